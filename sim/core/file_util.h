@@ -1,0 +1,13 @@
+#pragma once
+// Output files are written to a temporary name beside the target and renamed, so an
+// interrupted run never leaves a half file that looks whole.
+#include <string>
+
+namespace npusim {
+
+/// Writes `content` to `path` atomically (temp file + rename). Throws SimulationError on I/O failure.
+void write_file_atomic(const std::string& path, const std::string& content);
+/// Reads a whole file. Throws InputError(path, "cannot open ...") when it cannot be read.
+std::string read_file(const std::string& path);
+
+}  // namespace npusim

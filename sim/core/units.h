@@ -1,0 +1,52 @@
+#pragma once
+// Typed physical quantities and their text parser. A config says "1 GHz", "25.6 GB/s",
+// "512 KiB", "18 ns" or "29 nCK"; code holds strong types so a bandwidth is never added to a size.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace npusim {
+
+struct Frequency {
+  double hz = 0;
+  double period_seconds() const { return 1.0 / hz; }
+};
+
+struct Bandwidth {
+  double bytes_per_second = 0;
+};
+
+struct Bytes {
+  std::uint64_t value = 0;
+};
+
+/// A span of time in seconds (double: ps resolution over hours is not needed).
+struct Duration {
+  double seconds = 0;
+};
+
+/// A DRAM timing value as written: either an absolute time or a count of clock cycles (nCK).
+struct TimingValue {
+  double value = 0;
+  bool in_clock_cycles = false;
+  /// Cycles of a clock with period `tck_seconds`, rounded up as JEDEC requires
+  /// (a small tolerance keeps 18 ns / 0.625 ns = 28.8 -> 29 and 15 ns / 1.25 ns = 12 -> 12).
+  std::uint32_t to_cycles(double tck_seconds) const;
+};
+
+// Parsers. Each throws InputError(where, ...) naming the expected form and the text found.
+// A bare number is rejected where a unit is required, so "1000" is never silently Hz or MHz.
+Frequency parse_frequency(std::string_view text, const std::string& where = "");
+Bandwidth parse_bandwidth(std::string_view text, const std::string& where = "");
+/// Sizes: B, KB/MB/GB (decimal) and KiB/MiB/GiB (binary); a bare integer is bytes.
+Bytes parse_bytes(std::string_view text, const std::string& where = "");
+Duration parse_duration(std::string_view text, const std::string& where = "");
+/// "18 ns", "18ns", "29 nCK", "29 tCK" or a bare integer (cycles).
+TimingValue parse_timing(std::string_view text, const std::string& where = "");
+
+std::string format_frequency(Frequency f);
+std::string format_bandwidth(Bandwidth b);
+std::string format_bytes(Bytes b);
+std::string format_duration(Duration d);
+
+}  // namespace npusim

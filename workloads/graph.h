@@ -1,0 +1,135 @@
+#pragma once
+// The operator-graph IR: tensors (shape, producer, consumers) and ops (kind, attributes,
+// inputs, outputs). Shapes are NCHW for 4-D activations; weights are constant tensors.
+// Every op can say its MACs, vector ops and minimum bytes in and out (see op_cost).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace npusim::workloads {
+
+using Shape = std::vector<std::int64_t>;
+
+enum class OpKind {
+  // GEMM-like (MAC array)
+  Conv2d, MatMul,
+  // elementwise binary (vector unit)
+  Add, Sub, Mul, Div, Max, Min,
+  // unary activations (vector unit)
+  Relu, Clip, Sigmoid, Tanh, Gelu, HardSwish, HardSigmoid, LeakyRelu,
+  // pooling and normalisation (vector unit)
+  MaxPool, AvgPool, GlobalAvgPool, Softmax, LayerNorm, BatchNorm,
+  // data movement
+  Reshape, Flatten, Transpose, Concat, Slice, Resize,
+};
+
+/// How an op is executed: on the MAC array, on the vector unit, or as a view (no work:
+/// reshape/flatten only reinterpret the same bytes).
+enum class OpClass { Gemm, Vector, View };
+
+OpClass op_class(OpKind k);
+/// Lower-case name as written in workload files ("conv2d", "relu", "global_avg_pool").
+std::string to_string(OpKind k);
+std::optional<OpKind> op_kind_from_string(const std::string& s);
+bool is_elementwise(OpKind k);  // output element i depends only on input element i (+ broadcast)
+
+struct OpAttrs {
+  // convolution / pooling
+  std::array<std::int64_t, 2> kernel{1, 1};
+  std::array<std::int64_t, 2> stride{1, 1};
+  std::array<std::int64_t, 2> dilation{1, 1};
+  std::array<std::int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
+  std::int64_t groups = 1;
+  std::int64_t out_channels = 0;
+  bool bias = false;
+  // matmul / gemm: the second operand is transposed ([N, K] instead of [K, N])
+  bool transpose_b = false;
+  // clip / relu6, leaky-relu alpha
+  double min = 0, max = 6, alpha = 0.01;
+  // softmax / concat / layer-norm axis (negative counts from the end)
+  std::int64_t axis = -1;
+  // reshape target (one -1 allowed), transpose permutation, slice ranges, resize scales
+  std::vector<std::int64_t> shape, perm, starts, ends, axes, steps;
+  std::vector<double> scales;
+};
+
+struct Tensor {
+  std::string name;
+  Shape shape;
+  bool is_constant = false;  // weights/biases/parameters: read from DRAM, never written
+  int producer = -1;         // op index, -1 for graph inputs and constants
+  std::vector<int> consumers;
+  std::int64_t elements() const;
+};
+
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::Relu;
+  OpAttrs attrs;
+  std::vector<int> inputs;   // tensor indices; activations first, then weights, then bias
+  std::vector<int> outputs;  // tensor indices
+  int source_line = 0;       // line in the workload file, for messages (0 = unknown)
+};
+
+/// Per-op work and the least bytes it must move (each input and output touched once).
+struct OpCost {
+  std::uint64_t macs = 0;
+  std::uint64_t vector_ops = 0;          // element operations on the vector unit
+  std::uint64_t input_bytes = 0;         // non-constant inputs
+  std::uint64_t weight_bytes = 0;        // constant inputs
+  std::uint64_t output_bytes = 0;
+};
+
+/// An op seen as GEMM: `groups` independent GEMMs of (M x K) * (K x N).
+/// Conv: M = batch*OH*OW, K = KH*KW*Cin/groups, N = Cout/groups.
+/// MatMul: M = rows of A, K, N; batch dimensions multiply `groups`.
+struct GemmView {
+  std::int64_t groups = 1, m = 0, k = 0, n = 0;
+  bool is_conv = false;
+  // convolution geometry (is_conv only), activations NCHW
+  std::int64_t batch = 1, in_c = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+};
+
+class Graph {
+ public:
+  std::string name;
+
+  int add_tensor(Tensor t);  // throws InputError on a duplicate name
+  int add_op(Op op);         // throws InputError on a duplicate name
+  /// Links producers/consumers, infers every output shape from its inputs and attributes,
+  /// checks shapes agree and the graph is acyclic. Throws InputError naming the op (and its
+  /// source line) with expected vs found. Must be called once after the last add_*.
+  void finalize(const std::string& source_file = "");
+
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  const std::vector<Op>& ops() const { return ops_; }
+  const Tensor& tensor(int i) const { return tensors_.at(i); }
+  const Op& op(int i) const { return ops_.at(i); }
+  int find_tensor(const std::string& name) const;  // -1 if absent
+  int find_op(const std::string& name) const;      // -1 if absent
+  /// Op indices in a topological order (valid after finalize).
+  const std::vector<int>& topological_order() const { return order_; }
+  std::vector<int> graph_inputs() const;   // non-constant tensors with no producer
+  std::vector<int> graph_outputs() const;  // tensors with no consumer
+  /// Tensors whose name is listed as a declared output (empty = all dangling outputs).
+  std::vector<std::string> declared_outputs;
+
+ private:
+  std::vector<Tensor> tensors_;
+  std::vector<Op> ops_;
+  std::vector<int> order_;
+};
+
+/// Work and minimum bytes of one op, with `elem_bytes` bytes per element for every tensor.
+OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes);
+/// The GEMM mapping of a Conv2d or MatMul op (op_class == Gemm).
+GemmView gemm_view(const Graph& g, const Op& op);
+
+struct GraphTotals {
+  std::uint64_t macs = 0, vector_ops = 0, weight_bytes = 0, params = 0;
+};
+GraphTotals graph_totals(const Graph& g, std::uint32_t elem_bytes);
+
+}  // namespace npusim::workloads
