@@ -3,6 +3,7 @@
 // the roofs and the resolved config it carries, a trace alone is enough to redo the analysis.
 // No SystemC here: times are integer picoseconds.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,5 +83,19 @@ struct Trace {
   std::vector<SramAllocation> sram_allocations;
   std::uint64_t end_ps = 0;      // simulated time of the last command's end
 };
+
+// Inverse of the to_string functions above (nullopt for an unknown name), used by the reader.
+std::optional<Unit> unit_from_string(const std::string& s);
+std::optional<CommandKind> command_kind_from_string(const std::string& s);
+
+// Field-by-field equality, so a write -> read round trip can be checked whole.
+bool operator==(const CommandEvent& a, const CommandEvent& b);
+bool operator==(const OpInfo& a, const OpInfo& b);
+bool operator==(const GroupInfo& a, const GroupInfo& b);
+bool operator==(const SramAllocation& a, const SramAllocation& b);
+bool operator==(const Roofs& a, const Roofs& b);
+bool operator==(const Trace& a, const Trace& b);
+inline bool operator!=(const CommandEvent& a, const CommandEvent& b) { return !(a == b); }
+inline bool operator!=(const Trace& a, const Trace& b) { return !(a == b); }
 
 }  // namespace npusim::traces

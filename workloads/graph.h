@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace npusim::workloads {
@@ -34,6 +35,10 @@ OpClass op_class(OpKind k);
 std::string to_string(OpKind k);
 std::optional<OpKind> op_kind_from_string(const std::string& s);
 bool is_elementwise(OpKind k);  // output element i depends only on input element i (+ broadcast)
+/// Every kind, in declaration order (for "expected one of ..." messages).
+std::vector<OpKind> all_op_kinds();
+/// "[1, 3, 224, 224]", as shapes appear in messages.
+std::string format_shape(const Shape& s);
 
 struct OpAttrs {
   // convolution / pooling
@@ -120,7 +125,16 @@ class Graph {
   std::vector<Tensor> tensors_;
   std::vector<Op> ops_;
   std::vector<int> order_;
+  // Name -> index, so lookups and duplicate checks stay O(1) on graphs of thousands of ops.
+  std::unordered_map<std::string, int> tensor_index_;
+  std::unordered_map<std::string, int> op_index_;
 };
+
+/// The shape of `op`'s output inferred from its inputs' shapes and attributes: the rule
+/// Graph::finalize applies, exposed so a loader can size weights of later ops while it reads
+/// (a conv's weight needs its input's channel count). Throws InputError whose `where` is
+/// "<source_file>:<op.source_line> (op '<name>')", message "expected ..., found ...".
+Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file = "");
 
 /// Work and minimum bytes of one op, with `elem_bytes` bytes per element for every tensor.
 OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes);

@@ -1,0 +1,49 @@
+#pragma once
+// The DRAM controller as a TLM-2.0 target: one b_transport per (possibly strided) transfer, timed
+// by DramTimingModel. No data is stored or moved: data_ptr is never read or written and may be
+// nullptr; the model answers "when", not "what".
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "models/dram/dram_stride_extension.h"
+#include "models/dram/dram_timing.h"
+#include "sim/core/hardware_config.h"
+
+namespace npusim::models {
+
+class DramController : public sc_core::sc_module {
+ public:
+  /// READ (DRAM -> initiator) or WRITE of data_length bytes from the payload address, optionally
+  /// strided by a DramStrideExtension. The annotated delay is extended so that the initiator's
+  /// wait(delay) ends when the last burst's data has crossed the DRAM bus. Responses:
+  /// TLM_OK_RESPONSE; TLM_ADDRESS_ERROR_RESPONSE for bytes beyond the device;
+  /// TLM_BURST_ERROR_RESPONSE when data_length != run_bytes * runs of the extension;
+  /// TLM_BYTE_ENABLE_ERROR_RESPONSE when byte enables are set (not modelled).
+  tlm_utils::simple_target_socket<DramController> socket;
+
+  /// Throws InputError for a config the timing engine rejects (see DramTimingModel).
+  DramController(sc_core::sc_module_name name, const DramConfig& config);
+
+  const DramStats& stats() const { return timing_.stats(); }
+  /// stats() in base units, as DramStats::to_json.
+  nlohmann::json stats_json() const { return timing_.stats().to_json(timing_.config()); }
+  const DramConfig& config() const { return timing_.config(); }
+  const DramTimingModel& timing() const { return timing_; }
+
+  /// The first DRAM clock edge at or after `t` (a time within one time-resolution step after an
+  /// edge counts as on it, since cycle times converted to sc_time are rounded to the resolution).
+  std::uint64_t to_cycle(const sc_core::sc_time& t) const;
+  /// The time of DRAM clock edge `cycle`.
+  sc_core::sc_time to_time(std::uint64_t cycle) const;
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+
+  DramTimingModel timing_;
+};
+
+}  // namespace npusim::models

@@ -1,0 +1,144 @@
+#include "models/sram/sram.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "sim/core/errors.h"
+
+namespace npusim::models {
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+void require_positive(std::uint64_t value, const char* field) {
+  if (value == 0) throw InputError(std::string("npu.sram.") + field, "expected > 0, found 0");
+}
+
+/// Adds `weight` to `length` consecutive banks starting at `first`, wrapping past the last bank
+/// (length < banks). `diff` is a difference array of banks + 1 entries.
+void add_circular(std::vector<std::int64_t>& diff, std::uint64_t first, std::uint64_t length,
+                  std::int64_t weight) {
+  const std::uint64_t banks = diff.size() - 1;
+  if (length == 0) return;
+  const std::uint64_t end = first + length;
+  diff[first] += weight;
+  if (end <= banks) {
+    diff[end] -= weight;
+  } else {
+    diff[banks] -= weight;
+    diff[0] += weight;
+    diff[end - banks] -= weight;
+  }
+}
+
+}  // namespace
+
+sc_core::sc_time clock_period(Frequency clock, const char* where) {
+  if (!(clock.hz > 0)) {
+    throw InputError(where, "clock frequency must be positive, found " + std::to_string(clock.hz) +
+                                " Hz");
+  }
+  const sc_core::sc_time period(clock.period_seconds(), sc_core::SC_SEC);
+  if (period == sc_core::SC_ZERO_TIME) {
+    throw InputError(where, "clock period " + std::to_string(clock.period_seconds()) +
+                                " s is below the SystemC time resolution " +
+                                sc_core::sc_get_time_resolution().to_string());
+  }
+  return period;
+}
+
+SramBound bound_by_sram(std::uint64_t compute_cycles, std::uint64_t sram_cycles) {
+  const std::uint64_t cycles = std::max(compute_cycles, sram_cycles);
+  return {cycles, cycles - compute_cycles};
+}
+
+Sram::Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency core_clock)
+    : sc_module(name),
+      socket("socket"),
+      config_(config),
+      period_(clock_period(core_clock, "npu.core_clock")) {
+  require_positive(config.capacity_bytes, "capacity");
+  require_positive(config.banks, "banks");
+  require_positive(config.bank_width_bytes, "bank_width");
+  require_positive(config.ports_per_bank, "ports_per_bank");
+  socket.register_b_transport(this, &Sram::b_transport);
+}
+
+bool Sram::try_allocate(std::uint64_t bytes) {
+  if (bytes > capacity() - used_) return false;
+  used_ += bytes;
+  peak_used_ = std::max(peak_used_, used_);
+  return true;
+}
+
+void Sram::release(std::uint64_t bytes) {
+  if (bytes > used_) {
+    throw SimulationError(std::string(name()) + ": release of " + std::to_string(bytes) +
+                          " bytes but only " + std::to_string(used_) + " are allocated");
+  }
+  used_ -= bytes;
+}
+
+std::uint64_t Sram::access_cycles(std::uint64_t read_bytes, std::uint64_t write_bytes) const {
+  return ceil_div(read_bytes + write_bytes, config_.bytes_per_cycle());
+}
+
+std::uint64_t Sram::strided_access_cycles(std::uint64_t start, std::uint64_t stride,
+                                          std::uint64_t count, std::uint32_t access_bytes) const {
+  if (count == 0 || access_bytes == 0) return 0;
+  const std::uint64_t banks = config_.banks;
+  const std::uint64_t width = config_.bank_width_bytes;
+  // Banks repeat every `span` bytes, so only addresses modulo span matter; those visit
+  // span / gcd(stride, span) distinct offsets and then repeat in the same order.
+  const std::uint64_t span = banks * width;
+  const std::uint64_t step = stride % span;
+  const std::uint64_t period = span / std::gcd(step, span);
+  const std::uint64_t full_rounds = count / period;
+  const std::uint64_t extra = count % period;  // the first `extra` offsets occur once more
+
+  std::vector<std::int64_t> diff(banks + 1, 0);
+  std::uint64_t on_every_bank = 0;  // words from accesses long enough to wrap all banks
+  std::uint64_t offset = start % span;
+  for (std::uint64_t i = 0; i < std::min(period, count); ++i) {
+    const std::uint64_t weight = full_rounds + (i < extra ? 1 : 0);
+    const std::uint64_t words = (offset % width + access_bytes - 1) / width + 1;
+    on_every_bank += weight * (words / banks);
+    add_circular(diff, offset / width, words % banks, std::int64_t(weight));
+    offset = (offset + step) % span;
+  }
+  std::int64_t running = 0, busiest = 0;
+  for (std::uint64_t b = 0; b < banks; ++b) {
+    running += diff[b];
+    busiest = std::max(busiest, running);
+  }
+  return ceil_div(on_every_bank + std::uint64_t(busiest), config_.ports_per_bank);
+}
+
+std::uint64_t Sram::record_access(std::uint64_t read_bytes, std::uint64_t write_bytes) {
+  read_bytes_ += read_bytes;
+  write_bytes_ += write_bytes;
+  return access_cycles(read_bytes, write_bytes);
+}
+
+void Sram::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  const std::uint64_t address = payload.get_address();
+  const std::uint64_t length = payload.get_data_length();
+  const tlm::tlm_command command = payload.get_command();
+  if (command == tlm::TLM_IGNORE_COMMAND) {
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+  // Addresses are scratchpad offsets; an access past the end is an initiator bug.
+  if (length > capacity() || address > capacity() - length) {
+    payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  const bool is_read = command == tlm::TLM_READ_COMMAND;
+  const std::uint64_t cycles = record_access(is_read ? length : 0, is_read ? 0 : length);
+  delay += period_ * double(cycles);
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace npusim::models

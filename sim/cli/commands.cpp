@@ -1,0 +1,219 @@
+#include "sim/cli/commands.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <boost/algorithm/string.hpp>
+#include <boost/program_options.hpp>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim/cli/run_pipeline.h"
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+#include "traces/roofline.h"
+#include "traces/trace_io.h"
+
+namespace npusim::cli {
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Common {
+  std::string log_level = "warn";
+  bool help = false;
+};
+
+void add_common(po::options_description& d, Common& c) {
+  d.add_options()("help,h", po::bool_switch(&c.help), "show this help")(
+      "log-level", po::value(&c.log_level)->default_value("warn"), "trace, debug, info, warn, error or off");
+}
+
+void add_run_options(po::options_description& d, RunSpec& s, const char* default_fusion, const char* default_out) {
+  d.add_options()("config,c", po::value(&s.config)->default_value("edge-m"),
+                  "hardware config: a YAML path or a preset name from configs/ (edge-s, edge-m, edge-l)")(
+      "workload,w", po::value(&s.workload)->default_value("mobilenet_v2"),
+      "workload: a YAML path or a zoo name (small_cnn, mobilenet_v2, resnet50, bert_base_layer)")(
+      "fusion,f", po::value(&s.fusion)->default_value(default_fusion), "fusion policy: none, epilogue or greedy")(
+      "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
+                                                   "e.g. --set npu.mac_array.rows=64")(
+      "out,o", po::value(&s.out)->default_value(default_out), "output folder");
+}
+
+/// Parses `args`; returns false when --help was printed.
+bool parse(const std::vector<std::string>& args, po::options_description& d, Common& c, const char* usage,
+           po::positional_options_description* pos = nullptr) {
+  po::variables_map vm;
+  auto parser = po::command_line_parser(args).options(d);
+  if (pos) parser.positional(*pos);
+  po::store(parser.run(), vm);
+  po::notify(vm);
+  if (c.help) {
+    std::cout << usage << "\n" << d << "\nExit codes: 0 ok, 1 simulation or analysis error, 2 bad input.\n";
+    return false;
+  }
+  const auto level = spdlog::level::from_str(c.log_level);
+  if (level == spdlog::level::off && c.log_level != "off")
+    throw InputError("--log-level", "expected trace, debug, info, warn, error or off, found '" + c.log_level + "'");
+  spdlog::set_level(level);
+  spdlog::set_default_logger(spdlog::default_logger());
+  return true;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> parts;
+  boost::split(parts, s, boost::is_any_of(","));
+  for (auto& p : parts) boost::trim(p);
+  return parts;
+}
+
+/// Runs `spec` in a child process (SystemC elaborates once per process) and returns its exit code.
+int run_in_child(const RunSpec& spec, const LoadedRun& loaded) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw SimulationError("cannot fork a simulation process");
+  if (pid == 0) {
+    int code = 0;
+    try {
+      execute_run(spec, loaded);
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "npusim: error (%s): %s\n", spec.label.c_str(), e.what());
+      code = 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "npusim: simulation error (%s): %s\n", spec.label.c_str(), e.what());
+      code = 1;
+    }
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  RunSpec spec;
+  Common c;
+  po::options_description d("npusim run options");
+  add_run_options(d, spec, "greedy", "npusim-out/run");
+  add_common(d, c);
+  if (!parse(args, d, c, "usage: npusim run [--config C] [--workload W] [--fusion P] [--set K=V]... [--out DIR]"))
+    return 0;
+  const LoadedRun loaded = load_run(spec);
+  const nlohmann::json summary = execute_run(spec, loaded);
+  std::cout << "npusim: " << loaded.workload_name << " on " << loaded.hw.name << ", fusion " << spec.fusion << "\n"
+            << summary_table({{spec.fusion, summary}}) << "report: " << fs::path(spec.out) / "summary.json"
+            << " (trace.json, roofline.json, roofline.svg, schedule.json beside it)\n";
+  return 0;
+}
+
+int compare_command(const std::vector<std::string>& args) {
+  RunSpec base;
+  Common c;
+  po::options_description d("npusim compare options");
+  add_run_options(d, base, "none,greedy", "npusim-out/compare");
+  add_common(d, c);
+  if (!parse(args, d, c,
+             "usage: npusim compare [--config C | --config A,B] [--workload W] [--fusion P1,P2 | --fusion P] "
+             "[--set K=V]... [--out DIR]\n"
+             "Runs the workload twice, either under two fusion policies or on two configs, and writes\n"
+             "DIR/<policy-or-config>/ for each run plus DIR/compare.json and DIR/roofline_compare.svg."))
+    return 0;
+  const auto policies = split_list(base.fusion), configs = split_list(base.config);
+  if (policies.size() * configs.size() != 2)
+    throw InputError("--fusion/--config", "expected two policies (--fusion none,greedy) or two configs "
+                                          "(--config edge-s,edge-m), found " +
+                                              std::to_string(policies.size()) + " policies and " +
+                                              std::to_string(configs.size()) + " configs");
+  std::vector<RunSpec> specs;
+  for (const auto& cfg : configs)
+    for (const auto& pol : policies) {
+      RunSpec s = base;
+      s.config = cfg;
+      s.fusion = pol;
+      s.label = policies.size() == 2 ? pol : fs::path(cfg).stem().string();
+      s.out = (fs::path(base.out) / s.label).string();
+      specs.push_back(s);
+    }
+  if (specs[0].label == specs[1].label) throw InputError("--fusion/--config", "the two runs have the same name '" + specs[0].label + "'");
+  // Load and plan both first: bad input stops here, before any folder is written.
+  std::vector<LoadedRun> loaded;
+  for (auto& s : specs) loaded.push_back(load_run(s));
+  for (auto& s : specs) s.label += ": ";
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const int code = run_in_child(specs[i], loaded[i]);
+    if (code != 0) return code;
+  }
+  std::vector<std::pair<std::string, nlohmann::json>> rows;
+  std::vector<traces::Trace> traces_in;
+  for (const auto& s : specs) {
+    const std::string name = s.label.substr(0, s.label.size() - 2);
+    rows.emplace_back(name, nlohmann::json::parse(read_file((fs::path(s.out) / "summary.json").string())));
+    traces_in.push_back(traces::read_trace_json((fs::path(s.out) / "trace.json").string()));
+  }
+  const traces::Roofline r0 = traces::make_roofline(traces_in[0]), r1 = traces::make_roofline(traces_in[1]);
+  traces::plot_roofline_svg({{rows[0].first, &r0}, {rows[1].first, &r1}}, traces::compare_arrows(traces_in[0], traces_in[1]),
+                            (fs::path(base.out) / "roofline_compare.svg").string(),
+                            loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first);
+  nlohmann::json cmp = {{"workload", loaded[0].workload_name}, {"runs", nlohmann::json::array()}};
+  for (const auto& [name, s] : rows) {
+    nlohmann::json r = s;
+    r.erase("ops");
+    r.erase("groups");
+    cmp["runs"].push_back({{"name", name}, {"summary", r}});
+  }
+  const double c0 = rows[0].second.at("cycles").get<double>(), c1 = rows[1].second.at("cycles").get<double>();
+  cmp["speedup"] = c1 > 0 ? c0 / c1 : 0.0;
+  write_file_atomic((fs::path(base.out) / "compare.json").string(), cmp.dump(2) + "\n");
+  std::cout << "npusim compare: " << loaded[0].workload_name << "\n"
+            << summary_table(rows) << "report: " << fs::path(base.out) / "compare.json"
+            << " (roofline_compare.svg; each run's full output in " << fs::path(base.out) / "<name>/" << ")\n";
+  return 0;
+}
+
+int schedule_command(const std::vector<std::string>& args) {
+  RunSpec spec;
+  Common c;
+  po::options_description d("npusim schedule options");
+  add_run_options(d, spec, "greedy", "");
+  add_common(d, c);
+  if (!parse(args, d, c, "usage: npusim schedule [--config C] [--workload W] [--fusion P] [--out FILE.json]\n"
+                         "Prints the plan (groups, tiling, SRAM use, why neighbours were not fused)."))
+    return 0;
+  const LoadedRun loaded = load_run(spec);
+  const std::string text = sched::to_json(loaded.plan, loaded.graph).dump(2) + "\n";
+  if (spec.out.empty())
+    std::cout << text;
+  else
+    write_file_atomic(spec.out, text);
+  return 0;
+}
+
+int roofline_command(const std::vector<std::string>& args) {
+  std::string trace, out = "npusim-out/roofline";
+  Common c;
+  po::options_description d("npusim roofline options");
+  d.add_options()("trace", po::value(&trace), "a trace.json written by npusim run")(
+      "out,o", po::value(&out)->default_value(out), "output folder");
+  add_common(d, c);
+  po::positional_options_description pos;
+  pos.add("trace", 1);
+  if (!parse(args, d, c, "usage: npusim roofline TRACE.json [--out DIR]\nRe-analyses a saved trace; no simulation.",
+             &pos))
+    return 0;
+  if (trace.empty()) throw InputError("npusim roofline", "expected a trace file argument, found none");
+  const nlohmann::json summary = analyse_trace_to(trace, out);
+  write_file_atomic((fs::path(out) / "summary.json").string(), summary.dump(2) + "\n");
+  std::cout << summary_table({{summary.value("fusion", std::string("trace")), summary}})
+            << "report: " << fs::path(out) / "roofline.json" << " (roofline.svg, summary.json beside it)\n";
+  return 0;
+}
+
+}  // namespace npusim::cli

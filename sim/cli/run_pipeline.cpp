@@ -1,0 +1,155 @@
+#include "sim/cli/run_pipeline.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+#include "sim/npu/simulation.h"
+#include "sim/scheduler/lowering.h"
+#include "traces/roofline.h"
+#include "traces/summary.h"
+#include "traces/trace_io.h"
+#include "workloads/loader.h"
+
+namespace npusim::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Prints "simulating: N/M commands" to stderr once a run has taken more than a second.
+class Progress {
+ public:
+  explicit Progress(std::string label) : label_(std::move(label)), start_(Clock::now()), last_(start_) {}
+  void operator()(std::size_t done, std::size_t total) {
+    const auto now = Clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    shown_ = true;
+    std::fprintf(stderr, "%ssimulating: %zu/%zu commands (%.0f%%)%s", label_.c_str(), done, total,
+                 100.0 * double(done) / double(total), isatty(2) ? "\r" : "\n");
+  }
+  ~Progress() {
+    if (shown_ && isatty(2)) std::fputc('\n', stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string label_;
+  Clock::time_point start_, last_;
+  bool shown_ = false;
+};
+
+std::string workload_name(const std::string& spec) {
+  return fs::exists(spec) ? fs::path(spec).stem().string() : spec;
+}
+
+void write_json(const fs::path& p, const nlohmann::json& j) { write_file_atomic(p.string(), j.dump(2) + "\n"); }
+
+}  // namespace
+
+LoadedRun load_run(const RunSpec& spec) {
+  LoadedRun r;
+  r.hw = config::load_hardware_config(spec.config, spec.overrides);
+  r.graph = workloads::load_workload(spec.workload, (fs::path(config::data_dir()) / "workloads" / "zoo").string());
+  r.workload_name = workload_name(spec.workload);
+  r.plan = sched::make_plan(r.graph, r.hw, sched::parse_fusion_policy(spec.fusion, "--fusion"));
+  spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
+  return r;
+}
+
+nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string& dir) {
+  const traces::Trace t = traces::read_trace_json(trace_path);
+  const traces::Roofline roof = traces::make_roofline(t);
+  fs::create_directories(dir);
+  write_json(fs::path(dir) / "roofline.json", traces::to_json(roof));
+  traces::plot_roofline_svg({{t.fusion, &roof}}, {}, (fs::path(dir) / "roofline.svg").string(),
+                            t.workload + " on " + t.config_name + " (fusion " + t.fusion + ")");
+  return traces::make_summary(t, roof);
+}
+
+nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
+  const sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
+  spdlog::debug("program: {} commands", program.commands.size());
+  traces::Trace trace;
+  {
+    Progress progress(spec.label);
+    trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
+                      [&progress](std::size_t d, std::size_t t) { progress(d, t); }});
+  }
+  const traces::Roofline roof = traces::make_roofline(trace);
+  for (const auto& v : roof.violations) spdlog::error("roofline: {}", v);
+  nlohmann::json summary = traces::make_summary(trace, roof);
+
+  // Only now, with everything computed, does the output folder appear.
+  const fs::path out(spec.out);
+  fs::create_directories(out);
+  write_json(out / "summary.json", summary);
+  write_json(out / "roofline.json", traces::to_json(roof));
+  write_json(out / "schedule.json", sched::to_json(run.plan, run.graph));
+  traces::write_trace_json(trace, (out / "trace.json").string());
+  traces::plot_roofline_svg({{trace.fusion, &roof}}, {}, (out / "roofline.svg").string(),
+                            trace.workload + " on " + trace.config_name + " (fusion " + trace.fusion + ")");
+  if (!roof.violations.empty())
+    throw SimulationError(std::to_string(roof.violations.size()) +
+                          " roofline points lie above their roof (a model or counting error); see " +
+                          (out / "roofline.json").string());
+  return summary;
+}
+
+std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs) {
+  struct Row {
+    const char* label;
+    std::function<std::string(const nlohmann::json&)> cell;
+  };
+  auto num = [](double v, const char* fmt) {
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, v);
+    return std::string(b);
+  };
+  const std::vector<Row> rows = {
+      {"cycles", [&](const auto& s) { return num(s.at("cycles").template get<double>(), "%.0f"); }},
+      {"time (ms)", [&](const auto& s) { return num(s.at("seconds").template get<double>() * 1e3, "%.3f"); }},
+      {"DRAM read (MB)", [&](const auto& s) { return num(s.at("dram_read_bytes").template get<double>() / 1e6, "%.2f"); }},
+      {"DRAM write (MB)", [&](const auto& s) { return num(s.at("dram_write_bytes").template get<double>() / 1e6, "%.2f"); }},
+      {"intensity (ops/B)", [&](const auto& s) { return num(s.at("arithmetic_intensity").template get<double>(), "%.1f"); }},
+      {"MAC utilisation (%)", [&](const auto& s) { return num(s.at("mac_utilization").template get<double>() * 100, "%.1f"); }},
+      {"groups", [&](const auto& s) { return num(double(s.at("groups").size()), "%.0f"); }},
+      {"bound", [&](const auto& s) { return s.value("bound", std::string("?")); }},
+  };
+  std::ostringstream os;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-22s", "");
+  os << line;
+  for (const auto& [name, s] : runs) {
+    std::snprintf(line, sizeof line, "%16s", name.c_str());
+    os << line;
+  }
+  os << '\n';
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%-22s", r.label);
+    os << line;
+    for (const auto& [name, s] : runs) {
+      std::snprintf(line, sizeof line, "%16s", r.cell(s).c_str());
+      os << line;
+    }
+    os << '\n';
+  }
+  if (runs.size() == 2) {
+    const double c0 = runs[0].second.at("cycles").get<double>(), c1 = runs[1].second.at("cycles").get<double>();
+    const double d0 = runs[0].second.at("dram_read_bytes").get<double>() + runs[0].second.at("dram_write_bytes").get<double>();
+    const double d1 = runs[1].second.at("dram_read_bytes").get<double>() + runs[1].second.at("dram_write_bytes").get<double>();
+    std::snprintf(line, sizeof line, "%-22s%32s\n%-22s%32s\n", "speed-up", num(c1 > 0 ? c0 / c1 : 0, "%.2fx").c_str(),
+                  "DRAM traffic", num(d0 > 0 ? 100.0 * (d1 - d0) / d0 : 0, "%+.1f%%").c_str());
+    os << line;
+  }
+  return os.str();
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,43 @@
+#pragma once
+// The one pipeline of a run: config + workload -> plan -> program -> simulation -> analysis ->
+// output folder. Input is validated completely before the output folder is created.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/hardware_config.h"
+#include "sim/scheduler/plan.h"
+#include "workloads/graph.h"
+
+namespace npusim::cli {
+
+struct RunSpec {
+  std::string config = "edge-m";
+  std::string workload = "mobilenet_v2";
+  std::string fusion = "greedy";
+  std::vector<std::string> overrides;  // --set KEY=VALUE
+  std::string out = "npusim-out/run";
+  std::string label;                   // prefix of progress lines ("" = none)
+};
+
+struct LoadedRun {
+  HardwareConfig hw;
+  workloads::Graph graph;
+  std::string workload_name;
+  sched::Plan plan;
+};
+
+/// Loads and plans (no simulation). Throws InputError on bad input.
+LoadedRun load_run(const RunSpec& spec);
+
+/// Simulates, analyses and writes the output folder; returns summary.json's content.
+nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
+
+/// Writes roofline.json and roofline.svg for a trace into `dir` (used by run and roofline).
+nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string& dir);
+
+/// A one-screen table of a run's headline figures.
+std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs);
+
+}  // namespace npusim::cli

@@ -1,0 +1,359 @@
+#include "sim/config/config_loader.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/errors.h"
+
+namespace npusim::config {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// One scalar of the file layer: its text and where it was written.
+struct RawValue {
+  std::string text;
+  std::string where;  // "file:line" or "--set"
+};
+
+/// The tolerant file layer: dotted key -> raw scalar. Later layers overwrite earlier ones.
+using RawConfig = std::map<std::string, RawValue>;
+
+std::string where_of(const std::string& file, const YAML::Node& n) {
+  return file + ":" + std::to_string(n.Mark().line + 1);
+}
+
+void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file, RawConfig& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, file, out);
+    }
+    return;
+  }
+  if (!node.IsScalar())
+    throw InputError(where_of(file, node) + " (" + prefix + ")", "expected a value or a map, found a list or null");
+  out[prefix] = {node.Scalar(), where_of(file, node)};
+}
+
+YAML::Node load_yaml(const std::string& path) {
+  try {
+    return YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw InputError(path, "cannot open file for reading");
+  } catch (const YAML::ParserException& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg);
+  }
+}
+
+RawConfig flatten_file(const std::string& path, const std::string& prefix) {
+  YAML::Node root = load_yaml(path);
+  if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level");
+  RawConfig raw;
+  flatten(root, prefix, path, raw);
+  return raw;
+}
+
+/// Consumes keys of a RawConfig with typed parsers; whatever is left over is unknown.
+class Reader {
+ public:
+  explicit Reader(RawConfig raw) : raw_(std::move(raw)) {}
+
+  std::optional<RawValue> take(const std::string& key) {
+    auto it = raw_.find(key);
+    if (it == raw_.end()) return std::nullopt;
+    RawValue v = it->second;
+    raw_.erase(it);
+    return v;
+  }
+
+  /// Every key under `prefix.` (removed from the config), without the prefix.
+  std::map<std::string, RawValue> take_prefix(const std::string& prefix) {
+    std::map<std::string, RawValue> out;
+    for (auto it = raw_.lower_bound(prefix + "."); it != raw_.end() && it->first.rfind(prefix + ".", 0) == 0;) {
+      out[it->first.substr(prefix.size() + 1)] = it->second;
+      it = raw_.erase(it);
+    }
+    return out;
+  }
+
+  template <typename T, typename Parse>
+  void read(const std::string& key, T& field, Parse parse) {
+    if (auto v = take(key)) field = parse(v->text, label(*v, key));
+  }
+
+  void read_uint(const std::string& key, std::uint32_t& field, std::uint64_t min_value = 1) {
+    read(key, field, [&](const std::string& text, const std::string& where) {
+      return static_cast<std::uint32_t>(parse_uint(text, where, min_value));
+    });
+  }
+
+  static std::string label(const RawValue& v, const std::string& key) { return v.where + " (" + key + ")"; }
+
+  static std::uint64_t parse_uint(const std::string& text, const std::string& where, std::uint64_t min_value) {
+    std::size_t pos = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(text, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos == 0 || pos != text.size())
+      throw InputError(where, "expected a whole number, found '" + text + "'");
+    if (v < static_cast<long long>(min_value))
+      throw InputError(where, "expected a whole number >= " + std::to_string(min_value) + ", found " + text);
+    return static_cast<std::uint64_t>(v);
+  }
+
+  /// Throws for the first key nobody consumed.
+  void finish(const std::vector<std::string>& known_hint) const {
+    if (raw_.empty()) return;
+    const auto& [key, v] = *raw_.begin();
+    std::string hint;
+    for (const auto& k : known_hint) hint += (hint.empty() ? "" : ", ") + k;
+    throw InputError(label(v, key), "unknown key '" + key + "'; known sections and keys: " + hint);
+  }
+
+ private:
+  RawConfig raw_;
+};
+
+template <typename E>
+E parse_enum(const std::string& text, const std::string& where, const std::vector<std::pair<std::string, E>>& names) {
+  for (const auto& [n, e] : names)
+    if (n == text) return e;
+  std::string valid;
+  for (const auto& [n, e] : names) valid += (valid.empty() ? "" : ", ") + n;
+  throw InputError(where, "expected one of " + valid + ", found '" + text + "'");
+}
+
+double parse_positive_double(const std::string& text, const std::string& where) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != text.size() || !(v > 0)) throw InputError(where, "expected a positive number, found '" + text + "'");
+  return v;
+}
+
+/// "4266 MT/s" or "4.266 GT/s" -> transfers per second.
+double parse_data_rate(const std::string& text, const std::string& where) {
+  for (const auto& [unit, scale] : std::vector<std::pair<std::string, double>>{{"MT/s", 1e6}, {"GT/s", 1e9}}) {
+    auto p = text.find(unit);
+    if (p != std::string::npos && p + unit.size() == text.size())
+      return parse_positive_double(text.substr(0, text.find_last_not_of(' ', p - 1) + 1), where) * scale;
+  }
+  throw InputError(where, "expected a data rate such as '4266 MT/s', found '" + text + "'");
+}
+
+void read_core(Reader& r, HardwareConfig& c) {
+  r.read("name", c.name, [](const std::string& t, const std::string&) { return t; });
+  r.read("npu.clock", c.core_clock, [](const std::string& t, const std::string& w) { return parse_frequency(t, w); });
+
+  auto& m = c.mac_array;
+  r.read_uint("npu.mac_array.rows", m.rows);
+  r.read_uint("npu.mac_array.cols", m.cols);
+  r.read("npu.mac_array.dataflow", m.dataflow, [](const std::string& t, const std::string& w) {
+    return parse_enum<Dataflow>(t, w, {{"ws", Dataflow::WS}, {"os", Dataflow::OS}, {"is", Dataflow::IS}});
+  });
+  r.read("npu.mac_array.dtype", m.dtype, [](const std::string& t, const std::string& w) {
+    return parse_enum<DType>(t, w, {{"int8", DType::Int8}, {"int16", DType::Int16}, {"fp16", DType::Fp16},
+                                    {"bf16", DType::Bf16}, {"fp32", DType::Fp32}});
+  });
+  r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes);
+  r.read("npu.mac_array.fold_model", m.fold_model, [](const std::string& t, const std::string& w) {
+    return parse_enum<FoldModel>(t, w, {{"reference", FoldModel::Reference}, {"overlapped", FoldModel::Overlapped}});
+  });
+
+  auto& v = c.vector_unit;
+  r.read_uint("npu.vector_unit.lanes", v.lanes);
+  r.read("npu.vector_unit.default_cost", v.default_cost, parse_positive_double);
+  for (const auto& [kind, raw] : r.take_prefix("npu.vector_unit.cost"))
+    v.cost[kind] = parse_positive_double(raw.text, Reader::label(raw, "npu.vector_unit.cost." + kind));
+
+  auto& s = c.sram;
+  r.read("npu.sram.capacity", s.capacity_bytes, [](const std::string& t, const std::string& w) {
+    auto b = parse_bytes(t, w).value;
+    if (b == 0) throw InputError(w, "expected a positive size, found '" + t + "'");
+    return b;
+  });
+  r.read_uint("npu.sram.banks", s.banks);
+  r.read("npu.sram.bank_width", s.bank_width_bytes, [](const std::string& t, const std::string& w) {
+    auto b = parse_bytes(t, w).value;
+    if (b == 0) throw InputError(w, "expected a positive size, found '" + t + "'");
+    return static_cast<std::uint32_t>(b);
+  });
+  r.read_uint("npu.sram.ports", s.ports_per_bank);
+
+  r.read_uint("npu.dma.channels", c.dma.channels);
+  r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts);
+  r.read("npu.dma.burst_size", c.dma.burst_bytes, [](const std::string& t, const std::string& w) {
+    auto b = parse_bytes(t, w).value;
+    if (b == 0) throw InputError(w, "expected a positive size, found '" + t + "'");
+    return static_cast<std::uint32_t>(b);
+  });
+}
+
+/// Timing names accepted under npu.dram.timing, each bound to the fields it sets.
+/// tCCD, tRRD and tWTR set both the _S and _L values (devices without bank groups).
+const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*>>>& timing_fields() {
+  static const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*>>> fields = {
+      {"CL", {&DramTiming::CL}},         {"RL", {&DramTiming::CL}},          {"CWL", {&DramTiming::CWL}},
+      {"WL", {&DramTiming::CWL}},        {"tRCD", {&DramTiming::tRCD}},      {"tRP", {&DramTiming::tRP}},
+      {"tRPab", {&DramTiming::tRPab}},   {"tRAS", {&DramTiming::tRAS}},      {"tRC", {&DramTiming::tRC}},
+      {"tCCD_S", {&DramTiming::tCCD_S}}, {"tCCD_L", {&DramTiming::tCCD_L}},  {"tRRD_S", {&DramTiming::tRRD_S}},
+      {"tRRD_L", {&DramTiming::tRRD_L}}, {"tFAW", {&DramTiming::tFAW}},      {"tWR", {&DramTiming::tWR}},
+      {"tWTR_S", {&DramTiming::tWTR_S}}, {"tWTR_L", {&DramTiming::tWTR_L}},  {"tRTP", {&DramTiming::tRTP}},
+      {"tRTW", {&DramTiming::tRTW}},     {"tRFC", {&DramTiming::tRFC}},      {"tRFCpb", {&DramTiming::tRFCpb}},
+      {"tREFI", {&DramTiming::tREFI}},   {"tDQSCK", {&DramTiming::tDQSCK}},  {"tPPD", {&DramTiming::tPPD}},
+      {"tCCD", {&DramTiming::tCCD_S, &DramTiming::tCCD_L}},
+      {"tRRD", {&DramTiming::tRRD_S, &DramTiming::tRRD_L}},
+      {"tWTR", {&DramTiming::tWTR_S, &DramTiming::tWTR_L}},
+  };
+  return fields;
+}
+
+void read_dram(Reader& r, DramConfig& d) {
+  r.read("npu.dram.standard", d.standard, [](const std::string& t, const std::string& w) {
+    return parse_enum<std::string>(t, w, {{"DDR4", "DDR4"}, {"LPDDR4", "LPDDR4"}, {"LPDDR5", "LPDDR5"}});
+  });
+  r.read("npu.dram.clock", d.clock, [](const std::string& t, const std::string& w) { return parse_frequency(t, w); });
+  r.read("npu.dram.data_rate", d.data_rate, parse_data_rate);
+  r.read_uint("npu.dram.channels", d.channels);
+  r.read_uint("npu.dram.ranks", d.ranks);
+  r.read_uint("npu.dram.bank_groups", d.bank_groups);
+  r.read_uint("npu.dram.banks_per_group", d.banks_per_group);
+  r.read_uint("npu.dram.rows", d.rows);
+  r.read_uint("npu.dram.columns", d.columns);
+  r.read_uint("npu.dram.device_width", d.device_width);
+  r.read_uint("npu.dram.bus_width", d.bus_width);
+  r.read_uint("npu.dram.burst_length", d.burst_length);
+  r.read("npu.dram.mapping", d.mapping, [](const std::string& t, const std::string&) { return t; });
+  r.read("npu.dram.page_policy", d.page_policy, [](const std::string& t, const std::string& w) {
+    return parse_enum<PagePolicy>(t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}});
+  });
+  r.read("npu.dram.scheduler", d.scheduler, [](const std::string& t, const std::string& w) {
+    return parse_enum<DramScheduler>(t, w, {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}});
+  });
+  r.read_uint("npu.dram.read_queue_depth", d.read_queue_depth);
+  r.read_uint("npu.dram.write_queue_depth", d.write_queue_depth);
+
+  // Timings convert with the final clock, so a --set of the clock re-times ns values too.
+  const double tck = d.clock.period_seconds();
+  for (const auto& [name, raw] : r.take_prefix("npu.dram.timing")) {
+    const std::string key = "npu.dram.timing." + name;
+    auto it = std::find_if(timing_fields().begin(), timing_fields().end(), [&](const auto& f) { return f.first == name; });
+    if (it == timing_fields().end()) {
+      std::string valid;
+      for (const auto& f : timing_fields()) valid += (valid.empty() ? "" : ", ") + f.first;
+      throw InputError(Reader::label(raw, key), "unknown DRAM timing '" + name + "'; known: " + valid);
+    }
+    const std::uint32_t cycles = parse_timing(raw.text, Reader::label(raw, key)).to_cycles(tck);
+    for (auto field : it->second) d.timing.*field = cycles;
+  }
+}
+
+/// Contradictions a single key cannot show: checked after every layer is applied.
+void validate(const HardwareConfig& c, const std::string& source) {
+  const auto& d = c.dram;
+  const auto& t = d.timing;
+  const std::string where = source + " (npu.dram)";
+  if (t.tRC < t.tRAS + t.tRP)
+    throw InputError(where + " timing.tRC", "expected tRC >= tRAS + tRP = " + std::to_string(t.tRAS + t.tRP) +
+                                                " nCK, found tRC = " + std::to_string(t.tRC) + " nCK");
+  if (t.tREFI != 0 && t.tRFC >= t.tREFI)
+    throw InputError(where + " timing.tRFC", "expected tRFC < tREFI, found tRFC = " + std::to_string(t.tRFC) +
+                                                 " nCK, tREFI = " + std::to_string(t.tREFI) + " nCK");
+  if (d.data_rate < d.clock.hz)
+    throw InputError(where + " data_rate", "expected a data rate of at least the clock rate");
+  if (d.bus_width % 8 != 0 || d.bus_width % d.device_width != 0)
+    throw InputError(where + " bus_width", "expected a multiple of 8 and of device_width (" +
+                                              std::to_string(d.device_width) + "), found " + std::to_string(d.bus_width));
+  if (d.burst_cycles() == 0)
+    throw InputError(where + " burst_length", "expected a burst of at least one clock cycle");
+  if (c.dma.burst_bytes % d.bytes_per_burst() != 0 && d.bytes_per_burst() % c.dma.burst_bytes != 0)
+    throw InputError(source + " (npu.dma.burst_size)", "expected a multiple or divisor of the DRAM burst (" +
+                                                          std::to_string(d.bytes_per_burst()) + " B), found " +
+                                                          std::to_string(c.dma.burst_bytes) + " B");
+}
+
+std::string resolve_spec(const std::string& spec) {
+  if (fs::exists(spec)) return spec;
+  const fs::path preset = fs::path(data_dir()) / "configs" / (spec + ".yaml");
+  if (spec.find('/') == std::string::npos && fs::exists(preset)) return preset.string();
+  std::string names;
+  for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+  throw InputError(spec, "no such config file, and not a preset name (presets: " + names + ")");
+}
+
+RawConfig parse_overrides(const std::vector<std::string>& overrides) {
+  RawConfig raw;
+  for (const auto& o : overrides) {
+    auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == o.size())
+      throw InputError("--set " + o, "expected KEY=VALUE (e.g. npu.mac_array.rows=32), found '" + o + "'");
+    raw[o.substr(0, eq)] = {o.substr(eq + 1), "--set " + o};
+  }
+  return raw;
+}
+
+}  // namespace
+
+std::string data_dir() {
+  if (const char* env = std::getenv("NPUSIM_DATA_DIR"); env && *env) return env;
+  return NPUSIM_DATA_DIR;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  const fs::path dir = fs::path(data_dir()) / "configs";
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+HardwareConfig load_hardware_config(const std::string& spec, const std::vector<std::string>& overrides) {
+  const std::string path = resolve_spec(spec);
+  RawConfig file = flatten_file(path, "");
+  RawConfig sets = parse_overrides(overrides);
+
+  // Layer order: DRAM preset < config file < --set. The preset name itself may come from either.
+  std::string preset = HardwareConfig{}.dram.preset;
+  if (auto it = file.find("npu.dram.preset"); it != file.end()) preset = it->second.text;
+  if (auto it = sets.find("npu.dram.preset"); it != sets.end()) preset = it->second.text;
+  const fs::path preset_path = fs::path(data_dir()) / "configs" / "dram" / (preset + ".yaml");
+  if (!fs::exists(preset_path)) {
+    std::string names;
+    for (const auto& e : fs::directory_iterator(preset_path.parent_path()))
+      names += (names.empty() ? "" : ", ") + e.path().stem().string();
+    const auto& origin = sets.count("npu.dram.preset") ? sets.at("npu.dram.preset") : file.count("npu.dram.preset") ? file.at("npu.dram.preset") : RawValue{preset, path};
+    throw InputError(origin.where + " (npu.dram.preset)", "unknown DRAM preset '" + preset + "'; known: " + names);
+  }
+  RawConfig merged = flatten_file(preset_path.string(), "npu.dram");
+  for (auto& [k, v] : file) merged[k] = v;
+  for (auto& [k, v] : sets) merged[k] = v;
+  merged.erase("npu.dram.preset");
+
+  HardwareConfig c;
+  c.source = path;
+  c.name = fs::path(path).stem().string();
+  c.dram.preset = preset;
+  Reader r(std::move(merged));
+  read_core(r, c);
+  read_dram(r, c.dram);
+  r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*"});
+  validate(c, path);
+  return c;
+}
+
+}  // namespace npusim::config

@@ -1,0 +1,146 @@
+#include "sim/core/units.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/core/errors.h"
+
+namespace npusim {
+namespace {
+
+struct NumberAndUnit {
+  double number = 0;
+  std::string unit;  // as written, surrounding spaces removed
+};
+
+// Splits "25.6 GB/s" into 25.6 and "GB/s". The number must come first and be finite.
+NumberAndUnit split(std::string_view text, const std::string& where, const char* expected) {
+  std::string s(text);
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  if (b == std::string::npos) throw InputError(where, std::string("expected ") + expected + ", found an empty value");
+  s = s.substr(b, e - b + 1);
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    throw InputError(where, std::string("expected ") + expected + ", found '" + s + "'");
+  }
+  if (!std::isfinite(v)) throw InputError(where, std::string("expected ") + expected + ", found '" + s + "'");
+  std::string unit = s.substr(pos);
+  size_t ub = unit.find_first_not_of(" \t");
+  unit = ub == std::string::npos ? "" : unit.substr(ub);
+  return {v, unit};
+}
+
+// Looks `unit` up in a table of (spelling, scale); throws naming the accepted spellings.
+double scale_of(const NumberAndUnit& nu, const std::vector<std::pair<const char*, double>>& table,
+                const std::string& where, const char* expected, std::string_view text) {
+  for (const auto& [name, scale] : table)
+    if (nu.unit == name) return scale;
+  std::string names;
+  for (const auto& [name, scale] : table) names += std::string(names.empty() ? "" : ", ") + (*name ? name : "(none)");
+  throw InputError(where, std::string("expected ") + expected + " with a unit (" + names + "), found '" +
+                              std::string(text) + "'");
+}
+
+void require_non_negative(double v, const std::string& where, std::string_view text) {
+  if (v < 0) throw InputError(where, "expected a non-negative value, found '" + std::string(text) + "'");
+}
+
+std::string fixed(double v, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g %s", v, unit);
+  return buf;
+}
+
+}  // namespace
+
+std::uint32_t TimingValue::to_cycles(double tck_seconds) const {
+  if (in_clock_cycles) return static_cast<std::uint32_t>(std::llround(value));
+  // JEDEC rounds up; the tolerance keeps exact multiples from being pushed up by float error.
+  return static_cast<std::uint32_t>(std::ceil(value / tck_seconds - 1e-3));
+}
+
+Frequency parse_frequency(std::string_view text, const std::string& where) {
+  auto nu = split(text, where, "a frequency such as '1 GHz'");
+  double s = scale_of(nu, {{"Hz", 1}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}}, where, "a frequency", text);
+  if (nu.number <= 0) throw InputError(where, "expected a positive frequency, found '" + std::string(text) + "'");
+  return {nu.number * s};
+}
+
+Bandwidth parse_bandwidth(std::string_view text, const std::string& where) {
+  auto nu = split(text, where, "a bandwidth such as '25.6 GB/s'");
+  double s = scale_of(nu,
+                      {{"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
+                       {"KiB/s", 1024.0}, {"MiB/s", 1024.0 * 1024}, {"GiB/s", 1024.0 * 1024 * 1024}},
+                      where, "a bandwidth", text);
+  require_non_negative(nu.number, where, text);
+  return {nu.number * s};
+}
+
+Bytes parse_bytes(std::string_view text, const std::string& where) {
+  auto nu = split(text, where, "a size such as '512 KiB'");
+  double s = scale_of(nu,
+                      {{"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"KiB", 1024.0},
+                       {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}},
+                      where, "a size", text);
+  require_non_negative(nu.number, where, text);
+  double bytes = nu.number * s;
+  if (bytes != std::floor(bytes))
+    throw InputError(where, "expected a whole number of bytes, found '" + std::string(text) + "'");
+  return {static_cast<std::uint64_t>(bytes)};
+}
+
+Duration parse_duration(std::string_view text, const std::string& where) {
+  auto nu = split(text, where, "a time such as '18 ns'");
+  double s = scale_of(nu, {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}}, where, "a time", text);
+  require_non_negative(nu.number, where, text);
+  return {nu.number * s};
+}
+
+TimingValue parse_timing(std::string_view text, const std::string& where) {
+  auto nu = split(text, where, "a timing such as '18 ns' or '29 nCK'");
+  require_non_negative(nu.number, where, text);
+  if (nu.unit.empty() || nu.unit == "nCK" || nu.unit == "tCK" || nu.unit == "cycles") {
+    if (nu.number != std::floor(nu.number))
+      throw InputError(where, "expected a whole number of clock cycles, found '" + std::string(text) + "'");
+    return {nu.number, true};
+  }
+  double s = scale_of(nu, {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}}, where,
+                      "a timing in nCK or", text);
+  return {nu.number * s, false};
+}
+
+std::string format_frequency(Frequency f) {
+  if (f.hz >= 1e9) return fixed(f.hz / 1e9, "GHz");
+  if (f.hz >= 1e6) return fixed(f.hz / 1e6, "MHz");
+  return fixed(f.hz, "Hz");
+}
+
+std::string format_bandwidth(Bandwidth b) {
+  if (b.bytes_per_second >= 1e9) return fixed(b.bytes_per_second / 1e9, "GB/s");
+  return fixed(b.bytes_per_second / 1e6, "MB/s");
+}
+
+std::string format_bytes(Bytes b) {
+  const double v = double(b.value);
+  if (b.value >= (1ull << 30)) return fixed(v / (1ull << 30), "GiB");
+  if (b.value >= (1ull << 20)) return fixed(v / (1ull << 20), "MiB");
+  if (b.value >= (1ull << 10)) return fixed(v / (1ull << 10), "KiB");
+  return std::to_string(b.value) + " B";
+}
+
+std::string format_duration(Duration d) {
+  if (d.seconds >= 1) return fixed(d.seconds, "s");
+  if (d.seconds >= 1e-3) return fixed(d.seconds * 1e3, "ms");
+  if (d.seconds >= 1e-6) return fixed(d.seconds * 1e6, "us");
+  return fixed(d.seconds * 1e9, "ns");
+}
+
+}  // namespace npusim

@@ -1,0 +1,31 @@
+#pragma once
+// The NPU top: every hardware model is a named member and every binding is in the
+// constructor, so this file alone shows the whole machine.
+//
+//   Sequencer lanes --> MacArray ----\
+//                   --> VectorUnit ---+--> Sram <--(TLM)-- Dma --(TLM)--> DramController
+//                   --> Dma channels /
+#include <systemc>
+
+#include "models/dma/dma.h"
+#include "models/dram/dram_controller.h"
+#include "models/mac_array/mac_array.h"
+#include "models/sram/sram.h"
+#include "models/vector_unit/vector_unit.h"
+#include "sim/core/hardware_config.h"
+
+namespace npusim {
+
+class Npu : public sc_core::sc_module {
+ public:
+  Npu(sc_core::sc_module_name name, const HardwareConfig& config);
+
+  const HardwareConfig config;
+  models::Sram sram;
+  models::MacArray mac_array;
+  models::VectorUnit vector_unit;
+  models::Dma dma;
+  models::DramController dram;
+};
+
+}  // namespace npusim

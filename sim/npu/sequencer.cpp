@@ -1,0 +1,190 @@
+#include "sim/npu/sequencer.h"
+
+#include <cmath>
+#include <sstream>
+
+#include <sysc/kernel/sc_dynamic_processes.h>
+
+namespace npusim {
+using sched::CommandKind;
+
+Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Program& program,
+                     std::function<void(std::size_t, std::size_t)> progress)
+    : sc_core::sc_module(name), npu_(npu), program_(program), progress_(std::move(progress)) {
+  const std::size_t n = program.commands.size();
+  pending_.assign(n, 0);
+  successors_.assign(n, {});
+  done_.assign(n, false);
+  const std::size_t groups = program.group_sram_bytes.size();
+  group_remaining_.assign(groups, 0);
+  parked_.assign(groups, {});
+  granted_.assign(groups, false);
+  allocations_.resize(groups);
+  for (const auto& c : program.commands) {
+    pending_[c.id] = static_cast<std::uint32_t>(c.deps.size());
+    for (auto d : c.deps) successors_[d].push_back(c.id);
+    if (c.group >= 0) ++group_remaining_[c.group];
+  }
+  for (std::size_t g = 0; g < groups; ++g) {
+    allocations_[g].group = static_cast<int>(g);
+    allocations_[g].bytes = program.group_sram_bytes[g];
+  }
+  try_grant();
+  for (const auto& c : program.commands)
+    if (pending_[c.id] == 0 && !done_[c.id]) make_ready(c.id);
+
+  sc_core::sc_spawn([this] { lane_thread(Lane::Mac, 0); }, "mac_lane");
+  sc_core::sc_spawn([this] { lane_thread(Lane::Vector, 0); }, "vector_lane");
+  for (std::uint32_t ch = 0; ch < npu.config.dma.channels; ++ch)
+    sc_core::sc_spawn([this, ch] { lane_thread(Lane::Dma, ch); }, ("dma_lane_" + std::to_string(ch)).c_str());
+}
+
+Sequencer::Lane Sequencer::lane_of(CommandKind k) {
+  switch (k) {
+    case CommandKind::Gemm: return Lane::Mac;
+    case CommandKind::Vector: return Lane::Vector;
+    default: return Lane::Dma;
+  }
+}
+
+std::uint64_t Sequencer::now_ps() const {
+  return static_cast<std::uint64_t>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12));
+}
+
+void Sequencer::lane_thread(Lane lane, std::uint32_t index) {
+  const int q = static_cast<int>(lane);
+  while (true) {
+    while (ready_[q].empty()) sc_core::wait(ready_event_[q]);
+    const std::uint32_t id = ready_[q].top();
+    ready_[q].pop();
+    const sched::Command& c = program_.commands[id];
+    traces::CommandEvent ev;
+    ev.id = id;
+    ev.lane = index;
+    ev.op = c.op;
+    ev.group = c.group;
+    ev.deps = c.deps;
+    ev.sram_read_bytes = c.sram_read_bytes;
+    ev.sram_write_bytes = c.sram_write_bytes;
+    ev.macs = c.macs;
+    ev.vector_ops = c.vector_ops;
+    ev.begin_ps = now_ps();
+    execute(c, ev);
+    ev.end_ps = now_ps();
+    events_.push_back(std::move(ev));
+    complete(id);
+  }
+}
+
+void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
+  switch (c.kind) {
+    case CommandKind::Gemm: {
+      ev.kind = traces::CommandKind::Gemm;
+      ev.unit = traces::Unit::MacArray;
+      models::GemmTile tile{{c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes};
+      ev.stall_cycles = npu_.mac_array.run(tile).stall_cycles;
+      break;
+    }
+    case CommandKind::Vector: {
+      ev.kind = traces::CommandKind::Vector;
+      ev.unit = traces::Unit::VectorUnit;
+      models::VectorTile tile{c.vec.kind, c.vec.elements, c.vector_ops, c.sram_read_bytes, c.sram_write_bytes};
+      ev.stall_cycles = npu_.vector_unit.run(tile).stall_cycles;
+      break;
+    }
+    case CommandKind::DmaLoad:
+    case CommandKind::DmaStore: {
+      const bool store = c.kind == CommandKind::DmaStore;
+      ev.kind = store ? traces::CommandKind::DmaStore : traces::CommandKind::DmaLoad;
+      ev.unit = traces::Unit::Dma;
+      (store ? ev.dram_write_bytes : ev.dram_read_bytes) = c.dram.bytes();
+      models::DmaTransfer t;
+      t.dram_addr = c.dram.addr;
+      t.run_bytes = c.dram.run_bytes;
+      t.stride = c.dram.stride;
+      t.runs = c.dram.runs;
+      t.to_dram = store;
+      npu_.dma.transfer(t);
+      break;
+    }
+    case CommandKind::Barrier: break;
+  }
+}
+
+void Sequencer::complete(std::uint32_t first) {
+  // Barriers complete as soon as they are ready, so completion walks a worklist.
+  std::vector<std::uint32_t> work{first};
+  while (!work.empty()) {
+    const std::uint32_t id = work.back();
+    work.pop_back();
+    done_[id] = true;
+    ++completed_;
+    const int g = program_.commands[id].group;
+    if (g >= 0 && --group_remaining_[g] == 0) {
+      npu_.sram.release(allocations_[g].bytes);
+      allocations_[g].free_ps = now_ps();
+      try_grant();
+    }
+    for (auto s : successors_[id]) {
+      if (--pending_[s] != 0) continue;
+      const auto& sc = program_.commands[s];
+      if (sc.kind == CommandKind::Barrier && (sc.group < 0 || granted_[sc.group]))
+        work.push_back(s);
+      else
+        make_ready(s);
+    }
+  }
+  if (progress_ && completed_ % 512 == 0) progress_(completed_, program_.commands.size());
+}
+
+void Sequencer::make_ready(std::uint32_t id) {
+  const auto& c = program_.commands[id];
+  if (c.group >= 0 && !granted_[c.group]) {
+    parked_[c.group].push_back(id);
+    return;
+  }
+  if (c.kind == CommandKind::Barrier) {
+    complete(id);
+    return;
+  }
+  const int q = static_cast<int>(lane_of(c.kind));
+  ready_[q].push(id);
+  if (sc_core::sc_is_running()) ready_event_[q].notify(sc_core::SC_ZERO_TIME);
+}
+
+void Sequencer::try_grant() {
+  while (next_grant_ < granted_.size()) {
+    const std::size_t g = next_grant_;
+    if (!npu_.sram.try_allocate(allocations_[g].bytes)) return;  // waits for an earlier group to free
+    granted_[g] = true;
+    allocations_[g].alloc_ps = now_ps();
+    ++next_grant_;
+    if (group_remaining_[g] == 0) {  // a group without commands (views only)
+      npu_.sram.release(allocations_[g].bytes);
+      allocations_[g].free_ps = allocations_[g].alloc_ps;
+      continue;
+    }
+    auto parked = std::move(parked_[g]);
+    parked_[g].clear();
+    for (auto id : parked) make_ready(id);
+  }
+}
+
+std::string Sequencer::deadlock_report() const {
+  if (completed_ == program_.commands.size()) return "";
+  std::ostringstream os;
+  os << "deadlock: " << program_.commands.size() - completed_ << " of " << program_.commands.size()
+     << " commands never ran";
+  int shown = 0;
+  for (const auto& c : program_.commands) {
+    if (done_[c.id] || shown >= 5) continue;
+    ++shown;
+    os << "\n  command " << c.id << " (group " << c.group << ", op " << c.op << ") waits for";
+    for (auto d : c.deps)
+      if (!done_[d]) os << ' ' << d;
+    if (c.group >= 0 && !granted_[c.group]) os << " and SRAM for its group (" << allocations_[c.group].bytes << " B)";
+  }
+  return os.str();
+}
+
+}  // namespace npusim

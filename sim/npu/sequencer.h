@@ -1,0 +1,60 @@
+#pragma once
+// Issues a Program's commands to the NPU's units as their dependencies resolve. One SystemC
+// thread per unit lane (MAC array, vector unit, each DMA channel); each lane takes the lowest
+// ready command id of its kind. A group's SRAM is allocated before its first command may start
+// and freed after its last ends; groups are granted in order.
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/npu/npu.h"
+#include "sim/scheduler/program.h"
+#include "traces/trace.h"
+
+namespace npusim {
+
+class Sequencer : public sc_core::sc_module {
+ public:
+  /// `progress(done, total)` is called every few hundred commands (may be empty).
+  Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Program& program,
+            std::function<void(std::size_t, std::size_t)> progress = {});
+
+  const std::vector<traces::CommandEvent>& events() const { return events_; }
+  const std::vector<traces::SramAllocation>& allocations() const { return allocations_; }
+  std::size_t completed() const { return completed_; }
+  /// After sc_start: empty when every command ran, else a description of what still waits.
+  std::string deadlock_report() const;
+
+ private:
+  enum class Lane { Mac, Vector, Dma };
+  using ReadyQueue = std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>;
+
+  void lane_thread(Lane lane, std::uint32_t index);
+  void execute(const sched::Command& c, traces::CommandEvent& ev);
+  void complete(std::uint32_t id);
+  void make_ready(std::uint32_t id);
+  void try_grant();
+  static Lane lane_of(sched::CommandKind k);
+  std::uint64_t now_ps() const;
+
+  Npu& npu_;
+  const sched::Program& program_;
+  std::function<void(std::size_t, std::size_t)> progress_;
+  std::vector<std::uint32_t> pending_;                 // unmet dependencies per command
+  std::vector<std::vector<std::uint32_t>> successors_;
+  std::vector<std::uint32_t> group_remaining_;         // commands not yet done per group
+  std::vector<std::vector<std::uint32_t>> parked_;     // ready but their group is not granted
+  std::vector<bool> granted_;
+  std::size_t next_grant_ = 0;
+  ReadyQueue ready_[3];
+  sc_core::sc_event ready_event_[3];
+  std::vector<traces::CommandEvent> events_;
+  std::vector<traces::SramAllocation> allocations_;
+  std::vector<bool> done_;
+  std::size_t completed_ = 0;
+};
+
+}  // namespace npusim

@@ -1,0 +1,30 @@
+#pragma once
+// One simulation: elaborate the NPU and the sequencer for a Program, run SystemC to the end,
+// and return the trace. SystemC elaborates once per process, so call this once per process.
+#include <functional>
+#include <string>
+
+#include "sim/core/hardware_config.h"
+#include "sim/scheduler/plan.h"
+#include "sim/scheduler/program.h"
+#include "traces/trace.h"
+#include "workloads/graph.h"
+
+namespace npusim {
+
+struct SimulationInput {
+  const HardwareConfig& hw;
+  const workloads::Graph& graph;
+  const sched::Plan& plan;
+  const sched::Program& program;
+  std::string workload_name;
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+/// Throws SimulationError when the program deadlocks (with the commands that wait).
+traces::Trace simulate(const SimulationInput& in);
+
+/// The trace's op/group/roof metadata, filled from the graph, plan and config.
+void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph& g, const sched::Plan& plan);
+
+}  // namespace npusim

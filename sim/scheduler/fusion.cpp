@@ -1,0 +1,298 @@
+// Partitions the graph into segments (a head op plus its elementwise epilogue) and groups
+// (contiguous runs of segments whose intermediates stay in SRAM), per fusion policy.
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "sim/core/errors.h"
+#include "sim/scheduler/segment.h"
+
+namespace npusim::sched {
+using workloads::Graph;
+using workloads::Op;
+using workloads::OpClass;
+
+FusionPolicy parse_fusion_policy(const std::string& text, const std::string& where) {
+  if (text == "none") return FusionPolicy::None;
+  if (text == "epilogue") return FusionPolicy::Epilogue;
+  if (text == "greedy") return FusionPolicy::Greedy;
+  throw InputError(where, "expected a fusion policy (none, epilogue, greedy), found '" + text + "'");
+}
+
+std::string to_string(FusionPolicy p) {
+  switch (p) {
+    case FusionPolicy::None: return "none";
+    case FusionPolicy::Epilogue: return "epilogue";
+    case FusionPolicy::Greedy: return "greedy";
+  }
+  return "?";
+}
+
+std::vector<int> GroupPlan::ops() const {
+  std::vector<int> out;
+  for (const auto& s : segments) out.insert(out.end(), s.ops.begin(), s.ops.end());
+  return out;
+}
+
+namespace {
+
+bool is_view(const Graph& g, int op) { return workloads::op_class(g.op(op).kind) == OpClass::View; }
+
+bool is_declared_output(const Graph& g, int t) {
+  const auto outs = g.graph_outputs();
+  return std::find(outs.begin(), outs.end(), t) != outs.end();
+}
+
+/// Can `next` run on the output tile of `tail` before it leaves SRAM?
+bool can_follow(const Graph& g, int tail, int next, const std::vector<bool>& assigned) {
+  const Op& n = g.op(next);
+  if (workloads::op_class(n.kind) != OpClass::Vector || !workloads::is_elementwise(n.kind)) return false;
+  const int t = g.op(tail).outputs[0];
+  if (g.tensor(t).consumers.size() != 1 || is_declared_output(g, t)) return false;
+  if (g.tensor(n.outputs[0]).elements() != g.tensor(t).elements()) return false;
+  // The other operands must already be produced (a residual branch computed earlier).
+  for (int in : n.inputs) {
+    if (in == t) continue;
+    const int p = g.tensor(in).producer;
+    if (p >= 0 && !assigned[p]) return false;
+  }
+  return true;
+}
+
+std::vector<Segment> make_segments(const Graph& g, FusionPolicy policy) {
+  std::vector<Segment> segs;
+  std::vector<bool> assigned(g.ops().size(), false);
+  for (int o : g.topological_order()) {
+    if (assigned[o]) continue;
+    Segment s;
+    s.ops.push_back(o);
+    assigned[o] = true;
+    const OpClass cls = workloads::op_class(g.op(o).kind);
+    const bool chains = (policy == FusionPolicy::Epilogue && cls == OpClass::Gemm) ||
+                        (policy == FusionPolicy::Greedy && cls != OpClass::View);
+    while (chains) {
+      const auto& cons = g.tensor(g.op(s.ops.back()).outputs[0]).consumers;
+      if (cons.size() != 1 || assigned[cons[0]] || !can_follow(g, s.ops.back(), cons[0], assigned)) break;
+      s.ops.push_back(cons[0]);
+      assigned[cons[0]] = true;
+    }
+    segs.push_back(std::move(s));
+  }
+  return segs;
+}
+
+/// A candidate group evaluated: residency, per-segment tilings, peak SRAM and traffic.
+struct GroupEval {
+  bool fits = false;
+  std::string why;  // when it does not fit
+  GroupPlan plan;
+};
+
+class Planner {
+ public:
+  Planner(const Graph& g, const HardwareConfig& hw) : g_(g), hw_(hw) {}
+
+  GroupEval evaluate(const std::vector<Segment>& segs) const {
+    GroupEval ev;
+    const std::size_t nt = g_.tensors().size();
+    std::vector<int> producer_seg(nt, -1), last_use(nt, -1);
+    std::vector<bool> outside(nt, false);
+    std::set<int> in_group;
+    for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      for (int t : segment_inputs(g_, segs[i])) last_use[t] = int(i);
+      for (int o : segs[i].ops)
+        for (int t : g_.op(o).outputs) {
+          const int b = base_tensor(g_, t);
+          if (producer_seg[b] < 0 && b == t) producer_seg[b] = int(i);
+          if (is_declared_output(g_, t)) outside[b] = true;
+          for (int c : g_.tensor(t).consumers)
+            if (!in_group.count(c)) outside[b] = true;
+        }
+    }
+    Residency where;
+    where.resident.assign(nt, false);
+    where.stored.assign(nt, false);
+    for (std::size_t t = 0; t < nt; ++t) {
+      if (producer_seg[t] < 0) continue;
+      where.stored[t] = outside[t];
+      // Kept whole in SRAM when a later segment of this group reads it.
+      if (last_use[t] > producer_seg[t]) {
+        where.resident[t] = true;
+        ev.plan.resident_tensors.push_back(int(t));
+      }
+    }
+    const std::uint32_t eb = dtype_bytes(hw_.mac_array.dtype);
+    const std::uint64_t cap = hw_.sram.capacity_bytes;
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      std::uint64_t alive = 0;
+      for (int t : ev.plan.resident_tensors)
+        if (producer_seg[t] <= int(i) && int(i) <= last_use[t]) alive += std::uint64_t(g_.tensor(t).elements()) * eb;
+      Segment s = segs[i];
+      auto tiling = alive < cap ? tile_segment(g_, hw_, s, where, cap - alive) : std::nullopt;
+      if (!tiling) {
+        ev.why = "capacity: " + std::to_string(alive) + " B of resident tensors leave " +
+                 std::to_string(alive < cap ? cap - alive : 0) + " B of " + std::to_string(cap) +
+                 " B SRAM, too little for the tiles of '" + g_.op(s.ops[0]).name + "'";
+        return ev;
+      }
+      s.tiling = *tiling;
+      ev.plan.sram_bytes = std::max(ev.plan.sram_bytes, alive + tiling->working_set_bytes);
+      ev.plan.dram_bytes += tiling->dram_bytes;
+      ev.plan.segments.push_back(std::move(s));
+    }
+    ev.fits = true;
+    return ev;
+  }
+
+ private:
+  const Graph& g_;
+  const HardwareConfig& hw_;
+};
+
+std::string group_name(const Graph& g, const GroupPlan& p) {
+  const auto ops = p.ops();
+  if (ops.size() == 1) return g.op(ops[0]).name;
+  return g.op(ops.front()).name + ".." + g.op(ops.back()).name;
+}
+
+std::string fusion_kind(const Graph& g, const GroupPlan& p) {
+  int work_segments = 0;
+  for (const auto& s : p.segments) work_segments += is_view(g, s.ops[0]) ? 0 : 1;
+  if (work_segments > 1) return "layer";
+  if (p.ops().size() == 1) return "none";
+  for (const auto& s : p.segments)
+    if (s.ops.size() > 1) return workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm ? "epilogue" : "chain";
+  return "none";
+}
+
+bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segment>& group) {
+  std::set<int> produced;
+  for (const auto& s : group)
+    for (int o : s.ops)
+      for (int t : g.op(o).outputs) produced.insert(base_tensor(g, t));
+  for (int t : segment_inputs(g, next))
+    if (produced.count(t)) return true;
+  return false;
+}
+
+/// Splits a segment that cannot fit into single-op segments (each must fit alone).
+GroupEval evaluate_or_split(const Planner& planner, const Graph& g, const Segment& seg, std::vector<GroupEval>& out) {
+  GroupEval ev = planner.evaluate({seg});
+  if (ev.fits || seg.ops.size() == 1) return ev;
+  for (int o : seg.ops) {
+    GroupEval single = planner.evaluate({Segment{{o}, {}}});
+    if (!single.fits) return single;
+    out.push_back(std::move(single));
+  }
+  (void)g;
+  return GroupEval{true, "", {}};
+}
+
+}  // namespace
+
+Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
+  Plan plan;
+  plan.policy = policy;
+  Planner planner(g, hw);
+  const std::vector<Segment> segs = make_segments(g, policy);
+
+  std::vector<GroupEval> groups;
+  auto fail = [&](const GroupEval& ev, const Segment& s) {
+    const Op& op = g.op(s.ops[0]);
+    throw InputError(op.name, "cannot be tiled into SRAM (" + std::to_string(hw.sram.capacity_bytes) +
+                                  " B, npu.sram.capacity): " + ev.why);
+  };
+
+  if (policy != FusionPolicy::Greedy) {
+    for (const auto& s : segs) {
+      GroupEval ev = evaluate_or_split(planner, g, s, groups);
+      if (!ev.fits) fail(ev, s);
+      if (!ev.plan.segments.empty()) groups.push_back(std::move(ev));
+    }
+  } else {
+    // Grow contiguous runs of segments while the group fits and saves DRAM traffic.
+    constexpr std::size_t kMaxSegmentsPerGroup = 48;  // bounds planning time on long chains
+    std::vector<Segment> cur;
+    GroupEval cur_eval;
+    for (const auto& s : segs) {
+      GroupEval alone = planner.evaluate({s});
+      if (!alone.fits) {
+        std::vector<GroupEval> parts;
+        GroupEval ev = evaluate_or_split(planner, g, s, parts);
+        if (!ev.fits) fail(ev, s);
+        if (!cur.empty()) groups.push_back(std::move(cur_eval));
+        cur.clear();
+        for (auto& p : parts) groups.push_back(std::move(p));
+        continue;
+      }
+      std::string reason;
+      if (!cur.empty()) {
+        if (!consumes_from(g, s, cur)) {
+          reason = "branch: does not read the group's outputs";
+        } else if (cur.size() >= kMaxSegmentsPerGroup) {
+          reason = "policy: group size limit";
+        } else {
+          std::vector<Segment> cand = cur;
+          cand.push_back(s);
+          GroupEval ev = planner.evaluate(cand);
+          if (!ev.fits) {
+            reason = ev.why;
+          } else if (ev.plan.dram_bytes > cur_eval.plan.dram_bytes + alone.plan.dram_bytes) {
+            reason = "no traffic saved: smaller tiles would re-read more than residency saves";
+          } else {
+            cur = std::move(cand);
+            cur_eval = std::move(ev);
+            continue;
+          }
+        }
+        plan.boundaries.push_back({cur.back().ops.back(), s.ops[0], reason});
+        groups.push_back(std::move(cur_eval));
+      }
+      cur = {s};
+      cur_eval = std::move(alone);
+    }
+    if (!cur.empty()) groups.push_back(std::move(cur_eval));
+  }
+
+  plan.op_group.assign(g.ops().size(), -1);
+  for (auto& ev : groups) {
+    GroupPlan gp = std::move(ev.plan);
+    gp.name = group_name(g, gp);
+    gp.fusion = fusion_kind(g, gp);
+    for (int o : gp.ops()) plan.op_group[o] = int(plan.groups.size());
+    plan.groups.push_back(std::move(gp));
+  }
+  if (policy != FusionPolicy::Greedy)
+    for (std::size_t i = 1; i < plan.groups.size(); ++i)
+      plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(), "policy"});
+  return plan;
+}
+
+nlohmann::json to_json(const Plan& p, const Graph& g) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& gp : p.groups) {
+    nlohmann::json segs = nlohmann::json::array();
+    for (const auto& s : gp.segments) {
+      nlohmann::json ops = nlohmann::json::array();
+      for (int o : s.ops) ops.push_back(g.op(o).name);
+      segs.push_back({{"ops", ops},
+                      {"tiling",
+                       {{"rows", s.tiling.rows}, {"cols", s.tiling.cols}, {"in_channels", s.tiling.in_channels},
+                        {"weights_outer", s.tiling.weights_outer}, {"tiles", s.tiling.tile_count},
+                        {"working_set_bytes", s.tiling.working_set_bytes}, {"dram_bytes", s.tiling.dram_bytes}}}});
+    }
+    nlohmann::json resident = nlohmann::json::array();
+    for (int t : gp.resident_tensors) resident.push_back(g.tensor(t).name);
+    nlohmann::json ops = nlohmann::json::array();
+    for (int o : gp.ops()) ops.push_back(g.op(o).name);
+    groups.push_back({{"name", gp.name}, {"fusion", gp.fusion}, {"ops", ops}, {"segments", segs},
+                      {"resident_tensors", resident}, {"sram_bytes", gp.sram_bytes}, {"dram_bytes", gp.dram_bytes}});
+  }
+  nlohmann::json bounds = nlohmann::json::array();
+  for (const auto& b : p.boundaries)
+    bounds.push_back({{"from", g.op(b.from_op).name}, {"to", g.op(b.to_op).name}, {"reason", b.reason}});
+  return {{"policy", to_string(p.policy)}, {"groups", groups}, {"not_fused", bounds}};
+}
+
+}  // namespace npusim::sched

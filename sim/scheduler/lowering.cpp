@@ -1,0 +1,449 @@
+#include "sim/scheduler/lowering.h"
+
+#include <map>
+#include <tuple>
+
+#include "sim/core/errors.h"
+#include "sim/scheduler/segment.h"
+
+namespace npusim::sched {
+using workloads::Graph;
+using workloads::Op;
+using workloads::OpClass;
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+/// A region of `runs` runs of `run` elements `stride` elements apart, merged into one run
+/// when the runs touch.
+DramRegion region(std::uint64_t base, std::uint64_t start, std::uint64_t run, std::uint64_t stride, std::uint64_t runs,
+                  std::uint32_t eb) {
+  if (run == stride || runs == 1) return {base + start * eb, run * runs * eb, run * runs * eb, 1};
+  return {base + start * eb, run * eb, stride * eb, runs};
+}
+
+/// One double-buffered operand buffer: which data version it holds and who used each version.
+struct OperandBuffer {
+  std::tuple<std::int64_t, std::int64_t, std::int64_t> key{-1, -1, -1};
+  std::uint32_t load = 0;                            // command that filled the current version
+  std::vector<std::vector<std::uint32_t>> users;     // compute commands per version
+  bool valid = false;
+};
+
+class Lowering {
+ public:
+  Lowering(const Graph& g, const HardwareConfig& hw, const Plan& plan)
+      : g_(g), hw_(hw), plan_(plan), eb_(dtype_bytes(hw.mac_array.dtype)) {
+    allocate_dram();
+    dram_ready_.assign(g.tensors().size(), -1);
+    sram_ready_.assign(g.tensors().size(), -1);
+  }
+
+  Program run() {
+    for (std::size_t gi = 0; gi < plan_.groups.size(); ++gi) {
+      group_ = static_cast<int>(gi);
+      const GroupPlan& grp = plan_.groups[gi];
+      where_ = residency_of(grp);
+      for (const Segment& seg : grp.segments) lower_segment(seg);
+      prog_.group_sram_bytes.push_back(grp.sram_bytes);
+    }
+    prog_.dram_footprint = dram_top_;
+    return std::move(prog_);
+  }
+
+ private:
+  // ---- placement --------------------------------------------------------------------------
+
+  void allocate_dram() {
+    base_addr_.assign(g_.tensors().size(), 0);
+    for (std::size_t t = 0; t < g_.tensors().size(); ++t) {
+      if (base_tensor(g_, int(t)) != int(t)) continue;
+      base_addr_[t] = dram_top_;
+      const std::uint64_t bytes = std::uint64_t(g_.tensor(int(t)).elements()) * eb_;
+      dram_top_ += ceil_div(bytes, 4096) * 4096;  // page-aligned tensors
+    }
+    if (dram_top_ > hw_.dram.capacity_bytes())
+      throw InputError(hw_.source + " (npu.dram)", "the workload needs " + std::to_string(dram_top_) +
+                                                       " bytes of DRAM, the device holds " +
+                                                       std::to_string(hw_.dram.capacity_bytes()));
+  }
+
+  std::uint64_t addr(int tensor) const { return base_addr_[base_tensor(g_, tensor)]; }
+
+  Residency residency_of(const GroupPlan& grp) const {
+    Residency r;
+    r.resident.assign(g_.tensors().size(), false);
+    r.stored.assign(g_.tensors().size(), false);
+    for (int t : grp.resident_tensors) r.resident[t] = true;
+    std::vector<bool> in_group(g_.ops().size(), false);
+    for (int o : grp.ops()) in_group[o] = true;
+    const auto outs = g_.graph_outputs();
+    for (int o : grp.ops())
+      for (int t : g_.op(o).outputs) {
+        const int b = base_tensor(g_, t);
+        bool outside = std::find(outs.begin(), outs.end(), t) != outs.end();
+        for (int c : g_.tensor(t).consumers) outside |= !in_group[c] && workloads::op_class(g_.op(c).kind) != OpClass::View;
+        // A view's consumers count for its base tensor.
+        for (int c : g_.tensor(t).consumers)
+          if (workloads::op_class(g_.op(c).kind) == OpClass::View)
+            for (int vc : g_.tensor(g_.op(c).outputs[0]).consumers) outside |= !in_group[vc];
+        if (outside) r.stored[b] = true;
+      }
+    return r;
+  }
+
+  // ---- command helpers --------------------------------------------------------------------
+
+  std::uint32_t emit(Command c) {
+    c.group = group_;
+    return prog_.add(std::move(c));
+  }
+
+  std::uint32_t load(int op, const DramRegion& reg, std::vector<std::uint32_t> deps) {
+    Command c;
+    c.kind = CommandKind::DmaLoad;
+    c.op = op;
+    c.dram = reg;
+    c.sram_write_bytes = reg.bytes();
+    c.deps = std::move(deps);
+    return emit(std::move(c));
+  }
+
+  /// Dependencies a command reading tensor `t` needs: its DRAM copy or its SRAM copy ready.
+  void add_ready_dep(int t, bool resident, std::vector<std::uint32_t>& deps) const {
+    const int b = base_tensor(g_, t);
+    const int ready = resident ? sram_ready_[b] : dram_ready_[b];
+    if (ready >= 0) deps.push_back(std::uint32_t(ready));
+  }
+
+  /// Loads version `key` into a double-buffered operand unless it is already there; returns
+  /// the load command the compute must wait for.
+  std::uint32_t ensure_loaded(OperandBuffer& buf, std::tuple<std::int64_t, std::int64_t, std::int64_t> key, int op,
+                              int tensor, const DramRegion& reg) {
+    if (buf.valid && buf.key == key) return buf.load;
+    std::vector<std::uint32_t> deps;
+    add_ready_dep(tensor, false, deps);
+    if (buf.users.size() >= 2) {  // the slot being overwritten held version n-2
+      const auto& old = buf.users[buf.users.size() - 2];
+      deps.insert(deps.end(), old.begin(), old.end());
+    }
+    buf.load = load(op, reg, std::move(deps));
+    buf.key = key;
+    buf.valid = true;
+    buf.users.emplace_back();
+    return buf.load;
+  }
+
+  std::uint32_t barrier(std::vector<std::uint32_t> deps) {
+    Command c;
+    c.kind = CommandKind::Barrier;
+    c.deps = std::move(deps);
+    return emit(std::move(c));
+  }
+
+  // ---- segments ---------------------------------------------------------------------------
+
+  /// Per-segment state of the epilogue operands and the output stream.
+  struct Stream {
+    std::vector<std::uint32_t> finals;  // last command of each output tile (store or compute)
+    std::vector<std::uint32_t> stores;
+    std::vector<std::uint32_t> computes;  // final compute per output tile (for SRAM readiness)
+    std::map<int, OperandBuffer> extra_buffers;
+    std::map<int, std::uint32_t> whole_loads;
+    std::map<int, std::uint64_t> ops_done;  // epilogue op -> element ops emitted so far
+    std::uint64_t out_elems_done = 0;
+  };
+
+  void lower_segment(const Segment& seg) {
+    const Op& head = g_.op(seg.ops[0]);
+    switch (workloads::op_class(head.kind)) {
+      case OpClass::View: return;  // aliases its input: no work, no bytes
+      case OpClass::Gemm: lower_gemm(seg); break;
+      case OpClass::Vector: lower_vector(seg); break;
+    }
+  }
+
+  /// Epilogue ops on one output tile (`out_elems` elements whose layout region in a tensor of
+  /// the output's shape is `tile_region`), then the store. Returns the tile's last command.
+  std::uint32_t epilogue_and_store(const Segment& seg, Stream& st, std::uint32_t prev, std::uint64_t out_elems,
+                                   const DramRegion& tile_region_rel, bool last_tile) {
+    int chain = g_.op(seg.ops[0]).outputs[0];
+    for (std::size_t i = 1; i < seg.ops.size(); ++i) {
+      const int o = seg.ops[i];
+      const Op& op = g_.op(o);
+      const std::uint64_t op_out = g_.tensor(op.outputs[0]).elements();
+      std::vector<std::uint32_t> deps{prev};
+      std::uint64_t read_bytes = out_elems * eb_;
+      for (int t : op.inputs) {
+        if (t == chain) continue;
+        const int b = base_tensor(g_, t);
+        const std::uint64_t tbytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
+        if (where_.resident[b]) {
+          add_ready_dep(t, true, deps);
+          read_bytes += is_tiled_input(g_, t, op_out) ? out_elems * eb_ : tbytes;
+        } else if (is_tiled_input(g_, t, op_out)) {
+          DramRegion reg = tile_region_rel;
+          reg.addr += addr(t);
+          OperandBuffer& buf = st.extra_buffers[t];
+          const auto key = std::make_tuple(std::int64_t(reg.addr), std::int64_t(0), std::int64_t(0));
+          deps.push_back(ensure_loaded(buf, key, o, t, reg));
+          read_bytes += out_elems * eb_;
+        } else {
+          auto it = st.whole_loads.find(t);
+          if (it == st.whole_loads.end()) {
+            std::vector<std::uint32_t> ld;
+            add_ready_dep(t, false, ld);
+            it = st.whole_loads.emplace(t, load(o, {addr(t), tbytes, tbytes, 1}, ld)).first;
+          }
+          deps.push_back(it->second);
+          read_bytes += tbytes;
+        }
+      }
+      Command c;
+      c.kind = CommandKind::Vector;
+      c.op = o;
+      c.vec = {workloads::to_string(op.kind), out_elems};
+      c.vector_ops = share(o, st, out_elems, op_out, last_tile);
+      c.sram_read_bytes = read_bytes;
+      c.sram_write_bytes = out_elems * eb_;
+      c.deps = std::move(deps);
+      prev = emit(std::move(c));
+      for (int t : op.inputs)
+        if (t != chain && st.extra_buffers.count(t)) st.extra_buffers[t].users.back().push_back(prev);
+      chain = op.outputs[0];
+    }
+    st.computes.push_back(prev);
+    const int out = segment_output(g_, seg);
+    if (where_.stored[out]) {
+      DramRegion reg = tile_region_rel;
+      reg.addr += addr(out);
+      Command c;
+      c.kind = CommandKind::DmaStore;
+      c.op = seg.ops.back();
+      c.dram = reg;
+      c.sram_read_bytes = reg.bytes();
+      c.deps = {prev};
+      prev = emit(std::move(c));
+      st.stores.push_back(prev);
+    }
+    st.finals.push_back(prev);
+    return prev;
+  }
+
+  /// The element ops of epilogue op `o` that fall on a tile of `tile_elems` of its `total`
+  /// output elements; cumulative so the tiles add up exactly to the op's count.
+  std::uint64_t share(int o, Stream& st, std::uint64_t tile_elems, std::uint64_t total, bool) {
+    const std::uint64_t ops = workloads::op_cost(g_, g_.op(o), eb_).vector_ops;
+    std::uint64_t& done_elems = st.ops_done[o];
+    const std::uint64_t before = total ? ops * done_elems / total : 0;
+    done_elems += tile_elems;
+    const std::uint64_t after = total ? ops * std::min(done_elems, total) / total : 0;
+    return after - before;
+  }
+
+  void finish_segment(const Segment& seg, const Stream& st) {
+    const int out = segment_output(g_, seg);
+    if (where_.stored[out]) dram_ready_[out] = int(barrier(st.stores));
+    if (where_.resident[out]) sram_ready_[out] = int(barrier(st.computes));
+  }
+
+  /// The output block's region in the output tensor, relative to its base address.
+  DramRegion out_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
+    if (geo.conv) {  // NHWC
+      const std::uint64_t C = geo.out_channels;
+      const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
+      const std::uint64_t chs = geo.grouped ? b.cols * geo.cout_g : b.cols;
+      const std::uint64_t px0 = (b.batch * geo.out_rows + b.row0) * geo.out_cols_px;
+      return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows * geo.out_cols_px), eb_);
+    }
+    const std::uint64_t N = geo.n_total;
+    return region(0, (b.batch * geo.out_rows + b.row0) * N + b.col0, b.cols, N, b.rows, eb_);
+  }
+
+  DramRegion a_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
+    if (geo.conv) {
+      auto [i0, i1] = geo.input_rows(b.row0, b.rows);
+      const std::uint64_t C = geo.in_c;
+      const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cin_g : b.chan0;
+      const std::uint64_t chs = geo.grouped ? b.cols * geo.cin_g : b.chans;
+      const std::uint64_t px0 = (b.batch * geo.in_h + i0) * geo.in_w;
+      return region(0, px0 * C + ch0, chs, C, std::uint64_t(std::max<std::int64_t>(0, i1 - i0) * geo.in_w), eb_);
+    }
+    const std::uint64_t K = geo.k_dim;
+    return region(0, (b.batch * geo.out_rows + b.row0) * K + b.chan0, b.chans, K, b.rows, eb_);
+  }
+
+  DramRegion b_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
+    const std::uint64_t elems = geo.b_elements(b);
+    if (geo.b_constant && geo.conv) {
+      // Weights are stored pre-tiled in the order the schedule reads them: one contiguous run.
+      const std::uint64_t per = geo.grouped ? elems / b.cols : elems / (b.cols * b.chans);
+      const std::uint64_t start = geo.grouped ? b.col0 * per : (b.col0 * geo.c_total + b.chan0 * b.cols) * per;
+      return {start * eb_, elems * eb_, elems * eb_, 1};
+    }
+    const std::uint64_t K = geo.k_dim, N = geo.n_total;
+    const std::uint64_t bi = geo.b_constant ? 0 : b.batch;
+    if (geo.b_constant) {  // matmul weights, pre-tiled likewise
+      const std::uint64_t start = b.col0 * K + b.chan0 * b.cols;
+      return {start * eb_, elems * eb_, elems * eb_, 1};
+    }
+    if (geo.transpose_b) return region(0, bi * N * K + b.col0 * K + b.chan0, b.chans, K, b.cols, eb_);
+    return region(0, bi * K * N + b.chan0 * N + b.col0, b.cols, N, b.chans, eb_);
+  }
+
+  static DramRegion at(DramRegion r, std::uint64_t base) {
+    r.addr += base;
+    return r;
+  }
+
+  void lower_gemm(const Segment& seg) {
+    const int ho = seg.ops[0];
+    const Op& head = g_.op(ho);
+    const GemmGeometry geo = gemm_geometry(g_, head);
+    const Tiling& t = seg.tiling;
+    const int a_t = head.inputs[0], b_t = head.inputs[1];
+    const bool a_res = where_.resident[base_tensor(g_, a_t)], b_res = where_.resident[base_tensor(g_, b_t)];
+    const std::uint64_t head_vops = workloads::op_cost(g_, head, eb_).vector_ops;
+    const std::uint64_t out_total = g_.tensor(head.outputs[0]).elements();
+    OperandBuffer a_buf, b_buf;
+    Stream st;
+    std::int64_t out_tiles = 0;
+    std::uint32_t prev_partial = 0;
+    std::uint64_t out_done = 0;
+
+    for_each_block(geo, t, [&](const GemmBlock& blk) {
+      std::vector<std::uint32_t> deps;
+      if (a_res) add_ready_dep(a_t, true, deps);
+      else {
+        const auto key = geo.grouped ? std::make_tuple(blk.batch, blk.row0, blk.col0)
+                                     : std::make_tuple(blk.batch, blk.row0, blk.chan0);
+        deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk), addr(a_t))));
+      }
+      if (b_res) add_ready_dep(b_t, true, deps);
+      else {
+        const auto key = std::make_tuple(geo.b_constant ? 0 : blk.batch, blk.col0, blk.chan0);
+        deps.push_back(ensure_loaded(b_buf, key, ho, b_t, at(b_block_region(geo, blk), addr(b_t))));
+      }
+      const bool first_k = blk.chan0 == 0, last_k = blk.chan0 + blk.chans >= geo.c_total;
+      if (first_k && out_tiles >= 2) deps.push_back(st.finals[out_tiles - 2]);  // output slot reuse
+      if (!first_k) deps.push_back(prev_partial);                               // accumulate in order
+      Command c;
+      c.kind = CommandKind::Gemm;
+      c.op = ho;
+      c.gemm = geo.work(blk);
+      c.macs = std::uint64_t(c.gemm.m * c.gemm.k * c.gemm.n * c.gemm.repeats);
+      const GemmSramTraffic tr = gemm_sram_traffic(c.gemm, hw_.mac_array);
+      c.sram_read_bytes = tr.read_bytes;
+      c.sram_write_bytes = tr.write_bytes;
+      const std::uint64_t out_elems = geo.out_elements(blk);
+      if (last_k) {  // bias is added in the accumulator's output stage
+        const std::uint64_t before = out_total ? head_vops * out_done / out_total : 0;
+        out_done += out_elems;
+        c.vector_ops = (out_total ? head_vops * out_done / out_total : 0) - before;
+      }
+      c.deps = std::move(deps);
+      const std::uint32_t id = emit(std::move(c));
+      prev_partial = id;
+      if (!a_res) a_buf.users.back().push_back(id);
+      if (!b_res) b_buf.users.back().push_back(id);
+      if (last_k) {
+        ++out_tiles;
+        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk), false);
+      }
+    });
+    finish_segment(seg, st);
+  }
+
+  void lower_vector(const Segment& seg) {
+    const int ho = seg.ops[0];
+    const Op& head = g_.op(ho);
+    const std::uint64_t out_total = g_.tensor(head.outputs[0]).elements();
+    const std::uint64_t head_ops = workloads::op_cost(g_, head, eb_).vector_ops;
+    const std::uint64_t tiles = std::uint64_t(std::max<std::int64_t>(1, seg.tiling.tiles));
+    Stream st;
+    std::map<int, OperandBuffer> in_bufs;
+    for (std::uint64_t i = 0; i < tiles; ++i) {
+      const std::uint64_t e0 = out_total * i / tiles, e1 = out_total * (i + 1) / tiles;
+      std::vector<std::uint32_t> deps;
+      std::uint64_t read_bytes = 0;
+      for (int t : head.inputs) {
+        const std::uint64_t elems = g_.tensor(t).elements();
+        const bool tiled = is_tiled_input(g_, t, out_total);
+        const std::uint64_t lo = tiled ? elems * i / tiles : 0, hi = tiled ? elems * (i + 1) / tiles : elems;
+        read_bytes += (hi - lo) * eb_;
+        if (where_.resident[base_tensor(g_, t)]) {
+          add_ready_dep(t, true, deps);
+        } else if (tiled) {
+          const auto key = std::make_tuple(std::int64_t(i), std::int64_t(0), std::int64_t(0));
+          deps.push_back(ensure_loaded(in_bufs[t], key, ho, t, {addr(t) + lo * eb_, (hi - lo) * eb_, (hi - lo) * eb_, 1}));
+        } else {
+          auto it = st.whole_loads.find(t);
+          if (it == st.whole_loads.end()) {
+            std::vector<std::uint32_t> ld;
+            add_ready_dep(t, false, ld);
+            it = st.whole_loads.emplace(t, load(ho, {addr(t), elems * eb_, elems * eb_, 1}, ld)).first;
+          }
+          deps.push_back(it->second);
+        }
+      }
+      if (st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);
+      Command c;
+      c.kind = CommandKind::Vector;
+      c.op = ho;
+      c.vec = {workloads::to_string(head.kind), e1 - e0};
+      c.vector_ops = head_ops * (i + 1) / tiles - head_ops * i / tiles;
+      c.sram_read_bytes = read_bytes;
+      c.sram_write_bytes = (e1 - e0) * eb_;
+      c.deps = std::move(deps);
+      const std::uint32_t id = emit(std::move(c));
+      for (auto& [t, buf] : in_bufs)
+        if (!buf.users.empty()) buf.users.back().push_back(id);
+      epilogue_and_store(seg, st, id, e1 - e0, {e0 * eb_, (e1 - e0) * eb_, (e1 - e0) * eb_, 1}, i + 1 == tiles);
+    }
+    finish_segment(seg, st);
+  }
+
+  const Graph& g_;
+  const HardwareConfig& hw_;
+  const Plan& plan_;
+  const std::uint32_t eb_;
+  Program prog_;
+  int group_ = -1;
+  Residency where_;
+  std::vector<std::uint64_t> base_addr_;
+  std::uint64_t dram_top_ = 0;
+  std::vector<int> dram_ready_, sram_ready_;
+};
+
+}  // namespace
+
+GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) {
+  const std::uint64_t M = w.m, K = w.k, N = w.n, R = mac.rows, C = mac.cols;
+  const std::uint64_t eb = dtype_bytes(mac.dtype), acc = mac.accumulator_bytes;
+  std::uint64_t in = 0, wt = 0, psum_w = 0, psum_r = 0;
+  switch (mac.dataflow) {
+    case Dataflow::WS:  // weights K x N held; inputs re-streamed per column fold, psums per row fold
+      in = M * K * ceil_div(N, C);
+      wt = K * N;
+      psum_w = M * N * ceil_div(K, R);
+      break;
+    case Dataflow::OS:  // outputs held; both operands streamed per fold of the other dimension
+      in = M * K * ceil_div(N, C);
+      wt = K * N * ceil_div(M, R);
+      psum_w = M * N;
+      break;
+    case Dataflow::IS:  // inputs K x M held; weights re-streamed per column fold, psums per row fold
+      in = M * K;
+      wt = K * N * ceil_div(M, C);
+      psum_w = M * N * ceil_div(K, R);
+      break;
+  }
+  psum_r = psum_w - M * N;  // every partial sum but the first is read back to accumulate
+  const std::uint64_t rep = std::uint64_t(w.repeats);
+  return {rep * ((in + wt) * eb + psum_r * acc), rep * psum_w * acc};
+}
+
+Program lower_plan(const Graph& g, const HardwareConfig& hw, const Plan& plan) { return Lowering(g, hw, plan).run(); }
+
+}  // namespace npusim::sched

@@ -1,0 +1,57 @@
+#pragma once
+// What the NPU executes: commands with explicit dependencies. The sequencer issues each
+// command once its dependencies are done and its unit is free, lowest id first, which gives
+// double buffering and DMA/compute overlap without special cases.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/hardware_config.h"
+
+namespace npusim::sched {
+
+enum class CommandKind { DmaLoad, DmaStore, Gemm, Vector, Barrier };
+
+/// A strided DRAM region: `runs` runs of `run_bytes`, starting `stride` bytes apart.
+struct DramRegion {
+  std::uint64_t addr = 0, run_bytes = 0, stride = 0, runs = 1;
+  std::uint64_t bytes() const { return run_bytes * runs; }
+};
+
+struct GemmWork {
+  std::int64_t m = 0, k = 0, n = 0, repeats = 1;
+};
+
+struct VectorWork {
+  std::string kind;            // op kind name, keys the vector unit's cost table
+  std::uint64_t elements = 0;  // output elements of the tile
+};
+
+struct Command {
+  std::uint32_t id = 0;
+  CommandKind kind = CommandKind::Barrier;
+  int op = -1;     // graph op index the command works for (-1 for barriers)
+  int group = -1;  // plan group index
+  DramRegion dram;  // DmaLoad / DmaStore
+  GemmWork gemm;    // Gemm
+  VectorWork vec;   // Vector
+  std::uint64_t macs = 0, vector_ops = 0;
+  std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
+  std::vector<std::uint32_t> deps;
+};
+
+struct Program {
+  std::vector<Command> commands;
+  /// SRAM bytes each plan group holds while it runs (allocated before its first command).
+  std::vector<std::uint64_t> group_sram_bytes;
+  /// Bytes of DRAM address space used by tensors.
+  std::uint64_t dram_footprint = 0;
+
+  std::uint32_t add(Command c) {
+    c.id = static_cast<std::uint32_t>(commands.size());
+    commands.push_back(std::move(c));
+    return commands.back().id;
+  }
+};
+
+}  // namespace npusim::sched

@@ -1,0 +1,343 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/core/errors.h"
+#include "sim/scheduler/segment.h"
+
+namespace npusim::sched {
+using workloads::Graph;
+using workloads::Op;
+using workloads::OpClass;
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t product(const workloads::Shape& s, std::size_t from, std::size_t to) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+/// Candidate block sizes for a dimension: powers of two times `unit` up to `total`, plus
+/// `total` and its small divisors, so tiles can match the array width and the tensor edge.
+std::vector<std::int64_t> candidates(std::int64_t total, std::int64_t unit) {
+  std::vector<std::int64_t> c;
+  for (std::int64_t v = std::max<std::int64_t>(1, unit); v < total; v *= 2) c.push_back(v);
+  for (std::int64_t d = 1; d <= 8; ++d)
+    if (total % d == 0) c.push_back(total / d);
+  c.push_back(total);
+  std::sort(c.begin(), c.end());
+  c.erase(std::unique(c.begin(), c.end()), c.end());
+  c.erase(std::remove_if(c.begin(), c.end(), [&](std::int64_t v) { return v < 1 || v > total; }), c.end());
+  return c;
+}
+
+/// Estimated seconds of a tiling: the larger of DRAM time and compute time, plus the first
+/// tile's load that nothing hides, plus a per-tile issue overhead (so tiny tiles lose).
+double estimate_seconds(const HardwareConfig& hw, std::uint64_t traffic, double ops, std::uint64_t first_tile_bytes,
+                        std::uint64_t tiles, double peak_ops) {
+  const double bw = hw.dram.peak_bandwidth().bytes_per_second;
+  const double per_tile_overhead = 64.0 / hw.core_clock.hz;  // command issue, fill: ~64 cycles
+  return std::max(double(traffic) / bw, ops / peak_ops) + double(first_tile_bytes) / bw + double(tiles) * per_tile_overhead;
+}
+
+struct ExtraOperands {
+  std::uint64_t tiled_bytes_per_out_elem = 0;  // bytes per output element of tiled extras (not resident)
+  std::uint64_t whole_buffer_bytes = 0;        // small extras held whole (not resident)
+  std::uint64_t dram_bytes = 0;                // DRAM traffic of all non-resident extras
+};
+
+/// The epilogue ops' operands that do not come down the chain.
+ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residency& where, std::uint32_t eb) {
+  ExtraOperands x;
+  int chain = g.op(seg.ops[0]).outputs[0];
+  for (std::size_t i = 1; i < seg.ops.size(); ++i) {
+    const Op& op = g.op(seg.ops[i]);
+    const std::uint64_t out_elems = g.tensor(op.outputs[0]).elements();
+    for (int t : op.inputs) {
+      if (t == chain) continue;
+      const int b = base_tensor(g, t);
+      if (where.resident[b]) continue;
+      const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
+      x.dram_bytes += bytes;
+      if (is_tiled_input(g, t, out_elems))
+        x.tiled_bytes_per_out_elem += eb;
+      else
+        x.whole_buffer_bytes += bytes;
+    }
+    chain = op.outputs[0];
+  }
+  return x;
+}
+
+std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
+                                std::uint64_t budget) {
+  const Op& head = g.op(seg.ops[0]);
+  const GemmGeometry geo = gemm_geometry(g, head);
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  const std::uint32_t acc = hw.mac_array.accumulator_bytes;
+  const bool a_resident = where.resident[base_tensor(g, head.inputs[0])];
+  const bool b_resident = where.resident[base_tensor(g, head.inputs[1])];
+  const int out = segment_output(g, seg);
+  const bool out_stored = where.stored[out];
+  const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
+  const double macs = double(workloads::op_cost(g, head, eb).macs);
+
+  std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
+  std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
+                                        : std::uint64_t(g.tensor(head.inputs[1]).elements());
+  const std::uint64_t out_bytes = std::uint64_t(g.tensor(head.outputs[0]).elements()) * eb;
+
+  std::optional<Tiling> best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  const auto row_cands = candidates(geo.out_rows, 1);
+  const auto col_cands = candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols);
+  const auto chan_cands = geo.grouped ? std::vector<std::int64_t>{1} : candidates(geo.c_total, hw.mac_array.rows);
+
+  for (std::int64_t rows : row_cands) {
+    // First-operand elements over all row blocks: halo rows are read again by every block.
+    a_full = 0;
+    std::uint64_t a_tile_max = 0;
+    for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
+      GemmBlock blk{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total};
+      a_full += geo.a_elements(blk);
+    }
+    a_full *= std::uint64_t(geo.batch);
+    const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows);
+    const std::int64_t rb = rb_per_batch * geo.batch;
+    for (std::int64_t cols : col_cands) {
+      const std::int64_t nb = ceil_div(geo.n_total, cols);
+      for (std::int64_t chans : chan_cands) {
+        const std::int64_t cb = ceil_div(geo.c_total, chans);
+        const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans};
+        a_tile_max = geo.a_elements(first) * eb;
+        const std::uint64_t b_tile = geo.b_elements(first) * eb;
+        const std::uint64_t out_tile_elems = geo.out_elements(first);
+        const std::uint64_t ws = (a_resident ? 0 : 2 * a_tile_max) + (b_resident ? 0 : 2 * b_tile) +
+                                 2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
+                                 extras.whole_buffer_bytes;
+        if (ws > budget) continue;
+        for (bool weights_outer : {true, false}) {
+          if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
+          const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
+          std::uint64_t a_traffic, b_traffic;
+          if (geo.grouped) {
+            a_traffic = a_full;
+            b_traffic = weights_outer || nb == 1 ? b_full : b_full * std::uint64_t(rb);
+          } else if (cb == 1) {
+            a_traffic = weights_outer && nb > 1 ? a_full * std::uint64_t(nb) : a_full;
+            b_traffic = !weights_outer && nb > 1 ? b_full * std::uint64_t(b_reloads) : b_full;
+          } else {
+            a_traffic = a_full * std::uint64_t(nb);
+            b_traffic = b_full * std::uint64_t(b_reloads);
+          }
+          const std::uint64_t traffic = (a_resident ? 0 : a_traffic * eb) + (b_resident ? 0 : b_traffic * eb) +
+                                        (out_stored ? out_bytes : 0) + extras.dram_bytes;
+          const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
+          const double cost = estimate_seconds(hw, traffic, 2 * macs, a_tile_max + b_tile, tiles, hw.mac_peak_ops());
+          if (cost < best_cost) {
+            best_cost = cost;
+            Tiling t;
+            t.rows = rows;
+            t.cols = cols;
+            t.in_channels = chans;
+            t.weights_outer = weights_outer;
+            t.working_set_bytes = ws;
+            t.dram_bytes = traffic;
+            t.tile_count = tiles;
+            best = t;
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+/// Rows a vector op's tensors can be cut into: N*H for 4-D (NHWC rows of W*C), else all but
+/// the last dimension (softmax and layer-norm need whole rows).
+std::int64_t tensor_rows(const workloads::Shape& s) {
+  if (s.size() == 4) return s[0] * s[2];
+  if (s.size() <= 1) return 1;
+  return product(s, 0, s.size() - 1);
+}
+
+std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
+                                  std::uint64_t budget) {
+  const Op& head = g.op(seg.ops[0]);
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  const int out = segment_output(g, seg);
+  const std::uint64_t head_out_elems = g.tensor(head.outputs[0]).elements();
+  const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
+
+  std::uint64_t tiled_bytes = 0, whole_bytes = 0, traffic = 0;
+  std::int64_t max_tiles = tensor_rows(g.tensor(head.outputs[0]).shape);
+  for (int t : head.inputs) {
+    const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
+    if (is_tiled_input(g, t, head_out_elems)) max_tiles = std::max(max_tiles, tensor_rows(g.tensor(t).shape));
+    if (where.resident[base_tensor(g, t)]) continue;
+    traffic += bytes;
+    (is_tiled_input(g, t, head_out_elems) ? tiled_bytes : whole_bytes) += bytes;
+  }
+  const std::uint64_t out_bytes = head_out_elems * eb;
+  traffic += extras.dram_bytes + (where.stored[out] ? std::uint64_t(g.tensor(out).elements()) * eb : 0);
+  double ops = 0;
+  for (int o : seg.ops) ops += double(workloads::op_cost(g, g.op(o), eb).vector_ops);
+
+  std::optional<Tiling> best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (std::int64_t tiles : candidates(std::max<std::int64_t>(max_tiles, 1), 1)) {
+    const std::uint64_t in_tile = (tiled_bytes + tiles - 1) / tiles;
+    const std::uint64_t out_tile = (out_bytes + tiles - 1) / tiles;
+    const std::uint64_t out_elems_tile = (head_out_elems + tiles - 1) / tiles;
+    const std::uint64_t ws = 2 * (in_tile + out_tile + out_elems_tile * extras.tiled_bytes_per_out_elem) +
+                             whole_bytes + extras.whole_buffer_bytes;
+    if (ws > budget) continue;
+    const double cost = estimate_seconds(hw, traffic, ops, in_tile, std::uint64_t(tiles), hw.vector_peak_ops());
+    if (cost < best_cost) {
+      best_cost = cost;
+      Tiling t;
+      t.tiles = tiles;
+      t.working_set_bytes = ws;
+      t.dram_bytes = traffic;
+      t.tile_count = std::uint64_t(tiles);
+      best = t;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+int base_tensor(const Graph& g, int t) {
+  while (true) {
+    const int p = g.tensor(t).producer;
+    if (p < 0 || workloads::op_class(g.op(p).kind) != OpClass::View) return t;
+    t = g.op(p).inputs[0];
+  }
+}
+
+bool is_tiled_input(const Graph& g, int tensor, std::uint64_t out_elements) {
+  return !g.tensor(tensor).is_constant && std::uint64_t(g.tensor(tensor).elements()) >= out_elements;
+}
+
+std::vector<int> segment_inputs(const Graph& g, const Segment& seg) {
+  std::vector<int> in;
+  std::vector<int> produced;
+  for (int o : seg.ops) {
+    for (int t : g.op(o).inputs)
+      if (std::find(produced.begin(), produced.end(), t) == produced.end()) in.push_back(base_tensor(g, t));
+    for (int t : g.op(o).outputs) produced.push_back(t);
+  }
+  return in;
+}
+
+int segment_output(const Graph& g, const Segment& seg) { return base_tensor(g, g.op(seg.ops.back()).outputs[0]); }
+
+std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
+                                   std::uint64_t budget) {
+  switch (workloads::op_class(g.op(seg.ops[0]).kind)) {
+    case OpClass::Gemm: return tile_gemm(g, hw, seg, where, budget);
+    case OpClass::Vector: return tile_vector(g, hw, seg, where, budget);
+    case OpClass::View: return Tiling{};
+  }
+  return std::nullopt;
+}
+
+// ---- GEMM geometry -----------------------------------------------------------------------
+
+GemmGeometry gemm_geometry(const Graph& g, const Op& op) {
+  GemmGeometry geo;
+  const auto& out = g.tensor(op.outputs[0]).shape;
+  if (op.kind == workloads::OpKind::Conv2d) {
+    const auto& in = g.tensor(op.inputs[0]).shape;  // N, C, H, W
+    geo.conv = true;
+    geo.batch = in[0];
+    geo.in_c = in[1];
+    geo.in_h = in[2];
+    geo.in_w = in[3];
+    geo.out_rows = out[2];
+    geo.out_cols_px = out[3];
+    geo.out_channels = out[1];
+    geo.kh = op.attrs.kernel[0];
+    geo.kw = op.attrs.kernel[1];
+    geo.stride_h = op.attrs.stride[0];
+    geo.dil_h = op.attrs.dilation[0];
+    geo.pad_top = op.attrs.pads[0];
+    const std::int64_t groups = op.attrs.groups;
+    geo.grouped = groups > 1;
+    geo.cin_g = geo.in_c / groups;
+    geo.cout_g = geo.out_channels / groups;
+    geo.n_total = geo.grouped ? groups : geo.out_channels;
+    geo.c_total = geo.grouped ? 1 : geo.in_c;
+    return geo;
+  }
+  // MatMul: A [..., M, K] x B [K, N] (or [N, K] transposed, or batched [..., K, N]).
+  const auto& a = g.tensor(op.inputs[0]).shape;
+  const auto& b = g.tensor(op.inputs[1]).shape;
+  geo.transpose_b = op.attrs.transpose_b;
+  geo.b_constant = b.size() <= 2;
+  geo.batch = product(out, 0, out.size() - 2 + (out.size() < 2 ? 2 : 0));
+  if (out.size() < 2) geo.batch = 1;
+  geo.out_rows = out.size() >= 2 ? out[out.size() - 2] : 1;
+  geo.n_total = out.back();
+  geo.out_channels = geo.n_total;
+  geo.k_dim = a.back();
+  geo.c_total = geo.k_dim;
+  return geo;
+}
+
+std::pair<std::int64_t, std::int64_t> GemmGeometry::input_rows(std::int64_t row0, std::int64_t rows) const {
+  const std::int64_t first = row0 * stride_h - pad_top;
+  const std::int64_t last = (row0 + rows - 1) * stride_h - pad_top + (kh - 1) * dil_h + 1;
+  return {std::max<std::int64_t>(0, first), std::min(in_h, last)};
+}
+
+std::uint64_t GemmGeometry::a_elements(const GemmBlock& b) const {
+  if (!conv) return std::uint64_t(b.rows * b.chans);
+  auto [r0, r1] = input_rows(b.row0, b.rows);
+  const std::int64_t channels = grouped ? b.cols * cin_g : b.chans;
+  return std::uint64_t(std::max<std::int64_t>(0, r1 - r0) * in_w * channels);
+}
+
+std::uint64_t GemmGeometry::b_elements(const GemmBlock& b) const {
+  if (!conv) return std::uint64_t(b.chans * b.cols);
+  if (grouped) return std::uint64_t(b.cols * kh * kw * cin_g * cout_g);
+  return std::uint64_t(kh * kw * b.chans * b.cols);
+}
+
+std::uint64_t GemmGeometry::out_elements(const GemmBlock& b) const {
+  return std::uint64_t(b.rows * out_cols_px * b.cols * (grouped ? cout_g : 1));
+}
+
+GemmWork GemmGeometry::work(const GemmBlock& b) const {
+  if (!conv) return {b.rows, b.chans, b.cols, 1};
+  if (grouped) return {b.rows * out_cols_px, kh * kw * cin_g, cout_g, b.cols};
+  return {b.rows * out_cols_px, kh * kw * b.chans, b.cols, 1};
+}
+
+void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit) {
+  auto block = [&](std::int64_t b, std::int64_t r0, std::int64_t n0, std::int64_t c0) {
+    visit(GemmBlock{b, r0, std::min(t.rows, geo.out_rows - r0), n0, std::min(t.cols, geo.n_total - n0), c0,
+                    std::min(t.in_channels, geo.c_total - c0)});
+  };
+  const bool k_split = t.in_channels < geo.c_total;
+  if (!k_split && t.weights_outer && geo.b_constant) {
+    for (std::int64_t n0 = 0; n0 < geo.n_total; n0 += t.cols)
+      for (std::int64_t b = 0; b < geo.batch; ++b)
+        for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += t.rows) block(b, r0, n0, 0);
+  } else if (!k_split && t.weights_outer) {
+    for (std::int64_t b = 0; b < geo.batch; ++b)
+      for (std::int64_t n0 = 0; n0 < geo.n_total; n0 += t.cols)
+        for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += t.rows) block(b, r0, n0, 0);
+  } else {
+    for (std::int64_t b = 0; b < geo.batch; ++b)
+      for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += t.rows)
+        for (std::int64_t n0 = 0; n0 < geo.n_total; n0 += t.cols)
+          for (std::int64_t c0 = 0; c0 < geo.c_total; c0 += t.in_channels) block(b, r0, n0, c0);
+  }
+}
+
+}  // namespace npusim::sched

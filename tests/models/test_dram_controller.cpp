@@ -1,0 +1,132 @@
+// DramController through its TLM socket. One sc_start per TEST: CTest runs each TEST in its own
+// process (gtest_discover_tests), as SystemC elaborates once per process.
+// LPDDR4-3200 at 1600 MHz: one cycle = 625 ps.
+#include <cstdint>
+
+#include <gtest/gtest.h>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/dram/dram_controller.h"
+#include "test_dram_support.h"
+
+// The test executable's main() is GoogleTest's, but libsystemc still references sc_main. Weak,
+// so a single stub elsewhere in the models tests may replace it.
+__attribute__((weak)) int sc_main(int, char*[]) { return 0; }
+
+namespace npusim::models {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_NS;
+using sc_core::SC_PS;
+
+class Initiator : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Initiator> socket{"socket"};
+  explicit Initiator(sc_core::sc_module_name name) : sc_core::sc_module(name) {}
+};
+
+struct Outcome {
+  tlm::tlm_response_status status = tlm::TLM_INCOMPLETE_RESPONSE;
+  sc_time returned_delay;
+  sc_time finished;
+};
+
+/// Elaborates initiator -> controller, sends `payload` at time zero with `delay`, waits the
+/// annotated delay, and simulates to the end.
+Outcome run_one(DramController& dram, tlm::tlm_generic_payload& payload, sc_time delay) {
+  Initiator init("init");
+  init.socket.bind(dram.socket);
+  Outcome out;
+  test::ThreadRunner thread("thread", [&] {
+    init.socket->b_transport(payload, delay);
+    out.status = payload.get_response_status();
+    out.returned_delay = delay;
+    sc_core::wait(delay);
+    out.finished = sc_core::sc_time_stamp();
+  });
+  sc_core::sc_start();
+  return out;
+}
+
+void prepare(tlm::tlm_generic_payload& p, tlm::tlm_command cmd, std::uint64_t addr, unsigned bytes) {
+  p.set_command(cmd);
+  p.set_address(addr);
+  p.set_data_ptr(nullptr);
+  p.set_data_length(bytes);
+  p.set_streaming_width(bytes);
+}
+
+TEST(DramController, ContiguousReadEndsWhenTheEngineSays) {
+  // 4 KiB = 64 bursts in one open row: 63 + 64 * 8 = 575 cycles = 359.375 ns.
+  DramTimingModel engine(test::lpddr4_3200());
+  const std::uint64_t cycles = engine.access_transfer(0, 4096, 4096, 1, false, 0, 32);
+  ASSERT_EQ(cycles, 575u);
+
+  DramController dram("dram", test::lpddr4_3200());
+  tlm::tlm_generic_payload p;
+  prepare(p, tlm::TLM_READ_COMMAND, 0, 4096);
+  const Outcome out = run_one(dram, p, sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(out.status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(out.finished, sc_time(575 * 625.0, SC_PS));
+  EXPECT_EQ(dram.stats().reads, 64u);
+  EXPECT_EQ(dram.stats_json()["bytes_read"].get<std::uint64_t>(), 4096u);
+}
+
+TEST(DramController, ArrivalDelayShiftsTheStart) {
+  // Annotated 100 ns = 160 cycles: a write ACTs at 160, WR at + tRCD 29, data + CWL 14 + 8:
+  // 160 + 51 = 211 cycles = 131.875 ns.
+  DramController dram("dram", test::lpddr4_3200());
+  tlm::tlm_generic_payload p;
+  prepare(p, tlm::TLM_WRITE_COMMAND, 0, 64);
+  const Outcome out = run_one(dram, p, sc_time(100, SC_NS));
+  EXPECT_EQ(out.status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(out.finished, sc_time(131.875, SC_NS));
+  EXPECT_EQ(dram.stats().writes, 1u);
+}
+
+TEST(DramController, StrideExtensionSplitsRuns) {
+  // 4 runs of 128 B every 4 KiB (banks 0..3), 16 outstanding: 127 cycles (see test_dram_timing).
+  DramController dram("dram", test::lpddr4_3200());
+  tlm::tlm_generic_payload p;
+  prepare(p, tlm::TLM_READ_COMMAND, 0, 512);
+  p.set_extension(new DramStrideExtension(128, 4096, 4, 16));
+  const Outcome out = run_one(dram, p, sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(out.status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(out.finished, sc_time(127 * 625.0, SC_PS));
+  EXPECT_EQ(dram.stats().row_misses, 4u);
+}
+
+TEST(DramController, AddressBeyondTheDeviceIsAnAddressError) {
+  // The device holds 2 GiB; 64 B from 2 GiB - 32 cross its end.
+  DramController dram("dram", test::lpddr4_3200());
+  tlm::tlm_generic_payload p;
+  prepare(p, tlm::TLM_READ_COMMAND, (std::uint64_t{1} << 31) - 32, 64);
+  const Outcome out = run_one(dram, p, sc_time(5, SC_NS));
+  EXPECT_EQ(out.status, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  EXPECT_EQ(out.returned_delay, sc_time(5, SC_NS));  // untouched
+  EXPECT_EQ(dram.stats().bursts(), 0u);
+}
+
+TEST(DramController, ExtensionDisagreeingWithLengthIsABurstError) {
+  DramController dram("dram", test::lpddr4_3200());
+  tlm::tlm_generic_payload p;
+  prepare(p, tlm::TLM_READ_COMMAND, 0, 500);
+  p.set_extension(new DramStrideExtension(128, 4096, 4, 16));  // 512 B, not 500
+  const Outcome out = run_one(dram, p, sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(out.status, tlm::TLM_BURST_ERROR_RESPONSE);
+  EXPECT_EQ(dram.stats().bursts(), 0u);
+}
+
+TEST(DramController, CycleConversionRoundsUpToTheNextEdge) {
+  DramController dram("dram", test::lpddr4_3200());
+  EXPECT_EQ(dram.to_cycle(sc_time(625, SC_PS)), 1u);
+  EXPECT_EQ(dram.to_cycle(sc_time(626, SC_PS) + sc_time(1, SC_PS)), 2u);
+  EXPECT_EQ(dram.to_cycle(sc_core::SC_ZERO_TIME), 0u);
+  EXPECT_EQ(dram.to_time(3), sc_time(1875, SC_PS));
+}
+
+}  // namespace
+}  // namespace npusim::models

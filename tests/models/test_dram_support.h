@@ -1,0 +1,79 @@
+#pragma once
+// Shared by the DRAM and DMA tests: hand-built device configs (so the tests need no config
+// loader) and a module that runs a test body as an SC_THREAD.
+#include <functional>
+#include <utility>
+
+#include <systemc>
+
+#include "sim/core/hardware_config.h"
+
+namespace npusim::models::test {
+
+/// LPDDR4-3200, one 32-bit channel of two x16 8 Gb dies (JESD209-4 values at tCK = 0.625 ns):
+/// 8 banks, 4 KiB rows = 64 bursts of 64 B, burst = 8 cycles, read latency CL + tDQSCK = 34.
+inline DramConfig lpddr4_3200() {
+  DramConfig c;
+  c.preset = "test-LPDDR4-3200";
+  c.standard = "LPDDR4";
+  c.clock = Frequency{1600e6};
+  c.data_rate = 3200e6;
+  c.channels = 1;
+  c.ranks = 1;
+  c.bank_groups = 1;
+  c.banks_per_group = 8;
+  c.rows = 65536;
+  c.columns = 1024;
+  c.device_width = 16;
+  c.bus_width = 32;
+  c.burst_length = 16;
+  c.mapping = "rochrabacobg";
+  DramTiming& t = c.timing;
+  t.CL = 28, t.CWL = 14, t.tRCD = 29, t.tRP = 29, t.tRPab = 34, t.tRAS = 68, t.tRC = 97;
+  t.tCCD_S = t.tCCD_L = 8, t.tRRD_S = t.tRRD_L = 16, t.tFAW = 64;
+  t.tWR = 29, t.tWTR_S = t.tWTR_L = 16, t.tRTP = 12, t.tRTW = 30;
+  t.tRFC = 448, t.tRFCpb = 224, t.tREFI = 6246, t.tDQSCK = 6, t.tPPD = 4;
+  return c;
+}
+
+/// DDR4-3200AA (22-22-22), 64-bit channel of eight x8 8 Gb devices (JESD79-4 at tCK = 0.625 ns):
+/// 4 bank groups x 4 banks, 8 KiB rows = 128 bursts of 64 B, burst = 4 cycles.
+inline DramConfig ddr4_3200_x8() {
+  DramConfig c;
+  c.preset = "test-DDR4-3200-x8";
+  c.standard = "DDR4";
+  c.clock = Frequency{1600e6};
+  c.data_rate = 3200e6;
+  c.channels = 1;
+  c.ranks = 1;
+  c.bank_groups = 4;
+  c.banks_per_group = 4;
+  c.rows = 65536;
+  c.columns = 1024;
+  c.device_width = 8;
+  c.bus_width = 64;
+  c.burst_length = 8;
+  c.mapping = "rochrabacobg";
+  DramTiming& t = c.timing;
+  t.CL = 22, t.CWL = 16, t.tRCD = 22, t.tRP = 22, t.tRPab = 22, t.tRAS = 52, t.tRC = 74;
+  t.tCCD_S = 4, t.tCCD_L = 8, t.tRRD_S = 4, t.tRRD_L = 8, t.tFAW = 34;
+  t.tWR = 24, t.tWTR_S = 4, t.tWTR_L = 12, t.tRTP = 12, t.tRTW = 12;
+  t.tRFC = 560, t.tRFCpb = 0, t.tREFI = 12480, t.tDQSCK = 0, t.tPPD = 0;
+  return c;
+}
+
+/// Runs `body` as an SC_THREAD from time zero.
+class ThreadRunner : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(ThreadRunner);
+  ThreadRunner(sc_core::sc_module_name name, std::function<void()> body)
+      : sc_core::sc_module(name), body_(std::move(body)) {
+    SC_THREAD(run);
+  }
+
+ private:
+  void run() { body_(); }
+  std::function<void()> body_;
+};
+
+}  // namespace npusim::models::test

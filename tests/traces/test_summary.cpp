@@ -1,0 +1,112 @@
+// summary.json of the hand-made trace (tests/traces/sample_trace.h), checked against hand sums.
+#include <gtest/gtest.h>
+
+#include "tests/traces/sample_trace.h"
+#include "traces/roofline.h"
+#include "traces/summary.h"
+
+namespace npusim::traces {
+namespace {
+
+using nlohmann::json;
+using sample::sample_trace;
+
+json summary_of(const Trace& t) { return make_summary(t, make_roofline(t)); }
+
+TEST(Summary, TotalsAreTheHandSums) {
+  const json s = summary_of(sample_trace());
+  EXPECT_EQ(s["workload"], "tiny");
+  EXPECT_EQ(s["fusion"], "none");
+  EXPECT_EQ(s["config_name"], "test-npu");
+  // cycles = round(1.5e6 ps * 1e9 Hz / 1e12) = 1500.
+  EXPECT_EQ(s["cycles"].get<std::uint64_t>(), 1500u);
+  EXPECT_DOUBLE_EQ(s["seconds"].get<double>(), 1.5e-6);
+  EXPECT_EQ(s["macs"].get<std::uint64_t>(), 1000000u);
+  EXPECT_EQ(s["vector_ops"].get<std::uint64_t>(), 20000u);
+  // DRAM read c0 + c3 = 80000 + 20000; write c2 + c5 = 20000 + 20000.
+  EXPECT_EQ(s["dram_read_bytes"].get<std::uint64_t>(), 100000u);
+  EXPECT_EQ(s["dram_write_bytes"].get<std::uint64_t>(), 40000u);
+  // SRAM read c1 + c2 + c4 + c5 = 200000 + 20000 + 20000 + 20000;
+  // write c0 + c1 + c3 + c4 = 80000 + 20000 + 20000 + 20000.
+  EXPECT_EQ(s["sram_read_bytes"].get<std::uint64_t>(), 260000u);
+  EXPECT_EQ(s["sram_write_bytes"].get<std::uint64_t>(), 140000u);
+  // (2 * 1e6 + 2e4) / 1.4e5 DRAM bytes.
+  EXPECT_DOUBLE_EQ(s["arithmetic_intensity"].get<double>(), 2.02e6 / 1.4e5);
+  // 1e6 MACs / (1500 cycles * 64 * 64) = 0.16276.
+  EXPECT_DOUBLE_EQ(s["mac_utilization"].get<double>(), 1e6 / (1500.0 * 4096.0));
+  EXPECT_NEAR(s["achieved_ops_per_second"].get<double>(), 2.02e6 / 1.5e-6, 1.0);
+  EXPECT_EQ(s["bound"], "memory");
+  EXPECT_EQ(s["dram"]["row_hits"], 17);
+}
+
+TEST(Summary, CyclesFollowTheClock) {
+  // 1.5e6 ps at 800 MHz = 1.5e-6 s * 8e8 = 1200 cycles; at 333 MHz 499.5 rounds to 500.
+  Trace t = sample_trace();
+  t.roofs.core_clock_hz = 8e8;
+  EXPECT_EQ(summary_of(t)["cycles"].get<std::uint64_t>(), 1200u);
+  t.roofs.core_clock_hz = 333e6;
+  EXPECT_EQ(summary_of(t)["cycles"].get<std::uint64_t>(), 500u);
+}
+
+TEST(Summary, PerOpFigures) {
+  const json s = summary_of(sample_trace());
+  ASSERT_EQ(s["ops"].size(), 3u);
+  const json& gemm = s["ops"][0];
+  EXPECT_EQ(gemm["name"], "gemm0");
+  EXPECT_EQ(gemm["kind"], "matmul");
+  EXPECT_EQ(gemm["group"], "gemm0");
+  EXPECT_EQ(gemm["cycles"].get<std::uint64_t>(), 1000u);  // span 0..1 us at 1 GHz
+  EXPECT_DOUBLE_EQ(gemm["seconds"].get<double>(), 1e-6);
+  EXPECT_EQ(gemm["macs"].get<std::uint64_t>(), 1000000u);
+  EXPECT_EQ(gemm["dram_read_bytes"].get<std::uint64_t>(), 80000u);
+  EXPECT_EQ(gemm["dram_write_bytes"].get<std::uint64_t>(), 20000u);
+  EXPECT_EQ(gemm["sram_read_bytes"].get<std::uint64_t>(), 220000u);
+  EXPECT_EQ(gemm["sram_write_bytes"].get<std::uint64_t>(), 100000u);
+  EXPECT_DOUBLE_EQ(gemm["arithmetic_intensity"].get<double>(), 20.0);  // 2e6 / 1e5
+  EXPECT_EQ(gemm["bound"], "memory");
+  const json& relu = s["ops"][1];
+  EXPECT_EQ(relu["group"], "relu1_chain");
+  EXPECT_EQ(relu["cycles"].get<std::uint64_t>(), 500u);
+  EXPECT_DOUBLE_EQ(relu["arithmetic_intensity"].get<double>(), 0.5);  // 2e4 / 4e4
+  EXPECT_EQ(relu["bound"], "compute");
+  const json& view = s["ops"][2];
+  EXPECT_EQ(view["cycles"].get<std::uint64_t>(), 0u);
+  EXPECT_TRUE(view["arithmetic_intensity"].is_null());  // no DRAM byte
+  EXPECT_EQ(view["bound"], "none");
+}
+
+TEST(Summary, PerOpPartsSumToTotals) {
+  const json s = summary_of(sample_trace());
+  for (const char* field : {"macs", "vector_ops", "dram_read_bytes", "dram_write_bytes",
+                            "sram_read_bytes", "sram_write_bytes"}) {
+    std::uint64_t by_ops = 0, by_groups = 0;
+    for (const json& op : s["ops"]) by_ops += op[field].get<std::uint64_t>();
+    for (const json& g : s["groups"]) by_groups += g[field].get<std::uint64_t>();
+    EXPECT_EQ(by_ops, s[field].get<std::uint64_t>()) << field;
+    EXPECT_EQ(by_groups, s[field].get<std::uint64_t>()) << field;
+  }
+}
+
+TEST(Summary, Groups) {
+  const json s = summary_of(sample_trace());
+  ASSERT_EQ(s["groups"].size(), 2u);
+  const json& chain = s["groups"][1];
+  EXPECT_EQ(chain["name"], "relu1_chain");
+  EXPECT_EQ(chain["fusion"], "chain");
+  EXPECT_EQ(chain["members"], json({"relu1", "flatten2"}));
+  EXPECT_EQ(chain["cycles"].get<std::uint64_t>(), 500u);
+  EXPECT_EQ(chain["bound"], "compute");
+  EXPECT_EQ(chain["sram_bytes"].get<std::uint64_t>(), 65536u);
+}
+
+TEST(Summary, EveryNumericTotalHasAUnit) {
+  const json s = summary_of(sample_trace());
+  for (const auto& [key, value] : s.items()) {
+    if (value.is_number()) {
+      EXPECT_TRUE(s["units"].contains(key)) << key;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace npusim::traces

@@ -1,0 +1,15 @@
+#pragma once
+// summary.json: the run's figures with their units, totals first, then per op and per group.
+// Field definitions: docs/outputs.md.
+#include <nlohmann/json.hpp>
+
+#include "traces/roofline.h"
+#include "traces/trace.h"
+
+namespace npusim::traces {
+
+/// Totals are sums over the commands; per-op and per-group figures are sums over their own
+/// commands, timed by their span. Bound classes come from `r` ("none" where `r` has no point).
+nlohmann::json make_summary(const Trace& t, const Roofline& r);
+
+}  // namespace npusim::traces

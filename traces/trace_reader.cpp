@@ -1,0 +1,312 @@
+// read_trace_json: the inverse of write_trace_json. Every field is read with its expected type,
+// and every failure names the file, the place in it, what was expected and what was found.
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+#include "traces/trace_io.h"
+#include "traces/trace_tracks.h"
+
+namespace npusim::traces {
+
+namespace {
+
+using nlohmann::json;
+
+/// What a JSON value looks like, for "found ..." in messages (long values are cut).
+std::string describe(const json* v) {
+  if (v == nullptr) return "nothing (the field is missing)";
+  std::string text = v->dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text + " (" + v->type_name() + ")";
+}
+
+/// Typed access to the fields of one JSON object at a named place in the file.
+class Fields {
+ public:
+  Fields(const json& obj, const std::string& path, std::string where)
+      : obj_(obj), path_(path), where_(std::move(where)) {
+    if (!obj_.is_object()) fail("", "an object", &obj_);
+  }
+
+  const json& any(const char* key) const {
+    const json* v = find(key);
+    if (v == nullptr) fail(key, "a value", nullptr);
+    return *v;
+  }
+  std::string str(const char* key) const {
+    const json& v = any(key);
+    if (!v.is_string()) fail(key, "a string", &v);
+    return v.get<std::string>();
+  }
+  double number(const char* key) const {
+    const json& v = any(key);
+    if (!v.is_number()) fail(key, "a number", &v);
+    return v.get<double>();
+  }
+  std::uint64_t u64(const char* key) const { return unsigned_value(key, any(key), UINT64_MAX); }
+  std::uint32_t u32(const char* key) const {
+    return static_cast<std::uint32_t>(unsigned_value(key, any(key), UINT32_MAX));
+  }
+  /// An index into a table of `size` entries, or -1 for "none".
+  int index(const char* key, std::size_t size) const {
+    const json& v = any(key);
+    if (v.is_number_integer()) {
+      const std::int64_t i = v.get<std::int64_t>();
+      if (i >= -1 && i < static_cast<std::int64_t>(size)) return static_cast<int>(i);
+    }
+    fail(key, "an index from -1 to " + std::to_string(std::int64_t(size) - 1), &v);
+  }
+  std::vector<std::uint32_t> u32_list(const char* key) const {
+    const json& v = any(key);
+    if (!v.is_array()) fail(key, "an array of unsigned integers", &v);
+    std::vector<std::uint32_t> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out.push_back(static_cast<std::uint32_t>(
+          unsigned_value(std::string(key) + "[" + std::to_string(i) + "]", v[i], UINT32_MAX)));
+    }
+    return out;
+  }
+  /// The list of objects under `key`, each with its own place name ("where.key[i]").
+  std::vector<Fields> objects(const char* key) const {
+    const json& v = any(key);
+    if (!v.is_array()) fail(key, "an array of objects", &v);
+    std::vector<Fields> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out.emplace_back(v[i], path_, where_ + "." + key + "[" + std::to_string(i) + "]");
+    }
+    return out;
+  }
+  Fields object(const char* key) const { return Fields(any(key), path_, where_ + "." + key); }
+  bool has(const char* key) const { return find(key) != nullptr; }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected,
+                         const json* found) const {
+    const std::string field = key.empty() ? "" : " field '" + key + "' as";
+    throw InputError(path_, where_ + ": expected" + field + " " + expected + ", found " +
+                                describe(found));
+  }
+
+ private:
+  const json* find(const char* key) const {
+    auto it = obj_.find(key);
+    return it == obj_.end() ? nullptr : &*it;
+  }
+  std::uint64_t unsigned_value(const std::string& key, const json& v, std::uint64_t max) const {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {
+      fail(key, "an unsigned integer up to " + std::to_string(max), &v);
+    }
+    return v.get<std::uint64_t>();
+  }
+
+  const json& obj_;
+  std::string path_;
+  std::string where_;
+};
+
+json parse_document(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    throw InputError(path, "expected an npusim trace file (trace.json), found no such file");
+  }
+  const std::string text = read_file(path);
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const bool truncated = e.byte >= text.size();
+    throw InputError(path, std::string("expected a JSON trace (Chrome/Perfetto object format), "
+                                       "found ") +
+                               (truncated ? "truncated JSON (the text ends at byte " +
+                                                std::to_string(text.size()) + ")"
+                                          : "invalid JSON at byte " + std::to_string(e.byte)) +
+                               ": " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("traceEvents")) {
+    throw InputError(path, "expected a JSON object with \"traceEvents\" (Chrome/Perfetto object "
+                           "format), found " + describe(&doc));
+  }
+  return doc;
+}
+
+/// otherData.npusim, checked for the format version this reader knows.
+const json& npusim_metadata(const json& doc, const std::string& path) {
+  auto other = doc.find("otherData");
+  if (other == doc.end() || !other->is_object() || !other->contains("npusim")) {
+    throw InputError(path, "expected otherData.npusim (the metadata npusim writes), found " +
+                               std::string(other == doc.end() ? "no otherData"
+                                                              : "otherData without npusim") +
+                               ": not a trace written by npusim");
+  }
+  const json& meta = (*other)["npusim"];
+  const Fields f(meta, path, "otherData.npusim");
+  const json& version = f.any("format_version");
+  if (version != kTraceFormatVersion) {
+    f.fail("format_version", std::to_string(kTraceFormatVersion), &version);
+  }
+  return meta;
+}
+
+Roofs read_roofs(const Fields& f) {
+  Roofs r;
+  r.core_clock_hz = f.number("core_clock_hz");
+  r.mac_peak_ops = f.number("mac_peak_ops");
+  r.vector_peak_ops = f.number("vector_peak_ops");
+  r.dram_bandwidth = f.number("dram_bandwidth");
+  r.sram_bandwidth = f.number("sram_bandwidth");
+  r.mac_rows = f.u32("mac_rows");
+  r.mac_cols = f.u32("mac_cols");
+  r.sram_capacity = f.u64("sram_capacity");
+  return r;
+}
+
+/// Everything but the commands. Group indices are checked once both tables are known.
+Trace trace_from_metadata(const Fields& m) {
+  Trace t;
+  t.workload = m.str("workload");
+  t.fusion = m.str("fusion");
+  t.config_name = m.str("config_name");
+  t.config = m.any("config");
+  t.dram_stats = m.any("dram_stats");
+  t.roofs = read_roofs(m.object("roofs"));
+  t.end_ps = m.u64("end_ps");
+  const std::vector<Fields> groups = m.objects("groups");
+  const std::vector<Fields> ops = m.objects("ops");
+  for (const Fields& g : groups) {
+    GroupInfo info;
+    info.name = g.str("name");
+    info.fusion = g.str("fusion");
+    for (std::uint32_t op : g.u32_list("ops")) {
+      if (op >= ops.size()) g.fail("ops", "op indices below " + std::to_string(ops.size()),
+                                   &g.any("ops"));
+      info.ops.push_back(static_cast<int>(op));
+    }
+    info.sram_bytes = g.u64("sram_bytes");
+    t.groups.push_back(std::move(info));
+  }
+  for (const Fields& o : ops) {
+    t.ops.push_back({o.str("name"), o.str("kind"), o.str("unit"),
+                     o.index("group", t.groups.size()), o.u64("macs"), o.u64("vector_ops")});
+  }
+  for (const Fields& a : m.objects("sram_allocations")) {
+    t.sram_allocations.push_back({a.index("group", t.groups.size()), a.u64("bytes"),
+                                  a.u64("alloc_ps"), a.u64("free_ps")});
+  }
+  return t;
+}
+
+/// The string under `key`, or "" when `e` is not an object or the field is not a string.
+std::string string_field(const json& e, const char* key) {
+  if (!e.is_object()) return "";
+  auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+/// Thread id -> thread name, from the "thread_name" metadata events of the NPU process.
+std::map<std::int64_t, std::string> thread_names(const json& events, const std::string& path) {
+  std::map<std::int64_t, std::string> names;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const json& e = events[i];
+    if (string_field(e, "ph") != "M" || string_field(e, "name") != "thread_name") continue;
+    const Fields f(e, path, "traceEvents[" + std::to_string(i) + "] (thread_name)");
+    const json& tid = f.any("tid");
+    if (!tid.is_number_integer()) f.fail("tid", "an integer", &tid);
+    names[tid.get<std::int64_t>()] = f.object("args").str("name");
+  }
+  return names;
+}
+
+std::uint64_t read_time(const Fields& f, const char* key) {
+  const double us = f.number(key);
+  auto ps = tracks::us_to_ps(us);
+  if (!ps) f.fail(key, "a non-negative time in microseconds", &f.any(key));
+  return *ps;
+}
+
+/// A named table entry must carry the name written beside its index.
+void check_name(const Fields& args, const char* key, int index, const std::string& expected) {
+  const std::string found = args.str(key);
+  if (index >= 0 && found != expected) {
+    const json shown = found;
+    args.fail(key, "\"" + expected + "\" (the name of entry " + std::to_string(index) + ")",
+              &shown);
+  }
+}
+
+CommandEvent read_command(const Fields& e, const tracks::UnitLane& track, const Trace& t) {
+  CommandEvent c;
+  c.unit = track.unit;
+  c.lane = track.lane;
+  c.begin_ps = read_time(e, "ts");
+  c.end_ps = c.begin_ps + read_time(e, "dur");
+  const Fields a = e.object("args");
+  c.id = a.u32("id");
+  const std::string kind = a.str("kind");
+  auto parsed_kind = command_kind_from_string(kind);
+  if (!parsed_kind) {
+    const json shown = kind;
+    a.fail("kind", "one of dma_load, dma_store, gemm, vector", &shown);
+  }
+  c.kind = *parsed_kind;
+  c.op = a.index("op_index", t.ops.size());
+  c.group = a.index("group_index", t.groups.size());
+  check_name(a, "op", c.op, c.op >= 0 ? t.ops[c.op].name : "");
+  check_name(a, "group", c.group, c.group >= 0 ? t.groups[c.group].name : "");
+  c.dram_read_bytes = a.u64("dram_read_bytes");
+  c.dram_write_bytes = a.u64("dram_write_bytes");
+  c.sram_read_bytes = a.u64("sram_read_bytes");
+  c.sram_write_bytes = a.u64("sram_write_bytes");
+  c.macs = a.u64("macs");
+  c.vector_ops = a.u64("vector_ops");
+  c.stall_cycles = a.u64("stall_cycles");
+  c.deps = a.u32_list("deps");
+  return c;
+}
+
+/// Commands are the complete events on unit tracks; op/group slices and counters are derived.
+std::vector<CommandEvent> read_commands(const json& events, const Trace& t,
+                                        const std::string& path) {
+  const auto names = thread_names(events, path);
+  std::vector<CommandEvent> commands;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Fields e(events[i], path, "traceEvents[" + std::to_string(i) + "]");
+    if (e.str("ph") != "X") continue;
+    const json& tid = e.any("tid");
+    auto name = tid.is_number_integer() ? names.find(tid.get<std::int64_t>()) : names.end();
+    if (name == names.end()) e.fail("tid", "the tid of a named thread", &tid);
+    const std::string base = tracks::base_track_name(name->second);
+    if (base == tracks::kOpsTrack || base == tracks::kGroupsTrack) continue;
+    auto unit = tracks::parse_unit_track_name(base);
+    if (!unit) {
+      const json shown = name->second;
+      e.fail("tid", "a unit track (MAC array, vector unit, DMA chN)", &shown);
+    }
+    commands.push_back(read_command(e, *unit, t));
+  }
+  return commands;
+}
+
+}  // namespace
+
+Trace read_trace_json(const std::string& path) {
+  const json doc = parse_document(path);
+  const Fields meta(npusim_metadata(doc, path), path, "otherData.npusim");
+  Trace t = trace_from_metadata(meta);
+  const json& events = doc["traceEvents"];
+  if (!events.is_array()) {
+    Fields(doc, path, "top level").fail("traceEvents", "an array of events", &events);
+  }
+  t.commands = read_commands(events, t, path);
+  const std::uint64_t expected = meta.u64("command_count");
+  if (t.commands.size() != expected) {
+    throw InputError(path, "expected " + std::to_string(expected) +
+                               " command events (otherData.npusim.command_count), found " +
+                               std::to_string(t.commands.size()));
+  }
+  return t;
+}
+
+}  // namespace npusim::traces

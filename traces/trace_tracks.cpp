@@ -1,0 +1,76 @@
+#include "traces/trace_tracks.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace npusim::traces::tracks {
+
+namespace {
+
+constexpr const char* kDmaPrefix = "DMA ch";
+constexpr const char* kLaneInfix = " lane ";
+
+// Parses a whole string of decimal digits; nullopt when empty, not all digits or too large.
+std::optional<std::uint32_t> parse_u32(const std::string& s) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  for (char ch : s) {
+    if (!std::isdigit(static_cast<unsigned char>(ch))) return std::nullopt;
+  }
+  return static_cast<std::uint32_t>(std::stoul(s));
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+std::string unit_track_name(Unit u, std::uint32_t lane) {
+  if (u == Unit::Dma) return kDmaPrefix + std::to_string(lane);
+  return lane == 0 ? to_string(u) : to_string(u) + kLaneInfix + std::to_string(lane);
+}
+
+std::string sublane_track_name(const std::string& base, std::size_t sublane) {
+  return sublane == 0 ? base : base + " (" + std::to_string(sublane + 1) + ")";
+}
+
+std::string base_track_name(const std::string& name) {
+  const std::size_t open = name.rfind(" (");
+  if (open == std::string::npos || name.empty() || name.back() != ')') return name;
+  const std::string digits = name.substr(open + 2, name.size() - open - 3);
+  return parse_u32(digits) ? name.substr(0, open) : name;
+}
+
+std::optional<UnitLane> parse_unit_track_name(const std::string& base) {
+  if (starts_with(base, kDmaPrefix)) {
+    auto lane = parse_u32(base.substr(std::string(kDmaPrefix).size()));
+    if (!lane) return std::nullopt;
+    return UnitLane{Unit::Dma, *lane};
+  }
+  for (Unit u : {Unit::MacArray, Unit::VectorUnit}) {
+    const std::string name = to_string(u);
+    if (base == name) return UnitLane{u, 0};
+    const std::string prefix = name + kLaneInfix;
+    if (starts_with(base, prefix)) {
+      auto lane = parse_u32(base.substr(prefix.size()));
+      if (lane) return UnitLane{u, *lane};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string format_us(std::uint64_t ps) {
+  char frac[8];
+  std::snprintf(frac, sizeof frac, "%06llu",
+                static_cast<unsigned long long>(ps % 1000000));
+  return std::to_string(ps / 1000000) + "." + frac;
+}
+
+std::optional<std::uint64_t> us_to_ps(double us) {
+  // Beyond 2^63 ps llround has no answer; no real trace comes near (that is 106 days).
+  if (!std::isfinite(us) || us < 0 || us * 1e6 >= 9.2e18) return std::nullopt;
+  return static_cast<std::uint64_t>(std::llround(us * 1e6));
+}
+
+}  // namespace npusim::traces::tracks

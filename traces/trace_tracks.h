@@ -1,0 +1,41 @@
+#pragma once
+// Names and time stamps shared by the trace writer and reader, so the two agree by
+// construction: which thread name means which unit, and how picoseconds become the format's
+// microseconds.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "traces/trace.h"
+
+namespace npusim::traces::tracks {
+
+/// The one process of the trace ("NPU"); counters hang off it, outside every thread.
+inline constexpr int kPid = 1;
+inline constexpr int kCounterTid = 0;
+inline constexpr const char* kProcessName = "NPU";
+inline constexpr const char* kGroupsTrack = "groups";
+inline constexpr const char* kOpsTrack = "ops";
+
+/// "MAC array", "vector unit", "DMA ch0", ...; a compute unit with lane > 0 is "<unit> lane N".
+std::string unit_track_name(Unit u, std::uint32_t lane);
+/// Slices on one thread must nest, so overlapping ones spill to "<base> (2)", "<base> (3)", ...
+std::string sublane_track_name(const std::string& base, std::size_t sublane);
+/// Inverse of sublane_track_name: the base name.
+std::string base_track_name(const std::string& name);
+
+struct UnitLane {
+  Unit unit = Unit::MacArray;
+  std::uint32_t lane = 0;
+};
+/// Inverse of unit_track_name (after base_track_name); nullopt for "ops", "groups" or others.
+std::optional<UnitLane> parse_unit_track_name(const std::string& base);
+
+/// Picoseconds as microseconds with exactly six decimals ("12.000345"): exact in decimal, and
+/// the reader's llround(us * 1e6) recovers the picoseconds for any trace shorter than ~1000 s.
+std::string format_us(std::uint64_t ps);
+/// Inverse of format_us for a parsed number; nullopt for negative or non-finite values.
+std::optional<std::uint64_t> us_to_ps(double us);
+
+}  // namespace npusim::traces::tracks

@@ -1,0 +1,124 @@
+// Work and bytes per op: the cost conventions of docs/workload-format.md, "Cost conventions".
+#include <algorithm>
+#include <stdexcept>
+
+#include "workloads/graph.h"
+#include "workloads/graph_internal.h"
+
+namespace npusim::workloads {
+namespace {
+
+using internal::product;
+
+std::uint64_t count(const Graph& g, int tensor) {
+  return static_cast<std::uint64_t>(g.tensor(tensor).elements());
+}
+
+/// Element operations on the vector unit. GEMM ops pay only their bias adds here.
+std::uint64_t vector_ops(const Graph& g, const Op& op) {
+  const std::uint64_t out = count(g, op.outputs.at(0));
+  switch (op.kind) {
+    case OpKind::Conv2d:
+    case OpKind::MatMul:
+      return op.inputs.size() >= 3 ? out : 0;  // the third input is the bias
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+      return out * static_cast<std::uint64_t>(op.attrs.kernel[0] * op.attrs.kernel[1]);
+    case OpKind::GlobalAvgPool:
+      return count(g, op.inputs.at(0));
+    case OpKind::Softmax:
+      return 5 * out;  // max, subtract, exp, sum, divide
+    case OpKind::LayerNorm:
+      // sum, centre, square, sum, normalise, scale, shift, + 1 for the per-row statistics
+      return 8 * out;
+    case OpKind::BatchNorm:
+      return 2 * out;  // folded to one multiply and one add per element
+    case OpKind::Reshape:
+    case OpKind::Flatten:
+      return 0;
+    default:
+      // elementwise binary, activations, and copies (transpose, concat, slice, resize)
+      return out;
+  }
+}
+
+}  // namespace
+
+OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes) {
+  OpCost cost;
+  // A view reinterprets its input's bytes in place: nothing is computed or moved.
+  if (op_class(op.kind) == OpClass::View) return cost;
+  if (op_class(op.kind) == OpClass::Gemm) {
+    const GemmView v = gemm_view(g, op);
+    cost.macs = static_cast<std::uint64_t>(v.groups * v.m * v.k * v.n);
+  }
+  cost.vector_ops = vector_ops(g, op);
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const int t = op.inputs[i];
+    // An operand used twice (x * x) is still read once.
+    if (std::find(op.inputs.begin(), op.inputs.begin() + static_cast<std::ptrdiff_t>(i), t) !=
+        op.inputs.begin() + static_cast<std::ptrdiff_t>(i)) {
+      continue;
+    }
+    auto& bytes = g.tensor(t).is_constant ? cost.weight_bytes : cost.input_bytes;
+    bytes += count(g, t) * elem_bytes;
+  }
+  for (int t : op.outputs) cost.output_bytes += count(g, t) * elem_bytes;
+  return cost;
+}
+
+GemmView gemm_view(const Graph& g, const Op& op) {
+  GemmView v;
+  const Shape& out = g.tensor(op.outputs.at(0)).shape;
+  if (op.kind == OpKind::Conv2d) {
+    const Shape& x = g.tensor(op.inputs.at(0)).shape;
+    const auto& a = op.attrs;
+    v.is_conv = true;
+    v.batch = x[0];
+    v.in_c = x[1];
+    v.in_h = x[2];
+    v.in_w = x[3];
+    v.out_h = out[2];
+    v.out_w = out[3];
+    v.groups = a.groups;
+    v.m = v.batch * v.out_h * v.out_w;
+    v.k = a.kernel[0] * a.kernel[1] * (v.in_c / a.groups);
+    v.n = out[1] / a.groups;
+    return v;
+  }
+  if (op.kind == OpKind::MatMul) {
+    const Shape& a = g.tensor(op.inputs.at(0)).shape;
+    const Shape& b = g.tensor(op.inputs.at(1)).shape;
+    const std::int64_t batch = product(out, 0, out.size() - 2);
+    v.m = a[a.size() - 2];
+    v.k = a.back();
+    v.n = out.back();
+    // Shared B (a linear layer on [B, S, K]) is one GEMM with the batch stacked into M, as a
+    // conv stacks N*OH*OW; only a batched B makes independent GEMMs.
+    if (product(b, 0, b.size() - 2) == 1) {
+      v.m *= batch;
+    } else {
+      v.groups = batch;
+    }
+    return v;
+  }
+  throw std::invalid_argument("gemm_view: op '" + op.name + "' (" + to_string(op.kind) +
+                              ") does not run on the MAC array");
+}
+
+GraphTotals graph_totals(const Graph& g, std::uint32_t elem_bytes) {
+  GraphTotals totals;
+  for (const auto& op : g.ops()) {
+    const OpCost c = op_cost(g, op, elem_bytes);
+    totals.macs += c.macs;
+    totals.vector_ops += c.vector_ops;
+  }
+  // Each constant counts once, however many ops read it.
+  for (const auto& t : g.tensors()) {
+    if (t.is_constant) totals.params += static_cast<std::uint64_t>(t.elements());
+  }
+  totals.weight_bytes = totals.params * elem_bytes;
+  return totals;
+}
+
+}  // namespace npusim::workloads

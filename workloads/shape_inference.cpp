@@ -1,0 +1,414 @@
+// Output-shape rules for every op kind (docs/workload-format.md, "Shape rules").
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "sim/core/errors.h"
+#include "workloads/graph.h"
+#include "workloads/graph_internal.h"
+
+namespace npusim::workloads {
+namespace {
+
+using internal::product;
+
+/// The op being inferred: its input shapes, attributes and where its errors point.
+class Inference {
+ public:
+  Inference(const Graph& g, const Op& op, const std::string& source_file)
+      : g_(g), op_(op), where_(internal::op_where(source_file, op)) {}
+
+  const OpAttrs& attrs() const { return op_.attrs; }
+  std::size_t arity() const { return op_.inputs.size(); }
+  const Shape& in(std::size_t i) const { return g_.tensor(op_.inputs.at(i)).shape; }
+  std::size_t rank(std::size_t i) const { return in(i).size(); }
+
+  [[noreturn]] void fail(const std::string& expected, const std::string& found) const {
+    throw InputError(where_, "expected " + expected + ", found " + found);
+  }
+  void check(bool ok, const std::string& expected, const std::string& found) const {
+    if (!ok) fail(expected, found);
+  }
+
+  /// "input 0 'image' [1, 3, 224, 224]": names the operand in messages.
+  std::string describe(std::size_t i) const {
+    return "input " + std::to_string(i) + " '" + g_.tensor(op_.inputs.at(i)).name + "' " +
+           format_shape(in(i));
+  }
+
+  void check_inputs(std::size_t lo, std::size_t hi) const {
+    const std::size_t n = arity();
+    if (n < lo || n > hi) {
+      const std::string want = lo == hi         ? std::to_string(lo)
+                               : hi == SIZE_MAX ? "at least " + std::to_string(lo)
+                                                : std::to_string(lo) + " to " + std::to_string(hi);
+      fail(want + " input" + (hi == 1 ? "" : "s") + " for " + to_string(op_.kind),
+           std::to_string(n));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const int t = op_.inputs[i];
+      check(t >= 0 && t < static_cast<int>(g_.tensors().size()), "a valid tensor index",
+            std::to_string(t) + " at input " + std::to_string(i));
+      check(!in(i).empty(), "input " + std::to_string(i) + " to have a known shape",
+            "tensor '" + g_.tensor(t).name + "' without one");
+    }
+  }
+
+  void check_rank(std::size_t i, std::size_t want) const {
+    check(rank(i) == want, "a " + std::to_string(want) + "-D input " + std::to_string(i),
+          describe(i));
+  }
+
+  /// Axis in [-rank, rank) (or [-rank, rank] with `allow_end`) to [0, rank).
+  std::size_t axis(std::int64_t a, std::size_t r, bool allow_end = false) const {
+    const auto n = static_cast<std::int64_t>(r);
+    const std::int64_t hi = allow_end ? n : n - 1;
+    check(a >= -n && a <= hi, "axis in [" + std::to_string(-n) + ", " + std::to_string(hi) + "]",
+          std::to_string(a));
+    return static_cast<std::size_t>(a < 0 ? a + n : a);
+  }
+
+  /// One spatial output size of a sliding window (conv, pool).
+  std::int64_t window(const char* dim, std::int64_t in, std::int64_t k, std::int64_t s,
+                      std::int64_t d, std::int64_t pad_before, std::int64_t pad_after) const {
+    const std::string tag = std::string(" (") + dim + ")";
+    check(k >= 1, "kernel >= 1" + tag, std::to_string(k));
+    check(s >= 1, "stride >= 1" + tag, std::to_string(s));
+    check(d >= 1, "dilation >= 1" + tag, std::to_string(d));
+    check(pad_before >= 0 && pad_after >= 0, "non-negative padding" + tag,
+          std::to_string(pad_before) + ", " + std::to_string(pad_after));
+    const std::int64_t extent = d * (k - 1) + 1;
+    const std::int64_t padded = in + pad_before + pad_after;
+    check(extent <= padded, "a kernel extent <= the padded input" + tag,
+          "extent " + std::to_string(extent) + " > " + std::to_string(padded));
+    return (padded - extent) / s + 1;
+  }
+
+  /// Output height and width of conv/pool from attrs: (H + pt + pb - d*(k-1) - 1) / s + 1.
+  std::pair<std::int64_t, std::int64_t> spatial(const Shape& x) const {
+    const auto& a = attrs();
+    return {window("height", x[2], a.kernel[0], a.stride[0], a.dilation[0], a.pads[0], a.pads[2]),
+            window("width", x[3], a.kernel[1], a.stride[1], a.dilation[1], a.pads[1], a.pads[3])};
+  }
+
+ private:
+  const Graph& g_;
+  const Op& op_;
+  std::string where_;
+};
+
+/// Numpy broadcasting: align trailing dims; each pair equal or one of them 1.
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const std::int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[out.size() - 1 - i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Shape infer_conv(const Inference& c) {
+  c.check_inputs(2, 3);
+  c.check_rank(0, 4);
+  c.check_rank(1, 4);
+  const Shape& x = c.in(0);
+  const Shape& w = c.in(1);
+  const auto& a = c.attrs();
+  const std::int64_t cin = x[1];
+  c.check(a.groups >= 1 && cin % a.groups == 0,
+          "groups dividing the " + std::to_string(cin) + " input channels",
+          "groups = " + std::to_string(a.groups));
+  const std::int64_t cout = a.out_channels > 0 ? a.out_channels : w[0];
+  c.check(cout % a.groups == 0, "groups dividing the " + std::to_string(cout) + " output channels",
+          "groups = " + std::to_string(a.groups));
+  const Shape expected_w{cout, cin / a.groups, a.kernel[0], a.kernel[1]};
+  c.check(w == expected_w,
+          "weight shape " + format_shape(expected_w) + " [Cout, Cin/groups, KH, KW]",
+          format_shape(w));
+  if (c.arity() == 3) {
+    c.check(c.in(2) == Shape{cout}, "bias shape " + format_shape({cout}), format_shape(c.in(2)));
+  }
+  const auto [oh, ow] = c.spatial(x);
+  return {x[0], cout, oh, ow};
+}
+
+Shape infer_matmul(const Inference& c) {
+  c.check_inputs(2, 3);
+  const Shape& a = c.in(0);
+  const Shape& b = c.in(1);
+  c.check(a.size() >= 2, "A of rank >= 2 ([..., M, K])", c.describe(0));
+  c.check(b.size() >= 2, "B of rank >= 2 ([..., K, N])", c.describe(1));
+  const bool tb = c.attrs().transpose_b;
+  const std::int64_t m = a[a.size() - 2], k = a.back();
+  const std::int64_t kb = tb ? b.back() : b[b.size() - 2];
+  const std::int64_t n = tb ? b[b.size() - 2] : b.back();
+  c.check(k == kb,
+          std::string("the inner dimensions to agree (A [..., M, K] x B ") +
+              (tb ? "[..., N, K])" : "[..., K, N])"),
+          "K = " + std::to_string(k) + " in " + c.describe(0) + " but " + std::to_string(kb) +
+              " in " + c.describe(1));
+  auto batch = broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  c.check(batch.has_value(), "batch dimensions that broadcast",
+          c.describe(0) + " and " + c.describe(1));
+  if (c.arity() == 3) {
+    c.check(c.in(2) == Shape{n}, "bias shape " + format_shape({n}), format_shape(c.in(2)));
+  }
+  batch->push_back(m);
+  batch->push_back(n);
+  return *batch;
+}
+
+Shape infer_binary(const Inference& c) {
+  c.check_inputs(2, 2);
+  auto out = broadcast(c.in(0), c.in(1));
+  c.check(out.has_value(), "shapes that broadcast (numpy rules)",
+          c.describe(0) + " and " + c.describe(1));
+  return *out;
+}
+
+Shape infer_unary(const Inference& c) {
+  c.check_inputs(1, 1);
+  return c.in(0);
+}
+
+Shape infer_clip(const Inference& c) {
+  c.check(c.attrs().min <= c.attrs().max, "min <= max",
+          "min " + std::to_string(c.attrs().min) + " > max " + std::to_string(c.attrs().max));
+  return infer_unary(c);
+}
+
+Shape infer_pool(const Inference& c) {
+  c.check_inputs(1, 1);
+  c.check_rank(0, 4);
+  const Shape& x = c.in(0);
+  const auto [oh, ow] = c.spatial(x);
+  return {x[0], x[1], oh, ow};
+}
+
+Shape infer_global_pool(const Inference& c) {
+  c.check_inputs(1, 1);
+  c.check_rank(0, 4);
+  return {c.in(0)[0], c.in(0)[1], 1, 1};
+}
+
+Shape infer_softmax(const Inference& c) {
+  c.check_inputs(1, 1);
+  c.axis(c.attrs().axis, c.rank(0));
+  return c.in(0);
+}
+
+/// Layer-norm normalises over dims [axis, rank); scale and shift have exactly those dims.
+Shape infer_layer_norm(const Inference& c) {
+  c.check_inputs(1, 3);
+  const Shape& x = c.in(0);
+  const std::size_t ax = c.axis(c.attrs().axis, x.size());
+  const Shape normalized(x.begin() + static_cast<std::ptrdiff_t>(ax), x.end());
+  for (std::size_t i = 1; i < c.arity(); ++i) {
+    c.check(c.in(i) == normalized, "scale/shift shape " + format_shape(normalized), c.describe(i));
+  }
+  return x;
+}
+
+/// Batch-norm parameters (scale, shift, and optionally mean and variance) are per channel (dim 1).
+Shape infer_batch_norm(const Inference& c) {
+  c.check_inputs(1, 5);
+  const Shape& x = c.in(0);
+  c.check(x.size() >= 2, "input of rank >= 2 ([N, C, ...])", c.describe(0));
+  for (std::size_t i = 1; i < c.arity(); ++i) {
+    c.check(c.in(i) == Shape{x[1]}, "per-channel parameter shape " + format_shape({x[1]}),
+            c.describe(i));
+  }
+  return x;
+}
+
+/// Target dims: positive, 0 (copy the input's dim at that index, as ONNX does), or one -1.
+Shape infer_reshape(const Inference& c) {
+  c.check_inputs(1, 1);
+  const Shape& x = c.in(0);
+  Shape out = c.attrs().shape;
+  c.check(!out.empty(), "a target shape", "none");
+  std::optional<std::size_t> wildcard;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      c.check(!wildcard, "at most one -1 in the target shape", format_shape(out));
+      wildcard = i;
+    } else if (out[i] == 0) {
+      c.check(i < x.size(), "0 (copy) only within the input's rank " + std::to_string(x.size()),
+              "0 at index " + std::to_string(i));
+      out[i] = x[i];
+    } else {
+      c.check(out[i] > 0, "target sizes > 0, 0 or -1", format_shape(c.attrs().shape));
+    }
+  }
+  const std::int64_t total = product(x, 0, x.size());
+  if (wildcard) {
+    out[*wildcard] = 1;
+    const std::int64_t known = product(out, 0, out.size());
+    c.check(total % known == 0,
+            "a target shape whose known sizes divide the input's " + std::to_string(total) +
+                " elements",
+            format_shape(c.attrs().shape));
+    out[*wildcard] = total / known;
+  }
+  c.check(product(out, 0, out.size()) == total,
+          "a target shape with the input's " + std::to_string(total) + " elements",
+          format_shape(out) + " (" + std::to_string(product(out, 0, out.size())) + " elements)");
+  return out;
+}
+
+/// ONNX Flatten: [prod(dims before axis), prod(dims from axis)].
+Shape infer_flatten(const Inference& c) {
+  c.check_inputs(1, 1);
+  const Shape& x = c.in(0);
+  const std::size_t ax = c.axis(c.attrs().axis, x.size(), true);
+  return {product(x, 0, ax), product(x, ax, x.size())};
+}
+
+/// Empty perm reverses the dims (the ONNX default).
+Shape infer_transpose(const Inference& c) {
+  c.check_inputs(1, 1);
+  const Shape& x = c.in(0);
+  std::vector<std::int64_t> perm = c.attrs().perm;
+  if (perm.empty()) {
+    for (std::size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
+  }
+  std::vector<std::int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  bool is_permutation = perm.size() == x.size();
+  for (std::size_t i = 0; is_permutation && i < sorted.size(); ++i) {
+    is_permutation = sorted[i] == static_cast<std::int64_t>(i);
+  }
+  c.check(is_permutation, "perm a permutation of 0.." + std::to_string(x.size() - 1),
+          format_shape(perm));
+  Shape out;
+  for (auto p : perm) out.push_back(x[static_cast<std::size_t>(p)]);
+  return out;
+}
+
+Shape infer_concat(const Inference& c) {
+  c.check_inputs(1, SIZE_MAX);
+  Shape out = c.in(0);
+  const std::size_t ax = c.axis(c.attrs().axis, out.size());
+  for (std::size_t i = 1; i < c.arity(); ++i) {
+    const Shape& s = c.in(i);
+    bool same = s.size() == out.size();
+    for (std::size_t d = 0; same && d < s.size(); ++d) same = d == ax || s[d] == out[d];
+    c.check(same,
+            "inputs equal in every dim but axis " + std::to_string(ax) + " (" + c.describe(0) + ")",
+            c.describe(i));
+    out[ax] += s[ax];
+  }
+  return out;
+}
+
+/// ONNX Slice: negative starts/ends count from the end, then clamp; steps may be negative.
+Shape infer_slice(const Inference& c) {
+  c.check_inputs(1, 1);
+  const auto& a = c.attrs();
+  Shape out = c.in(0);
+  const std::size_t n = a.starts.size();
+  c.check(n > 0 && a.ends.size() == n, "starts and ends of equal, non-zero length",
+          std::to_string(n) + " starts, " + std::to_string(a.ends.size()) + " ends");
+  c.check(a.axes.empty() || a.axes.size() == n, std::to_string(n) + " axes",
+          std::to_string(a.axes.size()));
+  c.check(a.steps.empty() || a.steps.size() == n, std::to_string(n) + " steps",
+          std::to_string(a.steps.size()));
+  std::vector<bool> seen(out.size(), false);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t ax =
+        c.axis(a.axes.empty() ? static_cast<std::int64_t>(i) : a.axes[i], out.size());
+    c.check(!seen[ax], "each axis sliced once", "axis " + std::to_string(ax) + " twice");
+    seen[ax] = true;
+    const std::int64_t step = a.steps.empty() ? 1 : a.steps[i];
+    c.check(step != 0, "non-zero steps", "0");
+    const std::int64_t dim = out[ax];
+    const auto clamp = [&](std::int64_t v) {
+      if (v < 0) v += dim;
+      return step > 0 ? std::clamp<std::int64_t>(v, 0, dim)
+                      : std::clamp<std::int64_t>(v, -1, dim - 1);
+    };
+    const std::int64_t begin = clamp(a.starts[i]), end = clamp(a.ends[i]);
+    const std::int64_t span = step > 0 ? end - begin : begin - end;
+    const std::int64_t abs_step = step > 0 ? step : -step;
+    const std::int64_t size = span <= 0 ? 0 : (span + abs_step - 1) / abs_step;
+    c.check(size > 0, "a non-empty slice on axis " + std::to_string(ax),
+            "[" + std::to_string(a.starts[i]) + ":" + std::to_string(a.ends[i]) + ":" +
+                std::to_string(step) + "] of size " + std::to_string(dim));
+    out[ax] = size;
+  }
+  return out;
+}
+
+Shape infer_resize(const Inference& c) {
+  c.check_inputs(1, 1);
+  const auto& scales = c.attrs().scales;
+  Shape out = c.in(0);
+  c.check(scales.size() == out.size(), std::to_string(out.size()) + " scales (one per dim)",
+          std::to_string(scales.size()));
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    // The epsilon keeps 10 * 0.3 at 3, not 2.
+    const auto size =
+        static_cast<std::int64_t>(std::floor(static_cast<double>(out[d]) * scales[d] + 1e-9));
+    c.check(scales[d] > 0 && size >= 1, "scales giving sizes >= 1",
+            "scale " + std::to_string(scales[d]) + " on dim " + std::to_string(d));
+    out[d] = size;
+  }
+  return out;
+}
+
+}  // namespace
+
+Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file) {
+  const Inference c(g, op, source_file);
+  switch (op.kind) {
+    case OpKind::Conv2d:
+      return infer_conv(c);
+    case OpKind::MatMul:
+      return infer_matmul(c);
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Max:
+    case OpKind::Min:
+      return infer_binary(c);
+    case OpKind::Clip:
+      return infer_clip(c);
+    case OpKind::Relu:
+    case OpKind::Sigmoid:
+    case OpKind::Tanh:
+    case OpKind::Gelu:
+    case OpKind::HardSwish:
+    case OpKind::HardSigmoid:
+    case OpKind::LeakyRelu:
+      return infer_unary(c);
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+      return infer_pool(c);
+    case OpKind::GlobalAvgPool:
+      return infer_global_pool(c);
+    case OpKind::Softmax:
+      return infer_softmax(c);
+    case OpKind::LayerNorm:
+      return infer_layer_norm(c);
+    case OpKind::BatchNorm:
+      return infer_batch_norm(c);
+    case OpKind::Reshape:
+      return infer_reshape(c);
+    case OpKind::Flatten:
+      return infer_flatten(c);
+    case OpKind::Transpose:
+      return infer_transpose(c);
+    case OpKind::Concat:
+      return infer_concat(c);
+    case OpKind::Slice:
+      return infer_slice(c);
+    case OpKind::Resize:
+      return infer_resize(c);
+  }
+  c.fail("a known op kind", std::to_string(static_cast<int>(op.kind)));
+}
+
+}  // namespace npusim::workloads
