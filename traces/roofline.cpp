@@ -59,9 +59,8 @@ class RooflineBuilder {
   void add(const std::string& name, const std::string& scope, const Tally& tally,
            std::uint64_t time_ps) {
     if (tally.ops() == 0) return;
-    const MemoryLevel levels[] = {
-        {"dram", "DRAM", roofs_.dram_bandwidth, tally.dram_bytes()},
-        {"sram", "SRAM", roofs_.sram_bandwidth, tally.sram_bytes()}};
+    const MemoryLevel levels[] = {{"dram", "DRAM", roofs_.dram_bandwidth, tally.dram_bytes()},
+                                  {"sram", "SRAM", roofs_.sram_bandwidth, tally.sram_bytes()}};
     if (tally.dram_bytes() == 0 && tally.sram_bytes() == 0) return;
     if (time_ps == 0) {
       out_.violations.push_back(scope + " " + name + ": " + num(double(tally.ops())) +
@@ -83,13 +82,14 @@ class RooflineBuilder {
     }
     // 2. The class: far below the binding roof, neither compute nor bandwidth is the limit.
     const std::string bound = achieved < kLatencyBoundFraction * lowest ? "latency"
-                              : compute.peak <= lowest                 ? "compute"
-                                                                       : "memory";
+                              : compute.peak <= lowest                  ? "compute"
+                                                                        : "memory";
     // 3. One point per level, all at the same achieved ops/s.
     for (const MemoryLevel& m : levels) {
       if (m.bytes == 0) continue;
-      RooflinePoint p{name, scope, m.level, compute.name, bound, ops, double(m.bytes), seconds,
-                      0, achieved, 0, 0};
+      RooflinePoint p{
+          name,     scope, m.level, compute.name, bound, ops, double(m.bytes), seconds, 0,
+          achieved, 0,     0};
       p.intensity = ops / p.bytes;
       p.attainable = std::min(compute.peak, p.intensity * m.bandwidth);
       p.fraction_of_roof = achieved / p.attainable;
@@ -186,8 +186,8 @@ std::vector<PlotArrow> compare_arrows(const Trace& a, const Trace& b) {
     auto it = ops_of_b.find(op.name);
     if (op.unit == "none" || it == ops_of_b.end()) continue;
     const int group = b.ops[it->second].group;
-    const bool fused = group >= 0 && std::size_t(group) < b.groups.size() &&
-                       b.groups[group].ops.size() > 1;
+    const bool fused =
+        group >= 0 && std::size_t(group) < b.groups.size() && b.groups[group].ops.size() > 1;
     arrows.push_back({op.name, fused ? b.groups[group].name : op.name});
   }
   return arrows;

@@ -2,10 +2,9 @@
 // The hierarchical roofline of a trace: roofs from the machine (compute peaks, DRAM and SRAM
 // bandwidth) and one point per op, fused group and the whole network at each memory level.
 // Definitions (ops, time, bytes, bound classes): docs/outputs.md.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "traces/trace.h"
 
@@ -21,17 +20,17 @@ struct Roof {
 /// Where one op, group or the network sits against the roofs at one memory level.
 struct RooflinePoint {
   std::string name;
-  std::string scope;          // "op", "group" or "network"
-  std::string level;          // "dram" or "sram"
-  std::string compute_roof;   // "MAC array", "vector unit" or "MAC array + vector unit"
-  std::string bound;          // "compute", "memory" or "latency" (the same at both levels)
-  double ops;                 // 2 * MACs + vector ops
-  double bytes;               // read + write bytes at `level`
-  double seconds;             // span of the commands (end_ps for the network)
-  double intensity;           // ops / bytes
-  double ops_per_second;      // ops / seconds (the same at both levels)
-  double attainable;          // min(compute peak, intensity * level bandwidth)
-  double fraction_of_roof;    // ops_per_second / attainable
+  std::string scope;         // "op", "group" or "network"
+  std::string level;         // "dram" or "sram"
+  std::string compute_roof;  // "MAC array", "vector unit" or "MAC array + vector unit"
+  std::string bound;         // "compute", "memory" or "latency" (the same at both levels)
+  double ops;                // 2 * MACs + vector ops
+  double bytes;              // read + write bytes at `level`
+  double seconds;            // span of the commands (end_ps for the network)
+  double intensity;          // ops / bytes
+  double ops_per_second;     // ops / seconds (the same at both levels)
+  double attainable;         // min(compute peak, intensity * level bandwidth)
+  double fraction_of_roof;   // ops_per_second / attainable
 };
 
 struct Roofline {

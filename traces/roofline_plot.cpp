@@ -34,8 +34,8 @@ namespace fs = std::filesystem;
 constexpr const char* kGnuplot = NPUSIM_GNUPLOT;
 constexpr int kWidthPx = 1000, kHeightPx = 700;
 constexpr double kLeft = 0.09, kRight = 0.75, kBottom = 0.10, kTop = 0.91;
-constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
-                                    "#e377c2"};
+constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c",
+                                    "#9467bd", "#8c564b", "#e377c2"};
 constexpr const char* kSharedRoofColour = "#555555";
 constexpr const char* kViolationColour = "#d62728";
 // gnuplot colours are #AARRGGBB with AA = transparency; SRAM-level points are drawn faded.
@@ -47,8 +47,10 @@ std::string colour_of(std::size_t series) { return kPalette[series % std::size(k
 std::string quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "''";
-    else if (c != '\n' && c != '\r') out += c;
+    if (c == '\'')
+      out += "''";
+    else if (c != '\n' && c != '\r')
+      out += c;
   }
   return out + "'";
 }
@@ -196,13 +198,13 @@ class PlotScript {
   void violations(const std::vector<const RooflinePoint*>& pts) {
     if (pts.empty()) return;
     write_data("violations.dat", pts);
-    clause(quote(dir_.file("violations.dat")) + " using 1:2 with points pt 6 ps 3.6 lw 2.5 lc rgb '" +
-           kViolationColour + "' notitle");
+    clause(quote(dir_.file("violations.dat")) +
+           " using 1:2 with points pt 6 ps 3.6 lw 2.5 lc rgb '" + kViolationColour + "' notitle");
     key_entry("pt 6 ps 1.5 lw 2.5 lc rgb '" + std::string(kViolationColour) + "'",
               "above its roof (model error)");
     for (const RooflinePoint* p : pts) {
-      label("! " + p->name, p->intensity, p->ops_per_second, "left offset 1.5,-1 tc rgb '" +
-                                                                  std::string(kViolationColour) + "'");
+      label("! " + p->name, p->intensity, p->ops_per_second,
+            "left offset 1.5,-1 tc rgb '" + std::string(kViolationColour) + "'");
     }
   }
 
@@ -218,7 +220,8 @@ class PlotScript {
   void arrow(const RooflinePoint& from, const RooflinePoint& to) {
     head_ << "set arrow from first " << num(from.intensity) << ", first "
           << num(from.ops_per_second) << " to first " << num(to.intensity) << ", first "
-          << num(to.ops_per_second) << " head filled size screen 0.012,20 lw 1.2 lc rgb '#333333'\n";
+          << num(to.ops_per_second)
+          << " head filled size screen 0.012,20 lw 1.2 lc rgb '#333333'\n";
   }
 
   std::string text(const std::string& title, const std::string& svg) const {
@@ -236,7 +239,8 @@ class PlotScript {
       << "set ylabel 'performance (ops/s)'\n"
       << "set format x '%g'\nset format y '%.0s%c'\n"
       << "set grid xtics ytics mxtics mytics lc rgb '#e0e0e0' lt 1\n"
-      << "set key at screen 0.99, screen " << kTop << " right top Left reverse samplen 1 spacing 1.6\n"
+      << "set key at screen 0.99, screen " << kTop
+      << " right top Left reverse samplen 1 spacing 1.6\n"
       << "set label '1 MAC = 2 ops' at graph 0.02, graph 0.96 left\n"
       << head_.str() << "plot ";
     for (std::size_t i = 0; i < clauses_.size(); ++i) s << (i ? ", \\\n  " : "") << clauses_[i];
@@ -253,7 +257,8 @@ class PlotScript {
 
   void write_data(const std::string& file_name, const std::vector<const RooflinePoint*>& pts) {
     std::ofstream out(dir_.file(file_name));
-    for (const RooflinePoint* p : pts) out << num(p->intensity) << " " << num(p->ops_per_second) << "\n";
+    for (const RooflinePoint* p : pts)
+      out << num(p->intensity) << " " << num(p->ops_per_second) << "\n";
     if (!out) throw SimulationError("cannot write plot data " + dir_.file(file_name));
   }
 
@@ -314,8 +319,9 @@ bool same_roofs(const std::vector<PlotSeries>& series) {
 }
 
 bool uses_sum_roof(const Roofline& r) {
-  return std::any_of(r.points.begin(), r.points.end(),
-                     [](const RooflinePoint& p) { return p.compute_roof.find('+') != std::string::npos; });
+  return std::any_of(r.points.begin(), r.points.end(), [](const RooflinePoint& p) {
+    return p.compute_roof.find('+') != std::string::npos;
+  });
 }
 
 /// The DRAM-level point called `name`, trying the scopes in order; nullptr if absent.
@@ -389,8 +395,9 @@ void run_gnuplot(const std::string& script, const std::string& log) {
   const int rc = posix_spawnp(&pid, kGnuplot, &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    throw SimulationError(std::string("cannot run ") + kGnuplot + " to draw the roofline: " +
-                          std::strerror(rc) + " (install gnuplot, e.g. apt-get install gnuplot-nox)");
+    throw SimulationError(std::string("cannot run ") + kGnuplot +
+                          " to draw the roofline: " + std::strerror(rc) +
+                          " (install gnuplot, e.g. apt-get install gnuplot-nox)");
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -434,8 +441,10 @@ void plot_roofline_svg(const std::vector<PlotSeries>& series, const std::vector<
     }
   }
   for (const PlotArrow& a : arrows) {
-    const RooflinePoint* from = find_point(*series[0].roofline, a.from_point, {"op", "group", "network"});
-    const RooflinePoint* to = find_point(*series[1].roofline, a.to_point, {"group", "op", "network"});
+    const RooflinePoint* from =
+        find_point(*series[0].roofline, a.from_point, {"op", "group", "network"});
+    const RooflinePoint* to =
+        find_point(*series[1].roofline, a.to_point, {"group", "op", "network"});
     if (from && to) script.arrow(*from, *to);
   }
   script.violations(violations);

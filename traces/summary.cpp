@@ -21,7 +21,8 @@ json intensity(const Tally& tally) {
 class BoundIndex {
  public:
   explicit BoundIndex(const Roofline& r) {
-    for (const RooflinePoint& p : r.points) bounds_.emplace(std::make_pair(p.scope, p.name), p.bound);
+    for (const RooflinePoint& p : r.points)
+      bounds_.emplace(std::make_pair(p.scope, p.name), p.bound);
   }
   /// "none" for an entity without a point (a view, or no work, or no bytes).
   std::string operator()(const std::string& scope, const std::string& name) const {
@@ -101,7 +102,9 @@ json make_summary(const Trace& t, const Roofline& r) {
     const GroupInfo& group = t.groups[g];
     json members = json::array();
     for (int op : group.ops) members.push_back(t.ops.at(op).name);
-    json o = {{"name", group.name}, {"fusion", group.fusion}, {"members", members},
+    json o = {{"name", group.name},
+              {"fusion", group.fusion},
+              {"members", members},
               {"sram_bytes", group.sram_bytes}};
     put_figures(o, tallies.groups[g], tallies.groups[g].span_ps(), clock);
     o["bound"] = bound_of("group", group.name);

@@ -1,6 +1,7 @@
 // read_trace_json: the inverse of write_trace_json. Every field is read with its expected type,
 // and every failure names the file, the place in it, what was expected and what was found.
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -23,6 +24,15 @@ std::string describe(const json* v) {
   std::string text = v->dump();
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text + " (" + v->type_name() + ")";
+}
+
+/// InputError(path, "<where>: expected field '<key>' as <expected>, found <found>").
+[[noreturn]] void fail_field(const std::string& path, const std::string& where,
+                             const std::string& key, const std::string& expected,
+                             const json* found) {
+  const std::string field = key.empty() ? "" : " field '" + key + "' as";
+  throw InputError(path,
+                   where + ": expected" + field + " " + expected + ", found " + describe(found));
 }
 
 /// Typed access to the fields of one JSON object at a named place in the file.
@@ -51,6 +61,11 @@ class Fields {
   std::uint64_t u64(const char* key) const { return unsigned_value(key, any(key), UINT64_MAX); }
   std::uint32_t u32(const char* key) const {
     return static_cast<std::uint32_t>(unsigned_value(key, any(key), UINT32_MAX));
+  }
+  std::int64_t integer(const char* key) const {
+    const json& v = any(key);
+    if (!v.is_number_integer()) fail(key, "an integer", &v);
+    return v.get<std::int64_t>();
   }
   /// An index into a table of `size` entries, or -1 for "none".
   int index(const char* key, std::size_t size) const {
@@ -86,9 +101,7 @@ class Fields {
 
   [[noreturn]] void fail(const std::string& key, const std::string& expected,
                          const json* found) const {
-    const std::string field = key.empty() ? "" : " field '" + key + "' as";
-    throw InputError(path_, where_ + ": expected" + field + " " + expected + ", found " +
-                                describe(found));
+    fail_field(path_, where_, key, expected, found);
   }
 
  private:
@@ -108,14 +121,15 @@ class Fields {
   std::string where_;
 };
 
-json parse_document(const std::string& path) {
+/// Parses the file; `on_event` sees the parser's events (it consumes traceEvents elements).
+json parse_document(const std::string& path, const json::parser_callback_t& on_event) {
   if (!std::filesystem::exists(path)) {
     throw InputError(path, "expected an npusim trace file (trace.json), found no such file");
   }
   const std::string text = read_file(path);
   json doc;
   try {
-    doc = json::parse(text);
+    doc = json::parse(text, on_event);
   } catch (const json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
     throw InputError(path, std::string("expected a JSON trace (Chrome/Perfetto object format), "
@@ -125,9 +139,11 @@ json parse_document(const std::string& path) {
                                           : "invalid JSON at byte " + std::to_string(e.byte)) +
                                ": " + e.what());
   }
-  if (!doc.is_object() || !doc.contains("traceEvents")) {
-    throw InputError(path, "expected a JSON object with \"traceEvents\" (Chrome/Perfetto object "
-                           "format), found " + describe(&doc));
+  if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
+    throw InputError(path,
+                     "expected a JSON object with a \"traceEvents\" array (Chrome/Perfetto "
+                     "object format), found " +
+                         describe(&doc));
   }
   return doc;
 }
@@ -136,10 +152,10 @@ json parse_document(const std::string& path) {
 const json& npusim_metadata(const json& doc, const std::string& path) {
   auto other = doc.find("otherData");
   if (other == doc.end() || !other->is_object() || !other->contains("npusim")) {
-    throw InputError(path, "expected otherData.npusim (the metadata npusim writes), found " +
-                               std::string(other == doc.end() ? "no otherData"
-                                                              : "otherData without npusim") +
-                               ": not a trace written by npusim");
+    throw InputError(
+        path, "expected otherData.npusim (the metadata npusim writes), found " +
+                  std::string(other == doc.end() ? "no otherData" : "otherData without npusim") +
+                  ": not a trace written by npusim");
   }
   const json& meta = (*other)["npusim"];
   const Fields f(meta, path, "otherData.npusim");
@@ -180,43 +196,22 @@ Trace trace_from_metadata(const Fields& m) {
     info.name = g.str("name");
     info.fusion = g.str("fusion");
     for (std::uint32_t op : g.u32_list("ops")) {
-      if (op >= ops.size()) g.fail("ops", "op indices below " + std::to_string(ops.size()),
-                                   &g.any("ops"));
+      if (op >= ops.size())
+        g.fail("ops", "op indices below " + std::to_string(ops.size()), &g.any("ops"));
       info.ops.push_back(static_cast<int>(op));
     }
     info.sram_bytes = g.u64("sram_bytes");
     t.groups.push_back(std::move(info));
   }
   for (const Fields& o : ops) {
-    t.ops.push_back({o.str("name"), o.str("kind"), o.str("unit"),
-                     o.index("group", t.groups.size()), o.u64("macs"), o.u64("vector_ops")});
+    t.ops.push_back({o.str("name"), o.str("kind"), o.str("unit"), o.index("group", t.groups.size()),
+                     o.u64("macs"), o.u64("vector_ops")});
   }
   for (const Fields& a : m.objects("sram_allocations")) {
-    t.sram_allocations.push_back({a.index("group", t.groups.size()), a.u64("bytes"),
-                                  a.u64("alloc_ps"), a.u64("free_ps")});
+    t.sram_allocations.push_back(
+        {a.index("group", t.groups.size()), a.u64("bytes"), a.u64("alloc_ps"), a.u64("free_ps")});
   }
   return t;
-}
-
-/// The string under `key`, or "" when `e` is not an object or the field is not a string.
-std::string string_field(const json& e, const char* key) {
-  if (!e.is_object()) return "";
-  auto it = e.find(key);
-  return it != e.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-/// Thread id -> thread name, from the "thread_name" metadata events of the NPU process.
-std::map<std::int64_t, std::string> thread_names(const json& events, const std::string& path) {
-  std::map<std::int64_t, std::string> names;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const json& e = events[i];
-    if (string_field(e, "ph") != "M" || string_field(e, "name") != "thread_name") continue;
-    const Fields f(e, path, "traceEvents[" + std::to_string(i) + "] (thread_name)");
-    const json& tid = f.any("tid");
-    if (!tid.is_number_integer()) f.fail("tid", "an integer", &tid);
-    names[tid.get<std::int64_t>()] = f.object("args").str("name");
-  }
-  return names;
 }
 
 std::uint64_t read_time(const Fields& f, const char* key) {
@@ -226,18 +221,18 @@ std::uint64_t read_time(const Fields& f, const char* key) {
   return *ps;
 }
 
-/// A named table entry must carry the name written beside its index.
-void check_name(const Fields& args, const char* key, int index, const std::string& expected) {
-  const std::string found = args.str(key);
-  if (index >= 0 && found != expected) {
-    const json shown = found;
-    args.fail(key, "\"" + expected + "\" (the name of entry " + std::to_string(index) + ")",
-              &shown);
-  }
-}
+/// A command event as read, before the op and group tables (after traceEvents) are known.
+struct RawCommand {
+  std::size_t event = 0;  // index in traceEvents, for messages
+  CommandEvent command;
+  std::int64_t op = -1, group = -1;  // indices as written, checked in resolve()
+  std::string op_name, group_name;   // names written beside them
+};
 
-CommandEvent read_command(const Fields& e, const tracks::UnitLane& track, const Trace& t) {
-  CommandEvent c;
+RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::size_t event) {
+  RawCommand raw;
+  raw.event = event;
+  CommandEvent& c = raw.command;
   c.unit = track.unit;
   c.lane = track.lane;
   c.begin_ps = read_time(e, "ts");
@@ -251,10 +246,10 @@ CommandEvent read_command(const Fields& e, const tracks::UnitLane& track, const 
     a.fail("kind", "one of dma_load, dma_store, gemm, vector", &shown);
   }
   c.kind = *parsed_kind;
-  c.op = a.index("op_index", t.ops.size());
-  c.group = a.index("group_index", t.groups.size());
-  check_name(a, "op", c.op, c.op >= 0 ? t.ops[c.op].name : "");
-  check_name(a, "group", c.group, c.group >= 0 ? t.groups[c.group].name : "");
+  raw.op = a.integer("op_index");
+  raw.group = a.integer("group_index");
+  raw.op_name = a.str("op");
+  raw.group_name = a.str("group");
   c.dram_read_bytes = a.u64("dram_read_bytes");
   c.dram_write_bytes = a.u64("dram_write_bytes");
   c.sram_read_bytes = a.u64("sram_read_bytes");
@@ -263,43 +258,124 @@ CommandEvent read_command(const Fields& e, const tracks::UnitLane& track, const 
   c.vector_ops = a.u64("vector_ops");
   c.stall_cycles = a.u64("stall_cycles");
   c.deps = a.u32_list("deps");
-  return c;
+  return raw;
 }
 
-/// Commands are the complete events on unit tracks; op/group slices and counters are derived.
-std::vector<CommandEvent> read_commands(const json& events, const Trace& t,
-                                        const std::string& path) {
-  const auto names = thread_names(events, path);
-  std::vector<CommandEvent> commands;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const Fields e(events[i], path, "traceEvents[" + std::to_string(i) + "]");
-    if (e.str("ph") != "X") continue;
+/// Checks an index against its table and the name written beside it.
+template <typename Info>
+int resolve_index(const std::string& path, const std::string& where, const char* key,
+                  std::int64_t index, const std::string& name, const std::vector<Info>& table) {
+  if (index < -1 || index >= static_cast<std::int64_t>(table.size())) {
+    const json shown = index;
+    fail_field(path, where + ".args", key,
+               "an index from -1 to " + std::to_string(std::int64_t(table.size()) - 1), &shown);
+  }
+  const std::string expected = index >= 0 ? table[index].name : "";
+  if (name != expected) {
+    const json shown = name;
+    const std::string name_key = std::string(key).substr(0, std::string(key).find('_'));
+    fail_field(path, where + ".args", name_key,
+               "\"" + expected + "\" (the name of entry " + std::to_string(index) + ")", &shown);
+  }
+  return static_cast<int>(index);
+}
+
+/// Consumes traceEvents while the parser runs, so that a trace of 1e5 commands never exists
+/// as a JSON tree (which costs about ten times the text). Commands are the complete events on
+/// unit tracks; op/group slices and counters are derived data and are skipped.
+class EventReader {
+ public:
+  explicit EventReader(std::string path) : path_(std::move(path)) {}
+
+  /// nlohmann parser callback; returns false for elements it has consumed (they are dropped).
+  bool on_parse(int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) in_events_ = parsed == "traceEvents";
+    const bool element_done = event == json::parse_event_t::object_end ||
+                              event == json::parse_event_t::array_end ||
+                              event == json::parse_event_t::value;
+    if (depth != 2 || !in_events_ || !element_done) return true;
+    take(parsed, next_index_++);
+    return false;
+  }
+
+  /// The commands in file order, with op and group indices checked against `t`.
+  std::vector<CommandEvent> commands(const Trace& t) {
+    std::vector<CommandEvent> out;
+    out.reserve(entries_.size());
+    for (Entry& entry : entries_) {
+      if (entry.deferred) {
+        const std::size_t event = entry.raw.event;
+        auto raw = command_of(Fields(*entry.deferred, path_, place(event)), event);
+        if (!raw) continue;
+        entry.raw = std::move(*raw);
+      }
+      RawCommand& raw = entry.raw;
+      const std::string where = place(raw.event);
+      raw.command.op = resolve_index(path_, where, "op_index", raw.op, raw.op_name, t.ops);
+      raw.command.group =
+          resolve_index(path_, where, "group_index", raw.group, raw.group_name, t.groups);
+      out.push_back(std::move(raw.command));
+    }
+    return out;
+  }
+
+ private:
+  static std::string place(std::size_t event) {
+    return "traceEvents[" + std::to_string(event) + "]";
+  }
+
+  /// A command read now, or an X event kept whole until its thread's name is known.
+  struct Entry {
+    RawCommand raw;
+    std::optional<json> deferred;
+  };
+
+  void take(const json& event, std::size_t index) {
+    const Fields e(event, path_, place(index));
+    const std::string ph = e.str("ph");
+    if (ph == "M" && event.value("name", json()) == "thread_name") {
+      names_[e.integer("tid")] = e.object("args").str("name");
+    } else if (ph == "X") {
+      if (names_.count(e.integer("tid")) == 0) {
+        entries_.push_back({RawCommand{index, {}, -1, -1, {}, {}}, event});
+      } else if (auto raw = command_of(e, index)) {
+        entries_.push_back({std::move(*raw), std::nullopt});
+      }
+    }
+  }
+
+  /// The command of an X event, or nullopt for an op/group slice.
+  std::optional<RawCommand> command_of(const Fields& e, std::size_t index) const {
     const json& tid = e.any("tid");
-    auto name = tid.is_number_integer() ? names.find(tid.get<std::int64_t>()) : names.end();
-    if (name == names.end()) e.fail("tid", "the tid of a named thread", &tid);
+    auto name = names_.find(e.integer("tid"));
+    if (name == names_.end()) e.fail("tid", "the tid of a named thread", &tid);
     const std::string base = tracks::base_track_name(name->second);
-    if (base == tracks::kOpsTrack || base == tracks::kGroupsTrack) continue;
+    if (base == tracks::kOpsTrack || base == tracks::kGroupsTrack) return std::nullopt;
     auto unit = tracks::parse_unit_track_name(base);
     if (!unit) {
       const json shown = name->second;
       e.fail("tid", "a unit track (MAC array, vector unit, DMA chN)", &shown);
     }
-    commands.push_back(read_command(e, *unit, t));
+    return read_command(e, *unit, index);
   }
-  return commands;
-}
+
+  std::string path_;
+  bool in_events_ = false;
+  std::size_t next_index_ = 0;
+  std::map<std::int64_t, std::string> names_;
+  std::deque<Entry> entries_;  // a deque: no moves of 1e5 entries while it grows
+};
 
 }  // namespace
 
 Trace read_trace_json(const std::string& path) {
-  const json doc = parse_document(path);
+  EventReader events(path);
+  const json doc = parse_document(path, [&events](int depth, json::parse_event_t e, json& parsed) {
+    return events.on_parse(depth, e, parsed);
+  });
   const Fields meta(npusim_metadata(doc, path), path, "otherData.npusim");
   Trace t = trace_from_metadata(meta);
-  const json& events = doc["traceEvents"];
-  if (!events.is_array()) {
-    Fields(doc, path, "top level").fail("traceEvents", "an array of events", &events);
-  }
-  t.commands = read_commands(events, t, path);
+  t.commands = events.commands(t);
   const std::uint64_t expected = meta.u64("command_count");
   if (t.commands.size() != expected) {
     throw InputError(path, "expected " + std::to_string(expected) +

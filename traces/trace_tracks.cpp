@@ -62,8 +62,7 @@ std::optional<UnitLane> parse_unit_track_name(const std::string& base) {
 
 std::string format_us(std::uint64_t ps) {
   char frac[8];
-  std::snprintf(frac, sizeof frac, "%06llu",
-                static_cast<unsigned long long>(ps % 1000000));
+  std::snprintf(frac, sizeof frac, "%06llu", static_cast<unsigned long long>(ps % 1000000));
   return std::to_string(ps / 1000000) + "." + frac;
 }
 

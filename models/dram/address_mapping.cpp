@@ -65,7 +65,8 @@ AddressMapper::AddressMapper(const DramConfig& c) {
   }
   std::string missing;
   for (const Spec& s : specs)
-    if (!seen[static_cast<std::size_t>(s.field)]) missing += (missing.empty() ? "'" : ", '") + std::string(s.name) + "'";
+    if (!seen[static_cast<std::size_t>(s.field)])
+      missing += (missing.empty() ? "'" : ", '") + std::string(s.name) + "'";
   if (!missing.empty()) throw bad("missing " + missing);
 }
 

@@ -69,7 +69,8 @@ void DramController::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_
 
   // 2. A controller cannot hold more bursts in flight than its queue has entries.
   const bool is_write = command == tlm::TLM_WRITE_COMMAND;
-  const std::uint32_t queue = std::max<std::uint32_t>(1, is_write ? config().write_queue_depth : config().read_queue_depth);
+  const std::uint32_t depth = is_write ? config().write_queue_depth : config().read_queue_depth;
+  const std::uint32_t queue = std::max<std::uint32_t>(1, depth);
   const std::uint32_t outstanding = shape.max_outstanding == 0 ? queue : std::min(shape.max_outstanding, queue);
 
   // 3. Time it from the request's arrival and annotate the end of the last burst's data.

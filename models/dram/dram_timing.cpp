@@ -56,12 +56,14 @@ nlohmann::json DramStats::to_json(const DramConfig& c) const {
 DramTimingModel::DramTimingModel(const DramConfig& config) : config_(config), mapper_(config) {
   const DramTiming& t = config_.timing;
   if (!(config_.clock.hz > 0))
-    throw InputError(where_of(config_) + ".clock", "expected a positive clock, found " + std::to_string(config_.clock.hz) + " Hz");
+    throw InputError(where_of(config_) + ".clock",
+                     "expected a positive clock, found " + std::to_string(config_.clock.hz) + " Hz");
   if (config_.burst_cycles() == 0)
     throw InputError(where_of(config_) + ".burst_length", "expected a burst of at least one clock cycle");
   if (t.tREFI != 0 && t.tRFC >= t.tREFI)
-    throw InputError(where_of(config_) + ".timing.tRFC", "expected tRFC < tREFI, found tRFC = " + std::to_string(t.tRFC) +
-                                                            " nCK, tREFI = " + std::to_string(t.tREFI) + " nCK");
+    throw InputError(where_of(config_) + ".timing.tRFC", "expected tRFC < tREFI, found tRFC = " +
+                                                            std::to_string(t.tRFC) + " nCK, tREFI = " +
+                                                            std::to_string(t.tREFI) + " nCK");
   capacity_ = config_.capacity_bytes();
   burst_bytes_ = config_.bytes_per_burst();
   burst_cycles_ = config_.burst_cycles();

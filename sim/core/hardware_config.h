@@ -96,7 +96,7 @@ struct DramConfig {
   std::uint32_t ranks = 1;
   std::uint32_t bank_groups = 1;     // 1 = no bank groups
   std::uint32_t banks_per_group = 8;
-  std::uint32_t rows = 32768;        // rows per bank
+  std::uint32_t rows = 65536;        // rows per bank
   std::uint32_t columns = 1024;      // column addresses per row (per device)
   std::uint32_t device_width = 16;   // bits per device
   std::uint32_t bus_width = 32;      // bits per channel

@@ -2,9 +2,8 @@
 // The NPU top: every hardware model is a named member and every binding is in the
 // constructor, so this file alone shows the whole machine.
 //
-//   Sequencer lanes --> MacArray ----\
-//                   --> VectorUnit ---+--> Sram <--(TLM)-- Dma --(TLM)--> DramController
-//                   --> Dma channels /
+//   Sequencer lanes: MacArray, VectorUnit -> Sram (operands)
+//                    Dma channels -> Sram (TLM) and DramController (TLM)
 #include <systemc>
 
 #include "models/dma/dma.h"

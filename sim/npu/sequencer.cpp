@@ -97,7 +97,8 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       const bool store = c.kind == CommandKind::DmaStore;
       ev.kind = store ? traces::CommandKind::DmaStore : traces::CommandKind::DmaLoad;
       ev.unit = traces::Unit::Dma;
-      (store ? ev.dram_write_bytes : ev.dram_read_bytes) = c.dram.bytes();
+      // The DRAM moves whole bursts: a run that is not burst-aligned costs its partial bursts.
+      (store ? ev.dram_write_bytes : ev.dram_read_bytes) = c.dram.burst_bytes(npu_.dram.config().bytes_per_burst());
       models::DmaTransfer t;
       t.dram_addr = c.dram.addr;
       t.run_bytes = c.dram.run_bytes;

@@ -418,6 +418,21 @@ class Lowering {
 
 }  // namespace
 
+std::uint64_t DramRegion::burst_bytes(std::uint64_t burst) const {
+  if (run_bytes == 0) return 0;
+  std::uint64_t bursts = 0;
+  if (stride % burst == 0) {  // every run sits at the same offset within its bursts
+    const std::uint64_t off = addr % burst;
+    bursts = runs * ((off + run_bytes - 1) / burst + 1);
+  } else {
+    for (std::uint64_t r = 0; r < runs; ++r) {
+      const std::uint64_t a = addr + r * stride;
+      bursts += (a + run_bytes - 1) / burst - a / burst + 1;
+    }
+  }
+  return bursts * burst;
+}
+
 GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) {
   const std::uint64_t M = w.m, K = w.k, N = w.n, R = mac.rows, C = mac.cols;
   const std::uint64_t eb = dtype_bytes(mac.dtype), acc = mac.accumulator_bytes;

@@ -16,6 +16,8 @@ enum class CommandKind { DmaLoad, DmaStore, Gemm, Vector, Barrier };
 struct DramRegion {
   std::uint64_t addr = 0, run_bytes = 0, stride = 0, runs = 1;
   std::uint64_t bytes() const { return run_bytes * runs; }
+  /// Bytes the DRAM actually moves: every burst a run touches, whole.
+  std::uint64_t burst_bytes(std::uint64_t burst) const;
 };
 
 struct GemmWork {

@@ -11,9 +11,6 @@
 #include "models/dram/dram_controller.h"
 #include "test_dram_support.h"
 
-// The test executable's main() is GoogleTest's, but libsystemc still references sc_main. Weak,
-// so a single stub elsewhere in the models tests may replace it.
-__attribute__((weak)) int sc_main(int, char*[]) { return 0; }
 
 namespace npusim::models {
 namespace {

@@ -144,6 +144,3 @@ TEST(Sram, TransportCountsBytesAndAnnotatesDelay) {
 }  // namespace
 }  // namespace npusim::models
 
-// libsystemc.so refers to sc_main (its own main calls it); GoogleTest's main runs these tests
-// instead, so sc_main only has to exist. Weak, so another suite file may define it too.
-extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }

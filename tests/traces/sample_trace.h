@@ -14,10 +14,12 @@
 //   c4 vector    VU   [1.1, 1.4 us)  2e4 vector ops, SRAM read 20000, SRAM write 20000
 //   c5 dma_store ch1  [1.4, 1.5 us)  DRAM write 20000, SRAM read 20000
 // op 2 "flatten2" is a view: no command.
+#include <gtest/gtest.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
+#include <vector>
 
 #include "traces/trace.h"
 
@@ -94,11 +96,29 @@ inline Trace sample_trace() {
   return t;
 }
 
+/// Files handed out by temp_path, removed when the test program ends.
+inline std::vector<std::string>& temp_files() {
+  static std::vector<std::string> files;
+  return files;
+}
+
+class TempFileCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const std::string& f : temp_files()) std::remove(f.c_str());
+  }
+};
+// One registration per program, whichever test file includes this header first.
+inline ::testing::Environment* const kTempFileCleanup =
+    ::testing::AddGlobalTestEnvironment(new TempFileCleanup);
+
 /// A path in the test's temp folder, unique per test.
 inline std::string temp_path(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return ::testing::TempDir() + "npusim_" + info->test_suite_name() + "_" + info->name() + "_" +
-         name;
+  const std::string path =
+      ::testing::TempDir() + "npusim_" + info->test_suite_name() + "_" + info->name() + "_" + name;
+  temp_files().push_back(path);
+  return path;
 }
 
 }  // namespace npusim::traces::sample

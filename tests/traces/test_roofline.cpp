@@ -1,9 +1,9 @@
 // Roofline points of the hand-made trace (tests/traces/sample_trace.h), computed on paper.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "sim/core/errors.h"
 #include "tests/traces/sample_trace.h"
@@ -172,9 +172,9 @@ TEST(Roofline, ToJsonCarriesEveryField) {
   EXPECT_EQ(j["roofs"][2]["unit"], "bytes/s");
   ASSERT_EQ(j.at("points").size(), 10u);
   const nlohmann::json& p = j["points"][0];
-  for (const char* key : {"name", "scope", "level", "intensity", "ops_per_second", "bound",
-                          "fraction_of_roof", "ops", "bytes", "seconds", "attainable",
-                          "compute_roof"}) {
+  for (const char* key :
+       {"name", "scope", "level", "intensity", "ops_per_second", "bound", "fraction_of_roof", "ops",
+        "bytes", "seconds", "attainable", "compute_roof"}) {
     EXPECT_TRUE(p.contains(key)) << key;
   }
   EXPECT_EQ(p["name"], "gemm0");
@@ -252,9 +252,9 @@ TEST(RooflinePlot, CompareWithArrowsAndViolation) {
 
 TEST(RooflinePlot, ArrowsNeedTwoSeries) {
   const Roofline r = make_roofline(sample_trace());
-  EXPECT_THROW(plot_roofline_svg({{"one", &r}}, {{"gemm0", "gemm0"}},
-                                 sample::temp_path("x.svg"), "x"),
-               SimulationError);
+  EXPECT_THROW(
+      plot_roofline_svg({{"one", &r}}, {{"gemm0", "gemm0"}}, sample::temp_path("x.svg"), "x"),
+      SimulationError);
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 // trace.json: write -> read round trip, the Perfetto layout (tracks, nesting, counters) and
 // the reader's errors.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "sim/core/errors.h"
 #include "tests/traces/sample_trace.h"
@@ -25,9 +25,7 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-void spit(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void spit(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 json written(const Trace& t, const TraceWriteOptions& o = {}) {
   const std::string path = temp_path("trace.json");
@@ -118,8 +116,8 @@ TEST(TraceIo, TracksAndCommandArgs) {
   std::vector<std::string> names;
   for (const auto& [tid, name] : threads(doc)) names.push_back(name);
   // Display order: groups > ops > units.
-  EXPECT_EQ(names, (std::vector<std::string>{"groups", "ops", "MAC array", "vector unit",
-                                             "DMA ch0", "DMA ch1"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"groups", "ops", "MAC array", "vector unit", "DMA ch0",
+                                             "DMA ch1"}));
   const auto commands = events_with(doc, "X", "command");
   ASSERT_EQ(commands.size(), 6u);
   const json& gemm = commands[1];
@@ -145,8 +143,10 @@ TEST(TraceIo, CommandsNestInsideOpsInsideGroups) {
   const Trace t = sample_trace();
   const json doc = written(t);
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> ops, groups;
-  for (const json& e : events_with(doc, "X", "op")) ops[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
-  for (const json& e : events_with(doc, "X", "group")) groups[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
+  for (const json& e : events_with(doc, "X", "op"))
+    ops[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
+  for (const json& e : events_with(doc, "X", "group"))
+    groups[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
   // gemm0 spans its commands' first begin 0 to last end 1 us; relu1 1.0 .. 1.5 us.
   EXPECT_EQ(ops.at("gemm0"), std::make_pair(std::uint64_t{0}, std::uint64_t{1000000}));
   EXPECT_EQ(ops.at("relu1"), std::make_pair(std::uint64_t{1000000}, std::uint64_t{1500000}));
@@ -241,8 +241,8 @@ TEST(TraceIoErrors, JsonFromAnotherTool) {
 }
 
 TEST(TraceIoErrors, FutureFormatVersion) {
-  const std::string message = read_error(
-      R"({"traceEvents": [], "otherData": {"npusim": {"format_version": 99}}})");
+  const std::string message =
+      read_error(R"({"traceEvents": [], "otherData": {"npusim": {"format_version": 99}}})");
   EXPECT_NE(message.find("format_version"), std::string::npos) << message;
   EXPECT_NE(message.find("99"), std::string::npos) << message;
 }

@@ -1,0 +1,125 @@
+// The npusim binary end to end: output folder contract, trace round trip, exit codes.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "sim/core/file_util.h"
+#include "traces/trace_io.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("npusim_cli_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p;
+}
+
+int run_npusim(const std::string& args) {
+  const std::string cmd = std::string(NPUSIM_BINARY) + " " + args + " >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+json read_json(const fs::path& p) { return json::parse(npusim::read_file(p.string())); }
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const fs::path p = scratch(name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace
+
+TEST(Cli, RunWritesTheOutputContract) {
+  const auto out = scratch("run");
+  ASSERT_EQ(run_npusim("run --config edge-s --workload small_cnn --fusion epilogue --out " + out.string()), 0);
+  for (const char* f : {"summary.json", "trace.json", "roofline.json", "roofline.svg", "schedule.json"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  const json s = read_json(out / "summary.json");
+  for (const char* k : {"cycles", "seconds", "macs", "dram_read_bytes", "dram_write_bytes", "sram_read_bytes",
+                        "sram_write_bytes", "mac_utilization", "ops", "groups"})
+    EXPECT_TRUE(s.contains(k)) << k;
+  // small_cnn has 20,644,480 MACs (docs/zoo.md).
+  EXPECT_EQ(s["macs"].get<std::uint64_t>(), 20644480u);
+  std::uint64_t op_read = 0, op_macs = 0;
+  for (const auto& op : s["ops"]) {
+    for (const char* k : {"name", "kind", "group", "cycles", "macs", "dram_read_bytes", "dram_write_bytes", "bound"})
+      EXPECT_TRUE(op.contains(k)) << k;
+    op_read += op["dram_read_bytes"].get<std::uint64_t>();
+    op_macs += op["macs"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(op_read, s["dram_read_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(op_macs, s["macs"].get<std::uint64_t>());
+  const json r = read_json(out / "roofline.json");
+  std::set<std::string> roofs;
+  for (const auto& roof : r["roofs"]) roofs.insert(roof["name"].get<std::string>());
+  for (const char* n : {"DRAM", "SRAM", "MAC array", "vector unit"}) EXPECT_TRUE(roofs.count(n)) << n;
+  EXPECT_FALSE(r["points"].empty());
+}
+
+TEST(Cli, TraceParsesBackAndItsTotalsEqualTheSummary) {
+  const auto out = scratch("trace");
+  ASSERT_EQ(run_npusim("run --config edge-m --workload small_cnn --fusion none --out " + out.string()), 0);
+  const auto t = npusim::traces::read_trace_json((out / "trace.json").string());
+  const json s = read_json(out / "summary.json");
+  std::uint64_t macs = 0, rd = 0, wr = 0, srd = 0;
+  for (const auto& c : t.commands) {
+    macs += c.macs;
+    rd += c.dram_read_bytes;
+    wr += c.dram_write_bytes;
+    srd += c.sram_read_bytes;
+  }
+  EXPECT_EQ(macs, s["macs"].get<std::uint64_t>());
+  EXPECT_EQ(rd, s["dram_read_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(wr, s["dram_write_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(srd, s["sram_read_bytes"].get<std::uint64_t>());
+  // Re-analysing the saved trace gives the same summary, without simulating.
+  const auto again = scratch("reanalysed");
+  ASSERT_EQ(run_npusim("roofline " + (out / "trace.json").string() + " --out " + again.string()), 0);
+  const json s2 = read_json(again / "summary.json");
+  EXPECT_EQ(s2["cycles"], s["cycles"]);
+  EXPECT_EQ(s2["dram_read_bytes"], s["dram_read_bytes"]);
+  EXPECT_EQ(read_json(again / "roofline.json")["points"], read_json(out / "roofline.json")["points"]);
+}
+
+TEST(Cli, CompareWritesBothRunsAndTheTable) {
+  const auto out = scratch("compare");
+  ASSERT_EQ(run_npusim("compare --config edge-s --workload small_cnn --fusion none,greedy --out " + out.string()), 0);
+  EXPECT_TRUE(fs::exists(out / "none" / "summary.json"));
+  EXPECT_TRUE(fs::exists(out / "greedy" / "trace.json"));
+  EXPECT_TRUE(fs::exists(out / "roofline_compare.svg"));
+  const json c = read_json(out / "compare.json");
+  ASSERT_EQ(c["runs"].size(), 2u);
+  const auto dram = [](const json& r) {
+    return r["summary"]["dram_read_bytes"].get<double>() + r["summary"]["dram_write_bytes"].get<double>();
+  };
+  EXPECT_LT(dram(c["runs"][1]), dram(c["runs"][0]));
+}
+
+TEST(Cli, BadInputExitsTwoWithoutAnOutputFolder) {
+  const auto out = scratch("bad");
+  const std::string o = " --out " + out.string();
+  EXPECT_EQ(run_npusim("run --config no-such-config" + o), 2);
+  EXPECT_EQ(run_npusim("run --workload no_such_net" + o), 2);
+  EXPECT_EQ(run_npusim("run --fusion sideways" + o), 2);
+  EXPECT_EQ(run_npusim("run --set npu.sram.capacity=-1" + o), 2);
+  EXPECT_EQ(run_npusim("run --set npu.mac_array.rowz=4" + o), 2);
+  EXPECT_EQ(run_npusim("run --no-such-flag" + o), 2);
+  EXPECT_EQ(run_npusim("run --set npu.sram.capacity=16B --workload small_cnn" + o), 2);  // no tile fits
+  const auto cfg = write_temp("bad.yaml", "npu:\n  mac_array:\n    rows: many\n");
+  EXPECT_EQ(run_npusim("run --config " + cfg + o), 2);
+  const auto wl = write_temp("bad_wl.yaml", "name: w\ninputs:\n  - {name: x, shape: [1, 3, 8, 8]}\nops:\n"
+                                            "  - {name: c, op: conv2d, inputs: [y], out_channels: 4, kernel: 3}\n");
+  EXPECT_EQ(run_npusim("run --workload " + wl + o), 2);
+  EXPECT_EQ(run_npusim("roofline " + cfg + o), 2);  // not a trace
+  EXPECT_EQ(run_npusim("frobnicate"), 2);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(run_npusim("run --help"), 0);
+}

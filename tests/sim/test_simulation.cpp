@@ -1,0 +1,139 @@
+// Whole-NPU simulations. SystemC elaborates once per process: one simulate() per TEST
+// (gtest_discover_tests runs every TEST in its own process).
+#include <gtest/gtest.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/npu/simulation.h"
+#include "sim/scheduler/lowering.h"
+#include "workloads/loader.h"
+
+using namespace npusim;
+
+namespace {
+
+std::string zoo_dir() { return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo"; }
+
+const char* kOneMatmul = R"(
+name: one_matmul
+inputs:
+  - {name: x, shape: [64, 32]}
+ops:
+  - {name: fc, op: matmul, inputs: [x], out_features: 32}
+outputs: [fc]
+)";
+
+/// A plan of one group around op 0, for hand-made programs.
+sched::Plan one_group_plan(const workloads::Graph& g) {
+  sched::Plan p;
+  p.groups.push_back({"g", "none", {sched::Segment{{0}, {}}}, {}, 0, 0});
+  p.op_group.assign(g.ops().size(), 0);
+  return p;
+}
+
+}  // namespace
+
+TEST(Simulation, SingleGemmTakesExactlyItsFoldCycles) {
+  const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
+  const auto hw = config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference"});
+  sched::Program prog;
+  sched::Command c;
+  c.kind = sched::CommandKind::Gemm;
+  c.op = 0;
+  c.group = 0;
+  c.gemm = {64, 32, 32, 1};
+  c.macs = 64 * 32 * 32;
+  prog.add(c);
+  prog.group_sram_bytes = {0};
+  const auto plan = one_group_plan(g);
+  const auto t = simulate({hw, g, plan, prog, "one_matmul", {}});
+  // WS on 32x32: Sr = K = 32, Sc = N = 32 -> 1 fold; T = M = 64;
+  // 2R + C + T - 2 = 64 + 32 + 64 - 2 = 158 cycles at 1 GHz = 158 ns. No SRAM bytes, no stall.
+  ASSERT_EQ(t.commands.size(), 1u);
+  EXPECT_EQ(t.end_ps, 158000u);
+  EXPECT_EQ(t.commands[0].macs, 65536u);
+}
+
+TEST(Simulation, ComputeWaitsForItsLoadAndDmaOverlapsCompute) {
+  const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  sched::Program prog;
+  sched::Command load;
+  load.kind = sched::CommandKind::DmaLoad;
+  load.op = 0;
+  load.group = 0;
+  load.dram = {0, 4096, 4096, 1};
+  const auto l0 = prog.add(load);
+  load.dram.addr = 8192;
+  const auto l1 = prog.add(load);
+  sched::Command gemm;
+  gemm.kind = sched::CommandKind::Gemm;
+  gemm.op = 0;
+  gemm.group = 0;
+  gemm.gemm = {512, 32, 32, 1};
+  gemm.deps = {l0};
+  const auto g0 = prog.add(gemm);
+  gemm.deps = {l1};
+  const auto g1 = prog.add(gemm);
+  prog.group_sram_bytes = {16384};
+  const auto plan = one_group_plan(g);
+  const auto t = simulate({hw, g, plan, prog, "hand", {}});
+  ASSERT_EQ(t.commands.size(), 4u);
+  EXPECT_GE(t.commands[g0].begin_ps, t.commands[l0].end_ps);
+  EXPECT_GE(t.commands[g1].begin_ps, t.commands[l1].end_ps);
+  // Two DMA channels: the second load does not wait for the first gemm.
+  EXPECT_LT(t.commands[l1].begin_ps, t.commands[g0].end_ps);
+  EXPECT_EQ(t.sram_allocations.at(0).bytes, 16384u);
+}
+
+TEST(Simulation, GroupLargerThanSramIsReportedAsDeadlock) {
+  const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  sched::Program prog;
+  sched::Command gemm;
+  gemm.kind = sched::CommandKind::Gemm;
+  gemm.op = 0;
+  gemm.group = 0;
+  gemm.gemm = {8, 8, 8, 1};
+  prog.add(gemm);
+  prog.group_sram_bytes = {hw.sram.capacity_bytes + 1};
+  const auto plan = one_group_plan(g);
+  try {
+    simulate({hw, g, plan, prog, "hand", {}});
+    FAIL() << "expected SimulationError";
+  } catch (const SimulationError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("deadlock"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("SRAM"), std::string::npos) << msg;
+  }
+}
+
+namespace {
+
+/// Simulated time may never beat the machine's ceilings: max(MAC ops / MAC peak,
+/// vector ops / vector peak, DRAM bytes / DRAM peak bandwidth).
+void expect_above_analytic_bound(const char* workload, const char* config, const char* policy) {
+  const auto hw = config::load_hardware_config(config);
+  const auto g = workloads::load_workload(workload, zoo_dir());
+  const auto plan = sched::make_plan(g, hw, sched::parse_fusion_policy(policy, "test"));
+  const auto prog = sched::lower_plan(g, hw, plan);
+  const auto t = simulate({hw, g, plan, prog, workload, {}});
+  std::uint64_t macs = 0, vops = 0, dram = 0;
+  for (const auto& c : t.commands) {
+    macs += c.macs;
+    vops += c.vector_ops;
+    dram += c.dram_read_bytes + c.dram_write_bytes;
+  }
+  const double seconds = double(t.end_ps) * 1e-12;
+  EXPECT_GE(seconds, 2.0 * double(macs) / hw.mac_peak_ops());
+  EXPECT_GE(seconds, double(dram) / hw.dram.peak_bandwidth().bytes_per_second);
+  EXPECT_GT(macs, 0u);
+  // Every DMA command's bytes reached the DRAM controller.
+  EXPECT_EQ(t.dram_stats.at("bytes_read").get<std::uint64_t>() + t.dram_stats.at("bytes_written").get<std::uint64_t>(), dram);
+}
+
+}  // namespace
+
+TEST(Simulation, SmallCnnUnfusedNeverBeatsTheRoofs) { expect_above_analytic_bound("small_cnn", "edge-s", "none"); }
+TEST(Simulation, SmallCnnGreedyNeverBeatsTheRoofs) { expect_above_analytic_bound("small_cnn", "edge-s", "greedy"); }
+TEST(Simulation, BertGreedyNeverBeatsTheRoofs) { expect_above_analytic_bound("bert_base_layer", "edge-l", "greedy"); }
