@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev
   gnuplot-nox               # roofline plots
+  time bc                   # bench/run_benchmarks.sh
 )
 missing=()
 for p in "${packages[@]}"; do

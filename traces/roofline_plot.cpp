@@ -174,7 +174,7 @@ class PlotScript {
     }
     if (uses_sum_roof && compute.size() == 2) {
       compute_roof(compute[0]->name + " + " + compute[1]->name,
-                   compute[0]->value + compute[1]->value, top_bandwidth, colour, "3");
+                   compute[0]->value + compute[1]->value, top_bandwidth, colour, "2");
     }
   }
 

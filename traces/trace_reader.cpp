@@ -336,26 +336,39 @@ class EventReader {
     if (ph == "M" && event.value("name", json()) == "thread_name") {
       names_[e.integer("tid")] = e.object("args").str("name");
     } else if (ph == "X") {
-      if (names_.count(e.integer("tid")) == 0) {
+      // Only an event on a known unit track is read now; the rest waits until the metadata
+      // has shown the file is npusim's, so another tool's trace gets that message instead.
+      const std::optional<Track> track = track_of(e.integer("tid"));
+      if (track == Track::Unit) {
+        entries_.push_back({*command_of(e, index), std::nullopt});
+      } else if (track != Track::Parent) {
         entries_.push_back({RawCommand{index, {}, -1, -1, {}, {}}, event});
-      } else if (auto raw = command_of(e, index)) {
-        entries_.push_back({std::move(*raw), std::nullopt});
       }
     }
   }
 
+  enum class Track { Parent, Unit, Other };
+
+  /// What the thread `tid` holds; nullopt while it has no name.
+  std::optional<Track> track_of(std::int64_t tid) const {
+    auto name = names_.find(tid);
+    if (name == names_.end()) return std::nullopt;
+    const std::string base = tracks::base_track_name(name->second);
+    if (base == tracks::kOpsTrack || base == tracks::kGroupsTrack) return Track::Parent;
+    return tracks::parse_unit_track_name(base) ? Track::Unit : Track::Other;
+  }
+
   /// The command of an X event, or nullopt for an op/group slice.
   std::optional<RawCommand> command_of(const Fields& e, std::size_t index) const {
-    const json& tid = e.any("tid");
-    auto name = names_.find(e.integer("tid"));
-    if (name == names_.end()) e.fail("tid", "the tid of a named thread", &tid);
-    const std::string base = tracks::base_track_name(name->second);
-    if (base == tracks::kOpsTrack || base == tracks::kGroupsTrack) return std::nullopt;
-    auto unit = tracks::parse_unit_track_name(base);
-    if (!unit) {
-      const json shown = name->second;
+    const std::int64_t tid = e.integer("tid");
+    const std::optional<Track> track = track_of(tid);
+    if (!track) e.fail("tid", "the tid of a named thread", &e.any("tid"));
+    if (track == Track::Parent) return std::nullopt;
+    if (track == Track::Other) {
+      const json shown = names_.at(tid);
       e.fail("tid", "a unit track (MAC array, vector unit, DMA chN)", &shown);
     }
+    const auto unit = tracks::parse_unit_track_name(tracks::base_track_name(names_.at(tid)));
     return read_command(e, *unit, index);
   }
 

@@ -156,6 +156,10 @@ void Sequencer::make_ready(std::uint32_t id) {
 void Sequencer::try_grant() {
   while (next_grant_ < granted_.size()) {
     const std::size_t g = next_grant_;
+    while (oldest_running_ < group_remaining_.size() && group_remaining_[oldest_running_] == 0 &&
+           oldest_running_ < next_grant_)
+      ++oldest_running_;
+    if (g > oldest_running_ + kGroupLookahead) return;
     if (!npu_.sram.try_allocate(allocations_[g].bytes)) return;  // waits for an earlier group to free
     granted_[g] = true;
     allocations_[g].alloc_ps = now_ps();

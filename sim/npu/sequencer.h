@@ -49,6 +49,10 @@ class Sequencer : public sc_core::sc_module {
   std::vector<std::vector<std::uint32_t>> parked_;     // ready but their group is not granted
   std::vector<bool> granted_;
   std::size_t next_grant_ = 0;
+  std::size_t oldest_running_ = 0;  // lowest group with commands left
+  /// Groups allocated ahead of the oldest running one: the next layer's loads may start early
+  /// (a compiler prefetches one layer ahead), further ones wait.
+  static constexpr std::size_t kGroupLookahead = 1;
   ReadyQueue ready_[3];
   sc_core::sc_event ready_event_[3];
   std::vector<traces::CommandEvent> events_;

@@ -45,7 +45,13 @@ class Lowering {
       group_ = static_cast<int>(gi);
       const GroupPlan& grp = plan_.groups[gi];
       where_ = residency_of(grp);
-      for (const Segment& seg : grp.segments) lower_segment(seg);
+      previous_computes_.clear();
+      for (const Segment& seg : grp.segments) {
+        // Segments of a group share the group's tile-buffer space one after another, so a
+        // segment's loads wait until the previous segment has finished computing.
+        gate_ = previous_computes_.empty() ? -1 : int(barrier(previous_computes_));
+        lower_segment(seg);
+      }
       prog_.group_sram_bytes.push_back(grp.sram_bytes);
     }
     prog_.dram_footprint = dram_top_;
@@ -107,6 +113,7 @@ class Lowering {
     c.dram = reg;
     c.sram_write_bytes = reg.bytes();
     c.deps = std::move(deps);
+    if (gate_ >= 0) c.deps.push_back(std::uint32_t(gate_));
     return emit(std::move(c));
   }
 
@@ -243,6 +250,7 @@ class Lowering {
   }
 
   void finish_segment(const Segment& seg, const Stream& st) {
+    previous_computes_ = st.computes;
     const int out = segment_output(g_, seg);
     if (where_.stored[out]) dram_ready_[out] = int(barrier(st.stores));
     if (where_.resident[out]) sram_ready_[out] = int(barrier(st.computes));
@@ -414,6 +422,8 @@ class Lowering {
   std::vector<std::uint64_t> base_addr_;
   std::uint64_t dram_top_ = 0;
   std::vector<int> dram_ready_, sram_ready_;
+  std::vector<std::uint32_t> previous_computes_;  // last computes of the group's previous segment
+  int gate_ = -1;                                 // barrier the current segment's loads wait for
 };
 
 }  // namespace

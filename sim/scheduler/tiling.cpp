@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "sim/core/errors.h"
 #include "sim/scheduler/segment.h"
@@ -41,6 +42,17 @@ double estimate_seconds(const HardwareConfig& hw, std::uint64_t traffic, double 
   const double bw = hw.dram.peak_bandwidth().bytes_per_second;
   const double per_tile_overhead = 64.0 / hw.core_clock.hz;  // command issue, fill: ~64 cycles
   return std::max(double(traffic) / bw, ops / peak_ops) + double(first_tile_bytes) / bw + double(tiles) * per_tile_overhead;
+}
+
+/// DRAM bytes moved per byte requested for runs of `run` bytes placed `stride` apart: the DRAM
+/// moves whole bursts, so narrow channel blocks of an NHWC tensor cost more than they carry.
+/// Run starts cycle through the offsets the stride allows within a burst.
+double burst_overfetch(std::uint64_t run, std::uint64_t stride, std::uint64_t burst) {
+  if (run == 0 || run >= stride) return 1.0;  // contiguous: only the two ends can be partial
+  const std::uint64_t step = std::gcd(stride, burst), offsets = burst / step;
+  double bursts = 0;
+  for (std::uint64_t k = 0; k < offsets; ++k) bursts += double((k * step + run - 1) / burst + 1);
+  return bursts / double(offsets) * double(burst) / double(run);
 }
 
 struct ExtraOperands {
@@ -90,6 +102,23 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                         : std::uint64_t(g.tensor(head.inputs[1]).elements());
   const std::uint64_t out_bytes = std::uint64_t(g.tensor(head.outputs[0]).elements()) * eb;
 
+  // Over-fetch factors of the strided operands for a block of `chans` inputs x `cols` outputs.
+  const std::uint64_t burst = hw.dram.bytes_per_burst();
+  auto a_fetch = [&](std::int64_t chans, std::int64_t cols) {
+    const std::int64_t width = geo.conv ? (geo.grouped ? cols * geo.cin_g : chans) : chans;
+    const std::int64_t full = geo.conv ? geo.in_c : geo.k_dim;
+    return burst_overfetch(std::uint64_t(width) * eb, std::uint64_t(full) * eb, burst);
+  };
+  auto b_fetch = [&](std::int64_t chans, std::int64_t cols) {
+    if (geo.b_constant) return 1.0;  // weights are stored pre-tiled, contiguous
+    return geo.transpose_b ? burst_overfetch(std::uint64_t(chans) * eb, std::uint64_t(geo.k_dim) * eb, burst)
+                           : burst_overfetch(std::uint64_t(cols) * eb, std::uint64_t(geo.n_total) * eb, burst);
+  };
+  auto out_fetch = [&](std::int64_t cols) {
+    const std::int64_t width = geo.grouped ? cols * geo.cout_g : cols;
+    return burst_overfetch(std::uint64_t(width) * eb, std::uint64_t(geo.out_channels) * eb, burst);
+  };
+
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
   const auto row_cands = candidates(geo.out_rows, 1);
@@ -135,8 +164,13 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
           }
           const std::uint64_t traffic = (a_resident ? 0 : a_traffic * eb) + (b_resident ? 0 : b_traffic * eb) +
                                         (out_stored ? out_bytes : 0) + extras.dram_bytes;
+          // What the DRAM really moves: narrow channel blocks fetch whole bursts.
+          const double moved = (a_resident ? 0 : double(a_traffic * eb) * a_fetch(chans, cols)) +
+                               (b_resident ? 0 : double(b_traffic * eb) * b_fetch(chans, cols)) +
+                               double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
-          const double cost = estimate_seconds(hw, traffic, 2 * macs, a_tile_max + b_tile, tiles, hw.mac_peak_ops());
+          const double cost = estimate_seconds(hw, std::uint64_t(moved), 2 * macs, a_tile_max + b_tile, tiles,
+                                               hw.mac_peak_ops());
           if (cost < best_cost) {
             best_cost = cost;
             Tiling t;

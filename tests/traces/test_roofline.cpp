@@ -183,6 +183,13 @@ TEST(Roofline, ToJsonCarriesEveryField) {
   EXPECT_EQ(j.at("units").at("intensity"), "ops/byte");
 }
 
+TEST(Roofline, MissingRoofIsAnInputError) {
+  // A trace whose roofs were never filled cannot place a GEMM against a 0 ops/s MAC array.
+  Trace t = sample_trace();
+  t.roofs.mac_peak_ops = 0;
+  EXPECT_THROW(make_roofline(t), InputError);
+}
+
 TEST(Roofline, CommandNamingAMissingOpIsAnError) {
   Trace t = sample_trace();
   t.commands[1].op = 9;

@@ -238,6 +238,12 @@ TEST(TraceIoErrors, JsonFromAnotherTool) {
   const std::string message = read_error(R"({"traceEvents": [], "otherData": {"version": "x"}})");
   EXPECT_NE(message.find("expected otherData.npusim"), std::string::npos) << message;
   EXPECT_NE(read_error("[1, 2, 3]").find("traceEvents"), std::string::npos);
+  // A browser trace with slices on its own threads: still "not npusim", not a track complaint.
+  const std::string chrome =
+      read_error(R"({"traceEvents": [{"name": "thread_name", "ph": "M", "pid": 7, "tid": 9,)"
+                 R"( "args": {"name": "CrRendererMain"}},)"
+                 R"( {"name": "Layout", "ph": "X", "pid": 7, "tid": 9, "ts": 1, "dur": 2}]})");
+  EXPECT_NE(chrome.find("expected otherData.npusim"), std::string::npos) << chrome;
 }
 
 TEST(TraceIoErrors, FutureFormatVersion) {
