@@ -1,5 +1,7 @@
 #pragma once
-// Workload loading: a path (".yaml"/".yml" our format; later ".onnx", ".csv") or a zoo name.
+// Workload loading: a path (".yaml"/".yml" our format, ".onnx", SCALE-Sim topology ".csv")
+// or a zoo name.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,9 +14,23 @@ namespace npusim::workloads {
 Graph load_yaml_workload(const std::string& path);
 Graph parse_yaml_workload(const std::string& text, const std::string& source_name);
 
-/// Resolves `spec`: an existing file path, else a zoo name looked up as
-/// `<zoo_dir>/<spec>.yaml`. Throws InputError listing the zoo names when neither exists.
-Graph load_workload(const std::string& spec, const std::string& zoo_dir);
+/// Options the importers take from the command line.
+struct LoadOptions {
+  /// --input-shape NAME=1,3,224,224: fixes symbolic or unknown input dimensions (ONNX).
+  std::map<std::string, Shape> input_shapes;
+  /// --skip-unsupported: unsupported ONNX operators become zero-cost with a warning.
+  bool skip_unsupported = false;
+};
+
+/// Reads an ONNX model (workloads/onnx_loader.cpp).
+Graph load_onnx_workload(const std::string& path, const LoadOptions& options);
+/// Reads a SCALE-Sim topology CSV, conv or GEMM format (workloads/scalesim_topology.cpp).
+Graph load_scalesim_topology(const std::string& path, const LoadOptions& options);
+
+/// Resolves `spec`: an existing file path (by extension: .yaml/.yml, .onnx, .csv), else a zoo
+/// name looked up as `<zoo_dir>/<spec>.yaml`. Throws InputError listing the zoo names when
+/// neither exists.
+Graph load_workload(const std::string& spec, const std::string& zoo_dir, const LoadOptions& options = {});
 /// Names of the zoo models in `zoo_dir` (file stems of its *.yaml), sorted.
 std::vector<std::string> zoo_names(const std::string& zoo_dir);
 

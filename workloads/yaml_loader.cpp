@@ -534,21 +534,4 @@ std::vector<std::string> zoo_names(const std::string& zoo_dir) {
   return names;
 }
 
-Graph load_workload(const std::string& spec, const std::string& zoo_dir) {
-  std::error_code ec;
-  if (fs::is_regular_file(spec, ec)) {
-    const std::string ext = fs::path(spec).extension().string();
-    if (ext == ".yaml" || ext == ".yml") return load_yaml_workload(spec);
-    throw InputError(
-        spec, "expected a .yaml or .yml workload (the only format this build reads), found '" +
-                  ext + "'");
-  }
-  const fs::path zoo_file = fs::path(zoo_dir) / (spec + ".yaml");
-  if (fs::is_regular_file(zoo_file, ec)) return load_yaml_workload(zoo_file.string());
-  const Names names = zoo_names(zoo_dir);
-  throw InputError(spec, "expected a workload file or a zoo name (" +
-                             (names.empty() ? "none found" : join(names)) + " in " + zoo_dir +
-                             "), found neither");
-}
-
 }  // namespace npusim::workloads

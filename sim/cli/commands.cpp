@@ -34,6 +34,30 @@ void add_common(po::options_description& d, Common& c) {
       "log-level", po::value(&c.log_level)->default_value("warn"), "trace, debug, info, warn, error or off");
 }
 
+/// "--input-shape NAME=1,3,224,224" into the load options.
+void parse_input_shape(const std::string& text, workloads::LoadOptions& load) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--input-shape " + text, "expected NAME=D0,D1,..., found '" + text + "'");
+  workloads::Shape shape;
+  std::string dims = text.substr(eq + 1);
+  std::stringstream ss(dims);
+  for (std::string d; std::getline(ss, d, ',');) {
+    std::size_t pos = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(d, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos == 0 || pos != d.size() || v <= 0)
+      throw InputError("--input-shape " + text, "expected positive integer dimensions, found '" + d + "'");
+    shape.push_back(v);
+  }
+  if (shape.empty()) throw InputError("--input-shape " + text, "expected at least one dimension, found none");
+  load.input_shapes[text.substr(0, eq)] = shape;
+}
+
 void add_run_options(po::options_description& d, RunSpec& s, const char* default_fusion, const char* default_out) {
   d.add_options()("config,c", po::value(&s.config)->default_value("edge-m"),
                   "hardware config: a YAML path or a preset name from configs/ (edge-s, edge-m, edge-l)")(
@@ -42,7 +66,13 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "fusion,f", po::value(&s.fusion)->default_value(default_fusion), "fusion policy: none, epilogue or greedy")(
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
                                                    "e.g. --set npu.mac_array.rows=64")(
-      "out,o", po::value(&s.out)->default_value(default_out), "output folder");
+      "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
+      "input-shape", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
+        for (const auto& text : v) parse_input_shape(text, s.load);
+      }),
+      "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
+      "skip-unsupported", po::bool_switch(&s.load.skip_unsupported),
+      "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping");
 }
 
 /// Parses `args`; returns false when --help was printed.

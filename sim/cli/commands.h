@@ -10,5 +10,8 @@ int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int roofline_command(const std::vector<std::string>& args);
 int schedule_command(const std::vector<std::string>& args);
+int dram_command(const std::vector<std::string>& args);      // sim/cli/dram_command.cpp
+int scalesim_command(const std::vector<std::string>& args);  // sim/cli/scalesim_command.cpp
+int inspect_command(const std::vector<std::string>& args);   // sim/cli/inspect_command.cpp
 
 }  // namespace npusim::cli

@@ -22,6 +22,9 @@ const char* kUsage =
     "  compare    the same workload under two policies (or on two configs), side by side\n"
     "  schedule   print the fusion/tiling plan without simulating\n"
     "  roofline   re-analyse a saved trace.json (no simulation)\n"
+    "  inspect    a terminal summary of a saved trace.json\n"
+    "  dram       run the DRAM controller alone on a request trace\n"
+    "  scalesim   run SCALE-Sim config and topology files in SCALE-Sim's own model\n"
     "\n"
     "Every option has a default: `npusim run` simulates mobilenet_v2 on edge-m with greedy fusion,\n"
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
@@ -42,6 +45,9 @@ int main(int argc, char** argv) {
     if (cmd == "compare") return npusim::cli::compare_command(args);
     if (cmd == "roofline") return npusim::cli::roofline_command(args);
     if (cmd == "schedule") return npusim::cli::schedule_command(args);
+    if (cmd == "dram") return npusim::cli::dram_command(args);
+    if (cmd == "scalesim") return npusim::cli::scalesim_command(args);
+    if (cmd == "inspect") return npusim::cli::inspect_command(args);
     std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const npusim::InputError& e) {

@@ -57,7 +57,8 @@ void write_json(const fs::path& p, const nlohmann::json& j) { write_file_atomic(
 LoadedRun load_run(const RunSpec& spec) {
   LoadedRun r;
   r.hw = config::load_hardware_config(spec.config, spec.overrides);
-  r.graph = workloads::load_workload(spec.workload, (fs::path(config::data_dir()) / "workloads" / "zoo").string());
+  r.graph = workloads::load_workload(spec.workload, (fs::path(config::data_dir()) / "workloads" / "zoo").string(),
+                                     spec.load);
   r.workload_name = workload_name(spec.workload);
   r.plan = sched::make_plan(r.graph, r.hw, sched::parse_fusion_policy(spec.fusion, "--fusion"));
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());

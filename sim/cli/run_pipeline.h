@@ -9,6 +9,7 @@
 #include "sim/core/hardware_config.h"
 #include "sim/scheduler/plan.h"
 #include "workloads/graph.h"
+#include "workloads/loader.h"
 
 namespace npusim::cli {
 
@@ -17,6 +18,7 @@ struct RunSpec {
   std::string workload = "mobilenet_v2";
   std::string fusion = "greedy";
   std::vector<std::string> overrides;  // --set KEY=VALUE
+  workloads::LoadOptions load;         // --input-shape, --skip-unsupported
   std::string out = "npusim-out/run";
   std::string label;                   // prefix of progress lines ("" = none)
 };

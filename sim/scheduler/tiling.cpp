@@ -308,6 +308,17 @@ GemmGeometry gemm_geometry(const Graph& g, const Op& op) {
     geo.c_total = geo.grouped ? 1 : geo.in_c;
     return geo;
   }
+  if (op.kind != workloads::OpKind::MatMul) {
+    // Any other GEMM-like op is taken as its GEMM view: `groups` GEMMs of M x K x N with a
+    // weight operand, the first operand read as rows of K contiguous elements.
+    const workloads::GemmView v = workloads::gemm_view(g, op);
+    geo.batch = v.groups;
+    geo.b_constant = false;
+    geo.out_rows = v.m;
+    geo.n_total = geo.out_channels = v.n;
+    geo.k_dim = geo.c_total = v.k;
+    return geo;
+  }
   // MatMul: A [..., M, K] x B [K, N] (or [N, K] transposed, or batched [..., K, N]).
   const auto& a = g.tensor(op.inputs[0]).shape;
   const auto& b = g.tensor(op.inputs[1]).shape;

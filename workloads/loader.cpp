@@ -1,0 +1,29 @@
+// Dispatches a workload spec to the loader its file extension names, or to the zoo.
+#include "workloads/loader.h"
+
+#include <filesystem>
+
+#include "sim/core/errors.h"
+
+namespace npusim::workloads {
+namespace fs = std::filesystem;
+
+Graph load_workload(const std::string& spec, const std::string& zoo_dir, const LoadOptions& options) {
+  std::error_code ec;
+  if (fs::is_regular_file(spec, ec)) {
+    const std::string ext = fs::path(spec).extension().string();
+    if (ext == ".yaml" || ext == ".yml") return load_yaml_workload(spec);
+    if (ext == ".onnx") return load_onnx_workload(spec, options);
+    if (ext == ".csv") return load_scalesim_topology(spec, options);
+    throw InputError(spec, "expected a workload file ending in .yaml, .yml, .onnx or .csv (SCALE-Sim topology), found '" +
+                               ext + "'");
+  }
+  const fs::path zoo_file = fs::path(zoo_dir) / (spec + ".yaml");
+  if (fs::is_regular_file(zoo_file, ec)) return load_yaml_workload(zoo_file.string());
+  std::string names;
+  for (const auto& n : zoo_names(zoo_dir)) names += (names.empty() ? "" : ", ") + n;
+  throw InputError(spec, "expected a workload file or a zoo name (" + (names.empty() ? "none found" : names) + " in " +
+                             zoo_dir + "), found neither");
+}
+
+}  // namespace npusim::workloads
