@@ -33,6 +33,8 @@ struct CommandEvent {
   std::uint64_t vector_ops = 0;
   /// Cycles of the command spent stalled (operand starvation from SRAM for compute commands).
   std::uint64_t stall_cycles = 0;
+  /// Stall-free cycles of a compute command (fold model / cost table alone); 0 for DMA.
+  std::uint64_t compute_cycles = 0;
   std::vector<std::uint32_t> deps;  // ids of commands this one waited for
 };
 

@@ -257,6 +257,7 @@ RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::siz
   c.macs = a.u64("macs");
   c.vector_ops = a.u64("vector_ops");
   c.stall_cycles = a.u64("stall_cycles");
+  c.compute_cycles = a.u64("compute_cycles");
   c.deps = a.u32_list("deps");
   return raw;
 }

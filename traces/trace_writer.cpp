@@ -195,6 +195,7 @@ void append_command(std::string& out, const CommandEvent& c, const EscapedNames&
   append_u64(out, "macs", c.macs);
   append_u64(out, "vector_ops", c.vector_ops);
   append_u64(out, "stall_cycles", c.stall_cycles);
+  append_u64(out, "compute_cycles", c.compute_cycles);
   out += ",\"deps\":[";
   for (std::size_t i = 0; i < c.deps.size(); ++i) {
     if (i) out += ",";

@@ -82,14 +82,18 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       ev.kind = traces::CommandKind::Gemm;
       ev.unit = traces::Unit::MacArray;
       models::GemmTile tile{{c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes};
-      ev.stall_cycles = npu_.mac_array.run(tile).stall_cycles;
+      const auto r = npu_.mac_array.run(tile);
+      ev.stall_cycles = r.stall_cycles;
+      ev.compute_cycles = r.compute_cycles;
       break;
     }
     case CommandKind::Vector: {
       ev.kind = traces::CommandKind::Vector;
       ev.unit = traces::Unit::VectorUnit;
       models::VectorTile tile{c.vec.kind, c.vec.elements, c.vector_ops, c.sram_read_bytes, c.sram_write_bytes};
-      ev.stall_cycles = npu_.vector_unit.run(tile).stall_cycles;
+      const auto r = npu_.vector_unit.run(tile);
+      ev.stall_cycles = r.stall_cycles;
+      ev.compute_cycles = r.compute_cycles;
       break;
     }
     case CommandKind::DmaLoad:
