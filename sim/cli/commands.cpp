@@ -63,7 +63,7 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
                   "hardware config: a YAML path or a preset name from configs/ (edge-s, edge-m, edge-l)")(
       "workload,w", po::value(&s.workload)->default_value("mobilenet_v2"),
       "workload: a YAML path or a zoo name (small_cnn, mobilenet_v2, resnet50, bert_base_layer)")(
-      "fusion,f", po::value(&s.fusion)->default_value(default_fusion), "fusion policy: none, epilogue or greedy")(
+      "fusion,f", po::value(&s.fusion)->default_value(default_fusion), "fusion policy: none, epilogue, greedy, or file:PATH (a schedule.json)")(
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
                                                    "e.g. --set npu.mac_array.rows=64")(
       "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
@@ -168,7 +168,8 @@ int compare_command(const std::vector<std::string>& args) {
       RunSpec s = base;
       s.config = cfg;
       s.fusion = pol;
-      s.label = policies.size() == 2 ? pol : fs::path(cfg).stem().string();
+      const std::string pol_name = pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol;
+      s.label = policies.size() == 2 ? pol_name : fs::path(cfg).stem().string();
       s.out = (fs::path(base.out) / s.label).string();
       specs.push_back(s);
     }

@@ -13,6 +13,7 @@
 #include "sim/core/file_util.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
+#include "sim/scheduler/schedule_file.h"
 #include "traces/roofline.h"
 #include "traces/summary.h"
 #include "traces/trace_io.h"
@@ -60,7 +61,10 @@ LoadedRun load_run(const RunSpec& spec) {
   r.graph = workloads::load_workload(spec.workload, (fs::path(config::data_dir()) / "workloads" / "zoo").string(),
                                      spec.load);
   r.workload_name = workload_name(spec.workload);
-  r.plan = sched::make_plan(r.graph, r.hw, sched::parse_fusion_policy(spec.fusion, "--fusion"));
+  const auto policy = sched::parse_fusion_policy(spec.fusion, "--fusion");
+  r.plan = policy == sched::FusionPolicy::File
+               ? sched::load_schedule_file(spec.fusion.substr(5), r.graph, r.hw)
+               : sched::make_plan(r.graph, r.hw, policy);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
   return r;
 }

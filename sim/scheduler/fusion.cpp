@@ -16,7 +16,8 @@ FusionPolicy parse_fusion_policy(const std::string& text, const std::string& whe
   if (text == "none") return FusionPolicy::None;
   if (text == "epilogue") return FusionPolicy::Epilogue;
   if (text == "greedy") return FusionPolicy::Greedy;
-  throw InputError(where, "expected a fusion policy (none, epilogue, greedy), found '" + text + "'");
+  if (text.rfind("file:", 0) == 0) return FusionPolicy::File;
+  throw InputError(where, "expected a fusion policy (none, epilogue, greedy, file:PATH), found '" + text + "'");
 }
 
 std::string to_string(FusionPolicy p) {
@@ -24,6 +25,7 @@ std::string to_string(FusionPolicy p) {
     case FusionPolicy::None: return "none";
     case FusionPolicy::Epilogue: return "epilogue";
     case FusionPolicy::Greedy: return "greedy";
+    case FusionPolicy::File: return "file";
   }
   return "?";
 }
@@ -59,20 +61,25 @@ bool can_follow(const Graph& g, int tail, int next, const std::vector<bool>& ass
   return true;
 }
 
-std::vector<Segment> make_segments(const Graph& g, FusionPolicy policy) {
+}  // namespace
+
+std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, bool chains, bool gemm_heads_only) {
   std::vector<Segment> segs;
-  std::vector<bool> assigned(g.ops().size(), false);
-  for (int o : g.topological_order()) {
+  std::vector<bool> assigned(g.ops().size(), true);
+  std::vector<bool> in_set(g.ops().size(), false);
+  for (int o : ops) assigned[o] = false, in_set[o] = true;
+  // Ops outside the set count as produced (they run in earlier groups).
+  for (int o : ops) {
     if (assigned[o]) continue;
     Segment s;
     s.ops.push_back(o);
     assigned[o] = true;
     const OpClass cls = workloads::op_class(g.op(o).kind);
-    const bool chains = (policy == FusionPolicy::Epilogue && cls == OpClass::Gemm) ||
-                        (policy == FusionPolicy::Greedy && cls != OpClass::View);
-    while (chains) {
+    const bool may_chain = chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm);
+    while (may_chain) {
       const auto& cons = g.tensor(g.op(s.ops.back()).outputs[0]).consumers;
-      if (cons.size() != 1 || assigned[cons[0]] || !can_follow(g, s.ops.back(), cons[0], assigned)) break;
+      if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]] || !can_follow(g, s.ops.back(), cons[0], assigned))
+        break;
       s.ops.push_back(cons[0]);
       assigned[cons[0]] = true;
     }
@@ -81,74 +88,71 @@ std::vector<Segment> make_segments(const Graph& g, FusionPolicy policy) {
   return segs;
 }
 
-/// A candidate group evaluated: residency, per-segment tilings, peak SRAM and traffic.
-struct GroupEval {
-  bool fits = false;
-  std::string why;  // when it does not fit
-  GroupPlan plan;
-};
-
-class Planner {
- public:
-  Planner(const Graph& g, const HardwareConfig& hw) : g_(g), hw_(hw) {}
-
-  GroupEval evaluate(const std::vector<Segment>& segs) const {
-    GroupEval ev;
-    const std::size_t nt = g_.tensors().size();
-    std::vector<int> producer_seg(nt, -1), last_use(nt, -1);
-    std::vector<bool> outside(nt, false);
-    std::set<int> in_group;
-    for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
-    for (std::size_t i = 0; i < segs.size(); ++i) {
-      for (int t : segment_inputs(g_, segs[i])) last_use[t] = int(i);
-      for (int o : segs[i].ops)
-        for (int t : g_.op(o).outputs) {
-          const int b = base_tensor(g_, t);
-          if (producer_seg[b] < 0 && b == t) producer_seg[b] = int(i);
-          if (is_declared_output(g_, t)) outside[b] = true;
-          for (int c : g_.tensor(t).consumers)
-            if (!in_group.count(c)) outside[b] = true;
-        }
-    }
-    Residency where;
-    where.resident.assign(nt, false);
-    where.stored.assign(nt, false);
-    for (std::size_t t = 0; t < nt; ++t) {
-      if (producer_seg[t] < 0) continue;
-      where.stored[t] = outside[t];
-      // Kept whole in SRAM when a later segment of this group reads it.
-      if (last_use[t] > producer_seg[t]) {
-        where.resident[t] = true;
-        ev.plan.resident_tensors.push_back(int(t));
+GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+  GroupEval ev;
+  const std::size_t nt = g.tensors().size();
+  std::vector<int> producer_seg(nt, -1), last_use(nt, -1);
+  std::vector<bool> outside(nt, false);
+  std::set<int> in_group;
+  for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
+  for (std::size_t i = 0; i < segs.size(); ++i) {
+    for (int t : segment_inputs(g, segs[i])) last_use[t] = int(i);
+    for (int o : segs[i].ops)
+      for (int t : g.op(o).outputs) {
+        const int b = base_tensor(g, t);
+        if (producer_seg[b] < 0 && b == t) producer_seg[b] = int(i);
+        if (is_declared_output(g, t)) outside[b] = true;
+        for (int c : g.tensor(t).consumers)
+          if (!in_group.count(c)) outside[b] = true;
       }
-    }
-    const std::uint32_t eb = dtype_bytes(hw_.mac_array.dtype);
-    const std::uint64_t cap = hw_.sram.capacity_bytes;
-    for (std::size_t i = 0; i < segs.size(); ++i) {
-      std::uint64_t alive = 0;
-      for (int t : ev.plan.resident_tensors)
-        if (producer_seg[t] <= int(i) && int(i) <= last_use[t]) alive += std::uint64_t(g_.tensor(t).elements()) * eb;
-      Segment s = segs[i];
-      auto tiling = alive < cap ? tile_segment(g_, hw_, s, where, cap - alive) : std::nullopt;
-      if (!tiling) {
-        ev.why = "capacity: " + std::to_string(alive) + " B of resident tensors leave " +
-                 std::to_string(alive < cap ? cap - alive : 0) + " B of " + std::to_string(cap) +
-                 " B SRAM, too little for the tiles of '" + g_.op(s.ops[0]).name + "'";
-        return ev;
-      }
-      s.tiling = *tiling;
-      ev.plan.sram_bytes = std::max(ev.plan.sram_bytes, alive + tiling->working_set_bytes);
-      ev.plan.dram_bytes += tiling->dram_bytes;
-      ev.plan.segments.push_back(std::move(s));
-    }
-    ev.fits = true;
-    return ev;
   }
-
- private:
-  const Graph& g_;
-  const HardwareConfig& hw_;
-};
+  Residency where;
+  where.resident.assign(nt, false);
+  where.stored.assign(nt, false);
+  for (std::size_t t = 0; t < nt; ++t) {
+    if (producer_seg[t] < 0) continue;
+    where.stored[t] = outside[t];
+    // Kept whole in SRAM when a later segment of this group reads it.
+    if (last_use[t] > producer_seg[t]) {
+      where.resident[t] = true;
+      ev.plan.resident_tensors.push_back(int(t));
+    }
+  }
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  const std::uint64_t cap = hw.sram.capacity_bytes;
+  for (std::size_t i = 0; i < segs.size(); ++i) {
+    std::uint64_t alive = 0, largest = 0;
+    int largest_tensor = -1;
+    for (int t : ev.plan.resident_tensors)
+      if (producer_seg[t] <= int(i) && int(i) <= last_use[t]) {
+        const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
+        alive += bytes;
+        if (bytes > largest) largest = bytes, largest_tensor = t;
+      }
+    Segment s = segs[i];
+    auto tiling = alive < cap ? tile_segment(g, hw, s, where, cap - alive) : std::nullopt;
+    if (!tiling) {
+      const auto smallest = tile_segment(g, hw, s, where, std::numeric_limits<std::uint64_t>::max() / 4, true);
+      const std::uint64_t need = alive + (smallest ? smallest->working_set_bytes : 0);
+      ev.over_bytes = need > cap ? need - cap : 0;
+      ev.why = "capacity: '" + g.op(s.ops[0]).name + "' needs " + std::to_string(need) + " B of " + std::to_string(cap) +
+               " B SRAM (over by " + std::to_string(ev.over_bytes) + " B): " +
+               (largest_tensor >= 0 && largest >= (smallest ? smallest->working_set_bytes : 0)
+                    ? "largest buffer is resident tensor '" + g.tensor(largest_tensor).name + "' (" +
+                          std::to_string(largest) + " B)"
+                    : "largest buffer is its smallest tile working set (" +
+                          std::to_string(smallest ? smallest->working_set_bytes : 0) + " B)") +
+               (alive ? ", " + std::to_string(alive) + " B resident in all" : "");
+      return ev;
+    }
+    s.tiling = *tiling;
+    ev.plan.sram_bytes = std::max(ev.plan.sram_bytes, alive + tiling->working_set_bytes);
+    ev.plan.dram_bytes += tiling->dram_bytes;
+    ev.plan.segments.push_back(std::move(s));
+  }
+  ev.fits = true;
+  return ev;
+}
 
 std::string group_name(const Graph& g, const GroupPlan& p) {
   const auto ops = p.ops();
@@ -157,6 +161,7 @@ std::string group_name(const Graph& g, const GroupPlan& p) {
 }
 
 std::string fusion_kind(const Graph& g, const GroupPlan& p) {
+  if (p.depth_first.enabled) return "depth_first";
   int work_segments = 0;
   for (const auto& s : p.segments) work_segments += is_view(g, s.ops[0]) ? 0 : 1;
   if (work_segments > 1) return "layer";
@@ -165,6 +170,20 @@ std::string fusion_kind(const Graph& g, const GroupPlan& p) {
     if (s.ops.size() > 1) return workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm ? "epilogue" : "chain";
   return "none";
 }
+
+/// The cheaper (in DRAM bytes) of fusing `segs` with resident intermediates or depth-first
+/// (cache or recompute the halo); a non-fitting result carries the layer-fusion reason.
+GroupEval best_fused_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+  GroupEval best = evaluate_group(g, hw, segs);
+  if (!depth_first_obstacle(g, segs).empty()) return best;
+  for (Halo halo : {Halo::Cache, Halo::Recompute}) {
+    GroupEval df = evaluate_depth_first(g, hw, segs, halo, 0);
+    if (df.fits && (!best.fits || df.plan.dram_bytes < best.plan.dram_bytes)) best = std::move(df);
+  }
+  return best;
+}
+
+namespace {
 
 bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segment>& group) {
   std::set<int> produced;
@@ -177,16 +196,19 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
 }
 
 /// Splits a segment that cannot fit into single-op segments (each must fit alone).
-GroupEval evaluate_or_split(const Planner& planner, const Graph& g, const Segment& seg, std::vector<GroupEval>& out) {
-  GroupEval ev = planner.evaluate({seg});
+GroupEval evaluate_or_split(const Graph& g, const HardwareConfig& hw, const Segment& seg, std::vector<GroupEval>& out) {
+  GroupEval ev = evaluate_group(g, hw, {seg});
   if (ev.fits || seg.ops.size() == 1) return ev;
   for (int o : seg.ops) {
-    GroupEval single = planner.evaluate({Segment{{o}, {}}});
+    Segment single_op;
+    single_op.ops = {o};
+    GroupEval single = evaluate_group(g, hw, {single_op});
     if (!single.fits) return single;
     out.push_back(std::move(single));
   }
-  (void)g;
-  return GroupEval{true, "", {}};
+  GroupEval ok;
+  ok.fits = true;
+  return ok;
 }
 
 }  // namespace
@@ -194,8 +216,8 @@ GroupEval evaluate_or_split(const Planner& planner, const Graph& g, const Segmen
 Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
   Plan plan;
   plan.policy = policy;
-  Planner planner(g, hw);
-  const std::vector<Segment> segs = make_segments(g, policy);
+  const std::vector<Segment> segs = make_segments(g, g.topological_order(), policy != FusionPolicy::None,
+                                                 policy == FusionPolicy::Epilogue);
 
   std::vector<GroupEval> groups;
   auto fail = [&](const GroupEval& ev, const Segment& s) {
@@ -206,7 +228,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
 
   if (policy != FusionPolicy::Greedy) {
     for (const auto& s : segs) {
-      GroupEval ev = evaluate_or_split(planner, g, s, groups);
+      GroupEval ev = evaluate_or_split(g, hw, s, groups);
       if (!ev.fits) fail(ev, s);
       if (!ev.plan.segments.empty()) groups.push_back(std::move(ev));
     }
@@ -216,10 +238,10 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
     std::vector<Segment> cur;
     GroupEval cur_eval;
     for (const auto& s : segs) {
-      GroupEval alone = planner.evaluate({s});
+      GroupEval alone = evaluate_group(g, hw, {s});
       if (!alone.fits) {
         std::vector<GroupEval> parts;
-        GroupEval ev = evaluate_or_split(planner, g, s, parts);
+        GroupEval ev = evaluate_or_split(g, hw, s, parts);
         if (!ev.fits) fail(ev, s);
         if (!cur.empty()) groups.push_back(std::move(cur_eval));
         cur.clear();
@@ -235,7 +257,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
         } else {
           std::vector<Segment> cand = cur;
           cand.push_back(s);
-          GroupEval ev = planner.evaluate(cand);
+          GroupEval ev = best_fused_eval(g, hw, cand);
           if (!ev.fits) {
             reason = ev.why;
           } else if (ev.plan.dram_bytes > cur_eval.plan.dram_bytes + alone.plan.dram_bytes) {
@@ -272,27 +294,43 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
 nlohmann::json to_json(const Plan& p, const Graph& g) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& gp : p.groups) {
-    nlohmann::json segs = nlohmann::json::array();
+    nlohmann::json segs = nlohmann::json::array(), tiles = nlohmann::json::object();
     for (const auto& s : gp.segments) {
       nlohmann::json ops = nlohmann::json::array();
       for (int o : s.ops) ops.push_back(g.op(o).name);
+      const auto& t = s.tiling;
+      const bool gemm = workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm;
+      if (gemm)
+        tiles[g.op(s.ops[0]).name] = {{"rows", t.rows}, {"cols", t.cols}, {"in_channels", t.in_channels}};
+      else if (!is_view(g, s.ops[0]))
+        tiles[g.op(s.ops[0]).name] = {{"rows", t.tiles}};
       segs.push_back({{"ops", ops},
-                      {"tiling",
-                       {{"rows", s.tiling.rows}, {"cols", s.tiling.cols}, {"in_channels", s.tiling.in_channels},
-                        {"weights_outer", s.tiling.weights_outer}, {"tiles", s.tiling.tile_count},
-                        {"working_set_bytes", s.tiling.working_set_bytes}, {"dram_bytes", s.tiling.dram_bytes}}}});
+                      {"loop_order", gemm ? (t.weights_outer ? "weights_outer" : "inputs_outer") : "rows"},
+                      {"tiles", t.tile_count},
+                      {"working_set_bytes", t.working_set_bytes},
+                      {"dram_bytes", t.dram_bytes}});
     }
     nlohmann::json resident = nlohmann::json::array();
     for (int t : gp.resident_tensors) resident.push_back(g.tensor(t).name);
     nlohmann::json ops = nlohmann::json::array();
     for (int o : gp.ops()) ops.push_back(g.op(o).name);
-    groups.push_back({{"name", gp.name}, {"fusion", gp.fusion}, {"ops", ops}, {"segments", segs},
-                      {"resident_tensors", resident}, {"sram_bytes", gp.sram_bytes}, {"dram_bytes", gp.dram_bytes}});
+    nlohmann::json entry = {{"name", gp.name},          {"fusion", gp.fusion},
+                            {"ops", ops},               {"tiles", tiles},
+                            {"segments", segs},         {"resident_tensors", resident},
+                            {"sram_bytes", gp.sram_bytes}, {"dram_bytes", gp.dram_bytes}};
+    if (gp.depth_first.enabled) {
+      entry.erase("tiles");  // a depth-first group is tiled as a whole
+      entry["depth_first"] = {{"rows", gp.depth_first.rows},
+                              {"halo", to_string(gp.depth_first.halo)},
+                              {"weights_resident", gp.depth_first.weights_resident}};
+    }
+    groups.push_back(std::move(entry));
   }
   nlohmann::json bounds = nlohmann::json::array();
   for (const auto& b : p.boundaries)
     bounds.push_back({{"from", g.op(b.from_op).name}, {"to", g.op(b.to_op).name}, {"reason", b.reason}});
-  return {{"policy", to_string(p.policy)}, {"groups", groups}, {"not_fused", bounds}};
+  return {{"format", "npusim-schedule"}, {"version", 1}, {"workload", g.name}, {"policy", to_string(p.policy)},
+          {"groups", groups}, {"not_fused", bounds}};
 }
 
 }  // namespace npusim::sched

@@ -46,6 +46,11 @@ class Lowering {
       const GroupPlan& grp = plan_.groups[gi];
       where_ = residency_of(grp);
       previous_computes_.clear();
+      if (grp.depth_first.enabled) {
+        lower_depth_first(grp);
+        prog_.group_sram_bytes.push_back(grp.sram_bytes);
+        continue;
+      }
       for (const Segment& seg : grp.segments) {
         // Segments of a group share the group's tile-buffer space one after another, so a
         // segment's loads wait until the previous segment has finished computing.
@@ -245,7 +250,8 @@ class Lowering {
     std::uint64_t& done_elems = st.ops_done[o];
     const std::uint64_t before = total ? ops * done_elems / total : 0;
     done_elems += tile_elems;
-    const std::uint64_t after = total ? ops * std::min(done_elems, total) / total : 0;
+    // Not capped at `total`: a depth-first group that recomputes halo rows does the work again.
+    const std::uint64_t after = total ? ops * done_elems / total : 0;
     return after - before;
   }
 
@@ -361,6 +367,85 @@ class Lowering {
       }
     });
     finish_segment(seg, st);
+  }
+
+  /// A depth-first group: per tile, the new input rows, every layer's rows (recomputed or
+  /// cached halo), the epilogues, and the last layer's rows stored.
+  void lower_depth_first(const GroupPlan& grp) {
+    const auto& segs = grp.segments;
+    const std::size_t L = segs.size();
+    std::vector<GemmGeometry> geo;
+    for (const auto& s : segs) geo.push_back(gemm_geometry(g_, g_.op(s.ops[0])));
+    const auto tiles = depth_first_tiles(g_, segs, grp.depth_first.rows, grp.depth_first.halo);
+    const int in_t = g_.op(segs[0].ops[0]).inputs[0];
+    std::vector<Stream> streams(L);
+    std::vector<OperandBuffer> weights(L);
+    OperandBuffer in_buf;
+    std::vector<std::uint64_t> bias_done(L, 0);
+    for (std::size_t ti = 0; ti < tiles.size(); ++ti) {
+      const auto& t = tiles[ti];
+      if (t.load_b > t.load_a) {
+        const std::uint64_t row = std::uint64_t(geo[0].in_w * geo[0].in_c);
+        const DramRegion reg{addr(in_t) + std::uint64_t(t.load_a) * row * eb_, std::uint64_t(t.load_b - t.load_a) * row * eb_,
+                             std::uint64_t(t.load_b - t.load_a) * row * eb_, 1};
+        ensure_loaded(in_buf, std::make_tuple(std::int64_t(ti), std::int64_t(0), std::int64_t(0)), segs[0].ops[0], in_t, reg);
+      }
+      std::uint32_t prev = in_buf.load;
+      for (std::size_t l = 0; l < L; ++l) {
+        const int ho = segs[l].ops[0];
+        if (t.need_b[l] <= t.comp_a[l]) continue;  // cached: this layer has no new rows for the tile
+        std::vector<std::uint32_t> deps{prev};
+        weight_loads(segs[l], weights[l], grp.depth_first.weights_resident ? 0 : std::int64_t(ti), deps);
+        if (l + 1 == L && streams[l].finals.size() >= 2) deps.push_back(streams[l].finals[streams[l].finals.size() - 2]);
+        const GemmBlock blk{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo[l].n_total, 0, geo[l].c_total};
+        Command c;
+        c.kind = CommandKind::Gemm;
+        c.op = ho;
+        c.gemm = geo[l].work(blk);
+        c.macs = std::uint64_t(c.gemm.m * c.gemm.k * c.gemm.n * c.gemm.repeats);
+        const GemmSramTraffic tr = gemm_sram_traffic(c.gemm, hw_.mac_array);
+        c.sram_read_bytes = tr.read_bytes;
+        c.sram_write_bytes = tr.write_bytes;
+        const std::uint64_t elems = geo[l].out_elements(blk);
+        const std::uint64_t total = g_.tensor(g_.op(ho).outputs[0]).elements();
+        const std::uint64_t head_vops = workloads::op_cost(g_, g_.op(ho), eb_).vector_ops;
+        c.vector_ops = head_vops * (bias_done[l] + elems) / total - head_vops * bias_done[l] / total;
+        bias_done[l] += elems;
+        c.deps = std::move(deps);
+        const std::uint32_t id = emit(std::move(c));
+        if (l == 0 && in_buf.valid) in_buf.users.back().push_back(id);
+        weights[l].users.back().push_back(id);
+        const std::uint64_t row = std::uint64_t(geo[l].out_cols_px * geo[l].out_channels);
+        const DramRegion out_rows{std::uint64_t(t.need_a[l]) * row * eb_, std::uint64_t(t.need_b[l] - t.need_a[l]) * row * eb_,
+                                  std::uint64_t(t.need_b[l] - t.need_a[l]) * row * eb_, 1};
+        prev = epilogue_and_store(segs[l], streams[l], id, elems, out_rows, false);
+      }
+    }
+    finish_segment(segs.back(), streams.back());
+  }
+
+  /// Loads the constant operands of a segment's head (weights, bias) for `version`
+  /// (0 = once for the whole group) unless already there; adds the loads to `deps`.
+  void weight_loads(const Segment& seg, OperandBuffer& buf, std::int64_t version, std::vector<std::uint32_t>& deps) {
+    const auto key = std::make_tuple(version, std::int64_t(0), std::int64_t(0));
+    if (buf.valid && buf.key == key) {
+      deps.push_back(buf.load);
+      return;
+    }
+    std::vector<std::uint32_t> war;
+    if (buf.users.size() >= 2) war = buf.users[buf.users.size() - 2];
+    std::uint32_t last = 0;
+    const int head = seg.ops[0];  // epilogue constants are loaded once by epilogue_and_store
+    for (int t : g_.op(head).inputs)
+      if (g_.tensor(t).is_constant) {
+        const std::uint64_t bytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
+        last = load(head, {addr(t), bytes, bytes, 1}, war);
+        deps.push_back(last);
+      }
+    buf.load = last;
+    buf.key = key;
+    buf.valid = true;
+    buf.users.emplace_back();
   }
 
   void lower_vector(const Segment& seg) {

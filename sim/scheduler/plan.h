@@ -15,7 +15,8 @@ namespace npusim::sched {
 /// none: every op round-trips DRAM. epilogue: GEMM/conv + following elementwise ops on the
 /// output tile. greedy: epilogues and elementwise chains, then grow groups along the graph
 /// keeping intermediates resident in SRAM while they fit and save DRAM traffic.
-enum class FusionPolicy { None, Epilogue, Greedy };
+/// file: a user's schedule.json (see schedule_file.h).
+enum class FusionPolicy { None, Epilogue, Greedy, File };
 FusionPolicy parse_fusion_policy(const std::string& text, const std::string& where);
 std::string to_string(FusionPolicy p);
 
@@ -32,15 +33,36 @@ struct Tiling {
   std::uint64_t tile_count = 0;         // compute tiles of the head op
 };
 
+/// A tile shape a schedule file asks for (0 = let the tiler choose).
+struct TileRequest {
+  std::int64_t rows = 0, cols = 0, in_channels = 0;
+  bool any() const { return rows || cols || in_channels; }
+};
+
 /// A head op plus the elementwise ops applied to its output tile before it leaves SRAM.
 struct Segment {
   std::vector<int> ops;  // ops[0] is the head; views form a segment of their own
   Tiling tiling;
+  TileRequest request;
+};
+
+/// Depth-first (layer) fusion of a conv chain: the group is tiled over the last layer's output
+/// rows and every tile computes the rows each layer needs. The halo rows a tile shares with the
+/// next are either computed again (recompute) or kept in a line buffer in SRAM (cache).
+enum class Halo { Recompute, Cache };
+std::string to_string(Halo h);
+
+struct DepthFirst {
+  bool enabled = false;
+  Halo halo = Halo::Cache;
+  std::int64_t rows = 0;          // output rows of the last layer per tile
+  bool weights_resident = true;   // all layers' weights stay in SRAM, else re-fetched per tile
 };
 
 struct GroupPlan {
   std::string name;
-  std::string fusion;  // "none", "epilogue", "chain", "layer" (several segments, resident intermediates)
+  DepthFirst depth_first;
+  std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first"
   std::vector<Segment> segments;
   std::vector<int> resident_tensors;  // base tensors kept whole in SRAM inside the group
   std::uint64_t sram_bytes = 0;       // peak SRAM the group needs
@@ -60,6 +82,16 @@ struct Plan {
   std::vector<int> op_group;  // op index -> group index
   std::vector<Boundary> boundaries;
 };
+
+/// Splits `ops` (topologically ordered) into segments: each head takes the elementwise ops that
+/// can run on its output tile (`chains` = false: every op alone; `gemm_heads_only`: only GEMM
+/// heads take followers). Shared by the policies and by schedule files.
+std::vector<Segment> make_segments(const workloads::Graph& g, const std::vector<int>& ops, bool chains,
+                                   bool gemm_heads_only);
+
+/// Name and fusion kind of a group as reports show them.
+std::string group_name(const workloads::Graph& g, const GroupPlan& p);
+std::string fusion_kind(const workloads::Graph& g, const GroupPlan& p);
 
 /// Partitions the graph into groups under `policy` and tiles every segment to fit SRAM.
 /// Throws InputError naming the op when an op cannot be tiled into SRAM at all.

@@ -61,8 +61,48 @@ GemmGeometry gemm_geometry(const workloads::Graph& g, const workloads::Op& op);
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit);
 
 /// The best tiling of `seg` whose working set fits `budget` bytes of SRAM, or nullopt.
+/// With `smallest`, the tiling with the least working set instead (for error messages).
+/// A segment's `request` (user tile shape) restricts the candidates to that shape.
 std::optional<Tiling> tile_segment(const workloads::Graph& g, const HardwareConfig& hw, const Segment& seg,
-                                   const Residency& where, std::uint64_t budget);
+                                   const Residency& where, std::uint64_t budget, bool smallest = false);
+
+/// A candidate group evaluated: residency, per-segment tilings, peak SRAM and traffic.
+struct GroupEval {
+  bool fits = false;
+  std::string why;              // when it does not fit
+  std::uint64_t over_bytes = 0; // by how much it does not fit
+  double estimate = 0;          // estimated seconds (depth-first candidates)
+  GroupPlan plan;
+};
+
+/// Estimated seconds of a piece of work: max(DRAM time, compute time) plus the first tile's
+/// load that nothing hides plus a per-tile issue overhead (so tiny tiles lose).
+double estimate_seconds(const HardwareConfig& hw, std::uint64_t dram_bytes, double ops, std::uint64_t first_tile_bytes,
+                        std::uint64_t tiles, double peak_ops);
+
+/// Row windows of one depth-first tile: for every layer, the output rows it needs [need_a, need_b)
+/// and the rows it computes [comp_a, need_b) (= need with recompute; only new rows with cache);
+/// for the group input, the rows loaded [load_a, load_b).
+struct DepthFirstTile {
+  std::vector<std::int64_t> need_a, need_b, comp_a;
+  std::int64_t load_a = 0, load_b = 0;
+};
+
+/// Why `segs` cannot be fused depth-first ("" when it can).
+std::string depth_first_obstacle(const workloads::Graph& g, const std::vector<Segment>& segs);
+/// The tiles of a depth-first group, in order.
+std::vector<DepthFirstTile> depth_first_tiles(const workloads::Graph& g, const std::vector<Segment>& segs,
+                                              std::int64_t rows, Halo halo);
+/// Evaluates `segs` fused depth-first (rows = 0: choose the best tile height).
+GroupEval evaluate_depth_first(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                               Halo halo, std::int64_t rows);
+
+/// The cheaper in DRAM bytes of layer fusion (resident intermediates) and depth-first fusion.
+GroupEval best_fused_eval(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs);
+
+/// Evaluates `segs` (in order) as one group: which tensors stay resident, each segment's tiling
+/// under the SRAM those leave, the group's peak SRAM and DRAM traffic.
+GroupEval evaluate_group(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs);
 
 /// Inputs of the segment's ops that come from outside the segment (base tensor indices, in
 /// op order), and the tensor the segment produces (base index of the last op's output).

@@ -35,14 +35,16 @@ std::vector<std::int64_t> candidates(std::int64_t total, std::int64_t unit) {
   return c;
 }
 
-/// Estimated seconds of a tiling: the larger of DRAM time and compute time, plus the first
-/// tile's load that nothing hides, plus a per-tile issue overhead (so tiny tiles lose).
+}  // namespace
+
 double estimate_seconds(const HardwareConfig& hw, std::uint64_t traffic, double ops, std::uint64_t first_tile_bytes,
                         std::uint64_t tiles, double peak_ops) {
   const double bw = hw.dram.peak_bandwidth().bytes_per_second;
   const double per_tile_overhead = 64.0 / hw.core_clock.hz;  // command issue, fill: ~64 cycles
   return std::max(double(traffic) / bw, ops / peak_ops) + double(first_tile_bytes) / bw + double(tiles) * per_tile_overhead;
 }
+
+namespace {
 
 /// DRAM bytes moved per byte requested for runs of `run` bytes placed `stride` apart: the DRAM
 /// moves whole bursts, so narrow channel blocks of an NHWC tensor cost more than they carry.
@@ -84,8 +86,19 @@ ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residenc
   return x;
 }
 
+/// Keeps the candidates a schedule file asked for (0 = any).
+std::vector<std::int64_t> requested(std::vector<std::int64_t> cands, std::int64_t want) {
+  if (want <= 0) return cands;
+  return {want};
+}
+
+/// Scores a candidate: estimated seconds, or its working set when looking for the smallest.
+double score(bool smallest, double seconds, std::uint64_t working_set) {
+  return smallest ? double(working_set) : seconds;
+}
+
 std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
-                                std::uint64_t budget) {
+                                std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
   const GemmGeometry geo = gemm_geometry(g, head);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
@@ -121,9 +134,10 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
-  const auto row_cands = candidates(geo.out_rows, 1);
-  const auto col_cands = candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols);
-  const auto chan_cands = geo.grouped ? std::vector<std::int64_t>{1} : candidates(geo.c_total, hw.mac_array.rows);
+  const auto row_cands = requested(candidates(geo.out_rows, 1), seg.request.rows);
+  const auto col_cands = requested(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), seg.request.cols);
+  const auto chan_cands = geo.grouped ? std::vector<std::int64_t>{1}
+                                      : requested(candidates(geo.c_total, hw.mac_array.rows), seg.request.in_channels);
 
   for (std::int64_t rows : row_cands) {
     // First-operand elements over all row blocks: halo rows are read again by every block.
@@ -169,8 +183,8 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                (b_resident ? 0 : double(b_traffic * eb) * b_fetch(chans, cols)) +
                                double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
-          const double cost = estimate_seconds(hw, std::uint64_t(moved), 2 * macs, a_tile_max + b_tile, tiles,
-                                               hw.mac_peak_ops());
+          const double cost = score(smallest, estimate_seconds(hw, std::uint64_t(moved), 2 * macs,
+                                                               a_tile_max + b_tile, tiles, hw.mac_peak_ops()), ws);
           if (cost < best_cost) {
             best_cost = cost;
             Tiling t;
@@ -199,7 +213,7 @@ std::int64_t tensor_rows(const workloads::Shape& s) {
 }
 
 std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
-                                  std::uint64_t budget) {
+                                  std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   const int out = segment_output(g, seg);
@@ -222,14 +236,15 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
-  for (std::int64_t tiles : candidates(std::max<std::int64_t>(max_tiles, 1), 1)) {
+  for (std::int64_t tiles : requested(candidates(std::max<std::int64_t>(max_tiles, 1), 1), seg.request.rows)) {
     const std::uint64_t in_tile = (tiled_bytes + tiles - 1) / tiles;
     const std::uint64_t out_tile = (out_bytes + tiles - 1) / tiles;
     const std::uint64_t out_elems_tile = (head_out_elems + tiles - 1) / tiles;
     const std::uint64_t ws = 2 * (in_tile + out_tile + out_elems_tile * extras.tiled_bytes_per_out_elem) +
                              whole_bytes + extras.whole_buffer_bytes;
     if (ws > budget) continue;
-    const double cost = estimate_seconds(hw, traffic, ops, in_tile, std::uint64_t(tiles), hw.vector_peak_ops());
+    const double cost =
+        score(smallest, estimate_seconds(hw, traffic, ops, in_tile, std::uint64_t(tiles), hw.vector_peak_ops()), ws);
     if (cost < best_cost) {
       best_cost = cost;
       Tiling t;
@@ -271,10 +286,10 @@ std::vector<int> segment_inputs(const Graph& g, const Segment& seg) {
 int segment_output(const Graph& g, const Segment& seg) { return base_tensor(g, g.op(seg.ops.back()).outputs[0]); }
 
 std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
-                                   std::uint64_t budget) {
+                                   std::uint64_t budget, bool smallest) {
   switch (workloads::op_class(g.op(seg.ops[0]).kind)) {
-    case OpClass::Gemm: return tile_gemm(g, hw, seg, where, budget);
-    case OpClass::Vector: return tile_vector(g, hw, seg, where, budget);
+    case OpClass::Gemm: return tile_gemm(g, hw, seg, where, budget, smallest);
+    case OpClass::Vector: return tile_vector(g, hw, seg, where, budget, smallest);
     case OpClass::View: return Tiling{};
   }
   return std::nullopt;

@@ -26,7 +26,12 @@ outputs: [fc]
 /// A plan of one group around op 0, for hand-made programs.
 sched::Plan one_group_plan(const workloads::Graph& g) {
   sched::Plan p;
-  p.groups.push_back({"g", "none", {sched::Segment{{0}, {}}}, {}, 0, 0});
+  sched::GroupPlan gp;
+  gp.name = "g";
+  gp.fusion = "none";
+  gp.segments.resize(1);
+  gp.segments[0].ops = {0};
+  p.groups.push_back(gp);
   p.op_group.assign(g.ops().size(), 0);
   return p;
 }

@@ -1,0 +1,274 @@
+#include "sim/scheduler/schedule_file.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+
+#include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+#include "sim/scheduler/segment.h"
+
+namespace npusim::sched {
+using nlohmann::json;
+using workloads::Graph;
+
+namespace {
+
+/// Where a message points: "file: groups[2] ('name')".
+struct Place {
+  std::string source;
+  std::string at(std::size_t group, const std::string& name, const std::string& field = "") const {
+    return source + ": groups[" + std::to_string(group) + "]" + (name.empty() ? "" : " ('" + name + "')") +
+           (field.empty() ? "" : "." + field);
+  }
+};
+
+std::string type_name(const json& j) { return j.type_name(); }
+
+const json& require(const json& obj, const char* key, json::value_t type, const std::string& where) {
+  if (!obj.is_object() || !obj.contains(key))
+    throw InputError(where, std::string("expected a field '") + key + "', found none");
+  const json& v = obj.at(key);
+  const bool ok = type == json::value_t::number_unsigned ? v.is_number_integer() && v.get<long long>() > 0
+                                                          : v.type() == type;
+  if (!ok)
+    throw InputError(where + "." + key, std::string("expected ") +
+                                            (type == json::value_t::number_unsigned ? "a positive integer"
+                                                                                    : json(type).type_name()) +
+                                            ", found " + v.dump());
+  return v;
+}
+
+/// Op indices reachable from `from` through ops outside `group`, stopping at group ops.
+bool reenters(const Graph& g, const std::set<int>& group, std::string& path) {
+  // Leaving ops: outside consumers of group outputs; search forward through outside ops.
+  std::vector<int> parent(g.ops().size(), -2);
+  std::queue<int> q;
+  for (int o : group)
+    for (int t : g.op(o).outputs)
+      for (int c : g.tensor(t).consumers)
+        if (!group.count(c) && parent[c] == -2) parent[c] = o, q.push(c);
+  while (!q.empty()) {
+    const int o = q.front();
+    q.pop();
+    for (int t : g.op(o).outputs)
+      for (int c : g.tensor(t).consumers) {
+        if (group.count(c)) {
+          std::vector<std::string> names{g.op(c).name};
+          for (int p = o; p >= 0; p = group.count(p) ? -1 : parent[p]) names.push_back(g.op(p).name);
+          std::reverse(names.begin(), names.end());
+          for (std::size_t i = 0; i < names.size(); ++i) path += (i ? " -> " : "") + names[i];
+          return true;
+        }
+        if (parent[c] == -2) parent[c] = o, q.push(c);
+      }
+  }
+  return false;
+}
+
+bool connected(const Graph& g, const std::set<int>& group) {
+  std::set<int> seen{*group.begin()};
+  std::vector<int> stack{*group.begin()};
+  while (!stack.empty()) {
+    const int o = stack.back();
+    stack.pop_back();
+    std::vector<int> nbrs;
+    for (int t : g.op(o).inputs)
+      if (g.tensor(t).producer >= 0) nbrs.push_back(g.tensor(t).producer);
+    for (int t : g.op(o).outputs)
+      for (int c : g.tensor(t).consumers) nbrs.push_back(c);
+    for (int n : nbrs)
+      if (group.count(n) && seen.insert(n).second) stack.push_back(n);
+  }
+  return seen.size() == group.size();
+}
+
+/// Groups in an order that respects every edge between them (Kahn; ties by first op).
+std::vector<std::size_t> order_groups(const Graph& g, const std::vector<std::vector<int>>& groups,
+                                      const std::vector<int>& group_of) {
+  std::vector<int> position(g.ops().size());
+  for (std::size_t i = 0; i < g.topological_order().size(); ++i) position[g.topological_order()[i]] = int(i);
+  std::vector<std::set<std::size_t>> succ(groups.size());
+  std::vector<int> indeg(groups.size(), 0);
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (int o : groups[gi])
+      for (int t : g.op(o).outputs)
+        for (int c : g.tensor(t).consumers) {
+          const std::size_t gc = std::size_t(group_of[c]);
+          if (gc != gi && succ[gi].insert(gc).second) ++indeg[gc];
+        }
+  auto first = [&](std::size_t gi) {
+    int m = int(position.size());
+    for (int o : groups[gi]) m = std::min(m, position[o]);
+    return m;
+  };
+  auto later = [&](std::size_t a, std::size_t b) { return first(a) > first(b); };
+  std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> ready(later);
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    if (indeg[gi] == 0) ready.push(gi);
+  std::vector<std::size_t> order;
+  while (!ready.empty()) {
+    const std::size_t gi = ready.top();
+    ready.pop();
+    order.push_back(gi);
+    for (std::size_t s : succ[gi])
+      if (--indeg[s] == 0) ready.push(s);
+  }
+  return order;  // convex groups always order completely (a cycle would make one non-convex)
+}
+
+/// Validates a requested tile against the head op's dimensions.
+TileRequest read_tile(const json& t, const Graph& g, int head, const std::string& where) {
+  TileRequest r;
+  const auto& op = g.op(head);
+  if (workloads::op_class(op.kind) != workloads::OpClass::Gemm) {
+    if (t.contains("rows")) r.rows = require(t, "rows", json::value_t::number_unsigned, where).get<std::int64_t>();
+    return r;  // vector heads: "rows" is the number of tiles
+  }
+  const GemmGeometry geo = gemm_geometry(g, op);
+  const std::pair<const char*, std::int64_t> dims[] = {
+      {"rows", geo.out_rows}, {"cols", geo.n_total}, {"in_channels", geo.c_total}};
+  std::int64_t* fields[] = {&r.rows, &r.cols, &r.in_channels};
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!t.contains(dims[i].first)) continue;
+    const std::int64_t v = require(t, dims[i].first, json::value_t::number_unsigned, where).get<std::int64_t>();
+    const std::string field = where + "." + dims[i].first;
+    if (v > dims[i].second)
+      throw InputError(field, "expected at most " + std::to_string(dims[i].second) + " (the tensor's extent for '" +
+                                  op.name + "'), found " + std::to_string(v));
+    if (dims[i].second % v != 0)
+      throw InputError(field, "expected a divisor of " + std::to_string(dims[i].second) + " (the tensor's extent for '" +
+                                  op.name + "'), found " + std::to_string(v));
+    *fields[i] = v;
+  }
+  return r;
+}
+
+}  // namespace
+
+Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + long(upto), '\n');
+    throw InputError(source + ":" + std::to_string(line), std::string("expected JSON: ") + e.what());
+  }
+  const Place place{source};
+  if (!doc.is_object()) throw InputError(source, "expected a JSON object with 'groups', found " + type_name(doc));
+  if (doc.contains("format") && doc["format"] != "npusim-schedule")
+    throw InputError(source + ": format", "expected \"npusim-schedule\", found " + doc["format"].dump());
+  const json& groups = require(doc, "groups", json::value_t::array, source);
+
+  std::vector<std::vector<int>> members;
+  std::vector<json> entries;
+  std::vector<int> group_of(g.ops().size(), -1);
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const json& e = groups[gi];
+    const std::string name = e.is_object() && e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
+    static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "depth_first", "segments",
+                                                 "resident_tensors", "sram_bytes", "dram_bytes"};
+    if (e.is_object())
+      for (const auto& [key, value] : e.items())
+        if (!known.count(key))
+          throw InputError(place.at(gi, name, key), "unknown field '" + key +
+                                                        "'; known: name, ops, tiles, depth_first (fusion, segments, resident_tensors, "
+                                                        "sram_bytes, dram_bytes are informational)");
+    const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
+    if (ops.empty()) throw InputError(place.at(gi, name, "ops"), "expected at least one op name, found an empty list");
+    std::vector<int> m;
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const std::string where = place.at(gi, name, "ops[" + std::to_string(k) + "]");
+      if (!ops[k].is_string()) throw InputError(where, "expected an op name, found " + ops[k].dump());
+      const int o = g.find_op(ops[k].get<std::string>());
+      if (o < 0) throw InputError(where, "unknown op '" + ops[k].get<std::string>() + "' (not in workload '" + g.name + "')");
+      if (group_of[o] >= 0)
+        throw InputError(where, "op '" + g.op(o).name + "' is in two groups: groups[" + std::to_string(group_of[o]) +
+                                    "] and groups[" + std::to_string(gi) + "]");
+      group_of[o] = int(gi);
+      m.push_back(o);
+    }
+    const std::set<int> set(m.begin(), m.end());
+    if (!connected(g, set))
+      throw InputError(place.at(gi, name), "group is not connected: its ops do not form one piece of the graph "
+                                           "(list the ops that join them, views included)");
+    std::string path;
+    if (reenters(g, set, path))
+      throw InputError(place.at(gi, name), "group is not convex: a path leaves the group and comes back (" + path + ")");
+    members.push_back(std::move(m));
+    entries.push_back(e);
+  }
+  // Ops the file does not mention run unfused, one group each.
+  std::vector<int> unlisted;
+  for (int o : g.topological_order())
+    if (group_of[o] < 0) {
+      group_of[o] = int(members.size());
+      members.push_back({o});
+      entries.push_back(json::object());
+      unlisted.push_back(o);
+    }
+
+  std::vector<int> position(g.ops().size());
+  for (std::size_t i = 0; i < g.topological_order().size(); ++i) position[g.topological_order()[i]] = int(i);
+  Plan plan;
+  plan.policy = FusionPolicy::File;
+  plan.op_group.assign(g.ops().size(), -1);
+  for (std::size_t gi : order_groups(g, members, group_of)) {
+    std::vector<int> ops = members[gi];
+    std::sort(ops.begin(), ops.end(), [&](int a, int b) { return position[a] < position[b]; });
+    const json& e = entries[gi];
+    const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
+    std::vector<Segment> segs = make_segments(g, ops, true, false);
+    if (e.contains("tiles")) {
+      const json& tiles = e["tiles"];
+      if (!tiles.is_object()) throw InputError(place.at(gi, name, "tiles"), "expected an object keyed by op name, found " + tiles.dump());
+      for (const auto& [op_name, t] : tiles.items()) {
+        const std::string where = place.at(gi, name, "tiles." + op_name);
+        auto seg = std::find_if(segs.begin(), segs.end(), [&](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
+        if (seg == segs.end())
+          throw InputError(where, "expected the name of a segment head in this group, found '" + op_name + "'");
+        if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels}, found " + t.dump());
+        seg->request = read_tile(t, g, seg->ops[0], where);
+      }
+    }
+    GroupEval ev;
+    if (e.contains("depth_first")) {
+      const json& df = e["depth_first"];
+      const std::string where = place.at(gi, name, "depth_first");
+      if (!df.is_object()) throw InputError(where, "expected {rows, halo}, found " + df.dump());
+      const std::int64_t rows = df.contains("rows") ? require(df, "rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
+      const std::string halo = df.value("halo", std::string("cache"));
+      if (halo != "cache" && halo != "recompute")
+        throw InputError(where + ".halo", "expected \"cache\" or \"recompute\", found \"" + halo + "\"");
+      if (const std::string why = depth_first_obstacle(g, segs); !why.empty())
+        throw InputError(where, "expected a chain of conv2d layers (each reading only the previous one's output), found " + why);
+      const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
+      if (rows > out_rows || (rows > 0 && out_rows % rows != 0))
+        throw InputError(where + ".rows", "expected a divisor of " + std::to_string(out_rows) + " (output rows of '" +
+                                              g.op(segs.back().ops[0]).name + "'), found " + std::to_string(rows));
+      ev = evaluate_depth_first(g, hw, segs, halo == "cache" ? Halo::Cache : Halo::Recompute, rows);
+    } else {
+      ev = evaluate_group(g, hw, segs);
+    }
+    if (!ev.fits) throw InputError(place.at(gi, name), "working set exceeds SRAM: " + ev.why);
+    GroupPlan gp = std::move(ev.plan);
+    gp.name = name.empty() ? group_name(g, gp) : name;
+    gp.fusion = fusion_kind(g, gp);
+    for (int o : gp.ops()) plan.op_group[o] = int(plan.groups.size());
+    plan.groups.push_back(std::move(gp));
+  }
+  for (std::size_t i = 1; i < plan.groups.size(); ++i) {
+    const int from = plan.groups[i - 1].ops().back(), to = plan.groups[i].ops().front();
+    const bool listed = std::find(unlisted.begin(), unlisted.end(), to) == unlisted.end();
+    plan.boundaries.push_back({from, to, listed ? "policy: schedule file" : "not in schedule file"});
+  }
+  return plan;
+}
+
+Plan load_schedule_file(const std::string& path, const Graph& g, const HardwareConfig& hw) {
+  return parse_schedule(read_file(path), path, g, hw);
+}
+
+}  // namespace npusim::sched

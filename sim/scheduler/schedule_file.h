@@ -1,0 +1,22 @@
+#pragma once
+// schedule.json: a fusion schedule a compiler team hands in (or `npusim schedule` writes).
+// Reading it validates every group against the graph and the hardware; docs/schedule-format.md
+// and docs/schedule.schema.json describe the format.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scheduler/plan.h"
+
+namespace npusim::sched {
+
+/// Reads and validates a schedule file. Throws InputError naming the file, the group (index and
+/// name) and the rule: unknown op, op in two groups, group not connected, group not convex (with
+/// the path that leaves and re-enters), tile shape that exceeds or does not divide the tensor,
+/// working set over SRAM (by how many bytes and which buffer dominates).
+Plan load_schedule_file(const std::string& path, const workloads::Graph& g, const HardwareConfig& hw);
+/// The same from JSON text (`source` names it in messages).
+Plan parse_schedule(const std::string& text, const std::string& source, const workloads::Graph& g,
+                    const HardwareConfig& hw);
+
+}  // namespace npusim::sched
