@@ -1,9 +1,12 @@
 // Partitions the graph into segments (a head op plus its elementwise epilogue) and groups
 // (contiguous runs of segments whose intermediates stay in SRAM), per fusion policy.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <limits>
 #include <set>
 
+#include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
 #include "sim/scheduler/segment.h"
 
@@ -16,8 +19,9 @@ FusionPolicy parse_fusion_policy(const std::string& text, const std::string& whe
   if (text == "none") return FusionPolicy::None;
   if (text == "epilogue") return FusionPolicy::Epilogue;
   if (text == "greedy") return FusionPolicy::Greedy;
+  if (text == "search") return FusionPolicy::Search;
   if (text.rfind("file:", 0) == 0) return FusionPolicy::File;
-  throw InputError(where, "expected a fusion policy (none, epilogue, greedy, file:PATH), found '" + text + "'");
+  throw InputError(where, "expected a fusion policy (none, epilogue, greedy, search, file:PATH), found '" + text + "'");
 }
 
 std::string to_string(FusionPolicy p) {
@@ -25,6 +29,7 @@ std::string to_string(FusionPolicy p) {
     case FusionPolicy::None: return "none";
     case FusionPolicy::Epilogue: return "epilogue";
     case FusionPolicy::Greedy: return "greedy";
+    case FusionPolicy::Search: return "search";
     case FusionPolicy::File: return "file";
   }
   return "?";
@@ -213,7 +218,83 @@ GroupEval evaluate_or_split(const Graph& g, const HardwareConfig& hw, const Segm
 
 }  // namespace
 
-Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
+namespace {
+
+/// Estimated seconds of a group: DRAM time and compute time overlap, the first tile's load
+/// does not (the same estimate the tiler uses, over the whole group).
+double group_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
+  if (gp.depth_first.enabled) return 0;  // filled by evaluate_depth_first
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  double compute = 0;
+  std::uint64_t tiles = 0;
+  for (const auto& s : gp.segments) {
+    tiles += s.tiling.tile_count;
+    for (int o : s.ops) {
+      const auto& op = g.op(o);
+      const auto c = workloads::op_cost(g, op, eb);
+      compute += double(c.vector_ops) / hw.vector_peak_ops();
+      if (workloads::op_class(op.kind) != OpClass::Gemm) continue;
+      // The array's shape caps the op (depthwise, small K or N): time it with the fold model.
+      const auto v = workloads::gemm_view(g, op);
+      const auto& mac = hw.mac_array;
+      compute += double(models::fold_timing({v.m, v.k, v.n, v.groups}, mac.rows, mac.cols, mac.dataflow, mac.fold_model)
+                            .cycles) /
+                 hw.core_clock.hz;
+    }
+  }
+  return estimate_seconds(hw, gp.dram_bytes, compute * hw.mac_peak_ops(), 0, tiles, hw.mac_peak_ops());
+}
+
+double objective_of(const Graph& g, const HardwareConfig& hw, const GroupEval& ev, SearchObjective obj) {
+  if (obj == SearchObjective::DramBytes) return double(ev.plan.dram_bytes);
+  return ev.plan.depth_first.enabled ? ev.estimate : group_estimate(g, hw, ev.plan);
+}
+
+/// Optimal contiguous grouping of `segs` under the objective, by dynamic programming over the
+/// end of the last group: best[i] = min over j of best[j] + cost(segs[j..i)).
+std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                                     const SearchOptions& opt, SearchReport& report) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t n = segs.size();
+  std::size_t max_len = 24;
+  std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
+  std::vector<std::size_t> from(n + 1, 0);
+  std::vector<GroupEval> chosen(n + 1);
+  best[0] = 0;
+  for (std::size_t i = 1; i <= n; ++i) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed > opt.time_budget_seconds * double(i) / double(n) && max_len > 2) max_len /= 2;  // stay in budget
+    for (std::size_t len = 1; len <= std::min(max_len, i); ++len) {
+      const std::size_t j = i - len;
+      if (!std::isfinite(best[j])) continue;
+      std::vector<Segment> cand(segs.begin() + long(j), segs.begin() + long(i));
+      GroupEval ev = len == 1 ? evaluate_group(g, hw, cand) : best_fused_eval(g, hw, cand);
+      ++report.candidates;
+      if (!ev.fits) {
+        if (len == 1) throw InputError(g.op(cand[0].ops[0]).name, "cannot be tiled into SRAM: " + ev.why);
+        continue;  // longer groups through here will not fit either, mostly; keep trying shorter
+      }
+      ++report.feasible;
+      const double cost = best[j] + objective_of(g, hw, ev, opt.objective);
+      if (cost < best[i]) {
+        best[i] = cost;
+        from[i] = j;
+        chosen[i] = std::move(ev);
+      }
+    }
+  }
+  std::vector<GroupEval> groups;
+  for (std::size_t i = n; i > 0; i = from[i]) groups.push_back(std::move(chosen[i]));
+  std::reverse(groups.begin(), groups.end());
+  report.max_group_segments = max_len;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.objective = opt.objective == SearchObjective::Cycles ? "cycles" : "dram_bytes";
+  return groups;
+}
+
+}  // namespace
+
+Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, const SearchOptions& search) {
   Plan plan;
   plan.policy = policy;
   const std::vector<Segment> segs = make_segments(g, g.topological_order(), policy != FusionPolicy::None,
@@ -226,7 +307,16 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
                                   " B, npu.sram.capacity): " + ev.why);
   };
 
-  if (policy != FusionPolicy::Greedy) {
+  if (policy == FusionPolicy::Search) {
+    groups = search_groups(g, hw, segs, search, plan.search);
+    for (const auto& ev : groups) plan.search.estimate_seconds += objective_of(g, hw, ev, SearchObjective::Cycles);
+    for (const auto& gp : make_plan(g, hw, FusionPolicy::Greedy).groups) {
+      GroupEval ev;
+      ev.plan = gp;
+      ev.estimate = gp.depth_first.enabled ? evaluate_depth_first(g, hw, gp.segments, gp.depth_first.halo, gp.depth_first.rows).estimate : 0;
+      plan.search.greedy_estimate_seconds += objective_of(g, hw, ev, SearchObjective::Cycles);
+    }
+  } else if (policy != FusionPolicy::Greedy) {
     for (const auto& s : segs) {
       GroupEval ev = evaluate_or_split(g, hw, s, groups);
       if (!ev.fits) fail(ev, s);
@@ -287,7 +377,8 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
   }
   if (policy != FusionPolicy::Greedy)
     for (std::size_t i = 1; i < plan.groups.size(); ++i)
-      plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(), "policy"});
+      plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(),
+                                 policy == FusionPolicy::Search ? "search: cheaper apart" : "policy"});
   return plan;
 }
 
@@ -329,8 +420,17 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
   nlohmann::json bounds = nlohmann::json::array();
   for (const auto& b : p.boundaries)
     bounds.push_back({{"from", g.op(b.from_op).name}, {"to", g.op(b.to_op).name}, {"reason", b.reason}});
-  return {{"format", "npusim-schedule"}, {"version", 1}, {"workload", g.name}, {"policy", to_string(p.policy)},
-          {"groups", groups}, {"not_fused", bounds}};
+  nlohmann::json out = {{"format", "npusim-schedule"}, {"version", 1}, {"workload", g.name},
+                        {"policy", to_string(p.policy)}, {"groups", groups}, {"not_fused", bounds}};
+  if (p.policy == FusionPolicy::Search)
+    out["search"] = {{"objective", p.search.objective},
+                     {"candidate_groups_evaluated", p.search.candidates},
+                     {"candidate_groups_feasible", p.search.feasible},
+                     {"max_group_segments", p.search.max_group_segments},
+                     {"search_seconds", p.search.seconds},
+                     {"estimated_seconds", p.search.estimate_seconds},
+                     {"greedy_estimated_seconds", p.search.greedy_estimate_seconds}};
+  return out;
 }
 
 }  // namespace npusim::sched

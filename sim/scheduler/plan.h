@@ -16,7 +16,12 @@ namespace npusim::sched {
 /// output tile. greedy: epilogues and elementwise chains, then grow groups along the graph
 /// keeping intermediates resident in SRAM while they fit and save DRAM traffic.
 /// file: a user's schedule.json (see schedule_file.h).
-enum class FusionPolicy { None, Epilogue, Greedy, File };
+/// search: tries every contiguous grouping of segments (up to a length bound) by dynamic
+/// programming and keeps the one with the least estimated time (or DRAM bytes).
+enum class FusionPolicy { None, Epilogue, Greedy, Search, File };
+
+/// What `search` minimises.
+enum class SearchObjective { Cycles, DramBytes };
 FusionPolicy parse_fusion_policy(const std::string& text, const std::string& where);
 std::string to_string(FusionPolicy p);
 
@@ -76,11 +81,27 @@ struct Boundary {
   std::string reason;  // "policy", "capacity: ...", "branch", "unsupported pair", "no traffic saved"
 };
 
+/// What the search policy tried (reported in schedule.json).
+struct SearchReport {
+  std::uint64_t candidates = 0, feasible = 0;
+  std::size_t max_group_segments = 0;
+  double seconds = 0;             // host time the search took
+  double estimate_seconds = 0;    // estimated run time of the chosen schedule
+  double greedy_estimate_seconds = 0;
+  std::string objective;
+};
+
 struct Plan {
   FusionPolicy policy = FusionPolicy::None;
   std::vector<GroupPlan> groups;
   std::vector<int> op_group;  // op index -> group index
   std::vector<Boundary> boundaries;
+  SearchReport search;
+};
+
+struct SearchOptions {
+  SearchObjective objective = SearchObjective::Cycles;
+  double time_budget_seconds = 20;  // the search shortens its longest group when it would run over
 };
 
 /// Splits `ops` (topologically ordered) into segments: each head takes the elementwise ops that
@@ -95,7 +116,8 @@ std::string fusion_kind(const workloads::Graph& g, const GroupPlan& p);
 
 /// Partitions the graph into groups under `policy` and tiles every segment to fit SRAM.
 /// Throws InputError naming the op when an op cannot be tiled into SRAM at all.
-Plan make_plan(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy policy);
+Plan make_plan(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy policy,
+               const SearchOptions& search = {});
 
 nlohmann::json to_json(const Plan& p, const workloads::Graph& g);
 
