@@ -123,3 +123,33 @@ TEST(Cli, BadInputExitsTwoWithoutAnOutputFolder) {
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(run_npusim("run --help"), 0);
 }
+
+TEST(Cli, MemoryBoundChainSpeedsUpByCloseToTheDramRatio) {
+  // Eight elementwise ops on 16 KiB: unfused moves 8 x 2 x 16384 B, fused 2 x 16384 B, a
+  // ratio of 8. With 1024 vector lanes compute is negligible (8 x 16384 ops / 1024 = 128
+  // cycles), so the time should fall by close to 8: within 15 %, either way (each unfused op
+  // also pays its own first-load latency and last-store drain, which fusion removes).
+  const auto out = scratch("chain8");
+  const std::string wl = std::string(NPUSIM_TEST_DATA) + "/eltwise_chain8.yaml";
+  ASSERT_EQ(run_npusim("compare --workload " + wl + " --set npu.vector_unit.lanes=1024 --fusion none,greedy --out " +
+                       out.string()),
+            0);
+  const json c = read_json(out / "compare.json");
+  const auto bytes = [](const json& r) {
+    return r["summary"]["dram_read_bytes"].get<double>() + r["summary"]["dram_write_bytes"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(bytes(c["runs"][0]) / bytes(c["runs"][1]), 8.0);
+  EXPECT_NEAR(c["speedup"].get<double>(), 8.0, 8.0 * 0.15);
+}
+
+TEST(Cli, ScheduleFileRunsAndBadScheduleExitsTwo) {
+  const auto out = scratch("sched");
+  const auto sched_file = scratch("sched.json");
+  ASSERT_EQ(run_npusim("schedule --workload small_cnn --fusion greedy --out " + sched_file.string()), 0);
+  ASSERT_EQ(run_npusim("run --workload small_cnn --fusion file:" + sched_file.string() + " --out " + out.string()), 0);
+  EXPECT_EQ(read_json(out / "summary.json")["fusion"], "file");
+  const auto bad = write_temp("bad_sched.json", R"({"groups": [{"ops": ["no_such_op"]}]})");
+  const auto out2 = scratch("sched_bad");
+  EXPECT_EQ(run_npusim("run --workload small_cnn --fusion file:" + bad + " --out " + out2.string()), 2);
+  EXPECT_FALSE(fs::exists(out2));
+}
