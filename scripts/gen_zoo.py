@@ -147,6 +147,90 @@ stride sits on the 3x3 conv of each bottleneck). Conv+BN folded into conv with b
     return net
 
 
+def resnet18():
+    net = Net("resnet18", """
+ResNet-18 at 224x224 (He et al., CVPR 2016; layer names as torchvision's resnet18): basic
+blocks of two 3x3 convs, a 1x1 strided projection where the shape changes. Conv+BN folded
+into conv with bias.""")
+    x = net.input("image", [1, 3, 224, 224])
+    x = conv(net, "conv1", x, 64, 7, stride=2)
+    x = net.op("maxpool", "max_pool", [x], kernel=3, stride=2, padding=1)
+    cin = 64
+    for layer, (width, stride) in enumerate([(64, 1), (128, 2), (256, 2), (512, 2)], start=1):
+        for b in range(2):
+            name = f"layer{layer}.{b}"
+            s = stride if b == 0 else 1
+            y = conv(net, f"{name}.conv1", x, width, 3, stride=s)
+            y = conv(net, f"{name}.conv2", y, width, 3, act=None)
+            shortcut = x
+            if s != 1 or cin != width:
+                shortcut = conv(net, f"{name}.downsample", x, width, 1, stride=s, act=None)
+            y = net.op(f"{name}.add", "add", [y, shortcut])
+            x = net.op(f"{name}.relu", "relu", [y])
+            cin = width
+    x = net.op("avgpool", "global_avg_pool", [x])
+    x = net.op("flatten", "flatten", [x], axis=1)
+    net.outputs = [net.op("fc", "matmul", [x], out_features=1000, bias=True)]
+    return net
+
+
+def ds_cnn_kws(filters=64, blocks=4, classes=12):
+    net = Net("ds_cnn_kws", f"""
+DS-CNN keyword spotting (Zhang et al., "Hello Edge", 2017: DS-CNN-S; the MLPerf Tiny KWS
+reference model) on 49x10 MFCC features (49 frames of 10 coefficients, one channel): a 10x4
+stride-2 conv to {filters} channels, {blocks} depthwise-separable blocks (3x3 depthwise + 1x1
+pointwise), average pooling over the 25x5 map and a {classes}-way classifier. TensorFlow SAME
+padding; Conv+BN folded into conv with bias.""")
+    x = net.input("mfcc", [1, 1, 49, 10])
+    y = net.op("conv1", "conv2d", [x], out_channels=filters, kernel=[10, 4], stride=2,
+               padding="same", bias=True)
+    x = net.op("conv1.relu", "relu", [y])
+    for i in range(1, blocks + 1):
+        y = net.op(f"block{i}.dw", "conv2d", [x], kernel=3, padding="same", depthwise=True,
+                   bias=True)
+        y = net.op(f"block{i}.dw.relu", "relu", [y])
+        y = net.op(f"block{i}.pw", "conv2d", [y], out_channels=filters, kernel=1, bias=True)
+        x = net.op(f"block{i}.pw.relu", "relu", [y])
+    x = net.op("avgpool", "avg_pool", [x], kernel=[25, 5])
+    x = net.op("flatten", "flatten", [x], axis=1)
+    net.outputs = [net.op("fc", "matmul", [x], out_features=classes, bias=True)]
+    return net
+
+
+def vit_s16_block(tokens=197, hidden=384, heads=6, mlp=1536):
+    net = Net("vit_s16_block", f"""
+One encoder block of ViT-S/16 at 224x224 (Dosovitskiy et al., ICLR 2021; DeiT-S, Touvron et
+al., ICML 2021; names as timm's vit_small_patch16_224 blocks.0): {tokens} tokens (196 patches +
+class token), hidden {hidden}, {heads} heads, MLP {mlp} with GELU, pre-norm. The qkv linear is
+written as three {hidden}-wide projections (the same MACs and parameters).
+attn_scale holds 1/sqrt(head size), applied to the scores.""")
+    head = hidden // heads
+    x = net.input("tokens", [1, tokens, hidden])
+    scale = net.constant("attn_scale", [1])
+    n = net.op("norm1", "layer_norm", [x], axis=-1)
+
+    def heads_of(name):
+        p = net.op(f"attn.{name}", "matmul", [n], out_features=hidden, bias=True)
+        p = net.op(f"attn.{name}.split", "reshape", [p], shape=[1, tokens, heads, head])
+        return net.op(f"attn.{name}.heads", "transpose", [p], perm=[0, 2, 1, 3])
+
+    q, k, v = heads_of("q"), heads_of("k"), heads_of("v")
+    s = net.op("attn.scores", "matmul", [q, k], transpose_b=True)  # [1, heads, T, T]
+    s = net.op("attn.scaled", "mul", [s, scale])
+    p = net.op("attn.probs", "softmax", [s], axis=-1)
+    c = net.op("attn.context", "matmul", [p, v])  # [1, heads, T, head]
+    c = net.op("attn.context.merge_heads", "transpose", [c], perm=[0, 2, 1, 3])
+    c = net.op("attn.context.merge", "reshape", [c], shape=[1, tokens, hidden])
+    o = net.op("attn.proj", "matmul", [c], out_features=hidden, bias=True)
+    x = net.op("attn.add", "add", [o, x])
+    n = net.op("norm2", "layer_norm", [x], axis=-1)
+    f = net.op("mlp.fc1", "matmul", [n], out_features=mlp, bias=True)
+    f = net.op("mlp.act", "gelu", [f])
+    f = net.op("mlp.fc2", "matmul", [f], out_features=hidden, bias=True)
+    net.outputs = [net.op("mlp.add", "add", [f, x])]
+    return net
+
+
 def bert_base_layer(seq=128, hidden=768, heads=12, ffn=3072):
     net = Net("bert_base_layer", f"""
 One BERT-base encoder layer (Devlin et al., NAACL 2019): sequence {seq}, hidden {hidden},
@@ -185,7 +269,8 @@ def main():
     parser.add_argument("--out", type=pathlib.Path, default=default_out)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    for net in (small_cnn(), mobilenet_v2(), resnet50(), bert_base_layer()):
+    for net in (small_cnn(), mobilenet_v2(), resnet50(), resnet18(), ds_cnn_kws(),
+                bert_base_layer(), vit_s16_block()):
         path = args.out / f"{net.name}.yaml"
         path.write_text(net.render())
         print(f"wrote {path} ({len(net.ops)} ops)")

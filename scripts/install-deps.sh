@@ -8,6 +8,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libspdlog-dev libfmt-dev
   libyaml-cpp-dev nlohmann-json3-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX import (workloads/onnx/)
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev
   gnuplot-nox               # roofline plots

@@ -4,9 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "sim/core/errors.h"
-#include "traces/tally.h"
+#include "sim/core/units.h"
 
 namespace npusim::traces {
 
@@ -37,6 +38,19 @@ ComputeRoof compute_roof_for(const Tally& tally, bool is_op, const Roofs& r) {
   return {kBothComputeRoofs, r.mac_peak_ops + r.vector_peak_ops};
 }
 
+/// ops / the stall-free compute time of the busiest unit (work of commands without
+/// compute_cycles counted at the unit's peak); 0 when there is no such time.
+double derated_peak(const Tally& tally, const Roofs& r) {
+  const double clock = r.core_clock_hz;
+  const double mac_s = double(tally.gemm_compute_cycles) / clock +
+                       (r.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / r.mac_peak_ops : 0);
+  const double vector_s =
+      double(tally.vector_compute_cycles) / clock +
+      (r.vector_peak_ops > 0 ? double(tally.untimed_vector_ops) / r.vector_peak_ops : 0);
+  const double busiest = std::max(mac_s, vector_s);
+  return busiest > 0 ? double(tally.ops()) / busiest : 0.0;
+}
+
 struct MemoryLevel {
   const char* level;  // "dram" / "sram"
   const char* roof;   // "DRAM" / "SRAM"
@@ -50,76 +64,261 @@ void require_positive(double value, const std::string& roof) {
   }
 }
 
+/// A number of the resolved config at `path`, or nullopt (older or hand-made traces).
+std::optional<double> config_number(const json& config, std::initializer_list<const char*> path) {
+  const json* node = &config;
+  for (const char* key : path) {
+    if (!node->is_object() || !node->contains(key)) return std::nullopt;
+    node = &(*node)[key];
+  }
+  return node->is_number() ? std::optional<double>(node->get<double>()) : std::nullopt;
+}
+
+std::string clock_text(double hz) { return format_frequency(Frequency{hz}); }
+
+std::vector<Roof> machine_roofs(const Trace& t) {
+  const Roofs& r = t.roofs;
+  Roof mac{kMacRoof, "compute", "ops/s", r.mac_peak_ops, "", "", {}};
+  if (t.config.is_object() && t.config.contains("mac_array") &&
+      t.config["mac_array"].value("dtype", json()).is_string())
+    mac.dtype = t.config["mac_array"]["dtype"].get<std::string>();
+  mac.definition = "2 ops x " + std::to_string(r.mac_rows) + " x " + std::to_string(r.mac_cols) +
+                   " MACs x " + clock_text(r.core_clock_hz);
+  Roof vector{kVectorRoof, "compute", "ops/s", r.vector_peak_ops, "", "", {}};
+  vector.definition = (r.core_clock_hz > 0 ? num(r.vector_peak_ops / r.core_clock_hz) : "?") +
+                      " lanes x " + clock_text(r.core_clock_hz);
+  Roof dram{"DRAM", "memory", "bytes/s", r.dram_bandwidth, "", "peak DRAM interface bandwidth", {}};
+  const auto rate = config_number(t.config, {"dram", "data_rate_transfers_per_second"});
+  const auto width = config_number(t.config, {"dram", "bus_width_bits"});
+  const auto channels = config_number(t.config, {"dram", "channels"});
+  if (rate && width && channels)
+    dram.definition = num(*rate / 1e6) + " MT/s x " + num(*width) + " bit / 8 x " + num(*channels) +
+                      " channel(s)";
+  Roof sram{"SRAM", "memory", "bytes/s", r.sram_bandwidth, "", "peak scratchpad bandwidth", {}};
+  const auto banks = config_number(t.config, {"sram", "banks"});
+  const auto bank_width = config_number(t.config, {"sram", "bank_width_bytes"});
+  const auto ports = config_number(t.config, {"sram", "ports_per_bank"});
+  if (banks && bank_width && ports)
+    sram.definition = num(*banks) + " banks x " + num(*bank_width) + " B x " + num(*ports) +
+                      " port(s) x " + clock_text(r.core_clock_hz);
+  std::vector<Roof> roofs{mac, vector, dram, sram};
+  for (Roof& a : roofs) {
+    for (const Roof& b : roofs) {
+      if (a.kind == b.kind || !(b.value > 0)) continue;
+      const double ridge = a.kind == "compute" ? a.value / b.value : b.value / a.value;
+      a.ridge_points.emplace_back(b.name, ridge);
+    }
+  }
+  return roofs;
+}
+
+/// The figures one entity (op, group or network) brings to the roofline.
+struct Entity {
+  const std::string& name;
+  const char* scope;
+  const Tally& tally;
+  std::uint64_t time_ps;
+  const StallBreakdown& stalls;
+  const EnergyBreakdown* energy;  // nullptr without an energy model
+};
+
 class RooflineBuilder {
  public:
-  explicit RooflineBuilder(const Roofs& roofs) : roofs_(roofs) {}
+  RooflineBuilder(const Trace& t, const TraceAnalysis& a)
+      : roofs_(t.roofs),
+        network_s_(double(t.end_ps) * 1e-12),
+        model_(a.energy_model),
+        network_j_(a.energy ? a.energy->network.total_j() : 0.0) {}
 
-  /// Adds the points of one op, group or the network (none when it did no work or moved
-  /// no bytes at a level).
-  void add(const std::string& name, const std::string& scope, const Tally& tally,
-           std::uint64_t time_ps) {
+  /// Adds the points of one entity (none when it did no work or moved no bytes at a level).
+  void add(const Entity& e) {
+    const Tally& tally = e.tally;
     if (tally.ops() == 0) return;
-    const MemoryLevel levels[] = {{"dram", "DRAM", roofs_.dram_bandwidth, tally.dram_bytes()},
-                                  {"sram", "SRAM", roofs_.sram_bandwidth, tally.sram_bytes()}};
     if (tally.dram_bytes() == 0 && tally.sram_bytes() == 0) return;
-    if (time_ps == 0) {
-      out_.violations.push_back(scope + " " + name + ": " + num(double(tally.ops())) +
+    const std::string scope = e.scope;
+    if (e.time_ps == 0) {
+      out_.violations.push_back(scope + " " + e.name + ": " + num(double(tally.ops())) +
                                 " ops in zero time (no point placed)");
       return;
     }
     const ComputeRoof compute = compute_roof_for(tally, scope == "op", roofs_);
     require_positive(compute.peak, compute.name);
     const double ops = double(tally.ops());
-    const double seconds = double(time_ps) * 1e-12;
+    const double seconds = double(e.time_ps) * 1e-12;
     const double achieved = ops / seconds;
+    const double derated = derated_ceiling(e, compute);
+    const MemoryLevel levels[] = {{"dram", "DRAM", roofs_.dram_bandwidth, tally.dram_bytes()},
+                                  {"sram", "SRAM", roofs_.sram_bandwidth, tally.sram_bytes()}};
 
-    // 1. The binding roof: the lowest of the compute peak and each level's bandwidth roof.
-    double lowest = compute.peak;
+    // 1. The binding roof: the lowest of the (derated) compute ceiling and each level's
+    //    bandwidth roof.
+    double lowest = derated;
+    std::string binding = compute.name + (derated < compute.peak * (1 - 1e-9) ? " (derated)" : "");
     for (const MemoryLevel& m : levels) {
       if (m.bytes == 0) continue;
       require_positive(m.bandwidth, m.roof);
-      lowest = std::min(lowest, ops / double(m.bytes) * m.bandwidth);
+      const double roof = ops / double(m.bytes) * m.bandwidth;
+      if (roof < lowest) {
+        lowest = roof;
+        binding = m.roof;
+      }
     }
-    // 2. The class: far below the binding roof, neither compute nor bandwidth is the limit.
-    const std::string bound = achieved < kLatencyBoundFraction * lowest ? "latency"
-                              : compute.peak <= lowest                  ? "compute"
-                                                                        : "memory";
-    // 3. One point per level, all at the same achieved ops/s.
+    // 2. The class: well below the binding roof, neither compute nor bandwidth is the limit.
+    const bool latency = achieved < kLatencyBoundFraction * lowest;
+    const std::string bound = latency ? "latency" : binding.rfind(compute.name, 0) == 0 ? "compute" : "memory";
+    // The loss that keeps it from the binding roof: fill/drain is already inside a derated one.
+    const bool derated_binds = binding.find("(derated)") != std::string::npos;
+    const std::string cause = latency && !e.stalls.unit.empty()
+                                  ? to_string(e.stalls.dominant(!derated_binds))
+                                  : std::string();
+
+    // 3. One point per level, all at the same achieved ops/s; the one nearest its roof is the
+    //    entity's bottleneck level.
+    const std::size_t first = out_.points.size();
     for (const MemoryLevel& m : levels) {
       if (m.bytes == 0) continue;
-      RooflinePoint p{
-          name,     scope, m.level, compute.name, bound, ops, double(m.bytes), seconds, 0,
-          achieved, 0,     0};
+      RooflinePoint p;
+      p.name = e.name;
+      p.scope = scope;
+      p.level = m.level;
+      p.compute_roof = compute.name;
+      p.bound = bound;
+      p.ops = ops;
+      p.bytes = double(m.bytes);
+      p.seconds = seconds;
+      p.ops_per_second = achieved;
       p.intensity = ops / p.bytes;
-      p.attainable = std::min(compute.peak, p.intensity * m.bandwidth);
+      p.attainable = std::min(derated, p.intensity * m.bandwidth);
       p.fraction_of_roof = achieved / p.attainable;
-      if (exceeds_roof(p)) out_.violations.push_back(describe_violation(p, compute, m));
+      p.peak = compute.peak;
+      p.derated_peak = derated;
+      p.binding_roof = binding;
+      p.latency_cause = cause;
+      p.time_share = network_s_ > 0 ? seconds / network_s_ : 0.0;
+      if (exceeds_roof(p)) out_.violations.push_back(describe_violation(p, m));
       out_.points.push_back(std::move(p));
     }
+    auto nearest = std::max_element(
+        out_.points.begin() + first, out_.points.end(),
+        [](const RooflinePoint& a, const RooflinePoint& b) { return a.fraction_of_roof < b.fraction_of_roof; });
+    if (nearest != out_.points.end()) nearest->bottleneck = true;
+    add_energy_point(e, bound, ops);
   }
 
-  Roofline finish() && {
-    out_.roofs = {{kMacRoof, "compute", "ops/s", roofs_.mac_peak_ops},
-                  {kVectorRoof, "compute", "ops/s", roofs_.vector_peak_ops},
-                  {"DRAM", "memory", "bytes/s", roofs_.dram_bandwidth},
-                  {"SRAM", "memory", "bytes/s", roofs_.sram_bandwidth}};
+  Roofline finish(const Trace& t) && {
+    out_.roofs = machine_roofs(t);
+    if (model_) {
+      out_.energy_roofs = {{kMacRoof, "compute", "J/op", model_->mac_j / 2.0},
+                           {kVectorRoof, "compute", "J/op", model_->vector_op_j},
+                           {"DRAM", "memory", "J/byte", model_->dram_j_per_byte}};
+    }
     return std::move(out_);
   }
 
  private:
-  static std::string describe_violation(const RooflinePoint& p, const ComputeRoof& compute,
-                                        const MemoryLevel& m) {
+  /// The derated ceiling, capped at the peak; a stall-free time shorter than the peak allows
+  /// is a model error and is reported.
+  double derated_ceiling(const Entity& e, const ComputeRoof& compute) {
+    const double derated = derated_peak(e.tally, roofs_);
+    if (derated <= 0) return compute.peak;
+    if (derated > compute.peak * (1 + kRoofTolerance)) {
+      out_.violations.push_back(std::string(e.scope) + " " + e.name +
+                                ": stall-free compute cycles imply " + num(derated) +
+                                " ops/s, above the " + compute.name + " peak " + num(compute.peak) +
+                                " ops/s (compute_cycles below MACs / (rows x cols))");
+    }
+    return std::min(derated, compute.peak);
+  }
+
+  void add_energy_point(const Entity& e, const std::string& bound, double ops) {
+    if (!model_ || e.energy == nullptr || e.tally.dram_bytes() == 0) return;
+    const double bytes = double(e.tally.dram_bytes());
+    const double ideal_j = double(e.tally.macs) * model_->mac_j +
+                           double(e.tally.vector_ops) * model_->vector_op_j +
+                           bytes * model_->dram_j_per_byte;
+    const double total = e.energy->total_j();
+    if (!(ideal_j > 0) || !(total > 0)) return;
+    EnergyPoint p{e.name, e.scope, bound, ops, bytes, ops / bytes, total, e.energy->dynamic_j(),
+                  ops / total, ops / ideal_j, ideal_j / total, network_j_ > 0 ? total / network_j_ : 0.0};
+    if (p.fraction_of_roof > 1 + kRoofTolerance) {
+      out_.violations.push_back(std::string(e.scope) + " " + e.name + ": " + num(p.ops_per_joule) +
+                                " ops/J exceeds the energy roof " +
+                                num(p.attainable_ops_per_joule) + " ops/J");
+    }
+    out_.energy_points.push_back(std::move(p));
+  }
+
+  static std::string describe_violation(const RooflinePoint& p, const MemoryLevel& m) {
     return p.scope + " " + p.name + " at " + p.level + ": " + num(p.ops_per_second) +
            " ops/s exceeds the attainable " + num(p.attainable) + " ops/s by " +
            num(100.0 * (p.fraction_of_roof - 1.0)) + "% (" + num(p.ops) + " ops in " +
            num(p.seconds) + " s, " + num(p.bytes) + " bytes, intensity " + num(p.intensity) +
-           " ops/byte; " + compute.name + " " + num(compute.peak) + " ops/s, " + m.roof + " " +
+           " ops/byte; " + p.compute_roof + " " + num(p.derated_peak) + " ops/s, " + m.roof + " " +
            num(m.bandwidth) + " bytes/s)";
   }
 
   const Roofs& roofs_;
+  double network_s_;
+  const std::optional<EnergyModel>& model_;
+  double network_j_;
   Roofline out_;
 };
+
+json roof_json(const Roof& roof) {
+  json ridges = json::object();
+  for (const auto& [name, value] : roof.ridge_points) ridges[name] = value;
+  json j = {{"name", roof.name},        {"kind", roof.kind},
+            {"value", roof.value},      {"unit", roof.unit},
+            {"definition", roof.definition}, {"ridge_points", ridges}};
+  if (!roof.dtype.empty()) j["dtype"] = roof.dtype;
+  return j;
+}
+
+json point_json(const RooflinePoint& p) {
+  return {{"name", p.name},
+          {"scope", p.scope},
+          {"level", p.level},
+          {"intensity", p.intensity},
+          {"ops_per_second", p.ops_per_second},
+          {"bound", p.bound},
+          {"fraction_of_roof", p.fraction_of_roof},
+          {"ops", p.ops},
+          {"bytes", p.bytes},
+          {"seconds", p.seconds},
+          {"attainable", p.attainable},
+          {"compute_roof", p.compute_roof},
+          {"peak", p.peak},
+          {"derated_peak", p.derated_peak},
+          {"binding_roof", p.binding_roof},
+          {"bottleneck", p.bottleneck},
+          {"latency_cause", p.latency_cause.empty() ? json() : json(p.latency_cause)},
+          {"time_share", p.time_share}};
+}
+
+json energy_json(const Roofline& r) {
+  if (r.energy_roofs.empty()) return nullptr;
+  json roofs = json::array();
+  for (const EnergyRoof& roof : r.energy_roofs) {
+    roofs.push_back(
+        {{"name", roof.name}, {"kind", roof.kind}, {"value", roof.value}, {"unit", roof.unit}});
+  }
+  json points = json::array();
+  for (const EnergyPoint& p : r.energy_points) {
+    points.push_back({{"name", p.name},
+                      {"scope", p.scope},
+                      {"bound", p.bound},
+                      {"ops", p.ops},
+                      {"bytes", p.bytes},
+                      {"intensity", p.intensity},
+                      {"energy_j", p.energy_j},
+                      {"dynamic_j", p.dynamic_j},
+                      {"ops_per_joule", p.ops_per_joule},
+                      {"attainable_ops_per_joule", p.attainable_ops_per_joule},
+                      {"fraction_of_roof", p.fraction_of_roof},
+                      {"energy_share", p.energy_share}});
+  }
+  return {{"roofs", roofs}, {"points", points}};
+}
 
 }  // namespace
 
@@ -127,52 +326,51 @@ bool exceeds_roof(const RooflinePoint& p) {
   return p.ops_per_second > p.attainable * (1.0 + kRoofTolerance);
 }
 
-Roofline make_roofline(const Trace& t) {
-  const TraceTallies tallies = tally_trace(t);
-  RooflineBuilder builder(t.roofs);
+Roofline make_roofline(const Trace& t) { return make_roofline(t, analyse_trace(t)); }
+
+Roofline make_roofline(const Trace& t, const TraceAnalysis& a) {
+  const TraceTallies& tallies = a.tallies;
+  RooflineBuilder builder(t, a);
   for (std::size_t i = 0; i < t.ops.size(); ++i) {
-    builder.add(t.ops[i].name, "op", tallies.ops[i], tallies.ops[i].span_ps());
+    builder.add({t.ops[i].name, "op", tallies.ops[i], tallies.ops[i].span_ps(), a.stalls.ops[i],
+                 a.energy ? &a.energy->ops[i] : nullptr});
   }
   for (std::size_t g = 0; g < t.groups.size(); ++g) {
-    builder.add(t.groups[g].name, "group", tallies.groups[g], tallies.groups[g].span_ps());
+    builder.add({t.groups[g].name, "group", tallies.groups[g], tallies.groups[g].span_ps(),
+                 a.stalls.groups[g], a.energy ? &a.energy->groups[g] : nullptr});
   }
-  builder.add("network", "network", tallies.network, t.end_ps);
-  return std::move(builder).finish();
+  static const std::string network = "network";
+  builder.add({network, "network", tallies.network, t.end_ps, a.stalls.network,
+               a.energy ? &a.energy->network : nullptr});
+  return std::move(builder).finish(t);
 }
 
 json to_json(const Roofline& r) {
   json roofs = json::array();
-  for (const Roof& roof : r.roofs) {
-    roofs.push_back(
-        json{{"name", roof.name}, {"kind", roof.kind}, {"value", roof.value}, {"unit", roof.unit}});
-  }
+  for (const Roof& roof : r.roofs) roofs.push_back(roof_json(roof));
   json points = json::array();
-  for (const RooflinePoint& p : r.points) {
-    points.push_back(json{{"name", p.name},
-                          {"scope", p.scope},
-                          {"level", p.level},
-                          {"intensity", p.intensity},
-                          {"ops_per_second", p.ops_per_second},
-                          {"bound", p.bound},
-                          {"fraction_of_roof", p.fraction_of_roof},
-                          {"ops", p.ops},
-                          {"bytes", p.bytes},
-                          {"seconds", p.seconds},
-                          {"attainable", p.attainable},
-                          {"compute_roof", p.compute_roof}});
-  }
+  for (const RooflinePoint& p : r.points) points.push_back(point_json(p));
   const json units = {{"intensity", "ops/byte"},
                       {"ops_per_second", "ops/s"},
                       {"attainable", "ops/s"},
+                      {"peak", "ops/s"},
+                      {"derated_peak", "ops/s"},
                       {"fraction_of_roof", "ratio (ops_per_second / attainable)"},
+                      {"time_share", "ratio (seconds / network seconds)"},
                       {"ops", "ops (1 MAC = 2 ops, 1 vector element op = 1 op)"},
                       {"bytes", "bytes"},
                       {"seconds", "s"},
                       {"compute_roof_value", "ops/s"},
-                      {"memory_roof_value", "bytes/s"}};
+                      {"memory_roof_value", "bytes/s"},
+                      {"ridge_points", "ops/byte"},
+                      {"energy_j", "J"},
+                      {"ops_per_joule", "ops/J"},
+                      {"energy_compute_roof_value", "J/op"},
+                      {"energy_memory_roof_value", "J/byte"}};
   return json{{"roofs", roofs},
               {"points", points},
               {"violations", r.violations},
+              {"energy", energy_json(r)},
               {"units", units},
               {"latency_bound_fraction", kLatencyBoundFraction},
               {"roof_tolerance", kRoofTolerance}};

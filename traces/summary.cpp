@@ -17,22 +17,36 @@ json intensity(const Tally& tally) {
   return double(tally.ops()) / double(tally.dram_bytes());
 }
 
-/// Bound class by (scope, name); both levels of an entity carry the same class.
+/// Bound class and latency cause by (scope, name); both levels of an entity carry the same.
 class BoundIndex {
  public:
   explicit BoundIndex(const Roofline& r) {
-    for (const RooflinePoint& p : r.points)
-      bounds_.emplace(std::make_pair(p.scope, p.name), p.bound);
+    for (const RooflinePoint& p : r.points) points_.emplace(std::make_pair(p.scope, p.name), &p);
   }
   /// "none" for an entity without a point (a view, or no work, or no bytes).
   std::string operator()(const std::string& scope, const std::string& name) const {
-    auto it = bounds_.find({scope, name});
-    return it == bounds_.end() ? "none" : it->second;
+    const RooflinePoint* p = find(scope, name);
+    return p ? p->bound : "none";
+  }
+  /// The dominant stall cause of a latency-bound entity, null otherwise.
+  json cause(const std::string& scope, const std::string& name) const {
+    const RooflinePoint* p = find(scope, name);
+    return p && !p->latency_cause.empty() ? json(p->latency_cause) : json();
   }
 
  private:
-  std::map<std::pair<std::string, std::string>, std::string> bounds_;
+  const RooflinePoint* find(const std::string& scope, const std::string& name) const {
+    auto it = points_.find({scope, name});
+    return it == points_.end() ? nullptr : it->second;
+  }
+  std::map<std::pair<std::string, std::string>, const RooflinePoint*> points_;
 };
+
+/// Energy total and breakdown, or nulls without an energy model.
+void put_energy(json& out, const EnergyBreakdown* e) {
+  out["energy_j"] = e ? json(e->total_j()) : json();
+  out["energy"] = e ? to_json(*e) : json();
+}
 
 /// The figures every op, group and the whole run share.
 void put_figures(json& out, const Tally& tally, std::uint64_t time_ps, double clock_hz) {
@@ -59,7 +73,24 @@ json units() {
           {"arithmetic_intensity", "ops/byte (ops = 2 * MACs + vector ops, per DRAM byte)"},
           {"mac_utilization", "fraction of peak MACs (0..1)"},
           {"achieved_ops_per_second", "ops/s"},
-          {"sram_bytes", "bytes"}};
+          {"sram_bytes", "bytes"},
+          {"time_share", "fraction of the run's time (0..1), shared among what is in flight"},
+          {"energy_j", "J"},
+          {"energy", "J per component (*_j)"},
+          {"stalls", "s per part (*_s)"},
+          {"units_busy.busy_fraction", "fraction of the run's time (0..1)"}};
+}
+
+/// Busy time of every unit track over the run.
+json units_busy(const std::vector<UnitBusy>& units, std::uint64_t end_ps) {
+  json out = json::array();
+  for (const UnitBusy& u : units) {
+    out.push_back({{"name", u.name},
+                   {"commands", u.commands},
+                   {"busy_seconds", double(u.busy_ps) * 1e-12},
+                   {"busy_fraction", end_ps > 0 ? double(u.busy_ps) / double(end_ps) : 0.0}});
+  }
+  return out;
 }
 
 json group_name(int index, const std::vector<GroupInfo>& groups) {
@@ -69,9 +100,12 @@ json group_name(int index, const std::vector<GroupInfo>& groups) {
 
 }  // namespace
 
-json make_summary(const Trace& t, const Roofline& r) {
-  const TraceTallies tallies = tally_trace(t);
+json make_summary(const Trace& t, const Roofline& r) { return make_summary(t, r, analyse_trace(t)); }
+
+json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
+  const TraceTallies& tallies = a.tallies;
   const double clock = t.roofs.core_clock_hz;
+  const double run_ps = double(t.end_ps);
   const BoundIndex bound_of(r);
   json s = json::object();
   s["workload"] = t.workload;
@@ -84,6 +118,10 @@ json make_summary(const Trace& t, const Roofline& r) {
   s["achieved_ops_per_second"] =
       t.end_ps > 0 ? double(tallies.network.ops()) / (double(t.end_ps) * 1e-12) : 0.0;
   s["bound"] = bound_of("network", "network");
+  s["latency_cause"] = bound_of.cause("network", "network");
+  put_energy(s, a.energy ? &a.energy->network : nullptr);
+  s["stalls"] = to_json(a.stalls.network);
+  s["units_busy"] = units_busy(a.units, t.end_ps);
   s["units"] = units();
   s["dram"] = t.dram_stats;
 
@@ -92,7 +130,11 @@ json make_summary(const Trace& t, const Roofline& r) {
     const OpInfo& op = t.ops[i];
     json o = {{"name", op.name}, {"kind", op.kind}, {"group", group_name(op.group, t.groups)}};
     put_figures(o, tallies.ops[i], tallies.ops[i].span_ps(), clock);
+    o["time_share"] = run_ps > 0 ? a.shares.ops_ps[i] / run_ps : 0.0;
     o["bound"] = bound_of("op", op.name);
+    o["latency_cause"] = bound_of.cause("op", op.name);
+    put_energy(o, a.energy ? &a.energy->ops[i] : nullptr);
+    o["stalls"] = to_json(a.stalls.ops[i]);
     ops.push_back(std::move(o));
   }
   s["ops"] = std::move(ops);
@@ -107,7 +149,11 @@ json make_summary(const Trace& t, const Roofline& r) {
               {"members", members},
               {"sram_bytes", group.sram_bytes}};
     put_figures(o, tallies.groups[g], tallies.groups[g].span_ps(), clock);
+    o["time_share"] = run_ps > 0 ? a.shares.groups_ps[g] / run_ps : 0.0;
     o["bound"] = bound_of("group", group.name);
+    o["latency_cause"] = bound_of.cause("group", group.name);
+    put_energy(o, a.energy ? &a.energy->groups[g] : nullptr);
+    o["stalls"] = to_json(a.stalls.groups[g]);
     groups.push_back(std::move(o));
   }
   s["groups"] = std::move(groups);

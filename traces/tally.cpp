@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "sim/core/errors.h"
+#include "traces/trace_tracks.h"
 
 namespace npusim::traces {
 
@@ -19,6 +21,14 @@ void Tally::add(const CommandEvent& c) {
   sram_read_bytes += c.sram_read_bytes;
   sram_write_bytes += c.sram_write_bytes;
   stall_cycles += c.stall_cycles;
+  busy_ps += c.end_ps > c.begin_ps ? c.end_ps - c.begin_ps : 0;
+  if (c.kind == CommandKind::Gemm) {
+    gemm_compute_cycles += c.compute_cycles;
+    if (c.compute_cycles == 0) untimed_macs += c.macs;
+  } else if (c.kind == CommandKind::Vector) {
+    vector_compute_cycles += c.compute_cycles;
+    if (c.compute_cycles == 0) untimed_vector_ops += c.vector_ops;
+  }
 }
 
 namespace {
@@ -45,6 +55,103 @@ TraceTallies tally_trace(const Trace& t) {
     if (c.op >= 0) out.ops[c.op].add(c);
     if (c.group >= 0) out.groups[c.group].add(c);
   }
+  return out;
+}
+
+namespace {
+
+/// share_time for one key (op or group): index `n` collects commands that name none.
+std::vector<double> share_by(const Trace& t, int CommandEvent::*key, std::size_t n) {
+  struct Edge {
+    std::uint64_t ps;
+    int delta;
+    std::size_t who;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(2 * t.commands.size());
+  for (const CommandEvent& c : t.commands) {
+    const int k = c.*key;
+    const std::size_t who = k >= 0 && std::size_t(k) < n ? std::size_t(k) : n;
+    edges.push_back({c.begin_ps, +1, who});
+    edges.push_back({std::max(c.begin_ps, c.end_ps), -1, who});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.ps < b.ps; });
+
+  std::vector<double> out(n + 1, 0.0);
+  std::vector<int> in_flight(n + 1, 0);
+  std::vector<std::size_t> active, starters, enders;
+  std::uint64_t prev = 0;
+  double gap = 0;  // time with nothing in flight, owed to whoever starts next
+  for (std::size_t i = 0; i < edges.size();) {
+    const std::uint64_t now = edges[i].ps;
+    // 1. The interval [prev, now): shared by what was in flight, or owed as a gap.
+    if (now > prev) {
+      if (active.empty()) {
+        gap += double(now - prev);
+      } else {
+        for (std::size_t who : active) out[who] += double(now - prev) / double(active.size());
+      }
+    }
+    // 2. Every edge at `now`, then the set in flight.
+    starters.clear();
+    enders.clear();
+    for (; i < edges.size() && edges[i].ps == now; ++i) {
+      in_flight[edges[i].who] += edges[i].delta;
+      (edges[i].delta > 0 ? starters : enders).push_back(edges[i].who);
+    }
+    for (const auto* list : {&starters, &enders}) {
+      for (std::size_t who : *list) {
+        const auto it = std::find(active.begin(), active.end(), who);
+        if (in_flight[who] > 0 && it == active.end()) active.push_back(who);
+        if (in_flight[who] <= 0 && it != active.end()) active.erase(it);
+      }
+    }
+    // 3. A gap goes to the commands that end it.
+    if (gap > 0 && !starters.empty()) {
+      for (std::size_t who : starters) out[who] += gap / double(starters.size());
+      gap = 0;
+    }
+    prev = now;
+  }
+  // 4. Time after the last edge (a trace whose end_ps lies beyond its commands) and a gap no
+  // command ended go to the last commands to finish, or unattributed when there are none.
+  gap += t.end_ps > prev ? double(t.end_ps - prev) : 0.0;
+  if (gap > 0) {
+    if (enders.empty()) enders.push_back(n);
+    for (std::size_t who : enders) out[who] += gap / double(enders.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+TimeShares share_time(const Trace& t) {
+  TimeShares s;
+  s.ops_ps = share_by(t, &CommandEvent::op, t.ops.size());
+  s.unattributed_ps_ops = s.ops_ps.back();
+  s.ops_ps.pop_back();
+  s.groups_ps = share_by(t, &CommandEvent::group, t.groups.size());
+  s.unattributed_ps_groups = s.groups_ps.back();
+  s.groups_ps.pop_back();
+  return s;
+}
+
+std::vector<UnitBusy> unit_busy(const Trace& t) {
+  std::map<std::pair<int, std::uint32_t>, UnitBusy> units;
+  auto of = [&](Unit u, std::uint32_t lane) -> UnitBusy& {
+    auto [it, fresh] = units.try_emplace({static_cast<int>(u), lane});
+    if (fresh) it->second.name = tracks::unit_track_name(u, lane);
+    return it->second;
+  };
+  of(Unit::MacArray, 0);
+  of(Unit::VectorUnit, 0);
+  for (const CommandEvent& c : t.commands) {
+    UnitBusy& u = of(c.unit, c.lane);
+    u.busy_ps += c.end_ps > c.begin_ps ? c.end_ps - c.begin_ps : 0;
+    ++u.commands;
+  }
+  std::vector<UnitBusy> out;
+  for (auto& entry : units) out.push_back(std::move(entry.second));
   return out;
 }
 

@@ -2,6 +2,7 @@
 // What a set of commands did: work, traffic and the time they span. The roofline, the summary
 // and the trace writer's op/group slices all aggregate commands the same way, through here.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "traces/trace.h"
@@ -16,6 +17,13 @@ struct Tally {
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
   std::uint64_t stall_cycles = 0;
+  /// Stall-free cycles (`compute_cycles`) of the GEMM and of the vector commands.
+  std::uint64_t gemm_compute_cycles = 0, vector_compute_cycles = 0;
+  /// Work of compute commands that carry no `compute_cycles` (traces of older models); the
+  /// derated roof prices it at the unit's peak.
+  std::uint64_t untimed_macs = 0, untimed_vector_ops = 0;
+  /// Sum of the commands' durations (unit occupancy; overlapping commands both count).
+  std::uint64_t busy_ps = 0;
   /// First command begin and last command end (meaningful only when commands > 0).
   std::uint64_t begin_ps = 0, end_ps = 0;
 
@@ -36,6 +44,26 @@ struct TraceTallies {
   std::vector<Tally> groups;
 };
 TraceTallies tally_trace(const Trace& t);
+
+/// Wall time shared out among ops and groups: each instant of [0, end_ps) goes in equal parts to
+/// the ops (groups) with a command in flight; an instant when none is in flight goes to those
+/// whose commands begin next. Over ops (or groups) plus `unattributed_ps` (commands that name
+/// none) the shares sum to the run's time, unlike spans, which overlap.
+struct TimeShares {
+  std::vector<double> ops_ps, groups_ps;
+  double unattributed_ps_ops = 0, unattributed_ps_groups = 0;
+};
+TimeShares share_time(const Trace& t);
+
+/// Busy time of one unit track ("MAC array", "vector unit", "DMA ch0", ...): the sum of its
+/// commands' durations.
+struct UnitBusy {
+  std::string name;
+  std::uint64_t busy_ps = 0;
+  std::uint64_t commands = 0;
+};
+/// Every unit track in use, MAC array and vector unit always, in display order.
+std::vector<UnitBusy> unit_busy(const Trace& t);
 
 /// Picoseconds to NPU core cycles, rounded to the nearest cycle.
 std::uint64_t ps_to_cycles(std::uint64_t ps, double core_clock_hz);

@@ -160,8 +160,16 @@ const json& npusim_metadata(const json& doc, const std::string& path) {
   const json& meta = (*other)["npusim"];
   const Fields f(meta, path, "otherData.npusim");
   const json& version = f.any("format_version");
-  if (version != kTraceFormatVersion) {
-    f.fail("format_version", std::to_string(kTraceFormatVersion), &version);
+  if (version != 1 && version != kTraceFormatVersion) {
+    f.fail("format_version", "1 or " + std::to_string(kTraceFormatVersion), &version);
+  }
+  // Only a full trace holds every command; the others are for viewing.
+  if (meta.contains("trace_level") && meta["trace_level"] != "full") {
+    throw InputError(path, "expected a trace written at --trace-level full (every command, needed "
+                           "to analyse it), found trace_level " + meta["trace_level"].dump() +
+                               " with " + meta.value("written_command_count", json()).dump() +
+                               " of " + meta.value("command_count", json()).dump() +
+                               " commands; re-run with --trace-level full");
   }
   return meta;
 }
@@ -341,7 +349,7 @@ class EventReader {
       // has shown the file is npusim's, so another tool's trace gets that message instead.
       const std::optional<Track> track = track_of(e.integer("tid"));
       if (track == Track::Unit) {
-        entries_.push_back({*command_of(e, index), std::nullopt});
+        if (auto command = command_of(e, index)) entries_.push_back({std::move(*command), std::nullopt});
       } else if (track != Track::Parent) {
         entries_.push_back({RawCommand{index, {}, -1, -1, {}, {}}, event});
       }
@@ -359,7 +367,8 @@ class EventReader {
     return tracks::parse_unit_track_name(base) ? Track::Unit : Track::Other;
   }
 
-  /// The command of an X event, or nullopt for an op/group slice.
+  /// The command of an X event, or nullopt for an op/group slice (on the overview tracks, or
+  /// enclosing commands on a unit track).
   std::optional<RawCommand> command_of(const Fields& e, std::size_t index) const {
     const std::int64_t tid = e.integer("tid");
     const std::optional<Track> track = track_of(tid);
@@ -369,6 +378,7 @@ class EventReader {
       const json shown = names_.at(tid);
       e.fail("tid", "a unit track (MAC array, vector unit, DMA chN)", &shown);
     }
+    if (e.has("cat") && e.str("cat") != "command") return std::nullopt;
     const auto unit = tracks::parse_unit_track_name(tracks::base_track_name(names_.at(tid)));
     return read_command(e, *unit, index);
   }

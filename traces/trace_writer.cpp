@@ -1,17 +1,24 @@
 // write_trace_json: Chrome/Perfetto JSON. Events are written one per line in a fixed order
-// (metadata, group slices, op slices, commands, counters) and the npusim metadata goes last,
-// after traceEvents, so a viewer streaming the file has every event before the big object.
+// (metadata, overview group/op slices, unit-track group/op slices, commands, flows, counters)
+// and the npusim metadata goes last, after traceEvents, so a viewer streaming the file has
+// every event before the big object. Parents come before their children, so slices that
+// start together nest whatever order a viewer keeps for equal timestamps.
 // Command events are written as text directly: a trace holds ~1e5 of them, and building a JSON
-// object for each costs several times more than the text itself.
+// object for each costs several times more than the text itself. The text is streamed to a
+// temp file in blocks, so a large run never holds its whole trace in memory as text.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <utility>
 #include <vector>
 
-#include "sim/core/file_util.h"
+#include "sim/core/errors.h"
+#include "traces/stalls.h"
 #include "traces/tally.h"
 #include "traces/trace_io.h"
 #include "traces/trace_tracks.h"
@@ -22,27 +29,70 @@ namespace {
 
 using nlohmann::json;
 
-/// The traceEvents array as text, one event per line.
+/// A file written through a temp name and renamed into place by commit(); removed otherwise.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path)
+      : path_(path), tmp_(path + ".tmp." + std::to_string(::getpid())) {
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw SimulationError("cannot write " + tmp_);
+  }
+  ~OutputFile() {
+    if (!committed_) {
+      out_.close();
+      std::remove(tmp_.c_str());
+    }
+  }
+  void write(const std::string& text) {
+    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out_) throw SimulationError("write failed: " + tmp_);
+  }
+  void commit() {
+    out_.close();
+    if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      throw SimulationError("cannot write " + path_ + " (from " + tmp_ + ")");
+    }
+    committed_ = true;
+  }
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
+
+/// The traceEvents array, one event per line, flushed to the file in blocks.
 class EventList {
  public:
-  /// `head` is the text before the first event (the array's opening).
-  EventList(const std::string& head, std::size_t expected_bytes) {
-    text_.reserve(expected_bytes);
+  static constexpr std::size_t kBlockBytes = 4 << 20;
+
+  EventList(OutputFile& file, const std::string& head) : file_(file) {
+    text_.reserve(kBlockBytes + 4096);
     text_ = head;
   }
   void add(const std::string& event) {
     begin_event();
     text_ += event;
   }
-  /// Starts an event the caller writes piece by piece with `text()`.
+  /// Starts an event the caller writes piece by piece into the returned text.
   std::string& begin_event() {
+    if (text_.size() >= kBlockBytes) {
+      file_.write(text_);
+      text_.clear();
+    }
     text_ += empty_ ? "\n" : ",\n";
     empty_ = false;
     return text_;
   }
-  std::string take() && { return std::move(text_); }
+  /// Writes what is left and `tail` (the text after the array).
+  void finish(const std::string& tail) {
+    text_ += tail;
+    file_.write(text_);
+    text_.clear();
+  }
 
  private:
+  OutputFile& file_;
   std::string text_;
   bool empty_ = true;
 };
@@ -121,18 +171,11 @@ class TrackLayout {
   std::vector<int> first_tid_;
 };
 
-/// Track bases in display order: groups, ops, MAC array and vector unit always, then every
-/// unit lane in use.
+/// Track bases in display order: groups, ops, then every unit track in use (MAC array and
+/// vector unit always).
 std::vector<std::string> track_bases(const Trace& t) {
-  std::map<std::pair<int, std::uint32_t>, std::string> units;
-  auto add = [&](Unit u, std::uint32_t lane) {
-    units.emplace(std::make_pair(static_cast<int>(u), lane), tracks::unit_track_name(u, lane));
-  };
-  add(Unit::MacArray, 0);
-  add(Unit::VectorUnit, 0);
-  for (const CommandEvent& c : t.commands) add(c.unit, c.lane);
   std::vector<std::string> bases{tracks::kGroupsTrack, tracks::kOpsTrack};
-  for (const auto& entry : units) bases.push_back(entry.second);
+  for (const UnitBusy& u : unit_busy(t)) bases.push_back(u.name);
   return bases;
 }
 
@@ -204,6 +247,16 @@ void append_command(std::string& out, const CommandEvent& c, const EscapedNames&
   out += "]}}";
 }
 
+/// A flow event ("s" starts an arrow inside the enclosing slice, "f" with "bp":"e" ends it
+/// inside the enclosing slice).
+void append_flow(std::string& out, const char* phase, std::uint64_t id, int tid, std::uint64_t ps) {
+  out += "{\"name\":\"DMA load\",\"cat\":\"dependency\",\"ph\":\"";
+  out += phase;
+  out += phase[0] == 'f' ? "\",\"bp\":\"e" : "";
+  out += "\",\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(tracks::kPid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + tracks::format_us(ps) + "}";
+}
+
 json group_args(const Trace& t, const GroupInfo& g) {
   json members = json::array();
   for (int op : g.ops) members.push_back(t.ops.at(op).name);
@@ -218,78 +271,186 @@ json op_args(const Trace& t, const OpInfo& op) {
           {"vector_ops", op.vector_ops}};
 }
 
-/// The parent slices (groups, then ops that ran commands) and the commands, with their tids.
+/// The commands the level keeps, by index in t.commands.
+std::vector<std::size_t> kept_commands(const Trace& t, const TraceWriteOptions& o) {
+  std::vector<std::size_t> kept;
+  if (o.level == TraceLevel::Ops) return kept;
+  const std::size_t every = o.level == TraceLevel::Sample ? std::max<std::uint32_t>(o.sample_every, 1) : 1;
+  for (std::size_t i = 0; i < t.commands.size(); i += every) kept.push_back(i);
+  return kept;
+}
+
+/// Every slice of the trace with its tid: the overview parents (group and op spans), the
+/// kept commands, and on each unit track the group > op runs that enclose its commands.
 class SliceWriter {
  public:
-  explicit SliceWriter(const Trace& t) : t_(t), layout_(track_bases(t)) {
+  SliceWriter(const Trace& t, std::vector<std::size_t> kept)
+      : t_(t), kept_(std::move(kept)), layout_(track_bases(t)) {
     const TraceTallies tallies = tally_trace(t);  // also checks every op/group index
     for (std::size_t g = 0; g < t.groups.size(); ++g) {
       if (tallies.groups[g].commands)
-        add_parent(Parent::Group, g, layout_.index_of(tracks::kGroupsTrack), tallies.groups[g]);
+        add_overview(Parent::Group, g, layout_.index_of(tracks::kGroupsTrack), tallies.groups[g]);
     }
     for (std::size_t i = 0; i < t.ops.size(); ++i) {
       if (tallies.ops[i].commands)
-        add_parent(Parent::Op, i, layout_.index_of(tracks::kOpsTrack), tallies.ops[i]);
+        add_overview(Parent::Op, i, layout_.index_of(tracks::kOpsTrack), tallies.ops[i]);
     }
-    for (const CommandEvent& c : t.commands) {
+    for (std::size_t c : kept_) {
+      const CommandEvent& e = t.commands[c];
       slices_.push_back(
-          {layout_.index_of(tracks::unit_track_name(c.unit, c.lane)), c.begin_ps, c.end_ps});
+          {layout_.index_of(tracks::unit_track_name(e.unit, e.lane)), e.begin_ps, e.end_ps});
     }
     tids_ = layout_.assign(slices_);
+    find_unit_runs();
   }
 
   std::vector<std::pair<int, std::string>> threads() const { return layout_.threads(); }
 
   void write(EventList& events) const {
-    for (std::size_t i = 0; i < parents_.size(); ++i) {
-      const auto& [kind, index] = parents_[i];
+    const EscapedNames names(t_);
+    for (std::size_t i = 0; i < overview_.size(); ++i) {
+      const auto& [kind, index] = overview_[i];
       std::string& out = events.begin_event();
       if (kind == Parent::Group) {
-        append_slice_head(out, EscapedNames::escape(t_.groups[index].name), "group", tids_[i],
-                          slices_[i]);
+        append_slice_head(out, names.groups[index], "group", tids_[i], slices_[i]);
         out += group_args(t_, t_.groups[index]).dump() + "}";
       } else {
-        append_slice_head(out, EscapedNames::escape(t_.ops[index].name), "op", tids_[i],
-                          slices_[i]);
+        append_slice_head(out, names.ops[index], "op", tids_[i], slices_[i]);
         out += op_args(t_, t_.ops[index]).dump() + "}";
       }
     }
-    const EscapedNames names(t_);
-    for (std::size_t c = 0; c < t_.commands.size(); ++c) {
-      const std::size_t i = parents_.size() + c;
-      append_command(events.begin_event(), t_.commands[c], names, tids_[i], slices_[i]);
+    for (const Run& run : runs_) {
+      const bool group = run.kind == Parent::Group;
+      std::string& out = events.begin_event();
+      append_slice_head(out, (group ? names.groups : names.ops)[run.index], group ? "group" : "op",
+                        run.tid, {0, run.begin_ps, run.end_ps});
+      out += "{}}";
     }
+    for (std::size_t k = 0; k < kept_.size(); ++k) {
+      const std::size_t i = overview_.size() + k;
+      append_command(events.begin_event(), t_.commands[kept_[k]], names, tids_[i], slices_[i]);
+    }
+    write_flows(events);
   }
 
  private:
   enum class Parent { Group, Op };
 
-  void add_parent(Parent kind, std::size_t index, std::size_t track, const Tally& tally) {
-    parents_.emplace_back(kind, index);
+  /// A group or op slice on a unit track, enclosing consecutive commands of that group/op.
+  struct Run {
+    Parent kind;
+    std::size_t index;
+    int tid;
+    std::uint64_t begin_ps, end_ps;
+  };
+
+  void add_overview(Parent kind, std::size_t index, std::size_t track, const Tally& tally) {
+    overview_.emplace_back(kind, index);
     slices_.push_back({track, tally.begin_ps, tally.end_ps});
   }
 
+  /// Per tid, commands in time order; a run of consecutive commands of one group is a group
+  /// slice, and within it a run of one op an op slice. Commands on one tid never overlap, so
+  /// the runs nest.
+  void find_unit_runs() {
+    std::map<int, std::vector<std::size_t>> by_tid;  // kept positions
+    for (std::size_t k = 0; k < kept_.size(); ++k) by_tid[tids_[overview_.size() + k]].push_back(k);
+    for (auto& [tid, list] : by_tid) {
+      std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
+        return command(a).begin_ps < command(b).begin_ps;
+      });
+      add_runs(tid, list, &CommandEvent::group, Parent::Group);
+      add_runs(tid, list, &CommandEvent::op, Parent::Op);
+    }
+  }
+
+  void add_runs(int tid, const std::vector<std::size_t>& list, int CommandEvent::*key, Parent kind) {
+    for (std::size_t i = 0; i < list.size();) {
+      const CommandEvent& first = command(list[i]);
+      std::size_t j = i + 1;
+      // An op run must also stay inside its group run: both end where the group changes.
+      while (j < list.size() && command(list[j]).*key == first.*key &&
+             command(list[j]).group == first.group)
+        ++j;
+      if (first.*key >= 0) {
+        runs_.push_back({kind, std::size_t(first.*key), tid, first.begin_ps,
+                         command(list[j - 1]).end_ps});
+      }
+      i = j;
+    }
+  }
+
+  const CommandEvent& command(std::size_t k) const { return t_.commands[kept_[k]]; }
+
+  /// An arrow from each kept DMA load to each kept compute command that lists it as a
+  /// dependency: from the middle of the load to the middle of the compute command.
+  void write_flows(EventList& events) const {
+    std::map<std::uint32_t, std::size_t> load_of_id;  // id -> kept position
+    for (std::size_t k = 0; k < kept_.size(); ++k) {
+      if (command(k).kind == CommandKind::DmaLoad) load_of_id.emplace(command(k).id, k);
+    }
+    const auto middle = [](const CommandEvent& c) { return c.begin_ps + (c.end_ps - c.begin_ps) / 2; };
+    std::uint64_t id = 0;
+    for (std::size_t k = 0; k < kept_.size(); ++k) {
+      const CommandEvent& c = command(k);
+      if (c.kind != CommandKind::Gemm && c.kind != CommandKind::Vector) continue;
+      for (std::uint32_t d : c.deps) {
+        auto it = load_of_id.find(d);
+        if (it == load_of_id.end()) continue;
+        ++id;
+        append_flow(events.begin_event(), "s", id, tids_[overview_.size() + it->second],
+                    middle(command(it->second)));
+        append_flow(events.begin_event(), "f", id, tids_[overview_.size() + k], middle(c));
+      }
+    }
+  }
+
   const Trace& t_;
+  std::vector<std::size_t> kept_;
   TrackLayout layout_;
-  std::vector<std::pair<Parent, std::size_t>> parents_;  // slices_[0 .. parents_.size())
-  std::vector<Slice> slices_;                            // parents, then one per command
+  std::vector<std::pair<Parent, std::size_t>> overview_;  // slices_[0 .. overview_.size())
+  std::vector<Slice> slices_;                             // overview, then one per kept command
   std::vector<int> tids_;
+  std::vector<Run> runs_;
 };
 
 // ---- counters ----------------------------------------------------------------------------
 
-/// Per-window sums; a command's bytes and MACs are spread evenly over its duration.
+/// Per-window sums; a command's bytes and MACs, and the time a command waits ready but not
+/// started, are spread evenly over their intervals.
 struct CounterBins {
   std::uint64_t window_ps = 1;
   std::uint64_t horizon_ps = 0;
   std::vector<double> dram_read, dram_write, macs;
   std::vector<std::uint64_t> sram_peak;
+  /// Ready-but-not-started command-picoseconds per window, per queue (MAC, vector, DMA).
+  std::vector<std::vector<double>> queued;
 
   std::size_t size() const { return dram_read.size(); }
   std::uint64_t start(std::size_t w) const { return w * window_ps; }
   /// The last window may be cut short by the end of the trace.
   std::uint64_t length(std::size_t w) const { return std::min(window_ps, horizon_ps - start(w)); }
+
+  /// Calls add(w, overlap_ps) for every window [begin, end) overlaps.
+  template <typename Add>
+  void spread(std::uint64_t begin, std::uint64_t end, Add add) const {
+    const std::size_t last_bin = size() - 1;
+    if (end <= begin) return;
+    const std::size_t last = std::min<std::size_t>((end - 1) / window_ps, last_bin);
+    for (std::size_t w = std::min<std::size_t>(begin / window_ps, last_bin); w <= last; ++w) {
+      const std::uint64_t lo = std::max(begin, start(w));
+      const std::uint64_t hi = std::min(end, start(w) + window_ps);
+      if (hi > lo) add(w, hi - lo);
+    }
+  }
 };
+
+/// The queues of the counter "queue depth": one per unit kind.
+constexpr const char* kQueueNames[] = {"MAC array queue", "vector unit queue", "DMA queue"};
+
+std::size_t queue_of(Unit u) {
+  return u == Unit::MacArray ? 0 : u == Unit::VectorUnit ? 1 : 2;
+}
 
 std::uint64_t counter_window_ps(const Trace& t, const TraceWriteOptions& o) {
   if (o.counter_window_ps > 0) {
@@ -302,23 +463,20 @@ std::uint64_t counter_window_ps(const Trace& t, const TraceWriteOptions& o) {
 }
 
 void spread_command(const CommandEvent& c, CounterBins& bins) {
-  const std::size_t last_bin = bins.size() - 1;
-  const auto add = [&](std::size_t w, double share) {
-    bins.dram_read[w] += share * double(c.dram_read_bytes);
-    bins.dram_write[w] += share * double(c.dram_write_bytes);
-    bins.macs[w] += share * double(c.macs);
-  };
   if (c.end_ps <= c.begin_ps) {
-    add(std::min<std::size_t>(c.begin_ps / bins.window_ps, last_bin), 1.0);
+    const std::size_t w = std::min<std::size_t>(c.begin_ps / bins.window_ps, bins.size() - 1);
+    bins.dram_read[w] += double(c.dram_read_bytes);
+    bins.dram_write[w] += double(c.dram_write_bytes);
+    bins.macs[w] += double(c.macs);
     return;
   }
   const double duration = double(c.end_ps - c.begin_ps);
-  const std::size_t last = std::min<std::size_t>((c.end_ps - 1) / bins.window_ps, last_bin);
-  for (std::size_t w = c.begin_ps / bins.window_ps; w <= last; ++w) {
-    const std::uint64_t lo = std::max(c.begin_ps, bins.start(w));
-    const std::uint64_t hi = std::min(c.end_ps, bins.start(w) + bins.window_ps);
-    add(w, double(hi - lo) / duration);
-  }
+  bins.spread(c.begin_ps, c.end_ps, [&](std::size_t w, std::uint64_t overlap) {
+    const double share = double(overlap) / duration;
+    bins.dram_read[w] += share * double(c.dram_read_bytes);
+    bins.dram_write[w] += share * double(c.dram_write_bytes);
+    bins.macs[w] += share * double(c.macs);
+  });
 }
 
 /// Peak SRAM occupancy in each window: allocations hold [alloc_ps, free_ps).
@@ -356,8 +514,16 @@ CounterBins bin_counters(const Trace& t, std::uint64_t window_ps) {
   bins.dram_write.assign(n, 0.0);
   bins.macs.assign(n, 0.0);
   bins.sram_peak.assign(n, 0);
+  bins.queued.assign(std::size(kQueueNames), std::vector<double>(n, 0.0));
   if (n == 0) return bins;
-  for (const CommandEvent& c : t.commands) spread_command(c, bins);
+  const std::vector<CommandReady> ready = ready_times(t);
+  for (std::size_t i = 0; i < t.commands.size(); ++i) {
+    const CommandEvent& c = t.commands[i];
+    spread_command(c, bins);
+    std::vector<double>& queue = bins.queued[queue_of(c.unit)];
+    bins.spread(ready[i].ps, c.begin_ps,
+                [&](std::size_t w, std::uint64_t overlap) { queue[w] += double(overlap); });
+  }
   sram_peaks(t, bins);
   return bins;
 }
@@ -376,35 +542,51 @@ struct CounterTrack {
 };
 constexpr CounterTrack kDramRead{"DRAM read", "GB/s"};
 constexpr CounterTrack kDramWrite{"DRAM write", "GB/s"};
+constexpr CounterTrack kDramPeak{"DRAM bandwidth", "% of peak"};
 constexpr CounterTrack kSramOccupancy{"SRAM occupancy", "KiB"};
 constexpr CounterTrack kMacUtilisation{"MAC utilisation", "%"};
+constexpr const char* kQueueUnit = "commands";
+
+std::string counter_event(const char* name, const char* unit, std::uint64_t ps, double value) {
+  return std::string("{\"name\":\"") + name + "\",\"ph\":\"C\",\"pid\":" +
+         std::to_string(tracks::kPid) + ",\"tid\":" + std::to_string(tracks::kCounterTid) +
+         ",\"ts\":" + tracks::format_us(ps) + ",\"args\":{\"" + unit + "\":" + format_value(value) +
+         "}}";
+}
 
 std::string counter_event(const CounterTrack& track, std::uint64_t ps, double value) {
-  return std::string("{\"name\":\"") + track.name +
-         "\",\"ph\":\"C\",\"pid\":" + std::to_string(tracks::kPid) +
-         ",\"tid\":" + std::to_string(tracks::kCounterTid) + ",\"ts\":" + tracks::format_us(ps) +
-         ",\"args\":{\"" + track.unit + "\":" + format_value(value) + "}}";
+  return counter_event(track.name, track.unit, ps, value);
 }
 
 void append_counters(const Trace& t, const CounterBins& bins, EventList& events) {
   const double mac_lanes = double(t.roofs.mac_rows) * double(t.roofs.mac_cols);
   const bool has_mac_counter = mac_lanes > 0 && t.roofs.core_clock_hz > 0;
+  const bool has_peak = t.roofs.dram_bandwidth > 0;
   for (std::size_t w = 0; w < bins.size(); ++w) {
     const double length_ps = double(bins.length(w));
     const std::uint64_t ts = bins.start(w);
     // bytes / ps * 1e12 = bytes/s; / 1e9 = GB/s.
     events.add(counter_event(kDramRead, ts, bins.dram_read[w] / length_ps * 1e3));
     events.add(counter_event(kDramWrite, ts, bins.dram_write[w] / length_ps * 1e3));
+    if (has_peak) {
+      const double bytes_per_s = (bins.dram_read[w] + bins.dram_write[w]) / length_ps * 1e12;
+      events.add(counter_event(kDramPeak, ts, 100.0 * bytes_per_s / t.roofs.dram_bandwidth));
+    }
     events.add(counter_event(kSramOccupancy, ts, double(bins.sram_peak[w]) / 1024.0));
     if (has_mac_counter) {
       const double cycles = length_ps * t.roofs.core_clock_hz / 1e12;
       events.add(counter_event(kMacUtilisation, ts, 100.0 * bins.macs[w] / (cycles * mac_lanes)));
     }
+    for (std::size_t q = 0; q < bins.queued.size(); ++q) {
+      events.add(counter_event(kQueueNames[q], kQueueUnit, ts, bins.queued[q][w] / length_ps));
+    }
   }
   if (bins.size() == 0) return;
   // A closing zero at the end, so the last window does not seem to run on forever.
   std::vector<CounterTrack> used{kDramRead, kDramWrite, kSramOccupancy};
+  if (has_peak) used.push_back(kDramPeak);
   if (has_mac_counter) used.push_back(kMacUtilisation);
+  for (const char* queue : kQueueNames) used.push_back({queue, kQueueUnit});
   for (const CounterTrack& track : used) {
     events.add(counter_event(track, bins.horizon_ps, 0.0));
   }
@@ -417,15 +599,16 @@ std::string metadata_event(const char* name, int tid, const json& args) {
   return e.dump();
 }
 
-json npusim_metadata(const Trace& t, std::uint64_t window_ps) {
+json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOptions& o,
+                     std::size_t written) {
   json ops = json::array();
-  for (const OpInfo& o : t.ops) {
-    ops.push_back(json{{"name", o.name},
-                       {"kind", o.kind},
-                       {"unit", o.unit},
-                       {"group", o.group},
-                       {"macs", o.macs},
-                       {"vector_ops", o.vector_ops}});
+  for (const OpInfo& op : t.ops) {
+    ops.push_back(json{{"name", op.name},
+                       {"kind", op.kind},
+                       {"unit", op.unit},
+                       {"group", op.group},
+                       {"macs", op.macs},
+                       {"vector_ops", op.vector_ops}});
   }
   json groups = json::array();
   for (const GroupInfo& g : t.groups) {
@@ -448,6 +631,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps) {
                 {"sram_capacity", r.sram_capacity}};
   json m = json::object();
   m["format_version"] = kTraceFormatVersion;
+  m["trace_level"] = trace_level_name(o);
   m["workload"] = t.workload;
   m["fusion"] = t.fusion;
   m["config_name"] = t.config_name;
@@ -459,17 +643,50 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps) {
   m["sram_allocations"] = allocations;
   m["end_ps"] = t.end_ps;
   m["command_count"] = t.commands.size();
+  m["written_command_count"] = written;
   m["counter_window_ps"] = window_ps;
   return m;
 }
 
 }  // namespace
 
+void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std::string& where) {
+  const std::string sample = "sample:";
+  if (text == "full" || text == "ops") {
+    o.level = text == "full" ? TraceLevel::Full : TraceLevel::Ops;
+    return;
+  }
+  if (text.compare(0, sample.size(), sample) == 0) {
+    const std::string n = text.substr(sample.size());
+    const bool digits = !n.empty() && n.size() <= 9 &&
+                        std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && std::stoul(n) >= 1) {
+      o.level = TraceLevel::Sample;
+      o.sample_every = static_cast<std::uint32_t>(std::stoul(n));
+      return;
+    }
+  }
+  throw InputError(where, "expected full, ops or sample:N (N a whole number >= 1), found '" + text + "'");
+}
+
+std::string trace_level_name(const TraceWriteOptions& o) {
+  switch (o.level) {
+    case TraceLevel::Full: return "full";
+    case TraceLevel::Ops: return "ops";
+    case TraceLevel::Sample: return "sample:" + std::to_string(o.sample_every);
+  }
+  return "full";
+}
+
 void write_trace_json(const Trace& t, const std::string& path, const TraceWriteOptions& o) {
-  const SliceWriter slices(t);
-  // ~330 bytes per command event; counters and metadata are small beside them.
-  EventList events("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[",
-                   t.commands.size() * 340 + 65536);
+  std::vector<std::size_t> kept = kept_commands(t, o);
+  const std::size_t written = kept.size();
+  const SliceWriter slices(t, std::move(kept));
+  const std::uint64_t window_ps = counter_window_ps(t, o);
+  const CounterBins bins = bin_counters(t, window_ps);
+
+  OutputFile file(path);
+  EventList events(file, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
   events.add(metadata_event("process_name", tracks::kCounterTid, {{"name", tracks::kProcessName}}));
   int sort_index = 0;
   for (const auto& [tid, name] : slices.threads()) {
@@ -477,12 +694,10 @@ void write_trace_json(const Trace& t, const std::string& path, const TraceWriteO
     events.add(metadata_event("thread_sort_index", tid, {{"sort_index", sort_index++}}));
   }
   slices.write(events);
-  const std::uint64_t window_ps = counter_window_ps(t, o);
-  append_counters(t, bin_counters(t, window_ps), events);
-
-  std::string out = std::move(events).take();
-  out += "\n],\n\"otherData\":{\"npusim\":" + npusim_metadata(t, window_ps).dump() + "}}\n";
-  write_file_atomic(path, out);
+  append_counters(t, bins, events);
+  events.finish("\n],\n\"otherData\":{\"npusim\":" +
+                npusim_metadata(t, window_ps, o, written).dump() + "}}\n");
+  file.commit();
 }
 
 }  // namespace npusim::traces

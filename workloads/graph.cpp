@@ -20,16 +20,19 @@ struct KindInfo {
 };
 
 // One row per kind, in declaration order: the single source of names, classes and
-// elementwise-ness. Transpose/concat/slice/resize are copies through the vector unit.
+// elementwise-ness. Transpose/concat/slice/resize/pad/gather/expand are copies through the
+// vector unit.
 constexpr KindInfo kKinds[] = {
     {OpKind::Conv2d, "conv2d", OpClass::Gemm, false},
     {OpKind::MatMul, "matmul", OpClass::Gemm, false},
+    {OpKind::ConvTranspose, "conv_transpose", OpClass::Gemm, false},
     {OpKind::Add, "add", OpClass::Vector, true},
     {OpKind::Sub, "sub", OpClass::Vector, true},
     {OpKind::Mul, "mul", OpClass::Vector, true},
     {OpKind::Div, "div", OpClass::Vector, true},
     {OpKind::Max, "max", OpClass::Vector, true},
     {OpKind::Min, "min", OpClass::Vector, true},
+    {OpKind::Pow, "pow", OpClass::Vector, true},
     {OpKind::Relu, "relu", OpClass::Vector, true},
     {OpKind::Clip, "clip", OpClass::Vector, true},
     {OpKind::Sigmoid, "sigmoid", OpClass::Vector, true},
@@ -38,19 +41,33 @@ constexpr KindInfo kKinds[] = {
     {OpKind::HardSwish, "hardswish", OpClass::Vector, true},
     {OpKind::HardSigmoid, "hardsigmoid", OpClass::Vector, true},
     {OpKind::LeakyRelu, "leaky_relu", OpClass::Vector, true},
+    {OpKind::Sqrt, "sqrt", OpClass::Vector, true},
+    {OpKind::Exp, "exp", OpClass::Vector, true},
+    {OpKind::Log, "log", OpClass::Vector, true},
+    {OpKind::Erf, "erf", OpClass::Vector, true},
+    {OpKind::Neg, "neg", OpClass::Vector, true},
+    {OpKind::Abs, "abs", OpClass::Vector, true},
     {OpKind::MaxPool, "max_pool", OpClass::Vector, false},
     {OpKind::AvgPool, "avg_pool", OpClass::Vector, false},
     {OpKind::GlobalAvgPool, "global_avg_pool", OpClass::Vector, false},
+    {OpKind::GlobalMaxPool, "global_max_pool", OpClass::Vector, false},
     {OpKind::Softmax, "softmax", OpClass::Vector, false},
+    {OpKind::LogSoftmax, "log_softmax", OpClass::Vector, false},
     {OpKind::LayerNorm, "layer_norm", OpClass::Vector, false},
     // Inference batch-norm is a per-channel scale and shift: element i needs only x[i].
     {OpKind::BatchNorm, "batch_norm", OpClass::Vector, true},
+    {OpKind::ReduceMean, "reduce_mean", OpClass::Vector, false},
+    {OpKind::ReduceSum, "reduce_sum", OpClass::Vector, false},
+    {OpKind::ReduceMax, "reduce_max", OpClass::Vector, false},
     {OpKind::Reshape, "reshape", OpClass::View, false},
     {OpKind::Flatten, "flatten", OpClass::View, false},
     {OpKind::Transpose, "transpose", OpClass::Vector, false},
     {OpKind::Concat, "concat", OpClass::Vector, false},
     {OpKind::Slice, "slice", OpClass::Vector, false},
     {OpKind::Resize, "resize", OpClass::Vector, false},
+    {OpKind::Pad, "pad", OpClass::Vector, false},
+    {OpKind::Gather, "gather", OpClass::Vector, false},
+    {OpKind::Expand, "expand", OpClass::Vector, false},
 };
 
 const KindInfo& info(OpKind k) {
@@ -90,6 +107,28 @@ std::int64_t product(const Shape& s, std::size_t begin, std::size_t end) {
   std::int64_t p = 1;
   for (std::size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
   return p;
+}
+
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const std::int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[out.size() - 1 - i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+SliceRange slice_range(std::int64_t start, std::int64_t end, std::int64_t step, std::int64_t dim) {
+  const auto clamp = [&](std::int64_t v) {
+    if (v < 0) v += dim;
+    return step > 0 ? std::clamp<std::int64_t>(v, 0, dim) : std::clamp<std::int64_t>(v, -1, dim - 1);
+  };
+  const std::int64_t begin = clamp(start), stop = clamp(end);
+  const std::int64_t span = step > 0 ? stop - begin : begin - stop;
+  const std::int64_t abs_step = step > 0 ? step : -step;
+  return {begin, span <= 0 ? 0 : (span + abs_step - 1) / abs_step};
 }
 
 }  // namespace internal

@@ -15,15 +15,17 @@ using Shape = std::vector<std::int64_t>;
 
 enum class OpKind {
   // GEMM-like (MAC array)
-  Conv2d, MatMul,
+  Conv2d, MatMul, ConvTranspose,
   // elementwise binary (vector unit)
-  Add, Sub, Mul, Div, Max, Min,
-  // unary activations (vector unit)
+  Add, Sub, Mul, Div, Max, Min, Pow,
+  // unary activations and math (vector unit)
   Relu, Clip, Sigmoid, Tanh, Gelu, HardSwish, HardSigmoid, LeakyRelu,
-  // pooling and normalisation (vector unit)
-  MaxPool, AvgPool, GlobalAvgPool, Softmax, LayerNorm, BatchNorm,
+  Sqrt, Exp, Log, Erf, Neg, Abs,
+  // pooling, reductions and normalisation (vector unit)
+  MaxPool, AvgPool, GlobalAvgPool, GlobalMaxPool, Softmax, LogSoftmax, LayerNorm, BatchNorm,
+  ReduceMean, ReduceSum, ReduceMax,
   // data movement
-  Reshape, Flatten, Transpose, Concat, Slice, Resize,
+  Reshape, Flatten, Transpose, Concat, Slice, Resize, Pad, Gather, Expand,
 };
 
 /// How an op is executed: on the MAC array, on the vector unit, or as a view (no work:
@@ -41,7 +43,7 @@ std::vector<OpKind> all_op_kinds();
 std::string format_shape(const Shape& s);
 
 struct OpAttrs {
-  // convolution / pooling
+  // convolution / transposed convolution / pooling
   std::array<std::int64_t, 2> kernel{1, 1};
   std::array<std::int64_t, 2> stride{1, 1};
   std::array<std::int64_t, 2> dilation{1, 1};
@@ -49,15 +51,22 @@ struct OpAttrs {
   std::int64_t groups = 1;
   std::int64_t out_channels = 0;
   bool bias = false;
+  // conv_transpose: extra rows/columns added at the bottom/right of the output
+  std::array<std::int64_t, 2> output_padding{0, 0};
   // matmul / gemm: the second operand is transposed ([N, K] instead of [K, N])
   bool transpose_b = false;
   // clip / relu6, leaky-relu alpha
   double min = 0, max = 6, alpha = 0.01;
-  // softmax / concat / layer-norm axis (negative counts from the end)
+  // softmax / concat / layer-norm / gather axis (negative counts from the end)
   std::int64_t axis = -1;
-  // reshape target (one -1 allowed), transpose permutation, slice ranges, resize scales
+  // reductions: keep each reduced dim as size 1
+  bool keepdims = true;
+  // reshape / expand target (reshape: one -1 allowed), transpose permutation, slice ranges
+  // and reduction axes, resize scales
   std::vector<std::int64_t> shape, perm, starts, ends, axes, steps;
   std::vector<double> scales;
+  // pad: ONNX layout, the amount before each dim then after each dim (negative crops)
+  std::vector<std::int64_t> paddings;
 };
 
 struct Tensor {
@@ -90,6 +99,8 @@ struct OpCost {
 /// An op seen as GEMM: `groups` independent GEMMs of (M x K) * (K x N).
 /// Conv: M = batch*OH*OW, K = KH*KW*Cin/groups, N = Cout/groups.
 /// MatMul: M = rows of A, K, N; batch dimensions multiply `groups`.
+/// ConvTranspose: M = batch*H*W (input pixels), K = Cin/groups, N = Cout/groups*KH*KW (each
+/// input pixel scatters a KH x KW patch of every output channel; col2im adds them up).
 struct GemmView {
   std::int64_t groups = 1, m = 0, k = 0, n = 0;
   bool is_conv = false;
@@ -100,6 +111,9 @@ struct GemmView {
 class Graph {
  public:
   std::string name;
+  /// The element type the source file declares ("float32", "int8"; empty when it has none).
+  /// Recorded only: costs use the hardware config's dtype bytes for every tensor.
+  std::string dtype;
 
   int add_tensor(Tensor t);  // throws InputError on a duplicate name
   int add_op(Op op);         // throws InputError on a duplicate name
@@ -138,7 +152,7 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
 
 /// Work and minimum bytes of one op, with `elem_bytes` bytes per element for every tensor.
 OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes);
-/// The GEMM mapping of a Conv2d or MatMul op (op_class == Gemm).
+/// The GEMM mapping of a Conv2d, MatMul or ConvTranspose op (op_class == Gemm).
 GemmView gemm_view(const Graph& g, const Op& op);
 
 struct GraphTotals {

@@ -21,13 +21,23 @@ std::uint64_t vector_ops(const Graph& g, const Op& op) {
     case OpKind::Conv2d:
     case OpKind::MatMul:
       return op.inputs.size() >= 3 ? out : 0;  // the third input is the bias
+    case OpKind::ConvTranspose: {
+      // col2im: every partial product of the GEMMs is added into its output pixel; + bias
+      const GemmView v = gemm_view(g, op);
+      return static_cast<std::uint64_t>(v.groups * v.m * v.n) + (op.inputs.size() >= 3 ? out : 0);
+    }
     case OpKind::MaxPool:
     case OpKind::AvgPool:
       return out * static_cast<std::uint64_t>(op.attrs.kernel[0] * op.attrs.kernel[1]);
     case OpKind::GlobalAvgPool:
-      return count(g, op.inputs.at(0));
+    case OpKind::GlobalMaxPool:
+    case OpKind::ReduceMean:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+      return count(g, op.inputs.at(0));  // each input element accumulated once
     case OpKind::Softmax:
-      return 5 * out;  // max, subtract, exp, sum, divide
+    case OpKind::LogSoftmax:
+      return 5 * out;  // max, subtract, exp, sum, divide (log-softmax: log and subtract)
     case OpKind::LayerNorm:
       // sum, centre, square, sum, normalise, scale, shift, + 1 for the per-row statistics
       return 8 * out;
@@ -37,7 +47,8 @@ std::uint64_t vector_ops(const Graph& g, const Op& op) {
     case OpKind::Flatten:
       return 0;
     default:
-      // elementwise binary, activations, and copies (transpose, concat, slice, resize)
+      // elementwise binary, activations and math, and copies (transpose, concat, slice,
+      // resize, pad, gather, expand)
       return out;
   }
 }
@@ -61,7 +72,9 @@ OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes) {
       continue;
     }
     auto& bytes = g.tensor(t).is_constant ? cost.weight_bytes : cost.input_bytes;
-    bytes += count(g, t) * elem_bytes;
+    // A gather reads only the rows it picks from its data (an embedding table), not all of it.
+    const bool gathered = op.kind == OpKind::Gather && i == 0;
+    bytes += (gathered ? count(g, op.outputs.at(0)) : count(g, t)) * elem_bytes;
   }
   for (int t : op.outputs) cost.output_bytes += count(g, t) * elem_bytes;
   return cost;
@@ -84,6 +97,17 @@ GemmView gemm_view(const Graph& g, const Op& op) {
     v.m = v.batch * v.out_h * v.out_w;
     v.k = a.kernel[0] * a.kernel[1] * (v.in_c / a.groups);
     v.n = out[1] / a.groups;
+    return v;
+  }
+  if (op.kind == OpKind::ConvTranspose) {
+    // Scatter form: each input pixel's Cin/groups values times a [Cin/groups, Cout/groups*KH*KW]
+    // weight slice; the zeros a zero-insertion lowering would multiply are not counted.
+    const Shape& x = g.tensor(op.inputs.at(0)).shape;
+    const auto& a = op.attrs;
+    v.groups = a.groups;
+    v.m = x[0] * x[2] * x[3];
+    v.k = x[1] / a.groups;
+    v.n = out[1] / a.groups * a.kernel[0] * a.kernel[1];
     return v;
   }
   if (op.kind == OpKind::MatMul) {

@@ -10,6 +10,7 @@
 namespace npusim::workloads {
 namespace {
 
+using internal::broadcast;
 using internal::product;
 
 /// The op being inferred: its input shapes, attributes and where its errors point.
@@ -97,18 +98,6 @@ class Inference {
   std::string where_;
 };
 
-/// Numpy broadcasting: align trailing dims; each pair equal or one of them 1.
-std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const std::int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const std::int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    out[out.size() - 1 - i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 Shape infer_conv(const Inference& c) {
   c.check_inputs(2, 3);
   c.check_rank(0, 4);
@@ -132,6 +121,38 @@ Shape infer_conv(const Inference& c) {
   }
   const auto [oh, ow] = c.spatial(x);
   return {x[0], cout, oh, ow};
+}
+
+/// Weight [Cin, Cout/groups, KH, KW]; OH = (H-1)*stride + output_padding + dilation*(KH-1) + 1
+/// - pad_top - pad_bottom (the same for W), as ONNX ConvTranspose.
+Shape infer_conv_transpose(const Inference& c) {
+  c.check_inputs(2, 3);
+  c.check_rank(0, 4);
+  c.check_rank(1, 4);
+  const Shape& x = c.in(0);
+  const Shape& w = c.in(1);
+  const auto& a = c.attrs();
+  c.check(a.groups >= 1 && x[1] % a.groups == 0,
+          "groups dividing the " + std::to_string(x[1]) + " input channels",
+          "groups = " + std::to_string(a.groups));
+  const std::int64_t cout = w[1] * a.groups;
+  const Shape expected_w{x[1], w[1], a.kernel[0], a.kernel[1]};
+  c.check(w == expected_w,
+          "weight shape " + format_shape(expected_w) + " [Cin, Cout/groups, KH, KW]", format_shape(w));
+  if (c.arity() == 3) {
+    c.check(c.in(2) == Shape{cout}, "bias shape " + format_shape({cout}), format_shape(c.in(2)));
+  }
+  Shape out{x[0], cout, 0, 0};
+  for (std::size_t d = 0; d < 2; ++d) {
+    c.check(a.stride[d] >= 1 && a.dilation[d] >= 1 && a.output_padding[d] >= 0,
+            "stride, dilation >= 1 and output_padding >= 0",
+            std::to_string(a.stride[d]) + ", " + std::to_string(a.dilation[d]) + ", " +
+                std::to_string(a.output_padding[d]));
+    out[2 + d] = (x[2 + d] - 1) * a.stride[d] + a.output_padding[d] +
+                 a.dilation[d] * (a.kernel[d] - 1) + 1 - a.pads[d] - a.pads[d + 2];
+    c.check(out[2 + d] >= 1, "an output size >= 1", format_shape(out));
+  }
+  return out;
 }
 
 Shape infer_matmul(const Inference& c) {
@@ -221,6 +242,63 @@ Shape infer_batch_norm(const Inference& c) {
             c.describe(i));
   }
   return x;
+}
+
+/// Reductions over `axes` (all dims when empty); a reduced dim stays as 1 with keepdims, else
+/// it goes (a result of rank 0 is [1]: the IR has no scalars).
+Shape infer_reduce(const Inference& c) {
+  c.check_inputs(1, 1);
+  const Shape& x = c.in(0);
+  std::vector<bool> reduced(x.size(), c.attrs().axes.empty());
+  for (auto a : c.attrs().axes) {
+    const std::size_t ax = c.axis(a, x.size());
+    c.check(!reduced[ax], "each axis reduced once", "axis " + std::to_string(ax) + " twice");
+    reduced[ax] = true;
+  }
+  Shape out;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    if (!reduced[d]) {
+      out.push_back(x[d]);
+    } else if (c.attrs().keepdims) {
+      out.push_back(1);
+    }
+  }
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+/// ONNX Pad: paddings are [begin of each dim..., end of each dim...]; negative ones crop.
+Shape infer_pad(const Inference& c) {
+  c.check_inputs(1, 1);
+  Shape out = c.in(0);
+  const auto& p = c.attrs().paddings;
+  c.check(p.size() == 2 * out.size(), std::to_string(2 * out.size()) + " paddings (begin and end of each dim)",
+          std::to_string(p.size()));
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    out[d] += p[d] + p[d + out.size()];
+    c.check(out[d] >= 1, "paddings leaving every dim >= 1", format_shape(out));
+  }
+  return out;
+}
+
+/// ONNX Gather: data[:axis] + indices.shape + data[axis+1:].
+Shape infer_gather(const Inference& c) {
+  c.check_inputs(2, 2);
+  const Shape& data = c.in(0);
+  const std::size_t ax = c.axis(c.attrs().axis, data.size());
+  Shape out(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(ax));
+  out.insert(out.end(), c.in(1).begin(), c.in(1).end());
+  out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(ax) + 1, data.end());
+  return out;
+}
+
+/// ONNX Expand: the input broadcast against the target shape (numpy rules, either way).
+Shape infer_expand(const Inference& c) {
+  c.check_inputs(1, 1);
+  auto out = broadcast(c.in(0), c.attrs().shape);
+  c.check(out.has_value(), "a target shape the input broadcasts to",
+          format_shape(c.attrs().shape) + " for " + c.describe(0));
+  return *out;
 }
 
 /// Target dims: positive, 0 (copy the input's dim at that index, as ONNX does), or one -1.
@@ -324,15 +402,7 @@ Shape infer_slice(const Inference& c) {
     const std::int64_t step = a.steps.empty() ? 1 : a.steps[i];
     c.check(step != 0, "non-zero steps", "0");
     const std::int64_t dim = out[ax];
-    const auto clamp = [&](std::int64_t v) {
-      if (v < 0) v += dim;
-      return step > 0 ? std::clamp<std::int64_t>(v, 0, dim)
-                      : std::clamp<std::int64_t>(v, -1, dim - 1);
-    };
-    const std::int64_t begin = clamp(a.starts[i]), end = clamp(a.ends[i]);
-    const std::int64_t span = step > 0 ? end - begin : begin - end;
-    const std::int64_t abs_step = step > 0 ? step : -step;
-    const std::int64_t size = span <= 0 ? 0 : (span + abs_step - 1) / abs_step;
+    const std::int64_t size = internal::slice_range(a.starts[i], a.ends[i], step, dim).size;
     c.check(size > 0, "a non-empty slice on axis " + std::to_string(ax),
             "[" + std::to_string(a.starts[i]) + ":" + std::to_string(a.ends[i]) + ":" +
                 std::to_string(step) + "] of size " + std::to_string(dim));
@@ -367,12 +437,15 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
       return infer_conv(c);
     case OpKind::MatMul:
       return infer_matmul(c);
+    case OpKind::ConvTranspose:
+      return infer_conv_transpose(c);
     case OpKind::Add:
     case OpKind::Sub:
     case OpKind::Mul:
     case OpKind::Div:
     case OpKind::Max:
     case OpKind::Min:
+    case OpKind::Pow:
       return infer_binary(c);
     case OpKind::Clip:
       return infer_clip(c);
@@ -383,18 +456,30 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
     case OpKind::HardSwish:
     case OpKind::HardSigmoid:
     case OpKind::LeakyRelu:
+    case OpKind::Sqrt:
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Erf:
+    case OpKind::Neg:
+    case OpKind::Abs:
       return infer_unary(c);
     case OpKind::MaxPool:
     case OpKind::AvgPool:
       return infer_pool(c);
     case OpKind::GlobalAvgPool:
+    case OpKind::GlobalMaxPool:
       return infer_global_pool(c);
     case OpKind::Softmax:
+    case OpKind::LogSoftmax:
       return infer_softmax(c);
     case OpKind::LayerNorm:
       return infer_layer_norm(c);
     case OpKind::BatchNorm:
       return infer_batch_norm(c);
+    case OpKind::ReduceMean:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+      return infer_reduce(c);
     case OpKind::Reshape:
       return infer_reshape(c);
     case OpKind::Flatten:
@@ -407,6 +492,12 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
       return infer_slice(c);
     case OpKind::Resize:
       return infer_resize(c);
+    case OpKind::Pad:
+      return infer_pad(c);
+    case OpKind::Gather:
+      return infer_gather(c);
+    case OpKind::Expand:
+      return infer_expand(c);
   }
   c.fail("a known op kind", std::to_string(static_cast<int>(op.kind)));
 }

@@ -20,7 +20,7 @@ unsigned log2_exact(std::uint64_t value, const DramConfig& c, const std::string&
 
 }  // namespace
 
-AddressMapper::AddressMapper(const DramConfig& c) {
+AddressMapper::AddressMapper(const DramConfig& c) : xor_hash_(c.xor_bank_hash) {
   const std::uint64_t burst_bytes = c.bytes_per_burst();
   if (burst_bytes == 0 || c.row_bytes() % burst_bytes != 0)
     throw InputError(where_of(c, "columns"), "expected a row of whole bursts: row " + std::to_string(c.row_bytes()) +
@@ -61,6 +61,7 @@ AddressMapper::AddressMapper(const DramConfig& c) {
     if (seen[index]) throw bad("field '" + std::string(token) + "' appears twice");
     seen[index] = true;
     slots_[index] = {shift, (std::uint64_t{1} << spec->width) - 1};
+    if (spec->field == Field::BankGroup) bg_bits_ = spec->width;
     shift += spec->width;
   }
   std::string missing;
@@ -70,7 +71,9 @@ AddressMapper::AddressMapper(const DramConfig& c) {
   if (!missing.empty()) throw bad("missing " + missing);
 }
 
-std::uint64_t AddressMapper::encode(const DramAddress& a) const {
+std::uint64_t AddressMapper::encode(const DramAddress& coordinates) const {
+  DramAddress a = coordinates;
+  if (xor_hash_) hash(a);
   auto place = [&](std::uint32_t value, Field f) {
     const Slot& s = slots_[static_cast<std::size_t>(f)];
     return (std::uint64_t{value} & s.mask) << s.shift;

@@ -29,7 +29,8 @@ struct DramAddress {
 /// most to least significant as two-letter names: `ro` row, `ch` channel, `ra` rank, `bg` bank
 /// group, `ba` bank, `co` column (e.g. "rochrabacobg"). Below the fields sit the byte-offset bits
 /// of one burst, which are ignored. Field widths are log2 of the config's counts; a count of 1
-/// gives a zero-width field.
+/// gives a zero-width field. With `xor_bank_hash` the bank group is XORed with the lowest row
+/// bits and the bank with the row bits above those, so rows of one bank spread over all banks.
 class AddressMapper {
  public:
   /// Throws InputError naming `mapping` and the string for an unknown, missing or repeated field,
@@ -45,6 +46,7 @@ class AddressMapper {
     a.bank = field(addr, Field::Bank);
     a.row = field(addr, Field::Row);
     a.column = field(addr, Field::Column);
+    if (xor_hash_) hash(a);
     return a;
   }
 
@@ -63,6 +65,14 @@ class AddressMapper {
     std::uint64_t mask = 0;  // (1 << width) - 1
   };
 
+  /// XOR is its own inverse, so decode and encode share it.
+  void hash(DramAddress& a) const {
+    const Slot& bg = slots_[static_cast<std::size_t>(Field::BankGroup)];
+    const Slot& ba = slots_[static_cast<std::size_t>(Field::Bank)];
+    a.bank_group ^= static_cast<std::uint32_t>(a.row & bg.mask);
+    a.bank ^= static_cast<std::uint32_t>((a.row >> bg_bits_) & ba.mask);
+  }
+
   std::uint32_t field(std::uint64_t addr, Field f) const {
     const Slot& s = slots_[static_cast<std::size_t>(f)];
     return static_cast<std::uint32_t>((addr >> s.shift) & s.mask);
@@ -70,6 +80,8 @@ class AddressMapper {
 
   std::array<Slot, kFields> slots_{};
   unsigned offset_bits_ = 0;
+  unsigned bg_bits_ = 0;
+  bool xor_hash_ = false;
 };
 
 }  // namespace npusim::models

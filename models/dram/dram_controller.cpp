@@ -28,7 +28,7 @@ bool shape_of(const tlm::tlm_generic_payload& p, Shape& shape) {
 }  // namespace
 
 DramController::DramController(sc_core::sc_module_name name, const DramConfig& config)
-    : sc_core::sc_module(name), socket("socket"), timing_(config) {
+    : sc_core::sc_module(name), socket("socket"), engine_(config) {
   socket.register_b_transport(this, &DramController::b_transport);
 }
 
@@ -62,21 +62,21 @@ void DramController::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_
     return;
   }
   const std::uint64_t addr = payload.get_address();
-  if (!timing_.in_range(addr, shape.run_bytes, shape.stride, shape.runs)) {
+  if (!engine_.in_range(addr, shape.run_bytes, shape.stride, shape.runs)) {
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
 
-  // 2. A controller cannot hold more bursts in flight than its queue has entries.
+  // 2. The initiator's limit on bursts in flight; 0 leaves only the controller's queue (which
+  //    pushes back when full).
   const bool is_write = command == tlm::TLM_WRITE_COMMAND;
-  const std::uint32_t depth = is_write ? config().write_queue_depth : config().read_queue_depth;
-  const std::uint32_t queue = std::max<std::uint32_t>(1, depth);
-  const std::uint32_t outstanding = shape.max_outstanding == 0 ? queue : std::min(shape.max_outstanding, queue);
+  const std::uint32_t outstanding =
+      shape.max_outstanding == 0 ? std::numeric_limits<std::uint32_t>::max() : shape.max_outstanding;
 
-  // 3. Time it from the request's arrival and annotate the end of the last burst's data.
+  // 3. Schedule it from the request's arrival and annotate the end of the last burst's data.
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const sc_core::sc_time start = now + delay;
-  const std::uint64_t done = timing_.access_transfer(addr, shape.run_bytes, shape.stride, shape.runs, is_write,
+  const std::uint64_t done = engine_.access_transfer(addr, shape.run_bytes, shape.stride, shape.runs, is_write,
                                                      to_cycle(start), outstanding);
   delay = std::max(to_time(done), start) - now;
   payload.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -1,7 +1,8 @@
 #pragma once
 // The DRAM controller as a TLM-2.0 target: one b_transport per (possibly strided) transfer, timed
-// by DramTimingModel. No data is stored or moved: data_ptr is never read or written and may be
-// nullptr; the model answers "when", not "what".
+// by the same DramEngine that `npusim dram` runs alone. A transfer's bursts are scheduled to
+// completion when it arrives (docs/dram.md says what that approximates). No data is stored or
+// moved: data_ptr is never read or written and may be nullptr; the model answers "when".
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +11,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/dram/dram_stride_extension.h"
-#include "models/dram/dram_timing.h"
+#include "models/dram/dram_engine.h"
 #include "sim/core/hardware_config.h"
 
 namespace npusim::models {
@@ -25,14 +26,14 @@ class DramController : public sc_core::sc_module {
   /// TLM_BYTE_ENABLE_ERROR_RESPONSE when byte enables are set (not modelled).
   tlm_utils::simple_target_socket<DramController> socket;
 
-  /// Throws InputError for a config the timing engine rejects (see DramTimingModel).
+  /// Throws InputError for a config the engine rejects (see check_dram_config).
   DramController(sc_core::sc_module_name name, const DramConfig& config);
 
-  const DramStats& stats() const { return timing_.stats(); }
+  DramStats stats() const { return engine_.stats(); }
   /// stats() in base units, as DramStats::to_json.
-  nlohmann::json stats_json() const { return timing_.stats().to_json(timing_.config()); }
-  const DramConfig& config() const { return timing_.config(); }
-  const DramTimingModel& timing() const { return timing_; }
+  nlohmann::json stats_json() const { return engine_.stats().to_json(engine_.config()); }
+  const DramConfig& config() const { return engine_.config(); }
+  const DramEngine& engine() const { return engine_; }
 
   /// The first DRAM clock edge at or after `t` (a time within one time-resolution step after an
   /// edge counts as on it, since cycle times converted to sc_time are rounded to the resolution).
@@ -43,7 +44,7 @@ class DramController : public sc_core::sc_module {
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
-  DramTimingModel timing_;
+  DramEngine engine_;
 };
 
 }  // namespace npusim::models

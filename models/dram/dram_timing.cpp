@@ -1,144 +1,102 @@
 #include "models/dram/dram_timing.h"
 
 #include <algorithm>
-#include <sstream>
-#include <string>
+#include <limits>
 
-#include "sim/core/errors.h"
+#include "models/dram/dram_config_check.h"
 
 namespace npusim::models {
-namespace {
 
-std::string where_of(const DramConfig& c) { return "dram (" + c.preset + ")"; }
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
-}
-
-}  // namespace
-
-double DramStats::row_hit_rate() const {
-  return bursts() == 0 ? 0.0 : double(row_hits) / double(bursts());
-}
-
-nlohmann::json DramStats::to_json(const DramConfig& c) const {
-  const double ns = 1e9 / c.clock.hz;  // ns per DRAM cycle
-  const std::uint64_t span = bursts() == 0 ? 0 : last_completion_cycle - first_arrival_cycle;
-  const double span_seconds = double(span) / c.clock.hz;
-  const double bytes = double(bytes_read + bytes_written);
-  return {
-      {"reads", reads},
-      {"writes", writes},
-      {"bytes_read", bytes_read},
-      {"bytes_written", bytes_written},
-      {"row_hits", row_hits},
-      {"row_misses", row_misses},
-      {"row_conflicts", row_conflicts},
-      {"row_hit_rate", row_hit_rate()},
-      {"activates", activates},
-      {"precharges", precharges},
-      {"refreshes", refreshes},
-      {"read_latency_avg_ns", read_latency_count == 0 ? 0.0 : double(read_latency_sum) / read_latency_count * ns},
-      {"read_latency_max_ns", double(read_latency_max) * ns},
-      {"read_latency_count", read_latency_count},
-      {"data_bus_busy_ns", double(data_bus_busy_cycles) * ns},
-      {"data_bus_utilisation", span == 0 ? 0.0 : double(data_bus_busy_cycles) / (double(span) * c.channels)},
-      {"first_arrival_ns", double(first_arrival_cycle) * ns},
-      {"last_completion_ns", double(last_completion_cycle) * ns},
-      {"active_ns", double(span) * ns},
-      {"peak_bandwidth_bytes_per_s", c.peak_bandwidth().bytes_per_second},
-      {"achieved_bandwidth_bytes_per_s", span == 0 ? 0.0 : bytes / span_seconds},
-  };
-}
-
-DramTimingModel::DramTimingModel(const DramConfig& config) : config_(config), mapper_(config) {
+DramDevice::DramDevice(const DramConfig& config, DramStats& stats)
+    : config_(config), stats_(stats), mapper_(config) {
   const DramTiming& t = config_.timing;
-  if (!(config_.clock.hz > 0))
-    throw InputError(where_of(config_) + ".clock",
-                     "expected a positive clock, found " + std::to_string(config_.clock.hz) + " Hz");
-  if (config_.burst_cycles() == 0)
-    throw InputError(where_of(config_) + ".burst_length", "expected a burst of at least one clock cycle");
-  if (t.tREFI != 0 && t.tRFC >= t.tREFI)
-    throw InputError(where_of(config_) + ".timing.tRFC", "expected tRFC < tREFI, found tRFC = " +
-                                                            std::to_string(t.tRFC) + " nCK, tREFI = " +
-                                                            std::to_string(t.tREFI) + " nCK");
-  capacity_ = config_.capacity_bytes();
-  burst_bytes_ = config_.bytes_per_burst();
   burst_cycles_ = config_.burst_cycles();
   read_latency_ = std::uint64_t{t.CL} + t.tDQSCK;
   write_latency_ = t.CWL;
   banks_per_rank_ = config_.banks();
+  refresh_units_ = refresh_units(config_);
   const std::size_t ranks = std::size_t{config_.channels} * config_.ranks;
   banks_.resize(ranks * banks_per_rank_);
   groups_.resize(ranks * config_.bank_groups);
-  Rank first;
-  first.next_refresh = t.tREFI;  // the first refresh falls due one interval after reset
-  ranks_.assign(ranks, first);
+  ranks_.resize(ranks);
   bus_free_.assign(config_.channels, 0);
 }
 
-DramTimingModel::Target DramTimingModel::locate(std::uint64_t addr) const {
-  if (addr >= capacity_)
-    throw InputError(where_of(config_), "expected an address below the capacity " + std::to_string(capacity_) +
-                                            " B (" + hex(capacity_) + "), found " + hex(addr));
+BurstTarget DramDevice::locate(std::uint64_t addr) const {
   const DramAddress a = mapper_.decode(addr);
-  Target t;
+  BurstTarget t;
   t.channel = a.channel;
-  t.rank = std::size_t{a.channel} * config_.ranks + a.rank;
+  t.rank = a.channel * config_.ranks + a.rank;
   t.group = t.rank * config_.bank_groups + a.bank_group;
   t.bank = t.group * config_.banks_per_group + a.bank;
   t.row = a.row;
   return t;
 }
 
-DramTimingModel::Schedule DramTimingModel::plan(const Target& t, bool is_write, std::uint64_t arrival) const {
+RowCase DramDevice::row_case(const BurstTarget& t) const {
+  const Bank& b = banks_[t.bank];
+  return !b.open ? RowCase::Miss : b.row == t.row ? RowCase::Hit : RowCase::Conflict;
+}
+
+BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_t earliest,
+                               std::uint64_t column_floor) const {
   const DramTiming& tm = config_.timing;
   const Bank& b = banks_[t.bank];
   const Group& g = groups_[t.group];
   const Rank& r = ranks_[t.rank];
-  Schedule s;
+  BurstSchedule s;
+  s.row_case = row_case(t);
 
   // 1. Row: a hit needs nothing; otherwise PRE (if another row is open), then ACT.
   std::uint64_t col_ready = b.col_ready;
-  if (!b.open || b.row != t.row) {
+  if (s.row_case != RowCase::Hit) {
     std::uint64_t act_ready = b.act_ready;
-    if (b.open) {
-      s.row_case = RowCase::Conflict;
-      s.pre = std::max({arrival, b.pre_ready, r.pre_ready});
+    if (s.row_case == RowCase::Conflict) {
+      s.pre = std::max({earliest, b.pre_ready, r.pre_ready});
       act_ready = std::max(act_ready, s.pre + tm.tRP);
-    } else {
-      s.row_case = RowCase::Miss;
     }
-    s.act = std::max({arrival, act_ready, r.act_ready, g.act_ready, r.faw[r.faw_oldest]});
+    s.act = std::max({earliest, act_ready, r.act_ready, g.act_ready, r.faw[r.faw_oldest]});
     col_ready = s.act + tm.tRCD;
   }
 
   // 2. Column command: bank ready, tCCD, read/write turnaround, and a free data bus when the
-  //    data arrives (the bus carries bursts one at a time, in call order).
+  //    data arrives (the bus carries bursts one at a time, in commit order).
   const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
   const std::uint64_t turnaround = is_write ? r.write_ready : std::max(r.read_ready, g.read_ready);
   const std::uint64_t bus = bus_free_[t.channel];
-  s.col = std::max({arrival, col_ready, r.col_ready, g.col_ready, turnaround, bus > latency ? bus - latency : 0});
+  s.col = std::max({earliest, column_floor, col_ready, r.col_ready, g.col_ready, turnaround,
+                    bus > latency ? bus - latency : 0});
   s.data_end = s.col + latency + burst_cycles_;
   return s;
 }
 
-void DramTimingModel::precharge(Bank& bank, Rank& rank, std::uint64_t at) {
-  bank.open = false;
-  bank.act_ready = std::max(bank.act_ready, at + config_.timing.tRP);
-  rank.pre_ready = std::max(rank.pre_ready, at + config_.timing.tPPD);
-  ++stats_.precharges;
+std::uint64_t DramDevice::earliest_column(std::uint32_t channel, bool is_write, std::uint64_t column_floor) const {
+  // The terms of plan()'s column time that do not depend on the bank: the data bus, and per
+  // rank tCCD_S and the turnaround (the least over the channel's ranks).
+  const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
+  const std::uint64_t bus = bus_free_[channel];
+  std::uint64_t rank_ready = std::numeric_limits<std::uint64_t>::max();
+  for (std::uint32_t i = channel * config_.ranks; i < (channel + 1) * config_.ranks; ++i) {
+    const Rank& r = ranks_[i];
+    rank_ready = std::min(rank_ready, std::max(r.col_ready, is_write ? r.write_ready : r.read_ready));
+  }
+  return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
 }
 
-void DramTimingModel::activate(const Target& t, std::uint64_t at) {
+void DramDevice::precharge(Bank& bank, std::uint64_t at) {
+  if (at > bank.opened) stats_.bank_open_cycles += at - bank.opened;
+  bank.open = false;
+  bank.act_ready = std::max(bank.act_ready, at + config_.timing.tRP);
+}
+
+void DramDevice::activate(const BurstTarget& t, std::uint64_t at) {
   const DramTiming& tm = config_.timing;
   Bank& b = banks_[t.bank];
   Group& g = groups_[t.group];
   Rank& r = ranks_[t.rank];
   b.open = true;
   b.row = t.row;
+  b.opened = at;
   b.act_ready = at + tm.tRC;
   b.col_ready = at + tm.tRCD;
   b.pre_ready = at + tm.tRAS;
@@ -149,12 +107,16 @@ void DramTimingModel::activate(const Target& t, std::uint64_t at) {
   ++stats_.activates;
 }
 
-void DramTimingModel::commit(const Target& t, bool is_write, const Schedule& s) {
+void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
   const DramTiming& tm = config_.timing;
   Bank& b = banks_[t.bank];
   Group& g = groups_[t.group];
   Rank& r = ranks_[t.rank];
-  if (s.row_case == RowCase::Conflict) precharge(b, r, s.pre);
+  if (s.row_case == RowCase::Conflict) {
+    precharge(b, s.pre);
+    r.pre_ready = std::max(r.pre_ready, s.pre + tm.tPPD);
+    ++stats_.precharges;
+  }
   if (s.row_case != RowCase::Hit) activate(t, s.act);
 
   r.col_ready = s.col + tm.tCCD_S;
@@ -169,135 +131,83 @@ void DramTimingModel::commit(const Target& t, bool is_write, const Schedule& s) 
     b.pre_ready = std::max(b.pre_ready, s.col + tm.tRTP);
   }
   bus_free_[t.channel] = s.data_end;
-
-  // Closed page: the column command carries auto-precharge, which starts as soon as tRAS,
-  // tRTP or tWR allow (it is internal, so tPPD on the command bus does not apply).
-  if (config_.page_policy == PagePolicy::Closed) {
-    b.open = false;
-    b.act_ready = std::max(b.act_ready, b.pre_ready + tm.tRP);
-    ++stats_.precharges;
-  }
 }
 
-bool DramTimingModel::refresh_due(std::size_t rank, std::uint64_t at) const {
-  return config_.timing.tREFI != 0 && at >= ranks_[rank].next_refresh;
+void DramDevice::auto_precharge(const BurstTarget& t) {
+  // Internal to the device, so tPPD on the command bus does not apply.
+  Bank& b = banks_[t.bank];
+  precharge(b, b.pre_ready);
+  ++stats_.precharges;
 }
 
-void DramTimingModel::refresh(std::size_t rank_index, std::uint64_t before) {
+std::uint64_t DramDevice::refresh_all_bank(std::uint32_t rank_index, std::uint64_t at, std::uint64_t count,
+                                           std::uint64_t interval) {
   const DramTiming& tm = config_.timing;
   Rank& r = ranks_[rank_index];
-  const auto first = banks_.begin() + static_cast<std::ptrdiff_t>(rank_index * banks_per_rank_);
-  const auto last = first + static_cast<std::ptrdiff_t>(banks_per_rank_);
+  Bank* const first = &banks_[std::size_t{rank_index} * banks_per_rank_];
+  Bank* const last = first + banks_per_rank_;
 
-  // 1. REF needs every bank idle: open banks close with one PREA once tRAS/tRTP/tWR allow,
-  //    and REF follows tRPab later; closed banks must have finished their own precharge.
-  std::uint64_t ref = r.next_refresh;
-  std::uint64_t prea = std::max(r.next_refresh, r.pre_ready);
+  // 1. REF needs every bank idle: open banks close with one PREA once tRAS/tRTP/tWR allow and
+  //    REF follows tRPab later; every bank must also be past tRC, tRP or an earlier tRFC.
+  std::uint64_t ref = at;
+  std::uint64_t prea = std::max(at, r.pre_ready);
   bool any_open = false;
-  for (auto b = first; b != last; ++b) {
+  for (Bank* b = first; b != last; ++b) {
+    ref = std::max(ref, b->act_ready);
     if (b->open) {
       any_open = true;
       prea = std::max(prea, b->pre_ready);
-    } else {
-      ref = std::max(ref, b->act_ready);
     }
   }
   if (any_open) {
+    for (Bank* b = first; b != last; ++b)
+      if (b->open) precharge(*b, prea);
     ref = std::max(ref, prea + tm.tRPab);
     r.pre_ready = std::max(r.pre_ready, prea + tm.tPPD);
     ++stats_.precharges;
   }
 
-  // 2. Refreshes falling due later but before the waiting command find the rank idle, so each
-  //    issues on time: count them in one step instead of walking an idle gap interval by interval.
-  std::uint64_t count = 1;
-  std::uint64_t next_due = r.next_refresh + tm.tREFI;
-  if (before >= next_due) {
-    const std::uint64_t extra = (before - next_due) / tm.tREFI + 1;
-    ref = std::max(next_due + (extra - 1) * tm.tREFI, ref + tm.tRFC);
-    count += extra;
-    next_due += extra * tm.tREFI;
-  }
+  // 2. The k-th further refresh issues at max(ref + k tRFC, at + k interval): on time unless
+  //    the first was pushed back by more than interval - tRFC.
+  const std::uint64_t k = count - 1;
+  const std::uint64_t last_ref = std::max(ref + k * tm.tRFC, at + k * interval);
 
-  // 3. The (last) REF closes every row and keeps the rank busy for tRFC.
-  for (auto b = first; b != last; ++b) {
-    b->open = false;
-    b->act_ready = std::max(b->act_ready, ref + tm.tRFC);
-  }
-  r.next_refresh = next_due;
+  // 3. The last REF keeps every bank of the rank closed and busy for tRFC.
+  for (Bank* b = first; b != last; ++b) b->act_ready = std::max(b->act_ready, last_ref + tm.tRFC);
   stats_.refreshes += count;
+  return last_ref;
 }
 
-void DramTimingModel::record(const Schedule& s, bool is_write, std::uint64_t arrival) {
-  switch (s.row_case) {
-    case RowCase::Hit: ++stats_.row_hits; break;
-    case RowCase::Miss: ++stats_.row_misses; break;
-    case RowCase::Conflict: ++stats_.row_conflicts; break;
-  }
-  stats_.first_arrival_cycle = stats_.bursts() == 0 ? arrival : std::min(stats_.first_arrival_cycle, arrival);
-  stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, s.data_end);
-  stats_.data_bus_busy_cycles += burst_cycles_;
-  if (is_write) {
-    ++stats_.writes;
-    stats_.bytes_written += burst_bytes_;
-    return;
-  }
-  ++stats_.reads;
-  stats_.bytes_read += burst_bytes_;
-  const std::uint64_t latency = s.data_end - arrival;
-  stats_.read_latency_sum += latency;
-  ++stats_.read_latency_count;
-  stats_.read_latency_max = std::max(stats_.read_latency_max, latency);
-}
-
-std::uint64_t DramTimingModel::access(std::uint64_t addr, bool is_write, std::uint64_t arrival_cycle) {
-  const Target t = locate(addr);
-  // A refresh that falls due before this burst's first command goes first, then the burst is
-  // planned again against the refreshed (closed, busy) banks.
-  Schedule s = plan(t, is_write, arrival_cycle);
-  while (refresh_due(t.rank, s.first_command())) {
-    refresh(t.rank, s.first_command());
-    s = plan(t, is_write, arrival_cycle);
-  }
-  commit(t, is_write, s);
-  record(s, is_write, arrival_cycle);
-  return s.data_end;
-}
-
-bool DramTimingModel::in_range(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride,
-                               std::uint64_t runs) const {
-  if (run_bytes == 0 || runs == 0) return true;
-  if (addr >= capacity_ || run_bytes > capacity_ - addr) return false;
-  // The last run starts (runs - 1) * stride after the first; compare without overflowing.
-  const std::uint64_t room = capacity_ - addr - run_bytes;
-  return runs == 1 || stride <= room / (runs - 1);
-}
-
-std::uint64_t DramTimingModel::access_transfer(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride,
-                                               std::uint64_t runs, bool is_write, std::uint64_t arrival_cycle,
-                                               std::uint32_t max_outstanding) {
-  if (max_outstanding == 0)
-    throw InputError(where_of(config_), "expected max_outstanding >= 1 burst, found 0");
-  if (run_bytes == 0 || runs == 0) return arrival_cycle;
-  if (!in_range(addr, run_bytes, stride, runs))
-    throw InputError(where_of(config_), "expected a transfer below the capacity " + std::to_string(capacity_) +
-                                            " B, found " + std::to_string(runs) + " run(s) of " +
-                                            std::to_string(run_bytes) + " B from " + hex(addr) + " every " +
-                                            std::to_string(stride) + " B");
-  // done[i % max_outstanding] holds the completion of the burst max_outstanding places back.
-  std::vector<std::uint64_t> done(max_outstanding, 0);
-  std::size_t slot = 0;
-  std::uint64_t last = arrival_cycle;
-  for (std::uint64_t run = 0; run < runs; ++run) {
-    const std::uint64_t start = addr + run * stride;
-    const std::uint64_t end = start + run_bytes;
-    for (std::uint64_t burst = start - start % burst_bytes_; burst < end; burst += burst_bytes_) {
-      done[slot] = access(burst, is_write, std::max(arrival_cycle, done[slot]));
-      last = std::max(last, done[slot]);
-      slot = slot + 1 == done.size() ? 0 : slot + 1;
+std::uint64_t DramDevice::refresh_per_bank(std::uint32_t rank_index, std::uint32_t unit, std::uint64_t at) {
+  const DramTiming& tm = config_.timing;
+  Rank& r = ranks_[rank_index];
+  // REFpb waits tRRD after an ACT and tPBR2PBR after the previous REFpb; its banks must close.
+  std::uint64_t ref = std::max({at, r.act_ready, r.refpb_ready});
+  const std::uint32_t base = unit_bank(rank_index, unit);
+  const std::uint32_t end = rank_index * banks_per_rank_ + banks_per_rank_;
+  for (std::uint32_t i = base; i < end; i += refresh_units_) {
+    Bank& b = banks_[i];
+    if (b.open) {
+      const std::uint64_t pre = std::max({at, b.pre_ready, r.pre_ready});
+      precharge(b, pre);
+      r.pre_ready = pre + tm.tPPD;
+      ++stats_.precharges;
     }
+    ref = std::max(ref, b.act_ready);
   }
-  return last;
+  for (std::uint32_t i = base; i < end; i += refresh_units_)
+    banks_[i].act_ready = std::max(banks_[i].act_ready, ref + tm.tRFCpb);
+  r.refpb_ready = ref + (tm.tPBR2PBR != 0 ? tm.tPBR2PBR : tm.tRRD_S);
+  r.act_ready = std::max(r.act_ready, ref + tm.tRRD_S);
+  ++stats_.refreshes_per_bank;
+  return ref;
+}
+
+std::uint64_t DramDevice::open_cycles(std::uint64_t until) const {
+  std::uint64_t total = stats_.bank_open_cycles;
+  for (const Bank& b : banks_)
+    if (b.open && until > b.opened) total += until - b.opened;
+  return total;
 }
 
 }  // namespace npusim::models

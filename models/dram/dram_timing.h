@@ -1,81 +1,82 @@
 #pragma once
-// The DRAM timing engine: JEDEC command timing worked out per burst with integer arithmetic on
-// DRAM clock cycles (tCK). Plain C++, no SystemC: the TLM controller wraps it, and a later
-// FR-FCFS scheduler can drive the same per-burst plan/commit steps. See docs/dram.md.
+// The DRAM device's JEDEC timing state: which rows are open and the earliest cycle each command
+// may issue, per bank, bank group, rank and channel. Plain C++, integer DRAM clock cycles (tCK),
+// one plan/commit per burst and never a loop over cycles. The controller (DramEngine) decides
+// which burst goes next; this class says when its commands can issue. See docs/dram.md.
 #include <array>
 #include <cstdint>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "models/dram/address_mapping.h"
+#include "models/dram/dram_stats.h"
 #include "sim/core/hardware_config.h"
 
 namespace npusim::models {
 
-/// Counters of one DramTimingModel. Cycles are DRAM clock cycles; to_json converts to base units.
-struct DramStats {
-  std::uint64_t reads = 0;          ///< read bursts
-  std::uint64_t writes = 0;         ///< write bursts
-  std::uint64_t bytes_read = 0;     ///< bytes the data bus carried for reads (reads x burst bytes)
-  std::uint64_t bytes_written = 0;  ///< bytes the data bus carried for writes
-  std::uint64_t row_hits = 0;       ///< bursts whose row was already open
-  std::uint64_t row_misses = 0;     ///< bursts to a closed (precharged) bank: ACT first
-  std::uint64_t row_conflicts = 0;  ///< bursts to a bank with another row open: PRE, then ACT
-  std::uint64_t activates = 0;      ///< ACT commands
-  std::uint64_t precharges = 0;     ///< PRE, auto-precharges and PREA (a PREA counts once)
-  std::uint64_t refreshes = 0;      ///< all-bank REF commands, summed over ranks
-  std::uint64_t read_latency_sum = 0;    ///< sum over read bursts of (data end - arrival)
-  std::uint64_t read_latency_count = 0;  ///< read bursts in that sum
-  std::uint64_t read_latency_max = 0;    ///< largest (data end - arrival) of a read burst
-  std::uint64_t data_bus_busy_cycles = 0;   ///< burst cycles summed over all channels
-  std::uint64_t first_arrival_cycle = 0;    ///< earliest burst arrival (0 before any burst)
-  std::uint64_t last_completion_cycle = 0;  ///< latest end of a burst's data transfer
+enum class RowCase { Hit, Miss, Conflict };
 
-  std::uint64_t bursts() const { return reads + writes; }
-  /// row_hits / bursts, 0 before any burst.
-  double row_hit_rate() const;
-  /// The stats in base units (bytes, ns, bytes/s) with the derived figures; names in docs/dram.md.
-  nlohmann::json to_json(const DramConfig& config) const;
+/// Flat indices of the state one burst touches (rank, group and bank count across channels).
+struct BurstTarget {
+  std::uint32_t channel = 0, rank = 0, group = 0, bank = 0, row = 0;
 };
 
-/// Per-bank, per-rank and per-channel JEDEC timing state of a DRAM device set, advanced one burst
-/// at a time in call order. Commands to different banks overlap (an ACT to one bank may issue
-/// while another streams data); column commands and the data bus follow call order (FCFS).
-class DramTimingModel {
+/// The commands one burst needs and the cycles they issue at.
+struct BurstSchedule {
+  RowCase row_case = RowCase::Hit;
+  std::uint64_t pre = 0, act = 0, col = 0, data_end = 0;
+};
+
+/// Per-bank, per-group, per-rank and per-channel timing of a set of DRAM channels. Commands
+/// are committed in the controller's order: ACTs (tRRD, tFAW) and column commands (tCCD, the
+/// data bus) follow that order, while an ACT may issue before column commands committed
+/// earlier to other banks (the controller opens rows ahead while data streams).
+class DramDevice {
  public:
-  /// Throws InputError for a bad mapping or organisation (see AddressMapper), a non-positive
-  /// clock, a burst shorter than one clock, or tRFC >= tREFI (which would never let work through).
-  explicit DramTimingModel(const DramConfig& config);
+  /// `config` must pass check_dram_config; counters go to `stats`.
+  DramDevice(const DramConfig& config, DramStats& stats);
 
-  /// Schedules one burst (the one holding byte `addr`) that reaches the controller at
-  /// `arrival_cycle`; returns the cycle its data transfer ends. Throws InputError if `addr` is
-  /// beyond the device's capacity.
-  std::uint64_t access(std::uint64_t addr, bool is_write, std::uint64_t arrival_cycle);
+  /// Where the burst holding byte `addr` lives (the caller checks the capacity).
+  BurstTarget locate(std::uint64_t addr) const;
+  RowCase row_case(const BurstTarget& t) const;
+  bool is_hit(const BurstTarget& t) const {
+    const Bank& b = banks_[t.bank];
+    return b.open && b.row == t.row;
+  }
 
-  /// A strided transfer: `runs` runs of `run_bytes` bytes, run r starting at addr + r * stride,
-  /// each split into the bursts it touches. Burst i arrives no earlier than `arrival_cycle` and no
-  /// earlier than the completion of burst i - max_outstanding. Returns the last completion cycle
-  /// (`arrival_cycle` for an empty transfer). Throws InputError for max_outstanding == 0 or bytes
-  /// beyond the capacity.
-  std::uint64_t access_transfer(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride,
-                                std::uint64_t runs, bool is_write, std::uint64_t arrival_cycle,
-                                std::uint32_t max_outstanding);
+  /// When the burst's commands can issue: row commands no earlier than `earliest`, the column
+  /// command also no earlier than `column_floor` (the controller's decision cycle).
+  BurstSchedule plan(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor) const;
+  /// A lower bound on the column command of any burst of `channel` planned at `column_floor`:
+  /// no plan() of a read (or write) there returns an earlier one.
+  std::uint64_t earliest_column(std::uint32_t channel, bool is_write, std::uint64_t column_floor) const;
+  /// Applies a plan: issues its PRE/ACT and column command and updates every constraint.
+  void commit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
+  /// Closes the burst's bank right after its column command (RDA/WRA: as soon as tRAS, tRTP
+  /// or tWR allow).
+  void auto_precharge(const BurstTarget& t);
 
-  /// True if every byte of the strided transfer lies below capacity_bytes() (an empty one: true).
-  bool in_range(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs) const;
+  /// `count` all-bank refreshes of `rank` (flat index), the first no earlier than `at` (after a
+  /// PREA if a row is open), the rest on time every `interval` cycles. Returns the last REF cycle.
+  std::uint64_t refresh_all_bank(std::uint32_t rank, std::uint64_t at, std::uint64_t count, std::uint64_t interval);
+  /// A per-bank refresh of refresh unit `unit` of `rank` no earlier than `at`. Returns its cycle.
+  std::uint64_t refresh_per_bank(std::uint32_t rank, std::uint32_t unit, std::uint64_t at);
+  /// First flat bank index of refresh unit `unit` of `rank`; the unit's banks are every
+  /// refresh_units()-th bank from there.
+  std::uint32_t unit_bank(std::uint32_t rank, std::uint32_t unit) const { return rank * banks_per_rank_ + unit; }
 
-  const DramStats& stats() const { return stats_; }
-  const DramConfig& config() const { return config_; }
+  /// Cycles rows have been open, counting rows still open up to `until`.
+  std::uint64_t open_cycles(std::uint64_t until) const;
+
+  std::uint64_t burst_cycles() const { return burst_cycles_; }
+  std::uint32_t banks_per_rank() const { return banks_per_rank_; }
   const AddressMapper& mapper() const { return mapper_; }
 
  private:
-  enum class RowCase { Hit, Miss, Conflict };
-
   /// Earliest-allowed cycles ("ready") rather than last-event cycles, so no sentinel is needed.
   struct Bank {
     bool open = false;
     std::uint32_t row = 0;
+    std::uint64_t opened = 0;     // ACT cycle of the open row
     std::uint64_t act_ready = 0;  // tRP after PRE, tRC after ACT, tRFC after REF
     std::uint64_t col_ready = 0;  // tRCD after ACT
     std::uint64_t pre_ready = 0;  // tRAS after ACT, tRTP after RD, tWR after write data
@@ -86,51 +87,31 @@ class DramTimingModel {
     std::uint64_t read_ready = 0;  // tWTR_L after write data
   };
   struct Rank {
-    std::uint64_t act_ready = 0;          // tRRD_S
+    std::uint64_t act_ready = 0;          // tRRD_S (also after a REFpb)
     std::array<std::uint64_t, 4> faw{};   // ACT + tFAW of the last four ACTs, a ring
     std::size_t faw_oldest = 0;           // ring slot of the oldest of the four
     std::uint64_t pre_ready = 0;          // tPPD
     std::uint64_t col_ready = 0;          // tCCD_S
     std::uint64_t read_ready = 0;         // tWTR_S after write data
     std::uint64_t write_ready = 0;        // tRTW after a read command
-    std::uint64_t next_refresh = 0;       // due cycle of the next all-bank refresh
-  };
-  /// Flat indices of the state one burst touches.
-  struct Target {
-    std::size_t channel, rank, group, bank;
-    std::uint32_t row;
-  };
-  /// The commands one burst needs and when they issue, before the state is changed.
-  struct Schedule {
-    RowCase row_case = RowCase::Hit;
-    std::uint64_t pre = 0, act = 0, col = 0, data_end = 0;
-    std::uint64_t first_command() const {
-      return row_case == RowCase::Hit ? col : row_case == RowCase::Miss ? act : pre;
-    }
+    std::uint64_t refpb_ready = 0;        // tPBR2PBR after a REFpb
   };
 
-  Target locate(std::uint64_t addr) const;
-  Schedule plan(const Target& t, bool is_write, std::uint64_t arrival) const;
-  void commit(const Target& t, bool is_write, const Schedule& s);
-  void precharge(Bank& bank, Rank& rank, std::uint64_t at);
-  void activate(const Target& t, std::uint64_t at);
-  bool refresh_due(std::size_t rank, std::uint64_t at) const;
-  void refresh(std::size_t rank, std::uint64_t before);
-  void record(const Schedule& s, bool is_write, std::uint64_t arrival);
+  void precharge(Bank& bank, std::uint64_t at);
+  void activate(const BurstTarget& t, std::uint64_t at);
 
   DramConfig config_;
+  DramStats& stats_;
   AddressMapper mapper_;
-  std::uint64_t capacity_ = 0;
-  std::uint64_t burst_bytes_ = 0;
   std::uint64_t burst_cycles_ = 0;
   std::uint64_t read_latency_ = 0;   // CL + tDQSCK: read command to first data
   std::uint64_t write_latency_ = 0;  // CWL: write command to first data
-  std::size_t banks_per_rank_ = 0;
+  std::uint32_t banks_per_rank_ = 0;
+  std::uint32_t refresh_units_ = 1;
   std::vector<Bank> banks_;
   std::vector<Group> groups_;
   std::vector<Rank> ranks_;
   std::vector<std::uint64_t> bus_free_;  // per channel: end of the last burst on the data bus
-  DramStats stats_;
 };
 
 }  // namespace npusim::models

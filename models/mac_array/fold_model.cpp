@@ -79,6 +79,15 @@ FoldTiming fold_timing(const GemmShape& s, std::uint32_t rows, std::uint32_t col
   return t;
 }
 
+PartialSumWords partial_sum_words(const GemmShape& s, std::uint32_t rows, Dataflow d) {
+  check_inputs(s, rows, 1);
+  if (d == Dataflow::OS || s.k == 0) return {};
+  const std::uint64_t spills = ceil_div(std::uint64_t(s.k), rows) - 1;
+  const std::uint64_t words =
+      std::uint64_t(s.m) * std::uint64_t(s.n) * spills * std::uint64_t(s.repeats);
+  return {words, words};
+}
+
 double array_utilisation(std::uint64_t macs, std::uint64_t cycles, std::uint32_t rows,
                          std::uint32_t cols) {
   if (cycles == 0 || rows == 0 || cols == 0) return 0.0;

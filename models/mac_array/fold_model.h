@@ -49,6 +49,17 @@ std::uint64_t reference_fold_cycles(std::uint32_t rows, std::uint32_t cols, std:
 FoldTiming fold_timing(const GemmShape& s, std::uint32_t rows, std::uint32_t cols, Dataflow d,
                        FoldModel f);
 
+/// Partial sums that leave the array because K is split across row folds (WS and IS map K onto
+/// the rows; OS keeps K temporal and accumulates in place, so it spills none). Every output but
+/// its last contribution is written out once and read back once to be accumulated:
+/// words_written = words_read = m * n * (ceil(k / rows) - 1) * repeats. SCALE-Sim does not count
+/// this traffic; npusim reports it (docs/compute-models.md section 4).
+struct PartialSumWords {
+  std::uint64_t written = 0;
+  std::uint64_t read = 0;
+};
+PartialSumWords partial_sum_words(const GemmShape& s, std::uint32_t rows, Dataflow d);
+
 /// MAC-array utilisation: macs / (cycles * rows * cols); 0 when no cycle elapsed.
 double array_utilisation(std::uint64_t macs, std::uint64_t cycles, std::uint32_t rows,
                          std::uint32_t cols);

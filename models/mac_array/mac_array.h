@@ -17,12 +17,34 @@ struct GemmTile {
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
 };
 
+/// Why the array was not doing useful work, in core cycles (definitions in
+/// docs/compute-models.md section 5). `sram_starvation` and `fill_drain` are known to the array
+/// for each tile; `dram_wait` and `dependency_wait` happen before a tile starts, so only the
+/// sequencer can see them and reports them through MacArray::record_wait.
+struct StallBreakdown {
+  std::uint64_t sram_starvation = 0;  ///< tile cycles beyond compute: operands arrive too slowly
+  std::uint64_t fill_drain = 0;       ///< inside compute: preload, pipeline fill and drain
+  std::uint64_t dram_wait = 0;        ///< idle, a ready tile's operands still in flight from DRAM
+  std::uint64_t dependency_wait = 0;  ///< idle, waiting for a producer command to finish
+};
+
+/// Why the array sat idle between tiles (reported by the sequencer).
+enum class WaitCause { Dram, Dependency };
+
 struct GemmResult {
   std::uint64_t cycles = 0;          ///< max(compute, SRAM)
   std::uint64_t compute_cycles = 0;  ///< fold model alone
   std::uint64_t stall_cycles = 0;    ///< cycles - compute_cycles, waiting for SRAM operands
   std::uint64_t macs = 0;
   std::uint64_t folds = 0;
+  /// Cycles of compute in which no new slice entered the array (FoldTiming::fill_drain_cycles).
+  std::uint64_t fill_drain_cycles = 0;
+  /// Partial-sum bytes spilled to and read back from SRAM because K spans several row folds
+  /// (partial_sum_words * accumulator_bytes); already part of the tile's SRAM bytes when the
+  /// planner counts them, so they are reported, not added to the SRAM time again.
+  std::uint64_t psum_write_bytes = 0, psum_read_bytes = 0;
+  /// Fold-time-weighted share of PEs mapped (FoldTiming::mapping_efficiency).
+  double mapping_efficiency = 0;
 };
 
 class MacArray : public sc_core::sc_module {
@@ -33,9 +55,16 @@ class MacArray : public sc_core::sc_module {
 
   /// Timing of `t` with the configured dataflow and fold model; no simulation, no counters.
   GemmResult timing(const GemmTile& t) const;
+  /// As above when the tile's operand walk is known: its strided reads and writes may hit the
+  /// same banks, so SRAM time is max(bulk access cycles, Sram::conflict_cycles(reads, writes)).
+  GemmResult timing(const GemmTile& t, const StridedAccess& reads,
+                    const StridedAccess& writes) const;
   /// Executes `t`: counts its SRAM traffic and MACs, then waits cycles * clock period.
   /// Must be called from an SC_THREAD.
   GemmResult run(const GemmTile& t);
+  /// Executes `t` with a known operand walk (see timing above); bank conflicts show up as
+  /// stall_cycles (StallBreakdown::sram_starvation).
+  GemmResult run(const GemmTile& t, const StridedAccess& reads, const StridedAccess& writes);
 
   /// Cycles the array was occupied (compute + stall), over all tiles.
   std::uint64_t busy_cycles() const { return busy_cycles_; }
@@ -44,15 +73,30 @@ class MacArray : public sc_core::sc_module {
   std::uint64_t macs() const { return macs_; }
   std::uint64_t folds() const { return folds_; }
   std::uint64_t tiles() const { return tiles_; }
+  std::uint64_t fill_drain_cycles() const { return stalls_.fill_drain; }
+  std::uint64_t psum_write_bytes() const { return psum_write_bytes_; }
+  std::uint64_t psum_read_bytes() const { return psum_read_bytes_; }
+  /// Every stall cycle by cause, over all tiles and recorded waits.
+  const StallBreakdown& stalls() const { return stalls_; }
+  /// Counts `cycles` the array sat idle for `cause` (called by the sequencer, which sees why a
+  /// tile could not start); no simulated time passes.
+  void record_wait(WaitCause cause, std::uint64_t cycles);
+  /// macs / (busy cycles * rows * cols): utilisation over the cycles the array was occupied.
+  double busy_utilisation() const;
   const MacArrayConfig& config() const { return config_; }
   const sc_core::sc_time& period() const { return period_; }
 
  private:
+  GemmResult result_of(const GemmTile& t, std::uint64_t sram_cycles) const;
+  GemmResult execute(const GemmTile& t, const GemmResult& r);
+
   MacArrayConfig config_;
   sc_core::sc_time period_;
   Sram& sram_;
   std::uint64_t busy_cycles_ = 0, compute_cycles_ = 0, stall_cycles_ = 0;
   std::uint64_t macs_ = 0, folds_ = 0, tiles_ = 0;
+  std::uint64_t psum_write_bytes_ = 0, psum_read_bytes_ = 0;
+  StallBreakdown stalls_;
 };
 
 }  // namespace npusim::models

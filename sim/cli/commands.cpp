@@ -15,6 +15,8 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/units.h"
+#include "traces/report.h"
 #include "traces/roofline.h"
 #include "traces/trace_io.h"
 
@@ -72,7 +74,16 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       }),
       "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
       "skip-unsupported", po::bool_switch(&s.load.skip_unsupported),
-      "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping");
+      "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping")(
+      "trace-level", po::value<std::string>()->default_value("full")->notifier([&s](const std::string& v) {
+        traces::parse_trace_level(v, s.trace, "--trace-level");
+      }),
+      "what trace.json keeps: full (every command; re-analysable), ops (op and group slices and counters), "
+      "or sample:N (every Nth command)")(
+      "counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
+        s.trace.counter_window_ps = parse_duration(v, "--counter-window").seconds * 1e12;
+      }),
+      "width of the trace's counter windows, e.g. 1us (default: the run's time / 200)");
 }
 
 /// Parses `args`; returns false when --help was printed.
@@ -177,6 +188,9 @@ int compare_command(const std::vector<std::string>& args) {
   // Load and plan both first: bad input stops here, before any folder is written.
   std::vector<LoadedRun> loaded;
   for (auto& s : specs) loaded.push_back(load_run(s));
+  if (base.trace.level != traces::TraceLevel::Full)
+    throw InputError("--trace-level", "expected full (compare re-reads each run's trace), found " +
+                                          traces::trace_level_name(base.trace));
   for (auto& s : specs) s.label += ": ";
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const int code = run_in_child(specs[i], loaded[i]);
@@ -190,9 +204,9 @@ int compare_command(const std::vector<std::string>& args) {
     traces_in.push_back(traces::read_trace_json((fs::path(s.out) / "trace.json").string()));
   }
   const traces::Roofline r0 = traces::make_roofline(traces_in[0]), r1 = traces::make_roofline(traces_in[1]);
-  traces::plot_roofline_svg({{rows[0].first, &r0}, {rows[1].first, &r1}}, traces::compare_arrows(traces_in[0], traces_in[1]),
-                            (fs::path(base.out) / "roofline_compare.svg").string(),
-                            loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first);
+  traces::write_compare_report({{rows[0].first, &r0, &rows[0].second}, {rows[1].first, &r1, &rows[1].second}},
+                               traces::compare_arrows(traces_in[0], traces_in[1]), base.out,
+                               loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first);
   nlohmann::json cmp = {{"workload", loaded[0].workload_name}, {"runs", nlohmann::json::array()}};
   for (const auto& [name, s] : rows) {
     nlohmann::json r = s;
@@ -205,7 +219,8 @@ int compare_command(const std::vector<std::string>& args) {
   write_file_atomic((fs::path(base.out) / "compare.json").string(), cmp.dump(2) + "\n");
   std::cout << "npusim compare: " << loaded[0].workload_name << "\n"
             << summary_table(rows) << "report: " << fs::path(base.out) / "compare.json"
-            << " (roofline_compare.svg; each run's full output in " << fs::path(base.out) / "<name>/" << ")\n";
+            << " (report.html, roofline_compare.svg/.png; each run's full output in " << fs::path(base.out) / "<name>/"
+            << ")\n";
   return 0;
 }
 

@@ -14,6 +14,8 @@
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
+#include "traces/analysis.h"
+#include "traces/report.h"
 #include "traces/roofline.h"
 #include "traces/summary.h"
 #include "traces/trace_io.h"
@@ -71,12 +73,13 @@ LoadedRun load_run(const RunSpec& spec) {
 
 nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string& dir) {
   const traces::Trace t = traces::read_trace_json(trace_path);
-  const traces::Roofline roof = traces::make_roofline(t);
+  const traces::TraceAnalysis analysis = traces::analyse_trace(t);
+  const traces::Roofline roof = traces::make_roofline(t, analysis);
+  nlohmann::json summary = traces::make_summary(t, roof, analysis);
   fs::create_directories(dir);
-  write_json(fs::path(dir) / "roofline.json", traces::to_json(roof));
-  traces::plot_roofline_svg({{t.fusion, &roof}}, {}, (fs::path(dir) / "roofline.svg").string(),
-                            t.workload + " on " + t.config_name + " (fusion " + t.fusion + ")");
-  return traces::make_summary(t, roof);
+  traces::write_run_report({t.fusion, &roof, &summary}, dir,
+                           t.workload + " on " + t.config_name + " (fusion " + t.fusion + ")");
+  return summary;
 }
 
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
@@ -88,19 +91,19 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
     trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
                       [&progress](std::size_t d, std::size_t t) { progress(d, t); }});
   }
-  const traces::Roofline roof = traces::make_roofline(trace);
+  const traces::TraceAnalysis analysis = traces::analyse_trace(trace);
+  const traces::Roofline roof = traces::make_roofline(trace, analysis);
   for (const auto& v : roof.violations) spdlog::error("roofline: {}", v);
-  nlohmann::json summary = traces::make_summary(trace, roof);
+  nlohmann::json summary = traces::make_summary(trace, roof, analysis);
 
   // Only now, with everything computed, does the output folder appear.
   const fs::path out(spec.out);
   fs::create_directories(out);
   write_json(out / "summary.json", summary);
-  write_json(out / "roofline.json", traces::to_json(roof));
   write_json(out / "schedule.json", sched::to_json(run.plan, run.graph));
-  traces::write_trace_json(trace, (out / "trace.json").string());
-  traces::plot_roofline_svg({{trace.fusion, &roof}}, {}, (out / "roofline.svg").string(),
-                            trace.workload + " on " + trace.config_name + " (fusion " + trace.fusion + ")");
+  traces::write_trace_json(trace, (out / "trace.json").string(), spec.trace);
+  traces::write_run_report({trace.fusion, &roof, &summary}, out.string(),
+                           trace.workload + " on " + trace.config_name + " (fusion " + trace.fusion + ")");
   if (!roof.violations.empty())
     throw SimulationError(std::to_string(roof.violations.size()) +
                           " roofline points lie above their roof (a model or counting error); see " +

@@ -8,6 +8,7 @@
 
 #include "sim/core/hardware_config.h"
 #include "sim/scheduler/plan.h"
+#include "traces/trace_io.h"
 #include "workloads/graph.h"
 #include "workloads/loader.h"
 
@@ -21,6 +22,7 @@ struct RunSpec {
   workloads::LoadOptions load;         // --input-shape, --skip-unsupported
   std::string out = "npusim-out/run";
   std::string label;                   // prefix of progress lines ("" = none)
+  traces::TraceWriteOptions trace;     // --trace-level, --counter-window
 };
 
 struct LoadedRun {
@@ -36,7 +38,8 @@ LoadedRun load_run(const RunSpec& spec);
 /// Simulates, analyses and writes the output folder; returns summary.json's content.
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
 
-/// Writes roofline.json and roofline.svg for a trace into `dir` (used by run and roofline).
+/// Writes the analysis of a trace into `dir` (roofline.json, the roofline and energy plots as
+/// SVG and PNG, report.html) and returns summary.json's content (used by `npusim roofline`).
 nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string& dir);
 
 /// A one-screen table of a run's headline figures.

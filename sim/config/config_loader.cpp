@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "models/dram/dram_config_check.h"
 #include "sim/core/errors.h"
 
 namespace npusim::config {
@@ -154,6 +155,13 @@ double parse_data_rate(const std::string& text, const std::string& where) {
   throw InputError(where, "expected a data rate such as '4266 MT/s', found '" + text + "'");
 }
 
+/// The dtype spellings of the config (npu.mac_array.dtype and npu.energy.mac.<dtype>).
+const std::vector<std::pair<std::string, DType>>& dtype_names() {
+  static const std::vector<std::pair<std::string, DType>> names = {
+      {"int8", DType::Int8}, {"int16", DType::Int16}, {"fp16", DType::Fp16}, {"bf16", DType::Bf16}, {"fp32", DType::Fp32}};
+  return names;
+}
+
 void read_core(Reader& r, HardwareConfig& c) {
   r.read("name", c.name, [](const std::string& t, const std::string&) { return t; });
   r.read("npu.clock", c.core_clock, [](const std::string& t, const std::string& w) { return parse_frequency(t, w); });
@@ -165,8 +173,7 @@ void read_core(Reader& r, HardwareConfig& c) {
     return parse_enum<Dataflow>(t, w, {{"ws", Dataflow::WS}, {"os", Dataflow::OS}, {"is", Dataflow::IS}});
   });
   r.read("npu.mac_array.dtype", m.dtype, [](const std::string& t, const std::string& w) {
-    return parse_enum<DType>(t, w, {{"int8", DType::Int8}, {"int16", DType::Int16}, {"fp16", DType::Fp16},
-                                    {"bf16", DType::Bf16}, {"fp32", DType::Fp32}});
+    return parse_enum<DType>(t, w, dtype_names());
   });
   r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes);
   r.read("npu.mac_array.fold_model", m.fold_model, [](const std::string& t, const std::string& w) {
@@ -203,17 +210,19 @@ void read_core(Reader& r, HardwareConfig& c) {
 }
 
 /// Timing names accepted under npu.dram.timing, each bound to the fields it sets.
-/// tCCD, tRRD and tWTR set both the _S and _L values (devices without bank groups).
+/// tCCD, tRRD and tWTR set both the _S and _L values (devices without bank groups);
+/// tRFCab and tRPpb are the LPDDR names of tRFC and tRP.
 const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*>>>& timing_fields() {
   static const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*>>> fields = {
       {"CL", {&DramTiming::CL}},         {"RL", {&DramTiming::CL}},          {"CWL", {&DramTiming::CWL}},
       {"WL", {&DramTiming::CWL}},        {"tRCD", {&DramTiming::tRCD}},      {"tRP", {&DramTiming::tRP}},
-      {"tRPab", {&DramTiming::tRPab}},   {"tRAS", {&DramTiming::tRAS}},      {"tRC", {&DramTiming::tRC}},
-      {"tCCD_S", {&DramTiming::tCCD_S}}, {"tCCD_L", {&DramTiming::tCCD_L}},  {"tRRD_S", {&DramTiming::tRRD_S}},
-      {"tRRD_L", {&DramTiming::tRRD_L}}, {"tFAW", {&DramTiming::tFAW}},      {"tWR", {&DramTiming::tWR}},
-      {"tWTR_S", {&DramTiming::tWTR_S}}, {"tWTR_L", {&DramTiming::tWTR_L}},  {"tRTP", {&DramTiming::tRTP}},
-      {"tRTW", {&DramTiming::tRTW}},     {"tRFC", {&DramTiming::tRFC}},      {"tRFCpb", {&DramTiming::tRFCpb}},
-      {"tREFI", {&DramTiming::tREFI}},   {"tDQSCK", {&DramTiming::tDQSCK}},  {"tPPD", {&DramTiming::tPPD}},
+      {"tRPpb", {&DramTiming::tRP}},     {"tRPab", {&DramTiming::tRPab}},    {"tRAS", {&DramTiming::tRAS}},
+      {"tRC", {&DramTiming::tRC}},       {"tCCD_S", {&DramTiming::tCCD_S}},  {"tCCD_L", {&DramTiming::tCCD_L}},
+      {"tRRD_S", {&DramTiming::tRRD_S}}, {"tRRD_L", {&DramTiming::tRRD_L}},  {"tFAW", {&DramTiming::tFAW}},
+      {"tWR", {&DramTiming::tWR}},       {"tWTR_S", {&DramTiming::tWTR_S}},  {"tWTR_L", {&DramTiming::tWTR_L}},
+      {"tRTP", {&DramTiming::tRTP}},     {"tRTW", {&DramTiming::tRTW}},      {"tRFC", {&DramTiming::tRFC}},
+      {"tRFCab", {&DramTiming::tRFC}},   {"tRFCpb", {&DramTiming::tRFCpb}},  {"tREFI", {&DramTiming::tREFI}},
+      {"tDQSCK", {&DramTiming::tDQSCK}}, {"tPPD", {&DramTiming::tPPD}},      {"tPBR2PBR", {&DramTiming::tPBR2PBR}},
       {"tCCD", {&DramTiming::tCCD_S, &DramTiming::tCCD_L}},
       {"tRRD", {&DramTiming::tRRD_S, &DramTiming::tRRD_L}},
       {"tWTR", {&DramTiming::tWTR_S, &DramTiming::tWTR_L}},
@@ -222,6 +231,7 @@ const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*
 }
 
 void read_dram(Reader& r, DramConfig& d) {
+  const auto text = [](const std::string& t, const std::string&) { return t; };
   r.read("npu.dram.standard", d.standard, [](const std::string& t, const std::string& w) {
     return parse_enum<std::string>(t, w, {{"DDR4", "DDR4"}, {"LPDDR4", "LPDDR4"}, {"LPDDR5", "LPDDR5"}});
   });
@@ -236,15 +246,25 @@ void read_dram(Reader& r, DramConfig& d) {
   r.read_uint("npu.dram.device_width", d.device_width);
   r.read_uint("npu.dram.bus_width", d.bus_width);
   r.read_uint("npu.dram.burst_length", d.burst_length);
-  r.read("npu.dram.mapping", d.mapping, [](const std::string& t, const std::string&) { return t; });
+  r.read("npu.dram.mapping", d.mapping, text);
+  r.read("npu.dram.xor_bank_hash", d.xor_bank_hash, [](const std::string& t, const std::string& w) {
+    return parse_enum<bool>(t, w, {{"true", true}, {"false", false}});
+  });
   r.read("npu.dram.page_policy", d.page_policy, [](const std::string& t, const std::string& w) {
-    return parse_enum<PagePolicy>(t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}});
+    return parse_enum<PagePolicy>(
+        t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}, {"adaptive", PagePolicy::Adaptive}});
   });
   r.read("npu.dram.scheduler", d.scheduler, [](const std::string& t, const std::string& w) {
     return parse_enum<DramScheduler>(t, w, {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}});
   });
   r.read_uint("npu.dram.read_queue_depth", d.read_queue_depth);
   r.read_uint("npu.dram.write_queue_depth", d.write_queue_depth);
+  r.read_uint("npu.dram.write_drain_high", d.write_drain_high);
+  r.read_uint("npu.dram.write_drain_low", d.write_drain_low, 0);
+  r.read("npu.dram.refresh", d.refresh, [](const std::string& t, const std::string& w) {
+    return parse_enum<RefreshMode>(t, w, {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}});
+  });
+  r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0);
 
   // Timings convert with the final clock, so a --set of the clock re-times ns values too.
   const double tck = d.clock.period_seconds();
@@ -259,26 +279,64 @@ void read_dram(Reader& r, DramConfig& d) {
     const std::uint32_t cycles = parse_timing(raw.text, Reader::label(raw, key)).to_cycles(tck);
     for (auto field : it->second) d.timing.*field = cycles;
   }
+
+  // Energy: npu.dram.energy.RAIL.FIELD, a voltage in V and IDD currents in mA per device.
+  static const std::vector<std::pair<std::string, double DramRail::*>> rail_fields = {
+      {"voltage", &DramRail::voltage}, {"idd0", &DramRail::idd0},   {"idd2n", &DramRail::idd2n},
+      {"idd3n", &DramRail::idd3n},     {"idd4r", &DramRail::idd4r}, {"idd4w", &DramRail::idd4w},
+      {"idd5", &DramRail::idd5}};
+  for (const auto& [name, raw] : r.take_prefix("npu.dram.energy")) {
+    const std::string where = Reader::label(raw, "npu.dram.energy." + name);
+    const auto dot = name.find('.');
+    const std::string rail = name.substr(0, dot), field = dot == std::string::npos ? "" : name.substr(dot + 1);
+    auto f = std::find_if(rail_fields.begin(), rail_fields.end(), [&](const auto& x) { return x.first == field; });
+    if (dot == std::string::npos || f == rail_fields.end())
+      throw InputError(where, "expected RAIL.FIELD with FIELD one of voltage, idd0, idd2n, idd3n, idd4r, idd4w, "
+                              "idd5 (e.g. npu.dram.energy.vdd2.idd0), found '" + name + "'");
+    const std::string unit = field == "voltage" ? "V" : "mA";
+    std::string number = raw.text;
+    if (number.size() > unit.size() && number.compare(number.size() - unit.size(), unit.size(), unit) == 0)
+      number = number.substr(0, number.find_last_not_of(' ', number.size() - unit.size() - 1) + 1);
+    else
+      throw InputError(where, "expected a value in " + unit + " (e.g. '1.1 V', '45 mA'), found '" + raw.text + "'");
+    auto it = std::find_if(d.rails.begin(), d.rails.end(), [&](const DramRail& x) { return x.name == rail; });
+    if (it == d.rails.end()) {
+      d.rails.push_back(DramRail{});
+      d.rails.back().name = rail;
+      it = d.rails.end() - 1;
+    }
+    // A current may be 0 (a rail that does not carry it); a voltage may not.
+    (*it).*(f->second) = field != "voltage" && number == "0" ? 0.0 : parse_positive_double(number, where);
+  }
+}
+
+/// npu.energy.*: the energy model (docs/energy.md). Every key is optional; a config without any
+/// has no energy model, and one with any must price a MAC of the array's dtype.
+void read_energy(Reader& r, HardwareConfig& c) {
+  auto& e = c.energy;
+  for (const auto& [dtype, raw] : r.take_prefix("npu.energy.mac")) {
+    const std::string where = Reader::label(raw, "npu.energy.mac." + dtype);
+    e.mac[parse_enum<DType>(dtype, where, dtype_names())] = parse_energy(raw.text, where);
+  }
+  const auto energy = [](const std::string& t, const std::string& w) { return parse_energy(t, w); };
+  const auto per_byte = [](const std::string& t, const std::string& w) { return parse_energy_per_byte(t, w); };
+  const auto power = [](const std::string& t, const std::string& w) { return parse_power(t, w); };
+  r.read("npu.energy.vector_op", e.vector_op, energy);
+  r.read("npu.energy.sram_read", e.sram_read, per_byte);
+  r.read("npu.energy.sram_write", e.sram_write, per_byte);
+  r.read("npu.energy.dram", e.dram, per_byte);
+  r.read("npu.energy.dram_background", e.dram_background, power);
+  r.read("npu.energy.static", e.static_power, power);
+  if (e.specified() && !e.mac.count(c.mac_array.dtype))
+    throw InputError(c.source + " (npu.energy.mac." + to_string(c.mac_array.dtype) + ")",
+                     "expected the energy of one MAC at the array's dtype " + to_string(c.mac_array.dtype) +
+                         ", found none (npu.energy.mac lists " + std::to_string(e.mac.size()) + " dtypes)");
 }
 
 /// Contradictions a single key cannot show: checked after every layer is applied.
 void validate(const HardwareConfig& c, const std::string& source) {
+  models::check_dram_config(c.dram, source);
   const auto& d = c.dram;
-  const auto& t = d.timing;
-  const std::string where = source + " (npu.dram)";
-  if (t.tRC < t.tRAS + t.tRP)
-    throw InputError(where + " timing.tRC", "expected tRC >= tRAS + tRP = " + std::to_string(t.tRAS + t.tRP) +
-                                                " nCK, found tRC = " + std::to_string(t.tRC) + " nCK");
-  if (t.tREFI != 0 && t.tRFC >= t.tREFI)
-    throw InputError(where + " timing.tRFC", "expected tRFC < tREFI, found tRFC = " + std::to_string(t.tRFC) +
-                                                 " nCK, tREFI = " + std::to_string(t.tREFI) + " nCK");
-  if (d.data_rate < d.clock.hz)
-    throw InputError(where + " data_rate", "expected a data rate of at least the clock rate");
-  if (d.bus_width % 8 != 0 || d.bus_width % d.device_width != 0)
-    throw InputError(where + " bus_width", "expected a multiple of 8 and of device_width (" +
-                                              std::to_string(d.device_width) + "), found " + std::to_string(d.bus_width));
-  if (d.burst_cycles() == 0)
-    throw InputError(where + " burst_length", "expected a burst of at least one clock cycle");
   if (c.dma.burst_bytes % d.bytes_per_burst() != 0 && d.bytes_per_burst() % c.dma.burst_bytes != 0)
     throw InputError(source + " (npu.dma.burst_size)", "expected a multiple or divisor of the DRAM burst (" +
                                                           std::to_string(d.bytes_per_burst()) + " B), found " +
@@ -351,7 +409,9 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
   Reader r(std::move(merged));
   read_core(r, c);
   read_dram(r, c.dram);
-  r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*"});
+  read_energy(r, c);
+  r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*",
+            "npu.energy.*"});
   validate(c, path);
   return c;
 }

@@ -34,8 +34,16 @@ std::string to_string(DType t) {
 }
 
 std::string to_string(FoldModel f) { return f == FoldModel::Reference ? "reference" : "overlapped"; }
-std::string to_string(PagePolicy p) { return p == PagePolicy::Open ? "open" : "closed"; }
+std::string to_string(PagePolicy p) {
+  switch (p) {
+    case PagePolicy::Open: return "open";
+    case PagePolicy::Closed: return "closed";
+    case PagePolicy::Adaptive: return "adaptive";
+  }
+  return "?";
+}
 std::string to_string(DramScheduler s) { return s == DramScheduler::FrFcfs ? "fr_fcfs" : "fcfs"; }
+std::string to_string(RefreshMode r) { return r == RefreshMode::AllBank ? "all_bank" : "per_bank"; }
 
 namespace {
 
@@ -45,7 +53,28 @@ nlohmann::json timing_json(const DramTiming& t) {
           {"tCCD_S", t.tCCD_S}, {"tCCD_L", t.tCCD_L}, {"tRRD_S", t.tRRD_S}, {"tRRD_L", t.tRRD_L},
           {"tFAW", t.tFAW},     {"tWR", t.tWR},       {"tWTR_S", t.tWTR_S}, {"tWTR_L", t.tWTR_L},
           {"tRTP", t.tRTP},     {"tRTW", t.tRTW},     {"tRFC", t.tRFC},     {"tRFCpb", t.tRFCpb},
-          {"tREFI", t.tREFI},   {"tDQSCK", t.tDQSCK}, {"tPPD", t.tPPD}};
+          {"tREFI", t.tREFI},   {"tDQSCK", t.tDQSCK}, {"tPPD", t.tPPD},     {"tPBR2PBR", t.tPBR2PBR}};
+}
+
+nlohmann::json rails_json(const std::vector<DramRail>& rails) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& r : rails)
+    out[r.name] = {{"voltage_v", r.voltage}, {"idd0_ma", r.idd0},   {"idd2n_ma", r.idd2n}, {"idd3n_ma", r.idd3n},
+                   {"idd4r_ma", r.idd4r},    {"idd4w_ma", r.idd4w}, {"idd5_ma", r.idd5}};
+  return out;
+}
+
+/// Base units (J, W) with the unit in the key, like the rest of the resolved config.
+nlohmann::json energy_json(const EnergyConfig& e) {
+  nlohmann::json mac = nlohmann::json::object();
+  for (const auto& [dtype, energy] : e.mac) mac[to_string(dtype)] = energy.joules;
+  return {{"mac_j", mac},
+          {"vector_op_j", e.vector_op.joules},
+          {"sram_read_j_per_byte", e.sram_read.joules},
+          {"sram_write_j_per_byte", e.sram_write.joules},
+          {"dram_j_per_byte", e.dram.joules},
+          {"dram_background_w", e.dram_background.watts},
+          {"static_w", e.static_power.watts}};
 }
 
 }  // namespace
@@ -55,7 +84,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
   const auto& d = c.dram;
   nlohmann::json cost = nlohmann::json::object();
   for (const auto& [k, v] : c.vector_unit.cost) cost[k] = v;
-  return {
+  nlohmann::json j = {
       {"name", c.name},
       {"source", c.source},
       {"core_clock_hz", c.core_clock.hz},
@@ -81,8 +110,13 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"burst_length", d.burst_length}, {"mapping", d.mapping}, {"page_policy", to_string(d.page_policy)},
         {"scheduler", to_string(d.scheduler)}, {"read_queue_depth", d.read_queue_depth},
         {"write_queue_depth", d.write_queue_depth}, {"peak_bandwidth_bytes_per_second", d.peak_bandwidth().bytes_per_second},
+        {"xor_bank_hash", d.xor_bank_hash}, {"write_drain_high", d.write_drain_high},
+        {"write_drain_low", d.write_drain_low}, {"refresh", to_string(d.refresh)},
+        {"refresh_max_postponed", d.refresh_max_postponed}, {"energy", rails_json(d.rails)},
         {"timing", timing_json(d.timing)}}},
   };
+  if (c.energy.specified()) j["energy"] = energy_json(c.energy);
+  return j;
 }
 
 }  // namespace npusim

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,8 +18,12 @@ enum class DType { Int8, Int16, Fp16, Bf16, Fp32 };
 /// `reference`: SCALE-Sim's folds back to back; `overlapped`: next fold's preload hides behind
 /// the current fold's streaming (double-buffered weights/inputs).
 enum class FoldModel { Reference, Overlapped };
-enum class PagePolicy { Open, Closed };
+/// `open`: rows stay open until a conflict or refresh; `closed`: every column command
+/// auto-precharges; `adaptive`: auto-precharge unless a queued request hits the same row.
+enum class PagePolicy { Open, Closed, Adaptive };
 enum class DramScheduler { FrFcfs, Fcfs };
+/// `all_bank`: REFab every tREFI; `per_bank`: REFpb (LPDDR4/5) every tREFI / 8, bank by bank.
+enum class RefreshMode { AllBank, PerBank };
 
 std::uint32_t dtype_bytes(DType t);
 std::string to_string(Dataflow d);
@@ -26,6 +31,7 @@ std::string to_string(DType t);
 std::string to_string(FoldModel f);
 std::string to_string(PagePolicy p);
 std::string to_string(DramScheduler s);
+std::string to_string(RefreshMode r);
 
 struct MacArrayConfig {
   std::uint32_t rows = 32;
@@ -85,6 +91,20 @@ struct DramTiming {
   std::uint32_t tREFI = 0;  // average refresh interval
   std::uint32_t tDQSCK = 0; // LPDDR4 read DQS delay, added to read latency
   std::uint32_t tPPD = 0;   // precharge-to-precharge (LPDDR4)
+  std::uint32_t tPBR2PBR = 0;  // per-bank refresh to per-bank refresh (LPDDR5); 0 = tRRD_S
+};
+
+/// IDD currents of one supply rail of one device (x`device_width` die or channel), as a
+/// datasheet or JEDEC table gives them; energies follow Micron TN-41-01 (docs/dram.md).
+struct DramRail {
+  std::string name;      // "vdd", "vdd1", "vdd2", ...
+  double voltage = 0;    // V
+  double idd0 = 0;       // mA, one ACT-PRE cycle every tRC
+  double idd2n = 0;      // mA, precharge standby
+  double idd3n = 0;      // mA, active standby
+  double idd4r = 0;      // mA, burst read
+  double idd4w = 0;      // mA, burst write
+  double idd5 = 0;       // mA, during an all-bank refresh (tRFC)
 };
 
 struct DramConfig {
@@ -104,12 +124,24 @@ struct DramConfig {
   DramTiming timing;
   /// Address mapping, most to least significant field: ro ra bg ba ch co.
   std::string mapping = "rochrabacobg";
+  /// XOR the bank-group and bank fields with the low row bits (spreads row-strided streams).
+  bool xor_bank_hash = false;
   PagePolicy page_policy = PagePolicy::Open;
   DramScheduler scheduler = DramScheduler::FrFcfs;
   std::uint32_t read_queue_depth = 32;
   std::uint32_t write_queue_depth = 32;
+  /// Write draining: start at `high` queued writes, stop at `low` (if reads wait).
+  std::uint32_t write_drain_high = 24;
+  std::uint32_t write_drain_low = 8;
+  RefreshMode refresh = RefreshMode::AllBank;
+  /// All-bank refreshes that may be postponed while the rank is busy (JEDEC: 8).
+  std::uint32_t refresh_max_postponed = 8;
+  /// Supply rails for the energy model; empty = energy not reported.
+  std::vector<DramRail> rails;
 
   std::uint32_t banks() const { return bank_groups * banks_per_group; }
+  /// Devices (dies or x`device_width` channels) side by side on one channel's bus.
+  std::uint32_t devices() const { return device_width == 0 ? 0 : bus_width / device_width; }
   std::uint32_t bytes_per_burst() const { return bus_width / 8 * burst_length; }
   /// Clock cycles the data bus is busy for one burst (BL / transfers per clock).
   std::uint32_t burst_cycles() const {
@@ -122,6 +154,24 @@ struct DramConfig {
   Bandwidth peak_bandwidth() const { return {data_rate * bus_width / 8.0 * channels}; }
 };
 
+/// The energy model (docs/energy.md): energy per event and per byte, and standing power.
+/// Absent from a config (`specified()` false) means no energy figures are reported.
+struct EnergyConfig {
+  /// Per MAC (multiply + accumulate) by operand dtype; the array's dtype selects one.
+  std::map<DType, Energy> mac;
+  Energy vector_op;        // per vector-unit element operation
+  Energy sram_read;        // per byte read from the scratchpad
+  Energy sram_write;       // per byte written to the scratchpad
+  Energy dram;             // per byte read from or written to DRAM (core + I/O)
+  Power dram_background;   // DRAM standby/refresh power, paid for the whole run
+  Power static_power;      // NPU leakage, paid for the whole run
+
+  bool specified() const {
+    return !mac.empty() || vector_op.joules > 0 || sram_read.joules > 0 || sram_write.joules > 0 ||
+           dram.joules > 0 || dram_background.watts > 0 || static_power.watts > 0;
+  }
+};
+
 struct HardwareConfig {
   std::string name = "edge-m";
   std::string source;  // file it came from, for messages and the trace metadata
@@ -131,6 +181,7 @@ struct HardwareConfig {
   SramConfig sram;
   DmaConfig dma;
   DramConfig dram;
+  EnergyConfig energy;
 
   /// Peak MAC-array throughput in ops/s (1 MAC = 2 ops).
   double mac_peak_ops() const { return 2.0 * mac_array.rows * mac_array.cols * core_clock.hz; }

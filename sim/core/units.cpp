@@ -104,6 +104,44 @@ Duration parse_duration(std::string_view text, const std::string& where) {
   return {nu.number * s};
 }
 
+namespace {
+
+// Energy spellings, shared by the per-event and the per-byte parser.
+const std::vector<std::pair<std::string, double>>& energy_units() {
+  static const std::vector<std::pair<std::string, double>> units = {
+      {"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3}, {"J", 1}};
+  return units;
+}
+
+Energy parse_energy_with_suffix(std::string_view text, const std::string& where, const std::string& suffix,
+                                const char* example) {
+  auto nu = split(text, where, example);
+  std::vector<std::pair<std::string, double>> spelled;
+  for (const auto& [unit, scale] : energy_units()) spelled.emplace_back(unit + suffix, scale);
+  std::vector<std::pair<const char*, double>> table;
+  for (const auto& [unit, scale] : spelled) table.emplace_back(unit.c_str(), scale);
+  const double s = scale_of(nu, table, where, example, text);
+  require_non_negative(nu.number, where, text);
+  return {nu.number * s};
+}
+
+}  // namespace
+
+Energy parse_energy(std::string_view text, const std::string& where) {
+  return parse_energy_with_suffix(text, where, "", "an energy such as '0.2 pJ'");
+}
+
+Energy parse_energy_per_byte(std::string_view text, const std::string& where) {
+  return parse_energy_with_suffix(text, where, "/B", "an energy per byte such as '1.2 pJ/B'");
+}
+
+Power parse_power(std::string_view text, const std::string& where) {
+  auto nu = split(text, where, "a power such as '50 mW'");
+  const double s = scale_of(nu, {{"uW", 1e-6}, {"mW", 1e-3}, {"W", 1}}, where, "a power", text);
+  require_non_negative(nu.number, where, text);
+  return {nu.number * s};
+}
+
 TimingValue parse_timing(std::string_view text, const std::string& where) {
   auto nu = split(text, where, "a timing such as '18 ns' or '29 nCK'");
   require_non_negative(nu.number, where, text);

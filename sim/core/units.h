@@ -25,6 +25,16 @@ struct Duration {
   double seconds = 0;
 };
 
+/// An energy in joules: per event (a MAC, a vector op) or per byte moved (energy model).
+struct Energy {
+  double joules = 0;
+};
+
+/// A power in watts: standing power (static leakage, DRAM background).
+struct Power {
+  double watts = 0;
+};
+
 /// A DRAM timing value as written: either an absolute time or a count of clock cycles (nCK).
 struct TimingValue {
   double value = 0;
@@ -41,6 +51,12 @@ Bandwidth parse_bandwidth(std::string_view text, const std::string& where = "");
 /// Sizes: B, KB/MB/GB (decimal) and KiB/MiB/GiB (binary); a bare integer is bytes.
 Bytes parse_bytes(std::string_view text, const std::string& where = "");
 Duration parse_duration(std::string_view text, const std::string& where = "");
+/// Energies: "0.2 pJ", "1.5 nJ" (fJ, pJ, nJ, uJ, mJ, J); non-negative.
+Energy parse_energy(std::string_view text, const std::string& where = "");
+/// An energy per byte moved: "1.2 pJ/B" (the energy units above followed by "/B").
+Energy parse_energy_per_byte(std::string_view text, const std::string& where = "");
+/// Powers: "50 mW", "1.2 W" (uW, mW, W); non-negative.
+Power parse_power(std::string_view text, const std::string& where = "");
 /// "18 ns", "18ns", "29 nCK", "29 tCK" or a bare integer (cycles).
 TimingValue parse_timing(std::string_view text, const std::string& where = "");
 

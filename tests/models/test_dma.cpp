@@ -73,7 +73,7 @@ DmaTransfer load(std::uint64_t addr, std::uint64_t bytes) {
 TEST(Dma, LoadEndsWhenTheDramEngineSays) {
   // 8 KiB = 128 bursts in two open rows (banks 0, 1), 16 outstanding: the second bank's ACT
   // hides behind the first's data, so 63 + 128 * 8 = 1087 cycles.
-  DramTimingModel engine(test::lpddr4_3200());
+  DramEngine engine(test::lpddr4_3200());
   const std::uint64_t cycles = engine.access_transfer(0, 8192, 8192, 1, false, 0, 16);
   ASSERT_EQ(cycles, 1087u);
 
@@ -137,7 +137,7 @@ TEST(Dma, OneChannelRunsTransfersOneAfterTheOther) {
 TEST(Dma, StridedStoreWritesDram) {
   // 4 runs of 256 B (4 bursts) every 4 KiB = banks 0..3. First write: ACT 0, WR 29, data 43 .. 51;
   // the rest follow on the bus (each bank's ACT, 16 apart, is ready in time): 51 + 15 * 8 = 171.
-  DramTimingModel engine(test::lpddr4_3200());
+  DramEngine engine(test::lpddr4_3200());
   const std::uint64_t cycles = engine.access_transfer(0, 256, 4096, 4, true, 0, 16);
   ASSERT_EQ(cycles, 171u);
 

@@ -58,7 +58,7 @@ void prepare(tlm::tlm_generic_payload& p, tlm::tlm_command cmd, std::uint64_t ad
 
 TEST(DramController, ContiguousReadEndsWhenTheEngineSays) {
   // 4 KiB = 64 bursts in one open row: 63 + 64 * 8 = 575 cycles = 359.375 ns.
-  DramTimingModel engine(test::lpddr4_3200());
+  DramEngine engine(test::lpddr4_3200());
   const std::uint64_t cycles = engine.access_transfer(0, 4096, 4096, 1, false, 0, 32);
   ASSERT_EQ(cycles, 575u);
 
@@ -70,6 +70,10 @@ TEST(DramController, ContiguousReadEndsWhenTheEngineSays) {
   EXPECT_EQ(out.finished, sc_time(575 * 625.0, SC_PS));
   EXPECT_EQ(dram.stats().reads, 64u);
   EXPECT_EQ(dram.stats_json()["bytes_read"].get<std::uint64_t>(), 4096u);
+  // The same statistics as the standalone engine: 64 reads, the last ends at 575 cycles.
+  EXPECT_DOUBLE_EQ(dram.stats_json()["sim_time_ns"].get<double>(), 575 * 0.625);
+  EXPECT_EQ(dram.stats_json()["read_latency_count"].get<std::uint64_t>(), 64u);
+  EXPECT_GT(dram.stats_json()["read_latency_p99_ns"].get<double>(), 0.0);
 }
 
 TEST(DramController, ArrivalDelayShiftsTheStart) {

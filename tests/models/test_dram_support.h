@@ -1,11 +1,14 @@
 #pragma once
 // Shared by the DRAM and DMA tests: hand-built device configs (so the tests need no config
 // loader) and a module that runs a test body as an SC_THREAD.
+#include <cstdint>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 
+#include "models/dram/dram_engine.h"
 #include "sim/core/hardware_config.h"
 
 namespace npusim::models::test {
@@ -61,6 +64,26 @@ inline DramConfig ddr4_3200_x8() {
   t.tRFC = 560, t.tRFCpb = 0, t.tREFI = 12480, t.tDQSCK = 0, t.tPPD = 0;
   return c;
 }
+
+/// A fixed list of requests; records each one's completion cycle.
+class VectorSource : public DramRequestSource {
+ public:
+  explicit VectorSource(std::vector<DramRequest> requests)
+      : requests_(std::move(requests)), ends(requests_.size(), 0) {}
+  Status next(DramRequest& r) override {
+    if (next_ == requests_.size()) return Status::Done;
+    r = requests_[next_++];
+    return Status::Ready;
+  }
+  void completed(std::uint64_t index, std::uint64_t data_end) override { ends[index] = data_end; }
+
+ private:
+  std::vector<DramRequest> requests_;
+  std::size_t next_ = 0;
+
+ public:
+  std::vector<std::uint64_t> ends;  ///< data end of request i
+};
 
 /// Runs `body` as an SC_THREAD from time zero.
 class ThreadRunner : public sc_core::sc_module {

@@ -1,4 +1,5 @@
-// DramTimingModel and AddressMapper against hand-computed cycle counts.
+// DramEngine (one request at a time, so no reordering) and AddressMapper against hand-computed
+// cycle counts.
 // LPDDR4-3200 (test_dram_support.h): tRCD 29, tRP 29, tRAS 68, tRC 97, CL 28 + tDQSCK 6 = 34,
 // CWL 14, burst 8 cycles, tCCD 8, tRRD 16, tFAW 64, tRTP 12, tWTR 16, tRTW 30, tRFC 448,
 // tRPab 34, tREFI 6246. Rows are 4 KiB (64 bursts); mapping ro|ba|co, so bank = addr bits 12..14.
@@ -9,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "models/dram/address_mapping.h"
-#include "models/dram/dram_timing.h"
+#include "models/dram/dram_engine.h"
 #include "sim/core/errors.h"
 #include "test_dram_support.h"
 
@@ -26,6 +27,11 @@ std::uint64_t lp4_addr(std::uint32_t bank, std::uint32_t row, std::uint32_t colu
 
 DramConfig without_refresh(DramConfig c) {
   c.timing.tREFI = 0;
+  return c;
+}
+
+DramConfig without_postponing(DramConfig c) {
+  c.refresh_max_postponed = 0;
   return c;
 }
 
@@ -83,6 +89,37 @@ TEST(DramAddressMapping, ChannelField) {
   EXPECT_EQ(m.decode(m.encode(a)), a);
 }
 
+TEST(DramAddressMapping, XorBankHashSpreadsRowsOfOneBank) {
+  // LPDDR4, ro|ba|co: bank bits 12..14, row from bit 15. Row r of bank 0 sits at r << 15; with
+  // the hash its bank is 0 ^ (r & 7): rows 0..7 land in banks 0..7.
+  DramConfig c = lpddr4_3200();
+  c.xor_bank_hash = true;
+  AddressMapper m(c);
+  for (std::uint32_t r = 0; r < 8; ++r) EXPECT_EQ(m.decode(std::uint64_t{r} << 15).bank, r);
+  // Row 9, unhashed bank 5: 5 ^ (9 & 7) = 4; encode inverts it.
+  const DramAddress a = m.decode((9u << 15) | (5u << 12));
+  EXPECT_EQ(a.bank, 4u);
+  EXPECT_EQ(a.row, 9u);
+  EXPECT_EQ(m.encode(a), (9u << 15) | (5u << 12));
+}
+
+TEST(DramAddressMapping, MappingStringPlacesChannelBankAndRow) {
+  // Two channels, rochrababgco on DDR4 x8: offset 6 bits, co 7 (6..12), bg 2 (13..14),
+  // ba 2 (15..16), ra 0, ch 1 (17), ro 16 (18..). 0x5ABCDE40 = 0b101 1010 1011 1100 1101 1110 0100 0000:
+  // ro = 0x5ABCDE40 >> 18 = 5807, ch = bit 17 = 0, ba = bits 15..16 = 0b01, bg = bits 13..14 = 0b10,
+  // co = bits 6..12 = 0b1111001 = 121.
+  DramConfig c = ddr4_3200_x8();
+  c.channels = 2;
+  c.mapping = "rochrababgco";
+  const DramAddress a = AddressMapper(c).decode(0x5ABCDE40);
+  EXPECT_EQ(a.row, 5807u);
+  EXPECT_EQ(a.channel, 0u);
+  EXPECT_EQ(a.bank, 1u);
+  EXPECT_EQ(a.bank_group, 2u);
+  EXPECT_EQ(a.column, 121u);
+  EXPECT_EQ(AddressMapper(c).decode(0x5ABCDE40 | (1u << 17)).channel, 1u);
+}
+
 void expect_mapping_error(const std::string& mapping, const std::string& why) {
   DramConfig c = lpddr4_3200();
   c.mapping = mapping;
@@ -120,23 +157,37 @@ TEST(DramAddressMapping, NonPowerOfTwoRowsIsAnInputError) {
 
 TEST(DramTiming, ReadToClosedBank) {
   // ACT at 0, RD at tRCD = 29, data 29 + 34 = 63 .. 63 + 8 = 71.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   EXPECT_EQ(m.access(lp4_addr(0, 0), false, 0), 71u);
   EXPECT_EQ(m.stats().row_misses, 1u);
   EXPECT_EQ(m.stats().activates, 1u);
   EXPECT_EQ(m.stats().read_latency_max, 71u);
 }
 
+TEST(DramTiming, Ddr4ReadToClosedBankIsTrcdPlusClPlusBurst) {
+  // tRCD 22 + CL 22 + burst 4 (BL8 at two transfers per clock) = 48.
+  DramEngine m(ddr4_3200_x8());
+  EXPECT_EQ(m.access(0, false, 0), 48u);
+}
+
+TEST(DramTiming, Ddr4RowConflictIsTrpPlusTrcdPlusClPlusBurst) {
+  // After tRAS: PRE at 1000, then tRP 22 + tRCD 22 + CL 22 + burst 4 = 70.
+  DramEngine m(ddr4_3200_x8());
+  m.access(0, false, 0);
+  EXPECT_EQ(m.access(std::uint64_t{1} << 17, false, 1000), 1070u);  // row 1, same bank and group
+  EXPECT_EQ(m.stats().row_conflicts, 1u);
+}
+
 TEST(DramTiming, WriteToClosedBank) {
   // ACT 0, WR at 29, data 29 + CWL 14 = 43 .. 51.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   EXPECT_EQ(m.access(lp4_addr(0, 0), true, 0), 51u);
   EXPECT_EQ(m.stats().writes, 1u);
   EXPECT_EQ(m.stats().bytes_written, 64u);
 }
 
 TEST(DramTiming, RowHitCostsReadLatencyPlusBurst) {
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access(lp4_addr(0, 0, 0), false, 0);  // 71
   // Arriving long after: RD at 1000, data 1000 + 34 + 8 = 1042.
   EXPECT_EQ(m.access(lp4_addr(0, 0, 1), false, 1000), 1042u);
@@ -147,13 +198,13 @@ TEST(DramTiming, RowHitCostsReadLatencyPlusBurst) {
 
 TEST(DramTiming, BackToBackHitFollowsTheDataBus) {
   // Second RD at max(29 + tCCD 8, bus free 71 - 34) = 37 -> data ends 37 + 42 = 79.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access(lp4_addr(0, 0, 0), false, 0);
   EXPECT_EQ(m.access(lp4_addr(0, 0, 1), false, 0), 79u);
 }
 
 TEST(DramTiming, RowConflictCostsPrechargeActivateAndRead) {
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access(lp4_addr(0, 0), false, 0);
   // Long after tRAS: PRE 1000, ACT 1000 + 29, RD + 29, data + 34 + 8 = 1000 + 100 = 1100.
   EXPECT_EQ(m.access(lp4_addr(0, 1), false, 1000), 1100u);
@@ -163,21 +214,21 @@ TEST(DramTiming, RowConflictCostsPrechargeActivateAndRead) {
 }
 
 TEST(DramTiming, RowConflictWaitsForTras) {
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access(lp4_addr(0, 0), false, 0);  // ACT 0, RD 29
   // PRE at max(tRAS 68, RD + tRTP 41) = 68; ACT at max(68 + tRP 29, tRC 97) = 97; RD 126; end 168.
   EXPECT_EQ(m.access(lp4_addr(0, 1), false, 0), 168u);
 }
 
 TEST(DramTiming, WriteToReadTurnaround) {
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access(lp4_addr(0, 0, 0), true, 0);  // write data 43 .. 51
   // RD at max(tCCD 29 + 8, write data end 51 + tWTR 16 = 67) = 67 -> 67 + 42 = 109.
   EXPECT_EQ(m.access(lp4_addr(0, 0, 1), false, 0), 109u);
 }
 
 TEST(DramTiming, ReadToWriteTurnaround) {
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access(lp4_addr(0, 0, 0), false, 0);  // RD 29, data 63 .. 71
   // WR at max(RD 29 + tRTW 30 = 59, bus 71 - CWL 14 = 57) = 59 -> 59 + 14 + 8 = 81.
   EXPECT_EQ(m.access(lp4_addr(0, 0, 1), true, 0), 81u);
@@ -186,7 +237,7 @@ TEST(DramTiming, ReadToWriteTurnaround) {
 TEST(DramTiming, ClosedPagePolicyPrechargesAfterEveryAccess) {
   DramConfig c = lpddr4_3200();
   c.page_policy = PagePolicy::Closed;
-  DramTimingModel m(c);
+  DramEngine m(c);
   EXPECT_EQ(m.access(lp4_addr(0, 0, 0), false, 0), 71u);
   // Auto-precharge at max(tRAS 68, 29 + tRTP 12) = 68; ACT at max(68 + 29, tRC 97) = 97;
   // the same row is a miss now: 97 + 29 + 34 + 8 = 168.
@@ -198,7 +249,7 @@ TEST(DramTiming, ClosedPagePolicyPrechargesAfterEveryAccess) {
 
 TEST(DramTiming, AddressBeyondCapacityIsAnInputError) {
   // 8 banks x 65536 rows x 4 KiB = 2 GiB.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   EXPECT_EQ(m.config().capacity_bytes(), std::uint64_t{1} << 31);
   EXPECT_NO_THROW(m.access((std::uint64_t{1} << 31) - 64, false, 0));
   EXPECT_THROW(m.access(std::uint64_t{1} << 31, false, 0), InputError);
@@ -213,8 +264,8 @@ TEST(DramTiming, AlternatingRowsInOneBankAreSlowerByTheComputedAmount) {
   // 20 reads, all arriving at 0, refresh off.
   // Same row: 71 + 19 * 8 = 223. Alternating rows: every read after the first conflicts and
   // ACT-to-ACT is max(tRC, tRAS + tRP) = 97, so 71 + 19 * 97 = 1914: slower by 19 * 89 = 1691.
-  DramTimingModel hits(without_refresh(lpddr4_3200()));
-  DramTimingModel conflicts(without_refresh(lpddr4_3200()));
+  DramEngine hits(without_refresh(lpddr4_3200()));
+  DramEngine conflicts(without_refresh(lpddr4_3200()));
   std::uint64_t hit_end = 0, conflict_end = 0;
   for (std::uint32_t i = 0; i < 20; ++i) {
     hit_end = hits.access(lp4_addr(0, 0, i), false, 0);
@@ -235,7 +286,7 @@ TEST(DramTiming, FawLimitsEightActivatesToDifferentBanks) {
   auto run = [](std::uint32_t faw, std::uint64_t* fifth) {
     DramConfig c = without_refresh(ddr4_3200_x8());
     c.timing.tFAW = faw;
-    DramTimingModel m(c);
+    DramEngine m(c);
     std::uint64_t end = 0;
     for (std::uint64_t i = 0; i < 8; ++i) {
       end = m.access(i % 4 * 64 + (i / 4 << 15), false, 0);
@@ -255,7 +306,7 @@ TEST(DramTiming, StridedTransferOverlapsActivatesWithData) {
   // 4 runs of 128 B (2 bursts) every 4096 B = banks 0..3; 16 outstanding, all arrive at 0.
   // ACTs at 0, 16, 32, 48 (tRRD); each bank's RD is ready 29 later, exactly when the bus frees:
   // data back to back from 63, so the 8 bursts end at 63 + 8 * 8 = 127.
-  DramTimingModel m(without_refresh(lpddr4_3200()));
+  DramEngine m(without_refresh(lpddr4_3200()));
   EXPECT_EQ(m.access_transfer(0, 128, 4096, 4, false, 0, 16), 127u);
   EXPECT_EQ(m.stats().reads, 8u);
   EXPECT_EQ(m.stats().row_misses, 4u);
@@ -265,14 +316,14 @@ TEST(DramTiming, StridedTransferOverlapsActivatesWithData) {
 TEST(DramTiming, OneOutstandingBurstSerialisesTheTransfer) {
   // Same transfer, one burst in flight: each miss costs 29 + 34 + 8 = 71 from its arrival,
   // each hit 34 + 8 = 42: 4 * 71 + 4 * 42 = 452.
-  DramTimingModel m(without_refresh(lpddr4_3200()));
+  DramEngine m(without_refresh(lpddr4_3200()));
   EXPECT_EQ(m.access_transfer(0, 128, 4096, 4, false, 0, 1), 452u);
   EXPECT_THROW(m.access_transfer(0, 128, 4096, 4, false, 0, 0), InputError);
 }
 
 TEST(DramTiming, PartialBurstsCountWhole) {
   // 100 B from byte 32 end at byte 132: they touch the bursts at 0, 64 and 128, 192 B on the bus.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access_transfer(32, 100, 100, 1, false, 0, 16);
   EXPECT_EQ(m.stats().reads, 3u);
   EXPECT_EQ(m.stats().bytes_read, 192u);
@@ -286,7 +337,7 @@ TEST(DramTiming, StreamWithoutRefreshIsBusBound) {
   // Row switches are hidden: a new bank's ACT issues when its first burst arrives, 16 bursts
   // (128 cycles) before its data slot; it needs 29 + 34 = 63 (miss) or 29 + 29 + 34 = 92
   // (conflict). So only the first access's latency shows: 63 + 65536 * 8 = 524351.
-  DramTimingModel m(without_refresh(lpddr4_3200()));
+  DramEngine m(without_refresh(lpddr4_3200()));
   const std::uint64_t end = m.access_transfer(0, kStreamBytes, kStreamBytes, 1, false, 0, 16);
   EXPECT_EQ(end, 63u + kStreamBursts * 8u);
   EXPECT_EQ(m.stats().reads, kStreamBursts);
@@ -295,28 +346,46 @@ TEST(DramTiming, StreamWithoutRefreshIsBusBound) {
 }
 
 TEST(DramTiming, RefreshStealsItsShareOfALongStream) {
-  // Each refresh stops the bus: last RD at c (just before the due time), PREA at c + tRTP 12,
-  // REF at + tRPab 34, ACT at + tRFC 448, data at + tRCD 29 + 34, while the last data ended at
-  // c + 42: 12 + 34 + 448 + 29 + 34 - 42 = 515 idle cycles. A PREA may also wait up to tRAS 68
-  // for a bank the stream has just opened, so each refresh costs 515 .. 583 cycles.
-  // Refresh k falls due at k * 6246 and runs before the first command at or after it; the last
-  // command is the last RD at end - 42.
-  DramTimingModel with(lpddr4_3200());
-  DramTimingModel without(without_refresh(lpddr4_3200()));
+  // Without postponing, each refresh stops the bus: last RD at c (just before the due time),
+  // PREA at c + tRTP 12, REF at + tRPab 34, ACT at + tRFC 448, data at + tRCD 29 + 34, while the
+  // last data ended at c + 42: 12 + 34 + 448 + 29 + 34 - 42 = 515 idle cycles, tRFC plus 67. A
+  // PREA may also wait up to tRAS 68 for a bank the stream has just opened: 515 .. 583 cycles.
+  // Refresh k falls due at k * 6246 and runs before the next decision.
+  DramEngine with(without_postponing(lpddr4_3200()));
+  DramEngine without(without_refresh(lpddr4_3200()));
   const std::uint64_t end = with.access_transfer(0, kStreamBytes, kStreamBytes, 1, false, 0, 16);
   const std::uint64_t base = without.access_transfer(0, kStreamBytes, kStreamBytes, 1, false, 0, 16);
   const std::uint64_t refreshes = with.stats().refreshes;
-  EXPECT_EQ(refreshes, (end - 42) / 6246);
+  EXPECT_NEAR(double(refreshes), double(end) / 6246.0, 1.0);
   ASSERT_GT(refreshes, 80u);  // about 524351 / (6246 - 515) = 91
   EXPECT_GE(end - base, refreshes * 515);
   EXPECT_LE(end - base, refreshes * 583);
+  // The stolen share of time: at least tRFC / tREFI = 7.17 %, at most 583 / 6246 = 9.33 %.
+  const double stolen = double(end - base) / double(end);
+  EXPECT_GE(stolen, 448.0 / 6246.0);
+  EXPECT_LE(stolen, 583.0 / 6246.0);
   EXPECT_EQ(with.stats().reads, kStreamBursts);
+}
+
+TEST(DramTiming, PostponedRefreshesWaitWhileBusyAndCatchUpWhenIdle) {
+  // The stream keeps the queue busy, so the first 8 ticks are postponed and from the 9th on
+  // one REF is forced per tick: ticks - 8 REFs during the stream. Once it ends, the rank is
+  // idle and catches up, one REF per tRFC: every tick up to then is served.
+  DramEngine m(lpddr4_3200());
+  const std::uint64_t end = m.access_transfer(0, kStreamBytes, kStreamBytes, 1, false, 0, 16);
+  const std::uint64_t ticks = end / 6246;
+  EXPECT_GE(ticks, 80u);
+  EXPECT_EQ(m.stats().refreshes, ticks - 8);
+  EXPECT_EQ(m.stats().refreshes_postponed, 8u);
+  const std::uint64_t later = end + 8 * 448 + 1000;  // the 8 owed REFs, one tRFC apart
+  m.advance_to(later);
+  EXPECT_EQ(m.stats().refreshes, later / 6246);
 }
 
 TEST(DramTiming, LongStreamReachesNinetyPercentOfPeak) {
   // From the refresh test: 515 of every 6246 cycles idle -> 1 - 515 / 6246 = 91.75 % of peak;
   // the first access's 63 cycles and the occasional tRAS wait cost < 0.1 %. Tolerance 0.3 %.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(without_postponing(lpddr4_3200()));
   m.access_transfer(0, kStreamBytes, kStreamBytes, 1, false, 0, 16);
   const nlohmann::json j = m.stats().to_json(m.config());
   const double efficiency = j["achieved_bandwidth_bytes_per_s"].get<double>() / 12.8e9;
@@ -326,17 +395,43 @@ TEST(DramTiming, LongStreamReachesNinetyPercentOfPeak) {
   EXPECT_NEAR(j["row_hit_rate"].get<double>(), 1.0 - 1.0 / 64.0, 0.01);  // refreshes reopen rows
 }
 
+TEST(DramTiming, BackToBackReadsToOneOpenRowAreBusLimited) {
+  // 64 reads of one LPDDR4 row (4 KiB), all queued at once: the first data at tRCD + CL + tDQSCK
+  // = 63, then one 8-cycle burst after the other: 63 + 64 * 8 = 575 cycles. From the first data
+  // on the bus is busy all the time: 4096 B in 512 cycles = 12.8 GB/s, the peak (tolerance 0).
+  DramEngine m(without_refresh(lpddr4_3200()));
+  EXPECT_EQ(m.access_transfer(0, 4096, 4096, 1, false, 0, 64), 575u);
+  const nlohmann::json j = m.stats().to_json(m.config());
+  EXPECT_DOUBLE_EQ(4096.0 / ((575 - 63) * 0.625e-9), 12.8e9);
+  EXPECT_DOUBLE_EQ(j["data_bus_busy_ns"].get<double>(), 512 * 0.625);
+  EXPECT_EQ(m.stats().row_hits, 63u);
+}
+
+TEST(DramTiming, OneBankGroupIsLimitedByTccdL) {
+  // DDR4 x8, rochrababgco: a row of one bank in one bank group. Bursts take 4 cycles but
+  // tCCD_L = 8 spaces the reads: 128 reads end at 48 + 127 * 8 = 1064 cycles, half the peak.
+  // rochrabacobg alternates bank groups (tCCD_S = 4 = burst): 48 + 127 * 4 = 556, but the 4
+  // groups' first ACTs are tRRD_S = 4 apart, and each group's first read waits for its ACT:
+  // group 3's ACT at 12 gives data at 60, later than 48 + 3 * 4 = 60: no loss.
+  DramConfig one_group = without_refresh(ddr4_3200_x8());
+  one_group.mapping = "rochrababgco";
+  DramEngine slow(one_group);
+  EXPECT_EQ(slow.access_transfer(0, 8192, 8192, 1, false, 0, 64), 1064u);
+  DramEngine fast(without_refresh(ddr4_3200_x8()));
+  EXPECT_EQ(fast.access_transfer(0, 8192, 8192, 1, false, 0, 64), 556u);
+}
+
 TEST(DramTiming, RefreshesDueInAnIdleGapAreCountedWithoutWalkingIt) {
   // A read arriving at 10 * 6246 + 5 = 62465 follows ten refreshes; the tenth issued at 62460
   // keeps the rank busy until 62908: ACT 62908, data ends 62908 + 71 = 62979.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   EXPECT_EQ(m.access(lp4_addr(0, 0), false, 62465), 62979u);
   EXPECT_EQ(m.stats().refreshes, 10u);
 }
 
 TEST(DramTiming, StatsJsonInBaseUnits) {
   // One read: 71 cycles of 0.625 ns = 44.375 ns; 64 B in 44.375 ns.
-  DramTimingModel m(lpddr4_3200());
+  DramEngine m(lpddr4_3200());
   m.access(0, false, 0);
   const nlohmann::json j = m.stats().to_json(m.config());
   EXPECT_EQ(j["reads"].get<std::uint64_t>(), 1u);
@@ -351,7 +446,7 @@ TEST(DramTiming, StatsJsonInBaseUnits) {
 TEST(DramTiming, RefreshLongerThanItsIntervalIsRejected) {
   DramConfig c = lpddr4_3200();
   c.timing.tRFC = c.timing.tREFI;
-  EXPECT_THROW(DramTimingModel m(c), InputError);
+  EXPECT_THROW(DramEngine m(c), InputError);
 }
 
 }  // namespace

@@ -152,6 +152,35 @@ TEST(FoldModel, EmptyGemmTakesNoTimeAndBadInputThrows) {
   EXPECT_THROW(reference({1, 3, 2, 1}, 0, 4, Dataflow::WS), InputError);
 }
 
+// --- partial sums, mapping efficiency and utilisation on hand-computed cases ---
+
+TEST(FoldModel, PartialSumsSpillWhenKSpansSeveralRowFolds) {
+  // WS 8x4, M=10 K=20 N=6, 3 repeats: K=20 on 8 rows -> ceil(20/8) = 3 row folds, so every
+  // output is spilled after folds 1 and 2: 10*6 outputs * 2 spills * 3 repeats = 360 words each way.
+  const PartialSumWords ws = partial_sum_words({10, 20, 6, 3}, 8, Dataflow::WS);
+  EXPECT_EQ(ws.written, 360u);
+  EXPECT_EQ(ws.read, 360u);
+  // IS maps K onto the rows too: the same 360.
+  EXPECT_EQ(partial_sum_words({10, 20, 6, 3}, 8, Dataflow::IS).written, 360u);
+  // OS keeps K temporal and accumulates in place: nothing leaves the array early.
+  EXPECT_EQ(partial_sum_words({10, 20, 6, 3}, 8, Dataflow::OS).written, 0u);
+  // K = 8 fits the 8 rows in one fold: no spill.
+  EXPECT_EQ(partial_sum_words({10, 8, 6, 1}, 8, Dataflow::WS).read, 0u);
+}
+
+TEST(FoldModel, MappingEfficiencyAndUtilisationByHand) {
+  // WS on 4x4, M=6 K=5 N=3: Sr=K=5 -> folds of 4 and 1 rows, Sc=N=3 -> one column fold, T=M=6.
+  // Fold 1 maps 4x3 = 12 of 16 PEs, fold 2 maps 1x3 = 3: mean (12 + 3) / (2 * 16) = 0.46875,
+  // which equals macs / (folds * R * C * T) = 90 / (2 * 16 * 6) = 90 / 192.
+  // Cycles 2 * (2*4 + 4 + 6 - 2) = 32, utilisation 90 / (32 * 16) = 0.17578125.
+  const FoldTiming t = reference({6, 5, 3, 1}, 4, 4, Dataflow::WS);
+  EXPECT_EQ(t.folds, 2u);
+  EXPECT_EQ(t.cycles, 32u);
+  EXPECT_EQ(t.macs, 90u);
+  EXPECT_DOUBLE_EQ(t.mapping_efficiency, 0.46875);
+  EXPECT_DOUBLE_EQ(array_utilisation(t.macs, t.cycles, 4, 4), 0.17578125);
+}
+
 // --- MacArray in SystemC ---
 
 /// The SRAM's TLM socket must be bound before simulation (in the NPU the DMA binds it); these
@@ -220,6 +249,58 @@ TEST(MacArray, StarvedTileStallsForTheSramExcess) {
   EXPECT_EQ(result.stall_cycles, 802u);
   EXPECT_EQ(mac.stall_cycles(), 802u);
   EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::sc_time(1250, sc_core::SC_NS));
+}
+
+TEST(MacArray, ResultCarriesFillDrainPartialSumsAndStallCauses) {
+  Sram sram("sram", sram_16x16(), kClock);
+  IdleInitiator dma("dma", sram);
+  MacArray mac("mac", array_8x4(FoldModel::Reference), kClock, sram);
+  GemmResult result;
+  sc_core::sc_spawn([&] { result = mac.run({{10, 20, 6, 3}, 1024, 256}); });
+  sc_core::sc_start();
+  // 504 cycles - 18 folds * T=10 = 324 fill/drain cycles (WsOn8x4WithRepeats).
+  EXPECT_EQ(result.fill_drain_cycles, 324u);
+  // 360 spilled partial sums each way (PartialSumsSpill...) * 4-byte accumulators = 1440 bytes.
+  EXPECT_EQ(result.psum_write_bytes, 1440u);
+  EXPECT_EQ(result.psum_read_bytes, 1440u);
+  EXPECT_DOUBLE_EQ(result.mapping_efficiency, 0.625);
+  // The sequencer reports idle time the array cannot see; both land in the breakdown.
+  mac.record_wait(WaitCause::Dram, 40);
+  mac.record_wait(WaitCause::Dependency, 7);
+  const StallBreakdown& s = mac.stalls();
+  EXPECT_EQ(s.fill_drain, 324u);
+  EXPECT_EQ(s.sram_starvation, 0u);
+  EXPECT_EQ(s.dram_wait, 40u);
+  EXPECT_EQ(s.dependency_wait, 7u);
+  // utilisation over busy cycles: 3600 / (504 * 32)
+  EXPECT_DOUBLE_EQ(mac.busy_utilisation(), 3600.0 / (504.0 * 32.0));
+}
+
+TEST(MacArray, BankConflictsSerialiseIntoSramStall) {
+  Sram sram("sram", sram_16x16(), kClock);
+  IdleInitiator dma("dma", sram);
+  MacArray mac("mac", array_8x4(FoldModel::Reference), kClock, sram);
+  // M=2 K=3 N=2 on 8x4 WS: one fold of 2*8 + 4 + 2 - 2 = 20 cycles; 64 B of bulk traffic is 1 cycle.
+  const GemmTile tile{{2, 3, 2, 1}, 64, 0};
+  // 64 reads of 16 B at a 256 B stride all hit bank 0 (16 banks x 16 B): 64 cycles on its one
+  // port, so the tile takes 64 cycles and stalls 64 - 20 = 44 on the SRAM.
+  const StridedAccess conflicting{0, 256, 64, 16};
+  // The same reads at a 16 B stride spread over the 16 banks: 4 cycles, hidden under compute.
+  const StridedAccess spread{0, 16, 64, 16};
+  GemmResult bad, good;
+  sc_core::sc_spawn([&] {
+    bad = mac.run(tile, conflicting, {});
+    good = mac.run(tile, spread, {});
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(bad.compute_cycles, 20u);
+  EXPECT_EQ(bad.cycles, 64u);
+  EXPECT_EQ(bad.stall_cycles, 44u);
+  EXPECT_EQ(good.cycles, 20u);
+  EXPECT_EQ(good.stall_cycles, 0u);
+  EXPECT_EQ(mac.stalls().sram_starvation, 44u);
+  // (64 + 20) cycles * 1.25 ns = 105 ns
+  EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::sc_time(105, sc_core::SC_NS));
 }
 
 TEST(MacArray, ZeroSizedArrayIsRejected) {

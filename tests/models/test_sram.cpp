@@ -127,7 +127,9 @@ TEST(Sram, TransportCountsBytesAndAnnotatesDelay) {
   cpu.socket.bind(sram.socket);
   sc_core::sc_spawn([&] {
     cpu.send(tlm::TLM_READ_COMMAND, 0, 1024);   // 1024 / 256 = 4 cycles = 4 ns
-    cpu.send(tlm::TLM_WRITE_COMMAND, 100, 300);  // ceil(300 / 256) = 2 cycles = 2 ns
+    // ceil(300 / 256) = 2 cycles, but the banks are still busy with the read (both were sent
+    // at t = 0 with zero annotated delay), so it is served after it: 4 + 2 = 6 ns.
+    cpu.send(tlm::TLM_WRITE_COMMAND, 100, 300);
     cpu.send(tlm::TLM_READ_COMMAND, 1000, 100);  // 1000 + 100 > 1024: outside the scratchpad
   });
   sc_core::sc_start();
@@ -135,10 +137,31 @@ TEST(Sram, TransportCountsBytesAndAnnotatesDelay) {
   EXPECT_EQ(cpu.replies[0].first, tlm::TLM_OK_RESPONSE);
   EXPECT_EQ(cpu.replies[0].second, sc_core::sc_time(4, sc_core::SC_NS));
   EXPECT_EQ(cpu.replies[1].first, tlm::TLM_OK_RESPONSE);
-  EXPECT_EQ(cpu.replies[1].second, sc_core::sc_time(2, sc_core::SC_NS));
+  EXPECT_EQ(cpu.replies[1].second, sc_core::sc_time(6, sc_core::SC_NS));
   EXPECT_EQ(cpu.replies[2].first, tlm::TLM_ADDRESS_ERROR_RESPONSE);
   EXPECT_EQ(sram.read_bytes(), 1024u);
   EXPECT_EQ(sram.write_bytes(), 300u);
+}
+
+TEST(Sram, ComputeUnitsAndDmaShareTheBanks) {
+  // 16 banks x 16 B = 256 B per 1 ns cycle. A compute unit's 2560 B (10 cycles) at t = 0
+  // holds the banks until 10 ns; a DMA write of 512 B (2 cycles) arriving then is served
+  // after it, 12 ns; a compute access at t = 20 ns finds the banks idle: 4 cycles.
+  Sram sram("sram", config_16x16(), kClock);
+  Initiator dma("dma");
+  dma.socket.bind(sram.socket);
+  std::uint64_t first = 0, later = 0;
+  sc_core::sc_spawn([&] {
+    first = sram.record_access(2048, 512);
+    dma.send(tlm::TLM_WRITE_COMMAND, 0, 512);
+    sc_core::wait(20, sc_core::SC_NS);
+    later = sram.record_access(1024, 0);
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(first, 10u);
+  ASSERT_EQ(dma.replies.size(), 1u);
+  EXPECT_EQ(dma.replies[0].second, sc_core::sc_time(12, sc_core::SC_NS));
+  EXPECT_EQ(later, 4u);
 }
 
 }  // namespace

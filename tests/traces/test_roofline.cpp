@@ -35,6 +35,8 @@ TEST(Roofline, RoofsComeFromTheTrace) {
   EXPECT_EQ(r.roofs[0].name, "MAC array");
   EXPECT_EQ(r.roofs[0].kind, "compute");
   EXPECT_EQ(r.roofs[0].unit, "ops/s");
+  EXPECT_EQ(r.roofs[0].dtype, "int8");
+  EXPECT_EQ(r.roofs[0].definition, "2 ops x 64 x 64 MACs x 1 GHz");
   EXPECT_DOUBLE_EQ(r.roofs[0].value, 8.192e12);
   EXPECT_EQ(r.roofs[1].name, "vector unit");
   EXPECT_DOUBLE_EQ(r.roofs[1].value, 6.4e10);
@@ -44,13 +46,20 @@ TEST(Roofline, RoofsComeFromTheTrace) {
   EXPECT_DOUBLE_EQ(r.roofs[2].value, 1.6e11);
   EXPECT_EQ(r.roofs[3].name, "SRAM");
   EXPECT_DOUBLE_EQ(r.roofs[3].value, 1.024e12);
+  // Ridge points: 8.192e12 / 1.6e11 = 51.2 and 8.192e12 / 1.024e12 = 8 ops/byte for the MAC
+  // array; the DRAM roof meets the vector unit at 6.4e10 / 1.6e11 = 0.4.
+  EXPECT_EQ(r.roofs[0].ridge_points,
+            (std::vector<std::pair<std::string, double>>{{"DRAM", 51.2}, {"SRAM", 8.0}}));
+  EXPECT_EQ(r.roofs[2].ridge_points,
+            (std::vector<std::pair<std::string, double>>{{"MAC array", 51.2}, {"vector unit", 0.4}}));
 }
 
-TEST(Roofline, GemmOpIsMemoryBoundOnDram) {
+TEST(Roofline, GemmOpIsLatencyBoundBelowItsDramRoof) {
   // gemm0: ops = 2 * 1e6 = 2e6 over its span 0..1 us -> 2e12 ops/s.
-  // DRAM bytes 80000 + 20000 = 1e5 -> I = 20 ops/B; roof 20 * 1.6e11 = 3.2e12 < peak 8.192e12.
+  // Derated: 2e6 ops / 450 stall-free cycles (450 ns) = 4.444e12 ops/s (< peak 8.192e12).
+  // DRAM bytes 80000 + 20000 = 1e5 -> I = 20 ops/B; roof 20 * 1.6e11 = 3.2e12 (the lowest).
   // SRAM bytes 80000 + 220000 + 20000 = 3.2e5 -> I = 6.25; roof 6.25 * 1.024e12 = 6.4e12.
-  // Lowest roof 3.2e12 (DRAM) -> memory; 2e12 / 3.2e12 = 0.625 >= 0.5, so not latency.
+  // 2e12 / 3.2e12 = 0.625 < 0.8 -> latency; its largest loss is DMA wait (stalls test).
   const Roofline r = make_roofline(sample_trace());
   const RooflinePoint& d = point(r, "op", "gemm0", "dram");
   EXPECT_EQ(d.compute_roof, "MAC array");
@@ -59,54 +68,72 @@ TEST(Roofline, GemmOpIsMemoryBoundOnDram) {
   EXPECT_DOUBLE_EQ(d.seconds, 1e-6);
   EXPECT_DOUBLE_EQ(d.intensity, 20.0);
   EXPECT_DOUBLE_EQ(d.ops_per_second, 2e12);
+  EXPECT_DOUBLE_EQ(d.peak, 8.192e12);
+  EXPECT_NEAR(d.derated_peak, 2e6 / 450e-9, 1.0);
   EXPECT_DOUBLE_EQ(d.attainable, 3.2e12);
   EXPECT_DOUBLE_EQ(d.fraction_of_roof, 0.625);
-  EXPECT_EQ(d.bound, "memory");
+  EXPECT_EQ(d.binding_roof, "DRAM");
+  EXPECT_EQ(d.bound, "latency");
+  EXPECT_EQ(d.latency_cause, "DMA wait");
+  EXPECT_DOUBLE_EQ(d.time_share, 1.0 / 1.5);
   const RooflinePoint& s = point(r, "op", "gemm0", "sram");
   EXPECT_DOUBLE_EQ(s.bytes, 3.2e5);
   EXPECT_DOUBLE_EQ(s.intensity, 6.25);
   EXPECT_DOUBLE_EQ(s.ops_per_second, 2e12);  // same height at both levels
-  EXPECT_DOUBLE_EQ(s.attainable, 6.4e12);
-  EXPECT_DOUBLE_EQ(s.fraction_of_roof, 0.3125);
-  EXPECT_EQ(s.bound, "memory");  // the class is the entity's, not the level's
+  EXPECT_NEAR(s.attainable, 2e6 / 450e-9, 1.0);  // min(derated 4.444e12, 6.4e12)
+  EXPECT_NEAR(s.fraction_of_roof, 0.45, 1e-12);   // 2e12 / 4.444e12
+  EXPECT_EQ(s.bound, "latency");  // the class is the entity's, not the level's
 }
 
-TEST(Roofline, VectorOpIsComputeBound) {
-  // relu1: ops = 2e4 over 1.0..1.5 us -> 4e10 ops/s.
-  // DRAM bytes 4e4 -> I = 0.5; roof 0.5 * 1.6e11 = 8e10. SRAM 8e4 -> I = 0.25; roof 2.56e11.
-  // Vector peak 6.4e10 is the lowest -> compute; 4e10 / 6.4e10 = 0.625 at both levels.
+TEST(Roofline, TheLevelNearestItsRoofIsTheBottleneck) {
+  // gemm0 reaches 62.5 % of its DRAM-level roof and 45 % of its SRAM-level one.
+  const Roofline r = make_roofline(sample_trace());
+  EXPECT_TRUE(point(r, "op", "gemm0", "dram").bottleneck);
+  EXPECT_FALSE(point(r, "op", "gemm0", "sram").bottleneck);
+}
+
+TEST(Roofline, VectorOpIsHeldToItsDeratedRoof) {
+  // relu1: ops = 2e4 over 1.0..1.5 us -> 4e10 ops/s. Derated: 2e4 / 313 ns = 6.3898e10, just
+  // below the 6.4e10 peak (313 cycles for 312.5 of work). DRAM roof 0.5 * 1.6e11 = 8e10, SRAM
+  // 0.25 * 1.024e12 = 2.56e11: the derated roof binds; 4e10 / 6.3898e10 = 0.626 -> latency.
+  // Fill/drain is inside the derated roof, so the cause is the next loss: DMA wait.
   const Roofline r = make_roofline(sample_trace());
   const RooflinePoint& d = point(r, "op", "relu1", "dram");
   EXPECT_EQ(d.compute_roof, "vector unit");
   EXPECT_DOUBLE_EQ(d.intensity, 0.5);
   EXPECT_DOUBLE_EQ(d.ops_per_second, 4e10);
-  EXPECT_DOUBLE_EQ(d.attainable, 6.4e10);
-  EXPECT_DOUBLE_EQ(d.fraction_of_roof, 0.625);
-  EXPECT_EQ(d.bound, "compute");
+  EXPECT_NEAR(d.derated_peak, 2e4 / 313e-9, 1e-3);
+  EXPECT_NEAR(d.attainable, 2e4 / 313e-9, 1e-3);
+  EXPECT_NEAR(d.fraction_of_roof, 4e10 * 313e-9 / 2e4, 1e-12);
+  EXPECT_EQ(d.binding_roof, "vector unit (derated)");
+  EXPECT_EQ(d.bound, "latency");
+  EXPECT_EQ(d.latency_cause, "DMA wait");
   const RooflinePoint& s = point(r, "op", "relu1", "sram");
   EXPECT_DOUBLE_EQ(s.intensity, 0.25);
-  EXPECT_DOUBLE_EQ(s.attainable, 6.4e10);
-  EXPECT_EQ(s.bound, "compute");
+  EXPECT_NEAR(s.attainable, 2e4 / 313e-9, 1e-3);
 }
 
 TEST(Roofline, NetworkUsesBothPeaksAndEndTime) {
   // ops = 2e6 + 2e4 = 2.02e6 over end_ps 1.5 us -> 1.34667e12 ops/s.
-  // compute roof = 8.192e12 + 6.4e10 = 8.256e12 ("MAC array + vector unit").
-  // DRAM bytes 1.4e5 -> I = 14.2857; roof 2.30857e12 (lowest) -> memory.
-  // fraction = (2.02e6 / 1.5e-6) / (2.02e6 / 1.4e5 * 1.6e11) = 1.4e5 / 2.4e5 = 0.58333.
+  // compute roof = 8.192e12 + 6.4e10 = 8.256e12 ("MAC array + vector unit"); derated: the
+  // busiest unit's stall-free time is the MAC array's 450 ns -> 2.02e6 / 450e-9 = 4.4889e12.
+  // DRAM bytes 1.4e5 -> I = 14.2857; roof 2.30857e12 (lowest) -> 0.5833 of it -> latency.
   const Roofline r = make_roofline(sample_trace());
   const RooflinePoint& d = point(r, "network", "network", "dram");
   EXPECT_EQ(d.compute_roof, "MAC array + vector unit");
+  EXPECT_DOUBLE_EQ(d.peak, 8.256e12);
+  EXPECT_NEAR(d.derated_peak, 2.02e6 / 450e-9, 1.0);
   EXPECT_DOUBLE_EQ(d.seconds, 1.5e-6);
   EXPECT_DOUBLE_EQ(d.intensity, 2.02e6 / 1.4e5);
   EXPECT_NEAR(d.ops_per_second, 2.02e6 / 1.5e-6, 1.0);
   EXPECT_NEAR(d.attainable, 2.02e6 / 1.4e5 * 1.6e11, 1.0);
   EXPECT_NEAR(d.fraction_of_roof, 1.4 / 2.4, 1e-12);
-  EXPECT_EQ(d.bound, "memory");
-  // SRAM: bytes 4e5 -> I = 5.05; roof 5.05 * 1.024e12 = 5.1712e12.
+  EXPECT_EQ(d.bound, "latency");
+  EXPECT_DOUBLE_EQ(d.time_share, 1.0);
+  // SRAM: bytes 4e5 -> I = 5.05; roof 5.05 * 1.024e12 = 5.1712e12 > derated 4.4889e12.
   const RooflinePoint& s = point(r, "network", "network", "sram");
   EXPECT_DOUBLE_EQ(s.intensity, 5.05);
-  EXPECT_NEAR(s.attainable, 5.1712e12, 1.0);
+  EXPECT_NEAR(s.attainable, 2.02e6 / 450e-9, 1.0);
 }
 
 TEST(Roofline, GroupsAndViews) {
@@ -115,24 +142,64 @@ TEST(Roofline, GroupsAndViews) {
   const RooflinePoint& g = point(r, "group", "relu1_chain", "dram");
   EXPECT_EQ(g.compute_roof, "vector unit");
   EXPECT_DOUBLE_EQ(g.ops_per_second, 4e10);
-  EXPECT_EQ(g.bound, "compute");
+  EXPECT_EQ(g.bound, "latency");
   EXPECT_FALSE(has_point(r, "flatten2"));
   // 2 ops + 2 groups + network, two levels each.
   EXPECT_EQ(r.points.size(), 10u);
   EXPECT_TRUE(r.violations.empty());
 }
 
+/// One op, one short load and one GEMM whose shape leaves much of the array idle.
+Trace depthwise_like() {
+  // c0 load [0, 10 ns) 1000 B; c1 gemm [10, 460 ns): 1e6 MACs in 450 stall-free cycles, where
+  // the full 64x64 array would need 1e6 / 4096 = 244.14.
+  Trace t = sample_trace();
+  t.ops = {{"dw", "depthwise_conv2d", "MAC array", 0, 1000000, 0}};
+  t.groups = {{"dw", "none", {0}, 4096}};
+  CommandEvent c0 = sample::command(0, CommandKind::DmaLoad, Unit::Dma, 0, 0, 0, 0, 10000);
+  c0.dram_read_bytes = 1000;
+  c0.sram_write_bytes = 1000;
+  CommandEvent c1 = sample::command(1, CommandKind::Gemm, Unit::MacArray, 0, 0, 0, 10000, 460000);
+  c1.macs = 1000000;
+  c1.compute_cycles = 450;
+  c1.sram_read_bytes = 10000;
+  c1.deps = {0};
+  t.commands = {c0, c1};
+  t.sram_allocations = {{0, 4096, 0, 460000}};
+  t.end_ps = 460000;
+  return t;
+}
+
+TEST(Roofline, ArrayShapeCapsAnOp) {
+  // 2e6 ops in 460 ns = 4.3478e12 ops/s. Derated roof 2e6 / 450 ns = 4.4444e12 (54 % of the
+  // 8.192e12 peak); DRAM roof 2000 ops/B * 1.6e11 = 3.2e14, SRAM 181.8 * 1.024e12 = 1.86e14.
+  // The derated roof binds and the op reaches 460/450 -> 97.8 % of it: compute-bound.
+  const Roofline r = make_roofline(depthwise_like());
+  const RooflinePoint& d = point(r, "op", "dw", "dram");
+  EXPECT_NEAR(d.derated_peak, 2e6 / 450e-9, 1.0);
+  EXPECT_NEAR(d.derated_peak / d.peak, 2e6 / 450e-9 / 8.192e12, 1e-12);
+  EXPECT_EQ(d.binding_roof, "MAC array (derated)");
+  EXPECT_EQ(d.bound, "compute");
+  EXPECT_NEAR(d.fraction_of_roof, 450.0 / 460.0, 1e-9);
+  EXPECT_TRUE(d.latency_cause.empty());
+  EXPECT_TRUE(r.violations.empty());
+}
+
 TEST(Roofline, SlowOpIsLatencyBound) {
-  // Stretch relu1's vector command to end at 2.1 us: span 1.0..2.1 us -> 2e4 / 1.1e-6
-  // = 1.818e10 ops/s < 0.5 * 6.4e10 = 3.2e10 -> latency.
+  // Stretch relu1's vector command to end at 2.0 us with 587 stall cycles (900 = 313 + 587):
+  // span 1.0..2.1 us -> 2e4 / 1.1e-6 = 1.818e10 ops/s, 313 / 1100 = 28.5 % of its derated
+  // roof -> latency; the largest loss is the SRAM stall (587 ns against 200 ns of DMA wait).
   Trace t = sample_trace();
   t.commands[4].end_ps = 2000000;
+  t.commands[4].stall_cycles = 587;
   t.commands[5].begin_ps = 2000000;
   t.commands[5].end_ps = 2100000;
   t.end_ps = 2100000;
   const Roofline r = make_roofline(t);
-  EXPECT_EQ(point(r, "op", "relu1", "dram").bound, "latency");
-  EXPECT_NEAR(point(r, "op", "relu1", "dram").fraction_of_roof, 2e4 / 1.1e-6 / 6.4e10, 1e-12);
+  const RooflinePoint& p = point(r, "op", "relu1", "dram");
+  EXPECT_EQ(p.bound, "latency");
+  EXPECT_NEAR(p.fraction_of_roof, 313.0 / 1100.0, 1e-9);
+  EXPECT_EQ(p.latency_cause, "SRAM stall");
 }
 
 TEST(Roofline, ZeroByteLevelGetsNoPoint) {
@@ -142,8 +209,10 @@ TEST(Roofline, ZeroByteLevelGetsNoPoint) {
   t.commands[2].dram_write_bytes = 0;
   const Roofline r = make_roofline(t);
   EXPECT_THROW(point(r, "op", "gemm0", "dram"), std::runtime_error);
-  // SRAM roof 6.4e12 < peak 8.192e12 -> memory; 2e12 / 6.4e12 = 0.3125 < 0.5 -> latency.
+  // Derated 4.444e12 < SRAM roof 6.4e12 -> binds; 2e12 / 4.444e12 = 0.45 < 0.8 -> latency.
   EXPECT_EQ(point(r, "op", "gemm0", "sram").bound, "latency");
+  EXPECT_EQ(point(r, "op", "gemm0", "sram").binding_roof, "MAC array (derated)");
+  EXPECT_TRUE(point(r, "op", "gemm0", "sram").bottleneck);
 }
 
 TEST(Roofline, OpAboveItsRoofIsAViolation) {
@@ -165,22 +234,78 @@ TEST(Roofline, OpAboveItsRoofIsAViolation) {
   EXPECT_FALSE(exceeds_roof(point(r, "op", "relu1", "dram")));
 }
 
+TEST(Roofline, ComputeCyclesBelowTheIdealAreAViolation) {
+  // 1e6 MACs cannot take fewer than 1e6 / 4096 = 244 cycles on a 64x64 array; 100 would mean
+  // 2e6 / 100 ns = 2e13 ops/s, above the 8.192e12 peak.
+  Trace t = sample_trace();
+  t.commands[1].compute_cycles = 100;
+  const Roofline r = make_roofline(t);
+  bool named = false;
+  for (const std::string& v : r.violations) {
+    named |= v.find("op gemm0: stall-free compute cycles imply 2e+13 ops/s") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  EXPECT_DOUBLE_EQ(point(r, "op", "gemm0", "dram").derated_peak, 8.192e12);  // capped at the peak
+}
+
 TEST(Roofline, ToJsonCarriesEveryField) {
   const nlohmann::json j = to_json(make_roofline(sample_trace()));
   ASSERT_EQ(j.at("roofs").size(), 4u);
   EXPECT_EQ(j["roofs"][2]["name"], "DRAM");
   EXPECT_EQ(j["roofs"][2]["unit"], "bytes/s");
+  EXPECT_DOUBLE_EQ(j["roofs"][0]["ridge_points"]["DRAM"].get<double>(), 51.2);
+  EXPECT_EQ(j["roofs"][0]["dtype"], "int8");
   ASSERT_EQ(j.at("points").size(), 10u);
   const nlohmann::json& p = j["points"][0];
   for (const char* key :
        {"name", "scope", "level", "intensity", "ops_per_second", "bound", "fraction_of_roof", "ops",
-        "bytes", "seconds", "attainable", "compute_roof"}) {
+        "bytes", "seconds", "attainable", "compute_roof", "peak", "derated_peak", "binding_roof",
+        "bottleneck", "latency_cause", "time_share"}) {
     EXPECT_TRUE(p.contains(key)) << key;
   }
   EXPECT_EQ(p["name"], "gemm0");
   EXPECT_DOUBLE_EQ(p["intensity"].get<double>(), 20.0);
   EXPECT_TRUE(j.at("violations").is_array());
   EXPECT_EQ(j.at("units").at("intensity"), "ops/byte");
+  EXPECT_DOUBLE_EQ(j.at("latency_bound_fraction").get<double>(), 0.8);
+  EXPECT_TRUE(j.at("energy").is_object());
+}
+
+// ---- energy roofline ---------------------------------------------------------------------
+
+TEST(EnergyRoofline, RoofsAndPointsFromTheModel) {
+  // Roofs: MAC 1 pJ per MAC = 0.5 pJ per op; vector 2 pJ per op; DRAM 10 pJ/B.
+  // gemm0: ideal energy = 1e6 MACs * 1 pJ + 1e5 DRAM B * 10 pJ = 2 uJ -> roof 2e6 / 2e-6 = 1e12
+  // ops/J. Its energy is 2.45 uJ (test_energy.cpp) -> 8.163e11 ops/J = 2 / 2.45 of the roof.
+  const Roofline r = make_roofline(sample_trace());
+  ASSERT_EQ(r.energy_roofs.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.energy_roofs[0].value, 0.5e-12);
+  EXPECT_EQ(r.energy_roofs[0].unit, "J/op");
+  EXPECT_DOUBLE_EQ(r.energy_roofs[1].value, 2e-12);
+  EXPECT_EQ(r.energy_roofs[2].name, "DRAM");
+  EXPECT_DOUBLE_EQ(r.energy_roofs[2].value, 1e-11);
+  const EnergyPoint* gemm = nullptr;
+  for (const EnergyPoint& p : r.energy_points) {
+    if (p.scope == "op" && p.name == "gemm0") gemm = &p;
+  }
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_DOUBLE_EQ(gemm->intensity, 20.0);
+  EXPECT_NEAR(gemm->energy_j, 2.45e-6, 1e-18);
+  EXPECT_NEAR(gemm->attainable_ops_per_joule, 1e12, 1e-3);
+  EXPECT_NEAR(gemm->ops_per_joule, 2e6 / 2.45e-6, 1e-3);
+  EXPECT_NEAR(gemm->fraction_of_roof, 2.0 / 2.45, 1e-12);
+  EXPECT_NEAR(gemm->energy_share, 2.45 / 3.025, 1e-12);
+  // ops, groups and the network (relu1_chain and relu1 both have DRAM bytes): 5 points.
+  EXPECT_EQ(r.energy_points.size(), 5u);
+}
+
+TEST(EnergyRoofline, NoModelNoEnergyOutputs) {
+  Trace t = sample_trace();
+  t.config.erase("energy");
+  const Roofline r = make_roofline(t);
+  EXPECT_TRUE(r.energy_roofs.empty());
+  EXPECT_TRUE(r.energy_points.empty());
+  EXPECT_TRUE(to_json(r).at("energy").is_null());
 }
 
 TEST(Roofline, MissingRoofIsAnInputError) {
@@ -255,6 +380,36 @@ TEST(RooflinePlot, CompareWithArrowsAndViolation) {
   EXPECT_NE(text.find("above its roof"), std::string::npos);
   EXPECT_NE(text.find("! gemm0"), std::string::npos);
   EXPECT_NE(text.find("unfused network"), std::string::npos);
+}
+
+TEST(RooflinePlot, PngAndSvgFromOneRun) {
+  if (!gnuplot_available()) GTEST_SKIP() << "gnuplot is not on PATH";
+  const Roofline r = make_roofline(depthwise_like());
+  const std::string svg = sample::temp_path("r.svg"), png = sample::temp_path("r.png");
+  plot_roofline({{"dw", &r}}, {}, {svg, png}, "dw");
+  EXPECT_EQ(slurp(png).substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  const std::string text = slurp(svg);
+  // The legend explains colour (bound class), size (time share) and the derated roof the op gets.
+  for (const char* label : {"compute-bound", "latency-bound", "size: share of run time",
+                            "derated roof (array shape)", "MAC array int8"}) {
+    EXPECT_NE(text.find(label), std::string::npos) << label;
+  }
+}
+
+TEST(RooflinePlot, EnergyRooflineNeedsAModel) {
+  if (!gnuplot_available()) GTEST_SKIP() << "gnuplot is not on PATH";
+  const Roofline r = make_roofline(sample_trace());
+  const std::string svg = sample::temp_path("e.svg");
+  plot_energy_roofline({{"tiny", &r}}, {svg, ""}, "energy");
+  const std::string text = slurp(svg);
+  for (const char* label : {"energy efficiency (ops/J)", "DRAM 10 pJ/B", "MAC array int8 2 Tops/J"}) {
+    EXPECT_NE(text.find(label), std::string::npos) << label;
+  }
+  Trace t = sample_trace();
+  t.config.erase("energy");
+  const Roofline none = make_roofline(t);
+  EXPECT_THROW(plot_energy_roofline({{"tiny", &none}}, {sample::temp_path("x.svg"), ""}, "x"),
+               SimulationError);
 }
 
 TEST(RooflinePlot, ArrowsNeedTwoSeries) {

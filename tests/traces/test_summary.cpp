@@ -35,7 +35,9 @@ TEST(Summary, TotalsAreTheHandSums) {
   // 1e6 MACs / (1500 cycles * 64 * 64) = 0.16276.
   EXPECT_DOUBLE_EQ(s["mac_utilization"].get<double>(), 1e6 / (1500.0 * 4096.0));
   EXPECT_NEAR(s["achieved_ops_per_second"].get<double>(), 2.02e6 / 1.5e-6, 1.0);
-  EXPECT_EQ(s["bound"], "memory");
+  // 58.3 % of its DRAM roof (test_roofline.cpp); the MAC array mostly waited for DMA.
+  EXPECT_EQ(s["bound"], "latency");
+  EXPECT_EQ(s["latency_cause"], "DMA wait");
   EXPECT_EQ(s["dram"]["row_hits"], 17);
 }
 
@@ -63,16 +65,21 @@ TEST(Summary, PerOpFigures) {
   EXPECT_EQ(gemm["sram_read_bytes"].get<std::uint64_t>(), 220000u);
   EXPECT_EQ(gemm["sram_write_bytes"].get<std::uint64_t>(), 100000u);
   EXPECT_DOUBLE_EQ(gemm["arithmetic_intensity"].get<double>(), 20.0);  // 2e6 / 1e5
-  EXPECT_EQ(gemm["bound"], "memory");
+  EXPECT_EQ(gemm["bound"], "latency");
+  EXPECT_EQ(gemm["latency_cause"], "DMA wait");
+  EXPECT_DOUBLE_EQ(gemm["time_share"].get<double>(), 1.0 / 1.5);  // alone for 1 of 1.5 us
   const json& relu = s["ops"][1];
   EXPECT_EQ(relu["group"], "relu1_chain");
   EXPECT_EQ(relu["cycles"].get<std::uint64_t>(), 500u);
   EXPECT_DOUBLE_EQ(relu["arithmetic_intensity"].get<double>(), 0.5);  // 2e4 / 4e4
-  EXPECT_EQ(relu["bound"], "compute");
+  EXPECT_EQ(relu["bound"], "latency");
   const json& view = s["ops"][2];
   EXPECT_EQ(view["cycles"].get<std::uint64_t>(), 0u);
   EXPECT_TRUE(view["arithmetic_intensity"].is_null());  // no DRAM byte
   EXPECT_EQ(view["bound"], "none");
+  EXPECT_TRUE(view["latency_cause"].is_null());
+  EXPECT_DOUBLE_EQ(view["time_share"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(view["energy_j"].get<double>(), 0.0);
 }
 
 TEST(Summary, PerOpPartsSumToTotals) {
@@ -95,8 +102,45 @@ TEST(Summary, Groups) {
   EXPECT_EQ(chain["fusion"], "chain");
   EXPECT_EQ(chain["members"], json({"relu1", "flatten2"}));
   EXPECT_EQ(chain["cycles"].get<std::uint64_t>(), 500u);
-  EXPECT_EQ(chain["bound"], "compute");
+  EXPECT_EQ(chain["bound"], "latency");
   EXPECT_EQ(chain["sram_bytes"].get<std::uint64_t>(), 65536u);
+}
+
+TEST(Summary, EnergyTotalsAndBreakdown) {
+  // Hand sums in test_energy.cpp: gemm0 2.45 uJ, relu1 0.575 uJ, network 3.025 uJ.
+  const json s = summary_of(sample_trace());
+  EXPECT_NEAR(s["energy_j"].get<double>(), 3.025e-6, 1e-18);
+  EXPECT_NEAR(s["energy"]["dram_j"].get<double>(), 1.4e6 * 1e-12, 1e-18);  // 1.4e5 B * 10 pJ
+  EXPECT_NEAR(s["ops"][0]["energy_j"].get<double>(), 2.45e-6, 1e-18);
+  EXPECT_NEAR(s["ops"][1]["energy"]["vector_j"].get<double>(), 4e-8, 1e-20);
+  EXPECT_NEAR(s["groups"][1]["energy_j"].get<double>(), 5.75e-7, 1e-18);
+  double by_ops = 0;
+  for (const json& op : s["ops"]) by_ops += op["energy_j"].get<double>();
+  EXPECT_NEAR(by_ops, s["energy_j"].get<double>(), 1e-18);
+  Trace t = sample_trace();
+  t.config.erase("energy");
+  const json none = summary_of(t);
+  EXPECT_TRUE(none["energy_j"].is_null());
+  EXPECT_TRUE(none["ops"][0]["energy"].is_null());
+}
+
+TEST(Summary, StallsAndUnitsBusy) {
+  const json s = summary_of(sample_trace());
+  // The MAC array over 1.5 us: waits 0.3 us for c0, works 0.5 us, then idles 0.7 us until the
+  // end (the last compute command is on the vector unit; the tail counts as DMA wait).
+  const json& st = s["stalls"];
+  EXPECT_EQ(st["unit"], "MAC array");
+  EXPECT_NEAR(st["dma_wait_s"].get<double>(), 1.0e-6, 1e-15);
+  EXPECT_NEAR(st["sram_stall_s"].get<double>(), 50e-9, 1e-15);
+  EXPECT_EQ(st["dominant_loss"], "DMA wait");
+  // Units: MAC array 0.5 of 1.5 us busy; DMA ch0 c0 + c3 = 0.4 us.
+  const json& units = s["units_busy"];
+  ASSERT_EQ(units.size(), 4u);
+  EXPECT_EQ(units[0]["name"], "MAC array");
+  EXPECT_NEAR(units[0]["busy_fraction"].get<double>(), 0.5 / 1.5, 1e-12);
+  EXPECT_EQ(units[2]["name"], "DMA ch0");
+  EXPECT_NEAR(units[2]["busy_fraction"].get<double>(), 0.4 / 1.5, 1e-12);
+  EXPECT_EQ(units[2]["commands"], 2);
 }
 
 TEST(Summary, EveryNumericTotalHasAUnit) {

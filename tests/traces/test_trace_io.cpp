@@ -139,14 +139,22 @@ TEST(TraceIo, TracksAndCommandArgs) {
   EXPECT_EQ(doc["otherData"]["npusim"]["config"]["core_clock"], "1 GHz");
 }
 
-TEST(TraceIo, CommandsNestInsideOpsInsideGroups) {
+/// The X events on the thread called `track`.
+std::vector<json> slices_on(const json& doc, const std::string& track) {
+  const auto names = threads(doc);
+  std::vector<json> out;
+  for (const json& e : events_with(doc, "X")) {
+    if (names.at(e["tid"]) == track) out.push_back(e);
+  }
+  return out;
+}
+
+TEST(TraceIo, OverviewSpansHoldTheirCommands) {
   const Trace t = sample_trace();
   const json doc = written(t);
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> ops, groups;
-  for (const json& e : events_with(doc, "X", "op"))
-    ops[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
-  for (const json& e : events_with(doc, "X", "group"))
-    groups[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
+  for (const json& e : slices_on(doc, "ops")) ops[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
+  for (const json& e : slices_on(doc, "groups")) groups[e["name"]] = {ps(e["ts"]), ps(e["ts"]) + ps(e["dur"])};
   // gemm0 spans its commands' first begin 0 to last end 1 us; relu1 1.0 .. 1.5 us.
   EXPECT_EQ(ops.at("gemm0"), std::make_pair(std::uint64_t{0}, std::uint64_t{1000000}));
   EXPECT_EQ(ops.at("relu1"), std::make_pair(std::uint64_t{1000000}, std::uint64_t{1500000}));
@@ -160,6 +168,160 @@ TEST(TraceIo, CommandsNestInsideOpsInsideGroups) {
     EXPECT_LE(group.first, op.first);
     EXPECT_GE(group.second, op.second);
   }
+}
+
+/// Checks that the X slices of every thread nest (any two are disjoint or one holds the other,
+/// and a parent comes before its children in the file) and, on unit tracks, that each command
+/// sits in an op slice of its op inside a group slice of its group. Returns the number of
+/// commands seen inside both.
+std::size_t check_nesting(const json& doc) {
+  struct S {
+    std::uint64_t begin, end;
+    std::string cat, name;
+    json args;
+  };
+  std::map<int, std::vector<S>> by_tid;
+  for (const json& e : events_with(doc, "X")) {
+    by_tid[e["tid"]].push_back({ps(e["ts"]), ps(e["ts"]) + ps(e["dur"]), e["cat"], e["name"], e["args"]});
+  }
+  std::size_t nested_commands = 0;
+  for (const auto& [tid, slices] : by_tid) {
+    for (std::size_t i = 0; i < slices.size(); ++i) {
+      for (std::size_t j = i + 1; j < slices.size(); ++j) {
+        const S& a = slices[i];  // earlier in the file
+        const S& b = slices[j];
+        const bool disjoint = a.end <= b.begin || b.end <= a.begin;
+        const bool a_holds_b = a.begin <= b.begin && b.end <= a.end;
+        EXPECT_TRUE(disjoint || a_holds_b) << "tid " << tid << ": " << a.name << " and " << b.name;
+      }
+    }
+    for (const S& c : slices) {
+      if (c.cat != "command") continue;
+      bool in_op = false, in_group = false;
+      for (const S& p : slices) {
+        const bool holds = p.begin <= c.begin && c.end <= p.end;
+        in_op |= holds && p.cat == "op" && p.name == c.args["op"];
+        in_group |= holds && p.cat == "group" && p.name == c.args["group"];
+      }
+      EXPECT_TRUE(in_op && in_group) << c.name;
+      nested_commands += in_op && in_group;
+    }
+  }
+  return nested_commands;
+}
+
+TEST(TraceIo, SlicesNestGroupOpCommandOnEveryUnitTrack) {
+  const json doc = written(sample_trace());
+  EXPECT_EQ(check_nesting(doc), 6u);
+  // On the MAC array: the group slice, the op slice and the command, all 0.3 .. 0.8 us.
+  const auto mac = slices_on(doc, "MAC array");
+  ASSERT_EQ(mac.size(), 3u);
+  EXPECT_EQ(mac[0]["cat"], "group");
+  EXPECT_EQ(mac[1]["cat"], "op");
+  EXPECT_EQ(mac[2]["cat"], "command");
+  for (const json& e : mac) EXPECT_EQ(ps(e["ts"]), 300000u);
+}
+
+TEST(TraceIo, InterleavedOpsOnATrackGetOneSliceEachRun) {
+  // DMA ch0 runs gemm0's load, relu1's load, then another gemm0 load: three runs of one op each,
+  // in two groups, and everything still nests.
+  Trace t = sample_trace();
+  CommandEvent late = t.commands[0];
+  late.id = 6;
+  late.begin_ps = 1100000;
+  late.end_ps = 1200000;
+  t.commands.push_back(late);
+  t.end_ps = 1500000;
+  const json doc = written(t);
+  EXPECT_EQ(check_nesting(doc), 7u);
+  std::size_t op_slices = 0;
+  for (const json& e : slices_on(doc, "DMA ch0")) op_slices += e["cat"] == "op";
+  EXPECT_EQ(op_slices, 3u);
+}
+
+TEST(TraceIo, FlowArrowsFromEachLoadToTheComputeWaitingOnIt) {
+  // c1 (gemm) waits on the load c0 and c4 (vector) on the load c3; stores start no arrow.
+  // Each arrow runs from the middle of the load to the middle of the compute command.
+  const json doc = written(sample_trace());
+  const auto names = threads(doc);
+  const auto starts = events_with(doc, "s"), ends = events_with(doc, "f");
+  ASSERT_EQ(starts.size(), 2u);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(starts[0]["id"], ends[0]["id"]);
+  EXPECT_EQ(names.at(starts[0]["tid"]), "DMA ch0");
+  EXPECT_EQ(ps(starts[0]["ts"]), 150000u);  // c0: 0 .. 0.3 us
+  EXPECT_EQ(names.at(ends[0]["tid"]), "MAC array");
+  EXPECT_EQ(ps(ends[0]["ts"]), 550000u);  // c1: 0.3 .. 0.8 us
+  EXPECT_EQ(ends[0]["bp"], "e");
+  EXPECT_EQ(names.at(ends[1]["tid"]), "vector unit");
+  EXPECT_EQ(ps(ends[1]["ts"]), 1260000u);  // c4: 1.1 .. 1.42 us
+}
+
+TEST(TraceIo, ReadsVersionOneTraces) {
+  // A version 1 file had no trace level and no group/op slices on unit tracks.
+  json doc = written(sample_trace());
+  const auto names = threads(doc);
+  json kept = json::array();
+  for (const json& e : doc["traceEvents"]) {
+    const bool unit_parent = e["ph"] == "X" && e["cat"] != "command" && names.at(e["tid"]) != "ops" &&
+                             names.at(e["tid"]) != "groups";
+    if (!unit_parent) kept.push_back(e);
+  }
+  doc["traceEvents"] = kept;
+  doc["otherData"]["npusim"]["format_version"] = 1;
+  doc["otherData"]["npusim"].erase("trace_level");
+  const std::string path = temp_path("v1.json");
+  spit(path, doc.dump());
+  EXPECT_EQ(read_trace_json(path), sample_trace());
+}
+
+// ---- trace levels -------------------------------------------------------------------------
+
+TEST(TraceLevel, Parses) {
+  TraceWriteOptions o;
+  parse_trace_level("sample:25", o, "--trace-level");
+  EXPECT_EQ(o.level, TraceLevel::Sample);
+  EXPECT_EQ(o.sample_every, 25u);
+  EXPECT_EQ(trace_level_name(o), "sample:25");
+  parse_trace_level("ops", o, "--trace-level");
+  EXPECT_EQ(o.level, TraceLevel::Ops);
+  for (const char* bad : {"sample:0", "sample:", "sample:x", "everything", "FULL"}) {
+    EXPECT_THROW(parse_trace_level(bad, o, "--trace-level"), InputError) << bad;
+  }
+}
+
+TEST(TraceLevel, OpsKeepsSpansAndCountersButNoCommands) {
+  TraceWriteOptions o;
+  o.level = TraceLevel::Ops;
+  const std::string path = temp_path("ops.json");
+  write_trace_json(sample_trace(), path, o);
+  const json doc = json::parse(slurp(path));
+  EXPECT_TRUE(events_with(doc, "X", "command").empty());
+  EXPECT_EQ(slices_on(doc, "ops").size(), 2u);
+  EXPECT_FALSE(events_with(doc, "C").empty());
+  EXPECT_EQ(doc["otherData"]["npusim"]["trace_level"], "ops");
+  EXPECT_EQ(doc["otherData"]["npusim"]["written_command_count"], 0);
+  // Such a trace is for viewing: analysing it says how to get one that can be analysed.
+  try {
+    read_trace_json(path);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--trace-level full"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TraceLevel, SampleKeepsEveryNthCommand) {
+  TraceWriteOptions o;
+  o.level = TraceLevel::Sample;
+  o.sample_every = 2;  // commands 0, 2, 4
+  const std::string path = temp_path("sample.json");
+  write_trace_json(sample_trace(), path, o);
+  const json doc = json::parse(slurp(path));
+  std::vector<int> ids;
+  for (const json& e : events_with(doc, "X", "command")) ids.push_back(e["args"]["id"]);
+  EXPECT_EQ(ids, (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(check_nesting(doc), 3u);
+  EXPECT_TRUE(events_with(doc, "s").empty());  // c1's load was kept, but c1 was not
 }
 
 std::map<std::string, std::vector<double>> counters(const json& doc) {
@@ -188,6 +350,20 @@ TEST(TraceIo, CountersPerWindow) {
   EXPECT_NEAR(mac[0], 19.53125, 1e-4);
   EXPECT_NEAR(mac[1], 29.296875, 1e-4);
   EXPECT_EQ(mac[2], 0);
+}
+
+TEST(TraceIo, DramPercentOfPeakAndQueueDepth) {
+  // DRAM % of peak per 0.5 us window, against 1.6e11 B/s: window 0 reads 160 GB/s -> 100 %;
+  // window 1 writes 40 GB/s -> 25 %; window 2 reads 40 and writes 40 GB/s -> 50 %.
+  Trace t = sample_trace();
+  // Grant relu1's group at 0.5 us: its load c3 (no dependency) is then ready from 0.5 us but
+  // starts at 1.0 us -> one DMA command queued through window 1, none elsewhere.
+  t.sram_allocations[1].alloc_ps = 500000;
+  const auto c = counters(written(t, {500000}));
+  EXPECT_EQ(c.at("DRAM bandwidth % of peak"), (std::vector<double>{100, 25, 50, 0}));
+  EXPECT_EQ(c.at("DMA queue commands"), (std::vector<double>{0, 1, 0, 0}));
+  EXPECT_EQ(c.at("MAC array queue commands"), (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_EQ(c.at("vector unit queue commands"), (std::vector<double>{0, 0, 0, 0}));
 }
 
 TEST(TraceIo, DefaultWindowIsA200thOfTheRun) {

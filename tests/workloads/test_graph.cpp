@@ -72,7 +72,13 @@ TEST(OpKinds, NamesRoundTripAndClassesFollowTheTable) {
   for (OpKind k : all_op_kinds()) {
     EXPECT_EQ(op_kind_from_string(to_string(k)), k) << to_string(k);
   }
-  EXPECT_EQ(all_op_kinds().size(), 28u);  // the 28 kinds listed in graph.h
+  EXPECT_EQ(all_op_kinds().size(), 44u);  // the 44 kinds listed in graph.h
+  EXPECT_EQ(op_class(OpKind::ConvTranspose), OpClass::Gemm);
+  EXPECT_EQ(op_class(OpKind::ReduceMean), OpClass::Vector);
+  EXPECT_EQ(to_string(OpKind::ConvTranspose), "conv_transpose");
+  EXPECT_TRUE(is_elementwise(OpKind::Pow));
+  EXPECT_TRUE(is_elementwise(OpKind::Erf));
+  EXPECT_FALSE(is_elementwise(OpKind::Gather));
   EXPECT_EQ(to_string(OpKind::GlobalAvgPool), "global_avg_pool");
   EXPECT_EQ(to_string(OpKind::LeakyRelu), "leaky_relu");
   EXPECT_FALSE(op_kind_from_string("conv3d").has_value());
@@ -115,6 +121,65 @@ TEST(Conv2d, StrideAndPaddingCostByHand) {
   EXPECT_EQ(v.n, 32);
   EXPECT_EQ(v.in_h, 224);
   EXPECT_EQ(v.out_w, 112);
+}
+
+TEST(ConvTranspose, ShapeGemmViewAndCostAgree) {
+  Builder b;
+  b.input("x", {2, 8, 5, 5});
+  b.constant("w", {8, 3, 3, 3});  // [Cin, Cout/groups, KH, KW], 2 groups: Cout = 6
+  b.constant("bias", {6});
+  auto& a = b.op("up", OpKind::ConvTranspose, {"x", "w", "bias"});
+  a.kernel = {3, 3};
+  a.stride = {2, 2};
+  a.pads = {1, 1, 1, 1};
+  a.output_padding = {1, 1};
+  a.groups = 2;
+  b.finish();
+  // (5-1)*2 + 1 + (3-1) + 1 - 1 - 1 = 10
+  EXPECT_EQ(b.out("up").shape, (Shape{2, 6, 10, 10}));
+  const GemmView v = b.gemm("up");
+  EXPECT_FALSE(v.is_conv);
+  EXPECT_EQ(v.groups, 2);
+  EXPECT_EQ(v.m, 50);  // 2 * 5*5 input pixels
+  EXPECT_EQ(v.k, 4);   // 8 / 2 in-channels a group
+  EXPECT_EQ(v.n, 27);  // 3 out-channels a group * 3*3 taps
+  const OpCost c = b.cost("up");
+  EXPECT_EQ(c.macs, 10'800u);       // 2 * 50 * 4 * 27 = groups * M * K * N
+  EXPECT_EQ(c.vector_ops, 3'900u);  // col2im 2*50*27 = 2,700 + bias 2*6*10*10 = 1,200
+}
+
+TEST(Reductions, KeepdimsAxesAndCost) {
+  Builder b;
+  b.input("x", {2, 3, 4, 5});
+  auto& keep = b.op("keep", OpKind::ReduceMean, {"x"});
+  keep.axes = {-1, 2};
+  auto& drop = b.op("drop", OpKind::ReduceSum, {"x"});
+  drop.axes = {1};
+  drop.keepdims = false;
+  b.op("all", OpKind::ReduceMax, {"x"}).keepdims = false;
+  b.finish();
+  EXPECT_EQ(b.out("keep").shape, (Shape{2, 3, 1, 1}));
+  EXPECT_EQ(b.out("drop").shape, (Shape{2, 4, 5}));
+  EXPECT_EQ(b.out("all").shape, (Shape{1}));       // rank 0 is [1] in the IR
+  EXPECT_EQ(b.cost("keep").vector_ops, 120u);      // every input element once: 2*3*4*5
+}
+
+TEST(DataMovement, PadGatherExpandShapesAndCopies) {
+  Builder b;
+  b.input("x", {1, 3, 4, 4});
+  b.constant("idx", {2, 5});
+  b.input("row", {1, 1, 8});
+  b.op("pad", OpKind::Pad, {"x"}).paddings = {0, 0, 1, 2, 0, 0, 3, -1};
+  b.op("gather", OpKind::Gather, {"x", "idx"}).axis = 2;
+  b.op("expand", OpKind::Expand, {"row"}).shape = {2, 3, 1};
+  b.finish();
+  EXPECT_EQ(b.out("pad").shape, (Shape{1, 3, 8, 5}));  // 4 + 1 + 3, 4 + 2 - 1
+  EXPECT_EQ(b.out("gather").shape, (Shape{1, 3, 2, 5, 4}));
+  EXPECT_EQ(b.out("expand").shape, (Shape{2, 3, 8}));
+  EXPECT_EQ(b.cost("pad").vector_ops, 120u);     // one copy per output element
+  EXPECT_EQ(b.cost("gather").vector_ops, 120u);
+  EXPECT_EQ(b.cost("gather").weight_bytes, 10u);  // the constant indices
+  EXPECT_EQ(b.cost("expand").vector_ops, 48u);
 }
 
 TEST(Conv2d, DilationWidensTheWindow) {

@@ -27,7 +27,8 @@ double relative(double value, double reference) { return std::abs(value - refere
 
 TEST(Zoo, ListsEveryModel) {
   EXPECT_EQ(zoo_names(kZoo),
-            (std::vector<std::string>{"bert_base_layer", "mobilenet_v2", "resnet50", "small_cnn"}));
+            (std::vector<std::string>{"bert_base_layer", "ds_cnn_kws", "mobilenet_v2", "resnet18", "resnet50",
+                                      "small_cnn", "vit_s16_block"}));
 }
 
 TEST(Zoo, SmallCnn) {
@@ -66,6 +67,55 @@ TEST(Zoo, ResNet50) {
   // torchvision resnet50: 25,557,032 params; its 53 BN layers have 26,560 channels.
   EXPECT_EQ(f.params, 25'557'032u - 26'560u);
   EXPECT_LT(relative(f.params, 25.6e6), 0.02);
+}
+
+TEST(Zoo, ResNet18) {
+  const Figures f = load("resnet18");
+  // conv1 7x7/2: 112*112*64*3*49 = 118,013,952; layer1: 4 convs 56*56*64*64*9 = 462,422,016;
+  // layers 2-4 each: a strided 3x3 (28*28*128*64*9 = 57,802,752 for layer2), three 3x3 at the
+  // new width (3 * 115,605,504) and a 1x1 projection (28*28*128*64 = 6,422,528): 411,041,792
+  // each, as the map halves when the width doubles; fc 512*1000 = 512,000.
+  EXPECT_EQ(f.macs, 118'013'952u + 462'422'016u + 3 * 411'041'792u + 512'000u);  // 1,814,073,344
+  // Published: 1.81 G MACs (torchvision resnet18 "1.81 GFLOPS", counting MACs).
+  EXPECT_LT(relative(f.macs, 1.814e9), 0.01);
+  // torchvision resnet18: 11,689,512 params; its 20 BN layers have 4,800 channels
+  // (64 + 4*64 + (4*128 + 128) + (4*256 + 256) + (4*512 + 512)).
+  EXPECT_EQ(f.params, 11'689'512u - 4'800u);
+  EXPECT_LT(relative(f.params, 11'689'512), 0.02);
+}
+
+TEST(Zoo, DsCnnKeywordSpotting) {
+  const Graph g = load_workload("ds_cnn_kws", kZoo);
+  const GraphTotals t = graph_totals(g, 1);
+  // SAME padding keeps ceil(49/2) x ceil(10/2) = 25x5 = 125 pixels throughout.
+  // conv1 10x4: 125*64*1*40 = 320,000; each block: depthwise 125*64*9 = 72,000 + pointwise
+  // 125*64*64 = 512,000, four blocks 2,336,000; fc 64*12 = 768.
+  EXPECT_EQ(t.macs, 2'656'768u);
+  // Published: 2.66 M MACs for the MLPerf Tiny KWS reference (Hello Edge DS-CNN-S: 5.4 M
+  // operations, i.e. 2 per MAC plus the elementwise ones).
+  EXPECT_LT(relative(t.macs, 2.66e6), 0.01);
+  // conv1 40*64 + 64 = 2,624; block 9*64 + 64 + 64*64 + 64 = 4,800 (x4); fc 64*12 + 12 = 780.
+  // The Keras model's 9 BN layers (2*64 trainable each) add 1,152: 23,756 published.
+  EXPECT_EQ(t.params, 22'604u);
+  EXPECT_EQ(t.params, 23'756u - 1'152u);
+  EXPECT_EQ(g.tensor(g.graph_outputs().at(0)).shape, (Shape{1, 12}));
+}
+
+TEST(Zoo, VitS16Block) {
+  const Graph g = load_workload("vit_s16_block", kZoo);
+  const GraphTotals t = graph_totals(g, 1);
+  // T = 197 tokens, H = 384, 6 heads of 64, MLP 4H: q, k, v, proj 4*T*H*H = 116,195,328;
+  // MLP 2*T*H*4H = 232,390,656; scores and context 2 * 6*T*T*64 = 29,805,312.
+  EXPECT_EQ(t.macs, 378'391'296u);  // 12*T*H^2 + 2*T^2*H
+  // Published: ViT-S/16 (DeiT-S) 4.6 G MACs for 12 blocks + the 16x16 patch embedding
+  // (196*384*768 = 57,802,752) + the head (384*1000 = 384,000).
+  EXPECT_LT(relative(12.0 * t.macs + 57'802'752 + 384'000, 4.6e9), 0.01);
+  // 4*(H*H + H) + (H*4H + 4H) + (4H*H + H) + 2 layer norms * 2H = 1,774,464, + 1 attn_scale.
+  EXPECT_EQ(t.params, 1'774'465u);
+  // Published: 22.05 M params: 12 blocks + patch embedding 295,296 + position embeddings
+  // 75,648 + class token 384 + final norm 768 + head 385,000.
+  EXPECT_LT(relative(12.0 * 1'774'464 + 295'296 + 75'648 + 384 + 768 + 385'000, 22.05e6), 0.01);
+  EXPECT_EQ(g.tensor(g.graph_outputs().at(0)).shape, (Shape{1, 197, 384}));
 }
 
 TEST(Zoo, BertBaseLayer) {

@@ -1,0 +1,470 @@
+#include "models/dram/dram_engine.h"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "models/dram/dram_config_check.h"
+#include "sim/core/errors.h"
+
+namespace npusim::models {
+namespace {
+
+std::string where_of(const DramConfig& c) { return "dram (" + c.preset + ")"; }
+
+/// `c`, once it has passed the rules (so members built from it can rely on them).
+const DramConfig& checked(const DramConfig& c) {
+  check_dram_config(c, where_of(c));
+  return c;
+}
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+/// One request at a given cycle.
+class SingleRequest : public DramRequestSource {
+ public:
+  SingleRequest(std::uint64_t addr, bool is_write, std::uint64_t cycle) : request_{addr, cycle, is_write} {}
+  Status next(DramRequest& r) override {
+    if (given_) return Status::Done;
+    given_ = true;
+    r = request_;
+    return Status::Ready;
+  }
+
+ private:
+  DramRequest request_;
+  bool given_ = false;
+};
+
+/// The bursts of a strided transfer with at most `max_outstanding` of them incomplete.
+class TransferSource : public DramRequestSource {
+ public:
+  TransferSource(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs,
+                 bool is_write, std::uint64_t arrival, std::uint64_t max_outstanding, std::uint64_t burst_bytes)
+      : addr_(addr), run_bytes_(run_bytes), stride_(stride), runs_(runs), is_write_(is_write),
+        arrival_(arrival), burst_bytes_(burst_bytes), last_(arrival) {
+    // A ring of completions, slot i % k: never larger than the transfer's bursts.
+    const std::uint64_t bursts_bound = runs * (run_bytes / burst_bytes + 2);
+    done_.assign(static_cast<std::size_t>(std::min(max_outstanding, bursts_bound)), Slot{});
+    start_run();
+  }
+
+  Status next(DramRequest& r) override {
+    if (run_ >= runs_) return Status::Done;
+    std::uint64_t cycle = arrival_;
+    const std::uint64_t k = done_.size();
+    if (issued_ >= k) {
+      const Slot& s = done_[issued_ % k];
+      if (s.index_plus_one != issued_ - k + 1) return Status::Blocked;  // burst i - k still in flight
+      cycle = std::max(cycle, s.cycle);
+    }
+    r = {burst_, cycle, is_write_};
+    ++issued_;
+    burst_ += burst_bytes_;
+    if (burst_ >= run_end_) {
+      ++run_;
+      start_run();
+    }
+    return Status::Ready;
+  }
+
+  void completed(std::uint64_t index, std::uint64_t data_end) override {
+    done_[index % done_.size()] = {index + 1, data_end};
+    last_ = std::max(last_, data_end);
+  }
+
+  std::uint64_t last() const { return last_; }
+
+ private:
+  struct Slot {
+    std::uint64_t index_plus_one = 0;  // 0: empty
+    std::uint64_t cycle = 0;
+  };
+  void start_run() {
+    if (run_ >= runs_) return;
+    const std::uint64_t start = addr_ + run_ * stride_;
+    burst_ = start - start % burst_bytes_;
+    run_end_ = start + run_bytes_;
+  }
+
+  std::uint64_t addr_, run_bytes_, stride_, runs_;
+  bool is_write_;
+  std::uint64_t arrival_, burst_bytes_;
+  std::uint64_t run_ = 0, burst_ = 0, run_end_ = 0, issued_ = 0, last_;
+  std::vector<Slot> done_;
+};
+
+}  // namespace
+
+DramEngine::DramEngine(const DramConfig& config)
+    : config_(checked(config)), device_(config_, stats_) {
+  capacity_ = config_.capacity_bytes();
+  burst_bytes_ = config_.bytes_per_burst();
+  units_ = refresh_units(config_);
+  refresh_interval_ = config_.timing.tREFI / units_;
+  max_owed_ = std::uint64_t{config_.refresh_max_postponed} * units_;
+  channels_.resize(config_.channels);
+  for (Channel& ch : channels_) {
+    ch.reads.depth = config_.read_queue_depth;
+    ch.writes.depth = config_.write_queue_depth;
+  }
+  ranks_.resize(std::size_t{config_.channels} * config_.ranks);
+  // The first refresh falls due one interval after reset.
+  if (refresh_interval_ != 0)
+    for (RankRefresh& r : ranks_) r.next_due = refresh_interval_;
+  bank_queued_.assign(ranks_.size() * config_.banks(), 0);
+  bank_seen_.assign(bank_queued_.size(), 0);
+  update_next_refresh();
+}
+
+// ---------------------------------------------------------------- the event loop
+
+std::uint64_t DramEngine::run(DramRequestSource& source) {
+  run_index_ = 0;
+  run_last_ = now_;
+  Pending p;
+  pull(source, p);
+  for (;;) {
+    // 1. The next admission and the next decision; refresh ticks due by then go first.
+    const std::uint64_t t_admit = p.status == DramRequestSource::Status::Ready ? admission_time(p) : kNever;
+    std::uint32_t channel = 0;
+    const std::uint64_t t_decide = next_decision(channel);
+    const std::uint64_t t_next = std::min(t_admit, t_decide);
+    if (t_next == kNever) {
+      if (p.status == DramRequestSource::Status::Blocked)
+        throw SimulationError(where_of(config_) + ": request source blocked with no request in flight");
+      break;
+    }
+    if (next_refresh_ <= t_next) {
+      refresh_tick(t_next);
+      continue;
+    }
+    // 2. A request entering at cycle t is a candidate for a decision at t.
+    if (t_admit <= t_decide) {
+      admit(p, t_admit);
+      pull(source, p);
+      continue;
+    }
+    decide(channel, t_decide, source);
+    if (p.status == DramRequestSource::Status::Blocked) pull(source, p);
+  }
+  return run_last_;
+}
+
+void DramEngine::advance_to(std::uint64_t cycle) {
+  while (next_refresh_ <= cycle) refresh_tick(cycle);
+}
+
+void DramEngine::pull(DramRequestSource& source, Pending& p) {
+  p.status = source.next(p.request);
+  if (p.status != DramRequestSource::Status::Ready) return;
+  if (p.request.addr >= capacity_)
+    throw InputError(where_of(config_), "expected an address below the capacity " + std::to_string(capacity_) +
+                                            " B (" + hex(capacity_) + "), found " + hex(p.request.addr));
+  p.target = device_.locate(p.request.addr);
+}
+
+std::uint64_t DramEngine::admission_time(const Pending& p) {
+  Channel& ch = channels_[p.target.channel];
+  Queue& q = p.request.is_write ? ch.writes : ch.reads;
+  while (!q.leaving.empty() && q.leaving.front() <= now_) q.leaving.pop_front();
+  // In issue order, one per cycle. A new run's requests may enter before the previous run's
+  // last decision (overlapping TLM transfers), so this is not clamped to now_.
+  const std::uint64_t t = std::max(p.request.cycle, next_admit_);
+  // Slots are held by queued entries and by chosen ones whose column command is after t.
+  auto first_after = std::upper_bound(q.leaving.begin(), q.leaving.end(), t);
+  const std::size_t holding = q.entries.size() + static_cast<std::size_t>(q.leaving.end() - first_after);
+  if (holding < q.depth) return t;
+  return first_after == q.leaving.end() ? kNever : *first_after;  // full: wait for a departure or a decision
+}
+
+void DramEngine::admit(const Pending& p, std::uint64_t at) {
+  const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
+  if (at > ready) stats_.backpressure_cycles += at - ready;
+  Channel& ch = channels_[p.target.channel];
+  Queue& q = p.request.is_write ? ch.writes : ch.reads;
+  q.entries.push_back({run_index_++, at, p.target, p.request.is_write});
+  std::uint64_t& max = p.request.is_write ? stats_.write_queue_max : stats_.read_queue_max;
+  max = std::max<std::uint64_t>(max, q.entries.size());
+  ++ranks_[p.target.rank].queued;
+  ++bank_queued_[p.target.bank];
+  if (!any_arrival_) stats_.first_arrival_cycle = at;
+  any_arrival_ = true;
+  now_ = std::max(now_, at);
+  next_admit_ = at + 1;
+}
+
+std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
+  std::uint64_t best = kNever;
+  for (std::uint32_t c = 0; c < channels_.size(); ++c) {
+    const Channel& ch = channels_[c];
+    std::uint64_t oldest = kNever;
+    if (!ch.reads.entries.empty()) oldest = ch.reads.entries.front().arrival;
+    if (!ch.writes.entries.empty()) oldest = std::min(oldest, ch.writes.entries.front().arrival);
+    if (oldest == kNever) continue;
+    const std::uint64_t t = std::max(ch.clock, oldest);
+    if (t < best) {
+      best = t;
+      channel = c;
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------- one scheduling decision
+
+void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source) {
+  now_ = at;
+  Channel& ch = channels_[channel];
+  settle_adaptive_close(ch);
+
+  // 1. Write draining with hysteresis: start at the high watermark (or when no read waits),
+  //    stop at the low one once reads wait (or when no write is left).
+  const std::size_t reads = ch.reads.entries.size(), writes = ch.writes.entries.size();
+  if (ch.draining) {
+    if (writes == 0 || (writes <= config_.write_drain_low && reads > 0)) ch.draining = false;
+  } else if (writes > 0 && (writes >= config_.write_drain_high || reads == 0)) {
+    ch.draining = true;
+    ++stats_.write_drains;
+  }
+  Queue& q = ch.draining ? ch.writes : ch.reads;
+
+  // 2. Pick the request and plan its commands: row commands as early as the request and the
+  //    device allow (the controller opens rows ahead while other data streams), the column
+  //    command at or after this decision.
+  BurstSchedule s;
+  const std::size_t pick = choose(q, at, s);
+  const Entry e = q.entries[pick];
+  q.entries.erase(q.entries.begin() + static_cast<std::ptrdiff_t>(pick));
+  --ranks_[e.target.rank].queued;
+  --bank_queued_[e.target.bank];
+
+  // 3. Issue them, and close the row if the page policy says so.
+  device_.commit(e.target, e.is_write, s);
+  if (config_.page_policy == PagePolicy::Closed) device_.auto_precharge(e.target);
+  if (config_.page_policy == PagePolicy::Adaptive) {
+    ch.close_pending = true;
+    ch.close_target = e.target;
+    ch.close_at = s.col;
+  }
+
+  // 4. The entry holds its slot until its column command, the next decision comes no earlier.
+  q.leaving.push_back(s.col);
+  ch.clock = s.col;
+  record(e, s);
+  source.completed(e.index, s.data_end);
+
+  // 5. A rank that owes refreshes and just went idle catches up.
+  RankRefresh& rr = ranks_[e.target.rank];
+  if (rr.owed > 0 && rr.queued == 0 && s.col < rr.catch_up) {
+    rr.catch_up = s.col;
+    next_refresh_ = std::min(next_refresh_, s.col);
+  }
+}
+
+std::size_t DramEngine::choose(const Queue& q, std::uint64_t at, BurstSchedule& schedule) {
+  // FCFS: the oldest.
+  if (config_.scheduler == DramScheduler::Fcfs) {
+    const Entry& e = q.entries.front();
+    schedule = device_.plan(e.target, e.is_write, e.arrival, at);
+    return 0;
+  }
+  // FR-FCFS: per bank, the oldest row hit, else the oldest request (a row with hits waiting is
+  // not closed); of those, the one whose column command can issue first, a hit on a tie, then
+  // the oldest. So a busy bank or bank group does not hold up the others, and rows of other
+  // banks open while one streams, as a controller issuing the first ready command would.
+  // A hit whose column command issues at the earliest cycle any could is the answer at once.
+  const Entry& oldest = q.entries.front();  // a queue holds only reads or only writes
+  const std::uint64_t floor = device_.earliest_column(oldest.target.channel, oldest.is_write, at);
+  ++decision_stamp_;
+  std::size_t pick = q.entries.size();
+  auto consider = [&](std::size_t i) {
+    const Entry& e = q.entries[i];
+    const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
+    if (pick == q.entries.size() || s.col < schedule.col) {
+      schedule = s;
+      pick = i;
+    }
+  };
+  for (std::size_t i = 0; i < q.entries.size(); ++i) {  // 1. hits, oldest per bank
+    const Entry& e = q.entries[i];
+    if (bank_seen_[e.target.bank] != decision_stamp_ && device_.is_hit(e.target)) {
+      bank_seen_[e.target.bank] = decision_stamp_;
+      consider(i);
+      if (schedule.col == floor) return pick;
+    }
+  }
+  ++decision_stamp_;
+  for (std::size_t i = 0; i < q.entries.size(); ++i) {  // 2. the oldest request of banks without hits
+    const Entry& e = q.entries[i];
+    const std::uint64_t seen = bank_seen_[e.target.bank];
+    if (seen == decision_stamp_ || seen == decision_stamp_ - 1) continue;
+    bank_seen_[e.target.bank] = decision_stamp_;
+    consider(i);
+  }
+  return pick;
+}
+
+bool DramEngine::queued_hit(const Channel& ch, const BurstTarget& t, std::uint64_t until) const {
+  if (bank_queued_[t.bank] == 0) return false;
+  for (const Queue* q : {&ch.reads, &ch.writes})
+    for (const Entry& e : q->entries)
+      if (e.target.bank == t.bank && e.target.row == t.row && e.arrival <= until) return true;
+  return false;
+}
+
+void DramEngine::settle_adaptive_close(Channel& ch) {
+  if (!ch.close_pending) return;
+  ch.close_pending = false;
+  // A refresh may have closed the row meanwhile; the precharge is timed from the column command.
+  if (device_.is_hit(ch.close_target) && !queued_hit(ch, ch.close_target, ch.close_at))
+    device_.auto_precharge(ch.close_target);
+}
+
+void DramEngine::record(const Entry& e, const BurstSchedule& s) {
+  switch (s.row_case) {
+    case RowCase::Hit: ++stats_.row_hits; break;
+    case RowCase::Miss: ++stats_.row_misses; break;
+    case RowCase::Conflict: ++stats_.row_conflicts; break;
+  }
+  stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, s.data_end);
+  run_last_ = std::max(run_last_, s.data_end);
+  stats_.data_bus_busy_cycles += device_.burst_cycles();
+  const std::uint64_t latency = s.data_end - e.arrival;
+  if (e.is_write) {
+    ++stats_.writes;
+    stats_.bytes_written += burst_bytes_;
+    stats_.write_latency_sum += latency;
+    stats_.write_queue_cycles += s.col - e.arrival;
+    return;
+  }
+  ++stats_.reads;
+  stats_.bytes_read += burst_bytes_;
+  stats_.read_queue_cycles += s.col - e.arrival;
+  stats_.read_latency_sum += latency;
+  ++stats_.read_latency_count;
+  stats_.read_latency_max = std::max(stats_.read_latency_max, latency);
+  stats_.read_latency.add(latency);
+}
+
+// ---------------------------------------------------------------- refresh
+
+void DramEngine::update_next_refresh() {
+  next_refresh_ = kNever;
+  for (const RankRefresh& r : ranks_) next_refresh_ = std::min({next_refresh_, r.next_due, r.catch_up});
+}
+
+void DramEngine::refresh_tick(std::uint64_t horizon) {
+  for (std::uint32_t i = 0; i < ranks_.size(); ++i) {
+    RankRefresh& r = ranks_[i];
+    if (r.catch_up == next_refresh_ && r.catch_up <= r.next_due) {
+      const std::uint64_t at = r.catch_up;
+      r.catch_up = kNever;
+      serve_refresh(i, at, false, horizon);
+      break;
+    }
+    if (r.next_due == next_refresh_) {
+      const std::uint64_t at = r.next_due;
+      r.next_due += refresh_interval_;
+      ++r.owed;
+      serve_refresh(i, at, true, horizon);
+      break;
+    }
+  }
+  update_next_refresh();
+}
+
+bool DramEngine::unit_idle(std::uint32_t rank, std::uint32_t unit) const {
+  const std::uint32_t end = (rank + 1) * device_.banks_per_rank();
+  for (std::uint32_t b = device_.unit_bank(rank, unit); b < end; b += units_)
+    if (bank_queued_[b] != 0) return false;
+  return true;
+}
+
+void DramEngine::serve_refresh(std::uint32_t rank, std::uint64_t at, bool due_tick, std::uint64_t horizon) {
+  RankRefresh& r = ranks_[rank];
+  // Ticks that fall due before the next request can arrive find the rank idle: serve them in
+  // one step instead of one event each (only when nothing is owed, so each is on time).
+  std::uint64_t extra = 0;
+  if (due_tick && r.owed == 1 && r.queued == 0 && horizon != kNever && horizon >= r.next_due) {
+    extra = (horizon - r.next_due) / refresh_interval_ + 1;
+    r.next_due += extra * refresh_interval_;
+    r.owed += extra;
+  }
+
+  if (config_.refresh == RefreshMode::AllBank) {
+    // Serve one REF if the rank is idle or the postponement budget is spent (JEDEC: at most
+    // eight REFs postponed); an idle rank catches up on the rest one tRFC after the other.
+    const bool idle = r.queued == 0;
+    if (idle && extra > 0) {
+      device_.refresh_all_bank(rank, at, extra + 1, refresh_interval_);
+      r.owed = 0;
+      return;
+    }
+    if (idle || r.owed > max_owed_) {
+      const std::uint64_t ref = device_.refresh_all_bank(rank, at, 1, refresh_interval_);
+      --r.owed;
+      if (idle && r.owed > 0) r.catch_up = ref + config_.timing.tRFC;
+    } else if (due_tick) {
+      ++stats_.refreshes_postponed;
+    }
+    return;
+  }
+
+  // Per bank: units in turn; a unit with queued requests postpones (and holds up the later ones).
+  if (extra > units_) {  // a long idle gap: only the last round matters to the banks' state
+    stats_.refreshes_per_bank += extra - units_;
+    r.owed -= extra - units_;
+    at = r.next_due - (units_ + 1) * refresh_interval_;
+  }
+  std::uint64_t t = at;
+  while (r.owed > 0 && (unit_idle(rank, r.next_unit) || r.owed > max_owed_)) {
+    device_.refresh_per_bank(rank, r.next_unit, t);
+    r.next_unit = (r.next_unit + 1) % units_;
+    --r.owed;
+    if (extra > 0) t += refresh_interval_;  // idle gap: each on its own tick
+  }
+  if (r.owed > 0 && due_tick) ++stats_.refreshes_postponed;
+}
+
+// ---------------------------------------------------------------- convenience entry points
+
+std::uint64_t DramEngine::access(std::uint64_t addr, bool is_write, std::uint64_t arrival_cycle) {
+  SingleRequest one(addr, is_write, arrival_cycle);
+  return run(one);
+}
+
+bool DramEngine::in_range(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs) const {
+  if (run_bytes == 0 || runs == 0) return true;
+  if (addr >= capacity_ || run_bytes > capacity_ - addr) return false;
+  // The last run starts (runs - 1) * stride after the first; compare without overflowing.
+  const std::uint64_t room = capacity_ - addr - run_bytes;
+  return runs == 1 || stride <= room / (runs - 1);
+}
+
+std::uint64_t DramEngine::access_transfer(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride,
+                                          std::uint64_t runs, bool is_write, std::uint64_t arrival_cycle,
+                                          std::uint32_t max_outstanding) {
+  if (max_outstanding == 0) throw InputError(where_of(config_), "expected max_outstanding >= 1 burst, found 0");
+  if (run_bytes == 0 || runs == 0) return arrival_cycle;
+  if (!in_range(addr, run_bytes, stride, runs))
+    throw InputError(where_of(config_), "expected a transfer below the capacity " + std::to_string(capacity_) +
+                                            " B, found " + std::to_string(runs) + " run(s) of " +
+                                            std::to_string(run_bytes) + " B from " + hex(addr) + " every " +
+                                            std::to_string(stride) + " B");
+  TransferSource transfer(addr, run_bytes, stride, runs, is_write, arrival_cycle, max_outstanding, burst_bytes_);
+  run(transfer);
+  return transfer.last();
+}
+
+DramStats DramEngine::stats() const {
+  DramStats s = stats_;
+  s.bank_open_cycles = device_.open_cycles(stats_.last_completion_cycle);
+  return s;
+}
+
+}  // namespace npusim::models

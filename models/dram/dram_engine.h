@@ -1,0 +1,153 @@
+#pragma once
+// The DRAM controller engine: per-channel read and write queues, FR-FCFS or FCFS scheduling,
+// write draining between watermarks, open/closed/adaptive page policy, refresh with
+// postponement (all-bank or per-bank), and back-pressure when a queue is full, over the JEDEC
+// timing of DramDevice. Plain C++ and event-driven: it jumps from one decision, admission or
+// refresh tick to the next, never through idle cycles. `npusim dram` runs it on a trace; the
+// SystemC DramController runs it per TLM transfer. See docs/dram.md.
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <vector>
+
+#include "models/dram/address_mapping.h"
+#include "models/dram/dram_stats.h"
+#include "models/dram/dram_timing.h"
+#include "sim/core/hardware_config.h"
+
+namespace npusim::models {
+
+/// One burst-sized request as an initiator issues it.
+struct DramRequest {
+  std::uint64_t addr = 0;
+  std::uint64_t cycle = 0;  ///< the earliest DRAM cycle it may enter the controller
+  bool is_write = false;
+};
+
+/// Supplies requests in issue order. The engine pulls the next one when the previous has entered
+/// a queue, and reports each request's completion (its index counts from 0 in one run()).
+class DramRequestSource {
+ public:
+  enum class Status { Ready, Blocked, Done };
+  virtual ~DramRequestSource() = default;
+  /// Ready: `request` is the next one. Blocked: the next one depends on a completion not yet
+  /// reported (e.g. a DMA's outstanding-burst limit). Done: no more requests.
+  virtual Status next(DramRequest& request) = 0;
+  /// Request `index` finished its data transfer at `data_end` (a DRAM cycle).
+  virtual void completed(std::uint64_t index, std::uint64_t data_end) {
+    (void)index;
+    (void)data_end;
+  }
+};
+
+class DramEngine {
+ public:
+  static constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+
+  /// Throws InputError (see check_dram_config) for a config that breaks a rule.
+  explicit DramEngine(const DramConfig& config);
+
+  /// Admits `source`'s requests, each no earlier than its cycle, at most one per DRAM cycle and
+  /// only while its queue has room, and schedules them until every one has completed. State
+  /// (open rows, refresh, queues' clocks) carries over between runs; a run's requests queue
+  /// behind the previous run's. Returns the last data end of this run (the engine's current
+  /// cycle if it had no request). Throws InputError for an address beyond the capacity.
+  std::uint64_t run(DramRequestSource& source);
+
+  /// Processes refresh ticks due up to `cycle` (an idle rank refreshes on time).
+  void advance_to(std::uint64_t cycle);
+
+  /// One burst (the one holding byte `addr`) arriving at `arrival_cycle`; returns its data end.
+  std::uint64_t access(std::uint64_t addr, bool is_write, std::uint64_t arrival_cycle);
+
+  /// A strided transfer: `runs` runs of `run_bytes` bytes, run r at addr + r * stride, split into
+  /// the bursts each run touches (partial bursts count whole). Every burst is ready at
+  /// `arrival_cycle`, and burst i not before burst i - max_outstanding has completed. Returns
+  /// the last completion (`arrival_cycle` for an empty transfer). Throws InputError for
+  /// max_outstanding == 0 or bytes beyond the capacity.
+  std::uint64_t access_transfer(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride,
+                                std::uint64_t runs, bool is_write, std::uint64_t arrival_cycle,
+                                std::uint32_t max_outstanding);
+
+  /// True if every byte of the strided transfer lies below capacity_bytes() (an empty one: true).
+  bool in_range(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs) const;
+
+  /// The counters, with the open-row time of rows still open counted up to the last completion.
+  DramStats stats() const;
+  const DramConfig& config() const { return config_; }
+  const AddressMapper& mapper() const { return device_.mapper(); }
+  std::uint64_t capacity_bytes() const { return capacity_; }
+
+ private:
+  struct Entry {
+    std::uint64_t index = 0;    // request index in its run
+    std::uint64_t arrival = 0;  // cycle it entered the queue
+    BurstTarget target;
+    bool is_write = false;
+  };
+  struct Queue {
+    std::vector<Entry> entries;         // arrival order
+    std::deque<std::uint64_t> leaving;  // column cycles of chosen entries: they hold a slot until then
+    std::uint32_t depth = 0;
+  };
+  struct Channel {
+    Queue reads, writes;
+    std::uint64_t clock = 0;  // no decision before this cycle (the last column command)
+    bool draining = false;
+    // Adaptive page: the row of the last column command closes unless a request queued by
+    // that command's cycle hits it; settled at the next decision, when those have arrived.
+    bool close_pending = false;
+    BurstTarget close_target;
+    std::uint64_t close_at = 0;
+  };
+  struct RankRefresh {
+    std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
+    std::uint64_t catch_up = kNever;  // retry owed refreshes here (the rank went idle)
+    std::uint64_t owed = 0;           // ticks not yet served by a REF
+    std::uint32_t next_unit = 0;      // per-bank: the unit refreshed next
+    std::uint32_t queued = 0;         // requests queued for this rank
+  };
+  struct Pending {
+    DramRequestSource::Status status = DramRequestSource::Status::Done;
+    DramRequest request;
+    BurstTarget target;
+  };
+
+  void pull(DramRequestSource& source, Pending& p);
+  std::uint64_t admission_time(const Pending& p);
+  void admit(const Pending& p, std::uint64_t at);
+  std::uint64_t next_decision(std::uint32_t& channel) const;
+  void decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source);
+  /// Index of the entry of `q` to serve at `at` (scheduler policy) and its command schedule.
+  std::size_t choose(const Queue& q, std::uint64_t at, BurstSchedule& schedule);
+  /// True if a request queued on `ch` by cycle `until` hits `t`'s bank and row.
+  bool queued_hit(const Channel& ch, const BurstTarget& t, std::uint64_t until) const;
+  void settle_adaptive_close(Channel& ch);
+  void record(const Entry& e, const BurstSchedule& s);
+  void update_next_refresh();
+  void refresh_tick(std::uint64_t horizon);
+  void serve_refresh(std::uint32_t rank, std::uint64_t at, bool due_tick, std::uint64_t horizon);
+  bool unit_idle(std::uint32_t rank, std::uint32_t unit) const;
+
+  DramConfig config_;
+  DramStats stats_;
+  DramDevice device_;
+  std::uint64_t capacity_ = 0;
+  std::uint64_t burst_bytes_ = 0;
+  std::uint32_t units_ = 1;              // refresh commands per tREFI
+  std::uint64_t refresh_interval_ = 0;   // cycles between refresh ticks (0: no refresh)
+  std::uint64_t max_owed_ = 0;           // ticks that may be postponed
+  std::vector<Channel> channels_;
+  std::vector<RankRefresh> ranks_;
+  std::vector<std::uint32_t> bank_queued_;  // requests queued per bank
+  std::vector<std::uint64_t> bank_seen_;    // decision stamp: bank already planned in this decision
+  std::uint64_t decision_stamp_ = 0;
+  std::uint64_t next_refresh_ = kNever;  // earliest tick or catch-up over all ranks
+  std::uint64_t now_ = 0;                // cycle of the last processed event
+  std::uint64_t next_admit_ = 0;         // one admission per DRAM cycle
+  std::uint64_t run_index_ = 0;          // requests admitted in the current run
+  std::uint64_t run_last_ = 0;           // last data end of the current run
+  bool any_arrival_ = false;
+};
+
+}  // namespace npusim::models

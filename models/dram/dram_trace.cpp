@@ -1,0 +1,123 @@
+#include "models/dram/dram_trace.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "models/dram/address_mapping.h"
+#include "sim/core/errors.h"
+
+namespace npusim::models {
+namespace {
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+/// A whole unsigned number in `token` (base 10 or 16), or false.
+bool parse_number(const std::string& token, int base, std::uint64_t& value) {
+  if (token.empty() || token[0] == '-' || token[0] == '+') return false;
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtoull(token.c_str(), &end, base);
+  return errno == 0 && end == token.c_str() + token.size();
+}
+
+std::string upper(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+}  // namespace
+
+TraceReader::TraceReader(std::istream& in, std::string name, std::uint64_t capacity)
+    : in_(in), name_(std::move(name)), capacity_(capacity) {}
+
+DramRequestSource::Status TraceReader::next(DramRequest& request) {
+  while (std::getline(in_, text_)) {
+    ++line_;
+    std::istringstream fields(text_);
+    std::string addr, command, cycle, extra;
+    if (!(fields >> addr) || addr[0] == '#') continue;  // blank or comment
+    const std::string where = name_ + ":" + std::to_string(line_);
+    auto bad = [&](const std::string& why) {
+      return InputError(where, "expected '0xADDRESS READ|WRITE CYCLE', found '" + text_ + "' (" + why + ")");
+    };
+    fields >> command >> cycle;
+    if (fields >> extra) throw bad("extra field '" + extra + "'");
+    const std::string digits = addr.size() > 2 && (addr[1] == 'x' || addr[1] == 'X') && addr[0] == '0' ? addr.substr(2) : addr;
+    if (!parse_number(digits, 16, request.addr)) throw bad("address '" + addr + "' is not a hexadecimal number");
+    const std::string cmd = upper(command);
+    if (cmd != "READ" && cmd != "WRITE") throw bad(command.empty() ? "no command" : "command '" + command + "'");
+    if (!parse_number(cycle, 10, request.cycle))
+      throw bad(cycle.empty() ? "no cycle" : "cycle '" + cycle + "' is not a whole number");
+    if (request.addr >= capacity_)
+      throw InputError(where, "expected an address below the device capacity " + std::to_string(capacity_) + " B (" +
+                                  hex(capacity_) + "), found " + addr);
+    request.is_write = cmd == "WRITE";
+    ++requests_;
+    return Status::Ready;
+  }
+  return Status::Done;
+}
+
+TracePattern parse_trace_pattern(const std::string& text, const std::string& where) {
+  static const std::vector<std::pair<std::string, TracePattern>> names = {
+      {"sequential", TracePattern::Sequential}, {"interleaved", TracePattern::Interleaved},
+      {"read_write", TracePattern::ReadWrite},  {"random", TracePattern::Random},
+      {"strided", TracePattern::Strided}};
+  std::string valid;
+  for (const auto& [n, p] : names) {
+    if (n == text) return p;
+    valid += (valid.empty() ? "" : ", ") + n;
+  }
+  throw InputError(where, "expected one of " + valid + ", found '" + text + "'");
+}
+
+PatternSource::PatternSource(TracePattern pattern, const DramConfig& config, const TraceOptions& options)
+    : pattern_(pattern), options_(options), capacity_(config.capacity_bytes()),
+      burst_bytes_(config.bytes_per_burst()), stride_(options.stride), random_(options.seed) {
+  if (stride_ == 0) {  // one row further in the same bank: the row field's lowest bit
+    const AddressMapper mapper(config);
+    DramAddress next_row;
+    next_row.row = 1;
+    stride_ = mapper.encode(next_row) - mapper.encode(DramAddress{});
+  }
+}
+
+DramRequestSource::Status PatternSource::next(DramRequest& r) {
+  if (index_ >= options_.requests) return Status::Done;
+  const std::uint64_t i = index_++;
+  const std::uint64_t half = capacity_ / 2;
+  r.cycle = i * options_.interval;
+  r.is_write = false;
+  switch (pattern_) {
+    case TracePattern::Sequential: r.addr = i * burst_bytes_ % capacity_; break;
+    case TracePattern::Interleaved:
+    case TracePattern::ReadWrite:
+      // Even requests walk the lower half, odd ones the upper half.
+      r.addr = (i % 2) * half + (i / 2) * burst_bytes_ % half;
+      r.is_write = pattern_ == TracePattern::ReadWrite && i % 2 == 1;
+      break;
+    case TracePattern::Random: r.addr = random_() % (capacity_ / burst_bytes_) * burst_bytes_; break;
+    case TracePattern::Strided: r.addr = i * stride_ % capacity_; break;
+  }
+  return Status::Ready;
+}
+
+std::uint64_t write_trace(DramRequestSource& source, std::ostream& out) {
+  DramRequest r;
+  std::uint64_t n = 0;
+  while (source.next(r) == DramRequestSource::Status::Ready) {
+    out << hex(r.addr) << (r.is_write ? " WRITE " : " READ ") << r.cycle << '\n';
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace npusim::models

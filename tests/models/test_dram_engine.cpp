@@ -1,0 +1,199 @@
+// The controller side of DramEngine: queues, FR-FCFS against FCFS, write draining, back-pressure,
+// page policies and per-bank refresh, with hand-computed expectations.
+// LPDDR4-3200 (test_dram_support.h): tRCD 29, tRP 29, tRAS 68, tRC 97, CL + tDQSCK = 34, CWL 14,
+// burst 8 cycles, tCCD 8; bank = address bits 12..14, row from bit 15, 64 bursts per row.
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/dram/dram_engine.h"
+#include "sim/core/errors.h"
+#include "test_dram_support.h"
+
+namespace npusim::models {
+namespace {
+
+using test::lpddr4_3200;
+using test::VectorSource;
+
+std::uint64_t lp4_addr(std::uint32_t bank, std::uint32_t row, std::uint32_t column = 0) {
+  return (std::uint64_t{row} << 15) | (std::uint64_t{bank} << 12) | (std::uint64_t{column} << 6);
+}
+
+DramConfig quiet(DramConfig c) {  // no refresh, so the cycle counts stay small
+  c.timing.tREFI = 0;
+  return c;
+}
+
+/// Eight reads to bank 0 arriving at cycles 0..7, alternating rows 0 and 1.
+std::vector<DramRequest> alternating_rows() {
+  std::vector<DramRequest> r;
+  for (std::uint32_t i = 0; i < 8; ++i) r.push_back({lp4_addr(0, i % 2, i), i, false});
+  return r;
+}
+
+TEST(DramEngine, FrFcfsServesRowHitsBeforeOlderConflicts) {
+  // FCFS serves them in order: every read after the first is a conflict (7), each one tRC 97
+  // after the previous ACT: 71 + 7 * 97 = 750.
+  // FR-FCFS: at the decision at 29 (the first read's RD) reads 1..7 are queued; rows 0's
+  // hits (2, 4, 6) go first at 37, 45, 53; then one conflict opens row 1 (PRE at max(tRAS 68,
+  // RD 53 + tRTP 12) = 68, ACT at max(68 + 29, tRC 97) = 97, RD 126) and its other three reads
+  // follow at 134, 142, 150: the last data ends at 150 + 42 = 192.
+  DramConfig fcfs = quiet(lpddr4_3200());
+  fcfs.scheduler = DramScheduler::Fcfs;
+  DramEngine in_order(fcfs);
+  VectorSource a(alternating_rows());
+  EXPECT_EQ(in_order.run(a), 750u);
+  EXPECT_EQ(in_order.stats().row_conflicts, 7u);
+
+  DramEngine reordered(quiet(lpddr4_3200()));
+  VectorSource b(alternating_rows());
+  EXPECT_EQ(reordered.run(b), 192u);
+  EXPECT_EQ(reordered.stats().row_conflicts, 1u);
+  EXPECT_EQ(reordered.stats().row_hits, 6u);
+  EXPECT_EQ(b.ends[6], 53u + 42u);  // row 0's last read went before row 1's first
+  EXPECT_EQ(b.ends[1], 126u + 42u);
+}
+
+TEST(DramEngine, FrFcfsOpensAnotherBankWhileOneBankWaits) {
+  // Read 0 opens row 0 of bank 0; read 1 conflicts in bank 0 (row 1), read 2 misses bank 1.
+  // FCFS keeps read 2 behind read 1 (PRE at tRAS 68, ACT 97, RD 126, data 168): read 2's ACT
+  // waits for read 1's ACT + tRRD 16 = 113, RD 142, data 184.
+  // FR-FCFS takes read 2 first: ACT at tRRD 16, RD at ACT + tRCD = 45 (the bus allows 37),
+  // data 45 + 42 = 87; read 1 still ends at 168.
+  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0), 0, false}, {lp4_addr(0, 1), 1, false},
+                                         {lp4_addr(1, 0), 2, false}};
+  DramConfig fcfs = quiet(lpddr4_3200());
+  fcfs.scheduler = DramScheduler::Fcfs;
+  DramEngine in_order(fcfs);
+  VectorSource a(reqs);
+  in_order.run(a);
+  EXPECT_EQ(a.ends[2], 184u);
+  DramEngine reordered(quiet(lpddr4_3200()));
+  VectorSource b(reqs);
+  reordered.run(b);
+  EXPECT_EQ(b.ends[2], 87u);
+  EXPECT_EQ(b.ends[1], 168u);  // read 1 is no later for it
+}
+
+TEST(DramEngine, FullQueuePushesBack) {
+  // Read queue of 4, 20 reads of one row all ready at cycle 0. Reads 0..3 enter at 0..3. An
+  // entry holds its slot until its RD: read 0's RD is at 29 (tRCD), read j's at 29 + 8 j. So
+  // read 4 enters at 29 (waited 25 cycles) and read k >= 5 at read k-4's RD, 29 + 8 (k - 4),
+  // 7 cycles after the cycle following read k-1's entry: 25 + 15 * 7 = 130 cycles of
+  // back-pressure. The bus stays full: the last data ends at 29 + 8 * 19 + 42 = 223, as with a
+  // deep queue.
+  DramConfig c = quiet(lpddr4_3200());
+  c.read_queue_depth = 4;
+  std::vector<DramRequest> reqs;
+  for (std::uint32_t i = 0; i < 20; ++i) reqs.push_back({lp4_addr(0, 0, i), 0, false});
+  DramEngine m(c);
+  VectorSource s(reqs);
+  EXPECT_EQ(m.run(s), 223u);
+  EXPECT_EQ(m.stats().backpressure_cycles, 130u);
+  EXPECT_EQ(m.stats().read_queue_max, 4u);
+}
+
+TEST(DramEngine, WritesWaitForTheHighWatermarkWhileReadsQueue) {
+  // Three writes (cycles 0..2) then five reads (3..7), one row. The write at 0 is served at
+  // once (no read waits yet). After it, three queued writes are below the high watermark (24)
+  // and reads wait, so the reads go first; the writes drain when no read is left.
+  std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, true}, {lp4_addr(0, 0, 1), 1, true},
+                                   {lp4_addr(0, 0, 2), 2, true}};
+  for (std::uint32_t i = 0; i < 5; ++i) reqs.push_back({lp4_addr(0, 0, 3 + i), 3 + i, false});
+  DramEngine m(quiet(lpddr4_3200()));
+  VectorSource s(reqs);
+  m.run(s);
+  const std::uint64_t last_read = s.ends[7];
+  EXPECT_LT(s.ends[0], s.ends[3]);  // the first write went alone
+  EXPECT_GT(s.ends[1], last_read);  // the others waited for the reads
+  EXPECT_GT(s.ends[2], last_read);
+  EXPECT_EQ(m.stats().write_drains, 2u);
+
+  // With a high watermark of 1 every write drains at once: all three before the reads.
+  DramConfig eager = quiet(lpddr4_3200());
+  eager.write_drain_high = 1;
+  eager.write_drain_low = 0;
+  DramEngine e(eager);
+  VectorSource t(reqs);
+  e.run(t);
+  EXPECT_LT(t.ends[2], t.ends[3]);
+}
+
+TEST(DramEngine, AdaptivePageClosesRowsNobodyWaitsFor) {
+  // Two reads of row 0 (cycles 0, 1), then (long after) a read of row 1 of the same bank.
+  // Open page: hit, then a conflict. Adaptive: at the first read's RD (29) the second is queued,
+  // so the row stays; at the second's RD nobody waits, so it precharges (at tRAS 68) and row 1
+  // is a miss, not a conflict.
+  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 0, 1), 1, false},
+                                         {lp4_addr(0, 1, 0), 1000, false}};
+  DramEngine open(quiet(lpddr4_3200()));
+  VectorSource a(reqs);
+  open.run(a);
+  EXPECT_EQ(open.stats().row_hits, 1u);
+  EXPECT_EQ(open.stats().row_conflicts, 1u);
+  DramConfig c = quiet(lpddr4_3200());
+  c.page_policy = PagePolicy::Adaptive;
+  DramEngine adaptive(c);
+  VectorSource b(reqs);
+  adaptive.run(b);
+  EXPECT_EQ(adaptive.stats().row_hits, 1u);
+  EXPECT_EQ(adaptive.stats().row_conflicts, 0u);
+  EXPECT_EQ(adaptive.stats().row_misses, 2u);
+  // The miss at 1000 costs tRCD + CL + burst = 71, the conflict 100.
+  EXPECT_EQ(b.ends[2], 1071u);
+  EXPECT_EQ(a.ends[2], 1100u);
+}
+
+TEST(DramEngine, PerBankRefreshKeepsTheOtherBanksWorking) {
+  // A 4 MiB stream on LPDDR4. All-bank refresh stops the whole rank for tRFC 448 every 6246
+  // cycles; per-bank refresh stops one bank for tRFCpb 224 every 6246 / 8 = 780 cycles, which
+  // a stream mostly never touches. Ticks: about 524351 / 780 = 672, nearly all served on time.
+  DramConfig c = lpddr4_3200();
+  c.refresh = RefreshMode::PerBank;
+  DramEngine per_bank(c);
+  const std::uint64_t pb_end = per_bank.access_transfer(0, 4u << 20, 4u << 20, 1, false, 0, 16);
+  DramEngine all_bank(lpddr4_3200());
+  const std::uint64_t ab_end = all_bank.access_transfer(0, 4u << 20, 4u << 20, 1, false, 0, 16);
+  EXPECT_EQ(per_bank.stats().refreshes, 0u);
+  EXPECT_GE(per_bank.stats().refreshes_per_bank + 64, pb_end / 780);  // at most 8 x 8 postponed
+  EXPECT_LE(per_bank.stats().refreshes_per_bank, pb_end / 780);
+  EXPECT_LT(pb_end, ab_end);
+  // Per-bank: within 2 % of the bus limit 63 + 65536 * 8.
+  EXPECT_LT(double(pb_end), 1.02 * (63 + 65536 * 8));
+}
+
+TEST(DramEngine, PerBankRefreshNeedsTrfcpbAndLpddr) {
+  DramConfig c = lpddr4_3200();
+  c.refresh = RefreshMode::PerBank;
+  c.timing.tRFCpb = 0;
+  EXPECT_THROW(DramEngine m(c), InputError);
+  DramConfig d = test::ddr4_3200_x8();
+  d.refresh = RefreshMode::PerBank;
+  d.timing.tRFCpb = 100;
+  EXPECT_THROW(DramEngine m(d), InputError);
+}
+
+TEST(DramEngine, RunsCarryStateAndQueueBehindEachOther) {
+  // Two transfers that overlap in time: the second (bank 4, arriving at 0) enters the queue
+  // after the first's last request and its data follows the first's on the bus:
+  // 63 + 64 * 8 = 575, then 575 + 64 * 8 = 1087 (its ACT hides behind the first's data).
+  DramEngine m(quiet(lpddr4_3200()));
+  EXPECT_EQ(m.access_transfer(0, 4096, 4096, 1, false, 0, 16), 575u);
+  EXPECT_EQ(m.access_transfer(4 * 4096, 4096, 4096, 1, false, 0, 16), 1087u);
+}
+
+TEST(DramEngine, BadWatermarksAreInputErrors) {
+  DramConfig c = lpddr4_3200();
+  c.write_drain_high = 40;  // above the queue depth 32
+  try {
+    DramEngine m(c);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("write_drain_high"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace npusim::models

@@ -1,0 +1,129 @@
+// `npusim dram` end to end: the summary contract, the trace generator, --set, and bad input
+// (exit code 2, no output folder).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim/core/file_util.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("npusim_dram_cli_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p;
+}
+
+int run_npusim(const std::string& args, std::string* err = nullptr) {
+  const fs::path log = scratch("stderr.txt");
+  const std::string cmd = std::string(NPUSIM_BINARY) + " " + args + " >/dev/null 2>" + log.string();
+  const int status = std::system(cmd.c_str());
+  if (err) *err = npusim::read_file(log.string());
+  fs::remove(log);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string write_trace(const std::string& name, const std::string& text) {
+  const fs::path p = scratch(name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+json summary(const fs::path& out) { return json::parse(npusim::read_file((out / "dram_summary.json").string())); }
+
+TEST(DramCli, SequentialTraceReachesNearPeak) {
+  // 20000 sequential reads on LPDDR4-3200 (12.8 GB/s): bus-bound except refresh, which costs
+  // 515 of every 6246 cycles (docs/dram.md): above 90 % of peak.
+  const auto trace = scratch("seq.trc"), out = scratch("seq");
+  ASSERT_EQ(run_npusim("dram --generate sequential --requests 20000 --preset LPDDR4-3200-x32 --trace " +
+                       trace.string() + " --out " + out.string()),
+            0);
+  const json s = summary(out);
+  for (const char* k : {"bandwidth_gbps", "peak_bandwidth_gbps", "avg_read_latency_ns", "p99_read_latency_ns",
+                        "row_hit_rate", "activates", "refreshes", "reads", "writes", "sim_time_ns"})
+    EXPECT_TRUE(s.contains(k)) << k;
+  EXPECT_DOUBLE_EQ(s["peak_bandwidth_gbps"].get<double>(), 12.8);
+  EXPECT_EQ(s["reads"].get<std::uint64_t>(), 20000u);
+  EXPECT_EQ(s["writes"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(s["bandwidth_gbps"].get<double>(), 0.90 * 12.8);
+  EXPECT_LE(s["bandwidth_gbps"].get<double>(), 12.8);
+  // 20000 x 64 B at <= 12.8 GB/s take >= 100 us; a refresh falls due every 3903.75 ns, and a
+  // busy rank postpones up to 8 (served after the trace ends).
+  EXPECT_GE(s["sim_time_ns"].get<double>(), 100000.0);
+  const double ticks = s["sim_time_ns"].get<double>() / 3903.75;
+  EXPECT_LE(s["refreshes"].get<double>(), ticks);
+  EXPECT_GE(s["refreshes"].get<double>(), ticks - 9);
+  EXPECT_GT(s["energy_nj"].get<double>(), 0.0);
+  fs::remove_all(out);
+  fs::remove(trace);
+}
+
+TEST(DramCli, StridedTraceIsBoundByTrc) {
+  // Every read opens a new row of one bank: one 64 B burst per tRC (74 cycles = 46.25 ns on
+  // DDR4-3200) at best: 1.384 GB/s, less the refresh share (tRFC / tREFI = 4.5 %).
+  const auto trace = scratch("str.trc"), out = scratch("str");
+  ASSERT_EQ(run_npusim("dram --generate strided --requests 2000 --preset DDR4-3200-8Gb-x8 --trace " +
+                       trace.string() + " --out " + out.string()),
+            0);
+  const json s = summary(out);
+  EXPECT_DOUBLE_EQ(s["row_hit_rate"].get<double>(), 0.0);
+  EXPECT_LE(s["bandwidth_gbps"].get<double>(), 64.0 / 46.25);
+  EXPECT_GT(s["bandwidth_gbps"].get<double>(), 0.93 * 64.0 / 46.25);
+  fs::remove_all(out);
+  fs::remove(trace);
+}
+
+TEST(DramCli, SetOverridesPresetValues) {
+  // Closed page makes every read of a sequential trace a row miss.
+  const auto trace = write_trace("two.trc", "0x0 READ 0\n0x40 READ 1\n0x80 WRITE 2\n");
+  const auto out = scratch("set");
+  ASSERT_EQ(run_npusim("dram --preset LPDDR4-3200-x32 --set page_policy=closed --set tRCD=20ns --set "
+                       "npu.dram.read_queue_depth=4 --set energy.vdd2.idd4r=300mA --set xor_bank_hash=true "
+                       "--trace " + trace + " --out " + out.string()),
+            0);
+  const json s = summary(out);
+  EXPECT_DOUBLE_EQ(s["row_hit_rate"].get<double>(), 0.0);
+  EXPECT_EQ(s["config"]["page_policy"], "closed");
+  EXPECT_EQ(s["config"]["read_queue_depth"], 4);
+  EXPECT_EQ(s["config"]["timing"]["tRCD"], 32);  // 20 ns / 0.625 ns
+  EXPECT_DOUBLE_EQ(s["config"]["energy"]["vdd2"]["idd4r_ma"].get<double>(), 300.0);
+  EXPECT_EQ(s["config"]["xor_bank_hash"], true);
+  EXPECT_EQ(s["writes"].get<std::uint64_t>(), 1u);
+  fs::remove_all(out);
+}
+
+void expect_bad_input(const std::string& args, const std::string& message, const fs::path& out) {
+  std::string err;
+  EXPECT_EQ(run_npusim(args + " --out " + out.string(), &err), 2) << args;
+  EXPECT_NE(err.find(message), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(out)) << "partial output for " << args;
+}
+
+TEST(DramCli, BadInputIsExitCodeTwoWithoutOutput) {
+  const auto out = scratch("bad");
+  const auto bad_line = write_trace("bad.trc", "0x0 READ 0\n0x40 FETCH 1\n");
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --trace " + bad_line, "bad.trc:2", out);
+  const auto beyond = write_trace("beyond.trc", "0x80000000 READ 0\n");  // 2 GiB device
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --trace " + beyond, "beyond.trc:1", out);
+  const auto ok = write_trace("ok.trc", "0x0 READ 0\n");
+  expect_bad_input("dram --preset HBM9 --trace " + ok, "unknown DRAM preset 'HBM9'", out);
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --set mapping=rochrabacoxx --trace " + ok, "unknown field 'xx'", out);
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --set tRC=10 --trace " + ok, "tRC >= tRAS + tRP", out);
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --set tFOO=1 --trace " + ok, "unknown DRAM timing 'tFOO'", out);
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --set page_policy=lazy --trace " + ok, "open, closed, adaptive", out);
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --trace /nonexistent.trc", "cannot open", out);
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --set energy.vdd2.idd9=1mA --trace " + ok, "RAIL.FIELD", out);
+  expect_bad_input("dram --preset LPDDR4-3200-x32 --set energy.vdd2.idd0=45 --trace " + ok, "in mA", out);
+  expect_bad_input("dram --preset DDR4-3200-8Gb-x8 --set refresh=per_bank --trace " + ok, "no per-bank refresh", out);
+}
+
+}  // namespace

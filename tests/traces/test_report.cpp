@@ -1,0 +1,134 @@
+// report.html and `npusim inspect`'s text for the hand-made trace (tests/traces/sample_trace.h).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/traces/sample_trace.h"
+#include "traces/analysis.h"
+#include "traces/inspect.h"
+#include "traces/report.h"
+#include "traces/summary.h"
+
+namespace npusim::traces {
+namespace {
+
+using nlohmann::json;
+using sample::sample_trace;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// The JSON the page embeds, parsed back.
+json embedded_data(const std::string& html) {
+  const std::string open = "const DATA = ";
+  const std::size_t begin = html.find(open) + open.size();
+  const std::size_t end = html.find(";</script>", begin);
+  return json::parse(html.substr(begin, end - begin));
+}
+
+TEST(Report, OneSelfContainedPageWithTheRunsData) {
+  const Trace t = sample_trace();
+  const Roofline r = make_roofline(t);
+  const json s = make_summary(t, r);
+  const std::string html = make_report_html({{"none", &r, &s}}, {}, "tiny <on> test-npu");
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(html.find("<title>tiny &lt;on&gt; test-npu</title>"), std::string::npos);
+  // Nothing to fetch: no external script, style sheet, image or font.
+  for (const char* fetch : {"<script src", "<link", "<img", "@import", "url(http"}) {
+    EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
+  }
+  // The data travels inside: the summary and the roofline points, hover details come from them.
+  const json data = embedded_data(html);
+  ASSERT_EQ(data["runs"].size(), 1u);
+  EXPECT_EQ(data["runs"][0]["summary"]["ops"][0]["name"], "gemm0");
+  EXPECT_EQ(data["runs"][0]["roofline"]["points"].size(), 10u);
+  EXPECT_NEAR(data["runs"][0]["summary"]["energy_j"].get<double>(), 3.025e-6, 1e-18);
+  for (const char* section : {"Top ops by time", "Stall breakdown", "Energy roofline", "Unit utilisation"}) {
+    EXPECT_NE(html.find(section), std::string::npos) << section;
+  }
+}
+
+TEST(Report, NamesCannotEndTheScript) {
+  // An op named like a closing tag stays data: the page keeps exactly its two script elements.
+  Trace t = sample_trace();
+  t.ops[0].name = "</script><script>alert(1)//";
+  const Roofline r = make_roofline(t);
+  const json s = make_summary(t, r);
+  const std::string html = make_report_html({{"none", &r, &s}}, {}, "x");
+  EXPECT_EQ(count(html, "</script>"), 2u);
+  EXPECT_EQ(embedded_data(html)["runs"][0]["summary"]["ops"][0]["name"], t.ops[0].name);
+}
+
+TEST(Report, CompareCarriesBothRunsAndTheArrows) {
+  const Trace a = sample_trace();
+  Trace b = sample_trace();
+  b.groups = {{"gemm0+relu1", "epilogue", {0, 1}, 327680}, {"flatten2", "none", {2}, 0}};
+  b.ops[0].group = 0;
+  b.ops[1].group = 0;
+  b.ops[2].group = 1;
+  for (CommandEvent& c : b.commands) c.group = 0;
+  b.sram_allocations = {{0, 327680, 0, 1500000}};
+  const Roofline ra = make_roofline(a), rb = make_roofline(b);
+  const json sa = make_summary(a, ra), sb = make_summary(b, rb);
+  const json data = embedded_data(
+      make_report_html({{"none", &ra, &sa}, {"fused", &rb, &sb}}, compare_arrows(a, b), "cmp"));
+  ASSERT_EQ(data["runs"].size(), 2u);
+  EXPECT_EQ(data["runs"][1]["label"], "fused");
+  EXPECT_EQ(data["arrows"][0], json({{"from", "gemm0"}, {"to", "gemm0+relu1"}}));
+}
+
+TEST(Report, WritesEveryFileOfARun) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gnuplot";
+  const Trace t = sample_trace();
+  const Roofline r = make_roofline(t);
+  const json s = make_summary(t, r);
+  const std::string dir = sample::temp_path("report_dir");
+  std::filesystem::create_directories(dir);
+  write_run_report({"none", &r, &s}, dir, "tiny");
+  for (const char* f : {"roofline.json", "roofline.svg", "roofline.png", "energy_roofline.svg",
+                        "energy_roofline.png", "report.html"}) {
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / f)) << f;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// ---- npusim inspect ----------------------------------------------------------------------
+
+TEST(Inspect, TerminalReportOfTheSampleTrace) {
+  InspectOptions o;
+  o.source = "trace.json";
+  const std::string text = inspect_report(sample_trace(), o);
+  EXPECT_EQ(text.rfind("tiny on test-npu, fusion none  (trace.json)\n", 0), 0u) << text;
+  // Headline: 1500 cycles; 1e6 MACs; 140 kB of DRAM traffic at 14.4 ops/B.
+  EXPECT_NE(text.find("1,500 cycles"), std::string::npos) << text;
+  EXPECT_NE(text.find("intensity 14.4 ops/B"), std::string::npos) << text;
+  EXPECT_NE(text.find("bound      latency, dominant loss: DMA wait"), std::string::npos) << text;
+  // Units: the MAC array is busy 0.5 of 1.5 us.
+  EXPECT_NE(text.find("MAC array       33.3 %"), std::string::npos) << text;
+  // Stalls: the MAC array waits on DMA 1 us of 1.5 (66.7 %).
+  EXPECT_NE(text.find("DMA wait        66.7 %"), std::string::npos) << text;
+  // Top table: gemm0 (2/3 of the time) before relu1 (1/3); the view has no time.
+  const std::size_t gemm = text.find("    1  gemm0"), relu = text.find("    2  relu1");
+  EXPECT_NE(gemm, std::string::npos) << text;
+  EXPECT_NE(relu, std::string::npos) << text;
+  EXPECT_EQ(text.find("flatten2"), std::string::npos) << text;
+}
+
+TEST(Inspect, GroupsAndTop) {
+  InspectOptions o;
+  o.groups = true;
+  o.top = 1;
+  const std::string text = inspect_report(sample_trace(), o);
+  EXPECT_NE(text.find("Top 1 groups by time share"), std::string::npos) << text;
+  EXPECT_NE(text.find("    1  gemm0"), std::string::npos) << text;
+  EXPECT_EQ(text.find("relu1_chain"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace npusim::traces

@@ -1,0 +1,107 @@
+#include "traces/energy.h"
+
+#include <cmath>
+
+#include "sim/core/errors.h"
+
+namespace npusim::traces {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kWhere = "trace config.energy";
+
+/// A non-negative number at `key` of `block`; 0 when the key is absent (a key left out of the
+/// config prices that event at 0 J).
+double joules_or_watts(const json& block, const char* key) {
+  auto it = block.find(key);
+  if (it == block.end()) return 0.0;
+  if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>())) {
+    throw InputError(kWhere, std::string("expected field '") + key +
+                                 "' as a non-negative number, found " + it->dump());
+  }
+  return it->get<double>();
+}
+
+std::string array_dtype(const Trace& t) {
+  const auto array = t.config.find("mac_array");
+  if (array == t.config.end() || !array->is_object() || !array->contains("dtype") ||
+      !(*array)["dtype"].is_string()) {
+    throw InputError("trace config.mac_array",
+                     "expected field 'dtype' as a string (needed to price a MAC), found none");
+  }
+  return (*array)["dtype"].get<std::string>();
+}
+
+EnergyBreakdown dynamic_energy(const Tally& tally, const EnergyModel& m) {
+  EnergyBreakdown e;
+  e.mac_j = double(tally.macs) * m.mac_j;
+  e.vector_j = double(tally.vector_ops) * m.vector_op_j;
+  e.sram_read_j = double(tally.sram_read_bytes) * m.sram_read_j_per_byte;
+  e.sram_write_j = double(tally.sram_write_bytes) * m.sram_write_j_per_byte;
+  e.dram_j = double(tally.dram_bytes()) * m.dram_j_per_byte;
+  return e;
+}
+
+void add_standing(EnergyBreakdown& e, const EnergyModel& m, double ps) {
+  e.dram_background_j = m.dram_background_w * ps * 1e-12;
+  e.static_j = m.static_w * ps * 1e-12;
+}
+
+}  // namespace
+
+std::optional<EnergyModel> energy_model(const Trace& t) {
+  if (!t.config.is_object()) return std::nullopt;
+  const auto block = t.config.find("energy");
+  if (block == t.config.end()) return std::nullopt;
+  if (!block->is_object()) {
+    throw InputError(kWhere, "expected an object of energies, found " + block->dump());
+  }
+  EnergyModel m;
+  m.dtype = array_dtype(t);
+  const auto mac = block->find("mac_j");
+  if (mac == block->end() || !mac->is_object() || !mac->contains(m.dtype)) {
+    throw InputError(kWhere, "expected field 'mac_j." + m.dtype +
+                                 "' (the energy of one MAC at the array's dtype), found none");
+  }
+  m.mac_j = joules_or_watts(*mac, m.dtype.c_str());
+  m.vector_op_j = joules_or_watts(*block, "vector_op_j");
+  m.sram_read_j_per_byte = joules_or_watts(*block, "sram_read_j_per_byte");
+  m.sram_write_j_per_byte = joules_or_watts(*block, "sram_write_j_per_byte");
+  m.dram_j_per_byte = joules_or_watts(*block, "dram_j_per_byte");
+  m.dram_background_w = joules_or_watts(*block, "dram_background_w");
+  m.static_w = joules_or_watts(*block, "static_w");
+  return m;
+}
+
+TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies,
+                         const TimeShares& shares) {
+  TraceEnergy out;
+  out.network = dynamic_energy(tallies.network, m);
+  add_standing(out.network, m, double(t.end_ps));
+  for (std::size_t i = 0; i < tallies.ops.size(); ++i) {
+    out.ops.push_back(dynamic_energy(tallies.ops[i], m));
+    add_standing(out.ops.back(), m, shares.ops_ps.at(i));
+  }
+  for (std::size_t g = 0; g < tallies.groups.size(); ++g) {
+    out.groups.push_back(dynamic_energy(tallies.groups[g], m));
+    add_standing(out.groups.back(), m, shares.groups_ps.at(g));
+  }
+  return out;
+}
+
+json to_json(const EnergyBreakdown& e) {
+  return {{"total_j", e.total_j()},
+          {"dynamic_j", e.dynamic_j()},
+          {"standing_j", e.standing_j()},
+          {"mac_j", e.mac_j},
+          {"vector_j", e.vector_j},
+          {"sram_read_j", e.sram_read_j},
+          {"sram_write_j", e.sram_write_j},
+          {"dram_j", e.dram_j},
+          {"dram_background_j", e.dram_background_j},
+          {"static_j", e.static_j}};
+}
+
+}  // namespace npusim::traces

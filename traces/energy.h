@@ -1,0 +1,61 @@
+#pragma once
+// Energy of a run from its trace: the energy model travels in the trace's resolved config
+// (`config["energy"]`, written by to_json(HardwareConfig)), so a saved trace is enough.
+// Definitions and the sources of the preset values: docs/energy.md.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/tally.h"
+#include "traces/trace.h"
+
+namespace npusim::traces {
+
+/// The energy model in base units, with the MAC energy of the array's dtype picked out.
+struct EnergyModel {
+  std::string dtype;                  // the MAC array's operand dtype, e.g. "int8"
+  double mac_j = 0;                   // per MAC at `dtype`
+  double vector_op_j = 0;             // per vector element op
+  double sram_read_j_per_byte = 0;
+  double sram_write_j_per_byte = 0;
+  double dram_j_per_byte = 0;         // read or write
+  double dram_background_w = 0;
+  double static_w = 0;
+
+  double standing_w() const { return dram_background_w + static_w; }
+};
+
+/// The model of a trace; nullopt when its config has no "energy" block (no energy figures).
+/// Throws InputError naming the field when the block is there but malformed.
+std::optional<EnergyModel> energy_model(const Trace& t);
+
+/// Joules by component. Dynamic parts count events (MACs, vector ops, bytes); standing parts
+/// are power times the entity's share of wall time (TimeShares), so they add up over ops.
+struct EnergyBreakdown {
+  double mac_j = 0, vector_j = 0;
+  double sram_read_j = 0, sram_write_j = 0;
+  double dram_j = 0;
+  double dram_background_j = 0, static_j = 0;
+
+  double dynamic_j() const { return mac_j + vector_j + sram_read_j + sram_write_j + dram_j; }
+  double standing_j() const { return dram_background_j + static_j; }
+  double total_j() const { return dynamic_j() + standing_j(); }
+};
+
+struct TraceEnergy {
+  EnergyBreakdown network;
+  std::vector<EnergyBreakdown> ops, groups;
+};
+
+/// Per op, per group and for the network. The network's standing energy covers end_ps; every
+/// op's (group's) covers its time share, so per-op totals sum to the network's (up to commands
+/// that name no op, which the network alone counts).
+TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies,
+                         const TimeShares& shares);
+
+/// {"total_j", "dynamic_j", "standing_j", "mac_j", ...}: every component in joules.
+nlohmann::json to_json(const EnergyBreakdown& e);
+
+}  // namespace npusim::traces

@@ -1,0 +1,89 @@
+#include "traces/report.h"
+
+#include <filesystem>
+
+#include "sim/core/file_util.h"
+#include "traces/report_page.h"
+
+namespace npusim::traces {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+/// JSON that is safe inside a <script> element: "</" would end it early.
+std::string script_json(const json& j) {
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
+  }
+  return out;
+}
+
+std::string path_in(const std::string& dir, const std::string& name) {
+  return (fs::path(dir) / name).string();
+}
+
+}  // namespace
+
+std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
+                             const std::string& title) {
+  json data = {{"title", title}, {"runs", json::array()}, {"arrows", json::array()}};
+  for (const ReportRun& r : runs) {
+    data["runs"].push_back({{"label", r.label}, {"summary", *r.summary}, {"roofline", to_json(*r.roofline)}});
+  }
+  for (const PlotArrow& a : arrows) data["arrows"].push_back({{"from", a.from_point}, {"to", a.to_point}});
+  return std::string(report_page::kHead) + html_escape(title) + report_page::kData + script_json(data) +
+         report_page::kTail;
+}
+
+void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title) {
+  const std::string html = make_report_html({run}, {}, title);
+  write_file_atomic(path_in(dir, "roofline.json"), to_json(*run.roofline).dump(2) + "\n");
+  const std::vector<PlotSeries> series{{run.label, run.roofline}};
+  plot_roofline(series, {}, {path_in(dir, "roofline.svg"), path_in(dir, "roofline.png")}, title);
+  if (!run.roofline->energy_roofs.empty()) {
+    plot_energy_roofline(series, {path_in(dir, "energy_roofline.svg"), path_in(dir, "energy_roofline.png")},
+                         title + ": energy");
+  }
+  write_file_atomic(path_in(dir, "report.html"), html);
+}
+
+void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
+                          const std::string& dir, const std::string& title) {
+  const std::string html = make_report_html(runs, arrows, title);
+  std::vector<PlotSeries> series;
+  bool all_energy = true;
+  for (const ReportRun& r : runs) {
+    series.push_back({r.label, r.roofline});
+    all_energy = all_energy && !r.roofline->energy_roofs.empty();
+  }
+  plot_roofline(series, arrows, {path_in(dir, "roofline_compare.svg"), path_in(dir, "roofline_compare.png")},
+                title);
+  if (all_energy) {
+    plot_energy_roofline(series,
+                         {path_in(dir, "energy_roofline_compare.svg"), path_in(dir, "energy_roofline_compare.png")},
+                         title + ": energy");
+  }
+  write_file_atomic(path_in(dir, "report.html"), html);
+}
+
+}  // namespace npusim::traces

@@ -1,0 +1,38 @@
+#pragma once
+// The analysis outputs of a run or a comparison, written beside each other in one folder:
+// roofline.json, the roofline and energy-roofline plots (SVG + PNG), and report.html, one
+// self-contained page (inline SVG, CSS and JS; no network) with the summary, the rooflines with
+// hover details per point, the top ops by time, the stall and energy breakdowns.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/roofline.h"
+#include "traces/trace.h"
+
+namespace npusim::traces {
+
+/// One analysed run; the pointed-to objects must outlive the call.
+struct ReportRun {
+  std::string label;                // "greedy", "edge-s", ...
+  const Roofline* roofline;
+  const nlohmann::json* summary;    // make_summary's output
+};
+
+/// report.html's text for one run (`arrows` empty) or two runs (arrows from the first's ops
+/// to the second's points, as compare_arrows gives them).
+std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
+                             const std::string& title);
+
+/// Writes roofline.json, roofline.svg/.png, energy_roofline.svg/.png (when the run has an
+/// energy model) and report.html into the existing folder `dir`. Throws SimulationError when a
+/// file cannot be written or gnuplot fails.
+void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title);
+
+/// Writes roofline_compare.svg/.png, energy_roofline_compare.svg/.png (when both runs have an
+/// energy model) and report.html for two runs into the existing folder `dir`.
+void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
+                          const std::string& dir, const std::string& title);
+
+}  // namespace npusim::traces

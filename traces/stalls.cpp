@@ -1,0 +1,170 @@
+#include "traces/stalls.h"
+
+#include <algorithm>
+#include <array>
+#include <unordered_map>
+
+namespace npusim::traces {
+
+namespace {
+
+constexpr std::array<std::pair<StallCause, const char*>, 5> kCauseNames{
+    {{StallCause::FillDrain, "fill/drain"},
+     {StallCause::SramStall, "SRAM stall"},
+     {StallCause::DmaWait, "DMA wait"},
+     {StallCause::Dependency, "dependency"},
+     {StallCause::Queueing, "queueing"}}};
+
+bool is_compute(const CommandEvent& c) {
+  return c.kind == CommandKind::Gemm || c.kind == CommandKind::Vector;
+}
+
+/// The unit with the most busy time among the entity's compute commands.
+std::vector<const CommandEvent*> critical_commands(const std::vector<const CommandEvent*>& cmds,
+                                                   Unit& unit) {
+  std::uint64_t mac_ps = 0, vector_ps = 0;
+  for (const CommandEvent* c : cmds) {
+    if (!is_compute(*c)) continue;
+    (c->unit == Unit::MacArray ? mac_ps : vector_ps) += c->end_ps - c->begin_ps;
+  }
+  unit = mac_ps >= vector_ps ? Unit::MacArray : Unit::VectorUnit;
+  std::vector<const CommandEvent*> out;
+  for (const CommandEvent* c : cmds) {
+    if (is_compute(*c) && c->unit == unit) out.push_back(c);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CommandEvent* a, const CommandEvent* b) {
+    return a->begin_ps < b->begin_ps;
+  });
+  return out;
+}
+
+/// The walk along the critical unit: every gap before a command is waiting (until the command
+/// was ready) then queueing; every command is work at peak, fill/drain and SRAM stall; the
+/// tail after the last one is the entity's final DMA stores.
+StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
+                         const std::vector<const CommandEvent*>& cmds, std::uint64_t begin_ps,
+                         std::uint64_t end_ps) {
+  StallBreakdown s;
+  s.span_s = double(end_ps - begin_ps) * 1e-12;
+  Unit unit = Unit::MacArray;
+  const std::vector<const CommandEvent*> work = critical_commands(cmds, unit);
+  if (work.empty()) return s;
+  s.unit = to_string(unit);
+  const Roofs& roofs = t.roofs;
+  std::uint64_t cursor = begin_ps;
+  for (const CommandEvent* c : work) {
+    // 1. The gap before the command: waiting until it was ready, queueing after.
+    if (c->begin_ps > cursor) {
+      const CommandReady& r = ready[std::size_t(c - t.commands.data())];
+      const std::uint64_t wait = std::clamp(r.ps, cursor, c->begin_ps) - cursor;
+      (r.cause == StallCause::DmaWait ? s.dma_wait_s : s.dependency_s) += double(wait) * 1e-12;
+      s.queueing_s += double(c->begin_ps - cursor - wait) * 1e-12;
+    }
+    // 2. The command itself, less any part an earlier one already covered.
+    const std::uint64_t start = std::max(c->begin_ps, cursor);
+    if (c->end_ps > start) {
+      const double duration = double(c->end_ps - c->begin_ps) * 1e-12;
+      const double counted = double(c->end_ps - start) * 1e-12 / duration;
+      const double peak = c->kind == CommandKind::Gemm ? roofs.mac_peak_ops : roofs.vector_peak_ops;
+      const double work = c->kind == CommandKind::Gemm ? 2.0 * double(c->macs) : double(c->vector_ops);
+      const double ideal = peak > 0 ? work / peak : 0.0;
+      const double stall = roofs.core_clock_hz > 0 ? double(c->stall_cycles) / roofs.core_clock_hz : 0.0;
+      s.compute_s += counted * ideal;
+      s.sram_stall_s += counted * stall;
+      s.fill_drain_s += counted * (duration - ideal - stall);
+      cursor = c->end_ps;
+    }
+  }
+  // 3. After the last compute command: the entity's results draining to DRAM.
+  if (end_ps > cursor) s.dma_wait_s += double(end_ps - cursor) * 1e-12;
+  return s;
+}
+
+}  // namespace
+
+std::vector<CommandReady> ready_times(const Trace& t) {
+  std::unordered_map<std::uint32_t, const CommandEvent*> by_id;
+  by_id.reserve(t.commands.size());
+  for (const CommandEvent& c : t.commands) by_id.emplace(c.id, &c);
+  std::vector<std::uint64_t> grant_ps(t.groups.size(), 0);
+  for (const SramAllocation& a : t.sram_allocations) {
+    if (a.group >= 0 && std::size_t(a.group) < grant_ps.size()) grant_ps[a.group] = a.alloc_ps;
+  }
+  std::vector<CommandReady> out(t.commands.size());
+  for (std::size_t i = 0; i < t.commands.size(); ++i) {
+    const CommandEvent& c = t.commands[i];
+    CommandReady& r = out[i];
+    if (c.group >= 0 && std::size_t(c.group) < grant_ps.size()) r.ps = grant_ps[c.group];
+    for (std::uint32_t d : c.deps) {
+      auto it = by_id.find(d);
+      if (it == by_id.end() || it->second->end_ps <= r.ps) continue;
+      r.ps = it->second->end_ps;
+      r.cause = is_compute(*it->second) ? StallCause::Dependency : StallCause::DmaWait;
+    }
+  }
+  return out;
+}
+
+std::string to_string(StallCause c) {
+  for (const auto& [cause, name] : kCauseNames) {
+    if (cause == c) return name;
+  }
+  return "unknown";
+}
+
+double StallBreakdown::part(StallCause c) const {
+  switch (c) {
+    case StallCause::FillDrain: return fill_drain_s;
+    case StallCause::SramStall: return sram_stall_s;
+    case StallCause::DmaWait: return dma_wait_s;
+    case StallCause::Dependency: return dependency_s;
+    case StallCause::Queueing: return queueing_s;
+  }
+  return 0;
+}
+
+StallCause StallBreakdown::dominant(bool with_fill_drain) const {
+  StallCause best = with_fill_drain ? StallCause::FillDrain : StallCause::SramStall;
+  for (const auto& [cause, name] : kCauseNames) {
+    if (cause == StallCause::FillDrain && !with_fill_drain) continue;
+    if (part(cause) > part(best)) best = cause;
+  }
+  return best;
+}
+
+TraceStalls trace_stalls(const Trace& t, const TraceTallies& tallies) {
+  std::vector<std::vector<const CommandEvent*>> of_op(t.ops.size()), of_group(t.groups.size());
+  std::vector<const CommandEvent*> all;
+  all.reserve(t.commands.size());
+  for (const CommandEvent& c : t.commands) {
+    all.push_back(&c);
+    if (c.op >= 0 && std::size_t(c.op) < of_op.size()) of_op[c.op].push_back(&c);
+    if (c.group >= 0 && std::size_t(c.group) < of_group.size()) of_group[c.group].push_back(&c);
+  }
+  const std::vector<CommandReady> ready = ready_times(t);
+  TraceStalls out;
+  out.network = breakdown(t, ready, all, 0, std::max(t.end_ps, tallies.network.end_ps));
+  for (std::size_t i = 0; i < of_op.size(); ++i) {
+    out.ops.push_back(breakdown(t, ready, of_op[i], tallies.ops[i].begin_ps, tallies.ops[i].end_ps));
+  }
+  for (std::size_t g = 0; g < of_group.size(); ++g) {
+    out.groups.push_back(
+        breakdown(t, ready, of_group[g], tallies.groups[g].begin_ps, tallies.groups[g].end_ps));
+  }
+  return out;
+}
+
+nlohmann::json to_json(const StallBreakdown& s) {
+  nlohmann::json j = {{"unit", s.unit.empty() ? nlohmann::json() : nlohmann::json(s.unit)},
+                      {"span_s", s.span_s},
+                      {"compute_s", s.compute_s},
+                      {"fill_drain_s", s.fill_drain_s},
+                      {"sram_stall_s", s.sram_stall_s},
+                      {"dma_wait_s", s.dma_wait_s},
+                      {"dependency_s", s.dependency_s},
+                      {"queueing_s", s.queueing_s}};
+  j["dominant_loss"] = s.unit.empty() ? nlohmann::json() : nlohmann::json(to_string(s.dominant()));
+  return j;
+}
+
+}  // namespace npusim::traces

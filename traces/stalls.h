@@ -1,0 +1,64 @@
+#pragma once
+// Where the time of an op, a fused group or the whole network went, from the trace alone: the
+// entity's span on its busiest compute unit split into the work at peak and five losses that
+// add up to the span. Precise definitions: docs/outputs.md ("Stall attribution").
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/tally.h"
+#include "traces/trace.h"
+
+namespace npusim::traces {
+
+/// The losses, each a reason the unit was not doing useful work at its peak.
+enum class StallCause { FillDrain, SramStall, DmaWait, Dependency, Queueing };
+/// "fill/drain", "SRAM stall", "DMA wait", "dependency", "queueing".
+std::string to_string(StallCause c);
+
+/// When a command became ready to start, and what it waited for until then.
+struct CommandReady {
+  std::uint64_t ps = 0;
+  /// DmaWait when the last thing to finish was a DMA transfer; Dependency for a compute command
+  /// of another unit or the group's SRAM grant.
+  StallCause cause = StallCause::Dependency;
+};
+/// Per command (by index in t.commands): the latest end of its traced dependencies and of its
+/// group's SRAM grant (`sram_allocations`). Barriers are not traced; they only pass those on.
+std::vector<CommandReady> ready_times(const Trace& t);
+
+/// The span of one entity on its critical unit, in seconds:
+/// span = compute + fill_drain + sram_stall + dma_wait + dependency + queueing.
+struct StallBreakdown {
+  /// The compute unit with the most busy time in the entity ("MAC array" or "vector unit");
+  /// empty when the entity ran no compute command (then every part is 0).
+  std::string unit;
+  double span_s = 0;
+  double compute_s = 0;     // the unit's work at its full peak (MACs / rows*cols cycles, ...)
+  double fill_drain_s = 0;  // stall-free time beyond that: fold fill/drain, array-shape mapping loss
+  double sram_stall_s = 0;  // `stall_cycles`: operands starved by SRAM banks
+  double dma_wait_s = 0;    // unit idle until a DMA transfer this entity needs finished
+  double dependency_s = 0;  // unit idle until another unit's result, or the group's SRAM grant
+  double queueing_s = 0;    // ready, but the unit was running other entities' commands
+
+  double part(StallCause c) const;
+  /// The largest loss (ties go to the earlier cause in the enum's order); without fill/drain
+  /// when `with_fill_drain` is false (a derated roof already accounts for it).
+  StallCause dominant(bool with_fill_drain = true) const;
+  /// Parts that are not `compute`, in seconds.
+  double lost_s() const { return span_s - compute_s; }
+};
+
+struct TraceStalls {
+  StallBreakdown network;
+  std::vector<StallBreakdown> ops, groups;
+};
+
+/// Every op and group over its span (first begin to last end), the network over [0, end_ps).
+TraceStalls trace_stalls(const Trace& t, const TraceTallies& tallies);
+
+/// {"unit", "span_s", "compute_s", ..., "dominant_loss"} (`dominant_loss` null without a unit).
+nlohmann::json to_json(const StallBreakdown& s);
+
+}  // namespace npusim::traces

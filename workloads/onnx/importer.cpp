@@ -1,0 +1,357 @@
+// The importer's core: values, the node loop, folding, unsupported operators, IR emission.
+#include "workloads/onnx/importer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "sim/core/errors.h"
+#include "workloads/graph_internal.h"
+#include "workloads/onnx/fold.h"
+#include "workloads/onnx/model_file.h"
+
+namespace npusim::workloads::onnx {
+namespace {
+
+/// "If", or "com.example.MyOp" for an operator of another domain.
+std::string qualified_type(const ::onnx::NodeProto& p) {
+  return is_default_domain(p.domain()) ? p.op_type() : p.domain() + "." + p.op_type();
+}
+
+bool is_supported(const ::onnx::NodeProto& p) {
+  return is_default_domain(p.domain()) && (Importer::mappers().count(p.op_type()) > 0 || can_fold(p.op_type()));
+}
+
+}  // namespace
+
+Shape ir_shape(const Shape& shape) { return shape.empty() ? Shape{1} : shape; }
+
+const Value& Node::in(std::size_t i) const {
+  if (!has(i)) fail("input " + std::to_string(i), "none");
+  return *inputs[i];
+}
+
+void Node::fail(const std::string& expected, const std::string& found) const {
+  throw InputError(where(), "expected " + expected + ", found " + found);
+}
+
+std::vector<std::int64_t> Node::ints(std::size_t i, const std::string& what) const {
+  const Value& v = in(i);
+  if (!v.is_constant())
+    fail(what + " known at import time (a constant, or computed from shapes only)", "activation '" + v.name + "'");
+  return v.constant->integers(where(), what + " ('" + v.name + "')");
+}
+
+std::vector<double> Node::reals(std::size_t i, const std::string& what) const {
+  const Value& v = in(i);
+  if (!v.is_constant() || !v.constant->values) {
+    fail(what + " known at import time (a constant, or computed from shapes only)", "'" + v.name + "'");
+  }
+  return *v.constant->values;
+}
+
+Importer::Importer(const ::onnx::ModelProto& model, std::unordered_map<std::string, Shape> onnx_shapes,
+                   std::string path, const LoadOptions& options)
+    : model_(model),
+      onnx_shapes_(std::move(onnx_shapes)),
+      path_(std::move(path)),
+      options_(options),
+      opset_(default_opset(model)) {}
+
+Staged Importer::run() {
+  check_supported();
+  read_initializers();
+  read_inputs();
+  for (int i = 0; i < model_.graph().node_size(); ++i) import_node(model_.graph().node(i), i);
+  declare_outputs();
+  return std::move(staged_);
+}
+
+void Importer::check_supported() {
+  std::vector<std::pair<std::string, std::string>> found;  // type, first node name
+  const auto& nodes = model_.graph().node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (is_supported(nodes[i])) continue;
+    skipped_nodes_.insert(i);
+    const std::string type = qualified_type(nodes[i]);
+    const bool seen = std::any_of(found.begin(), found.end(), [&](const auto& f) { return f.first == type; });
+    if (!seen) found.emplace_back(type, nodes[i].name().empty() ? nodes[i].output(0) : nodes[i].name());
+  }
+  if (found.empty()) return;
+  std::string list;
+  for (const auto& [type, node] : found) list += (list.empty() ? "" : ", ") + type + " (node '" + node + "')";
+  if (!options_.skip_unsupported) {
+    throw InputError(path_, "expected only operators npusim maps (docs/onnx.md), found unsupported: " + list +
+                                "; --skip-unsupported imports the rest with these as zero-cost pass-throughs");
+  }
+  spdlog::warn("onnx: {}: skipping unsupported operators as zero-cost pass-throughs: {}", path_, list);
+}
+
+void Importer::read_initializers() {
+  for (const auto& t : model_.graph().initializer()) {
+    auto c = std::make_shared<ConstTensor>(decode_tensor(t, path_ + " (initializer '" + t.name() + "')"));
+    bind(t.name(), Value{t.name(), c->shape, -1, std::move(c)});
+  }
+}
+
+void Importer::read_inputs() {
+  for (const auto& name : activation_inputs(model_.graph())) {
+    for (const auto& in : model_.graph().input()) {
+      if (in.name() != name) continue;
+      const auto shape = concrete_shape(in);  // fix_input_shapes made every input concrete
+      if (!shape)
+        throw InputError(path_ + " (input '" + name + "')", "expected a tensor input with a shape, found none");
+      bind(name, new_input(name, *shape));
+      if (staged_.graph.dtype.empty()) staged_.graph.dtype = dtype_name(in.type().tensor_type().elem_type());
+    }
+  }
+}
+
+void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
+  const std::string base = proto.name().empty() ? proto.op_type() + "_" + std::to_string(index) : proto.name();
+  Node n{proto, unique_op_name(base), NodeAttributes(proto, node_where(path_, proto)), {}};
+  for (const auto& name : proto.input()) {
+    if (name.empty()) {
+      n.inputs.push_back(nullptr);
+      continue;
+    }
+    const auto it = values_.find(name);
+    if (it == values_.end()) {
+      n.fail("input '" + name + "' to be a graph input, an initializer or the output of an earlier node",
+             "none (nodes must be in topological order)");
+    }
+    n.inputs.push_back(&it->second);
+  }
+  if (skipped_nodes_.count(index)) return pass_through(n);
+  const bool known =
+      std::all_of(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return !v || v->is_constant(); });
+  const bool reads_shape_only = proto.op_type() == "Shape" || proto.op_type() == "Size";
+  if ((known || reads_shape_only) && try_fold(n)) return;
+  if (known && !n.inputs.empty() && bind_onnx_shapes_as_constants(n)) return;
+  const auto it = mappers().find(proto.op_type());
+  if (it != mappers().end()) return (this->*it->second)(n);
+  // An operator npusim only folds (Where, Equal, Range...), reached with an activation input.
+  const auto act =
+      std::find_if(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return v && !v->is_constant(); });
+  if (options_.skip_unsupported) {
+    spdlog::warn("onnx: {}: {} on activation '{}' is not supported; skipped as a zero-cost pass-through", n.where(),
+                 proto.op_type(), (*act)->name);
+    return pass_through(n);
+  }
+  n.fail("inputs known at import time (npusim folds " + proto.op_type() +
+             " on shapes and constants only; --skip-unsupported passes it through)",
+         "activation '" + (*act)->name + "'");
+}
+
+bool Importer::try_fold(const Node& n) {
+  std::vector<ConstTensor> shapes_only;  // activations seen by Shape/Size: their shape is all they need
+  shapes_only.reserve(n.inputs.size());
+  std::vector<const ConstTensor*> in;
+  for (const Value* v : n.inputs) {
+    if (!v) {
+      in.push_back(nullptr);
+    } else if (v->is_constant()) {
+      in.push_back(v->constant.get());
+    } else {
+      shapes_only.push_back(ConstTensor{v->shape, ::onnx::TensorProto::FLOAT, std::nullopt});
+      in.push_back(&shapes_only.back());
+    }
+  }
+  auto out = fold_node(n.proto, n.attrs, in, opset_);
+  if (!out) return false;
+  for (std::size_t i = 0; i < out->size() && i < static_cast<std::size_t>(n.proto.output_size()); ++i) {
+    if (n.out(i).empty()) continue;
+    auto c = std::make_shared<ConstTensor>(std::move((*out)[i]));
+    bind(n.out(i), Value{n.out(i), c->shape, -1, std::move(c)});
+  }
+  return true;
+}
+
+bool Importer::bind_onnx_shapes_as_constants(const Node& n) {
+  // Weight preprocessing npusim has no folding rule for (MatMul of two initializers, ...):
+  // the result is a constant; ONNX's inference knows its shape.
+  for (const auto& out : n.proto.output()) {
+    if (!out.empty() && !onnx_shape(out)) return false;
+  }
+  for (const auto& out : n.proto.output()) {
+    if (out.empty()) continue;
+    auto c = std::make_shared<ConstTensor>(ConstTensor{*onnx_shape(out), ::onnx::TensorProto::FLOAT, std::nullopt});
+    bind(out, Value{out, c->shape, -1, std::move(c)});
+  }
+  spdlog::debug("onnx: {}: constant inputs only, folded to constants of the shapes ONNX inferred", n.where());
+  return true;
+}
+
+void Importer::pass_through(const Node& n) {
+  const auto act =
+      std::find_if(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return v && !v->is_constant(); });
+  for (int i = 0; i < n.proto.output_size(); ++i) {
+    const std::string& out = n.out(static_cast<std::size_t>(i));
+    if (out.empty()) continue;
+    const Shape* known = onnx_shape(out);
+    if (i == 0 && act != n.inputs.end() && (!known || *known == (*act)->shape)) {
+      bind(out, Value{out, (*act)->shape, (*act)->tensor, nullptr});  // the input, passed through
+    } else if (i == 0 && act != n.inputs.end() &&
+               internal::product(*known, 0, known->size()) ==
+                   internal::product((*act)->shape, 0, (*act)->shape.size())) {
+      view_output(n, **act, *known);
+    } else if (known) {
+      bind(out, new_input(out, *known));  // computed by nothing: read from DRAM as an input
+    } else if (i == 0) {
+      n.fail("an output shape ONNX can infer, to skip this operator", "none for '" + out + "'");
+    }
+  }
+}
+
+void Importer::declare_outputs() {
+  for (const auto& o : model_.graph().output()) {
+    const auto it = values_.find(o.name());
+    if (it == values_.end())
+      throw InputError(path_ + " (output '" + o.name() + "')",
+                       "expected a graph output some node produces, found none");
+    if (it->second.tensor >= 0 && !it->second.is_constant()) {
+      staged_.graph.declared_outputs.push_back(staged_.graph.tensor(it->second.tensor).name);
+    } else {
+      spdlog::warn("onnx: {}: output '{}' is a constant (computed at import time); it is not simulated", path_,
+                   o.name());
+    }
+  }
+}
+
+void Importer::bind(const std::string& name, Value v) {
+  v.name = name;
+  values_.insert_or_assign(name, std::move(v));
+}
+
+int Importer::operand(const Value& v) {
+  if (v.tensor >= 0) return v.tensor;
+  const auto it = values_.find(v.name);
+  const bool cached = it != values_.end() && it->second.constant == v.constant;
+  if (cached && it->second.tensor >= 0) return it->second.tensor;
+  if (v.constant->elements() == 0) {
+    throw InputError(path_ + " (tensor '" + v.name + "')",
+                     "expected an operand with elements, found shape " + format_shape(v.shape));
+  }
+  Tensor t;
+  t.name = unique_tensor_name(v.name);
+  t.shape = ir_shape(v.shape);
+  t.is_constant = true;
+  const int index = staged_.graph.add_tensor(std::move(t));
+  if (v.constant->values && v.constant->values->size() == 1) staged_.scalars[index] = v.constant->values->front();
+  if (cached) it->second.tensor = index;
+  return index;
+}
+
+Value Importer::emit(const Node& n, OpKind kind, std::vector<int> inputs, OpAttrs attrs, const std::string& out_name,
+                     const std::string& suffix) {
+  Op op;
+  op.name = unique_op_name(n.name + suffix);
+  op.kind = kind;
+  op.attrs = std::move(attrs);
+  op.inputs = std::move(inputs);
+  Tensor out;
+  out.name = unique_tensor_name(out_name);
+  out.shape = infer_output_shape(staged_.graph, op, path_);
+  Value v{out_name, out.shape, staged_.graph.add_tensor(std::move(out)), nullptr};
+  op.outputs = {v.tensor};
+  staged_.graph.add_op(std::move(op));
+  return v;
+}
+
+Value Importer::reshaped(const Node& n, const Value& v, const Shape& shape, const std::string& out_name,
+                         const std::string& op_suffix) {
+  if (v.is_constant()) {
+    auto c = std::make_shared<ConstTensor>(*v.constant);
+    c->shape = shape;
+    return Value{out_name, shape, -1, std::move(c)};
+  }
+  OpAttrs a;
+  a.shape = ir_shape(shape);
+  Value out = emit(n, OpKind::Reshape, {operand(v)}, a, out_name, op_suffix);
+  out.shape = shape;
+  return out;
+}
+
+Value Importer::new_input(const std::string& name, const Shape& shape) {
+  Tensor t;
+  t.name = unique_tensor_name(name);
+  t.shape = ir_shape(shape);
+  return Value{name, shape, staged_.graph.add_tensor(std::move(t)), nullptr};
+}
+
+const Shape* Importer::onnx_shape(const std::string& name) const {
+  const auto it = onnx_shapes_.find(name);
+  return it == onnx_shapes_.end() ? nullptr : &it->second;
+}
+
+std::string Importer::unique_op_name(const std::string& base) const {
+  std::string name = base;
+  for (int i = 1; staged_.graph.find_op(name) >= 0; ++i) name = base + "#" + std::to_string(i);
+  return name;
+}
+
+std::string Importer::unique_tensor_name(const std::string& base) const {
+  std::string name = base;
+  for (int i = 1; staged_.graph.find_tensor(name) >= 0; ++i) name = base + "#" + std::to_string(i);
+  return name;
+}
+
+const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
+  static const std::unordered_map<std::string, Mapper> table = {
+      {"Conv", &Importer::map_conv},
+      {"ConvTranspose", &Importer::map_conv_transpose},
+      {"Gemm", &Importer::map_gemm},
+      {"MatMul", &Importer::map_matmul},
+      {"BatchNormalization", &Importer::map_batch_norm},
+      {"LayerNormalization", &Importer::map_layer_norm},
+      {"Add", &Importer::map_binary},
+      {"Sub", &Importer::map_binary},
+      {"Mul", &Importer::map_binary},
+      {"Div", &Importer::map_binary},
+      {"Pow", &Importer::map_binary},
+      {"Max", &Importer::map_binary},
+      {"Min", &Importer::map_binary},
+      {"Sqrt", &Importer::map_unary},
+      {"Exp", &Importer::map_unary},
+      {"Log", &Importer::map_unary},
+      {"Erf", &Importer::map_unary},
+      {"Neg", &Importer::map_unary},
+      {"Abs", &Importer::map_unary},
+      {"Relu", &Importer::map_unary},
+      {"LeakyRelu", &Importer::map_unary},
+      {"Sigmoid", &Importer::map_unary},
+      {"HardSigmoid", &Importer::map_unary},
+      {"HardSwish", &Importer::map_unary},
+      {"Tanh", &Importer::map_unary},
+      {"Gelu", &Importer::map_unary},
+      {"Clip", &Importer::map_clip},
+      {"Softmax", &Importer::map_softmax},
+      {"LogSoftmax", &Importer::map_softmax},
+      {"MaxPool", &Importer::map_pool},
+      {"AveragePool", &Importer::map_pool},
+      {"GlobalAveragePool", &Importer::map_global_pool},
+      {"GlobalMaxPool", &Importer::map_global_pool},
+      {"ReduceMean", &Importer::map_reduce},
+      {"ReduceSum", &Importer::map_reduce},
+      {"ReduceMax", &Importer::map_reduce},
+      {"Resize", &Importer::map_resize},
+      {"Upsample", &Importer::map_resize},
+      {"Concat", &Importer::map_concat},
+      {"Split", &Importer::map_split},
+      {"Reshape", &Importer::map_reshape},
+      {"Flatten", &Importer::map_flatten},
+      {"Squeeze", &Importer::map_squeeze},
+      {"Unsqueeze", &Importer::map_squeeze},
+      {"Transpose", &Importer::map_transpose},
+      {"Slice", &Importer::map_slice},
+      {"Gather", &Importer::map_gather},
+      {"Pad", &Importer::map_pad},
+      {"Expand", &Importer::map_expand},
+      {"Cast", &Importer::map_alias},
+      {"Identity", &Importer::map_alias},
+      {"Dropout", &Importer::map_alias},
+  };
+  return table;
+}
+
+}  // namespace npusim::workloads::onnx

@@ -1,0 +1,143 @@
+#pragma once
+// The ONNX importer (internal to workloads/): walks the nodes in file order, folds what is known
+// at import time, and maps every other node onto IR ops. Mapping functions live in
+// map_compute.cpp (MAC-array and vector-unit operators) and map_data.cpp (data movement).
+#include <onnx/onnx_pb.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "workloads/graph.h"
+#include "workloads/loader.h"
+#include "workloads/onnx/attributes.h"
+#include "workloads/onnx/const_tensor.h"
+
+namespace npusim::workloads::onnx {
+
+/// An ONNX value while importing: an activation (an IR tensor) or a tensor known at import time.
+struct Value {
+  std::string name;                             ///< the ONNX value name
+  Shape shape;                                  ///< ONNX shape (scalars have rank 0)
+  int tensor = -1;                              ///< the IR tensor, once there is one
+  std::shared_ptr<const ConstTensor> constant;  ///< set for tensors known at import time
+
+  bool is_constant() const { return constant != nullptr; }
+};
+
+/// One node being mapped: its resolved inputs, its attributes and the name its IR ops take.
+struct Node {
+  const ::onnx::NodeProto& proto;
+  std::string name;  ///< unique base name for the IR ops it creates
+  NodeAttributes attrs;
+  std::vector<Value*> inputs;  ///< nullptr for an absent optional input
+
+  bool has(std::size_t i) const { return i < inputs.size() && inputs[i]; }
+  const Value& in(std::size_t i) const;  ///< throws InputError when absent
+  const std::string& out(std::size_t i = 0) const { return proto.output(static_cast<int>(i)); }
+  const std::string& where() const { return attrs.where(); }
+  [[noreturn]] void fail(const std::string& expected, const std::string& found) const;
+  /// The integer values of input `i` (a shape, axes, pads...): it must be known at import time.
+  std::vector<std::int64_t> ints(std::size_t i, const std::string& what) const;
+  /// The floating-point values of input `i`, which must be known at import time.
+  std::vector<double> reals(std::size_t i, const std::string& what) const;
+};
+
+/// The staged IR graph (not finalized) and the facts the rewrite passes need.
+struct Staged {
+  Graph graph;
+  /// One-element constants with a known value, by IR tensor (a Pow's exponent, an epsilon).
+  std::unordered_map<int, double> scalars;
+};
+
+class Importer {
+ public:
+  Importer(const ::onnx::ModelProto& model, std::unordered_map<std::string, Shape> onnx_shapes, std::string path,
+           const LoadOptions& options);
+
+  /// Maps every node. Throws InputError for unsupported operators (unless skipped) and for
+  /// anything malformed, naming the node.
+  Staged run();
+
+  using Mapper = void (Importer::*)(const Node&);
+  /// Supported operator types and the function mapping each (default domain only).
+  static const std::unordered_map<std::string, Mapper>& mappers();
+
+ private:
+  // ---- core (importer.cpp) ----
+  void read_initializers();
+  void read_inputs();
+  void check_supported();
+  void import_node(const ::onnx::NodeProto& proto, int index);
+  bool try_fold(const Node& n);
+  bool bind_onnx_shapes_as_constants(const Node& n);
+  void pass_through(const Node& n);
+  void declare_outputs();
+
+  void bind(const std::string& name, Value v);
+  /// The IR tensor for `v`, creating an IR constant the first time a constant is read by an op.
+  int operand(const Value& v);
+  /// Adds an IR op named `<node name><suffix>` reading `inputs`, whose output tensor is named
+  /// `out_name`, and returns the value it produces (its shape inferred by the IR's rules).
+  Value emit(const Node& n, OpKind kind, std::vector<int> inputs, OpAttrs attrs, const std::string& out_name,
+             const std::string& suffix = "");
+  /// `v` as `shape` (same element count), named `out_name`: a reshape view of an activation,
+  /// or the constant re-shaped (a Conv1d weight seen as 2-D).
+  Value reshaped(const Node& n, const Value& v, const Shape& shape, const std::string& out_name,
+                 const std::string& op_suffix = ".reshape");
+  /// A new graph input standing for an output npusim does not compute (a skipped operator's).
+  Value new_input(const std::string& name, const Shape& shape);
+  const Shape* onnx_shape(const std::string& name) const;
+  std::string unique_op_name(const std::string& base) const;
+  std::string unique_tensor_name(const std::string& base) const;
+
+  // ---- MAC-array and vector-unit operators (map_compute.cpp) ----
+  void map_conv(const Node& n);
+  void map_conv_transpose(const Node& n);
+  void map_gemm(const Node& n);
+  void map_matmul(const Node& n);
+  void map_batch_norm(const Node& n);
+  void map_layer_norm(const Node& n);
+  void map_binary(const Node& n);
+  void map_unary(const Node& n);
+  void map_clip(const Node& n);
+  void map_softmax(const Node& n);
+  void map_pool(const Node& n);
+  void map_global_pool(const Node& n);
+  void map_reduce(const Node& n);
+  /// Emits a conv/pool whose activation input is x (other inputs after it) and binds output 0.
+  /// A 1-D one ([N, C, L]) runs as 2-D on [N, C, 1, L], so the IR's 2-D rules apply.
+  void emit_windowed(const Node& n, OpKind kind, const Value& x, std::vector<const Value*> others, const OpAttrs& a);
+
+  // ---- data movement and aliases (map_data.cpp) ----
+  void map_alias(const Node& n);
+  void map_reshape(const Node& n);
+  void map_flatten(const Node& n);
+  void map_squeeze(const Node& n);
+  void map_transpose(const Node& n);
+  void map_concat(const Node& n);
+  void map_split(const Node& n);
+  void map_slice(const Node& n);
+  void map_gather(const Node& n);
+  void map_pad(const Node& n);
+  void map_expand(const Node& n);
+  void map_resize(const Node& n);
+  /// A reshape view of activation `x` to `shape`, bound to output 0 (an alias when equal).
+  void view_output(const Node& n, const Value& x, const Shape& shape);
+
+  const ::onnx::ModelProto& model_;
+  std::unordered_map<std::string, Shape> onnx_shapes_;
+  std::string path_;
+  LoadOptions options_;
+  int opset_ = 1;
+  Staged staged_;
+  std::unordered_map<std::string, Value> values_;
+  std::unordered_set<int> skipped_nodes_;
+};
+
+/// `shape` as the IR holds it: rank 0 becomes [1] (the IR has no scalars).
+Shape ir_shape(const Shape& shape);
+
+}  // namespace npusim::workloads::onnx

@@ -1,0 +1,193 @@
+// Mapping of ONNX operators that move or reinterpret data: views (reshape and friends),
+// copies through the vector unit (transpose, concat, slice, gather, pad, expand, resize), and
+// aliases that cost nothing at inference (Identity, Dropout, Cast).
+#include "sim/core/errors.h"
+#include "workloads/graph_internal.h"
+#include "workloads/onnx/fold.h"
+#include "workloads/onnx/importer.h"
+
+namespace npusim::workloads::onnx {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+/// Whether a transpose keeps the memory order: the dims larger than 1 stay in order.
+bool moves_no_data(const Shape& in, const Ints& perm) {
+  std::int64_t last = -1;
+  for (auto p : perm) {
+    if (in[static_cast<std::size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Importer::map_alias(const Node& n) {
+  // Identity, Dropout (inference), Cast (the simulator uses one dtype), a no-op reduction:
+  // the output is the input; Dropout's mask output is left undefined.
+  const Value& x = n.in(0);
+  bind(n.out(), Value{n.out(), x.shape, x.tensor, x.constant});
+}
+
+void Importer::view_output(const Node& n, const Value& x, const Shape& shape) {
+  if (shape == x.shape) return map_alias(n);
+  bind(n.out(), reshaped(n, x, shape, n.out(), ""));
+}
+
+void Importer::map_reshape(const Node& n) {
+  const Value& x = n.in(0);
+  const Shape* inferred = onnx_shape(n.out());
+  // A target computed from activations' values cannot be folded; ONNX may still know the shape.
+  if (n.has(1) && !n.in(1).constant && inferred) return view_output(n, x, *inferred);
+  const Ints target = n.has(1) ? n.ints(1, "the Reshape target shape") : n.attrs.integers("shape");
+  view_output(n, x, reshape_shape(x.shape, target, n.attrs.integer("allowzero", 0) != 0, n.where()));
+}
+
+void Importer::map_flatten(const Node& n) {
+  const Value& x = n.in(0);
+  OpAttrs a;
+  a.axis = n.attrs.integer("axis", 1);
+  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Flatten, a, {operand(x)}, {}, 0}, path_);
+  if (out == x.shape) return map_alias(n);
+  bind(n.out(), emit(n, OpKind::Flatten, {operand(x)}, a, n.out()));
+}
+
+void Importer::map_squeeze(const Node& n) {
+  const Value& x = n.in(0);
+  const Ints axes = n.has(1) ? n.ints(1, "the axes") : n.attrs.integers("axes");
+  const bool squeeze = n.proto.op_type() == "Squeeze";
+  view_output(n, x, squeeze ? squeeze_shape(x.shape, axes, n.where()) : unsqueeze_shape(x.shape, axes, n.where()));
+}
+
+void Importer::map_transpose(const Node& n) {
+  const Value& x = n.in(0);
+  OpAttrs a;
+  a.perm = n.attrs.integers("perm");
+  if (a.perm.empty()) {
+    for (std::size_t d = x.shape.size(); d-- > 0;) a.perm.push_back(static_cast<std::int64_t>(d));
+  }
+  if (a.perm.size() != x.shape.size())
+    n.fail("perm with one entry per dim of " + format_shape(x.shape), format_shape(a.perm));
+  Shape out;
+  for (auto p : a.perm) out.push_back(x.shape.at(static_cast<std::size_t>(p)));
+  // Moving only dims of size 1 ([N, C, 1, 1] -> [N, 1, 1, C]) reinterprets the same bytes.
+  if (moves_no_data(x.shape, a.perm)) return view_output(n, x, out);
+  bind(n.out(), emit(n, OpKind::Transpose, {operand(x)}, a, n.out()));
+}
+
+void Importer::map_concat(const Node& n) {
+  if (n.inputs.size() == 1) return map_alias(n);
+  OpAttrs a;
+  a.axis = n.attrs.integer("axis", 0);
+  std::vector<int> in;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) in.push_back(operand(n.in(i)));
+  bind(n.out(), emit(n, OpKind::Concat, in, a, n.out()));
+}
+
+void Importer::map_split(const Node& n) {
+  const Value& x = n.in(0);
+  const std::size_t ax = normalize_axis(n.attrs.integer("axis", 0), x.shape.size(), n.where());
+  const auto parts = static_cast<std::int64_t>(n.proto.output_size());
+  Ints sizes = n.has(1) ? n.ints(1, "the split sizes") : n.attrs.integers("split");
+  if (sizes.empty()) {
+    // Equal parts; the last one smaller when the dim does not divide (opset 18).
+    const std::int64_t each = (x.shape[ax] + parts - 1) / parts;
+    for (std::int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, x.shape[ax] - i * each));
+  }
+  if (static_cast<std::int64_t>(sizes.size()) != parts) {
+    n.fail(std::to_string(parts) + " split sizes (one per output)", format_shape(sizes));
+  }
+  std::int64_t offset = 0;
+  for (std::int64_t i = 0; i < parts; ++i) {
+    const std::string& out = n.out(static_cast<std::size_t>(i));
+    OpAttrs a;
+    a.axes = {static_cast<std::int64_t>(ax)};
+    a.starts = {offset};
+    a.ends = {offset + sizes[static_cast<std::size_t>(i)]};
+    offset = a.ends[0];
+    if (!out.empty()) bind(out, emit(n, OpKind::Slice, {operand(x)}, a, out, "." + std::to_string(i)));
+  }
+}
+
+void Importer::map_slice(const Node& n) {
+  const Value& x = n.in(0);
+  OpAttrs a;
+  const bool from_inputs = opset_ >= 10;
+  a.starts = from_inputs ? n.ints(1, "the Slice starts") : n.attrs.integers("starts");
+  a.ends = from_inputs ? n.ints(2, "the Slice ends") : n.attrs.integers("ends");
+  a.axes = from_inputs ? (n.has(3) ? n.ints(3, "the Slice axes") : Ints{}) : n.attrs.integers("axes");
+  a.steps = from_inputs && n.has(4) ? n.ints(4, "the Slice steps") : Ints{};
+  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Slice, a, {operand(x)}, {}, 0}, path_);
+  if (out == x.shape && std::all_of(a.steps.begin(), a.steps.end(), [](auto s) { return s == 1; })) return map_alias(n);
+  bind(n.out(), emit(n, OpKind::Slice, {operand(x)}, a, n.out()));
+}
+
+void Importer::map_gather(const Node& n) {
+  const Value& x = n.in(0);
+  const Value& idx = n.in(1);
+  OpAttrs a;
+  a.axis = n.attrs.integer("axis", 0);
+  if (!idx.shape.empty()) return bind(n.out(), emit(n, OpKind::Gather, {operand(x), operand(idx)}, a, n.out()));
+  // A scalar index (x[:, 0]) takes one slice and drops its axis: a slice and a view.
+  const std::size_t ax = normalize_axis(a.axis, x.shape.size(), n.where());
+  std::int64_t i = n.ints(1, "the Gather index").at(0);
+  if (i < 0) i += x.shape[ax];
+  OpAttrs s;
+  s.axes = {static_cast<std::int64_t>(ax)};
+  s.starts = {i};
+  s.ends = {i + 1};
+  const Value slice = emit(n, OpKind::Slice, {operand(x)}, s, n.out() + ".slice");
+  Shape out = x.shape;
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(ax));
+  bind(n.out(), reshaped(n, slice, out, n.out()));
+}
+
+void Importer::map_pad(const Node& n) {
+  const Value& x = n.in(0);
+  OpAttrs a;
+  a.paddings = n.has(1) ? n.ints(1, "the pads") : n.attrs.integers("pads");
+  if (n.has(3)) n.fail("Pad without the axes input (opset 18)", "axes '" + n.in(3).name + "'");
+  if (std::all_of(a.paddings.begin(), a.paddings.end(), [](auto p) { return p == 0; })) return map_alias(n);
+  bind(n.out(), emit(n, OpKind::Pad, {operand(x)}, a, n.out()));
+}
+
+void Importer::map_expand(const Node& n) {
+  const Value& x = n.in(0);
+  OpAttrs a;
+  const Shape* inferred = onnx_shape(n.out());
+  a.shape = !n.in(1).constant && inferred ? *inferred : n.ints(1, "the Expand target shape");
+  const auto out = internal::broadcast(x.shape, a.shape);
+  if (out && *out == x.shape) return map_alias(n);
+  bind(n.out(), emit(n, OpKind::Expand, {operand(x)}, a, n.out()));
+}
+
+void Importer::map_resize(const Node& n) {
+  const Value& x = n.in(0);
+  // Resize: X, roi, scales, sizes (opset >= 11) or X, scales (10); Upsample: X, scales (9) or
+  // the scales attribute (7, 8). Empty tensors stand for absent inputs.
+  const bool upsample = n.proto.op_type() == "Upsample";
+  const std::size_t scales_at = upsample || opset_ < 11 ? 1 : 2;
+  const auto given = [&](std::size_t i) { return n.has(i) && n.in(i).shape != Shape{0}; };
+  OpAttrs a;
+  if (given(3) && n.in(3).constant && n.in(3).constant->values) {
+    const Ints sizes = n.ints(3, "the Resize sizes");
+    if (sizes.size() != x.shape.size()) n.fail(std::to_string(x.shape.size()) + " sizes", format_shape(sizes));
+    for (std::size_t d = 0; d < sizes.size(); ++d)
+      a.scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x.shape[d]));
+  } else if (given(scales_at) && n.in(scales_at).constant && n.in(scales_at).constant->values) {
+    a.scales = n.reals(scales_at, "the Resize scales");
+  } else if (upsample && n.attrs.has("scales")) {
+    a.scales = n.attrs.reals("scales");
+  } else if (const Shape* inferred = onnx_shape(n.out())) {
+    for (std::size_t d = 0; d < inferred->size() && d < x.shape.size(); ++d) {
+      a.scales.push_back(static_cast<double>((*inferred)[d]) / static_cast<double>(x.shape[d]));
+    }
+  } else {
+    n.fail("scales or sizes known at import time (constants, or computed from shapes only)", "neither");
+  }
+  bind(n.out(), emit(n, OpKind::Resize, {operand(x)}, a, n.out()));
+}
+
+}  // namespace npusim::workloads::onnx

@@ -1,0 +1,157 @@
+#include "workloads/onnx/model_file.h"
+
+#include <onnx/shape_inference/implementation.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <unordered_set>
+
+#include "sim/core/errors.h"
+
+namespace npusim::workloads::onnx {
+namespace {
+
+/// "[batch, 3, 224, 224]" with symbolic dims by name and unknown ones as '?'.
+std::string describe_dims(const ::onnx::TensorShapeProto& s) {
+  std::string out = "[";
+  for (int i = 0; i < s.dim_size(); ++i) {
+    const auto& d = s.dim(i);
+    out += i ? ", " : "";
+    out += d.has_dim_value()                             ? std::to_string(d.dim_value())
+           : d.has_dim_param() && !d.dim_param().empty() ? d.dim_param()
+                                                         : "?";
+  }
+  return out + "]";
+}
+
+/// "1,3,224,224": the dims with every symbolic or unknown one set to 1, as an example value.
+std::string example_dims(const ::onnx::TensorShapeProto& s) {
+  std::string out;
+  for (int i = 0; i < s.dim_size(); ++i) {
+    const auto& d = s.dim(i);
+    out += (i ? "," : "") + std::to_string(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : 1);
+  }
+  return out;
+}
+
+bool is_concrete(const ::onnx::TypeProto& t) {
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return false;
+  for (const auto& d : t.tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() <= 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+::onnx::ModelProto read_model(const std::string& path) {
+  // Parsed straight from the stream: copying a model of tens of MB into a string first
+  // (read_file) takes longer than the parse itself.
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open file for reading");
+  ::onnx::ModelProto model;
+  if (!model.ParseFromIstream(&in)) {
+    std::error_code ec;
+    throw InputError(path, "expected an ONNX model (a serialized protobuf ModelProto), found " +
+                               std::to_string(std::filesystem::file_size(path, ec)) +
+                               " bytes that do not parse as one (not an ONNX file, or a truncated one)");
+  }
+  // Protobuf accepts many byte strings (an empty file is a valid empty message): a real model
+  // has a graph and imports an opset. A file cut between fields parses but loses the latter.
+  if (!model.has_graph() || model.opset_import_size() == 0) {
+    throw InputError(path, std::string("expected an ONNX model with a graph and an opset_import, found ") +
+                               (model.has_graph() ? "no opset_import" : "no graph") +
+                               " (not an ONNX file, or a truncated one)");
+  }
+  return model;
+}
+
+int default_opset(const ::onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import()) {
+    if (is_default_domain(o.domain())) return static_cast<int>(o.version());
+  }
+  return 1;
+}
+
+std::vector<std::string> activation_inputs(const ::onnx::GraphProto& graph) {
+  std::unordered_set<std::string> initializers;
+  for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  std::vector<std::string> names;
+  for (const auto& in : graph.input()) {
+    if (!initializers.count(in.name())) names.push_back(in.name());
+  }
+  return names;
+}
+
+void fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options, const std::string& path) {
+  auto& graph = *model.mutable_graph();
+  const std::vector<std::string> names = activation_inputs(graph);
+  for (const auto& [name, shape] : options.input_shapes) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+      throw InputError("--input-shape " + name, "expected the name of a model input (" +
+                                                    (list.empty() ? "none" : list) + " in " + path + "), found '" +
+                                                    name + "'");
+    }
+  }
+  std::string symbolic, fixes;
+  for (auto& in : *graph.mutable_input()) {
+    if (std::find(names.begin(), names.end(), in.name()) == names.end()) continue;
+    auto& tensor = *in.mutable_type()->mutable_tensor_type();
+    const auto it = options.input_shapes.find(in.name());
+    if (it != options.input_shapes.end()) {
+      const auto& declared = tensor.shape();
+      if (tensor.has_shape() && declared.dim_size() != static_cast<int>(it->second.size())) {
+        throw InputError("--input-shape " + in.name(),
+                         "expected " + std::to_string(declared.dim_size()) + " dimensions as the model declares " +
+                             describe_dims(declared) + ", found " + std::to_string(it->second.size()) + " " +
+                             format_shape(it->second));
+      }
+      tensor.mutable_shape()->clear_dim();
+      for (auto d : it->second) tensor.mutable_shape()->add_dim()->set_dim_value(d);
+      continue;
+    }
+    if (is_concrete(in.type())) continue;
+    const std::string dims = tensor.has_shape() ? describe_dims(tensor.shape()) : "(no shape)";
+    symbolic += (symbolic.empty() ? "'" : ", '") + in.name() + "' " + dims;
+    fixes += " --input-shape " + in.name() + "=" + (tensor.has_shape() ? example_dims(tensor.shape()) : "D0,D1,...");
+  }
+  if (!symbolic.empty()) {
+    throw InputError(path, "expected concrete dimensions for every model input, found symbolic or unknown ones: " +
+                               symbolic + "; fix them with" + fixes);
+  }
+}
+
+std::optional<Shape> concrete_shape(const ::onnx::ValueInfoProto& v) {
+  if (!v.has_type() || !v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return std::nullopt;
+  Shape s;
+  for (const auto& d : v.type().tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+    s.push_back(d.dim_value());
+  }
+  return s;
+}
+
+std::unordered_map<std::string, Shape> onnx_inferred_shapes(::onnx::ModelProto& model) {
+  try {
+    ::onnx::ShapeInferenceOptions options(false, 0, true);
+    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    spdlog::debug("onnx: ONNX shape inference stopped ({}); npusim's own shape rules take over", e.what());
+  }
+  std::unordered_map<std::string, Shape> shapes;
+  const auto& g = model.graph();
+  for (const auto* list : {&g.value_info(), &g.output(), &g.input()}) {
+    for (const auto& v : *list) {
+      if (auto s = concrete_shape(v)) shapes.emplace(v.name(), std::move(*s));
+    }
+  }
+  return shapes;
+}
+
+}  // namespace npusim::workloads::onnx
