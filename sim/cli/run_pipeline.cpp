@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "sim/cli/search_runner.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
@@ -64,9 +65,12 @@ LoadedRun load_run(const RunSpec& spec) {
                                      spec.load);
   r.workload_name = workload_name(spec.workload);
   const auto policy = sched::parse_fusion_policy(spec.fusion, "--fusion");
-  r.plan = policy == sched::FusionPolicy::File
-               ? sched::load_schedule_file(spec.fusion.substr(5), r.graph, r.hw)
-               : sched::make_plan(r.graph, r.hw, policy);
+  if (policy == sched::FusionPolicy::File)
+    r.plan = sched::load_schedule_file(spec.fusion.substr(5), r.graph, r.hw);
+  else if (policy == sched::FusionPolicy::Search)
+    r.plan = search_by_simulation(r.graph, r.hw);
+  else
+    r.plan = sched::make_plan(r.graph, r.hw, policy);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
   return r;
 }

@@ -429,7 +429,14 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                      {"max_group_segments", p.search.max_group_segments},
                      {"search_seconds", p.search.seconds},
                      {"estimated_seconds", p.search.estimate_seconds},
-                     {"greedy_estimated_seconds", p.search.greedy_estimate_seconds}};
+                     {"greedy_estimated_seconds", p.search.greedy_estimate_seconds},
+                     {"chosen", p.search.chosen},
+                     {"simulated", [&] {
+                        nlohmann::json sims = nlohmann::json::array();
+                        for (const auto& [name, seconds] : p.search.simulated)
+                          sims.push_back({{"candidate", name}, {"simulated_seconds", seconds}});
+                        return sims;
+                      }()}};
   return out;
 }
 

@@ -89,6 +89,9 @@ struct SearchReport {
   double estimate_seconds = 0;    // estimated run time of the chosen schedule
   double greedy_estimate_seconds = 0;
   std::string objective;
+  /// Candidate schedules simulated to pick the final one: name and simulated seconds.
+  std::vector<std::pair<std::string, double>> simulated;
+  std::string chosen;
 };
 
 struct Plan {

@@ -153,3 +153,17 @@ TEST(Cli, ScheduleFileRunsAndBadScheduleExitsTwo) {
   EXPECT_EQ(run_npusim("run --workload small_cnn --fusion file:" + bad + " --out " + out2.string()), 2);
   EXPECT_FALSE(fs::exists(out2));
 }
+
+TEST(Cli, SearchIsNeverSlowerThanGreedyAndReportsWhatItTried) {
+  const auto out = scratch("search");
+  ASSERT_EQ(run_npusim("compare --config edge-s --workload small_cnn --fusion greedy,search --out " + out.string()), 0);
+  const json c = read_json(out / "compare.json");
+  // The search simulates greedy among its candidates and keeps the fastest, so it cannot lose.
+  EXPECT_GE(c["speedup"].get<double>(), 1.0);
+  const json s = read_json(out / "search" / "schedule.json")["search"];
+  EXPECT_GE(s["simulated"].size(), 2u);
+  EXPECT_GT(s["candidate_groups_evaluated"].get<int>(), 0);
+  bool tried_greedy = false;
+  for (const auto& t : s["simulated"]) tried_greedy |= t["candidate"] == "greedy";
+  EXPECT_TRUE(tried_greedy);
+}
