@@ -75,8 +75,11 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
   using sched::FusionPolicy;
   std::vector<std::pair<std::string, sched::Plan>> cands;
   auto add = [&](std::string name, sched::Plan p) {
-    for (const auto& c : cands)
-      if (same_grouping(c.second, p)) return;
+    for (auto& c : cands)
+      if (same_grouping(c.second, p)) {
+        c.first += "=" + name;  // the same schedule found twice is simulated once
+        return;
+      }
     cands.emplace_back(std::move(name), std::move(p));
   };
   sched::SearchOptions by_time, by_bytes;
