@@ -311,9 +311,10 @@ function drawRoofs(p, r, colour) {
     if (xb <= xa) continue;
     s("line", {x1: p.X(xa), y1: p.Y(xa * mm.value), x2: p.X(xb), y2: p.Y(xb * mm.value), stroke: colour, "stroke-width": 2}, p.body);
     const xl = Math.max(xa * 1.4, y0 * Math.pow(y1 / y0, 0.15) / mm.value);
-    text(p, p.X(xl), p.Y(xl * mm.value) - 6, mm.name + " " + si(mm.value, "B/s"), {fill: colour, transform: "rotate(" + p.angle(1) + " " + p.X(xl) + " " + (p.Y(xl * mm.value) - 6) + ")"});
-    s("circle", {cx: p.X(xb), cy: p.Y(top), r: 3.5, fill: "#fff", stroke: colour}, p.body);
-    text(p, p.X(xb) + 6, p.Y(top) + 14, "ridge " + (top / mm.value).toPrecision(3) + " ops/B", {fill: colour, "font-size": 10});
+    text(p, p.X(xl), p.Y(xl * mm.value) - 6, mm.name + " " + si(mm.value, "B/s") + " (ridge " + (top / mm.value).toPrecision(3) + " ops/B)",
+      {fill: colour, transform: "rotate(" + p.angle(1) + " " + p.X(xl) + " " + (p.Y(xl * mm.value) - 6) + ")"});
+    const dot = s("circle", {cx: p.X(xb), cy: p.Y(top), r: 3.5, fill: "#fff", stroke: colour}, p.body);
+    dot.appendChild(s("title", {})).textContent = "ridge of " + mm.name + " with the top compute roof: " + (top / mm.value).toPrecision(3) + " ops/B";
   }
   const flat = (label, v, dash) => {
     const xa = Math.max(x0, v / topBw);
@@ -349,9 +350,10 @@ function drawPoints(p, r, index) {
     const viol = q.ops_per_second > q.attainable * 1.001;
     if (viol) s("circle", {cx: p.X(q.intensity), cy: p.Y(q.ops_per_second), r: radius(q.time_share) + 6, fill: "none", stroke: "#d62728", "stroke-width": 2.5}, p.body);
     hover(e, () => (viol ? '<div class="warn">above its roof: a model or counting error</div>' : "") + details(r, ent));
-    if (q.scope === "network" && q.level === "dram")
-      text(p, p.X(q.intensity) + 16, p.Y(q.ops_per_second) - 10, (compare ? r.label + " " : "") + "network", {fill: "#333", "font-weight": 600});
   }
+  // Labels last, so no marker covers them.
+  for (const q of pts.filter(x => x.scope === "network" && x.level === "dram"))
+    text(p, p.X(q.intensity) + 16, p.Y(q.ops_per_second) - 10, (compare ? r.label + " " : "") + "network", {fill: "#111", "font-weight": 600, stroke: "#fff", "stroke-width": 3, "paint-order": "stroke"});
 }
 function findDram(r, name, scopes) {
   for (const sc of scopes) { const e = r.entity(sc, name); if (e && e.points.dram) return e.points.dram; }
@@ -408,8 +410,9 @@ function energyRoofline(sec) {
       const colourPt = BOUND[q.bound] || BOUND.none, ent = r.entity(q.scope, q.name);
       const e = shape(p, q.scope, p.X(q.intensity), p.Y(q.ops_per_joule), radius(q.energy_share), withEnergy.length > 1 && i === 0 ? "#fff" : colourPt, colourPt, "scope-" + q.scope);
       hover(e, () => details(r, ent) + '<div class="row">energy roof at this intensity ' + si(q.attainable_ops_per_joule, "ops/J") + " · " + pct(q.fraction_of_roof) + " of it</div>");
-      if (q.scope === "network") text(p, p.X(q.intensity) + 16, p.Y(q.ops_per_joule) - 10, (withEnergy.length > 1 ? r.label + " " : "") + "network", {fill: "#333", "font-weight": 600});
     }
+    for (const q of pts.filter(x => x.scope === "network"))
+      text(p, p.X(q.intensity) + 16, p.Y(q.ops_per_joule) - 10, (withEnergy.length > 1 ? r.label + " " : "") + "network", {fill: "#111", "font-weight": 600, stroke: "#fff", "stroke-width": 3, "paint-order": "stroke"});
   });
   text(p, p.m.l + 8, p.m.t + 16, "1 MAC = 2 ops; the roofs count MAC, vector and DRAM energy only", {fill: "#444"});
   sec.appendChild(h("div", {}, legend([[0, "compute-bound", BOUND.compute], [0, "memory-bound", BOUND.memory], [0, "latency-bound", BOUND.latency]]) +

@@ -119,15 +119,16 @@ void draw_roofs(LogLogPlot& plot, const Roofline& r, const std::string& colour, 
     const double x2 = std::min(a.xmax, top_peak > 0 ? top_peak / m->value : a.xmax);
     if (x2 <= x1) continue;
     plot.line(x1, x1 * m->value, x2, x2 * m->value, colour, "1", 2);
+    // The ridge with the highest compute roof: a dot on the plot, its value in the roof's label.
+    const std::string ridge =
+        top_peak > 0 ? " (ridge " + num(std::round(top_peak / m->value * 10) / 10) + " ops/B)" : "";
     const double x_label = std::max(x1 * 1.3, y_label / m->value);
     if (x_label < x2) {
-      plot.label(roof_label(*m), x_label, x_label * m->value,
+      plot.label(roof_label(*m) + ridge, x_label, x_label * m->value,
                  "left rotate by " + num(a.angle_of_slope(1)) + " offset 0,0.7 tc rgb '" + colour + "'");
     }
     if (top_peak > 0 && x2 < a.xmax) {
-      plot.label("ridge " + num(std::round(x2 * 10) / 10) + " ops/B", x2, top_peak,
-                 "left offset 0.8,-1.3 font ',9' tc rgb '" + colour + "' point pt 6 ps 0.8 lc rgb '" +
-                     colour + "'");
+      plot.label("", x2, top_peak, "point pt 6 ps 0.8 lc rgb '" + colour + "'");
     }
   }
   const auto flat = [&](const std::string& text, double peak, const std::string& dash) {
