@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/cli/compare_report.h"
 #include "sim/cli/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
@@ -64,7 +65,8 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
   d.add_options()("config,c", po::value(&s.config)->default_value("edge-m"),
                   "hardware config: a YAML path or a preset name from configs/ (edge-s, edge-m, edge-l)")(
       "workload,w", po::value(&s.workload)->default_value("mobilenet_v2"),
-      "workload: a YAML path or a zoo name (small_cnn, mobilenet_v2, resnet50, bert_base_layer)")(
+      "workload: a .yaml, .onnx or SCALE-Sim .csv path, or a zoo name (small_cnn, mobilenet_v2, resnet18, resnet50, "
+      "ds_cnn_kws, bert_base_layer, vit_s16_block)")(
       "fusion,f", po::value(&s.fusion)->default_value(default_fusion), "fusion policy: none, epilogue, greedy, or file:PATH (a schedule.json)")(
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
                                                    "e.g. --set npu.mac_array.rows=64")(
@@ -150,8 +152,9 @@ int run_command(const std::vector<std::string>& args) {
   const LoadedRun loaded = load_run(spec);
   const nlohmann::json summary = execute_run(spec, loaded);
   std::cout << "npusim: " << loaded.workload_name << " on " << loaded.hw.name << ", fusion " << spec.fusion << "\n"
-            << summary_table({{spec.fusion, summary}}) << "report: " << fs::path(spec.out) / "summary.json"
-            << " (trace.json, roofline.json, roofline.svg, schedule.json beside it)\n";
+            << summary_table({{spec.fusion, summary}}) << "report: " << fs::path(spec.out) / "report.html"
+            << " (summary.json, trace.json, roofline.json, roofline.svg/.png, energy_roofline.svg/.png, "
+               "schedule.json beside it)\n";
   return 0;
 }
 
@@ -216,9 +219,11 @@ int compare_command(const std::vector<std::string>& args) {
   }
   const double c0 = rows[0].second.at("cycles").get<double>(), c1 = rows[1].second.at("cycles").get<double>();
   cmp["speedup"] = c1 > 0 ? c0 / c1 : 0.0;
+  cmp["groups"] = compare_groups(traces_in[0], rows[0].second, traces_in[1], rows[1].second);
   write_file_atomic((fs::path(base.out) / "compare.json").string(), cmp.dump(2) + "\n");
   std::cout << "npusim compare: " << loaded[0].workload_name << "\n"
-            << summary_table(rows) << "report: " << fs::path(base.out) / "compare.json"
+            << summary_table(rows) << "\n"
+            << group_table(cmp["groups"], rows[0].first, rows[1].first, 8) << "report: " << fs::path(base.out) / "compare.json"
             << " (report.html, roofline_compare.svg/.png; each run's full output in " << fs::path(base.out) / "<name>/"
             << ")\n";
   return 0;
@@ -258,7 +263,8 @@ int roofline_command(const std::vector<std::string>& args) {
   const nlohmann::json summary = analyse_trace_to(trace, out);
   write_file_atomic((fs::path(out) / "summary.json").string(), summary.dump(2) + "\n");
   std::cout << summary_table({{summary.value("fusion", std::string("trace")), summary}})
-            << "report: " << fs::path(out) / "roofline.json" << " (roofline.svg, summary.json beside it)\n";
+            << "report: " << fs::path(out) / "report.html"
+            << " (roofline.json, roofline.svg/.png, energy_roofline.svg/.png, summary.json beside it)\n";
   return 0;
 }
 
