@@ -51,6 +51,26 @@ void add_standing(EnergyBreakdown& e, const EnergyModel& m, double ps) {
 
 }  // namespace
 
+/// When the DRAM controller priced its own commands (IDD currents: activates, reads, writes,
+/// refreshes, background), that is the DRAM energy of this run: the config's flat pJ/byte and
+/// background power give way to the controller's figures, spread over the bytes and the time,
+/// so the summary and the DRAM statistics never disagree.
+void use_controller_dram_energy(const Trace& t, EnergyModel& m) {
+  const json& s = t.dram_stats;
+  const char* parts[] = {"energy_activate_nj", "energy_read_nj", "energy_write_nj", "energy_refresh_nj",
+                         "energy_background_nj", "bytes_read", "bytes_written"};
+  if (!s.is_object()) return;
+  for (const char* k : parts)
+    if (!s.contains(k) || !s[k].is_number()) return;
+  const double bytes = s["bytes_read"].get<double>() + s["bytes_written"].get<double>();
+  if (bytes <= 0 || t.end_ps == 0) return;
+  const double dynamic_nj = s["energy_activate_nj"].get<double>() + s["energy_read_nj"].get<double>() +
+                            s["energy_write_nj"].get<double>() + s["energy_refresh_nj"].get<double>();
+  m.dram_j_per_byte = dynamic_nj * 1e-9 / bytes;
+  m.dram_background_w = s["energy_background_nj"].get<double>() * 1e-9 / (double(t.end_ps) * 1e-12);
+  m.dram_from_controller = true;
+}
+
 std::optional<EnergyModel> energy_model(const Trace& t) {
   if (!t.config.is_object()) return std::nullopt;
   const auto block = t.config.find("energy");
@@ -72,6 +92,7 @@ std::optional<EnergyModel> energy_model(const Trace& t) {
   m.dram_j_per_byte = joules_or_watts(*block, "dram_j_per_byte");
   m.dram_background_w = joules_or_watts(*block, "dram_background_w");
   m.static_w = joules_or_watts(*block, "static_w");
+  use_controller_dram_energy(t, m);
   return m;
 }
 

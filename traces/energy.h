@@ -23,6 +23,9 @@ struct EnergyModel {
   double dram_j_per_byte = 0;         // read or write
   double dram_background_w = 0;
   double static_w = 0;
+  /// True when the DRAM figures come from the controller's command energies (dram_stats),
+  /// false when from the config's flat pJ/byte and background power.
+  bool dram_from_controller = false;
 
   double standing_w() const { return dram_background_w + static_w; }
 };

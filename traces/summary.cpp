@@ -120,6 +120,9 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   s["bound"] = bound_of("network", "network");
   s["latency_cause"] = bound_of.cause("network", "network");
   put_energy(s, a.energy ? &a.energy->network : nullptr);
+  if (a.energy_model)
+    s["energy_dram_source"] = a.energy_model->dram_from_controller ? "DRAM controller (IDD currents per command)"
+                                                                   : "config (npu.energy.dram_j_per_byte, dram_background_w)";
   s["stalls"] = to_json(a.stalls.network);
   s["units_busy"] = units_busy(a.units, t.end_ps);
   s["units"] = units();

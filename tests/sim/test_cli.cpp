@@ -80,6 +80,12 @@ TEST(Cli, TraceParsesBackAndItsTotalsEqualTheSummary) {
   EXPECT_EQ(rd, s["dram_read_bytes"].get<std::uint64_t>());
   EXPECT_EQ(wr, s["dram_write_bytes"].get<std::uint64_t>());
   EXPECT_EQ(srd, s["sram_read_bytes"].get<std::uint64_t>());
+  // One DRAM energy: the summary's equals what the DRAM controller priced command by command.
+  const double dram_j = s["energy"]["dram_j"].get<double>() + s["energy"]["dram_background_j"].get<double>();
+  EXPECT_NEAR(dram_j, s["dram"]["energy_total_nj"].get<double>() * 1e-9, 1e-12 + 1e-9 * dram_j);
+  double ops_j = 0;
+  for (const auto& op : s["ops"]) ops_j += op["energy_j"].get<double>();
+  EXPECT_NEAR(ops_j, s["energy_j"].get<double>(), 1e-9 * s["energy_j"].get<double>());
   // Re-analysing the saved trace gives the same summary, without simulating.
   const auto again = scratch("reanalysed");
   ASSERT_EQ(run_npusim("roofline " + (out / "trace.json").string() + " --out " + again.string()), 0);
