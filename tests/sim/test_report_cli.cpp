@@ -67,11 +67,16 @@ TEST(ReportCli, PerOpEnergySumsToTheTotalOfARealRun) {
   EXPECT_NEAR(ops, total, 1e-9 * total);
   EXPECT_NEAR(groups, total, 1e-9 * total);
   EXPECT_NEAR(shares, 1.0, 1e-9);
-  // Components add up, and the DRAM part is the preset's 64 pJ/B times the DRAM bytes.
+  // Components add up, and the DRAM part is what the DRAM controller priced: activates,
+  // reads, writes and refreshes (its background energy is the standing DRAM part).
   const json& e = s["energy"];
   EXPECT_NEAR(e["dynamic_j"].get<double>() + e["standing_j"].get<double>(), total, 1e-12 * total);
-  const double dram_bytes = s["dram_read_bytes"].get<double>() + s["dram_write_bytes"].get<double>();
-  EXPECT_NEAR(e["dram_j"].get<double>(), dram_bytes * 64e-12, 1e-9 * e["dram_j"].get<double>());
+  const json& d = s["dram"];
+  const double controller_dynamic_nj = d["energy_activate_nj"].get<double>() + d["energy_read_nj"].get<double>() +
+                                       d["energy_write_nj"].get<double>() + d["energy_refresh_nj"].get<double>();
+  EXPECT_NEAR(e["dram_j"].get<double>(), controller_dynamic_nj * 1e-9, 1e-9 * e["dram_j"].get<double>());
+  EXPECT_NEAR(e["dram_background_j"].get<double>(), d["energy_background_nj"].get<double>() * 1e-9,
+              1e-9 * e["dram_background_j"].get<double>());
   // The stall parts add up to the network's span on its critical unit.
   const json& st = s["stalls"];
   double parts = 0;
