@@ -42,8 +42,9 @@ ComputeRoof compute_roof_for(const Tally& tally, bool is_op, const Roofs& r) {
 /// compute_cycles counted at the unit's peak); 0 when there is no such time.
 double derated_peak(const Tally& tally, const Roofs& r) {
   const double clock = r.core_clock_hz;
-  const double mac_s = double(tally.gemm_compute_cycles) / clock +
-                       (r.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / r.mac_peak_ops : 0);
+  const double mac_s =
+      double(tally.gemm_compute_cycles) / clock +
+      (r.mac_peak_ops > 0 ? (2.0 * double(tally.untimed_macs) + double(tally.gemm_vector_ops)) / r.mac_peak_ops : 0);
   const double vector_s =
       double(tally.vector_compute_cycles) / clock +
       (r.vector_peak_ops > 0 ? double(tally.untimed_vector_ops) / r.vector_peak_ops : 0);

@@ -25,6 +25,7 @@ void Tally::add(const CommandEvent& c) {
   if (c.kind == CommandKind::Gemm) {
     gemm_compute_cycles += c.compute_cycles;
     if (c.compute_cycles == 0) untimed_macs += c.macs;
+    gemm_vector_ops += c.vector_ops;
   } else if (c.kind == CommandKind::Vector) {
     vector_compute_cycles += c.compute_cycles;
     if (c.compute_cycles == 0) untimed_vector_ops += c.vector_ops;

@@ -22,6 +22,9 @@ struct Tally {
   /// Work of compute commands that carry no `compute_cycles` (traces of older models); the
   /// derated roof prices it at the unit's peak.
   std::uint64_t untimed_macs = 0, untimed_vector_ops = 0;
+  /// Element ops a GEMM command carries (bias added in the accumulator's output stage): done by
+  /// the MAC array, not the vector unit, so the derated roof prices them at the MAC peak.
+  std::uint64_t gemm_vector_ops = 0;
   /// Sum of the commands' durations (unit occupancy; overlapping commands both count).
   std::uint64_t busy_ps = 0;
   /// First command begin and last command end (meaningful only when commands > 0).
