@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 
+#include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
 #include "sim/scheduler/segment.h"
 
@@ -531,27 +532,26 @@ std::uint64_t DramRegion::burst_bytes(std::uint64_t burst) const {
 GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) {
   const std::uint64_t M = w.m, K = w.k, N = w.n, R = mac.rows, C = mac.cols;
   const std::uint64_t eb = dtype_bytes(mac.dtype), acc = mac.accumulator_bytes;
-  std::uint64_t in = 0, wt = 0, psum_w = 0, psum_r = 0;
+  std::uint64_t in = 0, wt = 0;
   switch (mac.dataflow) {
-    case Dataflow::WS:  // weights K x N held; inputs re-streamed per column fold, psums per row fold
+    case Dataflow::WS:  // weights K x N held; inputs re-streamed per column fold
       in = M * K * ceil_div(N, C);
       wt = K * N;
-      psum_w = M * N * ceil_div(K, R);
       break;
     case Dataflow::OS:  // outputs held; both operands streamed per fold of the other dimension
       in = M * K * ceil_div(N, C);
       wt = K * N * ceil_div(M, R);
-      psum_w = M * N;
       break;
-    case Dataflow::IS:  // inputs K x M held; weights re-streamed per column fold, psums per row fold
+    case Dataflow::IS:  // inputs K x M held; weights re-streamed per column fold
       in = M * K;
       wt = K * N * ceil_div(M, C);
-      psum_w = M * N * ceil_div(K, R);
       break;
   }
-  psum_r = psum_w - M * N;  // every partial sum but the first is read back to accumulate
+  // Partial sums spilled between row folds (the MAC array model's one formula), then the
+  // final result written once.
+  const auto spill = models::partial_sum_words({w.m, w.k, w.n, 1}, mac.rows, mac.dataflow);
   const std::uint64_t rep = std::uint64_t(w.repeats);
-  return {rep * ((in + wt) * eb + psum_r * acc), rep * psum_w * acc};
+  return {rep * ((in + wt) * eb + spill.read * acc), rep * (M * N + spill.written) * acc};
 }
 
 Program lower_plan(const Graph& g, const HardwareConfig& hw, const Plan& plan) { return Lowering(g, hw, plan).run(); }
