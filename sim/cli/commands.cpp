@@ -75,6 +75,8 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
         for (const auto& text : v) parse_input_shape(text, s.load);
       }),
       "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
+      "vcd", po::value(&s.vcd),
+      "also write a VCD waveform (GTKWave) of unit busy signals, ready-queue depths and SRAM occupancy to FILE")(
       "skip-unsupported", po::bool_switch(&s.load.skip_unsupported),
       "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping")(
       "trace-level", po::value<std::string>()->default_value("full")->notifier([&s](const std::string& v) {
@@ -188,6 +190,8 @@ int compare_command(const std::vector<std::string>& args) {
       specs.push_back(s);
     }
   if (specs[0].label == specs[1].label) throw InputError("--fusion/--config", "the two runs have the same name '" + specs[0].label + "'");
+  if (!base.vcd.empty())
+    throw InputError("--vcd", "expected with npusim run (one simulation), found it with compare");
   // Load and plan both first: bad input stops here, before any folder is written.
   std::vector<LoadedRun> loaded;
   for (auto& s : specs) loaded.push_back(load_run(s));

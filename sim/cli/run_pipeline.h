@@ -22,6 +22,7 @@ struct RunSpec {
   workloads::LoadOptions load;         // --input-shape, --skip-unsupported
   std::string out = "npusim-out/run";
   std::string label;                   // prefix of progress lines ("" = none)
+  std::string vcd;                     // --vcd FILE ("" = none)
   traces::TraceWriteOptions trace;     // --trace-level, --counter-window
 };
 

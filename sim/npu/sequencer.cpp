@@ -33,6 +33,7 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
   for (const auto& c : program.commands)
     if (pending_[c.id] == 0 && !done_[c.id]) make_ready(c.id);
 
+  for (std::uint32_t i = 0; i < 2 + npu.config.dma.channels; ++i) busy_.push_back(std::make_unique<bool>(false));
   sc_core::sc_spawn([this] { lane_thread(Lane::Mac, 0); }, "mac_lane");
   sc_core::sc_spawn([this] { lane_thread(Lane::Vector, 0); }, "vector_lane");
   for (std::uint32_t ch = 0; ch < npu.config.dma.channels; ++ch)
@@ -57,6 +58,8 @@ void Sequencer::lane_thread(Lane lane, std::uint32_t index) {
     while (ready_[q].empty()) sc_core::wait(ready_event_[q]);
     const std::uint32_t id = ready_[q].top();
     ready_[q].pop();
+    ready_depth_[q] = int(ready_[q].size());
+    bool& busy = *busy_[lane_index(lane, index)];
     const sched::Command& c = program_.commands[id];
     traces::CommandEvent ev;
     ev.id = id;
@@ -69,7 +72,9 @@ void Sequencer::lane_thread(Lane lane, std::uint32_t index) {
     ev.macs = c.macs;
     ev.vector_ops = c.vector_ops;
     ev.begin_ps = now_ps();
+    busy = true;
     execute(c, ev);
+    busy = false;
     ev.end_ps = now_ps();
     events_.push_back(std::move(ev));
     complete(id);
@@ -129,6 +134,7 @@ void Sequencer::complete(std::uint32_t first) {
       npu_.sram.release(allocations_[g].bytes);
       allocations_[g].free_ps = now_ps();
       try_grant();
+      sram_used_ = npu_.sram.used();
     }
     for (auto s : successors_[id]) {
       if (--pending_[s] != 0) continue;
@@ -154,7 +160,10 @@ void Sequencer::make_ready(std::uint32_t id) {
   }
   const int q = static_cast<int>(lane_of(c.kind));
   ready_[q].push(id);
-  if (sc_core::sc_is_running()) ready_event_[q].notify(sc_core::SC_ZERO_TIME);
+  if (sc_core::sc_is_running()) {
+    ready_event_[q].notify(sc_core::SC_ZERO_TIME);
+  }
+  ready_depth_[q] = int(ready_[q].size());
 }
 
 void Sequencer::try_grant() {
@@ -166,6 +175,7 @@ void Sequencer::try_grant() {
     if (g > oldest_running_ + kGroupLookahead) return;
     if (!npu_.sram.try_allocate(allocations_[g].bytes)) return;  // waits for an earlier group to free
     granted_[g] = true;
+    sram_used_ = npu_.sram.used();
     allocations_[g].alloc_ps = now_ps();
     ++next_grant_;
     if (group_remaining_[g] == 0) {  // a group without commands (views only)
@@ -177,6 +187,21 @@ void Sequencer::try_grant() {
     parked_[g].clear();
     for (auto id : parked) make_ready(id);
   }
+}
+
+std::size_t Sequencer::lane_index(Lane lane, std::uint32_t index) const {
+  return lane == Lane::Mac ? 0 : lane == Lane::Vector ? 1 : 2 + index;
+}
+
+void Sequencer::trace(sc_core::sc_trace_file* tf) {
+  sc_core::sc_trace(tf, *busy_[0], "mac_array_busy");
+  sc_core::sc_trace(tf, *busy_[1], "vector_unit_busy");
+  for (std::size_t ch = 2; ch < busy_.size(); ++ch)
+    sc_core::sc_trace(tf, *busy_[ch], "dma_ch" + std::to_string(ch - 2) + "_busy");
+  sc_core::sc_trace(tf, ready_depth_[0], "mac_ready_commands");
+  sc_core::sc_trace(tf, ready_depth_[1], "vector_ready_commands");
+  sc_core::sc_trace(tf, ready_depth_[2], "dma_ready_commands");
+  sc_core::sc_trace(tf, sram_used_, "sram_allocated_bytes");
 }
 
 std::string Sequencer::deadlock_report() const {

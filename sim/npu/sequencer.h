@@ -5,6 +5,7 @@
 // and freed after its last ends; groups are granted in order.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <vector>
 
@@ -27,6 +28,9 @@ class Sequencer : public sc_core::sc_module {
   std::size_t completed() const { return completed_; }
   /// After sc_start: empty when every command ran, else a description of what still waits.
   std::string deadlock_report() const;
+  /// Adds the waveforms to a VCD file: one busy signal per lane, the ready-queue depth per unit
+  /// kind, and the SRAM bytes allocated. Call before sc_start.
+  void trace(sc_core::sc_trace_file* tf);
 
  private:
   enum class Lane { Mac, Vector, Dma };
@@ -59,6 +63,12 @@ class Sequencer : public sc_core::sc_module {
   std::vector<traces::SramAllocation> allocations_;
   std::vector<bool> done_;
   std::size_t completed_ = 0;
+  // Waveforms (VCD): plain values the trace file samples at every time step (several
+  // processes change them within one delta cycle, which signals would not allow).
+  std::vector<std::unique_ptr<bool>> busy_;  // per lane: mac, vector, dma 0..n-1
+  int ready_depth_[3] = {0, 0, 0};
+  std::uint64_t sram_used_ = 0;
+  std::size_t lane_index(Lane lane, std::uint32_t index) const;
 };
 
 }  // namespace npusim

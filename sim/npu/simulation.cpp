@@ -1,6 +1,9 @@
 #include "sim/npu/simulation.h"
 
+#include <cstdio>
 #include <cstdlib>
+
+#include <unistd.h>
 
 #include "sim/core/errors.h"
 #include "sim/npu/npu.h"
@@ -39,8 +42,22 @@ traces::Trace simulate(const SimulationInput& in) {
   ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   Npu npu("npu", in.hw);
   Sequencer seq("sequencer", npu, in.program, in.progress);
+  // SystemC appends ".vcd" to the name; the file is renamed into place only after success.
+  const std::string vcd_tmp = in.vcd_path.empty() ? "" : in.vcd_path + ".partial-" + std::to_string(::getpid());
+  sc_core::sc_trace_file* tf = vcd_tmp.empty() ? nullptr : sc_core::sc_create_vcd_trace_file(vcd_tmp.c_str());
+  if (tf) {
+    sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);  // no banner lines
+    tf->set_time_unit(1, sc_core::SC_PS);
+    seq.trace(tf);
+  }
   sc_core::sc_start();
-  if (auto report = seq.deadlock_report(); !report.empty()) throw SimulationError(report);
+  if (tf) sc_core::sc_close_vcd_trace_file(tf);
+  if (auto report = seq.deadlock_report(); !report.empty()) {
+    if (tf) std::remove((vcd_tmp + ".vcd").c_str());
+    throw SimulationError(report);
+  }
+  if (tf && std::rename((vcd_tmp + ".vcd").c_str(), in.vcd_path.c_str()) != 0)
+    throw SimulationError("cannot write the VCD file " + in.vcd_path);
 
   traces::Trace t;
   t.workload = in.workload_name;

@@ -19,6 +19,9 @@ struct SimulationInput {
   const sched::Program& program;
   std::string workload_name;
   std::function<void(std::size_t, std::size_t)> progress;
+  /// When set, a VCD waveform (GTKWave) of unit busy signals, ready-queue depths and SRAM
+  /// occupancy is written there (through a temporary name, renamed when the run succeeds).
+  std::string vcd_path = {};
 };
 
 /// Throws SimulationError when the program deadlocks (with the commands that wait).

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -173,4 +174,25 @@ TEST(Cli, SearchIsNeverSlowerThanGreedyAndReportsWhatItTried) {
   for (const auto& t : s["simulated"])
     tried_greedy |= t["candidate"].get<std::string>().find("greedy") != std::string::npos;
   EXPECT_TRUE(tried_greedy);
+}
+
+TEST(Cli, VcdHoldsTheUnitWaveforms) {
+  const auto out = scratch("vcd");
+  const auto vcd = scratch("run.vcd");
+  ASSERT_EQ(run_npusim("run --config edge-s --workload small_cnn --vcd " + vcd.string() + " --out " + out.string()), 0);
+  const std::string text = npusim::read_file(vcd.string());
+  for (const char* var : {"mac_array_busy", "vector_unit_busy", "dma_ch0_busy", "dma_ch1_busy", "dma_ready_commands",
+                          "sram_allocated_bytes"})
+    EXPECT_NE(text.find(var), std::string::npos) << var;
+  EXPECT_NE(text.find("$timescale"), std::string::npos);
+  // The MAC array goes busy and idle again: its one-bit wave ("$var wire 1 ID mac_array_busy
+  // $end") is set to 1 at two or more time steps.
+  const std::size_t line_start = text.rfind("$var", text.find("mac_array_busy"));
+  std::istringstream decl(text.substr(line_start, text.find('\n', line_start) - line_start));
+  std::string var, wire, width, id;
+  decl >> var >> wire >> width >> id;
+  std::size_t rises = 0;
+  for (std::size_t p = text.find("\n1" + id + "\n"); p != std::string::npos; p = text.find("\n1" + id + "\n", p + 1)) ++rises;
+  EXPECT_GE(rises, 2u) << id;
+  EXPECT_EQ(run_npusim("compare --vcd " + vcd.string() + " --out " + scratch("vcdcmp").string()), 2);
 }
