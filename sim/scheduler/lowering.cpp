@@ -180,7 +180,7 @@ class Lowering {
   /// Epilogue ops on one output tile (`out_elems` elements whose layout region in a tensor of
   /// the output's shape is `tile_region`), then the store. Returns the tile's last command.
   std::uint32_t epilogue_and_store(const Segment& seg, Stream& st, std::uint32_t prev, std::uint64_t out_elems,
-                                   const DramRegion& tile_region_rel, bool last_tile) {
+                                   const DramRegion& tile_region_rel) {
     int chain = g_.op(seg.ops[0]).outputs[0];
     for (std::size_t i = 1; i < seg.ops.size(); ++i) {
       const int o = seg.ops[i];
@@ -217,7 +217,7 @@ class Lowering {
       c.kind = CommandKind::Vector;
       c.op = o;
       c.vec = {workloads::to_string(op.kind), out_elems};
-      c.vector_ops = share(o, st, out_elems, op_out, last_tile);
+      c.vector_ops = share(o, st, out_elems, op_out);
       c.sram_read_bytes = read_bytes;
       c.sram_write_bytes = out_elems * eb_;
       c.deps = std::move(deps);
@@ -246,7 +246,7 @@ class Lowering {
 
   /// The element ops of epilogue op `o` that fall on a tile of `tile_elems` of its `total`
   /// output elements; cumulative so the tiles add up exactly to the op's count.
-  std::uint64_t share(int o, Stream& st, std::uint64_t tile_elems, std::uint64_t total, bool) {
+  std::uint64_t share(int o, Stream& st, std::uint64_t tile_elems, std::uint64_t total) {
     const std::uint64_t ops = workloads::op_cost(g_, g_.op(o), eb_).vector_ops;
     std::uint64_t& done_elems = st.ops_done[o];
     const std::uint64_t before = total ? ops * done_elems / total : 0;
@@ -364,7 +364,7 @@ class Lowering {
       if (!b_res) b_buf.users.back().push_back(id);
       if (last_k) {
         ++out_tiles;
-        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk), false);
+        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk));
       }
     });
     finish_segment(seg, st);
@@ -419,7 +419,7 @@ class Lowering {
         const std::uint64_t row = std::uint64_t(geo[l].out_cols_px * geo[l].out_channels);
         const DramRegion out_rows{std::uint64_t(t.need_a[l]) * row * eb_, std::uint64_t(t.need_b[l] - t.need_a[l]) * row * eb_,
                                   std::uint64_t(t.need_b[l] - t.need_a[l]) * row * eb_, 1};
-        prev = epilogue_and_store(segs[l], streams[l], id, elems, out_rows, false);
+        prev = epilogue_and_store(segs[l], streams[l], id, elems, out_rows);
       }
     }
     finish_segment(segs.back(), streams.back());
@@ -493,7 +493,7 @@ class Lowering {
       const std::uint32_t id = emit(std::move(c));
       for (auto& [t, buf] : in_bufs)
         if (!buf.users.empty()) buf.users.back().push_back(id);
-      epilogue_and_store(seg, st, id, e1 - e0, {e0 * eb_, (e1 - e0) * eb_, (e1 - e0) * eb_, 1}, i + 1 == tiles);
+      epilogue_and_store(seg, st, id, e1 - e0, {e0 * eb_, (e1 - e0) * eb_, (e1 - e0) * eb_, 1});
     }
     finish_segment(seg, st);
   }

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_support.h"
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -12,29 +14,13 @@
 #include "traces/trace_io.h"
 
 namespace fs = std::filesystem;
+using npusim::test::read_json;
+using npusim::test::run_npusim;
+using npusim::test::scratch;
+using npusim::test::write_temp;
 using nlohmann::json;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_cli_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
-}
-
-int run_npusim(const std::string& args) {
-  const std::string cmd = std::string(NPUSIM_BINARY) + " " + args + " >/dev/null 2>&1";
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-json read_json(const fs::path& p) { return json::parse(npusim::read_file(p.string())); }
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const fs::path p = scratch(name);
-  std::ofstream(p) << text;
-  return p.string();
-}
 
 }  // namespace
 

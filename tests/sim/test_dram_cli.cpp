@@ -6,6 +6,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_support.h"
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,30 +15,13 @@
 #include "sim/core/file_util.h"
 
 namespace fs = std::filesystem;
+using npusim::test::read_json;
+using npusim::test::run_npusim;
+using npusim::test::scratch;
+using npusim::test::write_temp;
 using nlohmann::json;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_dram_cli_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
-}
-
-int run_npusim(const std::string& args, std::string* err = nullptr) {
-  const fs::path log = scratch("stderr.txt");
-  const std::string cmd = std::string(NPUSIM_BINARY) + " " + args + " >/dev/null 2>" + log.string();
-  const int status = std::system(cmd.c_str());
-  if (err) *err = npusim::read_file(log.string());
-  fs::remove(log);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string write_trace(const std::string& name, const std::string& text) {
-  const fs::path p = scratch(name);
-  std::ofstream(p) << text;
-  return p.string();
-}
 
 json summary(const fs::path& out) { return json::parse(npusim::read_file((out / "dram_summary.json").string())); }
 
@@ -84,7 +69,7 @@ TEST(DramCli, StridedTraceIsBoundByTrc) {
 
 TEST(DramCli, SetOverridesPresetValues) {
   // Closed page makes every read of a sequential trace a row miss.
-  const auto trace = write_trace("two.trc", "0x0 READ 0\n0x40 READ 1\n0x80 WRITE 2\n");
+  const auto trace = write_temp("two.trc", "0x0 READ 0\n0x40 READ 1\n0x80 WRITE 2\n");
   const auto out = scratch("set");
   ASSERT_EQ(run_npusim("dram --preset LPDDR4-3200-x32 --set page_policy=closed --set tRCD=20ns --set "
                        "npu.dram.read_queue_depth=4 --set energy.vdd2.idd4r=300mA --set xor_bank_hash=true "
@@ -110,11 +95,11 @@ void expect_bad_input(const std::string& args, const std::string& message, const
 
 TEST(DramCli, BadInputIsExitCodeTwoWithoutOutput) {
   const auto out = scratch("bad");
-  const auto bad_line = write_trace("bad.trc", "0x0 READ 0\n0x40 FETCH 1\n");
+  const auto bad_line = write_temp("bad.trc", "0x0 READ 0\n0x40 FETCH 1\n");
   expect_bad_input("dram --preset LPDDR4-3200-x32 --trace " + bad_line, "bad.trc:2", out);
-  const auto beyond = write_trace("beyond.trc", "0x80000000 READ 0\n");  // 2 GiB device
+  const auto beyond = write_temp("beyond.trc", "0x80000000 READ 0\n");  // 2 GiB device
   expect_bad_input("dram --preset LPDDR4-3200-x32 --trace " + beyond, "beyond.trc:1", out);
-  const auto ok = write_trace("ok.trc", "0x0 READ 0\n");
+  const auto ok = write_temp("ok.trc", "0x0 READ 0\n");
   expect_bad_input("dram --preset HBM9 --trace " + ok, "unknown DRAM preset 'HBM9'", out);
   expect_bad_input("dram --preset LPDDR4-3200-x32 --set mapping=rochrabacoxx --trace " + ok, "unknown field 'xx'", out);
   expect_bad_input("dram --preset LPDDR4-3200-x32 --set tRC=10 --trace " + ok, "tRC >= tRAS + tRP", out);

@@ -6,12 +6,18 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_support.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim/core/file_util.h"
 
 namespace fs = std::filesystem;
+using npusim::test::read_json;
+using npusim::test::run_npusim;
+using npusim::test::scratch;
+using npusim::test::write_temp;
 
 namespace {
 
@@ -29,12 +35,6 @@ Result run_cli(const std::string& args) {
   const int status = ::pclose(pipe);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
-}
-
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_inspect_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
 }
 
 /// A trace of small_cnn on edge-s, simulated once per test process.

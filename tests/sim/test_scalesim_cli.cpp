@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_support.h"
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,22 +13,14 @@
 #include "sim/core/file_util.h"
 
 namespace fs = std::filesystem;
+using npusim::test::read_json;
+using npusim::test::run_npusim;
+using npusim::test::scratch;
+using npusim::test::write_temp;
 
 namespace {
 
 const std::string kData = std::string(NPUSIM_TEST_DATA) + "/scalesim/";
-
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_scalesim_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
-}
-
-int run_npusim(const std::string& args) {
-  const std::string cmd = std::string(NPUSIM_BINARY) + " " + args + " >/dev/null 2>&1";
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 std::vector<std::string> lines_of(const fs::path& p) {
   std::istringstream in(npusim::read_file(p.string()));
