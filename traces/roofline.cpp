@@ -30,21 +30,32 @@ struct ComputeRoof {
   double peak;
 };
 
+/// Bias adds a GEMM command carries are done by the accumulator's adders as each output drains,
+/// in no array cycle of their own: they ride on top of the MACs. An entity's MAC roof therefore
+/// scales by (2 * MACs + those adds) / (2 * MACs), so a perfectly mapped GEMM with a bias sits
+/// exactly on its roof, neither above it (adds counted, not timed) nor below (adds timed twice).
+double accumulator_scale(const Tally& tally) {
+  const double mac_ops = 2.0 * double(tally.macs);
+  return mac_ops > 0 ? (mac_ops + double(tally.gemm_vector_ops)) / mac_ops : 1.0;
+}
+
 /// An op is held to the unit it runs on; a group or the network that uses both units is held
 /// to the sum of both peaks, since the two can run at once.
 ComputeRoof compute_roof_for(const Tally& tally, bool is_op, const Roofs& r) {
-  if (tally.macs > 0 && (is_op || tally.vector_ops == 0)) return {kMacRoof, r.mac_peak_ops};
+  const double mac_peak = r.mac_peak_ops * accumulator_scale(tally);
+  if (tally.macs > 0 && (is_op || tally.vector_ops == tally.gemm_vector_ops)) return {kMacRoof, mac_peak};
   if (tally.macs == 0) return {kVectorRoof, r.vector_peak_ops};
-  return {kBothComputeRoofs, r.mac_peak_ops + r.vector_peak_ops};
+  return {kBothComputeRoofs, mac_peak + r.vector_peak_ops};
 }
 
 /// ops / the stall-free compute time of the busiest unit (work of commands without
-/// compute_cycles counted at the unit's peak); 0 when there is no such time.
+/// compute_cycles counted at the unit's peak); 0 when there is no such time. A GEMM command's
+/// accumulator adds take no time of their own (accumulator_scale).
 double derated_peak(const Tally& tally, const Roofs& r) {
   const double clock = r.core_clock_hz;
   const double mac_s =
       double(tally.gemm_compute_cycles) / clock +
-      (r.mac_peak_ops > 0 ? (2.0 * double(tally.untimed_macs) + double(tally.gemm_vector_ops)) / r.mac_peak_ops : 0);
+      (r.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / r.mac_peak_ops : 0);
   const double vector_s =
       double(tally.vector_compute_cycles) / clock +
       (r.vector_peak_ops > 0 ? double(tally.untimed_vector_ops) / r.vector_peak_ops : 0);

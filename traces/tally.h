@@ -23,7 +23,8 @@ struct Tally {
   /// derated roof prices it at the unit's peak.
   std::uint64_t untimed_macs = 0, untimed_vector_ops = 0;
   /// Element ops a GEMM command carries (bias added in the accumulator's output stage): done by
-  /// the MAC array, not the vector unit, so the derated roof prices them at the MAC peak.
+  /// the MAC array's accumulator, not the vector unit, in no cycle of their own (the roofline
+  /// scales the MAC roof for them: accumulator_scale in roofline.cpp).
   std::uint64_t gemm_vector_ops = 0;
   /// Sum of the commands' durations (unit occupancy; overlapping commands both count).
   std::uint64_t busy_ps = 0;

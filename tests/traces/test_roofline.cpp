@@ -424,11 +424,11 @@ TEST(RooflinePlot, ArrowsNeedTwoSeries) {
 
 namespace npusim::traces {
 
-TEST(Roofline, BiasAddedInTheAccumulatorIsNotAViolation) {
-  // A perfectly mapped GEMM: 64x64 array at 1 GHz, 4096 * 1000 MACs in exactly 1000 stall-free
-  // cycles (the MAC peak, 8.192e12 ops/s), carrying 64000 bias adds done in the accumulator's
-  // output stage. ops = 2 * 4096000 + 64000; priced at the MAC peak the derated roof is
-  // ops / (1 us + 64000 / 8.192e12 s), never above the peak, so no violation.
+TEST(Roofline, BiasAddedInTheAccumulatorRidesOnTheMacRoof) {
+  // A perfectly mapped GEMM: 64x64 array at 1 GHz (peak 2 * 4096 * 1e9 = 8.192e12 ops/s),
+  // 4096 * 1000 MACs in exactly 1000 stall-free cycles, carrying 64000 bias adds done by the
+  // accumulator as outputs drain (no array cycle of their own). ops = 8192000 + 64000 in 1 us =
+  // 8.256e12 ops/s. The op's MAC roof scales by 8256000 / 8192000, so it sits exactly on it.
   Trace t = sample::sample_trace();
   t.ops = {{"fc", "matmul", "MAC array", 0, 4096000, 64000}};
   t.groups = {{"fc", "none", {0}, 0}};
@@ -436,11 +436,17 @@ TEST(Roofline, BiasAddedInTheAccumulatorIsNotAViolation) {
   c.macs = 4096000;
   c.vector_ops = 64000;
   c.compute_cycles = 1000;
+  c.sram_read_bytes = 65536;  // bytes so the op gets points: 126 ops/B, far right of the SRAM ridge
   t.commands = {c};
   t.sram_allocations = {{0, 0, 0, 1000000}};
   t.end_ps = 1000000;
   const Roofline r = make_roofline(t);
   EXPECT_TRUE(r.violations.empty()) << r.violations.front();
+  const RooflinePoint& p = point(r, "op", "fc", "sram");
+  EXPECT_DOUBLE_EQ(p.ops_per_second, 8.256e12);
+  EXPECT_NEAR(p.peak, 8.192e12 * 8256000.0 / 8192000.0, 1e3);
+  EXPECT_NEAR(p.fraction_of_roof, 1.0, 1e-12);
+  EXPECT_EQ(p.bound, "compute");
 }
 
 }  // namespace npusim::traces
