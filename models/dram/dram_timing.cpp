@@ -172,18 +172,14 @@ std::uint64_t DramDevice::refresh_all_bank(std::uint32_t rank_index, std::uint64
 
   // 2. The k-th further refresh issues at max(ref + k tRFC, at + k interval): on time unless
   //    the first was pushed back by more than interval - tRFC.
-  const std::uint64_t k = count - 1;
-  const std::uint64_t last_ref = std::max(ref + k * tm.tRFC, at + k * interval);
+  const auto ref_at = [&](std::uint64_t k) { return std::max(ref + k * tm.tRFC, at + k * interval); };
+  const std::uint64_t last_ref = ref_at(count - 1);
 
   // 3. The last REF keeps every bank of the rank closed and busy for tRFC.
   for (Bank* b = first; b != last; ++b) b->act_ready = std::max(b->act_ready, last_ref + tm.tRFC);
   stats_.refreshes += count;
-  if (activity_) {
-    for (std::uint64_t i = 0; i < count; ++i) {  // the i-th REF, as in step 2
-      const std::uint64_t at_i = std::max(ref + i * tm.tRFC, at + i * interval);
-      activity_->refresh(rank_index, DramActivity::kAllBanks, at_i, at_i + tm.tRFC);
-    }
-  }
+  for (std::uint64_t k = 0; activity_ && k < count; ++k)
+    activity_->refresh(rank_index, DramActivity::kAllBanks, ref_at(k), ref_at(k) + tm.tRFC);
   return last_ref;
 }
 

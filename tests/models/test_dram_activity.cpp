@@ -108,6 +108,23 @@ TEST(DramActivity, AllBankRefreshClosesTheRowThenRefreshes) {
   EXPECT_TRUE(a.covers(a.refreshes(0)[0], 5));
 }
 
+TEST(DramActivity, IdleTicksServedInOneStepAreEachRecorded) {
+  // The read at 19 000 finds three ticks owed (6246, 12 492, 18 738) on an idle rank; the engine
+  // serves them in one step. Recorded: the first after the PREA at 6246 + tRPab 34 = 6280, the
+  // others on their ticks (max(6280 + k tRFC, 6246 + k tREFI)): 12 492 and 18 738.
+  DramEngine engine(lpddr4_3200());
+  engine.record_activity(false);
+  engine.access(lp4_addr(0, 0), false, 0);
+  engine.access(lp4_addr(0, 0), false, 19000);
+  const auto& refs = engine.activity()->refreshes(0);
+  ASSERT_EQ(refs.size(), 3u);
+  EXPECT_EQ(refs[0].begin, 6280u);
+  EXPECT_EQ(refs[1].begin, 12492u);
+  EXPECT_EQ(refs[2].begin, 18738u);
+  EXPECT_EQ(refs[2].end, 18738u + 448u);
+  EXPECT_EQ(engine.stats().refreshes, 3u);
+}
+
 TEST(DramActivity, PerBankRefreshCoversItsUnit) {
   // Per-bank refresh on LPDDR4: 8 units, one bank each; the first REFpb (unit 0) falls due at
   // tREFI / 8 = 780 and lasts tRFCpb 224.
