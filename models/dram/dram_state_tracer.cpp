@@ -15,9 +15,11 @@ std::uint64_t end_of(const Interval& i) { return i.end; }
 /// Moves `cur` to the first interval of `list` that is `relevant` and has not ended by cycle
 /// `c`; returns it if it has begun (nullptr otherwise). Lowers `next` to the list's next
 /// boundary after `c`, and counts in `late` every boundary the waveform crosses after its time.
-template <typename Interval, typename Relevant>
-const Interval* step(const std::vector<Interval>& list, std::size_t& index, std::size_t& shown, std::uint64_t c,
-                     Relevant relevant, std::uint64_t& next, std::uint64_t& late) {
+template <typename Interval, typename Cursor, typename Relevant>
+const Interval* step(const std::vector<Interval>& list, Cursor& cursor, std::uint64_t c, Relevant relevant,
+                     std::uint64_t& next, std::uint64_t& late) {
+  std::size_t& index = cursor.index;
+  std::size_t& shown = cursor.shown;
   for (; index < list.size(); ++index) {
     const Interval& i = list[index];
     if (!relevant(i)) continue;
@@ -83,17 +85,14 @@ std::uint64_t DramStateTracer::update(std::uint64_t c) {
   for (std::uint32_t b = 0; b < state_.size(); ++b) {
     const std::uint32_t in_rank = b % a.banks_per_rank();
     const auto covers_bank = [&](const DramRefreshInterval& r) { return a.covers(r, in_rank); };
-    Cursor& rc = row_cursor_[b];
-    Cursor& fc = refresh_cursor_[b];
-    const DramRowInterval* open = step(a.rows(b), rc.index, rc.shown, c, every, next, late_);
+    const DramRowInterval* open = step(a.rows(b), row_cursor_[b], c, every, next, late_);
     const DramRefreshInterval* refresh =
-        step(a.refreshes(b / a.banks_per_rank()), fc.index, fc.shown, c, covers_bank, next, late_);
+        step(a.refreshes(b / a.banks_per_rank()), refresh_cursor_[b], c, covers_bank, next, late_);
     if (open) row_[b] = open->row;
     state_[b] = refresh ? 2 : open ? 1 : 0;
   }
   for (std::uint32_t ch = 0; ch < a.channels(); ++ch) {
-    Cursor& bc = bus_cursor_[ch];
-    busy_[ch] = step(a.bus(ch), bc.index, bc.shown, c, every, next, late_) != nullptr;
+    busy_[ch] = step(a.bus(ch), bus_cursor_[ch], c, every, next, late_) != nullptr;
   }
   return next;
 }
