@@ -58,10 +58,12 @@ BENCHMARK(BM_DramPattern)
     ->Unit(benchmark::kMillisecond);
 
 /// Transfers of range(0) bytes through access_transfer with 16 bursts outstanding (sequential, or
-/// 64-byte runs every 4 KiB when range(1) is 1, which makes every burst a row miss or conflict).
+/// 64-byte runs every 4 KiB when range(1) is 1, which makes every burst a row miss or conflict),
+/// with the activity record (rows per bank included) when range(2) is 1.
 void BM_DramTransfer(benchmark::State& state) {
   const DramConfig config = lpddr4_3200();
   DramEngine engine(config);
+  if (state.range(2) != 0) engine.record_activity(true);
   const auto bytes = static_cast<std::uint64_t>(state.range(0));
   const bool strided = state.range(1) != 0;
   const std::uint64_t run = strided ? 64 : bytes;
@@ -77,7 +79,12 @@ void BM_DramTransfer(benchmark::State& state) {
   const double bursts = double(engine.stats().bursts());
   state.counters["bursts_per_s"] = benchmark::Counter(bursts, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_DramTransfer)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({4096, 0});
+BENCHMARK(BM_DramTransfer)
+    ->Args({1 << 20, 0, 0})
+    ->Args({1 << 20, 1, 0})
+    ->Args({4096, 0, 0})
+    ->Args({1 << 20, 0, 1})
+    ->Args({1 << 20, 1, 1});
 
 }  // namespace
 

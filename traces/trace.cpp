@@ -79,10 +79,34 @@ bool operator==(const Roofs& a, const Roofs& b) {
   return fields(a) == fields(b);
 }
 
+bool operator==(const DramBusSlice& a, const DramBusSlice& b) {
+  auto fields = [](const DramBusSlice& s) { return std::tie(s.channel, s.write, s.begin_ps, s.end_ps, s.bursts); };
+  return fields(a) == fields(b);
+}
+
+bool operator==(const DramRefreshSlice& a, const DramRefreshSlice& b) {
+  auto fields = [](const DramRefreshSlice& s) { return std::tie(s.channel, s.rank, s.unit, s.begin_ps, s.end_ps); };
+  return fields(a) == fields(b);
+}
+
+bool operator==(const DramRowSlice& a, const DramRowSlice& b) {
+  auto fields = [](const DramRowSlice& s) {
+    return std::tie(s.channel, s.rank, s.bank, s.row, s.begin_ps, s.end_ps, s.bursts);
+  };
+  return fields(a) == fields(b);
+}
+
+bool operator==(const DramActivityTrace& a, const DramActivityTrace& b) {
+  auto fields = [](const DramActivityTrace& d) {
+    return std::tie(d.channels, d.ranks, d.banks, d.refresh_units, d.has_rows, d.bus, d.refreshes, d.rows);
+  };
+  return fields(a) == fields(b);
+}
+
 bool operator==(const Trace& a, const Trace& b) {
   auto fields = [](const Trace& t) {
     return std::tie(t.workload, t.fusion, t.config_name, t.config, t.dram_stats, t.roofs, t.ops,
-                    t.groups, t.commands, t.sram_allocations, t.end_ps);
+                    t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity);
   };
   return fields(a) == fields(b);
 }

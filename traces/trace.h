@@ -72,6 +72,37 @@ struct Roofs {
   std::uint64_t sram_capacity = 0;
 };
 
+/// DRAM activity (docs/trace-format.md, "DRAM tracks"): what the controller did, as opposed to
+/// what the DMA asked of it. Times in ps like the commands; indices are per channel (rank) or
+/// per rank (bank), as the device numbers them.
+struct DramBusSlice {  // data on a channel's bus without a gap, all reads or all writes
+  std::uint32_t channel = 0;
+  bool write = false;
+  std::uint64_t begin_ps = 0, end_ps = 0;
+  std::uint64_t bursts = 0;
+};
+struct DramRefreshSlice {  // REF (unit -1: every bank of the rank) or REFpb (refresh unit `unit`)
+  std::uint32_t channel = 0, rank = 0;
+  int unit = -1;
+  std::uint64_t begin_ps = 0, end_ps = 0;  // REF .. REF + tRFC (tRFCpb)
+};
+struct DramRowSlice {  // a row open in one bank: ACT .. PRE (or the end of the DRAM's activity)
+  std::uint32_t channel = 0, rank = 0, bank = 0;
+  std::uint32_t row = 0;
+  std::uint64_t begin_ps = 0, end_ps = 0;
+  std::uint64_t bursts = 0;  // column commands served while open (the first one opened it)
+};
+struct DramActivityTrace {
+  std::uint32_t channels = 0;       // 0: no activity recorded
+  std::uint32_t ranks = 0;          // per channel
+  std::uint32_t banks = 0;          // per rank
+  std::uint32_t refresh_units = 1;  // REFpb unit u covers the banks b with b % refresh_units == u
+  bool has_rows = false;            // rows were recorded (bank tracks)
+  std::vector<DramBusSlice> bus;    // by channel, then time
+  std::vector<DramRefreshSlice> refreshes;  // by channel and rank, then time
+  std::vector<DramRowSlice> rows;   // by channel, rank and bank, then time
+};
+
 struct Trace {
   std::string workload;
   std::string fusion;            // policy name
@@ -84,6 +115,7 @@ struct Trace {
   std::vector<CommandEvent> commands;
   std::vector<SramAllocation> sram_allocations;
   std::uint64_t end_ps = 0;      // simulated time of the last command's end
+  DramActivityTrace dram_activity;  // optional (channels == 0: not recorded)
 };
 
 // Inverse of the to_string functions above (nullopt for an unknown name), used by the reader.
@@ -96,6 +128,10 @@ bool operator==(const OpInfo& a, const OpInfo& b);
 bool operator==(const GroupInfo& a, const GroupInfo& b);
 bool operator==(const SramAllocation& a, const SramAllocation& b);
 bool operator==(const Roofs& a, const Roofs& b);
+bool operator==(const DramBusSlice& a, const DramBusSlice& b);
+bool operator==(const DramRefreshSlice& a, const DramRefreshSlice& b);
+bool operator==(const DramRowSlice& a, const DramRowSlice& b);
+bool operator==(const DramActivityTrace& a, const DramActivityTrace& b);
 bool operator==(const Trace& a, const Trace& b);
 inline bool operator!=(const CommandEvent& a, const CommandEvent& b) { return !(a == b); }
 inline bool operator!=(const Trace& a, const Trace& b) { return !(a == b); }

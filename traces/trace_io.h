@@ -10,8 +10,8 @@
 namespace npusim::traces {
 
 /// Version of the otherData.npusim layout; the reader also reads version 1 (no trace level, no
-/// parent slices on unit tracks) and refuses others.
-inline constexpr int kTraceFormatVersion = 2;
+/// parent slices on unit tracks) and 2 (no DRAM process) and refuses others.
+inline constexpr int kTraceFormatVersion = 3;
 
 /// How much of a run the trace file keeps (docs/trace-format.md gives the size of each).
 enum class TraceLevel {

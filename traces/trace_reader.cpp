@@ -160,8 +160,8 @@ const json& npusim_metadata(const json& doc, const std::string& path) {
   const json& meta = (*other)["npusim"];
   const Fields f(meta, path, "otherData.npusim");
   const json& version = f.any("format_version");
-  if (version != 1 && version != kTraceFormatVersion) {
-    f.fail("format_version", "1 or " + std::to_string(kTraceFormatVersion), &version);
+  if (!version.is_number_integer() || version < 1 || version > kTraceFormatVersion) {
+    f.fail("format_version", "1 to " + std::to_string(kTraceFormatVersion), &version);
   }
   // Only a full trace holds every command; the others are for viewing.
   if (meta.contains("trace_level") && meta["trace_level"] != "full") {
@@ -289,6 +289,98 @@ int resolve_index(const std::string& path, const std::string& where, const char*
   return static_cast<int>(index);
 }
 
+/// The slices of the DRAM process (pid tracks::kDramPid): data-bus and refresh slices, and the
+/// row-open slices on bank tracks (the refreshes repeated on bank tracks are derived: skipped).
+class DramEventReader {
+ public:
+  explicit DramEventReader(const std::string& path) : path_(path) {}
+
+  /// A malformed event is reported by result(), after the metadata has shown the file is npusim's
+  /// (so another tool's trace with a process 2 gets that message instead).
+  void take(const Fields& e) {
+    if (error_) return;
+    try {
+      read(e);
+    } catch (const InputError& error) {
+      error_ = error;
+    }
+  }
+
+  /// The activity, with the geometry from otherData.npusim.dram_activity and the slice counts
+  /// checked against it (a lost event is an error). Without that object there must be no slices.
+  DramActivityTrace result(const Fields& meta) {
+    if (error_) throw *error_;
+    const bool any = !d_.bus.empty() || !d_.refreshes.empty() || !d_.rows.empty();
+    if (!meta.has("dram_activity")) {
+      if (any) meta.fail("dram_activity", "an object (the file has DRAM slices)", nullptr);
+      return {};
+    }
+    const Fields m = meta.object("dram_activity");
+    d_.channels = m.u32("channels");
+    d_.ranks = m.u32("ranks");
+    d_.banks = m.u32("banks");
+    d_.refresh_units = m.u32("refresh_units");
+    const json& tracks_flag = m.any("bank_tracks");
+    if (!tracks_flag.is_boolean()) m.fail("bank_tracks", "true or false", &tracks_flag);
+    d_.has_rows = tracks_flag.get<bool>();
+    check_count(m, "bus_slices", d_.bus.size());
+    check_count(m, "refresh_slices", d_.refreshes.size());
+    check_count(m, "row_slices", d_.rows.size());
+    return std::move(d_);
+  }
+
+ private:
+  void read(const Fields& e) {
+    const std::string ph = e.str("ph");
+    if (ph == "M" && e.str("name") == "thread_name") {
+      names_[e.integer("tid")] = e.object("args").str("name");
+      return;
+    }
+    if (ph != "X") return;
+    const tracks::DramTrack track = track_of(e);
+    const std::string name = e.str("name");
+    const std::uint64_t begin = read_time(e, "ts");
+    const std::uint64_t end = begin + read_time(e, "dur");
+    const Fields a = e.object("args");
+    using Kind = tracks::DramTrack::Kind;
+    if (track.kind == Kind::Bus) {
+      if (name != "read" && name != "write") fail_name(e, "read or write");
+      d_.bus.push_back({track.channel, name == "write", begin, end, a.u64("bursts")});
+    } else if (track.kind == Kind::Refresh) {
+      if (name != "REFab" && name != "REFpb") fail_name(e, "REFab or REFpb");
+      const int unit = name == "REFpb" ? static_cast<int>(a.u32("unit")) : -1;
+      d_.refreshes.push_back({track.channel, track.rank, unit, begin, end});
+    } else if (e.str("cat") == "dram_row") {
+      d_.rows.push_back({track.channel, track.rank, track.bank, a.u32("row"), begin, end, a.u64("bursts")});
+    }
+  }
+
+  tracks::DramTrack track_of(const Fields& e) const {
+    auto name = names_.find(e.integer("tid"));
+    if (name == names_.end()) e.fail("tid", "the tid of a named thread of the DRAM process", &e.any("tid"));
+    const auto track = tracks::parse_dram_track_name(tracks::base_track_name(name->second));
+    if (!track) {
+      const json shown = name->second;
+      e.fail("tid", "a DRAM track (chC bus, chC refresh, chC bank B)", &shown);
+    }
+    return *track;
+  }
+  [[noreturn]] static void fail_name(const Fields& e, const std::string& expected) {
+    e.fail("name", expected, &e.any("name"));
+  }
+  void check_count(const Fields& m, const char* key, std::size_t found) const {
+    if (m.u64(key) != found) {
+      throw InputError(path_, "expected " + std::to_string(m.u64(key)) + " DRAM slices (otherData.npusim.dram_activity." +
+                                  key + "), found " + std::to_string(found));
+    }
+  }
+
+  std::string path_;
+  std::map<std::int64_t, std::string> names_;
+  DramActivityTrace d_;
+  std::optional<InputError> error_;
+};
+
 /// Consumes traceEvents while the parser runs, so that a trace of 1e5 commands never exists
 /// as a JSON tree (which costs about ten times the text). Commands are the complete events on
 /// unit tracks; op/group slices and counters are derived data and are skipped.
@@ -306,6 +398,9 @@ class EventReader {
     take(parsed, next_index_++);
     return false;
   }
+
+  /// The DRAM process's activity (DramEventReader::result).
+  DramActivityTrace dram_activity(const Fields& meta) { return dram_.result(meta); }
 
   /// The commands in file order, with op and group indices checked against `t`.
   std::vector<CommandEvent> commands(const Trace& t) {
@@ -341,6 +436,10 @@ class EventReader {
 
   void take(const json& event, std::size_t index) {
     const Fields e(event, path_, place(index));
+    if (e.has("pid") && e.any("pid") == tracks::kDramPid) {
+      dram_.take(e);
+      return;
+    }
     const std::string ph = e.str("ph");
     if (ph == "M" && event.value("name", json()) == "thread_name") {
       names_[e.integer("tid")] = e.object("args").str("name");
@@ -384,6 +483,7 @@ class EventReader {
   }
 
   std::string path_;
+  DramEventReader dram_{path_};
   bool in_events_ = false;
   std::size_t next_index_ = 0;
   std::map<std::int64_t, std::string> names_;
@@ -400,6 +500,7 @@ Trace read_trace_json(const std::string& path) {
   const Fields meta(npusim_metadata(doc, path), path, "otherData.npusim");
   Trace t = trace_from_metadata(meta);
   t.commands = events.commands(t);
+  t.dram_activity = events.dram_activity(meta);
   const std::uint64_t expected = meta.u64("command_count");
   if (t.commands.size() != expected) {
     throw InputError(path, "expected " + std::to_string(expected) +

@@ -1,8 +1,10 @@
 #include "traces/trace_tracks.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace npusim::traces::tracks {
 
@@ -56,6 +58,46 @@ std::optional<UnitLane> parse_unit_track_name(const std::string& base) {
       auto lane = parse_u32(base.substr(prefix.size()));
       if (lane) return UnitLane{u, *lane};
     }
+  }
+  return std::nullopt;
+}
+
+std::string dram_track_name(const DramTrack& t, bool show_rank) {
+  std::string name = "ch" + std::to_string(t.channel);
+  if (show_rank) name += " rank" + std::to_string(t.rank);
+  switch (t.kind) {
+    case DramTrack::Kind::Bus: return name + " bus";
+    case DramTrack::Kind::Refresh: return name + " refresh";
+    case DramTrack::Kind::Bank: return name + " bank " + std::to_string(t.bank);
+  }
+  return name;
+}
+
+std::optional<DramTrack> parse_dram_track_name(const std::string& base) {
+  // Words: "chC" ["rankR"] ("bus" | "refresh" | "bank" B).
+  std::vector<std::string> words;
+  for (std::size_t i = 0; i <= base.size();) {
+    const std::size_t space = std::min(base.find(' ', i), base.size());
+    words.push_back(base.substr(i, space - i));
+    i = space + 1;
+  }
+  DramTrack t;
+  std::size_t w = 0;
+  auto numbered = [&](const char* prefix, std::uint32_t& out) {
+    if (w >= words.size() || !starts_with(words[w], prefix)) return false;
+    auto n = parse_u32(words[w].substr(std::string(prefix).size()));
+    if (!n) return false;
+    out = *n;
+    ++w;
+    return true;
+  };
+  if (!numbered("ch", t.channel)) return std::nullopt;
+  numbered("rank", t.rank);
+  if (w + 1 == words.size() && words[w] == "bus") return DramTrack{DramTrack::Kind::Bus, t.channel, t.rank, 0};
+  if (w + 1 == words.size() && words[w] == "refresh") return DramTrack{DramTrack::Kind::Refresh, t.channel, t.rank, 0};
+  if (w + 2 == words.size() && words[w] == "bank") {
+    auto bank = parse_u32(words[w + 1]);
+    if (bank) return DramTrack{DramTrack::Kind::Bank, t.channel, t.rank, *bank};
   }
   return std::nullopt;
 }

@@ -32,6 +32,23 @@ struct UnitLane {
 /// Inverse of unit_track_name (after base_track_name); nullopt for "ops", "groups" or others.
 std::optional<UnitLane> parse_unit_track_name(const std::string& base);
 
+/// The DRAM's own process (present when the trace holds DRAM activity), after the NPU's.
+inline constexpr int kDramPid = 2;
+inline constexpr const char* kDramProcessName = "DRAM";
+
+/// A DRAM track: a channel's data bus, a rank's refreshes, or one bank (`rank` and `bank` count
+/// within their channel and rank).
+struct DramTrack {
+  enum class Kind { Bus, Refresh, Bank };
+  Kind kind = Kind::Bus;
+  std::uint32_t channel = 0, rank = 0, bank = 0;
+};
+/// "ch0 bus", "ch0 refresh", "ch0 bank 3"; with `show_rank` (several ranks per channel)
+/// "ch0 rank1 refresh", "ch0 rank1 bank 3".
+std::string dram_track_name(const DramTrack& track, bool show_rank);
+/// Inverse of dram_track_name (after base_track_name); nullopt for any other name.
+std::optional<DramTrack> parse_dram_track_name(const std::string& base);
+
 /// Picoseconds as microseconds with exactly six decimals ("12.000345"): exact in decimal, and
 /// the reader's llround(us * 1e6) recovers the picoseconds for any trace shorter than ~1000 s.
 std::string format_us(std::uint64_t ps);

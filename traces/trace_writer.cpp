@@ -205,13 +205,13 @@ void append_u64(std::string& out, const char* key, std::uint64_t v) {
 
 /// The opening of a complete event, up to and including `"args":`.
 void append_slice_head(std::string& out, const std::string& escaped_name, const char* category,
-                       int tid, const Slice& s) {
+                       int tid, const Slice& s, int pid = tracks::kPid) {
   out += "{\"name\":\"";
   out += escaped_name;
   out += "\",\"cat\":\"";
   out += category;
   out += "\",\"ph\":\"X\",\"pid\":";
-  out += std::to_string(tracks::kPid);
+  out += std::to_string(pid);
   out += ",\"tid\":";
   out += std::to_string(tid);
   out += ",\"ts\":";
@@ -594,8 +594,8 @@ void append_counters(const Trace& t, const CounterBins& bins, EventList& events)
 
 // ---- metadata ------------------------------------------------------------------------------
 
-std::string metadata_event(const char* name, int tid, const json& args) {
-  json e = {{"name", name}, {"ph", "M"}, {"pid", tracks::kPid}, {"tid", tid}, {"args", args}};
+std::string metadata_event(const char* name, int tid, const json& args, int pid = tracks::kPid) {
+  json e = {{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", args}};
   return e.dump();
 }
 
@@ -648,6 +648,119 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   return m;
 }
 
+// ---- DRAM activity -------------------------------------------------------------------------
+
+/// The "DRAM" process: per channel a data-bus track, per rank a refresh track and, at level
+/// full, a track per bank with its row-open slices and the refreshes that covered it.
+class DramTrackWriter {
+ public:
+  DramTrackWriter(const DramActivityTrace& d, const TraceWriteOptions& o)
+      : d_(d), banks_(d.has_rows && o.level == TraceLevel::Full), layout_(bases()) {
+    for (const DramBusSlice& b : d_.bus) slices_.push_back({bus_track(b.channel), b.begin_ps, b.end_ps});
+    for (const DramRefreshSlice& r : d_.refreshes)
+      slices_.push_back({refresh_track(r.channel, r.rank), r.begin_ps, r.end_ps});
+    if (banks_) {
+      for (const DramRowSlice& r : d_.rows)
+        slices_.push_back({bank_track(r.channel, r.rank, r.bank), r.begin_ps, r.end_ps});
+      for (const DramRefreshSlice& r : d_.refreshes) {
+        for (std::uint32_t b = 0; b < d_.banks; ++b) {
+          if (covers(r, b)) slices_.push_back({bank_track(r.channel, r.rank, b), r.begin_ps, r.end_ps});
+        }
+      }
+    }
+    tids_ = layout_.assign(slices_);
+  }
+
+  bool empty() const { return d_.channels == 0; }
+
+  void write_metadata(EventList& events) const {
+    if (empty()) return;
+    events.add(metadata_event("process_name", 0, {{"name", tracks::kDramProcessName}}, tracks::kDramPid));
+    events.add(metadata_event("process_sort_index", 0, {{"sort_index", 1}}, tracks::kDramPid));
+    int sort_index = 0;
+    for (const auto& [tid, name] : layout_.threads()) {
+      events.add(metadata_event("thread_name", tid, {{"name", name}}, tracks::kDramPid));
+      events.add(metadata_event("thread_sort_index", tid, {{"sort_index", sort_index++}}, tracks::kDramPid));
+    }
+  }
+
+  void write(EventList& events) const {
+    std::size_t i = 0;
+    for (const DramBusSlice& b : d_.bus) {
+      std::string& out = events.begin_event();
+      append_slice_head(out, b.write ? "write" : "read", "dram_bus", tids_[i], slices_[i], tracks::kDramPid);
+      out += "{\"bursts\":" + std::to_string(b.bursts) + "}}";
+      ++i;
+    }
+    for (const DramRefreshSlice& r : d_.refreshes) write_refresh(events, r, i++, true);
+    if (!banks_) return;
+    for (const DramRowSlice& r : d_.rows) {
+      std::string& out = events.begin_event();
+      append_slice_head(out, "row " + std::to_string(r.row), "dram_row", tids_[i], slices_[i], tracks::kDramPid);
+      out += "{\"row\":" + std::to_string(r.row) + ",\"bursts\":" + std::to_string(r.bursts) +
+             ",\"hits\":" + std::to_string(r.bursts > 0 ? r.bursts - 1 : 0) + "}}";
+      ++i;
+    }
+    for (const DramRefreshSlice& r : d_.refreshes) {
+      for (std::uint32_t b = 0; b < d_.banks; ++b) {
+        if (covers(r, b)) write_refresh(events, r, i++, false);
+      }
+    }
+  }
+
+  /// otherData.npusim.dram_activity: the geometry and how many slices of each kind the file holds.
+  json metadata() const {
+    return {{"channels", d_.channels},
+            {"ranks", d_.ranks},
+            {"banks", d_.banks},
+            {"refresh_units", d_.refresh_units},
+            {"bank_tracks", banks_},
+            {"bus_slices", d_.bus.size()},
+            {"refresh_slices", d_.refreshes.size()},
+            {"row_slices", banks_ ? d_.rows.size() : 0}};
+  }
+
+ private:
+  std::size_t per_channel() const { return 1 + d_.ranks + (banks_ ? std::size_t{d_.ranks} * d_.banks : 0); }
+  std::size_t bus_track(std::uint32_t ch) const { return ch * per_channel(); }
+  std::size_t refresh_track(std::uint32_t ch, std::uint32_t rank) const { return bus_track(ch) + 1 + rank; }
+  std::size_t bank_track(std::uint32_t ch, std::uint32_t rank, std::uint32_t bank) const {
+    return bus_track(ch) + 1 + d_.ranks + std::size_t{rank} * d_.banks + bank;
+  }
+  bool covers(const DramRefreshSlice& r, std::uint32_t bank) const {
+    return r.unit < 0 || bank % std::max<std::uint32_t>(d_.refresh_units, 1) == std::uint32_t(r.unit);
+  }
+
+  /// Track bases in the order of the *_track functions.
+  std::vector<std::string> bases() const {
+    using tracks::DramTrack;
+    std::vector<std::string> out;
+    const bool show_rank = d_.ranks > 1;
+    for (std::uint32_t ch = 0; ch < d_.channels; ++ch) {
+      out.push_back(tracks::dram_track_name({DramTrack::Kind::Bus, ch, 0, 0}, show_rank));
+      for (std::uint32_t r = 0; r < d_.ranks; ++r)
+        out.push_back(tracks::dram_track_name({DramTrack::Kind::Refresh, ch, r, 0}, show_rank));
+      for (std::uint32_t r = 0; banks_ && r < d_.ranks; ++r)
+        for (std::uint32_t b = 0; b < d_.banks; ++b)
+          out.push_back(tracks::dram_track_name({DramTrack::Kind::Bank, ch, r, b}, show_rank));
+    }
+    return out;
+  }
+
+  /// A refresh on its rank's refresh track (with its unit for a REFpb) or on a bank's track.
+  void write_refresh(EventList& events, const DramRefreshSlice& r, std::size_t i, bool on_rank) const {
+    std::string& out = events.begin_event();
+    append_slice_head(out, r.unit < 0 ? "REFab" : "REFpb", "dram_refresh", tids_[i], slices_[i], tracks::kDramPid);
+    out += on_rank && r.unit >= 0 ? "{\"unit\":" + std::to_string(r.unit) + "}}" : std::string("{}}");
+  }
+
+  const DramActivityTrace& d_;
+  bool banks_;
+  TrackLayout layout_;
+  std::vector<Slice> slices_;  // bus, refresh, rows, then refreshes on bank tracks
+  std::vector<int> tids_;
+};
+
 }  // namespace
 
 void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std::string& where) {
@@ -684,6 +797,7 @@ void write_trace_json(const Trace& t, const std::string& path, const TraceWriteO
   const SliceWriter slices(t, std::move(kept));
   const std::uint64_t window_ps = counter_window_ps(t, o);
   const CounterBins bins = bin_counters(t, window_ps);
+  const DramTrackWriter dram(t.dram_activity, o);
 
   OutputFile file(path);
   EventList events(file, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
@@ -693,10 +807,13 @@ void write_trace_json(const Trace& t, const std::string& path, const TraceWriteO
     events.add(metadata_event("thread_name", tid, {{"name", name}}));
     events.add(metadata_event("thread_sort_index", tid, {{"sort_index", sort_index++}}));
   }
+  dram.write_metadata(events);
   slices.write(events);
+  dram.write(events);
   append_counters(t, bins, events);
-  events.finish("\n],\n\"otherData\":{\"npusim\":" +
-                npusim_metadata(t, window_ps, o, written).dump() + "}}\n");
+  json meta = npusim_metadata(t, window_ps, o, written);
+  if (!dram.empty()) meta["dram_activity"] = dram.metadata();
+  events.finish("\n],\n\"otherData\":{\"npusim\":" + meta.dump() + "}}\n");
   file.commit();
 }
 

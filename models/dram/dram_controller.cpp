@@ -80,6 +80,7 @@ void DramController::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_
                                                      to_cycle(start), outstanding);
   delay = std::max(to_time(done), start) - now;
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (engine_.activity()) activity_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 }  // namespace npusim::models

@@ -35,6 +35,14 @@ class DramController : public sc_core::sc_module {
   const DramConfig& config() const { return engine_.config(); }
   const DramEngine& engine() const { return engine_; }
 
+  /// Records the engine's activity (DramEngine::record_activity); call before sc_start.
+  void record_activity(bool banks) { engine_.record_activity(banks); }
+  /// Notified (delta) after each transfer the engine scheduled while recording: the record grew.
+  const sc_core::sc_event& activity_event() const { return activity_event_; }
+  /// Processes the refresh ticks due by `cycle` now rather than when the next transfer arrives
+  /// (DramEngine::advance_to; see docs/dram.md, "Activity", for when this changes a count).
+  void advance_refresh_to(std::uint64_t cycle) { engine_.advance_to(cycle); }
+
   /// The first DRAM clock edge at or after `t` (a time within one time-resolution step after an
   /// edge counts as on it, since cycle times converted to sc_time are rounded to the resolution).
   std::uint64_t to_cycle(const sc_core::sc_time& t) const;
@@ -45,6 +53,7 @@ class DramController : public sc_core::sc_module {
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   DramEngine engine_;
+  sc_core::sc_event activity_event_;
 };
 
 }  // namespace npusim::models

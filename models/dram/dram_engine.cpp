@@ -461,6 +461,12 @@ std::uint64_t DramEngine::access_transfer(std::uint64_t addr, std::uint64_t run_
   return transfer.last();
 }
 
+void DramEngine::record_activity(bool banks) {
+  activity_ = std::make_unique<DramActivity>(config_.channels, static_cast<std::uint32_t>(ranks_.size()),
+                                             device_.banks_per_rank(), units_, banks);
+  device_.set_activity(activity_.get());
+}
+
 DramStats DramEngine::stats() const {
   DramStats s = stats_;
   s.bank_open_cycles = device_.open_cycles(stats_.last_completion_cycle);

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "models/dram/address_mapping.h"
+#include "models/dram/dram_activity.h"
 #include "models/dram/dram_stats.h"
 #include "models/dram/dram_timing.h"
 #include "sim/core/hardware_config.h"
@@ -71,6 +73,15 @@ class DramEngine {
 
   /// True if every byte of the strided transfer lies below capacity_bytes() (an empty one: true).
   bool in_range(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs) const;
+
+  /// Records what the device does from now on (row-open intervals per bank only if `banks`);
+  /// off by default, as it costs time per command. Calling it again starts a new record.
+  void record_activity(bool banks);
+  /// The record, or nullptr when record_activity was not called.
+  const DramActivity* activity() const { return activity_.get(); }
+  /// The cycle of the next refresh tick or catch-up not yet processed (kNever: none). Ticks are
+  /// processed when a run's events reach them, or by advance_to.
+  std::uint64_t next_refresh_cycle() const { return next_refresh_; }
 
   /// The counters, with the open-row time of rows still open counted up to the last completion.
   DramStats stats() const;
@@ -148,6 +159,7 @@ class DramEngine {
   std::uint64_t run_index_ = 0;          // requests admitted in the current run
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;
+  std::unique_ptr<DramActivity> activity_;  // optional record (record_activity)
 };
 
 }  // namespace npusim::models

@@ -85,6 +85,7 @@ std::uint64_t DramDevice::earliest_column(std::uint32_t channel, bool is_write, 
 
 void DramDevice::precharge(Bank& bank, std::uint64_t at) {
   if (at > bank.opened) stats_.bank_open_cycles += at - bank.opened;
+  if (activity_) activity_->close_row(static_cast<std::uint32_t>(&bank - banks_.data()), at);
   bank.open = false;
   bank.act_ready = std::max(bank.act_ready, at + config_.timing.tRP);
 }
@@ -105,6 +106,7 @@ void DramDevice::activate(const BurstTarget& t, std::uint64_t at) {
   r.faw[r.faw_oldest] = at + tm.tFAW;
   r.faw_oldest = (r.faw_oldest + 1) % r.faw.size();
   ++stats_.activates;
+  if (activity_) activity_->open_row(t.bank, t.row, at);
 }
 
 void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
@@ -131,6 +133,7 @@ void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstSchedule
     b.pre_ready = std::max(b.pre_ready, s.col + tm.tRTP);
   }
   bus_free_[t.channel] = s.data_end;
+  if (activity_) activity_->burst(t.channel, t.bank, is_write, s.data_end - burst_cycles_, s.data_end);
 }
 
 void DramDevice::auto_precharge(const BurstTarget& t) {
@@ -169,12 +172,14 @@ std::uint64_t DramDevice::refresh_all_bank(std::uint32_t rank_index, std::uint64
 
   // 2. The k-th further refresh issues at max(ref + k tRFC, at + k interval): on time unless
   //    the first was pushed back by more than interval - tRFC.
-  const std::uint64_t k = count - 1;
-  const std::uint64_t last_ref = std::max(ref + k * tm.tRFC, at + k * interval);
+  const auto ref_at = [&](std::uint64_t k) { return std::max(ref + k * tm.tRFC, at + k * interval); };
+  const std::uint64_t last_ref = ref_at(count - 1);
 
   // 3. The last REF keeps every bank of the rank closed and busy for tRFC.
   for (Bank* b = first; b != last; ++b) b->act_ready = std::max(b->act_ready, last_ref + tm.tRFC);
   stats_.refreshes += count;
+  for (std::uint64_t k = 0; activity_ && k < count; ++k)
+    activity_->refresh(rank_index, DramActivity::kAllBanks, ref_at(k), ref_at(k) + tm.tRFC);
   return last_ref;
 }
 
@@ -200,6 +205,7 @@ std::uint64_t DramDevice::refresh_per_bank(std::uint32_t rank_index, std::uint32
   r.refpb_ready = ref + (tm.tPBR2PBR != 0 ? tm.tPBR2PBR : tm.tRRD_S);
   r.act_ready = std::max(r.act_ready, ref + tm.tRRD_S);
   ++stats_.refreshes_per_bank;
+  if (activity_) activity_->refresh(rank_index, unit, ref, ref + tm.tRFCpb);
   return ref;
 }
 

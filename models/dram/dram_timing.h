@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/dram/address_mapping.h"
+#include "models/dram/dram_activity.h"
 #include "models/dram/dram_stats.h"
 #include "sim/core/hardware_config.h"
 
@@ -67,6 +68,9 @@ class DramDevice {
   /// Cycles rows have been open, counting rows still open up to `until`.
   std::uint64_t open_cycles(std::uint64_t until) const;
 
+  /// Reports every ACT, PRE, burst and refresh to `activity` from now on (nullptr: stop).
+  void set_activity(DramActivity* activity) { activity_ = activity; }
+
   std::uint64_t burst_cycles() const { return burst_cycles_; }
   std::uint32_t banks_per_rank() const { return banks_per_rank_; }
   const AddressMapper& mapper() const { return mapper_; }
@@ -112,6 +116,7 @@ class DramDevice {
   std::vector<Group> groups_;
   std::vector<Rank> ranks_;
   std::vector<std::uint64_t> bus_free_;  // per channel: end of the last burst on the data bus
+  DramActivity* activity_ = nullptr;     // optional recorder (see set_activity)
 };
 
 }  // namespace npusim::models

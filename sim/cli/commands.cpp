@@ -76,7 +76,8 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       }),
       "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
       "vcd", po::value(&s.vcd),
-      "also write a VCD waveform (GTKWave) of unit busy signals, ready-queue depths and SRAM occupancy to FILE")(
+      "also write a VCD waveform (GTKWave) of unit busy signals, ready-queue depths, SRAM occupancy and DRAM "
+      "bank states to FILE")(
       "skip-unsupported", po::bool_switch(&s.load.skip_unsupported),
       "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping")(
       "trace-level", po::value<std::string>()->default_value("full")->notifier([&s](const std::string& v) {

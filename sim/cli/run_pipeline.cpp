@@ -93,7 +93,9 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   {
     Progress progress(spec.label);
     trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
-                      [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd});
+                      [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
+                      spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
+                                                                    : DramActivityLevel::Channels});
   }
   const traces::TraceAnalysis analysis = traces::analyse_trace(trace);
   const traces::Roofline roof = traces::make_roofline(trace, analysis);

@@ -2,10 +2,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
+#include "models/dram/dram_state_tracer.h"
 #include "sim/core/errors.h"
+#include "sim/npu/dram_activity_trace.h"
 #include "sim/npu/npu.h"
 #include "sim/npu/sequencer.h"
 
@@ -45,13 +50,23 @@ traces::Trace simulate(const SimulationInput& in) {
   // SystemC appends ".vcd" to the name; the file is renamed into place only after success.
   const std::string vcd_tmp = in.vcd_path.empty() ? "" : in.vcd_path + ".partial-" + std::to_string(::getpid());
   sc_core::sc_trace_file* tf = vcd_tmp.empty() ? nullptr : sc_core::sc_create_vcd_trace_file(vcd_tmp.c_str());
+  std::unique_ptr<models::DramStateTracer> dram_tracer;
   if (tf) {
     sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);  // no banner lines
     tf->set_time_unit(1, sc_core::SC_PS);
     seq.trace(tf);
+    dram_tracer = std::make_unique<models::DramStateTracer>("dram_states", npu.dram, tf);
+  } else if (in.dram_activity != DramActivityLevel::Off) {
+    npu.dram.record_activity(in.dram_activity == DramActivityLevel::Banks);
   }
   sc_core::sc_start();
+  // The VCD writer records a time step's values when the next one starts: one more step writes
+  // the last changes (every process is waiting, so nothing else happens).
+  if (tf) sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_PS));
   if (tf) sc_core::sc_close_vcd_trace_file(tf);
+  if (dram_tracer && dram_tracer->late_changes() > 0)
+    spdlog::warn("VCD: {} DRAM state changes were recorded after their time and appear late (docs/dram.md)",
+                 dram_tracer->late_changes());
   if (auto report = seq.deadlock_report(); !report.empty()) {
     if (tf) std::remove((vcd_tmp + ".vcd").c_str());
     throw SimulationError(report);
@@ -67,6 +82,8 @@ traces::Trace simulate(const SimulationInput& in) {
   t.sram_allocations = seq.allocations();
   for (const auto& c : t.commands) t.end_ps = std::max(t.end_ps, c.end_ps);
   t.dram_stats = npu.dram.stats_json();
+  if (in.dram_activity != DramActivityLevel::Off && npu.dram.engine().activity())
+    t.dram_activity = dram_activity_trace(npu.dram);
   return t;
 }
 

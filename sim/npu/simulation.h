@@ -12,6 +12,13 @@
 
 namespace npusim {
 
+/// What the trace keeps of the DRAM controller's activity (docs/trace-format.md, "DRAM tracks").
+enum class DramActivityLevel {
+  Off,       // nothing (the fastest)
+  Channels,  // data-bus intervals per channel and refreshes per rank
+  Banks,     // and the row-open intervals of every bank
+};
+
 struct SimulationInput {
   const HardwareConfig& hw;
   const workloads::Graph& graph;
@@ -22,6 +29,8 @@ struct SimulationInput {
   /// When set, a VCD waveform (GTKWave) of unit busy signals, ready-queue depths and SRAM
   /// occupancy is written there (through a temporary name, renamed when the run succeeds).
   std::string vcd_path = {};
+  /// What of the DRAM's activity goes into Trace::dram_activity.
+  DramActivityLevel dram_activity = DramActivityLevel::Off;
 };
 
 /// Throws SimulationError when the program deadlocks (with the commands that wait).

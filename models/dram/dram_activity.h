@@ -1,0 +1,74 @@
+#pragma once
+// What the DRAM did, recorded by DramDevice as it commits commands (optional: off unless
+// DramEngine::record_activity is called, so `npusim dram` and the benchmarks keep their speed).
+// Per bank the intervals a row is open (ACT .. PRE), per channel the data-bus intervals
+// (back-to-back bursts of one direction coalesced into one interval, so a streaming transfer is
+// one entry, not thousands), per rank the refreshes. Cycles are DRAM clock cycles. Memory grows
+// with ACTs, bus idle gaps and refreshes, not with bursts. Plain C++. See docs/dram.md.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace npusim::models {
+
+/// A row open in one bank: ACT at `act`, PRE at `pre` (kOpen while the row is still open).
+struct DramRowInterval {
+  std::uint32_t row = 0;
+  std::uint64_t act = 0, pre = 0;
+  std::uint64_t bursts = 0;  ///< column commands served while it was open (the first opened it)
+};
+
+/// Data on one channel's bus without a gap: [begin, end) cycles, all reads or all writes.
+struct DramBusInterval {
+  bool write = false;
+  std::uint64_t begin = 0, end = 0;
+  std::uint64_t bursts = 0;
+};
+
+/// One REF (all banks of the rank, unit == kAllBanks) or REFpb (the banks of refresh unit
+/// `unit`): the banks are busy over [begin, end) = [REF, REF + tRFC or tRFCpb).
+struct DramRefreshInterval {
+  std::uint32_t unit = 0;
+  std::uint64_t begin = 0, end = 0;
+};
+
+class DramActivity {
+ public:
+  static constexpr std::uint64_t kOpen = std::numeric_limits<std::uint64_t>::max();
+  static constexpr std::uint32_t kAllBanks = std::numeric_limits<std::uint32_t>::max();
+
+  /// Flat counts as DramDevice numbers them; `banks` false records channels and refreshes only.
+  DramActivity(std::uint32_t channels, std::uint32_t ranks, std::uint32_t banks_per_rank, std::uint32_t units,
+               bool banks);
+
+  // Called by DramDevice in commit order (per bank and per channel, times never go back).
+  void open_row(std::uint32_t bank, std::uint32_t row, std::uint64_t act);
+  void close_row(std::uint32_t bank, std::uint64_t pre);
+  void burst(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin, std::uint64_t end);
+  void refresh(std::uint32_t rank, std::uint32_t unit, std::uint64_t begin, std::uint64_t end);
+
+  bool records_banks() const { return banks_enabled_; }
+  std::uint32_t channels() const { return static_cast<std::uint32_t>(bus_.size()); }
+  std::uint32_t ranks() const { return static_cast<std::uint32_t>(refreshes_.size()); }
+  std::uint32_t banks_per_rank() const { return banks_per_rank_; }
+  std::uint32_t ranks_per_channel() const { return ranks() / channels(); }
+  /// True if refresh `r` of a rank covers bank `bank_in_rank` (0 .. banks_per_rank - 1).
+  bool covers(const DramRefreshInterval& r, std::uint32_t bank_in_rank) const {
+    return r.unit == kAllBanks || bank_in_rank % units_ == r.unit;
+  }
+
+  /// In time order. The last interval of a list may still grow (a row still open, or a bus
+  /// interval the next burst extends).
+  const std::vector<DramBusInterval>& bus(std::uint32_t channel) const { return bus_[channel]; }
+  const std::vector<DramRowInterval>& rows(std::uint32_t bank) const { return rows_[bank]; }
+  const std::vector<DramRefreshInterval>& refreshes(std::uint32_t rank) const { return refreshes_[rank]; }
+
+ private:
+  std::uint32_t banks_per_rank_ = 0, units_ = 1;
+  bool banks_enabled_ = false;
+  std::vector<std::vector<DramBusInterval>> bus_;          // per channel
+  std::vector<std::vector<DramRowInterval>> rows_;         // per flat bank (empty lists if !banks)
+  std::vector<std::vector<DramRefreshInterval>> refreshes_;  // per flat rank
+};
+
+}  // namespace npusim::models

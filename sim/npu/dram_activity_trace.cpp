@@ -1,0 +1,44 @@
+#include "sim/npu/dram_activity_trace.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/dram/dram_config_check.h"
+
+namespace npusim {
+
+traces::DramActivityTrace dram_activity_trace(const models::DramController& dram) {
+  const models::DramActivity& a = *dram.engine().activity();
+  // The same cycle -> time conversion as the controller's delays, so DRAM slices line up with
+  // the DMA commands they serve.
+  const auto ps = [&dram](std::uint64_t cycle) {
+    return static_cast<std::uint64_t>(std::llround(dram.to_time(cycle).to_seconds() * 1e12));
+  };
+  const std::uint64_t last = dram.engine().stats().last_completion_cycle;
+  traces::DramActivityTrace d;
+  d.channels = a.channels();
+  d.ranks = a.ranks_per_channel();
+  d.banks = a.banks_per_rank();
+  d.refresh_units = models::refresh_units(dram.config());
+  d.has_rows = a.records_banks();
+  for (std::uint32_t ch = 0; ch < a.channels(); ++ch)
+    for (const models::DramBusInterval& b : a.bus(ch)) d.bus.push_back({ch, b.write, ps(b.begin), ps(b.end), b.bursts});
+  for (std::uint32_t rank = 0; rank < a.ranks(); ++rank) {
+    const std::uint32_t channel = rank / d.ranks, in_channel = rank % d.ranks;
+    for (const models::DramRefreshInterval& r : a.refreshes(rank)) {
+      const int unit = r.unit == models::DramActivity::kAllBanks ? -1 : static_cast<int>(r.unit);
+      d.refreshes.push_back({channel, in_channel, unit, ps(r.begin), ps(r.end)});
+    }
+  }
+  if (!d.has_rows) return d;
+  for (std::uint32_t bank = 0; bank < a.ranks() * a.banks_per_rank(); ++bank) {
+    const std::uint32_t rank = bank / d.banks;
+    for (const models::DramRowInterval& r : a.rows(bank)) {
+      const std::uint64_t pre = r.pre == models::DramActivity::kOpen ? std::max(last, r.act) : r.pre;
+      d.rows.push_back({rank / d.ranks, rank % d.ranks, bank % d.banks, r.row, ps(r.act), ps(pre), r.bursts});
+    }
+  }
+  return d;
+}
+
+}  // namespace npusim
