@@ -63,7 +63,8 @@ std::uint64_t finish_child(const Child& c) {
 bool same_grouping(const sched::Plan& a, const sched::Plan& b) {
   if (a.groups.size() != b.groups.size()) return false;
   for (std::size_t i = 0; i < a.groups.size(); ++i)
-    if (a.groups[i].ops() != b.groups[i].ops() || a.groups[i].depth_first.enabled != b.groups[i].depth_first.enabled)
+    if (a.groups[i].ops() != b.groups[i].ops() || a.groups[i].depth_first.enabled != b.groups[i].depth_first.enabled ||
+        a.groups[i].attention.enabled != b.groups[i].attention.enabled)
       return false;
   return true;
 }

@@ -8,6 +8,7 @@
 
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
 
 namespace npusim::sched {
@@ -167,6 +168,7 @@ std::string group_name(const Graph& g, const GroupPlan& p) {
 
 std::string fusion_kind(const Graph& g, const GroupPlan& p) {
   if (p.depth_first.enabled) return "depth_first";
+  if (p.attention.enabled) return "attention";
   int work_segments = 0;
   for (const auto& s : p.segments) work_segments += is_view(g, s.ops[0]) ? 0 : 1;
   if (work_segments > 1) return "layer";
@@ -180,6 +182,11 @@ std::string fusion_kind(const Graph& g, const GroupPlan& p) {
 /// (cache or recompute the halo); a non-fitting result carries the layer-fusion reason.
 GroupEval best_fused_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
   GroupEval best = evaluate_group(g, hw, segs);
+  if (attention_obstacle(g, segs).empty()) {
+    // Ties go to attention: the same bytes with a fraction of the SRAM.
+    GroupEval att = evaluate_attention(g, hw, segs);
+    if (att.fits && (!best.fits || att.plan.dram_bytes <= best.plan.dram_bytes)) best = std::move(att);
+  }
   if (!depth_first_obstacle(g, segs).empty()) return best;
   for (Halo halo : {Halo::Cache, Halo::Recompute}) {
     GroupEval df = evaluate_depth_first(g, hw, segs, halo, 0);
@@ -224,6 +231,7 @@ namespace {
 /// does not (the same estimate the tiler uses, over the whole group).
 double group_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
   if (gp.depth_first.enabled) return 0;  // filled by evaluate_depth_first
+  if (gp.attention.enabled) return attention_estimate(g, hw, gp);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   double compute = 0;
   std::uint64_t tiles = 0;
@@ -327,7 +335,22 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     constexpr std::size_t kMaxSegmentsPerGroup = 48;  // bounds planning time on long chains
     std::vector<Segment> cur;
     GroupEval cur_eval;
-    for (const auto& s : segs) {
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      const Segment& s = segs[i];
+      if (auto att = greedy_attention_at(g, hw, segs, i)) {  // score, softmax, context: a closed group
+        if (!cur.empty()) {
+          plan.boundaries.push_back({cur.back().ops.back(), s.ops[0], "attention: '" + g.op(s.ops[0]).name +
+                                                                           "' starts an attention group"});
+          groups.push_back(std::move(cur_eval));
+          cur.clear();
+        }
+        if (i + 3 < segs.size())
+          plan.boundaries.push_back({segs[i + 2].ops.back(), segs[i + 3].ops[0],
+                                     "attention: the attention group runs per head and block of query rows, alone"});
+        groups.push_back(std::move(*att));
+        i += 2;
+        continue;
+      }
       GroupEval alone = evaluate_group(g, hw, {s});
       if (!alone.fits) {
         std::vector<GroupEval> parts;
@@ -414,6 +437,12 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       entry["depth_first"] = {{"rows", gp.depth_first.rows},
                               {"halo", to_string(gp.depth_first.halo)},
                               {"weights_resident", gp.depth_first.weights_resident}};
+    }
+    if (gp.attention.enabled) {
+      entry.erase("tiles");  // tiled as a whole: blocks of query rows per head
+      entry["attention"] = {{"block_rows", gp.attention.block_rows},
+                            {"kv_resident", gp.attention.kv_resident},
+                            {"kv_rows", gp.attention.kv_rows}};
     }
     groups.push_back(std::move(entry));
   }

@@ -5,6 +5,7 @@
 
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
 
 namespace npusim::sched {
@@ -49,6 +50,11 @@ class Lowering {
       previous_computes_.clear();
       if (grp.depth_first.enabled) {
         lower_depth_first(grp);
+        prog_.group_sram_bytes.push_back(grp.sram_bytes);
+        continue;
+      }
+      if (grp.attention.enabled) {
+        lower_attention(grp);
         prog_.group_sram_bytes.push_back(grp.sram_bytes);
         continue;
       }
@@ -423,6 +429,91 @@ class Lowering {
       }
     }
     finish_segment(segs.back(), streams.back());
+  }
+
+  /// One GEMM tile of an attention group reading operand loads `deps`.
+  std::uint32_t attention_gemm(int op, GemmWork w, std::vector<std::uint32_t> deps) {
+    Command c;
+    c.kind = CommandKind::Gemm;
+    c.op = op;
+    c.gemm = w;
+    c.macs = std::uint64_t(w.m * w.k * w.n * w.repeats);
+    const GemmSramTraffic tr = gemm_sram_traffic(w, hw_.mac_array);
+    c.sram_read_bytes = tr.read_bytes;
+    c.sram_write_bytes = tr.write_bytes;
+    c.deps = std::move(deps);
+    return emit(std::move(c));
+  }
+
+  /// An attention group: per head and block of query rows, the score GEMMs (one per K chunk),
+  /// the score epilogue, softmax over whole rows, the context GEMMs (one per V chunk, partial
+  /// sums in order) and the context block's store. K and V load once per head when resident,
+  /// per block when streamed; scores and probabilities never leave SRAM.
+  void lower_attention(const GroupPlan& grp) {
+    const auto& segs = grp.segments;
+    const AttentionGeometry a = attention_geometry(g_, segs);
+    const std::int64_t B = grp.attention.block_rows, C = grp.attention.kv_rows;
+    const int s_op = segs[0].ops[0], p_op = segs[1].ops[0], o_op = segs[2].ops[0];
+    const std::uint64_t p_total = g_.tensor(g_.op(p_op).outputs[0]).elements();
+    gate_ = -1;
+    Stream st_s, st_p, st_o;
+    OperandBuffer q_buf, k_buf, v_buf;
+    std::vector<std::uint32_t> softmaxes, contexts;  // per block, for slot reuse two blocks later
+    for (std::int64_t h = 0; h < a.heads; ++h)
+      for (std::int64_t r0 = 0; r0 < a.rows; r0 += B) {
+        const std::int64_t rows = std::min(B, a.rows - r0);
+        const std::size_t n = softmaxes.size();  // block index
+        const std::uint32_t q_load = ensure_loaded(q_buf, std::make_tuple(h, r0, std::int64_t(0)), s_op, a.q,
+                                                   region(addr(a.q), std::uint64_t((h * a.rows + r0) * a.d),
+                                                          std::uint64_t(rows * a.d), std::uint64_t(rows * a.d), 1, eb_));
+        const std::int64_t kv_version = grp.attention.kv_resident ? 0 : r0;
+        std::uint32_t prev = 0;
+        for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
+          const std::int64_t cols = std::min(C, a.kv_rows - c0);
+          const DramRegion k_reg =
+              a.k_transposed ? region(addr(a.k), std::uint64_t((h * a.kv_rows + c0) * a.d), std::uint64_t(cols * a.d),
+                                      std::uint64_t(cols * a.d), 1, eb_)
+                             : region(addr(a.k), std::uint64_t(h * a.d * a.kv_rows + c0), std::uint64_t(cols),
+                                      std::uint64_t(a.kv_rows), std::uint64_t(a.d), eb_);
+          std::vector<std::uint32_t> deps{q_load, ensure_loaded(k_buf, std::make_tuple(h, kv_version, c0), s_op, a.k, k_reg)};
+          if (c0 > 0) deps.push_back(prev);                                  // one score block, in order
+          else if (n >= 2) deps.push_back(softmaxes[n - 2]);                 // score slot: read by softmax
+          prev = attention_gemm(s_op, {rows, a.d, cols, 1}, std::move(deps));
+          q_buf.users.back().push_back(prev);
+          k_buf.users.back().push_back(prev);
+        }
+        const std::uint64_t score_elems = std::uint64_t(rows * a.kv_rows);
+        const std::uint32_t scored = epilogue_and_store(segs[0], st_s, prev, score_elems, {});
+        std::vector<std::uint32_t> sm_deps{scored};
+        if (n >= 2) sm_deps.push_back(contexts[n - 2]);  // probability slot: read by the context GEMMs
+        Command sm;
+        sm.kind = CommandKind::Vector;
+        sm.op = p_op;
+        sm.vec = {workloads::to_string(g_.op(p_op).kind), score_elems};
+        sm.vector_ops = share(p_op, st_p, score_elems, p_total);
+        sm.sram_read_bytes = score_elems * eb_;
+        sm.sram_write_bytes = score_elems * eb_;
+        sm.deps = std::move(sm_deps);
+        softmaxes.push_back(emit(std::move(sm)));
+        const std::uint32_t probs = epilogue_and_store(segs[1], st_p, softmaxes.back(), score_elems, {});
+        for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
+          const std::int64_t cols = std::min(C, a.kv_rows - c0);
+          const DramRegion v_reg = region(addr(a.v), std::uint64_t((h * a.kv_rows + c0) * a.dv), std::uint64_t(cols * a.dv),
+                                          std::uint64_t(cols * a.dv), 1, eb_);
+          std::vector<std::uint32_t> deps{probs, ensure_loaded(v_buf, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
+          if (c0 > 0) deps.push_back(prev);                                          // partial sums in order
+          else if (st_o.finals.size() >= 2) deps.push_back(st_o.finals[st_o.finals.size() - 2]);  // output slot
+          prev = attention_gemm(o_op, {rows, cols, a.dv, 1}, std::move(deps));
+          v_buf.users.back().push_back(prev);
+        }
+        contexts.push_back(prev);
+        const std::uint64_t out_elems = std::uint64_t(rows * a.dv);
+        epilogue_and_store(segs[2], st_o, prev, out_elems,
+                           region(0, std::uint64_t((h * a.rows + r0) * a.dv), out_elems, out_elems, 1, eb_));
+      }
+    finish_segment(segs[0], st_s);
+    finish_segment(segs[1], st_p);
+    finish_segment(segs[2], st_o);
   }
 
   /// Loads the constant operands of a segment's head (weights, bias) for `version`

@@ -64,10 +64,21 @@ struct DepthFirst {
   bool weights_resident = true;   // all layers' weights stay in SRAM, else re-fetched per tile
 };
 
+/// Attention fusion (FLAT's row granularity): MatMul(Q, K^T) -> [elementwise] -> softmax ->
+/// MatMul(P, V), one head at a time, in blocks of query rows. A block's whole score rows stay in
+/// SRAM (exact softmax, no online rescaling), so the score matrix never goes to DRAM.
+struct Attention {
+  bool enabled = false;
+  std::int64_t block_rows = 0;  // query rows per block
+  bool kv_resident = true;      // K and V of a head stay in SRAM for all its blocks, else re-read per block
+  std::int64_t kv_rows = 0;     // K/V rows per load: the whole head when resident, a chunk when streamed
+};
+
 struct GroupPlan {
   std::string name;
   DepthFirst depth_first;
-  std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first"
+  Attention attention;
+  std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first", "attention"
   std::vector<Segment> segments;
   std::vector<int> resident_tensors;  // base tensors kept whole in SRAM inside the group
   std::uint64_t sram_bytes = 0;       // peak SRAM the group needs
