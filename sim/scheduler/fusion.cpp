@@ -83,11 +83,15 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
     const OpClass cls = workloads::op_class(g.op(o).kind);
     const bool may_chain = chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm);
     while (may_chain) {
-      const auto& cons = g.tensor(g.op(s.ops.back()).outputs[0]).consumers;
-      if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]] || !can_follow(g, s.ops.back(), cons[0], assigned))
-        break;
+      const int tail_out = g.op(s.ops.back()).outputs[0];
+      const auto& cons = g.tensor(tail_out).consumers;
+      if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]]) break;
+      // A pool ends the segment: it runs on the conv's output tiles (epilogue policy and up).
+      const bool pool = !is_declared_output(g, tail_out) && pool_epilogue_obstacle(g, s.ops[0], cons[0]).empty();
+      if (!pool && !can_follow(g, s.ops.back(), cons[0], assigned)) break;
       s.ops.push_back(cons[0]);
       assigned[cons[0]] = true;
+      if (pool) break;
     }
     segs.push_back(std::move(s));
   }

@@ -185,8 +185,9 @@ class Lowering {
 
   /// Epilogue ops on one output tile (`out_elems` elements whose layout region in a tensor of
   /// the output's shape is `tile_region`), then the store. Returns the tile's last command.
+  /// `store_rel`, when given, is where the tile's results go instead (a pooled tile).
   std::uint32_t epilogue_and_store(const Segment& seg, Stream& st, std::uint32_t prev, std::uint64_t out_elems,
-                                   const DramRegion& tile_region_rel) {
+                                   const DramRegion& tile_region_rel, const DramRegion* store_rel = nullptr) {
     int chain = g_.op(seg.ops[0]).outputs[0];
     for (std::size_t i = 1; i < seg.ops.size(); ++i) {
       const int o = seg.ops[i];
@@ -219,13 +220,15 @@ class Lowering {
           read_bytes += tbytes;
         }
       }
+      // The tile's share of the op: its fraction of the chain tensor (a pool writes fewer elements).
+      const std::uint64_t chain_total = g_.tensor(chain).elements();
       Command c;
       c.kind = CommandKind::Vector;
       c.op = o;
       c.vec = {workloads::to_string(op.kind), out_elems};
-      c.vector_ops = share(o, st, out_elems, op_out);
+      c.vector_ops = share(o, st, out_elems, chain_total);
       c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = out_elems * eb_;
+      c.sram_write_bytes = (chain_total ? out_elems * op_out / chain_total : 0) * eb_;
       c.deps = std::move(deps);
       prev = emit(std::move(c));
       for (int t : op.inputs)
@@ -234,8 +237,8 @@ class Lowering {
     }
     st.computes.push_back(prev);
     const int out = segment_output(g_, seg);
-    if (where_.stored[out]) {
-      DramRegion reg = tile_region_rel;
+    DramRegion reg = store_rel ? *store_rel : tile_region_rel;
+    if (where_.stored[out] && reg.bytes() > 0) {  // empty: a global pool still accumulating
       reg.addr += addr(out);
       Command c;
       c.kind = CommandKind::DmaStore;
@@ -280,6 +283,22 @@ class Lowering {
     }
     const std::uint64_t N = geo.n_total;
     return region(0, (b.batch * geo.out_rows + b.row0) * N + b.col0, b.cols, N, b.rows, eb_);
+  }
+
+  /// Where an output tile's results go: the block itself, its pooled rows, or (global pooling)
+  /// the channel block's pooled values once its last row block is done (before that: nothing).
+  DramRegion store_region(const PoolEpilogue& pool, const GemmGeometry& geo, const GemmBlock& b) const {
+    if (pool.op < 0) return out_block_region(geo, b);
+    const std::uint64_t C = geo.out_channels;
+    const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
+    const std::uint64_t chs = geo.grouped ? b.cols * geo.cout_g : b.cols;
+    if (pool.global) {
+      if (b.row0 + b.rows < geo.out_rows) return {};
+      return region(0, b.batch * C + ch0, chs, C, 1, eb_);
+    }
+    const std::uint64_t ow = std::uint64_t(geo.out_cols_px / pool.stride_w);
+    const std::uint64_t px0 = (std::uint64_t(b.batch * (geo.out_rows / pool.stride_h)) + b.row0 / pool.stride_h) * ow;
+    return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows / pool.stride_h) * ow, eb_);
   }
 
   DramRegion a_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
@@ -327,6 +346,7 @@ class Lowering {
     const bool a_res = where_.resident[base_tensor(g_, a_t)], b_res = where_.resident[base_tensor(g_, b_t)];
     const std::uint64_t head_vops = workloads::op_cost(g_, head, eb_).vector_ops;
     const std::uint64_t out_total = g_.tensor(head.outputs[0]).elements();
+    const PoolEpilogue pool = pool_epilogue(g_, seg);
     OperandBuffer a_buf, b_buf;
     Stream st;
     std::int64_t out_tiles = 0;
@@ -370,7 +390,8 @@ class Lowering {
       if (!b_res) b_buf.users.back().push_back(id);
       if (last_k) {
         ++out_tiles;
-        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk));
+        const DramRegion store = store_region(pool, geo, blk);
+        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk), &store);
       }
     });
     finish_segment(seg, st);

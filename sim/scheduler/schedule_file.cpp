@@ -260,6 +260,12 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
         seg->request = read_tile(t, g, seg->ops[0], where);
       }
     }
+    for (const auto& seg : segs)
+      if (const PoolEpilogue pool = pool_epilogue(g, seg); pool.op >= 0 && seg.request.rows % pool.stride_h != 0)
+        throw InputError(place.at(gi, name, "tiles." + g.op(seg.ops[0]).name + ".rows"),
+                         "expected a multiple of " + std::to_string(pool.stride_h) + " (the window height of pool '" +
+                             g.op(pool.op).name + "', so no window straddles two tiles), found " +
+                             std::to_string(seg.request.rows));
     GroupEval ev;
     if (e.contains("depth_first")) {
       const json& df = e["depth_first"];
