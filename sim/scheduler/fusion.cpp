@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "models/mac_array/fold_model.h"
@@ -98,15 +99,42 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
   return segs;
 }
 
-GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+namespace {
+
+/// Activations from outside the group that two or more of its segments read (a residual
+/// block's input: the first conv and the add), in tensor order.
+std::vector<int> shared_inputs(const Graph& g, const std::vector<Segment>& segs) {
+  std::set<int> produced;
+  for (const auto& s : segs)
+    for (int o : s.ops)
+      for (int t : g.op(o).outputs) produced.insert(t);
+  std::map<int, int> readers;
+  for (const auto& s : segs) {
+    const auto in = segment_inputs(g, s);
+    for (int t : std::set<int>(in.begin(), in.end()))
+      if (!produced.count(t) && !g.tensor(t).is_constant) ++readers[t];
+  }
+  std::vector<int> out;
+  for (const auto& [t, n] : readers)
+    if (n >= 2) out.push_back(t);
+  return out;
+}
+
+/// evaluate_group, with the shared inputs either kept whole in SRAM from their first reader to
+/// their last (loaded once) or loaded by every segment that reads them.
+GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                            const std::vector<int>& keep_inputs) {
   GroupEval ev;
   const std::size_t nt = g.tensors().size();
-  std::vector<int> producer_seg(nt, -1), last_use(nt, -1);
+  std::vector<int> producer_seg(nt, -1), last_use(nt, -1), first_use(nt, -1);
   std::vector<bool> outside(nt, false);
   std::set<int> in_group;
   for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
   for (std::size_t i = 0; i < segs.size(); ++i) {
-    for (int t : segment_inputs(g, segs[i])) last_use[t] = int(i);
+    for (int t : segment_inputs(g, segs[i])) {
+      last_use[t] = int(i);
+      if (first_use[t] < 0) first_use[t] = int(i);
+    }
     for (int o : segs[i].ops)
       for (int t : g.op(o).outputs) {
         const int b = base_tensor(g, t);
@@ -127,6 +155,12 @@ GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::ve
       where.resident[t] = true;
       ev.plan.resident_tensors.push_back(int(t));
     }
+  }
+  for (int t : keep_inputs) {
+    where.resident[t] = true;
+    ev.plan.resident_tensors.push_back(t);
+    producer_seg[t] = first_use[t];  // alive from its first reader (loaded when the group starts)
+    ev.plan.dram_bytes += std::uint64_t(g.tensor(t).elements()) * dtype_bytes(hw.mac_array.dtype);
   }
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   const std::uint64_t cap = hw.sram.capacity_bytes;
@@ -162,6 +196,18 @@ GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::ve
   }
   ev.fits = true;
   return ev;
+}
+
+}  // namespace
+
+GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+  const std::vector<int> shared = shared_inputs(g, segs);
+  GroupEval loaded_each_time = evaluate_group_as(g, hw, segs, {});
+  if (shared.empty()) return loaded_each_time;
+  GroupEval kept = evaluate_group_as(g, hw, segs, shared);
+  if (kept.fits && (!loaded_each_time.fits || kept.plan.dram_bytes <= loaded_each_time.plan.dram_bytes)) return kept;
+  loaded_each_time.plan.reloaded_inputs = shared;  // reported: no SRAM (or no saving) to keep them
+  return loaded_each_time;
 }
 
 std::string group_name(const Graph& g, const GroupPlan& p) {
@@ -441,6 +487,11 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       entry["depth_first"] = {{"rows", gp.depth_first.rows},
                               {"halo", to_string(gp.depth_first.halo)},
                               {"weights_resident", gp.depth_first.weights_resident}};
+    }
+    if (!gp.reloaded_inputs.empty()) {
+      nlohmann::json names = nlohmann::json::array();
+      for (int t : gp.reloaded_inputs) names.push_back(g.tensor(t).name);
+      entry["reloaded_inputs"] = names;
     }
     if (gp.attention.enabled) {
       entry.erase("tiles");  // tiled as a whole: blocks of query rows per head

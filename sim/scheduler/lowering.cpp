@@ -1,5 +1,6 @@
 #include "sim/scheduler/lowering.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -58,6 +59,7 @@ class Lowering {
         prog_.group_sram_bytes.push_back(grp.sram_bytes);
         continue;
       }
+      load_resident_inputs(grp);
       for (const Segment& seg : grp.segments) {
         // Segments of a group share the group's tile-buffer space one after another, so a
         // segment's loads wait until the previous segment has finished computing.
@@ -112,6 +114,25 @@ class Lowering {
   }
 
   // ---- command helpers --------------------------------------------------------------------
+
+  /// Group inputs kept resident (read by several segments): each loaded whole, once, when the
+  /// group starts; its readers wait for that load.
+  void load_resident_inputs(const GroupPlan& grp) {
+    const auto ops = grp.ops();
+    gate_ = -1;
+    for (int t : grp.resident_tensors) {
+      const int p = g_.tensor(t).producer;
+      if (p >= 0 && std::find(ops.begin(), ops.end(), p) != ops.end()) continue;  // produced here
+      const auto reader = std::find_if(ops.begin(), ops.end(), [&](int o) {
+        const auto& in = g_.op(o).inputs;
+        return std::any_of(in.begin(), in.end(), [&](int i) { return base_tensor(g_, i) == t; });
+      });
+      std::vector<std::uint32_t> deps;
+      add_ready_dep(t, false, deps);
+      const std::uint64_t bytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
+      sram_ready_[t] = int(load(*reader, {addr(t), bytes, bytes, 1}, std::move(deps)));
+    }
+  }
 
   std::uint32_t emit(Command c) {
     c.group = group_;

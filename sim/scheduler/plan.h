@@ -81,6 +81,9 @@ struct GroupPlan {
   std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first", "attention"
   std::vector<Segment> segments;
   std::vector<int> resident_tensors;  // base tensors kept whole in SRAM inside the group
+  /// Group inputs read by several segments but loaded by each: keeping them resident did not
+  /// fit (or saved nothing). Those that fit are in resident_tensors, loaded once.
+  std::vector<int> reloaded_inputs;
   std::uint64_t sram_bytes = 0;       // peak SRAM the group needs
   std::uint64_t dram_bytes = 0;       // DRAM traffic the plan expects for the group
   std::vector<int> ops() const;

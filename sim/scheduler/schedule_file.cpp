@@ -196,13 +196,13 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     const json& e = groups[gi];
     const std::string name = e.is_object() && e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
     static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "depth_first", "attention", "segments",
-                                                 "resident_tensors", "sram_bytes", "dram_bytes"};
+                                                 "resident_tensors", "reloaded_inputs", "sram_bytes", "dram_bytes"};
     if (e.is_object())
       for (const auto& [key, value] : e.items())
         if (!known.count(key))
           throw InputError(place.at(gi, name, key), "unknown field '" + key +
                                                         "'; known: name, ops, tiles, depth_first, attention (fusion, segments, resident_tensors, "
-                                                        "sram_bytes, dram_bytes are informational)");
+                                                        "reloaded_inputs, sram_bytes, dram_bytes are informational)");
     const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
     if (ops.empty()) throw InputError(place.at(gi, name, "ops"), "expected at least one op name, found an empty list");
     std::vector<int> m;
