@@ -105,14 +105,23 @@ GroupEval make_eval(const Graph& g, const HardwareConfig& hw, const std::vector<
   ev.fits = true;
   ev.plan.attention = {true, block_rows, resident, chunk};
   ev.plan.segments = segs;
+  // Per segment, as reports show them: the score GEMM (B x chunk of Lk, K = d), softmax (one
+  // tile per block), the context GEMM (B x dv, K = chunk); working sets are the buffers each touches.
   Tiling& s = ev.plan.segments[0].tiling;
-  s.rows = block_rows, s.cols = chunk, s.in_channels = a.d, s.tile_count = blocks * chunks;
+  s.rows = block_rows;
+  s.cols = chunk;
+  s.in_channels = a.d;
+  s.tile_count = blocks * chunks;
   s.working_set_bytes = buf.q + buf.kv + buf.scores;
   Tiling& p = ev.plan.segments[1].tiling;
-  p.tiles = std::int64_t(blocks), p.tile_count = blocks;
+  p.tiles = std::int64_t(blocks);
+  p.tile_count = blocks;
   p.working_set_bytes = buf.scores + buf.probs;
   Tiling& o = ev.plan.segments[2].tiling;
-  o.rows = block_rows, o.cols = a.dv, o.in_channels = chunk, o.tile_count = blocks * chunks;
+  o.rows = block_rows;
+  o.cols = a.dv;
+  o.in_channels = chunk;
+  o.tile_count = blocks * chunks;
   o.working_set_bytes = buf.probs + buf.kv + buf.out;
   for (std::size_t i = 0; i < 3; ++i) {
     ev.plan.segments[i].tiling.dram_bytes = dram[i];
@@ -121,6 +130,20 @@ GroupEval make_eval(const Graph& g, const HardwareConfig& hw, const std::vector<
   ev.plan.sram_bytes = buf.total();
   ev.estimate = estimate(g, hw, segs, block_rows, chunk, ev.plan.dram_bytes);
   return ev;
+}
+
+/// The largest block (or the requested one) that fits SRAM with some chunk, and the largest such
+/// chunk: fewer blocks mean fewer K/V re-reads and per-block overheads.
+std::optional<std::pair<std::int64_t, std::int64_t>> largest_fit(const Graph& g, const HardwareConfig& hw,
+                                                                const std::vector<Segment>& segs,
+                                                                std::int64_t block_rows,
+                                                                const std::vector<std::int64_t>& chunks) {
+  const std::int64_t top = block_rows > 0 ? block_rows : attention_geometry(g, segs).rows;
+  const std::int64_t bottom = block_rows > 0 ? block_rows : 1;
+  for (std::int64_t B = top; B >= bottom; --B)
+    for (std::int64_t c : chunks)
+      if (attention_buffers(g, hw, segs, B, c).total() <= hw.sram.capacity_bytes) return std::make_pair(B, c);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -218,17 +241,10 @@ GroupEval evaluate_attention(const Graph& g, const HardwareConfig& hw, const std
     const std::vector<std::int64_t> chunks = resident ? std::vector<std::int64_t>{a.kv_rows} : stream_chunks(hw, a.kv_rows);
     if (chunks.empty()) continue;
     smallest_chunk = chunks.back();
-    // The largest block that fits (fewest blocks: K/V re-reads and per-block overheads fall),
-    // then the largest K/V chunk for it.
-    bool found = false;
-    for (std::int64_t B = block_rows > 0 ? block_rows : a.rows; B >= 1 && !found; B = block_rows > 0 ? 0 : B - 1)
-      for (std::int64_t c : chunks)
-        if (attention_buffers(g, hw, segs, B, c).total() <= cap) {
-          GroupEval ev = make_eval(g, hw, segs, B, c);
-          if (!best || ev.estimate < best->estimate) best = std::move(ev);
-          found = true;
-          break;
-        }
+    if (auto fit = largest_fit(g, hw, segs, block_rows, chunks)) {
+      GroupEval ev = make_eval(g, hw, segs, fit->first, fit->second);
+      if (!best || ev.estimate < best->estimate) best = std::move(ev);
+    }
   }
   if (best) return *best;
   if (kv_resident == false && stream_chunks(hw, a.kv_rows).empty()) {
