@@ -495,6 +495,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
     }
     if (gp.attention.enabled) {
       entry.erase("tiles");  // tiled as a whole: blocks of query rows per head
+      for (auto& seg : entry["segments"]) seg["loop_order"] = "heads, query blocks";
       entry["attention"] = {{"block_rows", gp.attention.block_rows},
                             {"kv_resident", gp.attention.kv_resident},
                             {"kv_rows", gp.attention.kv_rows}};
