@@ -387,7 +387,16 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     GroupEval cur_eval;
     for (std::size_t i = 0; i < segs.size(); ++i) {
       const Segment& s = segs[i];
-      if (auto att = greedy_attention_at(g, hw, segs, i)) {  // score, softmax, context: a closed group
+      auto att = search.attention_groups ? greedy_attention_at(g, hw, segs, i) : std::nullopt;
+      if (att && !cur.empty() && consumes_from(g, s, cur) && cur.size() + 3 <= kMaxSegmentsPerGroup) {
+        // With SRAM to spare, growing the current group over the three (scores and Q, K, V
+        // resident) can move fewer bytes than closing it and running attention alone.
+        std::vector<Segment> cand = cur;
+        cand.insert(cand.end(), segs.begin() + long(i), segs.begin() + long(i) + 3);
+        const GroupEval layer = best_fused_eval(g, hw, cand);
+        if (layer.fits && layer.plan.dram_bytes <= cur_eval.plan.dram_bytes + att->plan.dram_bytes) att.reset();
+      }
+      if (att) {  // score, softmax, context: a closed group
         if (!cur.empty()) {
           plan.boundaries.push_back({cur.back().ops.back(), s.ops[0], "attention: '" + g.op(s.ops[0]).name +
                                                                            "' starts an attention group"});
@@ -438,6 +447,17 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
       cur_eval = std::move(alone);
     }
     if (!cur.empty()) groups.push_back(std::move(cur_eval));
+    const bool any_attention =
+        std::any_of(groups.begin(), groups.end(), [](const GroupEval& ev) { return ev.plan.attention.enabled; });
+    if (search.attention_groups && any_attention) {
+      SearchOptions without = search;
+      without.attention_groups = false;
+      Plan alt = make_plan(g, hw, FusionPolicy::Greedy, without);
+      std::uint64_t with_bytes = 0, alt_bytes = 0;
+      for (const auto& ev : groups) with_bytes += ev.plan.dram_bytes;
+      for (const auto& gp : alt.groups) alt_bytes += gp.dram_bytes;
+      if (alt_bytes < with_bytes) return alt;
+    }
   }
 
   plan.op_group.assign(g.ops().size(), -1);
