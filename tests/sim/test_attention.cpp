@@ -188,3 +188,33 @@ TEST(Attention, GreedyKeepsALayerGroupWhenItMovesFewerBytes) {
   const auto totals = workloads::graph_totals(g, 1);
   EXPECT_LT(bytes, 2u * 197 * 384 + totals.weight_bytes + 4u * 6 * 197 * 64);
 }
+
+TEST(Attention, TransposedKeysAndABroadcastMask) {
+  // K stored [d, L] is read in strided runs (chunks of key columns); the mask (128 B) and the
+  // scale (1 B) are held whole and loaded once: Q + K + V + O + 129 B, whatever the block.
+  const auto g = workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_masked.yaml");
+  const auto hw = small_sram();
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u) << sched::to_json(plan, g).dump(1);
+  EXPECT_EQ(plan.groups[0].fusion, "attention");
+  EXPECT_EQ(plan.groups[0].segments[0].ops.size(), 3u);  // scores, scaled, masked
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), 4u * 8192 + 128 + 1);
+  // Streamed, 16 blocks of 8 query rows: Q 2*8*64 + scores 2*8*128*4 + probs 2*8*128 +
+  // context 2*8*64*4 + mask and scale 129 = 15489 B leave room for chunks of 64 key rows
+  // (2*64*128 = 16384 B; 128 would be the resident case). K [64, 128] is read as 64 runs of
+  // 64 B per chunk, 2 chunks per block; K and V 16 times in all.
+  const auto streamed =
+      sched::parse_schedule(R"({"groups": [{"ops": ["scores", "scaled", "masked", "probs", "context"],
+                                            "attention": {"block_rows": 8, "kv_resident": false}}]})",
+                            "s.json", g, hw);
+  const auto sp = sched::lower_plan(g, hw, streamed);
+  EXPECT_EQ(dram_bytes(sp), 2u * 8192 + 16 * 2 * 8192 + 128 + 1);
+  EXPECT_EQ(streamed.groups[0].dram_bytes, dram_bytes(sp));
+  ASSERT_EQ(streamed.groups[0].attention.kv_rows, 64);
+  std::uint64_t k_loads = 0;
+  for (const auto& c : sp.commands)
+    if (c.kind == sched::CommandKind::DmaLoad && c.dram.runs == 64 && c.dram.run_bytes == 64 && c.dram.stride == 128)
+      ++k_loads;
+  EXPECT_EQ(k_loads, 16u * 2);
+}
