@@ -88,6 +88,9 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
   add("search:estimated_time", sched::make_plan(g, hw, FusionPolicy::Search, by_time));
   add("search:dram_bytes", sched::make_plan(g, hw, FusionPolicy::Search, by_bytes));
   add("greedy", sched::make_plan(g, hw, FusionPolicy::Greedy));
+  sched::SearchOptions attention;  // greedy keeping every attention group, even at more bytes
+  attention.attention_by_bytes = false;
+  add("greedy:attention", sched::make_plan(g, hw, FusionPolicy::Greedy, attention));
   add("epilogue", sched::make_plan(g, hw, FusionPolicy::Epilogue));
 
   // Two simulations at a time: the machines this runs on have two cores.

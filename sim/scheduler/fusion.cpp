@@ -388,7 +388,8 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     for (std::size_t i = 0; i < segs.size(); ++i) {
       const Segment& s = segs[i];
       auto att = search.attention_groups ? greedy_attention_at(g, hw, segs, i) : std::nullopt;
-      if (att && !cur.empty() && consumes_from(g, s, cur) && cur.size() + 3 <= kMaxSegmentsPerGroup) {
+      if (att && search.attention_by_bytes && !cur.empty() && consumes_from(g, s, cur) &&
+          cur.size() + 3 <= kMaxSegmentsPerGroup) {
         // With SRAM to spare, growing the current group over the three (scores and Q, K, V
         // resident) can move fewer bytes than closing it and running attention alone.
         std::vector<Segment> cand = cur;
@@ -449,7 +450,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     if (!cur.empty()) groups.push_back(std::move(cur_eval));
     const bool any_attention =
         std::any_of(groups.begin(), groups.end(), [](const GroupEval& ev) { return ev.plan.attention.enabled; });
-    if (search.attention_groups && any_attention) {
+    if (search.attention_groups && search.attention_by_bytes && any_attention) {
       SearchOptions without = search;
       without.attention_groups = false;
       Plan alt = make_plan(g, hw, FusionPolicy::Greedy, without);

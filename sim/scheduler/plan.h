@@ -119,9 +119,12 @@ struct Plan {
 struct SearchOptions {
   SearchObjective objective = SearchObjective::Cycles;
   double time_budget_seconds = 20;  // the search shortens its longest group when it would run over
-  /// greedy: may form attention groups (it also plans without them and keeps the plan that
-  /// moves fewer DRAM bytes: a layer group can keep Q, K, V and the context resident instead).
+  /// greedy: may form attention groups; with attention_by_bytes it also plans without them and
+  /// keeps the plan that moves fewer DRAM bytes (a layer group can keep Q, K, V and the context
+  /// resident instead), else it keeps every attention group that fits (a search finalist: fewer
+  /// bytes is not always fewer cycles).
   bool attention_groups = true;
+  bool attention_by_bytes = true;
 };
 
 /// Splits `ops` (topologically ordered) into segments: each head takes the elementwise ops that
