@@ -65,6 +65,8 @@ std::vector<std::uint64_t> segment_dram(const Graph& g, const HardwareConfig& hw
           v + o + epilogue_constants(g, segs[2], std::uint32_t(eb))};
 }
 
+/// Estimated seconds, as the tiler estimates: DRAM time overlapped with the fold model's cycles of
+/// every block's GEMMs plus the vector ops at peak, the first block's loads, 64 cycles per tile.
 double estimate(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs, std::int64_t block_rows,
                 std::int64_t chunk, std::uint64_t dram_bytes) {
   const AttentionGeometry a = attention_geometry(g, segs);
