@@ -63,7 +63,8 @@ std::uint64_t finish_child(const Child& c) {
 bool same_grouping(const sched::Plan& a, const sched::Plan& b) {
   if (a.groups.size() != b.groups.size()) return false;
   for (std::size_t i = 0; i < a.groups.size(); ++i)
-    if (a.groups[i].ops() != b.groups[i].ops() || a.groups[i].depth_first.enabled != b.groups[i].depth_first.enabled)
+    if (a.groups[i].ops() != b.groups[i].ops() || a.groups[i].depth_first.enabled != b.groups[i].depth_first.enabled ||
+        a.groups[i].attention.enabled != b.groups[i].attention.enabled)
       return false;
   return true;
 }
@@ -87,6 +88,9 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
   add("search:estimated_time", sched::make_plan(g, hw, FusionPolicy::Search, by_time));
   add("search:dram_bytes", sched::make_plan(g, hw, FusionPolicy::Search, by_bytes));
   add("greedy", sched::make_plan(g, hw, FusionPolicy::Greedy));
+  sched::SearchOptions attention;  // greedy keeping every attention group, even at more bytes
+  attention.attention_by_bytes = false;
+  add("greedy:attention", sched::make_plan(g, hw, FusionPolicy::Greedy, attention));
   add("epilogue", sched::make_plan(g, hw, FusionPolicy::Epilogue));
 
   // Two simulations at a time: the machines this runs on have two cores.

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
 
 namespace npusim::sched {
@@ -82,26 +84,57 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
     const OpClass cls = workloads::op_class(g.op(o).kind);
     const bool may_chain = chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm);
     while (may_chain) {
-      const auto& cons = g.tensor(g.op(s.ops.back()).outputs[0]).consumers;
-      if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]] || !can_follow(g, s.ops.back(), cons[0], assigned))
-        break;
+      const int tail_out = g.op(s.ops.back()).outputs[0];
+      const auto& cons = g.tensor(tail_out).consumers;
+      if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]]) break;
+      // A pool ends the segment: it runs on the conv's output tiles (epilogue policy and up).
+      const bool pool = !is_declared_output(g, tail_out) && pool_epilogue_obstacle(g, s.ops[0], cons[0]).empty();
+      if (!pool && !can_follow(g, s.ops.back(), cons[0], assigned)) break;
       s.ops.push_back(cons[0]);
       assigned[cons[0]] = true;
+      if (pool) break;
     }
     segs.push_back(std::move(s));
   }
   return segs;
 }
 
-GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+namespace {
+
+/// Activations from outside the group that two or more of its segments read (a residual
+/// block's input: the first conv and the add), in tensor order.
+std::vector<int> shared_inputs(const Graph& g, const std::vector<Segment>& segs) {
+  std::set<int> produced;
+  for (const auto& s : segs)
+    for (int o : s.ops)
+      for (int t : g.op(o).outputs) produced.insert(t);
+  std::map<int, int> readers;
+  for (const auto& s : segs) {
+    const auto in = segment_inputs(g, s);
+    for (int t : std::set<int>(in.begin(), in.end()))
+      if (!produced.count(t) && !g.tensor(t).is_constant) ++readers[t];
+  }
+  std::vector<int> out;
+  for (const auto& [t, n] : readers)
+    if (n >= 2) out.push_back(t);
+  return out;
+}
+
+/// evaluate_group, with the shared inputs either kept whole in SRAM from their first reader to
+/// their last (loaded once) or loaded by every segment that reads them.
+GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                            const std::vector<int>& keep_inputs) {
   GroupEval ev;
   const std::size_t nt = g.tensors().size();
-  std::vector<int> producer_seg(nt, -1), last_use(nt, -1);
+  std::vector<int> producer_seg(nt, -1), last_use(nt, -1), first_use(nt, -1);
   std::vector<bool> outside(nt, false);
   std::set<int> in_group;
   for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
   for (std::size_t i = 0; i < segs.size(); ++i) {
-    for (int t : segment_inputs(g, segs[i])) last_use[t] = int(i);
+    for (int t : segment_inputs(g, segs[i])) {
+      last_use[t] = int(i);
+      if (first_use[t] < 0) first_use[t] = int(i);
+    }
     for (int o : segs[i].ops)
       for (int t : g.op(o).outputs) {
         const int b = base_tensor(g, t);
@@ -122,6 +155,12 @@ GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::ve
       where.resident[t] = true;
       ev.plan.resident_tensors.push_back(int(t));
     }
+  }
+  for (int t : keep_inputs) {
+    where.resident[t] = true;
+    ev.plan.resident_tensors.push_back(t);
+    producer_seg[t] = first_use[t];  // alive from its first reader (loaded when the group starts)
+    ev.plan.dram_bytes += std::uint64_t(g.tensor(t).elements()) * dtype_bytes(hw.mac_array.dtype);
   }
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   const std::uint64_t cap = hw.sram.capacity_bytes;
@@ -159,6 +198,18 @@ GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::ve
   return ev;
 }
 
+}  // namespace
+
+GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+  const std::vector<int> shared = shared_inputs(g, segs);
+  GroupEval loaded_each_time = evaluate_group_as(g, hw, segs, {});
+  if (shared.empty()) return loaded_each_time;
+  GroupEval kept = evaluate_group_as(g, hw, segs, shared);
+  if (kept.fits && (!loaded_each_time.fits || kept.plan.dram_bytes <= loaded_each_time.plan.dram_bytes)) return kept;
+  loaded_each_time.plan.reloaded_inputs = shared;  // reported: no SRAM (or no saving) to keep them
+  return loaded_each_time;
+}
+
 std::string group_name(const Graph& g, const GroupPlan& p) {
   const auto ops = p.ops();
   if (ops.size() == 1) return g.op(ops[0]).name;
@@ -167,6 +218,7 @@ std::string group_name(const Graph& g, const GroupPlan& p) {
 
 std::string fusion_kind(const Graph& g, const GroupPlan& p) {
   if (p.depth_first.enabled) return "depth_first";
+  if (p.attention.enabled) return "attention";
   int work_segments = 0;
   for (const auto& s : p.segments) work_segments += is_view(g, s.ops[0]) ? 0 : 1;
   if (work_segments > 1) return "layer";
@@ -180,6 +232,11 @@ std::string fusion_kind(const Graph& g, const GroupPlan& p) {
 /// (cache or recompute the halo); a non-fitting result carries the layer-fusion reason.
 GroupEval best_fused_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
   GroupEval best = evaluate_group(g, hw, segs);
+  if (attention_obstacle(g, segs).empty()) {
+    // Ties go to attention: the same bytes with a fraction of the SRAM.
+    GroupEval att = evaluate_attention(g, hw, segs);
+    if (att.fits && (!best.fits || att.plan.dram_bytes <= best.plan.dram_bytes)) best = std::move(att);
+  }
   if (!depth_first_obstacle(g, segs).empty()) return best;
   for (Halo halo : {Halo::Cache, Halo::Recompute}) {
     GroupEval df = evaluate_depth_first(g, hw, segs, halo, 0);
@@ -224,6 +281,7 @@ namespace {
 /// does not (the same estimate the tiler uses, over the whole group).
 double group_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
   if (gp.depth_first.enabled) return 0;  // filled by evaluate_depth_first
+  if (gp.attention.enabled) return attention_estimate(g, hw, gp);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   double compute = 0;
   std::uint64_t tiles = 0;
@@ -327,7 +385,32 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     constexpr std::size_t kMaxSegmentsPerGroup = 48;  // bounds planning time on long chains
     std::vector<Segment> cur;
     GroupEval cur_eval;
-    for (const auto& s : segs) {
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      const Segment& s = segs[i];
+      auto att = search.attention_groups ? greedy_attention_at(g, hw, segs, i) : std::nullopt;
+      if (att && search.attention_by_bytes && !cur.empty() && consumes_from(g, s, cur) &&
+          cur.size() + 3 <= kMaxSegmentsPerGroup) {
+        // With SRAM to spare, growing the current group over the three (scores and Q, K, V
+        // resident) can move fewer bytes than closing it and running attention alone.
+        std::vector<Segment> cand = cur;
+        cand.insert(cand.end(), segs.begin() + long(i), segs.begin() + long(i) + 3);
+        const GroupEval layer = best_fused_eval(g, hw, cand);
+        if (layer.fits && layer.plan.dram_bytes <= cur_eval.plan.dram_bytes + att->plan.dram_bytes) att.reset();
+      }
+      if (att) {  // score, softmax, context: a closed group
+        if (!cur.empty()) {
+          plan.boundaries.push_back({cur.back().ops.back(), s.ops[0], "attention: '" + g.op(s.ops[0]).name +
+                                                                           "' starts an attention group"});
+          groups.push_back(std::move(cur_eval));
+          cur.clear();
+        }
+        if (i + 3 < segs.size())
+          plan.boundaries.push_back({segs[i + 2].ops.back(), segs[i + 3].ops[0],
+                                     "attention: the attention group runs per head and block of query rows, alone"});
+        groups.push_back(std::move(*att));
+        i += 2;
+        continue;
+      }
       GroupEval alone = evaluate_group(g, hw, {s});
       if (!alone.fits) {
         std::vector<GroupEval> parts;
@@ -365,6 +448,17 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
       cur_eval = std::move(alone);
     }
     if (!cur.empty()) groups.push_back(std::move(cur_eval));
+    const bool any_attention =
+        std::any_of(groups.begin(), groups.end(), [](const GroupEval& ev) { return ev.plan.attention.enabled; });
+    if (search.attention_groups && search.attention_by_bytes && any_attention) {
+      SearchOptions without = search;
+      without.attention_groups = false;
+      Plan alt = make_plan(g, hw, FusionPolicy::Greedy, without);
+      std::uint64_t with_bytes = 0, alt_bytes = 0;
+      for (const auto& ev : groups) with_bytes += ev.plan.dram_bytes;
+      for (const auto& gp : alt.groups) alt_bytes += gp.dram_bytes;
+      if (alt_bytes < with_bytes) return alt;
+    }
   }
 
   plan.op_group.assign(g.ops().size(), -1);
@@ -414,6 +508,18 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       entry["depth_first"] = {{"rows", gp.depth_first.rows},
                               {"halo", to_string(gp.depth_first.halo)},
                               {"weights_resident", gp.depth_first.weights_resident}};
+    }
+    if (!gp.reloaded_inputs.empty()) {
+      nlohmann::json names = nlohmann::json::array();
+      for (int t : gp.reloaded_inputs) names.push_back(g.tensor(t).name);
+      entry["reloaded_inputs"] = names;
+    }
+    if (gp.attention.enabled) {
+      entry.erase("tiles");  // tiled as a whole: blocks of query rows per head
+      for (auto& seg : entry["segments"]) seg["loop_order"] = "heads, query blocks";
+      entry["attention"] = {{"block_rows", gp.attention.block_rows},
+                            {"kv_resident", gp.attention.kv_resident},
+                            {"kv_rows", gp.attention.kv_rows}};
     }
     groups.push_back(std::move(entry));
   }

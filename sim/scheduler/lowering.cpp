@@ -1,10 +1,12 @@
 #include "sim/scheduler/lowering.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
 
 namespace npusim::sched {
@@ -52,6 +54,12 @@ class Lowering {
         prog_.group_sram_bytes.push_back(grp.sram_bytes);
         continue;
       }
+      if (grp.attention.enabled) {
+        lower_attention(grp);
+        prog_.group_sram_bytes.push_back(grp.sram_bytes);
+        continue;
+      }
+      load_resident_inputs(grp);
       for (const Segment& seg : grp.segments) {
         // Segments of a group share the group's tile-buffer space one after another, so a
         // segment's loads wait until the previous segment has finished computing.
@@ -106,6 +114,25 @@ class Lowering {
   }
 
   // ---- command helpers --------------------------------------------------------------------
+
+  /// Group inputs kept resident (read by several segments): each loaded whole, once, when the
+  /// group starts; its readers wait for that load.
+  void load_resident_inputs(const GroupPlan& grp) {
+    const auto ops = grp.ops();
+    gate_ = -1;
+    for (int t : grp.resident_tensors) {
+      const int p = g_.tensor(t).producer;
+      if (p >= 0 && std::find(ops.begin(), ops.end(), p) != ops.end()) continue;  // produced here
+      const auto reader = std::find_if(ops.begin(), ops.end(), [&](int o) {
+        const auto& in = g_.op(o).inputs;
+        return std::any_of(in.begin(), in.end(), [&](int i) { return base_tensor(g_, i) == t; });
+      });
+      std::vector<std::uint32_t> deps;
+      add_ready_dep(t, false, deps);
+      const std::uint64_t bytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
+      sram_ready_[t] = int(load(*reader, {addr(t), bytes, bytes, 1}, std::move(deps)));
+    }
+  }
 
   std::uint32_t emit(Command c) {
     c.group = group_;
@@ -179,8 +206,9 @@ class Lowering {
 
   /// Epilogue ops on one output tile (`out_elems` elements whose layout region in a tensor of
   /// the output's shape is `tile_region`), then the store. Returns the tile's last command.
+  /// `store_rel`, when given, is where the tile's results go instead (a pooled tile).
   std::uint32_t epilogue_and_store(const Segment& seg, Stream& st, std::uint32_t prev, std::uint64_t out_elems,
-                                   const DramRegion& tile_region_rel) {
+                                   const DramRegion& tile_region_rel, const DramRegion* store_rel = nullptr) {
     int chain = g_.op(seg.ops[0]).outputs[0];
     for (std::size_t i = 1; i < seg.ops.size(); ++i) {
       const int o = seg.ops[i];
@@ -213,13 +241,15 @@ class Lowering {
           read_bytes += tbytes;
         }
       }
+      // The tile's share of the op: its fraction of the chain tensor (a pool writes fewer elements).
+      const std::uint64_t chain_total = g_.tensor(chain).elements();
       Command c;
       c.kind = CommandKind::Vector;
       c.op = o;
       c.vec = {workloads::to_string(op.kind), out_elems};
-      c.vector_ops = share(o, st, out_elems, op_out);
+      c.vector_ops = share(o, st, out_elems, chain_total);
       c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = out_elems * eb_;
+      c.sram_write_bytes = (chain_total ? out_elems * op_out / chain_total : 0) * eb_;
       c.deps = std::move(deps);
       prev = emit(std::move(c));
       for (int t : op.inputs)
@@ -228,8 +258,8 @@ class Lowering {
     }
     st.computes.push_back(prev);
     const int out = segment_output(g_, seg);
-    if (where_.stored[out]) {
-      DramRegion reg = tile_region_rel;
+    DramRegion reg = store_rel ? *store_rel : tile_region_rel;
+    if (where_.stored[out] && reg.bytes() > 0) {  // empty: a global pool still accumulating
       reg.addr += addr(out);
       Command c;
       c.kind = CommandKind::DmaStore;
@@ -274,6 +304,22 @@ class Lowering {
     }
     const std::uint64_t N = geo.n_total;
     return region(0, (b.batch * geo.out_rows + b.row0) * N + b.col0, b.cols, N, b.rows, eb_);
+  }
+
+  /// Where an output tile's results go: the block itself, its pooled rows, or (global pooling)
+  /// the channel block's pooled values once its last row block is done (before that: nothing).
+  DramRegion store_region(const PoolEpilogue& pool, const GemmGeometry& geo, const GemmBlock& b) const {
+    if (pool.op < 0) return out_block_region(geo, b);
+    const std::uint64_t C = geo.out_channels;
+    const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
+    const std::uint64_t chs = geo.grouped ? b.cols * geo.cout_g : b.cols;
+    if (pool.global) {
+      if (b.row0 + b.rows < geo.out_rows) return {};
+      return region(0, b.batch * C + ch0, chs, C, 1, eb_);
+    }
+    const std::uint64_t ow = std::uint64_t(geo.out_cols_px / pool.stride_w);
+    const std::uint64_t px0 = (std::uint64_t(b.batch * (geo.out_rows / pool.stride_h)) + b.row0 / pool.stride_h) * ow;
+    return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows / pool.stride_h) * ow, eb_);
   }
 
   DramRegion a_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
@@ -321,6 +367,7 @@ class Lowering {
     const bool a_res = where_.resident[base_tensor(g_, a_t)], b_res = where_.resident[base_tensor(g_, b_t)];
     const std::uint64_t head_vops = workloads::op_cost(g_, head, eb_).vector_ops;
     const std::uint64_t out_total = g_.tensor(head.outputs[0]).elements();
+    const PoolEpilogue pool = pool_epilogue(g_, seg);
     OperandBuffer a_buf, b_buf;
     Stream st;
     std::int64_t out_tiles = 0;
@@ -364,7 +411,8 @@ class Lowering {
       if (!b_res) b_buf.users.back().push_back(id);
       if (last_k) {
         ++out_tiles;
-        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk));
+        const DramRegion store = store_region(pool, geo, blk);
+        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk), &store);
       }
     });
     finish_segment(seg, st);
@@ -423,6 +471,91 @@ class Lowering {
       }
     }
     finish_segment(segs.back(), streams.back());
+  }
+
+  /// One GEMM tile of an attention group reading operand loads `deps`.
+  std::uint32_t attention_gemm(int op, GemmWork w, std::vector<std::uint32_t> deps) {
+    Command c;
+    c.kind = CommandKind::Gemm;
+    c.op = op;
+    c.gemm = w;
+    c.macs = std::uint64_t(w.m * w.k * w.n * w.repeats);
+    const GemmSramTraffic tr = gemm_sram_traffic(w, hw_.mac_array);
+    c.sram_read_bytes = tr.read_bytes;
+    c.sram_write_bytes = tr.write_bytes;
+    c.deps = std::move(deps);
+    return emit(std::move(c));
+  }
+
+  /// An attention group: per head and block of query rows, the score GEMMs (one per K chunk),
+  /// the score epilogue, softmax over whole rows, the context GEMMs (one per V chunk, partial
+  /// sums in order) and the context block's store. K and V load once per head when resident,
+  /// per block when streamed; scores and probabilities never leave SRAM.
+  void lower_attention(const GroupPlan& grp) {
+    const auto& segs = grp.segments;
+    const AttentionGeometry a = attention_geometry(g_, segs);
+    const std::int64_t B = grp.attention.block_rows, C = grp.attention.kv_rows;
+    const int s_op = segs[0].ops[0], p_op = segs[1].ops[0], o_op = segs[2].ops[0];
+    const std::uint64_t p_total = g_.tensor(g_.op(p_op).outputs[0]).elements();
+    gate_ = -1;
+    Stream st_s, st_p, st_o;
+    OperandBuffer q_buf, k_buf, v_buf;
+    std::vector<std::uint32_t> softmaxes, contexts;  // per block, for slot reuse two blocks later
+    for (std::int64_t h = 0; h < a.heads; ++h)
+      for (std::int64_t r0 = 0; r0 < a.rows; r0 += B) {
+        const std::int64_t rows = std::min(B, a.rows - r0);
+        const std::size_t n = softmaxes.size();  // block index
+        const std::uint32_t q_load = ensure_loaded(q_buf, std::make_tuple(h, r0, std::int64_t(0)), s_op, a.q,
+                                                   region(addr(a.q), std::uint64_t((h * a.rows + r0) * a.d),
+                                                          std::uint64_t(rows * a.d), std::uint64_t(rows * a.d), 1, eb_));
+        const std::int64_t kv_version = grp.attention.kv_resident ? 0 : r0;
+        std::uint32_t prev = 0;
+        for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
+          const std::int64_t cols = std::min(C, a.kv_rows - c0);
+          const DramRegion k_reg =
+              a.k_transposed ? region(addr(a.k), std::uint64_t((h * a.kv_rows + c0) * a.d), std::uint64_t(cols * a.d),
+                                      std::uint64_t(cols * a.d), 1, eb_)
+                             : region(addr(a.k), std::uint64_t(h * a.d * a.kv_rows + c0), std::uint64_t(cols),
+                                      std::uint64_t(a.kv_rows), std::uint64_t(a.d), eb_);
+          std::vector<std::uint32_t> deps{q_load, ensure_loaded(k_buf, std::make_tuple(h, kv_version, c0), s_op, a.k, k_reg)};
+          if (c0 > 0) deps.push_back(prev);                                  // one score block, in order
+          else if (n >= 2) deps.push_back(softmaxes[n - 2]);                 // score slot: read by softmax
+          prev = attention_gemm(s_op, {rows, a.d, cols, 1}, std::move(deps));
+          q_buf.users.back().push_back(prev);
+          k_buf.users.back().push_back(prev);
+        }
+        const std::uint64_t score_elems = std::uint64_t(rows * a.kv_rows);
+        const std::uint32_t scored = epilogue_and_store(segs[0], st_s, prev, score_elems, {});
+        std::vector<std::uint32_t> sm_deps{scored};
+        if (n >= 2) sm_deps.push_back(contexts[n - 2]);  // probability slot: read by the context GEMMs
+        Command sm;
+        sm.kind = CommandKind::Vector;
+        sm.op = p_op;
+        sm.vec = {workloads::to_string(g_.op(p_op).kind), score_elems};
+        sm.vector_ops = share(p_op, st_p, score_elems, p_total);
+        sm.sram_read_bytes = score_elems * eb_;
+        sm.sram_write_bytes = score_elems * eb_;
+        sm.deps = std::move(sm_deps);
+        softmaxes.push_back(emit(std::move(sm)));
+        const std::uint32_t probs = epilogue_and_store(segs[1], st_p, softmaxes.back(), score_elems, {});
+        for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
+          const std::int64_t cols = std::min(C, a.kv_rows - c0);
+          const DramRegion v_reg = region(addr(a.v), std::uint64_t((h * a.kv_rows + c0) * a.dv), std::uint64_t(cols * a.dv),
+                                          std::uint64_t(cols * a.dv), 1, eb_);
+          std::vector<std::uint32_t> deps{probs, ensure_loaded(v_buf, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
+          if (c0 > 0) deps.push_back(prev);                                          // partial sums in order
+          else if (st_o.finals.size() >= 2) deps.push_back(st_o.finals[st_o.finals.size() - 2]);  // output slot
+          prev = attention_gemm(o_op, {rows, cols, a.dv, 1}, std::move(deps));
+          v_buf.users.back().push_back(prev);
+        }
+        contexts.push_back(prev);
+        const std::uint64_t out_elems = std::uint64_t(rows * a.dv);
+        epilogue_and_store(segs[2], st_o, prev, out_elems,
+                           region(0, std::uint64_t((h * a.rows + r0) * a.dv), out_elems, out_elems, 1, eb_));
+      }
+    finish_segment(segs[0], st_s);
+    finish_segment(segs[1], st_p);
+    finish_segment(segs[2], st_o);
   }
 
   /// Loads the constant operands of a segment's head (weights, bias) for `version`

@@ -64,12 +64,26 @@ struct DepthFirst {
   bool weights_resident = true;   // all layers' weights stay in SRAM, else re-fetched per tile
 };
 
+/// Attention fusion (FLAT's row granularity): MatMul(Q, K^T) -> [elementwise] -> softmax ->
+/// MatMul(P, V), one head at a time, in blocks of query rows. A block's whole score rows stay in
+/// SRAM (exact softmax, no online rescaling), so the score matrix never goes to DRAM.
+struct Attention {
+  bool enabled = false;
+  std::int64_t block_rows = 0;  // query rows per block
+  bool kv_resident = true;      // K and V of a head stay in SRAM for all its blocks, else re-read per block
+  std::int64_t kv_rows = 0;     // K/V rows per load: the whole head when resident, a chunk when streamed
+};
+
 struct GroupPlan {
   std::string name;
   DepthFirst depth_first;
-  std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first"
+  Attention attention;
+  std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first", "attention"
   std::vector<Segment> segments;
   std::vector<int> resident_tensors;  // base tensors kept whole in SRAM inside the group
+  /// Group inputs read by several segments but loaded by each: keeping them resident did not
+  /// fit (or saved nothing). Those that fit are in resident_tensors, loaded once.
+  std::vector<int> reloaded_inputs;
   std::uint64_t sram_bytes = 0;       // peak SRAM the group needs
   std::uint64_t dram_bytes = 0;       // DRAM traffic the plan expects for the group
   std::vector<int> ops() const;
@@ -105,6 +119,12 @@ struct Plan {
 struct SearchOptions {
   SearchObjective objective = SearchObjective::Cycles;
   double time_budget_seconds = 20;  // the search shortens its longest group when it would run over
+  /// greedy: may form attention groups; with attention_by_bytes it also plans without them and
+  /// keeps the plan that moves fewer DRAM bytes (a layer group can keep Q, K, V and the context
+  /// resident instead), else it keeps every attention group that fits (a search finalist: fewer
+  /// bytes is not always fewer cycles).
+  bool attention_groups = true;
+  bool attention_by_bytes = true;
 };
 
 /// Splits `ops` (topologically ordered) into segments: each head takes the elementwise ops that

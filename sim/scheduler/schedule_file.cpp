@@ -7,6 +7,7 @@
 
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
 
 namespace npusim::sched {
@@ -145,6 +146,32 @@ TileRequest read_tile(const json& t, const Graph& g, int head, const std::string
   return r;
 }
 
+/// An attention group: `"fusion": "attention"` and/or `"attention": {block_rows, kv_resident}`.
+GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const Graph& g, const HardwareConfig& hw,
+                         const std::string& where) {
+  const json at = e.value("attention", json::object());
+  if (!at.is_object()) throw InputError(where, "expected {block_rows, kv_resident}, found " + at.dump());
+  for (const auto& [key, value] : at.items())
+    if (key != "block_rows" && key != "kv_resident" && key != "kv_rows")
+      throw InputError(where + "." + key, "unknown field '" + key + "'; known: block_rows, kv_resident (kv_rows is informational)");
+  if (const std::string why = attention_obstacle(g, segs); !why.empty())
+    throw InputError(where, "expected MatMul(Q, K^T) -> [elementwise] -> softmax (last axis) -> MatMul(P, V), one "
+                            "activation per head, found " + why);
+  const std::int64_t rows =
+      at.contains("block_rows") ? require(at, "block_rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
+  const AttentionGeometry geo = attention_geometry(g, segs);
+  if (rows > geo.rows)
+    throw InputError(where + ".block_rows", "expected at most " + std::to_string(geo.rows) + " (query rows of '" +
+                                                g.op(segs[0].ops[0]).name + "'), found " + std::to_string(rows));
+  std::optional<bool> kv_resident;
+  if (at.contains("kv_resident")) {
+    if (!at["kv_resident"].is_boolean())
+      throw InputError(where + ".kv_resident", "expected true or false, found " + at["kv_resident"].dump());
+    kv_resident = at["kv_resident"].get<bool>();
+  }
+  return evaluate_attention(g, hw, segs, rows, kv_resident);
+}
+
 }  // namespace
 
 Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
@@ -168,14 +195,14 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const json& e = groups[gi];
     const std::string name = e.is_object() && e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
-    static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "depth_first", "segments",
-                                                 "resident_tensors", "sram_bytes", "dram_bytes"};
+    static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "depth_first", "attention", "segments",
+                                                 "resident_tensors", "reloaded_inputs", "sram_bytes", "dram_bytes"};
     if (e.is_object())
       for (const auto& [key, value] : e.items())
         if (!known.count(key))
           throw InputError(place.at(gi, name, key), "unknown field '" + key +
-                                                        "'; known: name, ops, tiles, depth_first (fusion, segments, resident_tensors, "
-                                                        "sram_bytes, dram_bytes are informational)");
+                                                        "'; known: name, ops, tiles, depth_first, attention (fusion, segments, resident_tensors, "
+                                                        "reloaded_inputs, sram_bytes, dram_bytes are informational)");
     const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
     if (ops.empty()) throw InputError(place.at(gi, name, "ops"), "expected at least one op name, found an empty list");
     std::vector<int> m;
@@ -233,6 +260,12 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
         seg->request = read_tile(t, g, seg->ops[0], where);
       }
     }
+    for (const auto& seg : segs)
+      if (const PoolEpilogue pool = pool_epilogue(g, seg); pool.op >= 0 && seg.request.rows % pool.stride_h != 0)
+        throw InputError(place.at(gi, name, "tiles." + g.op(seg.ops[0]).name + ".rows"),
+                         "expected a multiple of " + std::to_string(pool.stride_h) + " (the window height of pool '" +
+                             g.op(pool.op).name + "', so no window straddles two tiles), found " +
+                             std::to_string(seg.request.rows));
     GroupEval ev;
     if (e.contains("depth_first")) {
       const json& df = e["depth_first"];
@@ -249,6 +282,8 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
         throw InputError(where + ".rows", "expected a divisor of " + std::to_string(out_rows) + " (output rows of '" +
                                               g.op(segs.back().ops[0]).name + "'), found " + std::to_string(rows));
       ev = evaluate_depth_first(g, hw, segs, halo == "cache" ? Halo::Cache : Halo::Recompute, rows);
+    } else if (e.contains("attention") || e.value("fusion", json()) == "attention") {
+      ev = read_attention(e, segs, g, hw, place.at(gi, name, "attention"));
     } else {
       ev = evaluate_group(g, hw, segs);
     }

@@ -104,6 +104,17 @@ GroupEval best_fused_eval(const workloads::Graph& g, const HardwareConfig& hw, c
 /// under the SRAM those leave, the group's peak SRAM and DRAM traffic.
 GroupEval evaluate_group(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs);
 
+/// A pool at the end of a conv segment, applied to each output tile before it leaves SRAM, so
+/// the unpooled output never goes to DRAM (docs/scheduling.md, "Pooling in epilogues").
+struct PoolEpilogue {
+  int op = -1;          // the pool op; -1 when the segment does not end in one
+  bool global = false;  // the window is the whole map: accumulated across row tiles, stored per channel block
+  std::int64_t stride_h = 1, stride_w = 1;  // local: a tile of R rows (a multiple of stride_h) pools to R/stride_h
+};
+PoolEpilogue pool_epilogue(const workloads::Graph& g, const Segment& seg);
+/// Why `pool` cannot run on the output tiles of the conv `head` ("" when it can).
+std::string pool_epilogue_obstacle(const workloads::Graph& g, int head, int pool);
+
 /// Inputs of the segment's ops that come from outside the segment (base tensor indices, in
 /// op order), and the tensor the segment produces (base index of the last op's output).
 std::vector<int> segment_inputs(const workloads::Graph& g, const Segment& seg);

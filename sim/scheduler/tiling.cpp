@@ -97,6 +97,15 @@ double score(bool smallest, double seconds, std::uint64_t working_set) {
   return smallest ? double(working_set) : seconds;
 }
 
+/// SRAM of a pool epilogue's results: the pooled tile (double-buffered) or, for global pooling,
+/// the accumulators of every output channel (filled across row tiles).
+std::uint64_t pool_buffer_bytes(const GemmGeometry& geo, const PoolEpilogue& pool, std::uint64_t out_tile_elems,
+                                std::uint32_t eb, std::uint32_t acc) {
+  if (pool.op < 0) return 0;
+  if (pool.global) return std::uint64_t(geo.batch * geo.out_channels) * acc;
+  return 2 * out_tile_elems / std::uint64_t(pool.stride_h * pool.stride_w) * eb;
+}
+
 std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                 std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
@@ -113,7 +122,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
   std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
                                         : std::uint64_t(g.tensor(head.inputs[1]).elements());
-  const std::uint64_t out_bytes = std::uint64_t(g.tensor(head.outputs[0]).elements()) * eb;
+  // What leaves SRAM: the segment's output (pooled, when the segment ends in a pool).
+  const std::uint64_t out_bytes = std::uint64_t(g.tensor(out).elements()) * eb;
+  const PoolEpilogue pool = pool_epilogue(g, seg);
 
   // Over-fetch factors of the strided operands for a block of `chans` inputs x `cols` outputs.
   const std::uint64_t burst = hw.dram.bytes_per_burst();
@@ -140,6 +151,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                       : requested(candidates(geo.c_total, hw.mac_array.rows), seg.request.in_channels);
 
   for (std::int64_t rows : row_cands) {
+    if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
     // First-operand elements over all row blocks: halo rows are read again by every block.
     a_full = 0;
     std::uint64_t a_tile_max = 0;
@@ -160,7 +172,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         const std::uint64_t out_tile_elems = geo.out_elements(first);
         const std::uint64_t ws = (a_resident ? 0 : 2 * a_tile_max) + (b_resident ? 0 : 2 * b_tile) +
                                  2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
-                                 extras.whole_buffer_bytes;
+                                 extras.whole_buffer_bytes + pool_buffer_bytes(geo, pool, out_tile_elems, eb, acc);
         if (ws > budget) continue;
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike

@@ -107,13 +107,33 @@ TEST(Fusion, ResidualBlockKeepsIntermediatesOnChip) {
   ASSERT_EQ(greedy.groups.size(), 1u) << sched::to_json(greedy, g).dump(1);
   EXPECT_EQ(greedy.groups[0].fusion, "layer");
   // Whole-height tiles (no halo rows read twice) make the count exact: x (16*32*32 = 16384 B)
-  // is read by conv1 and again by the add; weights 2 x 16*16*9 = 4608 B; only relu2's output
-  // (16384 B) is written. conv1/relu1/conv2 outputs never touch DRAM.
+  // is read by conv1 and by the add, and stays resident for the group: loaded once;
+  // weights 2 x 16*16*9 = 4608 B; only relu2's output (16384 B) is written. conv1/relu1/conv2
+  // outputs never touch DRAM.
   const auto plan = sched::parse_schedule(
       R"({"groups": [{"ops": ["conv1", "relu1", "conv2", "add", "relu2"],
                       "tiles": {"conv1": {"rows": 32}, "conv2": {"rows": 32}}}]})",
       "s.json", g, hw);
-  EXPECT_EQ(dram_bytes(sched::lower_plan(g, hw, plan)), 2u * 16384 + 4608 + 16384);
+  const auto& resident = plan.groups[0].resident_tensors;
+  EXPECT_NE(std::find(resident.begin(), resident.end(), g.find_tensor("x")), resident.end());
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), 16384u + 4608 + 16384);
+  EXPECT_EQ(plan.groups[0].dram_bytes, dram_bytes(prog));
+}
+
+TEST(Fusion, SharedGroupInputThatDoesNotFitIsLoadedByEachReaderAndSaidSo) {
+  // 32 KiB: x (16384 B) and relu1 (16384 B) resident together leave nothing for conv2's tiles,
+  // so x is loaded by conv1 and again by the add (tiled), and the schedule says so.
+  const auto g = data("residual_block");
+  const auto hw = config::load_hardware_config("edge-m", {"npu.sram.capacity=32KiB"});
+  const auto plan = sched::parse_schedule(R"({"groups": [{"ops": ["conv1", "relu1", "conv2", "add", "relu2"]}]})",
+                                          "s.json", g, hw);
+  ASSERT_EQ(plan.groups[0].reloaded_inputs, std::vector<int>{g.find_tensor("x")});
+  EXPECT_EQ(sched::to_json(plan, g)["groups"][0]["reloaded_inputs"], nlohmann::json::array({"x"}));
+  // x twice (at least), weights, relu2's output.
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_GE(dram_bytes(prog), 2u * 16384 + 4608 + 16384);
+  EXPECT_EQ(plan.groups[0].dram_bytes, dram_bytes(prog));
 }
 
 TEST(Fusion, ScheduleRoundTripsThroughItsJson) {

@@ -58,7 +58,7 @@ TEST(Scheduler, EpilogueRemovesExactlyTheIntermediateRoundTrip) {
 
 TEST(Scheduler, ProgramMatchesPlanAndGraphOnZoo) {
   const auto hw = config::load_hardware_config("edge-s");
-  for (const char* name : {"small_cnn", "mobilenet_v2", "bert_base_layer"}) {
+  for (const char* name : {"small_cnn", "mobilenet_v2", "bert_base_layer", "vit_s16_block"}) {
     const auto g = workloads::load_workload(name, zoo_dir());
     const auto totals = workloads::graph_totals(g, 1);
     for (auto policy : {FusionPolicy::None, FusionPolicy::Epilogue, FusionPolicy::Greedy}) {
@@ -82,7 +82,8 @@ TEST(Scheduler, ProgramMatchesPlanAndGraphOnZoo) {
 TEST(Scheduler, FusionNeverMovesMoreDramBytesThanUnfused) {
   for (const char* cfg : {"edge-s", "edge-m"}) {
     const auto hw = config::load_hardware_config(cfg);
-    for (const char* name : {"small_cnn", "mobilenet_v2", "resnet50", "bert_base_layer"}) {
+    for (const char* name : {"small_cnn", "mobilenet_v2", "resnet18", "resnet50", "ds_cnn_kws", "bert_base_layer",
+                             "vit_s16_block"}) {
       const auto g = workloads::load_workload(name, zoo_dir());
       const auto none = plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::None));
       const auto epi = plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::Epilogue));

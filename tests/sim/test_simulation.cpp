@@ -142,3 +142,30 @@ void expect_above_analytic_bound(const char* workload, const char* config, const
 TEST(Simulation, SmallCnnUnfusedNeverBeatsTheRoofs) { expect_above_analytic_bound("small_cnn", "edge-s", "none"); }
 TEST(Simulation, SmallCnnGreedyNeverBeatsTheRoofs) { expect_above_analytic_bound("small_cnn", "edge-s", "greedy"); }
 TEST(Simulation, BertGreedyNeverBeatsTheRoofs) { expect_above_analytic_bound("bert_base_layer", "edge-l", "greedy"); }
+
+TEST(Simulation, AttentionScoresOfTheNextBlockOverlapTheSoftmax) {
+  // One head (L = 128, d = 64) on edge-s with 64 KiB: 8 blocks of 17 query rows (test_attention).
+  // The score buffer is double-buffered, so the MAC array computes block n+1's scores while the
+  // vector unit runs block n's scale and softmax; the context GEMM of block n waits for that softmax.
+  const auto g = workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_head.yaml");
+  const auto hw = config::load_hardware_config("edge-s", {"npu.sram.capacity=64KiB"});
+  const auto plan = sched::make_plan(g, hw, sched::FusionPolicy::Greedy);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  const auto t = simulate({hw, g, plan, prog, "attention_head", {}});
+  std::vector<const traces::CommandEvent*> scores, softmax, context;
+  for (const auto& e : t.commands) {
+    if (e.op == g.find_op("scores") && e.kind == traces::CommandKind::Gemm) scores.push_back(&e);
+    if (e.op == g.find_op("probs")) softmax.push_back(&e);
+    if (e.op == g.find_op("context") && e.kind == traces::CommandKind::Gemm) context.push_back(&e);
+  }
+  ASSERT_EQ(scores.size(), 8u);
+  ASSERT_EQ(softmax.size(), 8u);
+  ASSERT_EQ(context.size(), 8u);
+  int overlapped = 0;
+  for (std::size_t n = 0; n < 8; ++n) {
+    EXPECT_GE(softmax[n]->begin_ps, scores[n]->end_ps);
+    EXPECT_GE(context[n]->begin_ps, softmax[n]->end_ps);
+    if (n + 1 < 8 && scores[n + 1]->begin_ps < softmax[n]->end_ps) ++overlapped;
+  }
+  EXPECT_GT(overlapped, 0);
+}

@@ -1,0 +1,288 @@
+// Attention-style fusion: recognises MatMul(Q, K^T) -> [elementwise] -> softmax -> MatMul(P, V)
+// and sizes it per head in blocks of query rows (see attention.h and docs/scheduling.md).
+#include "sim/scheduler/attention.h"
+
+#include <algorithm>
+#include <set>
+
+#include "models/mac_array/fold_model.h"
+
+namespace npusim::sched {
+using workloads::Graph;
+using workloads::Op;
+using workloads::OpKind;
+
+namespace {
+
+std::int64_t leading(const workloads::Shape& s) {
+  std::int64_t p = 1;
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+bool read_outside(const Graph& g, int t) {
+  const auto outs = g.graph_outputs();
+  return g.tensor(t).consumers.size() != 1 || std::find(outs.begin(), outs.end(), t) != outs.end();
+}
+
+/// Bytes of the operands a segment's epilogue ops hold whole (scale, mask), each tensor once:
+/// the lowering loads each of them once per segment.
+std::uint64_t epilogue_constants(const Graph& g, const Segment& seg, std::uint32_t eb) {
+  std::set<int> seen;
+  std::uint64_t bytes = 0;
+  int chain = g.op(seg.ops[0]).outputs[0];
+  for (std::size_t i = 1; i < seg.ops.size(); ++i) {
+    for (int t : g.op(seg.ops[i]).inputs)
+      if (t != chain && seen.insert(t).second) bytes += std::uint64_t(g.tensor(t).elements()) * eb;
+    chain = g.op(seg.ops[i]).outputs[0];
+  }
+  return bytes;
+}
+
+/// K/V chunk heights a streamed head may use, largest first: the array width times powers of
+/// two, below Lk (a chunk of all Lk rows is the resident case).
+std::vector<std::int64_t> stream_chunks(const HardwareConfig& hw, std::int64_t kv_rows) {
+  std::vector<std::int64_t> c;
+  for (std::int64_t v = std::max<std::int64_t>(1, hw.mac_array.cols); v < kv_rows; v *= 2) c.push_back(v);
+  std::reverse(c.begin(), c.end());
+  return c;
+}
+
+/// DRAM bytes of each segment of an attention group: Q and K (re-read per block when streamed)
+/// for the scores, V and the stored O for the context, and each segment's epilogue constants.
+std::vector<std::uint64_t> segment_dram(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                                        std::int64_t block_rows, bool kv_resident) {
+  const AttentionGeometry a = attention_geometry(g, segs);
+  const std::uint64_t eb = dtype_bytes(hw.mac_array.dtype);
+  const std::uint64_t kv_reads = kv_resident ? 1 : std::uint64_t(ceil_div(a.rows, block_rows));
+  const std::uint64_t H = std::uint64_t(a.heads);
+  const std::uint64_t q = H * std::uint64_t(a.rows * a.d) * eb, o = H * std::uint64_t(a.rows * a.dv) * eb;
+  const std::uint64_t k = kv_reads * H * std::uint64_t(a.kv_rows * a.d) * eb;
+  const std::uint64_t v = kv_reads * H * std::uint64_t(a.kv_rows * a.dv) * eb;
+  return {q + k + epilogue_constants(g, segs[0], std::uint32_t(eb)), epilogue_constants(g, segs[1], std::uint32_t(eb)),
+          v + o + epilogue_constants(g, segs[2], std::uint32_t(eb))};
+}
+
+/// Estimated seconds, as the tiler estimates: DRAM time overlapped with the fold model's cycles of
+/// every block's GEMMs plus the vector ops at peak, the first block's loads, 64 cycles per tile.
+double estimate(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs, std::int64_t block_rows,
+                std::int64_t chunk, std::uint64_t dram_bytes) {
+  const AttentionGeometry a = attention_geometry(g, segs);
+  const auto& mac = hw.mac_array;
+  auto fold = [&](std::int64_t m, std::int64_t k, std::int64_t n) {
+    return double(models::fold_timing({m, k, n, 1}, mac.rows, mac.cols, mac.dataflow, mac.fold_model).cycles);
+  };
+  double cycles = 0;
+  std::uint64_t tiles = 0;
+  for (std::int64_t r0 = 0; r0 < a.rows; r0 += block_rows) {
+    const std::int64_t rows = std::min(block_rows, a.rows - r0);
+    for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += chunk) {
+      const std::int64_t cols = std::min(chunk, a.kv_rows - c0);
+      cycles += fold(rows, a.d, cols) + fold(rows, cols, a.dv);
+      tiles += 2;
+    }
+    tiles += 1;  // softmax
+  }
+  const std::uint32_t eb = dtype_bytes(mac.dtype);
+  double vector_ops = 0;
+  for (const auto& s : segs)
+    for (int o : s.ops) vector_ops += double(workloads::op_cost(g, g.op(o), eb).vector_ops);
+  const double compute = double(a.heads) * cycles / hw.core_clock.hz + vector_ops / hw.vector_peak_ops();
+  const std::uint64_t first = std::uint64_t(std::min(block_rows, a.rows) * a.d + chunk * (a.d + a.dv)) * eb;
+  return estimate_seconds(hw, dram_bytes, compute * hw.mac_peak_ops(), first, tiles * std::uint64_t(a.heads),
+                          hw.mac_peak_ops());
+}
+
+GroupEval make_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs, std::int64_t block_rows,
+                    std::int64_t chunk) {
+  const AttentionGeometry a = attention_geometry(g, segs);
+  const bool resident = chunk >= a.kv_rows;
+  const AttentionBuffers buf = attention_buffers(g, hw, segs, block_rows, chunk);
+  const auto dram = segment_dram(g, hw, segs, block_rows, resident);
+  const std::uint64_t blocks = std::uint64_t(a.heads * ceil_div(a.rows, block_rows));
+  const std::uint64_t chunks = std::uint64_t(ceil_div(a.kv_rows, chunk));
+  GroupEval ev;
+  ev.fits = true;
+  ev.plan.attention = {true, block_rows, resident, chunk};
+  ev.plan.segments = segs;
+  // Per segment, as reports show them: the score GEMM (B x chunk of Lk, K = d), softmax (one
+  // tile per block), the context GEMM (B x dv, K = chunk); working sets are the buffers each touches.
+  Tiling& s = ev.plan.segments[0].tiling;
+  s.rows = block_rows;
+  s.cols = chunk;
+  s.in_channels = a.d;
+  s.tile_count = blocks * chunks;
+  s.working_set_bytes = buf.q + buf.kv + buf.scores;
+  Tiling& p = ev.plan.segments[1].tiling;
+  p.tiles = std::int64_t(blocks);
+  p.tile_count = blocks;
+  p.working_set_bytes = buf.scores + buf.probs;
+  Tiling& o = ev.plan.segments[2].tiling;
+  o.rows = block_rows;
+  o.cols = a.dv;
+  o.in_channels = chunk;
+  o.tile_count = blocks * chunks;
+  o.working_set_bytes = buf.probs + buf.kv + buf.out;
+  for (std::size_t i = 0; i < 3; ++i) {
+    ev.plan.segments[i].tiling.dram_bytes = dram[i];
+    ev.plan.dram_bytes += dram[i];
+  }
+  ev.plan.sram_bytes = buf.total();
+  ev.estimate = estimate(g, hw, segs, block_rows, chunk, ev.plan.dram_bytes);
+  return ev;
+}
+
+/// The largest block (or the requested one) that fits SRAM with some chunk, and the largest such
+/// chunk: fewer blocks mean fewer K/V re-reads and per-block overheads.
+std::optional<std::pair<std::int64_t, std::int64_t>> largest_fit(const Graph& g, const HardwareConfig& hw,
+                                                                const std::vector<Segment>& segs,
+                                                                std::int64_t block_rows,
+                                                                const std::vector<std::int64_t>& chunks) {
+  const std::int64_t top = block_rows > 0 ? block_rows : attention_geometry(g, segs).rows;
+  const std::int64_t bottom = block_rows > 0 ? block_rows : 1;
+  for (std::int64_t B = top; B >= bottom; --B)
+    for (std::int64_t c : chunks)
+      if (attention_buffers(g, hw, segs, B, c).total() <= hw.sram.capacity_bytes) return std::make_pair(B, c);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string attention_obstacle(const Graph& g, const std::vector<Segment>& segs) {
+  if (segs.size() != 3)
+    return std::to_string(segs.size()) + " segments (expected 3: score matmul, softmax, context matmul)";
+  const Op& s = g.op(segs[0].ops[0]);
+  const Op& sm = g.op(segs[1].ops[0]);
+  const Op& o = g.op(segs[2].ops[0]);
+  if (s.kind != OpKind::MatMul) return "'" + s.name + "' is not a matmul";
+  if (sm.kind != OpKind::Softmax) return "'" + sm.name + "' is not a softmax";
+  if (o.kind != OpKind::MatMul) return "'" + o.name + "' is not a matmul";
+  for (const Op* m : {&s, &o})
+    if (m->inputs.size() != 2) return "'" + m->name + "' has a bias";
+  const int scores = g.op(segs[0].ops.back()).outputs[0], probs = g.op(segs[1].ops.back()).outputs[0];
+  if (sm.inputs[0] != scores) return "'" + sm.name + "' does not read the scores of '" + s.name + "'";
+  if (o.inputs[0] != probs) return "'" + o.name + "' does not take the probabilities of '" + sm.name + "' as its first operand";
+  for (int t : {scores, probs})
+    if (read_outside(g, t)) return "'" + g.tensor(t).name + "' is read outside the group";
+  const auto& ss = g.tensor(s.outputs[0]).shape;
+  if (sm.attrs.axis != -1 && sm.attrs.axis != std::int64_t(ss.size()) - 1)
+    return "'" + sm.name + "' normalises axis " + std::to_string(sm.attrs.axis) + ", not the last (a score row)";
+  if (o.attrs.transpose_b) return "'" + o.name + "' transposes V";
+  const std::int64_t heads = leading(ss);
+  for (int t : {s.inputs[0], s.inputs[1], o.inputs[1]}) {
+    const auto& shape = g.tensor(t).shape;
+    if (g.tensor(t).is_constant || shape.size() < 3 || leading(shape) != heads)
+      return "'" + g.tensor(t).name + "' " + workloads::format_shape(shape) + " is not one activation per head (" +
+             std::to_string(heads) + " heads)";
+  }
+  for (const auto& seg : segs)
+    for (std::size_t i = 1; i < seg.ops.size(); ++i)
+      for (int t : g.op(seg.ops[i]).inputs)
+        if (t != g.op(seg.ops[i - 1]).outputs[0] && is_tiled_input(g, t, g.tensor(g.op(seg.ops[i]).outputs[0]).elements()))
+          return "'" + g.op(seg.ops[i]).name + "' reads a full-size second operand";
+  return "";
+}
+
+AttentionGeometry attention_geometry(const Graph& g, const std::vector<Segment>& segs) {
+  const Op& s = g.op(segs[0].ops[0]);
+  const Op& o = g.op(segs[2].ops[0]);
+  const auto& ss = g.tensor(s.outputs[0]).shape;
+  AttentionGeometry a;
+  a.heads = leading(ss);
+  a.rows = ss[ss.size() - 2];
+  a.kv_rows = ss.back();
+  a.d = g.tensor(s.inputs[0]).shape.back();
+  a.dv = g.tensor(o.outputs[0]).shape.back();
+  a.k_transposed = s.attrs.transpose_b;
+  a.q = s.inputs[0];
+  a.k = s.inputs[1];
+  a.v = o.inputs[1];
+  return a;
+}
+
+std::string AttentionBuffers::largest() const {
+  const std::pair<const char*, std::uint64_t> all[] = {{"query blocks", q},     {"K/V buffers", kv},
+                                                       {"score blocks", scores}, {"probability blocks", probs},
+                                                       {"context blocks", out},  {"epilogue constants", constants}};
+  const auto* best = std::max_element(std::begin(all), std::end(all),
+                                      [](const auto& x, const auto& y) { return x.second < y.second; });
+  return std::string(best->first) + " (" + std::to_string(best->second) + " B)";
+}
+
+AttentionBuffers attention_buffers(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                                   std::int64_t block_rows, std::int64_t kv_chunk) {
+  const AttentionGeometry a = attention_geometry(g, segs);
+  const std::uint64_t eb = dtype_bytes(hw.mac_array.dtype), acc = hw.mac_array.accumulator_bytes;
+  const std::uint64_t B = std::uint64_t(block_rows);
+  AttentionBuffers b;
+  b.q = 2 * B * std::uint64_t(a.d) * eb;
+  b.kv = 2 * std::uint64_t(kv_chunk * (a.d + a.dv)) * eb;
+  b.scores = 2 * B * std::uint64_t(a.kv_rows) * acc;
+  b.probs = 2 * B * std::uint64_t(a.kv_rows) * eb;
+  b.out = 2 * B * std::uint64_t(a.dv) * acc;
+  for (const auto& s : segs) b.constants += epilogue_constants(g, s, std::uint32_t(eb));
+  return b;
+}
+
+GroupEval evaluate_attention(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                             std::int64_t block_rows, std::optional<bool> kv_resident) {
+  GroupEval none;
+  none.why = attention_obstacle(g, segs);
+  if (!none.why.empty()) {
+    none.why = "not an attention pattern: " + none.why;
+    return none;
+  }
+  const AttentionGeometry a = attention_geometry(g, segs);
+  const std::uint64_t cap = hw.sram.capacity_bytes;
+  std::optional<GroupEval> best;
+  std::int64_t smallest_chunk = a.kv_rows;
+  for (bool resident : {true, false}) {
+    if (kv_resident && *kv_resident != resident) continue;
+    const std::vector<std::int64_t> chunks = resident ? std::vector<std::int64_t>{a.kv_rows} : stream_chunks(hw, a.kv_rows);
+    if (chunks.empty()) continue;
+    smallest_chunk = chunks.back();
+    if (auto fit = largest_fit(g, hw, segs, block_rows, chunks)) {
+      GroupEval ev = make_eval(g, hw, segs, fit->first, fit->second);
+      if (!best || ev.estimate < best->estimate) best = std::move(ev);
+    }
+  }
+  if (best) return *best;
+  if (kv_resident == false && stream_chunks(hw, a.kv_rows).empty()) {
+    none.why = "K/V cannot be streamed: " + std::to_string(a.kv_rows) + " key rows are within one array width";
+    return none;
+  }
+  const std::int64_t B = block_rows > 0 ? block_rows : 1;
+  const AttentionBuffers buf = attention_buffers(g, hw, segs, B, smallest_chunk);
+  none.over_bytes = buf.total() > cap ? buf.total() - cap : 0;
+  none.why = "capacity: attention block of " + std::to_string(B) + " query rows needs " + std::to_string(buf.total()) +
+             " B of " + std::to_string(cap) + " B SRAM (over by " + std::to_string(none.over_bytes) +
+             " B): largest buffer is the " + buf.largest() +
+             (smallest_chunk < a.kv_rows ? ", with K/V streamed in chunks of " + std::to_string(smallest_chunk) + " rows"
+                                         : ", with K/V resident");
+  return none;
+}
+
+double attention_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
+  return estimate(g, hw, gp.segments, gp.attention.block_rows, gp.attention.kv_rows, gp.dram_bytes);
+}
+
+std::optional<GroupEval> greedy_attention_at(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
+                                             std::size_t i) {
+  if (i + 3 > segs.size()) return std::nullopt;
+  const std::vector<Segment> three(segs.begin() + long(i), segs.begin() + long(i) + 3);
+  if (!attention_obstacle(g, three).empty()) return std::nullopt;
+  GroupEval ev = evaluate_attention(g, hw, three);
+  if (!ev.fits) return std::nullopt;
+  std::uint64_t apart = 0;
+  for (const auto& s : three) {
+    const GroupEval alone = evaluate_group(g, hw, {s});
+    if (!alone.fits) return ev;  // apart, the segment would have to be split: attention is better
+    apart += alone.plan.dram_bytes;
+  }
+  if (ev.plan.dram_bytes > apart) return std::nullopt;
+  return ev;
+}
+
+}  // namespace npusim::sched

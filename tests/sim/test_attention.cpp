@@ -1,0 +1,220 @@
+// Attention fusion (score matmul -> scale -> softmax -> context matmul per head, in blocks of
+// query rows), with DRAM bytes, block rows and SRAM computed by hand (int8: 1 byte/element).
+#include <gtest/gtest.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/scheduler/lowering.h"
+#include "sim/scheduler/schedule_file.h"
+#include "workloads/loader.h"
+
+using namespace npusim;
+using sched::FusionPolicy;
+
+namespace {
+
+// tests/data/attention_head.yaml: one head, L = 128, d = 64. Q, K, V and O are 128 x 64 =
+// 8192 B each; the score and probability matrices are 128 x 128 = 16384 B; scale is 1 B.
+workloads::Graph head() { return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_head.yaml"); }
+
+// edge-s (16x16 int8 array, 4-byte accumulators) with 64 KiB of SRAM.
+HardwareConfig small_sram() { return config::load_hardware_config("edge-s", {"npu.sram.capacity=64KiB"}); }
+
+std::uint64_t dram_bytes(const sched::Program& p) {
+  std::uint64_t b = 0;
+  for (const auto& c : p.commands)
+    if (c.kind == sched::CommandKind::DmaLoad || c.kind == sched::CommandKind::DmaStore) b += c.dram.bytes();
+  return b;
+}
+
+std::uint64_t count(const sched::Program& p, sched::CommandKind kind) {
+  std::uint64_t n = 0;
+  for (const auto& c : p.commands) n += c.kind == kind ? 1 : 0;
+  return n;
+}
+
+std::string schedule_error(const std::string& text, const workloads::Graph& g, const HardwareConfig& hw) {
+  try {
+    sched::parse_schedule(text, "s.json", g, hw);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kAttentionOps = R"("ops": ["scores", "scaled", "probs", "context"])";
+
+std::string attention_schedule(const std::string& attention) {
+  return std::string(R"({"groups": [{"name": "att", )") + kAttentionOps + R"(, "fusion": "attention")" +
+         (attention.empty() ? "" : ", \"attention\": " + attention) + "}]}";
+}
+
+}  // namespace
+
+TEST(Attention, GreedyFusesTheHeadWithTheLargestBlockThatFits) {
+  const auto g = head();
+  const auto hw = small_sram();
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u) << sched::to_json(plan, g).dump(1);
+  const auto& grp = plan.groups[0];
+  EXPECT_EQ(grp.fusion, "attention");
+  // SRAM per query row of a block: Q 2*64 + scores 2*128*4 + probs 2*128 + context 2*64*4 = 1920 B;
+  // fixed: K and V of the head, double-buffered, 2*128*(64+64) = 32768 B, + scale 1 B.
+  // Largest B with 32769 + 1920*B <= 65536 is 17 (18 needs 67329 B).
+  EXPECT_TRUE(grp.attention.kv_resident);
+  EXPECT_EQ(grp.attention.block_rows, 17);
+  EXPECT_EQ(grp.sram_bytes, 32769u + 1920 * 17);
+  // Q + K + V + O once, + scale: the scores and probabilities never touch DRAM.
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), 4u * 8192 + 1);
+  EXPECT_EQ(grp.dram_bytes, dram_bytes(prog));
+  // ceil(128/17) = 8 blocks: one score GEMM, one scale, one softmax, one context GEMM each.
+  EXPECT_EQ(count(prog, sched::CommandKind::Gemm), 2u * 8);
+  EXPECT_EQ(count(prog, sched::CommandKind::Vector), 2u * 8);
+  std::uint64_t macs = 0;
+  for (const auto& c : prog.commands) macs += c.macs;
+  EXPECT_EQ(macs, 2u * 128 * 128 * 64);
+}
+
+TEST(Attention, UnfusedAlsoWritesAndReadsScoresAndProbabilities) {
+  const auto g = head();
+  const auto hw = small_sram();
+  const auto fused = dram_bytes(sched::lower_plan(g, hw, sched::make_plan(g, hw, FusionPolicy::Greedy)));
+  // Epilogue fusion keeps the scale on the score tile but still writes the scaled scores and
+  // the probabilities to DRAM and reads them back: at least 4 x 16384 B more than attention.
+  const auto epilogue = dram_bytes(sched::lower_plan(g, hw, sched::make_plan(g, hw, FusionPolicy::Epilogue)));
+  EXPECT_GE(epilogue, fused + 4 * 16384);
+  // Unfused, the raw scores make the round trip too: 6 x 16384 B more.
+  const auto none = dram_bytes(sched::lower_plan(g, hw, sched::make_plan(g, hw, FusionPolicy::None)));
+  EXPECT_GE(none, fused + 6 * 16384);
+}
+
+TEST(Attention, StreamedKeysAndValuesAreReadAgainPerBlock) {
+  const auto g = head();
+  const auto hw = small_sram();
+  const auto plan = sched::parse_schedule(attention_schedule(R"({"block_rows": 16, "kv_resident": false})"), "s.json", g, hw);
+  const auto& grp = plan.groups[0];
+  ASSERT_TRUE(grp.attention.enabled);
+  EXPECT_FALSE(grp.attention.kv_resident);
+  // B = 16: Q 2*16*64 + scores 2*16*128*4 + probs 2*16*128 + context 2*16*64*4 + scale 1 = 30721 B,
+  // leaving 34815 B for K/V chunks of C rows, 2*C*(64+64) B: C = 64 fits (16384 B), 128 is the
+  // resident case.
+  EXPECT_EQ(grp.attention.kv_rows, 64);
+  EXPECT_EQ(grp.sram_bytes, 30721u + 16384);
+  // 8 blocks each read all of K and V again: Q 8192 + O 8192 + 8 x (8192 + 8192) + scale 1.
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), 2u * 8192 + 8 * 16384 + 1);
+  EXPECT_EQ(grp.dram_bytes, dram_bytes(prog));
+  // Per block: 2 score GEMMs (one per K chunk) and 2 context GEMMs (one per V chunk).
+  EXPECT_EQ(count(prog, sched::CommandKind::Gemm), 8u * 4);
+}
+
+TEST(Attention, ScheduleFileBlockThatDoesNotFitIsRejectedWithTheBytes) {
+  const auto g = head();
+  const auto hw = small_sram();
+  // B = 64 with the smallest streamed K/V chunk (16 rows, 2*16*128 = 4096 B):
+  // Q 8192 + scores 65536 + probs 16384 + context 32768 + K/V 4096 + scale 1 = 126977 B.
+  const std::string msg = schedule_error(attention_schedule(R"({"block_rows": 64})"), g, hw);
+  EXPECT_NE(msg.find("groups[0] ('att')"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("needs 126977 B of 65536 B SRAM (over by 61441 B)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("score blocks (65536 B)"), std::string::npos) << msg;
+  // Resident K/V asked for: 32768 B instead of 4096 B.
+  const std::string resident = schedule_error(attention_schedule(R"({"block_rows": 64, "kv_resident": true})"), g, hw);
+  EXPECT_NE(resident.find("needs 155649 B"), std::string::npos) << resident;
+}
+
+TEST(Attention, ScheduleFileValidatesThePatternAndTheBlock) {
+  const auto g = head();
+  const auto hw = small_sram();
+  const std::string pattern = schedule_error(
+      R"({"groups": [{"ops": ["scores", "scaled", "probs"], "fusion": "attention"}]})", g, hw);
+  EXPECT_NE(pattern.find("expected MatMul(Q, K^T)"), std::string::npos) << pattern;
+  EXPECT_NE(pattern.find("found 2 segments"), std::string::npos) << pattern;
+  const std::string rows = schedule_error(attention_schedule(R"({"block_rows": 256})"), g, hw);
+  EXPECT_NE(rows.find("attention.block_rows: expected at most 128"), std::string::npos) << rows;
+  const std::string field = schedule_error(attention_schedule(R"({"rows": 8})"), g, hw);
+  EXPECT_NE(field.find("unknown field 'rows'"), std::string::npos) << field;
+}
+
+TEST(Attention, WrittenScheduleRunsUnchanged) {
+  const auto g = head();
+  const auto hw = small_sram();
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  const auto json = sched::to_json(plan, g);
+  EXPECT_EQ(json["groups"][0]["fusion"], "attention");
+  EXPECT_EQ(json["groups"][0]["attention"]["block_rows"], 17);
+  const auto again = sched::parse_schedule(json.dump(), "greedy.json", g, hw);
+  ASSERT_EQ(again.groups.size(), 1u);
+  EXPECT_TRUE(again.groups[0].attention.enabled);
+  EXPECT_EQ(again.groups[0].attention.block_rows, 17);
+  EXPECT_EQ(again.groups[0].dram_bytes, plan.groups[0].dram_bytes);
+}
+
+TEST(Attention, ZooTransformersFuseTheHeadsOnEdgeS) {
+  // bert_base_layer: 12 heads of L = 128, d = 64; vit_s16_block: 6 heads of L = 197, d = 64.
+  // edge-s (256 KiB) holds no layer group around the scores: the attention group wins.
+  const auto hw = config::load_hardware_config("edge-s");
+  for (const auto& [name, heads, rows] : {std::tuple{"bert_base_layer", 12, 128}, std::tuple{"vit_s16_block", 6, 197}}) {
+    const auto g = workloads::load_workload(name, std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+    const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+    int attention = 0;
+    for (const auto& gp : plan.groups)
+      if (gp.attention.enabled) {
+        ++attention;
+        // Q and O once, K and V once per block when streamed (once per head when resident):
+        // heads x L x 64 B each, + the 1-byte scale.
+        const std::uint64_t kv_reads =
+            gp.attention.kv_resident ? 1 : std::uint64_t((rows + gp.attention.block_rows - 1) / gp.attention.block_rows);
+        EXPECT_EQ(gp.dram_bytes, (2u + 2 * kv_reads) * heads * rows * 64 + 1) << name;
+      }
+    EXPECT_EQ(attention, 1) << name;
+  }
+}
+
+TEST(Attention, GreedyKeepsALayerGroupWhenItMovesFewerBytes) {
+  // edge-m (1 MiB) holds vit_s16_block's whole block as one layer group: Q, K, V and the
+  // context stay resident, which moves fewer bytes than closing the group around attention.
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto g = workloads::load_workload("vit_s16_block", std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  const auto& grp = plan.groups[plan.op_group[g.find_op("attn.scores")]];
+  EXPECT_FALSE(grp.attention.enabled);
+  EXPECT_EQ(plan.op_group[g.find_op("attn.scores")], plan.op_group[g.find_op("attn.q")]);
+  // The whole block in one group: it reads the tokens (197 x 384 B) and the weights and
+  // writes mlp.add, so less than the attention group alone would move with its Q, K, V
+  // loads and O store (4 x 6 x 197 x 64 B) on top of the rest.
+  std::uint64_t bytes = 0;
+  for (const auto& gp : plan.groups) bytes += gp.dram_bytes;
+  const auto totals = workloads::graph_totals(g, 1);
+  EXPECT_LT(bytes, 2u * 197 * 384 + totals.weight_bytes + 4u * 6 * 197 * 64);
+}
+
+TEST(Attention, TransposedKeysAndABroadcastMask) {
+  // K stored [d, L] is read in strided runs (chunks of key columns); the mask (128 B) and the
+  // scale (1 B) are held whole and loaded once: Q + K + V + O + 129 B, whatever the block.
+  const auto g = workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_masked.yaml");
+  const auto hw = small_sram();
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u) << sched::to_json(plan, g).dump(1);
+  EXPECT_EQ(plan.groups[0].fusion, "attention");
+  EXPECT_EQ(plan.groups[0].segments[0].ops.size(), 3u);  // scores, scaled, masked
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), 4u * 8192 + 128 + 1);
+  // Streamed, 16 blocks of 8 query rows: Q 2*8*64 + scores 2*8*128*4 + probs 2*8*128 +
+  // context 2*8*64*4 + mask and scale 129 = 15489 B leave room for chunks of 64 key rows
+  // (2*64*128 = 16384 B; 128 would be the resident case). K [64, 128] is read as 64 runs of
+  // 64 B per chunk, 2 chunks per block; K and V 16 times in all.
+  const auto streamed =
+      sched::parse_schedule(R"({"groups": [{"ops": ["scores", "scaled", "masked", "probs", "context"],
+                                            "attention": {"block_rows": 8, "kv_resident": false}}]})",
+                            "s.json", g, hw);
+  const auto sp = sched::lower_plan(g, hw, streamed);
+  EXPECT_EQ(dram_bytes(sp), 2u * 8192 + 16 * 2 * 8192 + 128 + 1);
+  EXPECT_EQ(streamed.groups[0].dram_bytes, dram_bytes(sp));
+  ASSERT_EQ(streamed.groups[0].attention.kv_rows, 64);
+  std::uint64_t k_loads = 0;
+  for (const auto& c : sp.commands)
+    if (c.kind == sched::CommandKind::DmaLoad && c.dram.runs == 64 && c.dram.run_bytes == 64 && c.dram.stride == 128)
+      ++k_loads;
+  EXPECT_EQ(k_loads, 16u * 2);
+}
