@@ -90,6 +90,9 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       const auto r = npu_.mac_array.run(tile);
       ev.stall_cycles = r.stall_cycles;
       ev.compute_cycles = r.compute_cycles;
+      ev.bank_conflict_cycles = r.bank_conflict_cycles;
+      ev.psum_write_bytes = r.psum_write_bytes;
+      ev.psum_read_bytes = r.psum_read_bytes;
       break;
     }
     case CommandKind::Vector: {

@@ -1,0 +1,132 @@
+// SRAM bank conflicts per streamed cycle of the MAC array (docs/compute-models.md section 5,
+// "Bank conflicts per streamed cycle"). Every expected number is computed by hand beside it.
+// Layout (staggered_layout) on 16 banks x 16 B: ifmap at byte 0 (bank 0), filter at byte 64
+// (bank 4), output at byte 128 (bank 8); int8 elements (b = 1), int32 partial sums (a = 4).
+#include <systemc>
+
+#include <gtest/gtest.h>
+
+#include "models/mac_array/mac_array.h"
+#include "models/mac_array/operand_streams.h"
+#include "models/sram/sram.h"
+
+namespace npusim::models {
+namespace {
+
+constexpr Frequency kClock{1e9};
+
+SramConfig sram_16x16(std::uint32_t ports = 1) {
+  SramConfig c;
+  c.banks = 16;
+  c.bank_width_bytes = 16;
+  c.ports_per_bank = ports;
+  return c;
+}
+
+MacArrayConfig array(std::uint32_t rows, std::uint32_t cols, Dataflow d) {
+  MacArrayConfig c;
+  c.rows = rows;
+  c.cols = cols;
+  c.dataflow = d;
+  c.fold_model = FoldModel::Reference;
+  c.dtype = DType::Int8;
+  c.accumulator_bytes = 4;
+  return c;
+}
+
+TEST(OperandStreams, StaggeredLayoutAndTheVectorsOfOneCycle) {
+  const OperandLayout l = staggered_layout(sram_16x16(), array(4, 16, Dataflow::OS));
+  EXPECT_EQ(l.ifmap_base, 0u);
+  EXPECT_EQ(l.filter_base, 64u);   // bank 16 / 4 = 4
+  EXPECT_EQ(l.output_base, 128u);  // bank 16 / 2 = 8
+  // OS, M=4 K=256 N=16 on 4x16: cycle t reads ifmap column t (4 bytes at t, t+256, t+512,
+  // t+768) and filter row t (16 contiguous bytes at 64 + 16 t).
+  const auto streams = operand_streams({4, 256, 16, 1}, 4, 16, Dataflow::OS, l);
+  const CycleVectors v = cycle_vectors(streams, 3);
+  ASSERT_EQ(v.reads.size(), 2u);
+  EXPECT_TRUE(v.writes.empty());
+  EXPECT_EQ(v.reads[0].start, 3u);
+  EXPECT_EQ(v.reads[0].stride, 256u);
+  EXPECT_EQ(v.reads[0].count, 4u);
+  EXPECT_EQ(v.reads[1].start, 64u + 48u);
+  EXPECT_EQ(v.reads[1].access_bytes, 16u);
+  // Column step 1 B repeats after 256 cycles, row step 16 B after 16: lcm = 256.
+  EXPECT_EQ(stream_period(streams, 256), 256u);
+}
+
+TEST(BankConflicts, OsColumnAtBankSpanPitchSerialisesItsRowReads) {
+  Sram sram("sram", sram_16x16(), kClock);
+  MacArray mac("mac", array(4, 16, Dataflow::OS), kClock, sram);
+  // OS, M=4 K=256 N=16 on a 4x16 array: T = K = 256, 1 fold (ceil(4/4) * ceil(16/16)).
+  // Cycle t = 16 j + i reads the 4 ifmap elements (t, t + 256, t + 512, t + 768): the pitch
+  // K*b = 256 B is the bank span, so all 4 are in bank j -> 4 words on 1 port = 4 cycles.
+  // The filter row (64 + 16 t) is one word in bank (4 + i) mod 16; it lands in bank j too
+  // when i = (j - 4) mod 16, once per j: 16 cycles of 5.
+  // Stall = 256 * (4 - 1) + 16 * 1 = 784.
+  EXPECT_EQ(mac.bank_conflict_cycles({4, 256, 16, 1}), 784u);
+  // Reference OS fold: R + C + T - 2 = 4 + 16 + 256 - 2 = 274; no bulk bytes.
+  const GemmResult r = mac.timing(GemmTile{{4, 256, 16, 1}, 0, 0});
+  EXPECT_EQ(r.compute_cycles, 274u);
+  EXPECT_EQ(r.bank_conflict_cycles, 784u);
+  EXPECT_EQ(r.stall_cycles, 784u);
+  EXPECT_EQ(r.cycles, 274u + 784u);
+}
+
+TEST(BankConflicts, PaddingThePitchByOneBankWordSpreadsTheColumn) {
+  Sram sram("sram", sram_16x16(), kClock);
+  MacArray mac("mac", array(4, 16, Dataflow::OS), kClock, sram);
+  // K = 272: pitch 272 = 256 + 16, so column element r of cycle t (t < 256, t = 16 j + i) is in
+  // bank j + r: 4 different banks, 1 word each. (K = 257 would not do: a 1-byte shift stays in
+  // the same bank word.) Only the filter row still meets the column: bank (4 + i) mod 16 is
+  // one of j..j+3 for 4 of the 16 values of i -> 2 cycles.
+  // t in [0, 256): 16 j x 4 = 64; t in [256, 272) repeats t in [0, 16) (j = 0): i = 12..15 -> 4.
+  // Stall = 68 (against 784 unpadded).
+  EXPECT_EQ(mac.bank_conflict_cycles({4, 272, 16, 1}), 68u);
+}
+
+TEST(BankConflicts, WsRowsWhosePitchIsTheBankSpanNeverCollide) {
+  Sram sram("sram", sram_16x16(), kClock);
+  MacArray mac("mac", array(4, 4, Dataflow::WS), kClock, sram);
+  // WS, M=8 K=256 N=64 on 4x4: cycle t reads ifmap row t (4 B at 256 t: bank 0) and writes
+  // output row t (4 x 4 B at 128 + 256 t: bank 8). Disjoint banks every cycle: no conflict,
+  // whatever the fold count (64 x 16 = 1024 folds).
+  EXPECT_EQ(mac.bank_conflict_cycles({8, 256, 64, 1}), 0u);
+  // The same on the 32x32 edge-m array with a 3x3 conv's K = 9 * 256 and N = 64: reads of
+  // 32 B at 2304 t (bank 0-1), writes of 128 B at 128 + 256 t (banks 8-15).
+  Sram sram2("sram2", sram_16x16(), kClock);
+  MacArray mac2("mac2", array(32, 32, Dataflow::WS), kClock, sram2);
+  EXPECT_EQ(mac2.bank_conflict_cycles({3136, 2304, 64, 1}), 0u);
+}
+
+TEST(BankConflicts, WsRowReadMeetingTheOutputWriteSerialisesOnOnePort) {
+  // WS, M=8 K=64 N=64 on 4x4: cycle t reads 4 B at 64 t (bank 4t mod 16: 0, 4, 8, 12, ...)
+  // and writes 16 B at 128 + 256 t (bank 8). Bank 8 gets a read and a write when t mod 4 = 2
+  // (t = 2, 6): with one read/write port that cycle takes 2. Folds = ceil(64/4) * ceil(64/4)
+  // = 256, each charged like the first: 256 * 2 = 512.
+  Sram one("one", sram_16x16(1), kClock);
+  MacArray mac1("mac1", array(4, 4, Dataflow::WS), kClock, one);
+  EXPECT_EQ(mac1.bank_conflict_cycles({8, 64, 64, 1}), 512u);
+  // Two read/write ports serve the read and the write in the same cycle: no conflict.
+  Sram two("two", sram_16x16(2), kClock);
+  MacArray mac2("mac2", array(4, 4, Dataflow::WS), kClock, two);
+  EXPECT_EQ(mac2.bank_conflict_cycles({8, 64, 64, 1}), 0u);
+  // So does a dedicated write port beside the read/write one.
+  Sram split("split", sram_16x16(1), kClock, BankPorts{0, 1, 1});
+  MacArray mac3("mac3", array(4, 4, Dataflow::WS), kClock, split);
+  EXPECT_EQ(mac3.bank_conflict_cycles({8, 64, 64, 1}), 0u);
+}
+
+TEST(BankConflicts, IsStreamsTheFilterColumnAndWritesAnOutputColumn) {
+  Sram sram("sram", sram_16x16(), kClock);
+  MacArray mac("mac", array(4, 4, Dataflow::IS), kClock, sram);
+  // IS, M=4 K=4 N=64 on 4x4: T = N = 64, 1 fold. With q = t / 16 and w = t / 4, cycle t
+  // reads filter column t: 4 B at 64 + t + 64 r (pitch N*b = 64), banks q, 4+q, 8+q, 12+q
+  // (mod 16), one word each; and writes output column t: 4 x 4 B at 128 + 4 t + 256 r (pitch
+  // N*a = 256), all in bank 8 + w: 4 words, 4 cycles on one port. A read joins that bank when
+  // 8 + w = q (mod 4), i.e. w mod 4 = q: one w (4 cycles) per q -> 16 cycles of 5 words.
+  // Stall = 48 * (4 - 1) + 16 * (5 - 1) = 208.
+  EXPECT_EQ(mac.bank_conflict_cycles({4, 4, 64, 1}), 208u);
+}
+
+}  // namespace
+}  // namespace npusim::models
