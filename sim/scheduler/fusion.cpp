@@ -123,6 +123,7 @@ GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::ve
       ev.plan.resident_tensors.push_back(int(t));
     }
   }
+  if (!ev.plan.resident_tensors.empty() && !(ev.why = resident_fusion_obstacle(hw)).empty()) return ev;
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   const std::uint64_t cap = hw.sram.capacity_bytes;
   for (std::size_t i = 0; i < segs.size(); ++i) {
