@@ -450,7 +450,7 @@ function stallSection(sec) {
       stacked(STALLS.map(([k, l, c]) => [st[k], l, c]), st.span_s, "wide") +
       '<table style="margin-top:6px">' + STALLS.map(([k, l, c]) => '<tr><td class="l"><i class="sw" style="background:' + c + '"></i>' + esc(l) + "</td><td>" + si(st[k], "s") + "</td><td>" + pct(st[k] / st.span_s) + "</td></tr>").join("") + "</table>"));
   }
-  sec.appendChild(h("div", {class: "note"}, "The critical unit's time, split so the parts add up to the span: work at peak (MACs / (rows × cols) cycles), fill/drain (stall-free cycles beyond that: fold pipeline fill and drain, rows or columns the shape leaves idle), SRAM stall (operands starved by banks), DMA wait (idle until a DMA load it needs, or until its results were stored), dependency (idle until another unit's result or its group's SRAM grant), queueing (ready, but the unit ran other work). Definitions: docs/outputs.md."));
+  sec.appendChild(h("div", {class: "note"}, "The critical unit's time, split so the parts add up to the span: work at peak (MACs / (rows × cols) cycles), fill/drain (stall-free cycles beyond that: fold pipeline fill and drain, rows or columns the shape leaves idle), SRAM stall (operands starved by the banks' bandwidth), SRAM bank conflict (one cycle's operands hit one bank beyond its ports), DMA wait (idle until a DMA load it needs, or until its results were stored), dependency (idle until another unit's result or its group's SRAM grant), queueing (ready, but the unit ran other work). Definitions: docs/outputs.md."));
 }
 function energySection(sec) {
   for (const r of runs) {

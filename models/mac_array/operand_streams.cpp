@@ -12,6 +12,7 @@ OperandLayout staggered_layout(const SramConfig& sram, const MacArrayConfig& mac
   l.output_base = std::uint64_t(sram.banks / 2) * width;
   l.element_bytes = dtype_bytes(mac.dtype);
   l.accumulator_bytes = mac.accumulator_bytes;
+  l.order = sram.tile_layout;
   return l;
 }
 
@@ -22,7 +23,8 @@ std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t row
   const std::uint64_t r = std::min<std::uint64_t>(rows, std::uint64_t(map.spatial_rows));
   const std::uint64_t c = std::min<std::uint64_t>(cols, std::uint64_t(map.spatial_cols));
   const std::uint64_t b = l.element_bytes, a = l.accumulator_bytes;
-  const std::uint64_t K = std::uint64_t(s.k), N = std::uint64_t(s.n);
+  const std::uint64_t M = std::uint64_t(s.m), K = std::uint64_t(s.k), N = std::uint64_t(s.n);
+  const bool streamed = l.order == TileLayout::Streamed;
   // A contiguous run is one access of its whole length; a column is `count` element accesses.
   auto run = [](std::uint64_t base, std::uint64_t bytes) {
     return StridedAccess{base, 0, 1, static_cast<std::uint32_t>(bytes)};
@@ -34,8 +36,10 @@ std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t row
     case Dataflow::WS:
       return {{run(l.ifmap_base, r * b), K * b, false}, {run(l.output_base, c * a), N * a, true}};
     case Dataflow::OS:
+      if (streamed) return {{run(l.ifmap_base, r * b), M * b, false}, {run(l.filter_base, c * b), N * b, false}};
       return {{column(l.ifmap_base, K * b, r, b), b, false}, {run(l.filter_base, c * b), N * b, false}};
     case Dataflow::IS:
+      if (streamed) return {{run(l.filter_base, r * b), K * b, false}, {run(l.output_base, c * a), M * a, true}};
       return {{column(l.filter_base, N * b, r, b), b, false}, {column(l.output_base, N * a, c, a), a, true}};
   }
   return {};

@@ -11,12 +11,14 @@
 
 namespace npusim::models {
 
-/// Where one GEMM tile's operands sit: dense row-major buffers, ifmap M x K and filter K x N of
+/// Where one GEMM tile's operands sit: dense buffers, ifmap M x K and filter K x N of
 /// `element_bytes` elements, output/psum M x N of `accumulator_bytes` elements, each starting at
-/// its base (a scratchpad byte offset).
+/// its base (a scratchpad byte offset). `order` RowMajor stores all three row-major; Streamed
+/// stores the ones a dataflow streams by column column-major (OS: ifmap; IS: filter, output).
 struct OperandLayout {
   std::uint64_t ifmap_base = 0, filter_base = 0, output_base = 0;
   std::uint32_t element_bytes = 1, accumulator_bytes = 4;
+  TileLayout order = TileLayout::RowMajor;
 };
 
 /// npusim's layout: every buffer starts on a bank boundary, the ifmap on bank 0, the filter on
@@ -33,14 +35,15 @@ struct OperandStream {
 };
 
 /// The streams of the GEMM's first fold (fold offsets 0), with r = min(R, Sr), c = min(C, Sc),
-/// b = element bytes, a = accumulator bytes; cycle t streams temporal index t:
+/// b = element bytes, a = accumulator bytes; cycle t streams temporal index t. Row-major:
 ///   WS: read ifmap row t, elements [0, r) (contiguous, step K*b);
 ///       write output row t, [0, c) (contiguous, step N*a)
 ///   OS: read ifmap column t, rows [0, r) (stride K*b, step b);
 ///       read filter row t, [0, c) (contiguous, step N*b)
 ///   IS: read filter column t, rows [0, r) (stride N*b, step b);
 ///       write output column t, rows [0, c) (stride N*a, step a)
-/// Empty for an empty GEMM.
+/// Streamed: the columns are contiguous instead (OS ifmap step M*b; IS filter step K*b, output
+/// step M*a); WS is the same in both. Empty for an empty GEMM.
 std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t rows, std::uint32_t cols,
                                            Dataflow d, const OperandLayout& l);
 

@@ -234,6 +234,9 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read_uint("npu.sram.read_ports", s.read_ports, 0);
   r.read_uint("npu.sram.write_ports", s.write_ports, 0);
   read_operand_buffers(r, s);
+  r.read("npu.sram.tile_layout", s.tile_layout, [](const std::string& t, const std::string& w) {
+    return parse_enum<TileLayout>(t, w, {{"row_major", TileLayout::RowMajor}, {"streamed", TileLayout::Streamed}});
+  });
 
   r.read_uint("npu.dma.channels", c.dma.channels);
   r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts);

@@ -25,6 +25,10 @@ enum class DramScheduler { FrFcfs, Fcfs };
 /// `shared`: a GEMM's ifmap, filter and ofmap tiles are allocations in one scratchpad;
 /// `separate`: three buffers of fixed sizes, as SCALE-Sim's three SRAMs.
 enum class OperandBufferMode { Shared, Separate };
+/// How a GEMM tile's operands are laid out in SRAM (docs/compute-models.md section 5):
+/// `row_major`: ifmap M x K, filter K x N, output M x N, all row-major; `streamed`: each operand
+/// in the order the dataflow streams it, so every per-cycle vector is contiguous.
+enum class TileLayout { RowMajor, Streamed };
 /// `all_bank`: REFab every tREFI; `per_bank`: REFpb (LPDDR4/5) every tREFI / 8, bank by bank.
 enum class RefreshMode { AllBank, PerBank };
 
@@ -36,6 +40,7 @@ std::string to_string(PagePolicy p);
 std::string to_string(DramScheduler s);
 std::string to_string(RefreshMode r);
 std::string to_string(OperandBufferMode m);
+std::string to_string(TileLayout l);
 
 struct MacArrayConfig {
   std::uint32_t rows = 32;
@@ -72,6 +77,8 @@ struct SramConfig {
   /// (carved out of `capacity_bytes`, which must hold all three).
   OperandBufferMode operand_buffers = OperandBufferMode::Shared;
   std::uint64_t ifmap_bytes = 0, filter_bytes = 0, ofmap_bytes = 0;
+  /// Layout of a GEMM tile's operands in the banks (sets which accesses of one cycle collide).
+  TileLayout tile_layout = TileLayout::RowMajor;
   /// Peak bytes per core cycle over all banks and ports.
   std::uint64_t bytes_per_cycle() const {
     return std::uint64_t(banks) * bank_width_bytes * (ports_per_bank + read_ports + write_ports);

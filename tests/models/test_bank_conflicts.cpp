@@ -130,3 +130,43 @@ TEST(BankConflicts, IsStreamsTheFilterColumnAndWritesAnOutputColumn) {
 
 }  // namespace
 }  // namespace npusim::models
+
+namespace npusim::models {
+namespace {
+
+SramConfig streamed_16x16() {
+  SramConfig c = sram_16x16();
+  c.tile_layout = TileLayout::Streamed;
+  return c;
+}
+
+TEST(BankConflicts, StreamedLayoutMakesTheOsColumnContiguous) {
+  Sram sram("sram", streamed_16x16(), kClock);
+  MacArray mac("mac", array(4, 16, Dataflow::OS), kClock, sram);
+  // OS, M=4 K=256 N=16 as above, but the ifmap stored K x M: column t is 4 contiguous bytes at
+  // 4 t, one word in bank u = t / 4 (mod 16). The filter row (64 + 16 t) is in bank 4 + t.
+  // With t = 4 u + v: same bank when u = 4 + 4 u + v (mod 16), i.e. 3 u = -(v + 4) (mod 16),
+  // one residue of u per v (3 is invertible mod 16): 4 u-values below 64 x 4 v = 16 cycles of
+  // 2 (a read and a read on one port). Stall 16 against 784 row-major.
+  EXPECT_EQ(mac.bank_conflict_cycles({4, 256, 16, 1}), 16u);
+}
+
+TEST(BankConflicts, StreamedLayoutMakesTheIsColumnsContiguous) {
+  Sram sram("sram", streamed_16x16(), kClock);
+  MacArray mac("mac", array(4, 4, Dataflow::IS), kClock, sram);
+  // IS, M=4 K=4 N=64, filter stored N x K and output N x M: cycle t reads 4 B at 64 + 4 t
+  // (bank 4 + u, t = 4 u + v) and writes 16 B at 128 + 16 t (bank 8 + t). Same bank when
+  // 3 u + v + 4 = 0 (mod 16): one u in 0..15 per v -> 4 cycles of 2. Stall 4 against 208.
+  EXPECT_EQ(mac.bank_conflict_cycles({4, 4, 64, 1}), 4u);
+}
+
+TEST(BankConflicts, WsIsTheSameInBothLayouts) {
+  Sram row("row", sram_16x16(), kClock), streamed("streamed", streamed_16x16(), kClock);
+  MacArray a("a", array(4, 4, Dataflow::WS), kClock, row), b("b", array(4, 4, Dataflow::WS), kClock, streamed);
+  // WS streams rows of the ifmap and of the output in both: 512 (see above).
+  EXPECT_EQ(a.bank_conflict_cycles({8, 64, 64, 1}), 512u);
+  EXPECT_EQ(b.bank_conflict_cycles({8, 64, 64, 1}), 512u);
+}
+
+}  // namespace
+}  // namespace npusim::models

@@ -57,6 +57,9 @@ TEST(SramConfig, PortsAndSeparateBuffersParse) {
   EXPECT_EQ(c.sram.filter_bytes, 64u * 1024);
   EXPECT_EQ(c.sram.ofmap_bytes, 512u * 1024);
   EXPECT_EQ(to_json(c)["sram"]["operand_buffers"], "separate");
+  c = config::load_hardware_config("edge-m", {"npu.sram.tile_layout=streamed"});
+  EXPECT_EQ(c.sram.tile_layout, TileLayout::Streamed);
+  EXPECT_EQ(to_json(c)["sram"]["tile_layout"], "streamed");
 }
 
 TEST(SramConfig, PortAndBufferErrorsNameTheKey) {
@@ -67,6 +70,8 @@ TEST(SramConfig, PortAndBufferErrorsNameTheKey) {
   EXPECT_NE(msg.find("npu.sram.write_ports"), std::string::npos) << msg;
   msg = error_of({"npu.sram.operand_buffers=split"});
   EXPECT_NE(msg.find("shared, separate"), std::string::npos) << msg;
+  msg = error_of({"npu.sram.tile_layout=column_major"});
+  EXPECT_NE(msg.find("row_major, streamed"), std::string::npos) << msg;
   // separate needs all three sizes...
   msg = error_of({"npu.sram.operand_buffers=separate", "npu.sram.ifmap_bytes=1 KiB", "npu.sram.filter_bytes=1 KiB"});
   EXPECT_NE(msg.find("npu.sram.ofmap_bytes"), std::string::npos) << msg;
