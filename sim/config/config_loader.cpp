@@ -167,9 +167,9 @@ void check_sram_ports(const SramConfig& s, const std::string& source) {
   const std::string found = ", found ports " + std::to_string(s.ports_per_bank) + ", read_ports " +
                             std::to_string(s.read_ports) + ", write_ports " + std::to_string(s.write_ports);
   if (s.ports_per_bank + s.read_ports == 0)
-    throw InputError(source + " (npu.sram.read_ports)", "expected at least one port per bank that can read (ports or read_ports)" + found);
+    throw InputError(source + " (npu.sram.ports, npu.sram.read_ports)", "expected at least one port per bank that can read (ports or read_ports)" + found);
   if (s.ports_per_bank + s.write_ports == 0)
-    throw InputError(source + " (npu.sram.write_ports)", "expected at least one port per bank that can write (ports or write_ports)" + found);
+    throw InputError(source + " (npu.sram.ports, npu.sram.write_ports)", "expected at least one port per bank that can write (ports or write_ports)" + found);
 }
 
 /// npu.sram.operand_buffers and the three buffer sizes, which only `separate` takes.

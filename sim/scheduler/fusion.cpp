@@ -148,7 +148,7 @@ GroupEval evaluate_group(const Graph& g, const HardwareConfig& hw, const std::ve
                           std::to_string(largest) + " B)"
                     : "largest buffer is its smallest tile working set (" +
                           std::to_string(smallest ? smallest->working_set_bytes : 0) + " B)") +
-               (alive ? ", " + std::to_string(alive) + " B resident in all" : "");
+               (alive ? ", " + std::to_string(alive) + " B resident in all" : "") + buffer_shortfall(hw, smallest);
       return ev;
     }
     s.tiling = *tiling;

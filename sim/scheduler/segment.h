@@ -70,6 +70,11 @@ std::optional<Tiling> tile_segment(const workloads::Graph& g, const HardwareConf
 /// Per operand buffer (ifmap, filter, ofmap), the most any of the group's segments holds.
 std::array<std::uint64_t, 3> group_buffer_bytes(const GroupPlan& p);
 
+/// With separate operand buffers, which parts of `t` exceed their buffer ("" when none does, or
+/// the operands share the scratchpad), e.g. "; separate operand buffers: ofmap tile 9216 B >
+/// ofmap buffer 1024 B (npu.sram.ofmap_bytes)".
+std::string buffer_shortfall(const HardwareConfig& hw, const std::optional<Tiling>& t);
+
 /// Why a group that keeps intermediates resident cannot run ("" when it can): with separate
 /// operand buffers an intermediate cannot stay whole across the ifmap, filter and ofmap buffers.
 std::string resident_fusion_obstacle(const HardwareConfig& hw);

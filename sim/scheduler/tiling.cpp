@@ -2,6 +2,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <tuple>
 
 #include "sim/core/errors.h"
 #include "sim/scheduler/segment.h"
@@ -293,6 +295,19 @@ std::array<std::uint64_t, 3> group_buffer_bytes(const GroupPlan& p) {
     out[0] = std::max(out[0], s.tiling.ifmap_bytes);
     out[1] = std::max(out[1], s.tiling.filter_bytes);
     out[2] = std::max(out[2], s.tiling.ofmap_bytes);
+  }
+  return out;
+}
+
+std::string buffer_shortfall(const HardwareConfig& hw, const std::optional<Tiling>& t) {
+  if (!t || !hw.sram.separate_buffers()) return "";
+  std::string out;
+  for (auto [name, need, have] : {std::tuple{"ifmap", t->ifmap_bytes, hw.sram.ifmap_bytes},
+                                  std::tuple{"filter", t->filter_bytes, hw.sram.filter_bytes},
+                                  std::tuple{"ofmap", t->ofmap_bytes, hw.sram.ofmap_bytes}}) {
+    if (need <= have) continue;
+    out += std::string(out.empty() ? "; separate operand buffers: " : ", ") + name + " tile " + std::to_string(need) +
+           " B > " + name + " buffer " + std::to_string(have) + " B (npu.sram." + name + "_bytes)";
   }
   return out;
 }

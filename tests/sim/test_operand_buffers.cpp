@@ -121,6 +121,24 @@ TEST(SeparateBuffers, FilterTileIsSplitToFitTheFilterBuffer) {
   EXPECT_EQ(prog.group_buffer_bytes[0], (std::array<std::uint64_t, 3>{1024, 65536, 131072}));
 }
 
+TEST(SeparateBuffers, AnOpThatFitsNoBufferSaysWhichOne) {
+  // The smallest fc tile: 1 row x 32 columns x 32 channels: ifmap 2 x 32 = 64 B, filter
+  // 2 x 32 x 32 = 2048 B, ofmap 2 x 32 x 4 = 256 B, more than a 128 B ofmap buffer.
+  const auto g = workloads::parse_yaml_workload(kFc, "fc16.yaml");
+  std::vector<std::string> sets = kSeparate;
+  sets[3] = "npu.sram.ofmap_bytes=128 B";
+  const auto hw = config::load_hardware_config("edge-m", sets);
+  try {
+    sched::make_plan(g, hw, FusionPolicy::None);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("fc"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ofmap tile 256 B > ofmap buffer 128 B (npu.sram.ofmap_bytes)"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("filter tile"), std::string::npos) << msg;
+  }
+}
+
 TEST(SeparateBuffers, ResidentFusionIsRefusedWithAReason) {
   const auto g = workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/conv_chain3.yaml");
   // Shared: the greedy policy fuses the chain into one group (resident or depth-first).
