@@ -1,6 +1,7 @@
 #include "models/mac_array/mac_array.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ GemmResult MacArray::timing(const GemmTile& t) const {
                    bank_conflict_cycles(t.shape));
 }
 
+std::uint64_t MacArray::window_stall(const std::vector<OperandStream>& streams, std::uint64_t t,
+                                     std::uint64_t n) const {
+  const CycleVectors v = window_vectors(streams, t, n);
+  return std::max(sram_.conflict_cycles(v.reads, v.writes), n) - n;
+}
+
 std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s) const {
   const auto key = std::make_tuple(s.m, s.k, s.n);
   if (auto it = fold_conflicts_.find(key); it != fold_conflicts_.end()) return it->second;
@@ -34,16 +41,24 @@ std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s) const {
       operand_streams(s, config_.rows, config_.cols, config_.dataflow, layout_);
   const auto temporal = std::uint64_t(fold_mapping(s, config_.dataflow).temporal);
   const SramConfig& c = sram_.config();
-  const std::uint64_t period = stream_period(streams, std::uint64_t(c.banks) * c.bank_width_bytes);
-  // extra[i] = conflict cycles of streamed cycles [0, i); the pattern repeats every `period`.
-  const std::uint64_t walked = std::min(period, temporal);
+  // The staging buffers let the banks serve each window of `window` streamed cycles in any
+  // order; only a window whose busiest bank needs more than `window` cycles stalls the array.
+  const std::uint64_t window = std::max<std::uint32_t>(c.stream_buffer, 1);
+  // Windows start at multiples of `window`, and the bank pattern repeats every stream period,
+  // so the windows' costs repeat every lcm of the two.
+  const std::uint64_t period =
+      std::lcm(stream_period(streams, std::uint64_t(c.banks) * c.bank_width_bytes), window);
+  // extra[i] = stall of the first i whole windows, over at most one period.
+  const std::uint64_t walked = std::min(period, temporal) / window;
   std::vector<std::uint64_t> extra(walked + 1, 0);
-  for (std::uint64_t t = 0; t < walked; ++t) {
-    const CycleVectors v = cycle_vectors(streams, t);
-    extra[t + 1] = extra[t] + std::max<std::uint64_t>(sram_.conflict_cycles(v.reads, v.writes), 1) - 1;
+  for (std::uint64_t i = 0; i < walked; ++i) extra[i + 1] = extra[i] + window_stall(streams, i * window, window);
+  std::uint64_t per_fold = 0;
+  if (temporal > 0) {
+    // Whole periods, then the whole windows left, then a last partial window.
+    const std::uint64_t rest = temporal % period;
+    per_fold = (temporal / period) * extra[walked] + extra[rest / window];
+    if (rest % window != 0) per_fold += window_stall(streams, rest - rest % window, rest % window);
   }
-  const std::uint64_t per_fold =
-      temporal == 0 ? 0 : (temporal / walked) * extra[walked] + extra[temporal % walked];
   fold_conflicts_.emplace(key, per_fold);
   return per_fold;
 }

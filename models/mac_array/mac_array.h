@@ -66,9 +66,11 @@ class MacArray : public sc_core::sc_module {
   /// SRAM: every streamed cycle's operand vectors in the staggered layout may hit one bank
   /// beyond its ports (bank_conflict_cycles); cycles = max(compute + conflicts, bulk cycles).
   GemmResult timing(const GemmTile& t) const;
-  /// Extra cycles over the whole GEMM because a streamed cycle's operand vectors (operand_streams
-  /// in staggered_layout) need more than one cycle of the banks: sum over every streamed cycle of
-  /// every fold of (Sram::conflict_cycles(cycle's vectors) - 1), each fold charged like the first.
+  /// Extra cycles over the whole GEMM because the operand vectors (operand_streams in
+  /// staggered_layout) need more cycles of the banks than the array streams: the streamed
+  /// cycles of a fold go in windows of n = npu.sram.stream_buffer cycles (the last may be
+  /// shorter), each costing max(0, Sram::conflict_cycles(the window's vectors) - n); summed over
+  /// every window of every fold, each fold charged like the first. n = 1: per streamed cycle.
   std::uint64_t bank_conflict_cycles(const GemmShape& s) const;
   /// As above when the tile's operand walk is known: its strided reads and writes may hit the
   /// same banks, so SRAM time is max(bulk access cycles, Sram::conflict_cycles(reads, writes)).
@@ -103,6 +105,8 @@ class MacArray : public sc_core::sc_module {
 
  private:
   GemmResult result_of(const GemmTile& t, std::uint64_t sram_cycles, std::uint64_t conflict_cycles) const;
+  /// Cycles beyond `n` the banks need for the vectors of streamed cycles [t, t + n).
+  std::uint64_t window_stall(const std::vector<OperandStream>& streams, std::uint64_t t, std::uint64_t n) const;
   /// Conflict cycles of one fold of `s` (fold offsets 0).
   std::uint64_t fold_conflict_cycles(const GemmShape& s) const;
   GemmResult execute(const GemmTile& t, const GemmResult& r);

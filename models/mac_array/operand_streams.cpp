@@ -46,11 +46,17 @@ std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t row
 }
 
 CycleVectors cycle_vectors(const std::vector<OperandStream>& streams, std::uint64_t t) {
+  return window_vectors(streams, t, 1);
+}
+
+CycleVectors window_vectors(const std::vector<OperandStream>& streams, std::uint64_t t, std::uint64_t n) {
   CycleVectors v;
-  for (const OperandStream& s : streams) {
-    StridedAccess a = s.first;
-    a.start += t * s.step;
-    (s.write ? v.writes : v.reads).push_back(a);
+  for (std::uint64_t i = t; i < t + n; ++i) {
+    for (const OperandStream& s : streams) {
+      StridedAccess a = s.first;
+      a.start += i * s.step;
+      (s.write ? v.writes : v.reads).push_back(a);
+    }
   }
   return v;
 }

@@ -52,6 +52,9 @@ struct CycleVectors {
   std::vector<StridedAccess> reads, writes;
 };
 CycleVectors cycle_vectors(const std::vector<OperandStream>& streams, std::uint64_t t);
+/// The reads and the writes of the `n` streamed cycles [t, t + n), all together (what the banks
+/// may serve in any order when staging buffers hold `n` vectors per stream).
+CycleVectors window_vectors(const std::vector<OperandStream>& streams, std::uint64_t t, std::uint64_t n);
 
 /// Cycles after which the streams' bank pattern repeats: the lcm over streams of
 /// span / gcd(step mod span, span), where span = banks x bank_width; it divides span.

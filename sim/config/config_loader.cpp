@@ -237,6 +237,7 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read("npu.sram.tile_layout", s.tile_layout, [](const std::string& t, const std::string& w) {
     return parse_enum<TileLayout>(t, w, {{"row_major", TileLayout::RowMajor}, {"streamed", TileLayout::Streamed}});
   });
+  r.read_uint("npu.sram.stream_buffer", s.stream_buffer);
 
   r.read_uint("npu.dma.channels", c.dma.channels);
   r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts);

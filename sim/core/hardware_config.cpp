@@ -104,6 +104,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"operand_buffers", to_string(c.sram.operand_buffers)},
         {"ifmap_bytes", c.sram.ifmap_bytes}, {"filter_bytes", c.sram.filter_bytes},
         {"ofmap_bytes", c.sram.ofmap_bytes}, {"tile_layout", to_string(c.sram.tile_layout)},
+        {"stream_buffer", c.sram.stream_buffer},
         {"bandwidth_bytes_per_second", c.sram_bandwidth()}}},
       {"dma",
        {{"channels", c.dma.channels}, {"max_outstanding_bursts", c.dma.max_outstanding_bursts},

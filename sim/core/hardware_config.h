@@ -78,7 +78,11 @@ struct SramConfig {
   OperandBufferMode operand_buffers = OperandBufferMode::Shared;
   std::uint64_t ifmap_bytes = 0, filter_bytes = 0, ofmap_bytes = 0;
   /// Layout of a GEMM tile's operands in the banks (sets which accesses of one cycle collide).
-  TileLayout tile_layout = TileLayout::RowMajor;
+  /// Streamed by default: a compiler lays tiles out for the dataflow it runs.
+  TileLayout tile_layout = TileLayout::Streamed;
+  /// Vectors of staging per operand stream between the banks and the array edge: the banks
+  /// serve each window of this many streamed cycles in any order (1 = no buffering).
+  std::uint32_t stream_buffer = 4;
   /// Peak bytes per core cycle over all banks and ports.
   std::uint64_t bytes_per_cycle() const {
     return std::uint64_t(banks) * bank_width_bytes * (ports_per_bank + read_ports + write_ports);

@@ -60,6 +60,21 @@ TEST(SramConfig, PortsAndSeparateBuffersParse) {
   c = config::load_hardware_config("edge-m", {"npu.sram.tile_layout=streamed"});
   EXPECT_EQ(c.sram.tile_layout, TileLayout::Streamed);
   EXPECT_EQ(to_json(c)["sram"]["tile_layout"], "streamed");
+  c = config::load_hardware_config("edge-m", {"npu.sram.tile_layout=row_major", "npu.sram.stream_buffer=8"});
+  EXPECT_EQ(c.sram.tile_layout, TileLayout::RowMajor);
+  EXPECT_EQ(c.sram.stream_buffer, 8u);
+  EXPECT_EQ(to_json(c)["sram"]["stream_buffer"], 8);
+}
+
+TEST(SramConfig, StreamBufferMustBeAWholeNumberAtLeastOne) {
+  std::string msg = error_of({"npu.sram.stream_buffer=0"});
+  EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a whole number >= 1, found 0"), std::string::npos) << msg;
+  msg = error_of({"npu.sram.stream_buffer=-2"});
+  EXPECT_NE(msg.find("expected a whole number >= 1, found -2"), std::string::npos) << msg;
+  msg = error_of({"npu.sram.stream_buffer=four"});
+  EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a whole number, found 'four'"), std::string::npos) << msg;
 }
 
 TEST(SramConfig, PortAndBufferErrorsNameTheKey) {
@@ -154,11 +169,13 @@ TEST(SeparateBuffers, ResidentFusionIsRefusedWithAReason) {
 
 TEST(SeparateBuffers, GroupsWaitForTheirOwnBufferNotTheScratchpad) {
   // Two groups of one GEMM each (M=64 K=32 N=32: 158 fold cycles + 32 bank-conflict cycles =
-  // 190 ns, tests/sim/test_simulation.cpp), each holding 40 KiB of filter. Together they fit the
-  // 1 MiB scratchpad, but not the 64 KiB filter buffer: group 1 is granted only when group 0
-  // frees its buffers at 190 ns, and ends at 380 ns.
+  // 190 ns with no operand staging, tests/sim/test_simulation.cpp), each holding 40 KiB of
+  // filter. Together they fit the 1 MiB scratchpad, but not the 64 KiB filter buffer: group 1
+  // is granted only when group 0 frees its buffers at 190 ns, and ends at 380 ns.
   const auto g = workloads::parse_yaml_workload(kFc, "fc16.yaml");
-  const auto hw = config::load_hardware_config("edge-m", kSeparate);
+  std::vector<std::string> sets = kSeparate;
+  sets.push_back("npu.sram.stream_buffer=1");
+  const auto hw = config::load_hardware_config("edge-m", sets);
   sched::Program prog;
   sched::Plan plan;
   for (int gi = 0; gi < 2; ++gi) {
@@ -190,9 +207,10 @@ TEST(SeparateBuffers, GroupsWaitForTheirOwnBufferNotTheScratchpad) {
 TEST(SeparateBuffers, DedicatedWritePortRemovesTheWsReadWriteConflict) {
   // The GEMM of tests/sim/test_simulation.cpp (M=64 K=32 N=32, WS 32x32) loses 32 cycles to its
   // row read meeting its output write in one bank; a dedicated write port per bank
-  // (npu.sram.write_ports, fed to the NPU's SRAM) serves both in the cycle: 158 cycles.
+  // (npu.sram.write_ports, fed to the NPU's SRAM) serves both in the cycle: 158 cycles. (No
+  // operand staging, which would absorb these collisions on its own.)
   const auto g = workloads::parse_yaml_workload(kFc, "fc16.yaml");
-  const auto hw = config::load_hardware_config("edge-m", {"npu.sram.write_ports=1"});
+  const auto hw = config::load_hardware_config("edge-m", {"npu.sram.write_ports=1", "npu.sram.stream_buffer=1"});
   sched::Program prog;
   sched::Command c;
   c.kind = sched::CommandKind::Gemm;

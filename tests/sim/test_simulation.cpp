@@ -40,7 +40,9 @@ sched::Plan one_group_plan(const workloads::Graph& g) {
 
 TEST(Simulation, SingleGemmTakesItsFoldCyclesPlusBankConflicts) {
   const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
-  const auto hw = config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference"});
+  // No operand staging: every streamed cycle is served on its own (stream_buffer 1).
+  const auto hw = config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference",
+                                                          "npu.sram.stream_buffer=1"});
   sched::Program prog;
   sched::Command c;
   c.kind = sched::CommandKind::Gemm;
