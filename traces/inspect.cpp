@@ -79,6 +79,10 @@ void headline(std::string& out, const Trace& t, const json& s, const Roofline& r
              si(dram, "B").c_str(), si(number(s, "dram_read_bytes"), "B").c_str(),
              si(number(s, "dram_write_bytes"), "B").c_str(), number(s, "arithmetic_intensity"),
              100.0 * number(s, "mac_utilization"));
+  const double sram = number(s, "sram_read_bytes") + number(s, "sram_write_bytes");
+  out += fmt("  SRAM       %s (read %s, write %s); of it partial sums %s\n", si(sram, "B").c_str(),
+             si(number(s, "sram_read_bytes"), "B").c_str(), si(number(s, "sram_write_bytes"), "B").c_str(),
+             si(number(s, "sram_psum_bytes"), "B").c_str());
   if (s["energy"].is_object()) {
     const json& e = s["energy"];
     const double total = number(e, "total_j");
@@ -139,6 +143,7 @@ void stalls(std::string& out, const json& s) {
   out += fmt("\nWhere the %s's time went (whole run, %s)\n", st["unit"].get<std::string>().c_str(), si(span, "s").c_str());
   for (const auto& [key, label] : std::initializer_list<std::pair<const char*, const char*>>{
            {"compute_s", "work at peak"}, {"fill_drain_s", "fill/drain"}, {"sram_stall_s", "SRAM stall"},
+           {"sram_bank_conflict_s", "bank conflict"},
            {"dma_wait_s", "DMA wait"}, {"dependency_s", "dependency"}, {"queueing_s", "queueing"}}) {
     const double f = span > 0 ? number(st, key) / span : 0;
     out += fmt("  %-14s %s  %s  %s\n", label, percent(f).c_str(), bar(f).c_str(), si(number(st, key), "s").c_str());

@@ -63,7 +63,8 @@ const compare = runs.length > 1;
 const BOUND = {compute: "#1f77b4", memory: "#ff7f0e", latency: "#9467bd", none: "#98a2b3"};
 const ROOF = ["#555555", "#2ca02c"];
 const STALLS = [["compute_s", "work at peak", "#2f9e44"], ["fill_drain_s", "fill/drain", "#74c0fc"],
-  ["sram_stall_s", "SRAM stall", "#fcc419"], ["dma_wait_s", "DMA wait", "#ff8787"],
+  ["sram_stall_s", "SRAM stall", "#fcc419"], ["sram_bank_conflict_s", "SRAM bank conflict", "#e67700"],
+  ["dma_wait_s", "DMA wait", "#ff8787"],
   ["dependency_s", "dependency", "#b197fc"], ["queueing_s", "queueing", "#adb5bd"]];
 const ENERGY = [["mac_j", "MAC", "#1c7ed6"], ["vector_j", "vector", "#74c0fc"], ["sram_read_j", "SRAM read", "#ffa94d"],
   ["sram_write_j", "SRAM write", "#ffd8a8"], ["dram_j", "DRAM", "#e8590c"],
@@ -449,7 +450,7 @@ function stallSection(sec) {
       stacked(STALLS.map(([k, l, c]) => [st[k], l, c]), st.span_s, "wide") +
       '<table style="margin-top:6px">' + STALLS.map(([k, l, c]) => '<tr><td class="l"><i class="sw" style="background:' + c + '"></i>' + esc(l) + "</td><td>" + si(st[k], "s") + "</td><td>" + pct(st[k] / st.span_s) + "</td></tr>").join("") + "</table>"));
   }
-  sec.appendChild(h("div", {class: "note"}, "The critical unit's time, split so the parts add up to the span: work at peak (MACs / (rows × cols) cycles), fill/drain (stall-free cycles beyond that: fold pipeline fill and drain, rows or columns the shape leaves idle), SRAM stall (operands starved by banks), DMA wait (idle until a DMA load it needs, or until its results were stored), dependency (idle until another unit's result or its group's SRAM grant), queueing (ready, but the unit ran other work). Definitions: docs/outputs.md."));
+  sec.appendChild(h("div", {class: "note"}, "The critical unit's time, split so the parts add up to the span: work at peak (MACs / (rows × cols) cycles), fill/drain (stall-free cycles beyond that: fold pipeline fill and drain, rows or columns the shape leaves idle), SRAM stall (operands starved by the banks' bandwidth), SRAM bank conflict (one cycle's operands hit one bank beyond its ports), DMA wait (idle until a DMA load it needs, or until its results were stored), dependency (idle until another unit's result or its group's SRAM grant), queueing (ready, but the unit ran other work). Definitions: docs/outputs.md."));
 }
 function energySection(sec) {
   for (const r of runs) {

@@ -109,7 +109,10 @@ std::vector<Roof> machine_roofs(const Trace& t) {
   Roof sram{"SRAM", "memory", "bytes/s", r.sram_bandwidth, "", "peak scratchpad bandwidth", {}};
   const auto banks = config_number(t.config, {"sram", "banks"});
   const auto bank_width = config_number(t.config, {"sram", "bank_width_bytes"});
-  const auto ports = config_number(t.config, {"sram", "ports_per_bank"});
+  auto ports = config_number(t.config, {"sram", "ports_per_bank"});
+  // Dedicated read and write ports (absent from older traces) add to the read/write ones.
+  for (const char* key : {"read_ports", "write_ports"})
+    if (ports) ports = *ports + config_number(t.config, {"sram", key}).value_or(0.0);
   if (banks && bank_width && ports)
     sram.definition = num(*banks) + " banks x " + num(*bank_width) + " B x " + num(*ports) +
                       " port(s) x " + clock_text(r.core_clock_hz);

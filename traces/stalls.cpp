@@ -8,9 +8,10 @@ namespace npusim::traces {
 
 namespace {
 
-constexpr std::array<std::pair<StallCause, const char*>, 5> kCauseNames{
+constexpr std::array<std::pair<StallCause, const char*>, 6> kCauseNames{
     {{StallCause::FillDrain, "fill/drain"},
      {StallCause::SramStall, "SRAM stall"},
+     {StallCause::SramBankConflict, "SRAM bank conflict"},
      {StallCause::DmaWait, "DMA wait"},
      {StallCause::Dependency, "dependency"},
      {StallCause::Queueing, "queueing"}}};
@@ -68,9 +69,14 @@ StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
       const double peak = c->kind == CommandKind::Gemm ? roofs.mac_peak_ops : roofs.vector_peak_ops;
       const double work = c->kind == CommandKind::Gemm ? 2.0 * double(c->macs) : double(c->vector_ops);
       const double ideal = peak > 0 ? work / peak : 0.0;
-      const double stall = roofs.core_clock_hz > 0 ? double(c->stall_cycles) / roofs.core_clock_hz : 0.0;
+      const double clock = roofs.core_clock_hz;
+      const double stall = clock > 0 ? double(c->stall_cycles) / clock : 0.0;
+      // Bank conflicts are part of the stall; the rest of it is bulk bandwidth.
+      const double conflict =
+          clock > 0 ? double(std::min(c->bank_conflict_cycles, c->stall_cycles)) / clock : 0.0;
       s.compute_s += counted * ideal;
-      s.sram_stall_s += counted * stall;
+      s.sram_stall_s += counted * (stall - conflict);
+      s.sram_bank_conflict_s += counted * conflict;
       s.fill_drain_s += counted * (duration - ideal - stall);
       cursor = c->end_ps;
     }
@@ -116,6 +122,7 @@ double StallBreakdown::part(StallCause c) const {
   switch (c) {
     case StallCause::FillDrain: return fill_drain_s;
     case StallCause::SramStall: return sram_stall_s;
+    case StallCause::SramBankConflict: return sram_bank_conflict_s;
     case StallCause::DmaWait: return dma_wait_s;
     case StallCause::Dependency: return dependency_s;
     case StallCause::Queueing: return queueing_s;
@@ -160,6 +167,7 @@ nlohmann::json to_json(const StallBreakdown& s) {
                       {"compute_s", s.compute_s},
                       {"fill_drain_s", s.fill_drain_s},
                       {"sram_stall_s", s.sram_stall_s},
+                      {"sram_bank_conflict_s", s.sram_bank_conflict_s},
                       {"dma_wait_s", s.dma_wait_s},
                       {"dependency_s", s.dependency_s},
                       {"queueing_s", s.queueing_s}};

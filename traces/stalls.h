@@ -13,8 +13,8 @@
 namespace npusim::traces {
 
 /// The losses, each a reason the unit was not doing useful work at its peak.
-enum class StallCause { FillDrain, SramStall, DmaWait, Dependency, Queueing };
-/// "fill/drain", "SRAM stall", "DMA wait", "dependency", "queueing".
+enum class StallCause { FillDrain, SramStall, SramBankConflict, DmaWait, Dependency, Queueing };
+/// "fill/drain", "SRAM stall", "SRAM bank conflict", "DMA wait", "dependency", "queueing".
 std::string to_string(StallCause c);
 
 /// When a command became ready to start, and what it waited for until then.
@@ -29,7 +29,7 @@ struct CommandReady {
 std::vector<CommandReady> ready_times(const Trace& t);
 
 /// The span of one entity on its critical unit, in seconds:
-/// span = compute + fill_drain + sram_stall + dma_wait + dependency + queueing.
+/// span = compute + fill_drain + sram_stall + sram_bank_conflict + dma_wait + dependency + queueing.
 struct StallBreakdown {
   /// The compute unit with the most busy time in the entity ("MAC array" or "vector unit");
   /// empty when the entity ran no compute command (then every part is 0).
@@ -37,7 +37,8 @@ struct StallBreakdown {
   double span_s = 0;
   double compute_s = 0;     // the unit's work at its full peak (MACs / rows*cols cycles, ...)
   double fill_drain_s = 0;  // stall-free time beyond that: fold fill/drain, array-shape mapping loss
-  double sram_stall_s = 0;  // `stall_cycles`: operands starved by SRAM banks
+  double sram_stall_s = 0;  // `stall_cycles - bank_conflict_cycles`: starved by SRAM bandwidth
+  double sram_bank_conflict_s = 0;  // `bank_conflict_cycles`: one cycle's operands hit one bank
   double dma_wait_s = 0;    // unit idle until a DMA transfer this entity needs finished
   double dependency_s = 0;  // unit idle until another unit's result, or the group's SRAM grant
   double queueing_s = 0;    // ready, but the unit was running other entities' commands

@@ -58,6 +58,8 @@ void put_figures(json& out, const Tally& tally, std::uint64_t time_ps, double cl
   out["dram_write_bytes"] = tally.dram_write_bytes;
   out["sram_read_bytes"] = tally.sram_read_bytes;
   out["sram_write_bytes"] = tally.sram_write_bytes;
+  // Part of sram_read_bytes + sram_write_bytes, not in addition to them.
+  out["sram_psum_bytes"] = tally.psum_read_bytes + tally.psum_write_bytes;
   out["arithmetic_intensity"] = intensity(tally);
 }
 
@@ -70,6 +72,7 @@ json units() {
           {"dram_write_bytes", "bytes"},
           {"sram_read_bytes", "bytes"},
           {"sram_write_bytes", "bytes"},
+          {"sram_psum_bytes", "bytes (partial sums written + read back; included in sram_*_bytes)"},
           {"arithmetic_intensity", "ops/byte (ops = 2 * MACs + vector ops, per DRAM byte)"},
           {"mac_utilization", "fraction of peak MACs (0..1)"},
           {"achieved_ops_per_second", "ops/s"},

@@ -21,6 +21,9 @@ void Tally::add(const CommandEvent& c) {
   sram_read_bytes += c.sram_read_bytes;
   sram_write_bytes += c.sram_write_bytes;
   stall_cycles += c.stall_cycles;
+  bank_conflict_cycles += c.bank_conflict_cycles;
+  psum_write_bytes += c.psum_write_bytes;
+  psum_read_bytes += c.psum_read_bytes;
   busy_ps += c.end_ps > c.begin_ps ? c.end_ps - c.begin_ps : 0;
   if (c.kind == CommandKind::Gemm) {
     gemm_compute_cycles += c.compute_cycles;

@@ -17,6 +17,10 @@ struct Tally {
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
   std::uint64_t stall_cycles = 0;
+  /// The part of stall_cycles due to SRAM bank conflicts (CommandEvent::bank_conflict_cycles).
+  std::uint64_t bank_conflict_cycles = 0;
+  /// Partial-sum SRAM traffic of the GEMM commands, bytes; part of sram_*_bytes.
+  std::uint64_t psum_write_bytes = 0, psum_read_bytes = 0;
   /// Stall-free cycles (`compute_cycles`) of the GEMM and of the vector commands.
   std::uint64_t gemm_compute_cycles = 0, vector_compute_cycles = 0;
   /// Work of compute commands that carry no `compute_cycles` (traces of older models); the

@@ -47,7 +47,8 @@ bool operator==(const CommandEvent& a, const CommandEvent& b) {
   auto fields = [](const CommandEvent& c) {
     return std::tie(c.id, c.kind, c.unit, c.lane, c.op, c.group, c.begin_ps, c.end_ps,
                     c.dram_read_bytes, c.dram_write_bytes, c.sram_read_bytes, c.sram_write_bytes,
-                    c.macs, c.vector_ops, c.stall_cycles, c.compute_cycles, c.deps);
+                    c.macs, c.vector_ops, c.stall_cycles, c.compute_cycles, c.bank_conflict_cycles,
+                    c.psum_write_bytes, c.psum_read_bytes, c.deps);
   };
   return fields(a) == fields(b);
 }

@@ -35,6 +35,12 @@ struct CommandEvent {
   std::uint64_t stall_cycles = 0;
   /// Stall-free cycles of a compute command (fold model / cost table alone); 0 for DMA.
   std::uint64_t compute_cycles = 0;
+  /// The part of `stall_cycles` a GEMM spent on SRAM bank conflicts within streamed cycles
+  /// (the rest of its stall is bulk SRAM bandwidth); 0 for other commands.
+  std::uint64_t bank_conflict_cycles = 0;
+  /// Partial-sum bytes a GEMM wrote to and read back from SRAM because K spans several row
+  /// folds; already counted in sram_write_bytes / sram_read_bytes.
+  std::uint64_t psum_write_bytes = 0, psum_read_bytes = 0;
   std::vector<std::uint32_t> deps;  // ids of commands this one waited for
 };
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
@@ -266,6 +267,12 @@ RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::siz
   c.vector_ops = a.u64("vector_ops");
   c.stall_cycles = a.u64("stall_cycles");
   c.compute_cycles = a.u64("compute_cycles");
+  // Absent from traces written before these fields existed: nothing was counted then.
+  for (auto [key, field] : {std::pair{"bank_conflict_cycles", &c.bank_conflict_cycles},
+                            std::pair{"psum_write_bytes", &c.psum_write_bytes},
+                            std::pair{"psum_read_bytes", &c.psum_read_bytes}}) {
+    *field = a.has(key) ? a.u64(key) : 0;
+  }
   c.deps = a.u32_list("deps");
   return raw;
 }

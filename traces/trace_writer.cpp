@@ -239,6 +239,9 @@ void append_command(std::string& out, const CommandEvent& c, const EscapedNames&
   append_u64(out, "vector_ops", c.vector_ops);
   append_u64(out, "stall_cycles", c.stall_cycles);
   append_u64(out, "compute_cycles", c.compute_cycles);
+  append_u64(out, "bank_conflict_cycles", c.bank_conflict_cycles);
+  append_u64(out, "psum_write_bytes", c.psum_write_bytes);
+  append_u64(out, "psum_read_bytes", c.psum_read_bytes);
   out += ",\"deps\":[";
   for (std::size_t i = 0; i < c.deps.size(); ++i) {
     if (i) out += ",";

@@ -1,7 +1,9 @@
 #include "models/mac_array/mac_array.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "sim/core/errors.h"
 
@@ -12,7 +14,8 @@ MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config,
     : sc_module(name),
       config_(config),
       period_(clock_period(core_clock, "npu.core_clock")),
-      sram_(sram) {
+      sram_(sram),
+      layout_(staggered_layout(sram.config(), config)) {
   if (config.rows == 0 || config.cols == 0) {
     throw InputError("npu.mac_array", "rows and cols must be at least 1, found " +
                                           std::to_string(config.rows) + " x " +
@@ -21,24 +24,68 @@ MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config,
 }
 
 GemmResult MacArray::timing(const GemmTile& t) const {
-  return result_of(t, sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes));
+  return result_of(t, sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes),
+                   bank_conflict_cycles(t.shape));
+}
+
+std::uint64_t MacArray::window_stall(const std::vector<OperandStream>& streams, std::uint64_t t,
+                                     std::uint64_t n) const {
+  const CycleVectors v = window_vectors(streams, t, n);
+  return std::max(sram_.conflict_cycles(v.reads, v.writes), n) - n;
+}
+
+std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s) const {
+  const auto key = std::make_tuple(s.m, s.k, s.n);
+  if (auto it = fold_conflicts_.find(key); it != fold_conflicts_.end()) return it->second;
+  const std::vector<OperandStream> streams =
+      operand_streams(s, config_.rows, config_.cols, config_.dataflow, layout_);
+  const auto temporal = std::uint64_t(fold_mapping(s, config_.dataflow).temporal);
+  const SramConfig& c = sram_.config();
+  // The staging buffers let the banks serve each window of `window` streamed cycles in any
+  // order; only a window whose busiest bank needs more than `window` cycles stalls the array.
+  const std::uint64_t window = std::max<std::uint32_t>(c.stream_buffer, 1);
+  // Windows start at multiples of `window`, and the bank pattern repeats every stream period,
+  // so the windows' costs repeat every lcm of the two.
+  const std::uint64_t period =
+      std::lcm(stream_period(streams, std::uint64_t(c.banks) * c.bank_width_bytes), window);
+  // extra[i] = stall of the first i whole windows, over at most one period.
+  const std::uint64_t walked = std::min(period, temporal) / window;
+  std::vector<std::uint64_t> extra(walked + 1, 0);
+  for (std::uint64_t i = 0; i < walked; ++i) extra[i + 1] = extra[i] + window_stall(streams, i * window, window);
+  std::uint64_t per_fold = 0;
+  if (temporal > 0) {
+    // Whole periods, then the whole windows left, then a last partial window.
+    const std::uint64_t rest = temporal % period;
+    per_fold = (temporal / period) * extra[walked] + extra[rest / window];
+    if (rest % window != 0) per_fold += window_stall(streams, rest - rest % window, rest % window);
+  }
+  fold_conflicts_.emplace(key, per_fold);
+  return per_fold;
+}
+
+std::uint64_t MacArray::bank_conflict_cycles(const GemmShape& s) const {
+  const FoldTiming fold = fold_timing(s, config_.rows, config_.cols, config_.dataflow, config_.fold_model);
+  return fold.folds == 0 ? 0 : fold.folds * fold_conflict_cycles(s);
 }
 
 GemmResult MacArray::timing(const GemmTile& t, const StridedAccess& reads,
                             const StridedAccess& writes) const {
   return result_of(t, std::max(sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes),
-                               sram_.conflict_cycles(reads, writes)));
+                               sram_.conflict_cycles(reads, writes)), 0);
 }
 
-GemmResult MacArray::result_of(const GemmTile& t, std::uint64_t sram_cycles) const {
+GemmResult MacArray::result_of(const GemmTile& t, std::uint64_t sram_cycles,
+                               std::uint64_t conflict_cycles) const {
   const FoldTiming fold =
       fold_timing(t.shape, config_.rows, config_.cols, config_.dataflow, config_.fold_model);
-  const SramBound bound = bound_by_sram(fold.cycles, sram_cycles);
+  // Conflicts stretch every streamed cycle they hit; bulk bandwidth bounds the tile as a whole.
+  const SramBound bound = bound_by_sram(fold.cycles, std::max(fold.cycles + conflict_cycles, sram_cycles));
   const PartialSumWords psum = partial_sum_words(t.shape, config_.rows, config_.dataflow);
   GemmResult r;
   r.cycles = bound.cycles;
   r.compute_cycles = fold.cycles;
   r.stall_cycles = bound.stall_cycles;
+  r.bank_conflict_cycles = conflict_cycles;
   r.macs = fold.macs;
   r.folds = fold.folds;
   r.fill_drain_cycles = fold.fill_drain_cycles;
@@ -71,6 +118,7 @@ GemmResult MacArray::execute(const GemmTile& t, const GemmResult& r) {
   macs_ += r.macs;
   folds_ += r.folds;
   stalls_.sram_starvation += r.stall_cycles;
+  stalls_.bank_conflict += r.bank_conflict_cycles;
   stalls_.fill_drain += r.fill_drain_cycles;
   psum_write_bytes_ += r.psum_write_bytes;
   psum_read_bytes_ += r.psum_read_bytes;

@@ -1,10 +1,13 @@
 #pragma once
 // Systolic MAC array: times a GEMM tile from its fold model and the SRAM bandwidth, waits once.
 #include <cstdint>
+#include <map>
+#include <tuple>
 
 #include <systemc>
 
 #include "models/mac_array/fold_model.h"
+#include "models/mac_array/operand_streams.h"
 #include "models/sram/sram.h"
 #include "sim/core/hardware_config.h"
 #include "sim/core/units.h"
@@ -23,6 +26,9 @@ struct GemmTile {
 /// sequencer can see them and reports them through MacArray::record_wait.
 struct StallBreakdown {
   std::uint64_t sram_starvation = 0;  ///< tile cycles beyond compute: operands arrive too slowly
+  /// The part of sram_starvation due to bank conflicts within streamed cycles
+  /// (GemmResult::bank_conflict_cycles); the rest is bulk bandwidth.
+  std::uint64_t bank_conflict = 0;
   std::uint64_t fill_drain = 0;       ///< inside compute: preload, pipeline fill and drain
   std::uint64_t dram_wait = 0;        ///< idle, a ready tile's operands still in flight from DRAM
   std::uint64_t dependency_wait = 0;  ///< idle, waiting for a producer command to finish
@@ -32,9 +38,12 @@ struct StallBreakdown {
 enum class WaitCause { Dram, Dependency };
 
 struct GemmResult {
-  std::uint64_t cycles = 0;          ///< max(compute, SRAM)
+  std::uint64_t cycles = 0;          ///< max(compute + bank conflicts, bulk SRAM)
   std::uint64_t compute_cycles = 0;  ///< fold model alone
   std::uint64_t stall_cycles = 0;    ///< cycles - compute_cycles, waiting for SRAM operands
+  /// The part of stall_cycles spent on bank conflicts within streamed cycles (the banks need
+  /// more than one cycle for one cycle's operand vectors); the rest is bulk bandwidth.
+  std::uint64_t bank_conflict_cycles = 0;
   std::uint64_t macs = 0;
   std::uint64_t folds = 0;
   /// Cycles of compute in which no new slice entered the array (FoldTiming::fill_drain_cycles).
@@ -54,7 +63,15 @@ class MacArray : public sc_core::sc_module {
            Sram& sram);
 
   /// Timing of `t` with the configured dataflow and fold model; no simulation, no counters.
+  /// SRAM: every streamed cycle's operand vectors in the staggered layout may hit one bank
+  /// beyond its ports (bank_conflict_cycles); cycles = max(compute + conflicts, bulk cycles).
   GemmResult timing(const GemmTile& t) const;
+  /// Extra cycles over the whole GEMM because the operand vectors (operand_streams in
+  /// staggered_layout) need more cycles of the banks than the array streams: the streamed
+  /// cycles of a fold go in windows of n = npu.sram.stream_buffer cycles (the last may be
+  /// shorter), each costing max(0, Sram::conflict_cycles(the window's vectors) - n); summed over
+  /// every window of every fold, each fold charged like the first. n = 1: per streamed cycle.
+  std::uint64_t bank_conflict_cycles(const GemmShape& s) const;
   /// As above when the tile's operand walk is known: its strided reads and writes may hit the
   /// same banks, so SRAM time is max(bulk access cycles, Sram::conflict_cycles(reads, writes)).
   GemmResult timing(const GemmTile& t, const StridedAccess& reads,
@@ -87,7 +104,11 @@ class MacArray : public sc_core::sc_module {
   const sc_core::sc_time& period() const { return period_; }
 
  private:
-  GemmResult result_of(const GemmTile& t, std::uint64_t sram_cycles) const;
+  GemmResult result_of(const GemmTile& t, std::uint64_t sram_cycles, std::uint64_t conflict_cycles) const;
+  /// Cycles beyond `n` the banks need for the vectors of streamed cycles [t, t + n).
+  std::uint64_t window_stall(const std::vector<OperandStream>& streams, std::uint64_t t, std::uint64_t n) const;
+  /// Conflict cycles of one fold of `s` (fold offsets 0).
+  std::uint64_t fold_conflict_cycles(const GemmShape& s) const;
   GemmResult execute(const GemmTile& t, const GemmResult& r);
 
   MacArrayConfig config_;
@@ -97,6 +118,9 @@ class MacArray : public sc_core::sc_module {
   std::uint64_t macs_ = 0, folds_ = 0, tiles_ = 0;
   std::uint64_t psum_write_bytes_ = 0, psum_read_bytes_ = 0;
   StallBreakdown stalls_;
+  OperandLayout layout_;
+  /// fold_conflict_cycles by (m, k, n): a network has few distinct tile shapes.
+  mutable std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::uint64_t> fold_conflicts_;
 };
 
 }  // namespace npusim::models

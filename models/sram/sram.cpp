@@ -161,7 +161,20 @@ std::uint64_t Sram::strided_access_cycles(std::uint64_t start, std::uint64_t str
 }
 
 std::uint64_t Sram::conflict_cycles(const StridedAccess& reads, const StridedAccess& writes) const {
-  const std::vector<std::uint64_t> r = bank_words(reads), w = bank_words(writes);
+  return conflict_cycles(std::vector<StridedAccess>{reads}, std::vector<StridedAccess>{writes});
+}
+
+std::uint64_t Sram::conflict_cycles(const std::vector<StridedAccess>& reads,
+                                    const std::vector<StridedAccess>& writes) const {
+  auto words = [this](const std::vector<StridedAccess>& accesses) {
+    std::vector<std::uint64_t> sum(config_.banks, 0);
+    for (const StridedAccess& a : accesses) {
+      const std::vector<std::uint64_t> w = bank_words(a);
+      for (std::size_t b = 0; b < sum.size(); ++b) sum[b] += w[b];
+    }
+    return sum;
+  };
+  const std::vector<std::uint64_t> r = words(reads), w = words(writes);
   std::uint64_t busiest = 0;
   for (std::size_t b = 0; b < r.size(); ++b) {
     busiest = std::max(busiest, port_limited_cycles(r[b], w[b], ports_));

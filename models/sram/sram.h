@@ -99,6 +99,11 @@ class Sram : public sc_core::sc_module {
   /// bank beyond its ports serialise; a compute unit sees the excess over its compute time as
   /// SRAM stall cycles (bound_by_sram).
   std::uint64_t conflict_cycles(const StridedAccess& reads, const StridedAccess& writes) const;
+  /// Exact cycles the banks need for several strided reads and writes issued together (e.g.
+  /// the operand vectors a MAC array reads and writes in one cycle): every bank serves the
+  /// words of all of them, so the bank with the most port-limited work sets the time.
+  std::uint64_t conflict_cycles(const std::vector<StridedAccess>& reads,
+                                const std::vector<StridedAccess>& writes) const;
   /// Bank-width words each bank serves for `a` (index = bank), computed per bank-pattern period.
   std::vector<std::uint64_t> bank_words(const StridedAccess& a) const;
   const BankPorts& ports() const { return ports_; }

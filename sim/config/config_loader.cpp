@@ -162,6 +162,38 @@ const std::vector<std::pair<std::string, DType>>& dtype_names() {
   return names;
 }
 
+/// A bank needs a port for reads and one for writes: read/write ports count for both.
+void check_sram_ports(const SramConfig& s, const std::string& source) {
+  const std::string found = ", found ports " + std::to_string(s.ports_per_bank) + ", read_ports " +
+                            std::to_string(s.read_ports) + ", write_ports " + std::to_string(s.write_ports);
+  if (s.ports_per_bank + s.read_ports == 0)
+    throw InputError(source + " (npu.sram.ports, npu.sram.read_ports)", "expected at least one port per bank that can read (ports or read_ports)" + found);
+  if (s.ports_per_bank + s.write_ports == 0)
+    throw InputError(source + " (npu.sram.ports, npu.sram.write_ports)", "expected at least one port per bank that can write (ports or write_ports)" + found);
+}
+
+/// npu.sram.operand_buffers and the three buffer sizes, which only `separate` takes.
+void read_operand_buffers(Reader& r, SramConfig& s) {
+  r.read("npu.sram.operand_buffers", s.operand_buffers, [](const std::string& t, const std::string& w) {
+    return parse_enum<OperandBufferMode>(t, w, {{"shared", OperandBufferMode::Shared}, {"separate", OperandBufferMode::Separate}});
+  });
+  for (auto [name, field] : {std::pair{"ifmap_bytes", &s.ifmap_bytes}, std::pair{"filter_bytes", &s.filter_bytes},
+                             std::pair{"ofmap_bytes", &s.ofmap_bytes}}) {
+    const std::string key = std::string("npu.sram.") + name;
+    const auto v = r.take(key);
+    if (!v) {
+      if (s.separate_buffers())
+        throw InputError(key, "expected a size > 0 with npu.sram.operand_buffers: separate, found none");
+      continue;
+    }
+    const std::string where = Reader::label(*v, key);
+    if (!s.separate_buffers())
+      throw InputError(where, "only allowed with npu.sram.operand_buffers: separate (the operands share the scratchpad)");
+    *field = parse_bytes(v->text, where).value;
+    if (*field == 0) throw InputError(where, "expected a size > 0, found '" + v->text + "'");
+  }
+}
+
 void read_core(Reader& r, HardwareConfig& c) {
   r.read("name", c.name, [](const std::string& t, const std::string&) { return t; });
   r.read("npu.clock", c.core_clock, [](const std::string& t, const std::string& w) { return parse_frequency(t, w); });
@@ -198,7 +230,14 @@ void read_core(Reader& r, HardwareConfig& c) {
     if (b == 0) throw InputError(w, "expected a positive size, found '" + t + "'");
     return static_cast<std::uint32_t>(b);
   });
-  r.read_uint("npu.sram.ports", s.ports_per_bank);
+  r.read_uint("npu.sram.ports", s.ports_per_bank, 0);
+  r.read_uint("npu.sram.read_ports", s.read_ports, 0);
+  r.read_uint("npu.sram.write_ports", s.write_ports, 0);
+  read_operand_buffers(r, s);
+  r.read("npu.sram.tile_layout", s.tile_layout, [](const std::string& t, const std::string& w) {
+    return parse_enum<TileLayout>(t, w, {{"row_major", TileLayout::RowMajor}, {"streamed", TileLayout::Streamed}});
+  });
+  r.read_uint("npu.sram.stream_buffer", s.stream_buffer);
 
   r.read_uint("npu.dma.channels", c.dma.channels);
   r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts);
@@ -336,6 +375,13 @@ void read_energy(Reader& r, HardwareConfig& c) {
 /// Contradictions a single key cannot show: checked after every layer is applied.
 void validate(const HardwareConfig& c, const std::string& source) {
   models::check_dram_config(c.dram, source);
+  check_sram_ports(c.sram, source);
+  const auto& s = c.sram;
+  if (s.separate_buffers() && s.ifmap_bytes + s.filter_bytes + s.ofmap_bytes > s.capacity_bytes)
+    throw InputError(source + " (npu.sram.ifmap_bytes + filter_bytes + ofmap_bytes)",
+                     "expected the three operand buffers to fit in npu.sram.capacity (" +
+                         std::to_string(s.capacity_bytes) + " B), found " +
+                         std::to_string(s.ifmap_bytes + s.filter_bytes + s.ofmap_bytes) + " B");
   const auto& d = c.dram;
   if (c.dma.burst_bytes % d.bytes_per_burst() != 0 && d.bytes_per_burst() % c.dma.burst_bytes != 0)
     throw InputError(source + " (npu.dma.burst_size)", "expected a multiple or divisor of the DRAM burst (" +

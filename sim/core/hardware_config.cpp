@@ -44,6 +44,8 @@ std::string to_string(PagePolicy p) {
 }
 std::string to_string(DramScheduler s) { return s == DramScheduler::FrFcfs ? "fr_fcfs" : "fcfs"; }
 std::string to_string(RefreshMode r) { return r == RefreshMode::AllBank ? "all_bank" : "per_bank"; }
+std::string to_string(OperandBufferMode m) { return m == OperandBufferMode::Shared ? "shared" : "separate"; }
+std::string to_string(TileLayout l) { return l == TileLayout::RowMajor ? "row_major" : "streamed"; }
 
 namespace {
 
@@ -98,6 +100,11 @@ nlohmann::json to_json(const HardwareConfig& c) {
       {"sram",
        {{"capacity_bytes", c.sram.capacity_bytes}, {"banks", c.sram.banks},
         {"bank_width_bytes", c.sram.bank_width_bytes}, {"ports_per_bank", c.sram.ports_per_bank},
+        {"read_ports", c.sram.read_ports}, {"write_ports", c.sram.write_ports},
+        {"operand_buffers", to_string(c.sram.operand_buffers)},
+        {"ifmap_bytes", c.sram.ifmap_bytes}, {"filter_bytes", c.sram.filter_bytes},
+        {"ofmap_bytes", c.sram.ofmap_bytes}, {"tile_layout", to_string(c.sram.tile_layout)},
+        {"stream_buffer", c.sram.stream_buffer},
         {"bandwidth_bytes_per_second", c.sram_bandwidth()}}},
       {"dma",
        {{"channels", c.dma.channels}, {"max_outstanding_bursts", c.dma.max_outstanding_bursts},

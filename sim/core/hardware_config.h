@@ -22,6 +22,13 @@ enum class FoldModel { Reference, Overlapped };
 /// auto-precharges; `adaptive`: auto-precharge unless a queued request hits the same row.
 enum class PagePolicy { Open, Closed, Adaptive };
 enum class DramScheduler { FrFcfs, Fcfs };
+/// `shared`: a GEMM's ifmap, filter and ofmap tiles are allocations in one scratchpad;
+/// `separate`: three buffers of fixed sizes, as SCALE-Sim's three SRAMs.
+enum class OperandBufferMode { Shared, Separate };
+/// How a GEMM tile's operands are laid out in SRAM (docs/compute-models.md section 5):
+/// `row_major`: ifmap M x K, filter K x N, output M x N, all row-major; `streamed`: each operand
+/// in the order the dataflow streams it, so every per-cycle vector is contiguous.
+enum class TileLayout { RowMajor, Streamed };
 /// `all_bank`: REFab every tREFI; `per_bank`: REFpb (LPDDR4/5) every tREFI / 8, bank by bank.
 enum class RefreshMode { AllBank, PerBank };
 
@@ -32,6 +39,8 @@ std::string to_string(FoldModel f);
 std::string to_string(PagePolicy p);
 std::string to_string(DramScheduler s);
 std::string to_string(RefreshMode r);
+std::string to_string(OperandBufferMode m);
+std::string to_string(TileLayout l);
 
 struct MacArrayConfig {
   std::uint32_t rows = 32;
@@ -60,12 +69,25 @@ struct SramConfig {
   std::uint64_t capacity_bytes = 1024 * 1024;
   std::uint32_t banks = 16;
   std::uint32_t bank_width_bytes = 16;
-  /// Ports per bank (1 = one read or write per bank per cycle).
+  /// Read/write ports per bank (1 = one read or write per bank per cycle).
   std::uint32_t ports_per_bank = 1;
+  /// Dedicated read-only and write-only ports per bank, in addition to `ports_per_bank`.
+  std::uint32_t read_ports = 0, write_ports = 0;
+  /// Where a GEMM's operand tiles live; with `Separate`, the three buffer sizes in bytes
+  /// (carved out of `capacity_bytes`, which must hold all three).
+  OperandBufferMode operand_buffers = OperandBufferMode::Shared;
+  std::uint64_t ifmap_bytes = 0, filter_bytes = 0, ofmap_bytes = 0;
+  /// Layout of a GEMM tile's operands in the banks (sets which accesses of one cycle collide).
+  /// Streamed by default: a compiler lays tiles out for the dataflow it runs.
+  TileLayout tile_layout = TileLayout::Streamed;
+  /// Vectors of staging per operand stream between the banks and the array edge: the banks
+  /// serve each window of this many streamed cycles in any order (1 = no buffering).
+  std::uint32_t stream_buffer = 4;
   /// Peak bytes per core cycle over all banks and ports.
   std::uint64_t bytes_per_cycle() const {
-    return std::uint64_t(banks) * bank_width_bytes * ports_per_bank;
+    return std::uint64_t(banks) * bank_width_bytes * (ports_per_bank + read_ports + write_ports);
   }
+  bool separate_buffers() const { return operand_buffers == OperandBufferMode::Separate; }
 };
 
 struct DmaConfig {

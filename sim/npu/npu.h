@@ -9,6 +9,7 @@
 #include "models/dma/dma.h"
 #include "models/dram/dram_controller.h"
 #include "models/mac_array/mac_array.h"
+#include "models/sram/operand_buffers.h"
 #include "models/sram/sram.h"
 #include "models/vector_unit/vector_unit.h"
 #include "sim/core/hardware_config.h"
@@ -25,6 +26,9 @@ class Npu : public sc_core::sc_module {
   models::VectorUnit vector_unit;
   models::Dma dma;
   models::DramController dram;
+  /// Where a group's operand tiles are allocated: the scratchpad's capacity (shared) or the
+  /// three buffers of npu.sram.operand_buffers: separate.
+  models::OperandBuffers buffers;
 };
 
 }  // namespace npusim

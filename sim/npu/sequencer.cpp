@@ -25,9 +25,14 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
     for (auto d : c.deps) successors_[d].push_back(c.id);
     if (c.group >= 0) ++group_remaining_[c.group];
   }
+  per_buffer_ = !npu.buffers.shared() && program.group_buffer_bytes.size() == groups;
   for (std::size_t g = 0; g < groups; ++g) {
     allocations_[g].group = static_cast<int>(g);
     allocations_[g].bytes = program.group_sram_bytes[g];
+    if (per_buffer_) {
+      const auto& b = program.group_buffer_bytes[g];
+      allocations_[g].bytes = b[0] + b[1] + b[2];
+    }
   }
   try_grant();
   for (const auto& c : program.commands)
@@ -90,6 +95,9 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       const auto r = npu_.mac_array.run(tile);
       ev.stall_cycles = r.stall_cycles;
       ev.compute_cycles = r.compute_cycles;
+      ev.bank_conflict_cycles = r.bank_conflict_cycles;
+      ev.psum_write_bytes = r.psum_write_bytes;
+      ev.psum_read_bytes = r.psum_read_bytes;
       break;
     }
     case CommandKind::Vector: {
@@ -131,10 +139,10 @@ void Sequencer::complete(std::uint32_t first) {
     ++completed_;
     const int g = program_.commands[id].group;
     if (g >= 0 && --group_remaining_[g] == 0) {
-      npu_.sram.release(allocations_[g].bytes);
+      release_group(g);
       allocations_[g].free_ps = now_ps();
       try_grant();
-      sram_used_ = npu_.sram.used();
+      sram_used_ = allocated_bytes();
     }
     for (auto s : successors_[id]) {
       if (--pending_[s] != 0) continue;
@@ -173,13 +181,13 @@ void Sequencer::try_grant() {
            oldest_running_ < next_grant_)
       ++oldest_running_;
     if (g > oldest_running_ + kGroupLookahead) return;
-    if (!npu_.sram.try_allocate(allocations_[g].bytes)) return;  // waits for an earlier group to free
+    if (!allocate_group(g)) return;  // waits for an earlier group to free
     granted_[g] = true;
-    sram_used_ = npu_.sram.used();
+    sram_used_ = allocated_bytes();
     allocations_[g].alloc_ps = now_ps();
     ++next_grant_;
     if (group_remaining_[g] == 0) {  // a group without commands (views only)
-      npu_.sram.release(allocations_[g].bytes);
+      release_group(g);
       allocations_[g].free_ps = allocations_[g].alloc_ps;
       continue;
     }
@@ -187,6 +195,37 @@ void Sequencer::try_grant() {
     parked_[g].clear();
     for (auto id : parked) make_ready(id);
   }
+}
+
+namespace {
+constexpr models::Operand kOperands[3] = {models::Operand::Ifmap, models::Operand::Filter, models::Operand::Ofmap};
+}  // namespace
+
+bool Sequencer::allocate_group(std::size_t g) {
+  if (!per_buffer_) return npu_.sram.try_allocate(allocations_[g].bytes);
+  // All three buffers or none: a group cannot start with part of its tiles placed.
+  const auto& bytes = program_.group_buffer_bytes[g];
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (npu_.buffers.try_allocate(kOperands[i], bytes[i])) continue;
+    for (std::size_t j = 0; j < i; ++j) npu_.buffers.release(kOperands[j], bytes[j]);
+    return false;
+  }
+  return true;
+}
+
+void Sequencer::release_group(std::size_t g) {
+  if (!per_buffer_) {
+    npu_.sram.release(allocations_[g].bytes);
+    return;
+  }
+  for (std::size_t i = 0; i < 3; ++i) npu_.buffers.release(kOperands[i], program_.group_buffer_bytes[g][i]);
+}
+
+std::uint64_t Sequencer::allocated_bytes() const {
+  if (!per_buffer_) return npu_.sram.used();
+  std::uint64_t sum = 0;
+  for (models::Operand o : kOperands) sum += npu_.buffers.used(o);
+  return sum;
 }
 
 std::size_t Sequencer::lane_index(Lane lane, std::uint32_t index) const {

@@ -41,6 +41,11 @@ class Sequencer : public sc_core::sc_module {
   void complete(std::uint32_t id);
   void make_ready(std::uint32_t id);
   void try_grant();
+  /// A group's SRAM: from the scratchpad's pool, or from each operand buffer when the NPU has
+  /// separate buffers and the Program says what the group holds in each (all or nothing).
+  bool allocate_group(std::size_t g);
+  void release_group(std::size_t g);
+  std::uint64_t allocated_bytes() const;
   static Lane lane_of(sched::CommandKind k);
   std::uint64_t now_ps() const;
 
@@ -54,6 +59,7 @@ class Sequencer : public sc_core::sc_module {
   std::vector<bool> granted_;
   std::size_t next_grant_ = 0;
   std::size_t oldest_running_ = 0;  // lowest group with commands left
+  bool per_buffer_ = false;         // groups allocate per operand buffer (separate buffers)
   /// Groups allocated ahead of the oldest running one: the next layer's loads may start early
   /// (a compiler prefetches one layer ahead), further ones wait.
   static constexpr std::size_t kGroupLookahead = 1;

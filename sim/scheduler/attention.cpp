@@ -234,6 +234,9 @@ GroupEval evaluate_attention(const Graph& g, const HardwareConfig& hw, const std
     none.why = "not an attention pattern: " + none.why;
     return none;
   }
+  // The score block lives in SRAM between the two matmuls and the softmax: an intermediate kept
+  // on chip, which separate operand buffers cannot hold.
+  if (!(none.why = resident_fusion_obstacle(hw)).empty()) return none;
   const AttentionGeometry a = attention_geometry(g, segs);
   const std::uint64_t cap = hw.sram.capacity_bytes;
   std::optional<GroupEval> best;

@@ -150,6 +150,8 @@ GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const s
     none.why = "not a conv chain: " + none.why;
     return none;
   }
+  none.why = resident_fusion_obstacle(hw);  // a depth-first group keeps its intermediates resident
+  if (!none.why.empty()) return none;
   const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
   std::vector<std::int64_t> cands;
   if (rows > 0) cands = {rows};

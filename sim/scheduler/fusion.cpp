@@ -162,6 +162,7 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
     producer_seg[t] = first_use[t];  // alive from its first reader (loaded when the group starts)
     ev.plan.dram_bytes += std::uint64_t(g.tensor(t).elements()) * dtype_bytes(hw.mac_array.dtype);
   }
+  if (!ev.plan.resident_tensors.empty() && !(ev.why = resident_fusion_obstacle(hw)).empty()) return ev;
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   const std::uint64_t cap = hw.sram.capacity_bytes;
   for (std::size_t i = 0; i < segs.size(); ++i) {
@@ -186,7 +187,7 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
                           std::to_string(largest) + " B)"
                     : "largest buffer is its smallest tile working set (" +
                           std::to_string(smallest ? smallest->working_set_bytes : 0) + " B)") +
-               (alive ? ", " + std::to_string(alive) + " B resident in all" : "");
+               (alive ? ", " + std::to_string(alive) + " B resident in all" : "") + buffer_shortfall(hw, smallest);
       return ev;
     }
     s.tiling = *tiling;

@@ -52,6 +52,7 @@ class Lowering {
       if (grp.depth_first.enabled) {
         lower_depth_first(grp);
         prog_.group_sram_bytes.push_back(grp.sram_bytes);
+        prog_.group_buffer_bytes.push_back(group_buffer_bytes(grp));
         continue;
       }
       if (grp.attention.enabled) {
@@ -67,6 +68,7 @@ class Lowering {
         lower_segment(seg);
       }
       prog_.group_sram_bytes.push_back(grp.sram_bytes);
+      prog_.group_buffer_bytes.push_back(group_buffer_bytes(grp));
     }
     prog_.dram_footprint = dram_top_;
     return std::move(prog_);

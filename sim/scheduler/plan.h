@@ -34,6 +34,10 @@ struct Tiling {
   // Vector head: number of tiles the op is cut into.
   std::int64_t tiles = 1;
   std::uint64_t working_set_bytes = 0;  // SRAM for the double-buffered tile buffers
+  /// working_set_bytes by operand buffer: ifmap (first operand; a vector op's inputs), filter
+  /// (second operand), ofmap (output / partial sums and epilogue operands). What a group holds
+  /// in each buffer when npu.sram.operand_buffers is `separate`.
+  std::uint64_t ifmap_bytes = 0, filter_bytes = 0, ofmap_bytes = 0;
   std::uint64_t dram_bytes = 0;         // DRAM traffic the segment will cause
   std::uint64_t tile_count = 0;         // compute tiles of the head op
 };

@@ -2,6 +2,7 @@
 // What the NPU executes: commands with explicit dependencies. The sequencer issues each
 // command once its dependencies are done and its unit is free, lowest id first, which gives
 // double buffering and DMA/compute overlap without special cases.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ struct Program {
   std::vector<Command> commands;
   /// SRAM bytes each plan group holds while it runs (allocated before its first command).
   std::vector<std::uint64_t> group_sram_bytes;
+  /// Per group, the bytes it holds in each operand buffer (ifmap, filter, ofmap). With
+  /// npu.sram.operand_buffers `separate` the sequencer allocates these instead of
+  /// group_sram_bytes; when a Program has none (hand-made ones) it uses group_sram_bytes.
+  std::vector<std::array<std::uint64_t, 3>> group_buffer_bytes;
   /// Bytes of DRAM address space used by tensors.
   std::uint64_t dram_footprint = 0;
 

@@ -2,6 +2,7 @@
 // Internal to the scheduler: the geometry of a segment (what its tiles read and write) and
 // its tiling. The planner (fusion.cpp) asks for tilings under a budget; the lowering
 // (lowering.cpp) walks the same geometry to emit commands, so both count bytes one way.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -65,6 +66,18 @@ void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::functio
 /// A segment's `request` (user tile shape) restricts the candidates to that shape.
 std::optional<Tiling> tile_segment(const workloads::Graph& g, const HardwareConfig& hw, const Segment& seg,
                                    const Residency& where, std::uint64_t budget, bool smallest = false);
+
+/// Per operand buffer (ifmap, filter, ofmap), the most any of the group's segments holds.
+std::array<std::uint64_t, 3> group_buffer_bytes(const GroupPlan& p);
+
+/// With separate operand buffers, which parts of `t` exceed their buffer ("" when none does, or
+/// the operands share the scratchpad), e.g. "; separate operand buffers: ofmap tile 9216 B >
+/// ofmap buffer 1024 B (npu.sram.ofmap_bytes)".
+std::string buffer_shortfall(const HardwareConfig& hw, const std::optional<Tiling>& t);
+
+/// Why a group that keeps intermediates resident cannot run ("" when it can): with separate
+/// operand buffers an intermediate cannot stay whole across the ifmap, filter and ofmap buffers.
+std::string resident_fusion_obstacle(const HardwareConfig& hw);
 
 /// A candidate group evaluated: residency, per-segment tilings, peak SRAM and traffic.
 struct GroupEval {

@@ -2,6 +2,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <tuple>
 
 #include "sim/core/errors.h"
 #include "sim/scheduler/segment.h"
@@ -92,6 +94,27 @@ std::vector<std::int64_t> requested(std::vector<std::int64_t> cands, std::int64_
   return {want};
 }
 
+/// A tile's double-buffered working set split by operand buffer.
+struct BufferBytes {
+  std::uint64_t ifmap = 0, filter = 0, ofmap = 0;
+  std::uint64_t total() const { return ifmap + filter + ofmap; }
+};
+
+/// Whether a candidate fits: its working set in the budget and, with separate operand buffers,
+/// each part in its own buffer. Looking for the smallest (error messages), only the budget.
+bool fits(const HardwareConfig& hw, std::uint64_t budget, const BufferBytes& b, bool smallest) {
+  if (b.total() > budget) return false;
+  if (smallest || !hw.sram.separate_buffers()) return true;
+  return b.ifmap <= hw.sram.ifmap_bytes && b.filter <= hw.sram.filter_bytes && b.ofmap <= hw.sram.ofmap_bytes;
+}
+
+void set_buffers(Tiling& t, const BufferBytes& b) {
+  t.working_set_bytes = b.total();
+  t.ifmap_bytes = b.ifmap;
+  t.filter_bytes = b.filter;
+  t.ofmap_bytes = b.ofmap;
+}
+
 /// Scores a candidate: estimated seconds, or its working set when looking for the smallest.
 double score(bool smallest, double seconds, std::uint64_t working_set) {
   return smallest ? double(working_set) : seconds;
@@ -170,10 +193,12 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         a_tile_max = geo.a_elements(first) * eb;
         const std::uint64_t b_tile = geo.b_elements(first) * eb;
         const std::uint64_t out_tile_elems = geo.out_elements(first);
-        const std::uint64_t ws = (a_resident ? 0 : 2 * a_tile_max) + (b_resident ? 0 : 2 * b_tile) +
-                                 2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
-                                 extras.whole_buffer_bytes + pool_buffer_bytes(geo, pool, out_tile_elems, eb, acc);
-        if (ws > budget) continue;
+        // Epilogue operands sit beside the output tile they are applied to.
+        const BufferBytes parts{a_resident ? 0 : 2 * a_tile_max, b_resident ? 0 : 2 * b_tile,
+                                2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
+                                    extras.whole_buffer_bytes + pool_buffer_bytes(geo, pool, out_tile_elems, eb, acc)};
+        const std::uint64_t ws = parts.total();
+        if (!fits(hw, budget, parts, smallest)) continue;
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
           const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
@@ -204,7 +229,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             t.cols = cols;
             t.in_channels = chans;
             t.weights_outer = weights_outer;
-            t.working_set_bytes = ws;
+            set_buffers(t, parts);
             t.dram_bytes = traffic;
             t.tile_count = tiles;
             best = t;
@@ -252,16 +277,20 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
     const std::uint64_t in_tile = (tiled_bytes + tiles - 1) / tiles;
     const std::uint64_t out_tile = (out_bytes + tiles - 1) / tiles;
     const std::uint64_t out_elems_tile = (head_out_elems + tiles - 1) / tiles;
-    const std::uint64_t ws = 2 * (in_tile + out_tile + out_elems_tile * extras.tiled_bytes_per_out_elem) +
-                             whole_bytes + extras.whole_buffer_bytes;
-    if (ws > budget) continue;
+    // A vector op has no filter: inputs in the ifmap buffer, outputs (and epilogue operands) in
+    // the ofmap buffer.
+    const BufferBytes parts{2 * in_tile + whole_bytes, 0,
+                            2 * (out_tile + out_elems_tile * extras.tiled_bytes_per_out_elem) +
+                                extras.whole_buffer_bytes};
+    const std::uint64_t ws = parts.total();
+    if (!fits(hw, budget, parts, smallest)) continue;
     const double cost =
         score(smallest, estimate_seconds(hw, traffic, ops, in_tile, std::uint64_t(tiles), hw.vector_peak_ops()), ws);
     if (cost < best_cost) {
       best_cost = cost;
       Tiling t;
       t.tiles = tiles;
-      t.working_set_bytes = ws;
+      set_buffers(t, parts);
       t.dram_bytes = traffic;
       t.tile_count = std::uint64_t(tiles);
       best = t;
@@ -271,6 +300,35 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
 }
 
 }  // namespace
+
+std::array<std::uint64_t, 3> group_buffer_bytes(const GroupPlan& p) {
+  std::array<std::uint64_t, 3> out{0, 0, 0};
+  for (const Segment& s : p.segments) {
+    out[0] = std::max(out[0], s.tiling.ifmap_bytes);
+    out[1] = std::max(out[1], s.tiling.filter_bytes);
+    out[2] = std::max(out[2], s.tiling.ofmap_bytes);
+  }
+  return out;
+}
+
+std::string buffer_shortfall(const HardwareConfig& hw, const std::optional<Tiling>& t) {
+  if (!t || !hw.sram.separate_buffers()) return "";
+  std::string out;
+  for (auto [name, need, have] : {std::tuple{"ifmap", t->ifmap_bytes, hw.sram.ifmap_bytes},
+                                  std::tuple{"filter", t->filter_bytes, hw.sram.filter_bytes},
+                                  std::tuple{"ofmap", t->ofmap_bytes, hw.sram.ofmap_bytes}}) {
+    if (need <= have) continue;
+    out += std::string(out.empty() ? "; separate operand buffers: " : ", ") + name + " tile " + std::to_string(need) +
+           " B > " + name + " buffer " + std::to_string(have) + " B (npu.sram." + name + "_bytes)";
+  }
+  return out;
+}
+
+std::string resident_fusion_obstacle(const HardwareConfig& hw) {
+  if (!hw.sram.separate_buffers()) return "";
+  return "separate operand buffers: an intermediate cannot stay resident across the ifmap, filter and ofmap "
+         "buffers (npu.sram.operand_buffers)";
+}
 
 int base_tensor(const Graph& g, int t) {
   while (true) {

@@ -53,7 +53,7 @@ TEST(InspectCli, SummarisesASavedTrace) {
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* part : {"small_cnn on edge-s, fusion epilogue", "Unit utilisation", "MAC array", "DMA ch0",
                            "Bound classes", "Where the MAC array's time went", "fill/drain", "Top 5 ops by time share",
-                           "energy     "}) {
+                           "energy     ", "SRAM       ", "of it partial sums", "bank conflict"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
   }
   // Five rows in the top table, the first ranked 1.

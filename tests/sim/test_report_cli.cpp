@@ -72,7 +72,8 @@ TEST(ReportCli, PerOpEnergySumsToTheTotalOfARealRun) {
   // The stall parts add up to the network's span on its critical unit.
   const json& st = s["stalls"];
   double parts = 0;
-  for (const char* k : {"compute_s", "fill_drain_s", "sram_stall_s", "dma_wait_s", "dependency_s", "queueing_s"})
+  for (const char* k : {"compute_s", "fill_drain_s", "sram_stall_s", "sram_bank_conflict_s", "dma_wait_s",
+                        "dependency_s", "queueing_s"})
     parts += st[k].get<double>();
   EXPECT_NEAR(parts, st["span_s"].get<double>(), 1e-9 * st["span_s"].get<double>());
   fs::remove_all(out);

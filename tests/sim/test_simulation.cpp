@@ -38,9 +38,11 @@ sched::Plan one_group_plan(const workloads::Graph& g) {
 
 }  // namespace
 
-TEST(Simulation, SingleGemmTakesExactlyItsFoldCycles) {
+TEST(Simulation, SingleGemmTakesItsFoldCyclesPlusBankConflicts) {
   const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
-  const auto hw = config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference"});
+  // No operand staging: every streamed cycle is served on its own (stream_buffer 1).
+  const auto hw = config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference",
+                                                          "npu.sram.stream_buffer=1"});
   sched::Program prog;
   sched::Command c;
   c.kind = sched::CommandKind::Gemm;
@@ -53,10 +55,38 @@ TEST(Simulation, SingleGemmTakesExactlyItsFoldCycles) {
   const auto plan = one_group_plan(g);
   const auto t = simulate({hw, g, plan, prog, "one_matmul", {}});
   // WS on 32x32: Sr = K = 32, Sc = N = 32 -> 1 fold; T = M = 64;
-  // 2R + C + T - 2 = 64 + 32 + 64 - 2 = 158 cycles at 1 GHz = 158 ns. No SRAM bytes, no stall.
+  // 2R + C + T - 2 = 64 + 32 + 64 - 2 = 158 cycles. No bulk SRAM bytes.
+  // Bank conflicts (16 banks x 16 B, 1 port; ifmap at bank 0, output at bank 8): streamed
+  // cycle t reads 32 B at 32 t (banks 2t, 2t + 1 mod 16) and writes 32 x 4 B at 128 + 128 t
+  // (banks 8-15 for even t, 0-7 for odd t). They share a bank for t mod 8 in {1, 3, 4, 6}:
+  // half of the 64 cycles take 2 -> 32 conflict cycles; 190 cycles at 1 GHz.
   ASSERT_EQ(t.commands.size(), 1u);
-  EXPECT_EQ(t.end_ps, 158000u);
+  EXPECT_EQ(t.commands[0].compute_cycles, 158u);
+  EXPECT_EQ(t.commands[0].bank_conflict_cycles, 32u);
+  EXPECT_EQ(t.commands[0].stall_cycles, 32u);
+  EXPECT_EQ(t.end_ps, 190000u);
   EXPECT_EQ(t.commands[0].macs, 65536u);
+}
+
+TEST(Simulation, WsGemmWithKThreeTimesTheRowsSpillsTwoFoldsOfPartialSums) {
+  const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
+  const auto hw = config::load_hardware_config("edge-m", {});
+  sched::Program prog;
+  sched::Command c;
+  c.kind = sched::CommandKind::Gemm;
+  c.op = 0;
+  c.group = 0;
+  c.gemm = {64, 96, 32, 1};  // K = 96 = 3 R on the 32x32 WS array
+  c.macs = 64 * 96 * 32;
+  prog.add(c);
+  prog.group_sram_bytes = {0};
+  const auto plan = one_group_plan(g);
+  const auto t = simulate({hw, g, plan, prog, "one_matmul", {}});
+  // ceil(96 / 32) = 3 row folds: every output leaves the array twice before its last fold,
+  // 64 x 32 x 2 = 4096 partial sums each way, 4 B (int32) each = 16384 B written and read.
+  ASSERT_EQ(t.commands.size(), 1u);
+  EXPECT_EQ(t.commands[0].psum_write_bytes, 16384u);
+  EXPECT_EQ(t.commands[0].psum_read_bytes, 16384u);
 }
 
 TEST(Simulation, ComputeWaitsForItsLoadAndDmaOverlapsCompute) {

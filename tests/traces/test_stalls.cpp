@@ -116,3 +116,41 @@ TEST(TimeShares, OverlapsAreSharedAndGapsGoToWhatStartsNext) {
 
 }  // namespace
 }  // namespace npusim::traces
+
+namespace npusim::traces {
+namespace {
+
+TEST(Stalls, BankConflictsAreTheirOwnCauseApartFromBandwidth) {
+  // G1's 20 stall cycles: 15 of them bank conflicts, the other 5 bulk SRAM bandwidth.
+  Trace t = fused();
+  t.commands[1].bank_conflict_cycles = 15;
+  const TraceStalls s = trace_stalls(t, tally_trace(t));
+  const StallBreakdown& n = s.network;
+  EXPECT_NEAR(n.sram_bank_conflict_s, 15e-9, 1e-18);
+  EXPECT_NEAR(n.sram_stall_s, 5e-9, 1e-18);
+  EXPECT_NEAR(n.part(StallCause::SramBankConflict), 15e-9, 1e-18);
+  EXPECT_EQ(to_string(StallCause::SramBankConflict), "SRAM bank conflict");
+  // Still adds up to the 700 ns span.
+  EXPECT_NEAR(n.compute_s + n.fill_drain_s + n.sram_stall_s + n.sram_bank_conflict_s + n.dma_wait_s +
+                  n.dependency_s + n.queueing_s,
+              n.span_s, 1e-18);
+  EXPECT_NEAR(to_json(n)["sram_bank_conflict_s"].get<double>(), 15e-9, 1e-18);
+  // Op B alone (the vector command) has none.
+  EXPECT_EQ(s.ops[1].sram_bank_conflict_s, 0.0);
+}
+
+TEST(Stalls, DominantBankConflict) {
+  // Without the waits around it, G1's 200 ns: 100 at peak, 80 fill/drain, 20 stall all from
+  // bank conflicts; with fill/drain inside a derated roof, the conflicts dominate.
+  Trace t = fused();
+  t.commands = {t.commands[1]};
+  t.commands[0].deps = {};
+  t.commands[0].bank_conflict_cycles = 20;
+  t.sram_allocations = {{0, 4096, 100 * kNs, 300 * kNs}};
+  t.end_ps = 300 * kNs;
+  const TraceStalls s = trace_stalls(t, tally_trace(t));
+  EXPECT_EQ(s.ops[0].dominant(false), StallCause::SramBankConflict);
+}
+
+}  // namespace
+}  // namespace npusim::traces

@@ -124,6 +124,21 @@ TEST(Summary, EnergyTotalsAndBreakdown) {
   EXPECT_TRUE(none["ops"][0]["energy"].is_null());
 }
 
+TEST(Summary, PartialSumBytesPerOpGroupAndNetwork) {
+  // c1 (op 0 "gemm0", group 0) spilled 4096 B of partial sums and read back 2048 B: 6144 B,
+  // already part of its sram_read_bytes / sram_write_bytes (which stay as they were).
+  Trace t = sample_trace();
+  t.commands[1].psum_write_bytes = 4096;
+  t.commands[1].psum_read_bytes = 2048;
+  const json s = summary_of(t);
+  EXPECT_EQ(s["sram_psum_bytes"], 6144);
+  EXPECT_EQ(s["ops"][0]["sram_psum_bytes"], 6144);
+  EXPECT_EQ(s["ops"][1]["sram_psum_bytes"], 0);
+  EXPECT_EQ(s["groups"][0]["sram_psum_bytes"], 6144);
+  EXPECT_EQ(s["sram_read_bytes"], summary_of(sample_trace())["sram_read_bytes"]);
+  EXPECT_TRUE(s["units"].contains("sram_psum_bytes"));
+}
+
 TEST(Summary, StallsAndUnitsBusy) {
   const json s = summary_of(sample_trace());
   // The MAC array over 1.5 us: waits 0.3 us for c0, works 0.5 us, then idles 0.7 us until the

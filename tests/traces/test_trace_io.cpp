@@ -73,6 +73,20 @@ TEST(TraceIo, RoundTripIsExact) {
   EXPECT_EQ(back, t);  // every field at once
 }
 
+TEST(TraceIo, BankConflictAndPartialSumFieldsRoundTrip) {
+  Trace t = sample_trace();
+  t.commands[1].bank_conflict_cycles = 30;  // of its 50 stall cycles
+  t.commands[1].psum_write_bytes = 4096;
+  t.commands[1].psum_read_bytes = 2048;
+  const std::string path = temp_path("trace_psum.json");
+  write_trace_json(t, path);
+  const Trace back = read_trace_json(path);
+  EXPECT_EQ(back.commands[1].bank_conflict_cycles, 30u);
+  EXPECT_EQ(back.commands[1].psum_write_bytes, 4096u);
+  EXPECT_EQ(back.commands[1].psum_read_bytes, 2048u);
+  EXPECT_EQ(back, t);
+}
+
 TEST(TraceIo, PicosecondsSurviveLongRunsAndOddTimes) {
   // 123456.789012345 us and a 1 ps command: six decimals of us are exactly ps.
   Trace t = sample_trace();
