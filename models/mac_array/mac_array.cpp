@@ -31,10 +31,10 @@ GemmResult MacArray::timing(const GemmTile& t, const StridedAccess& reads,
 }
 
 GemmResult MacArray::result_of(const GemmTile& t, std::uint64_t sram_cycles) const {
-  const FoldTiming fold =
-      fold_timing(t.shape, config_.rows, config_.cols, config_.dataflow, config_.fold_model);
+  const Dataflow dataflow = t.dataflow.value_or(config_.dataflow);
+  const FoldTiming fold = fold_timing(t.shape, config_.rows, config_.cols, dataflow, config_.fold_model);
   const SramBound bound = bound_by_sram(fold.cycles, sram_cycles);
-  const PartialSumWords psum = partial_sum_words(t.shape, config_.rows, config_.dataflow);
+  const PartialSumWords psum = partial_sum_words(t.shape, config_.rows, dataflow);
   GemmResult r;
   r.cycles = bound.cycles;
   r.compute_cycles = fold.cycles;

@@ -1,6 +1,7 @@
 #pragma once
 // Systolic MAC array: times a GEMM tile from its fold model and the SRAM bandwidth, waits once.
 #include <cstdint>
+#include <optional>
 
 #include <systemc>
 
@@ -15,6 +16,8 @@ namespace npusim::models {
 struct GemmTile {
   GemmShape shape;
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
+  /// Runs the tile with this dataflow (a schedule's per-group override); nullopt: the config's.
+  std::optional<Dataflow> dataflow{};
 };
 
 /// Why the array was not doing useful work, in core cycles (definitions in

@@ -3,6 +3,7 @@
 // command once its dependencies are done and its unit is free, lowest id first, which gives
 // double buffering and DMA/compute overlap without special cases.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct DramRegion {
 
 struct GemmWork {
   std::int64_t m = 0, k = 0, n = 0, repeats = 1;
+  /// The dataflow the tile runs with (a schedule group's override); nullopt: the MAC array's.
+  std::optional<Dataflow> dataflow{};
 };
 
 struct VectorWork {

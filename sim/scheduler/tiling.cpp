@@ -3,7 +3,9 @@
 #include <limits>
 #include <numeric>
 
+#include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/lowering.h"
 #include "sim/scheduler/segment.h"
 
 namespace npusim::sched {
@@ -42,6 +44,38 @@ double estimate_seconds(const HardwareConfig& hw, std::uint64_t traffic, double 
   const double bw = hw.dram.peak_bandwidth().bytes_per_second;
   const double per_tile_overhead = 64.0 / hw.core_clock.hz;  // command issue, fill: ~64 cycles
   return std::max(double(traffic) / bw, ops / peak_ops) + double(first_tile_bytes) / bw + double(tiles) * per_tile_overhead;
+}
+
+GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
+  const auto& mac = hw.mac_array;
+  const GemmSramTraffic tr = gemm_sram_traffic(w, mac);
+  const auto fold = models::fold_timing({w.m, w.k, w.n, w.repeats}, mac.rows, mac.cols, w.dataflow.value_or(mac.dataflow),
+                                        mac.fold_model);
+  const double sram_cycles = double(tr.read_bytes + tr.write_bytes) / double(hw.sram.bytes_per_cycle());
+  return {std::max(double(fold.cycles), sram_cycles), tr.read_bytes, tr.write_bytes};
+}
+
+GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
+                              std::optional<Dataflow> dataflow, const HardwareConfig& hw) {
+  // Every dimension has at most two block sizes, the full one and the remainder at the edge.
+  auto sizes = [](std::int64_t total, std::int64_t block) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> s{{block, total / block}};  // (size, count)
+    if (total % block) s.push_back({total % block, 1});
+    return s;
+  };
+  GemmTileCost sum;
+  for (const auto& [r, nr] : sizes(geo.out_rows, rows))
+    for (const auto& [c, nc] : sizes(geo.n_total, cols))
+      for (const auto& [k, nk] : sizes(geo.c_total, chans)) {
+        GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k});
+        w.dataflow = dataflow;
+        const GemmTileCost one = gemm_tile_cost(w, hw);
+        const std::uint64_t n = std::uint64_t(nr * nc * nk * geo.batch);
+        sum.cycles += one.cycles * double(n);
+        sum.sram_read_bytes += one.sram_read_bytes * n;
+        sum.sram_write_bytes += one.sram_write_bytes * n;
+      }
+  return sum;
 }
 
 namespace {
@@ -108,7 +142,6 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   const int out = segment_output(g, seg);
   const bool out_stored = where.stored[out];
   const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
-  const double macs = double(workloads::op_cost(g, head, eb).macs);
 
   std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
   std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
@@ -162,6 +195,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                  2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
                                  extras.whole_buffer_bytes;
         if (ws > budget) continue;
+        // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
+        const double compute_cycles =
+            smallest ? 0 : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw).cycles;
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
           const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
@@ -183,8 +219,8 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                (b_resident ? 0 : double(b_traffic * eb) * b_fetch(chans, cols)) +
                                double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
-          const double cost = score(smallest, estimate_seconds(hw, std::uint64_t(moved), 2 * macs,
-                                                               a_tile_max + b_tile, tiles, hw.mac_peak_ops()), ws);
+          const double cost = score(smallest, estimate_seconds(hw, std::uint64_t(moved), compute_cycles,
+                                                               a_tile_max + b_tile, tiles, hw.core_clock.hz), ws);
           if (cost < best_cost) {
             best_cost = cost;
             Tiling t;

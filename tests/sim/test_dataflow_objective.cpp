@@ -1,0 +1,159 @@
+// Per-group dataflow overrides in schedule files and the search policy's --objective flag.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/scheduler/lowering.h"
+#include "sim/scheduler/schedule_file.h"
+#include "tests/support/cli_support.h"
+#include "traces/trace_io.h"
+#include "workloads/loader.h"
+
+namespace fs = std::filesystem;
+using namespace npusim;
+using npusim::test::read_json;
+using npusim::test::run_npusim;
+using npusim::test::scratch;
+using npusim::test::write_temp;
+using nlohmann::json;
+
+namespace {
+
+const std::string kGemmSmall = std::string(NPUSIM_TEST_DATA) + "/gemm_small.yaml";
+// An 8x8 array with SCALE-Sim's reference folds (every fold pays its fill and drain), so the
+// fold counts below are the whole story.
+const std::string kSmallArray =
+    "--config edge-s --set npu.mac_array.rows=8 --set npu.mac_array.cols=8 --set npu.mac_array.fold_model=reference";
+
+/// fc and its relu as one group, the whole 64x32x16 product in one GEMM tile.
+std::string one_tile_schedule(const std::string& dataflow_field) {
+  return R"({"groups": [{"name": "g", "ops": ["fc", "act"], )" + dataflow_field +
+         R"( "tiles": {"fc": {"rows": 64, "cols": 16, "in_channels": 32}}}]})";
+}
+
+struct GemmFigures {
+  std::uint64_t compute_cycles = 0, sram_read = 0, sram_write = 0, commands = 0;
+  std::string group_dataflow;
+};
+
+/// Runs gemm_small under `schedule` and sums its GEMM commands from the trace.
+GemmFigures run_gemm_small(const std::string& name, const std::string& schedule) {
+  const std::string path = write_temp(name + ".json", schedule);
+  const auto out = scratch(name);
+  std::string log;
+  const int code = run_npusim("run " + kSmallArray + " --workload " + kGemmSmall + " --fusion file:" + path +
+                                  " --out " + out.string(),
+                              &log);
+  EXPECT_EQ(code, 0) << log;
+  GemmFigures f;
+  if (code != 0) return f;
+  const traces::Trace t = traces::read_trace_json((out / "trace.json").string());
+  for (const auto& c : t.commands)
+    if (c.kind == traces::CommandKind::Gemm) {
+      f.compute_cycles += c.compute_cycles;
+      f.sram_read += c.sram_read_bytes;
+      f.sram_write += c.sram_write_bytes;
+      ++f.commands;
+    }
+  f.group_dataflow = t.groups.at(0).dataflow;
+  const json summary = read_json(out / "summary.json");
+  EXPECT_EQ(summary["groups"][0]["dataflow"], f.group_dataflow);
+  return f;
+}
+
+std::string schedule_error(const std::string& text) {
+  const auto g = workloads::load_yaml_workload(kGemmSmall);
+  const auto hw = config::load_hardware_config("edge-s");
+  try {
+    sched::parse_schedule(text, "s.json", g, hw);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// C[64x16] = A[64x32] x B[32x16] on an 8x8 array, reference folds (docs/compute-models.md):
+//   WS: rows <- K = 32 (4 folds), cols <- N = 16 (2 folds), streams M = 64:
+//       8 folds x (2R + C + T - 2 = 16 + 8 + 64 - 2 = 86) = 688 cycles.
+//   OS: rows <- M = 64 (8 folds), cols <- N = 16 (2 folds), streams K = 32:
+//       16 folds x (R + C + T - 2 = 8 + 8 + 32 - 2 = 46) = 736 cycles.
+//   IS: rows <- K = 32 (4 folds), cols <- M = 64 (8 folds), streams N = 16:
+//       32 folds x (16 + 8 + 16 - 2 = 38) = 1216 cycles.
+// SRAM bytes of the tile (int8 operands, int32 accumulator):
+//   WS: inputs re-streamed per column fold 64*32*2 = 4096 B, weights once 32*16 = 512 B;
+//       K spans 4 row folds, so 3 partial sums per output go out and back: 64*16*3 = 3072
+//       words = 12288 B read and written; outputs 64*16*4 = 4096 B.
+//       read 4096 + 512 + 12288 = 16896 B, write 4096 + 12288 = 16384 B.
+//   OS: inputs per column fold 4096 B, weights per row fold 512*8 = 4096 B, no partial sums:
+//       read 8192 B, write 4096 B.
+TEST(DataflowOverride, GemmGroupRunsWithTheScheduledDataflow) {
+  const GemmFigures ws = run_gemm_small("ws", one_tile_schedule(R"("dataflow": "WS",)"));
+  EXPECT_EQ(ws.commands, 1u);
+  EXPECT_EQ(ws.compute_cycles, 688u);
+  EXPECT_EQ(ws.sram_read, 16896u);
+  EXPECT_EQ(ws.sram_write, 16384u);
+  EXPECT_EQ(ws.group_dataflow, "WS");
+
+  const GemmFigures os = run_gemm_small("os", one_tile_schedule(R"("dataflow": "os",)"));
+  EXPECT_EQ(os.compute_cycles, 736u);
+  EXPECT_EQ(os.sram_read, 8192u);
+  EXPECT_EQ(os.sram_write, 4096u);
+  EXPECT_EQ(os.group_dataflow, "OS");
+
+  const GemmFigures is = run_gemm_small("is", one_tile_schedule(R"("dataflow": "IS",)"));
+  EXPECT_EQ(is.compute_cycles, 1216u);
+
+  // Without an override the config's dataflow (edge-s: WS) runs and is reported.
+  const GemmFigures dflt = run_gemm_small("default", one_tile_schedule(""));
+  EXPECT_EQ(dflt.compute_cycles, 688u);
+  EXPECT_EQ(dflt.group_dataflow, "WS");
+}
+
+TEST(DataflowOverride, ScheduleWritesEveryGemmGroupsDataflowAndReadsItBack) {
+  const auto out = scratch("sched.json");
+  ASSERT_EQ(run_npusim("schedule --config edge-s --set npu.mac_array.dataflow=os --workload " + kGemmSmall +
+                       " --fusion none --out " + out.string()),
+            0);
+  const json s = read_json(out);
+  ASSERT_EQ(s["groups"].size(), 2u);
+  EXPECT_EQ(s["groups"][0]["dataflow"], "OS");        // fc: the config's dataflow, written out
+  EXPECT_FALSE(s["groups"][1].contains("dataflow"));  // act: vector work only
+  // The written schedule runs unchanged, on a config whose own dataflow differs.
+  const auto g = workloads::load_yaml_workload(kGemmSmall);
+  const auto plan = sched::parse_schedule(s.dump(), "sched.json", g, config::load_hardware_config("edge-s"));
+  ASSERT_TRUE(plan.groups[0].dataflow.has_value());
+  EXPECT_EQ(*plan.groups[0].dataflow, Dataflow::OS);
+  const auto prog = sched::lower_plan(g, config::load_hardware_config("edge-s"), plan);
+  for (const auto& c : prog.commands)
+    if (c.kind == sched::CommandKind::Gemm) {
+      EXPECT_EQ(c.gemm.dataflow, Dataflow::OS);
+    }
+}
+
+TEST(DataflowOverride, ValidationNamesTheGroupAndTheAllowedValues) {
+  const std::string unknown = schedule_error(one_tile_schedule(R"("dataflow": "XS",)"));
+  EXPECT_NE(unknown.find("groups[0] ('g').dataflow"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("unknown dataflow \"XS\""), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find(R"("WS", "OS", "IS")"), std::string::npos) << unknown;
+  const std::string not_text = schedule_error(one_tile_schedule(R"("dataflow": 3,)"));
+  EXPECT_NE(not_text.find("unknown dataflow 3"), std::string::npos) << not_text;
+  // A dataflow on a group that runs only on the vector unit changes nothing: an error.
+  const std::string vector_only =
+      schedule_error(R"({"groups": [{"name": "v", "ops": ["act"], "dataflow": "OS"}]})");
+  EXPECT_NE(vector_only.find("groups[0] ('v').dataflow"), std::string::npos) << vector_only;
+  EXPECT_NE(vector_only.find("expected a group with a GEMM op"), std::string::npos) << vector_only;
+  // Through the CLI: exit code 2.
+  std::string log;
+  EXPECT_EQ(run_npusim("run " + kSmallArray + " --workload " + kGemmSmall + " --fusion file:" +
+                           write_temp("bad.json", one_tile_schedule(R"("dataflow": "XS",)")) + " --out " +
+                           scratch("bad").string(),
+                       &log),
+            2);
+  EXPECT_NE(log.find("unknown dataflow"), std::string::npos) << log;
+}
