@@ -120,6 +120,13 @@ ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residenc
   return x;
 }
 
+/// The candidates that divide `total`: a schedule file's GEMM tiles must (docs/schedule-format.md),
+/// so only such tiles are chosen, and a written schedule reads back unchanged.
+std::vector<std::int64_t> dividing(std::vector<std::int64_t> cands, std::int64_t total) {
+  cands.erase(std::remove_if(cands.begin(), cands.end(), [&](std::int64_t v) { return total % v != 0; }), cands.end());
+  return cands;
+}
+
 /// Keeps the candidates a schedule file asked for (0 = any).
 std::vector<std::int64_t> requested(std::vector<std::int64_t> cands, std::int64_t want) {
   if (want <= 0) return cands;
@@ -167,10 +174,12 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
-  const auto row_cands = requested(candidates(geo.out_rows, 1), seg.request.rows);
-  const auto col_cands = requested(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), seg.request.cols);
+  const auto row_cands = requested(dividing(candidates(geo.out_rows, 1), geo.out_rows), seg.request.rows);
+  const auto col_cands = requested(dividing(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), geo.n_total),
+                                   seg.request.cols);
   const auto chan_cands = geo.grouped ? std::vector<std::int64_t>{1}
-                                      : requested(candidates(geo.c_total, hw.mac_array.rows), seg.request.in_channels);
+                                      : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
+                                                  seg.request.in_channels);
 
   for (std::int64_t rows : row_cands) {
     // First-operand elements over all row blocks: halo rows are read again by every block.
