@@ -150,6 +150,7 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
   chosen.policy = FusionPolicy::Search;
   chosen.search = report;
   chosen.search.chosen = cands[best].first;
+  chosen.search.dataflow_overrides = sched::count_dataflow_overrides(chosen, hw.mac_array.dataflow);
   for (std::size_t i = 0; i < cands.size(); ++i)
     chosen.search.simulated.push_back(
         {cands[i].first, double(measured[i].end_ps) * 1e-12, measured[i].dram_bytes, measured[i].energy_j});

@@ -72,6 +72,12 @@ void settle_dataflow(const Graph& g, const HardwareConfig& hw, GroupPlan& gp) {
   }
 }
 
+std::size_t count_dataflow_overrides(const Plan& p, Dataflow configured) {
+  std::size_t n = 0;
+  for (const auto& gp : p.groups) n += gp.dataflow && *gp.dataflow != configured ? 1 : 0;
+  return n;
+}
+
 std::vector<int> GroupPlan::ops() const {
   std::vector<int> out;
   for (const auto& s : segments) out.insert(out.end(), s.ops.begin(), s.ops.end());
@@ -453,12 +459,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
 
   if (policy == FusionPolicy::Search) {
     groups = search_groups(g, hw, segs, search, plan.search);
-    for (const auto& ev : groups) {
-      plan.search.estimate_seconds += estimated_seconds(g, hw, ev);
-      if (ev.plan.segments.size() && has_gemm(g, ev.plan.segments) &&
-          ev.plan.segments.front().dataflow.value_or(hw.mac_array.dataflow) != hw.mac_array.dataflow)
-        ++plan.search.dataflow_overrides;
-    }
+    for (const auto& ev : groups) plan.search.estimate_seconds += estimated_seconds(g, hw, ev);
     for (const auto& gp : make_plan(g, hw, FusionPolicy::Greedy).groups) {
       GroupEval ev;
       ev.plan = gp;
@@ -525,6 +526,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     for (int o : gp.ops()) plan.op_group[o] = int(plan.groups.size());
     plan.groups.push_back(std::move(gp));
   }
+  plan.search.dataflow_overrides = count_dataflow_overrides(plan, hw.mac_array.dataflow);
   if (policy != FusionPolicy::Greedy)
     for (std::size_t i = 1; i < plan.groups.size(); ++i)
       plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(),

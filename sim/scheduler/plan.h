@@ -102,7 +102,7 @@ struct SearchReport {
   double estimate_seconds = 0;    // estimated run time of the chosen schedule
   double greedy_estimate_seconds = 0;
   std::string objective;
-  /// Groups where the search ran GEMM segments with a dataflow other than the config's.
+  /// Groups of the chosen schedule whose GEMM work runs with a dataflow other than the config's.
   std::size_t dataflow_overrides = 0;
   /// A candidate schedule simulated to pick the final one, with its simulated figures.
   struct Simulated {
@@ -135,6 +135,9 @@ struct SearchOptions {
 /// heads take followers). Shared by the policies and by schedule files.
 std::vector<Segment> make_segments(const workloads::Graph& g, const std::vector<int>& ops, bool chains,
                                    bool gemm_heads_only);
+
+/// Groups of `p` whose GEMM work runs with a dataflow other than `configured`.
+std::size_t count_dataflow_overrides(const Plan& p, Dataflow configured);
 
 /// Name and fusion kind of a group as reports show them.
 std::string group_name(const workloads::Graph& g, const GroupPlan& p);
