@@ -215,7 +215,10 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             a_traffic = a_full;
             b_traffic = weights_outer || nb == 1 ? b_full : b_full * std::uint64_t(rb);
           } else if (cb == 1) {
-            a_traffic = weights_outer && nb > 1 ? a_full * std::uint64_t(nb) : a_full;
+            // Weights outer re-reads the inputs per output-channel block, unless one input block
+            // (a single row block per weight block) stays in its buffer throughout.
+            const bool a_reloaded = (geo.b_constant ? rb : rb_per_batch) > 1;
+            a_traffic = weights_outer && nb > 1 && a_reloaded ? a_full * std::uint64_t(nb) : a_full;
             b_traffic = !weights_outer && nb > 1 ? b_full * std::uint64_t(b_reloads) : b_full;
           } else {
             a_traffic = a_full * std::uint64_t(nb);
@@ -228,8 +231,13 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                (b_resident ? 0 : double(b_traffic * eb) * b_fetch(chans, cols)) +
                                double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
-          const double cost = score(smallest, estimate_seconds(hw, std::uint64_t(moved), compute_cycles,
-                                                               a_tile_max + b_tile, tiles, hw.core_clock.hz), ws);
+          // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
+          // channel the next group's prefetch and the stores need, and carry nothing.
+          const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
+          const double cost = score(smallest,
+                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, a_tile_max + b_tile,
+                                                     tiles, hw.core_clock.hz) + overfetch,
+                                    ws);
           if (cost < best_cost) {
             best_cost = cost;
             Tiling t;
