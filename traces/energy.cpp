@@ -24,9 +24,9 @@ double joules_or_watts(const json& block, const char* key) {
   return it->get<double>();
 }
 
-std::string array_dtype(const Trace& t) {
-  const auto array = t.config.find("mac_array");
-  if (array == t.config.end() || !array->is_object() || !array->contains("dtype") ||
+std::string array_dtype(const json& config) {
+  const auto array = config.find("mac_array");
+  if (array == config.end() || !array->is_object() || !array->contains("dtype") ||
       !(*array)["dtype"].is_string()) {
     throw InputError("trace config.mac_array",
                      "expected field 'dtype' as a string (needed to price a MAC), found none");
@@ -34,22 +34,25 @@ std::string array_dtype(const Trace& t) {
   return (*array)["dtype"].get<std::string>();
 }
 
-EnergyBreakdown dynamic_energy(const Tally& tally, const EnergyModel& m) {
-  EnergyBreakdown e;
-  e.mac_j = double(tally.macs) * m.mac_j;
-  e.vector_j = double(tally.vector_ops) * m.vector_op_j;
-  e.sram_read_j = double(tally.sram_read_bytes) * m.sram_read_j_per_byte;
-  e.sram_write_j = double(tally.sram_write_bytes) * m.sram_write_j_per_byte;
-  e.dram_j = double(tally.dram_bytes()) * m.dram_j_per_byte;
-  return e;
-}
-
-void add_standing(EnergyBreakdown& e, const EnergyModel& m, double ps) {
-  e.dram_background_j = m.dram_background_w * ps * 1e-12;
-  e.static_j = m.static_w * ps * 1e-12;
+/// A tally's events with `ps` of standing time.
+EnergyBreakdown tally_energy(const Tally& tally, const EnergyModel& m, double ps) {
+  return price_energy(m, {double(tally.macs), double(tally.vector_ops), double(tally.sram_read_bytes),
+                          double(tally.sram_write_bytes), double(tally.dram_bytes()), ps * 1e-12});
 }
 
 }  // namespace
+
+EnergyBreakdown price_energy(const EnergyModel& m, const EnergyEvents& ev) {
+  EnergyBreakdown e;
+  e.mac_j = ev.macs * m.mac_j;
+  e.vector_j = ev.vector_ops * m.vector_op_j;
+  e.sram_read_j = ev.sram_read_bytes * m.sram_read_j_per_byte;
+  e.sram_write_j = ev.sram_write_bytes * m.sram_write_j_per_byte;
+  e.dram_j = ev.dram_bytes * m.dram_j_per_byte;
+  e.dram_background_j = m.dram_background_w * ev.seconds;
+  e.static_j = m.static_w * ev.seconds;
+  return e;
+}
 
 /// When the DRAM controller priced its own commands (IDD currents: activates, reads, writes,
 /// refreshes, background), that is the DRAM energy of this run: the config's flat pJ/byte and
@@ -72,14 +75,20 @@ void use_controller_dram_energy(const Trace& t, EnergyModel& m) {
 }
 
 std::optional<EnergyModel> energy_model(const Trace& t) {
-  if (!t.config.is_object()) return std::nullopt;
-  const auto block = t.config.find("energy");
-  if (block == t.config.end()) return std::nullopt;
+  auto m = energy_model_of_config(t.config);
+  if (m) use_controller_dram_energy(t, *m);
+  return m;
+}
+
+std::optional<EnergyModel> energy_model_of_config(const json& config) {
+  if (!config.is_object()) return std::nullopt;
+  const auto block = config.find("energy");
+  if (block == config.end()) return std::nullopt;
   if (!block->is_object()) {
     throw InputError(kWhere, "expected an object of energies, found " + block->dump());
   }
   EnergyModel m;
-  m.dtype = array_dtype(t);
+  m.dtype = array_dtype(config);
   const auto mac = block->find("mac_j");
   if (mac == block->end() || !mac->is_object() || !mac->contains(m.dtype)) {
     throw InputError(kWhere, "expected field 'mac_j." + m.dtype +
@@ -92,23 +101,16 @@ std::optional<EnergyModel> energy_model(const Trace& t) {
   m.dram_j_per_byte = joules_or_watts(*block, "dram_j_per_byte");
   m.dram_background_w = joules_or_watts(*block, "dram_background_w");
   m.static_w = joules_or_watts(*block, "static_w");
-  use_controller_dram_energy(t, m);
   return m;
 }
 
 TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies,
                          const TimeShares& shares) {
   TraceEnergy out;
-  out.network = dynamic_energy(tallies.network, m);
-  add_standing(out.network, m, double(t.end_ps));
-  for (std::size_t i = 0; i < tallies.ops.size(); ++i) {
-    out.ops.push_back(dynamic_energy(tallies.ops[i], m));
-    add_standing(out.ops.back(), m, shares.ops_ps.at(i));
-  }
-  for (std::size_t g = 0; g < tallies.groups.size(); ++g) {
-    out.groups.push_back(dynamic_energy(tallies.groups[g], m));
-    add_standing(out.groups.back(), m, shares.groups_ps.at(g));
-  }
+  out.network = tally_energy(tallies.network, m, double(t.end_ps));
+  for (std::size_t i = 0; i < tallies.ops.size(); ++i) out.ops.push_back(tally_energy(tallies.ops[i], m, shares.ops_ps.at(i)));
+  for (std::size_t g = 0; g < tallies.groups.size(); ++g)
+    out.groups.push_back(tally_energy(tallies.groups[g], m, shares.groups_ps.at(g)));
   return out;
 }
 

@@ -33,6 +33,9 @@ struct EnergyModel {
 /// The model of a trace; nullopt when its config has no "energy" block (no energy figures).
 /// Throws InputError naming the field when the block is there but malformed.
 std::optional<EnergyModel> energy_model(const Trace& t);
+/// The model of a resolved config alone (to_json(HardwareConfig): its "energy" and "mac_array"
+/// blocks), with the config's flat DRAM prices; what a planner can know before a run.
+std::optional<EnergyModel> energy_model_of_config(const nlohmann::json& config);
 
 /// Joules by component. Dynamic parts count events (MACs, vector ops, bytes); standing parts
 /// are power times the entity's share of wall time (TimeShares), so they add up over ops.
@@ -46,6 +49,18 @@ struct EnergyBreakdown {
   double standing_j() const { return dram_background_j + static_j; }
   double total_j() const { return dynamic_j() + standing_j(); }
 };
+
+/// What an energy is priced from: counted (a trace) or estimated (a planner) events, and the
+/// time the standing power is paid for.
+struct EnergyEvents {
+  double macs = 0, vector_ops = 0;
+  double sram_read_bytes = 0, sram_write_bytes = 0;
+  double dram_bytes = 0;  // read + write
+  double seconds = 0;
+};
+
+/// The one pricing of docs/energy.md: every event at its price plus standing power x seconds.
+EnergyBreakdown price_energy(const EnergyModel& m, const EnergyEvents& e);
 
 struct TraceEnergy {
   EnergyBreakdown network;

@@ -58,6 +58,7 @@ struct GroupInfo {
   std::string fusion;  // "none" (a single unfused op), "epilogue", "chain", ...
   std::vector<int> ops;
   std::uint64_t sram_bytes = 0;  // SRAM allocated while the group runs
+  std::string dataflow{};        // "WS", "OS" or "IS": how its GEMM tiles ran; "" without GEMM work
 };
 
 /// SRAM occupancy changes: a group's buffers are allocated at `alloc_ps` and freed at `free_ps`.

@@ -210,6 +210,7 @@ Trace trace_from_metadata(const Fields& m) {
       info.ops.push_back(static_cast<int>(op));
     }
     info.sram_bytes = g.u64("sram_bytes");
+    if (g.has("dataflow")) info.dataflow = g.str("dataflow");  // traces before dataflow overrides lack it
     t.groups.push_back(std::move(info));
   }
   for (const Fields& o : ops) {

@@ -263,7 +263,9 @@ void append_flow(std::string& out, const char* phase, std::uint64_t id, int tid,
 json group_args(const Trace& t, const GroupInfo& g) {
   json members = json::array();
   for (int op : g.ops) members.push_back(t.ops.at(op).name);
-  return {{"fusion", g.fusion}, {"members", members}, {"sram_bytes", g.sram_bytes}};
+  json args = {{"fusion", g.fusion}, {"members", members}, {"sram_bytes", g.sram_bytes}};
+  if (!g.dataflow.empty()) args["dataflow"] = g.dataflow;
+  return args;
 }
 
 json op_args(const Trace& t, const OpInfo& op) {
@@ -615,8 +617,11 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   }
   json groups = json::array();
   for (const GroupInfo& g : t.groups) {
-    groups.push_back(
-        json{{"name", g.name}, {"fusion", g.fusion}, {"ops", g.ops}, {"sram_bytes", g.sram_bytes}});
+    groups.push_back(json{{"name", g.name},
+                          {"fusion", g.fusion},
+                          {"ops", g.ops},
+                          {"sram_bytes", g.sram_bytes},
+                          {"dataflow", g.dataflow}});
   }
   json allocations = json::array();
   for (const SramAllocation& a : t.sram_allocations) {

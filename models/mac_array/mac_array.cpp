@@ -25,7 +25,7 @@ MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config,
 
 GemmResult MacArray::timing(const GemmTile& t) const {
   return result_of(t, sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes),
-                   bank_conflict_cycles(t.shape));
+                   bank_conflict_cycles(t.shape, t.dataflow.value_or(config_.dataflow)));
 }
 
 std::uint64_t MacArray::window_stall(const std::vector<OperandStream>& streams, std::uint64_t t,
@@ -34,12 +34,12 @@ std::uint64_t MacArray::window_stall(const std::vector<OperandStream>& streams, 
   return std::max(sram_.conflict_cycles(v.reads, v.writes), n) - n;
 }
 
-std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s) const {
-  const auto key = std::make_tuple(s.m, s.k, s.n);
+std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s, Dataflow d) const {
+  const auto key = std::make_tuple(s.m, s.k, s.n, d);
   if (auto it = fold_conflicts_.find(key); it != fold_conflicts_.end()) return it->second;
   const std::vector<OperandStream> streams =
-      operand_streams(s, config_.rows, config_.cols, config_.dataflow, layout_);
-  const auto temporal = std::uint64_t(fold_mapping(s, config_.dataflow).temporal);
+      operand_streams(s, config_.rows, config_.cols, d, layout_);
+  const auto temporal = std::uint64_t(fold_mapping(s, d).temporal);
   const SramConfig& c = sram_.config();
   // The staging buffers let the banks serve each window of `window` streamed cycles in any
   // order; only a window whose busiest bank needs more than `window` cycles stalls the array.
@@ -63,9 +63,9 @@ std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s) const {
   return per_fold;
 }
 
-std::uint64_t MacArray::bank_conflict_cycles(const GemmShape& s) const {
-  const FoldTiming fold = fold_timing(s, config_.rows, config_.cols, config_.dataflow, config_.fold_model);
-  return fold.folds == 0 ? 0 : fold.folds * fold_conflict_cycles(s);
+std::uint64_t MacArray::bank_conflict_cycles(const GemmShape& s, Dataflow d) const {
+  const FoldTiming fold = fold_timing(s, config_.rows, config_.cols, d, config_.fold_model);
+  return fold.folds == 0 ? 0 : fold.folds * fold_conflict_cycles(s, d);
 }
 
 GemmResult MacArray::timing(const GemmTile& t, const StridedAccess& reads,
@@ -76,11 +76,11 @@ GemmResult MacArray::timing(const GemmTile& t, const StridedAccess& reads,
 
 GemmResult MacArray::result_of(const GemmTile& t, std::uint64_t sram_cycles,
                                std::uint64_t conflict_cycles) const {
-  const FoldTiming fold =
-      fold_timing(t.shape, config_.rows, config_.cols, config_.dataflow, config_.fold_model);
+  const Dataflow dataflow = t.dataflow.value_or(config_.dataflow);
+  const FoldTiming fold = fold_timing(t.shape, config_.rows, config_.cols, dataflow, config_.fold_model);
   // Conflicts stretch every streamed cycle they hit; bulk bandwidth bounds the tile as a whole.
   const SramBound bound = bound_by_sram(fold.cycles, std::max(fold.cycles + conflict_cycles, sram_cycles));
-  const PartialSumWords psum = partial_sum_words(t.shape, config_.rows, config_.dataflow);
+  const PartialSumWords psum = partial_sum_words(t.shape, config_.rows, dataflow);
   GemmResult r;
   r.cycles = bound.cycles;
   r.compute_cycles = fold.cycles;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <optional>
 
 #include <systemc>
 
@@ -18,6 +19,8 @@ namespace npusim::models {
 struct GemmTile {
   GemmShape shape;
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
+  /// Runs the tile with this dataflow (a schedule's per-group override); nullopt: the config's.
+  std::optional<Dataflow> dataflow{};
 };
 
 /// Why the array was not doing useful work, in core cycles (definitions in
@@ -71,7 +74,9 @@ class MacArray : public sc_core::sc_module {
   /// cycles of a fold go in windows of n = npu.sram.stream_buffer cycles (the last may be
   /// shorter), each costing max(0, Sram::conflict_cycles(the window's vectors) - n); summed over
   /// every window of every fold, each fold charged like the first. n = 1: per streamed cycle.
-  std::uint64_t bank_conflict_cycles(const GemmShape& s) const;
+  std::uint64_t bank_conflict_cycles(const GemmShape& s, Dataflow d) const;
+  /// As above with the configured dataflow.
+  std::uint64_t bank_conflict_cycles(const GemmShape& s) const { return bank_conflict_cycles(s, config_.dataflow); }
   /// As above when the tile's operand walk is known: its strided reads and writes may hit the
   /// same banks, so SRAM time is max(bulk access cycles, Sram::conflict_cycles(reads, writes)).
   GemmResult timing(const GemmTile& t, const StridedAccess& reads,
@@ -108,7 +113,7 @@ class MacArray : public sc_core::sc_module {
   /// Cycles beyond `n` the banks need for the vectors of streamed cycles [t, t + n).
   std::uint64_t window_stall(const std::vector<OperandStream>& streams, std::uint64_t t, std::uint64_t n) const;
   /// Conflict cycles of one fold of `s` (fold offsets 0).
-  std::uint64_t fold_conflict_cycles(const GemmShape& s) const;
+  std::uint64_t fold_conflict_cycles(const GemmShape& s, Dataflow d) const;
   GemmResult execute(const GemmTile& t, const GemmResult& r);
 
   MacArrayConfig config_;
@@ -119,8 +124,8 @@ class MacArray : public sc_core::sc_module {
   std::uint64_t psum_write_bytes_ = 0, psum_read_bytes_ = 0;
   StallBreakdown stalls_;
   OperandLayout layout_;
-  /// fold_conflict_cycles by (m, k, n): a network has few distinct tile shapes.
-  mutable std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::uint64_t> fold_conflicts_;
+  /// fold_conflict_cycles by (m, k, n, dataflow): a network has few distinct tile shapes.
+  mutable std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, Dataflow>, std::uint64_t> fold_conflicts_;
 };
 
 }  // namespace npusim::models

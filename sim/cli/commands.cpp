@@ -67,7 +67,10 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "workload,w", po::value(&s.workload)->default_value("mobilenet_v2"),
       "workload: a .yaml, .onnx or SCALE-Sim .csv path, or a zoo name (small_cnn, mobilenet_v2, resnet18, resnet50, "
       "ds_cnn_kws, bert_base_layer, vit_s16_block)")(
-      "fusion,f", po::value(&s.fusion)->default_value(default_fusion), "fusion policy: none, epilogue, greedy, or file:PATH (a schedule.json)")(
+      "fusion,f", po::value(&s.fusion)->default_value(default_fusion),
+      "fusion policy: none, epilogue, greedy, search, or file:PATH (a schedule.json)")(
+      "objective", po::value(&s.objective),
+      "what --fusion search minimises: cycles (default), energy (needs the config's energy model) or dram-bytes")(
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
                                                    "e.g. --set npu.mac_array.rows=64")(
       "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
@@ -118,6 +121,15 @@ std::vector<std::string> split_list(const std::string& s) {
   return parts;
 }
 
+/// --objective steers the search policy only: with no search among `policies` it is a mistake.
+void check_objective(const RunSpec& s, const std::vector<std::string>& policies) {
+  if (s.objective.empty()) return;
+  sched::parse_search_objective(s.objective, "--objective");
+  for (const auto& p : policies)
+    if (p == "search") return;
+  throw InputError("--objective " + s.objective, "expected with --fusion search, found --fusion " + s.fusion);
+}
+
 /// Runs `spec` in a child process (SystemC elaborates once per process) and returns its exit code.
 int run_in_child(const RunSpec& spec, const LoadedRun& loaded) {
   std::fflush(nullptr);
@@ -150,8 +162,9 @@ int run_command(const std::vector<std::string>& args) {
   po::options_description d("npusim run options");
   add_run_options(d, spec, "greedy", "npusim-out/run");
   add_common(d, c);
-  if (!parse(args, d, c, "usage: npusim run [--config C] [--workload W] [--fusion P] [--set K=V]... [--out DIR]"))
+  if (!parse(args, d, c, "usage: npusim run [--config C] [--workload W] [--fusion P [--objective O]] [--set K=V]... [--out DIR]"))
     return 0;
+  check_objective(spec, {spec.fusion});
   const LoadedRun loaded = load_run(spec);
   const nlohmann::json summary = execute_run(spec, loaded);
   std::cout << "npusim: " << loaded.workload_name << " on " << loaded.hw.name << ", fusion " << spec.fusion << "\n"
@@ -168,12 +181,13 @@ int compare_command(const std::vector<std::string>& args) {
   add_run_options(d, base, "none,greedy", "npusim-out/compare");
   add_common(d, c);
   if (!parse(args, d, c,
-             "usage: npusim compare [--config C | --config A,B] [--workload W] [--fusion P1,P2 | --fusion P] "
+             "usage: npusim compare [--config C | --config A,B] [--workload W] [--fusion P1,P2 | --fusion P] [--objective O] "
              "[--set K=V]... [--out DIR]\n"
              "Runs the workload twice, either under two fusion policies or on two configs, and writes\n"
              "DIR/<policy-or-config>/ for each run plus DIR/compare.json and DIR/roofline_compare.svg."))
     return 0;
   const auto policies = split_list(base.fusion), configs = split_list(base.config);
+  check_objective(base, policies);
   if (policies.size() * configs.size() != 2)
     throw InputError("--fusion/--config", "expected two policies (--fusion none,greedy) or two configs "
                                           "(--config edge-s,edge-m), found " +
@@ -240,9 +254,10 @@ int schedule_command(const std::vector<std::string>& args) {
   po::options_description d("npusim schedule options");
   add_run_options(d, spec, "greedy", "");
   add_common(d, c);
-  if (!parse(args, d, c, "usage: npusim schedule [--config C] [--workload W] [--fusion P] [--out FILE.json]\n"
+  if (!parse(args, d, c, "usage: npusim schedule [--config C] [--workload W] [--fusion P [--objective O]] [--out FILE.json]\n"
                          "Prints the plan (groups, tiling, SRAM use, why neighbours were not fused)."))
     return 0;
+  check_objective(spec, {spec.fusion});
   const LoadedRun loaded = load_run(spec);
   const std::string text = sched::to_json(loaded.plan, loaded.graph).dump(2) + "\n";
   if (spec.out.empty())

@@ -65,10 +65,12 @@ LoadedRun load_run(const RunSpec& spec) {
                                      spec.load);
   r.workload_name = workload_name(spec.workload);
   const auto policy = sched::parse_fusion_policy(spec.fusion, "--fusion");
+  const auto objective = spec.objective.empty() ? sched::SearchObjective::Cycles
+                                                : sched::parse_search_objective(spec.objective, "--objective");
   if (policy == sched::FusionPolicy::File)
     r.plan = sched::load_schedule_file(spec.fusion.substr(5), r.graph, r.hw);
   else if (policy == sched::FusionPolicy::Search)
-    r.plan = search_by_simulation(r.graph, r.hw);
+    r.plan = search_by_simulation(r.graph, r.hw, objective);
   else
     r.plan = sched::make_plan(r.graph, r.hw, policy);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());

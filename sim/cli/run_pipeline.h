@@ -18,6 +18,7 @@ struct RunSpec {
   std::string config = "edge-m";
   std::string workload = "mobilenet_v2";
   std::string fusion = "greedy";
+  std::string objective;               // --objective for --fusion search ("" = cycles)
   std::vector<std::string> overrides;  // --set KEY=VALUE
   workloads::LoadOptions load;         // --input-shape, --skip-unsupported
   std::string out = "npusim-out/run";

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include "sim/core/errors.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
+#include "traces/analysis.h"
 
 namespace npusim::cli {
 
@@ -21,7 +24,16 @@ struct Child {
   std::size_t index = 0;
 };
 
-/// Forks a child that simulates `plan` and writes its end time (ps) to a pipe.
+/// What a candidate's simulation measured: end time, DRAM bytes moved (whole bursts, as the
+/// trace counts them) and energy (the summary's figure; absent without an energy model).
+struct Measured {
+  std::uint64_t end_ps = std::numeric_limits<std::uint64_t>::max();  // max: did not finish
+  std::uint64_t dram_bytes = 0;
+  std::optional<double> energy_j;
+};
+
+/// Forks a child that simulates `plan` and writes "end_ps dram_bytes energy_j" to a pipe
+/// ("-" for energy without a model).
 Child start_child(const workloads::Graph& g, const HardwareConfig& hw, const sched::Plan& plan, std::size_t index) {
   int fds[2];
   if (::pipe(fds) != 0) throw SimulationError("cannot create a pipe for a search simulation");
@@ -30,14 +42,17 @@ Child start_child(const workloads::Graph& g, const HardwareConfig& hw, const sch
   if (pid < 0) throw SimulationError("cannot fork a search simulation");
   if (pid == 0) {
     ::close(fds[0]);
-    std::uint64_t end_ps = std::numeric_limits<std::uint64_t>::max();
+    std::string text;
     try {
       const auto program = sched::lower_plan(g, hw, plan);
-      end_ps = simulate({hw, g, plan, program, g.name, {}}).end_ps;
+      const traces::Trace trace = simulate({hw, g, plan, program, g.name, {}});
+      const traces::TraceAnalysis a = traces::analyse_trace(trace);
+      char energy[64] = "-";
+      if (a.energy) std::snprintf(energy, sizeof energy, "%.17g", a.energy->network.total_j());
+      text = std::to_string(trace.end_ps) + " " + std::to_string(a.tallies.network.dram_bytes()) + " " + energy;
     } catch (const std::exception&) {
-      // reported to the parent as "did not finish"
+      // nothing written: reported to the parent as "did not finish"
     }
-    const std::string text = std::to_string(end_ps);
     [[maybe_unused]] const auto n = ::write(fds[1], text.data(), text.size());
     ::close(fds[1]);
     ::_exit(0);
@@ -46,32 +61,47 @@ Child start_child(const workloads::Graph& g, const HardwareConfig& hw, const sch
   return {pid, fds[0], index};
 }
 
-std::uint64_t finish_child(const Child& c) {
+Measured finish_child(const Child& c) {
   std::string text;
   char buf[64];
   for (ssize_t n; (n = ::read(c.fd, buf, sizeof buf)) > 0;) text.append(buf, std::size_t(n));
   ::close(c.fd);
   int status = 0;
   ::waitpid(c.pid, &status, 0);
-  try {
-    return text.empty() ? std::numeric_limits<std::uint64_t>::max() : std::stoull(text);
-  } catch (const std::exception&) {
-    return std::numeric_limits<std::uint64_t>::max();
+  Measured m;
+  unsigned long long end_ps = 0, dram = 0;
+  char energy[64] = "";
+  if (std::sscanf(text.c_str(), "%llu %llu %63s", &end_ps, &dram, energy) != 3) return m;
+  m.end_ps = end_ps;
+  m.dram_bytes = dram;
+  if (std::string(energy) != "-") m.energy_j = std::strtod(energy, nullptr);
+  return m;
+}
+
+/// The simulated figure the objective ranks by (lower is better); run time breaks ties.
+std::pair<double, double> rank(const Measured& m, sched::SearchObjective objective) {
+  const double seconds = double(m.end_ps);
+  switch (objective) {
+    case sched::SearchObjective::DramBytes: return {double(m.dram_bytes), seconds};
+    case sched::SearchObjective::Energy: return {m.energy_j.value_or(0), seconds};
+    case sched::SearchObjective::Cycles: break;
   }
+  return {seconds, 0};
 }
 
 bool same_grouping(const sched::Plan& a, const sched::Plan& b) {
   if (a.groups.size() != b.groups.size()) return false;
   for (std::size_t i = 0; i < a.groups.size(); ++i)
     if (a.groups[i].ops() != b.groups[i].ops() || a.groups[i].depth_first.enabled != b.groups[i].depth_first.enabled ||
-        a.groups[i].attention.enabled != b.groups[i].attention.enabled)
+        a.groups[i].attention.enabled != b.groups[i].attention.enabled ||
+        a.groups[i].dataflow != b.groups[i].dataflow)
       return false;
   return true;
 }
 
 }  // namespace
 
-sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig& hw) {
+sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig& hw, sched::SearchObjective objective) {
   const auto start = std::chrono::steady_clock::now();
   using sched::FusionPolicy;
   std::vector<std::pair<std::string, sched::Plan>> cands;
@@ -83,10 +113,16 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
       }
     cands.emplace_back(std::move(name), std::move(p));
   };
-  sched::SearchOptions by_time, by_bytes;
-  by_bytes.objective = sched::SearchObjective::DramBytes;
-  add("search:estimated_time", sched::make_plan(g, hw, FusionPolicy::Search, by_time));
-  add("search:dram_bytes", sched::make_plan(g, hw, FusionPolicy::Search, by_bytes));
+  // The search under the chosen objective first (its report is the one kept), then under the
+  // others the config can price, then greedy and epilogue.
+  std::vector<sched::SearchObjective> objectives{objective};
+  for (auto o : {sched::SearchObjective::Cycles, sched::SearchObjective::DramBytes, sched::SearchObjective::Energy})
+    if (o != objective && (o != sched::SearchObjective::Energy || hw.energy.specified())) objectives.push_back(o);
+  for (auto o : objectives) {
+    sched::SearchOptions opt;
+    opt.objective = o;
+    add("search:" + sched::to_string(o), sched::make_plan(g, hw, FusionPolicy::Search, opt));
+  }
   add("greedy", sched::make_plan(g, hw, FusionPolicy::Greedy));
   sched::SearchOptions attention;  // greedy keeping every attention group, even at more bytes
   attention.attention_by_bytes = false;
@@ -94,29 +130,34 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
   add("epilogue", sched::make_plan(g, hw, FusionPolicy::Epilogue));
 
   // Two simulations at a time: the machines this runs on have two cores.
-  std::vector<std::uint64_t> end_ps(cands.size(), 0);
+  std::vector<Measured> measured(cands.size());
   std::vector<Child> running;
   for (std::size_t i = 0; i < cands.size(); ++i) {
     running.push_back(start_child(g, hw, cands[i].second, i));
     if (running.size() == 2 || i + 1 == cands.size()) {
-      for (const auto& c : running) end_ps[c.index] = finish_child(c);
+      for (const auto& c : running) measured[c.index] = finish_child(c);
       running.clear();
     }
   }
+  constexpr std::uint64_t kFailed = std::numeric_limits<std::uint64_t>::max();
   std::size_t best = 0;
   for (std::size_t i = 1; i < cands.size(); ++i)
-    if (end_ps[i] < end_ps[best]) best = i;
-  if (end_ps[best] == std::numeric_limits<std::uint64_t>::max())
+    if (measured[best].end_ps == kFailed ||
+        (measured[i].end_ps != kFailed && rank(measured[i], objective) < rank(measured[best], objective)))
+      best = i;
+  if (measured[best].end_ps == kFailed)
     throw SimulationError("search: none of the candidate schedules could be simulated");
 
-  sched::Plan chosen = cands[0].second;  // keeps the search report of the estimate-ranked search
+  sched::Plan chosen = cands[0].second;  // keeps the report of the search under `objective`
   const sched::SearchReport report = chosen.search;
   chosen = cands[best].second;
   chosen.policy = FusionPolicy::Search;
   chosen.search = report;
   chosen.search.chosen = cands[best].first;
+  chosen.search.dataflow_overrides = sched::count_dataflow_overrides(chosen, hw.mac_array.dataflow);
   for (std::size_t i = 0; i < cands.size(); ++i)
-    chosen.search.simulated.push_back({cands[i].first, double(end_ps[i]) * 1e-12});
+    chosen.search.simulated.push_back(
+        {cands[i].first, double(measured[i].end_ps) * 1e-12, measured[i].dram_bytes, measured[i].energy_j});
   chosen.search.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return chosen;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The search policy's last step: the analytic estimate ranks groupings, but the simulator has
 // the final word. Candidate plans are simulated in child processes (SystemC elaborates once per
-// process), two at a time, and the one with the fewest simulated cycles is kept.
+// process), two at a time, and the best by the objective's simulated figure is kept.
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,9 +12,12 @@
 
 namespace npusim::cli {
 
-/// Builds the candidates (the search's best grouping by estimated time and by DRAM bytes,
-/// greedy, epilogue), simulates each, and returns the fastest with the trials recorded in its
-/// `search` report.
-sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig& hw);
+/// Builds the candidates (the search's best grouping under `objective`, then under the other
+/// objectives the config can price, greedy, epilogue), simulates each, and returns the best by
+/// the simulated figure of `objective` (run time, DRAM bytes moved, or energy), with the trials
+/// recorded in its `search` report. Throws InputError for the energy objective on a config
+/// without an energy model.
+sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig& hw,
+                                 sched::SearchObjective objective = sched::SearchObjective::Cycles);
 
 }  // namespace npusim::cli

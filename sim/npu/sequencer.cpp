@@ -91,7 +91,8 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
     case CommandKind::Gemm: {
       ev.kind = traces::CommandKind::Gemm;
       ev.unit = traces::Unit::MacArray;
-      models::GemmTile tile{{c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes};
+      models::GemmTile tile{{c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes,
+                            c.gemm.dataflow};
       const auto r = npu_.mac_array.run(tile);
       ev.stall_cycles = r.stall_cycles;
       ev.compute_cycles = r.compute_cycles;

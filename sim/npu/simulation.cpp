@@ -39,7 +39,9 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
                      plan.op_group[i], cost.macs, cost.vector_ops});
   }
   t.groups.clear();
-  for (const auto& gp : plan.groups) t.groups.push_back({gp.name, gp.fusion, gp.ops(), gp.sram_bytes});
+  for (const auto& gp : plan.groups)
+    t.groups.push_back({gp.name, gp.fusion, gp.ops(), gp.sram_bytes,
+                        gp.dataflow ? sched::dataflow_name(*gp.dataflow) : std::string()});
 }
 
 traces::Trace simulate(const SimulationInput& in) {

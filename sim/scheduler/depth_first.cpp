@@ -92,7 +92,7 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   const auto tiles = depth_first_tiles(g, segs, rows, halo);
   std::uint64_t in_window = 0, loaded_rows = 0, acc_max = 0;
   std::vector<std::uint64_t> window(L, 0), overlap(L, 0);
-  double macs = 0;
+  double array_cycles = 0;  // every layer's tiles as the MAC array times them (group dataflow)
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     const auto& t = tiles[i];
     auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
@@ -106,8 +106,9 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
       const std::uint64_t computed = std::uint64_t(t.need_b[l] - t.comp_a[l]) * row_elems;
       acc_max = std::max(acc_max, computed);
       const GemmBlock blk{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo[l].n_total, 0, geo[l].c_total};
-      const GemmWork w = geo[l].work(blk);
-      macs += double(w.m * w.k * w.n * w.repeats);
+      GemmWork w = geo[l].work(blk);
+      w.dataflow = segs[l].dataflow;
+      array_cycles += gemm_tile_cost(w, hw).cycles;
     }
   }
   std::uint64_t ws = 2 * in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * eb  // input rows, double-buffered
@@ -135,8 +136,8 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   ev.plan.segments = segs;
   ev.plan.sram_bytes = sram;
   ev.plan.dram_bytes = traffic;
-  ev.estimate = estimate_seconds(hw, traffic, 2 * macs, in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * eb,
-                                 tiles.size() * L, hw.mac_peak_ops());
+  ev.estimate = estimate_seconds(hw, traffic, array_cycles, in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * eb,
+                                 tiles.size() * L, hw.core_clock.hz);
   return ev;
 }
 

@@ -7,10 +7,12 @@
 #include <map>
 #include <set>
 
-#include "models/mac_array/fold_model.h"
+#include <boost/algorithm/string/case_conv.hpp>
+
 #include "sim/core/errors.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
+#include "traces/energy.h"
 
 namespace npusim::sched {
 using workloads::Graph;
@@ -35,6 +37,47 @@ std::string to_string(FusionPolicy p) {
     case FusionPolicy::File: return "file";
   }
   return "?";
+}
+
+SearchObjective parse_search_objective(const std::string& text, const std::string& where) {
+  if (text == "cycles") return SearchObjective::Cycles;
+  if (text == "energy") return SearchObjective::Energy;
+  if (text == "dram-bytes") return SearchObjective::DramBytes;
+  throw InputError(where, "expected a search objective (cycles, energy, dram-bytes), found '" + text + "'");
+}
+
+std::string to_string(SearchObjective o) {
+  switch (o) {
+    case SearchObjective::Cycles: return "cycles";
+    case SearchObjective::DramBytes: return "dram-bytes";
+    case SearchObjective::Energy: return "energy";
+  }
+  return "?";
+}
+
+std::optional<Dataflow> parse_dataflow_name(const std::string& text) {
+  const std::string upper = boost::algorithm::to_upper_copy(text);
+  if (upper == "WS") return Dataflow::WS;
+  if (upper == "OS") return Dataflow::OS;
+  if (upper == "IS") return Dataflow::IS;
+  return std::nullopt;
+}
+
+std::string dataflow_name(Dataflow d) { return boost::algorithm::to_upper_copy(to_string(d)); }
+
+void settle_dataflow(const Graph& g, const HardwareConfig& hw, GroupPlan& gp) {
+  gp.dataflow.reset();
+  for (auto& s : gp.segments) {
+    if (workloads::op_class(g.op(s.ops[0]).kind) != OpClass::Gemm) continue;
+    if (!gp.dataflow) gp.dataflow = s.dataflow.value_or(hw.mac_array.dataflow);
+    s.dataflow = gp.dataflow;
+  }
+}
+
+std::size_t count_dataflow_overrides(const Plan& p, Dataflow configured) {
+  std::size_t n = 0;
+  for (const auto& gp : p.groups) n += gp.dataflow && *gp.dataflow != configured ? 1 : 0;
+  return n;
 }
 
 std::vector<int> GroupPlan::ops() const {
@@ -278,35 +321,141 @@ GroupEval evaluate_or_split(const Graph& g, const HardwareConfig& hw, const Segm
 
 namespace {
 
+/// The work a group's tiles do: MAC-array cycles (fold model with the segment's dataflow, or
+/// SRAM-bound), MACs, vector ops and SRAM traffic. Vector ops read their inputs and write their
+/// output through SRAM; a depth-first group's MACs include recomputed halo rows.
+struct GroupWork {
+  double array_cycles = 0, macs = 0, vector_ops = 0;
+  double sram_read_bytes = 0, sram_write_bytes = 0;
+};
+
+GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  GroupWork w;
+  auto add_array = [&](const GemmTileCost& c) {
+    w.array_cycles += c.cycles;
+    w.sram_read_bytes += double(c.sram_read_bytes);
+    w.sram_write_bytes += double(c.sram_write_bytes);
+  };
+  for (const auto& s : gp.segments)
+    for (int o : s.ops) {
+      const auto& op = g.op(o);
+      const auto cost = workloads::op_cost(g, op, eb);
+      w.vector_ops += double(cost.vector_ops);
+      switch (workloads::op_class(op.kind)) {
+        case OpClass::View: break;
+        case OpClass::Vector:
+          for (int t : op.inputs) w.sram_read_bytes += double(g.tensor(t).elements()) * eb;
+          w.sram_write_bytes += double(g.tensor(op.outputs[0]).elements()) * eb;
+          break;
+        case OpClass::Gemm:
+          if (gp.depth_first.enabled) break;  // counted per tile below
+          w.macs += double(cost.macs);
+          add_array(gemm_tiling_cost(gemm_geometry(g, op), s.tiling.rows, s.tiling.cols, s.tiling.in_channels,
+                                     s.dataflow, hw));
+          break;
+      }
+    }
+  if (gp.depth_first.enabled)
+    for (const auto& t : depth_first_tiles(g, gp.segments, gp.depth_first.rows, gp.depth_first.halo))
+      for (std::size_t l = 0; l < gp.segments.size(); ++l) {
+        const GemmGeometry geo = gemm_geometry(g, g.op(gp.segments[l].ops[0]));
+        GemmWork work = geo.work(GemmBlock{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo.n_total, 0, geo.c_total});
+        work.dataflow = gp.segments[l].dataflow;
+        w.macs += double(work.m * work.k * work.n * work.repeats);
+        add_array(gemm_tile_cost(work, hw));
+      }
+  return w;
+}
+
 /// Estimated seconds of a group: DRAM time and compute time overlap, the first tile's load
 /// does not (the same estimate the tiler uses, over the whole group).
 double group_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
   if (gp.depth_first.enabled) return 0;  // filled by evaluate_depth_first
   if (gp.attention.enabled) return attention_estimate(g, hw, gp);
-  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
-  double compute = 0;
   std::uint64_t tiles = 0;
-  for (const auto& s : gp.segments) {
-    tiles += s.tiling.tile_count;
-    for (int o : s.ops) {
-      const auto& op = g.op(o);
-      const auto c = workloads::op_cost(g, op, eb);
-      compute += double(c.vector_ops) / hw.vector_peak_ops();
-      if (workloads::op_class(op.kind) != OpClass::Gemm) continue;
-      // The array's shape caps the op (depthwise, small K or N): time it with the fold model.
-      const auto v = workloads::gemm_view(g, op);
-      const auto& mac = hw.mac_array;
-      compute += double(models::fold_timing({v.m, v.k, v.n, v.groups}, mac.rows, mac.cols, mac.dataflow, mac.fold_model)
-                            .cycles) /
-                 hw.core_clock.hz;
-    }
-  }
-  return estimate_seconds(hw, gp.dram_bytes, compute * hw.mac_peak_ops(), 0, tiles, hw.mac_peak_ops());
+  for (const auto& s : gp.segments) tiles += s.tiling.tile_count;
+  const GroupWork w = group_work(g, hw, gp);
+  const double compute = w.vector_ops / hw.vector_peak_ops() + w.array_cycles / hw.core_clock.hz;
+  return estimate_seconds(hw, gp.dram_bytes, compute, 0, tiles, 1.0);
 }
 
-double objective_of(const Graph& g, const HardwareConfig& hw, const GroupEval& ev, SearchObjective obj) {
-  if (obj == SearchObjective::DramBytes) return double(ev.plan.dram_bytes);
+double estimated_seconds(const Graph& g, const HardwareConfig& hw, const GroupEval& ev) {
   return ev.plan.depth_first.enabled ? ev.estimate : group_estimate(g, hw, ev.plan);
+}
+
+/// Estimated joules of a group: its work and DRAM traffic at the model's prices (the trace's
+/// pricing, traces::price_energy) plus standing power over its estimated time. Every DRAM byte
+/// also crosses SRAM: loads write it, stores (the group's outputs read elsewhere) read it.
+double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& ev, const traces::EnergyModel& m) {
+  const GroupWork w = group_work(g, hw, ev.plan);
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  std::set<int> in_group;
+  for (int o : ev.plan.ops()) in_group.insert(o);
+  const auto outs = g.graph_outputs();
+  double stored = 0;
+  for (int o : in_group)
+    for (int t : g.op(o).outputs) {
+      bool outside = std::find(outs.begin(), outs.end(), t) != outs.end();
+      for (int c : g.tensor(t).consumers) outside |= !in_group.count(c);
+      if (outside && base_tensor(g, t) == t) stored += double(g.tensor(t).elements()) * eb;
+    }
+  const double dram = double(ev.plan.dram_bytes);
+  const double loaded = std::max(0.0, dram - stored);
+  return traces::price_energy(m, {w.macs, w.vector_ops, w.sram_read_bytes + std::min(stored, dram),
+                                  w.sram_write_bytes + loaded, dram, estimated_seconds(g, hw, ev)})
+      .total_j();
+}
+
+/// What the search minimises for one candidate group.
+struct Objective {
+  SearchObjective kind = SearchObjective::Cycles;
+  std::optional<traces::EnergyModel> energy;  // for SearchObjective::Energy
+
+  double of(const Graph& g, const HardwareConfig& hw, const GroupEval& ev) const {
+    switch (kind) {
+      case SearchObjective::DramBytes: return double(ev.plan.dram_bytes);
+      case SearchObjective::Energy: return group_energy(g, hw, ev, *energy);
+      case SearchObjective::Cycles: break;
+    }
+    return estimated_seconds(g, hw, ev);
+  }
+};
+
+Objective make_objective(const HardwareConfig& hw, SearchObjective kind) {
+  Objective o{kind, std::nullopt};
+  if (kind != SearchObjective::Energy) return o;
+  o.energy = traces::energy_model_of_config(npusim::to_json(hw));
+  if (!o.energy)
+    throw InputError("--objective energy", "expected a config with an energy model (npu.energy, docs/energy.md), "
+                                           "found none in '" + hw.name + "' (" + hw.source + ")");
+  return o;
+}
+
+bool has_gemm(const Graph& g, const std::vector<Segment>& segs) {
+  for (const auto& s : segs)
+    if (workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm) return true;
+  return false;
+}
+
+/// Evaluates a candidate group like greedy does; with `try_dataflows`, also with every other
+/// dataflow for its GEMM segments, keeping the best by the objective (the working set does not
+/// depend on the dataflow, so a group that does not fit is tried once).
+GroupEval evaluate_candidate(const Graph& g, const HardwareConfig& hw, std::vector<Segment> cand,
+                             const SearchOptions& opt, const Objective& obj) {
+  auto evaluate = [&] { return cand.size() == 1 ? evaluate_group(g, hw, cand) : best_fused_eval(g, hw, cand); };
+  GroupEval best = evaluate();
+  if (!best.fits || !opt.try_dataflows || !has_gemm(g, cand)) return best;
+  double best_cost = obj.of(g, hw, best);
+  for (Dataflow d : {Dataflow::WS, Dataflow::OS, Dataflow::IS}) {
+    if (d == hw.mac_array.dataflow) continue;
+    for (auto& s : cand) s.dataflow = d;
+    GroupEval ev = evaluate();
+    if (!ev.fits) continue;
+    const double cost = obj.of(g, hw, ev);
+    if (cost < best_cost) best_cost = cost, best = std::move(ev);
+  }
+  return best;
 }
 
 /// Optimal contiguous grouping of `segs` under the objective, by dynamic programming over the
@@ -314,6 +463,7 @@ double objective_of(const Graph& g, const HardwareConfig& hw, const GroupEval& e
 std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
                                      const SearchOptions& opt, SearchReport& report) {
   const auto start = std::chrono::steady_clock::now();
+  const Objective obj = make_objective(hw, opt.objective);
   const std::size_t n = segs.size();
   std::size_t max_len = 24;
   std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
@@ -327,14 +477,14 @@ std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, c
       const std::size_t j = i - len;
       if (!std::isfinite(best[j])) continue;
       std::vector<Segment> cand(segs.begin() + long(j), segs.begin() + long(i));
-      GroupEval ev = len == 1 ? evaluate_group(g, hw, cand) : best_fused_eval(g, hw, cand);
+      GroupEval ev = evaluate_candidate(g, hw, cand, opt, obj);
       ++report.candidates;
       if (!ev.fits) {
         if (len == 1) throw InputError(g.op(cand[0].ops[0]).name, "cannot be tiled into SRAM: " + ev.why);
         continue;  // longer groups through here will not fit either, mostly; keep trying shorter
       }
       ++report.feasible;
-      const double cost = best[j] + objective_of(g, hw, ev, opt.objective);
+      const double cost = best[j] + obj.of(g, hw, ev);
       if (cost < best[i]) {
         best[i] = cost;
         from[i] = j;
@@ -347,7 +497,7 @@ std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, c
   std::reverse(groups.begin(), groups.end());
   report.max_group_segments = max_len;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report.objective = opt.objective == SearchObjective::Cycles ? "cycles" : "dram_bytes";
+  report.objective = to_string(opt.objective);
   return groups;
 }
 
@@ -368,12 +518,12 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
 
   if (policy == FusionPolicy::Search) {
     groups = search_groups(g, hw, segs, search, plan.search);
-    for (const auto& ev : groups) plan.search.estimate_seconds += objective_of(g, hw, ev, SearchObjective::Cycles);
+    for (const auto& ev : groups) plan.search.estimate_seconds += estimated_seconds(g, hw, ev);
     for (const auto& gp : make_plan(g, hw, FusionPolicy::Greedy).groups) {
       GroupEval ev;
       ev.plan = gp;
       ev.estimate = gp.depth_first.enabled ? evaluate_depth_first(g, hw, gp.segments, gp.depth_first.halo, gp.depth_first.rows).estimate : 0;
-      plan.search.greedy_estimate_seconds += objective_of(g, hw, ev, SearchObjective::Cycles);
+      plan.search.greedy_estimate_seconds += estimated_seconds(g, hw, ev);
     }
   } else if (policy != FusionPolicy::Greedy) {
     for (const auto& s : segs) {
@@ -467,9 +617,11 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     GroupPlan gp = std::move(ev.plan);
     gp.name = group_name(g, gp);
     gp.fusion = fusion_kind(g, gp);
+    settle_dataflow(g, hw, gp);
     for (int o : gp.ops()) plan.op_group[o] = int(plan.groups.size());
     plan.groups.push_back(std::move(gp));
   }
+  plan.search.dataflow_overrides = count_dataflow_overrides(plan, hw.mac_array.dataflow);
   if (policy != FusionPolicy::Greedy)
     for (std::size_t i = 1; i < plan.groups.size(); ++i)
       plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(),
@@ -504,6 +656,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                             {"ops", ops},               {"tiles", tiles},
                             {"segments", segs},         {"resident_tensors", resident},
                             {"sram_bytes", gp.sram_bytes}, {"dram_bytes", gp.dram_bytes}};
+    if (gp.dataflow) entry["dataflow"] = dataflow_name(*gp.dataflow);
     if (gp.depth_first.enabled) {
       entry.erase("tiles");  // a depth-first group is tiled as a whole
       entry["depth_first"] = {{"rows", gp.depth_first.rows},
@@ -537,11 +690,15 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                      {"search_seconds", p.search.seconds},
                      {"estimated_seconds", p.search.estimate_seconds},
                      {"greedy_estimated_seconds", p.search.greedy_estimate_seconds},
+                     {"dataflow_overrides", p.search.dataflow_overrides},
                      {"chosen", p.search.chosen},
                      {"simulated", [&] {
                         nlohmann::json sims = nlohmann::json::array();
-                        for (const auto& [name, seconds] : p.search.simulated)
-                          sims.push_back({{"candidate", name}, {"simulated_seconds", seconds}});
+                        for (const auto& c : p.search.simulated)
+                          sims.push_back({{"candidate", c.name},
+                                          {"simulated_seconds", c.seconds},
+                                          {"dram_bytes", c.dram_bytes},
+                                          {"energy_j", c.energy_j ? nlohmann::json(*c.energy_j) : nlohmann::json()}});
                         return sims;
                       }()}};
   return out;

@@ -396,6 +396,7 @@ class Lowering {
       c.kind = CommandKind::Gemm;
       c.op = ho;
       c.gemm = geo.work(blk);
+      c.gemm.dataflow = seg.dataflow;
       c.macs = std::uint64_t(c.gemm.m * c.gemm.k * c.gemm.n * c.gemm.repeats);
       const GemmSramTraffic tr = gemm_sram_traffic(c.gemm, hw_.mac_array);
       c.sram_read_bytes = tr.read_bytes;
@@ -453,6 +454,7 @@ class Lowering {
         c.kind = CommandKind::Gemm;
         c.op = ho;
         c.gemm = geo[l].work(blk);
+        c.gemm.dataflow = segs[l].dataflow;
         c.macs = std::uint64_t(c.gemm.m * c.gemm.k * c.gemm.n * c.gemm.repeats);
         const GemmSramTraffic tr = gemm_sram_traffic(c.gemm, hw_.mac_array);
         c.sram_read_bytes = tr.read_bytes;
@@ -668,7 +670,8 @@ GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) 
   const std::uint64_t M = w.m, K = w.k, N = w.n, R = mac.rows, C = mac.cols;
   const std::uint64_t eb = dtype_bytes(mac.dtype), acc = mac.accumulator_bytes;
   std::uint64_t in = 0, wt = 0;
-  switch (mac.dataflow) {
+  const Dataflow dataflow = w.dataflow.value_or(mac.dataflow);
+  switch (dataflow) {
     case Dataflow::WS:  // weights K x N held; inputs re-streamed per column fold
       in = M * K * ceil_div(N, C);
       wt = K * N;
@@ -684,7 +687,7 @@ GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) 
   }
   // Partial sums spilled between row folds (the MAC array model's one formula), then the
   // final result written once.
-  const auto spill = models::partial_sum_words({w.m, w.k, w.n, 1}, mac.rows, mac.dataflow);
+  const auto spill = models::partial_sum_words({w.m, w.k, w.n, 1}, mac.rows, dataflow);
   const std::uint64_t rep = std::uint64_t(w.repeats);
   return {rep * ((in + wt) * eb + spill.read * acc), rep * (M * N + spill.written) * acc};
 }

@@ -8,8 +8,9 @@ namespace npusim::sched {
 
 Program lower_plan(const workloads::Graph& g, const HardwareConfig& hw, const Plan& plan);
 
-/// SRAM bytes a GEMM tile reads and writes on the array, by dataflow (operand re-streaming
-/// across folds and partial-sum traffic when K spans several row folds).
+/// SRAM bytes a GEMM tile reads and writes on the array, by dataflow (the work's own, else the
+/// array's; operand re-streaming across folds and partial-sum traffic when K spans several row
+/// folds).
 struct GemmSramTraffic {
   std::uint64_t read_bytes = 0, write_bytes = 0;
 };

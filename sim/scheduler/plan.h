@@ -2,6 +2,7 @@
 // The scheduler's decision: which ops run together (fused groups), how each group's work is
 // tiled, which tensors stay resident in SRAM, and why neighbours were not fused.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,17 @@ namespace npusim::sched {
 /// programming and keeps the one with the least estimated time (or DRAM bytes).
 enum class FusionPolicy { None, Epilogue, Greedy, Search, File };
 
-/// What `search` minimises.
-enum class SearchObjective { Cycles, DramBytes };
+/// What `search` minimises: run time, DRAM traffic, or energy (needs the config's energy model).
+enum class SearchObjective { Cycles, DramBytes, Energy };
 FusionPolicy parse_fusion_policy(const std::string& text, const std::string& where);
 std::string to_string(FusionPolicy p);
+/// "cycles", "energy" or "dram-bytes" (the --objective values); InputError naming `where` else.
+SearchObjective parse_search_objective(const std::string& text, const std::string& where);
+std::string to_string(SearchObjective o);
+/// "WS", "OS" or "IS" (any case); nullopt for anything else.
+std::optional<Dataflow> parse_dataflow_name(const std::string& text);
+/// The schedule file's spelling: "WS", "OS", "IS".
+std::string dataflow_name(Dataflow d);
 
 /// How a segment's work is cut into tiles (chosen by tile_segment).
 struct Tiling {
@@ -53,6 +61,8 @@ struct Segment {
   std::vector<int> ops;  // ops[0] is the head; views form a segment of their own
   Tiling tiling;
   TileRequest request;
+  /// Dataflow a GEMM head runs with (its group's); nullopt: the MAC array's configured one.
+  std::optional<Dataflow> dataflow;
 };
 
 /// Depth-first (layer) fusion of a conv chain: the group is tiled over the last layer's output
@@ -90,6 +100,9 @@ struct GroupPlan {
   std::vector<int> reloaded_inputs;
   std::uint64_t sram_bytes = 0;       // peak SRAM the group needs
   std::uint64_t dram_bytes = 0;       // DRAM traffic the plan expects for the group
+  /// Dataflow of the group's GEMM segments (set for every group with a GEMM head, from the
+  /// schedule file's override or the config); nullopt for groups without GEMM work.
+  std::optional<Dataflow> dataflow;
   std::vector<int> ops() const;
 };
 
@@ -107,8 +120,16 @@ struct SearchReport {
   double estimate_seconds = 0;    // estimated run time of the chosen schedule
   double greedy_estimate_seconds = 0;
   std::string objective;
-  /// Candidate schedules simulated to pick the final one: name and simulated seconds.
-  std::vector<std::pair<std::string, double>> simulated;
+  /// Groups of the chosen schedule whose GEMM work runs with a dataflow other than the config's.
+  std::size_t dataflow_overrides = 0;
+  /// A candidate schedule simulated to pick the final one, with its simulated figures.
+  struct Simulated {
+    std::string name;
+    double seconds = 0;
+    std::uint64_t dram_bytes = 0;
+    std::optional<double> energy_j;  // nullopt without an energy model
+  };
+  std::vector<Simulated> simulated;
   std::string chosen;
 };
 
@@ -129,6 +150,8 @@ struct SearchOptions {
   /// bytes is not always fewer cycles).
   bool attention_groups = true;
   bool attention_by_bytes = true;
+  /// Also try every dataflow for each candidate group with GEMM work and keep the best.
+  bool try_dataflows = true;
 };
 
 /// Splits `ops` (topologically ordered) into segments: each head takes the elementwise ops that
@@ -136,6 +159,9 @@ struct SearchOptions {
 /// heads take followers). Shared by the policies and by schedule files.
 std::vector<Segment> make_segments(const workloads::Graph& g, const std::vector<int>& ops, bool chains,
                                    bool gemm_heads_only);
+
+/// Groups of `p` whose GEMM work runs with a dataflow other than `configured`.
+std::size_t count_dataflow_overrides(const Plan& p, Dataflow configured);
 
 /// Name and fusion kind of a group as reports show them.
 std::string group_name(const workloads::Graph& g, const GroupPlan& p);

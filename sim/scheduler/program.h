@@ -4,6 +4,7 @@
 // double buffering and DMA/compute overlap without special cases.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct DramRegion {
 
 struct GemmWork {
   std::int64_t m = 0, k = 0, n = 0, repeats = 1;
+  /// The dataflow the tile runs with (a schedule group's override); nullopt: the MAC array's.
+  std::optional<Dataflow> dataflow{};
 };
 
 struct VectorWork {

@@ -172,6 +172,17 @@ GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const 
   return evaluate_attention(g, hw, segs, rows, kv_resident);
 }
 
+/// A group's dataflow override: WS, OS or IS, on a group that has GEMM work to run with it (an
+/// override that changes nothing is taken for a mistake, e.g. a dataflow put on the wrong group).
+Dataflow read_dataflow(const json& v, const Graph& g, const std::vector<Segment>& segs, const std::string& where) {
+  const auto d = v.is_string() ? parse_dataflow_name(v.get<std::string>()) : std::nullopt;
+  if (!d) throw InputError(where, "unknown dataflow " + v.dump() + "; expected one of \"WS\", \"OS\", \"IS\"");
+  for (const auto& s : segs)
+    if (workloads::op_class(g.op(s.ops[0]).kind) == workloads::OpClass::Gemm) return *d;
+  throw InputError(where, "expected a group with a GEMM op (conv2d, matmul, ...) to run with dataflow " +
+                              dataflow_name(*d) + ", found only vector or view ops");
+}
+
 }  // namespace
 
 Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
@@ -195,14 +206,16 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const json& e = groups[gi];
     const std::string name = e.is_object() && e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
-    static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "depth_first", "attention", "segments",
-                                                 "resident_tensors", "reloaded_inputs", "sram_bytes", "dram_bytes"};
+    static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "dataflow", "depth_first", "attention",
+                                                 "segments", "resident_tensors", "reloaded_inputs", "sram_bytes",
+                                                 "dram_bytes"};
     if (e.is_object())
       for (const auto& [key, value] : e.items())
         if (!known.count(key))
           throw InputError(place.at(gi, name, key), "unknown field '" + key +
-                                                        "'; known: name, ops, tiles, depth_first, attention (fusion, segments, resident_tensors, "
-                                                        "reloaded_inputs, sram_bytes, dram_bytes are informational)");
+                                                        "'; known: name, ops, tiles, dataflow, depth_first, attention (fusion, "
+                                                        "segments, resident_tensors, reloaded_inputs, sram_bytes, dram_bytes are "
+                                                        "informational)");
     const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
     if (ops.empty()) throw InputError(place.at(gi, name, "ops"), "expected at least one op name, found an empty list");
     std::vector<int> m;
@@ -266,6 +279,10 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
                          "expected a multiple of " + std::to_string(pool.stride_h) + " (the window height of pool '" +
                              g.op(pool.op).name + "', so no window straddles two tiles), found " +
                              std::to_string(seg.request.rows));
+    if (e.contains("dataflow")) {
+      const Dataflow d = read_dataflow(e["dataflow"], g, segs, place.at(gi, name, "dataflow"));
+      for (auto& s : segs) s.dataflow = d;
+    }
     GroupEval ev;
     if (e.contains("depth_first")) {
       const json& df = e["depth_first"];
@@ -291,6 +308,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     GroupPlan gp = std::move(ev.plan);
     gp.name = name.empty() ? group_name(g, gp) : name;
     gp.fusion = fusion_kind(g, gp);
+    settle_dataflow(g, hw, gp);
     for (int o : gp.ops()) plan.op_group[o] = int(plan.groups.size());
     plan.groups.push_back(std::move(gp));
   }

@@ -13,7 +13,8 @@ namespace npusim::sched {
 /// Reads and validates a schedule file. Throws InputError naming the file, the group (index and
 /// name) and the rule: unknown op, op in two groups, group not connected, group not convex (with
 /// the path that leaves and re-enters), tile shape that exceeds or does not divide the tensor,
-/// working set over SRAM (by how many bytes and which buffer dominates).
+/// unknown dataflow or a dataflow on a group without GEMM work, working set over SRAM (by how
+/// many bytes and which buffer dominates).
 Plan load_schedule_file(const std::string& path, const workloads::Graph& g, const HardwareConfig& hw);
 /// The same from JSON text (`source` names it in messages).
 Plan parse_schedule(const std::string& text, const std::string& source, const workloads::Graph& g,

@@ -58,6 +58,19 @@ struct GemmGeometry {
 
 GemmGeometry gemm_geometry(const workloads::Graph& g, const workloads::Op& op);
 
+/// What the MAC array spends on GEMM tiles: cycles as the array times a tile (the fold model
+/// with the tile's dataflow, or its SRAM traffic at the banks' peak bandwidth when that is
+/// longer) and that SRAM traffic (operand re-streaming and partial sums, gemm_sram_traffic).
+struct GemmTileCost {
+  double cycles = 0;
+  std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
+};
+GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw);
+/// The sum over every block of a GEMM head cut into rows x cols x chans blocks (edge blocks
+/// included), run with `dataflow` (nullopt: the config's).
+GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
+                              std::optional<Dataflow> dataflow, const HardwareConfig& hw);
+
 /// Calls `visit` for every block of a tiling in loop order (see Tiling::weights_outer).
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit);
 
@@ -127,6 +140,9 @@ struct PoolEpilogue {
 PoolEpilogue pool_epilogue(const workloads::Graph& g, const Segment& seg);
 /// Why `pool` cannot run on the output tiles of the conv `head` ("" when it can).
 std::string pool_epilogue_obstacle(const workloads::Graph& g, int head, int pool);
+/// Fixes the dataflow of a finished group: its GEMM segments' (all alike; the config's when
+/// none was asked for) becomes the group's, so reports and the lowering see it explicitly.
+void settle_dataflow(const workloads::Graph& g, const HardwareConfig& hw, GroupPlan& gp);
 
 /// Inputs of the segment's ops that come from outside the segment (base tensor indices, in
 /// op order), and the tensor the segment produces (base index of the last op's output).

@@ -5,7 +5,9 @@
 #include <string>
 #include <tuple>
 
+#include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/lowering.h"
 #include "sim/scheduler/segment.h"
 
 namespace npusim::sched {
@@ -44,6 +46,38 @@ double estimate_seconds(const HardwareConfig& hw, std::uint64_t traffic, double 
   const double bw = hw.dram.peak_bandwidth().bytes_per_second;
   const double per_tile_overhead = 64.0 / hw.core_clock.hz;  // command issue, fill: ~64 cycles
   return std::max(double(traffic) / bw, ops / peak_ops) + double(first_tile_bytes) / bw + double(tiles) * per_tile_overhead;
+}
+
+GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
+  const auto& mac = hw.mac_array;
+  const GemmSramTraffic tr = gemm_sram_traffic(w, mac);
+  const auto fold = models::fold_timing({w.m, w.k, w.n, w.repeats}, mac.rows, mac.cols, w.dataflow.value_or(mac.dataflow),
+                                        mac.fold_model);
+  const double sram_cycles = double(tr.read_bytes + tr.write_bytes) / double(hw.sram.bytes_per_cycle());
+  return {std::max(double(fold.cycles), sram_cycles), tr.read_bytes, tr.write_bytes};
+}
+
+GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
+                              std::optional<Dataflow> dataflow, const HardwareConfig& hw) {
+  // Every dimension has at most two block sizes, the full one and the remainder at the edge.
+  auto sizes = [](std::int64_t total, std::int64_t block) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> s{{block, total / block}};  // (size, count)
+    if (total % block) s.push_back({total % block, 1});
+    return s;
+  };
+  GemmTileCost sum;
+  for (const auto& [r, nr] : sizes(geo.out_rows, rows))
+    for (const auto& [c, nc] : sizes(geo.n_total, cols))
+      for (const auto& [k, nk] : sizes(geo.c_total, chans)) {
+        GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k});
+        w.dataflow = dataflow;
+        const GemmTileCost one = gemm_tile_cost(w, hw);
+        const std::uint64_t n = std::uint64_t(nr * nc * nk * geo.batch);
+        sum.cycles += one.cycles * double(n);
+        sum.sram_read_bytes += one.sram_read_bytes * n;
+        sum.sram_write_bytes += one.sram_write_bytes * n;
+      }
+  return sum;
 }
 
 namespace {
@@ -86,6 +120,13 @@ ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residenc
     chain = op.outputs[0];
   }
   return x;
+}
+
+/// The candidates that divide `total`: a schedule file's GEMM tiles must (docs/schedule-format.md),
+/// so only such tiles are chosen, and a written schedule reads back unchanged.
+std::vector<std::int64_t> dividing(std::vector<std::int64_t> cands, std::int64_t total) {
+  cands.erase(std::remove_if(cands.begin(), cands.end(), [&](std::int64_t v) { return total % v != 0; }), cands.end());
+  return cands;
 }
 
 /// Keeps the candidates a schedule file asked for (0 = any).
@@ -140,7 +181,6 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   const int out = segment_output(g, seg);
   const bool out_stored = where.stored[out];
   const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
-  const double macs = double(workloads::op_cost(g, head, eb).macs);
 
   std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
   std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
@@ -168,10 +208,12 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
-  const auto row_cands = requested(candidates(geo.out_rows, 1), seg.request.rows);
-  const auto col_cands = requested(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), seg.request.cols);
+  const auto row_cands = requested(dividing(candidates(geo.out_rows, 1), geo.out_rows), seg.request.rows);
+  const auto col_cands = requested(dividing(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), geo.n_total),
+                                   seg.request.cols);
   const auto chan_cands = geo.grouped ? std::vector<std::int64_t>{1}
-                                      : requested(candidates(geo.c_total, hw.mac_array.rows), seg.request.in_channels);
+                                      : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
+                                                  seg.request.in_channels);
 
   for (std::int64_t rows : row_cands) {
     if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
@@ -199,6 +241,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                     extras.whole_buffer_bytes + pool_buffer_bytes(geo, pool, out_tile_elems, eb, acc)};
         const std::uint64_t ws = parts.total();
         if (!fits(hw, budget, parts, smallest)) continue;
+        // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
+        const double compute_cycles =
+            smallest ? 0 : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw).cycles;
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
           const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
@@ -207,7 +252,10 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             a_traffic = a_full;
             b_traffic = weights_outer || nb == 1 ? b_full : b_full * std::uint64_t(rb);
           } else if (cb == 1) {
-            a_traffic = weights_outer && nb > 1 ? a_full * std::uint64_t(nb) : a_full;
+            // Weights outer re-reads the inputs per output-channel block, unless one input block
+            // (a single row block per weight block) stays in its buffer throughout.
+            const bool a_reloaded = (geo.b_constant ? rb : rb_per_batch) > 1;
+            a_traffic = weights_outer && nb > 1 && a_reloaded ? a_full * std::uint64_t(nb) : a_full;
             b_traffic = !weights_outer && nb > 1 ? b_full * std::uint64_t(b_reloads) : b_full;
           } else {
             a_traffic = a_full * std::uint64_t(nb);
@@ -220,8 +268,13 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                (b_resident ? 0 : double(b_traffic * eb) * b_fetch(chans, cols)) +
                                double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
-          const double cost = score(smallest, estimate_seconds(hw, std::uint64_t(moved), 2 * macs,
-                                                               a_tile_max + b_tile, tiles, hw.mac_peak_ops()), ws);
+          // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
+          // channel the next group's prefetch and the stores need, and carry nothing.
+          const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
+          const double cost = score(smallest,
+                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, a_tile_max + b_tile,
+                                                     tiles, hw.core_clock.hz) + overfetch,
+                                    ws);
           if (cost < best_cost) {
             best_cost = cost;
             Tiling t;

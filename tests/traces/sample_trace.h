@@ -79,7 +79,7 @@ inline Trace sample_trace() {
   t.ops = {{"gemm0", "matmul", "MAC array", 0, 1000000, 0},
            {"relu1", "relu", "vector unit", 1, 0, 20000},
            {"flatten2", "flatten", "none", 1, 0, 0}};
-  t.groups = {{"gemm0", "none", {0}, 262144}, {"relu1_chain", "chain", {1, 2}, 65536}};
+  t.groups = {{"gemm0", "none", {0}, 262144, "WS"}, {"relu1_chain", "chain", {1, 2}, 65536, ""}};
 
   CommandEvent c0 = command(0, CommandKind::DmaLoad, Unit::Dma, 0, 0, 0, 0, 300000);
   c0.dram_read_bytes = 80000;

@@ -98,5 +98,19 @@ TEST(Energy, MalformedBlockIsAnInputError) {
   }
 }
 
+TEST(Energy, PricingEstimatedEventsFromTheConfigAlone) {
+  // The planner's path: the model from the resolved config (no controller figures), events
+  // estimated. The sample config's prices: MAC 1 pJ, vector op 2 pJ, SRAM read 1 pJ/B, write
+  // 2 pJ/B, DRAM 10 pJ/B, standing 30 mW.
+  const EnergyModel m = *energy_model_of_config(sample_trace().config);
+  const EnergyBreakdown e = price_energy(m, {1e6, 1e4, 2e5, 1e5, 5e4, 1e-4});
+  EXPECT_DOUBLE_EQ(e.mac_j, 1e-6);                 // 1e6 x 1 pJ
+  EXPECT_DOUBLE_EQ(e.vector_j, 2e-8);              // 1e4 x 2 pJ
+  EXPECT_DOUBLE_EQ(e.sram_read_j + e.sram_write_j, 4e-7);  // 2e5 x 1 pJ + 1e5 x 2 pJ
+  EXPECT_DOUBLE_EQ(e.dram_j, 5e-7);                // 5e4 x 10 pJ
+  EXPECT_DOUBLE_EQ(e.standing_j(), 3e-6);          // 30 mW x 100 us
+  EXPECT_FALSE(m.dram_from_controller);
+}
+
 }  // namespace
 }  // namespace npusim::traces
