@@ -32,14 +32,17 @@ std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t row
   auto column = [](std::uint64_t base, std::uint64_t pitch, std::uint64_t count, std::uint64_t elem) {
     return StridedAccess{base, pitch, count, static_cast<std::uint32_t>(elem)};
   };
+  // Streamed: the tile is stored in the order the dataflow consumes it (fold slice by fold
+  // slice), so each stream's next vector follows its last one in memory.
   switch (d) {
     case Dataflow::WS:
+      if (streamed) return {{run(l.ifmap_base, r * b), r * b, false}, {run(l.output_base, c * a), c * a, true}};
       return {{run(l.ifmap_base, r * b), K * b, false}, {run(l.output_base, c * a), N * a, true}};
     case Dataflow::OS:
-      if (streamed) return {{run(l.ifmap_base, r * b), M * b, false}, {run(l.filter_base, c * b), N * b, false}};
+      if (streamed) return {{run(l.ifmap_base, r * b), r * b, false}, {run(l.filter_base, c * b), c * b, false}};
       return {{column(l.ifmap_base, K * b, r, b), b, false}, {run(l.filter_base, c * b), N * b, false}};
     case Dataflow::IS:
-      if (streamed) return {{run(l.filter_base, r * b), K * b, false}, {run(l.output_base, c * a), M * a, true}};
+      if (streamed) return {{run(l.filter_base, r * b), r * b, false}, {run(l.output_base, c * a), c * a, true}};
       return {{column(l.filter_base, N * b, r, b), b, false}, {column(l.output_base, N * a, c, a), a, true}};
   }
   return {};
@@ -53,8 +56,14 @@ CycleVectors window_vectors(const std::vector<OperandStream>& streams, std::uint
   CycleVectors v;
   for (std::uint64_t i = t; i < t + n; ++i) {
     for (const OperandStream& s : streams) {
+      // A stream whose vectors follow each other in memory is one run for the whole window: the
+      // staging buffer gathers it into whole bank words (four 4-byte depthwise outputs are one
+      // 16-byte word, not four accesses to it).
+      const bool sequential = s.first.count == 1 && s.step == s.first.access_bytes;
+      if (sequential && i > t) continue;
       StridedAccess a = s.first;
       a.start += i * s.step;
+      if (sequential) a.access_bytes = static_cast<std::uint32_t>(n * s.step);
       (s.write ? v.writes : v.reads).push_back(a);
     }
   }

@@ -14,7 +14,8 @@ namespace npusim::models {
 /// Where one GEMM tile's operands sit: dense buffers, ifmap M x K and filter K x N of
 /// `element_bytes` elements, output/psum M x N of `accumulator_bytes` elements, each starting at
 /// its base (a scratchpad byte offset). `order` RowMajor stores all three row-major; Streamed
-/// stores the ones a dataflow streams by column column-major (OS: ifmap; IS: filter, output).
+/// stores each in the order the dataflow consumes it (fold slice by fold slice), as a compiler
+/// lays out a tile for the array, so every stream walks its buffer sequentially.
 struct OperandLayout {
   std::uint64_t ifmap_base = 0, filter_base = 0, output_base = 0;
   std::uint32_t element_bytes = 1, accumulator_bytes = 4;
@@ -42,8 +43,9 @@ struct OperandStream {
 ///       read filter row t, [0, c) (contiguous, step N*b)
 ///   IS: read filter column t, rows [0, r) (stride N*b, step b);
 ///       write output column t, rows [0, c) (stride N*a, step a)
-/// Streamed: the columns are contiguous instead (OS ifmap step M*b; IS filter step K*b, output
-/// step M*a); WS is the same in both. Empty for an empty GEMM.
+/// Streamed: the same vectors, each following the previous one of its stream (step = the
+/// vector's bytes: r*b for the ifmap (WS, OS) and the filter (IS), c*a for the output (WS, IS),
+/// c*b for the filter (OS)). Empty for an empty GEMM.
 std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t rows, std::uint32_t cols,
                                            Dataflow d, const OperandLayout& l);
 
@@ -53,7 +55,9 @@ struct CycleVectors {
 };
 CycleVectors cycle_vectors(const std::vector<OperandStream>& streams, std::uint64_t t);
 /// The reads and the writes of the `n` streamed cycles [t, t + n), all together (what the banks
-/// may serve in any order when staging buffers hold `n` vectors per stream).
+/// may serve in any order when staging buffers hold `n` vectors per stream). A stream whose
+/// vectors follow each other in memory (step = vector bytes) is one run of n vectors, gathered
+/// into whole bank words; any other stream is n accesses.
 CycleVectors window_vectors(const std::vector<OperandStream>& streams, std::uint64_t t, std::uint64_t n);
 
 /// Cycles after which the streams' bank pattern repeats: the lcm over streams of

@@ -163,14 +163,16 @@ TEST(BankConflicts, StreamedLayoutMakesTheIsColumnsContiguous) {
   EXPECT_EQ(mac.bank_conflict_cycles({4, 4, 64, 1}), 4u);
 }
 
-TEST(BankConflicts, WsIsTheSameInBothLayouts) {
+TEST(BankConflicts, StreamedWsWalksBothBuffersInSequence) {
   Sram row("row", sram_16x16(), kClock), streamed("streamed", streamed_16x16(), kClock);
   MacArray a("a", array(4, 4, Dataflow::WS), kClock, row), b("b", array(4, 4, Dataflow::WS), kClock, streamed);
-  // WS streams rows of the ifmap and of the output in both: 512 (see above).
+  // Row-major: 512 (see above). Streamed, M=8 K=64 N=64 on 4x4: each fold's ifmap slice and
+  // output slice are stored in the order they stream, so cycle t (T = M = 8) reads 4 B at 4 t
+  // (bank t / 4: 0 for t < 4, 1 after) and writes 16 B at 128 + 16 t (bank 8 + t: 8..15).
+  // The two never share a bank: no conflict.
   EXPECT_EQ(a.bank_conflict_cycles({8, 64, 64, 1}), 512u);
-  EXPECT_EQ(b.bank_conflict_cycles({8, 64, 64, 1}), 512u);
+  EXPECT_EQ(b.bank_conflict_cycles({8, 64, 64, 1}), 0u);
 }
-
 
 TEST(BankConflicts, DefaultsAreStreamedTilesAndFourStagedVectors) {
   const SramConfig c;
@@ -274,6 +276,37 @@ TEST(StreamBuffer, ThePeriodShortcutAndAShortLastWindow) {
   Sram s3("s3", sram_16x16(1, 3), kClock);
   MacArray m3("m3", array(4, 4, Dataflow::WS), kClock, s3);
   EXPECT_EQ(m3.bank_conflict_cycles({121, 16, 8, 1}), 8u);
+}
+
+}  // namespace
+}  // namespace npusim::models
+
+namespace npusim::models {
+namespace {
+
+TEST(StreamBuffer, ASequentialStreamIsGatheredIntoWholeWords) {
+  SramConfig c = sram_16x16(1, 4);
+  c.tile_layout = TileLayout::Streamed;
+  const OperandLayout l = staggered_layout(c, array(4, 1, Dataflow::WS));
+  // Depthwise-like WS, M=64 K=4 N=1 on 4x1, streamed: cycle t reads 4 B at 4 t and writes one
+  // 4-byte partial sum at 128 + 4 t. A window of 4 cycles is one 16 B read at 16 w and one 16 B
+  // write at 128 + 16 w: one bank word each, not four accesses to the same word.
+  const auto streams = operand_streams({64, 4, 1, 1}, 4, 1, Dataflow::WS, l);
+  const CycleVectors v = window_vectors(streams, 8, 4);
+  ASSERT_EQ(v.reads.size(), 1u);
+  ASSERT_EQ(v.writes.size(), 1u);
+  EXPECT_EQ(v.reads[0].start, 32u);
+  EXPECT_EQ(v.reads[0].access_bytes, 16u);
+  EXPECT_EQ(v.writes[0].start, 128u + 32u);
+  EXPECT_EQ(v.writes[0].access_bytes, 16u);
+  // A column stream never gathers: OS row-major, M=4 K=256 N=16 on 4x16, window of 4 cycles =
+  // 4 ifmap column accesses (4 x 1 B at pitch 256 each) + the filter rows, which are 16 B at
+  // step N*b = 16 and so sequential: one 64 B run.
+  const OperandLayout rl = staggered_layout(sram_16x16(), array(4, 16, Dataflow::OS));
+  const CycleVectors col = window_vectors(operand_streams({4, 256, 16, 1}, 4, 16, Dataflow::OS, rl), 0, 4);
+  ASSERT_EQ(col.reads.size(), 4u + 1u);
+  EXPECT_EQ(col.reads[0].count, 4u);
+  EXPECT_EQ(col.reads[1].access_bytes, 64u);
 }
 
 }  // namespace
