@@ -1,5 +1,7 @@
 #include "sim/core/hardware_config.h"
 
+#include <boost/algorithm/string/case_conv.hpp>
+
 namespace npusim {
 
 std::uint32_t dtype_bytes(DType t) {
@@ -21,6 +23,15 @@ std::string to_string(Dataflow d) {
   }
   return "?";
 }
+
+std::optional<Dataflow> parse_dataflow_name(const std::string& text) {
+  const std::string lower = boost::algorithm::to_lower_copy(text);
+  for (Dataflow d : {Dataflow::WS, Dataflow::OS, Dataflow::IS})
+    if (lower == to_string(d)) return d;
+  return std::nullopt;
+}
+
+std::string dataflow_name(Dataflow d) { return boost::algorithm::to_upper_copy(to_string(d)); }
 
 std::string to_string(DType t) {
   switch (t) {

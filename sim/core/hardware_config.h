@@ -4,6 +4,7 @@
 // models read it and nothing else of the simulator.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ enum class RefreshMode { AllBank, PerBank };
 
 std::uint32_t dtype_bytes(DType t);
 std::string to_string(Dataflow d);
+/// "ws", "os" or "is" in any case (config, schedule files, SCALE-Sim .cfg); nullopt otherwise.
+std::optional<Dataflow> parse_dataflow_name(const std::string& text);
+/// The upper-case spelling reports and schedule files use: "WS", "OS", "IS".
+std::string dataflow_name(Dataflow d);
 std::string to_string(DType t);
 std::string to_string(FoldModel f);
 std::string to_string(PagePolicy p);

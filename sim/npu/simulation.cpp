@@ -41,7 +41,7 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
   t.groups.clear();
   for (const auto& gp : plan.groups)
     t.groups.push_back({gp.name, gp.fusion, gp.ops(), gp.sram_bytes,
-                        gp.dataflow ? sched::dataflow_name(*gp.dataflow) : std::string()});
+                        gp.dataflow ? dataflow_name(*gp.dataflow) : std::string()});
 }
 
 traces::Trace simulate(const SimulationInput& in) {

@@ -98,10 +98,7 @@ constexpr const char* kRun = "run_presets";
 
 Dataflow parse_dataflow(const IniFile& ini) {
   const Value v = ini.require(kArch, "Dataflow");
-  const std::string d = lower(v.text);
-  if (d == "ws") return Dataflow::WS;
-  if (d == "os") return Dataflow::OS;
-  if (d == "is") return Dataflow::IS;
+  if (const auto d = parse_dataflow_name(v.text)) return *d;
   ini.fail(v.line, std::string("[") + kArch + "] Dataflow", "ws, os or is", "'" + v.text + "'");
 }
 

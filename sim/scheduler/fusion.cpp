@@ -7,8 +7,6 @@
 #include <map>
 #include <set>
 
-#include <boost/algorithm/string/case_conv.hpp>
-
 #include "sim/core/errors.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
@@ -54,16 +52,6 @@ std::string to_string(SearchObjective o) {
   }
   return "?";
 }
-
-std::optional<Dataflow> parse_dataflow_name(const std::string& text) {
-  const std::string upper = boost::algorithm::to_upper_copy(text);
-  if (upper == "WS") return Dataflow::WS;
-  if (upper == "OS") return Dataflow::OS;
-  if (upper == "IS") return Dataflow::IS;
-  return std::nullopt;
-}
-
-std::string dataflow_name(Dataflow d) { return boost::algorithm::to_upper_copy(to_string(d)); }
 
 void settle_dataflow(const Graph& g, const HardwareConfig& hw, GroupPlan& gp) {
   gp.dataflow.reset();

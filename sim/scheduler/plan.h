@@ -28,10 +28,6 @@ std::string to_string(FusionPolicy p);
 /// "cycles", "energy" or "dram-bytes" (the --objective values); InputError naming `where` else.
 SearchObjective parse_search_objective(const std::string& text, const std::string& where);
 std::string to_string(SearchObjective o);
-/// "WS", "OS" or "IS" (any case); nullopt for anything else.
-std::optional<Dataflow> parse_dataflow_name(const std::string& text);
-/// The schedule file's spelling: "WS", "OS", "IS".
-std::string dataflow_name(Dataflow d);
 
 /// How a segment's work is cut into tiles (chosen by tile_segment).
 struct Tiling {
