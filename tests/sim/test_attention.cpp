@@ -6,9 +6,12 @@
 #include "sim/core/errors.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
+#include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 
 using namespace npusim;
+using npusim::test::dram_bytes;
+using npusim::test::schedule_error;
 using sched::FusionPolicy;
 
 namespace {
@@ -20,26 +23,10 @@ workloads::Graph head() { return workloads::load_yaml_workload(std::string(NPUSI
 // edge-s (16x16 int8 array, 4-byte accumulators) with 64 KiB of SRAM.
 HardwareConfig small_sram() { return config::load_hardware_config("edge-s", {"npu.sram.capacity=64KiB"}); }
 
-std::uint64_t dram_bytes(const sched::Program& p) {
-  std::uint64_t b = 0;
-  for (const auto& c : p.commands)
-    if (c.kind == sched::CommandKind::DmaLoad || c.kind == sched::CommandKind::DmaStore) b += c.dram.bytes();
-  return b;
-}
-
 std::uint64_t count(const sched::Program& p, sched::CommandKind kind) {
   std::uint64_t n = 0;
   for (const auto& c : p.commands) n += c.kind == kind ? 1 : 0;
   return n;
-}
-
-std::string schedule_error(const std::string& text, const workloads::Graph& g, const HardwareConfig& hw) {
-  try {
-    sched::parse_schedule(text, "s.json", g, hw);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 const char* kAttentionOps = R"("ops": ["scores", "scaled", "probs", "context"])";

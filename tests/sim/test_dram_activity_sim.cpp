@@ -9,33 +9,15 @@
 #include "sim/config/config_loader.h"
 #include "sim/npu/simulation.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/plan_support.h"
 #include "traces/trace_io.h"
 #include "workloads/loader.h"
 
 using namespace npusim;
+using npusim::test::one_group_plan;
+using npusim::test::kOneMatmul;
 
 namespace {
-
-const char* kOneMatmul = R"(
-name: one_matmul
-inputs:
-  - {name: x, shape: [64, 32]}
-ops:
-  - {name: fc, op: matmul, inputs: [x], out_features: 32}
-outputs: [fc]
-)";
-
-sched::Plan one_group_plan(const workloads::Graph& g) {
-  sched::Plan p;
-  sched::GroupPlan gp;
-  gp.name = "g";
-  gp.fusion = "none";
-  gp.segments.resize(1);
-  gp.segments[0].ops = {0};
-  p.groups.push_back(gp);
-  p.op_group.assign(g.ops().size(), 0);
-  return p;
-}
 
 sched::Command load64(std::uint64_t addr) {
   sched::Command c;

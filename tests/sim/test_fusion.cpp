@@ -5,37 +5,21 @@
 #include "sim/core/errors.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
+#include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 
 using namespace npusim;
+using npusim::test::data;
+using npusim::test::dram_bytes;
+using npusim::test::schedule_error;
 using sched::FusionPolicy;
 
 namespace {
-
-workloads::Graph data(const std::string& name) {
-  return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/" + name + ".yaml");
-}
-
-std::uint64_t dram_bytes(const sched::Program& p) {
-  std::uint64_t b = 0;
-  for (const auto& c : p.commands)
-    if (c.kind == sched::CommandKind::DmaLoad || c.kind == sched::CommandKind::DmaStore) b += c.dram.bytes();
-  return b;
-}
 
 std::uint64_t macs(const sched::Program& p) {
   std::uint64_t m = 0;
   for (const auto& c : p.commands) m += c.macs;
   return m;
-}
-
-std::string schedule_error(const std::string& text, const workloads::Graph& g, const HardwareConfig& hw) {
-  try {
-    sched::parse_schedule(text, "s.json", g, hw);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 const char* kChain3DepthFirst = R"({"groups": [{"name": "df", "ops": ["c1", "c2", "c3"],

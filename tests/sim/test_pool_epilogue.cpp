@@ -7,23 +7,15 @@
 #include "sim/core/errors.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
+#include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 
 using namespace npusim;
+using npusim::test::data;
+using npusim::test::dram_bytes;
 using sched::FusionPolicy;
 
 namespace {
-
-workloads::Graph data(const std::string& name) {
-  return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/" + name + ".yaml");
-}
-
-std::uint64_t dram_bytes(const sched::Program& p) {
-  std::uint64_t b = 0;
-  for (const auto& c : p.commands)
-    if (c.kind == sched::CommandKind::DmaLoad || c.kind == sched::CommandKind::DmaStore) b += c.dram.bytes();
-  return b;
-}
 
 sched::Plan with_rows(const workloads::Graph& g, const HardwareConfig& hw, const std::string& ops, int rows) {
   // All 16 output channels and 8 input channels per tile: x is read once per row tile.

@@ -6,35 +6,16 @@
 #include "sim/core/errors.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
+#include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 
 using namespace npusim;
+using npusim::test::one_group_plan;
+using npusim::test::kOneMatmul;
 
 namespace {
 
 std::string zoo_dir() { return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo"; }
-
-const char* kOneMatmul = R"(
-name: one_matmul
-inputs:
-  - {name: x, shape: [64, 32]}
-ops:
-  - {name: fc, op: matmul, inputs: [x], out_features: 32}
-outputs: [fc]
-)";
-
-/// A plan of one group around op 0, for hand-made programs.
-sched::Plan one_group_plan(const workloads::Graph& g) {
-  sched::Plan p;
-  sched::GroupPlan gp;
-  gp.name = "g";
-  gp.fusion = "none";
-  gp.segments.resize(1);
-  gp.segments[0].ops = {0};
-  p.groups.push_back(gp);
-  p.op_group.assign(g.ops().size(), 0);
-  return p;
-}
 
 }  // namespace
 

@@ -1,0 +1,63 @@
+#pragma once
+// Helpers shared by the scheduler and simulation tests: test workloads, the DRAM bytes a
+// Program moves, schedule-file errors as text, and a one-group plan for hand-made Programs.
+#include <cstdint>
+#include <string>
+
+#include "sim/core/errors.h"
+#include "sim/core/hardware_config.h"
+#include "sim/scheduler/plan.h"
+#include "sim/scheduler/program.h"
+#include "sim/scheduler/schedule_file.h"
+#include "workloads/graph.h"
+#include "workloads/loader.h"
+
+namespace npusim::test {
+
+/// tests/data/<name>.yaml.
+inline workloads::Graph data(const std::string& name) {
+  return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/" + name + ".yaml");
+}
+
+/// Bytes the Program's DMA commands move (as planned, not rounded to bursts).
+inline std::uint64_t dram_bytes(const sched::Program& p) {
+  std::uint64_t b = 0;
+  for (const auto& c : p.commands)
+    if (c.kind == sched::CommandKind::DmaLoad || c.kind == sched::CommandKind::DmaStore) b += c.dram.bytes();
+  return b;
+}
+
+/// The message parse_schedule throws for `text`, or "" when the schedule is accepted.
+inline std::string schedule_error(const std::string& text, const workloads::Graph& g, const HardwareConfig& hw) {
+  try {
+    sched::parse_schedule(text, "s.json", g, hw);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// x [64, 32] -> matmul -> [64, 32]: M = 64, K = 32, N = 32.
+inline const char* const kOneMatmul = R"(
+name: one_matmul
+inputs:
+  - {name: x, shape: [64, 32]}
+ops:
+  - {name: fc, op: matmul, inputs: [x], out_features: 32}
+outputs: [fc]
+)";
+
+/// A plan of one group around op 0, for hand-made programs.
+inline sched::Plan one_group_plan(const workloads::Graph& g) {
+  sched::Plan p;
+  sched::GroupPlan gp;
+  gp.name = "g";
+  gp.fusion = "none";
+  gp.segments.resize(1);
+  gp.segments[0].ops = {0};
+  p.groups.push_back(gp);
+  p.op_group.assign(g.ops().size(), 0);
+  return p;
+}
+
+}  // namespace npusim::test
