@@ -7,6 +7,7 @@
 #include "sim/core/errors.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
+#include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 
 using namespace npusim;
@@ -215,24 +216,8 @@ TEST(SeparateBuffers, DedicatedWritePortRemovesTheWsReadWriteConflict) {
   // operand staging, which would absorb these collisions on its own.)
   const auto g = workloads::parse_yaml_workload(kFc, "fc16.yaml");
   const auto hw = config::load_hardware_config("edge-m", {"npu.sram.write_ports=1", "npu.sram.stream_buffer=1"});
-  sched::Program prog;
-  sched::Command c;
-  c.kind = sched::CommandKind::Gemm;
-  c.op = 0;
-  c.group = 0;
-  c.gemm = {64, 32, 32, 1};
-  c.macs = 64 * 32 * 32;
-  prog.add(c);
-  prog.group_sram_bytes = {0};
-  sched::Plan plan;
-  sched::GroupPlan gp;
-  gp.name = "g";
-  gp.fusion = "none";
-  gp.segments.resize(1);
-  gp.segments[0].ops = {0};
-  plan.groups.push_back(gp);
-  plan.op_group.assign(g.ops().size(), 0);
-  const auto t = simulate({hw, g, plan, prog, "fc16", {}});
+  const auto prog = test::one_gemm_program({64, 32, 32, 1});
+  const auto t = simulate({hw, g, test::one_group_plan(g), prog, "fc16", {}});
   ASSERT_EQ(t.commands.size(), 1u);
   EXPECT_EQ(t.commands[0].bank_conflict_cycles, 0u);
   EXPECT_EQ(t.end_ps, 158000u);

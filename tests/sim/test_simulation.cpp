@@ -24,15 +24,7 @@ TEST(Simulation, SingleGemmTakesItsFoldCyclesPlusBankConflicts) {
   // No operand staging: every streamed cycle is served on its own (stream_buffer 1).
   const auto hw = config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference",
                                                           "npu.sram.stream_buffer=1"});
-  sched::Program prog;
-  sched::Command c;
-  c.kind = sched::CommandKind::Gemm;
-  c.op = 0;
-  c.group = 0;
-  c.gemm = {64, 32, 32, 1};
-  c.macs = 64 * 32 * 32;
-  prog.add(c);
-  prog.group_sram_bytes = {0};
+  const auto prog = test::one_gemm_program({64, 32, 32, 1});
   const auto plan = one_group_plan(g);
   const auto t = simulate({hw, g, plan, prog, "one_matmul", {}});
   // WS on 32x32: Sr = K = 32, Sc = N = 32 -> 1 fold; T = M = 64;
@@ -52,15 +44,7 @@ TEST(Simulation, SingleGemmTakesItsFoldCyclesPlusBankConflicts) {
 TEST(Simulation, WsGemmWithKThreeTimesTheRowsSpillsTwoFoldsOfPartialSums) {
   const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
   const auto hw = config::load_hardware_config("edge-m", {});
-  sched::Program prog;
-  sched::Command c;
-  c.kind = sched::CommandKind::Gemm;
-  c.op = 0;
-  c.group = 0;
-  c.gemm = {64, 96, 32, 1};  // K = 96 = 3 R on the 32x32 WS array
-  c.macs = 64 * 96 * 32;
-  prog.add(c);
-  prog.group_sram_bytes = {0};
+  const auto prog = test::one_gemm_program({64, 96, 32, 1});  // K = 96 = 3 R on the 32x32 WS array
   const auto plan = one_group_plan(g);
   const auto t = simulate({hw, g, plan, prog, "one_matmul", {}});
   // ceil(96 / 32) = 3 row folds: every output leaves the array twice before its last fold,

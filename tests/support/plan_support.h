@@ -60,4 +60,18 @@ inline sched::Plan one_group_plan(const workloads::Graph& g) {
   return p;
 }
 
+/// A Program of one GEMM command (op 0, group 0) of `w` holding no SRAM: the MAC array alone.
+inline sched::Program one_gemm_program(const sched::GemmWork& w) {
+  sched::Program prog;
+  sched::Command c;
+  c.kind = sched::CommandKind::Gemm;
+  c.op = 0;
+  c.group = 0;
+  c.gemm = w;
+  c.macs = std::uint64_t(w.m * w.k * w.n * w.repeats);
+  prog.add(c);
+  prog.group_sram_bytes = {0};
+  return prog;
+}
+
 }  // namespace npusim::test
