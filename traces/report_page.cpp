@@ -11,7 +11,7 @@ header{background:#1f2430;color:#fff;padding:14px 24px}
 header h1{font-size:20px;margin:0 0 2px;font-weight:600}
 header .sub{color:#b8c0cc;font-size:13px}
 main{padding:16px 24px;max-width:1340px}
-section{background:#fff;border:1px solid #dfe3e8;border-radius:6px;padding:14px 18px;margin:0 0 16px}
+section{background:#fff;border:1px solid #dfe3e8;border-radius:6px;padding:14px 18px;margin:0 0 16px;overflow-x:auto}
 h2{font-size:16px;margin:0 0 10px}
 h3{font-size:14px;margin:12px 0 6px;color:#444}
 .cards{display:flex;flex-wrap:wrap;gap:10px}
