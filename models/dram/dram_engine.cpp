@@ -417,8 +417,11 @@ void DramEngine::serve_refresh(std::uint32_t rank, std::uint64_t at, bool due_ti
 
   // Per bank: units in turn; a unit with queued requests postpones (and holds up the later ones).
   if (extra > units_) {  // a long idle gap: only the last round matters to the banks' state
-    stats_.refreshes_per_bank += extra - units_;
-    r.owed -= extra - units_;
+    const std::uint64_t skipped = extra - units_;
+    stats_.refreshes_per_bank += skipped;
+    r.owed -= skipped;
+    // The skipped REFpbs still went round the units: the last round starts where they ended.
+    r.next_unit = static_cast<std::uint32_t>((r.next_unit + skipped) % units_);
     at = r.next_due - (units_ + 1) * refresh_interval_;
   }
   std::uint64_t t = at;
