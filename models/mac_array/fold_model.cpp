@@ -4,11 +4,10 @@
 #include <string>
 
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 
 namespace npusim::models {
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 void check_inputs(const GemmShape& s, std::uint32_t rows, std::uint32_t cols) {
   if (rows == 0 || cols == 0) {

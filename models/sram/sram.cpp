@@ -8,11 +8,10 @@
 #include <vector>
 
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 
 namespace npusim::models {
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 void require_positive(std::uint64_t value, const char* field) {
   if (value == 0) throw InputError(std::string("npu.sram.") + field, "expected > 0, found 0");

@@ -4,13 +4,12 @@
 
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 
 namespace npusim::scalesim {
 namespace {
 
 using models::GemmShape;
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 /// Input rows (or columns) some window covers: all of them unless the stride skips some.
 std::int64_t covered(std::int64_t filter, std::int64_t stride, std::int64_t out) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "models/mac_array/fold_model.h"
+#include "sim/core/math_util.h"
 
 namespace npusim::sched {
 using workloads::Graph;
@@ -19,8 +20,6 @@ std::int64_t leading(const workloads::Shape& s) {
   for (std::size_t i = 0; i + 2 < s.size(); ++i) p *= s[i];
   return p;
 }
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 bool read_outside(const Graph& g, int t) {
   const auto outs = g.graph_outputs();

@@ -6,6 +6,7 @@
 
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
 
@@ -15,8 +16,6 @@ using workloads::Op;
 using workloads::OpClass;
 
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 /// A region of `runs` runs of `run` elements `stride` elements apart, merged into one run
 /// when the runs touch.

@@ -7,6 +7,7 @@
 
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/segment.h"
 
@@ -16,8 +17,6 @@ using workloads::Op;
 using workloads::OpClass;
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::int64_t product(const workloads::Shape& s, std::size_t from, std::size_t to) {
   std::int64_t p = 1;
