@@ -132,6 +132,8 @@ class Graph {
   const std::vector<int>& topological_order() const { return order_; }
   std::vector<int> graph_inputs() const;   // non-constant tensors with no producer
   std::vector<int> graph_outputs() const;  // tensors with no consumer
+  /// Whether tensor `t` is among graph_outputs(): an op result nobody consumes.
+  bool is_output(int t) const { return tensor(t).producer >= 0 && tensor(t).consumers.empty(); }
   /// Tensors whose name is listed as a declared output (empty = all dangling outputs).
   std::vector<std::string> declared_outputs;
 

@@ -21,10 +21,9 @@ std::int64_t leading(const workloads::Shape& s) {
   return p;
 }
 
-bool read_outside(const Graph& g, int t) {
-  const auto outs = g.graph_outputs();
-  return g.tensor(t).consumers.size() != 1 || std::find(outs.begin(), outs.end(), t) != outs.end();
-}
+/// Whether `t` is needed beyond its one consumer in the pattern: other readers, or none at
+/// all (a graph output).
+bool read_outside(const Graph& g, int t) { return g.tensor(t).consumers.size() != 1; }
 
 /// Bytes of the operands a segment's epilogue ops hold whole (scale, mask), each tensor once:
 /// the lowering loads each of them once per segment.

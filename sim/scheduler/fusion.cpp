@@ -78,17 +78,12 @@ namespace {
 
 bool is_view(const Graph& g, int op) { return workloads::op_class(g.op(op).kind) == OpClass::View; }
 
-bool is_declared_output(const Graph& g, int t) {
-  const auto outs = g.graph_outputs();
-  return std::find(outs.begin(), outs.end(), t) != outs.end();
-}
-
 /// Can `next` run on the output tile of `tail` before it leaves SRAM?
 bool can_follow(const Graph& g, int tail, int next, const std::vector<bool>& assigned) {
   const Op& n = g.op(next);
   if (workloads::op_class(n.kind) != OpClass::Vector || !workloads::is_elementwise(n.kind)) return false;
   const int t = g.op(tail).outputs[0];
-  if (g.tensor(t).consumers.size() != 1 || is_declared_output(g, t)) return false;
+  if (g.tensor(t).consumers.size() != 1 || g.is_output(t)) return false;
   if (g.tensor(n.outputs[0]).elements() != g.tensor(t).elements()) return false;
   // The other operands must already be produced (a residual branch computed earlier).
   for (int in : n.inputs) {
@@ -119,7 +114,7 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
       const auto& cons = g.tensor(tail_out).consumers;
       if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]]) break;
       // A pool ends the segment: it runs on the conv's output tiles (epilogue policy and up).
-      const bool pool = !is_declared_output(g, tail_out) && pool_epilogue_obstacle(g, s.ops[0], cons[0]).empty();
+      const bool pool = !g.is_output(tail_out) && pool_epilogue_obstacle(g, s.ops[0], cons[0]).empty();
       if (!pool && !can_follow(g, s.ops.back(), cons[0], assigned)) break;
       s.ops.push_back(cons[0]);
       assigned[cons[0]] = true;
@@ -170,7 +165,7 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
       for (int t : g.op(o).outputs) {
         const int b = base_tensor(g, t);
         if (producer_seg[b] < 0 && b == t) producer_seg[b] = int(i);
-        if (is_declared_output(g, t)) outside[b] = true;
+        if (g.is_output(t)) outside[b] = true;
         for (int c : g.tensor(t).consumers)
           if (!in_group.count(c)) outside[b] = true;
       }
@@ -380,11 +375,10 @@ double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& e
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   std::set<int> in_group;
   for (int o : ev.plan.ops()) in_group.insert(o);
-  const auto outs = g.graph_outputs();
   double stored = 0;
   for (int o : in_group)
     for (int t : g.op(o).outputs) {
-      bool outside = std::find(outs.begin(), outs.end(), t) != outs.end();
+      bool outside = g.is_output(t);
       for (int c : g.tensor(t).consumers) outside |= !in_group.count(c);
       if (outside && base_tensor(g, t) == t) stored += double(g.tensor(t).elements()) * eb;
     }

@@ -99,11 +99,10 @@ class Lowering {
     for (int t : grp.resident_tensors) r.resident[t] = true;
     std::vector<bool> in_group(g_.ops().size(), false);
     for (int o : grp.ops()) in_group[o] = true;
-    const auto outs = g_.graph_outputs();
     for (int o : grp.ops())
       for (int t : g_.op(o).outputs) {
         const int b = base_tensor(g_, t);
-        bool outside = std::find(outs.begin(), outs.end(), t) != outs.end();
+        bool outside = g_.is_output(t);
         for (int c : g_.tensor(t).consumers) outside |= !in_group[c] && workloads::op_class(g_.op(c).kind) != OpClass::View;
         // A view's consumers count for its base tensor.
         for (int c : g_.tensor(t).consumers)
