@@ -62,6 +62,12 @@ void settle_dataflow(const Graph& g, const HardwareConfig& hw, GroupPlan& gp) {
   }
 }
 
+bool has_gemm(const Graph& g, const std::vector<Segment>& segs) {
+  for (const auto& s : segs)
+    if (workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm) return true;
+  return false;
+}
+
 std::size_t count_dataflow_overrides(const Plan& p, Dataflow configured) {
   std::size_t n = 0;
   for (const auto& gp : p.groups) n += gp.dataflow && *gp.dataflow != configured ? 1 : 0;
@@ -352,19 +358,21 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
 }
 
 /// Estimated seconds of a group: DRAM time and compute time overlap, the first tile's load
-/// does not (the same estimate the tiler uses, over the whole group).
-double group_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
+/// does not (the same estimate the tiler uses, over the whole group). `work`: the group's
+/// group_work when the caller has it already.
+double group_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp, const GroupWork* work = nullptr) {
   if (gp.depth_first.enabled) return 0;  // filled by evaluate_depth_first
   if (gp.attention.enabled) return attention_estimate(g, hw, gp);
   std::uint64_t tiles = 0;
   for (const auto& s : gp.segments) tiles += s.tiling.tile_count;
-  const GroupWork w = group_work(g, hw, gp);
+  const GroupWork w = work ? *work : group_work(g, hw, gp);
   const double compute = w.vector_ops / hw.vector_peak_ops() + w.array_cycles / hw.core_clock.hz;
   return estimate_seconds(hw, gp.dram_bytes, compute, 0, tiles, 1.0);
 }
 
-double estimated_seconds(const Graph& g, const HardwareConfig& hw, const GroupEval& ev) {
-  return ev.plan.depth_first.enabled ? ev.estimate : group_estimate(g, hw, ev.plan);
+double estimated_seconds(const Graph& g, const HardwareConfig& hw, const GroupEval& ev,
+                         const GroupWork* work = nullptr) {
+  return ev.plan.depth_first.enabled ? ev.estimate : group_estimate(g, hw, ev.plan, work);
 }
 
 /// Estimated joules of a group: its work and DRAM traffic at the model's prices (the trace's
@@ -385,7 +393,7 @@ double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& e
   const double dram = double(ev.plan.dram_bytes);
   const double loaded = std::max(0.0, dram - stored);
   return traces::price_energy(m, {w.macs, w.vector_ops, w.sram_read_bytes + std::min(stored, dram),
-                                  w.sram_write_bytes + loaded, dram, estimated_seconds(g, hw, ev)})
+                                  w.sram_write_bytes + loaded, dram, estimated_seconds(g, hw, ev, &w)})
       .total_j();
 }
 
@@ -412,12 +420,6 @@ Objective make_objective(const HardwareConfig& hw, SearchObjective kind) {
     throw InputError("--objective energy", "expected a config with an energy model (npu.energy, docs/energy.md), "
                                            "found none in '" + hw.name + "' (" + hw.source + ")");
   return o;
-}
-
-bool has_gemm(const Graph& g, const std::vector<Segment>& segs) {
-  for (const auto& s : segs)
-    if (workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm) return true;
-  return false;
 }
 
 /// Evaluates a candidate group like greedy does; with `try_dataflows`, also with every other

@@ -177,8 +177,7 @@ GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const 
 Dataflow read_dataflow(const json& v, const Graph& g, const std::vector<Segment>& segs, const std::string& where) {
   const auto d = v.is_string() ? parse_dataflow_name(v.get<std::string>()) : std::nullopt;
   if (!d) throw InputError(where, "unknown dataflow " + v.dump() + "; expected one of \"WS\", \"OS\", \"IS\"");
-  for (const auto& s : segs)
-    if (workloads::op_class(g.op(s.ops[0]).kind) == workloads::OpClass::Gemm) return *d;
+  if (has_gemm(g, segs)) return *d;
   throw InputError(where, "expected a group with a GEMM op (conv2d, matmul, ...) to run with dataflow " +
                               dataflow_name(*d) + ", found only vector or view ops");
 }

@@ -143,6 +143,8 @@ std::string pool_epilogue_obstacle(const workloads::Graph& g, int head, int pool
 /// Fixes the dataflow of a finished group: its GEMM segments' (all alike; the config's when
 /// none was asked for) becomes the group's, so reports and the lowering see it explicitly.
 void settle_dataflow(const workloads::Graph& g, const HardwareConfig& hw, GroupPlan& gp);
+/// Whether any of the segments has a GEMM head (work a dataflow applies to).
+bool has_gemm(const workloads::Graph& g, const std::vector<Segment>& segs);
 
 /// Inputs of the segment's ops that come from outside the segment (base tensor indices, in
 /// op order), and the tensor the segment produces (base index of the last op's output).
