@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev
   gnuplot-nox               # roofline plots
   time bc                   # bench/run_benchmarks.sh
+  pybind11-dev python3-dev python3-pybind11 python3-pytest python3-pandas   # sim/python, tests/python
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -58,21 +58,26 @@ void write_json(const fs::path& p, const nlohmann::json& j) { write_file_atomic(
 
 }  // namespace
 
+workloads::Graph load_workload_spec(const std::string& workload, const workloads::LoadOptions& options) {
+  return workloads::load_workload(workload, (fs::path(config::data_dir()) / "workloads" / "zoo").string(), options);
+}
+
+sched::Plan plan_for(const std::string& fusion, const std::string& objective, const workloads::Graph& g,
+                     const HardwareConfig& hw) {
+  const auto policy = sched::parse_fusion_policy(fusion, "--fusion");
+  const auto goal = objective.empty() ? sched::SearchObjective::Cycles
+                                      : sched::parse_search_objective(objective, "--objective");
+  if (policy == sched::FusionPolicy::File) return sched::load_schedule_file(fusion.substr(5), g, hw);
+  if (policy == sched::FusionPolicy::Search) return search_by_simulation(g, hw, goal);
+  return sched::make_plan(g, hw, policy);
+}
+
 LoadedRun load_run(const RunSpec& spec) {
   LoadedRun r;
   r.hw = config::load_hardware_config(spec.config, spec.overrides);
-  r.graph = workloads::load_workload(spec.workload, (fs::path(config::data_dir()) / "workloads" / "zoo").string(),
-                                     spec.load);
+  r.graph = load_workload_spec(spec.workload, spec.load);
   r.workload_name = workload_name(spec.workload);
-  const auto policy = sched::parse_fusion_policy(spec.fusion, "--fusion");
-  const auto objective = spec.objective.empty() ? sched::SearchObjective::Cycles
-                                                : sched::parse_search_objective(spec.objective, "--objective");
-  if (policy == sched::FusionPolicy::File)
-    r.plan = sched::load_schedule_file(spec.fusion.substr(5), r.graph, r.hw);
-  else if (policy == sched::FusionPolicy::Search)
-    r.plan = search_by_simulation(r.graph, r.hw, objective);
-  else
-    r.plan = sched::make_plan(r.graph, r.hw, policy);
+  r.plan = plan_for(spec.fusion, spec.objective, r.graph, r.hw);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
   return r;
 }
@@ -88,35 +93,43 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
   return summary;
 }
 
-nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
+SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   const sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   spdlog::debug("program: {} commands", program.commands.size());
-  traces::Trace trace;
+  SimulatedRun sim;
   {
     Progress progress(spec.label);
-    trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
-                      [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
-                      spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
-                                                                    : DramActivityLevel::Channels});
+    sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
+                          [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
+                          spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
+                                                                        : DramActivityLevel::Channels});
   }
-  const traces::TraceAnalysis analysis = traces::analyse_trace(trace);
-  const traces::Roofline roof = traces::make_roofline(trace, analysis);
-  for (const auto& v : roof.violations) spdlog::error("roofline: {}", v);
-  nlohmann::json summary = traces::make_summary(trace, roof, analysis);
+  sim.analysis = traces::analyse_trace(sim.trace);
+  sim.roofline = traces::make_roofline(sim.trace, sim.analysis);
+  for (const auto& v : sim.roofline.violations) spdlog::error("roofline: {}", v);
+  sim.summary = traces::make_summary(sim.trace, sim.roofline, sim.analysis);
+  return sim;
+}
 
-  // Only now, with everything computed, does the output folder appear.
+void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim) {
   const fs::path out(spec.out);
   fs::create_directories(out);
-  write_json(out / "summary.json", summary);
+  write_json(out / "summary.json", sim.summary);
   write_json(out / "schedule.json", sched::to_json(run.plan, run.graph));
-  traces::write_trace_json(trace, (out / "trace.json").string(), spec.trace);
-  traces::write_run_report({trace.fusion, &roof, &summary}, out.string(),
-                           trace.workload + " on " + trace.config_name + " (fusion " + trace.fusion + ")");
-  if (!roof.violations.empty())
-    throw SimulationError(std::to_string(roof.violations.size()) +
+  traces::write_trace_json(sim.trace, (out / "trace.json").string(), spec.trace);
+  traces::write_run_report({sim.trace.fusion, &sim.roofline, &sim.summary}, out.string(),
+                           sim.trace.workload + " on " + sim.trace.config_name + " (fusion " + sim.trace.fusion + ")");
+}
+
+nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
+  const SimulatedRun sim = simulate_run(spec, run);
+  // Only now, with everything computed, does the output folder appear.
+  write_run_outputs(spec, run, sim);
+  if (!sim.roofline.violations.empty())
+    throw SimulationError(std::to_string(sim.roofline.violations.size()) +
                           " roofline points lie above their roof (a model or counting error); see " +
-                          (out / "roofline.json").string());
-  return summary;
+                          (fs::path(spec.out) / "roofline.json").string());
+  return sim.summary;
 }
 
 std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs) {

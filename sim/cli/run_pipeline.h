@@ -8,6 +8,8 @@
 
 #include "sim/core/hardware_config.h"
 #include "sim/scheduler/plan.h"
+#include "traces/analysis.h"
+#include "traces/roofline.h"
 #include "traces/trace_io.h"
 #include "workloads/graph.h"
 #include "workloads/loader.h"
@@ -37,7 +39,28 @@ struct LoadedRun {
 /// Loads and plans (no simulation). Throws InputError on bad input.
 LoadedRun load_run(const RunSpec& spec);
 
-/// Simulates, analyses and writes the output folder; returns summary.json's content.
+/// A workload spec as `--workload` takes it: a file path, else a zoo name.
+workloads::Graph load_workload_spec(const std::string& workload, const workloads::LoadOptions& options);
+/// The plan for `fusion` as `--fusion` takes it (`none` ... `search`, `file:PATH`) and `objective`
+/// as `--objective` (for `search`; "" = cycles). Throws InputError on bad input.
+sched::Plan plan_for(const std::string& fusion, const std::string& objective, const workloads::Graph& g,
+                     const HardwareConfig& hw);
+
+/// A simulated and analysed run, before anything is written.
+struct SimulatedRun {
+  traces::Trace trace;
+  traces::TraceAnalysis analysis;
+  traces::Roofline roofline;
+  nlohmann::json summary;
+};
+
+/// Lowers, simulates and analyses (once per process: SystemC elaborates once).
+SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run);
+/// Writes the output folder of a simulated run (summary, schedule, trace, report, plots).
+void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim);
+
+/// simulate_run + write_run_outputs; throws SimulationError when a roofline point lies above its
+/// roof. Returns summary.json's content.
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
 
 /// Writes the analysis of a trace into `dir` (roofline.json, the roofline and energy plots as

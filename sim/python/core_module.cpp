@@ -1,0 +1,277 @@
+// npusim._core: the C++ engine for Python (pybind11). The Python package (sim/python/npusim/)
+// wraps it; this file only adapts types. Loading and planning run in the calling process (they
+// need no SystemC); every simulation runs in a forked child process, because SystemC elaborates
+// once per process, and sends its summary and roofline back through a pipe as JSON.
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim/cli/run_pipeline.h"
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/scheduler/schedule_file.h"
+#include "traces/roofline.h"
+#include "workloads/loader.h"
+
+// libsystemc references sc_main; simulations start from simulate() in a child process.
+// Exported: pybind11 builds modules with hidden visibility, and libsystemc must see it.
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char*[]) { return 0; }
+
+namespace py = pybind11;
+
+namespace npusim::python {
+namespace {
+
+/// A hardware config as `--config` and `--set` give it, resolved once.
+struct Config {
+  std::string spec;
+  std::vector<std::string> overrides;
+  HardwareConfig hw;
+};
+
+/// A loaded workload. `name` is what reports call it (the file's stem or the zoo name).
+struct Graph {
+  std::string name;
+  workloads::Graph graph;
+};
+
+Config make_config(const std::string& spec, const std::vector<std::string>& overrides) {
+  return {spec, overrides, config::load_hardware_config(spec, overrides)};
+}
+
+Graph load(const std::string& spec, const std::map<std::string, workloads::Shape>& input_shapes,
+           bool skip_unsupported) {
+  workloads::LoadOptions options;
+  options.input_shapes = input_shapes;
+  options.skip_unsupported = skip_unsupported;
+  workloads::Graph g = cli::load_workload_spec(spec, options);
+  std::string name = g.name.empty() ? spec : g.name;
+  return {std::move(name), std::move(g)};
+}
+
+Graph parse_yaml(const std::string& text, const std::string& source) {
+  workloads::Graph g = workloads::parse_yaml_workload(text, source);
+  std::string name = g.name;
+  return {std::move(name), std::move(g)};
+}
+
+py::list graph_ops(const Graph& g, std::uint32_t elem_bytes) {
+  py::list out;
+  const auto& tensors = g.graph.tensors();
+  for (const auto& op : g.graph.ops()) {
+    const workloads::OpCost c = workloads::op_cost(g.graph, op, elem_bytes);
+    py::list inputs, outputs;
+    for (int t : op.inputs) inputs.append(tensors[t].name);
+    for (int t : op.outputs) outputs.append(tensors[t].name);
+    py::dict d;
+    d["name"] = op.name;
+    d["kind"] = workloads::to_string(op.kind);
+    d["inputs"] = inputs;
+    d["outputs"] = outputs;
+    d["macs"] = c.macs;
+    d["vector_ops"] = c.vector_ops;
+    d["input_bytes"] = c.input_bytes;
+    d["weight_bytes"] = c.weight_bytes;
+    d["output_bytes"] = c.output_bytes;
+    out.append(d);
+  }
+  return out;
+}
+
+py::list graph_tensors(const Graph& g) {
+  py::list out;
+  for (const auto& t : g.graph.tensors()) {
+    py::dict d;
+    d["name"] = t.name;
+    d["shape"] = t.shape;
+    d["constant"] = t.is_constant;
+    d["producer"] = t.producer >= 0 ? py::object(py::str(g.graph.op(t.producer).name)) : py::object(py::none());
+    out.append(d);
+  }
+  return out;
+}
+
+/// The plan as schedule.json has it (policies, or a schedule file's text validated).
+std::string plan(const Graph& g, const Config& c, const std::string& fusion, const std::string& objective) {
+  return sched::to_json(cli::plan_for(fusion, objective, g.graph, c.hw), g.graph).dump();
+}
+
+sched::Plan schedule_plan(const Graph& g, const Config& c, const std::string& text, const std::string& source) {
+  return sched::parse_schedule(text, source, g.graph, c.hw);
+}
+
+std::string check_schedule(const Graph& g, const Config& c, const std::string& text, const std::string& source) {
+  return sched::to_json(schedule_plan(g, c, text, source), g.graph).dump();
+}
+
+// ---- simulation in a child process ----
+
+/// What the child sends: {"summary", "roofline"} or {"error": "input"|"simulation", "message"}.
+std::string child_result(const cli::RunSpec& spec, const cli::LoadedRun& run) {
+  nlohmann::json reply;
+  try {
+    const cli::SimulatedRun sim = cli::simulate_run(spec, run);
+    if (!spec.out.empty()) cli::write_run_outputs(spec, run, sim);
+    reply["summary"] = sim.summary;
+    reply["roofline"] = traces::to_json(sim.roofline);
+  } catch (const InputError& e) {
+    reply = {{"error", "input"}, {"message", e.what()}};
+  } catch (const std::exception& e) {
+    reply = {{"error", "simulation"}, {"message", e.what()}};
+  }
+  return reply.dump();
+}
+
+void write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += std::size_t(n);
+  }
+}
+
+/// Reads the child's reply with the GIL released; a Python signal (Ctrl-C) kills the child and
+/// raises in the caller instead of leaving it running.
+std::string read_reply(int fd, pid_t pid) {
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n;
+    {
+      py::gil_scoped_release release;
+      n = ::read(fd, buf, sizeof buf);
+    }
+    if (n > 0) {
+      text.append(buf, std::size_t(n));
+      continue;
+    }
+    if (n == 0) break;
+    if (errno != EINTR) break;
+    if (PyErr_CheckSignals() != 0) {
+      ::kill(pid, SIGKILL);
+      ::close(fd);
+      ::waitpid(pid, nullptr, 0);
+      throw py::error_already_set();
+    }
+  }
+  return text;
+}
+
+int wait_child(pid_t pid) {
+  int status = 0;
+  for (;;) {
+    py::gil_scoped_release release;
+    if (::waitpid(pid, &status, 0) >= 0 || errno != EINTR) break;
+  }
+  return status;
+}
+
+/// Simulates `plan` of `g` on `c` in a forked child; `out` (optional) receives the run folder as
+/// `npusim run --out` writes it. Returns the child's JSON reply (see child_result).
+std::string simulate_plan(const Graph& g, const Config& c, const sched::Plan& plan, const std::string& out) {
+  cli::RunSpec spec;
+  spec.config = c.spec;
+  spec.workload = g.name;
+  spec.out = out;
+  const cli::LoadedRun run{c.hw, g.graph, g.name, plan};
+
+  int fds[2];
+  if (::pipe(fds) != 0) throw SimulationError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw SimulationError(std::string("cannot fork the simulation process: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // The child never returns into Python: it simulates, replies, and ends.
+    ::close(fds[0]);
+    write_all(fds[1], child_result(spec, run));
+    ::close(fds[1]);
+    std::fflush(nullptr);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  const std::string text = read_reply(fds[0], pid);
+  ::close(fds[0]);
+  const int status = wait_child(pid);
+  if (WIFSIGNALED(status))
+    throw SimulationError("the simulation process died with signal " + std::to_string(WTERMSIG(status)) + " (" +
+                          strsignal(WTERMSIG(status)) + ")");
+  if (text.empty()) throw SimulationError("the simulation process ended without a result");
+  return text;
+}
+
+std::string simulate(const Graph& g, const Config& c, const std::string& fusion, const std::string& objective,
+                     const std::string& out) {
+  return simulate_plan(g, c, cli::plan_for(fusion, objective, g.graph, c.hw), out);
+}
+
+std::string simulate_schedule(const Graph& g, const Config& c, const std::string& text, const std::string& source,
+                              const std::string& out) {
+  return simulate_plan(g, c, schedule_plan(g, c, text, source), out);
+}
+
+}  // namespace
+}  // namespace npusim::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace npusim::python;
+  m.doc() = "npusim's C++ engine (use the npusim package, not this module directly)";
+
+  static py::exception<npusim::InputError> input_error(m, "InputError", PyExc_ValueError);
+  static py::exception<npusim::SimulationError> simulation_error(m, "SimulationError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const npusim::InputError& e) {
+      // The instance carries `where` (file:line, field or node) beside the message.
+      py::object error = py::reinterpret_borrow<py::object>(input_error.ptr())(e.what());
+      error.attr("where") = e.where();
+      PyErr_SetObject(input_error.ptr(), error.ptr());
+    } catch (const npusim::SimulationError& e) {
+      simulation_error(e.what());
+    }
+  });
+
+  py::class_<Config>(m, "Config")
+      .def(py::init(&make_config), py::arg("spec"), py::arg("overrides"))
+      .def_readonly("spec", &Config::spec)
+      .def_readonly("overrides", &Config::overrides)
+      .def_property_readonly("name", [](const Config& c) { return c.hw.name; })
+      .def_property_readonly("elem_bytes", [](const Config& c) { return npusim::dtype_bytes(c.hw.mac_array.dtype); })
+      .def("resolved", [](const Config& c) { return npusim::to_json(c.hw).dump(); });
+
+  py::class_<Graph>(m, "Graph")
+      .def_readonly("name", &Graph::name)
+      .def("ops", &graph_ops, py::arg("elem_bytes"))
+      .def("tensors", &graph_tensors)
+      .def("totals", [](const Graph& g, std::uint32_t elem_bytes) {
+        const auto t = npusim::workloads::graph_totals(g.graph, elem_bytes);
+        return py::dict(py::arg("macs") = t.macs, py::arg("vector_ops") = t.vector_ops,
+                        py::arg("weight_bytes") = t.weight_bytes, py::arg("params") = t.params);
+      }, py::arg("elem_bytes"));
+
+  m.def("load", &load, py::arg("spec"), py::arg("input_shapes"), py::arg("skip_unsupported"));
+  m.def("zoo_names", [] {
+    return npusim::workloads::zoo_names(npusim::config::data_dir() + "/workloads/zoo");
+  });
+  m.def("parse_yaml", &parse_yaml, py::arg("text"), py::arg("source"));
+  m.def("plan", &plan, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"));
+  m.def("check_schedule", &check_schedule, py::arg("graph"), py::arg("config"), py::arg("text"), py::arg("source"));
+  m.def("simulate", &simulate, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"),
+        py::arg("out"));
+  m.def("simulate_schedule", &simulate_schedule, py::arg("graph"), py::arg("config"), py::arg("text"),
+        py::arg("source"), py::arg("out"));
+}

@@ -1,0 +1,558 @@
+"""npusim from Python: load a network, plan its fusion, simulate it on an edge NPU.
+
+The same C++ engine as the ``npusim`` command line: loading and planning run in this process;
+every simulation runs in a forked child process (SystemC elaborates once per process), so any
+number of ``simulate`` calls work in one interpreter and this process's memory does not grow
+with them.
+
+>>> import npusim
+>>> hw = npusim.Config("edge-m", set={"npu.mac_array.rows": 64})
+>>> g = npusim.load("mobilenet_v2")                  # a zoo name, or .onnx / .yaml / .csv path
+>>> plan = npusim.plan(g, hw, fusion="greedy")      # groups, tiles, why neighbours were not fused
+>>> r = npusim.simulate(g, hw, fusion="greedy")     # summary.json's figures as attributes
+>>> r.cycles, r.dram_bytes, r.op("conv1").cycles
+
+Errors are :class:`InputError` (bad input: the message names the file, line, field or node;
+``.where`` holds the place) and :class:`SimulationError`, with the command line's messages.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+
+from . import _core
+
+__all__ = [
+    "Config", "Graph", "Op", "Plan", "Group", "Schedule", "Result", "Roofline", "Comparison",
+    "Record", "InputError", "SimulationError", "load", "plan", "simulate", "compare", "zoo",
+]
+
+InputError = _core.InputError
+InputError.__doc__ = "Bad input (a file, a field, a schedule): exit code 2 on the command line."
+SimulationError = _core.SimulationError
+SimulationError.__doc__ = "The simulation or analysis could not complete (exit code 1 on the command line)."
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Record(dict):
+    """A JSON object of summary.json or roofline.json: items by key or by attribute."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __dir__(self) -> List[str]:
+        return list(self.keys()) + list(super().__dir__())
+
+
+def _records(value: Any) -> Any:
+    """JSON (dicts and lists) as Records, recursively."""
+    if isinstance(value, dict):
+        return Record((k, _records(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [_records(v) for v in value]
+    return value
+
+
+def _value_text(value: Any) -> str:
+    """A --set value as the command line spells it (True -> "true")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hardware
+
+
+class Config:
+    """A hardware config: a preset name (``edge-s``, ``edge-m``, ``edge-l``) or a YAML path,
+    with overrides as ``npusim run --set`` takes them (units allowed: ``"2MiB"``, ``"20ns"``).
+
+    Bad keys or values raise :class:`InputError` here, naming the key.
+    """
+
+    def __init__(self, spec: PathLike = "edge-m", set: Optional[Mapping[str, Any]] = None) -> None:
+        self._set: Dict[str, Any] = dict(set or {})
+        overrides = [f"{k}={_value_text(v)}" for k, v in self._set.items()]
+        self._core = _core.Config(os.fspath(spec), overrides)
+
+    @property
+    def spec(self) -> str:
+        """The preset name or file path this config was read from."""
+        return self._core.spec
+
+    @property
+    def overrides(self) -> Dict[str, Any]:
+        """The ``set`` overrides, as given."""
+        return dict(self._set)
+
+    @property
+    def name(self) -> str:
+        """The config's name (the preset's, or the file's ``name``)."""
+        return self._core.name
+
+    def derive(self, set: Mapping[str, Any]) -> "Config":
+        """A copy with more overrides (later keys win)."""
+        merged = dict(self._set)
+        merged.update(set)
+        return Config(self.spec, merged)
+
+    def resolved(self) -> Record:
+        """Every value of the config after presets and overrides, units spelled out."""
+        return _records(json.loads(self._core.resolved()))
+
+    def __repr__(self) -> str:
+        extra = f", set={self._set!r}" if self._set else ""
+        return f"npusim.Config({self.spec!r}{extra})"
+
+
+def _config(config: Union[Config, PathLike, None]) -> Config:
+    if config is None:
+        return Config()
+    return config if isinstance(config, Config) else Config(config)
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads
+
+
+class Op(Record):
+    """One op of a graph: ``name``, ``kind``, ``inputs``, ``outputs`` (tensor names), ``macs``,
+    ``vector_ops``, ``input_bytes``, ``weight_bytes``, ``output_bytes`` (bytes with the config's
+    element width)."""
+
+
+class Graph:
+    """An operator graph: loaded by :func:`load`, or built here op by op.
+
+    A built graph uses the workload YAML format's op kinds and attributes
+    (docs/workload-format.md): ``add_op("conv2d", "conv1", ["x"], out_channels=16, kernel=3)``
+    creates ``conv1.weight`` as the YAML loader does, and every op's output tensor is named
+    like the op. The graph is checked (shapes inferred, names resolved) by the same loader when
+    it is first used; errors name the op. :meth:`to_yaml` shows the file it amounts to.
+    """
+
+    def __init__(self, name: str = "graph") -> None:
+        self.name = name
+        self._inputs: List[Dict[str, Any]] = []
+        self._constants: List[Dict[str, Any]] = []
+        self._ops: List[Dict[str, Any]] = []
+        self._outputs: List[str] = []
+        self._built: Optional[Any] = None
+        self._loaded = False
+
+    @classmethod
+    def _from_core(cls, core: Any) -> "Graph":
+        g = cls(core.name)
+        g._built = core
+        g._loaded = True
+        return g
+
+    # -- building --
+
+    def _edit(self) -> None:
+        if self._loaded:
+            raise InputError("a loaded graph cannot be edited; build a new npusim.Graph() instead")
+        self._built = None
+
+    def add_input(self, name: str, shape: Sequence[int]) -> str:
+        """Adds a graph input (an activation) and returns its name."""
+        return self.add_tensor(name, shape, constant=False)
+
+    def add_constant(self, name: str, shape: Sequence[int]) -> str:
+        """Adds a constant tensor (a parameter an op can read, e.g. a scale) and returns its name."""
+        return self.add_tensor(name, shape, constant=True)
+
+    def add_tensor(self, name: str, shape: Sequence[int], constant: bool = False) -> str:
+        """Adds an input (``constant=False``) or a constant tensor; returns its name."""
+        self._edit()
+        entry = {"name": name, "shape": [int(d) for d in shape]}
+        (self._constants if constant else self._inputs).append(entry)
+        return name
+
+    def add_op(self, kind: str, name: str, inputs: Sequence[str], **attrs: Any) -> str:
+        """Adds an op of ``kind`` (``conv2d``, ``matmul``, ``relu``, ``add``, ...) reading the
+        named tensors; ``attrs`` are the kind's attributes. Returns the output tensor's name."""
+        self._edit()
+        entry: Dict[str, Any] = {"name": name, "op": kind, "inputs": list(inputs)}
+        entry.update(attrs)
+        self._ops.append(entry)
+        return name
+
+    def mark_outputs(self, *names: str) -> None:
+        """Declares the graph's result tensors (default: every op result nobody reads)."""
+        self._edit()
+        self._outputs.extend(names)
+
+    def to_yaml(self) -> str:
+        """The workload YAML file this graph amounts to (one entry per line)."""
+        if self._loaded:
+            raise InputError("a loaded graph has no YAML of its own; it was read from a file")
+        lines = [f"name: {json.dumps(self.name)}", "inputs:"]
+        lines += [f"  - {json.dumps(t)}" for t in self._inputs]
+        if self._constants:
+            lines.append("constants:")
+            lines += [f"  - {json.dumps(t)}" for t in self._constants]
+        lines.append("ops:")
+        lines += [f"  - {json.dumps(op)}" for op in self._ops]
+        if self._outputs:
+            lines.append(f"outputs: {json.dumps(self._outputs)}")
+        return "\n".join(lines) + "\n"
+
+    def _core_graph(self) -> Any:
+        if self._built is None:
+            self._built = _core.parse_yaml(self.to_yaml(), f"<npusim.Graph '{self.name}'>")
+        return self._built
+
+    # -- reading --
+
+    def ops(self, config: Union[Config, PathLike, None] = None) -> List[Op]:
+        """Every op with its MACs, vector ops and minimum bytes (element width of ``config``'s
+        dtype; edge-m's int8 by default)."""
+        elem_bytes = _config(config)._core.elem_bytes
+        return [Op(_records(d)) for d in self._core_graph().ops(elem_bytes)]
+
+    def tensors(self) -> List[Record]:
+        """Every tensor: ``name``, ``shape``, ``constant``, ``producer`` (op name or None)."""
+        return [_records(d) for d in self._core_graph().tensors()]
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates of the whole graph."""
+        return int(self._core_graph().totals(1)["macs"])
+
+    def __repr__(self) -> str:
+        return f"npusim.Graph({self.name!r}, {len(self._core_graph().ops(1))} ops)"
+
+
+def load(spec: PathLike, input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+         skip_unsupported: bool = False) -> Graph:
+    """Loads a workload as ``npusim run --workload`` does: an ONNX model (``.onnx``), our YAML
+    format (``.yaml``), a SCALE-Sim topology (``.csv``), or a zoo name (see :func:`zoo`).
+
+    ``input_shapes`` fixes symbolic ONNX input dimensions (``--input-shape``);
+    ``skip_unsupported`` runs past unsupported ONNX operators (``--skip-unsupported``).
+    """
+    shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+    return Graph._from_core(_core.load(os.fspath(spec), shapes, bool(skip_unsupported)))
+
+
+def zoo() -> List[str]:
+    """Names of the zoo's networks (``load`` takes them)."""
+    return list(_core.zoo_names())
+
+
+def _graph(graph: Union[Graph, PathLike]) -> Graph:
+    return graph if isinstance(graph, Graph) else load(graph)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans and schedules
+
+
+class Group(Record):
+    """A fused group of a plan, as schedule.json has it: ``name``, ``ops``, ``fusion``
+    (``none``, ``epilogue``, ``chain``, ``layer``, ``depth_first``, ``attention``), ``segments``
+    (head op + epilogue, with tiles and working set), ``tiles``, ``sram_bytes``, ``dram_bytes``,
+    ``dataflow``, ``resident_tensors``."""
+
+
+class Plan:
+    """The scheduler's decision for a graph on a config (schedule.json's content).
+
+    ``groups`` in execution order; ``not_fused`` the boundaries between neighbouring ops with
+    the reason each was not fused (capacity with bytes, policy, branch, ...).
+    """
+
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        self._doc = json.loads(json.dumps(doc))
+        self.policy: str = self._doc.get("policy", "file")
+        self.groups: List[Group] = [Group(_records(g)) for g in self._doc.get("groups", [])]
+        self.not_fused: List[Record] = [_records(b) for b in self._doc.get("not_fused", [])]
+        self.search: Optional[Record] = _records(self._doc["search"]) if "search" in self._doc else None
+
+    def group_of(self, op: str) -> Group:
+        """The group that runs ``op``; KeyError if the plan has no such op."""
+        for g in self.groups:
+            if op in g.ops:
+                return g
+        raise KeyError(f"op '{op}' is in no group of this plan")
+
+    def why_not_fused(self, a: str, b: str) -> Optional[str]:
+        """Why ops ``a`` and ``b`` are in different groups (None when they share one). For direct
+        neighbours this is the boundary's reason; otherwise the reasons of the boundaries on the
+        way from ``a``'s group to ``b``'s, joined."""
+        ga, gb = self.group_of(a), self.group_of(b)
+        if ga is gb:
+            return None
+        for edge in self.not_fused:
+            if {edge["from"], edge["to"]} == {a, b}:
+                return edge["reason"]
+        index = {g.name: i for i, g in enumerate(self.groups)}
+        lo, hi = sorted((index[ga.name], index[gb.name]))
+        between = {op for g in self.groups[lo:hi + 1] for op in g.ops}
+        reasons = [f"{e['from']} -> {e['to']}: {e['reason']}" for e in self.not_fused
+                   if e["from"] in between and e["to"] in between
+                   and self.group_of(e["from"]) is not self.group_of(e["to"])]
+        return "; ".join(reasons) if reasons else "not neighbours: no edge joins their groups"
+
+    def to_json(self) -> str:
+        """schedule.json's text (runs back unchanged with ``fusion="file:PATH"`` or as a Schedule)."""
+        return json.dumps(self._doc, indent=2) + "\n"
+
+    def to_schedule(self) -> "Schedule":
+        """This plan as a user schedule (to edit and run again)."""
+        return Schedule(self._doc)
+
+    def __repr__(self) -> str:
+        return f"npusim.Plan(policy={self.policy!r}, {len(self.groups)} groups)"
+
+
+class Schedule:
+    """A fusion schedule a compiler hands in: a schedule.json document (docs/schedule-format.md).
+
+    It is validated as schedule files are — ops exist and are in one group each, every group is
+    connected and convex, tiles fit, SRAM suffices — when it is planned or simulated on a config
+    (:meth:`check`, :func:`plan`, :func:`simulate`); a violation raises :class:`InputError`
+    naming the group and the rule.
+    """
+
+    def __init__(self, doc: Mapping[str, Any], name: str = "schedule") -> None:
+        self.doc: Dict[str, Any] = json.loads(json.dumps(doc))
+        self.doc.setdefault("format", "npusim-schedule")
+        self.doc.setdefault("version", 1)
+        self.name = name
+
+    @classmethod
+    def from_groups(cls, graph: Graph, groups: Sequence[Sequence[str]],
+                    dataflow: Optional[Mapping[Union[int, str], str]] = None,
+                    tiles: Optional[Mapping[str, Mapping[str, int]]] = None,
+                    name: str = "schedule") -> "Schedule":
+        """A schedule from lists of op names, one list per group (ops not listed run unfused).
+
+        ``dataflow`` maps a group (its index, or the name of an op in it) to ``"WS"``, ``"OS"``
+        or ``"IS"``; ``tiles`` maps a segment head op to ``{"rows", "cols", "in_channels"}``.
+        """
+        known = {op.name for op in graph.ops()}
+        entries: List[Dict[str, Any]] = [{"ops": list(g)} for g in groups]
+        for key, flow in (dataflow or {}).items():
+            if isinstance(key, int):
+                if not 0 <= key < len(entries):
+                    raise InputError(f"dataflow: expected a group index below {len(entries)}, found {key}")
+                entries[key]["dataflow"] = flow
+                continue
+            hits = [e for e in entries if key in e["ops"]]
+            if not hits:
+                where = "no group lists it" if key in known else f"no op '{key}' in graph '{graph.name}'"
+                raise InputError(f"dataflow['{key}']: expected a group index or an op of a group, found {where}")
+            hits[0]["dataflow"] = flow
+        for head, shape in (tiles or {}).items():
+            hits = [e for e in entries if head in e["ops"]]
+            if not hits:
+                raise InputError(f"tiles['{head}']: expected an op of a group, found no group lists it")
+            hits[0].setdefault("tiles", {})[head] = dict(shape)
+        return cls({"groups": entries}, name)
+
+    @classmethod
+    def from_file(cls, path: PathLike) -> "Schedule":
+        """Reads a schedule.json file (checked when used, with the file's name in messages)."""
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{os.fspath(path)}:{e.lineno}: expected JSON, found {e.msg}") from None
+        return cls(doc, os.path.basename(os.fspath(path)))
+
+    def to_json(self) -> str:
+        return json.dumps(self.doc, indent=2) + "\n"
+
+    def save(self, path: PathLike) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+    def check(self, graph: Graph, config: Union[Config, PathLike, None] = None) -> Plan:
+        """Validates this schedule for ``graph`` on ``config`` and returns the plan it makes."""
+        text = _core.check_schedule(graph._core_graph(), _config(config)._core, self.to_json(), self.name)
+        return Plan(json.loads(text))
+
+    def __repr__(self) -> str:
+        return f"npusim.Schedule({self.name!r}, {len(self.doc.get('groups', []))} groups)"
+
+
+def plan(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
+         fusion: str = "greedy", objective: Optional[str] = None,
+         schedule: Optional[Schedule] = None) -> Plan:
+    """The plan of ``graph`` on ``config`` under ``fusion`` (``none``, ``epilogue``, ``greedy``,
+    ``search`` with ``objective`` ``cycles``/``energy``/``dram-bytes``, or ``file:PATH``), or of a
+    user ``schedule``, without simulating (``npusim schedule``)."""
+    g, hw = _graph(graph), _config(config)
+    if schedule is not None:
+        return schedule.check(g, hw)
+    return Plan(json.loads(_core.plan(g._core_graph(), hw._core, fusion, objective or "")))
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+class Roofline:
+    """roofline.json: ``roofs`` (compute and memory roofs with their values and units),
+    ``points`` (per op, group and network, one per memory level), ``violations``."""
+
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        self.doc = _records(dict(doc))
+        self.roofs: List[Record] = self.doc.get("roofs", [])
+        self.points: List[Record] = self.doc.get("points", [])
+        self.violations: List[str] = self.doc.get("violations", [])
+
+    def network(self, level: str = "dram") -> Record:
+        """The whole network's point at one memory level (``dram`` or ``sram``)."""
+        for p in self.points:
+            if p.get("scope") == "network" and p.get("level") == level:
+                return p
+        raise KeyError(f"no network point at level '{level}'")
+
+
+class Result:
+    """One simulated run: summary.json's figures (docs/outputs.md) as attributes, its roofline,
+    and the plan that ran. ``summary`` is the whole document."""
+
+    def __init__(self, reply: Mapping[str, Any], label: str, plan_: Optional[Plan] = None) -> None:
+        self.label = label
+        self.summary: Record = _records(dict(reply["summary"]))
+        self.roofline = Roofline(reply["roofline"])
+        self.plan = plan_
+
+    def __getattr__(self, key: str) -> Any:
+        summary = self.__dict__.get("summary")
+        if summary is not None and key in summary:
+            return summary[key]
+        raise AttributeError(key)
+
+    @property
+    def dram_bytes(self) -> int:
+        """DRAM bytes read plus written (bytes)."""
+        return int(self.summary["dram_read_bytes"]) + int(self.summary["dram_write_bytes"])
+
+    @property
+    def ops(self) -> List[Record]:
+        """One entry per op of the graph, in graph order (summary.json's ``ops``)."""
+        return self.summary["ops"]
+
+    @property
+    def groups(self) -> List[Record]:
+        """One entry per scheduled group (summary.json's ``groups``)."""
+        return self.summary["groups"]
+
+    def op(self, name: str) -> Record:
+        """The ``ops`` entry of one op."""
+        for o in self.summary["ops"]:
+            if o["name"] == name:
+                return o
+        raise KeyError(f"no op '{name}' in this run")
+
+    def to_pandas(self, scope: str = "ops") -> Any:
+        """A pandas DataFrame of ``ops``, ``groups`` or the roofline ``points`` (needs pandas:
+        Debian's python3-pandas). Nested figures (energy, stalls) become dotted columns."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("Result.to_pandas needs pandas (apt-get install python3-pandas)") from e
+        rows = {"ops": self.ops, "groups": self.groups, "points": self.roofline.points}
+        if scope not in rows:
+            raise ValueError(f"scope: expected one of {', '.join(rows)}, found {scope!r}")
+        return pandas.json_normalize([dict(r) for r in rows[scope]])
+
+    def __repr__(self) -> str:
+        return (f"npusim.Result({self.label!r}: {self.summary['cycles']} cycles, "
+                f"{self.dram_bytes} DRAM bytes)")
+
+
+def _run(g: Graph, hw: Config, fusion: str, objective: Optional[str], schedule: Optional[Schedule],
+         out: Optional[PathLike]) -> Result:
+    out_dir = os.fspath(out) if out is not None else ""
+    if schedule is not None:
+        text = schedule.to_json()
+        reply = json.loads(_core.simulate_schedule(g._core_graph(), hw._core, text, schedule.name, out_dir))
+        label = schedule.name
+    else:
+        reply = json.loads(_core.simulate(g._core_graph(), hw._core, fusion, objective or "", out_dir))
+        label = fusion
+    if "error" in reply:
+        error = InputError if reply["error"] == "input" else SimulationError
+        raise error(reply["message"])
+    return Result(reply, label)
+
+
+def simulate(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
+             fusion: str = "greedy", objective: Optional[str] = None,
+             schedule: Optional[Schedule] = None, out: Optional[PathLike] = None) -> Result:
+    """Simulates ``graph`` on ``config`` under a fusion policy (as :func:`plan`) or a user
+    ``schedule``; ``out`` also writes the run folder ``npusim run --out`` writes (summary.json,
+    trace.json, report.html, ...). Runs in a child process: see the module's docstring."""
+    return _run(_graph(graph), _config(config), fusion, objective, schedule, out)
+
+
+class Comparison:
+    """Several runs of one graph side by side (``npusim compare``)."""
+
+    def __init__(self, results: List[Result]) -> None:
+        self.results = results
+
+    def __iter__(self) -> Iterator[Result]:
+        return iter(self.results)
+
+    def __getitem__(self, label: Union[int, str]) -> Result:
+        if isinstance(label, int):
+            return self.results[label]
+        for r in self.results:
+            if r.label == label:
+                return r
+        raise KeyError(label)
+
+    def table(self) -> str:
+        """A text table: cycles, DRAM MB, MAC utilisation and speed-up over the first run."""
+        base = self.results[0].summary["cycles"] if self.results else 0
+        lines = [f"{'run':<16}{'cycles':>14}{'DRAM MB':>12}{'MAC util %':>12}{'speed-up':>10}"]
+        for r in self.results:
+            s = r.summary
+            speed = base / s["cycles"] if s["cycles"] else 0.0
+            lines.append(f"{r.label:<16}{s['cycles']:>14}{r.dram_bytes / 1e6:>12.3f}"
+                         f"{100 * s['mac_utilization']:>12.1f}{speed:>9.2f}x")
+        return "\n".join(lines)
+
+    def to_pandas(self) -> Any:
+        """One row per run with its headline figures (needs pandas)."""
+        import pandas
+        keys = ["cycles", "seconds", "macs", "dram_read_bytes", "dram_write_bytes", "mac_utilization",
+                "arithmetic_intensity", "energy_j", "bound"]
+        return pandas.DataFrame([{"run": r.label, **{k: r.summary.get(k) for k in keys}} for r in self.results])
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def compare(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
+            runs: Iterable[Union[str, Schedule]] = ("none", "greedy"), objective: Optional[str] = None) -> Comparison:
+    """Simulates ``graph`` under each of ``runs`` (policy names or Schedules) on one config.
+    Every run is planned first, so bad input raises before any simulation starts."""
+    g, hw = _graph(graph), _config(config)
+    runs = list(runs)
+    for r in runs:
+        if isinstance(r, Schedule):
+            r.check(g, hw)
+        elif r != "search":  # search simulates its finalists: planned once, in its run
+            plan(g, hw, fusion=r, objective=objective)
+    results = []
+    for r in runs:
+        if isinstance(r, Schedule):
+            results.append(_run(g, hw, "file", None, r, None))
+        else:
+            results.append(_run(g, hw, r, objective, None, None))
+    return Comparison(results)
