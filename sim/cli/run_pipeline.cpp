@@ -88,21 +88,50 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
   return summary;
 }
 
-nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
+namespace {
+
+/// A simulated run and its analysis, before anything is written.
+struct SimulatedRun {
+  traces::Trace trace;
+  traces::Roofline roof;
+  nlohmann::json summary;
+};
+
+SimulatedRun simulate_and_analyse(const RunSpec& spec, const LoadedRun& run) {
   const sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   spdlog::debug("program: {} commands", program.commands.size());
-  traces::Trace trace;
+  SimulatedRun r;
   {
     Progress progress(spec.label);
-    trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
-                      [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
-                      spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
-                                                                    : DramActivityLevel::Channels});
+    r.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
+                        [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
+                        spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
+                                                                      : DramActivityLevel::Channels});
   }
-  const traces::TraceAnalysis analysis = traces::analyse_trace(trace);
-  const traces::Roofline roof = traces::make_roofline(trace, analysis);
-  for (const auto& v : roof.violations) spdlog::error("roofline: {}", v);
-  nlohmann::json summary = traces::make_summary(trace, roof, analysis);
+  const traces::TraceAnalysis analysis = traces::analyse_trace(r.trace);
+  r.roof = traces::make_roofline(r.trace, analysis);
+  for (const auto& v : r.roof.violations) spdlog::error("roofline: {}", v);
+  r.summary = traces::make_summary(r.trace, r.roof, analysis);
+  return r;
+}
+
+SimulationError roofline_violations(std::size_t n, const std::string& where) {
+  return SimulationError(std::to_string(n) + " roofline points lie above their roof (a model or counting error); see " + where);
+}
+
+}  // namespace
+
+nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run) {
+  SimulatedRun r = simulate_and_analyse(spec, run);
+  if (!r.roof.violations.empty()) throw roofline_violations(r.roof.violations.size(), "the log above");
+  return std::move(r.summary);
+}
+
+nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
+  SimulatedRun r = simulate_and_analyse(spec, run);
+  const traces::Trace& trace = r.trace;
+  const traces::Roofline& roof = r.roof;
+  nlohmann::json& summary = r.summary;
 
   // Only now, with everything computed, does the output folder appear.
   const fs::path out(spec.out);
@@ -112,10 +141,7 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   traces::write_trace_json(trace, (out / "trace.json").string(), spec.trace);
   traces::write_run_report({trace.fusion, &roof, &summary}, out.string(),
                            trace.workload + " on " + trace.config_name + " (fusion " + trace.fusion + ")");
-  if (!roof.violations.empty())
-    throw SimulationError(std::to_string(roof.violations.size()) +
-                          " roofline points lie above their roof (a model or counting error); see " +
-                          (out / "roofline.json").string());
+  if (!roof.violations.empty()) throw roofline_violations(roof.violations.size(), (out / "roofline.json").string());
   return summary;
 }
 
