@@ -190,10 +190,12 @@ SweepSpec load_sweep(const std::string& path) {
   if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level (base, workloads, axes, ...)");
   static const std::vector<std::string> known = {"base", "workloads", "fusion", "search_objective", "set",
                                                  "axes", "sampling", "count", "seed", "constraints", "objectives"};
+  std::set<std::string> seen;
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(r.where(kv.first, key), "unknown key '" + key + "'; known: " + join(known));
+    if (!seen.insert(key).second) throw InputError(r.where(kv.first, key), "key '" + key + "' is given twice");
   }
   SweepSpec s;
   s.path = path;
