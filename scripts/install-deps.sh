@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev
   gnuplot-nox               # roofline plots
   time bc                   # bench/run_benchmarks.sh
+  slurm-wlm munge           # scripts/test-slurm.sh: sweeps as a Slurm job array (docs/sweep.md)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -258,6 +258,10 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
     (code == 0 ? outcome.ok : outcome.failed)++;
   }
   bar.update(outcome.ok, outcome.failed, 0, true);
+  // Shards share these folders and may still be writing into them; a local run owns them.
+  if (o.shards == 1)
+    for (const char* sub : {"logs", "tmp"})
+      if (fs::is_empty(fs::path(o.out) / sub)) fs::remove(fs::path(o.out) / sub);
   return outcome;
 }
 
