@@ -1,6 +1,7 @@
 #include "sim/sweep/report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -57,18 +58,35 @@ std::string fmt(double v) {
   return b;
 }
 
-/// One line describing a point: its policy and axis values.
-std::string describe(const json& r) {
+/// One line describing a point: its policy and axis values in the sweep file's order.
+std::string describe(const json& r, const std::vector<std::string>& axis_order) {
   std::string d = r.at("fusion").get<std::string>();
   if (!r.at("objective").get<std::string>().empty()) d += "/" + r.at("objective").get<std::string>();
-  for (const auto& [k, v] : r.at("config").items()) d += " " + k.substr(k.rfind('.') + 1) + "=" + v.get<std::string>();
+  for (const auto& k : axis_order) {
+    const std::string shown = k.rfind("npu.", 0) == 0 ? k.substr(4) : k;
+    d += " " + shown + "=" + r.at("config").value(k, std::string("?"));
+  }
   return d;
+}
+
+/// A workload spec (a zoo name or a path) as part of a file name.
+std::string file_stem(const std::string& workload) {
+  std::string stem = fs::path(workload).stem().string();
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  return stem;
+}
+
+std::string csv_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
 }
 
 /// An inline SVG scatter (log-log) with hover titles and links to kept run folders.
 std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<std::vector<double>>& v,
                         const std::vector<bool>& on_front, std::size_t xi, std::size_t yi, const std::string& xl,
-                        const std::string& yl, const std::string& link_prefix) {
+                        const std::string& yl, const std::string& link_prefix, const std::vector<std::string>& axes) {
   const double W = 560, H = 380, L = 70, R = 20, T = 20, B = 50;
   double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
   for (const auto& p : v) {
@@ -102,7 +120,7 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
       if (on_front[i] != (pass == 1)) continue;
       const json& r = *pts[i];
       const std::string run_dir = r.value("run_dir", json()).is_string() ? r.at("run_dir").get<std::string>() : "";
-      std::string title = r.at("id").get<std::string>() + (on_front[i] ? " (front)" : "") + "\n" + describe(r) + "\n" +
+      std::string title = r.at("id").get<std::string>() + (on_front[i] ? " (front)" : "") + "\n" + describe(r, axes) + "\n" +
                           xl + ": " + fmt(v[i][xi]) + "\n" + yl + ": " + fmt(v[i][yi]);
       if (!run_dir.empty()) title += "\nclick: run report";
       if (!run_dir.empty()) s << "<a href='" << html_escape(link_prefix + run_dir + "/report.html") << "'>";
@@ -168,6 +186,7 @@ std::string write_sweep_report(const ReportOptions& o) {
     throw InputError("--objectives", "expected two or three objectives (e.g. latency,energy), found " +
                                          std::to_string(objectives.size()));
   const auto records = read_records(files.jsonl);
+  const std::vector<std::string> axes = axis_keys_of(sweep);
   const fs::path out = o.out.empty() ? fs::path(o.dir) / "report" : fs::path(o.out);
   fs::create_directories(out);
   const std::string link_prefix = fs::relative(fs::absolute(o.dir), fs::absolute(out)).string() + "/";
@@ -182,7 +201,7 @@ std::string write_sweep_report(const ReportOptions& o) {
     else ++skipped;
   }
   std::ostringstream table, csv, html;
-  csv << "workload,index,id,policy,on_front";
+  csv << "workload,index,id,design,on_front";
   for (const auto& ob : objectives) csv << "," << objective_field(ob).first;
   csv << "\n";
   html << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>npusim sweep report</title><style>"
@@ -192,7 +211,9 @@ std::string write_sweep_report(const ReportOptions& o) {
        << "<h1>Sweep report</h1><p>" << records.size() << " points recorded, " << skipped
        << " left out (failed, or without a figure for an objective). Objectives, all minimised: ";
   for (const auto& ob : objectives) html << html_escape(objective_field(ob).second) << " ";
-  html << ". Hover a point for its design; red points form the Pareto front.</p>";
+  html << ". Hover a point for its design (click it for its run report when the sweep kept run folders, "
+          "--keep-runs); red points form the Pareto front over all the objectives, so a red point may "
+          "look dominated in one pair's plot.</p>";
   for (const auto& [workload, pts] : by_workload) {
     std::vector<std::vector<double>> v;
     for (const json* r : pts) {
@@ -205,8 +226,8 @@ std::string write_sweep_report(const ReportOptions& o) {
     for (auto i : front) on[i] = true;
     for (std::size_t i = 0; i < pts.size(); ++i) {
       csv << workload << "," << pts[i]->at("index") << "," << pts[i]->at("id").get<std::string>() << ",\""
-          << describe(*pts[i]) << "\"," << (on[i] ? 1 : 0);
-      for (double x : v[i]) csv << "," << fmt(x);
+          << describe(*pts[i], axes) << "\"," << (on[i] ? 1 : 0);
+      for (double x : v[i]) csv << "," << csv_number(x);
       csv << "\n";
     }
     table << workload << ": " << front.size() << " of " << pts.size() << " points on the front\n";
@@ -215,7 +236,7 @@ std::string write_sweep_report(const ReportOptions& o) {
     for (std::size_t a = 0; a < objectives.size(); ++a)
       for (std::size_t b = a + 1; b < objectives.size(); ++b) {
         const auto xl = objective_field(objectives[a]).second, yl = objective_field(objectives[b]).second;
-        html << svg_scatter(pts, v, on, a, b, xl, yl, link_prefix);
+        html << svg_scatter(pts, v, on, a, b, xl, yl, link_prefix, axes);
         // The gnuplot figure shows the front of this pair alone (2-D), the page the full front.
         traces::ParetoScatter sc;
         for (const auto& row : v) sc.x.push_back(row[a]), sc.y.push_back(row[b]);
@@ -224,16 +245,16 @@ std::string write_sweep_report(const ReportOptions& o) {
         sc.front = traces::pareto_front(pair);
         sc.xlabel = xl;
         sc.ylabel = yl;
-        const std::string stem = (out / ("pareto_" + workload + "_" + objectives[a] + "_" + objectives[b])).string();
+        const std::string stem = (out / ("pareto_" + file_stem(workload) + "_" + objectives[a] + "_" + objectives[b])).string();
         traces::plot_pareto(sc, {stem + ".svg", stem + ".png"}, workload + ": " + objectives[b] + " vs " + objectives[a]);
       }
     html << "</div><table><tr><th>id</th><th>design</th>";
     for (const auto& ob : objectives) html << "<th>" << html_escape(objective_field(ob).second) << "</th>";
     html << "</tr>";
     for (auto i : front) {
-      table << "  " << pts[i]->at("id").get<std::string>() << "  " << describe(*pts[i]);
+      table << "  " << pts[i]->at("id").get<std::string>() << "  " << describe(*pts[i], axes);
       html << "<tr><td class='l'>" << pts[i]->at("id").get<std::string>() << "</td><td class='l'>"
-           << html_escape(describe(*pts[i])) << "</td>";
+           << html_escape(describe(*pts[i], axes)) << "</td>";
       for (std::size_t k = 0; k < objectives.size(); ++k) {
         table << "  " << objectives[k] << "=" << fmt(v[i][k]);
         html << "<td>" << fmt(v[i][k]) << "</td>";
