@@ -10,7 +10,11 @@
 namespace npusim::sweep {
 
 std::string Point::key(const SweepSpec& s) const {
-  std::string k = "workload=" + workload + ";fusion=" + fusion;
+  // The base config and the fixed overrides are part of the identity: a resumed folder whose
+  // sweep file changed them runs its points again instead of reusing stale figures.
+  std::string k = "base=" + s.base;
+  for (const auto& f : s.fixed) k += ";set:" + f;
+  k += ";workload=" + workload + ";fusion=" + fusion;
   if (!objective.empty()) k += ";objective=" + objective;
   for (std::size_t a = 0; a < s.axes.size(); ++a) k += ";" + s.axes[a].key + "=" + values[a];
   return k;

@@ -20,7 +20,8 @@ struct Point {
   std::string fusion;
   std::string objective;            // search objective ("" = not a search point or default)
 
-  /// Stable identity of the point: its workload, policy and every axis value. Resume and merge
+  /// Stable identity of the point: base config, fixed overrides, workload, policy and every
+  /// axis value. Resume and merge
   /// match points by this, so a reordered file still skips what is done.
   std::string key(const SweepSpec& s) const;
   /// "p000042": the folder and log name of the point.
