@@ -37,8 +37,13 @@ cpus=$(nproc)
 started=()
 cleanup() {
   local rc=$?
-  for pidfile in "${started[@]}"; do
-    [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+  # Stop what this call started, newest first, and wait, so a next call finds the ports free.
+  for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+    local pidfile=${started[i]} pid
+    [ -f "$pidfile" ] || continue
+    pid=$(cat "$pidfile")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
   [ $rc -eq 0 ] || { echo "test-slurm: FAILED; daemon logs in $D/log" >&2; tail -n 20 "$D"/log/*.log >&2 || true; }
   exit $rc
@@ -107,15 +112,24 @@ echo "test-slurm: one-node cluster up on $host ($cpus CPUs), state in $D"
 
 # 3. The sweep as a job array, then merged.
 rm -rf "$D/out-slurm" "$D/out-local"
-submit=$("$NPUSIM" sweep "$SWEEP" --out "$D/out-slurm" --slurm --array-size 3)
-echo "$submit"
-job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' <<<"$submit")
-[ -n "$job" ] || { echo "test-slurm: no job id in sbatch's answer" >&2; exit 1; }
-for _ in $(seq 600); do
-  [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break
-  sleep 0.5
-done
-[ -z "$(squeue -h -j "$job" 2>/dev/null)" ] || { echo "test-slurm: job $job still queued after 300 s" >&2; scancel "$job"; exit 1; }
+run_array() {
+  local submit job
+  submit=$("$NPUSIM" sweep "$SWEEP" --out "$D/out-slurm" --slurm --array-size 3)
+  echo "$submit"
+  job=$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' <<<"$submit")
+  [ -n "$job" ] || { echo "test-slurm: no job id in sbatch's answer" >&2; exit 1; }
+  for _ in $(seq 600); do
+    [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break
+    sleep 0.5
+  done
+  [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] || { echo "test-slurm: job $job still queued after 300 s" >&2; scancel "$job"; exit 1; }
+}
+run_array
+"$NPUSIM" sweep-merge "$D/out-slurm"
+# A re-submitted array skips what its shards recorded: still one record per point.
+run_array
+records=$(cat "$D"/out-slurm/shards/*.jsonl | wc -l)
+[ "$records" -eq 6 ] || { echo "test-slurm: the re-submitted array left $records shard records, expected 6" >&2; exit 1; }
 "$NPUSIM" sweep-merge "$D/out-slurm"
 
 # 4. The same sweep locally; the two must hold the same points with the same figures.

@@ -22,7 +22,7 @@ namespace {
 
 /// Parses `args` with one positional argument; false when --help was printed.
 bool parse_sweep_args(const std::vector<std::string>& args, po::options_description& d, const char* positional,
-                      const char* usage) {
+                      const std::string& usage) {
   std::string log_level;
   bool help = false;
   d.add_options()("help,h", po::bool_switch(&help), "show this help")(
@@ -40,7 +40,9 @@ bool parse_sweep_args(const std::vector<std::string>& args, po::options_descript
   if (level == spdlog::level::off && log_level != "off")
     throw InputError("--log-level", "expected trace, debug, info, warn, error or off, found '" + log_level + "'");
   spdlog::set_level(level);
-  if (!vm.count(positional)) throw InputError("", std::string("expected ") + positional + " (see --help)");
+  if (!vm.count(positional))
+    throw InputError("", std::string("expected ") + (std::string(positional) == "sweep" ? "a sweep file" : "a sweep folder") +
+                             ", found none (" + usage.substr(0, usage.find('\n')) + ")");
   return true;
 }
 
