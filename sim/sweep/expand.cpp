@@ -5,6 +5,8 @@
 #include <numeric>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "sim/core/errors.h"
 
 namespace npusim::sweep {
@@ -151,6 +153,9 @@ std::vector<ConfigPoint> config_points(const SweepSpec& s) {
     case Sampling::Random: points = random_points(s); break;
     case Sampling::LatinHypercube: points = latin_hypercube(s); break;
   }
+  if (s.sampling != Sampling::Grid && !points.empty() && points.size() < s.count)
+    spdlog::warn("{}: {} sampling kept {} of count {} points (the others failed a constraint or repeated a point)",
+                 s.path, to_string(s.sampling), points.size(), s.count);
   if (points.empty()) {
     std::string lines;
     for (std::size_t i = 0; i < s.constraints.size(); ++i)

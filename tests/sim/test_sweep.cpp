@@ -271,3 +271,25 @@ TEST(SweepSlurm, DryRunWritesAnArrayOfShards) {
   EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --slurm --array-size 10 --dry-run", &log), 2)
       << "more tasks than the 9 points";
 }
+
+TEST(SweepRun, ResumeDropsATornLastLineAndRunsItsPointAgain) {
+  const auto path = write_temp("torn.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16, 32]\n");
+  const auto out = scratch("torn_out");
+  std::string log;
+  ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string(), &log), 0) << log;
+  // A writer killed inside its last write(): the file ends 20 bytes into the third record.
+  const fs::path jsonl = out / "results.jsonl";
+  std::string text = npusim::read_file(jsonl.string());
+  const std::size_t third = text.find('\n', text.find('\n') + 1) + 1;
+  npusim::write_file_atomic(jsonl.string(), text.substr(0, third + 20));
+  bool torn = false;
+  EXPECT_EQ(read_records(jsonl.string(), &torn).size(), 2u);
+  EXPECT_TRUE(torn);
+  ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 0) << log;
+  EXPECT_NE(log.find("1 ok, 0 failed, 2 already recorded"), std::string::npos) << log;
+  const auto counts = key_counts(jsonl);
+  EXPECT_EQ(counts.size(), 3u);
+  for (const auto& [k, n] : counts) EXPECT_EQ(n, 1) << k;
+  const std::string csv = npusim::read_file((out / "results.csv").string());
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);  // header + 3 rows
+}
