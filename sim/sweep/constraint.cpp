@@ -112,15 +112,26 @@ class Parser {
       else return n;
     }
   }
+  /// Nesting is bounded so that a hostile expression cannot exhaust the stack.
+  void descend() {
+    if (++depth_ > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
   NodePtr parse_unary() {
-    if (accept("-")) return std::make_shared<Node>(Node{Node::Kind::Negate, 0, "", parse_unary(), nullptr});
+    if (accept("-")) {
+      descend();
+      NodePtr n = std::make_shared<Node>(Node{Node::Kind::Negate, 0, "", parse_unary(), nullptr});
+      --depth_;
+      return n;
+    }
     return parse_primary();
   }
   NodePtr parse_primary() {
     skip_space();
     if (accept("(")) {
+      descend();
       NodePtr n = parse_or();
       if (!accept(")")) fail("expected ')'");
+      --depth_;
       return n;
     }
     if (i_ == s_.size()) fail("expected a number, a key or '(', found the end");
@@ -165,6 +176,8 @@ class Parser {
   const std::string& where_;
   std::vector<std::string>& keys_;
   std::size_t i_ = 0;
+  static constexpr int kMaxDepth = 200;
+  int depth_ = 0;
 };
 
 double eval(const Node& n, const Lookup& value) {

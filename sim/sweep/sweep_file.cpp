@@ -36,6 +36,10 @@ const Axis* SweepSpec::axis(const std::string& key) const {
 
 namespace {
 
+/// Points a sampled sweep may draw: far above what a cluster runs, low enough that sampling
+/// stays bounded in time and memory.
+constexpr std::uint64_t kMaxCount = 1u << 20;
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -223,7 +227,12 @@ SweepSpec load_sweep(const std::string& path) {
     else if (m == "latin_hypercube" || m == "lhs") s.sampling = Sampling::LatinHypercube;
     else throw InputError(r.where(root["sampling"], "sampling"), "expected grid, random or latin_hypercube, found '" + m + "'");
   }
-  if (root["count"]) s.count = r.whole(root["count"], "count", 1);
+  if (root["count"]) {
+    s.count = r.whole(root["count"], "count", 1);
+    if (s.count > kMaxCount)
+      throw InputError(r.where(root["count"], "count"), "expected at most " + std::to_string(kMaxCount) +
+                                                            " points, found " + std::to_string(s.count));
+  }
   if (root["seed"]) s.seed = r.whole(root["seed"], "seed", 0);
   if (s.sampling != Sampling::Grid && !root["count"])
     throw InputError(r.where(root["sampling"], "count"), "sampling " + to_string(s.sampling) + " needs 'count:' (points to draw)");

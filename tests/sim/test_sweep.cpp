@@ -145,6 +145,9 @@ TEST(SweepConstraint, ArithmeticComparisonsAndUnits) {
   EXPECT_THROW(Constraint("rows * bogus < 3", resolve, "x"), npusim::InputError);
   EXPECT_THROW(Constraint("rows * < 3", resolve, "x"), npusim::InputError);
   EXPECT_THROW(Constraint("rows < 3 )", resolve, "x"), npusim::InputError);
+  // A hostile nesting is an error, not a stack overflow.
+  EXPECT_THROW(Constraint(std::string(100000, '(') + "1" + std::string(100000, ')'), resolve, "x"), npusim::InputError);
+  EXPECT_THROW(Constraint(std::string(100000, '-') + "1", resolve, "x"), npusim::InputError);
 }
 
 TEST(SweepBadInput, ExitTwoNamingTheLineAndWriteNothing) {
@@ -156,6 +159,8 @@ TEST(SweepBadInput, ExitTwoNamingTheLineAndWriteNothing) {
       {std::string(kArrayAxes) + "constraints:\n  - rows * cols > 99999\n", ":7 (constraints)"},  // empty sweep
       {"axes:\n  npu.sram.capacity: [1 MiB, 1e999 KiB]\n", ":4 (npu.sram.capacity)"},   // huge value
       {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\n", "count"},              // no count
+      {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\ncount: 9223372036854775807\n", ":6 (count)"},  // 2^63-1
+      {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\ncount: 18446744073709551616\n", ":6 (count)"},  // 2^64
   };
   for (const auto& [body, where] : cases) {
     const auto out = scratch("bad_out");
