@@ -264,6 +264,11 @@ std::string write_sweep_report(const ReportOptions& o) {
     }
     html << "</table>";
   }
+  if (by_workload.empty()) {
+    table << "no point has a figure for every objective (" << skipped
+          << " left out: failed, or without an energy model for `energy`)\n";
+    html << "<p>No point has a figure for every objective.</p>";
+  }
   html << "</body></html>\n";
   write_file_atomic((out / "pareto.csv").string(), csv.str());
   write_file_atomic((out / "front.txt").string(), table.str());

@@ -177,6 +177,9 @@ void validate_workloads_and_policies(const FileReader& r, const YAML::Node& root
       throw InputError(r.where(root["fusion"], "fusion"), "schedule file '" + f.substr(5) + "' does not exist");
   }
   for (const auto& o : s.search_objectives) sched::parse_search_objective(o, r.where(root["search_objective"], "search_objective"));
+  if (!s.search_objectives.empty() && std::find(s.fusion.begin(), s.fusion.end(), "search") == s.fusion.end())
+    throw InputError(r.where(root["search_objective"], "search_objective"),
+                     "only applies to the search policy, which 'fusion:' does not list");
 }
 
 }  // namespace
