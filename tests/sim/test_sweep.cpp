@@ -298,3 +298,38 @@ TEST(SweepRun, ResumeDropsATornLastLineAndRunsItsPointAgain) {
   const std::string csv = npusim::read_file((out / "results.csv").string());
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);  // header + 3 rows
 }
+
+TEST(SweepReport, PageHasEveryPointWithHoverAndLinksToKeptRuns) {
+  const auto out = scratch("report_out");
+  std::string log;
+  const std::string sweep = std::string(NPUSIM_TEST_DATA) + "/sweep_small.yaml";
+  ASSERT_EQ(run_npusim("sweep " + sweep + " --out " + out.string() + " -j 2 --keep-runs", &log), 0) << log;
+  ASSERT_EQ(run_npusim("sweep-report " + out.string() + " --objectives latency,energy", &log), 0) << log;
+  const std::string html = npusim::read_file((out / "report" / "report.html").string());
+  // sweep_small.yaml: 3 shapes x 2 policies = 6 points, one pair of objectives = one scatter.
+  std::size_t circles = 0;
+  for (std::size_t p = html.find("<circle"); p != std::string::npos; p = html.find("<circle", p + 1)) ++circles;
+  EXPECT_EQ(circles, 6u);
+  EXPECT_NE(html.find("<title>p000000"), std::string::npos);
+  for (int i = 0; i < 6; ++i) {
+    const std::string id = "p00000" + std::to_string(i);
+    EXPECT_NE(html.find("href='../runs/" + id + "/report.html'"), std::string::npos) << id;
+    EXPECT_TRUE(fs::exists(out / "runs" / id / "report.html")) << id;
+  }
+  // The front of pareto.csv: recompute it by hand from the records' (seconds, energy_j).
+  std::vector<std::pair<double, double>> pts;
+  for (const auto& r : read_records((out / "results.jsonl").string()))
+    pts.emplace_back(r.at("summary").at("seconds").get<double>(), r.at("summary").at("energy_j").get<double>());
+  std::size_t expected_front = 0;
+  for (const auto& a : pts) {
+    bool dominated = false;
+    for (const auto& b : pts)
+      dominated |= b.first <= a.first && b.second <= a.second && (b.first < a.first || b.second < a.second);
+    expected_front += !dominated;
+  }
+  const std::string csv = npusim::read_file((out / "report" / "pareto.csv").string());
+  std::size_t on_front = 0;
+  for (std::size_t p = csv.find("\",1,"); p != std::string::npos; p = csv.find("\",1,", p + 1)) ++on_front;
+  EXPECT_EQ(on_front, expected_front) << csv;
+  EXPECT_GE(expected_front, 1u);
+}
