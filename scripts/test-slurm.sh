@@ -59,8 +59,8 @@ SlurmdPort=${NPUSIM_SLURMD_PORT:-6918}
 AuthType=auth/munge
 AuthInfo=socket=$D/munge.socket
 CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
+SlurmUser=$(id -un)
+SlurmdUser=$(id -un)
 StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool
 SlurmctldPidFile=$D/slurmctld.pid
