@@ -14,6 +14,7 @@ packages=(
   gnuplot-nox               # roofline plots
   time bc                   # bench/run_benchmarks.sh
   pybind11-dev python3-dev python3-pybind11 python3-pytest python3-pandas   # sim/python, tests/python
+  slurm-wlm munge           # scripts/test-slurm.sh: sweeps as a Slurm job array (docs/sweep.md)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "traces/area.h"
 #include "traces/tally.h"
 
 namespace npusim::traces {
@@ -48,6 +49,17 @@ void put_energy(json& out, const EnergyBreakdown* e) {
   out["energy"] = e ? to_json(*e) : json();
 }
 
+/// Area and the efficiencies it and the energy give: ops/s per mm² and ops per joule (= ops/s
+/// per W). Nulls where the config has no technology node or no energy model.
+void put_area(json& out, const json& config, double ops, double seconds) {
+  const auto area = area_of_config(config);
+  out["area_mm2"] = area ? json(area->total_mm2()) : json();
+  out["area"] = area ? to_json(*area) : json();
+  out["ops_per_second_per_mm2"] = area && seconds > 0 ? json(ops / seconds / area->total_mm2()) : json();
+  const json& energy = out["energy_j"];
+  out["ops_per_joule"] = energy.is_number() && energy.get<double>() > 0 ? json(ops / energy.get<double>()) : json();
+}
+
 /// The figures every op, group and the whole run share.
 void put_figures(json& out, const Tally& tally, std::uint64_t time_ps, double clock_hz) {
   out["cycles"] = ps_to_cycles(time_ps, clock_hz);
@@ -80,6 +92,10 @@ json units() {
           {"time_share", "fraction of the run's time (0..1), shared among what is in flight"},
           {"energy_j", "J"},
           {"energy", "J per component (*_j)"},
+          {"area_mm2", "mm²"},
+          {"area", "mm² per component (*_mm2), technology_node_nm in nm"},
+          {"ops_per_second_per_mm2", "ops/s/mm² (achieved_ops_per_second / area_mm2)"},
+          {"ops_per_joule", "ops/J = ops/s/W (ops / energy_j)"},
           {"stalls", "s per part (*_s)"},
           {"units_busy.busy_fraction", "fraction of the run's time (0..1)"}};
 }
@@ -123,6 +139,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   s["bound"] = bound_of("network", "network");
   s["latency_cause"] = bound_of.cause("network", "network");
   put_energy(s, a.energy ? &a.energy->network : nullptr);
+  put_area(s, t.config, double(tallies.network.ops()), double(t.end_ps) * 1e-12);
   if (a.energy_model)
     s["energy_dram_source"] = a.energy_model->dram_from_controller ? "DRAM controller (IDD currents per command)"
                                                                    : "config (npu.energy.dram_j_per_byte, dram_background_w)";

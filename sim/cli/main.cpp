@@ -25,6 +25,9 @@ const char* kUsage =
     "  inspect    a terminal summary of a saved trace.json\n"
     "  dram       run the DRAM controller alone on a request trace\n"
     "  scalesim   run SCALE-Sim config and topology files in SCALE-Sim's own model\n"
+    "  sweep      run a design-space sweep (local workers, shards or a Slurm job array)\n"
+    "  sweep-merge   combine a sharded sweep's results\n"
+    "  sweep-report  Pareto fronts of a sweep: table, plots, report.html\n"
     "\n"
     "Every option has a default: `npusim run` simulates mobilenet_v2 on edge-m with greedy fusion,\n"
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
@@ -48,6 +51,9 @@ int main(int argc, char** argv) {
     if (cmd == "dram") return npusim::cli::dram_command(args);
     if (cmd == "scalesim") return npusim::cli::scalesim_command(args);
     if (cmd == "inspect") return npusim::cli::inspect_command(args);
+    if (cmd == "sweep") return npusim::cli::sweep_command(args);
+    if (cmd == "sweep-merge") return npusim::cli::sweep_merge_command(args);
+    if (cmd == "sweep-report") return npusim::cli::sweep_report_command(args);
     std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const npusim::InputError& e) {

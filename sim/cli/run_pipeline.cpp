@@ -111,6 +111,20 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   return sim;
 }
 
+namespace {
+
+SimulationError roofline_violations(std::size_t n, const std::string& where) {
+  return SimulationError(std::to_string(n) + " roofline points lie above their roof (a model or counting error); see " + where);
+}
+
+}  // namespace
+
+nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run) {
+  SimulatedRun sim = simulate_run(spec, run);
+  if (!sim.roofline.violations.empty()) throw roofline_violations(sim.roofline.violations.size(), "the log above");
+  return std::move(sim.summary);
+}
+
 void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim) {
   const fs::path out(spec.out);
   fs::create_directories(out);
@@ -126,9 +140,7 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   // Only now, with everything computed, does the output folder appear.
   write_run_outputs(spec, run, sim);
   if (!sim.roofline.violations.empty())
-    throw SimulationError(std::to_string(sim.roofline.violations.size()) +
-                          " roofline points lie above their roof (a model or counting error); see " +
-                          (fs::path(spec.out) / "roofline.json").string());
+    throw roofline_violations(sim.roofline.violations.size(), (fs::path(spec.out) / "roofline.json").string());
   return sim.summary;
 }
 

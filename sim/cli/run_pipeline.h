@@ -63,6 +63,10 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
 /// roof. Returns summary.json's content.
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
 
+/// Simulates and analyses without writing anything (sweep points that keep no run folder);
+/// returns summary.json's content. Throws SimulationError where execute_run would.
+nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run);
+
 /// Writes the analysis of a trace into `dir` (roofline.json, the roofline and energy plots as
 /// SVG and PNG, report.html) and returns summary.json's content (used by `npusim roofline`).
 nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string& dir);

@@ -372,6 +372,17 @@ void read_energy(Reader& r, HardwareConfig& c) {
                          ", found none (npu.energy.mac lists " + std::to_string(e.mac.size()) + " dtypes)");
 }
 
+/// npu.area.technology_node: "16 nm" or "16", within the range of the area model's node tables.
+void read_area(Reader& r, HardwareConfig& c) {
+  r.read("npu.area.technology_node", c.area.technology_node_nm, [](const std::string& t, const std::string& w) {
+    std::string n = t;
+    if (n.size() > 2 && n.compare(n.size() - 2, 2, "nm") == 0) n = n.substr(0, n.find_last_not_of(' ', n.size() - 3) + 1);
+    const double v = parse_positive_double(n, w);
+    if (v < 5 || v > 45) throw InputError(w, "expected a technology node from 5 nm to 45 nm (docs/area.md), found '" + t + "'");
+    return v;
+  });
+}
+
 /// Contradictions a single key cannot show: checked after every layer is applied.
 void validate(const HardwareConfig& c, const std::string& source) {
   models::check_dram_config(c.dram, source);
@@ -456,8 +467,9 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
   read_core(r, c);
   read_dram(r, c.dram);
   read_energy(r, c);
+  read_area(r, c);
   r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*",
-            "npu.energy.*"});
+            "npu.energy.*", "npu.area.*"});
   validate(c, path);
   return c;
 }

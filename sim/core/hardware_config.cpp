@@ -134,6 +134,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"timing", timing_json(d.timing)}}},
   };
   if (c.energy.specified()) j["energy"] = energy_json(c.energy);
+  j["area"] = {{"technology_node_nm", c.area.technology_node_nm}};
   return j;
 }
 

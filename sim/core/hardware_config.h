@@ -199,6 +199,12 @@ struct EnergyConfig {
   }
 };
 
+/// The area model's inputs (docs/area.md); the coefficients themselves live in traces/area.cpp.
+struct AreaConfig {
+  /// Technology node in nm (5..45): scales logic and SRAM-cell area from published densities.
+  double technology_node_nm = 16;
+};
+
 struct HardwareConfig {
   std::string name = "edge-m";
   std::string source;  // file it came from, for messages and the trace metadata
@@ -209,6 +215,7 @@ struct HardwareConfig {
   DmaConfig dma;
   DramConfig dram;
   EnergyConfig energy;
+  AreaConfig area;
 
   /// Peak MAC-array throughput in ops/s (1 MAC = 2 ops).
   double mac_peak_ops() const { return 2.0 * mac_array.rows * mac_array.cols * core_clock.hz; }

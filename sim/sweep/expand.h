@@ -1,0 +1,48 @@
+#pragma once
+// A sweep's points: the config points drawn from the axes (grid, random or Latin hypercube,
+// filtered by the constraints) times the workloads, fusion policies and search objectives.
+// Deterministic: the same file and seed give the same points in the same order on every machine.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/sweep/sweep_file.h"
+
+namespace npusim::sweep {
+
+struct Point {
+  std::size_t index = 0;            // position in the expansion
+  std::vector<std::string> values;  // one per axis, in the sweep file's axis order
+  std::string workload;
+  std::string fusion;
+  std::string objective;            // search objective ("" = not a search point or default)
+
+  /// Stable identity of the point: base config, fixed overrides, workload, policy and every
+  /// axis value. Resume and merge
+  /// match points by this, so a reordered file still skips what is done.
+  std::string key(const SweepSpec& s) const;
+  /// "p000042": the folder and log name of the point.
+  std::string id() const;
+  /// The --set overrides of the point: the file's `set:` then its axis values.
+  std::vector<std::string> overrides(const SweepSpec& s) const;
+  nlohmann::json to_json(const SweepSpec& s) const;
+};
+
+/// Indices into each axis's values, one vector per config point.
+using ConfigPoint = std::vector<std::size_t>;
+
+/// The config points of the spec's sampling, constraints applied. Throws InputError when no
+/// point is left, naming the constraints' lines.
+std::vector<ConfigPoint> config_points(const SweepSpec& s);
+
+/// Every point of the sweep (config points x workloads x fusion x search objectives).
+std::vector<Point> expand(const SweepSpec& s);
+
+/// A uniform index below n from a 64-bit Mersenne Twister: the same on every platform, unlike
+/// std::uniform_int_distribution (modulo bias is below n / 2^64).
+inline std::size_t draw_below(std::mt19937_64& rng, std::size_t n) { return static_cast<std::size_t>(rng() % n); }
+
+}  // namespace npusim::sweep

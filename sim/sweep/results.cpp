@@ -1,0 +1,168 @@
+#include "sim/sweep/results.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+
+namespace npusim::sweep {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+ResultFiles ResultFiles::in(const std::string& dir, const std::string& stem) {
+  return {(fs::path(dir) / (stem + ".jsonl")).string(), (fs::path(dir) / (stem + ".csv")).string()};
+}
+
+json make_record(const SweepSpec& s, const Point& p, int exit_code, const std::string& error, double wall_seconds,
+                 const std::string& run_dir, json summary) {
+  json r = p.to_json(s);
+  r["status"] = exit_code == 0 ? "ok" : "failed";
+  r["exit_code"] = exit_code;
+  r["error"] = error.empty() ? json() : json(error);
+  r["wall_seconds"] = wall_seconds;
+  r["run_dir"] = run_dir.empty() ? json() : json(run_dir);
+  r["summary"] = std::move(summary);
+  return r;
+}
+
+namespace {
+
+/// The headline columns after the axes: name and how to read it from the summary.
+struct Column {
+  const char* name;
+  const char* field;  // summary field ("" = computed below)
+};
+const std::vector<Column>& columns() {
+  static const std::vector<Column> c = {
+      {"cycles", "cycles"}, {"seconds", "seconds"}, {"dram_bytes", ""}, {"energy_j", "energy_j"},
+      {"area_mm2", "area_mm2"}, {"mac_utilization", "mac_utilization"}, {"bound", "bound"},
+      {"ops_per_second_per_mm2", "ops_per_second_per_mm2"}, {"ops_per_joule", "ops_per_joule"}};
+  return c;
+}
+
+/// RFC 4180: quote a field holding a comma, quote or newline; double its quotes.
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string cell(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    std::ostringstream os;
+    os.precision(10);
+    os << v.get<double>();
+    return os.str();
+  }
+  return v.dump();
+}
+
+void append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw SimulationError("cannot open " + path + " for appending: " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      throw SimulationError("cannot append to " + path + ": " + std::strerror(errno));
+    }
+    done += std::size_t(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+std::string csv_header(const std::vector<std::string>& axis_keys) {
+  std::string h = "index,id,workload,fusion,objective";
+  for (const auto& k : axis_keys) h += "," + csv_field(k);
+  h += ",status,exit_code";
+  for (const auto& c : columns()) h += std::string(",") + c.name;
+  return h + ",wall_seconds,error\n";
+}
+
+std::string csv_row(const std::vector<std::string>& axis_keys, const json& r) {
+  std::string row = cell(r.at("index")) + "," + r.at("id").get<std::string>() + "," + csv_field(cell(r.at("workload"))) +
+                    "," + csv_field(cell(r.at("fusion"))) + "," + csv_field(cell(r.at("objective")));
+  for (const auto& k : axis_keys) row += "," + csv_field(cell(r.at("config").value(k, json())));
+  row += "," + cell(r.at("status")) + "," + cell(r.at("exit_code"));
+  const json& s = r.at("summary");
+  for (const auto& c : columns()) {
+    json v;
+    if (!s.is_null()) {
+      if (*c.field) v = s.value(c.field, json());
+      else v = s.value("dram_read_bytes", 0.0) + s.value("dram_write_bytes", 0.0);
+    }
+    row += "," + csv_field(cell(v));
+  }
+  return row + "," + cell(r.at("wall_seconds")) + "," + csv_field(cell(r.value("error", json()))) + "\n";
+}
+
+std::vector<json> read_records(const std::string& jsonl, bool* torn) {
+  if (torn) *torn = false;
+  std::vector<json> out;
+  if (!fs::exists(jsonl)) return out;
+  const std::string text = read_file(jsonl);
+  std::size_t start = 0, line_no = 1;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) {  // the writer died mid-line
+      if (torn) *torn = true;
+      break;
+    }
+    const std::string line = text.substr(start, end - start);
+    if (!line.empty()) {
+      json r = json::parse(line, nullptr, false);
+      if (r.is_discarded() || !r.is_object() || !r.contains("key") || !r.contains("index"))
+        throw InputError(jsonl + ":" + std::to_string(line_no), "expected a sweep result record (JSON with key and index)");
+      out.push_back(std::move(r));
+    }
+    start = end + 1;
+    ++line_no;
+  }
+  return out;
+}
+
+void write_results(const ResultFiles& f, const std::vector<std::string>& axis_keys, const std::vector<json>& records) {
+  std::string jsonl, csv = csv_header(axis_keys);
+  for (const auto& r : records) {
+    jsonl += r.dump() + "\n";
+    csv += csv_row(axis_keys, r);
+  }
+  write_file_atomic(f.jsonl, jsonl);
+  write_file_atomic(f.csv, csv);
+}
+
+void append_result(const ResultFiles& f, const std::vector<std::string>& axis_keys, const json& record) {
+  // The JSON line is the record; the CSV row follows it (resume rebuilds the CSV from the JSON).
+  append_line(f.jsonl, record.dump() + "\n");
+  if (!fs::exists(f.csv)) append_line(f.csv, csv_header(axis_keys));
+  append_line(f.csv, csv_row(axis_keys, record));
+}
+
+std::vector<std::string> axis_keys_of(const json& sweep_json) {
+  std::vector<std::string> keys;
+  for (const auto& a : sweep_json.at("axes")) keys.push_back(a.at("key").get<std::string>());
+  return keys;
+}
+
+std::vector<std::string> axis_keys_of(const SweepSpec& s) {
+  std::vector<std::string> keys;
+  for (const auto& a : s.axes) keys.push_back(a.key);
+  return keys;
+}
+
+}  // namespace npusim::sweep
