@@ -13,5 +13,6 @@ int schedule_command(const std::vector<std::string>& args);
 int dram_command(const std::vector<std::string>& args);      // sim/cli/dram_command.cpp
 int scalesim_command(const std::vector<std::string>& args);  // sim/cli/scalesim_command.cpp
 int inspect_command(const std::vector<std::string>& args);   // sim/cli/inspect_command.cpp
+int serve_command(const std::vector<std::string>& args);     // sim/serve/serve_command.cpp
 
 }  // namespace npusim::cli

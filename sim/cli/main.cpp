@@ -25,6 +25,7 @@ const char* kUsage =
     "  inspect    a terminal summary of a saved trace.json\n"
     "  dram       run the DRAM controller alone on a request trace\n"
     "  scalesim   run SCALE-Sim config and topology files in SCALE-Sim's own model\n"
+    "  serve      the live page: change the NPU in the browser and watch the roofline move\n"
     "\n"
     "Every option has a default: `npusim run` simulates mobilenet_v2 on edge-m with greedy fusion,\n"
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     if (cmd == "dram") return npusim::cli::dram_command(args);
     if (cmd == "scalesim") return npusim::cli::scalesim_command(args);
     if (cmd == "inspect") return npusim::cli::inspect_command(args);
+    if (cmd == "serve") return npusim::cli::serve_command(args);
     std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const npusim::InputError& e) {
