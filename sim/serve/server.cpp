@@ -192,14 +192,15 @@ void Server::Impl::connection(tcp::socket sock) {
       for (int i = 0; i < 2048 && !sec; ++i) sock.read_some(net::buffer(sink), sec);
     };
     if (ec == http::error::header_limit) return refuse(http::status::request_header_fields_too_large, "request header larger than 16 KiB");
-    if (ec) return refuse(http::status::bad_request, "malformed HTTP request");
+    if (ec && ec != http::error::body_limit) return refuse(http::status::bad_request, "malformed HTTP request");
+    // The header is whole here (Beast checks Content-Length against the largest limit as it ends).
     const std::string target(parser.get().target());
     const bool is_upload = target.rfind("/api/uploads", 0) == 0;
     const std::uint64_t limit = is_upload ? o.max_upload_bytes : o.max_body_bytes;
     const auto length = parser.content_length();
-    if (length && *length > limit)
-      return refuse(http::status::payload_too_large, (is_upload ? "upload of " : "request body of ") + std::to_string(*length) +
-                                                         " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+    if (ec == http::error::body_limit || (length && *length > limit))
+      return refuse(http::status::payload_too_large, (is_upload ? "upload of " : "request body of ") +
+                                                         (length ? std::to_string(*length) + " bytes" : std::string("this size")) + " exceeds the limit of " + std::to_string(limit) + " bytes");
     parser.body_limit(limit);
     http::read(sock, buf, parser, ec);
     if (ec == http::error::body_limit)
