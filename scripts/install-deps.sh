@@ -13,7 +13,10 @@ packages=(
   libbenchmark-dev
   gnuplot-nox               # roofline plots
   time bc                   # bench/run_benchmarks.sh
+  nodejs                    # web/: builds the live page (npusim serve) and report.html (Vite)
+  chromium                  # web/tests/browser.mjs: headless browser tests (playwright-core)
 )
+command -v npm >/dev/null 2>&1 || packages+=(npm)  # Debian's npm, unless the nodejs build has its own
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
