@@ -36,6 +36,11 @@ function roofSegments(r, xr, yr, role) {
   return segs;
 }
 
+/** A group or network point that sits exactly on one of its ops' points (a single-op group) adds nothing. */
+function sameAsAnOp(all, q) {
+  return q.scope !== "op" && all.some(o => o.scope === "op" && o.level === q.level && o.intensity === q.intensity && o.ops_per_second === q.ops_per_second);
+}
+
 export class RooflineView {
   constructor(holder) {
     this.holder = holder;
@@ -141,8 +146,10 @@ export class RooflineView {
     const compare = runs.length > 1, out = [];
     runs.forEach((r, i) => {
       const role = compare && i === 0 ? "unfused" : "cur";
-      for (const q of r.roofline.points) {
+      const all = r.roofline.points;
+      for (const q of all) {
         if (compare && q.level !== "dram") continue;
+        if (sameAsAnOp(all, q)) continue;
         const filled = compare ? i === 1 : q.level === "dram";
         out.push({key: role + "|" + q.scope + "|" + q.name + "|" + q.level, q, r, role, filled, withLabel: compare});
       }
@@ -175,7 +182,7 @@ export class RooflineView {
     this.layers.names.selectAll("text").data(names, d => d.key).join("text")
       .attr("font-size", 11).attr("font-weight", 600).attr("stroke", "#fff").attr("stroke-width", 3).attr("paint-order", "stroke")
       .attr("fill", "#111").text(d => (d.role === "base" ? "baseline" : compare ? d.r.label + " network" : "network"))
-      .transition(t).attr("x", d => x(d.q.intensity) + 16).attr("y", d => y(d.q.ops_per_second) - 10);
+      .transition(t).attr("x", d => x(d.q.intensity) + 14).attr("y", d => y(d.q.ops_per_second) + 24);  // below: roof labels sit above their roofs
   }
 
   drawArrows(t, x, y, arrows, baseline, cur) {
