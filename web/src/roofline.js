@@ -182,7 +182,9 @@ export class RooflineView {
     this.layers.names.selectAll("text").data(names, d => d.key).join("text")
       .attr("font-size", 11).attr("font-weight", 600).attr("stroke", "#fff").attr("stroke-width", 3).attr("paint-order", "stroke")
       .attr("fill", "#111").text(d => (d.role === "base" ? "baseline" : compare ? d.r.label + " network" : "network"))
-      .transition(t).attr("x", d => x(d.q.intensity) + 14).attr("y", d => y(d.q.ops_per_second) + 24);  // below: roof labels sit above their roofs
+      .attr("text-anchor", d => (d.role === "base" ? "end" : "start"))
+      // Below the point, clear of the roof labels above the roofs; the baseline's to the left.
+      .transition(t).attr("x", d => x(d.q.intensity) + (d.role === "base" ? -14 : 14)).attr("y", d => y(d.q.ops_per_second) + (d.role === "base" ? -8 : 24));
   }
 
   drawArrows(t, x, y, arrows, baseline, cur) {

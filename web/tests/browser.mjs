@@ -92,6 +92,33 @@ const tests = {
     const trips = await value(page, "round-trips");
     assert(trips >= 0 && (await page.textContent("#dram-bytes-view")).includes("Fusion removed"), "the round-trips view says what fusion removed");
   },
+  // Pin a run, change the clock: the baseline stays drawn with an arrow to the new network
+  // point and the headline compares with it; the URL reopens the same view.
+  async pin_and_url(page, url) {
+    await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
+    let id = await waitRun(page, "");
+    const pinnedCycles = await value(page, "cycles");
+    await page.click("#pin");  // redraws the same run (cached) with its baseline
+    await page.waitForFunction(() => document.getElementById("pin").textContent.startsWith("Unpin"));
+    await setControl(page, "clock", 400);  // half of edge-s's 800 MHz
+    id = await waitRun(page, id);
+    const baseline = await page.$$eval("path.pt.role-base", p => p.length), arrow = await page.$$eval("line.arrow-baseline", l => l.length);
+    const deltas = await page.$$eval(".card .delta", d => d.map(e => e.textContent));
+    await page.screenshot({path: join(outDir, "pin.png"), fullPage: false});
+    assert(baseline === 1 && arrow === 1, "the baseline's network point and its arrow (" + baseline + ", " + arrow + ")");
+    assert(deltas.length >= 5 && deltas.some(t => t.includes("× baseline")), "headline ratios to the baseline: " + deltas.join(" | "));
+    const cycles = await value(page, "cycles");
+    assert(cycles < pinnedCycles, "a slower clock: fewer core cycles for the same DRAM time (" + pinnedCycles + " -> " + cycles + ")");
+    // Reopen the URL in a new tab: the same parameters, the same result.
+    const shared = page.url();
+    assert(new URL(shared).searchParams.get("clock") === "400", "the URL carries the clock: " + shared);
+    const again = await page.context().browser().newPage();
+    await again.goto(shared);
+    await waitRun(again, "");
+    assert(await again.$eval("#clock", e => e.value) === "400", "the control comes back from the URL");
+    assert(await value(again, "cycles") === cycles, "the same cycles from the shared URL");
+    await again.close();
+  },
   // A broken ONNX upload: the loader's message next to the control.
   async broken_upload(page, url) {
     await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
