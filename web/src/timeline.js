@@ -20,7 +20,8 @@ export class TimelineView {
   }
   update(tl) {
     const H = M.t + M.b + ROW * tl.tracks.length;
-    const svg = this.svg.attr("viewBox", `0 0 ${W} ${H}`).attr("width", W).attr("height", H);
+    const svg = this.svg.attr("viewBox", `0 0 ${W} ${H}`).attr("width", W).attr("height", H)
+      .attr("data-begin-ps", tl.begin_ps).attr("data-end-ps", tl.end_ps);
     svg.selectAll("*").remove();
     const x = scaleLinear().domain([tl.begin_ps, tl.end_ps]).range([M.l, W - M.r]);
     const cell = (W - M.l - M.r) / tl.bins;
@@ -29,7 +30,7 @@ export class TimelineView {
       g.append("text").attr("x", M.l - 6).attr("y", ROW / 2 + 4).attr("text-anchor", "end").attr("font-size", 11).text(tr.name);
       g.append("rect").attr("x", M.l).attr("y", 2).attr("width", W - M.l - M.r).attr("height", ROW - 4).attr("fill", "#f1f3f5");
       g.selectAll("rect.bin").data(tr.busy.map((b, k) => ({b, k, op: tr.op[k]})).filter(d => d.b > 0)).join("rect").attr("class", "bin")
-        .attr("x", d => M.l + d.k * cell).attr("y", 2).attr("width", Math.max(cell, 0.6)).attr("height", ROW - 4)
+        .attr("x", d => M.l + d.k * cell).attr("y", 2).attr("width", cell + 0.4).attr("height", ROW - 4).attr("shape-rendering", "crispEdges")
         .attr("fill", colourOf(tr.name)).attr("fill-opacity", d => 0.15 + 0.85 * d.b)
         .on("mouseenter", (ev, d) => showTip(ev, "<b>" + esc(tr.name) + "</b><div class=\"row\">" + si((tl.begin_ps + d.k * tl.bin_ps) * 1e-12, "s") + " – " +
           si((tl.begin_ps + (d.k + 1) * tl.bin_ps) * 1e-12, "s") + " · busy " + pct(d.b) + "</div>" + (d.op >= 0 ? '<div class="row">mostly ' + esc(tl.ops[d.op]) + "</div>" : "")))
@@ -39,7 +40,10 @@ export class TimelineView {
     // Drag to zoom: a rubber band over the rows.
     const band = svg.append("rect").attr("class", "band").attr("y", M.t).attr("height", H - M.t - M.b).attr("fill", "#4c6ef5").attr("fill-opacity", 0.15).attr("width", 0);
     let start = null;
-    const px = ev => Math.max(M.l, Math.min(W - M.r, ev.offsetX * W / this.svg.node().clientWidth));
+    const px = ev => {
+      const box = this.svg.node().getBoundingClientRect();
+      return Math.max(M.l, Math.min(W - M.r, (ev.clientX - box.left) * W / box.width));
+    };
     svg.on("mousedown", ev => { start = px(ev); band.attr("x", start).attr("width", 0); })
       .on("mousemove", ev => { if (start !== null) { const p = px(ev); band.attr("x", Math.min(start, p)).attr("width", Math.abs(p - start)); } })
       .on("mouseup", ev => {

@@ -119,6 +119,30 @@ const tests = {
     assert(await value(again, "cycles") === cycles, "the same cycles from the shared URL");
     await again.close();
   },
+  // Drag across the unit timeline: the server re-bins that window; double-click: the whole run.
+  async timeline_zoom(page, url) {
+    await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=none");
+    await waitRun(page, "");
+    await page.waitForSelector("svg.timeline rect.bin");
+    const span = () => page.$eval("svg.timeline", e => [Number(e.dataset.beginPs), Number(e.dataset.endPs)]);
+    const [b0, e0] = await span();
+    await page.locator("svg.timeline").scrollIntoViewIfNeeded();
+    const box = await page.locator("svg.timeline").boundingBox();
+    // From 40 % to 60 % of the plotted width (the rows start 110 of 900 viewBox units in).
+    const xAt = f => box.x + box.width * (110 + f * (900 - 110 - 12)) / 900;
+    await page.mouse.move(xAt(0.4), box.y + 12);
+    await page.mouse.down();
+    await page.mouse.move(xAt(0.6), box.y + 20, {steps: 5});
+    await page.mouse.up();
+    await page.waitForFunction(end => Number(document.querySelector("svg.timeline").dataset.endPs) !== end, e0);
+    const [b1, e1] = await span();
+    await page.locator("#timeline").screenshot({path: join(outDir, "timeline_zoom.png")});
+    assert(b0 === 0 && Math.abs(b1 - 0.4 * e0) < 0.02 * e0 && Math.abs(e1 - 0.6 * e0) < 0.02 * e0,
+      "the window is the dragged 40..60 % of the run: " + [b1, e1] + " of " + e0);
+    await page.dblclick("svg.timeline", {position: {x: box.width / 2, y: 12}});
+    await page.waitForFunction(() => Number(document.querySelector("svg.timeline").dataset.beginPs) === 0);
+    assert((await span())[1] === e0, "double-click shows the whole run again");
+  },
   // A broken ONNX upload: the loader's message next to the control.
   async broken_upload(page, url) {
     await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
