@@ -235,6 +235,17 @@ void Server::Impl::connection(tcp::socket sock) {
       spdlog::error("serve: {} {}: {}", std::string(req.method_string()), target, e.what());
       res = error_response(http::status::internal_server_error, "the server could not answer this request; its log says why");
     }
+    if (req.method() == http::verb::head) {  // the headers of the GET, without its body
+      res.prepare_payload();
+      const auto size = res.body().size();
+      res.body().clear();
+      res.keep_alive(req.keep_alive());
+      res.content_length(size);
+      boost::system::error_code wec;
+      http::write(sock, res, wec);
+      if (wec || !req.keep_alive()) return;
+      continue;
+    }
     if (!send(std::move(res), req.keep_alive()) || !req.keep_alive()) return;
   }
 }

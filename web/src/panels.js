@@ -8,27 +8,27 @@ import {roundTrips} from "./model.js";
 const dramBytes = s => s.dram_read_bytes + s.dram_write_bytes;
 
 /** A ratio of b to a as text ("0.82×") with the sign of the change coloured. */
-function delta(a, b, lowerIsBetter = true) {
+function delta(a, b, label, lowerIsBetter = true) {
   if (!(a > 0) || b === null || b === undefined) return "";
   const r = b / a;
-  if (Math.abs(r - 1) < 5e-4) return '<span class="delta">= baseline</span>';
+  if (Math.abs(r - 1) < 5e-4) return '<span class="delta">= ' + esc(label) + "</span>";
   const good = lowerIsBetter ? r < 1 : r > 1;
-  return '<span class="delta ' + (good ? "good" : "bad") + '">' + r.toFixed(3) + "× baseline</span>";
+  return '<span class="delta ' + (good ? "good" : "bad") + '">' + r.toFixed(3) + "× " + esc(label) + "</span>";
 }
 
 /** The headline figures of `r`; with `base`, each with its ratio to the baseline. */
 export function headline(el, r, base) {
-  const sm = r.summary, mac = r.roof("MAC array"), b = base && base.summary;
+  const sm = r.summary, mac = r.roof("MAC array"), b = base && base.summary, bl = base && base.label;
   const ops = 2 * sm.macs + sm.vector_ops;
   const cards = [
-    ["time", si(sm.seconds, "s"), '<span id="cycles" data-value="' + sm.cycles + '">' + int(sm.cycles) + "</span> cycles", b && delta(b.cycles, sm.cycles)],
-    ["achieved", si(sm.achieved_ops_per_second, "ops/s"), pct(sm.achieved_ops_per_second / mac.value) + " of the MAC peak", b && delta(b.achieved_ops_per_second, sm.achieved_ops_per_second, false)],
-    ["MAC utilisation", pct(sm.mac_utilization), si(sm.macs, "MACs"), b && delta(b.mac_utilization, sm.mac_utilization, false)],
+    ["time", si(sm.seconds, "s"), '<span id="cycles" data-value="' + sm.cycles + '">' + int(sm.cycles) + "</span> cycles", b && delta(b.cycles, sm.cycles, bl)],
+    ["achieved", si(sm.achieved_ops_per_second, "ops/s"), pct(sm.achieved_ops_per_second / mac.value) + " of the MAC peak", b && delta(b.achieved_ops_per_second, sm.achieved_ops_per_second, bl, false)],
+    ["MAC utilisation", pct(sm.mac_utilization), si(sm.macs, "MACs"), b && delta(b.mac_utilization, sm.mac_utilization, bl, false)],
     ["DRAM traffic", '<span id="dram-bytes" data-value="' + dramBytes(sm) + '">' + si(dramBytes(sm), "B") + "</span>",
-      "read " + si(sm.dram_read_bytes, "B") + " · write " + si(sm.dram_write_bytes, "B"), b && delta(dramBytes(b), dramBytes(sm))],
-    ["intensity", sm.arithmetic_intensity === null ? "–" : sm.arithmetic_intensity.toFixed(1) + " ops/B", "per DRAM byte", b && delta(b.arithmetic_intensity, sm.arithmetic_intensity, false)],
+      "read " + si(sm.dram_read_bytes, "B") + " · write " + si(sm.dram_write_bytes, "B"), b && delta(dramBytes(b), dramBytes(sm), bl)],
+    ["intensity", sm.arithmetic_intensity === null ? "–" : sm.arithmetic_intensity.toFixed(1) + " ops/B", "per DRAM byte", b && delta(b.arithmetic_intensity, sm.arithmetic_intensity, bl, false)],
     ["bound", badge(sm.bound), sm.latency_cause ? "dominant loss: " + esc(sm.latency_cause) : "", ""],
-    ["energy", sm.energy_j === null ? "–" : si(sm.energy_j, "J"), sm.energy_j ? si(ops / sm.energy_j, "ops/J") + " · " + si(sm.energy_j / sm.seconds, "W") : "no energy model", b && delta(b.energy_j, sm.energy_j)],
+    ["energy", sm.energy_j === null ? "–" : si(sm.energy_j, "J"), sm.energy_j ? si(ops / sm.energy_j, "ops/J") + " · " + si(sm.energy_j / sm.seconds, "W") : "no energy model", b && delta(b.energy_j, sm.energy_j, bl)],
   ];
   el.innerHTML = '<div class="cards">' + cards.map(([k, v, sub, d]) =>
     '<div class="card"><div class="k">' + esc(k) + '</div><div class="v">' + v + '</div><div class="k">' + sub + "</div>" + (d ? '<div class="k">' + d + "</div>" : "") + "</div>").join("") + "</div>" +
