@@ -77,7 +77,8 @@ int serve_command(const std::vector<std::string>& args) {
   o.limits.max_in_flight = max_runs;
   o.limits.child.wall_time = std::chrono::seconds(run_timeout);
   o.limits.child.memory_bytes = parse_bytes(run_memory, "--run-memory").value;
-  if (o.limits.child.memory_bytes < (256ull << 20)) throw InputError("--run-memory", "expected at least 256 MiB, found '" + run_memory + "'");
+  if (o.limits.child.memory_bytes < (16ull << 20) || o.limits.child.memory_bytes > (1ull << 50))
+    throw InputError("--run-memory", "expected 16 MiB to 1 PiB, found '" + run_memory + "'");
   o.max_upload_bytes = parse_bytes(upload_limit, "--upload-limit").value;
   if (o.max_upload_bytes < 1024 || o.max_upload_bytes > (1ull << 30))
     throw InputError("--upload-limit", "expected 1 KiB to 1 GiB, found '" + upload_limit + "'");

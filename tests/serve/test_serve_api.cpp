@@ -116,6 +116,15 @@ TEST(ServeApi, RunsAreBoundedInNumberAndTime) {
   EXPECT_EQ(s.wait_run(start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}}))["status"], "done");
 }
 
+TEST(ServeApi, ARunStopsAtItsMemoryLimit) {
+  // ResNet-50 needs more than 32 MiB of address space (it runs in 128 MiB): RLIMIT_AS stops it.
+  ServeProcess s({"--run-memory", "32 MiB"});
+  const json a = s.wait_run(start(s, {{"config", "edge-m"}, {"workload", "resnet50"}}));
+  EXPECT_EQ(a["status"], "failed");
+  EXPECT_NE(a["message"].get<std::string>().find("memory limit of 32 MiB"), std::string::npos) << a;
+  expect_alive(s);
+}
+
 TEST(ServeApi, BadRequestsGetAJsonErrorAndTheServerKeepsServing) {
   ServeProcess s;
   expect_error(s.request("POST", "/api/runs", "{\"config\": "), 400, "not JSON");
@@ -199,6 +208,8 @@ TEST(ServeCli, ANonLoopbackHostNeedsAllowRemote) {
   EXPECT_NE(out.find("expected an IP address"), std::string::npos) << out;
   EXPECT_EQ(run_npusim("serve --max-runs 0", &out), 2);
   EXPECT_EQ(run_npusim("serve --run-memory 1e999GiB", &out), 2);
+  EXPECT_EQ(run_npusim("serve --run-memory 1MiB", &out), 2);
+  EXPECT_NE(out.find("expected 16 MiB"), std::string::npos) << out;
 }
 
 }  // namespace
