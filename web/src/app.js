@@ -6,7 +6,7 @@ import {esc, si} from "./format.js";
 
 const $ = id => document.getElementById(id);
 const TAB = Math.random().toString(36).slice(2, 10);  // this tab's session: its runs cancel each other
-const DEBOUNCE_MS = 300;
+const DEBOUNCE_MS = 300;  // while a number is being typed; a committed change (select, Enter, blur) runs at once
 
 // Hardware controls: URL parameter, config key for --set, how to read the preset's value
 // (from the resolved config, /api/options) and how to write it.
@@ -47,9 +47,9 @@ function buildControls() {
     HW.map(h => "<label>" + esc(h.label) + " " + (h.list ? selectHtml(h.id, options[h.list]) :
       '<input type="number" id="' + h.id + '" min="' + h.min + '" max="' + h.max + '" step="any">') + "</label>").join("") +
     '<div class="buttons"><button id="pin" type="button">Pin as baseline</button> <a id="download" class="button" href="#">Download run folder</a></div>';
-  $("config").addEventListener("change", () => { resetHardware(); changed(); });
-  for (const id of ["workload", "fusion", "objective"].concat(HW.map(h => h.id))) $(id).addEventListener("change", changed);
-  for (const h of HW.filter(h => !h.list)) $(h.id).addEventListener("input", changed);
+  $("config").addEventListener("change", () => { resetHardware(); changed(0); });
+  for (const id of ["workload", "fusion", "objective"].concat(HW.map(h => h.id))) $(id).addEventListener("change", () => changed(0));
+  for (const h of HW.filter(h => !h.list)) $(h.id).addEventListener("input", () => changed(DEBOUNCE_MS));
   $("upload").addEventListener("change", upload);
   $("pin").addEventListener("click", togglePin);
 }
@@ -91,7 +91,9 @@ function request(p, fusion) {
   return body;
 }
 
-function changed() {
+let lastRequested = "";  // the parameters of the latest run started: a change back to them is no change
+function changed(delay = 0) {
+  if (JSON.stringify(params()) === lastRequested) return clearTimeout(timer);
   changedAt = performance.now();
   $("objective").disabled = $("fusion").value !== "search";
   const q = new URLSearchParams(params());
@@ -99,7 +101,7 @@ function changed() {
   if (up && up.value.startsWith("upload:")) q.set("upload_name", up.dataset.name);
   history.replaceState(null, "", "?" + q.toString());
   clearTimeout(timer);
-  timer = setTimeout(runAll, DEBOUNCE_MS);
+  timer = setTimeout(runAll, delay);
 }
 
 const progress = {};
@@ -143,6 +145,7 @@ async function startRun(body, slot) {
 
 async function runAll() {
   const gen = ++generation, p = params(), started = changedAt;
+  lastRequested = JSON.stringify(p);
   $("run-error").textContent = "";
   try {
     const main = startRun(request(p, p.fusion), "run");
