@@ -68,7 +68,8 @@ export class RooflineView {
     svg.append("text").attr("transform", `translate(16,${(M.t + H - M.b) / 2}) rotate(-90)`).attr("text-anchor", "middle").attr("font-size", 13).text("performance (ops/s)");
     svg.append("text").attr("x", M.l + 8).attr("y", M.t + 16).attr("font-size", 11).attr("fill", "#444").text("1 MAC = 2 ops");
     const body = svg.append("g").attr("clip-path", "url(#roof-clip)");
-    this.layers = {roofs: body.append("g"), labels: body.append("g"), derated: body.append("g"), arrows: body.append("g"), points: body.append("g"), names: body.append("g")};
+    // Roof labels above the points (with a white halo), so a big marker near a roof cannot hide its name.
+    this.layers = {roofs: body.append("g"), derated: body.append("g"), arrows: body.append("g"), points: body.append("g"), labels: body.append("g"), names: body.append("g")};
     this.note = document.createElement("div");
     holder.appendChild(this.note);
   }
@@ -124,6 +125,7 @@ export class RooflineView {
     const labelled = segs.filter(s => !s.key.startsWith("base"));
     const angle = -Math.atan2(y(yr[0]) - y(yr[0] * 10), x(xr[0] * 10) - x(xr[0])) * 180 / Math.PI;
     this.layers.labels.selectAll("text").data(labelled, s => s.key).join("text").attr("font-size", 11)
+      .attr("stroke", "#fff").attr("stroke-width", 3).attr("paint-order", "stroke")
       .attr("fill", colour).attr("text-anchor", s => (s.kind === "compute" ? "end" : "start"))
       .each(function (s) { const e = select(this); e.text(s.label); e.append("title").text(s.def || ""); })
       .transition(t)
