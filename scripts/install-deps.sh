@@ -15,7 +15,10 @@ packages=(
   time bc                   # bench/run_benchmarks.sh
   pybind11-dev python3-dev python3-pybind11 python3-pytest python3-pandas   # sim/python, tests/python
   slurm-wlm munge           # scripts/test-slurm.sh: sweeps as a Slurm job array (docs/sweep.md)
+  nodejs                    # web/: builds the live page (npusim serve) and report.html (Vite)
+  chromium                  # web/tests/browser.mjs: headless browser tests (playwright-core)
 )
+command -v npm >/dev/null 2>&1 || packages+=(npm)  # Debian's npm, unless the nodejs build has its own
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,3 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 build/npusim compare "$@"
+echo "next: build/npusim serve   (the live page: change the NPU in the browser and watch the roofline move)"

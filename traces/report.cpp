@@ -1,5 +1,6 @@
 #include "traces/report.h"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "sim/core/file_util.h"
@@ -42,6 +43,16 @@ std::string path_in(const std::string& dir, const std::string& name) {
   return (fs::path(dir) / name).string();
 }
 
+/// Writes report.html, or says once per process why it cannot (the front end is not built).
+void write_report_page(const std::string& dir, const std::string& html) {
+  if (!html.empty()) return write_file_atomic(path_in(dir, "report.html"), html);
+  static bool warned = false;
+  if (!warned)
+    std::fprintf(stderr, "npusim: warning: report.html not written: the web front end is not built (%s is missing); build it with %s\n",
+                 report_page::template_path().c_str(), report_page::kBuildCommand);
+  warned = true;
+}
+
 }  // namespace
 
 std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
@@ -51,8 +62,9 @@ std::string make_report_html(const std::vector<ReportRun>& runs, const std::vect
     data["runs"].push_back({{"label", r.label}, {"summary", *r.summary}, {"roofline", to_json(*r.roofline)}});
   }
   for (const PlotArrow& a : arrows) data["arrows"].push_back({{"from", a.from_point}, {"to", a.to_point}});
-  return std::string(report_page::kHead) + html_escape(title) + report_page::kData + script_json(data) +
-         report_page::kTail;
+  const auto tmpl = report_page::load_template();
+  if (!tmpl) return "";
+  return report_page::fill(*tmpl, html_escape(title), script_json(data));
 }
 
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title) {
@@ -64,7 +76,7 @@ void write_run_report(const ReportRun& run, const std::string& dir, const std::s
     plot_energy_roofline(series, {path_in(dir, "energy_roofline.svg"), path_in(dir, "energy_roofline.png")},
                          title + ": energy");
   }
-  write_file_atomic(path_in(dir, "report.html"), html);
+  write_report_page(dir, html);
 }
 
 void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
@@ -83,7 +95,7 @@ void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<
                          {path_in(dir, "energy_roofline_compare.svg"), path_in(dir, "energy_roofline_compare.png")},
                          title + ": energy");
   }
-  write_file_atomic(path_in(dir, "report.html"), html);
+  write_report_page(dir, html);
 }
 
 }  // namespace npusim::traces

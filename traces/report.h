@@ -21,12 +21,14 @@ struct ReportRun {
 };
 
 /// report.html's text for one run (`arrows` empty) or two runs (arrows from the first's ops
-/// to the second's points, as compare_arrows gives them).
+/// to the second's points, as compare_arrows gives them): the built web front end with the runs'
+/// data inlined (traces/report_page.h). "" when the front end is not built.
 std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
                              const std::string& title);
 
 /// Writes roofline.json, roofline.svg/.png, energy_roofline.svg/.png (when the run has an
-/// energy model) and report.html into the existing folder `dir`. Throws SimulationError when a
+/// energy model) and report.html (skipped with a warning when the front end is not built) into the
+/// existing folder `dir`. Throws SimulationError when a
 /// file cannot be written or gnuplot fails.
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title);
 

@@ -28,6 +28,7 @@ const char* kUsage =
     "  sweep      run a design-space sweep (local workers, shards or a Slurm job array)\n"
     "  sweep-merge   combine a sharded sweep's results\n"
     "  sweep-report  Pareto fronts of a sweep: table, plots, report.html\n"
+    "  serve      the live page: change the NPU in the browser and watch the roofline move\n"
     "\n"
     "Every option has a default: `npusim run` simulates mobilenet_v2 on edge-m with greedy fusion,\n"
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return npusim::cli::sweep_command(args);
     if (cmd == "sweep-merge") return npusim::cli::sweep_merge_command(args);
     if (cmd == "sweep-report") return npusim::cli::sweep_report_command(args);
+    if (cmd == "serve") return npusim::cli::serve_command(args);
     std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   } catch (const npusim::InputError& e) {

@@ -10,6 +10,7 @@
 #include "traces/analysis.h"
 #include "traces/inspect.h"
 #include "traces/report.h"
+#include "traces/report_page.h"
 #include "traces/summary.h"
 
 namespace npusim::traces {
@@ -26,13 +27,19 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 /// The JSON the page embeds, parsed back.
 json embedded_data(const std::string& html) {
-  const std::string open = "const DATA = ";
+  const std::string open = R"(<script type="application/json" id="npusim-data">)";
   const std::size_t begin = html.find(open) + open.size();
-  const std::size_t end = html.find(";</script>", begin);
+  const std::size_t end = html.find("</script>", begin);
   return json::parse(html.substr(begin, end - begin));
 }
 
+/// report.html is the built web front end (web/, `npm run build`); without it there is no page to test.
+#define SKIP_UNLESS_THE_PAGE_IS_BUILT()                                                  \
+  if (!report_page::load_template())                                                   \
+  GTEST_SKIP() << report_page::template_path() << " is not built: " << report_page::kBuildCommand
+
 TEST(Report, OneSelfContainedPageWithTheRunsData) {
+  SKIP_UNLESS_THE_PAGE_IS_BUILT();
   const Trace t = sample_trace();
   const Roofline r = make_roofline(t);
   const json s = make_summary(t, r);
@@ -40,9 +47,12 @@ TEST(Report, OneSelfContainedPageWithTheRunsData) {
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
   EXPECT_NE(html.find("<title>tiny &lt;on&gt; test-npu</title>"), std::string::npos);
   // Nothing to fetch: no external script, style sheet, image or font.
-  for (const char* fetch : {"<script src", "<link", "<img", "@import", "url(http"}) {
+  for (const char* fetch : {"<script src", "<script type=\"module\" src", "<link", "<img", "@import", "url(http", "crossorigin"}) {
     EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
   }
+  // The app itself is inline: the page's one module script (the live page's code, web/src/).
+  EXPECT_EQ(count(html, "<script type=\"module\">"), 1u);
+  EXPECT_NE(html.find("npusim-data"), std::string::npos);
   // The data travels inside: the summary and the roofline points, hover details come from them.
   const json data = embedded_data(html);
   ASSERT_EQ(data["runs"].size(), 1u);
@@ -55,6 +65,7 @@ TEST(Report, OneSelfContainedPageWithTheRunsData) {
 }
 
 TEST(Report, NamesCannotEndTheScript) {
+  SKIP_UNLESS_THE_PAGE_IS_BUILT();
   // An op named like a closing tag stays data: the page keeps exactly its two script elements.
   Trace t = sample_trace();
   t.ops[0].name = "</script><script>alert(1)//";
@@ -66,6 +77,7 @@ TEST(Report, NamesCannotEndTheScript) {
 }
 
 TEST(Report, CompareCarriesBothRunsAndTheArrows) {
+  SKIP_UNLESS_THE_PAGE_IS_BUILT();
   const Trace a = sample_trace();
   Trace b = sample_trace();
   b.groups = {{"gemm0+relu1", "epilogue", {0, 1}, 327680}, {"flatten2", "none", {2}, 0}};
@@ -92,10 +104,34 @@ TEST(Report, WritesEveryFileOfARun) {
   std::filesystem::create_directories(dir);
   write_run_report({"none", &r, &s}, dir, "tiny");
   for (const char* f : {"roofline.json", "roofline.svg", "roofline.png", "energy_roofline.svg",
-                        "energy_roofline.png", "report.html"}) {
+                        "energy_roofline.png"}) {
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / f)) << f;
   }
+  EXPECT_EQ(std::filesystem::exists(std::filesystem::path(dir) / "report.html"), report_page::load_template().has_value());
   std::filesystem::remove_all(dir);
+}
+
+TEST(Report, WithoutTheBuiltPageReportHtmlIsSkippedAndTheRestWritten) {
+  const std::string empty = sample::temp_path("no_web");
+  std::filesystem::create_directories(empty);
+  setenv("NPUSIM_WEB_DIR", empty.c_str(), 1);  // this test's own process (one per test)
+  const Trace t = sample_trace();
+  const Roofline r = make_roofline(t);
+  const json s = make_summary(t, r);
+  EXPECT_EQ(make_report_html({{"none", &r, &s}}, {}, "x"), "");
+  EXPECT_EQ(report_page::template_path(), (std::filesystem::path(empty) / "report-template.html").string());
+  // A template without the data element is not a template.
+  std::ofstream(std::filesystem::path(empty) / "report-template.html") << "<html><title>x</title></html>";
+  EXPECT_FALSE(report_page::load_template().has_value());
+  // One that has it gets the title (escaped) and the data (safe inside the script element).
+  std::ofstream(std::filesystem::path(empty) / "report-template.html")
+      << "<title>npusim report</title><script type=\"application/json\" id=\"npusim-data\">__NPUSIM_DATA__</script>";
+  const std::string html = make_report_html({{"none", &r, &s}}, {}, "a <b>");
+  EXPECT_NE(html.find("<title>a &lt;b&gt;</title>"), std::string::npos) << html.substr(0, 200);
+  EXPECT_EQ(embedded_data(html)["runs"][0]["summary"]["workload"], s["workload"]);
+  EXPECT_EQ(html.find("__NPUSIM_DATA__"), std::string::npos);
+  unsetenv("NPUSIM_WEB_DIR");
+  std::filesystem::remove_all(empty);
 }
 
 // ---- npusim inspect ----------------------------------------------------------------------

@@ -1,0 +1,201 @@
+#include "sim/serve/run_manager.h"
+
+#include <cstdio>
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+
+namespace npusim::serve {
+namespace fs = std::filesystem;
+
+std::string to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::Running: return "running";
+    case RunStatus::Done: return "done";
+    case RunStatus::Failed: return "failed";
+    case RunStatus::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+nlohmann::json to_json(const RunView& v) {
+  nlohmann::json j = {{"id", v.id}, {"session", v.session}, {"status", to_string(v.status)}, {"phase", v.phase},
+                      {"commands_done", v.commands_done}, {"commands_total", v.commands_total},
+                      {"fraction", v.commands_total ? double(v.commands_done) / double(v.commands_total) : 0.0},
+                      {"elapsed_s", v.elapsed_s}, {"request", v.request}};
+  if (!v.message.empty()) j["message"] = v.message;
+  return j;
+}
+
+RunManager::RunManager(std::string npusim_binary, fs::path work_dir, RunLimits limits)
+    : binary_(std::move(npusim_binary)), work_dir_(std::move(work_dir)), limits_(limits) {
+  fs::create_directories(work_dir_ / "runs");
+}
+
+RunManager::~RunManager() { stop_all(); }
+
+void RunManager::stop_all() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [_, run] : runs_) {
+      if (!run->view.finished()) cancel_locked(*run, "the server stopped");
+      if (run->watcher.joinable()) threads.push_back(std::move(run->watcher));
+    }
+  }
+  for (auto& t : threads) t.join();
+}
+
+std::string RunManager::start(const RunRequest& req, const std::string& workload_path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!req.session.empty())
+    for (auto& [_, run] : runs_)
+      if (run->view.session == req.session && !run->view.finished())
+        cancel_locked(*run, "a newer run of the same session replaced it");
+  std::size_t running = 0;
+  for (auto& [_, run] : runs_) running += run->view.finished() || run->cancel_requested ? 0 : 1;
+  if (running >= limits_.max_in_flight)
+    throw Busy(std::to_string(running) + " runs are in flight (the limit, npusim serve --max-runs, is " +
+               std::to_string(limits_.max_in_flight) + "); try again when one finishes");
+  const std::uint64_t n = next_++;
+  auto run = std::make_unique<Run>();
+  run->view.id = "r" + std::to_string(n);
+  run->view.session = req.session;
+  run->view.request = to_json(req);
+  run->view.out_dir = work_dir_ / "runs" / run->view.id;
+  run->started = std::chrono::steady_clock::now();
+  std::error_code ec;
+  fs::remove_all(run->view.out_dir, ec);  // a folder left by an earlier server with this work dir
+  run->args = {"run"};
+  for (auto& x : run_arguments(req, workload_path, run->view.out_dir.string())) run->args.push_back(x);
+  Run* raw = run.get();
+  const std::string id = run->view.id;
+  runs_[n] = std::move(run);
+  raw->watcher = std::thread([this, raw] { watch(raw); });
+  prune_locked();
+  spdlog::info("serve: run {} started ({} {} {})", id, req.config, req.upload.empty() ? req.workload : req.upload, req.fusion);
+  return id;
+}
+
+void RunManager::watch(Run* run) {
+  // The child is forked from this thread, which lives as long as the child: its parent-death
+  // signal (ChildProcess) fires when the server dies, not when a connection thread ends.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!run->cancel_requested) {
+      try {
+        run->child = std::make_unique<ChildProcess>(binary_, run->args, limits_.child);
+      } catch (const std::exception& e) {
+        run->start_error = e.what();
+      }
+    }
+  }
+  ChildResult result;
+  if (run->child)  // stable from here: only this thread sets it
+    result = run->child->wait([this, run](const std::string& line) { on_progress_line(run, line); });
+  finish(run, result);
+}
+
+void RunManager::on_progress_line(Run* run, const std::string& line) {
+  // `npusim run` prints "simulating: 120/4500 commands (3%)" (sim/cli/run_pipeline.cpp).
+  unsigned long long done = 0, total = 0;
+  const auto at = line.find("simulating: ");
+  if (at == std::string::npos || std::sscanf(line.c_str() + at, "simulating: %llu/%llu", &done, &total) != 2) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (run->view.finished()) return;
+  run->view.commands_done = done;
+  run->view.commands_total = total;
+  run->view.phase = done >= total ? "writing" : "simulating";
+  run->view.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - run->started).count();
+  ++run->view.version;
+  changed_.notify_all();
+}
+
+void RunManager::finish(Run* run, const ChildResult& result) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RunView& v = run->view;
+  if (run->cancel_requested) {
+    v.status = RunStatus::Cancelled;
+  } else if (!run->start_error.empty()) {
+    v.status = RunStatus::Failed;
+    v.message = run->start_error;
+  } else if (result.exit_code == 0 && fs::exists(v.out_dir / "summary.json")) {
+    v.status = RunStatus::Done;
+    v.commands_done = v.commands_total;
+  } else {
+    v.status = RunStatus::Failed;
+    v.message = describe_failure(result, limits_.child);
+  }
+  v.phase = to_string(v.status);
+  v.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - run->started).count();
+  ++v.version;
+  changed_.notify_all();
+  spdlog::info("serve: run {} {} in {:.2f} s{}", v.id, v.phase, v.elapsed_s, v.message.empty() ? "" : ": " + v.message);
+}
+
+void RunManager::cancel_locked(Run& run, const std::string& why) {
+  run.cancel_requested = true;
+  run.view.message = why;
+  if (run.child) run.child->kill();  // the watcher sees stderr close, reaps it and marks the run cancelled
+}
+
+bool RunManager::cancel(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [_, run] : runs_)
+    if (run->view.id == id) {
+      if (run->view.finished() || run->cancel_requested) return false;
+      cancel_locked(*run, "cancelled by a client");
+      return true;
+    }
+  return false;
+}
+
+void RunManager::prune_locked() {
+  std::size_t finished = 0;
+  for (auto& [_, run] : runs_) finished += run->view.finished() ? 1 : 0;
+  for (auto it = runs_.begin(); it != runs_.end() && finished > limits_.keep_finished;) {
+    if (!it->second->view.finished()) {
+      ++it;
+      continue;
+    }
+    std::error_code ec;
+    fs::remove_all(it->second->view.out_dir, ec);
+    // A finished run's watcher has left finish() (we hold the lock it released): joining is immediate.
+    if (it->second->watcher.joinable()) it->second->watcher.join();
+    it = runs_.erase(it);
+    --finished;
+  }
+}
+
+std::optional<RunView> RunManager::view(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [_, run] : runs_)
+    if (run->view.id == id) return run->view;
+  return std::nullopt;
+}
+
+std::optional<RunView> RunManager::wait_for_change(const std::string& id, std::uint64_t seen,
+                                                   std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto find = [&]() -> const Run* {
+    for (auto& [_, run] : runs_)
+      if (run->view.id == id) return run.get();
+    return nullptr;
+  };
+  changed_.wait_for(lock, timeout, [&] {
+    const Run* r = find();
+    return !r || r->view.version > seen;
+  });
+  const Run* r = find();
+  if (!r) return std::nullopt;
+  return r->view;
+}
+
+std::size_t RunManager::in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t n = 0;
+  for (auto& [_, run] : runs_) n += run->view.finished() ? 0 : 1;
+  return n;
+}
+
+}  // namespace npusim::serve

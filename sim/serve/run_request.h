@@ -1,0 +1,34 @@
+#pragma once
+// What a client may ask `npusim serve` to run (the body of POST /api/runs, docs/serve.md), checked
+// completely before any process starts, and the `npusim run` command line it becomes.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace npusim::serve {
+
+struct RunRequest {
+  std::string config = "edge-m";          // a preset name (never a path: clients do not name files)
+  std::string workload = "mobilenet_v2";  // a zoo name, or empty when `upload` is set
+  std::string upload;                     // an upload id from POST /api/uploads
+  std::string fusion = "greedy";          // none, epilogue, greedy or search
+  std::string objective;                  // for search: cycles, dram-bytes or energy ("" = cycles)
+  std::vector<std::string> overrides;     // --set KEY=VALUE, sorted by key
+  std::string session;                    // a new run of the same session cancels the one in flight
+};
+
+/// Parses and validates a request body. Throws InputError naming the field (e.g. `set.npu.sram.banks`)
+/// with what was expected and what was found: bad JSON, an unknown key, a wrong type, an unknown
+/// preset, zoo name or policy, and every override the config loader rejects.
+RunRequest parse_run_request(const std::string& body);
+
+/// The arguments after `npusim run` for `r` writing into `out_dir`; `workload_path` replaces the
+/// workload when the request names an upload.
+std::vector<std::string> run_arguments(const RunRequest& r, const std::string& workload_path,
+                                       const std::string& out_dir);
+
+/// The request as JSON (what GET /api/runs/ID echoes back).
+nlohmann::json to_json(const RunRequest& r);
+
+}  // namespace npusim::serve

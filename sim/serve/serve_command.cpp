@@ -1,0 +1,117 @@
+// `npusim serve`: the live page's server (docs/serve.md).
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include <boost/program_options.hpp>
+
+#include "sim/cli/commands.h"
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/core/units.h"
+#include "sim/serve/server.h"
+
+namespace npusim::cli {
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw SimulationError("cannot find the npusim executable (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+fs::path default_asset_dir() {
+  if (const char* env = std::getenv("NPUSIM_WEB_DIR"); env && *env) return env;
+  return fs::path(config::data_dir()) / "web" / "dist";
+}
+
+fs::path make_work_dir() {
+  std::string tmpl = (fs::temp_directory_path() / "npusim-serve-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw SimulationError("cannot create a work folder in " + fs::temp_directory_path().string());
+  return tmpl;
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& args) {
+  serve::ServeOptions o;
+  std::string assets, work, run_memory = "4 GiB", upload_limit = "32 MiB";
+  unsigned run_timeout = 300;
+  std::size_t max_runs = 4;
+  po::options_description d("npusim serve options");
+  d.add_options()("help,h", "show this help")(
+      "host", po::value(&o.host)->default_value(o.host), "address to listen on (loopback unless --allow-remote)")(
+      "port", po::value(&o.port)->default_value(o.port), "TCP port (0: any free port; the printed URL says which)")(
+      "allow-remote", po::bool_switch(&o.allow_remote), "allow a non-loopback --host (see what it exposes: docs/serve.md)")(
+      "assets", po::value(&assets), "folder of the built web page (default: <data dir>/web/dist, env NPUSIM_WEB_DIR)")(
+      "work-dir", po::value(&work), "folder for run outputs and uploads (default: a new temporary folder, removed at exit)")(
+      "max-runs", po::value(&max_runs)->default_value(max_runs), "simulations running at once (1..64)")(
+      "run-timeout", po::value(&run_timeout)->default_value(run_timeout), "wall-clock limit of one run, seconds (1..86400)")(
+      "run-memory", po::value(&run_memory)->default_value(run_memory), "address-space limit of one run (e.g. 4 GiB)")(
+      "upload-limit", po::value(&upload_limit)->default_value(upload_limit), "largest workload upload (e.g. 32 MiB)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << "usage: npusim serve [--host 127.0.0.1] [--port 8080] [--allow-remote]\n"
+                 "Serves the live page: change the NPU and the workload in the browser, each change re-runs\n"
+                 "`npusim run` and the rooflines, timeline and tables update. API: docs/serve.md.\n\n"
+              << d;
+    return 0;
+  }
+  if (max_runs < 1 || max_runs > 64) throw InputError("--max-runs", "expected 1 to 64, found " + std::to_string(max_runs));
+  if (run_timeout < 1 || run_timeout > 86400) throw InputError("--run-timeout", "expected 1 to 86400 seconds, found " + std::to_string(run_timeout));
+  o.limits.max_in_flight = max_runs;
+  o.limits.child.wall_time = std::chrono::seconds(run_timeout);
+  o.limits.child.memory_bytes = parse_bytes(run_memory, "--run-memory").value;
+  if (o.limits.child.memory_bytes < (16ull << 20) || o.limits.child.memory_bytes > (1ull << 50))
+    throw InputError("--run-memory", "expected 16 MiB to 1 PiB, found '" + run_memory + "'");
+  o.max_upload_bytes = parse_bytes(upload_limit, "--upload-limit").value;
+  if (o.max_upload_bytes < 1024 || o.max_upload_bytes > (1ull << 30))
+    throw InputError("--upload-limit", "expected 1 KiB to 1 GiB, found '" + upload_limit + "'");
+  o.asset_dir = assets.empty() ? default_asset_dir() : fs::path(assets);
+  const bool temp_work = work.empty();
+  o.work_dir = temp_work ? make_work_dir() : fs::path(work);
+  o.npusim_binary = self_executable();
+
+  serve::Server server(o);
+  const std::string url = server.listen();
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+  if (o.allow_remote && o.host != "127.0.0.1" && o.host != "localhost" && o.host != "::1")
+    std::cout << "npusim serve: WARNING: listening on " << o.host << " (--allow-remote). Anyone who can reach this port can,\n"
+              << "  without authentication or encryption: start simulations (up to " << max_runs << " at once, each up to "
+              << run_timeout << " s and " << run_memory << "), upload workload files (up to " << upload_limit
+              << " each), and read and download every run's results.\n";
+  if (!fs::exists(o.asset_dir / "index.html"))
+    std::cout << "npusim serve: the web page is not built (" << (o.asset_dir / "index.html").string()
+              << " is missing): run scripts/build.sh, or npm --prefix web ci && npm --prefix web run build. The API works without it.\n";
+  std::cout << "npusim serve: open " << url << "  (runs: up to " << max_runs << " at once; work folder " << o.work_dir.string()
+            << "; Ctrl-C stops)" << std::endl;
+  server.serve(g_stop);
+  std::cout << "npusim serve: stopping" << std::endl;
+  // Kill the runs in flight and wait for them; connection threads end with the process.
+  server.runs().stop_all();
+  if (temp_work) {
+    std::error_code ec;
+    fs::remove_all(o.work_dir, ec);
+  }
+  std::fflush(nullptr);
+  _exit(0);
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,443 @@
+#include "sim/serve/server.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <spdlog/spdlog.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/core/hardware_config.h"
+#include "sim/serve/child_process.h"
+#include "sim/serve/http_util.h"
+#include "sim/serve/run_request.h"
+#include "sim/serve/tar_writer.h"
+#include "sim/serve/timeline.h"
+#include "traces/trace_io.h"
+#include "workloads/loader.h"
+
+namespace npusim::serve {
+namespace fs = std::filesystem;
+namespace http = boost::beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+namespace {
+
+/// An error a handler answers with: HTTP status + message, sent as {"error": message}.
+struct HttpError {
+  http::status status;
+  std::string message;
+};
+
+Response json_response(http::status s, const json& body) {
+  Response r{s, 11};
+  r.set(http::field::content_type, "application/json");
+  r.set(http::field::cache_control, "no-store");
+  r.body() = body.dump() + "\n";
+  return r;
+}
+Response error_response(http::status s, const std::string& message) { return json_response(s, {{"error", message}}); }
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The files of a run folder a client may fetch (what `npusim run` writes).
+const std::vector<std::string> kRunFiles = {"summary.json", "roofline.json", "trace.json", "schedule.json", "report.html",
+                                            "roofline.svg", "roofline.png", "energy_roofline.svg", "energy_roofline.png"};
+
+/// "resnet50.onnx" stays; anything outside [A-Za-z0-9_.-] or without a workload extension is refused.
+std::string upload_name(const Target& t) {
+  const auto it = t.query.find("name");
+  const std::string name = it == t.query.end() ? "" : it->second;
+  const std::string ext = fs::path(name).extension().string();
+  const bool ok_chars = !name.empty() && name.size() <= 80 && name[0] != '.' &&
+                        name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == std::string::npos;
+  if (!ok_chars || (ext != ".onnx" && ext != ".yaml" && ext != ".yml" && ext != ".csv"))
+    throw HttpError{http::status::bad_request,
+                    "query parameter 'name': expected a file name of letters, digits, '_', '-' and '.' ending in .onnx, .yaml, "
+                    ".yml or .csv, found '" + name.substr(0, 80) + "'"};
+  return name;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size()) s.replace(at, from.size(), to);
+}
+
+void set_socket_timeouts(tcp::socket& s, int seconds) {
+  timeval tv{seconds, 0};
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+}  // namespace
+
+struct Server::Impl {
+  ServeOptions o;
+  net::io_context io;
+  tcp::acceptor acceptor{io};
+  std::atomic<std::size_t> connections{0};
+  std::mutex uploads_mu;
+  std::map<std::string, fs::path> uploads;  // id -> file
+  std::uint64_t next_upload = 1;
+  std::mutex timeline_mu;
+  std::string timeline_run;  // the run whose trace is cached (the page asks for one run's windows)
+  std::shared_ptr<const traces::Trace> timeline_trace;
+  RunManager* runs = nullptr;
+
+  void connection(tcp::socket sock);
+  Response handle(const Request& req, const Target& t);
+  Response handle_api(const Request& req, const Target& t);
+  Response handle_static(const Request& req, const Target& t);
+  Response options_json();
+  Response start_run(const Request& req);
+  Response upload(const Request& req, const Target& t);
+  Response run_resource(const Request& req, const Target& t, const std::string& id, const std::string& rest);
+  Response timeline(const RunView& v, const Target& t);
+  void stream_events(tcp::socket& sock, const std::string& id);
+  fs::path upload_path(const std::string& id);
+};
+
+Server::Server(ServeOptions o) : impl_(std::make_unique<Impl>()) {
+  impl_->o = std::move(o);
+  runs_ = std::make_unique<RunManager>(impl_->o.npusim_binary, impl_->o.work_dir, impl_->o.limits);
+  impl_->runs = runs_.get();
+}
+
+Server::~Server() = default;
+
+std::string Server::listen() {
+  auto& o = impl_->o;
+  boost::system::error_code ec;
+  const auto addr = net::ip::make_address(o.host == "localhost" ? "127.0.0.1" : o.host, ec);
+  if (ec) throw InputError("--host", "expected an IP address such as 127.0.0.1 or 0.0.0.0, found '" + o.host + "'");
+  if (!addr.is_loopback() && !o.allow_remote)
+    throw InputError("--host", "'" + o.host + "' is not a loopback address; add --allow-remote to serve other machines");
+  const tcp::endpoint ep(addr, o.port);
+  auto& a = impl_->acceptor;
+  a.open(ep.protocol(), ec);
+  if (!ec) a.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) a.bind(ep, ec);
+  if (!ec) a.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) throw InputError("--host/--port", "cannot listen on " + o.host + ":" + std::to_string(o.port) + " (" + ec.message() + ")");
+  const auto bound = a.local_endpoint();
+  const std::string host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  return "http://" + host + ":" + std::to_string(bound.port()) + "/";
+}
+
+void Server::serve(const std::atomic<bool>& stop_flag) {
+  auto& a = impl_->acceptor;
+  while (!stop_flag.load()) {
+    pollfd p{a.native_handle(), POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    boost::system::error_code ec;
+    tcp::socket sock(impl_->io);
+    a.accept(sock, ec);
+    if (ec) continue;
+    if (impl_->connections.load() >= impl_->o.max_connections) {
+      Response r = error_response(http::status::service_unavailable, "too many open connections");
+      r.prepare_payload();
+      http::write(sock, r, ec);
+      continue;
+    }
+    ++impl_->connections;
+    std::thread([impl = impl_.get(), s = std::move(sock)]() mutable {
+      impl->connection(std::move(s));
+      --impl->connections;
+    }).detach();
+  }
+}
+
+void Server::Impl::connection(tcp::socket sock) {
+  set_socket_timeouts(sock, 30);  // a silent client frees its thread
+  boost::beast::flat_buffer buf;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(16 << 10);
+    parser.body_limit(std::max(o.max_body_bytes, o.max_upload_bytes));
+    boost::system::error_code ec;
+    http::read_header(sock, buf, parser, ec);
+    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset) return;
+    auto send = [&](Response r, bool keep) {
+      r.keep_alive(keep);
+      r.prepare_payload();
+      boost::system::error_code wec;
+      http::write(sock, r, wec);
+      return !wec;
+    };
+    auto refuse = [&](http::status s, const std::string& msg) {
+      send(error_response(s, msg), false);
+      // Read what the client still sends (bounded by the socket timeout), so it sees the answer, not a reset.
+      boost::system::error_code sec;
+      sock.shutdown(tcp::socket::shutdown_send, sec);
+      char sink[65536];
+      for (int i = 0; i < 2048 && !sec; ++i) sock.read_some(net::buffer(sink), sec);
+    };
+    if (ec == http::error::header_limit) return refuse(http::status::request_header_fields_too_large, "request header larger than 16 KiB");
+    if (ec && ec != http::error::body_limit) return refuse(http::status::bad_request, "malformed HTTP request");
+    // The header is whole here (Beast checks Content-Length against the largest limit as it ends).
+    const std::string target(parser.get().target());
+    const bool is_upload = target.rfind("/api/uploads", 0) == 0;
+    const std::uint64_t limit = is_upload ? o.max_upload_bytes : o.max_body_bytes;
+    const auto length = parser.content_length();
+    if (ec == http::error::body_limit || (length && *length > limit))
+      return refuse(http::status::payload_too_large, (is_upload ? "upload of " : "request body of ") +
+                                                         (length ? std::to_string(*length) + " bytes" : std::string("this size")) + " exceeds the limit of " + std::to_string(limit) + " bytes");
+    parser.body_limit(limit);
+    http::read(sock, buf, parser, ec);
+    if (ec == http::error::body_limit)
+      return refuse(http::status::payload_too_large, "request body exceeds the limit of " + std::to_string(limit) + " bytes");
+    if (ec) return refuse(http::status::bad_request, "malformed HTTP request body");
+    Request req = parser.release();
+    const auto t = parse_target(target);
+    if (!t) {
+      if (!send(error_response(http::status::bad_request, "malformed request target (bad %-escape or NUL)"), req.keep_alive())) return;
+      if (!req.keep_alive()) return;
+      continue;
+    }
+    // Server-sent events keep the connection: /api/runs/ID/events
+    const std::string prefix = "/api/runs/", suffix = "/events";
+    if (req.method() == http::verb::get && t->path.rfind(prefix, 0) == 0 && t->path.size() > prefix.size() + suffix.size() &&
+        t->path.compare(t->path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      const std::string id = t->path.substr(prefix.size(), t->path.size() - prefix.size() - suffix.size());
+      if (runs->view(id)) return stream_events(sock, id);
+      if (!send(error_response(http::status::not_found, "no run '" + id + "'"), req.keep_alive())) return;
+      continue;
+    }
+    Response res;
+    try {
+      res = handle(req, *t);
+    } catch (const HttpError& e) {
+      res = error_response(e.status, e.message);
+    } catch (const InputError& e) {
+      res = error_response(http::status::bad_request, e.what());
+    } catch (const Busy& e) {
+      res = error_response(http::status::service_unavailable, e.what());
+    } catch (const std::exception& e) {
+      spdlog::error("serve: {} {}: {}", std::string(req.method_string()), target, e.what());
+      res = error_response(http::status::internal_server_error, "the server could not answer this request; its log says why");
+    }
+    if (req.method() == http::verb::head) {  // the headers of the GET, without its body
+      res.prepare_payload();
+      const auto size = res.body().size();
+      res.body().clear();
+      res.keep_alive(req.keep_alive());
+      res.content_length(size);
+      boost::system::error_code wec;
+      http::write(sock, res, wec);
+      if (wec || !req.keep_alive()) return;
+      continue;
+    }
+    if (!send(std::move(res), req.keep_alive()) || !req.keep_alive()) return;
+  }
+}
+
+Response Server::Impl::handle(const Request& req, const Target& t) {
+  if (t.path.rfind("/api/", 0) == 0 || t.path == "/api") return handle_api(req, t);
+  return handle_static(req, t);
+}
+
+Response Server::Impl::handle_static(const Request& req, const Target& t) {
+  if (req.method() != http::verb::get && req.method() != http::verb::head)
+    throw HttpError{http::status::method_not_allowed, "expected GET for " + t.path};
+  if (!fs::exists(o.asset_dir / "index.html"))
+    throw HttpError{http::status::service_unavailable,
+                    "the web page is not built (" + (o.asset_dir / "index.html").string() +
+                        " is missing); build it with scripts/build.sh or: npm --prefix web ci && npm --prefix web run build"};
+  const auto file = static_file(o.asset_dir, t.path);
+  if (!file) throw HttpError{http::status::not_found, "no file " + t.path.substr(0, 200) + " in the web assets"};
+  Response r{http::status::ok, 11};
+  r.set(http::field::content_type, mime_type(file->string()));
+  // Vite names assets by content hash: they never change under one name.
+  r.set(http::field::cache_control, t.path.rfind("/assets/", 0) == 0 ? "max-age=31536000, immutable" : "no-cache");
+  r.body() = read_file(*file);
+  return r;
+}
+
+Response Server::Impl::handle_api(const Request& req, const Target& t) {
+  const auto method = req.method();
+  const auto& p = t.path;
+  if (p == "/api/health" && method == http::verb::get)
+    return json_response(http::status::ok, {{"ok", true}, {"runs_in_flight", runs->in_flight()}});
+  if (p == "/api/options" && method == http::verb::get) return options_json();
+  if (p == "/api/runs" && method == http::verb::post) return start_run(req);
+  if (p == "/api/uploads" && method == http::verb::post) return upload(req, t);
+  const std::string prefix = "/api/runs/";
+  if (p.rfind(prefix, 0) == 0) {
+    const std::string tail = p.substr(prefix.size());
+    const auto slash = tail.find('/');
+    return run_resource(req, t, tail.substr(0, slash), slash == std::string::npos ? "" : tail.substr(slash + 1));
+  }
+  throw HttpError{http::status::not_found, "no API endpoint " + std::string(req.method_string()) + " " + p.substr(0, 200) + " (docs/serve.md)"};
+}
+
+Response Server::Impl::options_json() {
+  json presets = json::array();
+  for (const auto& name : config::preset_names()) presets.push_back({{"name", name}, {"config", to_json(config::load_hardware_config(name))}});
+  json dram = json::array();
+  for (const auto& e : fs::directory_iterator(fs::path(config::data_dir()) / "configs" / "dram"))
+    if (e.path().extension() == ".yaml") dram.push_back(e.path().stem().string());
+  std::sort(dram.begin(), dram.end());
+  const auto& l = o.limits;
+  return json_response(http::status::ok, {
+      {"presets", presets},
+      {"zoo", workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string())},
+      {"dram_presets", dram},
+      {"fusion", {"none", "epilogue", "greedy", "search"}},
+      {"objectives", {"cycles", "dram-bytes", "energy"}},
+      {"dataflows", {"ws", "os", "is"}},
+      {"dtypes", {"int8", "int16", "fp16", "bf16", "fp32"}},
+      {"operand_buffers", {"shared", "separate"}},
+      {"limits", {{"max_runs", l.max_in_flight}, {"run_timeout_s", l.child.wall_time.count()},
+                  {"run_memory_bytes", l.child.memory_bytes}, {"max_upload_bytes", o.max_upload_bytes},
+                  {"max_body_bytes", o.max_body_bytes}}}});
+}
+
+fs::path Server::Impl::upload_path(const std::string& id) {
+  std::lock_guard<std::mutex> lock(uploads_mu);
+  const auto it = uploads.find(id);
+  if (it == uploads.end()) throw HttpError{http::status::bad_request, "request field 'upload': no upload '" + id.substr(0, 64) + "' (upload the file again)"};
+  return it->second;
+}
+
+Response Server::Impl::start_run(const Request& req) {
+  const RunRequest r = parse_run_request(req.body());
+  const std::string path = r.upload.empty() ? "" : upload_path(r.upload).string();
+  const std::string id = runs->start(r, path);
+  return json_response(http::status::accepted, to_json(*runs->view(id)));
+}
+
+Response Server::Impl::upload(const Request& req, const Target& t) {
+  const std::string name = upload_name(t);
+  if (req.body().empty()) throw HttpError{http::status::bad_request, name + ": the upload is empty"};
+  std::string id;
+  fs::path file;
+  {
+    std::lock_guard<std::mutex> lock(uploads_mu);
+    id = "u" + std::to_string(next_upload++);
+    file = o.work_dir / "uploads" / id / name;
+    // Keep the 16 newest uploads.
+    while (uploads.size() >= 16) {
+      std::error_code ec;
+      fs::remove_all(uploads.begin()->second.parent_path(), ec);
+      uploads.erase(uploads.begin());
+    }
+  }
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << req.body();
+  // The loaders `npusim run` uses, in a child with the run limits: a hostile file cannot take the server down.
+  ChildLimits limits = o.limits.child;
+  limits.wall_time = std::min(limits.wall_time, std::chrono::seconds(60));
+  ChildProcess check(o.npusim_binary, {"schedule", "--workload", file.string(), "--fusion", "none"}, limits);
+  const ChildResult res = check.wait([](const std::string&) {});
+  if (res.exit_code != 0) {
+    std::error_code ec;
+    fs::remove_all(file.parent_path(), ec);
+    std::string msg = describe_failure(res, limits);
+    replace_all(msg, file.string(), name);  // the client knows its file by its name, not our path
+    throw HttpError{http::status::unprocessable_entity, msg};
+  }
+  {
+    std::lock_guard<std::mutex> lock(uploads_mu);
+    uploads[id] = file;  // ids grow, so begin() is the oldest
+  }
+  return json_response(http::status::created, {{"upload", id}, {"name", name}, {"bytes", req.body().size()}});
+}
+
+Response Server::Impl::run_resource(const Request& req, const Target& t, const std::string& id, const std::string& rest) {
+  auto v = runs->view(id);
+  if (!v) throw HttpError{http::status::not_found, "no run '" + id.substr(0, 64) + "'"};
+  const auto method = req.method();
+  if (rest.empty() && method == http::verb::get) return json_response(http::status::ok, to_json(*v));
+  if ((rest.empty() && method == http::verb::delete_) || (rest == "cancel" && method == http::verb::post)) {
+    const bool cancelled = runs->cancel(id);
+    return json_response(http::status::ok, {{"id", id}, {"cancelled", cancelled}});
+  }
+  if (method != http::verb::get) throw HttpError{http::status::method_not_allowed, "expected GET for /api/runs/" + id + "/" + rest};
+  if (v->status != RunStatus::Done)
+    throw HttpError{http::status::conflict, "run '" + id + "' is " + to_string(v->status) + (v->message.empty() ? "" : ": " + v->message)};
+  if (rest == "timeline") return timeline(*v, t);
+  if (rest == "download") {
+    Response r{http::status::ok, 11};
+    r.set(http::field::content_type, "application/x-tar");
+    r.set(http::field::content_disposition, "attachment; filename=\"npusim-" + id + ".tar\"");
+    r.body() = tar_folder(v->out_dir, "npusim-" + id);
+    return r;
+  }
+  const std::string files = "files/";
+  if (rest.rfind(files, 0) == 0) {
+    const std::string name = rest.substr(files.size());
+    if (std::find(kRunFiles.begin(), kRunFiles.end(), name) == kRunFiles.end() || !fs::exists(v->out_dir / name))
+      throw HttpError{http::status::not_found, "run '" + id + "' has no file '" + name.substr(0, 80) + "'"};
+    Response r{http::status::ok, 11};
+    r.set(http::field::content_type, mime_type(name));
+    r.body() = read_file(v->out_dir / name);
+    return r;
+  }
+  throw HttpError{http::status::not_found, "no resource '" + rest.substr(0, 80) + "' of run '" + id + "'"};
+}
+
+Response Server::Impl::timeline(const RunView& v, const Target& t) {
+  TimelineWindow w;
+  w.begin_ps = query_uint(t, "begin_ps", 0, std::numeric_limits<std::int64_t>::max());
+  w.end_ps = query_uint(t, "end_ps", 0, std::numeric_limits<std::int64_t>::max());
+  w.bins = std::uint32_t(query_uint(t, "bins", 400, 4000));
+  if (w.bins == 0) throw InputError("query parameter 'bins'", "expected 1 to 4000, found 0");
+  if (w.end_ps != 0 && w.end_ps <= w.begin_ps) throw InputError("query parameter 'end_ps'", "expected more than begin_ps");
+  std::shared_ptr<const traces::Trace> trace;
+  {
+    std::lock_guard<std::mutex> lock(timeline_mu);
+    if (timeline_run == v.id) trace = timeline_trace;
+  }
+  if (!trace) {
+    trace = std::make_shared<traces::Trace>(traces::read_trace_json((v.out_dir / "trace.json").string()));
+    std::lock_guard<std::mutex> lock(timeline_mu);
+    timeline_run = v.id;
+    timeline_trace = trace;
+  }
+  return json_response(http::status::ok, make_timeline(*trace, w));
+}
+
+void Server::Impl::stream_events(tcp::socket& sock, const std::string& id) {
+  set_socket_timeouts(sock, 60);
+  boost::system::error_code ec;
+  net::write(sock, net::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                                           "Connection: close\r\n\r\n")), ec);
+  std::uint64_t seen = 0;
+  bool first = true;
+  while (!ec) {
+    const auto v = runs->wait_for_change(id, first ? 0 : seen, std::chrono::seconds(first ? 0 : 15));
+    if (!v) return;
+    std::string msg;
+    if (first || v->version > seen)
+      msg = "event: run\ndata: " + to_json(*v).dump() + "\n\n";
+    else
+      msg = ": still running\n\n";  // a comment: keeps proxies and the socket timeout happy
+    first = false;
+    seen = v->version;
+    net::write(sock, net::buffer(msg), ec);
+    if (v->finished()) return;
+  }
+}
+
+}  // namespace npusim::serve

@@ -1,0 +1,48 @@
+#pragma once
+// `npusim serve`: an HTTP/1.1 server (Boost.Beast, one thread per connection) for the live page.
+// It serves the built front end from the asset folder and the JSON API of docs/serve.md: start a
+// run, follow its progress (server-sent events), read its results, download its folder, upload
+// a workload. Runs are `npusim run` child processes (RunManager).
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "sim/serve/run_manager.h"
+
+namespace npusim::serve {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  unsigned short port = 8080;  // 0: any free port (the printed URL says which)
+  bool allow_remote = false;
+  std::filesystem::path asset_dir;  // the built web/ app (web/dist)
+  std::filesystem::path work_dir;   // run folders and uploads
+  std::string npusim_binary;        // what runs the simulations (this executable)
+  RunLimits limits;
+  std::uint64_t max_body_bytes = 64 << 10;    // any request but an upload
+  std::uint64_t max_upload_bytes = 32 << 20;  // POST /api/uploads
+  std::size_t max_connections = 64;
+};
+
+class Server {
+ public:
+  explicit Server(ServeOptions o);
+  ~Server();
+  /// Binds and listens; returns the URL. Throws InputError for a host that needs --allow-remote
+  /// or that cannot be bound.
+  std::string listen();
+  /// Accepts connections until stop() (or a signal handler's flag) is set.
+  void serve(const std::atomic<bool>& stop_flag);
+  RunManager& runs() { return *runs_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<RunManager> runs_;
+};
+
+}  // namespace npusim::serve

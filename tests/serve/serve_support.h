@@ -1,0 +1,137 @@
+#pragma once
+// A real `npusim serve` on an ephemeral loopback port for the API tests, and a small blocking
+// HTTP client (Boost.Beast) to talk to it.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+namespace npusim::test {
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  nlohmann::json json() const { return nlohmann::json::parse(body, nullptr, false); }
+};
+
+/// `npusim serve --port 0 ARGS...`, started in the constructor (URL read from its first line),
+/// stopped with SIGTERM in the destructor.
+class ServeProcess {
+ public:
+  explicit ServeProcess(const std::vector<std::string>& extra = {}) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      std::vector<std::string> args = {NPUSIM_BINARY, "serve", "--port", "0"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out_ = fdopen(fds[0], "r");
+    char line[1024];
+    while (out_ && std::fgets(line, sizeof line, out_)) {
+      const std::string l = line;
+      const auto at = l.find("http://127.0.0.1:");
+      if (at == std::string::npos) continue;
+      port_ = std::stoi(l.substr(at + 17));
+      break;
+    }
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_) std::fclose(out_);
+  }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+  /// One request on a new connection; status 0 when the server did not answer.
+  HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
+                    const std::string& content_type = "application/json") const {
+    namespace http = boost::beast::http;
+    HttpReply r;
+    try {
+      boost::asio::io_context io;
+      boost::asio::ip::tcp::socket sock(io);
+      sock.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)});
+      http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+      req.set(http::field::host, "127.0.0.1");
+      if (!body.empty()) req.set(http::field::content_type, content_type);
+      req.body() = body;
+      req.prepare_payload();
+      http::write(sock, req);
+      boost::beast::flat_buffer buf;
+      http::response_parser<http::string_body> parser;
+      parser.body_limit(256u << 20);
+      http::read(sock, buf, parser);
+      r.status = parser.get().result_int();
+      r.body = parser.get().body();
+      r.content_type = std::string(parser.get()[http::field::content_type]);
+    } catch (const std::exception&) {
+      r.status = 0;
+    }
+    return r;
+  }
+  /// Raw bytes on a new connection (for requests a client library would not send); the reply's text.
+  std::string raw(const std::string& bytes) const {
+    try {
+      boost::asio::io_context io;
+      boost::asio::ip::tcp::socket sock(io);
+      sock.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)});
+      boost::asio::write(sock, boost::asio::buffer(bytes));
+      std::string out;
+      char buf[4096];
+      boost::system::error_code ec;
+      for (;;) {
+        const std::size_t n = sock.read_some(boost::asio::buffer(buf), ec);
+        if (ec) break;
+        out.append(buf, n);
+        if (out.find("\r\n\r\n") != std::string::npos && out.find("}\n") != std::string::npos) break;
+      }
+      return out;
+    } catch (const std::exception&) {
+      return "";
+    }
+  }
+
+  /// Polls GET /api/runs/ID until the run is no longer running (at most `limit`).
+  nlohmann::json wait_run(const std::string& id, std::chrono::seconds limit = std::chrono::seconds(120)) const {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    nlohmann::json j;
+    while (std::chrono::steady_clock::now() < end) {
+      j = request("GET", "/api/runs/" + id).json();
+      if (j.is_object() && j.value("status", "") != "running") return j;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return j;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* out_ = nullptr;
+  int port_ = 0;
+};
+
+}  // namespace npusim::test

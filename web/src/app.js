@@ -1,0 +1,225 @@
+// The live page of `npusim serve`: controls -> POST /api/runs (debounced; a newer run of this
+// tab's session cancels the one in flight) -> progress by server-sent events -> the views.
+import "./style.css";
+import {buildPage, renderPage} from "./page.js";
+import {esc, si} from "./format.js";
+
+const $ = id => document.getElementById(id);
+const TAB = Math.random().toString(36).slice(2, 10);  // this tab's session: its runs cancel each other
+const DEBOUNCE_MS = 300;  // while a number is being typed; a committed change (select, Enter, blur) runs at once
+
+// Hardware controls: URL parameter, config key for --set, how to read the preset's value
+// (from the resolved config, /api/options) and how to write it.
+const HW = [
+  {id: "rows", label: "array rows", key: "npu.mac_array.rows", get: c => c.mac_array.rows, min: 1, max: 1024},
+  {id: "cols", label: "array cols", key: "npu.mac_array.cols", get: c => c.mac_array.cols, min: 1, max: 1024},
+  {id: "dataflow", label: "dataflow", key: "npu.mac_array.dataflow", get: c => c.mac_array.dataflow, list: "dataflows"},
+  {id: "dtype", label: "dtype", key: "npu.mac_array.dtype", get: c => c.mac_array.dtype, list: "dtypes"},
+  {id: "clock", label: "clock (MHz)", key: "npu.clock", get: c => c.core_clock_hz / 1e6, unit: " MHz", min: 1, max: 100000},
+  {id: "sram", label: "SRAM (KiB)", key: "npu.sram.capacity", get: c => c.sram.capacity_bytes / 1024, unit: " KiB", min: 1, max: 1048576},
+  {id: "banks", label: "SRAM banks", key: "npu.sram.banks", get: c => c.sram.banks, min: 1, max: 1024},
+  {id: "buffers", label: "operand buffers", key: "npu.sram.operand_buffers", get: c => c.sram.operand_buffers, list: "operand_buffers"},
+  {id: "dma", label: "DMA channels", key: "npu.dma.channels", get: c => c.dma.channels, min: 1, max: 64},
+  {id: "outstanding", label: "outstanding bursts", key: "npu.dma.max_outstanding_bursts", get: c => c.dma.max_outstanding_bursts, min: 1, max: 1024},
+  {id: "dram", label: "DRAM preset", key: "npu.dram.preset", get: c => c.dram.preset, list: "dram_presets"},
+  {id: "dram_channels", label: "DRAM channels", key: "npu.dram.channels", get: c => c.dram.channels, min: 1, max: 64},
+  {id: "lanes", label: "vector lanes", key: "npu.vector_unit.lanes", get: c => c.vector_unit.lanes, min: 1, max: 65536},
+];
+
+let options = null, page = null, current = null, baseline = null, timer = null, generation = 0, changedAt = 0;
+const cache = new Map();  // request JSON -> finished run (the simulator is deterministic)
+window.npusimTimings = [];  // ms from a control change to updated views (read by the browser tests)
+
+function presetConfig(name) { return options.presets.find(p => p.name === name).config; }
+
+function selectHtml(id, values, labels) {
+  return '<select id="' + id + '">' + values.map((v, i) => '<option value="' + esc(v) + '">' + esc(labels ? labels[i] : v) + "</option>").join("") + "</select>";
+}
+
+function buildControls() {
+  const c = $("controls");
+  c.innerHTML =
+    '<label>preset ' + selectHtml("config", options.presets.map(p => p.name)) + "</label>" +
+    '<label>workload ' + selectHtml("workload", options.zoo) + "</label>" +
+    '<label class="upload">upload ONNX / YAML / CSV <input type="file" id="upload" accept=".onnx,.yaml,.yml,.csv"></label><div id="upload-error" class="error"></div>' +
+    '<label>fusion ' + selectHtml("fusion", options.fusion) + "</label>" +
+    '<label>objective ' + selectHtml("objective", options.objectives) + "</label>" +
+    HW.map(h => "<label>" + esc(h.label) + " " + (h.list ? selectHtml(h.id, options[h.list]) :
+      '<input type="number" id="' + h.id + '" min="' + h.min + '" max="' + h.max + '" step="any">') + "</label>").join("") +
+    '<div class="buttons"><button id="pin" type="button">Pin as baseline</button> <a id="download" class="button" href="#">Download run folder</a></div>';
+  $("config").addEventListener("change", () => { resetHardware(); changed(0); });
+  for (const id of ["workload", "fusion", "objective"].concat(HW.map(h => h.id))) $(id).addEventListener("change", () => changed(0));
+  for (const h of HW.filter(h => !h.list)) $(h.id).addEventListener("input", () => changed(DEBOUNCE_MS));
+  $("upload").addEventListener("change", upload);
+  $("pin").addEventListener("click", togglePin);
+}
+
+function resetHardware() {
+  const cfg = presetConfig($("config").value);
+  for (const h of HW) $(h.id).value = String(h.get(cfg));
+}
+
+/** Every parameter, as the URL carries it. */
+function params() {
+  const p = {config: $("config").value, workload: $("workload").value, fusion: $("fusion").value, objective: $("objective").value};
+  for (const h of HW) p[h.id] = $(h.id).value;
+  return p;
+}
+
+function fromUrl() {
+  const q = new URLSearchParams(location.search);
+  if (q.has("config") && options.presets.some(p => p.name === q.get("config"))) $("config").value = q.get("config");
+  resetHardware();
+  for (const id of ["fusion", "objective"].concat(HW.map(h => h.id))) if (q.has(id)) $(id).value = q.get(id);
+  const w = q.get("workload");
+  if (w && w.startsWith("upload:")) addUploadOption(w, q.get("upload_name") || w.slice(7));
+  if (w) $("workload").value = w;
+  if (!$("workload").value) $("workload").value = options.zoo.includes("mobilenet_v2") ? "mobilenet_v2" : options.zoo[0];
+}
+
+/** The body of POST /api/runs for `p`: only the values that differ from the preset go to --set. */
+function request(p, fusion) {
+  const cfg = presetConfig(p.config), set = {};
+  for (const h of HW) {
+    const v = p[h.id];
+    if (v === "" || String(h.get(cfg)) === v) continue;
+    set[h.key] = h.list ? v : h.unit ? v + h.unit : Number.isInteger(Number(v)) ? Number(v) : v;
+  }
+  const body = {config: p.config, fusion, set};
+  if (p.workload.startsWith("upload:")) body.upload = p.workload.slice(7); else body.workload = p.workload;
+  if (fusion === "search") body.objective = p.objective;
+  return body;
+}
+
+let lastRequested = "";  // the parameters of the latest run started: a change back to them is no change
+function changed(delay = 0) {
+  if (JSON.stringify(params()) === lastRequested) return clearTimeout(timer);
+  changedAt = performance.now();
+  $("objective").disabled = $("fusion").value !== "search";
+  const q = new URLSearchParams(params());
+  const up = $("workload").selectedOptions[0];
+  if (up && up.value.startsWith("upload:")) q.set("upload_name", up.dataset.name);
+  history.replaceState(null, "", "?" + q.toString());
+  clearTimeout(timer);
+  timer = setTimeout(runAll, delay);
+}
+
+const progress = {};
+function showProgress() {
+  const parts = Object.values(progress);
+  const frac = parts.length ? parts.reduce((s, v) => s + v.fraction, 0) / parts.length : 1;
+  $("progress-bar").style.width = (100 * frac).toFixed(1) + "%";
+  $("progress").classList.toggle("active", parts.length > 0);
+  $("status").textContent = parts.length ? parts.map(v => v.text).join(" · ") : $("status").textContent;
+}
+
+/** Starts one run and resolves with {id, label, summary, roofline} when it is done. */
+async function startRun(body, slot) {
+  const key = JSON.stringify(body);
+  if (cache.has(key)) return cache.get(key);
+  const res = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({...body, session: TAB + "/" + slot})});
+  const run = await res.json();
+  if (!res.ok) throw new Error(run.error || res.statusText);
+  progress[slot] = {fraction: 0, text: slot + ": planning"};
+  showProgress();
+  const state = await new Promise((resolve) => {
+    const es = new EventSource("/api/runs/" + run.id + "/events");
+    es.addEventListener("run", ev => {
+      const s = JSON.parse(ev.data);
+      progress[slot] = {fraction: s.status === "running" ? s.fraction : 1,
+        text: slot + ": " + s.phase + (s.phase === "simulating" ? " " + s.commands_done + "/" + s.commands_total + " commands" : "")};
+      showProgress();
+      if (s.status !== "running") { es.close(); resolve(s); }
+    });
+    es.onerror = () => { es.close(); fetch("/api/runs/" + run.id).then(r => r.json()).then(resolve, () => resolve({status: "failed", message: "lost the server"})); };
+  });
+  delete progress[slot];
+  showProgress();
+  if (state.status === "cancelled") { const e = new Error("cancelled"); e.cancelled = true; throw e; }
+  if (state.status !== "done") throw new Error(state.message || state.status);
+  const [summary, roofline] = await Promise.all(["summary.json", "roofline.json"].map(f => fetch("/api/runs/" + run.id + "/files/" + f).then(r => r.json())));
+  const done = {id: run.id, label: body.fusion === "none" ? "unfused" : body.fusion, summary, roofline};
+  cache.set(key, done);
+  return done;
+}
+
+async function runAll() {
+  const gen = ++generation, p = params(), started = changedAt;
+  lastRequested = JSON.stringify(p);
+  $("run-error").textContent = "";
+  try {
+    const main = startRun(request(p, p.fusion), "run");
+    const unfused = p.fusion === "none" ? null : startRun(request(p, "none"), "unfused");
+    const [cur, unf] = await Promise.all([main, unfused]);
+    if (gen !== generation) return;
+    current = cur;
+    const fresh = r => r && {...r, entity: undefined};  // re-index: views add lookups to the objects they draw
+    renderPage(page, fresh(cur), fresh(unf), baseline);
+    $("download").href = "/api/runs/" + cur.id + "/download";
+    document.body.dataset.runId = cur.id;
+    const ms = performance.now() - started;
+    window.npusimTimings.push(ms);
+    $("status").textContent = cur.summary.workload + " on " + cur.summary.config_name + ", fusion " + cur.summary.fusion + " · " +
+      si(cur.summary.seconds, "s") + " simulated · views updated " + Math.round(ms) + " ms after the change";
+    loadTimeline(cur.id, 0, 0);
+  } catch (e) {
+    if (gen !== generation || e.cancelled) return;
+    $("run-error").textContent = e.message;
+    $("status").textContent = "the run failed";
+  }
+}
+
+async function loadTimeline(id, begin, end) {
+  const q = "bins=400" + (end > 0 ? "&begin_ps=" + begin + "&end_ps=" + end : "");
+  const res = await fetch("/api/runs/" + id + "/timeline?" + q);
+  if (!res.ok || !current || current.id !== id) return;
+  page.timelineView.update(await res.json());
+}
+
+function addUploadOption(value, name) {
+  if ([...$("workload").options].some(o => o.value === value)) return;
+  const o = document.createElement("option");
+  o.value = value;
+  o.dataset.name = name;
+  o.textContent = "upload: " + name;
+  $("workload").appendChild(o);
+}
+
+async function upload() {
+  const file = $("upload").files[0];
+  $("upload-error").textContent = "";
+  if (!file) return;
+  if (file.size > options.limits.max_upload_bytes) {
+    $("upload-error").textContent = file.name + ": " + si(file.size, "B") + " is over the upload limit of " + si(options.limits.max_upload_bytes, "B");
+    return;
+  }
+  $("upload-error").textContent = "checking " + file.name + "…";
+  const res = await fetch("/api/uploads?name=" + encodeURIComponent(file.name), {method: "POST", body: file});
+  const j = await res.json().catch(() => ({error: res.statusText}));
+  if (!res.ok) { $("upload-error").textContent = j.error; return; }
+  $("upload-error").textContent = "";
+  addUploadOption("upload:" + j.upload, j.name);
+  $("workload").value = "upload:" + j.upload;
+  changed();
+}
+
+function togglePin() {
+  if (baseline) {
+    baseline = null;
+    $("pin").textContent = "Pin as baseline";
+  } else if (current) {
+    baseline = {...current, label: "baseline", entity: undefined};
+    $("pin").textContent = "Unpin baseline (" + current.summary.workload + ", " + current.summary.config_name + ", " + current.label + ")";
+  }
+  if (current) runAll();
+}
+
+async function main() {
+  const res = await fetch("/api/options");
+  options = await res.json();
+  buildControls();
+  fromUrl();
+  page = buildPage($("main"), (b, e) => current && loadTimeline(current.id, b, e));
+  changed();
+}
+main().catch(e => { $("run-error").textContent = "cannot reach the npusim server: " + e.message; });
