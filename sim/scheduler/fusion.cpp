@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sim/core/errors.h"
 #include "sim/scheduler/attention.h"
@@ -84,28 +86,116 @@ namespace {
 
 bool is_view(const Graph& g, int op) { return workloads::op_class(g.op(op).kind) == OpClass::View; }
 
-/// Can `next` run on the output tile of `tail` before it leaves SRAM?
-bool can_follow(const Graph& g, int tail, int next, const std::vector<bool>& assigned) {
+/// Can `next` run on the tiles of a segment whose tile tensors have `tile_elems` elements?
+/// Its other operands must already be produced (a residual branch computed earlier) or be
+/// tiles of the segment itself; `produced_here` says which tensors the segment has produced.
+bool joins_tile(const Graph& g, int next, std::uint64_t tile_elems, const std::vector<bool>& assigned,
+                const std::unordered_set<int>& produced_here) {
   const Op& n = g.op(next);
   if (workloads::op_class(n.kind) != OpClass::Vector || !workloads::is_elementwise(n.kind)) return false;
-  const int t = g.op(tail).outputs[0];
-  if (g.tensor(t).consumers.size() != 1 || g.is_output(t)) return false;
-  if (g.tensor(n.outputs[0]).elements() != g.tensor(t).elements()) return false;
-  // The other operands must already be produced (a residual branch computed earlier).
+  if (std::uint64_t(g.tensor(n.outputs[0]).elements()) != tile_elems) return false;
   for (int in : n.inputs) {
-    if (in == t) continue;
+    if (produced_here.count(in)) continue;
     const int p = g.tensor(in).producer;
-    if (p >= 0 && !assigned[p]) return false;
+    if (p >= 0 && !assigned[p]) return false;  // made by an op outside that has not run yet
   }
   return true;
 }
 
+/// The consumers of `t` in the op set that no segment has taken yet.
+void push_consumers(const Graph& g, int t, const std::vector<bool>& in_set, const std::vector<bool>& assigned,
+                    const std::vector<int>& position, std::set<std::pair<int, int>>& frontier) {
+  for (int c : g.tensor(t).consumers)
+    if (in_set[c] && !assigned[c]) frontier.insert({position[c], c});
+}
+
+/// Grows segment `s` (its head only so far) into a tile region: elementwise ops that run on
+/// the head's output tile before it leaves SRAM, joined in topological order. Fan-out inside
+/// the region is free (a diamond's branches read the same tile); the region ends at the last
+/// point where every tensor it made, but the last op's output, is read only inside it (it is
+/// then closed: one tensor leaves, and no intermediate needs DRAM). An op that cannot join ends
+/// the growth: a tensor it reads stays open from then on, so no larger region can close. Joined
+/// candidates only read tensors already produced, so the region is convex.
+constexpr std::size_t kMaxOpenOps = 64;  // exported diamonds close within a few ops; bounds the retries
+
+void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const std::vector<bool>& in_set,
+                 const std::vector<int>& position) {
+  const int head_out = g.op(s.ops[0]).outputs[0];
+  const std::uint64_t tile_elems = g.tensor(head_out).elements();
+  std::unordered_set<int> produced_here{head_out};
+  std::unordered_map<int, std::size_t> unread;  // region tensor -> its consumers outside the region
+  std::size_t open = 0;                         // region tensors read outside it (or graph outputs)
+  auto add_output = [&](int t) {
+    produced_here.insert(t);
+    unread[t] = g.tensor(t).consumers.size();
+    if (unread[t] > 0 || g.is_output(t)) ++open;
+  };
+  auto read_inside = [&](int t) {  // one more consumer of t is in the region
+    if (--unread[t] == 0 && !g.is_output(t)) --open;
+  };
+  add_output(head_out);
+  std::set<std::pair<int, int>> frontier;  // (topological position, op)
+  push_consumers(g, head_out, in_set, assigned, position, frontier);
+  std::size_t closed = 1;  // ops of the largest closed region so far
+  while (!frontier.empty() && !g.is_output(g.op(s.ops.back()).outputs[0])) {
+    const int c = frontier.begin()->second;
+    frontier.erase(frontier.begin());
+    const int tail_out = g.op(s.ops.back()).outputs[0];
+    // A pool may end a conv segment that is closed but for its one reader (epilogue policy and up).
+    const bool pool = closed == s.ops.size() && g.tensor(tail_out).consumers.size() == 1 &&
+                      g.tensor(tail_out).consumers[0] == c && pool_epilogue_obstacle(g, s.ops[0], c).empty();
+    if (!pool && !joins_tile(g, c, tile_elems, assigned, produced_here)) break;
+    s.ops.push_back(c);
+    assigned[c] = true;
+    for (int t : std::unordered_set<int>(g.op(c).inputs.begin(), g.op(c).inputs.end()))
+      if (produced_here.count(t))
+        for (int reader : g.tensor(t).consumers)
+          if (reader == c) read_inside(t);
+    const int out = g.op(c).outputs[0];
+    add_output(out);
+    if (open == 1 && (unread[out] > 0 || g.is_output(out))) closed = s.ops.size();
+    if (pool || s.ops.size() - closed >= kMaxOpenOps) break;
+    push_consumers(g, out, in_set, assigned, position, frontier);
+  }
+  for (std::size_t i = closed; i < s.ops.size(); ++i) assigned[s.ops[i]] = false;
+  s.ops.resize(closed);
+}
+
 }  // namespace
+
+TileTensors::TileTensors(const Graph& g, const Segment& seg) {
+  for (int o : seg.ops)
+    for (int t : g.op(o).outputs) tensors_.insert(t);
+  const Op& head = g.op(seg.ops[0]);
+  if (workloads::op_class(head.kind) != OpClass::Vector) return;
+  const std::int64_t out_elems = g.tensor(head.outputs[0]).elements();
+  for (int t : head.inputs)
+    if (!g.tensor(t).is_constant && g.tensor(t).elements() == out_elems) tensors_.insert(t);
+}
+
+std::uint64_t epilogue_scratch_tiles(const Graph& g, const Segment& seg) {
+  std::unordered_map<int, std::size_t> last_read;  // tensor -> index of the last op of the segment reading it
+  for (std::size_t i = 0; i < seg.ops.size(); ++i)
+    for (int t : g.op(seg.ops[i]).inputs) last_read[t] = i;
+  // Tiles alive after each op: its output (written over an input it frees, elementwise) and
+  // the earlier outputs a later op still reads.
+  std::unordered_set<int> live;
+  std::size_t widest = 0;
+  for (std::size_t i = 0; i < seg.ops.size(); ++i) {
+    for (int t : g.op(seg.ops[i]).inputs)
+      if (last_read[t] == i) live.erase(t);
+    for (int t : g.op(seg.ops[i]).outputs) live.insert(t);
+    widest = std::max(widest, live.size());
+  }
+  return widest > 1 ? widest - 1 : 0;
+}
 
 std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, bool chains, bool gemm_heads_only) {
   std::vector<Segment> segs;
   std::vector<bool> assigned(g.ops().size(), true);
   std::vector<bool> in_set(g.ops().size(), false);
+  std::vector<int> position(g.ops().size(), 0);
+  for (std::size_t i = 0; i < g.topological_order().size(); ++i) position[g.topological_order()[i]] = int(i);
   for (int o : ops) assigned[o] = false, in_set[o] = true;
   // Ops outside the set count as produced (they run in earlier groups).
   for (int o : ops) {
@@ -114,18 +204,8 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
     s.ops.push_back(o);
     assigned[o] = true;
     const OpClass cls = workloads::op_class(g.op(o).kind);
-    const bool may_chain = chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm);
-    while (may_chain) {
-      const int tail_out = g.op(s.ops.back()).outputs[0];
-      const auto& cons = g.tensor(tail_out).consumers;
-      if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]]) break;
-      // A pool ends the segment: it runs on the conv's output tiles (epilogue policy and up).
-      const bool pool = !g.is_output(tail_out) && pool_epilogue_obstacle(g, s.ops[0], cons[0]).empty();
-      if (!pool && !can_follow(g, s.ops.back(), cons[0], assigned)) break;
-      s.ops.push_back(cons[0]);
-      assigned[cons[0]] = true;
-      if (pool) break;
-    }
+    if (chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm))
+      grow_region(g, s, assigned, in_set, position);
     segs.push_back(std::move(s));
   }
   return segs;
