@@ -86,13 +86,26 @@ namespace {
 
 bool is_view(const Graph& g, int op) { return workloads::op_class(g.op(op).kind) == OpClass::View; }
 
+/// Softmax, log-softmax or layer-norm over the last axis of a tensor of rank 3 or less: it needs
+/// whole rows, which is how vector tiles cut such tensors (4-D ones are cut along NHWC rows).
+bool is_row_wise(const Graph& g, const Op& op) {
+  using workloads::OpKind;
+  if (op.kind != OpKind::Softmax && op.kind != OpKind::LogSoftmax && op.kind != OpKind::LayerNorm) return false;
+  const auto rank = std::int64_t(g.tensor(op.inputs[0]).shape.size());
+  if (rank < 1 || rank > 3) return false;
+  return (op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis) == rank - 1;
+}
+
 /// Can `next` run on the tiles of a segment whose tile tensors have `tile_elems` elements?
-/// Its other operands must already be produced (a residual branch computed earlier) or be
-/// tiles of the segment itself; `produced_here` says which tensors the segment has produced.
-bool joins_tile(const Graph& g, int next, std::uint64_t tile_elems, const std::vector<bool>& assigned,
+/// Elementwise ops can; an op over whole rows of the last axis can when the tiles are whole
+/// rows (`whole_rows`: a vector head's). Its other operands must already be produced (a
+/// residual branch computed earlier) or be tiles of the segment itself; `produced_here` says
+/// which tensors the segment has produced.
+bool joins_tile(const Graph& g, int next, std::uint64_t tile_elems, bool whole_rows, const std::vector<bool>& assigned,
                 const std::unordered_set<int>& produced_here) {
   const Op& n = g.op(next);
-  if (workloads::op_class(n.kind) != OpClass::Vector || !workloads::is_elementwise(n.kind)) return false;
+  if (workloads::op_class(n.kind) != OpClass::Vector) return false;
+  if (!workloads::is_elementwise(n.kind) && !(whole_rows && is_row_wise(g, n))) return false;
   if (std::uint64_t(g.tensor(n.outputs[0]).elements()) != tile_elems) return false;
   for (int in : n.inputs) {
     if (produced_here.count(in)) continue;
@@ -122,6 +135,7 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
                  const std::vector<int>& position) {
   const int head_out = g.op(s.ops[0]).outputs[0];
   const std::uint64_t tile_elems = g.tensor(head_out).elements();
+  const bool whole_rows = workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Vector;
   std::unordered_set<int> produced_here{head_out};
   std::unordered_map<int, std::size_t> unread;  // region tensor -> its consumers outside the region
   std::size_t open = 0;                         // region tensors read outside it (or graph outputs)
@@ -144,7 +158,7 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
     // A pool may end a conv segment that is closed but for its one reader (epilogue policy and up).
     const bool pool = closed == s.ops.size() && g.tensor(tail_out).consumers.size() == 1 &&
                       g.tensor(tail_out).consumers[0] == c && pool_epilogue_obstacle(g, s.ops[0], c).empty();
-    if (!pool && !joins_tile(g, c, tile_elems, assigned, produced_here)) break;
+    if (!pool && !joins_tile(g, c, tile_elems, whole_rows, assigned, produced_here)) break;
     s.ops.push_back(c);
     assigned[c] = true;
     for (int t : std::unordered_set<int>(g.op(c).inputs.begin(), g.op(c).inputs.end()))
