@@ -252,34 +252,37 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
                             const std::vector<int>& keep_inputs) {
   GroupEval ev;
   const std::size_t nt = g.tensors().size();
-  std::vector<int> producer_seg(nt, -1), last_use(nt, -1), first_use(nt, -1);
-  std::vector<bool> outside(nt, false);
-  std::set<int> in_group;
+  // By the tensors the group touches, not by every tensor of the graph: planning stays linear
+  // in the graph's size (100k single-op groups).
+  std::map<int, int> producer_seg;                // base tensor made in the group -> its segment
+  std::unordered_map<int, int> last_use, first_use;  // tensor read by the group -> segment
+  std::unordered_set<int> outside;                // made here and read outside (or a graph output)
+  std::unordered_set<int> in_group;
   for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
   for (std::size_t i = 0; i < segs.size(); ++i) {
     for (int t : segment_inputs(g, segs[i])) {
       last_use[t] = int(i);
-      if (first_use[t] < 0) first_use[t] = int(i);
+      first_use.emplace(t, int(i));
     }
     for (int o : segs[i].ops)
       for (int t : g.op(o).outputs) {
         const int b = base_tensor(g, t);
-        if (producer_seg[b] < 0 && b == t) producer_seg[b] = int(i);
-        if (g.is_output(t)) outside[b] = true;
+        if (b == t) producer_seg.emplace(b, int(i));
+        if (g.is_output(t)) outside.insert(b);
         for (int c : g.tensor(t).consumers)
-          if (!in_group.count(c)) outside[b] = true;
+          if (!in_group.count(c)) outside.insert(b);
       }
   }
   Residency where;
   where.resident.assign(nt, false);
   where.stored.assign(nt, false);
-  for (std::size_t t = 0; t < nt; ++t) {
-    if (producer_seg[t] < 0) continue;
-    where.stored[t] = outside[t];
+  for (const auto& [t, made] : producer_seg) {
+    where.stored[t] = outside.count(t) > 0;
     // Kept whole in SRAM when a later segment of this group reads it.
-    if (last_use[t] > producer_seg[t]) {
+    const auto read = last_use.find(t);
+    if (read != last_use.end() && read->second > made) {
       where.resident[t] = true;
-      ev.plan.resident_tensors.push_back(int(t));
+      ev.plan.resident_tensors.push_back(t);
     }
   }
   for (int t : keep_inputs) {

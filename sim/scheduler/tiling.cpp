@@ -400,11 +400,11 @@ bool is_tiled_input(const Graph& g, int tensor, std::uint64_t out_elements) {
 
 std::vector<int> segment_inputs(const Graph& g, const Segment& seg) {
   std::vector<int> in;
-  std::vector<int> produced;
+  std::unordered_set<int> produced;  // a set: a 100k-op chain is one segment
   for (int o : seg.ops) {
     for (int t : g.op(o).inputs)
-      if (std::find(produced.begin(), produced.end(), t) == produced.end()) in.push_back(base_tensor(g, t));
-    for (int t : g.op(o).outputs) produced.push_back(t);
+      if (!produced.count(t)) in.push_back(base_tensor(g, t));
+    for (int t : g.op(o).outputs) produced.insert(t);
   }
   return in;
 }
