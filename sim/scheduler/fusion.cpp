@@ -96,23 +96,32 @@ bool is_row_wise(const Graph& g, const Op& op) {
   return (op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis) == rank - 1;
 }
 
-/// Can `next` run on the tiles of a segment whose tile tensors have `tile_elems` elements?
-/// Elementwise ops can; an op over whole rows of the last axis can when the tiles are whole
-/// rows (`whole_rows`: a vector head's). Its other operands must already be produced (a
-/// residual branch computed earlier) or be tiles of the segment itself; `produced_here` says
-/// which tensors the segment has produced.
-bool joins_tile(const Graph& g, int next, std::uint64_t tile_elems, bool whole_rows, const std::vector<bool>& assigned,
-                const std::unordered_set<int>& produced_here) {
+/// Why `next` cannot run on the tiles of a segment whose tile tensors have `tile_elems`
+/// elements ("" when it can). Elementwise ops can; an op over whole rows of the last axis can
+/// when the tiles are whole rows (`whole_rows`: a vector head's). Its other operands must
+/// already be produced (a residual branch computed earlier) or be tiles of the segment itself;
+/// `produced_here` says which tensors the segment has produced.
+std::string tile_obstacle(const Graph& g, int next, std::uint64_t tile_elems, bool whole_rows,
+                          const std::vector<bool>& assigned, const std::unordered_set<int>& produced_here) {
   const Op& n = g.op(next);
-  if (workloads::op_class(n.kind) != OpClass::Vector) return false;
-  if (!workloads::is_elementwise(n.kind) && !(whole_rows && is_row_wise(g, n))) return false;
-  if (std::uint64_t(g.tensor(n.outputs[0]).elements()) != tile_elems) return false;
+  const std::string name = "'" + n.name + "' (" + workloads::to_string(n.kind) + ")";
+  if (workloads::op_class(n.kind) != OpClass::Vector ||
+      (!workloads::is_elementwise(n.kind) && !(whole_rows && is_row_wise(g, n))))
+    return name + " does not run on the tile (not elementwise" +
+           (is_row_wise(g, n) ? ", and a GEMM's output tiles are not whole rows)" : ")");
+  if (std::uint64_t(g.tensor(n.outputs[0]).elements()) != tile_elems)
+    return name + " changes the element count (" + std::to_string(tile_elems) + " -> " +
+           std::to_string(g.tensor(n.outputs[0]).elements()) + ")";
   for (int in : n.inputs) {
     if (produced_here.count(in)) continue;
     const int p = g.tensor(in).producer;
-    if (p >= 0 && !assigned[p]) return false;  // made by an op outside that has not run yet
+    if (p < 0 || assigned[p]) continue;
+    // Candidates join in topological order, so an op that reads the region and feeds `next`
+    // was refused first: `p` is a branch that has not run yet.
+    return name + " also reads '" + g.tensor(in).name + "', made by '" + g.op(p).name +
+           "' outside the region, which has not run yet";
   }
-  return true;
+  return "";
 }
 
 /// The consumers of `t` in the op set that no segment has taken yet.
@@ -151,14 +160,15 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
   std::set<std::pair<int, int>> frontier;  // (topological position, op)
   push_consumers(g, head_out, in_set, assigned, position, frontier);
   std::size_t closed = 1;  // ops of the largest closed region so far
-  while (!frontier.empty() && !g.is_output(g.op(s.ops.back()).outputs[0])) {
+  std::string why;         // why the growth stopped
+  while (!frontier.empty()) {
     const int c = frontier.begin()->second;
     frontier.erase(frontier.begin());
     const int tail_out = g.op(s.ops.back()).outputs[0];
     // A pool may end a conv segment that is closed but for its one reader (epilogue policy and up).
     const bool pool = closed == s.ops.size() && g.tensor(tail_out).consumers.size() == 1 &&
                       g.tensor(tail_out).consumers[0] == c && pool_epilogue_obstacle(g, s.ops[0], c).empty();
-    if (!pool && !joins_tile(g, c, tile_elems, whole_rows, assigned, produced_here)) break;
+    if (!pool && !(why = tile_obstacle(g, c, tile_elems, whole_rows, assigned, produced_here)).empty()) break;
     s.ops.push_back(c);
     assigned[c] = true;
     for (int t : std::unordered_set<int>(g.op(c).inputs.begin(), g.op(c).inputs.end()))
@@ -168,11 +178,27 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
     const int out = g.op(c).outputs[0];
     add_output(out);
     if (open == 1 && (unread[out] > 0 || g.is_output(out))) closed = s.ops.size();
-    if (pool || s.ops.size() - closed >= kMaxOpenOps) break;
+    if (g.is_output(out)) {
+      why = "'" + g.tensor(out).name + "' is a graph output: it goes to DRAM";
+      break;
+    }
+    if (pool) break;
+    if (s.ops.size() - closed >= kMaxOpenOps) {
+      why = "the region did not close within " + std::to_string(kMaxOpenOps) + " ops";
+      break;
+    }
     push_consumers(g, out, in_set, assigned, position, frontier);
   }
   for (std::size_t i = closed; i < s.ops.size(); ++i) assigned[s.ops[i]] = false;
+  if (closed < s.ops.size()) {
+    // The ops taken after the last closed point are given back: an intermediate of theirs (or
+    // the last closed output) would have needed DRAM for a reader outside.
+    const int kept = g.op(s.ops[closed - 1]).outputs[0];
+    why += "; so '" + g.tensor(kept).name + "', read outside the region, ends it at '" + g.op(s.ops[closed - 1]).name +
+           "' (its readers past there would need it in DRAM)";
+  }
   s.ops.resize(closed);
+  s.region_end = why;
 }
 
 }  // namespace
@@ -584,6 +610,29 @@ std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, c
 
 }  // namespace
 
+namespace {
+
+/// " (the groups run WS and OS: one group runs one dataflow)" when groups i-1 and i both have
+/// GEMM work and run different dataflows, "" otherwise.
+std::string dataflow_conflict(const Plan& plan, std::size_t i) {
+  const auto& a = plan.groups[i - 1].dataflow;
+  const auto& b = plan.groups[i].dataflow;
+  if (!a || !b || *a == *b) return "";
+  return " (dataflow conflict: the groups run " + dataflow_name(*a) + " and " + dataflow_name(*b) +
+         ", and one group runs one dataflow)";
+}
+
+}  // namespace
+
+void explain_region_ends(const Graph& g, Plan& plan) {
+  for (auto& b : plan.boundaries) {
+    if (b.reason.rfind("branch", 0) == 0 || b.from_op < 0 || plan.op_group[b.from_op] < 0) continue;
+    const Segment& last = plan.groups[plan.op_group[b.from_op]].segments.back();
+    if (!last.region_end.empty())
+      b.reason += "; the tile region of '" + g.op(last.ops[0]).name + "' ended: " + last.region_end;
+  }
+}
+
 Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, const SearchOptions& search) {
   Plan plan;
   plan.policy = policy;
@@ -706,7 +755,9 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
   if (policy != FusionPolicy::Greedy)
     for (std::size_t i = 1; i < plan.groups.size(); ++i)
       plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(),
-                                 policy == FusionPolicy::Search ? "search: cheaper apart" : "policy"});
+                                 policy == FusionPolicy::Search ? "search: cheaper apart" + dataflow_conflict(plan, i)
+                                                                : "policy: " + to_string(policy)});
+  explain_region_ends(g, plan);
   return plan;
 }
 
@@ -728,6 +779,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                       {"tiles", t.tile_count},
                       {"working_set_bytes", t.working_set_bytes},
                       {"dram_bytes", t.dram_bytes}});
+      if (!s.region_end.empty()) segs.back()["region_end"] = s.region_end;
     }
     nlohmann::json resident = nlohmann::json::array();
     for (int t : gp.resident_tensors) resident.push_back(g.tensor(t).name);

@@ -245,3 +245,34 @@ TEST(FusionRegions, VectorBoundEpilogueMakesTheVectorUnitCritical) {
   EXPECT_EQ(stalls.network.unit, "vector unit");
   EXPECT_GE(t.end_ps, 4u * 20480 * 1000);
 }
+
+TEST(FusionRegions, BoundariesSayWhyTheTileRegionEnded) {
+  // fc's output is read by the diamond and by fc2: the region takes half_z, sig and gate, then
+  // meets fc2 (a matmul, not on the tile); fc must go to DRAM for it, so the region gives the
+  // three back and ends at fc. The schedule names both facts at the boundary after fc.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: open_diamond
+inputs:
+  - {name: x, shape: [64, 64]}
+constants:
+  - {name: half, shape: [1]}
+ops:
+  - {name: fc, op: matmul, inputs: [x], out_features: 64}
+  - {name: half_z, op: mul, inputs: [fc, half]}
+  - {name: sig, op: sigmoid, inputs: [fc]}
+  - {name: gate, op: mul, inputs: [half_z, sig]}
+  - {name: fc2, op: matmul, inputs: [fc], out_features: 64}
+  - {name: out, op: add, inputs: [gate, fc2]}
+outputs: [out]
+)", "open_diamond.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Epilogue);
+  ASSERT_FALSE(plan.boundaries.empty());
+  const std::string why = plan.boundaries[0].reason;
+  EXPECT_EQ(g.op(plan.boundaries[0].from_op).name, "fc");
+  EXPECT_EQ(why.rfind("policy: epilogue", 0), 0u) << why;
+  EXPECT_NE(why.find("'fc2' (matmul) does not run on the tile"), std::string::npos) << why;
+  EXPECT_NE(why.find("'fc', read outside the region, ends it at 'fc'"), std::string::npos) << why;
+  EXPECT_NE(sched::to_json(plan, g)["groups"][0]["segments"][0].value("region_end", "").find("fc2"),
+            std::string::npos);
+}
