@@ -117,6 +117,23 @@ std::optional<std::pair<Region, OpKind>> match_at(const Graph& g, int x, const s
   return best;
 }
 
+/// The replacing op's name: what the exporter named the module ("/act" for "/act/Div" ...
+/// "/act/Mul_1"), when every op of the pattern shares that prefix and no op (nor an earlier
+/// pattern, in `used`) has it as its name; else the pattern's last op's name.
+std::string pattern_name(const Graph& g, const Region& r, std::set<std::string>& used) {
+  std::string common = g.op(r.ops.front()).name;
+  for (int o : r.ops) {
+    const std::string& n = g.op(o).name;
+    std::size_t k = 0;
+    while (k < common.size() && k < n.size() && common[k] == n[k]) ++k;
+    common.resize(k);
+  }
+  const std::size_t slash = common.rfind('/');
+  const std::string prefix = slash == std::string::npos ? "" : common.substr(0, slash);
+  if (prefix.empty() || g.find_op(prefix) >= 0 || !used.insert(prefix).second) return g.op(r.ops.back()).name;
+  return prefix;
+}
+
 /// A copy of `g` in which each pattern's ops are replaced by one op at its last op's place.
 Graph rebuild(const Graph& g, const std::vector<std::pair<Region, OpKind>>& found, const std::string& source) {
   std::vector<int> replaced_by(g.ops().size(), -1);  // op -> index in `found` (-1: kept as is)
@@ -127,6 +144,7 @@ Graph rebuild(const Graph& g, const std::vector<std::pair<Region, OpKind>>& foun
   out.dtype = g.dtype;
   out.declared_outputs = g.declared_outputs;
   std::vector<int> remap(g.tensors().size(), -1);
+  std::set<std::string> used_names;
   auto copy = [&](int t) {
     if (remap[t] < 0) {
       Tensor c;
@@ -144,6 +162,7 @@ Graph rebuild(const Graph& g, const std::vector<std::pair<Region, OpKind>>& foun
       const auto& [region, kind] = found[replaced_by[o]];
       if (o != region.ops.back()) continue;
       op.kind = kind;
+      op.name = pattern_name(g, region, used_names);
       op.attrs = OpAttrs{};
       op.inputs = {region.input};
     }

@@ -15,8 +15,9 @@ struct PatternCounts {
   int hardswish = 0;  // x*HardSigmoid(x) and x*Relu6(x+3)/6
 };
 
-/// Returns `g` (finalized) with every recognised pattern replaced by one op named after the
-/// pattern's last op, reading the pattern's input and writing its output; constants only the
+/// Returns `g` (finalized) with every recognised pattern replaced by one op (named after the
+/// exporter's module, "/act" for "/act/Div" ... "/act/Mul_1", else after the pattern's last op),
+/// reading the pattern's input and writing its output; constants only the
 /// pattern read are dropped. A pattern is a closed elementwise region over one input x (its
 /// other operands one-element constants, every intermediate read only inside it) whose op kinds
 /// match a known form. `source` is used by finalize's messages.
