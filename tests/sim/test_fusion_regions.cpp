@@ -276,3 +276,34 @@ outputs: [out]
   EXPECT_NE(sched::to_json(plan, g)["groups"][0]["segments"][0].value("region_end", "").find("fc2"),
             std::string::npos);
 }
+
+TEST(FusionRegions, MemoryBoundChainFusedMovesTwoPassesAtDramSpeed) {
+  // relu -> neg -> abs -> relu on 2048 x 768 (1572864 B each): fused, x is read once and the
+  // result written once, 2 x 1572864 = 3145728 B (unfused: 8 passes). Vector work is 4 x
+  // 1572864 / 64 lanes = 98304 cycles, the DRAM time 3145728 B / 17.064 GB/s (LPDDR4X-4266 x32)
+  // = 184.3 us at peak; all-bank refresh takes tRFC = 280 ns of every tREFI = 3904 ns, so the
+  // bus carries data 92.8 % of the time: 198.7 us. The fused run must take within 5 % of that.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: chain4
+inputs:
+  - {name: x, shape: [2048, 768]}
+ops:
+  - {name: e0, op: relu, inputs: [x]}
+  - {name: e1, op: neg, inputs: [e0]}
+  - {name: e2, op: abs, inputs: [e1]}
+  - {name: e3, op: relu, inputs: [e2]}
+outputs: [e3]
+)", "chain4.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), 2u * 1572864);
+  const auto t = simulate({hw, g, plan, prog, "chain4", {}});
+  const double bw = hw.dram.peak_bandwidth().bytes_per_second;
+  const double data_share = 1.0 - double(hw.dram.timing.tRFC) / double(hw.dram.timing.tREFI);
+  const double bound_s = 2.0 * 1572864 / (bw * data_share);
+  const double seconds = double(t.end_ps) * 1e-12;
+  EXPECT_GE(seconds, 2.0 * 1572864 / bw);
+  EXPECT_LE(seconds, 1.05 * bound_s) << seconds << " s against " << bound_s << " s";
+}
