@@ -206,11 +206,13 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
 TileTensors::TileTensors(const Graph& g, const Segment& seg) {
   for (int o : seg.ops)
     for (int t : g.op(o).outputs) tensors_.insert(t);
+  // An elementwise head's input of the output's shape is cut into the same tiles as the output
+  // (a transpose's is not: its tile holds other elements).
   const Op& head = g.op(seg.ops[0]);
-  if (workloads::op_class(head.kind) != OpClass::Vector) return;
-  const std::int64_t out_elems = g.tensor(head.outputs[0]).elements();
+  if (workloads::op_class(head.kind) != OpClass::Vector || !workloads::is_elementwise(head.kind)) return;
+  const auto& out_shape = g.tensor(head.outputs[0]).shape;
   for (int t : head.inputs)
-    if (!g.tensor(t).is_constant && g.tensor(t).elements() == out_elems) tensors_.insert(t);
+    if (!g.tensor(t).is_constant && g.tensor(t).shape == out_shape) tensors_.insert(t);
 }
 
 std::uint64_t epilogue_scratch_tiles(const Graph& g, const Segment& seg) {

@@ -153,8 +153,8 @@ std::vector<int> segment_inputs(const workloads::Graph& g, const Segment& seg);
 int segment_output(const workloads::Graph& g, const Segment& seg);
 
 /// The tensors an epilogue op of a segment finds on the output tile in SRAM: those the
-/// segment's ops produce and, for a vector head, its inputs of the output's size (loaded for
-/// the same tile: SiLU's x, read by the sigmoid and by the mul, is loaded once).
+/// segment's ops produce and, for an elementwise head, its inputs of the output's shape (loaded
+/// for the same tile: SiLU's x, read by the sigmoid and by the mul, is loaded once).
 class TileTensors {
  public:
   TileTensors(const workloads::Graph& g, const Segment& seg);
