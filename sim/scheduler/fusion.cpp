@@ -131,15 +131,15 @@ void push_consumers(const Graph& g, int t, const std::vector<bool>& in_set, cons
     if (in_set[c] && !assigned[c]) frontier.insert({position[c], c});
 }
 
+constexpr std::size_t kMaxOpenOps = 64;  // exported diamonds close within a few ops; bounds the retries
+
 /// Grows segment `s` (its head only so far) into a tile region: elementwise ops that run on
 /// the head's output tile before it leaves SRAM, joined in topological order. Fan-out inside
 /// the region is free (a diamond's branches read the same tile); the region ends at the last
 /// point where every tensor it made, but the last op's output, is read only inside it (it is
 /// then closed: one tensor leaves, and no intermediate needs DRAM). An op that cannot join ends
 /// the growth: a tensor it reads stays open from then on, so no larger region can close. Joined
-/// candidates only read tensors already produced, so the region is convex.
-constexpr std::size_t kMaxOpenOps = 64;  // exported diamonds close within a few ops; bounds the retries
-
+/// candidates only read tensors already produced, so the region is convex. Sets `region_end`.
 void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const std::vector<bool>& in_set,
                  const std::vector<int>& position) {
   const int head_out = g.op(s.ops[0]).outputs[0];

@@ -111,7 +111,9 @@ struct GroupPlan {
 /// Why two neighbouring ops ended up in different groups.
 struct Boundary {
   int from_op = -1, to_op = -1;
-  std::string reason;  // "policy", "capacity: ...", "branch", "unsupported pair", "no traffic saved"
+  /// "policy: <name>", "capacity: ...", "branch: ...", "no traffic saved: ...", "search: cheaper
+  /// apart" [dataflow conflict], ...; then why the tile region before it ended (region_end).
+  std::string reason;
 };
 
 /// What the search policy tried (reported in schedule.json).
