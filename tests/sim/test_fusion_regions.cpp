@@ -307,3 +307,15 @@ outputs: [e3]
   EXPECT_GE(seconds, 2.0 * 1572864 / bw);
   EXPECT_LE(seconds, 1.05 * bound_s) << seconds << " s against " << bound_s << " s";
 }
+
+TEST(FusionRegions, RegionOverSramInAScheduleFileNamesItsHeadAndTheBytes) {
+  // fc in one 256 x 256 tile with K whole on 512 KiB: A 2 x 65536 + weights 2 x 65536 + output
+  // 2 x 65536 x 4 B + one scratch tile 65536 + the scalars 3 = 851971 B, over by 327683 B.
+  const auto g = data("matmul_gelu_erf");
+  const auto hw = config::load_hardware_config("edge-m", {"npu.sram.capacity=512KiB"});
+  const std::string why = schedule_error(R"({"groups": [{"name": "gelu",
+    "ops": ["fc", "half_z", "z_div", "erf", "erf_1", "gelu"],
+    "tiles": {"fc": {"rows": 256, "cols": 256, "in_channels": 256}}}]})", g, hw);
+  EXPECT_NE(why.find("groups[0] ('gelu')"), std::string::npos) << why;
+  EXPECT_NE(why.find("'fc' needs 851971 B of 524288 B SRAM (over by 327683 B)"), std::string::npos) << why;
+}
