@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "models/mac_array/fold_model.h"
@@ -597,6 +598,10 @@ class Lowering {
     const std::uint64_t tiles = std::uint64_t(std::max<std::int64_t>(1, seg.tiling.tiles));
     Stream st;
     std::map<int, OperandBuffer> in_bufs;
+    std::set<int> reread;  // head inputs an epilogue op reads from the head's tile
+    for (std::size_t k = 1; k < seg.ops.size(); ++k)
+      for (int t : g_.op(seg.ops[k]).inputs)
+        if (std::find(head.inputs.begin(), head.inputs.end(), t) != head.inputs.end()) reread.insert(t);
     for (std::uint64_t i = 0; i < tiles; ++i) {
       const std::uint64_t e0 = out_total * i / tiles, e1 = out_total * (i + 1) / tiles;
       std::vector<std::uint32_t> deps;
@@ -634,9 +639,9 @@ class Lowering {
       for (auto& [t, buf] : in_bufs)
         if (!buf.users.empty()) buf.users.back().push_back(id);
       epilogue_and_store(seg, st, id, e1 - e0, {e0 * eb_, (e1 - e0) * eb_, (e1 - e0) * eb_, 1});
-      // The epilogue may read the head's input tiles too (SiLU's x): the slot is free after it.
+      // An epilogue op that reads the head's input tile too (SiLU's x) frees its slot last.
       for (auto& [t, buf] : in_bufs)
-        if (!buf.users.empty()) buf.users.back().push_back(st.computes.back());
+        if (!buf.users.empty() && reread.count(t)) buf.users.back().push_back(st.computes.back());
     }
     finish_segment(seg, st);
   }

@@ -100,7 +100,7 @@ struct ExtraOperands {
   std::uint64_t dram_bytes = 0;                // DRAM traffic of all non-resident extras
 };
 
-/// The epilogue ops' operands that do not come down the chain.
+/// The epilogue ops' operands that are not on the tile (TileTensors): loaded per tile or whole.
 ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residency& where, std::uint32_t eb) {
   ExtraOperands x;
   x.scratch_bytes_per_out_elem = epilogue_scratch_tiles(g, seg) * eb;
