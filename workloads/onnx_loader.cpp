@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "workloads/graph_patterns.h"
 #include "workloads/loader.h"
 #include "workloads/onnx/importer.h"
 #include "workloads/onnx/model_file.h"
@@ -20,6 +21,7 @@ Graph load_onnx_workload(const std::string& path, const LoadOptions& options) {
   auto shapes = onnx::onnx_inferred_shapes(model);
   onnx::Staged staged = onnx::Importer(model, std::move(shapes), path, options).run();
   Graph g = onnx::rewrite_and_finalize(staged.graph, staged.scalars, path);
+  g = recognize_patterns(g, path);
   // Exporters name every graph alike ("main_graph", "torch_jit"): the file's stem says more.
   g.name = std::filesystem::path(path).stem().string();
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;

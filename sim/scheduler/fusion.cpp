@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sim/core/errors.h"
 #include "sim/scheduler/attention.h"
@@ -84,28 +86,158 @@ namespace {
 
 bool is_view(const Graph& g, int op) { return workloads::op_class(g.op(op).kind) == OpClass::View; }
 
-/// Can `next` run on the output tile of `tail` before it leaves SRAM?
-bool can_follow(const Graph& g, int tail, int next, const std::vector<bool>& assigned) {
+/// Softmax, log-softmax or layer-norm over the last axis of a tensor of rank 3 or less: it needs
+/// whole rows, which is how vector tiles cut such tensors (4-D ones are cut along NHWC rows).
+bool is_row_wise(const Graph& g, const Op& op) {
+  using workloads::OpKind;
+  if (op.kind != OpKind::Softmax && op.kind != OpKind::LogSoftmax && op.kind != OpKind::LayerNorm) return false;
+  const auto rank = std::int64_t(g.tensor(op.inputs[0]).shape.size());
+  if (rank < 1 || rank > 3) return false;
+  return (op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis) == rank - 1;
+}
+
+/// Why `next` cannot run on the tiles of a segment whose tile tensors have `tile_elems`
+/// elements ("" when it can). Elementwise ops can; an op over whole rows of the last axis can
+/// when the tiles are whole rows (`whole_rows`: a vector head's). Its other operands must
+/// already be produced (a residual branch computed earlier) or be tiles of the segment itself;
+/// `produced_here` says which tensors the segment has produced.
+std::string tile_obstacle(const Graph& g, int next, std::uint64_t tile_elems, bool whole_rows,
+                          const std::vector<bool>& assigned, const std::unordered_set<int>& produced_here) {
   const Op& n = g.op(next);
-  if (workloads::op_class(n.kind) != OpClass::Vector || !workloads::is_elementwise(n.kind)) return false;
-  const int t = g.op(tail).outputs[0];
-  if (g.tensor(t).consumers.size() != 1 || g.is_output(t)) return false;
-  if (g.tensor(n.outputs[0]).elements() != g.tensor(t).elements()) return false;
-  // The other operands must already be produced (a residual branch computed earlier).
+  const std::string name = "'" + n.name + "' (" + workloads::to_string(n.kind) + ")";
+  if (workloads::op_class(n.kind) != OpClass::Vector ||
+      (!workloads::is_elementwise(n.kind) && !(whole_rows && is_row_wise(g, n))))
+    return name + " does not run on the tile (not elementwise" +
+           (is_row_wise(g, n) ? ", and a GEMM's output tiles are not whole rows)" : ")");
+  if (std::uint64_t(g.tensor(n.outputs[0]).elements()) != tile_elems)
+    return name + " changes the element count (" + std::to_string(tile_elems) + " -> " +
+           std::to_string(g.tensor(n.outputs[0]).elements()) + ")";
   for (int in : n.inputs) {
-    if (in == t) continue;
+    if (produced_here.count(in)) continue;
     const int p = g.tensor(in).producer;
-    if (p >= 0 && !assigned[p]) return false;
+    if (p < 0 || assigned[p]) continue;
+    // Candidates join in topological order, so an op that reads the region and feeds `next`
+    // was refused first: `p` is a branch that has not run yet.
+    return name + " also reads '" + g.tensor(in).name + "', made by '" + g.op(p).name +
+           "' outside the region, which has not run yet";
   }
-  return true;
+  return "";
+}
+
+/// The consumers of `t` in the op set that no segment has taken yet.
+void push_consumers(const Graph& g, int t, const std::vector<bool>& in_set, const std::vector<bool>& assigned,
+                    const std::vector<int>& position, std::set<std::pair<int, int>>& frontier) {
+  for (int c : g.tensor(t).consumers)
+    if (in_set[c] && !assigned[c]) frontier.insert({position[c], c});
+}
+
+constexpr std::size_t kMaxOpenOps = 64;  // exported diamonds close within a few ops; bounds the retries
+
+/// Grows segment `s` (its head only so far) into a tile region: elementwise ops that run on
+/// the head's output tile before it leaves SRAM, joined in topological order. Fan-out inside
+/// the region is free (a diamond's branches read the same tile); the region ends at the last
+/// point where every tensor it made, but the last op's output, is read only inside it (it is
+/// then closed: one tensor leaves, and no intermediate needs DRAM). An op that cannot join ends
+/// the growth: a tensor it reads stays open from then on, so no larger region can close. Joined
+/// candidates only read tensors already produced, so the region is convex. Sets `region_end`.
+void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const std::vector<bool>& in_set,
+                 const std::vector<int>& position) {
+  const int head_out = g.op(s.ops[0]).outputs[0];
+  const std::uint64_t tile_elems = g.tensor(head_out).elements();
+  const bool whole_rows = workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Vector;
+  std::unordered_set<int> produced_here{head_out};
+  std::unordered_map<int, std::size_t> unread;  // region tensor -> its consumers outside the region
+  std::size_t open = 0;                         // region tensors read outside it (or graph outputs)
+  auto add_output = [&](int t) {
+    produced_here.insert(t);
+    unread[t] = g.tensor(t).consumers.size();
+    if (unread[t] > 0 || g.is_output(t)) ++open;
+  };
+  auto read_inside = [&](int t) {  // one more consumer of t is in the region
+    if (--unread[t] == 0 && !g.is_output(t)) --open;
+  };
+  add_output(head_out);
+  std::set<std::pair<int, int>> frontier;  // (topological position, op)
+  push_consumers(g, head_out, in_set, assigned, position, frontier);
+  std::size_t closed = 1;  // ops of the largest closed region so far
+  std::string why;         // why the growth stopped
+  while (!frontier.empty()) {
+    const int c = frontier.begin()->second;
+    frontier.erase(frontier.begin());
+    const int tail_out = g.op(s.ops.back()).outputs[0];
+    // A pool may end a conv segment that is closed but for its one reader (epilogue policy and up).
+    const bool pool = closed == s.ops.size() && g.tensor(tail_out).consumers.size() == 1 &&
+                      g.tensor(tail_out).consumers[0] == c && pool_epilogue_obstacle(g, s.ops[0], c).empty();
+    if (!pool && !(why = tile_obstacle(g, c, tile_elems, whole_rows, assigned, produced_here)).empty()) break;
+    s.ops.push_back(c);
+    assigned[c] = true;
+    for (int t : std::unordered_set<int>(g.op(c).inputs.begin(), g.op(c).inputs.end()))
+      if (produced_here.count(t))
+        for (int reader : g.tensor(t).consumers)
+          if (reader == c) read_inside(t);
+    const int out = g.op(c).outputs[0];
+    add_output(out);
+    if (open == 1 && (unread[out] > 0 || g.is_output(out))) closed = s.ops.size();
+    if (g.is_output(out)) {
+      why = "'" + g.tensor(out).name + "' is a graph output: it goes to DRAM";
+      break;
+    }
+    if (pool) break;
+    if (s.ops.size() - closed >= kMaxOpenOps) {
+      why = "the region did not close within " + std::to_string(kMaxOpenOps) + " ops";
+      break;
+    }
+    push_consumers(g, out, in_set, assigned, position, frontier);
+  }
+  for (std::size_t i = closed; i < s.ops.size(); ++i) assigned[s.ops[i]] = false;
+  if (closed < s.ops.size()) {
+    // The ops taken after the last closed point are given back: an intermediate of theirs (or
+    // the last closed output) would have needed DRAM for a reader outside.
+    const int kept = g.op(s.ops[closed - 1]).outputs[0];
+    why += "; so '" + g.tensor(kept).name + "', read outside the region, ends it at '" + g.op(s.ops[closed - 1]).name +
+           "' (its readers past there would need it in DRAM)";
+  }
+  s.ops.resize(closed);
+  s.region_end = why;
 }
 
 }  // namespace
+
+TileTensors::TileTensors(const Graph& g, const Segment& seg) {
+  for (int o : seg.ops)
+    for (int t : g.op(o).outputs) tensors_.insert(t);
+  // An elementwise head's input of the output's shape is cut into the same tiles as the output
+  // (a transpose's is not: its tile holds other elements).
+  const Op& head = g.op(seg.ops[0]);
+  if (workloads::op_class(head.kind) != OpClass::Vector || !workloads::is_elementwise(head.kind)) return;
+  const auto& out_shape = g.tensor(head.outputs[0]).shape;
+  for (int t : head.inputs)
+    if (!g.tensor(t).is_constant && g.tensor(t).shape == out_shape) tensors_.insert(t);
+}
+
+std::uint64_t epilogue_scratch_tiles(const Graph& g, const Segment& seg) {
+  std::unordered_map<int, std::size_t> last_read;  // tensor -> index of the last op of the segment reading it
+  for (std::size_t i = 0; i < seg.ops.size(); ++i)
+    for (int t : g.op(seg.ops[i]).inputs) last_read[t] = i;
+  // Tiles alive after each op: its output (written over an input it frees, elementwise) and
+  // the earlier outputs a later op still reads.
+  std::unordered_set<int> live;
+  std::size_t widest = 0;
+  for (std::size_t i = 0; i < seg.ops.size(); ++i) {
+    for (int t : g.op(seg.ops[i]).inputs)
+      if (last_read[t] == i) live.erase(t);
+    for (int t : g.op(seg.ops[i]).outputs) live.insert(t);
+    widest = std::max(widest, live.size());
+  }
+  return widest > 1 ? widest - 1 : 0;
+}
 
 std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, bool chains, bool gemm_heads_only) {
   std::vector<Segment> segs;
   std::vector<bool> assigned(g.ops().size(), true);
   std::vector<bool> in_set(g.ops().size(), false);
+  std::vector<int> position(g.ops().size(), 0);
+  for (std::size_t i = 0; i < g.topological_order().size(); ++i) position[g.topological_order()[i]] = int(i);
   for (int o : ops) assigned[o] = false, in_set[o] = true;
   // Ops outside the set count as produced (they run in earlier groups).
   for (int o : ops) {
@@ -114,18 +246,8 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
     s.ops.push_back(o);
     assigned[o] = true;
     const OpClass cls = workloads::op_class(g.op(o).kind);
-    const bool may_chain = chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm);
-    while (may_chain) {
-      const int tail_out = g.op(s.ops.back()).outputs[0];
-      const auto& cons = g.tensor(tail_out).consumers;
-      if (cons.size() != 1 || !in_set[cons[0]] || assigned[cons[0]]) break;
-      // A pool ends the segment: it runs on the conv's output tiles (epilogue policy and up).
-      const bool pool = !g.is_output(tail_out) && pool_epilogue_obstacle(g, s.ops[0], cons[0]).empty();
-      if (!pool && !can_follow(g, s.ops.back(), cons[0], assigned)) break;
-      s.ops.push_back(cons[0]);
-      assigned[cons[0]] = true;
-      if (pool) break;
-    }
+    if (chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm))
+      grow_region(g, s, assigned, in_set, position);
     segs.push_back(std::move(s));
   }
   return segs;
@@ -158,34 +280,37 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
                             const std::vector<int>& keep_inputs) {
   GroupEval ev;
   const std::size_t nt = g.tensors().size();
-  std::vector<int> producer_seg(nt, -1), last_use(nt, -1), first_use(nt, -1);
-  std::vector<bool> outside(nt, false);
-  std::set<int> in_group;
+  // By the tensors the group touches, not by every tensor of the graph: planning stays linear
+  // in the graph's size (100k single-op groups).
+  std::map<int, int> producer_seg;                // base tensor made in the group -> its segment
+  std::unordered_map<int, int> last_use, first_use;  // tensor read by the group -> segment
+  std::unordered_set<int> outside;                // made here and read outside (or a graph output)
+  std::unordered_set<int> in_group;
   for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
   for (std::size_t i = 0; i < segs.size(); ++i) {
     for (int t : segment_inputs(g, segs[i])) {
       last_use[t] = int(i);
-      if (first_use[t] < 0) first_use[t] = int(i);
+      first_use.emplace(t, int(i));
     }
     for (int o : segs[i].ops)
       for (int t : g.op(o).outputs) {
         const int b = base_tensor(g, t);
-        if (producer_seg[b] < 0 && b == t) producer_seg[b] = int(i);
-        if (g.is_output(t)) outside[b] = true;
+        if (b == t) producer_seg.emplace(b, int(i));
+        if (g.is_output(t)) outside.insert(b);
         for (int c : g.tensor(t).consumers)
-          if (!in_group.count(c)) outside[b] = true;
+          if (!in_group.count(c)) outside.insert(b);
       }
   }
   Residency where;
   where.resident.assign(nt, false);
   where.stored.assign(nt, false);
-  for (std::size_t t = 0; t < nt; ++t) {
-    if (producer_seg[t] < 0) continue;
-    where.stored[t] = outside[t];
+  for (const auto& [t, made] : producer_seg) {
+    where.stored[t] = outside.count(t) > 0;
     // Kept whole in SRAM when a later segment of this group reads it.
-    if (last_use[t] > producer_seg[t]) {
+    const auto read = last_use.find(t);
+    if (read != last_use.end() && read->second > made) {
       where.resident[t] = true;
-      ev.plan.resident_tensors.push_back(int(t));
+      ev.plan.resident_tensors.push_back(t);
     }
   }
   for (int t : keep_inputs) {
@@ -487,6 +612,29 @@ std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, c
 
 }  // namespace
 
+namespace {
+
+/// " (the groups run WS and OS: one group runs one dataflow)" when groups i-1 and i both have
+/// GEMM work and run different dataflows, "" otherwise.
+std::string dataflow_conflict(const Plan& plan, std::size_t i) {
+  const auto& a = plan.groups[i - 1].dataflow;
+  const auto& b = plan.groups[i].dataflow;
+  if (!a || !b || *a == *b) return "";
+  return " (dataflow conflict: the groups run " + dataflow_name(*a) + " and " + dataflow_name(*b) +
+         ", and one group runs one dataflow)";
+}
+
+}  // namespace
+
+void explain_region_ends(const Graph& g, Plan& plan) {
+  for (auto& b : plan.boundaries) {
+    if (b.reason.rfind("branch", 0) == 0 || b.from_op < 0 || plan.op_group[b.from_op] < 0) continue;
+    const Segment& last = plan.groups[plan.op_group[b.from_op]].segments.back();
+    if (!last.region_end.empty())
+      b.reason += "; the tile region of '" + g.op(last.ops[0]).name + "' ended: " + last.region_end;
+  }
+}
+
 Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, const SearchOptions& search) {
   Plan plan;
   plan.policy = policy;
@@ -609,7 +757,9 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
   if (policy != FusionPolicy::Greedy)
     for (std::size_t i = 1; i < plan.groups.size(); ++i)
       plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(),
-                                 policy == FusionPolicy::Search ? "search: cheaper apart" : "policy"});
+                                 policy == FusionPolicy::Search ? "search: cheaper apart" + dataflow_conflict(plan, i)
+                                                                : "policy: " + to_string(policy)});
+  explain_region_ends(g, plan);
   return plan;
 }
 
@@ -631,6 +781,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                       {"tiles", t.tile_count},
                       {"working_set_bytes", t.working_set_bytes},
                       {"dram_bytes", t.dram_bytes}});
+      if (!s.region_end.empty()) segs.back()["region_end"] = s.region_end;
     }
     nlohmann::json resident = nlohmann::json::array();
     for (int t : gp.resident_tensors) resident.push_back(g.tensor(t).name);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "models/mac_array/fold_model.h"
@@ -209,15 +210,21 @@ class Lowering {
   /// `store_rel`, when given, is where the tile's results go instead (a pooled tile).
   std::uint32_t epilogue_and_store(const Segment& seg, Stream& st, std::uint32_t prev, std::uint64_t out_elems,
                                    const DramRegion& tile_region_rel, const DramRegion* store_rel = nullptr) {
-    int chain = g_.op(seg.ops[0]).outputs[0];
+    const TileTensors on_tile(g_, seg);
     for (std::size_t i = 1; i < seg.ops.size(); ++i) {
       const int o = seg.ops[i];
       const Op& op = g_.op(o);
       const std::uint64_t op_out = g_.tensor(op.outputs[0]).elements();
+      // The tile tensor the op runs over (a tile region's ops run one after another on the
+      // vector unit, each after the previous one).
+      const int tile_in = *std::find_if(op.inputs.begin(), op.inputs.end(), [&](int t) { return on_tile.has(t); });
       std::vector<std::uint32_t> deps{prev};
-      std::uint64_t read_bytes = out_elems * eb_;
+      std::uint64_t read_bytes = 0;
       for (int t : op.inputs) {
-        if (t == chain) continue;
+        if (on_tile.has(t)) {
+          read_bytes += out_elems * eb_;
+          continue;
+        }
         const int b = base_tensor(g_, t);
         const std::uint64_t tbytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
         if (where_.resident[b]) {
@@ -241,8 +248,8 @@ class Lowering {
           read_bytes += tbytes;
         }
       }
-      // The tile's share of the op: its fraction of the chain tensor (a pool writes fewer elements).
-      const std::uint64_t chain_total = g_.tensor(chain).elements();
+      // The tile's share of the op: its fraction of the tile tensor (a pool writes fewer elements).
+      const std::uint64_t chain_total = g_.tensor(tile_in).elements();
       Command c;
       c.kind = CommandKind::Vector;
       c.op = o;
@@ -253,8 +260,7 @@ class Lowering {
       c.deps = std::move(deps);
       prev = emit(std::move(c));
       for (int t : op.inputs)
-        if (t != chain && st.extra_buffers.count(t)) st.extra_buffers[t].users.back().push_back(prev);
-      chain = op.outputs[0];
+        if (!on_tile.has(t) && st.extra_buffers.count(t)) st.extra_buffers[t].users.back().push_back(prev);
     }
     st.computes.push_back(prev);
     const int out = segment_output(g_, seg);
@@ -592,6 +598,10 @@ class Lowering {
     const std::uint64_t tiles = std::uint64_t(std::max<std::int64_t>(1, seg.tiling.tiles));
     Stream st;
     std::map<int, OperandBuffer> in_bufs;
+    std::set<int> reread;  // head inputs an epilogue op reads from the head's tile
+    for (std::size_t k = 1; k < seg.ops.size(); ++k)
+      for (int t : g_.op(seg.ops[k]).inputs)
+        if (std::find(head.inputs.begin(), head.inputs.end(), t) != head.inputs.end()) reread.insert(t);
     for (std::uint64_t i = 0; i < tiles; ++i) {
       const std::uint64_t e0 = out_total * i / tiles, e1 = out_total * (i + 1) / tiles;
       std::vector<std::uint32_t> deps;
@@ -629,6 +639,9 @@ class Lowering {
       for (auto& [t, buf] : in_bufs)
         if (!buf.users.empty()) buf.users.back().push_back(id);
       epilogue_and_store(seg, st, id, e1 - e0, {e0 * eb_, (e1 - e0) * eb_, (e1 - e0) * eb_, 1});
+      // An epilogue op that reads the head's input tile too (SiLU's x) frees its slot last.
+      for (auto& [t, buf] : in_bufs)
+        if (!buf.users.empty() && reread.count(t)) buf.users.back().push_back(st.computes.back());
     }
     finish_segment(seg, st);
   }

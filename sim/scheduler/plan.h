@@ -52,13 +52,19 @@ struct TileRequest {
   bool any() const { return rows || cols || in_channels; }
 };
 
-/// A head op plus the elementwise ops applied to its output tile before it leaves SRAM.
+/// A head op plus the ops applied to its output tile before it leaves SRAM: a tile region, a
+/// convex set of elementwise ops (and, on a vector head's row tiles, one softmax/layer-norm
+/// over the last axis) whose intermediates never leave SRAM; ops are in topological order,
+/// the last one makes the segment's output.
 struct Segment {
   std::vector<int> ops;  // ops[0] is the head; views form a segment of their own
   Tiling tiling;
   TileRequest request;
   /// Dataflow a GEMM head runs with (its group's); nullopt: the MAC array's configured one.
   std::optional<Dataflow> dataflow;
+  /// Why the tile region ends where it does (the op it could not take and why), "" when its
+  /// output has no reader it could have taken (or the policy grows no regions).
+  std::string region_end;
 };
 
 /// Depth-first (layer) fusion of a conv chain: the group is tiled over the last layer's output
@@ -105,7 +111,9 @@ struct GroupPlan {
 /// Why two neighbouring ops ended up in different groups.
 struct Boundary {
   int from_op = -1, to_op = -1;
-  std::string reason;  // "policy", "capacity: ...", "branch", "unsupported pair", "no traffic saved"
+  /// "policy: <name>", "capacity: ...", "branch: ...", "no traffic saved: ...", "search: cheaper
+  /// apart" [dataflow conflict], ...; then why the tile region before it ended (region_end).
+  std::string reason;
 };
 
 /// What the search policy tried (reported in schedule.json).
@@ -167,6 +175,10 @@ std::string fusion_kind(const workloads::Graph& g, const GroupPlan& p);
 /// Throws InputError naming the op when an op cannot be tiled into SRAM at all.
 Plan make_plan(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy policy,
                const SearchOptions& search = {});
+
+/// Appends to each boundary (but a branch) why the tile region before it ended, when it ended
+/// at an op it could not take (Segment::region_end).
+void explain_region_ends(const workloads::Graph& g, Plan& plan);
 
 nlohmann::json to_json(const Plan& p, const workloads::Graph& g);
 

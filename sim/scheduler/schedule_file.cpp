@@ -316,6 +316,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     const bool listed = std::find(unlisted.begin(), unlisted.end(), to) == unlisted.end();
     plan.boundaries.push_back({from, to, listed ? "policy: schedule file" : "not in schedule file"});
   }
+  explain_region_ends(g, plan);
   return plan;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/scheduler/plan.h"
@@ -150,6 +151,23 @@ bool has_gemm(const workloads::Graph& g, const std::vector<Segment>& segs);
 /// op order), and the tensor the segment produces (base index of the last op's output).
 std::vector<int> segment_inputs(const workloads::Graph& g, const Segment& seg);
 int segment_output(const workloads::Graph& g, const Segment& seg);
+
+/// The tensors an epilogue op of a segment finds on the output tile in SRAM: those the
+/// segment's ops produce and, for an elementwise head, its inputs of the output's shape (loaded
+/// for the same tile: SiLU's x, read by the sigmoid and by the mul, is loaded once).
+class TileTensors {
+ public:
+  TileTensors(const workloads::Graph& g, const Segment& seg);
+  bool has(int tensor) const { return tensors_.count(tensor) > 0; }
+
+ private:
+  std::unordered_set<int> tensors_;
+};
+
+/// Tiles a segment's epilogue keeps beside the one flowing through it: at the widest point of
+/// a tile region, the intermediates still to be read by a later op, less one (a diamond's
+/// branch waiting for its join: 1 for GELU's erf form; 0 for a chain).
+std::uint64_t epilogue_scratch_tiles(const workloads::Graph& g, const Segment& seg);
 
 /// True when the input tensor is cut into tiles with the output (same or more elements than
 /// the output tile's tensor); false for small operands (bias, scale, gamma) loaded whole.

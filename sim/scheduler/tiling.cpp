@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -94,19 +95,22 @@ double burst_overfetch(std::uint64_t run, std::uint64_t stride, std::uint64_t bu
 
 struct ExtraOperands {
   std::uint64_t tiled_bytes_per_out_elem = 0;  // bytes per output element of tiled extras (not resident)
+  std::uint64_t scratch_bytes_per_out_elem = 0;  // intermediate tiles a tile region keeps (epilogue_scratch_tiles)
   std::uint64_t whole_buffer_bytes = 0;        // small extras held whole (not resident)
   std::uint64_t dram_bytes = 0;                // DRAM traffic of all non-resident extras
 };
 
-/// The epilogue ops' operands that do not come down the chain.
+/// The epilogue ops' operands that are not on the tile (TileTensors): loaded per tile or whole.
 ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residency& where, std::uint32_t eb) {
   ExtraOperands x;
-  int chain = g.op(seg.ops[0]).outputs[0];
+  x.scratch_bytes_per_out_elem = epilogue_scratch_tiles(g, seg) * eb;
+  const TileTensors on_tile(g, seg);
+  std::set<int> loaded;
   for (std::size_t i = 1; i < seg.ops.size(); ++i) {
     const Op& op = g.op(seg.ops[i]);
     const std::uint64_t out_elems = g.tensor(op.outputs[0]).elements();
     for (int t : op.inputs) {
-      if (t == chain) continue;
+      if (on_tile.has(t) || !loaded.insert(t).second) continue;  // a second reader uses the same tile
       const int b = base_tensor(g, t);
       if (where.resident[b]) continue;
       const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
@@ -116,7 +120,6 @@ ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residenc
       else
         x.whole_buffer_bytes += bytes;
     }
-    chain = op.outputs[0];
   }
   return x;
 }
@@ -237,6 +240,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         // Epilogue operands sit beside the output tile they are applied to.
         const BufferBytes parts{a_resident ? 0 : 2 * a_tile_max, b_resident ? 0 : 2 * b_tile,
                                 2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
+                                    out_tile_elems * extras.scratch_bytes_per_out_elem +
                                     extras.whole_buffer_bytes + pool_buffer_bytes(geo, pool, out_tile_elems, eb, acc)};
         const std::uint64_t ws = parts.total();
         if (!fits(hw, budget, parts, smallest)) continue;
@@ -333,7 +337,7 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
     // the ofmap buffer.
     const BufferBytes parts{2 * in_tile + whole_bytes, 0,
                             2 * (out_tile + out_elems_tile * extras.tiled_bytes_per_out_elem) +
-                                extras.whole_buffer_bytes};
+                                out_elems_tile * extras.scratch_bytes_per_out_elem + extras.whole_buffer_bytes};
     const std::uint64_t ws = parts.total();
     if (!fits(hw, budget, parts, smallest)) continue;
     const double cost =
@@ -396,11 +400,11 @@ bool is_tiled_input(const Graph& g, int tensor, std::uint64_t out_elements) {
 
 std::vector<int> segment_inputs(const Graph& g, const Segment& seg) {
   std::vector<int> in;
-  std::vector<int> produced;
+  std::unordered_set<int> produced;  // a set: a 100k-op chain is one segment
   for (int o : seg.ops) {
     for (int t : g.op(o).inputs)
-      if (std::find(produced.begin(), produced.end(), t) == produced.end()) in.push_back(base_tensor(g, t));
-    for (int t : g.op(o).outputs) produced.push_back(t);
+      if (!produced.count(t)) in.push_back(base_tensor(g, t));
+    for (int t : g.op(o).outputs) produced.insert(t);
   }
   return in;
 }
