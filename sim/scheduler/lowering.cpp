@@ -584,52 +584,56 @@ class Lowering {
     buf.users.emplace_back();
   }
 
+  /// A vector head's tiles as vector_geometry cuts them (the tiler walks the same tiles): per
+  /// tile, each input's range loaded when it changes, the tile's work, then (unless it is a
+  /// statistics pass or a reduction chunk that completes no output) the epilogue and the store.
   void lower_vector(const Segment& seg) {
     const int ho = seg.ops[0];
     const Op& head = g_.op(ho);
-    const std::uint64_t out_total = g_.tensor(head.outputs[0]).elements();
-    const std::uint64_t head_ops = workloads::op_cost(g_, head, eb_).vector_ops;
-    const std::uint64_t tiles = std::uint64_t(std::max<std::int64_t>(1, seg.tiling.tiles));
+    const VectorGeometry geo = vector_geometry(g_, hw_, head);
+    const int passes = seg.tiling.passes;
     Stream st;
     std::map<int, OperandBuffer> in_bufs;
-    for (std::uint64_t i = 0; i < tiles; ++i) {
-      const std::uint64_t e0 = out_total * i / tiles, e1 = out_total * (i + 1) / tiles;
+    std::map<int, std::uint64_t> pass_done;  // driver elements done per pass
+    const std::uint64_t N = std::max<std::uint64_t>(geo.elems, 1);
+    for_each_vector_tile(geo, seg.tiling.tile_elems, passes, [&](const VectorTile& t) {
       std::vector<std::uint32_t> deps;
       std::uint64_t read_bytes = 0;
-      for (int t : head.inputs) {
-        const std::uint64_t elems = g_.tensor(t).elements();
-        const bool tiled = is_tiled_input(g_, t, out_total);
-        const std::uint64_t lo = tiled ? elems * i / tiles : 0, hi = tiled ? elems * (i + 1) / tiles : elems;
+      for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+        const int in = head.inputs[k];
+        const auto [lo, hi] = t.in[k];
         read_bytes += (hi - lo) * eb_;
-        if (where_.resident[base_tensor(g_, t)]) {
-          add_ready_dep(t, true, deps);
-        } else if (tiled) {
-          const auto key = std::make_tuple(std::int64_t(i), std::int64_t(0), std::int64_t(0));
-          deps.push_back(ensure_loaded(in_bufs[t], key, ho, t, {addr(t) + lo * eb_, (hi - lo) * eb_, (hi - lo) * eb_, 1}));
-        } else {
-          auto it = st.whole_loads.find(t);
-          if (it == st.whole_loads.end()) {
-            std::vector<std::uint32_t> ld;
-            add_ready_dep(t, false, ld);
-            it = st.whole_loads.emplace(t, load(ho, {addr(t), elems * eb_, elems * eb_, 1}, ld)).first;
-          }
-          deps.push_back(it->second);
+        if (where_.resident[base_tensor(g_, in)]) {
+          add_ready_dep(in, true, deps);
+          continue;
         }
+        const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
+        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in,
+                                     {addr(in) + lo * eb_, (hi - lo) * eb_, (hi - lo) * eb_, 1}));
       }
-      if (st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);
+      const bool writes = t.pass != 1 && t.out1 > t.out0;
+      if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot
+      const std::uint64_t ops = vector_pass_ops(g_, head, eb_, passes, t.pass);
+      std::uint64_t& done = pass_done[t.pass];
       Command c;
       c.kind = CommandKind::Vector;
       c.op = ho;
-      c.vec = {workloads::to_string(head.kind), e1 - e0};
-      c.vector_ops = head_ops * (i + 1) / tiles - head_ops * i / tiles;
+      c.vec = {workloads::to_string(head.kind), t.out1 - t.out0};
+      c.vector_ops = mul_div(ops, done + (t.d1 - t.d0), N) - mul_div(ops, done, N);
+      done += t.d1 - t.d0;
       c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = (e1 - e0) * eb_;
+      c.sram_write_bytes = (t.out1 - t.out0) * eb_;
       c.deps = std::move(deps);
       const std::uint32_t id = emit(std::move(c));
-      for (auto& [t, buf] : in_bufs)
+      for (auto& [tensor, buf] : in_bufs)
         if (!buf.users.empty()) buf.users.back().push_back(id);
-      epilogue_and_store(seg, st, id, e1 - e0, {e0 * eb_, (e1 - e0) * eb_, (e1 - e0) * eb_, 1});
-    }
+      if (!writes) {
+        st.computes.push_back(id);
+        return;
+      }
+      const std::uint64_t n = t.out1 - t.out0;
+      epilogue_and_store(seg, st, id, n, {t.out0 * eb_, n * eb_, n * eb_, 1});
+    });
     finish_segment(seg, st);
   }
 

@@ -151,6 +151,60 @@ bool has_gemm(const workloads::Graph& g, const std::vector<Segment>& segs);
 std::vector<int> segment_inputs(const workloads::Graph& g, const Segment& seg);
 int segment_output(const workloads::Graph& g, const Segment& seg);
 
+/// How a vector head is cut into tiles, by op class (docs/scheduling.md, "Vector heads"), so a
+/// new op kind falls into a rule: elementwise ops (and expand) cut their output into contiguous
+/// runs of flattened elements; data movement (concat, pad, slice, transpose, resize, gather,
+/// local pools...) streams every input in the same fraction as the output; reductions and row
+/// ops (softmax, layer-norm) cut their input into whole reduced blocks, or into chunks of one
+/// block when a block alone does not fit (accumulated, or two passes for row ops).
+enum class VectorClass { Elementwise, Movement, Reduction, RowOp };
+VectorClass vector_class(workloads::OpKind k);
+
+/// How one input of a vector head is read by the tiles.
+enum class InputCut {
+  Same,          // as many elements as the driver: the tile's own range
+  Proportional,  // the same fraction of it as the tile is of the driver (streamed moves)
+  Broadcast,     // numpy-broadcast against the driver: the range the tile's elements map to
+  Gathered,      // gather's table: the rows the tile picks (as many elements as the tile writes)
+  Whole,         // not broadcast-compatible (per-channel parameters): loaded whole once
+};
+
+/// The iteration space of a vector head: the tensor whose flattened elements the tiles cut
+/// (its output, or its first input for reductions and row ops), and how each input follows.
+struct VectorGeometry {
+  VectorClass cls = VectorClass::Elementwise;
+  workloads::Shape shape;          // the driver's shape
+  std::uint64_t elems = 0;         // driver elements
+  std::uint64_t out_elems = 0;     // output elements
+  std::uint64_t block = 0;         // reductions, row ops: driver elements of one reduced block; 0 else
+  std::uint64_t align = 1;         // tile starts (within a block) are multiples of this (a DRAM burst)
+  std::vector<InputCut> cuts;      // per head input
+  std::vector<workloads::Shape> in_shapes;
+  std::vector<std::uint64_t> in_elems;
+};
+VectorGeometry vector_geometry(const workloads::Graph& g, const HardwareConfig& hw, const workloads::Op& op);
+
+/// One tile of a vector head: the driver elements it covers, the element range it reads of
+/// each head input, the output elements it completes (a reduction's accumulators complete with
+/// their block's last chunk; a statistics pass completes none), and its pass.
+struct VectorTile {
+  std::uint64_t d0 = 0, d1 = 0;
+  std::uint64_t out0 = 0, out1 = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> in;
+  int pass = 0;  // 0: single pass; 1: statistics pass; 2: apply pass (a row op two-pass)
+};
+
+/// Driver elements per tile for a cut into `tiles` tiles (the count a schedule file's `rows`
+/// gives), and back: the tiles a cut of `tile_elems` makes (per pass).
+std::uint64_t vector_tile_elems(const VectorGeometry& geo, std::uint64_t tiles);
+std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_elems);
+/// Calls `visit` for every tile in order: `passes` 2 reads each block twice, statistics first.
+void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, int passes,
+                          const std::function<void(const VectorTile&)>& visit);
+/// The vector ops of a head's pass (`passes` 1: all of them in pass 0; 2: the statistics pass
+/// and the apply pass, the work the apply pass redoes counted again, e.g. softmax's exponent).
+std::uint64_t vector_pass_ops(const workloads::Graph& g, const workloads::Op& op, std::uint32_t eb, int passes, int pass);
+
 /// True when the input tensor is cut into tiles with the output (same or more elements than
 /// the output tile's tensor); false for small operands (bias, scale, gamma) loaded whole.
 bool is_tiled_input(const workloads::Graph& g, int tensor, std::uint64_t out_elements);

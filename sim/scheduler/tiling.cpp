@@ -293,62 +293,156 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   return best;
 }
 
-/// Rows a vector op's tensors can be cut into: N*H for 4-D (NHWC rows of W*C), else all but
-/// the last dimension (softmax and layer-norm need whole rows).
-std::int64_t tensor_rows(const workloads::Shape& s) {
-  if (s.size() == 4) return s[0] * s[2];
-  if (s.size() <= 1) return 1;
-  return product(s, 0, s.size() - 1);
-}
-
 std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                   std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   const int out = segment_output(g, seg);
-  const std::uint64_t head_out_elems = g.tensor(head.outputs[0]).elements();
+  const bool out_stored = where.stored[out];
   const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
+  const VectorGeometry geo = vector_geometry(g, hw, head);
+  // A reduction's output tile is its accumulators; the segment's output (after the epilogue
+  // ops) has as many elements as the head's.
+  const std::uint64_t seg_out_elems = std::uint64_t(g.tensor(out).elements());
 
-  std::uint64_t tiled_bytes = 0, whole_bytes = 0, traffic = 0;
-  std::int64_t max_tiles = tensor_rows(g.tensor(head.outputs[0]).shape);
-  for (int t : head.inputs) {
-    const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
-    if (is_tiled_input(g, t, head_out_elems)) max_tiles = std::max(max_tiles, tensor_rows(g.tensor(t).shape));
-    if (where.resident[base_tensor(g, t)]) continue;
-    traffic += bytes;
-    (is_tiled_input(g, t, head_out_elems) ? tiled_bytes : whole_bytes) += bytes;
-  }
-  const std::uint64_t out_bytes = head_out_elems * eb;
-  traffic += extras.dram_bytes + (where.stored[out] ? std::uint64_t(g.tensor(out).elements()) * eb : 0);
-  double ops = 0;
-  for (int o : seg.ops) ops += double(workloads::op_cost(g, g.op(o), eb).vector_ops);
+  // Candidate cuts: tile counts from the finest legal cut down to one tile, each turned into
+  // driver elements per tile (burst-aligned, whole blocks while a block fits).
+  std::vector<std::uint64_t> sizes;
+  const std::uint64_t finest = vector_tile_count(geo, 1);
+  const auto counts = seg.request.rows > 0 ? std::vector<std::int64_t>{seg.request.rows}
+                                           : candidates(std::int64_t(std::max<std::uint64_t>(finest, 1)), 1);
+  for (std::int64_t c : counts) sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
-  for (std::int64_t tiles : requested(candidates(std::max<std::int64_t>(max_tiles, 1), 1), seg.request.rows)) {
-    const std::uint64_t in_tile = (tiled_bytes + tiles - 1) / tiles;
-    const std::uint64_t out_tile = (out_bytes + tiles - 1) / tiles;
-    const std::uint64_t out_elems_tile = (head_out_elems + tiles - 1) / tiles;
+  for (std::uint64_t size : sizes) {
+    const int passes = geo.cls == VectorClass::RowOp && size < geo.block ? 2 : 1;
+    // Walk the tiles as the lowering will: a distinct input is loaded when its range changes.
+    std::vector<int> tensors;  // distinct base tensors of the head's inputs
+    std::vector<int> slot(head.inputs.size());
+    for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+      const int b = base_tensor(g, head.inputs[k]);
+      const auto it = std::find(tensors.begin(), tensors.end(), b);
+      slot[k] = int(it - tensors.begin());
+      if (it == tensors.end()) tensors.push_back(b);
+    }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> last(tensors.size(), {~0ull, ~0ull});
+    std::vector<std::uint64_t> max_slice(tensors.size(), 0);
+    std::vector<bool> whole(tensors.size(), true);
+    std::uint64_t loaded = 0, first_tile = 0, out_tile = 0, tiles = 0;
+    for_each_vector_tile(geo, size, passes, [&](const VectorTile& t) {
+      std::uint64_t tile_loads = 0;
+      for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+        const std::size_t s = std::size_t(slot[k]);
+        const auto range = t.in[k];
+        max_slice[s] = std::max(max_slice[s], range.second - range.first);
+        if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
+        if (where.resident[tensors[s]] || range == last[s]) continue;
+        last[s] = range;
+        tile_loads += (range.second - range.first) * eb;
+      }
+      loaded += tile_loads;
+      if (tiles == 0) first_tile = tile_loads;
+      out_tile = std::max(out_tile, t.out1 - t.out0);
+      tiles += t.pass == 2 ? 0 : 1;
+    });
+    // A reduction cut inside a block keeps the block's accumulators across its chunks.
+    if (geo.cls == VectorClass::Reduction && size < geo.block) out_tile = std::max(out_tile, geo.out_elems / (geo.elems / geo.block));
+    std::uint64_t in_buffer = 0;
+    for (std::size_t s = 0; s < tensors.size(); ++s)
+      if (!where.resident[tensors[s]]) in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * eb;
     // A vector op has no filter: inputs in the ifmap buffer, outputs (and epilogue operands) in
     // the ofmap buffer.
-    const BufferBytes parts{2 * in_tile + whole_bytes, 0,
-                            2 * (out_tile + out_elems_tile * extras.tiled_bytes_per_out_elem) +
-                                extras.whole_buffer_bytes};
+    const BufferBytes parts{in_buffer, 0,
+                            2 * (out_tile * eb + out_tile * extras.tiled_bytes_per_out_elem) + extras.whole_buffer_bytes};
     const std::uint64_t ws = parts.total();
     if (!fits(hw, budget, parts, smallest)) continue;
-    const double cost =
-        score(smallest, estimate_seconds(hw, traffic, ops, in_tile, std::uint64_t(tiles), hw.vector_peak_ops()), ws);
+    const std::uint64_t traffic = loaded + extras.dram_bytes + (out_stored ? seg_out_elems * eb : 0);
+    double ops = 0;
+    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
+      ops += double(vector_pass_ops(g, head, eb, passes, pass));
+    for (std::size_t i = 1; i < seg.ops.size(); ++i) ops += double(workloads::op_cost(g, g.op(seg.ops[i]), eb).vector_ops);
+    const double cost = score(smallest, estimate_seconds(hw, traffic, ops, first_tile, tiles * std::uint64_t(passes),
+                                                         hw.vector_peak_ops()),
+                              ws);
     if (cost < best_cost) {
       best_cost = cost;
       Tiling t;
-      t.tiles = tiles;
+      t.tiles = std::int64_t(tiles);
+      t.tile_elems = size;
+      t.passes = passes;
       set_buffers(t, parts);
       t.dram_bytes = traffic;
-      t.tile_count = std::uint64_t(tiles);
+      t.tile_count = tiles * std::uint64_t(passes);
       best = t;
     }
   }
   return best;
+}
+
+/// The element range of `in` (numpy-broadcast against `out`) that the output elements [a, b)
+/// read: exact up to the first dimension where the tile's first and last elements differ,
+/// the whole extent of the dimensions inside it (a tile crossing a row reads the operand's
+/// rows it spans).
+std::pair<std::uint64_t, std::uint64_t> broadcast_range(const workloads::Shape& in, const workloads::Shape& out,
+                                                        std::uint64_t a, std::uint64_t b) {
+  if (b <= a) return {0, 0};
+  const std::size_t r = out.size(), off = r - in.size();
+  std::vector<std::uint64_t> os(r), is(r);
+  std::uint64_t so = 1, si = 1;
+  for (std::size_t k = r; k-- > 0;) {
+    const std::uint64_t din = k >= off ? std::uint64_t(in[k - off]) : 1;
+    os[k] = so;
+    is[k] = din == 1 ? 0 : si;
+    so *= std::uint64_t(out[k]);
+    si *= din;
+  }
+  std::uint64_t lo = 0, hi = 0, ra = a, rb = b - 1;
+  bool split = false;
+  for (std::size_t k = 0; k < r; ++k) {
+    const std::uint64_t ia = ra / os[k], ib = rb / os[k];
+    ra %= os[k];
+    rb %= os[k];
+    if (split) {
+      hi += (std::uint64_t(out[k]) - 1) * is[k];
+      continue;
+    }
+    lo += ia * is[k];
+    hi += ib * is[k];
+    split = ia != ib;
+  }
+  return {lo, hi + 1};
+}
+
+/// Whether `in` broadcasts against `out` (right-aligned, every dimension equal or 1).
+bool broadcasts_to(const workloads::Shape& in, const workloads::Shape& out) {
+  if (in.size() > out.size()) return false;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::int64_t d = in[in.size() - 1 - i], o = out[out.size() - 1 - i];
+    if (d != o && d != 1) return false;
+  }
+  return true;
+}
+
+/// The first reduced axis of a reduction or row op: every dimension from it on is kept whole
+/// in a block (softmax and layer-norm normalise from `axis` on; a global pool over H and W).
+std::size_t first_reduced_axis(const Op& op, std::size_t rank) {
+  auto norm = [&](std::int64_t a) { return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank))); };
+  switch (op.kind) {
+    case workloads::OpKind::GlobalAvgPool:
+    case workloads::OpKind::GlobalMaxPool: return std::min<std::size_t>(2, rank);
+    case workloads::OpKind::Softmax:
+    case workloads::OpKind::LogSoftmax:
+    case workloads::OpKind::LayerNorm: return norm(op.attrs.axis);
+    default: {
+      if (op.attrs.axes.empty()) return 0;
+      std::size_t first = rank;
+      for (auto a : op.attrs.axes) first = std::min(first, norm(a));
+      return first;
+    }
+  }
 }
 
 }  // namespace
@@ -415,6 +509,136 @@ std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, con
     case OpClass::View: return Tiling{};
   }
   return std::nullopt;
+}
+
+// ---- vector geometry ----------------------------------------------------------------------
+
+VectorClass vector_class(workloads::OpKind k) {
+  using workloads::OpKind;
+  switch (k) {
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+    case OpKind::LayerNorm: return VectorClass::RowOp;
+    case OpKind::ReduceMean:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::GlobalAvgPool:
+    case OpKind::GlobalMaxPool: return VectorClass::Reduction;
+    case OpKind::Expand: return VectorClass::Elementwise;  // its input is a broadcast operand
+    default: return workloads::is_elementwise(k) ? VectorClass::Elementwise : VectorClass::Movement;
+  }
+}
+
+VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const Op& op) {
+  VectorGeometry geo;
+  geo.cls = vector_class(op.kind);
+  const bool by_input = geo.cls == VectorClass::Reduction || geo.cls == VectorClass::RowOp;
+  geo.shape = g.tensor(by_input ? op.inputs[0] : op.outputs[0]).shape;
+  geo.elems = std::uint64_t(g.tensor(by_input ? op.inputs[0] : op.outputs[0]).elements());
+  geo.out_elems = std::uint64_t(g.tensor(op.outputs[0]).elements());
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  geo.align = std::max<std::uint64_t>(1, hw.dram.bytes_per_burst() / eb);
+  if (by_input) {
+    const std::size_t axis = first_reduced_axis(op, geo.shape.size());
+    geo.block = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, axis, geo.shape.size())));
+    if (geo.elems == 0 || geo.elems % geo.block != 0) geo.block = std::max<std::uint64_t>(geo.elems, 1);
+  }
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    const auto& t = g.tensor(op.inputs[k]);
+    geo.in_shapes.push_back(t.shape);
+    geo.in_elems.push_back(std::uint64_t(t.elements()));
+    InputCut cut = InputCut::Whole;
+    if (by_input && k == 0) cut = InputCut::Same;
+    else if (geo.cls == VectorClass::Movement) cut = op.kind == workloads::OpKind::Gather && k == 0 ? InputCut::Gathered : InputCut::Proportional;
+    else if (geo.in_elems.back() == geo.elems) cut = InputCut::Same;
+    else if (broadcasts_to(t.shape, geo.shape)) cut = InputCut::Broadcast;
+    geo.cuts.push_back(cut);
+  }
+  return geo;
+}
+
+std::uint64_t vector_tile_elems(const VectorGeometry& geo, std::uint64_t tiles) {
+  tiles = std::max<std::uint64_t>(tiles, 1);
+  auto aligned = [&](std::uint64_t v) { return std::max<std::uint64_t>(geo.align, ceil_div(v, geo.align) * geo.align); };
+  if (geo.block == 0) return std::min(std::max<std::uint64_t>(geo.elems, 1), aligned(ceil_div(geo.elems, tiles)));
+  const std::uint64_t blocks = geo.elems / geo.block;
+  if (tiles <= blocks) return ceil_div(blocks, tiles) * geo.block;
+  return std::min(geo.block, aligned(ceil_div(geo.block, ceil_div(tiles, blocks))));
+}
+
+std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_elems) {
+  if (geo.block == 0) {
+    const std::uint64_t size = std::max(tile_elems, geo.align);
+    return std::max<std::uint64_t>(1, ceil_div(geo.elems, size));
+  }
+  const std::uint64_t blocks = geo.elems / geo.block;
+  if (tile_elems >= geo.block) return ceil_div(blocks, tile_elems / geo.block);
+  return blocks * ceil_div(geo.block, std::max(tile_elems, std::min(geo.align, geo.block)));
+}
+
+void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, int passes,
+                          const std::function<void(const VectorTile&)>& visit) {
+  const std::uint64_t N = geo.elems;
+  const std::uint64_t size = std::max<std::uint64_t>(1, tile_elems ? tile_elems : N);
+  // Tiles never straddle a reduced block they do not hold whole.
+  const std::uint64_t span = geo.block && size < geo.block ? geo.block : std::max<std::uint64_t>(N, 1);
+  const std::uint64_t blocks = geo.block ? N / geo.block : 1;
+  // A reduction's outputs complete with the last element of their block.
+  auto done = [&](std::uint64_t x) {
+    if (geo.cls != VectorClass::Reduction) return x;
+    return x >= N ? geo.out_elems : mul_div(x / geo.block, geo.out_elems, std::max<std::uint64_t>(blocks, 1));
+  };
+  VectorTile t;
+  t.in.resize(geo.cuts.size());
+  // The same fraction of an input of n elements as the tile is of the driver.
+  auto fraction = [&](std::uint64_t n) {
+    return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
+  };
+  for (std::uint64_t s0 = 0; s0 < std::max<std::uint64_t>(N, 1); s0 += span) {
+    const std::uint64_t s1 = std::min(N, s0 + span);
+    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
+      for (std::uint64_t a = s0; a < s1 || (N == 0 && a == 0); a += size) {
+        t.d0 = a;
+        t.d1 = std::min(s1, a + size);
+        t.pass = pass;
+        t.out0 = pass == 1 ? 0 : done(t.d0);
+        t.out1 = pass == 1 ? 0 : done(t.d1);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k) {
+          const std::uint64_t n = geo.in_elems[k];
+          switch (geo.cuts[k]) {
+            case InputCut::Same: t.in[k] = {t.d0, t.d1}; break;
+            case InputCut::Proportional: t.in[k] = fraction(n); break;
+            case InputCut::Broadcast:
+              // No larger than a tile: held whole (one load) rather than re-read in slivers.
+              t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
+                                  : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
+              break;
+            case InputCut::Gathered:
+              t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
+              break;
+            case InputCut::Whole: t.in[k] = {0, n}; break;
+          }
+        }
+        visit(t);
+        if (N == 0) break;
+      }
+  }
+}
+
+std::uint64_t vector_pass_ops(const Graph& g, const Op& op, std::uint32_t eb, int passes, int pass) {
+  const std::uint64_t ops = workloads::op_cost(g, op, eb).vector_ops;
+  if (passes != 2) return ops;
+  // Per element, single pass -> statistics pass + apply pass (docs/scheduling.md, "Two passes"):
+  // softmax 5 -> 4 (running max, subtract, exp, sum) + 3 (subtract, exp, divide): the exponent is
+  // computed again; log-softmax 5 -> 4 + 1 (subtract max + log-sum); layer-norm 8 -> 4 + 4.
+  std::uint64_t stats = 1, apply = 1, single = 2;
+  switch (op.kind) {
+    case workloads::OpKind::Softmax: stats = 4, apply = 3, single = 5; break;
+    case workloads::OpKind::LogSoftmax: stats = 4, apply = 1, single = 5; break;
+    case workloads::OpKind::LayerNorm: stats = 4, apply = 4, single = 8; break;
+    default: break;
+  }
+  return mul_div(ops, pass == 1 ? stats : apply, single);
 }
 
 // ---- GEMM geometry -----------------------------------------------------------------------
