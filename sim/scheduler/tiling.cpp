@@ -312,7 +312,8 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
   const auto counts = seg.request.rows > 0 ? std::vector<std::int64_t>{seg.request.rows}
                                            : candidates(std::int64_t(std::max<std::uint64_t>(finest, 1)), 1);
   for (std::int64_t c : counts) sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
-  std::sort(sizes.begin(), sizes.end());
+  // Largest tiles first: a tie in the estimate goes to fewer tiles.
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
 
   std::optional<Tiling> best;

@@ -1,0 +1,225 @@
+// Tiling of vector heads by op class (docs/scheduling.md, "Vector heads"): elementwise work at any
+// rank, streamed data movement, reductions whose rows do not fit. Every case ran into "cannot be
+// tiled into SRAM" before these rules; the arithmetic of each expected figure is written beside it.
+#include <gtest/gtest.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/scheduler/lowering.h"
+#include "sim/scheduler/plan.h"
+#include "sim/scheduler/segment.h"
+#include "tests/support/plan_support.h"
+#include "workloads/loader.h"
+
+using namespace npusim;
+using sched::FusionPolicy;
+
+namespace {
+
+std::uint64_t plan_dram_bytes(const sched::Plan& p) {
+  std::uint64_t b = 0;
+  for (const auto& g : p.groups) b += g.dram_bytes;
+  return b;
+}
+
+std::uint64_t vector_ops(const sched::Program& p) {
+  std::uint64_t v = 0;
+  for (const auto& c : p.commands) v += c.vector_ops;
+  return v;
+}
+
+/// The segment whose head is op `name`.
+const sched::Segment& segment_of(const workloads::Graph& g, const sched::Plan& p, const std::string& name) {
+  const int op = g.find_op(name);
+  for (const auto& gp : p.groups)
+    for (const auto& s : gp.segments)
+      if (s.ops[0] == op) return s;
+  throw std::runtime_error("no segment headed by " + name);
+}
+
+/// Plans, checks every group fits the SRAM and the Program moves what the plan says.
+sched::Plan plan_that_fits(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
+  const sched::Plan plan = sched::make_plan(g, hw, policy);
+  for (const auto& gp : plan.groups) EXPECT_LE(gp.sram_bytes, hw.sram.capacity_bytes) << gp.name;
+  EXPECT_EQ(test::dram_bytes(sched::lower_plan(g, hw, plan)), plan_dram_bytes(plan));
+  return plan;
+}
+
+// Reproduction 1a of issue 11: one row of 4194304 elements. Before: "mul0: cannot be tiled into
+// SRAM ... needs 16777217 B" (vector heads were cut only along rows).
+const char* kLongChain = R"(
+name: long_chain
+inputs:
+  - {name: x, shape: [1, 4194304]}
+ops:
+  - {name: mul0, op: mul, inputs: [x, x]}
+  - {name: add0, op: add, inputs: [mul0, x]}
+  - {name: relu0, op: relu, inputs: [add0]}
+outputs: [relu0]
+)";
+
+}  // namespace
+
+TEST(Tiling, OneRowElementwiseChainTilesOverFlatElements) {
+  const auto g = workloads::parse_yaml_workload(kLongChain, "long_chain.yaml");
+  const auto hw = config::load_hardware_config("edge-m");  // int8, 1 MiB SRAM, 64 B bursts
+  for (FusionPolicy policy : {FusionPolicy::None, FusionPolicy::Greedy}) {
+    const auto plan = plan_that_fits(g, hw, policy);
+    const auto& seg = segment_of(g, plan, "mul0");
+    EXPECT_GT(seg.tiling.tiles, 1);
+    // Tiles start on whole bursts: 64 B / 1 B = 64 elements.
+    EXPECT_EQ(seg.tiling.tile_elems % 64, 0u);
+    if (policy == FusionPolicy::Greedy) {
+      // One chain: x read by mul0 (x * x reads it once) and again by add0, the result stored:
+      // 3 x 4194304 B.
+      ASSERT_EQ(plan.groups.size(), 1u);
+      EXPECT_EQ(plan_dram_bytes(plan), 3u * 4194304);
+    } else {
+      // mul0: x in, out; add0: mul0 and x in, out; relu0: in, out = 7 x 4194304 B.
+      EXPECT_EQ(plan_dram_bytes(plan), 7u * 4194304);
+    }
+  }
+}
+
+TEST(Tiling, BroadcastOperandIsReadAsTheSliceEachTileMapsTo) {
+  // Driver [2, 3, 4] (24 elements), operand [3, 4] broadcast over the batch. Tiles of 4
+  // elements (one row): tile [4, 8) is row 1 of batch 0 -> operand [4, 8); tile [12, 16) is
+  // row 0 of batch 1 -> operand [0, 4) again.
+  sched::VectorGeometry geo;
+  geo.shape = {2, 3, 4};
+  geo.elems = geo.out_elems = 24;
+  geo.cuts = {sched::InputCut::Broadcast};
+  geo.in_shapes = {{3, 4}};
+  geo.in_elems = {12};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> got;
+  sched::for_each_vector_tile(geo, 4, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[1], (std::pair<std::uint64_t, std::uint64_t>{4, 8}));
+  EXPECT_EQ(got[3], (std::pair<std::uint64_t, std::uint64_t>{0, 4}));
+  // Tiles of 6: [6, 12) is (0, 1, 2) .. (0, 2, 3), differing first in the row, so it reads the
+  // operand's rows 1..2 whole -> [4, 12).
+  got.clear();
+  sched::for_each_vector_tile(geo, 6, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
+  EXPECT_EQ(got[1], (std::pair<std::uint64_t, std::uint64_t>{4, 12}));
+}
+
+TEST(Tiling, LargeBroadcastOperandIsSlicedNotHeldWhole) {
+  // x [4, 1024, 1024] (4 MiB int8) * m [1024, 1024] (1 MiB): m alone fills edge-m's SRAM, so it
+  // must be read in slices. Each of the 4 batches reads all of m once: 4 MiB of x + 4 x 1 MiB of
+  // m + 4 MiB out = 12 MiB.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: masked
+inputs:
+  - {name: x, shape: [4, 1024, 1024]}
+  - {name: m, shape: [1024, 1024]}
+ops:
+  - {name: apply, op: mul, inputs: [x, m]}
+outputs: [apply]
+)",
+                                                "masked.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_EQ(plan_dram_bytes(plan), 12u << 20);
+}
+
+TEST(Tiling, ConcatLargerThanSramStreamsEveryInput) {
+  // Reproduction 1b: a 2.4 MB concat on a 1 MiB SRAM. Before: each input, smaller than the
+  // output, was held whole ("cat needs 2519040 B"). Now every input streams in the output's
+  // fraction: read 128*6400 + 256*6400 = 2457600 B once, written 2457600 B.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: big_concat
+inputs:
+  - {name: a, shape: [1, 128, 80, 80]}
+  - {name: b, shape: [1, 256, 80, 80]}
+ops:
+  - {name: ra, op: relu, inputs: [a]}
+  - {name: cat, op: concat, inputs: [ra, b], axis: 1}
+outputs: [cat]
+)",
+                                                "big_concat.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_GT(segment_of(g, plan, "cat").tiling.tiles, 1);
+  // ra: 819200 in + 819200 out; cat: 2457600 in + 2457600 out.
+  EXPECT_EQ(plan_dram_bytes(plan), 2u * 819200 + 2u * 2457600);
+}
+
+TEST(Tiling, ClassifierConcatRunsUnfusedOnEdgeS) {
+  // A fire module's concat at 56x56 (SqueezeNet on 224x224): 2 x [1, 64, 56, 56] -> 401408 B,
+  // more than edge-s's 256 KiB; held whole, the two inputs alone were 401408 B.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: fire
+inputs:
+  - {name: x, shape: [1, 16, 56, 56]}
+ops:
+  - {name: e1, op: conv2d, inputs: [x], out_channels: 64, kernel: 1}
+  - {name: e3, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+  - {name: cat, op: concat, inputs: [e1, e3], axis: 1}
+outputs: [cat]
+)",
+                                                "fire.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_EQ(segment_of(g, plan, "cat").tiling.dram_bytes, 2u * 401408);
+}
+
+TEST(Tiling, SoftmaxRowsStayWholePerTile) {
+  // [64, 4096] softmax over the last axis on edge-s: a row is 4096 B, rows fit, so tiles hold
+  // whole rows (a multiple of 4096 elements) and read the input once: 262144 B in + out.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: rows
+inputs:
+  - {name: x, shape: [64, 4096]}
+ops:
+  - {name: sm, op: softmax, inputs: [x]}
+outputs: [sm]
+)",
+                                                "rows.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "sm").tiling;
+  EXPECT_EQ(t.passes, 1);
+  EXPECT_EQ(t.tile_elems % 4096, 0u);
+  EXPECT_EQ(t.dram_bytes, 2u * 262144);
+}
+
+TEST(Tiling, SoftmaxRowLargerThanSramTakesTwoPasses) {
+  // One row of 1048576 elements (1 MiB) on edge-s's 256 KiB: a statistics pass (running max
+  // and sum) then an apply pass, each reading the row: 2 x 1 MiB in + 1 MiB out. Vector work:
+  // softmax is 5 ops per element in one pass; two passes take 4 + 3 (the exponent again) = 7.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: long_row
+inputs:
+  - {name: x, shape: [1, 1048576]}
+ops:
+  - {name: sm, op: softmax, inputs: [x]}
+outputs: [sm]
+)",
+                                                "long_row.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::Greedy);
+  const auto& t = segment_of(g, plan, "sm").tiling;
+  EXPECT_EQ(t.passes, 2);
+  EXPECT_EQ(t.dram_bytes, 3u << 20);
+  EXPECT_EQ(vector_ops(sched::lower_plan(g, hw, plan)), 7u * 1048576);
+}
+
+TEST(Tiling, ReductionOfAHugeRowAccumulatesInOnePass) {
+  // reduce_mean (over every dim) of a 1 MiB row on edge-s: chunks accumulate into one value, so the row is
+  // read once (1048576 B) and one element stored; 1048576 ops (each element accumulated once).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: long_mean
+inputs:
+  - {name: x, shape: [1, 1048576]}
+ops:
+  - {name: mean, op: reduce_mean, inputs: [x]}
+outputs: [mean]
+)",
+                                                "long_mean.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "mean").tiling;
+  EXPECT_EQ(t.passes, 1);
+  EXPECT_GT(t.tiles, 1);
+  EXPECT_EQ(t.dram_bytes, 1048576u + 1);
+  EXPECT_EQ(vector_ops(sched::lower_plan(g, hw, plan)), 1048576u);
+}
