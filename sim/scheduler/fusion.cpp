@@ -218,6 +218,7 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
                     ? "largest buffer is resident tensor '" + g.tensor(largest_tensor).name + "' (" +
                           std::to_string(largest) + " B)"
                     : "largest buffer is its smallest tile working set (" +
+                          (smallest ? describe_tile(g, s, *smallest) + ": " : "") +
                           std::to_string(smallest ? smallest->working_set_bytes : 0) + " B)") +
                (alive ? ", " + std::to_string(alive) + " B resident in all" : "") + buffer_shortfall(hw, smallest);
       return ev;
@@ -631,6 +632,10 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                       {"tiles", t.tile_count},
                       {"working_set_bytes", t.working_set_bytes},
                       {"dram_bytes", t.dram_bytes}});
+      if (!gemm && !is_view(g, s.ops[0])) {  // vector heads: elements per tile, passes (2: stats, then apply)
+        segs.back()["tile_elements"] = t.tile_elems;
+        segs.back()["passes"] = t.passes;
+      }
     }
     nlohmann::json resident = nlohmann::json::array();
     for (int t : gp.resident_tensors) resident.push_back(g.tensor(t).name);

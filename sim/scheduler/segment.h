@@ -205,6 +205,10 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
 /// and the apply pass, the work the apply pass redoes counted again, e.g. softmax's exponent).
 std::uint64_t vector_pass_ops(const workloads::Graph& g, const workloads::Op& op, std::uint32_t eb, int passes, int pass);
 
+/// A tiling's tile in words, for messages: "1 of 56 output rows x 8 of 64 output channels x 16
+/// of 64 input channels" (GEMM heads), "64 of 4194304 elements of [1, 4194304]" (vector heads).
+std::string describe_tile(const workloads::Graph& g, const Segment& seg, const Tiling& t);
+
 /// True when the input tensor is cut into tiles with the output (same or more elements than
 /// the output tile's tensor); false for small operands (bias, scale, gamma) loaded whole.
 bool is_tiled_input(const workloads::Graph& g, int tensor, std::uint64_t out_elements);

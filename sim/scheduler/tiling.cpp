@@ -312,6 +312,12 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
   const auto counts = seg.request.rows > 0 ? std::vector<std::int64_t>{seg.request.rows}
                                            : candidates(std::int64_t(std::max<std::uint64_t>(finest, 1)), 1);
   for (std::int64_t c : counts) sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
+  // Also cuts into whole rows of the driver (N x H of an NCHW tensor, else all but the last
+  // dimension), which keep an NHWC row in one tile.
+  const auto& d = geo.shape;
+  const std::int64_t rows = d.size() == 4 ? d[0] * d[2] : d.size() <= 1 ? 1 : product(d, 0, d.size() - 1);
+  if (seg.request.rows <= 0 && geo.block == 0)
+    for (std::int64_t c : candidates(std::max<std::int64_t>(rows, 1), 1)) sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
   // Largest tiles first: a tie in the estimate goes to fewer tiles.
   std::sort(sizes.begin(), sizes.end(), std::greater<>());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
@@ -640,6 +646,31 @@ std::uint64_t vector_pass_ops(const Graph& g, const Op& op, std::uint32_t eb, in
     default: break;
   }
   return mul_div(ops, pass == 1 ? stats : apply, single);
+}
+
+std::string describe_tile(const Graph& g, const Segment& seg, const Tiling& t) {
+  const Op& head = g.op(seg.ops[0]);
+  auto of = [](std::int64_t part, std::int64_t whole, const std::string& what) {
+    return std::to_string(std::min(part, whole)) + " of " + std::to_string(whole) + " " + what;
+  };
+  switch (workloads::op_class(head.kind)) {
+    case OpClass::Gemm: {
+      const GemmGeometry geo = gemm_geometry(g, head);
+      return of(t.rows, geo.out_rows, "output rows") + " x " +
+             of(t.cols, geo.n_total, geo.grouped ? "groups" : "output channels") +
+             (geo.grouped ? "" : " x " + of(t.in_channels, geo.c_total, "input channels"));
+    }
+    case OpClass::Vector: {
+      const int driver = vector_class(head.kind) == VectorClass::Reduction || vector_class(head.kind) == VectorClass::RowOp
+                             ? head.inputs[0]
+                             : head.outputs[0];
+      const auto& d = g.tensor(driver);
+      return of(std::int64_t(t.tile_elems), d.elements(), "elements of " + workloads::format_shape(d.shape)) +
+             (t.passes == 2 ? " (two passes)" : "");
+    }
+    case OpClass::View: break;
+  }
+  return "no tile (a view)";
 }
 
 // ---- GEMM geometry -----------------------------------------------------------------------
