@@ -342,7 +342,7 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
           if (gp.depth_first.enabled) break;  // counted per tile below
           w.macs += double(cost.macs);
           add_array(gemm_tiling_cost(gemm_geometry(g, op), s.tiling.rows, s.tiling.cols, s.tiling.in_channels,
-                                     s.dataflow, hw));
+                                     s.dataflow, hw, s.tiling.width));
           break;
       }
     }
@@ -632,6 +632,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                       {"tiles", t.tile_count},
                       {"working_set_bytes", t.working_set_bytes},
                       {"dram_bytes", t.dram_bytes}});
+      if (gemm && t.width > 0) segs.back()["width"] = t.width;  // output columns per tile of a split row
       if (!gemm && !is_view(g, s.ops[0])) {  // vector heads: elements per tile, passes (2: stats, then apply)
         segs.back()["tile_elements"] = t.tile_elems;
         segs.back()["passes"] = t.passes;

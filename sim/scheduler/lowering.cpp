@@ -299,8 +299,8 @@ class Lowering {
       const std::uint64_t C = geo.out_channels;
       const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
       const std::uint64_t chs = geo.grouped ? b.cols * geo.cout_g : b.cols;
-      const std::uint64_t px0 = (b.batch * geo.out_rows + b.row0) * geo.out_cols_px;
-      return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows * geo.out_cols_px), eb_);
+      const std::uint64_t px0 = (b.batch * geo.out_rows + b.row0) * geo.out_cols_px + b.px0;
+      return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows * geo.width(b)), eb_);  // a split row: rows = 1
     }
     const std::uint64_t N = geo.n_total;
     return region(0, (b.batch * geo.out_rows + b.row0) * N + b.col0, b.cols, N, b.rows, eb_);
@@ -329,6 +329,12 @@ class Lowering {
       const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cin_g : b.chan0;
       const std::uint64_t chs = geo.grouped ? b.cols * geo.cin_g : b.chans;
       const std::uint64_t px0 = (b.batch * geo.in_h + i0) * geo.in_w;
+      if (b.pxs) {  // a column block: every channel's span per input row, or one input row's pixels
+        const auto [j0, j1] = geo.input_cols(b.px0, b.pxs);
+        const std::uint64_t rows = std::uint64_t(std::max<std::int64_t>(0, i1 - i0)), span = std::uint64_t(j1 - j0);
+        if (chs == C) return region(0, (px0 + j0) * C, span * C, geo.in_w * C, rows, eb_);
+        return region(0, (px0 + j0) * C + ch0, chs, C, span, eb_);
+      }
       return region(0, px0 * C + ch0, chs, C, std::uint64_t(std::max<std::int64_t>(0, i1 - i0) * geo.in_w), eb_);
     }
     const std::uint64_t K = geo.k_dim;
@@ -378,8 +384,8 @@ class Lowering {
       std::vector<std::uint32_t> deps;
       if (a_res) add_ready_dep(a_t, true, deps);
       else {
-        const auto key = geo.grouped ? std::make_tuple(blk.batch, blk.row0, blk.col0)
-                                     : std::make_tuple(blk.batch, blk.row0, blk.chan0);
+        const std::int64_t place = blk.row0 * geo.out_cols_px + blk.px0;  // row, and column block of a split row
+        const auto key = geo.grouped ? std::make_tuple(blk.batch, place, blk.col0) : std::make_tuple(blk.batch, place, blk.chan0);
         deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk), addr(a_t))));
       }
       if (b_res) add_ready_dep(b_t, true, deps);

@@ -35,6 +35,8 @@ struct Tiling {
   // channels (K block) per tile, and the loop order (true: weight blocks outermost).
   std::int64_t rows = 0, cols = 0, in_channels = 0;
   bool weights_outer = true;
+  // Conv head whose single output row does not fit: output columns per tile (0: whole rows).
+  std::int64_t width = 0;
   // Vector head: number of tiles the op is cut into (per pass), the driver elements per tile
   // (segment.h, VectorGeometry; 0: not chosen yet) and the passes over each reduced block (2: a
   // row op whose block does not fit reads it once for statistics, once to apply them).

@@ -29,6 +29,7 @@ struct GemmBlock {
   std::int64_t row0 = 0, rows = 0;    // output rows (conv: of OH; matmul: of M)
   std::int64_t col0 = 0, cols = 0;    // output channels (groups==1) or groups (grouped conv)
   std::int64_t chan0 = 0, chans = 0;  // input channels (K block)
+  std::int64_t px0 = 0, pxs = 0;      // conv: output columns; pxs 0 = the whole width
 };
 
 /// GEMM head geometry: conv (plain or grouped) or matmul, in block units.
@@ -44,12 +45,17 @@ struct GemmGeometry {
   std::int64_t c_total = 0;    // Cin (plain), 1 (grouped), K (matmul)
   // conv
   std::int64_t in_h = 0, in_w = 0, in_c = 0, kh = 1, kw = 1, stride_h = 1, dil_h = 1, pad_top = 0;
+  std::int64_t stride_w = 1, dil_w = 1, pad_left = 0;
   std::int64_t cin_g = 1, cout_g = 1;
   std::int64_t out_channels = 0;  // total output channels (conv) or N (matmul)
   std::int64_t k_dim = 0;         // matmul K
 
   /// Input rows [first, last) of the input image a block of output rows needs (clipped).
   std::pair<std::int64_t, std::int64_t> input_rows(std::int64_t row0, std::int64_t rows) const;
+  /// Input columns [first, last) a block of output columns needs (clipped).
+  std::pair<std::int64_t, std::int64_t> input_cols(std::int64_t px0, std::int64_t pxs) const;
+  /// Output columns of a block (the whole width unless the block splits it).
+  std::int64_t width(const GemmBlock& b) const { return b.pxs ? b.pxs : out_cols_px; }
   std::uint64_t a_elements(const GemmBlock& b) const;  // first operand tile
   std::uint64_t b_elements(const GemmBlock& b) const;  // second operand tile
   std::uint64_t out_elements(const GemmBlock& b) const;
@@ -69,7 +75,7 @@ GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw);
 /// The sum over every block of a GEMM head cut into rows x cols x chans blocks (edge blocks
 /// included), run with `dataflow` (nullopt: the config's).
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
-                              std::optional<Dataflow> dataflow, const HardwareConfig& hw);
+                              std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width = 0);
 
 /// Calls `visit` for every block of a tiling in loop order (see Tiling::weights_outer).
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit);

@@ -57,7 +57,7 @@ GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
 }
 
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
-                              std::optional<Dataflow> dataflow, const HardwareConfig& hw) {
+                              std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width) {
   // Every dimension has at most two block sizes, the full one and the remainder at the edge.
   auto sizes = [](std::int64_t total, std::int64_t block) {
     std::vector<std::pair<std::int64_t, std::int64_t>> s{{block, total / block}};  // (size, count)
@@ -65,13 +65,16 @@ GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::i
     return s;
   };
   GemmTileCost sum;
+  const auto widths = width > 0 ? sizes(geo.out_cols_px, width)
+                                 : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}};
   for (const auto& [r, nr] : sizes(geo.out_rows, rows))
     for (const auto& [c, nc] : sizes(geo.n_total, cols))
-      for (const auto& [k, nk] : sizes(geo.c_total, chans)) {
-        GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k});
+      for (const auto& [k, nk] : sizes(geo.c_total, chans))
+        for (const auto& [px, npx] : widths) {
+        GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k, 0, px});
         w.dataflow = dataflow;
         const GemmTileCost one = gemm_tile_cost(w, hw);
-        const std::uint64_t n = std::uint64_t(nr * nc * nk * geo.batch);
+        const std::uint64_t n = std::uint64_t(nr * nc * nk * npx * geo.batch);
         sum.cycles += one.cycles * double(n);
         sum.sram_read_bytes += one.sram_read_bytes * n;
         sum.sram_write_bytes += one.sram_write_bytes * n;
@@ -169,6 +172,25 @@ std::uint64_t pool_buffer_bytes(const GemmGeometry& geo, const PoolEpilogue& poo
   return 2 * out_tile_elems / std::uint64_t(pool.stride_h * pool.stride_w) * eb;
 }
 
+/// Output-column block widths for a conv tile of `rows` rows: 0 (whole rows) and, for a single
+/// output row of a conv without a pool epilogue, narrower blocks (a row of a wide image can
+/// alone exceed the SRAM: split output channels first, then the width).
+std::vector<std::int64_t> width_candidates(const GemmGeometry& geo, std::int64_t rows, const PoolEpilogue& pool) {
+  std::vector<std::int64_t> w{0};
+  if (!geo.conv || rows != 1 || pool.op >= 0 || geo.out_cols_px <= 1) return w;
+  for (std::int64_t v : candidates(geo.out_cols_px, 1))
+    if (v < geo.out_cols_px) w.push_back(v);
+  return w;
+}
+
+/// Whether a block that splits the width reads and writes single strided regions: its input
+/// rows' column spans are one run per row only with every input channel, or a single input row
+/// (a 1-row kernel) is a run per pixel.
+bool column_block_is_one_region(const GemmGeometry& geo, std::int64_t cols, std::int64_t chans) {
+  const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
+  return channels == geo.in_c || geo.kh == 1;
+}
+
 std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                 std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
@@ -214,24 +236,35 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                       : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
                                                   seg.request.in_channels);
 
-  for (std::int64_t rows : row_cands) {
+  for (std::int64_t rows : row_cands)
+   for (std::int64_t width : width_candidates(geo, rows, pool)) {
     if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
-    // First-operand elements over all row blocks: halo rows are read again by every block.
+    // First-operand elements over all row (and column) blocks: halo rows and columns are read
+    // again by every block.
     a_full = 0;
-    std::uint64_t a_tile_max = 0;
-    for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
-      GemmBlock blk{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total};
-      a_full += geo.a_elements(blk);
-    }
+    std::uint64_t a_tile_max = 0, a_block_max = 0;  // the largest block's input, for every channel
+    for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows)
+      for (std::int64_t p0 = 0; p0 < (width ? geo.out_cols_px : 1); p0 += std::max<std::int64_t>(width, 1)) {
+        GemmBlock blk{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total,
+                      p0, width ? std::min(width, geo.out_cols_px - p0) : 0};
+        a_full += geo.a_elements(blk);
+        a_block_max = std::max(a_block_max, geo.a_elements(blk));
+      }
     a_full *= std::uint64_t(geo.batch);
-    const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows);
+    // Row blocks, counting each column block of a split row as one.
+    const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows) * (width ? ceil_div(geo.out_cols_px, width) : 1);
     const std::int64_t rb = rb_per_batch * geo.batch;
     for (std::int64_t cols : col_cands) {
       const std::int64_t nb = ceil_div(geo.n_total, cols);
       for (std::int64_t chans : chan_cands) {
         const std::int64_t cb = ceil_div(geo.c_total, chans);
-        const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans};
-        a_tile_max = geo.a_elements(first) * eb;
+        if (width && !column_block_is_one_region(geo, cols, chans)) continue;
+        const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans, 0, width};
+        // The buffer holds the largest block's input (an interior block's halo is not clipped
+        // at the padding), for this block's channels of the in_c counted in a_block_max.
+        const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
+        a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
+                               : geo.a_elements(first)) * eb;
         const std::uint64_t b_tile = geo.b_elements(first) * eb;
         const std::uint64_t out_tile_elems = geo.out_elements(first);
         // Epilogue operands sit beside the output tile they are applied to.
@@ -242,7 +275,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         if (!fits(hw, budget, parts, smallest)) continue;
         // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
         const double compute_cycles =
-            smallest ? 0 : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw).cycles;
+            smallest ? 0 : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw, width).cycles;
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
           const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
@@ -280,6 +313,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             t.rows = rows;
             t.cols = cols;
             t.in_channels = chans;
+            t.width = width;
             t.weights_outer = weights_outer;
             set_buffers(t, parts);
             t.dram_bytes = traffic;
@@ -658,7 +692,8 @@ std::string describe_tile(const Graph& g, const Segment& seg, const Tiling& t) {
       const GemmGeometry geo = gemm_geometry(g, head);
       return of(t.rows, geo.out_rows, "output rows") + " x " +
              of(t.cols, geo.n_total, geo.grouped ? "groups" : "output channels") +
-             (geo.grouped ? "" : " x " + of(t.in_channels, geo.c_total, "input channels"));
+             (geo.grouped ? "" : " x " + of(t.in_channels, geo.c_total, "input channels")) +
+             (t.width > 0 ? " x " + of(t.width, geo.out_cols_px, "output columns") : "");
     }
     case OpClass::Vector: {
       const int driver = vector_class(head.kind) == VectorClass::Reduction || vector_class(head.kind) == VectorClass::RowOp
@@ -693,6 +728,9 @@ GemmGeometry gemm_geometry(const Graph& g, const Op& op) {
     geo.stride_h = op.attrs.stride[0];
     geo.dil_h = op.attrs.dilation[0];
     geo.pad_top = op.attrs.pads[0];
+    geo.stride_w = op.attrs.stride[1];
+    geo.dil_w = op.attrs.dilation[1];
+    geo.pad_left = op.attrs.pads[1];
     const std::int64_t groups = op.attrs.groups;
     geo.grouped = groups > 1;
     geo.cin_g = geo.in_c / groups;
@@ -733,11 +771,18 @@ std::pair<std::int64_t, std::int64_t> GemmGeometry::input_rows(std::int64_t row0
   return {std::max<std::int64_t>(0, first), std::min(in_h, last)};
 }
 
+std::pair<std::int64_t, std::int64_t> GemmGeometry::input_cols(std::int64_t px0, std::int64_t pxs) const {
+  const std::int64_t first = px0 * stride_w - pad_left;
+  const std::int64_t last = (px0 + pxs - 1) * stride_w - pad_left + (kw - 1) * dil_w + 1;
+  return {std::max<std::int64_t>(0, first), std::min(in_w, last)};
+}
+
 std::uint64_t GemmGeometry::a_elements(const GemmBlock& b) const {
   if (!conv) return std::uint64_t(b.rows * b.chans);
   auto [r0, r1] = input_rows(b.row0, b.rows);
+  const auto [c0, c1] = b.pxs ? input_cols(b.px0, b.pxs) : std::pair<std::int64_t, std::int64_t>{0, in_w};
   const std::int64_t channels = grouped ? b.cols * cin_g : b.chans;
-  return std::uint64_t(std::max<std::int64_t>(0, r1 - r0) * in_w * channels);
+  return std::uint64_t(std::max<std::int64_t>(0, r1 - r0) * std::max<std::int64_t>(0, c1 - c0) * channels);
 }
 
 std::uint64_t GemmGeometry::b_elements(const GemmBlock& b) const {
@@ -747,19 +792,22 @@ std::uint64_t GemmGeometry::b_elements(const GemmBlock& b) const {
 }
 
 std::uint64_t GemmGeometry::out_elements(const GemmBlock& b) const {
-  return std::uint64_t(b.rows * out_cols_px * b.cols * (grouped ? cout_g : 1));
+  return std::uint64_t(b.rows * width(b) * b.cols * (grouped ? cout_g : 1));
 }
 
 GemmWork GemmGeometry::work(const GemmBlock& b) const {
   if (!conv) return {b.rows, b.chans, b.cols, 1};
-  if (grouped) return {b.rows * out_cols_px, kh * kw * cin_g, cout_g, b.cols};
-  return {b.rows * out_cols_px, kh * kw * b.chans, b.cols, 1};
+  if (grouped) return {b.rows * width(b), kh * kw * cin_g, cout_g, b.cols};
+  return {b.rows * width(b), kh * kw * b.chans, b.cols, 1};
 }
 
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit) {
+  // A split row's column blocks run innermost, one after another, like row blocks.
   auto block = [&](std::int64_t b, std::int64_t r0, std::int64_t n0, std::int64_t c0) {
-    visit(GemmBlock{b, r0, std::min(t.rows, geo.out_rows - r0), n0, std::min(t.cols, geo.n_total - n0), c0,
-                    std::min(t.in_channels, geo.c_total - c0)});
+    const bool split = t.width > 0 && t.width < geo.out_cols_px;
+    for (std::int64_t p0 = 0; p0 < (split ? geo.out_cols_px : 1); p0 += split ? t.width : 1)
+      visit(GemmBlock{b, r0, std::min(t.rows, geo.out_rows - r0), n0, std::min(t.cols, geo.n_total - n0), c0,
+                      std::min(t.in_channels, geo.c_total - c0), p0, split ? std::min(t.width, geo.out_cols_px - p0) : 0});
   };
   const bool k_split = t.in_channels < geo.c_total;
   if (!k_split && t.weights_outer && geo.b_constant) {

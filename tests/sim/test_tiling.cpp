@@ -223,3 +223,66 @@ outputs: [mean]
   EXPECT_EQ(t.dram_bytes, 1048576u + 1);
   EXPECT_EQ(vector_ops(sched::lower_plan(g, hw, plan)), 1048576u);
 }
+
+TEST(Tiling, ConvWhoseOneOutputRowDoesNotFitSplitsTheWidth) {
+  // 3x3 conv, 64 -> 64 channels, on an 8 x 4096 map (int8) on edge-s (256 KiB). One output row
+  // at the 4-byte accumulator width is 4096 x 64 x 4 = 1 MiB; with the fewest output channels
+  // a block may take (8 of 64) it is still 2 x 4096 x 8 x 4 = 256 KiB, so whole rows cannot fit
+  // and the row is cut into column blocks (before: "conv needs 394368 B").
+  const auto g = workloads::parse_yaml_workload(R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)",
+                                                "wide.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "conv").tiling;
+  EXPECT_EQ(t.rows, 1);
+  ASSERT_GT(t.width, 0);
+  ASSERT_LT(t.width, 4096);
+  ASSERT_EQ(4096 % t.width, 0);
+  ASSERT_EQ(t.cols, 64);  // all output channels per block: the input is then read once per block
+  // Input rows per output row (3x3, pad 1, 8 rows): 2 + 6 x 3 + 2 = 22. Input columns per row:
+  // each of the 4096 / w blocks reads w + 2 columns but the first and last only w + 1.
+  // Input = 22 x 64 x (4096 + 2 x 4096 / w - 2); weights 3 x 3 x 64 x 64 = 36864 once; output
+  // 8 x 4096 x 64 = 2097152.
+  const std::uint64_t blocks = 4096 / std::uint64_t(t.width);
+  EXPECT_EQ(t.dram_bytes, 22u * 64 * (4096 + 2 * blocks - 2) + 36864 + 2097152);
+  // Every MAC once: 8 x 4096 x 64 outputs x 3 x 3 x 64.
+  std::uint64_t macs = 0;
+  for (const auto& c : sched::lower_plan(g, hw, plan).commands) macs += c.macs;
+  EXPECT_EQ(macs, 8u * 4096 * 64 * 9 * 64);
+}
+
+TEST(Tiling, RefusalNamesTheSmallestTileAndTheSramItNeeds) {
+  // The same conv's smallest tile: 1 output row x 1 output column x 8 output channels, with
+  // every input channel (a column block of a 3x3 conv reads whole-channel row spans): input 3 x 3
+  // x 64 = 576 B (an interior block), weights 3 x 3 x 64 x 8 = 4608 B, accumulators 8 x 4 B,
+  // each double-buffered: 2 x (576 + 4608 + 32) = 10432 B. A 1 KiB SRAM cannot run it.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)",
+                                                "wide.yaml");
+  auto hw = config::load_hardware_config("edge-s");
+  hw.sram.capacity_bytes = 1024;
+  try {
+    sched::make_plan(g, hw, FusionPolicy::None);
+    FAIL() << "a 1 KiB SRAM cannot hold the smallest tile";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("conv"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1 of 8 output rows x 8 of 64 output channels x 64 of 64 input channels x 1 of 4096 output columns"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("needs 10432 B of 1024 B"), std::string::npos) << msg;
+  }
+}
