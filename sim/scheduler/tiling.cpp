@@ -304,7 +304,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
           // channel the next group's prefetch and the stores need, and carry nothing.
           const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
           const double cost = score(smallest,
-                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, a_tile_max + b_tile,
+                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, geo.a_elements(first) * eb + b_tile,
                                                      tiles, hw.core_clock.hz) + overfetch,
                                     ws);
           if (cost < best_cost) {
@@ -326,6 +326,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   }
   return best;
 }
+
+/// The most tiles a vector head is cut into (2^22: 256 MiB in 64-byte tiles).
+constexpr std::uint64_t kMaxVectorTiles = std::uint64_t(1) << 22;
 
 std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                   std::uint64_t budget, bool smallest) {
@@ -358,8 +361,14 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
+  const double per_tile = 64.0 / hw.core_clock.hz;  // estimate_seconds' issue overhead per tile
   for (std::uint64_t size : sizes) {
     const int passes = geo.cls == VectorClass::RowOp && size < geo.block ? 2 : 1;
+    const std::uint64_t count = vector_tile_count(geo, size) * std::uint64_t(passes);
+    // Finer cuts only add tiles: once their issue overhead alone exceeds the best estimate they
+    // cannot win. And a cut into more than kMaxVectorTiles is not walked (nor would its Program
+    // be small): a tensor that needs one is refused, naming the finest cut tried.
+    if (count > kMaxVectorTiles || (!smallest && double(count) * per_tile > best_cost)) continue;
     // Walk the tiles as the lowering will: a distinct input is loaded when its range changes.
     std::vector<int> tensors;  // distinct base tensors of the head's inputs
     std::vector<int> slot(head.inputs.size());
