@@ -636,6 +636,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       if (!gemm && !is_view(g, s.ops[0])) {  // vector heads: elements per tile, passes (2: stats, then apply)
         segs.back()["tile_elements"] = t.tile_elems;
         segs.back()["passes"] = t.passes;
+        if (t.in_place) segs.back()["in_place"] = "its producers store into its slabs: no work, no bytes";
       }
     }
     nlohmann::json resident = nlohmann::json::array();

@@ -78,12 +78,26 @@ class Lowering {
 
   void allocate_dram() {
     base_addr_.assign(g_.tensors().size(), 0);
+    // The inputs of a concat written in place live inside its output, one slab after another.
+    std::vector<std::pair<int, std::uint64_t>> inside(g_.tensors().size(), {-1, 0});  // (concat output, offset)
+    for (const GroupPlan& grp : plan_.groups)
+      for (const Segment& seg : grp.segments) {
+        if (!seg.tiling.in_place) continue;
+        const Op& cat = g_.op(seg.ops[0]);
+        std::uint64_t offset = 0;
+        for (int t : cat.inputs) {
+          inside[t] = {cat.outputs[0], offset};
+          offset += std::uint64_t(g_.tensor(t).elements()) * eb_;
+        }
+      }
     for (std::size_t t = 0; t < g_.tensors().size(); ++t) {
-      if (base_tensor(g_, int(t)) != int(t)) continue;
+      if (base_tensor(g_, int(t)) != int(t) || inside[t].first >= 0) continue;
       base_addr_[t] = dram_top_;
       const std::uint64_t bytes = std::uint64_t(g_.tensor(int(t)).elements()) * eb_;
       dram_top_ += ceil_div(bytes, 4096) * 4096;  // page-aligned tensors
     }
+    for (std::size_t t = 0; t < g_.tensors().size(); ++t)
+      if (inside[t].first >= 0) base_addr_[t] = base_addr_[inside[t].first] + inside[t].second;
     if (dram_top_ > hw_.dram.capacity_bytes())
       throw InputError(hw_.source + " (npu.dram)", "the workload needs " + std::to_string(dram_top_) +
                                                        " bytes of DRAM, the device holds " +
@@ -596,6 +610,13 @@ class Lowering {
   void lower_vector(const Segment& seg) {
     const int ho = seg.ops[0];
     const Op& head = g_.op(ho);
+    if (seg.tiling.in_place) {  // the producers' stores wrote it: ready when they all are
+      std::vector<std::uint32_t> stores;
+      for (int t : head.inputs) add_ready_dep(t, false, stores);
+      dram_ready_[head.outputs[0]] = int(barrier(std::move(stores)));
+      previous_computes_.clear();
+      return;
+    }
     const VectorGeometry geo = vector_geometry(g_, hw_, head);
     const int passes = seg.tiling.passes;
     Stream st;

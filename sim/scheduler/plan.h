@@ -43,6 +43,8 @@ struct Tiling {
   std::int64_t tiles = 1;
   std::uint64_t tile_elems = 0;
   int passes = 1;
+  // A concat its producers write into place (segment.h, concat_in_place): no work, no bytes.
+  bool in_place = false;
   std::uint64_t working_set_bytes = 0;  // SRAM for the double-buffered tile buffers
   /// working_set_bytes by operand buffer: ifmap (first operand; a vector op's inputs), filter
   /// (second operand), ofmap (output / partial sums and epilogue operands). What a group holds

@@ -211,6 +211,14 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
 /// and the apply pass, the work the apply pass redoes counted again, e.g. softmax's exponent).
 std::uint64_t vector_pass_ops(const workloads::Graph& g, const workloads::Op& op, std::uint32_t eb, int passes, int pass);
 
+/// Whether `seg` is a concat that costs nothing because its producers store their outputs
+/// straight into its slabs (as inference compilers place them): the concat alone in its
+/// segment, nothing before its axis (each input a contiguous slab of the output), and every
+/// input produced by an op (not a view or another concat) whose only reader it is, stored to
+/// DRAM (not resident), the output not resident either. The lowering then places each input
+/// inside the output's DRAM region.
+bool concat_in_place(const workloads::Graph& g, const Segment& seg, const Residency& where);
+
 /// A tiling's tile in words, for messages: "1 of 56 output rows x 8 of 64 output channels x 16
 /// of 64 input channels" (GEMM heads), "64 of 4194304 elements of [1, 4194304]" (vector heads).
 std::string describe_tile(const workloads::Graph& g, const Segment& seg, const Tiling& t);

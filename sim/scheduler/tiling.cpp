@@ -555,10 +555,37 @@ std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, con
                                    std::uint64_t budget, bool smallest) {
   switch (workloads::op_class(g.op(seg.ops[0]).kind)) {
     case OpClass::Gemm: return tile_gemm(g, hw, seg, where, budget, smallest);
-    case OpClass::Vector: return tile_vector(g, hw, seg, where, budget, smallest);
+    case OpClass::Vector:
+      if (concat_in_place(g, seg, where)) {
+        Tiling t;
+        t.in_place = true;
+        t.tile_count = 0;
+        return t;
+      }
+      return tile_vector(g, hw, seg, where, budget, smallest);
     case OpClass::View: return Tiling{};
   }
   return std::nullopt;
+}
+
+bool concat_in_place(const Graph& g, const Segment& seg, const Residency& where) {
+  const Op& op = g.op(seg.ops[0]);
+  if (seg.ops.size() != 1 || op.kind != workloads::OpKind::Concat) return false;
+  const int out = op.outputs[0];
+  const auto& shape = g.tensor(out).shape;
+  const std::int64_t rank = std::int64_t(shape.size());
+  const std::int64_t axis = op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis;
+  if (axis < 0 || axis >= rank || product(shape, 0, std::size_t(axis)) != 1 || where.resident[out]) return false;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const int t = op.inputs[i];
+    const auto& ten = g.tensor(t);
+    if (ten.producer < 0 || ten.is_constant || base_tensor(g, t) != t || where.resident[t]) return false;
+    if (g.op(ten.producer).kind == workloads::OpKind::Concat) return false;  // no chains of placements
+    if (ten.consumers.size() != 1 || g.is_output(t)) return false;
+    if (std::find(op.inputs.begin(), op.inputs.begin() + std::ptrdiff_t(i), t) != op.inputs.begin() + std::ptrdiff_t(i))
+      return false;  // the same tensor twice cannot sit in two places
+  }
+  return true;
 }
 
 // ---- vector geometry ----------------------------------------------------------------------

@@ -145,7 +145,8 @@ outputs: [cat]
 
 TEST(Tiling, ClassifierConcatRunsUnfusedOnEdgeS) {
   // A fire module's concat at 56x56 (SqueezeNet on 224x224): 2 x [1, 64, 56, 56] -> 401408 B,
-  // more than edge-s's 256 KiB; held whole, the two inputs alone were 401408 B.
+  // more than edge-s's 256 KiB; held whole, the two inputs alone were 401408 B. e1 is also read
+  // by `side`, so the concat cannot be written in place: it streams both inputs.
   const auto g = workloads::parse_yaml_workload(R"(
 name: fire
 inputs:
@@ -154,12 +155,57 @@ ops:
   - {name: e1, op: conv2d, inputs: [x], out_channels: 64, kernel: 1}
   - {name: e3, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
   - {name: cat, op: concat, inputs: [e1, e3], axis: 1}
-outputs: [cat]
+  - {name: side, op: relu, inputs: [e1]}
+outputs: [cat, side]
 )",
                                                 "fire.yaml");
   const auto hw = config::load_hardware_config("edge-s");
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
-  EXPECT_EQ(segment_of(g, plan, "cat").tiling.dram_bytes, 2u * 401408);
+  const auto& t = segment_of(g, plan, "cat").tiling;
+  EXPECT_FALSE(t.in_place);
+  EXPECT_EQ(t.dram_bytes, 2u * 401408);  // 2 x 200704 B read, 401408 B written
+}
+
+TEST(Tiling, ConcatWhoseProducersWriteIntoPlaceIsFree) {
+  // The same concat when each input has no other reader: e1 and e3 store their outputs into
+  // the two slabs of cat's region (channel axis, batch 1: each slab contiguous), so the concat
+  // moves nothing and runs nothing. DRAM: x read by e1 (50176 B) and e3, the weights, e1 and e3
+  // stored (200704 B each), relu reads cat (401408 B) and writes r (401408 B).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: fire
+inputs:
+  - {name: x, shape: [1, 16, 56, 56]}
+ops:
+  - {name: e1, op: conv2d, inputs: [x], out_channels: 64, kernel: 1}
+  - {name: e3, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+  - {name: cat, op: concat, inputs: [e1, e3], axis: 1}
+  - {name: r, op: relu, inputs: [cat]}
+outputs: [r]
+)",
+                                                "fire_in_place.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "cat").tiling;
+  EXPECT_TRUE(t.in_place);
+  EXPECT_EQ(t.dram_bytes, 0u);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  const int cat = g.find_op("cat");
+  for (const auto& c : prog.commands) EXPECT_TRUE(c.op != cat || c.kind == sched::CommandKind::Barrier);
+  // e1 stores at cat's base address, e3 right after e1's 200704 bytes.
+  std::uint64_t e1_store = ~0ull, e3_store = ~0ull;
+  for (const auto& c : prog.commands) {
+    if (c.kind != sched::CommandKind::DmaStore) continue;
+    if (c.op == g.find_op("e1")) e1_store = std::min(e1_store, c.dram.addr);
+    if (c.op == g.find_op("e3")) e3_store = std::min(e3_store, c.dram.addr);
+  }
+  EXPECT_EQ(e3_store - e1_store, 200704u);
+  // What r reads is what e1 and e3 wrote: cat's tiles load from [e1's base, + 401408).
+  std::uint64_t r_lo = ~0ull, r_hi = 0;
+  for (const auto& c : prog.commands)
+    if (c.kind == sched::CommandKind::DmaLoad && c.op == g.find_op("r"))
+      r_lo = std::min(r_lo, c.dram.addr), r_hi = std::max(r_hi, c.dram.addr + c.dram.bytes());
+  EXPECT_EQ(r_lo, e1_store);
+  EXPECT_EQ(r_hi - r_lo, 401408u);
 }
 
 TEST(Tiling, SoftmaxRowsStayWholePerTile) {
