@@ -629,14 +629,14 @@ class Lowering {
       for (std::size_t k = 0; k < head.inputs.size(); ++k) {
         const int in = head.inputs[k];
         const auto [lo, hi] = t.in[k];
-        read_bytes += (hi - lo) * eb_;
+        read_bytes += (hi - lo) * (geo.cuts[k] == InputCut::Same ? t.runs : 1) * eb_;
         if (where_.resident[base_tensor(g_, in)]) {
           add_ready_dep(in, true, deps);
           continue;
         }
+        const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
         const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
-        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in,
-                                     {addr(in) + lo * eb_, (hi - lo) * eb_, (hi - lo) * eb_, 1}));
+        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, region(addr(in), lo, hi - lo, t.stride, runs, eb_)));
       }
       const bool writes = t.pass != 1 && t.out1 > t.out0;
       if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot
@@ -645,11 +645,14 @@ class Lowering {
       Command c;
       c.kind = CommandKind::Vector;
       c.op = ho;
-      c.vec = {workloads::to_string(head.kind), t.out1 - t.out0};
-      c.vector_ops = mul_div(ops, done + (t.d1 - t.d0), N) - mul_div(ops, done, N);
-      done += t.d1 - t.d0;
+      // A row op's output tile has the input tile's runs; a reduction's is one run.
+      const std::uint64_t out_runs = geo.cls == VectorClass::Reduction ? 1 : t.runs;
+      const std::uint64_t n = (t.out1 - t.out0) * out_runs;
+      c.vec = {workloads::to_string(head.kind), n};
+      c.vector_ops = mul_div(ops, done + t.elements(), N) - mul_div(ops, done, N);
+      done += t.elements();
       c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = (t.out1 - t.out0) * eb_;
+      c.sram_write_bytes = n * eb_;
       c.deps = std::move(deps);
       const std::uint32_t id = emit(std::move(c));
       for (auto& [tensor, buf] : in_bufs)
@@ -658,8 +661,7 @@ class Lowering {
         st.computes.push_back(id);
         return;
       }
-      const std::uint64_t n = t.out1 - t.out0;
-      epilogue_and_store(seg, st, id, n, {t.out0 * eb_, n * eb_, n * eb_, 1});
+      epilogue_and_store(seg, st, id, n, region(0, t.out0, t.out1 - t.out0, t.stride, out_runs, eb_));
     });
     finish_segment(seg, st);
   }

@@ -183,6 +183,10 @@ struct VectorGeometry {
   std::uint64_t elems = 0;         // driver elements
   std::uint64_t out_elems = 0;     // output elements
   std::uint64_t block = 0;         // reductions, row ops: driver elements of one reduced block; 0 else
+  /// Driver elements after the last reduced axis (1: the reduced axes are innermost). With
+  /// inner > 1 a tile can take every reduced position of a chunk of inner positions: `block /
+  /// inner` runs of the chunk, `inner` elements apart (softmax over channels of NCHW).
+  std::uint64_t inner = 1;
   std::uint64_t align = 1;         // tile starts (within a block) are multiples of this (a DRAM burst)
   std::vector<InputCut> cuts;      // per head input
   std::vector<workloads::Shape> in_shapes;
@@ -198,6 +202,10 @@ struct VectorTile {
   std::uint64_t out0 = 0, out1 = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> in;
   int pass = 0;  // 0: single pass; 1: statistics pass; 2: apply pass (a row op two-pass)
+  /// A chunk of inner positions: the driver (and inputs cut Same; a row op's output) is `runs`
+  /// runs of [d0, d1) shifted by `stride` elements each; a reduction's outputs stay one run.
+  std::uint64_t runs = 1, stride = 0;
+  std::uint64_t elements() const { return (d1 - d0) * runs; }  // driver elements of the tile
 };
 
 /// Driver elements per tile for a cut into `tiles` tiles (the count a schedule file's `rows`

@@ -363,7 +363,7 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
   double best_cost = std::numeric_limits<double>::infinity();
   const double per_tile = 64.0 / hw.core_clock.hz;  // estimate_seconds' issue overhead per tile
   for (std::uint64_t size : sizes) {
-    const int passes = geo.cls == VectorClass::RowOp && size < geo.block ? 2 : 1;
+    const int passes = geo.cls == VectorClass::RowOp && size < geo.block && geo.inner == 1 ? 2 : 1;
     const std::uint64_t count = vector_tile_count(geo, size) * std::uint64_t(passes);
     // Finer cuts only add tiles: once their issue overhead alone exceeds the best estimate they
     // cannot win. And a cut into more than kMaxVectorTiles is not walked (nor would its Program
@@ -387,19 +387,20 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
       for (std::size_t k = 0; k < head.inputs.size(); ++k) {
         const std::size_t s = std::size_t(slot[k]);
         const auto range = t.in[k];
-        max_slice[s] = std::max(max_slice[s], range.second - range.first);
+        const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
+        max_slice[s] = std::max(max_slice[s], (range.second - range.first) * runs);
         if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
         if (where.resident[tensors[s]] || range == last[s]) continue;
         last[s] = range;
-        tile_loads += (range.second - range.first) * eb;
+        tile_loads += (range.second - range.first) * runs * eb;
       }
       loaded += tile_loads;
       if (tiles == 0) first_tile = tile_loads;
-      out_tile = std::max(out_tile, t.out1 - t.out0);
+      out_tile = std::max(out_tile, (t.out1 - t.out0) * (geo.cls == VectorClass::Reduction ? 1 : t.runs));
       tiles += t.pass == 2 ? 0 : 1;
     });
     // A reduction cut inside a block keeps the block's accumulators across its chunks.
-    if (geo.cls == VectorClass::Reduction && size < geo.block) out_tile = std::max(out_tile, geo.out_elems / (geo.elems / geo.block));
+    if (geo.cls == VectorClass::Reduction && size < geo.block && geo.inner == 1) out_tile = std::max(out_tile, geo.out_elems / (geo.elems / geo.block));
     std::uint64_t in_buffer = 0;
     for (std::size_t s = 0; s < tensors.size(); ++s)
       if (!where.resident[tensors[s]]) in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * eb;
@@ -474,6 +475,24 @@ bool broadcasts_to(const workloads::Shape& in, const workloads::Shape& out) {
     if (d != o && d != 1) return false;
   }
   return true;
+}
+
+/// The last reduced axis: softmax's one axis, a reduction's last listed axis, else the last.
+std::size_t last_reduced_axis(const Op& op, std::size_t rank) {
+  auto norm = [&](std::int64_t a) { return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank) - 1)); };
+  switch (op.kind) {
+    case workloads::OpKind::Softmax:
+    case workloads::OpKind::LogSoftmax: return norm(op.attrs.axis);
+    case workloads::OpKind::ReduceMean:
+    case workloads::OpKind::ReduceSum:
+    case workloads::OpKind::ReduceMax: {
+      if (op.attrs.axes.empty()) return rank - 1;
+      std::size_t last = 0;
+      for (auto a : op.attrs.axes) last = std::max(last, norm(a));
+      return last;
+    }
+    default: return rank - 1;
+  }
 }
 
 /// The first reduced axis of a reduction or row op: every dimension from it on is kept whole
@@ -616,9 +635,16 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   geo.align = std::max<std::uint64_t>(1, hw.dram.bytes_per_burst() / eb);
   if (by_input) {
-    const std::size_t axis = first_reduced_axis(op, geo.shape.size());
-    geo.block = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, axis, geo.shape.size())));
-    if (geo.elems == 0 || geo.elems % geo.block != 0) geo.block = std::max<std::uint64_t>(geo.elems, 1);
+    const std::size_t rank = geo.shape.size(), axis = first_reduced_axis(op, rank);
+    geo.block = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, axis, rank)));
+    // Inner positions are independent: only a reduction's (or a single-axis softmax's) lone
+    // input can be read as strided runs.
+    if (op.inputs.size() == 1 && op.kind != workloads::OpKind::LayerNorm)
+      geo.inner = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, last_reduced_axis(op, rank) + 1, rank)));
+    if (geo.elems == 0 || geo.elems % geo.block != 0 || geo.block % geo.inner != 0) {
+      geo.block = std::max<std::uint64_t>(geo.elems, 1);
+      geo.inner = 1;
+    }
   }
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     const auto& t = g.tensor(op.inputs[k]);
@@ -640,7 +666,10 @@ std::uint64_t vector_tile_elems(const VectorGeometry& geo, std::uint64_t tiles) 
   if (geo.block == 0) return std::min(std::max<std::uint64_t>(geo.elems, 1), aligned(ceil_div(geo.elems, tiles)));
   const std::uint64_t blocks = geo.elems / geo.block;
   if (tiles <= blocks) return ceil_div(blocks, tiles) * geo.block;
-  return std::min(geo.block, aligned(ceil_div(geo.block, ceil_div(tiles, blocks))));
+  const std::uint64_t per_block = ceil_div(tiles, blocks);
+  if (geo.inner > 1)  // chunks of inner positions, each with every reduced position
+    return std::min(geo.inner, aligned(ceil_div(geo.inner, per_block))) * (geo.block / geo.inner);
+  return std::min(geo.block, aligned(ceil_div(geo.block, per_block)));
 }
 
 std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_elems) {
@@ -650,6 +679,10 @@ std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_el
   }
   const std::uint64_t blocks = geo.elems / geo.block;
   if (tile_elems >= geo.block) return ceil_div(blocks, tile_elems / geo.block);
+  if (geo.inner > 1) {
+    const std::uint64_t reduced = geo.block / geo.inner;
+    return blocks * ceil_div(geo.inner, std::max<std::uint64_t>(tile_elems / reduced, std::min(geo.align, geo.inner)));
+  }
   return blocks * ceil_div(geo.block, std::max(tile_elems, std::min(geo.align, geo.block)));
 }
 
@@ -671,6 +704,25 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
   auto fraction = [&](std::uint64_t n) {
     return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
   };
+  if (geo.inner > 1 && size < geo.block) {
+    // Chunks of inner positions: every reduced position of c inner positions per tile.
+    const std::uint64_t reduced = geo.block / geo.inner, c = std::max<std::uint64_t>(1, size / reduced);
+    t.runs = reduced;
+    t.stride = geo.inner;
+    for (std::uint64_t b = 0; b < blocks; ++b)
+      for (std::uint64_t i0 = 0; i0 < geo.inner; i0 += c) {
+        t.d0 = b * geo.block + i0;
+        t.d1 = t.d0 + std::min(c, geo.inner - i0);
+        // A reduction's outputs of these positions: one run ([outer, 1, inner] flattened).
+        t.out0 = geo.cls == VectorClass::Reduction ? b * geo.inner + i0 : t.d0;
+        t.out1 = t.out0 + (t.d1 - t.d0);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k)
+          t.in[k] = geo.cuts[k] == InputCut::Same ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1}
+                                                  : std::pair<std::uint64_t, std::uint64_t>{0, geo.in_elems[k]};
+        visit(t);
+      }
+    return;
+  }
   for (std::uint64_t s0 = 0; s0 < std::max<std::uint64_t>(N, 1); s0 += span) {
     const std::uint64_t s1 = std::min(N, s0 + span);
     for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)

@@ -332,3 +332,31 @@ outputs: [conv]
     EXPECT_NE(msg.find("needs 10432 B of 1024 B"), std::string::npos) << msg;
   }
 }
+
+TEST(Tiling, SoftmaxOverChannelsSplitsTheOtherAxes) {
+  // Softmax over the 64 channels of [1, 64, 256, 256] (4 MiB int8) on edge-s: a channel's
+  // positions are 65536 apart, so a tile takes all 64 channels of a chunk of positions (64
+  // strided runs) instead of a whole 4 MiB block: one pass, the input read once: 2 x 4 MiB.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: class_softmax
+inputs:
+  - {name: x, shape: [1, 64, 256, 256]}
+ops:
+  - {name: sm, op: softmax, inputs: [x], axis: 1}
+outputs: [sm]
+)",
+                                                "class_softmax.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "sm").tiling;
+  EXPECT_EQ(t.passes, 1);
+  EXPECT_EQ(t.dram_bytes, 2u * (4u << 20));
+  EXPECT_EQ(t.tile_elems % 64, 0u);  // every channel of each position
+  const auto prog = sched::lower_plan(g, hw, plan);
+  for (const auto& c : prog.commands)
+    if (c.kind == sched::CommandKind::DmaLoad) {
+      EXPECT_EQ(c.dram.runs, 64u);         // one run per channel
+      EXPECT_EQ(c.dram.stride, 65536u);    // 256 x 256 positions apart
+    }
+  EXPECT_EQ(vector_ops(prog), 5u * (4u << 20));  // one pass: 5 ops per element
+}
