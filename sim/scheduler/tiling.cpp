@@ -327,6 +327,56 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   return best;
 }
 
+/// What a cut of a vector head into tiles of `size` driver elements loads and holds.
+struct VectorCut {
+  std::uint64_t loaded = 0;      // DRAM bytes the head's inputs load (a range when it changes)
+  std::uint64_t first_tile = 0;  // bytes the first tile loads (nothing hides them)
+  std::uint64_t in_buffer = 0;   // SRAM of the input buffers: slices double-buffered, whole inputs once
+  std::uint64_t out_tile = 0;    // output elements of the largest tile (a reduction's accumulators)
+  std::uint64_t tiles = 0;       // per pass
+};
+
+/// Walks the tiles as the lowering will (for_each_vector_tile): a distinct input is loaded when
+/// its range changes.
+VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& geo, const Residency& where,
+                          std::uint64_t size, int passes, std::uint32_t eb) {
+  std::vector<int> tensors;  // distinct base tensors of the head's inputs
+  std::vector<int> slot(head.inputs.size());
+  for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+    const int b = base_tensor(g, head.inputs[k]);
+    const auto it = std::find(tensors.begin(), tensors.end(), b);
+    slot[k] = int(it - tensors.begin());
+    if (it == tensors.end()) tensors.push_back(b);
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> last(tensors.size(), {~0ull, ~0ull});
+  std::vector<std::uint64_t> max_slice(tensors.size(), 0);
+  std::vector<bool> whole(tensors.size(), true);
+  VectorCut cut;
+  for_each_vector_tile(geo, size, passes, [&](const VectorTile& t) {
+    std::uint64_t tile_loads = 0;
+    for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+      const std::size_t s = std::size_t(slot[k]);
+      const auto range = t.in[k];
+      const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
+      max_slice[s] = std::max(max_slice[s], (range.second - range.first) * runs);
+      if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
+      if (where.resident[tensors[s]] || range == last[s]) continue;
+      last[s] = range;
+      tile_loads += (range.second - range.first) * runs * eb;
+    }
+    cut.loaded += tile_loads;
+    if (cut.tiles == 0) cut.first_tile = tile_loads;
+    cut.out_tile = std::max(cut.out_tile, (t.out1 - t.out0) * (geo.cls == VectorClass::Reduction ? 1 : t.runs));
+    cut.tiles += t.pass == 2 ? 0 : 1;
+  });
+  // A reduction cut inside a block keeps the block's accumulators across its chunks.
+  if (geo.cls == VectorClass::Reduction && size < geo.block && geo.inner == 1)
+    cut.out_tile = std::max(cut.out_tile, geo.out_elems / (geo.elems / geo.block));
+  for (std::size_t s = 0; s < tensors.size(); ++s)
+    if (!where.resident[tensors[s]]) cut.in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * eb;
+  return cut;
+}
+
 /// The most tiles a vector head is cut into (2^22: 256 MiB in 64-byte tiles).
 constexpr std::uint64_t kMaxVectorTiles = std::uint64_t(1) << 22;
 
@@ -369,64 +419,30 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
     // cannot win. And a cut into more than kMaxVectorTiles is not walked (nor would its Program
     // be small): a tensor that needs one is refused, naming the finest cut tried.
     if (count > kMaxVectorTiles || (!smallest && double(count) * per_tile > best_cost)) continue;
-    // Walk the tiles as the lowering will: a distinct input is loaded when its range changes.
-    std::vector<int> tensors;  // distinct base tensors of the head's inputs
-    std::vector<int> slot(head.inputs.size());
-    for (std::size_t k = 0; k < head.inputs.size(); ++k) {
-      const int b = base_tensor(g, head.inputs[k]);
-      const auto it = std::find(tensors.begin(), tensors.end(), b);
-      slot[k] = int(it - tensors.begin());
-      if (it == tensors.end()) tensors.push_back(b);
-    }
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> last(tensors.size(), {~0ull, ~0ull});
-    std::vector<std::uint64_t> max_slice(tensors.size(), 0);
-    std::vector<bool> whole(tensors.size(), true);
-    std::uint64_t loaded = 0, first_tile = 0, out_tile = 0, tiles = 0;
-    for_each_vector_tile(geo, size, passes, [&](const VectorTile& t) {
-      std::uint64_t tile_loads = 0;
-      for (std::size_t k = 0; k < head.inputs.size(); ++k) {
-        const std::size_t s = std::size_t(slot[k]);
-        const auto range = t.in[k];
-        const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
-        max_slice[s] = std::max(max_slice[s], (range.second - range.first) * runs);
-        if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
-        if (where.resident[tensors[s]] || range == last[s]) continue;
-        last[s] = range;
-        tile_loads += (range.second - range.first) * runs * eb;
-      }
-      loaded += tile_loads;
-      if (tiles == 0) first_tile = tile_loads;
-      out_tile = std::max(out_tile, (t.out1 - t.out0) * (geo.cls == VectorClass::Reduction ? 1 : t.runs));
-      tiles += t.pass == 2 ? 0 : 1;
-    });
-    // A reduction cut inside a block keeps the block's accumulators across its chunks.
-    if (geo.cls == VectorClass::Reduction && size < geo.block && geo.inner == 1) out_tile = std::max(out_tile, geo.out_elems / (geo.elems / geo.block));
-    std::uint64_t in_buffer = 0;
-    for (std::size_t s = 0; s < tensors.size(); ++s)
-      if (!where.resident[tensors[s]]) in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * eb;
+    const VectorCut cut = walk_vector_cut(g, head, geo, where, size, passes, eb);
     // A vector op has no filter: inputs in the ifmap buffer, outputs (and epilogue operands) in
     // the ofmap buffer.
-    const BufferBytes parts{in_buffer, 0,
-                            2 * (out_tile * eb + out_tile * extras.tiled_bytes_per_out_elem) + extras.whole_buffer_bytes};
+    const BufferBytes parts{cut.in_buffer, 0,
+                            2 * (cut.out_tile * eb + cut.out_tile * extras.tiled_bytes_per_out_elem) +
+                                extras.whole_buffer_bytes};
     const std::uint64_t ws = parts.total();
     if (!fits(hw, budget, parts, smallest)) continue;
-    const std::uint64_t traffic = loaded + extras.dram_bytes + (out_stored ? seg_out_elems * eb : 0);
-    double ops = 0;
-    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
-      ops += double(vector_pass_ops(g, head, eb, passes, pass));
+    const std::uint64_t traffic = cut.loaded + extras.dram_bytes + (out_stored ? seg_out_elems * eb : 0);
+    double ops = double(vector_pass_ops(g, head, eb, passes, passes == 2 ? 1 : 0)) +
+                 (passes == 2 ? double(vector_pass_ops(g, head, eb, passes, 2)) : 0.0);
     for (std::size_t i = 1; i < seg.ops.size(); ++i) ops += double(workloads::op_cost(g, g.op(seg.ops[i]), eb).vector_ops);
-    const double cost = score(smallest, estimate_seconds(hw, traffic, ops, first_tile, tiles * std::uint64_t(passes),
+    const double cost = score(smallest, estimate_seconds(hw, traffic, ops, cut.first_tile, cut.tiles * std::uint64_t(passes),
                                                          hw.vector_peak_ops()),
                               ws);
     if (cost < best_cost) {
       best_cost = cost;
       Tiling t;
-      t.tiles = std::int64_t(tiles);
+      t.tiles = std::int64_t(cut.tiles);
       t.tile_elems = size;
       t.passes = passes;
       set_buffers(t, parts);
       t.dram_bytes = traffic;
-      t.tile_count = tiles * std::uint64_t(passes);
+      t.tile_count = cut.tiles * std::uint64_t(passes);
       best = t;
     }
   }
