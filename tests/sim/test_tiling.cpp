@@ -7,6 +7,7 @@
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/plan.h"
 #include "sim/scheduler/segment.h"
+#include "tests/support/cli_support.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 
@@ -359,4 +360,44 @@ outputs: [sm]
       EXPECT_EQ(c.dram.stride, 65536u);    // 256 x 256 positions apart
     }
   EXPECT_EQ(vector_ops(prog), 5u * (4u << 20));  // one pass: 5 ops per element
+}
+
+TEST(Tiling, CliRefusesATooSmallSramWithExitTwoAndWritesNothing) {
+  // The one-row chain on a 100 B SRAM: mul0's smallest tile, 64 elements (one burst), needs
+  // 2 x 64 B input + 2 x 64 B output = 256 B.
+  const auto workload = test::write_temp("long_chain.yaml", kLongChain);
+  const auto out = test::scratch("refused");
+  std::string log;
+  EXPECT_EQ(test::run_npusim("run --config edge-m --fusion none --set 'npu.sram.capacity=100 B' --workload " + workload +
+                                 " --out " + out.string(),
+                             &log),
+            2);
+  EXPECT_NE(log.find("mul0: cannot be tiled into SRAM"), std::string::npos) << log;
+  EXPECT_NE(log.find("64 of 4194304 elements of [1, 4194304]: 256 B"), std::string::npos) << log;
+  EXPECT_NE(log.find("needs 256 B of 100 B"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(out / "trace.json"));
+}
+
+TEST(Tiling, ScheduleSaysWhichConcatIsInPlaceAndWhichSoftmaxTakesTwoPasses) {
+  const auto workload = test::write_temp("both.yaml", R"(
+name: both
+inputs:
+  - {name: x, shape: [1, 16, 56, 56]}
+  - {name: y, shape: [1, 1048576]}
+ops:
+  - {name: e1, op: conv2d, inputs: [x], out_channels: 64, kernel: 1}
+  - {name: e3, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+  - {name: cat, op: concat, inputs: [e1, e3], axis: 1}
+  - {name: sm, op: softmax, inputs: [y]}
+outputs: [cat, sm]
+)");
+  std::string log;
+  ASSERT_EQ(test::run_npusim("schedule --config edge-s --fusion none --workload " + workload, &log), 0) << log;
+  const auto plan = nlohmann::json::parse(log);
+  for (const auto& g : plan["groups"]) {
+    const auto& seg = g["segments"][0];
+    if (g["name"] == "cat") EXPECT_TRUE(seg.contains("in_place")) << seg.dump();
+    if (g["name"] == "sm") EXPECT_EQ(seg["passes"], 2) << seg.dump();
+    if (g["name"] == "e1") EXPECT_FALSE(seg.contains("in_place"));
+  }
 }
