@@ -629,12 +629,12 @@ class Lowering {
       for (std::size_t k = 0; k < head.inputs.size(); ++k) {
         const int in = head.inputs[k];
         const auto [lo, hi] = t.in[k];
-        read_bytes += (hi - lo) * (geo.cuts[k] == InputCut::Same ? t.runs : 1) * eb_;
+        const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
+        read_bytes += (hi - lo) * runs * eb_;
         if (where_.resident[base_tensor(g_, in)]) {
           add_ready_dep(in, true, deps);
           continue;
         }
-        const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
         const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
         deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, region(addr(in), lo, hi - lo, t.stride, runs, eb_)));
       }
