@@ -172,11 +172,13 @@ std::uint64_t pool_buffer_bytes(const GemmGeometry& geo, const PoolEpilogue& poo
   return 2 * out_tile_elems / std::uint64_t(pool.stride_h * pool.stride_w) * eb;
 }
 
-/// Output-column block widths for a conv tile of `rows` rows: 0 (whole rows) and, for a single
-/// output row of a conv without a pool epilogue, narrower blocks (a row of a wide image can
-/// alone exceed the SRAM: split output channels first, then the width).
-std::vector<std::int64_t> width_candidates(const GemmGeometry& geo, std::int64_t rows, const PoolEpilogue& pool) {
-  std::vector<std::int64_t> w{0};
+/// Output-column block widths for a conv tile of `rows` rows: 0 (whole rows) or, with `split`,
+/// for a single output row of a conv without a pool epilogue, narrower blocks (a row of a wide
+/// image can alone exceed the SRAM: split output channels first, then the width).
+std::vector<std::int64_t> width_candidates(const GemmGeometry& geo, std::int64_t rows, const PoolEpilogue& pool,
+                                           bool split) {
+  if (!split) return {0};
+  std::vector<std::int64_t> w;
   if (!geo.conv || rows != 1 || pool.op >= 0 || geo.out_cols_px <= 1) return w;
   for (std::int64_t v : candidates(geo.out_cols_px, 1))
     if (v < geo.out_cols_px) w.push_back(v);
@@ -236,20 +238,37 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                       : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
                                                   seg.request.in_channels);
 
+  // Whole rows first; column blocks of a split row only when no whole-row tile fits (or when
+  // looking for the smallest tile).
+  for (bool split : {false, true})
   for (std::int64_t rows : row_cands)
-   for (std::int64_t width : width_candidates(geo, rows, pool)) {
+   for (std::int64_t width : split && best && !smallest ? std::vector<std::int64_t>{} : width_candidates(geo, rows, pool, split)) {
     if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
     // First-operand elements over all row (and column) blocks: halo rows and columns are read
     // again by every block.
     a_full = 0;
     std::uint64_t a_tile_max = 0, a_block_max = 0;  // the largest block's input, for every channel
-    for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows)
-      for (std::int64_t p0 = 0; p0 < (width ? geo.out_cols_px : 1); p0 += std::max<std::int64_t>(width, 1)) {
-        GemmBlock blk{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total,
-                      p0, width ? std::min(width, geo.out_cols_px - p0) : 0};
-        a_full += geo.a_elements(blk);
-        a_block_max = std::max(a_block_max, geo.a_elements(blk));
+    if (width == 0) {
+      for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
+        const std::uint64_t a = geo.a_elements(GemmBlock{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total});
+        a_full += a;
+        a_block_max = std::max(a_block_max, a);
       }
+    } else {  // rows x columns spans multiply: sum (and largest) of each, times every channel
+      std::uint64_t row_sum = 0, row_max = 0, col_sum = 0, col_max = 0;
+      for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
+        const auto [i0, i1] = geo.input_rows(r0, std::min(rows, geo.out_rows - r0));
+        row_sum += std::uint64_t(std::max<std::int64_t>(0, i1 - i0));
+        row_max = std::max(row_max, std::uint64_t(std::max<std::int64_t>(0, i1 - i0)));
+      }
+      for (std::int64_t p0 = 0; p0 < geo.out_cols_px; p0 += width) {
+        const auto [j0, j1] = geo.input_cols(p0, std::min(width, geo.out_cols_px - p0));
+        col_sum += std::uint64_t(std::max<std::int64_t>(0, j1 - j0));
+        col_max = std::max(col_max, std::uint64_t(std::max<std::int64_t>(0, j1 - j0)));
+      }
+      a_full = row_sum * col_sum * std::uint64_t(geo.in_c);
+      a_block_max = row_max * col_max * std::uint64_t(geo.in_c);
+    }
     a_full *= std::uint64_t(geo.batch);
     // Row blocks, counting each column block of a split row as one.
     const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows) * (width ? ceil_div(geo.out_cols_px, width) : 1);
