@@ -238,11 +238,13 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                       : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
                                                   seg.request.in_channels);
 
-  // Whole rows first; column blocks of a split row only when no whole-row tile fits (or when
-  // looking for the smallest tile).
+  // Whole rows first; column blocks of a split row only when no whole-row tile fits, or only
+  // single rows do (their narrow channel blocks can cost more than column blocks with every
+  // channel), or when looking for the smallest tile.
   for (bool split : {false, true})
   for (std::int64_t rows : row_cands)
-   for (std::int64_t width : split && best && !smallest ? std::vector<std::int64_t>{} : width_candidates(geo, rows, pool, split)) {
+   for (std::int64_t width : split && best && best->rows > 1 && !smallest ? std::vector<std::int64_t>{}
+                                                                           : width_candidates(geo, rows, pool, split)) {
     if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
     // First-operand elements over all row (and column) blocks: halo rows and columns are read
     // again by every block.

@@ -305,6 +305,28 @@ outputs: [conv]
   EXPECT_EQ(macs, 8u * 4096 * 64 * 9 * 64);
 }
 
+TEST(Tiling, SingleRowTilesWithNarrowChannelBlocksLoseToColumnBlocks) {
+  // The same conv on edge-m (1 MiB): whole output rows fit only with narrow channel blocks (16
+  // of 64 input channels: 16 B runs 64 B apart in NHWC, each fetching a whole 64 B burst), which
+  // re-read the input per output-channel block. Column blocks with every channel read the
+  // input about once (the halo aside), so the tiler takes them: the same bytes as on edge-s.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)",
+                                                "wide.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "conv").tiling;
+  ASSERT_GT(t.width, 0);
+  EXPECT_EQ(t.in_channels, 64);
+  EXPECT_EQ(t.dram_bytes, 22u * 64 * (4096 + 2 * (4096 / std::uint64_t(t.width)) - 2) + 36864 + 2097152);
+}
+
 TEST(Tiling, RefusalNamesTheSmallestTileAndTheSramItNeeds) {
   // The same conv's smallest tile: 1 output row x 1 output column x 8 output channels, with
   // every input channel (a column block of a 3x3 conv reads whole-channel row spans): input 3 x 3
