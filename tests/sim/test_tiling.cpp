@@ -423,3 +423,21 @@ outputs: [cat, sm]
     if (g["name"] == "e1") EXPECT_FALSE(seg.contains("in_place"));
   }
 }
+
+TEST(Tiling, TraceSaysWhichGroupTakesTwoPasses) {
+  // The 1 MiB softmax row on edge-s (256 KiB) runs as a statistics pass then an apply pass; the
+  // trace's group table says so (the report shows it as the group's fusion).
+  const auto workload = test::write_temp("long_row.yaml", R"(
+name: long_row
+inputs:
+  - {name: x, shape: [1, 1048576]}
+ops:
+  - {name: sm, op: softmax, inputs: [x]}
+outputs: [sm]
+)");
+  const auto out = test::scratch("two_passes");
+  ASSERT_EQ(test::run_npusim("run --config edge-s --workload " + workload + " --out " + out.string()), 0);
+  const std::string trace = read_file((out / "trace.json").string());
+  EXPECT_NE(trace.find("\"fusion\":\"none, two passes (statistics, apply): sm\""), std::string::npos);
+  std::filesystem::remove_all(out);
+}
