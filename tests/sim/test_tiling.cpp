@@ -441,3 +441,28 @@ outputs: [sm]
   EXPECT_NE(trace.find("\"fusion\":\"none, two passes (statistics, apply): sm\""), std::string::npos);
   std::filesystem::remove_all(out);
 }
+
+TEST(Tiling, PadLargerThanSramStreamsItsInput) {
+  // Pad (ONNX-only in the IR, so built in code) of [1, 128, 160, 160] by one pixel on each side
+  // -> [1, 128, 162, 162]: 3359232 B out of 3276800 B in (int8), on edge-m's 1 MiB. Before, the
+  // input (smaller than the output) was held whole. Streamed: in once + out once.
+  workloads::Graph g;
+  workloads::Tensor x;
+  x.name = "x";
+  x.shape = {1, 128, 160, 160};
+  const int xi = g.add_tensor(x);
+  workloads::Tensor y;
+  y.name = "pad";
+  const int yi = g.add_tensor(y);
+  workloads::Op pad;
+  pad.name = "pad";
+  pad.kind = workloads::OpKind::Pad;
+  pad.attrs.paddings = {0, 0, 1, 1, 0, 0, 1, 1};
+  pad.inputs = {xi};
+  pad.outputs = {yi};
+  g.add_op(pad);
+  g.finalize("pad.onnx");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_EQ(plan_dram_bytes(plan), 3276800u + 3359232u);
+}
