@@ -39,9 +39,13 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
                      plan.op_group[i], cost.macs, cost.vector_ops});
   }
   t.groups.clear();
-  for (const auto& gp : plan.groups)
-    t.groups.push_back({gp.name, gp.fusion, gp.ops(), gp.sram_bytes,
-                        gp.dataflow ? dataflow_name(*gp.dataflow) : std::string()});
+  for (const auto& gp : plan.groups) {
+    // A row op too long for the SRAM runs twice over its rows (docs/scheduling.md, "Two passes").
+    std::string fusion = gp.fusion;
+    for (const auto& s : gp.segments)
+      if (s.tiling.passes == 2) fusion += ", two passes (statistics, apply): " + g.op(s.ops[0]).name;
+    t.groups.push_back({gp.name, fusion, gp.ops(), gp.sram_bytes, gp.dataflow ? dataflow_name(*gp.dataflow) : std::string()});
+  }
 }
 
 traces::Trace simulate(const SimulationInput& in) {

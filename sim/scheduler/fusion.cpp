@@ -343,6 +343,7 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
                     ? "largest buffer is resident tensor '" + g.tensor(largest_tensor).name + "' (" +
                           std::to_string(largest) + " B)"
                     : "largest buffer is its smallest tile working set (" +
+                          (smallest ? describe_tile(g, s, *smallest) + ": " : "") +
                           std::to_string(smallest ? smallest->working_set_bytes : 0) + " B)") +
                (alive ? ", " + std::to_string(alive) + " B resident in all" : "") + buffer_shortfall(hw, smallest);
       return ev;
@@ -466,7 +467,7 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
           if (gp.depth_first.enabled) break;  // counted per tile below
           w.macs += double(cost.macs);
           add_array(gemm_tiling_cost(gemm_geometry(g, op), s.tiling.rows, s.tiling.cols, s.tiling.in_channels,
-                                     s.dataflow, hw));
+                                     s.dataflow, hw, s.tiling.width));
           break;
       }
     }
@@ -782,6 +783,12 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                       {"working_set_bytes", t.working_set_bytes},
                       {"dram_bytes", t.dram_bytes}});
       if (!s.region_end.empty()) segs.back()["region_end"] = s.region_end;
+      if (gemm && t.width > 0) segs.back()["width"] = t.width;  // output columns per tile of a split row
+      if (!gemm && !is_view(g, s.ops[0])) {  // vector heads: elements per tile, passes (2: stats, then apply)
+        segs.back()["tile_elements"] = t.tile_elems;
+        segs.back()["passes"] = t.passes;
+        if (t.in_place) segs.back()["in_place"] = "its producers store into its slabs: no work, no bytes";
+      }
     }
     nlohmann::json resident = nlohmann::json::array();
     for (int t : gp.resident_tensors) resident.push_back(g.tensor(t).name);

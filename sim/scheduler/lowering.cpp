@@ -79,12 +79,26 @@ class Lowering {
 
   void allocate_dram() {
     base_addr_.assign(g_.tensors().size(), 0);
+    // The inputs of a concat written in place live inside its output, one slab after another.
+    std::vector<std::pair<int, std::uint64_t>> inside(g_.tensors().size(), {-1, 0});  // (concat output, offset)
+    for (const GroupPlan& grp : plan_.groups)
+      for (const Segment& seg : grp.segments) {
+        if (!seg.tiling.in_place) continue;
+        const Op& cat = g_.op(seg.ops[0]);
+        std::uint64_t offset = 0;
+        for (int t : cat.inputs) {
+          inside[t] = {cat.outputs[0], offset};
+          offset += std::uint64_t(g_.tensor(t).elements()) * eb_;
+        }
+      }
     for (std::size_t t = 0; t < g_.tensors().size(); ++t) {
-      if (base_tensor(g_, int(t)) != int(t)) continue;
+      if (base_tensor(g_, int(t)) != int(t) || inside[t].first >= 0) continue;
       base_addr_[t] = dram_top_;
       const std::uint64_t bytes = std::uint64_t(g_.tensor(int(t)).elements()) * eb_;
       dram_top_ += ceil_div(bytes, 4096) * 4096;  // page-aligned tensors
     }
+    for (std::size_t t = 0; t < g_.tensors().size(); ++t)
+      if (inside[t].first >= 0) base_addr_[t] = base_addr_[inside[t].first] + inside[t].second;
     if (dram_top_ > hw_.dram.capacity_bytes())
       throw InputError(hw_.source + " (npu.dram)", "the workload needs " + std::to_string(dram_top_) +
                                                        " bytes of DRAM, the device holds " +
@@ -305,8 +319,8 @@ class Lowering {
       const std::uint64_t C = geo.out_channels;
       const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
       const std::uint64_t chs = geo.grouped ? b.cols * geo.cout_g : b.cols;
-      const std::uint64_t px0 = (b.batch * geo.out_rows + b.row0) * geo.out_cols_px;
-      return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows * geo.out_cols_px), eb_);
+      const std::uint64_t px0 = (b.batch * geo.out_rows + b.row0) * geo.out_cols_px + b.px0;
+      return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows * geo.width(b)), eb_);  // a split row: rows = 1
     }
     const std::uint64_t N = geo.n_total;
     return region(0, (b.batch * geo.out_rows + b.row0) * N + b.col0, b.cols, N, b.rows, eb_);
@@ -335,6 +349,12 @@ class Lowering {
       const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cin_g : b.chan0;
       const std::uint64_t chs = geo.grouped ? b.cols * geo.cin_g : b.chans;
       const std::uint64_t px0 = (b.batch * geo.in_h + i0) * geo.in_w;
+      if (b.pxs) {  // a column block: every channel's span per input row, or one input row's pixels
+        const auto [j0, j1] = geo.input_cols(b.px0, b.pxs);
+        const std::uint64_t rows = std::uint64_t(std::max<std::int64_t>(0, i1 - i0)), span = std::uint64_t(j1 - j0);
+        if (chs == C) return region(0, (px0 + j0) * C, span * C, geo.in_w * C, rows, eb_);
+        return region(0, (px0 + j0) * C + ch0, chs, C, span, eb_);
+      }
       return region(0, px0 * C + ch0, chs, C, std::uint64_t(std::max<std::int64_t>(0, i1 - i0) * geo.in_w), eb_);
     }
     const std::uint64_t K = geo.k_dim;
@@ -384,8 +404,8 @@ class Lowering {
       std::vector<std::uint32_t> deps;
       if (a_res) add_ready_dep(a_t, true, deps);
       else {
-        const auto key = geo.grouped ? std::make_tuple(blk.batch, blk.row0, blk.col0)
-                                     : std::make_tuple(blk.batch, blk.row0, blk.chan0);
+        const std::int64_t place = blk.row0 * geo.out_cols_px + blk.px0;  // row, and column block of a split row
+        const auto key = geo.grouped ? std::make_tuple(blk.batch, place, blk.col0) : std::make_tuple(blk.batch, place, blk.chan0);
         deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk), addr(a_t))));
       }
       if (b_res) add_ready_dep(b_t, true, deps);
@@ -590,59 +610,72 @@ class Lowering {
     buf.users.emplace_back();
   }
 
+  /// A vector head's tiles as vector_geometry cuts them (the tiler walks the same tiles): per
+  /// tile, each input's range loaded when it changes, the tile's work, then (unless it is a
+  /// statistics pass or a reduction chunk that completes no output) the epilogue and the store.
   void lower_vector(const Segment& seg) {
     const int ho = seg.ops[0];
     const Op& head = g_.op(ho);
-    const std::uint64_t out_total = g_.tensor(head.outputs[0]).elements();
-    const std::uint64_t head_ops = workloads::op_cost(g_, head, eb_).vector_ops;
-    const std::uint64_t tiles = std::uint64_t(std::max<std::int64_t>(1, seg.tiling.tiles));
+    if (seg.tiling.in_place) {  // the producers' stores wrote it: ready when they all are
+      std::vector<std::uint32_t> stores;
+      for (int t : head.inputs) add_ready_dep(t, false, stores);
+      dram_ready_[head.outputs[0]] = int(barrier(std::move(stores)));
+      previous_computes_.clear();
+      return;
+    }
+    const VectorGeometry geo = vector_geometry(g_, hw_, head);
+    const int passes = seg.tiling.passes;
     Stream st;
     std::map<int, OperandBuffer> in_bufs;
-    std::set<int> reread;  // head inputs an epilogue op reads from the head's tile
+    std::set<int> reread;  // head inputs (base tensors) an epilogue op reads from the head's tile
     for (std::size_t k = 1; k < seg.ops.size(); ++k)
       for (int t : g_.op(seg.ops[k]).inputs)
-        if (std::find(head.inputs.begin(), head.inputs.end(), t) != head.inputs.end()) reread.insert(t);
-    for (std::uint64_t i = 0; i < tiles; ++i) {
-      const std::uint64_t e0 = out_total * i / tiles, e1 = out_total * (i + 1) / tiles;
+        if (std::find(head.inputs.begin(), head.inputs.end(), t) != head.inputs.end()) reread.insert(base_tensor(g_, t));
+    std::map<int, std::uint64_t> pass_done;  // driver elements done per pass
+    const std::uint64_t N = std::max<std::uint64_t>(geo.elems, 1);
+    for_each_vector_tile(geo, seg.tiling.tile_elems, passes, [&](const VectorTile& t) {
       std::vector<std::uint32_t> deps;
       std::uint64_t read_bytes = 0;
-      for (int t : head.inputs) {
-        const std::uint64_t elems = g_.tensor(t).elements();
-        const bool tiled = is_tiled_input(g_, t, out_total);
-        const std::uint64_t lo = tiled ? elems * i / tiles : 0, hi = tiled ? elems * (i + 1) / tiles : elems;
-        read_bytes += (hi - lo) * eb_;
-        if (where_.resident[base_tensor(g_, t)]) {
-          add_ready_dep(t, true, deps);
-        } else if (tiled) {
-          const auto key = std::make_tuple(std::int64_t(i), std::int64_t(0), std::int64_t(0));
-          deps.push_back(ensure_loaded(in_bufs[t], key, ho, t, {addr(t) + lo * eb_, (hi - lo) * eb_, (hi - lo) * eb_, 1}));
-        } else {
-          auto it = st.whole_loads.find(t);
-          if (it == st.whole_loads.end()) {
-            std::vector<std::uint32_t> ld;
-            add_ready_dep(t, false, ld);
-            it = st.whole_loads.emplace(t, load(ho, {addr(t), elems * eb_, elems * eb_, 1}, ld)).first;
-          }
-          deps.push_back(it->second);
+      for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+        const int in = head.inputs[k];
+        const auto [lo, hi] = t.in[k];
+        const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
+        read_bytes += (hi - lo) * runs * eb_;
+        if (where_.resident[base_tensor(g_, in)]) {
+          add_ready_dep(in, true, deps);
+          continue;
         }
+        const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
+        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, region(addr(in), lo, hi - lo, t.stride, runs, eb_)));
       }
-      if (st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);
+      const bool writes = t.pass != 1 && t.out1 > t.out0;
+      if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot
+      const std::uint64_t ops = vector_pass_ops(g_, head, eb_, passes, t.pass);
+      std::uint64_t& done = pass_done[t.pass];
       Command c;
       c.kind = CommandKind::Vector;
       c.op = ho;
-      c.vec = {workloads::to_string(head.kind), e1 - e0};
-      c.vector_ops = head_ops * (i + 1) / tiles - head_ops * i / tiles;
+      // A row op's output tile has the input tile's runs; a reduction's is one run.
+      const std::uint64_t out_runs = geo.cls == VectorClass::Reduction ? 1 : t.runs;
+      const std::uint64_t n = (t.out1 - t.out0) * out_runs;
+      c.vec = {workloads::to_string(head.kind), n};
+      c.vector_ops = mul_div(ops, done + t.elements(), N) - mul_div(ops, done, N);
+      done += t.elements();
       c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = (e1 - e0) * eb_;
+      c.sram_write_bytes = n * eb_;
       c.deps = std::move(deps);
       const std::uint32_t id = emit(std::move(c));
-      for (auto& [t, buf] : in_bufs)
+      for (auto& [tensor, buf] : in_bufs)
         if (!buf.users.empty()) buf.users.back().push_back(id);
-      epilogue_and_store(seg, st, id, e1 - e0, {e0 * eb_, (e1 - e0) * eb_, (e1 - e0) * eb_, 1});
+      if (!writes) {
+        st.computes.push_back(id);
+        return;
+      }
+      epilogue_and_store(seg, st, id, n, region(0, t.out0, t.out1 - t.out0, t.stride, out_runs, eb_));
       // An epilogue op that reads the head's input tile too (SiLU's x) frees its slot last.
-      for (auto& [t, buf] : in_bufs)
-        if (!buf.users.empty() && reread.count(t)) buf.users.back().push_back(st.computes.back());
-    }
+      for (auto& [tensor, buf] : in_bufs)
+        if (!buf.users.empty() && reread.count(tensor)) buf.users.back().push_back(st.computes.back());
+    });
     finish_segment(seg, st);
   }
 

@@ -30,6 +30,7 @@ struct GemmBlock {
   std::int64_t row0 = 0, rows = 0;    // output rows (conv: of OH; matmul: of M)
   std::int64_t col0 = 0, cols = 0;    // output channels (groups==1) or groups (grouped conv)
   std::int64_t chan0 = 0, chans = 0;  // input channels (K block)
+  std::int64_t px0 = 0, pxs = 0;      // conv: output columns; pxs 0 = the whole width
 };
 
 /// GEMM head geometry: conv (plain or grouped) or matmul, in block units.
@@ -45,12 +46,17 @@ struct GemmGeometry {
   std::int64_t c_total = 0;    // Cin (plain), 1 (grouped), K (matmul)
   // conv
   std::int64_t in_h = 0, in_w = 0, in_c = 0, kh = 1, kw = 1, stride_h = 1, dil_h = 1, pad_top = 0;
+  std::int64_t stride_w = 1, dil_w = 1, pad_left = 0;
   std::int64_t cin_g = 1, cout_g = 1;
   std::int64_t out_channels = 0;  // total output channels (conv) or N (matmul)
   std::int64_t k_dim = 0;         // matmul K
 
   /// Input rows [first, last) of the input image a block of output rows needs (clipped).
   std::pair<std::int64_t, std::int64_t> input_rows(std::int64_t row0, std::int64_t rows) const;
+  /// Input columns [first, last) a block of output columns needs (clipped).
+  std::pair<std::int64_t, std::int64_t> input_cols(std::int64_t px0, std::int64_t pxs) const;
+  /// Output columns of a block (the whole width unless the block splits it).
+  std::int64_t width(const GemmBlock& b) const { return b.pxs ? b.pxs : out_cols_px; }
   std::uint64_t a_elements(const GemmBlock& b) const;  // first operand tile
   std::uint64_t b_elements(const GemmBlock& b) const;  // second operand tile
   std::uint64_t out_elements(const GemmBlock& b) const;
@@ -70,7 +76,7 @@ GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw);
 /// The sum over every block of a GEMM head cut into rows x cols x chans blocks (edge blocks
 /// included), run with `dataflow` (nullopt: the config's).
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
-                              std::optional<Dataflow> dataflow, const HardwareConfig& hw);
+                              std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width = 0);
 
 /// Calls `visit` for every block of a tiling in loop order (see Tiling::weights_outer).
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit);
@@ -168,6 +174,80 @@ class TileTensors {
 /// a tile region, the intermediates still to be read by a later op, less one (a diamond's
 /// branch waiting for its join: 1 for GELU's erf form; 0 for a chain).
 std::uint64_t epilogue_scratch_tiles(const workloads::Graph& g, const Segment& seg);
+
+/// How a vector head is cut into tiles, by op class (docs/scheduling.md, "Vector heads"), so a
+/// new op kind falls into a rule: elementwise ops (and expand) cut their output into contiguous
+/// runs of flattened elements; data movement (concat, pad, slice, transpose, resize, gather,
+/// local pools...) streams every input in the same fraction as the output; reductions and row
+/// ops (softmax, layer-norm) cut their input into whole reduced blocks, or into chunks of one
+/// block when a block alone does not fit (accumulated, or two passes for row ops).
+enum class VectorClass { Elementwise, Movement, Reduction, RowOp };
+VectorClass vector_class(workloads::OpKind k);
+
+/// How one input of a vector head is read by the tiles.
+enum class InputCut {
+  Same,          // as many elements as the driver: the tile's own range
+  Proportional,  // the same fraction of it as the tile is of the driver (streamed moves)
+  Broadcast,     // numpy-broadcast against the driver: the range the tile's elements map to
+  Gathered,      // gather's table: the rows the tile picks (as many elements as the tile writes)
+  Whole,         // not broadcast-compatible (per-channel parameters): loaded whole once
+};
+
+/// The iteration space of a vector head: the tensor whose flattened elements the tiles cut
+/// (its output, or its first input for reductions and row ops), and how each input follows.
+struct VectorGeometry {
+  VectorClass cls = VectorClass::Elementwise;
+  workloads::Shape shape;          // the driver's shape
+  std::uint64_t elems = 0;         // driver elements
+  std::uint64_t out_elems = 0;     // output elements
+  std::uint64_t block = 0;         // reductions, row ops: driver elements of one reduced block; 0 else
+  /// Driver elements after the last reduced axis (1: the reduced axes are innermost). With
+  /// inner > 1 a tile can take every reduced position of a chunk of inner positions: `block /
+  /// inner` runs of the chunk, `inner` elements apart (softmax over channels of NCHW).
+  std::uint64_t inner = 1;
+  std::uint64_t align = 1;         // tile starts (within a block) are multiples of this (a DRAM burst)
+  std::vector<InputCut> cuts;      // per head input
+  std::vector<workloads::Shape> in_shapes;
+  std::vector<std::uint64_t> in_elems;
+};
+VectorGeometry vector_geometry(const workloads::Graph& g, const HardwareConfig& hw, const workloads::Op& op);
+
+/// One tile of a vector head: the driver elements it covers, the element range it reads of
+/// each head input, the output elements it completes (a reduction's accumulators complete with
+/// their block's last chunk; a statistics pass completes none), and its pass.
+struct VectorTile {
+  std::uint64_t d0 = 0, d1 = 0;
+  std::uint64_t out0 = 0, out1 = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> in;
+  int pass = 0;  // 0: single pass; 1: statistics pass; 2: apply pass (a row op two-pass)
+  /// A chunk of inner positions: the driver (and inputs cut Same; a row op's output) is `runs`
+  /// runs of [d0, d1) shifted by `stride` elements each; a reduction's outputs stay one run.
+  std::uint64_t runs = 1, stride = 0;
+  std::uint64_t elements() const { return (d1 - d0) * runs; }  // driver elements of the tile
+};
+
+/// Driver elements per tile for a cut into `tiles` tiles (the count a schedule file's `rows`
+/// gives), and back: the tiles a cut of `tile_elems` makes (per pass).
+std::uint64_t vector_tile_elems(const VectorGeometry& geo, std::uint64_t tiles);
+std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_elems);
+/// Calls `visit` for every tile in order: `passes` 2 reads each block twice, statistics first.
+void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, int passes,
+                          const std::function<void(const VectorTile&)>& visit);
+/// The vector ops of a head's pass (`passes` 1: all of them in pass 0; 2: the statistics pass
+/// and the apply pass, the work the apply pass redoes counted again, e.g. softmax's exponent).
+std::uint64_t vector_pass_ops(const workloads::Graph& g, const workloads::Op& op, std::uint32_t eb, int passes, int pass);
+
+/// Whether `seg` is a concat that costs nothing because its producers store their outputs
+/// straight into its slabs (as inference compilers place them): the concat alone in its
+/// segment, nothing before its axis (each input a contiguous slab of the output), and every
+/// input produced by an op (not a view or another concat) whose only reader it is, stored to
+/// DRAM (not resident), the output not resident either. The lowering then places each input
+/// inside the output's DRAM region.
+bool concat_in_place(const workloads::Graph& g, const Segment& seg, const Residency& where);
+
+/// A tiling's tile in words, for messages: "1 of 56 output rows x 8 of 64 output channels x 16
+/// of 64 input channels" (GEMM heads), "64 of 4194304 elements of [1, 4194304]" (vector heads).
+std::string describe_tile(const workloads::Graph& g, const Segment& seg, const Tiling& t);
 
 /// True when the input tensor is cut into tiles with the output (same or more elements than
 /// the output tile's tensor); false for small operands (bias, scale, gamma) loaded whole.

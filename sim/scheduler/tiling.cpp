@@ -58,7 +58,7 @@ GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
 }
 
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
-                              std::optional<Dataflow> dataflow, const HardwareConfig& hw) {
+                              std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width) {
   // Every dimension has at most two block sizes, the full one and the remainder at the edge.
   auto sizes = [](std::int64_t total, std::int64_t block) {
     std::vector<std::pair<std::int64_t, std::int64_t>> s{{block, total / block}};  // (size, count)
@@ -66,13 +66,16 @@ GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::i
     return s;
   };
   GemmTileCost sum;
+  const auto widths = width > 0 ? sizes(geo.out_cols_px, width)
+                                 : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}};
   for (const auto& [r, nr] : sizes(geo.out_rows, rows))
     for (const auto& [c, nc] : sizes(geo.n_total, cols))
-      for (const auto& [k, nk] : sizes(geo.c_total, chans)) {
-        GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k});
+      for (const auto& [k, nk] : sizes(geo.c_total, chans))
+        for (const auto& [px, npx] : widths) {
+        GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k, 0, px});
         w.dataflow = dataflow;
         const GemmTileCost one = gemm_tile_cost(w, hw);
-        const std::uint64_t n = std::uint64_t(nr * nc * nk * geo.batch);
+        const std::uint64_t n = std::uint64_t(nr * nc * nk * npx * geo.batch);
         sum.cycles += one.cycles * double(n);
         sum.sram_read_bytes += one.sram_read_bytes * n;
         sum.sram_write_bytes += one.sram_write_bytes * n;
@@ -172,6 +175,27 @@ std::uint64_t pool_buffer_bytes(const GemmGeometry& geo, const PoolEpilogue& poo
   return 2 * out_tile_elems / std::uint64_t(pool.stride_h * pool.stride_w) * eb;
 }
 
+/// Output-column block widths for a conv tile of `rows` rows: 0 (whole rows) or, with `split`,
+/// for a single output row of a conv without a pool epilogue, narrower blocks (a row of a wide
+/// image can alone exceed the SRAM: split output channels first, then the width).
+std::vector<std::int64_t> width_candidates(const GemmGeometry& geo, std::int64_t rows, const PoolEpilogue& pool,
+                                           bool split) {
+  if (!split) return {0};
+  std::vector<std::int64_t> w;
+  if (!geo.conv || rows != 1 || pool.op >= 0 || geo.out_cols_px <= 1) return w;
+  for (std::int64_t v : candidates(geo.out_cols_px, 1))
+    if (v < geo.out_cols_px) w.push_back(v);
+  return w;
+}
+
+/// Whether a block that splits the width reads and writes single strided regions: its input
+/// rows' column spans are one run per row only with every input channel, or a single input row
+/// (a 1-row kernel) is a run per pixel.
+bool column_block_is_one_region(const GemmGeometry& geo, std::int64_t cols, std::int64_t chans) {
+  const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
+  return channels == geo.in_c || geo.kh == 1;
+}
+
 std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                 std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
@@ -217,24 +241,54 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                       : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
                                                   seg.request.in_channels);
 
-  for (std::int64_t rows : row_cands) {
+  // Whole rows first; column blocks of a split row only when no whole-row tile fits, or only
+  // single rows do (their narrow channel blocks can cost more than column blocks with every
+  // channel), or when looking for the smallest tile.
+  for (bool split : {false, true})
+  for (std::int64_t rows : row_cands)
+   for (std::int64_t width : split && best && best->rows > 1 && !smallest ? std::vector<std::int64_t>{}
+                                                                           : width_candidates(geo, rows, pool, split)) {
     if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
-    // First-operand elements over all row blocks: halo rows are read again by every block.
+    // First-operand elements over all row (and column) blocks: halo rows and columns are read
+    // again by every block.
     a_full = 0;
-    std::uint64_t a_tile_max = 0;
-    for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
-      GemmBlock blk{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total};
-      a_full += geo.a_elements(blk);
+    std::uint64_t a_tile_max = 0, a_block_max = 0;  // the largest block's input, for every channel
+    if (width == 0) {
+      for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
+        const std::uint64_t a = geo.a_elements(GemmBlock{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total});
+        a_full += a;
+        a_block_max = std::max(a_block_max, a);
+      }
+    } else {  // rows x columns spans multiply: sum (and largest) of each, times every channel
+      std::uint64_t row_sum = 0, row_max = 0, col_sum = 0, col_max = 0;
+      for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
+        const auto [i0, i1] = geo.input_rows(r0, std::min(rows, geo.out_rows - r0));
+        row_sum += std::uint64_t(std::max<std::int64_t>(0, i1 - i0));
+        row_max = std::max(row_max, std::uint64_t(std::max<std::int64_t>(0, i1 - i0)));
+      }
+      for (std::int64_t p0 = 0; p0 < geo.out_cols_px; p0 += width) {
+        const auto [j0, j1] = geo.input_cols(p0, std::min(width, geo.out_cols_px - p0));
+        col_sum += std::uint64_t(std::max<std::int64_t>(0, j1 - j0));
+        col_max = std::max(col_max, std::uint64_t(std::max<std::int64_t>(0, j1 - j0)));
+      }
+      a_full = row_sum * col_sum * std::uint64_t(geo.in_c);
+      a_block_max = row_max * col_max * std::uint64_t(geo.in_c);
     }
     a_full *= std::uint64_t(geo.batch);
-    const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows);
+    // Row blocks, counting each column block of a split row as one.
+    const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows) * (width ? ceil_div(geo.out_cols_px, width) : 1);
     const std::int64_t rb = rb_per_batch * geo.batch;
     for (std::int64_t cols : col_cands) {
       const std::int64_t nb = ceil_div(geo.n_total, cols);
       for (std::int64_t chans : chan_cands) {
         const std::int64_t cb = ceil_div(geo.c_total, chans);
-        const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans};
-        a_tile_max = geo.a_elements(first) * eb;
+        if (width && !column_block_is_one_region(geo, cols, chans)) continue;
+        const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans, 0, width};
+        // The buffer holds the largest block's input (an interior block's halo is not clipped
+        // at the padding), for this block's channels of the in_c counted in a_block_max.
+        const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
+        a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
+                               : geo.a_elements(first)) * eb;
         const std::uint64_t b_tile = geo.b_elements(first) * eb;
         const std::uint64_t out_tile_elems = geo.out_elements(first);
         // Epilogue operands sit beside the output tile they are applied to.
@@ -246,7 +300,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         if (!fits(hw, budget, parts, smallest)) continue;
         // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
         const double compute_cycles =
-            smallest ? 0 : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw).cycles;
+            smallest ? 0 : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw, width).cycles;
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
           const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
@@ -275,7 +329,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
           // channel the next group's prefetch and the stores need, and carry nothing.
           const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
           const double cost = score(smallest,
-                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, a_tile_max + b_tile,
+                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, geo.a_elements(first) * eb + b_tile,
                                                      tiles, hw.core_clock.hz) + overfetch,
                                     ws);
           if (cost < best_cost) {
@@ -284,6 +338,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             t.rows = rows;
             t.cols = cols;
             t.in_channels = chans;
+            t.width = width;
             t.weights_outer = weights_outer;
             set_buffers(t, parts);
             t.dram_bytes = traffic;
@@ -297,62 +352,207 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   return best;
 }
 
-/// Rows a vector op's tensors can be cut into: N*H for 4-D (NHWC rows of W*C), else all but
-/// the last dimension (softmax and layer-norm need whole rows).
-std::int64_t tensor_rows(const workloads::Shape& s) {
-  if (s.size() == 4) return s[0] * s[2];
-  if (s.size() <= 1) return 1;
-  return product(s, 0, s.size() - 1);
+/// What a cut of a vector head into tiles of `size` driver elements loads and holds.
+struct VectorCut {
+  std::uint64_t loaded = 0;      // DRAM bytes the head's inputs load (a range when it changes)
+  std::uint64_t first_tile = 0;  // bytes the first tile loads (nothing hides them)
+  std::uint64_t in_buffer = 0;   // SRAM of the input buffers: slices double-buffered, whole inputs once
+  std::uint64_t out_tile = 0;    // output elements of the largest tile (a reduction's accumulators)
+  std::uint64_t tiles = 0;       // per pass
+};
+
+/// Walks the tiles as the lowering will (for_each_vector_tile): a distinct input is loaded when
+/// its range changes.
+VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& geo, const Residency& where,
+                          std::uint64_t size, int passes, std::uint32_t eb) {
+  std::vector<int> tensors;  // distinct base tensors of the head's inputs
+  std::vector<int> slot(head.inputs.size());
+  for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+    const int b = base_tensor(g, head.inputs[k]);
+    const auto it = std::find(tensors.begin(), tensors.end(), b);
+    slot[k] = int(it - tensors.begin());
+    if (it == tensors.end()) tensors.push_back(b);
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> last(tensors.size(), {~0ull, ~0ull});
+  std::vector<std::uint64_t> max_slice(tensors.size(), 0);
+  std::vector<bool> whole(tensors.size(), true);
+  VectorCut cut;
+  for_each_vector_tile(geo, size, passes, [&](const VectorTile& t) {
+    std::uint64_t tile_loads = 0;
+    for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+      const std::size_t s = std::size_t(slot[k]);
+      const auto range = t.in[k];
+      const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
+      max_slice[s] = std::max(max_slice[s], (range.second - range.first) * runs);
+      if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
+      if (where.resident[tensors[s]] || range == last[s]) continue;
+      last[s] = range;
+      tile_loads += (range.second - range.first) * runs * eb;
+    }
+    cut.loaded += tile_loads;
+    if (cut.tiles == 0) cut.first_tile = tile_loads;
+    cut.out_tile = std::max(cut.out_tile, (t.out1 - t.out0) * (geo.cls == VectorClass::Reduction ? 1 : t.runs));
+    cut.tiles += t.pass == 2 ? 0 : 1;
+  });
+  // A reduction cut inside a block keeps the block's accumulators across its chunks.
+  if (geo.cls == VectorClass::Reduction && size < geo.block && geo.inner == 1)
+    cut.out_tile = std::max(cut.out_tile, geo.out_elems / (geo.elems / geo.block));
+  for (std::size_t s = 0; s < tensors.size(); ++s)
+    if (!where.resident[tensors[s]]) cut.in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * eb;
+  return cut;
 }
+
+/// The most tiles a vector head is cut into (2^22: 256 MiB in 64-byte tiles).
+constexpr std::uint64_t kMaxVectorTiles = std::uint64_t(1) << 22;
 
 std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                   std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   const int out = segment_output(g, seg);
-  const std::uint64_t head_out_elems = g.tensor(head.outputs[0]).elements();
+  const bool out_stored = where.stored[out];
   const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
+  const VectorGeometry geo = vector_geometry(g, hw, head);
+  // A reduction's output tile is its accumulators; the segment's output (after the epilogue
+  // ops) has as many elements as the head's.
+  const std::uint64_t seg_out_elems = std::uint64_t(g.tensor(out).elements());
 
-  std::uint64_t tiled_bytes = 0, whole_bytes = 0, traffic = 0;
-  std::int64_t max_tiles = tensor_rows(g.tensor(head.outputs[0]).shape);
-  for (int t : head.inputs) {
-    const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
-    if (is_tiled_input(g, t, head_out_elems)) max_tiles = std::max(max_tiles, tensor_rows(g.tensor(t).shape));
-    if (where.resident[base_tensor(g, t)]) continue;
-    traffic += bytes;
-    (is_tiled_input(g, t, head_out_elems) ? tiled_bytes : whole_bytes) += bytes;
-  }
-  const std::uint64_t out_bytes = head_out_elems * eb;
-  traffic += extras.dram_bytes + (where.stored[out] ? std::uint64_t(g.tensor(out).elements()) * eb : 0);
-  double ops = 0;
-  for (int o : seg.ops) ops += double(workloads::op_cost(g, g.op(o), eb).vector_ops);
+  // Candidate cuts: tile counts from the finest legal cut down to one tile, each turned into
+  // driver elements per tile (burst-aligned, whole blocks while a block fits).
+  std::vector<std::uint64_t> sizes;
+  const std::uint64_t finest = vector_tile_count(geo, 1);
+  const auto counts = seg.request.rows > 0 ? std::vector<std::int64_t>{seg.request.rows}
+                                           : candidates(std::int64_t(std::max<std::uint64_t>(finest, 1)), 1);
+  for (std::int64_t c : counts) sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
+  // Also cuts into whole rows of the driver (N x H of an NCHW tensor, else all but the last
+  // dimension), which keep an NHWC row in one tile.
+  const auto& d = geo.shape;
+  const std::int64_t rows = d.size() == 4 ? d[0] * d[2] : d.size() <= 1 ? 1 : product(d, 0, d.size() - 1);
+  if (seg.request.rows <= 0 && geo.block == 0)
+    for (std::int64_t c : candidates(std::max<std::int64_t>(rows, 1), 1)) sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
+  // Largest tiles first: a tie in the estimate goes to fewer tiles.
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
-  for (std::int64_t tiles : requested(candidates(std::max<std::int64_t>(max_tiles, 1), 1), seg.request.rows)) {
-    const std::uint64_t in_tile = (tiled_bytes + tiles - 1) / tiles;
-    const std::uint64_t out_tile = (out_bytes + tiles - 1) / tiles;
-    const std::uint64_t out_elems_tile = (head_out_elems + tiles - 1) / tiles;
+  const double per_tile = 64.0 / hw.core_clock.hz;  // estimate_seconds' issue overhead per tile
+  for (std::uint64_t size : sizes) {
+    const int passes = geo.cls == VectorClass::RowOp && size < geo.block && geo.inner == 1 ? 2 : 1;
+    const std::uint64_t count = vector_tile_count(geo, size) * std::uint64_t(passes);
+    // Finer cuts only add tiles: once their issue overhead alone exceeds the best estimate they
+    // cannot win. And a cut into more than kMaxVectorTiles is not walked (nor would its Program
+    // be small): a tensor that needs one is refused, naming the finest cut tried.
+    if (count > kMaxVectorTiles || (!smallest && double(count) * per_tile > best_cost)) continue;
+    const VectorCut cut = walk_vector_cut(g, head, geo, where, size, passes, eb);
     // A vector op has no filter: inputs in the ifmap buffer, outputs (and epilogue operands) in
     // the ofmap buffer.
-    const BufferBytes parts{2 * in_tile + whole_bytes, 0,
-                            2 * (out_tile + out_elems_tile * extras.tiled_bytes_per_out_elem) +
-                                out_elems_tile * extras.scratch_bytes_per_out_elem + extras.whole_buffer_bytes};
+    const BufferBytes parts{cut.in_buffer, 0,
+                            2 * (cut.out_tile * eb + cut.out_tile * extras.tiled_bytes_per_out_elem) +
+                                cut.out_tile * extras.scratch_bytes_per_out_elem + extras.whole_buffer_bytes};
     const std::uint64_t ws = parts.total();
     if (!fits(hw, budget, parts, smallest)) continue;
-    const double cost =
-        score(smallest, estimate_seconds(hw, traffic, ops, in_tile, std::uint64_t(tiles), hw.vector_peak_ops()), ws);
+    const std::uint64_t traffic = cut.loaded + extras.dram_bytes + (out_stored ? seg_out_elems * eb : 0);
+    double ops = double(vector_pass_ops(g, head, eb, passes, passes == 2 ? 1 : 0)) +
+                 (passes == 2 ? double(vector_pass_ops(g, head, eb, passes, 2)) : 0.0);
+    for (std::size_t i = 1; i < seg.ops.size(); ++i) ops += double(workloads::op_cost(g, g.op(seg.ops[i]), eb).vector_ops);
+    const double cost = score(smallest, estimate_seconds(hw, traffic, ops, cut.first_tile, cut.tiles * std::uint64_t(passes),
+                                                         hw.vector_peak_ops()),
+                              ws);
     if (cost < best_cost) {
       best_cost = cost;
       Tiling t;
-      t.tiles = tiles;
+      t.tiles = std::int64_t(cut.tiles);
+      t.tile_elems = size;
+      t.passes = passes;
       set_buffers(t, parts);
       t.dram_bytes = traffic;
-      t.tile_count = std::uint64_t(tiles);
+      t.tile_count = cut.tiles * std::uint64_t(passes);
       best = t;
     }
   }
   return best;
+}
+
+/// The element range of `in` (numpy-broadcast against `out`) that the output elements [a, b)
+/// read: exact up to the first dimension where the tile's first and last elements differ,
+/// the whole extent of the dimensions inside it (a tile crossing a row reads the operand's
+/// rows it spans).
+std::pair<std::uint64_t, std::uint64_t> broadcast_range(const workloads::Shape& in, const workloads::Shape& out,
+                                                        std::uint64_t a, std::uint64_t b) {
+  if (b <= a) return {0, 0};
+  const std::size_t r = out.size(), off = r - in.size();
+  std::vector<std::uint64_t> os(r), is(r);
+  std::uint64_t so = 1, si = 1;
+  for (std::size_t k = r; k-- > 0;) {
+    const std::uint64_t din = k >= off ? std::uint64_t(in[k - off]) : 1;
+    os[k] = so;
+    is[k] = din == 1 ? 0 : si;
+    so *= std::uint64_t(out[k]);
+    si *= din;
+  }
+  std::uint64_t lo = 0, hi = 0, ra = a, rb = b - 1;
+  bool split = false;
+  for (std::size_t k = 0; k < r; ++k) {
+    const std::uint64_t ia = ra / os[k], ib = rb / os[k];
+    ra %= os[k];
+    rb %= os[k];
+    if (split) {
+      hi += (std::uint64_t(out[k]) - 1) * is[k];
+      continue;
+    }
+    lo += ia * is[k];
+    hi += ib * is[k];
+    split = ia != ib;
+  }
+  return {lo, hi + 1};
+}
+
+/// Whether `in` broadcasts against `out` (right-aligned, every dimension equal or 1).
+bool broadcasts_to(const workloads::Shape& in, const workloads::Shape& out) {
+  if (in.size() > out.size()) return false;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::int64_t d = in[in.size() - 1 - i], o = out[out.size() - 1 - i];
+    if (d != o && d != 1) return false;
+  }
+  return true;
+}
+
+/// The last reduced axis: softmax's one axis, a reduction's last listed axis, else the last.
+std::size_t last_reduced_axis(const Op& op, std::size_t rank) {
+  auto norm = [&](std::int64_t a) { return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank) - 1)); };
+  switch (op.kind) {
+    case workloads::OpKind::Softmax:
+    case workloads::OpKind::LogSoftmax: return norm(op.attrs.axis);
+    case workloads::OpKind::ReduceMean:
+    case workloads::OpKind::ReduceSum:
+    case workloads::OpKind::ReduceMax: {
+      if (op.attrs.axes.empty()) return rank - 1;
+      std::size_t last = 0;
+      for (auto a : op.attrs.axes) last = std::max(last, norm(a));
+      return last;
+    }
+    default: return rank - 1;
+  }
+}
+
+/// The first reduced axis of a reduction or row op: every dimension from it on is kept whole
+/// in a block (softmax and layer-norm normalise from `axis` on; a global pool over H and W).
+std::size_t first_reduced_axis(const Op& op, std::size_t rank) {
+  auto norm = [&](std::int64_t a) { return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank))); };
+  switch (op.kind) {
+    case workloads::OpKind::GlobalAvgPool:
+    case workloads::OpKind::GlobalMaxPool: return std::min<std::size_t>(2, rank);
+    case workloads::OpKind::Softmax:
+    case workloads::OpKind::LogSoftmax:
+    case workloads::OpKind::LayerNorm: return norm(op.attrs.axis);
+    default: {
+      if (op.attrs.axes.empty()) return 0;
+      std::size_t first = rank;
+      for (auto a : op.attrs.axes) first = std::min(first, norm(a));
+      return first;
+    }
+  }
 }
 
 }  // namespace
@@ -415,10 +615,226 @@ std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, con
                                    std::uint64_t budget, bool smallest) {
   switch (workloads::op_class(g.op(seg.ops[0]).kind)) {
     case OpClass::Gemm: return tile_gemm(g, hw, seg, where, budget, smallest);
-    case OpClass::Vector: return tile_vector(g, hw, seg, where, budget, smallest);
+    case OpClass::Vector:
+      if (concat_in_place(g, seg, where)) {
+        Tiling t;
+        t.in_place = true;
+        t.tile_count = 0;
+        return t;
+      }
+      return tile_vector(g, hw, seg, where, budget, smallest);
     case OpClass::View: return Tiling{};
   }
   return std::nullopt;
+}
+
+bool concat_in_place(const Graph& g, const Segment& seg, const Residency& where) {
+  const Op& op = g.op(seg.ops[0]);
+  if (seg.ops.size() != 1 || op.kind != workloads::OpKind::Concat) return false;
+  const int out = op.outputs[0];
+  const auto& shape = g.tensor(out).shape;
+  const std::int64_t rank = std::int64_t(shape.size());
+  const std::int64_t axis = op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis;
+  if (axis < 0 || axis >= rank || product(shape, 0, std::size_t(axis)) != 1 || where.resident[out]) return false;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const int t = op.inputs[i];
+    const auto& ten = g.tensor(t);
+    if (ten.producer < 0 || ten.is_constant || base_tensor(g, t) != t || where.resident[t]) return false;
+    if (g.op(ten.producer).kind == workloads::OpKind::Concat) return false;  // no chains of placements
+    if (ten.consumers.size() != 1 || g.is_output(t)) return false;
+    if (std::find(op.inputs.begin(), op.inputs.begin() + std::ptrdiff_t(i), t) != op.inputs.begin() + std::ptrdiff_t(i))
+      return false;  // the same tensor twice cannot sit in two places
+  }
+  return true;
+}
+
+// ---- vector geometry ----------------------------------------------------------------------
+
+VectorClass vector_class(workloads::OpKind k) {
+  using workloads::OpKind;
+  switch (k) {
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+    case OpKind::LayerNorm: return VectorClass::RowOp;
+    case OpKind::ReduceMean:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::GlobalAvgPool:
+    case OpKind::GlobalMaxPool: return VectorClass::Reduction;
+    case OpKind::Expand: return VectorClass::Elementwise;  // its input is a broadcast operand
+    default: return workloads::is_elementwise(k) ? VectorClass::Elementwise : VectorClass::Movement;
+  }
+}
+
+VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const Op& op) {
+  VectorGeometry geo;
+  geo.cls = vector_class(op.kind);
+  const bool by_input = geo.cls == VectorClass::Reduction || geo.cls == VectorClass::RowOp;
+  geo.shape = g.tensor(by_input ? op.inputs[0] : op.outputs[0]).shape;
+  geo.elems = std::uint64_t(g.tensor(by_input ? op.inputs[0] : op.outputs[0]).elements());
+  geo.out_elems = std::uint64_t(g.tensor(op.outputs[0]).elements());
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  geo.align = std::max<std::uint64_t>(1, hw.dram.bytes_per_burst() / eb);
+  if (by_input) {
+    const std::size_t rank = geo.shape.size(), axis = first_reduced_axis(op, rank);
+    geo.block = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, axis, rank)));
+    // Inner positions are independent: only a reduction's (or a single-axis softmax's) lone
+    // input can be read as strided runs.
+    if (op.inputs.size() == 1 && op.kind != workloads::OpKind::LayerNorm)
+      geo.inner = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, last_reduced_axis(op, rank) + 1, rank)));
+    if (geo.elems == 0 || geo.elems % geo.block != 0 || geo.block % geo.inner != 0) {
+      geo.block = std::max<std::uint64_t>(geo.elems, 1);
+      geo.inner = 1;
+    }
+  }
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    const auto& t = g.tensor(op.inputs[k]);
+    geo.in_shapes.push_back(t.shape);
+    geo.in_elems.push_back(std::uint64_t(t.elements()));
+    InputCut cut = InputCut::Whole;
+    if (by_input && k == 0) cut = InputCut::Same;
+    else if (geo.cls == VectorClass::Movement) cut = op.kind == workloads::OpKind::Gather && k == 0 ? InputCut::Gathered : InputCut::Proportional;
+    else if (geo.in_elems.back() == geo.elems) cut = InputCut::Same;
+    else if (broadcasts_to(t.shape, geo.shape)) cut = InputCut::Broadcast;
+    geo.cuts.push_back(cut);
+  }
+  return geo;
+}
+
+std::uint64_t vector_tile_elems(const VectorGeometry& geo, std::uint64_t tiles) {
+  tiles = std::max<std::uint64_t>(tiles, 1);
+  auto aligned = [&](std::uint64_t v) { return std::max<std::uint64_t>(geo.align, ceil_div(v, geo.align) * geo.align); };
+  if (geo.block == 0) return std::min(std::max<std::uint64_t>(geo.elems, 1), aligned(ceil_div(geo.elems, tiles)));
+  const std::uint64_t blocks = geo.elems / geo.block;
+  if (tiles <= blocks) return ceil_div(blocks, tiles) * geo.block;
+  const std::uint64_t per_block = ceil_div(tiles, blocks);
+  if (geo.inner > 1)  // chunks of inner positions, each with every reduced position
+    return std::min(geo.inner, aligned(ceil_div(geo.inner, per_block))) * (geo.block / geo.inner);
+  return std::min(geo.block, aligned(ceil_div(geo.block, per_block)));
+}
+
+std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_elems) {
+  if (geo.block == 0) {
+    const std::uint64_t size = std::max(tile_elems, geo.align);
+    return std::max<std::uint64_t>(1, ceil_div(geo.elems, size));
+  }
+  const std::uint64_t blocks = geo.elems / geo.block;
+  if (tile_elems >= geo.block) return ceil_div(blocks, tile_elems / geo.block);
+  if (geo.inner > 1) {
+    const std::uint64_t reduced = geo.block / geo.inner;
+    return blocks * ceil_div(geo.inner, std::max<std::uint64_t>(tile_elems / reduced, std::min(geo.align, geo.inner)));
+  }
+  return blocks * ceil_div(geo.block, std::max(tile_elems, std::min(geo.align, geo.block)));
+}
+
+void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, int passes,
+                          const std::function<void(const VectorTile&)>& visit) {
+  const std::uint64_t N = geo.elems;
+  const std::uint64_t size = std::max<std::uint64_t>(1, tile_elems ? tile_elems : N);
+  // Tiles never straddle a reduced block they do not hold whole.
+  const std::uint64_t span = geo.block && size < geo.block ? geo.block : std::max<std::uint64_t>(N, 1);
+  const std::uint64_t blocks = geo.block ? N / geo.block : 1;
+  // A reduction's outputs complete with the last element of their block.
+  auto done = [&](std::uint64_t x) {
+    if (geo.cls != VectorClass::Reduction) return x;
+    return x >= N ? geo.out_elems : mul_div(x / geo.block, geo.out_elems, std::max<std::uint64_t>(blocks, 1));
+  };
+  VectorTile t;
+  t.in.resize(geo.cuts.size());
+  // The same fraction of an input of n elements as the tile is of the driver.
+  auto fraction = [&](std::uint64_t n) {
+    return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
+  };
+  if (geo.inner > 1 && size < geo.block) {
+    // Chunks of inner positions: every reduced position of c inner positions per tile.
+    const std::uint64_t reduced = geo.block / geo.inner, c = std::max<std::uint64_t>(1, size / reduced);
+    t.runs = reduced;
+    t.stride = geo.inner;
+    for (std::uint64_t b = 0; b < blocks; ++b)
+      for (std::uint64_t i0 = 0; i0 < geo.inner; i0 += c) {
+        t.d0 = b * geo.block + i0;
+        t.d1 = t.d0 + std::min(c, geo.inner - i0);
+        // A reduction's outputs of these positions: one run ([outer, 1, inner] flattened).
+        t.out0 = geo.cls == VectorClass::Reduction ? b * geo.inner + i0 : t.d0;
+        t.out1 = t.out0 + (t.d1 - t.d0);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k)
+          t.in[k] = geo.cuts[k] == InputCut::Same ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1}
+                                                  : std::pair<std::uint64_t, std::uint64_t>{0, geo.in_elems[k]};
+        visit(t);
+      }
+    return;
+  }
+  for (std::uint64_t s0 = 0; s0 < std::max<std::uint64_t>(N, 1); s0 += span) {
+    const std::uint64_t s1 = std::min(N, s0 + span);
+    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
+      for (std::uint64_t a = s0; a < s1 || (N == 0 && a == 0); a += size) {
+        t.d0 = a;
+        t.d1 = std::min(s1, a + size);
+        t.pass = pass;
+        t.out0 = pass == 1 ? 0 : done(t.d0);
+        t.out1 = pass == 1 ? 0 : done(t.d1);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k) {
+          const std::uint64_t n = geo.in_elems[k];
+          switch (geo.cuts[k]) {
+            case InputCut::Same: t.in[k] = {t.d0, t.d1}; break;
+            case InputCut::Proportional: t.in[k] = fraction(n); break;
+            case InputCut::Broadcast:
+              // No larger than a tile: held whole (one load) rather than re-read in slivers.
+              t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
+                                  : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
+              break;
+            case InputCut::Gathered:
+              t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
+              break;
+            case InputCut::Whole: t.in[k] = {0, n}; break;
+          }
+        }
+        visit(t);
+        if (N == 0) break;
+      }
+  }
+}
+
+std::uint64_t vector_pass_ops(const Graph& g, const Op& op, std::uint32_t eb, int passes, int pass) {
+  const std::uint64_t ops = workloads::op_cost(g, op, eb).vector_ops;
+  if (passes != 2) return ops;
+  // Per element, single pass -> statistics pass + apply pass (docs/scheduling.md, "Two passes"):
+  // softmax 5 -> 4 (running max, subtract, exp, sum) + 3 (subtract, exp, divide): the exponent is
+  // computed again; log-softmax 5 -> 4 + 1 (subtract max + log-sum); layer-norm 8 -> 4 + 4.
+  std::uint64_t stats = 1, apply = 1, single = 2;
+  switch (op.kind) {
+    case workloads::OpKind::Softmax: stats = 4, apply = 3, single = 5; break;
+    case workloads::OpKind::LogSoftmax: stats = 4, apply = 1, single = 5; break;
+    case workloads::OpKind::LayerNorm: stats = 4, apply = 4, single = 8; break;
+    default: break;
+  }
+  return mul_div(ops, pass == 1 ? stats : apply, single);
+}
+
+std::string describe_tile(const Graph& g, const Segment& seg, const Tiling& t) {
+  const Op& head = g.op(seg.ops[0]);
+  auto of = [](std::int64_t part, std::int64_t whole, const std::string& what) {
+    return std::to_string(std::min(part, whole)) + " of " + std::to_string(whole) + " " + what;
+  };
+  switch (workloads::op_class(head.kind)) {
+    case OpClass::Gemm: {
+      const GemmGeometry geo = gemm_geometry(g, head);
+      return of(t.rows, geo.out_rows, "output rows") + " x " +
+             of(t.cols, geo.n_total, geo.grouped ? "groups" : "output channels") +
+             (geo.grouped ? "" : " x " + of(t.in_channels, geo.c_total, "input channels")) +
+             (t.width > 0 ? " x " + of(t.width, geo.out_cols_px, "output columns") : "");
+    }
+    case OpClass::Vector: {
+      const int driver = vector_class(head.kind) == VectorClass::Reduction || vector_class(head.kind) == VectorClass::RowOp
+                             ? head.inputs[0]
+                             : head.outputs[0];
+      const auto& d = g.tensor(driver);
+      return of(std::int64_t(t.tile_elems), d.elements(), "elements of " + workloads::format_shape(d.shape)) +
+             (t.passes == 2 ? " (two passes)" : "");
+    }
+    case OpClass::View: break;
+  }
+  return "no tile (a view)";
 }
 
 // ---- GEMM geometry -----------------------------------------------------------------------
@@ -441,6 +857,9 @@ GemmGeometry gemm_geometry(const Graph& g, const Op& op) {
     geo.stride_h = op.attrs.stride[0];
     geo.dil_h = op.attrs.dilation[0];
     geo.pad_top = op.attrs.pads[0];
+    geo.stride_w = op.attrs.stride[1];
+    geo.dil_w = op.attrs.dilation[1];
+    geo.pad_left = op.attrs.pads[1];
     const std::int64_t groups = op.attrs.groups;
     geo.grouped = groups > 1;
     geo.cin_g = geo.in_c / groups;
@@ -481,11 +900,18 @@ std::pair<std::int64_t, std::int64_t> GemmGeometry::input_rows(std::int64_t row0
   return {std::max<std::int64_t>(0, first), std::min(in_h, last)};
 }
 
+std::pair<std::int64_t, std::int64_t> GemmGeometry::input_cols(std::int64_t px0, std::int64_t pxs) const {
+  const std::int64_t first = px0 * stride_w - pad_left;
+  const std::int64_t last = (px0 + pxs - 1) * stride_w - pad_left + (kw - 1) * dil_w + 1;
+  return {std::max<std::int64_t>(0, first), std::min(in_w, last)};
+}
+
 std::uint64_t GemmGeometry::a_elements(const GemmBlock& b) const {
   if (!conv) return std::uint64_t(b.rows * b.chans);
   auto [r0, r1] = input_rows(b.row0, b.rows);
+  const auto [c0, c1] = b.pxs ? input_cols(b.px0, b.pxs) : std::pair<std::int64_t, std::int64_t>{0, in_w};
   const std::int64_t channels = grouped ? b.cols * cin_g : b.chans;
-  return std::uint64_t(std::max<std::int64_t>(0, r1 - r0) * in_w * channels);
+  return std::uint64_t(std::max<std::int64_t>(0, r1 - r0) * std::max<std::int64_t>(0, c1 - c0) * channels);
 }
 
 std::uint64_t GemmGeometry::b_elements(const GemmBlock& b) const {
@@ -495,19 +921,22 @@ std::uint64_t GemmGeometry::b_elements(const GemmBlock& b) const {
 }
 
 std::uint64_t GemmGeometry::out_elements(const GemmBlock& b) const {
-  return std::uint64_t(b.rows * out_cols_px * b.cols * (grouped ? cout_g : 1));
+  return std::uint64_t(b.rows * width(b) * b.cols * (grouped ? cout_g : 1));
 }
 
 GemmWork GemmGeometry::work(const GemmBlock& b) const {
   if (!conv) return {b.rows, b.chans, b.cols, 1};
-  if (grouped) return {b.rows * out_cols_px, kh * kw * cin_g, cout_g, b.cols};
-  return {b.rows * out_cols_px, kh * kw * b.chans, b.cols, 1};
+  if (grouped) return {b.rows * width(b), kh * kw * cin_g, cout_g, b.cols};
+  return {b.rows * width(b), kh * kw * b.chans, b.cols, 1};
 }
 
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit) {
+  // A split row's column blocks run innermost, one after another, like row blocks.
   auto block = [&](std::int64_t b, std::int64_t r0, std::int64_t n0, std::int64_t c0) {
-    visit(GemmBlock{b, r0, std::min(t.rows, geo.out_rows - r0), n0, std::min(t.cols, geo.n_total - n0), c0,
-                    std::min(t.in_channels, geo.c_total - c0)});
+    const bool split = t.width > 0 && t.width < geo.out_cols_px;
+    for (std::int64_t p0 = 0; p0 < (split ? geo.out_cols_px : 1); p0 += split ? t.width : 1)
+      visit(GemmBlock{b, r0, std::min(t.rows, geo.out_rows - r0), n0, std::min(t.cols, geo.n_total - n0), c0,
+                      std::min(t.in_channels, geo.c_total - c0), p0, split ? std::min(t.width, geo.out_cols_px - p0) : 0});
   };
   const bool k_split = t.in_channels < geo.c_total;
   if (!k_split && t.weights_outer && geo.b_constant) {

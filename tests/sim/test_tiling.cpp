@@ -1,0 +1,468 @@
+// Tiling of vector heads by op class (docs/scheduling.md, "Vector heads"): elementwise work at any
+// rank, streamed data movement, reductions whose rows do not fit. Every case ran into "cannot be
+// tiled into SRAM" before these rules; the arithmetic of each expected figure is written beside it.
+#include <gtest/gtest.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/scheduler/lowering.h"
+#include "sim/scheduler/plan.h"
+#include "sim/scheduler/segment.h"
+#include "tests/support/cli_support.h"
+#include "tests/support/plan_support.h"
+#include "workloads/loader.h"
+
+using namespace npusim;
+using sched::FusionPolicy;
+
+namespace {
+
+std::uint64_t plan_dram_bytes(const sched::Plan& p) {
+  std::uint64_t b = 0;
+  for (const auto& g : p.groups) b += g.dram_bytes;
+  return b;
+}
+
+std::uint64_t vector_ops(const sched::Program& p) {
+  std::uint64_t v = 0;
+  for (const auto& c : p.commands) v += c.vector_ops;
+  return v;
+}
+
+/// The segment whose head is op `name`.
+const sched::Segment& segment_of(const workloads::Graph& g, const sched::Plan& p, const std::string& name) {
+  const int op = g.find_op(name);
+  for (const auto& gp : p.groups)
+    for (const auto& s : gp.segments)
+      if (s.ops[0] == op) return s;
+  throw std::runtime_error("no segment headed by " + name);
+}
+
+/// Plans, checks every group fits the SRAM and the Program moves what the plan says.
+sched::Plan plan_that_fits(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
+  const sched::Plan plan = sched::make_plan(g, hw, policy);
+  for (const auto& gp : plan.groups) EXPECT_LE(gp.sram_bytes, hw.sram.capacity_bytes) << gp.name;
+  EXPECT_EQ(test::dram_bytes(sched::lower_plan(g, hw, plan)), plan_dram_bytes(plan));
+  return plan;
+}
+
+// Reproduction 1a of issue 11: one row of 4194304 elements. Before: "mul0: cannot be tiled into
+// SRAM ... needs 16777217 B" (vector heads were cut only along rows).
+const char* kLongChain = R"(
+name: long_chain
+inputs:
+  - {name: x, shape: [1, 4194304]}
+ops:
+  - {name: mul0, op: mul, inputs: [x, x]}
+  - {name: add0, op: add, inputs: [mul0, x]}
+  - {name: relu0, op: relu, inputs: [add0]}
+outputs: [relu0]
+)";
+
+}  // namespace
+
+TEST(Tiling, OneRowElementwiseChainTilesOverFlatElements) {
+  const auto g = workloads::parse_yaml_workload(kLongChain, "long_chain.yaml");
+  const auto hw = config::load_hardware_config("edge-m");  // int8, 1 MiB SRAM, 64 B bursts
+  for (FusionPolicy policy : {FusionPolicy::None, FusionPolicy::Greedy}) {
+    const auto plan = plan_that_fits(g, hw, policy);
+    const auto& seg = segment_of(g, plan, "mul0");
+    EXPECT_GT(seg.tiling.tiles, 1);
+    // Tiles start on whole bursts: 64 B / 1 B = 64 elements.
+    EXPECT_EQ(seg.tiling.tile_elems % 64, 0u);
+    if (policy == FusionPolicy::Greedy) {
+      // One chain: x read by mul0 (x * x reads it once) and again by add0, the result stored:
+      // 3 x 4194304 B.
+      ASSERT_EQ(plan.groups.size(), 1u);
+      EXPECT_EQ(plan_dram_bytes(plan), 3u * 4194304);
+    } else {
+      // mul0: x in, out; add0: mul0 and x in, out; relu0: in, out = 7 x 4194304 B.
+      EXPECT_EQ(plan_dram_bytes(plan), 7u * 4194304);
+    }
+  }
+}
+
+TEST(Tiling, BroadcastOperandIsReadAsTheSliceEachTileMapsTo) {
+  // Driver [2, 3, 4] (24 elements), operand [3, 4] broadcast over the batch. Tiles of 4
+  // elements (one row): tile [4, 8) is row 1 of batch 0 -> operand [4, 8); tile [12, 16) is
+  // row 0 of batch 1 -> operand [0, 4) again.
+  sched::VectorGeometry geo;
+  geo.shape = {2, 3, 4};
+  geo.elems = geo.out_elems = 24;
+  geo.cuts = {sched::InputCut::Broadcast};
+  geo.in_shapes = {{3, 4}};
+  geo.in_elems = {12};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> got;
+  sched::for_each_vector_tile(geo, 4, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[1], (std::pair<std::uint64_t, std::uint64_t>{4, 8}));
+  EXPECT_EQ(got[3], (std::pair<std::uint64_t, std::uint64_t>{0, 4}));
+  // Tiles of 6: [6, 12) is (0, 1, 2) .. (0, 2, 3), differing first in the row, so it reads the
+  // operand's rows 1..2 whole -> [4, 12).
+  got.clear();
+  sched::for_each_vector_tile(geo, 6, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
+  EXPECT_EQ(got[1], (std::pair<std::uint64_t, std::uint64_t>{4, 12}));
+}
+
+TEST(Tiling, LargeBroadcastOperandIsSlicedNotHeldWhole) {
+  // x [4, 1024, 1024] (4 MiB int8) * m [1024, 1024] (1 MiB): m alone fills edge-m's SRAM, so it
+  // must be read in slices. Each of the 4 batches reads all of m once: 4 MiB of x + 4 x 1 MiB of
+  // m + 4 MiB out = 12 MiB.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: masked
+inputs:
+  - {name: x, shape: [4, 1024, 1024]}
+  - {name: m, shape: [1024, 1024]}
+ops:
+  - {name: apply, op: mul, inputs: [x, m]}
+outputs: [apply]
+)",
+                                                "masked.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_EQ(plan_dram_bytes(plan), 12u << 20);
+}
+
+TEST(Tiling, ConcatLargerThanSramStreamsEveryInput) {
+  // Reproduction 1b: a 2.4 MB concat on a 1 MiB SRAM. Before: each input, smaller than the
+  // output, was held whole ("cat needs 2519040 B"). Now every input streams in the output's
+  // fraction: read 128*6400 + 256*6400 = 2457600 B once, written 2457600 B.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: big_concat
+inputs:
+  - {name: a, shape: [1, 128, 80, 80]}
+  - {name: b, shape: [1, 256, 80, 80]}
+ops:
+  - {name: ra, op: relu, inputs: [a]}
+  - {name: cat, op: concat, inputs: [ra, b], axis: 1}
+outputs: [cat]
+)",
+                                                "big_concat.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_GT(segment_of(g, plan, "cat").tiling.tiles, 1);
+  // ra: 819200 in + 819200 out; cat: 2457600 in + 2457600 out.
+  EXPECT_EQ(plan_dram_bytes(plan), 2u * 819200 + 2u * 2457600);
+}
+
+TEST(Tiling, ClassifierConcatRunsUnfusedOnEdgeS) {
+  // A fire module's concat at 56x56 (SqueezeNet on 224x224): 2 x [1, 64, 56, 56] -> 401408 B,
+  // more than edge-s's 256 KiB; held whole, the two inputs alone were 401408 B. e1 is also read
+  // by `side`, so the concat cannot be written in place: it streams both inputs.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: fire
+inputs:
+  - {name: x, shape: [1, 16, 56, 56]}
+ops:
+  - {name: e1, op: conv2d, inputs: [x], out_channels: 64, kernel: 1}
+  - {name: e3, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+  - {name: cat, op: concat, inputs: [e1, e3], axis: 1}
+  - {name: side, op: relu, inputs: [e1]}
+outputs: [cat, side]
+)",
+                                                "fire.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "cat").tiling;
+  EXPECT_FALSE(t.in_place);
+  EXPECT_EQ(t.dram_bytes, 2u * 401408);  // 2 x 200704 B read, 401408 B written
+}
+
+TEST(Tiling, ConcatWhoseProducersWriteIntoPlaceIsFree) {
+  // The same concat when each input has no other reader: e1 and e3 store their outputs into
+  // the two slabs of cat's region (channel axis, batch 1: each slab contiguous), so the concat
+  // moves nothing and runs nothing. DRAM: x read by e1 (50176 B) and e3, the weights, e1 and e3
+  // stored (200704 B each), relu reads cat (401408 B) and writes r (401408 B).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: fire
+inputs:
+  - {name: x, shape: [1, 16, 56, 56]}
+ops:
+  - {name: e1, op: conv2d, inputs: [x], out_channels: 64, kernel: 1}
+  - {name: e3, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+  - {name: cat, op: concat, inputs: [e1, e3], axis: 1}
+  - {name: r, op: relu, inputs: [cat]}
+outputs: [r]
+)",
+                                                "fire_in_place.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "cat").tiling;
+  EXPECT_TRUE(t.in_place);
+  EXPECT_EQ(t.dram_bytes, 0u);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  const int cat = g.find_op("cat");
+  for (const auto& c : prog.commands) EXPECT_TRUE(c.op != cat || c.kind == sched::CommandKind::Barrier);
+  // e1 stores at cat's base address, e3 right after e1's 200704 bytes.
+  std::uint64_t e1_store = ~0ull, e3_store = ~0ull;
+  for (const auto& c : prog.commands) {
+    if (c.kind != sched::CommandKind::DmaStore) continue;
+    if (c.op == g.find_op("e1")) e1_store = std::min(e1_store, c.dram.addr);
+    if (c.op == g.find_op("e3")) e3_store = std::min(e3_store, c.dram.addr);
+  }
+  EXPECT_EQ(e3_store - e1_store, 200704u);
+  // What r reads is what e1 and e3 wrote: cat's tiles load from [e1's base, + 401408).
+  std::uint64_t r_lo = ~0ull, r_hi = 0;
+  for (const auto& c : prog.commands)
+    if (c.kind == sched::CommandKind::DmaLoad && c.op == g.find_op("r"))
+      r_lo = std::min(r_lo, c.dram.addr), r_hi = std::max(r_hi, c.dram.addr + c.dram.bytes());
+  EXPECT_EQ(r_lo, e1_store);
+  EXPECT_EQ(r_hi - r_lo, 401408u);
+}
+
+TEST(Tiling, SoftmaxRowsStayWholePerTile) {
+  // [64, 4096] softmax over the last axis on edge-s: a row is 4096 B, rows fit, so tiles hold
+  // whole rows (a multiple of 4096 elements) and read the input once: 262144 B in + out.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: rows
+inputs:
+  - {name: x, shape: [64, 4096]}
+ops:
+  - {name: sm, op: softmax, inputs: [x]}
+outputs: [sm]
+)",
+                                                "rows.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "sm").tiling;
+  EXPECT_EQ(t.passes, 1);
+  EXPECT_EQ(t.tile_elems % 4096, 0u);
+  EXPECT_EQ(t.dram_bytes, 2u * 262144);
+}
+
+TEST(Tiling, SoftmaxRowLargerThanSramTakesTwoPasses) {
+  // One row of 1048576 elements (1 MiB) on edge-s's 256 KiB: a statistics pass (running max
+  // and sum) then an apply pass, each reading the row: 2 x 1 MiB in + 1 MiB out. Vector work:
+  // softmax is 5 ops per element in one pass; two passes take 4 + 3 (the exponent again) = 7.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: long_row
+inputs:
+  - {name: x, shape: [1, 1048576]}
+ops:
+  - {name: sm, op: softmax, inputs: [x]}
+outputs: [sm]
+)",
+                                                "long_row.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::Greedy);
+  const auto& t = segment_of(g, plan, "sm").tiling;
+  EXPECT_EQ(t.passes, 2);
+  EXPECT_EQ(t.dram_bytes, 3u << 20);
+  EXPECT_EQ(vector_ops(sched::lower_plan(g, hw, plan)), 7u * 1048576);
+}
+
+TEST(Tiling, ReductionOfAHugeRowAccumulatesInOnePass) {
+  // reduce_mean (over every dim) of a 1 MiB row on edge-s: chunks accumulate into one value, so the row is
+  // read once (1048576 B) and one element stored; 1048576 ops (each element accumulated once).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: long_mean
+inputs:
+  - {name: x, shape: [1, 1048576]}
+ops:
+  - {name: mean, op: reduce_mean, inputs: [x]}
+outputs: [mean]
+)",
+                                                "long_mean.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "mean").tiling;
+  EXPECT_EQ(t.passes, 1);
+  EXPECT_GT(t.tiles, 1);
+  EXPECT_EQ(t.dram_bytes, 1048576u + 1);
+  EXPECT_EQ(vector_ops(sched::lower_plan(g, hw, plan)), 1048576u);
+}
+
+TEST(Tiling, ConvWhoseOneOutputRowDoesNotFitSplitsTheWidth) {
+  // 3x3 conv, 64 -> 64 channels, on an 8 x 4096 map (int8) on edge-s (256 KiB). One output row
+  // at the 4-byte accumulator width is 4096 x 64 x 4 = 1 MiB; with the fewest output channels
+  // a block may take (8 of 64) it is still 2 x 4096 x 8 x 4 = 256 KiB, so whole rows cannot fit
+  // and the row is cut into column blocks (before: "conv needs 394368 B").
+  const auto g = workloads::parse_yaml_workload(R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)",
+                                                "wide.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "conv").tiling;
+  EXPECT_EQ(t.rows, 1);
+  ASSERT_GT(t.width, 0);
+  ASSERT_LT(t.width, 4096);
+  ASSERT_EQ(4096 % t.width, 0);
+  ASSERT_EQ(t.cols, 64);  // all output channels per block: the input is then read once per block
+  // Input rows per output row (3x3, pad 1, 8 rows): 2 + 6 x 3 + 2 = 22. Input columns per row:
+  // each of the 4096 / w blocks reads w + 2 columns but the first and last only w + 1.
+  // Input = 22 x 64 x (4096 + 2 x 4096 / w - 2); weights 3 x 3 x 64 x 64 = 36864 once; output
+  // 8 x 4096 x 64 = 2097152.
+  const std::uint64_t blocks = 4096 / std::uint64_t(t.width);
+  EXPECT_EQ(t.dram_bytes, 22u * 64 * (4096 + 2 * blocks - 2) + 36864 + 2097152);
+  // Every MAC once: 8 x 4096 x 64 outputs x 3 x 3 x 64.
+  std::uint64_t macs = 0;
+  for (const auto& c : sched::lower_plan(g, hw, plan).commands) macs += c.macs;
+  EXPECT_EQ(macs, 8u * 4096 * 64 * 9 * 64);
+}
+
+TEST(Tiling, SingleRowTilesWithNarrowChannelBlocksLoseToColumnBlocks) {
+  // The same conv on edge-m (1 MiB): whole output rows fit only with narrow channel blocks (16
+  // of 64 input channels: 16 B runs 64 B apart in NHWC, each fetching a whole 64 B burst), which
+  // re-read the input per output-channel block. Column blocks with every channel read the
+  // input about once (the halo aside), so the tiler takes them: the same bytes as on edge-s.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)",
+                                                "wide.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "conv").tiling;
+  ASSERT_GT(t.width, 0);
+  EXPECT_EQ(t.in_channels, 64);
+  EXPECT_EQ(t.dram_bytes, 22u * 64 * (4096 + 2 * (4096 / std::uint64_t(t.width)) - 2) + 36864 + 2097152);
+}
+
+TEST(Tiling, RefusalNamesTheSmallestTileAndTheSramItNeeds) {
+  // The same conv's smallest tile: 1 output row x 1 output column x 8 output channels, with
+  // every input channel (a column block of a 3x3 conv reads whole-channel row spans): input 3 x 3
+  // x 64 = 576 B (an interior block), weights 3 x 3 x 64 x 8 = 4608 B, accumulators 8 x 4 B,
+  // each double-buffered: 2 x (576 + 4608 + 32) = 10432 B. A 1 KiB SRAM cannot run it.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)",
+                                                "wide.yaml");
+  auto hw = config::load_hardware_config("edge-s");
+  hw.sram.capacity_bytes = 1024;
+  try {
+    sched::make_plan(g, hw, FusionPolicy::None);
+    FAIL() << "a 1 KiB SRAM cannot hold the smallest tile";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("conv"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1 of 8 output rows x 8 of 64 output channels x 64 of 64 input channels x 1 of 4096 output columns"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("needs 10432 B of 1024 B"), std::string::npos) << msg;
+  }
+}
+
+TEST(Tiling, SoftmaxOverChannelsSplitsTheOtherAxes) {
+  // Softmax over the 64 channels of [1, 64, 256, 256] (4 MiB int8) on edge-s: a channel's
+  // positions are 65536 apart, so a tile takes all 64 channels of a chunk of positions (64
+  // strided runs) instead of a whole 4 MiB block: one pass, the input read once: 2 x 4 MiB.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: class_softmax
+inputs:
+  - {name: x, shape: [1, 64, 256, 256]}
+ops:
+  - {name: sm, op: softmax, inputs: [x], axis: 1}
+outputs: [sm]
+)",
+                                                "class_softmax.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "sm").tiling;
+  EXPECT_EQ(t.passes, 1);
+  EXPECT_EQ(t.dram_bytes, 2u * (4u << 20));
+  EXPECT_EQ(t.tile_elems % 64, 0u);  // every channel of each position
+  const auto prog = sched::lower_plan(g, hw, plan);
+  for (const auto& c : prog.commands)
+    if (c.kind == sched::CommandKind::DmaLoad) {
+      EXPECT_EQ(c.dram.runs, 64u);         // one run per channel
+      EXPECT_EQ(c.dram.stride, 65536u);    // 256 x 256 positions apart
+    }
+  EXPECT_EQ(vector_ops(prog), 5u * (4u << 20));  // one pass: 5 ops per element
+}
+
+TEST(Tiling, CliRefusesATooSmallSramWithExitTwoAndWritesNothing) {
+  // The one-row chain on a 100 B SRAM: mul0's smallest tile, 64 elements (one burst), needs
+  // 2 x 64 B input + 2 x 64 B output = 256 B.
+  const auto workload = test::write_temp("long_chain.yaml", kLongChain);
+  const auto out = test::scratch("refused");
+  std::string log;
+  EXPECT_EQ(test::run_npusim("run --config edge-m --fusion none --set 'npu.sram.capacity=100 B' --workload " + workload +
+                                 " --out " + out.string(),
+                             &log),
+            2);
+  EXPECT_NE(log.find("mul0: cannot be tiled into SRAM"), std::string::npos) << log;
+  EXPECT_NE(log.find("64 of 4194304 elements of [1, 4194304]: 256 B"), std::string::npos) << log;
+  EXPECT_NE(log.find("needs 256 B of 100 B"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(out / "trace.json"));
+}
+
+TEST(Tiling, ScheduleSaysWhichConcatIsInPlaceAndWhichSoftmaxTakesTwoPasses) {
+  const auto workload = test::write_temp("both.yaml", R"(
+name: both
+inputs:
+  - {name: x, shape: [1, 16, 56, 56]}
+  - {name: y, shape: [1, 1048576]}
+ops:
+  - {name: e1, op: conv2d, inputs: [x], out_channels: 64, kernel: 1}
+  - {name: e3, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+  - {name: cat, op: concat, inputs: [e1, e3], axis: 1}
+  - {name: sm, op: softmax, inputs: [y]}
+outputs: [cat, sm]
+)");
+  std::string log;
+  ASSERT_EQ(test::run_npusim("schedule --config edge-s --fusion none --workload " + workload, &log), 0) << log;
+  const auto plan = nlohmann::json::parse(log);
+  for (const auto& g : plan["groups"]) {
+    const auto& seg = g["segments"][0];
+    if (g["name"] == "cat") EXPECT_TRUE(seg.contains("in_place")) << seg.dump();
+    if (g["name"] == "sm") EXPECT_EQ(seg["passes"], 2) << seg.dump();
+    if (g["name"] == "e1") EXPECT_FALSE(seg.contains("in_place"));
+  }
+}
+
+TEST(Tiling, TraceSaysWhichGroupTakesTwoPasses) {
+  // The 1 MiB softmax row on edge-s (256 KiB) runs as a statistics pass then an apply pass; the
+  // trace's group table says so (the report shows it as the group's fusion).
+  const auto workload = test::write_temp("long_row.yaml", R"(
+name: long_row
+inputs:
+  - {name: x, shape: [1, 1048576]}
+ops:
+  - {name: sm, op: softmax, inputs: [x]}
+outputs: [sm]
+)");
+  const auto out = test::scratch("two_passes");
+  ASSERT_EQ(test::run_npusim("run --config edge-s --workload " + workload + " --out " + out.string()), 0);
+  const std::string trace = read_file((out / "trace.json").string());
+  EXPECT_NE(trace.find("\"fusion\":\"none, two passes (statistics, apply): sm\""), std::string::npos);
+  std::filesystem::remove_all(out);
+}
+
+TEST(Tiling, PadLargerThanSramStreamsItsInput) {
+  // Pad (ONNX-only in the IR, so built in code) of [1, 128, 160, 160] by one pixel on each side
+  // -> [1, 128, 162, 162]: 3359232 B out of 3276800 B in (int8), on edge-m's 1 MiB. Before, the
+  // input (smaller than the output) was held whole. Streamed: in once + out once.
+  workloads::Graph g;
+  workloads::Tensor x;
+  x.name = "x";
+  x.shape = {1, 128, 160, 160};
+  const int xi = g.add_tensor(x);
+  workloads::Tensor y;
+  y.name = "pad";
+  const int yi = g.add_tensor(y);
+  workloads::Op pad;
+  pad.name = "pad";
+  pad.kind = workloads::OpKind::Pad;
+  pad.attrs.paddings = {0, 0, 1, 1, 0, 0, 1, 1};
+  pad.inputs = {xi};
+  pad.outputs = {yi};
+  g.add_op(pad);
+  g.finalize("pad.onnx");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_EQ(plan_dram_bytes(plan), 3276800u + 3359232u);
+}
