@@ -96,7 +96,7 @@ def test_plan_reports_groups_and_why_neighbours_were_not_fused():
     g = npusim.load("small_cnn")
     none = npusim.plan(g, "edge-s", fusion="none")
     assert len(none.groups) == len(g.ops())  # every op alone
-    assert none.why_not_fused("conv1", "conv1.relu") == "policy"
+    assert none.why_not_fused("conv1", "conv1.relu") == "policy: none"
     greedy = npusim.plan(g, "edge-s", fusion="greedy")
     assert greedy.group_of("conv1") is greedy.group_of("conv1.relu")
     assert greedy.why_not_fused("conv1", "conv1.relu") is None
