@@ -90,15 +90,8 @@ void Importer::map_split(const Node& n) {
   const Value& x = n.in(0);
   const std::size_t ax = normalize_axis(n.attrs.integer("axis", 0), x.shape.size(), n.where());
   const auto parts = static_cast<std::int64_t>(n.proto.output_size());
-  Ints sizes = n.has(1) ? n.ints(1, "the split sizes") : n.attrs.integers("split");
-  if (sizes.empty()) {
-    // Equal parts; the last one smaller when the dim does not divide (opset 18).
-    const std::int64_t each = (x.shape[ax] + parts - 1) / parts;
-    for (std::int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, x.shape[ax] - i * each));
-  }
-  if (static_cast<std::int64_t>(sizes.size()) != parts) {
-    n.fail(std::to_string(parts) + " split sizes (one per output)", format_shape(sizes));
-  }
+  const Ints given = n.has(1) ? n.ints(1, "the split sizes") : n.attrs.integers("split");
+  const Ints sizes = split_sizes(x.shape[ax], given, n.proto.output_size(), n.where());
   std::int64_t offset = 0;
   for (std::int64_t i = 0; i < parts; ++i) {
     const std::string& out = n.out(static_cast<std::size_t>(i));
