@@ -107,6 +107,16 @@ class Importer {
   void map_pool(const Node& n);
   void map_global_pool(const Node& n);
   void map_reduce(const Node& n);
+  void map_where(const Node& n);
+  void map_instance_norm(const Node& n);
+  void map_group_norm(const Node& n);
+  void map_lrn(const Node& n);
+  void map_cum_sum(const Node& n);
+  void map_arg_extreme(const Node& n);
+  /// Einsum of the matmul shape (batch, row, column and summed indices): transposes and
+  /// reshapes (views where no data moves) around one MatMul; one operand: a transpose and/or
+  /// a reduce_sum.
+  void map_einsum(const Node& n);
   /// Emits a conv/pool whose activation input is x (other inputs after it) and binds output 0.
   /// A 1-D one ([N, C, L]) runs as 2-D on [N, C, 1, L], so the IR's 2-D rules apply.
   void emit_windowed(const Node& n, OpKind kind, const Value& x, std::vector<const Value*> others, const OpAttrs& a);
@@ -124,6 +134,12 @@ class Importer {
   void map_pad(const Node& n);
   void map_expand(const Node& n);
   void map_resize(const Node& n);
+  void map_tile(const Node& n);
+  /// DepthToSpace (DCR or CRD) and SpaceToDepth: a 6-D view, one transpose, a 4-D view.
+  void map_depth_space(const Node& n);
+  /// `v` permuted by `perm`: nothing when it is the identity, a view when no data moves, a
+  /// re-laid-out constant for a weight, else a transpose op.
+  Value permuted(const Node& n, const Value& v, const std::vector<std::int64_t>& perm, const std::string& out_name);
   /// A reshape view of activation `x` to `shape`, bound to output 0 (an alias when equal).
   void view_output(const Node& n, const Value& x, const Shape& shape);
 
