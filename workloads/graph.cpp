@@ -105,6 +105,8 @@ constexpr KindInfo kKinds[] = {
     {OpKind::Gather, "gather", OpClass::Vector, false},
     {OpKind::Expand, "expand", OpClass::Vector, false},
     {OpKind::Tile, "tile", OpClass::Vector, false},
+    {OpKind::Quantize, "quantize", OpClass::Vector, true},
+    {OpKind::Dequantize, "dequantize", OpClass::Vector, true},
 };
 
 const KindInfo& info(OpKind k) {

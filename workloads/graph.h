@@ -32,6 +32,8 @@ enum class OpKind {
   // data movement
   Reshape, Flatten, Transpose, Concat, Slice, Resize, Pad, Gather, Expand,
   Tile,
+  // element type conversions (vector unit): a lone ONNX QuantizeLinear / DequantizeLinear
+  Quantize, Dequantize,
 };
 
 /// How an op is executed: on the MAC array, on the vector unit, or as a view (no work:
@@ -92,6 +94,10 @@ struct Op {
   std::vector<int> inputs;   // tensor indices; activations first, then weights, then bias
   std::vector<int> outputs;  // tensor indices
   int source_line = 0;       // line in the workload file, for messages (0 = unknown)
+  /// The fused node of the source model this op was read from (an ONNX Runtime contrib node
+  /// such as com.microsoft.FusedConv 'conv1'), empty for a primitive one: lets a scheduler
+  /// keep a compiler's own grouping.
+  std::string origin;
 };
 
 /// Per-op work and the least bytes it must move (each input and output touched once).

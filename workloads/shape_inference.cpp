@@ -526,6 +526,8 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
     case OpKind::Cos:
     case OpKind::Lrn:
     case OpKind::CumSum:
+    case OpKind::Quantize:
+    case OpKind::Dequantize:
       return infer_unary(c);
     case OpKind::MaxPool:
     case OpKind::AvgPool:

@@ -647,6 +647,13 @@ const std::unordered_map<std::string, Rule>& rules() {
       {"ArgMax", [](const Fold& f) { return fold_arg_extreme(f, true); }},
       {"ArgMin", [](const Fold& f) { return fold_arg_extreme(f, false); }},
       {"Split", fold_split},
+      // Weights stored as integers and their scales: only the shape matters (a weight's values
+      // are never needed); a per-tensor scale's values are kept for shape arithmetic.
+      {"DequantizeLinear", [](const Fold& f) { return Result{make(f.in(0).shape, TP::FLOAT)}; }},
+      {"QuantizeLinear",
+       [](const Fold& f) {
+         return Result{make(f.in(0).shape, f.maybe(2) ? f.in(2).elem_type : static_cast<int>(TP::UINT8))};
+       }},
       {"Tile", fold_tile},
       {"Einsum", fold_einsum},
       {"CumSum", fold_cumsum},

@@ -19,6 +19,7 @@ std::string qualified_type(const ::onnx::NodeProto& p) {
 }
 
 bool is_supported(const ::onnx::NodeProto& p) {
+  if (p.domain() == kContribDomain) return Importer::contrib_mappers().count(p.op_type()) > 0;
   return is_default_domain(p.domain()) && (Importer::mappers().count(p.op_type()) > 0 || can_fold(p.op_type()));
 }
 
@@ -59,6 +60,9 @@ Importer::Importer(const ::onnx::ModelProto& model, std::unordered_map<std::stri
       opset_(default_opset(model)) {}
 
 Staged Importer::run() {
+  for (const auto& node : model_.graph().node()) {
+    for (const auto& in : node.input()) consumer_types_[in].push_back(node.op_type());
+  }
   check_supported();
   read_initializers();
   read_inputs();
@@ -123,6 +127,7 @@ void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
     n.inputs.push_back(&it->second);
   }
   if (skipped_nodes_.count(index)) return pass_through(n);
+  if (proto.domain() == kContribDomain) return (this->*contrib_mappers().at(proto.op_type()))(n);
   const bool known =
       std::all_of(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return !v || v->is_constant(); });
   const bool reads_shape_only = proto.op_type() == "Shape" || proto.op_type() == "Size";
@@ -253,6 +258,7 @@ Value Importer::emit(const Node& n, OpKind kind, std::vector<int> inputs, OpAttr
   op.kind = kind;
   op.attrs = std::move(attrs);
   op.inputs = std::move(inputs);
+  if (n.proto.domain() == kContribDomain) op.origin = kContribDomain + "." + n.proto.op_type() + " '" + n.name + "'";
   Tensor out;
   out.name = unique_tensor_name(out_name);
   out.shape = infer_output_shape(staged_.graph, op, path_);
@@ -393,6 +399,13 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
       {"Expand", &Importer::map_expand},
       {"Cast", &Importer::map_alias},
       {"Identity", &Importer::map_alias},
+      {"QuantizeLinear", &Importer::map_quantize},
+      {"DequantizeLinear", &Importer::map_quantize},
+      {"QLinearConv", &Importer::map_qlinear_conv},
+      {"ConvInteger", &Importer::map_integer_conv},
+      {"QLinearMatMul", &Importer::map_qlinear_matmul},
+      {"MatMulInteger", &Importer::map_integer_matmul},
+      {"DynamicQuantizeLinear", &Importer::map_dynamic_quantize},
       {"Dropout", &Importer::map_alias},
   };
   return table;

@@ -64,6 +64,9 @@ class Importer {
   using Mapper = void (Importer::*)(const Node&);
   /// Supported operator types and the function mapping each (default domain only).
   static const std::unordered_map<std::string, Mapper>& mappers();
+  /// ONNX Runtime's contrib operators (domain com.microsoft) read as their primitive ops
+  /// (map_contrib.cpp); every op they give records the node in `Op::origin`.
+  static const std::unordered_map<std::string, Mapper>& contrib_mappers();
 
  private:
   // ---- core (importer.cpp) ----
@@ -102,6 +105,9 @@ class Importer {
   void map_layer_norm(const Node& n);
   void map_binary(const Node& n);
   void map_unary(const Node& n);
+  /// A chain of binary `kind` ops over the node's inputs (Max and Min are variadic).
+  void map_binary_kind(const Node& n, OpKind kind);
+  void map_unary_kind(const Node& n, OpKind kind);
   void map_clip(const Node& n);
   void map_softmax(const Node& n);
   void map_pool(const Node& n);
@@ -120,6 +126,35 @@ class Importer {
   /// Emits a conv/pool whose activation input is x (other inputs after it) and binds output 0.
   /// A 1-D one ([N, C, L]) runs as 2-D on [N, C, 1, L], so the IR's 2-D rules apply.
   void emit_windowed(const Node& n, OpKind kind, const Value& x, std::vector<const Value*> others, const OpAttrs& a);
+
+  // ---- quantized operators (map_quant.cpp) ----
+  /// QuantizeLinear / DequantizeLinear: a Q -> DQ pair on an activation only marks the integer
+  /// type the tensor travels in (the simulator runs the config's dtype): both are free. A lone
+  /// one converts on the vector unit.
+  void map_quantize(const Node& n);
+  void map_qlinear_conv(const Node& n);
+  void map_integer_conv(const Node& n);
+  void map_qlinear_matmul(const Node& n);
+  void map_integer_matmul(const Node& n);
+  /// DynamicQuantizeLinear: min and max of x (two reductions), then one conversion.
+  void map_dynamic_quantize(const Node& n);
+  /// QLinearAdd / QLinearMul / QLinearSigmoid... (com.microsoft): the float op `kind` on the
+  /// data inputs at `data`, scales and zero points dropped.
+  void map_qlinear_as(const Node& n, OpKind kind, const std::vector<std::size_t>& data);
+  /// `n` seen as another operator over a subset of its inputs (QLinearConv as Conv on x, w, B).
+  Node as_node(const Node& n, const std::vector<std::size_t>& inputs) const;
+
+  // ---- ONNX Runtime contrib operators (map_contrib.cpp) ----
+  void map_fused_conv(const Node& n);
+  void map_fused_gemm(const Node& n);
+  void map_fused_matmul(const Node& n);
+  void map_bias_gelu(const Node& n);
+  void map_skip_layer_norm(const Node& n);
+  void map_bias_add(const Node& n);
+  void map_quick_gelu(const Node& n);
+  void map_qlinear_contrib(const Node& n);
+  /// The `activation` attribute of FusedConv / FusedGemm applied to `y`, bound to output 0.
+  void apply_activation(const Node& n, const Value& y);
 
   // ---- data movement and aliases (map_data.cpp) ----
   void map_alias(const Node& n);
@@ -151,7 +186,14 @@ class Importer {
   Staged staged_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_set<int> skipped_nodes_;
+  /// The operator types reading each value (a Q whose readers are all DQ is an annotation).
+  std::unordered_map<std::string, std::vector<std::string>> consumer_types_;
+  /// Outputs of QuantizeLinear nodes read only by DequantizeLinear ones.
+  std::unordered_set<std::string> quantized_;
 };
+
+/// ONNX Runtime's contrib operator domain.
+inline const std::string kContribDomain = "com.microsoft";
 
 /// `shape` as the IR holds it: rank 0 becomes [1] (the IR has no scalars).
 Shape ir_shape(const Shape& shape);

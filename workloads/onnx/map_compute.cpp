@@ -288,24 +288,28 @@ void Importer::map_layer_norm(const Node& n) {
   bind(n.out(), emit(n, OpKind::LayerNorm, in, a, n.out()));
 }
 
-void Importer::map_binary(const Node& n) {
+void Importer::map_binary(const Node& n) { map_binary_kind(n, kind_of(n.proto.op_type())); }
+
+void Importer::map_binary_kind(const Node& n, OpKind kind) {
   // Max and Min take any number of inputs: a chain of binary ops.
   Value acc = n.in(0);
   const std::size_t count = n.inputs.size();
   for (std::size_t i = 1; i < count; ++i) {
     const bool last = i + 1 == count;
     const std::string step = "." + std::to_string(i);
-    acc = emit(n, kind_of(n.proto.op_type()), {operand(acc), operand(n.in(i))}, {}, last ? n.out() : n.out() + step,
+    acc = emit(n, kind, {operand(acc), operand(n.in(i))}, {}, last ? n.out() : n.out() + step,
                last ? "" : step);
   }
   bind(n.out(), acc);
 }
 
-void Importer::map_unary(const Node& n) {
+void Importer::map_unary(const Node& n) { map_unary_kind(n, kind_of(n.proto.op_type())); }
+
+void Importer::map_unary_kind(const Node& n, OpKind kind) {
   OpAttrs a;
   // ONNX's defaults: LeakyRelu 0.01, Elu 1 (Selu's constants are fixed; not a cost).
-  a.alpha = n.attrs.real("alpha", n.proto.op_type() == "Elu" ? 1 : 0.01);
-  bind(n.out(), emit(n, kind_of(n.proto.op_type()), {operand(n.in(0))}, a, n.out()));
+  a.alpha = n.attrs.real("alpha", kind == OpKind::Elu ? 1 : 0.01);
+  bind(n.out(), emit(n, kind, {operand(n.in(0))}, a, n.out()));
 }
 
 void Importer::map_clip(const Node& n) {
