@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev
   gnuplot-nox               # roofline plots
   time bc                   # bench/run_benchmarks.sh
+  python3-onnx python3-torch python3-torchvision  # the real-model ONNX corpus (scripts/export_corpus.py)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -127,12 +127,17 @@ void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
     n.inputs.push_back(&it->second);
   }
   if (skipped_nodes_.count(index)) return pass_through(n);
+  if (!is_supported(proto)) {
+    // Only a branch's nodes get here (the main graph's were listed up front).
+    n.fail("an operator npusim maps (docs/onnx.md) inside the If branch", qualified_type(proto));
+  }
   if (proto.domain() == kContribDomain) return (this->*contrib_mappers().at(proto.op_type()))(n);
   const bool known =
       std::all_of(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return !v || v->is_constant(); });
   const bool reads_shape_only = proto.op_type() == "Shape" || proto.op_type() == "Size";
   if ((known || reads_shape_only) && try_fold(n)) return;
-  if (known && !n.inputs.empty() && bind_onnx_shapes_as_constants(n)) return;
+  // An If with a known condition still computes its branch on activations.
+  if (known && !n.inputs.empty() && proto.op_type() != "If" && bind_onnx_shapes_as_constants(n)) return;
   const auto it = mappers().find(proto.op_type());
   if (it != mappers().end()) return (this->*it->second)(n);
   // An operator npusim only folds (Where, Equal, Range...), reached with an activation input.
@@ -224,6 +229,52 @@ void Importer::declare_outputs() {
       spdlog::warn("onnx: {}: output '{}' is a constant (computed at import time); it is not simulated", path_,
                    o.name());
     }
+  }
+}
+
+std::string Importer::origin_of(const std::string& name) const {
+  for (const auto& node : model_.graph().node()) {
+    for (const auto& o : node.output()) {
+      if (o == name) return "node '" + (node.name().empty() ? o : node.name()) + "' (" + node.op_type() + ")";
+    }
+  }
+  return "graph input '" + name + "'";
+}
+
+void Importer::map_if(const Node& n) {
+  const Value& cond = n.in(0);
+  bool then_branch = true;
+  const auto picked = options_.branches.find(n.proto.name().empty() ? n.name : n.proto.name());
+  if (cond.is_constant() && cond.constant->values && !cond.constant->values->empty()) {
+    then_branch = cond.constant->values->front() != 0;
+  } else if (picked != options_.branches.end()) {
+    then_branch = picked->second;
+    spdlog::info("onnx: {}: --branch takes the {} branch", n.where(), then_branch ? "then" : "else");
+  } else {
+    n.fail("an If condition known at import time (a constant, or computed from shapes only), or --branch " +
+               (n.proto.name().empty() ? n.name : n.proto.name()) + "=then|else",
+           "condition '" + cond.name + "' computed from the values of " + origin_of(cond.name));
+  }
+  const std::string which = then_branch ? "then_branch" : "else_branch";
+  const ::onnx::GraphProto* body = nullptr;
+  for (const auto& a : n.proto.attribute()) {
+    if (a.name() == which && a.has_g()) body = &a.g();
+  }
+  if (!body) n.fail("attribute '" + which + "' (a graph)", "none");
+  for (const auto& t : body->initializer()) {
+    auto c = std::make_shared<ConstTensor>(decode_tensor(t, n.where() + " (initializer '" + t.name() + "')"));
+    bind(t.name(), Value{t.name(), c->shape, -1, std::move(c)});
+  }
+  for (const auto& node : body->node()) import_node(node, -1 - subgraph_nodes_++);
+  if (body->output_size() < n.proto.output_size())
+    n.fail(std::to_string(n.proto.output_size()) + " outputs in the " + which, std::to_string(body->output_size()));
+  for (int i = 0; i < n.proto.output_size(); ++i) {
+    const std::string& out = n.out(static_cast<std::size_t>(i));
+    const auto it = values_.find(body->output(i).name());
+    if (out.empty()) continue;
+    if (it == values_.end()) n.fail("the " + which + " to compute its output '" + body->output(i).name() + "'", "none");
+    Value v = it->second;
+    bind(out, std::move(v));
   }
 }
 
@@ -399,6 +450,7 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
       {"Expand", &Importer::map_expand},
       {"Cast", &Importer::map_alias},
       {"Identity", &Importer::map_alias},
+      {"If", &Importer::map_if},
       {"QuantizeLinear", &Importer::map_quantize},
       {"DequantizeLinear", &Importer::map_quantize},
       {"QLinearConv", &Importer::map_qlinear_conv},

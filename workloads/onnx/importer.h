@@ -74,6 +74,7 @@ class Importer {
   void read_inputs();
   void check_supported();
   void import_node(const ::onnx::NodeProto& proto, int index);
+  int subgraph_nodes_ = 0;  ///< nodes imported from If branches, for unique default names
   bool try_fold(const Node& n);
   bool bind_onnx_shapes_as_constants(const Node& n);
   void pass_through(const Node& n);
@@ -155,6 +156,13 @@ class Importer {
   void map_qlinear_contrib(const Node& n);
   /// The `activation` attribute of FusedConv / FusedGemm applied to `y`, bound to output 0.
   void apply_activation(const Node& n, const Value& y);
+
+  // ---- control flow (importer.cpp) ----
+  /// If: the branch its condition (known at import time, or picked with --branch) selects,
+  /// imported in place; its outputs become the If's.
+  void map_if(const Node& n);
+  /// Where value `name` comes from, for messages: "node 'x' (Greater)" or "graph input 'x'".
+  std::string origin_of(const std::string& name) const;
 
   // ---- data movement and aliases (map_data.cpp) ----
   void map_alias(const Node& n);

@@ -65,8 +65,26 @@ void check_range(const ::onnx::NodeProto& n, const std::string& path, const std:
   }
 }
 
+/// The graph attributes a control-flow node cannot go without: ONNX's shape inference
+/// dereferences them unchecked (a Scan without a body crashes it).
+void check_subgraphs(const ::onnx::NodeProto& n, const std::string& path) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return;
+  std::vector<std::string> needed;
+  if (n.op_type() == "If") needed = {"then_branch", "else_branch"};
+  if (n.op_type() == "Loop" || n.op_type() == "Scan") needed = {"body"};
+  for (const auto& name : needed) {
+    const bool present = std::any_of(n.attribute().begin(), n.attribute().end(),
+                                     [&](const ::onnx::AttributeProto& a) { return a.name() == name && a.has_g(); });
+    if (!present) {
+      throw InputError(node_where(path, n), "expected a graph attribute '" + name + "' (the " + n.op_type() +
+                                                "'s body), found none");
+    }
+  }
+}
+
 void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
   for (const auto& n : g.node()) {
+    check_subgraphs(n, path);
     check_range(n, path, "strides", 1);
     check_range(n, path, "dilations", 1);
     check_range(n, path, "kernel_shape", 1);

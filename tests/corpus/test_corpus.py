@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""CTest (label corpus): imports and simulates every model of the real-model corpus
+(scripts/export_corpus.py) on edge-s and edge-m under fusion none and greedy, and checks the
+MACs npusim reports equal the independent count made in Python from ONNX's shape inference.
+
+    test_corpus.py NPUSIM CORPUS_DIR [--jobs N]
+
+Writes CORPUS_DIR/corpus_table.md (model, exporter, opset, MACs, edge-m cycles none/greedy,
+wall time of each run) and exits 1 listing every mismatch.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+PRESETS = ("edge-s", "edge-m")
+POLICIES = ("none", "greedy")
+
+# (model, preset) pairs that still stop in the scheduler's *tiling* ("cannot be tiled"): an op
+# whose smallest tile today's tiling rules cannot fit in that preset's SRAM (Pad/Concat operands
+# kept whole, single-row elementwise tensors; issue 11, tiling half). Each is checked to fail with
+# exactly that message, so a fix shows up here: delete the entry once the tiling work is merged.
+EXPECTED_TILING_FAILURES = {
+    ("tf2onnx_mobilenet_640_op11", "edge-s"),
+    ("tf2onnx_mobilenet_640_op11", "edge-m"),
+}
+
+
+def run(npusim, model, preset, policy, out_root):
+    out = os.path.join(out_root, "runs", f"{model['name']}.{preset}.{policy}")
+    cmd = [npusim, "run", "--workload", model["file"], "--config", preset, "--fusion", policy,
+           "--trace-level", "ops", "--out", out]
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    summary = None
+    if p.returncode == 0:
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+    return {"model": model, "preset": preset, "policy": policy, "rc": p.returncode, "stderr": p.stderr.strip(),
+            "summary": summary, "wall": wall}
+
+
+def check(r):
+    """The problem with one run, or None."""
+    name, preset = r["model"]["name"], r["preset"]
+    if (name, preset) in EXPECTED_TILING_FAILURES:
+        if r["rc"] == 0:
+            return f"{name} on {preset} ({r['policy']}) now runs: remove it from EXPECTED_TILING_FAILURES"
+        if "cannot be tiled" not in r["stderr"]:
+            return f"{name} on {preset} ({r['policy']}) was expected to fail in tiling, failed with: {r['stderr']}"
+        return None
+    if r["rc"] != 0:
+        return f"{name} on {preset} ({r['policy']}): exit {r['rc']}: {r['stderr']}"
+    macs = r["summary"]["macs"]
+    if macs != r["model"]["macs"]:
+        return f"{name} on {preset} ({r['policy']}): npusim {macs} MACs, ONNX shape inference {r['model']['macs']}"
+    return None
+
+
+def table(results, models):
+    by = {(r["model"]["name"], r["preset"], r["policy"]): r for r in results}
+    lines = ["| model | exporter | opset | MACs | edge-m cycles none | edge-m cycles greedy | wall s (4 runs) |",
+             "|---|---|---|---|---|---|---|"]
+    for m in models:
+        cyc = []
+        for policy in POLICIES:
+            r = by[(m["name"], "edge-m", policy)]
+            cyc.append(str(r["summary"]["cycles"]) if r["summary"] else "tiling: " + ("fails" if r["rc"] else "?"))
+        wall = sum(by[(m["name"], p, q)]["wall"] for p in PRESETS for q in POLICIES)
+        lines.append(f"| {m['name']} | {m['exporter']} | {m['opset']} | {m['macs']:,} | {cyc[0]} | {cyc[1]} | {wall:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("npusim")
+    ap.add_argument("corpus")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    with open(os.path.join(args.corpus, "manifest.json")) as f:
+        models = json.load(f)
+    if len(models) < 15:
+        print(f"test_corpus: expected at least 15 models in the manifest, found {len(models)}")
+        return 1
+    jobs = [(m, p, q) for m in models for p in PRESETS for q in POLICIES]
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda j: run(args.npusim, *j, args.corpus), jobs))
+    problems = [p for p in map(check, results) if p]
+    with open(os.path.join(args.corpus, "corpus_table.md"), "w") as f:
+        f.write(table(results, models))
+    print(table(results, models))
+    for p in problems:
+        print("FAIL:", p)
+    print(f"test_corpus: {len(results)} runs of {len(models)} models, {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
