@@ -19,14 +19,29 @@ from concurrent.futures import ThreadPoolExecutor
 PRESETS = ("edge-s", "edge-m")
 POLICIES = ("none", "greedy")
 
-# (model, preset) pairs that still stop in the scheduler's *tiling* ("cannot be tiled"): an op
-# whose smallest tile today's tiling rules cannot fit in that preset's SRAM (Pad/Concat operands
-# kept whole, single-row elementwise tensors; issue 11, tiling half). Each is checked to fail with
-# exactly that message, so a fix shows up here: delete the entry once the tiling work is merged.
-EXPECTED_TILING_FAILURES = {
-    ("tf2onnx_mobilenet_640_op11", "edge-s"),
-    ("tf2onnx_mobilenet_640_op11", "edge-m"),
+# Runs that still stop outside the importer, each checked to fail with exactly that message
+# (so a fix shows up here as "now runs": delete the entry then). Key: (model, preset, policy),
+# policy None for every policy.
+KNOWN_FAILURES = {
+    # The scheduler's *tiling* (issue 11, tiling half, another engineer's branch): a Concat or Pad
+    # keeps its operands whole in SRAM, which a 256 KiB edge-s (or a 640 px Pad on edge-m) cannot
+    # hold. Delete these once the tiling work is merged.
+    ("squeezenet1_1_op8", "edge-s", None): "cannot be tiled",
+    ("googlenet_op12", "edge-s", None): "cannot be tiled",
+    ("densenet121_op16", "edge-s", None): "cannot be tiled",
+    ("deeplabv3_mobilenet_512_op11", "edge-s", None): "cannot be tiled",
+    ("deeplabv3_mobilenet_512_op11", "edge-m", None): "cannot be tiled",
+    ("tf2onnx_mobilenet_640_op11", "edge-s", None): "cannot be tiled",
+    ("tf2onnx_mobilenet_640_op11", "edge-m", None): "cannot be tiled",
+    # The roofline self-check finds grouped 1x1 convs 0.14 % above the SRAM roof on edge-s
+    # (greedy): a counting or model error in the simulator, not in the import; reported to the lead.
+    ("regnet_y_400mf_op15", "edge-s", "greedy"): "roofline points lie above their roof",
 }
+
+
+def known_failure(r):
+    name, preset, policy = r["model"]["name"], r["preset"], r["policy"]
+    return KNOWN_FAILURES.get((name, preset, policy)) or KNOWN_FAILURES.get((name, preset, None))
 
 
 def run(npusim, model, preset, policy, out_root):
@@ -47,11 +62,12 @@ def run(npusim, model, preset, policy, out_root):
 def check(r):
     """The problem with one run, or None."""
     name, preset = r["model"]["name"], r["preset"]
-    if (name, preset) in EXPECTED_TILING_FAILURES:
+    expected = known_failure(r)
+    if expected:
         if r["rc"] == 0:
-            return f"{name} on {preset} ({r['policy']}) now runs: remove it from EXPECTED_TILING_FAILURES"
-        if "cannot be tiled" not in r["stderr"]:
-            return f"{name} on {preset} ({r['policy']}) was expected to fail in tiling, failed with: {r['stderr']}"
+            return f"{name} on {preset} ({r['policy']}) now runs: remove it from KNOWN_FAILURES"
+        if expected not in r["stderr"]:
+            return f"{name} on {preset} ({r['policy']}) was expected to fail with '{expected}', got: {r['stderr']}"
         return None
     if r["rc"] != 0:
         return f"{name} on {preset} ({r['policy']}): exit {r['rc']}: {r['stderr']}"
@@ -69,7 +85,7 @@ def table(results, models):
         cyc = []
         for policy in POLICIES:
             r = by[(m["name"], "edge-m", policy)]
-            cyc.append(str(r["summary"]["cycles"]) if r["summary"] else "tiling: " + ("fails" if r["rc"] else "?"))
+            cyc.append(f"{r['summary']['cycles']:,}" if r["summary"] else f"fails: {known_failure(r) or 'exit ' + str(r['rc'])}")
         wall = sum(by[(m["name"], p, q)]["wall"] for p in PRESETS for q in POLICIES)
         lines.append(f"| {m['name']} | {m['exporter']} | {m['opset']} | {m['macs']:,} | {cyc[0]} | {cyc[1]} | {wall:.2f} |")
     return "\n".join(lines) + "\n"
