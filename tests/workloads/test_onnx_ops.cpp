@@ -252,6 +252,47 @@ TEST(OnnxEinsum, ShapesItCannotMapAreNamed) {
   EXPECT_TRUE(contains(input_error([&] { b.load(); }), "(node 'diag' Einsum): expected an Einsum of the matmul shape"));
 }
 
+TEST(OnnxRecurrent, LstmUnrolledOverTheSequence) {
+  // X [seq 5, batch 2, input 8], hidden 4, no initial state. Per step and gate: x W_g (2*8*4 =
+  // 64 MACs) for 5 steps x 4 gates = 1,280, less step 0's forget gate, which multiplies c0 = 0
+  // and is dropped as dead: 1,216; h R_g (2*4*4 = 32) from step 1 on (h0 = 0): 4 x 4 x 32 =
+  // 512. Total 1,728.
+  OnnxBuilder b;
+  b.input("x", {5, 2, 8}).weight("W", {1, 16, 8}).weight("R", {1, 16, 4}).weight("B", {1, 32});
+  set_int(b.node("LSTM", {"x", "W", "R", "B"}, {"y", "y_h", "y_c"}, "lstm"), "hidden_size", 4);
+  b.output("y").output("y_h");
+  const Graph g = b.load();
+  EXPECT_EQ(graph_totals(g, 1).macs, 1'728u);
+  EXPECT_EQ(shape_of(g, "y"), (Shape{5, 1, 2, 4}));
+  EXPECT_EQ(shape_of(g, "y_h"), (Shape{1, 2, 4}));
+  EXPECT_EQ(count_ops(g, OpKind::Sigmoid), 5 * 3 - 1);  // i, o, f per step; no f at step 0
+  EXPECT_EQ(count_ops(g, OpKind::Tanh), 5 * 2);     // the cell input and tanh(c) per step
+  // Weights once each, not once a step: W 16*8 + R 16*4 + the x-side bias 4 per gate.
+  EXPECT_EQ(graph_totals(g, 1).params, 128u + 64 + 16);
+}
+
+TEST(OnnxRecurrent, BidirectionalGruAndRnnWithInitialState) {
+  // GRU: X [3, 1, 6], hidden 5, both directions: x-side 3 gates x 3 steps x 2 dirs x 30 = 540,
+  // less each direction's first-step reset gate (nothing to reset: h0 = 0), 2 x 30: 480;
+  // recurrent from the second step: 2 steps x 3 gates x 2 dirs x 25 = 300. Total 780.
+  OnnxBuilder b;
+  b.input("x", {3, 1, 6}).weight("W", {2, 15, 6}).weight("R", {2, 15, 5});
+  auto& gru = b.node("GRU", {"x", "W", "R"}, {"y", "y_h"}, "gru");
+  set_int(gru, "hidden_size", 5);
+  set_string(gru, "direction", "bidirectional");
+  b.output("y").output("y_h");
+  const Graph g = b.load();
+  EXPECT_EQ(graph_totals(g, 1).macs, 780u);
+  EXPECT_EQ(shape_of(g, "y"), (Shape{3, 2, 1, 5}));
+  EXPECT_EQ(shape_of(g, "y_h"), (Shape{2, 1, 5}));
+  // RNN with an initial h: 4 steps x (1*3*2 + 1*2*2) = 40 MACs.
+  OnnxBuilder r;
+  r.input("x", {4, 1, 3}).input("h0", {1, 1, 2}).weight("W", {1, 2, 3}).weight("R", {1, 2, 2});
+  set_int(r.node("RNN", {"x", "W", "R", "", "", "h0"}, {"y"}, "rnn"), "hidden_size", 2);
+  r.output("y");
+  EXPECT_EQ(graph_totals(r.load(), 1).macs, 40u);
+}
+
 TEST(OnnxDataDependent, NonZeroOnAnActivationIsRefusedWithTheReason) {
   OnnxBuilder b;
   b.input("x", {1, 16});

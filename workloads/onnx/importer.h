@@ -157,6 +157,10 @@ class Importer {
   /// The `activation` attribute of FusedConv / FusedGemm applied to `y`, bound to output 0.
   void apply_activation(const Node& n, const Value& y);
 
+  // ---- recurrent cells (map_recurrent.cpp) ----
+  /// LSTM, GRU, RNN (forward, reverse, bidirectional) unrolled over the sequence.
+  void map_recurrent(const Node& n);
+
   // ---- control flow (importer.cpp) ----
   /// If: the branch its condition (known at import time, or picked with --branch) selects,
   /// imported in place; its outputs become the If's.

@@ -51,7 +51,7 @@ void Importer::map_flatten(const Node& n) {
   const Value& x = n.in(0);
   OpAttrs a;
   a.axis = n.attrs.integer("axis", 1);
-  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Flatten, a, {operand(x)}, {}, 0}, path_);
+  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Flatten, a, {operand(x)}, {}, 0, ""}, path_);
   if (out == x.shape) return map_alias(n);
   bind(n.out(), emit(n, OpKind::Flatten, {operand(x)}, a, n.out()));
 }
@@ -114,7 +114,7 @@ void Importer::map_slice(const Node& n) {
   a.ends = from_inputs ? n.ints(2, "the Slice ends") : n.attrs.integers("ends");
   a.axes = from_inputs ? (n.has(3) ? n.ints(3, "the Slice axes") : Ints{}) : n.attrs.integers("axes");
   a.steps = from_inputs && n.has(4) ? n.ints(4, "the Slice steps") : Ints{};
-  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Slice, a, {operand(x)}, {}, 0}, path_);
+  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Slice, a, {operand(x)}, {}, 0, ""}, path_);
   if (out == x.shape && std::all_of(a.steps.begin(), a.steps.end(), [](auto s) { return s == 1; })) return map_alias(n);
   bind(n.out(), emit(n, OpKind::Slice, {operand(x)}, a, n.out()));
 }
