@@ -86,3 +86,37 @@ TEST(OnnxIf, ControlFlowWithoutItsBodyIsRefusedBeforeOnnxInference) {
 
 }  // namespace
 }  // namespace npusim::workloads
+
+namespace npusim::workloads {
+namespace {
+
+TEST(OnnxExternalData, WeightsInAFileBesideTheModelLoad) {
+  // The conv weight's bytes live in weights.bin next to model.onnx (ONNX's external data);
+  // npusim needs only its dims: 6*6 outputs * 8 * 4 * 3*3 = 10,368 MACs.
+  testing::OnnxBuilder b;
+  b.input("x", {1, 4, 8, 8});
+  auto* w = b.model.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  for (auto d : {8, 4, 3, 3}) w->add_dims(d);
+  w->set_data_location(::onnx::TensorProto::EXTERNAL);
+  const auto entry = [&](const std::string& k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  entry("location", "weights.bin");
+  entry("offset", "0");
+  entry("length", std::to_string(8 * 4 * 9 * 4));
+  b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  b.output("y");
+  const std::string path = b.write();
+  std::ofstream(std::filesystem::path(path).parent_path() / "weights.bin", std::ios::binary)
+      << std::string(8 * 4 * 9 * 4, '\0');
+  const Graph g = load_onnx_workload(path, {});
+  EXPECT_EQ(graph_totals(g, 1).macs, 10'368u);
+  EXPECT_EQ(graph_totals(g, 1).params, 288u);
+}
+
+}  // namespace
+}  // namespace npusim::workloads
