@@ -120,3 +120,58 @@ TEST(OnnxExternalData, WeightsInAFileBesideTheModelLoad) {
 
 }  // namespace
 }  // namespace npusim::workloads
+
+namespace npusim::workloads {
+namespace {
+
+TEST(OnnxLoop, ConstantTripCountIsUnrolled) {
+  // for i in 0..2: h = Relu(h + x); scan out h. Three adds and three relus, the scan output
+  // the three h's stacked: [3, 1, 8].
+  testing::OnnxBuilder b;
+  b.input("x", {1, 8}).ints("trips", {3}, {});
+  auto* t = b.model.mutable_graph()->add_initializer();
+  t->set_name("go");
+  t->set_data_type(::onnx::TensorProto::BOOL);
+  t->add_int32_data(1);
+  auto& loop = b.node("Loop", {"trips", "go", "x"}, {"h_final", "h_all"}, "repeat");
+  auto* a = loop.add_attribute();
+  a->set_name("body");
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  auto& g = *a->mutable_g();
+  g.set_name("body");
+  for (const char* in : {"i", "c_in", "h_in"}) g.add_input()->set_name(in);
+  const auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    n->set_name("body_" + out);
+    for (const auto& i : in) n->add_input(i);
+    n->add_output(out);
+  };
+  node("Identity", {"c_in"}, "c_out");
+  node("Add", {"h_in", "x"}, "sum");
+  node("Relu", {"sum"}, "h_out");
+  for (const char* out : {"c_out", "h_out", "h_out"}) g.add_output()->set_name(out);
+  b.output("h_final").output("h_all");
+  const Graph graph = b.load();
+  EXPECT_EQ(testing::count_ops(graph, OpKind::Relu), 3);
+  EXPECT_EQ(testing::count_ops(graph, OpKind::Add), 3);
+  const int all = graph.find_tensor("h_all");
+  ASSERT_GE(all, 0);
+  EXPECT_EQ(graph.tensor(all).shape, (Shape{3, 1, 8}));
+}
+
+TEST(OnnxLoop, ATripCountFromActivationsIsNamed) {
+  testing::OnnxBuilder b;
+  b.input("x", {1, 8}).input("n", {1});
+  auto& loop = b.node("Loop", {"n", "", "x"}, {"h"}, "repeat");
+  auto* a = loop.add_attribute();
+  a->set_name("body");
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name("body");
+  b.output("h");
+  EXPECT_TRUE(testing::contains(testing::input_error([&] { b.load(); }),
+                                "(node 'repeat' Loop): expected the trip count M known at import time"));
+}
+
+}  // namespace
+}  // namespace npusim::workloads

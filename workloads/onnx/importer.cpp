@@ -136,8 +136,9 @@ void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
       std::all_of(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return !v || v->is_constant(); });
   const bool reads_shape_only = proto.op_type() == "Shape" || proto.op_type() == "Size";
   if ((known || reads_shape_only) && try_fold(n)) return;
-  // An If with a known condition still computes its branch on activations.
-  if (known && !n.inputs.empty() && proto.op_type() != "If" && bind_onnx_shapes_as_constants(n)) return;
+  // An If or Loop with known inputs may still compute on activations of the outer graph.
+  const bool control = proto.op_type() == "If" || proto.op_type() == "Loop";
+  if (known && !n.inputs.empty() && !control && bind_onnx_shapes_as_constants(n)) return;
   const auto it = mappers().find(proto.op_type());
   if (it != mappers().end()) return (this->*it->second)(n);
   // An operator npusim only folds (Where, Equal, Range...), reached with an activation input.
@@ -275,6 +276,76 @@ void Importer::map_if(const Node& n) {
     if (it == values_.end()) n.fail("the " + which + " to compute its output '" + body->output(i).name() + "'", "none");
     Value v = it->second;
     bind(out, std::move(v));
+  }
+}
+
+void Importer::map_loop(const Node& n) {
+  // M, cond, v_initial...; body: (iteration_num, cond_in, v...) -> (cond_out, v..., scans...).
+  const ::onnx::GraphProto* body = nullptr;
+  for (const auto& a : n.proto.attribute()) {
+    if (a.name() == "body" && a.has_g()) body = &a.g();
+  }
+  if (!body) n.fail("attribute 'body' (a graph)", "none");
+  const auto known_int = [&](std::size_t i, const std::string& what) {
+    const Value& v = n.in(i);
+    if (!v.is_constant() || !v.constant->values || v.constant->values->empty())
+      n.fail(what + " known at import time, to unroll the Loop",
+             "'" + v.name + "' computed from the values of " + origin_of(v.name));
+    return static_cast<std::int64_t>(v.constant->values->front());
+  };
+  if (!n.has(0)) n.fail("a trip count M (a Loop ending on a condition alone has a data-dependent length)", "none");
+  std::int64_t trips = known_int(0, "the trip count M");
+  if (trips < 0 || trips > kMaxFoldedValues) n.fail("a trip count in [0, 65536]", std::to_string(trips));
+  if (n.has(1) && known_int(1, "the initial condition") == 0) trips = 0;  // the body never runs
+  const std::size_t carried = n.inputs.size() - 2;
+  if (body->input_size() != static_cast<int>(carried) + 2 || body->output_size() < static_cast<int>(carried) + 1)
+    n.fail(std::to_string(carried + 2) + " body inputs and at least " + std::to_string(carried + 1) + " outputs",
+           std::to_string(body->input_size()) + " and " + std::to_string(body->output_size()));
+  std::vector<Value> state;
+  for (std::size_t i = 0; i < carried; ++i) state.push_back(n.in(i + 2));
+  std::vector<std::vector<int>> scans(static_cast<std::size_t>(body->output_size()) - carried - 1);
+  std::vector<Shape> scan_shapes(scans.size());
+  for (std::int64_t it = 0; it < trips; ++it) {
+    auto iter = std::make_shared<ConstTensor>(
+        ConstTensor{{}, ::onnx::TensorProto::INT64, std::vector<double>{static_cast<double>(it)}});
+    bind(body->input(0).name(), Value{body->input(0).name(), {}, -1, std::move(iter)});
+    auto yes = std::make_shared<ConstTensor>(ConstTensor{{}, ::onnx::TensorProto::BOOL, std::vector<double>{1}});
+    bind(body->input(1).name(), Value{body->input(1).name(), {}, -1, std::move(yes)});
+    for (std::size_t i = 0; i < carried; ++i) bind(body->input(static_cast<int>(i) + 2).name(), state[i]);
+    for (const auto& t : body->initializer()) {
+      auto c = std::make_shared<ConstTensor>(decode_tensor(t, n.where() + " (initializer '" + t.name() + "')"));
+      bind(t.name(), Value{t.name(), c->shape, -1, std::move(c)});
+    }
+    for (const auto& node : body->node()) import_node(node, -1 - subgraph_nodes_++);
+    const auto out = [&](int i) -> const Value& {
+      const auto found = values_.find(body->output(i).name());
+      if (found == values_.end()) n.fail("the body to compute '" + body->output(i).name() + "'", "none");
+      return found->second;
+    };
+    const Value& cond = out(0);
+    if (!cond.is_constant() || !cond.constant->values)
+      n.fail("a Loop condition known at import time", "'" + cond.name + "' computed from activations");
+    for (std::size_t i = 0; i < carried; ++i) state[i] = out(static_cast<int>(i) + 1);
+    for (std::size_t s = 0; s < scans.size(); ++s) {
+      const Value& v = out(static_cast<int>(carried + 1 + s));
+      Shape one = ir_shape(v.shape);
+      scan_shapes[s] = v.shape;
+      one.insert(one.begin(), 1);
+      scans[s].push_back(operand(reshaped(n, v, one, v.name + ".scan")));
+    }
+    if (cond.constant->values->front() == 0) break;
+  }
+  for (std::size_t i = 0; i < carried && i < static_cast<std::size_t>(n.proto.output_size()); ++i) {
+    if (!n.out(i).empty()) bind(n.out(i), state[i]);
+  }
+  for (std::size_t s = 0; s < scans.size(); ++s) {
+    const std::size_t o = carried + s;
+    if (o >= static_cast<std::size_t>(n.proto.output_size()) || n.out(o).empty() || scans[s].empty()) continue;
+    OpAttrs cat;
+    cat.axis = 0;
+    Value y = scans[s].size() == 1 ? Value{n.out(o), staged_.graph.tensor(scans[s][0]).shape, scans[s][0], nullptr}
+                                   : emit(n, OpKind::Concat, scans[s], cat, n.out(o), ".scan" + std::to_string(s));
+    bind(n.out(o), y);
   }
 }
 
@@ -451,6 +522,7 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
       {"Cast", &Importer::map_alias},
       {"Identity", &Importer::map_alias},
       {"If", &Importer::map_if},
+      {"Loop", &Importer::map_loop},
       {"LSTM", &Importer::map_recurrent},
       {"GRU", &Importer::map_recurrent},
       {"RNN", &Importer::map_recurrent},

@@ -165,6 +165,9 @@ class Importer {
   /// If: the branch its condition (known at import time, or picked with --branch) selects,
   /// imported in place; its outputs become the If's.
   void map_if(const Node& n);
+  /// Loop with a trip count known at import: the body imported once per iteration (carried
+  /// values threaded through, scan outputs concatenated); its condition must stay known.
+  void map_loop(const Node& n);
   /// Where value `name` comes from, for messages: "node 'x' (Greater)" or "graph input 'x'".
   std::string origin_of(const std::string& name) const;
 
