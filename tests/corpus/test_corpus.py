@@ -36,7 +36,9 @@ KNOWN_FAILURES = {
     ("ssdlite320_heads_op13", "edge-s", None): "cannot be tiled",
     ("retinanet_resnet50_heads_512_op11", "edge-s", None): "cannot be tiled",
     ("retinanet_resnet50_heads_512_op11", "edge-m", None): "cannot be tiled",
+    ("tf2onnx_mobilenet_224_op13", "edge-s", None): "cannot be tiled",
     ("tf2onnx_mobilenet_640_op11", "edge-s", None): "cannot be tiled",
+    ("fcn_resnet50_512_op13", "edge-s", "none"): "cannot be tiled",  # a residual Add, unfused
     ("tf2onnx_mobilenet_640_op11", "edge-m", None): "cannot be tiled",
     # The roofline self-check finds grouped 1x1 convs 0.14 % above the SRAM roof on edge-s
     # (greedy): a counting or model error in the simulator, not in the import; reported to the lead.
