@@ -179,6 +179,26 @@ TEST(OnnxContrib, TransformerFusions) {
   EXPECT_EQ(producer_of(g, "ba").inputs.size(), 2u);
 }
 
+TEST(OnnxContrib, AttentionIsProjectionScoresSoftmaxContext) {
+  // [1, 16, 64] with 4 heads of 16: QKV projection 16 * 64 * 192 = 196,608 MACs; scores
+  // 4 heads * 16 * 16 * 16 = 16,384; context the same 16,384. Total 229,376.
+  OnnxBuilder b(13);
+  contrib(b);
+  b.input("x", {1, 16, 64}).weight("w", {64, 192}).weight("bias", {192});
+  auto& att = b.node("Attention", {"x", "w", "bias"}, {"y"}, "mha");
+  att.set_domain("com.microsoft");
+  set_int(att, "num_heads", 4);
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(graph_totals(g, 1).macs, 229'376u);
+  EXPECT_EQ(count_ops(g, OpKind::Softmax), 1);
+  EXPECT_EQ(op_cost(g, g.op(g.find_op("mha.softmax")), 1).vector_ops, 5u * 4 * 16 * 16);
+  const int y = g.find_tensor("y");
+  ASSERT_GE(y, 0);
+  EXPECT_EQ(g.tensor(y).shape, (Shape{1, 16, 64}));
+  for (const auto& op : g.ops()) EXPECT_EQ(op.origin, "com.microsoft.Attention 'mha'") << op.name;
+}
+
 TEST(OnnxContrib, QLinearAddAndAnUnknownContribOpIsNamed) {
   OnnxBuilder b(13);
   contrib(b);
@@ -189,9 +209,9 @@ TEST(OnnxContrib, QLinearAddAndAnUnknownContribOpIsNamed) {
   b.output("y");
   const Graph g = b.load();
   EXPECT_EQ(producer_of(g, "y").kind, OpKind::Add);
-  b.node("Attention", {"y"}, {"att"}, "mha").set_domain("com.microsoft");
-  b.output("att");
-  EXPECT_TRUE(contains(input_error([&] { b.load(); }), "com.microsoft.Attention (node 'mha')"));
+  b.node("EmbedLayerNormalization", {"y"}, {"emb"}, "embed").set_domain("com.microsoft");
+  b.output("emb");
+  EXPECT_TRUE(contains(input_error([&] { b.load(); }), "com.microsoft.EmbedLayerNormalization (node 'embed')"));
 }
 
 }  // namespace

@@ -154,6 +154,7 @@ class Importer {
   void map_bias_add(const Node& n);
   void map_quick_gelu(const Node& n);
   void map_qlinear_contrib(const Node& n);
+  void map_attention(const Node& n);
   /// The `activation` attribute of FusedConv / FusedGemm applied to `y`, bound to output 0.
   void apply_activation(const Node& n, const Value& y);
 

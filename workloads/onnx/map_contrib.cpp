@@ -123,6 +123,41 @@ void Importer::map_bias_add(const Node& n) {
   bind(n.out(), emit(n, OpKind::Add, {xb.tensor, operand(n.in(2))}, {}, n.out()));
 }
 
+void Importer::map_attention(const Node& n) {
+  // input [B, S, H], weights [H, 3H] (Q, K and V projections side by side), bias [3H]: one
+  // projection matmul, then per head softmax(Q K^T / sqrt(h)) V, as the kernel computes it.
+  const Value& x = n.in(0);
+  const Value& w = n.in(1);
+  if (x.shape.size() != 3 || w.shape.size() != 2 || w.shape[0] != x.shape[2])
+    n.fail("input [B, S, H] and weights [H, 3H]", format_shape(x.shape) + " and " + format_shape(w.shape));
+  if (n.attrs.has("qkv_hidden_sizes")) n.fail("Attention without qkv_hidden_sizes", "the attribute");
+  const std::int64_t heads = n.attrs.integer("num_heads", 0);
+  const std::int64_t B = x.shape[0], S = x.shape[1], hidden = w.shape[1] / 3;
+  if (heads < 1 || w.shape[1] % 3 != 0 || hidden % heads != 0)
+    n.fail("num_heads dividing the hidden size " + std::to_string(hidden), std::to_string(heads));
+  const std::int64_t h = hidden / heads;
+  std::vector<int> in{operand(x), operand(w)};
+  if (n.has(2)) in.push_back(operand(n.in(2)));
+  const Value qkv = emit(n, OpKind::MatMul, in, {}, n.out() + ".qkv", ".qkv");
+  const auto head_view = [&](int part, const Ints& perm) {
+    OpAttrs s;
+    s.axes = {2};
+    s.starts = {part * hidden};
+    s.ends = {(part + 1) * hidden};
+    const std::string tag = std::string(1, "qkv"[part]);
+    const Value cut = emit(n, OpKind::Slice, {qkv.tensor}, s, n.out() + "." + tag, "." + tag);
+    return permuted(n, reshaped(n, cut, {B, S, heads, h}, cut.name + ".heads"), perm, cut.name + ".t");
+  };
+  const Value q = head_view(0, {0, 2, 1, 3}), k = head_view(1, {0, 2, 3, 1}), v = head_view(2, {0, 2, 1, 3});
+  const Value scores = emit(n, OpKind::MatMul, {q.tensor, k.tensor}, {}, n.out() + ".scores", ".scores");
+  OpAttrs sm;
+  sm.axis = -1;
+  const Value p = emit(n, OpKind::Softmax, {scores.tensor}, sm, n.out() + ".probs", ".softmax");
+  const Value ctx = emit(n, OpKind::MatMul, {p.tensor, v.tensor}, {}, n.out() + ".context", ".context");
+  const Value back = permuted(n, ctx, {0, 2, 1, 3}, n.out() + ".merge");
+  bind(n.out(), reshaped(n, back, {B, S, hidden}, n.out()));
+}
+
 void Importer::map_qlinear_contrib(const Node& n) {
   const std::string& t = n.proto.op_type();
   // A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp / X, X_scale, X_zp, Y_scale, Y_zp
@@ -144,6 +179,7 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::contrib_mappe
       {"QuickGelu", &Importer::map_quick_gelu},
       {"SkipLayerNormalization", &Importer::map_skip_layer_norm},
       {"BiasAdd", &Importer::map_bias_add},
+      {"Attention", &Importer::map_attention},
       {"QLinearAdd", &Importer::map_qlinear_contrib},
       {"QLinearMul", &Importer::map_qlinear_contrib},
       {"QLinearSigmoid", &Importer::map_qlinear_contrib},
