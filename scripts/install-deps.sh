@@ -17,6 +17,7 @@ packages=(
   slurm-wlm munge           # scripts/test-slurm.sh: sweeps as a Slurm job array (docs/sweep.md)
   nodejs                    # web/: builds the live page (npusim serve) and report.html (Vite)
   chromium                  # web/tests/browser.mjs: headless browser tests (playwright-core)
+  python3-onnx python3-torch python3-torchvision  # the real-model ONNX corpus (scripts/export_corpus.py)
 )
 command -v npm >/dev/null 2>&1 || packages+=(npm)  # Debian's npm, unless the nodejs build has its own
 missing=()

@@ -18,14 +18,22 @@ enum class OpKind {
   Conv2d, MatMul, ConvTranspose,
   // elementwise binary (vector unit)
   Add, Sub, Mul, Div, Max, Min, Pow,
+  Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor, PRelu, Mod,
+  Where,  // elementwise select of three broadcast operands (condition, then, else)
   // unary activations and math (vector unit)
   Relu, Clip, Sigmoid, Tanh, Gelu, HardSwish, HardSigmoid, LeakyRelu,
   Sqrt, Exp, Log, Erf, Neg, Abs,
+  Not, Elu, Selu, Softplus, Softsign, Mish, Sign, Floor, Ceil, Round, Reciprocal, Sin, Cos,
   // pooling, reductions and normalisation (vector unit)
   MaxPool, AvgPool, GlobalAvgPool, GlobalMaxPool, Softmax, LogSoftmax, LayerNorm, BatchNorm,
   ReduceMean, ReduceSum, ReduceMax,
+  ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp, ArgMax, ArgMin,
+  InstanceNorm, GroupNorm, Lrn, CumSum,
   // data movement
   Reshape, Flatten, Transpose, Concat, Slice, Resize, Pad, Gather, Expand,
+  Tile,
+  // element type conversions (vector unit): a lone ONNX QuantizeLinear / DequantizeLinear
+  Quantize, Dequantize,
 };
 
 /// How an op is executed: on the MAC array, on the vector unit, or as a view (no work:
@@ -57,12 +65,13 @@ struct OpAttrs {
   bool transpose_b = false;
   // clip / relu6, leaky-relu alpha
   double min = 0, max = 6, alpha = 0.01;
-  // softmax / concat / layer-norm / gather axis (negative counts from the end)
+  // softmax / concat / layer-norm / gather / arg_max / cum_sum axis (negative counts from the end)
   std::int64_t axis = -1;
   // reductions: keep each reduced dim as size 1
   bool keepdims = true;
-  // reshape / expand target (reshape: one -1 allowed), transpose permutation, slice ranges
-  // and reduction axes, resize scales
+  // reshape / expand target (reshape: one -1 allowed; tile: the repeats), transpose
+  // permutation, slice ranges and reduction axes, resize scales (group_norm: `groups`;
+  // lrn: the window `kernel[0]` channels)
   std::vector<std::int64_t> shape, perm, starts, ends, axes, steps;
   std::vector<double> scales;
   // pad: ONNX layout, the amount before each dim then after each dim (negative crops)
@@ -85,6 +94,10 @@ struct Op {
   std::vector<int> inputs;   // tensor indices; activations first, then weights, then bias
   std::vector<int> outputs;  // tensor indices
   int source_line = 0;       // line in the workload file, for messages (0 = unknown)
+  /// The fused node of the source model this op was read from (an ONNX Runtime contrib node
+  /// such as com.microsoft.FusedConv 'conv1'), empty for a primitive one: lets a scheduler
+  /// keep a compiler's own grouping.
+  std::string origin;
 };
 
 /// Per-op work and the least bytes it must move (each input and output touched once).

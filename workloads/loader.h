@@ -20,6 +20,9 @@ struct LoadOptions {
   std::map<std::string, Shape> input_shapes;
   /// --skip-unsupported: unsupported ONNX operators become zero-cost with a warning.
   bool skip_unsupported = false;
+  /// --branch NODE=then|else: the branch an ONNX If takes when its condition is not known at
+  /// import time (true: then_branch).
+  std::map<std::string, bool> branches;
 };
 
 /// Reads an ONNX model (workloads/onnx_loader.cpp).

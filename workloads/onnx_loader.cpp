@@ -11,12 +11,14 @@
 #include "workloads/onnx/importer.h"
 #include "workloads/onnx/model_file.h"
 #include "workloads/onnx/rewrite.h"
+#include "workloads/onnx/validate.h"
 
 namespace npusim::workloads {
 
 Graph load_onnx_workload(const std::string& path, const LoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   ::onnx::ModelProto model = onnx::read_model(path);
+  onnx::validate_and_sort(model, path);  // before ONNX's inference, which crashes on stride 0
   onnx::fix_input_shapes(model, options, path);
   auto shapes = onnx::onnx_inferred_shapes(model);
   onnx::Staged staged = onnx::Importer(model, std::move(shapes), path, options).run();

@@ -34,7 +34,25 @@ std::uint64_t vector_ops(const Graph& g, const Op& op) {
     case OpKind::ReduceMean:
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
       return count(g, op.inputs.at(0));  // each input element accumulated once
+    case OpKind::ReduceL1:
+    case OpKind::ReduceL2:
+    case OpKind::ReduceSumSquare:
+    case OpKind::ReduceLogSumExp:
+      // |x|, x*x or exp(x) of each input element, then its accumulation; + the final sqrt or
+      // log of each result (L2, LogSumExp)
+      return 2 * count(g, op.inputs.at(0)) +
+             (op.kind == OpKind::ReduceL2 || op.kind == OpKind::ReduceLogSumExp ? out : 0);
+    case OpKind::InstanceNorm:
+    case OpKind::GroupNorm:
+      return 8 * out;  // as layer_norm, over each (sample, channel or group) instead of each row
+    case OpKind::Lrn:
+      // square, sum over the window of kernel[0] channels, scale and shift, power, divide
+      return out * static_cast<std::uint64_t>(op.attrs.kernel[0] + 4);
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       return 5 * out;  // max, subtract, exp, sum, divide (log-softmax: log and subtract)

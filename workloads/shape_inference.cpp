@@ -194,6 +194,29 @@ Shape infer_unary(const Inference& c) {
   return c.in(0);
 }
 
+Shape infer_where(const Inference& c) {
+  c.check_inputs(3, 3);
+  auto out = broadcast(c.in(0), c.in(1));
+  if (out) out = broadcast(*out, c.in(2));
+  c.check(out.has_value(), "condition, then and else shapes that broadcast (numpy rules)",
+          c.describe(0) + ", " + c.describe(1) + " and " + c.describe(2));
+  return *out;
+}
+
+Shape infer_group_norm(const Inference& c) {
+  c.check_inputs(1, 3);
+  const Shape& x = c.in(0);
+  const std::int64_t groups = c.attrs().groups;
+  c.check(x.size() >= 2 && groups >= 1 && x[1] % groups == 0,
+          "input [N, C, ...] with C divisible by the " + std::to_string(groups) + " groups", c.describe(0));
+  for (std::size_t i = 1; i < c.arity(); ++i) {
+    // Opset 18 gives one scale per group, opset 21 one per channel.
+    c.check(c.in(i) == Shape{x[1]} || c.in(i) == Shape{groups},
+            "a scale/bias of " + format_shape({x[1]}) + " or " + format_shape({groups}), c.describe(i));
+  }
+  return x;
+}
+
 Shape infer_clip(const Inference& c) {
   c.check(c.attrs().min <= c.attrs().max, "min <= max",
           "min " + std::to_string(c.attrs().min) + " > max " + std::to_string(c.attrs().max));
@@ -302,6 +325,20 @@ Shape infer_expand(const Inference& c) {
 }
 
 /// Target dims: positive, 0 (copy the input's dim at that index, as ONNX does), or one -1.
+Shape infer_tile(const Inference& c) {
+  c.check_inputs(1, 1);
+  Shape out = c.in(0);
+  const auto& repeats = c.attrs().shape;
+  c.check(repeats.size() == out.size(), std::to_string(out.size()) + " repeats (one per dim)",
+          format_shape(repeats));
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    c.check(repeats[d] >= 1 && out[d] <= (std::int64_t{1} << 40) / repeats[d], "repeats >= 1 giving dims below 2^40",
+            format_shape(repeats) + " on " + c.describe(0));
+    out[d] *= repeats[d];
+  }
+  return out;
+}
+
 Shape infer_reshape(const Inference& c) {
   c.check_inputs(1, 1);
   const Shape& x = c.in(0);
@@ -446,7 +483,19 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
     case OpKind::Max:
     case OpKind::Min:
     case OpKind::Pow:
+    case OpKind::Equal:
+    case OpKind::Greater:
+    case OpKind::Less:
+    case OpKind::GreaterOrEqual:
+    case OpKind::LessOrEqual:
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::Xor:
+    case OpKind::PRelu:
+    case OpKind::Mod:
       return infer_binary(c);
+    case OpKind::Where:
+      return infer_where(c);
     case OpKind::Clip:
       return infer_clip(c);
     case OpKind::Relu:
@@ -462,6 +511,23 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
     case OpKind::Erf:
     case OpKind::Neg:
     case OpKind::Abs:
+    case OpKind::Not:
+    case OpKind::Elu:
+    case OpKind::Selu:
+    case OpKind::Softplus:
+    case OpKind::Softsign:
+    case OpKind::Mish:
+    case OpKind::Sign:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+    case OpKind::Reciprocal:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Lrn:
+    case OpKind::CumSum:
+    case OpKind::Quantize:
+    case OpKind::Dequantize:
       return infer_unary(c);
     case OpKind::MaxPool:
     case OpKind::AvgPool:
@@ -479,7 +545,19 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
     case OpKind::ReduceMean:
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceL1:
+    case OpKind::ReduceL2:
+    case OpKind::ReduceSumSquare:
+    case OpKind::ReduceLogSumExp:
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
       return infer_reduce(c);
+    case OpKind::InstanceNorm:
+      return infer_batch_norm(c);
+    case OpKind::GroupNorm:
+      return infer_group_norm(c);
     case OpKind::Reshape:
       return infer_reshape(c);
     case OpKind::Flatten:
@@ -498,6 +576,8 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
       return infer_gather(c);
     case OpKind::Expand:
       return infer_expand(c);
+    case OpKind::Tile:
+      return infer_tile(c);
   }
   c.fail("a known op kind", std::to_string(static_cast<int>(op.kind)));
 }

@@ -61,6 +61,15 @@ void parse_input_shape(const std::string& text, workloads::LoadOptions& load) {
   load.input_shapes[text.substr(0, eq)] = shape;
 }
 
+/// "--branch NODE=then|else" into the load options.
+void parse_branch(const std::string& text, workloads::LoadOptions& load) {
+  const auto eq = text.find('=');
+  const std::string side = eq == std::string::npos ? "" : text.substr(eq + 1);
+  if (eq == 0 || (side != "then" && side != "else"))
+    throw InputError("--branch " + text, "expected NODE=then or NODE=else, found '" + text + "'");
+  load.branches[text.substr(0, eq)] = side == "then";
+}
+
 void add_run_options(po::options_description& d, RunSpec& s, const char* default_fusion, const char* default_out) {
   d.add_options()("config,c", po::value(&s.config)->default_value("edge-m"),
                   "hardware config: a YAML path or a preset name from configs/ (edge-s, edge-m, edge-l)")(
@@ -78,6 +87,10 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
         for (const auto& text : v) parse_input_shape(text, s.load);
       }),
       "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
+      "branch", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
+        for (const auto& text : v) parse_branch(text, s.load);
+      }),
+      "the branch an ONNX If takes when its condition is computed from activations, NODE=then|else (repeatable)")(
       "vcd", po::value(&s.vcd),
       "also write a VCD waveform (GTKWave) of unit busy signals, ready-queue depths, SRAM occupancy and DRAM "
       "bank states to FILE")(

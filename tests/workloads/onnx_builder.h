@@ -58,12 +58,14 @@ class OnnxBuilder {
     return *this;
   }
 
-  /// A 1-D int64 initializer (a shape, axes, pads).
-  OnnxBuilder& ints(const std::string& name, const std::vector<std::int64_t>& values) {
+  /// An int64 initializer (a shape, axes, pads): 1-D unless `dims` are given.
+  OnnxBuilder& ints(const std::string& name, const std::vector<std::int64_t>& values,
+                    const std::vector<std::int64_t>& dims = {}) {
     auto* t = model.mutable_graph()->add_initializer();
     t->set_name(name);
     t->set_data_type(::onnx::TensorProto::INT64);
-    t->add_dims(static_cast<std::int64_t>(values.size()));
+    if (dims.empty()) t->add_dims(static_cast<std::int64_t>(values.size()));
+    for (auto d : dims) t->add_dims(d);
     for (auto v : values) t->add_int64_data(v);
     return *this;
   }

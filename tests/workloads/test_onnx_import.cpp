@@ -269,16 +269,17 @@ TEST(OnnxShapes, SymbolicBatchNeedsInputShape) {
   EXPECT_TRUE(contains(input_error([&] { b.load(rank); }), "expected 4 dimensions"));
 }
 
-TEST(OnnxUnsupported, IfLoopAndCustomDomainsAreNamed) {
+TEST(OnnxUnsupported, UnmappedAndCustomDomainsAreNamed) {
+  // (If and Loop are imported when their condition / trip count is known: test_onnx_control.cpp.)
   OnnxBuilder b;
   b.input("x", {1, 4}).input("cond", {1});
-  b.node("If", {"cond"}, {"branch"}, "choose");
-  b.node("Loop", {"", "cond"}, {"looped"}, "repeat");
-  b.node("If", {"cond"}, {"branch2"}, "choose_again");
+  b.node("Unique", {"cond"}, {"branch"}, "choose");
+  b.node("Compress", {"x", "cond"}, {"looped"}, "repeat");
+  b.node("Unique", {"cond"}, {"branch2"}, "choose_again");
   b.node("Fancy", {"x"}, {"fancy"}, "custom").set_domain("com.example");
   b.output("branch").output("fancy");
   const std::string msg = input_error([&] { b.load(); });
-  EXPECT_TRUE(contains(msg, "If (node 'choose'), Loop (node 'repeat'), com.example.Fancy (node 'custom')"));
+  EXPECT_TRUE(contains(msg, "Unique (node 'choose'), Compress (node 'repeat'), com.example.Fancy (node 'custom')"));
   EXPECT_FALSE(contains(msg, "choose_again"));  // each type once
   EXPECT_TRUE(contains(msg, "--skip-unsupported"));
   // Skipped, each passes its first activation input through: nothing is left to compute.
@@ -298,17 +299,18 @@ TEST(OnnxUnsupported, IfLoopAndCustomDomainsAreNamed) {
 
 TEST(OnnxUnsupported, ShapeOnlyOperatorOnAnActivationIsNamed) {
   OnnxBuilder b;
-  b.input("x", {1, 4}).input("mask", {1, 4}).scalar("zero", 0);
-  b.node("Where", {"mask", "x", "zero"}, {"masked"}, "mask_fill");
-  b.node("Relu", {"masked"}, {"y"});
+  // Range folds on known values only: on an activation its length depends on the data.
+  b.input("x", {1, 4}).input("limit", {1}).scalar("zero", 0).scalar("one", 1);
+  b.node("Range", {"zero", "limit", "one"}, {"steps"}, "count_up");
+  b.node("Relu", {"steps"}, {"y"});
   b.output("y");
   EXPECT_TRUE(
-      contains(input_error([&] { b.load(); }), "(node 'mask_fill' Where): expected inputs known at import time"));
+      contains(input_error([&] { b.load(); }), "(node 'count_up' Range): expected inputs known at import time"));
   LoadOptions skip;
   skip.skip_unsupported = true;
   const Graph g = b.load(skip);
   ASSERT_EQ(g.ops().size(), 1u);
-  EXPECT_EQ(g.tensor(g.ops()[0].inputs[0]).name, "mask");  // its first activation, passed through
+  EXPECT_EQ(g.tensor(g.ops()[0].inputs[0]).name, "limit");  // its first activation, passed through
 }
 
 TEST(OnnxUnsupported, SkippedOperatorPassesItsInputThrough) {

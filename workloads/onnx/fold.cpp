@@ -3,6 +3,7 @@
 #include "workloads/onnx/fold.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <unordered_map>
@@ -138,6 +139,8 @@ double to_type(double v, int type) {
   return is_integer_type(type) ? std::trunc(v) : v;
 }
 
+using Rule = std::function<Result(const Fold&)>;
+
 // ---- rules ---------------------------------------------------------------------------------
 
 Result fold_constant(const Fold& f) {
@@ -269,6 +272,21 @@ Result fold_gather(const Fold& f) {
   return {make(out, data.elem_type, std::move(r))};
 }
 
+/// The part of `x` of shape `out` whose element c is x[first + c * step] (per dim): a Slice,
+/// one output of a Split.
+ConstTensor strided_part(const ConstTensor& x, const Shape& out, const Ints& first, const Ints& step) {
+  if (!x.values || !small(out)) return make(out, x.elem_type);
+  const Ints xs = strides(x.shape);
+  Values r(static_cast<std::size_t>(product(out, 0, out.size())));
+  for (std::size_t e = 0; e < r.size(); ++e) {
+    const Ints c = unravel(static_cast<std::int64_t>(e), out);
+    std::int64_t idx = 0;
+    for (std::size_t d = 0; d < c.size(); ++d) idx += (first[d] + c[d] * step[d]) * xs[d];
+    r[e] = (*x.values)[static_cast<std::size_t>(idx)];
+  }
+  return make(out, x.elem_type, std::move(r));
+}
+
 Result fold_slice(const Fold& f) {
   const ConstTensor& x = f.in(0);
   const bool inputs = f.opset() >= 10;
@@ -294,16 +312,7 @@ Result fold_slice(const Fold& f) {
     first[ax] = r.begin;
     step[ax] = steps[i];
   }
-  if (!x.values || !small(out)) return {make(out, x.elem_type)};
-  const Ints xs = strides(x.shape);
-  Values r(static_cast<std::size_t>(product(out, 0, out.size())));
-  for (std::size_t e = 0; e < r.size(); ++e) {
-    const Ints c = unravel(static_cast<std::int64_t>(e), out);
-    std::int64_t idx = 0;
-    for (std::size_t d = 0; d < c.size(); ++d) idx += (first[d] + c[d] * step[d]) * xs[d];
-    r[e] = (*x.values)[static_cast<std::size_t>(idx)];
-  }
-  return {make(out, x.elem_type, std::move(r))};
+  return {strided_part(x, out, first, step)};
 }
 
 Result fold_transpose(const Fold& f) {
@@ -366,7 +375,7 @@ Result fold_range(const Fold& f) {
   return {make({n}, f.in(0).elem_type, std::move(r))};
 }
 
-enum class Reduction { Sum, Mean, Prod, Min, Max };
+enum class Reduction { Sum, Mean, Prod, Min, Max, L1, L2, SumSquare, LogSum, LogSumExp };
 
 Result fold_reduce(const Fold& f, Reduction kind) {
   const ConstTensor& x = f.in(0);
@@ -393,11 +402,20 @@ Result fold_reduce(const Fold& f, Reduction kind) {
     std::int64_t o = 0;
     for (std::size_t d = 0; d < c.size(); ++d) o += reduced[d] ? 0 : c[d] * ks[d];
     double& acc = r[static_cast<std::size_t>(o)];
-    const double v = (*x.values)[e];
+    const double raw = (*x.values)[e];
+    // L1, L2, SumSquare and LogSumExp sum a function of each element.
+    const double v = kind == Reduction::L1                                   ? std::abs(raw)
+                     : kind == Reduction::L2 || kind == Reduction::SumSquare ? raw * raw
+                     : kind == Reduction::LogSumExp                          ? std::exp(raw)
+                                                                             : raw;
     acc = kind == Reduction::Prod  ? acc * v
           : kind == Reduction::Min ? std::min(acc, v)
           : kind == Reduction::Max ? std::max(acc, v)
                                    : acc + v;
+  }
+  for (auto& v : r) {
+    if (kind == Reduction::L2) v = std::sqrt(v);
+    if (kind == Reduction::LogSum || kind == Reduction::LogSumExp) v = std::log(v);
   }
   if (kind == Reduction::Mean && n > 0) {
     const double count = static_cast<double>(x.values->size()) / static_cast<double>(n);
@@ -406,12 +424,179 @@ Result fold_reduce(const Fold& f, Reduction kind) {
   return {make(out, x.elem_type, std::move(r))};
 }
 
+Result fold_split(const Fold& f) {
+  const ConstTensor& x = f.in(0);
+  const std::size_t ax = normalize_axis(f.attrs().integer("axis", 0), x.shape.size(), f.where());
+  const Ints sizes = split_sizes(x.shape[ax], f.ints_from(1, "split"), f.node().output_size(), f.where());
+  Result r;
+  Ints first(x.shape.size(), 0);
+  const Ints step(x.shape.size(), 1);
+  for (auto size : sizes) {
+    Shape out = x.shape;
+    out[ax] = size;
+    r.push_back(strided_part(x, out, first, step));
+    first[ax] += size;
+  }
+  return r;
+}
+
+Result fold_tile(const Fold& f) {
+  const ConstTensor& x = f.in(0);
+  const Ints repeats = f.ints(1);
+  if (repeats.size() != x.shape.size())
+    f.fail(std::to_string(x.shape.size()) + " repeats (one per dim)", format_shape(repeats));
+  Shape out = x.shape;
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    if (repeats[d] < 0) f.fail("repeats >= 0", format_shape(repeats));
+    out[d] *= repeats[d];
+  }
+  if (!x.values || !small(out)) return {make(out, x.elem_type)};
+  const Ints xs = strides(x.shape);
+  Values r(static_cast<std::size_t>(product(out, 0, out.size())));
+  for (std::size_t e = 0; e < r.size(); ++e) {
+    const Ints c = unravel(static_cast<std::int64_t>(e), out);
+    std::int64_t idx = 0;
+    for (std::size_t d = 0; d < c.size(); ++d) idx += (c[d] % x.shape[d]) * xs[d];
+    r[e] = (*x.values)[static_cast<std::size_t>(idx)];
+  }
+  return {make(out, x.elem_type, std::move(r))};
+}
+
+Result fold_einsum(const Fold& f) {
+  const EinsumSpec spec = parse_einsum(f.attrs().text("equation", ""), f.arity(), f.where());
+  // Every letter's size, checked to agree across operands.
+  std::unordered_map<char, std::int64_t> size;
+  for (std::size_t i = 0; i < f.arity(); ++i) {
+    const std::string& letters = spec.inputs[i];
+    const Shape& s = f.in(i).shape;
+    if (letters.size() != s.size())
+      f.fail("operand " + std::to_string(i) + " of rank " + std::to_string(letters.size()) + " ('" + letters + "')",
+             format_shape(s));
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      const auto [it, fresh] = size.emplace(letters[d], s[d]);
+      if (!fresh && it->second != s[d] && s[d] != 1 && it->second != 1)
+        f.fail("index '" + std::string(1, letters[d]) + "' of one size", std::to_string(it->second) + " and " +
+                                                                             std::to_string(s[d]));
+      it->second = std::max(it->second, s[d]);
+    }
+  }
+  Shape out;
+  for (char c : spec.output) out.push_back(size.at(c));
+  std::string all = spec.output;  // output letters first, then the summed ones
+  for (const auto& letters : spec.inputs) {
+    for (char c : letters) {
+      if (all.find(c) == std::string::npos) all += c;
+    }
+  }
+  Shape extent;
+  for (char c : all) extent.push_back(size.at(c));
+  const std::int64_t total = product(extent, 0, extent.size());
+  if (!f.all_values() || !small(out) || total > 16 * kMaxFoldedValues) return {make(out, f.in(0).elem_type)};
+  Values r(static_cast<std::size_t>(product(out, 0, out.size())), 0);
+  const std::int64_t per_out = product(extent, out.size(), extent.size());
+  for (std::int64_t e = 0; e < total; ++e) {
+    const Ints c = unravel(e, extent);
+    double term = 1;
+    for (std::size_t i = 0; i < f.arity(); ++i) {
+      const Shape& s = f.in(i).shape;
+      const Ints st = strides(s);
+      std::int64_t idx = 0;
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if (s[d] != 1) idx += c[all.find(spec.inputs[i][d])] * st[d];
+      }
+      term *= (*f.in(i).values)[static_cast<std::size_t>(idx)];
+    }
+    r[static_cast<std::size_t>(e / per_out)] += term;
+  }
+  return {make(out, f.in(0).elem_type, std::move(r))};
+}
+
+Result fold_cumsum(const Fold& f) {
+  const ConstTensor& x = f.in(0);
+  const std::size_t ax = normalize_axis(f.ints(1).at(0), x.shape.size(), f.where());
+  if (!x.values) return {make(x.shape, x.elem_type)};
+  const bool exclusive = f.attrs().integer("exclusive", 0) != 0, reverse = f.attrs().integer("reverse", 0) != 0;
+  const std::int64_t dim = x.shape[ax], inner = product(x.shape, ax + 1, x.shape.size());
+  Values r(x.values->size());
+  for (std::int64_t o = 0; o < product(x.shape, 0, ax); ++o) {
+    for (std::int64_t in = 0; in < inner; ++in) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < dim; ++k) {
+        const std::int64_t j = reverse ? dim - 1 - k : k;
+        const auto at = static_cast<std::size_t>((o * dim + j) * inner + in);
+        if (!exclusive) acc += (*x.values)[at];
+        r[at] = acc;
+        if (exclusive) acc += (*x.values)[at];
+      }
+    }
+  }
+  return {make(x.shape, x.elem_type, std::move(r))};
+}
+
+Result fold_arg_extreme(const Fold& f, bool max) {
+  const ConstTensor& x = f.in(0);
+  const std::size_t ax = normalize_axis(f.attrs().integer("axis", 0), x.shape.size(), f.where());
+  const bool keep = f.attrs().integer("keepdims", 1) != 0, last = f.attrs().integer("select_last_index", 0) != 0;
+  Shape out = x.shape;
+  out[ax] = 1;
+  Shape shown = out;
+  if (!keep) shown.erase(shown.begin() + static_cast<std::ptrdiff_t>(ax));
+  if (!x.values) return {make(shown, TP::INT64)};
+  const std::int64_t dim = x.shape[ax], inner = product(x.shape, ax + 1, x.shape.size());
+  Values r;
+  for (std::int64_t o = 0; o < product(x.shape, 0, ax); ++o) {
+    for (std::int64_t in = 0; in < inner; ++in) {
+      std::int64_t best = 0;
+      for (std::int64_t k = 1; k < dim; ++k) {
+        const double v = (*x.values)[static_cast<std::size_t>((o * dim + k) * inner + in)];
+        const double b = (*x.values)[static_cast<std::size_t>((o * dim + best) * inner + in)];
+        if (max ? (v > b || (last && v == b)) : (v < b || (last && v == b))) best = k;
+      }
+      r.push_back(static_cast<double>(best));
+    }
+  }
+  return {make(shown, TP::INT64, std::move(r))};
+}
+
+Result fold_clip(const Fold& f) {
+  const auto bound = [&](std::size_t i, const char* attr, double fallback) {
+    return f.maybe(i) ? f.values(i).at(0) : f.attrs().real(attr, fallback);
+  };
+  const double lo = bound(1, "min", -INFINITY), hi = bound(2, "max", INFINITY);
+  const ConstTensor& x = f.in(0);
+  if (!x.values) return {make(x.shape, x.elem_type)};
+  Values r = *x.values;
+  for (auto& v : r) v = std::clamp(v, lo, hi);
+  return {make(x.shape, x.elem_type, std::move(r))};
+}
+
+Result fold_nonzero(const Fold& f) {
+  const ConstTensor& x = f.in(0);
+  const auto& v = f.values(0);
+  std::vector<Ints> coords;
+  for (std::size_t e = 0; e < v.size(); ++e) {
+    if (v[e] != 0) coords.push_back(unravel(static_cast<std::int64_t>(e), x.shape));
+  }
+  Values r;
+  for (std::size_t d = 0; d < x.shape.size(); ++d) {
+    for (const auto& c : coords) r.push_back(static_cast<double>(c[d]));
+  }
+  return {make({static_cast<std::int64_t>(x.shape.size()), static_cast<std::int64_t>(coords.size())}, TP::INT64,
+               std::move(r))};
+}
+
+/// Elementwise unary math reading a node attribute (Elu's alpha, HardSigmoid's alpha and beta).
+using AttrUnary = double (*)(double x, const NodeAttributes& a);
+Rule unary_with(AttrUnary fn) {
+  return [fn](const Fold& f) {
+    return elementwise(f, [fn, &f](const Values& a, bool) { return fn(a[0], f.attrs()); });
+  };
+}
+
 double integer_div(double a, double b, bool integer) {
   if (!integer) return a / b;
   return b == 0 ? 0 : std::trunc(a / b);
 }
-
-using Rule = std::function<Result(const Fold&)>;
 
 Rule unary(double (*fn)(double)) {
   return [fn](const Fold& f) { return elementwise(f, [fn](const Values& a, bool) { return fn(a[0]); }); };
@@ -454,6 +639,57 @@ const std::unordered_map<std::string, Rule>& rules() {
       {"ReduceProd", [](const Fold& f) { return fold_reduce(f, Reduction::Prod); }},
       {"ReduceMin", [](const Fold& f) { return fold_reduce(f, Reduction::Min); }},
       {"ReduceMax", [](const Fold& f) { return fold_reduce(f, Reduction::Max); }},
+      {"ReduceL1", [](const Fold& f) { return fold_reduce(f, Reduction::L1); }},
+      {"ReduceL2", [](const Fold& f) { return fold_reduce(f, Reduction::L2); }},
+      {"ReduceSumSquare", [](const Fold& f) { return fold_reduce(f, Reduction::SumSquare); }},
+      {"ReduceLogSum", [](const Fold& f) { return fold_reduce(f, Reduction::LogSum); }},
+      {"ReduceLogSumExp", [](const Fold& f) { return fold_reduce(f, Reduction::LogSumExp); }},
+      {"ArgMax", [](const Fold& f) { return fold_arg_extreme(f, true); }},
+      {"ArgMin", [](const Fold& f) { return fold_arg_extreme(f, false); }},
+      {"Split", fold_split},
+      // Weights stored as integers and their scales: only the shape matters (a weight's values
+      // are never needed); a per-tensor scale's values are kept for shape arithmetic.
+      {"DequantizeLinear", [](const Fold& f) { return Result{make(f.in(0).shape, TP::FLOAT)}; }},
+      {"QuantizeLinear",
+       [](const Fold& f) {
+         return Result{make(f.in(0).shape, f.maybe(2) ? f.in(2).elem_type : static_cast<int>(TP::UINT8))};
+       }},
+      {"Tile", fold_tile},
+      {"Einsum", fold_einsum},
+      {"CumSum", fold_cumsum},
+      {"Clip", fold_clip},
+      {"NonZero", fold_nonzero},
+      {"Sum", binary([](double a, double b, bool) { return a + b; })},
+      {"Mean",
+       [](const Fold& f) {
+         const double n = static_cast<double>(f.arity());
+         return elementwise(f, [n](const Values& a, bool) {
+           double acc = 0;
+           for (double v : a) acc += v;
+           return acc / n;
+         });
+       }},
+      {"Xor", binary([](double a, double b, bool) { return double((a != 0) != (b != 0)); }, TP::BOOL)},
+      {"Softplus", unary([](double x) { return std::log1p(std::exp(x)); })},
+      {"Softsign", unary([](double x) { return x / (1 + std::abs(x)); })},
+      {"Mish", unary([](double x) { return x * std::tanh(std::log1p(std::exp(x))); })},
+      {"Sin", unary([](double x) { return std::sin(x); })},
+      {"Cos", unary([](double x) { return std::cos(x); })},
+      {"IsNaN", [](const Fold& f) { return elementwise(f, [](const Values& a, bool) { return double(std::isnan(a[0])); }, TP::BOOL); }},
+      {"IsInf", [](const Fold& f) { return elementwise(f, [](const Values& a, bool) { return double(std::isinf(a[0])); }, TP::BOOL); }},
+      {"Elu", unary_with([](double x, const NodeAttributes& a) { return x >= 0 ? x : a.real("alpha", 1) * std::expm1(x); })},
+      {"Selu",
+       unary_with([](double x, const NodeAttributes& a) {
+         const double alpha = a.real("alpha", 1.67326319217681884765625), gamma = a.real("gamma", 1.05070102214813232421875);
+         return gamma * (x > 0 ? x : alpha * std::expm1(x));
+       })},
+      {"LeakyRelu", unary_with([](double x, const NodeAttributes& a) { return x >= 0 ? x : a.real("alpha", 0.01) * x; })},
+      {"HardSigmoid",
+       unary_with([](double x, const NodeAttributes& a) {
+         return std::clamp(a.real("alpha", 0.2) * x + a.real("beta", 0.5), 0.0, 1.0);
+       })},
+      {"HardSwish", unary([](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); })},
+      {"PRelu", binary([](double x, double slope, bool) { return x >= 0 ? x : slope * x; })},
       {"Where",
        [](const Fold& f) {
          return elementwise(
@@ -510,6 +746,67 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
   } catch (const Unknown&) {
     return std::nullopt;
   }
+}
+
+std::vector<std::int64_t> split_sizes(std::int64_t dim, std::vector<std::int64_t> sizes, int parts,
+                                      const std::string& where) {
+  if (parts < 1) throw InputError(where, "expected a Split with at least one output, found none");
+  if (sizes.empty()) {
+    // Equal parts; the last one smaller when the dim does not divide (opset 18).
+    const std::int64_t each = (dim + parts - 1) / parts;
+    for (int i = 0; i < parts; ++i) sizes.push_back(std::max<std::int64_t>(std::min(each, dim - i * each), 0));
+  }
+  std::int64_t total = 0;
+  for (auto s : sizes) {
+    if (s < 0) throw InputError(where, "expected split sizes >= 0, found " + format_shape(sizes));
+    total += s;
+  }
+  if (static_cast<int>(sizes.size()) != parts || total != dim) {
+    throw InputError(where, "expected " + std::to_string(parts) + " split sizes (one per output) adding up to " +
+                                std::to_string(dim) + ", found " + format_shape(sizes));
+  }
+  return sizes;
+}
+
+EinsumSpec parse_einsum(const std::string& equation, std::size_t operands, const std::string& where) {
+  EinsumSpec spec;
+  std::string eq;
+  for (char c : equation) {
+    if (c != ' ') eq += c;
+  }
+  const auto arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  for (std::size_t begin = 0;;) {
+    const auto comma = lhs.find(',', begin);
+    spec.inputs.push_back(lhs.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  const auto bad = [&](const std::string& found) {
+    throw InputError(where, "expected an Einsum equation of letters for " + std::to_string(operands) +
+                                " operand(s), like 'bij,bjk->bik' (no '...'), found " + found);
+  };
+  if (spec.inputs.size() != operands) bad("'" + equation + "'");
+  std::string letters;
+  for (const auto& in : spec.inputs) letters += in;
+  if (arrow != std::string::npos) {
+    spec.output = eq.substr(arrow + 2);
+  } else {
+    // Implicit output: the letters that appear once, in alphabetical order.
+    std::string sorted = letters;
+    std::sort(sorted.begin(), sorted.end());
+    for (char c : sorted) {
+      if (std::count(letters.begin(), letters.end(), c) == 1) spec.output += c;
+    }
+  }
+  for (char c : letters + spec.output) {
+    if (!std::isalpha(static_cast<unsigned char>(c))) bad("'" + equation + "'");
+  }
+  for (char c : spec.output) {
+    if (letters.find(c) == std::string::npos || std::count(spec.output.begin(), spec.output.end(), c) > 1)
+      bad("'" + equation + "' (output index '" + std::string(1, c) + "')");
+  }
+  return spec;
 }
 
 std::size_t normalize_axis(std::int64_t axis, std::size_t rank, const std::string& where) {

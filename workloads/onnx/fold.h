@@ -29,6 +29,20 @@ Shape reshape_shape(const Shape& in, const std::vector<std::int64_t>& target, bo
 /// ONNX Squeeze (empty `axes`: every dim of size 1) and Unsqueeze output shapes.
 Shape squeeze_shape(const Shape& in, const std::vector<std::int64_t>& axes, const std::string& where);
 Shape unsqueeze_shape(const Shape& in, const std::vector<std::int64_t>& axes, const std::string& where);
+/// The sizes of a Split's `parts` outputs along a dim of `dim`: `sizes` as given (checked to add
+/// up), or equal parts with a smaller last one when empty. Throws InputError naming `where`.
+std::vector<std::int64_t> split_sizes(std::int64_t dim, std::vector<std::int64_t> sizes, int parts,
+                                      const std::string& where);
+
+/// An Einsum equation: one string of index letters per operand, and the output's.
+struct EinsumSpec {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+/// Parses "bij,bjk->bik" (spaces ignored; without "->" the output is the letters used once, in
+/// alphabetical order). Ellipses are not supported. Throws InputError naming `where`.
+EinsumSpec parse_einsum(const std::string& equation, std::size_t operands, const std::string& where);
+
 /// An axis in [-rank, rank) made non-negative; throws InputError naming `where` otherwise.
 std::size_t normalize_axis(std::int64_t axis, std::size_t rank, const std::string& where);
 

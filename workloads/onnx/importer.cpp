@@ -19,6 +19,7 @@ std::string qualified_type(const ::onnx::NodeProto& p) {
 }
 
 bool is_supported(const ::onnx::NodeProto& p) {
+  if (p.domain() == kContribDomain) return Importer::contrib_mappers().count(p.op_type()) > 0;
   return is_default_domain(p.domain()) && (Importer::mappers().count(p.op_type()) > 0 || can_fold(p.op_type()));
 }
 
@@ -59,6 +60,9 @@ Importer::Importer(const ::onnx::ModelProto& model, std::unordered_map<std::stri
       opset_(default_opset(model)) {}
 
 Staged Importer::run() {
+  for (const auto& node : model_.graph().node()) {
+    for (const auto& in : node.input()) consumer_types_[in].push_back(node.op_type());
+  }
   check_supported();
   read_initializers();
   read_inputs();
@@ -123,11 +127,18 @@ void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
     n.inputs.push_back(&it->second);
   }
   if (skipped_nodes_.count(index)) return pass_through(n);
+  if (!is_supported(proto)) {
+    // Only a branch's nodes get here (the main graph's were listed up front).
+    n.fail("an operator npusim maps (docs/onnx.md) inside the If branch", qualified_type(proto));
+  }
+  if (proto.domain() == kContribDomain) return (this->*contrib_mappers().at(proto.op_type()))(n);
   const bool known =
       std::all_of(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return !v || v->is_constant(); });
   const bool reads_shape_only = proto.op_type() == "Shape" || proto.op_type() == "Size";
   if ((known || reads_shape_only) && try_fold(n)) return;
-  if (known && !n.inputs.empty() && bind_onnx_shapes_as_constants(n)) return;
+  // An If or Loop with known inputs may still compute on activations of the outer graph.
+  const bool control = proto.op_type() == "If" || proto.op_type() == "Loop";
+  if (known && !n.inputs.empty() && !control && bind_onnx_shapes_as_constants(n)) return;
   const auto it = mappers().find(proto.op_type());
   if (it != mappers().end()) return (this->*it->second)(n);
   // An operator npusim only folds (Where, Equal, Range...), reached with an activation input.
@@ -137,6 +148,10 @@ void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
     spdlog::warn("onnx: {}: {} on activation '{}' is not supported; skipped as a zero-cost pass-through", n.where(),
                  proto.op_type(), (*act)->name);
     return pass_through(n);
+  }
+  if (proto.op_type() == "NonZero") {
+    n.fail("a NonZero of values known at import time (its output's shape is the count of non-zero values)",
+           "activation '" + (*act)->name + "': a data-dependent shape npusim cannot simulate");
   }
   n.fail("inputs known at import time (npusim folds " + proto.op_type() +
              " on shapes and constants only; --skip-unsupported passes it through)",
@@ -218,6 +233,122 @@ void Importer::declare_outputs() {
   }
 }
 
+std::string Importer::origin_of(const std::string& name) const {
+  for (const auto& node : model_.graph().node()) {
+    for (const auto& o : node.output()) {
+      if (o == name) return "node '" + (node.name().empty() ? o : node.name()) + "' (" + node.op_type() + ")";
+    }
+  }
+  return "graph input '" + name + "'";
+}
+
+void Importer::map_if(const Node& n) {
+  const Value& cond = n.in(0);
+  bool then_branch = true;
+  const auto picked = options_.branches.find(n.proto.name().empty() ? n.name : n.proto.name());
+  if (cond.is_constant() && cond.constant->values && !cond.constant->values->empty()) {
+    then_branch = cond.constant->values->front() != 0;
+  } else if (picked != options_.branches.end()) {
+    then_branch = picked->second;
+    spdlog::info("onnx: {}: --branch takes the {} branch", n.where(), then_branch ? "then" : "else");
+  } else {
+    n.fail("an If condition known at import time (a constant, or computed from shapes only), or --branch " +
+               (n.proto.name().empty() ? n.name : n.proto.name()) + "=then|else",
+           "condition '" + cond.name + "' computed from the values of " + origin_of(cond.name));
+  }
+  const std::string which = then_branch ? "then_branch" : "else_branch";
+  const ::onnx::GraphProto* body = nullptr;
+  for (const auto& a : n.proto.attribute()) {
+    if (a.name() == which && a.has_g()) body = &a.g();
+  }
+  if (!body) n.fail("attribute '" + which + "' (a graph)", "none");
+  for (const auto& t : body->initializer()) {
+    auto c = std::make_shared<ConstTensor>(decode_tensor(t, n.where() + " (initializer '" + t.name() + "')"));
+    bind(t.name(), Value{t.name(), c->shape, -1, std::move(c)});
+  }
+  for (const auto& node : body->node()) import_node(node, -1 - subgraph_nodes_++);
+  if (body->output_size() < n.proto.output_size())
+    n.fail(std::to_string(n.proto.output_size()) + " outputs in the " + which, std::to_string(body->output_size()));
+  for (int i = 0; i < n.proto.output_size(); ++i) {
+    const std::string& out = n.out(static_cast<std::size_t>(i));
+    const auto it = values_.find(body->output(i).name());
+    if (out.empty()) continue;
+    if (it == values_.end()) n.fail("the " + which + " to compute its output '" + body->output(i).name() + "'", "none");
+    Value v = it->second;
+    bind(out, std::move(v));
+  }
+}
+
+void Importer::map_loop(const Node& n) {
+  // M, cond, v_initial...; body: (iteration_num, cond_in, v...) -> (cond_out, v..., scans...).
+  const ::onnx::GraphProto* body = nullptr;
+  for (const auto& a : n.proto.attribute()) {
+    if (a.name() == "body" && a.has_g()) body = &a.g();
+  }
+  if (!body) n.fail("attribute 'body' (a graph)", "none");
+  const auto known_int = [&](std::size_t i, const std::string& what) {
+    const Value& v = n.in(i);
+    if (!v.is_constant() || !v.constant->values || v.constant->values->empty())
+      n.fail(what + " known at import time, to unroll the Loop",
+             "'" + v.name + "' computed from the values of " + origin_of(v.name));
+    return static_cast<std::int64_t>(v.constant->values->front());
+  };
+  if (!n.has(0)) n.fail("a trip count M (a Loop ending on a condition alone has a data-dependent length)", "none");
+  std::int64_t trips = known_int(0, "the trip count M");
+  if (trips < 0 || trips > kMaxFoldedValues) n.fail("a trip count in [0, 65536]", std::to_string(trips));
+  if (n.has(1) && known_int(1, "the initial condition") == 0) trips = 0;  // the body never runs
+  const std::size_t carried = n.inputs.size() - 2;
+  if (body->input_size() != static_cast<int>(carried) + 2 || body->output_size() < static_cast<int>(carried) + 1)
+    n.fail(std::to_string(carried + 2) + " body inputs and at least " + std::to_string(carried + 1) + " outputs",
+           std::to_string(body->input_size()) + " and " + std::to_string(body->output_size()));
+  std::vector<Value> state;
+  for (std::size_t i = 0; i < carried; ++i) state.push_back(n.in(i + 2));
+  std::vector<std::vector<int>> scans(static_cast<std::size_t>(body->output_size()) - carried - 1);
+  std::vector<Shape> scan_shapes(scans.size());
+  for (std::int64_t it = 0; it < trips; ++it) {
+    auto iter = std::make_shared<ConstTensor>(
+        ConstTensor{{}, ::onnx::TensorProto::INT64, std::vector<double>{static_cast<double>(it)}});
+    bind(body->input(0).name(), Value{body->input(0).name(), {}, -1, std::move(iter)});
+    auto yes = std::make_shared<ConstTensor>(ConstTensor{{}, ::onnx::TensorProto::BOOL, std::vector<double>{1}});
+    bind(body->input(1).name(), Value{body->input(1).name(), {}, -1, std::move(yes)});
+    for (std::size_t i = 0; i < carried; ++i) bind(body->input(static_cast<int>(i) + 2).name(), state[i]);
+    for (const auto& t : body->initializer()) {
+      auto c = std::make_shared<ConstTensor>(decode_tensor(t, n.where() + " (initializer '" + t.name() + "')"));
+      bind(t.name(), Value{t.name(), c->shape, -1, std::move(c)});
+    }
+    for (const auto& node : body->node()) import_node(node, -1 - subgraph_nodes_++);
+    const auto out = [&](int i) -> const Value& {
+      const auto found = values_.find(body->output(i).name());
+      if (found == values_.end()) n.fail("the body to compute '" + body->output(i).name() + "'", "none");
+      return found->second;
+    };
+    const Value& cond = out(0);
+    if (!cond.is_constant() || !cond.constant->values)
+      n.fail("a Loop condition known at import time", "'" + cond.name + "' computed from activations");
+    for (std::size_t i = 0; i < carried; ++i) state[i] = out(static_cast<int>(i) + 1);
+    for (std::size_t s = 0; s < scans.size(); ++s) {
+      const Value& v = out(static_cast<int>(carried + 1 + s));
+      Shape one = ir_shape(v.shape);
+      scan_shapes[s] = v.shape;
+      one.insert(one.begin(), 1);
+      scans[s].push_back(operand(reshaped(n, v, one, v.name + ".scan")));
+    }
+    if (cond.constant->values->front() == 0) break;
+  }
+  for (std::size_t i = 0; i < carried && i < static_cast<std::size_t>(n.proto.output_size()); ++i) {
+    if (!n.out(i).empty()) bind(n.out(i), state[i]);
+  }
+  for (std::size_t s = 0; s < scans.size(); ++s) {
+    const std::size_t o = carried + s;
+    if (o >= static_cast<std::size_t>(n.proto.output_size()) || n.out(o).empty() || scans[s].empty()) continue;
+    OpAttrs cat;
+    cat.axis = 0;
+    Value y = scans[s].size() == 1 ? Value{n.out(o), staged_.graph.tensor(scans[s][0]).shape, scans[s][0], nullptr}
+                                   : emit(n, OpKind::Concat, scans[s], cat, n.out(o), ".scan" + std::to_string(s));
+    bind(n.out(o), y);
+  }
+}
+
 void Importer::bind(const std::string& name, Value v) {
   v.name = name;
   values_.insert_or_assign(name, std::move(v));
@@ -249,6 +380,7 @@ Value Importer::emit(const Node& n, OpKind kind, std::vector<int> inputs, OpAttr
   op.kind = kind;
   op.attrs = std::move(attrs);
   op.inputs = std::move(inputs);
+  if (n.proto.domain() == kContribDomain) op.origin = kContribDomain + "." + n.proto.op_type() + " '" + n.name + "'";
   Tensor out;
   out.name = unique_tensor_name(out_name);
   out.shape = infer_output_shape(staged_.graph, op, path_);
@@ -334,6 +466,46 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
       {"ReduceMean", &Importer::map_reduce},
       {"ReduceSum", &Importer::map_reduce},
       {"ReduceMax", &Importer::map_reduce},
+      {"ReduceMin", &Importer::map_reduce},
+      {"ReduceProd", &Importer::map_reduce},
+      {"ReduceL1", &Importer::map_reduce},
+      {"ReduceL2", &Importer::map_reduce},
+      {"ReduceSumSquare", &Importer::map_reduce},
+      {"ReduceLogSumExp", &Importer::map_reduce},
+      {"ArgMax", &Importer::map_arg_extreme},
+      {"ArgMin", &Importer::map_arg_extreme},
+      {"Equal", &Importer::map_binary},
+      {"Greater", &Importer::map_binary},
+      {"Less", &Importer::map_binary},
+      {"GreaterOrEqual", &Importer::map_binary},
+      {"LessOrEqual", &Importer::map_binary},
+      {"And", &Importer::map_binary},
+      {"Or", &Importer::map_binary},
+      {"Xor", &Importer::map_binary},
+      {"PRelu", &Importer::map_binary},
+      {"Mod", &Importer::map_binary},
+      {"Where", &Importer::map_where},
+      {"Not", &Importer::map_unary},
+      {"Elu", &Importer::map_unary},
+      {"Selu", &Importer::map_unary},
+      {"Softplus", &Importer::map_unary},
+      {"Softsign", &Importer::map_unary},
+      {"Mish", &Importer::map_unary},
+      {"Sign", &Importer::map_unary},
+      {"Floor", &Importer::map_unary},
+      {"Ceil", &Importer::map_unary},
+      {"Round", &Importer::map_unary},
+      {"Reciprocal", &Importer::map_unary},
+      {"Sin", &Importer::map_unary},
+      {"Cos", &Importer::map_unary},
+      {"InstanceNormalization", &Importer::map_instance_norm},
+      {"GroupNormalization", &Importer::map_group_norm},
+      {"LRN", &Importer::map_lrn},
+      {"CumSum", &Importer::map_cum_sum},
+      {"Einsum", &Importer::map_einsum},
+      {"Tile", &Importer::map_tile},
+      {"DepthToSpace", &Importer::map_depth_space},
+      {"SpaceToDepth", &Importer::map_depth_space},
       {"Resize", &Importer::map_resize},
       {"Upsample", &Importer::map_resize},
       {"Concat", &Importer::map_concat},
@@ -349,6 +521,18 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
       {"Expand", &Importer::map_expand},
       {"Cast", &Importer::map_alias},
       {"Identity", &Importer::map_alias},
+      {"If", &Importer::map_if},
+      {"Loop", &Importer::map_loop},
+      {"LSTM", &Importer::map_recurrent},
+      {"GRU", &Importer::map_recurrent},
+      {"RNN", &Importer::map_recurrent},
+      {"QuantizeLinear", &Importer::map_quantize},
+      {"DequantizeLinear", &Importer::map_quantize},
+      {"QLinearConv", &Importer::map_qlinear_conv},
+      {"ConvInteger", &Importer::map_integer_conv},
+      {"QLinearMatMul", &Importer::map_qlinear_matmul},
+      {"MatMulInteger", &Importer::map_integer_matmul},
+      {"DynamicQuantizeLinear", &Importer::map_dynamic_quantize},
       {"Dropout", &Importer::map_alias},
   };
   return table;

@@ -64,6 +64,9 @@ class Importer {
   using Mapper = void (Importer::*)(const Node&);
   /// Supported operator types and the function mapping each (default domain only).
   static const std::unordered_map<std::string, Mapper>& mappers();
+  /// ONNX Runtime's contrib operators (domain com.microsoft) read as their primitive ops
+  /// (map_contrib.cpp); every op they give records the node in `Op::origin`.
+  static const std::unordered_map<std::string, Mapper>& contrib_mappers();
 
  private:
   // ---- core (importer.cpp) ----
@@ -71,6 +74,7 @@ class Importer {
   void read_inputs();
   void check_supported();
   void import_node(const ::onnx::NodeProto& proto, int index);
+  int subgraph_nodes_ = 0;  ///< nodes imported from If branches, for unique default names
   bool try_fold(const Node& n);
   bool bind_onnx_shapes_as_constants(const Node& n);
   void pass_through(const Node& n);
@@ -102,14 +106,71 @@ class Importer {
   void map_layer_norm(const Node& n);
   void map_binary(const Node& n);
   void map_unary(const Node& n);
+  /// A chain of binary `kind` ops over the node's inputs (Max and Min are variadic).
+  void map_binary_kind(const Node& n, OpKind kind);
+  void map_unary_kind(const Node& n, OpKind kind);
   void map_clip(const Node& n);
   void map_softmax(const Node& n);
   void map_pool(const Node& n);
   void map_global_pool(const Node& n);
   void map_reduce(const Node& n);
+  void map_where(const Node& n);
+  void map_instance_norm(const Node& n);
+  void map_group_norm(const Node& n);
+  void map_lrn(const Node& n);
+  void map_cum_sum(const Node& n);
+  void map_arg_extreme(const Node& n);
+  /// Einsum of the matmul shape (batch, row, column and summed indices): transposes and
+  /// reshapes (views where no data moves) around one MatMul; one operand: a transpose and/or
+  /// a reduce_sum.
+  void map_einsum(const Node& n);
   /// Emits a conv/pool whose activation input is x (other inputs after it) and binds output 0.
   /// A 1-D one ([N, C, L]) runs as 2-D on [N, C, 1, L], so the IR's 2-D rules apply.
   void emit_windowed(const Node& n, OpKind kind, const Value& x, std::vector<const Value*> others, const OpAttrs& a);
+
+  // ---- quantized operators (map_quant.cpp) ----
+  /// QuantizeLinear / DequantizeLinear: a Q -> DQ pair on an activation only marks the integer
+  /// type the tensor travels in (the simulator runs the config's dtype): both are free. A lone
+  /// one converts on the vector unit.
+  void map_quantize(const Node& n);
+  void map_qlinear_conv(const Node& n);
+  void map_integer_conv(const Node& n);
+  void map_qlinear_matmul(const Node& n);
+  void map_integer_matmul(const Node& n);
+  /// DynamicQuantizeLinear: min and max of x (two reductions), then one conversion.
+  void map_dynamic_quantize(const Node& n);
+  /// QLinearAdd / QLinearMul / QLinearSigmoid... (com.microsoft): the float op `kind` on the
+  /// data inputs at `data`, scales and zero points dropped.
+  void map_qlinear_as(const Node& n, OpKind kind, const std::vector<std::size_t>& data);
+  /// `n` seen as another operator over a subset of its inputs (QLinearConv as Conv on x, w, B).
+  Node as_node(const Node& n, const std::vector<std::size_t>& inputs) const;
+
+  // ---- ONNX Runtime contrib operators (map_contrib.cpp) ----
+  void map_fused_conv(const Node& n);
+  void map_fused_gemm(const Node& n);
+  void map_fused_matmul(const Node& n);
+  void map_bias_gelu(const Node& n);
+  void map_skip_layer_norm(const Node& n);
+  void map_bias_add(const Node& n);
+  void map_quick_gelu(const Node& n);
+  void map_qlinear_contrib(const Node& n);
+  void map_attention(const Node& n);
+  /// The `activation` attribute of FusedConv / FusedGemm applied to `y`, bound to output 0.
+  void apply_activation(const Node& n, const Value& y);
+
+  // ---- recurrent cells (map_recurrent.cpp) ----
+  /// LSTM, GRU, RNN (forward, reverse, bidirectional) unrolled over the sequence.
+  void map_recurrent(const Node& n);
+
+  // ---- control flow (importer.cpp) ----
+  /// If: the branch its condition (known at import time, or picked with --branch) selects,
+  /// imported in place; its outputs become the If's.
+  void map_if(const Node& n);
+  /// Loop with a trip count known at import: the body imported once per iteration (carried
+  /// values threaded through, scan outputs concatenated); its condition must stay known.
+  void map_loop(const Node& n);
+  /// Where value `name` comes from, for messages: "node 'x' (Greater)" or "graph input 'x'".
+  std::string origin_of(const std::string& name) const;
 
   // ---- data movement and aliases (map_data.cpp) ----
   void map_alias(const Node& n);
@@ -124,6 +185,12 @@ class Importer {
   void map_pad(const Node& n);
   void map_expand(const Node& n);
   void map_resize(const Node& n);
+  void map_tile(const Node& n);
+  /// DepthToSpace (DCR or CRD) and SpaceToDepth: a 6-D view, one transpose, a 4-D view.
+  void map_depth_space(const Node& n);
+  /// `v` permuted by `perm`: nothing when it is the identity, a view when no data moves, a
+  /// re-laid-out constant for a weight, else a transpose op.
+  Value permuted(const Node& n, const Value& v, const std::vector<std::int64_t>& perm, const std::string& out_name);
   /// A reshape view of activation `x` to `shape`, bound to output 0 (an alias when equal).
   void view_output(const Node& n, const Value& x, const Shape& shape);
 
@@ -135,7 +202,14 @@ class Importer {
   Staged staged_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_set<int> skipped_nodes_;
+  /// The operator types reading each value (a Q whose readers are all DQ is an annotation).
+  std::unordered_map<std::string, std::vector<std::string>> consumer_types_;
+  /// Outputs of QuantizeLinear nodes read only by DequantizeLinear ones.
+  std::unordered_set<std::string> quantized_;
 };
+
+/// ONNX Runtime's contrib operator domain.
+inline const std::string kContribDomain = "com.microsoft";
 
 /// `shape` as the IR holds it: rank 0 becomes [1] (the IR has no scalars).
 Shape ir_shape(const Shape& shape);

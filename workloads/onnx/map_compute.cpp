@@ -2,7 +2,9 @@
 // normalisation, elementwise math, activations, pooling and reductions (vector unit).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "sim/core/errors.h"
@@ -112,6 +114,37 @@ OpKind kind_of(const std::string& op_type) {
       {"ReduceMean", OpKind::ReduceMean},
       {"ReduceSum", OpKind::ReduceSum},
       {"ReduceMax", OpKind::ReduceMax},
+      {"Equal", OpKind::Equal},
+      {"Greater", OpKind::Greater},
+      {"Less", OpKind::Less},
+      {"GreaterOrEqual", OpKind::GreaterOrEqual},
+      {"LessOrEqual", OpKind::LessOrEqual},
+      {"And", OpKind::And},
+      {"Or", OpKind::Or},
+      {"Xor", OpKind::Xor},
+      {"PRelu", OpKind::PRelu},
+      {"Mod", OpKind::Mod},
+      {"Not", OpKind::Not},
+      {"Elu", OpKind::Elu},
+      {"Selu", OpKind::Selu},
+      {"Softplus", OpKind::Softplus},
+      {"Softsign", OpKind::Softsign},
+      {"Mish", OpKind::Mish},
+      {"Sign", OpKind::Sign},
+      {"Floor", OpKind::Floor},
+      {"Ceil", OpKind::Ceil},
+      {"Round", OpKind::Round},
+      {"Reciprocal", OpKind::Reciprocal},
+      {"Sin", OpKind::Sin},
+      {"Cos", OpKind::Cos},
+      {"ReduceMin", OpKind::ReduceMin},
+      {"ReduceProd", OpKind::ReduceProd},
+      {"ReduceL1", OpKind::ReduceL1},
+      {"ReduceL2", OpKind::ReduceL2},
+      {"ReduceSumSquare", OpKind::ReduceSumSquare},
+      {"ReduceLogSumExp", OpKind::ReduceLogSumExp},
+      {"ArgMax", OpKind::ArgMax},
+      {"ArgMin", OpKind::ArgMin},
   };
   return kinds.at(op_type);
 }
@@ -255,32 +288,90 @@ void Importer::map_layer_norm(const Node& n) {
   bind(n.out(), emit(n, OpKind::LayerNorm, in, a, n.out()));
 }
 
-void Importer::map_binary(const Node& n) {
+void Importer::map_binary(const Node& n) { map_binary_kind(n, kind_of(n.proto.op_type())); }
+
+void Importer::map_binary_kind(const Node& n, OpKind kind) {
   // Max and Min take any number of inputs: a chain of binary ops.
   Value acc = n.in(0);
   const std::size_t count = n.inputs.size();
   for (std::size_t i = 1; i < count; ++i) {
     const bool last = i + 1 == count;
     const std::string step = "." + std::to_string(i);
-    acc = emit(n, kind_of(n.proto.op_type()), {operand(acc), operand(n.in(i))}, {}, last ? n.out() : n.out() + step,
+    acc = emit(n, kind, {operand(acc), operand(n.in(i))}, {}, last ? n.out() : n.out() + step,
                last ? "" : step);
   }
   bind(n.out(), acc);
 }
 
-void Importer::map_unary(const Node& n) {
+void Importer::map_unary(const Node& n) { map_unary_kind(n, kind_of(n.proto.op_type())); }
+
+void Importer::map_unary_kind(const Node& n, OpKind kind) {
   OpAttrs a;
-  a.alpha = n.attrs.real("alpha", 0.01);
-  bind(n.out(), emit(n, kind_of(n.proto.op_type()), {operand(n.in(0))}, a, n.out()));
+  // ONNX's defaults: LeakyRelu 0.01, Elu 1 (Selu's constants are fixed; not a cost).
+  a.alpha = n.attrs.real("alpha", kind == OpKind::Elu ? 1 : 0.01);
+  bind(n.out(), emit(n, kind, {operand(n.in(0))}, a, n.out()));
 }
 
 void Importer::map_clip(const Node& n) {
   OpAttrs a;
   a.min = n.attrs.real("min", std::numeric_limits<double>::lowest());
   a.max = n.attrs.real("max", std::numeric_limits<double>::max());
-  if (n.has(1)) a.min = n.reals(1, "Clip's min").at(0);
-  if (n.has(2)) a.max = n.reals(2, "Clip's max").at(0);
-  bind(n.out(), emit(n, OpKind::Clip, {operand(n.in(0))}, a, n.out()));
+  // A bound computed from activations (a log-mel's top-dB clamp: ReduceMax(x) - 80) changes
+  // values only: a max/min with a broadcast operand. A known bound stays the clip's attribute.
+  const auto runtime = [&](std::size_t i) { return n.has(i) && !n.in(i).is_constant(); };
+  const bool known_bound = n.attrs.has("min") || n.attrs.has("max") || (n.has(1) && !runtime(1)) ||
+                           (n.has(2) && !runtime(2));
+  if (n.has(1) && !runtime(1)) a.min = n.reals(1, "Clip's min").at(0);
+  if (n.has(2) && !runtime(2)) a.max = n.reals(2, "Clip's max").at(0);
+  Value y = n.in(0);
+  const bool clip = known_bound || (!runtime(1) && !runtime(2));
+  if (runtime(1)) {
+    const bool last = !runtime(2) && !clip;
+    y = emit(n, OpKind::Max, {operand(y), operand(n.in(1))}, {}, last ? n.out() : n.out() + ".min", ".min");
+  }
+  if (runtime(2)) {
+    y = emit(n, OpKind::Min, {operand(y), operand(n.in(2))}, {}, clip ? n.out() + ".max" : n.out(), ".max");
+  }
+  if (clip) y = emit(n, OpKind::Clip, {operand(y)}, a, n.out());
+  bind(n.out(), y);
+}
+
+void Importer::map_where(const Node& n) {
+  bind(n.out(), emit(n, OpKind::Where, {operand(n.in(0)), operand(n.in(1)), operand(n.in(2))}, {}, n.out()));
+}
+
+void Importer::map_instance_norm(const Node& n) {
+  const Value& x = n.in(0);
+  check_rank(n, x, 3, 64);
+  bind(n.out(), emit(n, OpKind::InstanceNorm, {operand(x), operand(n.in(1)), operand(n.in(2))}, {}, n.out()));
+}
+
+void Importer::map_group_norm(const Node& n) {
+  OpAttrs a;
+  a.groups = n.attrs.integer("num_groups", 0);
+  if (a.groups < 1) n.fail("attribute 'num_groups' >= 1", std::to_string(a.groups));
+  bind(n.out(),
+       emit(n, OpKind::GroupNorm, {operand(n.in(0)), operand(n.in(1)), operand(n.in(2))}, a, n.out()));
+}
+
+void Importer::map_lrn(const Node& n) {
+  OpAttrs a;
+  a.kernel = {n.attrs.integer("size", 0), 1};
+  if (a.kernel[0] < 1 || a.kernel[0] > kMaxFoldedValues) n.fail("attribute 'size' in [1, 65536]", std::to_string(a.kernel[0]));
+  bind(n.out(), emit(n, OpKind::Lrn, {operand(n.in(0))}, a, n.out()));
+}
+
+void Importer::map_cum_sum(const Node& n) {
+  OpAttrs a;
+  a.axis = static_cast<std::int64_t>(normalize_axis(n.ints(1, "the CumSum axis").at(0), n.in(0).shape.size(), n.where()));
+  bind(n.out(), emit(n, OpKind::CumSum, {operand(n.in(0))}, a, n.out()));
+}
+
+void Importer::map_arg_extreme(const Node& n) {
+  OpAttrs a;
+  a.axes = {n.attrs.integer("axis", 0)};
+  a.keepdims = n.attrs.integer("keepdims", 1) != 0;
+  bind(n.out(), emit(n, kind_of(n.proto.op_type()), {operand(n.in(0))}, a, n.out()));
 }
 
 void Importer::map_softmax(const Node& n) {
@@ -322,6 +413,101 @@ void Importer::map_reduce(const Node& n) {
   a.keepdims = n.attrs.integer("keepdims", 1) != 0;
   if (a.axes.empty() && n.attrs.integer("noop_with_empty_axes", 0) != 0) return map_alias(n);
   bind(n.out(), emit(n, kind_of(n.proto.op_type()), {operand(n.in(0))}, a, n.out()));
+}
+
+namespace {
+
+/// Positions in `from` of each letter of `letters`.
+Ints positions(const std::string& from, const std::string& letters) {
+  Ints p;
+  for (char c : letters) p.push_back(static_cast<std::int64_t>(from.find(c)));
+  return p;
+}
+
+/// The letters of `of` that satisfy `keep`, in `of`'s order.
+std::string letters_where(const std::string& of, const std::function<bool(char)>& keep) {
+  std::string r;
+  for (char c : of) {
+    if (keep(c)) r += c;
+  }
+  return r;
+}
+
+bool has(const std::string& s, char c) { return s.find(c) != std::string::npos; }
+
+}  // namespace
+
+void Importer::map_einsum(const Node& n) {
+  const EinsumSpec spec = parse_einsum(n.attrs.text("equation", ""), n.inputs.size(), n.where());
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const std::string& l = spec.inputs[i];
+    if (l.size() != n.in(i).shape.size())
+      n.fail("operand " + std::to_string(i) + " of rank " + std::to_string(l.size()) + " ('" + l + "')",
+             "'" + n.in(i).name + "' " + format_shape(n.in(i).shape));
+    for (char c : l) {
+      if (std::count(l.begin(), l.end(), c) > 1)
+        n.fail("an Einsum of the matmul shape (no diagonal: each index once per operand)", "'" + l + "'");
+    }
+  }
+  const std::string& out = spec.output;
+  if (n.inputs.size() == 1) {
+    // A transpose, and a sum over the indices the output drops.
+    Value x = n.in(0);
+    std::string left = spec.inputs[0];
+    const std::string kept = letters_where(left, [&](char c) { return has(out, c); });
+    if (kept.size() < left.size()) {
+      OpAttrs a;
+      for (std::size_t d = 0; d < left.size(); ++d) {
+        if (!has(out, left[d])) a.axes.push_back(static_cast<std::int64_t>(d));
+      }
+      a.keepdims = false;
+      const bool last = positions(kept, out) == positions(out, out);
+      x = emit(n, OpKind::ReduceSum, {operand(x)}, a, last ? n.out() : n.out() + ".sum", ".sum");
+      left = kept;
+    }
+    return bind(n.out(), permuted(n, x, positions(left, out), n.out()));
+  }
+  if (n.inputs.size() != 2) n.fail("an Einsum of one or two operands", std::to_string(n.inputs.size()));
+  const std::string &la = spec.inputs[0], &lb = spec.inputs[1];
+  for (char c : la + lb) {
+    if (!has(out, c) && !(has(la, c) && has(lb, c)))
+      n.fail("an Einsum of the matmul shape (a summed index in both operands)",
+             "index '" + std::string(1, c) + "' summed in one operand only ('" + n.attrs.text("equation", "") + "')");
+  }
+  // batch: in both and the output; m: A's rows; n: B's columns; k: summed, in both.
+  const std::string batch = letters_where(out, [&](char c) { return has(la, c) && has(lb, c); });
+  const std::string rows = letters_where(la, [&](char c) { return has(out, c) && !has(lb, c); });
+  const std::string cols = letters_where(lb, [&](char c) { return has(out, c) && !has(la, c); });
+  const std::string sum = letters_where(la, [&](char c) { return !has(out, c); });
+  const auto size_of = [&](char c) {
+    return has(la, c) ? n.in(0).shape[la.find(c)] : n.in(1).shape[lb.find(c)];
+  };
+  const auto extent = [&](const std::string& letters) {
+    std::int64_t p = 1;
+    for (char c : letters) p *= size_of(c);
+    return p;
+  };
+  for (char c : batch + sum) {
+    if (n.in(0).shape[la.find(c)] != n.in(1).shape[lb.find(c)])
+      n.fail("index '" + std::string(1, c) + "' of one size in both operands",
+             format_shape(n.in(0).shape) + " and " + format_shape(n.in(1).shape));
+  }
+  const std::int64_t B = extent(batch), M = extent(rows), K = extent(sum), N = extent(cols);
+  const auto as_matrix = [&](const Value& v, const std::string& letters, const std::string& order, Shape dims,
+                             const std::string& tag) {
+    const Value t = permuted(n, v, positions(letters, order), n.out() + "." + tag + "_t");
+    if (!batch.empty()) dims.insert(dims.begin(), B);
+    return t.shape == dims ? t : reshaped(n, t, dims, n.out() + "." + tag, "." + tag);
+  };
+  const Value a = as_matrix(n.in(0), la, batch + rows + sum, {M, K}, "a");
+  const Value b = as_matrix(n.in(1), lb, batch + sum + cols, {K, N}, "b");
+  const std::string natural = batch + rows + cols;  // the matmul's result order
+  const bool reorder = natural != out;
+  Value y = emit(n, OpKind::MatMul, {operand(a), operand(b)}, {}, n.out() + ".matmul", ".matmul");
+  Shape unflat;
+  for (char c : natural) unflat.push_back(size_of(c));
+  if (unflat != y.shape) y = reshaped(n, y, unflat, reorder ? n.out() + ".unflat" : n.out(), ".unflat");
+  bind(n.out(), reorder ? permuted(n, y, positions(natural, out), n.out()) : y);
 }
 
 }  // namespace npusim::workloads::onnx

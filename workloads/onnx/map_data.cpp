@@ -1,6 +1,8 @@
 // Mapping of ONNX operators that move or reinterpret data: views (reshape and friends),
 // copies through the vector unit (transpose, concat, slice, gather, pad, expand, resize), and
 // aliases that cost nothing at inference (Identity, Dropout, Cast).
+#include <algorithm>
+
 #include "sim/core/errors.h"
 #include "workloads/graph_internal.h"
 #include "workloads/onnx/fold.h"
@@ -49,7 +51,7 @@ void Importer::map_flatten(const Node& n) {
   const Value& x = n.in(0);
   OpAttrs a;
   a.axis = n.attrs.integer("axis", 1);
-  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Flatten, a, {operand(x)}, {}, 0}, path_);
+  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Flatten, a, {operand(x)}, {}, 0, ""}, path_);
   if (out == x.shape) return map_alias(n);
   bind(n.out(), emit(n, OpKind::Flatten, {operand(x)}, a, n.out()));
 }
@@ -90,15 +92,8 @@ void Importer::map_split(const Node& n) {
   const Value& x = n.in(0);
   const std::size_t ax = normalize_axis(n.attrs.integer("axis", 0), x.shape.size(), n.where());
   const auto parts = static_cast<std::int64_t>(n.proto.output_size());
-  Ints sizes = n.has(1) ? n.ints(1, "the split sizes") : n.attrs.integers("split");
-  if (sizes.empty()) {
-    // Equal parts; the last one smaller when the dim does not divide (opset 18).
-    const std::int64_t each = (x.shape[ax] + parts - 1) / parts;
-    for (std::int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, x.shape[ax] - i * each));
-  }
-  if (static_cast<std::int64_t>(sizes.size()) != parts) {
-    n.fail(std::to_string(parts) + " split sizes (one per output)", format_shape(sizes));
-  }
+  const Ints given = n.has(1) ? n.ints(1, "the split sizes") : n.attrs.integers("split");
+  const Ints sizes = split_sizes(x.shape[ax], given, n.proto.output_size(), n.where());
   std::int64_t offset = 0;
   for (std::int64_t i = 0; i < parts; ++i) {
     const std::string& out = n.out(static_cast<std::size_t>(i));
@@ -119,7 +114,7 @@ void Importer::map_slice(const Node& n) {
   a.ends = from_inputs ? n.ints(2, "the Slice ends") : n.attrs.integers("ends");
   a.axes = from_inputs ? (n.has(3) ? n.ints(3, "the Slice axes") : Ints{}) : n.attrs.integers("axes");
   a.steps = from_inputs && n.has(4) ? n.ints(4, "the Slice steps") : Ints{};
-  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Slice, a, {operand(x)}, {}, 0}, path_);
+  const Shape out = infer_output_shape(staged_.graph, Op{n.name, OpKind::Slice, a, {operand(x)}, {}, 0, ""}, path_);
   if (out == x.shape && std::all_of(a.steps.begin(), a.steps.end(), [](auto s) { return s == 1; })) return map_alias(n);
   bind(n.out(), emit(n, OpKind::Slice, {operand(x)}, a, n.out()));
 }
@@ -188,6 +183,52 @@ void Importer::map_resize(const Node& n) {
     n.fail("scales or sizes known at import time (constants, or computed from shapes only)", "neither");
   }
   bind(n.out(), emit(n, OpKind::Resize, {operand(x)}, a, n.out()));
+}
+
+Value Importer::permuted(const Node& n, const Value& v, const Ints& perm, const std::string& out_name) {
+  Shape out;
+  for (auto p : perm) out.push_back(v.shape.at(static_cast<std::size_t>(p)));
+  bool identity = true;
+  for (std::size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<std::int64_t>(d);
+  if (identity) return v;
+  // A weight is laid out as the op wants it at compile time; only activations move.
+  if (v.is_constant() || moves_no_data(v.shape, perm)) return reshaped(n, v, out, out_name, ".view");
+  OpAttrs a;
+  a.perm = perm;
+  return emit(n, OpKind::Transpose, {operand(v)}, a, out_name, ".transpose");
+}
+
+void Importer::map_tile(const Node& n) {
+  const Value& x = n.in(0);
+  OpAttrs a;
+  a.shape = n.ints(1, "the Tile repeats");
+  if (std::all_of(a.shape.begin(), a.shape.end(), [](auto r) { return r == 1; })) return map_alias(n);
+  bind(n.out(), emit(n, OpKind::Tile, {operand(x)}, a, n.out()));
+}
+
+void Importer::map_depth_space(const Node& n) {
+  const Value& x = n.in(0);
+  if (x.shape.size() != 4) n.fail("a 4-D input [N, C, H, W]", "'" + x.name + "' " + format_shape(x.shape));
+  const std::int64_t b = n.attrs.integer("blocksize", 0);
+  const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  if (b < 1 || b > kMaxFoldedValues) n.fail("attribute 'blocksize' in [1, 65536]", std::to_string(b));
+  Shape six, out;
+  Ints perm;
+  if (n.proto.op_type() == "SpaceToDepth") {
+    if (H % b || W % b) n.fail("H and W divisible by blocksize " + std::to_string(b), format_shape(x.shape));
+    six = {N, C, H / b, b, W / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {N, C * b * b, H / b, W / b};
+  } else {
+    if (C % (b * b)) n.fail("C divisible by blocksize^2 = " + std::to_string(b * b), format_shape(x.shape));
+    const bool crd = n.attrs.text("mode", "DCR") == "CRD";
+    six = crd ? Shape{N, C / (b * b), b, b, H, W} : Shape{N, b, b, C / (b * b), H, W};
+    perm = crd ? Ints{0, 1, 4, 2, 5, 3} : Ints{0, 3, 4, 1, 5, 2};
+    out = {N, C / (b * b), H * b, W * b};
+  }
+  const Value v6 = reshaped(n, x, six, n.out() + ".6d", ".split");
+  const Value t = permuted(n, v6, perm, n.out() + ".transpose");
+  bind(n.out(), reshaped(n, t, out, n.out(), ".merge"));
 }
 
 }  // namespace npusim::workloads::onnx

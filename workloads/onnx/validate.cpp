@@ -1,0 +1,195 @@
+#include "workloads/onnx/validate.h"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "sim/core/errors.h"
+#include "workloads/onnx/attributes.h"
+
+namespace npusim::workloads::onnx {
+namespace {
+
+using Names = std::vector<std::string>;
+
+/// Names a subgraph (an If branch, a Loop body) reads from the scopes around it: what its nodes
+/// use that neither its inputs, its initializers nor its own nodes define.
+void outer_references(const ::onnx::GraphProto& g, Names& out) {
+  std::unordered_set<std::string> local;
+  for (const auto& i : g.input()) local.insert(i.name());
+  for (const auto& t : g.initializer()) local.insert(t.name());
+  for (const auto& n : g.node()) {
+    for (const auto& o : n.output()) local.insert(o);
+  }
+  for (const auto& n : g.node()) {
+    Names used(n.input().begin(), n.input().end());
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) outer_references(a.g(), used);
+      for (const auto& sub : a.graphs()) outer_references(sub, used);
+    }
+    for (auto& u : used) {
+      if (!u.empty() && !local.count(u)) out.push_back(std::move(u));
+    }
+  }
+}
+
+/// Every value a node reads: its inputs, and what its subgraphs read from outside them.
+Names reads(const ::onnx::NodeProto& n) {
+  Names r(n.input().begin(), n.input().end());
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) outer_references(a.g(), r);
+    for (const auto& sub : a.graphs()) outer_references(sub, r);
+  }
+  r.erase(std::remove(r.begin(), r.end(), std::string()), r.end());
+  return r;
+}
+
+std::string name_of(const ::onnx::NodeProto& n);
+
+std::string describe(const ::onnx::NodeProto& n) { return "node '" + name_of(n) + "' (" + n.op_type() + ")"; }
+
+/// Size-like attributes: `lo` is the least legal value; every value stays within 2^31.
+void check_range(const ::onnx::NodeProto& n, const std::string& path, const std::string& name, std::int64_t lo) {
+  const NodeAttributes attrs(n, node_where(path, n));
+  if (!attrs.has(name)) return;
+  const auto values = name == "group" ? std::vector<std::int64_t>{attrs.integer(name, 1)} : attrs.integers(name);
+  for (auto v : values) {
+    // Pad (opset < 11) takes its pads as an attribute, and a negative one crops.
+    const std::int64_t least = lo < 0 ? -kMaxAttributeSize : lo;
+    if (v < least || v > kMaxAttributeSize) {
+      throw InputError(attrs.where(), "expected attribute '" + name + "' values in [" + std::to_string(least) + ", " +
+                                          std::to_string(kMaxAttributeSize) + "], found " + std::to_string(v));
+    }
+  }
+}
+
+/// The graph attributes a control-flow node cannot go without: ONNX's shape inference
+/// dereferences them unchecked (a Scan without a body crashes it).
+void check_subgraphs(const ::onnx::NodeProto& n, const std::string& path) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return;
+  std::vector<std::string> needed;
+  if (n.op_type() == "If") needed = {"then_branch", "else_branch"};
+  if (n.op_type() == "Loop" || n.op_type() == "Scan") needed = {"body"};
+  for (const auto& name : needed) {
+    const bool present = std::any_of(n.attribute().begin(), n.attribute().end(),
+                                     [&](const ::onnx::AttributeProto& a) { return a.name() == name && a.has_g(); });
+    if (!present) {
+      throw InputError(node_where(path, n), "expected a graph attribute '" + name + "' (the " + n.op_type() +
+                                                "'s body), found none");
+    }
+  }
+}
+
+void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
+  for (const auto& n : g.node()) {
+    check_subgraphs(n, path);
+    check_range(n, path, "strides", 1);
+    check_range(n, path, "dilations", 1);
+    check_range(n, path, "kernel_shape", 1);
+    check_range(n, path, "group", 1);
+    check_range(n, path, "output_padding", 0);
+    check_range(n, path, "output_shape", 1);
+    check_range(n, path, "pads", n.op_type() == "Pad" ? -1 : 0);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) check_attributes(a.g(), path);
+      for (const auto& sub : a.graphs()) check_attributes(sub, path);
+    }
+  }
+}
+
+std::string name_of(const ::onnx::NodeProto& n) {
+  return n.name().empty() ? n.output_size() ? n.output(0) : std::string() : n.name();
+}
+
+/// A cycle among the unsorted nodes, found by walking up from `start` through unsorted producers
+/// (every unsorted node waits on one) until a node repeats.
+std::vector<int> find_cycle(int start, const std::vector<std::vector<int>>& producers_of,
+                            const std::vector<int>& indegree) {
+  std::vector<int> path{start};
+  std::unordered_map<int, std::size_t> seen{{start, 0}};
+  for (int at = start;;) {
+    int next = -1;
+    for (int p : producers_of[static_cast<std::size_t>(at)]) {
+      if (indegree[static_cast<std::size_t>(p)] > 0) next = p;
+    }
+    if (next < 0) return path;  // unreachable: an unsorted node has an unsorted producer
+    const auto it = seen.find(next);
+    if (it != seen.end()) return std::vector<int>(path.begin() + static_cast<std::ptrdiff_t>(it->second), path.end());
+    seen.emplace(next, path.size());
+    path.push_back(next);
+    at = next;
+  }
+}
+
+}  // namespace
+
+void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
+  auto& g = *model.mutable_graph();
+  check_attributes(g, path);
+  // Who defines each value: -1 a graph input or an initializer, else the node's index.
+  std::unordered_map<std::string, int> producer;
+  for (const auto& i : g.input()) producer.emplace(i.name(), -1);
+  for (const auto& t : g.initializer()) producer.emplace(t.name(), -1);
+  const int count = g.node_size();
+  for (int i = 0; i < count; ++i) {
+    for (const auto& o : g.node(i).output()) {
+      if (o.empty()) continue;
+      const auto [it, inserted] = producer.emplace(o, i);
+      if (inserted) continue;
+      const std::string first = it->second < 0 ? "a graph input or initializer" : describe(g.node(it->second));
+      throw InputError(node_where(path, g.node(i)), "expected one producer per value, found '" + o +
+                                                        "' produced by both " + first + " and " +
+                                                        describe(g.node(i)));
+    }
+  }
+  std::vector<std::vector<int>> consumers(static_cast<std::size_t>(count)), producers_of(consumers.size());
+  std::vector<int> indegree(consumers.size(), 0);
+  for (int i = 0; i < count; ++i) {
+    for (const auto& name : reads(g.node(i))) {
+      const auto it = producer.find(name);
+      if (it == producer.end()) {
+        throw InputError(node_where(path, g.node(i)),
+                         "expected input '" + name +
+                             "' to be a graph input, an initializer or a node's output, found none");
+      }
+      if (it->second < 0) continue;
+      consumers[static_cast<std::size_t>(it->second)].push_back(i);
+      producers_of[static_cast<std::size_t>(i)].push_back(it->second);
+      ++indegree[static_cast<std::size_t>(i)];
+    }
+  }
+  // Kahn's algorithm, smallest file index first: a file already in order keeps its order.
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < count; ++i) {
+    if (indegree[static_cast<std::size_t>(i)] == 0) ready.push(i);
+  }
+  std::vector<int> order;
+  order.reserve(consumers.size());
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int c : consumers[static_cast<std::size_t>(i)]) {
+      if (--indegree[static_cast<std::size_t>(c)] == 0) ready.push(c);
+    }
+  }
+  if (static_cast<int>(order.size()) < count) {
+    int stuck = 0;
+    while (indegree[static_cast<std::size_t>(stuck)] == 0) ++stuck;
+    const std::vector<int> cycle = find_cycle(stuck, producers_of, indegree);
+    std::string text;
+    for (int i : cycle) text += "'" + name_of(g.node(i)) + "' <- ";
+    throw InputError(node_where(path, g.node(cycle.front())),
+                     "expected an acyclic graph, found a cycle: " + text + "'" + name_of(g.node(cycle.front())) +
+                         "' (each node reads the output of the one after it)");
+  }
+  if (std::is_sorted(order.begin(), order.end())) return;
+  google::protobuf::RepeatedPtrField<::onnx::NodeProto> sorted;
+  sorted.Reserve(count);
+  for (int i : order) sorted.Add()->Swap(g.mutable_node(i));
+  g.mutable_node()->Swap(&sorted);
+}
+
+}  // namespace npusim::workloads::onnx
