@@ -292,6 +292,9 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   // the others and rows of other banks open while one streams, as a controller issuing the
   // first ready command each cycle (oldest first on a tie) behaves. FCFS: the oldest request.
   const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
+  const std::uint64_t floor =
+      serve == Serve::Both ? std::min(device_.earliest_column(channel, false, at), device_.earliest_column(channel, true, at))
+                           : device_.earliest_column(channel, serve == Serve::Writes, at);
   Choice best;
   std::uint64_t best_arrival = kNever;
   bool found = false;
@@ -310,7 +313,8 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
     }
     if (pick == q.size()) continue;
     const Entry& e = q[pick];
-    if (fcfs && e.arrival > best_arrival) continue;
+    // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
+    if ((fcfs || (found && best.schedule.col == floor)) && e.arrival > best_arrival) continue;
     const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
     if (!found || (!fcfs && s.col < best.schedule.col) || ((fcfs || s.col == best.schedule.col) && e.arrival < best_arrival)) {
       best = {bank, pick, s};
@@ -333,8 +337,11 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
   BankQueue& bank = bank_queues_[c.bank];
   const Entry e = bank.window[c.slot];
   bank.window.erase(bank.window.begin() + static_cast<std::ptrdiff_t>(c.slot));
-  std::vector<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
-  arrivals.erase(std::lower_bound(arrivals.begin(), arrivals.end(), e.arrival));
+  std::deque<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
+  if (arrivals.front() == e.arrival)  // the usual case: the oldest goes
+    arrivals.pop_front();
+  else
+    arrivals.erase(std::lower_bound(arrivals.begin(), arrivals.end(), e.arrival));
   --ranks_[e.target.rank].queued;
   // The oldest waiting request that fits moves into the window; its channel slot frees when
   // the chosen column command issues (the window's place is free then).
@@ -344,7 +351,10 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
     bank.window.push_back(*it);
     --q.waiting;
     q.leaving.push_back(col);
-    bank.waiting.erase(it);
+    if (it == bank.waiting.begin())
+      bank.waiting.pop_front();  // always so under the shared policy
+    else
+      bank.waiting.erase(it);
     break;
   }
   return e;

@@ -103,7 +103,7 @@ class DramEngine {
   /// One direction's channel queue: requests wait here until their bank's window has room.
   /// The entries themselves are kept per bank (BankQueue).
   struct Queue {
-    std::vector<std::uint64_t> arrivals;  // arrival cycles of its queued requests (waiting or in a window), ascending
+    std::deque<std::uint64_t> arrivals;   // arrival cycles of its queued requests (waiting or in a window), ascending
     std::uint32_t waiting = 0;            // of those, the ones holding a channel-queue slot
     std::deque<std::uint64_t> leaving;    // cycles at which slots of requests moved to a window free, ascending
     std::uint32_t depth = 0;

@@ -1,6 +1,7 @@
 #include "models/dram/dram_timing.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "models/dram/dram_config_check.h"
 
@@ -67,6 +68,19 @@ BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_
                     bus > latency ? bus - latency : 0});
   s.data_end = s.col + latency + burst_cycles_;
   return s;
+}
+
+std::uint64_t DramDevice::earliest_column(std::uint32_t channel, bool is_write, std::uint64_t column_floor) const {
+  // The terms of plan()'s column time that do not depend on the bank: the data bus, and per
+  // rank tCCD_S and the turnaround (the least over the channel's ranks).
+  const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
+  const std::uint64_t bus = bus_free_[channel];
+  std::uint64_t rank_ready = std::numeric_limits<std::uint64_t>::max();
+  for (std::uint32_t i = channel * config_.ranks; i < (channel + 1) * config_.ranks; ++i) {
+    const Rank& r = ranks_[i];
+    rank_ready = std::min(rank_ready, std::max(r.col_ready, is_write ? r.write_ready : r.read_ready));
+  }
+  return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
 }
 
 void DramDevice::precharge(Bank& bank, std::uint64_t at) {

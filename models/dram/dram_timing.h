@@ -47,6 +47,9 @@ class DramDevice {
   /// When the burst's commands can issue: row commands no earlier than `earliest`, the column
   /// command also no earlier than `column_floor` (the controller's decision cycle).
   BurstSchedule plan(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor) const;
+  /// A lower bound on the column command of any burst of `channel` planned at `column_floor`:
+  /// no plan() of a read (or write) there returns an earlier one.
+  std::uint64_t earliest_column(std::uint32_t channel, bool is_write, std::uint64_t column_floor) const;
   /// Applies a plan: issues its PRE/ACT and column command and updates every constraint.
   void commit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   /// Closes the burst's bank right after its column command (RDA/WRA: as soon as tRAS, tRTP
