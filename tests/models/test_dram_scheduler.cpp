@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/dram/command_bus.h"
 #include "models/dram/dram_engine.h"
 #include "test_dram_support.h"
 
@@ -119,6 +120,39 @@ TEST(DramScheduler, TiesGoToTheOldestRequest) {
   EXPECT_EQ(s.ends[2], 37u + 42);
   EXPECT_EQ(s.ends[1], 87u);
   EXPECT_EQ(s.ends[3], 95u);
+}
+
+TEST(DramScheduler, CommandBusCarriesOneCommandAtATime) {
+  // Read 0 opens bank 0: ACT at 0 (CA 0..3), RD at tRCD 29 (CA 29..32). Read 1, to bank 1,
+  // arrives at 27: its ACT could issue at 27 (tRRD 16 has passed) but would hold the CA bus
+  // 27..30, over the RD: the first 4 free cycles start at 33, so RD at 33 + 29 = 62 and its data
+  // ends at 62 + 34 + 8 = 104 (98 if commands could overlap).
+  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0), 0, false}, {lp4_addr(1, 0), 27, false}};
+  DramEngine m(quiet(lpddr4_3200()));
+  VectorSource s(reqs);
+  EXPECT_EQ(m.run(s), 104u);
+  EXPECT_EQ(s.ends[0], 29u + 42);
+}
+
+TEST(DramScheduler, CommandBusLimitsTheCommandRate) {
+  // 100 LPDDR4 column commands (4 cycles each) wanted at cycle 0 go every 4 cycles: the next
+  // free slot is at 400; DDR4's 1-cycle commands: at 100.
+  for (const auto& [standard, next] : {std::pair{"LPDDR4", 400u}, std::pair{"DDR4", 100u}}) {
+    CommandBus bus;
+    const std::uint32_t length = command_lengths(standard).column;
+    for (int i = 0; i < 100; ++i) bus.reserve(bus.first_free(0, length), length);
+    EXPECT_EQ(bus.first_free(0, length), next) << standard;
+  }
+  // A 2-cycle PRE fits a 2-cycle hole, a 4-cycle ACT does not: busy 0..3 and 6..9.
+  CommandBus bus;
+  bus.reserve(0, 4);
+  bus.reserve(6, 4);
+  EXPECT_EQ(bus.first_free(0, 2), 4u);
+  EXPECT_EQ(bus.first_free(0, 4), 10u);
+  // Far ahead the window slides: cycles it left count as free again.
+  bus.reserve(std::uint64_t{1} << 40, 4);
+  EXPECT_EQ(bus.first_free(0, 4), 0u);
+  EXPECT_EQ(bus.first_free(std::uint64_t{1} << 40, 4), (std::uint64_t{1} << 40) + 4);
 }
 
 }  // namespace

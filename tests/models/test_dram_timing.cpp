@@ -280,9 +280,10 @@ TEST(DramTiming, AlternatingRowsInOneBankAreSlowerByTheComputedAmount) {
 TEST(DramTiming, FawLimitsEightActivatesToDifferentBanks) {
   // DDR4 x8: tRRD_S 4, tFAW 34, tRCD = CL = 22, burst 4. Burst i goes to bank group i % 4,
   // bank i / 4 (address i * 64 + (i / 4) << 15), all arriving at 0.
-  // ACTs: 0, 4, 8, 12, then the fifth waits for tFAW: 0 + 34, then 38, 42, 46.
-  // Each burst ends ACT + 22 + 22 + 4 = ACT + 48: the fifth at 82, the last at 94.
-  // Without tFAW the ACTs go every tRRD_S: the last at 28 -> 76.
+  // ACTs: 0, 4, 8, 12, then the fifth waits for tFAW: 0 + 34, but cycle 34 carries the fourth
+  // burst's RD (ACT 12 + tRCD 22) and the command bus takes one command per cycle: 35, then
+  // 39, 43, 47. Each burst ends ACT + 22 + 22 + 4 = ACT + 48: the fifth at 83, the last at 95.
+  // Without tFAW the ACTs go every tRRD_S (no RD falls on one): the last at 28 -> 76.
   auto run = [](std::uint32_t faw, std::uint64_t* fifth) {
     DramConfig c = without_refresh(ddr4_3200_x8());
     c.timing.tFAW = faw;
@@ -296,18 +297,20 @@ TEST(DramTiming, FawLimitsEightActivatesToDifferentBanks) {
     return end;
   };
   std::uint64_t fifth = 0;
-  EXPECT_EQ(run(34, &fifth), 94u);
-  EXPECT_EQ(fifth, 82u);
+  EXPECT_EQ(run(34, &fifth), 95u);
+  EXPECT_EQ(fifth, 83u);
   EXPECT_EQ(run(0, &fifth), 76u);
   EXPECT_EQ(fifth, 64u);  // ACT 16 + 48
 }
 
 TEST(DramTiming, StridedTransferOverlapsActivatesWithData) {
   // 4 runs of 128 B (2 bursts) every 4096 B = banks 0..3; 16 outstanding, all arrive at 0.
-  // ACTs at 0, 16, 32, 48 (tRRD); each bank's RD is ready 29 later, exactly when the bus frees:
-  // data back to back from 63, so the 8 bursts end at 63 + 8 * 8 = 127.
+  // ACTs at 0, 16, 32 (tRRD); each bank's RD is ready 29 later, exactly when the data bus frees:
+  // data back to back from 63. LPDDR4 commands hold the CA bus 4 cycles: the fourth ACT (48 by
+  // tRRD) finds bank 1's first RD on it (45..48), so it issues at 49, its RD at 78, and the
+  // last two bursts end at 78 + 42 = 120 and 128 (without the CA bus: 63 + 8 * 8 = 127).
   DramEngine m(without_refresh(lpddr4_3200()));
-  EXPECT_EQ(m.access_transfer(0, 128, 4096, 4, false, 0, 16), 127u);
+  EXPECT_EQ(m.access_transfer(0, 128, 4096, 4, false, 0, 16), 128u);
   EXPECT_EQ(m.stats().reads, 8u);
   EXPECT_EQ(m.stats().row_misses, 4u);
   EXPECT_EQ(m.stats().row_hits, 4u);
