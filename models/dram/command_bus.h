@@ -33,11 +33,11 @@ class CommandBus {
     if (c < base_ || c - base_ >= kWindow) return false;
     return (bits_[c % kWindow / 64] >> (c % 64) & 1u) != 0;
   }
-  /// Moves the window so it ends at `end`, forgetting the cycles it leaves.
+  /// Moves the window so it reaches `end`, forgetting the cycles it leaves.
   void slide(std::uint64_t end);
 
   std::vector<std::uint64_t> bits_;
-  std::uint64_t base_ = 0;  // first cycle of the window
+  std::uint64_t base_ = 0;  // first cycle of the window, a multiple of 64
 };
 
 }  // namespace npusim::models

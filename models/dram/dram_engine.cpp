@@ -120,6 +120,7 @@ DramEngine::DramEngine(const DramConfig& config)
   }
   bank_queues_.resize(ranks_.size() * config_.banks());
   banks_per_channel_ = config_.ranks * config_.banks();
+  window_banks_.assign(std::size_t{config_.channels} * ((banks_per_channel_ + 63) / 64), 0);
   update_next_refresh();
 }
 
@@ -202,6 +203,7 @@ void DramEngine::admit(const Pending& p, std::uint64_t at) {
     return config_.write_policy == DramWritePolicy::Shared || w.is_write == e.is_write;
   });
   if (!behind && window_has_room(bank, e)) {
+    if (bank.window.empty()) mark_window(p.target.bank, true);
     bank.window.push_back(e);
   } else {
     bank.waiting.push_back(e);
@@ -299,30 +301,43 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   std::uint64_t best_arrival = kNever;
   bool found = false;
   const std::uint32_t first = channel * banks_per_channel_;
-  for (std::uint32_t bank = first; bank < first + banks_per_channel_; ++bank) {
-    const std::vector<Entry>& q = bank_queues_[bank].window;
-    std::size_t pick = q.size();
-    for (std::size_t i = 0; i < q.size(); ++i) {
-      if (serve != Serve::Both && q[i].is_write != (serve == Serve::Writes)) continue;
-      if (pick == q.size()) pick = i;
-      if (fcfs) break;
-      if (device_.is_hit(q[i].target)) {
-        pick = i;
-        break;
+  const std::uint32_t words = (banks_per_channel_ + 63) / 64;
+  for (std::uint32_t w = 0; w < words; ++w) {
+    for (std::uint64_t m = window_banks_[std::size_t{channel} * words + w]; m != 0; m &= m - 1) {
+      const std::uint32_t bank = first + w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(m));
+      const std::vector<Entry>& q = bank_queues_[bank].window;
+      const std::size_t pick = window_candidate(q, serve);
+      if (pick == q.size()) continue;
+      const Entry& e = q[pick];
+      // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
+      if ((fcfs || (found && best.schedule.col == floor)) && e.arrival > best_arrival) continue;
+      const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
+      if (!found || (!fcfs && s.col < best.schedule.col) || ((fcfs || s.col == best.schedule.col) && e.arrival < best_arrival)) {
+        best = {bank, pick, s};
+        best_arrival = e.arrival;
+        found = true;
       }
-    }
-    if (pick == q.size()) continue;
-    const Entry& e = q[pick];
-    // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
-    if ((fcfs || (found && best.schedule.col == floor)) && e.arrival > best_arrival) continue;
-    const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
-    if (!found || (!fcfs && s.col < best.schedule.col) || ((fcfs || s.col == best.schedule.col) && e.arrival < best_arrival)) {
-      best = {bank, pick, s};
-      best_arrival = e.arrival;
-      found = true;
     }
   }
   return best;
+}
+
+std::size_t DramEngine::window_candidate(const std::vector<Entry>& window, Serve serve) const {
+  std::size_t pick = window.size();
+  for (std::size_t i = 0; i < window.size(); ++i) {
+    if (serve != Serve::Both && window[i].is_write != (serve == Serve::Writes)) continue;
+    if (pick == window.size()) pick = i;  // the oldest
+    if (config_.scheduler == DramScheduler::Fcfs) break;
+    if (device_.is_hit(window[i].target)) return i;  // the oldest row hit
+  }
+  return pick;
+}
+
+void DramEngine::mark_window(std::uint32_t bank, bool busy) {
+  const std::uint32_t channel = bank / banks_per_channel_, i = bank % banks_per_channel_;
+  std::uint64_t& word = window_banks_[std::size_t{channel} * ((banks_per_channel_ + 63) / 64) + i / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+  word = busy ? word | bit : word & ~bit;
 }
 
 bool DramEngine::window_has_room(const BankQueue& bank, const Entry& e) const {
@@ -357,6 +372,7 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
       bank.waiting.erase(it);
     break;
   }
+  if (bank.window.empty()) mark_window(c.bank, false);
   return e;
 }
 

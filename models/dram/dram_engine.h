@@ -156,6 +156,11 @@ class DramEngine {
   /// Removes the chosen entry from its bank's window and moves waiting requests in behind it;
   /// their channel-queue slots free at `col`, the chosen column command.
   Entry take(Channel& ch, const Choice& c, std::uint64_t col);
+  /// The bank's candidate in `window` (of the direction served): FR-FCFS the oldest row hit,
+  /// else the oldest; FCFS the oldest. window.size() if none.
+  std::size_t window_candidate(const std::vector<Entry>& window, Serve serve) const;
+  /// Notes whether flat bank `bank`'s window holds requests (choose visits only those).
+  void mark_window(std::uint32_t bank, bool busy);
   /// True if `bank`'s window has room for a request of `e`'s direction.
   bool window_has_room(const BankQueue& bank, const Entry& e) const;
   /// Serves the refreshes still owed (postponed) once the run's requests are done.
@@ -184,6 +189,7 @@ class DramEngine {
   std::vector<Channel> channels_;
   std::vector<RankRefresh> ranks_;
   std::vector<BankQueue> bank_queues_;  // per flat bank
+  std::vector<std::uint64_t> window_banks_;  // per channel, bit per bank: its window holds requests
   std::uint32_t banks_per_channel_ = 0;
   std::uint64_t next_refresh_ = kNever;  // earliest tick or catch-up over all ranks
   std::uint64_t now_ = 0;                // cycle of the last processed event
