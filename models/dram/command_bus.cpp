@@ -6,7 +6,7 @@ namespace npusim::models {
 
 CommandLengths command_lengths(const std::string& standard) {
   if (standard == "LPDDR4") return {4, 2, 4, 2};
-  if (standard == "LPDDR5") return {2, 1, 1, 1};
+  if (standard == "LPDDR5") return {1, 1, 1, 1, true};
   return {};
 }
 

@@ -12,8 +12,11 @@ namespace npusim::models {
 /// Cycles each command holds the CA bus, by standard.
 struct CommandLengths {
   std::uint32_t act = 1, pre = 1, column = 1, refresh = 1;
+  /// LPDDR5: ACT is two 1-cycle commands (ACT-1, ACT-2) that other commands may separate; the
+  /// second takes the next free cycle after the first (tAAD, their 8-cycle limit, not checked).
+  bool split_act = false;
 };
-/// JESD209-4 (LPDDR4, as DRAMSys' MemSpecLPDDR4), JESD209-5 (LPDDR5: ACT-1 + ACT-2), JESD79-4.
+/// JESD209-4 (LPDDR4, as DRAMSys' MemSpecLPDDR4), JESD209-5 (LPDDR5), JESD79-4 (DDR4).
 CommandLengths command_lengths(const std::string& standard);
 
 class CommandBus {

@@ -130,6 +130,8 @@ void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstSchedule
     ca.reserve(s.act, lengths_.act);
   }
   ca.reserve(s.col, lengths_.column);
+  // LPDDR5's ACT-2: the next free cycle after ACT-1 (the column command keeps its place).
+  if (s.row_case != RowCase::Hit && lengths_.split_act) ca.reserve(ca.first_free(s.act + 1, 1), 1);
 
   r.col_ready = s.col + tm.tCCD_S;
   g.col_ready = s.col + tm.tCCD_L;
