@@ -114,10 +114,13 @@ DramEngine::DramEngine(const DramConfig& config)
   }
   ranks_.resize(std::size_t{config_.channels} * config_.ranks);
   // The first refresh falls due one interval after reset.
-  if (refresh_interval_ != 0)
-    for (RankRefresh& r : ranks_) r.next_due = refresh_interval_;
-  bank_queued_.assign(ranks_.size() * config_.banks(), 0);
-  bank_seen_.assign(bank_queued_.size(), 0);
+  for (RankRefresh& r : ranks_) {
+    if (refresh_interval_ != 0) r.next_due = refresh_interval_;
+    r.round_left = full_round();
+  }
+  bank_queues_.resize(ranks_.size() * config_.banks());
+  banks_per_channel_ = config_.ranks * config_.banks();
+  window_banks_.assign(std::size_t{config_.channels} * ((banks_per_channel_ + 63) / 64), 0);
   update_next_refresh();
 }
 
@@ -152,6 +155,7 @@ std::uint64_t DramEngine::run(DramRequestSource& source) {
     decide(channel, t_decide, source);
     if (p.status == DramRequestSource::Status::Blocked) pull(source, p);
   }
+  repay_refreshes();
   return run_last_;
 }
 
@@ -165,6 +169,9 @@ void DramEngine::pull(DramRequestSource& source, Pending& p) {
   if (p.request.addr >= capacity_)
     throw InputError(where_of(config_), "expected an address below the capacity " + std::to_string(capacity_) +
                                             " B (" + hex(capacity_) + "), found " + hex(p.request.addr));
+  if (p.request.cycle > kMaxCycle)
+    throw InputError(where_of(config_), "expected a request cycle of at most 2^62 = " + std::to_string(kMaxCycle) +
+                                            ", found " + std::to_string(p.request.cycle));
   p.target = device_.locate(p.request.addr);
 }
 
@@ -177,7 +184,7 @@ std::uint64_t DramEngine::admission_time(const Pending& p) {
   const std::uint64_t t = std::max(p.request.cycle, next_admit_);
   // Slots are held by queued entries and by chosen ones whose column command is after t.
   auto first_after = std::upper_bound(q.leaving.begin(), q.leaving.end(), t);
-  const std::size_t holding = q.entries.size() + static_cast<std::size_t>(q.leaving.end() - first_after);
+  const std::size_t holding = q.waiting + static_cast<std::size_t>(q.leaving.end() - first_after);
   if (holding < q.depth) return t;
   return first_after == q.leaving.end() ? kNever : *first_after;  // full: wait for a departure or a decision
 }
@@ -187,11 +194,24 @@ void DramEngine::admit(const Pending& p, std::uint64_t at) {
   if (at > ready) stats_.backpressure_cycles += at - ready;
   Channel& ch = channels_[p.target.channel];
   Queue& q = p.request.is_write ? ch.writes : ch.reads;
-  q.entries.push_back({run_index_++, at, p.target, p.request.is_write});
+  // The request takes a channel-queue slot, and moves on at once into its bank's window if
+  // that has room (the slot is then free again).
+  const Entry e{run_index_++, at, p.target, p.request.is_write};
+  q.arrivals.push_back(at);
+  BankQueue& bank = bank_queues_[p.target.bank];
+  const bool behind = std::any_of(bank.waiting.begin(), bank.waiting.end(), [&](const Entry& w) {
+    return config_.write_policy == DramWritePolicy::Shared || w.is_write == e.is_write;
+  });
+  if (!behind && window_has_room(bank, e)) {
+    if (bank.window.empty()) mark_window(p.target.bank, true);
+    bank.window.push_back(e);
+  } else {
+    bank.waiting.push_back(e);
+    ++q.waiting;
+  }
   std::uint64_t& max = p.request.is_write ? stats_.write_queue_max : stats_.read_queue_max;
-  max = std::max<std::uint64_t>(max, q.entries.size());
+  max = std::max<std::uint64_t>(max, q.arrivals.size());
   ++ranks_[p.target.rank].queued;
-  ++bank_queued_[p.target.bank];
   if (!any_arrival_) stats_.first_arrival_cycle = at;
   any_arrival_ = true;
   now_ = std::max(now_, at);
@@ -203,8 +223,8 @@ std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
   for (std::uint32_t c = 0; c < channels_.size(); ++c) {
     const Channel& ch = channels_[c];
     std::uint64_t oldest = kNever;
-    if (!ch.reads.entries.empty()) oldest = ch.reads.entries.front().arrival;
-    if (!ch.writes.entries.empty()) oldest = std::min(oldest, ch.writes.entries.front().arrival);
+    if (!ch.reads.arrivals.empty()) oldest = ch.reads.arrivals.front();
+    if (!ch.writes.arrivals.empty()) oldest = std::min(oldest, ch.writes.arrivals.front());
     if (oldest == kNever) continue;
     const std::uint64_t t = std::max(ch.clock, oldest);
     if (t < best) {
@@ -222,28 +242,14 @@ void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSour
   Channel& ch = channels_[channel];
   settle_adaptive_close(ch);
 
-  // 1. Write draining with hysteresis: start at the high watermark (or when no read waits),
-  //    stop at the low one once reads wait (or when no write is left).
-  const std::size_t reads = ch.reads.entries.size(), writes = ch.writes.entries.size();
-  if (ch.draining) {
-    if (writes == 0 || (writes <= config_.write_drain_low && reads > 0)) ch.draining = false;
-  } else if (writes > 0 && (writes >= config_.write_drain_high || reads == 0)) {
-    ch.draining = true;
-    ++stats_.write_drains;
-  }
-  Queue& q = ch.draining ? ch.writes : ch.reads;
-
-  // 2. Pick the request and plan its commands: row commands as early as the request and the
+  // 1. Pick the request and plan its commands: row commands as early as the request and the
   //    device allow (the controller opens rows ahead while other data streams), the column
   //    command at or after this decision.
-  BurstSchedule s;
-  const std::size_t pick = choose(q, at, s);
-  const Entry e = q.entries[pick];
-  q.entries.erase(q.entries.begin() + static_cast<std::ptrdiff_t>(pick));
-  --ranks_[e.target.rank].queued;
-  --bank_queued_[e.target.bank];
+  const Choice c = choose(channel, direction(ch), at);
+  const BurstSchedule& s = c.schedule;
+  const Entry e = take(ch, c, s.col);
 
-  // 3. Issue them, and close the row if the page policy says so.
+  // 2. Issue them, and close the row if the page policy says so.
   device_.commit(e.target, e.is_write, s);
   if (config_.page_policy == PagePolicy::Closed) device_.auto_precharge(e.target);
   if (config_.page_policy == PagePolicy::Adaptive) {
@@ -252,13 +258,13 @@ void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSour
     ch.close_at = s.col;
   }
 
-  // 4. The entry holds its slot until its column command, the next decision comes no earlier.
-  q.leaving.push_back(s.col);
+  // 3. The entry holds its slot until its column command, the next decision comes no earlier.
+  (e.is_write ? ch.writes : ch.reads).leaving.push_back(s.col);
   ch.clock = s.col;
-  record(e, s);
+  record(ch, e, s);
   source.completed(e.index, s.data_end);
 
-  // 5. A rank that owes refreshes and just went idle catches up.
+  // 4. A rank that owes refreshes and just went idle catches up.
   RankRefresh& rr = ranks_[e.target.rank];
   if (rr.owed > 0 && rr.queued == 0 && s.col < rr.catch_up) {
     rr.catch_up = s.col;
@@ -266,66 +272,128 @@ void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSour
   }
 }
 
-std::size_t DramEngine::choose(const Queue& q, std::uint64_t at, BurstSchedule& schedule) {
-  // FCFS: the oldest.
-  if (config_.scheduler == DramScheduler::Fcfs) {
-    const Entry& e = q.entries.front();
-    schedule = device_.plan(e.target, e.is_write, e.arrival, at);
-    return 0;
+DramEngine::Serve DramEngine::direction(Channel& ch) {
+  if (config_.write_policy == DramWritePolicy::Shared) return Serve::Both;
+  // Watermarks: start draining writes at the high watermark (or when no read waits), stop at
+  // the low one once reads wait (or when no write is left).
+  const std::size_t reads = ch.reads.arrivals.size(), writes = ch.writes.arrivals.size();
+  if (ch.draining) {
+    if (writes == 0 || (writes <= config_.write_drain_low && reads > 0)) ch.draining = false;
+  } else if (writes > 0 && (writes >= config_.write_drain_high || reads == 0)) {
+    ch.draining = true;
   }
-  // FR-FCFS: per bank, the oldest row hit, else the oldest request (a row with hits waiting is
-  // not closed); of those, the one whose column command can issue first, a hit on a tie, then
-  // the oldest. So a busy bank or bank group does not hold up the others, and rows of other
-  // banks open while one streams, as a controller issuing the first ready command would.
-  // A hit whose column command issues at the earliest cycle any could is the answer at once.
-  const Entry& oldest = q.entries.front();  // a queue holds only reads or only writes
-  const std::uint64_t floor = device_.earliest_column(oldest.target.channel, oldest.is_write, at);
-  ++decision_stamp_;
-  std::size_t pick = q.entries.size();
-  auto consider = [&](std::size_t i) {
-    const Entry& e = q.entries[i];
-    const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
-    if (pick == q.entries.size() || s.col < schedule.col) {
-      schedule = s;
-      pick = i;
-    }
-  };
-  for (std::size_t i = 0; i < q.entries.size(); ++i) {  // 1. hits, oldest per bank
-    const Entry& e = q.entries[i];
-    if (bank_seen_[e.target.bank] != decision_stamp_ && device_.is_hit(e.target)) {
-      bank_seen_[e.target.bank] = decision_stamp_;
-      consider(i);
-      if (schedule.col == floor) return pick;
+  return ch.draining ? Serve::Writes : Serve::Reads;
+}
+
+DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::uint64_t at) const {
+  // Each bank shows the scheduler its window: the oldest bank_queue_depth of its queued
+  // requests (of the direction served). FR-FCFS takes per bank the oldest row hit in the
+  // window, else the oldest request (a row with hits waiting is not closed for an older
+  // conflict); across banks, the one whose column command can issue first (tCCD, tWTR/tRTW and
+  // the data bus counted), ties to the oldest. So a busy bank or bank group does not hold up
+  // the others and rows of other banks open while one streams, as a controller issuing the
+  // first ready command each cycle (oldest first on a tie) behaves. FCFS: the oldest request.
+  const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
+  const std::uint64_t floor =
+      serve == Serve::Both ? std::min(device_.earliest_column(channel, false, at), device_.earliest_column(channel, true, at))
+                           : device_.earliest_column(channel, serve == Serve::Writes, at);
+  Choice best;
+  std::uint64_t best_arrival = kNever;
+  bool found = false;
+  const std::uint32_t first = channel * banks_per_channel_;
+  const std::uint32_t words = (banks_per_channel_ + 63) / 64;
+  for (std::uint32_t w = 0; w < words; ++w) {
+    for (std::uint64_t m = window_banks_[std::size_t{channel} * words + w]; m != 0; m &= m - 1) {
+      const std::uint32_t bank = first + w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(m));
+      const std::vector<Entry>& q = bank_queues_[bank].window;
+      const std::size_t pick = window_candidate(q, serve);
+      if (pick == q.size()) continue;
+      const Entry& e = q[pick];
+      // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
+      if ((fcfs || (found && best.schedule.col == floor)) && e.arrival > best_arrival) continue;
+      const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
+      if (!found || (!fcfs && s.col < best.schedule.col) || ((fcfs || s.col == best.schedule.col) && e.arrival < best_arrival)) {
+        best = {bank, pick, s};
+        best_arrival = e.arrival;
+        found = true;
+      }
     }
   }
-  ++decision_stamp_;
-  for (std::size_t i = 0; i < q.entries.size(); ++i) {  // 2. the oldest request of banks without hits
-    const Entry& e = q.entries[i];
-    const std::uint64_t seen = bank_seen_[e.target.bank];
-    if (seen == decision_stamp_ || seen == decision_stamp_ - 1) continue;
-    bank_seen_[e.target.bank] = decision_stamp_;
-    consider(i);
+  return best;
+}
+
+std::size_t DramEngine::window_candidate(const std::vector<Entry>& window, Serve serve) const {
+  std::size_t pick = window.size();
+  for (std::size_t i = 0; i < window.size(); ++i) {
+    if (serve != Serve::Both && window[i].is_write != (serve == Serve::Writes)) continue;
+    if (pick == window.size()) pick = i;  // the oldest
+    if (config_.scheduler == DramScheduler::Fcfs) break;
+    if (device_.is_hit(window[i].target)) return i;  // the oldest row hit
   }
   return pick;
 }
 
-bool DramEngine::queued_hit(const Channel& ch, const BurstTarget& t, std::uint64_t until) const {
-  if (bank_queued_[t.bank] == 0) return false;
-  for (const Queue* q : {&ch.reads, &ch.writes})
-    for (const Entry& e : q->entries)
-      if (e.target.bank == t.bank && e.target.row == t.row && e.arrival <= until) return true;
-  return false;
+void DramEngine::mark_window(std::uint32_t bank, bool busy) {
+  const std::uint32_t channel = bank / banks_per_channel_, i = bank % banks_per_channel_;
+  std::uint64_t& word = window_banks_[std::size_t{channel} * ((banks_per_channel_ + 63) / 64) + i / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+  word = busy ? word | bit : word & ~bit;
+}
+
+bool DramEngine::window_has_room(const BankQueue& bank, const Entry& e) const {
+  if (config_.write_policy == DramWritePolicy::Shared) return bank.window.size() < config_.bank_queue_depth;
+  // Watermarks: reads and writes have a window each (their queues are served apart).
+  const auto same = std::count_if(bank.window.begin(), bank.window.end(),
+                                  [&](const Entry& w) { return w.is_write == e.is_write; });
+  return static_cast<std::uint32_t>(same) < config_.bank_queue_depth;
+}
+
+DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t col) {
+  BankQueue& bank = bank_queues_[c.bank];
+  const Entry e = bank.window[c.slot];
+  bank.window.erase(bank.window.begin() + static_cast<std::ptrdiff_t>(c.slot));
+  std::deque<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
+  if (arrivals.front() == e.arrival)  // the usual case: the oldest goes
+    arrivals.pop_front();
+  else
+    arrivals.erase(std::lower_bound(arrivals.begin(), arrivals.end(), e.arrival));
+  --ranks_[e.target.rank].queued;
+  // The oldest waiting request that fits moves into the window; its channel slot frees when
+  // the chosen column command issues (the window's place is free then).
+  for (auto it = bank.waiting.begin(); it != bank.waiting.end(); ++it) {
+    if (!window_has_room(bank, *it)) continue;
+    Queue& q = it->is_write ? ch.writes : ch.reads;
+    bank.window.push_back(*it);
+    --q.waiting;
+    q.leaving.push_back(col);
+    if (it == bank.waiting.begin())
+      bank.waiting.pop_front();  // always so under the shared policy
+    else
+      bank.waiting.erase(it);
+    break;
+  }
+  if (bank.window.empty()) mark_window(c.bank, false);
+  return e;
+}
+
+bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
+  const BankQueue& bank = bank_queues_[t.bank];
+  const auto hit = [&](const Entry& e) { return e.target.row == t.row && e.arrival <= until; };
+  return std::any_of(bank.window.begin(), bank.window.end(), hit) ||
+         std::any_of(bank.waiting.begin(), bank.waiting.end(), hit);
 }
 
 void DramEngine::settle_adaptive_close(Channel& ch) {
   if (!ch.close_pending) return;
   ch.close_pending = false;
   // A refresh may have closed the row meanwhile; the precharge is timed from the column command.
-  if (device_.is_hit(ch.close_target) && !queued_hit(ch, ch.close_target, ch.close_at))
+  if (device_.is_hit(ch.close_target) && !queued_hit(ch.close_target, ch.close_at))
     device_.auto_precharge(ch.close_target);
 }
 
-void DramEngine::record(const Entry& e, const BurstSchedule& s) {
+void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule& s) {
+  if (e.is_write && !ch.last_write) ++stats_.write_drains;  // a write batch begins
+  ch.last_write = e.is_write;
   switch (s.row_case) {
     case RowCase::Hit: ++stats_.row_hits; break;
     case RowCase::Miss: ++stats_.row_misses; break;
@@ -378,10 +446,26 @@ void DramEngine::refresh_tick(std::uint64_t horizon) {
   update_next_refresh();
 }
 
+void DramEngine::repay_refreshes() {
+  // Every rank is idle now: one that owes refreshes catches up (decide, step 4, scheduled it),
+  // one tRFC after the other (per bank: all at once), so no refresh is left unpaid.
+  const auto owing = [&] {
+    bool any = false;
+    for (RankRefresh& r : ranks_)
+      if (r.owed > 0) {
+        any = true;
+        r.catch_up = std::min(r.catch_up, std::max(now_, run_last_));
+      }
+    update_next_refresh();
+    return any;
+  };
+  while (owing()) refresh_tick(kNever);
+}
+
 bool DramEngine::unit_idle(std::uint32_t rank, std::uint32_t unit) const {
   const std::uint32_t end = (rank + 1) * device_.banks_per_rank();
   for (std::uint32_t b = device_.unit_bank(rank, unit); b < end; b += units_)
-    if (bank_queued_[b] != 0) return false;
+    if (!bank_queues_[b].window.empty()) return false;  // a bank with waiting requests has a window
   return true;
 }
 
@@ -415,23 +499,51 @@ void DramEngine::serve_refresh(std::uint32_t rank, std::uint64_t at, bool due_ti
     return;
   }
 
-  // Per bank: units in turn; a unit with queued requests postpones (and holds up the later ones).
+  // Per bank (as DRAMSys): each round refreshes every unit once; a tick takes the first unit of
+  // the round not yet refreshed whose banks have no queued request, else, when nothing more may
+  // be postponed, the first unit left in the round.
   if (extra > units_) {  // a long idle gap: only the last round matters to the banks' state
     const std::uint64_t skipped = extra - units_;
     stats_.refreshes_per_bank += skipped;
     r.owed -= skipped;
-    // The skipped REFpbs still went round the units: the last round starts where they ended.
-    r.next_unit = static_cast<std::uint32_t>((r.next_unit + skipped) % units_);
+    // The skipped REFpbs (every unit idle: lowest first) still went round the units.
+    skip_units(r, skipped);
     at = r.next_due - (units_ + 1) * refresh_interval_;
   }
   std::uint64_t t = at;
-  while (r.owed > 0 && (unit_idle(rank, r.next_unit) || r.owed > max_owed_)) {
-    device_.refresh_per_bank(rank, r.next_unit, t);
-    r.next_unit = (r.next_unit + 1) % units_;
+  while (r.owed > 0) {
+    std::uint32_t unit = units_;
+    for (std::uint32_t u = 0; u < units_ && unit == units_; ++u)
+      if ((r.round_left >> u & 1u) != 0 && unit_idle(rank, u)) unit = u;
+    if (unit == units_) {
+      if (r.owed <= max_owed_) break;
+      unit = lowest_unit(r.round_left);
+    }
+    device_.refresh_per_bank(rank, unit, t);
+    r.round_left &= ~(1u << unit);
+    if (r.round_left == 0) r.round_left = full_round();
     --r.owed;
     if (extra > 0) t += refresh_interval_;  // idle gap: each on its own tick
   }
   if (r.owed > 0 && due_tick) ++stats_.refreshes_postponed;
+}
+
+std::uint32_t DramEngine::lowest_unit(std::uint32_t round_left) {
+  std::uint32_t u = 0;
+  while ((round_left >> u & 1u) == 0) ++u;
+  return u;
+}
+
+void DramEngine::skip_units(RankRefresh& r, std::uint64_t n) {
+  // n REFpbs taken lowest unit first: finish the round, whole rounds change nothing, then the
+  // n mod units lowest of a new round.
+  const auto left = static_cast<std::uint64_t>(__builtin_popcount(r.round_left));
+  if (n < left) {
+    for (; n > 0; --n) r.round_left &= ~(1u << lowest_unit(r.round_left));
+    return;
+  }
+  r.round_left = full_round();
+  for (n = (n - left) % units_; n > 0; --n) r.round_left &= ~(1u << lowest_unit(r.round_left));
 }
 
 // ---------------------------------------------------------------- convenience entry points

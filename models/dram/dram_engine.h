@@ -1,7 +1,7 @@
 #pragma once
-// The DRAM controller engine: per-channel read and write queues, FR-FCFS or FCFS scheduling,
-// write draining between watermarks, open/closed/adaptive page policy, refresh with
-// postponement (all-bank or per-bank), and back-pressure when a queue is full, over the JEDEC
+// The DRAM controller engine: per-channel read and write queues over per-bank scheduling
+// windows, FR-FCFS or FCFS scheduling of reads and writes by one rule (or write draining between
+// watermarks), open/closed/adaptive page policy, refresh (all-bank or per-bank, optionally postponed), and back-pressure when a queue is full, over the JEDEC
 // timing of DramDevice. Plain C++ and event-driven: it jumps from one decision, admission or
 // refresh tick to the next, never through idle cycles. `npusim dram` runs it on a trace; the
 // SystemC DramController runs it per TLM transfer. See docs/dram.md.
@@ -45,6 +45,9 @@ class DramRequestSource {
 class DramEngine {
  public:
   static constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+  /// The latest cycle a request may arrive at (2^62, 73 years at 2 GHz): latencies and refresh
+  /// ticks added to it stay far from overflow and from kNever.
+  static constexpr std::uint64_t kMaxCycle = std::uint64_t{1} << 62;
 
   /// Throws InputError (see check_dram_config) for a config that breaks a rule.
   explicit DramEngine(const DramConfig& config);
@@ -53,7 +56,8 @@ class DramEngine {
   /// only while its queue has room, and schedules them until every one has completed. State
   /// (open rows, refresh, queues' clocks) carries over between runs; a run's requests queue
   /// behind the previous run's. Returns the last data end of this run (the engine's current
-  /// cycle if it had no request). Throws InputError for an address beyond the capacity.
+  /// cycle if it had no request). Throws InputError for an address beyond the capacity or a
+  /// request cycle beyond kMaxCycle.
   std::uint64_t run(DramRequestSource& source);
 
   /// Processes refresh ticks due up to `cycle` (an idle rank refreshes on time).
@@ -92,30 +96,45 @@ class DramEngine {
  private:
   struct Entry {
     std::uint64_t index = 0;    // request index in its run
-    std::uint64_t arrival = 0;  // cycle it entered the queue
+    std::uint64_t arrival = 0;  // cycle it entered the queue (unique: one admission per cycle)
     BurstTarget target;
     bool is_write = false;
   };
+  /// One direction's channel queue: requests wait here until their bank's window has room.
+  /// The entries themselves are kept per bank (BankQueue).
   struct Queue {
-    std::vector<Entry> entries;         // arrival order
-    std::deque<std::uint64_t> leaving;  // column cycles of chosen entries: they hold a slot until then
+    std::deque<std::uint64_t> arrivals;   // arrival cycles of its queued requests (waiting or in a window), ascending
+    std::uint32_t waiting = 0;            // of those, the ones holding a channel-queue slot
+    std::deque<std::uint64_t> leaving;    // cycles at which slots of requests moved to a window free, ascending
     std::uint32_t depth = 0;
+  };
+  /// A bank's requests: the window the scheduler sees, and those queued behind it.
+  struct BankQueue {
+    std::vector<Entry> window;  // at most bank_queue_depth (per direction under watermarks), arrival order
+    std::deque<Entry> waiting;  // in the channel queue, arrival order
   };
   struct Channel {
     Queue reads, writes;
     std::uint64_t clock = 0;  // no decision before this cycle (the last column command)
-    bool draining = false;
+    bool draining = false;    // watermarks policy: serving the write queue
+    bool last_write = false;  // direction of the last burst (write batches are counted)
     // Adaptive page: the row of the last column command closes unless a request queued by
     // that command's cycle hits it; settled at the next decision, when those have arrived.
     bool close_pending = false;
     BurstTarget close_target;
     std::uint64_t close_at = 0;
   };
+  /// The request a decision serves: its bank, its place in the bank's queue, its commands.
+  struct Choice {
+    std::uint32_t bank = 0;
+    std::size_t slot = 0;
+    BurstSchedule schedule;
+  };
   struct RankRefresh {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
     std::uint64_t catch_up = kNever;  // retry owed refreshes here (the rank went idle)
     std::uint64_t owed = 0;           // ticks not yet served by a REF
-    std::uint32_t next_unit = 0;      // per-bank: the unit refreshed next
+    std::uint32_t round_left = 0;     // per-bank: units not yet refreshed in this round (bit mask)
     std::uint32_t queued = 0;         // requests queued for this rank
   };
   struct Pending {
@@ -129,16 +148,35 @@ class DramEngine {
   void admit(const Pending& p, std::uint64_t at);
   std::uint64_t next_decision(std::uint32_t& channel) const;
   void decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source);
-  /// Index of the entry of `q` to serve at `at` (scheduler policy) and its command schedule.
-  std::size_t choose(const Queue& q, std::uint64_t at, BurstSchedule& schedule);
-  /// True if a request queued on `ch` by cycle `until` hits `t`'s bank and row.
-  bool queued_hit(const Channel& ch, const BurstTarget& t, std::uint64_t until) const;
+  /// What a decision of `ch` may serve: the write policy's choice of reads, writes or both.
+  enum class Serve { Reads, Writes, Both };
+  Serve direction(Channel& ch);
+  /// The request of `channel` to serve at `at` (scheduler policy over the banks' windows).
+  Choice choose(std::uint32_t channel, Serve serve, std::uint64_t at) const;
+  /// Removes the chosen entry from its bank's window and moves waiting requests in behind it;
+  /// their channel-queue slots free at `col`, the chosen column command.
+  Entry take(Channel& ch, const Choice& c, std::uint64_t col);
+  /// The bank's candidate in `window` (of the direction served): FR-FCFS the oldest row hit,
+  /// else the oldest; FCFS the oldest. window.size() if none.
+  std::size_t window_candidate(const std::vector<Entry>& window, Serve serve) const;
+  /// Notes whether flat bank `bank`'s window holds requests (choose visits only those).
+  void mark_window(std::uint32_t bank, bool busy);
+  /// True if `bank`'s window has room for a request of `e`'s direction.
+  bool window_has_room(const BankQueue& bank, const Entry& e) const;
+  /// Serves the refreshes still owed (postponed) once the run's requests are done.
+  void repay_refreshes();
+  /// True if a request queued by cycle `until` hits `t`'s bank and row.
+  bool queued_hit(const BurstTarget& t, std::uint64_t until) const;
   void settle_adaptive_close(Channel& ch);
-  void record(const Entry& e, const BurstSchedule& s);
+  void record(Channel& ch, const Entry& e, const BurstSchedule& s);
   void update_next_refresh();
   void refresh_tick(std::uint64_t horizon);
   void serve_refresh(std::uint32_t rank, std::uint64_t at, bool due_tick, std::uint64_t horizon);
   bool unit_idle(std::uint32_t rank, std::uint32_t unit) const;
+  std::uint32_t full_round() const { return (1u << units_) - 1; }
+  static std::uint32_t lowest_unit(std::uint32_t round_left);
+  /// Takes `n` REFpbs of an idle rank off its round (lowest unit first, round after round).
+  void skip_units(RankRefresh& r, std::uint64_t n);
 
   DramConfig config_;
   DramStats stats_;
@@ -150,9 +188,9 @@ class DramEngine {
   std::uint64_t max_owed_ = 0;           // ticks that may be postponed
   std::vector<Channel> channels_;
   std::vector<RankRefresh> ranks_;
-  std::vector<std::uint32_t> bank_queued_;  // requests queued per bank
-  std::vector<std::uint64_t> bank_seen_;    // decision stamp: bank already planned in this decision
-  std::uint64_t decision_stamp_ = 0;
+  std::vector<BankQueue> bank_queues_;  // per flat bank
+  std::vector<std::uint64_t> window_banks_;  // per channel, bit per bank: its window holds requests
+  std::uint32_t banks_per_channel_ = 0;
   std::uint64_t next_refresh_ = kNever;  // earliest tick or catch-up over all ranks
   std::uint64_t now_ = 0;                // cycle of the last processed event
   std::uint64_t next_admit_ = 0;         // one admission per DRAM cycle

@@ -56,7 +56,7 @@ struct DramStats {
   std::uint64_t read_queue_max = 0;      ///< most entries one read queue held
   std::uint64_t write_queue_max = 0;     ///< most entries one write queue held
   std::uint64_t backpressure_cycles = 0; ///< sum over requests of cycles waiting for a queue slot
-  std::uint64_t write_drains = 0;        ///< times a channel switched to draining writes
+  std::uint64_t write_drains = 0;        ///< write batches: write bursts following a read burst (or first) on a channel
   std::uint64_t bank_open_cycles = 0;    ///< sum over banks of cycles with a row open
 
   std::uint64_t bursts() const { return reads + writes; }

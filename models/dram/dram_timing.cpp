@@ -20,6 +20,8 @@ DramDevice::DramDevice(const DramConfig& config, DramStats& stats)
   groups_.resize(ranks * config_.bank_groups);
   ranks_.resize(ranks);
   bus_free_.assign(config_.channels, 0);
+  ca_.resize(config_.channels);
+  lengths_ = command_lengths(config_.standard);
 }
 
 BurstTarget DramDevice::locate(std::uint64_t addr) const {
@@ -44,6 +46,7 @@ BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_
   const Bank& b = banks_[t.bank];
   const Group& g = groups_[t.group];
   const Rank& r = ranks_[t.rank];
+  const CommandBus& ca = ca_[t.channel];  // each command also needs the CA bus free for its length
   BurstSchedule s;
   s.row_case = row_case(t);
 
@@ -52,10 +55,10 @@ BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_
   if (s.row_case != RowCase::Hit) {
     std::uint64_t act_ready = b.act_ready;
     if (s.row_case == RowCase::Conflict) {
-      s.pre = std::max({earliest, b.pre_ready, r.pre_ready});
+      s.pre = ca.first_free(std::max({earliest, b.pre_ready, r.pre_ready}), lengths_.pre);
       act_ready = std::max(act_ready, s.pre + tm.tRP);
     }
-    s.act = std::max({earliest, act_ready, r.act_ready, g.act_ready, r.faw[r.faw_oldest]});
+    s.act = ca.first_free(std::max({earliest, act_ready, r.act_ready, g.act_ready, r.faw[r.faw_oldest]}), lengths_.act);
     col_ready = s.act + tm.tRCD;
   }
 
@@ -64,8 +67,9 @@ BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_
   const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
   const std::uint64_t turnaround = is_write ? r.write_ready : std::max(r.read_ready, g.read_ready);
   const std::uint64_t bus = bus_free_[t.channel];
-  s.col = std::max({earliest, column_floor, col_ready, r.col_ready, g.col_ready, turnaround,
-                    bus > latency ? bus - latency : 0});
+  s.col = ca.first_free(std::max({earliest, column_floor, col_ready, r.col_ready, g.col_ready, turnaround,
+                                  bus > latency ? bus - latency : 0}),
+                        lengths_.column);
   s.data_end = s.col + latency + burst_cycles_;
   return s;
 }
@@ -114,12 +118,20 @@ void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstSchedule
   Bank& b = banks_[t.bank];
   Group& g = groups_[t.group];
   Rank& r = ranks_[t.rank];
+  CommandBus& ca = ca_[t.channel];
   if (s.row_case == RowCase::Conflict) {
     precharge(b, s.pre);
     r.pre_ready = std::max(r.pre_ready, s.pre + tm.tPPD);
+    ca.reserve(s.pre, lengths_.pre);
     ++stats_.precharges;
   }
-  if (s.row_case != RowCase::Hit) activate(t, s.act);
+  if (s.row_case != RowCase::Hit) {
+    activate(t, s.act);
+    ca.reserve(s.act, lengths_.act);
+  }
+  ca.reserve(s.col, lengths_.column);
+  // LPDDR5's ACT-2: the next free cycle after ACT-1 (the column command keeps its place).
+  if (s.row_case != RowCase::Hit && lengths_.split_act) ca.reserve(ca.first_free(s.act + 1, 1), 1);
 
   r.col_ready = s.col + tm.tCCD_S;
   g.col_ready = s.col + tm.tCCD_L;
@@ -152,6 +164,7 @@ std::uint64_t DramDevice::refresh_all_bank(std::uint32_t rank_index, std::uint64
 
   // 1. REF needs every bank idle: open banks close with one PREA once tRAS/tRTP/tWR allow and
   //    REF follows tRPab later; every bank must also be past tRC, tRP or an earlier tRFC.
+  CommandBus& ca = ca_[rank_index / config_.ranks];
   std::uint64_t ref = at;
   std::uint64_t prea = std::max(at, r.pre_ready);
   bool any_open = false;
@@ -163,6 +176,8 @@ std::uint64_t DramDevice::refresh_all_bank(std::uint32_t rank_index, std::uint64
     }
   }
   if (any_open) {
+    prea = ca.first_free(prea, lengths_.pre);
+    ca.reserve(prea, lengths_.pre);
     for (Bank* b = first; b != last; ++b)
       if (b->open) precharge(*b, prea);
     ref = std::max(ref, prea + tm.tRPab);
@@ -171,7 +186,10 @@ std::uint64_t DramDevice::refresh_all_bank(std::uint32_t rank_index, std::uint64
   }
 
   // 2. The k-th further refresh issues at max(ref + k tRFC, at + k interval): on time unless
-  //    the first was pushed back by more than interval - tRFC.
+  //    the first was pushed back by more than interval - tRFC. (Only the first holds the CA
+  //    bus here: the others fall in an idle rank's gap.)
+  ref = ca.first_free(ref, lengths_.refresh);
+  ca.reserve(ref, lengths_.refresh);
   const auto ref_at = [&](std::uint64_t k) { return std::max(ref + k * tm.tRFC, at + k * interval); };
   const std::uint64_t last_ref = ref_at(count - 1);
 
@@ -187,19 +205,23 @@ std::uint64_t DramDevice::refresh_per_bank(std::uint32_t rank_index, std::uint32
   const DramTiming& tm = config_.timing;
   Rank& r = ranks_[rank_index];
   // REFpb waits tRRD after an ACT and tPBR2PBR after the previous REFpb; its banks must close.
+  CommandBus& ca = ca_[rank_index / config_.ranks];
   std::uint64_t ref = std::max({at, r.act_ready, r.refpb_ready});
   const std::uint32_t base = unit_bank(rank_index, unit);
   const std::uint32_t end = rank_index * banks_per_rank_ + banks_per_rank_;
   for (std::uint32_t i = base; i < end; i += refresh_units_) {
     Bank& b = banks_[i];
     if (b.open) {
-      const std::uint64_t pre = std::max({at, b.pre_ready, r.pre_ready});
+      const std::uint64_t pre = ca.first_free(std::max({at, b.pre_ready, r.pre_ready}), lengths_.pre);
+      ca.reserve(pre, lengths_.pre);
       precharge(b, pre);
       r.pre_ready = pre + tm.tPPD;
       ++stats_.precharges;
     }
     ref = std::max(ref, b.act_ready);
   }
+  ref = ca.first_free(ref, lengths_.refresh);
+  ca.reserve(ref, lengths_.refresh);
   for (std::uint32_t i = base; i < end; i += refresh_units_)
     banks_[i].act_ready = std::max(banks_[i].act_ready, ref + tm.tRFCpb);
   r.refpb_ready = ref + (tm.tPBR2PBR != 0 ? tm.tPBR2PBR : tm.tRRD_S);

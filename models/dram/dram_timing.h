@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/dram/address_mapping.h"
+#include "models/dram/command_bus.h"
 #include "models/dram/dram_activity.h"
 #include "models/dram/dram_stats.h"
 #include "sim/core/hardware_config.h"
@@ -116,6 +117,8 @@ class DramDevice {
   std::vector<Group> groups_;
   std::vector<Rank> ranks_;
   std::vector<std::uint64_t> bus_free_;  // per channel: end of the last burst on the data bus
+  std::vector<CommandBus> ca_;           // per channel: the command/address bus
+  CommandLengths lengths_;
   DramActivity* activity_ = nullptr;     // optional recorder (see set_activity)
 };
 

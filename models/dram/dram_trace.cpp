@@ -56,6 +56,9 @@ DramRequestSource::Status TraceReader::next(DramRequest& request) {
     if (cmd != "READ" && cmd != "WRITE") throw bad(command.empty() ? "no command" : "command '" + command + "'");
     if (!parse_number(cycle, 10, request.cycle))
       throw bad(cycle.empty() ? "no cycle" : "cycle '" + cycle + "' is not a whole number");
+    if (request.cycle > DramEngine::kMaxCycle)
+      throw bad("cycle " + cycle + " is beyond the last one a request may arrive at, 2^62 = " +
+                std::to_string(DramEngine::kMaxCycle));
     if (request.addr >= capacity_)
       throw InputError(where, "expected an address below the device capacity " + std::to_string(capacity_) + " B (" +
                                   hex(capacity_) + "), found " + addr);
@@ -70,7 +73,7 @@ TracePattern parse_trace_pattern(const std::string& text, const std::string& whe
   static const std::vector<std::pair<std::string, TracePattern>> names = {
       {"sequential", TracePattern::Sequential}, {"interleaved", TracePattern::Interleaved},
       {"read_write", TracePattern::ReadWrite},  {"random", TracePattern::Random},
-      {"strided", TracePattern::Strided}};
+      {"strided", TracePattern::Strided},       {"bank_groups", TracePattern::BankGroups}};
   std::string valid;
   for (const auto& [n, p] : names) {
     if (n == text) return p;
@@ -81,13 +84,34 @@ TracePattern parse_trace_pattern(const std::string& text, const std::string& whe
 
 PatternSource::PatternSource(TracePattern pattern, const DramConfig& config, const TraceOptions& options)
     : pattern_(pattern), options_(options), capacity_(config.capacity_bytes()),
-      burst_bytes_(config.bytes_per_burst()), stride_(options.stride), random_(options.seed) {
+      burst_bytes_(config.bytes_per_burst()), stride_(options.stride), random_(options.seed), mapper_(config),
+      banks_(config.banks()), bank_groups_(config.bank_groups), rows_(config.rows),
+      bursts_per_row_(config.columns / config.burst_length) {
+  if (options_.requests == 0 || options_.requests > TraceOptions::kMaxRequests)
+    throw InputError("--requests", "expected 1 to " + std::to_string(TraceOptions::kMaxRequests) +
+                                       " requests, found " + std::to_string(options_.requests));
+  if (options_.requests > 1 && options_.interval > DramEngine::kMaxCycle / (options_.requests - 1))
+    throw InputError("--interval", "expected the last request's cycle (requests - 1) x interval to be at most 2^62 = " +
+                                       std::to_string(DramEngine::kMaxCycle) + ", found " +
+                                       std::to_string(options_.requests - 1) + " x " + std::to_string(options_.interval));
   if (stride_ == 0) {  // one row further in the same bank: the row field's lowest bit
-    const AddressMapper mapper(config);
     DramAddress next_row;
     next_row.row = 1;
-    stride_ = mapper.encode(next_row) - mapper.encode(DramAddress{});
+    stride_ = mapper_.encode(next_row) - mapper_.encode(DramAddress{});
   }
+  stride_ %= capacity_;  // the same addresses, and no overflow when they advance
+}
+
+std::uint64_t PatternSource::bank_groups_address(std::uint64_t i) const {
+  // Stream s = i mod banks is bank group s mod G, bank s / G of it; its k-th request is burst k
+  // of the bank's rows in order.
+  const std::uint64_t s = i % banks_, k = i / banks_;
+  DramAddress a;
+  a.bank_group = static_cast<std::uint32_t>(s % bank_groups_);
+  a.bank = static_cast<std::uint32_t>(s / bank_groups_);
+  a.column = static_cast<std::uint32_t>(k % bursts_per_row_);
+  a.row = static_cast<std::uint32_t>(k / bursts_per_row_ % rows_);
+  return mapper_.encode(a);
 }
 
 DramRequestSource::Status PatternSource::next(DramRequest& r) {
@@ -105,7 +129,11 @@ DramRequestSource::Status PatternSource::next(DramRequest& r) {
       r.is_write = pattern_ == TracePattern::ReadWrite && i % 2 == 1;
       break;
     case TracePattern::Random: r.addr = random_() % (capacity_ / burst_bytes_) * burst_bytes_; break;
-    case TracePattern::Strided: r.addr = i * stride_ % capacity_; break;
+    case TracePattern::Strided:
+      r.addr = strided_;
+      strided_ = strided_ >= capacity_ - stride_ ? strided_ - (capacity_ - stride_) : strided_ + stride_;
+      break;
+    case TracePattern::BankGroups: r.addr = bank_groups_address(i); break;
   }
   return Status::Ready;
 }

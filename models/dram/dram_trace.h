@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "models/dram/address_mapping.h"
 #include "models/dram/dram_engine.h"
 #include "sim/core/hardware_config.h"
 
@@ -31,23 +32,28 @@ class TraceReader : public DramRequestSource {
   std::string text_;
 };
 
-/// `sequential`: one read stream; `interleaved`: two read streams (at 0 and half the capacity)
-/// taking turns; `read_write`: a read stream and a write stream taking turns; `random`: reads of
-/// uniformly random bursts; `strided`: reads `stride` bytes apart (by default the distance
-/// between two rows of one bank, so every read is a row conflict).
-enum class TracePattern { Sequential, Interleaved, ReadWrite, Random, Strided };
+/// `sequential`: one read stream; `interleaved`: two read streams (at 0 and half the capacity,
+/// one bank at different rows) taking turns; `read_write`: a read stream and a write stream
+/// taking turns; `random`: reads of uniformly random bursts; `strided`: reads `stride` bytes
+/// apart (by default the distance between two rows of one bank, so every read is a row
+/// conflict); `bank_groups`: one read stream per bank, request i to bank group i mod G (so
+/// consecutive requests alternate groups), each stream walking its bank's rows.
+enum class TracePattern { Sequential, Interleaved, ReadWrite, Random, Strided, BankGroups };
 
 /// Parses a pattern name; InputError(where, ...) lists the valid names.
 TracePattern parse_trace_pattern(const std::string& text, const std::string& where);
 
 struct TraceOptions {
+  static constexpr std::uint64_t kMaxRequests = 100000000;  ///< 10^8: a 2.5 GB trace file
   std::uint64_t requests = 100000;
   std::uint64_t interval = 1;  ///< cycles between consecutive requests' issue cycles
   std::uint64_t stride = 0;    ///< strided: bytes between requests; 0 = one row of one bank
   std::uint64_t seed = 1;      ///< random: the generator's seed
 };
 
-/// Generates a pattern's requests for a device (addresses wrap at its capacity).
+/// Generates a pattern's requests for a device (addresses wrap at its capacity). Throws
+/// InputError (naming --requests or --interval) for more than kMaxRequests requests or a last
+/// request beyond DramEngine::kMaxCycle.
 class PatternSource : public DramRequestSource {
  public:
   PatternSource(TracePattern pattern, const DramConfig& config, const TraceOptions& options);
@@ -56,11 +62,16 @@ class PatternSource : public DramRequestSource {
   std::uint64_t stride() const { return stride_; }
 
  private:
+  std::uint64_t bank_groups_address(std::uint64_t i) const;
+
   TracePattern pattern_;
   TraceOptions options_;
   std::uint64_t capacity_, burst_bytes_, stride_;
   std::uint64_t index_ = 0;
+  std::uint64_t strided_ = 0;  // the strided pattern's next address
   std::mt19937_64 random_;
+  AddressMapper mapper_;
+  std::uint64_t banks_, bank_groups_, rows_, bursts_per_row_;  // bank_groups: the device's shape
 };
 
 /// Writes every request of `source` as a DRAMsim3 trace line; returns how many.

@@ -1,6 +1,9 @@
 // `npusim dram`: the DRAM controller alone on a DRAMsim3-format request trace, and a generator
 // of synthetic traces to check it against what the device allows (docs/dram.md).
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -30,17 +33,39 @@ const char* kUsage =
     "                   --preset NAME --trace FILE [--out DIR]\n"
     "Runs the DRAM controller alone on a trace in DRAMsim3's format (0xADDRESS READ|WRITE CYCLE,\n"
     "CYCLE in DRAM clock cycles) and writes DIR/dram_summary.json. With --generate, first writes a\n"
-    "synthetic trace (sequential, interleaved, read_write, random, strided) to FILE, and runs it\n"
-    "if --out is given. KEY is a npu.dram key with or without the prefix: mapping=rochrababgco,\n"
+    "synthetic trace (sequential, interleaved, read_write, random, strided, bank_groups) to FILE,\n"
+    "and runs it if --out is given. KEY is a npu.dram key with or without the prefix: mapping=rochrababgco,\n"
     "page_policy=closed, tRCD=20ns, timing.tFAW=40nCK, npu.dram.read_queue_depth=16.";
 
 struct Options {
   std::string preset = "LPDDR4X-4266-x32";
   std::vector<std::string> sets;
   std::string trace, out, generate, log_level = "warn";
-  models::TraceOptions pattern;
+  // --requests, --interval, --stride, --seed as typed (checked by pattern_options)
+  std::string requests = "100000", interval = "1", stride = "0", seed = "1";
   bool help = false;
 };
+
+/// A whole number from 0 to 2^64 - 1 given to `option`; "-1", "1e3" or "2^64" are errors.
+std::uint64_t parse_count(const std::string& option, const std::string& text) {
+  std::uint64_t v = 0;
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  errno = 0;
+  if (digits) v = std::strtoull(text.c_str(), nullptr, 10);
+  if (!digits || errno == ERANGE)
+    throw InputError(option, "expected a whole number from 0 to 18446744073709551615, found '" + text + "'");
+  return v;
+}
+
+models::TraceOptions pattern_options(const Options& o) {
+  models::TraceOptions t;
+  t.requests = parse_count("--requests", o.requests);
+  t.interval = parse_count("--interval", o.interval);
+  t.stride = parse_count("--stride", o.stride);
+  t.seed = parse_count("--seed", o.seed);
+  return t;
+}
 
 /// "tRCD=20ns" -> "npu.dram.timing.tRCD=20ns"; "mapping=..." -> "npu.dram.mapping=...".
 /// JEDEC timing names are CL, RL, CWL, WL and t followed by a capital letter.
@@ -139,13 +164,14 @@ int dram_command(const std::vector<std::string>& args) {
       "set", po::value(&o.sets)->composing(), "override a DRAM value, KEY=VALUE (repeatable)")(
       "trace,t", po::value(&o.trace), "trace file to run (or to write, with --generate)")(
       "out,o", po::value(&o.out), "output folder for dram_summary.json")(
-      "generate,g", po::value(&o.generate), "write a synthetic trace: sequential, interleaved, read_write, random, strided")(
-      "requests", po::value(&o.pattern.requests)->default_value(o.pattern.requests), "--generate: requests")(
-      "interval", po::value(&o.pattern.interval)->default_value(o.pattern.interval),
+      "generate,g", po::value(&o.generate),
+      "write a synthetic trace: sequential, interleaved, read_write, random, strided, bank_groups")(
+      "requests", po::value(&o.requests)->default_value(o.requests), "--generate: requests (1 to 10^8)")(
+      "interval", po::value(&o.interval)->default_value(o.interval),
       "--generate: DRAM cycles between requests' issue cycles")(
-      "stride", po::value(&o.pattern.stride)->default_value(o.pattern.stride),
+      "stride", po::value(&o.stride)->default_value(o.stride),
       "--generate strided: bytes between requests (0 = one row of one bank)")(
-      "seed", po::value(&o.pattern.seed)->default_value(o.pattern.seed), "--generate random: seed")(
+      "seed", po::value(&o.seed)->default_value(o.seed), "--generate random: seed")(
       "help,h", po::bool_switch(&o.help), "show this help")(
       "log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error or off");
   po::variables_map vm;
@@ -160,10 +186,9 @@ int dram_command(const std::vector<std::string>& args) {
 
   const DramConfig config = load_dram(o);
   if (!o.generate.empty()) {
-    models::PatternSource pattern(models::parse_trace_pattern(o.generate, "--generate"), config, o.pattern);
-    std::ostringstream text;
-    const std::uint64_t n = models::write_trace(pattern, text);
-    write_file_atomic(o.trace, text.str());
+    models::PatternSource pattern(models::parse_trace_pattern(o.generate, "--generate"), config, pattern_options(o));
+    std::uint64_t n = 0;
+    write_file_atomic(o.trace, [&](std::ostream& out) { n = models::write_trace(pattern, out); });
     std::cout << "npusim dram: wrote " << n << " " << o.generate << " requests to " << o.trace << "\n";
     if (o.out.empty()) return 0;
   }

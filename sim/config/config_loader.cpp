@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -269,6 +270,18 @@ const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*
   return fields;
 }
 
+/// A DRAM timing in whole clock cycles; a value beyond the 32-bit field (2^32 - 1 nCK, e.g.
+/// tRCD=4294967296 or 1e999 ns) is an error rather than a truncated one.
+std::uint32_t timing_cycles(const RawValue& raw, const std::string& key, double tck) {
+  const std::string where = Reader::label(raw, key);
+  const TimingValue v = parse_timing(raw.text, where);
+  constexpr double kMax = std::numeric_limits<std::uint32_t>::max();
+  const double cycles = v.in_clock_cycles ? v.value : v.value / tck;
+  if (!(cycles <= kMax))  // also NaN
+    throw InputError(where, "expected a timing from 0 to 4294967295 nCK (2^32 - 1 clock cycles), found '" + raw.text + "'");
+  return v.to_cycles(tck);
+}
+
 void read_dram(Reader& r, DramConfig& d) {
   const auto text = [](const std::string& t, const std::string&) { return t; };
   r.read("npu.dram.standard", d.standard, [](const std::string& t, const std::string& w) {
@@ -304,6 +317,10 @@ void read_dram(Reader& r, DramConfig& d) {
     return parse_enum<RefreshMode>(t, w, {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}});
   });
   r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0);
+  r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth);
+  r.read("npu.dram.write_policy", d.write_policy, [](const std::string& t, const std::string& w) {
+    return parse_enum<DramWritePolicy>(t, w, {{"shared", DramWritePolicy::Shared}, {"watermarks", DramWritePolicy::Watermarks}});
+  });
 
   // Timings convert with the final clock, so a --set of the clock re-times ns values too.
   const double tck = d.clock.period_seconds();
@@ -315,7 +332,7 @@ void read_dram(Reader& r, DramConfig& d) {
       for (const auto& f : timing_fields()) valid += (valid.empty() ? "" : ", ") + f.first;
       throw InputError(Reader::label(raw, key), "unknown DRAM timing '" + name + "'; known: " + valid);
     }
-    const std::uint32_t cycles = parse_timing(raw.text, Reader::label(raw, key)).to_cycles(tck);
+    const std::uint32_t cycles = timing_cycles(raw, key, tck);
     for (auto field : it->second) d.timing.*field = cycles;
   }
 

@@ -11,11 +11,15 @@
 namespace npusim {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
+  write_file_atomic(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& fill) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw SimulationError("cannot write " + tmp);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    fill(out);
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());

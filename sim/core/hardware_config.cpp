@@ -131,6 +131,8 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"xor_bank_hash", d.xor_bank_hash}, {"write_drain_high", d.write_drain_high},
         {"write_drain_low", d.write_drain_low}, {"refresh", to_string(d.refresh)},
         {"refresh_max_postponed", d.refresh_max_postponed}, {"energy", rails_json(d.rails)},
+        {"bank_queue_depth", d.bank_queue_depth},
+        {"write_policy", d.write_policy == DramWritePolicy::Shared ? "shared" : "watermarks"},
         {"timing", timing_json(d.timing)}}},
   };
   if (c.energy.specified()) j["energy"] = energy_json(c.energy);

@@ -32,6 +32,8 @@ enum class OperandBufferMode { Shared, Separate };
 enum class TileLayout { RowMajor, Streamed };
 /// `all_bank`: REFab every tREFI; `per_bank`: REFpb (LPDDR4/5) every tREFI / 8, bank by bank.
 enum class RefreshMode { AllBank, PerBank };
+/// How a DRAM channel chooses between reads and writes (docs/dram.md, "Reads and writes").
+enum class DramWritePolicy { Shared, Watermarks };
 
 std::uint32_t dtype_bytes(DType t);
 std::string to_string(Dataflow d);
@@ -161,8 +163,13 @@ struct DramConfig {
   std::uint32_t write_drain_high = 24;
   std::uint32_t write_drain_low = 8;
   RefreshMode refresh = RefreshMode::AllBank;
-  /// All-bank refreshes that may be postponed while the rank is busy (JEDEC: 8).
-  std::uint32_t refresh_max_postponed = 8;
+  /// All-bank refreshes that may be postponed while the rank is busy (JEDEC allows 8; 0 = none,
+  /// as DRAMsim3 and DRAMSys); owed ones are repaid by the end of each run.
+  std::uint32_t refresh_max_postponed = 0;
+  /// Requests per bank the scheduler sees (the oldest of each bank's queued requests).
+  std::uint32_t bank_queue_depth = 8;
+  /// `shared`: reads and writes compete by one rule; `watermarks`: drain between the watermarks.
+  DramWritePolicy write_policy = DramWritePolicy::Shared;
   /// Supply rails for the energy model; empty = energy not reported.
   std::vector<DramRail> rails;
 

@@ -89,14 +89,14 @@ TEST(DramController, ArrivalDelayShiftsTheStart) {
 }
 
 TEST(DramController, StrideExtensionSplitsRuns) {
-  // 4 runs of 128 B every 4 KiB (banks 0..3), 16 outstanding: 127 cycles (see test_dram_timing).
+  // 4 runs of 128 B every 4 KiB (banks 0..3), 16 outstanding: 128 cycles (see test_dram_timing).
   DramController dram("dram", test::lpddr4_3200());
   tlm::tlm_generic_payload p;
   prepare(p, tlm::TLM_READ_COMMAND, 0, 512);
   p.set_extension(new DramStrideExtension(128, 4096, 4, 16));
   const Outcome out = run_one(dram, p, sc_core::SC_ZERO_TIME);
   EXPECT_EQ(out.status, tlm::TLM_OK_RESPONSE);
-  EXPECT_EQ(out.finished, sc_time(127 * 625.0, SC_PS));
+  EXPECT_EQ(out.finished, sc_time(128 * 625.0, SC_PS));
   EXPECT_EQ(dram.stats().row_misses, 4u);
 }
 

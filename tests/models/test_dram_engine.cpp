@@ -78,12 +78,14 @@ TEST(DramEngine, FrFcfsOpensAnotherBankWhileOneBankWaits) {
 }
 
 TEST(DramEngine, FullQueuePushesBack) {
-  // Read queue of 4, 20 reads of one row all ready at cycle 0. Reads 0..3 enter at 0..3. An
-  // entry holds its slot until its RD: read 0's RD is at 29 (tRCD), read j's at 29 + 8 j. So
-  // read 4 enters at 29 (waited 25 cycles) and read k >= 5 at read k-4's RD, 29 + 8 (k - 4),
-  // 7 cycles after the cycle following read k-1's entry: 25 + 15 * 7 = 130 cycles of
-  // back-pressure. The bus stays full: the last data ends at 29 + 8 * 19 + 42 = 223, as with a
-  // deep queue.
+  // Read queue of 4 over a bank window of 8; 20 reads of one row all ready at cycle 0. Reads
+  // 0..7 enter at 0..7 straight into the window; reads 8..11 at 8..11 take the four
+  // channel-queue slots. A slot frees when its request moves into the window, at the RD of the
+  // one leaving it: read 0's RD is at 29 (tRCD), read j's at 29 + 8 j. So read 12 enters at 29
+  // (ready at 12: waited 17) and read k >= 13 at read k-12's RD, 29 + 8 (k - 12), 7 cycles after
+  // the cycle following read k-1's entry: 17 + 7 * 7 = 66 cycles of back-pressure. The bus stays
+  // full: the last data ends at 29 + 8 * 19 + 42 = 223, as with a deep queue. At most 4 + 8 = 12
+  // reads are queued at once.
   DramConfig c = quiet(lpddr4_3200());
   c.read_queue_depth = 4;
   std::vector<DramRequest> reqs;
@@ -91,8 +93,17 @@ TEST(DramEngine, FullQueuePushesBack) {
   DramEngine m(c);
   VectorSource s(reqs);
   EXPECT_EQ(m.run(s), 223u);
-  EXPECT_EQ(m.stats().backpressure_cycles, 130u);
-  EXPECT_EQ(m.stats().read_queue_max, 4u);
+  EXPECT_EQ(m.stats().backpressure_cycles, 66u);
+  EXPECT_EQ(m.stats().read_queue_max, 12u);
+
+  // A window of 1: read 0 in the window, reads 1..4 in the queue; read 5 enters at read 0's RD
+  // (29, waited 24), read k >= 6 at read k-5's RD 29 + 8 (k - 5), 7 cycles late: 24 + 14 * 7 = 122.
+  c.bank_queue_depth = 1;
+  DramEngine narrow(c);
+  VectorSource t(reqs);
+  EXPECT_EQ(narrow.run(t), 223u);
+  EXPECT_EQ(narrow.stats().backpressure_cycles, 122u);
+  EXPECT_EQ(narrow.stats().read_queue_max, 5u);
 }
 
 TEST(DramEngine, WritesWaitForTheHighWatermarkWhileReadsQueue) {
@@ -102,17 +113,19 @@ TEST(DramEngine, WritesWaitForTheHighWatermarkWhileReadsQueue) {
   std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, true}, {lp4_addr(0, 0, 1), 1, true},
                                    {lp4_addr(0, 0, 2), 2, true}};
   for (std::uint32_t i = 0; i < 5; ++i) reqs.push_back({lp4_addr(0, 0, 3 + i), 3 + i, false});
-  DramEngine m(quiet(lpddr4_3200()));
+  DramConfig watermarks = quiet(lpddr4_3200());
+  watermarks.write_policy = DramWritePolicy::Watermarks;
+  DramEngine m(watermarks);
   VectorSource s(reqs);
   m.run(s);
   const std::uint64_t last_read = s.ends[7];
   EXPECT_LT(s.ends[0], s.ends[3]);  // the first write went alone
   EXPECT_GT(s.ends[1], last_read);  // the others waited for the reads
   EXPECT_GT(s.ends[2], last_read);
-  EXPECT_EQ(m.stats().write_drains, 2u);
+  EXPECT_EQ(m.stats().write_drains, 2u);  // two write batches: write 0, then writes 1 and 2
 
   // With a high watermark of 1 every write drains at once: all three before the reads.
-  DramConfig eager = quiet(lpddr4_3200());
+  DramConfig eager = watermarks;
   eager.write_drain_high = 1;
   eager.write_drain_low = 0;
   DramEngine e(eager);

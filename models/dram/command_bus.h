@@ -1,0 +1,46 @@
+#pragma once
+// The command/address (CA) bus of one DRAM channel: one command at a time, each holding it for
+// its length in clock cycles (LPDDR4: ACT, RD, WR 4 tCK, PRE and REF 2; DDR4: 1 each). Commands
+// are placed out of time order (the controller opens rows ahead), so the bus keeps the cycles
+// it carries a command in a ring of bits over the latest kWindow cycles. See docs/dram.md.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npusim::models {
+
+/// Cycles each command holds the CA bus, by standard.
+struct CommandLengths {
+  std::uint32_t act = 1, pre = 1, column = 1, refresh = 1;
+  /// LPDDR5: ACT is two 1-cycle commands (ACT-1, ACT-2) that other commands may separate; the
+  /// second takes the next free cycle after the first (tAAD, their 8-cycle limit, not checked).
+  bool split_act = false;
+};
+/// JESD209-4 (LPDDR4, as DRAMSys' MemSpecLPDDR4), JESD209-5 (LPDDR5), JESD79-4 (DDR4).
+CommandLengths command_lengths(const std::string& standard);
+
+class CommandBus {
+ public:
+  /// Cycles tracked behind the latest reservation; older ones count as free (the controller
+  /// never places a command that far back, except across runs whose arrivals go back in time).
+  static constexpr std::uint64_t kWindow = std::uint64_t{1} << 14;
+
+  CommandBus() : bits_(kWindow / 64, 0) {}
+  /// The first cycle c >= t with cycles [c, c + length) free.
+  std::uint64_t first_free(std::uint64_t t, std::uint32_t length) const;
+  /// Marks [t, t + length) as carrying a command.
+  void reserve(std::uint64_t t, std::uint32_t length);
+
+ private:
+  bool busy(std::uint64_t c) const {
+    if (c < base_ || c - base_ >= kWindow) return false;
+    return (bits_[c % kWindow / 64] >> (c % 64) & 1u) != 0;
+  }
+  /// Moves the window so it reaches `end`, forgetting the cycles it leaves.
+  void slide(std::uint64_t end);
+
+  std::vector<std::uint64_t> bits_;
+  std::uint64_t base_ = 0;  // first cycle of the window, a multiple of 64
+};
+
+}  // namespace npusim::models

@@ -1,0 +1,159 @@
+// The controller's scheduling structure, as DRAMsim3 and DRAMSys have it: per-bank windows
+// under the channel queue, reads and writes by one FR-FCFS rule with the turnarounds counted,
+// age order on ties. Hand-computed on LPDDR4-3200 (test_dram_support.h): tRCD 29, tRAS 68,
+// CL + tDQSCK = 34, CWL 14, burst 8 cycles, tCCD 8, tRRD 16, tRTW 30, tWTR 16; bank = address
+// bits 12..14, row from bit 15.
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/dram/command_bus.h"
+#include "models/dram/dram_engine.h"
+#include "test_dram_support.h"
+
+namespace npusim::models {
+namespace {
+
+using test::lpddr4_3200;
+using test::VectorSource;
+
+std::uint64_t lp4_addr(std::uint32_t bank, std::uint32_t row, std::uint32_t column = 0) {
+  return (std::uint64_t{row} << 15) | (std::uint64_t{bank} << 12) | (std::uint64_t{column} << 6);
+}
+
+DramConfig quiet(DramConfig c) {  // no refresh, so the cycle counts stay small
+  c.timing.tREFI = 0;
+  return c;
+}
+
+/// `n` reads of bank 0 ready at cycle 0, alternating rows 0 and 1 (two streams in one bank).
+std::vector<DramRequest> two_streams_in_one_bank(std::uint32_t n) {
+  std::vector<DramRequest> r;
+  for (std::uint32_t i = 0; i < n; ++i) r.push_back({lp4_addr(0, i % 2, i / 2), 0, false});
+  return r;
+}
+
+TEST(DramScheduler, TwoStreamsInOneBankRunAsLongAsTheWindowAllows) {
+  // 64 reads, rows alternating. The first decision sees read 0 alone (a miss, row 0). With a
+  // window of 8 the bank then holds reads 1..8 (4 of each row): row 0 serves its 4 hits while
+  // each departure lets the next waiting read in (the rows alternate), so a run ends when the
+  // window holds only the other row. A run that starts with a full window of its row lasts
+  // 8 + 7 = 15 (the 7 further arrivals of its row); run lengths 8, 15, 15, 15, 9, 2: 6 ACTs
+  // (1 miss, 5 conflicts), 58 hits.
+  DramConfig c = quiet(lpddr4_3200());
+  DramEngine windowed(c);
+  VectorSource a(two_streams_in_one_bank(64));
+  windowed.run(a);
+  EXPECT_EQ(windowed.stats().activates, 6u);
+  EXPECT_EQ(windowed.stats().row_conflicts, 5u);
+  EXPECT_EQ(windowed.stats().row_hits, 58u);
+
+  // The whole queue visible (window 32 + queue 32 hold all 64): row 0's 32, then row 1's 32.
+  c.bank_queue_depth = 32;
+  DramEngine whole(c);
+  VectorSource b(two_streams_in_one_bank(64));
+  whole.run(b);
+  EXPECT_EQ(whole.stats().activates, 2u);
+  EXPECT_EQ(whole.stats().row_hits, 62u);
+
+  // A window of 1 is FCFS in the bank: every read after the first is a conflict.
+  c.bank_queue_depth = 1;
+  DramEngine one(c);
+  VectorSource d(two_streams_in_one_bank(64));
+  one.run(d);
+  EXPECT_EQ(one.stats().row_conflicts, 63u);
+}
+
+/// 8 reads and 8 writes taking turns (read first), all ready at 0: reads to `read_bank`, writes
+/// to `write_bank`, each stream walking row 0.
+std::vector<DramRequest> reads_and_writes(std::uint32_t read_bank, std::uint32_t write_bank) {
+  std::vector<DramRequest> r;
+  for (std::uint32_t i = 0; i < 16; ++i)
+    r.push_back({lp4_addr(i % 2 ? write_bank : read_bank, 0, i / 2), 0, i % 2 == 1});
+  return r;
+}
+
+TEST(DramScheduler, ReadsAndWritesOfOneRowAlternateAsTheyArrived) {
+  // Shared windows, one bank, one row: every request is a hit, so per bank the oldest hit is the
+  // oldest request and they go in arrival order, each write a batch of its own (8 batches).
+  // RD k at 29 + 68 k; WR k at RD k + tRTW 30; the next RD at WR data end (+ 14 + 8) + tWTR 16,
+  // 68 after the previous. Last WR at 59 + 7 * 68 = 535, its data ends at 535 + 22 = 557.
+  DramEngine m(quiet(lpddr4_3200()));
+  VectorSource s(reads_and_writes(0, 0));
+  EXPECT_EQ(m.run(s), 557u);
+  EXPECT_EQ(m.stats().write_drains, 8u);
+  EXPECT_EQ(s.ends[14], 29u + 7 * 68 + 42);  // the last read
+}
+
+TEST(DramScheduler, ReadsAndWritesOfTwoBanksFormOneBatchEach) {
+  // Reads to bank 0, writes to bank 1. Across banks the command that issues first wins: after
+  // a RD the next RD issues tCCD 8 later, a WR only tRTW 30 later, so all 8 reads go first
+  // (RD at 29 + 8 k, the last at 85), then the 8 writes (WR at 85 + 30 = 115 + 8 k): one write
+  // batch, the last write data at 171 + 22 = 193.
+  DramEngine m(quiet(lpddr4_3200()));
+  VectorSource s(reads_and_writes(0, 1));
+  EXPECT_EQ(m.run(s), 193u);
+  EXPECT_EQ(m.stats().write_drains, 1u);
+  EXPECT_EQ(s.ends[14], 85u + 42);
+
+  // The same pattern under the watermark policy: 8 writes stay below the high watermark (24)
+  // while reads wait, so reads go first there too, then one batch of writes when none is left.
+  DramConfig w = quiet(lpddr4_3200());
+  w.write_policy = DramWritePolicy::Watermarks;
+  DramEngine watermarks(w);
+  VectorSource t(reads_and_writes(0, 1));
+  EXPECT_EQ(watermarks.run(t), 193u);
+  EXPECT_EQ(watermarks.stats().write_drains, 1u);
+}
+
+TEST(DramScheduler, TiesGoToTheOldestRequest) {
+  // Read 0 opens bank 0 (ACT 0, RD 29); read 1 misses bank 1 (ACT at tRRD 16, RD from 45);
+  // reads 2 and 3 hit bank 0. At 29: read 2's RD at 37 beats read 1's 45. At 37: read 3 (a hit,
+  // tCCD after 37) and read 1 can both issue at 45: the older, read 1, goes (data 45 + 42 =
+  // 87), read 3 at 53 (95). Preferring the hit would have swapped them.
+  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(1, 0, 0), 0, false},
+                                         {lp4_addr(0, 0, 1), 0, false}, {lp4_addr(0, 0, 2), 0, false}};
+  DramEngine m(quiet(lpddr4_3200()));
+  VectorSource s(reqs);
+  m.run(s);
+  EXPECT_EQ(s.ends[2], 37u + 42);
+  EXPECT_EQ(s.ends[1], 87u);
+  EXPECT_EQ(s.ends[3], 95u);
+}
+
+TEST(DramScheduler, CommandBusCarriesOneCommandAtATime) {
+  // Read 0 opens bank 0: ACT at 0 (CA 0..3), RD at tRCD 29 (CA 29..32). Read 1, to bank 1,
+  // arrives at 27: its ACT could issue at 27 (tRRD 16 has passed) but would hold the CA bus
+  // 27..30, over the RD: the first 4 free cycles start at 33, so RD at 33 + 29 = 62 and its data
+  // ends at 62 + 34 + 8 = 104 (98 if commands could overlap).
+  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0), 0, false}, {lp4_addr(1, 0), 27, false}};
+  DramEngine m(quiet(lpddr4_3200()));
+  VectorSource s(reqs);
+  EXPECT_EQ(m.run(s), 104u);
+  EXPECT_EQ(s.ends[0], 29u + 42);
+}
+
+TEST(DramScheduler, CommandBusLimitsTheCommandRate) {
+  // 100 LPDDR4 column commands (4 cycles each) wanted at cycle 0 go every 4 cycles: the next
+  // free slot is at 400; DDR4's 1-cycle commands: at 100.
+  for (const auto& [standard, next] : {std::pair{"LPDDR4", 400u}, std::pair{"DDR4", 100u}}) {
+    CommandBus bus;
+    const std::uint32_t length = command_lengths(standard).column;
+    for (int i = 0; i < 100; ++i) bus.reserve(bus.first_free(0, length), length);
+    EXPECT_EQ(bus.first_free(0, length), next) << standard;
+  }
+  // A 2-cycle PRE fits a 2-cycle hole, a 4-cycle ACT does not: busy 0..3 and 6..9.
+  CommandBus bus;
+  bus.reserve(0, 4);
+  bus.reserve(6, 4);
+  EXPECT_EQ(bus.first_free(0, 2), 4u);
+  EXPECT_EQ(bus.first_free(0, 4), 10u);
+  // Far ahead the window slides: cycles it left count as free again.
+  bus.reserve(std::uint64_t{1} << 40, 4);
+  EXPECT_EQ(bus.first_free(0, 4), 0u);
+  EXPECT_EQ(bus.first_free(std::uint64_t{1} << 40, 4), (std::uint64_t{1} << 40) + 4);
+}
+
+}  // namespace
+}  // namespace npusim::models
