@@ -4,6 +4,7 @@
 // in its three reports. Every quirk kept, and every deviation, is listed in docs/scalesim.md.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,26 @@
 
 namespace npusim::scalesim {
 
+/// A conv layer's geometry in SCALE-Sim's terms. SCALE-Sim sizes the ofmap as
+/// ceil((ifmap - filter + stride) / stride), so when (ifmap - filter) is not a multiple of the
+/// stride the last window hangs over the ifmap's edge: its outside entries are null (-1) requests
+/// in the ifmap operand matrix, which moves the ifmap SRAM stop cycle (docs/scalesim.md).
+struct ConvWindow {
+  std::int64_t ifmap_h = 1, ifmap_w = 1, filter_h = 1, filter_w = 1, channels = 1;
+  std::int64_t stride_h = 1, stride_w = 1, ofmap_h = 1, ofmap_w = 1;
+  /// Whether ifmap operand entry (ofmap pixel `pixel`, window element `k`) lies inside the ifmap.
+  bool inside(std::int64_t pixel, std::int64_t k) const;
+  /// The last ofmap pixel whose window element `k` lies inside the ifmap.
+  std::int64_t last_pixel_inside(std::int64_t k) const;
+  /// The last window element of ofmap pixel `pixel` that lies inside the ifmap.
+  std::int64_t last_element_inside(std::int64_t pixel) const;
+};
+
+/// SCALE-Sim's output size of one conv dimension: ceil((in - filter + stride) / stride). Not the
+/// floor((in - filter) / stride) + 1 of ONNX and of `npusim run`: one more when the stride does
+/// not divide (in - filter).
+std::int64_t scalesim_ofmap_size(std::int64_t in, std::int64_t filter, std::int64_t stride);
+
 /// One SCALE-Sim layer: a GEMM of ifmap (m x k) by filter (k x n). For a conv, m = output
 /// pixels, k = filter window x channels, n = filters; a depthwise (DP) layer is one such layer
 /// per channel, as SCALE-Sim expands it.
@@ -19,12 +40,15 @@ struct Layer {
   std::string name;
   std::int64_t m = 0, k = 0, n = 0;
   std::uint64_t ifmap_words = 0;  ///< distinct ifmap words the layer touches (stride gaps excluded)
+  std::optional<ConvWindow> conv;  ///< conv rows only: every GEMM operand entry is inside
+  std::string where;               ///< "file.csv:LINE (layer 'name')" for messages; may be empty
 };
 
 /// SCALE-Sim's layers of a graph read from a topology CSV (load_scalesim_topology), in file
-/// order; a conv with G groups becomes G layers. Throws InputError for an op that is not a
-/// conv2d or matmul.
-std::vector<Layer> layers_from_graph(const workloads::Graph& g);
+/// order; a conv with G groups becomes G layers, each sized by SCALE-Sim's ofmap rule
+/// (scalesim_ofmap_size), not by the graph's shape inference. Throws InputError for an op that
+/// is not a conv2d or matmul, or a layer whose M x K x N overflows 64 bits.
+std::vector<Layer> layers_from_graph(const workloads::Graph& g, const std::string& source = "");
 
 /// Start cycle, stop cycle and word count of one operand's traffic, as the detailed report has.
 struct Access {
@@ -46,7 +70,8 @@ struct LayerReport {
   std::uint64_t psum_words = 0;         ///< partial sums spilled and read back (each way)
 };
 
-/// Runs one layer in SCALE-Sim's model (1-byte words, reference folds, three SRAMs).
+/// Runs one layer in SCALE-Sim's model (1-byte words, reference folds, three SRAMs). Throws
+/// InputError naming the layer when one of its counts would overflow 64 bits.
 LayerReport simulate_layer(const Layer& layer, const ScaleSimConfig& config);
 
 }  // namespace npusim::scalesim
