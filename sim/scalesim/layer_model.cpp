@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/mac_array/fold_model.h"
+#include "sim/scalesim/buffer_model.h"
 #include "sim/core/errors.h"
 #include "sim/core/math_util.h"
 
@@ -39,16 +40,10 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b, const Layer& l, const char* 
 /// The highest cycle stamp a report may carry: start/stop cycles are signed 64-bit.
 constexpr std::uint64_t kMaxCycles = std::uint64_t(INT64_MAX);
 
-/// The fold grid of a layer on the array, in SCALE-Sim's loop order (column folds outer).
-struct Grid {
-  std::uint64_t R = 0, C = 0;       // array rows, columns
-  std::uint64_t sr = 0, sc = 0, t = 0;  // spatial rows, spatial columns, temporal
-  std::uint64_t row_folds = 0, col_folds = 0, folds = 0;
-  std::uint64_t per_fold = 0;       // demand-matrix rows of one fold (reference fold cycles)
-  std::uint64_t rows_first = 0, rows_last = 0, cols_last = 0;  // PEs used by edge folds
-  std::uint64_t base = 0;           // first demand row of the last fold
-  std::uint64_t rows_in(std::uint64_t fr) const { return fr + 1 < row_folds ? R : rows_last; }
-  std::uint64_t cols_in(std::uint64_t fc) const { return fc + 1 < col_folds ? C : cols_last; }
+/// The fold grid of a layer on the array, with what the closed forms need beyond the replay's.
+struct Grid : FoldGrid {
+  std::uint64_t rows_first = 0;  // PEs rows used by the first row fold
+  std::uint64_t base = 0;        // first demand row of the last fold
 };
 
 Grid make_grid(const GemmShape& s, const ScaleSimConfig& cfg, const Layer& l) {
@@ -228,13 +223,20 @@ void dram_counts(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, Layer
   r.dram[kOfmap] = {r.sram[kOfmap].start, r.sram[kOfmap].stop, mul(mul(M, N, l, what), out_factor, l, what)};
 }
 
-/// USER mode: each buffer's DRAM traffic at `Bandwidth` words per cycle must fit in the compute
-/// time, or the array waits for the excess (an approximation of SCALE-Sim's buffer model).
-std::uint64_t user_stalls(const ScaleSimConfig& cfg, const LayerReport& r, std::uint64_t compute) {
-  if (cfg.interface == InterfaceBandwidth::Calc) return 0;
-  std::uint64_t dram = 0;
-  for (const Access& a : r.dram) dram = std::max(dram, ceil_div(a.words, cfg.bandwidths.front()));
-  return dram > compute ? dram - compute : 0;
+/// USER mode: SCALE-Sim's buffers replayed over the demand rows (sim/scalesim/buffer_model.h).
+/// Its stalls shift every SRAM stamp after them, and its prefetches and drains are the DRAM
+/// columns.
+void user_mode(const Grid& g, const ScaleSimConfig& cfg, LayerReport& r) {
+  const std::int64_t rows[6] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
+                                r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop};
+  const BufferSizes sizes{cfg.ifmap_kb * 1024, cfg.filter_kb * 1024, cfg.ofmap_kb * 1024, cfg.bandwidths.front()};
+  const BufferReplay b = replay_buffers(g, cfg.dataflow, sizes, rows);
+  r.stall_cycles = b.stall_cycles;
+  r.total_cycles = b.total_cycles;
+  for (int o = kIfmap; o <= kOfmap; ++o) {
+    r.sram[o].start = b.stamps[2 * o], r.sram[o].stop = b.stamps[2 * o + 1];
+    r.dram[o] = {b.dram_start[o], b.dram_stop[o], b.dram_words[o]};
+  }
 }
 
 double per_cycle(std::uint64_t words, std::int64_t cycles) {
@@ -328,10 +330,11 @@ LayerReport simulate_layer(const Layer& layer, const ScaleSimConfig& cfg) {
 
   // SCALE-Sim's Total Cycles is the cycle of the last demand row, counted from 0: one less than
   // the rows of all folds back to back, plus any stall.
-  const std::uint64_t compute = g.folds * g.per_fold;
-  r.stall_cycles = user_stalls(cfg, r, compute);
-  r.total_cycles = add(compute - 1, r.stall_cycles, layer, "cycle count");
-  if (r.total_cycles > kMaxCycles) too_large(layer, "cycle count (2^63 - 1 at most)");
+  r.total_cycles = g.folds * g.per_fold - 1;  // fits: make_grid checked the product
+  if (cfg.interface == InterfaceBandwidth::User) {
+    user_mode(g, cfg, r);
+    if (r.total_cycles > kMaxCycles) too_large(layer, "cycle count (2^63 - 1 at most)");
+  }
   const std::uint64_t pes = g.R * g.C;
   // As Python's exact-integer true division: the products in 128 bits, one rounding each.
   using u128 = unsigned __int128;

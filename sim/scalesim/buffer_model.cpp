@@ -1,0 +1,296 @@
+#include "sim/scalesim/buffer_model.h"
+
+#include <algorithm>
+#include <deque>
+#include <utility>
+
+#include "sim/core/math_util.h"
+
+namespace npusim::scalesim {
+namespace {
+
+using i64 = std::int64_t;
+using u128 = unsigned __int128;
+/// Below every cycle, with room to subtract one without overflow.
+constexpr i64 kNoWait = INT64_MIN / 2;
+
+/// sum over u in [0, b] of clamp(u, 0, cap); 0 for b < 0.
+u128 clamped_prefix(i64 b, i64 cap) {
+  if (b < 0) return 0;
+  const u128 c = u128(cap);
+  if (b <= cap) return u128(b) * u128(b + 1) / 2;
+  return c * (c + 1) / 2 + u128(b - cap) * c;
+}
+
+/// sum over x in [lo, hi) of clamp(v - x, 0, cap).
+u128 clamped_sum(i64 lo, i64 hi, i64 v, i64 cap) {
+  if (hi <= lo) return 0;
+  return clamped_prefix(v - lo, cap) - clamped_prefix(v - hi, cap);
+}
+
+/// One read operand's prefetch matrix: `blocks` blocks of `rows` x `width` entries stacked
+/// vertically, the last block only `last_width` columns wide (the rest are null requests).
+/// `rolled`: SCALE-Sim flattens it along anti-diagonals (rows descending within one), the
+/// streamed operands; otherwise row-major, the stationary ones.
+struct PrefetchMatrix {
+  i64 blocks = 1, rows = 1, width = 1, last_width = 1;
+  bool rolled = true;
+
+  i64 valid() const { return (blocks - 1) * rows * width + rows * last_width; }
+  i64 height() const { return blocks * rows; }
+
+  /// Valid entries on anti-diagonals below d.
+  i64 below_diagonal(i64 d) const {
+    const i64 Y = height();
+    u128 n = clamped_sum(0, width, d, Y);
+    n -= clamped_sum(last_width, width, d - (Y - rows), rows);
+    return i64(n);
+  }
+
+  /// Index among the valid entries, in prefetch order, of entry (row y of the stack, column x).
+  i64 index(i64 y, i64 x) const {
+    const i64 last_block = height() - rows;
+    if (!rolled) return y < last_block ? y * width + x : last_block * width + (y - last_block) * last_width + x;
+    const i64 d = y + x, ymax = std::min(d, height() - 1);
+    // valid entries of diagonal d in rows above y (they come first: rows descend)
+    i64 above = ymax - y;
+    const i64 hi = std::min(ymax, d - last_width), lo = std::max(y, last_block - 1);
+    if (hi > lo) above -= hi - lo;
+    return below_diagonal(d) + above;
+  }
+};
+
+/// SCALE-Sim's read_buffer: the valid prefetch entries grouped in sets of `per_set`, an active
+/// window of `active` sets that moves by `step` sets (mod `sets`) on each miss; each move is a
+/// prefetch that completes `cost` cycles after the previous one, whatever the demand's cycle.
+class ReadBuffer {
+ public:
+  ReadBuffer(const PrefetchMatrix& m, std::uint64_t capacity, std::uint64_t bw) {
+    const i64 total = i64(capacity);
+    const i64 active_size = (total + 1) / 2, prefetch_size = total - active_size;
+    per_set_ = std::max<i64>(1, ceil_div(total, i64(100)));
+    sets_ = m.valid() / per_set_ + 1;  // a last, possibly empty, set
+    active_ = std::min(ceil_div(active_size, per_set_), sets_);
+    step_ = std::min(ceil_div(prefetch_size, per_set_), sets_ - active_);
+    cost_ = ceil_div(prefetch_size, i64(bw)) + 1;
+    // The first fill: ceil(active / bw) lines of bw words (no more lines than the matrix has),
+    // timed to end at cycle -1, before the first demand.
+    const i64 matrix_lines = ceil_div(m.blocks * m.rows * m.width, i64(bw));
+    const i64 first_lines = std::min(ceil_div(active_size, i64(bw)), matrix_lines);
+    words_ = std::uint64_t(first_lines) * bw;
+    prefetch_words_ = std::uint64_t(ceil_div(prefetch_size, i64(bw))) * bw;
+    start_ = -first_lines;
+    last_ = -1;
+  }
+
+  /// Serves the valid entries [lo, hi] in order; returns the completion cycle of the last
+  /// prefetch it waited for, or kNoWait when every entry was already in the window.
+  i64 serve(i64 lo, i64 hi) {
+    i64 waited = kNoWait;
+    for (i64 s = lo / per_set_; s <= hi / per_set_; ++s) {
+      while (!in_window(s)) {
+        window_ = (window_ + step_) % sets_;
+        last_ += cost_;
+        words_ += prefetch_words_;
+        waited = last_;
+      }
+    }
+    return waited;
+  }
+
+  std::uint64_t words() const { return words_; }
+  i64 start() const { return start_; }
+  i64 stop() const { return last_; }
+
+ private:
+  bool in_window(i64 s) const { return ((s - window_) % sets_ + sets_) % sets_ < active_; }
+
+  i64 per_set_ = 1, sets_ = 1, active_ = 1, step_ = 0, cost_ = 1;
+  i64 window_ = 0, last_ = -1, start_ = 0;
+  std::uint64_t words_ = 0, prefetch_words_ = 0;
+};
+
+/// SCALE-Sim's write_buffer: words collect in lines of `bw`; once more than half the buffer is
+/// held and no drain is running, a drain of ceil(half / bw) lines starts, one line per cycle; a
+/// write finding the buffer full during a drain waits for the drain's end.
+class WriteBuffer {
+ public:
+  WriteBuffer(std::uint64_t capacity, std::uint64_t bw) : bw_(i64(bw)) {
+    total_ = i64(capacity);
+    active_ = (total_ + 1) / 2;
+    drain_lines_ = ceil_div(total_ - active_, bw_);
+    free_ = total_;
+  }
+
+  /// Writes `n` words at `cycle`; returns the cycle the last one was accepted.
+  i64 write(i64 n, i64 cycle) {
+    while (n > 0) {
+      i64 k = 1;
+      if (cycle < drain_end_) {
+        k = std::min(n, std::max<i64>(1, free_));
+        store(k);
+        if (free_ <= 0) cycle = drain_end_;  // full: wait for the drain
+      } else {
+        k = std::min(n, std::max<i64>(1, free_ - active_ + 1));
+        store(k);
+        if (free_ < active_) drain_end_ = drain(cycle);
+      }
+      n -= k;
+    }
+    return cycle;
+  }
+
+  /// What SCALE-Sim does after the last row: drain everything, drain after drain.
+  void flush(i64 cycle) {
+    close_line();
+    while (!lines_.empty()) cycle = drain(cycle) + 1;
+  }
+
+  std::uint64_t words() const { return std::uint64_t(drained_); }
+  i64 start() const { return start_; }
+  i64 stop() const { return stop_; }
+
+ private:
+  void store(i64 k) {
+    free_ -= k;
+    const i64 filled = line_fill_ + k;
+    if (filled / bw_ > 0) push(filled / bw_, bw_);
+    line_fill_ = filled % bw_;
+  }
+  void push(i64 count, i64 fill) {
+    if (!lines_.empty() && lines_.back().second == fill) lines_.back().first += count;
+    else lines_.emplace_back(count, fill);
+  }
+  void close_line() {
+    if (line_fill_ > 0) push(1, line_fill_);
+    line_fill_ = 0;
+  }
+  /// One drain from `cycle`; returns its last cycle. SCALE-Sim credits the buffer with every
+  /// word of the drained lines but the last line's empty slots.
+  i64 drain(i64 cycle) {
+    close_line();
+    i64 lines = 0, last_fill = 0;
+    while (lines < drain_lines_ && !lines_.empty()) {
+      auto& [count, fill] = lines_.front();
+      const i64 take = std::min(count, drain_lines_ - lines);
+      lines += take, last_fill = fill, count -= take;
+      if (count == 0) lines_.pop_front();
+    }
+    if (lines == 0) return cycle;
+    const i64 words = (lines - 1) * bw_ + last_fill;
+    free_ += words;
+    drained_ += words;
+    if (!drains_) start_ = cycle;
+    drains_ = true;
+    stop_ = cycle + lines - 1;
+    return stop_;
+  }
+
+  i64 bw_ = 1, total_ = 0, active_ = 0, drain_lines_ = 1, free_ = 0;
+  i64 line_fill_ = 0, drain_end_ = 0, drained_ = 0, start_ = 0, stop_ = 0;
+  bool drains_ = false;
+  std::deque<std::pair<i64, i64>> lines_;  // runs of (lines, words in each line)
+};
+
+/// How a read operand's demand rows walk its prefetch matrix, per dataflow (docs/scalesim.md 3.1).
+struct ReadPattern {
+  PrefetchMatrix matrix;
+  bool by_row_fold = true;  ///< the block a fold reads: its row fold (else its column fold)
+  i64 prefix = 0;           ///< rolled: empty demand rows before the skewed block
+};
+
+ReadPattern ifmap_pattern(const FoldGrid& g, Dataflow d) {
+  const i64 R = i64(g.R), C = i64(g.C);
+  switch (d) {
+    case Dataflow::WS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true}, true, R};
+    case Dataflow::OS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true}, true, 0};
+    case Dataflow::IS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false}, false, 0};
+  }
+  return {};
+}
+
+ReadPattern filter_pattern(const FoldGrid& g, Dataflow d) {
+  const i64 R = i64(g.R), C = i64(g.C);
+  switch (d) {
+    case Dataflow::WS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false}, false, 0};
+    case Dataflow::OS: return {{i64(g.col_folds), i64(g.t), C, i64(g.cols_last), true}, false, 0};
+    case Dataflow::IS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true}, true, R};
+  }
+  return {};
+}
+
+/// The valid prefetch indices demand row `r` of fold (fc, fr) asks for, as [lo, hi]; lo > hi
+/// when it asks for none. Rolled: the row is one anti-diagonal of its block (skewed demand).
+/// Row-major: the first R rows load the stationary block's rows bottom first (flipped).
+std::pair<i64, i64> demand_run(const ReadPattern& p, const FoldGrid& g, std::uint64_t fc, std::uint64_t fr, i64 r) {
+  const PrefetchMatrix& m = p.matrix;
+  const i64 block = i64(p.by_row_fold ? fr : fc);
+  const i64 width = block + 1 < m.blocks ? m.width : m.last_width;
+  if (m.rolled) {
+    const i64 s = r - p.prefix;
+    const i64 c_lo = std::max<i64>(0, s - m.rows + 1), c_hi = std::min(width - 1, s);
+    if (s < 0 || c_lo > c_hi) return {1, 0};
+    const i64 lo = m.index(block * m.rows + s - c_lo, c_lo);
+    return {lo, lo + c_hi - c_lo};
+  }
+  const i64 R = i64(g.R);
+  if (r >= R) return {1, 0};
+  const i64 row = i64(fr) * R + R - 1 - r;  // the stationary block is one row fold of rows
+  if (row >= m.rows) return {1, 0};        // padding rows of a partial fold
+  const i64 lo = m.index(block * m.rows + row, 0);
+  return {lo, lo + width - 1};
+}
+
+/// Ofmap words demand row `r` of fold (fc, fr) writes: a skewed block with valid rows [a, b)
+/// and `cols` valid columns, after `offset` empty rows.
+i64 ofmap_writes(const FoldGrid& g, Dataflow d, std::uint64_t fc, std::uint64_t fr, i64 r) {
+  const i64 R = i64(g.R), T = i64(g.t), cols = i64(g.cols_in(fc));
+  i64 offset = 2 * R - 1, a = 0, b = T;
+  if (d == Dataflow::OS) offset = T - 1, a = R - i64(g.rows_in(fr)), b = R;  // flipped R x C block
+  const i64 lo = std::max<i64>(0, r - offset - b + 1), hi = std::min(cols - 1, r - offset - a);
+  return std::max<i64>(0, hi - lo + 1);
+}
+
+}  // namespace
+
+BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
+                            const std::int64_t (&stamp_rows)[6]) {
+  const ReadPattern in_p = ifmap_pattern(g, d), w_p = filter_pattern(g, d);
+  ReadBuffer in(in_p.matrix, sizes.ifmap_words, sizes.bandwidth);
+  ReadBuffer w(w_p.matrix, sizes.filter_words, sizes.bandwidth);
+  WriteBuffer out(sizes.ofmap_words, sizes.bandwidth);
+  BufferReplay result;
+  i64 stalls = 0, served = 0;
+  const i64 per_fold = i64(g.per_fold);
+  for (std::uint64_t fc = 0; fc < g.col_folds; ++fc) {
+    for (std::uint64_t fr = 0; fr < g.row_folds; ++fr) {
+      const i64 base = i64(fc * g.row_folds + fr) * per_fold;
+      for (i64 r = 0; r < per_fold; ++r) {
+        const i64 cycle = base + r + stalls;
+        i64 stall[3] = {0, 0, 0};
+        const auto [a_lo, a_hi] = demand_run(in_p, g, fc, fr, r);
+        if (a_lo <= a_hi) stall[0] = std::max<i64>(0, in.serve(a_lo, a_hi) - cycle - 1);
+        const auto [b_lo, b_hi] = demand_run(w_p, g, fc, fr, r);
+        if (b_lo <= b_hi) stall[1] = std::max<i64>(0, w.serve(b_lo, b_hi) - cycle - 1);
+        // serve() returns kNoWait (far below any cycle) when nothing was prefetched
+        const i64 n = ofmap_writes(g, d, fc, fr, r);
+        served = n > 0 ? out.write(n, cycle) : cycle;
+        stall[2] = served - cycle;
+        for (int i = 0; i < 6; ++i) {
+          if (stamp_rows[i] == base + r) result.stamps[i] = cycle + (i < 4 ? 1 + stall[i / 2] : stall[2]);
+        }
+        stalls += std::max({stall[0], stall[1], stall[2]});
+      }
+    }
+  }
+  out.flush(served);
+  result.stall_cycles = std::uint64_t(stalls);
+  result.total_cycles = std::uint64_t(served);
+  result.dram_words[0] = in.words(), result.dram_words[1] = w.words(), result.dram_words[2] = out.words();
+  result.dram_start[0] = in.start(), result.dram_stop[0] = in.stop();
+  result.dram_start[1] = w.start(), result.dram_stop[1] = w.stop();
+  result.dram_start[2] = out.start(), result.dram_stop[2] = out.stop();
+  return result;
+}
+
+}  // namespace npusim::scalesim
