@@ -98,6 +98,15 @@ class ReadBuffer {
     return waited;
   }
 
+  /// The last valid index that can be read going forward from `index` (in the window) without
+  /// a miss: the window's end, or the matrix's when the window wraps past it.
+  i64 last_hit_from(i64 index) const {
+    const i64 s = index / per_set_;
+    const i64 end = window_ + active_;  // one past the window, unwrapped
+    const i64 last_set = s >= window_ ? std::min(end, sets_) - 1 : end - sets_ - 1;
+    return (last_set + 1) * per_set_ - 1;
+  }
+
   std::uint64_t words() const { return words_; }
   i64 start() const { return start_; }
   i64 stop() const { return last_; }
@@ -145,6 +154,15 @@ class WriteBuffer {
     close_line();
     while (!lines_.empty()) cycle = drain(cycle) + 1;
   }
+
+  /// Words that can be written at cycles before the drain's end without filling the buffer, and
+  /// at cycles from it on without starting a drain (< 0: the first word does).
+  i64 room_while_draining() const { return free_ - 1; }
+  i64 room_after_drain() const { return free_ - active_; }
+  i64 drain_end() const { return drain_end_; }
+
+  /// Writes `n` words that trigger nothing (the caller checked the room above).
+  void write_quietly(i64 n) { store(n); }
 
   std::uint64_t words() const { return std::uint64_t(drained_); }
   i64 start() const { return start_; }
@@ -251,46 +269,148 @@ i64 ofmap_writes(const FoldGrid& g, Dataflow d, std::uint64_t fc, std::uint64_t 
   return std::max<i64>(0, hi - lo + 1);
 }
 
+/// Ofmap words demand rows [0, r] of fold (fc, fr) write (the sum of ofmap_writes).
+i64 ofmap_writes_through(const FoldGrid& g, Dataflow d, std::uint64_t fc, std::uint64_t fr, i64 r) {
+  const i64 R = i64(g.R), T = i64(g.t), cols = i64(g.cols_in(fc));
+  i64 offset = 2 * R - 1, a = 0, b = T;
+  if (d == Dataflow::OS) offset = T - 1, a = R - i64(g.rows_in(fr)), b = R;
+  return i64(clamped_sum(0, cols, r - offset - a + 1, b - a));
+}
+
+/// First row in [lo, hi) for which `pred` holds (pred monotone: false then true), or hi.
+template <class Pred>
+i64 first_row(i64 lo, i64 hi, Pred pred) {
+  while (lo < hi) {
+    const i64 mid = lo + (hi - lo) / 2;
+    if (pred(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/// The replay. Rows where no buffer misses, fills or starts a drain are skipped in bulk: a
+/// streamed operand's demand walks its prefetch order forward within a fold, so its next miss
+/// is the first row reaching past the window (a binary search); a stationary operand's loads
+/// are its fold's first R rows, served one by one; the ofmap's next event is where its
+/// cumulative writes reach the buffer's room (a binary search over a closed form).
+class Replay {
+ public:
+  Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[6])
+      : g_(g), d_(d), in_p_(ifmap_pattern(g, d)), w_p_(filter_pattern(g, d)),
+        in_(in_p_.matrix, sizes.ifmap_words, sizes.bandwidth), w_(w_p_.matrix, sizes.filter_words, sizes.bandwidth),
+        out_(sizes.ofmap_words, sizes.bandwidth), stamp_rows_(stamp_rows) {}
+
+  BufferReplay run() {
+    const i64 per_fold = i64(g_.per_fold);
+    for (std::uint64_t fc = 0; fc < g_.col_folds; ++fc) {
+      for (std::uint64_t fr = 0; fr < g_.row_folds; ++fr) {
+        fc_ = fc, fr_ = fr, base_ = i64(fc * g_.row_folds + fr) * per_fold;
+        last_[0] = last_[1] = -1;
+        for (i64 r = 0; r < per_fold;) {
+          const i64 next = std::min({next_read(in_p_, in_, 0, r), next_read(w_p_, w_, 1, r), next_write(r),
+                                     next_stamp(r)});
+          if (next > r) out_.write_quietly(writes_between(r, next));  // rows [r, next): nothing happens
+          if (next >= per_fold) break;
+          serve_row(next);
+          r = next + 1;
+        }
+      }
+    }
+    out_.flush(served_);
+    BufferReplay b;
+    b.stall_cycles = std::uint64_t(stalls_);
+    b.total_cycles = std::uint64_t(served_);
+    std::copy(std::begin(stamps_), std::end(stamps_), std::begin(b.stamps));
+    b.dram_words[0] = in_.words(), b.dram_words[1] = w_.words(), b.dram_words[2] = out_.words();
+    b.dram_start[0] = in_.start(), b.dram_stop[0] = in_.stop();
+    b.dram_start[1] = w_.start(), b.dram_stop[1] = w_.stop();
+    b.dram_start[2] = out_.start(), b.dram_stop[2] = out_.stop();
+    return b;
+  }
+
+ private:
+  i64 end() const { return i64(g_.per_fold); }
+
+  /// The next row from `r` at which read operand `op` may miss.
+  i64 next_read(const ReadPattern& p, const ReadBuffer& buf, int op, i64 r) const {
+    if (!p.matrix.rolled) {  // stationary: its loads, row by row
+      for (i64 row = r; row < std::min(end(), i64(g_.R)); ++row) {
+        const auto run = demand_run(p, g_, fc_, fr_, row);
+        if (run.first <= run.second) return row;
+      }
+      return end();
+    }
+    const i64 first = std::min(end(), p.prefix);
+    if (last_[op] < 0) return std::max(r, first);  // the fold's first request may jump anywhere
+    const i64 safe = buf.last_hit_from(last_[op]);
+    const i64 last_row = std::min(end(), p.prefix + p.matrix.rows + i64(p.by_row_fold ? g_.rows_in(fr_) : g_.cols_in(fc_)) - 1);
+    return first_row(r, last_row, [&](i64 row) {
+      const auto run = demand_run(p, g_, fc_, fr_, row);
+      return run.first <= run.second && run.second > safe;
+    });
+  }
+
+  /// The next row from `r` at which an ofmap write fills the buffer or starts a drain.
+  i64 next_write(i64 r) const {
+    const i64 before = r > 0 ? ofmap_writes_through(g_, d_, fc_, fr_, r - 1) : 0;
+    auto written = [&](i64 row) { return ofmap_writes_through(g_, d_, fc_, fr_, row) - before; };
+    // rows at cycles before the drain's end, then from it on
+    const i64 drain_row = std::clamp(out_.drain_end() - base_ - stalls_, r, end());
+    const i64 full = first_row(r, drain_row, [&](i64 row) { return written(row) > out_.room_while_draining(); });
+    if (full < drain_row) return full;
+    return first_row(drain_row, end(), [&](i64 row) { return written(row) > out_.room_after_drain(); });
+  }
+
+  i64 next_stamp(i64 r) const {
+    i64 next = end();
+    for (std::int64_t row : stamp_rows_) {
+      if (row - base_ >= r && row - base_ < next) next = row - base_;
+    }
+    return next;
+  }
+
+  i64 writes_between(i64 r, i64 next) const {
+    const i64 hi = std::min(next, end()) - 1;
+    return ofmap_writes_through(g_, d_, fc_, fr_, hi) - (r > 0 ? ofmap_writes_through(g_, d_, fc_, fr_, r - 1) : 0);
+  }
+
+  void serve_row(i64 r) {
+    const i64 cycle = base_ + r + stalls_;
+    i64 stall[3] = {0, 0, 0};
+    const ReadPattern* patterns[2] = {&in_p_, &w_p_};
+    ReadBuffer* buffers[2] = {&in_, &w_};
+    for (int op = 0; op < 2; ++op) {
+      const auto [lo, hi] = demand_run(*patterns[op], g_, fc_, fr_, r);
+      if (lo > hi) continue;
+      stall[op] = std::max<i64>(0, buffers[op]->serve(lo, hi) - cycle - 1);
+      last_[op] = hi;
+    }
+    const i64 n = ofmap_writes(g_, d_, fc_, fr_, r);
+    served_ = n > 0 ? out_.write(n, cycle) : cycle;
+    stall[2] = served_ - cycle;
+    for (int i = 0; i < 6; ++i) {
+      if (stamp_rows_[i] == base_ + r) stamps_[i] = cycle + (i < 4 ? 1 + stall[i / 2] : stall[2]);
+    }
+    stalls_ += std::max({stall[0], stall[1], stall[2]});
+  }
+
+  const FoldGrid& g_;
+  Dataflow d_;
+  ReadPattern in_p_, w_p_;
+  ReadBuffer in_, w_;
+  WriteBuffer out_;
+  const std::int64_t (&stamp_rows_)[6];
+  std::uint64_t fc_ = 0, fr_ = 0;
+  i64 base_ = 0, stalls_ = 0, served_ = 0;
+  i64 last_[2] = {-1, -1};  // the last valid index each streamed operand read in this fold
+  i64 stamps_[6] = {};
+};
+
 }  // namespace
 
 BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
                             const std::int64_t (&stamp_rows)[6]) {
-  const ReadPattern in_p = ifmap_pattern(g, d), w_p = filter_pattern(g, d);
-  ReadBuffer in(in_p.matrix, sizes.ifmap_words, sizes.bandwidth);
-  ReadBuffer w(w_p.matrix, sizes.filter_words, sizes.bandwidth);
-  WriteBuffer out(sizes.ofmap_words, sizes.bandwidth);
-  BufferReplay result;
-  i64 stalls = 0, served = 0;
-  const i64 per_fold = i64(g.per_fold);
-  for (std::uint64_t fc = 0; fc < g.col_folds; ++fc) {
-    for (std::uint64_t fr = 0; fr < g.row_folds; ++fr) {
-      const i64 base = i64(fc * g.row_folds + fr) * per_fold;
-      for (i64 r = 0; r < per_fold; ++r) {
-        const i64 cycle = base + r + stalls;
-        i64 stall[3] = {0, 0, 0};
-        const auto [a_lo, a_hi] = demand_run(in_p, g, fc, fr, r);
-        if (a_lo <= a_hi) stall[0] = std::max<i64>(0, in.serve(a_lo, a_hi) - cycle - 1);
-        const auto [b_lo, b_hi] = demand_run(w_p, g, fc, fr, r);
-        if (b_lo <= b_hi) stall[1] = std::max<i64>(0, w.serve(b_lo, b_hi) - cycle - 1);
-        // serve() returns kNoWait (far below any cycle) when nothing was prefetched
-        const i64 n = ofmap_writes(g, d, fc, fr, r);
-        served = n > 0 ? out.write(n, cycle) : cycle;
-        stall[2] = served - cycle;
-        for (int i = 0; i < 6; ++i) {
-          if (stamp_rows[i] == base + r) result.stamps[i] = cycle + (i < 4 ? 1 + stall[i / 2] : stall[2]);
-        }
-        stalls += std::max({stall[0], stall[1], stall[2]});
-      }
-    }
-  }
-  out.flush(served);
-  result.stall_cycles = std::uint64_t(stalls);
-  result.total_cycles = std::uint64_t(served);
-  result.dram_words[0] = in.words(), result.dram_words[1] = w.words(), result.dram_words[2] = out.words();
-  result.dram_start[0] = in.start(), result.dram_stop[0] = in.stop();
-  result.dram_start[1] = w.start(), result.dram_stop[1] = w.stop();
-  result.dram_start[2] = out.start(), result.dram_stop[2] = out.stop();
-  return result;
+  return Replay(g, d, sizes, stamp_rows).run();
 }
 
 }  // namespace npusim::scalesim
