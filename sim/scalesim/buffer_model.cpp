@@ -85,18 +85,19 @@ class ReadBuffer {
 
   /// Serves the valid entries [lo, hi] in order; returns the completion cycle of the last
   /// prefetch it waited for, or kNoWait when every entry was already in the window.
-  i64 serve(i64 lo, i64 hi) {
+  /// `copies(i, f)` calls f(index) for the other entries holding the same word as entry lo + i:
+  /// SCALE-Sim looks a word up by address, so any of them in the window is a hit.
+  template <class Copies>
+  i64 serve(i64 lo, i64 hi, const Copies& copies) {
     i64 waited = kNoWait;
-    for (i64 s = lo / per_set_; s <= hi / per_set_; ++s) {
-      while (!in_window(s)) {
-        window_ = (window_ + step_) % sets_;
-        last_ += cost_;
-        words_ += prefetch_words_;
-        waited = last_;
-      }
+    if (all_in_window(lo, hi)) return waited;
+    for (i64 q = lo; q <= hi; ++q) {
+      while (!hit(q, q - lo, copies)) advance(waited);
     }
     return waited;
   }
+
+  bool in_window_index(i64 index) const { return in_window(index / per_set_); }
 
   /// The last valid index that can be read going forward from `index` (in the window) without
   /// a miss: the window's end, or the matrix's when the window wraps past it.
@@ -113,6 +114,29 @@ class ReadBuffer {
 
  private:
   bool in_window(i64 s) const { return ((s - window_) % sets_ + sets_) % sets_ < active_; }
+
+  bool all_in_window(i64 lo, i64 hi) const {
+    for (i64 s = lo / per_set_; s <= hi / per_set_; ++s)
+      if (!in_window(s)) return false;
+    return true;
+  }
+
+  template <class Copies>
+  bool hit(i64 q, i64 i, const Copies& copies) const {
+    if (in_window(q / per_set_)) return true;
+    bool found = false;
+    copies(i, [&](i64 index) { found = found || in_window(index / per_set_); });
+    return found;
+  }
+
+  /// The next prefetch: the window moves by `step_` sets; the data is there `cost_` cycles after
+  /// the previous prefetch's.
+  void advance(i64& waited) {
+    window_ = (window_ + step_) % sets_;
+    last_ += cost_;
+    words_ += prefetch_words_;
+    waited = last_;
+  }
 
   i64 per_set_ = 1, sets_ = 1, active_ = 1, step_ = 0, cost_ = 1;
   i64 window_ = 0, last_ = -1, start_ = 0;
@@ -295,8 +319,9 @@ i64 first_row(i64 lo, i64 hi, Pred pred) {
 /// cumulative writes reach the buffer's room (a binary search over a closed form).
 class Replay {
  public:
-  Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[6])
-      : g_(g), d_(d), in_p_(ifmap_pattern(g, d)), w_p_(filter_pattern(g, d)),
+  Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[6],
+         const ConvWindow* conv)
+      : g_(g), d_(d), conv_(conv), in_p_(ifmap_pattern(g, d)), w_p_(filter_pattern(g, d)),
         in_(in_p_.matrix, sizes.ifmap_words, sizes.bandwidth), w_(w_p_.matrix, sizes.filter_words, sizes.bandwidth),
         out_(sizes.ofmap_words, sizes.bandwidth), stamp_rows_(stamp_rows) {}
 
@@ -341,7 +366,8 @@ class Replay {
       return end();
     }
     const i64 first = std::min(end(), p.prefix);
-    if (last_[op] < 0) return std::max(r, first);  // the fold's first request may jump anywhere
+    // the fold's first request may jump anywhere; a row served by copies ends outside the window
+    if (last_[op] < 0 || !buf.in_window_index(last_[op])) return std::max(r, first);
     const i64 safe = buf.last_hit_from(last_[op]);
     const i64 last_row = std::min(end(), p.prefix + p.matrix.rows + i64(p.by_row_fold ? g_.rows_in(fr_) : g_.cols_in(fc_)) - 1);
     return first_row(r, last_row, [&](i64 row) {
@@ -374,15 +400,42 @@ class Replay {
     return ofmap_writes_through(g_, d_, fc_, fr_, hi) - (r > 0 ? ofmap_writes_through(g_, d_, fc_, fr_, r - 1) : 0);
   }
 
+  /// For demand row r of the current fold: copies(i, f) calls f(index) for the prefetch index of
+  /// every other entry holding the ifmap word of the row's i-th request.
+  auto ifmap_copies(i64 r) const {
+    return [this, r](i64 i, const auto& f) {
+      const i64 R = i64(g_.R), C = i64(g_.C), T = i64(g_.t);
+      const i64 K = in_p_.matrix.rows;  // OS and IS stack blocks of K = window-size rows
+      i64 pixel = 0, k = 0;
+      if (d_ == Dataflow::IS) {  // stationary: block row fr*R + R-1-r, its C pixel columns
+        k = i64(fr_) * R + R - 1 - r, pixel = i64(fc_) * C + i;
+      } else {  // skewed: entry c of anti-diagonal s
+        const i64 s = r - in_p_.prefix, c = std::max<i64>(0, s - in_p_.matrix.rows + 1) + i;
+        if (d_ == Dataflow::WS) pixel = s - c, k = i64(fr_) * R + c;
+        else k = s - c, pixel = i64(fr_) * R + c;
+      }
+      conv_->for_each_copy(pixel, k, [&](i64 p, i64 kk) {
+        switch (d_) {
+          case Dataflow::WS: f(in_p_.matrix.index(kk / R * T + p, kk % R)); break;
+          case Dataflow::OS: f(in_p_.matrix.index(p / R * K + kk, p % R)); break;
+          case Dataflow::IS: f(in_p_.matrix.index(p / C * K + kk, p % C)); break;
+        }
+      });
+    };
+  }
+
   void serve_row(i64 r) {
     const i64 cycle = base_ + r + stalls_;
     i64 stall[3] = {0, 0, 0};
     const ReadPattern* patterns[2] = {&in_p_, &w_p_};
     ReadBuffer* buffers[2] = {&in_, &w_};
+    auto no_copies = [](i64, const auto&) {};
     for (int op = 0; op < 2; ++op) {
       const auto [lo, hi] = demand_run(*patterns[op], g_, fc_, fr_, r);
       if (lo > hi) continue;
-      stall[op] = std::max<i64>(0, buffers[op]->serve(lo, hi) - cycle - 1);
+      const i64 done = op == 0 && conv_ ? buffers[op]->serve(lo, hi, ifmap_copies(r))
+                                        : buffers[op]->serve(lo, hi, no_copies);
+      stall[op] = std::max<i64>(0, done - cycle - 1);
       last_[op] = hi;
     }
     const i64 n = ofmap_writes(g_, d_, fc_, fr_, r);
@@ -396,6 +449,7 @@ class Replay {
 
   const FoldGrid& g_;
   Dataflow d_;
+  const ConvWindow* conv_;
   ReadPattern in_p_, w_p_;
   ReadBuffer in_, w_;
   WriteBuffer out_;
@@ -409,8 +463,8 @@ class Replay {
 }  // namespace
 
 BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
-                            const std::int64_t (&stamp_rows)[6]) {
-  return Replay(g, d, sizes, stamp_rows).run();
+                            const std::int64_t (&stamp_rows)[6], const ConvWindow* conv) {
+  return Replay(g, d, sizes, stamp_rows, conv).run();
 }
 
 }  // namespace npusim::scalesim

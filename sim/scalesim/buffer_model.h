@@ -9,6 +9,40 @@
 
 namespace npusim::scalesim {
 
+/// A conv layer's geometry in SCALE-Sim's terms. SCALE-Sim sizes the ofmap as
+/// ceil((ifmap - filter + stride) / stride), so when (ifmap - filter) is not a multiple of the
+/// stride the last window hangs over the ifmap's edge: its outside entries are null (-1) requests
+/// in the ifmap operand matrix, which moves the ifmap SRAM stop cycle (docs/scalesim.md).
+struct ConvWindow {
+  std::int64_t ifmap_h = 1, ifmap_w = 1, filter_h = 1, filter_w = 1, channels = 1;
+  std::int64_t stride_h = 1, stride_w = 1, ofmap_h = 1, ofmap_w = 1;
+  /// Whether ifmap operand entry (ofmap pixel `pixel`, window element `k`) lies inside the ifmap.
+  bool inside(std::int64_t pixel, std::int64_t k) const;
+  /// The last ofmap pixel whose window element `k` lies inside the ifmap.
+  std::int64_t last_pixel_inside(std::int64_t k) const;
+  /// The last window element of ofmap pixel `pixel` that lies inside the ifmap.
+  std::int64_t last_element_inside(std::int64_t pixel) const;
+
+  /// Calls f(pixel', k') for every ifmap operand entry other than (pixel, k) that holds the same
+  /// ifmap word: overlapping windows read a word up to filter_h x filter_w times.
+  template <class F>
+  void for_each_copy(std::int64_t pixel, std::int64_t k, const F& f) const {
+    const std::int64_t in_row = pixel / ofmap_w * stride_h + k / (filter_w * channels);
+    const std::int64_t in_col = pixel % ofmap_w * stride_w + k % (filter_w * channels) / channels;
+    const std::int64_t ch = k % channels;
+    for (std::int64_t wr = in_row % stride_h; wr < filter_h && wr <= in_row; wr += stride_h) {
+      const std::int64_t out_row = (in_row - wr) / stride_h;
+      if (out_row >= ofmap_h) continue;
+      for (std::int64_t wc = in_col % stride_w; wc < filter_w && wc <= in_col; wc += stride_w) {
+        const std::int64_t out_col = (in_col - wc) / stride_w;
+        if (out_col >= ofmap_w) continue;
+        const std::int64_t p = out_row * ofmap_w + out_col, kk = (wr * filter_w + wc) * channels + ch;
+        if (p != pixel || kk != k) f(p, kk);
+      }
+    }
+  }
+};
+
 /// The fold grid of one layer on the array, in SCALE-Sim's loop order (column folds outer).
 struct FoldGrid {
   std::uint64_t R = 0, C = 0;           // array rows, columns
@@ -39,7 +73,9 @@ struct BufferSizes {
 /// Replays SCALE-Sim's buffers over the layer's demand rows, fold by fold. `stamp_rows` are six
 /// demand rows (ifmap start/stop, filter start/stop, ofmap start/stop) whose served cycles are
 /// wanted; index i of `stamps` is for `stamp_rows[i]`, for operand i / 2.
+/// `conv`: the layer's conv geometry, whose overlapping windows put one ifmap word in several
+/// prefetch entries (a read hits if any of them is in the window); null for a GEMM.
 BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
-                            const std::int64_t (&stamp_rows)[6]);
+                            const std::int64_t (&stamp_rows)[6], const ConvWindow* conv = nullptr);
 
 }  // namespace npusim::scalesim

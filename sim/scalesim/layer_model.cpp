@@ -226,11 +226,11 @@ void dram_counts(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, Layer
 /// USER mode: SCALE-Sim's buffers replayed over the demand rows (sim/scalesim/buffer_model.h).
 /// Its stalls shift every SRAM stamp after them, and its prefetches and drains are the DRAM
 /// columns.
-void user_mode(const Grid& g, const ScaleSimConfig& cfg, LayerReport& r) {
+void user_mode(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerReport& r) {
   const std::int64_t rows[6] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
                                 r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop};
   const BufferSizes sizes{cfg.ifmap_kb * 1024, cfg.filter_kb * 1024, cfg.ofmap_kb * 1024, cfg.bandwidths.front()};
-  const BufferReplay b = replay_buffers(g, cfg.dataflow, sizes, rows);
+  const BufferReplay b = replay_buffers(g, cfg.dataflow, sizes, rows, l.conv ? &*l.conv : nullptr);
   r.stall_cycles = b.stall_cycles;
   r.total_cycles = b.total_cycles;
   for (int o = kIfmap; o <= kOfmap; ++o) {
@@ -332,7 +332,7 @@ LayerReport simulate_layer(const Layer& layer, const ScaleSimConfig& cfg) {
   // the rows of all folds back to back, plus any stall.
   r.total_cycles = g.folds * g.per_fold - 1;  // fits: make_grid checked the product
   if (cfg.interface == InterfaceBandwidth::User) {
-    user_mode(g, cfg, r);
+    user_mode(g, layer, cfg, r);
     if (r.total_cycles > kMaxCycles) too_large(layer, "cycle count (2^63 - 1 at most)");
   }
   const std::uint64_t pes = g.R * g.C;

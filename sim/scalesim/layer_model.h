@@ -8,25 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "sim/scalesim/buffer_model.h"
 #include "sim/scalesim/scalesim_config.h"
 #include "workloads/graph.h"
 
 namespace npusim::scalesim {
-
-/// A conv layer's geometry in SCALE-Sim's terms. SCALE-Sim sizes the ofmap as
-/// ceil((ifmap - filter + stride) / stride), so when (ifmap - filter) is not a multiple of the
-/// stride the last window hangs over the ifmap's edge: its outside entries are null (-1) requests
-/// in the ifmap operand matrix, which moves the ifmap SRAM stop cycle (docs/scalesim.md).
-struct ConvWindow {
-  std::int64_t ifmap_h = 1, ifmap_w = 1, filter_h = 1, filter_w = 1, channels = 1;
-  std::int64_t stride_h = 1, stride_w = 1, ofmap_h = 1, ofmap_w = 1;
-  /// Whether ifmap operand entry (ofmap pixel `pixel`, window element `k`) lies inside the ifmap.
-  bool inside(std::int64_t pixel, std::int64_t k) const;
-  /// The last ofmap pixel whose window element `k` lies inside the ifmap.
-  std::int64_t last_pixel_inside(std::int64_t k) const;
-  /// The last window element of ofmap pixel `pixel` that lies inside the ifmap.
-  std::int64_t last_element_inside(std::int64_t pixel) const;
-};
 
 /// SCALE-Sim's output size of one conv dimension: ceil((in - filter + stride) / stride). Not the
 /// floor((in - filter) / stride) + 1 of ONNX and of `npusim run`: one more when the stride does
