@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <utility>
+#include <vector>
 
 #include "sim/core/math_util.h"
 
@@ -35,8 +36,14 @@ u128 clamped_sum(i64 lo, i64 hi, i64 v, i64 cap) {
 struct PrefetchMatrix {
   i64 blocks = 1, rows = 1, width = 1, last_width = 1;
   bool rolled = true;
+  /// Null entries inside the used columns, by index(): a conv window hanging over the ifmap's
+  /// edge (docs/scalesim.md section 2). Sorted.
+  std::vector<i64> holes;
 
-  i64 valid() const { return (blocks - 1) * rows * width + rows * last_width; }
+  i64 valid() const { return (blocks - 1) * rows * width + rows * last_width - i64(holes.size()); }
+  bool is_hole(i64 i) const { return std::binary_search(holes.begin(), holes.end(), i); }
+  /// The valid entries before index i: the set-counting index SCALE-Sim's hashed buffer uses.
+  i64 compact(i64 i) const { return i - i64(std::lower_bound(holes.begin(), holes.end(), i) - holes.begin()); }
   i64 height() const { return blocks * rows; }
 
   /// Valid entries on anti-diagonals below d.
@@ -58,6 +65,13 @@ struct PrefetchMatrix {
     if (hi > lo) above -= hi - lo;
     return below_diagonal(d) + above;
   }
+};
+
+/// The entries one demand row reads, in order: index() values [first_entry, first_entry +
+/// entries), and the same as set-counting indices [lo, hi] (lo > hi: none).
+struct Run {
+  i64 lo = 1, hi = 0, first_entry = 0, entries = 0;
+  bool empty() const { return lo > hi; }
 };
 
 /// SCALE-Sim's read_buffer: the valid prefetch entries grouped in sets of `per_set`, an active
@@ -88,11 +102,13 @@ class ReadBuffer {
   /// `copies(i, f)` calls f(index) for the other entries holding the same word as entry lo + i:
   /// SCALE-Sim looks a word up by address, so any of them in the window is a hit.
   template <class Copies>
-  i64 serve(i64 lo, i64 hi, const Copies& copies) {
+  i64 serve(const PrefetchMatrix& m, const Run& run, const Copies& copies) {
     i64 waited = kNoWait;
-    if (all_in_window(lo, hi)) return waited;
-    for (i64 q = lo; q <= hi; ++q) {
-      while (!hit(q, q - lo, copies)) advance(waited);
+    if (all_in_window(run.lo, run.hi)) return waited;
+    for (i64 i = 0; i < run.entries; ++i) {
+      if (!m.holes.empty() && m.is_hole(run.first_entry + i)) continue;  // a null request
+      const i64 q = m.compact(run.first_entry + i);
+      while (!hit(q, i, copies)) advance(waited);
     }
     return waited;
   }
@@ -244,9 +260,9 @@ struct ReadPattern {
 ReadPattern ifmap_pattern(const FoldGrid& g, Dataflow d) {
   const i64 R = i64(g.R), C = i64(g.C);
   switch (d) {
-    case Dataflow::WS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true}, true, R};
-    case Dataflow::OS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true}, true, 0};
-    case Dataflow::IS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false}, false, 0};
+    case Dataflow::WS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, R};
+    case Dataflow::OS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, 0};
+    case Dataflow::IS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false, {}}, false, 0};
   }
   return {};
 }
@@ -254,33 +270,34 @@ ReadPattern ifmap_pattern(const FoldGrid& g, Dataflow d) {
 ReadPattern filter_pattern(const FoldGrid& g, Dataflow d) {
   const i64 R = i64(g.R), C = i64(g.C);
   switch (d) {
-    case Dataflow::WS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false}, false, 0};
-    case Dataflow::OS: return {{i64(g.col_folds), i64(g.t), C, i64(g.cols_last), true}, false, 0};
-    case Dataflow::IS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true}, true, R};
+    case Dataflow::WS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false, {}}, false, 0};
+    case Dataflow::OS: return {{i64(g.col_folds), i64(g.t), C, i64(g.cols_last), true, {}}, false, 0};
+    case Dataflow::IS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, R};
   }
   return {};
 }
 
-/// The valid prefetch indices demand row `r` of fold (fc, fr) asks for, as [lo, hi]; lo > hi
-/// when it asks for none. Rolled: the row is one anti-diagonal of its block (skewed demand).
-/// Row-major: the first R rows load the stationary block's rows bottom first (flipped).
-std::pair<i64, i64> demand_run(const ReadPattern& p, const FoldGrid& g, std::uint64_t fc, std::uint64_t fr, i64 r) {
+/// The prefetch entries demand row `r` of fold (fc, fr) asks for. Rolled: the row is one
+/// anti-diagonal of its block (skewed demand). Row-major: the first R rows load the stationary
+/// block's rows bottom first (flipped).
+Run demand_run(const ReadPattern& p, const FoldGrid& g, std::uint64_t fc, std::uint64_t fr, i64 r) {
   const PrefetchMatrix& m = p.matrix;
   const i64 block = i64(p.by_row_fold ? fr : fc);
   const i64 width = block + 1 < m.blocks ? m.width : m.last_width;
+  i64 first = 0, count = 0;
   if (m.rolled) {
     const i64 s = r - p.prefix;
     const i64 c_lo = std::max<i64>(0, s - m.rows + 1), c_hi = std::min(width - 1, s);
-    if (s < 0 || c_lo > c_hi) return {1, 0};
-    const i64 lo = m.index(block * m.rows + s - c_lo, c_lo);
-    return {lo, lo + c_hi - c_lo};
+    if (s < 0 || c_lo > c_hi) return {};
+    first = m.index(block * m.rows + s - c_lo, c_lo), count = c_hi - c_lo + 1;
+  } else {
+    const i64 R = i64(g.R);
+    if (r >= R) return {};
+    const i64 row = i64(fr) * R + R - 1 - r;  // the stationary block is one row fold of rows
+    if (row >= m.rows) return {};            // padding rows of a partial fold
+    first = m.index(block * m.rows + row, 0), count = width;
   }
-  const i64 R = i64(g.R);
-  if (r >= R) return {1, 0};
-  const i64 row = i64(fr) * R + R - 1 - r;  // the stationary block is one row fold of rows
-  if (row >= m.rows) return {1, 0};        // padding rows of a partial fold
-  const i64 lo = m.index(block * m.rows + row, 0);
-  return {lo, lo + width - 1};
+  return {m.compact(first), m.compact(first + count) - 1, first, count};
 }
 
 /// Ofmap words demand row `r` of fold (fc, fr) writes: a skewed block with valid rows [a, b)
@@ -291,6 +308,38 @@ i64 ofmap_writes(const FoldGrid& g, Dataflow d, std::uint64_t fc, std::uint64_t 
   if (d == Dataflow::OS) offset = T - 1, a = R - i64(g.rows_in(fr)), b = R;  // flipped R x C block
   const i64 lo = std::max<i64>(0, r - offset - b + 1), hi = std::min(cols - 1, r - offset - a);
   return std::max<i64>(0, hi - lo + 1);
+}
+
+/// index() of the ifmap operand entry (ofmap pixel, window element k) in its prefetch matrix.
+i64 ifmap_entry(const PrefetchMatrix& m, const FoldGrid& g, Dataflow d, i64 pixel, i64 k) {
+  const i64 R = i64(g.R), C = i64(g.C), T = i64(g.t);
+  switch (d) {  // OS and IS stack blocks of K = m.rows window-element rows
+    case Dataflow::WS: return m.index(k / R * T + pixel, k % R);
+    case Dataflow::OS: return m.index(pixel / R * m.rows + k, pixel % R);
+    case Dataflow::IS: return m.index(pixel / C * m.rows + k, pixel % C);
+  }
+  return 0;
+}
+
+/// The ifmap's read pattern, with the null entries of a conv whose last window row or column
+/// hangs over the ifmap's edge (only the last ofmap row and column can: docs/scalesim.md 2).
+ReadPattern ifmap_read_pattern(const FoldGrid& g, Dataflow d, const ConvWindow* conv) {
+  ReadPattern p = ifmap_pattern(g, d);
+  if (!conv) return p;
+  const ConvWindow& w = *conv;
+  const i64 K = w.filter_h * w.filter_w * w.channels;
+  auto scan = [&](i64 pixel) {
+    for (i64 k = 0; k < K; ++k)
+      if (!w.inside(pixel, k)) p.matrix.holes.push_back(ifmap_entry(p.matrix, g, d, pixel, k));
+  };
+  const bool rows_over = (w.ofmap_h - 1) * w.stride_h + w.filter_h > w.ifmap_h;
+  const bool cols_over = (w.ofmap_w - 1) * w.stride_w + w.filter_w > w.ifmap_w;
+  if (rows_over)
+    for (i64 col = 0; col < w.ofmap_w; ++col) scan((w.ofmap_h - 1) * w.ofmap_w + col);
+  if (cols_over)
+    for (i64 row = 0; row < w.ofmap_h - (rows_over ? 1 : 0); ++row) scan(row * w.ofmap_w + w.ofmap_w - 1);
+  std::sort(p.matrix.holes.begin(), p.matrix.holes.end());
+  return p;
 }
 
 /// Ofmap words demand rows [0, r] of fold (fc, fr) write (the sum of ofmap_writes).
@@ -321,7 +370,7 @@ class Replay {
  public:
   Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[6],
          const ConvWindow* conv)
-      : g_(g), d_(d), conv_(conv), in_p_(ifmap_pattern(g, d)), w_p_(filter_pattern(g, d)),
+      : g_(g), d_(d), conv_(conv), in_p_(ifmap_read_pattern(g, d, conv)), w_p_(filter_pattern(g, d)),
         in_(in_p_.matrix, sizes.ifmap_words, sizes.bandwidth), w_(w_p_.matrix, sizes.filter_words, sizes.bandwidth),
         out_(sizes.ofmap_words, sizes.bandwidth), stamp_rows_(stamp_rows) {}
 
@@ -360,8 +409,7 @@ class Replay {
   i64 next_read(const ReadPattern& p, const ReadBuffer& buf, int op, i64 r) const {
     if (!p.matrix.rolled) {  // stationary: its loads, row by row
       for (i64 row = r; row < std::min(end(), i64(g_.R)); ++row) {
-        const auto run = demand_run(p, g_, fc_, fr_, row);
-        if (run.first <= run.second) return row;
+        if (!demand_run(p, g_, fc_, fr_, row).empty()) return row;
       }
       return end();
     }
@@ -371,8 +419,8 @@ class Replay {
     const i64 safe = buf.last_hit_from(last_[op]);
     const i64 last_row = std::min(end(), p.prefix + p.matrix.rows + i64(p.by_row_fold ? g_.rows_in(fr_) : g_.cols_in(fc_)) - 1);
     return first_row(r, last_row, [&](i64 row) {
-      const auto run = demand_run(p, g_, fc_, fr_, row);
-      return run.first <= run.second && run.second > safe;
+      const Run run = demand_run(p, g_, fc_, fr_, row);
+      return !run.empty() && run.hi > safe;
     });
   }
 
@@ -404,8 +452,7 @@ class Replay {
   /// every other entry holding the ifmap word of the row's i-th request.
   auto ifmap_copies(i64 r) const {
     return [this, r](i64 i, const auto& f) {
-      const i64 R = i64(g_.R), C = i64(g_.C), T = i64(g_.t);
-      const i64 K = in_p_.matrix.rows;  // OS and IS stack blocks of K = window-size rows
+      const i64 R = i64(g_.R), C = i64(g_.C);
       i64 pixel = 0, k = 0;
       if (d_ == Dataflow::IS) {  // stationary: block row fr*R + R-1-r, its C pixel columns
         k = i64(fr_) * R + R - 1 - r, pixel = i64(fc_) * C + i;
@@ -414,13 +461,7 @@ class Replay {
         if (d_ == Dataflow::WS) pixel = s - c, k = i64(fr_) * R + c;
         else k = s - c, pixel = i64(fr_) * R + c;
       }
-      conv_->for_each_copy(pixel, k, [&](i64 p, i64 kk) {
-        switch (d_) {
-          case Dataflow::WS: f(in_p_.matrix.index(kk / R * T + p, kk % R)); break;
-          case Dataflow::OS: f(in_p_.matrix.index(p / R * K + kk, p % R)); break;
-          case Dataflow::IS: f(in_p_.matrix.index(p / C * K + kk, p % C)); break;
-        }
-      });
+      conv_->for_each_copy(pixel, k, [&](i64 p, i64 kk) { f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); });
     };
   }
 
@@ -431,12 +472,13 @@ class Replay {
     ReadBuffer* buffers[2] = {&in_, &w_};
     auto no_copies = [](i64, const auto&) {};
     for (int op = 0; op < 2; ++op) {
-      const auto [lo, hi] = demand_run(*patterns[op], g_, fc_, fr_, r);
-      if (lo > hi) continue;
-      const i64 done = op == 0 && conv_ ? buffers[op]->serve(lo, hi, ifmap_copies(r))
-                                        : buffers[op]->serve(lo, hi, no_copies);
+      const Run run = demand_run(*patterns[op], g_, fc_, fr_, r);
+      if (run.empty()) continue;
+      const PrefetchMatrix& m = patterns[op]->matrix;
+      const i64 done = op == 0 && conv_ ? buffers[op]->serve(m, run, ifmap_copies(r))
+                                        : buffers[op]->serve(m, run, no_copies);
       stall[op] = std::max<i64>(0, done - cycle - 1);
-      last_[op] = hi;
+      last_[op] = run.hi;
     }
     const i64 n = ofmap_writes(g_, d_, fc_, fr_, r);
     served_ = n > 0 ? out_.write(n, cycle) : cycle;
