@@ -371,8 +371,10 @@ class Replay {
   Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[6],
          const ConvWindow* conv)
       : g_(g), d_(d), conv_(conv), in_p_(ifmap_read_pattern(g, d, conv)), w_p_(filter_pattern(g, d)),
-        in_(in_p_.matrix, sizes.ifmap_words, sizes.bandwidth), w_(w_p_.matrix, sizes.filter_words, sizes.bandwidth),
-        out_(sizes.ofmap_words, sizes.bandwidth), stamp_rows_(stamp_rows) {}
+        reads_(sizes.read_bandwidth > 0),
+        in_(in_p_.matrix, sizes.ifmap_words, std::max<std::uint64_t>(1, sizes.read_bandwidth)),
+        w_(w_p_.matrix, sizes.filter_words, std::max<std::uint64_t>(1, sizes.read_bandwidth)),
+        out_(sizes.ofmap_words, sizes.write_bandwidth), stamp_rows_(stamp_rows) {}
 
   BufferReplay run() {
     const i64 per_fold = i64(g_.per_fold);
@@ -407,6 +409,7 @@ class Replay {
 
   /// The next row from `r` at which read operand `op` may miss.
   i64 next_read(const ReadPattern& p, const ReadBuffer& buf, int op, i64 r) const {
+    if (!reads_) return end();
     if (!p.matrix.rolled) {  // stationary: its loads, row by row
       for (i64 row = r; row < std::min(end(), i64(g_.R)); ++row) {
         if (!demand_run(p, g_, fc_, fr_, row).empty()) return row;
@@ -435,8 +438,11 @@ class Replay {
     return first_row(drain_row, end(), [&](i64 row) { return written(row) > out_.room_after_drain(); });
   }
 
+  /// The next row from `r` whose served cycle is reported: a stamp row, or the very last row
+  /// (its ofmap service cycle is Total Cycles).
   i64 next_stamp(i64 r) const {
-    i64 next = end();
+    const bool last_fold = fc_ + 1 == g_.col_folds && fr_ + 1 == g_.row_folds;
+    i64 next = last_fold && r < end() ? end() - 1 : end();
     for (std::int64_t row : stamp_rows_) {
       if (row - base_ >= r && row - base_ < next) next = row - base_;
     }
@@ -471,7 +477,7 @@ class Replay {
     const ReadPattern* patterns[2] = {&in_p_, &w_p_};
     ReadBuffer* buffers[2] = {&in_, &w_};
     auto no_copies = [](i64, const auto&) {};
-    for (int op = 0; op < 2; ++op) {
+    for (int op = 0; op < 2 && reads_; ++op) {
       const Run run = demand_run(*patterns[op], g_, fc_, fr_, r);
       if (run.empty()) continue;
       const PrefetchMatrix& m = patterns[op]->matrix;
@@ -493,6 +499,7 @@ class Replay {
   Dataflow d_;
   const ConvWindow* conv_;
   ReadPattern in_p_, w_p_;
+  bool reads_;  ///< replay the read buffers (USER); CALC's estimate never stalls
   ReadBuffer in_, w_;
   WriteBuffer out_;
   const std::int64_t (&stamp_rows_)[6];

@@ -67,7 +67,10 @@ struct BufferReplay {
 
 struct BufferSizes {
   std::uint64_t ifmap_words = 0, filter_words = 0, ofmap_words = 0;  ///< buffer capacities
-  std::uint64_t bandwidth = 1;  ///< words per cycle, every buffer (SCALE-Sim's first Bandwidth)
+  /// Words per cycle of the read buffers' and the write buffer's DRAM side. USER: SCALE-Sim's
+  /// first Bandwidth for all three. CALC: the reads are SCALE-Sim's stall-free estimate (not
+  /// replayed: read_bandwidth 0) and the write buffer drains ArrayWidth words per cycle.
+  std::uint64_t read_bandwidth = 1, write_bandwidth = 1;
 };
 
 /// Replays SCALE-Sim's buffers over the layer's demand rows, fold by fold. `stamp_rows` are six

@@ -223,19 +223,23 @@ void dram_counts(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, Layer
   r.dram[kOfmap] = {r.sram[kOfmap].start, r.sram[kOfmap].stop, mul(mul(M, N, l, what), out_factor, l, what)};
 }
 
-/// USER mode: SCALE-Sim's buffers replayed over the demand rows (sim/scalesim/buffer_model.h).
-/// Its stalls shift every SRAM stamp after them, and its prefetches and drains are the DRAM
+/// SCALE-Sim's buffers replayed over the demand rows (sim/scalesim/buffer_model.h). USER: all
+/// three, at `Bandwidth` words per cycle; CALC: the ofmap write buffer only, draining ArrayWidth
+/// words per cycle (SCALE-Sim's read side is then a stall-free estimate, kept approximate in
+/// dram_counts). Stalls shift every SRAM stamp after them; prefetches and drains are the DRAM
 /// columns.
-void user_mode(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerReport& r) {
+void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerReport& r) {
   const std::int64_t rows[6] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
                                 r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop};
-  const BufferSizes sizes{cfg.ifmap_kb * 1024, cfg.filter_kb * 1024, cfg.ofmap_kb * 1024, cfg.bandwidths.front()};
+  const bool user = cfg.interface == InterfaceBandwidth::User;
+  const BufferSizes sizes{cfg.ifmap_kb * 1024, cfg.filter_kb * 1024, cfg.ofmap_kb * 1024,
+                          user ? cfg.bandwidths.front() : 0, user ? cfg.bandwidths.front() : cfg.cols};
   const BufferReplay b = replay_buffers(g, cfg.dataflow, sizes, rows, l.conv ? &*l.conv : nullptr);
   r.stall_cycles = b.stall_cycles;
   r.total_cycles = b.total_cycles;
   for (int o = kIfmap; o <= kOfmap; ++o) {
     r.sram[o].start = b.stamps[2 * o], r.sram[o].stop = b.stamps[2 * o + 1];
-    r.dram[o] = {b.dram_start[o], b.dram_stop[o], b.dram_words[o]};
+    if (user || o == kOfmap) r.dram[o] = {b.dram_start[o], b.dram_stop[o], b.dram_words[o]};
   }
 }
 
@@ -331,10 +335,8 @@ LayerReport simulate_layer(const Layer& layer, const ScaleSimConfig& cfg) {
   // SCALE-Sim's Total Cycles is the cycle of the last demand row, counted from 0: one less than
   // the rows of all folds back to back, plus any stall.
   r.total_cycles = g.folds * g.per_fold - 1;  // fits: make_grid checked the product
-  if (cfg.interface == InterfaceBandwidth::User) {
-    user_mode(g, layer, cfg, r);
-    if (r.total_cycles > kMaxCycles) too_large(layer, "cycle count (2^63 - 1 at most)");
-  }
+  replay(g, layer, cfg, r);
+  if (r.total_cycles > kMaxCycles) too_large(layer, "cycle count (2^63 - 1 at most)");
   const std::uint64_t pes = g.R * g.C;
   // As Python's exact-integer true division: the products in 128 bits, one rounding each.
   using u128 = unsigned __int128;
