@@ -381,13 +381,16 @@ class Replay {
     for (std::uint64_t fc = 0; fc < g_.col_folds; ++fc) {
       for (std::uint64_t fr = 0; fr < g_.row_folds; ++fr) {
         fc_ = fc, fr_ = fr, base_ = i64(fc * g_.row_folds + fr) * per_fold;
+        ++events_;
         last_[0] = last_[1] = -1;
+        if (events_ > kMaxReplayEvents) return incomplete();
         for (i64 r = 0; r < per_fold;) {
           const i64 next = std::min({next_read(in_p_, in_, 0, r), next_read(w_p_, w_, 1, r), next_write(r),
                                      next_stamp(r)});
           if (next > r) out_.write_quietly(writes_between(r, next));  // rows [r, next): nothing happens
           if (next >= per_fold) break;
           serve_row(next);
+          if (++events_ > kMaxReplayEvents) return incomplete();
           r = next + 1;
         }
       }
@@ -406,6 +409,12 @@ class Replay {
 
  private:
   i64 end() const { return i64(g_.per_fold); }
+
+  BufferReplay incomplete() const {
+    BufferReplay b;
+    b.complete = false;
+    return b;
+  }
 
   /// The next row from `r` at which read operand `op` may miss.
   i64 next_read(const ReadPattern& p, const ReadBuffer& buf, int op, i64 r) const {
@@ -505,6 +514,7 @@ class Replay {
   const std::int64_t (&stamp_rows_)[6];
   std::uint64_t fc_ = 0, fr_ = 0;
   i64 base_ = 0, stalls_ = 0, served_ = 0;
+  std::uint64_t events_ = 0;  // rows served one by one, and folds, against kMaxReplayEvents
   i64 last_[2] = {-1, -1};  // the last valid index each streamed operand read in this fold
   i64 stamps_[6] = {};
 };

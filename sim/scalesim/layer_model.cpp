@@ -229,12 +229,26 @@ void dram_counts(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, Layer
 /// dram_counts). Stalls shift every SRAM stamp after them; prefetches and drains are the DRAM
 /// columns.
 void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerReport& r) {
+  const bool user = cfg.interface == InterfaceBandwidth::User;
+  // The replay is O(folds x R + events). Past its bound, CALC keeps the stall-free closed forms
+  // (the ofmap write buffer then unreplayed); USER has no closed form, so the layer is refused.
+  if (g.folds > kMaxReplayEvents) {
+    if (!user) return;
+    throw InputError(l.where.empty() ? "layer '" + l.name + "'" : l.where,
+                     "expected at most " + std::to_string(kMaxReplayEvents) +
+                         " folds for the USER-mode buffer replay, found " + std::to_string(g.folds));
+  }
   const std::int64_t rows[6] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
                                 r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop};
-  const bool user = cfg.interface == InterfaceBandwidth::User;
   const BufferSizes sizes{cfg.ifmap_kb * 1024, cfg.filter_kb * 1024, cfg.ofmap_kb * 1024,
                           user ? cfg.bandwidths.front() : 0, user ? cfg.bandwidths.front() : cfg.cols};
   const BufferReplay b = replay_buffers(g, cfg.dataflow, sizes, rows, l.conv ? &*l.conv : nullptr);
+  if (!b.complete) {
+    if (!user) return;
+    throw InputError(l.where.empty() ? "layer '" + l.name + "'" : l.where,
+                     "expected at most " + std::to_string(kMaxReplayEvents) +
+                         " buffer events for the USER-mode buffer replay, found more");
+  }
   r.stall_cycles = b.stall_cycles;
   r.total_cycles = b.total_cycles;
   for (int o = kIfmap; o <= kOfmap; ++o) {

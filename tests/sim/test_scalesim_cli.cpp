@@ -136,6 +136,12 @@ TEST(ScaleSimCli, HugeTopologyFieldsAndOverflowsAreNamedErrors) {
   // M x K x N = 2^31-1 squared x 2^20 = 2^82: too many MACs.
   expect_rejected(cfg, "Layer, M, N, K,\ng, " + max + ", 1048576, " + max + ",\n",
                   {"hard.csv:2 (layer 'g')", "MAC count fits in 64 bits"});
+  // USER mode has no closed form: a layer of (2^31 - 1)^2 folds on a 1x1 array is refused.
+  std::string user = config_with("ArrayWidth", "1", config_with("ArrayHeight", "1"));
+  user.replace(user.find("CALC"), 4, "USER");
+  expect_rejected(user, "Layer, M, N, K,\ng, 1, " + max + ", " + max + ",\n",
+                  {"hard.csv:2 (layer 'g')", "expected at most 67108864 folds for the USER-mode buffer replay",
+                   "found 4611686014132420609"});
 }
 
 TEST(ScaleSimCli, AHugeLayerWithinTheLimitsRunsInClosedForm) {
