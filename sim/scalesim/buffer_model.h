@@ -20,7 +20,7 @@ struct ConvWindow {
   bool inside(std::int64_t pixel, std::int64_t k) const;
   /// The last ofmap pixel whose window element `k` lies inside the ifmap.
   std::int64_t last_pixel_inside(std::int64_t k) const;
-  /// The last window element of ofmap pixel `pixel` that lies inside the ifmap.
+  /// The last window element of ofmap pixel `pixel` that lies inside the ifmap; -1 if none does.
   std::int64_t last_element_inside(std::int64_t pixel) const;
 
   /// Calls f(pixel', k') for every ifmap operand entry other than (pixel, k) that holds the same

@@ -79,7 +79,10 @@ std::int64_t last_ifmap_row(const Grid& g, Dataflow d, const ConvWindow& w, std:
       for (std::int64_t c = 0; c < rows; ++c) best = std::max(best, R + w.last_pixel_inside(k0 + c) + c);
       break;
     case Dataflow::OS:  // row k + r holds element k of pixel k0 + r (skewed)
-      for (std::int64_t r = 0; r < rows; ++r) best = std::max(best, w.last_element_inside(k0 + r) + r);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t k = w.last_element_inside(k0 + r);
+        if (k >= 0) best = std::max(best, k + r);
+      }
       break;
     case Dataflow::IS: {  // flipped and unskewed: row R - 1 - b holds element k0 + b of the column fold's pixels
       const std::int64_t p0 = fc * g.C, p1 = p0 + std::int64_t(g.cols_in(fc)) - 1;
@@ -280,6 +283,7 @@ std::int64_t ConvWindow::last_element_inside(std::int64_t pixel) const {
   const std::int64_t row = pixel / ofmap_w, col = pixel % ofmap_w;
   const std::int64_t window_row = std::min(filter_h - 1, ifmap_h - 1 - row * stride_h);
   const std::int64_t window_col = std::min(filter_w - 1, ifmap_w - 1 - col * stride_w);
+  if (window_row < 0 || window_col < 0) return -1;  // a 1x1 window past the edge: all outside
   return (window_row * filter_w + window_col) * channels + channels - 1;
 }
 
