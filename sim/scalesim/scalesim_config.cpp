@@ -40,12 +40,21 @@ class IniFile {
       if (line.front() == '[') {
         if (line.back() != ']') fail(number, "", "a section header '[name]'", "'" + line + "'");
         section = trim(line.substr(1, line.size() - 2));
+        // Python's configparser (strict, as SCALE-Sim uses it) rejects a repeated section or key.
+        if (const auto seen = section_lines_.find(section); seen != section_lines_.end())
+          fail(number, "", "each section once", "a second [" + section + "] (first on line " +
+                                                     std::to_string(seen->second) + ")");
+        section_lines_[section] = number;
         continue;
       }
       const auto sep = line.find_first_of(":=");
       if (sep == std::string::npos || sep == 0) fail(number, "", "'key: value' or 'key = value'", "'" + line + "'");
       if (section.empty()) fail(number, "", "a section header before the first key", "'" + line + "'");
-      values_[section][lower(trim(line.substr(0, sep)))] = {trim(line.substr(sep + 1)), number};
+      const std::string key = lower(trim(line.substr(0, sep)));
+      if (const auto seen = values_[section].find(key); seen != values_[section].end())
+        fail(number, "[" + section + "] " + key, "each key once per section",
+             "a second '" + key + "' (first on line " + std::to_string(seen->second.line) + ")");
+      values_[section][key] = {trim(line.substr(sep + 1)), number};
     }
   }
 
@@ -90,6 +99,7 @@ class IniFile {
  private:
   std::string source_;
   std::map<std::string, std::map<std::string, Value>> values_;
+  std::map<std::string, int> section_lines_;
 };
 
 constexpr const char* kArch = "architecture_presets";

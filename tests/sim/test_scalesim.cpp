@@ -85,6 +85,20 @@ TEST(ScaleSimConfig, BadConfigsNameFileLineAndKey) {
   std::string mode = kGoodConfig;
   mode.replace(mode.find("CALC"), 4, "FAST");
   EXPECT_NE(config_error(mode).find("CALC or USER"), std::string::npos);
+  // A repeated key or section: configparser (and so SCALE-Sim) refuses it; so does npusim,
+  // naming both lines, instead of letting one value silently win.
+  const std::string twice = config_error(kGoodConfig + "[architecture_presets]\nArrayWidth: 8\n");
+  EXPECT_NE(twice.find("test.cfg:13: expected each section once, found a second [architecture_presets] "
+                       "(first on line 3)"),
+            std::string::npos)
+      << twice;
+  std::string key = kGoodConfig;
+  key.replace(key.find("Dataflow: os"), 12, "Dataflow: os\narraywidth: 8");
+  const std::string k = config_error(key);
+  EXPECT_NE(k.find("test.cfg:10 ([architecture_presets] arraywidth): expected each key once per section, "
+                   "found a second 'arraywidth' (first on line 5)"),
+            std::string::npos)
+      << k;
   // USER mode needs Bandwidth.
   std::string user = kGoodConfig;
   user.replace(user.find("Bandwidth: 10\n"), 14, "");
