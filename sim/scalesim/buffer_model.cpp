@@ -14,10 +14,16 @@ using i64 = std::int64_t;
 using u128 = unsigned __int128;
 /// Below every cycle, with room to subtract one without overflow.
 constexpr i64 kNoWait = INT64_MIN / 2;
+/// Cycle stamps the replay computes stay below this; beyond it the layer is refused.
+constexpr i64 kCycleRange = i64(1) << 62;
 
 /// sum over u in [0, b] of clamp(u, 0, cap); 0 for b < 0.
 u128 clamped_prefix(i64 b, i64 cap) {
   if (b < 0) return 0;
+  if (b < (i64(1) << 31)) {  // the common case, in 64 bits (the replay's hot path)
+    const std::uint64_t c = std::uint64_t(std::min(b, cap));
+    return c * (c + 1) / 2 + std::uint64_t(b - i64(c)) * c;
+  }
   const u128 c = u128(cap);
   if (b <= cap) return u128(b) * u128(b + 1) / 2;
   return c * (c + 1) / 2 + u128(b - cap) * c;
@@ -99,19 +105,32 @@ class ReadBuffer {
 
   /// Serves the valid entries [lo, hi] in order; returns the completion cycle of the last
   /// prefetch it waited for, or kNoWait when every entry was already in the window.
-  /// `copies(i, f)` calls f(index) for the other entries holding the same word as entry lo + i:
-  /// SCALE-Sim looks a word up by address, so any of them in the window is a hit.
+  /// `copies(i, f)` calls f(index) for the other entries holding the same word as entry lo + i,
+  /// until f returns true: SCALE-Sim looks a word up by address, so any of them in the window
+  /// is a hit.
   template <class Copies>
   i64 serve(const PrefetchMatrix& m, const Run& run, const Copies& copies) {
     i64 waited = kNoWait;
     if (all_in_window(run.lo, run.hi)) return waited;
     for (i64 i = 0; i < run.entries; ++i) {
       if (!m.holes.empty() && m.is_hole(run.first_entry + i)) continue;  // a null request
-      const i64 q = m.compact(run.first_entry + i);
-      while (!hit(q, i, copies)) advance(waited);
+      // SCALE-Sim prefetches one by one until the word is in the window: until the first of its
+      // entries (its own, or a copy) comes in. That count is arithmetic, so a miss that sends
+      // the window round the whole matrix costs O(1) here.
+      i64 moves = moves_to(m.compact(run.first_entry + i) / per_set_);
+      if (moves > 0) copies(i, [&](i64 index) {
+        moves = std::min(moves, moves_to(index / per_set_));
+        return moves == 0;  // a copy in the window: a hit, no need to look further
+      });
+      if (moves > 0) advance(moves, waited);
     }
     return waited;
   }
+
+  /// False once the prefetch times would pass 2^62 cycles: the replay's results are then void.
+  bool in_range() const { return in_range_; }
+  /// Prefetches so far: the window is the same as long as this is.
+  i64 moves() const { return moves_; }
 
   bool in_window_index(i64 index) const { return in_window(index / per_set_); }
 
@@ -129,7 +148,7 @@ class ReadBuffer {
   i64 stop() const { return last_; }
 
  private:
-  bool in_window(i64 s) const { return ((s - window_) % sets_ + sets_) % sets_ < active_; }
+  bool in_window(i64 s) const { return (s >= window_ ? s - window_ : s - window_ + sets_) < active_; }
 
   bool all_in_window(i64 lo, i64 hi) const {
     for (i64 s = lo / per_set_; s <= hi / per_set_; ++s)
@@ -137,26 +156,33 @@ class ReadBuffer {
     return true;
   }
 
-  template <class Copies>
-  bool hit(i64 q, i64 i, const Copies& copies) const {
-    if (in_window(q / per_set_)) return true;
-    bool found = false;
-    copies(i, [&](i64 index) { found = found || in_window(index / per_set_); });
-    return found;
+  /// Prefetches that bring set s into the window. The window moves forward by step <= active
+  /// sets, so with s at distance D >= active ahead of its start, that is floor((D - active) /
+  /// step) + 1.
+  i64 moves_to(i64 s) const {
+    const i64 ahead = s >= window_ ? s - window_ : s - window_ + sets_;  // both in [0, sets)
+    return ahead < active_ ? 0 : (ahead - active_) / step_ + 1;
   }
 
-  /// The next prefetch: the window moves by `step_` sets; the data is there `cost_` cycles after
-  /// the previous prefetch's.
-  void advance(i64& waited) {
-    window_ = (window_ + step_) % sets_;
-    last_ += cost_;
-    words_ += prefetch_words_;
+  /// `moves` prefetches: the window moves by `step_` sets each; each one's data is there
+  /// `cost_` cycles after the previous one's.
+  void advance(i64 moves, i64& waited) {
+    window_ = i64((u128(window_) + u128(moves) * u128(step_)) % u128(sets_));
+    moves_ += moves;
+    i64 cycles = 0;
+    std::uint64_t words = 0;
+    if (__builtin_mul_overflow(moves, cost_, &cycles) || __builtin_add_overflow(last_, cycles, &last_) ||
+        last_ > kCycleRange || __builtin_mul_overflow(std::uint64_t(moves), prefetch_words_, &words) ||
+        __builtin_add_overflow(words_, words, &words_))
+      in_range_ = false;
     waited = last_;
   }
 
   i64 per_set_ = 1, sets_ = 1, active_ = 1, step_ = 0, cost_ = 1;
   i64 window_ = 0, last_ = -1, start_ = 0;
   std::uint64_t words_ = 0, prefetch_words_ = 0;
+  i64 moves_ = 0;
+  bool in_range_ = true;
 };
 
 /// SCALE-Sim's write_buffer: words collect in lines of `bw`; once more than half the buffer is
@@ -178,7 +204,7 @@ class WriteBuffer {
       if (cycle < drain_end_) {
         k = std::min(n, std::max<i64>(1, free_));
         store(k);
-        if (free_ <= 0) cycle = drain_end_;  // full: wait for the drain
+        if (free_ <= 0) cycle = drain_end_, ++events_;  // full: wait for the drain
       } else {
         k = std::min(n, std::max<i64>(1, free_ - active_ + 1));
         store(k);
@@ -200,6 +226,9 @@ class WriteBuffer {
   i64 room_while_draining() const { return free_ - 1; }
   i64 room_after_drain() const { return free_ - active_; }
   i64 drain_end() const { return drain_end_; }
+  /// Drains and waits so far: the room above changes only with the words written while this
+  /// stays the same.
+  std::uint64_t events() const { return events_; }
 
   /// Writes `n` words that trigger nothing (the caller checked the room above).
   void write_quietly(i64 n) { store(n); }
@@ -235,6 +264,7 @@ class WriteBuffer {
       if (count == 0) lines_.pop_front();
     }
     if (lines == 0) return cycle;
+    ++events_;
     const i64 words = (lines - 1) * bw_ + last_fill;
     free_ += words;
     drained_ += words;
@@ -247,6 +277,7 @@ class WriteBuffer {
   i64 bw_ = 1, total_ = 0, active_ = 0, drain_lines_ = 1, free_ = 0;
   i64 line_fill_ = 0, drain_end_ = 0, drained_ = 0, start_ = 0, stop_ = 0;
   bool drains_ = false;
+  std::uint64_t events_ = 0;
   std::deque<std::pair<i64, i64>> lines_;  // runs of (lines, words in each line)
 };
 
@@ -390,7 +421,7 @@ class Replay {
           if (next > r) out_.write_quietly(writes_between(r, next));  // rows [r, next): nothing happens
           if (next >= per_fold) break;
           serve_row(next);
-          if (++events_ > kMaxReplayEvents) return incomplete();
+          if (++events_ > kMaxReplayEvents || !in_.in_range() || !w_.in_range()) return incomplete();
           r = next + 1;
         }
       }
@@ -428,16 +459,30 @@ class Replay {
     const i64 first = std::min(end(), p.prefix);
     // the fold's first request may jump anywhere; a row served by copies ends outside the window
     if (last_[op] < 0 || !buf.in_window_index(last_[op])) return std::max(r, first);
+    // Within a fold the answer stands while the window does (the reads only move forward).
+    Cached& c = read_cache_[op];
+    if (c.fold == base_ && c.version == buf.moves() && r <= c.row) return c.row;
     const i64 safe = buf.last_hit_from(last_[op]);
     const i64 last_row = std::min(end(), p.prefix + p.matrix.rows + i64(p.by_row_fold ? g_.rows_in(fr_) : g_.cols_in(fc_)) - 1);
-    return first_row(r, last_row, [&](i64 row) {
-      const Run run = demand_run(p, g_, fc_, fr_, row);
-      return !run.empty() && run.hi > safe;
-    });
+    c = {base_, buf.moves(), 0, first_row(r, last_row, [&](i64 row) {
+           const Run run = demand_run(p, g_, fc_, fr_, row);
+           return !run.empty() && run.hi > safe;
+         })};
+    return c.row;
   }
 
   /// The next row from `r` at which an ofmap write fills the buffer or starts a drain.
   i64 next_write(i64 r) const {
+    // The answer stands while no drain or wait happens and the array does not stall: the rows
+    // before it write exactly the words the search counted.
+    if (write_cache_.fold == base_ && write_cache_.version == i64(out_.events()) && write_cache_.stalls == stalls_ &&
+        r <= write_cache_.row)
+      return write_cache_.row;
+    write_cache_ = {base_, i64(out_.events()), stalls_, search_write(r)};
+    return write_cache_.row;
+  }
+
+  i64 search_write(i64 r) const {
     const i64 before = r > 0 ? ofmap_writes_through(g_, d_, fc_, fr_, r - 1) : 0;
     auto written = [&](i64 row) { return ofmap_writes_through(g_, d_, fc_, fr_, row) - before; };
     // rows at cycles before the drain's end, then from it on
@@ -476,7 +521,7 @@ class Replay {
         if (d_ == Dataflow::WS) pixel = s - c, k = i64(fr_) * R + c;
         else k = s - c, pixel = i64(fr_) * R + c;
       }
-      conv_->for_each_copy(pixel, k, [&](i64 p, i64 kk) { f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); });
+      conv_->for_each_copy(pixel, k, [&](i64 p, i64 kk) { return f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); });
     };
   }
 
@@ -485,7 +530,7 @@ class Replay {
     i64 stall[3] = {0, 0, 0};
     const ReadPattern* patterns[2] = {&in_p_, &w_p_};
     ReadBuffer* buffers[2] = {&in_, &w_};
-    auto no_copies = [](i64, const auto&) {};
+    auto no_copies = [](i64, const auto&) {};  // a GEMM's words are each in one entry
     for (int op = 0; op < 2 && reads_; ++op) {
       const Run run = demand_run(*patterns[op], g_, fc_, fr_, r);
       if (run.empty()) continue;
@@ -516,6 +561,12 @@ class Replay {
   i64 base_ = 0, stalls_ = 0, served_ = 0;
   std::uint64_t events_ = 0;  // rows served one by one, and folds, against kMaxReplayEvents
   i64 last_[2] = {-1, -1};  // the last valid index each streamed operand read in this fold
+  /// A next-event row, valid for the fold starting at demand row `fold`, while the buffer's
+  /// version (and the stalls) are unchanged.
+  struct Cached {
+    i64 fold = -1, version = -1, stalls = -1, row = 0;
+  };
+  mutable Cached read_cache_[2], write_cache_;
   i64 stamps_[6] = {};
 };
 

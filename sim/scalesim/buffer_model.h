@@ -24,7 +24,8 @@ struct ConvWindow {
   std::int64_t last_element_inside(std::int64_t pixel) const;
 
   /// Calls f(pixel', k') for every ifmap operand entry other than (pixel, k) that holds the same
-  /// ifmap word: overlapping windows read a word up to filter_h x filter_w times.
+  /// ifmap word (overlapping windows read a word up to filter_h x filter_w times), until f
+  /// returns true.
   template <class F>
   void for_each_copy(std::int64_t pixel, std::int64_t k, const F& f) const {
     const std::int64_t in_row = pixel / ofmap_w * stride_h + k / (filter_w * channels);
@@ -37,7 +38,7 @@ struct ConvWindow {
         const std::int64_t out_col = (in_col - wc) / stride_w;
         if (out_col >= ofmap_w) continue;
         const std::int64_t p = out_row * ofmap_w + out_col, kk = (wr * filter_w + wc) * channels + ch;
-        if (p != pixel || kk != k) f(p, kk);
+        if ((p != pixel || kk != k) && f(p, kk)) return;
       }
     }
   }
