@@ -2,7 +2,7 @@
 // tests/data/scalesim/scalesim_v2/ (3x3, strided with an overhanging window, 1x1, GEMM-like) on
 // WS/OS/IS, square and non-square arrays, 1 to 64 KiB buffers, USER bandwidths 4 and 10 and
 // CALC; and ResNet-18's two first downsampling layers (1x1, stride 2, a window past the edge)
-// on 32x32. Provenance and the SCALE-Sim command: tests/data/scalesim/scalesim_v2/README.md.
+// on 32x32; a depthwise (DP) row and a 1x1 conv; GEMM rows (SCALE-Sim's -i gemm). Provenance and the SCALE-Sim command: tests/data/scalesim/scalesim_v2/README.md.
 #include <filesystem>
 #include <sstream>
 
@@ -58,8 +58,9 @@ TEST_P(ScaleSimGolden, ReportsMatchScaleSimV2) {
   const std::string name = GetParam();
   const fs::path dir = kGolden / name, out = scratch("golden_" + name);
   const fs::path topology = kGolden / (std::string("layers_") + name[0] + ".csv");
+  const std::string gemm = name[0] == 'e' ? " --gemm" : "";  // layers_e.csv has GEMM rows (-i gemm)
   ASSERT_EQ(run_npusim("scalesim --config " + (dir / "scalesim.cfg").string() + " --topology " + topology.string() +
-                       " --out " + out.string()),
+                       gemm + " --out " + out.string()),
             0);
   const bool calc = name.find("CALC") != std::string::npos;
   // CALC: SCALE-Sim's ifmap/filter DRAM columns come from its estimate buffer, which npusim
@@ -76,6 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, ScaleSimGolden,
                          ::testing::Values("a_ws_8_1_USER", "a_os_8_1_USER", "a_is_8_1_USER", "a_is_16_1_USER",
                                            "a_os_16_64_USER", "a_ws_16_1_CALC", "b_ws_16x8_1_bw4",
                                            "b_os_16x8_4_bw4", "b_is_16x8_1_bw4", "b_ws_8x8_1_bw10", "c_r18_os_USER",
-                                           "c_r18_ws_USER", "c_r18_os_CALC"));
+                                           "c_r18_ws_USER", "c_r18_os_CALC", "d_os_8x8_1_bw4",
+                                           "e_is_8x8_1_bw10"));
 
 }  // namespace
