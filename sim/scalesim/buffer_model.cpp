@@ -52,7 +52,7 @@ struct PrefetchMatrix {
   i64 compact(i64 i) const { return i - i64(std::lower_bound(holes.begin(), holes.end(), i) - holes.begin()); }
   i64 height() const { return blocks * rows; }
 
-  /// Valid entries on anti-diagonals below d.
+  /// Entries of the used columns (index() counts them; holes included) on anti-diagonals below d.
   i64 below_diagonal(i64 d) const {
     const i64 Y = height();
     u128 n = clamped_sum(0, width, d, Y);
@@ -60,7 +60,8 @@ struct PrefetchMatrix {
     return i64(n);
   }
 
-  /// Index among the valid entries, in prefetch order, of entry (row y of the stack, column x).
+  /// Position, in prefetch order, of entry (row y of the stack, column x) among the entries of
+  /// the used columns (a partial fold's padding columns do not count; holes do: see compact()).
   i64 index(i64 y, i64 x) const {
     const i64 last_block = height() - rows;
     if (!rolled) return y < last_block ? y * width + x : last_block * width + (y - last_block) * last_width + x;
@@ -111,6 +112,7 @@ class ReadBuffer {
   template <class Copies>
   i64 serve(const PrefetchMatrix& m, const Run& run, const Copies& copies) {
     i64 waited = kNoWait;
+    lookups_ += std::uint64_t(run.hi / per_set_ - run.lo / per_set_ + 1);  // the sets checked below
     if (all_in_window(run.lo, run.hi)) return waited;
     for (i64 i = 0; i < run.entries; ++i) {
       if (!m.holes.empty() && m.is_hole(run.first_entry + i)) continue;  // a null request
@@ -118,6 +120,7 @@ class ReadBuffer {
       // entries (its own, or a copy) comes in. That count is arithmetic, so a miss that sends
       // the window round the whole matrix costs O(1) here.
       i64 moves = moves_to(m.compact(run.first_entry + i) / per_set_);
+      if (moves > 0) ++lookups_;
       if (moves > 0) copies(i, [&](i64 index) {
         moves = std::min(moves, moves_to(index / per_set_));
         return moves == 0;  // a copy in the window: a hit, no need to look further
@@ -131,6 +134,8 @@ class ReadBuffer {
   bool in_range() const { return in_range_; }
   /// Prefetches so far: the window is the same as long as this is.
   i64 moves() const { return moves_; }
+  /// Sets checked and reads looked up entry by entry so far (the replay's work).
+  std::uint64_t lookups() const { return lookups_; }
 
   bool in_window_index(i64 index) const { return in_window(index / per_set_); }
 
@@ -182,6 +187,7 @@ class ReadBuffer {
   i64 window_ = 0, last_ = -1, start_ = 0;
   std::uint64_t words_ = 0, prefetch_words_ = 0;
   i64 moves_ = 0;
+  std::uint64_t lookups_ = 0;
   bool in_range_ = true;
 };
 
@@ -421,7 +427,8 @@ class Replay {
           if (next > r) out_.write_quietly(writes_between(r, next));  // rows [r, next): nothing happens
           if (next >= per_fold) break;
           serve_row(next);
-          if (++events_ > kMaxReplayEvents || !in_.in_range() || !w_.in_range()) return incomplete();
+          if (++events_ + in_.lookups() + w_.lookups() > kMaxReplayEvents || !in_.in_range() || !w_.in_range())
+            return incomplete();
           r = next + 1;
         }
       }
@@ -574,6 +581,14 @@ class Replay {
 
 BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
                             const std::int64_t (&stamp_rows)[6], const ConvWindow* conv) {
+  // Positions are 64-bit: both prefetch matrices, padding included, must stay below 2^62 entries.
+  for (const ReadPattern& p : {ifmap_pattern(g, d), filter_pattern(g, d)}) {
+    if (u128(p.matrix.blocks) * u128(p.matrix.rows) * u128(p.matrix.width) >= u128(kCycleRange)) {
+      BufferReplay b;
+      b.complete = false;
+      return b;
+    }
+  }
   return Replay(g, d, sizes, stamp_rows, conv).run();
 }
 

@@ -64,13 +64,15 @@ struct BufferReplay {
   std::int64_t stamps[6] = {};
   std::uint64_t dram_words[3] = {};  ///< ifmap reads, filter reads, ofmap writes
   std::int64_t dram_start[3] = {}, dram_stop[3] = {};
-  /// False when the replay stopped at kMaxReplayEvents: the figures are then incomplete.
+  /// False when the replay stopped at kMaxReplayEvents, or at a prefetch matrix or prefetch
+  /// time past 2^62: the figures are then void.
   bool complete = true;
 };
 
-/// The replay's work bound: rows served one by one plus prefetches, per layer. A layer needing
-/// more is far beyond what SCALE-Sim itself can run (it builds every demand row in memory).
-constexpr std::uint64_t kMaxReplayEvents = std::uint64_t(1) << 26;
+/// The replay's work bound per layer: folds, rows served one by one, window sets checked and
+/// reads looked up entry by entry (about 10 s at worst). A layer needing more is far beyond what
+/// SCALE-Sim itself can run (it builds every demand row in memory, and takes hours on ResNet-18).
+constexpr std::uint64_t kMaxReplayEvents = std::uint64_t(1) << 23;
 
 struct BufferSizes {
   std::uint64_t ifmap_words = 0, filter_words = 0, ofmap_words = 0;  ///< buffer capacities

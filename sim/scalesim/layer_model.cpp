@@ -249,8 +249,10 @@ void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerRepor
   if (!b.complete) {
     if (!user) return;
     throw InputError(l.where.empty() ? "layer '" + l.name + "'" : l.where,
-                     "expected at most " + std::to_string(kMaxReplayEvents) +
-                         " buffer events for the USER-mode buffer replay, found more");
+                     "expected a layer the USER-mode buffer replay can finish (at most " +
+                         std::to_string(kMaxReplayEvents) +
+                         " buffer events: rows served one by one and window sets or entries looked up; prefetch"
+                         " matrices and times below 2^62), found more");
   }
   r.stall_cycles = b.stall_cycles;
   r.total_cycles = b.total_cycles;

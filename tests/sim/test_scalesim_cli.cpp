@@ -140,7 +140,7 @@ TEST(ScaleSimCli, HugeTopologyFieldsAndOverflowsAreNamedErrors) {
   std::string user = config_with("ArrayWidth", "1", config_with("ArrayHeight", "1"));
   user.replace(user.find("CALC"), 4, "USER");
   expect_rejected(user, "Layer, M, N, K,\ng, 1, " + max + ", " + max + ",\n",
-                  {"hard.csv:2 (layer 'g')", "expected at most 67108864 folds for the USER-mode buffer replay",
+                  {"hard.csv:2 (layer 'g')", "expected at most 8388608 folds for the USER-mode buffer replay",
                    "found 4611686014132420609"});
 }
 
