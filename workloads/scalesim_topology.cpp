@@ -24,6 +24,7 @@ const std::vector<std::string> kConvFields{"IFMAP Height", "IFMAP Width", "Filte
                                            "Filter Width", "Channels",    "Num Filter",
                                            "Strides",      "Stride Width"};
 const std::vector<std::string> kGemmFields{"M", "N", "K"};
+constexpr std::int64_t kMaxField = 2147483647;  // 2^31 - 1
 /// SCALE-Sim's marker for a depthwise layer: a case-sensitive substring of the layer name.
 constexpr const char* kDepthwiseMarker = "DP";
 
@@ -99,18 +100,20 @@ class TopologyReader {
                      "(Layer, M, N, K), found " + std::to_string(header.size()) + " columns");
   }
 
+  /// A decimal integer in [1, kMaxField]. SCALE-Sim addresses its operands with 32-bit integers,
+  /// so no field of a layer it can run is larger; the bound also keeps H - F + S and the
+  /// products of fields from wrapping (docs/scalesim.md section 2).
   std::int64_t positive(const std::string& text, int line, const std::string& layer,
                         const std::string& field) const {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
+    std::int64_t v = 0;
+    bool ok = !text.empty() && text.size() <= 10;
+    for (char c : text) {
+      ok = ok && std::isdigit(static_cast<unsigned char>(c));
+      if (ok) v = v * 10 + (c - '0');
     }
-    if (text.empty() || used != text.size() || v <= 0) {
-      throw InputError(where(line, layer, field),
-                       "expected a positive integer, found '" + text + "'");
+    if (!ok || v < 1 || v > kMaxField) {
+      throw InputError(where(line, layer, field), "expected an integer from 1 to " + std::to_string(kMaxField) +
+                                                      ", found '" + text + "'");
     }
     return v;
   }

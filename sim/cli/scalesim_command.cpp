@@ -62,7 +62,7 @@ std::vector<scalesim::Layer> load_layers(const Options& o) {
                          "expected GEMM rows (Layer, M, N, K) with --gemm, found a conv row (layer '" + op.name + "')");
     }
   }
-  return scalesim::layers_from_graph(g);
+  return scalesim::layers_from_graph(g, o.topology);
 }
 
 }  // namespace
@@ -76,14 +76,20 @@ int scalesim_command(const std::vector<std::string>& args) {
   std::vector<scalesim::LayerReport> reports;
   reports.reserve(layers.size());
   std::uint64_t total = 0, stalls = 0, overlapped = 0, psum = 0, macs = 0;
+  // Each layer's counts fit in 64 bits (simulate_layer checks); their sums over the file must too.
+  auto accumulate = [&](std::uint64_t& sum, std::uint64_t v, const char* what) {
+    if (__builtin_add_overflow(sum, v, &sum))
+      throw InputError(o.topology, std::string("expected a topology whose total ") + what +
+                                       " fits in 64 bits, found an overflow");
+  };
   for (const auto& layer : layers) {
     reports.push_back(scalesim::simulate_layer(layer, cfg));
     const auto& r = reports.back();
-    total += r.total_cycles;
-    stalls += r.stall_cycles;
-    overlapped += r.overlapped_cycles;
-    psum += r.psum_words;
-    macs += r.macs;
+    accumulate(total, r.total_cycles, "cycle count");
+    accumulate(stalls, r.stall_cycles, "stall count");
+    accumulate(overlapped, r.overlapped_cycles, "cycle count");
+    accumulate(psum, r.psum_words, "partial-sum count");
+    accumulate(macs, r.macs, "MAC count");
   }
   scalesim::write_reports(o.out, reports);
   const bool calc = cfg.interface == scalesim::InterfaceBandwidth::Calc;

@@ -40,12 +40,21 @@ class IniFile {
       if (line.front() == '[') {
         if (line.back() != ']') fail(number, "", "a section header '[name]'", "'" + line + "'");
         section = trim(line.substr(1, line.size() - 2));
+        // Python's configparser (strict, as SCALE-Sim uses it) rejects a repeated section or key.
+        if (const auto seen = section_lines_.find(section); seen != section_lines_.end())
+          fail(number, "", "each section once", "a second [" + section + "] (first on line " +
+                                                     std::to_string(seen->second) + ")");
+        section_lines_[section] = number;
         continue;
       }
       const auto sep = line.find_first_of(":=");
       if (sep == std::string::npos || sep == 0) fail(number, "", "'key: value' or 'key = value'", "'" + line + "'");
       if (section.empty()) fail(number, "", "a section header before the first key", "'" + line + "'");
-      values_[section][lower(trim(line.substr(0, sep)))] = {trim(line.substr(sep + 1)), number};
+      const std::string key = lower(trim(line.substr(0, sep)));
+      if (const auto seen = values_[section].find(key); seen != values_[section].end())
+        fail(number, "[" + section + "] " + key, "each key once per section",
+             "a second '" + key + "' (first on line " + std::to_string(seen->second.line) + ")");
+      values_[section][key] = {trim(line.substr(sep + 1)), number};
     }
   }
 
@@ -69,31 +78,36 @@ class IniFile {
     return *v;
   }
 
-  std::uint64_t positive(const std::string& section, const std::string& key) const {
+  std::uint64_t positive(const std::string& section, const std::string& key, std::uint64_t max) const {
     const Value v = require(section, key);
-    return to_positive(v, "[" + section + "] " + key);
+    return to_positive(v, "[" + section + "] " + key, max);
   }
 
-  std::uint64_t to_positive(const Value& v, const std::string& label) const {
-    std::size_t used = 0;
-    long long n = 0;
-    try {
-      n = std::stoll(v.text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (v.text.empty() || used != v.text.size() || n <= 0) {
-      fail(v.line, label, "a positive integer", "'" + v.text + "'");
-    }
-    return std::uint64_t(n);
+  /// A decimal integer in [1, max]; anything else (a sign, a fraction, 2^64) names the limit.
+  std::uint64_t to_positive(const Value& v, const std::string& label, std::uint64_t max) const {
+    const std::string expected = "an integer from 1 to " + std::to_string(max);
+    const bool digits = !v.text.empty() && v.text.size() <= 20 &&
+                        std::all_of(v.text.begin(), v.text.end(), [](unsigned char c) { return std::isdigit(c); });
+    std::uint64_t n = 0;
+    bool fits = digits;
+    for (std::size_t i = 0; digits && i < v.text.size() && fits; ++i)
+      fits = !__builtin_mul_overflow(n, 10u, &n) && !__builtin_add_overflow(n, unsigned(v.text[i] - '0'), &n);
+    if (!fits || n < 1 || n > max) fail(v.line, label, expected, "'" + v.text + "'");
+    return n;
   }
 
  private:
   std::string source_;
   std::map<std::string, std::map<std::string, Value>> values_;
+  std::map<std::string, int> section_lines_;
 };
 
 constexpr const char* kArch = "architecture_presets";
+// Declared limits (docs/scalesim.md section 1): an array side beyond 2^16 PEs or an SRAM beyond
+// 2^32 KiB is no edge NPU, and keeps every product the model forms inside 64 bits.
+constexpr std::uint64_t kMaxArraySide = std::uint64_t(1) << 16;
+constexpr std::uint64_t kMaxSramKb = std::uint64_t(1) << 32;
+constexpr std::uint64_t kMaxBandwidth = std::uint64_t(1) << 32;
 constexpr const char* kRun = "run_presets";
 
 Dataflow parse_dataflow(const IniFile& ini) {
@@ -115,7 +129,7 @@ std::vector<std::uint64_t> parse_bandwidths(const IniFile& ini) {
   std::vector<std::uint64_t> out;
   std::stringstream ss(v.text);
   for (std::string part; std::getline(ss, part, ',');) {
-    out.push_back(ini.to_positive({trim(part), v.line}, std::string("[") + kArch + "] Bandwidth"));
+    out.push_back(ini.to_positive({trim(part), v.line}, std::string("[") + kArch + "] Bandwidth", kMaxBandwidth));
   }
   if (out.empty()) ini.fail(v.line, std::string("[") + kArch + "] Bandwidth", "words per cycle", "nothing");
   return out;
@@ -128,11 +142,11 @@ ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string&
   ScaleSimConfig c;
   c.source = source;
   if (const Value* name = ini.find("general", "run_name")) c.run_name = name->text;
-  c.rows = std::uint32_t(ini.positive(kArch, "ArrayHeight"));
-  c.cols = std::uint32_t(ini.positive(kArch, "ArrayWidth"));
-  c.ifmap_kb = ini.positive(kArch, "IfmapSramSzkB");
-  c.filter_kb = ini.positive(kArch, "FilterSramSzkB");
-  c.ofmap_kb = ini.positive(kArch, "OfmapSramSzkB");
+  c.rows = std::uint32_t(ini.positive(kArch, "ArrayHeight", kMaxArraySide));
+  c.cols = std::uint32_t(ini.positive(kArch, "ArrayWidth", kMaxArraySide));
+  c.ifmap_kb = ini.positive(kArch, "IfmapSramSzkB", kMaxSramKb);
+  c.filter_kb = ini.positive(kArch, "FilterSramSzkB", kMaxSramKb);
+  c.ofmap_kb = ini.positive(kArch, "OfmapSramSzkB", kMaxSramKb);
   c.dataflow = parse_dataflow(ini);
   c.interface = parse_interface(ini);
   // SCALE-Sim reads Bandwidth only in USER mode; a CALC config may leave it out.

@@ -22,6 +22,13 @@ ScaleSimConfig array(std::uint32_t rows, std::uint32_t cols, Dataflow d) {
   return c;
 }
 
+/// A GEMM layer (every operand entry inside): ifmap m x k, filter k x n.
+Layer gemm(const std::string& name, std::int64_t m, std::int64_t k, std::int64_t n, std::uint64_t ifmap_words) {
+  Layer l;
+  l.name = name, l.m = m, l.k = k, l.n = n, l.ifmap_words = ifmap_words;
+  return l;
+}
+
 std::string config_error(const std::string& text) {
   try {
     parse_scalesim_config(text, "test.cfg");
@@ -66,7 +73,7 @@ TEST(ScaleSimConfig, BadConfigsNameFileLineAndKey) {
   zero.replace(zero.find("ArrayWidth: 4"), 13, "ArrayWidth: 0");
   const std::string z = config_error(zero);
   EXPECT_NE(z.find("test.cfg:5 ([architecture_presets] ArrayWidth)"), std::string::npos) << z;
-  EXPECT_NE(z.find("positive integer, found '0'"), std::string::npos) << z;
+  EXPECT_NE(z.find("an integer from 1 to 65536, found '0'"), std::string::npos) << z;
   std::string text = kGoodConfig;
   text.replace(text.find("IfmapSramSzkB: 64"), 17, "IfmapSramSzkB: 6x4");
   EXPECT_NE(config_error(text).find("found '6x4'"), std::string::npos);
@@ -78,6 +85,20 @@ TEST(ScaleSimConfig, BadConfigsNameFileLineAndKey) {
   std::string mode = kGoodConfig;
   mode.replace(mode.find("CALC"), 4, "FAST");
   EXPECT_NE(config_error(mode).find("CALC or USER"), std::string::npos);
+  // A repeated key or section: configparser (and so SCALE-Sim) refuses it; so does npusim,
+  // naming both lines, instead of letting one value silently win.
+  const std::string twice = config_error(kGoodConfig + "[architecture_presets]\nArrayWidth: 8\n");
+  EXPECT_NE(twice.find("test.cfg:13: expected each section once, found a second [architecture_presets] "
+                       "(first on line 3)"),
+            std::string::npos)
+      << twice;
+  std::string key = kGoodConfig;
+  key.replace(key.find("Dataflow: os"), 12, "Dataflow: os\narraywidth: 8");
+  const std::string k = config_error(key);
+  EXPECT_NE(k.find("test.cfg:10 ([architecture_presets] arraywidth): expected each key once per section, "
+                   "found a second 'arraywidth' (first on line 5)"),
+            std::string::npos)
+      << k;
   // USER mode needs Bandwidth.
   std::string user = kGoodConfig;
   user.replace(user.find("Bandwidth: 10\n"), 14, "");
@@ -89,7 +110,7 @@ TEST(ScaleSimLayer, WsOn2x2ByHandFromTheDemandMatrices) {
   // WS on 2x2, M=3 K=3 N=2: Sr=K=3 -> 2 row folds (2 rows, then 1), Sc=N=2 -> 1, T=M=3.
   // Each fold has 2R + C + T - 2 = 7 demand rows; Total Cycles is the last row's index:
   // 2 * 7 - 1 = 13.
-  const LayerReport r = simulate_layer({"l", 3, 3, 2, 9}, array(2, 2, Dataflow::WS));
+  const LayerReport r = simulate_layer(gemm("l", 3, 3, 2, 9), array(2, 2, Dataflow::WS));
   EXPECT_EQ(r.total_cycles, 13u);
   EXPECT_EQ(r.stall_cycles, 0u);
   EXPECT_EQ(r.folds, 2u);
@@ -124,7 +145,7 @@ TEST(ScaleSimLayer, WsOn2x2ByHandFromTheDemandMatrices) {
 TEST(ScaleSimLayer, OsCountsTheShapeOfEveryFoldIntoOfmapWrites) {
   // SCALE-Sim issue #125's layer: 4x4 OS, ifmap 1x4 with 4 channels, 4 1x1 filters:
   // M = 4 pixels, K = 4, N = 4: one fold of R + C + T - 2 = 10 rows -> Total Cycles 9.
-  const LayerReport r = simulate_layer({"Conv5", 4, 4, 4, 16}, array(4, 4, Dataflow::OS));
+  const LayerReport r = simulate_layer(gemm("Conv5", 4, 4, 4, 16), array(4, 4, Dataflow::OS));
   EXPECT_EQ(r.total_cycles, 9u);
   // SCALE-Sim's OS ofmap count adds R + C per fold to the 16 outputs: 24.
   EXPECT_EQ(r.sram[kOfmap].words, 24u);
@@ -154,8 +175,8 @@ const Golden kGolden[] = {
 TEST(ScaleSimLayer, MatchesScaleSimV2OutputDigitForDigit) {
   for (const Golden& g : kGolden) {
     // WS: Sr = K, Sc = N, T = M.  IS: Sr = K, Sc = M, T = N.
-    const Layer ws{"ws", g.temporal, g.spatial_rows, g.spatial_cols, 0};
-    const Layer is{"is", g.spatial_cols, g.spatial_rows, g.temporal, 0};
+    const Layer ws = gemm("ws", g.temporal, g.spatial_rows, g.spatial_cols, 0);
+    const Layer is = gemm("is", g.spatial_cols, g.spatial_rows, g.temporal, 0);
     for (const auto& [layer, d] : {std::pair{ws, Dataflow::WS}, std::pair{is, Dataflow::IS}}) {
       const LayerReport r = simulate_layer(layer, array(128, 128, d));
       EXPECT_EQ(r.total_cycles, g.total) << g.spatial_rows << " " << to_string(d);
@@ -196,7 +217,7 @@ TEST(ScaleSimReports, PythonFloatFormatting) {
 }
 
 TEST(ScaleSimReports, RowsFollowScaleSimsLayout) {
-  const LayerReport r = simulate_layer({"l", 3, 3, 2, 9}, array(2, 2, Dataflow::WS));
+  const LayerReport r = simulate_layer(gemm("l", 3, 3, 2, 9), array(2, 2, Dataflow::WS));
   EXPECT_EQ(compute_report({r}),
             "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n"
             "0, 13, 0, 34.61538461538461, 75.0, 28.125,\n");
@@ -210,6 +231,78 @@ TEST(ScaleSimReports, RowsFollowScaleSimsLayout) {
             "DRAM IFMAP Start Cycle, DRAM IFMAP Stop Cycle, DRAM IFMAP Reads, "
             "DRAM Filter Start Cycle, DRAM Filter Stop Cycle, DRAM Filter Reads, "
             "DRAM OFMAP Start Cycle, DRAM OFMAP Stop Cycle, DRAM OFMAP Writes,");
+}
+
+}  // namespace
+}  // namespace npusim::scalesim
+
+namespace npusim::scalesim {
+namespace {
+
+/// One layer's COMPUTE_REPORT row and the SRAM columns of its DETAILED_ACCESS_REPORT row
+/// (without the layer id), as SCALE-Sim v2 (scalesim-project/scale-sim-v2, commit 22f88b1)
+/// printed them for that dataflow and array size, CALC mode, 64 KiB SRAMs:
+///   PYTHONPATH=. python3 scalesim/scale.py -c CFG -t tests/data/scalesim/strided.csv -p OUT
+/// (the .cfg is tests/data/scalesim/calc_ws_8x8.cfg with Dataflow and the array size changed).
+struct StridedGolden {
+  Dataflow dataflow;
+  std::uint32_t array;
+  const char* compute;
+  const char* sram;
+};
+
+// S2 = 16,16,3,3,8,16,2: (16 - 3) is odd, so SCALE-Sim's ofmap is ceil((16 - 3 + 2) / 2) = 8,
+// not the floor form's 7: M = 64, K = 72, N = 16. WS 8x8: 9 x 2 folds of 2*8 + 8 + 64 - 2 = 86
+// rows: 1548 - 1 = 1547 (the floor form would give 18 * 71 - 1 = 1277).
+const StridedGolden kStrided[] = {
+    {Dataflow::WS, 8, "1547, 0, 74.46670976082741, 100.0, 68.81720430107525",
+     "9.0, 1532.0, 9216, 1.0, 1470.0, 1152, 15.0, 1547.0, 9216"},
+    {Dataflow::OS, 8, "1375, 0, 83.78181818181818, 100.0, 83.72093023255812",
+     "1.0, 1344.0, 9216, 1.0, 1369.0, 9216, 71.0, 1375.0, 1280"},
+    {Dataflow::IS, 8, "2735, 0, 42.120658135283364, 100.0, 35.555555555555515",
+     "1.0, 2592.0, 4608, 9.0, 2729.0, 9216, 15.0, 2735.0, 9216"},
+    {Dataflow::WS, 16, "549, 0, 52.459016393442624, 90.0, 46.080000000000005",
+     "17.0, 518.0, 4608, 1.0, 456.0, 1152, 31.0, 549.0, 5120"},
+    {Dataflow::OS, 16, "407, 0, 70.76167076167076, 100.0, 70.58823529411765",
+     "1.0, 384.0, 4608, 1.0, 393.0, 4608, 71.0, 407.0, 1152"},
+    {Dataflow::IS, 16, "1239, 0, 23.24455205811138, 90.0, 18.701298701298704",
+     "1.0, 1194.0, 4608, 17.0, 1217.0, 4608, 31.0, 1239.0, 5120"},
+};
+
+/// The row of `report` for layer 0, without the id and the trailing comma.
+std::string row_of(const std::string& report) {
+  const std::size_t begin = report.find("\n0, ") + 4;
+  return report.substr(begin, report.find(",\n", begin) - begin);
+}
+
+TEST(ScaleSimStrided, OfmapRuleAndOverhangingWindowMatchScaleSimDigitForDigit) {
+  const auto g = workloads::load_scalesim_topology(kData + "strided.csv", {});
+  const std::vector<Layer> layers = layers_from_graph(g);
+  ASSERT_EQ(layers.size(), 1u);
+  EXPECT_EQ(layers[0].m, 64);  // 8 x 8 ofmap pixels
+  EXPECT_EQ(layers[0].k, 72);
+  for (const StridedGolden& gold : kStrided) {
+    const LayerReport r = simulate_layer(layers[0], array(gold.array, gold.array, gold.dataflow));
+    EXPECT_EQ(row_of(compute_report({r})), gold.compute) << to_string(gold.dataflow) << gold.array;
+    // The SRAM columns: the last window hangs over the ifmap edge, so its outside entries are null
+    // requests and the ifmap stop cycle comes earlier (WS 8x8: 1532, not the 1539 of a full window).
+    EXPECT_EQ(row_of(detailed_access_report({r})).substr(0, std::string(gold.sram).size()), gold.sram)
+        << to_string(gold.dataflow) << gold.array;
+  }
+}
+
+TEST(ScaleSimStrided, TheIssuesLayerOn8x8Ws) {
+  // 112,112,3,3,32,32,2 on tests/data/scalesim/calc_ws_8x8.cfg, SCALE-Sim v2 as above:
+  // ofmap ceil(111 / 2) = 56 -> M = 3136, K = 288 -> 36 x 4 folds of 16 + 8 + 3136 - 2 = 3158 rows:
+  // 144 * 3158 - 1 = 454751 (the floor form, 55 x 55, gives 144 * 3047 - 1 = 438767: 3.5 % less).
+  const auto g = workloads::load_scalesim_topology(kData + "strided_112.csv", {});
+  const LayerReport r = simulate_layer(layers_from_graph(g)[0], load_scalesim_config(kData + "calc_ws_8x8.cfg"));
+  EXPECT_EQ(row_of(compute_report({r})), "454751, 0, 99.30357492341963, 100.0, 99.08372827804075");
+  const std::string sram = "9.0, 454688.0, 3612672, 1.0, 451602.0, 9216, 15.0, 454751.0, 3612672,";
+  EXPECT_EQ(row_of(detailed_access_report({r})).substr(0, sram.size()), sram);
+  // `npusim run` keeps the standard rule for the same row: the graph's conv output is 55 x 55.
+  const auto& out = g.tensor(g.ops()[0].outputs[0]).shape;
+  EXPECT_EQ(out, (workloads::Shape{1, 32, 55, 55}));
 }
 
 }  // namespace

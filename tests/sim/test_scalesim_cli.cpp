@@ -80,4 +80,84 @@ TEST(ScaleSimCli, TopologyRunsAsAnNpusimWorkload) {
   fs::remove_all(out);
 }
 
+/// The calc_ws_8x8.cfg text (or `text`) with `key`'s value replaced by `value`.
+std::string config_with(const std::string& key, const std::string& value, std::string text = "") {
+  if (text.empty()) text = npusim::read_file(kData + "calc_ws_8x8.cfg");
+  const std::size_t at = text.find(key);
+  const std::size_t end = text.find('\n', at);
+  return text.replace(at, end - at, key + ": " + value);
+}
+
+const char* kConvHeader =
+    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
+
+/// Runs `npusim scalesim` on a config and topology text; expects exit 2, no output folder and a
+/// message holding every string of `expected` and no library text.
+void expect_rejected(const std::string& cfg, const std::string& csv, const std::vector<std::string>& expected) {
+  const fs::path out = scratch("rejected");
+  const std::string cfg_path = write_temp("hard.cfg", cfg), csv_path = write_temp("hard.csv", csv);
+  std::string message;
+  EXPECT_EQ(run_npusim("scalesim --config " + cfg_path + " --topology " + csv_path + " --out " + out.string(), &message),
+            2)
+      << message;
+  for (const std::string& e : expected) EXPECT_NE(message.find(e), std::string::npos) << e << " in " << message;
+  EXPECT_EQ(message.find("std::"), std::string::npos) << message;
+  EXPECT_EQ(message.find("stoll"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(out)) << message;
+}
+
+TEST(ScaleSimCli, HugeConfigValuesAreRangeErrorsNotTruncations) {
+  const std::string csv = std::string(kConvHeader) + "c, 4, 4, 1, 1, 1, 1, 1,\n";
+  // 2^32 used to become 0 after a 32-bit truncation and divide by zero.
+  for (const char* v : {"4294967296", "4294967297", "9223372036854775807", "18446744073709551616", "-1", "1e999"}) {
+    expect_rejected(config_with("ArrayHeight", v), csv,
+                    {"hard.cfg:5 ([architecture_presets] ArrayHeight)", "expected an integer from 1 to 65536",
+                     std::string("found '") + v + "'"});
+  }
+  expect_rejected(config_with("IfmapSramSzkB", "9223372036854775807"), csv,
+                  {"hard.cfg:7 ([architecture_presets] IfmapSramSzkB)", "from 1 to 4294967296"});
+  std::string user = config_with("Bandwidth", "99999999999999999999");
+  user.replace(user.find("CALC"), 4, "USER");
+  expect_rejected(user, csv, {"hard.cfg:13 ([architecture_presets] Bandwidth)", "from 1 to 4294967296"});
+}
+
+TEST(ScaleSimCli, HugeTopologyFieldsAndOverflowsAreNamedErrors) {
+  const std::string cfg = npusim::read_file(kData + "calc_ws_8x8.cfg");
+  // 2^63 - 1 in a field used to hang; now it is out of the declared range.
+  expect_rejected(cfg, std::string(kConvHeader) + "c, 4, 9223372036854775807, 1, 1, 1, 1, 1,\n",
+                  {"hard.csv:2 (layer 'c', field 'IFMAP Width')", "from 1 to 2147483647",
+                   "found '9223372036854775807'"});
+  // Every field in range, but K = 2147483647^2 x 2147483647 does not fit in 64 bits.
+  const std::string max = "2147483647";
+  expect_rejected(cfg,
+                  std::string(kConvHeader) + "big, " + max + ", " + max + ", " + max + ", " + max + ", " + max +
+                      ", 1, 1,\n",
+                  {"hard.csv:2 (layer 'big')", "fits in 64 bits"});
+  // M x K x N = 2^31-1 squared x 2^20 = 2^82: too many MACs.
+  expect_rejected(cfg, "Layer, M, N, K,\ng, " + max + ", 1048576, " + max + ",\n",
+                  {"hard.csv:2 (layer 'g')", "MAC count fits in 64 bits"});
+  // USER mode has no closed form: a layer of (2^31 - 1)^2 folds on a 1x1 array is refused.
+  std::string user = config_with("ArrayWidth", "1", config_with("ArrayHeight", "1"));
+  user.replace(user.find("CALC"), 4, "USER");
+  expect_rejected(user, "Layer, M, N, K,\ng, 1, " + max + ", " + max + ",\n",
+                  {"hard.csv:2 (layer 'g')", "expected at most 8388608 folds for the USER-mode buffer replay",
+                   "found 4611686014132420609"});
+}
+
+TEST(ScaleSimCli, AHugeLayerWithinTheLimitsRunsInClosedForm) {
+  // 1x1 WS array, GEMM M = 1, N = K = 2^31 - 1: (2^31 - 1)^2 = 4611686014132420609 folds of
+  // 2R + C + T - 2 = 2 rows: Total Cycles 9223372028264841218 - 1, just under 2^63. The fold
+  // means are taken per kind of fold, so this finishes at once instead of looping 2^62 times.
+  const std::string cfg = config_with("ArrayWidth", "1", config_with("ArrayHeight", "1"));
+  const fs::path out = scratch("huge");
+  const std::string cfg_path = write_temp("huge.cfg", cfg);
+  const std::string csv = write_temp("huge.csv", "Layer, M, N, K,\ng, 1, 2147483647, 2147483647,\n");
+  ASSERT_EQ(run_npusim("scalesim --config " + cfg_path + " --topology " + csv + " --gemm --out " + out.string()), 0);
+  const auto compute = lines_of(out / "COMPUTE_REPORT.csv");
+  ASSERT_EQ(compute.size(), 2u);
+  EXPECT_EQ(compute[1].rfind("0, 9223372028264841217, 0, ", 0), 0u) << compute[1];
+  EXPECT_NE(compute[1].find(", 100.0, "), std::string::npos) << compute[1];  // every fold maps the one PE
+  fs::remove_all(out);
+}
+
 }  // namespace

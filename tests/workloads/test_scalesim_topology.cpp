@@ -125,7 +125,7 @@ TEST(ScaleSimTopology, BadRowsNameFileLineAndField) {
       write_temp("filter.csv", "Layer name, H, W, FH, FW, C, F, S,\nc, 2, 2, 3, 3, 1, 1, 1,\n"));
   EXPECT_NE(big_filter.find("Filter Height"), std::string::npos) << big_filter;
   const std::string zero = error_of(write_temp("zero.csv", "Layer, M, N, K,\nfc, 0, 2, 2,\n"));
-  EXPECT_NE(zero.find("positive integer, found '0'"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("an integer from 1 to 2147483647, found '0'"), std::string::npos) << zero;
   const std::string header = error_of(write_temp("header.csv", "Layer, M, N,\nfc, 1, 2,\n"));
   EXPECT_NE(header.find("found 3 columns"), std::string::npos) << header;
 }

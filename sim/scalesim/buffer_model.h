@@ -1,0 +1,93 @@
+#pragma once
+// SCALE-Sim's double-buffered scratchpad in USER mode (InterfaceBandwidth: USER), replayed from
+// the fold structure: its two read buffers (ifmap, filter) and its write buffer (ofmap), with the
+// stall rule SCALE-Sim counts by. The rule, stated from scalesim/memory/*.py, is in
+// docs/scalesim.md section 3.1.
+#include <cstdint>
+
+#include "sim/core/hardware_config.h"
+
+namespace npusim::scalesim {
+
+/// A conv layer's geometry in SCALE-Sim's terms. SCALE-Sim sizes the ofmap as
+/// ceil((ifmap - filter + stride) / stride), so when (ifmap - filter) is not a multiple of the
+/// stride the last window hangs over the ifmap's edge: its outside entries are null (-1) requests
+/// in the ifmap operand matrix, which moves the ifmap SRAM stop cycle (docs/scalesim.md).
+struct ConvWindow {
+  std::int64_t ifmap_h = 1, ifmap_w = 1, filter_h = 1, filter_w = 1, channels = 1;
+  std::int64_t stride_h = 1, stride_w = 1, ofmap_h = 1, ofmap_w = 1;
+  /// Whether ifmap operand entry (ofmap pixel `pixel`, window element `k`) lies inside the ifmap.
+  bool inside(std::int64_t pixel, std::int64_t k) const;
+  /// The last ofmap pixel whose window element `k` lies inside the ifmap.
+  std::int64_t last_pixel_inside(std::int64_t k) const;
+  /// The last window element of ofmap pixel `pixel` that lies inside the ifmap; -1 if none does.
+  std::int64_t last_element_inside(std::int64_t pixel) const;
+
+  /// Calls f(pixel', k') for every ifmap operand entry other than (pixel, k) that holds the same
+  /// ifmap word (overlapping windows read a word up to filter_h x filter_w times), until f
+  /// returns true.
+  template <class F>
+  void for_each_copy(std::int64_t pixel, std::int64_t k, const F& f) const {
+    const std::int64_t in_row = pixel / ofmap_w * stride_h + k / (filter_w * channels);
+    const std::int64_t in_col = pixel % ofmap_w * stride_w + k % (filter_w * channels) / channels;
+    const std::int64_t ch = k % channels;
+    for (std::int64_t wr = in_row % stride_h; wr < filter_h && wr <= in_row; wr += stride_h) {
+      const std::int64_t out_row = (in_row - wr) / stride_h;
+      if (out_row >= ofmap_h) continue;
+      for (std::int64_t wc = in_col % stride_w; wc < filter_w && wc <= in_col; wc += stride_w) {
+        const std::int64_t out_col = (in_col - wc) / stride_w;
+        if (out_col >= ofmap_w) continue;
+        const std::int64_t p = out_row * ofmap_w + out_col, kk = (wr * filter_w + wc) * channels + ch;
+        if ((p != pixel || kk != k) && f(p, kk)) return;
+      }
+    }
+  }
+};
+
+/// The fold grid of one layer on the array, in SCALE-Sim's loop order (column folds outer).
+struct FoldGrid {
+  std::uint64_t R = 0, C = 0;           // array rows, columns
+  std::uint64_t sr = 0, sc = 0, t = 0;  // spatial rows, spatial columns, temporal
+  std::uint64_t row_folds = 0, col_folds = 0, folds = 0;
+  std::uint64_t per_fold = 0;           // demand-matrix rows of one fold
+  std::uint64_t rows_last = 0, cols_last = 0;  // PEs used by the last row / column fold
+  std::uint64_t rows_in(std::uint64_t fr) const { return fr + 1 < row_folds ? R : rows_last; }
+  std::uint64_t cols_in(std::uint64_t fc) const { return fc + 1 < col_folds ? C : cols_last; }
+};
+
+/// The memory side of one layer in USER mode: what SCALE-Sim reports from its buffers.
+struct BufferReplay {
+  std::uint64_t stall_cycles = 0;  ///< SCALE-Sim's Stall Cycles
+  std::uint64_t total_cycles = 0;  ///< SCALE-Sim's Total Cycles: the last ofmap row's service cycle
+  /// Cycle at which demand row `row` is served: row + stalls before it (+ its own stall for the
+  /// operand), as SCALE-Sim stamps its SRAM traces. Filled for the rows asked for in `stamp_rows`.
+  std::int64_t stamps[6] = {};
+  std::uint64_t dram_words[3] = {};  ///< ifmap reads, filter reads, ofmap writes
+  std::int64_t dram_start[3] = {}, dram_stop[3] = {};
+  /// False when the replay stopped at kMaxReplayEvents, or at a prefetch matrix or prefetch
+  /// time past 2^62: the figures are then void.
+  bool complete = true;
+};
+
+/// The replay's work bound per layer: folds, rows served one by one, window sets checked and
+/// reads looked up entry by entry (about 10 s at worst). A layer needing more is far beyond what
+/// SCALE-Sim itself can run (it builds every demand row in memory, and takes hours on ResNet-18).
+constexpr std::uint64_t kMaxReplayEvents = std::uint64_t(1) << 23;
+
+struct BufferSizes {
+  std::uint64_t ifmap_words = 0, filter_words = 0, ofmap_words = 0;  ///< buffer capacities
+  /// Words per cycle of the read buffers' and the write buffer's DRAM side. USER: SCALE-Sim's
+  /// first Bandwidth for all three. CALC: the reads are SCALE-Sim's stall-free estimate (not
+  /// replayed: read_bandwidth 0) and the write buffer drains ArrayWidth words per cycle.
+  std::uint64_t read_bandwidth = 1, write_bandwidth = 1;
+};
+
+/// Replays SCALE-Sim's buffers over the layer's demand rows, fold by fold. `stamp_rows` are six
+/// demand rows (ifmap start/stop, filter start/stop, ofmap start/stop) whose served cycles are
+/// wanted; index i of `stamps` is for `stamp_rows[i]`, for operand i / 2.
+/// `conv`: the layer's conv geometry, whose overlapping windows put one ifmap word in several
+/// prefetch entries (a read hits if any of them is in the window); null for a GEMM.
+BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
+                            const std::int64_t (&stamp_rows)[6], const ConvWindow* conv = nullptr);
+
+}  // namespace npusim::scalesim
