@@ -23,23 +23,6 @@ POLICIES = ("none", "greedy")
 # (so a fix shows up here as "now runs": delete the entry then). Key: (model, preset, policy),
 # policy None for every policy.
 KNOWN_FAILURES = {
-    # The scheduler's *tiling* (issue 11, tiling half, another engineer's branch): a Concat, Pad
-    # or Resize keeps its operands whole in SRAM, and a vector chain tiles by rows only, which a
-    # 256 KiB edge-s (or large detection/segmentation tensors on edge-m's 1 MiB) cannot hold.
-    # Delete these once the tiling work is merged.
-    ("squeezenet1_1_op8", "edge-s", None): "cannot be tiled",
-    ("googlenet_op12", "edge-s", None): "cannot be tiled",
-    ("densenet121_op16", "edge-s", None): "cannot be tiled",
-    ("deeplabv3_mobilenet_512_op11", "edge-s", None): "cannot be tiled",
-    ("deeplabv3_mobilenet_512_op11", "edge-m", None): "cannot be tiled",
-    ("lraspp_mobilenet_1024_op12", "edge-s", None): "cannot be tiled",
-    ("ssdlite320_heads_op13", "edge-s", None): "cannot be tiled",
-    ("retinanet_resnet50_heads_512_op11", "edge-s", None): "cannot be tiled",
-    ("retinanet_resnet50_heads_512_op11", "edge-m", None): "cannot be tiled",
-    ("tf2onnx_mobilenet_224_op13", "edge-s", None): "cannot be tiled",
-    ("tf2onnx_mobilenet_640_op11", "edge-s", None): "cannot be tiled",
-    ("fcn_resnet50_512_op13", "edge-s", "none"): "cannot be tiled",  # a residual Add, unfused
-    ("tf2onnx_mobilenet_640_op11", "edge-m", None): "cannot be tiled",
     # The roofline self-check finds grouped 1x1 convs 0.14 % above the SRAM roof on edge-s
     # (greedy): a counting or model error in the simulator, not in the import; reported to the lead.
     ("regnet_y_400mf_op15", "edge-s", "greedy"): "roofline points lie above their roof",
