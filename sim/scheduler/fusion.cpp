@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "sim/core/errors.h"
+#include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
 #include "traces/energy.h"
@@ -24,8 +25,9 @@ FusionPolicy parse_fusion_policy(const std::string& text, const std::string& whe
   if (text == "epilogue") return FusionPolicy::Epilogue;
   if (text == "greedy") return FusionPolicy::Greedy;
   if (text == "search") return FusionPolicy::Search;
+  if (text == "as-is") return FusionPolicy::AsIs;
   if (text.rfind("file:", 0) == 0) return FusionPolicy::File;
-  throw InputError(where, "expected a fusion policy (none, epilogue, greedy, search, file:PATH), found '" + text + "'");
+  throw InputError(where, "expected a fusion policy (none, epilogue, greedy, search, as-is, file:PATH), found '" + text + "'");
 }
 
 std::string to_string(FusionPolicy p) {
@@ -35,6 +37,7 @@ std::string to_string(FusionPolicy p) {
     case FusionPolicy::Greedy: return "greedy";
     case FusionPolicy::Search: return "search";
     case FusionPolicy::File: return "file";
+    case FusionPolicy::AsIs: return "as-is";
   }
   return "?";
 }
@@ -637,6 +640,7 @@ void explain_region_ends(const Graph& g, Plan& plan) {
 }
 
 Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, const SearchOptions& search) {
+  if (policy == FusionPolicy::AsIs) return plan_as_imported(g, hw);
   Plan plan;
   plan.policy = policy;
   const std::vector<Segment> segs = make_segments(g, g.topological_order(), policy != FusionPolicy::None,

@@ -17,9 +17,11 @@ namespace npusim::sched {
 /// output tile. greedy: epilogues and elementwise chains, then grow groups along the graph
 /// keeping intermediates resident in SRAM while they fit and save DRAM traffic.
 /// file: a user's schedule.json (see schedule_file.h).
+/// as-is: the groups the model file itself fused (ONNX Runtime's contrib ops, Op::origin), each
+/// checked as a schedule file's group; every other op unfused (see schedule_file.h).
 /// search: tries every contiguous grouping of segments (up to a length bound) by dynamic
 /// programming and keeps the one with the least estimated time (or DRAM bytes).
-enum class FusionPolicy { None, Epilogue, Greedy, Search, File };
+enum class FusionPolicy { None, Epilogue, Greedy, Search, File, AsIs };
 
 /// What `search` minimises: run time, DRAM traffic, or energy (needs the config's energy model).
 enum class SearchObjective { Cycles, DramBytes, Energy };

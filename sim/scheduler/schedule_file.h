@@ -20,4 +20,11 @@ Plan load_schedule_file(const std::string& path, const workloads::Graph& g, cons
 Plan parse_schedule(const std::string& text, const std::string& source, const workloads::Graph& g,
                     const HardwareConfig& hw);
 
+/// `--fusion as-is`: keeps the grouping an optimiser already wrote into the model (ONNX Runtime's
+/// FusedConv, FusedGemm, BiasGelu, SkipLayerNormalization, Attention, ...: the ops that share an
+/// Op::origin), each group validated exactly as a schedule file's group (connected, convex,
+/// within SRAM); ops without an origin run unfused. Messages name "--fusion as-is: groups[i]
+/// ('<contrib node>')". A model without fused nodes gives the unfused plan.
+Plan plan_as_imported(const workloads::Graph& g, const HardwareConfig& hw);
+
 }  // namespace npusim::sched

@@ -99,7 +99,7 @@ RunRequest parse_run_request(const std::string& body) {
     throw InputError("request body", "expected either 'workload' (a zoo name) or 'upload' (an upload id), found both");
   if (r.upload.empty())
     check_one_of(r.workload, workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string()), "workload");
-  check_one_of(r.fusion, {"none", "epilogue", "greedy", "search"}, "fusion");
+  check_one_of(r.fusion, {"none", "epilogue", "greedy", "search", "as-is"}, "fusion");
   if (!r.objective.empty()) {
     if (r.fusion != "search") throw InputError("request field 'objective'", "expected only with fusion 'search', found it with '" + r.fusion + "'");
     sched::parse_search_objective(r.objective, "request field 'objective'");

@@ -303,7 +303,7 @@ Response Server::Impl::options_json() {
       {"presets", presets},
       {"zoo", workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string())},
       {"dram_presets", dram},
-      {"fusion", {"none", "epilogue", "greedy", "search"}},
+      {"fusion", {"none", "epilogue", "greedy", "search", "as-is"}},
       {"objectives", {"cycles", "dram-bytes", "energy"}},
       {"dataflows", {"ws", "os", "is"}},
       {"dtypes", {"int8", "int16", "fp16", "bf16", "fp32"}},
