@@ -155,6 +155,8 @@ void LogLogPlot::markers(const std::string& file_name, const std::vector<Marker>
   const std::string path = dir_.file(file_name);
   std::ofstream out(path);
   for (const Marker& m : ms) {
+    // An infinite or non-positive coordinate has no place on a log-log plot (gnuplot would fail).
+    if (!(m.x > 0 && m.y > 0 && std::isfinite(m.x) && std::isfinite(m.y))) continue;
     out << num(m.x) << " " << num(m.y) << " " << num(m.size) << " " << m.colour << "\n";
   }
   if (!out) throw SimulationError("cannot write plot data " + path);
@@ -201,17 +203,29 @@ std::string LogLogPlot::script(const PlotFiles& files, const std::string& title)
   return out.str();
 }
 
-void LogLogPlot::draw(const PlotFiles& files, const std::string& title) const {
-  if (files.svg.empty() && files.png.empty()) return;
+bool LogLogPlot::draw(const PlotFiles& files, const std::string& title) const {
+  if (files.svg.empty() && files.png.empty()) return false;
   const std::string script_path = dir_.file("plot.gp");
   write_file_atomic(script_path, script(files, title));
-  run_gnuplot(script_path, dir_.file("gnuplot.log"));
-  for (const auto& [path, name] : {std::pair<std::string, const char*>{files.svg, "plot.svg"},
-                                   std::pair<std::string, const char*>{files.png, "plot.png"}}) {
-    if (path.empty()) continue;
-    const std::string content = read_file(dir_.file(name));
-    if (content.empty()) throw SimulationError(std::string(kGnuplot) + " wrote an empty " + path);
-    write_file_atomic(path, content);
+  // A plot is an illustration of figures already written: one that cannot be drawn (no gnuplot,
+  // nothing to draw, a value gnuplot refuses) is skipped with a warning, never a failed run.
+  try {
+    run_gnuplot(script_path, dir_.file("gnuplot.log"));
+    std::vector<std::pair<std::string, std::string>> drawn;
+    for (const auto& [path, name] : {std::pair<std::string, const char*>{files.svg, "plot.svg"},
+                                     std::pair<std::string, const char*>{files.png, "plot.png"}}) {
+      if (path.empty()) continue;
+      const std::string content = read_file(dir_.file(name));
+      if (content.empty()) throw SimulationError(std::string(kGnuplot) + " wrote an empty " + name);
+      drawn.emplace_back(path, content);
+    }
+    for (const auto& [path, content] : drawn) write_file_atomic(path, content);
+    return true;
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    if (why.size() > 300) why = why.substr(0, 297) + "...";
+    std::fprintf(stderr, "npusim: warning: plot '%s' skipped: %s\n", title.c_str(), why.c_str());
+    return false;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/json_input.h"
 #include "sim/core/units.h"
 #include "traces/report.h"
 #include "traces/roofline.h"
@@ -222,7 +223,8 @@ int compare_command(const std::vector<std::string>& args) {
   std::vector<traces::Trace> traces_in;
   for (const auto& s : specs) {
     const std::string name = s.label.substr(0, s.label.size() - 2);
-    rows.emplace_back(name, nlohmann::json::parse(read_file((fs::path(s.out) / "summary.json").string())));
+    const std::string summary_path = (fs::path(s.out) / "summary.json").string();
+    rows.emplace_back(name, parse_json_input(read_file(summary_path), summary_path, "a summary.json"));
     traces_in.push_back(traces::read_trace_json((fs::path(s.out) / "trace.json").string()));
   }
   const traces::Roofline r0 = traces::make_roofline(traces_in[0]), r1 = traces::make_roofline(traces_in[1]);

@@ -12,7 +12,9 @@
 
 #include "models/dram/dram_config_check.h"
 #include "sim/core/units.h"
+#include "sim/core/file_util.h"
 #include "workloads/graph.h"
+#include "workloads/yaml_document.h"
 #include "sim/core/errors.h"
 
 namespace npusim::config {
@@ -59,15 +61,7 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
   out[prefix] = {node.Scalar(), where_of(file, node)};
 }
 
-YAML::Node load_yaml(const std::string& path) {
-  try {
-    return YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, "cannot open file for reading");
-  } catch (const YAML::ParserException& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg);
-  }
-}
+YAML::Node load_yaml(const std::string& path) { return workloads::parse_yaml_document(read_file(path), path); }
 
 RawConfig flatten_file(const std::string& path, const std::string& prefix) {
   YAML::Node root = load_yaml(path);

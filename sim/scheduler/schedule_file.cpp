@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/core/errors.h"
+#include "sim/core/json_input.h"
 #include "sim/core/file_util.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
@@ -185,14 +186,7 @@ Dataflow read_dataflow(const json& v, const Graph& g, const std::vector<Segment>
 }  // namespace
 
 Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + long(upto), '\n');
-    throw InputError(source + ":" + std::to_string(line), std::string("expected JSON: ") + e.what());
-  }
+  const json doc = parse_json_input(text, source, "a JSON schedule");
   const Place place{source};
   if (!doc.is_object()) throw InputError(source, "expected a JSON object with 'groups', found " + type_name(doc));
   if (doc.contains("format") && doc["format"] != "npusim-schedule")

@@ -395,7 +395,7 @@ std::string read_error(const std::string& text) {
   try {
     read_trace_json(path);
   } catch (const InputError& e) {
-    EXPECT_EQ(e.where(), path);
+    EXPECT_EQ(e.where().rfind(path, 0), 0u) << e.where();  // the path, perhaps with ":line"
     return e.what();
   }
   ADD_FAILURE() << "no InputError for: " << text.substr(0, 80);
@@ -415,6 +415,23 @@ TEST(TraceIoErrors, MissingFile) {
 
 TEST(TraceIoErrors, NotJson) {
   EXPECT_NE(read_error("hello, I am not a trace").find("invalid JSON"), std::string::npos);
+}
+
+TEST(TraceIoErrors, NoLibraryTextInMessages) {
+  const std::string message = read_error("{\"traceEvents\": [],\n \"x\": tru}");
+  EXPECT_NE(message.find("bad.json:2: expected a JSON trace"), std::string::npos) << message;
+  EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+}
+
+TEST(TraceIoErrors, DeepNestingIsRejectedBeforeParsing) {
+  // 10^6 nested arrays used to overflow the stack while the error was built.
+  const std::string deep = "{\"traceEvents\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+  EXPECT_NE(read_error(deep).find("expected nesting at most 64 levels deep"), std::string::npos);
+}
+
+TEST(TraceIoErrors, NonUtf8IsRejectedWithItsLine) {
+  EXPECT_NE(read_error("{\"traceEvents\": [],\n\"x\": \"\xC3\x28\"}").find("bad.json:2: expected UTF-8 text, found byte 0xC3"),
+            std::string::npos);
 }
 
 TEST(TraceIoErrors, TruncatedFile) {
