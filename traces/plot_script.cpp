@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "sim/core/errors.h"
+#include "sim/core/temporaries.h"
 #include "sim/core/file_util.h"
 
 extern char** environ;
@@ -91,11 +92,13 @@ TempDir::TempDir() {
                           std::string(std::strerror(errno)));
   }
   path_ = pattern;
+  register_temporary(path_.string());  // removed by the CLI's SIGINT/SIGTERM handling
 }
 
 TempDir::~TempDir() {
   std::error_code ignored;
   fs::remove_all(path_, ignored);
+  unregister_temporary(path_.string());
 }
 
 void Range::add(double v) {

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/interrupts.h"
 #include "sim/core/errors.h"
 
 // libsystemc references sc_main; npusim starts from main() and runs sc_start itself.
@@ -33,6 +34,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  npusim::cli::install_interrupt_handling();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "sim/cli/interrupts.h"
 #include "sim/cli/search_runner.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
@@ -59,6 +60,7 @@ void write_json(const fs::path& p, const nlohmann::json& j) { write_file_atomic(
 }  // namespace
 
 LoadedRun load_run(const RunSpec& spec) {
+  set_stage("loading and planning");
   LoadedRun r;
   r.hw = config::load_hardware_config(spec.config, spec.overrides);
   r.graph = workloads::load_workload(spec.workload, (fs::path(config::data_dir()) / "workloads" / "zoo").string(),
@@ -92,6 +94,7 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   const sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   spdlog::debug("program: {} commands", program.commands.size());
   traces::Trace trace;
+  set_stage("simulating");
   {
     Progress progress(spec.label);
     trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
@@ -99,12 +102,14 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
                       spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
                                                                     : DramActivityLevel::Channels});
   }
+  set_stage("analysing the trace");
   const traces::TraceAnalysis analysis = traces::analyse_trace(trace);
   const traces::Roofline roof = traces::make_roofline(trace, analysis);
   for (const auto& v : roof.violations) spdlog::error("roofline: {}", v);
   nlohmann::json summary = traces::make_summary(trace, roof, analysis);
 
-  // Only now, with everything computed, does the output folder appear.
+  // spec.out is the caller's temporary folder (OutputDir): it appears under its name only whole.
+  set_stage("writing the output folder");
   const fs::path out(spec.out);
   fs::create_directories(out);
   write_json(out / "summary.json", summary);
@@ -114,8 +119,8 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
                            trace.workload + " on " + trace.config_name + " (fusion " + trace.fusion + ")");
   if (!roof.violations.empty())
     throw SimulationError(std::to_string(roof.violations.size()) +
-                          " roofline points lie above their roof (a model or counting error); see " +
-                          (out / "roofline.json").string());
+                          " roofline points lie above their roof (a model or counting error); see "
+                          "roofline.json in the output folder");
   return summary;
 }
 

@@ -37,7 +37,8 @@ struct LoadedRun {
 /// Loads and plans (no simulation). Throws InputError on bad input.
 LoadedRun load_run(const RunSpec& spec);
 
-/// Simulates, analyses and writes the output folder; returns summary.json's content.
+/// Simulates, analyses and writes the output files into `spec.out` (a temporary OutputDir folder
+/// the caller renames into place); returns summary.json's content.
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
 
 /// Writes the analysis of a trace into `dir` (roofline.json, the roofline and energy plots as

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include "sim/core/errors.h"
+#include "sim/core/temporaries.h"
 
 namespace npusim {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const TemporaryGuard guard(tmp);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw SimulationError("cannot write " + tmp);
