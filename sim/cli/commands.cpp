@@ -96,6 +96,8 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "or sample:N (every Nth command)")(
       "counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
         s.trace.counter_window_ps = parse_duration(v, "--counter-window").seconds * 1e12;
+        if (!(s.trace.counter_window_ps >= 1))
+          throw InputError("--counter-window " + v, "expected a window of at least 1 ps, found '" + v + "'");
       }),
       "width of the trace's counter windows, e.g. 1us (default: the run's time / 200)");
 }

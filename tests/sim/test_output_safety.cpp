@@ -196,3 +196,15 @@ TEST(OutputSafety, CompareReportsAChildKilledByASignal) {
   EXPECT_FALSE(fs::exists(dir / "run"));
   fs::remove_all(dir);
 }
+
+TEST(OutputSafety, ACounterWindowTooSmallIsAnErrorWithNoFolder) {
+  const fs::path dir = scratch("window");
+  std::string out;
+  // small_cnn on edge-m runs ~28.6 us: 1 ps windows would be 2.9 * 10^7 bins, above 10^6.
+  EXPECT_EQ(run_npusim("run -w small_cnn --counter-window 1ps -o " + (dir / "run").string(), &out), 2);
+  EXPECT_NE(out.find("--counter-window: expected a window giving at most 1000000 windows"), std::string::npos) << out;
+  EXPECT_EQ(join(entries(dir)), "");
+  EXPECT_EQ(run_npusim("run -w small_cnn --counter-window 0s -o " + (dir / "run").string(), &out), 2);
+  EXPECT_NE(out.find("expected a window of at least 1 ps"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
