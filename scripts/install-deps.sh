@@ -13,6 +13,8 @@ packages=(
   libbenchmark-dev
   gnuplot-nox               # roofline plots
   time bc                   # bench/run_benchmarks.sh
+  clang-14 libclang-rt-14-dev   # scripts/sanitize.sh, scripts/fuzz.sh (ASan, UBSan, libFuzzer)
+  python3-onnx              # fuzz/make_onnx_seeds.py (ONNX seeds for fuzzing)
 )
 missing=()
 for p in "${packages[@]}"; do
