@@ -1,6 +1,7 @@
 #include "sim/cli/run_pipeline.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -124,23 +125,35 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   return summary;
 }
 
+namespace {
+
+/// A summary figure, or NaN where the summary holds none (JSON has no NaN or infinity: a metric
+/// without a value, such as the intensity of a run that moves no bytes, is written as null).
+double metric(const nlohmann::json& summary, const char* key) {
+  const auto it = summary.find(key);
+  return it != summary.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
+}  // namespace
+
 std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs) {
   struct Row {
     const char* label;
     std::function<std::string(const nlohmann::json&)> cell;
   };
   auto num = [](double v, const char* fmt) {
+    if (!std::isfinite(v)) return std::string("-");
     char b[64];
     std::snprintf(b, sizeof b, fmt, v);
     return std::string(b);
   };
   const std::vector<Row> rows = {
-      {"cycles", [&](const auto& s) { return num(s.at("cycles").template get<double>(), "%.0f"); }},
-      {"time (ms)", [&](const auto& s) { return num(s.at("seconds").template get<double>() * 1e3, "%.3f"); }},
-      {"DRAM read (MB)", [&](const auto& s) { return num(s.at("dram_read_bytes").template get<double>() / 1e6, "%.2f"); }},
-      {"DRAM write (MB)", [&](const auto& s) { return num(s.at("dram_write_bytes").template get<double>() / 1e6, "%.2f"); }},
-      {"intensity (ops/B)", [&](const auto& s) { return num(s.at("arithmetic_intensity").template get<double>(), "%.1f"); }},
-      {"MAC utilisation (%)", [&](const auto& s) { return num(s.at("mac_utilization").template get<double>() * 100, "%.1f"); }},
+      {"cycles", [&](const auto& s) { return num(metric(s, "cycles"), "%.0f"); }},
+      {"time (ms)", [&](const auto& s) { return num(metric(s, "seconds") * 1e3, "%.3f"); }},
+      {"DRAM read (MB)", [&](const auto& s) { return num(metric(s, "dram_read_bytes") / 1e6, "%.2f"); }},
+      {"DRAM write (MB)", [&](const auto& s) { return num(metric(s, "dram_write_bytes") / 1e6, "%.2f"); }},
+      {"intensity (ops/B)", [&](const auto& s) { return num(metric(s, "arithmetic_intensity"), "%.1f"); }},
+      {"MAC utilisation (%)", [&](const auto& s) { return num(metric(s, "mac_utilization") * 100, "%.1f"); }},
       {"groups", [&](const auto& s) { return num(double(s.at("groups").size()), "%.0f"); }},
       {"bound", [&](const auto& s) { return s.value("bound", std::string("?")); }},
   };
@@ -163,9 +176,9 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
     os << '\n';
   }
   if (runs.size() == 2) {
-    const double c0 = runs[0].second.at("cycles").get<double>(), c1 = runs[1].second.at("cycles").get<double>();
-    const double d0 = runs[0].second.at("dram_read_bytes").get<double>() + runs[0].second.at("dram_write_bytes").get<double>();
-    const double d1 = runs[1].second.at("dram_read_bytes").get<double>() + runs[1].second.at("dram_write_bytes").get<double>();
+    const double c0 = metric(runs[0].second, "cycles"), c1 = metric(runs[1].second, "cycles");
+    const double d0 = metric(runs[0].second, "dram_read_bytes") + metric(runs[0].second, "dram_write_bytes");
+    const double d1 = metric(runs[1].second, "dram_read_bytes") + metric(runs[1].second, "dram_write_bytes");
     std::snprintf(line, sizeof line, "%-22s%32s\n%-22s%32s\n", "speed-up", num(c1 > 0 ? c0 / c1 : 0, "%.2fx").c_str(),
                   "DRAM traffic", num(d0 > 0 ? 100.0 * (d1 - d0) / d0 : 0, "%+.1f%%").c_str());
     os << line;

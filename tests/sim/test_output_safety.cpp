@@ -208,3 +208,18 @@ TEST(OutputSafety, ACounterWindowTooSmallIsAnErrorWithNoFolder) {
   EXPECT_NE(out.find("expected a window of at least 1 ps"), std::string::npos) << out;
   fs::remove_all(dir);
 }
+
+TEST(OutputSafety, AWorkloadWithNoComputeRunsAndSkipsThePlotItCannotDraw) {
+  const fs::path dir = scratch("nocompute");
+  // One flatten: no MACs, no vector ops, no DRAM bytes; its intensity (ops / bytes) has no value.
+  const std::string w = npusim::test::write_temp(
+      "nocompute.yaml", "name: nocompute\ninputs:\n  - {name: x, shape: [1, 8, 4, 4]}\nops:\n  - {name: f, op: flatten, inputs: [x]}\n");
+  std::string out;
+  EXPECT_EQ(run_npusim("run -w " + w + " -o " + (dir / "run").string(), &out), 0) << out;
+  EXPECT_NE(out.find("npusim: warning: plot"), std::string::npos) << out;  // skipped, not a failed run
+  EXPECT_NE(out.find("intensity (ops/B)                    -"), std::string::npos) << out;
+  EXPECT_EQ(out.find("json.exception"), std::string::npos) << out;
+  EXPECT_TRUE(read_json(dir / "run" / "summary.json").at("arithmetic_intensity").is_null());
+  EXPECT_TRUE(fs::exists(dir / "run" / "report.html"));
+  fs::remove_all(dir);
+}
