@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "sim/core/errors.h"
 #include "sim/core/temporaries.h"
@@ -15,6 +16,17 @@ namespace npusim::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+/// The folders of `dir`'s path that do not exist yet, outermost first.
+std::vector<fs::path> missing_folders(const fs::path& dir) {
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.insert(missing.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
 
 /// Creates `dir` (and its parents) or throws InputError naming `flag` and `path`.
 void make_folder(const fs::path& dir, const std::string& flag, const std::string& path) {
@@ -73,6 +85,7 @@ OutputDir::OutputDir(const std::string& final_path, const std::string& flag) {
                      "expected a new folder or an earlier npusim output folder, found a folder with other files "
                      "(npusim replaces the folder as a whole)");
   const fs::path parent = final_.parent_path();
+  created_ = missing_folders(parent);
   make_folder(parent, flag, final_path);
   const fs::path dir = parent.empty() ? fs::path(".") : parent;
 
@@ -103,9 +116,13 @@ OutputDir::~OutputDir() {
     std::error_code ec;
     fs::remove_all(tmp_, ec);
   }
+  std::error_code ec;
+  ::unlink(lock_.c_str());
+  // A failed run leaves no trace, not even the parent folders it created (when still empty).
+  if (!committed_)
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
   unregister_temporary(tmp_.string());
   unregister_temporary(lock_.string());
-  ::unlink(lock_.c_str());
   ::close(lock_fd_);
 }
 

@@ -3,6 +3,7 @@
 // in a temporary sibling folder, and renamed into place only when every file is written.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace npusim::cli {
 
@@ -25,6 +26,7 @@ class OutputDir {
 
  private:
   std::filesystem::path final_, tmp_, lock_;
+  std::vector<std::filesystem::path> created_;  // parent folders made for this run, outermost first
   int lock_fd_ = -1;
   bool committed_ = false;
 };

@@ -203,7 +203,7 @@ TEST(OutputSafety, ACounterWindowTooSmallIsAnErrorWithNoFolder) {
   // small_cnn on edge-m runs ~28.6 us: 1 ps windows would be 2.9 * 10^7 bins, above 10^6.
   EXPECT_EQ(run_npusim("run -w small_cnn --counter-window 1ps -o " + (dir / "run").string(), &out), 2);
   EXPECT_NE(out.find("--counter-window: expected a window giving at most 1000000 windows"), std::string::npos) << out;
-  EXPECT_EQ(join(entries(dir)), "");
+  EXPECT_FALSE(fs::exists(dir));  // not even the parent folder the run created
   EXPECT_EQ(run_npusim("run -w small_cnn --counter-window 0s -o " + (dir / "run").string(), &out), 2);
   EXPECT_NE(out.find("expected a window of at least 1 ps"), std::string::npos) << out;
   fs::remove_all(dir);
@@ -221,5 +221,16 @@ TEST(OutputSafety, AWorkloadWithNoComputeRunsAndSkipsThePlotItCannotDraw) {
   EXPECT_EQ(out.find("json.exception"), std::string::npos) << out;
   EXPECT_TRUE(read_json(dir / "run" / "summary.json").at("arithmetic_intensity").is_null());
   EXPECT_TRUE(fs::exists(dir / "run" / "report.html"));
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, BadInputLeavesNoFolderNotEvenItsParents) {
+  const fs::path dir = scratch("bad_input");
+  fs::create_directories(dir);
+  std::string out;
+  EXPECT_EQ(run_npusim("run -w no_such_model -o " + (dir / "a" / "b" / "run").string(), &out), 2);
+  EXPECT_EQ(run_npusim("run -w small_cnn --set npu.sram.banks=1000000000 -o " + (dir / "a" / "b" / "run").string(), &out), 2);
+  EXPECT_NE(out.find("npu.sram.banks): expected a whole number in [1, 4096]"), std::string::npos) << out;
+  EXPECT_EQ(join(entries(dir)), "");
   fs::remove_all(dir);
 }
