@@ -34,6 +34,7 @@ constexpr std::uint64_t kMaxSramBytes = 1ull << 40;  // 1 TiB
 constexpr std::uint64_t kMaxWordBytes = 4096;       // a bank word or a DMA burst
 constexpr double kMinCoreClockHz = 1e6, kMinDramClockHz = 1e8, kMaxClockHz = 1e11;
 constexpr double kMaxVectorCost = 1e6;
+constexpr double kMaxDataRate = 2e11;  // transfers per second per pin
 
 /// One scalar of the file layer: its text and where it was written.
 struct RawValue {
@@ -207,8 +208,12 @@ void check_vector_kind(const std::string& kind, const std::string& where) {
 double parse_data_rate(const std::string& text, const std::string& where) {
   for (const auto& [unit, scale] : std::vector<std::pair<std::string, double>>{{"MT/s", 1e6}, {"GT/s", 1e9}}) {
     auto p = text.find(unit);
-    if (p != std::string::npos && p + unit.size() == text.size())
-      return parse_positive_double(text.substr(0, text.find_last_not_of(' ', p - 1) + 1), where) * scale;
+    if (p != std::string::npos && p + unit.size() == text.size()) {
+      const double rate = parse_positive_double(text.substr(0, text.find_last_not_of(' ', p - 1) + 1), where) * scale;
+      if (!(rate <= kMaxDataRate))
+        throw InputError(where, "expected a data rate of at most 200 GT/s, found '" + text + "'");
+      return rate;
+    }
   }
   throw InputError(where, "expected a data rate such as '4266 MT/s', found '" + text + "'");
 }
