@@ -9,6 +9,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/interrupts.h"
 #include "sim/core/errors.h"
+#include "sim/core/json_input.h"
 
 // libsystemc references sc_main; npusim starts from main() and runs sc_start itself.
 extern "C" int sc_main(int, char*[]) { return 0; }
@@ -58,6 +59,10 @@ int main(int argc, char** argv) {
   } catch (const boost::program_options::error& e) {
     std::fprintf(stderr, "npusim %s: error: %s (see npusim %s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
     return 2;
+  } catch (const nlohmann::json::exception& e) {
+    // Every reader turns bad JSON into an InputError; reaching here is a bug, said in our words.
+    std::fprintf(stderr, "npusim: internal error: unexpected JSON content: %s\n", npusim::json_error_text(e).c_str());
+    return 1;
   } catch (const npusim::SimulationError& e) {
     std::fprintf(stderr, "npusim: simulation error: %s\n", e.what());
     return 1;
