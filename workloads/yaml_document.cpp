@@ -12,12 +12,18 @@ namespace {
 
 int line_of(const YAML::Node& n) { return std::max(n.Mark().line, 0) + 1; }
 
-/// Walks the tree with an explicit stack (no recursion, whatever the depth).
-void check_tree(const YAML::Node& root, const std::string& source) {
+/// Walks the tree with an explicit stack (no recursion, whatever the depth). Without aliases a
+/// document has fewer nodes than bytes; aliases of aliases can expand exponentially ("billion
+/// laughs"), so a walk that visits more nodes than that is refused before any reader expands it.
+void check_tree(const YAML::Node& root, const std::string& source, std::size_t max_nodes) {
   std::vector<std::pair<YAML::Node, std::size_t>> todo{{root, 1}};
+  std::size_t visited = 0;
   while (!todo.empty()) {
     const auto [node, depth] = todo.back();
     todo.pop_back();
+    if (++visited > max_nodes)
+      throw InputError(source, "expected at most " + std::to_string(max_nodes) +
+                                   " values (the file's size), found more: aliases (*name) expand beyond it");
     if (!node.IsMap() && !node.IsSequence()) continue;
     if (depth > kMaxInputNesting)
       throw InputError(source + ":" + std::to_string(line_of(node)),
@@ -57,7 +63,7 @@ YAML::Node parse_yaml_document(const std::string& text, const std::string& sourc
     const std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
     throw InputError(source + line, "expected valid YAML, found a syntax error: " + e.msg);
   }
-  check_tree(root, source);
+  check_tree(root, source, text.size() + 16);
   return root;
 }
 

@@ -207,6 +207,17 @@ TEST(YamlLoaderLimits, DeepNestingAndBadEncodingAreRejected) {
                        "bad.yaml:5: expected UTF-8 text, found byte 0xE9 at column 15"));
 }
 
+TEST(YamlLoaderLimits, AliasBombsAreRefusedBeforeExpansion) {
+  // 10 aliases of 10 aliases, 6 levels: 10^6 values from a file of ~300 bytes.
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 6; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  EXPECT_TRUE(contains(load_error(text), "aliases (*name) expand beyond it"));
+}
+
 TEST(YamlLoaderErrors, UnknownTopLevelKey) {
   const std::string msg = load_error(lines({"name: t", "input:", "  - {name: x, shape: [1]}"}));
   EXPECT_TRUE(contains(msg, "bad.yaml:2 (field 'input')"));
