@@ -371,7 +371,7 @@ void read_dram(Reader& r, DramConfig& d) {
   const double tck = d.clock.period_seconds();
   for (const auto& [name, raw] : r.take_prefix("npu.dram.timing")) {
     const std::string key = "npu.dram.timing." + name;
-    auto it = std::find_if(timing_fields().begin(), timing_fields().end(), [&](const auto& f) { return f.first == name; });
+    auto it = std::find_if(timing_fields().begin(), timing_fields().end(), [&name = name](const auto& f) { return f.first == name; });
     if (it == timing_fields().end()) {
       std::string valid;
       for (const auto& f : timing_fields()) valid += (valid.empty() ? "" : ", ") + f.first;

@@ -259,7 +259,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
       if (!tiles.is_object()) throw InputError(place.at(gi, name, "tiles"), "expected an object keyed by op name, found " + tiles.dump());
       for (const auto& [op_name, t] : tiles.items()) {
         const std::string where = place.at(gi, name, "tiles." + op_name);
-        auto seg = std::find_if(segs.begin(), segs.end(), [&](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
+        auto seg = std::find_if(segs.begin(), segs.end(), [&, &op_name = op_name](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
         if (seg == segs.end())
           throw InputError(where, "expected the name of a segment head in this group, found '" + op_name + "'");
         if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels}, found " + t.dump());
