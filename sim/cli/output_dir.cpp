@@ -112,18 +112,15 @@ OutputDir::OutputDir(const std::string& final_path, const std::string& flag) {
 }
 
 OutputDir::~OutputDir() {
-  if (!committed_) {
-    std::error_code ec;
-    fs::remove_all(tmp_, ec);
-  }
   std::error_code ec;
-  ::unlink(lock_.c_str());
+  if (!committed_) fs::remove_all(tmp_, ec);
+  ::unlink(lock_.c_str());  // while still held: a run that opened it meanwhile retries (take_lock)
+  ::close(lock_fd_);
   // A failed run leaves no trace, not even the parent folders it created (when still empty).
   if (!committed_)
     for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
   unregister_temporary(tmp_.string());
   unregister_temporary(lock_.string());
-  ::close(lock_fd_);
 }
 
 void OutputDir::commit() {
