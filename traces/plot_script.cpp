@@ -1,6 +1,7 @@
 #include "traces/plot_script.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -42,9 +43,18 @@ void run_gnuplot(const std::string& script, const std::string& log) {
   std::string program = kGnuplot;
   std::string script_arg = script;
   char* argv[] = {program.data(), script_arg.data(), nullptr};
+  // gnuplot gets an empty signal mask: the CLI blocks SIGINT/SIGTERM in its threads (one thread
+  // receives them), and a mask survives exec, so gnuplot would otherwise ignore Ctrl-C.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, kGnuplot, &actions, nullptr, argv, environ);
+  const int rc = posix_spawnp(&pid, kGnuplot, &actions, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     throw SimulationError(std::string("cannot run ") + kGnuplot +
                           " to draw the roofline: " + std::strerror(rc) +
