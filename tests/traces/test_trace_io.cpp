@@ -148,7 +148,7 @@ TEST(TraceIo, TracksAndCommandArgs) {
   EXPECT_EQ(a["vector_ops"], 0);
   EXPECT_EQ(a["sram_read_bytes"], 200000);
   EXPECT_EQ(a["stall_cycles"], 50);
-  EXPECT_EQ(a["deps"], json({0}));
+  EXPECT_EQ(a["deps"], json::array({0}));
   EXPECT_EQ(doc["otherData"]["npusim"]["format_version"], kTraceFormatVersion);
   EXPECT_EQ(doc["otherData"]["npusim"]["config"]["core_clock"], "1 GHz");
 }
