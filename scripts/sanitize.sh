@@ -9,7 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build-asan
 scripts/configure-asan.sh
-cmake --build "$B" -j"$(nproc)"
+# What CTest runs (bench/ is left out: benchmarks are not tests).
+targets=(npusim test_core test_workloads test_traces test_models test_sim)
+for h in fuzz/fuzz_*.cpp; do h=$(basename "$h" .cpp); targets+=("replay_${h#fuzz_}"); done
+cmake --build "$B" -j"$(nproc)" --target "${targets[@]}"
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
