@@ -2,5 +2,9 @@
 # Builds npusim and runs the whole test suite (GoogleTest through CTest, one process per test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# --sanitize: the ASan + UBSan suite and whole runs; --fuzz [SECONDS]: a short bounded fuzz pass
+# of every reader (docs/fuzzing.md). Both use build-asan/.
+if [ "${1:-}" = "--sanitize" ]; then exec scripts/sanitize.sh; fi
+if [ "${1:-}" = "--fuzz" ]; then exec scripts/fuzz.sh "${2:-10}"; fi
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"

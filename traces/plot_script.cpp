@@ -1,6 +1,7 @@
 #include "traces/plot_script.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <tuple>
 
 #include "sim/core/errors.h"
+#include "sim/core/temporaries.h"
 #include "sim/core/file_util.h"
 
 extern char** environ;
@@ -41,9 +43,18 @@ void run_gnuplot(const std::string& script, const std::string& log) {
   std::string program = kGnuplot;
   std::string script_arg = script;
   char* argv[] = {program.data(), script_arg.data(), nullptr};
+  // gnuplot gets an empty signal mask: the CLI blocks SIGINT/SIGTERM in its threads (one thread
+  // receives them), and a mask survives exec, so gnuplot would otherwise ignore Ctrl-C.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, kGnuplot, &actions, nullptr, argv, environ);
+  const int rc = posix_spawnp(&pid, kGnuplot, &actions, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     throw SimulationError(std::string("cannot run ") + kGnuplot +
                           " to draw the roofline: " + std::strerror(rc) +
@@ -91,11 +102,13 @@ TempDir::TempDir() {
                           std::string(std::strerror(errno)));
   }
   path_ = pattern;
+  register_temporary(path_.string());  // removed by the CLI's SIGINT/SIGTERM handling
 }
 
 TempDir::~TempDir() {
   std::error_code ignored;
   fs::remove_all(path_, ignored);
+  unregister_temporary(path_.string());
 }
 
 void Range::add(double v) {
@@ -155,6 +168,8 @@ void LogLogPlot::markers(const std::string& file_name, const std::vector<Marker>
   const std::string path = dir_.file(file_name);
   std::ofstream out(path);
   for (const Marker& m : ms) {
+    // An infinite or non-positive coordinate has no place on a log-log plot (gnuplot would fail).
+    if (!(m.x > 0 && m.y > 0 && std::isfinite(m.x) && std::isfinite(m.y))) continue;
     out << num(m.x) << " " << num(m.y) << " " << num(m.size) << " " << m.colour << "\n";
   }
   if (!out) throw SimulationError("cannot write plot data " + path);
@@ -201,17 +216,29 @@ std::string LogLogPlot::script(const PlotFiles& files, const std::string& title)
   return out.str();
 }
 
-void LogLogPlot::draw(const PlotFiles& files, const std::string& title) const {
-  if (files.svg.empty() && files.png.empty()) return;
+bool LogLogPlot::draw(const PlotFiles& files, const std::string& title) const {
+  if (files.svg.empty() && files.png.empty()) return false;
   const std::string script_path = dir_.file("plot.gp");
   write_file_atomic(script_path, script(files, title));
-  run_gnuplot(script_path, dir_.file("gnuplot.log"));
-  for (const auto& [path, name] : {std::pair<std::string, const char*>{files.svg, "plot.svg"},
-                                   std::pair<std::string, const char*>{files.png, "plot.png"}}) {
-    if (path.empty()) continue;
-    const std::string content = read_file(dir_.file(name));
-    if (content.empty()) throw SimulationError(std::string(kGnuplot) + " wrote an empty " + path);
-    write_file_atomic(path, content);
+  // A plot is an illustration of figures already written: one that cannot be drawn (no gnuplot,
+  // nothing to draw, a value gnuplot refuses) is skipped with a warning, never a failed run.
+  try {
+    run_gnuplot(script_path, dir_.file("gnuplot.log"));
+    std::vector<std::pair<std::string, std::string>> drawn;
+    for (const auto& [path, name] : {std::pair<std::string, const char*>{files.svg, "plot.svg"},
+                                     std::pair<std::string, const char*>{files.png, "plot.png"}}) {
+      if (path.empty()) continue;
+      const std::string content = read_file(dir_.file(name));
+      if (content.empty()) throw SimulationError(std::string(kGnuplot) + " wrote an empty " + name);
+      drawn.emplace_back(path, content);
+    }
+    for (const auto& [path, content] : drawn) write_file_atomic(path, content);
+    return true;
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    if (why.size() > 300) why = why.substr(0, 297) + "...";
+    std::fprintf(stderr, "npusim: warning: plot '%s' skipped: %s\n", title.c_str(), why.c_str());
+    return false;
   }
 }
 

@@ -75,8 +75,9 @@ class LogLogPlot {
   /// A line of the key (legend) without data: `style` is a gnuplot point/line style.
   void key_entry(const std::string& style, const std::string& title);
 
-  /// Runs gnuplot once for every requested file and moves each into place atomically.
-  void draw(const PlotFiles& files, const std::string& title) const;
+  /// Runs gnuplot once for every requested file and moves each into place atomically. Returns
+  /// false, with a warning on stderr and no file written, when the plot cannot be drawn.
+  bool draw(const PlotFiles& files, const std::string& title) const;
 
  private:
   std::string script(const PlotFiles& files, const std::string& title) const;

@@ -20,6 +20,10 @@ enum class TraceLevel {
   Sample,  // every Nth command (with its parents and flows): for viewing; cannot be re-analysed
 };
 
+/// The most counter windows a trace may hold (one bin each is allocated): a --counter-window
+/// giving more is an error (docs/trace-format.md).
+constexpr std::uint64_t kMaxCounterWindows = 1'000'000;
+
 struct TraceWriteOptions {
   /// Width of one counter window in ps; 0 = end_ps / 200, at least 1 core cycle.
   double counter_window_ps = 0;

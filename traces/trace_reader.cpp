@@ -1,5 +1,6 @@
 // read_trace_json: the inverse of write_trace_json. Every field is read with its expected type,
 // and every failure names the file, the place in it, what was expected and what was found.
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/json_input.h"
 #include "traces/trace_io.h"
 #include "traces/trace_tracks.h"
 
@@ -36,6 +38,12 @@ std::string describe(const json* v) {
                    where + ": expected" + field + " " + expected + ", found " + describe(found));
 }
 
+/// An integer that converts to int64 without wrapping (2^64 - 1 is not -1).
+bool fits_int64(const json& v) {
+  return v.is_number_integer() &&
+         (!v.is_number_unsigned() || v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<std::int64_t>::max()));
+}
+
 /// Typed access to the fields of one JSON object at a named place in the file.
 class Fields {
  public:
@@ -56,7 +64,8 @@ class Fields {
   }
   double number(const char* key) const {
     const json& v = any(key);
-    if (!v.is_number()) fail(key, "a number", &v);
+    // 1e999 parses as infinity; no field of a trace is infinite.
+    if (!v.is_number() || !std::isfinite(v.get<double>())) fail(key, "a finite number", &v);
     return v.get<double>();
   }
   std::uint64_t u64(const char* key) const { return unsigned_value(key, any(key), UINT64_MAX); }
@@ -65,13 +74,13 @@ class Fields {
   }
   std::int64_t integer(const char* key) const {
     const json& v = any(key);
-    if (!v.is_number_integer()) fail(key, "an integer", &v);
+    if (!fits_int64(v)) fail(key, "an integer", &v);
     return v.get<std::int64_t>();
   }
   /// An index into a table of `size` entries, or -1 for "none".
   int index(const char* key, std::size_t size) const {
     const json& v = any(key);
-    if (v.is_number_integer()) {
+    if (fits_int64(v)) {
       const std::int64_t i = v.get<std::int64_t>();
       if (i >= -1 && i < static_cast<std::int64_t>(size)) return static_cast<int>(i);
     }
@@ -127,19 +136,8 @@ json parse_document(const std::string& path, const json::parser_callback_t& on_e
   if (!std::filesystem::exists(path)) {
     throw InputError(path, "expected an npusim trace file (trace.json), found no such file");
   }
-  const std::string text = read_file(path);
-  json doc;
-  try {
-    doc = json::parse(text, on_event);
-  } catch (const json::parse_error& e) {
-    const bool truncated = e.byte >= text.size();
-    throw InputError(path, std::string("expected a JSON trace (Chrome/Perfetto object format), "
-                                       "found ") +
-                               (truncated ? "truncated JSON (the text ends at byte " +
-                                                std::to_string(text.size()) + ")"
-                                          : "invalid JSON at byte " + std::to_string(e.byte)) +
-                               ": " + e.what());
-  }
+  const json doc =
+      parse_json_input(read_file(path), path, "a JSON trace (Chrome/Perfetto object format)", on_event);
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
     throw InputError(path,
                      "expected a JSON object with a \"traceEvents\" array (Chrome/Perfetto "

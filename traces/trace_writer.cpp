@@ -459,6 +459,14 @@ std::size_t queue_of(Unit u) {
 
 std::uint64_t counter_window_ps(const Trace& t, const TraceWriteOptions& o) {
   if (o.counter_window_ps > 0) {
+    // One bin per window is allocated: a window far below the run's length (1 ps over a
+    // millisecond run) would allocate billions, so the count is bounded before any is made.
+    const double windows = double(t.end_ps) / o.counter_window_ps;
+    if (!(windows <= double(kMaxCounterWindows)))
+      throw InputError("--counter-window", "expected a window giving at most " + std::to_string(kMaxCounterWindows) +
+                                               " windows over the run's " + std::to_string(t.end_ps) +
+                                               " ps (at least " + std::to_string(t.end_ps / kMaxCounterWindows + 1) +
+                                               " ps), found " + std::to_string(std::llround(o.counter_window_ps)) + " ps");
     return std::max<std::uint64_t>(1,
                                    static_cast<std::uint64_t>(std::llround(o.counter_window_ps)));
   }

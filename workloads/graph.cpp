@@ -298,6 +298,7 @@ void Graph::finalize(const std::string& source_file) {
       fail(internal::tensor_where(source_file, t.name), "a shape of positive sizes",
            t.shape.empty() ? "no shape" : format_shape(t.shape));
     }
+    internal::check_tensor_size(t.shape, internal::tensor_where(source_file, t.name));
   }
 
   // 3. Kahn's algorithm; a min-heap runs the earliest-added ready op first, so the order is
@@ -360,6 +361,7 @@ void Graph::finalize(const std::string& source_file) {
            "declared shape " + format_shape(out.shape) + " for '" + out.name + "'");
     }
     out.shape = std::move(inferred);
+    internal::check_op_macs(*this, op, internal::op_where(source_file, op));
   }
 
   for (const auto& name : declared_outputs) {

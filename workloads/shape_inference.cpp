@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 #include "workloads/graph.h"
 #include "workloads/graph_internal.h"
 
@@ -29,6 +30,23 @@ class Inference {
   }
   void check(bool ok, const std::string& expected, const std::string& found) const {
     if (!ok) fail(expected, found);
+  }
+
+  /// a + b and a * b of sizes from the file; an overflow names what was being computed.
+  std::int64_t add(std::int64_t a, std::int64_t b, const std::string& what) const {
+    const auto r = checked_add(a, b);
+    if (!r) fail(what + " within 64-bit range", std::to_string(a) + " + " + std::to_string(b));
+    return *r;
+  }
+  std::int64_t mul(std::int64_t a, std::int64_t b, const std::string& what) const {
+    const auto r = checked_mul(a, b);
+    if (!r) fail(what + " within 64-bit range", std::to_string(a) + " x " + std::to_string(b));
+    return *r;
+  }
+  std::int64_t elements(const Shape& s, const std::string& what) const {
+    std::int64_t p = 1;
+    for (const auto d : s) p = mul(p, d, what);
+    return p;
   }
 
   /// "input 0 'image' [1, 3, 224, 224]": names the operand in messages.
@@ -78,8 +96,8 @@ class Inference {
     check(d >= 1, "dilation >= 1" + tag, std::to_string(d));
     check(pad_before >= 0 && pad_after >= 0, "non-negative padding" + tag,
           std::to_string(pad_before) + ", " + std::to_string(pad_after));
-    const std::int64_t extent = d * (k - 1) + 1;
-    const std::int64_t padded = in + pad_before + pad_after;
+    const std::int64_t extent = add(mul(d, k - 1, "a kernel extent" + tag), 1, "a kernel extent" + tag);
+    const std::int64_t padded = add(add(in, pad_before, "a padded input" + tag), pad_after, "a padded input" + tag);
     check(extent <= padded, "a kernel extent <= the padded input" + tag,
           "extent " + std::to_string(extent) + " > " + std::to_string(padded));
     return (padded - extent) / s + 1;
@@ -148,8 +166,12 @@ Shape infer_conv_transpose(const Inference& c) {
             "stride, dilation >= 1 and output_padding >= 0",
             std::to_string(a.stride[d]) + ", " + std::to_string(a.dilation[d]) + ", " +
                 std::to_string(a.output_padding[d]));
-    out[2 + d] = (x[2 + d] - 1) * a.stride[d] + a.output_padding[d] +
-                 a.dilation[d] * (a.kernel[d] - 1) + 1 - a.pads[d] - a.pads[d + 2];
+    const std::string what = "an output size";
+    const std::int64_t span = c.add(c.mul(x[2 + d] - 1, a.stride[d], what), a.output_padding[d], what);
+    const std::int64_t extent = c.add(c.mul(a.dilation[d], a.kernel[d] - 1, what), 1, what);
+    c.check(a.pads[d] >= 0 && a.pads[d + 2] >= 0, "non-negative padding",
+            std::to_string(a.pads[d]) + ", " + std::to_string(a.pads[d + 2]));
+    out[2 + d] = c.add(span, extent, what) - a.pads[d] - a.pads[d + 2];
     c.check(out[2 + d] >= 1, "an output size >= 1", format_shape(out));
   }
   return out;
@@ -298,7 +320,7 @@ Shape infer_pad(const Inference& c) {
   c.check(p.size() == 2 * out.size(), std::to_string(2 * out.size()) + " paddings (begin and end of each dim)",
           std::to_string(p.size()));
   for (std::size_t d = 0; d < out.size(); ++d) {
-    out[d] += p[d] + p[d + out.size()];
+    out[d] = c.add(c.add(out[d], p[d], "a padded size"), p[d + out.size()], "a padded size");
     c.check(out[d] >= 1, "paddings leaving every dim >= 1", format_shape(out));
   }
   return out;
@@ -360,16 +382,16 @@ Shape infer_reshape(const Inference& c) {
   const std::int64_t total = product(x, 0, x.size());
   if (wildcard) {
     out[*wildcard] = 1;
-    const std::int64_t known = product(out, 0, out.size());
+    const std::int64_t known = c.elements(out, "the target shape's element count");
     c.check(total % known == 0,
             "a target shape whose known sizes divide the input's " + std::to_string(total) +
                 " elements",
             format_shape(c.attrs().shape));
     out[*wildcard] = total / known;
   }
-  c.check(product(out, 0, out.size()) == total,
-          "a target shape with the input's " + std::to_string(total) + " elements",
-          format_shape(out) + " (" + std::to_string(product(out, 0, out.size())) + " elements)");
+  const std::int64_t count = c.elements(out, "the target shape's element count");
+  c.check(count == total, "a target shape with the input's " + std::to_string(total) + " elements",
+          format_shape(out) + " (" + std::to_string(count) + " elements)");
   return out;
 }
 
@@ -413,7 +435,7 @@ Shape infer_concat(const Inference& c) {
     c.check(same,
             "inputs equal in every dim but axis " + std::to_string(ax) + " (" + c.describe(0) + ")",
             c.describe(i));
-    out[ax] += s[ax];
+    out[ax] = c.add(out[ax], s[ax], "a concatenated size");
   }
   return out;
 }
@@ -456,19 +478,18 @@ Shape infer_resize(const Inference& c) {
           std::to_string(scales.size()));
   for (std::size_t d = 0; d < out.size(); ++d) {
     // The epsilon keeps 10 * 0.3 at 3, not 2.
-    const auto size =
-        static_cast<std::int64_t>(std::floor(static_cast<double>(out[d]) * scales[d] + 1e-9));
-    c.check(scales[d] > 0 && size >= 1, "scales giving sizes >= 1",
+    const double scaled = std::floor(static_cast<double>(out[d]) * scales[d] + 1e-9);
+    // Checked as a double first: converting one beyond int64 is undefined.
+    c.check(scales[d] > 0 && scaled >= 1 && scaled <= double(internal::kMaxTensorElements),
+            "scales giving sizes in [1, " + std::to_string(internal::kMaxTensorElements) + "]",
             "scale " + std::to_string(scales[d]) + " on dim " + std::to_string(d));
+    const auto size = static_cast<std::int64_t>(scaled);
     out[d] = size;
   }
   return out;
 }
 
-}  // namespace
-
-Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file) {
-  const Inference c(g, op, source_file);
+Shape infer_kind(const Inference& c, const Op& op) {
   switch (op.kind) {
     case OpKind::Conv2d:
       return infer_conv(c);
@@ -580,6 +601,43 @@ Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source
       return infer_tile(c);
   }
   c.fail("a known op kind", std::to_string(static_cast<int>(op.kind)));
+}
+
+}  // namespace
+
+namespace internal {
+
+void check_tensor_size(const Shape& s, const std::string& where) {
+  std::int64_t count = 1;
+  for (const auto d : s) {
+    if (d < 1) throw InputError(where, "expected a shape of positive sizes, found " + format_shape(s));
+    const auto next = checked_mul(count, d);
+    if (!next || *next > kMaxTensorElements)
+      throw InputError(where, "expected at most 2^40 = " + std::to_string(kMaxTensorElements) +
+                                  " elements in a tensor, found " + format_shape(s));
+    count = *next;
+  }
+}
+
+void check_op_macs(const Graph& g, const Op& op, const std::string& where) {
+  if (op_class(op.kind) != OpClass::Gemm) return;
+  const GemmView v = gemm_view(g, op);
+  std::optional<std::uint64_t> macs = std::uint64_t{1};
+  for (const std::int64_t f : {v.groups, v.m, v.k, v.n})
+    if (macs) macs = checked_mul_upto<std::uint64_t>(*macs, static_cast<std::uint64_t>(f), kMaxOpMacs);
+  if (!macs)
+    throw InputError(where, "expected at most 2^50 = " + std::to_string(kMaxOpMacs) + " MACs in one op, found " +
+                                std::to_string(v.groups) + " x " + std::to_string(v.m) + " x " + std::to_string(v.k) +
+                                " x " + std::to_string(v.n) + " (groups x M x K x N)");
+}
+
+}  // namespace internal
+
+Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file) {
+  const Inference c(g, op, source_file);
+  Shape out = infer_kind(c, op);
+  internal::check_tensor_size(out, internal::op_where(source_file, op));
+  return out;
 }
 
 }  // namespace npusim::workloads

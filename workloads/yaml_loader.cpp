@@ -9,7 +9,9 @@
 
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "workloads/graph_internal.h"
 #include "workloads/loader.h"
+#include "workloads/yaml_document.h"
 
 namespace npusim::workloads {
 namespace {
@@ -277,6 +279,9 @@ class WorkloadReader {
       t.shape.push_back(size(named, "shape", item));
     }
     if (t.shape.empty()) fail(named, "shape", named.node["shape"], "at least one dimension", "[]");
+    const std::string where = source_ + ":" + std::to_string(line_of(named, named.node["shape"])) + " (" +
+                              named.label + ", field 'shape')";
+    internal::check_tensor_size(t.shape, where);
     define(e, "name", name, std::move(t));
   }
 
@@ -509,7 +514,7 @@ class WorkloadReader {
 
 Graph parse_yaml_workload(const std::string& text, const std::string& source_name) {
   try {
-    const YAML::Node root = YAML::Load(text);
+    const YAML::Node root = parse_yaml_document(text, source_name);
     return WorkloadReader(source_name).read(root);
   } catch (const YAML::Exception& e) {
     // Syntax errors, and anything yaml-cpp rejects while we read, carry yaml-cpp's mark.

@@ -1,6 +1,9 @@
 #include "sim/cli/commands.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -12,10 +15,13 @@
 #include <unistd.h>
 
 #include "sim/cli/compare_report.h"
+#include "sim/cli/interrupts.h"
+#include "sim/cli/output_dir.h"
 #include "sim/cli/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/json_input.h"
 #include "sim/core/units.h"
 #include "traces/report.h"
 #include "traces/roofline.h"
@@ -103,6 +109,8 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "or sample:N (every Nth command)")(
       "counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
         s.trace.counter_window_ps = parse_duration(v, "--counter-window").seconds * 1e12;
+        if (!(s.trace.counter_window_ps >= 1))
+          throw InputError("--counter-window " + v, "expected a window of at least 1 ps, found '" + v + "'");
       }),
       "width of the trace's counter windows, e.g. 1us (default: the run's time / 200)");
 }
@@ -145,8 +153,7 @@ void check_objective(const RunSpec& s, const std::vector<std::string>& policies)
 
 /// Runs `spec` in a child process (SystemC elaborates once per process) and returns its exit code.
 int run_in_child(const RunSpec& spec, const LoadedRun& loaded) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_child();
   if (pid < 0) throw SimulationError("cannot fork a simulation process");
   if (pid == 0) {
     int code = 0;
@@ -162,9 +169,13 @@ int run_in_child(const RunSpec& spec, const LoadedRun& loaded) {
     std::fflush(nullptr);
     ::_exit(code);
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  const int status = wait_child(pid);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  throw SimulationError("the simulation of " + spec.label.substr(0, spec.label.find(':')) + " (process " +
+                        std::to_string(pid) + ") was killed by signal " + std::to_string(sig) + " (" +
+                        (sig ? strsignal(sig) : "unknown") + ")" +
+                        (sig == SIGKILL ? "; out of memory, perhaps (the kernel's OOM killer sends SIGKILL)" : ""));
 }
 
 }  // namespace
@@ -178,8 +189,22 @@ int run_command(const std::vector<std::string>& args) {
   if (!parse(args, d, c, "usage: npusim run [--config C] [--workload W] [--fusion P [--objective O]] [--set K=V]... [--out DIR]"))
     return 0;
   check_objective(spec, {spec.fusion});
+  // Output paths are checked (and the folder locked) before any work, so a bad --out fails in
+  // a second, not after the simulation.
+  if (!spec.vcd.empty()) check_output_file(spec.vcd, "--vcd");
+  OutputDir out(spec.out);
   const LoadedRun loaded = load_run(spec);
-  const nlohmann::json summary = execute_run(spec, loaded);
+  RunSpec in_tmp = spec;
+  in_tmp.out = out.path().string();
+  nlohmann::json summary;
+  try {
+    summary = execute_run(in_tmp, loaded);
+  } catch (const SimulationError&) {
+    // Roofline violations are reported with the whole folder, kept for inspection.
+    if (fs::exists(out.path() / "summary.json")) out.commit();
+    throw;
+  }
+  out.commit();
   std::cout << "npusim: " << loaded.workload_name << " on " << loaded.hw.name << ", fusion " << spec.fusion << "\n"
             << summary_table({{spec.fusion, summary}}) << "report: " << fs::path(spec.out) / "report.html"
             << " (summary.json, trace.json, roofline.json, roofline.svg/.png, energy_roofline.svg/.png, "
@@ -220,13 +245,16 @@ int compare_command(const std::vector<std::string>& args) {
   if (specs[0].label == specs[1].label) throw InputError("--fusion/--config", "the two runs have the same name '" + specs[0].label + "'");
   if (!base.vcd.empty())
     throw InputError("--vcd", "expected with npusim run (one simulation), found it with compare");
-  // Load and plan both first: bad input stops here, before any folder is written.
-  std::vector<LoadedRun> loaded;
-  for (auto& s : specs) loaded.push_back(load_run(s));
   if (base.trace.level != traces::TraceLevel::Full)
     throw InputError("--trace-level", "expected full (compare re-reads each run's trace), found " +
                                           traces::trace_level_name(base.trace));
+  OutputDir out(base.out);
+  // Load and plan both first: bad input stops here, before any folder is written.
+  std::vector<LoadedRun> loaded;
+  for (auto& s : specs) loaded.push_back(load_run(s));
+  for (auto& s : specs) s.out = (out.path() / s.label).string();
   for (auto& s : specs) s.label += ": ";
+  set_stage("simulating (child processes)");
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const int code = run_in_child(specs[i], loaded[i]);
     if (code != 0) return code;
@@ -235,12 +263,14 @@ int compare_command(const std::vector<std::string>& args) {
   std::vector<traces::Trace> traces_in;
   for (const auto& s : specs) {
     const std::string name = s.label.substr(0, s.label.size() - 2);
-    rows.emplace_back(name, nlohmann::json::parse(read_file((fs::path(s.out) / "summary.json").string())));
+    const std::string summary_path = (fs::path(s.out) / "summary.json").string();
+    rows.emplace_back(name, parse_json_input(read_file(summary_path), summary_path, "a summary.json"));
     traces_in.push_back(traces::read_trace_json((fs::path(s.out) / "trace.json").string()));
   }
   const traces::Roofline r0 = traces::make_roofline(traces_in[0]), r1 = traces::make_roofline(traces_in[1]);
+  set_stage("writing the output folder");
   traces::write_compare_report({{rows[0].first, &r0, &rows[0].second}, {rows[1].first, &r1, &rows[1].second}},
-                               traces::compare_arrows(traces_in[0], traces_in[1]), base.out,
+                               traces::compare_arrows(traces_in[0], traces_in[1]), out.path().string(),
                                loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first);
   nlohmann::json cmp = {{"workload", loaded[0].workload_name}, {"runs", nlohmann::json::array()}};
   for (const auto& [name, s] : rows) {
@@ -252,7 +282,8 @@ int compare_command(const std::vector<std::string>& args) {
   const double c0 = rows[0].second.at("cycles").get<double>(), c1 = rows[1].second.at("cycles").get<double>();
   cmp["speedup"] = c1 > 0 ? c0 / c1 : 0.0;
   cmp["groups"] = compare_groups(traces_in[0], rows[0].second, traces_in[1], rows[1].second);
-  write_file_atomic((fs::path(base.out) / "compare.json").string(), cmp.dump(2) + "\n");
+  write_file_atomic((out.path() / "compare.json").string(), cmp.dump(2) + "\n");
+  out.commit();
   std::cout << "npusim compare: " << loaded[0].workload_name << "\n"
             << summary_table(rows) << "\n"
             << group_table(cmp["groups"], rows[0].first, rows[1].first, 8) << "report: " << fs::path(base.out) / "compare.json"
@@ -271,6 +302,7 @@ int schedule_command(const std::vector<std::string>& args) {
                          "Prints the plan (groups, tiling, SRAM use, why neighbours were not fused)."))
     return 0;
   check_objective(spec, {spec.fusion});
+  if (!spec.out.empty()) check_output_file(spec.out, "--out");
   const LoadedRun loaded = load_run(spec);
   const std::string text = sched::to_json(loaded.plan, loaded.graph).dump(2) + "\n";
   if (spec.out.empty())
@@ -293,8 +325,11 @@ int roofline_command(const std::vector<std::string>& args) {
              &pos))
     return 0;
   if (trace.empty()) throw InputError("npusim roofline", "expected a trace file argument, found none");
-  const nlohmann::json summary = analyse_trace_to(trace, out);
-  write_file_atomic((fs::path(out) / "summary.json").string(), summary.dump(2) + "\n");
+  OutputDir dir(out);
+  set_stage("analysing the trace");
+  const nlohmann::json summary = analyse_trace_to(trace, dir.path().string());
+  write_file_atomic((dir.path() / "summary.json").string(), summary.dump(2) + "\n");
+  dir.commit();
   std::cout << summary_table({{summary.value("fusion", std::string("trace")), summary}})
             << "report: " << fs::path(out) / "report.html"
             << " (roofline.json, roofline.svg/.png, energy_roofline.svg/.png, summary.json beside it)\n";

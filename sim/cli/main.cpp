@@ -7,7 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/interrupts.h"
 #include "sim/core/errors.h"
+#include "sim/core/json_input.h"
 
 // libsystemc references sc_main; npusim starts from main() and runs sc_start itself.
 extern "C" int sc_main(int, char*[]) { return 0; }
@@ -37,6 +39,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  npusim::cli::install_interrupt_handling();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
@@ -64,6 +67,10 @@ int main(int argc, char** argv) {
   } catch (const boost::program_options::error& e) {
     std::fprintf(stderr, "npusim %s: error: %s (see npusim %s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
     return 2;
+  } catch (const nlohmann::json::exception& e) {
+    // Every reader turns bad JSON into an InputError; reaching here is a bug, said in our words.
+    std::fprintf(stderr, "npusim: internal error: unexpected JSON content: %s\n", npusim::json_error_text(e).c_str());
+    return 1;
   } catch (const npusim::SimulationError& e) {
     std::fprintf(stderr, "npusim: simulation error: %s\n", e.what());
     return 1;

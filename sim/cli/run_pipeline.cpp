@@ -1,6 +1,7 @@
 #include "sim/cli/run_pipeline.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "sim/cli/interrupts.h"
 #include "sim/cli/search_runner.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
@@ -73,6 +75,7 @@ sched::Plan plan_for(const std::string& fusion, const std::string& objective, co
 }
 
 LoadedRun load_run(const RunSpec& spec) {
+  set_stage("loading and planning");
   LoadedRun r;
   r.hw = config::load_hardware_config(spec.config, spec.overrides);
   r.graph = load_workload_spec(spec.workload, spec.load);
@@ -97,6 +100,7 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   const sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   spdlog::debug("program: {} commands", program.commands.size());
   SimulatedRun sim;
+  set_stage("simulating");
   {
     Progress progress(spec.label);
     sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
@@ -104,6 +108,7 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
                           spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
                                                                         : DramActivityLevel::Channels});
   }
+  set_stage("analysing the trace");
   sim.analysis = traces::analyse_trace(sim.trace);
   sim.roofline = traces::make_roofline(sim.trace, sim.analysis);
   for (const auto& v : sim.roofline.violations) spdlog::error("roofline: {}", v);
@@ -126,6 +131,7 @@ nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run) {
 }
 
 void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim) {
+  set_stage("writing the output folder");
   const fs::path out(spec.out);
   fs::create_directories(out);
   write_json(out / "summary.json", sim.summary);
@@ -137,10 +143,10 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
 
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   const SimulatedRun sim = simulate_run(spec, run);
-  // Only now, with everything computed, does the output folder appear.
+  // spec.out is the caller's temporary folder (OutputDir): it appears under its name only whole.
   write_run_outputs(spec, run, sim);
   if (!sim.roofline.violations.empty())
-    throw roofline_violations(sim.roofline.violations.size(), (fs::path(spec.out) / "roofline.json").string());
+    throw roofline_violations(sim.roofline.violations.size(), "roofline.json in the output folder");
   return sim.summary;
 }
 
@@ -150,17 +156,18 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
     std::function<std::string(const nlohmann::json&)> cell;
   };
   auto num = [](double v, const char* fmt) {
+    if (!std::isfinite(v)) return std::string("-");
     char b[64];
     std::snprintf(b, sizeof b, fmt, v);
     return std::string(b);
   };
   const std::vector<Row> rows = {
-      {"cycles", [&](const auto& s) { return num(s.at("cycles").template get<double>(), "%.0f"); }},
-      {"time (ms)", [&](const auto& s) { return num(s.at("seconds").template get<double>() * 1e3, "%.3f"); }},
-      {"DRAM read (MB)", [&](const auto& s) { return num(s.at("dram_read_bytes").template get<double>() / 1e6, "%.2f"); }},
-      {"DRAM write (MB)", [&](const auto& s) { return num(s.at("dram_write_bytes").template get<double>() / 1e6, "%.2f"); }},
-      {"intensity (ops/B)", [&](const auto& s) { return num(s.at("arithmetic_intensity").template get<double>(), "%.1f"); }},
-      {"MAC utilisation (%)", [&](const auto& s) { return num(s.at("mac_utilization").template get<double>() * 100, "%.1f"); }},
+      {"cycles", [&](const auto& s) { return num(metric(s, "cycles"), "%.0f"); }},
+      {"time (ms)", [&](const auto& s) { return num(metric(s, "seconds") * 1e3, "%.3f"); }},
+      {"DRAM read (MB)", [&](const auto& s) { return num(metric(s, "dram_read_bytes") / 1e6, "%.2f"); }},
+      {"DRAM write (MB)", [&](const auto& s) { return num(metric(s, "dram_write_bytes") / 1e6, "%.2f"); }},
+      {"intensity (ops/B)", [&](const auto& s) { return num(metric(s, "arithmetic_intensity"), "%.1f"); }},
+      {"MAC utilisation (%)", [&](const auto& s) { return num(metric(s, "mac_utilization") * 100, "%.1f"); }},
       {"groups", [&](const auto& s) { return num(double(s.at("groups").size()), "%.0f"); }},
       {"bound", [&](const auto& s) { return s.value("bound", std::string("?")); }},
   };
@@ -183,9 +190,9 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
     os << '\n';
   }
   if (runs.size() == 2) {
-    const double c0 = runs[0].second.at("cycles").get<double>(), c1 = runs[1].second.at("cycles").get<double>();
-    const double d0 = runs[0].second.at("dram_read_bytes").get<double>() + runs[0].second.at("dram_write_bytes").get<double>();
-    const double d1 = runs[1].second.at("dram_read_bytes").get<double>() + runs[1].second.at("dram_write_bytes").get<double>();
+    const double c0 = metric(runs[0].second, "cycles"), c1 = metric(runs[1].second, "cycles");
+    const double d0 = metric(runs[0].second, "dram_read_bytes") + metric(runs[0].second, "dram_write_bytes");
+    const double d1 = metric(runs[1].second, "dram_read_bytes") + metric(runs[1].second, "dram_write_bytes");
     std::snprintf(line, sizeof line, "%-22s%32s\n%-22s%32s\n", "speed-up", num(c1 > 0 ? c0 / c1 : 0, "%.2fx").c_str(),
                   "DRAM traffic", num(d0 > 0 ? 100.0 * (d1 - d0) / d0 : 0, "%+.1f%%").c_str());
     os << line;

@@ -59,8 +59,9 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run);
 /// Writes the output folder of a simulated run (summary, schedule, trace, report, plots).
 void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim);
 
-/// simulate_run + write_run_outputs; throws SimulationError when a roofline point lies above its
-/// roof. Returns summary.json's content.
+/// simulate_run + write_run_outputs into `spec.out` (a temporary OutputDir folder the caller
+/// renames into place); throws SimulationError when a roofline point lies above its roof.
+/// Returns summary.json's content.
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
 
 /// Simulates and analyses without writing anything (sweep points that keep no run folder);

@@ -3,12 +3,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <optional>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
+#include "sim/cli/interrupts.h"
 #include "sim/core/errors.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
@@ -37,8 +41,7 @@ struct Measured {
 Child start_child(const workloads::Graph& g, const HardwareConfig& hw, const sched::Plan& plan, std::size_t index) {
   int fds[2];
   if (::pipe(fds) != 0) throw SimulationError("cannot create a pipe for a search simulation");
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_child();  // stopped and cleaned up on SIGINT/SIGTERM
   if (pid < 0) throw SimulationError("cannot fork a search simulation");
   if (pid == 0) {
     ::close(fds[0]);
@@ -66,9 +69,11 @@ Measured finish_child(const Child& c) {
   char buf[64];
   for (ssize_t n; (n = ::read(c.fd, buf, sizeof buf)) > 0;) text.append(buf, std::size_t(n));
   ::close(c.fd);
-  int status = 0;
-  ::waitpid(c.pid, &status, 0);
+  const int status = wait_child(c.pid);
   Measured m;
+  if (!WIFEXITED(status))
+    spdlog::warn("search: simulation {} (process {}) was killed by signal {} ({}); counted as not finishing", c.index,
+                 c.pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
   unsigned long long end_ps = 0, dram = 0;
   char energy[64] = "";
   if (std::sscanf(text.c_str(), "%llu %llu %63s", &end_ps, &dram, energy) != 3) return m;

@@ -1,5 +1,7 @@
 #include "sim/config/config_loader.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -10,12 +12,30 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/dram/dram_config_check.h"
+#include "sim/core/units.h"
+#include "sim/core/file_util.h"
+#include "workloads/graph.h"
+#include "workloads/yaml_document.h"
 #include "sim/core/errors.h"
 
 namespace npusim::config {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Declared limits (docs/config.md "Valid ranges"). Counts that size an allocation (banks,
+// channels, lanes, queues) are bounded here, before anything is allocated from them.
+constexpr std::uint64_t kMaxArraySide = 65536;
+constexpr std::uint64_t kMaxLanes = 65536;
+constexpr std::uint64_t kMaxSramBanks = 4096;
+constexpr std::uint64_t kMaxPorts = 16;
+constexpr std::uint64_t kMaxDmaChannels = 64;  // one SystemC thread (and stack) each
+constexpr std::uint64_t kMaxQueue = 4096;
+constexpr std::uint64_t kMaxSramBytes = 1ull << 40;  // 1 TiB
+constexpr std::uint64_t kMaxWordBytes = 4096;       // a bank word or a DMA burst
+constexpr double kMinCoreClockHz = 1e6, kMinDramClockHz = 1e8, kMaxClockHz = 1e11;
+constexpr double kMaxVectorCost = 1e6;
+constexpr double kMaxDataRate = 2e11;  // transfers per second per pin
 
 /// One scalar of the file layer: its text and where it was written.
 struct RawValue {
@@ -43,15 +63,7 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
   out[prefix] = {node.Scalar(), where_of(file, node)};
 }
 
-YAML::Node load_yaml(const std::string& path) {
-  try {
-    return YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, "cannot open file for reading");
-  } catch (const YAML::ParserException& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg);
-  }
-}
+YAML::Node load_yaml(const std::string& path) { return workloads::parse_yaml_document(read_file(path), path); }
 
 RawConfig flatten_file(const std::string& path, const std::string& prefix) {
   YAML::Node root = load_yaml(path);
@@ -89,27 +101,34 @@ class Reader {
     if (auto v = take(key)) field = parse(v->text, label(*v, key));
   }
 
-  void read_uint(const std::string& key, std::uint32_t& field, std::uint64_t min_value = 1) {
+  /// A count in [min_value, max_value] (docs/config.md "Valid ranges"): the range is checked on
+  /// the text's full 64-bit value, so 2^32 + 1 is an error and never a 32-bit 1.
+  void read_uint(const std::string& key, std::uint32_t& field, std::uint64_t min_value, std::uint64_t max_value) {
     read(key, field, [&](const std::string& text, const std::string& where) {
-      return static_cast<std::uint32_t>(parse_uint(text, where, min_value));
+      return static_cast<std::uint32_t>(parse_uint(text, where, min_value, max_value));
     });
   }
 
   static std::string label(const RawValue& v, const std::string& key) { return v.where + " (" + key + ")"; }
 
-  static std::uint64_t parse_uint(const std::string& text, const std::string& where, std::uint64_t min_value) {
-    std::size_t pos = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(text, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
+  static std::uint64_t parse_uint(const std::string& text, const std::string& where, std::uint64_t min_value,
+                                  std::uint64_t max_value) {
+    const std::string range = "[" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]";
+    std::uint64_t v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    const bool digits = !text.empty() && text[0] != '-' && ptr == end;
+    if (ec == std::errc::result_out_of_range && digits)
+      throw InputError(where, "expected a whole number in " + range + ", found " + text);
+    if (ec != std::errc() || !digits) {
+      const bool negative = !text.empty() && text[0] == '-' && text.size() > 1 &&
+                            text.find_first_not_of("0123456789", 1) == std::string::npos;
+      throw InputError(where, negative ? "expected a whole number in " + range + ", found " + text
+                                       : "expected a whole number, found '" + text + "'");
     }
-    if (pos == 0 || pos != text.size())
-      throw InputError(where, "expected a whole number, found '" + text + "'");
-    if (v < static_cast<long long>(min_value))
-      throw InputError(where, "expected a whole number >= " + std::to_string(min_value) + ", found " + text);
-    return static_cast<std::uint64_t>(v);
+    if (v < min_value || v > max_value)
+      throw InputError(where, "expected a whole number in " + range + ", found " + text);
+    return v;
   }
 
   /// Throws for the first key nobody consumed.
@@ -142,16 +161,60 @@ double parse_positive_double(const std::string& text, const std::string& where) 
   } catch (const std::exception&) {
     pos = 0;
   }
-  if (pos == 0 || pos != text.size() || !(v > 0)) throw InputError(where, "expected a positive number, found '" + text + "'");
+  if (pos == 0 || pos != text.size() || !(v > 0) || !std::isfinite(v))
+    throw InputError(where, "expected a positive number, found '" + text + "'");
   return v;
+}
+
+/// A frequency in [min_hz, max_hz]: a 1 Hz clock stretches simulated time (and the refreshes,
+/// counters and events it holds) a billion-fold.
+Frequency frequency_in(const std::string& text, const std::string& where, double min_hz, double max_hz) {
+  const Frequency f = parse_frequency(text, where);
+  if (f.hz < min_hz || f.hz > max_hz)
+    throw InputError(where, "expected a frequency in [" + format_frequency({min_hz}) + ", " +
+                                format_frequency({max_hz}) + "], found '" + text + "'");
+  return f;
+}
+
+/// A size in [1 B, max_bytes].
+std::uint64_t bytes_in(const std::string& text, const std::string& where, std::uint64_t max_bytes) {
+  const std::uint64_t b = parse_bytes(text, where).value;
+  if (b == 0 || b > max_bytes)
+    throw InputError(where, "expected a size in [1 B, " + format_bytes({max_bytes}) + "], found '" + text + "'");
+  return b;
+}
+
+/// A vector-unit cost in cycles per element per lane, in (0, kMaxVectorCost].
+double parse_cost(const std::string& text, const std::string& where) {
+  const double v = parse_positive_double(text, where);
+  if (v > kMaxVectorCost)
+    throw InputError(where, "expected a cost in (0, " + std::to_string(int(kMaxVectorCost)) +
+                                "] cycles per element, found '" + text + "'");
+  return v;
+}
+
+/// A cost table key must be an op kind the vector unit runs: a typo would silently cost default_cost.
+void check_vector_kind(const std::string& kind, const std::string& where) {
+  std::string valid;
+  for (const auto k : workloads::all_op_kinds()) {
+    if (workloads::op_class(k) != workloads::OpClass::Vector) continue;
+    const std::string name = workloads::to_string(k);
+    if (name == kind) return;
+    valid += (valid.empty() ? "" : ", ") + name;
+  }
+  throw InputError(where, "unknown vector op kind '" + kind + "'; known: " + valid);
 }
 
 /// "4266 MT/s" or "4.266 GT/s" -> transfers per second.
 double parse_data_rate(const std::string& text, const std::string& where) {
   for (const auto& [unit, scale] : std::vector<std::pair<std::string, double>>{{"MT/s", 1e6}, {"GT/s", 1e9}}) {
     auto p = text.find(unit);
-    if (p != std::string::npos && p + unit.size() == text.size())
-      return parse_positive_double(text.substr(0, text.find_last_not_of(' ', p - 1) + 1), where) * scale;
+    if (p != std::string::npos && p + unit.size() == text.size()) {
+      const double rate = parse_positive_double(text.substr(0, text.find_last_not_of(' ', p - 1) + 1), where) * scale;
+      if (!(rate <= kMaxDataRate))
+        throw InputError(where, "expected a data rate of at most 200 GT/s, found '" + text + "'");
+      return rate;
+    }
   }
   throw InputError(where, "expected a data rate such as '4266 MT/s', found '" + text + "'");
 }
@@ -190,62 +253,59 @@ void read_operand_buffers(Reader& r, SramConfig& s) {
     const std::string where = Reader::label(*v, key);
     if (!s.separate_buffers())
       throw InputError(where, "only allowed with npu.sram.operand_buffers: separate (the operands share the scratchpad)");
-    *field = parse_bytes(v->text, where).value;
-    if (*field == 0) throw InputError(where, "expected a size > 0, found '" + v->text + "'");
+    *field = bytes_in(v->text, where, kMaxSramBytes);
   }
 }
 
 void read_core(Reader& r, HardwareConfig& c) {
   r.read("name", c.name, [](const std::string& t, const std::string&) { return t; });
-  r.read("npu.clock", c.core_clock, [](const std::string& t, const std::string& w) { return parse_frequency(t, w); });
+  r.read("npu.clock", c.core_clock, [](const std::string& t, const std::string& w) {
+    return frequency_in(t, w, kMinCoreClockHz, kMaxClockHz);
+  });
 
   auto& m = c.mac_array;
-  r.read_uint("npu.mac_array.rows", m.rows);
-  r.read_uint("npu.mac_array.cols", m.cols);
+  r.read_uint("npu.mac_array.rows", m.rows, 1, kMaxArraySide);
+  r.read_uint("npu.mac_array.cols", m.cols, 1, kMaxArraySide);
   r.read("npu.mac_array.dataflow", m.dataflow, [](const std::string& t, const std::string& w) {
     return parse_enum<Dataflow>(t, w, {{"ws", Dataflow::WS}, {"os", Dataflow::OS}, {"is", Dataflow::IS}});
   });
   r.read("npu.mac_array.dtype", m.dtype, [](const std::string& t, const std::string& w) {
     return parse_enum<DType>(t, w, dtype_names());
   });
-  r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes);
+  r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes, 1, 16);
   r.read("npu.mac_array.fold_model", m.fold_model, [](const std::string& t, const std::string& w) {
     return parse_enum<FoldModel>(t, w, {{"reference", FoldModel::Reference}, {"overlapped", FoldModel::Overlapped}});
   });
 
   auto& v = c.vector_unit;
-  r.read_uint("npu.vector_unit.lanes", v.lanes);
-  r.read("npu.vector_unit.default_cost", v.default_cost, parse_positive_double);
-  for (const auto& [kind, raw] : r.take_prefix("npu.vector_unit.cost"))
-    v.cost[kind] = parse_positive_double(raw.text, Reader::label(raw, "npu.vector_unit.cost." + kind));
+  r.read_uint("npu.vector_unit.lanes", v.lanes, 1, kMaxLanes);
+  r.read("npu.vector_unit.default_cost", v.default_cost, parse_cost);
+  for (const auto& [kind, raw] : r.take_prefix("npu.vector_unit.cost")) {
+    const std::string where = Reader::label(raw, "npu.vector_unit.cost." + kind);
+    check_vector_kind(kind, where);
+    v.cost[kind] = parse_cost(raw.text, where);
+  }
 
   auto& s = c.sram;
-  r.read("npu.sram.capacity", s.capacity_bytes, [](const std::string& t, const std::string& w) {
-    auto b = parse_bytes(t, w).value;
-    if (b == 0) throw InputError(w, "expected a positive size, found '" + t + "'");
-    return b;
-  });
-  r.read_uint("npu.sram.banks", s.banks);
+  r.read("npu.sram.capacity", s.capacity_bytes,
+         [](const std::string& t, const std::string& w) { return bytes_in(t, w, kMaxSramBytes); });
+  r.read_uint("npu.sram.banks", s.banks, 1, kMaxSramBanks);
   r.read("npu.sram.bank_width", s.bank_width_bytes, [](const std::string& t, const std::string& w) {
-    auto b = parse_bytes(t, w).value;
-    if (b == 0) throw InputError(w, "expected a positive size, found '" + t + "'");
-    return static_cast<std::uint32_t>(b);
+    return static_cast<std::uint32_t>(bytes_in(t, w, kMaxWordBytes));
   });
-  r.read_uint("npu.sram.ports", s.ports_per_bank, 0);
-  r.read_uint("npu.sram.read_ports", s.read_ports, 0);
-  r.read_uint("npu.sram.write_ports", s.write_ports, 0);
+  r.read_uint("npu.sram.ports", s.ports_per_bank, 0, kMaxPorts);
+  r.read_uint("npu.sram.read_ports", s.read_ports, 0, kMaxPorts);
+  r.read_uint("npu.sram.write_ports", s.write_ports, 0, kMaxPorts);
   read_operand_buffers(r, s);
   r.read("npu.sram.tile_layout", s.tile_layout, [](const std::string& t, const std::string& w) {
     return parse_enum<TileLayout>(t, w, {{"row_major", TileLayout::RowMajor}, {"streamed", TileLayout::Streamed}});
   });
-  r.read_uint("npu.sram.stream_buffer", s.stream_buffer);
+  r.read_uint("npu.sram.stream_buffer", s.stream_buffer, 1, 1024);
 
-  r.read_uint("npu.dma.channels", c.dma.channels);
-  r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts);
+  r.read_uint("npu.dma.channels", c.dma.channels, 1, kMaxDmaChannels);
+  r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts, 1, kMaxQueue);
   r.read("npu.dma.burst_size", c.dma.burst_bytes, [](const std::string& t, const std::string& w) {
-    auto b = parse_bytes(t, w).value;
-    if (b == 0) throw InputError(w, "expected a positive size, found '" + t + "'");
-    return static_cast<std::uint32_t>(b);
+    return static_cast<std::uint32_t>(bytes_in(t, w, kMaxWordBytes));
   });
 }
 
@@ -270,34 +330,24 @@ const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*
   return fields;
 }
 
-/// A DRAM timing in whole clock cycles; a value beyond the 32-bit field (2^32 - 1 nCK, e.g.
-/// tRCD=4294967296 or 1e999 ns) is an error rather than a truncated one.
-std::uint32_t timing_cycles(const RawValue& raw, const std::string& key, double tck) {
-  const std::string where = Reader::label(raw, key);
-  const TimingValue v = parse_timing(raw.text, where);
-  constexpr double kMax = std::numeric_limits<std::uint32_t>::max();
-  const double cycles = v.in_clock_cycles ? v.value : v.value / tck;
-  if (!(cycles <= kMax))  // also NaN
-    throw InputError(where, "expected a timing from 0 to 4294967295 nCK (2^32 - 1 clock cycles), found '" + raw.text + "'");
-  return v.to_cycles(tck);
-}
-
 void read_dram(Reader& r, DramConfig& d) {
   const auto text = [](const std::string& t, const std::string&) { return t; };
   r.read("npu.dram.standard", d.standard, [](const std::string& t, const std::string& w) {
     return parse_enum<std::string>(t, w, {{"DDR4", "DDR4"}, {"LPDDR4", "LPDDR4"}, {"LPDDR5", "LPDDR5"}});
   });
-  r.read("npu.dram.clock", d.clock, [](const std::string& t, const std::string& w) { return parse_frequency(t, w); });
+  r.read("npu.dram.clock", d.clock, [](const std::string& t, const std::string& w) {
+    return frequency_in(t, w, kMinDramClockHz, kMaxClockHz);
+  });
   r.read("npu.dram.data_rate", d.data_rate, parse_data_rate);
-  r.read_uint("npu.dram.channels", d.channels);
-  r.read_uint("npu.dram.ranks", d.ranks);
-  r.read_uint("npu.dram.bank_groups", d.bank_groups);
-  r.read_uint("npu.dram.banks_per_group", d.banks_per_group);
-  r.read_uint("npu.dram.rows", d.rows);
-  r.read_uint("npu.dram.columns", d.columns);
-  r.read_uint("npu.dram.device_width", d.device_width);
-  r.read_uint("npu.dram.bus_width", d.bus_width);
-  r.read_uint("npu.dram.burst_length", d.burst_length);
+  r.read_uint("npu.dram.channels", d.channels, 1, 32);
+  r.read_uint("npu.dram.ranks", d.ranks, 1, 8);
+  r.read_uint("npu.dram.bank_groups", d.bank_groups, 1, 16);
+  r.read_uint("npu.dram.banks_per_group", d.banks_per_group, 1, 64);
+  r.read_uint("npu.dram.rows", d.rows, 1, 1u << 24);
+  r.read_uint("npu.dram.columns", d.columns, 1, 1u << 16);
+  r.read_uint("npu.dram.device_width", d.device_width, 1, 128);
+  r.read_uint("npu.dram.bus_width", d.bus_width, 8, 2048);
+  r.read_uint("npu.dram.burst_length", d.burst_length, 1, 64);
   r.read("npu.dram.mapping", d.mapping, text);
   r.read("npu.dram.xor_bank_hash", d.xor_bank_hash, [](const std::string& t, const std::string& w) {
     return parse_enum<bool>(t, w, {{"true", true}, {"false", false}});
@@ -309,15 +359,16 @@ void read_dram(Reader& r, DramConfig& d) {
   r.read("npu.dram.scheduler", d.scheduler, [](const std::string& t, const std::string& w) {
     return parse_enum<DramScheduler>(t, w, {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}});
   });
-  r.read_uint("npu.dram.read_queue_depth", d.read_queue_depth);
-  r.read_uint("npu.dram.write_queue_depth", d.write_queue_depth);
-  r.read_uint("npu.dram.write_drain_high", d.write_drain_high);
-  r.read_uint("npu.dram.write_drain_low", d.write_drain_low, 0);
+  r.read_uint("npu.dram.read_queue_depth", d.read_queue_depth, 1, kMaxQueue);
+  r.read_uint("npu.dram.write_queue_depth", d.write_queue_depth, 1, kMaxQueue);
+  r.read_uint("npu.dram.write_drain_high", d.write_drain_high, 1, kMaxQueue);
+  r.read_uint("npu.dram.write_drain_low", d.write_drain_low, 0, kMaxQueue);
   r.read("npu.dram.refresh", d.refresh, [](const std::string& t, const std::string& w) {
     return parse_enum<RefreshMode>(t, w, {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}});
   });
-  r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0);
-  r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth);
+  r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0, 64);
+  // A bank's scheduling window: requests held per bank, so bounded like the queues.
+  r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth, 1, 1024);
   r.read("npu.dram.write_policy", d.write_policy, [](const std::string& t, const std::string& w) {
     return parse_enum<DramWritePolicy>(t, w, {{"shared", DramWritePolicy::Shared}, {"watermarks", DramWritePolicy::Watermarks}});
   });
@@ -326,13 +377,14 @@ void read_dram(Reader& r, DramConfig& d) {
   const double tck = d.clock.period_seconds();
   for (const auto& [name, raw] : r.take_prefix("npu.dram.timing")) {
     const std::string key = "npu.dram.timing." + name;
-    auto it = std::find_if(timing_fields().begin(), timing_fields().end(), [&](const auto& f) { return f.first == name; });
+    auto it = std::find_if(timing_fields().begin(), timing_fields().end(), [&name = name](const auto& f) { return f.first == name; });
     if (it == timing_fields().end()) {
       std::string valid;
       for (const auto& f : timing_fields()) valid += (valid.empty() ? "" : ", ") + f.first;
       throw InputError(Reader::label(raw, key), "unknown DRAM timing '" + name + "'; known: " + valid);
     }
-    const std::uint32_t cycles = timing_cycles(raw, key, tck);
+    const std::string where = Reader::label(raw, key);
+    const std::uint32_t cycles = parse_timing(raw.text, where).to_cycles(tck, where);
     for (auto field : it->second) d.timing.*field = cycles;
   }
 

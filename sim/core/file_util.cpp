@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sim/core/errors.h"
+#include "sim/core/temporaries.h"
 
 namespace npusim {
 
@@ -16,6 +17,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
 
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& fill) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const TemporaryGuard guard(tmp);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw SimulationError("cannot write " + tmp);

@@ -1,5 +1,6 @@
 #include "sim/core/units.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -53,6 +54,13 @@ void require_non_negative(double v, const std::string& where, std::string_view t
   if (v < 0) throw InputError(where, "expected a non-negative value, found '" + std::string(text) + "'");
 }
 
+// number x scale, which must stay finite: "1e300 GHz" is not a frequency.
+double scaled(const NumberAndUnit& nu, double scale, const std::string& where, std::string_view text) {
+  const double v = nu.number * scale;
+  if (!std::isfinite(v)) throw InputError(where, "expected a finite value, found '" + std::string(text) + "'");
+  return v;
+}
+
 std::string fixed(double v, const char* unit) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g %s", v, unit);
@@ -61,17 +69,21 @@ std::string fixed(double v, const char* unit) {
 
 }  // namespace
 
-std::uint32_t TimingValue::to_cycles(double tck_seconds) const {
-  if (in_clock_cycles) return static_cast<std::uint32_t>(std::llround(value));
+std::uint32_t TimingValue::to_cycles(double tck_seconds, const std::string& where) const {
   // JEDEC rounds up; the tolerance keeps exact multiples from being pushed up by float error.
-  return static_cast<std::uint32_t>(std::ceil(value / tck_seconds - 1e-3));
+  const double cycles = in_clock_cycles ? value : std::ceil(value / tck_seconds - 1e-3);
+  // Checked before the conversion: 2^32 cycles must not wrap to 0 and run with tRCD 0.
+  if (!(cycles <= double(kMaxTimingCycles)))
+    throw InputError(where, "expected a timing of at most " + std::to_string(kMaxTimingCycles) +
+                                " clock cycles, found " + fixed(cycles, "nCK"));
+  return static_cast<std::uint32_t>(std::max(cycles, 0.0));
 }
 
 Frequency parse_frequency(std::string_view text, const std::string& where) {
   auto nu = split(text, where, "a frequency such as '1 GHz'");
   double s = scale_of(nu, {{"Hz", 1}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}}, where, "a frequency", text);
   if (nu.number <= 0) throw InputError(where, "expected a positive frequency, found '" + std::string(text) + "'");
-  return {nu.number * s};
+  return {scaled(nu, s, where, text)};
 }
 
 Bandwidth parse_bandwidth(std::string_view text, const std::string& where) {
@@ -81,7 +93,7 @@ Bandwidth parse_bandwidth(std::string_view text, const std::string& where) {
                        {"KiB/s", 1024.0}, {"MiB/s", 1024.0 * 1024}, {"GiB/s", 1024.0 * 1024 * 1024}},
                       where, "a bandwidth", text);
   require_non_negative(nu.number, where, text);
-  return {nu.number * s};
+  return {scaled(nu, s, where, text)};
 }
 
 Bytes parse_bytes(std::string_view text, const std::string& where) {
@@ -91,9 +103,12 @@ Bytes parse_bytes(std::string_view text, const std::string& where) {
                        {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}},
                       where, "a size", text);
   require_non_negative(nu.number, where, text);
-  double bytes = nu.number * s;
+  const double bytes = scaled(nu, s, where, text);
   if (bytes != std::floor(bytes))
     throw InputError(where, "expected a whole number of bytes, found '" + std::string(text) + "'");
+  // 2^63 is the first double that no longer fits an int64; sizes this big are never meant.
+  if (bytes >= 9223372036854775808.0)
+    throw InputError(where, "expected a size below 2^63 bytes, found '" + std::string(text) + "'");
   return {static_cast<std::uint64_t>(bytes)};
 }
 
@@ -101,7 +116,7 @@ Duration parse_duration(std::string_view text, const std::string& where) {
   auto nu = split(text, where, "a time such as '18 ns'");
   double s = scale_of(nu, {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}}, where, "a time", text);
   require_non_negative(nu.number, where, text);
-  return {nu.number * s};
+  return {scaled(nu, s, where, text)};
 }
 
 namespace {
@@ -122,7 +137,7 @@ Energy parse_energy_with_suffix(std::string_view text, const std::string& where,
   for (const auto& [unit, scale] : spelled) table.emplace_back(unit.c_str(), scale);
   const double s = scale_of(nu, table, where, example, text);
   require_non_negative(nu.number, where, text);
-  return {nu.number * s};
+  return {scaled(nu, s, where, text)};
 }
 
 }  // namespace
@@ -139,7 +154,7 @@ Power parse_power(std::string_view text, const std::string& where) {
   auto nu = split(text, where, "a power such as '50 mW'");
   const double s = scale_of(nu, {{"uW", 1e-6}, {"mW", 1e-3}, {"W", 1}}, where, "a power", text);
   require_non_negative(nu.number, where, text);
-  return {nu.number * s};
+  return {scaled(nu, s, where, text)};
 }
 
 TimingValue parse_timing(std::string_view text, const std::string& where) {
@@ -152,7 +167,7 @@ TimingValue parse_timing(std::string_view text, const std::string& where) {
   }
   double s = scale_of(nu, {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}}, where,
                       "a timing in nCK or", text);
-  return {nu.number * s, false};
+  return {scaled(nu, s, where, text), false};
 }
 
 std::string format_frequency(Frequency f) {

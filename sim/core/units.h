@@ -35,13 +35,18 @@ struct Power {
   double watts = 0;
 };
 
+/// The longest DRAM timing accepted, in clock cycles: 2^24 (5 ms at 3.2 GHz, far beyond any
+/// JEDEC value, tREFI included) keeps sums of timings far from 32-bit overflow.
+constexpr std::uint32_t kMaxTimingCycles = 1u << 24;
+
 /// A DRAM timing value as written: either an absolute time or a count of clock cycles (nCK).
 struct TimingValue {
   double value = 0;
   bool in_clock_cycles = false;
   /// Cycles of a clock with period `tck_seconds`, rounded up as JEDEC requires
   /// (a small tolerance keeps 18 ns / 0.625 ns = 28.8 -> 29 and 15 ns / 1.25 ns = 12 -> 12).
-  std::uint32_t to_cycles(double tck_seconds) const;
+  /// Throws InputError(where, ...) above kMaxTimingCycles.
+  std::uint32_t to_cycles(double tck_seconds, const std::string& where = "") const;
 };
 
 // Parsers. Each throws InputError(where, ...) naming the expected form and the text found.

@@ -10,6 +10,7 @@
 
 #include "models/dram/dram_state_tracer.h"
 #include "sim/core/errors.h"
+#include "sim/core/temporaries.h"
 #include "sim/npu/dram_activity_trace.h"
 #include "sim/npu/npu.h"
 #include "sim/npu/sequencer.h"
@@ -55,6 +56,7 @@ traces::Trace simulate(const SimulationInput& in) {
   Sequencer seq("sequencer", npu, in.program, in.progress);
   // SystemC appends ".vcd" to the name; the file is renamed into place only after success.
   const std::string vcd_tmp = in.vcd_path.empty() ? "" : in.vcd_path + ".partial-" + std::to_string(::getpid());
+  const TemporaryGuard vcd_guard(vcd_tmp.empty() ? "" : vcd_tmp + ".vcd");  // removed if interrupted
   sc_core::sc_trace_file* tf = vcd_tmp.empty() ? nullptr : sc_core::sc_create_vcd_trace_file(vcd_tmp.c_str());
   std::unique_ptr<models::DramStateTracer> dram_tracer;
   if (tf) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/core/errors.h"
+#include "sim/core/json_input.h"
 #include "sim/core/file_util.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
@@ -185,14 +186,7 @@ Dataflow read_dataflow(const json& v, const Graph& g, const std::vector<Segment>
 }  // namespace
 
 Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + long(upto), '\n');
-    throw InputError(source + ":" + std::to_string(line), std::string("expected JSON: ") + e.what());
-  }
+  const json doc = parse_json_input(text, source, "a JSON schedule");
   const Place place{source};
   if (!doc.is_object()) throw InputError(source, "expected a JSON object with 'groups', found " + type_name(doc));
   if (doc.contains("format") && doc["format"] != "npusim-schedule")
@@ -265,7 +259,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
       if (!tiles.is_object()) throw InputError(place.at(gi, name, "tiles"), "expected an object keyed by op name, found " + tiles.dump());
       for (const auto& [op_name, t] : tiles.items()) {
         const std::string where = place.at(gi, name, "tiles." + op_name);
-        auto seg = std::find_if(segs.begin(), segs.end(), [&](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
+        auto seg = std::find_if(segs.begin(), segs.end(), [&, &op_name = op_name](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
         if (seg == segs.end())
           throw InputError(where, "expected the name of a segment head in this group, found '" + op_name + "'");
         if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels}, found " + t.dump());

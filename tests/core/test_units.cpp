@@ -58,3 +58,19 @@ TEST(Units, FormatPicksReadableUnit) {
   EXPECT_EQ(format_frequency({1e9}), "1 GHz");
   EXPECT_EQ(format_duration({0.0025}), "2.5 ms");
 }
+
+TEST(Units, HugeValuesAreErrorsNotWrappedNumbers) {
+  // 2^32 cycles would wrap to 0 in a 32-bit timing: tRCD 0.
+  EXPECT_THROW(parse_timing("4294967296").to_cycles(1e-9, "tRCD"), InputError);
+  // 2^24 cycles is the declared limit, and still accepted.
+  EXPECT_EQ(parse_timing("16777216").to_cycles(1e-9), 16777216u);
+  EXPECT_THROW(parse_timing("16777217 nCK").to_cycles(1e-9), InputError);
+  // 1 s at a 1 ns clock is 10^9 cycles, above 2^24.
+  EXPECT_THROW(parse_timing("1 s").to_cycles(1e-9), InputError);
+  // Scaled values must stay finite and sizes must fit an int64.
+  EXPECT_THROW(parse_frequency("1e300 GHz"), InputError);
+  EXPECT_THROW(parse_bytes("1e30 B"), InputError);
+  EXPECT_THROW(parse_bytes("9223372036854775808"), InputError);  // 2^63
+  EXPECT_EQ(parse_bytes("8 GiB").value, 8ull << 30);
+  EXPECT_THROW(parse_duration("1e999 s"), InputError);
+}

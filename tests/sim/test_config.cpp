@@ -95,3 +95,53 @@ TEST(Config, UnknownPresetAndMissingFile) {
   EXPECT_NE(error_of("edge-m", {"npu.dram.preset=HBM9"}).find("unknown DRAM preset 'HBM9'"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.sram.capacity"}).find("KEY=VALUE"), std::string::npos);
 }
+
+// Declared limits (docs/config.md "Valid ranges"): a value beyond one names the key and the range,
+// and a 64-bit value is never truncated to 32 bits first (4294967297 = 2^32 + 1 would be 1 row).
+TEST(ConfigLimits, CountsAreCheckedOnTheirFullValue) {
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=4294967297"}).find("npu.mac_array.rows): expected a whole number in [1, 65536], found 4294967297"),
+            std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.cols=4294967296"}).find("[1, 65536]"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.cols=18446744073709551616"}).find("[1, 65536]"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=-1"}).find("[1, 65536], found -1"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=12x"}).find("expected a whole number, found '12x'"), std::string::npos);
+  // The limit itself is accepted.
+  EXPECT_EQ(config::load_hardware_config("edge-m", {"npu.mac_array.rows=65536"}).mac_array.rows, 65536u);
+}
+
+TEST(ConfigLimits, AllocationSizedByAUserNumberIsBoundedUpFront) {
+  // 10^9 banks used to allocate 7.8 GB before failing.
+  EXPECT_NE(error_of("edge-m", {"npu.sram.banks=1000000000"}).find("npu.sram.banks): expected a whole number in [1, 4096]"),
+            std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.dma.channels=100000"}).find("npu.dma.channels"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.dram.channels=65536"}).find("[1, 32]"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.vector_unit.lanes=4294967296"}).find("npu.vector_unit.lanes"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.dram.read_queue_depth=100000"}).find("[1, 4096]"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.sram.capacity=2 TiB"}).find("npu.sram.capacity"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.sram.bank_width=4294967297"}).find("[1 B, 4 KiB]"), std::string::npos);
+}
+
+TEST(ConfigLimits, ClocksHaveARange) {
+  // A 1 Hz clock stretches simulated time a billion-fold (and the memory that grows with it).
+  EXPECT_NE(error_of("edge-m", {"npu.clock=1 Hz"}).find("npu.clock): expected a frequency in [1 MHz, 100 GHz]"),
+            std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.clock=1e300 GHz"}).find("npu.clock"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.dram.clock=1 kHz"}).find("npu.dram.clock"), std::string::npos);
+}
+
+TEST(ConfigLimits, DramTimingsDoNotWrap) {
+  // 2^32 cycles used to wrap to tRCD 0.
+  EXPECT_NE(error_of("edge-m", {"npu.dram.timing.tRCD=4294967296"}).find("npu.dram.timing.tRCD): expected a timing of at most 16777216"),
+            std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.dram.timing.tRCD=1e12 ns"}).find("tRCD"), std::string::npos);
+}
+
+TEST(ConfigLimits, VectorCostKindsAreKnownOpKinds) {
+  // A typo used to be ignored (the op then cost default_cost).
+  const std::string e = error_of("edge-m", {"npu.vector_unit.cost.gleu=4"});
+  EXPECT_NE(e.find("npu.vector_unit.cost.gleu): unknown vector op kind 'gleu'; known: "), std::string::npos);
+  EXPECT_NE(e.find("gelu"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.vector_unit.cost.gelu=inf"}).find("expected a positive number"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.vector_unit.default_cost=1e7"}).find("(0, 1000000]"), std::string::npos);
+  EXPECT_DOUBLE_EQ(config::load_hardware_config("edge-m", {"npu.vector_unit.cost.gelu=8"}).vector_unit.cost_of("gelu"), 8.0);
+}

@@ -70,9 +70,9 @@ TEST(SramConfig, PortsAndSeparateBuffersParse) {
 TEST(SramConfig, StreamBufferMustBeAWholeNumberAtLeastOne) {
   std::string msg = error_of({"npu.sram.stream_buffer=0"});
   EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("expected a whole number >= 1, found 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a whole number in [1, 1024], found 0"), std::string::npos) << msg;
   msg = error_of({"npu.sram.stream_buffer=-2"});
-  EXPECT_NE(msg.find("expected a whole number >= 1, found -2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a whole number in [1, 1024], found -2"), std::string::npos) << msg;
   msg = error_of({"npu.sram.stream_buffer=four"});
   EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected a whole number, found 'four'"), std::string::npos) << msg;
@@ -96,7 +96,7 @@ TEST(SramConfig, PortAndBufferErrorsNameTheKey) {
   zero[2] = "npu.sram.filter_bytes=0 B";
   msg = error_of(zero);
   EXPECT_NE(msg.find("npu.sram.filter_bytes"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("expected a size > 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a size in [1 B, "), std::string::npos) << msg;
   // ...fitting the 1 MiB scratchpad together: 512 + 64 + 512 KiB = 1088 KiB = 1114112 B.
   std::vector<std::string> big = kSeparate;
   big[1] = "npu.sram.ifmap_bytes=512 KiB";

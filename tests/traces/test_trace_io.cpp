@@ -148,7 +148,7 @@ TEST(TraceIo, TracksAndCommandArgs) {
   EXPECT_EQ(a["vector_ops"], 0);
   EXPECT_EQ(a["sram_read_bytes"], 200000);
   EXPECT_EQ(a["stall_cycles"], 50);
-  EXPECT_EQ(a["deps"], json({0}));
+  EXPECT_EQ(a["deps"], json::array({0}));
   EXPECT_EQ(doc["otherData"]["npusim"]["format_version"], kTraceFormatVersion);
   EXPECT_EQ(doc["otherData"]["npusim"]["config"]["core_clock"], "1 GHz");
 }
@@ -395,7 +395,7 @@ std::string read_error(const std::string& text) {
   try {
     read_trace_json(path);
   } catch (const InputError& e) {
-    EXPECT_EQ(e.where(), path);
+    EXPECT_EQ(e.where().rfind(path, 0), 0u) << e.where();  // the path, perhaps with ":line"
     return e.what();
   }
   ADD_FAILURE() << "no InputError for: " << text.substr(0, 80);
@@ -415,6 +415,23 @@ TEST(TraceIoErrors, MissingFile) {
 
 TEST(TraceIoErrors, NotJson) {
   EXPECT_NE(read_error("hello, I am not a trace").find("invalid JSON"), std::string::npos);
+}
+
+TEST(TraceIoErrors, NoLibraryTextInMessages) {
+  const std::string message = read_error("{\"traceEvents\": [],\n \"x\": tru}");
+  EXPECT_NE(message.find("bad.json:2: expected a JSON trace"), std::string::npos) << message;
+  EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+}
+
+TEST(TraceIoErrors, DeepNestingIsRejectedBeforeParsing) {
+  // 10^6 nested arrays used to overflow the stack while the error was built.
+  const std::string deep = "{\"traceEvents\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+  EXPECT_NE(read_error(deep).find("expected nesting at most 64 levels deep"), std::string::npos);
+}
+
+TEST(TraceIoErrors, NonUtf8IsRejectedWithItsLine) {
+  EXPECT_NE(read_error("{\"traceEvents\": [],\n\"x\": \"\xC3\x28\"}").find("bad.json:2: expected UTF-8 text, found byte 0xC3"),
+            std::string::npos);
 }
 
 TEST(TraceIoErrors, TruncatedFile) {

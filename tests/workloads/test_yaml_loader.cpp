@@ -151,6 +151,73 @@ TEST(YamlLoader, AttributeSpellings) {
   EXPECT_EQ(g.name, "t");
 }
 
+// ---- Hostile input (issue 13): limits, overflow, duplicate keys, depth, encoding ----
+
+TEST(YamlLoaderLimits, HugeShapesAreErrorsNotZeroElements) {
+  // 2^32 x 2^32 x 4 = 2^66 elements wraps an int64 to 0 unchecked.
+  const std::string e = load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [4294967296, 4294967296, 4]}",
+                                          "ops:", "  - {name: r, op: relu, inputs: [x]}"}));
+  EXPECT_TRUE(contains(e, "bad.yaml:3 (inputs[0] 'x', field 'shape'): expected at most 2^40"));
+  EXPECT_TRUE(contains(e, "[4294967296, 4294967296, 4]"));
+  // 2^20 x 2^20 = 2^40 elements is the limit itself, and loads.
+  const Graph g = parse_yaml_workload(
+      lines({"name: t", "inputs:", "  - {name: x, shape: [1048576, 1048576]}", "ops:", "  - {name: r, op: relu, inputs: [x]}"}),
+      "ok.yaml");
+  EXPECT_EQ(tensor(g, "r").elements(), std::int64_t{1} << 40);
+}
+
+TEST(YamlLoaderLimits, HugePaddingIsAnErrorNotAHang) {
+  // Padding 10^12: a 2*10^12 + 222 square output of 16 channels, far beyond 2^40 elements.
+  EXPECT_TRUE(contains(
+      load_error(with_ops({"  - {name: c, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, padding: 1000000000000}"})),
+      "bad.yaml:5 (op 'c'): expected at most 2^40"));
+  // Padding 2^63 - 1 overflows the padded size itself.
+  EXPECT_TRUE(contains(
+      load_error(with_ops({"  - {name: c, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, padding: 9223372036854775807}"})),
+      "expected a padded input (height) within 64-bit range"));
+  // A 3*10^9-square input: 2.7 * 10^19 elements per channel.
+  EXPECT_TRUE(contains(load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1, 3, 3000000000, 3000000000]}", "ops:",
+                                         "  - {name: r, op: relu, inputs: [x]}"})),
+                       "expected at most 2^40"));
+}
+
+TEST(YamlLoaderLimits, MacsPerOpAreBounded) {
+  // 2^20-square matmul: 2^20 x 2^20 x 2^20 = 2^60 MACs > 2^50.
+  EXPECT_TRUE(contains(load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1048576, 1048576]}", "ops:",
+                                         "  - {name: mm, op: matmul, inputs: [x], out_features: 1048576}"})),
+                       "bad.yaml:5 (op 'mm'): expected at most 2^50"));
+}
+
+TEST(YamlLoaderLimits, DuplicateKeysNameBothLines) {
+  // yaml-cpp keeps the first `ops:` and drops the second silently.
+  EXPECT_TRUE(contains(load_error(with_ops({"  - {name: a, op: relu, inputs: [image]}", "ops:",
+                                            "  - {name: b, op: relu, inputs: [image]}"})),
+                       "bad.yaml:6: expected each key once in a mapping, found 'ops' again (first at line 4)"));
+  EXPECT_TRUE(contains(load_error(with_ops({"  - {name: a, op: relu, inputs: [image], name: b}"})),
+                       "found 'name' again"));
+}
+
+TEST(YamlLoaderLimits, DeepNestingAndBadEncodingAreRejected) {
+  const std::string deep = "name: t\nx: " + std::string(100, '[') + std::string(100, ']') + "\n";
+  EXPECT_TRUE(contains(load_error(deep), "bad.yaml:2: expected nesting at most 64 levels deep"));
+  const std::string very_deep = "x: " + std::string(100000, '[') + "\n";
+  EXPECT_TRUE(contains(load_error(very_deep), "expected nesting at most 64 levels deep"));
+  // Latin-1 "é" (0xE9) where UTF-8 is expected, in the op name on line 5.
+  EXPECT_TRUE(contains(load_error(with_ops({"  - {name: caf\xe9, op: relu, inputs: [image]}"})),
+                       "bad.yaml:5: expected UTF-8 text, found byte 0xE9 at column 15"));
+}
+
+TEST(YamlLoaderLimits, AliasBombsAreRefusedBeforeExpansion) {
+  // 10 aliases of 10 aliases, 6 levels: 10^6 values from a file of ~300 bytes.
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 6; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  EXPECT_TRUE(contains(load_error(text), "aliases (*name) expand beyond it"));
+}
+
 TEST(YamlLoaderErrors, UnknownTopLevelKey) {
   const std::string msg = load_error(lines({"name: t", "input:", "  - {name: x, shape: [1]}"}));
   EXPECT_TRUE(contains(msg, "bad.yaml:2 (field 'input')"));

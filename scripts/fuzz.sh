@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Fuzzes every reader with libFuzzer for a bounded time each (docs/fuzzing.md).
+#   scripts/fuzz.sh [SECONDS_PER_HARNESS=60] [READER...]
+# The mutation seed is fixed (NPUSIM_FUZZ_SEED, default 1) so that a CI pass is repeatable; set
+# another one (or 0: random) to explore further.
+# Builds build-asan/ with clang (ASan + UBSan + libFuzzer; scripts/configure-asan.sh), seeds each
+# corpus from the repo's own files, runs each harness, and prints the executions per harness.
+# Exit 1 if anything crashed, hung or blew its memory limit: the input is in
+# build-asan/fuzz-artifacts/<reader>/; once fixed, keep it as a regression input in
+# fuzz/regressions/<reader>/ (replayed by CTest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+shift || true
+readers=("$@")
+[ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json)
+
+B=build-asan
+scripts/configure-asan.sh
+targets=(npusim)
+for r in "${readers[@]}"; do targets+=("fuzz_$r"); done
+cmake --build "$B" -j"$(nproc)" --target "${targets[@]}" >/dev/null
+
+# Seeds: the repo's files of each format, plus a schedule, a trace and a DRAM trace made by npusim.
+export ASAN_OPTIONS=detect_leaks=0
+seeds="$B/fuzz-seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json}
+cp workloads/zoo/*.yaml tests/data/*.yaml "$seeds/workload_yaml/"
+cp configs/*.yaml "$seeds/hardware_yaml/"
+for f in configs/dram/*.yaml; do cp "$f" "$seeds/hardware_yaml/dram-$(basename "$f")"; done
+cp tests/data/scalesim/*.cfg "$seeds/scalesim_cfg/"
+cp tests/data/scalesim/*.csv "$seeds/scalesim_csv/"
+/usr/bin/python3 fuzz/make_onnx_seeds.py "$seeds/onnx" 2>/dev/null || echo "fuzz: no python3-onnx, ONNX corpus starts empty"
+"$B/npusim" schedule -w small_cnn -o "$seeds/schedule_json/greedy.json"
+"$B/npusim" schedule -w small_cnn -f none -o "$seeds/schedule_json/none.json"
+"$B/npusim" run -w small_cnn -f none -o "$B/seed-run" --trace-level full >/dev/null
+cp "$B/seed-run/trace.json" "$seeds/trace_json/"
+for g in sequential random read_write; do
+  "$B/npusim" dram --generate "$g" --requests 64 --trace "$seeds/dram_trace/$g.trace" >/dev/null
+done
+
+failed=0
+printf '%-16s %14s %10s %s\n' harness executions exec/s result
+for r in "${readers[@]}"; do
+  corpus="$B/fuzz-corpus/$r" artifacts="$B/fuzz-artifacts/$r"
+  mkdir -p "$corpus" "$artifacts"
+  log="$B/fuzz_$r.log"
+  status=ok
+  "$B/fuzz/fuzz_$r" -seed="${NPUSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$seeds/$r" >"$log" 2>&1 || status=FAILED
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  if [ "$status" != ok ] || [ -n "$(ls -A "$artifacts")" ]; then
+    status="FAILED: $(ls "$artifacts" | head -3 | tr '\n' ' ')(see $log)"
+    failed=1
+  fi
+  printf '%-16s %14s %10s %s\n' "$r" "${execs:-?}" "${rate:-?}" "$status"
+done
+exit $failed

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The sanitizer pass (docs/fuzzing.md): builds build-asan/ with clang, AddressSanitizer +
+# UndefinedBehaviorSanitizer (and libFuzzer coverage, so scripts/fuzz.sh reuses the same build),
+# runs the whole CTest suite and a set of whole runs, and fails on any sanitizer report.
+# LeakSanitizer: SystemC's coroutine stacks look like leaks, so leak checks are off
+# (ASAN_OPTIONS=detect_leaks=0) for everything that elaborates SystemC (test_models, test_sim,
+# the npusim binary) and on for the plain libraries' suites (test_core, test_workloads, test_traces).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=build-asan
+scripts/configure-asan.sh
+# What CTest runs (bench/ is left out: benchmarks are not tests).
+targets=(npusim test_core test_workloads test_traces test_models test_sim)
+for h in fuzz/fuzz_*.cpp; do h=$(basename "$h" .cpp); targets+=("replay_${h#fuzz_}"); done
+cmake --build "$B" -j"$(nproc)" --target "${targets[@]}"
+
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900
+for suite in test_core test_workloads test_traces; do
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$B/tests/$suite" --gtest_brief=1 >/dev/null
+done
+
+# Whole runs: every command on a few workloads, every zoo model once.
+out="$B/whole-runs"
+rm -rf "$out"
+for w in workloads/zoo/*.yaml; do
+  "$B/npusim" run -w "$w" -o "$out/run-$(basename "$w" .yaml)" >/dev/null
+done
+"$B/npusim" run -w resnet18 -c edge-s --vcd "$out/resnet18.vcd" -o "$out/vcd" >/dev/null
+"$B/npusim" compare -w mobilenet_v2 -o "$out/compare" >/dev/null
+"$B/npusim" run -w small_cnn -f search -o "$out/search" >/dev/null
+"$B/npusim" schedule -w resnet50 -f epilogue -o "$out/schedule.json"
+"$B/npusim" run -w small_cnn -f "file:$out/schedule.json" -o "$out/file" >/dev/null 2>&1 || true  # other workload: exit 2 expected
+"$B/npusim" roofline "$out/run-small_cnn/trace.json" -o "$out/roofline" >/dev/null
+"$B/npusim" inspect "$out/run-small_cnn/trace.json" >/dev/null
+"$B/npusim" dram --generate random --requests 20000 --trace "$out/random.trace" -o "$out/dram" >/dev/null
+"$B/npusim" scalesim --config tests/data/scalesim/calc_ws_8x8.cfg --topology tests/data/scalesim/conv.csv -o "$out/scalesim" >/dev/null
+echo "sanitize: the suite and $(ls "$out" | wc -l) whole runs are clean"

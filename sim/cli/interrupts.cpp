@@ -1,0 +1,97 @@
+#include "sim/cli/interrupts.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "sim/core/temporaries.h"
+
+namespace npusim::cli {
+namespace {
+
+std::atomic<const char*> g_stage{"starting"};
+std::atomic<bool> g_interrupted{false};
+std::mutex g_children_mutex;
+std::vector<pid_t> g_children;
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+[[noreturn]] void handle(int sig) {
+  g_interrupted = true;
+  {
+    std::lock_guard<std::mutex> lock(g_children_mutex);
+    for (const pid_t pid : g_children) ::kill(pid, SIGTERM);
+    for (const pid_t pid : g_children) ::waitpid(pid, nullptr, 0);
+  }
+  const auto removed = remove_temporaries();
+  std::fprintf(stderr, "\nnpusim: interrupted by %s while %s; %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+               g_stage.load(), removed.empty() ? "no output was written" : "partial output removed, no output folder written");
+  std::fflush(stderr);
+  ::_exit(128 + sig);
+}
+
+}  // namespace
+
+void install_interrupt_handling() {
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {
+    }
+    handle(sig);
+  }).detach();
+}
+
+void set_stage(const char* stage) { g_stage = stage; }
+
+pid_t fork_child() {
+  std::unique_lock<std::mutex> lock(g_children_mutex);  // the handler cannot miss a child being born
+  if (g_interrupted) {
+    lock.unlock();
+    for (;;) ::pause();
+  }
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child's copy of the mutex is held by the forking thread's copy: release it (a default
+    // mutex does not check its owner), then handle signals like any npusim process.
+    lock.unlock();
+    g_children.clear();
+    forget_temporaries();
+    install_interrupt_handling();
+    return 0;
+  }
+  if (pid > 0) g_children.push_back(pid);
+  return pid;
+}
+
+int wait_child(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_children_mutex);
+    g_children.erase(std::remove(g_children.begin(), g_children.end(), pid), g_children.end());
+  }
+  while (g_interrupted) ::pause();
+  return status;
+}
+
+bool interrupted() { return g_interrupted; }
+
+}  // namespace npusim::cli

@@ -1,0 +1,24 @@
+#pragma once
+// SIGINT and SIGTERM stop a run cleanly: a dedicated thread receives them (they are blocked in
+// every other thread), stops forked simulation children, removes every registered temporary
+// (sim/core/temporaries.h), prints the stage the run had reached and exits 130 or 143.
+#include <sys/types.h>
+
+namespace npusim::cli {
+
+/// Call first in main(), before any other thread or child exists.
+void install_interrupt_handling();
+/// What the run is doing, for "interrupted while <stage>" (a string literal).
+void set_stage(const char* stage);
+/// fork() for a simulation child. The child gets its own signal handling and an empty list of
+/// temporaries (it removes only what it writes itself); the parent's handler stops it on
+/// SIGINT/SIGTERM. Never forks once a signal has arrived. Returns fork()'s result.
+pid_t fork_child();
+/// waitpid() for a child of fork_child(); returns its status. Never returns once a signal has
+/// arrived (the handler is cleaning up and will exit).
+int wait_child(pid_t pid);
+/// True once a signal has been received (a child that died of it is then not an error to report:
+/// the handler is about to exit).
+bool interrupted();
+
+}  // namespace npusim::cli

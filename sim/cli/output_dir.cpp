@@ -1,0 +1,149 @@
+#include "sim/cli/output_dir.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "sim/core/errors.h"
+#include "sim/core/temporaries.h"
+
+namespace npusim::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The folders of `dir`'s path that do not exist yet, outermost first.
+std::vector<fs::path> missing_folders(const fs::path& dir) {
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.insert(missing.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+/// Creates `dir` (and its parents) or throws InputError naming `flag` and `path`.
+void make_folder(const fs::path& dir, const std::string& flag, const std::string& path) {
+  std::error_code ec;
+  if (dir.empty() || fs::is_directory(dir, ec)) return;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError(flag + " " + path, "expected a folder that exists or can be created, found that " +
+                                            dir.string() + " cannot be created (" + ec.message() + ")");
+}
+
+/// An earlier run's folder holds one of these; any other non-empty folder is the user's, never replaced.
+bool is_npusim_output(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_empty(dir, ec)) return true;
+  for (const char* f : {"summary.json", "compare.json"})
+    if (fs::exists(dir / f, ec)) return true;
+  return false;
+}
+
+/// Opens and locks `lock` without waiting; -1 when another process holds it. The lock file is
+/// removed on release, so a lock taken on a file that was meanwhile unlinked is retried.
+int take_lock(const fs::path& lock) {
+  for (;;) {
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return -2;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    struct stat held {}, named {};
+    if (::fstat(fd, &held) == 0 && ::stat(lock.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev) {
+      const std::string pid = std::to_string(::getpid()) + "\n";
+      if (::ftruncate(fd, 0) == 0) [[maybe_unused]] auto n = ::write(fd, pid.data(), pid.size());
+      return fd;
+    }
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+OutputDir::OutputDir(const std::string& final_path, const std::string& flag) {
+  if (final_path.empty()) throw InputError(flag, "expected a folder, found an empty path");
+  final_ = fs::path(final_path).lexically_normal();
+  if (final_.filename().empty()) final_ = final_.parent_path();  // "out/" -> "out"
+  const std::string name = final_.filename().string();
+  if (name.empty() || name == "." || name == "..")
+    throw InputError(flag + " " + final_path, "expected a folder name, found '" + final_path + "'");
+  std::error_code ec;
+  if (fs::exists(final_, ec) && !fs::is_directory(final_, ec))
+    throw InputError(flag + " " + final_path, "expected a folder, found an existing file");
+  if (fs::is_directory(final_, ec) && !is_npusim_output(final_))
+    throw InputError(flag + " " + final_path,
+                     "expected a new folder or an earlier npusim output folder, found a folder with other files "
+                     "(npusim replaces the folder as a whole)");
+  const fs::path parent = final_.parent_path();
+  created_ = missing_folders(parent);
+  make_folder(parent, flag, final_path);
+  const fs::path dir = parent.empty() ? fs::path(".") : parent;
+
+  lock_ = dir / ("." + name + ".lock");
+  lock_fd_ = take_lock(lock_);
+  if (lock_fd_ == -2)
+    throw InputError(flag + " " + final_path, "expected a writable folder, found that " + lock_.string() +
+                                                  " cannot be created (" + std::strerror(errno) + ")");
+  if (lock_fd_ < 0)
+    throw InputError(flag + " " + final_path, "expected a folder no other run is writing, found it in use (" +
+                                                  lock_.string() + " is locked by another npusim)");
+  register_temporary(lock_.string());  // an interrupted run leaves no lock file behind
+  tmp_ = dir / ("." + name + ".tmp-" + std::to_string(::getpid()));
+  fs::remove_all(tmp_, ec);
+  register_temporary(tmp_.string());
+  if (!fs::create_directory(tmp_, ec)) {
+    unregister_temporary(tmp_.string());
+    unregister_temporary(lock_.string());
+    ::close(lock_fd_);
+    ::unlink(lock_.c_str());
+    throw InputError(flag + " " + final_path, "expected a writable folder, found that " + tmp_.string() +
+                                                  " cannot be created (" + ec.message() + ")");
+  }
+}
+
+OutputDir::~OutputDir() {
+  std::error_code ec;
+  if (!committed_) fs::remove_all(tmp_, ec);
+  ::unlink(lock_.c_str());  // while still held: a run that opened it meanwhile retries (take_lock)
+  ::close(lock_fd_);
+  // A failed run leaves no trace, not even the parent folders it created (when still empty).
+  if (!committed_)
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
+  unregister_temporary(tmp_.string());
+  unregister_temporary(lock_.string());
+}
+
+void OutputDir::commit() {
+  std::error_code ec;
+  const fs::path old = tmp_.parent_path() / ("." + final_.filename().string() + ".old-" + std::to_string(::getpid()));
+  if (fs::exists(final_, ec)) {
+    // The earlier folder stays whole until the new one takes its name.
+    register_temporary(old.string());
+    fs::rename(final_, old, ec);
+    if (ec) throw SimulationError("cannot replace " + final_.string() + ": " + ec.message());
+  }
+  fs::rename(tmp_, final_, ec);
+  if (ec) throw SimulationError("cannot move " + tmp_.string() + " to " + final_.string() + ": " + ec.message());
+  committed_ = true;
+  fs::remove_all(old, ec);
+  unregister_temporary(old.string());
+}
+
+void check_output_file(const std::string& path, const std::string& flag) {
+  if (path.empty()) throw InputError(flag, "expected a file path, found an empty one");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(flag + " " + path, "expected a file, found a folder");
+  make_folder(fs::path(path).parent_path(), flag, path);
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,38 @@
+#pragma once
+// An output folder that appears whole or not at all: checked and locked before any work, filled
+// in a temporary sibling folder, and renamed into place only when every file is written.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace npusim::cli {
+
+class OutputDir {
+ public:
+  /// Checks up front that `final_path` (named by `flag` in errors, e.g. "--out") can be created
+  /// or replaced, takes its lock (another run on the same folder is refused) and creates the
+  /// empty temporary sibling `.<name>.tmp-<pid>`. Throws InputError (exit 2) when it cannot.
+  explicit OutputDir(const std::string& final_path, const std::string& flag = "--out");
+  /// Removes the temporary folder unless committed, and releases the lock.
+  ~OutputDir();
+  OutputDir(const OutputDir&) = delete;
+  OutputDir& operator=(const OutputDir&) = delete;
+
+  /// Where the files go until commit().
+  const std::filesystem::path& path() const { return tmp_; }
+  const std::filesystem::path& final_path() const { return final_; }
+  /// Replaces the final folder (an earlier run's, if any) by the temporary one.
+  void commit();
+
+ private:
+  std::filesystem::path final_, tmp_, lock_;
+  std::vector<std::filesystem::path> created_;  // parent folders made for this run, outermost first
+  int lock_fd_ = -1;
+  bool committed_ = false;
+};
+
+/// Checks an output file path (`--vcd`, `schedule --out`) before any work: its folder exists or is
+/// created, and the path is not a folder. Throws InputError naming `flag`.
+void check_output_file(const std::string& path, const std::string& flag);
+
+}  // namespace npusim::cli

@@ -1,0 +1,30 @@
+#pragma once
+// Files and folders being written that an interrupted run must remove (a `*.tmp.PID` file, a
+// run's temporary output folder, a partial VCD). Writers register them while they exist; the
+// CLI's signal handling removes whatever is registered before it exits.
+#include <string>
+#include <vector>
+
+namespace npusim {
+
+void register_temporary(const std::string& path);
+void unregister_temporary(const std::string& path);
+/// Removes every registered path (folders with their contents); returns the paths removed.
+std::vector<std::string> remove_temporaries();
+
+/// Empties the list without removing anything (a forked child: the paths are its parent's).
+void forget_temporaries();
+
+/// Registers `path` for its lifetime.
+class TemporaryGuard {
+ public:
+  explicit TemporaryGuard(std::string path) : path_(std::move(path)) { register_temporary(path_); }
+  ~TemporaryGuard() { unregister_temporary(path_); }
+  TemporaryGuard(const TemporaryGuard&) = delete;
+  TemporaryGuard& operator=(const TemporaryGuard&) = delete;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace npusim

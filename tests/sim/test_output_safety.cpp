@@ -1,0 +1,236 @@
+// Output paths checked before any work, output folders that appear whole or not at all, one run
+// per --out, and SIGINT/SIGTERM that leave nothing behind (issue 13).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/cli_support.h"
+
+using namespace npusim;
+using npusim::test::read_json;
+using npusim::test::run_npusim;
+using npusim::test::scratch;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// `npusim ARGS...` started in the background with TMPDIR=`tmpdir`, stderr to `err`.
+pid_t spawn_npusim(const std::vector<std::string>& args, const fs::path& tmpdir, const fs::path& err) {
+  std::ofstream{err};  // exists even if the child is killed before it opens it
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    std::vector<char*> argv{const_cast<char*>(NPUSIM_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(NPUSIM_BINARY, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + " ";
+  return s;
+}
+
+}  // namespace
+
+TEST(OutputSafety, BadOutPathsFailBeforeAnythingIsWritten) {
+  const fs::path dir = scratch("bad_out");
+  fs::create_directories(dir);
+  std::ofstream(dir / "a_file") << "x";
+  std::string out;
+  // An existing file, a parent that is a file, a non-empty folder that is not an npusim output.
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "a_file").string(), &out), 2);
+  EXPECT_NE(out.find("--out " + (dir / "a_file").string() + ": expected a folder, found an existing file"), std::string::npos) << out;
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "a_file" / "sub").string(), &out), 2);
+  EXPECT_NE(out.find("cannot be created (Not a directory)"), std::string::npos) << out;
+  fs::create_directories(dir / "mine");
+  std::ofstream(dir / "mine" / "thesis.tex") << "precious";
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "mine").string(), &out), 2);
+  EXPECT_NE(out.find("found a folder with other files"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(dir / "mine" / "thesis.tex"));
+  // --vcd and schedule --out naming a folder fail up front too (no "filesystem error" text).
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "r").string() + " --vcd " + dir.string(), &out), 2);
+  EXPECT_NE(out.find("--vcd " + dir.string() + ": expected a file, found a folder"), std::string::npos) << out;
+  EXPECT_EQ(run_npusim("schedule -w small_cnn -o " + dir.string(), &out), 2);
+  EXPECT_NE(out.find("expected a file, found a folder"), std::string::npos) << out;
+  EXPECT_EQ(out.find("filesystem error"), std::string::npos) << out;
+  // Nothing was left beside: no temporary folder, no lock, no "r".
+  EXPECT_EQ(join(entries(dir)), "a_file mine ");
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, RerunReplacesTheFolderWhole) {
+  const fs::path dir = scratch("rerun");
+  const fs::path out = dir / "deep" / "er" / "run";  // missing parents are created
+  ASSERT_EQ(run_npusim("run -w small_cnn -f none -o " + out.string()), 0);
+  std::ofstream(out / "stale.txt") << "from before";
+  ASSERT_EQ(run_npusim("run -w small_cnn -f greedy -o " + out.string()), 0);
+  EXPECT_FALSE(fs::exists(out / "stale.txt"));  // the folder is the new run's, not a mix
+  EXPECT_EQ(read_json(out / "summary.json").at("fusion"), "greedy");
+  EXPECT_EQ(join(entries(out.parent_path())), "run ");  // no temporary or lock left
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, AnOutInUseIsRefused) {
+  const fs::path dir = scratch("locked");
+  fs::create_directories(dir);
+  // Another run holds the lock of dir/run.
+  const int fd = ::open((dir / ".run.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  std::string out;
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "run").string(), &out), 2);
+  EXPECT_NE(out.find("expected a folder no other run is writing, found it in use"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir / "run"));
+  ::close(fd);
+  // Released (the holder exited): the next run goes ahead and removes the lock file.
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "run").string(), &out), 0) << out;
+  EXPECT_EQ(join(entries(dir)), "run ");
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, ConcurrentRunsOnOneOutNeverMixTheirFiles) {
+  const fs::path dir = scratch("concurrent");
+  fs::create_directories(dir / "tmp");
+  const fs::path out = dir / "run";
+  const pid_t a = spawn_npusim({"run", "-w", "resnet50", "-f", "none", "-o", out.string()}, dir / "tmp", dir / "a.err");
+  const pid_t b = spawn_npusim({"run", "-w", "resnet50", "-f", "greedy", "-o", out.string()}, dir / "tmp", dir / "b.err");
+  const int ca = wait_exit(a), cb = wait_exit(b);
+  // Either both ran one after the other, or one was refused with exit 2 (it found the lock).
+  EXPECT_TRUE((ca == 0 || ca == 2) && (cb == 0 || cb == 2) && (ca == 0 || cb == 0)) << ca << " " << cb;
+  for (const auto& [code, err] : {std::pair{ca, "a.err"}, std::pair{cb, "b.err"}})
+    if (code == 2) EXPECT_NE(read_file((dir / err).string()).find("in use"), std::string::npos);
+  // The folder is one run's: its summary and its schedule agree on the policy.
+  const std::string fusion = read_json(out / "summary.json").at("fusion");
+  EXPECT_TRUE(fusion == "none" || fusion == "greedy");
+  EXPECT_EQ(join(entries(dir)), "a.err b.err run tmp ");
+  fs::remove_all(dir);
+}
+
+// Kills runs with SIGINT and SIGTERM at several points from start to end; each must either finish
+// (exit 0, a whole folder) or stop with 130/143, saying where, leaving no folder, no temporary
+// file or folder (the plots' under TMPDIR included) and no lock.
+TEST(OutputSafety, SignalsAtAnyPointLeaveNoPartialOutput) {
+  const fs::path dir = scratch("signals");
+  int stopped = 0;
+  for (const int sig : {SIGINT, SIGTERM}) {
+    for (const int delay_ms : {0, 50, 150, 300, 450, 600, 800}) {
+      fs::remove_all(dir);
+      fs::create_directories(dir / "tmp");
+      const fs::path out = dir / "run";
+      const pid_t pid = spawn_npusim({"compare", "-w", "resnet50", "-o", out.string()}, dir / "tmp", dir / "err");
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      ::kill(pid, sig);
+      const int code = wait_exit(pid);
+      const std::string err = read_file((dir / "err").string());
+      SCOPED_TRACE("signal " + std::to_string(sig) + " after " + std::to_string(delay_ms) + " ms: exit " +
+                   std::to_string(code) + ", stderr: " + err);
+      EXPECT_TRUE(entries(dir / "tmp").empty());
+      if (code == 0) {
+        for (const char* f : {"compare.json", "report.html", "none/summary.json", "greedy/trace.json"})
+          EXPECT_TRUE(fs::exists(out / f)) << f;
+        EXPECT_EQ(join(entries(dir)), "err run tmp ");
+        continue;
+      }
+      // A signal that lands before main() installs its handling kills with the default action.
+      if (code == 128 + sig && err.empty()) continue;
+      ++stopped;
+      EXPECT_EQ(code, 128 + sig);
+      EXPECT_NE(err.find(std::string("npusim: interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + " while "),
+                std::string::npos);
+      EXPECT_EQ(join(entries(dir)), "err tmp ");  // no run/, no .run.tmp-*, no .run.lock
+    }
+  }
+  EXPECT_GT(stopped, 0);  // at least one kill landed mid-run
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, CompareReportsAChildKilledByASignal) {
+  const fs::path dir = scratch("child_killed");
+  fs::create_directories(dir / "tmp");
+  const pid_t pid = spawn_npusim({"compare", "-w", "resnet50", "-o", (dir / "run").string()}, dir / "tmp", dir / "err");
+  // Find the first simulation child and kill it as the OOM killer would.
+  const fs::path children = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
+  pid_t child = 0;
+  for (int i = 0; i < 2000 && child == 0; ++i) {
+    std::ifstream in(children);
+    if (!(in >> child)) {
+      child = 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ASSERT_NE(child, 0) << "no child seen";
+  ::kill(child, SIGKILL);
+  const int code = wait_exit(pid);
+  const std::string err = read_file((dir / "err").string());
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_NE(err.find("was killed by signal 9 (Killed)"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir / "run"));
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, ACounterWindowTooSmallIsAnErrorWithNoFolder) {
+  const fs::path dir = scratch("window");
+  std::string out;
+  // small_cnn on edge-m runs ~28.6 us: 1 ps windows would be 2.9 * 10^7 bins, above 10^6.
+  EXPECT_EQ(run_npusim("run -w small_cnn --counter-window 1ps -o " + (dir / "run").string(), &out), 2);
+  EXPECT_NE(out.find("--counter-window: expected a window giving at most 1000000 windows"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir));  // not even the parent folder the run created
+  EXPECT_EQ(run_npusim("run -w small_cnn --counter-window 0s -o " + (dir / "run").string(), &out), 2);
+  EXPECT_NE(out.find("expected a window of at least 1 ps"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, AWorkloadWithNoComputeRunsAndSkipsThePlotItCannotDraw) {
+  const fs::path dir = scratch("nocompute");
+  // One flatten: no MACs, no vector ops, no DRAM bytes; its intensity (ops / bytes) has no value.
+  const std::string w = npusim::test::write_temp(
+      "nocompute.yaml", "name: nocompute\ninputs:\n  - {name: x, shape: [1, 8, 4, 4]}\nops:\n  - {name: f, op: flatten, inputs: [x]}\n");
+  std::string out;
+  EXPECT_EQ(run_npusim("run -w " + w + " -o " + (dir / "run").string(), &out), 0) << out;
+  EXPECT_NE(out.find("npusim: warning: plot"), std::string::npos) << out;  // skipped, not a failed run
+  EXPECT_NE(out.find("intensity (ops/B)                    -"), std::string::npos) << out;
+  EXPECT_EQ(out.find("json.exception"), std::string::npos) << out;
+  EXPECT_TRUE(read_json(dir / "run" / "summary.json").at("arithmetic_intensity").is_null());
+  EXPECT_TRUE(fs::exists(dir / "run" / "report.html"));
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, BadInputLeavesNoFolderNotEvenItsParents) {
+  const fs::path dir = scratch("bad_input");
+  fs::create_directories(dir);
+  std::string out;
+  EXPECT_EQ(run_npusim("run -w no_such_model -o " + (dir / "a" / "b" / "run").string(), &out), 2);
+  EXPECT_EQ(run_npusim("run -w small_cnn --set npu.sram.banks=1000000000 -o " + (dir / "a" / "b" / "run").string(), &out), 2);
+  EXPECT_NE(out.find("npu.sram.banks): expected a whole number in [1, 4096]"), std::string::npos) << out;
+  EXPECT_EQ(join(entries(dir)), "");
+  fs::remove_all(dir);
+}
