@@ -150,6 +150,17 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   return sim.summary;
 }
 
+namespace {
+
+/// A summary figure, or NaN where the summary holds none (JSON has no NaN or infinity: a metric
+/// without a value, such as the intensity of a run that moves no bytes, is written as null).
+double metric(const nlohmann::json& summary, const char* key) {
+  const auto it = summary.find(key);
+  return it != summary.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
+}  // namespace
+
 std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs) {
   struct Row {
     const char* label;

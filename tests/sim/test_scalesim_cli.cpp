@@ -127,35 +127,38 @@ TEST(ScaleSimCli, HugeTopologyFieldsAndOverflowsAreNamedErrors) {
   expect_rejected(cfg, std::string(kConvHeader) + "c, 4, 9223372036854775807, 1, 1, 1, 1, 1,\n",
                   {"hard.csv:2 (layer 'c', field 'IFMAP Width')", "from 1 to 2147483647",
                    "found '9223372036854775807'"});
-  // Every field in range, but K = 2147483647^2 x 2147483647 does not fit in 64 bits.
+  // Every field in range, but the layer's tensors exceed the graph's declared limit of 2^40
+  // elements per tensor (docs/workload-format.md): the ifmap 2147483647^3 is refused by name.
   const std::string max = "2147483647";
   expect_rejected(cfg,
                   std::string(kConvHeader) + "big, " + max + ", " + max + ", " + max + ", " + max + ", " + max +
                       ", 1, 1,\n",
-                  {"hard.csv:2 (layer 'big')", "fits in 64 bits"});
-  // M x K x N = 2^31-1 squared x 2^20 = 2^82: too many MACs.
+                  {"hard.csv", "tensor 'big.ifmap'", "expected at most 2^40"});
+  // A GEMM whose operand M x K = (2^31 - 1)^2 is over the same limit.
   expect_rejected(cfg, "Layer, M, N, K,\ng, " + max + ", 1048576, " + max + ",\n",
-                  {"hard.csv:2 (layer 'g')", "MAC count fits in 64 bits"});
-  // USER mode has no closed form: a layer of (2^31 - 1)^2 folds on a 1x1 array is refused.
+                  {"hard.csv", "tensor 'g.ifmap'", "expected at most 2^40"});
+  // USER mode has no closed form: a layer of K x N = 2^20 x 2^20 = 2^40 folds on a 1x1 array
+  // (within the tensor limit) is refused by the replay's own bound.
   std::string user = config_with("ArrayWidth", "1", config_with("ArrayHeight", "1"));
   user.replace(user.find("CALC"), 4, "USER");
-  expect_rejected(user, "Layer, M, N, K,\ng, 1, " + max + ", " + max + ",\n",
+  expect_rejected(user, "Layer, M, N, K,\ng, 1, 1048576, 1048576,\n",
                   {"hard.csv:2 (layer 'g')", "expected at most 8388608 folds for the USER-mode buffer replay",
-                   "found 4611686014132420609"});
+                   "found 1099511627776"});
 }
 
 TEST(ScaleSimCli, AHugeLayerWithinTheLimitsRunsInClosedForm) {
-  // 1x1 WS array, GEMM M = 1, N = K = 2^31 - 1: (2^31 - 1)^2 = 4611686014132420609 folds of
-  // 2R + C + T - 2 = 2 rows: Total Cycles 9223372028264841218 - 1, just under 2^63. The fold
-  // means are taken per kind of fold, so this finishes at once instead of looping 2^62 times.
+  // 1x1 WS array, GEMM M = 1, N = K = 2^20 (the filter K x N = 2^40 elements, the graph's
+  // largest tensor): 2^40 folds of 2R + C + T - 2 = 2 cycles: Total Cycles 2 x 2^40 - 1 =
+  // 2199023255551. The fold means are taken per kind of fold, so this finishes at once instead
+  // of looping 2^40 times.
   const std::string cfg = config_with("ArrayWidth", "1", config_with("ArrayHeight", "1"));
   const fs::path out = scratch("huge");
   const std::string cfg_path = write_temp("huge.cfg", cfg);
-  const std::string csv = write_temp("huge.csv", "Layer, M, N, K,\ng, 1, 2147483647, 2147483647,\n");
+  const std::string csv = write_temp("huge.csv", "Layer, M, N, K,\ng, 1, 1048576, 1048576,\n");
   ASSERT_EQ(run_npusim("scalesim --config " + cfg_path + " --topology " + csv + " --gemm --out " + out.string()), 0);
   const auto compute = lines_of(out / "COMPUTE_REPORT.csv");
   ASSERT_EQ(compute.size(), 2u);
-  EXPECT_EQ(compute[1].rfind("0, 9223372028264841217, 0, ", 0), 0u) << compute[1];
+  EXPECT_EQ(compute[1].rfind("0, 2199023255551, 0, ", 0), 0u) << compute[1];
   EXPECT_NE(compute[1].find(", 100.0, "), std::string::npos) << compute[1];  // every fold maps the one PE
   fs::remove_all(out);
 }
