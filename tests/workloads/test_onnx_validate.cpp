@@ -125,5 +125,24 @@ TEST(OnnxAttributes, PadOperatorsMayCropWithNegativePads) {
   EXPECT_EQ(g.tensor(g.find_tensor("y")).shape, (Shape{1, 4, 7, 10}));
 }
 
+TEST(OnnxChecks, WindowedOpRanksAgreeBeforeOnnxInference) {
+  // A rank-2 input under a 3x3 Conv crashed ONNX's convPoolShapeInference (a fuzzer finding).
+  OnnxBuilder flat;
+  flat.input("x", {1, 16}).weight("w", {8, 3, 3, 3});
+  flat.node("Conv", {"x", "w"}, {"y"}, "c");
+  flat.output("y");
+  const std::string msg = input_error([&] { flat.load(); });
+  EXPECT_TRUE(contains(msg, "node 'c' Conv")) << msg;
+  EXPECT_TRUE(contains(msg, "expected input 'x' of rank 3 or more")) << msg;
+  EXPECT_TRUE(contains(msg, "found rank 2")) << msg;
+  // A 2-D kernel over a 3-D (1-D spatial) input: one kernel size per spatial dim, 1 != 2.
+  OnnxBuilder mismatch;
+  mismatch.input("x", {1, 3, 16});
+  set_ints(mismatch.node("MaxPool", {"x"}, {"y"}, "p"), "kernel_shape", {2, 2});
+  mismatch.output("y");
+  const std::string msg2 = input_error([&] { mismatch.load(); });
+  EXPECT_TRUE(contains(msg2, "one size per spatial dim of input 'x' (1), found 2")) << msg2;
+}
+
 }  // namespace
 }  // namespace npusim::workloads

@@ -99,6 +99,53 @@ void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
   }
 }
 
+/// Ranks the file states before any inference: graph inputs, value_info and initializers.
+std::unordered_map<std::string, int> declared_ranks(const ::onnx::GraphProto& g) {
+  std::unordered_map<std::string, int> rank;
+  const auto typed = [&](const ::onnx::ValueInfoProto& v) {
+    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+      rank[v.name()] = v.type().tensor_type().shape().dim_size();
+  };
+  for (const auto& v : g.input()) typed(v);
+  for (const auto& v : g.value_info()) typed(v);
+  for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
+  return rank;
+}
+
+/// Windowed ops (convolutions, pools): ONNX's convPoolShapeInference indexes the data input's
+/// spatial dims by the kernel's without checking they exist (a rank-2 input with a 3x3 kernel
+/// crashes it), so the ranks the file declares must agree before it runs: data of rank >= 3 and
+/// a kernel (the weight's dims after the first two, or kernel_shape) with one size per spatial dim.
+void check_window_ranks(const ::onnx::GraphProto& g, const std::string& path) {
+  // op -> (data input, weight input or -1)
+  static const std::unordered_map<std::string, std::pair<int, int>> windowed = {
+      {"Conv", {0, 1}},         {"ConvTranspose", {0, 1}}, {"ConvInteger", {0, 1}}, {"QLinearConv", {0, 3}},
+      {"MaxPool", {0, -1}},     {"AveragePool", {0, -1}},  {"LpPool", {0, -1}},     {"MaxUnpool", {0, -1}},
+      {"GlobalAveragePool", {0, -1}}, {"GlobalMaxPool", {0, -1}}, {"GlobalLpPool", {0, -1}}};
+  const auto rank = declared_ranks(g);
+  const auto rank_of = [&](const ::onnx::NodeProto& n, int input) {
+    if (input < 0 || input >= n.input_size()) return -1;
+    const auto it = rank.find(n.input(input));
+    return it == rank.end() ? -1 : it->second;
+  };
+  for (const auto& n : g.node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    const auto it = windowed.find(n.op_type());
+    if (it == windowed.end()) continue;
+    const int data = rank_of(n, it->second.first), weight = rank_of(n, it->second.second);
+    const std::string where = node_where(path, n);
+    if (data >= 0 && data < 3)
+      throw InputError(where, "expected input '" + n.input(0) + "' of rank 3 or more (batch, channels, spatial dims), found rank " +
+                                  std::to_string(data));
+    int kernel = weight >= 0 ? weight - 2 : -1;
+    for (const auto& a : n.attribute())
+      if (a.name() == "kernel_shape") kernel = a.ints_size();
+    if (data >= 3 && kernel >= 0 && kernel != data - 2)
+      throw InputError(where, "expected a kernel with one size per spatial dim of input '" + n.input(0) + "' (" +
+                                  std::to_string(data - 2) + "), found " + std::to_string(kernel));
+  }
+}
+
 std::string name_of(const ::onnx::NodeProto& n) {
   return n.name().empty() ? n.output_size() ? n.output(0) : std::string() : n.name();
 }
@@ -128,6 +175,7 @@ std::vector<int> find_cycle(int start, const std::vector<std::vector<int>>& prod
 void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
   auto& g = *model.mutable_graph();
   check_attributes(g, path);
+  check_window_ranks(g, path);
   // Who defines each value: -1 a graph input or an initializer, else the node's index.
   std::unordered_map<std::string, int> producer;
   for (const auto& i : g.input()) producer.emplace(i.name(), -1);
