@@ -126,8 +126,11 @@ TEST(OutputSafety, ConcurrentRunsOnOneOutNeverMixTheirFiles) {
   const int ca = wait_exit(a), cb = wait_exit(b);
   // Either both ran one after the other, or one was refused with exit 2 (it found the lock).
   EXPECT_TRUE((ca == 0 || ca == 2) && (cb == 0 || cb == 2) && (ca == 0 || cb == 0)) << ca << " " << cb;
-  for (const auto& [code, err] : {std::pair{ca, "a.err"}, std::pair{cb, "b.err"}})
-    if (code == 2) EXPECT_NE(read_file((dir / err).string()).find("in use"), std::string::npos);
+  for (const auto& [code, err] : {std::pair{ca, "a.err"}, std::pair{cb, "b.err"}}) {
+    if (code == 2) {
+      EXPECT_NE(read_file((dir / err).string()).find("in use"), std::string::npos);
+    }
+  }
   // The folder is one run's: its summary and its schedule agree on the policy.
   const std::string fusion = read_json(out / "summary.json").at("fusion");
   EXPECT_TRUE(fusion == "none" || fusion == "greedy");
