@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -96,13 +99,20 @@ std::string num(double v) {
 }
 
 TempDir::TempDir() {
-  std::string pattern = (fs::temp_directory_path() / "npusim-plot-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw SimulationError("cannot create a temp folder for the plot: " +
-                          std::string(std::strerror(errno)));
+  // Named before it is created and registered first (removed by the CLI's SIGINT/SIGTERM
+  // handling even when the signal comes while it is being made): npusim-plot-PID-N, the first N
+  // free (mkdir fails on an existing name, as mkdtemp's would).
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0;; ++attempt) {
+    path_ = fs::temp_directory_path() /
+            ("npusim-plot-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    register_temporary(path_.string());
+    if (::mkdir(path_.c_str(), 0700) == 0) return;
+    const int error = errno;
+    unregister_temporary(path_.string());
+    if (error != EEXIST || attempt >= 1000)
+      throw SimulationError("cannot create a temp folder for the plot: " + std::string(std::strerror(error)));
   }
-  path_ = pattern;
-  register_temporary(path_.string());  // removed by the CLI's SIGINT/SIGTERM handling
 }
 
 TempDir::~TempDir() {

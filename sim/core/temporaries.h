@@ -1,7 +1,9 @@
 #pragma once
 // Files and folders being written that an interrupted run must remove (a `*.tmp.PID` file, a
 // run's temporary output folder, a partial VCD). Writers register them while they exist; the
-// CLI's signal handling removes whatever is registered before it exits.
+// CLI's signal handling removes whatever is registered before it exits. Register a path before
+// creating it: once removal has begun, registering blocks for good (the process is exiting), so
+// nothing is created that the handler would miss.
 #include <string>
 #include <vector>
 
@@ -9,7 +11,9 @@ namespace npusim {
 
 void register_temporary(const std::string& path);
 void unregister_temporary(const std::string& path);
-/// Removes every registered path (folders with their contents); returns the paths removed.
+/// Closes the registry (later register_temporary calls never return) and removes every registered
+/// path (folders with their contents), twice, a moment apart, so a file whose creation was under
+/// way when the signal came is removed too; returns the paths removed.
 std::vector<std::string> remove_temporaries();
 
 /// Empties the list without removing anything (a forked child: the paths are its parent's).
