@@ -2,7 +2,9 @@
 # Fuzzes every reader with libFuzzer for a bounded time each (docs/fuzzing.md).
 #   scripts/fuzz.sh [SECONDS_PER_HARNESS=60] [READER...]
 # The mutation seed is fixed (NPUSIM_FUZZ_SEED, default 1) so that a CI pass is repeatable; set
-# another one (or 0: random) to explore further.
+# another one (or 0: random) to explore further. NPUSIM_FUZZ_RUNS=N also stops each harness after
+# N inputs: with the seed fixed, a pass is then a prefix of one fixed sequence of inputs whatever
+# the machine's speed (CI's pass, checked clean before it was committed).
 # Builds build-asan/ with clang (ASan + UBSan + libFuzzer; scripts/configure-asan.sh), seeds each
 # corpus from the repo's own files, runs each harness, and prints the executions per harness.
 # Exit 1 if anything crashed, hung or blew its memory limit: the input is in
@@ -47,7 +49,7 @@ for r in "${readers[@]}"; do
   mkdir -p "$corpus" "$artifacts"
   log="$B/fuzz_$r.log"
   status=ok
-  "$B/fuzz/fuzz_$r" -seed="${NPUSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  "$B/fuzz/fuzz_$r" -seed="${NPUSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" ${NPUSIM_FUZZ_RUNS:+-runs=$NPUSIM_FUZZ_RUNS} -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$seeds/$r" >"$log" 2>&1 || status=FAILED
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)

@@ -515,11 +515,15 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
   std::string preset = HardwareConfig{}.dram.preset;
   if (auto it = file.find("npu.dram.preset"); it != file.end()) preset = it->second.text;
   if (auto it = sets.find("npu.dram.preset"); it != sets.end()) preset = it->second.text;
-  const fs::path preset_path = fs::path(data_dir()) / "configs" / "dram" / (preset + ".yaml");
-  if (!fs::exists(preset_path)) {
+  const fs::path preset_dir = fs::path(data_dir()) / "configs" / "dram";
+  const fs::path preset_path = preset_dir / (preset + ".yaml");
+  // A preset is a name in configs/dram/, never a path (no '/', no leading '.').
+  const bool a_name = !preset.empty() && preset.find('/') == std::string::npos && preset[0] != '.';
+  std::error_code ec;
+  if (!a_name || !fs::is_regular_file(preset_path, ec)) {
     std::string names;
-    for (const auto& e : fs::directory_iterator(preset_path.parent_path()))
-      names += (names.empty() ? "" : ", ") + e.path().stem().string();
+    for (fs::directory_iterator e(preset_dir, ec), end; !ec && e != end; e.increment(ec))
+      names += (names.empty() ? "" : ", ") + e->path().stem().string();
     const auto& origin = sets.count("npu.dram.preset") ? sets.at("npu.dram.preset") : file.count("npu.dram.preset") ? file.at("npu.dram.preset") : RawValue{preset, path};
     throw InputError(origin.where + " (npu.dram.preset)", "unknown DRAM preset '" + preset + "'; known: " + names);
   }

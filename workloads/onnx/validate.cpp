@@ -83,7 +83,13 @@ void check_subgraphs(const ::onnx::NodeProto& n, const std::string& path) {
 }
 
 void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
-  for (const auto& n : g.node()) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    // Every ONNX operator has an output (optional ones may be "", e.g. LSTM's Y, not all of them).
+    if (std::all_of(n.output().begin(), n.output().end(), [](const std::string& o) { return o.empty(); }))
+      throw InputError(path + " (node " + std::to_string(i) + (n.name().empty() ? "" : " '" + n.name() + "'") + " " +
+                           n.op_type() + ")",
+                       "expected a node with at least one output, found none");
     check_subgraphs(n, path);
     check_range(n, path, "strides", 1);
     check_range(n, path, "dilations", 1);
