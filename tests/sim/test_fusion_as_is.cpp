@@ -4,6 +4,7 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/scheduler/plan.h"
+#include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 #include "tests/workloads/onnx_builder.h"
 
@@ -11,13 +12,7 @@ namespace npusim::sched {
 namespace {
 
 using workloads::testing::OnnxBuilder;
-
-/// DRAM bytes the plan expects: the sum over its groups.
-std::uint64_t plan_dram_bytes(const Plan& p) {
-  std::uint64_t n = 0;
-  for (const auto& gp : p.groups) n += gp.dram_bytes;
-  return n;
-}
+using test::plan_dram_bytes;
 
 // x [1, 4, 6, 6] -> FusedConv(3x3, pads 1, Relu) 'conv1' -> c [1, 8, 6, 6] -> Sigmoid -> y.
 workloads::Graph fused_conv_then_sigmoid() {

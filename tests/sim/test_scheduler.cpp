@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/plan_support.h"
+
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/scheduler/lowering.h"
@@ -29,12 +31,6 @@ std::uint64_t program_dram_bytes(const sched::Program& p) {
   std::uint64_t b = 0;
   for (const auto& c : p.commands)
     if (c.kind == sched::CommandKind::DmaLoad || c.kind == sched::CommandKind::DmaStore) b += c.dram.bytes();
-  return b;
-}
-
-std::uint64_t plan_dram_bytes(const sched::Plan& p) {
-  std::uint64_t b = 0;
-  for (const auto& g : p.groups) b += g.dram_bytes;
   return b;
 }
 
@@ -73,7 +69,7 @@ TEST(Scheduler, ProgramMatchesPlanAndGraphOnZoo) {
       EXPECT_EQ(macs, totals.macs);
       EXPECT_EQ(vops, totals.vector_ops);
       // The planner's traffic estimate is what the lowering emits, byte for byte.
-      EXPECT_EQ(program_dram_bytes(prog), plan_dram_bytes(plan));
+      EXPECT_EQ(program_dram_bytes(prog), test::plan_dram_bytes(plan));
       for (const auto& gp : plan.groups) EXPECT_LE(gp.sram_bytes, hw.sram.capacity_bytes) << gp.name;
     }
   }
@@ -85,9 +81,9 @@ TEST(Scheduler, FusionNeverMovesMoreDramBytesThanUnfused) {
     for (const char* name : {"small_cnn", "mobilenet_v2", "resnet18", "resnet50", "ds_cnn_kws", "bert_base_layer",
                              "vit_s16_block"}) {
       const auto g = workloads::load_workload(name, zoo_dir());
-      const auto none = plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::None));
-      const auto epi = plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::Epilogue));
-      const auto greedy = plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::Greedy));
+      const auto none = test::plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::None));
+      const auto epi = test::plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::Epilogue));
+      const auto greedy = test::plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::Greedy));
       EXPECT_LE(epi, none) << name << " on " << cfg;
       EXPECT_LE(greedy, epi) << name << " on " << cfg;
       EXPECT_LT(greedy, none) << name << " on " << cfg;

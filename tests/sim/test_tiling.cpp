@@ -16,12 +16,6 @@ using sched::FusionPolicy;
 
 namespace {
 
-std::uint64_t plan_dram_bytes(const sched::Plan& p) {
-  std::uint64_t b = 0;
-  for (const auto& g : p.groups) b += g.dram_bytes;
-  return b;
-}
-
 std::uint64_t vector_ops(const sched::Program& p) {
   std::uint64_t v = 0;
   for (const auto& c : p.commands) v += c.vector_ops;
@@ -41,7 +35,7 @@ const sched::Segment& segment_of(const workloads::Graph& g, const sched::Plan& p
 sched::Plan plan_that_fits(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy policy) {
   const sched::Plan plan = sched::make_plan(g, hw, policy);
   for (const auto& gp : plan.groups) EXPECT_LE(gp.sram_bytes, hw.sram.capacity_bytes) << gp.name;
-  EXPECT_EQ(test::dram_bytes(sched::lower_plan(g, hw, plan)), plan_dram_bytes(plan));
+  EXPECT_EQ(test::dram_bytes(sched::lower_plan(g, hw, plan)), test::plan_dram_bytes(plan));
   return plan;
 }
 
@@ -74,10 +68,10 @@ TEST(Tiling, OneRowElementwiseChainTilesOverFlatElements) {
       // (an elementwise head's input of the output's shape stays for the segment's ops), the
       // result stored: 2 x 4194304 B.
       ASSERT_EQ(plan.groups.size(), 1u);
-      EXPECT_EQ(plan_dram_bytes(plan), 2u * 4194304);
+      EXPECT_EQ(test::plan_dram_bytes(plan), 2u * 4194304);
     } else {
       // mul0: x in, out; add0: mul0 and x in, out; relu0: in, out = 7 x 4194304 B.
-      EXPECT_EQ(plan_dram_bytes(plan), 7u * 4194304);
+      EXPECT_EQ(test::plan_dram_bytes(plan), 7u * 4194304);
     }
   }
 }
@@ -120,7 +114,7 @@ outputs: [apply]
                                                 "masked.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
-  EXPECT_EQ(plan_dram_bytes(plan), 12u << 20);
+  EXPECT_EQ(test::plan_dram_bytes(plan), 12u << 20);
 }
 
 TEST(Tiling, ConcatLargerThanSramStreamsEveryInput) {
@@ -142,7 +136,7 @@ outputs: [cat]
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
   EXPECT_GT(segment_of(g, plan, "cat").tiling.tiles, 1);
   // ra: 819200 in + 819200 out; cat: 2457600 in + 2457600 out.
-  EXPECT_EQ(plan_dram_bytes(plan), 2u * 819200 + 2u * 2457600);
+  EXPECT_EQ(test::plan_dram_bytes(plan), 2u * 819200 + 2u * 2457600);
 }
 
 TEST(Tiling, ClassifierConcatRunsUnfusedOnEdgeS) {
@@ -465,5 +459,5 @@ TEST(Tiling, PadLargerThanSramStreamsItsInput) {
   g.finalize("pad.onnx");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
-  EXPECT_EQ(plan_dram_bytes(plan), 3276800u + 3359232u);
+  EXPECT_EQ(test::plan_dram_bytes(plan), 3276800u + 3359232u);
 }

@@ -20,6 +20,13 @@ inline workloads::Graph data(const std::string& name) {
 }
 
 /// Bytes the Program's DMA commands move (as planned, not rounded to bursts).
+/// DRAM bytes a plan expects: the sum of its groups' `dram_bytes`.
+inline std::uint64_t plan_dram_bytes(const sched::Plan& p) {
+  std::uint64_t b = 0;
+  for (const auto& g : p.groups) b += g.dram_bytes;
+  return b;
+}
+
 inline std::uint64_t dram_bytes(const sched::Program& p) {
   std::uint64_t b = 0;
   for (const auto& c : p.commands)
