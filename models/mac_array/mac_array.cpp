@@ -110,8 +110,14 @@ GemmResult MacArray::run(const GemmTile& t, const StridedAccess& reads,
   return execute(t, timing(t, reads, writes));
 }
 
-GemmResult MacArray::execute(const GemmTile& t, const GemmResult& r) {
-  sram_.record_access(t.sram_read_bytes, t.sram_write_bytes);
+GemmResult MacArray::execute(const GemmTile& t, GemmResult r) {
+  // The banks are shared with the DMA and the vector unit: traffic they queued earlier delays
+  // this tile's operands, and the tile waits for them as for any SRAM starvation.
+  const std::uint64_t served = sram_.record_access(t.sram_read_bytes, t.sram_write_bytes, r.cycles);
+  if (served > r.cycles) {
+    r.stall_cycles += served - r.cycles;
+    r.cycles = served;
+  }
   busy_cycles_ += r.cycles;
   compute_cycles_ += r.compute_cycles;
   stall_cycles_ += r.stall_cycles;

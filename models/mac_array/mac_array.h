@@ -114,7 +114,7 @@ class MacArray : public sc_core::sc_module {
   std::uint64_t window_stall(const std::vector<OperandStream>& streams, std::uint64_t t, std::uint64_t n) const;
   /// Conflict cycles of one fold of `s` (fold offsets 0).
   std::uint64_t fold_conflict_cycles(const GemmShape& s, Dataflow d) const;
-  GemmResult execute(const GemmTile& t, const GemmResult& r);
+  GemmResult execute(const GemmTile& t, GemmResult r);
 
   MacArrayConfig config_;
   sc_core::sc_time period_;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/sram/sram_spread_extension.h"
 #include "sim/core/errors.h"
 #include "sim/core/math_util.h"
 
@@ -181,16 +182,19 @@ std::uint64_t Sram::conflict_cycles(const std::vector<StridedAccess>& reads,
   return busiest;
 }
 
-sc_core::sc_time Sram::serve(const sc_core::sc_time& at, std::uint64_t cycles) {
-  const sc_core::sc_time start = std::max(at, busy_until_);
-  busy_until_ = start + period_ * double(cycles);
-  return busy_until_ - at;
+sc_core::sc_time Sram::serve(const sc_core::sc_time& at, std::uint64_t cycles,
+                             const sc_core::sc_time& spread) {
+  const std::uint64_t done = timeline_.reserve(sc_core::sc_time_stamp().value(), at.value(),
+                                               (period_ * double(cycles)).value(), spread.value());
+  return sc_core::sc_time::from_value(done) - at;
 }
 
-std::uint64_t Sram::record_access(std::uint64_t read_bytes, std::uint64_t write_bytes) {
+std::uint64_t Sram::record_access(std::uint64_t read_bytes, std::uint64_t write_bytes,
+                                  std::uint64_t spread_cycles) {
   read_bytes_ += read_bytes;
   write_bytes_ += write_bytes;
-  const sc_core::sc_time wait = serve(sc_core::sc_time_stamp(), access_cycles(read_bytes, write_bytes));
+  const sc_core::sc_time wait =
+      serve(sc_core::sc_time_stamp(), access_cycles(read_bytes, write_bytes), period_ * double(spread_cycles));
   return static_cast<std::uint64_t>(std::ceil(wait / period_ - 1e-9));
 }
 
@@ -209,7 +213,9 @@ void Sram::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& dela
   }
   const bool is_read = command == tlm::TLM_READ_COMMAND;
   (is_read ? read_bytes_ : write_bytes_) += length;
-  delay += serve(sc_core::sc_time_stamp() + delay, access_cycles(is_read ? length : 0, is_read ? 0 : length));
+  const auto* spread = payload.get_extension<SramSpreadExtension>();
+  delay += serve(sc_core::sc_time_stamp() + delay, access_cycles(is_read ? length : 0, is_read ? 0 : length),
+                 spread ? spread->span : sc_core::SC_ZERO_TIME);
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -9,6 +9,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "models/sram/bank_timeline.h"
 #include "sim/core/hardware_config.h"
 #include "sim/core/units.h"
 
@@ -111,7 +112,10 @@ class Sram : public sc_core::sc_module {
   /// cycles until the banks have served it. The banks are one shared server: an access starts
   /// when earlier ones (from any unit or the DMA) are served, so the MAC array, the vector unit
   /// and the DMA together never move more than the banks' bandwidth.
-  std::uint64_t record_access(std::uint64_t read_bytes, std::uint64_t write_bytes);
+  /// `spread_cycles` is the unit's own time for the tile (its traffic is spread over it): alone
+  /// the result is max(access_cycles, spread_cycles), beside other traffic more.
+  std::uint64_t record_access(std::uint64_t read_bytes, std::uint64_t write_bytes,
+                              std::uint64_t spread_cycles);
 
   // --- counters ---
   std::uint64_t read_bytes() const { return read_bytes_; }
@@ -121,14 +125,14 @@ class Sram : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
-  /// Queues `cycles` of bank time behind earlier accesses for an access arriving at `at`;
-  /// returns the time from `at` until it is served.
-  sc_core::sc_time serve(const sc_core::sc_time& at, std::uint64_t cycles);
+  /// Gives an access arriving at `at` `cycles` of bank time spread over `spread`, in what
+  /// earlier accesses left free; returns the time from `at` until it is served.
+  sc_core::sc_time serve(const sc_core::sc_time& at, std::uint64_t cycles, const sc_core::sc_time& spread);
 
   SramConfig config_;
-  sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;  // when the banks finish what they were given
   BankPorts ports_;
   sc_core::sc_time period_;
+  BankTimeline timeline_;  // the banks' bandwidth promised to accesses in flight
   CapacityPool pool_;
   std::uint64_t read_bytes_ = 0;
   std::uint64_t write_bytes_ = 0;

@@ -54,8 +54,13 @@ VectorResult VectorUnit::timing(const VectorTile& t) const {
 }
 
 VectorResult VectorUnit::run(const VectorTile& t) {
-  const VectorResult r = timing(t);
-  sram_.record_access(t.sram_read_bytes, t.sram_write_bytes);
+  VectorResult r = timing(t);
+  // As for the MAC array: earlier traffic of the shared banks delays this tile's operands.
+  const std::uint64_t served = sram_.record_access(t.sram_read_bytes, t.sram_write_bytes, r.cycles);
+  if (served > r.cycles) {
+    r.stall_cycles += served - r.cycles;
+    r.cycles = served;
+  }
   busy_cycles_ += r.cycles;
   compute_cycles_ += r.compute_cycles;
   stall_cycles_ += r.stall_cycles;

@@ -22,11 +22,7 @@ POLICIES = ("none", "greedy")
 # Runs that still stop outside the importer, each checked to fail with exactly that message
 # (so a fix shows up here as "now runs": delete the entry then). Key: (model, preset, policy),
 # policy None for every policy.
-KNOWN_FAILURES = {
-    # The roofline self-check finds grouped 1x1 convs 0.14 % above the SRAM roof on edge-s
-    # (greedy): a counting or model error in the simulator, not in the import; reported to the lead.
-    ("regnet_y_400mf_op15", "edge-s", "greedy"): "roofline points lie above their roof",
-}
+KNOWN_FAILURES = {}
 
 
 def known_failure(r):

@@ -144,18 +144,19 @@ TEST(Sram, TransportCountsBytesAndAnnotatesDelay) {
 }
 
 TEST(Sram, ComputeUnitsAndDmaShareTheBanks) {
-  // 16 banks x 16 B = 256 B per 1 ns cycle. A compute unit's 2560 B (10 cycles) at t = 0
-  // holds the banks until 10 ns; a DMA write of 512 B (2 cycles) arriving then is served
-  // after it, 12 ns; a compute access at t = 20 ns finds the banks idle: 4 cycles.
+  // 16 banks x 16 B = 256 B per 1 ns cycle. A compute unit's 2560 B (10 cycles) at t = 0,
+  // over its own 10 cycles, holds the banks until 10 ns; a DMA write of 512 B (2 cycles)
+  // arriving then is served after it, 12 ns; a compute access at t = 20 ns finds the banks
+  // idle: 4 cycles.
   Sram sram("sram", config_16x16(), kClock);
   Initiator dma("dma");
   dma.socket.bind(sram.socket);
   std::uint64_t first = 0, later = 0;
   sc_core::sc_spawn([&] {
-    first = sram.record_access(2048, 512);
+    first = sram.record_access(2048, 512, 10);
     dma.send(tlm::TLM_WRITE_COMMAND, 0, 512);
     sc_core::wait(20, sc_core::SC_NS);
-    later = sram.record_access(1024, 0);
+    later = sram.record_access(1024, 0, 0);
   });
   sc_core::sc_start();
   EXPECT_EQ(first, 10u);
@@ -164,6 +165,30 @@ TEST(Sram, ComputeUnitsAndDmaShareTheBanks) {
   EXPECT_EQ(later, 4u);
 }
 
+TEST(Sram, ATileSpreadOverItsComputeTimeLeavesTheRestToOthers) {
+  // 256 B per 1 ns cycle. A MAC tile of 2560 B (10 bank cycles) computing for 20 cycles reads
+  // at half the banks' rate: alone it is served after 20 ns. A DMA write of 512 B (2 bank
+  // cycles) sent at t = 0 gets the other half: 2 / 0.5 = 4 ns. A DMA read of 2560 B (10 bank
+  // cycles) sent next finds nothing free until 4 ns, half the banks from 4 to 20 ns (8 cycles'
+  // worth), then all of them for the last 2: served after 22 ns. Together the three moved
+  // 22 bank cycles in 22 ns: never more than the banks' bandwidth.
+  SramConfig c = config_16x16();
+  c.capacity_bytes = 64 * 1024;
+  Sram sram("sram", c, kClock);
+  Initiator dma("dma");
+  dma.socket.bind(sram.socket);
+  std::uint64_t tile = 0;
+  sc_core::sc_spawn([&] {
+    tile = sram.record_access(2048, 512, 20);
+    dma.send(tlm::TLM_WRITE_COMMAND, 0, 512);
+    dma.send(tlm::TLM_READ_COMMAND, 0, 2560);
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(tile, 20u);
+  ASSERT_EQ(dma.replies.size(), 2u);
+  EXPECT_EQ(dma.replies[0].second, sc_core::sc_time(4, sc_core::SC_NS));
+  EXPECT_EQ(dma.replies[1].second, sc_core::sc_time(22, sc_core::SC_NS));
+}
+
 }  // namespace
 }  // namespace npusim::models
-

@@ -195,8 +195,14 @@ TEST(FusionRegions, GemmEpilogueRunsUnderTheNextTile) {
   // 1280 < 4096: tile i's epilogue runs while the array computes tile i+1 (the output tile is
   // double-buffered), so the array never waits for it, and the run ends one epilogue (1280
   // cycles) plus one store after the last GEMM tile.
+  // The banks are shared, so the overlap needs bandwidth to spare: with 2 ports per bank they
+  // move 16 x 16 B x 2 = 512 B per cycle; a GEMM tile's 655360 + 524288 B (operands and
+  // partial sums) take 2304 of its ~4190 cycles (0.55 of the banks), and an epilogue op's at
+  // most 32768 + 16384 B = 96 cycles of its 256 (0.375): 0.55 + 0.375 < 1, nothing waits.
+  // (With edge-m's single port the GEMM alone needs 4608 cycles of bank time: it holds all
+  // the banks, and the epilogue waits; see the next test.)
   const auto g = data("matmul_gelu_erf");
-  const auto hw = config::load_hardware_config("edge-m");
+  const auto hw = config::load_hardware_config("edge-m", {"npu.sram.ports=2"});
   const auto plan = sched::parse_schedule(kGeluRowTiles, "s.json", g, hw);
   const auto prog = sched::lower_plan(g, hw, plan);
   const auto t = simulate({hw, g, plan, prog, "matmul_gelu_erf", {}});
@@ -228,6 +234,43 @@ TEST(FusionRegions, GemmEpilogueRunsUnderTheNextTile) {
   const std::uint64_t store_ps = t.end_ps - vec.back()->end_ps;
   EXPECT_EQ(vec.back()->end_ps, gemm[3]->end_ps + 1280000u);
   EXPECT_GT(store_ps, 0u);
+}
+
+TEST(FusionRegions, EpilogueWaitsForBanksASramBoundGemmHolds) {
+  // edge-m, one port: 256 B per cycle. A GEMM tile moves 655360 + 524288 B = 4608 bank cycles,
+  // more than its 4190 compute cycles, so it runs SRAM-bound at the banks' full rate; the
+  // epilogue op of the tile before it that starts while it runs (16384-49152 B) gets no
+  // bandwidth until it ends. The banks never move more than 256 B per cycle: over the whole run
+  // SRAM bytes / 256 <= cycles.
+  const auto g = data("matmul_gelu_erf");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = sched::parse_schedule(kGeluRowTiles, "s.json", g, hw);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  const auto t = simulate({hw, g, plan, prog, "matmul_gelu_erf", {}});
+  std::uint64_t sram_bytes = 0;
+  std::vector<const traces::CommandEvent*> gemm, vec;
+  for (const auto& e : t.commands) {
+    sram_bytes += e.sram_read_bytes + e.sram_write_bytes;
+    if (e.kind == traces::CommandKind::Gemm) gemm.push_back(&e);
+    if (e.kind == traces::CommandKind::Vector) vec.push_back(&e);
+  }
+  ASSERT_EQ(gemm.size(), 4u);
+  ASSERT_EQ(vec.size(), 20u);
+  EXPECT_LE(sram_bytes / 256, t.end_ps / 1000);  // 1 GHz: 1000 ps per cycle
+  // An epilogue op that overlaps a GEMM tile is held until that tile has its bytes: it takes
+  // longer than its 256 compute cycles and ends after the GEMM. Tiles 0 and 2's epilogues
+  // overlap the next GEMM tile (tile 1's runs while GEMM 2 waits for an output slot).
+  std::size_t held = 0;
+  for (const auto* v : vec) {
+    for (const auto* m : gemm) {
+      if (v->begin_ps >= m->begin_ps && v->begin_ps < m->end_ps) {
+        EXPECT_GE(v->end_ps, m->end_ps);
+        EXPECT_GT(v->end_ps - v->begin_ps, 256000u);
+        ++held;
+      }
+    }
+  }
+  EXPECT_GE(held, 2u);
 }
 
 TEST(FusionRegions, VectorBoundEpilogueMakesTheVectorUnitCritical) {
