@@ -130,6 +130,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   s["workload"] = t.workload;
   s["fusion"] = t.fusion;
   s["config_name"] = t.config_name;
+  if (!t.import_choices.empty()) s["import_choices"] = t.import_choices;
   put_figures(s, tallies.network, t.end_ps, clock);
   const double cycles = double(s["cycles"].get<std::uint64_t>());
   const double mac_slots = cycles * t.roofs.mac_rows * t.roofs.mac_cols;

@@ -106,8 +106,8 @@ bool operator==(const DramActivityTrace& a, const DramActivityTrace& b) {
 
 bool operator==(const Trace& a, const Trace& b) {
   auto fields = [](const Trace& t) {
-    return std::tie(t.workload, t.fusion, t.config_name, t.config, t.dram_stats, t.roofs, t.ops,
-                    t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity);
+    return std::tie(t.workload, t.fusion, t.config_name, t.config, t.dram_stats, t.import_choices, t.roofs,
+                    t.ops, t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity);
   };
   return fields(a) == fields(b);
 }

@@ -116,6 +116,7 @@ struct Trace {
   std::string config_name;
   nlohmann::json config;         // the resolved HardwareConfig (to_json)
   nlohmann::json dram_stats;     // DRAM controller statistics (free-form, documented in docs/)
+  nlohmann::json import_choices = nlohmann::json::array();  // the loader's decisions (docs/outputs.md)
   Roofs roofs;
   std::vector<OpInfo> ops;
   std::vector<GroupInfo> groups;

@@ -194,6 +194,10 @@ Trace trace_from_metadata(const Fields& m) {
   t.config_name = m.str("config_name");
   t.config = m.any("config");
   t.dram_stats = m.any("dram_stats");
+  if (m.has("import_choices")) {
+    for (const Fields& c : m.objects("import_choices"))
+      t.import_choices.push_back({{"node", c.str("node")}, {"choice", c.str("choice")}, {"reason", c.str("reason")}});
+  }
   t.roofs = read_roofs(m.object("roofs"));
   t.end_ps = m.u64("end_ps");
   const std::vector<Fields> groups = m.objects("groups");

@@ -652,6 +652,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   m["fusion"] = t.fusion;
   m["config_name"] = t.config_name;
   m["config"] = t.config;
+  if (!t.import_choices.empty()) m["import_choices"] = t.import_choices;
   m["dram_stats"] = t.dram_stats;
   m["roofs"] = roofs;
   m["ops"] = ops;

@@ -199,6 +199,15 @@ std::string format_shape(const Shape& s) {
 
 std::int64_t Tensor::elements() const { return internal::product(shape, 0, shape.size()); }
 
+Graph Graph::empty_copy() const {
+  Graph out;
+  out.name = name;
+  out.dtype = dtype;
+  out.declared_outputs = declared_outputs;
+  out.import_choices = import_choices;
+  return out;
+}
+
 int Graph::add_tensor(Tensor t) {
   if (t.name.empty()) throw InputError("tensor", "expected a tensor name, found an empty name");
   if (tensor_index_.count(t.name)) {

@@ -121,6 +121,15 @@ struct GemmView {
   std::int64_t batch = 1, in_c = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
 };
 
+/// A decision the loader made that changes what is simulated, e.g. the branch an ONNX If
+/// takes: `node` 'cond_if', `choice` "else_branch", `reason` "--branch" or "condition known at
+/// import time". Recorded in summary.json (`import_choices`).
+struct ImportChoice {
+  std::string node;
+  std::string choice;
+  std::string reason;
+};
+
 class Graph {
  public:
   std::string name;
@@ -149,6 +158,10 @@ class Graph {
   bool is_output(int t) const { return tensor(t).producer >= 0 && tensor(t).consumers.empty(); }
   /// Tensors whose name is listed as a declared output (empty = all dangling outputs).
   std::vector<std::string> declared_outputs;
+  std::vector<ImportChoice> import_choices;
+  /// A graph with this one's name, dtype, declared outputs and import choices and no tensors
+  /// or ops: what a rewrite pass starts from.
+  Graph empty_copy() const;
 
  private:
   std::vector<Tensor> tensors_;

@@ -139,10 +139,7 @@ Graph rebuild(const Graph& g, const std::vector<std::pair<Region, OpKind>>& foun
   std::vector<int> replaced_by(g.ops().size(), -1);  // op -> index in `found` (-1: kept as is)
   for (std::size_t i = 0; i < found.size(); ++i)
     for (int o : found[i].first.ops) replaced_by[o] = int(i);
-  Graph out;
-  out.name = g.name;
-  out.dtype = g.dtype;
-  out.declared_outputs = g.declared_outputs;
+  Graph out = g.empty_copy();
   std::vector<int> remap(g.tensors().size(), -1);
   std::set<std::string> used_names;
   auto copy = [&](int t) {

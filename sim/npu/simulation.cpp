@@ -22,6 +22,8 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
   t.fusion = sched::to_string(plan.policy);
   t.config_name = hw.name;
   t.config = to_json(hw);
+  for (const auto& c : g.import_choices)
+    t.import_choices.push_back({{"node", c.node}, {"choice", c.choice}, {"reason", c.reason}});
   t.roofs.core_clock_hz = hw.core_clock.hz;
   t.roofs.mac_peak_ops = hw.mac_peak_ops();
   t.roofs.vector_peak_ops = hw.vector_peak_ops();

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """CTest (label corpus): imports and simulates every model of the real-model corpus
-(scripts/export_corpus.py) on edge-s and edge-m under fusion none and greedy, and checks the
-MACs npusim reports equal the independent count made in Python from ONNX's shape inference.
+(scripts/export_corpus.py) on edge-s, edge-m and edge-l under fusion none, greedy and search,
+and checks the MACs npusim reports equal the independent count made in Python from ONNX's
+shape inference.
 
-    test_corpus.py NPUSIM CORPUS_DIR [--jobs N]
+    test_corpus.py NPUSIM CORPUS_DIR [--jobs N] [--presets edge-s,...] [--policies none,...]
 
-Writes CORPUS_DIR/corpus_table.md (model, exporter, opset, MACs, edge-m cycles none/greedy,
-wall time of each run) and exits 1 listing every mismatch.
+Writes CORPUS_DIR/corpus_table[.POLICIES].md (model, exporter, opset, MACs, cycles per preset
+and policy, wall time of the runs) and exits 1 listing every mismatch.
 """
 import argparse
 import json
@@ -16,8 +17,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-PRESETS = ("edge-s", "edge-m")
-POLICIES = ("none", "greedy")
+PRESETS = ("edge-s", "edge-m", "edge-l")
+POLICIES = ("none", "greedy", "search")
 
 # Runs that still stop outside the importer, each checked to fail with exactly that message
 # (so a fix shows up here as "now runs": delete the entry then). Key: (model, preset, policy),
@@ -63,17 +64,19 @@ def check(r):
     return None
 
 
-def table(results, models):
+def table(results, models, presets, policies):
     by = {(r["model"]["name"], r["preset"], r["policy"]): r for r in results}
-    lines = ["| model | exporter | opset | MACs | edge-m cycles none | edge-m cycles greedy | wall s (4 runs) |",
-             "|---|---|---|---|---|---|---|"]
+    runs = [(p, q) for p in presets for q in policies]
+    head = " | ".join(f"{p} {q} cycles" for p, q in runs)
+    lines = [f"| model | exporter | opset | MACs | {head} | wall s ({len(runs)} runs) |",
+             "|---|---|---|---|" + "---|" * len(runs) + "---|"]
     for m in models:
         cyc = []
-        for policy in POLICIES:
-            r = by[(m["name"], "edge-m", policy)]
+        for p, q in runs:
+            r = by[(m["name"], p, q)]
             cyc.append(f"{r['summary']['cycles']:,}" if r["summary"] else f"fails: {known_failure(r) or 'exit ' + str(r['rc'])}")
-        wall = sum(by[(m["name"], p, q)]["wall"] for p in PRESETS for q in POLICIES)
-        lines.append(f"| {m['name']} | {m['exporter']} | {m['opset']} | {m['macs']:,} | {cyc[0]} | {cyc[1]} | {wall:.2f} |")
+        wall = sum(by[(m["name"], p, q)]["wall"] for p, q in runs)
+        lines.append(f"| {m['name']} | {m['exporter']} | {m['opset']} | {m['macs']:,} | {' | '.join(cyc)} | {wall:.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -82,19 +85,23 @@ def main():
     ap.add_argument("npusim")
     ap.add_argument("corpus")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--presets", default=",".join(PRESETS), help="comma-separated config presets")
+    ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated fusion policies")
     args = ap.parse_args()
+    presets, policies = args.presets.split(","), args.policies.split(",")
     with open(os.path.join(args.corpus, "manifest.json")) as f:
         models = json.load(f)
     if len(models) < 15:
         print(f"test_corpus: expected at least 15 models in the manifest, found {len(models)}")
         return 1
-    jobs = [(m, p, q) for m in models for p in PRESETS for q in POLICIES]
+    jobs = [(m, p, q) for m in models for p in presets for q in policies]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda j: run(args.npusim, *j, args.corpus), jobs))
     problems = [p for p in map(check, results) if p]
-    with open(os.path.join(args.corpus, "corpus_table.md"), "w") as f:
-        f.write(table(results, models))
-    print(table(results, models))
+    text = table(results, models, presets, policies)
+    with open(os.path.join(args.corpus, f"corpus_table.{'_'.join(policies)}.md"), "w") as f:
+        f.write(text)
+    print(text)
     for p in problems:
         print("FAIL:", p)
     print(f"test_corpus: {len(results)} runs of {len(models)} models, {len(problems)} problem(s)")

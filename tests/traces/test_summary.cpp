@@ -41,6 +41,16 @@ TEST(Summary, TotalsAreTheHandSums) {
   EXPECT_EQ(s["dram"]["row_hits"], 17);
 }
 
+TEST(Summary, RecordsTheLoadersChoicesOnlyWhenItMadeSome) {
+  EXPECT_FALSE(summary_of(sample_trace()).contains("import_choices"));
+  Trace t = sample_trace();
+  t.import_choices.push_back({{"node", "choose"}, {"choice", "else_branch"}, {"reason", "--branch"}});
+  const json s = summary_of(t);
+  ASSERT_EQ(s["import_choices"].size(), 1u);
+  EXPECT_EQ(s["import_choices"][0]["node"], "choose");
+  EXPECT_EQ(s["import_choices"][0]["reason"], "--branch");
+}
+
 TEST(Summary, CyclesFollowTheClock) {
   // 1.5e6 ps at 800 MHz = 1.5e-6 s * 8e8 = 1200 cycles; at 333 MHz 499.5 rounds to 500.
   Trace t = sample_trace();

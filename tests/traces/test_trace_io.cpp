@@ -33,6 +33,12 @@ json written(const Trace& t, const TraceWriteOptions& o = {}) {
   return json::parse(slurp(path));
 }
 
+std::string written_path(const Trace& t) {
+  const std::string path = temp_path("trace_plain.json");
+  write_trace_json(t, path);
+  return path;
+}
+
 std::uint64_t ps(const json& us) { return std::llround(us.get<double>() * 1e6); }
 
 /// tid -> thread name.
@@ -71,6 +77,18 @@ TEST(TraceIo, RoundTripIsExact) {
     EXPECT_EQ(back.commands[i], t.commands[i]) << "command " << i;
   }
   EXPECT_EQ(back, t);  // every field at once
+}
+
+TEST(TraceIo, ImportChoicesRoundTripIntoTheSummary) {
+  Trace t = sample_trace();
+  t.import_choices.push_back({{"node", "choose"}, {"choice", "else_branch"}, {"reason", "--branch"}});
+  const std::string path = temp_path("trace_choices.json");
+  write_trace_json(t, path);
+  const Trace back = read_trace_json(path);
+  EXPECT_EQ(back.import_choices, t.import_choices);
+  EXPECT_EQ(back, t);
+  // Absent when the loader decided nothing (every other round trip here).
+  EXPECT_TRUE(read_trace_json(written_path(sample_trace())).import_choices.empty());
 }
 
 TEST(TraceIo, BankConflictAndPartialSumFieldsRoundTrip) {

@@ -54,6 +54,11 @@ TEST(OnnxIf, ConditionFromShapesTakesItsBranch) {
   const Graph g = b.load();
   EXPECT_EQ(count_ops(g, OpKind::Relu), 1);
   EXPECT_EQ(count_ops(g, OpKind::Sigmoid), 0);
+  // The decision is recorded for summary.json.
+  ASSERT_EQ(g.import_choices.size(), 1u);
+  EXPECT_EQ(g.import_choices[0].node, "choose");
+  EXPECT_EQ(g.import_choices[0].choice, "then_branch");
+  EXPECT_EQ(g.import_choices[0].reason, "condition known at import time");
 }
 
 TEST(OnnxIf, ConditionFromActivationsNeedsABranch) {
@@ -72,6 +77,10 @@ TEST(OnnxIf, ConditionFromActivationsNeedsABranch) {
   EXPECT_EQ(count_ops(g, OpKind::Sigmoid), 1);
   EXPECT_EQ(count_ops(g, OpKind::Relu), 0);
   EXPECT_EQ(count_ops(g, OpKind::ReduceMax), 0);  // the condition feeds nothing simulated: dropped
+  ASSERT_EQ(g.import_choices.size(), 1u);
+  EXPECT_EQ(g.import_choices[0].node, "choose");
+  EXPECT_EQ(g.import_choices[0].choice, "else_branch");
+  EXPECT_EQ(g.import_choices[0].reason, "--branch");
 }
 
 TEST(OnnxIf, ControlFlowWithoutItsBodyIsRefusedBeforeOnnxInference) {

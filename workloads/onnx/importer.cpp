@@ -245,11 +245,14 @@ std::string Importer::origin_of(const std::string& name) const {
 void Importer::map_if(const Node& n) {
   const Value& cond = n.in(0);
   bool then_branch = true;
-  const auto picked = options_.branches.find(n.proto.name().empty() ? n.name : n.proto.name());
+  const std::string node = n.proto.name().empty() ? n.name : n.proto.name();
+  const auto picked = options_.branches.find(node);
+  std::string reason = "condition known at import time";
   if (cond.is_constant() && cond.constant->values && !cond.constant->values->empty()) {
     then_branch = cond.constant->values->front() != 0;
   } else if (picked != options_.branches.end()) {
     then_branch = picked->second;
+    reason = "--branch";
     spdlog::info("onnx: {}: --branch takes the {} branch", n.where(), then_branch ? "then" : "else");
   } else {
     n.fail("an If condition known at import time (a constant, or computed from shapes only), or --branch " +
@@ -257,6 +260,7 @@ void Importer::map_if(const Node& n) {
            "condition '" + cond.name + "' computed from the values of " + origin_of(cond.name));
   }
   const std::string which = then_branch ? "then_branch" : "else_branch";
+  staged_.graph.import_choices.push_back({node, which, reason});
   const ::onnx::GraphProto* body = nullptr;
   for (const auto& a : n.proto.attribute()) {
     if (a.name() == which && a.has_g()) body = &a.g();

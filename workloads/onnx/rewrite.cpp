@@ -234,10 +234,7 @@ int Rewriter::drop_dead_ops() {
 }
 
 Graph Rewriter::build(const std::string& source) const {
-  Graph out;
-  out.name = g_.name;
-  out.dtype = g_.dtype;
-  out.declared_outputs = g_.declared_outputs;
+  Graph out = g_.empty_copy();
   std::vector<int> remap(g_.tensors().size(), -1);
   const auto copy = [&](int t) {
     if (remap[t] < 0) {
