@@ -3,6 +3,8 @@
 // Each value below is worked out by hand; a wrong fold changes an output shape.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "onnx_builder.h"
 
 namespace npusim::workloads {
@@ -128,6 +130,27 @@ TEST(OnnxFold, ClipAndWhereOfConstantsFeedAShape) {
   b.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
   b.output("y");
   EXPECT_EQ(shape_of(b.load(), "y"), (Shape{1, 7, 3}));
+}
+
+TEST(OnnxFold, SliceToTheEndWithInt64MaxEnds) {
+  // PyTorch writes x[:, 0::4] as Slice(starts [0], ends [INT64_MAX], axes [1], steps [4]) (seen
+  // in Keypoint R-CNN's RPN). INT64_MAX means "to the end": axis 1 of size 10 gives
+  // elements 0, 4, 8 = 3; ends INT64_MIN with step -1 means "to the front": 9..0 = 10.
+  OnnxBuilder b;
+  b.input("x", {2, 10})
+      .ints("s0", {0})
+      .ints("e_max", {std::numeric_limits<std::int64_t>::max()})
+      .ints("ax", {1})
+      .ints("st4", {4})
+      .ints("s9", {9})
+      .ints("e_min", {std::numeric_limits<std::int64_t>::min()})
+      .ints("back", {-1});
+  b.node("Slice", {"x", "s0", "e_max", "ax", "st4"}, {"every4"}, "every4");
+  b.node("Slice", {"x", "s9", "e_min", "ax", "back"}, {"reversed"}, "reversed");
+  b.output("every4").output("reversed");
+  const Graph g = b.load();
+  EXPECT_EQ(shape_of(g, "every4"), (Shape{2, 3}));
+  EXPECT_EQ(shape_of(g, "reversed"), (Shape{2, 10}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "sim/core/errors.h"
 #include "workloads/graph_internal.h"
@@ -113,7 +114,15 @@ std::vector<std::int64_t> ConstTensor::integers(const std::string& where, const 
   }
   std::vector<std::int64_t> out;
   out.reserve(values->size());
-  for (double v : *values) out.push_back(static_cast<std::int64_t>(v));
+  for (double v : *values) {
+    if (std::isnan(v)) throw InputError(where, "expected " + what + " to be integers, found NaN");
+    // Exporters write INT64_MAX / INT64_MIN as "to the end" (Slice ends): as doubles they
+    // round to +-2^63, which no int64 holds; saturate, keeping their meaning.
+    constexpr double kTwo63 = 9223372036854775808.0;
+    out.push_back(v >= kTwo63 ? std::numeric_limits<std::int64_t>::max()
+                  : v < -kTwo63 ? std::numeric_limits<std::int64_t>::min()
+                                : static_cast<std::int64_t>(v));
+  }
   return out;
 }
 
