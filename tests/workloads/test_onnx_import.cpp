@@ -295,6 +295,22 @@ TEST(OnnxUnsupported, UnmappedAndCustomDomainsAreNamed) {
   lone.output("y");
   EXPECT_TRUE(contains(input_error([&] { lone.load(skip); }),
                        "(node 'source' RandomThing): expected an output shape ONNX can infer"));
+  // A second output whose shape only the data decides (TopK's indices in Keypoint R-CNN's RPN)
+  // is named when a later node reads it; unread, it is dropped with the node.
+  OnnxBuilder two;
+  two.input("x", {1, 4});
+  two.node("PickSome", {"x"}, {"values", "indices"}, "pick").set_domain("com.example");
+  two.node("Relu", {"indices"}, {"y"}, "use");
+  two.output("values").output("y");
+  EXPECT_TRUE(contains(input_error([&] { two.load(skip); }),
+                       "(node 'pick' PickSome): expected an output shape ONNX can infer, to skip this "
+                       "operator, found none for output 1 'indices' (data-dependent)"));
+  OnnxBuilder unread;
+  unread.input("x", {1, 4});
+  unread.node("PickSome", {"x"}, {"values", "indices"}, "pick").set_domain("com.example");
+  unread.node("Relu", {"values"}, {"y"}, "use");
+  unread.output("y");
+  EXPECT_EQ(unread.load(skip).ops().size(), 1u);  // the Relu on the passed-through x
 }
 
 TEST(OnnxUnsupported, ShapeOnlyOperatorOnAnActivationIsNamed) {

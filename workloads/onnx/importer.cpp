@@ -212,8 +212,11 @@ void Importer::pass_through(const Node& n) {
       view_output(n, **act, *known);
     } else if (known) {
       bind(out, new_input(out, *known));  // computed by nothing: read from DRAM as an input
-    } else if (i == 0) {
-      n.fail("an output shape ONNX can infer, to skip this operator", "none for '" + out + "'");
+    } else if (i == 0 || consumer_types_.count(out)) {
+      // A later node reads it, and nothing else could say how big it is (e.g. TopK's indices
+      // when k comes from activations): the shape is data-dependent.
+      n.fail("an output shape ONNX can infer, to skip this operator",
+             "none for output " + std::to_string(i) + " '" + out + "' (data-dependent)");
     }
   }
 }
