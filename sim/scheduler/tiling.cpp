@@ -884,9 +884,16 @@ GemmGeometry gemm_geometry(const Graph& g, const Op& op) {
   const auto& b = g.tensor(op.inputs[1]).shape;
   geo.transpose_b = op.attrs.transpose_b;
   geo.b_constant = b.size() <= 2;
-  geo.batch = product(out, 0, out.size() - 2 + (out.size() < 2 ? 2 : 0));
-  if (out.size() < 2) geo.batch = 1;
-  geo.out_rows = out.size() >= 2 ? out[out.size() - 2] : 1;
+  if (geo.b_constant) {
+    // One B for every batch: A's leading dims are just more rows of one GEMM (A is row-major,
+    // so [L, N, K] is L*N rows of K), as compilers map it. PyTorch's attention writes its
+    // projections as [seq, 1, embed] x [embed, 3*embed]: 197 GEMMs of one row each otherwise.
+    geo.batch = 1;
+    geo.out_rows = out.size() >= 2 ? product(out, 0, out.size() - 1) : 1;
+  } else {
+    geo.batch = product(out, 0, out.size() - 2);
+    geo.out_rows = out[out.size() - 2];
+  }
   geo.n_total = out.back();
   geo.out_channels = geo.n_total;
   geo.k_dim = a.back();
