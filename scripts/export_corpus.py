@@ -138,9 +138,12 @@ def count_macs(model):
 # ---- torchvision exports --------------------------------------------------------------------
 
 
-def export_torch(module, shape, path, opset):
+def export_torch(module, shape, path, opset, autograd=False):
     """Exports `module` and returns its MACs counted in PyTorch (forward hooks on every Conv2d,
-    ConvTranspose2d and Linear), the reference where ONNX's shape inference leaves gaps."""
+    ConvTranspose2d and Linear), the reference where ONNX's shape inference leaves gaps.
+    `autograd` exports with gradients enabled: torch 1.13's nn.MultiheadAttention takes its
+    fused fast path (aten::_native_multi_head_attention, which has no ONNX export) under
+    no_grad, and the exported graph is the same either way."""
     import torch
 
     module.eval()
@@ -160,7 +163,7 @@ def export_torch(module, shape, path, opset):
         module(x)
     for h in handles:
         h.remove()
-    with torch.no_grad():
+    with torch.set_grad_enabled(autograd):
         torch.onnx.export(module, x, path, opset_version=opset, input_names=["input"], do_constant_folding=True)
     return macs[0]
 
@@ -218,7 +221,8 @@ class Heads:
 
 
 def torchvision_models():
-    """(name, constructor, input shape, opset): torchvision 0.14 architectures, random weights."""
+    """(name, constructor, input shape, opset[, export with autograd]): torchvision 0.14
+    architectures, random weights."""
     import torchvision.models as tv
     import torchvision.models.detection as det
     import torchvision.models.segmentation as seg
@@ -237,6 +241,16 @@ def torchvision_models():
         ("densenet121_op16", lambda: tv.densenet121(), [1, 3, 224, 224], 16),
         ("efficientnet_b0_op17", lambda: tv.efficientnet_b0(), [1, 3, 224, 224], 17),
         ("convnext_tiny_op17", lambda: tv.convnext_tiny(), [1, 3, 224, 224], 17),
+        # ViT-S/16 (DeiT-S's shape: 12 layers, 6 heads, width 384): attention as PyTorch writes
+        # it, projections on [seq, batch, embed], LayerNorm decomposed below opset 17.
+        (
+            "vit_s16_op14",
+            lambda: tv.VisionTransformer(image_size=224, patch_size=16, num_layers=12, num_heads=6,
+                                         hidden_dim=384, mlp_dim=1536),
+            [1, 3, 224, 224],
+            14,
+            True,
+        ),
         (
             "deeplabv3_mobilenet_512_op11",
             lambda: Heads.segmentation(seg.deeplabv3_mobilenet_v3_large(weights_backbone=None, num_classes=21)),
@@ -482,10 +496,10 @@ def main():
     import torch
 
     torch.manual_seed(0)
-    for name, make, shape, opset in torchvision_models():
+    for name, make, shape, opset, *autograd in torchvision_models():
         if not wanted(name):
             continue
-        torch_macs = export_torch(make(), shape, os.path.join(args.out, name + ".onnx"), opset)
+        torch_macs = export_torch(make(), shape, os.path.join(args.out, name + ".onnx"), opset, *autograd)
         record(name, "torch.onnx " + torch.__version__, opset, shape, torch_macs)
     derived = [
         ("mobilenet_v2_fp16", append_fp16_casts, "mobilenet_v2_op11", "fp16 conversion, Casts appended"),
