@@ -299,8 +299,8 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         const std::uint64_t ws = parts.total();
         if (!fits(hw, budget, parts, smallest)) continue;
         // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
-        const double compute_cycles =
-            smallest ? 0 : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw, width).cycles;
+        const GemmTileCost array =
+            smallest ? GemmTileCost{} : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw, width);
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
           const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
@@ -325,6 +325,12 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
                                (b_resident ? 0 : double(b_traffic * eb) * b_fetch(chans, cols)) +
                                double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
+          // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
+          // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
+          const double bank_cycles =
+              double(array.sram_read_bytes + array.sram_write_bytes) + moved;
+          const double compute_cycles =
+              smallest ? 0 : std::max(array.cycles, bank_cycles / double(hw.sram.bytes_per_cycle()));
           // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
           // channel the next group's prefetch and the stores need, and carry nothing.
           const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
