@@ -214,5 +214,91 @@ TEST(OnnxContrib, QLinearAddAndAnUnknownContribOpIsNamed) {
   EXPECT_TRUE(contains(input_error([&] { b.load(); }), "com.microsoft.EmbedLayerNormalization (node 'embed')"));
 }
 
+/// The element width tensor `name` carries (0: the config's dtype).
+int width(const Graph& g, const std::string& name) {
+  const int t = g.find_tensor(name);
+  EXPECT_GE(t, 0) << name;
+  return t >= 0 ? g.tensor(t).elem_bytes : -1;
+}
+
+TEST(OnnxWidths, QOperatorTensorsCarryTheirIntegerTypes) {
+  // The QLinearConv / QLinearMatMul model above: uint8 x, int8 weights, int32 bias, uint8
+  // outputs (their zero points' type); the Reshape view between them shares c's width.
+  OnnxBuilder b(13);
+  int_input(b, "x", {1, 3, 8, 8}, TP::UINT8);
+  typed(b, "xs", TP::FLOAT, {});
+  typed(b, "xz", TP::UINT8, {});
+  typed(b, "w", TP::INT8, {4, 3, 3, 3});
+  typed(b, "ws", TP::FLOAT, {4});
+  typed(b, "wz", TP::INT8, {4});
+  typed(b, "bias", TP::INT32, {4});
+  typed(b, "m", TP::INT8, {144, 10});
+  typed(b, "yz", TP::INT16, {});
+  b.ints("flat", {1, 144});
+  b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "xs", "xz", "bias"}, {"c"}, "qconv");
+  b.node("Reshape", {"c", "flat"}, {"cf"}, "flatten");
+  b.node("QLinearMatMul", {"cf", "xs", "xz", "m", "xs", "wz", "xs", "yz"}, {"y"}, "qfc");
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(width(g, "x"), 1);
+  EXPECT_EQ(width(g, "w"), 1);
+  EXPECT_EQ(width(g, "bias"), 4);
+  EXPECT_EQ(width(g, "c"), 1);
+  EXPECT_EQ(width(g, "cf"), 1);
+  EXPECT_EQ(width(g, "m"), 1);
+  EXPECT_EQ(width(g, "y"), 2);  // y_zero_point int16
+  // Weight bytes at their own widths on any config: 108 x 1 + 4 x 4 + 1,440 x 1 = 1,564.
+  EXPECT_EQ(graph_totals(g, 4).weight_bytes, 1'564u);
+}
+
+TEST(OnnxWidths, IntegerOpsWriteInt32AndDynamicQuantizeUint8) {
+  OnnxBuilder b(13);
+  b.input("x", {4, 16});
+  typed(b, "w", TP::INT8, {16, 8});
+  b.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"}, "dq");
+  b.node("MatMulInteger", {"xq", "w", "xz"}, {"y"}, "mmi");
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(width(g, "x"), 0);  // float: the config's dtype
+  EXPECT_EQ(width(g, "xq"), 1);
+  EXPECT_EQ(width(g, "y"), 4);
+  // op_cost at the tensors' widths, default 2: MatMulInteger reads 64 x 1 + 128 x 1, writes
+  // 32 x 4; the float x read by the quantizing conversion costs 64 x 2.
+  const OpCost mm = op_cost(g, producer_of(g, "y"), 2);
+  EXPECT_EQ(mm.input_bytes, 64u);
+  EXPECT_EQ(mm.weight_bytes, 128u);
+  EXPECT_EQ(mm.output_bytes, 128u);
+  EXPECT_EQ(op_cost(g, producer_of(g, "xq"), 2).input_bytes, 128u);
+}
+
+TEST(OnnxWidths, QdqPairsSetTheStoredTypeAndDequantizedWeightsStayInt8) {
+  // x -> Q(int8) -> DQ -> Conv(DQ(int8 w), DQ(int32 b)) -> c -> Q(uint8) -> DQ -> Relu -> y.
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  typed(b, "s", TP::FLOAT, {});
+  typed(b, "z8", TP::INT8, {});
+  typed(b, "zu", TP::UINT8, {});
+  typed(b, "w", TP::INT8, {4, 3, 1, 1});
+  typed(b, "bias", TP::INT32, {4});
+  typed(b, "bz", TP::INT32, {});
+  b.node("QuantizeLinear", {"x", "s", "z8"}, {"xq"}, "q0");
+  b.node("DequantizeLinear", {"xq", "s", "z8"}, {"xd"}, "dq0");
+  b.node("DequantizeLinear", {"w", "s", "z8"}, {"wd"}, "dq_w");
+  b.node("DequantizeLinear", {"bias", "s", "bz"}, {"bd"}, "dq_b");
+  b.node("Conv", {"xd", "wd", "bd"}, {"c"}, "conv");
+  b.node("QuantizeLinear", {"c", "s", "zu"}, {"cq"}, "q1");
+  b.node("DequantizeLinear", {"cq", "s", "zu"}, {"cd"}, "dq1");
+  b.node("Relu", {"cd"}, {"y"}, "relu");
+  b.output("y");
+  const Graph g = b.load();
+  const Op& conv = producer_of(g, "c");
+  ASSERT_EQ(conv.inputs.size(), 3u);
+  EXPECT_EQ(g.tensor(conv.inputs[0]).elem_bytes, 1);
+  EXPECT_EQ(g.tensor(conv.inputs[1]).elem_bytes, 1);
+  EXPECT_EQ(g.tensor(conv.inputs[2]).elem_bytes, 4);
+  EXPECT_EQ(width(g, "c"), 1);
+  EXPECT_EQ(width(g, "y"), 0);
+}
+
 }  // namespace
 }  // namespace npusim::workloads

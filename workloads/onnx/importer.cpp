@@ -68,6 +68,7 @@ Staged Importer::run() {
   read_inputs();
   for (int i = 0; i < model_.graph().node_size(); ++i) import_node(model_.graph().node(i), i);
   declare_outputs();
+  share_view_widths();
   return std::move(staged_);
 }
 
@@ -367,6 +368,7 @@ int Importer::operand(const Value& v) {
   t.name = unique_tensor_name(v.name);
   t.shape = ir_shape(v.shape);
   t.is_constant = true;
+  t.elem_bytes = v.constant->stored_bytes;
   const int index = staged_.graph.add_tensor(std::move(t));
   if (v.constant->values && v.constant->values->size() == 1) staged_.scalars[index] = v.constant->values->front();
   if (cached) it->second.tensor = index;
