@@ -209,6 +209,9 @@ TEST(OnnxContrib, QLinearAddAndAnUnknownContribOpIsNamed) {
   b.output("y");
   const Graph g = b.load();
   EXPECT_EQ(producer_of(g, "y").kind, OpKind::Add);
+  // uint8 operands and result (their zero points' type): 16 x 1 B each.
+  EXPECT_EQ(op_cost(g, producer_of(g, "y"), 4).input_bytes, 32u);
+  EXPECT_EQ(op_cost(g, producer_of(g, "y"), 4).output_bytes, 16u);
   b.node("EmbedLayerNormalization", {"y"}, {"emb"}, "embed").set_domain("com.microsoft");
   b.output("emb");
   EXPECT_TRUE(contains(input_error([&] { b.load(); }), "com.microsoft.EmbedLayerNormalization (node 'embed')"));

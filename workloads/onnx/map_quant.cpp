@@ -122,9 +122,20 @@ void Importer::map_dynamic_quantize(const Node& n) {
 
 void Importer::map_qlinear_as(const Node& n, OpKind kind, const std::vector<std::size_t>& data) {
   const Node view = as_node(n, data);
-  if (kind == OpKind::GlobalAvgPool) return emit_windowed(view, kind, view.in(0), {}, {});
-  if (view.inputs.size() >= 2) return map_binary_kind(view, kind);
-  map_unary_kind(view, kind);
+  if (kind == OpKind::GlobalAvgPool) {
+    emit_windowed(view, kind, view.in(0), {}, {});
+  } else if (view.inputs.size() >= 2) {
+    map_binary_kind(view, kind);
+  } else {
+    map_unary_kind(view, kind);
+  }
+  // Each data input d is in its zero point's type (input d + 2); the output in the zero point
+  // after the last data input's scale and zero point and the output scale.
+  for (std::size_t d : data)
+    if (n.in(d).tensor >= 0 && staged_.graph.tensor(n.in(d).tensor).elem_bytes == 0)
+      staged_.graph.set_elem_bytes(n.in(d).tensor, quantized_width(n, d + 2));
+  const int out = values_.at(n.out()).tensor;
+  if (out >= 0) staged_.graph.set_elem_bytes(out, quantized_width(n, data.back() + 4));
 }
 
 }  // namespace npusim::workloads::onnx
