@@ -303,5 +303,25 @@ TEST(OnnxWidths, QdqPairsSetTheStoredTypeAndDequantizedWeightsStayInt8) {
   EXPECT_EQ(width(g, "y"), 0);
 }
 
+TEST(OnnxWidths, InferredIntegerTypesCarryOver) {
+  // QLinearConv -> Relu -> MaxPool in QOperator form: ONNX types Relu and MaxPool of uint8 as
+  // uint8, so their outputs are 1 B too (a float model's Relu stays at the config's dtype).
+  OnnxBuilder b(13);
+  int_input(b, "x", {1, 3, 8, 8}, TP::UINT8);
+  typed(b, "xs", TP::FLOAT, {});
+  typed(b, "xz", TP::UINT8, {});
+  typed(b, "w", TP::INT8, {4, 3, 1, 1});
+  typed(b, "wz", TP::INT8, {});
+  b.node("QLinearConv", {"x", "xs", "xz", "w", "xs", "wz", "xs", "xz"}, {"c"}, "qconv");
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  set_ints(b.node("MaxPool", {"r"}, {"p"}, "pool"), "kernel_shape", {2, 2});
+  b.output("p");
+  const Graph g = b.load();
+  EXPECT_EQ(width(g, "r"), 1);
+  EXPECT_EQ(width(g, "p"), 1);
+  // Relu reads and writes 256 x 1 B whatever the default.
+  EXPECT_EQ(op_cost(g, producer_of(g, "r"), 4).input_bytes + op_cost(g, producer_of(g, "r"), 4).output_bytes, 512u);
+}
+
 }  // namespace
 }  // namespace npusim::workloads

@@ -215,6 +215,11 @@ class Importer {
   std::unordered_map<std::string, std::vector<std::string>> consumer_types_;
   /// Outputs of QuantizeLinear nodes read only by DequantizeLinear ones.
   std::unordered_set<std::string> quantized_;
+  /// Bytes per element of the values the model types as 8-, 16- or 32-bit integers (declared,
+  /// or inferred by ONNX's shape inference: a Relu of uint8 is uint8), by ONNX name.
+  std::unordered_map<std::string, std::uint8_t> stated_widths_;
+  void read_stated_widths();
+  std::uint8_t stated_width(const std::string& name) const;
 };
 
 /// ONNX Runtime's contrib operator domain.
