@@ -54,9 +54,9 @@ const Op& producer_of(const Graph& g, const std::string& tensor) {
   return g.op(p >= 0 ? p : 0);
 }
 
-TEST(OnnxQOperator, QLinearConvAndQLinearMatMul) {
-  // QLinearConv on uint8 [1, 3, 8, 8] with int8 [4, 3, 3, 3] weights: 6*6 outputs * 4 * 3*9 =
-  // 3,888 MACs, + 144 bias adds (int32 B). QLinearMatMul [1, 144] x [144, 10] = 1,440 MACs.
+/// QLinearConv on uint8 x [1, 3, 8, 8] with int8 w [4, 3, 3, 3] and int32 bias -> c, a Reshape
+/// view cf [1, 144], QLinearMatMul with int8 m [144, 10] -> y in `y_zero_type`.
+Graph qlinear_conv_and_matmul(int y_zero_type) {
   OnnxBuilder b(13);
   int_input(b, "x", {1, 3, 8, 8}, TP::UINT8);
   typed(b, "xs", TP::FLOAT, {});
@@ -66,12 +66,19 @@ TEST(OnnxQOperator, QLinearConvAndQLinearMatMul) {
   typed(b, "wz", TP::INT8, {4});
   typed(b, "bias", TP::INT32, {4});
   typed(b, "m", TP::INT8, {144, 10});
+  typed(b, "yz", y_zero_type, {});
   b.ints("flat", {1, 144});
   b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "xs", "xz", "bias"}, {"c"}, "qconv");
   b.node("Reshape", {"c", "flat"}, {"cf"}, "flatten");
-  b.node("QLinearMatMul", {"cf", "xs", "xz", "m", "xs", "wz", "xs", "xz"}, {"y"}, "qfc");
+  b.node("QLinearMatMul", {"cf", "xs", "xz", "m", "xs", "wz", "xs", "yz"}, {"y"}, "qfc");
   b.output("y");
-  const Graph g = b.load();
+  return b.load();
+}
+
+TEST(OnnxQOperator, QLinearConvAndQLinearMatMul) {
+  // QLinearConv on uint8 [1, 3, 8, 8] with int8 [4, 3, 3, 3] weights: 6*6 outputs * 4 * 3*9 =
+  // 3,888 MACs, + 144 bias adds (int32 B). QLinearMatMul [1, 144] x [144, 10] = 1,440 MACs.
+  const Graph g = qlinear_conv_and_matmul(TP::UINT8);
   EXPECT_EQ(producer_of(g, "c").kind, OpKind::Conv2d);
   EXPECT_EQ(op_cost(g, producer_of(g, "c"), 1).macs, 3'888u);
   EXPECT_EQ(op_cost(g, producer_of(g, "c"), 1).vector_ops, 144u);
@@ -225,24 +232,9 @@ int width(const Graph& g, const std::string& name) {
 }
 
 TEST(OnnxWidths, QOperatorTensorsCarryTheirIntegerTypes) {
-  // The QLinearConv / QLinearMatMul model above: uint8 x, int8 weights, int32 bias, uint8
-  // outputs (their zero points' type); the Reshape view between them shares c's width.
-  OnnxBuilder b(13);
-  int_input(b, "x", {1, 3, 8, 8}, TP::UINT8);
-  typed(b, "xs", TP::FLOAT, {});
-  typed(b, "xz", TP::UINT8, {});
-  typed(b, "w", TP::INT8, {4, 3, 3, 3});
-  typed(b, "ws", TP::FLOAT, {4});
-  typed(b, "wz", TP::INT8, {4});
-  typed(b, "bias", TP::INT32, {4});
-  typed(b, "m", TP::INT8, {144, 10});
-  typed(b, "yz", TP::INT16, {});
-  b.ints("flat", {1, 144});
-  b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "xs", "xz", "bias"}, {"c"}, "qconv");
-  b.node("Reshape", {"c", "flat"}, {"cf"}, "flatten");
-  b.node("QLinearMatMul", {"cf", "xs", "xz", "m", "xs", "wz", "xs", "yz"}, {"y"}, "qfc");
-  b.output("y");
-  const Graph g = b.load();
+  // The QLinearConv / QLinearMatMul model above: uint8 x, int8 weights, int32 bias, outputs in
+  // their zero points' type (c uint8, y int16); the Reshape view between them shares c's width.
+  const Graph g = qlinear_conv_and_matmul(TP::INT16);
   EXPECT_EQ(width(g, "x"), 1);
   EXPECT_EQ(width(g, "w"), 1);
   EXPECT_EQ(width(g, "bias"), 4);
