@@ -315,5 +315,20 @@ TEST(OnnxWidths, InferredIntegerTypesCarryOver) {
   EXPECT_EQ(op_cost(g, producer_of(g, "r"), 4).input_bytes + op_cost(g, producer_of(g, "r"), 4).output_bytes, 512u);
 }
 
+TEST(OnnxWidths, ADequantizedWeightReLaidOutStaysInt8) {
+  // DQ(int8 w [8, 16]) -> Transpose -> MatMul: the folded [16, 8] weight is still 128 x 1 B.
+  OnnxBuilder b(13);
+  b.input("x", {4, 16});
+  typed(b, "s", TP::FLOAT, {});
+  typed(b, "z", TP::INT8, {});
+  typed(b, "w", TP::INT8, {8, 16});
+  b.node("DequantizeLinear", {"w", "s", "z"}, {"wd"}, "dq_w");
+  set_ints(b.node("Transpose", {"wd"}, {"wt"}, "t"), "perm", {1, 0});
+  b.node("MatMul", {"x", "wt"}, {"y"}, "mm");
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(op_cost(g, producer_of(g, "y"), 4).weight_bytes, 128u);
+}
+
 }  // namespace
 }  // namespace npusim::workloads

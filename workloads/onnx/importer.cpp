@@ -179,6 +179,10 @@ bool Importer::try_fold(const Node& n) {
   for (std::size_t i = 0; i < out->size() && i < static_cast<std::size_t>(n.proto.output_size()); ++i) {
     if (n.out(i).empty()) continue;
     auto c = std::make_shared<ConstTensor>(std::move((*out)[i]));
+    // A dequantized weight re-laid-out at import (DQ(int8 w) -> Transpose) stays integers.
+    static const std::unordered_set<std::string> kLayout{"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+    if (c->stored_bytes == 0 && !in.empty() && in[0] && kLayout.count(n.proto.op_type()))
+      c->stored_bytes = in[0]->stored_bytes;
     bind(n.out(i), Value{n.out(i), c->shape, -1, std::move(c)});
   }
   return true;
