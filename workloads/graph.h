@@ -84,6 +84,9 @@ struct Tensor {
   bool is_constant = false;  // weights/biases/parameters: read from DRAM, never written
   int producer = -1;         // op index, -1 for graph inputs and constants
   std::vector<int> consumers;
+  /// Bytes per element when the model states an integer type (int8 activations, int32
+  /// biases); 0 = the hardware config's dtype (float tensors: docs/onnx.md, "Element widths").
+  std::uint8_t elem_bytes = 0;
   std::int64_t elements() const;
 };
 
@@ -134,7 +137,7 @@ class Graph {
  public:
   std::string name;
   /// The element type the source file declares ("float32", "int8"; empty when it has none).
-  /// Recorded only: costs use the hardware config's dtype bytes for every tensor.
+  /// Recorded only: costs use each tensor's element_bytes (the config's dtype by default).
   std::string dtype;
 
   int add_tensor(Tensor t);  // throws InputError on a duplicate name
@@ -147,6 +150,8 @@ class Graph {
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const std::vector<Op>& ops() const { return ops_; }
   const Tensor& tensor(int i) const { return tensors_.at(i); }
+  /// Sets tensor `i`'s own element width (a loader learning the type after creating it).
+  void set_elem_bytes(int i, std::uint8_t bytes) { tensors_.at(i).elem_bytes = bytes; }
   const Op& op(int i) const { return ops_.at(i); }
   int find_tensor(const std::string& name) const;  // -1 if absent
   int find_op(const std::string& name) const;      // -1 if absent
@@ -178,7 +183,12 @@ class Graph {
 /// "<source_file>:<op.source_line> (op '<name>')", message "expected ..., found ...".
 Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file = "");
 
-/// Work and minimum bytes of one op, with `elem_bytes` bytes per element for every tensor.
+/// Bytes per element of tensor `t`: its own width, else `default_eb` (the config's dtype).
+std::uint32_t element_bytes(const Graph& g, int t, std::uint32_t default_eb);
+/// Bytes of the whole tensor `t` (elements x element_bytes): the one byte rule every cost uses.
+std::uint64_t tensor_bytes(const Graph& g, int t, std::uint32_t default_eb);
+
+/// Work and minimum bytes of one op, each tensor at its element_bytes (`elem_bytes`: default).
 OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes);
 /// The GEMM mapping of a Conv2d, MatMul or ConvTranspose op (op_class == Gemm).
 GemmView gemm_view(const Graph& g, const Op& op);

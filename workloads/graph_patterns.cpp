@@ -148,6 +148,7 @@ Graph rebuild(const Graph& g, const std::vector<std::pair<Region, OpKind>>& foun
       c.name = g.tensor(t).name;
       c.shape = g.tensor(t).shape;
       c.is_constant = g.tensor(t).is_constant;
+      c.elem_bytes = g.tensor(t).elem_bytes;
       remap[t] = out.add_tensor(std::move(c));
     }
     return remap[t];

@@ -73,6 +73,15 @@ std::uint64_t vector_ops(const Graph& g, const Op& op) {
 
 }  // namespace
 
+std::uint32_t element_bytes(const Graph& g, int t, std::uint32_t default_eb) {
+  const std::uint8_t own = g.tensor(t).elem_bytes;
+  return own ? own : default_eb;
+}
+
+std::uint64_t tensor_bytes(const Graph& g, int t, std::uint32_t default_eb) {
+  return count(g, t) * element_bytes(g, t, default_eb);
+}
+
 OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes) {
   OpCost cost;
   // A view reinterprets its input's bytes in place: nothing is computed or moved.
@@ -92,9 +101,9 @@ OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes) {
     auto& bytes = g.tensor(t).is_constant ? cost.weight_bytes : cost.input_bytes;
     // A gather reads only the rows it picks from its data (an embedding table), not all of it.
     const bool gathered = op.kind == OpKind::Gather && i == 0;
-    bytes += (gathered ? count(g, op.outputs.at(0)) : count(g, t)) * elem_bytes;
+    bytes += gathered ? count(g, op.outputs.at(0)) * element_bytes(g, t, elem_bytes) : tensor_bytes(g, t, elem_bytes);
   }
-  for (int t : op.outputs) cost.output_bytes += count(g, t) * elem_bytes;
+  for (int t : op.outputs) cost.output_bytes += tensor_bytes(g, t, elem_bytes);
   return cost;
 }
 
@@ -155,11 +164,12 @@ GraphTotals graph_totals(const Graph& g, std::uint32_t elem_bytes) {
     totals.macs += c.macs;
     totals.vector_ops += c.vector_ops;
   }
-  // Each constant counts once, however many ops read it.
-  for (const auto& t : g.tensors()) {
-    if (t.is_constant) totals.params += static_cast<std::uint64_t>(t.elements());
+  // Each constant counts once, however many ops read it, at its own width (int32 biases).
+  for (std::size_t t = 0; t < g.tensors().size(); ++t) {
+    if (!g.tensor(int(t)).is_constant) continue;
+    totals.params += count(g, int(t));
+    totals.weight_bytes += tensor_bytes(g, int(t), elem_bytes);
   }
-  totals.weight_bytes = totals.params * elem_bytes;
   return totals;
 }
 

@@ -22,8 +22,11 @@ using Names = std::vector<std::string>;
 /// `relu6` is spelled as a kind of its own in files but is `clip` with min 0, max 6.
 constexpr const char* kRelu6 = "relu6";
 const Names kTopKeys{"name", "inputs", "constants", "ops", "outputs"};
-const Names kTensorKeys{"name", "shape"};
-const Names kOpKeys{"name", "op", "inputs"};
+const Names kTensorKeys{"name", "shape", "dtype"};
+const Names kOpKeys{"name", "op", "inputs", "dtype"};
+/// A tensor's optional `dtype:` and its bytes per element (docs/workload-format.md, "Element types").
+const std::vector<std::pair<std::string, std::uint8_t>> kDtypes{
+    {"int8", 1}, {"uint8", 1}, {"int16", 2}, {"int32", 4}, {"fp16", 2}, {"bf16", 2}, {"fp32", 4}};
 
 /// The attributes a file may give an op of this kind, beyond name, op and inputs.
 Names attributes_of(OpKind kind) {
@@ -282,7 +285,21 @@ class WorkloadReader {
     const std::string where = source_ + ":" + std::to_string(line_of(named, named.node["shape"])) + " (" +
                               named.label + ", field 'shape')";
     internal::check_tensor_size(t.shape, where);
+    t.elem_bytes = dtype(named);
     define(e, "name", name, std::move(t));
+  }
+
+  /// The entry's `dtype:` as bytes per element; 0 (the config's dtype) when absent.
+  std::uint8_t dtype(const Entry& e) const {
+    const YAML::Node n = e.node["dtype"];
+    if (!n.IsDefined()) return 0;
+    const std::string name = text(e, "dtype", n);
+    Names valid;
+    for (const auto& [spelling, bytes] : kDtypes) {
+      if (spelling == name) return bytes;
+      valid.push_back(spelling);
+    }
+    fail(e, "dtype", n, "an element type (one of " + join(valid) + ")", "'" + name + "'");
   }
 
   int resolve(const Entry& e, const YAML::Node& item) const {
@@ -344,6 +361,7 @@ class WorkloadReader {
 
     Tensor out;
     out.name = name;
+    out.elem_bytes = dtype(e);
     out.shape = infer_output_shape(graph_, op, source_);
     op.outputs.push_back(define(e, "name", e.node["name"], std::move(out)));
     graph_.add_op(std::move(op));

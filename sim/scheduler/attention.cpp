@@ -33,7 +33,7 @@ std::uint64_t epilogue_constants(const Graph& g, const Segment& seg, std::uint32
   int chain = g.op(seg.ops[0]).outputs[0];
   for (std::size_t i = 1; i < seg.ops.size(); ++i) {
     for (int t : g.op(seg.ops[i]).inputs)
-      if (t != chain && seen.insert(t).second) bytes += std::uint64_t(g.tensor(t).elements()) * eb;
+      if (t != chain && seen.insert(t).second) bytes += workloads::tensor_bytes(g, t, eb);
     chain = g.op(seg.ops[i]).outputs[0];
   }
   return bytes;
@@ -54,11 +54,13 @@ std::vector<std::uint64_t> segment_dram(const Graph& g, const HardwareConfig& hw
                                         std::int64_t block_rows, bool kv_resident) {
   const AttentionGeometry a = attention_geometry(g, segs);
   const std::uint64_t eb = dtype_bytes(hw.mac_array.dtype);
+  auto width = [&](int t) { return std::uint64_t(workloads::element_bytes(g, t, std::uint32_t(eb))); };
   const std::uint64_t kv_reads = kv_resident ? 1 : std::uint64_t(ceil_div(a.rows, block_rows));
   const std::uint64_t H = std::uint64_t(a.heads);
-  const std::uint64_t q = H * std::uint64_t(a.rows * a.d) * eb, o = H * std::uint64_t(a.rows * a.dv) * eb;
-  const std::uint64_t k = kv_reads * H * std::uint64_t(a.kv_rows * a.d) * eb;
-  const std::uint64_t v = kv_reads * H * std::uint64_t(a.kv_rows * a.dv) * eb;
+  const std::uint64_t q = H * std::uint64_t(a.rows * a.d) * width(a.q);
+  const std::uint64_t o = H * std::uint64_t(a.rows * a.dv) * width(segment_output(g, segs[2]));
+  const std::uint64_t k = kv_reads * H * std::uint64_t(a.kv_rows * a.d) * width(a.k);
+  const std::uint64_t v = kv_reads * H * std::uint64_t(a.kv_rows * a.dv) * width(a.v);
   return {q + k + epilogue_constants(g, segs[0], std::uint32_t(eb)), epilogue_constants(g, segs[1], std::uint32_t(eb)),
           v + o + epilogue_constants(g, segs[2], std::uint32_t(eb))};
 }
@@ -88,7 +90,9 @@ double estimate(const Graph& g, const HardwareConfig& hw, const std::vector<Segm
   for (const auto& s : segs)
     for (int o : s.ops) vector_ops += double(workloads::op_cost(g, g.op(o), eb).vector_ops);
   const double compute = double(a.heads) * cycles / hw.core_clock.hz + vector_ops / hw.vector_peak_ops();
-  const std::uint64_t first = std::uint64_t(std::min(block_rows, a.rows) * a.d + chunk * (a.d + a.dv)) * eb;
+  const std::uint64_t first = std::uint64_t(std::min(block_rows, a.rows) * a.d) * workloads::element_bytes(g, a.q, eb) +
+                              std::uint64_t(chunk * a.d) * workloads::element_bytes(g, a.k, eb) +
+                              std::uint64_t(chunk * a.dv) * workloads::element_bytes(g, a.v, eb);
   return estimate_seconds(hw, dram_bytes, compute * hw.mac_peak_ops(), first, tiles * std::uint64_t(a.heads),
                           hw.mac_peak_ops());
 }
@@ -215,10 +219,11 @@ AttentionBuffers attention_buffers(const Graph& g, const HardwareConfig& hw, con
   const std::uint64_t eb = dtype_bytes(hw.mac_array.dtype), acc = hw.mac_array.accumulator_bytes;
   const std::uint64_t B = std::uint64_t(block_rows);
   AttentionBuffers b;
-  b.q = 2 * B * std::uint64_t(a.d) * eb;
-  b.kv = 2 * std::uint64_t(kv_chunk * (a.d + a.dv)) * eb;
+  auto width = [&](int t) { return std::uint64_t(workloads::element_bytes(g, t, std::uint32_t(eb))); };
+  b.q = 2 * B * std::uint64_t(a.d) * width(a.q);
+  b.kv = 2 * std::uint64_t(kv_chunk * a.d) * width(a.k) + 2 * std::uint64_t(kv_chunk * a.dv) * width(a.v);
   b.scores = 2 * B * std::uint64_t(a.kv_rows) * acc;
-  b.probs = 2 * B * std::uint64_t(a.kv_rows) * eb;
+  b.probs = 2 * B * std::uint64_t(a.kv_rows) * width(segment_output(g, segs[1]));
   b.out = 2 * B * std::uint64_t(a.dv) * acc;
   for (const auto& s : segs) b.constants += epilogue_constants(g, s, std::uint32_t(eb));
   return b;

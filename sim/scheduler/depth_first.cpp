@@ -24,7 +24,7 @@ std::uint64_t constant_bytes(const Graph& g, const Segment& s, std::uint32_t eb,
   std::uint64_t b = 0;
   for (std::size_t i = head ? 0 : 1; i < (head ? 1 : s.ops.size()); ++i)
     for (int t : g.op(s.ops[i]).inputs)
-      if (g.tensor(t).is_constant) b += std::uint64_t(g.tensor(t).elements()) * eb;
+      if (g.tensor(t).is_constant) b += workloads::tensor_bytes(g, t, eb);
   return b;
 }
 
@@ -111,11 +111,14 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
       array_cycles += gemm_tile_cost(w, hw).cycles;
     }
   }
-  std::uint64_t ws = 2 * in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * eb  // input rows, double-buffered
+  // Each layer's rows at its output's width (int8 activations of a quantized model).
+  auto row_eb = [&](std::size_t l) { return workloads::element_bytes(g, segment_output(g, segs[l]), eb); };
+  const std::uint32_t in_eb = workloads::element_bytes(g, g.op(segs[0].ops[0]).inputs[0], eb);
+  std::uint64_t ws = 2 * in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb  // input rows, double-buffered
                      + acc_max * acc                                              // one layer's accumulators
-                     + 2 * window[L - 1] * eb;                                    // output rows, double-buffered
+                     + 2 * window[L - 1] * row_eb(L - 1);                         // output rows, double-buffered
   for (std::size_t l = 0; l + 1 < L; ++l)
-    ws += (window[l] + (halo == Halo::Cache ? overlap[l] : 0)) * eb;  // intermediate rows (+ line buffer)
+    ws += (window[l] + (halo == Halo::Cache ? overlap[l] : 0)) * row_eb(l);  // intermediate rows (+ line buffer)
   std::uint64_t w_total = 0, w_max = 0, epilogue_constants = 0;
   for (const auto& s : segs) {
     w_total += constant_bytes(g, s, eb, true);
@@ -128,15 +131,15 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   DepthFirst df{true, halo, rows, ws + w_total <= cap};
   const std::uint64_t sram = ws + (df.weights_resident ? w_total : 2 * w_max);
   if (sram > cap) return std::nullopt;
-  const std::uint64_t out_bytes = std::uint64_t(g.tensor(g.op(segs.back().ops.back()).outputs[0]).elements()) * eb;
-  const std::uint64_t traffic = loaded_rows * std::uint64_t(geo[0].in_w * geo[0].in_c) * eb +
+  const std::uint64_t out_bytes = workloads::tensor_bytes(g, g.op(segs.back().ops.back()).outputs[0], eb);
+  const std::uint64_t traffic = loaded_rows * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb +
                                 (df.weights_resident ? w_total : w_total * tiles.size()) + epilogue_constants + out_bytes;
   ev.fits = true;
   ev.plan.depth_first = df;
   ev.plan.segments = segs;
   ev.plan.sram_bytes = sram;
   ev.plan.dram_bytes = traffic;
-  ev.estimate = estimate_seconds(hw, traffic, array_cycles, in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * eb,
+  ev.estimate = estimate_seconds(hw, traffic, array_cycles, in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb,
                                  tiles.size() * L, hw.core_clock.hz);
   return ev;
 }

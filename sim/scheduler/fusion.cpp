@@ -320,7 +320,7 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
     where.resident[t] = true;
     ev.plan.resident_tensors.push_back(t);
     producer_seg[t] = first_use[t];  // alive from its first reader (loaded when the group starts)
-    ev.plan.dram_bytes += std::uint64_t(g.tensor(t).elements()) * dtype_bytes(hw.mac_array.dtype);
+    ev.plan.dram_bytes += workloads::tensor_bytes(g, t, dtype_bytes(hw.mac_array.dtype));
   }
   if (!ev.plan.resident_tensors.empty() && !(ev.why = resident_fusion_obstacle(hw)).empty()) return ev;
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
@@ -330,7 +330,7 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
     int largest_tensor = -1;
     for (int t : ev.plan.resident_tensors)
       if (producer_seg[t] <= int(i) && int(i) <= last_use[t]) {
-        const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
+        const std::uint64_t bytes = workloads::tensor_bytes(g, t, eb);
         alive += bytes;
         if (bytes > largest) largest = bytes, largest_tensor = t;
       }
@@ -463,8 +463,8 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
       switch (workloads::op_class(op.kind)) {
         case OpClass::View: break;
         case OpClass::Vector:
-          for (int t : op.inputs) w.sram_read_bytes += double(g.tensor(t).elements()) * eb;
-          w.sram_write_bytes += double(g.tensor(op.outputs[0]).elements()) * eb;
+          for (int t : op.inputs) w.sram_read_bytes += double(workloads::tensor_bytes(g, t, eb));
+          w.sram_write_bytes += double(workloads::tensor_bytes(g, op.outputs[0], eb));
           break;
         case OpClass::Gemm:
           if (gp.depth_first.enabled) break;  // counted per tile below
@@ -517,7 +517,7 @@ double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& e
     for (int t : g.op(o).outputs) {
       bool outside = g.is_output(t);
       for (int c : g.tensor(t).consumers) outside |= !in_group.count(c);
-      if (outside && base_tensor(g, t) == t) stored += double(g.tensor(t).elements()) * eb;
+      if (outside && base_tensor(g, t) == t) stored += double(workloads::tensor_bytes(g, t, eb));
     }
   const double dram = double(ev.plan.dram_bytes);
   const double loaded = std::max(0.0, dram - stored);

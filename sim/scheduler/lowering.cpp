@@ -88,13 +88,13 @@ class Lowering {
         std::uint64_t offset = 0;
         for (int t : cat.inputs) {
           inside[t] = {cat.outputs[0], offset};
-          offset += std::uint64_t(g_.tensor(t).elements()) * eb_;
+          offset += workloads::tensor_bytes(g_, t, eb_);
         }
       }
     for (std::size_t t = 0; t < g_.tensors().size(); ++t) {
       if (base_tensor(g_, int(t)) != int(t) || inside[t].first >= 0) continue;
       base_addr_[t] = dram_top_;
-      const std::uint64_t bytes = std::uint64_t(g_.tensor(int(t)).elements()) * eb_;
+      const std::uint64_t bytes = workloads::tensor_bytes(g_, int(t), eb_);
       dram_top_ += ceil_div(bytes, 4096) * 4096;  // page-aligned tensors
     }
     for (std::size_t t = 0; t < g_.tensors().size(); ++t)
@@ -106,6 +106,16 @@ class Lowering {
   }
 
   std::uint64_t addr(int tensor) const { return base_addr_[base_tensor(g_, tensor)]; }
+
+  /// Bytes per element of `tensor` (its own width, else the config's dtype).
+  std::uint32_t eb(int tensor) const { return workloads::element_bytes(g_, tensor, eb_); }
+
+  /// A region laid out for elements of `from` bytes, for the same elements of `to` bytes (an
+  /// epilogue operand whose width differs from the output tile's).
+  static DramRegion rescaled(DramRegion r, std::uint64_t from, std::uint64_t to) {
+    if (from == to) return r;
+    return {r.addr / from * to, r.run_bytes / from * to, r.stride / from * to, r.runs};
+  }
 
   Residency residency_of(const GroupPlan& grp) const {
     Residency r;
@@ -144,7 +154,7 @@ class Lowering {
       });
       std::vector<std::uint32_t> deps;
       add_ready_dep(t, false, deps);
-      const std::uint64_t bytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
+      const std::uint64_t bytes = workloads::tensor_bytes(g_, t, eb_);
       sram_ready_[t] = int(load(*reader, {addr(t), bytes, bytes, 1}, std::move(deps)));
     }
   }
@@ -236,21 +246,21 @@ class Lowering {
       std::uint64_t read_bytes = 0;
       for (int t : op.inputs) {
         if (on_tile.has(t)) {
-          read_bytes += out_elems * eb_;
+          read_bytes += out_elems * eb(t);
           continue;
         }
         const int b = base_tensor(g_, t);
-        const std::uint64_t tbytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
+        const std::uint64_t tbytes = workloads::tensor_bytes(g_, t, eb_);
         if (where_.resident[b]) {
           add_ready_dep(t, true, deps);
-          read_bytes += is_tiled_input(g_, t, op_out) ? out_elems * eb_ : tbytes;
+          read_bytes += is_tiled_input(g_, t, op_out) ? out_elems * eb(t) : tbytes;
         } else if (is_tiled_input(g_, t, op_out)) {
-          DramRegion reg = tile_region_rel;
+          DramRegion reg = rescaled(tile_region_rel, eb(segment_output(g_, seg)), eb(t));
           reg.addr += addr(t);
           OperandBuffer& buf = st.extra_buffers[t];
           const auto key = std::make_tuple(std::int64_t(reg.addr), std::int64_t(0), std::int64_t(0));
           deps.push_back(ensure_loaded(buf, key, o, t, reg));
-          read_bytes += out_elems * eb_;
+          read_bytes += out_elems * eb(t);
         } else {
           auto it = st.whole_loads.find(t);
           if (it == st.whole_loads.end()) {
@@ -270,7 +280,7 @@ class Lowering {
       c.vec = {workloads::to_string(op.kind), out_elems};
       c.vector_ops = share(o, st, out_elems, chain_total);
       c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = (chain_total ? out_elems * op_out / chain_total : 0) * eb_;
+      c.sram_write_bytes = (chain_total ? out_elems * op_out / chain_total : 0) * eb(op.outputs[0]);
       c.deps = std::move(deps);
       prev = emit(std::move(c));
       for (int t : op.inputs)
@@ -314,35 +324,35 @@ class Lowering {
   }
 
   /// The output block's region in the output tensor, relative to its base address.
-  DramRegion out_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
+  DramRegion out_block_region(const GemmGeometry& geo, const GemmBlock& b, std::uint32_t elem) const {
     if (geo.conv) {  // NHWC
       const std::uint64_t C = geo.out_channels;
       const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
       const std::uint64_t chs = geo.grouped ? b.cols * geo.cout_g : b.cols;
       const std::uint64_t px0 = (b.batch * geo.out_rows + b.row0) * geo.out_cols_px + b.px0;
-      return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows * geo.width(b)), eb_);  // a split row: rows = 1
+      return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows * geo.width(b)), elem);  // a split row: rows = 1
     }
     const std::uint64_t N = geo.n_total;
-    return region(0, (b.batch * geo.out_rows + b.row0) * N + b.col0, b.cols, N, b.rows, eb_);
+    return region(0, (b.batch * geo.out_rows + b.row0) * N + b.col0, b.cols, N, b.rows, elem);
   }
 
   /// Where an output tile's results go: the block itself, its pooled rows, or (global pooling)
   /// the channel block's pooled values once its last row block is done (before that: nothing).
-  DramRegion store_region(const PoolEpilogue& pool, const GemmGeometry& geo, const GemmBlock& b) const {
-    if (pool.op < 0) return out_block_region(geo, b);
+  DramRegion store_region(const PoolEpilogue& pool, const GemmGeometry& geo, const GemmBlock& b, std::uint32_t elem) const {
+    if (pool.op < 0) return out_block_region(geo, b, elem);
     const std::uint64_t C = geo.out_channels;
     const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
     const std::uint64_t chs = geo.grouped ? b.cols * geo.cout_g : b.cols;
     if (pool.global) {
       if (b.row0 + b.rows < geo.out_rows) return {};
-      return region(0, b.batch * C + ch0, chs, C, 1, eb_);
+      return region(0, b.batch * C + ch0, chs, C, 1, elem);
     }
     const std::uint64_t ow = std::uint64_t(geo.out_cols_px / pool.stride_w);
     const std::uint64_t px0 = (std::uint64_t(b.batch * (geo.out_rows / pool.stride_h)) + b.row0 / pool.stride_h) * ow;
-    return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows / pool.stride_h) * ow, eb_);
+    return region(0, px0 * C + ch0, chs, C, std::uint64_t(b.rows / pool.stride_h) * ow, elem);
   }
 
-  DramRegion a_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
+  DramRegion a_block_region(const GemmGeometry& geo, const GemmBlock& b, std::uint32_t elem) const {
     if (geo.conv) {
       auto [i0, i1] = geo.input_rows(b.row0, b.rows);
       const std::uint64_t C = geo.in_c;
@@ -352,31 +362,31 @@ class Lowering {
       if (b.pxs) {  // a column block: every channel's span per input row, or one input row's pixels
         const auto [j0, j1] = geo.input_cols(b.px0, b.pxs);
         const std::uint64_t rows = std::uint64_t(std::max<std::int64_t>(0, i1 - i0)), span = std::uint64_t(j1 - j0);
-        if (chs == C) return region(0, (px0 + j0) * C, span * C, geo.in_w * C, rows, eb_);
-        return region(0, (px0 + j0) * C + ch0, chs, C, span, eb_);
+        if (chs == C) return region(0, (px0 + j0) * C, span * C, geo.in_w * C, rows, elem);
+        return region(0, (px0 + j0) * C + ch0, chs, C, span, elem);
       }
-      return region(0, px0 * C + ch0, chs, C, std::uint64_t(std::max<std::int64_t>(0, i1 - i0) * geo.in_w), eb_);
+      return region(0, px0 * C + ch0, chs, C, std::uint64_t(std::max<std::int64_t>(0, i1 - i0) * geo.in_w), elem);
     }
     const std::uint64_t K = geo.k_dim;
-    return region(0, (b.batch * geo.out_rows + b.row0) * K + b.chan0, b.chans, K, b.rows, eb_);
+    return region(0, (b.batch * geo.out_rows + b.row0) * K + b.chan0, b.chans, K, b.rows, elem);
   }
 
-  DramRegion b_block_region(const GemmGeometry& geo, const GemmBlock& b) const {
+  DramRegion b_block_region(const GemmGeometry& geo, const GemmBlock& b, std::uint32_t elem) const {
     const std::uint64_t elems = geo.b_elements(b);
     if (geo.b_constant && geo.conv) {
       // Weights are stored pre-tiled in the order the schedule reads them: one contiguous run.
       const std::uint64_t per = geo.grouped ? elems / b.cols : elems / (b.cols * b.chans);
       const std::uint64_t start = geo.grouped ? b.col0 * per : (b.col0 * geo.c_total + b.chan0 * b.cols) * per;
-      return {start * eb_, elems * eb_, elems * eb_, 1};
+      return {start * elem, elems * elem, elems * elem, 1};
     }
     const std::uint64_t K = geo.k_dim, N = geo.n_total;
     const std::uint64_t bi = geo.b_constant ? 0 : b.batch;
     if (geo.b_constant) {  // matmul weights, pre-tiled likewise
       const std::uint64_t start = b.col0 * K + b.chan0 * b.cols;
-      return {start * eb_, elems * eb_, elems * eb_, 1};
+      return {start * elem, elems * elem, elems * elem, 1};
     }
-    if (geo.transpose_b) return region(0, bi * N * K + b.col0 * K + b.chan0, b.chans, K, b.cols, eb_);
-    return region(0, bi * K * N + b.chan0 * N + b.col0, b.cols, N, b.chans, eb_);
+    if (geo.transpose_b) return region(0, bi * N * K + b.col0 * K + b.chan0, b.chans, K, b.cols, elem);
+    return region(0, bi * K * N + b.chan0 * N + b.col0, b.cols, N, b.chans, elem);
   }
 
   static DramRegion at(DramRegion r, std::uint64_t base) {
@@ -399,6 +409,20 @@ class Lowering {
     std::int64_t out_tiles = 0;
     std::uint32_t prev_partial = 0;
     std::uint64_t out_done = 0;
+    // The bias (a row of N values) is loaded whole once, before the first output tile needs it,
+    // and stays beside the accumulators for every tile (docs/scheduling.md, "Bias").
+    const int bias_t = head.inputs.size() >= 3 ? head.inputs[2] : -1;
+    std::optional<std::uint32_t> bias_load;
+    auto bias_ready = [&](std::vector<std::uint32_t>& deps) {
+      if (where_.resident[base_tensor(g_, bias_t)]) return add_ready_dep(bias_t, true, deps);
+      if (!bias_load) {
+        std::vector<std::uint32_t> ld;
+        add_ready_dep(bias_t, false, ld);
+        const std::uint64_t bytes = workloads::tensor_bytes(g_, bias_t, eb_);
+        bias_load = load(ho, {addr(bias_t), bytes, bytes, 1}, std::move(ld));
+      }
+      deps.push_back(*bias_load);
+    };
 
     for_each_block(geo, t, [&](const GemmBlock& blk) {
       std::vector<std::uint32_t> deps;
@@ -406,14 +430,15 @@ class Lowering {
       else {
         const std::int64_t place = blk.row0 * geo.out_cols_px + blk.px0;  // row, and column block of a split row
         const auto key = geo.grouped ? std::make_tuple(blk.batch, place, blk.col0) : std::make_tuple(blk.batch, place, blk.chan0);
-        deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk), addr(a_t))));
+        deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk, eb(a_t)), addr(a_t))));
       }
       if (b_res) add_ready_dep(b_t, true, deps);
       else {
         const auto key = std::make_tuple(geo.b_constant ? 0 : blk.batch, blk.col0, blk.chan0);
-        deps.push_back(ensure_loaded(b_buf, key, ho, b_t, at(b_block_region(geo, blk), addr(b_t))));
+        deps.push_back(ensure_loaded(b_buf, key, ho, b_t, at(b_block_region(geo, blk, eb(b_t)), addr(b_t))));
       }
       const bool first_k = blk.chan0 == 0, last_k = blk.chan0 + blk.chans >= geo.c_total;
+      if (last_k && bias_t >= 0) bias_ready(deps);
       if (first_k && out_tiles >= 2) deps.push_back(st.finals[out_tiles - 2]);  // output slot reuse
       if (!first_k) deps.push_back(prev_partial);                               // accumulate in order
       Command c;
@@ -438,8 +463,9 @@ class Lowering {
       if (!b_res) b_buf.users.back().push_back(id);
       if (last_k) {
         ++out_tiles;
-        const DramRegion store = store_region(pool, geo, blk);
-        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk), &store);
+        const std::uint32_t out_eb = eb(segment_output(g_, seg));
+        const DramRegion store = store_region(pool, geo, blk, out_eb);
+        epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk, out_eb), &store);
       }
     });
     finish_segment(seg, st);
@@ -462,8 +488,9 @@ class Lowering {
       const auto& t = tiles[ti];
       if (t.load_b > t.load_a) {
         const std::uint64_t row = std::uint64_t(geo[0].in_w * geo[0].in_c);
-        const DramRegion reg{addr(in_t) + std::uint64_t(t.load_a) * row * eb_, std::uint64_t(t.load_b - t.load_a) * row * eb_,
-                             std::uint64_t(t.load_b - t.load_a) * row * eb_, 1};
+        const std::uint64_t ie = eb(in_t);
+        const DramRegion reg{addr(in_t) + std::uint64_t(t.load_a) * row * ie, std::uint64_t(t.load_b - t.load_a) * row * ie,
+                             std::uint64_t(t.load_b - t.load_a) * row * ie, 1};
         ensure_loaded(in_buf, std::make_tuple(std::int64_t(ti), std::int64_t(0), std::int64_t(0)), segs[0].ops[0], in_t, reg);
       }
       std::uint32_t prev = in_buf.load;
@@ -493,8 +520,9 @@ class Lowering {
         if (l == 0 && in_buf.valid) in_buf.users.back().push_back(id);
         weights[l].users.back().push_back(id);
         const std::uint64_t row = std::uint64_t(geo[l].out_cols_px * geo[l].out_channels);
-        const DramRegion out_rows{std::uint64_t(t.need_a[l]) * row * eb_, std::uint64_t(t.need_b[l] - t.need_a[l]) * row * eb_,
-                                  std::uint64_t(t.need_b[l] - t.need_a[l]) * row * eb_, 1};
+        const std::uint64_t oe = eb(segment_output(g_, segs[l]));
+        const DramRegion out_rows{std::uint64_t(t.need_a[l]) * row * oe, std::uint64_t(t.need_b[l] - t.need_a[l]) * row * oe,
+                                  std::uint64_t(t.need_b[l] - t.need_a[l]) * row * oe, 1};
         prev = epilogue_and_store(segs[l], streams[l], id, elems, out_rows);
       }
     }
@@ -535,16 +563,16 @@ class Lowering {
         const std::size_t n = softmaxes.size();  // block index
         const std::uint32_t q_load = ensure_loaded(q_buf, std::make_tuple(h, r0, std::int64_t(0)), s_op, a.q,
                                                    region(addr(a.q), std::uint64_t((h * a.rows + r0) * a.d),
-                                                          std::uint64_t(rows * a.d), std::uint64_t(rows * a.d), 1, eb_));
+                                                          std::uint64_t(rows * a.d), std::uint64_t(rows * a.d), 1, eb(a.q)));
         const std::int64_t kv_version = grp.attention.kv_resident ? 0 : r0;
         std::uint32_t prev = 0;
         for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
           const std::int64_t cols = std::min(C, a.kv_rows - c0);
           const DramRegion k_reg =
               a.k_transposed ? region(addr(a.k), std::uint64_t((h * a.kv_rows + c0) * a.d), std::uint64_t(cols * a.d),
-                                      std::uint64_t(cols * a.d), 1, eb_)
+                                      std::uint64_t(cols * a.d), 1, eb(a.k))
                              : region(addr(a.k), std::uint64_t(h * a.d * a.kv_rows + c0), std::uint64_t(cols),
-                                      std::uint64_t(a.kv_rows), std::uint64_t(a.d), eb_);
+                                      std::uint64_t(a.kv_rows), std::uint64_t(a.d), eb(a.k));
           std::vector<std::uint32_t> deps{q_load, ensure_loaded(k_buf, std::make_tuple(h, kv_version, c0), s_op, a.k, k_reg)};
           if (c0 > 0) deps.push_back(prev);                                  // one score block, in order
           else if (n >= 2) deps.push_back(softmaxes[n - 2]);                 // score slot: read by softmax
@@ -561,15 +589,15 @@ class Lowering {
         sm.op = p_op;
         sm.vec = {workloads::to_string(g_.op(p_op).kind), score_elems};
         sm.vector_ops = share(p_op, st_p, score_elems, p_total);
-        sm.sram_read_bytes = score_elems * eb_;
-        sm.sram_write_bytes = score_elems * eb_;
+        sm.sram_read_bytes = score_elems * eb(g_.op(p_op).inputs[0]);
+        sm.sram_write_bytes = score_elems * eb(g_.op(p_op).outputs[0]);
         sm.deps = std::move(sm_deps);
         softmaxes.push_back(emit(std::move(sm)));
         const std::uint32_t probs = epilogue_and_store(segs[1], st_p, softmaxes.back(), score_elems, {});
         for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
           const std::int64_t cols = std::min(C, a.kv_rows - c0);
           const DramRegion v_reg = region(addr(a.v), std::uint64_t((h * a.kv_rows + c0) * a.dv), std::uint64_t(cols * a.dv),
-                                          std::uint64_t(cols * a.dv), 1, eb_);
+                                          std::uint64_t(cols * a.dv), 1, eb(a.v));
           std::vector<std::uint32_t> deps{probs, ensure_loaded(v_buf, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
           if (c0 > 0) deps.push_back(prev);                                          // partial sums in order
           else if (st_o.finals.size() >= 2) deps.push_back(st_o.finals[st_o.finals.size() - 2]);  // output slot
@@ -579,7 +607,7 @@ class Lowering {
         contexts.push_back(prev);
         const std::uint64_t out_elems = std::uint64_t(rows * a.dv);
         epilogue_and_store(segs[2], st_o, prev, out_elems,
-                           region(0, std::uint64_t((h * a.rows + r0) * a.dv), out_elems, out_elems, 1, eb_));
+                           region(0, std::uint64_t((h * a.rows + r0) * a.dv), out_elems, out_elems, 1, eb(segment_output(g_, segs[2]))));
       }
     finish_segment(segs[0], st_s);
     finish_segment(segs[1], st_p);
@@ -600,7 +628,7 @@ class Lowering {
     const int head = seg.ops[0];  // epilogue constants are loaded once by epilogue_and_store
     for (int t : g_.op(head).inputs)
       if (g_.tensor(t).is_constant) {
-        const std::uint64_t bytes = std::uint64_t(g_.tensor(t).elements()) * eb_;
+        const std::uint64_t bytes = workloads::tensor_bytes(g_, t, eb_);
         last = load(head, {addr(t), bytes, bytes, 1}, war);
         deps.push_back(last);
       }
@@ -640,13 +668,13 @@ class Lowering {
         const int in = head.inputs[k];
         const auto [lo, hi] = t.in[k];
         const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
-        read_bytes += (hi - lo) * runs * eb_;
+        read_bytes += (hi - lo) * runs * eb(in);
         if (where_.resident[base_tensor(g_, in)]) {
           add_ready_dep(in, true, deps);
           continue;
         }
         const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
-        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, region(addr(in), lo, hi - lo, t.stride, runs, eb_)));
+        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, region(addr(in), lo, hi - lo, t.stride, runs, eb(in))));
       }
       const bool writes = t.pass != 1 && t.out1 > t.out0;
       if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot
@@ -662,7 +690,7 @@ class Lowering {
       c.vector_ops = mul_div(ops, done + t.elements(), N) - mul_div(ops, done, N);
       done += t.elements();
       c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = n * eb_;
+      c.sram_write_bytes = n * eb(head.outputs[0]);
       c.deps = std::move(deps);
       const std::uint32_t id = emit(std::move(c));
       for (auto& [tensor, buf] : in_bufs)
@@ -671,7 +699,7 @@ class Lowering {
         st.computes.push_back(id);
         return;
       }
-      epilogue_and_store(seg, st, id, n, region(0, t.out0, t.out1 - t.out0, t.stride, out_runs, eb_));
+      epilogue_and_store(seg, st, id, n, region(0, t.out0, t.out1 - t.out0, t.stride, out_runs, eb(segment_output(g_, seg))));
       // An epilogue op that reads the head's input tile too (SiLU's x) frees its slot last.
       for (auto& [tensor, buf] : in_bufs)
         if (!buf.users.empty() && reread.count(tensor)) buf.users.back().push_back(st.computes.back());

@@ -106,7 +106,7 @@ struct ExtraOperands {
 /// The epilogue ops' operands that are not on the tile (TileTensors): loaded per tile or whole.
 ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residency& where, std::uint32_t eb) {
   ExtraOperands x;
-  x.scratch_bytes_per_out_elem = epilogue_scratch_tiles(g, seg) * eb;
+  x.scratch_bytes_per_out_elem = epilogue_scratch_tiles(g, seg) * workloads::element_bytes(g, segment_output(g, seg), eb);
   const TileTensors on_tile(g, seg);
   std::set<int> loaded;
   for (std::size_t i = 1; i < seg.ops.size(); ++i) {
@@ -116,10 +116,10 @@ ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residenc
       if (on_tile.has(t) || !loaded.insert(t).second) continue;  // a second reader uses the same tile
       const int b = base_tensor(g, t);
       if (where.resident[b]) continue;
-      const std::uint64_t bytes = std::uint64_t(g.tensor(t).elements()) * eb;
+      const std::uint64_t bytes = workloads::tensor_bytes(g, t, eb);
       x.dram_bytes += bytes;
       if (is_tiled_input(g, t, out_elems))
-        x.tiled_bytes_per_out_elem += eb;
+        x.tiled_bytes_per_out_elem += workloads::element_bytes(g, t, eb);
       else
         x.whole_buffer_bytes += bytes;
     }
@@ -196,23 +196,33 @@ bool column_block_is_one_region(const GemmGeometry& geo, std::int64_t cols, std:
   return channels == geo.in_c || geo.kh == 1;
 }
 
+/// The bias row of a GEMM head (its third input) unless resident: loaded whole once per segment
+/// and held beside the accumulators (lower_gemm), so it costs its bytes once in DRAM and in SRAM.
+std::uint64_t gemm_bias_bytes(const Graph& g, const Op& head, const Residency& where, std::uint32_t eb) {
+  if (head.inputs.size() < 3 || where.resident[base_tensor(g, head.inputs[2])]) return 0;
+  return workloads::tensor_bytes(g, head.inputs[2], eb);
+}
+
 std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                 std::uint64_t budget, bool smallest) {
   const Op& head = g.op(seg.ops[0]);
   const GemmGeometry geo = gemm_geometry(g, head);
-  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);  // tensors without their own width
+  const std::uint32_t ea = workloads::element_bytes(g, head.inputs[0], eb), ew = workloads::element_bytes(g, head.inputs[1], eb);
   const std::uint32_t acc = hw.mac_array.accumulator_bytes;
   const bool a_resident = where.resident[base_tensor(g, head.inputs[0])];
   const bool b_resident = where.resident[base_tensor(g, head.inputs[1])];
   const int out = segment_output(g, seg);
   const bool out_stored = where.stored[out];
   const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
+  const std::uint32_t eo = workloads::element_bytes(g, out, eb);
+  const std::uint64_t bias = gemm_bias_bytes(g, head, where, eb);
 
   std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
   std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
                                         : std::uint64_t(g.tensor(head.inputs[1]).elements());
   // What leaves SRAM: the segment's output (pooled, when the segment ends in a pool).
-  const std::uint64_t out_bytes = std::uint64_t(g.tensor(out).elements()) * eb;
+  const std::uint64_t out_bytes = workloads::tensor_bytes(g, out, eb);
   const PoolEpilogue pool = pool_epilogue(g, seg);
 
   // Over-fetch factors of the strided operands for a block of `chans` inputs x `cols` outputs.
@@ -220,16 +230,16 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   auto a_fetch = [&](std::int64_t chans, std::int64_t cols) {
     const std::int64_t width = geo.conv ? (geo.grouped ? cols * geo.cin_g : chans) : chans;
     const std::int64_t full = geo.conv ? geo.in_c : geo.k_dim;
-    return burst_overfetch(std::uint64_t(width) * eb, std::uint64_t(full) * eb, burst);
+    return burst_overfetch(std::uint64_t(width) * ea, std::uint64_t(full) * ea, burst);
   };
   auto b_fetch = [&](std::int64_t chans, std::int64_t cols) {
     if (geo.b_constant) return 1.0;  // weights are stored pre-tiled, contiguous
-    return geo.transpose_b ? burst_overfetch(std::uint64_t(chans) * eb, std::uint64_t(geo.k_dim) * eb, burst)
-                           : burst_overfetch(std::uint64_t(cols) * eb, std::uint64_t(geo.n_total) * eb, burst);
+    return geo.transpose_b ? burst_overfetch(std::uint64_t(chans) * ew, std::uint64_t(geo.k_dim) * ew, burst)
+                           : burst_overfetch(std::uint64_t(cols) * ew, std::uint64_t(geo.n_total) * ew, burst);
   };
   auto out_fetch = [&](std::int64_t cols) {
     const std::int64_t width = geo.grouped ? cols * geo.cout_g : cols;
-    return burst_overfetch(std::uint64_t(width) * eb, std::uint64_t(geo.out_channels) * eb, burst);
+    return burst_overfetch(std::uint64_t(width) * eo, std::uint64_t(geo.out_channels) * eo, burst);
   };
 
   std::optional<Tiling> best;
@@ -288,14 +298,14 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         // at the padding), for this block's channels of the in_c counted in a_block_max.
         const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
         a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
-                               : geo.a_elements(first)) * eb;
-        const std::uint64_t b_tile = geo.b_elements(first) * eb;
+                               : geo.a_elements(first)) * ea;
+        const std::uint64_t b_tile = geo.b_elements(first) * ew;
         const std::uint64_t out_tile_elems = geo.out_elements(first);
         // Epilogue operands sit beside the output tile they are applied to.
         const BufferBytes parts{a_resident ? 0 : 2 * a_tile_max, b_resident ? 0 : 2 * b_tile,
                                 2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
                                     out_tile_elems * extras.scratch_bytes_per_out_elem +
-                                    extras.whole_buffer_bytes + pool_buffer_bytes(geo, pool, out_tile_elems, eb, acc)};
+                                    extras.whole_buffer_bytes + bias + pool_buffer_bytes(geo, pool, out_tile_elems, eo, acc)};
         const std::uint64_t ws = parts.total();
         if (!fits(hw, budget, parts, smallest)) continue;
         // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
@@ -318,12 +328,12 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             a_traffic = a_full * std::uint64_t(nb);
             b_traffic = b_full * std::uint64_t(b_reloads);
           }
-          const std::uint64_t traffic = (a_resident ? 0 : a_traffic * eb) + (b_resident ? 0 : b_traffic * eb) +
-                                        (out_stored ? out_bytes : 0) + extras.dram_bytes;
+          const std::uint64_t traffic = (a_resident ? 0 : a_traffic * ea) + (b_resident ? 0 : b_traffic * ew) +
+                                        (out_stored ? out_bytes : 0) + extras.dram_bytes + bias;
           // What the DRAM really moves: narrow channel blocks fetch whole bursts.
-          const double moved = (a_resident ? 0 : double(a_traffic * eb) * a_fetch(chans, cols)) +
-                               (b_resident ? 0 : double(b_traffic * eb) * b_fetch(chans, cols)) +
-                               double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols);
+          const double moved = (a_resident ? 0 : double(a_traffic * ea) * a_fetch(chans, cols)) +
+                               (b_resident ? 0 : double(b_traffic * ew) * b_fetch(chans, cols)) +
+                               double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols) + double(bias);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
           // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
           // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
@@ -335,7 +345,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
           // channel the next group's prefetch and the stores need, and carry nothing.
           const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
           const double cost = score(smallest,
-                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, geo.a_elements(first) * eb + b_tile,
+                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, geo.a_elements(first) * ea + b_tile,
                                                      tiles, hw.core_clock.hz) + overfetch,
                                     ws);
           if (cost < best_cost) {
@@ -393,7 +403,7 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
       if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
       if (where.resident[tensors[s]] || range == last[s]) continue;
       last[s] = range;
-      tile_loads += (range.second - range.first) * runs * eb;
+      tile_loads += (range.second - range.first) * runs * workloads::element_bytes(g, head.inputs[k], eb);
     }
     cut.loaded += tile_loads;
     if (cut.tiles == 0) cut.first_tile = tile_loads;
@@ -404,7 +414,7 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
   if (geo.cls == VectorClass::Reduction && size < geo.block && geo.inner == 1)
     cut.out_tile = std::max(cut.out_tile, geo.out_elems / (geo.elems / geo.block));
   for (std::size_t s = 0; s < tensors.size(); ++s)
-    if (!where.resident[tensors[s]]) cut.in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * eb;
+    if (!where.resident[tensors[s]]) cut.in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * workloads::element_bytes(g, tensors[s], eb);
   return cut;
 }
 
@@ -454,11 +464,11 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
     // A vector op has no filter: inputs in the ifmap buffer, outputs (and epilogue operands) in
     // the ofmap buffer.
     const BufferBytes parts{cut.in_buffer, 0,
-                            2 * (cut.out_tile * eb + cut.out_tile * extras.tiled_bytes_per_out_elem) +
+                            2 * (cut.out_tile * workloads::element_bytes(g, head.outputs[0], eb) + cut.out_tile * extras.tiled_bytes_per_out_elem) +
                                 cut.out_tile * extras.scratch_bytes_per_out_elem + extras.whole_buffer_bytes};
     const std::uint64_t ws = parts.total();
     if (!fits(hw, budget, parts, smallest)) continue;
-    const std::uint64_t traffic = cut.loaded + extras.dram_bytes + (out_stored ? seg_out_elems * eb : 0);
+    const std::uint64_t traffic = cut.loaded + extras.dram_bytes + (out_stored ? seg_out_elems * workloads::element_bytes(g, out, eb) : 0);
     double ops = double(vector_pass_ops(g, head, eb, passes, passes == 2 ? 1 : 0)) +
                  (passes == 2 ? double(vector_pass_ops(g, head, eb, passes, 2)) : 0.0);
     for (std::size_t i = 1; i < seg.ops.size(); ++i) ops += double(workloads::op_cost(g, g.op(seg.ops[i]), eb).vector_ops);
@@ -679,7 +689,7 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
   geo.shape = g.tensor(by_input ? op.inputs[0] : op.outputs[0]).shape;
   geo.elems = std::uint64_t(g.tensor(by_input ? op.inputs[0] : op.outputs[0]).elements());
   geo.out_elems = std::uint64_t(g.tensor(op.outputs[0]).elements());
-  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  const std::uint32_t eb = workloads::element_bytes(g, op.outputs[0], dtype_bytes(hw.mac_array.dtype));
   geo.align = std::max<std::uint64_t>(1, hw.dram.bytes_per_burst() / eb);
   if (by_input) {
     const std::size_t rank = geo.shape.size(), axis = first_reduced_axis(op, rank);

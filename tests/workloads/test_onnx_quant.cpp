@@ -54,9 +54,9 @@ const Op& producer_of(const Graph& g, const std::string& tensor) {
   return g.op(p >= 0 ? p : 0);
 }
 
-TEST(OnnxQOperator, QLinearConvAndQLinearMatMul) {
-  // QLinearConv on uint8 [1, 3, 8, 8] with int8 [4, 3, 3, 3] weights: 6*6 outputs * 4 * 3*9 =
-  // 3,888 MACs, + 144 bias adds (int32 B). QLinearMatMul [1, 144] x [144, 10] = 1,440 MACs.
+/// QLinearConv on uint8 x [1, 3, 8, 8] with int8 w [4, 3, 3, 3] and int32 bias -> c, a Reshape
+/// view cf [1, 144], QLinearMatMul with int8 m [144, 10] -> y in `y_zero_type`.
+Graph qlinear_conv_and_matmul(int y_zero_type) {
   OnnxBuilder b(13);
   int_input(b, "x", {1, 3, 8, 8}, TP::UINT8);
   typed(b, "xs", TP::FLOAT, {});
@@ -66,12 +66,19 @@ TEST(OnnxQOperator, QLinearConvAndQLinearMatMul) {
   typed(b, "wz", TP::INT8, {4});
   typed(b, "bias", TP::INT32, {4});
   typed(b, "m", TP::INT8, {144, 10});
+  typed(b, "yz", y_zero_type, {});
   b.ints("flat", {1, 144});
   b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "xs", "xz", "bias"}, {"c"}, "qconv");
   b.node("Reshape", {"c", "flat"}, {"cf"}, "flatten");
-  b.node("QLinearMatMul", {"cf", "xs", "xz", "m", "xs", "wz", "xs", "xz"}, {"y"}, "qfc");
+  b.node("QLinearMatMul", {"cf", "xs", "xz", "m", "xs", "wz", "xs", "yz"}, {"y"}, "qfc");
   b.output("y");
-  const Graph g = b.load();
+  return b.load();
+}
+
+TEST(OnnxQOperator, QLinearConvAndQLinearMatMul) {
+  // QLinearConv on uint8 [1, 3, 8, 8] with int8 [4, 3, 3, 3] weights: 6*6 outputs * 4 * 3*9 =
+  // 3,888 MACs, + 144 bias adds (int32 B). QLinearMatMul [1, 144] x [144, 10] = 1,440 MACs.
+  const Graph g = qlinear_conv_and_matmul(TP::UINT8);
   EXPECT_EQ(producer_of(g, "c").kind, OpKind::Conv2d);
   EXPECT_EQ(op_cost(g, producer_of(g, "c"), 1).macs, 3'888u);
   EXPECT_EQ(op_cost(g, producer_of(g, "c"), 1).vector_ops, 144u);
@@ -209,9 +216,118 @@ TEST(OnnxContrib, QLinearAddAndAnUnknownContribOpIsNamed) {
   b.output("y");
   const Graph g = b.load();
   EXPECT_EQ(producer_of(g, "y").kind, OpKind::Add);
+  // uint8 operands and result (their zero points' type): 16 x 1 B each.
+  EXPECT_EQ(op_cost(g, producer_of(g, "y"), 4).input_bytes, 32u);
+  EXPECT_EQ(op_cost(g, producer_of(g, "y"), 4).output_bytes, 16u);
   b.node("EmbedLayerNormalization", {"y"}, {"emb"}, "embed").set_domain("com.microsoft");
   b.output("emb");
   EXPECT_TRUE(contains(input_error([&] { b.load(); }), "com.microsoft.EmbedLayerNormalization (node 'embed')"));
+}
+
+/// The element width tensor `name` carries (0: the config's dtype).
+int width(const Graph& g, const std::string& name) {
+  const int t = g.find_tensor(name);
+  EXPECT_GE(t, 0) << name;
+  return t >= 0 ? g.tensor(t).elem_bytes : -1;
+}
+
+TEST(OnnxWidths, QOperatorTensorsCarryTheirIntegerTypes) {
+  // The QLinearConv / QLinearMatMul model above: uint8 x, int8 weights, int32 bias, outputs in
+  // their zero points' type (c uint8, y int16); the Reshape view between them shares c's width.
+  const Graph g = qlinear_conv_and_matmul(TP::INT16);
+  EXPECT_EQ(width(g, "x"), 1);
+  EXPECT_EQ(width(g, "w"), 1);
+  EXPECT_EQ(width(g, "bias"), 4);
+  EXPECT_EQ(width(g, "c"), 1);
+  EXPECT_EQ(width(g, "cf"), 1);
+  EXPECT_EQ(width(g, "m"), 1);
+  EXPECT_EQ(width(g, "y"), 2);  // y_zero_point int16
+  // Weight bytes at their own widths on any config: 108 x 1 + 4 x 4 + 1,440 x 1 = 1,564.
+  EXPECT_EQ(graph_totals(g, 4).weight_bytes, 1'564u);
+}
+
+TEST(OnnxWidths, IntegerOpsWriteInt32AndDynamicQuantizeUint8) {
+  OnnxBuilder b(13);
+  b.input("x", {4, 16});
+  typed(b, "w", TP::INT8, {16, 8});
+  b.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"}, "dq");
+  b.node("MatMulInteger", {"xq", "w", "xz"}, {"y"}, "mmi");
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(width(g, "x"), 0);  // float: the config's dtype
+  EXPECT_EQ(width(g, "xq"), 1);
+  EXPECT_EQ(width(g, "y"), 4);
+  // op_cost at the tensors' widths, default 2: MatMulInteger reads 64 x 1 + 128 x 1, writes
+  // 32 x 4; the float x read by the quantizing conversion costs 64 x 2.
+  const OpCost mm = op_cost(g, producer_of(g, "y"), 2);
+  EXPECT_EQ(mm.input_bytes, 64u);
+  EXPECT_EQ(mm.weight_bytes, 128u);
+  EXPECT_EQ(mm.output_bytes, 128u);
+  EXPECT_EQ(op_cost(g, producer_of(g, "xq"), 2).input_bytes, 128u);
+}
+
+TEST(OnnxWidths, QdqPairsSetTheStoredTypeAndDequantizedWeightsStayInt8) {
+  // x -> Q(int8) -> DQ -> Conv(DQ(int8 w), DQ(int32 b)) -> c -> Q(uint8) -> DQ -> Relu -> y.
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  typed(b, "s", TP::FLOAT, {});
+  typed(b, "z8", TP::INT8, {});
+  typed(b, "zu", TP::UINT8, {});
+  typed(b, "w", TP::INT8, {4, 3, 1, 1});
+  typed(b, "bias", TP::INT32, {4});
+  typed(b, "bz", TP::INT32, {});
+  b.node("QuantizeLinear", {"x", "s", "z8"}, {"xq"}, "q0");
+  b.node("DequantizeLinear", {"xq", "s", "z8"}, {"xd"}, "dq0");
+  b.node("DequantizeLinear", {"w", "s", "z8"}, {"wd"}, "dq_w");
+  b.node("DequantizeLinear", {"bias", "s", "bz"}, {"bd"}, "dq_b");
+  b.node("Conv", {"xd", "wd", "bd"}, {"c"}, "conv");
+  b.node("QuantizeLinear", {"c", "s", "zu"}, {"cq"}, "q1");
+  b.node("DequantizeLinear", {"cq", "s", "zu"}, {"cd"}, "dq1");
+  b.node("Relu", {"cd"}, {"y"}, "relu");
+  b.output("y");
+  const Graph g = b.load();
+  const Op& conv = producer_of(g, "c");
+  ASSERT_EQ(conv.inputs.size(), 3u);
+  EXPECT_EQ(g.tensor(conv.inputs[0]).elem_bytes, 1);
+  EXPECT_EQ(g.tensor(conv.inputs[1]).elem_bytes, 1);
+  EXPECT_EQ(g.tensor(conv.inputs[2]).elem_bytes, 4);
+  EXPECT_EQ(width(g, "c"), 1);
+  EXPECT_EQ(width(g, "y"), 0);
+}
+
+TEST(OnnxWidths, InferredIntegerTypesCarryOver) {
+  // QLinearConv -> Relu -> MaxPool in QOperator form: ONNX types Relu and MaxPool of uint8 as
+  // uint8, so their outputs are 1 B too (a float model's Relu stays at the config's dtype).
+  OnnxBuilder b(13);
+  int_input(b, "x", {1, 3, 8, 8}, TP::UINT8);
+  typed(b, "xs", TP::FLOAT, {});
+  typed(b, "xz", TP::UINT8, {});
+  typed(b, "w", TP::INT8, {4, 3, 1, 1});
+  typed(b, "wz", TP::INT8, {});
+  b.node("QLinearConv", {"x", "xs", "xz", "w", "xs", "wz", "xs", "xz"}, {"c"}, "qconv");
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  set_ints(b.node("MaxPool", {"r"}, {"p"}, "pool"), "kernel_shape", {2, 2});
+  b.output("p");
+  const Graph g = b.load();
+  EXPECT_EQ(width(g, "r"), 1);
+  EXPECT_EQ(width(g, "p"), 1);
+  // Relu reads and writes 256 x 1 B whatever the default.
+  EXPECT_EQ(op_cost(g, producer_of(g, "r"), 4).input_bytes + op_cost(g, producer_of(g, "r"), 4).output_bytes, 512u);
+}
+
+TEST(OnnxWidths, ADequantizedWeightReLaidOutStaysInt8) {
+  // DQ(int8 w [8, 16]) -> Transpose -> MatMul: the folded [16, 8] weight is still 128 x 1 B.
+  OnnxBuilder b(13);
+  b.input("x", {4, 16});
+  typed(b, "s", TP::FLOAT, {});
+  typed(b, "z", TP::INT8, {});
+  typed(b, "w", TP::INT8, {8, 16});
+  b.node("DequantizeLinear", {"w", "s", "z"}, {"wd"}, "dq_w");
+  set_ints(b.node("Transpose", {"wd"}, {"wt"}, "t"), "perm", {1, 0});
+  b.node("MatMul", {"x", "wt"}, {"y"}, "mm");
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(op_cost(g, producer_of(g, "y"), 4).weight_bytes, 128u);
 }
 
 }  // namespace

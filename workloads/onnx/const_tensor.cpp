@@ -164,4 +164,10 @@ bool is_integer_type(int elem_type) {
   return info && info->integer;
 }
 
+std::uint8_t quantized_bytes(int elem_type) {
+  const TypeInfo* info = type_info(elem_type);
+  if (!info || !info->integer || info->bytes > 4 || elem_type == TP::BOOL) return 0;
+  return static_cast<std::uint8_t>(info->bytes);
+}
+
 }  // namespace npusim::workloads::onnx

@@ -21,6 +21,9 @@ struct ConstTensor {
   Shape shape;                                 ///< ONNX shape; empty for a scalar
   int elem_type = ::onnx::TensorProto::FLOAT;  ///< ::onnx::TensorProto_DataType
   std::optional<std::vector<double>> values;   ///< absent for large weights or external data
+  /// A weight dequantized at import (DequantizeLinear of an int8 initializer) stays stored as
+  /// integers: their bytes per element (0 = a float weight, the config's dtype).
+  std::uint8_t stored_bytes = 0;
 
   std::int64_t elements() const;
   bool is_integer() const;
@@ -35,5 +38,8 @@ ConstTensor decode_tensor(const ::onnx::TensorProto& t, const std::string& where
 /// "float32", "int8", ... for an ONNX element type ("type <n>" for one npusim does not name).
 std::string dtype_name(int elem_type);
 bool is_integer_type(int elem_type);
+/// Bytes per element of a quantized value of `elem_type`: 1 (int8, uint8), 2 (int16, uint16),
+/// 4 (int32, uint32); 0 for any other type (floats take the config's dtype: docs/onnx.md).
+std::uint8_t quantized_bytes(int elem_type);
 
 }  // namespace npusim::workloads::onnx

@@ -649,7 +649,12 @@ const std::unordered_map<std::string, Rule>& rules() {
       {"Split", fold_split},
       // Weights stored as integers and their scales: only the shape matters (a weight's values
       // are never needed); a per-tensor scale's values are kept for shape arithmetic.
-      {"DequantizeLinear", [](const Fold& f) { return Result{make(f.in(0).shape, TP::FLOAT)}; }},
+      {"DequantizeLinear",
+       [](const Fold& f) {
+         ConstTensor w = make(f.in(0).shape, TP::FLOAT);
+         w.stored_bytes = quantized_bytes(f.in(0).elem_type);  // an int8 weight stays 1 B in DRAM
+         return Result{w};
+       }},
       {"QuantizeLinear",
        [](const Fold& f) {
          return Result{make(f.in(0).shape, f.maybe(2) ? f.in(2).elem_type : static_cast<int>(TP::UINT8))};

@@ -64,10 +64,12 @@ Staged Importer::run() {
     for (const auto& in : node.input()) consumer_types_[in].push_back(node.op_type());
   }
   check_supported();
+  read_stated_widths();
   read_initializers();
   read_inputs();
   for (int i = 0; i < model_.graph().node_size(); ++i) import_node(model_.graph().node(i), i);
   declare_outputs();
+  share_view_widths();
   return std::move(staged_);
 }
 
@@ -177,6 +179,10 @@ bool Importer::try_fold(const Node& n) {
   for (std::size_t i = 0; i < out->size() && i < static_cast<std::size_t>(n.proto.output_size()); ++i) {
     if (n.out(i).empty()) continue;
     auto c = std::make_shared<ConstTensor>(std::move((*out)[i]));
+    // A dequantized weight re-laid-out at import (DQ(int8 w) -> Transpose) stays integers.
+    static const std::unordered_set<std::string> kLayout{"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+    if (c->stored_bytes == 0 && !in.empty() && in[0] && kLayout.count(n.proto.op_type()))
+      c->stored_bytes = in[0]->stored_bytes;
     bind(n.out(i), Value{n.out(i), c->shape, -1, std::move(c)});
   }
   return true;
@@ -374,6 +380,7 @@ int Importer::operand(const Value& v) {
   t.name = unique_tensor_name(v.name);
   t.shape = ir_shape(v.shape);
   t.is_constant = true;
+  t.elem_bytes = v.constant->stored_bytes ? v.constant->stored_bytes : quantized_bytes(v.constant->elem_type);
   const int index = staged_.graph.add_tensor(std::move(t));
   if (v.constant->values && v.constant->values->size() == 1) staged_.scalars[index] = v.constant->values->front();
   if (cached) it->second.tensor = index;
@@ -391,6 +398,7 @@ Value Importer::emit(const Node& n, OpKind kind, std::vector<int> inputs, OpAttr
   Tensor out;
   out.name = unique_tensor_name(out_name);
   out.shape = infer_output_shape(staged_.graph, op, path_);
+  out.elem_bytes = stated_width(out_name);
   Value v{out_name, out.shape, staged_.graph.add_tensor(std::move(out)), nullptr};
   op.outputs = {v.tensor};
   staged_.graph.add_op(std::move(op));
@@ -415,7 +423,21 @@ Value Importer::new_input(const std::string& name, const Shape& shape) {
   Tensor t;
   t.name = unique_tensor_name(name);
   t.shape = ir_shape(shape);
+  t.elem_bytes = stated_width(name);
   return Value{name, shape, staged_.graph.add_tensor(std::move(t)), nullptr};
+}
+
+void Importer::read_stated_widths() {
+  const auto& g = model_.graph();
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& v : *list)
+      if (v.type().has_tensor_type())
+        if (const std::uint8_t w = quantized_bytes(v.type().tensor_type().elem_type())) stated_widths_[v.name()] = w;
+}
+
+std::uint8_t Importer::stated_width(const std::string& name) const {
+  const auto it = stated_widths_.find(name);
+  return it == stated_widths_.end() ? 0 : it->second;
 }
 
 const Shape* Importer::onnx_shape(const std::string& name) const {

@@ -144,6 +144,15 @@ class Importer {
   void map_qlinear_as(const Node& n, OpKind kind, const std::vector<std::size_t>& data);
   /// `n` seen as another operator over a subset of its inputs (QLinearConv as Conv on x, w, B).
   Node as_node(const Node& n, const std::vector<std::size_t>& inputs) const;
+  /// Bytes per element of the integer type a quantizing node writes: its zero point's (input
+  /// `zero_point`), else the `output_dtype` attribute (opset 21), else uint8 (the ONNX default).
+  std::uint8_t quantized_width(const Node& n, std::size_t zero_point) const;
+  /// Element widths of the MAC-array ops mapped since op `first` (a QOperator node): activation
+  /// inputs `act`, constant weights `weight`, the bias `bias`, outputs `out` (0 = leave as is).
+  void set_gemm_widths(std::size_t first, std::uint8_t act, std::uint8_t weight, std::uint8_t bias, std::uint8_t out);
+  /// A view shares its input's bytes, so both carry one width: each view's width goes back to
+  /// its input when only the view has one (a QDQ pair after a Flatten), then forward to every view.
+  void share_view_widths();
 
   // ---- ONNX Runtime contrib operators (map_contrib.cpp) ----
   void map_fused_conv(const Node& n);
@@ -206,6 +215,11 @@ class Importer {
   std::unordered_map<std::string, std::vector<std::string>> consumer_types_;
   /// Outputs of QuantizeLinear nodes read only by DequantizeLinear ones.
   std::unordered_set<std::string> quantized_;
+  /// Bytes per element of the values the model types as 8-, 16- or 32-bit integers (declared,
+  /// or inferred by ONNX's shape inference: a Relu of uint8 is uint8), by ONNX name.
+  std::unordered_map<std::string, std::uint8_t> stated_widths_;
+  void read_stated_widths();
+  std::uint8_t stated_width(const std::string& name) const;
 };
 
 /// ONNX Runtime's contrib operator domain.

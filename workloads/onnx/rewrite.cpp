@@ -243,6 +243,7 @@ Graph Rewriter::build(const std::string& source) const {
       c.name = src.name;
       c.shape = src.shape;
       c.is_constant = src.is_constant;
+      c.elem_bytes = src.elem_bytes;
       remap[t] = out.add_tensor(std::move(c));
     }
     return remap[t];
