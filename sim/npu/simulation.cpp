@@ -49,6 +49,8 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
       if (!s.prologue.empty()) fusion += ", prologue (" + prologue_mode(s.tiling) + "): " + g.op(s.ops[0]).name;
     t.groups.push_back({gp.name, fusion, gp.ops(), gp.sram_bytes, gp.dataflow ? dataflow_name(*gp.dataflow) : std::string()});
   }
+  for (const auto& b : plan.boundaries)  // between group i and i + 1: kept with group i
+    if (b.from_op >= 0 && plan.op_group[b.from_op] >= 0) t.groups.at(plan.op_group[b.from_op]).not_fused = b.reason;
 }
 
 traces::Trace simulate(const SimulationInput& in) {

@@ -174,6 +174,11 @@ const tests = {
     const onAnOp = q => q.scope !== "op" && all.some(o => o.scope === "op" && o.level === q.level && o.intensity === q.intensity && o.ops_per_second === q.ops_per_second);
     const expected = all.filter(q => !onAnOp(q)).length;
     assert(points === expected && points > 10, "one marker per roofline point (" + points + " of " + expected + ")");
+    // Why-not-fused: the reason of the run's first boundary, as npusim schedule writes it.
+    const boundary = JSON.parse(readFileSync(join(direct.dir, "out", "schedule.json"), "utf8")).not_fused[0];
+    const reasons = await page.$$eval("#not-fused td.reason", t => t.map(e => e.textContent));
+    assert(boundary && reasons.includes(boundary.reason), "the reason of " + (boundary && boundary.from) + " -> " + (boundary && boundary.to) +
+      " is on the page: " + (boundary && boundary.reason) + " | " + reasons.slice(0, 3).join(" | "));
     rmSync(direct.dir, {recursive: true, force: true});
   },
 };
