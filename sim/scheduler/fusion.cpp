@@ -815,7 +815,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
             continue;
           }
         }
-        plan.boundaries.push_back({cur.back().ops.back(), s.ops[0], reason});
+        plan.boundaries.push_back({cur.back().ops.back(), segment_ops(s).front(), reason});  // its prologue first
         groups.push_back(std::move(cur_eval));
       }
       cur = {s};

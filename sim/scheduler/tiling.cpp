@@ -166,6 +166,7 @@ PrologueOperands prologue_operands(const Graph& g, const Segment& seg, const Res
 /// load it back. The vector ops add up per op as the lowering's tiles do (Lowering::share).
 struct PrologueTraffic {
   std::uint64_t dram_bytes = 0, vector_ops = 0;
+  bool spill = false;
 };
 PrologueTraffic prologue_traffic(const PrologueOperands& p, std::uint64_t distinct, std::uint64_t loaded, bool spill,
                                  std::uint32_t eb) {
@@ -174,7 +175,24 @@ PrologueTraffic prologue_traffic(const PrologueOperands& p, std::uint64_t distin
   // A spill stores the `distinct` blocks and loads the other `loaded - distinct`: `loaded` in all.
   t.dram_bytes = computed * eb * p.streamed + p.whole_bytes + (spill ? loaded * eb : 0);
   for (std::uint64_t ops : p.vector_ops) t.vector_ops += mul_div(ops, computed, p.operand_elems);
+  t.spill = spill;
   return t;
+}
+
+/// Recompute or spill, whichever the estimate finds faster for a GEMM candidate moving
+/// `other_bytes` besides its first operand and busy for `array_cycles` on the MAC array: the
+/// vector unit makes the next operand block while the array multiplies this one, so compute is
+/// the larger of the two units' times. Blocks read once (`loaded` = `distinct`) only recompute.
+PrologueTraffic cheaper_prologue(const HardwareConfig& hw, const PrologueOperands& p, std::uint64_t distinct,
+                                 std::uint64_t loaded, std::uint32_t eb, std::uint64_t other_bytes, double array_cycles) {
+  auto seconds = [&](const PrologueTraffic& t) {
+    const double busy = std::max(array_cycles, double(t.vector_ops) / hw.vector_peak_ops() * hw.core_clock.hz);
+    return estimate_seconds(hw, t.dram_bytes + other_bytes, busy, 0, 1, hw.core_clock.hz);
+  };
+  const PrologueTraffic recompute = prologue_traffic(p, distinct, loaded, false, eb);
+  if (loaded <= distinct) return recompute;
+  const PrologueTraffic spill = prologue_traffic(p, distinct, loaded, true, eb);
+  return seconds(spill) < seconds(recompute) ? spill : recompute;
 }
 
 /// The candidates that divide `total`: a schedule file's GEMM tiles must (docs/schedule-format.md),
@@ -375,11 +393,11 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             a_traffic = a_full * std::uint64_t(nb);
             b_traffic = b_full * std::uint64_t(b_reloads);
           }
-          // A prologue on re-read operand blocks is recomputed per load or spilled once: the
-          // cheaper by the estimate (the vector unit runs beside the array).
-          for (bool spill : {false, true}) {
-          if (spill && (!prologue || a_traffic == a_full)) continue;
-          const PrologueTraffic pt = prologue ? prologue_traffic(pro, a_full, a_traffic, spill, eb) : PrologueTraffic{};
+          const PrologueTraffic pt =
+              prologue ? cheaper_prologue(hw, pro, a_full, a_traffic, eb,
+                                          (b_resident ? 0 : b_traffic * eb) + (out_stored ? out_bytes : 0) + extras.dram_bytes,
+                                          compute_cycles)
+                       : PrologueTraffic{};
           const std::uint64_t a_bytes = prologue ? pt.dram_bytes : a_resident ? 0 : a_traffic * eb;
           const std::uint64_t traffic = a_bytes + (b_resident ? 0 : b_traffic * eb) +
                                         (out_stored ? out_bytes : 0) + extras.dram_bytes;
@@ -408,10 +426,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             t.dram_bytes = traffic;
             t.tile_count = tiles;
             t.prologue_reads = a_full ? a_traffic / a_full : 1;
-            t.prologue_spill = spill;
+            t.prologue_spill = pt.spill;
             t.prologue_vector_ops = pt.vector_ops;
             best = t;
-          }
           }
         }
       }
