@@ -173,3 +173,30 @@ TEST(PrologueFusion, FusedRunMatchesThePlanInTheSimulator) {
     if (e.kind == traces::CommandKind::DmaLoad) loaded += e.dram_read_bytes;
   EXPECT_GE(loaded, 262144u + 262144 + 1);  // x, B and the scale (whole bursts: 64 B for the scale)
 }
+
+TEST(PrologueFusion, ConvInputPrologueMovesThePlannedBytes) {
+  // A residual add and a relu on a conv's input map, [1, 32, 64, 64]: the conv's input row
+  // blocks (halo rows included) are made from x's and r's blocks as they load. On edge-s
+  // (256 KiB) the planned DRAM bytes equal the Program's, under every policy that fuses, and
+  // are fewer than apart (where the sum goes to DRAM and comes back).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: conv_prologue
+inputs:
+  - {name: x, shape: [1, 32, 64, 64]}
+  - {name: r, shape: [1, 32, 64, 64]}
+ops:
+  - {name: sum, op: add, inputs: [x, r]}
+  - {name: act, op: relu, inputs: [sum]}
+  - {name: conv, op: conv2d, inputs: [act], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)", "conv_prologue.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto none = sched::make_plan(g, hw, FusionPolicy::None);
+  for (FusionPolicy p : {FusionPolicy::Epilogue, FusionPolicy::Greedy, FusionPolicy::Search}) {
+    const auto plan = sched::make_plan(g, hw, p);
+    ASSERT_EQ(plan.groups.size(), 1u) << sched::to_string(p);
+    EXPECT_EQ(plan.groups[0].segments[0].prologue, (std::vector<int>{g.find_op("sum"), g.find_op("act")}));
+    EXPECT_EQ(dram_bytes(sched::lower_plan(g, hw, plan)), plan.groups[0].dram_bytes) << sched::to_string(p);
+    EXPECT_LT(plan.groups[0].dram_bytes, test::plan_dram_bytes(none));
+  }
+}
