@@ -292,7 +292,7 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
     if (assigned[o]) continue;
     if (chains) {
       const int head = prologue_head(g, o, in_set, assigned, chain);
-      if (head >= 0) {  // taken by the head's input stream (an earlier head's epilogue took it first)
+      if (head >= 0) {  // run in the head's input stream (unless an earlier head's epilogue took it first)
         for (int c : chain) assigned[c] = true;
         prologues[head] = chain;
         continue;
