@@ -114,7 +114,7 @@ struct GroupPlan {
   std::string name;
   DepthFirst depth_first;
   Attention attention;
-  std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first", "attention"
+  std::string fusion;  // "none", "epilogue", "chain", "prologue", "layer" (resident intermediates), "depth_first", "attention"
   std::vector<Segment> segments;
   std::vector<int> resident_tensors;  // base tensors kept whole in SRAM inside the group
   /// Group inputs read by several segments but loaded by each: keeping them resident did not
