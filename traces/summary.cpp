@@ -172,7 +172,8 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
               {"fusion", group.fusion},
               {"members", members},
               {"sram_bytes", group.sram_bytes},
-              {"dataflow", group.dataflow.empty() ? json(nullptr) : json(group.dataflow)}};
+              {"dataflow", group.dataflow.empty() ? json(nullptr) : json(group.dataflow)},
+              {"not_fused", group.not_fused.empty() ? json(nullptr) : json(group.not_fused)}};
     put_figures(o, tallies.groups[g], tallies.groups[g].span_ps(), clock);
     o["time_share"] = run_ps > 0 ? a.shares.groups_ps[g] / run_ps : 0.0;
     o["bound"] = bound_of("group", group.name);

@@ -61,7 +61,7 @@ bool operator==(const OpInfo& a, const OpInfo& b) {
 }
 
 bool operator==(const GroupInfo& a, const GroupInfo& b) {
-  auto fields = [](const GroupInfo& g) { return std::tie(g.name, g.fusion, g.ops, g.sram_bytes, g.dataflow); };
+  auto fields = [](const GroupInfo& g) { return std::tie(g.name, g.fusion, g.ops, g.sram_bytes, g.dataflow, g.not_fused); };
   return fields(a) == fields(b);
 }
 

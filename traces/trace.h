@@ -59,6 +59,9 @@ struct GroupInfo {
   std::vector<int> ops;
   std::uint64_t sram_bytes = 0;  // SRAM allocated while the group runs
   std::string dataflow{};        // "WS", "OS" or "IS": how its GEMM tiles ran; "" without GEMM work
+  /// Why this group and the next one are not one group (the plan's boundary reason, e.g.
+  /// "capacity: ..."); "" for the last group.
+  std::string not_fused{};
 };
 
 /// SRAM occupancy changes: a group's buffers are allocated at `alloc_ps` and freed at `free_ps`.

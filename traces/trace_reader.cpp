@@ -213,6 +213,7 @@ Trace trace_from_metadata(const Fields& m) {
     }
     info.sram_bytes = g.u64("sram_bytes");
     if (g.has("dataflow")) info.dataflow = g.str("dataflow");  // traces before dataflow overrides lack it
+    if (g.has("not_fused")) info.not_fused = g.str("not_fused");  // traces before boundary reasons lack it
     t.groups.push_back(std::move(info));
   }
   for (const Fields& o : ops) {

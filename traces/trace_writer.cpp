@@ -265,6 +265,7 @@ json group_args(const Trace& t, const GroupInfo& g) {
   for (int op : g.ops) members.push_back(t.ops.at(op).name);
   json args = {{"fusion", g.fusion}, {"members", members}, {"sram_bytes", g.sram_bytes}};
   if (!g.dataflow.empty()) args["dataflow"] = g.dataflow;
+  if (!g.not_fused.empty()) args["not_fused"] = g.not_fused;
   return args;
 }
 
@@ -629,7 +630,8 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
                           {"fusion", g.fusion},
                           {"ops", g.ops},
                           {"sram_bytes", g.sram_bytes},
-                          {"dataflow", g.dataflow}});
+                          {"dataflow", g.dataflow},
+                          {"not_fused", g.not_fused}});
   }
   json allocations = json::array();
   for (const SramAllocation& a : t.sram_allocations) {

@@ -107,6 +107,7 @@ constexpr KindInfo kKinds[] = {
     {OpKind::Tile, "tile", OpClass::Vector, false},
     {OpKind::Quantize, "quantize", OpClass::Vector, true},
     {OpKind::Dequantize, "dequantize", OpClass::Vector, true},
+    {OpKind::Silu, "silu", OpClass::Vector, true},
 };
 
 const KindInfo& info(OpKind k) {

@@ -34,6 +34,8 @@ enum class OpKind {
   Tile,
   // element type conversions (vector unit): a lone ONNX QuantizeLinear / DequantizeLinear
   Quantize, Dequantize,
+  // x * sigmoid(x) (SiLU), also standing for Swish x * sigmoid(beta * x): from the decomposed forms
+  Silu,
 };
 
 /// How an op is executed: on the MAC array, on the vector unit, or as a view (no work:

@@ -1,4 +1,4 @@
-// Import-time pattern recognition: decomposed GELU and HardSwish become single ops.
+// Import-time pattern recognition: decomposed GELU, HardSwish, SiLU/Swish and Mish become single ops.
 #include "workloads/graph_patterns.h"
 
 #include <spdlog/spdlog.h>
@@ -42,6 +42,28 @@ bool only(const std::map<OpKind, int>& k, const std::map<OpKind, int>& required,
   return true;
 }
 
+/// Whether the region is the chain x -> kinds[0] -> kinds[1] -> ... -> Mul(x, last): each op
+/// reads the previous one's output (the first reads x) and otherwise one-element constants only,
+/// and a final Mul multiplies x by the chain's end (x * f(x), f written out in `kinds`).
+bool x_times_chain(const Graph& g, const Region& r, const std::vector<OpKind>& kinds) {
+  if (r.ops.size() != kinds.size() + 1) return false;
+  int prev = r.input;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const Op& op = g.op(r.ops[i]);
+    if (op.kind != kinds[i]) return false;
+    int chained = 0;
+    for (int t : op.inputs) {
+      if (t == prev) ++chained;
+      else if (!one_element_constant(g, t)) return false;
+    }
+    if (chained != 1) return false;
+    prev = op.outputs[0];
+  }
+  const Op& mul = g.op(r.ops.back());
+  if (mul.kind != OpKind::Mul || mul.inputs.size() != 2) return false;
+  return (mul.inputs[0] == r.input && mul.inputs[1] == prev) || (mul.inputs[1] == r.input && mul.inputs[0] == prev);
+}
+
 /// The IR op a region is a decomposed form of, or nullopt. Every form reads x twice (x times a
 /// function of x), which a region over one input does only through a diamond.
 std::optional<OpKind> recognise(const Graph& g, const Region& r) {
@@ -65,6 +87,12 @@ std::optional<OpKind> recognise(const Graph& g, const Region& r) {
     const auto& a = g.op(*clip).attrs;
     if (a.min == 0 && a.max == 6) return OpKind::HardSwish;
   }
+  // SiLU x * Sigmoid(x); Swish x * Sigmoid(beta * x) (the same op: one multiply per element more).
+  if (x_times_chain(g, r, {OpKind::Sigmoid}) || x_times_chain(g, r, {OpKind::Mul, OpKind::Sigmoid})) return OpKind::Silu;
+  // Mish x * tanh(softplus(x)), softplus as the op or as log(1 + exp(x)).
+  if (x_times_chain(g, r, {OpKind::Softplus, OpKind::Tanh}) ||
+      x_times_chain(g, r, {OpKind::Exp, OpKind::Add, OpKind::Log, OpKind::Tanh}))
+    return OpKind::Mish;
   return std::nullopt;
 }
 
@@ -188,15 +216,15 @@ Graph recognize_patterns(const Graph& g, const std::string& source, PatternCount
     auto m = match_at(g, x, position, taken);
     if (!m) continue;
     for (int o : m->first.ops) taken[o] = true;
-    ++(m->second == OpKind::Gelu ? c.gelu : c.hardswish);
+    ++(m->second == OpKind::Gelu ? c.gelu : m->second == OpKind::HardSwish ? c.hardswish : m->second == OpKind::Silu ? c.silu : c.mish);
     spdlog::debug("patterns: {} ops ending at '{}' are one {}", m->first.ops.size(), g.op(m->first.ops.back()).name,
                   to_string(m->second));
     found.push_back(std::move(*m));
   }
   if (counts) *counts = c;
   if (found.empty()) return g;
-  spdlog::info("patterns: {}: recognised {} GELU and {} HardSwish written out in elementwise ops", source, c.gelu,
-               c.hardswish);
+  spdlog::info("patterns: {}: recognised {} GELU, {} HardSwish, {} SiLU/Swish and {} Mish written out in elementwise ops",
+               source, c.gelu, c.hardswish, c.silu, c.mish);
   return rebuild(g, found, source);
 }
 

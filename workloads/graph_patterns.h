@@ -13,6 +13,8 @@ namespace npusim::workloads {
 struct PatternCounts {
   int gelu = 0;       // erf form 0.5*x*(1+erf(x/sqrt 2)) and tanh form
   int hardswish = 0;  // x*HardSigmoid(x) and x*Relu6(x+3)/6
+  int silu = 0;       // x*Sigmoid(x) and Swish x*Sigmoid(beta*x)
+  int mish = 0;       // x*Tanh(Softplus(x)), Softplus also as Log(1+Exp(x))
 };
 
 /// Returns `g` (finalized) with every recognised pattern replaced by one op (named after the

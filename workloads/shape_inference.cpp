@@ -549,6 +549,7 @@ Shape infer_kind(const Inference& c, const Op& op) {
     case OpKind::CumSum:
     case OpKind::Quantize:
     case OpKind::Dequantize:
+    case OpKind::Silu:
       return infer_unary(c);
     case OpKind::MaxPool:
     case OpKind::AvgPool:

@@ -47,8 +47,13 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
     std::string fusion = gp.fusion;
     for (const auto& s : gp.segments)
       if (s.tiling.passes == 2) fusion += ", two passes (statistics, apply): " + g.op(s.ops[0]).name;
+    for (const auto& s : gp.segments)  // a GEMM's input prologue, and what its operand's re-reads do
+      if (!s.prologue.empty())
+        fusion += std::string(fusion == "prologue" ? " (" : ", prologue (") + prologue_mode(s.tiling) + "): " + g.op(s.ops[0]).name;
     t.groups.push_back({gp.name, fusion, gp.ops(), gp.sram_bytes, gp.dataflow ? dataflow_name(*gp.dataflow) : std::string()});
   }
+  for (const auto& b : plan.boundaries)  // between group i and i + 1: kept with group i
+    if (b.from_op >= 0 && plan.op_group[b.from_op] >= 0) t.groups.at(plan.op_group[b.from_op]).not_fused = b.reason;
 }
 
 traces::Trace simulate(const SimulationInput& in) {

@@ -158,6 +158,8 @@ std::string attention_obstacle(const Graph& g, const std::vector<Segment>& segs)
   const Op& s = g.op(segs[0].ops[0]);
   const Op& sm = g.op(segs[1].ops[0]);
   const Op& o = g.op(segs[2].ops[0]);
+  for (const auto& seg : segs)
+    if (!seg.prologue.empty()) return "'" + g.op(seg.ops[0]).name + "' has an input prologue";
   if (s.kind != OpKind::MatMul) return "'" + s.name + "' is not a matmul";
   if (sm.kind != OpKind::Softmax) return "'" + sm.name + "' is not a softmax";
   if (o.kind != OpKind::MatMul) return "'" + o.name + "' is not a matmul";

@@ -37,6 +37,7 @@ std::string depth_first_obstacle(const Graph& g, const std::vector<Segment>& seg
     if (head.kind != workloads::OpKind::Conv2d) return "'" + head.name + "' is not a conv2d";
     if (g.tensor(head.inputs[0]).shape[0] != 1) return "'" + head.name + "' has batch > 1";
     if (pool_epilogue(g, segs[i]).op >= 0) return "'" + head.name + "' ends in a pool";
+    if (!segs[i].prologue.empty()) return "'" + head.name + "' has an input prologue";
     for (std::size_t k = 1; k < segs[i].ops.size(); ++k)
       for (int t : g.op(segs[i].ops[k]).inputs)
         if (t != g.op(segs[i].ops[k - 1]).outputs[0] && is_tiled_input(g, t, g.tensor(g.op(segs[i].ops[k]).outputs[0]).elements()))

@@ -81,7 +81,10 @@ std::size_t count_dataflow_overrides(const Plan& p, Dataflow configured) {
 
 std::vector<int> GroupPlan::ops() const {
   std::vector<int> out;
-  for (const auto& s : segments) out.insert(out.end(), s.ops.begin(), s.ops.end());
+  for (const auto& s : segments) {
+    out.insert(out.end(), s.prologue.begin(), s.prologue.end());
+    out.insert(out.end(), s.ops.begin(), s.ops.end());
+  }
   return out;
 }
 
@@ -204,6 +207,46 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
   s.region_end = why;
 }
 
+/// Whether op `o` can run on a block of a GEMM operand of shape `shape` as it is loaded: an
+/// elementwise vector op not yet taken, of the operand's shape, read by one op only (the next
+/// prologue op or the GEMM) and not a graph output, whose other operands are of that shape
+/// (loaded block by block with it) or smaller (loaded whole).
+bool prologue_op_fits(const Graph& g, int o, const workloads::Shape& shape, const std::vector<bool>& in_set,
+                      const std::vector<bool>& assigned) {
+  const Op& op = g.op(o);
+  if (!in_set[o] || assigned[o] || workloads::op_class(op.kind) != OpClass::Vector || !workloads::is_elementwise(op.kind) ||
+      op.outputs.size() != 1)
+    return false;
+  const auto& out = g.tensor(op.outputs[0]);
+  if (out.shape != shape || out.consumers.size() != 1 || g.is_output(op.outputs[0])) return false;
+  for (int t : op.inputs)
+    if (g.tensor(t).shape != shape && g.tensor(t).elements() >= out.elements()) return false;
+  return true;
+}
+
+/// The GEMM head (conv or matmul) whose first operand the chain of elementwise ops starting at
+/// `o` makes, each read only by the next, or -1; `chain` gets the ops in order. A GEMM's first
+/// operand is loaded block by block, so the chain can run on each block as it arrives
+/// (prologue fusion) and its output never goes to DRAM.
+int prologue_head(const Graph& g, int o, const std::vector<bool>& in_set, const std::vector<bool>& assigned,
+                  std::vector<int>& chain) {
+  using workloads::OpKind;
+  const workloads::Shape& shape = g.tensor(g.op(o).outputs[0]).shape;
+  chain.clear();
+  for (int cur = o; prologue_op_fits(g, cur, shape, in_set, assigned);) {
+    chain.push_back(cur);
+    const int t = g.op(cur).outputs[0];
+    const int c = g.tensor(t).consumers[0];
+    const Op& next = g.op(c);
+    if (next.kind == OpKind::Conv2d || next.kind == OpKind::MatMul) {
+      const bool first_only = next.inputs[0] == t && std::count(next.inputs.begin(), next.inputs.end(), t) == 1;
+      return in_set[c] && !assigned[c] && first_only ? c : -1;
+    }
+    cur = c;
+  }
+  return -1;
+}
+
 }  // namespace
 
 TileTensors::TileTensors(const Graph& g, const Segment& seg) {
@@ -242,11 +285,22 @@ std::vector<Segment> make_segments(const Graph& g, const std::vector<int>& ops, 
   std::vector<int> position(g.ops().size(), 0);
   for (std::size_t i = 0; i < g.topological_order().size(); ++i) position[g.topological_order()[i]] = int(i);
   for (int o : ops) assigned[o] = false, in_set[o] = true;
+  std::map<int, std::vector<int>> prologues;  // GEMM head -> the elementwise ops making its first operand
+  std::vector<int> chain;
   // Ops outside the set count as produced (they run in earlier groups).
   for (int o : ops) {
     if (assigned[o]) continue;
+    if (chains) {
+      const int head = prologue_head(g, o, in_set, assigned, chain);
+      if (head >= 0) {  // run in the head's input stream (unless an earlier head's epilogue took it first)
+        for (int c : chain) assigned[c] = true;
+        prologues[head] = chain;
+        continue;
+      }
+    }
     Segment s;
     s.ops.push_back(o);
+    if (auto it = prologues.find(o); it != prologues.end()) s.prologue = std::move(it->second);
     assigned[o] = true;
     const OpClass cls = workloads::op_class(g.op(o).kind);
     if (chains && cls != OpClass::View && (!gemm_heads_only || cls == OpClass::Gemm))
@@ -263,7 +317,7 @@ namespace {
 std::vector<int> shared_inputs(const Graph& g, const std::vector<Segment>& segs) {
   std::set<int> produced;
   for (const auto& s : segs)
-    for (int o : s.ops)
+    for (int o : segment_ops(s))
       for (int t : g.op(o).outputs) produced.insert(t);
   std::map<int, int> readers;
   for (const auto& s : segs) {
@@ -289,13 +343,14 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
   std::unordered_map<int, int> last_use, first_use;  // tensor read by the group -> segment
   std::unordered_set<int> outside;                // made here and read outside (or a graph output)
   std::unordered_set<int> in_group;
-  for (const auto& s : segs) in_group.insert(s.ops.begin(), s.ops.end());
+  for (const auto& s : segs)
+    for (int o : segment_ops(s)) in_group.insert(o);
   for (std::size_t i = 0; i < segs.size(); ++i) {
     for (int t : segment_inputs(g, segs[i])) {
       last_use[t] = int(i);
       first_use.emplace(t, int(i));
     }
-    for (int o : segs[i].ops)
+    for (int o : segment_ops(segs[i]))
       for (int t : g.op(o).outputs) {
         const int b = base_tensor(g, t);
         if (b == t) producer_seg.emplace(b, int(i));
@@ -387,6 +442,8 @@ std::string fusion_kind(const Graph& g, const GroupPlan& p) {
   if (p.ops().size() == 1) return "none";
   for (const auto& s : p.segments)
     if (s.ops.size() > 1) return workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm ? "epilogue" : "chain";
+  for (const auto& s : p.segments)
+    if (!s.prologue.empty()) return "prologue";
   return "none";
 }
 
@@ -394,6 +451,8 @@ std::string fusion_kind(const Graph& g, const GroupPlan& p) {
 /// (cache or recompute the halo); a non-fitting result carries the layer-fusion reason.
 GroupEval best_fused_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
   GroupEval best = evaluate_group(g, hw, segs);
+  // Attention and depth-first groups are tiled as a whole and load their operands themselves.
+  if (std::any_of(segs.begin(), segs.end(), [](const Segment& s) { return !s.prologue.empty(); })) return best;
   if (attention_obstacle(g, segs).empty()) {
     // Ties go to attention: the same bytes with a fraction of the SRAM.
     GroupEval att = evaluate_attention(g, hw, segs);
@@ -412,7 +471,7 @@ namespace {
 bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segment>& group) {
   std::set<int> produced;
   for (const auto& s : group)
-    for (int o : s.ops)
+    for (int o : segment_ops(s))
       for (int t : g.op(o).outputs) produced.insert(base_tensor(g, t));
   for (int t : segment_inputs(g, next))
     if (produced.count(t)) return true;
@@ -422,8 +481,27 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
 /// Splits a segment that cannot fit into single-op segments (each must fit alone).
 GroupEval evaluate_or_split(const Graph& g, const HardwareConfig& hw, const Segment& seg, std::vector<GroupEval>& out) {
   GroupEval ev = evaluate_group(g, hw, {seg});
-  if (ev.fits || seg.ops.size() == 1) return ev;
-  for (int o : seg.ops) {
+  if (ev.fits || segment_ops(seg).size() == 1) return ev;
+  if (!seg.prologue.empty()) {  // first without the prologue: its ops alone, then the rest as it was
+    Segment rest = seg;
+    rest.prologue.clear();
+    std::vector<GroupEval> parts;
+    bool all_fit = true;
+    for (int o : seg.prologue) {
+      Segment single_op;
+      single_op.ops = {o};
+      parts.push_back(evaluate_group(g, hw, {single_op}));
+      all_fit &= parts.back().fits;
+    }
+    parts.push_back(evaluate_group(g, hw, {rest}));
+    if (all_fit && parts.back().fits) {
+      for (auto& p : parts) out.push_back(std::move(p));
+      GroupEval ok;
+      ok.fits = true;
+      return ok;
+    }
+  }
+  for (int o : segment_ops(seg)) {
     Segment single_op;
     single_op.ops = {o};
     GroupEval single = evaluate_group(g, hw, {single_op});
@@ -455,7 +533,14 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
     w.sram_read_bytes += double(c.sram_read_bytes);
     w.sram_write_bytes += double(c.sram_write_bytes);
   };
-  for (const auto& s : gp.segments)
+  for (const auto& s : gp.segments) {
+    // A prologue runs once per load of an operand block (recomputed on re-reads), or once.
+    w.vector_ops += double(s.tiling.prologue_vector_ops);
+    for (int o : s.prologue) {
+      const double loads = s.tiling.prologue_spill ? 1.0 : double(s.tiling.prologue_reads);
+      for (int t : g.op(o).inputs) w.sram_read_bytes += double(g.tensor(t).elements()) * eb * loads;
+      w.sram_write_bytes += double(g.tensor(g.op(o).outputs[0]).elements()) * eb * loads;
+    }
     for (int o : s.ops) {
       const auto& op = g.op(o);
       const auto cost = workloads::op_cost(g, op, eb);
@@ -474,6 +559,7 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
           break;
       }
     }
+  }
   if (gp.depth_first.enabled)
     for (const auto& t : depth_first_tiles(g, gp.segments, gp.depth_first.rows, gp.depth_first.halo))
       for (std::size_t l = 0; l < gp.segments.size(); ++l) {
@@ -729,7 +815,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
             continue;
           }
         }
-        plan.boundaries.push_back({cur.back().ops.back(), s.ops[0], reason});
+        plan.boundaries.push_back({cur.back().ops.back(), segment_ops(s).front(), reason});  // its prologue first
         groups.push_back(std::move(cur_eval));
       }
       cur = {s};
@@ -768,6 +854,24 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
   return plan;
 }
 
+std::string prologue_mode(const Tiling& t) {
+  return t.prologue_reads <= 1 ? "read once" : t.prologue_spill ? "spill" : "recompute";
+}
+
+namespace {
+/// A GEMM head's prologue as schedule.json shows it: its ops, the operand they make, how often
+/// each operand block is loaded, and what re-reads do (recompute the prologue, or load a spill).
+nlohmann::json prologue_json(const Graph& g, const Segment& s) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (int o : s.prologue) ops.push_back(g.op(o).name);
+  return {{"ops", ops},
+          {"operand", g.tensor(g.op(s.ops[0]).inputs[0]).name},
+          {"operand_reads", s.tiling.prologue_reads},
+          {"mode", prologue_mode(s.tiling)},
+          {"vector_ops", s.tiling.prologue_vector_ops}};
+}
+}  // namespace
+
 nlohmann::json to_json(const Plan& p, const Graph& g) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& gp : p.groups) {
@@ -787,6 +891,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                       {"working_set_bytes", t.working_set_bytes},
                       {"dram_bytes", t.dram_bytes}});
       if (!s.region_end.empty()) segs.back()["region_end"] = s.region_end;
+      if (!s.prologue.empty()) segs.back()["prologue"] = prologue_json(g, s);
       if (gemm && t.width > 0) segs.back()["width"] = t.width;  // output columns per tile of a split row
       if (!gemm && !is_view(g, s.ops[0])) {  // vector heads: elements per tile, passes (2: stats, then apply)
         segs.back()["tile_elements"] = t.tile_elems;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -394,6 +395,110 @@ class Lowering {
     return r;
   }
 
+  /// A GEMM head's prologue state: its streamed inputs' buffers, its operands loaded whole, and
+  /// (spill) the store of every operand block the first pass made.
+  struct Prologue {
+    std::map<int, OperandBuffer> inputs;
+    std::map<int, std::uint32_t> whole;
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::uint32_t> spilled;
+  };
+
+  /// Makes operand block `key` (region `rel` of the first operand, `elems` elements) in the A
+  /// buffer unless it is there: loaded back when a spill stored it, else the prologue's ops run
+  /// on its inputs' blocks (and, with a spill, the block is stored). Returns what the GEMM waits for.
+  std::uint32_t prologue_block(const Segment& seg, Prologue& pro, Stream& st, OperandBuffer& a_buf,
+                               std::tuple<std::int64_t, std::int64_t, std::int64_t> key, const DramRegion& rel,
+                               std::uint64_t elems) {
+    if (a_buf.valid && a_buf.key == key) return a_buf.load;
+    const int ho = seg.ops[0], a_t = g_.op(ho).inputs[0];
+    std::vector<std::uint32_t> slot;  // the A slot being overwritten held version n-2
+    if (a_buf.users.size() >= 2) slot = a_buf.users[a_buf.users.size() - 2];
+    std::uint32_t ready = 0;
+    std::optional<std::uint32_t> store;
+    if (auto it = pro.spilled.find(key); it != pro.spilled.end()) {
+      slot.push_back(it->second);
+      ready = load(ho, at(rel, addr(a_t)), slot);
+    } else {
+      ready = run_prologue(seg, pro, st, key, rel, elems, slot);
+      if (seg.tiling.prologue_spill) {
+        Command c;
+        c.kind = CommandKind::DmaStore;
+        c.op = seg.prologue.back();
+        c.dram = at(rel, addr(a_t));
+        c.sram_read_bytes = c.dram.bytes();
+        c.deps = {ready};
+        store = emit(std::move(c));
+        pro.spilled[key] = *store;
+      }
+    }
+    a_buf.load = ready;
+    a_buf.key = key;
+    a_buf.valid = true;
+    a_buf.users.emplace_back();
+    if (store) a_buf.users.back().push_back(*store);
+    return ready;
+  }
+
+  /// The prologue's vector commands on one operand block, each after the previous; inputs of the
+  /// operand's shape are loaded per block (double-buffered), smaller ones whole once. The last
+  /// command writes the A slot, so it also waits for that slot's readers (`slot`).
+  std::uint32_t run_prologue(const Segment& seg, Prologue& pro, Stream& st,
+                             std::tuple<std::int64_t, std::int64_t, std::int64_t> key, const DramRegion& rel,
+                             std::uint64_t elems, const std::vector<std::uint32_t>& slot) {
+    const int a_t = g_.op(seg.ops[0]).inputs[0];
+    const auto& a_shape = g_.tensor(a_t).shape;
+    const std::uint64_t a_elems = g_.tensor(a_t).elements();
+    std::set<int> made;
+    std::optional<std::uint32_t> prev;
+    for (int o : seg.prologue) {
+      const Op& op = g_.op(o);
+      std::vector<std::uint32_t> deps;
+      if (prev) deps.push_back(*prev);
+      if (o == seg.prologue.back()) deps.insert(deps.end(), slot.begin(), slot.end());
+      std::uint64_t read_bytes = 0;
+      std::vector<int> streamed;
+      for (int t : op.inputs) {
+        const std::uint64_t tbytes = workloads::tensor_bytes(g_, t, eb_);
+        if (made.count(t)) {
+          read_bytes += elems * eb(t);
+        } else if (g_.tensor(t).shape == a_shape) {
+          read_bytes += elems * eb(t);
+          if (where_.resident[base_tensor(g_, t)]) {
+            add_ready_dep(t, true, deps);
+          } else {
+            deps.push_back(ensure_loaded(pro.inputs[t], key, o, t, at(rescaled(rel, eb(a_t), eb(t)), addr(t))));
+            streamed.push_back(t);
+          }
+        } else {
+          read_bytes += tbytes;
+          if (where_.resident[base_tensor(g_, t)]) {
+            add_ready_dep(t, true, deps);
+            continue;
+          }
+          auto it = pro.whole.find(t);
+          if (it == pro.whole.end()) {
+            std::vector<std::uint32_t> ld;
+            add_ready_dep(t, false, ld);
+            it = pro.whole.emplace(t, load(o, {addr(t), tbytes, tbytes, 1}, ld)).first;
+          }
+          deps.push_back(it->second);
+        }
+      }
+      Command c;
+      c.kind = CommandKind::Vector;
+      c.op = o;
+      c.vec = {workloads::to_string(op.kind), elems};
+      c.vector_ops = share(o, st, elems, a_elems);
+      c.sram_read_bytes = read_bytes;
+      c.sram_write_bytes = elems * eb(op.outputs[0]);
+      c.deps = std::move(deps);
+      prev = emit(std::move(c));
+      for (int t : streamed) pro.inputs[t].users.back().push_back(*prev);
+      made.insert(op.outputs[0]);
+    }
+    return *prev;
+  }
+
   void lower_gemm(const Segment& seg) {
     const int ho = seg.ops[0];
     const Op& head = g_.op(ho);
@@ -424,13 +529,17 @@ class Lowering {
       deps.push_back(*bias_load);
     };
 
+    Prologue pro;
     for_each_block(geo, t, [&](const GemmBlock& blk) {
       std::vector<std::uint32_t> deps;
       if (a_res) add_ready_dep(a_t, true, deps);
       else {
         const std::int64_t place = blk.row0 * geo.out_cols_px + blk.px0;  // row, and column block of a split row
         const auto key = geo.grouped ? std::make_tuple(blk.batch, place, blk.col0) : std::make_tuple(blk.batch, place, blk.chan0);
-        deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk, eb(a_t)), addr(a_t))));
+        if (!seg.prologue.empty())
+          deps.push_back(prologue_block(seg, pro, st, a_buf, key, a_block_region(geo, blk, eb(a_t)), geo.a_elements(blk)));
+        else
+          deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk, eb(a_t)), addr(a_t))));
       }
       if (b_res) add_ready_dep(b_t, true, deps);
       else {

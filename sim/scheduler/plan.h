@@ -54,6 +54,12 @@ struct Tiling {
   std::uint64_t ifmap_bytes = 0, filter_bytes = 0, ofmap_bytes = 0;
   std::uint64_t dram_bytes = 0;         // DRAM traffic the segment will cause
   std::uint64_t tile_count = 0;         // compute tiles of the head op
+  /// GEMM head with a prologue (Segment::prologue): how many times each first-operand block is
+  /// loaded (1: read once), whether the re-reads load a copy the first pass spilled to DRAM
+  /// (else every load recomputes the prologue), and the prologue's vector ops in all.
+  std::uint64_t prologue_reads = 1;
+  bool prologue_spill = false;
+  std::uint64_t prologue_vector_ops = 0;
 };
 
 /// A tile shape a schedule file asks for (0 = let the tiler choose).
@@ -68,6 +74,10 @@ struct TileRequest {
 /// the last one makes the segment's output.
 struct Segment {
   std::vector<int> ops;  // ops[0] is the head; views form a segment of their own
+  /// GEMM head: elementwise ops (topological order) applied on the vector unit to each block of
+  /// its first operand as it is loaded, the last one making that operand (prologue fusion); the
+  /// operand and the prologue's intermediates never go to DRAM (but a spill, Tiling).
+  std::vector<int> prologue;
   Tiling tiling;
   TileRequest request;
   /// Dataflow a GEMM head runs with (its group's); nullopt: the MAC array's configured one.
@@ -104,7 +114,7 @@ struct GroupPlan {
   std::string name;
   DepthFirst depth_first;
   Attention attention;
-  std::string fusion;  // "none", "epilogue", "chain", "layer" (resident intermediates), "depth_first", "attention"
+  std::string fusion;  // "none", "epilogue", "chain", "prologue", "layer" (resident intermediates), "depth_first", "attention"
   std::vector<Segment> segments;
   std::vector<int> resident_tensors;  // base tensors kept whole in SRAM inside the group
   /// Group inputs read by several segments but loaded by each: keeping them resident did not
@@ -191,5 +201,9 @@ Plan make_plan(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy
 void explain_region_ends(const workloads::Graph& g, Plan& plan);
 
 nlohmann::json to_json(const Plan& p, const workloads::Graph& g);
+
+/// What a GEMM head's prologue does on its operand's re-reads: "read once" (each block is loaded
+/// once), "recompute" (every load runs the prologue again) or "spill" (the first stores it).
+std::string prologue_mode(const Tiling& t);
 
 }  // namespace npusim::sched

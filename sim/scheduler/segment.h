@@ -156,6 +156,8 @@ bool has_gemm(const workloads::Graph& g, const std::vector<Segment>& segs);
 /// Inputs of the segment's ops that come from outside the segment (base tensor indices, in
 /// op order), and the tensor the segment produces (base index of the last op's output).
 std::vector<int> segment_inputs(const workloads::Graph& g, const Segment& seg);
+/// Every op of the segment in the order it runs: its prologue, then its head and tile region.
+std::vector<int> segment_ops(const Segment& seg);
 int segment_output(const workloads::Graph& g, const Segment& seg);
 
 /// The tensors an epilogue op of a segment finds on the output tile in SRAM: those the

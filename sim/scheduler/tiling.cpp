@@ -127,6 +127,74 @@ ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residenc
   return x;
 }
 
+/// What a GEMM head's prologue (Segment::prologue) reads and does per block of its first operand.
+struct PrologueOperands {
+  std::uint64_t streamed = 0;      // inputs of the operand's shape loaded with each block (not resident)
+  std::uint64_t scratch_tiles = 0; // blocks a diamond keeps beside the one flowing (epilogue_scratch_tiles)
+  std::uint64_t whole_bytes = 0;   // smaller operands (a scale, a bias row) loaded whole once
+  std::uint64_t operand_elems = 0; // elements of the GEMM operand the prologue makes
+  std::vector<std::uint64_t> vector_ops;  // per prologue op, over the whole operand
+};
+
+PrologueOperands prologue_operands(const Graph& g, const Segment& seg, const Residency& where, std::uint32_t eb) {
+  PrologueOperands p;
+  if (seg.prologue.empty()) return p;
+  const int a = g.op(seg.ops[0]).inputs[0];
+  p.operand_elems = std::uint64_t(g.tensor(a).elements());
+  Segment chain;
+  chain.ops = seg.prologue;
+  p.scratch_tiles = epilogue_scratch_tiles(g, chain);
+  std::set<int> made, seen;
+  for (int o : seg.prologue) {
+    const Op& op = g.op(o);
+    p.vector_ops.push_back(workloads::op_cost(g, op, eb).vector_ops);
+    for (int t : op.inputs) {
+      if (made.count(t) || !seen.insert(t).second || where.resident[base_tensor(g, t)]) continue;
+      if (g.tensor(t).shape == g.tensor(a).shape)
+        ++p.streamed;
+      else
+        p.whole_bytes += std::uint64_t(g.tensor(t).elements()) * eb;
+    }
+    made.insert(op.outputs[0]);
+  }
+  return p;
+}
+
+/// DRAM bytes (operand streams, whole operands, the spill) and vector ops of a prologue whose
+/// operand blocks are loaded `loaded` elements in all, `distinct` of them different: each load
+/// recomputes the block from its inputs, or (spill) the first computes and stores it, the others
+/// load it back. The vector ops add up per op as the lowering's tiles do (Lowering::share).
+struct PrologueTraffic {
+  std::uint64_t dram_bytes = 0, vector_ops = 0;
+  bool spill = false;
+};
+PrologueTraffic prologue_traffic(const PrologueOperands& p, std::uint64_t distinct, std::uint64_t loaded, bool spill,
+                                 std::uint32_t eb) {
+  PrologueTraffic t;
+  const std::uint64_t computed = spill ? distinct : loaded;
+  // A spill stores the `distinct` blocks and loads the other `loaded - distinct`: `loaded` in all.
+  t.dram_bytes = computed * eb * p.streamed + p.whole_bytes + (spill ? loaded * eb : 0);
+  for (std::uint64_t ops : p.vector_ops) t.vector_ops += mul_div(ops, computed, p.operand_elems);
+  t.spill = spill;
+  return t;
+}
+
+/// Recompute or spill, whichever the estimate finds faster for a GEMM candidate moving
+/// `other_bytes` besides its first operand and busy for `array_cycles` on the MAC array: the
+/// vector unit makes the next operand block while the array multiplies this one, so compute is
+/// the larger of the two units' times. Blocks read once (`loaded` = `distinct`) only recompute.
+PrologueTraffic cheaper_prologue(const HardwareConfig& hw, const PrologueOperands& p, std::uint64_t distinct,
+                                 std::uint64_t loaded, std::uint32_t eb, std::uint64_t other_bytes, double array_cycles) {
+  auto seconds = [&](const PrologueTraffic& t) {
+    const double busy = std::max(array_cycles, double(t.vector_ops) / hw.vector_peak_ops() * hw.core_clock.hz);
+    return estimate_seconds(hw, t.dram_bytes + other_bytes, busy, 0, 1, hw.core_clock.hz);
+  };
+  const PrologueTraffic recompute = prologue_traffic(p, distinct, loaded, false, eb);
+  if (loaded <= distinct) return recompute;
+  const PrologueTraffic spill = prologue_traffic(p, distinct, loaded, true, eb);
+  return seconds(spill) < seconds(recompute) ? spill : recompute;
+}
+
 /// The candidates that divide `total`: a schedule file's GEMM tiles must (docs/schedule-format.md),
 /// so only such tiles are chosen, and a written schedule reads back unchanged.
 std::vector<std::int64_t> dividing(std::vector<std::int64_t> cands, std::int64_t total) {
@@ -217,6 +285,8 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
   const std::uint32_t eo = workloads::element_bytes(g, out, eb);
   const std::uint64_t bias = gemm_bias_bytes(g, head, where, eb);
+  const PrologueOperands pro = prologue_operands(g, seg, where, eb);
+  const bool prologue = !seg.prologue.empty();
 
   std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
   std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
@@ -302,7 +372,12 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         const std::uint64_t b_tile = geo.b_elements(first) * ew;
         const std::uint64_t out_tile_elems = geo.out_elements(first);
         // Epilogue operands sit beside the output tile they are applied to.
-        const BufferBytes parts{a_resident ? 0 : 2 * a_tile_max, b_resident ? 0 : 2 * b_tile,
+        // A prologue's input blocks are double-buffered beside the operand block it makes, so
+        // the DMA loads block i+1 while the vector unit makes block i and the array reads i-1.
+        const std::uint64_t a_part = prologue ? 2 * a_tile_max * (1 + pro.streamed) + a_tile_max * pro.scratch_tiles +
+                                                    pro.whole_bytes
+                                              : a_resident ? 0 : 2 * a_tile_max;
+        const BufferBytes parts{a_part, b_resident ? 0 : 2 * b_tile,
                                 2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
                                     out_tile_elems * extras.scratch_bytes_per_out_elem +
                                     extras.whole_buffer_bytes + bias + pool_buffer_bytes(geo, pool, out_tile_elems, eo, acc)};
@@ -328,10 +403,17 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             a_traffic = a_full * std::uint64_t(nb);
             b_traffic = b_full * std::uint64_t(b_reloads);
           }
-          const std::uint64_t traffic = (a_resident ? 0 : a_traffic * ea) + (b_resident ? 0 : b_traffic * ew) +
+          const PrologueTraffic pt =
+              prologue ? cheaper_prologue(hw, pro, a_full, a_traffic, ea,
+                                          (b_resident ? 0 : b_traffic * ew) + (out_stored ? out_bytes : 0) +
+                                              extras.dram_bytes + bias,
+                                          smallest ? 0 : array.cycles)
+                       : PrologueTraffic{};
+          const std::uint64_t a_bytes = prologue ? pt.dram_bytes : a_resident ? 0 : a_traffic * ea;
+          const std::uint64_t traffic = a_bytes + (b_resident ? 0 : b_traffic * ew) +
                                         (out_stored ? out_bytes : 0) + extras.dram_bytes + bias;
           // What the DRAM really moves: narrow channel blocks fetch whole bursts.
-          const double moved = (a_resident ? 0 : double(a_traffic * ea) * a_fetch(chans, cols)) +
+          const double moved = double(a_bytes) * a_fetch(chans, cols) +
                                (b_resident ? 0 : double(b_traffic * ew) * b_fetch(chans, cols)) +
                                double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols) + double(bias);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
@@ -344,8 +426,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
           // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
           // channel the next group's prefetch and the stores need, and carry nothing.
           const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
+          const double busy_cycles = std::max(compute_cycles, double(pt.vector_ops) / hw.vector_peak_ops() * hw.core_clock.hz);
           const double cost = score(smallest,
-                                    estimate_seconds(hw, std::uint64_t(moved), compute_cycles, geo.a_elements(first) * ea + b_tile,
+                                    estimate_seconds(hw, std::uint64_t(moved), busy_cycles, geo.a_elements(first) * ea + b_tile,
                                                      tiles, hw.core_clock.hz) + overfetch,
                                     ws);
           if (cost < best_cost) {
@@ -359,6 +442,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             set_buffers(t, parts);
             t.dram_bytes = traffic;
             t.tile_count = tiles;
+            t.prologue_reads = a_full ? a_traffic / a_full : 1;
+            t.prologue_spill = pt.spill;
+            t.prologue_vector_ops = pt.vector_ops;
             best = t;
           }
         }
@@ -617,12 +703,18 @@ bool is_tiled_input(const Graph& g, int tensor, std::uint64_t out_elements) {
 std::vector<int> segment_inputs(const Graph& g, const Segment& seg) {
   std::vector<int> in;
   std::unordered_set<int> produced;  // a set: a 100k-op chain is one segment
-  for (int o : seg.ops) {
+  for (int o : segment_ops(seg)) {
     for (int t : g.op(o).inputs)
       if (!produced.count(t)) in.push_back(base_tensor(g, t));
     for (int t : g.op(o).outputs) produced.insert(t);
   }
   return in;
+}
+
+std::vector<int> segment_ops(const Segment& seg) {
+  std::vector<int> ops = seg.prologue;
+  ops.insert(ops.end(), seg.ops.begin(), seg.ops.end());
+  return ops;
 }
 
 int segment_output(const Graph& g, const Segment& seg) { return base_tensor(g, g.op(seg.ops.back()).outputs[0]); }

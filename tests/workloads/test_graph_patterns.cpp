@@ -139,3 +139,88 @@ TEST(GraphPatterns, OnnxImportRecognisesPyTorchsGelu) {
   EXPECT_EQ(g.ops()[0].kind, OpKind::Gelu);
   EXPECT_EQ(g.ops()[0].name, "/act");  // the module's name, as exporters prefix its nodes
 }
+
+TEST(GraphPatterns, OnnxSiluBecomesOneSiluUnlessItsSigmoidIsReadElsewhere) {
+  // nn.SiLU() exported as x * Sigmoid(x): one `silu` op reading x.
+  {
+    npusim::workloads::testing::OnnxBuilder b;
+    b.input("x", {std::int64_t(8), std::int64_t(128)});
+    b.node("Sigmoid", {"x"}, {"s"}, "/act/Sigmoid");
+    b.node("Mul", {"x", "s"}, {"y"}, "/act/Mul");
+    b.output("y");
+    const Graph g = b.load();
+    ASSERT_EQ(g.ops().size(), 1u);
+    EXPECT_EQ(g.ops()[0].kind, OpKind::Silu);
+    EXPECT_EQ(to_string(g.ops()[0].kind), "silu");
+    EXPECT_EQ(g.ops()[0].name, "/act");
+    EXPECT_EQ(g.tensor(g.ops()[0].inputs[0]).name, "x");
+  }
+  // Sigmoid(x) is also read by a second Mul (a gate): it must stay, so nothing is replaced.
+  {
+    npusim::workloads::testing::OnnxBuilder b;
+    b.input("x", {std::int64_t(8), std::int64_t(128)});
+    b.input("v", {std::int64_t(8), std::int64_t(128)});
+    b.node("Sigmoid", {"x"}, {"s"}, "sig");
+    b.node("Mul", {"x", "s"}, {"y"}, "silu_mul");
+    b.node("Mul", {"v", "s"}, {"z"}, "gate");
+    b.output("y").output("z");
+    const Graph g = b.load();
+    EXPECT_EQ(g.ops().size(), 3u);
+    EXPECT_EQ(count_kind(g, OpKind::Silu), 0);
+    EXPECT_EQ(count_kind(g, OpKind::Sigmoid), 1);
+  }
+}
+
+TEST(GraphPatterns, SwishAndMishFormsBecomeOneOp) {
+  // Swish x * Sigmoid(beta * x) -> silu; Mish x * Tanh(Softplus(x)) and x * Tanh(Log(1 + Exp(x)))
+  // -> mish. A scaled SiLU, c * (x * Sigmoid(x)), is the SiLU and then the multiply.
+  PatternCounts c;
+  const Graph g = recognized(R"(
+name: acts
+inputs:
+  - {name: x, shape: [4, 64]}
+constants:
+  - {name: beta, shape: [1]}
+  - {name: one, shape: [1]}
+  - {name: c, shape: [1]}
+ops:
+  - {name: bx, op: mul, inputs: [x, beta]}
+  - {name: sbx, op: sigmoid, inputs: [bx]}
+  - {name: swish, op: mul, inputs: [x, sbx]}
+  - {name: sp, op: softplus, inputs: [swish]}
+  - {name: tsp, op: tanh, inputs: [sp]}
+  - {name: mish1, op: mul, inputs: [tsp, swish]}
+  - {name: ex, op: exp, inputs: [mish1]}
+  - {name: ex1, op: add, inputs: [ex, one]}
+  - {name: lg, op: log, inputs: [ex1]}
+  - {name: tlg, op: tanh, inputs: [lg]}
+  - {name: mish2, op: mul, inputs: [mish1, tlg]}
+  - {name: sg, op: sigmoid, inputs: [mish2]}
+  - {name: silu, op: mul, inputs: [mish2, sg]}
+  - {name: scaled, op: mul, inputs: [silu, c]}
+outputs: [scaled]
+)", &c);
+  EXPECT_EQ(c.silu, 2);
+  EXPECT_EQ(c.mish, 2);
+  EXPECT_EQ(count_kind(g, OpKind::Silu), 2);
+  EXPECT_EQ(count_kind(g, OpKind::Mish), 2);
+  ASSERT_EQ(g.ops().size(), 5u);  // swish, mish1, mish2, silu, scaled
+  EXPECT_EQ(g.ops().back().kind, OpKind::Mul);
+}
+
+TEST(GraphPatterns, TanhOfSoftplusInTheOtherOrderIsNotMish) {
+  // x * Softplus(Tanh(x)) has Mish's op kinds but is another function: it stays as written.
+  PatternCounts c;
+  const Graph g = recognized(R"(
+name: not_mish
+inputs:
+  - {name: x, shape: [4, 64]}
+ops:
+  - {name: t, op: tanh, inputs: [x]}
+  - {name: sp, op: softplus, inputs: [t]}
+  - {name: y, op: mul, inputs: [x, sp]}
+outputs: [y]
+)", &c);
+  EXPECT_EQ(c.mish, 0);
+  EXPECT_EQ(g.ops().size(), 3u);
+}

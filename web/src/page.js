@@ -1,6 +1,6 @@
 // The page's sections, shared by the live page (app.js) and report.html (report.js): one
 // drawing code for both.
-import {BytesView, energyPanel, headline, stallPanel, topOps, unitPanel} from "./panels.js";
+import {BytesView, energyPanel, headline, notFusedPanel, stallPanel, topOps, unitPanel} from "./panels.js";
 import {energyRoofline} from "./energy_roofline.js";
 import {RooflineView} from "./roofline.js";
 import {TimelineView} from "./timeline.js";
@@ -28,6 +28,7 @@ export function buildPage(main, onZoom) {
     energyRoof: section(main, "energy-roofline", "Energy roofline"),
     energy: section(main, "energy", "Energy"),
     stalls: section(main, "stalls", "Stall breakdown"),
+    notFused: section(main, "not-fused", "Why groups were not fused"),
     units: section(main, "units", "Unit utilisation"),
   };
   p.rooflineView = new RooflineView(p.roofline);
@@ -51,5 +52,6 @@ export function renderPage(p, cur, unfused, baseline, arrows, deltaBase = baseli
   energyRoofline(p.energyRoof, cur);
   energyPanel(p.energy, cur);
   stallPanel(p.stalls, cur);
+  notFusedPanel(p.notFused, cur);
   unitPanel(p.units, cur);
 }

@@ -151,3 +151,22 @@ export function unitPanel(el, r) {
     t += '<tr><td class="l">' + esc(u.name) + '</td><td class="l">' + stacked([[u.busy_fraction, "busy", "#4c6ef5"], [1 - u.busy_fraction, "idle", "#edf0f3"]], 1) + "</td><td>" + pct(u.busy_fraction) + "</td><td>" + int(u.commands) + "</td></tr>";
   el.innerHTML = t + '</table><div class="note">Busy: the sum of the unit\'s command durations over the run\'s time.</div>';
 }
+
+/**
+ * For each boundary between two groups in run order, why they are two groups (the plan's reason:
+ * policy, capacity with the bytes, a branch, where the tile region ended). Summaries written
+ * before the reasons existed have none: the panel says so.
+ */
+export function notFusedPanel(el, r) {
+  const groups = r.summary.groups;
+  const rows = groups.slice(0, -1).map((g, i) => [g, groups[i + 1]]).filter(([g]) => g.not_fused);
+  if (!rows.length) {
+    el.innerHTML = "<p>" + (groups.length > 1 ? "No boundary reasons in this run's summary." : "One group: nothing left unfused.") + "</p>";
+    return;
+  }
+  const shown = rows.slice(0, 200);
+  el.innerHTML = '<table class="not-fused"><tr><th class="l">group</th><th class="l">next group</th><th class="l">why not one group</th></tr>' +
+    shown.map(([a, b]) => '<tr><td class="l">' + esc(a.name) + '</td><td class="l">' + esc(b.name) + '</td><td class="l reason">' + esc(a.not_fused) + "</td></tr>").join("") +
+    "</table>" + (rows.length > shown.length ? '<p class="note">The first ' + shown.length + " of " + rows.length + " boundaries.</p>" : "") +
+    '<div class="note">The reason of each boundary in schedule.json\'s not_fused: the policy, capacity (bytes needed and over), a branch, no traffic saved, a dataflow conflict, and why the tile region before it ended. Definitions: docs/scheduling.md.</div>';
+}

@@ -175,6 +175,17 @@ const tests = {
     const expected = all.filter(q => !onAnOp(q)).length;
     assert(points === expected && points > 10, "one marker per roofline point (" + points + " of " + expected + ")");
     rmSync(direct.dir, {recursive: true, force: true});
+    // Why-not-fused: under the epilogue policy small_cnn is several groups; the reason of its
+    // first boundary, as schedule.json writes it, is on the report page.
+    const split = npusimRun(["--config", "edge-s", "--workload", "small_cnn", "--fusion", "epilogue"]);
+    await page.goto("file://" + join(split.dir, "out", "report.html"));
+    await page.waitForFunction(() => document.body.dataset.ready === "1");
+    const boundary = JSON.parse(readFileSync(join(split.dir, "out", "schedule.json"), "utf8")).not_fused[0];
+    const reasons = await page.$$eval("#not-fused td.reason", t => t.map(e => e.textContent));
+    assert(boundary && boundary.reason.startsWith("policy: epilogue") && reasons.includes(boundary.reason),
+      "the reason of " + (boundary && boundary.from) + " -> " + (boundary && boundary.to) + " is on the page: " +
+      (boundary && boundary.reason) + " | " + reasons.slice(0, 3).join(" | "));
+    rmSync(split.dir, {recursive: true, force: true});
   },
 };
 
