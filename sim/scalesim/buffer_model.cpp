@@ -119,13 +119,14 @@ class ReadBuffer {
       // SCALE-Sim prefetches one by one until the word is in the window: until the first of its
       // entries (its own, or a copy) comes in. That count is arithmetic, so a miss that sends
       // the window round the whole matrix costs O(1) here.
-      i64 moves = moves_to(m.compact(run.first_entry + i) / per_set_);
-      if (moves > 0) ++lookups_;
-      if (moves > 0) copies(i, [&](i64 index) {
-        moves = std::min(moves, moves_to(index / per_set_));
-        return moves == 0;  // a copy in the window: a hit, no need to look further
+      i64 ahead = ahead_of_window(m.compact(run.first_entry + i));
+      if (ahead < active_ * per_set_) continue;  // a hit
+      ++lookups_;
+      copies(i, [&](i64 index) {
+        ahead = std::min(ahead, ahead_of_window(index));
+        return ahead < active_ * per_set_;  // a copy in the window: a hit, no need to look further
       });
-      if (moves > 0) advance(moves, waited);
+      if (ahead >= active_ * per_set_) advance((ahead / per_set_ - active_) / step_ + 1, waited);
     }
     return waited;
   }
@@ -161,12 +162,13 @@ class ReadBuffer {
     return true;
   }
 
-  /// Prefetches that bring set s into the window. The window moves forward by step <= active
-  /// sets, so with s at distance D >= active ahead of its start, that is floor((D - active) /
-  /// step) + 1.
-  i64 moves_to(i64 s) const {
-    const i64 ahead = s >= window_ ? s - window_ : s - window_ + sets_;  // both in [0, sets)
-    return ahead < active_ ? 0 : (ahead - active_) / step_ + 1;
+  /// How far valid index `index` lies ahead of the window's first entry, cyclically, without a
+  /// division (the hot path of a conv's copy lookups): its set is a = floor(ahead / per_set)
+  /// sets ahead, in the window if a < active. The window moves forward by step <= active sets,
+  /// so it takes floor((a - active) / step) + 1 prefetches to bring a set further ahead in.
+  i64 ahead_of_window(i64 index) const {
+    const i64 first = window_ * per_set_;
+    return index >= first ? index - first : index - first + sets_ * per_set_;
   }
 
   /// `moves` prefetches: the window moves by `step_` sets each; each one's data is there
@@ -528,7 +530,9 @@ class Replay {
         if (d_ == Dataflow::WS) pixel = s - c, k = i64(fr_) * R + c;
         else k = s - c, pixel = i64(fr_) * R + c;
       }
-      conv_->for_each_copy(pixel, k, [&](i64 p, i64 kk) { return f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); });
+      conv_->for_each_copy(
+          pixel, k, [&](i64 p, i64 kk) { return f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); },
+          &copy_hint_);
     };
   }
 
@@ -574,6 +578,7 @@ class Replay {
     i64 fold = -1, version = -1, stalls = -1, row = 0;
   };
   mutable Cached read_cache_[2], write_cache_;
+  mutable ConvWindow::CopyHint copy_hint_;  // where the last ifmap copy lookup found its word
   i64 stamps_[6] = {};
 };
 

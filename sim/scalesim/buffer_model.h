@@ -23,22 +23,48 @@ struct ConvWindow {
   /// The last window element of ofmap pixel `pixel` that lies inside the ifmap; -1 if none does.
   std::int64_t last_element_inside(std::int64_t pixel) const;
 
+  /// The window offset (rows, columns) from an entry's own window element to the copy that
+  /// last answered: neighbouring entries of a demand row usually find their word at the same
+  /// offset, so for_each_copy tries it first. Only the order of the calls depends on it.
+  struct CopyHint {
+    std::int64_t dr = 0, dc = 0;
+    bool set = false;
+  };
+
   /// Calls f(pixel', k') for every ifmap operand entry other than (pixel, k) that holds the same
   /// ifmap word (overlapping windows read a word up to filter_h x filter_w times), until f
-  /// returns true.
+  /// returns true. With `hint`, the copy at the hinted offset comes first, and the offset of the
+  /// copy that returned true is recorded there.
   template <class F>
-  void for_each_copy(std::int64_t pixel, std::int64_t k, const F& f) const {
-    const std::int64_t in_row = pixel / ofmap_w * stride_h + k / (filter_w * channels);
-    const std::int64_t in_col = pixel % ofmap_w * stride_w + k % (filter_w * channels) / channels;
-    const std::int64_t ch = k % channels;
+  void for_each_copy(std::int64_t pixel, std::int64_t k, const F& f, CopyHint* hint = nullptr) const {
+    const std::int64_t fwc = filter_w * channels;
+    const std::int64_t own_wr = k / fwc, own_wc = k % fwc / channels, ch = k % channels;
+    const std::int64_t in_row = pixel / ofmap_w * stride_h + own_wr;
+    const std::int64_t in_col = pixel % ofmap_w * stride_w + own_wc;
+    // the copy read through window element (wr, wc), if that element sees the word
+    auto visit = [&](std::int64_t wr, std::int64_t wc) {
+      // stride 1 skips the divisions: most layers have it, and this is the replay's hot path
+      const std::int64_t out_row = stride_h == 1 ? in_row - wr : (in_row - wr) / stride_h;
+      const std::int64_t out_col = stride_w == 1 ? in_col - wc : (in_col - wc) / stride_w;
+      if (out_row >= ofmap_h || out_col >= ofmap_w) return false;
+      return f(out_row * ofmap_w + out_col, (wr * filter_w + wc) * channels + ch);
+    };
+    std::int64_t skip_wr = -1, skip_wc = -1;
+    if (hint && hint->set) {
+      const std::int64_t wr = own_wr + hint->dr, wc = own_wc + hint->dc;
+      // a valid offset is a multiple of the stride, so the element lines up with the word
+      if (wr >= 0 && wr < filter_h && wr <= in_row && wc >= 0 && wc < filter_w && wc <= in_col) {
+        if (visit(wr, wc)) return;
+        skip_wr = wr, skip_wc = wc;
+      }
+    }
     for (std::int64_t wr = in_row % stride_h; wr < filter_h && wr <= in_row; wr += stride_h) {
-      const std::int64_t out_row = (in_row - wr) / stride_h;
-      if (out_row >= ofmap_h) continue;
       for (std::int64_t wc = in_col % stride_w; wc < filter_w && wc <= in_col; wc += stride_w) {
-        const std::int64_t out_col = (in_col - wc) / stride_w;
-        if (out_col >= ofmap_w) continue;
-        const std::int64_t p = out_row * ofmap_w + out_col, kk = (wr * filter_w + wc) * channels + ch;
-        if ((p != pixel || kk != k) && f(p, kk)) return;
+        if ((wr == own_wr && wc == own_wc) || (wr == skip_wr && wc == skip_wc)) continue;
+        if (visit(wr, wc)) {
+          if (hint) *hint = {wr - own_wr, wc - own_wc, true};
+          return;
+        }
       }
     }
   }
