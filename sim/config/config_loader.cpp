@@ -369,6 +369,7 @@ void read_dram(Reader& r, DramConfig& d) {
   r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0, 64);
   // A bank's scheduling window: requests held per bank, so bounded like the queues.
   r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth, 1, 1024);
+  r.read_uint("npu.dram.row_hit_cap", d.row_hit_cap, 0, 1u << 20);
   r.read("npu.dram.write_policy", d.write_policy, [](const std::string& t, const std::string& w) {
     return parse_enum<DramWritePolicy>(t, w, {{"shared", DramWritePolicy::Shared}, {"watermarks", DramWritePolicy::Watermarks}});
   });

@@ -132,6 +132,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"write_drain_low", d.write_drain_low}, {"refresh", to_string(d.refresh)},
         {"refresh_max_postponed", d.refresh_max_postponed}, {"energy", rails_json(d.rails)},
         {"bank_queue_depth", d.bank_queue_depth},
+        {"row_hit_cap", d.row_hit_cap},
         {"write_policy", d.write_policy == DramWritePolicy::Shared ? "shared" : "watermarks"},
         {"timing", timing_json(d.timing)}}},
   };

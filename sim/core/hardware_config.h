@@ -168,6 +168,9 @@ struct DramConfig {
   std::uint32_t refresh_max_postponed = 0;
   /// Requests per bank the scheduler sees (the oldest of each bank's queued requests).
   std::uint32_t bank_queue_depth = 8;
+  /// FR-FCFS: after this many column commands to a bank's open row since its ACT, the bank
+  /// serves its oldest request even if younger ones hit (DRAMsim3 closes at 4); 0 = no cap.
+  std::uint32_t row_hit_cap = 0;
   /// `shared`: reads and writes compete by one rule; `watermarks`: drain between the watermarks.
   DramWritePolicy write_policy = DramWritePolicy::Shared;
   /// Supply rails for the energy model; empty = energy not reported.
