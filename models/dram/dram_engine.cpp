@@ -255,7 +255,7 @@ void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSour
   // 2. Issue them, and close the row if the page policy says so.
   device_.commit(e.target, e.is_write, s);
   if (config_.page_policy == PagePolicy::Closed) device_.auto_precharge(e.target);
-  if (config_.page_policy == PagePolicy::Adaptive) {
+  if (config_.page_policy == PagePolicy::Adaptive || config_.page_policy == PagePolicy::OpenAdaptive) {
     ch.close_pending = true;
     ch.close_target = e.target;
     ch.close_at = s.col;
@@ -401,12 +401,22 @@ bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
          std::any_of(bank.waiting.begin(), bank.waiting.end(), hit);
 }
 
+bool DramEngine::queued_for_bank(const BurstTarget& t, std::uint64_t until) const {
+  const BankQueue& bank = bank_queues_[t.bank];
+  const auto queued = [&](const Entry& e) { return e.arrival <= until; };
+  return std::any_of(bank.window.begin(), bank.window.end(), queued) ||
+         std::any_of(bank.waiting.begin(), bank.waiting.end(), queued);
+}
+
 void DramEngine::settle_adaptive_close(Channel& ch) {
   if (!ch.close_pending) return;
   ch.close_pending = false;
   // A refresh may have closed the row meanwhile; the precharge is timed from the column command.
-  if (device_.is_hit(ch.close_target) && !queued_hit(ch.close_target, ch.close_at))
-    device_.auto_precharge(ch.close_target);
+  // Close-adaptive: close unless a queued request hits the row. Open-adaptive (DRAMSys'
+  // BankMachineOpenAdaptive): close only if a queued request wants the bank and none hits.
+  if (!device_.is_hit(ch.close_target) || queued_hit(ch.close_target, ch.close_at)) return;
+  if (config_.page_policy == PagePolicy::OpenAdaptive && !queued_for_bank(ch.close_target, ch.close_at)) return;
+  device_.auto_precharge(ch.close_target);
 }
 
 void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule& s) {

@@ -172,6 +172,8 @@ class DramEngine {
   void repay_refreshes();
   /// True if a request queued by cycle `until` hits `t`'s bank and row.
   bool queued_hit(const BurstTarget& t, std::uint64_t until) const;
+  /// True if any request queued by cycle `until` wants `t`'s bank.
+  bool queued_for_bank(const BurstTarget& t, std::uint64_t until) const;
   void settle_adaptive_close(Channel& ch);
   void record(Channel& ch, const Entry& e, const BurstSchedule& s);
   void update_next_refresh();

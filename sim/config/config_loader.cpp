@@ -354,7 +354,8 @@ void read_dram(Reader& r, DramConfig& d) {
   });
   r.read("npu.dram.page_policy", d.page_policy, [](const std::string& t, const std::string& w) {
     return parse_enum<PagePolicy>(
-        t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}, {"adaptive", PagePolicy::Adaptive}});
+        t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}, {"adaptive", PagePolicy::Adaptive},
+                   {"open_adaptive", PagePolicy::OpenAdaptive}});
   });
   r.read("npu.dram.scheduler", d.scheduler, [](const std::string& t, const std::string& w) {
     return parse_enum<DramScheduler>(t, w, {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}});

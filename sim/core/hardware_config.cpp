@@ -50,6 +50,7 @@ std::string to_string(PagePolicy p) {
     case PagePolicy::Open: return "open";
     case PagePolicy::Closed: return "closed";
     case PagePolicy::Adaptive: return "adaptive";
+    case PagePolicy::OpenAdaptive: return "open_adaptive";
   }
   return "?";
 }

@@ -21,7 +21,7 @@ enum class DType { Int8, Int16, Fp16, Bf16, Fp32 };
 enum class FoldModel { Reference, Overlapped };
 /// `open`: rows stay open until a conflict or refresh; `closed`: every column command
 /// auto-precharges; `adaptive`: auto-precharge unless a queued request hits the same row.
-enum class PagePolicy { Open, Closed, Adaptive };
+enum class PagePolicy { Open, Closed, Adaptive, OpenAdaptive };
 enum class DramScheduler { FrFcfs, Fcfs };
 /// `shared`: a GEMM's ifmap, filter and ofmap tiles are allocations in one scratchpad;
 /// `separate`: three buffers of fixed sizes, as SCALE-Sim's three SRAMs.

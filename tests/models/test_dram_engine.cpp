@@ -159,6 +159,40 @@ TEST(DramEngine, AdaptivePageClosesRowsNobodyWaitsFor) {
   EXPECT_EQ(a.ends[2], 1100u);
 }
 
+TEST(DramEngine, OpenAdaptivePageClosesRowsOnlyForAWaitingConflict) {
+  // DRAMSys' open-adaptive policy: after a column command the row closes only if a queued
+  // request wants the bank and none hits the row. The pattern above (nobody waits after the
+  // second read): the row stays open, and the read at 1000 is a conflict, as with open page
+  // (its data at 1100).
+  DramConfig c = quiet(lpddr4_3200());
+  c.page_policy = PagePolicy::OpenAdaptive;
+  const std::vector<DramRequest> idle = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 0, 1), 1, false},
+                                         {lp4_addr(0, 1, 0), 1000, false}};
+  DramEngine kept(c);
+  VectorSource a(idle);
+  kept.run(a);
+  EXPECT_EQ(kept.stats().row_hits, 1u);
+  EXPECT_EQ(kept.stats().row_conflicts, 1u);
+  EXPECT_EQ(a.ends[2], 1100u);
+
+  // A read of row 0 at 0, of row 1 at 1: at the first read's RD (29) the row-1 read waits and
+  // nothing hits row 0, so the row closes (PRE at tRAS 68, as the conflict's would be): the
+  // second read is a miss, ACT at 68 + tRP 29 = 97, RD at 126, data at 126 + 34 + 8 = 168.
+  // Open page: the same times, but a conflict.
+  const std::vector<DramRequest> conflict = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 1, 0), 1, false}};
+  DramEngine closed(c);
+  VectorSource b(conflict);
+  closed.run(b);
+  EXPECT_EQ(closed.stats().row_misses, 2u);
+  EXPECT_EQ(closed.stats().row_conflicts, 0u);
+  EXPECT_EQ(b.ends[1], 168u);
+  DramEngine open(quiet(lpddr4_3200()));
+  VectorSource d(conflict);
+  open.run(d);
+  EXPECT_EQ(open.stats().row_conflicts, 1u);
+  EXPECT_EQ(d.ends[1], 168u);
+}
+
 TEST(DramEngine, PerBankRefreshKeepsTheOtherBanksWorking) {
   // A 4 MiB stream on LPDDR4. All-bank refresh stops the whole rank for tRFC 448 every 6246
   // cycles; per-bank refresh stops one bank for tRFCpb 224 every 6246 / 8 = 780 cycles, which
