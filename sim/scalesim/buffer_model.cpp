@@ -653,7 +653,7 @@ class WordAddresses {
     }
   }
 
-  /// Whether the words fit the estimate's table (2^32 of them).
+  /// Whether the words fit the estimate's table (2^25 of them: a 128 MiB table).
   bool fits() const { return space_ <= kMaxWords && (!conv_ || !pixel_.empty()); }
   std::size_t space() const { return std::size_t(space_); }
 
@@ -667,7 +667,7 @@ class WordAddresses {
   }
 
  private:
-  static constexpr u128 kMaxWords = u128(1) << 32;
+  static constexpr u128 kMaxWords = u128(1) << 25;
   struct Part {
     i64 offset, row, col;
   };

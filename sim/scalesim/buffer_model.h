@@ -132,7 +132,7 @@ struct EstimateReads {
   std::uint64_t moves = 0;            ///< times the window moved on
   std::int64_t first_row = -1;        ///< demand row of the operand's first valid request
   std::int64_t last_move_row = -1;    ///< demand row of the request that moved it last
-  /// False past kMaxEstimateAccesses requests or 2^32 distinct words: the figures are void.
+  /// False past kMaxEstimateAccesses requests or 2^25 distinct words (its table of 4 bytes a word): the figures are void.
   bool complete = true;
 };
 

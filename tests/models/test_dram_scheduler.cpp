@@ -74,34 +74,34 @@ TEST(DramScheduler, RowHitCapClosesARowForTheOldestConflict) {
   // oldest) opens row 1, then 3, 5, 7; then 8 (now the oldest) opens row 0, with 10, 12, 14;
   // and so on, the oldest starting each run and the window (rows alternating) always holding 3
   // more of its row: 64 / 4 = 16 ACTs (1 miss, 15 conflicts), 48 hits.
+  const auto two_streams = [](const DramConfig& config) {
+    DramEngine m(config);
+    VectorSource s(two_streams_in_one_bank(64));
+    m.run(s);
+    return m.stats();
+  };
   DramConfig c = quiet(lpddr4_3200());
   c.timing.tRTP = 2, c.timing.tRAS = 30;
   c.row_hit_cap = 4;
-  DramEngine capped(c);
-  VectorSource a(two_streams_in_one_bank(64));
-  capped.run(a);
-  EXPECT_EQ(capped.stats().activates, 16u);
-  EXPECT_EQ(capped.stats().row_conflicts, 15u);
-  EXPECT_EQ(capped.stats().row_hits, 48u);
+  const DramStats capped = two_streams(c);
+  EXPECT_EQ(capped.activates, 16u);
+  EXPECT_EQ(capped.row_conflicts, 15u);
+  EXPECT_EQ(capped.row_hits, 48u);
 
   // With the LPDDR4 tRTP (12 > tCCD 8) the next hit's RD always comes before the PRE could, so
   // the cap never binds on back-to-back hits: the uncapped runs (6 ACTs, 58 hits, as above).
   DramConfig lp = quiet(lpddr4_3200());
   lp.row_hit_cap = 4;
-  DramEngine late_pre(lp);
-  VectorSource b(two_streams_in_one_bank(64));
-  late_pre.run(b);
-  EXPECT_EQ(late_pre.stats().activates, 6u);
-  EXPECT_EQ(late_pre.stats().row_hits, 58u);
+  const DramStats late_pre = two_streams(lp);
+  EXPECT_EQ(late_pre.activates, 6u);
+  EXPECT_EQ(late_pre.row_hits, 58u);
 
   // Without the cap (0, the presets' default) the same short-tRTP device runs as long as the
   // window allows: 6 ACTs, 58 hits.
   c.row_hit_cap = 0;
-  DramEngine uncapped(c);
-  VectorSource d(two_streams_in_one_bank(64));
-  uncapped.run(d);
-  EXPECT_EQ(uncapped.stats().activates, 6u);
-  EXPECT_EQ(uncapped.stats().row_hits, 58u);
+  const DramStats uncapped = two_streams(c);
+  EXPECT_EQ(uncapped.activates, 6u);
+  EXPECT_EQ(uncapped.row_hits, 58u);
 }
 
 /// 8 reads and 8 writes taking turns (read first), all ready at 0: reads to `read_bank`, writes

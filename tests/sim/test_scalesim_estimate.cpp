@@ -1,6 +1,8 @@
 // SCALE-Sim's CALC-mode read buffer (read_buffer_estimate_bw.py), as estimate_reads walks it:
 // cases worked on paper. The same rule is checked against SCALE-Sim's own reports, byte for
 // byte, by test_scalesim_golden.cpp (the *_CALC folders).
+#include <cstdint>
+
 #include <gtest/gtest.h>
 
 #include "sim/scalesim/buffer_model.h"
@@ -12,15 +14,20 @@ using npusim::scalesim::ConvWindow;
 using npusim::scalesim::estimate_reads;
 using npusim::scalesim::FoldGrid;
 
-/// A 30 x 2 by 2 x 2 GEMM on a 2 x 1 WS array: one row fold (K = 2), two column folds (N = 2),
-/// T = M = 30; a fold is 2R + C + T - 2 = 33 demand rows.
-FoldGrid ws_gemm_grid() {
+/// The WS fold grid of a K x N filter over T = M ofmap pixels on an R x C array: ceil(K / R)
+/// row folds, ceil(N / C) column folds, 2R + C + T - 2 demand rows a fold.
+FoldGrid ws_grid(std::uint64_t R, std::uint64_t C, std::uint64_t K, std::uint64_t N, std::uint64_t M) {
   FoldGrid g;
-  g.R = 2, g.C = 1, g.sr = 2, g.sc = 2, g.t = 30;
-  g.row_folds = 1, g.col_folds = 2, g.folds = 2, g.per_fold = 33;
-  g.rows_last = 2, g.cols_last = 1;
+  g.R = R, g.C = C, g.sr = K, g.sc = N, g.t = M;
+  g.row_folds = (K + R - 1) / R, g.col_folds = (N + C - 1) / C, g.folds = g.row_folds * g.col_folds;
+  g.per_fold = 2 * R + C + M - 2;
+  g.rows_last = K - (g.row_folds - 1) * R, g.cols_last = N - (g.col_folds - 1) * C;
   return g;
 }
+
+/// A 30 x 2 by 2 x 2 GEMM on a 2 x 1 WS array: one row fold (K = 2), two column folds (N = 2),
+/// T = M = 30; a fold is 2R + C + T - 2 = 33 demand rows.
+FoldGrid ws_gemm_grid() { return ws_grid(2, 1, 2, 2, 30); }
 
 TEST(ScaleSimEstimate, ReStreamedIfmapLargerThanTheWindowIsReadEveryPass) {
   // 100 words: sets of 1 word, the window moves on every 50 entered words. The WS ifmap (60
@@ -61,10 +68,7 @@ TEST(ScaleSimEstimate, OverlappingWindowsReadEachIfmapWordOnce) {
   // of 5 distinct words, all inside one window: 5 reads. WS on 4 x 1: K = 3 in one row fold.
   ConvWindow w;
   w.ifmap_h = 1, w.ifmap_w = 5, w.filter_h = 1, w.filter_w = 3, w.ofmap_h = 1, w.ofmap_w = 3;
-  FoldGrid g;
-  g.R = 4, g.C = 1, g.sr = 3, g.sc = 1, g.t = 3;
-  g.row_folds = 1, g.col_folds = 1, g.folds = 1, g.per_fold = 2 * 4 + 1 + 3 - 2;
-  g.rows_last = 3, g.cols_last = 1;
+  const FoldGrid g = ws_grid(4, 1, 3, 1, 3);
   const auto e = estimate_reads(g, Dataflow::WS, 0, 100, &w);
   EXPECT_EQ(e.words, 5u);
   // Without the conv geometry the 9 entries would be 9 words.
@@ -77,19 +81,13 @@ TEST(ScaleSimEstimate, OverhangingWindowEntriesAreNotRequests) {
   // element 1 (ifmap column 3) is a null request, so 3 words, not 4.
   ConvWindow w;
   w.ifmap_h = 1, w.ifmap_w = 3, w.filter_h = 1, w.filter_w = 2, w.stride_w = 2, w.ofmap_h = 1, w.ofmap_w = 2;
-  FoldGrid g;
-  g.R = 2, g.C = 1, g.sr = 2, g.sc = 1, g.t = 2;
-  g.row_folds = 1, g.col_folds = 1, g.folds = 1, g.per_fold = 2 * 2 + 1 + 2 - 2;
-  g.rows_last = 2, g.cols_last = 1;
+  const FoldGrid g = ws_grid(2, 1, 2, 1, 2);
   EXPECT_EQ(estimate_reads(g, Dataflow::WS, 0, 100, &w).words, 3u);
 }
 
 TEST(ScaleSimEstimate, TooManyRequestsAreRefusedNotWalked) {
-  // 2^20 x 2^20 entries streamed: past kMaxEstimateAccesses, so the figures are void.
-  FoldGrid g;
-  g.R = 2, g.C = 1, g.sr = 2, g.sc = 1, g.t = std::uint64_t(1) << 40;
-  g.row_folds = 1, g.col_folds = 1, g.folds = 1, g.per_fold = g.t + 3;
-  g.rows_last = 2, g.cols_last = 1;
+  // 2^40 x 2 entries streamed: past kMaxEstimateAccesses, so the figures are void.
+  const FoldGrid g = ws_grid(2, 1, 2, 1, std::uint64_t(1) << 40);
   EXPECT_FALSE(estimate_reads(g, Dataflow::WS, 0, 100).complete);
 }
 
