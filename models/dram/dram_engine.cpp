@@ -119,6 +119,7 @@ DramEngine::DramEngine(const DramConfig& config)
     r.round_left = full_round();
   }
   bank_queues_.resize(ranks_.size() * config_.banks());
+  row_columns_.assign(bank_queues_.size(), 0);
   banks_per_channel_ = config_.ranks * config_.banks();
   window_banks_.assign(std::size_t{config_.channels} * ((banks_per_channel_ + 63) / 64), 0);
   update_next_refresh();
@@ -248,11 +249,13 @@ void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSour
   const Choice c = choose(channel, direction(ch), at);
   const BurstSchedule& s = c.schedule;
   const Entry e = take(ch, c, s.col);
+  std::uint32_t& columns = row_columns_[c.bank];  // row_hit_cap counts from the ACT
+  columns = s.row_case != RowCase::Hit ? 1 : columns + (columns < UINT32_MAX ? 1 : 0);
 
   // 2. Issue them, and close the row if the page policy says so.
   device_.commit(e.target, e.is_write, s);
   if (config_.page_policy == PagePolicy::Closed) device_.auto_precharge(e.target);
-  if (config_.page_policy == PagePolicy::Adaptive) {
+  if (config_.page_policy == PagePolicy::Adaptive || config_.page_policy == PagePolicy::OpenAdaptive) {
     ch.close_pending = true;
     ch.close_target = e.target;
     ch.close_at = s.col;
@@ -306,8 +309,9 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
     for (std::uint64_t m = window_banks_[std::size_t{channel} * words + w]; m != 0; m &= m - 1) {
       const std::uint32_t bank = first + w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(m));
       const std::vector<Entry>& q = bank_queues_[bank].window;
-      const std::size_t pick = window_candidate(q, serve);
+      std::size_t pick = window_candidate(q, serve);
       if (pick == q.size()) continue;
+      pick = cap_row_hits(q, serve, bank, pick, at);
       const Entry& e = q[pick];
       // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
       if ((fcfs || (found && best.schedule.col == floor)) && e.arrival > best_arrival) continue;
@@ -331,6 +335,20 @@ std::size_t DramEngine::window_candidate(const std::vector<Entry>& window, Serve
     if (device_.is_hit(window[i].target)) return i;  // the oldest row hit
   }
   return pick;
+}
+
+std::size_t DramEngine::cap_row_hits(const std::vector<Entry>& window, Serve serve, std::uint32_t bank,
+                                     std::size_t pick, std::uint64_t at) const {
+  if (config_.row_hit_cap == 0 || row_columns_[bank] < config_.row_hit_cap) return pick;
+  std::size_t oldest = 0;
+  while (serve != Serve::Both && window[oldest].is_write != (serve == Serve::Writes)) ++oldest;
+  if (oldest == pick) return pick;  // no older conflict waits
+  // DRAMsim3 issues each cycle the first ready command in queue order, and lets the oldest
+  // request precharge past waiting hits once the row has had 4: the PRE wins a tie.
+  const Entry& c = window[oldest];
+  const Entry& h = window[pick];
+  const BurstSchedule conflict = device_.plan(c.target, c.is_write, c.arrival, at);
+  return device_.plan(h.target, h.is_write, h.arrival, at).col < conflict.pre ? pick : oldest;
 }
 
 void DramEngine::mark_window(std::uint32_t bank, bool busy) {
@@ -383,12 +401,22 @@ bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
          std::any_of(bank.waiting.begin(), bank.waiting.end(), hit);
 }
 
+bool DramEngine::queued_for_bank(const BurstTarget& t, std::uint64_t until) const {
+  const BankQueue& bank = bank_queues_[t.bank];
+  const auto queued = [&](const Entry& e) { return e.arrival <= until; };
+  return std::any_of(bank.window.begin(), bank.window.end(), queued) ||
+         std::any_of(bank.waiting.begin(), bank.waiting.end(), queued);
+}
+
 void DramEngine::settle_adaptive_close(Channel& ch) {
   if (!ch.close_pending) return;
   ch.close_pending = false;
   // A refresh may have closed the row meanwhile; the precharge is timed from the column command.
-  if (device_.is_hit(ch.close_target) && !queued_hit(ch.close_target, ch.close_at))
-    device_.auto_precharge(ch.close_target);
+  // Close-adaptive: close unless a queued request hits the row. Open-adaptive (DRAMSys'
+  // BankMachineOpenAdaptive): close only if a queued request wants the bank and none hits.
+  if (!device_.is_hit(ch.close_target) || queued_hit(ch.close_target, ch.close_at)) return;
+  if (config_.page_policy == PagePolicy::OpenAdaptive && !queued_for_bank(ch.close_target, ch.close_at)) return;
+  device_.auto_precharge(ch.close_target);
 }
 
 void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule& s) {

@@ -159,6 +159,11 @@ class DramEngine {
   /// The bank's candidate in `window` (of the direction served): FR-FCFS the oldest row hit,
   /// else the oldest; FCFS the oldest. window.size() if none.
   std::size_t window_candidate(const std::vector<Entry>& window, Serve serve) const;
+  /// DRAMsim3's row-hit cap on `bank`'s candidate `pick` (a row hit): once the open row has had
+  /// row_hit_cap column commands, the bank's oldest request (a conflict) goes instead unless
+  /// the hit's column command issues before that conflict's PRE could.
+  std::size_t cap_row_hits(const std::vector<Entry>& window, Serve serve, std::uint32_t bank, std::size_t pick,
+                           std::uint64_t at) const;
   /// Notes whether flat bank `bank`'s window holds requests (choose visits only those).
   void mark_window(std::uint32_t bank, bool busy);
   /// True if `bank`'s window has room for a request of `e`'s direction.
@@ -167,6 +172,8 @@ class DramEngine {
   void repay_refreshes();
   /// True if a request queued by cycle `until` hits `t`'s bank and row.
   bool queued_hit(const BurstTarget& t, std::uint64_t until) const;
+  /// True if any request queued by cycle `until` wants `t`'s bank.
+  bool queued_for_bank(const BurstTarget& t, std::uint64_t until) const;
   void settle_adaptive_close(Channel& ch);
   void record(Channel& ch, const Entry& e, const BurstSchedule& s);
   void update_next_refresh();
@@ -189,6 +196,7 @@ class DramEngine {
   std::vector<Channel> channels_;
   std::vector<RankRefresh> ranks_;
   std::vector<BankQueue> bank_queues_;  // per flat bank
+  std::vector<std::uint32_t> row_columns_;  // per flat bank: column commands to its row since the ACT
   std::vector<std::uint64_t> window_banks_;  // per channel, bit per bank: its window holds requests
   std::uint32_t banks_per_channel_ = 0;
   std::uint64_t next_refresh_ = kNever;  // earliest tick or catch-up over all ranks

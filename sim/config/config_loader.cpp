@@ -354,7 +354,8 @@ void read_dram(Reader& r, DramConfig& d) {
   });
   r.read("npu.dram.page_policy", d.page_policy, [](const std::string& t, const std::string& w) {
     return parse_enum<PagePolicy>(
-        t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}, {"adaptive", PagePolicy::Adaptive}});
+        t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}, {"adaptive", PagePolicy::Adaptive},
+                   {"open_adaptive", PagePolicy::OpenAdaptive}});
   });
   r.read("npu.dram.scheduler", d.scheduler, [](const std::string& t, const std::string& w) {
     return parse_enum<DramScheduler>(t, w, {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}});
@@ -369,6 +370,7 @@ void read_dram(Reader& r, DramConfig& d) {
   r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0, 64);
   // A bank's scheduling window: requests held per bank, so bounded like the queues.
   r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth, 1, 1024);
+  r.read_uint("npu.dram.row_hit_cap", d.row_hit_cap, 0, 1u << 20);
   r.read("npu.dram.write_policy", d.write_policy, [](const std::string& t, const std::string& w) {
     return parse_enum<DramWritePolicy>(t, w, {{"shared", DramWritePolicy::Shared}, {"watermarks", DramWritePolicy::Watermarks}});
   });

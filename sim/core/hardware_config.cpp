@@ -50,6 +50,7 @@ std::string to_string(PagePolicy p) {
     case PagePolicy::Open: return "open";
     case PagePolicy::Closed: return "closed";
     case PagePolicy::Adaptive: return "adaptive";
+    case PagePolicy::OpenAdaptive: return "open_adaptive";
   }
   return "?";
 }
@@ -132,6 +133,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"write_drain_low", d.write_drain_low}, {"refresh", to_string(d.refresh)},
         {"refresh_max_postponed", d.refresh_max_postponed}, {"energy", rails_json(d.rails)},
         {"bank_queue_depth", d.bank_queue_depth},
+        {"row_hit_cap", d.row_hit_cap},
         {"write_policy", d.write_policy == DramWritePolicy::Shared ? "shared" : "watermarks"},
         {"timing", timing_json(d.timing)}}},
   };

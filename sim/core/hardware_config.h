@@ -21,7 +21,7 @@ enum class DType { Int8, Int16, Fp16, Bf16, Fp32 };
 enum class FoldModel { Reference, Overlapped };
 /// `open`: rows stay open until a conflict or refresh; `closed`: every column command
 /// auto-precharges; `adaptive`: auto-precharge unless a queued request hits the same row.
-enum class PagePolicy { Open, Closed, Adaptive };
+enum class PagePolicy { Open, Closed, Adaptive, OpenAdaptive };
 enum class DramScheduler { FrFcfs, Fcfs };
 /// `shared`: a GEMM's ifmap, filter and ofmap tiles are allocations in one scratchpad;
 /// `separate`: three buffers of fixed sizes, as SCALE-Sim's three SRAMs.
@@ -168,6 +168,9 @@ struct DramConfig {
   std::uint32_t refresh_max_postponed = 0;
   /// Requests per bank the scheduler sees (the oldest of each bank's queued requests).
   std::uint32_t bank_queue_depth = 8;
+  /// FR-FCFS: after this many column commands to a bank's open row since its ACT, the bank
+  /// serves its oldest request even if younger ones hit (DRAMsim3 closes at 4); 0 = no cap.
+  std::uint32_t row_hit_cap = 0;
   /// `shared`: reads and writes compete by one rule; `watermarks`: drain between the watermarks.
   DramWritePolicy write_policy = DramWritePolicy::Shared;
   /// Supply rails for the energy model; empty = energy not reported.

@@ -119,13 +119,14 @@ class ReadBuffer {
       // SCALE-Sim prefetches one by one until the word is in the window: until the first of its
       // entries (its own, or a copy) comes in. That count is arithmetic, so a miss that sends
       // the window round the whole matrix costs O(1) here.
-      i64 moves = moves_to(m.compact(run.first_entry + i) / per_set_);
-      if (moves > 0) ++lookups_;
-      if (moves > 0) copies(i, [&](i64 index) {
-        moves = std::min(moves, moves_to(index / per_set_));
-        return moves == 0;  // a copy in the window: a hit, no need to look further
+      i64 ahead = ahead_of_window(m.compact(run.first_entry + i));
+      if (ahead < active_ * per_set_) continue;  // a hit
+      ++lookups_;
+      copies(i, [&](i64 index) {
+        ahead = std::min(ahead, ahead_of_window(index));
+        return ahead < active_ * per_set_;  // a copy in the window: a hit, no need to look further
       });
-      if (moves > 0) advance(moves, waited);
+      if (ahead >= active_ * per_set_) advance((ahead / per_set_ - active_) / step_ + 1, waited);
     }
     return waited;
   }
@@ -161,12 +162,13 @@ class ReadBuffer {
     return true;
   }
 
-  /// Prefetches that bring set s into the window. The window moves forward by step <= active
-  /// sets, so with s at distance D >= active ahead of its start, that is floor((D - active) /
-  /// step) + 1.
-  i64 moves_to(i64 s) const {
-    const i64 ahead = s >= window_ ? s - window_ : s - window_ + sets_;  // both in [0, sets)
-    return ahead < active_ ? 0 : (ahead - active_) / step_ + 1;
+  /// How far valid index `index` lies ahead of the window's first entry, cyclically, without a
+  /// division (the hot path of a conv's copy lookups): its set is a = floor(ahead / per_set)
+  /// sets ahead, in the window if a < active. The window moves forward by step <= active sets,
+  /// so it takes floor((a - active) / step) + 1 prefetches to bring a set further ahead in.
+  i64 ahead_of_window(i64 index) const {
+    const i64 first = window_ * per_set_;
+    return index >= first ? index - first : index - first + sets_ * per_set_;
   }
 
   /// `moves` prefetches: the window moves by `step_` sets each; each one's data is there
@@ -405,7 +407,7 @@ i64 first_row(i64 lo, i64 hi, Pred pred) {
 /// cumulative writes reach the buffer's room (a binary search over a closed form).
 class Replay {
  public:
-  Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[6],
+  Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[kStampRows],
          const ConvWindow* conv)
       : g_(g), d_(d), conv_(conv), in_p_(ifmap_read_pattern(g, d, conv)), w_p_(filter_pattern(g, d)),
         reads_(sizes.read_bandwidth > 0),
@@ -528,7 +530,9 @@ class Replay {
         if (d_ == Dataflow::WS) pixel = s - c, k = i64(fr_) * R + c;
         else k = s - c, pixel = i64(fr_) * R + c;
       }
-      conv_->for_each_copy(pixel, k, [&](i64 p, i64 kk) { return f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); });
+      conv_->for_each_copy(
+          pixel, k, [&](i64 p, i64 kk) { return f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); },
+          &copy_hint_);
     };
   }
 
@@ -550,8 +554,8 @@ class Replay {
     const i64 n = ofmap_writes(g_, d_, fc_, fr_, r);
     served_ = n > 0 ? out_.write(n, cycle) : cycle;
     stall[2] = served_ - cycle;
-    for (int i = 0; i < 6; ++i) {
-      if (stamp_rows_[i] == base_ + r) stamps_[i] = cycle + (i < 4 ? 1 + stall[i / 2] : stall[2]);
+    for (int i = 0; i < kStampRows; ++i) {
+      if (stamp_rows_[i] == base_ + r) stamps_[i] = cycle + (i < 4 ? 1 + stall[i / 2] : i < 6 ? stall[2] : 0);
     }
     stalls_ += std::max({stall[0], stall[1], stall[2]});
   }
@@ -563,7 +567,7 @@ class Replay {
   bool reads_;  ///< replay the read buffers (USER); CALC's estimate never stalls
   ReadBuffer in_, w_;
   WriteBuffer out_;
-  const std::int64_t (&stamp_rows_)[6];
+  const std::int64_t (&stamp_rows_)[kStampRows];
   std::uint64_t fc_ = 0, fr_ = 0;
   i64 base_ = 0, stalls_ = 0, served_ = 0;
   std::uint64_t events_ = 0;  // rows served one by one, and folds, against kMaxReplayEvents
@@ -574,13 +578,14 @@ class Replay {
     i64 fold = -1, version = -1, stalls = -1, row = 0;
   };
   mutable Cached read_cache_[2], write_cache_;
-  i64 stamps_[6] = {};
+  mutable ConvWindow::CopyHint copy_hint_;  // where the last ifmap copy lookup found its word
+  i64 stamps_[kStampRows] = {};
 };
 
 }  // namespace
 
 BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
-                            const std::int64_t (&stamp_rows)[6], const ConvWindow* conv) {
+                            const std::int64_t (&stamp_rows)[kStampRows], const ConvWindow* conv) {
   // Positions are 64-bit: both prefetch matrices, padding included, must stay below 2^62 entries.
   for (const ReadPattern& p : {ifmap_pattern(g, d), filter_pattern(g, d)}) {
     if (u128(p.matrix.blocks) * u128(p.matrix.rows) * u128(p.matrix.width) >= u128(kCycleRange)) {
@@ -590,6 +595,145 @@ BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& si
     }
   }
   return Replay(g, d, sizes, stamp_rows, conv).run();
+}
+
+namespace {
+
+/// Where one read operand's entries come from: entry (a, b) of the operand (ifmap: pixel, window
+/// element; filter: window element, filter) for column x of its block and the other coordinate
+/// o (a rolled block's row y, a stationary block's row).
+struct EntryMap {
+  bool x_is_a = false;  ///< x (plus the block's first) is a; else b
+  i64 block_width = 1;  ///< a block's columns in a or b
+};
+
+EntryMap entry_map(Dataflow d, int operand, const FoldGrid& g) {
+  const i64 R = i64(g.R), C = i64(g.C);
+  if (operand == 0) {
+    switch (d) {
+      case Dataflow::WS: return {false, R};  // (pixel y, element fr*R + x)
+      case Dataflow::OS: return {true, R};   // (pixel fr*R + x, element y)
+      case Dataflow::IS: return {true, C};   // (pixel fc*C + x, element row)
+    }
+  }
+  switch (d) {
+    case Dataflow::WS: return {false, C};  // (element row, filter fc*C + x)
+    case Dataflow::OS: return {false, C};  // (element y, filter fc*C + x)
+    case Dataflow::IS: return {true, R};   // (element fr*R + x, filter y)
+  }
+  return {};
+}
+
+/// The word each operand entry reads, as SCALE-Sim addresses it, in O(1) per entry: a conv's
+/// ifmap address splits into a pixel part and a window-element part, precomputed once.
+class WordAddresses {
+ public:
+  WordAddresses(const FoldGrid& g, Dataflow d, int operand, const ConvWindow* conv) : conv_(operand == 0 ? conv : nullptr) {
+    i64 M = 0, K = 0, N = 0;
+    switch (d) {
+      case Dataflow::WS: K = i64(g.sr), N = i64(g.sc), M = i64(g.t); break;
+      case Dataflow::OS: M = i64(g.sr), N = i64(g.sc), K = i64(g.t); break;
+      case Dataflow::IS: K = i64(g.sr), M = i64(g.sc), N = i64(g.t); break;
+    }
+    stride_ = operand == 0 ? K : N;
+    space_ = u128(operand == 0 ? M : K) * u128(stride_);
+    if (!conv_) return;
+    const ConvWindow& w = *conv_;
+    space_ = u128(w.ifmap_h) * u128(w.ifmap_w) * u128(w.channels);
+    if (u128(M) != u128(w.ofmap_h) * u128(w.ofmap_w) || space_ > kMaxWords) return;  // refused by fits()
+    pixel_.resize(std::size_t(M)), element_.resize(std::size_t(K));
+    for (i64 p = 0; p < M; ++p) {
+      const i64 row = p / w.ofmap_w * w.stride_h, col = p % w.ofmap_w * w.stride_w;
+      pixel_[std::size_t(p)] = {(row * w.ifmap_w + col) * w.channels, row, col};
+    }
+    const i64 fwc = w.filter_w * w.channels;
+    for (i64 k = 0; k < K; ++k) {
+      const i64 row = k / fwc, col = k % fwc / w.channels;
+      element_[std::size_t(k)] = {(row * w.ifmap_w + col) * w.channels + k % w.channels, row, col};
+    }
+  }
+
+  /// Whether the words fit the estimate's table (2^25 of them: a 128 MiB table).
+  bool fits() const { return space_ <= kMaxWords && (!conv_ || !pixel_.empty()); }
+  std::size_t space() const { return std::size_t(space_); }
+
+  /// The word entry (a, b) reads; -1 for a null request (a window hanging over the edge).
+  i64 operator()(i64 a, i64 b) const {
+    if (!conv_) return a * stride_ + b;
+    const Part& p = pixel_[std::size_t(a)];
+    const Part& e = element_[std::size_t(b)];
+    if (p.row + e.row >= conv_->ifmap_h || p.col + e.col >= conv_->ifmap_w) return -1;
+    return p.offset + e.offset;
+  }
+
+ private:
+  static constexpr u128 kMaxWords = u128(1) << 25;
+  struct Part {
+    i64 offset, row, col;
+  };
+  const ConvWindow* conv_;
+  i64 stride_ = 1;
+  u128 space_ = 0;
+  std::vector<Part> pixel_, element_;
+};
+
+}  // namespace
+
+EstimateReads estimate_reads(const FoldGrid& g, Dataflow d, int operand, std::uint64_t capacity,
+                             const ConvWindow* conv) {
+  EstimateReads e;
+  const ReadPattern p = operand == 0 ? ifmap_pattern(g, d) : filter_pattern(g, d);
+  const PrefetchMatrix& m = p.matrix;
+  // every fold streams its whole block; a stationary block is read once, a row fold per fold
+  const u128 passes = !m.rolled ? 1 : p.by_row_fold ? g.col_folds : g.row_folds;
+  e.complete = u128(m.blocks) * u128(m.rows) * u128(m.width) * passes <= u128(kMaxEstimateAccesses);
+  if (!e.complete) return e;  // checked first: the address tables below are O(M + K)
+  const WordAddresses word(g, d, operand, conv);
+  e.complete = word.fits();
+  if (!e.complete) return e;
+  // read_buffer_estimate_bw: sets of floor(S/100) words, an active window of 50 sets that moves
+  // on by 50 (the prefetch half) when its 50th set fills: after a move the window holds no
+  // finished set, so a word hits only if it entered since the last move.
+  const std::uint64_t per_move = 50 * (capacity / 100);
+  std::vector<std::uint32_t> entered(word.space(), 0);  // the window (1-based move count) each word entered in
+  std::uint32_t window = 1;
+  std::uint64_t in_window = 0;
+  auto request = [&](i64 a, i64 b, i64 row) {
+    const i64 w = word(a, b);
+    if (w < 0) return;
+    if (e.first_row < 0) e.first_row = row;
+    std::uint32_t& seen = entered[std::size_t(w)];
+    if (seen == window) return;  // a hit
+    seen = window, ++e.words;
+    if (++in_window == per_move) ++window, in_window = 0, ++e.moves, e.last_move_row = row;
+  };
+  const EntryMap map = entry_map(d, operand, g);
+  auto entry = [&](i64 block, i64 x, i64 o, i64 row) {
+    const i64 first = block * map.block_width + x;
+    if (map.x_is_a) request(first, o, row);
+    else request(o, first, row);
+  };
+  const i64 R = i64(g.R);
+  for (std::uint64_t fc = 0; fc < g.col_folds; ++fc) {
+    for (std::uint64_t fr = 0; fr < g.row_folds; ++fr) {
+      const i64 base = i64(fc * g.row_folds + fr) * i64(g.per_fold);
+      const i64 block = i64(p.by_row_fold ? fr : fc);
+      const i64 width = block + 1 < m.blocks ? m.width : m.last_width;
+      if (m.rolled) {  // demand row prefix + s is anti-diagonal s, columns ascending
+        for (i64 s = 0; s < m.rows + width - 1; ++s) {
+          for (i64 c = std::max<i64>(0, s - m.rows + 1); c <= std::min(width - 1, s); ++c)
+            entry(block, c, s - c, base + p.prefix + s);
+        }
+      } else {  // demand row r loads stationary row fr*R + R-1-r (flipped)
+        for (i64 r = 0; r < R; ++r) {
+          const i64 row = i64(fr) * R + R - 1 - r;
+          if (row >= m.rows) continue;
+          for (i64 x = 0; x < width; ++x) entry(block, x, row, base + r);
+        }
+      }
+    }
+  }
+  return e;
 }
 
 }  // namespace npusim::scalesim

@@ -23,22 +23,48 @@ struct ConvWindow {
   /// The last window element of ofmap pixel `pixel` that lies inside the ifmap; -1 if none does.
   std::int64_t last_element_inside(std::int64_t pixel) const;
 
+  /// The window offset (rows, columns) from an entry's own window element to the copy that
+  /// last answered: neighbouring entries of a demand row usually find their word at the same
+  /// offset, so for_each_copy tries it first. Only the order of the calls depends on it.
+  struct CopyHint {
+    std::int64_t dr = 0, dc = 0;
+    bool set = false;
+  };
+
   /// Calls f(pixel', k') for every ifmap operand entry other than (pixel, k) that holds the same
   /// ifmap word (overlapping windows read a word up to filter_h x filter_w times), until f
-  /// returns true.
+  /// returns true. With `hint`, the copy at the hinted offset comes first, and the offset of the
+  /// copy that returned true is recorded there.
   template <class F>
-  void for_each_copy(std::int64_t pixel, std::int64_t k, const F& f) const {
-    const std::int64_t in_row = pixel / ofmap_w * stride_h + k / (filter_w * channels);
-    const std::int64_t in_col = pixel % ofmap_w * stride_w + k % (filter_w * channels) / channels;
-    const std::int64_t ch = k % channels;
+  void for_each_copy(std::int64_t pixel, std::int64_t k, const F& f, CopyHint* hint = nullptr) const {
+    const std::int64_t fwc = filter_w * channels;
+    const std::int64_t own_wr = k / fwc, own_wc = k % fwc / channels, ch = k % channels;
+    const std::int64_t in_row = pixel / ofmap_w * stride_h + own_wr;
+    const std::int64_t in_col = pixel % ofmap_w * stride_w + own_wc;
+    // the copy read through window element (wr, wc), if that element sees the word
+    auto visit = [&](std::int64_t wr, std::int64_t wc) {
+      // stride 1 skips the divisions: most layers have it, and this is the replay's hot path
+      const std::int64_t out_row = stride_h == 1 ? in_row - wr : (in_row - wr) / stride_h;
+      const std::int64_t out_col = stride_w == 1 ? in_col - wc : (in_col - wc) / stride_w;
+      if (out_row >= ofmap_h || out_col >= ofmap_w) return false;
+      return f(out_row * ofmap_w + out_col, (wr * filter_w + wc) * channels + ch);
+    };
+    std::int64_t skip_wr = -1, skip_wc = -1;
+    if (hint && hint->set) {
+      const std::int64_t wr = own_wr + hint->dr, wc = own_wc + hint->dc;
+      // a valid offset is a multiple of the stride, so the element lines up with the word
+      if (wr >= 0 && wr < filter_h && wr <= in_row && wc >= 0 && wc < filter_w && wc <= in_col) {
+        if (visit(wr, wc)) return;
+        skip_wr = wr, skip_wc = wc;
+      }
+    }
     for (std::int64_t wr = in_row % stride_h; wr < filter_h && wr <= in_row; wr += stride_h) {
-      const std::int64_t out_row = (in_row - wr) / stride_h;
-      if (out_row >= ofmap_h) continue;
       for (std::int64_t wc = in_col % stride_w; wc < filter_w && wc <= in_col; wc += stride_w) {
-        const std::int64_t out_col = (in_col - wc) / stride_w;
-        if (out_col >= ofmap_w) continue;
-        const std::int64_t p = out_row * ofmap_w + out_col, kk = (wr * filter_w + wc) * channels + ch;
-        if ((p != pixel || kk != k) && f(p, kk)) return;
+        if ((wr == own_wr && wc == own_wc) || (wr == skip_wr && wc == skip_wc)) continue;
+        if (visit(wr, wc)) {
+          if (hint) *hint = {wr - own_wr, wc - own_wc, true};
+          return;
+        }
       }
     }
   }
@@ -55,13 +81,20 @@ struct FoldGrid {
   std::uint64_t cols_in(std::uint64_t fc) const { return fc + 1 < col_folds ? C : cols_last; }
 };
 
+/// Demand rows whose served cycle the replay reports: ifmap SRAM start/stop, filter SRAM
+/// start/stop, ofmap start/stop (the served cycle of the row: reads + 1 hit latency and the
+/// row's stall, writes + the row's stall), then four rows whose plain cycle (row + stalls
+/// before it) is wanted: the CALC read estimate's first request and last window move, ifmap and
+/// filter (estimate_reads). A row of -1 is not asked for.
+constexpr int kStampRows = 10;
+
 /// The memory side of one layer in USER mode: what SCALE-Sim reports from its buffers.
 struct BufferReplay {
   std::uint64_t stall_cycles = 0;  ///< SCALE-Sim's Stall Cycles
   std::uint64_t total_cycles = 0;  ///< SCALE-Sim's Total Cycles: the last ofmap row's service cycle
   /// Cycle at which demand row `row` is served: row + stalls before it (+ its own stall for the
   /// operand), as SCALE-Sim stamps its SRAM traces. Filled for the rows asked for in `stamp_rows`.
-  std::int64_t stamps[6] = {};
+  std::int64_t stamps[kStampRows] = {};
   std::uint64_t dram_words[3] = {};  ///< ifmap reads, filter reads, ofmap writes
   std::int64_t dram_start[3] = {}, dram_stop[3] = {};
   /// False when the replay stopped at kMaxReplayEvents, or at a prefetch matrix or prefetch
@@ -82,12 +115,33 @@ struct BufferSizes {
   std::uint64_t read_bandwidth = 1, write_bandwidth = 1;
 };
 
-/// Replays SCALE-Sim's buffers over the layer's demand rows, fold by fold. `stamp_rows` are six
-/// demand rows (ifmap start/stop, filter start/stop, ofmap start/stop) whose served cycles are
-/// wanted; index i of `stamps` is for `stamp_rows[i]`, for operand i / 2.
+/// Replays SCALE-Sim's buffers over the layer's demand rows, fold by fold. `stamp_rows` are the
+/// demand rows whose served cycles are wanted (kStampRows); index i of `stamps` is for
+/// `stamp_rows[i]`.
 /// `conv`: the layer's conv geometry, whose overlapping windows put one ifmap word in several
 /// prefetch entries (a read hits if any of them is in the window); null for a GEMM.
 BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& sizes,
-                            const std::int64_t (&stamp_rows)[6], const ConvWindow* conv = nullptr);
+                            const std::int64_t (&stamp_rows)[kStampRows], const ConvWindow* conv = nullptr);
+
+/// SCALE-Sim's CALC-mode read buffer (read_buffer_estimate_bw.py, docs/scalesim.md section
+/// 3.2) over one read operand's demand stream: it never stalls, and counts as a DRAM read each
+/// word that is not among the words entered since the window last moved on; the window moves
+/// on every 50 x floor(S / 100) entered words (S the buffer's words).
+struct EstimateReads {
+  std::uint64_t words = 0;            ///< DRAM reads: the words entered
+  std::uint64_t moves = 0;            ///< times the window moved on
+  std::int64_t first_row = -1;        ///< demand row of the operand's first valid request
+  std::int64_t last_move_row = -1;    ///< demand row of the request that moved it last
+  /// False past kMaxEstimateAccesses requests or 2^25 distinct words (its table of 4 bytes a word): the figures are void.
+  bool complete = true;
+};
+
+/// The estimate walks every request of the operand (its SRAM reads), about 2-3 ns each.
+constexpr std::uint64_t kMaxEstimateAccesses = std::uint64_t(1) << 28;
+
+/// `operand` 0: the ifmap (a conv's overlapping windows read a word through several entries:
+/// `conv`, null for a GEMM), 1: the filter. `capacity`: the buffer's words.
+EstimateReads estimate_reads(const FoldGrid& g, Dataflow d, int operand, std::uint64_t capacity,
+                             const ConvWindow* conv = nullptr);
 
 }  // namespace npusim::scalesim

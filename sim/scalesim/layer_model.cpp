@@ -198,7 +198,8 @@ void fold_averages(const Grid& g, Dataflow d, LayerReport& r) {
   r.compute_util = compute / double(g.folds) * 100;
 }
 
-/// DRAM words per operand (approximate, docs/scalesim.md section 4): an operand re-streamed by
+/// DRAM words per operand, the fallback past the CALC estimate walk's bound and the ofmap count
+/// past the replay's (approximate, docs/scalesim.md section 3.2): an operand re-streamed by
 /// the fold loop is fetched again unless what is reused fits in the active half of its SRAM.
 void dram_counts(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerReport& r) {
   const std::uint64_t M = l.m, K = l.k, N = l.n;
@@ -226,6 +227,23 @@ void dram_counts(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, Layer
   r.dram[kOfmap] = {r.sram[kOfmap].start, r.sram[kOfmap].stop, mul(mul(M, N, l, what), out_factor, l, what)};
 }
 
+/// The DRAM columns of SCALE-Sim's CALC read buffer (read_buffer_estimate_bw.py) from its walk:
+/// the first fill (50 sets of floor(S/100) words at 10 words per cycle) ends the cycle before
+/// the first request, each later prefetch spans the cycles up to the request that moved the
+/// window, and the final one ends at the last move, responses one cycle (the port's latency)
+/// later. Without a move, everything is one first fill ending at cycle -1.
+Access estimate_access(const EstimateReads& e, std::uint64_t capacity, std::int64_t first_cycle,
+                       std::int64_t last_move_cycle) {
+  constexpr std::uint64_t kFillWordsPerCycle = 10;  // SCALE-Sim's CALC read bandwidth
+  const std::uint64_t per_set = capacity / 100;
+  if (e.moves == 0) {
+    const std::uint64_t lines = ceil_div(ceil_div(e.words, per_set) * per_set, kFillWordsPerCycle);
+    return {-std::int64_t(lines), -1, e.words};
+  }
+  const std::uint64_t first_fill = ceil_div(50 * per_set, kFillWordsPerCycle);
+  return {first_cycle - std::int64_t(first_fill), last_move_cycle + 1, e.words};
+}
+
 /// SCALE-Sim's buffers replayed over the demand rows (sim/scalesim/buffer_model.h). USER: all
 /// three, at `Bandwidth` words per cycle; CALC: the ofmap write buffer only, draining ArrayWidth
 /// words per cycle (SCALE-Sim's read side is then a stall-free estimate, kept approximate in
@@ -241,8 +259,16 @@ void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerRepor
                      "expected at most " + std::to_string(kMaxReplayEvents) +
                          " folds for the USER-mode buffer replay, found " + std::to_string(g.folds));
   }
-  const std::int64_t rows[6] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
-                                r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop};
+  // CALC: SCALE-Sim's estimate read buffers, walked request by request; the cycles of their
+  // first request and last window move come from the replay (ofmap drains stall the array).
+  EstimateReads est[2];
+  const std::uint64_t read_words[2] = {cfg.ifmap_kb * 1024, cfg.filter_kb * 1024};
+  for (int o = kIfmap; o <= kFilter && !user; ++o)
+    est[o] = estimate_reads(g, cfg.dataflow, o, read_words[o], l.conv ? &*l.conv : nullptr);
+  const std::int64_t rows[kStampRows] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
+                                         r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop,
+                                         est[0].first_row,          est[0].last_move_row,    est[1].first_row,
+                                         est[1].last_move_row};
   const BufferSizes sizes{cfg.ifmap_kb * 1024, cfg.filter_kb * 1024, cfg.ofmap_kb * 1024,
                           user ? cfg.bandwidths.front() : 0, user ? cfg.bandwidths.front() : cfg.cols};
   const BufferReplay b = replay_buffers(g, cfg.dataflow, sizes, rows, l.conv ? &*l.conv : nullptr);
@@ -259,6 +285,7 @@ void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerRepor
   for (int o = kIfmap; o <= kOfmap; ++o) {
     r.sram[o].start = b.stamps[2 * o], r.sram[o].stop = b.stamps[2 * o + 1];
     if (user || o == kOfmap) r.dram[o] = {b.dram_start[o], b.dram_stop[o], b.dram_words[o]};
+    else if (est[o].complete) r.dram[o] = estimate_access(est[o], read_words[o], b.stamps[6 + 2 * o], b.stamps[7 + 2 * o]);
   }
 }
 

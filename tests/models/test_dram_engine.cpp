@@ -3,6 +3,7 @@
 // LPDDR4-3200 (test_dram_support.h): tRCD 29, tRP 29, tRAS 68, tRC 97, CL + tDQSCK = 34, CWL 14,
 // burst 8 cycles, tCCD 8; bank = address bits 12..14, row from bit 15, 64 bursts per row.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -157,6 +158,40 @@ TEST(DramEngine, AdaptivePageClosesRowsNobodyWaitsFor) {
   // The miss at 1000 costs tRCD + CL + burst = 71, the conflict 100.
   EXPECT_EQ(b.ends[2], 1071u);
   EXPECT_EQ(a.ends[2], 1100u);
+}
+
+TEST(DramEngine, OpenAdaptivePageClosesRowsOnlyForAWaitingConflict) {
+  // DRAMSys' open-adaptive policy: after a column command the row closes only if a queued
+  // request wants the bank and none hits the row. The pattern above (nobody waits after the
+  // second read): the row stays open, and the read at 1000 is a conflict, as with open page
+  // (its data at 1100).
+  const auto run = [](const DramConfig& config, const std::vector<DramRequest>& reqs) {
+    DramEngine m(config);
+    VectorSource s(reqs);
+    m.run(s);
+    return std::make_pair(m.stats(), s.ends);
+  };
+  DramConfig c = quiet(lpddr4_3200());
+  c.page_policy = PagePolicy::OpenAdaptive;
+  const std::vector<DramRequest> idle = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 0, 1), 1, false},
+                                         {lp4_addr(0, 1, 0), 1000, false}};
+  const auto kept = run(c, idle);
+  EXPECT_EQ(kept.first.row_hits, 1u);
+  EXPECT_EQ(kept.first.row_conflicts, 1u);
+  EXPECT_EQ(kept.second[2], 1100u);
+
+  // A read of row 0 at 0, of row 1 at 1: at the first read's RD (29) the row-1 read waits and
+  // nothing hits row 0, so the row closes (PRE at tRAS 68, as the conflict's would be): the
+  // second read is a miss, ACT at 68 + tRP 29 = 97, RD at 126, data at 126 + 34 + 8 = 168.
+  // Open page: the same times, but a conflict.
+  const std::vector<DramRequest> conflict = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 1, 0), 1, false}};
+  const auto closed = run(c, conflict);
+  EXPECT_EQ(closed.first.row_misses, 2u);
+  EXPECT_EQ(closed.first.row_conflicts, 0u);
+  EXPECT_EQ(closed.second[1], 168u);
+  const auto open = run(quiet(lpddr4_3200()), conflict);
+  EXPECT_EQ(open.first.row_conflicts, 1u);
+  EXPECT_EQ(open.second[1], 168u);
 }
 
 TEST(DramEngine, PerBankRefreshKeepsTheOtherBanksWorking) {

@@ -65,6 +65,45 @@ TEST(DramScheduler, TwoStreamsInOneBankRunAsLongAsTheWindowAllows) {
   EXPECT_EQ(one.stats().row_conflicts, 63u);
 }
 
+TEST(DramScheduler, RowHitCapClosesARowForTheOldestConflict) {
+  // DRAMsim3's cap (4): once a row has had 4 column commands, the bank's oldest request, a
+  // conflict, precharges unless a waiting hit's column command issues before that PRE could.
+  // tRTP 2 and tRAS 30 let the PRE come 2 cycles after the 4th RD, before the next hit's RD
+  // (tCCD 8): every run is 4 reads. Run 1: read 0 (the only one at the first decision) then
+  // reads 2, 4, 6; the window then holds 1, 3, 5, 7 (row 1) and 8, 9, 10, 11: read 1 (the
+  // oldest) opens row 1, then 3, 5, 7; then 8 (now the oldest) opens row 0, with 10, 12, 14;
+  // and so on, the oldest starting each run and the window (rows alternating) always holding 3
+  // more of its row: 64 / 4 = 16 ACTs (1 miss, 15 conflicts), 48 hits.
+  const auto two_streams = [](const DramConfig& config) {
+    DramEngine m(config);
+    VectorSource s(two_streams_in_one_bank(64));
+    m.run(s);
+    return m.stats();
+  };
+  DramConfig c = quiet(lpddr4_3200());
+  c.timing.tRTP = 2, c.timing.tRAS = 30;
+  c.row_hit_cap = 4;
+  const DramStats capped = two_streams(c);
+  EXPECT_EQ(capped.activates, 16u);
+  EXPECT_EQ(capped.row_conflicts, 15u);
+  EXPECT_EQ(capped.row_hits, 48u);
+
+  // With the LPDDR4 tRTP (12 > tCCD 8) the next hit's RD always comes before the PRE could, so
+  // the cap never binds on back-to-back hits: the uncapped runs (6 ACTs, 58 hits, as above).
+  DramConfig lp = quiet(lpddr4_3200());
+  lp.row_hit_cap = 4;
+  const DramStats late_pre = two_streams(lp);
+  EXPECT_EQ(late_pre.activates, 6u);
+  EXPECT_EQ(late_pre.row_hits, 58u);
+
+  // Without the cap (0, the presets' default) the same short-tRTP device runs as long as the
+  // window allows: 6 ACTs, 58 hits.
+  c.row_hit_cap = 0;
+  const DramStats uncapped = two_streams(c);
+  EXPECT_EQ(uncapped.activates, 6u);
+  EXPECT_EQ(uncapped.row_hits, 58u);
+}
+
 /// 8 reads and 8 writes taking turns (read first), all ready at 0: reads to `read_bank`, writes
 /// to `write_bank`, each stream walking row 0.
 std::vector<DramRequest> reads_and_writes(std::uint32_t read_bank, std::uint32_t write_bank) {
