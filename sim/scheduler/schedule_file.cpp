@@ -183,6 +183,61 @@ Dataflow read_dataflow(const json& v, const Graph& g, const std::vector<Segment>
                               dataflow_name(*d) + ", found only vector or view ops");
 }
 
+/// Every object of schedule.json has a fixed set of fields; one not in it (a typo, a field of
+/// another version) is an error naming it and its path, never silently ignored. A group's own
+/// fields are checked in parse_schedule, attention's in read_attention; the writer
+/// (fusion.cpp's to_json) writes nothing else, so a written schedule reads back. A field the
+/// writer starts writing must be added here too.
+void check_fields(const json& obj, const std::string& where, std::initializer_list<const char*> known) {
+  if (!obj.is_object()) throw InputError(where, "expected an object, found " + obj.dump());
+  for (const auto& [key, value] : obj.items()) {
+    if (std::any_of(known.begin(), known.end(), [&, &key = key](const char* k) { return key == k; })) continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw InputError(where + "." + key, "unknown field '" + key + "'; known: " + list);
+  }
+}
+
+/// check_fields on each element of the array `obj[key]`, if present; `prefix` leads its path.
+void check_each(const json& obj, const char* key, const std::string& prefix, std::initializer_list<const char*> known) {
+  if (!obj.is_object() || !obj.contains(key)) return;
+  const json& list = obj.at(key);
+  const std::string at = prefix + key;
+  if (!list.is_array()) throw InputError(at, "expected an array, found " + list.dump());
+  for (std::size_t i = 0; i < list.size(); ++i) check_fields(list[i], at + "[" + std::to_string(i) + "]", known);
+}
+
+/// The top level and its informational blocks (not_fused, search).
+void check_document_fields(const json& doc, const std::string& source) {
+  for (const auto& [key, value] : doc.items())
+    if (key != "format" && key != "version" && key != "workload" && key != "policy" && key != "groups" &&
+        key != "not_fused" && key != "search")
+      throw InputError(source + ": " + key, "unknown field '" + key +
+                                                "'; known: format, version, groups (workload, policy, not_fused, "
+                                                "search are informational)");
+  check_each(doc, "not_fused", source + ": ", {"from", "to", "reason"});
+  if (!doc.contains("search")) return;
+  const json& search = doc.at("search");
+  const std::string where = source + ": search";
+  check_fields(search, where,
+               {"objective", "candidate_groups_evaluated", "candidate_groups_feasible", "max_group_segments",
+                "search_seconds", "estimated_seconds", "greedy_estimated_seconds", "dataflow_overrides", "chosen",
+                "simulated"});
+  check_each(search, "simulated", where + ".", {"candidate", "simulated_seconds", "dram_bytes", "energy_j"});
+}
+
+/// A group's nested objects: tiles per head, depth_first, the informational segments.
+void check_group_fields(const json& e, const std::string& where) {
+  if (e.contains("tiles") && e["tiles"].is_object())
+    for (const auto& [op_name, t] : e["tiles"].items())
+      if (t.is_object()) check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels"});
+  if (e.contains("depth_first") && e["depth_first"].is_object())
+    check_fields(e["depth_first"], where + ".depth_first", {"rows", "halo", "weights_resident"});
+  check_each(e, "segments", where + ".",
+             {"ops", "loop_order", "tiles", "working_set_bytes", "dram_bytes", "region_end", "width",
+              "tile_elements", "passes", "in_place"});
+}
+
 }  // namespace
 
 Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
@@ -191,6 +246,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
   if (!doc.is_object()) throw InputError(source, "expected a JSON object with 'groups', found " + type_name(doc));
   if (doc.contains("format") && doc["format"] != "npusim-schedule")
     throw InputError(source + ": format", "expected \"npusim-schedule\", found " + doc["format"].dump());
+  check_document_fields(doc, source);
   const json& groups = require(doc, "groups", json::value_t::array, source);
 
   std::vector<std::vector<int>> members;
@@ -209,6 +265,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
                                                         "'; known: name, ops, tiles, dataflow, depth_first, attention (fusion, "
                                                         "segments, resident_tensors, reloaded_inputs, sram_bytes, dram_bytes are "
                                                         "informational)");
+    if (e.is_object()) check_group_fields(e, place.at(gi, name));
     const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
     if (ops.empty()) throw InputError(place.at(gi, name, "ops"), "expected at least one op name, found an empty list");
     std::vector<int> m;
