@@ -36,8 +36,12 @@ cp tests/data/scalesim/*.csv "$seeds/scalesim_csv/"
 /usr/bin/python3 fuzz/make_onnx_seeds.py "$seeds/onnx" 2>/dev/null || echo "fuzz: no python3-onnx, ONNX corpus starts empty"
 "$B/npusim" schedule -w small_cnn -o "$seeds/schedule_json/greedy.json"
 "$B/npusim" schedule -w small_cnn -f none -o "$seeds/schedule_json/none.json"
-"$B/npusim" run -w small_cnn -f none -o "$B/seed-run" --trace-level full >/dev/null
-cp "$B/seed-run/trace.json" "$seeds/trace_json/"
+# Small whole traces (12-15 KB with 1 us counter windows): a trace over -max_len would be cut
+# short, and every mutation of a cut trace fails at its end after a long parse.
+for w in gemm_small conv_pool; do
+  "$B/npusim" run -w "tests/data/$w.yaml" -f greedy -o "$B/seed-run" --counter-window 1us >/dev/null
+  cp "$B/seed-run/trace.json" "$seeds/trace_json/$w.json"
+done
 for g in sequential random read_write; do
   "$B/npusim" dram --generate "$g" --requests 64 --trace "$seeds/dram_trace/$g.trace" >/dev/null
 done
