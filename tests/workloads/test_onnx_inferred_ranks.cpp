@@ -1,6 +1,7 @@
-// The windowed-op rank check (workloads/onnx/validate.cpp) holds for ranks only ONNX's shape
-// inference derives, not just the declared ones: a Conv or pool reading an intermediate of the
-// wrong rank is an InputError before ONNX's convPoolShapeInference (which crashes on it) runs.
+// Checks that run before ONNX's shape inference (workloads/onnx/validate.cpp): the windowed-op
+// rank check holds for ranks only ONNX's inference derives, not just the declared ones (a Conv or
+// pool reading an intermediate of the wrong rank is an InputError before ONNX's
+// convPoolShapeInference, which crashes on it, runs), and stored tensors' sizes are bounded.
 #include <gtest/gtest.h>
 
 #include "onnx_builder.h"
@@ -104,6 +105,43 @@ TEST(OnnxInferredRanks, AGoodChainStillImports) {
   EXPECT_EQ(count_ops(g, OpKind::Conv2d), 1);
   // 6x6 outputs x 4 channels x 3 x 3x3 = 3,888 MACs (no padding: 8 - 3 + 1 = 6)
   EXPECT_EQ(graph_totals(g, 1).macs, 3'888u + 4u * 10);
+}
+
+}  // namespace
+}  // namespace npusim::workloads
+
+namespace npusim::workloads {
+namespace {
+
+TEST(OnnxStoredTensors, AnInitializerWhoseElementCountOverflowsIsRefused) {
+  // A fuzzer finding (fuzz/regressions/onnx/initializer_dims_overflow.onnx): dims whose product
+  // overflows int64 (1679587377584688000 x 97 > 2^63) reached the element count unchecked.
+  OnnxBuilder b;
+  b.input("x", {1, 4}).weight("w", {1679587377584688000, 97});
+  b.node("Add", {"x", "w"}, {"y"}, "add");
+  b.output("y");
+  const std::string msg = testing::input_error([&] { b.load(); });
+  EXPECT_TRUE(testing::contains(msg, "(initializer 'w'): expected dims >= 0 and at most 2^40")) << msg;
+  EXPECT_TRUE(testing::contains(msg, "found [1679587377584688000, 97]")) << msg;
+  // 2^20 x 2^21 = 2^41 elements: no overflow, but over the 2^40 limit.
+  OnnxBuilder big;
+  big.input("x", {1, 4}).weight("w", {1 << 20, 1 << 21});
+  big.node("Add", {"x", "w"}, {"y"}, "add");
+  big.output("y");
+  EXPECT_TRUE(testing::contains(testing::input_error([&] { big.load(); }), "found [1048576, 2097152]"));
+  // A Constant's value tensor is checked alike.
+  OnnxBuilder constant;
+  constant.input("x", {1, 4});
+  auto& c = constant.node("Constant", {}, {"k"}, "k");
+  auto* a = c.add_attribute();
+  a->set_name("value");
+  a->set_type(::onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+  for (const std::int64_t d : {std::int64_t{1} << 40, std::int64_t{2}}) a->mutable_t()->add_dims(d);
+  constant.node("Add", {"x", "k"}, {"y"}, "add");
+  constant.output("y");
+  const std::string msg3 = testing::input_error([&] { constant.load(); });
+  EXPECT_TRUE(testing::contains(msg3, "attribute 'value': expected dims >= 0")) << msg3;
 }
 
 }  // namespace

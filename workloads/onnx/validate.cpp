@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
+#include "workloads/graph_internal.h"
 #include "workloads/onnx/attributes.h"
 #include "workloads/onnx/model_file.h"
 
@@ -85,9 +87,31 @@ void check_subgraphs(const ::onnx::NodeProto& n, const std::string& path) {
   }
 }
 
+/// A stored tensor (an initializer, a Constant's value): dims >= 0 (0: an empty tensor) and at
+/// most kMaxTensorElements elements, the product overflow-checked, before anything multiplies
+/// them (a fuzzed initializer of dims [1679587377584688000, 97] overflowed the element count).
+void check_stored_tensor(const ::onnx::TensorProto& t, const std::string& where) {
+  std::int64_t count = 1;
+  for (const auto d : t.dims()) {
+    const auto next = d < 0 ? std::nullopt : checked_mul(count, d);
+    if (!next || *next > internal::kMaxTensorElements) {
+      std::string dims;
+      for (const auto x : t.dims()) dims += (dims.empty() ? "" : ", ") + std::to_string(x);
+      throw InputError(where, "expected dims >= 0 and at most 2^40 = " + std::to_string(internal::kMaxTensorElements) +
+                                  " elements in tensor '" + t.name() + "', found [" + dims + "]");
+    }
+    count = *next;
+  }
+}
+
 void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
+  for (const auto& t : g.initializer()) check_stored_tensor(t, path + " (initializer '" + t.name() + "')");
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) check_stored_tensor(a.t(), node_where(path, n) + " attribute '" + a.name() + "'");
+      for (const auto& t : a.tensors()) check_stored_tensor(t, node_where(path, n) + " attribute '" + a.name() + "'");
+    }
     // Every ONNX operator has an output (optional ones may be "", e.g. LSTM's Y, not all of them).
     if (std::all_of(n.output().begin(), n.output().end(), [](const std::string& o) { return o.empty(); }))
       throw InputError(path + " (node " + std::to_string(i) + (n.name().empty() ? "" : " '" + n.name() + "'") + " " +
