@@ -5,6 +5,8 @@
 # another one (or 0: random) to explore further. NPUSIM_FUZZ_RUNS=N also stops each harness after
 # N inputs: with the seed fixed, a pass is then a prefix of one fixed sequence of inputs whatever
 # the machine's speed (CI's pass, checked clean before it was committed).
+# NPUSIM_FUZZ_WORK=DIR keeps the seeds, corpora, findings and logs there instead of build-asan/
+# (a second pass beside a running campaign, e.g. CI's pass from a fresh corpus).
 # Builds build-asan/ with clang (ASan + UBSan + libFuzzer; scripts/configure-asan.sh), seeds each
 # corpus from the repo's own files, runs each harness, and prints the executions per harness.
 # Exit 1 if anything crashed, hung or blew its memory limit: the input is in
@@ -25,7 +27,8 @@ cmake --build "$B" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 
 # Seeds: the repo's files of each format, plus a schedule, a trace and a DRAM trace made by npusim.
 export ASAN_OPTIONS=detect_leaks=0
-seeds="$B/fuzz-seeds"
+W="${NPUSIM_FUZZ_WORK:-$B}"
+seeds="$W/fuzz-seeds"
 rm -rf "$seeds"
 mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json}
 cp workloads/zoo/*.yaml tests/data/*.yaml "$seeds/workload_yaml/"
@@ -36,8 +39,12 @@ cp tests/data/scalesim/*.csv "$seeds/scalesim_csv/"
 /usr/bin/python3 fuzz/make_onnx_seeds.py "$seeds/onnx" 2>/dev/null || echo "fuzz: no python3-onnx, ONNX corpus starts empty"
 "$B/npusim" schedule -w small_cnn -o "$seeds/schedule_json/greedy.json"
 "$B/npusim" schedule -w small_cnn -f none -o "$seeds/schedule_json/none.json"
-"$B/npusim" run -w small_cnn -f none -o "$B/seed-run" --trace-level full >/dev/null
-cp "$B/seed-run/trace.json" "$seeds/trace_json/"
+# Small whole traces (12-15 KB with 1 us counter windows): a trace over -max_len would be cut
+# short, and every mutation of a cut trace fails at its end after a long parse.
+for w in gemm_small conv_pool; do
+  "$B/npusim" run -w "tests/data/$w.yaml" -f greedy -o "$W/seed-run" --counter-window 1us >/dev/null
+  cp "$W/seed-run/trace.json" "$seeds/trace_json/$w.json"
+done
 for g in sequential random read_write; do
   "$B/npusim" dram --generate "$g" --requests 64 --trace "$seeds/dram_trace/$g.trace" >/dev/null
 done
@@ -45,9 +52,9 @@ done
 failed=0
 printf '%-16s %14s %10s %s\n' harness executions exec/s result
 for r in "${readers[@]}"; do
-  corpus="$B/fuzz-corpus/$r" artifacts="$B/fuzz-artifacts/$r"
+  corpus="$W/fuzz-corpus/$r" artifacts="$W/fuzz-artifacts/$r"
   mkdir -p "$corpus" "$artifacts"
-  log="$B/fuzz_$r.log"
+  log="$W/fuzz_$r.log"
   status=ok
   "$B/fuzz/fuzz_$r" -seed="${NPUSIM_FUZZ_SEED:-1}" -max_total_time="$seconds" ${NPUSIM_FUZZ_RUNS:+-runs=$NPUSIM_FUZZ_RUNS} -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "$seeds/$r" >"$log" 2>&1 || status=FAILED

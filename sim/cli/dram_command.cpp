@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -17,9 +18,12 @@
 #include "models/dram/dram_engine.h"
 #include "models/dram/dram_trace.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/interrupts.h"
+#include "sim/cli/output_dir.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/temporaries.h"
 
 namespace npusim::cli {
 namespace po = boost::program_options;
@@ -99,6 +103,7 @@ DramConfig load_dram(const Options& o) {
   const fs::path base = fs::temp_directory_path() / ("npusim-dram-" + std::to_string(::getpid()) + ".yaml");
   std::vector<std::string> overrides = {"npu.dram.preset=" + o.preset};
   for (const auto& s : o.sets) overrides.push_back(dram_key(s));
+  const TemporaryGuard interrupted_run_removes_it(base.string());
   std::ofstream(base) << "name: dram\n";
   try {
     HardwareConfig hw = config::load_hardware_config(base.string(), overrides);
@@ -111,6 +116,22 @@ DramConfig load_dram(const Options& o) {
     const std::string what = std::string(e.what()).substr(where.size() + 2);
     throw InputError("--preset " + o.preset + where.substr(base.string().size()), what);
   }
+}
+
+/// --generate's trace is a file of its own: checked before any work, and never inside the output
+/// folder, which npusim replaces as a whole (the trace would be lost with the earlier folder).
+void check_generated_trace_path(const std::string& trace, const OutputDir* out) {
+  if (out) {
+    std::error_code ec;
+    const fs::path t = fs::weakly_canonical(trace, ec), dir = fs::weakly_canonical(out->final_path(), ec);
+    for (fs::path p = t.parent_path(); !p.empty(); p = p.parent_path()) {
+      if (p == dir)
+        throw InputError("--trace " + trace, "expected a trace file outside --out " + out->final_path().string() +
+                                                 " (npusim replaces that folder as a whole), found it inside");
+      if (p == p.parent_path()) break;
+    }
+  }
+  check_output_file(trace, "--trace");
 }
 
 nlohmann::json summary_of(const models::DramEngine& engine, const nlohmann::json& stats, const Options& o,
@@ -184,8 +205,15 @@ int dram_command(const std::vector<std::string>& args) {
   if (o.trace.empty()) throw InputError("npusim dram", "expected --trace FILE, found none");
   if (o.generate.empty() && o.out.empty()) throw InputError("npusim dram", "expected --out DIR, found none");
 
+  // The output folder is checked and locked before any work (a bad --out fails at once) and
+  // filled in a temporary sibling renamed into place when whole (sim/cli/output_dir.h).
+  std::optional<OutputDir> out;
+  if (!o.out.empty()) out.emplace(o.out);
+  if (!o.generate.empty()) check_generated_trace_path(o.trace, out ? &*out : nullptr);
+  set_stage("loading the DRAM config");
   const DramConfig config = load_dram(o);
   if (!o.generate.empty()) {
+    set_stage("generating the trace");
     models::PatternSource pattern(models::parse_trace_pattern(o.generate, "--generate"), config, pattern_options(o));
     std::uint64_t n = 0;
     write_file_atomic(o.trace, [&](std::ostream& out) { n = models::write_trace(pattern, out); });
@@ -195,6 +223,7 @@ int dram_command(const std::vector<std::string>& args) {
 
   std::ifstream in(o.trace);
   if (!in) throw InputError(o.trace, "cannot open the trace file for reading");
+  set_stage("simulating the DRAM trace");
   models::DramEngine engine(config);
   models::TraceReader reader(in, o.trace, engine.capacity_bytes());
   engine.run(reader);
@@ -202,10 +231,10 @@ int dram_command(const std::vector<std::string>& args) {
   engine.advance_to(stats.last_completion_cycle);  // refreshes due while the last data moved
   const nlohmann::json summary = summary_of(engine, engine.stats().to_json(config), o, reader.requests());
 
-  fs::create_directories(o.out);
-  const fs::path file = fs::path(o.out) / "dram_summary.json";
-  write_file_atomic(file.string(), summary.dump(2) + "\n");
-  print_summary(summary, file);
+  set_stage("writing dram_summary.json");
+  write_file_atomic((out->path() / "dram_summary.json").string(), summary.dump(2) + "\n");
+  out->commit();
+  print_summary(summary, out->final_path() / "dram_summary.json");
   return 0;
 }
 

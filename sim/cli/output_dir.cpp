@@ -42,7 +42,8 @@ void make_folder(const fs::path& dir, const std::string& flag, const std::string
 bool is_npusim_output(const fs::path& dir) {
   std::error_code ec;
   if (fs::is_empty(dir, ec)) return true;
-  for (const char* f : {"summary.json", "compare.json"})
+  // run/roofline, compare, dram, scalesim.
+  for (const char* f : {"summary.json", "compare.json", "dram_summary.json", "COMPUTE_REPORT.csv"})
     if (fs::exists(dir / f, ec)) return true;
   return false;
 }
@@ -86,14 +87,23 @@ OutputDir::OutputDir(const std::string& final_path, const std::string& flag) {
                      "(npusim replaces the folder as a whole)");
   const fs::path parent = final_.parent_path();
   created_ = missing_folders(parent);
-  make_folder(parent, flag, final_path);
+  // Registered before they exist: a signal from here on removes them too (when still empty).
+  for (const auto& f : created_) register_created_folder(f.string());
+  try {
+    make_folder(parent, flag, final_path);
+  } catch (const InputError&) {
+    forget_created_folders();
+    throw;
+  }
   const fs::path dir = parent.empty() ? fs::path(".") : parent;
 
   lock_ = dir / ("." + name + ".lock");
   lock_fd_ = take_lock(lock_);
+  const int lock_error = errno;
+  if (lock_fd_ < 0) forget_created_folders();
   if (lock_fd_ == -2)
     throw InputError(flag + " " + final_path, "expected a writable folder, found that " + lock_.string() +
-                                                  " cannot be created (" + std::strerror(errno) + ")");
+                                                  " cannot be created (" + std::strerror(lock_error) + ")");
   if (lock_fd_ < 0)
     throw InputError(flag + " " + final_path, "expected a folder no other run is writing, found it in use (" +
                                                   lock_.string() + " is locked by another npusim)");
@@ -106,6 +116,7 @@ OutputDir::OutputDir(const std::string& final_path, const std::string& flag) {
     unregister_temporary(lock_.string());
     ::close(lock_fd_);
     ::unlink(lock_.c_str());
+    forget_created_folders();
     throw InputError(flag + " " + final_path, "expected a writable folder, found that " + tmp_.string() +
                                                   " cannot be created (" + ec.message() + ")");
   }
@@ -116,11 +127,19 @@ OutputDir::~OutputDir() {
   if (!committed_) fs::remove_all(tmp_, ec);
   ::unlink(lock_.c_str());  // while still held: a run that opened it meanwhile retries (take_lock)
   ::close(lock_fd_);
-  // A failed run leaves no trace, not even the parent folders it created (when still empty).
-  if (!committed_)
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);
+  if (!committed_) forget_created_folders();
   unregister_temporary(tmp_.string());
   unregister_temporary(lock_.string());
+}
+
+void OutputDir::forget_created_folders() {
+  // A failed run leaves no trace, not even the parent folders it created (when still empty).
+  std::error_code ec;
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    fs::remove(*it, ec);
+    unregister_created_folder(it->string());
+  }
+  created_.clear();
 }
 
 void OutputDir::commit() {
@@ -135,6 +154,7 @@ void OutputDir::commit() {
   fs::rename(tmp_, final_, ec);
   if (ec) throw SimulationError("cannot move " + tmp_.string() + " to " + final_.string() + ": " + ec.message());
   committed_ = true;
+  for (const auto& f : created_) unregister_created_folder(f.string());  // they hold the output now
   fs::remove_all(old, ec);
   unregister_temporary(old.string());
 }

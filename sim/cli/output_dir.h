@@ -25,6 +25,9 @@ class OutputDir {
   void commit();
 
  private:
+  /// Removes the parent folders made for this run (those still empty) and forgets them.
+  void forget_created_folders();
+
   std::filesystem::path final_, tmp_, lock_;
   std::vector<std::filesystem::path> created_;  // parent folders made for this run, outermost first
   int lock_fd_ = -1;

@@ -8,6 +8,8 @@
 
 #include "models/mac_array/fold_model.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/interrupts.h"
+#include "sim/cli/output_dir.h"
 #include "sim/core/errors.h"
 #include "sim/scalesim/layer_model.h"
 #include "sim/scalesim/reports.h"
@@ -70,7 +72,11 @@ std::vector<scalesim::Layer> load_layers(const Options& o) {
 int scalesim_command(const std::vector<std::string>& args) {
   Options o;
   if (!parse_options(args, o)) return 0;
-  // Everything is read and computed before the first file is written: bad input leaves no output.
+  // The output folder is checked and locked first (a bad --out fails at once), then everything is
+  // read and computed before the first file is written in its temporary sibling, which takes the
+  // folder's name only when whole (sim/cli/output_dir.h): bad input or a signal leaves no output.
+  OutputDir out(o.out);
+  set_stage("reading the SCALE-Sim config and topology");
   const scalesim::ScaleSimConfig cfg = scalesim::load_scalesim_config(o.config);
   const std::vector<scalesim::Layer> layers = load_layers(o);
   std::vector<scalesim::LayerReport> reports;
@@ -82,6 +88,7 @@ int scalesim_command(const std::vector<std::string>& args) {
       throw InputError(o.topology, std::string("expected a topology whose total ") + what +
                                        " fits in 64 bits, found an overflow");
   };
+  set_stage("simulating the layers");
   for (const auto& layer : layers) {
     reports.push_back(scalesim::simulate_layer(layer, cfg));
     const auto& r = reports.back();
@@ -91,7 +98,9 @@ int scalesim_command(const std::vector<std::string>& args) {
     accumulate(psum, r.psum_words, "partial-sum count");
     accumulate(macs, r.macs, "MAC count");
   }
-  scalesim::write_reports(o.out, reports);
+  set_stage("writing the reports");
+  scalesim::write_reports(out.path().string(), reports);
+  out.commit();
   const bool calc = cfg.interface == scalesim::InterfaceBandwidth::Calc;
   std::cout << "npusim scalesim: " << cfg.run_name << ", " << layers.size() << " layers on a " << cfg.rows << "x"
             << cfg.cols << " array, " << to_string(cfg.dataflow) << ", " << (calc ? "CALC" : "USER") << "\n"

@@ -21,6 +21,12 @@ std::vector<std::string>& registry() {
   return paths;
 }
 
+/// Created parent folders, outermost first (under registry_mutex()).
+std::vector<std::string>& created_folders() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
 bool g_closed = false;  // under registry_mutex(): removal has begun, the process is exiting
 
 void remove_all_registered() {
@@ -34,29 +40,45 @@ void remove_all_registered() {
   }
 }
 
-}  // namespace
+/// Removes each empty one, innermost first; returns those removed.
+std::vector<std::string> remove_empty_created_folders() {
+  std::vector<std::string> removed;
+  auto& folders = created_folders();
+  for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
+    std::error_code ec;
+    if (std::filesystem::remove(*it, ec)) removed.push_back(*it);  // fails, as wanted, when not empty
+  }
+  return removed;
+}
 
-void register_temporary(const std::string& path) {
+void add_to(std::vector<std::string>& list, const std::string& path) {
   if (path.empty()) return;
   std::unique_lock<std::mutex> lock(registry_mutex());
   if (g_closed) {  // the signal handler is removing everything and will exit: create nothing
     lock.unlock();
     for (;;) ::pause();
   }
-  registry().push_back(path);
+  list.push_back(path);
 }
 
-void unregister_temporary(const std::string& path) {
+void remove_from(std::vector<std::string>& list, const std::string& path) {
   if (path.empty()) return;
   std::lock_guard<std::mutex> lock(registry_mutex());
-  auto& r = registry();
-  const auto it = std::find(r.rbegin(), r.rend(), path);
-  if (it != r.rend()) r.erase(std::next(it).base());
+  const auto it = std::find(list.rbegin(), list.rend(), path);
+  if (it != list.rend()) list.erase(std::next(it).base());
 }
+
+}  // namespace
+
+void register_temporary(const std::string& path) { add_to(registry(), path); }
+void unregister_temporary(const std::string& path) { remove_from(registry(), path); }
+void register_created_folder(const std::string& path) { add_to(created_folders(), path); }
+void unregister_created_folder(const std::string& path) { remove_from(created_folders(), path); }
 
 void forget_temporaries() {
   std::lock_guard<std::mutex> lock(registry_mutex());
   registry().clear();
+  created_folders().clear();
 }
 
 std::vector<std::string> remove_temporaries() {
@@ -69,6 +91,8 @@ std::vector<std::string> remove_temporaries() {
   remove_all_registered();
   std::vector<std::string> removed = registry();
   registry().clear();
+  for (auto& f : remove_empty_created_folders()) removed.push_back(std::move(f));
+  created_folders().clear();
   return removed;
 }
 

@@ -16,6 +16,12 @@ void unregister_temporary(const std::string& path);
 /// way when the signal came is removed too; returns the paths removed.
 std::vector<std::string> remove_temporaries();
 
+/// A folder made for the output (a missing parent of `--out`): removed by remove_temporaries()
+/// after the temporaries, innermost first, and only if empty by then (another run may have put
+/// its own output in it). Register before creating it, like a temporary.
+void register_created_folder(const std::string& path);
+void unregister_created_folder(const std::string& path);
+
 /// Empties the list without removing anything (a forked child: the paths are its parent's).
 void forget_temporaries();
 

@@ -17,6 +17,13 @@ using workloads::Graph;
 
 namespace {
 
+/// A found value for an error message, cut short: a hostile file's value can be megabytes.
+std::string shown(const json& v) {
+  std::string text = v.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
 /// Where a message points: "file: groups[2] ('name')".
 struct Place {
   std::string source;
@@ -38,7 +45,7 @@ const json& require(const json& obj, const char* key, json::value_t type, const 
     throw InputError(where + "." + key, std::string("expected ") +
                                             (type == json::value_t::number_unsigned ? "a positive integer"
                                                                                     : json(type).type_name()) +
-                                            ", found " + v.dump());
+                                            ", found " + shown(v));
   return v;
 }
 
@@ -151,7 +158,7 @@ TileRequest read_tile(const json& t, const Graph& g, int head, const std::string
 GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const Graph& g, const HardwareConfig& hw,
                          const std::string& where) {
   const json at = e.value("attention", json::object());
-  if (!at.is_object()) throw InputError(where, "expected {block_rows, kv_resident}, found " + at.dump());
+  if (!at.is_object()) throw InputError(where, "expected {block_rows, kv_resident}, found " + shown(at));
   for (const auto& [key, value] : at.items())
     if (key != "block_rows" && key != "kv_resident" && key != "kv_rows")
       throw InputError(where + "." + key, "unknown field '" + key + "'; known: block_rows, kv_resident (kv_rows is informational)");
@@ -167,7 +174,7 @@ GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const 
   std::optional<bool> kv_resident;
   if (at.contains("kv_resident")) {
     if (!at["kv_resident"].is_boolean())
-      throw InputError(where + ".kv_resident", "expected true or false, found " + at["kv_resident"].dump());
+      throw InputError(where + ".kv_resident", "expected true or false, found " + shown(at["kv_resident"]));
     kv_resident = at["kv_resident"].get<bool>();
   }
   return evaluate_attention(g, hw, segs, rows, kv_resident);
@@ -177,10 +184,71 @@ GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const 
 /// override that changes nothing is taken for a mistake, e.g. a dataflow put on the wrong group).
 Dataflow read_dataflow(const json& v, const Graph& g, const std::vector<Segment>& segs, const std::string& where) {
   const auto d = v.is_string() ? parse_dataflow_name(v.get<std::string>()) : std::nullopt;
-  if (!d) throw InputError(where, "unknown dataflow " + v.dump() + "; expected one of \"WS\", \"OS\", \"IS\"");
+  if (!d) throw InputError(where, "unknown dataflow " + shown(v) + "; expected one of \"WS\", \"OS\", \"IS\"");
   if (has_gemm(g, segs)) return *d;
   throw InputError(where, "expected a group with a GEMM op (conv2d, matmul, ...) to run with dataflow " +
                               dataflow_name(*d) + ", found only vector or view ops");
+}
+
+/// Every object of schedule.json has a fixed set of fields; one not in it (a typo, a field of
+/// another version) is an error naming it and its path, never silently ignored. A group's own
+/// fields are checked in parse_schedule, attention's in read_attention; the writer
+/// (fusion.cpp's to_json) writes nothing else, so a written schedule reads back. A field the
+/// writer starts writing must be added here too.
+void check_fields(const json& obj, const std::string& where, std::initializer_list<const char*> known) {
+  if (!obj.is_object()) throw InputError(where, "expected an object, found " + shown(obj));
+  for (const auto& [key, value] : obj.items()) {
+    if (std::any_of(known.begin(), known.end(), [&, &key = key](const char* k) { return key == k; })) continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw InputError(where + "." + key, "unknown field '" + key + "'; known: " + list);
+  }
+}
+
+/// check_fields on each element of the array `obj[key]`, if present; `prefix` leads its path.
+void check_each(const json& obj, const char* key, const std::string& prefix, std::initializer_list<const char*> known) {
+  if (!obj.is_object() || !obj.contains(key)) return;
+  const json& list = obj.at(key);
+  const std::string at = prefix + key;
+  if (!list.is_array()) throw InputError(at, "expected an array, found " + shown(list));
+  for (std::size_t i = 0; i < list.size(); ++i) check_fields(list[i], at + "[" + std::to_string(i) + "]", known);
+}
+
+/// The top level and its informational blocks (not_fused, search).
+void check_document_fields(const json& doc, const std::string& source) {
+  for (const auto& [key, value] : doc.items())
+    if (key != "format" && key != "version" && key != "workload" && key != "policy" && key != "groups" &&
+        key != "not_fused" && key != "search")
+      throw InputError(source + ": " + key, "unknown field '" + key +
+                                                "'; known: format, version, groups (workload, policy, not_fused, "
+                                                "search are informational)");
+  check_each(doc, "not_fused", source + ": ", {"from", "to", "reason"});
+  if (!doc.contains("search")) return;
+  const json& search = doc.at("search");
+  const std::string where = source + ": search";
+  check_fields(search, where,
+               {"objective", "candidate_groups_evaluated", "candidate_groups_feasible", "max_group_segments",
+                "search_seconds", "estimated_seconds", "greedy_estimated_seconds", "dataflow_overrides", "chosen",
+                "simulated"});
+  check_each(search, "simulated", where + ".", {"candidate", "simulated_seconds", "dram_bytes", "energy_j"});
+}
+
+/// A group's nested objects: tiles per head, depth_first, the informational segments.
+void check_group_fields(const json& e, const std::string& where) {
+  if (e.contains("tiles") && e["tiles"].is_object())
+    for (const auto& [op_name, t] : e["tiles"].items())
+      if (t.is_object()) check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels"});
+  if (e.contains("depth_first") && e["depth_first"].is_object())
+    check_fields(e["depth_first"], where + ".depth_first", {"rows", "halo", "weights_resident"});
+  check_each(e, "segments", where + ".",
+             {"ops", "loop_order", "tiles", "working_set_bytes", "dram_bytes", "region_end", "width",
+              "tile_elements", "passes", "in_place", "prologue"});
+  if (!e.contains("segments")) return;
+  const json& segments = e["segments"];
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    if (segments[i].contains("prologue"))
+      check_fields(segments[i]["prologue"], where + ".segments[" + std::to_string(i) + "].prologue",
+                   {"ops", "operand", "operand_reads", "mode", "vector_ops"});
 }
 
 }  // namespace
@@ -190,7 +258,8 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
   const Place place{source};
   if (!doc.is_object()) throw InputError(source, "expected a JSON object with 'groups', found " + type_name(doc));
   if (doc.contains("format") && doc["format"] != "npusim-schedule")
-    throw InputError(source + ": format", "expected \"npusim-schedule\", found " + doc["format"].dump());
+    throw InputError(source + ": format", "expected \"npusim-schedule\", found " + shown(doc["format"]));
+  check_document_fields(doc, source);
   const json& groups = require(doc, "groups", json::value_t::array, source);
 
   std::vector<std::vector<int>> members;
@@ -209,12 +278,13 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
                                                         "'; known: name, ops, tiles, dataflow, depth_first, attention (fusion, "
                                                         "segments, resident_tensors, reloaded_inputs, sram_bytes, dram_bytes are "
                                                         "informational)");
+    if (e.is_object()) check_group_fields(e, place.at(gi, name));
     const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
     if (ops.empty()) throw InputError(place.at(gi, name, "ops"), "expected at least one op name, found an empty list");
     std::vector<int> m;
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const std::string where = place.at(gi, name, "ops[" + std::to_string(k) + "]");
-      if (!ops[k].is_string()) throw InputError(where, "expected an op name, found " + ops[k].dump());
+      if (!ops[k].is_string()) throw InputError(where, "expected an op name, found " + shown(ops[k]));
       const int o = g.find_op(ops[k].get<std::string>());
       if (o < 0) throw InputError(where, "unknown op '" + ops[k].get<std::string>() + "' (not in workload '" + g.name + "')");
       if (group_of[o] >= 0)
@@ -256,13 +326,13 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     std::vector<Segment> segs = make_segments(g, ops, true, false);
     if (e.contains("tiles")) {
       const json& tiles = e["tiles"];
-      if (!tiles.is_object()) throw InputError(place.at(gi, name, "tiles"), "expected an object keyed by op name, found " + tiles.dump());
+      if (!tiles.is_object()) throw InputError(place.at(gi, name, "tiles"), "expected an object keyed by op name, found " + shown(tiles));
       for (const auto& [op_name, t] : tiles.items()) {
         const std::string where = place.at(gi, name, "tiles." + op_name);
         auto seg = std::find_if(segs.begin(), segs.end(), [&, &op_name = op_name](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
         if (seg == segs.end())
           throw InputError(where, "expected the name of a segment head in this group, found '" + op_name + "'");
-        if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels}, found " + t.dump());
+        if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels}, found " + shown(t));
         seg->request = read_tile(t, g, seg->ops[0], where);
       }
     }
@@ -280,7 +350,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     if (e.contains("depth_first")) {
       const json& df = e["depth_first"];
       const std::string where = place.at(gi, name, "depth_first");
-      if (!df.is_object()) throw InputError(where, "expected {rows, halo}, found " + df.dump());
+      if (!df.is_object()) throw InputError(where, "expected {rows, halo}, found " + shown(df));
       const std::int64_t rows = df.contains("rows") ? require(df, "rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
       const std::string halo = df.value("halo", std::string("cache"));
       if (halo != "cache" && halo != "recompute")

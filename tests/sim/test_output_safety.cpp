@@ -237,3 +237,127 @@ TEST(OutputSafety, BadInputLeavesNoFolderNotEvenItsParents) {
   EXPECT_EQ(join(entries(dir)), "");
   fs::remove_all(dir);
 }
+
+// npusim dram --out and npusim scalesim --out go through OutputDir like npusim run: checked and
+// locked before any work, written in a temporary sibling, renamed into place when whole.
+namespace {
+
+const std::string kScaleSim = std::string(NPUSIM_TEST_DATA) + "/scalesim/";
+
+/// The two commands with `out` as --out; dram reads `trace` (a bad --out must fail before it is
+/// even opened, so a missing trace shows the order).
+std::vector<std::string> dram_and_scalesim(const fs::path& out, const fs::path& trace) {
+  return {"dram --preset LPDDR4-3200-x32 --trace " + trace.string() + " --out " + out.string(),
+          "scalesim --config " + kScaleSim + "calc_ws_8x8.cfg --topology " + kScaleSim + "conv.csv --out " + out.string()};
+}
+
+}  // namespace
+
+TEST(OutputSafety, DramAndScaleSimCheckTheirOutBeforeAnyWork) {
+  const fs::path dir = scratch("dram_scalesim_out");
+  fs::create_directories(dir);
+  std::ofstream(dir / "a_file") << "x";
+  const fs::path no_trace = dir / "no_such.trace";
+  std::string out;
+  for (const auto& cmd : dram_and_scalesim(dir / "a_file", no_trace)) {
+    EXPECT_EQ(run_npusim(cmd, &out), 2) << cmd;
+    EXPECT_NE(out.find("--out " + (dir / "a_file").string() + ": expected a folder, found an existing file"),
+              std::string::npos)
+        << out;
+  }
+  for (const auto& cmd : dram_and_scalesim(dir / "a_file" / "sub", no_trace)) {
+    EXPECT_EQ(run_npusim(cmd, &out), 2) << cmd;
+    EXPECT_NE(out.find("cannot be created (Not a directory)"), std::string::npos) << out;
+    EXPECT_EQ(out.find("filesystem error"), std::string::npos) << out;
+  }
+  // A folder of the user's is never replaced.
+  fs::create_directories(dir / "mine");
+  std::ofstream(dir / "mine" / "thesis.tex") << "precious";
+  for (const auto& cmd : dram_and_scalesim(dir / "mine", no_trace)) {
+    EXPECT_EQ(run_npusim(cmd, &out), 2) << cmd;
+    EXPECT_NE(out.find("found a folder with other files"), std::string::npos) << out;
+  }
+  // A bad input after the check (here the missing trace) leaves no folder, not even its parents.
+  EXPECT_EQ(run_npusim(dram_and_scalesim(dir / "p" / "q" / "run", no_trace)[0], &out), 2);
+  EXPECT_NE(out.find(no_trace.string() + ": cannot open the trace file for reading"), std::string::npos) << out;
+  // --generate's trace may not be inside --out (the folder is replaced as a whole).
+  EXPECT_EQ(run_npusim("dram --generate sequential --requests 10 --trace " + (dir / "o" / "t.trace").string() +
+                           " --out " + (dir / "o").string(),
+                       &out),
+            2);
+  EXPECT_NE(out.find("expected a trace file outside --out"), std::string::npos) << out;
+  EXPECT_EQ(join(entries(dir)), "a_file mine ");
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, DramAndScaleSimReplaceTheirFolderWholeAndRefuseAnOutInUse) {
+  const fs::path dir = scratch("dram_scalesim_rerun");
+  const fs::path trace = dir / "seq.trace";
+  fs::create_directories(dir);
+  ASSERT_EQ(run_npusim("dram --generate sequential --requests 100 --trace " + trace.string()), 0);
+  const auto cmds = dram_and_scalesim(dir / "x" / "run", trace);
+  const char* const outputs[] = {"dram_summary.json", "COMPUTE_REPORT.csv"};
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    SCOPED_TRACE(cmds[i]);
+    ASSERT_EQ(run_npusim(cmds[i]), 0);  // the missing parent x/ is created
+    EXPECT_TRUE(fs::exists(dir / "x" / "run" / outputs[i]));
+    std::ofstream(dir / "x" / "run" / "stale.txt") << "from before";
+    ASSERT_EQ(run_npusim(cmds[i]), 0);  // an earlier output folder (of either command) is replaced
+    EXPECT_FALSE(fs::exists(dir / "x" / "run" / "stale.txt"));
+    EXPECT_EQ(join(entries(dir / "x")), "run ");  // no temporary, no lock
+    // Another run holds the lock.
+    const int fd = ::open((dir / "x" / ".run.lock").c_str(), O_RDWR | O_CREAT, 0644);
+    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    std::string out;
+    EXPECT_EQ(run_npusim(cmds[i], &out), 2);
+    EXPECT_NE(out.find("expected a folder no other run is writing, found it in use"), std::string::npos) << out;
+    ::close(fd);
+    fs::remove(dir / "x" / ".run.lock");
+  }
+  fs::remove_all(dir);
+}
+
+// A signal at any point of npusim dram / scalesim / run leaves no folder that looks whole, no
+// temporary, no lock, and none of the parent folders npusim created for --out.
+TEST(OutputSafety, SignalsLeaveNoFolderAndNoCreatedParents) {
+  const fs::path dir = scratch("signals_parents");
+  fs::create_directories(dir);
+  const fs::path trace = fs::path(scratch("signals_parents.trace"));
+  ASSERT_EQ(run_npusim("dram --generate random --requests 400000 --trace " + trace.string()), 0);
+  const fs::path out = dir / "a" / "b" / "run";
+  const std::vector<std::pair<std::vector<std::string>, const char*>> commands = {
+      {{"dram", "--preset", "LPDDR4-3200-x32", "--trace", trace.string(), "--out", out.string()}, "dram_summary.json"},
+      {{"scalesim", "--config", kScaleSim + "calc_ws_8x8.cfg", "--topology", kScaleSim + "conv.csv", "--out", out.string()},
+       "DETAILED_ACCESS_REPORT.csv"},
+      {{"run", "-w", "resnet50", "-f", "none", "-o", out.string()}, "summary.json"}};
+  int stopped = 0;
+  for (const auto& [args, last_file] : commands) {
+    for (const int sig : {SIGINT, SIGTERM}) {
+      for (const int delay_ms : {5, 40, 150, 400}) {
+        fs::remove_all(dir);
+        fs::create_directories(dir / "tmp");
+        const pid_t pid = spawn_npusim(args, dir / "tmp", dir / "err");
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        ::kill(pid, sig);
+        const int code = wait_exit(pid);
+        const std::string err = read_file((dir / "err").string());
+        SCOPED_TRACE(args[0] + ": signal " + std::to_string(sig) + " after " + std::to_string(delay_ms) + " ms: exit " +
+                     std::to_string(code) + ", stderr: " + err);
+        EXPECT_TRUE(entries(dir / "tmp").empty());
+        if (code == 0) {
+          EXPECT_TRUE(fs::exists(out / last_file));
+          EXPECT_EQ(join(entries(dir / "a" / "b")), "run ");
+          continue;
+        }
+        if (code == 128 + sig && err.empty()) continue;  // before main() installed its handling
+        ++stopped;
+        EXPECT_EQ(code, 128 + sig);
+        EXPECT_NE(err.find("npusim: interrupted by "), std::string::npos);
+        EXPECT_EQ(join(entries(dir)), "err tmp ");  // no a/ (created by npusim), no run, no temporary
+      }
+    }
+  }
+  EXPECT_GT(stopped, 0);
+  fs::remove_all(dir);
+  fs::remove(trace);
+}

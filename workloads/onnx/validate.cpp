@@ -1,5 +1,7 @@
 #include "workloads/onnx/validate.h"
 
+#include <onnx/shape_inference/implementation.h>
+
 #include <algorithm>
 #include <queue>
 #include <unordered_map>
@@ -7,7 +9,10 @@
 #include <vector>
 
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
+#include "workloads/graph_internal.h"
 #include "workloads/onnx/attributes.h"
+#include "workloads/onnx/model_file.h"
 
 namespace npusim::workloads::onnx {
 namespace {
@@ -82,9 +87,31 @@ void check_subgraphs(const ::onnx::NodeProto& n, const std::string& path) {
   }
 }
 
+/// A stored tensor (an initializer, a Constant's value): dims >= 0 (0: an empty tensor) and at
+/// most kMaxTensorElements elements, the product overflow-checked, before anything multiplies
+/// them (a fuzzed initializer of dims [1679587377584688000, 97] overflowed the element count).
+void check_stored_tensor(const ::onnx::TensorProto& t, const std::string& where) {
+  std::int64_t count = 1;
+  for (const auto d : t.dims()) {
+    const auto next = d < 0 ? std::nullopt : checked_mul(count, d);
+    if (!next || *next > internal::kMaxTensorElements) {
+      std::string dims;
+      for (const auto x : t.dims()) dims += (dims.empty() ? "" : ", ") + std::to_string(x);
+      throw InputError(where, "expected dims >= 0 and at most 2^40 = " + std::to_string(internal::kMaxTensorElements) +
+                                  " elements in tensor '" + t.name() + "', found [" + dims + "]");
+    }
+    count = *next;
+  }
+}
+
 void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
+  for (const auto& t : g.initializer()) check_stored_tensor(t, path + " (initializer '" + t.name() + "')");
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) check_stored_tensor(a.t(), node_where(path, n) + " attribute '" + a.name() + "'");
+      for (const auto& t : a.tensors()) check_stored_tensor(t, node_where(path, n) + " attribute '" + a.name() + "'");
+    }
     // Every ONNX operator has an output (optional ones may be "", e.g. LSTM's Y, not all of them).
     if (std::all_of(n.output().begin(), n.output().end(), [](const std::string& o) { return o.empty(); }))
       throw InputError(path + " (node " + std::to_string(i) + (n.name().empty() ? "" : " '" + n.name() + "'") + " " +
@@ -105,40 +132,118 @@ void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
   }
 }
 
-/// Ranks the file states before any inference: graph inputs, value_info and initializers.
-std::unordered_map<std::string, int> declared_ranks(const ::onnx::GraphProto& g) {
-  std::unordered_map<std::string, int> rank;
+/// Windowed ops (convolutions, pools) -> (data input, weight input or -1). ONNX's
+/// convPoolShapeInference indexes the data input's spatial dims by the kernel's without checking
+/// they exist (a rank-2 input with a 3x3 kernel crashes it).
+const std::unordered_map<std::string, std::pair<int, int>>& windowed_ops() {
+  static const std::unordered_map<std::string, std::pair<int, int>> ops = {
+      {"Conv", {0, 1}},         {"ConvTranspose", {0, 1}}, {"ConvInteger", {0, 1}}, {"QLinearConv", {0, 3}},
+      {"MaxPool", {0, -1}},     {"AveragePool", {0, -1}},  {"LpPool", {0, -1}},     {"MaxUnpool", {0, -1}},
+      {"GlobalAveragePool", {0, -1}}, {"GlobalMaxPool", {0, -1}}, {"GlobalLpPool", {0, -1}}};
+  return ops;
+}
+
+const std::pair<int, int>* windowed(const ::onnx::NodeProto& n) {
+  if (!is_default_domain(n.domain())) return nullptr;
+  const auto it = windowed_ops().find(n.op_type());
+  return it == windowed_ops().end() ? nullptr : &it->second;
+}
+
+/// Initializers up to this many elements are copied into the rank probe with their values (shape
+/// tensors that Reshape or Expand read, which ONNX's data propagation needs); larger ones (weights)
+/// only by type and dims, so a model of hundreds of MB is not copied.
+constexpr std::int64_t kProbeValueElements = 64;
+
+bool small_tensor(const ::onnx::TensorProto& t) {
+  std::int64_t n = 1;
+  for (const auto d : t.dims())
+    if (d < 0 || d > kProbeValueElements || (n *= d) > kProbeValueElements) return false;
+  return true;
+}
+
+/// `src` with every windowed op replaced by an Identity of its data input per output: every
+/// windowed op keeps its input's rank, so each rank ONNX's inference derives from the probe is the
+/// one it derives in the real graph, and convPoolShapeInference never runs on it. Subgraphs (If,
+/// Loop, Scan bodies) are probed alike.
+void make_probe(const ::onnx::GraphProto& src, ::onnx::GraphProto& dst) {
+  dst.Clear();
+  dst.set_name(src.name());
+  *dst.mutable_input() = src.input();
+  *dst.mutable_output() = src.output();
+  *dst.mutable_value_info() = src.value_info();
+  std::unordered_set<std::string> inputs;
+  for (const auto& i : src.input()) inputs.insert(i.name());
+  for (const auto& t : src.initializer()) {
+    if (small_tensor(t)) {
+      *dst.add_initializer() = t;
+    } else if (inputs.insert(t.name()).second) {
+      auto& v = *dst.add_input();
+      v.set_name(t.name());
+      auto& tensor = *v.mutable_type()->mutable_tensor_type();
+      tensor.set_elem_type(t.data_type());
+      for (const auto d : t.dims()) tensor.mutable_shape()->add_dim()->set_dim_value(d);
+    }
+  }
+  for (const auto& n : src.node()) {
+    if (windowed(n)) {
+      for (const auto& out : n.output()) {
+        if (out.empty()) continue;
+        auto& id = *dst.add_node();
+        id.set_op_type("Identity");
+        if (n.input_size() > 0) id.add_input(n.input(0));
+        id.add_output(out);
+      }
+      continue;
+    }
+    auto& copy = *dst.add_node();
+    copy = n;
+    for (auto& a : *copy.mutable_attribute()) {
+      if (a.has_g()) make_probe(::onnx::GraphProto(a.g()), *a.mutable_g());
+      for (auto& sub : *a.mutable_graphs()) make_probe(::onnx::GraphProto(sub), sub);
+    }
+  }
+}
+
+/// Ranks known in a probed graph: its inputs, value_info (declared or inferred), outputs and
+/// initializers, over those of the scopes around it.
+std::unordered_map<std::string, int> ranks_in(const ::onnx::GraphProto& g, std::unordered_map<std::string, int> rank) {
   const auto typed = [&](const ::onnx::ValueInfoProto& v) {
     if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
       rank[v.name()] = v.type().tensor_type().shape().dim_size();
   };
-  for (const auto& v : g.input()) typed(v);
-  for (const auto& v : g.value_info()) typed(v);
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& v : *list) typed(v);
   for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
   return rank;
 }
 
-/// Windowed ops (convolutions, pools): ONNX's convPoolShapeInference indexes the data input's
-/// spatial dims by the kernel's without checking they exist (a rank-2 input with a 3x3 kernel
-/// crashes it), so the ranks the file declares must agree before it runs: data of rank >= 3 and
-/// a kernel (the weight's dims after the first two, or kernel_shape) with one size per spatial dim.
-void check_window_ranks(const ::onnx::GraphProto& g, const std::string& path) {
-  // op -> (data input, weight input or -1)
-  static const std::unordered_map<std::string, std::pair<int, int>> windowed = {
-      {"Conv", {0, 1}},         {"ConvTranspose", {0, 1}}, {"ConvInteger", {0, 1}}, {"QLinearConv", {0, 3}},
-      {"MaxPool", {0, -1}},     {"AveragePool", {0, -1}},  {"LpPool", {0, -1}},     {"MaxUnpool", {0, -1}},
-      {"GlobalAveragePool", {0, -1}}, {"GlobalMaxPool", {0, -1}}, {"GlobalLpPool", {0, -1}}};
-  const auto rank = declared_ranks(g);
+/// The check on `g` with the ranks of its probe (same nodes, windowed ones as one Identity per
+/// output; null: the ranks `g` declares, and `g` has no subgraphs): data of rank >= 3 and a kernel
+/// (the weight's dims after the first two, or kernel_shape) with one size per spatial dim.
+void check_window_ranks(const ::onnx::GraphProto& g, const ::onnx::GraphProto* probe,
+                        const std::unordered_map<std::string, int>& outer, const std::string& path) {
+  const auto rank = ranks_in(probe ? *probe : g, outer);
   const auto rank_of = [&](const ::onnx::NodeProto& n, int input) {
     if (input < 0 || input >= n.input_size()) return -1;
     const auto it = rank.find(n.input(input));
     return it == rank.end() ? -1 : it->second;
   };
+  int at = 0;  // the probe's node for n
   for (const auto& n : g.node()) {
-    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
-    const auto it = windowed.find(n.op_type());
-    if (it == windowed.end()) continue;
-    const int data = rank_of(n, it->second.first), weight = rank_of(n, it->second.second);
+    const auto* io = windowed(n);
+    if (!io) {
+      if (!probe || at >= probe->node_size()) continue;
+      const auto& p = probe->node(at++);  // n's copy, its subgraphs probed
+      for (int a = 0; a < n.attribute_size() && a < p.attribute_size(); ++a) {
+        const auto &na = n.attribute(a), &pa = p.attribute(a);
+        if (na.has_g() && pa.has_g()) check_window_ranks(na.g(), &pa.g(), rank, path);
+        for (int k = 0; k < na.graphs_size() && k < pa.graphs_size(); ++k)
+          check_window_ranks(na.graphs(k), &pa.graphs(k), rank, path);
+      }
+      continue;
+    }
+    at += static_cast<int>(std::count_if(n.output().begin(), n.output().end(), [](const auto& o) { return !o.empty(); }));
+    const int data = rank_of(n, io->first), weight = rank_of(n, io->second);
     const std::string where = node_where(path, n);
     if (data >= 0 && data < 3)
       throw InputError(where, "expected input '" + n.input(0) + "' of rank 3 or more (batch, channels, spatial dims), found rank " +
@@ -150,6 +255,21 @@ void check_window_ranks(const ::onnx::GraphProto& g, const std::string& path) {
       throw InputError(where, "expected a kernel with one size per spatial dim of input '" + n.input(0) + "' (" +
                                   std::to_string(data - 2) + "), found " + std::to_string(kernel));
   }
+}
+
+/// Whether some windowed op reads a value whose rank the file does not state (only ONNX's
+/// inference would derive it): then the probe is needed, else the declared ranks suffice.
+bool needs_inference(const ::onnx::GraphProto& g) {
+  const auto declared = ranks_in(g, {});
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute())
+      if (a.has_g() || a.graphs_size() > 0) return true;
+    const auto* io = windowed(n);
+    if (!io) continue;
+    for (const int i : {io->first, io->second})
+      if (i >= 0 && i < n.input_size() && !declared.count(n.input(i))) return true;
+  }
+  return false;
 }
 
 std::string name_of(const ::onnx::NodeProto& n) {
@@ -181,7 +301,6 @@ std::vector<int> find_cycle(int start, const std::vector<std::vector<int>>& prod
 void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
   auto& g = *model.mutable_graph();
   check_attributes(g, path);
-  check_window_ranks(g, path);
   // Who defines each value: -1 a graph input or an initializer, else the node's index.
   std::unordered_map<std::string, int> producer;
   for (const auto& i : g.input()) producer.emplace(i.name(), -1);
@@ -244,6 +363,23 @@ void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
   sorted.Reserve(count);
   for (int i : order) sorted.Add()->Swap(g.mutable_node(i));
   g.mutable_node()->Swap(&sorted);
+}
+
+void check_window_ranks(const ::onnx::ModelProto& model, const std::string& path) {
+  const auto& g = model.graph();
+  if (!needs_inference(g)) return check_window_ranks(g, nullptr, {}, path);
+  ::onnx::ModelProto probe;
+  probe.set_ir_version(model.ir_version());
+  *probe.mutable_opset_import() = model.opset_import();
+  *probe.mutable_functions() = model.functions();
+  make_probe(g, *probe.mutable_graph());
+  try {
+    ::onnx::ShapeInferenceOptions options(false, 0, true);  // as onnx_inferred_shapes runs it
+    ::onnx::shape_inference::InferShapes(probe, ::onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    // Whatever it inferred before stopping is in the probe; the real run stops at the same node.
+  }
+  check_window_ranks(g, &probe.graph(), {}, path);
 }
 
 }  // namespace npusim::workloads::onnx

@@ -19,4 +19,11 @@ constexpr std::int64_t kMaxAttributeSize = std::int64_t{1} << 31;
 /// cycle's path), a stride/dilation/kernel/group below 1, a negative or absurd pad.
 void validate_and_sort(::onnx::ModelProto& model, const std::string& path);
 
+/// Checks the input ranks of every windowed op (Conv, ConvTranspose, pools) before ONNX's shape
+/// inference, which crashes on a data input of rank < 3 or a kernel of another rank: declared
+/// ranks, and those only ONNX's inference derives (found by running it on a copy of the model in
+/// which each windowed op is an Identity, subgraphs included). Call after fix_input_shapes, on a
+/// sorted graph. Throws InputError naming the node, the input and the ranks.
+void check_window_ranks(const ::onnx::ModelProto& model, const std::string& path);
+
 }  // namespace npusim::workloads::onnx
