@@ -88,10 +88,14 @@ int wait_child(pid_t pid) {
     std::lock_guard<std::mutex> lock(g_children_mutex);
     g_children.erase(std::remove(g_children.begin(), g_children.end(), pid), g_children.end());
   }
-  while (g_interrupted) ::pause();
+  wait_if_interrupted();
   return status;
 }
 
 bool interrupted() { return g_interrupted; }
+
+void wait_if_interrupted() {
+  while (g_interrupted) ::pause();
+}
 
 }  // namespace npusim::cli

@@ -20,5 +20,9 @@ int wait_child(pid_t pid);
 /// True once a signal has been received (a child that died of it is then not an error to report:
 /// the handler is about to exit).
 bool interrupted();
+/// Blocks for good once a signal has been received: the handler thread is removing temporaries
+/// and will exit with 128 + signal, so what the main thread would report now (a file the handler
+/// just removed, say) is not the run's outcome. Returns at once otherwise.
+void wait_if_interrupted();
 
 }  // namespace npusim::cli

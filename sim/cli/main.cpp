@@ -36,6 +36,31 @@ const char* kUsage =
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
     "Exit codes: 0 ok, 1 simulation or analysis error, 2 bad input.\n";
 
+int dispatch(const std::string& cmd, const std::vector<std::string>& args) {
+  if (cmd == "run") return npusim::cli::run_command(args);
+  if (cmd == "compare") return npusim::cli::compare_command(args);
+  if (cmd == "roofline") return npusim::cli::roofline_command(args);
+  if (cmd == "schedule") return npusim::cli::schedule_command(args);
+  if (cmd == "dram") return npusim::cli::dram_command(args);
+  if (cmd == "scalesim") return npusim::cli::scalesim_command(args);
+  if (cmd == "inspect") return npusim::cli::inspect_command(args);
+  if (cmd == "sweep") return npusim::cli::sweep_command(args);
+  if (cmd == "sweep-merge") return npusim::cli::sweep_merge_command(args);
+  if (cmd == "sweep-report") return npusim::cli::sweep_report_command(args);
+  if (cmd == "serve") return npusim::cli::serve_command(args);
+  std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+  return 2;
+}
+
+/// Prints an error line and returns `code`, unless a stop signal arrived: then the error is the
+/// handler's clean-up pulling files from under the command (a summary.json it just removed),
+/// and the handler's own message and exit status are the outcome.
+int report(int code, const std::string& text) {
+  npusim::cli::wait_if_interrupted();
+  std::fprintf(stderr, "%s\n", text.c_str());
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,35 +72,20 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = args[0];
   args.erase(args.begin());
+  int code = 2;
   try {
-    if (cmd == "run") return npusim::cli::run_command(args);
-    if (cmd == "compare") return npusim::cli::compare_command(args);
-    if (cmd == "roofline") return npusim::cli::roofline_command(args);
-    if (cmd == "schedule") return npusim::cli::schedule_command(args);
-    if (cmd == "dram") return npusim::cli::dram_command(args);
-    if (cmd == "scalesim") return npusim::cli::scalesim_command(args);
-    if (cmd == "inspect") return npusim::cli::inspect_command(args);
-    if (cmd == "sweep") return npusim::cli::sweep_command(args);
-    if (cmd == "sweep-merge") return npusim::cli::sweep_merge_command(args);
-    if (cmd == "sweep-report") return npusim::cli::sweep_report_command(args);
-    if (cmd == "serve") return npusim::cli::serve_command(args);
-    std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
-    return 2;
+    code = dispatch(cmd, args);
   } catch (const npusim::InputError& e) {
-    std::fprintf(stderr, "npusim: error: %s\n", e.what());
-    return 2;
+    code = report(2, std::string("npusim: error: ") + e.what());
   } catch (const boost::program_options::error& e) {
-    std::fprintf(stderr, "npusim %s: error: %s (see npusim %s --help)\n", cmd.c_str(), e.what(), cmd.c_str());
-    return 2;
+    code = report(2, "npusim " + cmd + ": error: " + e.what() + " (see npusim " + cmd + " --help)");
   } catch (const nlohmann::json::exception& e) {
     // Every reader turns bad JSON into an InputError; reaching here is a bug, said in our words.
-    std::fprintf(stderr, "npusim: internal error: unexpected JSON content: %s\n", npusim::json_error_text(e).c_str());
-    return 1;
+    code = report(1, "npusim: internal error: unexpected JSON content: " + npusim::json_error_text(e));
   } catch (const npusim::SimulationError& e) {
-    std::fprintf(stderr, "npusim: simulation error: %s\n", e.what());
-    return 1;
+    code = report(1, std::string("npusim: simulation error: ") + e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "npusim: error: %s\n", e.what());
-    return 1;
+    code = report(1, std::string("npusim: error: ") + e.what());
   }
+  return code;
 }

@@ -106,9 +106,8 @@ std::string detailed_access_report(const std::vector<LayerReport>& layers) {
 }
 
 void write_reports(const std::string& dir, const std::vector<LayerReport>& layers) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw SimulationError("cannot create output folder " + dir + ": " + ec.message());
+  // The folder is the command's OutputDir, made and registered before the run: creating it here
+  // again would bring it (and its parents) back after a signal's clean-up removed them.
   const std::filesystem::path d(dir);
   write_file_atomic((d / "COMPUTE_REPORT.csv").string(), compute_report(layers));
   write_file_atomic((d / "BANDWIDTH_REPORT.csv").string(), bandwidth_report(layers));

@@ -16,7 +16,7 @@ std::string compute_report(const std::vector<LayerReport>& layers);    ///< COMP
 std::string bandwidth_report(const std::vector<LayerReport>& layers);  ///< BANDWIDTH_REPORT.csv
 std::string detailed_access_report(const std::vector<LayerReport>& layers);  ///< DETAILED_ACCESS_REPORT.csv
 
-/// Writes the three reports into `dir` (created if needed), each atomically.
+/// Writes the three reports into the existing folder `dir`, each atomically.
 void write_reports(const std::string& dir, const std::vector<LayerReport>& layers);
 
 }  // namespace npusim::scalesim

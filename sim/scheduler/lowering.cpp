@@ -183,6 +183,19 @@ class Lowering {
     if (ready >= 0) deps.push_back(std::uint32_t(ready));
   }
 
+  /// Loads tensor `t` whole once (for op `op`) into what `loads` remembers, and returns that
+  /// load: a small operand (a scale, a broadcast row) read by every tile.
+  std::uint32_t load_whole_once(std::map<int, std::uint32_t>& loads, int op, int t) {
+    auto it = loads.find(t);
+    if (it == loads.end()) {
+      std::vector<std::uint32_t> ld;
+      add_ready_dep(t, false, ld);
+      const std::uint64_t bytes = workloads::tensor_bytes(g_, t, eb_);
+      it = loads.emplace(t, load(op, {addr(t), bytes, bytes, 1}, ld)).first;
+    }
+    return it->second;
+  }
+
   /// Loads version `key` into a double-buffered operand unless it is already there; returns
   /// the load command the compute must wait for.
   std::uint32_t ensure_loaded(OperandBuffer& buf, std::tuple<std::int64_t, std::int64_t, std::int64_t> key, int op,
@@ -263,13 +276,7 @@ class Lowering {
           deps.push_back(ensure_loaded(buf, key, o, t, reg));
           read_bytes += out_elems * eb(t);
         } else {
-          auto it = st.whole_loads.find(t);
-          if (it == st.whole_loads.end()) {
-            std::vector<std::uint32_t> ld;
-            add_ready_dep(t, false, ld);
-            it = st.whole_loads.emplace(t, load(o, {addr(t), tbytes, tbytes, 1}, ld)).first;
-          }
-          deps.push_back(it->second);
+          deps.push_back(load_whole_once(st.whole_loads, o, t));
           read_bytes += tbytes;
         }
       }
@@ -475,13 +482,7 @@ class Lowering {
             add_ready_dep(t, true, deps);
             continue;
           }
-          auto it = pro.whole.find(t);
-          if (it == pro.whole.end()) {
-            std::vector<std::uint32_t> ld;
-            add_ready_dep(t, false, ld);
-            it = pro.whole.emplace(t, load(o, {addr(t), tbytes, tbytes, 1}, ld)).first;
-          }
-          deps.push_back(it->second);
+          deps.push_back(load_whole_once(pro.whole, o, t));
         }
       }
       Command c;

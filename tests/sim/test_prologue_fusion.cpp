@@ -16,19 +16,6 @@ using sched::FusionPolicy;
 
 namespace {
 
-// x [256, 1024] -> Mul(s) -> MatMul 1024 -> 256.
-const char* kScaleMatmul = R"(
-name: scale_matmul
-inputs:
-  - {name: x, shape: [256, 1024]}
-constants:
-  - {name: s, shape: [1]}
-ops:
-  - {name: scale, op: mul, inputs: [x, s]}
-  - {name: fc, op: matmul, inputs: [scale], out_features: 256}
-outputs: [fc]
-)";
-
 // A [2048, 1024] made by `prologue` from x (and r), then MatMul 1024 -> 1024.
 std::string reread_workload(const std::string& prologue) {
   return R"(
@@ -55,7 +42,7 @@ TEST(PrologueFusion, ScaleIntoMatmulReadOnceMovesNoIntermediate) {
   // column blocks run). DRAM: x 256*1024 = 262144 + the scale 1 + B 1024*256 = 262144 + the
   // output 256*256 = 65536 -> 589825 B; scale's output never goes to DRAM. Apart, scale moves
   // x in and its output out (524289 B) and fc reads it back: 1114113 B.
-  const auto g = workloads::parse_yaml_workload(kScaleMatmul, "scale_matmul.yaml");
+  const auto g = test::data("scale_matmul");
   const auto hw = config::load_hardware_config("edge-m");
   for (FusionPolicy p : {FusionPolicy::Epilogue, FusionPolicy::Greedy, FusionPolicy::Search}) {
     const auto plan = sched::make_plan(g, hw, p);
@@ -153,7 +140,7 @@ outputs: [fc, tap]
   const auto hw = config::load_hardware_config("edge-m");
   for (const auto& seg : sched::make_segments(g, g.topological_order(), true, false)) EXPECT_TRUE(seg.prologue.empty());
   // A schedule file that puts scale and fc in groups of their own keeps them apart.
-  const auto g2 = workloads::parse_yaml_workload(kScaleMatmul, "scale_matmul.yaml");
+  const auto g2 = test::data("scale_matmul");
   const auto apart = sched::parse_schedule(R"({"groups": [{"ops": ["scale"]}, {"ops": ["fc"]}]})", "s.json", g2, hw);
   ASSERT_EQ(apart.groups.size(), 2u);
   EXPECT_TRUE(apart.groups[1].segments[0].prologue.empty());
@@ -162,7 +149,7 @@ outputs: [fc, tap]
 
 TEST(PrologueFusion, FusedRunMatchesThePlanInTheSimulator) {
   // The simulated Program moves the planned bytes and the trace names the prologue's mode.
-  const auto g = workloads::parse_yaml_workload(kScaleMatmul, "scale_matmul.yaml");
+  const auto g = test::data("scale_matmul");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
   const auto prog = sched::lower_plan(g, hw, plan);

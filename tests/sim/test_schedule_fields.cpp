@@ -6,7 +6,6 @@
 #include "sim/config/config_loader.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/plan_support.h"
-#include "workloads/loader.h"
 
 using namespace npusim;
 using npusim::test::data;
@@ -110,17 +109,7 @@ TEST(ScheduleFields, TheCliExitsTwoOnAnUnknownSegmentField) {
 // back; an unknown field inside it is named; a huge wrong value is shown cut short.
 TEST(ScheduleFields, APrologueReadsBackAndItsFieldsAreChecked) {
   const auto hw = config::load_hardware_config("edge-m");
-  const auto g = workloads::parse_yaml_workload(R"(
-name: scaled
-inputs:
-  - {name: x, shape: [256, 1024]}
-constants:
-  - {name: s, shape: [1]}
-ops:
-  - {name: scale, op: mul, inputs: [x, s]}
-  - {name: fc, op: matmul, inputs: [scale], out_features: 256}
-outputs: [fc]
-)", "scaled.yaml");
+  const auto g = data("scale_matmul");
   json doc = written(g, hw, sched::FusionPolicy::Greedy);
   ASSERT_TRUE(doc["groups"][0]["segments"][0].contains("prologue")) << doc.dump(1);
   EXPECT_EQ(error_of(doc, g, hw), "");
