@@ -121,20 +121,27 @@ class TrackLayout {
       return slices[a].begin_ps < slices[b].begin_ps;
     });
     std::vector<std::size_t> sublane(slices.size());
-    for (std::size_t i : order) {
-      sublane[i] = place(lane_ends_[slices[i].track], slices[i].begin_ps, slices[i].end_ps);
-    }
-    int tid = tracks::kCounterTid + 1;
-    for (std::size_t b = 0; b < bases_.size(); ++b) {
-      first_tid_[b] = tid;
-      tid += static_cast<int>(lane_count(b));
-    }
+    for (std::size_t i : order) sublane[i] = place(slices[i]);
+    number_tracks();
     std::vector<int> tids(slices.size());
-    for (std::size_t i = 0; i < slices.size(); ++i) {
-      tids[i] = first_tid_[slices[i].track] + static_cast<int>(sublane[i]);
-    }
+    for (std::size_t i = 0; i < slices.size(); ++i) tids[i] = tid(slices[i].track, sublane[i]);
     return tids;
   }
+
+  /// The sub-lane of `track` a slice takes, first fit. Callers give each track's slices in begin
+  /// order (assign() sorts them; the DRAM tracks come that way); any order still gives lanes
+  /// without overlaps, only perhaps more of them.
+  std::size_t place(const Slice& s) { return first_fit(lane_ends_[s.track], s.begin_ps, s.end_ps); }
+
+  /// Numbers the (track, sub-lane) pairs in display order, once every slice is placed.
+  void number_tracks() {
+    int next = tracks::kCounterTid + 1;
+    for (std::size_t b = 0; b < bases_.size(); ++b) {
+      first_tid_[b] = next;
+      next += static_cast<int>(lane_count(b));
+    }
+  }
+  int tid(std::size_t track, std::size_t sublane) const { return first_tid_[track] + static_cast<int>(sublane); }
 
   /// (tid, thread name) of every track, in display order; valid after assign().
   std::vector<std::pair<int, std::string>> threads() const {
@@ -150,8 +157,8 @@ class TrackLayout {
 
  private:
   // First fit in begin order: a sub-lane is free once its last slice has ended.
-  static std::size_t place(std::vector<std::uint64_t>& ends, std::uint64_t begin,
-                           std::uint64_t end) {
+  static std::size_t first_fit(std::vector<std::uint64_t>& ends, std::uint64_t begin,
+                               std::uint64_t end) {
     for (std::size_t lane = 0; lane < ends.size(); ++lane) {
       if (ends[lane] <= begin) {
         ends[lane] = end;
@@ -671,23 +678,18 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
 
 /// The "DRAM" process: per channel a data-bus track, per rank a refresh track and, at level
 /// full, a track per bank with its row-open slices and the refreshes that covered it.
+/// A long run has millions of DRAM slices, so they are placed on sub-lanes straight from the
+/// activity record (each track's slices already come in time order), keeping only a sub-lane
+/// per slice, and each event is made as it is written.
 class DramTrackWriter {
  public:
   DramTrackWriter(const DramActivityTrace& d, const TraceWriteOptions& o)
       : d_(d), banks_(d.has_rows && o.level == TraceLevel::Full), layout_(bases()) {
-    for (const DramBusSlice& b : d_.bus) slices_.push_back({bus_track(b.channel), b.begin_ps, b.end_ps});
-    for (const DramRefreshSlice& r : d_.refreshes)
-      slices_.push_back({refresh_track(r.channel, r.rank), r.begin_ps, r.end_ps});
-    if (banks_) {
-      for (const DramRowSlice& r : d_.rows)
-        slices_.push_back({bank_track(r.channel, r.rank, r.bank), r.begin_ps, r.end_ps});
-      for (const DramRefreshSlice& r : d_.refreshes) {
-        for (std::uint32_t b = 0; b < d_.banks; ++b) {
-          if (covers(r, b)) slices_.push_back({bank_track(r.channel, r.rank, b), r.begin_ps, r.end_ps});
-        }
-      }
-    }
-    tids_ = layout_.assign(slices_);
+    sublanes_.reserve(d_.bus.size() + d_.refreshes.size());
+    for (const DramBusSlice& b : d_.bus) sublanes_.push_back(layout_.place(bus_slice(b)));
+    for (const DramRefreshSlice& r : d_.refreshes) sublanes_.push_back(layout_.place(rank_refresh_slice(r)));
+    if (banks_) place_bank_tracks();
+    layout_.number_tracks();
   }
 
   bool empty() const { return d_.channels == 0; }
@@ -707,22 +709,20 @@ class DramTrackWriter {
     std::size_t i = 0;
     for (const DramBusSlice& b : d_.bus) {
       std::string& out = events.begin_event();
-      append_slice_head(out, b.write ? "write" : "read", "dram_bus", tids_[i], slices_[i], tracks::kDramPid);
+      append_slice_head(out, b.write ? "write" : "read", "dram_bus", tid(bus_slice(b), i++), bus_slice(b), tracks::kDramPid);
       out += "{\"bursts\":" + std::to_string(b.bursts) + "}}";
-      ++i;
     }
-    for (const DramRefreshSlice& r : d_.refreshes) write_refresh(events, r, i++, true);
+    for (const DramRefreshSlice& r : d_.refreshes) write_refresh(events, r, rank_refresh_slice(r), i++, true);
     if (!banks_) return;
     for (const DramRowSlice& r : d_.rows) {
       std::string& out = events.begin_event();
-      append_slice_head(out, "row " + std::to_string(r.row), "dram_row", tids_[i], slices_[i], tracks::kDramPid);
+      append_slice_head(out, "row " + std::to_string(r.row), "dram_row", tid(row_slice(r), i++), row_slice(r), tracks::kDramPid);
       out += "{\"row\":" + std::to_string(r.row) + ",\"bursts\":" + std::to_string(r.bursts) +
              ",\"hits\":" + std::to_string(r.bursts > 0 ? r.bursts - 1 : 0) + "}}";
-      ++i;
     }
     for (const DramRefreshSlice& r : d_.refreshes) {
       for (std::uint32_t b = 0; b < d_.banks; ++b) {
-        if (covers(r, b)) write_refresh(events, r, i++, false);
+        if (covers(r, b)) write_refresh(events, r, bank_refresh_slice(r, b), i++, false);
       }
     }
   }
@@ -749,6 +749,65 @@ class DramTrackWriter {
   bool covers(const DramRefreshSlice& r, std::uint32_t bank) const {
     return r.unit < 0 || bank % std::max<std::uint32_t>(d_.refresh_units, 1) == std::uint32_t(r.unit);
   }
+  Slice bus_slice(const DramBusSlice& b) const { return {bus_track(b.channel), b.begin_ps, b.end_ps}; }
+  Slice rank_refresh_slice(const DramRefreshSlice& r) const {
+    return {refresh_track(r.channel, r.rank), r.begin_ps, r.end_ps};
+  }
+  Slice row_slice(const DramRowSlice& r) const { return {bank_track(r.channel, r.rank, r.bank), r.begin_ps, r.end_ps}; }
+  Slice bank_refresh_slice(const DramRefreshSlice& r, std::uint32_t bank) const {
+    return {bank_track(r.channel, r.rank, bank), r.begin_ps, r.end_ps};
+  }
+  int tid(const Slice& s, std::size_t i) const { return layout_.tid(s.track, sublanes_[i]); }
+
+  /// Places the bank tracks' slices: per bank track its rows and the refreshes that covered it,
+  /// merged in begin order (a row first on a tie, as TrackLayout::assign's stable sort would).
+  /// Sub-lanes are stored in write order: the rows, then each refresh's copy per covered bank.
+  void place_bank_tracks() {
+    const std::size_t rows_at = sublanes_.size();
+    std::vector<std::size_t> copies_at(d_.refreshes.size());  // write index of a refresh's first bank copy
+    std::size_t next = rows_at + d_.rows.size();
+    for (std::size_t j = 0; j < d_.refreshes.size(); ++j) {
+      copies_at[j] = next;
+      for (std::uint32_t b = 0; b < d_.banks; ++b) next += covers(d_.refreshes[j], b) ? 1 : 0;
+    }
+    sublanes_.resize(next);
+    // The rows of each track, in their order (a stable counting sort by track).
+    const std::size_t tracks = bus_track(d_.channels);
+    std::vector<std::size_t> start(tracks + 1, 0), by_track(d_.rows.size());
+    for (const DramRowSlice& r : d_.rows) ++start[row_slice(r).track + 1];
+    for (std::size_t k = 0; k < tracks; ++k) start[k + 1] += start[k];
+    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < d_.rows.size(); ++i) by_track[fill[row_slice(d_.rows[i]).track]++] = i;
+    for (std::uint32_t ch = 0; ch < d_.channels; ++ch) {
+      for (std::uint32_t rank = 0; rank < d_.ranks; ++rank) {
+        for (std::uint32_t b = 0; b < d_.banks; ++b) {
+          const std::size_t track = bank_track(ch, rank, b);
+          place_bank_track(ch, rank, b, {by_track.begin() + std::ptrdiff_t(start[track]),
+                                         by_track.begin() + std::ptrdiff_t(start[track + 1])},
+                           rows_at, copies_at);
+        }
+      }
+    }
+  }
+
+  struct RowRange {
+    std::vector<std::size_t>::const_iterator begin, end;
+  };
+  void place_bank_track(std::uint32_t ch, std::uint32_t rank, std::uint32_t bank, RowRange rows, std::size_t rows_at,
+                        const std::vector<std::size_t>& copies_at) {
+    auto row = rows.begin;
+    const auto place_row = [&] { sublanes_[rows_at + *row] = to_lane(layout_.place(row_slice(d_.rows[*row]))); ++row; };
+    for (std::size_t j = 0; j < d_.refreshes.size(); ++j) {
+      const DramRefreshSlice& r = d_.refreshes[j];
+      if (r.channel != ch || r.rank != rank || !covers(r, bank)) continue;
+      while (row != rows.end && d_.rows[*row].begin_ps <= r.begin_ps) place_row();
+      std::size_t copy = copies_at[j];  // this bank's copy: after those of the lower banks it covers
+      for (std::uint32_t lower = 0; lower < bank; ++lower) copy += covers(r, lower) ? 1 : 0;
+      sublanes_[copy] = to_lane(layout_.place(bank_refresh_slice(r, bank)));
+    }
+    while (row != rows.end) place_row();
+  }
+  static std::uint32_t to_lane(std::size_t lane) { return static_cast<std::uint32_t>(lane); }
 
   /// Track bases in the order of the *_track functions.
   std::vector<std::string> bases() const {
@@ -767,17 +826,16 @@ class DramTrackWriter {
   }
 
   /// A refresh on its rank's refresh track (with its unit for a REFpb) or on a bank's track.
-  void write_refresh(EventList& events, const DramRefreshSlice& r, std::size_t i, bool on_rank) const {
+  void write_refresh(EventList& events, const DramRefreshSlice& r, const Slice& s, std::size_t i, bool on_rank) const {
     std::string& out = events.begin_event();
-    append_slice_head(out, r.unit < 0 ? "REFab" : "REFpb", "dram_refresh", tids_[i], slices_[i], tracks::kDramPid);
+    append_slice_head(out, r.unit < 0 ? "REFab" : "REFpb", "dram_refresh", tid(s, i), s, tracks::kDramPid);
     out += on_rank && r.unit >= 0 ? "{\"unit\":" + std::to_string(r.unit) + "}}" : std::string("{}}");
   }
 
   const DramActivityTrace& d_;
   bool banks_;
   TrackLayout layout_;
-  std::vector<Slice> slices_;  // bus, refresh, rows, then refreshes on bank tracks
-  std::vector<int> tids_;
+  std::vector<std::uint32_t> sublanes_;  // in write order: bus, refresh, rows, then refreshes on bank tracks
 };
 
 }  // namespace

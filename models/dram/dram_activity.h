@@ -63,6 +63,11 @@ class DramActivity {
   const std::vector<DramRowInterval>& rows(std::uint32_t bank) const { return rows_[bank]; }
   const std::vector<DramRefreshInterval>& refreshes(std::uint32_t rank) const { return refreshes_[rank]; }
 
+  /// Frees one list's memory once a reader has copied it (the trace's conversion: a long run's
+  /// record is hundreds of MB, and holding it beside its converted copy doubles the peak).
+  void release_bus(std::uint32_t channel) { std::vector<DramBusInterval>().swap(bus_[channel]); }
+  void release_rows(std::uint32_t bank) { std::vector<DramRowInterval>().swap(rows_[bank]); }
+
  private:
   std::uint32_t banks_per_rank_ = 0, units_ = 1;
   bool banks_enabled_ = false;

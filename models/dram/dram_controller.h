@@ -37,6 +37,7 @@ class DramController : public sc_core::sc_module {
 
   /// Records the engine's activity (DramEngine::record_activity); call before sc_start.
   void record_activity(bool banks) { engine_.record_activity(banks); }
+  std::unique_ptr<DramActivity> take_activity() { return engine_.take_activity(); }
   /// Notified (delta) after each transfer the engine scheduled while recording: the record grew.
   const sc_core::sc_event& activity_event() const { return activity_event_; }
   /// Processes the refresh ticks due by `cycle` now rather than when the next transfer arrives

@@ -610,6 +610,11 @@ void DramEngine::record_activity(bool banks) {
   device_.set_activity(activity_.get());
 }
 
+std::unique_ptr<DramActivity> DramEngine::take_activity() {
+  device_.set_activity(nullptr);
+  return std::move(activity_);
+}
+
 DramStats DramEngine::stats() const {
   DramStats s = stats_;
   s.bank_open_cycles = device_.open_cycles(stats_.last_completion_cycle);

@@ -83,6 +83,8 @@ class DramEngine {
   void record_activity(bool banks);
   /// The record, or nullptr when record_activity was not called.
   const DramActivity* activity() const { return activity_.get(); }
+  /// Hands the record over (after the run) and stops recording; nullptr if none was kept.
+  std::unique_ptr<DramActivity> take_activity();
   /// The cycle of the next refresh tick or catch-up not yet processed (kNever: none). Ticks are
   /// processed when a run's events reach them, or by advance_to.
   std::uint64_t next_refresh_cycle() const { return next_refresh_; }

@@ -7,8 +7,9 @@
 
 namespace npusim {
 
-traces::DramActivityTrace dram_activity_trace(const models::DramController& dram) {
-  const models::DramActivity& a = *dram.engine().activity();
+traces::DramActivityTrace dram_activity_trace(const models::DramController& dram,
+                                              std::unique_ptr<models::DramActivity> activity) {
+  models::DramActivity& a = *activity;
   // The same cycle -> time conversion as the controller's delays, so DRAM slices line up with
   // the DMA commands they serve.
   const auto ps = [&dram](std::uint64_t cycle) {
@@ -21,8 +22,16 @@ traces::DramActivityTrace dram_activity_trace(const models::DramController& dram
   d.banks = a.banks_per_rank();
   d.refresh_units = models::refresh_units(dram.config());
   d.has_rows = a.records_banks();
-  for (std::uint32_t ch = 0; ch < a.channels(); ++ch)
+  // Sized once: a vector grown by doubling would hold its old and new copies at each step.
+  std::size_t bus = 0, refreshes = 0, rows = 0;
+  for (std::uint32_t ch = 0; ch < a.channels(); ++ch) bus += a.bus(ch).size();
+  for (std::uint32_t rank = 0; rank < a.ranks(); ++rank) refreshes += a.refreshes(rank).size();
+  for (std::uint32_t bank = 0; d.has_rows && bank < a.ranks() * a.banks_per_rank(); ++bank) rows += a.rows(bank).size();
+  d.bus.reserve(bus), d.refreshes.reserve(refreshes), d.rows.reserve(rows);
+  for (std::uint32_t ch = 0; ch < a.channels(); ++ch) {
     for (const models::DramBusInterval& b : a.bus(ch)) d.bus.push_back({ch, b.write, ps(b.begin), ps(b.end), b.bursts});
+    a.release_bus(ch);
+  }
   for (std::uint32_t rank = 0; rank < a.ranks(); ++rank) {
     const std::uint32_t channel = rank / d.ranks, in_channel = rank % d.ranks;
     for (const models::DramRefreshInterval& r : a.refreshes(rank)) {
@@ -37,6 +46,7 @@ traces::DramActivityTrace dram_activity_trace(const models::DramController& dram
       const std::uint64_t pre = r.pre == models::DramActivity::kOpen ? std::max(last, r.act) : r.pre;
       d.rows.push_back({rank / d.ranks, rank % d.ranks, bank % d.banks, r.row, ps(r.act), ps(pre), r.bursts});
     }
+    a.release_rows(bank);
   }
   return d;
 }

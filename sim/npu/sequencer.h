@@ -24,6 +24,8 @@ class Sequencer : public sc_core::sc_module {
             std::function<void(std::size_t, std::size_t)> progress = {});
 
   const std::vector<traces::CommandEvent>& events() const { return events_; }
+  /// The events, moved out once the run is over (a long run's are tens of MB).
+  std::vector<traces::CommandEvent> take_events() { return std::move(events_); }
   const std::vector<traces::SramAllocation>& allocations() const { return allocations_; }
   std::size_t completed() const { return completed_; }
   /// After sc_start: empty when every command ran, else a description of what still waits.

@@ -97,13 +97,13 @@ traces::Trace simulate(const SimulationInput& in) {
   traces::Trace t;
   t.workload = in.workload_name;
   describe(t, in.hw, in.graph, in.plan);
-  t.commands = seq.events();
+  t.commands = seq.take_events();
   std::sort(t.commands.begin(), t.commands.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   t.sram_allocations = seq.allocations();
   for (const auto& c : t.commands) t.end_ps = std::max(t.end_ps, c.end_ps);
   t.dram_stats = npu.dram.stats_json();
   if (in.dram_activity != DramActivityLevel::Off && npu.dram.engine().activity())
-    t.dram_activity = dram_activity_trace(npu.dram);
+    t.dram_activity = dram_activity_trace(npu.dram, npu.dram.take_activity());
   return t;
 }
 

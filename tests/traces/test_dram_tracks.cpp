@@ -113,6 +113,25 @@ TEST(DramTracks, RoundTripIsExact) {
   EXPECT_EQ(read_trace_json(path).dram_activity.channels, 0u);
 }
 
+TEST(DramTracks, RowsInAnyBankOrderShareTheirBankTrack) {
+  // The writer places each bank track's rows and refreshes in begin order without sorting the
+  // whole list: rows listed bank 1, bank 0, bank 1 still make one track per bank, with the REFab
+  // [1000, 1448) between bank 0's rows [0, 900) and [1500, 1900) on its first lane.
+  Trace t = with_dram();
+  t.dram_activity.rows = {{0, 0, 1, 3, 50, 950, 10}, {0, 0, 0, 7, 0, 900, 40}, {0, 0, 1, 4, 1500, 1800, 2},
+                          {0, 0, 0, 9, 1500, 1900, 22}};
+  const auto tracks = dram_slices(written(t));
+  EXPECT_EQ(tracks.size(), 4u);  // no "(2)" sub-lane on either bank
+  ASSERT_EQ(tracks.at("ch0 bank 0").size(), 3u);
+  EXPECT_EQ(tracks.at("ch0 bank 0")[0]["name"], "row 7");
+  EXPECT_EQ(tracks.at("ch0 bank 0")[1]["name"], "row 9");
+  ASSERT_EQ(tracks.at("ch0 bank 1").size(), 4u);  // rows 3 and 4, REFab, REFpb unit 1
+  EXPECT_EQ(tracks.at("ch0 bank 1")[1]["name"], "row 4");
+  const std::string path = sample::temp_path("dram_any_order.json");
+  write_trace_json(t, path);
+  EXPECT_EQ(read_trace_json(path), t);  // written in the given order, read back in it
+}
+
 TEST(DramTracks, BankTracksOnlyAtLevelFull) {
   TraceWriteOptions ops;
   parse_trace_level("ops", ops, "test");
