@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -38,8 +39,15 @@ sigset_t stop_signals() {
     for (const pid_t pid : g_children) ::waitpid(pid, nullptr, 0);
   }
   const auto removed = remove_temporaries();
+  // Output put in place before the signal stays: it is whole (OutputDir::commit and publish()
+  // are exclusive of the removal), and the earlier output it replaced is gone.
+  std::string outcome;
+  for (const auto& p : published_outputs()) outcome += (outcome.empty() ? "" : ", ") + p;
+  outcome = !outcome.empty() ? "output written before the signal: " + outcome
+            : removed.empty() ? "no output was written"
+                              : "partial output removed, no output folder written";
   std::fprintf(stderr, "\nnpusim: interrupted by %s while %s; %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
-               g_stage.load(), removed.empty() ? "no output was written" : "partial output removed, no output folder written");
+               g_stage.load(), outcome.c_str());
   std::fflush(stderr);
   ::_exit(128 + sig);
 }

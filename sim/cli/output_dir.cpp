@@ -145,16 +145,26 @@ void OutputDir::forget_created_folders() {
 void OutputDir::commit() {
   std::error_code ec;
   const fs::path old = tmp_.parent_path() / ("." + final_.filename().string() + ".old-" + std::to_string(::getpid()));
-  if (fs::exists(final_, ec)) {
-    // The earlier folder stays whole until the new one takes its name.
-    register_temporary(old.string());
-    fs::rename(final_, old, ec);
-    if (ec) throw SimulationError("cannot replace " + final_.string() + ": " + ec.message());
-  }
-  fs::rename(tmp_, final_, ec);
-  if (ec) throw SimulationError("cannot move " + tmp_.string() + " to " + final_.string() + ": " + ec.message());
-  committed_ = true;
-  for (const auto& f : created_) unregister_created_folder(f.string());  // they hold the output now
+  // Both renames under one exclusion: a signal between them would remove the earlier folder
+  // (then a temporary) with the new one not yet in place.
+  exclusive_of_removal([&] {
+    if (fs::exists(final_, ec)) {
+      // The earlier folder stays whole until the new one takes its name.
+      register_temporary(old.string());
+      fs::rename(final_, old, ec);
+      if (ec) throw SimulationError("cannot replace " + final_.string() + ": " + ec.message());
+    }
+    fs::rename(tmp_, final_, ec);
+    if (ec) {
+      const std::string why = ec.message();
+      if (fs::exists(old, ec)) fs::rename(old, final_, ec);  // the earlier folder back
+      throw SimulationError("cannot move " + tmp_.string() + " to " + final_.string() + ": " + why);
+    }
+    committed_ = true;
+    for (const auto& f : created_) unregister_created_folder(f.string());  // they hold the output now
+    unregister_temporary(tmp_.string());
+    note_published(final_.string());
+  });
   fs::remove_all(old, ec);
   unregister_temporary(old.string());
 }

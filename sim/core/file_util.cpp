@@ -28,7 +28,7 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
       throw SimulationError("write failed: " + tmp);
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (publish(tmp, path) != 0) {
     std::remove(tmp.c_str());
     throw SimulationError("cannot rename " + tmp + " to " + path);
   }

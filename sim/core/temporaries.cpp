@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <thread>
 #include <filesystem>
@@ -11,12 +13,19 @@
 namespace npusim {
 namespace {
 
-std::mutex& registry_mutex() {
-  static std::mutex m;
+// Recursive: an exclusive_of_removal step registers and unregisters while the lock is held.
+std::recursive_mutex& registry_mutex() {
+  static std::recursive_mutex m;
   return m;
 }
 
 std::vector<std::string>& registry() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
+/// Paths noted as published (under registry_mutex()).
+std::vector<std::string>& published() {
   static std::vector<std::string> paths;
   return paths;
 }
@@ -53,7 +62,7 @@ std::vector<std::string> remove_empty_created_folders() {
 
 void add_to(std::vector<std::string>& list, const std::string& path) {
   if (path.empty()) return;
-  std::unique_lock<std::mutex> lock(registry_mutex());
+  std::unique_lock<std::recursive_mutex> lock(registry_mutex());
   if (g_closed) {  // the signal handler is removing everything and will exit: create nothing
     lock.unlock();
     for (;;) ::pause();
@@ -63,7 +72,7 @@ void add_to(std::vector<std::string>& list, const std::string& path) {
 
 void remove_from(std::vector<std::string>& list, const std::string& path) {
   if (path.empty()) return;
-  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   const auto it = std::find(list.rbegin(), list.rend(), path);
   if (it != list.rend()) list.erase(std::next(it).base());
 }
@@ -75,14 +84,52 @@ void unregister_temporary(const std::string& path) { remove_from(registry(), pat
 void register_created_folder(const std::string& path) { add_to(created_folders(), path); }
 void unregister_created_folder(const std::string& path) { remove_from(created_folders(), path); }
 
+void exclusive_of_removal(const std::function<void()>& step) {
+  std::unique_lock<std::recursive_mutex> lock(registry_mutex());
+  if (g_closed) {  // the handler is removing the temporaries and will exit
+    lock.unlock();
+    for (;;) ::pause();
+  }
+  step();
+}
+
+void note_published(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
+  published().push_back(path);
+}
+
+int publish(const std::string& from, const std::string& to) {
+  int error = 0;
+  exclusive_of_removal([&] {
+    if (std::rename(from.c_str(), to.c_str()) != 0) {
+      error = errno;
+      return;
+    }
+    remove_from(registry(), from);
+    note_published(to);
+  });
+  return error;
+}
+
+std::vector<std::string> published_outputs() {
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
+  std::vector<std::string> out;
+  for (const auto& p : published()) {
+    std::error_code ec;
+    if (std::filesystem::exists(p, ec)) out.push_back(p);
+  }
+  return out;
+}
+
 void forget_temporaries() {
-  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   registry().clear();
   created_folders().clear();
+  published().clear();
 }
 
 std::vector<std::string> remove_temporaries() {
-  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   g_closed = true;
   remove_all_registered();
   // A path registered just before the signal may be being created by another thread right now:

@@ -4,6 +4,7 @@
 // CLI's signal handling removes whatever is registered before it exits. Register a path before
 // creating it: once removal has begun, registering blocks for good (the process is exiting), so
 // nothing is created that the handler would miss.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,21 @@ std::vector<std::string> remove_temporaries();
 /// its own output in it). Register before creating it, like a temporary.
 void register_created_folder(const std::string& path);
 void unregister_created_folder(const std::string& path);
+
+/// Runs `step` (the renames that put finished output in place) with the signal handling's
+/// removal shut out: a signal is handled either before it (the temporaries are removed, nothing
+/// was published) or after it, never in between. Like registering, never returns once removal
+/// has begun. `step` may register, unregister and call note_published(); its exceptions pass.
+void exclusive_of_removal(const std::function<void()>& step);
+/// Records that `path` is finished output in place (published_outputs()); call within `step`.
+void note_published(const std::string& path);
+
+/// Renames the finished temporary `from` to `to` within exclusive_of_removal, unregisters `from`
+/// and notes `to` as published. Returns rename's errno, 0 on success.
+int publish(const std::string& from, const std::string& to);
+
+/// Published paths that still exist: what an interrupted run did write.
+std::vector<std::string> published_outputs();
 
 /// Empties the list without removing anything (a forked child: the paths are its parent's).
 void forget_temporaries();

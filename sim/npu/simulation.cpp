@@ -86,7 +86,7 @@ traces::Trace simulate(const SimulationInput& in) {
     if (tf) std::remove((vcd_tmp + ".vcd").c_str());
     throw SimulationError(report);
   }
-  if (tf && std::rename((vcd_tmp + ".vcd").c_str(), in.vcd_path.c_str()) != 0)
+  if (tf && publish(vcd_tmp + ".vcd", in.vcd_path) != 0)
     throw SimulationError("cannot write the VCD file " + in.vcd_path);
 
   // Refresh ticks after the last transfer would otherwise be processed only when a next one

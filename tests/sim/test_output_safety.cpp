@@ -353,6 +353,12 @@ TEST(OutputSafety, SignalsLeaveNoFolderAndNoCreatedParents) {
         ++stopped;
         EXPECT_EQ(code, 128 + sig);
         EXPECT_NE(err.find("npusim: interrupted by "), std::string::npos);
+        if (err.find("output written before the signal: " + out.string()) != std::string::npos) {
+          // The signal came just after the folder was renamed into place: it is whole and stays.
+          EXPECT_TRUE(fs::exists(out / last_file));
+          EXPECT_EQ(join(entries(dir / "a" / "b")), "run ");
+          continue;
+        }
         EXPECT_EQ(join(entries(dir)), "err tmp ");  // no a/ (created by npusim), no run, no temporary
       }
     }
