@@ -95,7 +95,8 @@ void exclusive_of_removal(const std::function<void()>& step) {
 
 void note_published(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(registry_mutex());
-  published().push_back(path);
+  auto& paths = published();
+  if (std::find(paths.rbegin(), paths.rend(), path) == paths.rend()) paths.push_back(path);  // a file rewritten
 }
 
 int publish(const std::string& from, const std::string& to) {
