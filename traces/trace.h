@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/packed_list.h"
+
 namespace npusim::traces {
 
 /// Which hardware unit ran a command. DMA commands carry their channel in `lane`.
@@ -102,15 +104,45 @@ struct DramRowSlice {  // a row open in one bank: ACT .. PRE (or the end of the 
   std::uint64_t begin_ps = 0, end_ps = 0;
   std::uint64_t bursts = 0;  // column commands served while open (the first one opened it)
 };
+}  // namespace npusim::traces
+
+namespace npusim {
+template <>
+struct PackedFields<traces::DramBusSlice> {
+  static constexpr std::size_t kCount = 5;
+  static void split(const traces::DramBusSlice& b, std::uint64_t* f) {
+    f[0] = b.channel, f[1] = b.write, f[2] = b.begin_ps, f[3] = b.end_ps - b.begin_ps, f[4] = b.bursts;
+  }
+  static traces::DramBusSlice join(const std::uint64_t* f) {
+    return {static_cast<std::uint32_t>(f[0]), f[1] != 0, f[2], f[2] + f[3], f[4]};
+  }
+};
+template <>
+struct PackedFields<traces::DramRowSlice> {
+  static constexpr std::size_t kCount = 7;
+  static void split(const traces::DramRowSlice& r, std::uint64_t* f) {
+    f[0] = r.channel, f[1] = r.rank, f[2] = r.bank, f[3] = r.row;
+    f[4] = r.begin_ps, f[5] = r.end_ps - r.begin_ps, f[6] = r.bursts;
+  }
+  static traces::DramRowSlice join(const std::uint64_t* f) {
+    return {static_cast<std::uint32_t>(f[0]), static_cast<std::uint32_t>(f[1]), static_cast<std::uint32_t>(f[2]),
+            static_cast<std::uint32_t>(f[3]), f[4], f[4] + f[5], f[6]};
+  }
+};
+}  // namespace npusim
+
+namespace npusim::traces {
+
+/// Bus and row slices are packed (PackedList: a few bytes each); a long run has millions.
 struct DramActivityTrace {
   std::uint32_t channels = 0;       // 0: no activity recorded
   std::uint32_t ranks = 0;          // per channel
   std::uint32_t banks = 0;          // per rank
   std::uint32_t refresh_units = 1;  // REFpb unit u covers the banks b with b % refresh_units == u
   bool has_rows = false;            // rows were recorded (bank tracks)
-  std::vector<DramBusSlice> bus;    // by channel, then time
+  PackedList<DramBusSlice> bus;     // by channel, then time
   std::vector<DramRefreshSlice> refreshes;  // by channel and rank, then time
-  std::vector<DramRowSlice> rows;   // by channel, rank and bank, then time
+  PackedList<DramRowSlice> rows;    // by channel, rank and bank, then time
 };
 
 struct Trace {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -685,9 +686,9 @@ class DramTrackWriter {
  public:
   DramTrackWriter(const DramActivityTrace& d, const TraceWriteOptions& o)
       : d_(d), banks_(d.has_rows && o.level == TraceLevel::Full), layout_(bases()) {
-    sublanes_.reserve(d_.bus.size() + d_.refreshes.size());
-    for (const DramBusSlice& b : d_.bus) sublanes_.push_back(layout_.place(bus_slice(b)));
-    for (const DramRefreshSlice& r : d_.refreshes) sublanes_.push_back(layout_.place(rank_refresh_slice(r)));
+    lanes_.reserve(d_.bus.size() + d_.refreshes.size());
+    for (const DramBusSlice& b : d_.bus) add_lane(layout_.place(bus_slice(b)));
+    for (const DramRefreshSlice& r : d_.refreshes) add_lane(layout_.place(rank_refresh_slice(r)));
     if (banks_) place_bank_tracks();
     layout_.number_tracks();
   }
@@ -757,57 +758,60 @@ class DramTrackWriter {
   Slice bank_refresh_slice(const DramRefreshSlice& r, std::uint32_t bank) const {
     return {bank_track(r.channel, r.rank, bank), r.begin_ps, r.end_ps};
   }
-  int tid(const Slice& s, std::size_t i) const { return layout_.tid(s.track, sublanes_[i]); }
+  int tid(const Slice& s, std::size_t i) const { return layout_.tid(s.track, lane(i)); }
 
   /// Places the bank tracks' slices: per bank track its rows and the refreshes that covered it,
-  /// merged in begin order (a row first on a tie, as TrackLayout::assign's stable sort would).
-  /// Sub-lanes are stored in write order: the rows, then each refresh's copy per covered bank.
+  /// merged in begin order (a row first on a tie, as TrackLayout::assign's stable sort would),
+  /// in one pass over the rows: each track keeps a cursor into its refreshes. Sub-lanes are
+  /// stored in write order: the rows, then each refresh's copy per covered bank.
   void place_bank_tracks() {
-    const std::size_t rows_at = sublanes_.size();
+    const std::size_t rows_at = lanes_.size();
     std::vector<std::size_t> copies_at(d_.refreshes.size());  // write index of a refresh's first bank copy
     std::size_t next = rows_at + d_.rows.size();
     for (std::size_t j = 0; j < d_.refreshes.size(); ++j) {
       copies_at[j] = next;
       for (std::uint32_t b = 0; b < d_.banks; ++b) next += covers(d_.refreshes[j], b) ? 1 : 0;
     }
-    sublanes_.resize(next);
-    // The rows of each track, in their order (a stable counting sort by track).
+    lanes_.resize(next);
+    // Per bank track, its refreshes (indices into d_.refreshes, in time order) and a cursor.
     const std::size_t tracks = bus_track(d_.channels);
-    std::vector<std::size_t> start(tracks + 1, 0), by_track(d_.rows.size());
-    for (const DramRowSlice& r : d_.rows) ++start[row_slice(r).track + 1];
-    for (std::size_t k = 0; k < tracks; ++k) start[k + 1] += start[k];
-    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-    for (std::size_t i = 0; i < d_.rows.size(); ++i) by_track[fill[row_slice(d_.rows[i]).track]++] = i;
-    for (std::uint32_t ch = 0; ch < d_.channels; ++ch) {
-      for (std::uint32_t rank = 0; rank < d_.ranks; ++rank) {
-        for (std::uint32_t b = 0; b < d_.banks; ++b) {
-          const std::size_t track = bank_track(ch, rank, b);
-          place_bank_track(ch, rank, b, {by_track.begin() + std::ptrdiff_t(start[track]),
-                                         by_track.begin() + std::ptrdiff_t(start[track + 1])},
-                           rows_at, copies_at);
-        }
-      }
-    }
-  }
-
-  struct RowRange {
-    std::vector<std::size_t>::const_iterator begin, end;
-  };
-  void place_bank_track(std::uint32_t ch, std::uint32_t rank, std::uint32_t bank, RowRange rows, std::size_t rows_at,
-                        const std::vector<std::size_t>& copies_at) {
-    auto row = rows.begin;
-    const auto place_row = [&] { sublanes_[rows_at + *row] = to_lane(layout_.place(row_slice(d_.rows[*row]))); ++row; };
+    std::vector<std::vector<std::size_t>> refreshes(tracks);
     for (std::size_t j = 0; j < d_.refreshes.size(); ++j) {
       const DramRefreshSlice& r = d_.refreshes[j];
-      if (r.channel != ch || r.rank != rank || !covers(r, bank)) continue;
-      while (row != rows.end && d_.rows[*row].begin_ps <= r.begin_ps) place_row();
-      std::size_t copy = copies_at[j];  // this bank's copy: after those of the lower banks it covers
-      for (std::uint32_t lower = 0; lower < bank; ++lower) copy += covers(r, lower) ? 1 : 0;
-      sublanes_[copy] = to_lane(layout_.place(bank_refresh_slice(r, bank)));
+      for (std::uint32_t b = 0; b < d_.banks; ++b)
+        if (covers(r, b)) refreshes[bank_track(r.channel, r.rank, b)].push_back(j);
     }
-    while (row != rows.end) place_row();
+    std::vector<std::size_t> cursor(tracks, 0);
+    const auto place_refreshes = [&](std::size_t track, std::uint64_t before_ps) {
+      auto& list = refreshes[track];
+      for (std::size_t& c = cursor[track]; c < list.size() && d_.refreshes[list[c]].begin_ps < before_ps; ++c) {
+        const DramRefreshSlice& r = d_.refreshes[list[c]];
+        const std::uint32_t bank = static_cast<std::uint32_t>(track - bank_track(r.channel, r.rank, 0));
+        std::size_t copy = copies_at[list[c]];  // this bank's copy: after those of the lower banks it covers
+        for (std::uint32_t lower = 0; lower < bank; ++lower) copy += covers(r, lower) ? 1 : 0;
+        set_lane(copy, layout_.place(bank_refresh_slice(r, bank)));
+      }
+    };
+    std::size_t i = rows_at;
+    for (const DramRowSlice& r : d_.rows) {
+      const Slice s = row_slice(r);
+      place_refreshes(s.track, s.begin_ps);
+      set_lane(i++, layout_.place(s));
+    }
+    for (std::size_t track = 0; track < tracks; ++track) place_refreshes(track, UINT64_MAX);
   }
-  static std::uint32_t to_lane(std::size_t lane) { return static_cast<std::uint32_t>(lane); }
+
+  // Sub-lanes are almost always 0: a byte each, the rare one past 254 kept aside.
+  static constexpr std::uint8_t kWideLane = 255;
+  void set_lane(std::size_t i, std::size_t lane) {
+    lanes_[i] = lane < kWideLane ? static_cast<std::uint8_t>(lane) : kWideLane;
+    if (lane >= kWideLane) wide_lanes_[i] = lane;
+  }
+  void add_lane(std::size_t lane) {
+    lanes_.push_back(0);
+    set_lane(lanes_.size() - 1, lane);
+  }
+  std::size_t lane(std::size_t i) const { return lanes_[i] < kWideLane ? lanes_[i] : wide_lanes_.at(i); }
 
   /// Track bases in the order of the *_track functions.
   std::vector<std::string> bases() const {
@@ -835,7 +839,8 @@ class DramTrackWriter {
   const DramActivityTrace& d_;
   bool banks_;
   TrackLayout layout_;
-  std::vector<std::uint32_t> sublanes_;  // in write order: bus, refresh, rows, then refreshes on bank tracks
+  std::vector<std::uint8_t> lanes_;  // sub-lane per slice in write order: bus, refresh, rows, refreshes on bank tracks
+  std::unordered_map<std::size_t, std::size_t> wide_lanes_;  // those >= kWideLane
 };
 
 }  // namespace

@@ -23,7 +23,7 @@ void DramActivity::close_row(std::uint32_t bank, std::uint64_t pre) {
 void DramActivity::burst(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin,
                          std::uint64_t end) {
   if (banks_enabled_ && !rows_[bank].empty()) ++rows_[bank].back().bursts;
-  std::vector<DramBusInterval>& list = bus_[channel];
+  DramBusList& list = bus_[channel];
   // Back-to-back bursts of one direction are one interval: a stream is one entry.
   if (!list.empty() && list.back().write == write && list.back().end == begin) {
     list.back().end = end;

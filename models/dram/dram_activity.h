@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "sim/core/packed_list.h"
+
 namespace npusim::models {
 
 /// A row open in one bank: ACT at `act`, PRE at `pre` (kOpen while the row is still open).
@@ -31,6 +33,35 @@ struct DramRefreshInterval {
   std::uint32_t unit = 0;
   std::uint64_t begin = 0, end = 0;
 };
+
+}  // namespace npusim::models
+
+namespace npusim {
+template <>
+struct PackedFields<models::DramRowInterval> {
+  static constexpr std::size_t kCount = 4;
+  static void split(const models::DramRowInterval& r, std::uint64_t* f) {
+    f[0] = r.row, f[1] = r.act, f[2] = r.pre - r.act, f[3] = r.bursts;
+  }
+  static models::DramRowInterval join(const std::uint64_t* f) {
+    return {static_cast<std::uint32_t>(f[0]), f[1], f[1] + f[2], f[3]};
+  }
+};
+template <>
+struct PackedFields<models::DramBusInterval> {
+  static constexpr std::size_t kCount = 4;
+  static void split(const models::DramBusInterval& b, std::uint64_t* f) {
+    f[0] = b.write, f[1] = b.begin, f[2] = b.end - b.begin, f[3] = b.bursts;
+  }
+  static models::DramBusInterval join(const std::uint64_t* f) { return {f[0] != 0, f[1], f[1] + f[2], f[3]}; }
+};
+}  // namespace npusim
+
+namespace npusim::models {
+
+/// The record, packed (a long run has millions of intervals: a few bytes each).
+using DramRowList = PackedList<DramRowInterval>;
+using DramBusList = PackedList<DramBusInterval>;
 
 class DramActivity {
  public:
@@ -59,20 +90,20 @@ class DramActivity {
 
   /// In time order. The last interval of a list may still grow (a row still open, or a bus
   /// interval the next burst extends).
-  const std::vector<DramBusInterval>& bus(std::uint32_t channel) const { return bus_[channel]; }
-  const std::vector<DramRowInterval>& rows(std::uint32_t bank) const { return rows_[bank]; }
+  const DramBusList& bus(std::uint32_t channel) const { return bus_[channel]; }
+  const DramRowList& rows(std::uint32_t bank) const { return rows_[bank]; }
   const std::vector<DramRefreshInterval>& refreshes(std::uint32_t rank) const { return refreshes_[rank]; }
 
   /// Frees one list's memory once a reader has copied it (the trace's conversion: a long run's
   /// record is hundreds of MB, and holding it beside its converted copy doubles the peak).
-  void release_bus(std::uint32_t channel) { std::vector<DramBusInterval>().swap(bus_[channel]); }
-  void release_rows(std::uint32_t bank) { std::vector<DramRowInterval>().swap(rows_[bank]); }
+  void release_bus(std::uint32_t channel) { bus_[channel].release(); }
+  void release_rows(std::uint32_t bank) { rows_[bank].release(); }
 
  private:
   std::uint32_t banks_per_rank_ = 0, units_ = 1;
   bool banks_enabled_ = false;
-  std::vector<std::vector<DramBusInterval>> bus_;          // per channel
-  std::vector<std::vector<DramRowInterval>> rows_;         // per flat bank (empty lists if !banks)
+  std::vector<DramBusList> bus_;   // per channel
+  std::vector<DramRowList> rows_;  // per flat bank (empty lists if !banks)
   std::vector<std::vector<DramRefreshInterval>> refreshes_;  // per flat rank
 };
 

@@ -1,6 +1,8 @@
 #include "models/dram/dram_state_tracer.h"
 
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 
 namespace npusim::models {
 namespace {
@@ -12,30 +14,29 @@ std::uint64_t begin_of(const Interval& i) { return i.begin; }
 template <typename Interval>
 std::uint64_t end_of(const Interval& i) { return i.end; }
 
-/// Moves `cur` to the first interval of `list` that is `relevant` and has not ended by cycle
-/// `c`; returns it if it has begun (nullptr otherwise). Lowers `next` to the list's next
+/// Moves `cursor` to the first interval of its list that is `relevant` and has not ended by
+/// cycle `c`; returns it if it has begun (nothing otherwise). Lowers `next` to the list's next
 /// boundary after `c`, and counts in `late` every boundary the waveform crosses after its time.
-template <typename Interval, typename Cursor, typename Relevant>
-const Interval* step(const std::vector<Interval>& list, Cursor& cursor, std::uint64_t c, Relevant relevant,
-                     std::uint64_t& next, std::uint64_t& late) {
-  std::size_t& index = cursor.index;
-  std::size_t& shown = cursor.shown;
-  for (; index < list.size(); ++index) {
-    const Interval& i = list[index];
+template <typename Cursor, typename Relevant>
+auto step(Cursor& cursor, std::uint64_t c, Relevant relevant, std::uint64_t& next, std::uint64_t& late)
+    -> std::optional<std::decay_t<decltype(cursor.reader.get())>> {
+  auto& reader = cursor.reader;
+  for (; !reader.done(); reader.next()) {
+    const auto i = reader.get();
     if (!relevant(i)) continue;
     if (end_of(i) > c) break;
-    if (end_of(i) < c || shown != index) ++late;  // ended (or came and went) before the replay knew
+    if (end_of(i) < c || cursor.shown != reader.index()) ++late;  // ended (or came and went) before the replay knew
   }
-  if (index == list.size()) return nullptr;
-  const Interval& i = list[index];
+  if (reader.done()) return std::nullopt;
+  const auto i = reader.get();
   if (begin_of(i) > c) {
     next = std::min(next, begin_of(i));
-    return nullptr;
+    return std::nullopt;
   }
   next = std::min(next, end_of(i));
-  if (shown != index && begin_of(i) < c) ++late;
-  shown = index;
-  return &i;
+  if (cursor.shown != reader.index() && begin_of(i) < c) ++late;
+  cursor.shown = reader.index();
+  return i;
 }
 
 std::string bank_name(const DramActivity& a, std::uint32_t bank) {
@@ -55,10 +56,12 @@ DramStateTracer::DramStateTracer(sc_core::sc_module_name name, DramController& d
   const std::size_t banks = std::size_t{a.ranks()} * a.banks_per_rank();
   state_.assign(banks, 0);
   row_.assign(banks, 0);
-  row_cursor_.resize(banks);
-  refresh_cursor_.resize(banks);
+  for (std::uint32_t b = 0; b < banks; ++b) {
+    row_cursor_.push_back({DramRowList::Reader(a.rows(b))});
+    refresh_cursor_.push_back({RefreshReader(a.refreshes(b / a.banks_per_rank()))});
+  }
   busy_ = std::make_unique<bool[]>(a.channels());
-  bus_cursor_.resize(a.channels());
+  for (std::uint32_t ch = 0; ch < a.channels(); ++ch) bus_cursor_.push_back({DramBusList::Reader(a.bus(ch))});
   // The variables never move from here on: sc_trace keeps their addresses.
   for (std::uint32_t b = 0; b < banks; ++b) {
     const std::string base = bank_name(a, b);
@@ -85,14 +88,13 @@ std::uint64_t DramStateTracer::update(std::uint64_t c) {
   for (std::uint32_t b = 0; b < state_.size(); ++b) {
     const std::uint32_t in_rank = b % a.banks_per_rank();
     const auto covers_bank = [&](const DramRefreshInterval& r) { return a.covers(r, in_rank); };
-    const DramRowInterval* open = step(a.rows(b), row_cursor_[b], c, every, next, late_);
-    const DramRefreshInterval* refresh =
-        step(a.refreshes(b / a.banks_per_rank()), refresh_cursor_[b], c, covers_bank, next, late_);
+    const auto open = step(row_cursor_[b], c, every, next, late_);
+    const auto refresh = step(refresh_cursor_[b], c, covers_bank, next, late_);
     if (open) row_[b] = open->row;
     state_[b] = refresh ? 2 : open ? 1 : 0;
   }
   for (std::uint32_t ch = 0; ch < a.channels(); ++ch) {
-    busy_[ch] = step(a.bus(ch), bus_cursor_[ch], c, every, next, late_) != nullptr;
+    busy_[ch] = step(bus_cursor_[ch], c, every, next, late_).has_value();
   }
   return next;
 }

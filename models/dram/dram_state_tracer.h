@@ -32,10 +32,25 @@ class DramStateTracer : public sc_core::sc_module {
   std::uint64_t late_changes() const { return late_; }
 
  private:
-  /// Position in one time-ordered interval list: the first interval that has not ended.
+  /// Position in one time-ordered interval list: the first interval that has not ended, read
+  /// while the recorder still appends to the list.
+  template <typename Reader>
   struct Cursor {
-    std::size_t index = 0;
+    Reader reader;
     std::size_t shown = SIZE_MAX;  // the interval the waveform shows as active
+  };
+  /// A Reader over a plain vector (the refreshes), like PackedList's.
+  class RefreshReader {
+   public:
+    explicit RefreshReader(const std::vector<DramRefreshInterval>& list) : list_(&list) {}
+    std::size_t index() const { return index_; }
+    bool done() const { return index_ >= list_->size(); }
+    const DramRefreshInterval& get() const { return (*list_)[index_]; }
+    void next() { ++index_; }
+
+   private:
+    const std::vector<DramRefreshInterval>* list_;
+    std::size_t index_ = 0;
   };
 
   void replay();
@@ -48,7 +63,9 @@ class DramStateTracer : public sc_core::sc_module {
   DramController& dram_;
   std::vector<std::uint32_t> state_, row_;  // per flat bank
   std::unique_ptr<bool[]> busy_;            // per channel
-  std::vector<Cursor> row_cursor_, refresh_cursor_, bus_cursor_;
+  std::vector<Cursor<DramRowList::Reader>> row_cursor_;
+  std::vector<Cursor<RefreshReader>> refresh_cursor_;
+  std::vector<Cursor<DramBusList::Reader>> bus_cursor_;
   std::uint64_t late_ = 0;
 };
 

@@ -22,12 +22,6 @@ traces::DramActivityTrace dram_activity_trace(const models::DramController& dram
   d.banks = a.banks_per_rank();
   d.refresh_units = models::refresh_units(dram.config());
   d.has_rows = a.records_banks();
-  // Sized once: a vector grown by doubling would hold its old and new copies at each step.
-  std::size_t bus = 0, refreshes = 0, rows = 0;
-  for (std::uint32_t ch = 0; ch < a.channels(); ++ch) bus += a.bus(ch).size();
-  for (std::uint32_t rank = 0; rank < a.ranks(); ++rank) refreshes += a.refreshes(rank).size();
-  for (std::uint32_t bank = 0; d.has_rows && bank < a.ranks() * a.banks_per_rank(); ++bank) rows += a.rows(bank).size();
-  d.bus.reserve(bus), d.refreshes.reserve(refreshes), d.rows.reserve(rows);
   for (std::uint32_t ch = 0; ch < a.channels(); ++ch) {
     for (const models::DramBusInterval& b : a.bus(ch)) d.bus.push_back({ch, b.write, ps(b.begin), ps(b.end), b.bursts});
     a.release_bus(ch);

@@ -51,7 +51,7 @@ TEST(DramActivity, TwoReadsToTwoRowsOfOneBank) {
   EXPECT_EQ(engine.access(lp4_addr(0, 0), false, 0), 71u);
   EXPECT_EQ(engine.access(lp4_addr(0, 1), false, 10), 168u);
   const DramActivity& a = *engine.activity();
-  const auto& rows = a.rows(0);
+  const auto rows = a.rows(0).to_vector();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].row, 0u);
   EXPECT_EQ(rows[0].act, 0u);
@@ -61,7 +61,7 @@ TEST(DramActivity, TwoReadsToTwoRowsOfOneBank) {
   EXPECT_EQ(rows[1].act, 97u);
   EXPECT_EQ(rows[1].pre, DramActivity::kOpen);  // still open
   EXPECT_TRUE(a.rows(1).empty());
-  const auto& bus = a.bus(0);
+  const auto bus = a.bus(0).to_vector();
   ASSERT_EQ(bus.size(), 2u);  // 92 idle cycles between the bursts: two intervals
   EXPECT_EQ(bus[0].begin, 63u);
   EXPECT_EQ(bus[0].end, 71u);
@@ -77,16 +77,16 @@ TEST(DramActivity, AStreamIsOneBusIntervalAndOneRow) {
   EXPECT_EQ(engine.access_transfer(0, 4096, 4096, 1, false, 0, 16), 575u);
   const DramActivity& a = *engine.activity();
   ASSERT_EQ(a.bus(0).size(), 1u);
-  EXPECT_EQ(a.bus(0)[0].begin, 63u);
-  EXPECT_EQ(a.bus(0)[0].end, 575u);
-  EXPECT_EQ(a.bus(0)[0].bursts, 64u);
+  EXPECT_EQ(a.bus(0).to_vector()[0].begin, 63u);
+  EXPECT_EQ(a.bus(0).to_vector()[0].end, 575u);
+  EXPECT_EQ(a.bus(0).to_vector()[0].bursts, 64u);
   EXPECT_TRUE(a.rows(0).empty());  // banks off: channels and refreshes only
 
   DramEngine with_rows(quiet(lpddr4_3200()));
   with_rows.record_activity(true);
   with_rows.access_transfer(0, 4096, 4096, 1, false, 0, 16);
   ASSERT_EQ(with_rows.activity()->rows(0).size(), 1u);
-  EXPECT_EQ(with_rows.activity()->rows(0)[0].bursts, 64u);  // 1 miss + 63 hits
+  EXPECT_EQ(with_rows.activity()->rows(0).to_vector()[0].bursts, 64u);  // 1 miss + 63 hits
 }
 
 TEST(DramActivity, AllBankRefreshClosesTheRowThenRefreshes) {
@@ -103,8 +103,8 @@ TEST(DramActivity, AllBankRefreshClosesTheRowThenRefreshes) {
   EXPECT_EQ(a.refreshes(0)[0].begin, 6280u);
   EXPECT_EQ(a.refreshes(0)[0].end, 6728u);
   ASSERT_EQ(a.rows(0).size(), 2u);
-  EXPECT_EQ(a.rows(0)[0].pre, 6246u);
-  EXPECT_EQ(a.rows(0)[1].act, 7000u);
+  EXPECT_EQ(a.rows(0).to_vector()[0].pre, 6246u);
+  EXPECT_EQ(a.rows(0).to_vector()[1].act, 7000u);
   EXPECT_TRUE(a.covers(a.refreshes(0)[0], 5));
 }
 

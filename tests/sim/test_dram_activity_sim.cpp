@@ -66,16 +66,18 @@ TEST(DramActivitySim, TwoLoadsFromTwoRowsOfOneBankGiveTheJedecRowSlices) {
   EXPECT_EQ(d.banks, 8u);
   ASSERT_TRUE(d.has_rows);
   ASSERT_EQ(d.rows.size(), 2u);
-  EXPECT_EQ(d.rows[0].row, 0u);
-  EXPECT_EQ(d.rows[0].begin_ps, 0u);
-  EXPECT_EQ(d.rows[0].end_ps, pre * cycle_ps);
-  EXPECT_EQ(d.rows[1].row, 1u);
-  EXPECT_EQ(d.rows[1].bank, 0u);
-  EXPECT_EQ(d.rows[1].begin_ps, act * cycle_ps);
-  EXPECT_EQ(d.rows[1].end_ps, end * cycle_ps);
+  const auto rows = d.rows.to_vector();
+  const auto bus = d.bus.to_vector();
+  EXPECT_EQ(rows[0].row, 0u);
+  EXPECT_EQ(rows[0].begin_ps, 0u);
+  EXPECT_EQ(rows[0].end_ps, pre * cycle_ps);
+  EXPECT_EQ(rows[1].row, 1u);
+  EXPECT_EQ(rows[1].bank, 0u);
+  EXPECT_EQ(rows[1].begin_ps, act * cycle_ps);
+  EXPECT_EQ(rows[1].end_ps, end * cycle_ps);
   ASSERT_EQ(d.bus.size(), 2u);  // one burst each, far apart
-  EXPECT_EQ(d.bus[0].begin_ps, 63 * cycle_ps);
-  EXPECT_EQ(d.bus[1].end_ps, end * cycle_ps);
+  EXPECT_EQ(bus[0].begin_ps, 63 * cycle_ps);
+  EXPECT_EQ(bus[1].end_ps, end * cycle_ps);
   EXPECT_TRUE(d.refreshes.empty());  // the first tick (tREFI 6246) is long after
 
   // The trace file holds them on the DRAM process's bank 0 track, and reads back exactly.
