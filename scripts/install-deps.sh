@@ -14,6 +14,7 @@ packages=(
   gnuplot-nox               # roofline plots
   time bc                   # bench/run_benchmarks.sh
   pybind11-dev python3-dev python3-pybind11 python3-pytest python3-pandas   # sim/python, tests/python
+  python3-jsonschema        # tests/python/test_schedule_schema.py (docs/schedule.schema.json)
   slurm-wlm munge           # scripts/test-slurm.sh: sweeps as a Slurm job array (docs/sweep.md)
   nodejs                    # web/: builds the live page (npusim serve) and report.html (Vite)
   chromium                  # web/tests/browser.mjs: headless browser tests (playwright-core)
