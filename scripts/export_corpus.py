@@ -139,8 +139,10 @@ def count_macs(model):
 
 
 def export_torch(module, shape, path, opset, autograd=False):
-    """Exports `module` and returns its MACs counted in PyTorch (forward hooks on every Conv2d,
-    ConvTranspose2d and Linear), the reference where ONNX's shape inference leaves gaps.
+    """Exports `module` and returns its MACs counted in PyTorch, the reference where ONNX's shape
+    inference leaves gaps: every convolution, linear and matrix product the forward pass calls,
+    seen through a TorchFunctionMode (functional calls included: Swin's attention calls F.linear
+    and matmul directly, which module hooks miss).
     `autograd` exports with gradients enabled: torch 1.13's nn.MultiheadAttention takes its
     fused fast path (aten::_native_multi_head_attention, which has no ONNX export) under
     no_grad, and the exported graph is the same either way."""
@@ -148,24 +150,39 @@ def export_torch(module, shape, path, opset, autograd=False):
 
     module.eval()
     x = torch.randn(*shape)
-    macs = [0]
-
-    def hook(m, inputs, out):
-        if isinstance(m, torch.nn.Conv2d):
-            macs[0] += out.numel() * (m.in_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]
-        elif isinstance(m, torch.nn.ConvTranspose2d):
-            macs[0] += inputs[0].numel() * (m.out_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]
-        elif isinstance(m, torch.nn.Linear):
-            macs[0] += out.numel() * m.in_features
-
-    handles = [m.register_forward_hook(hook) for m in module.modules()]
-    with torch.no_grad():
+    counter = TorchMacs()
+    with torch.no_grad(), counter:
         module(x)
-    for h in handles:
-        h.remove()
     with torch.set_grad_enabled(autograd):
         torch.onnx.export(module, x, path, opset_version=opset, input_names=["input"], do_constant_folding=True)
-    return macs[0]
+    return counter.macs
+
+
+def TorchMacs():
+    """A TorchFunctionMode that sums the MACs of the conv, linear and matmul calls under it."""
+    import torch
+    import torch.nn.functional as F
+    from torch.overrides import TorchFunctionMode
+
+    matmuls = (torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.bmm, torch.mm, torch.Tensor.bmm,
+               torch.Tensor.mm)
+
+    class Count(TorchFunctionMode):
+        macs = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func is F.linear:
+                self.macs += out.numel() * args[1].shape[-1]
+            elif func in matmuls:
+                self.macs += out.numel() * args[0].shape[-1]
+            elif func in (F.conv1d, F.conv2d):  # weight [Cout, Cin/groups, k...]
+                self.macs += out.numel() * args[1][0].numel()
+            elif func in (F.conv_transpose1d, F.conv_transpose2d):  # weight [Cin, Cout/groups, k...]
+                self.macs += args[0].numel() * args[1][0].numel()
+            return out
+
+    return Count()
 
 
 class Heads:
@@ -220,6 +237,39 @@ class Heads:
         return M(model)
 
 
+def unet(widths=(32, 64, 128, 256), classes=2):
+    """A U-Net (Ronneberger et al.) of four levels, as segmentation repositories write it: two
+    3x3 conv + BN + ReLU per level, max-pool down, ConvTranspose 2x2 up, skip Concats."""
+    import torch
+    import torch.nn as nn
+
+    def block(i, o):
+        return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(inplace=True),
+                             nn.Conv2d(o, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            w = widths
+            self.down = nn.ModuleList([block(3, w[0])] + [block(w[i], w[i + 1]) for i in range(len(w) - 1)])
+            self.up = nn.ModuleList([nn.ConvTranspose2d(w[i + 1], w[i], 2, stride=2) for i in range(len(w) - 1)])
+            self.merge = nn.ModuleList([block(2 * w[i], w[i]) for i in range(len(w) - 1)])
+            self.head = nn.Conv2d(w[0], classes, 1)
+
+        def forward(self, x):
+            skips = []
+            for i, b in enumerate(self.down):
+                x = b(x)
+                if i + 1 < len(self.down):
+                    skips.append(x)
+                    x = nn.functional.max_pool2d(x, 2)
+            for i in reversed(range(len(self.up))):
+                x = self.merge[i](torch.cat([self.up[i](x), skips[i]], 1))
+            return self.head(x)
+
+    return UNet()
+
+
 def torchvision_models():
     """(name, constructor, input shape, opset[, export with autograd]): torchvision 0.14
     architectures, random weights."""
@@ -241,6 +291,10 @@ def torchvision_models():
         ("densenet121_op16", lambda: tv.densenet121(), [1, 3, 224, 224], 16),
         ("efficientnet_b0_op17", lambda: tv.efficientnet_b0(), [1, 3, 224, 224], 17),
         ("convnext_tiny_op17", lambda: tv.convnext_tiny(), [1, 3, 224, 224], 17),
+        # Swin-T: shifted-window attention; its masks are built with ScatterND from shapes.
+        ("swin_t_op17", lambda: tv.swin_t(), [1, 3, 224, 224], 17),
+        # A U-Net at 1024 x 1024 (148 GMAC): skip Concats and ConvTranspose upsampling.
+        ("unet_1024_op13", lambda: unet(), [1, 3, 1024, 1024], 13),
         # ViT-S/16 (DeiT-S's shape: 12 layers, 6 heads, width 384): attention as PyTorch writes
         # it, projections on [seq, batch, embed], LayerNorm decomposed below opset 17.
         (
@@ -485,7 +539,7 @@ def main():
         except ShapesUnknown as e:
             if torch_macs is None:
                 raise
-            macs, source = torch_macs, f"PyTorch hooks (ONNX inference left {e} unshaped)"
+            macs, source = torch_macs, f"PyTorch (ONNX inference left {e} unshaped)"
         manifest.append({"name": name, "file": path, "exporter": exporter, "opset": opset, "input": shape,
                          "macs": macs, "macs_from": source})
         print(f"export_corpus: {name}: {macs} MACs ({source})", flush=True)

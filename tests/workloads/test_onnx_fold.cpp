@@ -132,6 +132,64 @@ TEST(OnnxFold, ClipAndWhereOfConstantsFeedAShape) {
   EXPECT_EQ(shape_of(b.load(), "y"), (Shape{1, 7, 3}));
 }
 
+TEST(OnnxFold, ScatterNDOfConstantsFeedsAShape) {
+  // Swin-T builds its attention masks with ScatterND on shapes. [1, 1, 24] with rows [0] and [2]
+  // (indices [[0], [2]]) set to 2 and 12: [2, 1, 12]. With reduction add, [1, 1, 1] gets 2 + 3 at
+  // row 1: [1, 6, 1].
+  OnnxBuilder b;
+  b.input("x", {24}).input("z", {6});
+  b.ints("data", {1, 1, 24}).ints("rows", {0, 2}, {2, 1}).ints("updates", {2, 12});
+  b.node("ScatterND", {"data", "rows", "updates"}, {"shape"}, "scatter");
+  b.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  b.ints("ones", {1, 1, 1}).ints("twice", {1, 1}, {2, 1}).ints("parts", {2, 3});
+  set_string(b.node("ScatterND", {"ones", "twice", "parts"}, {"shape2"}, "scatter_add"), "reduction", "add");
+  b.node("Reshape", {"z", "shape2"}, {"y2"}, "reshape2");
+  b.output("y").output("y2");
+  const Graph g = b.load();
+  EXPECT_EQ(shape_of(g, "y"), (Shape{2, 1, 12}));
+  EXPECT_EQ(shape_of(g, "y2"), (Shape{1, 6, 1}));
+}
+
+TEST(OnnxFold, ScatterAndGatherElementsAndGatherND) {
+  // ScatterElements([4, 4, 4], [0, 2], [2, 3], axis 0) = [2, 4, 3] (24 elements).
+  // GatherElements([[1, 2], [3, 4]], [[1, 0], [0, 0]], axis 1) = [[2, 1], [3, 3]]: [2, 1, 3, 3]
+  // once flattened (18 elements). GatherND([[2, 3], [4, 5]], [[1, 0], [0, 1]]) = [4, 3]; with
+  // batch_dims 1 and indices [[1], [0]]: [data[0][1], data[1][0]] = [3, 4] (12 elements each).
+  OnnxBuilder b;
+  b.input("x", {24}).input("w", {18}).input("v", {12}).input("u", {12});
+  b.ints("fours", {4, 4, 4}).ints("at", {0, 2}).ints("put", {2, 3});
+  b.node("ScatterElements", {"fours", "at", "put"}, {"s1"}, "scatter_elements");
+  b.node("Reshape", {"x", "s1"}, {"y1"}, "r1");
+  b.ints("m", {1, 2, 3, 4}, {2, 2}).ints("mi", {1, 0, 0, 0}, {2, 2});
+  set_int(b.node("GatherElements", {"m", "mi"}, {"g2"}, "gather_elements"), "axis", 1);
+  b.ints("flat", {4});
+  b.node("Reshape", {"g2", "flat"}, {"s2"}, "flatten_g2");
+  b.node("Reshape", {"w", "s2"}, {"y2"}, "r2");
+  b.ints("d", {2, 3, 4, 5}, {2, 2}).ints("di", {1, 0, 0, 1}, {2, 2});
+  b.node("GatherND", {"d", "di"}, {"s3"}, "gather_nd");
+  b.node("Reshape", {"v", "s3"}, {"y3"}, "r3");
+  b.ints("bi", {1, 0}, {2, 1});
+  set_int(b.node("GatherND", {"d", "bi"}, {"s4"}, "gather_nd_batch"), "batch_dims", 1);
+  b.node("Reshape", {"u", "s4"}, {"y4"}, "r4");
+  b.output("y1").output("y2").output("y3").output("y4");
+  const Graph g = b.load();
+  EXPECT_EQ(shape_of(g, "y1"), (Shape{2, 4, 3}));
+  EXPECT_EQ(shape_of(g, "y2"), (Shape{2, 1, 3, 3}));
+  EXPECT_EQ(shape_of(g, "y3"), (Shape{4, 3}));
+  EXPECT_EQ(shape_of(g, "y4"), (Shape{3, 4}));
+}
+
+TEST(OnnxFold, ScatterIndexOutsideTheDataIsNamed) {
+  OnnxBuilder b;
+  b.input("x", {6}).ints("data", {1, 6}).ints("rows", {5}, {1, 1}).ints("updates", {2});
+  b.node("ScatterND", {"data", "rows", "updates"}, {"shape"}, "scatter");
+  b.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  b.output("y");
+  const std::string e = input_error([&] { b.load(); });
+  EXPECT_TRUE(contains(e, "scatter")) << e;
+  EXPECT_TRUE(contains(e, "indices in [-2, 1]")) << e;
+}
+
 TEST(OnnxFold, SliceToTheEndWithInt64MaxEnds) {
   // PyTorch writes x[:, 0::4] as Slice(starts [0], ends [INT64_MAX], axes [1], steps [4]) (seen
   // in Keypoint R-CNN's RPN). INT64_MAX means "to the end": axis 1 of size 10 gives

@@ -462,6 +462,120 @@ Result fold_tile(const Fold& f) {
   return {make(out, x.elem_type, std::move(r))};
 }
 
+/// Index `v` of a dim of size `dim`, negative counting from the end; fails outside it.
+std::int64_t checked_index(const Fold& f, double v, std::int64_t dim) {
+  auto j = static_cast<std::int64_t>(v);
+  if (j < 0) j += dim;
+  if (j < 0 || j >= dim)
+    f.fail("indices in [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]",
+           std::to_string(static_cast<std::int64_t>(v)));
+  return j;
+}
+
+/// ScatterND's and ScatterElements' `reduction` (opsets 16/18): how an update meets its target.
+double scatter_combine(const Fold& f, double old, double update) {
+  const std::string r = f.attrs().text("reduction", "none");
+  if (r == "none") return update;
+  if (r == "add") return old + update;
+  if (r == "mul") return old * update;
+  if (r == "max") return std::max(old, update);
+  if (r == "min") return std::min(old, update);
+  f.fail("reduction none, add, mul, max or min", "'" + r + "'");
+}
+
+/// data with updates written at the index tuples of the last dim of indices (Swin's attention
+/// mask is built this way from shapes, so the values matter).
+Result fold_scatter_nd(const Fold& f) {
+  const ConstTensor &data = f.in(0), &idx = f.in(1), &upd = f.in(2);
+  if (idx.shape.empty()) f.fail("indices of rank 1 or more", "a scalar");
+  const auto k = static_cast<std::size_t>(idx.shape.back());
+  if (k > data.shape.size()) f.fail("index tuples of at most " + std::to_string(data.shape.size()) + " values", std::to_string(k));
+  Shape want(idx.shape.begin(), idx.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end());
+  if (upd.shape != want) f.fail("updates of shape " + format_shape(want), format_shape(upd.shape));
+  if (!f.all_values() || !small(data.shape)) return {make(data.shape, data.elem_type)};
+  Values r = *data.values;
+  const Ints ds = strides(data.shape);
+  const std::int64_t slice = product(data.shape, k, data.shape.size());
+  const std::int64_t tuples = product(idx.shape, 0, idx.shape.size() - 1);
+  for (std::int64_t t = 0; t < tuples; ++t) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < k; ++d)
+      at += checked_index(f, (*idx.values)[static_cast<std::size_t>(t) * k + d], data.shape[d]) * ds[d];
+    for (std::int64_t e = 0; e < slice; ++e) {
+      double& target = r[static_cast<std::size_t>(at + e)];
+      target = scatter_combine(f, target, (*upd.values)[static_cast<std::size_t>(t * slice + e)]);
+    }
+  }
+  return {make(data.shape, data.elem_type, std::move(r))};
+}
+
+/// Flat index into `shape` of coordinates `c` with c[axis] replaced by `j`.
+std::int64_t flat_at(const Ints& c, const Ints& st, std::size_t axis, std::int64_t j) {
+  std::int64_t at = 0;
+  for (std::size_t d = 0; d < c.size(); ++d) at += (d == axis ? j : c[d]) * st[d];
+  return at;
+}
+
+Result fold_scatter_elements(const Fold& f) {
+  const ConstTensor &data = f.in(0), &idx = f.in(1), &upd = f.in(2);
+  const std::size_t axis = normalize_axis(f.attrs().integer("axis", 0), data.shape.size(), f.where());
+  if (idx.shape != upd.shape) f.fail("updates of the indices' shape " + format_shape(idx.shape), format_shape(upd.shape));
+  if (idx.shape.size() != data.shape.size()) f.fail("indices of the data's rank " + std::to_string(data.shape.size()), format_shape(idx.shape));
+  if (!f.all_values() || !small(data.shape)) return {make(data.shape, data.elem_type)};
+  Values r = *data.values;
+  const Ints ds = strides(data.shape);
+  for (std::size_t e = 0; e < idx.values->size(); ++e) {
+    const Ints c = unravel(static_cast<std::int64_t>(e), idx.shape);
+    const std::int64_t j = checked_index(f, (*idx.values)[e], data.shape[axis]);
+    double& target = r[static_cast<std::size_t>(flat_at(c, ds, axis, j))];
+    target = scatter_combine(f, target, (*upd.values)[e]);
+  }
+  return {make(data.shape, data.elem_type, std::move(r))};
+}
+
+Result fold_gather_elements(const Fold& f) {
+  const ConstTensor &data = f.in(0), &idx = f.in(1);
+  const std::size_t axis = normalize_axis(f.attrs().integer("axis", 0), data.shape.size(), f.where());
+  if (idx.shape.size() != data.shape.size()) f.fail("indices of the data's rank " + std::to_string(data.shape.size()), format_shape(idx.shape));
+  if (!f.all_values() || !small(idx.shape)) return {make(idx.shape, data.elem_type)};
+  const Ints ds = strides(data.shape);
+  Values r(idx.values->size());
+  for (std::size_t e = 0; e < r.size(); ++e) {
+    const Ints c = unravel(static_cast<std::int64_t>(e), idx.shape);
+    r[e] = (*data.values)[static_cast<std::size_t>(flat_at(c, ds, axis, checked_index(f, (*idx.values)[e], data.shape[axis])))];
+  }
+  return {make(idx.shape, data.elem_type, std::move(r))};
+}
+
+/// GatherND: the slices of data at the index tuples (after `batch_dims` shared leading dims).
+Result fold_gather_nd(const Fold& f) {
+  const ConstTensor &data = f.in(0), &idx = f.in(1);
+  const auto b = static_cast<std::size_t>(std::max<std::int64_t>(0, f.attrs().integer("batch_dims", 0)));
+  if (idx.shape.empty()) f.fail("indices of rank 1 or more", "a scalar");
+  const auto k = static_cast<std::size_t>(idx.shape.back());
+  if (b + k > data.shape.size() || b >= idx.shape.size())
+    f.fail("batch_dims + index tuple length at most the data's rank " + std::to_string(data.shape.size()),
+           std::to_string(b) + " + " + std::to_string(k));
+  Shape out(idx.shape.begin(), idx.shape.end() - 1);
+  out.insert(out.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(b + k), data.shape.end());
+  if (!f.all_values() || !small(out)) return {make(out, data.elem_type)};
+  const Ints ds = strides(data.shape);
+  const std::int64_t slice = product(data.shape, b + k, data.shape.size());
+  const std::int64_t per_batch = product(idx.shape, b, idx.shape.size() - 1);
+  const std::int64_t tuples = product(idx.shape, 0, idx.shape.size() - 1);
+  Values r;
+  for (std::int64_t t = 0; t < tuples; ++t) {
+    const Ints bc = unravel(t / per_batch, Shape(idx.shape.begin(), idx.shape.begin() + static_cast<std::ptrdiff_t>(b)));
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < b; ++d) at += bc[d] * ds[d];
+    for (std::size_t d = 0; d < k; ++d)
+      at += checked_index(f, (*idx.values)[static_cast<std::size_t>(t) * k + d], data.shape[b + d]) * ds[b + d];
+    r.insert(r.end(), data.values->begin() + at, data.values->begin() + at + slice);
+  }
+  return {make(out, data.elem_type, std::move(r))};
+}
+
 Result fold_einsum(const Fold& f) {
   const EinsumSpec spec = parse_einsum(f.attrs().text("equation", ""), f.arity(), f.where());
   // Every letter's size, checked to agree across operands.
@@ -660,6 +774,11 @@ const std::unordered_map<std::string, Rule>& rules() {
          return Result{make(f.in(0).shape, f.maybe(2) ? f.in(2).elem_type : static_cast<int>(TP::UINT8))};
        }},
       {"Tile", fold_tile},
+      {"ScatterND", fold_scatter_nd},
+      {"ScatterElements", fold_scatter_elements},
+      {"Scatter", fold_scatter_elements},  // opsets 9-10: ScatterElements by its old name
+      {"GatherElements", fold_gather_elements},
+      {"GatherND", fold_gather_nd},
       {"Einsum", fold_einsum},
       {"CumSum", fold_cumsum},
       {"Clip", fold_clip},

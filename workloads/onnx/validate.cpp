@@ -161,11 +161,54 @@ bool small_tensor(const ::onnx::TensorProto& t) {
   return true;
 }
 
-/// `src` with every windowed op replaced by an Identity of its data input per output: every
-/// windowed op keeps its input's rank, so each rank ONNX's inference derives from the probe is the
-/// one it derives in the real graph, and convPoolShapeInference never runs on it. Subgraphs (If,
-/// Loop, Scan bodies) are probed alike.
-void make_probe(const ::onnx::GraphProto& src, ::onnx::GraphProto& dst) {
+/// Ranks known in a probed graph: its inputs, value_info (declared or inferred), outputs and
+/// initializers, over those of the scopes around it.
+std::unordered_map<std::string, int> ranks_in(const ::onnx::GraphProto& g, std::unordered_map<std::string, int> rank) {
+  const auto typed = [&](const ::onnx::ValueInfoProto& v) {
+    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+      rank[v.name()] = v.type().tensor_type().shape().dim_size();
+  };
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& v : *list) typed(v);
+  for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
+  return rank;
+}
+
+/// Why windowed op `n` cannot run on the ranks `rank_of` gives its inputs (-1: unknown), or ""
+/// if it can (or a rank is unknown): data of rank >= 3 and a kernel (the weight's dims after the
+/// first two, or kernel_shape) with one size per spatial dim.
+template <typename RankOf>
+std::string window_rank_error(const ::onnx::NodeProto& n, const std::pair<int, int>& io, RankOf rank_of) {
+  const int data = rank_of(io.first), weight = rank_of(io.second);
+  if (data >= 0 && data < 3)
+    return "expected input '" + n.input(0) + "' of rank 3 or more (batch, channels, spatial dims), found rank " +
+           std::to_string(data);
+  int kernel = weight >= 0 ? weight - 2 : -1;
+  for (const auto& a : n.attribute())
+    if (a.name() == "kernel_shape") kernel = a.ints_size();
+  if (data >= 3 && kernel >= 0 && kernel != data - 2)
+    return "expected a kernel with one size per spatial dim of input '" + n.input(0) + "' (" +
+           std::to_string(data - 2) + "), found " + std::to_string(kernel);
+  return "";
+}
+
+/// The rank of input `input` of `n` in `rank`, -1 if absent or unknown.
+int input_rank(const ::onnx::NodeProto& n, int input, const std::unordered_map<std::string, int>& rank) {
+  if (input < 0 || input >= n.input_size()) return -1;
+  const auto it = rank.find(n.input(input));
+  return it == rank.end() ? -1 : it->second;
+}
+
+/// `src` with every windowed op whose input ranks the file does not state replaced by an Identity
+/// of its data input per output: such an op keeps its input's rank, so each rank ONNX's inference
+/// derives from the probe is the one it derives in the real graph, and convPoolShapeInference
+/// never runs on an unchecked rank. Windowed ops whose declared ranks pass the check stay as they
+/// are: an Identity changes the dims after it (a stride-4 patch embedding keeps 224 x 224 and 3
+/// channels), and ONNX 1.12's inference crashes on some of the contradictions that follow
+/// (Swin-T's window reshapes). Subgraphs (If, Loop, Scan bodies) are probed alike, with the ranks
+/// of the scopes around them (`outer`).
+void make_probe(const ::onnx::GraphProto& src, ::onnx::GraphProto& dst, const std::unordered_map<std::string, int>& outer) {
+  const auto declared = ranks_in(src, outer);
   dst.Clear();
   dst.set_name(src.name());
   *dst.mutable_input() = src.input();
@@ -185,7 +228,11 @@ void make_probe(const ::onnx::GraphProto& src, ::onnx::GraphProto& dst) {
     }
   }
   for (const auto& n : src.node()) {
-    if (windowed(n)) {
+    const auto* io = windowed(n);
+    const auto rank_of = [&](int input) { return input_rank(n, input, declared); };
+    const bool checked = io && rank_of(io->first) >= 3 && (io->second < 0 || rank_of(io->second) >= 0) &&
+                         window_rank_error(n, *io, rank_of).empty();
+    if (io && !checked) {
       for (const auto& out : n.output()) {
         if (out.empty()) continue;
         auto& id = *dst.add_node();
@@ -198,23 +245,10 @@ void make_probe(const ::onnx::GraphProto& src, ::onnx::GraphProto& dst) {
     auto& copy = *dst.add_node();
     copy = n;
     for (auto& a : *copy.mutable_attribute()) {
-      if (a.has_g()) make_probe(::onnx::GraphProto(a.g()), *a.mutable_g());
-      for (auto& sub : *a.mutable_graphs()) make_probe(::onnx::GraphProto(sub), sub);
+      if (a.has_g()) make_probe(::onnx::GraphProto(a.g()), *a.mutable_g(), declared);
+      for (auto& sub : *a.mutable_graphs()) make_probe(::onnx::GraphProto(sub), sub, declared);
     }
   }
-}
-
-/// Ranks known in a probed graph: its inputs, value_info (declared or inferred), outputs and
-/// initializers, over those of the scopes around it.
-std::unordered_map<std::string, int> ranks_in(const ::onnx::GraphProto& g, std::unordered_map<std::string, int> rank) {
-  const auto typed = [&](const ::onnx::ValueInfoProto& v) {
-    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
-      rank[v.name()] = v.type().tensor_type().shape().dim_size();
-  };
-  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
-    for (const auto& v : *list) typed(v);
-  for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
-  return rank;
 }
 
 /// The check on `g` with the ranks of its probe (same nodes, windowed ones as one Identity per
@@ -223,37 +257,26 @@ std::unordered_map<std::string, int> ranks_in(const ::onnx::GraphProto& g, std::
 void check_window_ranks(const ::onnx::GraphProto& g, const ::onnx::GraphProto* probe,
                         const std::unordered_map<std::string, int>& outer, const std::string& path) {
   const auto rank = ranks_in(probe ? *probe : g, outer);
-  const auto rank_of = [&](const ::onnx::NodeProto& n, int input) {
-    if (input < 0 || input >= n.input_size()) return -1;
-    const auto it = rank.find(n.input(input));
-    return it == rank.end() ? -1 : it->second;
-  };
   int at = 0;  // the probe's node for n
   for (const auto& n : g.node()) {
     const auto* io = windowed(n);
-    if (!io) {
-      if (!probe || at >= probe->node_size()) continue;
-      const auto& p = probe->node(at++);  // n's copy, its subgraphs probed
-      for (int a = 0; a < n.attribute_size() && a < p.attribute_size(); ++a) {
-        const auto &na = n.attribute(a), &pa = p.attribute(a);
-        if (na.has_g() && pa.has_g()) check_window_ranks(na.g(), &pa.g(), rank, path);
-        for (int k = 0; k < na.graphs_size() && k < pa.graphs_size(); ++k)
-          check_window_ranks(na.graphs(k), &pa.graphs(k), rank, path);
-      }
+    if (io) {
+      const std::string error = window_rank_error(n, *io, [&](int input) { return input_rank(n, input, rank); });
+      if (!error.empty()) throw InputError(node_where(path, n), error);
+    }
+    if (!probe || at >= probe->node_size()) continue;
+    const bool identity = io && probe->node(at).op_type() == "Identity" && n.op_type() != "Identity";
+    if (identity) {  // replaced by one Identity per output
+      at += static_cast<int>(std::count_if(n.output().begin(), n.output().end(), [](const auto& o) { return !o.empty(); }));
       continue;
     }
-    at += static_cast<int>(std::count_if(n.output().begin(), n.output().end(), [](const auto& o) { return !o.empty(); }));
-    const int data = rank_of(n, io->first), weight = rank_of(n, io->second);
-    const std::string where = node_where(path, n);
-    if (data >= 0 && data < 3)
-      throw InputError(where, "expected input '" + n.input(0) + "' of rank 3 or more (batch, channels, spatial dims), found rank " +
-                                  std::to_string(data));
-    int kernel = weight >= 0 ? weight - 2 : -1;
-    for (const auto& a : n.attribute())
-      if (a.name() == "kernel_shape") kernel = a.ints_size();
-    if (data >= 3 && kernel >= 0 && kernel != data - 2)
-      throw InputError(where, "expected a kernel with one size per spatial dim of input '" + n.input(0) + "' (" +
-                                  std::to_string(data - 2) + "), found " + std::to_string(kernel));
+    const auto& p = probe->node(at++);  // n's copy, its subgraphs probed
+    for (int a = 0; a < n.attribute_size() && a < p.attribute_size(); ++a) {
+      const auto &na = n.attribute(a), &pa = p.attribute(a);
+      if (na.has_g() && pa.has_g()) check_window_ranks(na.g(), &pa.g(), rank, path);
+      for (int k = 0; k < na.graphs_size() && k < pa.graphs_size(); ++k)
+        check_window_ranks(na.graphs(k), &pa.graphs(k), rank, path);
+    }
   }
 }
 
@@ -372,7 +395,7 @@ void check_window_ranks(const ::onnx::ModelProto& model, const std::string& path
   probe.set_ir_version(model.ir_version());
   *probe.mutable_opset_import() = model.opset_import();
   *probe.mutable_functions() = model.functions();
-  make_probe(g, *probe.mutable_graph());
+  make_probe(g, *probe.mutable_graph(), {});
   try {
     ::onnx::ShapeInferenceOptions options(false, 0, true);  // as onnx_inferred_shapes runs it
     ::onnx::shape_inference::InferShapes(probe, ::onnx::OpSchemaRegistry::Instance(), options);
