@@ -237,6 +237,21 @@ class Heads:
         return M(model)
 
 
+def torch_int8(model, shape):
+    """`model` quantized to int8 by PyTorch's FX graph mode (qnnpack config, one calibration
+    batch of random data): what `torch.onnx.export` writes for a model quantized in PyTorch."""
+    import torch
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    model.eval()
+    x = torch.randn(*shape)
+    prepared = prepare_fx(model, get_default_qconfig_mapping("qnnpack"), (x,))
+    with torch.no_grad():
+        prepared(x)
+    return convert_fx(prepared)
+
+
 def unet(widths=(32, 64, 128, 256), classes=2):
     """A U-Net (Ronneberger et al.) of four levels, as segmentation repositories write it: two
     3x3 conv + BN + ReLU per level, max-pool down, ConvTranspose 2x2 up, skip Concats."""
@@ -293,6 +308,9 @@ def torchvision_models():
         ("convnext_tiny_op17", lambda: tv.convnext_tiny(), [1, 3, 224, 224], 17),
         # Swin-T: shifted-window attention; its masks are built with ScatterND from shapes.
         ("swin_t_op17", lambda: tv.swin_t(), [1, 3, 224, 224], 17),
+        # PyTorch's own int8 flow (FX static quantization, qnnpack): QDQ with a Cast between
+        # each QuantizeLinear and its DequantizeLinear.
+        ("mobilenet_v2_torch_int8_op13", lambda: torch_int8(tv.mobilenet_v2(), [1, 3, 224, 224]), [1, 3, 224, 224], 13),
         # A U-Net at 1024 x 1024 (148 GMAC): skip Concats and ConvTranspose upsampling.
         ("unet_1024_op13", lambda: unet(), [1, 3, 1024, 1024], 13),
         # ViT-S/16 (DeiT-S's shape: 12 layers, 6 heads, width 384): attention as PyTorch writes

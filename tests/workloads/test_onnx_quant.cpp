@@ -297,6 +297,35 @@ TEST(OnnxWidths, QdqPairsSetTheStoredTypeAndDequantizedWeightsStayInt8) {
   EXPECT_EQ(width(g, "y"), 0);
 }
 
+TEST(OnnxQdq, ACastBetweenQAndDqKeepsThePair) {
+  // PyTorch's QDQ export casts each Q's output before its DQ: x -> Q -> Cast -> DQ -> Conv ->
+  // Q -> Cast -> DQ -> Relu. The Casts change nothing: both pairs stay annotations (no quantize
+  // or dequantize op) and the conv's input and output are stored in uint8 (1 B).
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  typed(b, "s", TP::FLOAT, {});
+  typed(b, "z", TP::UINT8, {});
+  typed(b, "w", TP::INT8, {4, 3, 1, 1});
+  typed(b, "wz", TP::INT8, {});
+  b.node("QuantizeLinear", {"x", "s", "z"}, {"xq"}, "q0");
+  set_int(b.node("Cast", {"xq"}, {"xc"}, "cast0"), "to", TP::UINT8);
+  b.node("DequantizeLinear", {"xc", "s", "z"}, {"xd"}, "dq0");
+  b.node("DequantizeLinear", {"w", "s", "wz"}, {"wd"}, "dq_w");
+  b.node("Conv", {"xd", "wd"}, {"c"}, "conv");
+  b.node("QuantizeLinear", {"c", "s", "z"}, {"cq"}, "q1");
+  set_int(b.node("Cast", {"cq"}, {"cc"}, "cast1"), "to", TP::UINT8);
+  b.node("DequantizeLinear", {"cc", "s", "z"}, {"cd"}, "dq1");
+  b.node("Relu", {"cd"}, {"y"}, "relu");
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(count_ops(g, OpKind::Quantize), 0);
+  EXPECT_EQ(count_ops(g, OpKind::Dequantize), 0);
+  const Op& conv = producer_of(g, "c");
+  EXPECT_EQ(g.tensor(conv.inputs[0]).elem_bytes, 1);
+  EXPECT_EQ(width(g, "c"), 1);
+  EXPECT_EQ(graph_totals(g, 1).macs, 64u * 4 * 3);
+}
+
 TEST(OnnxWidths, InferredIntegerTypesCarryOver) {
   // QLinearConv -> Relu -> MaxPool in QOperator form: ONNX types Relu and MaxPool of uint8 as
   // uint8, so their outputs are 1 B too (a float model's Relu stays at the config's dtype).

@@ -62,6 +62,8 @@ Importer::Importer(const ::onnx::ModelProto& model, std::unordered_map<std::stri
 Staged Importer::run() {
   for (const auto& node : model_.graph().node()) {
     for (const auto& in : node.input()) consumer_types_[in].push_back(node.op_type());
+    if (node.op_type() == "Cast" && node.input_size() > 0 && node.output_size() > 0)
+      cast_outputs_[node.input(0)].push_back(node.output(0));
   }
   check_supported();
   read_stated_widths();
@@ -548,7 +550,7 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
       {"Gather", &Importer::map_gather},
       {"Pad", &Importer::map_pad},
       {"Expand", &Importer::map_expand},
-      {"Cast", &Importer::map_alias},
+      {"Cast", &Importer::map_cast},
       {"Identity", &Importer::map_alias},
       {"If", &Importer::map_if},
       {"Loop", &Importer::map_loop},

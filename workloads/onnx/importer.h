@@ -133,6 +133,11 @@ class Importer {
   /// type the tensor travels in (the simulator runs the config's dtype): both are free. A lone
   /// one converts on the vector unit.
   void map_quantize(const Node& n);
+  /// Cast: the output is the input (map_alias); a Cast between a Q and its DQ (PyTorch's QDQ
+  /// export casts the Q's output, Q -> Cast -> DQ) keeps the pair an annotation.
+  void map_cast(const Node& n);
+  /// Whether every reader of `value` is a DequantizeLinear, or a Cast whose output is so read.
+  bool read_only_dequantized(const std::string& value) const;
   void map_qlinear_conv(const Node& n);
   void map_integer_conv(const Node& n);
   void map_qlinear_matmul(const Node& n);
@@ -213,7 +218,9 @@ class Importer {
   std::unordered_set<int> skipped_nodes_;
   /// The operator types reading each value (a Q whose readers are all DQ is an annotation).
   std::unordered_map<std::string, std::vector<std::string>> consumer_types_;
-  /// Outputs of QuantizeLinear nodes read only by DequantizeLinear ones.
+  /// The outputs of the Cast nodes reading each value.
+  std::unordered_map<std::string, std::vector<std::string>> cast_outputs_;
+  /// Outputs of QuantizeLinear nodes read only by DequantizeLinear ones (through Casts).
   std::unordered_set<std::string> quantized_;
   /// Bytes per element of the values the model types as 8-, 16- or 32-bit integers (declared,
   /// or inferred by ONNX's shape inference: a Relu of uint8 is uint8), by ONNX name.

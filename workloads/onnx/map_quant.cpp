@@ -21,11 +21,8 @@ Node Importer::as_node(const Node& n, const std::vector<std::size_t>& inputs) co
 void Importer::map_quantize(const Node& n) {
   const Value& x = n.in(0);
   const bool quantize = n.proto.op_type() == "QuantizeLinear";
-  const auto readers = consumer_types_.find(n.out());
   // Q feeding only DQs: the tensor is stored in the integer type between them; no work.
-  const bool paired_q = quantize && readers != consumer_types_.end() && !readers->second.empty() &&
-                        std::all_of(readers->second.begin(), readers->second.end(),
-                                    [](const std::string& t) { return t == "DequantizeLinear"; });
+  const bool paired_q = quantize && read_only_dequantized(n.out());
   const bool paired_dq = !quantize && quantized_.count(x.name) > 0;
   if (paired_q) quantized_.insert(n.out());
   // A pair: the tensor between Q and its DQs is x itself (aliased), stored in the Q's type.
@@ -38,6 +35,22 @@ void Importer::map_quantize(const Node& n) {
   if (!quantize && staged_.graph.tensor(read).elem_bytes == 0)
     staged_.graph.set_elem_bytes(read, quantized_width(n, 2));
   bind(n.out(), y);
+}
+
+bool Importer::read_only_dequantized(const std::string& value) const {
+  const auto readers = consumer_types_.find(value);
+  if (readers == consumer_types_.end() || readers->second.empty()) return false;
+  for (const std::string& t : readers->second)
+    if (t != "DequantizeLinear" && t != "Cast") return false;
+  const auto casts = cast_outputs_.find(value);
+  if (casts == cast_outputs_.end()) return true;
+  return std::all_of(casts->second.begin(), casts->second.end(),
+                     [&](const std::string& out) { return read_only_dequantized(out); });
+}
+
+void Importer::map_cast(const Node& n) {
+  if (quantized_.count(n.in(0).name)) quantized_.insert(n.out());
+  map_alias(n);
 }
 
 std::uint8_t Importer::quantized_width(const Node& n, std::size_t zero_point) const {
