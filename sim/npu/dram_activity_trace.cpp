@@ -7,6 +7,23 @@
 
 namespace npusim {
 
+void append_bus_slices(const models::DramBusList& list, std::uint32_t channel, std::uint64_t burst_cycles,
+                       const std::function<std::uint64_t(std::uint64_t)>& ps, PackedList<traces::DramBusSlice>& out) {
+  bool first = true;
+  std::uint64_t last_end = 0;
+  for (const models::DramBusInterval& b : list) {
+    const bool joins = !first && out.back().write == b.write && b.begin >= last_end && b.begin - last_end < burst_cycles;
+    if (joins) {
+      out.back().end_ps = ps(b.end);
+      out.back().bursts += b.bursts;
+    } else {
+      out.push_back({channel, b.write, ps(b.begin), ps(b.end), b.bursts});
+    }
+    first = false;
+    last_end = b.end;
+  }
+}
+
 traces::DramActivityTrace dram_activity_trace(const models::DramController& dram,
                                               std::unique_ptr<models::DramActivity> activity) {
   models::DramActivity& a = *activity;
@@ -23,7 +40,7 @@ traces::DramActivityTrace dram_activity_trace(const models::DramController& dram
   d.refresh_units = models::refresh_units(dram.config());
   d.has_rows = a.records_banks();
   for (std::uint32_t ch = 0; ch < a.channels(); ++ch) {
-    for (const models::DramBusInterval& b : a.bus(ch)) d.bus.push_back({ch, b.write, ps(b.begin), ps(b.end), b.bursts});
+    append_bus_slices(a.bus(ch), ch, dram.config().burst_cycles(), ps, d.bus);
     a.release_bus(ch);
   }
   for (std::uint32_t rank = 0; rank < a.ranks(); ++rank) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/config/config_loader.h"
+#include "sim/npu/dram_activity_trace.h"
 #include "sim/npu/simulation.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/plan_support.h"
@@ -90,6 +91,20 @@ TEST(DramActivitySim, TwoLoadsFromTwoRowsOfOneBankGiveTheJedecRowSlices) {
     if (e["ph"] == "X" && e.value("cat", "") == "dram_row")
       row_starts.push_back(std::llround(e["ts"].get<double>() * 1e6));
   EXPECT_EQ(row_starts, (std::vector<std::uint64_t>{0, act * cycle_ps}));
+}
+
+TEST(DramActivitySim, BusIntervalsSplitOnlyByAGapThatCouldHoldABurst) {
+  // Bursts of 8 cycles: read [0, 8), read [9, 17) (a 1-cycle bubble: joined, 2 bursts), read
+  // [30, 38) (a 13-cycle gap: a new slice), write [38, 46) (another direction: a new slice);
+  // 1 cycle = 1000 ps here.
+  models::DramBusList list{{false, 0, 8, 1}, {false, 9, 17, 1}, {false, 30, 38, 1}, {true, 38, 46, 1}};
+  PackedList<traces::DramBusSlice> out;
+  append_bus_slices(list, 3, 8, [](std::uint64_t c) { return c * 1000; }, out);
+  const auto slices = out.to_vector();
+  ASSERT_EQ(slices.size(), 3u);
+  EXPECT_EQ(slices[0], (traces::DramBusSlice{3, false, 0, 17000, 2}));
+  EXPECT_EQ(slices[1], (traces::DramBusSlice{3, false, 30000, 38000, 1}));
+  EXPECT_EQ(slices[2], (traces::DramBusSlice{3, true, 38000, 46000, 1}));
 }
 
 TEST(DramActivitySim, VcdHoldsBankStatesAndLeavesTheResultsAlone) {
