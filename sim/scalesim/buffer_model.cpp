@@ -656,6 +656,8 @@ class WordAddresses {
     inside_ = (w.ofmap_h - 1) * w.stride_h + w.filter_h <= w.ifmap_h && (w.ofmap_w - 1) * w.stride_w + w.filter_w <= w.ifmap_w;
   }
 
+  /// Whether two entries may read one word (only a conv's ifmap: a GEMM's entries are its words).
+  bool repeats_anywhere() const { return conv_ != nullptr; }
   /// Whether two entries of a rolled block may read one word (a conv's overlapping windows):
   /// a block of pixels (`pixels`) sees every window element, a block of `width` window elements
   /// repeats a channel only if wider than the channels.
@@ -901,6 +903,7 @@ class EstimateWalk {
   /// fr*R + R-1-r, flipped); nothing repeats.
   void walk_stationary() {
     const i64 R = i64(g_.R);
+    if (!word_.repeats_anywhere()) return count_stationary();
     for (std::uint64_t fc = 0; fc < g_.col_folds; ++fc) {
       for (std::uint64_t fr = 0; fr < g_.row_folds; ++fr) {
         const i64 block = i64(p_.by_row_fold ? fr : fc), width = width_of(block), base = fold_base(fc, fr);
@@ -920,8 +923,47 @@ class EstimateWalk {
     }
   }
 
+  /// A stationary operand whose entries are distinct words, all valid (no conv): each request
+  /// misses, so the figures are counts; the last move's row is found fold by fold.
+  void count_stationary() {
+    const i64 R = i64(g_.R);
+    // fold (fc, fr) loads rows r >= first_r(fr) (the others are a partial fold's padding), width entries each
+    auto first_r = [&](std::uint64_t fr) { return std::max<i64>(0, i64(fr) * R + R - m_.rows); };
+    auto fold_entries = [&](std::uint64_t fc, std::uint64_t fr) {
+      return std::uint64_t(R - first_r(fr)) * std::uint64_t(width_of(i64(p_.by_row_fold ? fr : fc)));
+    };
+    std::uint64_t entries = 0;
+    for (std::uint64_t fc = 0; fc < g_.col_folds; ++fc)
+      for (std::uint64_t fr = 0; fr < g_.row_folds; ++fr) entries += fold_entries(fc, fr);
+    walked_ += g_.folds;
+    if (entries == 0) return;
+    e_.first_row = fold_base(0, 0) + first_r(0);
+    e_.words = entries;
+    if (per_move_ == 0 || entries < per_move_) return;
+    e_.moves = entries / per_move_;
+    std::uint64_t before = e_.moves * per_move_ - 1;  // entries before the one that moved the window last
+    for (std::uint64_t fc = 0; fc < g_.col_folds; ++fc) {
+      for (std::uint64_t fr = 0; fr < g_.row_folds; ++fr) {
+        const std::uint64_t n = fold_entries(fc, fr);
+        if (before < n) {
+          e_.last_move_row = fold_base(fc, fr) + first_r(fr) + i64(before / std::uint64_t(width_of(i64(p_.by_row_fold ? fr : fc))));
+          return;
+        }
+        before -= n;
+      }
+    }
+  }
+
   /// The n periods of one run (the same request sequence, one period's rows after the other).
   void periods(std::uint64_t run, std::uint64_t n) {
+    // Without a conv's overlapping windows a period reads each of its words once, none of them
+    // in an earlier run's window (other blocks), so with more than a window of them every
+    // request misses: entries W - 1 >= per_move apart.
+    if (!word_.repeats_anywhere() && per_move_ > 0 && period_entries(run) > per_move_) {
+      if (e_.first_row < 0) e_.first_row = (p_.by_row_fold ? fold_base(0, 0) : fold_base(run, 0)) + p_.prefix;
+      skip_misses(run, u128(n) * period_entries(run), n - 1);
+      return;
+    }
     snapshots_.clear(), pool_.clear(), by_hash_.clear();
     const i64 period_rows = i64(p_.by_row_fold ? g_.row_folds : 1) * i64(g_.per_fold);
     bool detect = true;
