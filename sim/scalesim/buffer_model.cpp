@@ -749,7 +749,7 @@ class EstimateWalk {
 
  private:
   struct Snapshot {
-    std::uint64_t boundary, words, moves, hash;
+    std::uint64_t boundary, words, moves;
     i64 last_move_row;
     std::size_t first, size;  // its words in pool_
   };
@@ -973,7 +973,10 @@ class EstimateWalk {
     std::uint32_t last_start = stamp_;
     for (std::uint64_t j = 0; j < n;) {
       if (detect && j + 2 <= n) {
-        if (const Snapshot* s = same_window()) {
+        const bool hashed = in_window_ <= period_entries(run) && pool_.size() + in_window_ <= kMaxSnapshotWords;
+        const std::uint64_t hash = hashed ? window_hash() : 0;
+        if (hashed) walked_ += in_window_;
+        if (const Snapshot* s = same_window(hashed, hash)) {
           const std::uint64_t p = j - s->boundary, k = (n - j) / p;
           const std::uint64_t words = e_.words - s->words, moves = e_.moves - s->moves;
           e_.words += k * words, e_.moves += k * moves;
@@ -981,7 +984,7 @@ class EstimateWalk {
           j += k * p, detect = false;  // the tail (fewer than p periods) is walked
           continue;
         }
-        record(j);
+        record(j, hashed, hash);
       }
       if (!within_budget(period_entries(run))) return;
       const std::uint32_t start = stamp_;
@@ -1022,10 +1025,14 @@ class EstimateWalk {
     return h;
   }
 
-  /// The state at the boundary, if an earlier boundary of this run had the same window.
-  const Snapshot* same_window() {
-    walked_ += in_window_;
-    auto it = by_hash_.find(window_hash());
+  /// The state at the boundary, if an earlier boundary of this run had the same window: the
+  /// previous one if nothing entered since (no move, no entry), else one whose words hash alike
+  /// (`hash`, when `hashed`), compared word by word.
+  const Snapshot* same_window(bool hashed, std::uint64_t hash) {
+    if (!snapshots_.empty() && snapshots_.back().moves == e_.moves && snapshots_.back().words == e_.words)
+      return &snapshots_.back();
+    if (!hashed) return nullptr;
+    auto it = by_hash_.find(hash);
     if (it == by_hash_.end()) return nullptr;
     for (std::size_t i : it->second) {
       const Snapshot& s = snapshots_[i];
@@ -1038,12 +1045,13 @@ class EstimateWalk {
     return nullptr;
   }
 
-  void record(std::uint64_t boundary) {
-    if (pool_.size() + in_window_ > kMaxSnapshotWords) return;
+  /// Records the boundary; its words too when `hashed` (a window no larger than a period, so
+  /// hashing and copying it cost no more than walking the period).
+  void record(std::uint64_t boundary, bool hashed, std::uint64_t hash) {
+    snapshots_.push_back({boundary, e_.words, e_.moves, e_.last_move_row, pool_.size(), in_window_});
+    if (!hashed) return;
     walked_ += in_window_;
-    const std::uint64_t hash = window_hash();
-    by_hash_[hash].push_back(snapshots_.size());
-    snapshots_.push_back({boundary, e_.words, e_.moves, hash, e_.last_move_row, pool_.size(), in_window_});
+    by_hash_[hash].push_back(snapshots_.size() - 1);
     pool_.insert(pool_.end(), window_.begin(), window_.begin() + std::ptrdiff_t(in_window_));
   }
 
