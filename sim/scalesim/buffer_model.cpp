@@ -656,6 +656,12 @@ class WordAddresses {
     inside_ = (w.ofmap_h - 1) * w.stride_h + w.filter_h <= w.ifmap_h && (w.ofmap_w - 1) * w.stride_w + w.filter_w <= w.ifmap_w;
   }
 
+  /// Blocks of pixels from `first` (a pixel) read the same words shifted by whole ifmap rows if
+  /// their first pixels share an ofmap column and no window hangs over the ifmap's edge: this
+  /// column then, else -1.
+  i64 pixel_shape(i64 first) const { return conv_ && inside_ ? first % conv_->ofmap_w : -1; }
+  /// The word of pixel p's window element 0.
+  i64 pixel_offset(i64 p) const { return pixel_[std::size_t(p)].offset; }
   /// Whether two entries may read one word (only a conv's ifmap: a GEMM's entries are its words).
   bool repeats_anywhere() const { return conv_ != nullptr; }
   /// Whether two entries of a rolled block may read one word (a conv's overlapping windows):
@@ -737,6 +743,7 @@ class EstimateWalk {
       firsts_.assign(std::size_t(m_.blocks), {});
       pass_valid_.assign(std::size_t(m_.blocks), 0);
       recorded_.assign(std::size_t(m_.blocks), false);
+      find_twins();
       if (p_.by_row_fold) {
         periods(0, g_.col_folds);  // a period: the row folds' sweep over every block, once per column fold
       } else {
@@ -837,7 +844,10 @@ class EstimateWalk {
           if (!h.in(st)) h.enter(st, std::uint32_t(w), row);
           else if (++h.hits, st <= pass_start) st = ++h.stamp;  // marks the word used in this pass
         }
-        if (h.valid == probe_at && h.hits == 0 && h.min_gap >= h.per_move) return store(h), false;
+        if (h.valid == probe_at && h.hits == 0 && h.min_gap >= h.per_move) {
+          if (kRecord) firsts.clear();
+          return store(h), false;
+        }
       }
     }
     store(h);
@@ -846,26 +856,44 @@ class EstimateWalk {
     return true;
   }
 
-  /// A pass over a block whose first uses are recorded: they alone decide its reads until the
-  /// window moves (later uses hit); after a move the rest of the pass is walked request by request.
-  void replay_pass(i64 block, i64 base) {
-    const std::vector<FirstUse>& firsts = firsts_[std::size_t(block)];
+  /// A pass over a block whose twin's first uses are recorded (its own, or those of a block of
+  /// pixels laid out alike, `delta` words away): they alone decide its reads until the window
+  /// moves (later uses hit); after a move the rest of the pass is walked request by request.
+  void replay_pass(i64 block, i64 base, std::size_t twin, i64 delta) {
+    const std::vector<FirstUse>& firsts = firsts_[twin];
+    pass_valid_[std::size_t(block)] = pass_valid_[twin];
     Hot h = load();
     std::uint64_t misses = 0;
     walked_ += firsts.size();
     for (const FirstUse& u : firsts) {
-      std::uint32_t& st = h.stamps[u.word];
+      const std::uint32_t w = std::uint32_t(i64(u.word) + delta);
+      std::uint32_t& st = h.stamps[w];
       if (h.in(st)) continue;
       ++misses;
-      if (h.enter(st, u.word, base + p_.prefix + i64(u.s))) {
+      if (h.enter(st, w, base + p_.prefix + i64(u.s))) {
         h.valid += u.ordinal + 1, h.hits += u.ordinal + 1 - misses;
         store(h);
         walk_pass<false>(block, base, UINT64_MAX, true, u.s, u.c);
         return;
       }
     }
-    h.valid += pass_valid_[std::size_t(block)], h.hits += pass_valid_[std::size_t(block)] - misses;
+    h.valid += pass_valid_[twin], h.hits += pass_valid_[twin] - misses;
     store(h);
+  }
+
+  /// Each block's twin, the first block of pixels laid out alike (itself if none before it).
+  void find_twins() {
+    twin_.resize(std::size_t(m_.blocks)), delta_.assign(std::size_t(m_.blocks), 0), shared_.assign(std::size_t(m_.blocks), false);
+    std::unordered_map<i64, i64> first_of;  // (shape, width) -> the first block of it
+    for (i64 b = 0; b < m_.blocks; ++b) {
+      twin_[std::size_t(b)] = std::size_t(b);
+      const i64 first = b * map_.block_width, shape = map_.x_is_a ? word_.pixel_shape(first) : -1;
+      if (shape < 0) continue;
+      const auto it = first_of.emplace(shape * (m_.width + 1) + width_of(b), b).first;
+      const i64 t = it->second;
+      twin_[std::size_t(b)] = std::size_t(t), delta_[std::size_t(b)] = word_.pixel_offset(first) - word_.pixel_offset(t * map_.block_width);
+      if (t != b) shared_[std::size_t(t)] = true;
+    }
   }
 
   /// The passes of period j of run `run` as f(block, base): by_row_fold, column fold j's sweep
@@ -998,13 +1026,14 @@ class EstimateWalk {
       // first uses pay only for a block streamed again whose words repeat in a pass (a conv's ifmap)
       const bool record = j + 1 < n;
       const bool all_walked = period_passes(run, j, false, [&](i64 block, i64 base) {
-        const std::size_t b = std::size_t(block);
-        if (!probing && recorded_[b] && pass_valid_[b] > firsts_[b].size()) {
+        const std::size_t b = std::size_t(block), t = twin_[b];
+        if (!probing && recorded_[t] && pass_valid_[t] > firsts_[t].size()) {
           replayed = true;
-          replay_pass(block, base);
+          replay_pass(block, base, t, delta_[b]);
           return true;
         }
-        if (record && !recorded_[b] && word_.repeats_in_block(map_.x_is_a, width_of(block)) && first_uses_ + std::size_t(m_.rows * width_of(block)) <= kMaxFirstUses)
+        if ((record || shared_[b]) && t == b && !recorded_[b] && word_.repeats_in_block(map_.x_is_a, width_of(block)) &&
+            first_uses_ + std::size_t(m_.rows * width_of(block)) <= kMaxFirstUses)
           return walk_pass<true>(block, base, probe_at);
         return walk_pass<false>(block, base, probe_at);
       });
@@ -1106,6 +1135,11 @@ class EstimateWalk {
   std::vector<std::vector<FirstUse>> firsts_;  // per block, once its first pass is walked
   std::vector<std::uint64_t> pass_valid_;      // per block: valid requests of a pass, once walked
   std::vector<bool> recorded_;                 // per block: its first uses are in firsts_
+  /// Per block: the block whose first uses it replays (find_twins), their words' offset, and
+  /// whether other blocks replay its own.
+  std::vector<std::size_t> twin_;
+  std::vector<i64> delta_;
+  std::vector<bool> shared_;
   std::size_t first_uses_ = 0;
 };
 
