@@ -704,14 +704,16 @@ std::uint64_t mix_word(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Stamps are 32-bit: one per request walked at most, plus fewer than half as many re-entered
-// by skip_misses (each skip follows more than 2 x per_move walked requests).
-static_assert(kMaxEstimateAccesses / 2 * 3 < UINT32_MAX, "stamps overflow");
+// Stamps are 32-bit: each is given at a step counted against kMaxEstimateAccesses.
+static_assert(kMaxEstimateAccesses < UINT32_MAX, "stamps overflow");
 /// Words a walk may copy into its window snapshots (4 bytes each: 32 MiB); past it, boundaries
 /// are no longer recorded and the periods are walked.
 constexpr std::size_t kMaxSnapshotWords = std::size_t(1) << 23;
 /// First uses a walk may record (16 bytes each: 64 MiB); past it, passes are walked in full.
 constexpr std::size_t kMaxFirstUses = std::size_t(1) << 22;
+/// Blocks a walk keeps records for (about 50 bytes each); a layer with more is walked without
+/// replays, and its periods without the probe that proves they miss throughout.
+constexpr i64 kMaxTrackedBlocks = i64(1) << 22;
 
 /// The CALC estimate buffer's walk over one operand's requests (docs/scalesim.md section 3.2).
 /// A rolled operand is streamed pass after pass over the same blocks; a period is the fold
@@ -740,10 +742,14 @@ class EstimateWalk {
     if (!m_.rolled) {
       walk_stationary();
     } else {
-      firsts_.assign(std::size_t(m_.blocks), {});
-      pass_valid_.assign(std::size_t(m_.blocks), 0);
-      recorded_.assign(std::size_t(m_.blocks), false);
-      find_twins();
+      // per-block records (first uses, twins) for a conv's ifmap, whose blocks are walked
+      per_block_ = word_.repeats_anywhere() && m_.blocks <= kMaxTrackedBlocks;
+      pass_valid_.assign(per_block_ ? std::size_t(m_.blocks) : 0, 0);
+      if (per_block_) {
+        firsts_.assign(std::size_t(m_.blocks), {});
+        recorded_.assign(std::size_t(m_.blocks), false);
+        find_twins();
+      }
       if (p_.by_row_fold) {
         periods(0, g_.col_folds);  // a period: the row folds' sweep over every block, once per column fold
       } else {
@@ -824,7 +830,7 @@ class EstimateWalk {
     Hot h = load();
     const std::uint32_t pass_start = h.stamp;
     const std::uint64_t valid_before = h.valid;
-    std::vector<FirstUse>& firsts = firsts_[std::size_t(block)];
+    std::vector<FirstUse>* firsts = kRecord ? &firsts_[std::size_t(block)] : nullptr;
     const i64 width = width_of(block), last = m_.rows + width - 2;
     for (i64 s = resume ? s0 : 0; s <= last; ++s) {
       const i64 row = base + p_.prefix + s, hi = std::min(width - 1, s);
@@ -838,21 +844,21 @@ class EstimateWalk {
         } else {
           std::uint32_t& st = h.stamps[w];
           if (st <= pass_start)
-            firsts.push_back({std::uint32_t(w), std::uint32_t(s), std::uint32_t(c), std::uint32_t(h.valid - valid_before)});
+            firsts->push_back({std::uint32_t(w), std::uint32_t(s), std::uint32_t(c), std::uint32_t(h.valid - valid_before)});
           if (h.first_row < 0) h.first_row = row;
           ++h.valid;
           if (!h.in(st)) h.enter(st, std::uint32_t(w), row);
           else if (++h.hits, st <= pass_start) st = ++h.stamp;  // marks the word used in this pass
         }
         if (h.valid == probe_at && h.hits == 0 && h.min_gap >= h.per_move) {
-          if (kRecord) firsts.clear();
+          if (kRecord) firsts->clear();
           return store(h), false;
         }
       }
     }
     store(h);
-    if (!resume) pass_valid_[std::size_t(block)] = h.valid - valid_before;
-    if (kRecord) recorded_[std::size_t(block)] = true, first_uses_ += firsts.size();
+    if (!resume && per_block_) pass_valid_[std::size_t(block)] = h.valid - valid_before;
+    if (kRecord) recorded_[std::size_t(block)] = true, first_uses_ += firsts->size();
     return true;
   }
 
@@ -960,6 +966,7 @@ class EstimateWalk {
     auto fold_entries = [&](std::uint64_t fc, std::uint64_t fr) {
       return std::uint64_t(R - first_r(fr)) * std::uint64_t(width_of(i64(p_.by_row_fold ? fr : fc)));
     };
+    if (!within_budget(2 * g_.folds)) return;
     std::uint64_t entries = 0;
     for (std::uint64_t fc = 0; fc < g_.col_folds; ++fc)
       for (std::uint64_t fr = 0; fr < g_.row_folds; ++fr) entries += fold_entries(fc, fr);
@@ -984,6 +991,7 @@ class EstimateWalk {
 
   /// The n periods of one run (the same request sequence, one period's rows after the other).
   void periods(std::uint64_t run, std::uint64_t n) {
+    if (!within_budget(0)) return;
     // Without a conv's overlapping windows a period reads each of its words once, none of them
     // in an earlier run's window (other blocks), so with more than a window of them every
     // request misses: entries W - 1 >= per_move apart.
@@ -1021,11 +1029,12 @@ class EstimateWalk {
       hits_ = valid_ = 0, min_gap_ = UINT64_MAX;
       bool replayed = false;
       // after a period of misses only, a window of this one's requests may prove the rest miss too
-      const bool probing = detect && last_misses && per_move_ > 0;
+      const bool probing = detect && last_misses && per_move_ > 0 && per_block_;
       const std::uint64_t probe_at = probing ? per_move_ : UINT64_MAX;
       // first uses pay only for a block streamed again whose words repeat in a pass (a conv's ifmap)
       const bool record = j + 1 < n;
       const bool all_walked = period_passes(run, j, false, [&](i64 block, i64 base) {
+        if (!per_block_) return walk_pass<false>(block, base, probe_at);
         const std::size_t b = std::size_t(block), t = twin_[b];
         if (!probing && recorded_[t] && pass_valid_[t] > firsts_[t].size()) {
           replayed = true;
@@ -1097,6 +1106,7 @@ class EstimateWalk {
       const i64 width = width_of(block);
       for (i64 s = m_.rows + width - 2; s >= 0; --s) {
         for (i64 c = std::min(width - 1, s); c >= diagonal_lo(s); --c) {
+          if (!within_budget(1)) return false;
           ++walked_;
           const i64 w = word_of(block, c, s - c);
           if (w < 0) continue;
@@ -1141,6 +1151,7 @@ class EstimateWalk {
   std::vector<i64> delta_;
   std::vector<bool> shared_;
   std::size_t first_uses_ = 0;
+  bool per_block_ = false;  // the per-block records above are kept
 };
 
 }  // namespace

@@ -140,10 +140,11 @@ struct EstimateReads {
   bool complete = true;
 };
 
-/// The estimate's work bound per operand: requests walked one by one (the passes that repeat
-/// are skipped, not walked), plus window words copied or compared at pass boundaries; about
-/// 2-3 ns each, so a layer that never repeats is stopped within about 5-7 s.
-constexpr std::uint64_t kMaxEstimateAccesses = std::uint64_t(1) << 31;
+/// The estimate's work bound per operand (EstimateReads::walked): requests walked one by one
+/// (passes that repeat are skipped, not walked), first uses replayed, window words hashed,
+/// copied or compared; 1-3 ns each, up to about 10 ns where every request misses the cache,
+/// so a layer that never repeats is stopped within about 2-10 s.
+constexpr std::uint64_t kMaxEstimateAccesses = std::uint64_t(1) << 30;
 
 /// `operand` 0: the ifmap (a conv's overlapping windows read a word through several entries:
 /// `conv`, null for a GEMM), 1: the filter. `capacity`: the buffer's words.
