@@ -264,7 +264,7 @@ void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerRepor
   EstimateReads est[2];
   const std::uint64_t read_words[2] = {cfg.ifmap_kb * 1024, cfg.filter_kb * 1024};
   for (int o = kIfmap; o <= kFilter && !user; ++o)
-    { est[o] = estimate_reads(g, cfg.dataflow, o, read_words[o], l.conv ? &*l.conv : nullptr); if (getenv("EST_DEBUG")) fprintf(stderr, "DBG %d %llu rf %llu cf %llu\n", o, (unsigned long long)est[o].walked, (unsigned long long)g.row_folds, (unsigned long long)g.col_folds); }
+    est[o] = estimate_reads(g, cfg.dataflow, o, read_words[o], l.conv ? &*l.conv : nullptr);
   const std::int64_t rows[kStampRows] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
                                          r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop,
                                          est[0].first_row,          est[0].last_move_row,    est[1].first_row,
