@@ -718,7 +718,9 @@ constexpr i64 kMaxTrackedBlocks = i64(1) << 22;
 /// The CALC estimate buffer's walk over one operand's requests (docs/scalesim.md section 3.2).
 /// A rolled operand is streamed pass after pass over the same blocks; a period is the fold
 /// loop's stretch that streams one fixed request sequence, the next period the same sequence
-/// one period's demand rows later. Three shortcuts, all exact:
+/// one period's demand rows later. Four shortcuts, all exact:
+/// - counts: without a conv's overlapping windows every entry is its own word, read once per
+///   period, so past a window of them every request misses (count_stationary, periods);
 /// - cycles: the walk's future at a period boundary depends only on the set of words entered
 ///   since the window last moved; when it equals the set at an earlier boundary of the same run
 ///   of periods, the periods in between repeat verbatim and whole cycles are added, not walked;
@@ -728,7 +730,8 @@ constexpr i64 kMaxTrackedBlocks = i64(1) << 22;
 ///   last window's words are walked back;
 /// - first uses: until the window moves, a pass reads from DRAM exactly the words it uses that
 ///   are not in the window, so a block's later passes visit only its words' first uses (in
-///   order, recorded on its first pass), walking requests one by one only after a move.
+///   order, recorded on its first pass, or on a block of pixels laid out alike), walking
+///   requests one by one only after a move.
 class EstimateWalk {
  public:
   EstimateWalk(const FoldGrid& g, Dataflow d, int operand, const ReadPattern& p, const WordAddresses& word,
@@ -817,7 +820,7 @@ class EstimateWalk {
     const i64 first = block * map_.block_width + x;
     return map_.x_is_a ? word_(first, o) : word_(o, first);
   }
-  /// Column range of anti-diagonal s of a block `width` columns wide.
+  /// The first column of anti-diagonal s (its last: min(width - 1, s)).
   i64 diagonal_lo(i64 s) const { return std::max<i64>(0, s - m_.rows + 1); }
 
   /// Walks the valid requests of a rolled pass over `block` from demand row `base` one by one
