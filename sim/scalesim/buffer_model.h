@@ -147,7 +147,9 @@ struct EstimateReads {
 constexpr std::uint64_t kMaxEstimateAccesses = std::uint64_t(1) << 30;
 
 /// `operand` 0: the ifmap (a conv's overlapping windows read a word through several entries:
-/// `conv`, null for a GEMM), 1: the filter. `capacity`: the buffer's words.
+/// `conv`, null for a GEMM), 1: the filter. `capacity`: the buffer's words. The figures are
+/// those of the request-by-request walk; passes that repeat (the fold loop re-streams an operand
+/// over the same blocks) are counted, not walked (docs/scalesim.md section 3.2).
 EstimateReads estimate_reads(const FoldGrid& g, Dataflow d, int operand, std::uint64_t capacity,
                              const ConvWindow* conv = nullptr);
 
