@@ -136,6 +136,25 @@ TEST(ScaleSimEstimate, PassesThatMissThroughoutAreCountedNotWalked) {
   EXPECT_LT(e.walked, 300u);
 }
 
+TEST(ScaleSimEstimate, AGemmIfmapPastTheOldWalkBoundIsCounted) {
+  // WS on 32x32, M = 2^18, K = 64 (2 row folds), N = 4096 (128 column folds): the ifmap's
+  // 2^24 words are streamed 128 times, 2^31 requests (the request-by-request walk stopped at
+  // 2^28). Each word once a period, 2^24 - 1 >= 32,750 requests apart (64 KiB: 50 x 655 words
+  // a move): all miss. Reads 2^31; moves floor(2^31 / 32,750) = 65,572, 648 entries after the
+  // last one (2^31 - 65,572 x 32,750).
+  const std::uint64_t M = std::uint64_t(1) << 18;
+  const auto e = estimate_reads(ws_grid(32, 32, 64, 4096, M), Dataflow::WS, 0, 65536);
+  ASSERT_TRUE(e.complete);
+  EXPECT_EQ(e.words, std::uint64_t(1) << 31);
+  EXPECT_EQ(e.moves, 65572u);
+  EXPECT_EQ(e.first_row, 32);  // anti-diagonal 0 after the 32-row preload gap
+  // The last pass (column fold 127, row fold 1; folds of 2R + C + M - 2 = M + 94 rows) ends
+  // with anti-diagonals s = M..M+30 (31 down to 1 words: 496), before them full ones of 32:
+  // 648 = 496 + 4 x 32 + 24, so the last move is on s = M - 5.
+  EXPECT_EQ(e.last_move_row, std::int64_t((127 * 2 + 1) * (M + 94) + 32 + M - 5));
+  EXPECT_LT(e.walked, 10000u);
+}
+
 // ---- The plain walk, one step per request: the reference the skipping walk must equal ----
 
 /// A read operand's prefetch layout, as docs/scalesim.md section 3 states SCALE-Sim's.
