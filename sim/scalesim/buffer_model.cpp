@@ -1004,26 +1004,15 @@ class EstimateWalk {
       return;
     }
     snapshots_.clear(), pool_.clear(), by_hash_.clear();
-    const i64 period_rows = i64(p_.by_row_fold ? g_.row_folds : 1) * i64(g_.per_fold);
     bool detect = true;
     // the previous period: walked request by request and hit nothing (clean), and its every
     // word's requests a window apart (misses)
     bool last_misses = false, last_clean = false;
     std::uint32_t last_start = stamp_;
     for (std::uint64_t j = 0; j < n;) {
-      if (detect && j + 2 <= n) {
-        const bool hashed = in_window_ <= period_entries(run) && pool_.size() + in_window_ <= kMaxSnapshotWords;
-        const std::uint64_t hash = hashed ? window_hash() : 0;
-        if (hashed) walked_ += in_window_;
-        if (const Snapshot* s = same_window(hashed, hash)) {
-          const std::uint64_t p = j - s->boundary, k = (n - j) / p;
-          const std::uint64_t words = e_.words - s->words, moves = e_.moves - s->moves;
-          e_.words += k * words, e_.moves += k * moves;
-          if (moves > 0) e_.last_move_row += i64(k * p) * period_rows;
-          j += k * p, detect = false;  // the tail (fewer than p periods) is walked
-          continue;
-        }
-        record(j, hashed, hash);
+      if (detect && j + 2 <= n && skip_cycles(run, n, j)) {
+        detect = false;  // the tail (fewer periods than a cycle) is walked
+        continue;
       }
       if (!within_budget(period_entries(run))) return;
       const std::uint32_t start = stamp_;
@@ -1037,17 +1026,7 @@ class EstimateWalk {
       // first uses pay only for a block streamed again whose words repeat in a pass (a conv's ifmap)
       const bool record = j + 1 < n;
       const bool all_walked = period_passes(run, j, false, [&](i64 block, i64 base) {
-        if (!per_block_) return walk_pass<false>(block, base, probe_at);
-        const std::size_t b = std::size_t(block), t = twin_[b];
-        if (!probing && recorded_[t] && pass_valid_[t] > firsts_[t].size()) {
-          replayed = true;
-          replay_pass(block, base, t, delta_[b]);
-          return true;
-        }
-        if ((record || shared_[b]) && t == b && !recorded_[b] && word_.repeats_in_block(map_.x_is_a, width_of(block)) &&
-            first_uses_ + std::size_t(m_.rows * width_of(block)) <= kMaxFirstUses)
-          return walk_pass<true>(block, base, probe_at);
-        return walk_pass<false>(block, base, probe_at);
+        return visit_pass(block, base, probe_at, record, replayed);
       });
       if (!all_walked) {
         skip_misses(run, u128(n - 1 - j) * valid_of(run) + (valid_of(run) - per_move_), n - 1);
@@ -1058,6 +1037,40 @@ class EstimateWalk {
       last_misses = last_clean && min_gap_ >= per_move_;
       last_start = start;
     }
+  }
+
+  /// At boundary j of a run of n periods: if the window is one an earlier boundary had, adds
+  /// the whole cycles of periods left (moving j on) and returns true; else records it.
+  bool skip_cycles(std::uint64_t run, std::uint64_t n, std::uint64_t& j) {
+    const bool hashed = in_window_ <= period_entries(run) && pool_.size() + in_window_ <= kMaxSnapshotWords;
+    const std::uint64_t hash = hashed ? window_hash() : 0;
+    if (hashed) walked_ += in_window_;
+    const Snapshot* s = same_window(hashed, hash);
+    if (!s) return record(j, hashed, hash), false;
+    const std::uint64_t p = j - s->boundary, k = (n - j) / p;
+    const std::uint64_t words = e_.words - s->words, moves = e_.moves - s->moves;
+    e_.words += k * words, e_.moves += k * moves;
+    const i64 period_rows = i64(p_.by_row_fold ? g_.row_folds : 1) * i64(g_.per_fold);
+    if (moves > 0) e_.last_move_row += i64(k * p) * period_rows;  // the cycle's moves, k cycles on
+    j += k * p;
+    return true;
+  }
+
+  /// One pass of a period: replayed from its twin's first uses if recorded (not while
+  /// `probe_at` is set: the probe needs every request's gap), else walked (recording its first
+  /// uses if it repeats words, is streamed again (`record`) or has twins).
+  bool visit_pass(i64 block, i64 base, std::uint64_t probe_at, bool record, bool& replayed) {
+    if (!per_block_) return walk_pass<false>(block, base, probe_at);
+    const std::size_t b = std::size_t(block), t = twin_[b];
+    if (probe_at == UINT64_MAX && recorded_[t] && pass_valid_[t] > firsts_[t].size()) {
+      replayed = true;
+      replay_pass(block, base, t, delta_[b]);
+      return true;
+    }
+    if ((record || shared_[b]) && t == b && !recorded_[b] && word_.repeats_in_block(map_.x_is_a, width_of(block)) &&
+        first_uses_ + std::size_t(m_.rows * width_of(block)) <= kMaxFirstUses)
+      return walk_pass<true>(block, base, probe_at);
+    return walk_pass<false>(block, base, probe_at);
   }
 
   std::uint64_t window_hash() const {
