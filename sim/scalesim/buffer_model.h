@@ -132,15 +132,24 @@ struct EstimateReads {
   std::uint64_t moves = 0;            ///< times the window moved on
   std::int64_t first_row = -1;        ///< demand row of the operand's first valid request
   std::int64_t last_move_row = -1;    ///< demand row of the request that moved it last
-  /// False past kMaxEstimateAccesses requests or 2^25 distinct words (its table of 4 bytes a word): the figures are void.
+  /// The walk's work, counted against kMaxEstimateAccesses: requests walked one by one (null
+  /// ones included), recorded first uses replayed, window words hashed, copied or compared.
+  std::uint64_t walked = 0;
+  /// False once the walk would pass kMaxEstimateAccesses, past 2^25 distinct words (its table
+  /// of 4 bytes a word), or with counts or demand rows past 2^62: the figures are void.
   bool complete = true;
 };
 
-/// The estimate walks every request of the operand (its SRAM reads), about 2-3 ns each.
-constexpr std::uint64_t kMaxEstimateAccesses = std::uint64_t(1) << 28;
+/// The estimate's work bound per operand (EstimateReads::walked): requests walked one by one
+/// (passes that repeat are skipped, not walked), first uses replayed, window words hashed,
+/// copied or compared; 1-3 ns each, up to about 10 ns where every request misses the cache,
+/// so a layer that never repeats is stopped within about 2-10 s.
+constexpr std::uint64_t kMaxEstimateAccesses = std::uint64_t(1) << 30;
 
 /// `operand` 0: the ifmap (a conv's overlapping windows read a word through several entries:
-/// `conv`, null for a GEMM), 1: the filter. `capacity`: the buffer's words.
+/// `conv`, null for a GEMM), 1: the filter. `capacity`: the buffer's words. The figures are
+/// those of the request-by-request walk; passes that repeat (the fold loop re-streams an operand
+/// over the same blocks) are counted, not walked (docs/scalesim.md section 3.2).
 EstimateReads estimate_reads(const FoldGrid& g, Dataflow d, int operand, std::uint64_t capacity,
                              const ConvWindow* conv = nullptr);
 
