@@ -24,12 +24,23 @@ enum class TraceLevel {
 /// giving more is an error (docs/trace-format.md).
 constexpr std::uint64_t kMaxCounterWindows = 1'000'000;
 
+/// The most DRAM row slices (bank tracks) a trace holds by default: about 130 MB of them. A long
+/// run has millions (one per ACT), more than Perfetto's UI opens; they are then left out.
+constexpr std::uint64_t kDefaultMaxRowSlices = 1'000'000;
+
 struct TraceWriteOptions {
   /// Width of one counter window in ps; 0 = end_ps / 200, at least 1 core cycle.
   double counter_window_ps = 0;
   TraceLevel level = TraceLevel::Full;
   std::uint32_t sample_every = 1;  // N of TraceLevel::Sample
+  /// Bank tracks are written (level full) only if the run has at most this many row slices;
+  /// 0: no limit (`--trace-bank-rows`).
+  std::uint64_t max_row_slices = kDefaultMaxRowSlices;
 };
+
+/// Whether the trace of `d` gets bank tracks under `o`: rows recorded, level full, within
+/// max_row_slices.
+bool writes_bank_tracks(const DramActivityTrace& d, const TraceWriteOptions& o);
 
 /// "full", "ops" or "sample:N" (N >= 1) into `o`; InputError(where, ...) for anything else.
 void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std::string& where);

@@ -685,7 +685,8 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
 class DramTrackWriter {
  public:
   DramTrackWriter(const DramActivityTrace& d, const TraceWriteOptions& o)
-      : d_(d), banks_(d.has_rows && o.level == TraceLevel::Full), layout_(bases()) {
+      : d_(d), banks_(writes_bank_tracks(d, o)), omitted_(d.has_rows && o.level == TraceLevel::Full && !banks_),
+        layout_(bases()) {
     lanes_.reserve(d_.bus.size() + d_.refreshes.size());
     for (const DramBusSlice& b : d_.bus) add_lane(layout_.place(bus_slice(b)));
     for (const DramRefreshSlice& r : d_.refreshes) add_lane(layout_.place(rank_refresh_slice(r)));
@@ -737,7 +738,8 @@ class DramTrackWriter {
             {"bank_tracks", banks_},
             {"bus_slices", d_.bus.size()},
             {"refresh_slices", d_.refreshes.size()},
-            {"row_slices", banks_ ? d_.rows.size() : 0}};
+            {"row_slices", banks_ ? d_.rows.size() : 0},
+            {"row_slices_left_out", omitted_ ? d_.rows.size() : 0}};
   }
 
  private:
@@ -838,12 +840,17 @@ class DramTrackWriter {
 
   const DramActivityTrace& d_;
   bool banks_;
+  bool omitted_;  // level full, but more row slices than max_row_slices
   TrackLayout layout_;
   std::vector<std::uint8_t> lanes_;  // sub-lane per slice in write order: bus, refresh, rows, refreshes on bank tracks
   std::unordered_map<std::size_t, std::size_t> wide_lanes_;  // those >= kWideLane
 };
 
 }  // namespace
+
+bool writes_bank_tracks(const DramActivityTrace& d, const TraceWriteOptions& o) {
+  return d.has_rows && o.level == TraceLevel::Full && (o.max_row_slices == 0 || d.rows.size() <= o.max_row_slices);
+}
 
 void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std::string& where) {
   const std::string sample = "sample:";

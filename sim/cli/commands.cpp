@@ -107,6 +107,10 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       }),
       "what trace.json keeps: full (every command; re-analysable), ops (op and group slices and counters), "
       "or sample:N (every Nth command)")(
+      "trace-bank-rows", po::value<std::string>()->default_value(std::to_string(traces::kDefaultMaxRowSlices))
+                             ->notifier([&s](const std::string& v) { s.trace.max_row_slices = parse_count(v, "--trace-bank-rows"); }),
+      "at --trace-level full, write the DRAM bank tracks only if the run has at most N row slices (one per ACT, "
+      "~130 B each); 0: no limit")(
       "counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
         s.trace.counter_window_ps = parse_duration(v, "--counter-window").seconds * 1e12;
         if (!(s.trace.counter_window_ps >= 1))

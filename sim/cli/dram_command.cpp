@@ -51,23 +51,12 @@ struct Options {
 };
 
 /// A whole number from 0 to 2^64 - 1 given to `option`; "-1", "1e3" or "2^64" are errors.
-std::uint64_t parse_count(const std::string& option, const std::string& text) {
-  std::uint64_t v = 0;
-  const bool digits = !text.empty() && text.size() <= 20 &&
-                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-  errno = 0;
-  if (digits) v = std::strtoull(text.c_str(), nullptr, 10);
-  if (!digits || errno == ERANGE)
-    throw InputError(option, "expected a whole number from 0 to 18446744073709551615, found '" + text + "'");
-  return v;
-}
-
 models::TraceOptions pattern_options(const Options& o) {
   models::TraceOptions t;
-  t.requests = parse_count("--requests", o.requests);
-  t.interval = parse_count("--interval", o.interval);
-  t.stride = parse_count("--stride", o.stride);
-  t.seed = parse_count("--seed", o.seed);
+  t.requests = parse_count(o.requests, "--requests");
+  t.interval = parse_count(o.interval, "--interval");
+  t.stride = parse_count(o.stride, "--stride");
+  t.seed = parse_count(o.seed, "--seed");
   return t;
 }
 

@@ -196,4 +196,19 @@ std::string format_duration(Duration d) {
   return fixed(d.seconds * 1e9, "ns");
 }
 
+std::uint64_t parse_count(std::string_view text, const std::string& where) {
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+  std::uint64_t v = 0;
+  bool overflow = false;
+  for (const char c : digits ? text : std::string_view()) {
+    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
+    overflow |= v > (UINT64_MAX - d) / 10;
+    v = v * 10 + d;
+  }
+  if (!digits || overflow)
+    throw InputError(where, "expected a whole number from 0 to 18446744073709551615, found '" + std::string(text) + "'");
+  return v;
+}
+
 }  // namespace npusim

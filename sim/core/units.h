@@ -62,6 +62,8 @@ Energy parse_energy(std::string_view text, const std::string& where = "");
 Energy parse_energy_per_byte(std::string_view text, const std::string& where = "");
 /// Powers: "50 mW", "1.2 W" (uW, mW, W); non-negative.
 Power parse_power(std::string_view text, const std::string& where = "");
+/// A whole number from 0 to 2^64 - 1, digits only (no sign, no exponent: "-1" is not 2^64 - 1).
+std::uint64_t parse_count(std::string_view text, const std::string& where = "");
 /// "18 ns", "18ns", "29 nCK", "29 tCK" or a bare integer (cycles).
 TimingValue parse_timing(std::string_view text, const std::string& where = "");
 

@@ -259,7 +259,7 @@ void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerRepor
                      "expected at most " + std::to_string(kMaxReplayEvents) +
                          " folds for the USER-mode buffer replay, found " + std::to_string(g.folds));
   }
-  // CALC: SCALE-Sim's estimate read buffers, walked request by request; the cycles of their
+  // CALC: SCALE-Sim's estimate read buffers (estimate_reads, repeated passes skipped exactly); the cycles of their
   // first request and last window move come from the replay (ofmap drains stall the array).
   EstimateReads est[2];
   const std::uint64_t read_words[2] = {cfg.ifmap_kb * 1024, cfg.filter_kb * 1024};

@@ -139,6 +139,31 @@ TEST(ReportCli, TraceLevels) {
   fs::remove_all(out);
 }
 
+TEST(ReportCli, BankTracksBeyondTheRowBudgetAreLeftOutWithAWarning) {
+  // small_cnn on edge-s opens 28 rows: a budget of 10 leaves the bank tracks out (and says so),
+  // the trace stays re-analysable; the default budget (10^6) keeps them. A negative or too large
+  // budget is refused before any work.
+  const fs::path out = scratch("rows"), again = scratch("rows_again");
+  std::string log;
+  ASSERT_EQ(run_npusim("run" + kSmall + " --trace-bank-rows 10 --out " + out.string(), &log), 0);
+  EXPECT_NE(log.find("DRAM bank tracks left out: 28 row slices, more than --trace-bank-rows 10"), std::string::npos) << log;
+  const json meta = read_json(out / "trace.json")["otherData"]["npusim"]["dram_activity"];
+  EXPECT_EQ(meta["bank_tracks"], false);
+  EXPECT_EQ(meta["row_slices_left_out"], 28);
+  EXPECT_EQ(run_npusim("roofline " + (out / "trace.json").string() + " --out " + again.string()), 0);
+  fs::remove_all(out);
+  ASSERT_EQ(run_npusim("run" + kSmall + " --out " + out.string(), &log), 0);
+  EXPECT_EQ(log.find("left out"), std::string::npos);
+  EXPECT_EQ(read_json(out / "trace.json")["otherData"]["npusim"]["dram_activity"]["row_slices"], 28);
+  for (const char* bad : {"-1", "18446744073709551616", "1e6"}) {
+    fs::remove_all(out);
+    ASSERT_EQ(run_npusim("run" + kSmall + " --trace-bank-rows " + bad + " --out " + out.string(), &log), 2) << bad;
+    EXPECT_NE(log.find("--trace-bank-rows: expected a whole number"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  fs::remove_all(again);
+}
+
 TEST(ReportCli, RooflineOfASavedTraceWritesTheReport) {
   const fs::path out = scratch("saved"), again = scratch("reanalysed");
   ASSERT_EQ(run_npusim("run" + kSmall + " --fusion none --out " + out.string()), 0);

@@ -143,6 +143,25 @@ TEST(DramTracks, BankTracksOnlyAtLevelFull) {
   EXPECT_EQ(doc["otherData"]["npusim"]["dram_activity"]["row_slices"], 0);
 }
 
+TEST(DramTracks, BankTracksPastTheRowBudgetAreLeftOutAndCounted) {
+  // 3 row slices against a budget of 2: no bank track, the bus and refresh tracks stay, and the
+  // metadata says how many rows were left out. A budget of 3 (or 0: no limit) keeps them.
+  TraceWriteOptions o;
+  o.max_row_slices = 2;
+  const json doc = written(with_dram(), o);
+  const auto tracks = dram_slices(doc);
+  EXPECT_EQ(tracks.size(), 2u);  // ch0 bus and ch0 refresh
+  const json& meta = doc["otherData"]["npusim"]["dram_activity"];
+  EXPECT_EQ(meta["bank_tracks"], false);
+  EXPECT_EQ(meta["row_slices"], 0);
+  EXPECT_EQ(meta["row_slices_left_out"], 3);
+  EXPECT_FALSE(writes_bank_tracks(with_dram().dram_activity, o));
+  for (const std::uint64_t budget : {3u, 0u}) {
+    o.max_row_slices = budget;
+    EXPECT_EQ(dram_slices(written(with_dram(), o)).size(), 4u) << budget;
+  }
+}
+
 TEST(DramTracks, SeveralRanksAndOverlappingRefreshesGetTheirOwnTracks) {
   // Two ranks: refresh tracks per rank; REFpbs that overlap (tPBR2PBR < tRFCpb) spill to a
   // second refresh track, and both read back.
