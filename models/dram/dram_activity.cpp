@@ -1,10 +1,12 @@
 #include "models/dram/dram_activity.h"
 
+#include <algorithm>
+
 namespace npusim::models {
 
 DramActivity::DramActivity(std::uint32_t channels, std::uint32_t ranks, std::uint32_t banks_per_rank,
-                           std::uint32_t units, bool banks)
-    : banks_per_rank_(banks_per_rank), units_(units == 0 ? 1 : units), banks_enabled_(banks) {
+                           std::uint32_t units, bool banks, std::uint64_t join_gap)
+    : banks_per_rank_(banks_per_rank), units_(units == 0 ? 1 : units), join_gap_(join_gap), banks_enabled_(banks) {
   bus_.resize(channels);
   refreshes_.resize(ranks);
   rows_.resize(std::size_t{ranks} * banks_per_rank);
@@ -25,7 +27,8 @@ void DramActivity::burst(std::uint32_t channel, std::uint32_t bank, bool write, 
   if (banks_enabled_ && !rows_[bank].empty()) ++rows_[bank].back().bursts;
   DramBusList& list = bus_[channel];
   // Back-to-back bursts of one direction are one interval: a stream is one entry.
-  if (!list.empty() && list.back().write == write && list.back().end == begin) {
+  if (!list.empty() && list.back().write == write && begin >= list.back().end &&
+      begin - list.back().end < std::max<std::uint64_t>(join_gap_, 1)) {
     list.back().end = end;
     ++list.back().bursts;
     return;

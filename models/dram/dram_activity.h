@@ -69,8 +69,11 @@ class DramActivity {
   static constexpr std::uint32_t kAllBanks = std::numeric_limits<std::uint32_t>::max();
 
   /// Flat counts as DramDevice numbers them; `banks` false records channels and refreshes only.
+  /// A burst of the last bus interval's direction starting less than `join_gap` cycles after
+  /// its end extends it (0: only right at its end, an exact record as the VCD replay needs; the
+  /// trace joins gaps under one burst, as its bus slices do: docs/trace-format.md).
   DramActivity(std::uint32_t channels, std::uint32_t ranks, std::uint32_t banks_per_rank, std::uint32_t units,
-               bool banks);
+               bool banks, std::uint64_t join_gap = 0);
 
   // Called by DramDevice in commit order (per bank and per channel, times never go back).
   void open_row(std::uint32_t bank, std::uint32_t row, std::uint64_t act);
@@ -101,6 +104,7 @@ class DramActivity {
 
  private:
   std::uint32_t banks_per_rank_ = 0, units_ = 1;
+  std::uint64_t join_gap_ = 0;
   bool banks_enabled_ = false;
   std::vector<DramBusList> bus_;   // per channel
   std::vector<DramRowList> rows_;  // per flat bank (empty lists if !banks)

@@ -36,7 +36,7 @@ class DramController : public sc_core::sc_module {
   const DramEngine& engine() const { return engine_; }
 
   /// Records the engine's activity (DramEngine::record_activity); call before sc_start.
-  void record_activity(bool banks) { engine_.record_activity(banks); }
+  void record_activity(bool banks, std::uint64_t join_gap = 0) { engine_.record_activity(banks, join_gap); }
   std::unique_ptr<DramActivity> take_activity() { return engine_.take_activity(); }
   /// Notified (delta) after each transfer the engine scheduled while recording: the record grew.
   const sc_core::sc_event& activity_event() const { return activity_event_; }

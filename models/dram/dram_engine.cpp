@@ -604,9 +604,9 @@ std::uint64_t DramEngine::access_transfer(std::uint64_t addr, std::uint64_t run_
   return transfer.last();
 }
 
-void DramEngine::record_activity(bool banks) {
+void DramEngine::record_activity(bool banks, std::uint64_t join_gap) {
   activity_ = std::make_unique<DramActivity>(config_.channels, static_cast<std::uint32_t>(ranks_.size()),
-                                             device_.banks_per_rank(), units_, banks);
+                                             device_.banks_per_rank(), units_, banks, join_gap);
   device_.set_activity(activity_.get());
 }
 

@@ -80,7 +80,8 @@ class DramEngine {
 
   /// Records what the device does from now on (row-open intervals per bank only if `banks`);
   /// off by default, as it costs time per command. Calling it again starts a new record.
-  void record_activity(bool banks);
+  /// `join_gap`: see DramActivity (0: exact bus intervals).
+  void record_activity(bool banks, std::uint64_t join_gap = 0);
   /// The record, or nullptr when record_activity was not called.
   const DramActivity* activity() const { return activity_.get(); }
   /// Hands the record over (after the run) and stops recording; nullptr if none was kept.

@@ -15,6 +15,7 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
   pending_.assign(n, 0);
   successors_.assign(n, {});
   done_.assign(n, false);
+  events_.reserve(n);  // one event per command: grown by doubling it would peak at 1.5x
   const std::size_t groups = program.group_sram_bytes.size();
   group_remaining_.assign(groups, 0);
   parked_.assign(groups, {});

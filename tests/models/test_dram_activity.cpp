@@ -89,6 +89,24 @@ TEST(DramActivity, AStreamIsOneBusIntervalAndOneRow) {
   EXPECT_EQ(with_rows.activity()->rows(0).to_vector()[0].bursts, 64u);  // 1 miss + 63 hits
 }
 
+TEST(DramActivity, BusGapsUnderTheJoinGapExtendTheInterval) {
+  // Bursts of 8 cycles on channel 0: [0, 8), [9, 17) (a 1-cycle bubble), [30, 38) (13 cycles
+  // later), then a write [38, 46). Exact (join gap 0): 4 intervals. Joining gaps under 8 (one
+  // burst, as npusim run records for its trace): 3, the first of 2 bursts over [0, 17).
+  for (const std::uint64_t gap : {0u, 8u}) {
+    DramActivity a(1, 1, 8, 1, false, gap);
+    a.burst(0, 0, false, 0, 8);
+    a.burst(0, 0, false, 9, 17);
+    a.burst(0, 0, false, 30, 38);
+    a.burst(0, 0, true, 38, 46);
+    const auto bus = a.bus(0).to_vector();
+    ASSERT_EQ(bus.size(), gap == 0 ? 4u : 3u) << gap;
+    EXPECT_EQ(bus[0].end, gap == 0 ? 8u : 17u);
+    EXPECT_EQ(bus[0].bursts, gap == 0 ? 1u : 2u);
+    EXPECT_EQ(bus.back().write, true);
+  }
+}
+
 TEST(DramActivity, AllBankRefreshClosesTheRowThenRefreshes) {
   // Row 0 of bank 0 opens at 0. The tick at tREFI 6246 finds the rank idle (processed when the
   // read at 7000 arrives): PREA at 6246 (tRAS long past), REF at 6246 + tRPab 34 = 6280, busy
