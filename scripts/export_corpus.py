@@ -138,18 +138,19 @@ def count_macs(model):
 # ---- torchvision exports --------------------------------------------------------------------
 
 
-def export_torch(module, shape, path, opset, autograd=False):
+def export_torch(module, shape, path, opset, autograd=False, token_ids=False):
     """Exports `module` and returns its MACs counted in PyTorch, the reference where ONNX's shape
     inference leaves gaps: every convolution, linear and matrix product the forward pass calls,
     seen through a TorchFunctionMode (functional calls included: Swin's attention calls F.linear
     and matmul directly, which module hooks miss).
     `autograd` exports with gradients enabled: torch 1.13's nn.MultiheadAttention takes its
     fused fast path (aten::_native_multi_head_attention, which has no ONNX export) under
-    no_grad, and the exported graph is the same either way."""
+    no_grad, and the exported graph is the same either way. `token_ids`: the input is int64 token
+    ids (below 100), not floats."""
     import torch
 
     module.eval()
-    x = torch.randn(*shape)
+    x = torch.randint(0, 100, shape) if token_ids else torch.randn(*shape)
     counter = TorchMacs()
     with torch.no_grad(), counter:
         module(x)
@@ -252,6 +253,45 @@ def torch_int8(model, shape):
     return convert_fx(prepared)
 
 
+def gpt_mini(vocab=5000, tokens=128, width=256, heads=4, layers=2):
+    """A GPT-2-style decoder as minGPT writes it: pre-LayerNorm blocks, one qkv projection split
+    in three, scores masked by a lower-triangular matrix, GELU MLP, a tied-size LM head."""
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+            self.fc, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = (p.view(b, t, heads, c // heads).transpose(1, 2) for p in self.qkv(self.ln1(x)).split(c, dim=2))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (c // heads) ** 0.5)
+            mask = torch.tril(torch.ones(t, t)).view(1, 1, t, t)
+            att = torch.softmax(att.masked_fill(mask == 0, float("-inf")), -1)
+            x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(b, t, c))
+            return x + self.fc2(nn.functional.gelu(self.fc(self.ln2(x))))
+
+    class Gpt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, width), nn.Embedding(tokens, width)
+            self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+            self.ln, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
+
+        def forward(self, idx):
+            pos = torch.arange(0, idx.shape[1], dtype=torch.long).unsqueeze(0)
+            x = self.wte(idx) + self.wpe(pos)
+            for blk in self.blocks:
+                x = blk(x)
+            return self.head(self.ln(x))
+
+    return Gpt()
+
+
 def unet(widths=(32, 64, 128, 256), classes=2):
     """A U-Net (Ronneberger et al.) of four levels, as segmentation repositories write it: two
     3x3 conv + BN + ReLU per level, max-pool down, ConvTranspose 2x2 up, skip Concats."""
@@ -286,8 +326,8 @@ def unet(widths=(32, 64, 128, 256), classes=2):
 
 
 def torchvision_models():
-    """(name, constructor, input shape, opset[, export with autograd]): torchvision 0.14
-    architectures, random weights."""
+    """(name, constructor, input shape, opset[, export with autograd[, token-id input]]):
+    torchvision 0.14 architectures and a few written here, random weights."""
     import torchvision.models as tv
     import torchvision.models.detection as det
     import torchvision.models.segmentation as seg
@@ -311,6 +351,9 @@ def torchvision_models():
         # PyTorch's own int8 flow (FX static quantization, qnnpack): QDQ with a Cast between
         # each QuantizeLinear and its DequantizeLinear.
         ("mobilenet_v2_torch_int8_op13", lambda: torch_int8(tv.mobilenet_v2(), [1, 3, 224, 224]), [1, 3, 224, 224], 13),
+        # A GPT-style decoder (2 blocks, width 256, 128 tokens of a 5000-word vocabulary): token
+        # and position embeddings (Gather), a causal mask from Trilu, Where on the scores.
+        ("gpt_mini_op14", lambda: gpt_mini(), [1, 128], 14, False, True),
         # A U-Net at 1024 x 1024 (148 GMAC): skip Concats and ConvTranspose upsampling.
         ("unet_1024_op13", lambda: unet(), [1, 3, 1024, 1024], 13),
         # ViT-S/16 (DeiT-S's shape: 12 layers, 6 heads, width 384): attention as PyTorch writes
@@ -568,10 +611,10 @@ def main():
     import torch
 
     torch.manual_seed(0)
-    for name, make, shape, opset, *autograd in torchvision_models():
+    for name, make, shape, opset, *options in torchvision_models():
         if not wanted(name):
             continue
-        torch_macs = export_torch(make(), shape, os.path.join(args.out, name + ".onnx"), opset, *autograd)
+        torch_macs = export_torch(make(), shape, os.path.join(args.out, name + ".onnx"), opset, *options)
         record(name, "torch.onnx " + torch.__version__, opset, shape, torch_macs)
     derived = [
         ("mobilenet_v2_fp16", append_fp16_casts, "mobilenet_v2_op11", "fp16 conversion, Casts appended"),

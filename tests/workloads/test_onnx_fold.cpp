@@ -179,6 +179,25 @@ TEST(OnnxFold, ScatterAndGatherElementsAndGatherND) {
   EXPECT_EQ(shape_of(g, "y4"), (Shape{3, 4}));
 }
 
+TEST(OnnxFold, TriluOfAConstantMask) {
+  // A causal mask (GPT exports: torch.tril(ones)). Lower triangle of ones[3, 3]: rows
+  // [1,0,0], [1,1,0], [1,1,1], row sums [1, 2, 3]. Upper from diagonal k = -1: rows [1,1,1],
+  // [1,1,1], [0,1,1], sums [3, 3, 2]. Each sum vector reshapes an input.
+  OnnxBuilder b(14);
+  b.input("x", {6}).input("z", {18});
+  b.ints("ones", {1, 1, 1, 1, 1, 1, 1, 1, 1}, {3, 3}).ints("minus1", {-1}, {}).ints("axis1", {1});
+  set_int(b.node("Trilu", {"ones"}, {"lower"}, "tril"), "upper", 0);
+  set_int(b.node("ReduceSum", {"lower", "axis1"}, {"s1"}, "sum1"), "keepdims", 0);
+  b.node("Reshape", {"x", "s1"}, {"y1"}, "r1");
+  b.node("Trilu", {"ones", "minus1"}, {"upper"}, "triu");
+  set_int(b.node("ReduceSum", {"upper", "axis1"}, {"s2"}, "sum2"), "keepdims", 0);
+  b.node("Reshape", {"z", "s2"}, {"y2"}, "r2");
+  b.output("y1").output("y2");
+  const Graph g = b.load();
+  EXPECT_EQ(shape_of(g, "y1"), (Shape{1, 2, 3}));
+  EXPECT_EQ(shape_of(g, "y2"), (Shape{3, 3, 2}));
+}
+
 TEST(OnnxFold, ScatterIndexOutsideTheDataIsNamed) {
   OnnxBuilder b;
   b.input("x", {6}).ints("data", {1, 6}).ints("rows", {5}, {1, 1}).ints("updates", {2});

@@ -576,6 +576,24 @@ Result fold_gather_nd(const Fold& f) {
   return {make(out, data.elem_type, std::move(r))};
 }
 
+/// Trilu: the upper (upper = 1, the default) or lower triangle of the last two dims, from
+/// diagonal k (input 1, default 0), zeros elsewhere (a causal attention mask from a constant).
+Result fold_trilu(const Fold& f) {
+  const ConstTensor& x = f.in(0);
+  if (x.shape.size() < 2) f.fail("an input of rank 2 or more", format_shape(x.shape));
+  const std::int64_t k = f.maybe(1) ? f.ints(1).at(0) : 0;
+  const bool upper = f.attrs().integer("upper", 1) != 0;
+  if (!x.values || !small(x.shape)) return {make(x.shape, x.elem_type)};
+  Values r = *x.values;
+  const std::int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+  for (std::size_t e = 0; e < r.size(); ++e) {
+    const auto at = static_cast<std::int64_t>(e) % (rows * cols);
+    const std::int64_t i = at / cols, j = at % cols;
+    if (upper ? j - i < k : j - i > k) r[e] = 0;
+  }
+  return {make(x.shape, x.elem_type, std::move(r))};
+}
+
 Result fold_einsum(const Fold& f) {
   const EinsumSpec spec = parse_einsum(f.attrs().text("equation", ""), f.arity(), f.where());
   // Every letter's size, checked to agree across operands.
@@ -779,6 +797,7 @@ const std::unordered_map<std::string, Rule>& rules() {
       {"Scatter", fold_scatter_elements},  // opsets 9-10: ScatterElements by its old name
       {"GatherElements", fold_gather_elements},
       {"GatherND", fold_gather_nd},
+      {"Trilu", fold_trilu},
       {"Einsum", fold_einsum},
       {"CumSum", fold_cumsum},
       {"Clip", fold_clip},
