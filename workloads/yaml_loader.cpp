@@ -32,10 +32,10 @@ const std::vector<std::pair<std::string, std::uint8_t>> kDtypes{
 Names attributes_of(OpKind kind) {
   switch (kind) {
     case OpKind::Conv2d:
-      return {"out_channels", "kernel", "stride",    "padding",
-              "dilation",     "groups", "depthwise", "bias"};
+      return {"out_channels", "kernel", "stride",    "padding",     "dilation",
+              "groups",       "depthwise", "bias", "weight_dtype", "bias_dtype"};
     case OpKind::MatMul:
-      return {"out_features", "bias", "transpose_b"};
+      return {"out_features", "bias", "transpose_b", "weight_dtype", "bias_dtype"};
     case OpKind::Clip:
       return {"min", "max"};
     case OpKind::LeakyRelu:
@@ -289,17 +289,18 @@ class WorkloadReader {
     define(e, "name", name, std::move(t));
   }
 
-  /// The entry's `dtype:` as bytes per element; 0 (the config's dtype) when absent.
-  std::uint8_t dtype(const Entry& e) const {
-    const YAML::Node n = e.node["dtype"];
+  /// The entry's `dtype:` (or another element-type field, `key`) as bytes per element; 0 (the
+  /// config's dtype) when absent.
+  std::uint8_t dtype(const Entry& e, const char* key = "dtype") const {
+    const YAML::Node n = e.node[key];
     if (!n.IsDefined()) return 0;
-    const std::string name = text(e, "dtype", n);
+    const std::string name = text(e, key, n);
     Names valid;
     for (const auto& [spelling, bytes] : kDtypes) {
       if (spelling == name) return bytes;
       valid.push_back(spelling);
     }
-    fail(e, "dtype", n, "an element type (one of " + join(valid) + ")", "'" + name + "'");
+    fail(e, key, n, "an element type (one of " + join(valid) + ")", "'" + name + "'");
   }
 
   int resolve(const Entry& e, const YAML::Node& item) const {
@@ -312,12 +313,14 @@ class WorkloadReader {
     return t;
   }
 
-  /// A weight or bias the op owns, named "<op>.<suffix>".
+  /// A weight or bias the op owns, named "<op>.<suffix>", of the width its `<suffix>_dtype:`
+  /// states (conv2d and matmul: weight_dtype, bias_dtype), else the config's dtype.
   int add_parameter(const Entry& e, const std::string& op, const std::string& suffix, Shape shape) {
     Tensor t;
     t.name = op + "." + suffix;
     t.shape = std::move(shape);
     t.is_constant = true;
+    t.elem_bytes = dtype(e, (suffix + "_dtype").c_str());
     return define(e, "name", e.node["name"], std::move(t));
   }
 
@@ -464,6 +467,12 @@ class WorkloadReader {
     op.inputs.push_back(add_parameter(e, op.name, "weight",
                                       {a.out_channels, cin / a.groups, a.kernel[0], a.kernel[1]}));
     if (a.bias) op.inputs.push_back(add_parameter(e, op.name, "bias", {a.out_channels}));
+    check_bias_dtype(e, a.bias);
+  }
+
+  void check_bias_dtype(const Entry& e, bool bias) const {
+    if (!bias && e.node["bias_dtype"].IsDefined())
+      fail(e, "bias_dtype", e.node["bias_dtype"], "bias_dtype with bias: true", "no bias");
   }
 
   void read_matmul(const Entry& e, Op& op) {
@@ -476,6 +485,10 @@ class WorkloadReader {
       if (a.bias)
         fail(e, "bias", e.node["bias"], "bias only with out_features",
              "bias on a two-input matmul");
+      for (const char* key : {"weight_dtype", "bias_dtype"})
+        if (e.node[key].IsDefined())
+          fail(e, key, e.node[key], std::string(key) + " only with out_features (the op's own parameters)",
+               std::string(key) + " on a two-input matmul");
       return;
     }
     expect_inputs(e, op, 1, "out_features creates the weight");
@@ -484,6 +497,7 @@ class WorkloadReader {
     op.inputs.push_back(
         add_parameter(e, op.name, "weight", a.transpose_b ? Shape{n, k} : Shape{k, n}));
     if (a.bias) op.inputs.push_back(add_parameter(e, op.name, "bias", {n}));
+    check_bias_dtype(e, a.bias);
   }
 
   void read_layer_norm(const Entry& e, Op& op) {

@@ -112,6 +112,37 @@ outputs: [fc]
   EXPECT_EQ(workloads::graph_totals(g, 2).weight_bytes, 2'048u);
 }
 
+TEST(ElementWidths, YamlWeightAndBiasDtypes) {
+  // W8A16: x [64, 32] on fp16 (2 B) -> matmul with int8 weights [32, 32] and an int32 bias [32]
+  // -> fc [64, 32] fp16: x 4,096 + weights 1,024 x 1 B + bias 32 x 4 B + fc 4,096 = 9,344 B
+  // (both at the config's fp16 it would be 4,096 + 2,048 + 64 + 4,096 = 10,304).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: w8a16
+inputs:
+  - {name: x, shape: [64, 32]}
+ops:
+  - {name: fc, op: matmul, inputs: [x], out_features: 32, bias: true, weight_dtype: int8, bias_dtype: int32}
+outputs: [fc]
+)",
+                                                "w8a16.yaml");
+  EXPECT_EQ(g.tensor(g.find_tensor("fc.weight")).elem_bytes, 1);
+  EXPECT_EQ(g.tensor(g.find_tensor("fc.bias")).elem_bytes, 4);
+  EXPECT_EQ(unfused_bytes(g, edge_m(DType::Fp16)), 9'344u);
+  EXPECT_EQ(workloads::graph_totals(g, 2).weight_bytes, 1'024u + 128);
+  // A two-input matmul has no parameters of its own; bias_dtype needs a bias.
+  for (const char* bad : {"  - {name: mm, op: matmul, inputs: [x, x], weight_dtype: int8}\n",
+                          "  - {name: mm, op: matmul, inputs: [x], out_features: 8, bias_dtype: int32}\n"}) {
+    try {
+      workloads::parse_yaml_workload(std::string("name: t\ninputs:\n  - {name: x, shape: [8, 8]}\nops:\n") + bad, "t.yaml");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("t.yaml:5"), std::string::npos) << m;
+      EXPECT_TRUE(m.find("only with out_features") != std::string::npos || m.find("bias_dtype with bias: true") != std::string::npos) << m;
+    }
+  }
+}
+
 TEST(ElementWidths, YamlBadDtypeNamesFileAndLine) {
   try {
     workloads::parse_yaml_workload("name: t\ninputs:\n  - {name: x, shape: [4], dtype: int4}\nops:\n"
