@@ -207,6 +207,17 @@ TEST(OnnxFold, ScatterIndexOutsideTheDataIsNamed) {
   const std::string e = input_error([&] { b.load(); });
   EXPECT_TRUE(contains(e, "scatter")) << e;
   EXPECT_TRUE(contains(e, "indices in [-2, 1]")) << e;
+  // GatherElements indices longer than the data on a dim other than the axis would read past it.
+  OnnxBuilder c;
+  c.input("x", {4}).ints("m", {1, 2, 3, 4}, {2, 2}).ints("mi", {0, 0, 0, 0, 0, 0}, {3, 2});
+  set_int(c.node("GatherElements", {"m", "mi"}, {"g"}, "gather_elements"), "axis", 1);
+  c.ints("flat", {6});
+  c.node("Reshape", {"g", "flat"}, {"s"}, "flatten");
+  c.node("Reshape", {"x", "s"}, {"y"}, "reshape");
+  c.output("y");
+  const std::string e2 = input_error([&] { c.load(); });
+  EXPECT_TRUE(contains(e2, "gather_elements")) << e2;
+  EXPECT_TRUE(contains(e2, "indices no larger than the data [2, 2] but on axis 1")) << e2;
 }
 
 TEST(OnnxFold, SliceToTheEndWithInt64MaxEnds) {

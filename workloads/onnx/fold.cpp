@@ -510,6 +510,17 @@ Result fold_scatter_nd(const Fold& f) {
   return {make(data.shape, data.elem_type, std::move(r))};
 }
 
+/// ScatterElements / GatherElements: indices of the data's rank, no longer than it on any dim but
+/// `axis` (coordinates there index the data directly).
+void check_element_indices(const Fold& f, const ConstTensor& data, const ConstTensor& idx, std::size_t axis) {
+  if (idx.shape.size() != data.shape.size())
+    f.fail("indices of the data's rank " + std::to_string(data.shape.size()), format_shape(idx.shape));
+  for (std::size_t d = 0; d < idx.shape.size(); ++d)
+    if (d != axis && idx.shape[d] > data.shape[d])
+      f.fail("indices no larger than the data " + format_shape(data.shape) + " but on axis " + std::to_string(axis),
+             format_shape(idx.shape));
+}
+
 /// Flat index into `shape` of coordinates `c` with c[axis] replaced by `j`.
 std::int64_t flat_at(const Ints& c, const Ints& st, std::size_t axis, std::int64_t j) {
   std::int64_t at = 0;
@@ -521,7 +532,7 @@ Result fold_scatter_elements(const Fold& f) {
   const ConstTensor &data = f.in(0), &idx = f.in(1), &upd = f.in(2);
   const std::size_t axis = normalize_axis(f.attrs().integer("axis", 0), data.shape.size(), f.where());
   if (idx.shape != upd.shape) f.fail("updates of the indices' shape " + format_shape(idx.shape), format_shape(upd.shape));
-  if (idx.shape.size() != data.shape.size()) f.fail("indices of the data's rank " + std::to_string(data.shape.size()), format_shape(idx.shape));
+  check_element_indices(f, data, idx, axis);
   if (!f.all_values() || !small(data.shape)) return {make(data.shape, data.elem_type)};
   Values r = *data.values;
   const Ints ds = strides(data.shape);
@@ -537,7 +548,7 @@ Result fold_scatter_elements(const Fold& f) {
 Result fold_gather_elements(const Fold& f) {
   const ConstTensor &data = f.in(0), &idx = f.in(1);
   const std::size_t axis = normalize_axis(f.attrs().integer("axis", 0), data.shape.size(), f.where());
-  if (idx.shape.size() != data.shape.size()) f.fail("indices of the data's rank " + std::to_string(data.shape.size()), format_shape(idx.shape));
+  check_element_indices(f, data, idx, axis);
   if (!f.all_values() || !small(idx.shape)) return {make(idx.shape, data.elem_type)};
   const Ints ds = strides(data.shape);
   Values r(idx.values->size());
@@ -557,6 +568,10 @@ Result fold_gather_nd(const Fold& f) {
   if (b + k > data.shape.size() || b >= idx.shape.size())
     f.fail("batch_dims + index tuple length at most the data's rank " + std::to_string(data.shape.size()),
            std::to_string(b) + " + " + std::to_string(k));
+  for (std::size_t d = 0; d < b; ++d)
+    if (idx.shape[d] != data.shape[d])
+      f.fail("indices whose " + std::to_string(b) + " batch dims are the data's " + format_shape(data.shape),
+             format_shape(idx.shape));
   Shape out(idx.shape.begin(), idx.shape.end() - 1);
   out.insert(out.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(b + k), data.shape.end());
   if (!f.all_values() || !small(out)) return {make(out, data.elem_type)};
@@ -581,7 +596,12 @@ Result fold_gather_nd(const Fold& f) {
 Result fold_trilu(const Fold& f) {
   const ConstTensor& x = f.in(0);
   if (x.shape.size() < 2) f.fail("an input of rank 2 or more", format_shape(x.shape));
-  const std::int64_t k = f.maybe(1) ? f.ints(1).at(0) : 0;
+  std::int64_t k = 0;
+  if (f.maybe(1)) {
+    const Ints given = f.ints(1);
+    if (given.size() != 1) f.fail("one diagonal k", std::to_string(given.size()) + " values");
+    k = given[0];
+  }
   const bool upper = f.attrs().integer("upper", 1) != 0;
   if (!x.values || !small(x.shape)) return {make(x.shape, x.elem_type)};
   Values r = *x.values;
