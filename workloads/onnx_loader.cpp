@@ -19,12 +19,15 @@ Graph load_onnx_workload(const std::string& path, const LoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   ::onnx::ModelProto model = onnx::read_model(path);
   onnx::validate_and_sort(model, path);  // before ONNX's inference, which crashes on stride 0
-  onnx::fix_input_shapes(model, options, path);
+  const std::vector<ImportChoice> batch_choices = onnx::fix_input_shapes(model, options, path);
+  for (const auto& c : batch_choices)
+    spdlog::warn("onnx: {}: input '{}': {} ({})", path, c.node, c.choice, c.reason);
   onnx::check_window_ranks(model, path);  // ranks ONNX's inference would derive, before it runs
   auto shapes = onnx::onnx_inferred_shapes(model);
   onnx::Staged staged = onnx::Importer(model, std::move(shapes), path, options).run();
   Graph g = onnx::rewrite_and_finalize(staged.graph, staged.scalars, path);
   g = recognize_patterns(g, path);
+  g.import_choices.insert(g.import_choices.begin(), batch_choices.begin(), batch_choices.end());
   // Exporters name every graph alike ("main_graph", "torch_jit"): the file's stem says more.
   g.name = std::filesystem::path(path).stem().string();
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;

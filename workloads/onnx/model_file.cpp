@@ -1,5 +1,6 @@
 #include "workloads/onnx/model_file.h"
 
+#include <optional>
 #include <onnx/shape_inference/implementation.h>
 #include <spdlog/spdlog.h>
 
@@ -27,11 +28,16 @@ std::string describe_dims(const ::onnx::TensorShapeProto& s) {
 }
 
 /// "1,3,224,224": the dims with every symbolic or unknown one set to 1, as an example value.
+/// The dims as --input-shape wants them: sizes kept, a symbolic first dim (a batch) as 1, any
+/// other symbolic one as <its name> for the user to fill in.
 std::string example_dims(const ::onnx::TensorShapeProto& s) {
   std::string out;
   for (int i = 0; i < s.dim_size(); ++i) {
     const auto& d = s.dim(i);
-    out += (i ? "," : "") + std::to_string(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : 1);
+    const bool known = d.has_dim_value() && d.dim_value() > 0;
+    out += (i ? "," : "") + (known ? std::to_string(d.dim_value())
+                             : i == 0 ? std::string("1")
+                                      : "<" + (d.dim_param().empty() ? "D" + std::to_string(i) : d.dim_param()) + ">");
   }
   return out;
 }
@@ -87,7 +93,26 @@ std::vector<std::string> activation_inputs(const ::onnx::GraphProto& graph) {
   return names;
 }
 
-void fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options, const std::string& path) {
+/// Whether `d` has no concrete size (a name like "batch", or nothing).
+bool symbolic(const ::onnx::TensorShapeProto_Dimension& d) { return !d.has_dim_value() || d.dim_value() <= 0; }
+
+/// An input whose only symbolic dim is the first (exporters' dynamic batch: torch's
+/// dynamic_axes, tf2onnx's unk__N) takes batch 1: the one choice that is almost always meant.
+/// Returns the choice, or nothing when the input has other symbolic dims (or only one dim).
+std::optional<ImportChoice> default_batch(::onnx::ValueInfoProto& in) {
+  auto& tensor = *in.mutable_type()->mutable_tensor_type();
+  if (!tensor.has_shape() || tensor.shape().dim_size() < 2 || !symbolic(tensor.shape().dim(0))) return std::nullopt;
+  for (int i = 1; i < tensor.shape().dim_size(); ++i)
+    if (symbolic(tensor.shape().dim(i))) return std::nullopt;
+  const std::string before = describe_dims(tensor.shape());
+  tensor.mutable_shape()->mutable_dim(0)->set_dim_value(1);
+  return ImportChoice{in.name(), "batch 1 (" + before + " -> " + describe_dims(tensor.shape()) + ")",
+                      "symbolic first dimension; --input-shape " + in.name() + "=... chooses another"};
+}
+
+std::vector<ImportChoice> fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options,
+                                           const std::string& path) {
+  std::vector<ImportChoice> choices;
   auto& graph = *model.mutable_graph();
   const std::vector<std::string> names = activation_inputs(graph);
   for (const auto& [name, shape] : options.input_shapes) {
@@ -99,7 +124,7 @@ void fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options, con
                                                     name + "'");
     }
   }
-  std::string symbolic, fixes;
+  std::string unfixed, fixes;
   for (auto& in : *graph.mutable_input()) {
     if (std::find(names.begin(), names.end(), in.name()) == names.end()) continue;
     auto& tensor = *in.mutable_type()->mutable_tensor_type();
@@ -117,14 +142,19 @@ void fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options, con
       continue;
     }
     if (is_concrete(in.type())) continue;
+    if (auto batch = default_batch(in)) {
+      choices.push_back(std::move(*batch));
+      continue;
+    }
     const std::string dims = tensor.has_shape() ? describe_dims(tensor.shape()) : "(no shape)";
-    symbolic += (symbolic.empty() ? "'" : ", '") + in.name() + "' " + dims;
+    unfixed += (unfixed.empty() ? "'" : ", '") + in.name() + "' " + dims;
     fixes += " --input-shape " + in.name() + "=" + (tensor.has_shape() ? example_dims(tensor.shape()) : "D0,D1,...");
   }
-  if (!symbolic.empty()) {
+  if (!unfixed.empty()) {
     throw InputError(path, "expected concrete dimensions for every model input, found symbolic or unknown ones: " +
-                               symbolic + "; fix them with" + fixes);
+                               unfixed + "; fix them with" + fixes);
   }
+  return choices;
 }
 
 std::optional<Shape> concrete_shape(const ::onnx::ValueInfoProto& v) {

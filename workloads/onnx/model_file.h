@@ -27,10 +27,12 @@ int default_opset(const ::onnx::ModelProto& model);
 std::vector<std::string> activation_inputs(const ::onnx::GraphProto& graph);
 
 /// Replaces the shapes of the inputs `options.input_shapes` names, then checks every activation
-/// input has concrete dims. Throws InputError for an unknown name or a wrong rank, and, when
-/// dims stay symbolic or unknown, one listing every such input with its dims and the
-/// --input-shape options that would fix them.
-void fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options, const std::string& path);
+/// input has concrete dims. An input whose only symbolic dim is the first (a dynamic batch) takes
+/// batch 1, returned as an import choice. Throws InputError for an unknown name or a wrong rank,
+/// and, when other dims stay symbolic or unknown, one listing every such input with its dims and
+/// the --input-shape options that would fix them.
+std::vector<ImportChoice> fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options,
+                                           const std::string& path);
 
 /// Runs ONNX's shape inference (with its data propagation) on `model` and returns the concrete
 /// shapes it found, by value name. A model it cannot process yields what it found before the
