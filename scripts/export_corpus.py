@@ -73,13 +73,23 @@ class ShapesUnknown(Exception):
     """ONNX's shape inference left a MAC-bearing node's shapes unknown."""
 
 
+def _batch_one(model):
+    """The model with batch 1 where an input's only symbolic dim is its first (a dynamic batch,
+    which npusim also takes as 1)."""
+    for vi in model.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) >= 2 and not dims[0].HasField("dim_value") and all(d.HasField("dim_value") for d in dims[1:]):
+            dims[0].dim_value = 1
+    return model
+
+
 def count_macs(model):
     """MACs of the model as an NPU runs it, from ONNX's shape inference: Conv
     N*OH*OW*Cout*(Cin/group)*KH*KW, ConvTranspose N*H*W*Cin*(Cout/group)*KH*KW (no inserted zeros),
     Gemm/MatMul batch*M*K*N, and their quantized forms. Nodes whose inputs are all constants
     (weight preprocessing) are computed at import time and cost nothing; so do nodes no output
     depends on."""
-    inferred = shape_inference.infer_shapes(_fold_constant_params(model), data_prop=True)
+    inferred = shape_inference.infer_shapes(_fold_constant_params(_batch_one(model)), data_prop=True)
     g = inferred.graph
     shapes = {}
     for vi in list(g.value_info) + list(g.input) + list(g.output):
@@ -519,10 +529,10 @@ def qoperator_variant(src, dst):
     onnx.save(m, dst)
 
 
-def tf2onnx_style(path, size, opset=13):
+def tf2onnx_style(path, size, opset=13, batch=1):
     """An NHWC MobileNet-like network as tf2onnx writes one: Transposes at the boundaries, pads
     from Split/Concat of a TF paddings constant, Clip bounds as tensors, a [-1, C] Reshape and
-    the classifier as MatMul + Add."""
+    the classifier as MatMul + Add. `batch` may be a name: tf2onnx's symbolic `unk__N` batch."""
     nodes, inits = [], []
     rng = np.random.default_rng(0)
 
@@ -572,7 +582,7 @@ def tf2onnx_style(path, size, opset=13):
     graph = helper.make_graph(
         nodes,
         "tf2onnx_mobilenet",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, size, size, 3])],
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, size, size, 3])],
         [helper.make_tensor_value_info("probs", TensorProto.FLOAT, None)],
         inits,
     )
@@ -640,9 +650,10 @@ def main():
         manifest.append({"name": name, "file": path, "exporter": exporter, "opset": opset,
                          "input": [1, 3, 224, 224], "macs": macs, "macs_from": "onnx shape inference of " + src})
         print(f"export_corpus: {name}: {macs} MACs", flush=True)
-    for name, size, opset in (("tf2onnx_mobilenet_224_op13", 224, 13), ("tf2onnx_mobilenet_640_op11", 640, 11)):
+    for name, size, opset, batch in (("tf2onnx_mobilenet_224_op13", 224, 13, 1),
+                                     ("tf2onnx_mobilenet_640_op11", 640, 11, "unk__0")):
         if wanted(name):
-            tf2onnx_style(os.path.join(args.out, name + ".onnx"), size, opset)
+            tf2onnx_style(os.path.join(args.out, name + ".onnx"), size, opset, batch)
             record(name, "tf2onnx style (onnx helper)", opset, [1, size, size, 3])
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
