@@ -125,6 +125,23 @@ TEST(OnnxAttributes, PadOperatorsMayCropWithNegativePads) {
   EXPECT_EQ(g.tensor(g.find_tensor("y")).shape, (Shape{1, 4, 7, 10}));
 }
 
+TEST(OnnxAttributes, Opset18PadAxesSpreadOverEveryDim) {
+  // Pad-18 with axes [-1, 2] and pads [1, 2, 3, 4] (begins of w, h; ends of w, h): [1, 4, 8, 8]
+  // becomes [1, 4, 8+2+4, 8+1+3] = [1, 4, 14, 12]. Pads not two per axis, or an axis twice,
+  // are named.
+  const auto padded = [](std::vector<std::int64_t> pads, std::vector<std::int64_t> axes) {
+    OnnxBuilder b(18);
+    b.input("x", {1, 4, 8, 8}).ints("pads", pads).ints("axes", axes);
+    b.node("Pad", {"x", "pads", "", "axes"}, {"y"}, "pad");
+    b.output("y");
+    return b;
+  };
+  const Graph g = padded({1, 2, 3, 4}, {-1, 2}).load();
+  EXPECT_EQ(g.tensor(g.find_tensor("y")).shape, (Shape{1, 4, 14, 12}));
+  EXPECT_TRUE(contains(input_error([&] { padded({1, 2, 3}, {-1, 2}).load(); }), "expected 4 pads")) ;
+  EXPECT_TRUE(contains(input_error([&] { padded({1, 2, 3, 4}, {3, -1}).load(); }), "expected each axis once"));
+}
+
 TEST(OnnxChecks, WindowedOpRanksAgreeBeforeOnnxInference) {
   // A rank-2 input under a 3x3 Conv crashed ONNX's convPoolShapeInference (a fuzzer finding).
   OnnxBuilder flat;

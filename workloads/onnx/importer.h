@@ -196,6 +196,9 @@ class Importer {
   void map_split(const Node& n);
   void map_slice(const Node& n);
   void map_gather(const Node& n);
+  /// Opset 18's Pad axes input: the pads of those axes spread over every dim.
+  std::vector<std::int64_t> pads_on_axes(const Node& n, const std::vector<std::int64_t>& pads,
+                                         const std::vector<std::int64_t>& axes, std::size_t rank) const;
   void map_pad(const Node& n);
   void map_expand(const Node& n);
   void map_resize(const Node& n);

@@ -139,11 +139,30 @@ void Importer::map_gather(const Node& n) {
   bind(n.out(), reshaped(n, slice, out, n.out()));
 }
 
+/// Opset 18's Pad with an axes input: `pads` holds the begins then the ends of those axes only;
+/// the IR's paddings give every dim (begins of all, then ends of all).
+std::vector<std::int64_t> Importer::pads_on_axes(const Node& n, const std::vector<std::int64_t>& pads,
+                                                  const std::vector<std::int64_t>& axes, std::size_t rank) const {
+  if (pads.size() != 2 * axes.size())
+    n.fail(std::to_string(2 * axes.size()) + " pads (a begin and an end per axis in " + format_shape(axes) + ")",
+           std::to_string(pads.size()));
+  std::vector<std::int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const std::size_t ax = normalize_axis(axes[i], rank, n.where());
+    if (seen[ax]) n.fail("each axis once", "axes " + format_shape(axes));
+    seen[ax] = true;
+    full[ax] = pads[i];
+    full[rank + ax] = pads[axes.size() + i];
+  }
+  return full;
+}
+
 void Importer::map_pad(const Node& n) {
   const Value& x = n.in(0);
   OpAttrs a;
   a.paddings = n.has(1) ? n.ints(1, "the pads") : n.attrs.integers("pads");
-  if (n.has(3)) n.fail("Pad without the axes input (opset 18)", "axes '" + n.in(3).name + "'");
+  if (n.has(3)) a.paddings = pads_on_axes(n, a.paddings, n.ints(3, "the Pad axes"), x.shape.size());
   if (std::all_of(a.paddings.begin(), a.paddings.end(), [](auto p) { return p == 0; })) return map_alias(n);
   bind(n.out(), emit(n, OpKind::Pad, {operand(x)}, a, n.out()));
 }
