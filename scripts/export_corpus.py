@@ -161,7 +161,7 @@ def export_torch(module, shape, path, opset, autograd=False, token_ids=False):
 
     module.eval()
     x = torch.randint(0, 100, shape) if token_ids else torch.randn(*shape)
-    counter = TorchMacs()
+    counter = torch_macs_counter()
     with torch.no_grad(), counter:
         module(x)
     with torch.set_grad_enabled(autograd):
@@ -169,7 +169,7 @@ def export_torch(module, shape, path, opset, autograd=False, token_ids=False):
     return counter.macs
 
 
-def TorchMacs():
+def torch_macs_counter():
     """A TorchFunctionMode that sums the MACs of the conv, linear and matmul calls under it."""
     import torch
     import torch.nn.functional as F

@@ -41,6 +41,8 @@ struct TraceWriteOptions {
 /// Whether the trace of `d` gets bank tracks under `o`: rows recorded, level full, within
 /// max_row_slices.
 bool writes_bank_tracks(const DramActivityTrace& d, const TraceWriteOptions& o);
+/// Whether rows were recorded and level full asked for them, but max_row_slices left them out.
+bool leaves_out_bank_tracks(const DramActivityTrace& d, const TraceWriteOptions& o);
 
 /// "full", "ops" or "sample:N" (N >= 1) into `o`; InputError(where, ...) for anything else.
 void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std::string& where);

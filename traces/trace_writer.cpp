@@ -685,7 +685,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
 class DramTrackWriter {
  public:
   DramTrackWriter(const DramActivityTrace& d, const TraceWriteOptions& o)
-      : d_(d), banks_(writes_bank_tracks(d, o)), omitted_(d.has_rows && o.level == TraceLevel::Full && !banks_),
+      : d_(d), banks_(writes_bank_tracks(d, o)), omitted_(leaves_out_bank_tracks(d, o)),
         layout_(bases()) {
     lanes_.reserve(d_.bus.size() + d_.refreshes.size());
     for (const DramBusSlice& b : d_.bus) add_lane(layout_.place(bus_slice(b)));
@@ -850,6 +850,10 @@ class DramTrackWriter {
 
 bool writes_bank_tracks(const DramActivityTrace& d, const TraceWriteOptions& o) {
   return d.has_rows && o.level == TraceLevel::Full && (o.max_row_slices == 0 || d.rows.size() <= o.max_row_slices);
+}
+
+bool leaves_out_bank_tracks(const DramActivityTrace& d, const TraceWriteOptions& o) {
+  return d.has_rows && o.level == TraceLevel::Full && !writes_bank_tracks(d, o);
 }
 
 void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std::string& where) {

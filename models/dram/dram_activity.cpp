@@ -27,8 +27,7 @@ void DramActivity::burst(std::uint32_t channel, std::uint32_t bank, bool write, 
   if (banks_enabled_ && !rows_[bank].empty()) ++rows_[bank].back().bursts;
   DramBusList& list = bus_[channel];
   // Back-to-back bursts of one direction are one interval: a stream is one entry.
-  if (!list.empty() && list.back().write == write && begin >= list.back().end &&
-      begin - list.back().end < std::max<std::uint64_t>(join_gap_, 1)) {
+  if (!list.empty() && extends(list.back(), write, begin, join_gap_)) {
     list.back().end = end;
     ++list.back().bursts;
     return;

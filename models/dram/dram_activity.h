@@ -5,6 +5,7 @@
 // (back-to-back bursts of one direction coalesced into one interval, so a streaming transfer is
 // one entry, not thousands), per rank the refreshes. Cycles are DRAM clock cycles. Memory grows
 // with ACTs, bus idle gaps and refreshes, not with bursts. Plain C++. See docs/dram.md.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -80,6 +81,12 @@ class DramActivity {
   void close_row(std::uint32_t bank, std::uint64_t pre);
   void burst(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin, std::uint64_t end);
   void refresh(std::uint32_t rank, std::uint32_t unit, std::uint64_t begin, std::uint64_t end);
+
+  /// Whether a burst of direction `write` starting at `begin` extends bus interval `last`: same
+  /// direction, starting less than max(join_gap, 1) cycles after its end.
+  static bool extends(const DramBusInterval& last, bool write, std::uint64_t begin, std::uint64_t join_gap) {
+    return last.write == write && begin >= last.end && begin - last.end < std::max<std::uint64_t>(join_gap, 1);
+  }
 
   bool records_banks() const { return banks_enabled_; }
   std::uint32_t channels() const { return static_cast<std::uint32_t>(bus_.size()); }

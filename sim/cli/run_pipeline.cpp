@@ -136,8 +136,7 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
   fs::create_directories(out);
   write_json(out / "summary.json", sim.summary);
   write_json(out / "schedule.json", sched::to_json(run.plan, run.graph));
-  if (sim.trace.dram_activity.has_rows && spec.trace.level == traces::TraceLevel::Full &&
-      !traces::writes_bank_tracks(sim.trace.dram_activity, spec.trace))
+  if (traces::leaves_out_bank_tracks(sim.trace.dram_activity, spec.trace))
     spdlog::warn("trace.json: DRAM bank tracks left out: {} row slices, more than --trace-bank-rows {} (0: no limit)",
                  sim.trace.dram_activity.rows.size(), spec.trace.max_row_slices);
   traces::write_trace_json(sim.trace, (out / "trace.json").string(), spec.trace);

@@ -10,17 +10,16 @@ namespace npusim {
 void append_bus_slices(const models::DramBusList& list, std::uint32_t channel, std::uint64_t burst_cycles,
                        const std::function<std::uint64_t(std::uint64_t)>& ps, PackedList<traces::DramBusSlice>& out) {
   bool first = true;
-  std::uint64_t last_end = 0;
+  models::DramBusInterval last;
   for (const models::DramBusInterval& b : list) {
-    const bool joins = !first && out.back().write == b.write && b.begin >= last_end && b.begin - last_end < burst_cycles;
-    if (joins) {
+    if (!first && models::DramActivity::extends(last, b.write, b.begin, burst_cycles)) {
       out.back().end_ps = ps(b.end);
       out.back().bursts += b.bursts;
     } else {
       out.push_back({channel, b.write, ps(b.begin), ps(b.end), b.bursts});
     }
     first = false;
-    last_end = b.end;
+    last = b;
   }
 }
 

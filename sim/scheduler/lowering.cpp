@@ -160,6 +160,20 @@ class Lowering {
     }
   }
 
+  /// A vector-unit command of op `o` over `elems` output elements.
+  Command vector_command(int o, std::uint64_t elems, std::uint64_t vector_ops, std::uint64_t read_bytes,
+                         std::uint64_t write_bytes, std::vector<std::uint32_t> deps) const {
+    Command c;
+    c.kind = CommandKind::Vector;
+    c.op = o;
+    c.vec = {workloads::to_string(g_.op(o).kind), elems};
+    c.vector_ops = vector_ops;
+    c.sram_read_bytes = read_bytes;
+    c.sram_write_bytes = write_bytes;
+    c.deps = std::move(deps);
+    return c;
+  }
+
   std::uint32_t emit(Command c) {
     c.group = group_;
     return prog_.add(std::move(c));
@@ -282,15 +296,9 @@ class Lowering {
       }
       // The tile's share of the op: its fraction of the tile tensor (a pool writes fewer elements).
       const std::uint64_t chain_total = g_.tensor(tile_in).elements();
-      Command c;
-      c.kind = CommandKind::Vector;
-      c.op = o;
-      c.vec = {workloads::to_string(op.kind), out_elems};
-      c.vector_ops = share(o, st, out_elems, chain_total);
-      c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = (chain_total ? out_elems * op_out / chain_total : 0) * eb(op.outputs[0]);
-      c.deps = std::move(deps);
-      prev = emit(std::move(c));
+      prev = emit(vector_command(o, out_elems, share(o, st, out_elems, chain_total), read_bytes,
+                                 (chain_total ? out_elems * op_out / chain_total : 0) * eb(op.outputs[0]),
+                                 std::move(deps)));
       for (int t : op.inputs)
         if (!on_tile.has(t) && st.extra_buffers.count(t)) st.extra_buffers[t].users.back().push_back(prev);
     }
@@ -485,15 +493,8 @@ class Lowering {
           deps.push_back(load_whole_once(pro.whole, o, t));
         }
       }
-      Command c;
-      c.kind = CommandKind::Vector;
-      c.op = o;
-      c.vec = {workloads::to_string(op.kind), elems};
-      c.vector_ops = share(o, st, elems, a_elems);
-      c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = elems * eb(op.outputs[0]);
-      c.deps = std::move(deps);
-      prev = emit(std::move(c));
+      prev = emit(vector_command(o, elems, share(o, st, elems, a_elems), read_bytes, elems * eb(op.outputs[0]),
+                                 std::move(deps)));
       for (int t : streamed) pro.inputs[t].users.back().push_back(*prev);
       made.insert(op.outputs[0]);
     }
@@ -694,15 +695,9 @@ class Lowering {
         const std::uint32_t scored = epilogue_and_store(segs[0], st_s, prev, score_elems, {});
         std::vector<std::uint32_t> sm_deps{scored};
         if (n >= 2) sm_deps.push_back(contexts[n - 2]);  // probability slot: read by the context GEMMs
-        Command sm;
-        sm.kind = CommandKind::Vector;
-        sm.op = p_op;
-        sm.vec = {workloads::to_string(g_.op(p_op).kind), score_elems};
-        sm.vector_ops = share(p_op, st_p, score_elems, p_total);
-        sm.sram_read_bytes = score_elems * eb(g_.op(p_op).inputs[0]);
-        sm.sram_write_bytes = score_elems * eb(g_.op(p_op).outputs[0]);
-        sm.deps = std::move(sm_deps);
-        softmaxes.push_back(emit(std::move(sm)));
+        softmaxes.push_back(emit(vector_command(p_op, score_elems, share(p_op, st_p, score_elems, p_total),
+                                                score_elems * eb(g_.op(p_op).inputs[0]),
+                                                score_elems * eb(g_.op(p_op).outputs[0]), std::move(sm_deps))));
         const std::uint32_t probs = epilogue_and_store(segs[1], st_p, softmaxes.back(), score_elems, {});
         for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
           const std::int64_t cols = std::min(C, a.kv_rows - c0);
@@ -790,19 +785,12 @@ class Lowering {
       if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot
       const std::uint64_t ops = vector_pass_ops(g_, head, eb_, passes, t.pass);
       std::uint64_t& done = pass_done[t.pass];
-      Command c;
-      c.kind = CommandKind::Vector;
-      c.op = ho;
       // A row op's output tile has the input tile's runs; a reduction's is one run.
       const std::uint64_t out_runs = geo.cls == VectorClass::Reduction ? 1 : t.runs;
       const std::uint64_t n = (t.out1 - t.out0) * out_runs;
-      c.vec = {workloads::to_string(head.kind), n};
-      c.vector_ops = mul_div(ops, done + t.elements(), N) - mul_div(ops, done, N);
+      const std::uint64_t tile_ops = mul_div(ops, done + t.elements(), N) - mul_div(ops, done, N);
       done += t.elements();
-      c.sram_read_bytes = read_bytes;
-      c.sram_write_bytes = n * eb(head.outputs[0]);
-      c.deps = std::move(deps);
-      const std::uint32_t id = emit(std::move(c));
+      const std::uint32_t id = emit(vector_command(ho, n, tile_ops, read_bytes, n * eb(head.outputs[0]), std::move(deps)));
       for (auto& [tensor, buf] : in_bufs)
         if (!buf.users.empty()) buf.users.back().push_back(id);
       if (!writes) {

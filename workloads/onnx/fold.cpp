@@ -246,6 +246,16 @@ Result fold_concat(const Fold& f) {
   return {make(out, f.in(0).elem_type, std::move(r))};
 }
 
+/// Index `v` of a dim of size `dim`, negative counting from the end; fails outside it.
+std::int64_t checked_index(const Fold& f, double v, std::int64_t dim) {
+  auto j = static_cast<std::int64_t>(v);
+  if (j < 0) j += dim;
+  if (j < 0 || j >= dim)
+    f.fail("indices in [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]",
+           std::to_string(static_cast<std::int64_t>(v)));
+  return j;
+}
+
 Result fold_gather(const Fold& f) {
   const ConstTensor& data = f.in(0);
   const ConstTensor& idx = f.in(1);
@@ -260,11 +270,7 @@ Result fold_gather(const Fold& f) {
   Values r;
   for (std::int64_t o = 0; o < outer; ++o) {
     for (double iv : *idx.values) {
-      auto j = static_cast<std::int64_t>(iv);
-      if (j < 0) j += dim;
-      if (j < 0 || j >= dim)
-        f.fail("indices in [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]",
-               std::to_string(static_cast<std::int64_t>(iv)));
+      const std::int64_t j = checked_index(f, iv, dim);
       const auto begin = data.values->begin() + (o * dim + j) * inner;
       r.insert(r.end(), begin, begin + inner);
     }
@@ -460,16 +466,6 @@ Result fold_tile(const Fold& f) {
     r[e] = (*x.values)[static_cast<std::size_t>(idx)];
   }
   return {make(out, x.elem_type, std::move(r))};
-}
-
-/// Index `v` of a dim of size `dim`, negative counting from the end; fails outside it.
-std::int64_t checked_index(const Fold& f, double v, std::int64_t dim) {
-  auto j = static_cast<std::int64_t>(v);
-  if (j < 0) j += dim;
-  if (j < 0 || j >= dim)
-    f.fail("indices in [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]",
-           std::to_string(static_cast<std::int64_t>(v)));
-  return j;
 }
 
 /// ScatterND's and ScatterElements' `reduction` (opsets 16/18): how an update meets its target.

@@ -28,13 +28,16 @@ std::string describe_dims(const ::onnx::TensorShapeProto& s) {
 }
 
 /// "1,3,224,224": the dims with every symbolic or unknown one set to 1, as an example value.
+/// Whether `d` has no concrete size (a name like "batch", or nothing).
+bool symbolic(const ::onnx::TensorShapeProto_Dimension& d) { return !d.has_dim_value() || d.dim_value() <= 0; }
+
 /// The dims as --input-shape wants them: sizes kept, a symbolic first dim (a batch) as 1, any
 /// other symbolic one as <its name> for the user to fill in.
 std::string example_dims(const ::onnx::TensorShapeProto& s) {
   std::string out;
   for (int i = 0; i < s.dim_size(); ++i) {
     const auto& d = s.dim(i);
-    const bool known = d.has_dim_value() && d.dim_value() > 0;
+    const bool known = !symbolic(d);
     out += (i ? "," : "") + (known ? std::to_string(d.dim_value())
                              : i == 0 ? std::string("1")
                                       : "<" + (d.dim_param().empty() ? "D" + std::to_string(i) : d.dim_param()) + ">");
@@ -45,7 +48,7 @@ std::string example_dims(const ::onnx::TensorShapeProto& s) {
 bool is_concrete(const ::onnx::TypeProto& t) {
   if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return false;
   for (const auto& d : t.tensor_type().shape().dim()) {
-    if (!d.has_dim_value() || d.dim_value() <= 0) return false;
+    if (symbolic(d)) return false;
   }
   return true;
 }
@@ -92,9 +95,6 @@ std::vector<std::string> activation_inputs(const ::onnx::GraphProto& graph) {
   }
   return names;
 }
-
-/// Whether `d` has no concrete size (a name like "batch", or nothing).
-bool symbolic(const ::onnx::TensorShapeProto_Dimension& d) { return !d.has_dim_value() || d.dim_value() <= 0; }
 
 /// An input whose only symbolic dim is the first (exporters' dynamic batch: torch's
 /// dynamic_axes, tf2onnx's unk__N) takes batch 1: the one choice that is almost always meant.
