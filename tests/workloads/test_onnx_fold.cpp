@@ -206,7 +206,16 @@ TEST(OnnxFold, ScatterIndexOutsideTheDataIsNamed) {
   b.output("y");
   const std::string e = input_error([&] { b.load(); });
   EXPECT_TRUE(contains(e, "scatter")) << e;
-  EXPECT_TRUE(contains(e, "indices in [-2, 1]")) << e;
+  EXPECT_TRUE(contains(e, "indices in [-2, 1], found 5")) << e;
+  // An index past int64 (a float tensor holding 1e30) is compared before it is converted.
+  OnnxBuilder h;
+  h.input("x", {4}).ints("data", {1, 2, 3, 4}).weight("far", {1}, {1e30f});
+  h.node("Gather", {"data", "far"}, {"g"}, "gather_far");
+  h.node("Reshape", {"x", "g"}, {"y"}, "reshape");
+  h.output("y");
+  const std::string e3 = input_error([&] { h.load(); });
+  EXPECT_TRUE(contains(e3, "gather_far")) << e3;
+  EXPECT_TRUE(contains(e3, "indices in [-4, 3], found 1.0000000150474662e+30")) << e3;
   // GatherElements indices longer than the data on a dim other than the axis would read past it.
   OnnxBuilder c;
   c.input("x", {4}).ints("m", {1, 2, 3, 4}, {2, 2}).ints("mi", {0, 0, 0, 0, 0, 0}, {3, 2});

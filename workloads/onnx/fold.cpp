@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <unordered_map>
 
@@ -247,13 +248,18 @@ Result fold_concat(const Fold& f) {
 }
 
 /// Index `v` of a dim of size `dim`, negative counting from the end; fails outside it.
+std::string index_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
 std::int64_t checked_index(const Fold& f, double v, std::int64_t dim) {
+  // Compared as a double first: an index of 2^63 or 1e999 does not convert to int64.
+  if (!(v >= -static_cast<double>(dim) && v < static_cast<double>(dim)))
+    f.fail("indices in [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]", index_text(v));
   auto j = static_cast<std::int64_t>(v);
-  if (j < 0) j += dim;
-  if (j < 0 || j >= dim)
-    f.fail("indices in [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]",
-           std::to_string(static_cast<std::int64_t>(v)));
-  return j;
+  return j < 0 ? j + dim : j;
 }
 
 Result fold_gather(const Fold& f) {
