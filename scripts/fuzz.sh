@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 readers=("$@")
-[ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json)
+[ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json sweep_yaml sweep_results run_request)
 
 B=build-asan
 scripts/configure-asan.sh
@@ -30,7 +30,7 @@ export ASAN_OPTIONS=detect_leaks=0
 W="${NPUSIM_FUZZ_WORK:-$B}"
 seeds="$W/fuzz-seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json}
+mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json,sweep_yaml,sweep_results,run_request}
 cp workloads/zoo/*.yaml tests/data/*.yaml "$seeds/workload_yaml/"
 cp configs/*.yaml "$seeds/hardware_yaml/"
 for f in configs/dram/*.yaml; do cp "$f" "$seeds/hardware_yaml/dram-$(basename "$f")"; done
@@ -48,6 +48,13 @@ done
 for g in sequential random read_write; do
   "$B/npusim" dram --generate "$g" --requests 64 --trace "$seeds/dram_trace/$g.trace" >/dev/null
 done
+cp tests/data/sweep_small.yaml "$seeds/sweep_yaml/"
+# A small sweep's own results (6 points of small_cnn on edge-s), ok and failed records alike.
+rm -rf "$W/seed-sweep"
+"$B/npusim" sweep tests/data/sweep_small.yaml --out "$W/seed-sweep" -j 2 --no-progress >/dev/null
+cp "$W/seed-sweep/results.jsonl" "$seeds/sweep_results/"
+printf '%s\n' '{"config": "edge-s", "workload": "small_cnn", "fusion": "greedy", "set": {"npu.mac_array.rows": 8, "npu.sram.capacity": "128 KiB"}, "session": "s1"}' \
+  >"$seeds/run_request/request.json"
 
 failed=0
 printf '%-16s %14s %10s %s\n' harness executions exec/s result

@@ -104,6 +104,25 @@ std::optional<EnergyModel> energy_model_of_config(const json& config) {
   return m;
 }
 
+std::optional<EnergyModel> energy_model_of_config(const HardwareConfig& hw) {
+  const EnergyConfig& e = hw.energy;
+  if (!e.specified()) return std::nullopt;
+  EnergyModel m;
+  m.dtype = to_string(hw.mac_array.dtype);
+  const auto mac = e.mac.find(hw.mac_array.dtype);
+  if (mac == e.mac.end())
+    throw InputError("npu.energy.mac_j", "expected an energy for '" + m.dtype +
+                                             "' (the energy of one MAC at the array's dtype), found none");
+  m.mac_j = mac->second.joules;
+  m.vector_op_j = e.vector_op.joules;
+  m.sram_read_j_per_byte = e.sram_read.joules;
+  m.sram_write_j_per_byte = e.sram_write.joules;
+  m.dram_j_per_byte = e.dram.joules;
+  m.dram_background_w = e.dram_background.watts;
+  m.static_w = e.static_power.watts;
+  return m;
+}
+
 TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies,
                          const TimeShares& shares) {
   TraceEnergy out;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/hardware_config.h"
 #include "traces/tally.h"
 #include "traces/trace.h"
 
@@ -36,6 +37,10 @@ std::optional<EnergyModel> energy_model(const Trace& t);
 /// The model of a resolved config alone (to_json(HardwareConfig): its "energy" and "mac_array"
 /// blocks), with the config's flat DRAM prices; what a planner can know before a run.
 std::optional<EnergyModel> energy_model_of_config(const nlohmann::json& config);
+/// The same model from the config itself (what a planner uses before any run): the values of
+/// `hw.energy` as they are, the MAC energy of the array's dtype picked out. Throws InputError
+/// when the model has no MAC energy for that dtype.
+std::optional<EnergyModel> energy_model_of_config(const HardwareConfig& hw);
 
 /// Joules by component. Dynamic parts count events (MACs, vector ops, bytes); standing parts
 /// are power times the entity's share of wall time (TimeShares), so they add up over ops.

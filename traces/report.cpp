@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "traces/format.h"
 #include "sim/core/file_util.h"
 #include "traces/report_page.h"
 
@@ -12,20 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 /// JSON that is safe inside a <script> element: "</" would end it early.
 std::string script_json(const json& j) {

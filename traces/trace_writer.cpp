@@ -22,6 +22,7 @@
 #include "traces/stalls.h"
 #include "traces/tally.h"
 #include "traces/trace_io.h"
+#include "sim/core/file_util.h"
 #include "traces/trace_tracks.h"
 
 namespace npusim::traces {
@@ -30,37 +31,8 @@ namespace {
 
 using nlohmann::json;
 
-/// A file written through a temp name and renamed into place by commit(); removed otherwise.
-class OutputFile {
- public:
-  explicit OutputFile(const std::string& path)
-      : path_(path), tmp_(path + ".tmp." + std::to_string(::getpid())) {
-    out_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!out_) throw SimulationError("cannot write " + tmp_);
-  }
-  ~OutputFile() {
-    if (!committed_) {
-      out_.close();
-      std::remove(tmp_.c_str());
-    }
-  }
-  void write(const std::string& text) {
-    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out_) throw SimulationError("write failed: " + tmp_);
-  }
-  void commit() {
-    out_.close();
-    if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      throw SimulationError("cannot write " + path_ + " (from " + tmp_ + ")");
-    }
-    committed_ = true;
-  }
-
- private:
-  std::string path_, tmp_;
-  std::ofstream out_;
-  bool committed_ = false;
-};
+/// trace.json appears whole or not at all (sim/core/file_util.h).
+using OutputFile = AtomicFile;
 
 /// The traceEvents array, one event per line, flushed to the file in blocks.
 class EventList {

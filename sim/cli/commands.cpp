@@ -1,7 +1,5 @@
 #include "sim/cli/commands.h"
 
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,13 +9,12 @@
 #include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "sim/cli/compare_report.h"
-#include "sim/cli/interrupts.h"
-#include "sim/cli/output_dir.h"
-#include "sim/cli/run_pipeline.h"
+#include "sim/engine/child.h"
+#include "sim/engine/interrupts.h"
+#include "sim/engine/output_dir.h"
+#include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
@@ -28,6 +25,7 @@
 #include "traces/trace_io.h"
 
 namespace npusim::cli {
+using namespace npusim::engine;  // the CLI is the top floor: every command stands on the engine
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
@@ -155,31 +153,14 @@ void check_objective(const RunSpec& s, const std::vector<std::string>& policies)
   throw InputError("--objective " + s.objective, "expected with --fusion search, found --fusion " + s.fusion);
 }
 
-/// Runs `spec` in a child process (SystemC elaborates once per process) and returns its exit code.
-int run_in_child(const RunSpec& spec, const LoadedRun& loaded) {
-  const pid_t pid = fork_child();
-  if (pid < 0) throw SimulationError("cannot fork a simulation process");
-  if (pid == 0) {
-    int code = 0;
-    try {
-      execute_run(spec, loaded);
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "npusim: error (%s): %s\n", spec.label.c_str(), e.what());
-      code = 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "npusim: simulation error (%s): %s\n", spec.label.c_str(), e.what());
-      code = 1;
-    }
-    std::fflush(nullptr);
-    ::_exit(code);
-  }
-  const int status = wait_child(pid);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  throw SimulationError("the simulation of " + spec.label.substr(0, spec.label.find(':')) + " (process " +
-                        std::to_string(pid) + ") was killed by signal " + std::to_string(sig) + " (" +
-                        (sig ? strsignal(sig) : "unknown") + ")" +
-                        (sig == SIGKILL ? "; out of memory, perhaps (the kernel's OOM killer sends SIGKILL)" : ""));
+/// Runs `spec` in a child process (SystemC elaborates once per process); what fails there is
+/// thrown here, named by the run's label.
+void run_in_child(const RunSpec& spec, const LoadedRun& loaded) {
+  const ChildResult r = engine::run_in_child([&] {
+    execute_run(spec, loaded);
+    return std::string();
+  });
+  reply_or_throw(r, spec.label.substr(0, spec.label.find(':')));
 }
 
 }  // namespace
@@ -193,22 +174,9 @@ int run_command(const std::vector<std::string>& args) {
   if (!parse(args, d, c, "usage: npusim run [--config C] [--workload W] [--fusion P [--objective O]] [--set K=V]... [--out DIR]"))
     return 0;
   check_objective(spec, {spec.fusion});
-  // Output paths are checked (and the folder locked) before any work, so a bad --out fails in
-  // a second, not after the simulation.
-  if (!spec.vcd.empty()) check_output_file(spec.vcd, "--vcd");
-  OutputDir out(spec.out);
-  const LoadedRun loaded = load_run(spec);
-  RunSpec in_tmp = spec;
-  in_tmp.out = out.path().string();
-  nlohmann::json summary;
-  try {
-    summary = execute_run(in_tmp, loaded);
-  } catch (const SimulationError&) {
-    // Roofline violations are reported with the whole folder, kept for inspection.
-    if (fs::exists(out.path() / "summary.json")) out.commit();
-    throw;
-  }
-  out.commit();
+  const FolderRun run = run_to_folder(spec);
+  const LoadedRun& loaded = run.loaded;
+  const nlohmann::json& summary = run.summary;
   std::cout << "npusim: " << loaded.workload_name << " on " << loaded.hw.name << ", fusion " << spec.fusion << "\n"
             << summary_table({{spec.fusion, summary}}) << "report: " << fs::path(spec.out) / "report.html"
             << " (summary.json, trace.json, roofline.json, roofline.svg/.png, energy_roofline.svg/.png, "
@@ -259,10 +227,7 @@ int compare_command(const std::vector<std::string>& args) {
   for (auto& s : specs) s.out = (out.path() / s.label).string();
   for (auto& s : specs) s.label += ": ";
   set_stage("simulating (child processes)");
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const int code = run_in_child(specs[i], loaded[i]);
-    if (code != 0) return code;
-  }
+  for (std::size_t i = 0; i < specs.size(); ++i) run_in_child(specs[i], loaded[i]);
   std::vector<std::pair<std::string, nlohmann::json>> rows;
   std::vector<traces::Trace> traces_in;
   for (const auto& s : specs) {

@@ -16,6 +16,6 @@ int inspect_command(const std::vector<std::string>& args);   // sim/cli/inspect_
 int sweep_command(const std::vector<std::string>& args);         // sim/cli/sweep_command.cpp
 int sweep_merge_command(const std::vector<std::string>& args);   // sim/cli/sweep_command.cpp
 int sweep_report_command(const std::vector<std::string>& args);  // sim/cli/sweep_command.cpp
-int serve_command(const std::vector<std::string>& args);     // sim/serve/serve_command.cpp
+int serve_command(const std::vector<std::string>& args);     // sim/serve/sim/cli/serve_command.cpp
 
 }  // namespace npusim::cli

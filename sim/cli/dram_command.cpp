@@ -18,14 +18,15 @@
 #include "models/dram/dram_engine.h"
 #include "models/dram/dram_trace.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/interrupts.h"
-#include "sim/cli/output_dir.h"
+#include "sim/engine/interrupts.h"
+#include "sim/engine/output_dir.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/temporaries.h"
 
 namespace npusim::cli {
+using namespace npusim::engine;  // the CLI is the top floor: every command stands on the engine
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
@@ -195,7 +196,7 @@ int dram_command(const std::vector<std::string>& args) {
   if (o.generate.empty() && o.out.empty()) throw InputError("npusim dram", "expected --out DIR, found none");
 
   // The output folder is checked and locked before any work (a bad --out fails at once) and
-  // filled in a temporary sibling renamed into place when whole (sim/cli/output_dir.h).
+  // filled in a temporary sibling renamed into place when whole (sim/engine/output_dir.h).
   std::optional<OutputDir> out;
   if (!o.out.empty()) out.emplace(o.out);
   if (!o.generate.empty()) check_generated_trace_path(o.trace, out ? &*out : nullptr);

@@ -7,9 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/interrupts.h"
+#include "sim/engine/interrupts.h"
 #include "sim/core/errors.h"
-#include "sim/core/json_input.h"
 
 // libsystemc references sc_main; npusim starts from main() and runs sc_start itself.
 extern "C" int sc_main(int, char*[]) { return 0; }
@@ -56,7 +55,7 @@ int dispatch(const std::string& cmd, const std::vector<std::string>& args) {
 /// handler's clean-up pulling files from under the command (a summary.json it just removed),
 /// and the handler's own message and exit status are the outcome.
 int report(int code, const std::string& text) {
-  npusim::cli::wait_if_interrupted();
+  npusim::engine::wait_if_interrupted();
   std::fprintf(stderr, "%s\n", text.c_str());
   return code;
 }
@@ -64,7 +63,7 @@ int report(int code, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  npusim::cli::install_interrupt_handling();
+  npusim::engine::install_interrupt_handling();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
@@ -75,17 +74,11 @@ int main(int argc, char** argv) {
   int code = 2;
   try {
     code = dispatch(cmd, args);
-  } catch (const npusim::InputError& e) {
-    code = report(2, std::string("npusim: error: ") + e.what());
   } catch (const boost::program_options::error& e) {
     code = report(2, "npusim " + cmd + ": error: " + e.what() + " (see npusim " + cmd + " --help)");
-  } catch (const nlohmann::json::exception& e) {
-    // Every reader turns bad JSON into an InputError; reaching here is a bug, said in our words.
-    code = report(1, "npusim: internal error: unexpected JSON content: " + npusim::json_error_text(e));
-  } catch (const npusim::SimulationError& e) {
-    code = report(1, std::string("npusim: simulation error: ") + e.what());
-  } catch (const std::exception& e) {
-    code = report(1, std::string("npusim: error: ") + e.what());
+  } catch (...) {
+    const npusim::ErrorReport r = npusim::report_exception(std::current_exception());
+    code = report(r.exit_code, r.line());
   }
   return code;
 }

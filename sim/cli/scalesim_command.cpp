@@ -8,14 +8,15 @@
 
 #include "models/mac_array/fold_model.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/interrupts.h"
-#include "sim/cli/output_dir.h"
+#include "sim/engine/interrupts.h"
+#include "sim/engine/output_dir.h"
 #include "sim/core/errors.h"
 #include "sim/scalesim/layer_model.h"
 #include "sim/scalesim/reports.h"
 #include "workloads/loader.h"
 
 namespace npusim::cli {
+using namespace npusim::engine;  // the CLI is the top floor: every command stands on the engine
 namespace po = boost::program_options;
 
 namespace {
@@ -74,7 +75,7 @@ int scalesim_command(const std::vector<std::string>& args) {
   if (!parse_options(args, o)) return 0;
   // The output folder is checked and locked first (a bad --out fails at once), then everything is
   // read and computed before the first file is written in its temporary sibling, which takes the
-  // folder's name only when whole (sim/cli/output_dir.h): bad input or a signal leaves no output.
+  // folder's name only when whole (sim/engine/output_dir.h): bad input or a signal leaves no output.
   OutputDir out(o.out);
   set_stage("reading the SCALE-Sim config and topology");
   const scalesim::ScaleSimConfig cfg = scalesim::load_scalesim_config(o.config);

@@ -85,10 +85,11 @@ int sweep_command(const std::vector<std::string>& args) {
     if (array_size > points.size())
       throw InputError("--array-size", "expected at most the sweep's " + std::to_string(points.size()) +
                                            " points, found " + std::to_string(array_size));
-    fs::create_directories(o.out);
-    sweep::write_sweep_json(spec, points, o.out);
     sweep::SlurmOptions so{fs::absolute(file).string(), fs::absolute(o.out).string(), array_size, partition,
                            o.keep_runs, fs::read_symlink("/proc/self/exe").string()};
+    sweep::slurm_script(so);  // checks what goes into the script before the folder appears
+    fs::create_directories(o.out);
+    sweep::write_sweep_json(spec, points, o.out);
     const std::string script = sweep::write_slurm_script(so);
     std::cout << "npusim sweep: " << points.size() << " points in " << array_size << " array tasks; script " << script << "\n";
     if (dry_run) return 0;

@@ -4,7 +4,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "sim/core/errors.h"
 #include "sim/core/temporaries.h"
@@ -15,23 +19,84 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   write_file_atomic(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
 }
 
-void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& fill) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const TemporaryGuard guard(tmp);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw SimulationError("cannot write " + tmp);
-    fill(out);
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw SimulationError("write failed: " + tmp);
+/// An output buffer over a file descriptor whose every write(2) is checked: a failed write sets
+/// the stream's badbit and keeps the first error for the message.
+class AtomicFile::Buffer : public std::streambuf {
+ public:
+  explicit Buffer(int fd) : fd_(fd) { setp(data_, data_ + sizeof data_); }
+  int error() const { return error_; }
+  bool drain() { return sync() == 0; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
     }
+    return traits_type::not_eof(c);
   }
-  if (publish(tmp, path) != 0) {
-    std::remove(tmp.c_str());
-    throw SimulationError("cannot rename " + tmp + " to " + path);
+  int sync() override {
+    for (const char* p = pbase(); p < pptr();) {
+      const ssize_t n = ::write(fd_, p, std::size_t(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (error_ == 0) error_ = n < 0 ? errno : ENOSPC;
+        setp(data_, data_ + sizeof data_);
+        return -1;
+      }
+      p += n;
+    }
+    setp(data_, data_ + sizeof data_);
+    return error_ == 0 ? 0 : -1;
   }
+
+ private:
+  int fd_;
+  int error_ = 0;
+  char data_[1 << 16];
+};
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+  register_temporary(tmp_);
+  const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int e = errno;
+    unregister_temporary(tmp_);
+    throw SimulationError("cannot create " + tmp_ + ": " + std::strerror(e));
+  }
+  fd_ = fd;
+  buffer_ = std::make_unique<Buffer>(fd);
+  stream_ = std::make_unique<std::ostream>(buffer_.get());
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_.c_str());
+  unregister_temporary(tmp_);
+}
+
+void AtomicFile::write(const std::string& text) {
+  stream_->write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!*stream_) throw SimulationError("cannot write " + path_ + ": " + std::strerror(buffer_->error() ? buffer_->error() : EIO));
+}
+
+void AtomicFile::commit() {
+  const bool written = stream_->flush() && buffer_->drain();
+  const int write_error = buffer_->error();
+  const int closed = ::close(fd_);
+  fd_ = -1;
+  if (!written || write_error != 0 || closed != 0)
+    throw SimulationError("cannot write " + path_ + ": " + std::strerror(write_error ? write_error : errno));
+  if (const int e = publish(tmp_, path_); e != 0)
+    throw SimulationError("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(e));
+  committed_ = true;
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  AtomicFile file(path);
+  fill(file.stream());
+  file.commit();
 }
 
 std::string read_file(const std::string& path) {

@@ -2,10 +2,38 @@
 // Output files are written to a temporary name beside the target and renamed, so an
 // interrupted run never leaves a half file that looks whole.
 #include <functional>
+#include <memory>
 #include <ostream>
+#include <streambuf>
 #include <string>
 
 namespace npusim {
+
+/// A file that appears at `path` whole or not at all: written under a temporary name beside it
+/// (`<path>.tmp.<pid>`, created exclusively and never through a symbolic link), registered as a
+/// temporary so a stop signal removes it, and renamed into place by commit(). Every write is
+/// checked: a full disk is a SimulationError, never a short file put in place. Destroyed without
+/// commit(), the temporary is removed. The one atomic writer (write_file_atomic, trace.json).
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  std::ostream& stream() { return *stream_; }
+  void write(const std::string& text);
+  /// Flushes, checks that every byte reached the file, closes it and renames it into place.
+  void commit();
+
+ private:
+  class Buffer;
+  std::string path_, tmp_;
+  std::unique_ptr<Buffer> buffer_;
+  std::unique_ptr<std::ostream> stream_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
 
 /// Writes `content` to `path` atomically (temp file + rename). Throws SimulationError on I/O failure.
 void write_file_atomic(const std::string& path, const std::string& content);

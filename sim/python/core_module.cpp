@@ -2,20 +2,17 @@
 // wraps it; this file only adapts types. Loading and planning run in the calling process (they
 // need no SystemC); every simulation runs in a forked child process, because SystemC elaborates
 // once per process, and sends its summary and roofline back through a pipe as JSON.
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
-#include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "sim/cli/run_pipeline.h"
+#include "sim/engine/child.h"
+#include "sim/engine/output_dir.h"
+#include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/scheduler/schedule_file.h"
@@ -53,7 +50,7 @@ Graph load(const std::string& spec, const std::map<std::string, workloads::Shape
   workloads::LoadOptions options;
   options.input_shapes = input_shapes;
   options.skip_unsupported = skip_unsupported;
-  workloads::Graph g = cli::load_workload_spec(spec, options);
+  workloads::Graph g = engine::load_workload_spec(spec, options);
   std::string name = g.name.empty() ? spec : g.name;
   return {std::move(name), std::move(g)};
 }
@@ -102,7 +99,7 @@ py::list graph_tensors(const Graph& g) {
 
 /// The plan as schedule.json has it (policies, or a schedule file's text validated).
 std::string plan(const Graph& g, const Config& c, const std::string& fusion, const std::string& objective) {
-  return sched::to_json(cli::plan_for(fusion, objective, g.graph, c.hw), g.graph).dump();
+  return sched::to_json(engine::plan_for(fusion, objective, g.graph, c.hw), g.graph).dump();
 }
 
 sched::Plan schedule_plan(const Graph& g, const Config& c, const std::string& text, const std::string& source) {
@@ -115,107 +112,47 @@ std::string check_schedule(const Graph& g, const Config& c, const std::string& t
 
 // ---- simulation in a child process ----
 
-/// What the child sends: {"summary", "roofline"} or {"error": "input"|"simulation", "message"}.
-std::string child_result(const cli::RunSpec& spec, const cli::LoadedRun& run) {
-  nlohmann::json reply;
-  try {
-    const cli::SimulatedRun sim = cli::simulate_run(spec, run);
-    if (!spec.out.empty()) cli::write_run_outputs(spec, run, sim);
-    reply["summary"] = sim.summary;
-    reply["roofline"] = traces::to_json(sim.roofline);
-  } catch (const InputError& e) {
-    reply = {{"error", "input"}, {"message", e.what()}};
-  } catch (const std::exception& e) {
-    reply = {{"error", "simulation"}, {"message", e.what()}};
-  }
-  return reply.dump();
-}
-
-void write_all(int fd, const std::string& text) {
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += std::size_t(n);
-  }
-}
-
-/// Reads the child's reply with the GIL released; a Python signal (Ctrl-C) kills the child and
-/// raises in the caller instead of leaving it running.
-std::string read_reply(int fd, pid_t pid) {
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n;
-    {
-      py::gil_scoped_release release;
-      n = ::read(fd, buf, sizeof buf);
-    }
-    if (n > 0) {
-      text.append(buf, std::size_t(n));
-      continue;
-    }
-    if (n == 0) break;
-    if (errno != EINTR) break;
-    if (PyErr_CheckSignals() != 0) {
-      ::kill(pid, SIGKILL);
-      ::close(fd);
-      ::waitpid(pid, nullptr, 0);
-      throw py::error_already_set();
-    }
-  }
-  return text;
-}
-
-int wait_child(pid_t pid) {
-  int status = 0;
-  for (;;) {
-    py::gil_scoped_release release;
-    if (::waitpid(pid, &status, 0) >= 0 || errno != EINTR) break;
-  }
-  return status;
-}
-
-/// Simulates `plan` of `g` on `c` in a forked child; `out` (optional) receives the run folder as
-/// `npusim run --out` writes it. Returns the child's JSON reply (see child_result).
+/// Simulates `plan` of `g` on `c` in a forked child (sim/engine/child.h); `out` (optional)
+/// receives the run folder as `npusim run --out` writes it. Returns {"summary", "roofline"} as
+/// JSON text, or {"error": "input"|"simulation", "message"} when the simulation failed. A
+/// Python signal (Ctrl-C) cancels the child and raises in the caller.
 std::string simulate_plan(const Graph& g, const Config& c, const sched::Plan& plan, const std::string& out) {
-  cli::RunSpec spec;
+  // The run folder follows the CLI's rules (sim/engine/output_dir.h): checked and locked first,
+  // written in a temporary sibling, put in place whole only when the simulation succeeded; a
+  // user's own folder is never written into.
+  std::optional<engine::OutputDir> folder;
+  if (!out.empty()) folder.emplace(out, "out=");
+  engine::RunSpec spec;
   spec.config = c.spec;
   spec.workload = g.name;
-  spec.out = out;
-  const cli::LoadedRun run{c.hw, g.graph, g.name, plan};
-
-  int fds[2];
-  if (::pipe(fds) != 0) throw SimulationError(std::string("cannot create a pipe: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw SimulationError(std::string("cannot fork the simulation process: ") + std::strerror(errno));
+  spec.out = folder ? folder->path().string() : "";
+  const engine::LoadedRun run{c.hw, g.graph, g.name, plan};
+  engine::ChildResult r;
+  bool python_signal = false;
+  {
+    engine::Child child([&] {
+      const engine::SimulatedRun sim = engine::simulate_run(spec, run);
+      if (!spec.out.empty()) engine::write_run_outputs(spec, run, sim);
+      return nlohmann::json{{"summary", sim.summary}, {"roofline", traces::to_json(sim.roofline)}}.dump();
+    });
+    py::gil_scoped_release release;
+    r = child.wait([&python_signal] {
+      py::gil_scoped_acquire acquire;
+      python_signal = PyErr_CheckSignals() != 0;
+      return !python_signal;
+    });
   }
-  if (pid == 0) {
-    // The child never returns into Python: it simulates, replies, and ends.
-    ::close(fds[0]);
-    write_all(fds[1], child_result(spec, run));
-    ::close(fds[1]);
-    std::fflush(nullptr);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  const std::string text = read_reply(fds[0], pid);
-  ::close(fds[0]);
-  const int status = wait_child(pid);
-  if (WIFSIGNALED(status))
-    throw SimulationError("the simulation process died with signal " + std::to_string(WTERMSIG(status)) + " (" +
-                          strsignal(WTERMSIG(status)) + ")");
-  if (text.empty()) throw SimulationError("the simulation process ended without a result");
-  return text;
+  if (python_signal) throw py::error_already_set();
+  if (r.end == engine::ChildResult::End::Error)
+    return nlohmann::json{{"error", r.kind == "input" ? "input" : "simulation"}, {"message", r.message}}.dump();
+  std::string reply = engine::reply_or_throw(r, "the simulation process");
+  if (folder) folder->commit();
+  return reply;
 }
 
 std::string simulate(const Graph& g, const Config& c, const std::string& fusion, const std::string& objective,
                      const std::string& out) {
-  return simulate_plan(g, c, cli::plan_for(fusion, objective, g.graph, c.hw), out);
+  return simulate_plan(g, c, engine::plan_for(fusion, objective, g.graph, c.hw), out);
 }
 
 std::string simulate_schedule(const Graph& g, const Config& c, const std::string& text, const std::string& source,

@@ -630,7 +630,7 @@ struct Objective {
 Objective make_objective(const HardwareConfig& hw, SearchObjective kind) {
   Objective o{kind, std::nullopt};
   if (kind != SearchObjective::Energy) return o;
-  o.energy = traces::energy_model_of_config(npusim::to_json(hw));
+  o.energy = traces::energy_model_of_config(hw);
   if (!o.energy)
     throw InputError("--objective energy", "expected a config with an energy model (npu.energy, docs/energy.md), "
                                            "found none in '" + hw.name + "' (" + hw.source + ")");

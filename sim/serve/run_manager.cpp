@@ -1,9 +1,18 @@
 #include "sim/serve/run_manager.h"
 
+#include <csignal>
 #include <cstdio>
 #include <system_error>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/core/errors.h"
+#include "sim/engine/output_dir.h"
+#include "traces/roofline.h"
+#include "workloads/loader.h"
 
 namespace npusim::serve {
 namespace fs = std::filesystem;
@@ -27,8 +36,21 @@ nlohmann::json to_json(const RunView& v) {
   return j;
 }
 
-RunManager::RunManager(std::string npusim_binary, fs::path work_dir, RunLimits limits)
-    : binary_(std::move(npusim_binary)), work_dir_(std::move(work_dir)), limits_(limits) {
+std::string describe_failure(const engine::ChildResult& r, const engine::ChildOptions& limits) {
+  using End = engine::ChildResult::End;
+  if (r.end == End::TimedOut)
+    return "the run exceeded its time limit of " + std::to_string(limits.wall_time.count() / 1000) +
+           " s (npusim serve --run-timeout)";
+  const bool out_of_memory = r.end == End::Error && r.message == "out of memory";
+  if (out_of_memory || r.signal == SIGSEGV || r.signal == SIGABRT || r.signal == SIGKILL)
+    return "the run stopped at its memory limit of " + std::to_string(limits.memory_bytes >> 20) +
+           " MiB (npusim serve --run-memory) or crashed";
+  if (r.signal == SIGXCPU) return "the run exceeded its CPU-time limit";
+  if (r.signal != 0) return "the run was ended by signal " + std::to_string(r.signal);
+  return r.message;
+}
+
+RunManager::RunManager(fs::path work_dir, RunLimits limits) : work_dir_(std::move(work_dir)), limits_(limits) {
   fs::create_directories(work_dir_ / "runs");
 }
 
@@ -58,7 +80,7 @@ std::string RunManager::start(const RunRequest& req, const std::string& workload
     throw Busy(std::to_string(running) + " runs are in flight (the limit, npusim serve --max-runs, is " +
                std::to_string(limits_.max_in_flight) + "); try again when one finishes");
   const std::uint64_t n = next_++;
-  auto run = std::make_unique<Run>();
+  auto run = std::make_shared<Run>();
   run->view.id = "r" + std::to_string(n);
   run->view.session = req.session;
   run->view.request = to_json(req);
@@ -66,8 +88,7 @@ std::string RunManager::start(const RunRequest& req, const std::string& workload
   run->started = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::remove_all(run->view.out_dir, ec);  // a folder left by an earlier server with this work dir
-  run->args = {"run"};
-  for (auto& x : run_arguments(req, workload_path, run->view.out_dir.string())) run->args.push_back(x);
+  run->spec = run_spec(req, workload_path, run->view.out_dir.string());
   Run* raw = run.get();
   const std::string id = run->view.id;
   runs_[n] = std::move(run);
@@ -79,25 +100,36 @@ std::string RunManager::start(const RunRequest& req, const std::string& workload
 
 void RunManager::watch(Run* run) {
   // The child is forked from this thread, which lives as long as the child: its parent-death
-  // signal (ChildProcess) fires when the server dies, not when a connection thread ends.
+  // signal fires when the server dies, not when a connection thread ends.
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!run->cancel_requested) {
+      engine::ChildOptions options = limits_.child;
+      options.own_process_group = true;
+      options.on_stderr_line = [this, run](const std::string& line) { on_progress_line(run, line); };
+      const engine::RunSpec spec = run->spec;
       try {
-        run->child = std::make_unique<ChildProcess>(binary_, run->args, limits_.child);
+        const auto graph = zoo_graph(spec.workload);
+        run->child = std::make_unique<engine::Child>(
+            [spec, graph] {
+              const engine::LoadedRun loaded = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
+              const engine::SimulatedRun sim = engine::simulate_run(spec, loaded);
+              return nlohmann::json{{"summary", sim.summary}, {"roofline", traces::to_json(sim.roofline)}}.dump();
+            },
+            options);
       } catch (const std::exception& e) {
         run->start_error = e.what();
       }
     }
   }
-  ChildResult result;
+  engine::ChildResult result;
   if (run->child)  // stable from here: only this thread sets it
-    result = run->child->wait([this, run](const std::string& line) { on_progress_line(run, line); });
+    result = run->child->wait();
   finish(run, result);
 }
 
 void RunManager::on_progress_line(Run* run, const std::string& line) {
-  // `npusim run` prints "simulating: 120/4500 commands (3%)" (sim/cli/run_pipeline.cpp).
+  // The pipeline prints "simulating: 120/4500 commands (3%)" (sim/engine/run_pipeline.cpp).
   unsigned long long done = 0, total = 0;
   const auto at = line.find("simulating: ");
   if (at == std::string::npos || std::sscanf(line.c_str() + at, "simulating: %llu/%llu", &done, &total) != 2) return;
@@ -111,7 +143,7 @@ void RunManager::on_progress_line(Run* run, const std::string& line) {
   changed_.notify_all();
 }
 
-void RunManager::finish(Run* run, const ChildResult& result) {
+void RunManager::finish(Run* run, const engine::ChildResult& result) {
   std::lock_guard<std::mutex> lock(mu_);
   RunView& v = run->view;
   if (run->cancel_requested) {
@@ -119,9 +151,17 @@ void RunManager::finish(Run* run, const ChildResult& result) {
   } else if (!run->start_error.empty()) {
     v.status = RunStatus::Failed;
     v.message = run->start_error;
-  } else if (result.exit_code == 0 && fs::exists(v.out_dir / "summary.json")) {
-    v.status = RunStatus::Done;
-    v.commands_done = v.commands_total;
+  } else if (result.ok()) {
+    const auto reply = nlohmann::json::parse(result.reply, nullptr, false);
+    if (reply.is_object() && reply.contains("summary") && reply.contains("roofline")) {
+      run->summary = reply["summary"].dump(2) + "\n";
+      run->roofline = reply["roofline"].dump(2) + "\n";
+      v.status = RunStatus::Done;
+      v.commands_done = v.commands_total;
+    } else {
+      v.status = RunStatus::Failed;
+      v.message = "the run's process sent no readable result";
+    }
   } else {
     v.status = RunStatus::Failed;
     v.message = describe_failure(result, limits_.child);
@@ -136,7 +176,7 @@ void RunManager::finish(Run* run, const ChildResult& result) {
 void RunManager::cancel_locked(Run& run, const std::string& why) {
   run.cancel_requested = true;
   run.view.message = why;
-  if (run.child) run.child->kill();  // the watcher sees stderr close, reaps it and marks the run cancelled
+  if (run.child) run.child->cancel();  // the watcher sees the child end, reaps it and marks the run cancelled
 }
 
 bool RunManager::cancel(const std::string& id) {
@@ -165,6 +205,57 @@ void RunManager::prune_locked() {
     it = runs_.erase(it);
     --finished;
   }
+}
+
+std::shared_ptr<const workloads::Graph> RunManager::zoo_graph(const std::string& name) {
+  const auto zoo = workloads::zoo_names(config::data_dir() + "/workloads/zoo");
+  if (std::find(zoo.begin(), zoo.end(), name) == zoo.end()) return nullptr;
+  std::lock_guard<std::mutex> lock(graphs_mu_);
+  auto& g = graphs_[name];
+  if (!g) g = std::make_shared<const workloads::Graph>(engine::load_workload_spec(name, {}));
+  return g;
+}
+
+std::optional<std::string> RunManager::result_file(const std::string& id, const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [_, run] : runs_)
+    if (run->view.id == id && run->view.status == RunStatus::Done) {
+      if (name == "summary.json") return run->summary;
+      if (name == "roofline.json") return run->roofline;
+    }
+  return std::nullopt;
+}
+
+fs::path RunManager::folder(const std::string& id) {
+  std::shared_ptr<Run> run;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [_, r] : runs_)
+      if (r->view.id == id) run = r;
+  }
+  if (!run) throw InputError("run '" + id + "'", "no such run");
+  std::lock_guard<std::mutex> lock(run->folder_mu);
+  if (run->folder_written && fs::exists(run->view.out_dir / "summary.json")) return run->view.out_dir;
+  std::error_code ec;
+  fs::remove_all(run->view.out_dir, ec);
+  engine::ChildOptions options = limits_.child;
+  options.own_process_group = true;
+  const engine::RunSpec spec = run->spec;
+  const auto graph = zoo_graph(spec.workload);
+  const engine::ChildResult r = engine::run_in_child(
+      [spec, graph] {
+        const engine::LoadedRun loaded = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
+        engine::OutputDir out(spec.out);
+        engine::RunSpec in_tmp = spec;
+        in_tmp.out = out.path().string();
+        engine::execute_run(in_tmp, loaded);
+        out.commit();
+        return std::string();
+      },
+      options);
+  if (!r.ok()) throw SimulationError("writing the folder of run '" + id + "' failed: " + describe_failure(r, limits_.child));
+  run->folder_written = true;
+  return run->view.out_dir;
 }
 
 std::optional<RunView> RunManager::view(const std::string& id) const {

@@ -1,6 +1,9 @@
 #pragma once
-// The runs of `npusim serve`: each is one `npusim run` child process writing its usual output
-// folder. Runs are bounded in number; a new run of a session cancels that session's run in
+// The runs of `npusim serve`: each is one child process of the server (sim/engine/child.h) that
+// plans and simulates as `npusim run` does and sends summary.json and roofline.json back, which
+// is all the page needs to redraw; the full output folder (trace, report, plots) is written only
+// when a client asks for one of its files, the timeline or the download, by a second child that
+// runs the same spec into the folder. Zoo workloads stay loaded in the server between runs. Runs are bounded in number; a new run of a session cancels that session's run in
 // flight (its process group is killed); finished runs are kept up to a bound, oldest deleted.
 #include <chrono>
 #include <condition_variable>
@@ -16,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/serve/child_process.h"
+#include "sim/engine/child.h"
 #include "sim/serve/run_request.h"
 
 namespace npusim::serve {
@@ -27,8 +30,12 @@ std::string to_string(RunStatus s);  // "running", "done", "failed", "cancelled"
 struct RunLimits {
   std::size_t max_in_flight = 4;  // runs (child processes) at once
   std::size_t keep_finished = 32;  // finished runs kept on disk; older ones are deleted
-  ChildLimits child;
+  engine::ChildOptions child;  // wall_time and memory_bytes: --run-timeout, --run-memory
 };
+
+/// The message of a failed run for a user: its own error, or what ended it (the time limit, the
+/// memory limit, a signal), naming the server flag that sets the limit.
+std::string describe_failure(const engine::ChildResult& r, const engine::ChildOptions& limits);
 
 /// A copy of one run's state (safe to read without the manager's lock).
 struct RunView {
@@ -38,7 +45,7 @@ struct RunView {
   std::uint64_t commands_done = 0, commands_total = 0;
   std::string message;  // why it failed or was cancelled
   double elapsed_s = 0;
-  std::filesystem::path out_dir;  // the `npusim run --out` folder (exists once done)
+  std::filesystem::path out_dir;  // the `npusim run --out` folder (written on first use, see folder())
   nlohmann::json request;
   std::uint64_t version = 0;  // increases at every change (progress, status)
   bool finished() const { return status != RunStatus::Running; }
@@ -53,7 +60,7 @@ class Busy : public std::runtime_error {
 
 class RunManager {
  public:
-  RunManager(std::string npusim_binary, std::filesystem::path work_dir, RunLimits limits);
+  RunManager(std::filesystem::path work_dir, RunLimits limits);
   ~RunManager();  // kills every run in flight and waits for its thread
 
   /// Starts a run (after cancelling the session's run in flight); returns its id.
@@ -61,6 +68,13 @@ class RunManager {
   std::optional<RunView> view(const std::string& id) const;
   /// Blocks until the run's version exceeds `seen` or `timeout` passes; nullopt for an unknown id.
   std::optional<RunView> wait_for_change(const std::string& id, std::uint64_t seen, std::chrono::milliseconds timeout) const;
+  /// summary.json or roofline.json of a done run, from memory (what the page reads first);
+  /// nullopt for another name or a run that is not done.
+  std::optional<std::string> result_file(const std::string& id, const std::string& name) const;
+  /// The full output folder of a done run, written on first use by a child that runs the same
+  /// spec into it (the simulation is deterministic: the same figures). Throws SimulationError
+  /// when that child fails, InputError for an unknown id.
+  std::filesystem::path folder(const std::string& id);
   /// Cancels a run in flight; false when the id is unknown or the run already finished.
   bool cancel(const std::string& id);
   std::size_t in_flight() const;
@@ -71,25 +85,32 @@ class RunManager {
  private:
   struct Run {
     RunView view;
-    std::vector<std::string> args;  // after the binary: run --config ...
-    std::unique_ptr<ChildProcess> child;
+    engine::RunSpec spec;
+    std::unique_ptr<engine::Child> child;
+    std::string summary, roofline;  // JSON text, once done
+    std::mutex folder_mu;           // one writer of the folder at a time
+    bool folder_written = false;
     std::string start_error;
     std::chrono::steady_clock::time_point started;
     bool cancel_requested = false;
     std::thread watcher;
   };
   void watch(Run* run);
+  /// The zoo workload `name`, loaded once per server (nullptr for a file: uploads load in the
+  /// run's child, under its limits).
+  std::shared_ptr<const workloads::Graph> zoo_graph(const std::string& name);
   void on_progress_line(Run* run, const std::string& line);
-  void finish(Run* run, const ChildResult& result);
+  void finish(Run* run, const engine::ChildResult& result);
   void cancel_locked(Run& run, const std::string& why);
   void prune_locked();
 
-  std::string binary_;
   std::filesystem::path work_dir_;
   RunLimits limits_;
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
-  std::map<std::uint64_t, std::unique_ptr<Run>> runs_;  // by number, oldest first
+  std::map<std::uint64_t, std::shared_ptr<Run>> runs_;  // by number, oldest first
+  std::mutex graphs_mu_;
+  std::map<std::string, std::shared_ptr<const workloads::Graph>> graphs_;
   std::uint64_t next_ = 1;
 };
 

@@ -110,12 +110,15 @@ RunRequest parse_run_request(const std::string& body) {
   return r;
 }
 
-std::vector<std::string> run_arguments(const RunRequest& r, const std::string& workload_path, const std::string& out_dir) {
-  std::vector<std::string> a = {"--config", r.config, "--workload", workload_path.empty() ? r.workload : workload_path,
-                                "--fusion", r.fusion, "--out", out_dir};
-  if (!r.objective.empty()) a.insert(a.end(), {"--objective", r.objective});
-  for (const auto& o : r.overrides) a.insert(a.end(), {"--set", o});
-  return a;
+engine::RunSpec run_spec(const RunRequest& r, const std::string& workload_path, const std::string& out_dir) {
+  engine::RunSpec spec;
+  spec.config = r.config;
+  spec.workload = workload_path.empty() ? r.workload : workload_path;
+  spec.fusion = r.fusion;
+  spec.objective = r.objective;
+  spec.overrides = r.overrides;
+  spec.out = out_dir;
+  return spec;
 }
 
 json to_json(const RunRequest& r) {

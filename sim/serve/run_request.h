@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/engine/run_pipeline.h"
+
 namespace npusim::serve {
 
 struct RunRequest {
@@ -23,10 +25,9 @@ struct RunRequest {
 /// preset, zoo name or policy, and every override the config loader rejects.
 RunRequest parse_run_request(const std::string& body);
 
-/// The arguments after `npusim run` for `r` writing into `out_dir`; `workload_path` replaces the
-/// workload when the request names an upload.
-std::vector<std::string> run_arguments(const RunRequest& r, const std::string& workload_path,
-                                       const std::string& out_dir);
+/// The engine's spec of `r` writing into `out_dir`: what `npusim run` would run; `workload_path`
+/// replaces the workload when the request names an upload.
+engine::RunSpec run_spec(const RunRequest& r, const std::string& workload_path, const std::string& out_dir);
 
 /// The request as JSON (what GET /api/runs/ID echoes back).
 nlohmann::json to_json(const RunRequest& r);

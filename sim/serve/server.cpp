@@ -19,8 +19,10 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
-#include "sim/serve/child_process.h"
+#include "sim/engine/child.h"
+#include "sim/engine/run_pipeline.h"
 #include "sim/serve/http_util.h"
 #include "sim/serve/run_request.h"
 #include "sim/serve/tar_writer.h"
@@ -120,7 +122,7 @@ struct Server::Impl {
 
 Server::Server(ServeOptions o) : impl_(std::make_unique<Impl>()) {
   impl_->o = std::move(o);
-  runs_ = std::make_unique<RunManager>(impl_->o.npusim_binary, impl_->o.work_dir, impl_->o.limits);
+  runs_ = std::make_unique<RunManager>(impl_->o.work_dir, impl_->o.limits);
   impl_->runs = runs_.get();
 }
 
@@ -344,13 +346,28 @@ Response Server::Impl::upload(const Request& req, const Target& t) {
     }
   }
   fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary) << req.body();
-  // The loaders `npusim run` uses, in a child with the run limits: a hostile file cannot take the server down.
-  ChildLimits limits = o.limits.child;
-  limits.wall_time = std::min(limits.wall_time, std::chrono::seconds(60));
-  ChildProcess check(o.npusim_binary, {"schedule", "--workload", file.string(), "--fusion", "none"}, limits);
-  const ChildResult res = check.wait([](const std::string&) {});
-  if (res.exit_code != 0) {
+  try {
+    write_file_atomic(file.string(), req.body());  // every write checked: a full disk stores nothing
+  } catch (const SimulationError&) {
+    std::error_code ec;
+    fs::remove_all(file.parent_path(), ec);
+    throw HttpError{http::status::insufficient_storage,
+                    name + ": the server could not store the upload (its disk is full or not writable); nothing was kept"};
+  }
+  // The loaders a run uses, in a child with the run limits: a hostile file cannot take the server down.
+  engine::ChildOptions limits = o.limits.child;
+  limits.wall_time = std::min(limits.wall_time, std::chrono::milliseconds(60000));
+  limits.own_process_group = true;
+  engine::RunSpec check;
+  check.workload = file.string();
+  check.fusion = "none";
+  const engine::ChildResult res = engine::run_in_child(
+      [&check] {
+        engine::load_run(check);
+        return std::string();
+      },
+      limits);
+  if (!res.ok()) {
     std::error_code ec;
     fs::remove_all(file.parent_path(), ec);
     std::string msg = describe_failure(res, limits);
@@ -381,17 +398,25 @@ Response Server::Impl::run_resource(const Request& req, const Target& t, const s
     Response r{http::status::ok, 11};
     r.set(http::field::content_type, "application/x-tar");
     r.set(http::field::content_disposition, "attachment; filename=\"npusim-" + id + ".tar\"");
-    r.body() = tar_folder(v->out_dir, "npusim-" + id);
+    r.body() = tar_folder(runs->folder(id), "npusim-" + id);
     return r;
   }
   const std::string files = "files/";
   if (rest.rfind(files, 0) == 0) {
     const std::string name = rest.substr(files.size());
-    if (std::find(kRunFiles.begin(), kRunFiles.end(), name) == kRunFiles.end() || !fs::exists(v->out_dir / name))
+    if (std::find(kRunFiles.begin(), kRunFiles.end(), name) == kRunFiles.end())
       throw HttpError{http::status::not_found, "run '" + id + "' has no file '" + name.substr(0, 80) + "'"};
     Response r{http::status::ok, 11};
     r.set(http::field::content_type, mime_type(name));
-    r.body() = read_file(v->out_dir / name);
+    // summary.json and roofline.json come from the run's reply; the rest from its folder,
+    // written on the first such request.
+    if (auto text = runs->result_file(id, name)) {
+      r.body() = std::move(*text);
+      return r;
+    }
+    const fs::path file = runs->folder(id) / name;
+    if (!fs::exists(file)) throw HttpError{http::status::not_found, "run '" + id + "' has no file '" + name.substr(0, 80) + "'"};
+    r.body() = read_file(file);
     return r;
   }
   throw HttpError{http::status::not_found, "no resource '" + rest.substr(0, 80) + "' of run '" + id + "'"};
@@ -410,7 +435,7 @@ Response Server::Impl::timeline(const RunView& v, const Target& t) {
     if (timeline_run == v.id) trace = timeline_trace;
   }
   if (!trace) {
-    trace = std::make_shared<traces::Trace>(traces::read_trace_json((v.out_dir / "trace.json").string()));
+    trace = std::make_shared<traces::Trace>(traces::read_trace_json((runs->folder(v.id) / "trace.json").string()));
     std::lock_guard<std::mutex> lock(timeline_mu);
     timeline_run = v.id;
     timeline_trace = trace;

@@ -21,7 +21,6 @@ struct ServeOptions {
   bool allow_remote = false;
   std::filesystem::path asset_dir;  // the built web/ app (web/dist)
   std::filesystem::path work_dir;   // run folders and uploads
-  std::string npusim_binary;        // what runs the simulations (this executable)
   RunLimits limits;
   std::uint64_t max_body_bytes = 64 << 10;    // any request but an upload
   std::uint64_t max_upload_bytes = 32 << 20;  // POST /api/uploads

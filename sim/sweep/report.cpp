@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "traces/format.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/sweep/results.h"
@@ -19,6 +20,7 @@
 namespace npusim::sweep {
 namespace fs = std::filesystem;
 using nlohmann::json;
+using traces::html_escape;
 
 namespace {
 
@@ -36,20 +38,6 @@ std::pair<const char*, const char*> objective_field(const std::string& o) {
   if (o == "latency") return {"seconds", "latency (s)"};
   if (o == "energy") return {"energy_j", "energy (J)"};
   return {"area_mm2", "area (mm²)"};
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 std::string fmt(double v) {

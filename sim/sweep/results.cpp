@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sim/core/errors.h"
+#include "sim/core/json_input.h"
 #include "sim/core/file_util.h"
 
 namespace npusim::sweep {
@@ -111,6 +112,40 @@ std::string csv_row(const std::vector<std::string>& axis_keys, const json& r) {
   return row + "," + cell(r.at("wall_seconds")) + "," + csv_field(cell(r.value("error", json()))) + "\n";
 }
 
+namespace {
+
+/// Checks that a parsed line is a result record as make_record writes it, field by field, so a
+/// hand-edited or foreign line is an InputError naming the line and the field, never a JSON
+/// library exception later (csv_row, merge, report).
+void check_record(const json& r, const std::string& where) {
+  if (!r.is_object()) throw InputError(where, "expected a sweep result record (a JSON object), found " + std::string(r.type_name()));
+  auto field = [&](const char* name, bool (json::*is)() const noexcept, const char* type, bool nullable) {
+    const auto it = r.find(name);
+    if (it == r.end()) throw InputError(where + " (" + name + ")", std::string("expected ") + type + ", found none");
+    if (!((*it).*is)() && !(nullable && it->is_null()))
+      throw InputError(where + " (" + name + ")", std::string("expected ") + type + ", found " + it->type_name());
+  };
+  field("key", &json::is_string, "a string", false);
+  field("index", &json::is_number_unsigned, "a whole number", false);
+  field("id", &json::is_string, "a string", false);
+  field("workload", &json::is_string, "a string", false);
+  field("fusion", &json::is_string, "a string", false);
+  field("objective", &json::is_string, "a string", false);
+  field("config", &json::is_object, "an object of axis values", false);
+  field("status", &json::is_string, "\"ok\" or \"failed\"", false);
+  const std::string status = r["status"].get<std::string>();
+  if (status != "ok" && status != "failed")
+    throw InputError(where + " (status)", "expected \"ok\" or \"failed\", found \"" + status.substr(0, 40) + "\"");
+  field("exit_code", &json::is_number_integer, "a whole number", false);
+  field("wall_seconds", &json::is_number, "a number", false);
+  field("error", &json::is_string, "a string or null", true);
+  field("run_dir", &json::is_string, "a string or null", true);
+  field("summary", &json::is_object, "an object or null", true);
+  if (status == "ok" && !r["summary"].is_object()) throw InputError(where + " (summary)", "expected the summary of an ok point, found null");
+}
+
+}  // namespace
+
 std::vector<json> read_records(const std::string& jsonl, bool* torn) {
   if (torn) *torn = false;
   std::vector<json> out;
@@ -125,9 +160,9 @@ std::vector<json> read_records(const std::string& jsonl, bool* torn) {
     }
     const std::string line = text.substr(start, end - start);
     if (!line.empty()) {
-      json r = json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.is_object() || !r.contains("key") || !r.contains("index"))
-        throw InputError(jsonl + ":" + std::to_string(line_no), "expected a sweep result record (JSON with key and index)");
+      const std::string where = jsonl + ":" + std::to_string(line_no);
+      json r = parse_json_input(line, where, "a sweep result record (one JSON object a line)");
+      check_record(r, where);
       out.push_back(std::move(r));
     }
     start = end + 1;

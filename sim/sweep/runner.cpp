@@ -1,22 +1,25 @@
 #include "sim/sweep/runner.h"
 
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
-#include "sim/cli/run_pipeline.h"
+#include "sim/engine/child.h"
+#include "sim/engine/interrupts.h"
+#include "sim/engine/output_dir.h"
+#include "sim/engine/run_pipeline.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "workloads/graph.h"
 
 namespace npusim::sweep {
 namespace fs = std::filesystem;
@@ -65,64 +68,55 @@ void write_sweep_json(const SweepSpec& s, const std::vector<Point>& points, cons
 
 namespace {
 
-/// What a point's child process writes its summary to, and where it logs.
+/// Where a point's child logs (kept for failed points) and keeps its run folder (--keep-runs).
 struct PointFiles {
-  std::string log, summary, run_dir;
+  std::string log, run_dir;
 };
 
 PointFiles point_files(const RunOptions& o, const Point& p) {
   const fs::path out(o.out);
-  return {(out / "logs" / (p.id() + ".log")).string(), (out / "tmp" / (p.id() + ".summary.json")).string(),
-          o.keep_runs ? (out / "runs" / p.id()).string() : ""};
+  return {(out / "logs" / (p.id() + ".log")).string(), o.keep_runs ? (out / "runs" / p.id()).string() : ""};
 }
 
-/// The child: runs the point's pipeline with stdout/stderr in its log and exits with the
-/// CLI's codes (2 bad input, 1 simulation error). Never returns.
-[[noreturn]] void run_point_child(const SweepSpec& s, const Point& p, const PointFiles& f, pid_t parent) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed sweep takes its points with it
-  if (::getppid() != parent) ::_exit(1);
-  const int fd = ::open(f.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd >= 0) {
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::close(fd);
+/// The sweep's workloads, loaded once in the sweep's own process: every point's child inherits
+/// them instead of reading the file again. A workload that does not load is left out (null):
+/// its points load it in their child and fail there with the loader's message, as one point
+/// each.
+using LoadedWorkloads = std::map<std::string, std::shared_ptr<const workloads::Graph>>;
+
+LoadedWorkloads load_workloads(const std::vector<const Point*>& pending) {
+  LoadedWorkloads out;
+  for (const Point* p : pending) {
+    if (out.count(p->workload)) continue;
+    try {
+      out[p->workload] = std::make_shared<const workloads::Graph>(engine::load_workload_spec(p->workload, {}));
+    } catch (const InputError&) {
+      out[p->workload] = nullptr;
+    }
   }
-  int code = 0;
-  try {
-    cli::RunSpec spec;
-    spec.config = s.base;
-    spec.workload = p.workload;
-    spec.fusion = p.fusion;
-    spec.objective = p.objective;
-    spec.overrides = p.overrides(s);
-    spec.out = f.run_dir;
-    const cli::LoadedRun run = cli::load_run(spec);
-    const json summary = f.run_dir.empty() ? cli::simulate_summary(spec, run) : cli::execute_run(spec, run);
-    write_file_atomic(f.summary, summary.dump());
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "npusim: error: %s\n", e.what());
-    code = 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "npusim: simulation error: %s\n", e.what());
-    code = 1;
-  }
-  std::fflush(nullptr);
-  ::_exit(code);
+  return out;
 }
 
-/// The last non-empty line of a log, without the CLI's "npusim: error: " prefix.
-std::string last_error(const std::string& log) {
-  std::string text;
-  try {
-    text = read_file(log);
-  } catch (const InputError&) {
-    return "";
-  }
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  std::string line = text.substr(text.find_last_of("\r\n") == std::string::npos ? 0 : text.find_last_of("\r\n") + 1);
-  for (const char* prefix : {"npusim: error: ", "npusim: simulation error: "})
-    if (line.rfind(prefix, 0) == 0) return line.substr(std::strlen(prefix));
-  return line;
+/// Runs the point's pipeline in a child process (its output in the point's log) and returns
+/// how it ended; the reply is summary.json's content.
+engine::ChildResult run_point(const SweepSpec& s, const Point& p, const PointFiles& f,
+                              const std::shared_ptr<const workloads::Graph>& graph) {
+  engine::ChildOptions options;
+  options.log_path = f.log;
+  return engine::run_in_child(
+      [&] {
+        engine::RunSpec spec;
+        spec.config = s.base;
+        spec.workload = p.workload;
+        spec.fusion = p.fusion;
+        spec.objective = p.objective;
+        spec.overrides = p.overrides(s);
+        spec.out = f.run_dir;
+        const engine::LoadedRun run = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
+        const json summary = f.run_dir.empty() ? engine::simulate_summary(spec, run) : engine::execute_run(spec, run);
+        return summary.dump();
+      },
+      options);
 }
 
 std::string duration_text(double s) {
@@ -176,25 +170,31 @@ std::set<std::string> recorded_keys(const ResultFiles& f, const std::vector<std:
   return keys;
 }
 
-struct Running {
-  const Point* point;
-  PointFiles files;
-  Clock::time_point start;
-};
-
 }  // namespace
 
 SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, const RunOptions& o) {
   const ResultFiles files = result_files(o);
   const auto axis_keys = axis_keys_of(s);
+  fs::create_directories(fs::path(files.jsonl).parent_path());
+  // One writer per result files: two `--resume` of one sweep (or shard) at once would run the
+  // missing points twice.
+  const engine::FileLock lock(files.jsonl + ".lock", "--out " + o.out);
   if (!o.resume && !read_records(files.jsonl).empty())
     throw InputError(o.out, "holds results of a sweep already (" + files.jsonl +
                                 "); pass --resume to continue it, or choose another --out");
-
-  fs::create_directories(fs::path(files.jsonl).parent_path());
-  for (const char* sub : {"logs", "tmp"}) fs::create_directories(fs::path(o.out) / sub);
+  fs::create_directories(fs::path(o.out) / "logs");
   write_sweep_json(s, points, o.out);
   std::set<std::string> done = recorded_keys(files, axis_keys, true);
+  {
+    // A record of another sweep (another sweep file in this folder, a file copied in) would be
+    // taken for one of this sweep's points or counted as missing: refuse it by name.
+    std::set<std::string> ours;
+    for (const auto& p : points) ours.insert(p.key(s));
+    for (const auto& k : done)
+      if (!ours.count(k))
+        throw InputError(files.jsonl, "expected results of this sweep (" + s.path + "), found a record of another: key '" +
+                                          k.substr(0, 120) + "'; choose another --out");
+  }
   if (o.shards > 1)  // a shard also skips what a merge already holds
     for (const auto& k : recorded_keys(ResultFiles::in(o.out, "results"), axis_keys, false)) done.insert(k);
 
@@ -207,61 +207,69 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
     else pending.push_back(&p);
   }
 
+  engine::set_stage("loading the sweep's workloads");
+  const LoadedWorkloads graphs = load_workloads(pending);
+  engine::set_stage("running the sweep's points");
+  // `jobs` workers, each running one point's child at a time; results are appended as they come.
   ProgressBar bar(pending.size(), o.progress);
-  std::map<pid_t, Running> running;
-  std::size_t next = 0;
-  const pid_t self = ::getpid();
-  while (next < pending.size() || !running.empty()) {
-    while (next < pending.size() && running.size() < std::max(1u, o.jobs)) {
-      const Point& p = *pending[next++];
-      PointFiles pf = point_files(o, p);
-      fs::remove(pf.summary);
-      std::fflush(nullptr);
-      const pid_t pid = ::fork();
-      if (pid < 0) throw SimulationError("cannot fork a process for sweep point " + p.id());
-      if (pid == 0) run_point_child(s, p, pf, self);
-      running[pid] = {&p, pf, Clock::now()};
-    }
-    bar.update(outcome.ok, outcome.failed, running.size());
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid == 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      continue;
-    }
-    if (pid < 0) throw SimulationError(std::string("waiting for sweep points failed: ") + std::strerror(errno));
-    auto it = running.find(pid);
-    if (it == running.end()) continue;  // not one of ours (a helper's child)
-    const Running r = it->second;
-    running.erase(it);
-    const double wall = std::chrono::duration<double>(Clock::now() - r.start).count();
-    // The shell's convention: a point killed by signal S exits with 128 + S.
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    json summary;
-    std::string error;
-    if (code == 0) {
-      try {
-        summary = json::parse(read_file(r.files.summary));
-      } catch (const std::exception&) {
-        code = 1;
-        error = "the point exited 0 but left no readable summary";
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t next = 0, running = 0;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (;;) {
+      const Point* p = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (next == pending.size() || failure) return;
+        p = pending[next++];
+        ++running;
       }
+      const PointFiles pf = point_files(o, *p);
+      const auto start = Clock::now();
+      try {
+        const engine::ChildResult r = run_point(s, *p, pf, graphs.at(p->workload));
+        const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+        int code = r.exit_code;
+        std::string error = r.ok() ? "" : r.message;
+        json summary;
+        if (r.ok()) {
+          try {
+            summary = json::parse(r.reply);
+          } catch (const json::exception&) {
+            code = 1;
+            error = "the point exited 0 but sent no readable summary";
+          }
+        }
+        const std::string run_dir = pf.run_dir.empty() ? "" : fs::relative(pf.run_dir, o.out).string();
+        std::lock_guard<std::mutex> lock(mutex);
+        append_result(files, axis_keys, make_record(s, *p, code, error, wall, run_dir, std::move(summary)));
+        if (code == 0) fs::remove(pf.log);  // logs are kept for failed points only
+        (code == 0 ? outcome.ok : outcome.failed)++;
+        --running;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!failure) failure = std::current_exception();
+        --running;
+      }
+      changed.notify_all();
     }
-    if (code != 0 && error.empty())
-      error = WIFSIGNALED(status) ? std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
-                                        strsignal(WTERMSIG(status)) + ")"
-                                  : last_error(r.files.log);
-    const std::string run_dir = r.files.run_dir.empty() ? "" : fs::relative(r.files.run_dir, o.out).string();
-    append_result(files, axis_keys, make_record(s, *r.point, code, error, wall, run_dir, std::move(summary)));
-    fs::remove(r.files.summary);
-    if (code == 0) fs::remove(r.files.log);  // logs are kept for failed points only
-    (code == 0 ? outcome.ok : outcome.failed)++;
+  };
+  std::vector<std::thread> workers;
+  for (unsigned i = 0; i < std::max(1u, o.jobs); ++i) workers.emplace_back(worker);
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (outcome.ok + outcome.failed < pending.size() && !(failure && running == 0)) {
+      bar.update(outcome.ok, outcome.failed, running);
+      changed.wait_for(lock, std::chrono::milliseconds(250));
+    }
   }
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
   bar.update(outcome.ok, outcome.failed, 0, true);
-  // Shards share these folders and may still be writing into them; a local run owns them.
-  if (o.shards == 1)
-    for (const char* sub : {"logs", "tmp"})
-      if (fs::is_empty(fs::path(o.out) / sub)) fs::remove(fs::path(o.out) / sub);
+  // Shards share the logs folder and may still be writing into it; a local run owns it.
+  std::error_code ec;
+  if (o.shards == 1 && fs::is_empty(fs::path(o.out) / "logs", ec)) fs::remove(fs::path(o.out) / "logs", ec);
   return outcome;
 }
 

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -21,10 +22,26 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+/// A value written into an #SBATCH line, which sbatch reads without a shell's quoting: only
+/// letters, digits and `_ . - / + , : @` pass (a newline would add a line every array task
+/// runs; a space or quote would change the option). Throws InputError naming `flag`.
+void check_sbatch_value(const std::string& value, const std::string& flag) {
+  for (unsigned char c : value)
+    if (!(std::isalnum(c) || std::string("_.-/+,:@").find(char(c)) != std::string::npos)) {
+      char shown[16];
+      std::snprintf(shown, sizeof shown, c >= 0x20 && c < 0x7f ? "'%c'" : "byte 0x%02x", c);
+      throw InputError(flag + " " + (value.size() > 80 ? value.substr(0, 80) + "..." : value),
+                       std::string("expected only letters, digits and _ . - / + , : @ (it is written into the "
+                                   "Slurm script's #SBATCH lines), found ") + shown);
+    }
+}
+
 }  // namespace
 
 std::string slurm_script(const SlurmOptions& o) {
   const std::string logs = (fs::path(o.out) / "slurm").string();
+  check_sbatch_value(o.partition, "--partition");
+  check_sbatch_value(logs, "--out");
   std::string s = "#!/bin/bash\n"
                   "# Written by npusim sweep --slurm: one array task per shard of the sweep.\n"
                   "#SBATCH --job-name=npusim-sweep\n"

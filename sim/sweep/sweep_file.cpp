@@ -8,6 +8,8 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+#include "workloads/yaml_document.h"
 #include "sim/scheduler/plan.h"
 #include "workloads/loader.h"
 
@@ -185,14 +187,8 @@ void validate_workloads_and_policies(const FileReader& r, const YAML::Node& root
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, "cannot open the sweep file for reading");
-  } catch (const YAML::ParserException& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg);
-  }
+  // The shared reader: UTF-8, nesting depth and duplicate keys checked like every YAML input.
+  const YAML::Node root = workloads::parse_yaml_document(read_file(path), path);
   const FileReader r(path);
   if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level (base, workloads, axes, ...)");
   static const std::vector<std::string> known = {"base", "workloads", "fusion", "search_objective", "set",

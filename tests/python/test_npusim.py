@@ -149,6 +149,21 @@ def test_out_writes_the_cli_folder(tmp_path):
     with open(tmp_path / "run" / "summary.json") as f:
         assert json.load(f)["cycles"] == r.cycles
     assert (tmp_path / "run" / "trace.json").exists()
+    # Written in a temporary sibling and renamed whole: nothing else is left beside it.
+    assert sorted(os.listdir(tmp_path)) == ["run"]
+
+
+def test_out_never_writes_into_a_folder_of_other_files(tmp_path):
+    # The CLI's rule (docs/outputs.md): a folder that is not an earlier npusim output is refused.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    with pytest.raises(npusim.InputError) as e:
+        npusim.simulate("small_cnn", "edge-s", fusion="greedy", out=mine)
+    assert "found a folder with other files" in str(e.value)
+    assert sorted(os.listdir(mine)) == ["notes.txt"]
+    assert (mine / "notes.txt").read_text() == "keep me"
+    assert sorted(os.listdir(tmp_path)) == ["mine"]  # no temporary or lock left beside it
 
 
 def test_roofline_and_pandas():

@@ -54,6 +54,8 @@ class ServeProcess {
       const auto at = l.find("http://127.0.0.1:");
       if (at == std::string::npos) continue;
       port_ = std::stoi(l.substr(at + 17));
+      const auto wd = l.find("work folder ");
+      if (wd != std::string::npos) work_dir_ = l.substr(wd + 12, l.find(';', wd) - wd - 12);
       break;
     }
   }
@@ -66,6 +68,22 @@ class ServeProcess {
   }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
+  /// The work folder the server printed (its temporary one unless --work-dir).
+  const std::string& work_dir() const { return work_dir_; }
+
+  /// Sends `sig`, waits for the server to end and returns its wait status; `rest` receives what it
+  /// printed after its first line.
+  int stop(int sig, std::string* rest = nullptr) {
+    kill(pid_, sig);
+    std::string text;
+    char line[1024];
+    while (out_ && std::fgets(line, sizeof line, out_)) text += line;
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (rest) *rest = text;
+    return status;
+  }
 
   /// One request on a new connection; status 0 when the server did not answer.
   HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
@@ -132,6 +150,7 @@ class ServeProcess {
   pid_t pid_ = -1;
   FILE* out_ = nullptr;
   int port_ = 0;
+  std::string work_dir_;
 };
 
 }  // namespace npusim::test

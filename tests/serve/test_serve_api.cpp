@@ -66,6 +66,41 @@ TEST(ServeApi, ARunReturnsTheSummaryOfNpusimRun) {
   fs::remove_all(out);
 }
 
+TEST(ServeApi, ARunWritesItsFolderOnlyWhenAFileOfItIsAskedFor) {
+  ServeProcess s;
+  ASSERT_GT(s.port(), 0);
+  ASSERT_FALSE(s.work_dir().empty());
+  const std::string id = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"fusion", "greedy"}});
+  EXPECT_EQ(s.wait_run(id)["status"], "done");
+  const fs::path folder = fs::path(s.work_dir()) / "runs" / id;
+  // What the page reads first comes from the run's reply: no folder is written for it.
+  const json summary = s.request("GET", "/api/runs/" + id + "/files/summary.json").json();
+  EXPECT_GT(summary["cycles"].get<double>(), 0);
+  EXPECT_EQ(s.request("GET", "/api/runs/" + id + "/files/roofline.json").status, 200);
+  EXPECT_FALSE(fs::exists(folder));
+  // The trace needs the folder: written now, by a second child with the same figures.
+  const HttpReply trace = s.request("GET", "/api/runs/" + id + "/files/trace.json");
+  EXPECT_EQ(trace.status, 200);
+  EXPECT_TRUE(fs::exists(folder / "report.html"));
+  EXPECT_EQ(read_json(folder / "summary.json"), summary);
+}
+
+TEST(ServeShutdown, SigtermAndSigintRunTheServersOwnShutdown) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    ServeProcess s;
+    ASSERT_GT(s.port(), 0);
+    ASSERT_TRUE(fs::is_directory(s.work_dir())) << s.work_dir();
+    const std::string id = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"fusion", "none"}});
+    EXPECT_EQ(s.wait_run(id)["status"], "done");
+    EXPECT_EQ(s.request("GET", "/api/runs/" + id + "/download").status, 200);  // a folder in the work dir
+    std::string printed;
+    const int status = s.stop(sig, &printed);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_NE(printed.find("npusim serve: stopping"), std::string::npos) << printed;
+    EXPECT_FALSE(fs::exists(s.work_dir())) << "the temporary work folder stays after signal " << sig;
+  }
+}
+
 TEST(ServeApi, TheTimelineSharesOutEachUnitsBusyTime) {
   ServeProcess s;
   const std::string id = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"fusion", "none"}});

@@ -1,10 +1,11 @@
-#include "sim/cli/interrupts.h"
+#include "sim/engine/interrupts.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cerrno>
 #include <atomic>
 #include <cstdio>
@@ -15,13 +16,15 @@
 
 #include "sim/core/temporaries.h"
 
-namespace npusim::cli {
+namespace npusim::engine {
 namespace {
 
 std::atomic<const char*> g_stage{"starting"};
 std::atomic<bool> g_interrupted{false};
 std::mutex g_children_mutex;
 std::vector<pid_t> g_children;
+std::mutex g_stop_mutex;
+std::function<void()> g_stop;  // on_stop_signal's callback, taken by the first signal
 
 sigset_t stop_signals() {
   sigset_t set;
@@ -58,11 +61,24 @@ void install_interrupt_handling() {
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([set] {
-    int sig = 0;
-    while (sigwait(&set, &sig) != 0) {
+    for (;;) {
+      int sig = 0;
+      while (sigwait(&set, &sig) != 0) {
+      }
+      std::function<void()> stop;
+      {
+        std::lock_guard<std::mutex> lock(g_stop_mutex);
+        stop.swap(g_stop);
+      }
+      if (!stop) handle(sig);
+      stop();  // the command shuts itself down; a second signal finds no callback and exits
     }
-    handle(sig);
   }).detach();
+}
+
+void on_stop_signal(std::function<void()> stop) {
+  std::lock_guard<std::mutex> lock(g_stop_mutex);
+  g_stop = std::move(stop);
 }
 
 void set_stage(const char* stage) { g_stage = stage; }
@@ -106,4 +122,4 @@ void wait_if_interrupted() {
   while (g_interrupted) ::pause();
 }
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

@@ -15,6 +15,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/units.h"
+#include "sim/engine/interrupts.h"
 #include "sim/serve/server.h"
 
 namespace npusim::cli {
@@ -24,14 +25,6 @@ namespace po = boost::program_options;
 namespace {
 
 std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
-
-std::string self_executable() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw SimulationError("cannot find the npusim executable (/proc/self/exe): " + ec.message());
-  return p.string();
-}
 
 fs::path default_asset_dir() {
   if (const char* env = std::getenv("NPUSIM_WEB_DIR"); env && *env) return env;
@@ -85,12 +78,12 @@ int serve_command(const std::vector<std::string>& args) {
   o.asset_dir = assets.empty() ? default_asset_dir() : fs::path(assets);
   const bool temp_work = work.empty();
   o.work_dir = temp_work ? make_work_dir() : fs::path(work);
-  o.npusim_binary = self_executable();
 
   serve::Server server(o);
   const std::string url = server.listen();
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
+  // SIGINT/SIGTERM reach the engine's signal thread (sim/engine/interrupts.h): the first one stops
+  // the accept loop, so the server's own shutdown runs (runs killed, work folder removed).
+  engine::on_stop_signal([] { g_stop.store(true); });
   std::signal(SIGPIPE, SIG_IGN);
   if (o.allow_remote && o.host != "127.0.0.1" && o.host != "localhost" && o.host != "::1")
     std::cout << "npusim serve: WARNING: listening on " << o.host << " (--allow-remote). Anyone who can reach this port can,\n"

@@ -1,4 +1,4 @@
-#include "sim/cli/run_pipeline.h"
+#include "sim/engine/run_pipeline.h"
 
 #include <chrono>
 #include <cmath>
@@ -9,8 +9,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "sim/cli/interrupts.h"
-#include "sim/cli/search_runner.h"
+#include "sim/engine/interrupts.h"
+#include "sim/engine/output_dir.h"
+#include "sim/engine/search_runner.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
@@ -24,7 +25,7 @@
 #include "traces/trace_io.h"
 #include "workloads/loader.h"
 
-namespace npusim::cli {
+namespace npusim::engine {
 namespace fs = std::filesystem;
 
 namespace {
@@ -74,15 +75,30 @@ sched::Plan plan_for(const std::string& fusion, const std::string& objective, co
   return sched::make_plan(g, hw, policy);
 }
 
-LoadedRun load_run(const RunSpec& spec) {
-  set_stage("loading and planning");
+namespace {
+
+LoadedRun plan_loaded(const RunSpec& spec, HardwareConfig hw, workloads::Graph graph) {
   LoadedRun r;
-  r.hw = config::load_hardware_config(spec.config, spec.overrides);
-  r.graph = load_workload_spec(spec.workload, spec.load);
+  r.hw = std::move(hw);
+  r.graph = std::move(graph);
   r.workload_name = workload_name(spec.workload);
   r.plan = plan_for(spec.fusion, spec.objective, r.graph, r.hw);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
   return r;
+}
+
+}  // namespace
+
+LoadedRun load_run(const RunSpec& spec) {
+  set_stage("loading and planning");
+  // The config first: a bad --set fails before a large model is read.
+  HardwareConfig hw = config::load_hardware_config(spec.config, spec.overrides);
+  return plan_loaded(spec, std::move(hw), load_workload_spec(spec.workload, spec.load));
+}
+
+LoadedRun load_run(const RunSpec& spec, workloads::Graph graph) {
+  set_stage("loading and planning");
+  return plan_loaded(spec, config::load_hardware_config(spec.config, spec.overrides), std::move(graph));
 }
 
 nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string& dir) {
@@ -153,6 +169,25 @@ nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   return sim.summary;
 }
 
+FolderRun run_to_folder(const RunSpec& spec) {
+  // Output paths are checked (and the folder locked) before any work, so a bad --out fails in
+  // a second, not after the simulation.
+  if (!spec.vcd.empty()) check_output_file(spec.vcd, "--vcd");
+  OutputDir out(spec.out);
+  FolderRun r{load_run(spec), {}};
+  RunSpec in_tmp = spec;
+  in_tmp.out = out.path().string();
+  try {
+    r.summary = execute_run(in_tmp, r.loaded);
+  } catch (const SimulationError&) {
+    // Roofline violations are reported with the whole folder, kept for inspection.
+    if (fs::exists(out.path() / "summary.json")) out.commit();
+    throw;
+  }
+  out.commit();
+  return r;
+}
+
 namespace {
 
 /// A summary figure, or NaN where the summary holds none (JSON has no NaN or infinity: a metric
@@ -214,4 +249,4 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
   return os.str();
 }
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

@@ -14,7 +14,7 @@
 #include "workloads/graph.h"
 #include "workloads/loader.h"
 
-namespace npusim::cli {
+namespace npusim::engine {
 
 struct RunSpec {
   std::string config = "edge-m";
@@ -38,6 +38,9 @@ struct LoadedRun {
 
 /// Loads and plans (no simulation). Throws InputError on bad input.
 LoadedRun load_run(const RunSpec& spec);
+/// The same with the workload already loaded (a server keeps its workloads): loads the config
+/// and plans `graph`.
+LoadedRun load_run(const RunSpec& spec, workloads::Graph graph);
 
 /// A workload spec as `--workload` takes it: a file path, else a zoo name.
 workloads::Graph load_workload_spec(const std::string& workload, const workloads::LoadOptions& options);
@@ -64,6 +67,17 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
 /// Returns summary.json's content.
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
 
+/// A run written to its folder: what was loaded and summary.json's content.
+struct FolderRun {
+  LoadedRun loaded;
+  nlohmann::json summary;
+};
+
+/// `npusim run` as a whole: checks `spec.vcd`'s path, checks and locks `spec.out` (OutputDir),
+/// loads and plans, simulates, writes the folder and renames it into place. A roofline point
+/// above its roof keeps the whole folder for inspection and throws SimulationError.
+FolderRun run_to_folder(const RunSpec& spec);
+
 /// Simulates and analyses without writing anything (sweep points that keep no run folder);
 /// returns summary.json's content. Throws SimulationError where execute_run would.
 nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run);
@@ -75,4 +89,4 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
 /// A one-screen table of a run's headline figures.
 std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs);
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace npusim::cli {
+namespace npusim::engine {
 
 class OutputDir {
  public:
@@ -34,8 +34,24 @@ class OutputDir {
   bool committed_ = false;
 };
 
+/// An exclusive lock on `path` (a lock file npusim creates, or an earlier npusim's; never
+/// followed through a symbolic link, never written) held for the object's life and removed
+/// after. Throws InputError naming `flag` when another process holds it or the name is taken by
+/// something else. Used where one folder must have one writer: a sweep's result files.
+class FileLock {
+ public:
+  FileLock(std::string path, const std::string& flag);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 /// Checks an output file path (`--vcd`, `schedule --out`) before any work: its folder exists or is
 /// created, and the path is not a folder. Throws InputError naming `flag`.
 void check_output_file(const std::string& path, const std::string& flag);
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

@@ -4,10 +4,16 @@
 // (sim/core/temporaries.h), prints the stage the run had reached and exits 130 or 143.
 #include <sys/types.h>
 
-namespace npusim::cli {
+#include <functional>
+
+namespace npusim::engine {
 
 /// Call first in main(), before any other thread or child exists.
 void install_interrupt_handling();
+/// For a command that shuts itself down (npusim serve): the first SIGINT/SIGTERM calls `stop`
+/// (on the signal thread; keep it short, e.g. set a flag) instead of cleaning up and exiting; a
+/// second signal exits as usual.
+void on_stop_signal(std::function<void()> stop);
 /// What the run is doing, for "interrupted while <stage>" (a string literal).
 void set_stage(const char* stage);
 /// fork() for a simulation child. The child gets its own signal handling and an empty list of
@@ -25,4 +31,4 @@ bool interrupted();
 /// just removed, say) is not the run's outcome. Returns at once otherwise.
 void wait_if_interrupted();
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

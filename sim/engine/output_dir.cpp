@@ -1,4 +1,4 @@
-#include "sim/cli/output_dir.h"
+#include "sim/engine/output_dir.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,7 +12,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/temporaries.h"
 
-namespace npusim::cli {
+namespace npusim::engine {
 namespace fs = std::filesystem;
 
 namespace {
@@ -48,25 +48,32 @@ bool is_npusim_output(const fs::path& dir) {
   return false;
 }
 
-/// Opens and locks `lock` without waiting; -1 when another process holds it. The lock file is
-/// removed on release, so a lock taken on a file that was meanwhile unlinked is retried.
+/// Opens and locks `lock` without waiting: -1 when another process holds it, -2 when it cannot
+/// be opened (errno says why), -3 when the name is taken by something that is not a plain file
+/// (a symbolic link planted there, a folder). The file is never followed through a link, never
+/// truncated and never written: the lock is the flock alone. It is removed on release, so a lock
+/// taken on a file that was meanwhile unlinked is retried.
 int take_lock(const fs::path& lock) {
-  for (;;) {
-    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return -2;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
+      fd = ::open(lock.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT) continue;  // released between the two opens: create it again
+    }
+    if (fd < 0) return errno == ELOOP ? -3 : -2;
+    struct stat held {}, named {};
+    if (::fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
+      ::close(fd);
+      return -3;
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd);
       return -1;
     }
-    struct stat held {}, named {};
-    if (::fstat(fd, &held) == 0 && ::stat(lock.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
-        held.st_dev == named.st_dev) {
-      const std::string pid = std::to_string(::getpid()) + "\n";
-      if (::ftruncate(fd, 0) == 0) [[maybe_unused]] auto n = ::write(fd, pid.data(), pid.size());
-      return fd;
-    }
-    ::close(fd);
+    if (::lstat(lock.c_str(), &named) == 0 && held.st_ino == named.st_ino && held.st_dev == named.st_dev) return fd;
+    ::close(fd);  // unlinked by its holder after we opened it: take the new one
   }
+  return -1;  // it kept changing hands: in use
 }
 
 }  // namespace
@@ -98,16 +105,24 @@ OutputDir::OutputDir(const std::string& final_path, const std::string& flag) {
   const fs::path dir = parent.empty() ? fs::path(".") : parent;
 
   lock_ = dir / ("." + name + ".lock");
-  lock_fd_ = take_lock(lock_);
-  const int lock_error = errno;
+  // Taken and registered in one step: a stop signal either finds no lock of ours or removes it.
+  int lock_error = 0;
+  exclusive_of_removal([&] {
+    lock_fd_ = take_lock(lock_);
+    lock_error = errno;
+    if (lock_fd_ >= 0) register_temporary(lock_.string());  // an interrupted run leaves no lock file behind
+  });
   if (lock_fd_ < 0) forget_created_folders();
   if (lock_fd_ == -2)
     throw InputError(flag + " " + final_path, "expected a writable folder, found that " + lock_.string() +
                                                   " cannot be created (" + std::strerror(lock_error) + ")");
+  if (lock_fd_ == -3)
+    throw InputError(flag + " " + final_path, "expected " + lock_.string() +
+                                                  " to be npusim's lock file or absent, found a symbolic link or "
+                                                  "another kind of file there (remove it if it is not yours)");
   if (lock_fd_ < 0)
     throw InputError(flag + " " + final_path, "expected a folder no other run is writing, found it in use (" +
                                                   lock_.string() + " is locked by another npusim)");
-  register_temporary(lock_.string());  // an interrupted run leaves no lock file behind
   tmp_ = dir / ("." + name + ".tmp-" + std::to_string(::getpid()));
   fs::remove_all(tmp_, ec);
   register_temporary(tmp_.string());
@@ -169,6 +184,30 @@ void OutputDir::commit() {
   unregister_temporary(old.string());
 }
 
+FileLock::FileLock(std::string path, const std::string& flag) : path_(std::move(path)) {
+  int error = 0;
+  exclusive_of_removal([&] {
+    fd_ = take_lock(path_);
+    error = errno;
+    if (fd_ >= 0) register_temporary(path_);
+  });
+  if (fd_ == -2)
+    throw InputError(flag, "expected a writable folder, found that " + path_ + " cannot be created (" +
+                               std::strerror(error) + ")");
+  if (fd_ == -3)
+    throw InputError(flag, "expected " + path_ + " to be npusim's lock file or absent, found a symbolic link or "
+                                                 "another kind of file there (remove it if it is not yours)");
+  if (fd_ < 0)
+    throw InputError(flag, "expected no other npusim writing these results, found " + path_ +
+                               " locked by another one (a second --resume of the same sweep or shard?)");
+}
+
+FileLock::~FileLock() {
+  ::unlink(path_.c_str());  // while still held: a process that opened it meanwhile retries (take_lock)
+  ::close(fd_);
+  unregister_temporary(path_);
+}
+
 void check_output_file(const std::string& path, const std::string& flag) {
   if (path.empty()) throw InputError(flag, "expected a file path, found an empty one");
   std::error_code ec;
@@ -176,4 +215,4 @@ void check_output_file(const std::string& path, const std::string& flag) {
   make_folder(fs::path(path).parent_path(), flag, path);
 }
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

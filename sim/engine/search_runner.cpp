@@ -1,32 +1,24 @@
-#include "sim/cli/search_runner.h"
+#include "sim/engine/search_runner.h"
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
-#include "sim/cli/interrupts.h"
+#include "sim/engine/child.h"
 #include "sim/core/errors.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
 #include "traces/analysis.h"
 
-namespace npusim::cli {
+namespace npusim::engine {
 
 namespace {
-
-struct Child {
-  pid_t pid = -1;
-  int fd = -1;
-  std::size_t index = 0;
-};
 
 /// What a candidate's simulation measured: end time, DRAM bytes moved (whole bursts, as the
 /// trace counts them) and energy (the summary's figure; absent without an energy model).
@@ -36,47 +28,30 @@ struct Measured {
   std::optional<double> energy_j;
 };
 
-/// Forks a child that simulates `plan` and writes "end_ps dram_bytes energy_j" to a pipe
-/// ("-" for energy without a model).
-Child start_child(const workloads::Graph& g, const HardwareConfig& hw, const sched::Plan& plan, std::size_t index) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw SimulationError("cannot create a pipe for a search simulation");
-  const pid_t pid = fork_child();  // stopped and cleaned up on SIGINT/SIGTERM
-  if (pid < 0) throw SimulationError("cannot fork a search simulation");
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string text;
-    try {
-      const auto program = sched::lower_plan(g, hw, plan);
-      const traces::Trace trace = simulate({hw, g, plan, program, g.name, {}});
-      const traces::TraceAnalysis a = traces::analyse_trace(trace);
-      char energy[64] = "-";
-      if (a.energy) std::snprintf(energy, sizeof energy, "%.17g", a.energy->network.total_j());
-      text = std::to_string(trace.end_ps) + " " + std::to_string(a.tallies.network.dram_bytes()) + " " + energy;
-    } catch (const std::exception&) {
-      // nothing written: reported to the parent as "did not finish"
-    }
-    [[maybe_unused]] const auto n = ::write(fds[1], text.data(), text.size());
-    ::close(fds[1]);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  return {pid, fds[0], index};
+/// A child that simulates `plan` and replies "end_ps dram_bytes energy_j" ("-" for energy
+/// without a model).
+std::unique_ptr<Child> start_child(const workloads::Graph& g, const HardwareConfig& hw, const sched::Plan& plan) {
+  return std::make_unique<Child>([&g, &hw, &plan] {
+    const auto program = sched::lower_plan(g, hw, plan);
+    const traces::Trace trace = simulate({hw, g, plan, program, g.name, {}});
+    const traces::TraceAnalysis a = traces::analyse_trace(trace);
+    char energy[64] = "-";
+    if (a.energy) std::snprintf(energy, sizeof energy, "%.17g", a.energy->network.total_j());
+    return std::to_string(trace.end_ps) + " " + std::to_string(a.tallies.network.dram_bytes()) + " " + energy;
+  });
 }
 
-Measured finish_child(const Child& c) {
-  std::string text;
-  char buf[64];
-  for (ssize_t n; (n = ::read(c.fd, buf, sizeof buf)) > 0;) text.append(buf, std::size_t(n));
-  ::close(c.fd);
-  const int status = wait_child(c.pid);
+Measured finish_child(Child& c, std::size_t index) {
+  const ChildResult r = c.wait();
   Measured m;
-  if (!WIFEXITED(status))
-    spdlog::warn("search: simulation {} (process {}) was killed by signal {} ({}); counted as not finishing", c.index,
-                 c.pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (!r.ok()) {
+    spdlog::warn("search: simulation {} (process {}) did not finish ({}); counted as not finishing", index, c.pid(),
+                 r.message);
+    return m;
+  }
   unsigned long long end_ps = 0, dram = 0;
   char energy[64] = "";
-  if (std::sscanf(text.c_str(), "%llu %llu %63s", &end_ps, &dram, energy) != 3) return m;
+  if (std::sscanf(r.reply.c_str(), "%llu %llu %63s", &end_ps, &dram, energy) != 3) return m;
   m.end_ps = end_ps;
   m.dram_bytes = dram;
   if (std::string(energy) != "-") m.energy_j = std::strtod(energy, nullptr);
@@ -136,11 +111,11 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
 
   // Two simulations at a time: the machines this runs on have two cores.
   std::vector<Measured> measured(cands.size());
-  std::vector<Child> running;
+  std::vector<std::pair<std::unique_ptr<Child>, std::size_t>> running;
   for (std::size_t i = 0; i < cands.size(); ++i) {
-    running.push_back(start_child(g, hw, cands[i].second, i));
+    running.emplace_back(start_child(g, hw, cands[i].second), i);
     if (running.size() == 2 || i + 1 == cands.size()) {
-      for (const auto& c : running) measured[c.index] = finish_child(c);
+      for (auto& [child, index] : running) measured[index] = finish_child(*child, index);
       running.clear();
     }
   }
@@ -167,4 +142,4 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
   return chosen;
 }
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

@@ -10,7 +10,7 @@
 #include "sim/scheduler/plan.h"
 #include "workloads/graph.h"
 
-namespace npusim::cli {
+namespace npusim::engine {
 
 /// Builds the candidates (the search's best grouping under `objective`, then under the other
 /// objectives the config can price, greedy, epilogue), simulates each, and returns the best by
@@ -20,4 +20,4 @@ namespace npusim::cli {
 sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig& hw,
                                  sched::SearchObjective objective = sched::SearchObjective::Cycles);
 
-}  // namespace npusim::cli
+}  // namespace npusim::engine

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Live-page latency: POST /api/runs to status `done`, as the page sees it (docs/serve.md).
+
+Starts `npusim serve --port 0`, then for each workload runs six array sizes one after another
+(the page's slider) and prints each time and the median, beside the time of `gzip -6` on 8 MB of
+random bytes measured in the same run (the yardstick issue 24 states its target in: 150 ms for
+MobileNetV2 on edge-m is about 0.6x of it on the machine it was measured on).
+
+Usage: bench/serve_latency.py [build/npusim]   (needs a build; only the standard library)
+"""
+import http.client
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "build", "npusim")
+
+
+def gzip_seconds() -> float:
+    data = os.urandom(8 << 20)
+    start = time.perf_counter()
+    subprocess.run(["gzip", "-6"], input=data, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def request(port: int, method: str, path: str, body: dict = None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request(method, path, json.dumps(body) if body is not None else None,
+                 {"Content-Type": "application/json"})
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, json.loads(data) if data else None
+
+
+def run_until_done(port: int, body: dict) -> float:
+    start = time.perf_counter()
+    status, run = request(port, "POST", "/api/runs", body)
+    assert status == 202, (status, run)
+    while run["status"] == "running":
+        time.sleep(0.002)
+        _, run = request(port, "GET", "/api/runs/" + run["id"])
+    assert run["status"] == "done", run
+    request(port, "GET", "/api/runs/" + run["id"] + "/files/summary.json")
+    request(port, "GET", "/api/runs/" + run["id"] + "/files/roofline.json")
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    server = subprocess.Popen([binary, "serve", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)", server.stdout.readline()).group(1))
+        yardstick = gzip_seconds()
+        print(f"gzip -6 of 8 MB random bytes: {yardstick * 1e3:.0f} ms")
+        for workload in ("mobilenet_v2", "resnet50"):
+            run_until_done(port, {"config": "edge-m", "workload": workload})  # loads the workload once
+            times = []
+            for rows in (8, 16, 24, 32, 48, 64):
+                times.append(run_until_done(port, {"config": "edge-m", "workload": workload, "fusion": "greedy",
+                                                   "set": {"npu.mac_array.rows": rows}}))
+            print(f"{workload:14s} edge-m greedy, rows 8..64: " + " ".join(f"{t * 1e3:.0f}" for t in times) +
+                  f" ms; median {statistics.median(times) * 1e3:.0f} ms"
+                  f" = {statistics.median(times) / yardstick:.2f}x gzip")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+#include "sim/engine/child.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "sim/core/errors.h"
+#include "sim/engine/interrupts.h"
+
+namespace npusim::engine {
+namespace {
+
+// The reply's first line says how the work ended ("ok" or an ErrorReport kind); the rest is the
+// work's return value or the error's message.
+constexpr const char* kOk = "ok";
+
+void write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the parent is gone or stopped reading: nothing left to tell
+    done += std::size_t(n);
+  }
+}
+
+void apply_limits(const ChildOptions& o) {
+  if (o.memory_bytes > 0) {
+    const rlimit as{o.memory_bytes, o.memory_bytes};
+    ::setrlimit(RLIMIT_AS, &as);
+  }
+  if (o.wall_time.count() > 0) {  // a backstop should the parent's watch fail: twice the wall time
+    const rlim_t cpu = rlim_t(o.wall_time.count() / 1000) * 2 + 2;
+    const rlimit limit{cpu, cpu + 5};
+    ::setrlimit(RLIMIT_CPU, &limit);
+  }
+}
+
+/// stdout and stderr into the log file, or stderr into the parent's pipe (`err_fd`).
+void redirect_output(const std::string& log_path, int err_fd) {
+  if (err_fd >= 0) {
+    const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd >= 0) ::dup2(null_fd, 1);
+    ::dup2(err_fd, 2);
+    return;
+  }
+  if (log_path.empty()) return;
+  const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;  // the log is a convenience: the reply still carries the outcome
+  ::dup2(fd, 1);
+  ::dup2(fd, 2);
+  ::close(fd);
+}
+
+/// The child: limits, output, a logger of its own (another thread of the parent may have held
+/// the old one's mutex at the fork), the work, the reply, and the exit code. Never returns.
+[[noreturn]] void run_child(const Child::Work& work, const ChildOptions& o, int fd, int err_fd, pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed parent takes its children with it
+  if (::getppid() != parent) ::_exit(1);
+  if (o.own_process_group) ::setpgid(0, 0);
+  apply_limits(o);
+  redirect_output(o.log_path, err_fd);
+  const auto level = spdlog::get_level();
+  spdlog::set_default_logger(spdlog::stderr_color_mt("npusim-child"));
+  spdlog::set_level(level);
+  std::string reply;
+  int code = 0;
+  try {
+    reply = std::string(kOk) + "\n" + work();
+  } catch (...) {
+    const ErrorReport r = report_exception(std::current_exception());
+    reply = r.kind + "\n" + r.message;
+    code = r.exit_code;
+    if (!o.log_path.empty()) std::fprintf(stderr, "%s\n", r.line().c_str());  // for the log's reader
+  }
+  write_all(fd, reply);
+  ::close(fd);
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
+std::mutex g_kill_mutex;  // orders cancel() against reaping, so a reused pid is never killed
+
+}  // namespace
+
+Child::Child(const Work& work, const ChildOptions& options) : options_(options) {
+  int fds[2], err[2] = {-1, -1};
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
+  if (options_.on_stderr_line && ::pipe2(err, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(e));
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = fork_child();
+  if (pid < 0) {
+    const int e = errno;
+    for (int f : {fds[0], fds[1], err[0], err[1]})
+      if (f >= 0) ::close(f);
+    throw SimulationError(std::string("cannot fork a child process: ") + std::strerror(e));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (err[0] >= 0) ::close(err[0]);
+    run_child(work, options_, fds[1], err[1], parent);
+  }
+  ::close(fds[1]);
+  if (err[1] >= 0) ::close(err[1]);
+  err_fd_ = err[0];
+  if (options_.own_process_group) ::setpgid(pid, pid);  // also here: no kill can race the child's own call
+  pid_ = pid;
+  fd_ = fds[0];
+  start_ = std::chrono::steady_clock::now();
+}
+
+Child::~Child() {
+  if (!reaped_) {
+    kill_now();
+    reap();
+  }
+}
+
+void Child::kill_now() {
+  std::lock_guard<std::mutex> lock(g_kill_mutex);
+  if (reaped_ || pid_ <= 0) return;
+  ::kill(options_.own_process_group ? -pid_ : pid_, SIGKILL);
+}
+
+void Child::cancel() {
+  cancelled_ = true;
+  kill_now();
+}
+
+bool Child::read_some(int fd, std::string& into) {
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      into.append(buf, std::size_t(n));
+      if (std::size_t(n) < sizeof buf) return true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return true;
+    return false;  // end of file (or an error: the child is gone either way)
+  }
+}
+
+void Child::pass_lines(bool all) {
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = err_text_.find('\n', start)) != std::string::npos; start = nl + 1)
+    options_.on_stderr_line(err_text_.substr(start, nl - start));
+  err_text_.erase(0, start);
+  if (all && !err_text_.empty()) options_.on_stderr_line(err_text_);
+  if (all) err_text_.clear();
+}
+
+ChildResult Child::wait(const std::function<bool()>& keep_waiting) {
+  for (int fd : {fd_, err_fd_})
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  bool reply_open = true;
+  while (reply_open || err_fd_ >= 0) {
+    pollfd p[2] = {{reply_open ? fd_ : -1, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+    const int n = ::poll(p, 2, 50);
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0 && p[0].revents != 0) reply_open = read_some(fd_, received_);
+    if (n > 0 && p[1].revents != 0) {
+      const bool open = read_some(err_fd_, err_text_);
+      pass_lines(!open);
+      if (!open) {
+        ::close(err_fd_);
+        err_fd_ = -1;
+      }
+    }
+    if (options_.wall_time.count() > 0 && std::chrono::steady_clock::now() - start_ > options_.wall_time) {
+      timed_out_ = true;
+      kill_now();
+    }
+    if (keep_waiting && !cancelled_ && !keep_waiting()) cancel();
+  }
+  return reap();
+}
+
+ChildResult Child::reap() {
+  for (int* fd : {&fd_, &err_fd_})
+    if (*fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
+  // Wait without reaping, then mark the child reaped under the kill lock and reap it: cancel()
+  // from another thread either kills a zombie (harmless) or sees reaped_ and does nothing.
+  siginfo_t info{};
+  while (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_kill_mutex);
+    reaped_ = true;
+  }
+  const int status = wait_child(pid_);
+  ChildResult r;
+  if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
+    r.exit_code = 128 + r.signal;
+  } else {
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  const auto newline = received_.find('\n');
+  const std::string kind = received_.substr(0, newline);
+  const std::string body = newline == std::string::npos ? "" : received_.substr(newline + 1);
+  if (cancelled_) {
+    r.end = ChildResult::End::Cancelled;
+    r.message = "cancelled";
+  } else if (timed_out_) {
+    r.end = ChildResult::End::TimedOut;
+    r.message = "stopped at the time limit of " + std::to_string(options_.wall_time.count() / 1000) + " s";
+  } else if (r.signal != 0 || newline == std::string::npos) {
+    r.end = ChildResult::End::Signalled;
+    const int sig = r.signal;
+    r.message = sig == 0 ? "the process ended (exit code " + std::to_string(r.exit_code) + ") without a result"
+                         : "the process was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
+                               (sig == SIGKILL ? (options_.memory_bytes > 0
+                                                      ? "; past its memory limit of " +
+                                                            std::to_string(options_.memory_bytes >> 20) + " MiB, perhaps"
+                                                      : "; out of memory, perhaps (the kernel's OOM killer sends SIGKILL)")
+                                               : "");
+  } else if (kind == kOk) {
+    r.end = ChildResult::End::Ok;
+    r.reply = body;
+  } else {
+    r.end = ChildResult::End::Error;
+    r.kind = kind;
+    r.message = body;
+  }
+  return r;
+}
+
+ChildResult run_in_child(const Child::Work& work, const ChildOptions& options) {
+  Child child(work, options);
+  return child.wait();
+}
+
+std::string reply_or_throw(const ChildResult& r, const std::string& context) {
+  if (r.ok()) return r.reply;
+  if (r.end == ChildResult::End::Error && r.kind == "input") throw InputError(context, r.message);
+  throw SimulationError((context.empty() ? "" : context + ": ") + r.message);
+}
+
+}  // namespace npusim::engine

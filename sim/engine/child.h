@@ -1,0 +1,98 @@
+#pragma once
+// The one way npusim runs work in a child process. SystemC elaborates once per process, so every
+// simulation after a process's first (compare, search finalists, sweep points, Python calls, the
+// server's runs) is forked: the child runs a function, sends what it returns back through a pipe,
+// and ends with the CLI's exit codes (0 ok, 2 bad input, 1 otherwise). The parent reads the reply
+// and reaps the child, optionally under a wall-time limit, a memory limit and cancellation.
+// Children are registered with the signal handling of sim/engine/interrupts.h, so SIGINT/SIGTERM
+// to npusim stop them too, and each child dies with its parent (PR_SET_PDEATHSIG).
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace npusim::engine {
+
+struct ChildOptions {
+  /// The child's stdout and stderr go to this file (created, or replaced if the parent made it
+  /// before); "" keeps the parent's.
+  std::string log_path;
+  /// Wall time after which the parent kills the child (0: no limit).
+  std::chrono::milliseconds wall_time{0};
+  /// RLIMIT_AS of the child (0: none), and RLIMIT_CPU as a backstop when wall_time is set.
+  std::uint64_t memory_bytes = 0;
+  /// The child leads its own process group (killed as a group: it may fork children of its own).
+  bool own_process_group = false;
+  /// When set, the child's stderr comes back through a pipe and each line is passed here (from
+  /// the thread in wait()), and its stdout goes to /dev/null: how the server follows a run's
+  /// progress lines. Not together with log_path.
+  std::function<void(const std::string&)> on_stderr_line;
+};
+
+/// How a child ended and what it sent.
+struct ChildResult {
+  enum class End {
+    Ok,         // the work returned; `reply` holds what it returned
+    Error,      // the work threw: `exit_code` 2 (bad input) or 1, `kind` and `message` say what
+    Signalled,  // a signal ended it (`signal`): a crash, the OOM killer, or someone's kill
+    TimedOut,   // the parent killed it at ChildOptions::wall_time
+    Cancelled,  // the parent was asked to stop it (Child::cancel or keep_waiting)
+  };
+  End end = End::Signalled;
+  int exit_code = -1;   // 0 / 2 / 1 as the CLI's codes; 128 + signal when a signal ended it
+  int signal = 0;
+  std::string reply;    // End::Ok: the work's return value
+  std::string kind;     // End::Error: "input", "simulation" or "internal" (ErrorReport::kind)
+  std::string message;  // End::Error: the error's text; otherwise what ended the child, in words
+  bool ok() const { return end == End::Ok; }
+};
+
+class Child {
+ public:
+  using Work = std::function<std::string()>;
+  /// Forks a child that runs `work`. Throws SimulationError when no process can be made. Never
+  /// forks once a stop signal has arrived (see fork_child).
+  explicit Child(const Work& work, const ChildOptions& options = {});
+  /// Kills and reaps a child that is still running.
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+  /// Reads the reply until the child closes its pipe, then reaps it. `keep_waiting`, when given,
+  /// is asked about every 50 ms; false cancels the child. Call once, from one thread.
+  ChildResult wait(const std::function<bool()>& keep_waiting = {});
+  /// Kills the child (its group, when it has one) at once; wait() then reports End::Cancelled.
+  /// Safe from any thread, idempotent.
+  void cancel();
+
+ private:
+  /// Reads what `fd` holds now into `into`; false once the child has closed it.
+  static bool read_some(int fd, std::string& into);
+  /// Passes the whole lines of the stderr pipe to on_stderr_line (the rest too when `all`).
+  void pass_lines(bool all);
+  ChildResult reap();
+  void kill_now();
+
+  pid_t pid_ = -1;
+  int fd_ = -1, err_fd_ = -1;
+  ChildOptions options_;
+  std::string err_text_;
+  std::chrono::steady_clock::time_point start_;
+  std::string received_;
+  std::atomic<bool> cancelled_{false}, timed_out_{false}, reaped_{false};
+};
+
+/// Forks `work` and waits for it: the common case.
+ChildResult run_in_child(const Child::Work& work, const ChildOptions& options = {});
+
+/// The child's reply when it succeeded; otherwise throws what its work threw, as the same class
+/// (InputError for bad input, SimulationError for the rest and for a child that did not finish),
+/// the message prefixed by `context` ("greedy", "search simulation 3").
+std::string reply_or_throw(const ChildResult& r, const std::string& context);
+
+}  // namespace npusim::engine

@@ -1,0 +1,172 @@
+// engine::Child, the one way npusim runs work in a child process: the reply, the exit codes of
+// the CLI, limits, cancellation and the stderr lines the server follows.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/core/errors.h"
+#include "sim/engine/child.h"
+
+namespace npusim::engine {
+namespace {
+
+using End = ChildResult::End;
+
+TEST(Child, ReturnsWhatTheWorkReturns) {
+  const ChildResult r = run_in_child([] { return std::string("42 cycles"); });
+  EXPECT_EQ(r.end, End::Ok);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.reply, "42 cycles");
+  EXPECT_EQ(reply_or_throw(r, "x"), "42 cycles");
+}
+
+TEST(Child, ALargeReplyArrivesWhole) {
+  // 3 MiB: more than a pipe holds (64 KiB), so the parent must read while the child writes.
+  const ChildResult r = run_in_child([] { return std::string(3u << 20, 'x') + "end"; });
+  ASSERT_EQ(r.end, End::Ok);
+  EXPECT_EQ(r.reply.size(), (3u << 20) + 3);
+  EXPECT_EQ(r.reply.substr(r.reply.size() - 3), "end");
+}
+
+TEST(Child, BadInputIsExitTwoAndThrownAgainAsInputError) {
+  const ChildResult r = run_in_child([]() -> std::string { throw InputError("net.yaml:3", "expected a shape, found 'x'"); });
+  EXPECT_EQ(r.end, End::Error);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.kind, "input");
+  EXPECT_EQ(r.message, "net.yaml:3: expected a shape, found 'x'");
+  try {
+    reply_or_throw(r, "greedy");
+    FAIL() << "no exception";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "greedy: net.yaml:3: expected a shape, found 'x'");
+  }
+}
+
+TEST(Child, ASimulationErrorIsExitOne) {
+  const ChildResult r = run_in_child([]() -> std::string { throw SimulationError("deadlock: 3 commands wait"); });
+  EXPECT_EQ(r.end, End::Error);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.kind, "simulation");
+  EXPECT_THROW(reply_or_throw(r, ""), SimulationError);
+}
+
+TEST(Child, AChildKilledByASignalSaysWhich) {
+  const ChildResult r = run_in_child([]() -> std::string {
+    ::raise(SIGKILL);
+    return "never";
+  });
+  EXPECT_EQ(r.end, End::Signalled);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_EQ(r.exit_code, 128 + 9);
+  EXPECT_NE(r.message.find("was killed by signal 9 (Killed)"), std::string::npos) << r.message;
+  EXPECT_THROW(reply_or_throw(r, "run"), SimulationError);
+}
+
+TEST(Child, TheWallTimeLimitStopsIt) {
+  ChildOptions o;
+  o.wall_time = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  const ChildResult r = run_in_child(
+      [] {
+        std::this_thread::sleep_for(std::chrono::seconds(30));
+        return std::string("late");
+      },
+      o);
+  EXPECT_EQ(r.end, End::TimedOut);
+  EXPECT_EQ(r.signal, SIGKILL);
+  // Not a timing assert on the machine's speed: 30 s would mean the limit was never applied.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+TEST(Child, CancelFromAnotherThreadEndsItAsCancelled) {
+  Child child([] {
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    return std::string("late");
+  });
+  std::thread canceller([&child] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    child.cancel();
+  });
+  const ChildResult r = child.wait();
+  canceller.join();
+  EXPECT_EQ(r.end, End::Cancelled);
+  EXPECT_EQ(r.signal, SIGKILL);
+}
+
+TEST(Child, KeepWaitingFalseCancelsIt) {
+  int asked = 0;
+  Child child([] {
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    return std::string("late");
+  });
+  const ChildResult r = child.wait([&asked] { return ++asked < 3; });
+  EXPECT_EQ(r.end, End::Cancelled);
+  EXPECT_EQ(asked, 3);  // asked until it said no, then not again
+}
+
+TEST(Child, StderrLinesReachTheCallbackInOrder) {
+  std::vector<std::string> lines;
+  ChildOptions o;
+  o.on_stderr_line = [&lines](const std::string& l) { lines.push_back(l); };
+  const ChildResult r = run_in_child(
+      [] {
+        std::fprintf(stderr, "simulating: 1/4 commands\nsimulating: 4/4 commands\nno newline");
+        std::printf("stdout is not passed on\n");
+        return std::string("ok");
+      },
+      o);
+  ASSERT_EQ(r.end, End::Ok);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "simulating: 1/4 commands");
+  EXPECT_EQ(lines[1], "simulating: 4/4 commands");
+  EXPECT_EQ(lines[2], "no newline");
+}
+
+TEST(Child, TheMemoryLimitTurnsAHugeAllocationIntoAnError) {
+  ChildOptions o;
+  o.memory_bytes = 256ull << 20;
+  const ChildResult r = run_in_child(
+      [] {
+        std::vector<char> big(1ull << 30, 1);  // 1 GiB under a 256 MiB address-space limit
+        return std::to_string(big.size());
+      },
+      o);
+  EXPECT_EQ(r.end, End::Error);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.message, "out of memory");
+}
+
+TEST(Child, TheLogFileGetsStdoutStderrAndTheErrorLine) {
+  const std::filesystem::path log = std::filesystem::temp_directory_path() /
+                                    ("npusim_child_log_" + std::to_string(::getpid()) + ".log");
+  std::filesystem::remove(log);
+  ChildOptions o;
+  o.log_path = log.string();
+  const ChildResult r = run_in_child(
+      []() -> std::string {
+        std::printf("to stdout\n");
+        std::fflush(stdout);
+        throw InputError("w.yaml:1", "expected ops, found none");
+      },
+      o);
+  EXPECT_EQ(r.exit_code, 2);
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "to stdout\nnpusim: error: w.yaml:1: expected ops, found none\n");
+  std::filesystem::remove(log);
+}
+
+}  // namespace
+}  // namespace npusim::engine
