@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ using nlohmann::json;
 struct Case {
   std::string workload, preset, fusion;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.workload << " on " << c.preset << ", fusion " << c.fusion; }
 
 std::vector<Case> cases() {
   std::vector<Case> out;
