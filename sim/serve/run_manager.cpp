@@ -41,7 +41,11 @@ std::string describe_failure(const engine::ChildResult& r, const engine::ChildOp
   if (r.end == End::TimedOut)
     return "the run exceeded its time limit of " + std::to_string(limits.wall_time.count() / 1000) +
            " s (npusim serve --run-timeout)";
-  const bool out_of_memory = r.end == End::Error && r.message == "out of memory";
+  // Under RLIMIT_AS an allocation fails: std::bad_alloc ("out of memory"), or a library's own
+  // report of it (SystemC: "failed to allocate stack memory").
+  const bool out_of_memory = r.end == End::Error && (r.message == "out of memory" ||
+                                                    (r.message.find("alloc") != std::string::npos &&
+                                                     r.message.find("memory") != std::string::npos));
   if (out_of_memory || r.signal == SIGSEGV || r.signal == SIGABRT || r.signal == SIGKILL)
     return "the run stopped at its memory limit of " + std::to_string(limits.memory_bytes >> 20) +
            " MiB (npusim serve --run-memory) or crashed";

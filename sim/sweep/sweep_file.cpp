@@ -188,7 +188,7 @@ void validate_workloads_and_policies(const FileReader& r, const YAML::Node& root
 
 SweepSpec load_sweep(const std::string& path) {
   // The shared reader: UTF-8, nesting depth and duplicate keys checked like every YAML input.
-  const YAML::Node root = workloads::parse_yaml_document(read_file(path), path);
+  YAML::Node root = workloads::parse_yaml_document(read_file(path), path);
   const FileReader r(path);
   if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level (base, workloads, axes, ...)");
   static const std::vector<std::string> known = {"base", "workloads", "fusion", "search_objective", "set",

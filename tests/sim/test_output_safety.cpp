@@ -117,6 +117,28 @@ TEST(OutputSafety, AnOutInUseIsRefused) {
   fs::remove_all(dir);
 }
 
+TEST(OutputSafety, ALinkPlantedAtTheLockNameIsRefusedAndItsTargetUntouched) {
+  // A shared project folder: someone plants .run.lock -> a file of the user's. npusim must not
+  // follow it (it used to open it with O_CREAT and truncate it to write its pid).
+  const fs::path dir = scratch("lock_link");
+  fs::create_directories(dir);
+  const fs::path target = dir / "thesis.tex";
+  std::ofstream(target) << "three years of work\n";
+  fs::create_symlink(target, dir / ".run.lock");
+  std::string out;
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "run").string(), &out), 2) << out;
+  EXPECT_NE(out.find("found a symbolic link"), std::string::npos) << out;
+  EXPECT_EQ(read_file(target.string()), "three years of work\n");
+  EXPECT_FALSE(fs::exists(dir / "run"));
+  // An earlier npusim's lock file (a plain file nobody holds) is taken, not refused, and not
+  // written into: it is removed with the run's end.
+  fs::remove(dir / ".run.lock");
+  std::ofstream(dir / ".run.lock") << "";
+  EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "run").string(), &out), 0) << out;
+  EXPECT_FALSE(fs::exists(dir / ".run.lock"));
+  fs::remove_all(dir);
+}
+
 TEST(OutputSafety, ConcurrentRunsOnOneOutNeverMixTheirFiles) {
   const fs::path dir = scratch("concurrent");
   fs::create_directories(dir / "tmp");

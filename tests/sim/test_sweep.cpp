@@ -1,6 +1,7 @@
 // Sweeps: expansion and sampling by hand, constraints, bad input, failing points, resume after
 // a kill, shard + merge against a local run, the Slurm script.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -332,4 +333,68 @@ TEST(SweepReport, PageHasEveryPointWithHoverAndLinksToKeptRuns) {
   for (std::size_t p = csv.find("\",1,"); p != std::string::npos; p = csv.find("\",1,", p + 1)) ++on_front;
   EXPECT_EQ(on_front, expected_front) << csv;
   EXPECT_GE(expected_front, 1u);
+}
+
+TEST(SweepSlurm, AValueThatWouldAddAScriptLineIsRefusedBeforeAnyFile) {
+  // A newline in --partition would add a line that every array task runs as a shell command.
+  SlurmOptions o{"/s/sweep.yaml", "/s/out", 2, "debug\nrm -rf ~", false, "/usr/bin/npusim"};
+  try {
+    slurm_script(o);
+    FAIL() << "accepted";
+  } catch (const npusim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--partition"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("byte 0x0a"), std::string::npos) << e.what();
+  }
+  o.partition = "gpu-a100";
+  o.out = "/s/my out";  // the #SBATCH --output path is read without a shell's quoting
+  EXPECT_THROW(slurm_script(o), npusim::InputError);
+  o.out = "/s/out";
+  EXPECT_NE(slurm_script(o).find("#SBATCH --partition=gpu-a100\n"), std::string::npos);
+  // Through the CLI: exit 2, and not even the sweep folder appears.
+  const auto path = write_temp("slurm_bad.yaml", std::string("base: edge-s\nworkloads: [small_cnn]\n") + kArrayAxes);
+  const auto out = scratch("slurm_bad_out");
+  std::string log;
+  EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --slurm --partition 'a;b' --dry-run", &log), 2) << log;
+  EXPECT_NE(log.find("found ';'"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(SweepRun, ASecondWriterOfTheSameResultsIsRefused) {
+  const auto path = write_temp("lock.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
+  const auto out = scratch("lock_out");
+  fs::create_directories(out);
+  // Another `npusim sweep --resume` holds the results' lock.
+  const int fd = ::open((out / "results.jsonl.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  std::string log;
+  EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 2) << log;
+  EXPECT_NE(log.find("locked by another one"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(out / "results.jsonl"));  // no point ran
+  ::close(fd);
+  ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 0) << log;
+  EXPECT_EQ(key_counts(out / "results.jsonl").size(), 2u);
+  EXPECT_FALSE(fs::exists(out / "results.jsonl.lock"));  // released and removed
+}
+
+TEST(SweepRun, MistypedAndForeignRecordsAreRefusedNamingLineAndField) {
+  const auto path = write_temp("records.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
+  const auto out = scratch("records_out");
+  std::string log;
+  ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string(), &log), 0) << log;
+  const fs::path jsonl = out / "results.jsonl";
+  const std::string good = npusim::read_file(jsonl.string());
+  json second = json::parse(good.substr(good.find('\n') + 1, good.find('\n', good.find('\n') + 1) - good.find('\n') - 1));
+  // A field of the wrong type: a library exception before, now the file, line and field.
+  json bad = second;
+  bad["exit_code"] = "zero";
+  npusim::write_file_atomic(jsonl.string(), good.substr(0, good.find('\n') + 1) + bad.dump() + "\n");
+  EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 2) << log;
+  EXPECT_NE(log.find("results.jsonl:2 (exit_code): expected a whole number, found string"), std::string::npos) << log;
+  EXPECT_EQ(log.find("json.exception"), std::string::npos) << log;
+  // A record of another sweep.
+  json foreign = second;
+  foreign["key"] = "base=edge-l;workload=resnet50;fusion=none";
+  npusim::write_file_atomic(jsonl.string(), good.substr(0, good.find('\n') + 1) + foreign.dump() + "\n");
+  EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 2) << log;
+  EXPECT_NE(log.find("found a record of another"), std::string::npos) << log;
 }
