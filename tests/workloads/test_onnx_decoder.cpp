@@ -116,6 +116,18 @@ TEST(OnnxEmptyTensors, AMatMulWithKZeroCostsNothing) {
   EXPECT_EQ(graph_totals(g, 1).vector_ops, 32u);
 }
 
+TEST(OnnxEmptyTensors, AnEmptyParameterListIsNotData) {
+  // Resize's roi is often an empty 1-D initializer: the Resize still computes its output,
+  // x [1, 2, 4, 4] x2 = 128 elements.
+  OnnxBuilder b(13);
+  b.input("x", {1, 2, 4, 4}).weight("roi", {0}).weight("scales", {4}, {1, 1, 2, 2});
+  b.node("Resize", {"x", "roi", "scales"}, {"y"}, "up");
+  b.output("y");
+  const Graph g = b.load();
+  EXPECT_EQ(count_ops(g, OpKind::Resize), 1);
+  EXPECT_EQ(graph_totals(g, 1).vector_ops, 128u);
+}
+
 TEST(OnnxContribDecoder, SimplifiedLayerNormalizationIsOneRmsNorm) {
   // x [1, 4, 16], scale [16]: 64 elements * 5 (square, sum, normalise, scale, statistics) = 320.
   for (const std::string domain : {"", "com.microsoft"}) {

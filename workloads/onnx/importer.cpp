@@ -237,6 +237,16 @@ bool Importer::try_fold(const Node& n) {
   return true;
 }
 
+namespace {
+
+/// An empty tensor a node computes on: its first input, or one of rank 2 or more. An empty 1-D
+/// tensor after the first is a parameter list (Resize's roi, a Squeeze's axes), not data.
+bool is_empty_data(const Value& v, std::size_t input) {
+  return !v.shape.empty() && (input == 0 || v.shape.size() >= 2) && internal::product(v.shape, 0, v.shape.size()) == 0;
+}
+
+}  // namespace
+
 bool Importer::reads_empty(const Node& n) const {
   const std::string& t = n.proto.op_type();
   // Concat drops its empty parts; control flow and Shape/Size read no elements; a node of
@@ -246,9 +256,10 @@ bool Importer::reads_empty(const Node& n) const {
   // The attention kernels read an empty past cache (a prefill) as no past.
   if (n.proto.domain() == kContribDomain && (t == "GroupQueryAttention" || t == "MultiHeadAttention")) return false;
   bool empty = false, activation = false;
-  for (const Value* v : n.inputs) {
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value* v = n.inputs[i];
     if (!v) continue;
-    empty = empty || (!v->shape.empty() && internal::product(v->shape, 0, v->shape.size()) == 0);
+    empty = empty || is_empty_data(*v, i);
     activation = activation || !v->is_constant();
   }
   return empty && activation;
@@ -258,14 +269,14 @@ void Importer::bind_reading_empty(const Node& n) {
   // An op over an empty tensor computes nothing: its outputs are empty (broadcasting), or a fill
   // known at import time (MatMul with K = 0 gives zeros, a reduction over an empty axis its
   // identity). Their shapes are ONNX's inference's.
-  const auto empty = std::find_if(n.inputs.begin(), n.inputs.end(), [](const Value* v) {
-    return v && !v->shape.empty() && internal::product(v->shape, 0, v->shape.size()) == 0;
-  });
+  const Value* empty = nullptr;
+  for (std::size_t i = 0; i < n.inputs.size() && !empty; ++i)
+    if (n.inputs[i] && is_empty_data(*n.inputs[i], i)) empty = n.inputs[i];
   if (!bind_onnx_shapes_as_constants(n))
-    n.fail("output shapes ONNX's inference gives, for a node reading the empty tensor '" + (*empty)->name + "' " +
-               format_shape((*empty)->shape),
+    n.fail("output shapes ONNX's inference gives, for a node reading the empty tensor '" + empty->name + "' " +
+               format_shape(empty->shape),
            "none");
-  spdlog::debug("onnx: {}: reads the empty tensor '{}': computes nothing", n.where(), (*empty)->name);
+  spdlog::debug("onnx: {}: reads the empty tensor '{}': computes nothing", n.where(), empty->name);
 }
 
 bool Importer::bind_onnx_shapes_as_constants(const Node& n) {
