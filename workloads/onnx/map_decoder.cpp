@@ -166,7 +166,7 @@ Value Importer::attend(const Node& n, const Value& q, std::int64_t groups, const
   const std::int64_t B = q.shape[0], Nk = q.shape[1], S = q.shape[2] / groups, T = k.shape[2];
   OpAttrs kt;
   kt.transpose_b = true;  // K as the cache stores it, [T, h] per head
-  Value scores = emit(n, OpKind::MatMul, {q.tensor, operand(k)}, kt, n.out() + ".scores", ".scores");
+  Value scores = emit(n, OpKind::MatMul, {operand(q), operand(k)}, kt, n.out() + ".scores", ".scores");
   if (bias) {
     // attention_bias [B or 1, N or 1, S, T] added per (query head, KV head group).
     const Shape& b = bias->shape;
@@ -219,6 +219,10 @@ void Importer::map_multi_head_attention(const Node& n) {
     n.fail("num_heads dividing the hidden size " + std::to_string(q.shape[2]), std::to_string(heads));
   const std::int64_t B = q.shape[0], S = q.shape[1], D = q.shape[2], h = D / heads;
   Value qv = q, kv = n.in(1), vv = n.in(2);
+  for (const Value* x : {&kv, &vv})
+    if (x->shape.size() != 3 && x->shape.size() != 4)
+      n.fail("key and value [batch, sequence, hidden] or [batch, heads, sequence, head_size]",
+             "'" + x->name + "' " + format_shape(x->shape));
   if (n.has(3)) {  // the projections' biases, Q's then K's then V's
     const Value& b = n.in(3);
     const std::int64_t Dv = vv.shape.size() == 3 ? vv.shape[2] : heads * vv.shape.back();
