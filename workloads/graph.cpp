@@ -78,6 +78,7 @@ constexpr KindInfo kKinds[] = {
     {OpKind::Softmax, "softmax", OpClass::Vector, false},
     {OpKind::LogSoftmax, "log_softmax", OpClass::Vector, false},
     {OpKind::LayerNorm, "layer_norm", OpClass::Vector, false},
+    {OpKind::RmsNorm, "rms_norm", OpClass::Vector, false},
     // Inference batch-norm is a per-channel scale and shift: element i needs only x[i].
     {OpKind::BatchNorm, "batch_norm", OpClass::Vector, true},
     {OpKind::ReduceMean, "reduce_mean", OpClass::Vector, false},

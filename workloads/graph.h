@@ -36,6 +36,8 @@ enum class OpKind {
   Quantize, Dequantize,
   // x * sigmoid(x) (SiLU), also standing for Swish x * sigmoid(beta * x): from the decomposed forms
   Silu,
+  // RMSNorm (ONNX Runtime's SimplifiedLayerNormalization): layer_norm without the mean
+  RmsNorm,
 };
 
 /// How an op is executed: on the MAC array, on the vector unit, or as a view (no work:

@@ -18,6 +18,9 @@ Graph parse_yaml_workload(const std::string& text, const std::string& source_nam
 struct LoadOptions {
   /// --input-shape NAME=1,3,224,224: fixes symbolic or unknown input dimensions (ONNX).
   std::map<std::string, Shape> input_shapes;
+  /// --dim NAME=VALUE: binds symbolic dimension NAME (a dim_param such as "past_len") to VALUE in
+  /// every ONNX input that has it; applied before --input-shape's whole shapes (ONNX).
+  std::map<std::string, std::int64_t> dims;
   /// --skip-unsupported: unsupported ONNX operators become zero-cost with a warning.
   bool skip_unsupported = false;
   /// --branch NODE=then|else: the branch an ONNX If takes when its condition is not known at
@@ -32,7 +35,8 @@ Graph load_scalesim_topology(const std::string& path, const LoadOptions& options
 
 /// Resolves `spec`: an existing file path (by extension: .yaml/.yml, .onnx, .csv), else a zoo
 /// name looked up as `<zoo_dir>/<spec>.yaml`. Throws InputError listing the zoo names when
-/// neither exists.
+/// neither exists, and when an ONNX-only option (--input-shape, --dim, --branch) is given for
+/// another kind of workload (it would be ignored).
 Graph load_workload(const std::string& spec, const std::string& zoo_dir, const LoadOptions& options = {});
 /// Names of the zoo models in `zoo_dir` (file stems of its *.yaml), sorted.
 std::vector<std::string> zoo_names(const std::string& zoo_dir);

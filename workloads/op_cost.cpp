@@ -59,6 +59,10 @@ std::uint64_t vector_ops(const Graph& g, const Op& op) {
     case OpKind::LayerNorm:
       // sum, centre, square, sum, normalise, scale, shift, + 1 for the per-row statistics
       return 8 * out;
+    case OpKind::RmsNorm:
+      // layer_norm without the mean (its sum and the centring) and without the shift: square,
+      // sum, normalise, scale, + 1 for the per-row statistics
+      return 5 * out;
     case OpKind::BatchNorm:
       return 2 * out;  // folded to one multiply and one add per element
     case OpKind::Reshape:

@@ -41,6 +41,9 @@ void add_common(po::options_description& d, Common& c) {
       "log-level", po::value(&c.log_level)->default_value("warn"), "trace, debug, info, warn, error or off");
 }
 
+/// The largest dim --input-shape or --dim takes (ONNX's attribute sizes stay within 2^31 too).
+constexpr long long kMaxDim = 1LL << 31;
+
 /// "--input-shape NAME=1,3,224,224" into the load options.
 void parse_input_shape(const std::string& text, workloads::LoadOptions& load) {
   const auto eq = text.find('=');
@@ -57,12 +60,31 @@ void parse_input_shape(const std::string& text, workloads::LoadOptions& load) {
     } catch (const std::exception&) {
       pos = 0;
     }
-    if (pos == 0 || pos != d.size() || v <= 0)
-      throw InputError("--input-shape " + text, "expected positive integer dimensions, found '" + d + "'");
+    // 0 is legal: an empty tensor (a KV cache of past length 0).
+    if (pos == 0 || pos != d.size() || v < 0 || v > kMaxDim)
+      throw InputError("--input-shape " + text, "expected integer dimensions in [0, 2^31], found '" + d + "'");
     shape.push_back(v);
   }
   if (shape.empty()) throw InputError("--input-shape " + text, "expected at least one dimension, found none");
   load.input_shapes[text.substr(0, eq)] = shape;
+}
+
+/// "--dim NAME=VALUE" (a symbolic ONNX dimension bound by name) into the load options.
+void parse_dim(const std::string& text, workloads::LoadOptions& load) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--dim " + text, "expected NAME=VALUE (a symbolic dimension of the model's inputs), found '" + text + "'");
+  const std::string value = text.substr(eq + 1);
+  std::size_t pos = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(value, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != value.size() || v < 0 || v > kMaxDim)
+    throw InputError("--dim " + text, "expected an integer in [0, 2^31], found '" + value + "'");
+  load.dims[text.substr(0, eq)] = v;
 }
 
 /// "--branch NODE=then|else" into the load options.
@@ -91,6 +113,10 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
         for (const auto& text : v) parse_input_shape(text, s.load);
       }),
       "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
+      "dim", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
+        for (const auto& text : v) parse_dim(text, s.load);
+      }),
+      "bind a symbolic ONNX dimension by name in every input, NAME=VALUE, e.g. past_len=1024 (repeatable)")(
       "branch", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
         for (const auto& text : v) parse_branch(text, s.load);
       }),

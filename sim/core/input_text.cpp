@@ -42,19 +42,24 @@ std::size_t line_of_offset(const std::string& text, std::size_t offset) {
   return 1 + static_cast<std::size_t>(std::count(text.begin(), end, '\n'));
 }
 
-void check_utf8(const std::string& text, const std::string& source) {
+std::size_t find_invalid_utf8(const std::string& text) {
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t n = utf8_sequence(text, i);
-    if (n == 0) {
-      const std::size_t line_start = text.rfind('\n', i == 0 ? 0 : i - 1);
-      const std::size_t column = i - (line_start == std::string::npos || i == 0 ? 0 : line_start + 1) + 1;
-      char byte[8];
-      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[i]));
-      throw InputError(where_at(source, text, i), std::string("expected UTF-8 text, found byte ") + byte +
-                                                      " at column " + std::to_string(column));
-    }
+    if (n == 0) return i;
     i += n;
   }
+  return std::string::npos;
+}
+
+void check_utf8(const std::string& text, const std::string& source) {
+  const std::size_t i = find_invalid_utf8(text);
+  if (i == std::string::npos) return;
+  const std::size_t line_start = text.rfind('\n', i == 0 ? 0 : i - 1);
+  const std::size_t column = i - (line_start == std::string::npos || i == 0 ? 0 : line_start + 1) + 1;
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[i]));
+  throw InputError(where_at(source, text, i), std::string("expected UTF-8 text, found byte ") + byte +
+                                                  " at column " + std::to_string(column));
 }
 
 void check_json_nesting(const std::string& text, const std::string& source, std::size_t max_depth) {

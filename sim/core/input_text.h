@@ -13,6 +13,10 @@ constexpr std::size_t kMaxInputNesting = 64;
 /// first byte that is not part of a well-formed UTF-8 sequence (overlong forms and surrogates included).
 void check_utf8(const std::string& text, const std::string& source);
 
+/// Offset of the first byte of `text` not part of a well-formed UTF-8 sequence, or npos when
+/// all of it is UTF-8 (the rule check_utf8 applies, for names read from binary files).
+std::size_t find_invalid_utf8(const std::string& text);
+
 /// Throws InputError("source:line", ...) where JSON's `[`/`{` brackets outside strings nest deeper
 /// than `max_depth`. Runs in one pass with no recursion, before the recursive parser.
 void check_json_nesting(const std::string& text, const std::string& source,

@@ -46,9 +46,10 @@ Config make_config(const std::string& spec, const std::vector<std::string>& over
 }
 
 Graph load(const std::string& spec, const std::map<std::string, workloads::Shape>& input_shapes,
-           bool skip_unsupported) {
+           bool skip_unsupported, const std::map<std::string, std::int64_t>& dims) {
   workloads::LoadOptions options;
   options.input_shapes = input_shapes;
+  options.dims = dims;
   options.skip_unsupported = skip_unsupported;
   workloads::Graph g = engine::load_workload_spec(spec, options);
   std::string name = g.name.empty() ? spec : g.name;
@@ -200,7 +201,7 @@ PYBIND11_MODULE(_core, m) {
                         py::arg("weight_bytes") = t.weight_bytes, py::arg("params") = t.params);
       }, py::arg("elem_bytes"));
 
-  m.def("load", &load, py::arg("spec"), py::arg("input_shapes"), py::arg("skip_unsupported"));
+  m.def("load", &load, py::arg("spec"), py::arg("input_shapes"), py::arg("skip_unsupported"), py::arg("dims"));
   m.def("zoo_names", [] {
     return npusim::workloads::zoo_names(npusim::config::data_dir() + "/workloads/zoo");
   });

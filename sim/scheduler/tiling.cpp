@@ -647,7 +647,8 @@ std::size_t first_reduced_axis(const Op& op, std::size_t rank) {
     case workloads::OpKind::GlobalMaxPool: return std::min<std::size_t>(2, rank);
     case workloads::OpKind::Softmax:
     case workloads::OpKind::LogSoftmax:
-    case workloads::OpKind::LayerNorm: return norm(op.attrs.axis);
+    case workloads::OpKind::LayerNorm:
+    case workloads::OpKind::RmsNorm: return norm(op.attrs.axis);
     default: {
       if (op.attrs.axes.empty()) return 0;
       std::size_t first = rank;
@@ -763,7 +764,8 @@ VectorClass vector_class(workloads::OpKind k) {
   switch (k) {
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
-    case OpKind::LayerNorm: return VectorClass::RowOp;
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm: return VectorClass::RowOp;
     case OpKind::ReduceMean:
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
@@ -788,7 +790,7 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
     geo.block = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, axis, rank)));
     // Inner positions are independent: only a reduction's (or a single-axis softmax's) lone
     // input can be read as strided runs.
-    if (op.inputs.size() == 1 && op.kind != workloads::OpKind::LayerNorm)
+    if (op.inputs.size() == 1 && op.kind != workloads::OpKind::LayerNorm && op.kind != workloads::OpKind::RmsNorm)
       geo.inner = std::uint64_t(std::max<std::int64_t>(1, product(geo.shape, last_reduced_axis(op, rank) + 1, rank)));
     if (geo.elems == 0 || geo.elems % geo.block != 0 || geo.block % geo.inner != 0) {
       geo.block = std::max<std::uint64_t>(geo.elems, 1);
@@ -914,6 +916,7 @@ std::uint64_t vector_pass_ops(const Graph& g, const Op& op, std::uint32_t eb, in
     case workloads::OpKind::Softmax: stats = 4, apply = 3, single = 5; break;
     case workloads::OpKind::LogSoftmax: stats = 4, apply = 1, single = 5; break;
     case workloads::OpKind::LayerNorm: stats = 4, apply = 4, single = 8; break;
+    case workloads::OpKind::RmsNorm: stats = 3, apply = 2, single = 5; break;  // square, sum, stats; normalise, scale
     default: break;
   }
   return mul_div(ops, pass == 1 ? stats : apply, single);

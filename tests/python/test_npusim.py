@@ -135,6 +135,12 @@ def test_input_errors_carry_the_cli_message():
         npusim.load("no_such_network")
 
 
+def test_load_passes_dims_to_the_importer():
+    # --dim's Python form reaches the loader: on a zoo (YAML) workload it is refused, not ignored.
+    with pytest.raises(npusim.InputError, match="--dim seq: expected an ONNX workload"):
+        npusim.load("small_cnn", dims={"seq": 16})
+
+
 def test_compare_plans_first_and_fusion_saves_dram_bytes():
     c = npusim.compare("small_cnn", "edge-s", ["none", "greedy"])
     assert c["greedy"].dram_bytes < c["none"].dram_bytes

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 #include "workloads/graph_internal.h"
 #include "workloads/onnx/fold.h"
 #include "workloads/onnx/model_file.h"
@@ -66,6 +67,7 @@ Staged Importer::run() {
       cast_outputs_[node.input(0)].push_back(node.output(0));
   }
   check_supported();
+  check_branch_names();
   read_stated_widths();
   read_initializers();
   read_inputs();
@@ -73,6 +75,39 @@ Staged Importer::run() {
   declare_outputs();
   share_view_widths();
   return std::move(staged_);
+}
+
+namespace {
+
+/// The names --branch may give: every If node's, in the graph and its subgraphs (an unnamed one
+/// of the main graph by the name the importer gives it, If_<index>).
+void if_names(const ::onnx::GraphProto& g, bool main, std::vector<std::string>& out) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& node = g.node(i);
+    if (node.op_type() == "If" && is_default_domain(node.domain()))
+      if (!node.name().empty() || main) out.push_back(node.name().empty() ? "If_" + std::to_string(i) : node.name());
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) if_names(a.g(), false, out);
+      for (const auto& sub : a.graphs()) if_names(sub, false, out);
+    }
+  }
+}
+
+}  // namespace
+
+void Importer::check_branch_names() const {
+  if (options_.branches.empty()) return;
+  std::vector<std::string> names;
+  if_names(model_.graph(), true, names);
+  for (const auto& [node, then_branch] : options_.branches) {
+    if (std::find(names.begin(), names.end(), node) != names.end()) continue;
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < 10; ++i) list += (i ? ", '" : "'") + names[i] + "'";
+    if (names.size() > 10) list += ", ... (" + std::to_string(names.size()) + " in all)";
+    throw InputError("--branch " + node + "=" + (then_branch ? "then" : "else"),
+                     "expected the name of an If node in " + path_ + " (" + (list.empty() ? "it has none" : list) +
+                         "), found '" + node + "'");
+  }
 }
 
 void Importer::check_supported() {
@@ -109,7 +144,13 @@ void Importer::read_inputs() {
       const auto shape = concrete_shape(in);  // fix_input_shapes made every input concrete
       if (!shape)
         throw InputError(path_ + " (input '" + name + "')", "expected a tensor input with a shape, found none");
-      bind(name, new_input(name, *shape));
+      if (internal::product(*shape, 0, shape->size()) == 0) {
+        // An empty input (a KV cache of past length 0) holds no values: all of it is known.
+        auto c = std::make_shared<ConstTensor>(ConstTensor{*shape, in.type().tensor_type().elem_type(), std::vector<double>{}});
+        bind(name, Value{name, *shape, -1, std::move(c)});
+      } else {
+        bind(name, new_input(name, *shape));
+      }
       if (staged_.graph.dtype.empty()) staged_.graph.dtype = dtype_name(in.type().tensor_type().elem_type());
     }
   }
@@ -118,6 +159,7 @@ void Importer::read_inputs() {
 void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
   const std::string base = proto.name().empty() ? proto.op_type() + "_" + std::to_string(index) : proto.name();
   Node n{proto, unique_op_name(base), NodeAttributes(proto, node_where(path_, proto)), {}};
+  if (!unrolling_.empty() && !unrolling_.back().counts_ops) count_unrolled(n, 1);
   for (const auto& name : proto.input()) {
     if (name.empty()) {
       n.inputs.push_back(nullptr);
@@ -135,7 +177,12 @@ void Importer::import_node(const ::onnx::NodeProto& proto, int index) {
     // Only a branch's nodes get here (the main graph's were listed up front).
     n.fail("an operator npusim maps (docs/onnx.md) inside the If branch", qualified_type(proto));
   }
-  if (proto.domain() == kContribDomain) return (this->*contrib_mappers().at(proto.op_type()))(n);
+  if (reads_empty(n)) return bind_reading_empty(n);
+  if (proto.domain() == kContribDomain) {
+    check_contrib_inputs(n);
+    return (this->*contrib_mappers().at(proto.op_type()))(n);
+  }
+  if (proto.op_type() == "QuantizeLinear" || proto.op_type() == "DequantizeLinear") check_qdq(n);
   const bool known =
       std::all_of(n.inputs.begin(), n.inputs.end(), [](const Value* v) { return !v || v->is_constant(); });
   const bool reads_shape_only = proto.op_type() == "Shape" || proto.op_type() == "Size";
@@ -188,6 +235,48 @@ bool Importer::try_fold(const Node& n) {
     bind(n.out(i), Value{n.out(i), c->shape, -1, std::move(c)});
   }
   return true;
+}
+
+namespace {
+
+/// An empty tensor a node computes on: its first input, or one of rank 2 or more. An empty 1-D
+/// tensor after the first is a parameter list (Resize's roi, a Squeeze's axes), not data.
+bool is_empty_data(const Value& v, std::size_t input) {
+  return !v.shape.empty() && (input == 0 || v.shape.size() >= 2) && internal::product(v.shape, 0, v.shape.size()) == 0;
+}
+
+}  // namespace
+
+bool Importer::reads_empty(const Node& n) const {
+  const std::string& t = n.proto.op_type();
+  // Concat drops its empty parts; control flow and Shape/Size read no elements; a node of
+  // constants only folds.
+  if (is_default_domain(n.proto.domain()) && (t == "Concat" || t == "If" || t == "Loop" || t == "Shape" || t == "Size"))
+    return false;
+  // The attention kernels read an empty past cache (a prefill) as no past.
+  if (n.proto.domain() == kContribDomain && (t == "GroupQueryAttention" || t == "MultiHeadAttention")) return false;
+  bool empty = false, activation = false;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value* v = n.inputs[i];
+    if (!v) continue;
+    empty = empty || is_empty_data(*v, i);
+    activation = activation || !v->is_constant();
+  }
+  return empty && activation;
+}
+
+void Importer::bind_reading_empty(const Node& n) {
+  // An op over an empty tensor computes nothing: its outputs are empty (broadcasting), or a fill
+  // known at import time (MatMul with K = 0 gives zeros, a reduction over an empty axis its
+  // identity). Their shapes are ONNX's inference's.
+  const Value* empty = nullptr;
+  for (std::size_t i = 0; i < n.inputs.size() && !empty; ++i)
+    if (n.inputs[i] && is_empty_data(*n.inputs[i], i)) empty = n.inputs[i];
+  if (!bind_onnx_shapes_as_constants(n))
+    n.fail("output shapes ONNX's inference gives, for a node reading the empty tensor '" + empty->name + "' " +
+               format_shape(empty->shape),
+           "none");
+  spdlog::debug("onnx: {}: reads the empty tensor '{}': computes nothing", n.where(), empty->name);
 }
 
 bool Importer::bind_onnx_shapes_as_constants(const Node& n) {
@@ -316,6 +405,8 @@ void Importer::map_loop(const Node& n) {
   if (body->input_size() != static_cast<int>(carried) + 2 || body->output_size() < static_cast<int>(carried) + 1)
     n.fail(std::to_string(carried + 2) + " body inputs and at least " + std::to_string(carried + 1) + " outputs",
            std::to_string(body->input_size()) + " and " + std::to_string(body->output_size()));
+  check_unroll_estimate(n, trips, body_ops(*body), "body nodes");
+  unrolling_.push_back({"node '" + n.name + "' (Loop)", trips, false});
   std::vector<Value> state;
   for (std::size_t i = 0; i < carried; ++i) state.push_back(n.in(i + 2));
   std::vector<std::vector<int>> scans(static_cast<std::size_t>(body->output_size()) - carried - 1);
@@ -350,6 +441,7 @@ void Importer::map_loop(const Node& n) {
     }
     if (cond.constant->values->front() == 0) break;
   }
+  unrolling_.pop_back();
   for (std::size_t i = 0; i < carried && i < static_cast<std::size_t>(n.proto.output_size()); ++i) {
     if (!n.out(i).empty()) bind(n.out(i), state[i]);
   }
@@ -391,6 +483,7 @@ int Importer::operand(const Value& v) {
 
 Value Importer::emit(const Node& n, OpKind kind, std::vector<int> inputs, OpAttrs attrs, const std::string& out_name,
                      const std::string& suffix) {
+  if (!unrolling_.empty() && unrolling_.back().counts_ops) count_unrolled(n, 1);
   Op op;
   op.name = unique_op_name(n.name + suffix);
   op.kind = kind;
@@ -447,16 +540,73 @@ const Shape* Importer::onnx_shape(const std::string& name) const {
   return it == onnx_shapes_.end() ? nullptr : &it->second;
 }
 
-std::string Importer::unique_op_name(const std::string& base) const {
-  std::string name = base;
-  for (int i = 1; staged_.graph.find_op(name) >= 0; ++i) name = base + "#" + std::to_string(i);
+namespace {
+
+/// `base`, else `base#K` for the least K from `next[base]` on that `taken` does not hold.
+template <typename Taken>
+std::string first_free(const std::string& base, std::unordered_map<std::string, int>& next, Taken taken) {
+  if (!taken(base)) return base;
+  int& k = next.try_emplace(base, 1).first->second;
+  std::string name = base + "#" + std::to_string(k);
+  while (taken(name)) name = base + "#" + std::to_string(++k);
+  ++k;
   return name;
 }
 
-std::string Importer::unique_tensor_name(const std::string& base) const {
-  std::string name = base;
-  for (int i = 1; staged_.graph.find_tensor(name) >= 0; ++i) name = base + "#" + std::to_string(i);
-  return name;
+}  // namespace
+
+std::string Importer::unique_op_name(const std::string& base) {
+  return first_free(base, next_op_suffix_, [&](const std::string& s) { return staged_.graph.find_op(s) >= 0; });
+}
+
+std::string Importer::unique_tensor_name(const std::string& base) {
+  return first_free(base, next_tensor_suffix_,
+                    [&](const std::string& s) { return staged_.graph.find_tensor(s) >= 0; });
+}
+
+void Importer::count_unrolled(const Node& n, std::int64_t count) {
+  unrolled_ += count;
+  if (unrolled_ <= kMaxUnrolledOps) return;
+  std::string nest;
+  for (auto it = unrolling_.rbegin(); it != unrolling_.rend(); ++it)
+    nest += (nest.empty() ? "" : " inside ") + std::to_string(it->trips) + " trips of " + it->node;
+  n.fail("at most " + std::to_string(kMaxUnrolledOps) +
+             " unrolled ops in all (Loop body nodes per trip, recurrent cells' ops per step; docs/onnx.md, "
+             "\"Unrolling budget\")",
+         "more while unrolling " + nest);
+}
+
+void Importer::check_unroll_estimate(const Node& n, std::int64_t trips, std::int64_t per_trip, const std::string& what) {
+  const auto total = checked_mul(trips, per_trip);
+  if (total && *total <= kMaxUnrolledOps - unrolled_) return;
+  n.fail("at most " + std::to_string(kMaxUnrolledOps) +
+             " unrolled ops in all (Loop body nodes per trip, recurrent cells' ops per step; docs/onnx.md, "
+             "\"Unrolling budget\")",
+         std::to_string(trips) + " trips of " + (per_trip > kMaxUnrolledOps ? "more than " + std::to_string(kMaxUnrolledOps) : std::to_string(per_trip)) +
+             " " + what + (unrolled_ ? " after " + std::to_string(unrolled_) + " already unrolled" : ""));
+}
+
+std::int64_t Importer::body_ops(const ::onnx::GraphProto& body) const {
+  std::int64_t ops = 0;
+  for (const auto& node : body.node()) {
+    std::int64_t here = 1;
+    const ::onnx::GraphProto* inner = nullptr;
+    for (const auto& a : node.attribute())
+      if (a.name() == "body" && a.has_g()) inner = &a.g();
+    if (node.op_type() == "Loop" && is_default_domain(node.domain()) && inner && node.input_size() > 0) {
+      // A trip count known now: an initializer or constant of the outer graph (a value the
+      // body computes is counted when its Loop runs).
+      const auto it = values_.find(node.input(0));
+      if (it != values_.end() && it->second.is_constant() && it->second.constant->values &&
+          !it->second.constant->values->empty()) {
+        const double trips = std::max(0.0, it->second.constant->values->front());
+        here = trips > double(kMaxUnrolledOps) ? kMaxUnrolledOps + 1
+                                               : 1 + static_cast<std::int64_t>(trips) * body_ops(*inner);
+      }
+    }
+    ops = std::min(ops + here, kMaxUnrolledOps + 1);
+  }
+  return ops;
 }
 
 const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
@@ -467,6 +617,8 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::mappers() {
       {"MatMul", &Importer::map_matmul},
       {"BatchNormalization", &Importer::map_batch_norm},
       {"LayerNormalization", &Importer::map_layer_norm},
+      // ONNX Runtime registers its RMSNorm in the default domain (com.microsoft's is read too).
+      {"SimplifiedLayerNormalization", &Importer::map_rms_norm},
       {"Add", &Importer::map_binary},
       {"Sub", &Importer::map_binary},
       {"Mul", &Importer::map_binary},

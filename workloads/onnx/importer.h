@@ -73,10 +73,16 @@ class Importer {
   void read_initializers();
   void read_inputs();
   void check_supported();
+  /// Every --branch names an If node of the model; throws InputError listing them otherwise.
+  void check_branch_names() const;
   void import_node(const ::onnx::NodeProto& proto, int index);
   int subgraph_nodes_ = 0;  ///< nodes imported from If branches, for unique default names
   bool try_fold(const Node& n);
   bool bind_onnx_shapes_as_constants(const Node& n);
+  /// Whether `n` reads an empty tensor (a dim of 0) and an activation: it computes nothing.
+  bool reads_empty(const Node& n) const;
+  /// Binds the outputs of such a node as constants of the shapes ONNX infers for them.
+  void bind_reading_empty(const Node& n);
   void pass_through(const Node& n);
   void declare_outputs();
 
@@ -94,8 +100,29 @@ class Importer {
   /// A new graph input standing for an output npusim does not compute (a skipped operator's).
   Value new_input(const std::string& name, const Shape& shape);
   const Shape* onnx_shape(const std::string& name) const;
-  std::string unique_op_name(const std::string& base) const;
-  std::string unique_tensor_name(const std::string& base) const;
+  /// `base`, or `base#K` with the least K not taken. The next K to try is kept per base, so
+  /// naming the ops of N unrolled iterations (all with one base) is linear in N, not quadratic.
+  std::string unique_op_name(const std::string& base);
+  std::string unique_tensor_name(const std::string& base);
+  std::unordered_map<std::string, int> next_op_suffix_, next_tensor_suffix_;
+
+  // ---- the unrolling budget (importer.cpp) ----
+  /// A Loop or recurrent cell being unrolled, for the budget's message.
+  struct Unrolling {
+    std::string node;  ///< "node 'inner' (Loop)"
+    std::int64_t trips = 0;
+    bool counts_ops = false;  ///< a recurrent cell: its IR ops count; a Loop: its body's nodes
+  };
+  std::vector<Unrolling> unrolling_;
+  std::int64_t unrolled_ = 0;  ///< Loop body nodes imported per trip + recurrent cells' ops per step
+  /// Counts `count` unrolled ops against kMaxUnrolledOps; throws InputError naming the nodes
+  /// being unrolled, their trips and the budget when the total passes it.
+  void count_unrolled(const Node& n, std::int64_t count);
+  /// Refuses, before any work, an unrolling of `trips` x `per_trip` ops that cannot fit.
+  void check_unroll_estimate(const Node& n, std::int64_t trips, std::int64_t per_trip, const std::string& what);
+  /// The nodes a Loop body imports per trip, nested Loops with trip counts known now included
+  /// (their trips x their bodies'), saturating at kMaxUnrolledOps + 1.
+  std::int64_t body_ops(const ::onnx::GraphProto& body) const;
 
   // ---- MAC-array and vector-unit operators (map_compute.cpp) ----
   void map_conv(const Node& n);
@@ -133,6 +160,10 @@ class Importer {
   /// type the tensor travels in (the simulator runs the config's dtype): both are free. A lone
   /// one converts on the vector unit.
   void map_quantize(const Node& n);
+  /// QuantizeLinear / DequantizeLinear's scale and zero point against x and `axis` (folded or
+  /// mapped alike): a per-axis scale has x's dim on the axis, the zero point the scale's shape,
+  /// an integer type, and (DQ) x's type. Throws InputError naming the node.
+  void check_qdq(const Node& n) const;
   /// Cast: the output is the input (map_alias); a Cast between a Q and its DQ (PyTorch's QDQ
   /// export casts the Q's output, Q -> Cast -> DQ) keeps the pair an annotation.
   void map_cast(const Node& n);
@@ -160,6 +191,9 @@ class Importer {
   void share_view_widths();
 
   // ---- ONNX Runtime contrib operators (map_contrib.cpp) ----
+  /// The inputs ORT's schema requires of the node (ContribOperators.md), by position: an absent
+  /// one is an InputError naming the node, each missing input and the count found.
+  void check_contrib_inputs(const Node& n) const;
   void map_fused_conv(const Node& n);
   void map_fused_gemm(const Node& n);
   void map_fused_matmul(const Node& n);
@@ -169,6 +203,37 @@ class Importer {
   void map_quick_gelu(const Node& n);
   void map_qlinear_contrib(const Node& n);
   void map_attention(const Node& n);
+  // ---- LLM decoder contrib operators (map_decoder.cpp) ----
+  /// SimplifiedLayerNormalization: one rms_norm.
+  void map_rms_norm(const Node& n);
+  /// RotaryEmbedding: the cos/sin rows of the positions, then per rotated element two products
+  /// and a sum (rotary_embedding_dim < head size: the rest passes through a slice and concat).
+  void map_rotary_embedding(const Node& n);
+  /// MultiHeadAttention (separate Q, K, V; past/present KV; attention_bias; bias).
+  void map_multi_head_attention(const Node& n);
+  /// GroupQueryAttention (separate or packed QKV; past/present KV; do_rotary; attention_bias).
+  void map_group_query_attention(const Node& n);
+  /// A constant [size] standing for part of constant `of` (a projection bias split per Q, K, V).
+  Value constant_part(const Value& of, std::int64_t size, const std::string& tag);
+  /// The rows of a cos or sin cache for the positions: [B or 1, seq, r/2].
+  Value cache_rows(const Node& n, const Value& cache, const Value* positions, std::int64_t batch, std::int64_t seq,
+                   const std::string& tag);
+  /// x [B, S, N, h] (bnsh: [B, N, S, h]) rotated by RoPE over its first `rotary_dim` (0: all).
+  Value rotary(const Node& n, const Value& x, bool bnsh, const Value& cos, const Value& sin, std::int64_t rotary_dim,
+               bool interleaved, const std::string& tag);
+  /// A key or value [B, L, heads*h] as the cache holds it, [B, heads, L, h].
+  Value kv_heads(const Node& n, const Value& kv, std::int64_t heads, const std::string& tag);
+  /// Concat(past input, now) along the sequence, bound to output `present_output` when used.
+  Value with_past(const Node& n, const Value& now, std::size_t past_input, std::size_t present_output,
+                  const std::string& tag);
+  /// q [B, S, N, h] as [B, Nk, G*S, h]: the G query heads of each KV head on its rows.
+  Value query_rows(const Node& n, const Value& q4, std::int64_t kv_heads);
+  /// softmax(q k^T + bias) v on the rows of query_rows; output `qk_output` gets the scores.
+  Value attend(const Node& n, const Value& q, std::int64_t groups, const Value& k, const Value& v, const Value* bias,
+               std::size_t qk_output);
+  /// The context [B, Nk, G*S, hv] as output 0, [B, S, N*hv].
+  void attention_output(const Node& n, const Value& context, std::int64_t groups);
+
   /// The `activation` attribute of FusedConv / FusedGemm applied to `y`, bound to output 0.
   void apply_activation(const Node& n, const Value& y);
 
@@ -231,6 +296,12 @@ class Importer {
   void read_stated_widths();
   std::uint8_t stated_width(const std::string& name) const;
 };
+
+/// The most ops unrolling may produce in one import: the nodes of Loop bodies imported once per
+/// trip, plus the IR ops of LSTM/GRU/RNN steps (docs/onnx.md, "Unrolling budget"). 2^17: a Loop
+/// of 65,536 trips of 2 nodes, an LSTM of 5,700 steps; about 10 s of import (~80 us per op) and
+/// under 1 GB.
+constexpr std::int64_t kMaxUnrolledOps = std::int64_t{1} << 17;
 
 /// ONNX Runtime's contrib operator domain.
 inline const std::string kContribDomain = "com.microsoft";

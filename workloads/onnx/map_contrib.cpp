@@ -13,6 +13,54 @@ using Ints = std::vector<std::int64_t>;
 
 }  // namespace
 
+namespace {
+
+/// Required inputs of each contrib operator npusim maps, by position (ORT's ContribOperators.md;
+/// the others are optional).
+const std::unordered_map<std::string, std::vector<std::string>>& required_contrib_inputs() {
+  static const std::unordered_map<std::string, std::vector<std::string>> table = {
+      {"FusedConv", {"X", "W"}},
+      {"FusedGemm", {"A", "B"}},
+      {"FusedMatMul", {"A", "B"}},
+      {"BiasGelu", {"A", "B"}},
+      {"FastGelu", {"X"}},
+      {"Gelu", {"X"}},
+      {"QuickGelu", {"X"}},
+      {"SkipLayerNormalization", {"input", "skip", "gamma"}},
+      {"BiasAdd", {"X", "bias", "skip"}},
+      {"Attention", {"input", "weights"}},
+      {"QLinearAdd", {"A", "A_scale", "", "B", "B_scale", "", "C_scale"}},
+      {"QLinearMul", {"A", "A_scale", "", "B", "B_scale", "", "C_scale"}},
+      {"QLinearSigmoid", {"X", "X_scale", "", "Y_scale"}},
+      {"QLinearLeakyRelu", {"X", "X_scale", "", "Y_scale"}},
+      {"QLinearGlobalAveragePool", {"X", "x_scale", "x_zero_point", "y_scale", "y_zero_point"}},
+      {"QLinearConv", {"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point"}},
+      {"SimplifiedLayerNormalization", {"X", "scale"}},
+      {"SkipSimplifiedLayerNormalization", {"input", "skip", "gamma"}},
+      {"RotaryEmbedding", {"input", "position_ids", "cos_cache", "sin_cache"}},
+      {"MultiHeadAttention", {"query"}},
+      {"GroupQueryAttention", {"query", "", "", "", "", "seqlens_k", "total_sequence_length"}},
+  };
+  return table;
+}
+
+}  // namespace
+
+void Importer::check_contrib_inputs(const Node& n) const {
+  const auto it = required_contrib_inputs().find(n.proto.op_type());
+  if (it == required_contrib_inputs().end()) return;
+  std::string missing;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < it->second.size(); ++i) {
+    if (it->second[i].empty()) continue;  // optional
+    ++count;
+    if (!n.has(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i) + " '" + it->second[i] + "'";
+  }
+  if (!missing.empty())
+    n.fail(std::to_string(count) + " required inputs (ContribOperators.md)",
+           std::to_string(n.proto.input_size()) + " inputs, without input " + missing);
+}
+
 void Importer::apply_activation(const Node& n, const Value& y) {
   const std::string act = n.attrs.text("activation", "");
   const std::vector<double> p = n.attrs.has("activation_params") ? n.attrs.reals("activation_params") : std::vector<double>{};
@@ -101,19 +149,22 @@ void Importer::map_quick_gelu(const Node& n) {
 }
 
 void Importer::map_skip_layer_norm(const Node& n) {
-  // input, skip, gamma, beta, bias -> output, mean, inv_std_var, input_skip_bias_sum
+  // SkipLayerNormalization: input, skip, gamma, beta, bias; SkipSimplifiedLayerNormalization
+  // (RMSNorm, no beta): input, skip, gamma, bias -> output, mean, inv_std_var, input_skip_bias_sum
+  const bool rms = n.proto.op_type() == "SkipSimplifiedLayerNormalization";
+  const std::size_t bias = rms ? 3 : 4;
   Value sum = emit(n, OpKind::Add, {operand(n.in(0)), operand(n.in(1))}, {}, n.out() + ".skip", ".skip");
-  if (n.has(4)) sum = emit(n, OpKind::Add, {sum.tensor, operand(n.in(4))}, {}, n.out() + ".bias", ".bias");
+  if (n.has(bias)) sum = emit(n, OpKind::Add, {sum.tensor, operand(n.in(bias))}, {}, n.out() + ".bias", ".bias");
   const Shape& x = sum.shape;
   std::vector<int> in{sum.tensor, operand(n.in(2))};
-  if (n.has(3)) in.push_back(operand(n.in(3)));
+  if (!rms && n.has(3)) in.push_back(operand(n.in(3)));
   for (std::size_t i = 1; i < in.size(); ++i) {
     const Shape& p = staged_.graph.tensor(in[i]).shape;
     if (p.size() != 1 || p[0] != x.back()) n.fail("gamma/beta of " + format_shape({x.back()}), format_shape(p));
   }
   OpAttrs a;
   a.axis = -1;
-  bind(n.out(), emit(n, OpKind::LayerNorm, in, a, n.out()));
+  bind(n.out(), emit(n, rms ? OpKind::RmsNorm : OpKind::LayerNorm, in, a, n.out()));
   if (n.proto.output_size() > 3 && !n.out(3).empty()) bind(n.out(3), sum);
 }
 
@@ -186,6 +237,11 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::contrib_mappe
       {"QLinearLeakyRelu", &Importer::map_qlinear_contrib},
       {"QLinearGlobalAveragePool", &Importer::map_qlinear_contrib},
       {"QLinearConv", &Importer::map_qlinear_conv},
+      {"SimplifiedLayerNormalization", &Importer::map_rms_norm},
+      {"SkipSimplifiedLayerNormalization", &Importer::map_skip_layer_norm},
+      {"RotaryEmbedding", &Importer::map_rotary_embedding},
+      {"MultiHeadAttention", &Importer::map_multi_head_attention},
+      {"GroupQueryAttention", &Importer::map_group_query_attention},
   };
   return table;
 }

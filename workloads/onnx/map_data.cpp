@@ -80,11 +80,30 @@ void Importer::map_transpose(const Node& n) {
 }
 
 void Importer::map_concat(const Node& n) {
-  if (n.inputs.size() == 1) return map_alias(n);
+  // Empty parts (a KV cache of past length 0) add nothing: with one part left the output is
+  // that part's bytes.
+  std::vector<const Value*> parts;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value& v = n.in(i);
+    if (v.shape.empty() || internal::product(v.shape, 0, v.shape.size()) > 0) parts.push_back(&v);
+  }
+  if (parts.empty()) parts.push_back(&n.in(0));  // all empty (with an activation): ONNX's rules say the shape
+  if (parts.size() == 1 && parts[0]->shape.size() == n.in(0).shape.size()) {
+    Value v = *parts[0];
+    if (n.inputs.size() > 1) {
+      // The output's shape along the axis is the part's; check it like the concat would.
+      const std::size_t ax = normalize_axis(n.attrs.integer("axis", 0), v.shape.size(), n.where());
+      for (const Value* other : n.inputs)
+        for (std::size_t d = 0; d < v.shape.size(); ++d)
+          if (d != ax && other && other->shape.size() == v.shape.size() && other->shape[d] != v.shape[d])
+            n.fail("inputs of equal dims off axis " + std::to_string(ax), format_shape(other->shape) + " and " + format_shape(v.shape));
+    }
+    return bind(n.out(), std::move(v));
+  }
   OpAttrs a;
   a.axis = n.attrs.integer("axis", 0);
   std::vector<int> in;
-  for (std::size_t i = 0; i < n.inputs.size(); ++i) in.push_back(operand(n.in(i)));
+  for (const Value* v : parts) in.push_back(operand(*v));
   bind(n.out(), emit(n, OpKind::Concat, in, a, n.out()));
 }
 
@@ -102,7 +121,14 @@ void Importer::map_split(const Node& n) {
     a.starts = {offset};
     a.ends = {offset + sizes[static_cast<std::size_t>(i)]};
     offset = a.ends[0];
-    if (!out.empty()) bind(out, emit(n, OpKind::Slice, {operand(x)}, a, out, "." + std::to_string(i)));
+    if (out.empty()) continue;
+    if (sizes[static_cast<std::size_t>(i)] == 0) {  // an empty part: nothing to copy
+      Shape shape = x.shape;
+      shape[ax] = 0;
+      bind(out, Value{out, shape, -1, std::make_shared<ConstTensor>(ConstTensor{shape, ::onnx::TensorProto::FLOAT, std::vector<double>{}})});
+      continue;
+    }
+    bind(out, emit(n, OpKind::Slice, {operand(x)}, a, out, "." + std::to_string(i)));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "sim/core/errors.h"
+#include "workloads/graph_internal.h"
 #include "workloads/onnx/importer.h"
 
 namespace npusim::workloads::onnx {
@@ -16,6 +17,57 @@ Node Importer::as_node(const Node& n, const std::vector<std::size_t>& inputs) co
   for (std::size_t i : inputs) view.inputs.push_back(i < n.inputs.size() ? n.inputs[i] : nullptr);
   while (!view.inputs.empty() && !view.inputs.back()) view.inputs.pop_back();
   return view;
+}
+
+namespace {
+
+bool is_float_type(int t) {
+  return t == ::onnx::TensorProto::FLOAT || t == ::onnx::TensorProto::FLOAT16 || t == ::onnx::TensorProto::BFLOAT16 ||
+         t == ::onnx::TensorProto::DOUBLE;
+}
+
+}  // namespace
+
+void Importer::check_qdq(const Node& n) const {
+  // x, scale, zero point (optional): the scale is one value (per tensor), one per slice of x
+  // along `axis` (per axis, 1-D), or with opset 21's block_size one per block of x along `axis`.
+  const Value& x = n.in(0);
+  const Value& scale = n.in(1);
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  const std::int64_t block = n.attrs.integer("block_size", 0);
+  std::int64_t axis = n.attrs.integer("axis", 1);
+  const std::int64_t elements = internal::product(scale.shape, 0, scale.shape.size());
+  const bool per_tensor = scale.shape.empty() || (scale.shape.size() == 1 && elements == 1 && block == 0);
+  if (!per_tensor) {
+    if (axis < -rank || axis >= rank)
+      n.fail("axis in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "] for x " +
+                 format_shape(x.shape),
+             std::to_string(axis));
+    if (axis < 0) axis += rank;
+    Shape expected{x.shape[static_cast<std::size_t>(axis)]};
+    if (block > 0) {
+      expected = x.shape;
+      expected[static_cast<std::size_t>(axis)] = (x.shape[static_cast<std::size_t>(axis)] + block - 1) / block;
+    }
+    if (scale.shape != expected)
+      n.fail("scale '" + scale.name + "' of one element or of shape " + format_shape(expected) + " (" +
+                 (block > 0 ? "one per block of " + std::to_string(block) : std::string("one per slice")) +
+                 " of x " + format_shape(x.shape) + " along axis " + std::to_string(axis) + ")",
+             format_shape(scale.shape));
+  }
+  if (scale.is_constant() && !is_float_type(scale.constant->elem_type))
+    n.fail("a float scale '" + scale.name + "'", dtype_name(scale.constant->elem_type));
+  if (!n.has(2)) return;
+  const Value& zero = n.in(2);
+  if (zero.shape != scale.shape && !(per_tensor && internal::product(zero.shape, 0, zero.shape.size()) == 1))
+    n.fail("zero point '" + zero.name + "' of the scale's shape " + format_shape(scale.shape), format_shape(zero.shape));
+  if (!zero.is_constant()) return;
+  const int zt = zero.constant->elem_type;
+  if (is_float_type(zt) && zt != ::onnx::TensorProto::FLOAT16 && zt != ::onnx::TensorProto::BFLOAT16)
+    n.fail("an integer (or float8) zero point '" + zero.name + "'", dtype_name(zt));
+  // DequantizeLinear reads x in its zero point's type.
+  if (n.proto.op_type() == "DequantizeLinear" && x.is_constant() && x.constant->elem_type != zt)
+    n.fail("zero point '" + zero.name + "' of x's type " + dtype_name(x.constant->elem_type), dtype_name(zt));
 }
 
 void Importer::map_quantize(const Node& n) {

@@ -34,6 +34,9 @@ void Importer::map_recurrent(const Node& n) {
            format_shape(w.shape) + " and " + format_shape(r.shape));
   if (seq < 1 || seq > kMaxFoldedValues) n.fail("a sequence of 1 to 65536 steps", std::to_string(seq));
   const bool linear_before_reset = n.attrs.integer("linear_before_reset", 0) != 0;
+  // Each step gives at least one matmul per gate (the recurrent ones and the state update more).
+  check_unroll_estimate(n, seq * dirs, gates, "ops (at least one matmul per gate)");
+  unrolling_.push_back({"node '" + n.name + "' (" + n.proto.op_type() + ")", seq * dirs, true});
   // A gate's slice of W, R or B: one constant, however many steps read it.
   const auto weight = [&](const Value& of, std::int64_t d, int g, Shape shape) -> const Value& {
     const std::string name = of.name + ".d" + std::to_string(d) + ".g" + std::to_string(g);
@@ -152,6 +155,7 @@ void Importer::map_recurrent(const Node& n) {
   };
   bind_last(1, last_h);
   if (cell == Cell::Lstm) bind_last(2, last_c);
+  unrolling_.pop_back();
 }
 
 }  // namespace npusim::workloads::onnx

@@ -1,6 +1,8 @@
 #include "workloads/onnx/model_file.h"
 
 #include <optional>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/shape_inference/implementation.h>
 #include <spdlog/spdlog.h>
 
@@ -27,9 +29,9 @@ std::string describe_dims(const ::onnx::TensorShapeProto& s) {
   return out + "]";
 }
 
-/// "1,3,224,224": the dims with every symbolic or unknown one set to 1, as an example value.
-/// Whether `d` has no concrete size (a name like "batch", or nothing).
-bool symbolic(const ::onnx::TensorShapeProto_Dimension& d) { return !d.has_dim_value() || d.dim_value() <= 0; }
+/// Whether `d` has no concrete size (a name like "batch", or nothing). 0 is a size: an empty
+/// tensor (a KV cache of past length 0) is legal ONNX.
+bool symbolic(const ::onnx::TensorShapeProto_Dimension& d) { return !d.has_dim_value() || d.dim_value() < 0; }
 
 /// The dims as --input-shape wants them: sizes kept, a symbolic first dim (a batch) as 1, any
 /// other symbolic one as <its name> for the user to fill in.
@@ -53,6 +55,20 @@ bool is_concrete(const ::onnx::TypeProto& t) {
   return true;
 }
 
+/// Protobuf's default recursion limit, which ParseFromIstream applies.
+constexpr int kProtobufDepth = 100;
+
+/// Whether `path` parses as a ModelProto when messages may nest 10x deeper than protobuf's
+/// default (the stack that takes is well under 1 MiB).
+bool parses_deeper(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  google::protobuf::io::IstreamInputStream stream(&in);
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetRecursionLimit(10 * kProtobufDepth);
+  ::onnx::ModelProto model;
+  return model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+}
+
 }  // namespace
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
@@ -65,8 +81,15 @@ bool is_default_domain(const std::string& domain) { return domain.empty() || dom
   ::onnx::ModelProto model;
   if (!model.ParseFromIstream(&in)) {
     std::error_code ec;
-    throw InputError(path, "expected an ONNX model (a serialized protobuf ModelProto), found " +
-                               std::to_string(std::filesystem::file_size(path, ec)) +
+    const std::string size = std::to_string(std::filesystem::file_size(path, ec));
+    // Protobuf stops at messages nested more than kProtobufDepth deep (a stack guard): each If
+    // or Loop body inside another nests three more (graph, node, attribute). Such a file parses
+    // with a deeper limit, which tells it apart from bytes that are no model at all.
+    if (parses_deeper(path))
+      throw InputError(path, "expected an ONNX model nested at most " + std::to_string(kProtobufDepth) +
+                                 " messages deep (protobuf's limit; each If/Loop body inside another adds 3), "
+                                 "found a model of " + size + " bytes nested deeper (subgraphs within subgraphs)");
+    throw InputError(path, "expected an ONNX model (a serialized protobuf ModelProto), found " + size +
                                " bytes that do not parse as one (not an ONNX file, or a truncated one)");
   }
   // Protobuf accepts many byte strings (an empty file is a valid empty message): a real model
@@ -110,6 +133,40 @@ std::optional<ImportChoice> default_batch(::onnx::ValueInfoProto& in) {
                       "symbolic first dimension; --input-shape " + in.name() + "=... chooses another"};
 }
 
+/// --dim NAME=VALUE: every dim named NAME (dim_param) in the activation inputs `names` takes
+/// VALUE. A NAME no input has is an InputError listing the names the inputs have.
+void bind_named_dims(::onnx::GraphProto& graph, const std::vector<std::string>& names, const LoadOptions& options,
+                     const std::string& path) {
+  if (options.dims.empty()) return;
+  std::vector<std::string> declared;  // symbolic dim names, in input order
+  for (const auto& in : graph.input()) {
+    if (std::find(names.begin(), names.end(), in.name()) == names.end()) continue;
+    for (const auto& d : in.type().tensor_type().shape().dim())
+      if (d.has_dim_param() && !d.has_dim_value() &&
+          std::find(declared.begin(), declared.end(), d.dim_param()) == declared.end())
+        declared.push_back(d.dim_param());
+  }
+  for (const auto& [name, value] : options.dims) {
+    if (value < 0 || value > (std::int64_t{1} << 31))  // the CLI checks too; Python passes any int
+      throw InputError("--dim " + name + "=" + std::to_string(value), "expected a size in [0, 2^31], found " + std::to_string(value));
+    if (std::find(declared.begin(), declared.end(), name) != declared.end()) continue;
+    std::string list;
+    for (const auto& d : declared) list += (list.empty() ? "'" : ", '") + d + "'";
+    throw InputError("--dim " + name + "=" + std::to_string(value),
+                     "expected the name of a symbolic dimension of the inputs of " + path + " (" +
+                         (list.empty() ? "it has none" : list) + "), found '" + name + "'");
+  }
+  for (auto& in : *graph.mutable_input()) {
+    if (std::find(names.begin(), names.end(), in.name()) == names.end() || options.input_shapes.count(in.name()))
+      continue;
+    for (auto& d : *in.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!d.has_dim_param() || d.has_dim_value()) continue;
+      const auto it = options.dims.find(d.dim_param());
+      if (it != options.dims.end()) d.set_dim_value(it->second);  // clears dim_param (a oneof)
+    }
+  }
+}
+
 std::vector<ImportChoice> fix_input_shapes(::onnx::ModelProto& model, const LoadOptions& options,
                                            const std::string& path) {
   std::vector<ImportChoice> choices;
@@ -124,7 +181,9 @@ std::vector<ImportChoice> fix_input_shapes(::onnx::ModelProto& model, const Load
                                                     name + "'");
     }
   }
+  bind_named_dims(graph, names, options, path);
   std::string unfixed, fixes;
+  std::vector<std::string> still_named;  // symbolic dims left, by name, for the --dim hint
   for (auto& in : *graph.mutable_input()) {
     if (std::find(names.begin(), names.end(), in.name()) == names.end()) continue;
     auto& tensor = *in.mutable_type()->mutable_tensor_type();
@@ -149,10 +208,16 @@ std::vector<ImportChoice> fix_input_shapes(::onnx::ModelProto& model, const Load
     const std::string dims = tensor.has_shape() ? describe_dims(tensor.shape()) : "(no shape)";
     unfixed += (unfixed.empty() ? "'" : ", '") + in.name() + "' " + dims;
     fixes += " --input-shape " + in.name() + "=" + (tensor.has_shape() ? example_dims(tensor.shape()) : "D0,D1,...");
+    for (const auto& d : tensor.shape().dim())
+      if (symbolic(d) && !d.dim_param().empty() &&
+          std::find(still_named.begin(), still_named.end(), d.dim_param()) == still_named.end())
+        still_named.push_back(d.dim_param());
   }
   if (!unfixed.empty()) {
+    std::string bind;
+    for (const auto& d : still_named) bind += " --dim " + d + "=<" + d + ">";
     throw InputError(path, "expected concrete dimensions for every model input, found symbolic or unknown ones: " +
-                               unfixed + "; fix them with" + fixes);
+                               unfixed + "; fix them with" + (bind.empty() ? fixes : bind + " (or" + fixes + ")"));
   }
   return choices;
 }

@@ -3,12 +3,14 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "sim/core/errors.h"
+#include "sim/core/input_text.h"
 #include "sim/core/math_util.h"
 #include "workloads/graph_internal.h"
 #include "workloads/onnx/attributes.h"
@@ -104,7 +106,73 @@ void check_stored_tensor(const ::onnx::TensorProto& t, const std::string& where)
   }
 }
 
+/// `s` with every byte outside printable ASCII as \xNN: a name that is not UTF-8 can be shown.
+std::string escaped(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7F) {
+      out += c;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", b);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+/// Every name the model gives (nodes, operator types and domains, values, graphs) is UTF-8: the
+/// names reach summary.json and the traces, whose JSON writer cannot hold other bytes. Runs
+/// before any message quotes a name.
+void check_names_utf8(const ::onnx::GraphProto& g, const std::string& path) {
+  const auto check = [&](const std::string& name, const std::string& what) {
+    const std::size_t at = find_invalid_utf8(name);
+    if (at == std::string::npos) return;
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(name[at]));
+    throw InputError(path + " (" + what + ")", "expected a UTF-8 name, found byte " + std::string(byte) +
+                                                   " at offset " + std::to_string(at) + " of '" + escaped(name) + "'");
+  };
+  check(g.name(), "graph name");
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+    for (const auto& v : *list) check(v.name(), "value '" + escaped(v.name()) + "'");
+  for (const auto& t : g.initializer()) check(t.name(), "initializer");
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    const std::string node = "node " + std::to_string(i) + " of graph '" + escaped(g.name()) + "'";
+    check(n.name(), node + " name");
+    check(n.op_type(), node + " op_type");
+    check(n.domain(), node + " domain");
+    for (const auto& v : n.input()) check(v, node + " input");
+    for (const auto& v : n.output()) check(v, node + " output");
+    for (const auto& a : n.attribute()) {
+      check(a.name(), node + " attribute name");
+      if (a.has_g()) check_names_utf8(a.g(), path);
+      for (const auto& sub : a.graphs()) check_names_utf8(sub, path);
+    }
+  }
+}
+
+/// Two graph inputs (or two initializers) of one name leave it unclear which one a node reads.
+void check_unique_inputs(const ::onnx::GraphProto& g, const std::string& path) {
+  const auto check = [&](const auto& list, const std::string& what) {
+    std::unordered_map<std::string, int> seen;
+    for (int i = 0; i < list.size(); ++i) {
+      const auto [it, fresh] = seen.emplace(list.Get(i).name(), i);
+      if (!fresh)
+        throw InputError(path + " (" + what + " '" + list.Get(i).name() + "')",
+                         "expected " + what + "s with distinct names, found two named '" + list.Get(i).name() +
+                             "' (" + what + "s " + std::to_string(it->second) + " and " + std::to_string(i) +
+                             " of graph '" + g.name() + "')");
+    }
+  };
+  check(g.input(), "graph input");
+  check(g.initializer(), "initializer");
+}
+
 void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
+  check_unique_inputs(g, path);
   for (const auto& t : g.initializer()) check_stored_tensor(t, path + " (initializer '" + t.name() + "')");
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
@@ -323,6 +391,7 @@ std::vector<int> find_cycle(int start, const std::vector<std::vector<int>>& prod
 
 void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
   auto& g = *model.mutable_graph();
+  check_names_utf8(g, path);
   check_attributes(g, path);
   // Who defines each value: -1 a graph input or an initializer, else the node's index.
   std::unordered_map<std::string, int> producer;

@@ -231,15 +231,17 @@ class Graph:
 
 
 def load(spec: PathLike, input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-         skip_unsupported: bool = False) -> Graph:
+         skip_unsupported: bool = False, dims: Optional[Mapping[str, int]] = None) -> Graph:
     """Loads a workload as ``npusim run --workload`` does: an ONNX model (``.onnx``), our YAML
     format (``.yaml``), a SCALE-Sim topology (``.csv``), or a zoo name (see :func:`zoo`).
 
-    ``input_shapes`` fixes symbolic ONNX input dimensions (``--input-shape``);
+    ``input_shapes`` fixes symbolic ONNX input dimensions (``--input-shape``); ``dims`` binds
+    symbolic dimensions by name in every input (``--dim``, e.g. ``{"past_len": 1024}``);
     ``skip_unsupported`` runs past unsupported ONNX operators (``--skip-unsupported``).
     """
     shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
-    return Graph._from_core(_core.load(os.fspath(spec), shapes, bool(skip_unsupported)))
+    named = {k: int(v) for k, v in (dims or {}).items()}
+    return Graph._from_core(_core.load(os.fspath(spec), shapes, bool(skip_unsupported), named))
 
 
 def zoo() -> List[str]:
