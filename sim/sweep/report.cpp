@@ -14,6 +14,7 @@
 #include "sim/core/file_util.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/sweep_file.h"
+#include "traces/format.h"
 #include "traces/pareto.h"
 
 namespace npusim::sweep {
@@ -36,6 +37,15 @@ std::pair<const char*, const char*> objective_field(const std::string& o) {
   if (o == "latency") return {"seconds", "latency (s)"};
   if (o == "energy") return {"energy_j", "energy (J)"};
   return {"area_mm2", "area (mm²)"};
+}
+
+/// An objective's value as text with its unit: "71.9 us", "24.0 uJ", "2.202 mm²" (no exponent).
+std::string objective_text(const std::string& o, double v) {
+  if (o == "latency") return traces::si(v, "s");
+  if (o == "energy") return traces::si(v, "J");
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g mm²", v);
+  return b;
 }
 
 std::string html_escape(const std::string& s) {
@@ -98,6 +108,12 @@ std::vector<double> log_ticks(double lo, double hi) {
   std::vector<double> t = pick({1, 2, 5});
   if (t.size() < 3) t = pick({1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9});
   if (t.size() > 10) t = pick({1});
+  if (t.size() >= 3) return t;
+  // A range narrower than that: evenly spaced ticks at a 1, 2 or 5 x 10^k step (3 to 7 of them).
+  const double raw = (hi - lo) / 4, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+  t.clear();
+  for (double v = std::ceil(lo / step) * step; v <= hi * (1 + 1e-12); v += step) t.push_back(v);
   return t;
 }
 
@@ -115,8 +131,9 @@ std::pair<double, double> log_range(const std::vector<std::vector<double>>& v, s
 /// this pair drawn as a staircase (filled red markers), the points on the front over all the
 /// objectives ringed, hover titles and links to kept run folders.
 std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<std::vector<double>>& v,
-                        const std::vector<bool>& on_front, std::size_t xi, std::size_t yi, const std::string& xl,
-                        const std::string& yl, const std::string& link_prefix, const std::vector<std::string>& axes) {
+                        const std::vector<bool>& on_front, std::size_t xi, std::size_t yi, const std::string& xo,
+                        const std::string& yo, const std::string& link_prefix, const std::vector<std::string>& axes) {
+  const std::string xl = objective_field(xo).second, yl = objective_field(yo).second;
   const double W = 560, H = 380, L = 78, R = 20, T = 20, B = 50;
   const auto [x0, x1] = log_range(v, xi);
   const auto [y0, y1] = log_range(v, yi);
@@ -133,11 +150,11 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
   for (double t : log_ticks(x0, x1))
     s << "<g class='tick x'><line x1='" << sx(t) << "' x2='" << sx(t) << "' y1='" << T << "' y2='" << H - B + 4
       << "' stroke='#e9ecef'/><text x='" << sx(t) << "' y='" << H - B + 16 << "' font-size='11' text-anchor='middle'>"
-      << fmt(t) << "</text></g>";
+      << objective_text(xo, t) << "</text></g>";
   for (double t : log_ticks(y0, y1))
     s << "<g class='tick y'><line x1='" << L - 4 << "' x2='" << W - R << "' y1='" << sy(t) << "' y2='" << sy(t)
       << "' stroke='#e9ecef'/><text x='" << L - 6 << "' y='" << sy(t) + 4 << "' font-size='11' text-anchor='end'>"
-      << fmt(t) << "</text></g>";
+      << objective_text(yo, t) << "</text></g>";
   s << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>" << html_escape(xl) << " (log)</text>"
     << "<text transform='translate(14," << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << html_escape(yl)
     << " (log)</text>";
@@ -160,7 +177,7 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
       const std::string run_dir = r.value("run_dir", json()).is_string() ? r.at("run_dir").get<std::string>() : "";
       std::string title = r.at("id").get<std::string>() + (on_pair[i] ? " (front of this pair)" : "") +
                           (on_front[i] ? " (front over all objectives)" : "") + "\n" + describe(r, axes) + "\n" +
-                          xl + ": " + fmt(v[i][xi]) + "\n" + yl + ": " + fmt(v[i][yi]);
+                          xl + ": " + objective_text(xo, v[i][xi]) + "\n" + yl + ": " + objective_text(yo, v[i][yi]);
       if (!run_dir.empty()) title += "\nclick: run report";
       if (!run_dir.empty()) s << "<a href='" << html_escape(link_prefix + run_dir + "/report.html") << "'>";
       s << "<circle class='" << (on_pair[i] ? "pair-front" : "other") << (on_front[i] ? " full-front" : "") << "' cx='"
@@ -278,7 +295,7 @@ std::string write_sweep_report(const ReportOptions& o) {
     for (std::size_t a = 0; a < objectives.size(); ++a)
       for (std::size_t b = a + 1; b < objectives.size(); ++b) {
         const auto xl = objective_field(objectives[a]).second, yl = objective_field(objectives[b]).second;
-        html << svg_scatter(pts, v, on, a, b, xl, yl, link_prefix, axes);
+        html << svg_scatter(pts, v, on, a, b, objectives[a], objectives[b], link_prefix, axes);
         // The gnuplot figure shows the front of this pair alone (2-D), the page the full front.
         traces::ParetoScatter sc;
         for (const auto& row : v) sc.x.push_back(row[a]), sc.y.push_back(row[b]);
@@ -299,7 +316,7 @@ std::string write_sweep_report(const ReportOptions& o) {
            << html_escape(describe(*pts[i], axes)) << "</td>";
       for (std::size_t k = 0; k < objectives.size(); ++k) {
         table << "  " << objectives[k] << "=" << fmt(v[i][k]);
-        html << "<td>" << fmt(v[i][k]) << "</td>";
+        html << "<td>" << objective_text(objectives[k], v[i][k]) << "</td>";
       }
       table << "\n";
       html << "</tr>";

@@ -111,14 +111,14 @@ export function fusionSavedPanel(el, groups, a, b) {
   const max = Math.max(1e-30, ...rows.map(g => Math.abs(saved(g))));
   const total = rows.reduce((s, g) => s + saved(g), 0);
   let t = '<div class="layer-scroll"><table class="fusion-saved"><thead><tr><th class="l">group</th><th class="l">fusion</th><th>ops</th><th>' + esc(a.label) + "</th><th>" + esc(b.label) +
-    '</th><th class="l">time saved</th><th>speed-up</th><th>DRAM ' + esc(a.label) + "</th><th>DRAM " + esc(b.label) + '</th><th class="l">bound</th></tr></thead><tbody>';
+    '</th><th class="l saved-col">time saved</th><th>speed-up</th><th>DRAM ' + esc(a.label) + "</th><th>DRAM " + esc(b.label) + '</th><th class="l bound-col">bound</th></tr></thead><tbody>';
   for (const g of rows) {
     const v = saved(g), w = (100 * Math.abs(v) / max).toFixed(1);
     t += '<tr data-name="' + esc(g.group) + '"><td class="l name" title="' + esc(g.group) + '">' + esc(g.group) + '</td><td class="l what" title="' + esc(g.fusion) + '">' + esc(g.fusion) +
       "</td><td>" + g.ops + "</td><td>" + si(g.a.seconds, "s") + "</td><td>" + si(g.b.seconds, "s") +
-      '</td><td class="l"><span class="saved-bar ' + (v >= 0 ? "good" : "bad") + '" style="width:' + w + '%"></span> ' + (v >= 0 ? "" : "−") + si(Math.abs(v), "s") +
+      '</td><td class="l">' + (v >= 0 ? "" : "−") + si(Math.abs(v), "s") + '<span class="saved-bar ' + (v >= 0 ? "good" : "bad") + '" style="width:' + (0.55 * w).toFixed(1) + '%"></span>' +
       "</td><td>" + (g.speedup > 0 ? num(g.speedup) + "×" : "–") + "</td><td>" + si(g.a.dram_bytes, "B") + "</td><td>" + si(g.b.dram_bytes, "B") +
-      '</td><td class="l">' + esc(g.a_bound) + " → " + esc(g.b_bound) + "</td></tr>";
+      '</td><td class="l" title="' + esc(g.a_bound + " → " + g.b_bound) + '">' + esc(g.a_bound) + " → " + esc(g.b_bound) + "</td></tr>";
   }
   el.innerHTML = t + "</tbody></table></div>" +
     '<p class="note">Per group of ' + esc(b.label) + ": the time its ops took in each run (the union of their commands' intervals), what " + esc(b.label) +

@@ -237,7 +237,7 @@ export class RooflineView {
     const net = cur && cur.roofline.points.find(q => q.scope === "network" && q.level === "dram");
     this.networkDerated = null;
     if (net && net.derate_reason) {
-      lines.push({key: "network", x1: net.intensity / 30, x2: net.intensity * 30, v: net.derated_peak, bound: net.bound, cls: "derated derated-network scope-network"});
+      lines.push({key: "network", x1: net.intensity / 30, x2: net.intensity * 100, v: net.derated_peak, bound: net.bound, cls: "derated derated-network scope-network"});
       this.networkDerated = net;
     }
     this.layers.derated.selectAll("line").data(lines, l => l.key).join(
@@ -325,24 +325,30 @@ export class RooflineView {
   /** Every label of the plot, placed so that none overlaps another: roofs, ridges, network, baseline, top ops. */
   drawNames(t, x, y, pts, compare) {
     const labels = this.roofLabels.map(l => ({...l, fill: l.kind === "memory" ? "#2ca02c" : "#555", cls: "roof-label"})).concat(this.ridgeLabels.map(l => ({...l, cls: "ridge-label"})));
-    const near = (d, text, weight) => {
-      const px = x(d.q.intensity), py = y(d.q.ops_per_second), r = radius(d.q.time_share) + 3;
-      return this.placer.place(text, [{x: px + r, y: py + 4, anchor: "start"}, {x: px - r, y: py + 4, anchor: "end"},
-        {x: px, y: py - r - 3, anchor: "middle"}, {x: px, y: py + r + 11, anchor: "middle"},
-        {x: px + r, y: py - r, anchor: "start"}, {x: px - r, y: py + r + 9, anchor: "end"}], {weight});
+    // Around the marker, then further out; a label that must be shown (the network's, the
+    // baseline's) may at last cross a line, never another label or marker.
+    const near = (d, text, weight, must = false) => {
+      const px = x(d.q.intensity), py = y(d.q.ops_per_second), r0 = radius(d.q.time_share) + 3;
+      const cands = [];
+      for (const r of must ? [r0, r0 + 14, r0 + 30] : [r0])
+        cands.push({x: px + r, y: py + 4, anchor: "start"}, {x: px - r, y: py + 4, anchor: "end"},
+          {x: px, y: py - r - 3, anchor: "middle"}, {x: px, y: py + r + 11, anchor: "middle"},
+          {x: px + r, y: py - r, anchor: "start"}, {x: px - r, y: py + r + 9, anchor: "end"},
+          {x: px - r, y: py - r, anchor: "end"}, {x: px + r, y: py + r + 9, anchor: "start"});
+      return this.placer.place(text, cands, {weight}) || (must ? this.placer.place(text, cands, {weight, ignoreLines: true}) : null);
     };
     const net = pts.filter(d => d.q.scope === "network" && d.q.level === "dram");
     for (const d of net) {
       const text = d.role === "base" ? "baseline" + (d.other ? " (" + d.r.summary.workload + ": another workload)" : "") : compare ? d.r.label + " network" : "network";
-      const p = near(d, text, 600);
+      const p = near(d, text, 600, true);
       if (p) labels.push({...p, key: "name|" + d.key, label: text, weight: 600, fill: d.other ? "#c92a2a" : "#111", cls: "point-label" + (d.role === "base" ? " base-label" : "")});
     }
     if (this.networkDerated) {
       const q = this.networkDerated, text = "network's derated roof " + si(q.derated_peak, "ops/s");
       // Along the line, above or below it, from its right end inwards.
       const cands = [];
-      for (const f of [30, 12, 5, 1 / 5, 1 / 12]) for (const dy of [-5, 13]) cands.push({x: x(q.intensity * f), y: y(q.derated_peak) + dy, anchor: f >= 1 ? "end" : "start"});
-      const p = this.placer.place(text, cands, {});
+      for (const dy of [-5, 13, -18, 26]) for (const f of [100, 30, 12, 5, 1 / 5, 1 / 12, 1 / 30]) cands.push({x: x(q.intensity * f), y: y(q.derated_peak) + dy, anchor: f >= 1 ? "end" : "start"});
+      const p = this.placer.place(text, cands, {}) || this.placer.place(text, cands, {ignoreLines: true});
       if (p) labels.push({...p, key: "derated|network", label: text, fill: BOUND[q.bound] || "#555", cls: "derated-label scope-network"});
     }
     const top = pts.filter(d => d.role === "cur" && d.q.level === "dram" && d.q.scope !== "network").slice(0, TOP_LABELS);
