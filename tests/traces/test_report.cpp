@@ -59,7 +59,7 @@ TEST(Report, OneSelfContainedPageWithTheRunsData) {
   EXPECT_EQ(data["runs"][0]["summary"]["ops"][0]["name"], "gemm0");
   EXPECT_EQ(data["runs"][0]["roofline"]["points"].size(), 10u);
   EXPECT_NEAR(data["runs"][0]["summary"]["energy_j"].get<double>(), 3.025e-6, 1e-18);
-  for (const char* section : {"Top ops by time", "Stall breakdown", "Energy roofline", "Unit utilisation"}) {
+  for (const char* section : {"Every layer", "Stall breakdown", "Energy roofline", "Unit utilisation"}) {
     EXPECT_NE(html.find(section), std::string::npos) << section;
   }
 }
