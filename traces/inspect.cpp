@@ -96,9 +96,8 @@ void headline(std::string& out, const Trace& t, const json& s, const Roofline& r
   }
   for (const RooflinePoint& p : r.points) {
     if (p.scope != "network" || !p.bottleneck) continue;
-    out += fmt("  bound      %s%s%s; %.1f %% of the binding roof (%s), bottleneck level %s\n", p.bound.c_str(),
-               p.latency_cause.empty() ? "" : ", dominant loss: ", p.latency_cause.c_str(),
-               100 * p.fraction_of_roof, p.binding_roof.c_str(), p.level.c_str());
+    // The same sentence as summary.json, report.html and the live page (docs/outputs.md).
+    out += "  bound      " + p.bound_text + "; bottleneck level " + p.level + "\n";
   }
   for (const std::string& v : r.violations) out += "  ! " + v + "\n";
 }

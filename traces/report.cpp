@@ -43,11 +43,15 @@ void write_report_page(const std::string& dir, const std::string& html) {
 }  // namespace
 
 std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                             const std::string& title) {
+                             const std::string& title, const json& compare_groups) {
   json data = {{"title", title}, {"runs", json::array()}, {"arrows", json::array()}};
   for (const ReportRun& r : runs) {
-    data["runs"].push_back({{"label", r.label}, {"summary", *r.summary}, {"roofline", to_json(*r.roofline)}});
+    data["runs"].push_back({{"label", r.label},
+                            {"summary", *r.summary},
+                            {"roofline", to_json(*r.roofline)},
+                            {"timeline", r.timeline ? *r.timeline : json()}});
   }
+  if (compare_groups.is_array()) data["compare_groups"] = compare_groups;
   for (const PlotArrow& a : arrows) data["arrows"].push_back({{"from", a.from_point}, {"to", a.to_point}});
   const auto tmpl = report_page::load_template();
   if (!tmpl) return "";
@@ -67,8 +71,8 @@ void write_run_report(const ReportRun& run, const std::string& dir, const std::s
 }
 
 void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                          const std::string& dir, const std::string& title) {
-  const std::string html = make_report_html(runs, arrows, title);
+                          const std::string& dir, const std::string& title, const json& compare_groups) {
+  const std::string html = make_report_html(runs, arrows, title, compare_groups);
   std::vector<PlotSeries> series;
   bool all_energy = true;
   for (const ReportRun& r : runs) {

@@ -18,13 +18,17 @@ struct ReportRun {
   std::string label;                // "greedy", "edge-s", ...
   const Roofline* roofline;
   const nlohmann::json* summary;    // make_summary's output
+  /// The run's compact unit timeline (serve::make_timeline's JSON), drawn when given.
+  const nlohmann::json* timeline = nullptr;
 };
 
 /// report.html's text for one run (`arrows` empty) or two runs (arrows from the first's ops
 /// to the second's points, as compare_arrows gives them): the built web front end with the runs'
 /// data inlined (traces/report_page.h). "" when the front end is not built.
+/// `compare_groups` (npusim compare's per-group table, compare.json "groups") is drawn as "what
+/// fusion saved" when it is an array.
 std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                             const std::string& title);
+                             const std::string& title, const nlohmann::json& compare_groups = nullptr);
 
 /// Writes roofline.json, roofline.svg/.png, energy_roofline.svg/.png (when the run has an
 /// energy model) and report.html (skipped with a warning when the front end is not built) into the
@@ -35,6 +39,7 @@ void write_run_report(const ReportRun& run, const std::string& dir, const std::s
 /// Writes roofline_compare.svg/.png, energy_roofline_compare.svg/.png (when both runs have an
 /// energy model) and report.html for two runs into the existing folder `dir`.
 void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                          const std::string& dir, const std::string& title);
+                          const std::string& dir, const std::string& title,
+                          const nlohmann::json& compare_groups = nullptr);
 
 }  // namespace npusim::traces

@@ -1,6 +1,7 @@
 #include "traces/roofline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "sim/core/errors.h"
 #include "sim/core/units.h"
+#include "traces/format.h"
 
 namespace npusim::traces {
 
@@ -22,6 +24,12 @@ constexpr const char* kBothComputeRoofs = "MAC array + vector unit";
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string num3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
 
@@ -61,6 +69,63 @@ double derated_peak(const Tally& tally, const Roofs& r) {
       (r.vector_peak_ops > 0 ? double(tally.untimed_vector_ops) / r.vector_peak_ops : 0);
   const double busiest = std::max(mac_s, vector_s);
   return busiest > 0 ? double(tally.ops()) / busiest : 0.0;
+}
+
+/// "97.2 %": three significant digits, so 0.4 % and 3.1 % stay distinguishable.
+std::string percent(double fraction) { return num3(100.0 * fraction) + " %"; }
+
+/// The share of `size` slots that an extent fills over its folds: extent / (ceil(extent/size) * size).
+double fold_fill(std::uint64_t extent, std::uint32_t size) {
+  if (extent == 0 || size == 0) return 1.0;
+  const std::uint64_t folds = (extent + size - 1) / size;
+  return double(extent) / (double(folds) * double(size));
+}
+
+/// The dataflow an op's GEMM tiles ran with: its group's, else the config's; upper case.
+std::string dataflow_of(const Trace& t, const OpInfo& op) {
+  std::string d = op.group >= 0 && std::size_t(op.group) < t.groups.size() ? t.groups[op.group].dataflow : "";
+  if (d.empty() && t.config.is_object() && t.config.contains("mac_array") &&
+      t.config["mac_array"].value("dataflow", json()).is_string())
+    d = t.config["mac_array"]["dataflow"].get<std::string>();
+  for (char& c : d) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return d.empty() ? "WS" : d;
+}
+
+/// Why the MAC array's shape derates one op, from its GEMM shape on the array (SCALE-Sim's
+/// mapping: WS rows K, columns N; IS rows K, columns M; OS rows M, columns N) and its measured
+/// stall-free cycles: the rows and columns its folds leave idle, then what fold fill/drain and
+/// tile edges cost on top. `utilisation` is macs / (stall-free cycles x rows x cols).
+std::string mac_shape_reason(const Trace& t, const OpInfo& op, double utilisation) {
+  const Roofs& r = t.roofs;
+  std::vector<std::string> parts;
+  double spatial = 1.0;
+  std::string prefix = "array shape";
+  if (op.gemm.groups > 0 && r.mac_rows > 0 && r.mac_cols > 0) {
+    const std::string flow = dataflow_of(t, op);
+    const GemmDims& g = op.gemm;
+    const bool rows_m = flow == "OS", cols_m = flow == "IS";
+    const std::uint64_t sr = rows_m ? g.m : g.k, sc = cols_m ? g.m : g.n;
+    const char* rname = rows_m ? "M" : "K";
+    const char* cname = cols_m ? "M" : "N";
+    const double fr = fold_fill(sr, r.mac_rows), fc = fold_fill(sc, r.mac_cols);
+    if (g.groups > 1) prefix = g.n == 1 ? "depthwise" : "grouped (" + std::to_string(g.groups) + " groups)";
+    else prefix = flow;
+    if (fc < kDerateShown)
+      parts.push_back(num3(fc * r.mac_cols) + " of " + std::to_string(r.mac_cols) + " columns (" + cname + " = " +
+                      std::to_string(sc) + ")");
+    if (fr < kDerateShown)
+      parts.push_back(num3(fr * r.mac_rows) + " of " + std::to_string(r.mac_rows) + " rows (" + rname + " = " +
+                      std::to_string(sr) + ")");
+    if (g.groups > 1 && !parts.empty()) parts.back() += ", " + flow;
+    spatial = fr * fc;
+  }
+  const double rest = spatial > 0 ? std::min(1.0, utilisation / spatial) : 1.0;
+  if (rest < kDerateShown)
+    parts.push_back("fill/drain and tile edges " + percent(1.0 - rest) + " of the stall-free cycles");
+  if (parts.empty()) return "";
+  std::string out = prefix + ": ";
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  return out;
 }
 
 struct MemoryLevel {
@@ -135,12 +200,15 @@ struct Entity {
   std::uint64_t time_ps;
   const StallBreakdown& stalls;
   const EnergyBreakdown* energy;  // nullptr without an energy model
+  const std::vector<int>* members;  // its ops (indices into Trace::ops); nullptr: every op
 };
 
 class RooflineBuilder {
  public:
   RooflineBuilder(const Trace& t, const TraceAnalysis& a)
-      : roofs_(t.roofs),
+      : trace_(t),
+        tallies_(a.tallies),
+        roofs_(t.roofs),
         network_s_(double(t.end_ps) * 1e-12),
         model_(a.energy_model),
         network_j_(a.energy ? a.energy->network.total_j() : 0.0) {}
@@ -169,6 +237,7 @@ class RooflineBuilder {
     //    bandwidth roof.
     double lowest = derated;
     std::string binding = compute.name + (derated < compute.peak * (1 - 1e-9) ? " (derated)" : "");
+    const MemoryLevel* binding_level = nullptr;
     for (const MemoryLevel& m : levels) {
       if (m.bytes == 0) continue;
       require_positive(m.bandwidth, m.roof);
@@ -176,6 +245,7 @@ class RooflineBuilder {
       if (roof < lowest) {
         lowest = roof;
         binding = m.roof;
+        binding_level = &m;
       }
     }
     // 2. The class: well below the binding roof, neither compute nor bandwidth is the limit.
@@ -187,7 +257,18 @@ class RooflineBuilder {
                                   ? to_string(e.stalls.dominant(!derated_binds))
                                   : std::string();
 
-    // 3. One point per level, all at the same achieved ops/s; the one nearest its roof is the
+    // 3. The same in words: which roof, what fraction of it, and why a derated roof is low.
+    const bool shape_shown = derated < kDerateShown * compute.peak;
+    Words words;
+    words.roof = binding_level ? std::string(binding_level->roof)
+                 : shape_shown ? "derated " + busiest_unit(tally)
+                               : compute.name;
+    words.value = lowest;
+    words.reason = shape_shown ? derate_reason(e, compute) : "";
+    words.text = bound_sentence(bound, words, achieved, compute,
+                                binding_level ? ops / double(binding_level->bytes) : 0.0, cause);
+
+    // 4. One point per level, all at the same achieved ops/s; the one nearest its roof is the
     //    entity's bottleneck level.
     const std::size_t first = out_.points.size();
     for (const MemoryLevel& m : levels) {
@@ -208,6 +289,12 @@ class RooflineBuilder {
       p.peak = compute.peak;
       p.derated_peak = derated;
       p.binding_roof = binding;
+      p.bound_roof = words.roof;
+      p.bound_roof_value = words.value;
+      p.fraction_of_bound_roof = achieved / words.value;
+      p.fraction_of_peak = achieved / compute.peak;
+      p.derate_reason = words.reason;
+      p.bound_text = words.text;
       p.latency_cause = cause;
       p.time_share = network_s_ > 0 ? seconds / network_s_ : 0.0;
       if (exceeds_roof(p)) out_.violations.push_back(describe_violation(p, m));
@@ -231,6 +318,96 @@ class RooflineBuilder {
   }
 
  private:
+  struct Words {
+    std::string roof;
+    double value = 0;
+    std::string reason, text;
+  };
+
+  /// The unit whose stall-free time is the longer (the one the derated roof is held to).
+  std::string busiest_unit(const Tally& tally) const {
+    return unit_seconds(tally, true) >= unit_seconds(tally, false) ? kMacRoof : kVectorRoof;
+  }
+  /// Stall-free seconds of one unit (work without compute_cycles at the unit's peak).
+  double unit_seconds(const Tally& tally, bool mac) const {
+    const double clock = roofs_.core_clock_hz;
+    if (mac)
+      return double(tally.gemm_compute_cycles) / clock +
+             (roofs_.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / roofs_.mac_peak_ops : 0);
+    return double(tally.vector_compute_cycles) / clock +
+           (roofs_.vector_peak_ops > 0 ? double(tally.untimed_vector_ops) / roofs_.vector_peak_ops : 0);
+  }
+  /// Seconds the unit's work of `tally` would take at the unit's peak.
+  double ideal_seconds(const Tally& tally, bool mac) const {
+    if (mac) return roofs_.mac_peak_ops > 0 ? 2.0 * double(tally.macs) / roofs_.mac_peak_ops : 0;
+    return roofs_.vector_peak_ops > 0 ? double(tally.vector_ops - tally.gemm_vector_ops) / roofs_.vector_peak_ops : 0;
+  }
+
+  /// Why one op's unit runs below its peak: the array's mapping of its GEMM, or the vector
+  /// unit's cost table.
+  std::string op_reason(int op, const Tally& tally) const {
+    const double clock = roofs_.core_clock_hz;
+    if (tally.macs > 0) {
+      const double slots = double(tally.gemm_compute_cycles) * roofs_.mac_rows * roofs_.mac_cols;
+      return mac_shape_reason(trace_, trace_.ops[op], slots > 0 ? double(tally.macs) / slots : 1.0);
+    }
+    const double lane_cycles = double(tally.vector_compute_cycles) * (roofs_.vector_peak_ops / clock);
+    const double work = double(tally.vector_ops - tally.gemm_vector_ops);
+    if (!(lane_cycles > 0) || !(work > 0)) return "";
+    return "cost table: " + num3(lane_cycles / work) + " cycles per element per lane";
+  }
+
+  /// Why the entity's derated roof is below its peak. An op: its own shape. A group or the
+  /// network: how much longer the busiest unit's stall-free time is than its work at peak, and
+  /// the member op that loses the most time on that unit.
+  std::string derate_reason(const Entity& e, const ComputeRoof& compute) const {
+    const std::string scope = e.scope;
+    if (scope == "op") {
+      const int op = int(&e.tally - tallies_.ops.data());
+      return op_reason(op, e.tally);
+    }
+    const bool mac = busiest_unit(e.tally) == kMacRoof;
+    const double busy = unit_seconds(e.tally, mac), ideal = ideal_seconds(e.tally, mac);
+    std::string out = std::string(mac ? kMacRoof : kVectorRoof) + " busiest";
+    if (ideal > 0 && busy > ideal / kDerateShown) {
+      out += ": stall-free time " + num3(busy / ideal) + "x its work at peak";
+      int worst = -1;
+      double worst_loss = 0;
+      auto consider = [&](int i) {
+        const Tally& t = tallies_.ops[i];
+        const double loss = unit_seconds(t, mac) - ideal_seconds(t, mac);
+        if (loss > worst_loss) worst_loss = loss, worst = i;
+      };
+      if (e.members) for (int i : *e.members) consider(i);
+      else for (std::size_t i = 0; i < tallies_.ops.size(); ++i) consider(int(i));
+      if (worst >= 0) {
+        const std::string why = op_reason(worst, tallies_.ops[worst]);
+        out += "; largest loss " + percent(worst_loss / (busy - ideal)) + " in " + trace_.ops[worst].name +
+               (why.empty() ? "" : " (" + why + ")");
+      }
+    } else if (compute.name == kBothComputeRoofs) {
+      out += " (" + percent(ideal > 0 ? ideal * (mac ? roofs_.mac_peak_ops : roofs_.vector_peak_ops) /
+                                            double(e.tally.ops()) : 0) +
+             " of the ops): the other unit cannot take its work, so both peaks are not reachable together";
+    }
+    return out;
+  }
+
+  /// The one sentence of "bound": class, roof, fraction of it, the derate reason, the loss.
+  static std::string bound_sentence(const std::string& bound, const Words& w, double achieved,
+                                    const ComputeRoof& compute, double memory_intensity,
+                                    const std::string& cause) {
+    std::string roof = "the " + w.roof + " roof (" + si(w.value, "ops/s");
+    if (memory_intensity > 0) roof += " at " + num3(memory_intensity) + " ops/B";
+    else if (!w.reason.empty())
+      roof += " = " + percent(w.value / compute.peak) + " of the " + compute.name + " peak " +
+              si(compute.peak, "ops/s") + "; " + w.reason;
+    roof += ")";
+    std::string out = bound + ": " + percent(achieved / w.value) + " of " + roof;
+    if (!cause.empty()) out += "; dominant loss: " + cause;
+    return out;
+  }
+
   /// The derated ceiling, capped at the peak; a stall-free time shorter than the peak allows
   /// is a model error and is reported.
   double derated_ceiling(const Entity& e, const ComputeRoof& compute) {
@@ -272,6 +449,8 @@ class RooflineBuilder {
            num(m.bandwidth) + " bytes/s)";
   }
 
+  const Trace& trace_;
+  const TraceTallies& tallies_;
   const Roofs& roofs_;
   double network_s_;
   const std::optional<EnergyModel>& model_;
@@ -305,6 +484,12 @@ json point_json(const RooflinePoint& p) {
           {"peak", p.peak},
           {"derated_peak", p.derated_peak},
           {"binding_roof", p.binding_roof},
+          {"bound_roof", p.bound_roof},
+          {"bound_roof_value", p.bound_roof_value},
+          {"fraction_of_bound_roof", p.fraction_of_bound_roof},
+          {"fraction_of_peak", p.fraction_of_peak},
+          {"derate_reason", p.derate_reason.empty() ? json() : json(p.derate_reason)},
+          {"bound_text", p.bound_text},
           {"bottleneck", p.bottleneck},
           {"latency_cause", p.latency_cause.empty() ? json() : json(p.latency_cause)},
           {"time_share", p.time_share}};
@@ -348,15 +533,15 @@ Roofline make_roofline(const Trace& t, const TraceAnalysis& a) {
   RooflineBuilder builder(t, a);
   for (std::size_t i = 0; i < t.ops.size(); ++i) {
     builder.add({t.ops[i].name, "op", tallies.ops[i], tallies.ops[i].span_ps(), a.stalls.ops[i],
-                 a.energy ? &a.energy->ops[i] : nullptr});
+                 a.energy ? &a.energy->ops[i] : nullptr, nullptr});
   }
   for (std::size_t g = 0; g < t.groups.size(); ++g) {
     builder.add({t.groups[g].name, "group", tallies.groups[g], tallies.groups[g].span_ps(),
-                 a.stalls.groups[g], a.energy ? &a.energy->groups[g] : nullptr});
+                 a.stalls.groups[g], a.energy ? &a.energy->groups[g] : nullptr, &t.groups[g].ops});
   }
   static const std::string network = "network";
   builder.add({network, "network", tallies.network, t.end_ps, a.stalls.network,
-               a.energy ? &a.energy->network : nullptr});
+               a.energy ? &a.energy->network : nullptr, nullptr});
   return std::move(builder).finish(t);
 }
 
@@ -370,6 +555,9 @@ json to_json(const Roofline& r) {
                       {"attainable", "ops/s"},
                       {"peak", "ops/s"},
                       {"derated_peak", "ops/s"},
+                      {"bound_roof_value", "ops/s"},
+                      {"fraction_of_bound_roof", "ratio (ops_per_second / bound_roof_value)"},
+                      {"fraction_of_peak", "ratio (ops_per_second / peak)"},
                       {"fraction_of_roof", "ratio (ops_per_second / attainable)"},
                       {"time_share", "ratio (seconds / network seconds)"},
                       {"ops", "ops (1 MAC = 2 ops, 1 vector element op = 1 op)"},

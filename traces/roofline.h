@@ -43,6 +43,20 @@ struct RooflinePoint {
   /// fill/drain, rows or columns left idle) puts on this entity; equals `peak` when none.
   double derated_peak = 0;
   std::string binding_roof;   // lowest roof: compute_roof (+ " (derated)"), "DRAM" or "SRAM"
+  // ---- the one definition of "bound" (docs/outputs.md "Bound in words"); both levels the same
+  /// The roof that limits the entity, in words: "DRAM", "SRAM", the compute roof's name, or
+  /// "derated " + the busiest unit ("derated MAC array") when the array's shape binds.
+  std::string bound_roof;
+  double bound_roof_value = 0;        // ops/s: that roof at this entity's intensities (the lowest)
+  double fraction_of_bound_roof = 0;  // ops_per_second / bound_roof_value
+  double fraction_of_peak = 0;        // ops_per_second / peak
+  /// Why the derated roof is below the peak, e.g. "depthwise: 9 of 32 rows, 1 of 32 columns
+  /// (WS, K = 9, N = 1); fill/drain and tile edges 12 % of the stall-free cycles"; empty when
+  /// derated_peak is within 5 % of peak.
+  std::string derate_reason;
+  /// One sentence used by every output (CLI, summary.json, report.html, the live page):
+  /// the class, the roof, the fraction of it and, where it applies, the reason and the loss.
+  std::string bound_text;
   bool bottleneck = false;    // this level's point is the entity's nearest to its roof
   std::string latency_cause;  // for latency-bound entities: the dominant stall cause
   double time_share = 0;      // seconds / network seconds
@@ -79,6 +93,8 @@ struct Roofline {
   std::vector<EnergyPoint> energy_points;
 };
 
+/// A derated roof within this fraction of the peak is not called derated in words (no reason).
+inline constexpr double kDerateShown = 0.95;
 /// Below this fraction of its binding roof an entity is "latency"-bound.
 inline constexpr double kLatencyBoundFraction = 0.8;
 /// A point may exceed its attainable performance by this relative margin (rounding) before

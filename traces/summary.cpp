@@ -34,6 +34,19 @@ class BoundIndex {
     const RooflinePoint* p = find(scope, name);
     return p && !p->latency_cause.empty() ? json(p->latency_cause) : json();
   }
+  /// `bound`, `latency_cause` and the words of the bound (roofline.json's fields of the same
+  /// names; nulls for an entity without a point): one definition for every output.
+  void put(json& out, const std::string& scope, const std::string& name) const {
+    const RooflinePoint* p = find(scope, name);
+    out["bound"] = (*this)(scope, name);
+    out["latency_cause"] = cause(scope, name);
+    out["bound_roof"] = p ? json(p->bound_roof) : json();
+    out["bound_roof_value"] = p ? json(p->bound_roof_value) : json();
+    out["fraction_of_bound_roof"] = p ? json(p->fraction_of_bound_roof) : json();
+    out["fraction_of_peak"] = p ? json(p->fraction_of_peak) : json();
+    out["derate_reason"] = p && !p->derate_reason.empty() ? json(p->derate_reason) : json();
+    out["bound_text"] = p ? json(p->bound_text) : json();
+  }
 
  private:
   const RooflinePoint* find(const std::string& scope, const std::string& name) const {
@@ -88,6 +101,9 @@ json units() {
           {"arithmetic_intensity", "ops/byte (ops = 2 * MACs + vector ops, per DRAM byte)"},
           {"mac_utilization", "fraction of peak MACs (0..1)"},
           {"achieved_ops_per_second", "ops/s"},
+          {"bound_roof_value", "ops/s"},
+          {"fraction_of_bound_roof", "ratio (ops/s / bound_roof_value)"},
+          {"fraction_of_peak", "ratio (ops/s / the compute roof's peak)"},
           {"sram_bytes", "bytes"},
           {"time_share", "fraction of the run's time (0..1), shared among what is in flight"},
           {"energy_j", "J"},
@@ -137,8 +153,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   s["mac_utilization"] = mac_slots > 0 ? double(tallies.network.macs) / mac_slots : 0.0;
   s["achieved_ops_per_second"] =
       t.end_ps > 0 ? double(tallies.network.ops()) / (double(t.end_ps) * 1e-12) : 0.0;
-  s["bound"] = bound_of("network", "network");
-  s["latency_cause"] = bound_of.cause("network", "network");
+  bound_of.put(s, "network", "network");
   put_energy(s, a.energy ? &a.energy->network : nullptr);
   put_area(s, t.config, double(tallies.network.ops()), double(t.end_ps) * 1e-12);
   if (a.energy_model)
@@ -155,8 +170,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
     json o = {{"name", op.name}, {"kind", op.kind}, {"group", group_name(op.group, t.groups)}};
     put_figures(o, tallies.ops[i], tallies.ops[i].span_ps(), clock);
     o["time_share"] = run_ps > 0 ? a.shares.ops_ps[i] / run_ps : 0.0;
-    o["bound"] = bound_of("op", op.name);
-    o["latency_cause"] = bound_of.cause("op", op.name);
+    bound_of.put(o, "op", op.name);
     put_energy(o, a.energy ? &a.energy->ops[i] : nullptr);
     o["stalls"] = to_json(a.stalls.ops[i]);
     ops.push_back(std::move(o));
@@ -176,8 +190,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
               {"not_fused", group.not_fused.empty() ? json(nullptr) : json(group.not_fused)}};
     put_figures(o, tallies.groups[g], tallies.groups[g].span_ps(), clock);
     o["time_share"] = run_ps > 0 ? a.shares.groups_ps[g] / run_ps : 0.0;
-    o["bound"] = bound_of("group", group.name);
-    o["latency_cause"] = bound_of.cause("group", group.name);
+    bound_of.put(o, "group", group.name);
     put_energy(o, a.energy ? &a.energy->groups[g] : nullptr);
     o["stalls"] = to_json(a.stalls.groups[g]);
     groups.push_back(std::move(o));

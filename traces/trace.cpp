@@ -55,7 +55,7 @@ bool operator==(const CommandEvent& a, const CommandEvent& b) {
 
 bool operator==(const OpInfo& a, const OpInfo& b) {
   auto fields = [](const OpInfo& o) {
-    return std::tie(o.name, o.kind, o.unit, o.group, o.macs, o.vector_ops);
+    return std::tie(o.name, o.kind, o.unit, o.group, o.macs, o.vector_ops, o.gemm.groups, o.gemm.m, o.gemm.k, o.gemm.n);
   };
   return fields(a) == fields(b);
 }

@@ -46,6 +46,13 @@ struct CommandEvent {
   std::vector<std::uint32_t> deps;  // ids of commands this one waited for
 };
 
+/// An op seen as GEMM: `groups` independent (m x k) * (k x n) products (workloads::GemmView).
+/// All 0 for ops without MACs and in traces written before the shape was recorded. Only read
+/// to name why the array's shape derates an op's roof (roofline `derate_reason`).
+struct GemmDims {
+  std::uint64_t groups = 0, m = 0, k = 0, n = 0;
+};
+
 struct OpInfo {
   std::string name;
   std::string kind;   // op kind name, e.g. "conv2d"
@@ -53,6 +60,7 @@ struct OpInfo {
   int group = -1;
   std::uint64_t macs = 0;
   std::uint64_t vector_ops = 0;
+  GemmDims gemm{};
 };
 
 struct GroupInfo {

@@ -87,15 +87,11 @@ class Fields {
     fail(key, "an index from -1 to " + std::to_string(std::int64_t(size) - 1), &v);
   }
   std::vector<std::uint32_t> u32_list(const char* key) const {
-    const json& v = any(key);
-    if (!v.is_array()) fail(key, "an array of unsigned integers", &v);
     std::vector<std::uint32_t> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      out.push_back(static_cast<std::uint32_t>(
-          unsigned_value(std::string(key) + "[" + std::to_string(i) + "]", v[i], UINT32_MAX)));
-    }
+    for (std::uint64_t x : unsigned_list(key, UINT32_MAX)) out.push_back(static_cast<std::uint32_t>(x));
     return out;
   }
+  std::vector<std::uint64_t> u64_list(const char* key) const { return unsigned_list(key, UINT64_MAX); }
   /// The list of objects under `key`, each with its own place name ("where.key[i]").
   std::vector<Fields> objects(const char* key) const {
     const json& v = any(key);
@@ -118,6 +114,14 @@ class Fields {
   const json* find(const char* key) const {
     auto it = obj_.find(key);
     return it == obj_.end() ? nullptr : &*it;
+  }
+  std::vector<std::uint64_t> unsigned_list(const char* key, std::uint64_t max) const {
+    const json& v = any(key);
+    if (!v.is_array()) fail(key, "an array of unsigned integers", &v);
+    std::vector<std::uint64_t> out;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out.push_back(unsigned_value(std::string(key) + "[" + std::to_string(i) + "]", v[i], max));
+    return out;
   }
   std::uint64_t unsigned_value(const std::string& key, const json& v, std::uint64_t max) const {
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max) {
@@ -219,6 +223,11 @@ Trace trace_from_metadata(const Fields& m) {
   for (const Fields& o : ops) {
     t.ops.push_back({o.str("name"), o.str("kind"), o.str("unit"), o.index("group", t.groups.size()),
                      o.u64("macs"), o.u64("vector_ops")});
+    if (o.has("gemm")) {  // traces before the GEMM shape was recorded lack it
+      const std::vector<std::uint64_t> d = o.u64_list("gemm");
+      if (d.size() != 4) o.fail("gemm", "[groups, m, k, n]", &o.any("gemm"));
+      t.ops.back().gemm = {d[0], d[1], d[2], d[3]};
+    }
   }
   for (const Fields& a : m.objects("sram_allocations")) {
     t.sram_allocations.push_back(

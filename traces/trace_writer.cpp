@@ -597,12 +597,10 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
                      std::size_t written) {
   json ops = json::array();
   for (const OpInfo& op : t.ops) {
-    ops.push_back(json{{"name", op.name},
-                       {"kind", op.kind},
-                       {"unit", op.unit},
-                       {"group", op.group},
-                       {"macs", op.macs},
-                       {"vector_ops", op.vector_ops}});
+    json o{{"name", op.name},   {"kind", op.kind}, {"unit", op.unit},
+           {"group", op.group}, {"macs", op.macs}, {"vector_ops", op.vector_ops}};
+    if (op.gemm.groups > 0) o["gemm"] = {op.gemm.groups, op.gemm.m, op.gemm.k, op.gemm.n};
+    ops.push_back(std::move(o));
   }
   json groups = json::array();
   for (const GroupInfo& g : t.groups) {

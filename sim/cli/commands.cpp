@@ -20,6 +20,7 @@
 #include "sim/core/file_util.h"
 #include "sim/core/json_input.h"
 #include "sim/core/units.h"
+#include "sim/serve/timeline.h"
 #include "traces/report.h"
 #include "traces/roofline.h"
 #include "traces/trace_io.h"
@@ -264,9 +265,13 @@ int compare_command(const std::vector<std::string>& args) {
   }
   const traces::Roofline r0 = traces::make_roofline(traces_in[0]), r1 = traces::make_roofline(traces_in[1]);
   set_stage("writing the output folder");
-  traces::write_compare_report({{rows[0].first, &r0, &rows[0].second}, {rows[1].first, &r1, &rows[1].second}},
+  const nlohmann::json groups = compare_groups(traces_in[0], rows[0].second, traces_in[1], rows[1].second);
+  // The report draws both runs' unit timelines, as the live page does (600 bins of the whole run).
+  const nlohmann::json t0 = serve::make_timeline(traces_in[0], {0, 0, 600}),
+                       t1 = serve::make_timeline(traces_in[1], {0, 0, 600});
+  traces::write_compare_report({{rows[0].first, &r0, &rows[0].second, &t0}, {rows[1].first, &r1, &rows[1].second, &t1}},
                                traces::compare_arrows(traces_in[0], traces_in[1]), out.path().string(),
-                               loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first);
+                               loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first, groups);
   nlohmann::json cmp = {{"workload", loaded[0].workload_name}, {"runs", nlohmann::json::array()}};
   for (const auto& [name, s] : rows) {
     nlohmann::json r = s;
@@ -276,7 +281,7 @@ int compare_command(const std::vector<std::string>& args) {
   }
   const double c0 = rows[0].second.at("cycles").get<double>(), c1 = rows[1].second.at("cycles").get<double>();
   cmp["speedup"] = c1 > 0 ? c0 / c1 : 0.0;
-  cmp["groups"] = compare_groups(traces_in[0], rows[0].second, traces_in[1], rows[1].second);
+  cmp["groups"] = groups;
   write_file_atomic((out.path() / "compare.json").string(), cmp.dump(2) + "\n");
   out.commit();
   std::cout << "npusim compare: " << loaded[0].workload_name << "\n"

@@ -197,6 +197,25 @@ double metric(const nlohmann::json& summary, const char* key) {
   return it != summary.end() && it->is_number() ? it->get<double>() : std::nan("");
 }
 
+/// A string field, "-" when absent or null (summaries of entities without a roofline point).
+std::string text_or(const nlohmann::json& summary, const char* key) {
+  const auto it = summary.find(key);
+  return it != summary.end() && it->is_string() ? it->get<std::string>() : std::string("-");
+}
+
+/// A roof's name in the table's 16 columns ("derated MAC array" -> "MAC (derated)"); the
+/// `bound:` line under the table gives it in full.
+std::string short_roof(std::string roof) {
+  const std::string derated = "derated ";
+  const bool is_derated = roof.rfind(derated, 0) == 0;
+  if (is_derated) roof = roof.substr(derated.size());
+  for (const auto& [name, shorter] : {std::pair<std::string, std::string>{"MAC array + vector unit", "MAC + vector"},
+                                      {"MAC array", "MAC"},
+                                      {"vector unit", "vector"}})
+    if (is_derated && roof == name) return shorter + " (derated)";
+  return is_derated ? roof + " (derated)" : roof;
+}
+
 }  // namespace
 
 std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs) {
@@ -219,6 +238,9 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
       {"MAC utilisation (%)", [&](const auto& s) { return num(metric(s, "mac_utilization") * 100, "%.1f"); }},
       {"groups", [&](const auto& s) { return num(double(s.at("groups").size()), "%.0f"); }},
       {"bound", [&](const auto& s) { return s.value("bound", std::string("?")); }},
+      {"bound roof", [&](const auto& s) { return short_roof(text_or(s, "bound_roof")); }},
+      {"% of bound roof", [&](const auto& s) { return num(metric(s, "fraction_of_bound_roof") * 100, "%.1f"); }},
+      {"% of compute peak", [&](const auto& s) { return num(metric(s, "fraction_of_peak") * 100, "%.1f"); }},
   };
   std::ostringstream os;
   char line[256];
@@ -238,6 +260,9 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
     }
     os << '\n';
   }
+  // The bound in words, as summary.json, report.html and the live page give it.
+  for (const auto& [name, s] : runs)
+    if (text_or(s, "bound_text") != "-") os << "bound" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << text_or(s, "bound_text") << '\n';
   if (runs.size() == 2) {
     const double c0 = metric(runs[0].second, "cycles"), c1 = metric(runs[1].second, "cycles");
     const double d0 = metric(runs[0].second, "dram_read_bytes") + metric(runs[0].second, "dram_write_bytes");

@@ -40,6 +40,10 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
     t.ops.push_back({op.name, workloads::to_string(op.kind),
                      cls == workloads::OpClass::Gemm ? "MAC array" : cls == workloads::OpClass::Vector ? "vector unit" : "none",
                      plan.op_group[i], cost.macs, cost.vector_ops});
+    if (cls == workloads::OpClass::Gemm) {
+      const auto v = workloads::gemm_view(g, op);
+      t.ops.back().gemm = {std::uint64_t(v.groups), std::uint64_t(v.m), std::uint64_t(v.k), std::uint64_t(v.n)};
+    }
   }
   t.groups.clear();
   for (const auto& gp : plan.groups) {

@@ -40,6 +40,15 @@ std::pair<const char*, const char*> objective_field(const std::string& o) {
   return {"area_mm2", "area (mm²)"};
 }
 
+/// An objective's value as text with its unit: "71.9 us", "24.0 uJ", "2.202 mm²" (no exponent).
+std::string objective_text(const std::string& o, double v) {
+  if (o == "latency") return traces::si(v, "s");
+  if (o == "energy") return traces::si(v, "J");
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g mm²", v);
+  return b;
+}
+
 std::string fmt(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.4g", v);
@@ -71,49 +80,97 @@ std::string csv_number(double v) {
   return b;
 }
 
-/// An inline SVG scatter (log-log) with hover titles and links to kept run folders.
+/// Tick values for a log axis over [lo, hi]: 1, 2, 5 x 10^k inside the range; every integer
+/// multiple when that gives fewer than three, only the decades when it gives more than ten.
+std::vector<double> log_ticks(double lo, double hi) {
+  auto pick = [&](std::initializer_list<double> mantissas) {
+    std::vector<double> out;
+    for (int e = int(std::floor(std::log10(lo))) - 1; e <= int(std::ceil(std::log10(hi))); ++e)
+      for (double m : mantissas) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) out.push_back(v);
+      }
+    return out;
+  };
+  std::vector<double> t = pick({1, 2, 5});
+  if (t.size() < 3) t = pick({1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9});
+  if (t.size() > 10) t = pick({1});
+  if (t.size() >= 3) return t;
+  // A range narrower than that: evenly spaced ticks at a 1, 2 or 5 x 10^k step (3 to 7 of them).
+  const double raw = (hi - lo) / 4, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+  t.clear();
+  for (double v = std::ceil(lo / step) * step; v <= hi * (1 + 1e-12); v += step) t.push_back(v);
+  return t;
+}
+
+/// The scatter's log range of one objective: the points' extent, widened by 8 % on each side
+/// (log scale) so that no marker sits on the frame; a single value gets a factor 1.25 either way.
+std::pair<double, double> log_range(const std::vector<std::vector<double>>& v, std::size_t i) {
+  double lo = 1e300, hi = 0;
+  for (const auto& p : v) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
+  if (!(hi > lo)) return {lo / 1.25, hi * 1.25};
+  const double pad = std::pow(hi / lo, 0.08);
+  return {lo / pad, hi * pad};
+}
+
+/// An inline SVG scatter (log-log) of one pair of objectives with real ticks: the Pareto front of
+/// this pair drawn as a staircase (filled red markers), the points on the front over all the
+/// objectives ringed, hover titles and links to kept run folders.
 std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<std::vector<double>>& v,
-                        const std::vector<bool>& on_front, std::size_t xi, std::size_t yi, const std::string& xl,
-                        const std::string& yl, const std::string& link_prefix, const std::vector<std::string>& axes) {
-  const double W = 560, H = 380, L = 70, R = 20, T = 20, B = 50;
-  double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
-  for (const auto& p : v) {
-    x0 = std::min(x0, p[xi]), x1 = std::max(x1, p[xi]), y0 = std::min(y0, p[yi]), y1 = std::max(y1, p[yi]);
-  }
-  const auto lx = [&](double x) { return x1 > x0 ? (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0)) : 0.5; };
-  const auto ly = [&](double y) { return y1 > y0 ? (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) : 0.5; };
-  const auto sx = [&](double x) { return L + 10 + lx(x) * (W - L - R - 20); };
-  const auto sy = [&](double y) { return H - B - 10 - ly(y) * (H - T - B - 20); };
+                        const std::vector<bool>& on_front, std::size_t xi, std::size_t yi, const std::string& xo,
+                        const std::string& yo, const std::string& link_prefix, const std::vector<std::string>& axes) {
+  const std::string xl = objective_field(xo).second, yl = objective_field(yo).second;
+  const double W = 560, H = 380, L = 78, R = 20, T = 20, B = 50;
+  const auto [x0, x1] = log_range(v, xi);
+  const auto [y0, y1] = log_range(v, yi);
+  const auto sx = [&](double x) { return L + (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0)) * (W - L - R); };
+  const auto sy = [&](double y) { return H - B - (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) * (H - T - B); };
+  std::vector<std::vector<double>> pair;
+  for (const auto& row : v) pair.push_back({row[xi], row[yi]});
+  std::vector<bool> on_pair(pts.size(), false);
+  for (auto i : traces::pareto_front(pair)) on_pair[i] = true;
   std::ostringstream s;
-  s << "<svg viewBox='0 0 " << W << " " << H << "' width='" << W << "' height='" << H << "'>"
+  s << "<svg class='pareto' viewBox='0 0 " << W << " " << H << "' width='" << W << "' height='" << H << "'>"
     << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - T - B
-    << "' fill='none' stroke='#999'/>"
-    << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>" << html_escape(xl) << " (log)</text>"
-    << "<text transform='translate(16," << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << html_escape(yl)
-    << " (log)</text>"
-    << "<text x='" << L << "' y='" << H - B + 16 << "' font-size='11'>" << fmt(x0) << "</text>"
-    << "<text x='" << W - R << "' y='" << H - B + 16 << "' font-size='11' text-anchor='end'>" << fmt(x1) << "</text>"
-    << "<text x='" << L - 4 << "' y='" << H - B << "' font-size='11' text-anchor='end'>" << fmt(y0) << "</text>"
-    << "<text x='" << L - 4 << "' y='" << T + 10 << "' font-size='11' text-anchor='end'>" << fmt(y1) << "</text>";
-  // The front joined in x order, behind the markers.
+    << "' fill='none' stroke='#999'/>";
+  for (double t : log_ticks(x0, x1))
+    s << "<g class='tick x'><line x1='" << sx(t) << "' x2='" << sx(t) << "' y1='" << T << "' y2='" << H - B + 4
+      << "' stroke='#e9ecef'/><text x='" << sx(t) << "' y='" << H - B + 16 << "' font-size='11' text-anchor='middle'>"
+      << objective_text(xo, t) << "</text></g>";
+  for (double t : log_ticks(y0, y1))
+    s << "<g class='tick y'><line x1='" << L - 4 << "' x2='" << W - R << "' y1='" << sy(t) << "' y2='" << sy(t)
+      << "' stroke='#e9ecef'/><text x='" << L - 6 << "' y='" << sy(t) + 4 << "' font-size='11' text-anchor='end'>"
+      << objective_text(yo, t) << "</text></g>";
+  s << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>" << html_escape(xl) << " (log)</text>"
+    << "<text transform='translate(14," << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << html_escape(yl)
+    << " (log)</text>";
+  // This pair's front as a staircase in x order (both minimised: each step goes right, then down).
   std::vector<std::size_t> f;
   for (std::size_t i = 0; i < pts.size(); ++i)
-    if (on_front[i]) f.push_back(i);
+    if (on_pair[i]) f.push_back(i);
   std::sort(f.begin(), f.end(), [&](std::size_t a, std::size_t b) { return v[a][xi] < v[b][xi]; });
-  s << "<polyline fill='none' stroke='#d62728' stroke-width='1.5' points='";
-  for (std::size_t i : f) s << sx(v[i][xi]) << "," << sy(v[i][yi]) << " ";
+  s << "<path class='front' fill='none' stroke='#d62728' stroke-width='1.5' d='";
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    const double px = sx(v[f[k]][xi]), py = sy(v[f[k]][yi]);
+    if (k == 0) s << "M" << px << "," << py;
+    else s << "H" << px << "V" << py;
+  }
   s << "'/>";
-  for (int pass = 0; pass < 2; ++pass)  // front markers drawn last, on top
+  for (int pass = 0; pass < 2; ++pass)  // this pair's front drawn last, on top
     for (std::size_t i = 0; i < pts.size(); ++i) {
-      if (on_front[i] != (pass == 1)) continue;
+      if (on_pair[i] != (pass == 1)) continue;
       const json& r = *pts[i];
       const std::string run_dir = r.value("run_dir", json()).is_string() ? r.at("run_dir").get<std::string>() : "";
-      std::string title = r.at("id").get<std::string>() + (on_front[i] ? " (front)" : "") + "\n" + describe(r, axes) + "\n" +
-                          xl + ": " + fmt(v[i][xi]) + "\n" + yl + ": " + fmt(v[i][yi]);
+      std::string title = r.at("id").get<std::string>() + (on_pair[i] ? " (front of this pair)" : "") +
+                          (on_front[i] ? " (front over all objectives)" : "") + "\n" + describe(r, axes) + "\n" +
+                          xl + ": " + objective_text(xo, v[i][xi]) + "\n" + yl + ": " + objective_text(yo, v[i][yi]);
       if (!run_dir.empty()) title += "\nclick: run report";
       if (!run_dir.empty()) s << "<a href='" << html_escape(link_prefix + run_dir + "/report.html") << "'>";
-      s << "<circle cx='" << sx(v[i][xi]) << "' cy='" << sy(v[i][yi]) << "' r='" << (on_front[i] ? 5 : 3.5)
-        << "' fill='" << (on_front[i] ? "#d62728" : "#999") << "'><title>" << html_escape(title) << "</title></circle>";
+      s << "<circle class='" << (on_pair[i] ? "pair-front" : "other") << (on_front[i] ? " full-front" : "") << "' cx='"
+        << sx(v[i][xi]) << "' cy='" << sy(v[i][yi]) << "' r='" << (on_pair[i] ? 5 : 3.5) << "' fill='"
+        << (on_pair[i] ? "#d62728" : "#adb5bd") << "' stroke='" << (on_front[i] ? "#1f2328" : "none")
+        << "' stroke-width='1.5'><title>" << html_escape(title) << "</title></circle>";
       if (!run_dir.empty()) s << "</a>";
     }
   s << "</svg>";
@@ -200,8 +257,9 @@ std::string write_sweep_report(const ReportOptions& o) {
        << " left out (failed, or without a figure for an objective). Objectives, all minimised: ";
   for (const auto& ob : objectives) html << html_escape(objective_field(ob).second) << " ";
   html << ". Hover a point for its design (click it for its run report when the sweep kept run folders, "
-          "--keep-runs); red points form the Pareto front over all the objectives, so a red point may "
-          "look dominated in one pair's plot.</p>";
+          "--keep-runs). Each plot is one pair of objectives: red markers and the red staircase are that "
+          "pair's Pareto front; a dark ring marks a point on the front over all the objectives (the "
+          "table below), which may look dominated in one pair's plot.</p>";
   for (const auto& [workload, pts] : by_workload) {
     std::vector<std::vector<double>> v;
     for (const json* r : pts) {
@@ -224,7 +282,7 @@ std::string write_sweep_report(const ReportOptions& o) {
     for (std::size_t a = 0; a < objectives.size(); ++a)
       for (std::size_t b = a + 1; b < objectives.size(); ++b) {
         const auto xl = objective_field(objectives[a]).second, yl = objective_field(objectives[b]).second;
-        html << svg_scatter(pts, v, on, a, b, xl, yl, link_prefix, axes);
+        html << svg_scatter(pts, v, on, a, b, objectives[a], objectives[b], link_prefix, axes);
         // The gnuplot figure shows the front of this pair alone (2-D), the page the full front.
         traces::ParetoScatter sc;
         for (const auto& row : v) sc.x.push_back(row[a]), sc.y.push_back(row[b]);
@@ -236,7 +294,7 @@ std::string write_sweep_report(const ReportOptions& o) {
         const std::string stem = (out / ("pareto_" + file_stem(workload) + "_" + objectives[a] + "_" + objectives[b])).string();
         traces::plot_pareto(sc, {stem + ".svg", stem + ".png"}, workload + ": " + objectives[b] + " vs " + objectives[a]);
       }
-    html << "</div><table><tr><th>id</th><th>design</th>";
+    html << "</div><h3>The front over all " << objectives.size() << " objectives</h3><table class='front'><tr><th>id</th><th>design</th>";
     for (const auto& ob : objectives) html << "<th>" << html_escape(objective_field(ob).second) << "</th>";
     html << "</tr>";
     for (auto i : front) {
@@ -245,7 +303,7 @@ std::string write_sweep_report(const ReportOptions& o) {
            << html_escape(describe(*pts[i], axes)) << "</td>";
       for (std::size_t k = 0; k < objectives.size(); ++k) {
         table << "  " << objectives[k] << "=" << fmt(v[i][k]);
-        html << "<td>" << fmt(v[i][k]) << "</td>";
+        html << "<td>" << objective_text(objectives[k], v[i][k]) << "</td>";
       }
       table << "\n";
       html << "</tr>";

@@ -59,7 +59,7 @@ TEST(Report, OneSelfContainedPageWithTheRunsData) {
   EXPECT_EQ(data["runs"][0]["summary"]["ops"][0]["name"], "gemm0");
   EXPECT_EQ(data["runs"][0]["roofline"]["points"].size(), 10u);
   EXPECT_NEAR(data["runs"][0]["summary"]["energy_j"].get<double>(), 3.025e-6, 1e-18);
-  for (const char* section : {"Top ops by time", "Stall breakdown", "Energy roofline", "Unit utilisation"}) {
+  for (const char* section : {"Every layer", "Stall breakdown", "Energy roofline", "Unit utilisation"}) {
     EXPECT_NE(html.find(section), std::string::npos) << section;
   }
 }
@@ -144,7 +144,9 @@ TEST(Inspect, TerminalReportOfTheSampleTrace) {
   // Headline: 1500 cycles; 1e6 MACs; 140 kB of DRAM traffic at 14.4 ops/B.
   EXPECT_NE(text.find("1,500 cycles"), std::string::npos) << text;
   EXPECT_NE(text.find("intensity 14.4 ops/B"), std::string::npos) << text;
-  EXPECT_NE(text.find("bound      latency, dominant loss: DMA wait"), std::string::npos) << text;
+  // The network's bound in words, as summary.json's bound_text: latency at 1.4 / 2.4 of the DRAM roof.
+  EXPECT_NE(text.find("bound      latency: 58.3 % of the DRAM roof ("), std::string::npos) << text;
+  EXPECT_NE(text.find("; dominant loss: DMA wait; bottleneck level dram"), std::string::npos) << text;
   // Units: the MAC array is busy 0.5 of 1.5 us.
   EXPECT_NE(text.find("MAC array       33.3 %"), std::string::npos) << text;
   // Stalls: the MAC array waits on DMA 1 us of 1.5 (66.7 %).

@@ -450,3 +450,132 @@ TEST(Roofline, BiasAddedInTheAccumulatorRidesOnTheMacRoof) {
 }
 
 }  // namespace npusim::traces
+
+namespace npusim::traces {
+namespace {
+
+/// A 32 x 32 array at 1 GHz: MAC peak 2 ops x 1024 MACs x 1e9 = 2.048e12 ops/s.
+Trace array_32x32(const std::string& dataflow) {
+  Trace t = sample_trace();
+  t.roofs.mac_rows = 32;
+  t.roofs.mac_cols = 32;
+  t.roofs.mac_peak_ops = 2.048e12;
+  t.config["mac_array"]["dataflow"] = dataflow;
+  t.sram_allocations.clear();
+  return t;
+}
+
+/// MobileNetV2's first depthwise conv, reduced: 3x3, 32 channels, 56x56 outputs, so 32 groups of
+/// a GEMM with M = 3136 output pixels, K = 9, N = 1 output channel. Under OS the M pixels fill
+/// the 32 rows (98 folds) and the single output channel fills 1 of 32 columns; each fold
+/// streams T = K = 9 cycles. Without fill/drain: 98 x 9 x 32 = 28224 stall-free cycles for
+/// 3136 x 9 x 32 = 903168 MACs: 903168 / (28224 x 1024) = 1/32 of the array.
+Trace depthwise_on_32x32() {
+  Trace t = array_32x32("os");
+  t.ops = {{"block_1_dw", "conv2d", "MAC array", 0, 903168, 0, {32, 3136, 9, 1}}};
+  t.groups = {{"block_1_dw", "none", {0}, 65536, "OS"}};
+  CommandEvent load = sample::command(0, CommandKind::DmaLoad, Unit::Dma, 0, 0, 0, 0, 10000);
+  load.dram_read_bytes = 100000;  // 1.81e6 ops / 1e5 B = 18 ops/B: DRAM roof 2.9e12, far above
+  load.sram_write_bytes = 100000;
+  CommandEvent gemm = sample::command(1, CommandKind::Gemm, Unit::MacArray, 0, 0, 0, 10000, 28234000);
+  gemm.macs = 903168;
+  gemm.compute_cycles = 28224;
+  gemm.sram_read_bytes = 100000;
+  gemm.deps = {0};
+  t.commands = {load, gemm};
+  t.end_ps = 28234000;
+  return t;
+}
+
+TEST(RooflineBound, DepthwiseOnA32x32ArrayIsHeldToOneColumnInWords) {
+  // ops = 2 x 903168 = 1806336 over the GEMM's span of 28.234 us (the op's commands: 0..28.234):
+  // 6.39773e10 ops/s. Derated roof = 1806336 / 28224 ns = 6.4e10 = 2.048e12 / 32.
+  const Roofline r = make_roofline(depthwise_on_32x32());
+  const RooflinePoint& p = point(r, "op", "block_1_dw", "dram");
+  EXPECT_NEAR(p.derated_peak, 2.048e12 / 32, 1.0);
+  EXPECT_EQ(p.bound, "compute");
+  EXPECT_EQ(p.bound_roof, "derated MAC array");
+  EXPECT_NEAR(p.bound_roof_value, 6.4e10, 1.0);
+  EXPECT_NEAR(p.fraction_of_bound_roof, 28224.0 / 28234.0, 1e-9);
+  EXPECT_NEAR(p.fraction_of_peak, 28224.0 / 28234.0 / 32, 1e-9);
+  // Rows fill completely (3136 = 98 x 32), so only the columns are named; no fill/drain.
+  EXPECT_EQ(p.derate_reason, "depthwise: 1 of 32 columns (N = 1), OS");
+  EXPECT_EQ(p.bound_text,
+            "compute: 100 % of the derated MAC array roof (64 Gops/s = 3.12 % of the MAC array peak 2.05 Tops/s; "
+            "depthwise: 1 of 32 columns (N = 1), OS)");
+  // Both levels say the same.
+  EXPECT_EQ(point(r, "op", "block_1_dw", "sram").bound_text, p.bound_text);
+}
+
+TEST(RooflineBound, ANetworkAtThreePercentOfPeakIsComputeOnlyAtItsDrawnDeratedRoof) {
+  // The network is the one op: 3.1 % of the MAC peak, yet at 99.96 % of its derated roof. Its
+  // point names that roof, its value (derated_peak, which the plots draw as a dashed line) and
+  // the op that loses the most: the reason is the plot's, not a hidden one.
+  const Roofline r = make_roofline(depthwise_on_32x32());
+  const RooflinePoint& n = point(r, "network", "network", "dram");
+  EXPECT_EQ(n.bound, "compute");
+  EXPECT_EQ(n.bound_roof, "derated MAC array");
+  EXPECT_NEAR(n.derated_peak, 6.4e10, 1.0);
+  EXPECT_NEAR(n.fraction_of_peak, 1806336 / 28.234e-6 / 2.048e12, 1e-9);
+  // The MAC array's stall-free 28224 ns against 903168 / 1024 = 882 ns of work at peak: 32x;
+  // all of the loss is in the one op.
+  EXPECT_EQ(n.derate_reason,
+            "MAC array busiest: stall-free time 32x its work at peak; largest loss 100 % in block_1_dw "
+            "(depthwise: 1 of 32 columns (N = 1), OS)");
+}
+
+TEST(RooflineBound, ANetworkAtTenPercentOfAFullRoofIsLatency) {
+  // A perfectly shaped GEMM (M = 1000, K = N = 32: 1024000 MACs in 1000 cycles, the whole array)
+  // that waits 9 us for its operands: ops 2.048e6 over 10 us = 2.048e11 = 10 % of the peak.
+  // DRAM: 2.048e6 / 4096 B = 500 ops/B -> 8e13 ops/s; SRAM 2.048e6 / 2e4 B -> 1.05e14: the MAC
+  // array's full roof binds, and 10 % of it is "latency", whatever the class of its op.
+  Trace t = array_32x32("ws");
+  t.ops = {{"fc", "matmul", "MAC array", 0, 1024000, 0, {1, 1000, 32, 32}}};
+  t.groups = {{"fc", "none", {0}, 65536, "WS"}};
+  CommandEvent load = sample::command(0, CommandKind::DmaLoad, Unit::Dma, 0, 0, 0, 0, 9000000);
+  load.dram_read_bytes = 4096;
+  load.sram_write_bytes = 4096;
+  CommandEvent gemm = sample::command(1, CommandKind::Gemm, Unit::MacArray, 0, 0, 0, 9000000, 10000000);
+  gemm.macs = 1024000;
+  gemm.compute_cycles = 1000;
+  gemm.sram_read_bytes = 15904;
+  gemm.deps = {0};
+  t.commands = {load, gemm};
+  t.end_ps = 10000000;
+  const Roofline r = make_roofline(t);
+  const RooflinePoint& n = point(r, "network", "network", "dram");
+  EXPECT_NEAR(n.fraction_of_peak, 0.1, 1e-12);
+  EXPECT_EQ(n.bound, "latency");
+  EXPECT_EQ(n.bound_roof, "MAC array");
+  EXPECT_TRUE(n.derate_reason.empty());
+  EXPECT_EQ(n.bound_text, "latency: 10 % of the MAC array roof (2.05 Tops/s); dominant loss: DMA wait");
+}
+
+TEST(RooflineBound, AnSramBoundEntityNamesTheSram) {
+  // relu1 of the sample trace: 2e4 ops at 4e10 ops/s, 8e4 SRAM bytes (0.25 ops/B). With an SRAM
+  // of 1.7e11 B/s its roof is 0.25 x 1.7e11 = 4.25e10 ops/s, below the derated vector roof
+  // (2e4 / 313 ns = 6.39e10) and the DRAM roof: the op is at 4 / 4.25 = 94 % of the SRAM roof,
+  // "memory", and the words name the SRAM, not DRAM.
+  Trace t = sample_trace();
+  t.roofs.sram_bandwidth = 1.7e11;
+  const Roofline r = make_roofline(t);
+  const RooflinePoint& p = point(r, "op", "relu1", "sram");
+  EXPECT_EQ(p.binding_roof, "SRAM");
+  EXPECT_EQ(p.bound_roof, "SRAM");
+  EXPECT_NE(p.bound_text.find("of the SRAM roof"), std::string::npos) << p.bound_text;
+  EXPECT_NE(p.bound_text.find("at 0.25 ops/B"), std::string::npos) << p.bound_text;
+  EXPECT_EQ(p.bound, "memory");
+  EXPECT_NEAR(p.fraction_of_bound_roof, 4.0 / 4.25, 1e-9);
+}
+
+TEST(RooflineBound, JsonCarriesTheWords) {
+  const nlohmann::json j = to_json(make_roofline(depthwise_on_32x32()));
+  const nlohmann::json& p = j["points"][0];
+  for (const char* key : {"bound_roof", "bound_roof_value", "fraction_of_bound_roof", "fraction_of_peak",
+                          "derate_reason", "bound_text"})
+    EXPECT_TRUE(p.contains(key)) << key;
+  EXPECT_EQ(j["units"]["bound_roof_value"], "ops/s");
+}
+
+}  // namespace
+}  // namespace npusim::traces

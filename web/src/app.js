@@ -1,12 +1,16 @@
 // The live page of `npusim serve`: controls -> POST /api/runs (debounced; a newer run of this
 // tab's session cancels the one in flight) -> progress by server-sent events -> the views.
 import "./style.css";
-import {buildPage, renderPage} from "./page.js";
+import {buildPage, renderPage, renderTimeline} from "./page.js";
 import {esc, si} from "./format.js";
 
 const $ = id => document.getElementById(id);
 const TAB = Math.random().toString(36).slice(2, 10);  // this tab's session: its runs cancel each other
 const DEBOUNCE_MS = 300;  // while a number is being typed; a committed change (select, Enter, blur) runs at once
+// What the page opens on without URL parameters (docs/serve.md), where the server offers it.
+const DEFAULTS = {config: "edge-m", workload: "mobilenet_v2", fusion: "greedy"};
+// How far beyond the presets' roofs the fixed axes reach: a doubled clock and a doubled array stay in view.
+const SPACE_HEADROOM = 4;
 
 // Hardware controls: URL parameter, config key for --set, how to read the preset's value
 // (from the resolved config, /api/options) and how to write it.
@@ -66,15 +70,36 @@ function params() {
   return p;
 }
 
+/** Sets a select to `value` when it offers it; returns whether it did. */
+function choose(id, value) {
+  const ok = value !== null && [...$(id).options].some(o => o.value === value);
+  if (ok) $(id).value = value;
+  return ok;
+}
+
 function fromUrl() {
   const q = new URLSearchParams(location.search);
-  if (q.has("config") && options.presets.some(p => p.name === q.get("config"))) $("config").value = q.get("config");
+  choose("config", q.get("config")) || choose("config", DEFAULTS.config);
   resetHardware();
-  for (const id of ["fusion", "objective"].concat(HW.map(h => h.id))) if (q.has(id)) $(id).value = q.get(id);
+  choose("fusion", q.get("fusion")) || choose("fusion", DEFAULTS.fusion);
+  for (const id of ["objective"].concat(HW.map(h => h.id))) if (q.has(id)) $(id).value = q.get(id);
   const w = q.get("workload");
   if (w && w.startsWith("upload:")) addUploadOption(w, q.get("upload_name") || w.slice(7));
-  if (w) $("workload").value = w;
-  if (!$("workload").value) $("workload").value = options.zoo.includes("mobilenet_v2") ? "mobilenet_v2" : options.zoo[0];
+  choose("workload", w) || choose("workload", DEFAULTS.workload);
+}
+
+/**
+ * The roofline's fixed axes must show every preset's roofs and ridge points, with room for the
+ * controls to raise the peaks (clock, array size): intensities and performances to span.
+ */
+function configSpace() {
+  const xs = [], ys = [];
+  for (const {config: c} of options.presets) {
+    const comp = [c.mac_array.peak_ops_per_second, c.vector_unit.peak_ops_per_second].filter(v => v > 0);
+    const mem = [c.dram.peak_bandwidth_bytes_per_second, c.sram.bandwidth_bytes_per_second].filter(v => v > 0);
+    for (const v of comp) { ys.push(v * SPACE_HEADROOM, v / 1e3); for (const m of mem) xs.push(v / m, SPACE_HEADROOM * v / m); }
+  }
+  return {xs, ys};
 }
 
 /** The body of POST /api/runs for `p`: only the values that differ from the preset go to --set. */
@@ -143,10 +168,36 @@ async function startRun(body, slot) {
   return done;
 }
 
+/**
+ * Says at the top of the page whether the results shown are current: while a run is in flight
+ * and after one failed, the old results are dimmed and the download link points nowhere.
+ */
+function setState(state, message = "") {
+  document.body.dataset.state = state;
+  $("main").classList.toggle("stale", state !== "done");
+  const banner = $("banner");
+  banner.className = "banner " + state;
+  const shown = current ? "the results below are from the previous run (" + describe(current) + ")" : "no results yet";
+  banner.textContent = state === "running" ? "Running… " + shown + "." : state === "failed" ? "The run failed: " + message + " — " + shown + "." : "";
+  const dl = $("download");
+  if (state === "done" && current) {
+    dl.href = "/api/runs/" + current.id + "/download";
+    dl.classList.remove("disabled");
+    dl.removeAttribute("aria-disabled");
+    dl.textContent = "Download run folder";
+  } else {
+    dl.removeAttribute("href");
+    dl.classList.add("disabled");
+    dl.setAttribute("aria-disabled", "true");
+    dl.textContent = state === "failed" ? "Download run folder (the run failed)" : "Download run folder (waiting for the run)";
+  }
+}
+const describe = r => r.summary.workload + " on " + r.summary.config_name + ", fusion " + r.summary.fusion;
+
 async function runAll() {
   const gen = ++generation, p = params(), started = changedAt;
   lastRequested = JSON.stringify(p);
-  $("run-error").textContent = "";
+  setState("running");
   try {
     const main = startRun(request(p, p.fusion), "run");
     const unfused = p.fusion === "none" ? null : startRun(request(p, "none"), "unfused");
@@ -155,16 +206,17 @@ async function runAll() {
     current = cur;
     const fresh = r => r && {...r, entity: undefined};  // re-index: views add lookups to the objects they draw
     renderPage(page, fresh(cur), fresh(unf), baseline);
-    $("download").href = "/api/runs/" + cur.id + "/download";
+    setState("done");
     document.body.dataset.runId = cur.id;
+    page.rooflineView.done.then(() => { if (gen === generation) document.body.dataset.settled = cur.id; });
     const ms = performance.now() - started;
     window.npusimTimings.push(ms);
-    $("status").textContent = cur.summary.workload + " on " + cur.summary.config_name + ", fusion " + cur.summary.fusion + " · " +
+    $("status").textContent = describe(cur) + " · " +
       si(cur.summary.seconds, "s") + " simulated · views updated " + Math.round(ms) + " ms after the change";
     loadTimeline(cur.id, 0, 0);
   } catch (e) {
     if (gen !== generation || e.cancelled) return;
-    $("run-error").textContent = e.message;
+    setState("failed", e.message);
     $("status").textContent = "the run failed";
   }
 }
@@ -173,7 +225,8 @@ async function loadTimeline(id, begin, end) {
   const q = "bins=400" + (end > 0 ? "&begin_ps=" + begin + "&end_ps=" + end : "");
   const res = await fetch("/api/runs/" + id + "/timeline?" + q);
   if (!res.ok || !current || current.id !== id) return;
-  page.timelineView.update(await res.json());
+  const tl = await res.json();
+  if (current.id === id) renderTimeline(page, 0, tl, page.current);
 }
 
 function addUploadOption(value, name) {
@@ -208,7 +261,7 @@ function togglePin() {
     baseline = null;
     $("pin").textContent = "Pin as baseline";
   } else if (current) {
-    baseline = {...current, label: "baseline", entity: undefined};
+    baseline = {...current, label: "baseline", entity: undefined};  // kept whatever changes next (another workload is marked as such)
     $("pin").textContent = "Unpin baseline (" + current.summary.workload + ", " + current.summary.config_name + ", " + current.label + ")";
   }
   if (current) runAll();
@@ -219,7 +272,7 @@ async function main() {
   options = await res.json();
   buildControls();
   fromUrl();
-  page = buildPage($("main"), (b, e) => current && loadTimeline(current.id, b, e));
+  page = buildPage($("main"), {onZoom: (b, e) => current && loadTimeline(current.id, b, e), space: configSpace()});
   changed();
 }
-main().catch(e => { $("run-error").textContent = "cannot reach the npusim server: " + e.message; });
+main().catch(e => { $("banner").className = "banner failed"; $("banner").textContent = "cannot reach the npusim server: " + e.message; });

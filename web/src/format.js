@@ -7,18 +7,33 @@ export const ENERGY = [["mac_j", "MAC", "#1c7ed6"], ["vector_j", "vector", "#74c
   ["sram_write_j", "SRAM write", "#ffd8a8"], ["dram_j", "DRAM", "#e8590c"],
   ["dram_background_j", "DRAM background", "#868e96"], ["static_j", "static", "#ced4da"]];
 
-/** `v` with an SI prefix: si(2.5e9, "ops/s") = "2.50 Gops/s". */
+/**
+ * `v` with `digits` significant digits and never an exponent: fixed(789.5, 2) = "790",
+ * fixed(0.0123, 2) = "0.012" (toPrecision would give "7.9e+2").
+ */
+export function fixed(v, digits = 3) {
+  if (v === 0 || !isFinite(v)) return String(v);
+  const decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(Math.abs(v)) + 1e-9));
+  return v.toFixed(Math.min(decimals, 20));
+}
+
+/** `v` with an SI prefix: si(2.5e9, "ops/s") = "2.50 Gops/s"; si(789.5, "B", 2) = "790 B". */
 export function si(v, unit, digits = 3) {
   if (v === null || v === undefined || !isFinite(v)) return "–";
   if (v === 0) return "0 " + unit;
   const up = ["", "k", "M", "G", "T", "P", "E"], down = ["", "m", "µ", "n", "p", "f"];
-  let a = Math.abs(v), i = 0;
-  if (a >= 1) {
-    while (a >= 1000 && i < 6) { v /= 1000; a /= 1000; i++; }
-    return v.toPrecision(digits) + " " + up[i] + unit;
-  }
-  while (a < 1 && i < 5) { v *= 1000; a *= 1000; i++; }
-  return v.toPrecision(digits) + " " + down[i] + unit;
+  const e = Math.floor(Math.log10(Math.abs(v)) + 1e-9);
+  let i = e >= 0 ? Math.min(6, Math.floor(e / 3)) : -Math.min(5, Math.ceil(-e / 3));
+  let m = v / 1000 ** i;
+  // Rounding may carry into the next prefix: 999.7 -> "1000" is "1.00 k".
+  if (Math.abs(Number(fixed(m, digits))) >= 1000 && i < 6) { i++; m /= 1000; }
+  return fixed(m, digits) + " " + (i >= 0 ? up[i] : down[-i]) + unit;
+}
+
+/** A plain number with `digits` significant digits and no exponent, thousands kept whole: 1234.5 -> "1235". */
+export function num(v, digits = 3) {
+  if (v === null || v === undefined || !isFinite(v)) return "–";
+  return Math.abs(v) >= 10 ** digits ? Math.round(v).toLocaleString("en-US") : fixed(v, digits);
 }
 export const pct = (v, d = 1) => (v === null || v === undefined || !isFinite(v) ? "–" : (100 * v).toFixed(d) + " %");
 export const int = v => (v === null || v === undefined ? "–" : Number(v).toLocaleString("en-US"));

@@ -1,7 +1,9 @@
 // The page's sections, shared by the live page (app.js) and report.html (report.js): one
-// drawing code for both.
-import {BytesView, energyPanel, headline, notFusedPanel, stallPanel, topOps, unitPanel} from "./panels.js";
+// drawing code for both. The roofline, the per-layer table and the timeline are linked: hovering
+// (or clicking) an entity in one highlights it in the others.
+import {BytesView, energyPanel, fusionSavedPanel, headline, notFusedPanel, stallPanel, unitPanel} from "./panels.js";
 import {energyRoofline} from "./energy_roofline.js";
+import {LayerTable} from "./layers.js";
 import {RooflineView} from "./roofline.js";
 import {TimelineView} from "./timeline.js";
 import {deriveArrows, indexRun} from "./model.js";
@@ -17,41 +19,74 @@ function section(main, id, title) {
   return body;
 }
 
-/** Builds the sections in `main`; `onZoom` (live page only) asks for a timeline window. */
-export function buildPage(main, onZoom) {
-  const p = {
-    summary: section(main, "summary", "Summary"),
-    roofline: section(main, "roofline", "Roofline (hierarchical: DRAM and SRAM intensity)"),
-    bytes: section(main, "dram-bytes-view", "DRAM round-trips and bytes per op"),
-    timeline: onZoom ? section(main, "timeline", "Unit timeline") : null,
-    top: section(main, "top-ops", "Top ops by time"),
-    energyRoof: section(main, "energy-roofline", "Energy roofline"),
-    energy: section(main, "energy", "Energy"),
-    stalls: section(main, "stalls", "Stall breakdown"),
-    notFused: section(main, "not-fused", "Why groups were not fused"),
-    units: section(main, "units", "Unit utilisation"),
-  };
-  p.rooflineView = new RooflineView(p.roofline);
+/**
+ * Builds the sections in `main`. opts: onZoom (live page: asks for a timeline window), space
+ * (the config space the roofline's axes must show), timelines (report: how many runs bring a
+ * timeline), compare (report: a compare report with the per-group table).
+ */
+export function buildPage(main, opts = {}) {
+  const p = {summary: section(main, "summary", "Summary")};
+  if (opts.compare) p.saved = section(main, "fusion-saved", "What fusion saved, per group");
+  p.roofline = section(main, "roofline", "Roofline (hierarchical: DRAM and SRAM intensity)");
+  p.layers = section(main, "layers", "Every layer: ops and fused groups");
+  p.timelines = [];
+  const nTimelines = opts.onZoom ? 1 : opts.timelines || 0;
+  for (let i = 0; i < nTimelines; i++) p.timelines.push(section(main, i ? "timeline-" + i : "timeline", "Unit timeline"));
+  p.bytes = section(main, "dram-bytes-view", "DRAM round-trips and bytes per op");
+  p.energyRoof = section(main, "energy-roofline", "Energy roofline");
+  p.energy = section(main, "energy", "Energy");
+  p.stalls = section(main, "stalls", "Stall breakdown");
+  p.notFused = section(main, "not-fused", "Why groups were not fused");
+  p.units = section(main, "units", "Unit utilisation");
+  p.rooflineView = new RooflineView(p.roofline, opts.space || null);
+  p.layerTable = new LayerTable(p.layers);
   p.bytesView = new BytesView(p.bytes);
-  if (onZoom) p.timelineView = new TimelineView(p.timeline, onZoom);
+  p.timelineViews = p.timelines.map((holder, i) => new TimelineView(holder, i === 0 ? opts.onZoom || null : null));
+  // One hover or click anywhere highlights the entity everywhere.
+  const link = (scope, name, sticky = false) => {
+    p.rooflineView.highlight(scope, name);
+    p.layerTable.highlight(scope, name, sticky);
+    const r = p.current;
+    let ops = null;
+    if (name !== null && r) {
+      const g = scope === "group" && r.summary.groups.find(x => x.name === name);
+      ops = new Set(g ? g.members : [name]);
+    }
+    for (const v of p.timelineViews) v.highlight(ops);
+  };
+  p.rooflineView.onHover = link;
+  p.layerTable.onHover = link;
+  for (const v of p.timelineViews) v.onHover = link;
   return p;
 }
 
 /**
  * Draws `cur` ({label, summary, roofline}); `unfused` (same hardware, fusion none, or null)
  * gives the open points and arrows; `baseline` (pinned, or null) the comparison on the roofline;
- * `deltaBase` the run the headline figures are compared with.
+ * `deltaBase` the run the headline figures are compared with; `compareGroups` (report of
+ * npusim compare) the per-group table.
  */
-export function renderPage(p, cur, unfused, baseline, arrows, deltaBase = baseline) {
+export function renderPage(p, cur, unfused, baseline, arrows, deltaBase = baseline, compareGroups = null) {
   for (const r of [cur, unfused, baseline, deltaBase]) if (r && !r.entity) indexRun(r);
+  p.current = cur;
   const runs = unfused ? [unfused, cur] : [cur];
   headline(p.summary, cur, deltaBase);
+  if (p.saved && compareGroups) fusionSavedPanel(p.saved, compareGroups, unfused || cur, cur);
   p.rooflineView.update(runs, unfused ? arrows || deriveArrows(unfused, cur) : [], baseline);
+  p.layerTable.update(cur);
   p.bytesView.update(cur, unfused);
-  topOps(p.top, cur);
   energyRoofline(p.energyRoof, cur);
   energyPanel(p.energy, cur);
   stallPanel(p.stalls, cur);
   notFusedPanel(p.notFused, cur);
   unitPanel(p.units, cur);
+}
+
+/** Draws a timeline (the compact JSON of docs/serve.md) of run `r` into view `i`. */
+export function renderTimeline(p, i, tl, r, title) {
+  const view = p.timelineViews[i];
+  if (!view || !tl) return;
+  if (title) view.holder.parentElement.querySelector("h2").textContent = title;
+  const dram = r.roofline.roofs.find(x => x.name === "DRAM");
+  view.update(tl, dram ? dram.value : 0);
 }

@@ -2,7 +2,7 @@
 // top ops, stall and energy breakdowns, unit utilisation. Each takes the runs it shows.
 import {axisTop, scaleBand, scaleLinear, select} from "d3";
 import "d3-transition";
-import {ENERGY, STALLS, badge, esc, int, legend, pct, si, stacked} from "./format.js";
+import {ENERGY, STALLS, badge, esc, int, legend, num, pct, si, stacked} from "./format.js";
 import {roundTrips} from "./model.js";
 
 const dramBytes = s => s.dram_read_bytes + s.dram_write_bytes;
@@ -18,6 +18,9 @@ function delta(a, b, label, lowerIsBetter = true) {
 
 /** The headline figures of `r`; with `base`, each with its ratio to the baseline. */
 export function headline(el, r, base) {
+  // A baseline of another workload did other work: its ratios would mislead, so none are shown.
+  const other = base && base.summary.workload !== r.summary.workload ? base.summary.workload : null;
+  if (other) base = null;
   const sm = r.summary, mac = r.roof("MAC array"), b = base && base.summary, bl = base && base.label;
   const ops = 2 * sm.macs + sm.vector_ops;
   const cards = [
@@ -26,12 +29,14 @@ export function headline(el, r, base) {
     ["MAC utilisation", pct(sm.mac_utilization), si(sm.macs, "MACs"), b && delta(b.mac_utilization, sm.mac_utilization, bl, false)],
     ["DRAM traffic", '<span id="dram-bytes" data-value="' + dramBytes(sm) + '">' + si(dramBytes(sm), "B") + "</span>",
       "read " + si(sm.dram_read_bytes, "B") + " · write " + si(sm.dram_write_bytes, "B"), b && delta(dramBytes(b), dramBytes(sm), bl)],
-    ["intensity", sm.arithmetic_intensity === null ? "–" : sm.arithmetic_intensity.toFixed(1) + " ops/B", "per DRAM byte", b && delta(b.arithmetic_intensity, sm.arithmetic_intensity, bl, false)],
-    ["bound", badge(sm.bound), sm.latency_cause ? "dominant loss: " + esc(sm.latency_cause) : "", ""],
+    ["intensity", sm.arithmetic_intensity === null ? "–" : num(sm.arithmetic_intensity) + " ops/B", "per DRAM byte", b && delta(b.arithmetic_intensity, sm.arithmetic_intensity, bl, false)],
+    ["bound", badge(sm.bound), sm.bound_roof ? esc(sm.bound_roof) + " · " + pct(sm.fraction_of_bound_roof) + " of it" : "", ""],
     ["energy", sm.energy_j === null ? "–" : si(sm.energy_j, "J"), sm.energy_j ? si(ops / sm.energy_j, "ops/J") + " · " + si(sm.energy_j / sm.seconds, "W") : "no energy model", b && delta(b.energy_j, sm.energy_j, bl)],
   ];
   el.innerHTML = '<div class="cards">' + cards.map(([k, v, sub, d]) =>
     '<div class="card"><div class="k">' + esc(k) + '</div><div class="v">' + v + '</div><div class="k">' + sub + "</div>" + (d ? '<div class="k">' + d + "</div>" : "") + "</div>").join("") + "</div>" +
+    (sm.bound_text ? '<p id="bound-text" class="bound-text"><b>Network bound:</b> ' + esc(sm.bound_text) + "</p>" : "") +
+    (other ? '<p class="warn" id="baseline-other">The pinned baseline ran another workload (' + esc(other) + ", not " + esc(sm.workload) + "): no ratios are shown, they would compare different work.</p>" : "") +
     (r.roofline.violations.length ? '<p class="warn">Points above their roof (a model or counting error): ' + r.roofline.violations.map(esc).join("<br>") + "</p>" : "");
 }
 
@@ -95,34 +100,30 @@ export class BytesView {
   }
 }
 
-function bestFraction(ent) {
-  const d = ent && ent.points.dram, sr = ent && ent.points.sram;
-  return Math.max(d ? d.fraction_of_roof : 0, sr ? sr.fraction_of_roof : 0) || null;
-}
-
-function topTable(r, list, scope, n, title) {
-  const rows = list.slice().sort((a, b) => b.time_share - a.time_share).slice(0, n);
-  const maxShare = Math.max(...rows.map(x => x.time_share), 1e-9);
-  let t = (title ? "<h3>" + esc(title) + "</h3>" : "") + '<table class="top-' + scope + '"><tr><th>#</th><th class="l">' + scope + '</th><th class="l">' + (scope === "op" ? "kind" : "members") +
-    '</th><th class="l">time share</th><th>cycles (span)</th><th class="l">bound</th><th>% of roof</th><th>intensity</th><th>DRAM</th><th>energy</th><th class="l">where the time went</th></tr>';
-  rows.forEach((o, i) => {
-    const ent = r.entity(scope, o.name), st = o.stalls;
-    const what = scope === "op" ? esc(o.kind) : esc(o.members.length > 3 ? o.members.slice(0, 3).join(", ") + ", … (" + o.members.length + ")" : o.members.join(", "));
-    t += "<tr><td>" + (i + 1) + '</td><td class="l">' + esc(o.name) + '</td><td class="l clip" title="' + esc(scope === "op" ? o.kind : o.members.join(", ")) + '">' + what +
-      '</td><td class="l"><span class="share" style="width:' + (60 * o.time_share / maxShare).toFixed(1) + 'px"></span>' + pct(o.time_share) + "</td><td>" + int(o.cycles) +
-      '</td><td class="l">' + badge(o.bound) + (o.latency_cause ? " " + esc(o.latency_cause) : "") + "</td><td>" + pct(bestFraction(ent)) + "</td><td>" +
-      (o.arithmetic_intensity === null ? "–" : o.arithmetic_intensity.toPrecision(3)) + "</td><td>" + si(dramBytes(o), "B") +
-      "</td><td>" + (o.energy_j === null ? "–" : si(o.energy_j, "J")) + "</td><td>" + (st && st.unit ? stacked(STALLS.map(([k, l, c]) => [st[k], l, c]), st.span_s) : "") + "</td></tr>";
-  });
-  return t + "</table>";
-}
-
-export function topOps(el, r) {
-  let html = topTable(r, r.summary.ops.filter(o => o.time_share > 0), "op", 15, "");
-  const fused = r.summary.groups.filter(g => g.members.length > 1 && g.time_share > 0);
-  if (fused.length) html += topTable(r, fused, "group", 8, "top fused groups by time");
-  el.innerHTML = html + '<div class="note">Time share: each instant of the run shared equally among the ops with a command in flight (it sums to 100 %); cycles: the op\'s span, first command begin to last end (spans overlap). Latency-bound: below ' +
-    pct(r.roofline.latency_bound_fraction, 0) + " of the binding roof.</div>";
+/**
+ * npusim compare's per-group table (compare.json "groups"): for each group of the second run,
+ * the time its ops took in the first and in the second run, what that saved, with a bar, and
+ * their DRAM bytes; sorted by time saved, as `npusim compare` prints it.
+ */
+export function fusionSavedPanel(el, groups, a, b) {
+  const saved = g => g.a.seconds - g.b.seconds;
+  const rows = groups.slice().sort((x, y) => saved(y) - saved(x));
+  const max = Math.max(1e-30, ...rows.map(g => Math.abs(saved(g))));
+  const total = rows.reduce((s, g) => s + saved(g), 0);
+  let t = '<div class="layer-scroll"><table class="fusion-saved"><thead><tr><th class="l">group</th><th class="l">fusion</th><th>ops</th><th>' + esc(a.label) + "</th><th>" + esc(b.label) +
+    '</th><th class="l saved-col">time saved</th><th>speed-up</th><th>DRAM ' + esc(a.label) + "</th><th>DRAM " + esc(b.label) + '</th><th class="l bound-col">bound</th></tr></thead><tbody>';
+  for (const g of rows) {
+    const v = saved(g), w = (100 * Math.abs(v) / max).toFixed(1);
+    t += '<tr data-name="' + esc(g.group) + '"><td class="l name" title="' + esc(g.group) + '">' + esc(g.group) + '</td><td class="l what" title="' + esc(g.fusion) + '">' + esc(g.fusion) +
+      "</td><td>" + g.ops + "</td><td>" + si(g.a.seconds, "s") + "</td><td>" + si(g.b.seconds, "s") +
+      '</td><td class="l">' + (v >= 0 ? "" : "−") + si(Math.abs(v), "s") + '<span class="saved-bar ' + (v >= 0 ? "good" : "bad") + '" style="width:' + (0.55 * w).toFixed(1) + '%"></span>' +
+      "</td><td>" + (g.speedup > 0 ? num(g.speedup) + "×" : "–") + "</td><td>" + si(g.a.dram_bytes, "B") + "</td><td>" + si(g.b.dram_bytes, "B") +
+      '</td><td class="l" title="' + esc(g.a_bound + " → " + g.b_bound) + '">' + esc(g.a_bound) + " → " + esc(g.b_bound) + "</td></tr>";
+  }
+  el.innerHTML = t + "</tbody></table></div>" +
+    '<p class="note">Per group of ' + esc(b.label) + ": the time its ops took in each run (the union of their commands' intervals), what " + esc(b.label) +
+    " saved (bar: share of the largest saving; red: slower), the speed-up and DRAM bytes, as <code>npusim compare</code> prints them. In all: " +
+    si(Math.abs(total), "s") + (total >= 0 ? " saved" : " lost") + " over " + rows.length + " groups (group times overlap, so this need not equal the run's difference).</p>";
 }
 
 export function stallPanel(el, r) {

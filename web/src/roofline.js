@@ -1,23 +1,38 @@
-// The hierarchical roofline, drawn with d3: DRAM and SRAM roofs, compute roofs, op / group /
-// network points (DRAM intensity filled, SRAM intensity open; with an unfused companion run, its
-// ops open with arrows to where they run fused). Points are keyed by run role, scope, name and
-// level, so an update moves each point from where it was to where it is now.
+// The hierarchical roofline, drawn with d3: DRAM and SRAM roofs with their ridge points, compute
+// roofs, derated roofs, op / group / network points (DRAM intensity filled, SRAM intensity open;
+// with an unfused companion run, its ops open with arrows to where they run fused). The axes stay
+// fixed while the page is open (chosen once from the config space, changed only by "Rescale
+// axes"), so a change moves the points, not the axes; each point leaves a fading trail of its
+// previous positions. Labels are placed so that none overlaps another (labels.js).
 import {axisBottom, axisLeft, format, scaleLog, select, symbol, symbolCircle, symbolDiamond, symbolSquare} from "d3";
 import "d3-transition";
-import {BOUND, esc, legend, si} from "./format.js";
+import {BOUND, esc, fixed, legend, si} from "./format.js";
+import {LabelPlacer} from "./labels.js";
 import {findDram} from "./model.js";
 import {details, hideTip, moveTip, showTip} from "./tooltip.js";
 
 const W = 900, H = 560, M = {l: 74, r: 24, t: 14, b: 50};
 const DURATION = 750;
+const TRAIL = 4;        // previous positions kept per point
+const TOP_LABELS = 8;   // ops and groups labelled, by time share
 const SHAPES = {op: symbolCircle, group: symbolSquare, network: symbolDiamond};
 const radius = share => 3 + 9 * Math.sqrt(Math.max(0, Math.min(1, share || 0)));
 const area = (scope, r) => (scope === "op" ? Math.PI * r * r : scope === "group" ? 4 * r * r : 4.5 * r * r);
 
-function decades(values, pad) {
+/** Whole decades around `values` (padded by the factor `pad`). */
+export function decades(values, pad) {
   const ok = values.filter(v => v > 0 && isFinite(v));
   if (!ok.length) return [1e-2, 1e4];
   return [10 ** Math.floor(Math.log10(Math.min(...ok) / pad)), 10 ** Math.ceil(Math.log10(Math.max(...ok) * pad))];
+}
+
+/** Intensities and performances of a run's roofs and points: what the axes must show. */
+function extent(r) {
+  const xs = [], ys = [];
+  const comp = r.roofline.roofs.filter(x => x.kind === "compute"), mem = r.roofline.roofs.filter(x => x.kind === "memory");
+  for (const c of comp) { ys.push(c.value); for (const m of mem) xs.push(c.value / m.value); }
+  for (const p of r.roofline.points) { xs.push(p.intensity); ys.push(p.ops_per_second); }
+  return {xs, ys};
 }
 
 /** Roof segments of one run: each memory roof up to the highest compute roof, each compute roof from its ridge. */
@@ -36,24 +51,50 @@ function roofSegments(r, xr, yr, role) {
   return segs;
 }
 
+/** Ridge points: where each memory roof meets each compute roof (ops/byte = peak / bandwidth). */
+function ridges(r) {
+  const out = [];
+  for (const c of r.roofline.roofs.filter(x => x.kind === "compute" && x.value > 0))
+    for (const m of r.roofline.roofs.filter(x => x.kind === "memory" && x.value > 0))
+      out.push({key: m.name + "|" + c.name, intensity: c.value / m.value, value: c.value, mem: m.name, comp: c.name});
+  return out;
+}
+
 /** A group or network point that sits exactly on one of its ops' points (a single-op group) adds nothing. */
 function sameAsAnOp(all, q) {
   return q.scope !== "op" && all.some(o => o.scope === "op" && o.level === q.level && o.intensity === q.intensity && o.ops_per_second === q.ops_per_second);
 }
 
 export class RooflineView {
-  constructor(holder) {
+  /** `space` (optional): {xs, ys} the axes must show whatever the run (the config space's roofs). */
+  constructor(holder, space = null) {
     this.holder = holder;
     this.first = true;
+    this.space = space;
+    this.domain = null;       // [xr, yr], fixed until "Rescale axes"
+    this.rescale = false;
+    this.trails = new Map();  // point key -> previous [intensity, ops/s] positions, oldest first
+    this.last = new Map();    // point key -> its position at the last update
+    this.onHover = () => {};  // (scope, name | null): the page links the table and the timeline
     const controls = document.createElement("div");
     controls.className = "controls";
     holder.appendChild(controls);
-    for (const [cls, label] of [["op", "ops"], ["group", "groups"], ["network", "network"], ["sram", "SRAM-level points"], ["derated", "derated roofs"]]) {
+    for (const [cls, label] of [["op", "ops"], ["group", "groups"], ["network", "network"], ["sram", "SRAM-level points"], ["derated", "derated roofs"], ["trail", "trails"]]) {
       const l = document.createElement("label");
       l.innerHTML = '<input type="checkbox" checked> ' + label;
       l.firstChild.addEventListener("change", e => holder.classList.toggle("hide-" + cls, !e.target.checked));
       controls.appendChild(l);
     }
+    const button = document.createElement("button");
+    button.type = "button";
+    button.id = "rescale";
+    button.textContent = "Rescale axes";
+    button.title = "Fit the axes to this run (they otherwise stay fixed, so a change moves the points, not the axes)";
+    button.addEventListener("click", () => { this.rescale = true; if (this.lastArgs) this.update(...this.lastArgs); });
+    controls.appendChild(button);
+    this.outside = document.createElement("span");
+    this.outside.className = "outside warn";
+    controls.appendChild(this.outside);
     const svg = select(holder).append("svg").attr("viewBox", `0 0 ${W} ${H}`).attr("width", W).attr("height", H).attr("class", "plot roofline");
     this.svg = svg;
     const defs = svg.append("defs");
@@ -61,17 +102,38 @@ export class RooflineView {
     defs.append("marker").attr("id", "arrowhead").attr("viewBox", "0 0 10 10").attr("refX", 9).attr("refY", 5)
       .attr("markerWidth", 7).attr("markerHeight", 7).attr("orient", "auto-start-reverse")
       .append("path").attr("d", "M 0 0 L 10 5 L 0 10 z").attr("fill", "#333");
-    this.gx = svg.append("g").attr("class", "axis").attr("transform", `translate(0,${H - M.b})`);
-    this.gy = svg.append("g").attr("class", "axis").attr("transform", `translate(${M.l},0)`);
+    this.gx = svg.append("g").attr("class", "axis x").attr("transform", `translate(0,${H - M.b})`);
+    this.gy = svg.append("g").attr("class", "axis y").attr("transform", `translate(${M.l},0)`);
     svg.append("rect").attr("x", M.l).attr("y", M.t).attr("width", W - M.l - M.r).attr("height", H - M.t - M.b).attr("fill", "none").attr("stroke", "#888");
     svg.append("text").attr("x", (M.l + W - M.r) / 2).attr("y", H - 10).attr("text-anchor", "middle").attr("font-size", 13).text("arithmetic intensity (ops/byte)");
     svg.append("text").attr("transform", `translate(16,${(M.t + H - M.b) / 2}) rotate(-90)`).attr("text-anchor", "middle").attr("font-size", 13).text("performance (ops/s)");
-    svg.append("text").attr("x", M.l + 8).attr("y", M.t + 16).attr("font-size", 11).attr("fill", "#444").text("1 MAC = 2 ops");
     const body = svg.append("g").attr("clip-path", "url(#roof-clip)");
-    // Roof labels above the points (with a white halo), so a big marker near a roof cannot hide its name.
-    this.layers = {roofs: body.append("g"), derated: body.append("g"), arrows: body.append("g"), points: body.append("g"), labels: body.append("g"), names: body.append("g")};
+    // Labels above the points (with a white halo), so a big marker near a roof cannot hide its name.
+    this.layers = {roofs: body.append("g"), derated: body.append("g"), ridges: body.append("g"), trails: body.append("g").attr("class", "trail"),
+      arrows: body.append("g"), points: body.append("g"), labels: body.append("g").attr("class", "labels")};
+    this.measurer = svg.append("text").attr("font-size", 11).attr("visibility", "hidden").attr("x", -999);
+    this.placer = new LabelPlacer((text, weight) => {
+      this.measurer.attr("font-weight", weight || 400).text(text);
+      return this.measurer.node().getComputedTextLength();
+    }, {x0: M.l + 2, y0: M.t + 2, x1: W - M.r - 2, y1: H - M.b - 2});
     this.note = document.createElement("div");
     holder.appendChild(this.note);
+  }
+
+  /** Fixes the axes: from the config space and the run on first use, from the run alone on "Rescale axes". */
+  axes(all) {
+    if (this.domain && !this.rescale) return false;
+    const xs = [], ys = [];
+    for (const r of all) { const e = extent(r); xs.push(...e.xs); ys.push(...e.ys); }
+    let xr = decades(xs, 3), yr = decades(ys, 3);
+    if (!this.rescale && this.space) {  // the config space brings its own headroom: no padding
+      const [sx, sy] = [decades(this.space.xs, 1), decades(this.space.ys, 1)];
+      xr = [Math.min(xr[0], sx[0]), Math.max(xr[1], sx[1])];
+      yr = [Math.min(yr[0], sy[0]), Math.max(yr[1], sy[1])];
+    }
+    this.domain = [xr, yr];
+    this.rescale = false;
+    return true;
   }
 
   /**
@@ -79,34 +141,48 @@ export class RooflineView {
    * baseline: a pinned run (its network point and an arrow to the current one) or null.
    */
   update(runs, arrows, baseline) {
+    this.lastArgs = [runs, arrows, baseline];
     const compare = runs.length > 1, cur = runs[runs.length - 1];
     const all = baseline ? runs.concat([baseline]) : runs;
-    const xs = [], ys = [];
-    for (const r of all) {
-      const comp = r.roofline.roofs.filter(x => x.kind === "compute"), mem = r.roofline.roofs.filter(x => x.kind === "memory");
-      for (const c of comp) { ys.push(c.value); for (const m of mem) xs.push(c.value / m.value); }
-      for (const p of r.roofline.points) { xs.push(p.intensity); ys.push(p.ops_per_second); }
-    }
-    const xr = decades(xs, 3), yr = decades(ys, 3);
+    const rescaled = this.axes(all);
+    const [xr, yr] = this.domain;
     const x = scaleLog().domain(xr).range([M.l, W - M.r]), y = scaleLog().domain(yr).range([H - M.b, M.t]);
+    this.x = x; this.y = y;
     const t = this.svg.transition().duration(this.first ? 0 : DURATION);
     this.first = false;
-    const tick = format("~s");
-    this.gx.transition(t).call(axisBottom(x).ticks(8, v => (Math.log10(v) % 1 === 0 ? tick(v) : "")));
-    this.gy.transition(t).call(axisLeft(y).ticks(8, v => (Math.log10(v) % 1 === 0 ? tick(v) : "")));
+    // Resolves when the points stand where they are now (or a newer update took over): what the
+    // page and the tests wait on, never a fixed sleep.
+    this.done = t.end().catch(() => {});
+    if (rescaled) {
+      const tick = format("~s");
+      const label = v => (Math.abs(Math.log10(v) % 1) < 1e-9 ? tick(v) : "");
+      this.gx.transition(t).call(axisBottom(x).ticks(8, label));
+      this.gy.transition(t).call(axisLeft(y).ticks(8, label));
+      this.trails.clear();  // old positions mean nothing on new axes
+      this.last.clear();
+    }
+    this.svg.attr("data-x-domain", xr.join(",")).attr("data-y-domain", yr.join(","));
 
+    this.placer.reset();
     this.drawRoofs(t, x, y, cur, baseline, xr, yr);
-    this.drawDerated(t, x, y, compare ? [] : cur.roofline.points.filter(q => q.scope === "op" && q.level === "dram" && q.derated_peak < 0.95 * q.peak));
+    this.drawRidges(t, x, y, cur);
+    const opPts = compare ? [] : cur.roofline.points.filter(q => q.scope === "op" && q.level === "dram" && q.derated_peak < 0.95 * q.peak);
+    this.drawDerated(t, x, y, opPts, cur);
     const pts = this.pointData(runs, baseline);
-    this.drawPoints(t, x, y, pts, compare);
+    this.drawTrails(x, y, pts);
+    this.drawPoints(t, x, y, pts);
     this.drawArrows(t, x, y, compare ? arrows.map(a => ({key: a.from + "→" + a.to, from: findDram(runs[0], a.from, ["op", "group", "network"]),
       to: findDram(runs[1], a.to, ["group", "op", "network"]), cls: "arrow"})).filter(a => a.from && a.to) : [], baseline, cur);
+    this.drawNames(t, x, y, pts, compare);
+    const out = pts.filter(d => !(d.q.intensity >= xr[0] && d.q.intensity <= xr[1] && d.q.ops_per_second >= yr[0] && d.q.ops_per_second <= yr[1])).length;
+    this.outside.textContent = out ? " " + out + " point" + (out > 1 ? "s" : "") + " outside the axes: rescale to see " + (out > 1 ? "them" : "it") : "";
     this.holder.dataset.points = String(pts.length);
     this.note.innerHTML = legend([["compute-bound", BOUND.compute], ["memory-bound", BOUND.memory], ["latency-bound", BOUND.latency]]) +
       '<div class="note">circle = op · square = fused group · diamond = network · size: share of run time · ' +
       (compare ? "open = " + esc(runs[0].label) + ", filled = " + esc(runs[1].label) + "; arrows: each op of " + esc(runs[0].label) + " to where it runs in " + esc(runs[1].label)
-        : "filled = DRAM intensity, open = SRAM intensity (same height: the hierarchical roofline); dashed ticks: an op's derated roof (array shape)") +
-      (baseline ? "; grey diamond: the pinned baseline's network point, arrow to this run's" : "") + ". Hover a point for its details.</div>";
+        : "filled = DRAM intensity, open = SRAM intensity (same height: the hierarchical roofline); dashed ticks: an op's derated roof (array shape); dashed line: the network's derated roof") +
+      "; dots on the roofs: ridge points (ops/B where a bandwidth roof meets a compute roof); faded marks: each point's previous positions" +
+      (baseline ? "; grey diamond: the pinned baseline's network point, arrow to this run's" : "") + ". The axes stay fixed while the page is open (Rescale axes fits them to this run). Hover a point for its details.</div>";
   }
 
   drawRoofs(t, x, y, cur, baseline, xr, yr) {
@@ -122,30 +198,58 @@ export class RooflineView {
       .attr("stroke", colour).attr("stroke-dasharray", s => (s.key.startsWith("base") ? "6 4" : s.name.includes("+") ? "5 4" : null))
       .transition(t).attr("opacity", 1)
       .attr("x1", s => coords(s)[0]).attr("y1", s => coords(s)[1]).attr("x2", s => coords(s)[2]).attr("y2", s => coords(s)[3]);
-    const labelled = segs.filter(s => !s.key.startsWith("base"));
+    // Their obstacles first: a baseline's line must not run through a label either.
+    for (const s of segs) this.placer.line(...coords(s));
     const angle = -Math.atan2(y(yr[0]) - y(yr[0] * 10), x(xr[0] * 10) - x(xr[0])) * 180 / Math.PI;
-    this.layers.labels.selectAll("text").data(labelled, s => s.key).join("text").attr("font-size", 11)
-      .attr("stroke", "#fff").attr("stroke-width", 3).attr("paint-order", "stroke")
-      .attr("fill", colour).attr("text-anchor", s => (s.kind === "compute" ? "end" : "start"))
-      .each(function (s) { const e = select(this); e.text(s.label); e.append("title").text(s.def || ""); })
-      .transition(t)
-      .attr("transform", s => {
-        if (s.kind === "compute") return `translate(${x(s.x2) - 6},${y(s.value) - 6})`;
-        const lx = Math.max(s.x1 * 1.6, xr[0] * 1.6);
-        return `translate(${x(lx)},${y(lx * s.bw) - 6}) rotate(${angle})`;
-      });
+    const labels = [];
+    for (const s of segs.filter(s => !s.key.startsWith("base"))) {
+      if (s.kind === "compute") {
+        const p = this.placer.place(s.label, [{x: x(s.x2) - 6, y: y(s.value) - 6, anchor: "end"}, {x: x(s.x2) - 6, y: y(s.value) + 14, anchor: "end"},
+          {x: x(s.x2) - 160, y: y(s.value) - 6, anchor: "end"}], {ignoreLines: true});
+        if (p) labels.push({...s, ...p, rotate: 0});
+      } else {
+        // Along the roof, low on its slope; tried at a few places.
+        const cands = [1.6, 4, 10, 25].map(f => { const lx = Math.max(s.x1 * f, xr[0] * f); return {x: x(lx), y: y(lx * s.bw) - 6, anchor: "start", rotate: angle}; });
+        const p = this.placer.place(s.label, cands, {ignoreLines: true});
+        if (p) labels.push({...s, ...p, rotate: angle});
+      }
+    }
+    this.roofLabels = labels;
   }
 
-  drawDerated(t, x, y, pts) {
-    this.layers.derated.selectAll("line").data(pts, q => q.name).join(
-      enter => enter.append("line").attr("stroke-width", 1.5).attr("stroke-dasharray", "4 3").attr("class", "derated scope-op"),
+  drawRidges(t, x, y, cur) {
+    const rs = ridges(cur).filter(r => r.intensity > 0 && isFinite(r.intensity));
+    this.layers.ridges.selectAll("circle").data(rs, r => r.key).join("circle").attr("class", "ridge").attr("r", 3.2)
+      .attr("fill", "#fff").attr("stroke", "#2ca02c").attr("stroke-width", 1.6)
+      .each(function (r) { select(this).selectAll("title").data([0]).join("title").text("ridge point: " + r.mem + " meets " + r.comp + " at " + fixed(r.intensity, 3) + " ops/B"); })
+      .transition(t).attr("cx", r => x(r.intensity)).attr("cy", r => y(r.value));
+    for (const r of rs) this.placer.box(x(r.intensity) - 4, y(r.value) - 4, 8, 8);
+    this.ridgeLabels = rs.map(r => {
+      const text = fixed(r.intensity, 2) + " ops/B";
+      const p = this.placer.place(text, [{x: x(r.intensity) + 5, y: y(r.value) + 13, anchor: "start"}, {x: x(r.intensity) - 5, y: y(r.value) + 13, anchor: "end"}], {size: 10});
+      return p && {...p, key: "ridge|" + r.key, label: text, size: 10, fill: "#2b8a3e"};
+    }).filter(Boolean);
+  }
+
+  /** Dashed ticks at each derated op roof; a dashed line at the network's (and its label) when it binds. */
+  drawDerated(t, x, y, ops, cur) {
+    const lines = ops.map(q => ({key: "op|" + q.name, x1: q.intensity / 1.4, x2: q.intensity * 1.4, v: q.derated_peak, bound: q.bound, cls: "derated scope-op"}));
+    const net = cur && cur.roofline.points.find(q => q.scope === "network" && q.level === "dram");
+    this.networkDerated = null;
+    if (net && net.derate_reason) {
+      lines.push({key: "network", x1: net.intensity / 30, x2: net.intensity * 100, v: net.derated_peak, bound: net.bound, cls: "derated derated-network scope-network"});
+      this.networkDerated = net;
+    }
+    this.layers.derated.selectAll("line").data(lines, l => l.key).join(
+      enter => enter.append("line").attr("stroke-width", 1.5).attr("stroke-dasharray", "4 3"),
       update => update, exit => exit.remove())
-      .attr("stroke", q => BOUND[q.bound] || BOUND.none)
-      .transition(t).attr("x1", q => x(q.intensity / 1.4)).attr("x2", q => x(q.intensity * 1.4)).attr("y1", q => y(q.derated_peak)).attr("y2", q => y(q.derated_peak));
+      .attr("class", l => l.cls).attr("stroke", l => BOUND[l.bound] || BOUND.none).attr("data-value", l => l.v)
+      .transition(t).attr("x1", l => x(l.x1)).attr("x2", l => x(l.x2)).attr("y1", l => y(l.v)).attr("y2", l => y(l.v));
   }
 
   pointData(runs, baseline) {
     const compare = runs.length > 1, out = [];
+    const cur = runs[runs.length - 1];
     runs.forEach((r, i) => {
       const role = compare && i === 0 ? "unfused" : "cur";
       const all = r.roofline.points;
@@ -158,35 +262,107 @@ export class RooflineView {
     });
     if (baseline) {
       const q = baseline.roofline.points.find(p => p.scope === "network" && p.level === "dram");
-      if (q) out.push({key: "base|network", q, r: baseline, role: "base", filled: true, withLabel: true});
+      const other = baseline.summary.workload !== cur.summary.workload;
+      if (q) out.push({key: "base|network", q, r: baseline, role: "base", filled: true, withLabel: true, other});
     }
     // Big markers first, so small ones stay on top and reachable.
     return out.sort((a, b) => (b.q.time_share || 0) - (a.q.time_share || 0));
   }
 
-  drawPoints(t, x, y, pts, compare) {
+  /** The previous positions of each current point, oldest faintest. */
+  drawTrails(x, y, pts) {
+    const now = new Map();
+    for (const d of pts) {
+      if (d.role !== "cur" || d.q.level !== "dram") continue;
+      const pos = [d.q.intensity, d.q.ops_per_second], prev = this.last.get(d.key);
+      const trail = (this.trails.get(d.key) || []).slice();
+      if (prev && (prev[0] !== pos[0] || prev[1] !== pos[1])) trail.push(prev);
+      while (trail.length > TRAIL) trail.shift();
+      if (trail.length) this.trails.set(d.key, trail); else this.trails.delete(d.key);
+      now.set(d.key, pos);
+    }
+    for (const k of [...this.trails.keys()]) if (!now.has(k)) this.trails.delete(k);
+    this.last = now;
+    const marks = [];
+    for (const [key, trail] of this.trails) trail.forEach((p, i) => marks.push({key: key + "|" + i, p, age: trail.length - i, scope: key.split("|")[1]}));
+    this.layers.trails.selectAll("circle").data(marks, m => m.key).join("circle")
+      .attr("class", m => "trail-mark scope-" + m.scope).attr("r", m => (m.scope === "network" ? 5 : 3))
+      .attr("cx", m => x(m.p[0])).attr("cy", m => y(m.p[1])).attr("fill", "#495057").attr("opacity", m => 0.45 / m.age);
+    const paths = [...this.trails].map(([key, trail]) => ({key, pts: trail.concat([now.get(key)]), scope: key.split("|")[1]}));
+    this.layers.trails.selectAll("path").data(paths, p => p.key).join("path").attr("class", p => "trail-line scope-" + p.scope)
+      .attr("fill", "none").attr("stroke", "#868e96").attr("stroke-width", 1).attr("stroke-dasharray", "2 2").attr("opacity", 0.6)
+      .attr("d", p => "M" + p.pts.map(q => x(q[0]).toFixed(1) + "," + y(q[1]).toFixed(1)).join("L"));
+  }
+
+  drawPoints(t, x, y, pts) {
     const colour = d => (d.role === "base" ? "#868e96" : BOUND[d.q.bound] || BOUND.none);
     const at = d => `translate(${x(d.q.intensity)},${y(d.q.ops_per_second)})`;
     this.layers.points.selectAll("path.pt").data(pts, d => d.key).join(
-      enter => enter.append("path").attr("transform", at).attr("opacity", 0)
-        .on("mouseenter", (ev, d) => showTip(ev, (d.role === "base" ? "<div class=\"dim\">pinned baseline</div>" : "") + details(d.r, d.r.entity(d.q.scope, d.q.name), d.withLabel)))
-        .on("mousemove", moveTip).on("mouseleave", hideTip),
+      enter => enter.append("path").attr("transform", at).attr("opacity", 0),
       update => update,
       exit => exit.transition(t).attr("opacity", 0).remove())
+      .on("mouseenter", (ev, d) => {
+        showTip(ev, (d.role === "base" ? '<div class="dim">pinned baseline' + (d.other ? " (another workload: " + esc(d.r.summary.workload) + ")" : "") + "</div>" : "") +
+          details(d.r, d.r.entity(d.q.scope, d.q.name), d.withLabel));
+        if (d.role !== "base") this.onHover(d.q.scope, d.q.name);
+      })
+      .on("mousemove", moveTip).on("mouseleave", () => { hideTip(); this.onHover(null, null); })
+      .on("click", (ev, d) => { if (d.role !== "base") this.onHover(d.q.scope, d.q.name, true); })
       .attr("class", d => `pt scope-${d.q.scope} level-${d.q.level} role-${d.role}`)
       .attr("data-name", d => d.q.name).attr("data-intensity", d => d.q.intensity).attr("data-ops-per-second", d => d.q.ops_per_second)
+      .attr("data-x", d => x(d.q.intensity)).attr("data-y", d => y(d.q.ops_per_second))
       .attr("stroke", colour).attr("stroke-width", 1.5).attr("fill", d => (d.filled ? colour(d) : "#fff"))
       .attr("fill-opacity", d => (d.filled ? 0.85 : 0.6))
       .raise()
       .transition(t).attr("opacity", 1).attr("transform", at)
       .attr("d", d => symbol(SHAPES[d.q.scope], area(d.q.scope, radius(d.q.time_share)))());
-    const names = pts.filter(d => d.q.scope === "network" && d.q.level === "dram");
-    this.layers.names.selectAll("text").data(names, d => d.key).join("text")
-      .attr("font-size", 11).attr("font-weight", 600).attr("stroke", "#fff").attr("stroke-width", 3).attr("paint-order", "stroke")
-      .attr("fill", "#111").text(d => (d.role === "base" ? "baseline" : compare ? d.r.label + " network" : "network"))
-      .attr("text-anchor", d => (d.role === "base" ? "end" : "start"))
-      // Below the point, clear of the roof labels above the roofs; the baseline's to the left.
-      .transition(t).attr("x", d => x(d.q.intensity) + (d.role === "base" ? -14 : 14)).attr("y", d => y(d.q.ops_per_second) + (d.role === "base" ? -8 : 24));
+    for (const d of pts) {
+      const r = radius(d.q.time_share) + 1;
+      if (d.q.scope !== "op" || d.q.time_share > 0.02) this.placer.box(x(d.q.intensity) - r, y(d.q.ops_per_second) - r, 2 * r, 2 * r);
+    }
+  }
+
+  /** Every label of the plot, placed so that none overlaps another: roofs, ridges, network, baseline, top ops. */
+  drawNames(t, x, y, pts, compare) {
+    const labels = this.roofLabels.map(l => ({...l, fill: l.kind === "memory" ? "#2ca02c" : "#555", cls: "roof-label"})).concat(this.ridgeLabels.map(l => ({...l, cls: "ridge-label"})));
+    // Around the marker, then further out; a label that must be shown (the network's, the
+    // baseline's) may at last cross a line, never another label or marker.
+    const near = (d, text, weight, must = false) => {
+      const px = x(d.q.intensity), py = y(d.q.ops_per_second), r0 = radius(d.q.time_share) + 3;
+      const cands = [];
+      for (const r of must ? [r0, r0 + 14, r0 + 30] : [r0])
+        cands.push({x: px + r, y: py + 4, anchor: "start"}, {x: px - r, y: py + 4, anchor: "end"},
+          {x: px, y: py - r - 3, anchor: "middle"}, {x: px, y: py + r + 11, anchor: "middle"},
+          {x: px + r, y: py - r, anchor: "start"}, {x: px - r, y: py + r + 9, anchor: "end"},
+          {x: px - r, y: py - r, anchor: "end"}, {x: px + r, y: py + r + 9, anchor: "start"});
+      return this.placer.place(text, cands, {weight}) || (must ? this.placer.place(text, cands, {weight, ignoreLines: true}) : null);
+    };
+    const net = pts.filter(d => d.q.scope === "network" && d.q.level === "dram");
+    for (const d of net) {
+      const text = d.role === "base" ? "baseline" + (d.other ? " (" + d.r.summary.workload + ": another workload)" : "") : compare ? d.r.label + " network" : "network";
+      const p = near(d, text, 600, true);
+      if (p) labels.push({...p, key: "name|" + d.key, label: text, weight: 600, fill: d.other ? "#c92a2a" : "#111", cls: "point-label" + (d.role === "base" ? " base-label" : "")});
+    }
+    if (this.networkDerated) {
+      const q = this.networkDerated, text = "network's derated roof " + si(q.derated_peak, "ops/s");
+      // Along the line, above or below it, from its right end inwards.
+      const cands = [];
+      for (const dy of [-5, 13, -18, 26]) for (const f of [100, 30, 12, 5, 1 / 5, 1 / 12, 1 / 30]) cands.push({x: x(q.intensity * f), y: y(q.derated_peak) + dy, anchor: f >= 1 ? "end" : "start"});
+      const p = this.placer.place(text, cands, {}) || this.placer.place(text, cands, {ignoreLines: true});
+      if (p) labels.push({...p, key: "derated|network", label: text, fill: BOUND[q.bound] || "#555", cls: "derated-label scope-network"});
+    }
+    const top = pts.filter(d => d.role === "cur" && d.q.level === "dram" && d.q.scope !== "network").slice(0, TOP_LABELS);
+    for (const d of top) {
+      const p = near(d, d.q.name, 400);
+      if (p) labels.push({...p, key: "name|" + d.key, label: d.q.name, fill: "#333", cls: "point-label scope-" + d.q.scope});
+    }
+    const at = l => `translate(${l.x},${l.y})` + (l.rotate ? ` rotate(${l.rotate})` : "");
+    this.layers.labels.selectAll("text").data(labels, l => l.key).join(enter => enter.append("text").attr("transform", at))
+      .attr("class", l => l.cls).attr("font-size", l => l.size || 11).attr("font-weight", l => l.weight || 400)
+      .attr("stroke", "#fff").attr("stroke-width", 3).attr("paint-order", "stroke").attr("fill", l => l.fill)
+      .attr("text-anchor", l => l.anchor)
+      .each(function (l) { const e = select(this); e.text(l.label); if (l.def) e.append("title").text(l.def); })
+      .transition(t).attr("transform", at);
   }
 
   drawArrows(t, x, y, arrows, baseline, cur) {
@@ -206,5 +382,12 @@ export class RooflineView {
       .transition(t).attr("opacity", a => (a.cls === "arrow" ? 0.45 : 0.9))
       .attr("x1", a => x(a.from.intensity)).attr("y1", a => y(a.from.ops_per_second))
       .attr("x2", a => x(a.to.intensity)).attr("y2", a => y(a.to.ops_per_second));
+    for (const a of arrows.filter(a => a.cls !== "arrow")) this.placer.line(x(a.from.intensity), y(a.from.ops_per_second), x(a.to.intensity), y(a.to.ops_per_second));
+  }
+
+  /** Highlights the points of one entity (from the table or the timeline); null clears. */
+  highlight(scope, name) {
+    this.layers.points.selectAll("path.pt").classed("hl", d => name !== null && d.role !== "base" && d.q.name === name && (!scope || d.q.scope === scope));
+    if (name !== null) this.layers.points.selectAll("path.pt.hl").raise();
   }
 }

@@ -1,5 +1,5 @@
 // The one hover box of the page, and what it says about an op, a group or the network.
-import {BOUND, STALLS, badge, esc, int, pct, si} from "./format.js";
+import {BOUND, STALLS, badge, esc, int, num, pct, si} from "./format.js";
 
 let tip = null;
 function box() {
@@ -30,10 +30,11 @@ export function details(r, ent, withLabel) {
   if (ent.scope === "group" && sm.members)
     rows.push("members: " + esc(sm.members.slice(0, 8).join(", ")) + (sm.members.length > 8 ? ", … (" + sm.members.length + " in all)" : ""));
   if (ent.scope === "op" && sm.group) rows.push("group: " + esc(sm.group));
+  if (p && p.bound_text) rows.push('<span class="bound-text">' + esc(p.bound_text) + "</span>");
   if (p) {
     rows.push("achieved " + si(p.ops_per_second, "ops/s") + " · " + pct(Math.max(d ? d.fraction_of_roof : 0, sr ? sr.fraction_of_roof : 0)) +
       " of roof (binding: " + esc(p.binding_roof) + ")");
-    rows.push("intensity: DRAM " + (d ? d.intensity.toPrecision(3) : "–") + " · SRAM " + (sr ? sr.intensity.toPrecision(3) : "–") + " ops/B" +
+    rows.push("intensity: DRAM " + (d ? num(d.intensity) : "–") + " · SRAM " + (sr ? num(sr.intensity) : "–") + " ops/B" +
       ' <span class="dim">(bottleneck: ' + (d && d.bottleneck ? "DRAM" : sr && sr.bottleneck ? "SRAM" : "–") + ")</span>");
     if (p.derated_peak < 0.999 * p.peak)
       rows.push("derated peak " + si(p.derated_peak, "ops/s") + " = " + pct(p.derated_peak / p.peak) + " of " + esc(p.compute_roof) + " (array shape)");

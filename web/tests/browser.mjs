@@ -46,14 +46,34 @@ function npusimRun(args) {
   return {dir, summary: JSON.parse(readFileSync(join(dir, "out", "summary.json"), "utf8"))};
 }
 
+/** Waits until a run other than `previous` is drawn and its points' transition has ended. */
 async function waitRun(page, previous) {
-  await page.waitForFunction(prev => document.body.dataset.runId && document.body.dataset.runId !== prev, previous, {timeout: 120000});
-  await page.waitForTimeout(900);  // the points' transition (750 ms)
+  await page.waitForFunction(prev => {
+    const b = document.body.dataset;
+    return b.runId && b.runId !== prev && b.settled === b.runId && b.state === "done";
+  }, previous, {timeout: 120000});
   return page.evaluate(() => document.body.dataset.runId);
 }
 const networkPoint = page => page.$eval("path.pt.role-cur.scope-network.level-dram", e => ({
   intensity: Number(e.dataset.intensity), ops: Number(e.dataset.opsPerSecond), transform: e.getAttribute("transform")}));
 const value = (page, id) => page.$eval("#" + id, e => Number(e.dataset.value));
+
+/** Text boxes of the roofline's labels that overlap another by more than a pixel each way. */
+const labelOverlaps = page => page.evaluate(() => {
+  const boxes = [...document.querySelectorAll("#roofline svg g.labels text")].map(e => ({t: e.textContent, r: e.getBoundingClientRect()}))
+    .filter(b => b.r.width > 0);
+  const out = [];
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i].r, b = boxes[j].r;
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) out.push(boxes[i].t + " / " + boxes[j].t);
+    }
+  return out;
+});
+const fetchJson = (page, path) => page.evaluate(p => fetch(p).then(r => r.json()), path);
+const runFile = (page, name) => page.evaluate(n => fetch("/api/runs/" + document.body.dataset.runId + "/files/" + n).then(r => r.json()), name);
+const tickTexts = page => page.$$eval("#roofline svg g.axis text", t => t.map(e => e.textContent));
+const hasExponent = text => /\d(\.\d+)?e[+-]?\d/.test(text);
 
 async function setControl(page, id, v) {
   await page.$eval("#" + id, (e, val) => { e.value = val; e.dispatchEvent(new Event("change", {bubbles: true})); }, String(v));
@@ -154,6 +174,213 @@ const tests = {
     assert(msg.includes("broken.onnx"), "the message names the file: " + msg);
     assert(/onnx|protobuf|parse/i.test(msg), "the ONNX loader's message: " + msg);
   },
+  // Issue 26.1: doubling the clock moves the network marker up (not the axes down); the axes keep
+  // their ticks, the old position stays as a faded trail, the top ops are labelled, no overlap.
+  async axes_fixed(page, url) {
+    await page.goto(url + "?config=edge-m&workload=mobilenet_v2&fusion=greedy");
+    const first = await waitRun(page, "");
+    const pos = () => page.$eval("path.pt.role-cur.scope-network.level-dram", e => ({x: Number(e.dataset.x), y: Number(e.dataset.y), ops: Number(e.dataset.opsPerSecond)}));
+    const before = await pos(), ticks = await tickTexts(page);
+    await page.locator("#roofline").screenshot({path: join(outDir, "axes_fixed-before.png")});
+    const clock = Number(await page.$eval("#clock", e => e.value));
+    await setControl(page, "clock", 2 * clock);
+    await waitRun(page, first);
+    const after = await pos();
+    await page.locator("#roofline").screenshot({path: join(outDir, "axes_fixed-after.png")});
+    assert(after.ops > before.ops, "a doubled clock: more ops/s (" + before.ops + " -> " + after.ops + ")");
+    assert(after.y < before.y - 5, "the network marker moved up in pixels (" + before.y + " -> " + after.y + ")");
+    assert(after.x >= before.x - 0.5, "and not left (" + before.x + " -> " + after.x + ")");
+    assert(JSON.stringify(await tickTexts(page)) === JSON.stringify(ticks), "the axis ticks stay the same");
+    const trail = await page.$$eval("#roofline circle.trail-mark.scope-network", c => c.length);
+    assert(trail === 1, "the network's previous position is a faded trail mark (" + trail + ")");
+    const opLabels = await page.$$eval("#roofline text.point-label.scope-op, #roofline text.point-label.scope-group", t => t.map(e => e.textContent));
+    assert(opLabels.length >= 3, "the top ops are labelled: " + opLabels.join(", "));
+    const overlaps = await labelOverlaps(page);
+    assert(overlaps.length === 0, "no label overlaps another: " + overlaps.join(" | "));
+    // Rescale is explicit: after it the axes fit this run.
+    await page.click("#rescale");
+    assert(await page.$$eval("path.pt.role-cur.scope-network.level-dram", p => p.length) === 1, "the network point is still drawn after a rescale");
+  },
+  // Issue 26.2: one definition of "bound", the same words in the CLI, summary.json, report.html
+  // and the live page, naming the roof the plot draws; ridge points on every roof.
+  async bound_words(page, url) {
+    await page.goto(url + "?config=edge-m&workload=mobilenet_v2&fusion=greedy");
+    await waitRun(page, "");
+    const summary = await runFile(page, "summary.json"), roofline = await runFile(page, "roofline.json");
+    assert(typeof summary.bound_text === "string" && summary.bound_text.startsWith(summary.bound + ":"), "summary.json's bound_text: " + summary.bound_text);
+    const shown = await page.textContent("#bound-text");
+    assert(shown.includes(summary.bound_text), "the page shows summary.json's words: " + shown);
+    const net = roofline.points.find(q => q.scope === "network" && q.level === "dram");
+    assert(net.bound_text === summary.bound_text, "roofline.json and summary.json agree");
+    if (net.bound_roof.startsWith("derated")) {
+      // The plot must show the roof the words name: the network's derated roof as a line.
+      const line = await page.$eval("#roofline line.derated-network", e => Number(e.dataset.value));
+      assert(Math.abs(line - net.derated_peak) < 1e-6 * net.derated_peak, "the network's derated roof is drawn at its value");
+      assert(net.derate_reason && summary.bound_text.includes(net.derate_reason), "the words give the reason: " + summary.bound_text);
+    }
+    const comp = roofline.roofs.filter(r => r.kind === "compute").length, mem = roofline.roofs.filter(r => r.kind === "memory").length;
+    assert(await page.$$eval("#roofline circle.ridge", c => c.length) === comp * mem, "a ridge point where each memory roof meets each compute roof");
+    // Hovering the network point shows the same sentence.
+    await page.dispatchEvent("path.pt.role-cur.scope-network.level-dram", "mouseenter");
+    await page.waitForFunction(t => document.getElementById("tip").textContent.includes(t), summary.bound_text);
+    // Depthwise ops name the derated roof and why.
+    const dw = summary.ops.find(o => o.kind === "conv2d" && o.derate_reason && o.derate_reason.startsWith("depthwise"));
+    assert(dw, "a depthwise conv of MobileNetV2 says why its roof is derated");
+    assert(dw.bound_text.includes(dw.derate_reason), "its sentence carries the reason: " + dw.bound_text);
+    // The CLI prints the same sentence.
+    const dir = mkdtempSync(join(tmpdir(), "npusim-browser-run-"));
+    const out = execFileSync(npusim, ["run", "--config", "edge-m", "--workload", "mobilenet_v2", "--fusion", "greedy", "--out", join(dir, "out")], {encoding: "utf8"});
+    assert(out.includes("bound: " + summary.bound_text), "npusim run prints the same words: " + out);
+    // And report.html.
+    await page.goto("file://" + join(dir, "out", "report.html"));
+    await page.waitForFunction(() => document.body.dataset.ready === "1");
+    assert((await page.textContent("#bound-text")).includes(summary.bound_text), "report.html shows the same words");
+    rmSync(dir, {recursive: true, force: true});
+  },
+  // Issue 26.3: without parameters the page opens on the documented defaults.
+  async defaults(page, url) {
+    await page.goto(url);
+    await waitRun(page, "");
+    const v = await page.evaluate(() => ["config", "workload", "fusion"].map(id => document.getElementById(id).value));
+    assert(JSON.stringify(v) === JSON.stringify(["edge-m", "mobilenet_v2", "greedy"]), "edge-m / mobilenet_v2 / greedy: " + v);
+    const summary = await runFile(page, "summary.json");
+    assert(summary.workload === "mobilenet_v2" && summary.config_name === "edge-m" && summary.fusion === "greedy", "the run is the default one");
+  },
+  // Issue 26.4: a run in flight and a failed run dim the old results and say so at the top; the
+  // download link never points to an older run.
+  async stale_results(page, url) {
+    await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
+    const first = await waitRun(page, "");
+    const cycles = await value(page, "cycles");
+    assert((await page.getAttribute("#download", "href")).includes(first), "the download link is this run's");
+    await setControl(page, "workload", "resnet50");
+    await page.waitForFunction(() => document.body.dataset.state === "running");
+    const running = await page.evaluate(() => {
+      const b = document.getElementById("banner"), m = document.getElementById("main");
+      return {text: b.textContent, top: b.getBoundingClientRect().top, mainTop: m.getBoundingClientRect().top,
+        opacity: Number(getComputedStyle(m).opacity), href: document.getElementById("download").getAttribute("href")};
+    });
+    await page.screenshot({path: join(outDir, "stale_results-running.png")});
+    assert(running.text.includes("previous run"), "the banner says the results are the previous run's: " + running.text);
+    assert(running.top < running.mainTop && running.top < 120, "the banner is at the top (" + running.top + ")");
+    assert(running.opacity < 0.6, "the old results are dimmed (opacity " + running.opacity + ")");
+    assert(running.href === null, "no download link to the old run while a new one is in flight: " + running.href);
+    const second = await waitRun(page, first);
+    assert((await page.getAttribute("#download", "href")).includes(second), "the download link follows the new run");
+    // A run that fails: SRAM of 1 KiB holds no tile.
+    await setControl(page, "sram", 1);
+    await page.waitForFunction(() => document.body.dataset.state === "failed", null, {timeout: 120000});
+    const failed = await page.evaluate(() => ({text: document.getElementById("banner").textContent, opacity: Number(getComputedStyle(document.getElementById("main")).opacity),
+      href: document.getElementById("download").getAttribute("href"), top: document.getElementById("banner").getBoundingClientRect().top}));
+    await page.screenshot({path: join(outDir, "stale_results-failed.png")});
+    assert(failed.text.startsWith("The run failed") && failed.text.includes("previous run"), "the failure and what is shown, at the top: " + failed.text);
+    assert(failed.top < 120, "the failure is said at the top (" + failed.top + ")");
+    assert(failed.opacity < 0.6 && failed.href === null, "old results dimmed, no download link: " + JSON.stringify(failed));
+    assert(await value(page, "cycles") !== cycles, "the results shown are the last good run's (resnet50), not the first");
+  },
+  // Issue 26.5: labels never overlap, no number in exponent form, a baseline of another
+  // workload is marked and compared with nothing.
+  async labels_and_baseline(page, url) {
+    await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
+    let id = await waitRun(page, "");
+    await page.click("#pin");
+    await page.waitForFunction(() => document.getElementById("pin").textContent.startsWith("Unpin"));
+    await setControl(page, "workload", "ds_cnn_kws");
+    id = await waitRun(page, id);
+    await page.screenshot({path: join(outDir, "labels_and_baseline.png")});
+    const label = await page.$eval("#roofline text.base-label", e => e.textContent);
+    assert(label.includes("another workload"), "the baseline is marked as another workload: " + label);
+    assert(await page.$$eval(".card .delta", d => d.length) === 0, "no ratios to a baseline of other work");
+    assert((await page.textContent("#baseline-other")).includes("small_cnn"), "the headline says which workload the baseline ran");
+    const overlaps = await labelOverlaps(page);
+    assert(overlaps.length === 0, "no label overlaps another: " + overlaps.join(" | "));
+    const text = await page.evaluate(() => document.getElementById("main").innerText);
+    assert(!hasExponent(text), "no number in exponent form: " + (text.match(/.{20}\d(\.\d+)?e[+-]?\d.{10}/) || [""])[0]);
+  },
+  // Issue 26.6: every op in a table that sorts, filters and links to the plot and the timeline;
+  // no horizontal scroll at 1440 px.
+  async layer_table(page, url) {
+    await page.setViewportSize({width: 1440, height: 900});
+    await page.goto(url + "?config=edge-m&workload=mobilenet_v2&fusion=greedy");
+    await waitRun(page, "");
+    await page.waitForSelector("svg.timeline rect.bin");
+    const summary = await runFile(page, "summary.json");
+    const ran = summary.ops.filter(o => o.cycles > 0 || o.time_share > 0).length;
+    const rows = () => page.$$eval("table.layers tbody tr", t => t.map(r => r.dataset.name));
+    assert((await rows()).length === ran, "one row per op that ran (" + (await rows()).length + " of " + ran + ")");
+    const widths = await page.evaluate(() => ({doc: document.documentElement.scrollWidth, sec: [document.getElementById("layers").scrollWidth, document.getElementById("layers").clientWidth],
+      box: [document.querySelector(".layer-scroll").scrollWidth, document.querySelector(".layer-scroll").clientWidth]}));
+    assert(widths.doc <= 1440 && widths.sec[0] <= widths.sec[1] && widths.box[0] <= widths.box[1], "no horizontal scroll at 1440 px: " + JSON.stringify(widths));
+    // Sort by cycles, both ways.
+    const col = async key => page.$$eval("table.layers tbody tr", (t, k) => {
+      const i = [...document.querySelectorAll("table.layers th")].findIndex(h => h.dataset.key === k);
+      return t.map(r => Number(r.children[i].textContent.replace(/,/g, "")));
+    }, key);
+    await page.click("table.layers th[data-key=cycles]");
+    let c = await col("cycles");
+    assert(c.every((v, i) => i === 0 || c[i - 1] >= v), "sorted by cycles, largest first");
+    await page.click("table.layers th[data-key=cycles]");
+    c = await col("cycles");
+    assert(c.every((v, i) => i === 0 || c[i - 1] <= v), "then smallest first");
+    // Filter.
+    const name = summary.ops.filter(o => o.cycles > 0).sort((a, b) => b.time_share - a.time_share)[0].name;
+    await page.fill("#layer-filter", name);
+    const filtered = await rows();
+    assert(filtered.length >= 1 && filtered.every(n => n.includes(name)) && filtered.includes(name), "the filter keeps the matching rows: " + filtered.join(","));
+    // Row -> roofline point and timeline bins.
+    await page.hover("table.layers tbody tr[data-name=\"" + name + "\"]");
+    await page.waitForFunction(n => document.querySelectorAll("#roofline path.pt.hl[data-name=\"" + n + "\"]").length > 0, name);
+    const bins = await page.$$eval("svg.timeline rect.bin.hl", b => b.map(e => e.dataset.op));
+    assert(bins.length > 0 && bins.every(o => o === name), "its timeline bins are highlighted (" + bins.length + ")");
+    await page.screenshot({path: join(outDir, "layer_table.png"), fullPage: true});
+    // Point -> row.
+    await page.fill("#layer-filter", "");
+    const other = summary.ops.filter(o => o.cycles > 0 && o.name !== name).sort((a, b) => b.time_share - a.time_share)[0].name;
+    await page.dispatchEvent("#roofline path.pt.role-cur.level-dram[data-name=\"" + other + "\"]", "mouseenter");
+    await page.waitForFunction(n => { const r = document.querySelector("table.layers tr.hl"); return r && r.dataset.name === n; }, other);
+  },
+  // Issue 26.7: the compare report has the per-group "what fusion saved" table with bars and the
+  // timelines with op names and DRAM bandwidth.
+  async compare_report(page) {
+    const dir = mkdtempSync(join(tmpdir(), "npusim-browser-compare-"));
+    const out = execFileSync(npusim, ["compare", "--config", "edge-m", "--workload", "mobilenet_v2", "--fusion", "none,greedy", "--out", join(dir, "cmp")], {encoding: "utf8"});
+    const cmp = JSON.parse(readFileSync(join(dir, "cmp", "compare.json"), "utf8"));
+    await page.setViewportSize({width: 1440, height: 900});
+    await page.goto("file://" + join(dir, "cmp", "report.html"));
+    await page.waitForFunction(() => document.body.dataset.ready === "1");
+    await page.screenshot({path: join(outDir, "compare_report.png"), fullPage: true});
+    const rows = await page.$$eval("table.fusion-saved tbody tr", t => t.map(r => r.dataset.name));
+    assert(rows.length === cmp.groups.length, "one row per group (" + rows.length + " of " + cmp.groups.length + ")");
+    const best = cmp.groups.slice().sort((a, b) => (b.a.seconds - b.b.seconds) - (a.a.seconds - a.b.seconds))[0].group;
+    assert(rows[0] === best, "sorted by time saved, as npusim compare prints it: " + rows[0] + " vs " + best);
+    assert(out.includes(best.slice(0, 31)), "the CLI's table starts with the same group");
+    assert(await page.$$eval("table.fusion-saved .saved-bar", b => b.filter(e => e.getBoundingClientRect().width > 0).length) > 0, "with bars");
+    assert(await page.$$eval("svg.timeline", s => s.length) === 2, "a timeline per run");
+    const names = await page.$$eval("#timeline svg.timeline g.track text.opname", t => t.map(e => e.textContent));
+    assert(names.length >= 5, "op names on the tracks: " + names.slice(0, 5).join(", "));
+    const peak = await page.$eval("#timeline g.dram-bandwidth path", e => Number(e.dataset.peak));
+    assert(peak > 0, "DRAM bandwidth over time");
+    rmSync(dir, {recursive: true, force: true});
+  },
+  // Issue 26.7: the sweep report's plots have real ticks, a front per pair and the 3-D front as a table.
+  async sweep_report(page) {
+    const dir = mkdtempSync(join(tmpdir(), "npusim-browser-sweep-"));
+    execFileSync(npusim, ["sweep", join(here, "..", "..", "tests", "data", "sweep_small.yaml"), "--out", join(dir, "sw")], {stdio: "ignore"});
+    execFileSync(npusim, ["sweep-report", join(dir, "sw")], {stdio: "ignore"});
+    await page.goto("file://" + join(dir, "sw", "report", "report.html"));
+    await page.screenshot({path: join(outDir, "sweep_report.png"), fullPage: true});
+    const plots = await page.$$eval("svg.pareto", s => s.map(p => ({x: p.querySelectorAll("g.tick.x").length, y: p.querySelectorAll("g.tick.y").length,
+      front: p.querySelector("path.front").getAttribute("d"), pair: p.querySelectorAll("circle.pair-front").length})));
+    assert(plots.length === 3, "one plot per pair of the three objectives (" + plots.length + ")");
+    for (const p of plots) {
+      assert(p.x >= 3 && p.y >= 3, "real ticks on both axes: " + JSON.stringify(p));
+      assert(p.pair >= 1 && (p.pair === 1 || /H.*V/.test(p.front)), "the pair's own front, as a staircase: " + JSON.stringify(p));
+    }
+    const table = await page.$$eval("table.front tr", t => t.length - 1);
+    const front = readFileSync(join(dir, "sw", "report", "pareto.csv"), "utf8").trim().split("\n").slice(1).filter(l => l.split(",")[4] === "1").length;
+    assert(table >= 1 && table === front, "the front over all three objectives as a table (" + table + " rows, " + front + " in pareto.csv)");
+    rmSync(dir, {recursive: true, force: true});
+  },
   // report.html from npusim run: the same app, offline, the run's numbers.
   async report(page) {
     const direct = npusimRun(["--config", "edge-s", "--workload", "small_cnn", "--fusion", "greedy"]);
@@ -162,7 +389,6 @@ const tests = {
     page.on("request", r => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
     await page.goto("file://" + join(direct.dir, "out", "report.html"));
     await page.waitForFunction(() => document.body.dataset.ready === "1");
-    await page.waitForTimeout(300);
     const points = await page.$$eval("#roofline path.pt", p => p.length);
     const cycles = await value(page, "cycles");
     await page.screenshot({path: join(outDir, "report.png"), fullPage: false});
