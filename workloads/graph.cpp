@@ -108,6 +108,7 @@ constexpr KindInfo kKinds[] = {
     {OpKind::Quantize, "quantize", OpClass::Vector, true},
     {OpKind::Dequantize, "dequantize", OpClass::Vector, true},
     {OpKind::Silu, "silu", OpClass::Vector, true},
+    {OpKind::RmsNorm, "rms_norm", OpClass::Vector, false},
 };
 
 const KindInfo& info(OpKind k) {

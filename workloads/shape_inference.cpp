@@ -561,6 +561,7 @@ Shape infer_kind(const Inference& c, const Op& op) {
     case OpKind::LogSoftmax:
       return infer_softmax(c);
     case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
       return infer_layer_norm(c);
     case OpKind::BatchNorm:
       return infer_batch_norm(c);

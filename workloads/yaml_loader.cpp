@@ -46,6 +46,7 @@ Names attributes_of(OpKind kind) {
     case OpKind::Softmax:
       return {"axis"};
     case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
       return {"axis", "affine"};
     case OpKind::Reshape:
       return {"shape"};
@@ -397,6 +398,7 @@ class WorkloadReader {
         a.axis = optional_integer(e, "axis", -1);
         return;
       case OpKind::LayerNorm:
+      case OpKind::RmsNorm:
         return read_layer_norm(e, op);
       case OpKind::BatchNorm:
         return read_batch_norm(e, op);
@@ -509,7 +511,7 @@ class WorkloadReader {
     if (!flag(e, "affine", true) || ax < 0 || ax >= rank) return;
     const Shape normalized(x.begin() + static_cast<std::ptrdiff_t>(ax), x.end());
     op.inputs.push_back(add_parameter(e, op.name, "weight", normalized));
-    op.inputs.push_back(add_parameter(e, op.name, "bias", normalized));
+    if (op.kind == OpKind::LayerNorm) op.inputs.push_back(add_parameter(e, op.name, "bias", normalized));  // RMSNorm: scale only
   }
 
   /// Inference batch-norm folded to a per-channel scale and shift.

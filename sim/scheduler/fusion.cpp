@@ -96,7 +96,9 @@ bool is_view(const Graph& g, int op) { return workloads::op_class(g.op(op).kind)
 /// whole rows, which is how vector tiles cut such tensors (4-D ones are cut along NHWC rows).
 bool is_row_wise(const Graph& g, const Op& op) {
   using workloads::OpKind;
-  if (op.kind != OpKind::Softmax && op.kind != OpKind::LogSoftmax && op.kind != OpKind::LayerNorm) return false;
+  if (op.kind != OpKind::Softmax && op.kind != OpKind::LogSoftmax && op.kind != OpKind::LayerNorm &&
+      op.kind != OpKind::RmsNorm)
+    return false;
   const auto rank = std::int64_t(g.tensor(op.inputs[0]).shape.size());
   if (rank < 1 || rank > 3) return false;
   return (op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis) == rank - 1;
