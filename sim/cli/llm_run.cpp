@@ -122,6 +122,7 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
         rs.config = s.config;
         rs.fusion = s.fusion;
         rs.out = out;
+        rs.label = what + ": ";  // the pipeline's own progress lines say which phase
         rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
         json summary = out.empty() ? simulate_summary(rs, run) : execute_run(rs, run);
         summary.erase("ops");
