@@ -36,7 +36,8 @@ enum class OpKind {
   Quantize, Dequantize,
   // x * sigmoid(x) (SiLU), also standing for Swish x * sigmoid(beta * x): from the decomposed forms
   Silu,
-  // RMSNorm (ONNX Runtime's SimplifiedLayerNormalization): layer_norm without the mean
+  // x / sqrt(mean(x^2) + eps) * scale over the last axis: RMSNorm of LLMs, ONNX Runtime's
+  // SimplifiedLayerNormalization (layer_norm without the mean; vector unit)
   RmsNorm,
 };
 
@@ -82,6 +83,21 @@ struct OpAttrs {
   std::vector<std::int64_t> paddings;
 };
 
+/// How a tensor's elements are stored when the format is not whole bytes per element: `bits`
+/// per element (4 for int4 weights), and for group-quantised weights one scale (and, asymmetric,
+/// one zero point) per `group` consecutive elements. Bytes of n elements:
+/// ceil((n x bits + ceil(n / group) x (scale_bits + zero_bits)) / 8) (docs/workload-format.md,
+/// "Element widths"): int4 with one fp16 scale per 128 is 0.515625 B per element.
+struct ElemFormat {
+  std::uint8_t bits = 0;        // 0: the tensor's elem_bytes rule (whole bytes)
+  std::uint32_t group = 0;      // elements per scale (0: no scales)
+  std::uint8_t scale_bits = 0;  // width of one scale (16: fp16)
+  std::uint8_t zero_bits = 0;   // width of one zero point (0: symmetric, none stored)
+  bool operator==(const ElemFormat& o) const {
+    return bits == o.bits && group == o.group && scale_bits == o.scale_bits && zero_bits == o.zero_bits;
+  }
+};
+
 struct Tensor {
   std::string name;
   Shape shape;
@@ -91,6 +107,11 @@ struct Tensor {
   /// Bytes per element when the model states an integer type (int8 activations, int32
   /// biases); 0 = the hardware config's dtype (float tensors: docs/onnx.md, "Element widths").
   std::uint8_t elem_bytes = 0;
+  /// A sub-byte or group-quantised format (bits != 0 overrides elem_bytes).
+  ElemFormat format;
+  /// Lives in DRAM across runs of the graph (a KV cache): written by its producer even when
+  /// ops of the graph read it too, read in place by its consumers, never copied whole.
+  bool persistent = false;
   std::int64_t elements() const;
 };
 
@@ -156,6 +177,11 @@ class Graph {
   const Tensor& tensor(int i) const { return tensors_.at(i); }
   /// Sets tensor `i`'s own element width (a loader learning the type after creating it).
   void set_elem_bytes(int i, std::uint8_t bytes) { tensors_.at(i).elem_bytes = bytes; }
+  /// Marks tensor `i` persistent (Tensor::persistent: a KV cache's rows).
+  void set_persistent(int i) { tensors_.at(i).persistent = true; }
+  /// Sets an op output's shape before finalize (a builder that needs it to size later ops;
+  /// finalize infers it again and checks).
+  void set_shape(int i, Shape s) { tensors_.at(i).shape = std::move(s); }
   const Op& op(int i) const { return ops_.at(i); }
   int find_tensor(const std::string& name) const;  // -1 if absent
   int find_op(const std::string& name) const;      // -1 if absent
@@ -163,8 +189,11 @@ class Graph {
   const std::vector<int>& topological_order() const { return order_; }
   std::vector<int> graph_inputs() const;   // non-constant tensors with no producer
   std::vector<int> graph_outputs() const;  // tensors with no consumer
-  /// Whether tensor `t` is among graph_outputs(): an op result nobody consumes.
-  bool is_output(int t) const { return tensor(t).producer >= 0 && tensor(t).consumers.empty(); }
+  /// Whether tensor `t` leaves the graph: an op result nobody consumes, or a persistent one (the
+  /// new rows of a KV cache, stored whatever else reads them).
+  bool is_output(int t) const {
+    return tensor(t).producer >= 0 && (tensor(t).consumers.empty() || tensor(t).persistent);
+  }
   /// Tensors whose name is listed as a declared output (empty = all dangling outputs).
   std::vector<std::string> declared_outputs;
   std::vector<ImportChoice> import_choices;
@@ -187,9 +216,13 @@ class Graph {
 /// "<source_file>:<op.source_line> (op '<name>')", message "expected ..., found ...".
 Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file = "");
 
-/// Bytes per element of tensor `t`: its own width, else `default_eb` (the config's dtype).
+/// Bytes per element of tensor `t`: its own width, else `default_eb` (the config's dtype). A
+/// sub-byte format counts as 1 (alignment only; sizes use elements_bytes).
 std::uint32_t element_bytes(const Graph& g, int t, std::uint32_t default_eb);
-/// Bytes of the whole tensor `t` (elements x element_bytes): the one byte rule every cost uses.
+/// Bytes of `n` elements of tensor `t` (a tile, a gathered row set, the whole tensor), scales and
+/// zero points of a group-quantised format included: the one byte rule every cost uses.
+std::uint64_t elements_bytes(const Graph& g, int t, std::uint64_t n, std::uint32_t default_eb);
+/// Bytes of the whole tensor `t`: elements_bytes of all its elements.
 std::uint64_t tensor_bytes(const Graph& g, int t, std::uint32_t default_eb);
 
 /// Work and minimum bytes of one op, each tensor at its element_bytes (`elem_bytes`: default).

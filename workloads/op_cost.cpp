@@ -78,12 +78,21 @@ std::uint64_t vector_ops(const Graph& g, const Op& op) {
 }  // namespace
 
 std::uint32_t element_bytes(const Graph& g, int t, std::uint32_t default_eb) {
-  const std::uint8_t own = g.tensor(t).elem_bytes;
-  return own ? own : default_eb;
+  const Tensor& ten = g.tensor(t);
+  if (ten.format.bits) return std::max<std::uint32_t>(1, ten.format.bits / 8u);
+  return ten.elem_bytes ? ten.elem_bytes : default_eb;
+}
+
+std::uint64_t elements_bytes(const Graph& g, int t, std::uint64_t n, std::uint32_t default_eb) {
+  const ElemFormat& f = g.tensor(t).format;
+  if (!f.bits) return n * element_bytes(g, t, default_eb);
+  const std::uint64_t groups = f.group ? (n + f.group - 1) / f.group : 0;
+  const std::uint64_t bits = n * f.bits + groups * (std::uint64_t(f.scale_bits) + f.zero_bits);
+  return (bits + 7) / 8;
 }
 
 std::uint64_t tensor_bytes(const Graph& g, int t, std::uint32_t default_eb) {
-  return count(g, t) * element_bytes(g, t, default_eb);
+  return elements_bytes(g, t, count(g, t), default_eb);
 }
 
 OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes) {
@@ -105,7 +114,7 @@ OpCost op_cost(const Graph& g, const Op& op, std::uint32_t elem_bytes) {
     auto& bytes = g.tensor(t).is_constant ? cost.weight_bytes : cost.input_bytes;
     // A gather reads only the rows it picks from its data (an embedding table), not all of it.
     const bool gathered = op.kind == OpKind::Gather && i == 0;
-    bytes += gathered ? count(g, op.outputs.at(0)) * element_bytes(g, t, elem_bytes) : tensor_bytes(g, t, elem_bytes);
+    bytes += gathered ? elements_bytes(g, t, count(g, op.outputs.at(0)), elem_bytes) : tensor_bytes(g, t, elem_bytes);
   }
   for (int t : op.outputs) cost.output_bytes += tensor_bytes(g, t, elem_bytes);
   return cost;

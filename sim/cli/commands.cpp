@@ -192,6 +192,12 @@ void run_in_child(const RunSpec& spec, const LoadedRun& loaded) {
 
 }  // namespace
 
+bool parse_command_line(const std::vector<std::string>& args, po::options_description& d, const char* usage) {
+  Common c;
+  add_common(d, c);
+  return parse(args, d, c, usage);
+}
+
 int run_command(const std::vector<std::string>& args) {
   RunSpec spec;
   Common c;

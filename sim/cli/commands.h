@@ -4,7 +4,16 @@
 #include <string>
 #include <vector>
 
+namespace boost::program_options {
+class options_description;
+}
+
 namespace npusim::cli {
+
+/// Parses `args` against `d` plus the common --help and --log-level; false when --help was
+/// printed (with `usage`). For commands defined in their own files.
+bool parse_command_line(const std::vector<std::string>& args, boost::program_options::options_description& d,
+                        const char* usage);
 
 int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
@@ -16,6 +25,7 @@ int inspect_command(const std::vector<std::string>& args);   // sim/cli/inspect_
 int sweep_command(const std::vector<std::string>& args);         // sim/cli/sweep_command.cpp
 int sweep_merge_command(const std::vector<std::string>& args);   // sim/cli/sweep_command.cpp
 int sweep_report_command(const std::vector<std::string>& args);  // sim/cli/sweep_command.cpp
-int serve_command(const std::vector<std::string>& args);     // sim/serve/sim/cli/serve_command.cpp
+int serve_command(const std::vector<std::string>& args);     // sim/cli/serve_command.cpp
+int llm_command(const std::vector<std::string>& args);       // sim/cli/llm_command.cpp
 
 }  // namespace npusim::cli

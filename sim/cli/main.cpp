@@ -30,6 +30,7 @@ const char* kUsage =
     "  sweep-merge   combine a sharded sweep's results\n"
     "  sweep-report  Pareto fronts of a sweep: table, plots, report.html\n"
     "  serve      the live page: change the NPU in the browser and watch the roofline move\n"
+    "  llm        a language model's prefill and decode (TTFT, tokens/s) from its config.json\n"
     "\n"
     "Every option has a default: `npusim run` simulates mobilenet_v2 on edge-m with greedy fusion,\n"
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
@@ -47,6 +48,7 @@ int dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "sweep-merge") return npusim::cli::sweep_merge_command(args);
   if (cmd == "sweep-report") return npusim::cli::sweep_report_command(args);
   if (cmd == "serve") return npusim::cli::serve_command(args);
+  if (cmd == "llm") return npusim::cli::llm_command(args);
   std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

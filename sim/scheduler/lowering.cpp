@@ -405,6 +405,17 @@ class Lowering {
     return region(0, bi * K * N + b.chan0 * N + b.col0, b.cols, N, b.chans, elem);
   }
 
+  /// A region counted in elements as bytes of tensor `t`: whole-byte widths multiply; a sub-byte
+  /// or group-quantised format counts each run by elements_bytes (its scales included).
+  DramRegion in_bytes(int t, DramRegion r) const {
+    if (!g_.tensor(t).format.bits) {
+      const std::uint64_t e = eb(t);
+      return {r.addr * e, r.run_bytes * e, r.stride * e, r.runs};
+    }
+    auto b = [&](std::uint64_t n) { return workloads::elements_bytes(g_, t, n, eb_); };
+    return {b(r.addr), b(r.run_bytes), b(r.stride), r.runs};
+  }
+
   static DramRegion at(DramRegion r, std::uint64_t base) {
     r.addr += base;
     return r;
@@ -546,7 +557,7 @@ class Lowering {
       if (b_res) add_ready_dep(b_t, true, deps);
       else {
         const auto key = std::make_tuple(geo.b_constant ? 0 : blk.batch, blk.col0, blk.chan0);
-        deps.push_back(ensure_loaded(b_buf, key, ho, b_t, at(b_block_region(geo, blk, eb(b_t)), addr(b_t))));
+        deps.push_back(ensure_loaded(b_buf, key, ho, b_t, at(in_bytes(b_t, b_block_region(geo, blk, 1)), addr(b_t))));
       }
       const bool first_k = blk.chan0 == 0, last_k = blk.chan0 + blk.chans >= geo.c_total;
       if (last_k && bias_t >= 0) bias_ready(deps);
@@ -773,13 +784,13 @@ class Lowering {
         const int in = head.inputs[k];
         const auto [lo, hi] = t.in[k];
         const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
-        read_bytes += (hi - lo) * runs * eb(in);
+        read_bytes += workloads::elements_bytes(g_, in, (hi - lo) * runs, eb_);
         if (where_.resident[base_tensor(g_, in)]) {
           add_ready_dep(in, true, deps);
           continue;
         }
         const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
-        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, region(addr(in), lo, hi - lo, t.stride, runs, eb(in))));
+        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, at(in_bytes(in, region(0, lo, hi - lo, t.stride, runs, 1)), addr(in))));
       }
       const bool writes = t.pass != 1 && t.out1 > t.out0;
       if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot

@@ -276,7 +276,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   const Op& head = g.op(seg.ops[0]);
   const GemmGeometry geo = gemm_geometry(g, head);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);  // tensors without their own width
-  const std::uint32_t ea = workloads::element_bytes(g, head.inputs[0], eb), ew = workloads::element_bytes(g, head.inputs[1], eb);
+  const std::uint32_t ea = workloads::element_bytes(g, head.inputs[0], eb);
+  // Bytes of n elements of the second operand (a sub-byte, group-quantised weight counts its scales).
+  auto wb = [&](std::uint64_t n) { return workloads::elements_bytes(g, head.inputs[1], n, eb); };
   const std::uint32_t acc = hw.mac_array.accumulator_bytes;
   const bool a_resident = where.resident[base_tensor(g, head.inputs[0])];
   const bool b_resident = where.resident[base_tensor(g, head.inputs[1])];
@@ -304,8 +306,8 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   };
   auto b_fetch = [&](std::int64_t chans, std::int64_t cols) {
     if (geo.b_constant) return 1.0;  // weights are stored pre-tiled, contiguous
-    return geo.transpose_b ? burst_overfetch(std::uint64_t(chans) * ew, std::uint64_t(geo.k_dim) * ew, burst)
-                           : burst_overfetch(std::uint64_t(cols) * ew, std::uint64_t(geo.n_total) * ew, burst);
+    return geo.transpose_b ? burst_overfetch(wb(std::uint64_t(chans)), wb(std::uint64_t(geo.k_dim)), burst)
+                           : burst_overfetch(wb(std::uint64_t(cols)), wb(std::uint64_t(geo.n_total)), burst);
   };
   auto out_fetch = [&](std::int64_t cols) {
     const std::int64_t width = geo.grouped ? cols * geo.cout_g : cols;
@@ -369,7 +371,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
         a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
                                : geo.a_elements(first)) * ea;
-        const std::uint64_t b_tile = geo.b_elements(first) * ew;
+        const std::uint64_t b_tile = wb(geo.b_elements(first));
         const std::uint64_t out_tile_elems = geo.out_elements(first);
         // Epilogue operands sit beside the output tile they are applied to.
         // A prologue's input blocks are double-buffered beside the operand block it makes, so
@@ -405,16 +407,16 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
           }
           const PrologueTraffic pt =
               prologue ? cheaper_prologue(hw, pro, a_full, a_traffic, ea,
-                                          (b_resident ? 0 : b_traffic * ew) + (out_stored ? out_bytes : 0) +
+                                          (b_resident ? 0 : wb(b_traffic)) + (out_stored ? out_bytes : 0) +
                                               extras.dram_bytes + bias,
                                           smallest ? 0 : array.cycles)
                        : PrologueTraffic{};
           const std::uint64_t a_bytes = prologue ? pt.dram_bytes : a_resident ? 0 : a_traffic * ea;
-          const std::uint64_t traffic = a_bytes + (b_resident ? 0 : b_traffic * ew) +
+          const std::uint64_t traffic = a_bytes + (b_resident ? 0 : wb(b_traffic)) +
                                         (out_stored ? out_bytes : 0) + extras.dram_bytes + bias;
           // What the DRAM really moves: narrow channel blocks fetch whole bursts.
           const double moved = double(a_bytes) * a_fetch(chans, cols) +
-                               (b_resident ? 0 : double(b_traffic * ew) * b_fetch(chans, cols)) +
+                               (b_resident ? 0 : double(wb(b_traffic)) * b_fetch(chans, cols)) +
                                double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols) + double(bias);
           const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
           // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
@@ -489,7 +491,7 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
       if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
       if (where.resident[tensors[s]] || range == last[s]) continue;
       last[s] = range;
-      tile_loads += (range.second - range.first) * runs * workloads::element_bytes(g, head.inputs[k], eb);
+      tile_loads += workloads::elements_bytes(g, head.inputs[k], (range.second - range.first) * runs, eb);
     }
     cut.loaded += tile_loads;
     if (cut.tiles == 0) cut.first_tile = tile_loads;
@@ -500,7 +502,7 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
   if (geo.cls == VectorClass::Reduction && size < geo.block && geo.inner == 1)
     cut.out_tile = std::max(cut.out_tile, geo.out_elems / (geo.elems / geo.block));
   for (std::size_t s = 0; s < tensors.size(); ++s)
-    if (!where.resident[tensors[s]]) cut.in_buffer += (whole[s] ? 1 : 2) * max_slice[s] * workloads::element_bytes(g, tensors[s], eb);
+    if (!where.resident[tensors[s]]) cut.in_buffer += (whole[s] ? 1 : 2) * workloads::elements_bytes(g, tensors[s], max_slice[s], eb);
   return cut;
 }
 

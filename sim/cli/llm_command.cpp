@@ -1,0 +1,103 @@
+// npusim llm: a language model's prefill and decode phases from its Hugging Face config.json.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
+#include "sim/cli/commands.h"
+#include "sim/engine/llm_run.h"
+#include "sim/engine/output_dir.h"
+#include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+
+namespace npusim::cli {
+using namespace npusim::engine;  // the CLI is the top floor: every command stands on the engine
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kUsage =
+    "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B]\n"
+    "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int8|fp16]\n"
+    "                  [--act-dtype int8|fp16] [--fusion P] [--set K=V]... [--out DIR]\n"
+    "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
+    "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
+    "tokens/s, per-step decode latency), DIR/prefill/ and DIR/decode/ (run folders).";
+
+std::string fixed(double v, const char* fmt) {
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+std::string table(const nlohmann::json& s) {
+  const auto& l = s.at("llm");
+  const auto& pre = l.at("prefill");
+  const auto& dec = l.at("decode");
+  std::string t;
+  auto row = [&](const std::string& label, const std::string& v) { t += label + std::string(30 - label.size(), ' ') + v + "\n"; };
+  row("params", fixed(l.at("params").get<double>() / 1e9, "%.3f B"));
+  row("weight bytes", fixed(l.at("weight_bytes").get<double>() / 1e6, "%.1f MB"));
+  row("KV cache (final context)", fixed(l.at("kv_cache_bytes").get<double>() / 1e6, "%.2f MB"));
+  row("TTFT (prefill)", fixed(l.at("ttft_seconds").get<double>() * 1e3, "%.3f ms"));
+  row("prefill DRAM", fixed(pre.at("dram_bytes").get<double>() / 1e6, "%.2f MB"));
+  if (dec.at("tokens_per_second").is_number()) {
+    row("decode tokens/s", fixed(dec.at("tokens_per_second").get<double>(), "%.2f"));
+    row("decode time", fixed(dec.at("seconds").get<double>() * 1e3, "%.3f ms"));
+  }
+  if (dec.at("energy_per_token_j").is_number())
+    row("decode energy/token", fixed(dec.at("energy_per_token_j").get<double>() * 1e3, "%.3f mJ"));
+  row("total", fixed(l.at("total_seconds").get<double>() * 1e3, "%.3f ms"));
+  return t;
+}
+
+}  // namespace
+
+int llm_command(const std::vector<std::string>& args) {
+  LlmSpec s;
+  s.out = "npusim-out/llm";
+  bool quiet = false;
+  po::options_description d("npusim llm options");
+  d.add_options()("model,m", po::value(&s.model),
+                  "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
+                  "Phi-3-mini-4k-instruct, gemma-2-2b")(
+      "config,c", po::value(&s.config)->default_value(s.config), "hardware config: a YAML path or a preset name")(
+      "prompt", po::value(&s.prompt)->default_value(s.prompt), "prompt tokens per sequence (the prefill)")(
+      "generate", po::value(&s.generate)->default_value(s.generate), "decode steps (one new token per sequence each)")(
+      "batch", po::value(&s.batch)->default_value(s.batch), "sequences decoded together")(
+      "weight-dtype", po::value(&s.weight_dtype), "int4, int8, fp16 or bf16 (default: the config's dtype)")(
+      "group-size", po::value(&s.group_size)->default_value(s.group_size), "weights per fp16 scale (int4, int8)")(
+      "zero-point", po::bool_switch(&s.zero_point), "asymmetric weights: an int4/int8 zero point per group too")(
+      "wide-head", po::bool_switch(&s.wide_head), "keep the LM head and the embedding table at fp16")(
+      "kv-dtype", po::value(&s.kv_dtype), "KV cache: int8, fp16 or bf16 (default: the config's dtype)")(
+      "act-dtype", po::value(&s.act_dtype), "activations: int8, fp16 or bf16 (default: the config's dtype)")(
+      "all-logits", po::bool_switch(&s.all_logits), "the prefill computes the LM head for every prompt token")(
+      "fusion,f", po::value(&s.fusion)->default_value(s.fusion), "fusion policy: none, epilogue, greedy or search")(
+      "decode-samples", po::value(&s.decode_samples)->default_value(s.decode_samples),
+      "decode steps simulated (first, last, evenly between; the rest interpolated); 0: every step")(
+      "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable)")(
+      "out,o", po::value(&s.out)->default_value(s.out), "output folder")(
+      "quiet,q", po::bool_switch(&quiet), "no progress line");
+  if (!parse_command_line(args, d, kUsage)) return 0;
+  s.progress = !quiet;
+  if (s.model.empty()) throw InputError("--model", "expected a config.json path or a shipped model name, found none");
+  // Bad input stops here, before the output folder exists.
+  check_llm_spec(s);
+  OutputDir out(s.out);
+  LlmSpec in_tmp = s;
+  in_tmp.out = out.path().string();
+  const nlohmann::json summary = run_llm(in_tmp);
+  write_file_atomic((out.path() / "summary.json").string(), summary.dump(2) + "\n");
+  out.commit();
+  const auto& l = summary.at("llm");
+  std::cout << "npusim llm: " << l.at("model").get<std::string>() << " on " << summary.at("config_name").get<std::string>()
+            << ", weights " << l.at("widths").at("weights").get<std::string>() << ", prompt " << s.prompt << ", generate "
+            << s.generate << ", batch " << s.batch << "\n"
+            << table(summary) << "summary: " << fs::path(s.out) / "summary.json"
+            << " (prefill/ and decode/ hold each phase's run folder)\n";
+  return 0;
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,182 @@
+// `npusim llm` end to end and the LLM phases in the scheduler: decode time against DRAM
+// bandwidth, the interpolation of decode steps, attention fusion of a prefill, bad input.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "sim/config/config_loader.h"
+#include "sim/scheduler/plan.h"
+#include "tests/support/cli_support.h"
+#include "workloads/llm/llm_graph.h"
+
+namespace fs = std::filesystem;
+using npusim::test::read_json;
+using npusim::test::run_npusim;
+using npusim::test::scratch;
+using npusim::test::write_temp;
+namespace llm = npusim::workloads::llm;
+
+namespace {
+
+/// A small Llama (GQA group 2, tied head): hidden 256, 4 layers, 8 heads of 32 over 4 KV heads.
+const char* kSmall = R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4,
+  "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 768, "vocab_size": 2048,
+  "max_position_embeddings": 4096, "tie_word_embeddings": true})";
+
+nlohmann::json run_llm_cli(const std::string& args, const std::string& name) {
+  const fs::path out = scratch(name);
+  std::string log;
+  const int code = run_npusim("llm --quiet " + args + " --out " + out.string(), &log);
+  EXPECT_EQ(code, 0) << log;
+  if (code != 0) return {};
+  return read_json(out / "summary.json");
+}
+
+}  // namespace
+
+/// A model whose decode step is nearly all weight reads: hidden 1024, MLP 4096, 2 layers,
+/// 33.7 MB per step at int8.
+const char* kWide = R"({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+  "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 4096, "vocab_size": 2048,
+  "max_position_embeddings": 4096, "tie_word_embeddings": true})";
+
+TEST(LlmRun, DecodeOnAMemoryBoundPresetTakesItsBytesOverPeakBandwidth) {
+  // Decode moves every weight once per step for one token: on edge-s (LPDDR4-3200 x32, peak
+  // 3200 MT/s x 4 B = 12.8 GB/s) it is bound by DRAM. Its time can be no less than bytes / peak
+  // bandwidth and, the DRAM streaming weights in long runs, at most 15 % more (row switches,
+  // refresh, the first loads, the small ops between the GEMMs; measured 1.12).
+  const std::string model = write_temp("wide.json", kWide);
+  const auto s = run_llm_cli("--model " + model + " --config edge-s --prompt 64 --generate 2 --decode-samples 0", "membound");
+  ASSERT_FALSE(s.is_null());
+  const npusim::HardwareConfig hw = npusim::config::load_hardware_config("edge-s", {});
+  const double peak = hw.dram.peak_bandwidth().bytes_per_second;
+  for (const auto& step : s["llm"]["decode"]["steps"]) {
+    const double floor = step["dram_bytes"].get<double>() / peak;
+    const double t = step["seconds"].get<double>();
+    EXPECT_GE(t, floor) << step.dump();
+    EXPECT_LE(t, 1.15 * floor) << step.dump();
+  }
+}
+
+TEST(LlmRun, InterpolatedDecodeStepsStayNearSimulatedOnes) {
+  // 24 decode steps simulated one by one against 3 sampled (first, middle, last) and the others
+  // interpolated: the cost of a step is linear in its context (attention reads the cache once),
+  // so each interpolated step's time stays within 3 % of its simulation, and the totals within 1 %.
+  const std::string model = write_temp("small.json", kSmall);
+  const std::string common = "--model " + model + " --config edge-m --prompt 96 --generate 24";
+  const auto all = run_llm_cli(common + " --decode-samples 0", "every");
+  const auto some = run_llm_cli(common + " --decode-samples 3", "sampled");
+  ASSERT_FALSE(all.is_null());
+  ASSERT_FALSE(some.is_null());
+  const auto& a = all["llm"]["decode"]["steps"];
+  const auto& b = some["llm"]["decode"]["steps"];
+  ASSERT_EQ(a.size(), 24u);
+  ASSERT_EQ(b.size(), 24u);
+  int simulated = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i]["context"], b[i]["context"]);
+    EXPECT_TRUE(a[i]["simulated"].get<bool>());
+    simulated += b[i]["simulated"].get<bool>();
+    const double sa = a[i]["seconds"].get<double>(), sb = b[i]["seconds"].get<double>();
+    EXPECT_NEAR(sb, sa, 0.03 * sa) << "step " << i;
+    // MACs are exactly linear in the context: interpolation is exact.
+    EXPECT_DOUBLE_EQ(b[i]["macs"].get<double>(), a[i]["macs"].get<double>()) << "step " << i;
+  }
+  EXPECT_EQ(simulated, 3);
+  const double ta = all["llm"]["decode"]["seconds"].get<double>(), tb = some["llm"]["decode"]["seconds"].get<double>();
+  EXPECT_NEAR(tb, ta, 0.01 * ta);
+}
+
+TEST(LlmRun, SummaryHasTheLlmBlock) {
+  const auto s = run_llm_cli("--model SmolLM2-360M --config edge-l --prompt 32 --generate 3 --weight-dtype int4 "
+                             "--kv-dtype int8 --act-dtype fp16",
+                             "block");
+  ASSERT_FALSE(s.is_null());
+  const auto& l = s["llm"];
+  EXPECT_EQ(l["model"], "SmolLM2-360M");
+  EXPECT_EQ(l["params"], 361821120u);
+  EXPECT_EQ(l["widths"]["weights"], "int4-g128");
+  // int4 + fp16 scale per 128 on every weight (the tied table too), fp16 norm scales:
+  // 361,821,120 - 65 norms x 960 = 361,758,720 weights x 0.515625 B = 186,531,840 B (every
+  // tensor a whole number of groups), + 62,400 norm scales x 2 B = 186,656,640 B.
+  EXPECT_EQ(l["weight_bytes"], 186656640u);
+  EXPECT_EQ(l["prefill"]["tokens"], 32);
+  EXPECT_EQ(l["decode"]["tokens"], 3);
+  EXPECT_EQ(l["decode"]["steps"].size(), 3u);
+  EXPECT_EQ(l["decode"]["steps"][2]["context"], 35);
+  // KV cache at context 35: 32 layers x (K + V) x 5 heads x 35 x 64 x 1 B = 716,800 B.
+  EXPECT_EQ(l["kv_cache_bytes"], 716800u);
+  EXPECT_DOUBLE_EQ(l["ttft_seconds"].get<double>(), l["prefill"]["seconds"].get<double>());
+  EXPECT_NEAR(l["decode"]["tokens_per_second"].get<double>(), 3.0 / l["decode"]["seconds"].get<double>(), 1e-9);
+  EXPECT_TRUE(l["decode"]["energy_per_token_j"].is_number());  // edge-l has the energy model
+}
+
+TEST(LlmRun, PrefillAttentionKeepsTheScoresOutOfDram) {
+  // Prompt 512 on the small model: one layer's scores are 4 KV heads x (2 x 512) rows x 512
+  // columns x 1 B = 2 MiB, the probabilities as much again. Under greedy each layer's score GEMM,
+  // scale, softmax and context GEMM share a group (attention rows or resident intermediates),
+  // so they stay in SRAM: the whole prefill moves less than one layer's scores.
+  const llm::LlmConfig c = llm::parse_llm_config(kSmall, "small.json");
+  llm::StepSpec s;
+  s.tokens = 512;
+  const npusim::workloads::Graph g = llm::build_llm_step(c, s);
+  const npusim::HardwareConfig hw = npusim::config::load_hardware_config("edge-m", {});
+  const npusim::sched::Plan plan = npusim::sched::make_plan(g, hw, npusim::sched::FusionPolicy::Greedy);
+  for (int l = 0; l < 4; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".self_attn.";
+    const int scores = g.find_op(p + "scores"), context = g.find_op(p + "context");
+    int together = 0;
+    for (const auto& gp : plan.groups) {
+      const auto ops = gp.ops();
+      together += std::count(ops.begin(), ops.end(), scores) && std::count(ops.begin(), ops.end(), context);
+    }
+    EXPECT_EQ(together, 1) << "layer " << l << ": scores and context in one group";
+  }
+  // The simulated prefill: no score, scaled score or probability byte is written to DRAM, and
+  // none is read back (the score GEMM reads Q and K only, the scale op its one scale value).
+  const std::string model = write_temp("small.json", kSmall);
+  const fs::path out = scratch("flash");
+  std::string log;
+  ASSERT_EQ(run_npusim("llm --quiet --model " + model + " --config edge-m --prompt 512 --generate 0 --out " + out.string(), &log), 0)
+      << log;
+  const auto prefill = read_json(out / "prefill" / "summary.json");
+  int seen = 0;
+  for (const auto& op : prefill["ops"]) {
+    const std::string name = op["name"];
+    const bool scores = name.find("self_attn.scores") != std::string::npos;
+    if (!scores && name.find("self_attn.scale_mask") == std::string::npos && name.find("self_attn.softmax") == std::string::npos)
+      continue;
+    ++seen;
+    EXPECT_EQ(op["dram_write_bytes"], 0) << name;
+    // Q [4, 1024, 32] + K [4, 512, 32] at 1 B = 196,608 B; a score tensor is 2 MiB.
+    EXPECT_LE(op["dram_read_bytes"].get<double>(), scores ? 196608.0 : 64.0) << name;
+  }
+  EXPECT_EQ(seen, 12);
+}
+
+TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
+  const std::string model = write_temp("small.json", kSmall);
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--model no-such-model", "--model no-such-model: expected a config.json path or a shipped model (Llama-3.2-1B"},
+      {"--model " + model + " --prompt 4000 --generate 200",
+       "(max_position_embeddings): expected at least 4200 positions for --prompt 4000 + --generate 200, found 4096"},
+      {"--model " + model + " --weight-dtype int3", "--weight-dtype int3: expected int4, int8, fp16, bf16 or fp32, found 'int3'"},
+      {"--model " + model + " --kv-dtype int4", "--kv-dtype int4: expected int8, fp16 or bf16, found 'int4'"},
+      {"--model " + model + " --prompt 0", "--prompt: expected an integer from 1 to 1000000, found 0"},
+      {"--prompt 8", "--model: expected a config.json path or a shipped model name, found none"},
+      {"--model " + write_temp("bad.json", R"({"model_type": "mamba"})"), "(model_type): expected one of llama"},
+  };
+  for (const auto& c : cases) {
+    const fs::path out = scratch("bad");
+    std::string log;
+    EXPECT_EQ(run_npusim("llm --quiet " + c.args + " --out " + out.string(), &log), 2) << c.args << "\n" << log;
+    EXPECT_NE(log.find(c.message), std::string::npos) << c.args << "\n" << log;
+    EXPECT_EQ(log.find("what()"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(out)) << c.args;
+  }
+}

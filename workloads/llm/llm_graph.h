@@ -1,0 +1,46 @@
+#pragma once
+// The Graph of one step of a decoder-only language model: a prefill (the prompt's tokens at
+// once) or a decode step (one new token per sequence), with the KV cache as persistent tensors
+// (docs/llm.md, "The KV cache").
+#include <cstdint>
+#include <string>
+
+#include "workloads/graph.h"
+#include "workloads/llm/llm_config.h"
+
+namespace npusim::workloads::llm {
+
+/// Element formats per tensor class. bits = 0: the hardware config's dtype.
+struct Widths {
+  ElemFormat weights;      // every linear layer, the LM head and the embedding table
+  ElemFormat activations;  // activations, norm scales and biases
+  ElemFormat kv;           // the KV cache
+  bool wide_head = false;  // keep the LM head and the embedding at 16 bits whatever `weights` says
+};
+
+/// A format by name: "int4" (group-quantised: one fp16 scale per `group` elements, plus an int4
+/// zero point when `zero_point`), "int8" (likewise when group > 0; per-channel scales are not
+/// counted), "fp16", "bf16", "fp32", "" (the config's dtype). Throws InputError naming `flag`.
+ElemFormat parse_format(const std::string& name, std::uint32_t group, bool zero_point, const std::string& flag);
+/// "int4-g128", "int8", "fp16" or "config" (the config's dtype), as summaries show a format.
+std::string format_name(const ElemFormat& f);
+
+struct StepSpec {
+  std::int64_t batch = 1;
+  std::int64_t tokens = 1;  // new tokens per sequence: the prompt (prefill) or 1 (decode)
+  std::int64_t past = 0;    // tokens already in the KV cache (0 for a prefill)
+  bool all_logits = false;  // the LM head for every new token, not the last one only
+  Widths widths;
+};
+
+/// The graph of one step. Tensor names follow Hugging Face's ("model.layers.3.self_attn.q_proj.weight").
+/// Throws InputError when the context (past + tokens) exceeds max_position_embeddings.
+Graph build_llm_step(const LlmConfig& c, const StepSpec& s);
+
+/// Parameters by closed form (the tied head counted once), for checks against graph_totals.
+std::uint64_t parameter_count(const LlmConfig& c);
+/// Bytes of the KV cache holding `context` tokens per sequence (K and V of every layer).
+std::uint64_t kv_cache_bytes(const LlmConfig& c, const Widths& w, std::int64_t batch, std::int64_t context,
+                             std::uint32_t default_eb);
+
+}  // namespace npusim::workloads::llm
