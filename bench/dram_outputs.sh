@@ -5,14 +5,15 @@
 # (write policy, page policies, refresh, scheduler, row-hit cap, bank groups in one stream).
 #   bench/dram_outputs.sh save DIR      writes the outputs of build/npusim into DIR
 #   bench/dram_outputs.sh compare DIR   runs again and compares byte for byte with DIR
-# Exit 1 if any file differs (each one named). Needs a build (build/npusim).
+# Exit 1 if any file differs (each one named). Runs build/npusim, or $NPUSIM if set (a saved
+# copy of the binary before the change, so a rebuild during the run cannot mix the two).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
 ref=${2:-}
 [ "$mode" = save ] || [ "$mode" = compare ] || { echo "usage: $0 save|compare DIR" >&2; exit 2; }
 [ -n "$ref" ] || { echo "usage: $0 save|compare DIR" >&2; exit 2; }
-bin=$(realpath build/npusim)
+bin=$(realpath "${NPUSIM:-build/npusim}")
 [ -x "$bin" ] || { echo "build first: cmake --build build --target npusim" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -38,7 +39,8 @@ dram() {  # name, then npusim dram arguments
   local name=$1
   shift
   [ -t 2 ] && printf '\r  npusim dram %-50s' "$name" >&2
-  "$bin" dram "$@" --trace "$work/t.trc" --out "$work/dram" >/dev/null
+  # Relative paths: the summary records the trace's path as given, the same in every run.
+  (cd "$work" && "$bin" dram "$@" --trace t.trc --out dram >/dev/null)
   cp "$work/dram/dram_summary.json" "$dest/dram-$name.json"
   rm -rf "$work/dram" "$work/t.trc"
 }
@@ -52,6 +54,7 @@ for pattern in interleaved read_write random; do
   for option in write_policy=watermarks page_policy=closed page_policy=adaptive page_policy=open_adaptive \
                 refresh=per_bank scheduler=fcfs row_hit_cap=4 refresh_max_postponed=8 xor_bank_hash=true; do
     dram "LPDDR4-$pattern-$option" --generate "$pattern" --requests 20000 --preset LPDDR4-3200-x32 --set "$option"
+    [ "$option" = refresh=per_bank ] && continue  # DDR4 has no per-bank refresh
     dram "DDR4-$pattern-$option" --generate "$pattern" --requests 20000 --preset DDR4-3200-8Gb-x8 --set "$option"
   done
 done

@@ -36,10 +36,10 @@ class CommandBus {
   void reserve(std::uint64_t t, std::uint32_t length);
 
  private:
-  bool busy(std::uint64_t c) const {
-    if (c < base_ || c - base_ >= kWindow) return false;
-    return (bits_[c % kWindow / 64] >> (c % 64) & 1u) != 0;
-  }
+  /// The first free cycle at or after c.
+  std::uint64_t next_free(std::uint64_t c) const;
+  /// The first busy cycle in [c, end), or end.
+  std::uint64_t next_busy(std::uint64_t c, std::uint64_t end) const;
   /// Moves the window so it reaches `end`, forgetting the cycles it leaves.
   void slide(std::uint64_t end);
 
