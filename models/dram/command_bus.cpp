@@ -10,13 +10,36 @@ CommandLengths command_lengths(const std::string& standard) {
   return {};
 }
 
+std::uint32_t write_data_delay(const std::string& standard) { return standard == "LPDDR4" ? 1 : 0; }
+
 std::uint64_t CommandBus::first_free(std::uint64_t t, std::uint32_t length) const {
   for (std::uint64_t c = t;;) {
-    std::uint64_t k = 0;
-    while (k < length && !busy(c + k)) ++k;
-    if (k == length) return c;
-    c += k + 1;  // past the busy cycle
+    c = next_free(c);
+    const std::uint64_t busy = next_busy(c, c + length);
+    if (busy == c + length) return c;
+    c = busy + 1;  // no start from c to busy fits: each would hold the busy cycle
   }
+}
+
+std::uint64_t CommandBus::next_free(std::uint64_t c) const {
+  // A word of the ring at a time (base_ and kWindow are multiples of 64, so a word never
+  // straddles the window's edge); cycles outside the window are free.
+  while (c >= base_ && c - base_ < kWindow) {
+    const std::uint64_t free_bits = ~bits_[c % kWindow / 64] >> (c % 64);
+    if (free_bits != 0) return c + static_cast<std::uint64_t>(__builtin_ctzll(free_bits));
+    c = (c / 64 + 1) * 64;
+  }
+  return c;
+}
+
+std::uint64_t CommandBus::next_busy(std::uint64_t c, std::uint64_t end) const {
+  c = std::max(c, base_);  // cycles before the window are free
+  while (c < end && c - base_ < kWindow) {
+    const std::uint64_t busy_bits = bits_[c % kWindow / 64] >> (c % 64);
+    if (busy_bits != 0) return std::min(end, c + static_cast<std::uint64_t>(__builtin_ctzll(busy_bits)));
+    c = (c / 64 + 1) * 64;
+  }
+  return end;
 }
 
 void CommandBus::reserve(std::uint64_t t, std::uint32_t length) {

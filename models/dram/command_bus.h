@@ -18,6 +18,10 @@ struct CommandLengths {
 };
 /// JESD209-4 (LPDDR4, as DRAMSys' MemSpecLPDDR4), JESD209-5 (LPDDR5), JESD79-4 (DDR4).
 CommandLengths command_lengths(const std::string& standard);
+/// Cycles between WL and the first write data, by standard: LPDDR4 1 (tDQSS, nominally 1 tCK:
+/// JESD209-4 counts it in write-to-read, WL + 1 + BL/2 + tWTR, and write-to-precharge,
+/// WL + BL/2 + tWR + 1); DDR4 0 (JESD79-4: CWL + BL/2 + tWTR and CWL + BL/2 + tWR); LPDDR5 0.
+std::uint32_t write_data_delay(const std::string& standard);
 
 class CommandBus {
  public:
@@ -32,10 +36,10 @@ class CommandBus {
   void reserve(std::uint64_t t, std::uint32_t length);
 
  private:
-  bool busy(std::uint64_t c) const {
-    if (c < base_ || c - base_ >= kWindow) return false;
-    return (bits_[c % kWindow / 64] >> (c % 64) & 1u) != 0;
-  }
+  /// The first free cycle at or after c.
+  std::uint64_t next_free(std::uint64_t c) const;
+  /// The first busy cycle in [c, end), or end.
+  std::uint64_t next_busy(std::uint64_t c, std::uint64_t end) const;
   /// Moves the window so it reaches `end`, forgetting the cycles it leaves.
   void slide(std::uint64_t end);
 

@@ -184,10 +184,12 @@ std::uint64_t DramEngine::admission_time(const Pending& p) {
   // last decision (overlapping TLM transfers), so this is not clamped to now_.
   const std::uint64_t t = std::max(p.request.cycle, next_admit_);
   // Slots are held by queued entries and by chosen ones whose column command is after t.
-  auto first_after = std::upper_bound(q.leaving.begin(), q.leaving.end(), t);
-  const std::size_t holding = q.waiting + static_cast<std::size_t>(q.leaving.end() - first_after);
+  if (q.waiting + q.leaving.size() < q.depth) return t;  // room even if every one still held
+  std::size_t first_after = 0;  // leaving is ascending and short: t is usually near its front
+  while (first_after < q.leaving.size() && q.leaving[first_after] <= t) ++first_after;
+  const std::size_t holding = q.waiting + (q.leaving.size() - first_after);
   if (holding < q.depth) return t;
-  return first_after == q.leaving.end() ? kNever : *first_after;  // full: wait for a departure or a decision
+  return first_after == q.leaving.size() ? kNever : q.leaving[first_after];  // full: wait for a departure or a decision
 }
 
 void DramEngine::admit(const Pending& p, std::uint64_t at) {
@@ -200,9 +202,9 @@ void DramEngine::admit(const Pending& p, std::uint64_t at) {
   const Entry e{run_index_++, at, p.target, p.request.is_write};
   q.arrivals.push_back(at);
   BankQueue& bank = bank_queues_[p.target.bank];
-  const bool behind = std::any_of(bank.waiting.begin(), bank.waiting.end(), [&](const Entry& w) {
-    return config_.write_policy == DramWritePolicy::Shared || w.is_write == e.is_write;
-  });
+  const bool behind = config_.write_policy == DramWritePolicy::Shared
+                          ? !bank.waiting.empty()
+                          : bank.waiting.any_of([&](const Entry& w) { return w.is_write == e.is_write; });
   if (!behind && window_has_room(bank, e)) {
     if (bank.window.empty()) mark_window(p.target.bank, true);
     bank.window.push_back(e);
@@ -296,11 +298,20 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   // the data bus counted), ties to the oldest. So a busy bank or bank group does not hold up
   // the others and rows of other banks open while one streams, as a controller issuing the
   // first ready command each cycle (oldest first on a tie) behaves. FCFS: the oldest request.
+  if (plain_choice_) return choose_plainly(channel, serve, at);
   const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
-  const std::uint64_t floor =
-      serve == Serve::Both ? std::min(device_.earliest_column(channel, false, at), device_.earliest_column(channel, true, at))
-                           : device_.earliest_column(channel, serve == Serve::Writes, at);
   Choice best;
+  std::uint64_t floor = kNever;  // the earliest column command any request could have: computed when first needed
+  bool floor_known = false;
+  const auto best_at_floor = [&] {
+    if (!floor_known) {
+      floor = serve == Serve::Both
+                  ? std::min(device_.earliest_column(channel, false, at), device_.earliest_column(channel, true, at))
+                  : device_.earliest_column(channel, serve == Serve::Writes, at);
+      floor_known = true;
+    }
+    return best.schedule.col == floor;
+  };
   std::uint64_t best_arrival = kNever;
   bool found = false;
   const std::uint32_t first = channel * banks_per_channel_;
@@ -314,13 +325,43 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
       pick = cap_row_hits(q, serve, bank, pick, at);
       const Entry& e = q[pick];
       // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
-      if ((fcfs || (found && best.schedule.col == floor)) && e.arrival > best_arrival) continue;
+      if (e.arrival > best_arrival && (fcfs || (found && best_at_floor()))) continue;
       const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
       if (!found || (!fcfs && s.col < best.schedule.col) || ((fcfs || s.col == best.schedule.col) && e.arrival < best_arrival)) {
         best = {bank, pick, s};
         best_arrival = e.arrival;
         found = true;
       }
+    }
+  }
+  return best;
+}
+
+DramEngine::Choice DramEngine::choose_plainly(std::uint32_t channel, Serve serve, std::uint64_t at) const {
+  // The rule of choose() without its shortcuts: every bank of the channel, every request of its
+  // window of the direction served, each bank's candidate planned.
+  const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
+  Choice best;
+  std::uint64_t best_arrival = kNever;
+  for (std::uint32_t bank = channel * banks_per_channel_; bank < (channel + 1) * banks_per_channel_; ++bank) {
+    const std::vector<Entry>& q = bank_queues_[bank].window;
+    std::size_t oldest = q.size(), oldest_hit = q.size();
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      if (serve != Serve::Both && q[i].is_write != (serve == Serve::Writes)) continue;
+      if (oldest == q.size()) oldest = i;
+      if (oldest_hit == q.size() && device_.is_hit(q[i].target)) oldest_hit = i;
+    }
+    if (oldest == q.size()) continue;
+    std::size_t pick = fcfs || oldest_hit == q.size() ? oldest : oldest_hit;
+    if (!fcfs) pick = cap_row_hits(q, serve, bank, pick, at);
+    const Entry& e = q[pick];
+    const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
+    const bool better = best_arrival == kNever ||
+                        (fcfs ? e.arrival < best_arrival
+                              : s.col < best.schedule.col || (s.col == best.schedule.col && e.arrival < best_arrival));
+    if (better) {
+      best = {bank, pick, s};
+      best_arrival = e.arrival;
     }
   }
   return best;
@@ -370,24 +411,31 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
   BankQueue& bank = bank_queues_[c.bank];
   const Entry e = bank.window[c.slot];
   bank.window.erase(bank.window.begin() + static_cast<std::ptrdiff_t>(c.slot));
-  std::deque<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
-  if (arrivals.front() == e.arrival)  // the usual case: the oldest goes
+  RingQueue<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
+  if (arrivals.front() == e.arrival) {  // the usual case: the oldest goes
     arrivals.pop_front();
-  else
-    arrivals.erase(std::lower_bound(arrivals.begin(), arrivals.end(), e.arrival));
+  } else {
+    std::size_t lo = 0, hi = arrivals.size();  // ascending and unique: binary search
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (arrivals[mid] < e.arrival) lo = mid + 1; else hi = mid;
+    }
+    arrivals.erase(lo);
+  }
   --ranks_[e.target.rank].queued;
   // The oldest waiting request that fits moves into the window; its channel slot frees when
   // the chosen column command issues (the window's place is free then).
-  for (auto it = bank.waiting.begin(); it != bank.waiting.end(); ++it) {
-    if (!window_has_room(bank, *it)) continue;
-    Queue& q = it->is_write ? ch.writes : ch.reads;
-    bank.window.push_back(*it);
+  for (std::size_t i = 0; i < bank.waiting.size(); ++i) {
+    const Entry& w = bank.waiting[i];
+    if (!window_has_room(bank, w)) continue;
+    Queue& q = w.is_write ? ch.writes : ch.reads;
+    bank.window.push_back(w);
     --q.waiting;
     q.leaving.push_back(col);
-    if (it == bank.waiting.begin())
+    if (i == 0)
       bank.waiting.pop_front();  // always so under the shared policy
     else
-      bank.waiting.erase(it);
+      bank.waiting.erase(i);
     break;
   }
   if (bank.window.empty()) mark_window(c.bank, false);
@@ -397,15 +445,13 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
 bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto hit = [&](const Entry& e) { return e.target.row == t.row && e.arrival <= until; };
-  return std::any_of(bank.window.begin(), bank.window.end(), hit) ||
-         std::any_of(bank.waiting.begin(), bank.waiting.end(), hit);
+  return std::any_of(bank.window.begin(), bank.window.end(), hit) || bank.waiting.any_of(hit);
 }
 
 bool DramEngine::queued_for_bank(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto queued = [&](const Entry& e) { return e.arrival <= until; };
-  return std::any_of(bank.window.begin(), bank.window.end(), queued) ||
-         std::any_of(bank.waiting.begin(), bank.waiting.end(), queued);
+  return std::any_of(bank.window.begin(), bank.window.end(), queued) || bank.waiting.any_of(queued);
 }
 
 void DramEngine::settle_adaptive_close(Channel& ch) {

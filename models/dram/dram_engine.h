@@ -6,7 +6,6 @@
 // refresh tick to the next, never through idle cycles. `npusim dram` runs it on a trace; the
 // SystemC DramController runs it per TLM transfer. See docs/dram.md.
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -40,6 +39,54 @@ class DramRequestSource {
     (void)index;
     (void)data_end;
   }
+};
+
+/// A FIFO on a ring of power-of-two capacity that grows and never shrinks. The engine's queues
+/// push and pop a few entries per burst; std::deque allocated and freed a block every few.
+template <typename T>
+class RingQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return items_[(head_ + i) & mask_]; }
+  const T& operator[](std::size_t i) const { return items_[(head_ + i) & mask_]; }
+  const T& front() const { return (*this)[0]; }
+  void push_back(const T& v) {
+    if (size_ == items_.size()) grow();
+    items_[(head_ + size_) & mask_] = v;
+    ++size_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & mask_;
+    --size_;
+  }
+  /// Removes item `i`; the others keep their order (the shorter side moves, as std::deque).
+  void erase(std::size_t i) {
+    if (i < size_ / 2) {
+      for (; i > 0; --i) (*this)[i] = (*this)[i - 1];
+      pop_front();
+      return;
+    }
+    for (; i + 1 < size_; ++i) (*this)[i] = (*this)[i + 1];
+    --size_;
+  }
+  template <typename Pred>
+  bool any_of(Pred pred) const {
+    for (std::size_t i = 0; i < size_; ++i)
+      if (pred((*this)[i])) return true;
+    return false;
+  }
+
+ private:
+  void grow() {
+    std::vector<T> bigger(items_.empty() ? 8 : 2 * items_.size());
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
+    items_.swap(bigger);
+    head_ = 0;
+    mask_ = items_.size() - 1;
+  }
+  std::vector<T> items_;
+  std::size_t head_ = 0, size_ = 0, mask_ = 0;
 };
 
 class DramEngine {
@@ -90,6 +137,11 @@ class DramEngine {
   /// processed when a run's events reach them, or by advance_to.
   std::uint64_t next_refresh_cycle() const { return next_refresh_; }
 
+  /// For tests: choose each request by the scheduling rule written plainly (every request of
+  /// every bank's window looked at, every bank's candidate planned) instead of the fast path.
+  /// Every figure must be the same either way (DramEngine.FastChoiceIsThePlainRule).
+  void set_plain_choice(bool plain) { plain_choice_ = plain; }
+
   /// The counters, with the open-row time of rows still open counted up to the last completion.
   DramStats stats() const;
   const DramConfig& config() const { return config_; }
@@ -106,15 +158,15 @@ class DramEngine {
   /// One direction's channel queue: requests wait here until their bank's window has room.
   /// The entries themselves are kept per bank (BankQueue).
   struct Queue {
-    std::deque<std::uint64_t> arrivals;   // arrival cycles of its queued requests (waiting or in a window), ascending
-    std::uint32_t waiting = 0;            // of those, the ones holding a channel-queue slot
-    std::deque<std::uint64_t> leaving;    // cycles at which slots of requests moved to a window free, ascending
+    RingQueue<std::uint64_t> arrivals;   // arrival cycles of its queued requests (waiting or in a window), ascending
+    std::uint32_t waiting = 0;           // of those, the ones holding a channel-queue slot
+    RingQueue<std::uint64_t> leaving;    // cycles at which slots of requests moved to a window free, ascending
     std::uint32_t depth = 0;
   };
   /// A bank's requests: the window the scheduler sees, and those queued behind it.
   struct BankQueue {
     std::vector<Entry> window;  // at most bank_queue_depth (per direction under watermarks), arrival order
-    std::deque<Entry> waiting;  // in the channel queue, arrival order
+    RingQueue<Entry> waiting;   // in the channel queue, arrival order
   };
   struct Channel {
     Queue reads, writes;
@@ -156,6 +208,8 @@ class DramEngine {
   Serve direction(Channel& ch);
   /// The request of `channel` to serve at `at` (scheduler policy over the banks' windows).
   Choice choose(std::uint32_t channel, Serve serve, std::uint64_t at) const;
+  /// The same choice without shortcuts (set_plain_choice).
+  Choice choose_plainly(std::uint32_t channel, Serve serve, std::uint64_t at) const;
   /// Removes the chosen entry from its bank's window and moves waiting requests in behind it;
   /// their channel-queue slots free at `col`, the chosen column command.
   Entry take(Channel& ch, const Choice& c, std::uint64_t col);
@@ -208,6 +262,7 @@ class DramEngine {
   std::uint64_t run_index_ = 0;          // requests admitted in the current run
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;
+  bool plain_choice_ = false;
   std::unique_ptr<DramActivity> activity_;  // optional record (record_activity)
 };
 

@@ -12,7 +12,7 @@ DramDevice::DramDevice(const DramConfig& config, DramStats& stats)
   const DramTiming& t = config_.timing;
   burst_cycles_ = config_.burst_cycles();
   read_latency_ = std::uint64_t{t.CL} + t.tDQSCK;
-  write_latency_ = t.CWL;
+  write_latency_ = std::uint64_t{t.CWL} + write_data_delay(config_.standard);
   banks_per_rank_ = config_.banks();
   refresh_units_ = refresh_units(config_);
   const std::size_t ranks = std::size_t{config_.channels} * config_.ranks;

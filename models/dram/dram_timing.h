@@ -110,7 +110,7 @@ class DramDevice {
   AddressMapper mapper_;
   std::uint64_t burst_cycles_ = 0;
   std::uint64_t read_latency_ = 0;   // CL + tDQSCK: read command to first data
-  std::uint64_t write_latency_ = 0;  // CWL: write command to first data
+  std::uint64_t write_latency_ = 0;  // CWL (+ tDQSS on LPDDR4): write command to first data
   std::uint32_t banks_per_rank_ = 0;
   std::uint32_t refresh_units_ = 1;
   std::vector<Bank> banks_;

@@ -135,11 +135,12 @@ TEST(Dma, OneChannelRunsTransfersOneAfterTheOther) {
 }
 
 TEST(Dma, StridedStoreWritesDram) {
-  // 4 runs of 256 B (4 bursts) every 4 KiB = banks 0..3. First write: ACT 0, WR 29, data 43 .. 51;
-  // the rest follow on the bus (each bank's ACT, 16 apart, is ready in time): 51 + 15 * 8 = 171.
+  // 4 runs of 256 B (4 bursts) every 4 KiB = banks 0..3. First write: ACT 0, WR 29, data
+  // 29 + CWL 14 + tDQSS 1 = 44 .. 52; the rest follow on the bus (each bank's ACT, 16 apart, is
+  // ready in time): 52 + 15 * 8 = 172.
   DramEngine engine(test::lpddr4_3200());
   const std::uint64_t cycles = engine.access_transfer(0, 256, 4096, 4, true, 0, 16);
-  ASSERT_EQ(cycles, 171u);
+  ASSERT_EQ(cycles, 172u);
 
   Bench b;
   DmaTransfer t;
@@ -151,7 +152,7 @@ TEST(Dma, StridedStoreWritesDram) {
   test::ThreadRunner thread("thread", [&] { result = b.dma.transfer(t); });
   sc_core::sc_start();
   EXPECT_EQ(result.bytes, 1024u);
-  EXPECT_EQ(result.end, dram_cycles(171));
+  EXPECT_EQ(result.end, dram_cycles(172));
   EXPECT_EQ(b.dram.stats().writes, 16u);
   EXPECT_EQ(b.sram.reads, 1u);
   EXPECT_EQ(b.dma.stats().bytes_stored, 1024u);

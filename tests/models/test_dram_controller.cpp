@@ -77,14 +77,14 @@ TEST(DramController, ContiguousReadEndsWhenTheEngineSays) {
 }
 
 TEST(DramController, ArrivalDelayShiftsTheStart) {
-  // Annotated 100 ns = 160 cycles: a write ACTs at 160, WR at + tRCD 29, data + CWL 14 + 8:
-  // 160 + 51 = 211 cycles = 131.875 ns.
+  // Annotated 100 ns = 160 cycles: a write ACTs at 160, WR at + tRCD 29, data + CWL 14 +
+  // tDQSS 1 + 8: 160 + 52 = 212 cycles = 132.5 ns.
   DramController dram("dram", test::lpddr4_3200());
   tlm::tlm_generic_payload p;
   prepare(p, tlm::TLM_WRITE_COMMAND, 0, 64);
   const Outcome out = run_one(dram, p, sc_time(100, SC_NS));
   EXPECT_EQ(out.status, tlm::TLM_OK_RESPONSE);
-  EXPECT_EQ(out.finished, sc_time(131.875, SC_NS));
+  EXPECT_EQ(out.finished, sc_time(132.5, SC_NS));
   EXPECT_EQ(dram.stats().writes, 1u);
 }
 

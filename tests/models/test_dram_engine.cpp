@@ -3,6 +3,8 @@
 // LPDDR4-3200 (test_dram_support.h): tRCD 29, tRP 29, tRAS 68, tRC 97, CL + tDQSCK = 34, CWL 14,
 // burst 8 cycles, tCCD 8; bank = address bits 12..14, row from bit 15, 64 bursts per row.
 #include <cstdint>
+#include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 namespace npusim::models {
 namespace {
 
+using test::ddr4_3200_x8;
 using test::lpddr4_3200;
 using test::VectorSource;
 
@@ -241,6 +244,88 @@ TEST(DramEngine, BadWatermarksAreInputErrors) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("write_drain_high"), std::string::npos) << e.what();
   }
+}
+
+/// `n` requests over a few banks and rows of `c` (so hits, misses and conflicts mix), about a
+/// third of them writes, arriving 0-15 cycles apart (bursts of arrivals and idle gaps).
+std::vector<DramRequest> random_trace(const DramConfig& c, std::uint32_t seed, std::uint32_t n) {
+  const AddressMapper mapper(c);
+  std::mt19937 rng(seed);
+  std::vector<DramRequest> r;
+  std::uint64_t cycle = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    DramAddress a;
+    a.bank_group = static_cast<std::uint32_t>(rng() % c.bank_groups);
+    a.bank = static_cast<std::uint32_t>(rng() % c.banks_per_group);
+    a.row = static_cast<std::uint32_t>(rng() % 3);
+    a.column = static_cast<std::uint32_t>(rng() % 16);
+    cycle += rng() % 4 == 0 ? rng() % 16 : 0;
+    r.push_back({mapper.encode(a), cycle, rng() % 3 == 0});
+  }
+  return r;
+}
+
+/// Everything the engine did on `trace`: each request's data end, every row interval of every
+/// bank (ACT, PRE, bursts), the data-bus intervals, the refreshes and the counters.
+std::string command_stream(const DramConfig& c, const std::vector<DramRequest>& trace, bool plain) {
+  DramEngine engine(c);
+  engine.set_plain_choice(plain);
+  engine.record_activity(true);
+  VectorSource source(trace);
+  engine.run(source);
+  std::string out;
+  for (std::uint64_t end : source.ends) out += std::to_string(end) + ' ';
+  const DramActivity& a = *engine.activity();
+  for (std::uint32_t b = 0; b < a.ranks() * a.banks_per_rank(); ++b)
+    for (const DramRowInterval& r : a.rows(b).to_vector())
+      out += "\nbank " + std::to_string(b) + " row " + std::to_string(r.row) + " act " + std::to_string(r.act) +
+             " pre " + std::to_string(r.pre) + " bursts " + std::to_string(r.bursts);
+  for (std::uint32_t ch = 0; ch < a.channels(); ++ch)
+    for (const DramBusInterval& i : a.bus(ch).to_vector())
+      out += "\nbus " + std::to_string(i.write) + ' ' + std::to_string(i.begin) + ' ' + std::to_string(i.end);
+  for (std::uint32_t rank = 0; rank < a.ranks(); ++rank)
+    for (const DramRefreshInterval& r : a.refreshes(rank))
+      out += "\nref " + std::to_string(r.unit) + ' ' + std::to_string(r.begin);
+  return out + '\n' + engine.stats().to_json(c).dump();
+}
+
+TEST(DramEngine, FastChoiceIsThePlainRule) {
+  // The scheduler's fast path (only banks with requests, candidates younger than one issuing at
+  // the earliest possible cycle skipped, that cycle computed only when needed) must choose as
+  // the rule written plainly: identical command streams on random traces, on a device without
+  // bank groups (LPDDR4) and with (DDR4), refresh on (tREFI 6246 and 12480: several per trace),
+  // under each scheduler, write policy, page policy and refresh mode.
+  std::vector<std::pair<std::string, DramConfig>> configs = {{"lpddr4", lpddr4_3200()}, {"ddr4", ddr4_3200_x8()}};
+  const auto variant = [&](const std::string& name, auto change) {
+    for (std::size_t i = 0, n = configs.size(); i < 2 && i < n; ++i) {
+      DramConfig c = configs[i].second;
+      change(c);
+      configs.push_back({configs[i].first + " " + name, c});
+    }
+  };
+  variant("fcfs", [](DramConfig& c) { c.scheduler = DramScheduler::Fcfs; });
+  variant("watermarks", [](DramConfig& c) { c.write_policy = DramWritePolicy::Watermarks; });
+  variant("row_hit_cap 4", [](DramConfig& c) { c.row_hit_cap = 4; });
+  variant("closed", [](DramConfig& c) { c.page_policy = PagePolicy::Closed; });
+  variant("adaptive", [](DramConfig& c) { c.page_policy = PagePolicy::Adaptive; });
+  variant("open_adaptive", [](DramConfig& c) { c.page_policy = PagePolicy::OpenAdaptive; });
+  variant("small queues", [](DramConfig& c) {
+    c.read_queue_depth = 4;
+    c.write_queue_depth = 4;
+    c.bank_queue_depth = 2;
+    c.write_drain_high = 3;
+    c.write_drain_low = 1;
+  });
+  DramConfig per_bank = lpddr4_3200();
+  per_bank.refresh = RefreshMode::PerBank;
+  configs.push_back({"lpddr4 per_bank refresh", per_bank});
+  for (const auto& [name, c] : configs)
+    for (std::uint32_t seed : {1u, 2u, 3u}) {
+      const std::vector<DramRequest> trace = random_trace(c, seed, 3000);
+      const std::string fast = command_stream(c, trace, false);
+      EXPECT_EQ(fast, command_stream(c, trace, true)) << name << ", seed " << seed;
+      EXPECT_GT(fast.size(), 3000u * 4) << name;  // the record is not empty
+    }
 }
 
 }  // namespace

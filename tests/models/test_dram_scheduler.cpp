@@ -3,7 +3,11 @@
 // age order on ties. Hand-computed on LPDDR4-3200 (test_dram_support.h): tRCD 29, tRAS 68,
 // CL + tDQSCK = 34, CWL 14, burst 8 cycles, tCCD 8, tRRD 16, tRTW 30, tWTR 16; bank = address
 // bits 12..14, row from bit 15.
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -15,6 +19,7 @@
 namespace npusim::models {
 namespace {
 
+using test::ddr4_3200_x8;
 using test::lpddr4_3200;
 using test::VectorSource;
 
@@ -32,6 +37,71 @@ std::vector<DramRequest> two_streams_in_one_bank(std::uint32_t n) {
   std::vector<DramRequest> r;
   for (std::uint32_t i = 0; i < n; ++i) r.push_back({lp4_addr(0, i % 2, i / 2), 0, false});
   return r;
+}
+
+/// Runs `n` sequential reads (request i at byte i x 64, entering at cycle i) on `c` and returns
+/// each read's (data end, bank group), in data-end order.
+std::vector<std::pair<std::uint64_t, std::uint32_t>> sequential_reads(const DramConfig& c, std::uint32_t n) {
+  std::vector<DramRequest> r;
+  for (std::uint32_t i = 0; i < n; ++i) r.push_back({std::uint64_t{i} * 64, i, false});
+  DramEngine engine(c);
+  VectorSource source(r);
+  engine.run(source);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> ends;
+  for (std::uint32_t i = 0; i < n; ++i) ends.push_back({source.ends[i], engine.mapper().decode(r[i].addr).bank_group});
+  std::sort(ends.begin(), ends.end());
+  return ends;
+}
+
+/// The least gap between two reads' data ends (= between their RDs) in one bank group.
+std::uint64_t least_gap_in_a_group(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& ends) {
+  std::map<std::uint32_t, std::uint64_t> last;
+  std::uint64_t least = UINT64_MAX;
+  for (const auto& [end, group] : ends) {
+    if (last.count(group) != 0) least = std::min(least, end - last[group]);
+    last[group] = end;
+  }
+  return least;
+}
+
+TEST(DramScheduler, ASequentialStreamOverlapsTwoBankGroupsOnlyAcrossARowEnd) {
+  // Issue 28: DDR4 x8 with mapping rochrababgco gave 72 % of the peak on a sequential stream,
+  // above the 50 % of one bank group (tCCD_L 8 against a 4-cycle burst). The stream is in one
+  // group per 8 KiB row only: bank group sits above the column, so every 128 bursts it moves to
+  // the next group, and while the queue holds the end of one row and the start of the next the
+  // two groups alternate at tCCD_S = 4. No two RDs of one group are ever closer than tCCD_L.
+  DramConfig c = quiet(ddr4_3200_x8());
+  c.mapping = "rochrababgco";
+  // Two rows (BG0 then BG1), every request visible at once (no queue limit): request i enters
+  // at cycle i. BG0's RDs at 22 + 8k (ACT 0, tRCD 22, tCCD_L); request 128 (BG1) enters at 128,
+  // ACT 128, ready for RD at 150 = BG0's 17th RD, which goes first (the oldest on a tie). Then the
+  // groups alternate every 4 cycles: RD j at 150 + 4j for j = 0 .. 223 (BG0's last 112 and BG1's
+  // first 112), then BG1's last 16 every tCCD_L = 8 from 1042: the last RD at 1042 + 16 x 8 =
+  // 1170, its data end 1170 + CL 22 + 4 = 1196.
+  c.read_queue_depth = 256;
+  c.bank_queue_depth = 256;
+  const auto whole = sequential_reads(c, 256);
+  EXPECT_EQ(whole.back().first, 1196u);
+  EXPECT_EQ(least_gap_in_a_group(whole), 8u);
+  // With the presets' queues (32 + a window of 8 per bank) the overlap is shorter, but the
+  // spacing in a group holds all the same.
+  const DramConfig presets = [] {
+    DramConfig p = quiet(ddr4_3200_x8());
+    p.mapping = "rochrababgco";
+    return p;
+  }();
+  const auto queued = sequential_reads(presets, 1024);
+  EXPECT_EQ(least_gap_in_a_group(queued), 8u);
+  EXPECT_LT(queued.back().first, 1024u * 8);  // faster than one group at a time
+  // A stream that stays in one group (bank group the most significant field), 256 reads: bank 0
+  // row 0, then bank 1 row 0 of the same group (its ACT placed early). RD k at 22 + 8k (tCCD_L),
+  // the last data end 22 + 255 x 8 + 22 + 4 = 2088; every 8-cycle slot carries one 4-cycle
+  // burst: exactly 50 % of the peak.
+  DramConfig one_group = quiet(ddr4_3200_x8());
+  one_group.mapping = "bgrochrabaco";
+  const auto single = sequential_reads(one_group, 256);
+  EXPECT_EQ(single.back().first, 2088u);
+  for (std::size_t i = 1; i < single.size(); ++i) EXPECT_EQ(single[i].first - single[i - 1].first, 8u) << i;
 }
 
 TEST(DramScheduler, TwoStreamsInOneBankRunAsLongAsTheWindowAllows) {
@@ -116,23 +186,24 @@ std::vector<DramRequest> reads_and_writes(std::uint32_t read_bank, std::uint32_t
 TEST(DramScheduler, ReadsAndWritesOfOneRowAlternateAsTheyArrived) {
   // Shared windows, one bank, one row: every request is a hit, so per bank the oldest hit is the
   // oldest request and they go in arrival order, each write a batch of its own (8 batches).
-  // RD k at 29 + 68 k; WR k at RD k + tRTW 30; the next RD at WR data end (+ 14 + 8) + tWTR 16,
-  // 68 after the previous. Last WR at 59 + 7 * 68 = 535, its data ends at 535 + 22 = 557.
+  // RD k at 29 + 69 k; WR k at RD k + tRTW 30; the next RD at WR data end (+ CWL 14 + tDQSS 1
+  // + 8) + tWTR 16, 69 after the previous. Last WR at 59 + 7 * 69 = 542, its data ends at
+  // 542 + 23 = 565.
   DramEngine m(quiet(lpddr4_3200()));
   VectorSource s(reads_and_writes(0, 0));
-  EXPECT_EQ(m.run(s), 557u);
+  EXPECT_EQ(m.run(s), 565u);
   EXPECT_EQ(m.stats().write_drains, 8u);
-  EXPECT_EQ(s.ends[14], 29u + 7 * 68 + 42);  // the last read
+  EXPECT_EQ(s.ends[14], 29u + 7 * 69 + 42);  // the last read
 }
 
 TEST(DramScheduler, ReadsAndWritesOfTwoBanksFormOneBatchEach) {
   // Reads to bank 0, writes to bank 1. Across banks the command that issues first wins: after
   // a RD the next RD issues tCCD 8 later, a WR only tRTW 30 later, so all 8 reads go first
   // (RD at 29 + 8 k, the last at 85), then the 8 writes (WR at 85 + 30 = 115 + 8 k): one write
-  // batch, the last write data at 171 + 22 = 193.
+  // batch, the last write data at 171 + CWL 14 + tDQSS 1 + 8 = 194.
   DramEngine m(quiet(lpddr4_3200()));
   VectorSource s(reads_and_writes(0, 1));
-  EXPECT_EQ(m.run(s), 193u);
+  EXPECT_EQ(m.run(s), 194u);
   EXPECT_EQ(m.stats().write_drains, 1u);
   EXPECT_EQ(s.ends[14], 85u + 42);
 
@@ -142,7 +213,7 @@ TEST(DramScheduler, ReadsAndWritesOfTwoBanksFormOneBatchEach) {
   w.write_policy = DramWritePolicy::Watermarks;
   DramEngine watermarks(w);
   VectorSource t(reads_and_writes(0, 1));
-  EXPECT_EQ(watermarks.run(t), 193u);
+  EXPECT_EQ(watermarks.run(t), 194u);
   EXPECT_EQ(watermarks.stats().write_drains, 1u);
 }
 
@@ -192,6 +263,30 @@ TEST(DramScheduler, CommandBusLimitsTheCommandRate) {
   bus.reserve(std::uint64_t{1} << 40, 4);
   EXPECT_EQ(bus.first_free(0, 4), 0u);
   EXPECT_EQ(bus.first_free(std::uint64_t{1} << 40, 4), (std::uint64_t{1} << 40) + 4);
+}
+
+TEST(DramScheduler, CommandBusFindsTheFirstFreeCyclesAsAWalkWould) {
+  // first_free scans the bus a 64-cycle word at a time; a plain walk over the cycles must agree.
+  // Random commands of 1-4 cycles over 10 000 cycles (inside the bus's 16 384-cycle window).
+  std::mt19937 rng(7);
+  CommandBus bus;
+  std::vector<bool> busy(10100, false);
+  for (int i = 0; i < 3000; ++i) {
+    const std::uint32_t length = 1 + rng() % 4;
+    const std::uint64_t at = bus.first_free(rng() % 10000, length);
+    if (at + length > busy.size()) continue;
+    bus.reserve(at, length);
+    for (std::uint64_t c = at; c < at + length; ++c) busy[c] = true;
+  }
+  const auto walk = [&](std::uint64_t t, std::uint32_t length) {
+    for (std::uint64_t c = t;; ++c) {
+      bool fits = true;
+      for (std::uint64_t k = 0; k < length && fits; ++k) fits = c + k >= busy.size() || !busy[c + k];
+      if (fits) return c;
+    }
+  };
+  for (std::uint64_t t = 0; t < 10050; ++t)
+    for (std::uint32_t length = 1; length <= 4; ++length) ASSERT_EQ(bus.first_free(t, length), walk(t, length)) << t;
 }
 
 }  // namespace

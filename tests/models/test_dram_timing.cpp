@@ -1,7 +1,7 @@
 // DramEngine (one request at a time, so no reordering) and AddressMapper against hand-computed
 // cycle counts.
 // LPDDR4-3200 (test_dram_support.h): tRCD 29, tRP 29, tRAS 68, tRC 97, CL 28 + tDQSCK 6 = 34,
-// CWL 14, burst 8 cycles, tCCD 8, tRRD 16, tFAW 64, tRTP 12, tWTR 16, tRTW 30, tRFC 448,
+// CWL 14 + tDQSS 1 (write data delay), burst 8 cycles, tCCD 8, tRRD 16, tFAW 64, tRTP 12, tWTR 16, tRTW 30, tRFC 448,
 // tRPab 34, tREFI 6246. Rows are 4 KiB (64 bursts); mapping ro|ba|co, so bank = addr bits 12..14.
 #include <cmath>
 #include <cstdint>
@@ -179,9 +179,10 @@ TEST(DramTiming, Ddr4RowConflictIsTrpPlusTrcdPlusClPlusBurst) {
 }
 
 TEST(DramTiming, WriteToClosedBank) {
-  // ACT 0, WR at 29, data 29 + CWL 14 = 43 .. 51.
+  // ACT 0, WR at 29, data 29 + CWL 14 + tDQSS 1 = 44 .. 52 (JESD209-4: write data starts
+  // tDQSS, nominally 1 tCK, after WL).
   DramEngine m(lpddr4_3200());
-  EXPECT_EQ(m.access(lp4_addr(0, 0), true, 0), 51u);
+  EXPECT_EQ(m.access(lp4_addr(0, 0), true, 0), 52u);
   EXPECT_EQ(m.stats().writes, 1u);
   EXPECT_EQ(m.stats().bytes_written, 64u);
 }
@@ -222,16 +223,36 @@ TEST(DramTiming, RowConflictWaitsForTras) {
 
 TEST(DramTiming, WriteToReadTurnaround) {
   DramEngine m(lpddr4_3200());
-  m.access(lp4_addr(0, 0, 0), true, 0);  // write data 43 .. 51
-  // RD at max(tCCD 29 + 8, write data end 51 + tWTR 16 = 67) = 67 -> 67 + 42 = 109.
-  EXPECT_EQ(m.access(lp4_addr(0, 0, 1), false, 0), 109u);
+  m.access(lp4_addr(0, 0, 0), true, 0);  // WR 29, write data 44 .. 52
+  // JESD209-4 write-to-read: WL + 1 + BL/2 + tWTR = 14 + 1 + 8 + 16 = 39 after the WR.
+  // RD at max(tCCD 29 + 8, 29 + 39 = 68) = 68 -> 68 + 34 + 8 = 110.
+  EXPECT_EQ(m.access(lp4_addr(0, 0, 1), false, 0), 110u);
 }
 
 TEST(DramTiming, ReadToWriteTurnaround) {
   DramEngine m(lpddr4_3200());
   m.access(lp4_addr(0, 0, 0), false, 0);  // RD 29, data 63 .. 71
-  // WR at max(RD 29 + tRTW 30 = 59, bus 71 - CWL 14 = 57) = 59 -> 59 + 14 + 8 = 81.
-  EXPECT_EQ(m.access(lp4_addr(0, 0, 1), true, 0), 81u);
+  // JESD209-4 read-to-write: RL + tDQSCK + BL/2 - WL + tWPRE = 28 + 6 + 8 - 14 + 2 = 30 = tRTW.
+  // WR at max(RD 29 + tRTW 30 = 59, bus 71 - CWL 14 - tDQSS 1 = 56) = 59 -> 59 + 15 + 8 = 82.
+  EXPECT_EQ(m.access(lp4_addr(0, 0, 1), true, 0), 82u);
+}
+
+TEST(DramTiming, WriteToPrechargeCountsTheWriteDataDelay) {
+  // JESD209-4 write-to-precharge: WL + BL/2 + tWR + 1 = 14 + 8 + 29 + 1 = 52 after the WR.
+  // WR 29 (data 44 .. 52), PRE at max(tRAS 68, 29 + 52 = 81) = 81, ACT 110, RD 139,
+  // data end 139 + 34 + 8 = 181.
+  DramEngine lp4(lpddr4_3200());
+  lp4.access(lp4_addr(0, 0), true, 0);
+  EXPECT_EQ(lp4.access(lp4_addr(0, 1), false, 0), 181u);
+  // JESD79-4 (DDR4) has no such cycle: CWL + BL/2 + tWR = 16 + 4 + 24 = 44 after the WR, and
+  // write-to-read CWL + BL/2 + tWTR_L = 16 + 4 + 12 = 32. WR 22 (data 38 .. 42), PRE at
+  // max(tRAS 52, 22 + 44 = 66) = 66, ACT 88, RD 110, data end 110 + 22 + 4 = 136.
+  DramEngine ddr4(ddr4_3200_x8());
+  ddr4.access(0, true, 0);
+  DramAddress row_1;
+  row_1.row = 1;  // bank group 0, bank 0, as address 0
+  const std::uint64_t other_row = ddr4.mapper().encode(row_1);
+  EXPECT_EQ(ddr4.access(other_row, false, 0), 136u);
 }
 
 TEST(DramTiming, ClosedPagePolicyPrechargesAfterEveryAccess) {
