@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "sim/engine/child.h"
@@ -76,6 +77,14 @@ class LlmProgress {
   bool shown_ = false;
 };
 
+void silence_stderr() {
+  const int fd = ::open("/dev/null", O_WRONLY);
+  if (fd >= 0) {
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+}
+
 struct Prepared {
   HardwareConfig hw;
   llm::LlmConfig model;
@@ -113,6 +122,9 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
                    const std::string& what) {
   const ChildResult r = run_in_child(
       [&] {
+        // --quiet: the run pipeline's own progress lines go nowhere (errors come back through
+        // call_in_child's pipe, not stderr).
+        if (!s.progress) silence_stderr();
         LoadedRun run;
         run.hw = p.hw;
         run.graph = llm::build_llm_step(p.model, st);
