@@ -245,6 +245,8 @@ export class RooflineView {
       update => update, exit => exit.remove())
       .attr("class", l => l.cls).attr("stroke", l => BOUND[l.bound] || BOUND.none).attr("data-value", l => l.v)
       .transition(t).attr("x1", l => x(l.x1)).attr("x2", l => x(l.x2)).attr("y1", l => y(l.v)).attr("y2", l => y(l.v));
+    // Labels keep off the network's derated roof (its own label ignores lines when it must).
+    for (const l of lines.filter(l => l.key === "network")) this.placer.line(x(l.x1), y(l.v), x(l.x2), y(l.v));
   }
 
   pointData(runs, baseline) {
