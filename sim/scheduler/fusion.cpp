@@ -728,6 +728,7 @@ void explain_region_ends(const Graph& g, Plan& plan) {
 }
 
 Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, const SearchOptions& search) {
+  const TilingCacheScope cache;  // one graph, one config: tile shape costs are computed once
   if (policy == FusionPolicy::AsIs) return plan_as_imported(g, hw);
   Plan plan;
   plan.policy = policy;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -84,6 +85,45 @@ GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::i
 }
 
 namespace {
+
+/// What identifies a gemm_tiling_cost within one TilingCacheScope (one graph and config, but
+/// keyed by both all the same, should a scope ever span two).
+struct TileCostKey {
+  const Graph* graph;
+  const HardwareConfig* hw;
+  int op;
+  std::int64_t rows, cols, chans, width;
+  int dataflow;  // -1: the config's
+  bool operator==(const TileCostKey& o) const {
+    return graph == o.graph && hw == o.hw && op == o.op && rows == o.rows && cols == o.cols && chans == o.chans &&
+           width == o.width && dataflow == o.dataflow;
+  }
+};
+
+struct TileCostKeyHash {
+  std::size_t operator()(const TileCostKey& k) const {
+    std::size_t h = std::hash<const void*>()(k.graph) ^ (std::hash<const void*>()(k.hw) << 1);
+    for (std::int64_t v : {std::int64_t(k.op), k.rows, k.cols, k.chans, k.width, std::int64_t(k.dataflow)})
+      h = h * 1000003u ^ std::hash<std::int64_t>()(v);
+    return h;
+  }
+};
+
+using TileCostCache = std::unordered_map<TileCostKey, GemmTileCost, TileCostKeyHash>;
+thread_local TileCostCache* t_tile_costs = nullptr;
+
+/// gemm_tiling_cost of head op `op`, remembered while a TilingCacheScope is open.
+GemmTileCost cached_tiling_cost(const Graph& g, int op, const GemmGeometry& geo, std::int64_t rows, std::int64_t cols,
+                                std::int64_t chans, std::optional<Dataflow> dataflow, const HardwareConfig& hw,
+                                std::int64_t width) {
+  if (!t_tile_costs) return gemm_tiling_cost(geo, rows, cols, chans, dataflow, hw, width);
+  const TileCostKey key{&g, &hw, op, rows, cols, chans, width, dataflow ? int(*dataflow) : -1};
+  const auto it = t_tile_costs->find(key);
+  if (it != t_tile_costs->end()) return it->second;
+  const GemmTileCost c = gemm_tiling_cost(geo, rows, cols, chans, dataflow, hw, width);
+  t_tile_costs->emplace(key, c);
+  return c;
+}
 
 /// DRAM bytes moved per byte requested for runs of `run` bytes placed `stride` apart: the DRAM
 /// moves whole bursts, so narrow channel blocks of an NHWC tensor cost more than they carry.
@@ -387,7 +427,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
         if (!fits(hw, budget, parts, smallest)) continue;
         // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
         const GemmTileCost array =
-            smallest ? GemmTileCost{} : gemm_tiling_cost(geo, rows, cols, chans, seg.dataflow, hw, width);
+            smallest ? GemmTileCost{} : cached_tiling_cost(g, seg.ops[0], geo, rows, cols, chans, seg.dataflow, hw, width);
         for (bool weights_outer : {true, false}) {
           if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
           const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
@@ -721,6 +761,18 @@ std::vector<int> segment_ops(const Segment& seg) {
 }
 
 int segment_output(const Graph& g, const Segment& seg) { return base_tensor(g, g.op(seg.ops.back()).outputs[0]); }
+
+TilingCacheScope::TilingCacheScope() {
+  if (t_tile_costs) return;
+  t_tile_costs = new TileCostCache();
+  owner_ = true;
+}
+
+TilingCacheScope::~TilingCacheScope() {
+  if (!owner_) return;
+  delete t_tile_costs;
+  t_tile_costs = nullptr;
+}
 
 std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                    std::uint64_t budget, bool smallest) {
