@@ -72,8 +72,16 @@ void Importer::map_transpose(const Node& n) {
   }
   if (a.perm.size() != x.shape.size())
     n.fail("perm with one entry per dim of " + format_shape(x.shape), format_shape(a.perm));
+  // Each dim once (a fuzzed perm [101, 2, 1, 3] indexed past the shape: found by fuzz_onnx).
+  std::vector<bool> seen(x.shape.size(), false);
+  for (auto p : a.perm) {
+    if (p < 0 || p >= static_cast<std::int64_t>(x.shape.size()) || seen[static_cast<std::size_t>(p)])
+      n.fail("perm a permutation of the dims 0.." + std::to_string(x.shape.size() - 1) + " of " + format_shape(x.shape),
+             format_shape(a.perm));
+    seen[static_cast<std::size_t>(p)] = true;
+  }
   Shape out;
-  for (auto p : a.perm) out.push_back(x.shape.at(static_cast<std::size_t>(p)));
+  for (auto p : a.perm) out.push_back(x.shape[static_cast<std::size_t>(p)]);
   // Moving only dims of size 1 ([N, C, 1, 1] -> [N, 1, 1, C]) reinterprets the same bytes.
   if (moves_no_data(x.shape, a.perm)) return view_output(n, x, out);
   bind(n.out(), emit(n, OpKind::Transpose, {operand(x)}, a, n.out()));
