@@ -122,8 +122,10 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
                         const std::string& yo, const std::string& link_prefix, const std::vector<std::string>& axes) {
   const std::string xl = objective_field(xo).second, yl = objective_field(yo).second;
   const double W = 560, H = 380, L = 78, R = 20, T = 20, B = 50;
-  const auto [x0, x1] = log_range(v, xi);
-  const auto [y0, y1] = log_range(v, yi);
+  // Plain variables, not structured bindings: a lambda may not capture those before C++20
+  // (clang refuses; the sanitizer build uses clang).
+  const std::pair<double, double> xr = log_range(v, xi), yr = log_range(v, yi);
+  const double x0 = xr.first, x1 = xr.second, y0 = yr.first, y1 = yr.second;
   const auto sx = [&](double x) { return L + (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0)) * (W - L - R); };
   const auto sy = [&](double y) { return H - B - (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) * (H - T - B); };
   std::vector<std::vector<double>> pair;
