@@ -168,15 +168,29 @@ void Child::pass_lines(bool all) {
   if (all) err_text_.clear();
 }
 
+bool Child::finished() {
+  for (int fd : {fd_, err_fd_})
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  if (reply_open_ && fd_ >= 0) reply_open_ = read_some(fd_, received_);
+  if (err_fd_ >= 0) {
+    const bool open = read_some(err_fd_, err_text_);
+    pass_lines(!open);
+    if (!open) {
+      ::close(err_fd_);
+      err_fd_ = -1;
+    }
+  }
+  return !reply_open_ && err_fd_ < 0;
+}
+
 ChildResult Child::wait(const std::function<bool()>& keep_waiting) {
   for (int fd : {fd_, err_fd_})
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  bool reply_open = true;
-  while (reply_open || err_fd_ >= 0) {
-    pollfd p[2] = {{reply_open ? fd_ : -1, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+  while (reply_open_ || err_fd_ >= 0) {
+    pollfd p[2] = {{reply_open_ ? fd_ : -1, POLLIN, 0}, {err_fd_, POLLIN, 0}};
     const int n = ::poll(p, 2, 50);
     if (n < 0 && errno != EINTR) break;
-    if (n > 0 && p[0].revents != 0) reply_open = read_some(fd_, received_);
+    if (n > 0 && p[0].revents != 0) reply_open_ = read_some(fd_, received_);
     if (n > 0 && p[1].revents != 0) {
       const bool open = read_some(err_fd_, err_text_);
       pass_lines(!open);

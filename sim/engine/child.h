@@ -66,6 +66,11 @@ class Child {
   /// Reads the reply until the child closes its pipe, then reaps it. `keep_waiting`, when given,
   /// is asked about every 50 ms; false cancels the child. Call once, from one thread.
   ChildResult wait(const std::function<bool()>& keep_waiting = {});
+  /// Reads what the child sent so far without blocking; true once it has closed its pipes (its
+  /// result is then ready: wait() returns at once). For a parent that watches several children
+  /// from one thread (a sweep): forking from several threads at once is not safe under every
+  /// allocator (ASan's deadlocks the child).
+  bool finished();
   /// Kills the child (its group, when it has one) at once; wait() then reports End::Cancelled.
   /// Safe from any thread, idempotent.
   void cancel();
@@ -82,6 +87,7 @@ class Child {
   int fd_ = -1, err_fd_ = -1;
   ChildOptions options_;
   std::string err_text_;
+  bool reply_open_ = true;
   std::chrono::steady_clock::time_point start_;
   std::string received_;
   std::atomic<bool> cancelled_{false}, timed_out_{false}, reaped_{false};

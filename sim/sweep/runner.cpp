@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <cstdio>
 #include <cstring>
@@ -97,14 +96,14 @@ LoadedWorkloads load_workloads(const std::vector<const Point*>& pending) {
   return out;
 }
 
-/// Runs the point's pipeline in a child process (its output in the point's log) and returns
-/// how it ended; the reply is summary.json's content.
-engine::ChildResult run_point(const SweepSpec& s, const Point& p, const PointFiles& f,
-                              const std::shared_ptr<const workloads::Graph>& graph) {
+/// Starts the point's pipeline in a child process (its output in the point's log); the child's
+/// reply is summary.json's content.
+std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, const PointFiles& f,
+                                           const std::shared_ptr<const workloads::Graph>& graph) {
   engine::ChildOptions options;
   options.log_path = f.log;
-  return engine::run_in_child(
-      [&] {
+  return std::make_unique<engine::Child>(
+      [&s, &p, f, graph] {
         engine::RunSpec spec;
         spec.config = s.base;
         spec.workload = p.workload;
@@ -210,62 +209,53 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   engine::set_stage("loading the sweep's workloads");
   const LoadedWorkloads graphs = load_workloads(pending);
   engine::set_stage("running the sweep's points");
-  // `jobs` workers, each running one point's child at a time; results are appended as they come.
+  // Up to `jobs` children at once, all forked and watched from this one thread (forking from
+  // several threads is not safe under every allocator); results are appended as they come.
   ProgressBar bar(pending.size(), o.progress);
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::size_t next = 0, running = 0;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    for (;;) {
-      const Point* p = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (next == pending.size() || failure) return;
-        p = pending[next++];
-        ++running;
-      }
-      const PointFiles pf = point_files(o, *p);
-      const auto start = Clock::now();
-      try {
-        const engine::ChildResult r = run_point(s, *p, pf, graphs.at(p->workload));
-        const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-        int code = r.exit_code;
-        std::string error = r.ok() ? "" : r.message;
-        json summary;
-        if (r.ok()) {
-          try {
-            summary = json::parse(r.reply);
-          } catch (const json::exception&) {
-            code = 1;
-            error = "the point exited 0 but sent no readable summary";
-          }
-        }
-        const std::string run_dir = pf.run_dir.empty() ? "" : fs::relative(pf.run_dir, o.out).string();
-        std::lock_guard<std::mutex> lock(mutex);
-        append_result(files, axis_keys, make_record(s, *p, code, error, wall, run_dir, std::move(summary)));
-        if (code == 0) fs::remove(pf.log);  // logs are kept for failed points only
-        (code == 0 ? outcome.ok : outcome.failed)++;
-        --running;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!failure) failure = std::current_exception();
-        --running;
-      }
-      changed.notify_all();
-    }
+  struct Running {
+    const Point* point;
+    PointFiles files;
+    Clock::time_point start;
+    std::unique_ptr<engine::Child> child;
   };
-  std::vector<std::thread> workers;
-  for (unsigned i = 0; i < std::max(1u, o.jobs); ++i) workers.emplace_back(worker);
-  {
-    std::unique_lock<std::mutex> lock(mutex);
-    while (outcome.ok + outcome.failed < pending.size() && !(failure && running == 0)) {
-      bar.update(outcome.ok, outcome.failed, running);
-      changed.wait_for(lock, std::chrono::milliseconds(250));
+  std::vector<Running> running;
+  std::size_t next = 0;
+  while (next < pending.size() || !running.empty()) {
+    while (next < pending.size() && running.size() < std::max(1u, o.jobs)) {
+      const Point& p = *pending[next++];
+      PointFiles pf = point_files(o, p);
+      auto child = start_point(s, p, pf, graphs.at(p.workload));
+      running.push_back({&p, std::move(pf), Clock::now(), std::move(child)});
     }
+    bool any = false;
+    for (auto it = running.begin(); it != running.end();) {
+      if (!it->child->finished()) {
+        ++it;
+        continue;
+      }
+      any = true;
+      const engine::ChildResult r = it->child->wait();
+      const double wall = std::chrono::duration<double>(Clock::now() - it->start).count();
+      int code = r.exit_code;
+      std::string error = r.ok() ? "" : r.message;
+      json summary;
+      if (r.ok()) {
+        try {
+          summary = json::parse(r.reply);
+        } catch (const json::exception&) {
+          code = 1;
+          error = "the point exited 0 but sent no readable summary";
+        }
+      }
+      const std::string run_dir = it->files.run_dir.empty() ? "" : fs::relative(it->files.run_dir, o.out).string();
+      append_result(files, axis_keys, make_record(s, *it->point, code, error, wall, run_dir, std::move(summary)));
+      if (code == 0) fs::remove(it->files.log);  // logs are kept for failed points only
+      (code == 0 ? outcome.ok : outcome.failed)++;
+      it = running.erase(it);
+    }
+    bar.update(outcome.ok, outcome.failed, running.size());
+    if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  for (auto& w : workers) w.join();
-  if (failure) std::rethrow_exception(failure);
   bar.update(outcome.ok, outcome.failed, 0, true);
   // Shards share the logs folder and may still be writing into it; a local run owns it.
   std::error_code ec;
