@@ -168,18 +168,20 @@ void Child::pass_lines(bool all) {
   if (all) err_text_.clear();
 }
 
+void Child::drain_stderr() {
+  const bool open = read_some(err_fd_, err_text_);
+  pass_lines(!open);
+  if (!open) {
+    ::close(err_fd_);
+    err_fd_ = -1;
+  }
+}
+
 bool Child::finished() {
   for (int fd : {fd_, err_fd_})
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   if (reply_open_ && fd_ >= 0) reply_open_ = read_some(fd_, received_);
-  if (err_fd_ >= 0) {
-    const bool open = read_some(err_fd_, err_text_);
-    pass_lines(!open);
-    if (!open) {
-      ::close(err_fd_);
-      err_fd_ = -1;
-    }
-  }
+  if (err_fd_ >= 0) drain_stderr();
   return !reply_open_ && err_fd_ < 0;
 }
 
@@ -191,14 +193,7 @@ ChildResult Child::wait(const std::function<bool()>& keep_waiting) {
     const int n = ::poll(p, 2, 50);
     if (n < 0 && errno != EINTR) break;
     if (n > 0 && p[0].revents != 0) reply_open_ = read_some(fd_, received_);
-    if (n > 0 && p[1].revents != 0) {
-      const bool open = read_some(err_fd_, err_text_);
-      pass_lines(!open);
-      if (!open) {
-        ::close(err_fd_);
-        err_fd_ = -1;
-      }
-    }
+    if (n > 0 && p[1].revents != 0) drain_stderr();
     if (options_.wall_time.count() > 0 && std::chrono::steady_clock::now() - start_ > options_.wall_time) {
       timed_out_ = true;
       kill_now();

@@ -80,6 +80,8 @@ class Child {
   static bool read_some(int fd, std::string& into);
   /// Passes the whole lines of the stderr pipe to on_stderr_line (the rest too when `all`).
   void pass_lines(bool all);
+  /// Reads the stderr pipe, passes its lines on and closes it at end of file.
+  void drain_stderr();
   ChildResult reap();
   void kill_now();
 

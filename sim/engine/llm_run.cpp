@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "sim/engine/child.h"
@@ -77,14 +76,6 @@ class LlmProgress {
   bool shown_ = false;
 };
 
-void silence_stderr() {
-  const int fd = ::open("/dev/null", O_WRONLY);
-  if (fd >= 0) {
-    ::dup2(fd, 2);
-    ::close(fd);
-  }
-}
-
 struct Prepared {
   HardwareConfig hw;
   llm::LlmConfig model;
@@ -120,11 +111,11 @@ llm::StepSpec step_spec(const LlmSpec& s, const Prepared& p, std::int64_t tokens
 /// Simulates one step in a child process; with `out`, writes its run folder there.
 json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
                    const std::string& what) {
+  // --quiet: the child's own progress lines go nowhere (its errors come back through the pipe).
+  ChildOptions quiet;
+  if (!s.progress) quiet.log_path = "/dev/null";
   const ChildResult r = run_in_child(
       [&] {
-        // --quiet: the run pipeline's own progress lines go nowhere (errors come back through
-        // call_in_child's pipe, not stderr).
-        if (!s.progress) silence_stderr();
         LoadedRun run;
         run.hw = p.hw;
         run.graph = llm::build_llm_step(p.model, st);
@@ -140,7 +131,8 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
         summary.erase("ops");
         summary.erase("groups");
         return summary.dump();
-      });
+      },
+      quiet);
   return json::parse(reply_or_throw(r, what));
 }
 
