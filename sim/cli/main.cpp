@@ -64,6 +64,12 @@ int report(int code, const std::string& text) {
 
 }  // namespace
 
+// Before the static constructors of npusim's own code (SystemC's kernel objects, loggers): a stop
+// signal that arrives while they run waits for main()'s handler instead of killing the process
+// with no message. What runs earlier still (the dynamic loader, the shared libraries' own
+// initializers) creates no file, so a signal there leaves nothing behind.
+__attribute__((constructor(101))) static void block_stop_signals_at_start() { npusim::engine::block_stop_signals(); }
+
 int main(int argc, char** argv) {
   npusim::engine::install_interrupt_handling();
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -42,7 +42,7 @@ fs::path make_work_dir() {
 int serve_command(const std::vector<std::string>& args) {
   serve::ServeOptions o;
   std::string assets, work, run_memory = "4 GiB", upload_limit = "32 MiB";
-  unsigned run_timeout = 300;
+  unsigned run_timeout = 300, idle_timeout = unsigned(o.idle_timeout.count()), request_timeout = unsigned(o.request_timeout.count());
   std::size_t max_runs = 4;
   po::options_description d("npusim serve options");
   d.add_options()("help,h", "show this help")(
@@ -54,7 +54,11 @@ int serve_command(const std::vector<std::string>& args) {
       "max-runs", po::value(&max_runs)->default_value(max_runs), "simulations running at once (1..64)")(
       "run-timeout", po::value(&run_timeout)->default_value(run_timeout), "wall-clock limit of one run, seconds (1..86400)")(
       "run-memory", po::value(&run_memory)->default_value(run_memory), "address-space limit of one run (e.g. 4 GiB)")(
-      "upload-limit", po::value(&upload_limit)->default_value(upload_limit), "largest workload upload (e.g. 32 MiB)");
+      "upload-limit", po::value(&upload_limit)->default_value(upload_limit), "largest workload upload (e.g. 32 MiB)")(
+      "idle-timeout", po::value(&idle_timeout)->default_value(idle_timeout),
+      "seconds a connection may take to send a request's header, or stay idle between requests (1..3600)")(
+      "request-timeout", po::value(&request_timeout)->default_value(request_timeout),
+      "seconds a request's body may take to arrive, and a response to be sent (1..3600)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
@@ -67,6 +71,11 @@ int serve_command(const std::vector<std::string>& args) {
   }
   if (max_runs < 1 || max_runs > 64) throw InputError("--max-runs", "expected 1 to 64, found " + std::to_string(max_runs));
   if (run_timeout < 1 || run_timeout > 86400) throw InputError("--run-timeout", "expected 1 to 86400 seconds, found " + std::to_string(run_timeout));
+  if (idle_timeout < 1 || idle_timeout > 3600) throw InputError("--idle-timeout", "expected 1 to 3600 seconds, found " + std::to_string(idle_timeout));
+  if (request_timeout < 1 || request_timeout > 3600)
+    throw InputError("--request-timeout", "expected 1 to 3600 seconds, found " + std::to_string(request_timeout));
+  o.idle_timeout = std::chrono::seconds(idle_timeout);
+  o.request_timeout = o.response_timeout = std::chrono::seconds(request_timeout);
   o.limits.max_in_flight = max_runs;
   o.limits.child.wall_time = std::chrono::seconds(run_timeout);
   o.limits.child.memory_bytes = parse_bytes(run_memory, "--run-memory").value;

@@ -36,7 +36,7 @@ void write_all(int fd, const std::string& text) {
 }
 
 void apply_limits(const ChildOptions& o) {
-  if (o.memory_bytes > 0) {
+  if (o.memory_bytes > 0 && kAddressSpaceLimitWorks) {
     const rlimit as{o.memory_bytes, o.memory_bytes};
     ::setrlimit(RLIMIT_AS, &as);
   }

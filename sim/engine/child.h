@@ -17,13 +17,31 @@
 
 namespace npusim::engine {
 
+/// False in an AddressSanitizer build: ASan reserves terabytes of address space for its shadow
+/// memory, so an RLIMIT_AS of any useful size stops the child before it starts. Such builds run
+/// children without the memory limit (the time limit still holds); the release build and its
+/// tests keep it.
+constexpr bool kAddressSpaceLimitWorks =
+#if defined(__SANITIZE_ADDRESS__)
+    false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    false;
+#else
+    true;
+#endif
+#else
+    true;
+#endif
+
 struct ChildOptions {
   /// The child's stdout and stderr go to this file (created, or replaced if the parent made it
   /// before); "" keeps the parent's.
   std::string log_path;
   /// Wall time after which the parent kills the child (0: no limit).
   std::chrono::milliseconds wall_time{0};
-  /// RLIMIT_AS of the child (0: none), and RLIMIT_CPU as a backstop when wall_time is set.
+  /// RLIMIT_AS of the child (0: none; not applied where !kAddressSpaceLimitWorks), and
+  /// RLIMIT_CPU as a backstop when wall_time is set.
   std::uint64_t memory_bytes = 0;
   /// The child leads its own process group (killed as a group: it may fork children of its own).
   bool own_process_group = false;

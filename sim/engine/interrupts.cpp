@@ -57,6 +57,11 @@ sigset_t stop_signals() {
 
 }  // namespace
 
+void block_stop_signals() {
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 void install_interrupt_handling() {
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);

@@ -10,6 +10,11 @@ namespace npusim::engine {
 
 /// Call first in main(), before any other thread or child exists.
 void install_interrupt_handling();
+/// Blocks SIGINT and SIGTERM in the calling thread without handling them: a signal that arrives
+/// now stays pending until install_interrupt_handling()'s thread takes it. The npusim binary
+/// calls it from a constructor that runs before the other static constructors of its own
+/// translation units (sim/cli/main.cpp), so a signal during start-up is reported like any other.
+void block_stop_signals();
 /// For a command that shuts itself down (npusim serve): the first SIGINT/SIGTERM calls `stop`
 /// (on the signal thread; keep it short, e.g. set a flag) instead of cleaning up and exiting; a
 /// second signal exits as usual.

@@ -1,7 +1,9 @@
 #include "sim/serve/http_util.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <system_error>
 
 #include "sim/core/errors.h"
@@ -89,6 +91,29 @@ std::optional<fs::path> static_file(const fs::path& root, const std::string& url
   const fs::path canon = fs::canonical(p, ec);  // resolves symlinks: the real file must be inside
   if (ec || !is_within(canon_root, canon) || !fs::is_regular_file(canon, ec)) return std::nullopt;
   return canon;
+}
+
+bool copy_file_bytes(std::istream& in, std::uint64_t size, const fs::path& path, const ByteSink& sink) {
+  char chunk[64 << 10];
+  while (size > 0) {
+    const auto want = std::streamsize(std::min<std::uint64_t>(size, sizeof chunk));
+    in.read(chunk, want);
+    if (in.gcount() != want) throw SimulationError("cannot read " + path.string() + ": it is shorter than when it was listed");
+    if (!sink(chunk, std::size_t(want))) return false;
+    size -= std::uint64_t(want);
+  }
+  return true;
+}
+
+StreamedBody file_body(const fs::path& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw SimulationError("cannot read " + path.string() + " (" + ec.message() + ")");
+  return {size, [path, size](const ByteSink& sink) {
+            std::ifstream in(path, std::ios::binary);
+            if (!in) throw SimulationError("cannot open " + path.string());
+            copy_file_bytes(in, size, path, sink);
+          }};
 }
 
 std::string mime_type(const std::string& name) {

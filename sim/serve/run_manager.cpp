@@ -78,11 +78,7 @@ std::string RunManager::start(const RunRequest& req, const std::string& workload
     for (auto& [_, run] : runs_)
       if (run->view.session == req.session && !run->view.finished())
         cancel_locked(*run, "a newer run of the same session replaced it");
-  std::size_t running = 0;
-  for (auto& [_, run] : runs_) running += run->view.finished() || run->cancel_requested ? 0 : 1;
-  if (running >= limits_.max_in_flight)
-    throw Busy(std::to_string(running) + " runs are in flight (the limit, npusim serve --max-runs, is " +
-               std::to_string(limits_.max_in_flight) + "); try again when one finishes");
+  check_capacity_locked("a run");
   const std::uint64_t n = next_++;
   auto run = std::make_shared<Run>();
   run->view.id = "r" + std::to_string(n);
@@ -100,6 +96,28 @@ std::string RunManager::start(const RunRequest& req, const std::string& workload
   prune_locked();
   spdlog::info("serve: run {} started ({} {} {})", id, req.config, req.upload.empty() ? req.workload : req.upload, req.fusion);
   return id;
+}
+
+void RunManager::check_capacity_locked(const std::string& what) const {
+  std::size_t running = 0;
+  for (auto& [_, run] : runs_) running += run->view.finished() || run->cancel_requested ? 0 : 1;
+  if (running + slots_ >= limits_.max_in_flight)
+    throw Busy("cannot start " + what + ": " + std::to_string(running) + " runs and " + std::to_string(slots_) +
+               " other tasks (upload checks, output folders, timelines) are in flight (the limit, npusim serve --max-runs, is " +
+               std::to_string(limits_.max_in_flight) + "); try again when one finishes");
+}
+
+RunManager::Slot RunManager::reserve(const std::string& what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_capacity_locked(what);
+  ++slots_;
+  return Slot(this);
+}
+
+RunManager::Slot::~Slot() {
+  if (!m_) return;
+  std::lock_guard<std::mutex> lock(m_->mu_);
+  --m_->slots_;
 }
 
 void RunManager::watch(Run* run) {
@@ -240,6 +258,7 @@ fs::path RunManager::folder(const std::string& id) {
   if (!run) throw InputError("run '" + id + "'", "no such run");
   std::lock_guard<std::mutex> lock(run->folder_mu);
   if (run->folder_written && fs::exists(run->view.out_dir / "summary.json")) return run->view.out_dir;
+  const Slot slot = reserve("writing the folder of run '" + id + "'");
   std::error_code ec;
   fs::remove_all(run->view.out_dir, ec);
   engine::ChildOptions options = limits_.child;

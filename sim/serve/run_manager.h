@@ -60,6 +60,23 @@ class Busy : public std::runtime_error {
 
 class RunManager {
  public:
+  /// Held while the server does heavy work beside runs (an upload's check in a child, writing a
+  /// run's folder, loading a trace for the timeline): such work counts with the runs in flight
+  /// against max_in_flight, so no number of requests can start more processes or load more
+  /// traces at once than --max-runs allows.
+  class Slot {
+   public:
+    explicit Slot(RunManager* m) : m_(m) {}
+    Slot(Slot&& o) noexcept : m_(o.m_) { o.m_ = nullptr; }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    Slot& operator=(Slot&&) = delete;
+    ~Slot();
+
+   private:
+    RunManager* m_;
+  };
+
   RunManager(std::filesystem::path work_dir, RunLimits limits);
   ~RunManager();  // kills every run in flight and waits for its thread
 
@@ -78,6 +95,9 @@ class RunManager {
   /// Cancels a run in flight; false when the id is unknown or the run already finished.
   bool cancel(const std::string& id);
   std::size_t in_flight() const;
+  /// A slot for `what` (named in the Busy message); throws Busy when runs and slots in use reach
+  /// max_in_flight.
+  Slot reserve(const std::string& what);
   const RunLimits& limits() const { return limits_; }
   /// Kills every run in flight and waits for its watcher (the destructor does this too).
   void stop_all();
@@ -103,6 +123,8 @@ class RunManager {
   void finish(Run* run, const engine::ChildResult& result);
   void cancel_locked(Run& run, const std::string& why);
   void prune_locked();
+  /// Runs in flight plus slots held; throws Busy naming `what` at the limit.
+  void check_capacity_locked(const std::string& what) const;
 
   std::filesystem::path work_dir_;
   RunLimits limits_;
@@ -112,6 +134,7 @@ class RunManager {
   std::mutex graphs_mu_;
   std::map<std::string, std::shared_ptr<const workloads::Graph>> graphs_;
   std::uint64_t next_ = 1;
+  std::size_t slots_ = 0;  // Slots held
 };
 
 }  // namespace npusim::serve

@@ -1,14 +1,11 @@
 #include "sim/serve/server.h"
 
 #include <poll.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <optional>
 #include <thread>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -23,6 +20,7 @@
 #include "sim/core/hardware_config.h"
 #include "sim/engine/child.h"
 #include "sim/engine/run_pipeline.h"
+#include "sim/serve/deadline_stream.h"
 #include "sim/serve/http_util.h"
 #include "sim/serve/run_request.h"
 #include "sim/serve/tar_writer.h"
@@ -56,11 +54,42 @@ Response json_response(http::status s, const json& body) {
 }
 Response error_response(http::status s, const std::string& message) { return json_response(s, {{"error", message}}); }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+/// What a handler answers: a response whose body is in `head`, or whose body is streamed from
+/// files (`stream`; head's body is then empty).
+struct Reply {
+  Response head;
+  std::optional<StreamedBody> stream;
+  Reply(Response r) : head(std::move(r)) {}  // NOLINT: every JSON answer is a Reply
+  Reply(Response r, StreamedBody b) : head(std::move(r)), stream(std::move(b)) {}
+};
+
+/// Sends `r` (only its headers for a HEAD request). False when the client went away, the
+/// deadline passed or a streamed file could not be read (the connection must then close: its
+/// body is cut short).
+bool send_reply(DeadlineStream& stream, Reply r, bool keep_alive, bool head_only) {
+  r.head.keep_alive(keep_alive);
+  boost::system::error_code ec;
+  if (!r.stream && !head_only) {
+    r.head.prepare_payload();
+    http::write(stream, r.head, ec);
+    return !ec;
+  }
+  const std::uint64_t size = r.stream ? r.stream->size : r.head.body().size();
+  r.head.body().clear();
+  r.head.content_length(size);
+  http::response_serializer<http::string_body> header(r.head);
+  http::write_header(stream, header, ec);
+  if (ec || head_only) return !ec;
+  try {
+    r.stream->write([&](const char* data, std::size_t n) {
+      net::write(stream, net::buffer(data, n), ec);
+      return !ec;
+    });
+  } catch (const SimulationError& e) {
+    spdlog::error("serve: a streamed answer was cut short: {}", e.what());
+    return false;
+  }
+  return !ec;
 }
 
 /// The files of a run folder a client may fetch (what `npusim run` writes).
@@ -86,12 +115,6 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
   for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size()) s.replace(at, from.size(), to);
 }
 
-void set_socket_timeouts(tcp::socket& s, int seconds) {
-  timeval tv{seconds, 0};
-  setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(s.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
 }  // namespace
 
 struct Server::Impl {
@@ -108,15 +131,17 @@ struct Server::Impl {
   RunManager* runs = nullptr;
 
   void connection(tcp::socket sock);
-  Response handle(const Request& req, const Target& t);
-  Response handle_api(const Request& req, const Target& t);
-  Response handle_static(const Request& req, const Target& t);
+  /// The handler's reply, or the JSON error a failure maps to (never throws).
+  Reply answer(const Request& req, const Target& t);
+  Reply handle(const Request& req, const Target& t);
+  Reply handle_api(const Request& req, const Target& t);
+  Reply handle_static(const Request& req, const Target& t);
   Response options_json();
   Response start_run(const Request& req);
   Response upload(const Request& req, const Target& t);
-  Response run_resource(const Request& req, const Target& t, const std::string& id, const std::string& rest);
+  Reply run_resource(const Request& req, const Target& t, const std::string& id, const std::string& rest);
   Response timeline(const RunView& v, const Target& t);
-  void stream_events(tcp::socket& sock, const std::string& id);
+  void stream_events(DeadlineStream& stream, const std::string& id);
   fs::path upload_path(const std::string& id);
 };
 
@@ -171,50 +196,59 @@ void Server::serve(const std::atomic<bool>& stop_flag) {
 }
 
 void Server::Impl::connection(tcp::socket sock) {
-  set_socket_timeouts(sock, 30);  // a silent client frees its thread
+  DeadlineStream stream(sock);
   boost::beast::flat_buffer buf;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(16 << 10);
-    parser.body_limit(std::max(o.max_body_bytes, o.max_upload_bytes));
+    // No body limit while the header is read: Beast would stop at a large Content-Length before
+    // the header is whole (and its content_length() then asserts), and the route (upload or not)
+    // that sets the limit is not known yet. Not boost::none: Beast compares Content-Length with
+    // the optional, and any number is greater than none.
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     boost::system::error_code ec;
-    http::read_header(sock, buf, parser, ec);
-    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset) return;
-    auto send = [&](Response r, bool keep) {
-      r.keep_alive(keep);
-      r.prepare_payload();
-      boost::system::error_code wec;
-      http::write(sock, r, wec);
-      return !wec;
-    };
+    stream.expires_after(o.idle_timeout);  // a keep-alive connection waits this long for a request
+    http::read_header(stream, buf, parser, ec);
+    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+        (ec == boost::beast::error::timeout && buf.size() == 0 && !parser.got_some()))
+      return;
     auto refuse = [&](http::status s, const std::string& msg) {
-      send(error_response(s, msg), false);
-      // Read what the client still sends (bounded by the socket timeout), so it sees the answer, not a reset.
+      stream.expires_after(std::chrono::seconds(5));
+      send_reply(stream, error_response(s, msg), false, false);
+      // Read what the client still sends (for at most 5 s), so it sees the answer, not a reset.
       boost::system::error_code sec;
       sock.shutdown(tcp::socket::shutdown_send, sec);
       char sink[65536];
-      for (int i = 0; i < 2048 && !sec; ++i) sock.read_some(net::buffer(sink), sec);
+      while (!sec) stream.read_some(net::buffer(sink), sec);
     };
     if (ec == http::error::header_limit) return refuse(http::status::request_header_fields_too_large, "request header larger than 16 KiB");
-    if (ec && ec != http::error::body_limit) return refuse(http::status::bad_request, "malformed HTTP request");
-    // The header is whole here (Beast checks Content-Length against the largest limit as it ends).
+    if (ec == boost::beast::error::timeout)
+      return refuse(http::status::request_timeout, "the request header did not arrive within " +
+                                                      std::to_string(o.idle_timeout.count()) + " s");
+    if (ec) return refuse(http::status::bad_request, "malformed HTTP request");
     const std::string target(parser.get().target());
     const bool is_upload = target.rfind("/api/uploads", 0) == 0;
     const std::uint64_t limit = is_upload ? o.max_upload_bytes : o.max_body_bytes;
     const auto length = parser.content_length();
-    if (ec == http::error::body_limit || (length && *length > limit))
-      return refuse(http::status::payload_too_large, (is_upload ? "upload of " : "request body of ") +
-                                                         (length ? std::to_string(*length) + " bytes" : std::string("this size")) + " exceeds the limit of " + std::to_string(limit) + " bytes");
+    if (length && *length > limit)
+      return refuse(http::status::payload_too_large, (is_upload ? "upload of " : "request body of ") + std::to_string(*length) +
+                                                         " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
     parser.body_limit(limit);
-    http::read(sock, buf, parser, ec);
+    stream.expires_after(o.request_timeout);
+    http::read(stream, buf, parser, ec);
     if (ec == http::error::body_limit)
       return refuse(http::status::payload_too_large, "request body exceeds the limit of " + std::to_string(limit) + " bytes");
+    if (ec == boost::beast::error::timeout)
+      return refuse(http::status::request_timeout, "the request body did not arrive within " +
+                                                      std::to_string(o.request_timeout.count()) + " s");
     if (ec) return refuse(http::status::bad_request, "malformed HTTP request body");
     Request req = parser.release();
+    const bool keep = req.keep_alive();
+    const bool head_only = req.method() == http::verb::head;
+    stream.expires_after(o.response_timeout);
     const auto t = parse_target(target);
     if (!t) {
-      if (!send(error_response(http::status::bad_request, "malformed request target (bad %-escape or NUL)"), req.keep_alive())) return;
-      if (!req.keep_alive()) return;
+      if (!send_reply(stream, error_response(http::status::bad_request, "malformed request target (bad %-escape or NUL)"), keep, head_only) || !keep) return;
       continue;
     }
     // Server-sent events keep the connection: /api/runs/ID/events
@@ -222,44 +256,35 @@ void Server::Impl::connection(tcp::socket sock) {
     if (req.method() == http::verb::get && t->path.rfind(prefix, 0) == 0 && t->path.size() > prefix.size() + suffix.size() &&
         t->path.compare(t->path.size() - suffix.size(), suffix.size(), suffix) == 0) {
       const std::string id = t->path.substr(prefix.size(), t->path.size() - prefix.size() - suffix.size());
-      if (runs->view(id)) return stream_events(sock, id);
-      if (!send(error_response(http::status::not_found, "no run '" + id + "'"), req.keep_alive())) return;
+      if (runs->view(id)) return stream_events(stream, id);
+      if (!send_reply(stream, error_response(http::status::not_found, "no run '" + id + "'"), keep, false) || !keep) return;
       continue;
     }
-    Response res;
-    try {
-      res = handle(req, *t);
-    } catch (const HttpError& e) {
-      res = error_response(e.status, e.message);
-    } catch (const InputError& e) {
-      res = error_response(http::status::bad_request, e.what());
-    } catch (const Busy& e) {
-      res = error_response(http::status::service_unavailable, e.what());
-    } catch (const std::exception& e) {
-      spdlog::error("serve: {} {}: {}", std::string(req.method_string()), target, e.what());
-      res = error_response(http::status::internal_server_error, "the server could not answer this request; its log says why");
-    }
-    if (req.method() == http::verb::head) {  // the headers of the GET, without its body
-      res.prepare_payload();
-      const auto size = res.body().size();
-      res.body().clear();
-      res.keep_alive(req.keep_alive());
-      res.content_length(size);
-      boost::system::error_code wec;
-      http::write(sock, res, wec);
-      if (wec || !req.keep_alive()) return;
-      continue;
-    }
-    if (!send(std::move(res), req.keep_alive()) || !req.keep_alive()) return;
+    if (!send_reply(stream, answer(req, *t), keep, head_only) || !keep) return;
   }
 }
 
-Response Server::Impl::handle(const Request& req, const Target& t) {
+Reply Server::Impl::answer(const Request& req, const Target& t) {
+  try {
+    return handle(req, t);
+  } catch (const HttpError& e) {
+    return error_response(e.status, e.message);
+  } catch (const InputError& e) {
+    return error_response(http::status::bad_request, e.what());
+  } catch (const Busy& e) {
+    return error_response(http::status::service_unavailable, e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("serve: {} {}: {}", std::string(req.method_string()), std::string(req.target()), e.what());
+    return error_response(http::status::internal_server_error, "the server could not answer this request; its log says why");
+  }
+}
+
+Reply Server::Impl::handle(const Request& req, const Target& t) {
   if (t.path.rfind("/api/", 0) == 0 || t.path == "/api") return handle_api(req, t);
   return handle_static(req, t);
 }
 
-Response Server::Impl::handle_static(const Request& req, const Target& t) {
+Reply Server::Impl::handle_static(const Request& req, const Target& t) {
   if (req.method() != http::verb::get && req.method() != http::verb::head)
     throw HttpError{http::status::method_not_allowed, "expected GET for " + t.path};
   if (!fs::exists(o.asset_dir / "index.html"))
@@ -272,11 +297,10 @@ Response Server::Impl::handle_static(const Request& req, const Target& t) {
   r.set(http::field::content_type, mime_type(file->string()));
   // Vite names assets by content hash: they never change under one name.
   r.set(http::field::cache_control, t.path.rfind("/assets/", 0) == 0 ? "max-age=31536000, immutable" : "no-cache");
-  r.body() = read_file(*file);
-  return r;
+  return Reply(std::move(r), file_body(*file));
 }
 
-Response Server::Impl::handle_api(const Request& req, const Target& t) {
+Reply Server::Impl::handle_api(const Request& req, const Target& t) {
   const auto method = req.method();
   const auto& p = t.path;
   if (p == "/api/health" && method == http::verb::get)
@@ -361,6 +385,7 @@ Response Server::Impl::upload(const Request& req, const Target& t) {
   engine::RunSpec check;
   check.workload = file.string();
   check.fusion = "none";
+  const RunManager::Slot slot = runs->reserve("checking upload '" + name + "'");
   const engine::ChildResult res = engine::run_in_child(
       [&check] {
         engine::load_run(check);
@@ -381,7 +406,7 @@ Response Server::Impl::upload(const Request& req, const Target& t) {
   return json_response(http::status::created, {{"upload", id}, {"name", name}, {"bytes", req.body().size()}});
 }
 
-Response Server::Impl::run_resource(const Request& req, const Target& t, const std::string& id, const std::string& rest) {
+Reply Server::Impl::run_resource(const Request& req, const Target& t, const std::string& id, const std::string& rest) {
   auto v = runs->view(id);
   if (!v) throw HttpError{http::status::not_found, "no run '" + id.substr(0, 64) + "'"};
   const auto method = req.method();
@@ -398,8 +423,7 @@ Response Server::Impl::run_resource(const Request& req, const Target& t, const s
     Response r{http::status::ok, 11};
     r.set(http::field::content_type, "application/x-tar");
     r.set(http::field::content_disposition, "attachment; filename=\"npusim-" + id + ".tar\"");
-    r.body() = tar_folder(runs->folder(id), "npusim-" + id);
-    return r;
+    return Reply(std::move(r), tar_folder_stream(runs->folder(id), "npusim-" + id));
   }
   const std::string files = "files/";
   if (rest.rfind(files, 0) == 0) {
@@ -416,8 +440,7 @@ Response Server::Impl::run_resource(const Request& req, const Target& t, const s
     }
     const fs::path file = runs->folder(id) / name;
     if (!fs::exists(file)) throw HttpError{http::status::not_found, "run '" + id + "' has no file '" + name.substr(0, 80) + "'"};
-    r.body() = read_file(file);
-    return r;
+    return Reply(std::move(r), file_body(file));
   }
   throw HttpError{http::status::not_found, "no resource '" + rest.substr(0, 80) + "' of run '" + id + "'"};
 }
@@ -435,7 +458,9 @@ Response Server::Impl::timeline(const RunView& v, const Target& t) {
     if (timeline_run == v.id) trace = timeline_trace;
   }
   if (!trace) {
-    trace = std::make_shared<traces::Trace>(traces::read_trace_json((runs->folder(v.id) / "trace.json").string()));
+    const fs::path folder = runs->folder(v.id);
+    const RunManager::Slot slot = runs->reserve("loading the trace of run '" + v.id + "'");
+    trace = std::make_shared<traces::Trace>(traces::read_trace_json((folder / "trace.json").string()));
     std::lock_guard<std::mutex> lock(timeline_mu);
     timeline_run = v.id;
     timeline_trace = trace;
@@ -443,11 +468,11 @@ Response Server::Impl::timeline(const RunView& v, const Target& t) {
   return json_response(http::status::ok, make_timeline(*trace, w));
 }
 
-void Server::Impl::stream_events(tcp::socket& sock, const std::string& id) {
-  set_socket_timeouts(sock, 60);
+void Server::Impl::stream_events(DeadlineStream& stream, const std::string& id) {
   boost::system::error_code ec;
-  net::write(sock, net::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-                                           "Connection: close\r\n\r\n")), ec);
+  stream.expires_after(std::chrono::seconds(60));
+  net::write(stream, net::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                                             "Connection: close\r\n\r\n")), ec);
   std::uint64_t seen = 0;
   bool first = true;
   while (!ec) {
@@ -457,10 +482,11 @@ void Server::Impl::stream_events(tcp::socket& sock, const std::string& id) {
     if (first || v->version > seen)
       msg = "event: run\ndata: " + to_json(*v).dump() + "\n\n";
     else
-      msg = ": still running\n\n";  // a comment: keeps proxies and the socket timeout happy
+      msg = ": still running\n\n";  // a comment: keeps proxies from closing an idle stream
     first = false;
     seen = v->version;
-    net::write(sock, net::buffer(msg), ec);
+    stream.expires_after(std::chrono::seconds(60));  // a client that stops reading is dropped
+    net::write(stream, net::buffer(msg), ec);
     if (v->finished()) return;
   }
 }

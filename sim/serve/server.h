@@ -2,8 +2,11 @@
 // `npusim serve`: an HTTP/1.1 server (Boost.Beast, one thread per connection) for the live page.
 // It serves the built front end from the asset folder and the JSON API of docs/serve.md: start a
 // run, follow its progress (server-sent events), read its results, download its folder, upload
-// a workload. Runs are `npusim run` child processes (RunManager).
+// a workload. Runs are child processes of the server (RunManager); heavy work beside runs
+// (upload checks, output folders, timeline traces) counts against the same limit; every request
+// and answer has a whole-exchange deadline; files and downloads are streamed, not built in memory.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -25,6 +28,11 @@ struct ServeOptions {
   std::uint64_t max_body_bytes = 64 << 10;    // any request but an upload
   std::uint64_t max_upload_bytes = 32 << 20;  // POST /api/uploads
   std::size_t max_connections = 64;
+  // Whole-exchange deadlines (sim/serve/deadline_stream.h): a slow or silent client cannot hold
+  // one of the max_connections slots longer than these.
+  std::chrono::seconds idle_timeout{10};      // the next request's header, from the end of the last answer
+  std::chrono::seconds request_timeout{60};   // a request's body, from the end of its header
+  std::chrono::seconds response_timeout{60};  // one whole answer (a streamed download included)
 };
 
 class Server {

@@ -1,10 +1,10 @@
 #include "sim/serve/tar_writer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "sim/core/errors.h"
@@ -43,26 +43,46 @@ std::string header(const std::string& name, unsigned long long size, long long m
 
 }  // namespace
 
-std::string tar_folder(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().filename().string().size() + prefix.size() < 98) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::string out;
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::ostringstream body;
-    body << in.rdbuf();
-    if (!in) throw SimulationError("cannot read " + f.string());
-    const std::string data = body.str();
+StreamedBody tar_folder_stream(const fs::path& dir, const std::string& prefix) {
+  struct Entry {
+    fs::path path;
+    std::uint64_t size;
+    long long mtime;
+  };
+  std::vector<Entry> entries;
+  std::uint64_t total = 1024;  // two zero blocks end the archive
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().filename().string().size() + prefix.size() >= 98) continue;
+    const std::uint64_t size = e.file_size();
     const auto mtime = std::chrono::duration_cast<std::chrono::seconds>(
-        fs::last_write_time(f).time_since_epoch() - fs::file_time_type::clock::now().time_since_epoch() +
+        e.last_write_time().time_since_epoch() - fs::file_time_type::clock::now().time_since_epoch() +
         std::chrono::system_clock::now().time_since_epoch()).count();
-    out += header(prefix + "/" + f.filename().string(), data.size(), mtime);
-    out += data;
-    out.append((512 - data.size() % 512) % 512, '\0');
+    entries.push_back({e.path(), size, mtime});
+    total += 512 + (size + 511) / 512 * 512;
   }
-  out.append(1024, '\0');  // two zero blocks end the archive
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  return {total, [entries, prefix](const ByteSink& sink) {
+            static const char zeros[1024] = {};
+            for (const auto& f : entries) {
+              const std::string h = header(prefix + "/" + f.path.filename().string(), f.size, f.mtime);
+              if (!sink(h.data(), h.size())) return;
+              std::ifstream in(f.path, std::ios::binary);
+              if (!in) throw SimulationError("cannot read " + f.path.string());
+              if (!copy_file_bytes(in, f.size, f.path, sink)) return;
+              if (!sink(zeros, (512 - f.size % 512) % 512)) return;
+            }
+            sink(zeros, sizeof zeros);
+          }};
+}
+
+std::string tar_folder(const fs::path& dir, const std::string& prefix) {
+  const StreamedBody body = tar_folder_stream(dir, prefix);
+  std::string out;
+  out.reserve(body.size);
+  body.write([&out](const char* data, std::size_t n) {
+    out.append(data, n);
+    return true;
+  });
   return out;
 }
 

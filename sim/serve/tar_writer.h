@@ -1,13 +1,19 @@
 #pragma once
-// The download of a run folder: a POSIX ustar archive of its regular files, made in memory
-// (a run folder is a few MiB to a few tens of MiB).
+// The download of a run folder: a POSIX ustar archive of its regular files, streamed from the
+// files (its size is computed first, so the response has a Content-Length; nothing is held in
+// memory but one 64 KiB piece).
 #include <filesystem>
 #include <string>
+
+#include "sim/serve/http_util.h"
 
 namespace npusim::serve {
 
 /// A tar of the regular files directly in `dir`, each as `prefix/<name>`, sorted by name.
-/// Throws SimulationError when a file cannot be read.
+/// Its write() throws SimulationError when a file cannot be read or has shrunk.
+StreamedBody tar_folder_stream(const std::filesystem::path& dir, const std::string& prefix);
+
+/// The same archive, whole in a string (tests, small folders).
 std::string tar_folder(const std::filesystem::path& dir, const std::string& prefix);
 
 }  // namespace npusim::serve

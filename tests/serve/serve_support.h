@@ -16,6 +16,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace npusim::test {
@@ -152,5 +153,29 @@ class ServeProcess {
   int port_ = 0;
   std::string work_dir_;
 };
+
+/// The server answers a health check: it is still serving after whatever came before.
+inline void expect_alive(const ServeProcess& s) {
+  const HttpReply r = s.request("GET", "/api/health");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.json()["ok"], true);
+}
+
+/// A 4xx reply whose body is {"error": "..."} containing `needle`.
+inline void expect_error(const HttpReply& r, int status, const std::string& needle) {
+  EXPECT_EQ(r.status, status) << r.body;
+  const nlohmann::json j = r.json();
+  ASSERT_TRUE(j.is_object()) << r.body;
+  ASSERT_TRUE(j.contains("error")) << r.body;
+  EXPECT_NE(j["error"].get<std::string>().find(needle), std::string::npos) << j["error"];
+  // Library text stays out of what a client reads.
+  for (const char* lib : {"std::", "what()", "json.exception", "boost"}) EXPECT_EQ(r.body.find(lib), std::string::npos) << r.body;
+}
+
+inline std::string start(const ServeProcess& s, const nlohmann::json& body) {
+  const HttpReply r = s.request("POST", "/api/runs", body.dump());
+  EXPECT_EQ(r.status, 202) << r.body;
+  return r.json().value("id", "");
+}
 
 }  // namespace npusim::test
