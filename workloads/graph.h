@@ -113,6 +113,14 @@ struct Tensor {
   /// ops of the graph read it too, read in place by its consumers, never copied whole.
   bool persistent = false;
   std::int64_t elements() const;
+  /// This tensor's own description (name, shape, widths, format, persistence) without its links
+  /// to ops: what a pass that rebuilds a graph copies (it links the copy to its own ops).
+  Tensor unlinked() const {
+    Tensor c = *this;
+    c.producer = -1;
+    c.consumers.clear();
+    return c;
+  }
 };
 
 struct Op {

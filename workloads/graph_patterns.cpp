@@ -172,12 +172,7 @@ Graph rebuild(const Graph& g, const std::vector<std::pair<Region, OpKind>>& foun
   std::set<std::string> used_names;
   auto copy = [&](int t) {
     if (remap[t] < 0) {
-      Tensor c;
-      c.name = g.tensor(t).name;
-      c.shape = g.tensor(t).shape;
-      c.is_constant = g.tensor(t).is_constant;
-      c.elem_bytes = g.tensor(t).elem_bytes;
-      remap[t] = out.add_tensor(std::move(c));
+      remap[t] = out.add_tensor(g.tensor(t).unlinked());
     }
     return remap[t];
   };

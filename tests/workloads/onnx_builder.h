@@ -58,6 +58,15 @@ class OnnxBuilder {
     return *this;
   }
 
+  /// An initializer of any element type (::onnx::TensorProto::UINT8, FLOAT16, ...), dims only.
+  OnnxBuilder& typed_weight(const std::string& name, const std::vector<std::int64_t>& dims, int data_type) {
+    auto* t = model.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(data_type);
+    for (auto d : dims) t->add_dims(d);
+    return *this;
+  }
+
   /// An int64 initializer (a shape, axes, pads): 1-D unless `dims` are given.
   OnnxBuilder& ints(const std::string& name, const std::vector<std::int64_t>& values,
                     const std::vector<std::int64_t>& dims = {}) {

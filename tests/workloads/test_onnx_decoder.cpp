@@ -269,3 +269,70 @@ TEST(OnnxContribDecoder, GroupQueryAttentionNamesBadHeadCounts) {
 
 }  // namespace
 }  // namespace npusim::workloads
+
+namespace npusim::workloads {
+namespace {
+
+/// MatMulNBits: A [1, 3, 64] x a 4-bit weight of K 64, N 32 in blocks of 32 (k_blocks 2, blob 16
+/// bytes), fp16 scales, optional packed uint8 zero points and a float bias.
+testing::OnnxBuilder nbits(bool zero_points, bool bias, std::vector<std::int64_t> b_dims = {32, 2, 16}, std::int64_t block = 32) {
+  testing::OnnxBuilder b = with_contrib();
+  b.input("a", {1, 3, 64});
+  b.typed_weight("B", b_dims, ::onnx::TensorProto::UINT8).typed_weight("scales", {64}, ::onnx::TensorProto::FLOAT16);
+  std::vector<std::string> in = {"a", "B", "scales"};
+  if (zero_points || bias) {
+    b.typed_weight("zp", {32}, ::onnx::TensorProto::UINT8);  // 32 rows x ceil(2 blocks x 4 bits / 8) = 1 byte
+    in.push_back(zero_points ? "zp" : "");
+  }
+  if (bias) {
+    b.weight("bias", {32});
+    in.push_back("");  // g_idx
+    in.push_back("bias");
+  }
+  auto& n = contrib(b, "MatMulNBits", in, {"y"}, "q4");
+  testing::set_int(n, "K", 64);
+  testing::set_int(n, "N", 32);
+  testing::set_int(n, "bits", 4);
+  testing::set_int(n, "block_size", block);
+  b.output("y");
+  return b;
+}
+
+TEST(OnnxContribDecoder, MatMulNBitsIsOneMatmulOnAPackedWeight) {
+  // 3 x 64 x 32 = 6144 MACs. The weight [64, 32] = 2048 codes of 4 bits = 8192 bits, plus
+  // 2048 / 32 = 64 blocks x (16-bit scale + 4-bit zero point) = 1280 bits: 9472 bits = 1184 B
+  // (the packed B's 1024 B + 128 B of scales + 32 B of zero points, as the file stores them).
+  const Graph g = nbits(true, false).load();
+  EXPECT_EQ(graph_totals(g, 1).macs, 6144u);
+  EXPECT_EQ(count_ops(g, OpKind::MatMul), 1);
+  const Op& mm = g.op(0);
+  const Tensor& w = g.tensor(mm.inputs[1]);
+  EXPECT_EQ(w.shape, (Shape{64, 32}));
+  EXPECT_TRUE(w.is_constant);
+  EXPECT_EQ(tensor_bytes(g, mm.inputs[1], 2), 1184u);
+  EXPECT_EQ(g.tensor(g.find_tensor("y")).shape, (Shape{1, 3, 32}));
+  EXPECT_EQ(mm.origin, "com.microsoft.MatMulNBits 'q4'");
+  // Symmetric (no zero points): 8192 + 64 x 16 = 9216 bits = 1152 B.
+  const Graph sym = nbits(false, false).load();
+  EXPECT_EQ(tensor_bytes(sym, sym.op(0).inputs[1], 2), 1152u);
+  // With a bias: the matmul's third input, added to each of the 3 x 32 outputs (96 vector ops).
+  const Graph biased = nbits(true, true).load();
+  EXPECT_EQ(biased.ops().size(), 1u);
+  EXPECT_EQ(biased.op(0).inputs.size(), 3u);
+  EXPECT_EQ(graph_totals(biased, 1).macs, 6144u);
+  EXPECT_EQ(graph_totals(biased, 1).vector_ops, 96u);
+}
+
+TEST(OnnxContribDecoder, MatMulNBitsRefusesAWeightThatDoesNotMatchItsAttributes) {
+  EXPECT_TRUE(contains(input_error([] { nbits(true, false, {32, 2, 32}).load(); }),
+                       "expected input B [N, ceil(K / block_size), block_size * bits / 8] = [32, 2, 16], found [32, 2, 32]"));
+  EXPECT_TRUE(contains(input_error([] { nbits(true, false, {32, 2, 16}, 24).load(); }),
+                       "expected attribute block_size a power of two from 16 to 65536, found 24"));
+  testing::OnnxBuilder wrong_k = nbits(false, false);
+  for (auto& attr : *wrong_k.model.mutable_graph()->mutable_node(0)->mutable_attribute())
+    if (attr.name() == "K") attr.set_i(48);
+  EXPECT_TRUE(contains(input_error([&] { wrong_k.load(); }), "expected input A [..., 48] (the last dim K), found [1, 3, 64]"));
+}
+
+}  // namespace
+}  // namespace npusim::workloads

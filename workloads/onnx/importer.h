@@ -213,6 +213,9 @@ class Importer {
   void map_multi_head_attention(const Node& n);
   /// GroupQueryAttention (separate or packed QKV; past/present KV; do_rotary; attention_bias).
   void map_group_query_attention(const Node& n);
+  /// MatMulNBits (block-quantised weights): one matmul whose weight keeps the packed format
+  /// (bits per element plus a scale, and a zero point, per block), then the bias.
+  void map_matmul_nbits(const Node& n);
   /// A constant [size] standing for part of constant `of` (a projection bias split per Q, K, V).
   Value constant_part(const Value& of, std::int64_t size, const std::string& tag);
   /// The rows of a cos or sin cache for the positions: [B or 1, seq, r/2].

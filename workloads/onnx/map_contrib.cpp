@@ -40,6 +40,7 @@ const std::unordered_map<std::string, std::vector<std::string>>& required_contri
       {"RotaryEmbedding", {"input", "position_ids", "cos_cache", "sin_cache"}},
       {"MultiHeadAttention", {"query"}},
       {"GroupQueryAttention", {"query", "", "", "", "", "seqlens_k", "total_sequence_length"}},
+      {"MatMulNBits", {"A", "B", "scales"}},
   };
   return table;
 }
@@ -242,6 +243,7 @@ const std::unordered_map<std::string, Importer::Mapper>& Importer::contrib_mappe
       {"RotaryEmbedding", &Importer::map_rotary_embedding},
       {"MultiHeadAttention", &Importer::map_multi_head_attention},
       {"GroupQueryAttention", &Importer::map_group_query_attention},
+      {"MatMulNBits", &Importer::map_matmul_nbits},
   };
   return table;
 }

@@ -295,3 +295,77 @@ void Importer::map_group_query_attention(const Node& n) {
 }
 
 }  // namespace npusim::workloads::onnx
+
+namespace npusim::workloads::onnx {
+namespace {
+
+/// Bits of one element of a float scale or zero point (ORT's T1: float, float16, bfloat16); 0
+/// for any other type.
+std::uint8_t float_bits(int elem_type) {
+  if (elem_type == ::onnx::TensorProto::FLOAT) return 32;
+  if (elem_type == ::onnx::TensorProto::FLOAT16 || elem_type == ::onnx::TensorProto::BFLOAT16) return 16;
+  return 0;
+}
+
+}  // namespace
+
+void Importer::map_matmul_nbits(const Node& n) {
+  // Y = A x dequant(B)^T (+ bias). B: uint8 [N, k_blocks, blob] holding N x K codes of `bits`
+  // bits, packed along K in blocks of block_size; scales [N * k_blocks] (or [N, k_blocks]) of
+  // A's float type; zero_points either packed codes (uint8 [N * ceil(k_blocks * bits / 8)]) or
+  // floats like the scales; g_idx (deprecated) and bias [N] optional. The weight becomes one IR
+  // constant [K, N] whose format stores `bits` per element plus one scale (and zero point) per
+  // block: DRAM and SRAM carry the packed bytes, the MAC array multiplies at the config's dtype.
+  const std::int64_t K = n.attrs.integer("K", 0), N = n.attrs.integer("N", 0);
+  const std::int64_t bits = n.attrs.integer("bits", 4), block = n.attrs.integer("block_size", 0);
+  const std::int64_t kLimit = std::int64_t{1} << 24;
+  if (K < 1 || K > kLimit || N < 1 || N > kLimit)
+    n.fail("attributes K and N from 1 to 2^24", "K " + std::to_string(K) + ", N " + std::to_string(N));
+  if (bits < 2 || bits > 8) n.fail("attribute bits from 2 to 8", std::to_string(bits));
+  if (block < 16 || block > 65536 || (block & (block - 1)) != 0)
+    n.fail("attribute block_size a power of two from 16 to 65536", std::to_string(block));
+  const Value& a = n.in(0);
+  if (a.shape.empty() || a.shape.back() != K)
+    n.fail("input A [..., " + std::to_string(K) + "] (the last dim K)", format_shape(a.shape));
+  const std::int64_t k_blocks = (K + block - 1) / block, blob = block * bits / 8;
+  const Value& b = n.in(1);
+  if (!b.is_constant() || b.constant->elem_type != ::onnx::TensorProto::UINT8)
+    n.fail("input B a uint8 initializer (the packed weight)",
+           b.is_constant() ? dtype_name(b.constant->elem_type) + " '" + b.name + "'" : "an activation '" + b.name + "'");
+  if (b.shape != Shape{N, k_blocks, blob})
+    n.fail("input B [N, ceil(K / block_size), block_size * bits / 8] = " + format_shape({N, k_blocks, blob}), format_shape(b.shape));
+  const auto count = [&](std::size_t i, const std::string& what, std::int64_t want) {
+    const Value& v = n.in(i);
+    if (!v.is_constant()) n.fail("input " + std::to_string(i) + " (" + what + ") an initializer", "an activation '" + v.name + "'");
+    if (v.constant->elements() != want)
+      n.fail("input " + std::to_string(i) + " (" + what + ") of " + std::to_string(want) + " elements", format_shape(v.shape));
+  };
+  count(2, "scales", N * k_blocks);
+  ElemFormat f;
+  f.bits = std::uint8_t(bits);
+  f.group = std::uint32_t(block);
+  f.scale_bits = float_bits(n.in(2).constant->elem_type);
+  if (f.scale_bits == 0) n.fail("scales of a float type (float, float16, bfloat16)", dtype_name(n.in(2).constant->elem_type));
+  if (n.has(3)) {
+    const int zt = n.in(3).is_constant() ? n.in(3).constant->elem_type : -1;
+    const bool packed = zt == ::onnx::TensorProto::UINT8;
+    count(3, packed ? "packed zero points" : "zero points", packed ? N * ((k_blocks * bits + 7) / 8) : N * k_blocks);
+    f.zero_bits = packed ? std::uint8_t(bits) : float_bits(zt);
+    if (f.zero_bits == 0) n.fail("zero_points of uint8 or the scales' float type", dtype_name(zt));
+  }
+  if (n.has(4) && !n.in(4).is_constant()) n.fail("input 4 (g_idx) an initializer", "an activation '" + n.in(4).name + "'");
+  Tensor w;
+  w.name = unique_tensor_name(b.name);
+  w.shape = {K, N};
+  w.is_constant = true;
+  w.format = f;
+  const int weight = staged_.graph.add_tensor(std::move(w));
+  std::vector<int> inputs = {operand(a), weight};
+  if (n.has(5)) {
+    count(5, "bias", N);
+    inputs.push_back(operand(n.in(5)));  // the IR matmul's bias (as a Linear's MatMul + Add is read)
+  }
+  bind(n.out(), emit(n, OpKind::MatMul, inputs, {}, n.out()));
+}
+
+}  // namespace npusim::workloads::onnx

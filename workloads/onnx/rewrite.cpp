@@ -263,13 +263,7 @@ Graph Rewriter::build(const std::string& source) const {
   std::vector<int> remap(g_.tensors().size(), -1);
   const auto copy = [&](int t) {
     if (remap[t] < 0) {
-      const Tensor& src = g_.tensor(t);
-      Tensor c;
-      c.name = src.name;
-      c.shape = src.shape;
-      c.is_constant = src.is_constant;
-      c.elem_bytes = src.elem_bytes;
-      remap[t] = out.add_tensor(std::move(c));
+      remap[t] = out.add_tensor(g_.tensor(t).unlinked());
     }
     return remap[t];
   };
