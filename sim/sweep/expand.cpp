@@ -16,9 +16,15 @@ std::string Point::key(const SweepSpec& s) const {
   // sweep file changed them runs its points again instead of reusing stale figures.
   std::string k = "base=" + s.base;
   for (const auto& f : s.fixed) k += ";set:" + f;
-  k += ";workload=" + workload + ";fusion=" + fusion;
-  if (!objective.empty()) k += ";objective=" + objective;
-  for (std::size_t a = 0; a < s.axes.size(); ++a) k += ";" + s.axes[a].key + "=" + values[a];
+  k += ";workload=";
+  k += workload;
+  k += ";fusion=";
+  k += fusion;
+  if (!objective.empty()) {
+    k += ";objective=";
+    k += objective;
+  }
+  for (std::size_t a = 0; a < s.axes.size(); ++a) k += ";" + s.axes[a].key + "=" + value(s, a);
   return k;
 }
 
@@ -30,15 +36,17 @@ std::string Point::id() const {
 
 std::vector<std::string> Point::overrides(const SweepSpec& s) const {
   std::vector<std::string> sets = s.fixed;
-  for (std::size_t a = 0; a < s.axes.size(); ++a) sets.push_back(s.axes[a].key + "=" + values[a]);
+  for (std::size_t a = 0; a < s.axes.size(); ++a) sets.push_back(s.axes[a].key + "=" + value(s, a));
   return sets;
 }
 
 nlohmann::json Point::to_json(const SweepSpec& s) const {
   nlohmann::json config = nlohmann::json::object();
-  for (std::size_t a = 0; a < s.axes.size(); ++a) config[s.axes[a].key] = values[a];
-  return {{"index", index}, {"id", id()},   {"key", key(s)},         {"workload", workload},
-          {"fusion", fusion}, {"objective", objective}, {"config", config}};
+  for (std::size_t a = 0; a < s.axes.size(); ++a) config[s.axes[a].key] = value(s, a);
+  return {{"index", index},           {"id", id()},
+          {"key", key(s)},            {"workload", std::string(workload)},
+          {"fusion", std::string(fusion)}, {"objective", std::string(objective)},
+          {"config", config}};
 }
 
 namespace {
@@ -59,7 +67,7 @@ std::uint64_t grid_size(const SweepSpec& s) {
 ConfigPoint grid_point(const SweepSpec& s, std::uint64_t i) {
   ConfigPoint p(s.axes.size());
   for (std::size_t a = s.axes.size(); a-- > 0;) {
-    p[a] = i % s.axes[a].values.size();
+    p[a] = std::uint32_t(i % s.axes[a].values.size());
     i /= s.axes[a].values.size();
   }
   return p;
@@ -108,7 +116,7 @@ std::vector<ConfigPoint> random_points(const SweepSpec& s) {
   std::vector<ConfigPoint> out;
   for (std::uint64_t tries = 0; out.size() < s.count && tries < 1000 * s.count + 1000; ++tries) {
     ConfigPoint p(s.axes.size());
-    for (std::size_t a = 0; a < s.axes.size(); ++a) p[a] = draw_below(rng, s.axes[a].values.size());
+    for (std::size_t a = 0; a < s.axes.size(); ++a) p[a] = std::uint32_t(draw_below(rng, s.axes[a].values.size()));
     if (feasible(s, p) && seen.insert(p).second) out.push_back(std::move(p));
   }
   return out;
@@ -133,7 +141,7 @@ std::vector<ConfigPoint> latin_hypercube(const SweepSpec& s) {
   std::vector<ConfigPoint> out;
   for (std::size_t i = 0; i < n; ++i) {
     ConfigPoint p(s.axes.size());
-    for (std::size_t a = 0; a < s.axes.size(); ++a) p[a] = strata[a][i] * s.axes[a].values.size() / n;
+    for (std::size_t a = 0; a < s.axes.size(); ++a) p[a] = std::uint32_t(strata[a][i] * s.axes[a].values.size() / n);
     if (feasible(s, p) && seen.insert(p).second) out.push_back(std::move(p));
   }
   return out;
@@ -167,18 +175,16 @@ std::vector<ConfigPoint> config_points(const SweepSpec& s) {
 }
 
 std::vector<Point> expand(const SweepSpec& s) {
+  static const std::string kDefaultObjective;
   std::vector<Point> out;
-  for (const auto& cp : config_points(s)) {
-    std::vector<std::string> values;
-    for (std::size_t a = 0; a < s.axes.size(); ++a) values.push_back(s.axes[a].values[cp[a]]);
+  for (auto& cp : config_points(s))
     for (const auto& w : s.workloads)
       for (const auto& f : s.fusion) {
-        const bool search = f == "search";
-        const std::vector<std::string> objectives = search && !s.search_objectives.empty() ? s.search_objectives
-                                                                                           : std::vector<std::string>{""};
-        for (const auto& o : objectives) out.push_back({out.size(), values, w, f, o});
+        const bool per_objective = f == "search" && !s.search_objectives.empty();
+        const std::size_t n = per_objective ? s.search_objectives.size() : 1;
+        for (std::size_t o = 0; o < n; ++o)
+          out.push_back({out.size(), cp, w, f, per_objective ? s.search_objectives[o] : kDefaultObjective});
       }
-  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -13,16 +14,24 @@
 
 namespace npusim::sweep {
 
-struct Point {
-  std::size_t index = 0;            // position in the expansion
-  std::vector<std::string> values;  // one per axis, in the sweep file's axis order
-  std::string workload;
-  std::string fusion;
-  std::string objective;            // search objective ("" = not a search point or default)
+/// Indices into each axis's values, one per axis in the sweep file's order (4 bytes an axis:
+/// the largest grid the docs allow, 2^20 points, stays in tens of MiB).
+using ConfigPoint = std::vector<std::uint32_t>;
 
+/// One point: a config point, a workload, a policy and a search objective. The strings are
+/// views into the SweepSpec, which must outlive its points.
+struct Point {
+  std::size_t index = 0;  // position in the expansion
+  ConfigPoint config;     // index of each axis's value
+  std::string_view workload;
+  std::string_view fusion;
+  std::string_view objective;  // search objective ("" = not a search point or default)
+
+  /// The value of axis `a` as written in the file.
+  const std::string& value(const SweepSpec& s, std::size_t a) const { return s.axes[a].values[config[a]]; }
   /// Stable identity of the point: base config, fixed overrides, workload, policy and every
-  /// axis value. Resume and merge
-  /// match points by this, so a reordered file still skips what is done.
+  /// axis value. Resume and merge match points by this, so a reordered file still skips what is
+  /// done.
   std::string key(const SweepSpec& s) const;
   /// "p000042": the folder and log name of the point.
   std::string id() const;
@@ -30,9 +39,6 @@ struct Point {
   std::vector<std::string> overrides(const SweepSpec& s) const;
   nlohmann::json to_json(const SweepSpec& s) const;
 };
-
-/// Indices into each axis's values, one vector per config point.
-using ConfigPoint = std::vector<std::size_t>;
 
 /// The config points of the spec's sampling, constraints applied. Throws InputError when no
 /// point is left, naming the constraints' lines.

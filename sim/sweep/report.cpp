@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -28,9 +30,26 @@ json read_sweep_json(const std::string& dir) {
   const fs::path p = fs::path(dir) / "sweep.json";
   if (!fs::exists(p)) throw InputError(dir, "not a sweep folder (no sweep.json); run npusim sweep SWEEP.yaml --out " + dir);
   json j = json::parse(read_file(p.string()), nullptr, false);
-  if (j.is_discarded() || !j.contains("axes") || !j.contains("points"))
-    throw InputError(p.string(), "expected the sweep.json npusim sweep writes (axes, points)");
+  if (j.is_discarded() || !j.is_object() || !j.contains("axes") || !j.contains("point_count") ||
+      !j.at("point_count").is_number_unsigned())
+    throw InputError(p.string(), "expected the sweep.json npusim sweep writes (axes, point_count)");
   return j;
+}
+
+/// The keys of the sweep's points, read a line at a time from points.jsonl.
+std::set<std::string> point_keys(const std::string& dir) {
+  const fs::path p = fs::path(dir) / "points.jsonl";
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(dir, "not a whole sweep folder (no points.jsonl beside sweep.json)");
+  std::set<std::string> keys;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    const json point = json::parse(line, nullptr, false);
+    if (point.is_discarded() || !point.is_object() || !point.contains("key") || !point.at("key").is_string())
+      throw InputError(p.string() + ":" + std::to_string(n), "expected a point with a string \"key\" (the lines npusim sweep writes)");
+    keys.insert(point.at("key").get<std::string>());
+  }
+  return keys;
 }
 
 /// An objective's summary field and its axis label.
@@ -212,9 +231,10 @@ MergeOutcome merge_results(const std::string& dir) {
   write_results(main, axis_keys, records);
   m.records = records.size();
   for (const auto& r : records) (r.at("status") == "ok" ? m.ok : m.failed)++;
-  m.points = sweep.at("points").size();
+  const std::set<std::string> keys = point_keys(dir);
+  m.points = keys.size();
   std::size_t present = 0;
-  for (const auto& p : sweep.at("points")) present += by_key.count(p.at("key").get<std::string>());
+  for (const auto& k : keys) present += by_key.count(k);
   m.missing = m.points - present;
   return m;
 }

@@ -54,15 +54,18 @@ void write_sweep_json(const SweepSpec& s, const std::vector<Point>& points, cons
   for (const auto& a : s.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
   json constraints = json::array();
   for (const auto& c : s.constraints) constraints.push_back(c.text());
-  json ps = json::array();
-  for (const auto& p : points) ps.push_back(p.to_json(s));
-  const json j = {{"sweep_file", fs::absolute(s.path).string()}, {"base", s.base},
-                  {"workloads", s.workloads}, {"fusion", s.fusion},
-                  {"sampling", to_string(s.sampling)}, {"count", s.count},
-                  {"seed", s.seed}, {"fixed", s.fixed},
-                  {"axes", axes}, {"constraints", constraints},
-                  {"objectives", s.objectives}, {"points", ps}};
-  write_file_atomic((fs::path(dir) / "sweep.json").string(), j.dump(1) + "\n");
+  const json head = {{"sweep_file", fs::absolute(s.path).string()}, {"base", s.base},
+                     {"workloads", s.workloads}, {"fusion", s.fusion},
+                     {"sampling", to_string(s.sampling)}, {"count", s.count},
+                     {"seed", s.seed}, {"fixed", s.fixed},
+                     {"axes", axes}, {"constraints", constraints},
+                     {"objectives", s.objectives}, {"point_count", points.size()}};
+  write_file_atomic((fs::path(dir) / "sweep.json").string(), head.dump(1) + "\n");
+  // The points go one a line into points.jsonl, streamed as they are made: a 2^20-point grid
+  // as one JSON document would take gigabytes to build and to read back.
+  write_file_atomic((fs::path(dir) / "points.jsonl").string(), [&](std::ostream& out) {
+    for (const auto& p : points) out << p.to_json(s).dump() << "\n";
+  });
 }
 
 namespace {
@@ -86,11 +89,12 @@ using LoadedWorkloads = std::map<std::string, std::shared_ptr<const workloads::G
 LoadedWorkloads load_workloads(const std::vector<const Point*>& pending) {
   LoadedWorkloads out;
   for (const Point* p : pending) {
-    if (out.count(p->workload)) continue;
+    const std::string w(p->workload);
+    if (out.count(w)) continue;
     try {
-      out[p->workload] = std::make_shared<const workloads::Graph>(engine::load_workload_spec(p->workload, {}));
+      out[w] = std::make_shared<const workloads::Graph>(engine::load_workload_spec(w, {}));
     } catch (const InputError&) {
-      out[p->workload] = nullptr;
+      out[w] = nullptr;
     }
   }
   return out;
@@ -106,9 +110,9 @@ std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, c
       [&s, &p, f, graph] {
         engine::RunSpec spec;
         spec.config = s.base;
-        spec.workload = p.workload;
-        spec.fusion = p.fusion;
-        spec.objective = p.objective;
+        spec.workload = std::string(p.workload);
+        spec.fusion = std::string(p.fusion);
+        spec.objective = std::string(p.objective);
         spec.overrides = p.overrides(s);
         spec.out = f.run_dir;
         const engine::LoadedRun run = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
@@ -224,7 +228,7 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
     while (next < pending.size() && running.size() < std::max(1u, o.jobs)) {
       const Point& p = *pending[next++];
       PointFiles pf = point_files(o, p);
-      auto child = start_point(s, p, pf, graphs.at(p.workload));
+      auto child = start_point(s, p, pf, graphs.at(std::string(p.workload)));
       running.push_back({&p, std::move(pf), Clock::now(), std::move(child)});
     }
     bool any = false;

@@ -40,8 +40,8 @@ const char* kArrayAxes =
 std::vector<std::pair<std::string, std::string>> rows_cols(const SweepSpec& s, const std::vector<Point>& ps) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& p : ps) {
-    EXPECT_EQ(s.axes.size(), p.values.size());
-    out.emplace_back(p.values[0], p.values[1]);
+    EXPECT_EQ(s.axes.size(), p.config.size());
+    out.emplace_back(p.value(s, 0), p.value(s, 1));
   }
   return out;
 }
@@ -113,20 +113,21 @@ TEST(SweepExpand, LatinHypercubeBalancesEveryAxis) {
   // 8 strata over 4 values: stratum j takes value floor(j * 4 / 8), so each value exactly twice
   // per axis; 8 points of a 16-point grid.
   std::map<std::string, int> rows, cols;
-  std::set<std::vector<std::string>> seen;
+  std::set<ConfigPoint> seen;
   for (const auto& p : points) {
-    rows[p.values[0]]++;
-    cols[p.values[1]]++;
-    seen.insert(p.values);
+    rows[p.value(s, 0)]++;
+    cols[p.value(s, 1)]++;
+    seen.insert(p.config);
   }
   // Seed 3's strata pair up without a repeat, so all 8 points stay (a repeat would be dropped).
   ASSERT_EQ(points.size(), 8u);
   EXPECT_EQ(seen.size(), points.size());
   for (const auto& [v, n] : rows) EXPECT_EQ(n, 2) << "rows " << v;
   for (const auto& [v, n] : cols) EXPECT_EQ(n, 2) << "cols " << v;
-  const auto again = expand(load_sweep(path));
+  const SweepSpec reloaded = load_sweep(path);  // points view their spec's strings: keep it alive
+  const auto again = expand(reloaded);
   ASSERT_EQ(again.size(), points.size());
-  for (std::size_t i = 0; i < points.size(); ++i) EXPECT_EQ(again[i].values, points[i].values);
+  for (std::size_t i = 0; i < points.size(); ++i) EXPECT_EQ(again[i].config, points[i].config);
 }
 
 TEST(SweepConstraint, ArithmeticComparisonsAndUnits) {
