@@ -208,6 +208,7 @@ void DramEngine::admit(const Pending& p, std::uint64_t at) {
   if (!behind && window_has_room(bank, e)) {
     if (bank.window.empty()) mark_window(p.target.bank, true);
     bank.window.push_back(e);
+    bank.candidate_valid = false;
   } else {
     bank.waiting.push_back(e);
     ++q.waiting;
@@ -305,9 +306,8 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   bool floor_known = false;
   const auto best_at_floor = [&] {
     if (!floor_known) {
-      floor = serve == Serve::Both
-                  ? std::min(device_.earliest_column(channel, false, at), device_.earliest_column(channel, true, at))
-                  : device_.earliest_column(channel, serve == Serve::Writes, at);
+      floor = serve == Serve::Both ? device_.earliest_column_either(channel, at)
+                                   : device_.earliest_column(channel, serve == Serve::Writes, at);
       floor_known = true;
     }
     return best.schedule.col == floor;
@@ -319,8 +319,8 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   for (std::uint32_t w = 0; w < words; ++w) {
     for (std::uint64_t m = window_banks_[std::size_t{channel} * words + w]; m != 0; m &= m - 1) {
       const std::uint32_t bank = first + w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(m));
-      const std::vector<Entry>& q = bank_queues_[bank].window;
-      std::size_t pick = window_candidate(q, serve);
+      const RingQueue<Entry>& q = bank_queues_[bank].window;
+      std::size_t pick = window_candidate(bank_queues_[bank], bank, serve);
       if (pick == q.size()) continue;
       pick = cap_row_hits(q, serve, bank, pick, at);
       const Entry& e = q[pick];
@@ -344,7 +344,7 @@ DramEngine::Choice DramEngine::choose_plainly(std::uint32_t channel, Serve serve
   Choice best;
   std::uint64_t best_arrival = kNever;
   for (std::uint32_t bank = channel * banks_per_channel_; bank < (channel + 1) * banks_per_channel_; ++bank) {
-    const std::vector<Entry>& q = bank_queues_[bank].window;
+    const RingQueue<Entry>& q = bank_queues_[bank].window;
     std::size_t oldest = q.size(), oldest_hit = q.size();
     for (std::size_t i = 0; i < q.size(); ++i) {
       if (serve != Serve::Both && q[i].is_write != (serve == Serve::Writes)) continue;
@@ -367,18 +367,30 @@ DramEngine::Choice DramEngine::choose_plainly(std::uint32_t channel, Serve serve
   return best;
 }
 
-std::size_t DramEngine::window_candidate(const std::vector<Entry>& window, Serve serve) const {
+std::size_t DramEngine::window_candidate(const BankQueue& queue, std::uint32_t bank, Serve serve) const {
+  const std::uint32_t open_row = device_.open_row(bank);  // every entry is of this bank
+  if (queue.candidate_valid && queue.candidate_row == open_row && queue.candidate_serve == serve)
+    return queue.candidate;
+  queue.candidate_valid = true;
+  queue.candidate_row = open_row;
+  queue.candidate_serve = serve;
+  queue.candidate = scan_window(queue.window, open_row, serve);
+  return queue.candidate;
+}
+
+std::size_t DramEngine::scan_window(const RingQueue<Entry>& window, std::uint32_t open_row, Serve serve) const {
   std::size_t pick = window.size();
   for (std::size_t i = 0; i < window.size(); ++i) {
-    if (serve != Serve::Both && window[i].is_write != (serve == Serve::Writes)) continue;
+    const Entry& e = window[i];
+    if (serve != Serve::Both && e.is_write != (serve == Serve::Writes)) continue;
     if (pick == window.size()) pick = i;  // the oldest
     if (config_.scheduler == DramScheduler::Fcfs) break;
-    if (device_.is_hit(window[i].target)) return i;  // the oldest row hit
+    if (e.target.row == open_row) return i;  // the oldest row hit
   }
   return pick;
 }
 
-std::size_t DramEngine::cap_row_hits(const std::vector<Entry>& window, Serve serve, std::uint32_t bank,
+std::size_t DramEngine::cap_row_hits(const RingQueue<Entry>& window, Serve serve, std::uint32_t bank,
                                      std::size_t pick, std::uint64_t at) const {
   if (config_.row_hit_cap == 0 || row_columns_[bank] < config_.row_hit_cap) return pick;
   std::size_t oldest = 0;
@@ -402,15 +414,18 @@ void DramEngine::mark_window(std::uint32_t bank, bool busy) {
 bool DramEngine::window_has_room(const BankQueue& bank, const Entry& e) const {
   if (config_.write_policy == DramWritePolicy::Shared) return bank.window.size() < config_.bank_queue_depth;
   // Watermarks: reads and writes have a window each (their queues are served apart).
-  const auto same = std::count_if(bank.window.begin(), bank.window.end(),
-                                  [&](const Entry& w) { return w.is_write == e.is_write; });
+  const std::size_t same = bank.window.count_if([&](const Entry& w) { return w.is_write == e.is_write; });
   return static_cast<std::uint32_t>(same) < config_.bank_queue_depth;
 }
 
 DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t col) {
   BankQueue& bank = bank_queues_[c.bank];
   const Entry e = bank.window[c.slot];
-  bank.window.erase(bank.window.begin() + static_cast<std::ptrdiff_t>(c.slot));
+  if (c.slot == 0)
+    bank.window.pop_front();  // the usual case: the oldest
+  else
+    bank.window.erase(c.slot);
+  bank.candidate_valid = false;  // (a request moving in below changes the window too)
   RingQueue<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
   if (arrivals.front() == e.arrival) {  // the usual case: the oldest goes
     arrivals.pop_front();
@@ -445,13 +460,13 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
 bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto hit = [&](const Entry& e) { return e.target.row == t.row && e.arrival <= until; };
-  return std::any_of(bank.window.begin(), bank.window.end(), hit) || bank.waiting.any_of(hit);
+  return bank.window.any_of(hit) || bank.waiting.any_of(hit);
 }
 
 bool DramEngine::queued_for_bank(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto queued = [&](const Entry& e) { return e.arrival <= until; };
-  return std::any_of(bank.window.begin(), bank.window.end(), queued) || bank.waiting.any_of(queued);
+  return bank.window.any_of(queued) || bank.waiting.any_of(queued);
 }
 
 void DramEngine::settle_adaptive_close(Channel& ch) {

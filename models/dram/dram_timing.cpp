@@ -87,6 +87,20 @@ std::uint64_t DramDevice::earliest_column(std::uint32_t channel, bool is_write, 
   return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
 }
 
+std::uint64_t DramDevice::earliest_column_either(std::uint32_t channel, std::uint64_t column_floor) const {
+  const std::uint64_t bus = bus_free_[channel];
+  std::uint64_t read_ready = std::numeric_limits<std::uint64_t>::max(), write_ready = read_ready;
+  for (std::uint32_t i = channel * config_.ranks; i < (channel + 1) * config_.ranks; ++i) {
+    const Rank& r = ranks_[i];
+    read_ready = std::min(read_ready, std::max(r.col_ready, r.read_ready));
+    write_ready = std::min(write_ready, std::max(r.col_ready, r.write_ready));
+  }
+  const auto floor_of = [&](std::uint64_t rank_ready, std::uint64_t latency) {
+    return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
+  };
+  return std::min(floor_of(read_ready, read_latency_), floor_of(write_ready, write_latency_));
+}
+
 void DramDevice::precharge(Bank& bank, std::uint64_t at) {
   if (at > bank.opened) stats_.bank_open_cycles += at - bank.opened;
   if (activity_) activity_->close_row(static_cast<std::uint32_t>(&bank - banks_.data()), at);
