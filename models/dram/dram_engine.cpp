@@ -132,11 +132,13 @@ std::uint64_t DramEngine::run(DramRequestSource& source) {
   run_last_ = now_;
   Pending p;
   pull(source, p);
+  // The next decision changes only with a decision, or when an admission fills an empty
+  // channel: it is kept here rather than looked for at every step.
+  std::uint32_t channel = 0;
+  std::uint64_t t_decide = next_decision(channel);
   for (;;) {
     // 1. The next admission and the next decision; refresh ticks due by then go first.
     const std::uint64_t t_admit = p.status == DramRequestSource::Status::Ready ? admission_time(p) : kNever;
-    std::uint32_t channel = 0;
-    const std::uint64_t t_decide = next_decision(channel);
     const std::uint64_t t_next = std::min(t_admit, t_decide);
     if (t_next == kNever) {
       if (p.status == DramRequestSource::Status::Blocked)
@@ -149,11 +151,20 @@ std::uint64_t DramEngine::run(DramRequestSource& source) {
     }
     // 2. A request entering at cycle t is a candidate for a decision at t.
     if (t_admit <= t_decide) {
+      const std::uint32_t c = p.target.channel;
+      const Channel& ch = channels_[c];
+      const bool was_empty = ch.reads.arrivals.empty() && ch.writes.arrivals.empty();
       admit(p, t_admit);
+      const std::uint64_t t = std::max(ch.clock, t_admit);  // its next decision, if it had none
+      if (was_empty && (t < t_decide || (t == t_decide && c < channel))) {  // ties: the lowest channel
+        t_decide = t;
+        channel = c;
+      }
       pull(source, p);
       continue;
     }
     decide(channel, t_decide, source);
+    t_decide = next_decision(channel);
     if (p.status == DramRequestSource::Status::Blocked) pull(source, p);
   }
   repay_refreshes();
@@ -301,19 +312,8 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   // first ready command each cycle (oldest first on a tie) behaves. FCFS: the oldest request.
   if (plain_choice_) return choose_plainly(channel, serve, at);
   const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
-  Choice best;
-  std::uint64_t floor = kNever;  // the earliest column command any request could have: computed when first needed
-  bool floor_known = false;
-  const auto best_at_floor = [&] {
-    if (!floor_known) {
-      floor = serve == Serve::Both ? device_.earliest_column_either(channel, at)
-                                   : device_.earliest_column(channel, serve == Serve::Writes, at);
-      floor_known = true;
-    }
-    return best.schedule.col == floor;
-  };
-  std::uint64_t best_arrival = kNever;
-  bool found = false;
+  // 1. Each bank's candidate, for the banks whose window holds requests.
+  candidates_.clear();
   const std::uint32_t first = channel * banks_per_channel_;
   const std::uint32_t words = (banks_per_channel_ + 63) / 64;
   for (std::uint32_t w = 0; w < words; ++w) {
@@ -322,16 +322,53 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
       const RingQueue<Entry>& q = bank_queues_[bank].window;
       std::size_t pick = window_candidate(bank_queues_[bank], bank, serve);
       if (pick == q.size()) continue;
-      pick = cap_row_hits(q, serve, bank, pick, at);
-      const Entry& e = q[pick];
-      // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
-      if (e.arrival > best_arrival && (fcfs || (found && best_at_floor()))) continue;
-      const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
-      if (!found || (!fcfs && s.col < best.schedule.col) || ((fcfs || s.col == best.schedule.col) && e.arrival < best_arrival)) {
-        best = {bank, pick, s};
-        best_arrival = e.arrival;
-        found = true;
-      }
+      if (config_.row_hit_cap != 0) pick = cap_row_hits(q, serve, bank, pick, at);
+      candidates_.push_back({0, q[pick].arrival, bank, pick});
+    }
+  }
+  if (candidates_.empty()) return Choice{};
+  const auto plan = [&](const Candidate& c) {
+    const Entry& e = bank_queues_[c.bank].window[c.slot];
+    return Choice{c.bank, c.slot, device_.plan(e.target, e.is_write, e.arrival, at)};
+  };
+  if (fcfs) {  // 2. FCFS: the oldest
+    return plan(*std::min_element(candidates_.begin(), candidates_.end(),
+                                  [](const Candidate& a, const Candidate& b) { return a.arrival < b.arrival; }));
+  }
+  if (candidates_.size() == 1) return plan(candidates_[0]);
+  // 3. FR-FCFS: the earliest column command, ties to the oldest. The oldest candidate first: if
+  //    it issues at the earliest column cycle any request of the channel could have (data bus,
+  //    tCCD_S, turnarounds), no younger one can beat it (a stream's next hit, usually).
+  std::size_t oldest = 0;
+  for (std::size_t i = 1; i < candidates_.size(); ++i)
+    if (candidates_[i].arrival < candidates_[oldest].arrival) oldest = i;
+  Choice best = plan(candidates_[oldest]);
+  std::uint64_t best_arrival = candidates_[oldest].arrival;
+  const std::uint64_t floor = serve == Serve::Both ? device_.earliest_column_either(channel, at)
+                                                   : device_.earliest_column(channel, serve == Serve::Writes, at);
+  if (best.schedule.col == floor) return best;
+  // 4. Else the others in the order of a lower bound on their column command (no CA-bus search;
+  //    the oldest on equal bounds), until the next one's bound shows it loses: it, and every one
+  //    after it, would issue later than the best so far, or at the same cycle and younger.
+  candidates_[oldest].done = true;
+  for (Candidate& c : candidates_) {
+    if (c.done) continue;
+    const Entry& e = bank_queues_[c.bank].window[c.slot];
+    c.bound = device_.column_bound(e.target, e.is_write, e.arrival, at);
+  }
+  for (;;) {
+    Candidate* next = nullptr;
+    for (Candidate& c : candidates_)
+      if (!c.done && (!next || c.bound < next->bound || (c.bound == next->bound && c.arrival < next->arrival)))
+        next = &c;
+    if (!next || next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival))
+      break;
+    next->done = true;
+    const Choice planned = plan(*next);
+    if (planned.schedule.col < best.schedule.col ||
+        (planned.schedule.col == best.schedule.col && next->arrival < best_arrival)) {
+      best = planned;
+      best_arrival = next->arrival;
     }
   }
   return best;

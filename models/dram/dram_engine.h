@@ -199,6 +199,13 @@ class DramEngine {
     std::size_t slot = 0;
     BurstSchedule schedule;
   };
+  /// A bank's candidate in a decision, with a lower bound on its column command.
+  struct Candidate {
+    std::uint64_t bound = 0, arrival = 0;
+    std::uint32_t bank = 0;
+    std::size_t slot = 0;
+    bool done = false;  // planned (or ruled out) in this decision
+  };
   struct RankRefresh {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
     std::uint64_t catch_up = kNever;  // retry owed refreshes here (the rank went idle)
@@ -277,6 +284,7 @@ class DramEngine {
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;
   bool plain_choice_ = false;
+  mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
   std::unique_ptr<DramActivity> activity_;  // optional record (record_activity)
 };
 
