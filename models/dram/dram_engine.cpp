@@ -132,11 +132,13 @@ std::uint64_t DramEngine::run(DramRequestSource& source) {
   run_last_ = now_;
   Pending p;
   pull(source, p);
+  // The next decision changes only with a decision, or when an admission fills an empty
+  // channel: it is kept here rather than looked for at every step.
+  std::uint32_t channel = 0;
+  std::uint64_t t_decide = next_decision(channel);
   for (;;) {
     // 1. The next admission and the next decision; refresh ticks due by then go first.
     const std::uint64_t t_admit = p.status == DramRequestSource::Status::Ready ? admission_time(p) : kNever;
-    std::uint32_t channel = 0;
-    const std::uint64_t t_decide = next_decision(channel);
     const std::uint64_t t_next = std::min(t_admit, t_decide);
     if (t_next == kNever) {
       if (p.status == DramRequestSource::Status::Blocked)
@@ -149,11 +151,20 @@ std::uint64_t DramEngine::run(DramRequestSource& source) {
     }
     // 2. A request entering at cycle t is a candidate for a decision at t.
     if (t_admit <= t_decide) {
+      const std::uint32_t c = p.target.channel;
+      const Channel& ch = channels_[c];
+      const bool was_empty = ch.reads.arrivals.empty() && ch.writes.arrivals.empty();
       admit(p, t_admit);
+      const std::uint64_t t = std::max(ch.clock, t_admit);  // its next decision, if it had none
+      if (was_empty && (t < t_decide || (t == t_decide && c < channel))) {  // ties: the lowest channel
+        t_decide = t;
+        channel = c;
+      }
       pull(source, p);
       continue;
     }
     decide(channel, t_decide, source);
+    t_decide = next_decision(channel);
     if (p.status == DramRequestSource::Status::Blocked) pull(source, p);
   }
   repay_refreshes();
@@ -208,6 +219,7 @@ void DramEngine::admit(const Pending& p, std::uint64_t at) {
   if (!behind && window_has_room(bank, e)) {
     if (bank.window.empty()) mark_window(p.target.bank, true);
     bank.window.push_back(e);
+    bank.candidate_valid = false;
   } else {
     bank.waiting.push_back(e);
     ++q.waiting;
@@ -300,38 +312,63 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   // first ready command each cycle (oldest first on a tie) behaves. FCFS: the oldest request.
   if (plain_choice_) return choose_plainly(channel, serve, at);
   const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
-  Choice best;
-  std::uint64_t floor = kNever;  // the earliest column command any request could have: computed when first needed
-  bool floor_known = false;
-  const auto best_at_floor = [&] {
-    if (!floor_known) {
-      floor = serve == Serve::Both
-                  ? std::min(device_.earliest_column(channel, false, at), device_.earliest_column(channel, true, at))
-                  : device_.earliest_column(channel, serve == Serve::Writes, at);
-      floor_known = true;
-    }
-    return best.schedule.col == floor;
-  };
-  std::uint64_t best_arrival = kNever;
-  bool found = false;
+  // 1. Each bank's candidate, for the banks whose window holds requests.
+  candidates_.clear();
   const std::uint32_t first = channel * banks_per_channel_;
   const std::uint32_t words = (banks_per_channel_ + 63) / 64;
   for (std::uint32_t w = 0; w < words; ++w) {
     for (std::uint64_t m = window_banks_[std::size_t{channel} * words + w]; m != 0; m &= m - 1) {
       const std::uint32_t bank = first + w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(m));
-      const std::vector<Entry>& q = bank_queues_[bank].window;
-      std::size_t pick = window_candidate(q, serve);
+      const RingQueue<Entry>& q = bank_queues_[bank].window;
+      std::size_t pick = window_candidate(bank_queues_[bank], bank, serve);
       if (pick == q.size()) continue;
-      pick = cap_row_hits(q, serve, bank, pick, at);
-      const Entry& e = q[pick];
-      // A younger candidate cannot beat one that issues at the earliest cycle any can (or, FCFS, any).
-      if (e.arrival > best_arrival && (fcfs || (found && best_at_floor()))) continue;
-      const BurstSchedule s = device_.plan(e.target, e.is_write, e.arrival, at);
-      if (!found || (!fcfs && s.col < best.schedule.col) || ((fcfs || s.col == best.schedule.col) && e.arrival < best_arrival)) {
-        best = {bank, pick, s};
-        best_arrival = e.arrival;
-        found = true;
-      }
+      if (config_.row_hit_cap != 0) pick = cap_row_hits(q, serve, bank, pick, at);
+      candidates_.push_back({0, q[pick].arrival, bank, pick});
+    }
+  }
+  if (candidates_.empty()) return Choice{};
+  const auto plan = [&](const Candidate& c) {
+    const Entry& e = bank_queues_[c.bank].window[c.slot];
+    return Choice{c.bank, c.slot, device_.plan(e.target, e.is_write, e.arrival, at)};
+  };
+  if (fcfs) {  // 2. FCFS: the oldest
+    return plan(*std::min_element(candidates_.begin(), candidates_.end(),
+                                  [](const Candidate& a, const Candidate& b) { return a.arrival < b.arrival; }));
+  }
+  if (candidates_.size() == 1) return plan(candidates_[0]);
+  // 3. FR-FCFS: the earliest column command, ties to the oldest. The oldest candidate first: if
+  //    it issues at the earliest column cycle any request of the channel could have (data bus,
+  //    tCCD_S, turnarounds), no younger one can beat it (a stream's next hit, usually).
+  std::size_t oldest = 0;
+  for (std::size_t i = 1; i < candidates_.size(); ++i)
+    if (candidates_[i].arrival < candidates_[oldest].arrival) oldest = i;
+  Choice best = plan(candidates_[oldest]);
+  std::uint64_t best_arrival = candidates_[oldest].arrival;
+  const std::uint64_t floor = serve == Serve::Both ? device_.earliest_column_either(channel, at)
+                                                   : device_.earliest_column(channel, serve == Serve::Writes, at);
+  if (best.schedule.col == floor) return best;
+  // 4. Else the others in the order of a lower bound on their column command (no CA-bus search;
+  //    the oldest on equal bounds), until the next one's bound shows it loses: it, and every one
+  //    after it, would issue later than the best so far, or at the same cycle and younger.
+  candidates_[oldest].done = true;
+  for (Candidate& c : candidates_) {
+    if (c.done) continue;
+    const Entry& e = bank_queues_[c.bank].window[c.slot];
+    c.bound = device_.column_bound(e.target, e.is_write, e.arrival, at);
+  }
+  for (;;) {
+    Candidate* next = nullptr;
+    for (Candidate& c : candidates_)
+      if (!c.done && (!next || c.bound < next->bound || (c.bound == next->bound && c.arrival < next->arrival)))
+        next = &c;
+    if (!next || next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival))
+      break;
+    next->done = true;
+    const Choice planned = plan(*next);
+    if (planned.schedule.col < best.schedule.col ||
+        (planned.schedule.col == best.schedule.col && next->arrival < best_arrival)) {
+      best = planned;
+      best_arrival = next->arrival;
     }
   }
   return best;
@@ -344,7 +381,7 @@ DramEngine::Choice DramEngine::choose_plainly(std::uint32_t channel, Serve serve
   Choice best;
   std::uint64_t best_arrival = kNever;
   for (std::uint32_t bank = channel * banks_per_channel_; bank < (channel + 1) * banks_per_channel_; ++bank) {
-    const std::vector<Entry>& q = bank_queues_[bank].window;
+    const RingQueue<Entry>& q = bank_queues_[bank].window;
     std::size_t oldest = q.size(), oldest_hit = q.size();
     for (std::size_t i = 0; i < q.size(); ++i) {
       if (serve != Serve::Both && q[i].is_write != (serve == Serve::Writes)) continue;
@@ -367,18 +404,30 @@ DramEngine::Choice DramEngine::choose_plainly(std::uint32_t channel, Serve serve
   return best;
 }
 
-std::size_t DramEngine::window_candidate(const std::vector<Entry>& window, Serve serve) const {
+std::size_t DramEngine::window_candidate(const BankQueue& queue, std::uint32_t bank, Serve serve) const {
+  const std::uint32_t open_row = device_.open_row(bank);  // every entry is of this bank
+  if (queue.candidate_valid && queue.candidate_row == open_row && queue.candidate_serve == serve)
+    return queue.candidate;
+  queue.candidate_valid = true;
+  queue.candidate_row = open_row;
+  queue.candidate_serve = serve;
+  queue.candidate = scan_window(queue.window, open_row, serve);
+  return queue.candidate;
+}
+
+std::size_t DramEngine::scan_window(const RingQueue<Entry>& window, std::uint32_t open_row, Serve serve) const {
   std::size_t pick = window.size();
   for (std::size_t i = 0; i < window.size(); ++i) {
-    if (serve != Serve::Both && window[i].is_write != (serve == Serve::Writes)) continue;
+    const Entry& e = window[i];
+    if (serve != Serve::Both && e.is_write != (serve == Serve::Writes)) continue;
     if (pick == window.size()) pick = i;  // the oldest
     if (config_.scheduler == DramScheduler::Fcfs) break;
-    if (device_.is_hit(window[i].target)) return i;  // the oldest row hit
+    if (e.target.row == open_row) return i;  // the oldest row hit
   }
   return pick;
 }
 
-std::size_t DramEngine::cap_row_hits(const std::vector<Entry>& window, Serve serve, std::uint32_t bank,
+std::size_t DramEngine::cap_row_hits(const RingQueue<Entry>& window, Serve serve, std::uint32_t bank,
                                      std::size_t pick, std::uint64_t at) const {
   if (config_.row_hit_cap == 0 || row_columns_[bank] < config_.row_hit_cap) return pick;
   std::size_t oldest = 0;
@@ -402,15 +451,18 @@ void DramEngine::mark_window(std::uint32_t bank, bool busy) {
 bool DramEngine::window_has_room(const BankQueue& bank, const Entry& e) const {
   if (config_.write_policy == DramWritePolicy::Shared) return bank.window.size() < config_.bank_queue_depth;
   // Watermarks: reads and writes have a window each (their queues are served apart).
-  const auto same = std::count_if(bank.window.begin(), bank.window.end(),
-                                  [&](const Entry& w) { return w.is_write == e.is_write; });
+  const std::size_t same = bank.window.count_if([&](const Entry& w) { return w.is_write == e.is_write; });
   return static_cast<std::uint32_t>(same) < config_.bank_queue_depth;
 }
 
 DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t col) {
   BankQueue& bank = bank_queues_[c.bank];
   const Entry e = bank.window[c.slot];
-  bank.window.erase(bank.window.begin() + static_cast<std::ptrdiff_t>(c.slot));
+  if (c.slot == 0)
+    bank.window.pop_front();  // the usual case: the oldest
+  else
+    bank.window.erase(c.slot);
+  bank.candidate_valid = false;  // (a request moving in below changes the window too)
   RingQueue<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
   if (arrivals.front() == e.arrival) {  // the usual case: the oldest goes
     arrivals.pop_front();
@@ -445,13 +497,13 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
 bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto hit = [&](const Entry& e) { return e.target.row == t.row && e.arrival <= until; };
-  return std::any_of(bank.window.begin(), bank.window.end(), hit) || bank.waiting.any_of(hit);
+  return bank.window.any_of(hit) || bank.waiting.any_of(hit);
 }
 
 bool DramEngine::queued_for_bank(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto queued = [&](const Entry& e) { return e.arrival <= until; };
-  return std::any_of(bank.window.begin(), bank.window.end(), queued) || bank.waiting.any_of(queued);
+  return bank.window.any_of(queued) || bank.waiting.any_of(queued);
 }
 
 void DramEngine::settle_adaptive_close(Channel& ch) {

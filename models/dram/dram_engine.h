@@ -71,6 +71,12 @@ class RingQueue {
     --size_;
   }
   template <typename Pred>
+  std::size_t count_if(Pred pred) const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < size_; ++i) n += pred((*this)[i]) ? 1 : 0;
+    return n;
+  }
+  template <typename Pred>
   bool any_of(Pred pred) const {
     for (std::size_t i = 0; i < size_; ++i)
       if (pred((*this)[i])) return true;
@@ -163,10 +169,18 @@ class DramEngine {
     RingQueue<std::uint64_t> leaving;    // cycles at which slots of requests moved to a window free, ascending
     std::uint32_t depth = 0;
   };
+  /// What a decision of `ch` may serve: the write policy's choice of reads, writes or both.
+  enum class Serve { Reads, Writes, Both };
   /// A bank's requests: the window the scheduler sees, and those queued behind it.
   struct BankQueue {
-    std::vector<Entry> window;  // at most bank_queue_depth (per direction under watermarks), arrival order
+    RingQueue<Entry> window;    // at most bank_queue_depth (per direction under watermarks), arrival order
     RingQueue<Entry> waiting;   // in the channel queue, arrival order
+    // window_candidate's last answer, valid while the window, the direction served and the
+    // bank's open row stay as they were (choose looks at a bank many times between changes).
+    mutable bool candidate_valid = false;
+    mutable Serve candidate_serve = Serve::Both;
+    mutable std::uint32_t candidate_row = 0;
+    mutable std::size_t candidate = 0;
   };
   struct Channel {
     Queue reads, writes;
@@ -184,6 +198,13 @@ class DramEngine {
     std::uint32_t bank = 0;
     std::size_t slot = 0;
     BurstSchedule schedule;
+  };
+  /// A bank's candidate in a decision, with a lower bound on its column command.
+  struct Candidate {
+    std::uint64_t bound = 0, arrival = 0;
+    std::uint32_t bank = 0;
+    std::size_t slot = 0;
+    bool done = false;  // planned (or ruled out) in this decision
   };
   struct RankRefresh {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
@@ -203,8 +224,6 @@ class DramEngine {
   void admit(const Pending& p, std::uint64_t at);
   std::uint64_t next_decision(std::uint32_t& channel) const;
   void decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source);
-  /// What a decision of `ch` may serve: the write policy's choice of reads, writes or both.
-  enum class Serve { Reads, Writes, Both };
   Serve direction(Channel& ch);
   /// The request of `channel` to serve at `at` (scheduler policy over the banks' windows).
   Choice choose(std::uint32_t channel, Serve serve, std::uint64_t at) const;
@@ -213,13 +232,15 @@ class DramEngine {
   /// Removes the chosen entry from its bank's window and moves waiting requests in behind it;
   /// their channel-queue slots free at `col`, the chosen column command.
   Entry take(Channel& ch, const Choice& c, std::uint64_t col);
-  /// The bank's candidate in `window` (of the direction served): FR-FCFS the oldest row hit,
+  /// The bank's candidate in `queue`'s window (of the direction served): FR-FCFS the oldest row hit,
   /// else the oldest; FCFS the oldest. window.size() if none.
-  std::size_t window_candidate(const std::vector<Entry>& window, Serve serve) const;
+  std::size_t window_candidate(const BankQueue& queue, std::uint32_t bank, Serve serve) const;
+  /// The scan behind window_candidate, with `open_row` the bank's (DramDevice::kNoRow: closed).
+  std::size_t scan_window(const RingQueue<Entry>& window, std::uint32_t open_row, Serve serve) const;
   /// DRAMsim3's row-hit cap on `bank`'s candidate `pick` (a row hit): once the open row has had
   /// row_hit_cap column commands, the bank's oldest request (a conflict) goes instead unless
   /// the hit's column command issues before that conflict's PRE could.
-  std::size_t cap_row_hits(const std::vector<Entry>& window, Serve serve, std::uint32_t bank, std::size_t pick,
+  std::size_t cap_row_hits(const RingQueue<Entry>& window, Serve serve, std::uint32_t bank, std::size_t pick,
                            std::uint64_t at) const;
   /// Notes whether flat bank `bank`'s window holds requests (choose visits only those).
   void mark_window(std::uint32_t bank, bool busy);
@@ -263,6 +284,7 @@ class DramEngine {
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;
   bool plain_choice_ = false;
+  mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
   std::unique_ptr<DramActivity> activity_;  // optional record (record_activity)
 };
 

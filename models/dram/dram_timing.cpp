@@ -35,18 +35,28 @@ BurstTarget DramDevice::locate(std::uint64_t addr) const {
   return t;
 }
 
-RowCase DramDevice::row_case(const BurstTarget& t) const {
-  const Bank& b = banks_[t.bank];
-  return !b.open ? RowCase::Miss : b.row == t.row ? RowCase::Hit : RowCase::Conflict;
-}
-
 BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_t earliest,
                                std::uint64_t column_floor) const {
+  // Each command also needs the CA bus free for its length.
+  const CommandBus& ca = ca_[t.channel];
+  return plan_with(t, is_write, earliest, column_floor,
+                   [&](std::uint64_t at, std::uint32_t length) { return ca.first_free(at, length); });
+}
+
+std::uint64_t DramDevice::column_bound(const BurstTarget& t, bool is_write, std::uint64_t earliest,
+                                       std::uint64_t column_floor) const {
+  // first_free(at, length) >= at and every later term grows with the earlier ones, so taking
+  // each command at its `at` gives a lower bound on plan()'s column command.
+  return plan_with(t, is_write, earliest, column_floor, [](std::uint64_t at, std::uint32_t) { return at; }).col;
+}
+
+template <typename Place>
+BurstSchedule DramDevice::plan_with(const BurstTarget& t, bool is_write, std::uint64_t earliest,
+                                    std::uint64_t column_floor, Place place) const {
   const DramTiming& tm = config_.timing;
   const Bank& b = banks_[t.bank];
   const Group& g = groups_[t.group];
   const Rank& r = ranks_[t.rank];
-  const CommandBus& ca = ca_[t.channel];  // each command also needs the CA bus free for its length
   BurstSchedule s;
   s.row_case = row_case(t);
 
@@ -55,10 +65,10 @@ BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_
   if (s.row_case != RowCase::Hit) {
     std::uint64_t act_ready = b.act_ready;
     if (s.row_case == RowCase::Conflict) {
-      s.pre = ca.first_free(std::max({earliest, b.pre_ready, r.pre_ready}), lengths_.pre);
+      s.pre = place(std::max({earliest, b.pre_ready, r.pre_ready}), lengths_.pre);
       act_ready = std::max(act_ready, s.pre + tm.tRP);
     }
-    s.act = ca.first_free(std::max({earliest, act_ready, r.act_ready, g.act_ready, r.faw[r.faw_oldest]}), lengths_.act);
+    s.act = place(std::max({earliest, act_ready, r.act_ready, g.act_ready, r.faw[r.faw_oldest]}), lengths_.act);
     col_ready = s.act + tm.tRCD;
   }
 
@@ -67,9 +77,9 @@ BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_
   const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
   const std::uint64_t turnaround = is_write ? r.write_ready : std::max(r.read_ready, g.read_ready);
   const std::uint64_t bus = bus_free_[t.channel];
-  s.col = ca.first_free(std::max({earliest, column_floor, col_ready, r.col_ready, g.col_ready, turnaround,
-                                  bus > latency ? bus - latency : 0}),
-                        lengths_.column);
+  s.col = place(std::max({earliest, column_floor, col_ready, r.col_ready, g.col_ready, turnaround,
+                          bus > latency ? bus - latency : 0}),
+                lengths_.column);
   s.data_end = s.col + latency + burst_cycles_;
   return s;
 }
@@ -85,6 +95,20 @@ std::uint64_t DramDevice::earliest_column(std::uint32_t channel, bool is_write, 
     rank_ready = std::min(rank_ready, std::max(r.col_ready, is_write ? r.write_ready : r.read_ready));
   }
   return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
+}
+
+std::uint64_t DramDevice::earliest_column_either(std::uint32_t channel, std::uint64_t column_floor) const {
+  const std::uint64_t bus = bus_free_[channel];
+  std::uint64_t read_ready = std::numeric_limits<std::uint64_t>::max(), write_ready = read_ready;
+  for (std::uint32_t i = channel * config_.ranks; i < (channel + 1) * config_.ranks; ++i) {
+    const Rank& r = ranks_[i];
+    read_ready = std::min(read_ready, std::max(r.col_ready, r.read_ready));
+    write_ready = std::min(write_ready, std::max(r.col_ready, r.write_ready));
+  }
+  const auto floor_of = [&](std::uint64_t rank_ready, std::uint64_t latency) {
+    return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
+  };
+  return std::min(floor_of(read_ready, read_latency_), floor_of(write_ready, write_latency_));
 }
 
 void DramDevice::precharge(Bank& bank, std::uint64_t at) {

@@ -39,7 +39,13 @@ class DramDevice {
 
   /// Where the burst holding byte `addr` lives (the caller checks the capacity).
   BurstTarget locate(std::uint64_t addr) const;
-  RowCase row_case(const BurstTarget& t) const;
+  RowCase row_case(const BurstTarget& t) const {
+    const Bank& b = banks_[t.bank];
+    return !b.open ? RowCase::Miss : b.row == t.row ? RowCase::Hit : RowCase::Conflict;
+  }
+  /// The row open in flat bank `bank`, or kNoRow when it is closed.
+  static constexpr std::uint32_t kNoRow = UINT32_MAX;
+  std::uint32_t open_row(std::uint32_t bank) const { return banks_[bank].open ? banks_[bank].row : kNoRow; }
   bool is_hit(const BurstTarget& t) const {
     const Bank& b = banks_[t.bank];
     return b.open && b.row == t.row;
@@ -51,6 +57,12 @@ class DramDevice {
   /// A lower bound on the column command of any burst of `channel` planned at `column_floor`:
   /// no plan() of a read (or write) there returns an earlier one.
   std::uint64_t earliest_column(std::uint32_t channel, bool is_write, std::uint64_t column_floor) const;
+  /// The lesser of earliest_column for reads and for writes, in one pass over the ranks.
+  std::uint64_t earliest_column_either(std::uint32_t channel, std::uint64_t column_floor) const;
+  /// A lower bound on plan(t, ...).col without searching the CA bus (each command taken at the
+  /// first cycle its timings allow): a scheduler can rule a candidate out before planning it.
+  std::uint64_t column_bound(const BurstTarget& t, bool is_write, std::uint64_t earliest,
+                             std::uint64_t column_floor) const;
   /// Applies a plan: issues its PRE/ACT and column command and updates every constraint.
   void commit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   /// Closes the burst's bank right after its column command (RDA/WRA: as soon as tRAS, tRTP
@@ -102,6 +114,11 @@ class DramDevice {
     std::uint64_t refpb_ready = 0;        // tPBR2PBR after a REFpb
   };
 
+  /// plan() with `place(at, length)` giving the cycle a command of `length` cycles takes at or
+  /// after `at` (the CA bus search, or `at` itself for column_bound).
+  template <typename Place>
+  BurstSchedule plan_with(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor,
+                          Place place) const;
   void precharge(Bank& bank, std::uint64_t at);
   void activate(const BurstTarget& t, std::uint64_t at);
 

@@ -19,6 +19,8 @@ namespace {
 
 using test::ddr4_3200_x8;
 using test::lpddr4_3200;
+using test::random_trace;
+using test::render_commands;
 using test::VectorSource;
 
 std::uint64_t lp4_addr(std::uint32_t bank, std::uint32_t row, std::uint32_t column = 0) {
@@ -246,25 +248,6 @@ TEST(DramEngine, BadWatermarksAreInputErrors) {
   }
 }
 
-/// `n` requests over a few banks and rows of `c` (so hits, misses and conflicts mix), about a
-/// third of them writes, arriving 0-15 cycles apart (bursts of arrivals and idle gaps).
-std::vector<DramRequest> random_trace(const DramConfig& c, std::uint32_t seed, std::uint32_t n) {
-  const AddressMapper mapper(c);
-  std::mt19937 rng(seed);
-  std::vector<DramRequest> r;
-  std::uint64_t cycle = 0;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    DramAddress a;
-    a.bank_group = static_cast<std::uint32_t>(rng() % c.bank_groups);
-    a.bank = static_cast<std::uint32_t>(rng() % c.banks_per_group);
-    a.row = static_cast<std::uint32_t>(rng() % 3);
-    a.column = static_cast<std::uint32_t>(rng() % 16);
-    cycle += rng() % 4 == 0 ? rng() % 16 : 0;
-    r.push_back({mapper.encode(a), cycle, rng() % 3 == 0});
-  }
-  return r;
-}
-
 /// Everything the engine did on `trace`: each request's data end, every row interval of every
 /// bank (ACT, PRE, bursts), the data-bus intervals, the refreshes and the counters.
 std::string command_stream(const DramConfig& c, const std::vector<DramRequest>& trace, bool plain) {
@@ -273,19 +256,7 @@ std::string command_stream(const DramConfig& c, const std::vector<DramRequest>& 
   engine.record_activity(true);
   VectorSource source(trace);
   engine.run(source);
-  std::string out;
-  for (std::uint64_t end : source.ends) out += std::to_string(end) + ' ';
-  const DramActivity& a = *engine.activity();
-  for (std::uint32_t b = 0; b < a.ranks() * a.banks_per_rank(); ++b)
-    for (const DramRowInterval& r : a.rows(b).to_vector())
-      out += "\nbank " + std::to_string(b) + " row " + std::to_string(r.row) + " act " + std::to_string(r.act) +
-             " pre " + std::to_string(r.pre) + " bursts " + std::to_string(r.bursts);
-  for (std::uint32_t ch = 0; ch < a.channels(); ++ch)
-    for (const DramBusInterval& i : a.bus(ch).to_vector())
-      out += "\nbus " + std::to_string(i.write) + ' ' + std::to_string(i.begin) + ' ' + std::to_string(i.end);
-  for (std::uint32_t rank = 0; rank < a.ranks(); ++rank)
-    for (const DramRefreshInterval& r : a.refreshes(rank))
-      out += "\nref " + std::to_string(r.unit) + ' ' + std::to_string(r.begin);
+  std::string out = render_commands(source.ends, *engine.activity());
   return out + '\n' + engine.stats().to_json(c).dump();
 }
 

@@ -3,11 +3,15 @@
 // loader) and a module that runs a test body as an SC_THREAD.
 #include <cstdint>
 #include <functional>
+#include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <systemc>
 
+#include "models/dram/address_mapping.h"
+#include "models/dram/dram_activity.h"
 #include "models/dram/dram_engine.h"
 #include "sim/core/hardware_config.h"
 
@@ -63,6 +67,49 @@ inline DramConfig ddr4_3200_x8() {
   t.tWR = 24, t.tWTR_S = 4, t.tWTR_L = 12, t.tRTP = 12, t.tRTW = 12;
   t.tRFC = 560, t.tRFCpb = 0, t.tREFI = 12480, t.tDQSCK = 0, t.tPPD = 0;
   return c;
+}
+
+/// `n` requests over a few banks and rows of `c` (so hits, misses and conflicts mix), about a
+/// third of them writes, arriving 0-15 cycles apart (bursts of arrivals and idle gaps); channel
+/// and rank drawn too when `c` has several. With `long_gaps`, about one request in 400 comes
+/// 3 tREFI after the previous one (an idle rank's refresh ticks served in one step).
+inline std::vector<DramRequest> random_trace(const DramConfig& c, std::uint32_t seed, std::uint32_t n,
+                                             bool long_gaps = false) {
+  const AddressMapper mapper(c);
+  std::mt19937 rng(seed);
+  std::vector<DramRequest> r;
+  std::uint64_t cycle = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    DramAddress a;
+    if (c.channels > 1) a.channel = static_cast<std::uint32_t>(rng() % c.channels);
+    if (c.ranks > 1) a.rank = static_cast<std::uint32_t>(rng() % c.ranks);
+    a.bank_group = static_cast<std::uint32_t>(rng() % c.bank_groups);
+    a.bank = static_cast<std::uint32_t>(rng() % c.banks_per_group);
+    a.row = static_cast<std::uint32_t>(rng() % 3);
+    a.column = static_cast<std::uint32_t>(rng() % 16);
+    cycle += rng() % 4 == 0 ? rng() % 16 : 0;
+    if (long_gaps && rng() % 400 == 0) cycle += 3 * std::uint64_t{c.timing.tREFI};
+    r.push_back({mapper.encode(a), cycle, rng() % 3 == 0});
+  }
+  return r;
+}
+
+/// What a controller did, as text to compare: each request's data end, every row interval of
+/// every bank (ACT, PRE, bursts), the data-bus intervals and the refreshes.
+inline std::string render_commands(const std::vector<std::uint64_t>& ends, const DramActivity& a) {
+  std::string out;
+  for (std::uint64_t end : ends) out += std::to_string(end) + ' ';
+  for (std::uint32_t b = 0; b < a.ranks() * a.banks_per_rank(); ++b)
+    for (const DramRowInterval& r : a.rows(b).to_vector())
+      out += "\nbank " + std::to_string(b) + " row " + std::to_string(r.row) + " act " + std::to_string(r.act) +
+             " pre " + std::to_string(r.pre) + " bursts " + std::to_string(r.bursts);
+  for (std::uint32_t ch = 0; ch < a.channels(); ++ch)
+    for (const DramBusInterval& i : a.bus(ch).to_vector())
+      out += "\nbus " + std::to_string(i.write) + ' ' + std::to_string(i.begin) + ' ' + std::to_string(i.end);
+  for (std::uint32_t rank = 0; rank < a.ranks(); ++rank)
+    for (const DramRefreshInterval& r : a.refreshes(rank))
+      out += "\nref " + std::to_string(rank) + ' ' + std::to_string(r.unit) + ' ' + std::to_string(r.begin);
+  return out;
 }
 
 /// A fixed list of requests; records each one's completion cycle.
