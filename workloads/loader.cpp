@@ -17,6 +17,7 @@ void refuse_onnx_options(const LoadOptions& options, const std::string& spec, co
   if (!options.input_shapes.empty()) flag = "--input-shape " + options.input_shapes.begin()->first;
   else if (!options.dims.empty()) flag = "--dim " + options.dims.begin()->first;
   else if (!options.branches.empty()) flag = "--branch " + options.branches.begin()->first;
+  else if (options.kv_cache_copy) flag = "--kv-cache copy";
   if (flag.empty()) return;
   throw InputError(flag, "expected an ONNX workload (.onnx) for this option, found " + what + " '" + spec +
                              "', whose shapes are fixed");

@@ -26,6 +26,10 @@ struct LoadOptions {
   /// --branch NODE=then|else: the branch an ONNX If takes when its condition is not known at
   /// import time (true: then_branch).
   std::map<std::string, bool> branches;
+  /// --kv-cache copy: read `present = Concat(past input, new)` as a copy of the whole cache
+  /// (today's torch-export semantics) instead of an append of the new rows to a persistent
+  /// cache (the default; docs/onnx.md, "KV caches").
+  bool kv_cache_copy = false;
 };
 
 /// Reads an ONNX model (workloads/onnx_loader.cpp).

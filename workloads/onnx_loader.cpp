@@ -25,7 +25,7 @@ Graph load_onnx_workload(const std::string& path, const LoadOptions& options) {
   onnx::check_window_ranks(model, path);  // ranks ONNX's inference would derive, before it runs
   auto shapes = onnx::onnx_inferred_shapes(model);
   onnx::Staged staged = onnx::Importer(model, std::move(shapes), path, options).run();
-  Graph g = onnx::rewrite_and_finalize(staged.graph, staged.scalars, path);
+  Graph g = onnx::rewrite_and_finalize(staged.graph, staged.scalars, path, nullptr, !options.kv_cache_copy);
   g = recognize_patterns(g, path);
   g.import_choices.insert(g.import_choices.begin(), batch_choices.begin(), batch_choices.end());
   // Exporters name every graph alike ("main_graph", "torch_jit"): the file's stem says more.

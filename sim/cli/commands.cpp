@@ -122,6 +122,12 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
         for (const auto& text : v) parse_branch(text, s.load);
       }),
       "the branch an ONNX If takes when its condition is computed from activations, NODE=then|else (repeatable)")(
+      "kv-cache", po::value<std::string>()->notifier([&s](const std::string& v) {
+        if (v != "append" && v != "copy") throw InputError("--kv-cache", "expected append or copy, found '" + v + "'");
+        s.load.kv_cache_copy = v == "copy";
+      }),
+      "how an ONNX decoder's present = Concat(past, new) is read: append (default: the new rows stored into a "
+      "persistent cache, read in place) or copy (the whole cache rewritten each step)")(
       "vcd", po::value(&s.vcd),
       "also write a VCD waveform (GTKWave) of unit busy signals, ready-queue depths, SRAM occupancy and DRAM "
       "bank states to FILE")(

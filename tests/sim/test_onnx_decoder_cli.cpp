@@ -52,6 +52,30 @@ TEST(OnnxDecoderCli, AnEmptyCachePrefillRunsWithDim) {
   EXPECT_EQ(read_json(out / "summary.json")["macs"].get<std::uint64_t>(), 9216u);
 }
 
+TEST(OnnxDecoderCli, ADecodeStepWritesTheNewRowsNotTheCache) {
+  // past 13 + 3 new rows = present [1, 2, 16, 8] = 256 int8 bytes per cache (edge-s). With
+  // --fusion none every op stores its result: --kv-cache copy's two Concats write the whole K
+  // and V caches (2 x 256 B, whole 64 B bursts) on top of what the append writes (the new rows,
+  // stored by their producers either way): exactly 512 B more DRAM writes.
+  const std::string model = gqa_prefill();
+  std::uint64_t writes[2] = {0, 0};
+  for (int copy = 0; copy < 2; ++copy) {
+    const auto out = scratch(copy ? "kv_copy" : "kv_append");
+    std::string log;
+    ASSERT_EQ(run_npusim("run --config edge-s --workload " + model + " --dim past=13 --fusion none" +
+                             (copy ? " --kv-cache copy" : "") + " --trace-level ops --out " + out.string(),
+                         &log),
+              0)
+        << log;
+    writes[copy] = read_json(out / "summary.json")["dram_write_bytes"].get<std::uint64_t>();
+    EXPECT_EQ(read_json(out / "summary.json")["macs"].get<std::uint64_t>(), 9216u);
+  }
+  EXPECT_EQ(writes[1] - writes[0], 512u) << "append " << writes[0] << " B, copy " << writes[1] << " B";
+  std::string log;
+  EXPECT_EQ(run_npusim("run --workload " + model + " --dim past=13 --kv-cache paste --out " + scratch("kv_bad").string(), &log), 2);
+  EXPECT_NE(log.find("--kv-cache: expected append or copy, found 'paste'"), std::string::npos) << log;
+}
+
 TEST(OnnxDecoderCli, OnnxOnlyFlagsAreRefusedWhereTheyWouldBeIgnored) {
   const std::string model = gqa_prefill();
   std::string log;

@@ -98,9 +98,35 @@ TEST(OnnxEmptyTensors, APrefillWithAnEmptyCacheImports) {
   LoadOptions shapes;
   shapes.input_shapes = {{"past_k", {1, 2, 0, 8}}, {"past_v", {1, 2, 0, 8}}};
   EXPECT_EQ(graph_totals(cached_attention(std::string("past")).load(shapes), 1).macs, 3584u);
-  const Graph five = cached_attention(std::int64_t{5}).load();
+  LoadOptions copy;
+  copy.kv_cache_copy = true;
+  const Graph five = cached_attention(std::int64_t{5}).load(copy);
   EXPECT_EQ(graph_totals(five, 1).macs, 4224u);
   EXPECT_EQ(count_ops(five, OpKind::Concat), 2);
+}
+
+TEST(OnnxKvCache, ConcatOfPastAndNewIntoPresentIsAnAppend) {
+  // past 5 + 4 new rows: by default the two Concats go; the new K and V [1, 2, 4, 8] are stored
+  // into the cache (persistent, written by their producers) and attention reads present [1, 2,
+  // 9, 8] in place (a persistent input): the step writes 2 x 64 elements, not the 2 x 144 of the
+  // whole cache. The MACs do not change (4224, as above).
+  const Graph g = cached_attention(std::int64_t{5}).load();
+  EXPECT_EQ(count_ops(g, OpKind::Concat), 0);
+  EXPECT_EQ(graph_totals(g, 1).macs, 4224u);
+  for (const char* name : {"present_k", "present_v"}) {
+    const Tensor& present = g.tensor(g.find_tensor(name));
+    EXPECT_TRUE(present.persistent) << name;
+    EXPECT_EQ(present.producer, -1) << name;
+    EXPECT_EQ(present.shape, (Shape{1, 2, 9, 8})) << name;
+  }
+  for (const char* name : {"k_h", "v_h"}) {
+    const int t = g.find_tensor(name);
+    ASSERT_GE(t, 0) << name;
+    EXPECT_TRUE(g.tensor(t).persistent) << name;
+    EXPECT_TRUE(g.is_output(t)) << name << ": stored although attention reads the cache";
+    EXPECT_EQ(g.tensor(t).elements(), 64) << name;
+  }
+  EXPECT_EQ(g.find_tensor("past_k"), -1);  // read by nothing now
 }
 
 TEST(OnnxEmptyTensors, AMatMulWithKZeroCostsNothing) {

@@ -24,6 +24,7 @@ class Rewriter {
   int fold_matmul_biases();
   int fuse_layer_norms();
   int drop_dead_ops();
+  int append_kv_caches();
   Graph build(const std::string& source) const;
 
  private:
@@ -51,6 +52,7 @@ class Rewriter {
   std::vector<int> outputs_;  // declared output tensors
   std::vector<int> producer_;
   std::vector<std::vector<int>> consumers_;
+  std::vector<int> persistent_;  // tensors build() marks persistent (KV caches)
 };
 
 void Rewriter::reindex() {
@@ -231,6 +233,25 @@ int Rewriter::fuse_layer_norms() {
   return fused;
 }
 
+int Rewriter::append_kv_caches() {
+  int appended = 0;
+  for (std::size_t o = 0; o < ops_.size(); ++o) {
+    if (!is(int(o), OpKind::Concat) || ops_[o].inputs.size() != 2) continue;
+    const int past = ops_[o].inputs[0], now = ops_[o].inputs[1], present = ops_[o].outputs[0];
+    const bool past_is_input = producer_[past] < 0 && !is_constant(past) && consumers_[past].size() == 1;
+    const bool present_leaves = std::find(outputs_.begin(), outputs_.end(), present) != outputs_.end();
+    if (!past_is_input || !present_leaves || producer_[now] < 0) continue;
+    // The new rows are stored into the cache; the cache is read where it lies.
+    unindex(int(o));
+    dead_[o] = true;
+    persistent_.push_back(now);
+    persistent_.push_back(present);
+    outputs_.push_back(now);  // it leaves the graph (into the cache): drop_dead_ops keeps its producers
+    ++appended;
+  }
+  return appended;
+}
+
 int Rewriter::drop_dead_ops() {
   if (outputs_.empty()) return 0;  // no declared outputs: every dangling result counts
   std::vector<bool> needed(ops_.size(), false);
@@ -263,7 +284,9 @@ Graph Rewriter::build(const std::string& source) const {
   std::vector<int> remap(g_.tensors().size(), -1);
   const auto copy = [&](int t) {
     if (remap[t] < 0) {
-      remap[t] = out.add_tensor(g_.tensor(t).unlinked());
+      Tensor c = g_.tensor(t).unlinked();
+      c.persistent = c.persistent || std::find(persistent_.begin(), persistent_.end(), t) != persistent_.end();
+      remap[t] = out.add_tensor(std::move(c));
     }
     return remap[t];
   };
@@ -282,9 +305,10 @@ Graph Rewriter::build(const std::string& source) const {
 }  // namespace
 
 Graph rewrite_and_finalize(const Graph& staged, const std::unordered_map<int, double>& scalars,
-                           const std::string& source, RewriteCounts* counts) {
+                           const std::string& source, RewriteCounts* counts, bool append_kv_caches) {
   Rewriter r(staged, scalars);
   RewriteCounts c;
+  if (append_kv_caches) c.kv_caches_appended = r.append_kv_caches();
   c.batch_norms_folded = r.fold_batch_norms();
   c.matmul_biases_folded = r.fold_matmul_biases();
   c.layer_norms_fused = r.fuse_layer_norms();
@@ -293,6 +317,9 @@ Graph rewrite_and_finalize(const Graph& staged, const std::unordered_map<int, do
     spdlog::info("onnx: {}: folded {} BatchNormalization node(s) into the convolution before each", source,
                  c.batch_norms_folded);
   }
+  if (c.kv_caches_appended)
+    spdlog::info("onnx: {}: read {} Concat(past, new) -> present as an append to a persistent KV cache "
+                 "(--kv-cache copy: as a copy)", source, c.kv_caches_appended);
   if (c.layer_norms_fused)
     spdlog::info("onnx: {}: fused {} decomposed LayerNorm pattern(s) into layer_norm ops", source, c.layer_norms_fused);
   if (counts) *counts = c;
