@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/version.h"
 #include "sim/core/errors.h"
 #include "traces/stalls.h"
 #include "traces/tally.h"
@@ -632,6 +633,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   m["fusion"] = t.fusion;
   m["config_name"] = t.config_name;
   m["config"] = t.config;
+  m["provenance"] = provenance(t.config);
   if (!t.import_choices.empty()) m["import_choices"] = t.import_choices;
   m["dram_stats"] = t.dram_stats;
   m["roofs"] = roofs;
