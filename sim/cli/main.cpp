@@ -21,7 +21,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run        simulate one workload on one config under one fusion policy\n"
-    "  compare    the same workload under two policies (or on two configs), side by side\n"
+    "  compare    the same workload under several policies/schedules and/or configs, side by side\n"
     "  schedule   print the fusion/tiling plan without simulating\n"
     "  roofline   re-analyse a saved trace.json (no simulation)\n"
     "  inspect    a terminal summary of a saved trace.json\n"

@@ -1,5 +1,6 @@
 #include "sim/engine/run_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -76,6 +77,18 @@ sched::Plan plan_for(const std::string& fusion, const std::string& objective, co
                                                              : sched::make_plan(g, hw, policy);
   plan.config_hash = config_hash(to_json(hw));
   return plan;
+}
+
+void check_run_arguments(const std::vector<std::string>& policies, const std::string& objective,
+                         const ArgumentNames& names) {
+  for (const auto& p : policies) sched::parse_fusion_policy(p, names.fusion);
+  if (objective.empty()) return;
+  sched::parse_search_objective(objective, names.objective);
+  if (std::find(policies.begin(), policies.end(), "search") != policies.end()) return;
+  std::string given;
+  for (const auto& p : policies) given += (given.empty() ? "" : ",") + p;
+  throw InputError(names.objective + " " + objective, "expected with " + names.fusion + " search, found " + names.fusion +
+                                                          " " + given);
 }
 
 namespace {
