@@ -38,14 +38,16 @@ const json& list(const json& summary, const char* key) {
   return it != summary.end() && it->is_array() ? *it : empty;
 }
 
-/// One run's side of a block: its groups there and their figures summed.
-json side(const std::string& name, const std::vector<const json*>& groups) {
+/// One run's side of a block: its groups there and their figures summed. Time is the groups'
+/// `time_share` of the run (what is in flight shares the time, so the blocks of a run add up to
+/// its seconds; their spans overlap where a group's loads prefetch during the previous one).
+json side(const std::string& name, const std::vector<const json*>& groups, double run_seconds) {
   double seconds = 0, dram = 0, sram = 0, ops = 0;
   json names = json::array();
   std::set<std::string> bounds;
   for (const json* g : groups) {
     names.push_back(g->value("name", ""));
-    seconds += number(*g, "seconds");
+    seconds += number(*g, "time_share") * run_seconds;
     dram += number(*g, "dram_read_bytes") + number(*g, "dram_write_bytes");
     sram += number(*g, "sram_read_bytes") + number(*g, "sram_write_bytes");
     ops += 2 * number(*g, "macs") + number(*g, "vector_ops");
@@ -90,7 +92,7 @@ json align_groups(const std::vector<std::pair<std::string, const json*>>& runs) 
     json sides = json::array(), speedup = json::array();
     double busy = 0;
     for (std::size_t r = 0; r < runs.size(); ++r) {
-      sides.push_back(side(runs[r].first, groups[b][r]));
+      sides.push_back(side(runs[r].first, groups[b][r], number(*runs[r].second, "seconds")));
       busy += sides.back()["seconds"].get<double>();
     }
     if (busy == 0) continue;  // views only

@@ -55,15 +55,17 @@ TEST(CompareNWay, ThreeWayCompareOfAPolicyAndTwoScheduleFilesAlignsTheirGroupsBy
   EXPECT_EQ(names_of(blocks[0]["runs"][1]["groups"]), (std::vector<std::string>{"c1c2", "c3"}));
   EXPECT_EQ(names_of(blocks[0]["runs"][2]["groups"]), (std::vector<std::string>{"c1", "c2c3"}));
   for (std::size_t r = 0; r < 3; ++r) {
-    // The block is the whole network here: its time is the sum of the run's group seconds.
+    // The block is the whole network here: its time is all of the run's (time shares add up to
+    // 1), its DRAM bytes all of the run's groups'.
     const json summary = read_json(out / c["runs"][r]["name"].get<std::string>() / "summary.json");
     double seconds = 0, dram = 0;
     for (const auto& g : summary["groups"]) {
-      seconds += g["seconds"].get<double>();
+      seconds += g["time_share"].get<double>() * summary["seconds"].get<double>();
       dram += g["dram_read_bytes"].get<double>() + g["dram_write_bytes"].get<double>();
     }
     EXPECT_GT(seconds, 0);
     EXPECT_NEAR(blocks[0]["runs"][r]["seconds"].get<double>(), seconds, seconds * 1e-12);
+    EXPECT_NEAR(seconds, summary["seconds"].get<double>(), summary["seconds"].get<double>() * 1e-9);
     EXPECT_EQ(blocks[0]["runs"][r]["dram_bytes"].get<double>(), dram);
   }
   // The terminal names every run, the speed-ups and the aligned table.
@@ -81,6 +83,12 @@ TEST(CompareNWay, UnfusedAgainstAFusedRunHasOneBlockPerFusedGroup) {
   EXPECT_EQ(names_of(blocks[0]["runs"][1]["groups"]), (std::vector<std::string>{"c1c2"}));
   EXPECT_EQ(names_of(blocks[0]["runs"][0]["groups"]).size(), 2u);
   EXPECT_EQ(names_of(blocks[1]["runs"][1]["groups"]), (std::vector<std::string>{"c3"}));
+  // Each run's blocks add up to its time, overlapping groups included (time shares).
+  const json c = read_json(out / "compare.json");
+  for (std::size_t r = 0; r < 2; ++r) {
+    const double run = c["runs"][r]["summary"]["seconds"].get<double>();
+    EXPECT_NEAR(blocks[0]["runs"][r]["seconds"].get<double>() + blocks[1]["runs"][r]["seconds"].get<double>(), run, run * 1e-9);
+  }
 }
 
 TEST(CompareNWay, PoliciesTimesConfigsNameEachRunAndRepeatedNamesAreRefused) {
