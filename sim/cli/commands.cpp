@@ -324,7 +324,10 @@ int compare_command(const std::vector<std::string>& args) {
     }
     std::cout << "\n";
   }
-  std::cout << "\n" << aligned_table(aligned, names, 8) << "report: " << fs::path(base.out) / "compare.json"
+  // The first two runs per group of the second, as report.html's "what fusion saved" shows
+  // them; with more runs, every run aligned by ops.
+  std::cout << "\n" << (n == 2 ? group_table(cmp["groups"], rows[0].first, rows[1].first, 8) : aligned_table(aligned, names, 8))
+            << "report: " << fs::path(base.out) / "compare.json"
             << " (report.html, roofline_compare.svg/.png; each run's full output in " << fs::path(base.out) / "<name>/"
             << ")\n";
   return 0;
