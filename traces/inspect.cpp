@@ -143,7 +143,8 @@ void stalls(std::string& out, const json& s) {
   for (const auto& [key, label] : std::initializer_list<std::pair<const char*, const char*>>{
            {"compute_s", "work at peak"}, {"fill_drain_s", "fill/drain"}, {"sram_stall_s", "SRAM stall"},
            {"sram_bank_conflict_s", "bank conflict"},
-           {"dma_wait_s", "DMA wait"}, {"dependency_s", "dependency"}, {"queueing_s", "queueing"}}) {
+           {"dma_wait_s", "DMA wait"}, {"dma_sram_wait_s", "DMA SRAM wait"}, {"dependency_s", "dependency"},
+           {"queueing_s", "queueing"}}) {
     const double f = span > 0 ? number(st, key) / span : 0;
     out += fmt("  %-14s %s  %s  %s\n", label, percent(f).c_str(), bar(f).c_str(), si(number(st, key), "s").c_str());
   }

@@ -8,11 +8,12 @@ namespace npusim::traces {
 
 namespace {
 
-constexpr std::array<std::pair<StallCause, const char*>, 6> kCauseNames{
+constexpr std::array<std::pair<StallCause, const char*>, 7> kCauseNames{
     {{StallCause::FillDrain, "fill/drain"},
      {StallCause::SramStall, "SRAM stall"},
      {StallCause::SramBankConflict, "SRAM bank conflict"},
      {StallCause::DmaWait, "DMA wait"},
+     {StallCause::DmaSramWait, "DMA SRAM wait"},
      {StallCause::Dependency, "dependency"},
      {StallCause::Queueing, "queueing"}}};
 
@@ -58,7 +59,10 @@ StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
     if (c->begin_ps > cursor) {
       const CommandReady& r = ready[std::size_t(c - t.commands.data())];
       const std::uint64_t wait = std::clamp(r.ps, cursor, c->begin_ps) - cursor;
-      (r.cause == StallCause::DmaWait ? s.dma_wait_s : s.dependency_s) += double(wait) * 1e-12;
+      // A DMA transfer's SRAM wait was its last part: that much of the unit's wait is on SRAM banks.
+      const std::uint64_t on_sram = r.cause == StallCause::DmaWait ? std::min(wait, r.dma_sram_wait_ps) : 0;
+      (r.cause == StallCause::DmaWait ? s.dma_wait_s : s.dependency_s) += double(wait - on_sram) * 1e-12;
+      s.dma_sram_wait_s += double(on_sram) * 1e-12;
       s.queueing_s += double(c->begin_ps - cursor - wait) * 1e-12;
     }
     // 2. The command itself, less any part an earlier one already covered.
@@ -106,6 +110,10 @@ std::vector<CommandReady> ready_times(const Trace& t) {
       if (it == by_id.end() || it->second->end_ps <= r.ps) continue;
       r.ps = it->second->end_ps;
       r.cause = is_compute(*it->second) ? StallCause::Dependency : StallCause::DmaWait;
+      const double clock = t.roofs.core_clock_hz;
+      r.dma_sram_wait_ps = r.cause == StallCause::DmaWait && clock > 0
+                               ? std::uint64_t(double(it->second->stall_cycles) / clock * 1e12 + 0.5)
+                               : 0;
     }
   }
   return out;
@@ -124,6 +132,7 @@ double StallBreakdown::part(StallCause c) const {
     case StallCause::SramStall: return sram_stall_s;
     case StallCause::SramBankConflict: return sram_bank_conflict_s;
     case StallCause::DmaWait: return dma_wait_s;
+    case StallCause::DmaSramWait: return dma_sram_wait_s;
     case StallCause::Dependency: return dependency_s;
     case StallCause::Queueing: return queueing_s;
   }
@@ -169,6 +178,7 @@ nlohmann::json to_json(const StallBreakdown& s) {
                       {"sram_stall_s", s.sram_stall_s},
                       {"sram_bank_conflict_s", s.sram_bank_conflict_s},
                       {"dma_wait_s", s.dma_wait_s},
+                      {"dma_sram_wait_s", s.dma_sram_wait_s},
                       {"dependency_s", s.dependency_s},
                       {"queueing_s", s.queueing_s}};
   j["dominant_loss"] = s.unit.empty() ? nlohmann::json() : nlohmann::json(to_string(s.dominant()));

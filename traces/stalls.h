@@ -13,8 +13,9 @@
 namespace npusim::traces {
 
 /// The losses, each a reason the unit was not doing useful work at its peak.
-enum class StallCause { FillDrain, SramStall, SramBankConflict, DmaWait, Dependency, Queueing };
-/// "fill/drain", "SRAM stall", "SRAM bank conflict", "DMA wait", "dependency", "queueing".
+enum class StallCause { FillDrain, SramStall, SramBankConflict, DmaWait, DmaSramWait, Dependency, Queueing };
+/// "fill/drain", "SRAM stall", "SRAM bank conflict", "DMA wait", "DMA SRAM wait", "dependency",
+/// "queueing".
 std::string to_string(StallCause c);
 
 /// When a command became ready to start, and what it waited for until then.
@@ -23,13 +24,18 @@ struct CommandReady {
   /// DmaWait when the last thing to finish was a DMA transfer; Dependency for a compute command
   /// of another unit or the group's SRAM grant.
   StallCause cause = StallCause::Dependency;
+  /// With cause DmaWait: the last part of the wait that the DMA transfer itself spent waiting for
+  /// SRAM bank bandwidth (its `stall_cycles`, in ps): without it the transfer would have ended
+  /// that much earlier.
+  std::uint64_t dma_sram_wait_ps = 0;
 };
 /// Per command (by index in t.commands): the latest end of its traced dependencies and of its
 /// group's SRAM grant (`sram_allocations`). Barriers are not traced; they only pass those on.
 std::vector<CommandReady> ready_times(const Trace& t);
 
 /// The span of one entity on its critical unit, in seconds:
-/// span = compute + fill_drain + sram_stall + sram_bank_conflict + dma_wait + dependency + queueing.
+/// span = compute + fill_drain + sram_stall + sram_bank_conflict + dma_wait + dma_sram_wait +
+///        dependency + queueing.
 struct StallBreakdown {
   /// The compute unit with the most busy time in the entity ("MAC array" or "vector unit");
   /// empty when the entity ran no compute command (then every part is 0).
@@ -39,7 +45,8 @@ struct StallBreakdown {
   double fill_drain_s = 0;  // stall-free time beyond that: fold fill/drain, array-shape mapping loss
   double sram_stall_s = 0;  // `stall_cycles - bank_conflict_cycles`: starved by SRAM bandwidth
   double sram_bank_conflict_s = 0;  // `bank_conflict_cycles`: one cycle's operands hit one bank
-  double dma_wait_s = 0;    // unit idle until a DMA transfer this entity needs finished
+  double dma_wait_s = 0;    // unit idle until a DMA transfer this entity needs finished (its DRAM side)
+  double dma_sram_wait_s = 0;  // the part of that wait the transfer spent waiting for SRAM bank bandwidth
   double dependency_s = 0;  // unit idle until another unit's result, or the group's SRAM grant
   double queueing_s = 0;    // ready, but the unit was running other entities' commands
 

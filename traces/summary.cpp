@@ -5,6 +5,7 @@
 
 #include "traces/area.h"
 #include "traces/tally.h"
+#include "sim/core/version.h"
 
 namespace npusim::traces {
 
@@ -146,6 +147,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   s["workload"] = t.workload;
   s["fusion"] = t.fusion;
   s["config_name"] = t.config_name;
+  s["provenance"] = provenance(t.config);
   if (!t.import_choices.empty()) s["import_choices"] = t.import_choices;
   put_figures(s, tallies.network, t.end_ps, clock);
   const double cycles = double(s["cycles"].get<std::uint64_t>());

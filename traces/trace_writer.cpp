@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/version.h"
 #include "sim/core/errors.h"
 #include "traces/stalls.h"
 #include "traces/tally.h"
@@ -231,13 +232,16 @@ void append_command(std::string& out, const CommandEvent& c, const EscapedNames&
 }
 
 /// A flow event ("s" starts an arrow inside the enclosing slice, "f" with "bp":"e" ends it
-/// inside the enclosing slice).
-void append_flow(std::string& out, const char* phase, std::uint64_t id, int tid, std::uint64_t ps) {
+/// inside the enclosing slice); `args` name the two commands it joins (both ends carry them,
+/// as trace consumers that read one end only need them there).
+void append_flow(std::string& out, const char* phase, std::uint64_t id, int tid, std::uint64_t ps,
+                 std::uint32_t load_id, std::uint32_t consumer_id) {
   out += "{\"name\":\"DMA load\",\"cat\":\"dependency\",\"ph\":\"";
   out += phase;
   out += phase[0] == 'f' ? "\",\"bp\":\"e" : "";
   out += "\",\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(tracks::kPid) +
-         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + tracks::format_us(ps) + "}";
+         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + tracks::format_us(ps) +
+         ",\"args\":{\"load\":" + std::to_string(load_id) + ",\"consumer\":" + std::to_string(consumer_id) + "}}";
 }
 
 json group_args(const Trace& t, const GroupInfo& g) {
@@ -384,9 +388,10 @@ class SliceWriter {
         auto it = load_of_id.find(d);
         if (it == load_of_id.end()) continue;
         ++id;
+        const std::uint32_t load_id = command(it->second).id;
         append_flow(events.begin_event(), "s", id, tids_[overview_.size() + it->second],
-                    middle(command(it->second)));
-        append_flow(events.begin_event(), "f", id, tids_[overview_.size() + k], middle(c));
+                    middle(command(it->second)), load_id, c.id);
+        append_flow(events.begin_event(), "f", id, tids_[overview_.size() + k], middle(c), load_id, c.id);
       }
     }
   }
@@ -542,7 +547,8 @@ constexpr CounterTrack kMacUtilisation{"MAC utilisation", "%"};
 constexpr const char* kQueueUnit = "commands";
 
 std::string counter_event(const char* name, const char* unit, std::uint64_t ps, double value) {
-  return std::string("{\"name\":\"") + name + "\",\"ph\":\"C\",\"pid\":" +
+  // Every event has a "cat": DevTools-model trace parsers index events by category.
+  return std::string("{\"name\":\"") + name + "\",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":" +
          std::to_string(tracks::kPid) + ",\"tid\":" + std::to_string(tracks::kCounterTid) +
          ",\"ts\":" + tracks::format_us(ps) + ",\"args\":{\"" + unit + "\":" + format_value(value) +
          "}}";
@@ -589,7 +595,7 @@ void append_counters(const Trace& t, const CounterBins& bins, EventList& events)
 // ---- metadata ------------------------------------------------------------------------------
 
 std::string metadata_event(const char* name, int tid, const json& args, int pid = tracks::kPid) {
-  json e = {{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", args}};
+  json e = {{"name", name}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", args}};
   return e.dump();
 }
 
@@ -632,6 +638,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   m["fusion"] = t.fusion;
   m["config_name"] = t.config_name;
   m["config"] = t.config;
+  m["provenance"] = provenance(t.config);
   if (!t.import_choices.empty()) m["import_choices"] = t.import_choices;
   m["dram_stats"] = t.dram_stats;
   m["roofs"] = roofs;

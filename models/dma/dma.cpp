@@ -78,6 +78,7 @@ DmaResult Dma::transfer(const DmaTransfer& t) {
     // The banks see the transfer's words as DRAM delivers (or takes) them.
     sram.set_extension(new SramSpreadExtension(dram_delay));
     const sc_core::sc_time sram_delay = send(sram_socket, sram, "SRAM");
+    if (sram_delay > dram_delay) result.sram_wait = sram_delay - dram_delay;
     sc_core::wait(std::max(dram_delay, sram_delay));
   }
   result.end = sc_core::sc_time_stamp();

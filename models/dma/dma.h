@@ -17,6 +17,10 @@ struct DmaResult {
   std::uint64_t bytes = 0;
   sc_core::sc_time begin;  ///< when a DMA channel took the transfer
   sc_core::sc_time end;    ///< when both sides had finished
+  /// How long the SRAM side outlasted the DRAM side: the transfer's words waited for SRAM bank
+  /// bandwidth that other accesses (the MAC array's operands and partial sums, the vector unit,
+  /// other DMA channels) held. Zero when DRAM was the slower side.
+  sc_core::sc_time sram_wait = sc_core::SC_ZERO_TIME;
 };
 
 struct DmaStats {

@@ -21,6 +21,7 @@
 #include "sim/core/json_input.h"
 #include "sim/core/units.h"
 #include "sim/serve/timeline.h"
+#include "traces/aligned_groups.h"
 #include "traces/report.h"
 #include "traces/roofline.h"
 #include "traces/trace_io.h"
@@ -177,13 +178,10 @@ std::vector<std::string> split_list(const std::string& s) {
   return parts;
 }
 
-/// --objective steers the search policy only: with no search among `policies` it is a mistake.
+/// --objective steers the search policy only: with no search among `policies` it is a mistake
+/// (engine::check_run_arguments: the check Python's plan/simulate/compare make too).
 void check_objective(const RunSpec& s, const std::vector<std::string>& policies) {
-  if (s.objective.empty()) return;
-  sched::parse_search_objective(s.objective, "--objective");
-  for (const auto& p : policies)
-    if (p == "search") return;
-  throw InputError("--objective " + s.objective, "expected with --fusion search, found --fusion " + s.fusion);
+  check_run_arguments(policies, s.objective);
 }
 
 /// Runs `spec` in a child process (SystemC elaborates once per process); what fails there is
@@ -230,18 +228,17 @@ int compare_command(const std::vector<std::string>& args) {
   add_run_options(d, base, "none,greedy", "npusim-out/compare");
   add_common(d, c);
   if (!parse(args, d, c,
-             "usage: npusim compare [--config C | --config A,B] [--workload W] [--fusion P1,P2 | --fusion P] [--objective O] "
-             "[--set K=V]... [--out DIR]\n"
-             "Runs the workload twice, either under two fusion policies or on two configs, and writes\n"
-             "DIR/<policy-or-config>/ for each run plus DIR/compare.json and DIR/roofline_compare.svg."))
+             "usage: npusim compare [--config C | --config A,B,...] [--workload W] [--fusion P1,P2,... | --fusion P] "
+             "[--objective O] [--set K=V]... [--out DIR]\n"
+             "Runs the workload under every listed fusion policy (schedule files: file:PATH) on every listed\n"
+             "config (at least two runs; the first is the baseline), and writes DIR/<name>/ for each run\n"
+             "plus DIR/compare.json and DIR/report.html."))
     return 0;
   const auto policies = split_list(base.fusion), configs = split_list(base.config);
   check_objective(base, policies);
-  if (policies.size() * configs.size() != 2)
-    throw InputError("--fusion/--config", "expected two policies (--fusion none,greedy) or two configs "
-                                          "(--config edge-s,edge-m), found " +
-                                              std::to_string(policies.size()) + " policies and " +
-                                              std::to_string(configs.size()) + " configs");
+  if (policies.size() * configs.size() < 2)
+    throw InputError("--fusion/--config", "expected at least two runs: two or more policies (--fusion none,greedy,file:a.json) "
+                                          "and/or configs (--config edge-s,edge-m), found one policy and one config");
   std::vector<RunSpec> specs;
   for (const auto& cfg : configs)
     for (const auto& pol : policies) {
@@ -249,11 +246,16 @@ int compare_command(const std::vector<std::string>& args) {
       s.config = cfg;
       s.fusion = pol;
       const std::string pol_name = pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol;
-      s.label = policies.size() == 2 ? pol_name : fs::path(cfg).stem().string();
+      const std::string cfg_name = fs::path(cfg).stem().string();
+      s.label = configs.size() == 1 ? pol_name : policies.size() == 1 ? cfg_name : cfg_name + "_" + pol_name;
       s.out = (fs::path(base.out) / s.label).string();
       specs.push_back(s);
     }
-  if (specs[0].label == specs[1].label) throw InputError("--fusion/--config", "the two runs have the same name '" + specs[0].label + "'");
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (specs[i].label == specs[j].label)
+        throw InputError("--fusion/--config", "expected runs with different names, found '" + specs[i].label +
+                                                  "' twice (run " + std::to_string(j + 1) + " and run " + std::to_string(i + 1) + ")");
   if (!base.vcd.empty())
     throw InputError("--vcd", "expected with npusim run (one simulation), found it with compare");
   if (base.trace.level != traces::TraceLevel::Full)
@@ -275,13 +277,24 @@ int compare_command(const std::vector<std::string>& args) {
     rows.emplace_back(name, parse_json_input(read_file(summary_path), summary_path, "a summary.json"));
     traces_in.push_back(traces::read_trace_json((fs::path(s.out) / "trace.json").string()));
   }
-  const traces::Roofline r0 = traces::make_roofline(traces_in[0]), r1 = traces::make_roofline(traces_in[1]);
+  const std::size_t n = rows.size();
+  std::vector<traces::Roofline> roofs;
+  std::vector<nlohmann::json> timelines;
+  for (const auto& t : traces_in) {
+    roofs.push_back(traces::make_roofline(t));
+    // The report draws every run's unit timeline, as the live page does (600 bins of the whole run).
+    timelines.push_back(serve::make_timeline(t, {0, 0, 600}));
+  }
   set_stage("writing the output folder");
+  // The report's "what fusion saved" compares the first two runs; aligned_groups all of them.
   const nlohmann::json groups = compare_groups(traces_in[0], rows[0].second, traces_in[1], rows[1].second);
-  // The report draws both runs' unit timelines, as the live page does (600 bins of the whole run).
-  const nlohmann::json t0 = serve::make_timeline(traces_in[0], {0, 0, 600}),
-                       t1 = serve::make_timeline(traces_in[1], {0, 0, 600});
-  traces::write_compare_report({{rows[0].first, &r0, &rows[0].second, &t0}, {rows[1].first, &r1, &rows[1].second, &t1}},
+  std::vector<std::pair<std::string, const nlohmann::json*>> compared;
+  for (const auto& [name, s] : rows) compared.emplace_back(name, &s);
+  const nlohmann::json aligned = traces::align_groups(compared);
+  // report.html and the roofline plots draw two runs (the page's baseline and current): the
+  // first two; compare.json and the terminal cover every run.
+  traces::write_compare_report({{rows[0].first, &roofs[0], &rows[0].second, &timelines[0]},
+                                {rows[1].first, &roofs[1], &rows[1].second, &timelines[1]}},
                                traces::compare_arrows(traces_in[0], traces_in[1]), out.path().string(),
                                loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first, groups);
   nlohmann::json cmp = {{"workload", loaded[0].workload_name}, {"runs", nlohmann::json::array()}};
@@ -291,14 +304,36 @@ int compare_command(const std::vector<std::string>& args) {
     r.erase("groups");
     cmp["runs"].push_back({{"name", name}, {"summary", r}});
   }
+  // Speed-up of each run over the first (its time / the run's, by seconds: configs may differ in clock).
+  const double s0 = rows[0].second.at("seconds").get<double>();
+  nlohmann::json speedups = nlohmann::json::array();
+  std::vector<std::string> names;
+  for (const auto& [name, s] : rows) {
+    const double si = s.at("seconds").get<double>();
+    speedups.push_back(si > 0 ? s0 / si : 0.0);
+    names.push_back(name);
+  }
   const double c0 = rows[0].second.at("cycles").get<double>(), c1 = rows[1].second.at("cycles").get<double>();
-  cmp["speedup"] = c1 > 0 ? c0 / c1 : 0.0;
+  cmp["speedup"] = c1 > 0 ? c0 / c1 : 0.0;  // first two runs, by cycles (as before N-way compares)
+  cmp["speedups"] = speedups;
   cmp["groups"] = groups;
+  cmp["aligned_groups"] = aligned;
   write_file_atomic((out.path() / "compare.json").string(), cmp.dump(2) + "\n");
   out.commit();
-  std::cout << "npusim compare: " << loaded[0].workload_name << "\n"
-            << summary_table(rows) << "\n"
-            << group_table(cmp["groups"], rows[0].first, rows[1].first, 8) << "report: " << fs::path(base.out) / "compare.json"
+  std::cout << "npusim compare: " << loaded[0].workload_name << "\n" << summary_table(rows);
+  if (n > 2) {
+    std::cout << "speed-up over " << rows[0].first << ":";
+    for (std::size_t i = 1; i < n; ++i) {
+      char x[64];
+      std::snprintf(x, sizeof x, " %s %.2fx", rows[i].first.c_str(), speedups[i].get<double>());
+      std::cout << x;
+    }
+    std::cout << "\n";
+  }
+  // The first two runs per group of the second, as report.html's "what fusion saved" shows
+  // them; with more runs, every run aligned by ops.
+  std::cout << "\n" << (n == 2 ? group_table(cmp["groups"], rows[0].first, rows[1].first, 8) : aligned_table(aligned, names, 8))
+            << "report: " << fs::path(base.out) / "compare.json"
             << " (report.html, roofline_compare.svg/.png; each run's full output in " << fs::path(base.out) / "<name>/"
             << ")\n";
   return 0;

@@ -106,4 +106,48 @@ std::string group_table(const nlohmann::json& groups, const std::string& name_a,
   return os.str();
 }
 
+std::string aligned_table(const nlohmann::json& blocks, const std::vector<std::string>& names, std::size_t top) {
+  std::vector<const nlohmann::json*> rows;
+  for (const auto& b : blocks) rows.push_back(&b);
+  // Time saved against the first run by the best other run: the blocks where the runs differ most.
+  auto saved = [](const nlohmann::json* b) {
+    const auto& runs = (*b)["runs"];
+    double best = 0;
+    for (std::size_t r = 1; r < runs.size(); ++r)
+      best = std::max(best, runs[0]["seconds"].get<double>() - runs[r]["seconds"].get<double>());
+    return best;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](auto x, auto y) { return saved(x) > saved(y); });
+  std::ostringstream os;
+  char cell[128];
+  std::snprintf(cell, sizeof cell, "%-34s %4s", "ops from (aligned by ops)", "ops");
+  os << cell;
+  for (const auto& n : names) {
+    std::snprintf(cell, sizeof cell, " %14s", (n.substr(0, 11) + " us").c_str());
+    os << cell;
+  }
+  for (const auto& n : names) {
+    std::snprintf(cell, sizeof cell, " %14s", (n.substr(0, 8) + " DRAM KB").c_str());
+    os << cell;
+  }
+  os << '\n';
+  for (std::size_t i = 0; i < rows.size() && i < top; ++i) {
+    const auto& b = *rows[i];
+    std::string name = b["first_op"].get<std::string>();
+    if (name.size() > 34) name = name.substr(0, 31) + "...";
+    std::snprintf(cell, sizeof cell, "%-34s %4zu", name.c_str(), b["ops"].get<std::size_t>());
+    os << cell;
+    for (const auto& r : b["runs"]) {
+      std::snprintf(cell, sizeof cell, " %14.1f", r["seconds"].get<double>() * 1e6);
+      os << cell;
+    }
+    for (const auto& r : b["runs"]) {
+      std::snprintf(cell, sizeof cell, " %14.1f", r["dram_bytes"].get<double>() / 1e3);
+      os << cell;
+    }
+    os << '\n';
+  }
+  return os.str();
+}
+
 }  // namespace npusim::cli

@@ -9,6 +9,7 @@
 #include "sim/cli/commands.h"
 #include "sim/engine/interrupts.h"
 #include "sim/core/errors.h"
+#include "sim/core/version.h"
 
 // libsystemc references sc_main; npusim starts from main() and runs sc_start itself.
 extern "C" int sc_main(int, char*[]) { return 0; }
@@ -20,7 +21,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run        simulate one workload on one config under one fusion policy\n"
-    "  compare    the same workload under two policies (or on two configs), side by side\n"
+    "  compare    the same workload under several policies/schedules and/or configs, side by side\n"
     "  schedule   print the fusion/tiling plan without simulating\n"
     "  roofline   re-analyse a saved trace.json (no simulation)\n"
     "  inspect    a terminal summary of a saved trace.json\n"
@@ -34,6 +35,7 @@ const char* kUsage =
     "\n"
     "Every option has a default: `npusim run` simulates mobilenet_v2 on edge-m with greedy fusion,\n"
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
+    "`npusim --version` prints the version, git commit and build type.\n"
     "Exit codes: 0 ok, 1 simulation or analysis error, 2 bad input.\n";
 
 int dispatch(const std::string& cmd, const std::vector<std::string>& args) {
@@ -76,6 +78,10 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("%s\n", npusim::version_line().c_str());
+    return 0;
   }
   const std::string cmd = args[0];
   args.erase(args.begin());

@@ -1,6 +1,7 @@
 #include "sim/core/input_text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "sim/core/errors.h"
@@ -82,6 +83,42 @@ void check_json_nesting(const std::string& text, const std::string& source, std:
       --depth;
     }
   }
+}
+
+namespace {
+
+/// Levenshtein distance in half edits: a substitution that only changes case costs 1, any other
+/// edit 2. Stops early (returns `limit` + 1) once every path is over `limit`; two rows of memory.
+std::size_t half_edits(const std::string& a, const std::string& b, std::size_t limit) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = 2 * j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = 2 * i;
+    std::size_t row_min = cur[0];
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const char x = a[i - 1], y = b[j - 1];
+      const std::size_t sub = x == y ? 0 : std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)) ? 1 : 2;
+      cur[j] = std::min({prev[j] + 2, cur[j - 1] + 2, prev[j - 1] + sub});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (row_min > limit) return limit + 1;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::string nearest_name(const std::string& wanted, const std::vector<std::string>& names) {
+  const std::size_t limit = 2 * std::max<std::size_t>(2, wanted.size() / 3);  // in half edits
+  std::string best;
+  std::size_t best_cost = limit + 1;
+  for (const std::string& n : names) {
+    if (n.size() > wanted.size() + limit / 2 || wanted.size() > n.size() + limit / 2) continue;
+    const std::size_t cost = half_edits(wanted, n, std::min(limit, best_cost));
+    if (cost < best_cost) best_cost = cost, best = n;
+  }
+  return best;
 }
 
 }  // namespace npusim

@@ -3,6 +3,7 @@
 // its nesting is shallow enough that recursive parsers and error builders cannot overflow the stack.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace npusim {
 
@@ -24,5 +25,10 @@ void check_json_nesting(const std::string& text, const std::string& source,
 
 /// 1-based line of byte `offset` in `text`.
 std::size_t line_of_offset(const std::string& text, std::size_t offset);
+
+/// The name in `names` closest to `wanted` by edit distance (case differences count half), for
+/// a "did you mean" after an unknown name; "" when none is within a third of the name's length
+/// (at least 2 edits), so an unrelated name is not suggested.
+std::string nearest_name(const std::string& wanted, const std::vector<std::string>& names);
 
 }  // namespace npusim

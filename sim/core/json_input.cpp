@@ -1,5 +1,8 @@
 #include "sim/core/json_input.h"
 
+#include <set>
+#include <vector>
+
 #include "sim/core/errors.h"
 #include "sim/core/input_text.h"
 
@@ -38,6 +41,68 @@ nlohmann::json parse_json_input(const std::string& text, const std::string& sour
   } catch (const nlohmann::json::exception& e) {
     throw InputError(source, "expected " + expected + ", found " + json_error_text(e));
   }
+}
+
+namespace {
+
+/// The parser's position as a document path ("groups[1].tiles"), kept from its events.
+class KeyPath {
+ public:
+  /// Returns the path of a key seen twice in its object, "" while all keys are unique.
+  std::string on(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start: frames_.push_back({false, 0, "", {}}); break;
+      case E::array_start: frames_.push_back({true, 0, "", {}}); break;
+      case E::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) return path(frames_.size() - 1);
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames_.pop_back();
+        element_done();
+        break;
+      case E::value: element_done(); break;
+    }
+    return "";
+  }
+  /// The path to the object at `depth`, and its duplicated key.
+  std::string path(std::size_t depth) const {
+    std::string p;
+    for (std::size_t i = 0; i < depth; ++i)
+      p += frames_[i].array ? "[" + std::to_string(frames_[i].index) + "]" : (p.empty() ? "" : ".") + frames_[i].key;
+    return (p.empty() ? "" : p + ": ") + "duplicate key '" + frames_[depth].key + "'";
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::size_t index;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  void element_done() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+nlohmann::json parse_json_input_unique_keys(const std::string& text, const std::string& source,
+                                            const std::string& expected) {
+  KeyPath position;
+  std::string duplicate;
+  nlohmann::json doc = parse_json_input(text, source, expected, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (duplicate.empty()) duplicate = position.on(event, parsed);
+    return true;
+  });
+  if (!duplicate.empty())
+    throw InputError(source, duplicate + " (JSON would keep only the last value; write each key once)");
+  return doc;
 }
 
 }  // namespace npusim

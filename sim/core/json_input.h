@@ -15,6 +15,12 @@ namespace npusim {
 nlohmann::json parse_json_input(const std::string& text, const std::string& source, const std::string& expected,
                                 const nlohmann::json::parser_callback_t& on_event = nullptr);
 
+/// parse_json_input that also refuses a key written twice in one object (nlohmann keeps the last
+/// silently, so a hand-edited file's first value would be lost unseen): InputError
+/// "<source>: groups[1]: duplicate key 'ops' (...)", the path in the document's own terms.
+nlohmann::json parse_json_input_unique_keys(const std::string& text, const std::string& source,
+                                            const std::string& expected);
+
 /// A library exception's message without its "[json.exception.type_error.302] " prefix.
 std::string json_error_text(const nlohmann::json::exception& e);
 

@@ -1,5 +1,6 @@
 #include "sim/engine/run_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/version.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
@@ -70,9 +72,23 @@ sched::Plan plan_for(const std::string& fusion, const std::string& objective, co
   const auto policy = sched::parse_fusion_policy(fusion, "--fusion");
   const auto goal = objective.empty() ? sched::SearchObjective::Cycles
                                       : sched::parse_search_objective(objective, "--objective");
-  if (policy == sched::FusionPolicy::File) return sched::load_schedule_file(fusion.substr(5), g, hw);
-  if (policy == sched::FusionPolicy::Search) return search_by_simulation(g, hw, goal);
-  return sched::make_plan(g, hw, policy);
+  sched::Plan plan = policy == sched::FusionPolicy::File     ? sched::load_schedule_file(fusion.substr(5), g, hw)
+                     : policy == sched::FusionPolicy::Search ? search_by_simulation(g, hw, goal)
+                                                             : sched::make_plan(g, hw, policy);
+  plan.config_hash = config_hash(to_json(hw));
+  return plan;
+}
+
+void check_run_arguments(const std::vector<std::string>& policies, const std::string& objective,
+                         const ArgumentNames& names) {
+  for (const auto& p : policies) sched::parse_fusion_policy(p, names.fusion);
+  if (objective.empty()) return;
+  sched::parse_search_objective(objective, names.objective);
+  if (std::find(policies.begin(), policies.end(), "search") != policies.end()) return;
+  std::string given;
+  for (const auto& p : policies) given += (given.empty() ? "" : ",") + p;
+  throw InputError(names.objective + " " + objective, "expected with " + names.fusion + " search, found " + names.fusion +
+                                                          " " + given);
 }
 
 namespace {

@@ -49,6 +49,16 @@ workloads::Graph load_workload_spec(const std::string& workload, const workloads
 sched::Plan plan_for(const std::string& fusion, const std::string& objective, const workloads::Graph& g,
                      const HardwareConfig& hw);
 
+/// How a front end spells the run arguments in messages: the CLI's flags or Python's keywords.
+struct ArgumentNames {
+  std::string fusion = "--fusion", objective = "--objective";
+};
+/// The one check of the run arguments that CLI and Python share (the same rules, the same
+/// messages): `objective` is a known search objective, and given only with `search` among
+/// `policies`; every policy is a known one. Throws InputError naming the argument.
+void check_run_arguments(const std::vector<std::string>& policies, const std::string& objective,
+                         const ArgumentNames& names = {});
+
 /// A simulated and analysed run, before anything is written.
 struct SimulatedRun {
   traces::Trace trace;

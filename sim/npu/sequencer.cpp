@@ -124,7 +124,10 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       t.stride = c.dram.stride;
       t.runs = c.dram.runs;
       t.to_dram = store;
-      npu_.dma.transfer(t);
+      const models::DmaResult r = npu_.dma.transfer(t);
+      // A DMA command's stall: the time its SRAM side waited for bank bandwidth beyond its DRAM
+      // side (rounded up to whole core cycles), the "DMA SRAM wait" of the stall breakdown.
+      ev.stall_cycles = std::uint64_t(std::ceil(r.sram_wait.to_seconds() * npu_.config.core_clock.hz - 1e-9));
       break;
     }
     case CommandKind::Barrier: break;

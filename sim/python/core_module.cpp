@@ -15,7 +15,10 @@
 #include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
+#include "sim/core/json_input.h"
 #include "sim/scheduler/schedule_file.h"
+#include "traces/aligned_groups.h"
 #include "traces/roofline.h"
 #include "workloads/loader.h"
 
@@ -206,6 +209,23 @@ PYBIND11_MODULE(_core, m) {
     return npusim::workloads::zoo_names(npusim::config::data_dir() + "/workloads/zoo");
   });
   m.def("parse_yaml", &parse_yaml, py::arg("text"), py::arg("source"));
+  m.def("check_arguments", [](const std::vector<std::string>& policies, const std::string& objective) {
+    npusim::engine::check_run_arguments(policies, objective, {"fusion", "objective"});
+  }, py::arg("policies"), py::arg("objective"));
+  // A schedule file as the CLI reads it: the same messages for a missing file, bad UTF-8, bad
+  // JSON and duplicate keys (returned as JSON text without them).
+  m.def("read_schedule_text", [](const std::string& path) {
+    return npusim::parse_json_input_unique_keys(npusim::read_file(path), path, "a JSON schedule").dump();
+  }, py::arg("path"));
+  // compare's per-group diff aligned by ops, as `npusim compare` computes it (compare.json's
+  // aligned_groups): `runs` is [[name, summary.json text], ...].
+  m.def("align_groups", [](const std::vector<std::pair<std::string, std::string>>& runs) {
+    std::vector<nlohmann::json> docs;
+    for (const auto& r : runs) docs.push_back(nlohmann::json::parse(r.second));
+    std::vector<std::pair<std::string, const nlohmann::json*>> named;
+    for (std::size_t i = 0; i < runs.size(); ++i) named.emplace_back(runs[i].first, &docs[i]);
+    return npusim::traces::align_groups(named).dump();
+  }, py::arg("runs"));
   m.def("plan", &plan, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"));
   m.def("check_schedule", &check_schedule, py::arg("graph"), py::arg("config"), py::arg("text"), py::arg("source"));
   m.def("simulate", &simulate, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"),

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "sim/core/errors.h"
+#include "sim/core/version.h"
 #include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
@@ -402,7 +403,8 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
                (largest_tensor >= 0 && largest >= (smallest ? smallest->working_set_bytes : 0)
                     ? "largest buffer is resident tensor '" + g.tensor(largest_tensor).name + "' (" +
                           std::to_string(largest) + " B)"
-                    : "largest buffer is its smallest tile working set (" +
+                    : std::string(s.request.any() ? "largest buffer is its requested tile's working set ("  // a fixed tile: not "smallest"
+                                                   : "largest buffer is its smallest tile working set (") +
                           (smallest ? describe_tile(g, s, *smallest) + ": " : "") +
                           std::to_string(smallest ? smallest->working_set_bytes : 0) + " B)") +
                (alive ? ", " + std::to_string(alive) + " B resident in all" : "") + buffer_shortfall(hw, smallest);
@@ -884,10 +886,12 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       for (int o : s.ops) ops.push_back(g.op(o).name);
       const auto& t = s.tiling;
       const bool gemm = workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Gemm;
+      // "derived": npusim chose the tile for this config; a reader on another config derives it
+      // again when it does not fit there (docs/schedule-format.md, "Tiles: derived or fixed").
       if (gemm)
-        tiles[g.op(s.ops[0]).name] = {{"rows", t.rows}, {"cols", t.cols}, {"in_channels", t.in_channels}};
+        tiles[g.op(s.ops[0]).name] = {{"rows", t.rows}, {"cols", t.cols}, {"in_channels", t.in_channels}, {"derived", true}};
       else if (!is_view(g, s.ops[0]))
-        tiles[g.op(s.ops[0]).name] = {{"rows", t.tiles}};
+        tiles[g.op(s.ops[0]).name] = {{"tile_count", t.tiles}, {"derived", true}};
       segs.push_back({{"ops", ops},
                       {"loop_order", gemm ? (t.weights_outer ? "weights_outer" : "inputs_outer") : "rows"},
                       {"tiles", t.tile_count},
@@ -915,7 +919,8 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       entry.erase("tiles");  // a depth-first group is tiled as a whole
       entry["depth_first"] = {{"rows", gp.depth_first.rows},
                               {"halo", to_string(gp.depth_first.halo)},
-                              {"weights_resident", gp.depth_first.weights_resident}};
+                              {"weights_resident", gp.depth_first.weights_resident},
+                              {"derived", true}};
     }
     if (!gp.reloaded_inputs.empty()) {
       nlohmann::json names = nlohmann::json::array();
@@ -927,7 +932,8 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       for (auto& seg : entry["segments"]) seg["loop_order"] = "heads, query blocks";
       entry["attention"] = {{"block_rows", gp.attention.block_rows},
                             {"kv_resident", gp.attention.kv_resident},
-                            {"kv_rows", gp.attention.kv_rows}};
+                            {"kv_rows", gp.attention.kv_rows},
+                            {"derived", true}};
     }
     groups.push_back(std::move(entry));
   }
@@ -935,7 +941,8 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
   for (const auto& b : p.boundaries)
     bounds.push_back({{"from", g.op(b.from_op).name}, {"to", g.op(b.to_op).name}, {"reason", b.reason}});
   nlohmann::json out = {{"format", "npusim-schedule"}, {"version", 1}, {"workload", g.name},
-                        {"policy", to_string(p.policy)}, {"groups", groups}, {"not_fused", bounds}};
+                        {"policy", to_string(p.policy)}, {"groups", groups}, {"not_fused", bounds},
+                        {"provenance", provenance_of_hash(p.config_hash)}};
   if (p.policy == FusionPolicy::Search)
     out["search"] = {{"objective", p.search.objective},
                      {"candidate_groups_evaluated", p.search.candidates},

@@ -163,6 +163,9 @@ struct Plan {
   std::vector<int> op_group;  // op index -> group index
   std::vector<Boundary> boundaries;
   SearchReport search;
+  /// `config_hash` of the resolved config the plan was made for (sim/core/version.h), written
+  /// into schedule.json's `provenance`; "" when the caller did not say (tests' plans).
+  std::string config_hash;
 };
 
 struct SearchOptions {

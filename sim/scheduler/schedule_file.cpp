@@ -5,7 +5,12 @@
 #include <queue>
 #include <set>
 
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
 #include "sim/core/errors.h"
+#include "sim/core/input_text.h"
 #include "sim/core/json_input.h"
 #include "sim/core/file_util.h"
 #include "sim/scheduler/attention.h"
@@ -35,6 +40,29 @@ struct Place {
 
 std::string type_name(const json& j) { return j.type_name(); }
 
+/// "a string (\"16\")": the found type in words and the value, for a field of the wrong type.
+std::string found_type(const json& v) {
+  const std::string t = v.type_name();
+  const std::string article = t == "array" || t == "object" ? "an " : t == "null" ? "" : "a ";
+  return article + t + (v.is_null() ? "" : " (" + shown(v) + ")");
+}
+
+/// A field that must be a string when present: its value, or `fallback` when absent.
+std::string optional_string(const json& obj, const char* key, const std::string& where, const std::string& fallback) {
+  if (!obj.contains(key)) return fallback;
+  const json& v = obj.at(key);
+  if (!v.is_string()) throw InputError(where + "." + key, "expected a string, found " + found_type(v));
+  return v.get<std::string>();
+}
+
+/// A field that must be true or false when present.
+std::optional<bool> optional_bool(const json& obj, const char* key, const std::string& where) {
+  if (!obj.contains(key)) return std::nullopt;
+  const json& v = obj.at(key);
+  if (!v.is_boolean()) throw InputError(where + "." + key, "expected true or false, found " + found_type(v));
+  return v.get<bool>();
+}
+
 const json& require(const json& obj, const char* key, json::value_t type, const std::string& where) {
   if (!obj.is_object() || !obj.contains(key))
     throw InputError(where, std::string("expected a field '") + key + "', found none");
@@ -44,8 +72,10 @@ const json& require(const json& obj, const char* key, json::value_t type, const 
   if (!ok)
     throw InputError(where + "." + key, std::string("expected ") +
                                             (type == json::value_t::number_unsigned ? "a positive integer"
+                                             : type == json::value_t::array        ? "an array"
+                                             : type == json::value_t::object       ? "an object"
                                                                                     : json(type).type_name()) +
-                                            ", found " + shown(v));
+                                            ", found " + found_type(v));
   return v;
 }
 
@@ -127,14 +157,31 @@ std::vector<std::size_t> order_groups(const Graph& g, const std::vector<std::vec
   return order;  // convex groups always order completely (a cycle would make one non-convex)
 }
 
-/// Validates a requested tile against the head op's dimensions.
+/// Validates a requested tile against the head op's dimensions. A GEMM head's tile is `rows`,
+/// `cols` and `in_channels` per tile; a vector head's is `tile_count` (its old spelling `rows`
+/// is read with a warning: one field name, one meaning).
 TileRequest read_tile(const json& t, const Graph& g, int head, const std::string& where) {
   TileRequest r;
   const auto& op = g.op(head);
   if (workloads::op_class(op.kind) != workloads::OpClass::Gemm) {
-    if (t.contains("rows")) r.rows = require(t, "rows", json::value_t::number_unsigned, where).get<std::int64_t>();
-    return r;  // vector heads: "rows" is the number of tiles
+    for (const char* gemm_only : {"cols", "in_channels"})
+      if (t.contains(gemm_only))
+        throw InputError(where + "." + gemm_only, std::string("expected tile_count on vector head '") + op.name + "' (" +
+                                                      workloads::to_string(op.kind) + "), found '" + gemm_only + "' (a GEMM head's field)");
+    if (t.contains("rows") && t.contains("tile_count"))
+      throw InputError(where + ".rows", "expected tile_count alone, found both tile_count and rows (its old spelling)");
+    if (t.contains("rows")) {
+      r.rows = require(t, "rows", json::value_t::number_unsigned, where).get<std::int64_t>();
+      spdlog::warn("{}.rows: a vector head's 'rows' is its number of tiles; read as tile_count (write 'tile_count': "
+                   "'rows' is read for vector heads until npusim 0.2)", where);
+    }
+    if (t.contains("tile_count"))
+      r.rows = require(t, "tile_count", json::value_t::number_unsigned, where).get<std::int64_t>();
+    return r;  // TileRequest::rows of a vector head is its number of tiles
   }
+  if (t.contains("tile_count"))
+    throw InputError(where + ".tile_count", "expected rows, cols, in_channels (per tile) on GEMM head '" + op.name +
+                                                "', found tile_count (a vector head's field)");
   const GemmGeometry geo = gemm_geometry(g, op);
   const std::pair<const char*, std::int64_t> dims[] = {
       {"rows", geo.out_rows}, {"cols", geo.n_total}, {"in_channels", geo.c_total}};
@@ -155,13 +202,16 @@ TileRequest read_tile(const json& t, const Graph& g, int head, const std::string
 }
 
 /// An attention group: `"fusion": "attention"` and/or `"attention": {block_rows, kv_resident}`.
+/// `keep_derived` false: a block height npusim derived (`"derived": true`) is chosen again.
 GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const Graph& g, const HardwareConfig& hw,
-                         const std::string& where) {
-  const json at = e.value("attention", json::object());
-  if (!at.is_object()) throw InputError(where, "expected {block_rows, kv_resident}, found " + shown(at));
+                         const std::string& where, bool keep_derived) {
+  const json at = e.contains("attention") ? e.at("attention") : json::object();
+  if (!at.is_object()) throw InputError(where, "expected {block_rows, kv_resident}, found " + found_type(at));
   for (const auto& [key, value] : at.items())
-    if (key != "block_rows" && key != "kv_resident" && key != "kv_rows")
-      throw InputError(where + "." + key, "unknown field '" + key + "'; known: block_rows, kv_resident (kv_rows is informational)");
+    if (key != "block_rows" && key != "kv_resident" && key != "kv_rows" && key != "derived")
+      throw InputError(where + "." + key, "unknown field '" + key +
+                                              "'; known: block_rows, kv_resident, derived (kv_rows is informational)");
+  const bool derived = optional_bool(at, "derived", where).value_or(false);
   if (const std::string why = attention_obstacle(g, segs); !why.empty())
     throw InputError(where, "expected MatMul(Q, K^T) -> [elementwise] -> softmax (last axis) -> MatMul(P, V), one "
                             "activation per head, found " + why);
@@ -171,13 +221,7 @@ GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const 
   if (rows > geo.rows)
     throw InputError(where + ".block_rows", "expected at most " + std::to_string(geo.rows) + " (query rows of '" +
                                                 g.op(segs[0].ops[0]).name + "'), found " + std::to_string(rows));
-  std::optional<bool> kv_resident;
-  if (at.contains("kv_resident")) {
-    if (!at["kv_resident"].is_boolean())
-      throw InputError(where + ".kv_resident", "expected true or false, found " + shown(at["kv_resident"]));
-    kv_resident = at["kv_resident"].get<bool>();
-  }
-  return evaluate_attention(g, hw, segs, rows, kv_resident);
+  return evaluate_attention(g, hw, segs, derived && !keep_derived ? 0 : rows, optional_bool(at, "kv_resident", where));
 }
 
 /// A group's dataflow override: WS, OS or IS, on a group that has GEMM work to run with it (an
@@ -218,11 +262,12 @@ void check_each(const json& obj, const char* key, const std::string& prefix, std
 void check_document_fields(const json& doc, const std::string& source) {
   for (const auto& [key, value] : doc.items())
     if (key != "format" && key != "version" && key != "workload" && key != "policy" && key != "groups" &&
-        key != "not_fused" && key != "search")
+        key != "not_fused" && key != "search" && key != "provenance")
       throw InputError(source + ": " + key, "unknown field '" + key +
                                                 "'; known: format, version, groups (workload, policy, not_fused, "
-                                                "search are informational)");
+                                                "search, provenance are informational)");
   check_each(doc, "not_fused", source + ": ", {"from", "to", "reason"});
+  if (doc.contains("provenance")) check_fields(doc.at("provenance"), source + ": provenance", {"version", "commit", "config_hash"});
   if (!doc.contains("search")) return;
   const json& search = doc.at("search");
   const std::string where = source + ": search";
@@ -237,9 +282,9 @@ void check_document_fields(const json& doc, const std::string& source) {
 void check_group_fields(const json& e, const std::string& where) {
   if (e.contains("tiles") && e["tiles"].is_object())
     for (const auto& [op_name, t] : e["tiles"].items())
-      if (t.is_object()) check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels"});
+      if (t.is_object()) check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels", "tile_count", "derived"});
   if (e.contains("depth_first") && e["depth_first"].is_object())
-    check_fields(e["depth_first"], where + ".depth_first", {"rows", "halo", "weights_resident"});
+    check_fields(e["depth_first"], where + ".depth_first", {"rows", "halo", "weights_resident", "derived"});
   check_each(e, "segments", where + ".",
              {"ops", "loop_order", "tiles", "working_set_bytes", "dram_bytes", "region_end", "width",
               "tile_elements", "passes", "in_place", "prologue"});
@@ -253,40 +298,159 @@ void check_group_fields(const json& e, const std::string& where) {
 
 }  // namespace
 
-Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
-  const json doc = parse_json_input(text, source, "a JSON schedule");
-  const Place place{source};
-  if (!doc.is_object()) throw InputError(source, "expected a JSON object with 'groups', found " + type_name(doc));
+namespace {
+
+/// "unknown op 'x' (not in workload 'w'); did you mean 'y'?", and when the file was written for
+/// another workload (its `workload` field) or names several unknown ops, how many of its ops are.
+std::string unknown_op(const json& doc, const json& groups, const std::string& op, const Graph& g) {
+  std::vector<std::string> names;
+  for (const auto& o : g.ops()) names.push_back(o.name);
+  std::string text = "unknown op '" + op + "' (not in workload '" + g.name + "')";
+  if (const std::string near = nearest_name(op, names); !near.empty()) text += "; did you mean '" + near + "'?";
+  std::size_t listed = 0, unknown = 0;
+  for (const json& e : groups)
+    if (e.is_object() && e.contains("ops") && e["ops"].is_array())
+      for (const json& o : e["ops"])
+        if (o.is_string()) ++listed, unknown += g.find_op(o.get<std::string>()) < 0;
+  const bool other = doc.contains("workload") && doc["workload"].is_string() && doc["workload"] != g.name;
+  if (other)
+    text += "; the file was written for workload '" + doc["workload"].get<std::string>() + "'";
+  if (other || unknown > 1)
+    text += " (" + std::to_string(unknown) + " of its " + std::to_string(listed) + " listed ops are not in '" + g.name + "')";
+  return text;
+}
+
+/// The checked top level: an object of format "npusim-schedule", version 1, known fields.
+void check_document(const json& doc, const std::string& source) {
+  if (!doc.is_object()) throw InputError(source, "expected a JSON object with 'groups', found " + found_type(doc));
   if (doc.contains("format") && doc["format"] != "npusim-schedule")
     throw InputError(source + ": format", "expected \"npusim-schedule\", found " + shown(doc["format"]));
+  if (doc.contains("version") && !(doc["version"].is_number_integer() && doc["version"].get<long long>() == 1))
+    throw InputError(source + ": version", "expected 1 (the schedule format this npusim reads), found " +
+                                               found_type(doc["version"]));
   check_document_fields(doc, source);
+}
+
+/// A group's tile requests as the file gives them, and which of them npusim derived.
+struct FileTiles {
+  std::map<std::size_t, TileRequest> requests;  // segment index -> the file's tile
+  std::set<std::size_t> derived;                // segments whose tile is marked "derived": true
+  bool depth_first_derived = false, attention_derived = false;
+  bool any_derived() const { return !derived.empty() || depth_first_derived || attention_derived; }
+  bool any_fixed() const { return requests.size() > derived.size(); }
+};
+
+FileTiles read_tiles(const json& e, const std::vector<Segment>& segs, const Graph& g, const std::string& where_group) {
+  FileTiles out;
+  if (e.contains("tiles")) {
+    const json& tiles = e["tiles"];
+    if (!tiles.is_object())
+      throw InputError(where_group + ".tiles", "expected an object keyed by op name, found " + found_type(tiles));
+    for (const auto& [op_name, t] : tiles.items()) {
+      const std::string where = where_group + ".tiles." + op_name;
+      auto seg = std::find_if(segs.begin(), segs.end(), [&, &op_name = op_name](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
+      if (seg == segs.end())
+        throw InputError(where, "expected the name of a segment head in this group, found '" + op_name + "'");
+      if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels} or {tile_count}, found " + found_type(t));
+      const std::size_t k = std::size_t(seg - segs.begin());
+      out.requests[k] = read_tile(t, g, seg->ops[0], where);
+      if (optional_bool(t, "derived", where).value_or(false)) out.derived.insert(k);
+    }
+  }
+  if (e.contains("depth_first") && e["depth_first"].is_object())
+    out.depth_first_derived = optional_bool(e["depth_first"], "derived", where_group + ".depth_first").value_or(false);
+  if (e.contains("attention") && e["attention"].is_object())
+    out.attention_derived = optional_bool(e["attention"], "derived", where_group + ".attention").value_or(false);
+  return out;
+}
+
+/// A depth-first group: `depth_first` {rows, halo}; `keep_derived` false: a tile height npusim
+/// derived (`"derived": true`) is chosen again.
+GroupEval read_depth_first(const json& df, const std::vector<Segment>& segs, const Graph& g, const HardwareConfig& hw,
+                           const std::string& where, bool keep_derived) {
+  if (!df.is_object()) throw InputError(where, "expected {rows, halo}, found " + found_type(df));
+  const std::int64_t rows = df.contains("rows") ? require(df, "rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
+  const std::string halo = optional_string(df, "halo", where, "cache");
+  if (halo != "cache" && halo != "recompute")
+    throw InputError(where + ".halo", "expected \"cache\" or \"recompute\", found \"" + halo + "\"");
+  optional_bool(df, "weights_resident", where);
+  if (const std::string why = depth_first_obstacle(g, segs); !why.empty())
+    throw InputError(where, "expected a chain of conv2d layers (each reading only the previous one's output), found " + why);
+  const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
+  if (rows > out_rows || (rows > 0 && out_rows % rows != 0))
+    throw InputError(where + ".rows", "expected a divisor of " + std::to_string(out_rows) + " (output rows of '" +
+                                          g.op(segs.back().ops[0]).name + "'), found " + std::to_string(rows));
+  return evaluate_depth_first(g, hw, segs, halo == "cache" ? Halo::Cache : Halo::Recompute, keep_derived ? rows : 0);
+}
+
+/// "'conv1' rows 16 -> 8" for each derived tile the second evaluation chose differently.
+std::string rederived_text(const Graph& g, const FileTiles& tiles, const GroupEval& now) {
+  std::string text;
+  auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  for (std::size_t k : tiles.derived) {
+    if (k >= now.plan.segments.size()) continue;
+    const Segment& s = now.plan.segments[k];
+    const TileRequest& was = tiles.requests.at(k);
+    const Tiling& t = s.tiling;
+    const std::string head = "'" + g.op(s.ops[0]).name + "' ";
+    if (workloads::op_class(g.op(s.ops[0]).kind) != workloads::OpClass::Gemm) {
+      if (was.rows != std::int64_t(t.tiles)) add(head + "tile_count " + std::to_string(was.rows) + " -> " + std::to_string(t.tiles));
+      continue;
+    }
+    std::string change;
+    const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> dims[] = {
+        {"rows", {was.rows, t.rows}}, {"cols", {was.cols, t.cols}}, {"in_channels", {was.in_channels, t.in_channels}}};
+    for (const auto& [field, v] : dims)
+      if (v.first != v.second)
+        change += std::string(change.empty() ? "" : ", ") + field + " " + std::to_string(v.first) + " -> " + std::to_string(v.second);
+    if (!change.empty()) add(head + change);
+  }
+  if (tiles.depth_first_derived) add("depth_first rows -> " + std::to_string(now.plan.depth_first.rows));
+  if (tiles.attention_derived) add("attention block_rows -> " + std::to_string(now.plan.attention.block_rows));
+  return text;
+}
+
+}  // namespace
+
+Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
+  const json doc = parse_json_input_unique_keys(text, source, "a JSON schedule");
+  const Place place{source};
+  check_document(doc, source);
   const json& groups = require(doc, "groups", json::value_t::array, source);
 
   std::vector<std::vector<int>> members;
   std::vector<json> entries;
   std::vector<int> group_of(g.ops().size(), -1);
+  std::map<std::string, std::size_t> named;  // group name -> index: two groups cannot share one
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const json& e = groups[gi];
-    const std::string name = e.is_object() && e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
+    if (!e.is_object()) throw InputError(place.at(gi, ""), "expected a group object {name, ops, ...}, found " + found_type(e));
+    const std::string name = optional_string(e, "name", place.at(gi, ""), "");
+    if (!name.empty()) {
+      const auto [it, fresh] = named.emplace(name, gi);
+      if (!fresh)
+        throw InputError(place.at(gi, name, "name"), "expected a name no other group has, found '" + name +
+                                                         "', the name of groups[" + std::to_string(it->second) + "] too");
+    }
     static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "dataflow", "depth_first", "attention",
                                                  "segments", "resident_tensors", "reloaded_inputs", "sram_bytes",
                                                  "dram_bytes"};
-    if (e.is_object())
-      for (const auto& [key, value] : e.items())
-        if (!known.count(key))
-          throw InputError(place.at(gi, name, key), "unknown field '" + key +
-                                                        "'; known: name, ops, tiles, dataflow, depth_first, attention (fusion, "
-                                                        "segments, resident_tensors, reloaded_inputs, sram_bytes, dram_bytes are "
-                                                        "informational)");
-    if (e.is_object()) check_group_fields(e, place.at(gi, name));
+    for (const auto& [key, value] : e.items())
+      if (!known.count(key))
+        throw InputError(place.at(gi, name, key), "unknown field '" + key +
+                                                      "'; known: name, ops, tiles, dataflow, depth_first, attention (fusion, "
+                                                      "segments, resident_tensors, reloaded_inputs, sram_bytes, dram_bytes are "
+                                                      "informational)");
+    optional_string(e, "fusion", place.at(gi, name), "");
+    check_group_fields(e, place.at(gi, name));
     const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
     if (ops.empty()) throw InputError(place.at(gi, name, "ops"), "expected at least one op name, found an empty list");
     std::vector<int> m;
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const std::string where = place.at(gi, name, "ops[" + std::to_string(k) + "]");
-      if (!ops[k].is_string()) throw InputError(where, "expected an op name, found " + shown(ops[k]));
+      if (!ops[k].is_string()) throw InputError(where, "expected an op name, found " + found_type(ops[k]));
       const int o = g.find_op(ops[k].get<std::string>());
-      if (o < 0) throw InputError(where, "unknown op '" + ops[k].get<std::string>() + "' (not in workload '" + g.name + "')");
+      if (o < 0) throw InputError(where, unknown_op(doc, groups, ops[k].get<std::string>(), g));
       if (group_of[o] >= 0)
         throw InputError(where, "op '" + g.op(o).name + "' is in two groups: groups[" + std::to_string(group_of[o]) +
                                     "] and groups[" + std::to_string(gi) + "]");
@@ -324,50 +488,48 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     const json& e = entries[gi];
     const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
     std::vector<Segment> segs = make_segments(g, ops, true, false);
-    if (e.contains("tiles")) {
-      const json& tiles = e["tiles"];
-      if (!tiles.is_object()) throw InputError(place.at(gi, name, "tiles"), "expected an object keyed by op name, found " + shown(tiles));
-      for (const auto& [op_name, t] : tiles.items()) {
-        const std::string where = place.at(gi, name, "tiles." + op_name);
-        auto seg = std::find_if(segs.begin(), segs.end(), [&, &op_name = op_name](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
-        if (seg == segs.end())
-          throw InputError(where, "expected the name of a segment head in this group, found '" + op_name + "'");
-        if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels}, found " + shown(t));
-        seg->request = read_tile(t, g, seg->ops[0], where);
-      }
-    }
-    for (const auto& seg : segs)
-      if (const PoolEpilogue pool = pool_epilogue(g, seg); pool.op >= 0 && seg.request.rows % pool.stride_h != 0)
-        throw InputError(place.at(gi, name, "tiles." + g.op(seg.ops[0]).name + ".rows"),
-                         "expected a multiple of " + std::to_string(pool.stride_h) + " (the window height of pool '" +
-                             g.op(pool.op).name + "', so no window straddles two tiles), found " +
-                             std::to_string(seg.request.rows));
+    const std::string where_group = place.at(gi, name);
+    const FileTiles tiles = read_tiles(e, segs, g, where_group);
     if (e.contains("dataflow")) {
       const Dataflow d = read_dataflow(e["dataflow"], g, segs, place.at(gi, name, "dataflow"));
       for (auto& s : segs) s.dataflow = d;
     }
-    GroupEval ev;
-    if (e.contains("depth_first")) {
-      const json& df = e["depth_first"];
-      const std::string where = place.at(gi, name, "depth_first");
-      if (!df.is_object()) throw InputError(where, "expected {rows, halo}, found " + shown(df));
-      const std::int64_t rows = df.contains("rows") ? require(df, "rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
-      const std::string halo = df.value("halo", std::string("cache"));
-      if (halo != "cache" && halo != "recompute")
-        throw InputError(where + ".halo", "expected \"cache\" or \"recompute\", found \"" + halo + "\"");
-      if (const std::string why = depth_first_obstacle(g, segs); !why.empty())
-        throw InputError(where, "expected a chain of conv2d layers (each reading only the previous one's output), found " + why);
-      const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
-      if (rows > out_rows || (rows > 0 && out_rows % rows != 0))
-        throw InputError(where + ".rows", "expected a divisor of " + std::to_string(out_rows) + " (output rows of '" +
-                                              g.op(segs.back().ops[0]).name + "'), found " + std::to_string(rows));
-      ev = evaluate_depth_first(g, hw, segs, halo == "cache" ? Halo::Cache : Halo::Recompute, rows);
-    } else if (e.contains("attention") || e.value("fusion", json()) == "attention") {
-      ev = read_attention(e, segs, g, hw, place.at(gi, name, "attention"));
-    } else {
-      ev = evaluate_group(g, hw, segs);
+    // keep_derived false: only the tiles the file fixes are requested; npusim derives the rest
+    // for the config in use (a schedule written for one config, run on another).
+    auto evaluate = [&](bool keep_derived) {
+      std::vector<Segment> requested = segs;
+      for (const auto& [k, r] : tiles.requests)
+        if (keep_derived || !tiles.derived.count(k)) requested[k].request = r;
+      for (const auto& seg : requested)
+        if (const PoolEpilogue pool = pool_epilogue(g, seg); pool.op >= 0 && seg.request.rows % pool.stride_h != 0)
+          throw InputError(place.at(gi, name, "tiles." + g.op(seg.ops[0]).name + ".rows"),
+                           "expected a multiple of " + std::to_string(pool.stride_h) + " (the window height of pool '" +
+                               g.op(pool.op).name + "', so no window straddles two tiles), found " +
+                               std::to_string(seg.request.rows));
+      if (e.contains("depth_first"))
+        return read_depth_first(e["depth_first"], requested, g, hw, place.at(gi, name, "depth_first"),
+                                keep_derived || !tiles.depth_first_derived);
+      if (e.contains("attention") || e.value("fusion", json()) == "attention")
+        return read_attention(e, requested, g, hw, place.at(gi, name, "attention"), keep_derived || !tiles.attention_derived);
+      return evaluate_group(g, hw, requested);
+    };
+    GroupEval ev = evaluate(true);
+    bool rederived = false;
+    if (!ev.fits && tiles.any_derived()) {
+      GroupEval again = evaluate(false);
+      rederived = true;
+      if (again.fits)
+        spdlog::warn("{}: the tiles npusim derived for another config do not fit this one ({}); derived again: {}",
+                     where_group, ev.why, rederived_text(g, tiles, again));
+      ev = std::move(again);  // when it does not fit either, its reason is the one that holds here
     }
-    if (!ev.fits) throw InputError(place.at(gi, name), "working set exceeds SRAM: " + ev.why);
+    if (!ev.fits)
+      throw InputError(where_group, "working set exceeds SRAM" +
+                                        std::string(tiles.any_fixed() ? " with the file's tiles (fixed by the file: a tile "
+                                                                        "without \"derived\": true is kept as written)"
+                                                    : rederived       ? " even with its tiles derived again for this config"
+                                                                      : "") +
+                                        ": " + ev.why);
     GroupPlan gp = std::move(ev.plan);
     gp.name = name.empty() ? group_name(g, gp) : name;
     gp.fusion = fusion_kind(g, gp);

@@ -12,6 +12,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/json_input.h"
 #include "sim/core/file_util.h"
+#include "sim/core/version.h"
 
 namespace npusim::sweep {
 namespace fs = std::filesystem;
@@ -30,6 +31,10 @@ json make_record(const SweepSpec& s, const Point& p, int exit_code, const std::s
   r["wall_seconds"] = wall_seconds;
   r["run_dir"] = run_dir.empty() ? json() : json(run_dir);
   r["summary"] = std::move(summary);
+  // Which npusim ran the point (a failed point has no summary to say it); the config hash is
+  // the summary's (provenance.config_hash), as each point resolves its own config.
+  const VersionInfo& v = version_info();
+  r["provenance"] = {{"version", v.version}, {"commit", v.commit}};
   return r;
 }
 

@@ -87,6 +87,7 @@ TEST(Dma, LoadEndsWhenTheDramEngineSays) {
   EXPECT_EQ(result.bytes, 8192u);
   EXPECT_EQ(result.begin, sc_core::SC_ZERO_TIME);
   EXPECT_EQ(result.end, dram_cycles(cycles));
+  EXPECT_EQ(result.sram_wait, sc_core::SC_ZERO_TIME);  // DRAM was the slower side
   EXPECT_EQ(sc_core::sc_time_stamp(), dram_cycles(cycles));
   EXPECT_EQ(empty.bytes, 0u);
   EXPECT_EQ(empty.end, empty.begin);
@@ -104,6 +105,8 @@ TEST(Dma, SlowerSramSetsTheEnd) {
   test::ThreadRunner thread("thread", [&] { result = b.dma.transfer(load(0, 8192)); });
   sc_core::sc_start();
   EXPECT_EQ(result.end, sc_time(2, SC_US));
+  // Issue 25, point 7: the SRAM side outlasted the DRAM side by 2000 - 679.375 ns.
+  EXPECT_EQ(result.sram_wait, sc_time(2, SC_US) - dram_cycles(1087));
 }
 
 TEST(Dma, TwoChannelsShareTheDramBus) {

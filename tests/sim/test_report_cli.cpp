@@ -93,7 +93,7 @@ TEST(ReportCli, PerOpEnergySumsToTheTotalOfARealRun) {
   const json& st = s["stalls"];
   double parts = 0;
   for (const char* k : {"compute_s", "fill_drain_s", "sram_stall_s", "sram_bank_conflict_s", "dma_wait_s",
-                        "dependency_s", "queueing_s"})
+                        "dma_sram_wait_s", "dependency_s", "queueing_s"})
     parts += st[k].get<double>();
   EXPECT_NEAR(parts, st["span_s"].get<double>(), 1e-9 * st["span_s"].get<double>());
   fs::remove_all(out);

@@ -89,6 +89,27 @@ TEST(Stalls, PartsAddUpToTheSpan) {
   EXPECT_NEAR(s.ops[1].lost_s(), 0.0, 1e-18);
 }
 
+TEST(Stalls, ADmaLoadsSramBandwidthWaitIsItsOwnCause) {
+  // Issue 25, point 7. L0 outlasted its DRAM side by 30 ns waiting for SRAM banks (30 stall
+  // cycles at 1 GHz): of the MAC array's 100 ns wait for L0, its last 30 ns are on SRAM
+  // bandwidth, 70 on DMA; the tail store's 50 ns stay DMA wait.
+  Trace t = fused();
+  t.commands[0].stall_cycles = 30;
+  EXPECT_EQ(ready_times(t)[1].dma_sram_wait_ps, 30 * kNs);
+  const StallBreakdown n = trace_stalls(t, tally_trace(t)).network;
+  EXPECT_NEAR(n.dma_sram_wait_s, 30e-9, 1e-18);
+  EXPECT_NEAR(n.dma_wait_s, 70e-9 + 50e-9, 1e-18);
+  EXPECT_NEAR(n.compute_s + n.fill_drain_s + n.sram_stall_s + n.dma_wait_s + n.dma_sram_wait_s + n.dependency_s +
+                  n.queueing_s,
+              n.span_s, 1e-18);
+  EXPECT_EQ(to_string(StallCause::DmaSramWait), "DMA SRAM wait");
+  EXPECT_EQ(to_json(n)["dma_sram_wait_s"].get<double>(), n.dma_sram_wait_s);
+  // A SRAM wait longer than the unit's wait counts only up to the wait: L0 waited 150 ns on
+  // SRAM but the MAC array only 100 ns for it.
+  t.commands[0].stall_cycles = 150;
+  EXPECT_NEAR(trace_stalls(t, tally_trace(t)).network.dma_sram_wait_s, 100e-9, 1e-18);
+}
+
 TEST(Stalls, NoComputeNoBreakdown) {
   Trace t = fused();
   t.commands = {t.commands[0], t.commands[5]};  // DMA only

@@ -2,7 +2,8 @@
 export const BOUND = {compute: "#1f77b4", memory: "#ff7f0e", latency: "#9467bd", none: "#98a2b3"};
 export const STALLS = [["compute_s", "work at peak", "#2f9e44"], ["fill_drain_s", "fill/drain", "#74c0fc"],
   ["sram_stall_s", "SRAM stall", "#fcc419"], ["sram_bank_conflict_s", "SRAM bank conflict", "#e67700"],
-  ["dma_wait_s", "DMA wait", "#ff8787"], ["dependency_s", "dependency", "#b197fc"], ["queueing_s", "queueing", "#adb5bd"]];
+  ["dma_wait_s", "DMA wait", "#ff8787"], ["dma_sram_wait_s", "DMA SRAM wait", "#c92a2a"],
+  ["dependency_s", "dependency", "#b197fc"], ["queueing_s", "queueing", "#adb5bd"]];
 export const ENERGY = [["mac_j", "MAC", "#1c7ed6"], ["vector_j", "vector", "#74c0fc"], ["sram_read_j", "SRAM read", "#ffa94d"],
   ["sram_write_j", "SRAM write", "#ffd8a8"], ["dram_j", "DRAM", "#e8590c"],
   ["dram_background_j", "DRAM background", "#868e96"], ["static_j", "static", "#ced4da"]];

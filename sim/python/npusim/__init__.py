@@ -13,7 +13,9 @@ with them.
 >>> r.cycles, r.dram_bytes, r.op("conv1").cycles
 
 Errors are :class:`InputError` (bad input: the message names the file, line, field or node;
-``.where`` holds the place) and :class:`SimulationError`, with the command line's messages.
+``.where`` holds the place) and :class:`SimulationError`, with the command line's messages. An
+argument of the wrong Python type raises :class:`TypeError` naming the argument; nothing else
+(no bare ValueError, AttributeError or FileNotFoundError) escapes for bad input.
 """
 from __future__ import annotations
 
@@ -58,6 +60,16 @@ def _records(value: Any) -> Any:
     return value
 
 
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _check_type(value: Any, types: Any, where: str, expected: str) -> None:
+    """TypeError naming the argument, what it should be and what it is (a wrong Python type)."""
+    if not isinstance(value, types):
+        raise TypeError(f"{where}: expected {expected}, found {_type_name(value)} {value!r:.60}")
+
+
 def _value_text(value: Any) -> str:
     """A --set value as the command line spells it (True -> "true")."""
     if isinstance(value, bool):
@@ -77,6 +89,10 @@ class Config:
     """
 
     def __init__(self, spec: PathLike = "edge-m", set: Optional[Mapping[str, Any]] = None) -> None:
+        _check_type(spec, (str, os.PathLike), "Config: spec", "a preset name or a YAML path")
+        if set is not None:
+            _check_type(set, Mapping, "Config: set",
+                        'a mapping of config keys to values, e.g. {"npu.sram.capacity": "2MiB"}')
         self._set: Dict[str, Any] = dict(set or {})
         overrides = [f"{k}={_value_text(v)}" for k, v in self._set.items()]
         self._core = _core.Config(os.fspath(spec), overrides)
@@ -114,6 +130,7 @@ class Config:
 def _config(config: Union[Config, PathLike, None]) -> Config:
     if config is None:
         return Config()
+    _check_type(config, (Config, str, os.PathLike), "config", "an npusim.Config, a preset name or a YAML path")
     return config if isinstance(config, Config) else Config(config)
 
 
@@ -250,6 +267,7 @@ def zoo() -> List[str]:
 
 
 def _graph(graph: Union[Graph, PathLike]) -> Graph:
+    _check_type(graph, (Graph, str, os.PathLike), "graph", "an npusim.Graph, a zoo name or a workload path")
     return graph if isinstance(graph, Graph) else load(graph)
 
 
@@ -325,9 +343,12 @@ class Schedule:
     """
 
     def __init__(self, doc: Mapping[str, Any], name: str = "schedule") -> None:
+        _check_type(doc, Mapping, "Schedule: doc", "a schedule.json document (a mapping with 'groups')")
+        _check_type(name, str, "Schedule: name", "a string")
         self.doc: Dict[str, Any] = json.loads(json.dumps(doc))
         self.doc.setdefault("format", "npusim-schedule")
         self.doc.setdefault("version", 1)
+        #: What results, comparisons and messages call this schedule (a file's name by default).
         self.name = name
 
     @classmethod
@@ -340,6 +361,18 @@ class Schedule:
         ``dataflow`` maps a group (its index, or the name of an op in it) to ``"WS"``, ``"OS"``
         or ``"IS"``; ``tiles`` maps a segment head op to ``{"rows", "cols", "in_channels"}``.
         """
+        _check_type(graph, Graph, "Schedule.from_groups: graph", "an npusim.Graph")
+        if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
+            raise TypeError(f"Schedule.from_groups: groups: expected a list of groups (each a list of op names), "
+                            f"found {_type_name(groups)} {groups!r:.60}")
+        for i, group in enumerate(groups):
+            # A bare string would be split into characters: one op name is ["name"], not "name".
+            if isinstance(group, (str, bytes)) or not isinstance(group, Sequence):
+                raise TypeError(f"Schedule.from_groups: groups[{i}]: expected a list of op names, found "
+                                f"{_type_name(group)} {group!r:.60}" +
+                                (f" (write [{group!r}] for a group of one op)" if isinstance(group, str) else ""))
+            for k, op in enumerate(group):
+                _check_type(op, str, f"Schedule.from_groups: groups[{i}][{k}]", "an op name")
         known = {op.name for op in graph.ops()}
         entries: List[Dict[str, Any]] = [{"ops": list(g)} for g in groups]
         for key, flow in (dataflow or {}).items():
@@ -362,13 +395,12 @@ class Schedule:
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Schedule":
-        """Reads a schedule.json file (checked when used, with the file's name in messages)."""
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{os.fspath(path)}:{e.lineno}: expected JSON, found {e.msg}") from None
+        """Reads a schedule.json file as ``--fusion file:PATH`` does (the same messages for a
+        missing file, bad JSON or a key written twice: :class:`InputError`); its groups are
+        checked when used, with the file's name in messages."""
+        _check_type(path, (str, os.PathLike), "Schedule.from_file: path", "a file path")
+        doc = json.loads(_core.read_schedule_text(os.fspath(path)))
+        _check_type(doc, Mapping, os.fspath(path), "a JSON object with 'groups'")
         return cls(doc, os.path.basename(os.fspath(path)))
 
     def to_json(self) -> str:
@@ -387,16 +419,48 @@ class Schedule:
         return f"npusim.Schedule({self.name!r}, {len(self.doc.get('groups', []))} groups)"
 
 
+ScheduleLike = Union[Schedule, Mapping[str, Any]]
+
+
+def _schedule(schedule: Any, where: str = "schedule") -> Schedule:
+    """A Schedule, or a schedule.json document as a mapping (named "schedule")."""
+    if isinstance(schedule, Schedule):
+        return schedule
+    _check_type(schedule, Mapping, where, "an npusim.Schedule or a schedule.json document (a mapping)")
+    return Schedule(schedule)
+
+
+def _run_arguments(fusion: Optional[str], objective: Optional[str], schedule: Any) -> str:
+    """The checks ``npusim run``/``schedule`` make on --fusion and --objective (the engine's own,
+    same rules and messages), plus: ``fusion`` and ``schedule`` are two ways to say what runs, so
+    giving both is an error rather than one silently winning. Returns the policy."""
+    if fusion is not None:
+        _check_type(fusion, str, "fusion", "a policy name (none, epilogue, greedy, search, file:PATH)")
+    if objective is not None:
+        _check_type(objective, str, "objective", "cycles, energy or dram-bytes")
+    if schedule is not None:
+        if fusion is not None:
+            raise InputError(f"fusion {fusion}: expected fusion or schedule, found both "
+                             f"(schedule= runs the schedule; leave fusion out)")
+        if objective:
+            raise InputError(f"objective {objective}: expected with fusion search, found schedule=")
+        return "file"
+    policy = "greedy" if fusion is None else fusion
+    _core.check_arguments([policy], objective or "")
+    return policy
+
+
 def plan(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
-         fusion: str = "greedy", objective: Optional[str] = None,
-         schedule: Optional[Schedule] = None) -> Plan:
-    """The plan of ``graph`` on ``config`` under ``fusion`` (``none``, ``epilogue``, ``greedy``,
-    ``search`` with ``objective`` ``cycles``/``energy``/``dram-bytes``, or ``file:PATH``), or of a
-    user ``schedule``, without simulating (``npusim schedule``)."""
+         fusion: Optional[str] = None, objective: Optional[str] = None,
+         schedule: Optional[ScheduleLike] = None) -> Plan:
+    """The plan of ``graph`` on ``config`` under ``fusion`` (``none``, ``epilogue``, ``greedy``
+    (the default), ``search`` with ``objective`` ``cycles``/``energy``/``dram-bytes``, or
+    ``file:PATH``), or of a user ``schedule`` (not both), without simulating (``npusim schedule``)."""
+    policy = _run_arguments(fusion, objective, schedule)
     g, hw = _graph(graph), _config(config)
     if schedule is not None:
-        return schedule.check(g, hw)
-    return Plan(json.loads(_core.plan(g._core_graph(), hw._core, fusion, objective or "")))
+        return _schedule(schedule).check(g, hw)
+    return Plan(json.loads(_core.plan(g._core_graph(), hw._core, policy, objective or "")))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,16 +490,104 @@ class Result:
     and the plan that ran. ``summary`` is the whole document."""
 
     def __init__(self, reply: Mapping[str, Any], label: str, plan_: Optional[Plan] = None) -> None:
-        self.label = label
+        self.label: str = label
         self.summary: Record = _records(dict(reply["summary"]))
-        self.roofline = Roofline(reply["roofline"])
-        self.plan = plan_
+        self.roofline: Roofline = Roofline(reply["roofline"])
+        self.plan: Optional[Plan] = plan_
 
     def __getattr__(self, key: str) -> Any:
+        """Any other summary.json field (docs/outputs.md) by name; the headline figures below
+        are typed properties."""
         summary = self.__dict__.get("summary")
         if summary is not None and key in summary:
             return summary[key]
-        raise AttributeError(key)
+        raise AttributeError(f"npusim.Result has no attribute '{key}' (summary.json has no such field)")
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self.__dict__.get("summary", {}).keys()))
+
+    # summary.json's headline figures, typed (units and definitions: docs/outputs.md).
+    @property
+    def workload(self) -> str:
+        """The workload's name."""
+        return str(self.summary["workload"])
+
+    @property
+    def fusion(self) -> str:
+        """The fusion policy that ran (``file`` for a schedule)."""
+        return str(self.summary["fusion"])
+
+    @property
+    def config_name(self) -> str:
+        """The hardware config's name."""
+        return str(self.summary["config_name"])
+
+    @property
+    def cycles(self) -> int:
+        """Run time in NPU core cycles."""
+        return int(self.summary["cycles"])
+
+    @property
+    def seconds(self) -> float:
+        """Run time (s)."""
+        return float(self.summary["seconds"])
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates executed."""
+        return int(self.summary["macs"])
+
+    @property
+    def vector_ops(self) -> int:
+        """Vector-unit element ops executed."""
+        return int(self.summary["vector_ops"])
+
+    @property
+    def dram_read_bytes(self) -> int:
+        """Bytes read from DRAM."""
+        return int(self.summary["dram_read_bytes"])
+
+    @property
+    def dram_write_bytes(self) -> int:
+        """Bytes written to DRAM."""
+        return int(self.summary["dram_write_bytes"])
+
+    @property
+    def sram_read_bytes(self) -> int:
+        """Bytes read from SRAM."""
+        return int(self.summary["sram_read_bytes"])
+
+    @property
+    def sram_write_bytes(self) -> int:
+        """Bytes written to SRAM."""
+        return int(self.summary["sram_write_bytes"])
+
+    @property
+    def mac_utilization(self) -> float:
+        """Share of the MAC array's multiply slots used over the run (0..1)."""
+        return float(self.summary["mac_utilization"])
+
+    @property
+    def arithmetic_intensity(self) -> Optional[float]:
+        """Ops per DRAM byte; None when no DRAM byte moved."""
+        v = self.summary.get("arithmetic_intensity")
+        return None if v is None else float(v)
+
+    @property
+    def energy_j(self) -> Optional[float]:
+        """Energy of the run (J); None without an energy model."""
+        v = self.summary.get("energy_j")
+        return None if v is None else float(v)
+
+    @property
+    def bound(self) -> str:
+        """The run's bound class (compute, memory, latency; docs/outputs.md)."""
+        return str(self.summary["bound"])
+
+    @property
+    def provenance(self) -> Record:
+        """``version``, ``commit`` and ``config_hash``: which npusim ran it, on which config."""
+        return self.summary["provenance"]
 
     @property
     def dram_bytes(self) -> int:
@@ -468,7 +620,7 @@ class Result:
             raise ImportError("Result.to_pandas needs pandas (apt-get install python3-pandas)") from e
         rows = {"ops": self.ops, "groups": self.groups, "points": self.roofline.points}
         if scope not in rows:
-            raise ValueError(f"scope: expected one of {', '.join(rows)}, found {scope!r}")
+            raise InputError(f"scope: expected one of {', '.join(rows)}, found {scope!r}")
         return pandas.json_normalize([dict(r) for r in rows[scope]])
 
     def __repr__(self) -> str:
@@ -477,28 +629,31 @@ class Result:
 
 
 def _run(g: Graph, hw: Config, fusion: str, objective: Optional[str], schedule: Optional[Schedule],
-         out: Optional[PathLike]) -> Result:
+         out: Optional[PathLike], label: Optional[str] = None) -> Result:
+    if out is not None:
+        _check_type(out, (str, os.PathLike), "out", "a folder path")
     out_dir = os.fspath(out) if out is not None else ""
     if schedule is not None:
         text = schedule.to_json()
         reply = json.loads(_core.simulate_schedule(g._core_graph(), hw._core, text, schedule.name, out_dir))
-        label = schedule.name
     else:
         reply = json.loads(_core.simulate(g._core_graph(), hw._core, fusion, objective or "", out_dir))
-        label = fusion
     if "error" in reply:
         error = InputError if reply["error"] == "input" else SimulationError
         raise error(reply["message"])
-    return Result(reply, label)
+    return Result(reply, label if label is not None else (schedule.name if schedule is not None else fusion))
 
 
 def simulate(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
-             fusion: str = "greedy", objective: Optional[str] = None,
-             schedule: Optional[Schedule] = None, out: Optional[PathLike] = None) -> Result:
-    """Simulates ``graph`` on ``config`` under a fusion policy (as :func:`plan`) or a user
-    ``schedule``; ``out`` also writes the run folder ``npusim run --out`` writes (summary.json,
-    trace.json, report.html, ...). Runs in a child process: see the module's docstring."""
-    return _run(_graph(graph), _config(config), fusion, objective, schedule, out)
+             fusion: Optional[str] = None, objective: Optional[str] = None,
+             schedule: Optional[ScheduleLike] = None, out: Optional[PathLike] = None) -> Result:
+    """Simulates ``graph`` on ``config`` under a fusion policy (as :func:`plan`; ``greedy`` by
+    default) or a user ``schedule`` (not both); ``out`` also writes the run folder ``npusim run
+    --out`` writes (summary.json, trace.json, report.html, ...). Runs in a child process: see the
+    module's docstring."""
+    policy = _run_arguments(fusion, objective, schedule)
+    sched = _schedule(schedule) if schedule is not None else None
+    return _run(_graph(graph), _config(config), policy, objective, sched, out)
 
 
 class Comparison:
@@ -529,6 +684,15 @@ class Comparison:
                          f"{100 * s['mac_utilization']:>12.1f}{speed:>9.2f}x")
         return "\n".join(lines)
 
+    def aligned_groups(self) -> List[Record]:
+        """The runs' groupings aligned by ops, as ``npusim compare`` gives them (compare.json's
+        ``aligned_groups``, docs/outputs.md): one entry per block of ops that is whole groups in
+        every run, with ``ops``, ``first_op``, ``runs`` (per run: ``name``, ``groups``,
+        ``seconds``, ``dram_bytes``, ``sram_bytes``, ``ops``, ``arithmetic_intensity``, ``bound``)
+        and ``speedup`` (the first run's seconds / each run's)."""
+        runs = [(r.label, json.dumps(r.summary)) for r in self.results]
+        return _records(json.loads(_core.align_groups(runs)))
+
     def to_pandas(self) -> Any:
         """One row per run with its headline figures (needs pandas)."""
         import pandas
@@ -540,21 +704,42 @@ class Comparison:
         return self.table()
 
 
+def _unique_labels(names: List[str]) -> List[str]:
+    """Run labels as given, a repeated one numbered ("schedule", "schedule#2"), so no two rows
+    of a comparison share a name."""
+    seen: Dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
+
+
 def compare(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
-            runs: Iterable[Union[str, Schedule]] = ("none", "greedy"), objective: Optional[str] = None) -> Comparison:
-    """Simulates ``graph`` under each of ``runs`` (policy names or Schedules) on one config.
-    Every run is planned first, so bad input raises before any simulation starts."""
+            runs: Iterable[Union[str, ScheduleLike]] = ("none", "greedy"), objective: Optional[str] = None) -> Comparison:
+    """Simulates ``graph`` under each of ``runs`` (any number of policy names, Schedules or
+    schedule documents) on one config; each result is labelled by its policy or its schedule's
+    name (a repeated label gets ``#2``, ``#3``). Every run is planned first, so bad input raises
+    before any simulation starts."""
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, Iterable):
+        raise TypeError(f"compare: runs: expected a list of policies or schedules, found {_type_name(runs)} {runs!r:.60}")
     g, hw = _graph(graph), _config(config)
-    runs = list(runs)
-    for r in runs:
+    items: List[Union[str, Schedule]] = [r if isinstance(r, str) else _schedule(r, f"runs[{i}]") for i, r in enumerate(runs)]
+    if not items:
+        raise InputError("runs: expected at least one policy or schedule, found none")
+    if objective is not None:
+        _check_type(objective, str, "objective", "cycles, energy or dram-bytes")
+    _core.check_arguments([r for r in items if isinstance(r, str)] or ["file"], objective or "")
+    for r in items:
         if isinstance(r, Schedule):
             r.check(g, hw)
         elif r != "search":  # search simulates its finalists: planned once, in its run
-            plan(g, hw, fusion=r, objective=objective)
+            _core.plan(g._core_graph(), hw._core, r, "")
+    labels = _unique_labels([r.name if isinstance(r, Schedule) else r for r in items])
     results = []
-    for r in runs:
+    for r, label in zip(items, labels):
         if isinstance(r, Schedule):
-            results.append(_run(g, hw, "file", None, r, None))
+            results.append(_run(g, hw, "file", None, r, None, label))
         else:
-            results.append(_run(g, hw, r, objective, None, None))
+            results.append(_run(g, hw, r, objective if r == "search" else None, None, None, label))
     return Comparison(results)
