@@ -17,6 +17,9 @@ struct DmaResult {
   std::uint64_t bytes = 0;
   sc_core::sc_time begin;  ///< when a DMA channel took the transfer
   sc_core::sc_time end;    ///< when both sides had finished
+  /// Of the DRAM side's time, the part the shared path was committed to other cores' transfers
+  /// (set by a multi-core interconnect, models/noc; zero otherwise).
+  sc_core::sc_time contention = sc_core::SC_ZERO_TIME;
 };
 
 struct DmaStats {

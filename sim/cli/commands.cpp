@@ -110,6 +110,10 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
                                                    "e.g. --set npu.mac_array.rows=64")(
       "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
+      "parallel", po::value(&s.parallel),
+      "how the workload spreads over npu.cores: none (core 0 only, the default), data (the batch split over the "
+      "cores) or pipeline (the batch's inputs streamed through stages of consecutive groups); compare takes two, "
+      "e.g. none,data (docs/multicore.md)")(
       "input-shape", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
         for (const auto& text : v) parse_input_shape(text, s.load);
       }),
@@ -230,23 +234,30 @@ int compare_command(const std::vector<std::string>& args) {
              "DIR/<policy-or-config>/ for each run plus DIR/compare.json and DIR/roofline_compare.svg."))
     return 0;
   const auto policies = split_list(base.fusion), configs = split_list(base.config);
+  const auto parallels = base.parallel.empty() ? std::vector<std::string>{""} : split_list(base.parallel);
   check_objective(base, policies);
-  if (policies.size() * configs.size() != 2)
+  if (policies.size() * configs.size() * parallels.size() != 2 && parallels.size() == 2)
+    throw InputError("--parallel", "expected two modes (--parallel none,data) with one policy and one config, found " +
+                                       std::to_string(policies.size()) + " policies and " + std::to_string(configs.size()) +
+                                       " configs");
+  if (policies.size() * configs.size() * parallels.size() != 2)
     throw InputError("--fusion/--config", "expected two policies (--fusion none,greedy) or two configs "
                                           "(--config edge-s,edge-m), found " +
                                               std::to_string(policies.size()) + " policies and " +
                                               std::to_string(configs.size()) + " configs");
   std::vector<RunSpec> specs;
   for (const auto& cfg : configs)
-    for (const auto& pol : policies) {
-      RunSpec s = base;
-      s.config = cfg;
-      s.fusion = pol;
-      const std::string pol_name = pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol;
-      s.label = policies.size() == 2 ? pol_name : fs::path(cfg).stem().string();
-      s.out = (fs::path(base.out) / s.label).string();
-      specs.push_back(s);
-    }
+    for (const auto& pol : policies)
+      for (const auto& par : parallels) {
+        RunSpec s = base;
+        s.config = cfg;
+        s.fusion = pol;
+        s.parallel = par;
+        const std::string pol_name = pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol;
+        s.label = parallels.size() == 2 ? "parallel-" + par : policies.size() == 2 ? pol_name : fs::path(cfg).stem().string();
+        s.out = (fs::path(base.out) / s.label).string();
+        specs.push_back(s);
+      }
   if (specs[0].label == specs[1].label) throw InputError("--fusion/--config", "the two runs have the same name '" + specs[0].label + "'");
   if (!base.vcd.empty())
     throw InputError("--vcd", "expected with npusim run (one simulation), found it with compare");
