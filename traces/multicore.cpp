@@ -26,10 +26,17 @@ Trace core_trace(const Trace& t, std::uint32_t core) {
   c.roofs.sram_bandwidth /= n;
   c.roofs.sram_capacity = static_cast<std::uint64_t>(double(t.roofs.sram_capacity) / n);
   c.roofs.cores = 1;
+  // As core 0 of a one-core NPU, so the one-core analysis names its units as usual.
   for (const auto& e : t.commands)
-    if (e.core == core) c.commands.push_back(e);
+    if (e.core == core) {
+      c.commands.push_back(e);
+      c.commands.back().core = 0;
+    }
   for (const auto& a : t.sram_allocations)
-    if (a.core == core) c.sram_allocations.push_back(a);
+    if (a.core == core) {
+      c.sram_allocations.push_back(a);
+      c.sram_allocations.back().core = 0;
+    }
   return c;
 }
 
