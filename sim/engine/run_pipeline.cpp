@@ -274,6 +274,15 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
   // The bound in words, as summary.json, report.html and the live page give it.
   for (const auto& [name, s] : runs)
     if (text_or(s, "bound_text") != "-") os << "bound" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << text_or(s, "bound_text") << '\n';
+  // A run spread over cores (docs/multicore.md): its throughput and the latency of one input.
+  for (const auto& [name, s] : runs) {
+    const auto p = s.find("parallel");
+    if (p == s.end() || !p->is_object()) continue;
+    os << "parallel" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << p->value("mode", std::string("?")) << " on "
+       << p->value("cores", 0) << " cores, " << p->value("replicas", 0) << " copies: "
+       << num(metric(*p, "throughput_inputs_per_s"), "%.1f") << " inputs/s, latency of one input "
+       << num(metric(*p, "latency_s") * 1e3, "%.3f") << " ms\n";
+  }
   if (runs.size() == 2) {
     const double c0 = metric(runs[0].second, "cycles"), c1 = metric(runs[1].second, "cycles");
     const double d0 = metric(runs[0].second, "dram_read_bytes") + metric(runs[0].second, "dram_write_bytes");
