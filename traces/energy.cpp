@@ -1,5 +1,6 @@
 #include "traces/energy.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/errors.h"
