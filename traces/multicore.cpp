@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "traces/analysis.h"
+#include "traces/roofline.h"
 #include "traces/tally.h"
 
 namespace npusim::traces {
@@ -65,7 +66,15 @@ json cores_summary(const Trace& t) {
     const double share = dma_ps > 0 ? double(contention_ps) / double(dma_ps) : 0.0;
     stalls["dram_contention_s"] = a.stalls.network.dma_wait_s * share;
     stalls["dma_wait_s"] = a.stalls.network.dma_wait_s * (1 - share);
+    // The core's own roofline point (one core's roofs): where it sits and what bounds it.
+    const Roofline roof = make_roofline(c, a);
+    json bound = nullptr;
+    for (const RooflinePoint& p : roof.points)
+      if (p.scope == "network" && p.bottleneck)
+        bound = {{"bound", p.bound}, {"bound_roof", p.bound_roof}, {"achieved_ops_per_second", p.ops_per_second},
+                 {"fraction_of_bound_roof", p.fraction_of_bound_roof}, {"bound_text", p.bound_text}};
     out.push_back({{"core", k},
+                   {"roofline", bound},
                    {"commands", c.commands.size()},
                    {"units_busy", units},
                    {"mac_utilization", slots > 0 ? double(n.macs) / slots : 0.0},

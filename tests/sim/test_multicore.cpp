@@ -145,6 +145,9 @@ TEST(MulticoreCli, DataParallelBatchFourCnnOnFourCoresIsCloseToFourTimesOneCore)
     EXPECT_EQ(c["macs"], one["macs"]);
     EXPECT_GT(c["mac_utilization"].get<double>(), 0.75);
     EXPECT_TRUE(c["stalls"].contains("dram_contention_s"));
+    // Its own roofline point, at one core's roofs: below its roof.
+    ASSERT_TRUE(c["roofline"].is_object());
+    EXPECT_LE(c["roofline"]["fraction_of_bound_roof"].get<double>(), 1.0);
   }
   EXPECT_EQ(four["parallel"]["mode"], "data");
   EXPECT_EQ(four["parallel"]["replicas"], 4);
