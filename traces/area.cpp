@@ -118,6 +118,13 @@ std::optional<AreaBreakdown> area_of_config(const nlohmann::json& c) {
   const double buffer_bits = 8 * number(c, "dma", "max_outstanding_bursts") * number(c, "dma", "burst_bytes");
   a.dma_mm2 = number(c, "dma", "channels") * (kDmaChannelLogic + buffer_bits * kFlopPerBit) * logic;
 
+  // Every core has its own array, SRAM, vector unit and DMA (npu.cores; docs/multicore.md); the
+  // interconnect's wires are not priced.
+  if (const auto cores = c.find("cores"); cores != c.end() && cores->is_number() && cores->get<double>() > 1) {
+    const double n = cores->get<double>();
+    a.mac_array_mm2 *= n, a.sram_mm2 *= n, a.vector_unit_mm2 *= n, a.dma_mm2 *= n;
+  }
+
   // 5. DRAM PHY: per channel, by bus width, independent of the node.
   a.dram_phy_mm2 = number(c, "dram", "channels") * number(c, "dram", "bus_width_bits") / 32 * kDramPhyMm2Per32Bits;
   return a;

@@ -1,5 +1,6 @@
 #include "traces/energy.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/errors.h"
@@ -101,6 +102,9 @@ std::optional<EnergyModel> energy_model_of_config(const json& config) {
   m.dram_j_per_byte = joules_or_watts(*block, "dram_j_per_byte");
   m.dram_background_w = joules_or_watts(*block, "dram_background_w");
   m.static_w = joules_or_watts(*block, "static_w");
+  // Leakage is per core, like every unit it stands for (docs/multicore.md).
+  if (const auto cores = config.find("cores"); cores != config.end() && cores->is_number() && cores->get<double>() > 1)
+    m.static_w *= cores->get<double>();
   return m;
 }
 
@@ -119,7 +123,7 @@ std::optional<EnergyModel> energy_model_of_config(const HardwareConfig& hw) {
   m.sram_write_j_per_byte = e.sram_write.joules;
   m.dram_j_per_byte = e.dram.joules;
   m.dram_background_w = e.dram_background.watts;
-  m.static_w = e.static_power.watts;
+  m.static_w = e.static_power.watts * std::max(hw.cores, 1u);
   return m;
 }
 

@@ -60,7 +60,8 @@ ComputeRoof compute_roof_for(const Tally& tally, bool is_op, const Roofs& r) {
 /// compute_cycles counted at the unit's peak); 0 when there is no such time. A GEMM command's
 /// accumulator adds take no time of their own (accumulator_scale).
 double derated_peak(const Tally& tally, const Roofs& r) {
-  const double clock = r.core_clock_hz;
+  // Stall-free cycles are summed over the cores, which run side by side (docs/multicore.md).
+  const double clock = r.core_clock_hz * std::max(r.cores, 1u);
   const double mac_s =
       double(tally.gemm_compute_cycles) / clock +
       (r.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / r.mac_peak_ops : 0);
@@ -330,7 +331,7 @@ class RooflineBuilder {
   }
   /// Stall-free seconds of one unit (work without compute_cycles at the unit's peak).
   double unit_seconds(const Tally& tally, bool mac) const {
-    const double clock = roofs_.core_clock_hz;
+    const double clock = roofs_.core_clock_hz * std::max(roofs_.cores, 1u);
     if (mac)
       return double(tally.gemm_compute_cycles) / clock +
              (roofs_.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / roofs_.mac_peak_ops : 0);

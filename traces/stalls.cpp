@@ -70,7 +70,9 @@ StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
     if (c->end_ps > start) {
       const double duration = double(c->end_ps - c->begin_ps) * 1e-12;
       const double counted = double(c->end_ps - start) * 1e-12 / duration;
-      const double peak = c->kind == CommandKind::Gemm ? roofs.mac_peak_ops : roofs.vector_peak_ops;
+      // One command runs on one core: its ideal time is at one core's peak.
+      const double peak = (c->kind == CommandKind::Gemm ? roofs.mac_peak_ops : roofs.vector_peak_ops) /
+                          std::max(roofs.cores, 1u);
       const double work = c->kind == CommandKind::Gemm ? 2.0 * double(c->macs) : double(c->vector_ops);
       const double ideal = peak > 0 ? work / peak : 0.0;
       const double clock = roofs.core_clock_hz;

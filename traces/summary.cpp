@@ -1,9 +1,11 @@
 #include "traces/summary.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
 #include "traces/area.h"
+#include "traces/multicore.h"
 #include "traces/tally.h"
 #include "sim/core/version.h"
 
@@ -151,7 +153,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   if (!t.import_choices.empty()) s["import_choices"] = t.import_choices;
   put_figures(s, tallies.network, t.end_ps, clock);
   const double cycles = double(s["cycles"].get<std::uint64_t>());
-  const double mac_slots = cycles * t.roofs.mac_rows * t.roofs.mac_cols;
+  const double mac_slots = cycles * t.roofs.mac_rows * t.roofs.mac_cols * std::max(t.cores, 1u);
   s["mac_utilization"] = mac_slots > 0 ? double(tallies.network.macs) / mac_slots : 0.0;
   s["achieved_ops_per_second"] =
       t.end_ps > 0 ? double(tallies.network.ops()) / (double(t.end_ps) * 1e-12) : 0.0;
@@ -165,6 +167,8 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   s["units_busy"] = units_busy(a.units, t.end_ps);
   s["units"] = units();
   s["dram"] = t.dram_stats;
+  if (t.cores > 1) s["cores"] = cores_summary(t);  // docs/multicore.md
+  if (!t.parallel.is_null()) s["parallel"] = parallel_summary(t);
 
   json ops = json::array();
   for (std::size_t i = 0; i < t.ops.size(); ++i) {

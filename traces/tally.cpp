@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "sim/core/errors.h"
 #include "traces/trace_tracks.h"
@@ -141,16 +142,20 @@ TimeShares share_time(const Trace& t) {
 }
 
 std::vector<UnitBusy> unit_busy(const Trace& t) {
-  std::map<std::pair<int, std::uint32_t>, UnitBusy> units;
-  auto of = [&](Unit u, std::uint32_t lane) -> UnitBusy& {
-    auto [it, fresh] = units.try_emplace({static_cast<int>(u), lane});
-    if (fresh) it->second.name = tracks::unit_track_name(u, lane);
+  // By core (a multi-core NPU's tracks are "core K <unit>"), then unit and lane.
+  std::map<std::tuple<std::uint32_t, int, std::uint32_t>, UnitBusy> units;
+  const bool multi = t.cores > 1;
+  auto of = [&](std::uint32_t core, Unit u, std::uint32_t lane) -> UnitBusy& {
+    auto [it, fresh] = units.try_emplace({core, static_cast<int>(u), lane});
+    if (fresh) it->second.name = tracks::unit_track_name(u, lane, core, multi);
     return it->second;
   };
-  of(Unit::MacArray, 0);
-  of(Unit::VectorUnit, 0);
+  for (std::uint32_t k = 0; k < std::max(t.cores, 1u); ++k) {
+    of(k, Unit::MacArray, 0);
+    of(k, Unit::VectorUnit, 0);
+  }
   for (const CommandEvent& c : t.commands) {
-    UnitBusy& u = of(c.unit, c.lane);
+    UnitBusy& u = of(c.core, c.unit, c.lane);
     u.busy_ps += c.end_ps > c.begin_ps ? c.end_ps - c.begin_ps : 0;
     ++u.commands;
   }

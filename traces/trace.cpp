@@ -48,7 +48,7 @@ bool operator==(const CommandEvent& a, const CommandEvent& b) {
     return std::tie(c.id, c.kind, c.unit, c.lane, c.op, c.group, c.begin_ps, c.end_ps,
                     c.dram_read_bytes, c.dram_write_bytes, c.sram_read_bytes, c.sram_write_bytes,
                     c.macs, c.vector_ops, c.stall_cycles, c.compute_cycles, c.bank_conflict_cycles,
-                    c.psum_write_bytes, c.psum_read_bytes, c.deps);
+                    c.psum_write_bytes, c.psum_read_bytes, c.deps, c.core, c.contention_ps);
   };
   return fields(a) == fields(b);
 }
@@ -67,7 +67,7 @@ bool operator==(const GroupInfo& a, const GroupInfo& b) {
 
 bool operator==(const SramAllocation& a, const SramAllocation& b) {
   auto fields = [](const SramAllocation& s) {
-    return std::tie(s.group, s.bytes, s.alloc_ps, s.free_ps);
+    return std::tie(s.group, s.core, s.bytes, s.alloc_ps, s.free_ps);
   };
   return fields(a) == fields(b);
 }
@@ -75,7 +75,7 @@ bool operator==(const SramAllocation& a, const SramAllocation& b) {
 bool operator==(const Roofs& a, const Roofs& b) {
   auto fields = [](const Roofs& r) {
     return std::tie(r.core_clock_hz, r.mac_peak_ops, r.vector_peak_ops, r.dram_bandwidth,
-                    r.sram_bandwidth, r.mac_rows, r.mac_cols, r.sram_capacity);
+                    r.sram_bandwidth, r.mac_rows, r.mac_cols, r.sram_capacity, r.cores);
   };
   return fields(a) == fields(b);
 }
@@ -107,7 +107,8 @@ bool operator==(const DramActivityTrace& a, const DramActivityTrace& b) {
 bool operator==(const Trace& a, const Trace& b) {
   auto fields = [](const Trace& t) {
     return std::tie(t.workload, t.fusion, t.config_name, t.config, t.dram_stats, t.import_choices, t.roofs,
-                    t.ops, t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity);
+                    t.ops, t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity, t.cores,
+                    t.parallel);
   };
   return fields(a) == fields(b);
 }

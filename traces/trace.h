@@ -44,6 +44,11 @@ struct CommandEvent {
   /// folds; already counted in sram_write_bytes / sram_read_bytes.
   std::uint64_t psum_write_bytes = 0, psum_read_bytes = 0;
   std::vector<std::uint32_t> deps;  // ids of commands this one waited for
+  /// The core that ran it (npu.cores > 1; docs/multicore.md).
+  std::uint32_t core = 0;
+  /// DMA commands of a multi-core NPU: the part of the command's time the shared DRAM path was
+  /// still committed to other cores' earlier transfers (models/noc); 0 otherwise.
+  std::uint64_t contention_ps = 0;
 };
 
 /// An op seen as GEMM: `groups` independent (m x k) * (k x n) products (workloads::GemmView).
@@ -79,6 +84,7 @@ struct SramAllocation {
   int group = -1;
   std::uint64_t bytes = 0;
   std::uint64_t alloc_ps = 0, free_ps = 0;
+  std::uint32_t core = 0;  // whose SRAM (multi-core NPUs)
 };
 
 /// The ceilings of the machine, taken from the config when the trace was made.
@@ -90,6 +96,9 @@ struct Roofs {
   double sram_bandwidth = 0;     // bytes/s
   std::uint32_t mac_rows = 0, mac_cols = 0;
   std::uint64_t sram_capacity = 0;
+  /// Cores the peaks above add up (npu.cores; the trace metadata's `cores`): the stall-free
+  /// cycles of the commands, summed over the cores, run `cores` at a time.
+  std::uint32_t cores = 1;
 };
 
 /// DRAM activity (docs/trace-format.md, "DRAM tracks"): what the controller did, as opposed to
@@ -166,6 +175,10 @@ struct Trace {
   std::vector<CommandEvent> commands;
   std::vector<SramAllocation> sram_allocations;
   std::uint64_t end_ps = 0;      // simulated time of the last command's end
+  /// Cores of the NPU (npu.cores); the roofs above are the chip's (per-core ones x cores).
+  std::uint32_t cores = 1;
+  /// How the workload was spread over the cores (docs/multicore.md); null on one core.
+  nlohmann::json parallel;
   DramActivityTrace dram_activity;  // optional (channels == 0: not recorded)
 };
 

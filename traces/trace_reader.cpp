@@ -204,6 +204,8 @@ Trace trace_from_metadata(const Fields& m) {
   }
   t.roofs = read_roofs(m.object("roofs"));
   t.end_ps = m.u64("end_ps");
+  if (m.has("cores")) t.cores = t.roofs.cores = m.u32("cores");  // multi-core traces only (docs/multicore.md)
+  if (m.has("parallel")) t.parallel = m.any("parallel");
   const std::vector<Fields> groups = m.objects("groups");
   const std::vector<Fields> ops = m.objects("ops");
   for (const Fields& g : groups) {
@@ -231,7 +233,7 @@ Trace trace_from_metadata(const Fields& m) {
   }
   for (const Fields& a : m.objects("sram_allocations")) {
     t.sram_allocations.push_back(
-        {a.index("group", t.groups.size()), a.u64("bytes"), a.u64("alloc_ps"), a.u64("free_ps")});
+        {a.index("group", t.groups.size()), a.u64("bytes"), a.u64("alloc_ps"), a.u64("free_ps"), a.has("core") ? a.u32("core") : 0});
   }
   return t;
 }
@@ -257,6 +259,7 @@ RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::siz
   CommandEvent& c = raw.command;
   c.unit = track.unit;
   c.lane = track.lane;
+  c.core = track.core;
   c.begin_ps = read_time(e, "ts");
   c.end_ps = c.begin_ps + read_time(e, "dur");
   const Fields a = e.object("args");
@@ -283,7 +286,8 @@ RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::siz
   // Absent from traces written before these fields existed: nothing was counted then.
   for (auto [key, field] : {std::pair{"bank_conflict_cycles", &c.bank_conflict_cycles},
                             std::pair{"psum_write_bytes", &c.psum_write_bytes},
-                            std::pair{"psum_read_bytes", &c.psum_read_bytes}}) {
+                            std::pair{"psum_read_bytes", &c.psum_read_bytes},
+                            std::pair{"contention_ps", &c.contention_ps}}) {
     *field = a.has(key) ? a.u64(key) : 0;
   }
   c.deps = a.u32_list("deps");

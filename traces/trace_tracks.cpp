@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* kDmaPrefix = "DMA ch";
 constexpr const char* kLaneInfix = " lane ";
+constexpr const char* kCorePrefix = "core ";  // 5 characters
 
 // Parses a whole string of decimal digits; nullopt when empty, not all digits or too large.
 std::optional<std::uint32_t> parse_u32(const std::string& s) {
@@ -28,9 +29,12 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 
 }  // namespace
 
-std::string unit_track_name(Unit u, std::uint32_t lane) {
-  if (u == Unit::Dma) return kDmaPrefix + std::to_string(lane);
-  return lane == 0 ? to_string(u) : to_string(u) + kLaneInfix + std::to_string(lane);
+std::optional<UnitLane> parse_core_unit(const std::string& base);
+
+std::string unit_track_name(Unit u, std::uint32_t lane, std::uint32_t core, bool multi_core) {
+  const std::string prefix = multi_core ? kCorePrefix + std::to_string(core) + " " : "";
+  if (u == Unit::Dma) return prefix + kDmaPrefix + std::to_string(lane);
+  return prefix + (lane == 0 ? to_string(u) : to_string(u) + kLaneInfix + std::to_string(lane));
 }
 
 std::string sublane_track_name(const std::string& base, std::size_t sublane) {
@@ -44,7 +48,23 @@ std::string base_track_name(const std::string& name) {
   return parse_u32(digits) ? name.substr(0, open) : name;
 }
 
-std::optional<UnitLane> parse_unit_track_name(const std::string& base) {
+std::optional<UnitLane> parse_unit_track_name(const std::string& name) {
+  // "core K <unit>" on a multi-core NPU.
+  std::string base = name;
+  std::uint32_t core = 0;
+  if (starts_with(base, kCorePrefix)) {
+    const std::size_t space = base.find(' ', std::string(kCorePrefix).size());
+    const auto k = space == std::string::npos ? std::nullopt : parse_u32(base.substr(5, space - 5));
+    if (!k) return std::nullopt;
+    core = *k;
+    base = base.substr(space + 1);
+  }
+  auto unit = parse_core_unit(base);
+  if (unit) unit->core = core;
+  return unit;
+}
+
+std::optional<UnitLane> parse_core_unit(const std::string& base) {
   if (starts_with(base, kDmaPrefix)) {
     auto lane = parse_u32(base.substr(std::string(kDmaPrefix).size()));
     if (!lane) return std::nullopt;

@@ -19,7 +19,8 @@ inline constexpr const char* kGroupsTrack = "groups";
 inline constexpr const char* kOpsTrack = "ops";
 
 /// "MAC array", "vector unit", "DMA ch0", ...; a compute unit with lane > 0 is "<unit> lane N".
-std::string unit_track_name(Unit u, std::uint32_t lane);
+/// On a multi-core NPU (`multi_core`) each name starts with its core: "core 1 MAC array".
+std::string unit_track_name(Unit u, std::uint32_t lane, std::uint32_t core = 0, bool multi_core = false);
 /// Slices on one thread must nest, so overlapping ones spill to "<base> (2)", "<base> (3)", ...
 std::string sublane_track_name(const std::string& base, std::size_t sublane);
 /// Inverse of sublane_track_name: the base name.
@@ -28,6 +29,7 @@ std::string base_track_name(const std::string& name);
 struct UnitLane {
   Unit unit = Unit::MacArray;
   std::uint32_t lane = 0;
+  std::uint32_t core = 0;
 };
 /// Inverse of unit_track_name (after base_track_name); nullopt for "ops", "groups" or others.
 std::optional<UnitLane> parse_unit_track_name(const std::string& base);

@@ -223,6 +223,7 @@ void append_command(std::string& out, const CommandEvent& c, const EscapedNames&
   append_u64(out, "bank_conflict_cycles", c.bank_conflict_cycles);
   append_u64(out, "psum_write_bytes", c.psum_write_bytes);
   append_u64(out, "psum_read_bytes", c.psum_read_bytes);
+  if (c.contention_ps > 0) append_u64(out, "contention_ps", c.contention_ps);  // multi-core only
   out += ",\"deps\":[";
   for (std::size_t i = 0; i < c.deps.size(); ++i) {
     if (i) out += ",";
@@ -288,7 +289,7 @@ class SliceWriter {
     for (std::size_t c : kept_) {
       const CommandEvent& e = t.commands[c];
       slices_.push_back(
-          {layout_.index_of(tracks::unit_track_name(e.unit, e.lane)), e.begin_ps, e.end_ps});
+          {layout_.index_of(tracks::unit_track_name(e.unit, e.lane, e.core, t.cores > 1)), e.begin_ps, e.end_ps});
     }
     tids_ = layout_.assign(slices_);
     find_unit_runs();
@@ -559,7 +560,7 @@ std::string counter_event(const CounterTrack& track, std::uint64_t ps, double va
 }
 
 void append_counters(const Trace& t, const CounterBins& bins, EventList& events) {
-  const double mac_lanes = double(t.roofs.mac_rows) * double(t.roofs.mac_cols);
+  const double mac_lanes = double(t.roofs.mac_rows) * double(t.roofs.mac_cols) * std::max(t.cores, 1u);
   const bool has_mac_counter = mac_lanes > 0 && t.roofs.core_clock_hz > 0;
   const bool has_peak = t.roofs.dram_bandwidth > 0;
   for (std::size_t w = 0; w < bins.size(); ++w) {
@@ -621,6 +622,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   for (const SramAllocation& a : t.sram_allocations) {
     allocations.push_back(json{
         {"group", a.group}, {"bytes", a.bytes}, {"alloc_ps", a.alloc_ps}, {"free_ps", a.free_ps}});
+    if (t.cores > 1) allocations.back()["core"] = a.core;
   }
   const Roofs& r = t.roofs;
   json roofs = {{"core_clock_hz", r.core_clock_hz},
@@ -646,6 +648,8 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   m["groups"] = groups;
   m["sram_allocations"] = allocations;
   m["end_ps"] = t.end_ps;
+  if (t.cores > 1) m["cores"] = t.cores;  // docs/multicore.md
+  if (!t.parallel.is_null()) m["parallel"] = t.parallel;
   m["command_count"] = t.commands.size();
   m["written_command_count"] = written;
   m["counter_window_ps"] = window_ps;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/dram/dram_stride_extension.h"
+#include "models/noc/noc.h"
 #include "models/sram/sram_spread_extension.h"
 #include "sim/core/errors.h"
 
@@ -75,6 +76,7 @@ DmaResult Dma::transfer(const DmaTransfer& t) {
     prepare(sram, t.to_dram ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND, t.sram_addr, result.bytes);
 
     const sc_core::sc_time dram_delay = send(dram_socket, dram, "DRAM");
+    if (const auto* noc = dram.get_extension<NocExtension>()) result.contention = noc->contention;
     // The banks see the transfer's words as DRAM delivers (or takes) them.
     sram.set_extension(new SramSpreadExtension(dram_delay));
     const sc_core::sc_time sram_delay = send(sram_socket, sram, "SRAM");

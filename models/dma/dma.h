@@ -21,6 +21,9 @@ struct DmaResult {
   /// bandwidth that other accesses (the MAC array's operands and partial sums, the vector unit,
   /// other DMA channels) held. Zero when DRAM was the slower side.
   sc_core::sc_time sram_wait = sc_core::SC_ZERO_TIME;
+  /// Of the DRAM side's time, the part the shared path was committed to other cores' transfers
+  /// (set by a multi-core interconnect, models/noc; zero otherwise).
+  sc_core::sc_time contention = sc_core::SC_ZERO_TIME;
 };
 
 struct DmaStats {

@@ -111,6 +111,10 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
                                                    "e.g. --set npu.mac_array.rows=64")(
       "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
+      "parallel", po::value(&s.parallel),
+      "how the workload spreads over npu.cores: none (core 0 only, the default), data (the batch split over the "
+      "cores) or pipeline (the batch's inputs streamed through stages of consecutive groups); compare takes two, "
+      "e.g. none,data (docs/multicore.md)")(
       "input-shape", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
         for (const auto& text : v) parse_input_shape(text, s.load);
       }),
@@ -235,22 +239,30 @@ int compare_command(const std::vector<std::string>& args) {
              "plus DIR/compare.json and DIR/report.html."))
     return 0;
   const auto policies = split_list(base.fusion), configs = split_list(base.config);
+  const auto parallels = base.parallel.empty() ? std::vector<std::string>{""} : split_list(base.parallel);
   check_objective(base, policies);
-  if (policies.size() * configs.size() < 2)
-    throw InputError("--fusion/--config", "expected at least two runs: two or more policies (--fusion none,greedy,file:a.json) "
-                                          "and/or configs (--config edge-s,edge-m), found one policy and one config");
+  if (policies.size() * configs.size() * parallels.size() < 2)
+    throw InputError("--fusion/--config/--parallel",
+                     "expected at least two runs: two or more policies (--fusion none,greedy,file:a.json), configs "
+                     "(--config edge-s,edge-m) and/or parallel modes (--parallel none,data), found one of each");
   std::vector<RunSpec> specs;
   for (const auto& cfg : configs)
-    for (const auto& pol : policies) {
-      RunSpec s = base;
-      s.config = cfg;
-      s.fusion = pol;
-      const std::string pol_name = pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol;
-      const std::string cfg_name = fs::path(cfg).stem().string();
-      s.label = configs.size() == 1 ? pol_name : policies.size() == 1 ? cfg_name : cfg_name + "_" + pol_name;
-      s.out = (fs::path(base.out) / s.label).string();
-      specs.push_back(s);
-    }
+    for (const auto& pol : policies)
+      for (const auto& par : parallels) {
+        RunSpec s = base;
+        s.config = cfg;
+        s.fusion = pol;
+        s.parallel = par;
+        // A run is named by what varies between the runs: config, policy, parallel mode.
+        s.label.clear();
+        std::vector<std::string> parts;
+        if (configs.size() > 1) parts.push_back(fs::path(cfg).stem().string());
+        if (policies.size() > 1) parts.push_back(pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol);
+        if (parallels.size() > 1) parts.push_back("parallel-" + par);
+        for (const auto& part : parts) s.label += (s.label.empty() ? "" : "_") + part;
+        s.out = (fs::path(base.out) / s.label).string();
+        specs.push_back(s);
+      }
   for (std::size_t i = 0; i < specs.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (specs[i].label == specs[j].label)

@@ -36,6 +36,8 @@ constexpr std::uint64_t kMaxWordBytes = 4096;       // a bank word or a DMA burs
 constexpr double kMinCoreClockHz = 1e6, kMinDramClockHz = 1e8, kMaxClockHz = 1e11;
 constexpr double kMaxVectorCost = 1e6;
 constexpr double kMaxDataRate = 2e11;  // transfers per second per pin
+constexpr std::uint64_t kMaxCores = 64;         // each core's lanes are SystemC threads
+constexpr std::uint64_t kMaxNocLatency = 1000000;
 
 /// One scalar of the file layer: its text and where it was written.
 struct RawValue {
@@ -307,6 +309,10 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read("npu.dma.burst_size", c.dma.burst_bytes, [](const std::string& t, const std::string& w) {
     return static_cast<std::uint32_t>(bytes_in(t, w, kMaxWordBytes));
   });
+
+  r.read_uint("npu.cores", c.cores, 1, kMaxCores);
+  r.read_uint("npu.noc.bandwidth", c.noc.bytes_per_cycle, 0, kMaxWordBytes);
+  r.read_uint("npu.noc.latency", c.noc.latency_cycles, 0, kMaxNocLatency);
 }
 
 /// Timing names accepted under npu.dram.timing, each bound to the fields it sets.
@@ -543,7 +549,7 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
   read_dram(r, c.dram);
   read_energy(r, c);
   read_area(r, c);
-  r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*",
+  r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*", "npu.cores", "npu.noc.*",
             "npu.energy.*", "npu.area.*"});
   validate(c, path);
   return c;

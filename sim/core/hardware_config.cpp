@@ -139,6 +139,8 @@ nlohmann::json to_json(const HardwareConfig& c) {
   };
   if (c.energy.specified()) j["energy"] = energy_json(c.energy);
   j["area"] = {{"technology_node_nm", c.area.technology_node_nm}};
+  j["cores"] = c.cores;
+  j["noc"] = {{"bytes_per_cycle", c.noc.bytes_per_cycle}, {"latency_cycles", c.noc.latency_cycles}};
   return j;
 }
 

@@ -215,6 +215,15 @@ struct AreaConfig {
   double technology_node_nm = 16;
 };
 
+/// The interconnect between the cores' DMAs and the DRAM controller (docs/multicore.md).
+/// Both 0 (the default): no cost beyond the DRAM's own, as a one-core NPU has always had.
+struct NocConfig {
+  /// Bytes per core cycle the shared link carries over all cores; 0 = no limit.
+  std::uint32_t bytes_per_cycle = 0;
+  /// Core cycles a transfer's request takes to reach the DRAM controller.
+  std::uint32_t latency_cycles = 0;
+};
+
 struct HardwareConfig {
   std::string name = "edge-m";
   std::string source;  // file it came from, for messages and the trace metadata
@@ -226,6 +235,10 @@ struct HardwareConfig {
   DramConfig dram;
   EnergyConfig energy;
   AreaConfig area;
+  /// Identical cores, each with the MAC array, vector unit, SRAM and DMA above; all share the
+  /// DRAM through `noc` (docs/multicore.md). The per-unit figures below are per core.
+  std::uint32_t cores = 1;
+  NocConfig noc;
 
   /// Peak MAC-array throughput in ops/s (1 MAC = 2 ops).
   double mac_peak_ops() const { return 2.0 * mac_array.rows * mac_array.cols * core_clock.hz; }

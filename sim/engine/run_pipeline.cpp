@@ -98,6 +98,10 @@ LoadedRun plan_loaded(const RunSpec& spec, HardwareConfig hw, workloads::Graph g
   r.hw = std::move(hw);
   r.graph = std::move(graph);
   r.workload_name = workload_name(spec.workload);
+  if (!spec.parallel.empty()) {
+    const auto mode = sched::parse_parallel_mode(spec.parallel, "--parallel");
+    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(r.graph, mode, r.hw.cores, r.parallel);
+  }
   r.plan = plan_for(spec.fusion, spec.objective, r.graph, r.hw);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
   return r;
@@ -129,7 +133,13 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
 }
 
 SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
-  const sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
+  sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
+  sched::ParallelPlan parallel = run.parallel;
+  if (parallel.mode != sched::ParallelMode::None) {
+    parallel.ops_per_replica = static_cast<std::uint32_t>(run.graph.ops().size());
+    if (parallel.mode == sched::ParallelMode::Pipeline) sched::assign_stages(parallel, program, run.hw);
+    program = sched::replicate_program(program, parallel, run.hw);
+  }
   spdlog::debug("program: {} commands", program.commands.size());
   SimulatedRun sim;
   set_stage("simulating");
@@ -138,7 +148,8 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
     sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
                           [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
                           spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
-                                                                        : DramActivityLevel::Channels});
+                                                                        : DramActivityLevel::Channels,
+                          parallel.mode != sched::ParallelMode::None ? &parallel : nullptr});
   }
   set_stage("analysing the trace");
   sim.analysis = traces::analyse_trace(sim.trace);
@@ -279,6 +290,15 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
   // The bound in words, as summary.json, report.html and the live page give it.
   for (const auto& [name, s] : runs)
     if (text_or(s, "bound_text") != "-") os << "bound" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << text_or(s, "bound_text") << '\n';
+  // A run spread over cores (docs/multicore.md): its throughput and the latency of one input.
+  for (const auto& [name, s] : runs) {
+    const auto p = s.find("parallel");
+    if (p == s.end() || !p->is_object()) continue;
+    os << "parallel" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << p->value("mode", std::string("?")) << " on "
+       << p->value("cores", 0) << " cores, " << p->value("replicas", 0) << " copies: "
+       << num(metric(*p, "throughput_inputs_per_s"), "%.1f") << " inputs/s, latency of one input "
+       << num(metric(*p, "latency_s") * 1e3, "%.3f") << " ms\n";
+  }
   if (runs.size() == 2) {
     const double c0 = metric(runs[0].second, "cycles"), c1 = metric(runs[1].second, "cycles");
     const double d0 = metric(runs[0].second, "dram_read_bytes") + metric(runs[0].second, "dram_write_bytes");

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/hardware_config.h"
+#include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
 #include "traces/analysis.h"
 #include "traces/roofline.h"
@@ -27,13 +28,17 @@ struct RunSpec {
   std::string label;                   // prefix of progress lines ("" = none)
   std::string vcd;                     // --vcd FILE ("" = none)
   traces::TraceWriteOptions trace;     // --trace-level, --counter-window
+  std::string parallel;                // --parallel none|data|pipeline ("" = none; docs/multicore.md)
 };
 
 struct LoadedRun {
   HardwareConfig hw;
+  /// The graph one copy runs: the workload itself, or its batch divided by --parallel.
   workloads::Graph graph;
   std::string workload_name;
   sched::Plan plan;
+  /// How copies of `plan` spread over npu.cores (mode none: one copy, on core 0).
+  sched::ParallelPlan parallel;
 };
 
 /// Loads and plans (no simulation). Throws InputError on bad input.

@@ -5,6 +5,8 @@
 
 #include <sysc/kernel/sc_dynamic_processes.h>
 
+#include "sim/core/errors.h"
+
 namespace npusim {
 using sched::CommandKind;
 
@@ -26,7 +28,14 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
     for (auto d : c.deps) successors_[d].push_back(c.id);
     if (c.group >= 0) ++group_remaining_[c.group];
   }
-  per_buffer_ = !npu.buffers.shared() && program.group_buffer_bytes.size() == groups;
+  per_buffer_ = !npu.core(0).buffers.shared() && program.group_buffer_bytes.size() == groups;
+  cores_ = std::vector<CoreState>(npu.core_count());
+  for (std::size_t g = 0; g < groups; ++g) {
+    if (core_of_group(g) >= cores_.size())
+      throw SimulationError("program group " + std::to_string(g) + " runs on core " + std::to_string(core_of_group(g)) +
+                            ", but the NPU has " + std::to_string(cores_.size()) + " cores");
+    cores_[core_of_group(g)].groups.push_back(g);
+  }
   for (std::size_t g = 0; g < groups; ++g) {
     allocations_[g].group = static_cast<int>(g);
     allocations_[g].bytes = program.group_sram_bytes[g];
@@ -35,15 +44,28 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
       allocations_[g].bytes = b[0] + b[1] + b[2];
     }
   }
-  try_grant();
+  for (const auto& c : program.commands)
+    if (c.core >= cores_.size())
+      throw SimulationError("program command " + std::to_string(c.id) + " runs on core " + std::to_string(c.core) +
+                            ", but the NPU has " + std::to_string(cores_.size()) + " cores");
+  for (std::uint32_t k = 0; k < cores_.size(); ++k) try_grant(k);
   for (const auto& c : program.commands)
     if (pending_[c.id] == 0 && !done_[c.id]) make_ready(c.id);
 
-  for (std::uint32_t i = 0; i < 2 + npu.config.dma.channels; ++i) busy_.push_back(std::make_unique<bool>(false));
-  sc_core::sc_spawn([this] { lane_thread(Lane::Mac, 0); }, "mac_lane");
-  sc_core::sc_spawn([this] { lane_thread(Lane::Vector, 0); }, "vector_lane");
-  for (std::uint32_t ch = 0; ch < npu.config.dma.channels; ++ch)
-    sc_core::sc_spawn([this, ch] { lane_thread(Lane::Dma, ch); }, ("dma_lane_" + std::to_string(ch)).c_str());
+  for (std::uint32_t k = 0; k < cores_.size(); ++k) {
+    // A one-core NPU keeps the lane names it always had.
+    const std::string prefix = cores_.size() > 1 ? "core" + std::to_string(k) + "_" : "";
+    for (std::uint32_t i = 0; i < 2 + npu.config.dma.channels; ++i) busy_.push_back(std::make_unique<bool>(false));
+    sc_core::sc_spawn([this, k] { lane_thread(k, Lane::Mac, 0); }, (prefix + "mac_lane").c_str());
+    sc_core::sc_spawn([this, k] { lane_thread(k, Lane::Vector, 0); }, (prefix + "vector_lane").c_str());
+    for (std::uint32_t ch = 0; ch < npu.config.dma.channels; ++ch)
+      sc_core::sc_spawn([this, k, ch] { lane_thread(k, Lane::Dma, ch); },
+                        (prefix + "dma_lane_" + std::to_string(ch)).c_str());
+  }
+}
+
+std::uint32_t Sequencer::core_of_group(std::size_t g) const {
+  return g < program_.group_core.size() ? program_.group_core[g] : 0;
 }
 
 Sequencer::Lane Sequencer::lane_of(CommandKind k) {
@@ -58,18 +80,20 @@ std::uint64_t Sequencer::now_ps() const {
   return static_cast<std::uint64_t>(std::llround(sc_core::sc_time_stamp().to_seconds() * 1e12));
 }
 
-void Sequencer::lane_thread(Lane lane, std::uint32_t index) {
+void Sequencer::lane_thread(std::uint32_t core, Lane lane, std::uint32_t index) {
   const int q = static_cast<int>(lane);
+  CoreState& cs = cores_[core];
   while (true) {
-    while (ready_[q].empty()) sc_core::wait(ready_event_[q]);
-    const std::uint32_t id = ready_[q].top();
-    ready_[q].pop();
-    ready_depth_[q] = int(ready_[q].size());
-    bool& busy = *busy_[lane_index(lane, index)];
+    while (cs.ready[q].empty()) sc_core::wait(cs.ready_event[q]);
+    const std::uint32_t id = cs.ready[q].top();
+    cs.ready[q].pop();
+    cs.ready_depth[q] = int(cs.ready[q].size());
+    bool& busy = *busy_[lane_index(core, lane, index)];
     const sched::Command& c = program_.commands[id];
     traces::CommandEvent ev;
     ev.id = id;
     ev.lane = index;
+    ev.core = core;
     ev.op = c.op;
     ev.group = c.group;
     ev.deps = c.deps;
@@ -88,13 +112,14 @@ void Sequencer::lane_thread(Lane lane, std::uint32_t index) {
 }
 
 void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
+  Core& core = npu_.core(c.core);
   switch (c.kind) {
     case CommandKind::Gemm: {
       ev.kind = traces::CommandKind::Gemm;
       ev.unit = traces::Unit::MacArray;
       models::GemmTile tile{{c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes,
                             c.gemm.dataflow};
-      const auto r = npu_.mac_array.run(tile);
+      const auto r = core.mac_array.run(tile);
       ev.stall_cycles = r.stall_cycles;
       ev.compute_cycles = r.compute_cycles;
       ev.bank_conflict_cycles = r.bank_conflict_cycles;
@@ -106,7 +131,7 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       ev.kind = traces::CommandKind::Vector;
       ev.unit = traces::Unit::VectorUnit;
       models::VectorTile tile{c.vec.kind, c.vec.elements, c.vector_ops, c.sram_read_bytes, c.sram_write_bytes};
-      const auto r = npu_.vector_unit.run(tile);
+      const auto r = core.vector_unit.run(tile);
       ev.stall_cycles = r.stall_cycles;
       ev.compute_cycles = r.compute_cycles;
       break;
@@ -124,10 +149,11 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       t.stride = c.dram.stride;
       t.runs = c.dram.runs;
       t.to_dram = store;
-      const models::DmaResult r = npu_.dma.transfer(t);
+      const models::DmaResult r = core.dma.transfer(t);
       // A DMA command's stall: the time its SRAM side waited for bank bandwidth beyond its DRAM
       // side (rounded up to whole core cycles), the "DMA SRAM wait" of the stall breakdown.
       ev.stall_cycles = std::uint64_t(std::ceil(r.sram_wait.to_seconds() * npu_.config.core_clock.hz - 1e-9));
+      ev.contention_ps = static_cast<std::uint64_t>(std::llround(r.contention.to_seconds() * 1e12));
       break;
     }
     case CommandKind::Barrier: break;
@@ -146,8 +172,9 @@ void Sequencer::complete(std::uint32_t first) {
     if (g >= 0 && --group_remaining_[g] == 0) {
       release_group(g);
       allocations_[g].free_ps = now_ps();
-      try_grant();
-      sram_used_ = allocated_bytes();
+      const std::uint32_t core = core_of_group(std::size_t(g));
+      try_grant(core);
+      cores_[core].sram_used = allocated_bytes(core);
     }
     for (auto s : successors_[id]) {
       if (--pending_[s] != 0) continue;
@@ -172,25 +199,28 @@ void Sequencer::make_ready(std::uint32_t id) {
     return;
   }
   const int q = static_cast<int>(lane_of(c.kind));
-  ready_[q].push(id);
+  CoreState& cs = cores_[c.core];
+  cs.ready[q].push(id);
   if (sc_core::sc_is_running()) {
-    ready_event_[q].notify(sc_core::SC_ZERO_TIME);
+    cs.ready_event[q].notify(sc_core::SC_ZERO_TIME);
   }
-  ready_depth_[q] = int(ready_[q].size());
+  cs.ready_depth[q] = int(cs.ready[q].size());
 }
 
-void Sequencer::try_grant() {
-  while (next_grant_ < granted_.size()) {
-    const std::size_t g = next_grant_;
-    while (oldest_running_ < group_remaining_.size() && group_remaining_[oldest_running_] == 0 &&
-           oldest_running_ < next_grant_)
-      ++oldest_running_;
-    if (g > oldest_running_ + kGroupLookahead) return;
+void Sequencer::try_grant(std::uint32_t core) {
+  CoreState& cs = cores_[core];
+  while (cs.next_grant < cs.groups.size()) {
+    const std::size_t g = cs.groups[cs.next_grant];
+    while (cs.oldest_running < cs.groups.size() && group_remaining_[cs.groups[cs.oldest_running]] == 0 &&
+           cs.oldest_running < cs.next_grant)
+      ++cs.oldest_running;
+    if (cs.next_grant > cs.oldest_running + kGroupLookahead) return;
     if (!allocate_group(g)) return;  // waits for an earlier group to free
     granted_[g] = true;
-    sram_used_ = allocated_bytes();
+    cs.sram_used = allocated_bytes(core);
     allocations_[g].alloc_ps = now_ps();
-    ++next_grant_;
+    allocations_[g].core = core;
+    ++cs.next_grant;
     if (group_remaining_[g] == 0) {  // a group without commands (views only)
       release_group(g);
       allocations_[g].free_ps = allocations_[g].alloc_ps;
@@ -207,45 +237,53 @@ constexpr models::Operand kOperands[3] = {models::Operand::Ifmap, models::Operan
 }  // namespace
 
 bool Sequencer::allocate_group(std::size_t g) {
-  if (!per_buffer_) return npu_.sram.try_allocate(allocations_[g].bytes);
+  Core& core = npu_.core(core_of_group(g));
+  if (!per_buffer_) return core.sram.try_allocate(allocations_[g].bytes);
   // All three buffers or none: a group cannot start with part of its tiles placed.
   const auto& bytes = program_.group_buffer_bytes[g];
   for (std::size_t i = 0; i < 3; ++i) {
-    if (npu_.buffers.try_allocate(kOperands[i], bytes[i])) continue;
-    for (std::size_t j = 0; j < i; ++j) npu_.buffers.release(kOperands[j], bytes[j]);
+    if (core.buffers.try_allocate(kOperands[i], bytes[i])) continue;
+    for (std::size_t j = 0; j < i; ++j) core.buffers.release(kOperands[j], bytes[j]);
     return false;
   }
   return true;
 }
 
 void Sequencer::release_group(std::size_t g) {
+  Core& core = npu_.core(core_of_group(g));
   if (!per_buffer_) {
-    npu_.sram.release(allocations_[g].bytes);
+    core.sram.release(allocations_[g].bytes);
     return;
   }
-  for (std::size_t i = 0; i < 3; ++i) npu_.buffers.release(kOperands[i], program_.group_buffer_bytes[g][i]);
+  for (std::size_t i = 0; i < 3; ++i) core.buffers.release(kOperands[i], program_.group_buffer_bytes[g][i]);
 }
 
-std::uint64_t Sequencer::allocated_bytes() const {
-  if (!per_buffer_) return npu_.sram.used();
+std::uint64_t Sequencer::allocated_bytes(std::uint32_t core) {
+  Core& c = npu_.core(core);
+  if (!per_buffer_) return c.sram.used();
   std::uint64_t sum = 0;
-  for (models::Operand o : kOperands) sum += npu_.buffers.used(o);
+  for (models::Operand o : kOperands) sum += c.buffers.used(o);
   return sum;
 }
 
-std::size_t Sequencer::lane_index(Lane lane, std::uint32_t index) const {
-  return lane == Lane::Mac ? 0 : lane == Lane::Vector ? 1 : 2 + index;
+std::size_t Sequencer::lane_index(std::uint32_t core, Lane lane, std::uint32_t index) const {
+  const std::size_t per_core = 2 + npu_.config.dma.channels;
+  return core * per_core + (lane == Lane::Mac ? 0 : lane == Lane::Vector ? 1 : 2 + index);
 }
 
 void Sequencer::trace(sc_core::sc_trace_file* tf) {
-  sc_core::sc_trace(tf, *busy_[0], "mac_array_busy");
-  sc_core::sc_trace(tf, *busy_[1], "vector_unit_busy");
-  for (std::size_t ch = 2; ch < busy_.size(); ++ch)
-    sc_core::sc_trace(tf, *busy_[ch], "dma_ch" + std::to_string(ch - 2) + "_busy");
-  sc_core::sc_trace(tf, ready_depth_[0], "mac_ready_commands");
-  sc_core::sc_trace(tf, ready_depth_[1], "vector_ready_commands");
-  sc_core::sc_trace(tf, ready_depth_[2], "dma_ready_commands");
-  sc_core::sc_trace(tf, sram_used_, "sram_allocated_bytes");
+  const std::size_t per_core = 2 + npu_.config.dma.channels;
+  for (std::uint32_t k = 0; k < cores_.size(); ++k) {
+    const std::string p = cores_.size() > 1 ? "core" + std::to_string(k) + "_" : "";
+    sc_core::sc_trace(tf, *busy_[k * per_core], p + "mac_array_busy");
+    sc_core::sc_trace(tf, *busy_[k * per_core + 1], p + "vector_unit_busy");
+    for (std::size_t ch = 2; ch < per_core; ++ch)
+      sc_core::sc_trace(tf, *busy_[k * per_core + ch], p + "dma_ch" + std::to_string(ch - 2) + "_busy");
+    sc_core::sc_trace(tf, cores_[k].ready_depth[0], p + "mac_ready_commands");
+    sc_core::sc_trace(tf, cores_[k].ready_depth[1], p + "vector_ready_commands");
+    sc_core::sc_trace(tf, cores_[k].ready_depth[2], p + "dma_ready_commands");
+    sc_core::sc_trace(tf, cores_[k].sram_used, p + "sram_allocated_bytes");
+  }
 }
 
 std::string Sequencer::deadlock_report() const {

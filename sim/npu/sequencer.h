@@ -1,8 +1,9 @@
 #pragma once
 // Issues a Program's commands to the NPU's units as their dependencies resolve. One SystemC
-// thread per unit lane (MAC array, vector unit, each DMA channel); each lane takes the lowest
-// ready command id of its kind. A group's SRAM is allocated before its first command may start
-// and freed after its last ends; groups are granted in order.
+// thread per unit lane of each core (MAC array, vector unit, each DMA channel); each lane takes
+// the lowest ready command id of its kind on its core. A group's SRAM (on its core) is
+// allocated before its first command may start and freed after its last ends; each core grants
+// its groups in order. Dependencies may cross cores (docs/multicore.md).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,16 +39,28 @@ class Sequencer : public sc_core::sc_module {
   enum class Lane { Mac, Vector, Dma };
   using ReadyQueue = std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>;
 
-  void lane_thread(Lane lane, std::uint32_t index);
+  /// What each core schedules on its own: ready queues, its groups in grant order.
+  struct CoreState {
+    ReadyQueue ready[3];
+    sc_core::sc_event ready_event[3];
+    std::vector<std::size_t> groups;  // this core's groups, in order
+    std::size_t next_grant = 0;       // index into groups
+    std::size_t oldest_running = 0;   // index into groups: lowest with commands left
+    int ready_depth[3] = {0, 0, 0};
+    std::uint64_t sram_used = 0;
+  };
+
+  void lane_thread(std::uint32_t core, Lane lane, std::uint32_t index);
   void execute(const sched::Command& c, traces::CommandEvent& ev);
   void complete(std::uint32_t id);
   void make_ready(std::uint32_t id);
-  void try_grant();
+  void try_grant(std::uint32_t core);
+  std::uint32_t core_of_group(std::size_t g) const;
   /// A group's SRAM: from the scratchpad's pool, or from each operand buffer when the NPU has
   /// separate buffers and the Program says what the group holds in each (all or nothing).
   bool allocate_group(std::size_t g);
   void release_group(std::size_t g);
-  std::uint64_t allocated_bytes() const;
+  std::uint64_t allocated_bytes(std::uint32_t core);
   static Lane lane_of(sched::CommandKind k);
   std::uint64_t now_ps() const;
 
@@ -59,24 +72,19 @@ class Sequencer : public sc_core::sc_module {
   std::vector<std::uint32_t> group_remaining_;         // commands not yet done per group
   std::vector<std::vector<std::uint32_t>> parked_;     // ready but their group is not granted
   std::vector<bool> granted_;
-  std::size_t next_grant_ = 0;
-  std::size_t oldest_running_ = 0;  // lowest group with commands left
+  std::vector<CoreState> cores_;
   bool per_buffer_ = false;         // groups allocate per operand buffer (separate buffers)
   /// Groups allocated ahead of the oldest running one: the next layer's loads may start early
   /// (a compiler prefetches one layer ahead), further ones wait.
   static constexpr std::size_t kGroupLookahead = 1;
-  ReadyQueue ready_[3];
-  sc_core::sc_event ready_event_[3];
   std::vector<traces::CommandEvent> events_;
   std::vector<traces::SramAllocation> allocations_;
   std::vector<bool> done_;
   std::size_t completed_ = 0;
   // Waveforms (VCD): plain values the trace file samples at every time step (several
   // processes change them within one delta cycle, which signals would not allow).
-  std::vector<std::unique_ptr<bool>> busy_;  // per lane: mac, vector, dma 0..n-1
-  int ready_depth_[3] = {0, 0, 0};
-  std::uint64_t sram_used_ = 0;
-  std::size_t lane_index(Lane lane, std::uint32_t index) const;
+  std::vector<std::unique_ptr<bool>> busy_;  // per core, per lane: mac, vector, dma 0..n-1
+  std::size_t lane_index(std::uint32_t core, Lane lane, std::uint32_t index) const;
 };
 
 }  // namespace npusim

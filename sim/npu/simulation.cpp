@@ -24,14 +24,18 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
   t.config = to_json(hw);
   for (const auto& c : g.import_choices)
     t.import_choices.push_back({{"node", c.node}, {"choice", c.choice}, {"reason", c.reason}});
+  // The chip's roofs: every core's units side by side, the DRAM shared (docs/multicore.md).
+  const double cores = std::max(hw.cores, 1u);
+  t.cores = std::max(hw.cores, 1u);
   t.roofs.core_clock_hz = hw.core_clock.hz;
-  t.roofs.mac_peak_ops = hw.mac_peak_ops();
-  t.roofs.vector_peak_ops = hw.vector_peak_ops();
+  t.roofs.mac_peak_ops = hw.mac_peak_ops() * cores;
+  t.roofs.vector_peak_ops = hw.vector_peak_ops() * cores;
   t.roofs.dram_bandwidth = hw.dram.peak_bandwidth().bytes_per_second;
-  t.roofs.sram_bandwidth = hw.sram_bandwidth();
+  t.roofs.sram_bandwidth = hw.sram_bandwidth() * cores;
   t.roofs.mac_rows = hw.mac_array.rows;
   t.roofs.mac_cols = hw.mac_array.cols;
-  t.roofs.sram_capacity = hw.sram.capacity_bytes;
+  t.roofs.sram_capacity = hw.sram.capacity_bytes * t.cores;
+  t.roofs.cores = t.cores;
   t.ops.clear();
   for (std::size_t i = 0; i < g.ops().size(); ++i) {
     const auto& op = g.op(int(i));
@@ -58,6 +62,29 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
   }
   for (const auto& b : plan.boundaries)  // between group i and i + 1: kept with group i
     if (b.from_op >= 0 && plan.op_group[b.from_op] >= 0) t.groups.at(plan.op_group[b.from_op]).not_fused = b.reason;
+}
+
+void describe_replicas(traces::Trace& t, const sched::ParallelPlan& pp) {
+  t.parallel = sched::to_json(pp);
+  if (pp.replicas <= 1) return;
+  const auto ops = t.ops;
+  const auto groups = t.groups;
+  const int n_ops = int(ops.size()), n_groups = int(groups.size());
+  t.ops.clear();
+  t.groups.clear();
+  for (std::uint32_t r = 0; r < pp.replicas; ++r) {
+    const std::string label = sched::replica_label(pp, r);
+    for (auto op : ops) {
+      op.name += label;
+      if (op.group >= 0) op.group += int(r) * n_groups;
+      t.ops.push_back(std::move(op));
+    }
+    for (auto g : groups) {
+      g.name += label;
+      for (int& o : g.ops) o += int(r) * n_ops;
+      t.groups.push_back(std::move(g));
+    }
+  }
 }
 
 traces::Trace simulate(const SimulationInput& in) {
@@ -103,6 +130,7 @@ traces::Trace simulate(const SimulationInput& in) {
   traces::Trace t;
   t.workload = in.workload_name;
   describe(t, in.hw, in.graph, in.plan);
+  if (in.parallel) describe_replicas(t, *in.parallel);
   t.commands = seq.take_events();
   std::sort(t.commands.begin(), t.commands.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   t.sram_allocations = seq.allocations();

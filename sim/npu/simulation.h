@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/core/hardware_config.h"
+#include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
 #include "sim/scheduler/program.h"
 #include "traces/trace.h"
@@ -31,6 +32,8 @@ struct SimulationInput {
   std::string vcd_path = {};
   /// What of the DRAM's activity goes into Trace::dram_activity.
   DramActivityLevel dram_activity = DramActivityLevel::Off;
+  /// How `program` spreads copies of `plan` over the cores (sched::replicate_program); null: one copy.
+  const sched::ParallelPlan* parallel = nullptr;
 };
 
 /// Throws SimulationError when the program deadlocks (with the commands that wait).
@@ -38,5 +41,8 @@ traces::Trace simulate(const SimulationInput& in);
 
 /// The trace's op/group/roof metadata, filled from the graph, plan and config.
 void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph& g, const sched::Plan& plan);
+/// The op and group tables of `pp.replicas` copies (each named with sched::replica_label), and
+/// the trace's `parallel` block.
+void describe_replicas(traces::Trace& t, const sched::ParallelPlan& pp);
 
 }  // namespace npusim

@@ -44,6 +44,8 @@ struct Command {
   std::uint64_t macs = 0, vector_ops = 0;
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
   std::vector<std::uint32_t> deps;
+  /// The core whose units run it (npu.cores > 1; docs/multicore.md). Its group's core.
+  std::uint32_t core = 0;
 };
 
 struct Program {
@@ -54,6 +56,8 @@ struct Program {
   /// npu.sram.operand_buffers `separate` the sequencer allocates these instead of
   /// group_sram_bytes; when a Program has none (hand-made ones) it uses group_sram_bytes.
   std::vector<std::array<std::uint64_t, 3>> group_buffer_bytes;
+  /// The core each group runs on (its SRAM, granted in group order per core); empty = core 0.
+  std::vector<std::uint32_t> group_core;
   /// Bytes of DRAM address space used by tensors.
   std::uint64_t dram_footprint = 0;
 

@@ -50,10 +50,12 @@ nlohmann::json make_timeline(const traces::Trace& t, const TimelineWindow& w) {
     }
     return it->second;
   };
-  track(traces::tracks::unit_track_name(traces::Unit::MacArray, 0));
-  track(traces::tracks::unit_track_name(traces::Unit::VectorUnit, 0));
+  const bool multi = t.cores > 1;  // one track per core's unit (docs/multicore.md)
+  track(traces::tracks::unit_track_name(traces::Unit::MacArray, 0, 0, multi));
+  track(traces::tracks::unit_track_name(traces::Unit::VectorUnit, 0, 0, multi));
   for (const auto& c : t.commands)
-    add_interval(track(traces::tracks::unit_track_name(c.unit, c.lane)), c.begin_ps, c.end_ps, c.op, begin, bin_ps, bins);
+    add_interval(track(traces::tracks::unit_track_name(c.unit, c.lane, c.core, multi)), c.begin_ps, c.end_ps, c.op, begin,
+                 bin_ps, bins);
   for (const auto& s : t.dram_activity.bus)
     add_interval(track("DRAM ch" + std::to_string(s.channel) + " bus"), s.begin_ps, s.end_ps, -1, begin, bin_ps, bins);
 

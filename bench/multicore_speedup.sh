@@ -1,0 +1,26 @@
+#!/bin/sh
+# The speed-up table of issue 27 (docs/multicore.md): each workload at batch 4 on edge-m with
+# 1, 2 and 4 cores (--parallel data; 1 core: none) and 1 and 2 DRAM channels. Prints one line
+# per run: workload, channels, cores, cycles, speed-up over one core on the same channels.
+# Usage: bench/multicore_speedup.sh NPUSIM WORKDIR WORKLOAD.yaml...
+set -eu
+npusim=$1 work=$2
+shift 2
+mkdir -p "$work"
+for w in "$@"; do
+  name=$(basename "$w" .yaml)
+  for ch in 1 2; do
+    base=
+    for cores in 1 2 4; do
+      par=data
+      [ "$cores" = 1 ] && par=none
+      out="$work/$name.ch$ch.c$cores"
+      rm -rf "$out"
+      "$npusim" run -w "$w" --set npu.cores=$cores --set npu.dram.channels=$ch --parallel $par --out "$out" >/dev/null 2>&1
+      cycles=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cycles'])" "$out/summary.json")
+      [ -z "$base" ] && base=$cycles
+      /usr/bin/python3 -c "import sys; print('%-18s ch=%s cores=%s cycles=%10s speed-up=%.2fx' % (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]) / float(sys.argv[4])))" \
+        "$name" "$ch" "$cores" "$cycles" "$base"
+    done
+  done
+done

@@ -1,0 +1,66 @@
+#pragma once
+// The parallel planner (docs/multicore.md): how one workload is spread over the cores of a
+// multi-core NPU (npu.cores). It works on the plan and program of ONE replica and copies them:
+//   data      the batch is split: each core runs batch / cores of it (the same plan), all at once;
+//   pipeline  the batch's inputs stream one at a time through stages of consecutive fusion
+//             groups, one stage per core, activations passed through DRAM.
+// Each copy gets its own DRAM addresses (weights included) and its own command and group ids;
+// the copies meet only in the shared DRAM, where the timed run makes them contend.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/hardware_config.h"
+#include "sim/scheduler/plan.h"
+#include "sim/scheduler/program.h"
+#include "workloads/graph.h"
+
+namespace npusim::sched {
+
+enum class ParallelMode { None, Data, Pipeline };
+std::string to_string(ParallelMode m);
+/// "none", "data" or "pipeline"; throws InputError(where, ...) naming the modes otherwise
+/// ("tensor" and "auto" are named as not built).
+ParallelMode parse_parallel_mode(const std::string& text, const std::string& where);
+
+struct ParallelPlan {
+  ParallelMode mode = ParallelMode::None;
+  std::uint32_t cores = 1;
+  /// Copies of the replica's program: data, one per core; pipeline, one per input.
+  std::uint32_t replicas = 1;
+  /// The workload's batch (the leading size of its inputs), and the batch one replica runs.
+  std::int64_t batch = 1, replica_batch = 1;
+  /// Pipeline: the core (stage) of each plan group, and each stage's estimated seconds.
+  std::vector<std::uint32_t> group_core;
+  std::vector<double> stage_seconds;
+  /// The copy of each command after replication (pipeline: the input it belongs to).
+  std::uint32_t commands_per_replica = 0;
+  std::uint32_t groups_per_replica = 0;
+  /// The replica graph's ops (set by the caller before replicate_program): copy r's op i is
+  /// r x ops_per_replica + i in the trace's op table.
+  std::uint32_t ops_per_replica = 0;
+};
+
+/// Checks that `mode` can spread `g` over `cores` and returns the graph one replica runs (the
+/// batch divided); fills `out`'s mode, cores, replicas and batches. Throws InputError (exit 2)
+/// naming the input and its batch when the batch does not split.
+workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std::uint32_t cores, ParallelPlan& out);
+
+/// Pipeline: cuts the replica's groups into at most `cores` stages of consecutive groups, each
+/// group's time estimated from its lowered commands at the roofs (max of MAC, vector and DRAM
+/// time), minimising the slowest stage. Throws InputError when there are fewer groups than cores.
+void assign_stages(ParallelPlan& pp, const Program& one, const HardwareConfig& hw);
+
+/// The multi-core Program: `replicas` copies of `one`, each at its own DRAM offset, commands
+/// and groups on their cores. Throws InputError when the copies do not fit in the DRAM.
+Program replicate_program(const Program& one, ParallelPlan& pp, const HardwareConfig& hw);
+
+/// The name suffix of copy `r`'s ops and groups in the trace: " [core 2]", " [input 3]".
+std::string replica_label(const ParallelPlan& pp, std::uint32_t r);
+
+/// summary.json's `parallel` block before the run's figures are added (docs/outputs.md).
+nlohmann::json to_json(const ParallelPlan& pp);
+
+}  // namespace npusim::sched
