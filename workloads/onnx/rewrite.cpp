@@ -13,7 +13,7 @@ namespace {
 class Rewriter {
  public:
   Rewriter(const Graph& g, const std::unordered_map<int, double>& scalars)
-      : g_(g), scalars_(scalars), ops_(g.ops()), dead_(ops_.size(), false) {
+      : g_(g), scalars_(scalars), ops_(g.ops()), dead_(ops_.size(), false), persistent_(g.tensors().size(), false) {
     for (const auto& name : g.declared_outputs) {
       if (const int t = g.find_tensor(name); t >= 0) outputs_.push_back(t);
     }
@@ -52,7 +52,7 @@ class Rewriter {
   std::vector<int> outputs_;  // declared output tensors
   std::vector<int> producer_;
   std::vector<std::vector<int>> consumers_;
-  std::vector<int> persistent_;  // tensors build() marks persistent (KV caches)
+  std::vector<bool> persistent_;  // by tensor: build() marks it persistent (KV caches)
 };
 
 void Rewriter::reindex() {
@@ -244,8 +244,7 @@ int Rewriter::append_kv_caches() {
     // The new rows are stored into the cache; the cache is read where it lies.
     unindex(int(o));
     dead_[o] = true;
-    persistent_.push_back(now);
-    persistent_.push_back(present);
+    persistent_[now] = persistent_[present] = true;
     outputs_.push_back(now);  // it leaves the graph (into the cache): drop_dead_ops keeps its producers
     ++appended;
   }
@@ -285,7 +284,7 @@ Graph Rewriter::build(const std::string& source) const {
   const auto copy = [&](int t) {
     if (remap[t] < 0) {
       Tensor c = g_.tensor(t).unlinked();
-      c.persistent = c.persistent || std::find(persistent_.begin(), persistent_.end(), t) != persistent_.end();
+      c.persistent = c.persistent || persistent_[t];
       remap[t] = out.add_tensor(std::move(c));
     }
     return remap[t];
