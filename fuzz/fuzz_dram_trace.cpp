@@ -9,7 +9,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   return npusim::fuzz::expect_input_errors_only([&] {
     npusim::models::TraceReader reader(in, "fuzz.trace", std::uint64_t{1} << 31);  // 2 GiB, as the presets
     npusim::models::DramRequest r;
-    while (reader.next(r) != npusim::models::DramRequestSource::Status::Done) {
-    }
+    while (reader.next(r) != npusim::models::DramRequestSource::Status::Done) {}
   });
 }

@@ -14,7 +14,9 @@
 #include "sim/core/errors.h"
 
 // libsystemc references sc_main; the harnesses never start a simulation kernel.
-extern "C" int sc_main(int, char*[]) { return 0; }
+extern "C" int sc_main(int, char*[]) {
+  return 0;
+}
 
 namespace npusim::fuzz {
 

@@ -20,6 +20,7 @@ packages=(
   chromium                  # web/tests/browser.mjs: headless browser tests (playwright-core)
   python3-onnx python3-torch python3-torchvision  # the real-model ONNX corpus (scripts/export_corpus.py)
   clang-14 libclang-rt-14-dev   # scripts/sanitize.sh, scripts/fuzz.sh (ASan, UBSan, libFuzzer)
+  clang-format-14           # scripts/format.sh (.clang-format), checked by the CTest format_check
 )
 command -v npm >/dev/null 2>&1 || packages+=(npm)  # Debian's npm, unless the nodejs build has its own
 missing=()

@@ -55,9 +55,14 @@ json side(const std::string& name, const std::vector<const json*>& groups, doubl
   }
   std::string bound;
   for (const auto& b : bounds) bound += (bound.empty() ? "" : "/") + b;
-  return {{"name", name},        {"groups", names}, {"seconds", seconds},
-          {"dram_bytes", dram},  {"sram_bytes", sram}, {"ops", ops},
-          {"arithmetic_intensity", dram > 0 ? json(ops / dram) : json()}, {"bound", bound}};
+  return {{"name", name},
+          {"groups", names},
+          {"seconds", seconds},
+          {"dram_bytes", dram},
+          {"sram_bytes", sram},
+          {"ops", ops},
+          {"arithmetic_intensity", dram > 0 ? json(ops / dram) : json()},
+          {"bound", bound}};
 }
 
 }  // namespace
@@ -69,7 +74,8 @@ json align_groups(const std::vector<std::pair<std::string, const json*>>& runs) 
   for (const auto& [name, summary] : runs)
     for (const json& g : list(*summary, "groups")) {
       const json& members = list(g, "members");
-      for (const json& m : members) blocks.join(blocks.id(m.get<std::string>()), blocks.id(members[0].get<std::string>()));
+      for (const json& m : members)
+        blocks.join(blocks.id(m.get<std::string>()), blocks.id(members[0].get<std::string>()));
     }
   // Blocks in the first run's op order.
   std::map<int, std::size_t> order;
@@ -80,7 +86,8 @@ json align_groups(const std::vector<std::pair<std::string, const json*>>& runs) 
     if (fresh) op_count.push_back(0), first_op.push_back(op.value("name", ""));
     ++op_count[it->second];
   }
-  std::vector<std::vector<std::vector<const json*>>> groups(op_count.size(), std::vector<std::vector<const json*>>(runs.size()));
+  std::vector<std::vector<std::vector<const json*>>> groups(op_count.size(),
+                                                            std::vector<std::vector<const json*>>(runs.size()));
   for (std::size_t r = 0; r < runs.size(); ++r)
     for (const json& g : list(*runs[r].second, "groups")) {
       const json& members = list(g, "members");
@@ -97,7 +104,8 @@ json align_groups(const std::vector<std::pair<std::string, const json*>>& runs) 
     }
     if (busy == 0) continue;  // views only
     const double base = sides[0]["seconds"].get<double>();
-    for (const json& s : sides) speedup.push_back(s["seconds"].get<double>() > 0 ? base / s["seconds"].get<double>() : 0.0);
+    for (const json& s : sides)
+      speedup.push_back(s["seconds"].get<double>() > 0 ? base / s["seconds"].get<double>() : 0.0);
     out.push_back({{"ops", op_count[b]}, {"first_op", first_op[b]}, {"runs", sides}, {"speedup", speedup}});
   }
   return out;

@@ -21,9 +21,9 @@ constexpr double kFlopPerBit = 4.52;
 // SRAM: Intel 45 nm 6T cell (0.346 µm²) at 60 % array efficiency; bank periphery and per-port
 // read/write circuitry per bit of width are assumptions (docs/area.md).
 constexpr double kSramCell = 0.346, kSramArrayEfficiency = 0.6;
-constexpr double kSramBankOverhead = 10000;     // decoders, control, timing per bank
-constexpr double kSramPortPerBit = 15;          // sense amp + write driver + column mux, per bit per port
-constexpr double kSramExtraPortCell = 0.3;      // each port beyond one grows the cell by 30 % (8T vs 6T)
+constexpr double kSramBankOverhead = 10000;  // decoders, control, timing per bank
+constexpr double kSramPortPerBit = 15;       // sense amp + write driver + column mux, per bit per port
+constexpr double kSramExtraPortCell = 0.3;   // each port beyond one grows the cell by 30 % (8T vs 6T)
 // DMA: address generation, descriptors, control per channel (assumption), plus its burst buffer.
 constexpr double kDmaChannelLogic = 20000;
 // DRAM PHY: I/O- and analog-dominated, so not scaled with the node: mm² per 32 bits of bus.
@@ -67,23 +67,25 @@ double adder(const std::string& dtype, double bits) {
   return bits <= 16 ? kFp16Add : kFp32Add * bits / 32;
 }
 
-double dtype_bits(const std::string& dtype) { return dtype == "int8" ? 8 : dtype == "fp32" ? 32 : 16; }
+double dtype_bits(const std::string& dtype) {
+  return dtype == "int8" ? 8 : dtype == "fp32" ? 32 : 16;
+}
 
 }  // namespace
 
 double logic_area_scale(double node_nm) {
   // Published logic densities, MTr/mm² (WikiChip): Intel 45 nm 3.33, Intel 22 nm 15.3,
   // TSMC 16FF+ 28.88, Intel 14 nm 37.5, TSMC N10 52.51, TSMC N7 91.2, TSMC N5 171.3.
-  static const std::vector<std::pair<double, double>> density = {
-      {45, 3.33}, {22, 15.3}, {16, 28.88}, {14, 37.5}, {10, 52.51}, {7, 91.2}, {5, 171.3}};
+  static const std::vector<std::pair<double, double>> density = {{45, 3.33},  {22, 15.3}, {16, 28.88}, {14, 37.5},
+                                                                 {10, 52.51}, {7, 91.2},  {5, 171.3}};
   return density.front().second / interpolate(density, node_nm);
 }
 
 double sram_cell_area_scale(double node_nm) {
   // Published high-density 6T bitcells, µm²: Intel 45 nm 0.346, Intel 22 nm 0.092, TSMC 16FF+
   // 0.074, Intel 14 nm 0.0588, TSMC N10 0.042, TSMC N7 0.027, TSMC N5 0.021.
-  static const std::vector<std::pair<double, double>> cell = {
-      {45, 0.346}, {22, 0.092}, {16, 0.074}, {14, 0.0588}, {10, 0.042}, {7, 0.027}, {5, 0.021}};
+  static const std::vector<std::pair<double, double>> cell = {{45, 0.346}, {22, 0.092}, {16, 0.074}, {14, 0.0588},
+                                                              {10, 0.042}, {7, 0.027},  {5, 0.021}};
   return interpolate(cell, node_nm) / cell.front().second;
 }
 
@@ -104,7 +106,8 @@ std::optional<AreaBreakdown> area_of_config(const nlohmann::json& c) {
 
   // 2. SRAM: bitcells (grown by extra ports) over the array efficiency, plus per-bank periphery
   //    and per-port circuitry across each bank's width.
-  const double ports = number(c, "sram", "ports_per_bank") + number(c, "sram", "read_ports") + number(c, "sram", "write_ports");
+  const double ports =
+      number(c, "sram", "ports_per_bank") + number(c, "sram", "read_ports") + number(c, "sram", "write_ports");
   const double banks = number(c, "sram", "banks"), width_bits = 8 * number(c, "sram", "bank_width_bytes");
   const double bits = 8 * number(c, "sram", "capacity_bytes");
   a.sram_mm2 = bits * kSramCell * (1 + kSramExtraPortCell * std::max(0.0, ports - 1)) / kSramArrayEfficiency * cell +
@@ -131,9 +134,12 @@ std::optional<AreaBreakdown> area_of_config(const nlohmann::json& c) {
 }
 
 nlohmann::json to_json(const AreaBreakdown& a) {
-  return {{"technology_node_nm", a.technology_node_nm}, {"total_mm2", a.total_mm2()},
-          {"mac_array_mm2", a.mac_array_mm2},          {"sram_mm2", a.sram_mm2},
-          {"vector_unit_mm2", a.vector_unit_mm2},      {"dma_mm2", a.dma_mm2},
+  return {{"technology_node_nm", a.technology_node_nm},
+          {"total_mm2", a.total_mm2()},
+          {"mac_array_mm2", a.mac_array_mm2},
+          {"sram_mm2", a.sram_mm2},
+          {"vector_unit_mm2", a.vector_unit_mm2},
+          {"dma_mm2", a.dma_mm2},
           {"dram_phy_mm2", a.dram_phy_mm2}};
 }
 

@@ -19,16 +19,14 @@ double joules_or_watts(const json& block, const char* key) {
   auto it = block.find(key);
   if (it == block.end()) return 0.0;
   if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>())) {
-    throw InputError(kWhere, std::string("expected field '") + key +
-                                 "' as a non-negative number, found " + it->dump());
+    throw InputError(kWhere, std::string("expected field '") + key + "' as a non-negative number, found " + it->dump());
   }
   return it->get<double>();
 }
 
 std::string array_dtype(const json& config) {
   const auto array = config.find("mac_array");
-  if (array == config.end() || !array->is_object() || !array->contains("dtype") ||
-      !(*array)["dtype"].is_string()) {
+  if (array == config.end() || !array->is_object() || !array->contains("dtype") || !(*array)["dtype"].is_string()) {
     throw InputError("trace config.mac_array",
                      "expected field 'dtype' as a string (needed to price a MAC), found none");
   }
@@ -61,8 +59,8 @@ EnergyBreakdown price_energy(const EnergyModel& m, const EnergyEvents& ev) {
 /// so the summary and the DRAM statistics never disagree.
 void use_controller_dram_energy(const Trace& t, EnergyModel& m) {
   const json& s = t.dram_stats;
-  const char* parts[] = {"energy_activate_nj", "energy_read_nj", "energy_write_nj", "energy_refresh_nj",
-                         "energy_background_nj", "bytes_read", "bytes_written"};
+  const char* parts[] = {"energy_activate_nj",   "energy_read_nj", "energy_write_nj", "energy_refresh_nj",
+                         "energy_background_nj", "bytes_read",     "bytes_written"};
   if (!s.is_object()) return;
   for (const char* k : parts)
     if (!s.contains(k) || !s[k].is_number()) return;
@@ -92,8 +90,8 @@ std::optional<EnergyModel> energy_model_of_config(const json& config) {
   m.dtype = array_dtype(config);
   const auto mac = block->find("mac_j");
   if (mac == block->end() || !mac->is_object() || !mac->contains(m.dtype)) {
-    throw InputError(kWhere, "expected field 'mac_j." + m.dtype +
-                                 "' (the energy of one MAC at the array's dtype), found none");
+    throw InputError(kWhere,
+                     "expected field 'mac_j." + m.dtype + "' (the energy of one MAC at the array's dtype), found none");
   }
   m.mac_j = joules_or_watts(*mac, m.dtype.c_str());
   m.vector_op_j = joules_or_watts(*block, "vector_op_j");
@@ -127,11 +125,11 @@ std::optional<EnergyModel> energy_model_of_config(const HardwareConfig& hw) {
   return m;
 }
 
-TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies,
-                         const TimeShares& shares) {
+TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies, const TimeShares& shares) {
   TraceEnergy out;
   out.network = tally_energy(tallies.network, m, double(t.end_ps));
-  for (std::size_t i = 0; i < tallies.ops.size(); ++i) out.ops.push_back(tally_energy(tallies.ops[i], m, shares.ops_ps.at(i)));
+  for (std::size_t i = 0; i < tallies.ops.size(); ++i)
+    out.ops.push_back(tally_energy(tallies.ops[i], m, shares.ops_ps.at(i)));
   for (std::size_t g = 0; g < tallies.groups.size(); ++g)
     out.groups.push_back(tally_energy(tallies.groups[g], m, shares.groups_ps.at(g)));
   return out;

@@ -16,12 +16,12 @@ namespace npusim::traces {
 
 /// The energy model in base units, with the MAC energy of the array's dtype picked out.
 struct EnergyModel {
-  std::string dtype;                  // the MAC array's operand dtype, e.g. "int8"
-  double mac_j = 0;                   // per MAC at `dtype`
-  double vector_op_j = 0;             // per vector element op
+  std::string dtype;       // the MAC array's operand dtype, e.g. "int8"
+  double mac_j = 0;        // per MAC at `dtype`
+  double vector_op_j = 0;  // per vector element op
   double sram_read_j_per_byte = 0;
   double sram_write_j_per_byte = 0;
-  double dram_j_per_byte = 0;         // read or write
+  double dram_j_per_byte = 0;  // read or write
   double dram_background_w = 0;
   double static_w = 0;
   /// True when the DRAM figures come from the controller's command energies (dram_stats),
@@ -75,8 +75,7 @@ struct TraceEnergy {
 /// Per op, per group and for the network. The network's standing energy covers end_ps; every
 /// op's (group's) covers its time share, so per-op totals sum to the network's (up to commands
 /// that name no op, which the network alone counts).
-TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies,
-                         const TimeShares& shares);
+TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallies& tallies, const TimeShares& shares);
 
 /// {"total_j", "dynamic_j", "standing_j", "mac_j", ...}: every component in joules.
 nlohmann::json to_json(const EnergyBreakdown& e);

@@ -29,7 +29,9 @@ std::string fmt(const char* format, ...) {
   return buf;
 }
 
-std::string percent(double fraction) { return fmt("%5.1f %%", 100.0 * fraction); }
+std::string percent(double fraction) {
+  return fmt("%5.1f %%", 100.0 * fraction);
+}
 
 std::string bar(double fraction) {
   const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * kBarWidth));
@@ -74,11 +76,12 @@ void headline(std::string& out, const Trace& t, const json& s, const Roofline& r
   out += fmt("  work       %s MACs + %s vector ops = %s -> %s (%.1f %% of the MAC array's %s)\n",
              si(number(s, "macs"), "").c_str(), si(number(s, "vector_ops"), "").c_str(), si(ops, "ops").c_str(),
              si(number(s, "achieved_ops_per_second"), "ops/s").c_str(),
-             100.0 * number(s, "achieved_ops_per_second") / t.roofs.mac_peak_ops, si(t.roofs.mac_peak_ops, "ops/s").c_str());
-  out += fmt("  DRAM       %s (read %s, write %s); intensity %.1f ops/B; MAC utilisation %.1f %%\n",
-             si(dram, "B").c_str(), si(number(s, "dram_read_bytes"), "B").c_str(),
-             si(number(s, "dram_write_bytes"), "B").c_str(), number(s, "arithmetic_intensity"),
-             100.0 * number(s, "mac_utilization"));
+             100.0 * number(s, "achieved_ops_per_second") / t.roofs.mac_peak_ops,
+             si(t.roofs.mac_peak_ops, "ops/s").c_str());
+  out +=
+      fmt("  DRAM       %s (read %s, write %s); intensity %.1f ops/B; MAC utilisation %.1f %%\n", si(dram, "B").c_str(),
+          si(number(s, "dram_read_bytes"), "B").c_str(), si(number(s, "dram_write_bytes"), "B").c_str(),
+          number(s, "arithmetic_intensity"), 100.0 * number(s, "mac_utilization"));
   const double sram = number(s, "sram_read_bytes") + number(s, "sram_write_bytes");
   out += fmt("  SRAM       %s (read %s, write %s); of it partial sums %s\n", si(sram, "B").c_str(),
              si(number(s, "sram_read_bytes"), "B").c_str(), si(number(s, "sram_write_bytes"), "B").c_str(),
@@ -130,7 +133,8 @@ void bound_classes(std::string& out, const json& entries, const char* what) {
   for (const char* bound : {"compute", "memory", "latency"}) {
     const Row& r = rows[bound];
     std::string causes;
-    for (const auto& [cause, n] : r.causes) causes += (causes.empty() ? "   dominant losses: " : ", ") + cause + " " + std::to_string(n);
+    for (const auto& [cause, n] : r.causes)
+      causes += (causes.empty() ? "   dominant losses: " : ", ") + cause + " " + std::to_string(n);
     out += fmt("  %-10s %5d  %s%s\n", bound, r.count, percent(r.share).c_str(), causes.c_str());
   }
 }
@@ -139,12 +143,17 @@ void stalls(std::string& out, const json& s) {
   const json& st = s["stalls"];
   if (!st.is_object() || !st["unit"].is_string()) return;
   const double span = number(st, "span_s");
-  out += fmt("\nWhere the %s's time went (whole run, %s)\n", st["unit"].get<std::string>().c_str(), si(span, "s").c_str());
-  for (const auto& [key, label] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"compute_s", "work at peak"}, {"fill_drain_s", "fill/drain"}, {"sram_stall_s", "SRAM stall"},
-           {"sram_bank_conflict_s", "bank conflict"},
-           {"dma_wait_s", "DMA wait"}, {"dma_sram_wait_s", "DMA SRAM wait"}, {"dependency_s", "dependency"},
-           {"queueing_s", "queueing"}}) {
+  out +=
+      fmt("\nWhere the %s's time went (whole run, %s)\n", st["unit"].get<std::string>().c_str(), si(span, "s").c_str());
+  for (const auto& [key, label] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"compute_s", "work at peak"},
+                                                                  {"fill_drain_s", "fill/drain"},
+                                                                  {"sram_stall_s", "SRAM stall"},
+                                                                  {"sram_bank_conflict_s", "bank conflict"},
+                                                                  {"dma_wait_s", "DMA wait"},
+                                                                  {"dma_sram_wait_s", "DMA SRAM wait"},
+                                                                  {"dependency_s", "dependency"},
+                                                                  {"queueing_s", "queueing"}}) {
     const double f = span > 0 ? number(st, key) / span : 0;
     out += fmt("  %-14s %s  %s  %s\n", label, percent(f).c_str(), bar(f).c_str(), si(number(st, key), "s").c_str());
   }
@@ -156,13 +165,12 @@ void top_table(std::string& out, const json& entries, const Roofline& r, const I
   for (const json& e : entries) {
     if (number(e, "time_share") > 0) rows.push_back(&e);
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const json* a, const json* b) {
-    return number(*a, "time_share") > number(*b, "time_share");
-  });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const json* a, const json* b) { return number(*a, "time_share") > number(*b, "time_share"); });
   rows.resize(std::min(rows.size(), o.top));
   const auto fractions = roof_fractions(r);
-  out += fmt("\nTop %zu %ss by time share\n  %3s  %-28s %-12s %7s %11s  %-22s %6s %9s %9s %9s\n", rows.size(), scope, "#",
-             scope, o.groups ? "fusion" : "kind", "time", "cycles", "bound", "%roof", "ops/B", "DRAM", "energy");
+  out += fmt("\nTop %zu %ss by time share\n  %3s  %-28s %-12s %7s %11s  %-22s %6s %9s %9s %9s\n", rows.size(), scope,
+             "#", scope, o.groups ? "fusion" : "kind", "time", "cycles", "bound", "%roof", "ops/B", "DRAM", "energy");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const json& e = *rows[i];
     const std::string name = e.value("name", "");
@@ -170,7 +178,8 @@ void top_table(std::string& out, const json& entries, const Roofline& r, const I
     if (e["latency_cause"].is_string()) bound += " (" + e["latency_cause"].get<std::string>() + ")";
     auto f = fractions.find({scope, name});
     const std::string roof = f == fractions.end() ? "-" : fmt("%.1f", 100 * f->second);
-    const std::string intensity = e["arithmetic_intensity"].is_number() ? fmt("%.3g", number(e, "arithmetic_intensity")) : "-";
+    const std::string intensity =
+        e["arithmetic_intensity"].is_number() ? fmt("%.3g", number(e, "arithmetic_intensity")) : "-";
     const std::string energy = e["energy_j"].is_number() ? si(number(e, "energy_j"), "J") : "-";
     out += fmt("  %3zu  %-28s %-12s %s %11s  %-22s %6s %9s %9s %9s\n", i + 1, cut(name, 28).c_str(),
                cut(e.value(o.groups ? "fusion" : "kind", ""), 12).c_str(), percent(number(e, "time_share")).c_str(),
@@ -178,7 +187,8 @@ void top_table(std::string& out, const json& entries, const Roofline& r, const I
                intensity.c_str(), si(number(e, "dram_read_bytes") + number(e, "dram_write_bytes"), "B").c_str(),
                energy.c_str());
   }
-  out += "  (time: share of the run's time, shared among what is in flight; cycles: span; %roof: of the binding roof)\n";
+  out +=
+      "  (time: share of the run's time, shared among what is in flight; cycles: span; %roof: of the binding roof)\n";
 }
 
 }  // namespace

@@ -71,8 +71,11 @@ json cores_summary(const Trace& t) {
     json bound = nullptr;
     for (const RooflinePoint& p : roof.points)
       if (p.scope == "network" && p.bottleneck)
-        bound = {{"bound", p.bound}, {"bound_roof", p.bound_roof}, {"achieved_ops_per_second", p.ops_per_second},
-                 {"fraction_of_bound_roof", p.fraction_of_bound_roof}, {"bound_text", p.bound_text}};
+        bound = {{"bound", p.bound},
+                 {"bound_roof", p.bound_roof},
+                 {"achieved_ops_per_second", p.ops_per_second},
+                 {"fraction_of_bound_roof", p.fraction_of_bound_roof},
+                 {"bound_text", p.bound_text}};
     out.push_back({{"core", k},
                    {"roofline", bound},
                    {"commands", c.commands.size()},
@@ -106,8 +109,9 @@ json parallel_summary(const Trace& t) {
   }
   json spans = json::array();
   for (std::uint64_t r = 0; r < replicas; ++r)
-    spans.push_back({{"begin_s", begin[r] == std::numeric_limits<std::uint64_t>::max() ? 0.0 : double(begin[r]) * 1e-12},
-                     {"end_s", double(end[r]) * 1e-12}});
+    spans.push_back(
+        {{"begin_s", begin[r] == std::numeric_limits<std::uint64_t>::max() ? 0.0 : double(begin[r]) * 1e-12},
+         {"end_s", double(end[r]) * 1e-12}});
   p["copies"] = spans;
   const double run_s = double(t.end_ps) * 1e-12;
   const double batch = double(p.value("batch", std::int64_t(1)));

@@ -34,8 +34,12 @@ constexpr const char* kGnuplot = NPUSIM_GNUPLOT;
 // The plot area in screen fractions; the key sits right of it.
 constexpr double kLeft = 0.09, kRight = 0.71, kBottom = 0.10, kTop = 0.91;
 
-double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
-double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
+double decade_below(double v) {
+  return std::pow(10.0, std::floor(std::log10(v)));
+}
+double decade_above(double v) {
+  return std::pow(10.0, std::ceil(std::log10(v)));
+}
 
 /// Runs gnuplot on `script`; its stdout and stderr go to `log`.
 void run_gnuplot(const std::string& script, const std::string& log) {
@@ -59,22 +63,18 @@ void run_gnuplot(const std::string& script, const std::string& log) {
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    throw SimulationError(std::string("cannot run ") + kGnuplot +
-                          " to draw the roofline: " + std::strerror(rc) +
+    throw SimulationError(std::string("cannot run ") + kGnuplot + " to draw the roofline: " + std::strerror(rc) +
                           " (install gnuplot, e.g. apt-get install gnuplot-nox)");
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string output;
     try {
       output = read_file(log);
-    } catch (const InputError&) {
-    }
+    } catch (const InputError&) {}
     throw SimulationError(std::string(kGnuplot) + " failed (" +
-                          (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                             : std::string("killed")) +
+                          (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) : std::string("killed")) +
                           "): " + output);
   }
 }
@@ -104,8 +104,7 @@ TempDir::TempDir() {
   // free (mkdir fails on an existing name, as mkdtemp's would).
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0;; ++attempt) {
-    path_ = fs::temp_directory_path() /
-            ("npusim-plot-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    path_ = fs::temp_directory_path() / ("npusim-plot-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     register_temporary(path_.string());
     if (::mkdir(path_.c_str(), 0700) == 0) return;
     const int error = errno;
@@ -130,8 +129,7 @@ void Range::add(double v) {
 Axes Axes::around(Range x, Range y, double pad) {
   if (x.empty()) x = {1e-2, 1e4};
   if (y.empty()) y = {1e6, 1e15};
-  return {decade_below(x.lo / pad), decade_above(x.hi * pad), decade_below(y.lo / pad),
-          decade_above(y.hi * pad)};
+  return {decade_below(x.lo / pad), decade_above(x.hi * pad), decade_below(y.lo / pad), decade_above(y.hi * pad)};
 }
 
 double Axes::angle_of_slope(double slope) const {
@@ -144,36 +142,31 @@ double Axes::angle_of_slope(double slope) const {
 LogLogPlot::LogLogPlot(const TempDir& dir, Axes axes, std::string xlabel, std::string ylabel)
     : dir_(dir), axes_(axes), xlabel_(std::move(xlabel)), ylabel_(std::move(ylabel)) {}
 
-void LogLogPlot::line(double x1, double y1, double x2, double y2, const std::string& colour,
-                      const std::string& dash, double width) {
-  head_ << "set arrow from first " << num(x1) << ", first " << num(y1) << " to first " << num(x2)
-        << ", first " << num(y2) << " nohead lw " << num(width) << " dt " << dash << " lc rgb '"
-        << colour << "' back\n";
+void LogLogPlot::line(double x1, double y1, double x2, double y2, const std::string& colour, const std::string& dash,
+                      double width) {
+  head_ << "set arrow from first " << num(x1) << ", first " << num(y1) << " to first " << num(x2) << ", first "
+        << num(y2) << " nohead lw " << num(width) << " dt " << dash << " lc rgb '" << colour << "' back\n";
 }
 
 void LogLogPlot::arrow(double x1, double y1, double x2, double y2, const std::string& colour) {
-  head_ << "set arrow from first " << num(x1) << ", first " << num(y1) << " to first " << num(x2)
-        << ", first " << num(y2) << " head filled size screen 0.009,20 lw 1 lc rgb '" << colour
-        << "' front\n";
+  head_ << "set arrow from first " << num(x1) << ", first " << num(y1) << " to first " << num(x2) << ", first "
+        << num(y2) << " head filled size screen 0.009,20 lw 1 lc rgb '" << colour << "' front\n";
 }
 
 void LogLogPlot::label(const std::string& text, double x, double y, const std::string& extra) {
-  head_ << "set label " << quote(text) << " at first " << num(x) << ", first " << num(y) << " "
-        << extra << "\n";
+  head_ << "set label " << quote(text) << " at first " << num(x) << ", first " << num(y) << " " << extra << "\n";
 }
 
 void LogLogPlot::note(const std::string& text, double gx, double gy, const std::string& extra) {
-  head_ << "set label " << quote(text) << " at graph " << num(gx) << ", graph " << num(gy) << " "
-        << extra << "\n";
+  head_ << "set label " << quote(text) << " at graph " << num(gx) << ", graph " << num(gy) << " " << extra << "\n";
 }
 
-void LogLogPlot::curve(const std::string& expr, const std::string& colour,
-                       const std::string& dash) {
+void LogLogPlot::curve(const std::string& expr, const std::string& colour, const std::string& dash) {
   clauses_.push_back(expr + " with lines lw 2 dt " + dash + " lc rgb '" + colour + "' notitle");
 }
 
-void LogLogPlot::markers(const std::string& file_name, const std::vector<Marker>& ms,
-                         int point_type, double line_width) {
+void LogLogPlot::markers(const std::string& file_name, const std::vector<Marker>& ms, int point_type,
+                         double line_width) {
   if (ms.empty()) return;
   const std::string path = dir_.file(file_name);
   std::ofstream out(path);
@@ -183,8 +176,8 @@ void LogLogPlot::markers(const std::string& file_name, const std::vector<Marker>
     out << num(m.x) << " " << num(m.y) << " " << num(m.size) << " " << m.colour << "\n";
   }
   if (!out) throw SimulationError("cannot write plot data " + path);
-  clauses_.push_back(quote(path) + " using 1:2:3:4 with points pt " + std::to_string(point_type) +
-                     " ps variable lw " + num(line_width) + " lc rgb variable notitle");
+  clauses_.push_back(quote(path) + " using 1:2:3:4 with points pt " + std::to_string(point_type) + " ps variable lw " +
+                     num(line_width) + " lc rgb variable notitle");
 }
 
 void LogLogPlot::key_entry(const std::string& style, const std::string& title) {
@@ -197,8 +190,8 @@ std::string LogLogPlot::script(const PlotFiles& files, const std::string& title)
     << "set logscale xy\n"
     << "set xrange [" << num(axes_.xmin) << ":" << num(axes_.xmax) << "]\n"
     << "set yrange [" << num(axes_.ymin) << ":" << num(axes_.ymax) << "]\n"
-    << "set lmargin at screen " << kLeft << "\nset rmargin at screen " << kRight
-    << "\nset bmargin at screen " << kBottom << "\nset tmargin at screen " << kTop << "\n"
+    << "set lmargin at screen " << kLeft << "\nset rmargin at screen " << kRight << "\nset bmargin at screen "
+    << kBottom << "\nset tmargin at screen " << kTop << "\n"
     << "set xlabel " << quote(xlabel_) << "\n"
     << "set ylabel " << quote(ylabel_) << "\n"
     << "set format x '%g'\nset format y '%.0s%c'\n"

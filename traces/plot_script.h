@@ -60,8 +60,8 @@ class LogLogPlot {
 
   const Axes& axes() const { return axes_; }
   /// A straight line (drawn behind the points); `dash` is a gnuplot dash type ("1" solid).
-  void line(double x1, double y1, double x2, double y2, const std::string& colour,
-            const std::string& dash, double width);
+  void line(double x1, double y1, double x2, double y2, const std::string& colour, const std::string& dash,
+            double width);
   void arrow(double x1, double y1, double x2, double y2, const std::string& colour);
   /// A label at data coordinates; `extra` holds gnuplot options (alignment, offset, colour).
   void label(const std::string& text, double x, double y, const std::string& extra);
@@ -70,8 +70,7 @@ class LogLogPlot {
   /// A curve y = f(x) written in gnuplot's syntax, e.g. "1/(2e-13 + 6.4e-11/x)".
   void curve(const std::string& expr, const std::string& colour, const std::string& dash);
   /// Markers of one point type (gnuplot `pt`), sizes and colours per marker.
-  void markers(const std::string& file_name, const std::vector<Marker>& ms, int point_type,
-               double line_width);
+  void markers(const std::string& file_name, const std::vector<Marker>& ms, int point_type, double line_width);
   /// A line of the key (legend) without data: `style` is a gnuplot point/line style.
   void key_entry(const std::string& style, const std::string& title);
 

@@ -35,8 +35,10 @@ void write_report_page(const std::string& dir, const std::string& html) {
   if (!html.empty()) return write_file_atomic(path_in(dir, "report.html"), html);
   static bool warned = false;
   if (!warned)
-    std::fprintf(stderr, "npusim: warning: report.html not written: the web front end is not built (%s is missing); build it with %s\n",
-                 report_page::template_path().c_str(), report_page::kBuildCommand);
+    std::fprintf(
+        stderr,
+        "npusim: warning: report.html not written: the web front end is not built (%s is missing); build it with %s\n",
+        report_page::template_path().c_str(), report_page::kBuildCommand);
   warned = true;
 }
 
@@ -79,8 +81,7 @@ void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<
     series.push_back({r.label, r.roofline});
     all_energy = all_energy && !r.roofline->energy_roofs.empty();
   }
-  plot_roofline(series, arrows, {path_in(dir, "roofline_compare.svg"), path_in(dir, "roofline_compare.png")},
-                title);
+  plot_roofline(series, arrows, {path_in(dir, "roofline_compare.svg"), path_in(dir, "roofline_compare.png")}, title);
   if (all_energy) {
     plot_energy_roofline(series,
                          {path_in(dir, "energy_roofline_compare.svg"), path_in(dir, "energy_roofline_compare.png")},

@@ -15,9 +15,9 @@ namespace npusim::traces {
 
 /// One analysed run; the pointed-to objects must outlive the call.
 struct ReportRun {
-  std::string label;                // "greedy", "edge-s", ...
+  std::string label;  // "greedy", "edge-s", ...
   const Roofline* roofline;
-  const nlohmann::json* summary;    // make_summary's output
+  const nlohmann::json* summary;  // make_summary's output
   /// The run's compact unit timeline (serve::make_timeline's JSON), drawn when given.
   const nlohmann::json* timeline = nullptr;
 };

@@ -62,18 +62,18 @@ ComputeRoof compute_roof_for(const Tally& tally, bool is_op, const Roofs& r) {
 double derated_peak(const Tally& tally, const Roofs& r) {
   // Stall-free cycles are summed over the cores, which run side by side (docs/multicore.md).
   const double clock = r.core_clock_hz * std::max(r.cores, 1u);
-  const double mac_s =
-      double(tally.gemm_compute_cycles) / clock +
-      (r.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / r.mac_peak_ops : 0);
-  const double vector_s =
-      double(tally.vector_compute_cycles) / clock +
-      (r.vector_peak_ops > 0 ? double(tally.untimed_vector_ops) / r.vector_peak_ops : 0);
+  const double mac_s = double(tally.gemm_compute_cycles) / clock +
+                       (r.mac_peak_ops > 0 ? 2.0 * double(tally.untimed_macs) / r.mac_peak_ops : 0);
+  const double vector_s = double(tally.vector_compute_cycles) / clock +
+                          (r.vector_peak_ops > 0 ? double(tally.untimed_vector_ops) / r.vector_peak_ops : 0);
   const double busiest = std::max(mac_s, vector_s);
   return busiest > 0 ? double(tally.ops()) / busiest : 0.0;
 }
 
 /// "97.2 %": three significant digits, so 0.4 % and 3.1 % stay distinguishable.
-std::string percent(double fraction) { return num3(100.0 * fraction) + " %"; }
+std::string percent(double fraction) {
+  return num3(100.0 * fraction) + " %";
+}
 
 /// The share of `size` slots that an extent fills over its folds: extent / (ceil(extent/size) * size).
 double fold_fill(std::uint64_t extent, std::uint32_t size) {
@@ -109,8 +109,10 @@ std::string mac_shape_reason(const Trace& t, const OpInfo& op, double utilisatio
     const char* rname = rows_m ? "M" : "K";
     const char* cname = cols_m ? "M" : "N";
     const double fr = fold_fill(sr, r.mac_rows), fc = fold_fill(sc, r.mac_cols);
-    if (g.groups > 1) prefix = g.n == 1 ? "depthwise" : "grouped (" + std::to_string(g.groups) + " groups)";
-    else prefix = flow;
+    if (g.groups > 1)
+      prefix = g.n == 1 ? "depthwise" : "grouped (" + std::to_string(g.groups) + " groups)";
+    else
+      prefix = flow;
     if (fc < kDerateShown)
       parts.push_back(num3(fc * r.mac_cols) + " of " + std::to_string(r.mac_cols) + " columns (" + cname + " = " +
                       std::to_string(sc) + ")");
@@ -152,7 +154,9 @@ std::optional<double> config_number(const json& config, std::initializer_list<co
   return node->is_number() ? std::optional<double>(node->get<double>()) : std::nullopt;
 }
 
-std::string clock_text(double hz) { return format_frequency(Frequency{hz}); }
+std::string clock_text(double hz) {
+  return format_frequency(Frequency{hz});
+}
 
 std::vector<Roof> machine_roofs(const Trace& t) {
   const Roofs& r = t.roofs;
@@ -160,18 +164,17 @@ std::vector<Roof> machine_roofs(const Trace& t) {
   if (t.config.is_object() && t.config.contains("mac_array") &&
       t.config["mac_array"].value("dtype", json()).is_string())
     mac.dtype = t.config["mac_array"]["dtype"].get<std::string>();
-  mac.definition = "2 ops x " + std::to_string(r.mac_rows) + " x " + std::to_string(r.mac_cols) +
-                   " MACs x " + clock_text(r.core_clock_hz);
+  mac.definition = "2 ops x " + std::to_string(r.mac_rows) + " x " + std::to_string(r.mac_cols) + " MACs x " +
+                   clock_text(r.core_clock_hz);
   Roof vector{kVectorRoof, "compute", "ops/s", r.vector_peak_ops, "", "", {}};
-  vector.definition = (r.core_clock_hz > 0 ? num(r.vector_peak_ops / r.core_clock_hz) : "?") +
-                      " lanes x " + clock_text(r.core_clock_hz);
+  vector.definition = (r.core_clock_hz > 0 ? num(r.vector_peak_ops / r.core_clock_hz) : "?") + " lanes x " +
+                      clock_text(r.core_clock_hz);
   Roof dram{"DRAM", "memory", "bytes/s", r.dram_bandwidth, "", "peak DRAM interface bandwidth", {}};
   const auto rate = config_number(t.config, {"dram", "data_rate_transfers_per_second"});
   const auto width = config_number(t.config, {"dram", "bus_width_bits"});
   const auto channels = config_number(t.config, {"dram", "channels"});
   if (rate && width && channels)
-    dram.definition = num(*rate / 1e6) + " MT/s x " + num(*width) + " bit / 8 x " + num(*channels) +
-                      " channel(s)";
+    dram.definition = num(*rate / 1e6) + " MT/s x " + num(*width) + " bit / 8 x " + num(*channels) + " channel(s)";
   Roof sram{"SRAM", "memory", "bytes/s", r.sram_bandwidth, "", "peak scratchpad bandwidth", {}};
   const auto banks = config_number(t.config, {"sram", "banks"});
   const auto bank_width = config_number(t.config, {"sram", "bank_width_bytes"});
@@ -180,8 +183,8 @@ std::vector<Roof> machine_roofs(const Trace& t) {
   for (const char* key : {"read_ports", "write_ports"})
     if (ports) ports = *ports + config_number(t.config, {"sram", key}).value_or(0.0);
   if (banks && bank_width && ports)
-    sram.definition = num(*banks) + " banks x " + num(*bank_width) + " B x " + num(*ports) +
-                      " port(s) x " + clock_text(r.core_clock_hz);
+    sram.definition = num(*banks) + " banks x " + num(*bank_width) + " B x " + num(*ports) + " port(s) x " +
+                      clock_text(r.core_clock_hz);
   std::vector<Roof> roofs{mac, vector, dram, sram};
   for (Roof& a : roofs) {
     for (const Roof& b : roofs) {
@@ -200,7 +203,7 @@ struct Entity {
   const Tally& tally;
   std::uint64_t time_ps;
   const StallBreakdown& stalls;
-  const EnergyBreakdown* energy;  // nullptr without an energy model
+  const EnergyBreakdown* energy;    // nullptr without an energy model
   const std::vector<int>* members;  // its ops (indices into Trace::ops); nullptr: every op
 };
 
@@ -254,9 +257,8 @@ class RooflineBuilder {
     const std::string bound = latency ? "latency" : binding.rfind(compute.name, 0) == 0 ? "compute" : "memory";
     // The loss that keeps it from the binding roof: fill/drain is already inside a derated one.
     const bool derated_binds = binding.find("(derated)") != std::string::npos;
-    const std::string cause = latency && !e.stalls.unit.empty()
-                                  ? to_string(e.stalls.dominant(!derated_binds))
-                                  : std::string();
+    const std::string cause =
+        latency && !e.stalls.unit.empty() ? to_string(e.stalls.dominant(!derated_binds)) : std::string();
 
     // 3. The same in words: which roof, what fraction of it, and why a derated roof is low.
     const bool shape_shown = derated < kDerateShown * compute.peak;
@@ -379,16 +381,19 @@ class RooflineBuilder {
         const double loss = unit_seconds(t, mac) - ideal_seconds(t, mac);
         if (loss > worst_loss) worst_loss = loss, worst = i;
       };
-      if (e.members) for (int i : *e.members) consider(i);
-      else for (std::size_t i = 0; i < tallies_.ops.size(); ++i) consider(int(i));
+      if (e.members)
+        for (int i : *e.members) consider(i);
+      else
+        for (std::size_t i = 0; i < tallies_.ops.size(); ++i) consider(int(i));
       if (worst >= 0) {
         const std::string why = op_reason(worst, tallies_.ops[worst]);
         out += "; largest loss " + percent(worst_loss / (busy - ideal)) + " in " + trace_.ops[worst].name +
                (why.empty() ? "" : " (" + why + ")");
       }
     } else if (compute.name == kBothComputeRoofs) {
-      out += " (" + percent(ideal > 0 ? ideal * (mac ? roofs_.mac_peak_ops : roofs_.vector_peak_ops) /
-                                            double(e.tally.ops()) : 0) +
+      out += " (" +
+             percent(ideal > 0 ? ideal * (mac ? roofs_.mac_peak_ops : roofs_.vector_peak_ops) / double(e.tally.ops())
+                               : 0) +
              " of the ops): the other unit cannot take its work, so both peaks are not reachable together";
     }
     return out;
@@ -396,10 +401,10 @@ class RooflineBuilder {
 
   /// The one sentence of "bound": class, roof, fraction of it, the derate reason, the loss.
   static std::string bound_sentence(const std::string& bound, const Words& w, double achieved,
-                                    const ComputeRoof& compute, double memory_intensity,
-                                    const std::string& cause) {
+                                    const ComputeRoof& compute, double memory_intensity, const std::string& cause) {
     std::string roof = "the " + w.roof + " roof (" + si(w.value, "ops/s");
-    if (memory_intensity > 0) roof += " at " + num3(memory_intensity) + " ops/B";
+    if (memory_intensity > 0)
+      roof += " at " + num3(memory_intensity) + " ops/B";
     else if (!w.reason.empty())
       roof += " = " + percent(w.value / compute.peak) + " of the " + compute.name + " peak " +
               si(compute.peak, "ops/s") + "; " + w.reason;
@@ -415,9 +420,8 @@ class RooflineBuilder {
     const double derated = derated_peak(e.tally, roofs_);
     if (derated <= 0) return compute.peak;
     if (derated > compute.peak * (1 + kRoofTolerance)) {
-      out_.violations.push_back(std::string(e.scope) + " " + e.name +
-                                ": stall-free compute cycles imply " + num(derated) +
-                                " ops/s, above the " + compute.name + " peak " + num(compute.peak) +
+      out_.violations.push_back(std::string(e.scope) + " " + e.name + ": stall-free compute cycles imply " +
+                                num(derated) + " ops/s, above the " + compute.name + " peak " + num(compute.peak) +
                                 " ops/s (compute_cycles below MACs / (rows x cols))");
     }
     return std::min(derated, compute.peak);
@@ -426,28 +430,26 @@ class RooflineBuilder {
   void add_energy_point(const Entity& e, const std::string& bound, double ops) {
     if (!model_ || e.energy == nullptr || e.tally.dram_bytes() == 0) return;
     const double bytes = double(e.tally.dram_bytes());
-    const double ideal_j = double(e.tally.macs) * model_->mac_j +
-                           double(e.tally.vector_ops) * model_->vector_op_j +
+    const double ideal_j = double(e.tally.macs) * model_->mac_j + double(e.tally.vector_ops) * model_->vector_op_j +
                            bytes * model_->dram_j_per_byte;
     const double total = e.energy->total_j();
     if (!(ideal_j > 0) || !(total > 0)) return;
-    EnergyPoint p{e.name, e.scope, bound, ops, bytes, ops / bytes, total, e.energy->dynamic_j(),
+    EnergyPoint p{e.name,      e.scope,       bound,           ops,
+                  bytes,       ops / bytes,   total,           e.energy->dynamic_j(),
                   ops / total, ops / ideal_j, ideal_j / total, network_j_ > 0 ? total / network_j_ : 0.0};
     if (p.fraction_of_roof > 1 + kRoofTolerance) {
       out_.violations.push_back(std::string(e.scope) + " " + e.name + ": " + num(p.ops_per_joule) +
-                                " ops/J exceeds the energy roof " +
-                                num(p.attainable_ops_per_joule) + " ops/J");
+                                " ops/J exceeds the energy roof " + num(p.attainable_ops_per_joule) + " ops/J");
     }
     out_.energy_points.push_back(std::move(p));
   }
 
   static std::string describe_violation(const RooflinePoint& p, const MemoryLevel& m) {
-    return p.scope + " " + p.name + " at " + p.level + ": " + num(p.ops_per_second) +
-           " ops/s exceeds the attainable " + num(p.attainable) + " ops/s by " +
-           num(100.0 * (p.fraction_of_roof - 1.0)) + "% (" + num(p.ops) + " ops in " +
-           num(p.seconds) + " s, " + num(p.bytes) + " bytes, intensity " + num(p.intensity) +
-           " ops/byte; " + p.compute_roof + " " + num(p.derated_peak) + " ops/s, " + m.roof + " " +
-           num(m.bandwidth) + " bytes/s)";
+    return p.scope + " " + p.name + " at " + p.level + ": " + num(p.ops_per_second) + " ops/s exceeds the attainable " +
+           num(p.attainable) + " ops/s by " + num(100.0 * (p.fraction_of_roof - 1.0)) + "% (" + num(p.ops) +
+           " ops in " + num(p.seconds) + " s, " + num(p.bytes) + " bytes, intensity " + num(p.intensity) +
+           " ops/byte; " + p.compute_roof + " " + num(p.derated_peak) + " ops/s, " + m.roof + " " + num(m.bandwidth) +
+           " bytes/s)";
   }
 
   const Trace& trace_;
@@ -462,9 +464,12 @@ class RooflineBuilder {
 json roof_json(const Roof& roof) {
   json ridges = json::object();
   for (const auto& [name, value] : roof.ridge_points) ridges[name] = value;
-  json j = {{"name", roof.name},        {"kind", roof.kind},
-            {"value", roof.value},      {"unit", roof.unit},
-            {"definition", roof.definition}, {"ridge_points", ridges}};
+  json j = {{"name", roof.name},
+            {"kind", roof.kind},
+            {"value", roof.value},
+            {"unit", roof.unit},
+            {"definition", roof.definition},
+            {"ridge_points", ridges}};
   if (!roof.dtype.empty()) j["dtype"] = roof.dtype;
   return j;
 }
@@ -500,8 +505,7 @@ json energy_json(const Roofline& r) {
   if (r.energy_roofs.empty()) return nullptr;
   json roofs = json::array();
   for (const EnergyRoof& roof : r.energy_roofs) {
-    roofs.push_back(
-        {{"name", roof.name}, {"kind", roof.kind}, {"value", roof.value}, {"unit", roof.unit}});
+    roofs.push_back({{"name", roof.name}, {"kind", roof.kind}, {"value", roof.value}, {"unit", roof.unit}});
   }
   json points = json::array();
   for (const EnergyPoint& p : r.energy_points) {
@@ -527,7 +531,9 @@ bool exceeds_roof(const RooflinePoint& p) {
   return p.ops_per_second > p.attainable * (1.0 + kRoofTolerance);
 }
 
-Roofline make_roofline(const Trace& t) { return make_roofline(t, analyse_trace(t)); }
+Roofline make_roofline(const Trace& t) {
+  return make_roofline(t, analyse_trace(t));
+}
 
 Roofline make_roofline(const Trace& t, const TraceAnalysis& a) {
   const TraceTallies& tallies = a.tallies;
@@ -537,12 +543,12 @@ Roofline make_roofline(const Trace& t, const TraceAnalysis& a) {
                  a.energy ? &a.energy->ops[i] : nullptr, nullptr});
   }
   for (std::size_t g = 0; g < t.groups.size(); ++g) {
-    builder.add({t.groups[g].name, "group", tallies.groups[g], tallies.groups[g].span_ps(),
-                 a.stalls.groups[g], a.energy ? &a.energy->groups[g] : nullptr, &t.groups[g].ops});
+    builder.add({t.groups[g].name, "group", tallies.groups[g], tallies.groups[g].span_ps(), a.stalls.groups[g],
+                 a.energy ? &a.energy->groups[g] : nullptr, &t.groups[g].ops});
   }
   static const std::string network = "network";
-  builder.add({network, "network", tallies.network, t.end_ps, a.stalls.network,
-               a.energy ? &a.energy->network : nullptr, nullptr});
+  builder.add({network, "network", tallies.network, t.end_ps, a.stalls.network, a.energy ? &a.energy->network : nullptr,
+               nullptr});
   return std::move(builder).finish(t);
 }
 
@@ -588,8 +594,7 @@ std::vector<PlotArrow> compare_arrows(const Trace& a, const Trace& b) {
     auto it = ops_of_b.find(op.name);
     if (op.unit == "none" || it == ops_of_b.end()) continue;
     const int group = b.ops[it->second].group;
-    const bool fused =
-        group >= 0 && std::size_t(group) < b.groups.size() && b.groups[group].ops.size() > 1;
+    const bool fused = group >= 0 && std::size_t(group) < b.groups.size() && b.groups[group].ops.size() > 1;
     arrows.push_back({op.name, fused ? b.groups[group].name : op.name});
   }
   return arrows;

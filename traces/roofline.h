@@ -27,22 +27,22 @@ struct Roof {
 /// Where one op, group or the network sits against the roofs at one memory level.
 struct RooflinePoint {
   std::string name;
-  std::string scope;         // "op", "group" or "network"
-  std::string level;         // "dram" or "sram"
-  std::string compute_roof;  // "MAC array", "vector unit" or "MAC array + vector unit"
-  std::string bound;         // "compute", "memory" or "latency" (the same at both levels)
-  double ops = 0;            // 2 * MACs + vector ops
-  double bytes = 0;          // read + write bytes at `level`
-  double seconds = 0;        // span of the commands (end_ps for the network)
-  double intensity = 0;      // ops / bytes
-  double ops_per_second = 0; // ops / seconds (the same at both levels)
-  double attainable = 0;     // min(derated_peak, intensity * level bandwidth)
+  std::string scope;            // "op", "group" or "network"
+  std::string level;            // "dram" or "sram"
+  std::string compute_roof;     // "MAC array", "vector unit" or "MAC array + vector unit"
+  std::string bound;            // "compute", "memory" or "latency" (the same at both levels)
+  double ops = 0;               // 2 * MACs + vector ops
+  double bytes = 0;             // read + write bytes at `level`
+  double seconds = 0;           // span of the commands (end_ps for the network)
+  double intensity = 0;         // ops / bytes
+  double ops_per_second = 0;    // ops / seconds (the same at both levels)
+  double attainable = 0;        // min(derated_peak, intensity * level bandwidth)
   double fraction_of_roof = 0;  // ops_per_second / attainable
-  double peak = 0;           // the compute roof's value
+  double peak = 0;              // the compute roof's value
   /// ops / stall-free compute time of the busiest unit: the ceiling the array's shape (fold
   /// fill/drain, rows or columns left idle) puts on this entity; equals `peak` when none.
   double derated_peak = 0;
-  std::string binding_roof;   // lowest roof: compute_roof (+ " (derated)"), "DRAM" or "SRAM"
+  std::string binding_roof;  // lowest roof: compute_roof (+ " (derated)"), "DRAM" or "SRAM"
   // ---- the one definition of "bound" (docs/outputs.md "Bound in words"); both levels the same
   /// The roof that limits the entity, in words: "DRAM", "SRAM", the compute roof's name, or
   /// "derated " + the busiest unit ("derated MAC array") when the array's shape binds.
@@ -71,17 +71,17 @@ struct EnergyRoof {
 /// Where one op, group or the network sits on the energy roofline (DRAM intensity only).
 struct EnergyPoint {
   std::string name, scope, bound;
-  double ops;                 // 2 * MACs + vector ops
-  double bytes;               // DRAM bytes
-  double intensity;           // ops / DRAM byte
-  double energy_j;            // total: dynamic + standing share
+  double ops;        // 2 * MACs + vector ops
+  double bytes;      // DRAM bytes
+  double intensity;  // ops / DRAM byte
+  double energy_j;   // total: dynamic + standing share
   double dynamic_j;
-  double ops_per_joule;       // ops / energy_j
+  double ops_per_joule;  // ops / energy_j
   /// ops / (MAC + vector op + DRAM energy): what the entity would cost with no SRAM traffic and
   /// no standing power; the roof at its intensity and op mix.
   double attainable_ops_per_joule;
-  double fraction_of_roof;    // ops_per_joule / attainable_ops_per_joule
-  double energy_share;        // energy_j / network energy_j
+  double fraction_of_roof;  // ops_per_joule / attainable_ops_per_joule
+  double energy_share;      // energy_j / network energy_j
 };
 
 struct Roofline {
@@ -89,7 +89,7 @@ struct Roofline {
   std::vector<RooflinePoint> points;
   /// Points above their roof by more than kRoofTolerance: a model or counting error.
   std::vector<std::string> violations;
-  std::vector<EnergyRoof> energy_roofs;    // empty when the trace has no energy model
+  std::vector<EnergyRoof> energy_roofs;  // empty when the trace has no energy model
   std::vector<EnergyPoint> energy_points;
 };
 
@@ -137,14 +137,13 @@ struct PlotFiles {
 /// and writes the files atomically. Markers: shape by scope, colour by bound class, size by
 /// time share; arrows need at least two series. Throws SimulationError with gnuplot's output
 /// when gnuplot is missing or fails.
-void plot_roofline(const std::vector<PlotSeries>& series, const std::vector<PlotArrow>& arrows,
-                   const PlotFiles& files, const std::string& title);
+void plot_roofline(const std::vector<PlotSeries>& series, const std::vector<PlotArrow>& arrows, const PlotFiles& files,
+                   const std::string& title);
 /// plot_roofline to an SVG only.
 void plot_roofline_svg(const std::vector<PlotSeries>& series, const std::vector<PlotArrow>& arrows,
                        const std::string& svg_path, const std::string& title);
 /// The energy roofline (ops/J against ops per DRAM byte) of runs that have an energy model;
 /// series without one are left out. Throws SimulationError when none has one.
-void plot_energy_roofline(const std::vector<PlotSeries>& series, const PlotFiles& files,
-                          const std::string& title);
+void plot_energy_roofline(const std::vector<PlotSeries>& series, const PlotFiles& files, const std::string& title);
 
 }  // namespace npusim::traces

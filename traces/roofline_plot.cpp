@@ -39,7 +39,9 @@ unsigned bound_colour(const std::string& bound) {
 }
 
 /// Marker size grows with the square root of the share, so the area follows the share.
-double marker_size(double share) { return 0.7 + 2.6 * std::sqrt(std::clamp(share, 0.0, 1.0)); }
+double marker_size(double share) {
+  return 0.7 + 2.6 * std::sqrt(std::clamp(share, 0.0, 1.0));
+}
 
 /// gnuplot point types: 6/7 open/filled circle, 4/5 square, 12/13 diamond.
 int point_type(const std::string& scope, bool filled) {
@@ -79,9 +81,8 @@ bool same_roofs(const std::vector<PlotSeries>& series) {
 }
 
 bool uses_sum_roof(const Roofline& r) {
-  return std::any_of(r.points.begin(), r.points.end(), [](const RooflinePoint& p) {
-    return p.compute_roof.find('+') != std::string::npos;
-  });
+  return std::any_of(r.points.begin(), r.points.end(),
+                     [](const RooflinePoint& p) { return p.compute_roof.find('+') != std::string::npos; });
 }
 
 // ---- performance roofline -------------------------------------------------------------------
@@ -162,8 +163,7 @@ bool same_as_an_op(const Roofline& r, const EnergyPoint& group) {
 }
 
 /// The DRAM-level point called `name`, trying the scopes in order; nullptr if absent.
-const RooflinePoint* find_point(const Roofline& r, const std::string& name,
-                                std::initializer_list<const char*> scopes) {
+const RooflinePoint* find_point(const Roofline& r, const std::string& name, std::initializer_list<const char*> scopes) {
   for (const char* scope : scopes) {
     for (const RooflinePoint& p : r.points) {
       if (p.level == "dram" && p.scope == scope && p.name == name) return &p;
@@ -266,8 +266,7 @@ Axes energy_axes(const std::vector<const PlotSeries*>& series) {
 
 /// Each compute roof as the curve 1 / (J per op + J per DRAM byte / intensity), flattening to
 /// 1 / (J per op) where arithmetic dominates; the DRAM asymptote dotted.
-void draw_energy_roofs(LogLogPlot& plot, const Roofline& r, const std::string& colour,
-                       const std::string& dtype) {
+void draw_energy_roofs(LogLogPlot& plot, const Roofline& r, const std::string& colour, const std::string& dtype) {
   const Axes& a = plot.axes();
   const EnergyRoof* dram = energy_roof(r, "DRAM");
   const double dram_j = dram ? dram->value : 0.0;
@@ -278,8 +277,8 @@ void draw_energy_roofs(LogLogPlot& plot, const Roofline& r, const std::string& c
     top = std::max(top, 1.0 / roof.value);
     plot.curve("1/(" + num(roof.value) + " + " + num(dram_j) + "/x)", colour, mac ? "1" : "3");
     const std::string name = mac && !dtype.empty() ? roof.name + " " + dtype : roof.name;
-    plot.label(name + " " + si(1.0 / roof.value, "ops/J") + " (" + si(roof.value, "J/op") + ")",
-               a.xmax / 1.15, 1.0 / roof.value, "right offset 0,0.7 tc rgb '" + colour + "'");
+    plot.label(name + " " + si(1.0 / roof.value, "ops/J") + " (" + si(roof.value, "J/op") + ")", a.xmax / 1.15,
+               1.0 / roof.value, "right offset 0,0.7 tc rgb '" + colour + "'");
   }
   if (dram_j > 0 && top > 0) {
     const double x1 = std::max(a.xmin, a.ymin * dram_j);
@@ -304,31 +303,30 @@ std::string dtype_of(const Roofline& r) {
 
 }  // namespace
 
-void plot_roofline(const std::vector<PlotSeries>& series, const std::vector<PlotArrow>& arrows,
-                   const PlotFiles& files, const std::string& title) {
+void plot_roofline(const std::vector<PlotSeries>& series, const std::vector<PlotArrow>& arrows, const PlotFiles& files,
+                   const std::string& title) {
   if (!arrows.empty() && series.size() < 2) {
-    throw SimulationError("roofline plot: arrows compare two series, but " +
-                          std::to_string(series.size()) + " was given");
+    throw SimulationError("roofline plot: arrows compare two series, but " + std::to_string(series.size()) +
+                          " was given");
   }
   const plot::TempDir dir;
-  LogLogPlot plot(dir, performance_axes(series), "arithmetic intensity (ops/byte)",
-                  "performance (ops/s)");
+  LogLogPlot plot(dir, performance_axes(series), "arithmetic intensity (ops/byte)", "performance (ops/s)");
   plot.note("1 MAC = 2 ops", 0.02, 0.96, "left");
   const bool compare = series.size() > 1;
   const bool shared = !series.empty() && same_roofs(series);
   for (std::size_t i = 0; i < series.size(); ++i) {
     if (shared && i > 0) break;
-    const bool sum = std::any_of(series.begin(), series.end(),
-                                 [](const PlotSeries& s) { return uses_sum_roof(*s.roofline); });
+    const bool sum =
+        std::any_of(series.begin(), series.end(), [](const PlotSeries& s) { return uses_sum_roof(*s.roofline); });
     draw_roofs(plot, *series[i].roofline, kRoofColours[shared ? 0 : i % 2], sum);
   }
   bound_legend(plot);
   bool derated = false;
   std::vector<const RooflinePoint*> violations;
   for (std::size_t i = 0; i < series.size(); ++i) {
-    const std::size_t named = std::count_if(
-        series[i].roofline->points.begin(), series[i].roofline->points.end(),
-        [](const RooflinePoint& p) { return p.level == "dram" && p.scope != "network"; });
+    const std::size_t named =
+        std::count_if(series[i].roofline->points.begin(), series[i].roofline->points.end(),
+                      [](const RooflinePoint& p) { return p.level == "dram" && p.scope != "network"; });
     derated |= draw_points(plot, series[i], {i, compare, !compare && named <= kMaxNamedPoints});
     for (const RooflinePoint& p : series[i].roofline->points) {
       if (exceeds_roof(p)) violations.push_back(&p);
@@ -362,8 +360,7 @@ void plot_roofline_svg(const std::vector<PlotSeries>& series, const std::vector<
   plot_roofline(series, arrows, {svg_path, ""}, title);
 }
 
-void plot_energy_roofline(const std::vector<PlotSeries>& series, const PlotFiles& files,
-                          const std::string& title) {
+void plot_energy_roofline(const std::vector<PlotSeries>& series, const PlotFiles& files, const std::string& title) {
   std::vector<const PlotSeries*> with_energy;
   for (const PlotSeries& s : series) {
     if (!s.roofline->energy_roofs.empty()) with_energy.push_back(&s);
@@ -380,7 +377,8 @@ void plot_energy_roofline(const std::vector<PlotSeries>& series, const PlotFiles
     const auto& a = with_energy.front()->roofline->energy_roofs;
     return std::all_of(with_energy.begin(), with_energy.end(), [&](const PlotSeries* s) {
       const auto& b = s->roofline->energy_roofs;
-      return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const EnergyRoof& x, const EnergyRoof& y) {
+      return a.size() == b.size() &&
+             std::equal(a.begin(), a.end(), b.begin(), [](const EnergyRoof& x, const EnergyRoof& y) {
                return x.name == y.name && x.value == y.value;
              });
     });

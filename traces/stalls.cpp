@@ -22,8 +22,7 @@ bool is_compute(const CommandEvent& c) {
 }
 
 /// The unit with the most busy time among the entity's compute commands.
-std::vector<const CommandEvent*> critical_commands(const std::vector<const CommandEvent*>& cmds,
-                                                   Unit& unit) {
+std::vector<const CommandEvent*> critical_commands(const std::vector<const CommandEvent*>& cmds, Unit& unit) {
   std::uint64_t mac_ps = 0, vector_ps = 0;
   for (const CommandEvent* c : cmds) {
     if (!is_compute(*c)) continue;
@@ -34,9 +33,8 @@ std::vector<const CommandEvent*> critical_commands(const std::vector<const Comma
   for (const CommandEvent* c : cmds) {
     if (is_compute(*c) && c->unit == unit) out.push_back(c);
   }
-  std::stable_sort(out.begin(), out.end(), [](const CommandEvent* a, const CommandEvent* b) {
-    return a->begin_ps < b->begin_ps;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CommandEvent* a, const CommandEvent* b) { return a->begin_ps < b->begin_ps; });
   return out;
 }
 
@@ -44,8 +42,7 @@ std::vector<const CommandEvent*> critical_commands(const std::vector<const Comma
 /// was ready) then queueing; every command is work at peak, fill/drain and SRAM stall; the
 /// tail after the last one is the entity's final DMA stores.
 StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
-                         const std::vector<const CommandEvent*>& cmds, std::uint64_t begin_ps,
-                         std::uint64_t end_ps) {
+                         const std::vector<const CommandEvent*>& cmds, std::uint64_t begin_ps, std::uint64_t end_ps) {
   StallBreakdown s;
   s.span_s = double(end_ps - begin_ps) * 1e-12;
   Unit unit = Unit::MacArray;
@@ -71,15 +68,14 @@ StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
       const double duration = double(c->end_ps - c->begin_ps) * 1e-12;
       const double counted = double(c->end_ps - start) * 1e-12 / duration;
       // One command runs on one core: its ideal time is at one core's peak.
-      const double peak = (c->kind == CommandKind::Gemm ? roofs.mac_peak_ops : roofs.vector_peak_ops) /
-                          std::max(roofs.cores, 1u);
+      const double peak =
+          (c->kind == CommandKind::Gemm ? roofs.mac_peak_ops : roofs.vector_peak_ops) / std::max(roofs.cores, 1u);
       const double work = c->kind == CommandKind::Gemm ? 2.0 * double(c->macs) : double(c->vector_ops);
       const double ideal = peak > 0 ? work / peak : 0.0;
       const double clock = roofs.core_clock_hz;
       const double stall = clock > 0 ? double(c->stall_cycles) / clock : 0.0;
       // Bank conflicts are part of the stall; the rest of it is bulk bandwidth.
-      const double conflict =
-          clock > 0 ? double(std::min(c->bank_conflict_cycles, c->stall_cycles)) / clock : 0.0;
+      const double conflict = clock > 0 ? double(std::min(c->bank_conflict_cycles, c->stall_cycles)) / clock : 0.0;
       s.compute_s += counted * ideal;
       s.sram_stall_s += counted * (stall - conflict);
       s.sram_bank_conflict_s += counted * conflict;
@@ -130,13 +126,20 @@ std::string to_string(StallCause c) {
 
 double StallBreakdown::part(StallCause c) const {
   switch (c) {
-    case StallCause::FillDrain: return fill_drain_s;
-    case StallCause::SramStall: return sram_stall_s;
-    case StallCause::SramBankConflict: return sram_bank_conflict_s;
-    case StallCause::DmaWait: return dma_wait_s;
-    case StallCause::DmaSramWait: return dma_sram_wait_s;
-    case StallCause::Dependency: return dependency_s;
-    case StallCause::Queueing: return queueing_s;
+    case StallCause::FillDrain:
+      return fill_drain_s;
+    case StallCause::SramStall:
+      return sram_stall_s;
+    case StallCause::SramBankConflict:
+      return sram_bank_conflict_s;
+    case StallCause::DmaWait:
+      return dma_wait_s;
+    case StallCause::DmaSramWait:
+      return dma_sram_wait_s;
+    case StallCause::Dependency:
+      return dependency_s;
+    case StallCause::Queueing:
+      return queueing_s;
   }
   return 0;
 }
@@ -166,8 +169,7 @@ TraceStalls trace_stalls(const Trace& t, const TraceTallies& tallies) {
     out.ops.push_back(breakdown(t, ready, of_op[i], tallies.ops[i].begin_ps, tallies.ops[i].end_ps));
   }
   for (std::size_t g = 0; g < of_group.size(); ++g) {
-    out.groups.push_back(
-        breakdown(t, ready, of_group[g], tallies.groups[g].begin_ps, tallies.groups[g].end_ps));
+    out.groups.push_back(breakdown(t, ready, of_group[g], tallies.groups[g].begin_ps, tallies.groups[g].end_ps));
   }
   return out;
 }

@@ -41,14 +41,14 @@ struct StallBreakdown {
   /// empty when the entity ran no compute command (then every part is 0).
   std::string unit;
   double span_s = 0;
-  double compute_s = 0;     // the unit's work at its full peak (MACs / rows*cols cycles, ...)
-  double fill_drain_s = 0;  // stall-free time beyond that: fold fill/drain, array-shape mapping loss
-  double sram_stall_s = 0;  // `stall_cycles - bank_conflict_cycles`: starved by SRAM bandwidth
+  double compute_s = 0;             // the unit's work at its full peak (MACs / rows*cols cycles, ...)
+  double fill_drain_s = 0;          // stall-free time beyond that: fold fill/drain, array-shape mapping loss
+  double sram_stall_s = 0;          // `stall_cycles - bank_conflict_cycles`: starved by SRAM bandwidth
   double sram_bank_conflict_s = 0;  // `bank_conflict_cycles`: one cycle's operands hit one bank
-  double dma_wait_s = 0;    // unit idle until a DMA transfer this entity needs finished (its DRAM side)
-  double dma_sram_wait_s = 0;  // the part of that wait the transfer spent waiting for SRAM bank bandwidth
-  double dependency_s = 0;  // unit idle until another unit's result, or the group's SRAM grant
-  double queueing_s = 0;    // ready, but the unit was running other entities' commands
+  double dma_wait_s = 0;            // unit idle until a DMA transfer this entity needs finished (its DRAM side)
+  double dma_sram_wait_s = 0;       // the part of that wait the transfer spent waiting for SRAM bank bandwidth
+  double dependency_s = 0;          // unit idle until another unit's result, or the group's SRAM grant
+  double queueing_s = 0;            // ready, but the unit was running other entities' commands
 
   double part(StallCause c) const;
   /// The largest loss (ties go to the earlier cause in the enum's order); without fill/drain

@@ -138,7 +138,9 @@ json group_name(int index, const std::vector<GroupInfo>& groups) {
 
 }  // namespace
 
-json make_summary(const Trace& t, const Roofline& r) { return make_summary(t, r, analyse_trace(t)); }
+json make_summary(const Trace& t, const Roofline& r) {
+  return make_summary(t, r, analyse_trace(t));
+}
 
 json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   const TraceTallies& tallies = a.tallies;
@@ -155,14 +157,14 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   const double cycles = double(s["cycles"].get<std::uint64_t>());
   const double mac_slots = cycles * t.roofs.mac_rows * t.roofs.mac_cols * std::max(t.cores, 1u);
   s["mac_utilization"] = mac_slots > 0 ? double(tallies.network.macs) / mac_slots : 0.0;
-  s["achieved_ops_per_second"] =
-      t.end_ps > 0 ? double(tallies.network.ops()) / (double(t.end_ps) * 1e-12) : 0.0;
+  s["achieved_ops_per_second"] = t.end_ps > 0 ? double(tallies.network.ops()) / (double(t.end_ps) * 1e-12) : 0.0;
   bound_of.put(s, "network", "network");
   put_energy(s, a.energy ? &a.energy->network : nullptr);
   put_area(s, t.config, double(tallies.network.ops()), double(t.end_ps) * 1e-12);
   if (a.energy_model)
-    s["energy_dram_source"] = a.energy_model->dram_from_controller ? "DRAM controller (IDD currents per command)"
-                                                                   : "config (npu.energy.dram_j_per_byte, dram_background_w)";
+    s["energy_dram_source"] = a.energy_model->dram_from_controller
+                                  ? "DRAM controller (IDD currents per command)"
+                                  : "config (npu.energy.dram_j_per_byte, dram_background_w)";
   s["stalls"] = to_json(a.stalls.network);
   s["units_busy"] = units_busy(a.units, t.end_ps);
   s["units"] = units();

@@ -41,9 +41,8 @@ namespace {
 // -1 means "not attributed"; anything else must index the table.
 void check_index(int index, std::size_t size, const CommandEvent& c, const char* what) {
   if (index < -1 || (index >= 0 && static_cast<std::size_t>(index) >= size)) {
-    throw SimulationError("trace: command " + std::to_string(c.id) + " names " + what + " " +
-                          std::to_string(index) + ", but the trace has " + std::to_string(size) +
-                          " " + what + "s");
+    throw SimulationError("trace: command " + std::to_string(c.id) + " names " + what + " " + std::to_string(index) +
+                          ", but the trace has " + std::to_string(size) + " " + what + "s");
   }
 }
 

@@ -11,11 +11,10 @@ namespace {
 // One table per enum keeps to_string and its inverse from drifting apart.
 constexpr std::array<std::pair<Unit, const char*>, 3> kUnitNames{
     {{Unit::MacArray, "MAC array"}, {Unit::VectorUnit, "vector unit"}, {Unit::Dma, "DMA"}}};
-constexpr std::array<std::pair<CommandKind, const char*>, 4> kKindNames{
-    {{CommandKind::DmaLoad, "dma_load"},
-     {CommandKind::DmaStore, "dma_store"},
-     {CommandKind::Gemm, "gemm"},
-     {CommandKind::Vector, "vector"}}};
+constexpr std::array<std::pair<CommandKind, const char*>, 4> kKindNames{{{CommandKind::DmaLoad, "dma_load"},
+                                                                         {CommandKind::DmaStore, "dma_store"},
+                                                                         {CommandKind::Gemm, "gemm"},
+                                                                         {CommandKind::Vector, "vector"}}};
 
 template <typename E, std::size_t N>
 std::string name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {
@@ -26,8 +25,7 @@ std::string name_of(const std::array<std::pair<E, const char*>, N>& table, E val
 }
 
 template <typename E, std::size_t N>
-std::optional<E> value_of(const std::array<std::pair<E, const char*>, N>& table,
-                          const std::string& s) {
+std::optional<E> value_of(const std::array<std::pair<E, const char*>, N>& table, const std::string& s) {
   for (const auto& [e, name] : table) {
     if (s == name) return e;
   }
@@ -36,19 +34,25 @@ std::optional<E> value_of(const std::array<std::pair<E, const char*>, N>& table,
 
 }  // namespace
 
-std::string to_string(Unit u) { return name_of(kUnitNames, u); }
-std::string to_string(CommandKind k) { return name_of(kKindNames, k); }
-std::optional<Unit> unit_from_string(const std::string& s) { return value_of(kUnitNames, s); }
+std::string to_string(Unit u) {
+  return name_of(kUnitNames, u);
+}
+std::string to_string(CommandKind k) {
+  return name_of(kKindNames, k);
+}
+std::optional<Unit> unit_from_string(const std::string& s) {
+  return value_of(kUnitNames, s);
+}
 std::optional<CommandKind> command_kind_from_string(const std::string& s) {
   return value_of(kKindNames, s);
 }
 
 bool operator==(const CommandEvent& a, const CommandEvent& b) {
   auto fields = [](const CommandEvent& c) {
-    return std::tie(c.id, c.kind, c.unit, c.lane, c.op, c.group, c.begin_ps, c.end_ps,
-                    c.dram_read_bytes, c.dram_write_bytes, c.sram_read_bytes, c.sram_write_bytes,
-                    c.macs, c.vector_ops, c.stall_cycles, c.compute_cycles, c.bank_conflict_cycles,
-                    c.psum_write_bytes, c.psum_read_bytes, c.deps, c.core, c.contention_ps);
+    return std::tie(c.id, c.kind, c.unit, c.lane, c.op, c.group, c.begin_ps, c.end_ps, c.dram_read_bytes,
+                    c.dram_write_bytes, c.sram_read_bytes, c.sram_write_bytes, c.macs, c.vector_ops, c.stall_cycles,
+                    c.compute_cycles, c.bank_conflict_cycles, c.psum_write_bytes, c.psum_read_bytes, c.deps, c.core,
+                    c.contention_ps);
   };
   return fields(a) == fields(b);
 }
@@ -61,21 +65,21 @@ bool operator==(const OpInfo& a, const OpInfo& b) {
 }
 
 bool operator==(const GroupInfo& a, const GroupInfo& b) {
-  auto fields = [](const GroupInfo& g) { return std::tie(g.name, g.fusion, g.ops, g.sram_bytes, g.dataflow, g.not_fused); };
+  auto fields = [](const GroupInfo& g) {
+    return std::tie(g.name, g.fusion, g.ops, g.sram_bytes, g.dataflow, g.not_fused);
+  };
   return fields(a) == fields(b);
 }
 
 bool operator==(const SramAllocation& a, const SramAllocation& b) {
-  auto fields = [](const SramAllocation& s) {
-    return std::tie(s.group, s.core, s.bytes, s.alloc_ps, s.free_ps);
-  };
+  auto fields = [](const SramAllocation& s) { return std::tie(s.group, s.core, s.bytes, s.alloc_ps, s.free_ps); };
   return fields(a) == fields(b);
 }
 
 bool operator==(const Roofs& a, const Roofs& b) {
   auto fields = [](const Roofs& r) {
-    return std::tie(r.core_clock_hz, r.mac_peak_ops, r.vector_peak_ops, r.dram_bandwidth,
-                    r.sram_bandwidth, r.mac_rows, r.mac_cols, r.sram_capacity, r.cores);
+    return std::tie(r.core_clock_hz, r.mac_peak_ops, r.vector_peak_ops, r.dram_bandwidth, r.sram_bandwidth, r.mac_rows,
+                    r.mac_cols, r.sram_capacity, r.cores);
   };
   return fields(a) == fields(b);
 }
@@ -106,9 +110,8 @@ bool operator==(const DramActivityTrace& a, const DramActivityTrace& b) {
 
 bool operator==(const Trace& a, const Trace& b) {
   auto fields = [](const Trace& t) {
-    return std::tie(t.workload, t.fusion, t.config_name, t.config, t.dram_stats, t.import_choices, t.roofs,
-                    t.ops, t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity, t.cores,
-                    t.parallel);
+    return std::tie(t.workload, t.fusion, t.config_name, t.config, t.dram_stats, t.import_choices, t.roofs, t.ops,
+                    t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity, t.cores, t.parallel);
   };
   return fields(a) == fields(b);
 }

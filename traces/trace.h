@@ -25,9 +25,9 @@ struct CommandEvent {
   std::uint32_t id = 0;
   CommandKind kind = CommandKind::Gemm;
   Unit unit = Unit::MacArray;
-  std::uint32_t lane = 0;          // DMA channel; 0 for the compute units
-  int op = -1;                     // index into Trace::ops
-  int group = -1;                  // index into Trace::groups
+  std::uint32_t lane = 0;  // DMA channel; 0 for the compute units
+  int op = -1;             // index into Trace::ops
+  int group = -1;          // index into Trace::groups
   std::uint64_t begin_ps = 0, end_ps = 0;
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
@@ -60,8 +60,8 @@ struct GemmDims {
 
 struct OpInfo {
   std::string name;
-  std::string kind;   // op kind name, e.g. "conv2d"
-  std::string unit;   // "MAC array", "vector unit" or "none" (views)
+  std::string kind;  // op kind name, e.g. "conv2d"
+  std::string unit;  // "MAC array", "vector unit" or "none" (views)
   int group = -1;
   std::uint64_t macs = 0;
   std::uint64_t vector_ops = 0;
@@ -90,10 +90,10 @@ struct SramAllocation {
 /// The ceilings of the machine, taken from the config when the trace was made.
 struct Roofs {
   double core_clock_hz = 0;
-  double mac_peak_ops = 0;       // ops/s, 1 MAC = 2 ops
-  double vector_peak_ops = 0;    // ops/s
-  double dram_bandwidth = 0;     // bytes/s
-  double sram_bandwidth = 0;     // bytes/s
+  double mac_peak_ops = 0;     // ops/s, 1 MAC = 2 ops
+  double vector_peak_ops = 0;  // ops/s
+  double dram_bandwidth = 0;   // bytes/s
+  double sram_bandwidth = 0;   // bytes/s
   std::uint32_t mac_rows = 0, mac_cols = 0;
   std::uint64_t sram_capacity = 0;
   /// Cores the peaks above add up (npu.cores; the trace metadata's `cores`): the stall-free
@@ -142,8 +142,13 @@ struct PackedFields<traces::DramRowSlice> {
     f[4] = r.begin_ps, f[5] = r.end_ps - r.begin_ps, f[6] = r.bursts;
   }
   static traces::DramRowSlice join(const std::uint64_t* f) {
-    return {static_cast<std::uint32_t>(f[0]), static_cast<std::uint32_t>(f[1]), static_cast<std::uint32_t>(f[2]),
-            static_cast<std::uint32_t>(f[3]), f[4], f[4] + f[5], f[6]};
+    return {static_cast<std::uint32_t>(f[0]),
+            static_cast<std::uint32_t>(f[1]),
+            static_cast<std::uint32_t>(f[2]),
+            static_cast<std::uint32_t>(f[3]),
+            f[4],
+            f[4] + f[5],
+            f[6]};
   }
 };
 }  // namespace npusim
@@ -152,29 +157,29 @@ namespace npusim::traces {
 
 /// Bus and row slices are packed (PackedList: a few bytes each); a long run has millions.
 struct DramActivityTrace {
-  std::uint32_t channels = 0;       // 0: no activity recorded
-  std::uint32_t ranks = 0;          // per channel
-  std::uint32_t banks = 0;          // per rank
-  std::uint32_t refresh_units = 1;  // REFpb unit u covers the banks b with b % refresh_units == u
-  bool has_rows = false;            // rows were recorded (bank tracks)
-  PackedList<DramBusSlice> bus;     // by channel, then time
+  std::uint32_t channels = 0;               // 0: no activity recorded
+  std::uint32_t ranks = 0;                  // per channel
+  std::uint32_t banks = 0;                  // per rank
+  std::uint32_t refresh_units = 1;          // REFpb unit u covers the banks b with b % refresh_units == u
+  bool has_rows = false;                    // rows were recorded (bank tracks)
+  PackedList<DramBusSlice> bus;             // by channel, then time
   std::vector<DramRefreshSlice> refreshes;  // by channel and rank, then time
-  PackedList<DramRowSlice> rows;    // by channel, rank and bank, then time
+  PackedList<DramRowSlice> rows;            // by channel, rank and bank, then time
 };
 
 struct Trace {
   std::string workload;
-  std::string fusion;            // policy name
+  std::string fusion;  // policy name
   std::string config_name;
-  nlohmann::json config;         // the resolved HardwareConfig (to_json)
-  nlohmann::json dram_stats;     // DRAM controller statistics (free-form, documented in docs/)
+  nlohmann::json config;      // the resolved HardwareConfig (to_json)
+  nlohmann::json dram_stats;  // DRAM controller statistics (free-form, documented in docs/)
   nlohmann::json import_choices = nlohmann::json::array();  // the loader's decisions (docs/outputs.md)
   Roofs roofs;
   std::vector<OpInfo> ops;
   std::vector<GroupInfo> groups;
   std::vector<CommandEvent> commands;
   std::vector<SramAllocation> sram_allocations;
-  std::uint64_t end_ps = 0;      // simulated time of the last command's end
+  std::uint64_t end_ps = 0;  // simulated time of the last command's end
   /// Cores of the NPU (npu.cores); the roofs above are the chip's (per-core ones x cores).
   std::uint32_t cores = 1;
   /// How the workload was spread over the cores (docs/multicore.md); null on one core.
@@ -197,7 +202,11 @@ bool operator==(const DramRefreshSlice& a, const DramRefreshSlice& b);
 bool operator==(const DramRowSlice& a, const DramRowSlice& b);
 bool operator==(const DramActivityTrace& a, const DramActivityTrace& b);
 bool operator==(const Trace& a, const Trace& b);
-inline bool operator!=(const CommandEvent& a, const CommandEvent& b) { return !(a == b); }
-inline bool operator!=(const Trace& a, const Trace& b) { return !(a == b); }
+inline bool operator!=(const CommandEvent& a, const CommandEvent& b) {
+  return !(a == b);
+}
+inline bool operator!=(const Trace& a, const Trace& b) {
+  return !(a == b);
+}
 
 }  // namespace npusim::traces

@@ -30,12 +30,10 @@ std::string describe(const json* v) {
 }
 
 /// InputError(path, "<where>: expected field '<key>' as <expected>, found <found>").
-[[noreturn]] void fail_field(const std::string& path, const std::string& where,
-                             const std::string& key, const std::string& expected,
-                             const json* found) {
+[[noreturn]] void fail_field(const std::string& path, const std::string& where, const std::string& key,
+                             const std::string& expected, const json* found) {
   const std::string field = key.empty() ? "" : " field '" + key + "' as";
-  throw InputError(path,
-                   where + ": expected" + field + " " + expected + ", found " + describe(found));
+  throw InputError(path, where + ": expected" + field + " " + expected + ", found " + describe(found));
 }
 
 /// An integer that converts to int64 without wrapping (2^64 - 1 is not -1).
@@ -105,8 +103,7 @@ class Fields {
   Fields object(const char* key) const { return Fields(any(key), path_, where_ + "." + key); }
   bool has(const char* key) const { return find(key) != nullptr; }
 
-  [[noreturn]] void fail(const std::string& key, const std::string& expected,
-                         const json* found) const {
+  [[noreturn]] void fail(const std::string& key, const std::string& expected, const json* found) const {
     fail_field(path_, where_, key, expected, found);
   }
 
@@ -140,8 +137,7 @@ json parse_document(const std::string& path, const json::parser_callback_t& on_e
   if (!std::filesystem::exists(path)) {
     throw InputError(path, "expected an npusim trace file (trace.json), found no such file");
   }
-  const json doc =
-      parse_json_input(read_file(path), path, "a JSON trace (Chrome/Perfetto object format)", on_event);
+  const json doc = parse_json_input(read_file(path), path, "a JSON trace (Chrome/Perfetto object format)", on_event);
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
     throw InputError(path,
                      "expected a JSON object with a \"traceEvents\" array (Chrome/Perfetto "
@@ -155,10 +151,9 @@ json parse_document(const std::string& path, const json::parser_callback_t& on_e
 const json& npusim_metadata(const json& doc, const std::string& path) {
   auto other = doc.find("otherData");
   if (other == doc.end() || !other->is_object() || !other->contains("npusim")) {
-    throw InputError(
-        path, "expected otherData.npusim (the metadata npusim writes), found " +
-                  std::string(other == doc.end() ? "no otherData" : "otherData without npusim") +
-                  ": not a trace written by npusim");
+    throw InputError(path, "expected otherData.npusim (the metadata npusim writes), found " +
+                               std::string(other == doc.end() ? "no otherData" : "otherData without npusim") +
+                               ": not a trace written by npusim");
   }
   const json& meta = (*other)["npusim"];
   const Fields f(meta, path, "otherData.npusim");
@@ -168,11 +163,12 @@ const json& npusim_metadata(const json& doc, const std::string& path) {
   }
   // Only a full trace holds every command; the others are for viewing.
   if (meta.contains("trace_level") && meta["trace_level"] != "full") {
-    throw InputError(path, "expected a trace written at --trace-level full (every command, needed "
-                           "to analyse it), found trace_level " + meta["trace_level"].dump() +
-                               " with " + meta.value("written_command_count", json()).dump() +
-                               " of " + meta.value("command_count", json()).dump() +
-                               " commands; re-run with --trace-level full");
+    throw InputError(path,
+                     "expected a trace written at --trace-level full (every command, needed "
+                     "to analyse it), found trace_level " +
+                         meta["trace_level"].dump() + " with " + meta.value("written_command_count", json()).dump() +
+                         " of " + meta.value("command_count", json()).dump() +
+                         " commands; re-run with --trace-level full");
   }
   return meta;
 }
@@ -213,18 +209,17 @@ Trace trace_from_metadata(const Fields& m) {
     info.name = g.str("name");
     info.fusion = g.str("fusion");
     for (std::uint32_t op : g.u32_list("ops")) {
-      if (op >= ops.size())
-        g.fail("ops", "op indices below " + std::to_string(ops.size()), &g.any("ops"));
+      if (op >= ops.size()) g.fail("ops", "op indices below " + std::to_string(ops.size()), &g.any("ops"));
       info.ops.push_back(static_cast<int>(op));
     }
     info.sram_bytes = g.u64("sram_bytes");
-    if (g.has("dataflow")) info.dataflow = g.str("dataflow");  // traces before dataflow overrides lack it
+    if (g.has("dataflow")) info.dataflow = g.str("dataflow");     // traces before dataflow overrides lack it
     if (g.has("not_fused")) info.not_fused = g.str("not_fused");  // traces before boundary reasons lack it
     t.groups.push_back(std::move(info));
   }
   for (const Fields& o : ops) {
-    t.ops.push_back({o.str("name"), o.str("kind"), o.str("unit"), o.index("group", t.groups.size()),
-                     o.u64("macs"), o.u64("vector_ops")});
+    t.ops.push_back({o.str("name"), o.str("kind"), o.str("unit"), o.index("group", t.groups.size()), o.u64("macs"),
+                     o.u64("vector_ops")});
     if (o.has("gemm")) {  // traces before the GEMM shape was recorded lack it
       const std::vector<std::uint64_t> d = o.u64_list("gemm");
       if (d.size() != 4) o.fail("gemm", "[groups, m, k, n]", &o.any("gemm"));
@@ -232,8 +227,8 @@ Trace trace_from_metadata(const Fields& m) {
     }
   }
   for (const Fields& a : m.objects("sram_allocations")) {
-    t.sram_allocations.push_back(
-        {a.index("group", t.groups.size()), a.u64("bytes"), a.u64("alloc_ps"), a.u64("free_ps"), a.has("core") ? a.u32("core") : 0});
+    t.sram_allocations.push_back({a.index("group", t.groups.size()), a.u64("bytes"), a.u64("alloc_ps"),
+                                  a.u64("free_ps"), a.has("core") ? a.u32("core") : 0});
   }
   return t;
 }
@@ -284,10 +279,9 @@ RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::siz
   c.stall_cycles = a.u64("stall_cycles");
   c.compute_cycles = a.u64("compute_cycles");
   // Absent from traces written before these fields existed: nothing was counted then.
-  for (auto [key, field] : {std::pair{"bank_conflict_cycles", &c.bank_conflict_cycles},
-                            std::pair{"psum_write_bytes", &c.psum_write_bytes},
-                            std::pair{"psum_read_bytes", &c.psum_read_bytes},
-                            std::pair{"contention_ps", &c.contention_ps}}) {
+  for (auto [key, field] :
+       {std::pair{"bank_conflict_cycles", &c.bank_conflict_cycles}, std::pair{"psum_write_bytes", &c.psum_write_bytes},
+        std::pair{"psum_read_bytes", &c.psum_read_bytes}, std::pair{"contention_ps", &c.contention_ps}}) {
     *field = a.has(key) ? a.u64(key) : 0;
   }
   c.deps = a.u32_list("deps");
@@ -296,12 +290,12 @@ RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::siz
 
 /// Checks an index against its table and the name written beside it.
 template <typename Info>
-int resolve_index(const std::string& path, const std::string& where, const char* key,
-                  std::int64_t index, const std::string& name, const std::vector<Info>& table) {
+int resolve_index(const std::string& path, const std::string& where, const char* key, std::int64_t index,
+                  const std::string& name, const std::vector<Info>& table) {
   if (index < -1 || index >= static_cast<std::int64_t>(table.size())) {
     const json shown = index;
-    fail_field(path, where + ".args", key,
-               "an index from -1 to " + std::to_string(std::int64_t(table.size()) - 1), &shown);
+    fail_field(path, where + ".args", key, "an index from -1 to " + std::to_string(std::int64_t(table.size()) - 1),
+               &shown);
   }
   const std::string expected = index >= 0 ? table[index].name : "";
   if (name != expected) {
@@ -394,8 +388,9 @@ class DramEventReader {
   }
   void check_count(const Fields& m, const char* key, std::size_t found) const {
     if (m.u64(key) != found) {
-      throw InputError(path_, "expected " + std::to_string(m.u64(key)) + " DRAM slices (otherData.npusim.dram_activity." +
-                                  key + "), found " + std::to_string(found));
+      throw InputError(path_, "expected " + std::to_string(m.u64(key)) +
+                                  " DRAM slices (otherData.npusim.dram_activity." + key + "), found " +
+                                  std::to_string(found));
     }
   }
 
@@ -415,8 +410,7 @@ class EventReader {
   /// nlohmann parser callback; returns false for elements it has consumed (they are dropped).
   bool on_parse(int depth, json::parse_event_t event, json& parsed) {
     if (depth == 1 && event == json::parse_event_t::key) in_events_ = parsed == "traceEvents";
-    const bool element_done = event == json::parse_event_t::object_end ||
-                              event == json::parse_event_t::array_end ||
+    const bool element_done = event == json::parse_event_t::object_end || event == json::parse_event_t::array_end ||
                               event == json::parse_event_t::value;
     if (depth != 2 || !in_events_ || !element_done) return true;
     take(parsed, next_index_++);
@@ -440,17 +434,14 @@ class EventReader {
       RawCommand& raw = entry.raw;
       const std::string where = place(raw.event);
       raw.command.op = resolve_index(path_, where, "op_index", raw.op, raw.op_name, t.ops);
-      raw.command.group =
-          resolve_index(path_, where, "group_index", raw.group, raw.group_name, t.groups);
+      raw.command.group = resolve_index(path_, where, "group_index", raw.group, raw.group_name, t.groups);
       out.push_back(std::move(raw.command));
     }
     return out;
   }
 
  private:
-  static std::string place(std::size_t event) {
-    return "traceEvents[" + std::to_string(event) + "]";
-  }
+  static std::string place(std::size_t event) { return "traceEvents[" + std::to_string(event) + "]"; }
 
   /// A command read now, or an X event kept whole until its thread's name is known.
   struct Entry {
@@ -518,9 +509,8 @@ class EventReader {
 
 Trace read_trace_json(const std::string& path) {
   EventReader events(path);
-  const json doc = parse_document(path, [&events](int depth, json::parse_event_t e, json& parsed) {
-    return events.on_parse(depth, e, parsed);
-  });
+  const json doc = parse_document(
+      path, [&events](int depth, json::parse_event_t e, json& parsed) { return events.on_parse(depth, e, parsed); });
   const Fields meta(npusim_metadata(doc, path), path, "otherData.npusim");
   Trace t = trace_from_metadata(meta);
   t.commands = events.commands(t);

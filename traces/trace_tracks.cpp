@@ -86,9 +86,12 @@ std::string dram_track_name(const DramTrack& t, bool show_rank) {
   std::string name = "ch" + std::to_string(t.channel);
   if (show_rank) name += " rank" + std::to_string(t.rank);
   switch (t.kind) {
-    case DramTrack::Kind::Bus: return name + " bus";
-    case DramTrack::Kind::Refresh: return name + " refresh";
-    case DramTrack::Kind::Bank: return name + " bank " + std::to_string(t.bank);
+    case DramTrack::Kind::Bus:
+      return name + " bus";
+    case DramTrack::Kind::Refresh:
+      return name + " refresh";
+    case DramTrack::Kind::Bank:
+      return name + " bank " + std::to_string(t.bank);
   }
   return name;
 }

@@ -91,9 +91,8 @@ class TrackLayout {
   std::vector<int> assign(const std::vector<Slice>& slices) {
     std::vector<std::size_t> order(slices.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return slices[a].begin_ps < slices[b].begin_ps;
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return slices[a].begin_ps < slices[b].begin_ps; });
     std::vector<std::size_t> sublane(slices.size());
     for (std::size_t i : order) sublane[i] = place(slices[i]);
     number_tracks();
@@ -122,8 +121,7 @@ class TrackLayout {
     std::vector<std::pair<int, std::string>> out;
     for (std::size_t b = 0; b < bases_.size(); ++b) {
       for (std::size_t lane = 0; lane < lane_count(b); ++lane) {
-        out.emplace_back(first_tid_[b] + static_cast<int>(lane),
-                         tracks::sublane_track_name(bases_[b], lane));
+        out.emplace_back(first_tid_[b] + static_cast<int>(lane), tracks::sublane_track_name(bases_[b], lane));
       }
     }
     return out;
@@ -131,8 +129,7 @@ class TrackLayout {
 
  private:
   // First fit in begin order: a sub-lane is free once its last slice has ended.
-  static std::size_t first_fit(std::vector<std::uint64_t>& ends, std::uint64_t begin,
-                               std::uint64_t end) {
+  static std::size_t first_fit(std::vector<std::uint64_t>& ends, std::uint64_t begin, std::uint64_t end) {
     for (std::size_t lane = 0; lane < ends.size(); ++lane) {
       if (ends[lane] <= begin) {
         ends[lane] = end;
@@ -143,9 +140,7 @@ class TrackLayout {
     return ends.size() - 1;
   }
 
-  std::size_t lane_count(std::size_t base) const {
-    return std::max<std::size_t>(lane_ends_[base].size(), 1);
-  }
+  std::size_t lane_count(std::size_t base) const { return std::max<std::size_t>(lane_ends_[base].size(), 1); }
 
   std::vector<std::string> bases_;
   std::vector<std::vector<std::uint64_t>> lane_ends_;
@@ -185,8 +180,8 @@ void append_u64(std::string& out, const char* key, std::uint64_t v) {
 }
 
 /// The opening of a complete event, up to and including `"args":`.
-void append_slice_head(std::string& out, const std::string& escaped_name, const char* category,
-                       int tid, const Slice& s, int pid = tracks::kPid) {
+void append_slice_head(std::string& out, const std::string& escaped_name, const char* category, int tid, const Slice& s,
+                       int pid = tracks::kPid) {
   out += "{\"name\":\"";
   out += escaped_name;
   out += "\",\"cat\":\"";
@@ -202,16 +197,13 @@ void append_slice_head(std::string& out, const std::string& escaped_name, const 
   out += ",\"args\":";
 }
 
-void append_command(std::string& out, const CommandEvent& c, const EscapedNames& names, int tid,
-                    const Slice& s) {
+void append_command(std::string& out, const CommandEvent& c, const EscapedNames& names, int tid, const Slice& s) {
   const std::string& op = EscapedNames::of(c.op, names.ops);
-  append_slice_head(out, to_string(c.kind) + " " + (c.op >= 0 ? op : "#" + std::to_string(c.id)),
-                    "command", tid, s);
+  append_slice_head(out, to_string(c.kind) + " " + (c.op >= 0 ? op : "#" + std::to_string(c.id)), "command", tid, s);
   out += "{\"id\":" + std::to_string(c.id);
   out += ",\"kind\":\"" + to_string(c.kind) + "\"";
   out += ",\"op\":\"" + op + "\",\"op_index\":" + std::to_string(c.op);
-  out += ",\"group\":\"" + EscapedNames::of(c.group, names.groups) +
-         "\",\"group_index\":" + std::to_string(c.group);
+  out += ",\"group\":\"" + EscapedNames::of(c.group, names.groups) + "\",\"group_index\":" + std::to_string(c.group);
   append_u64(out, "dram_read_bytes", c.dram_read_bytes);
   append_u64(out, "dram_write_bytes", c.dram_write_bytes);
   append_u64(out, "sram_read_bytes", c.sram_read_bytes);
@@ -275,16 +267,14 @@ std::vector<std::size_t> kept_commands(const Trace& t, const TraceWriteOptions& 
 /// kept commands, and on each unit track the group > op runs that enclose its commands.
 class SliceWriter {
  public:
-  SliceWriter(const Trace& t, std::vector<std::size_t> kept)
-      : t_(t), kept_(std::move(kept)), layout_(track_bases(t)) {
+  SliceWriter(const Trace& t, std::vector<std::size_t> kept) : t_(t), kept_(std::move(kept)), layout_(track_bases(t)) {
     const TraceTallies tallies = tally_trace(t);  // also checks every op/group index
     for (std::size_t g = 0; g < t.groups.size(); ++g) {
       if (tallies.groups[g].commands)
         add_overview(Parent::Group, g, layout_.index_of(tracks::kGroupsTrack), tallies.groups[g]);
     }
     for (std::size_t i = 0; i < t.ops.size(); ++i) {
-      if (tallies.ops[i].commands)
-        add_overview(Parent::Op, i, layout_.index_of(tracks::kOpsTrack), tallies.ops[i]);
+      if (tallies.ops[i].commands) add_overview(Parent::Op, i, layout_.index_of(tracks::kOpsTrack), tallies.ops[i]);
     }
     for (std::size_t c : kept_) {
       const CommandEvent& e = t.commands[c];
@@ -313,8 +303,8 @@ class SliceWriter {
     for (const Run& run : runs_) {
       const bool group = run.kind == Parent::Group;
       std::string& out = events.begin_event();
-      append_slice_head(out, (group ? names.groups : names.ops)[run.index], group ? "group" : "op",
-                        run.tid, {0, run.begin_ps, run.end_ps});
+      append_slice_head(out, (group ? names.groups : names.ops)[run.index], group ? "group" : "op", run.tid,
+                        {0, run.begin_ps, run.end_ps});
       out += "{}}";
     }
     for (std::size_t k = 0; k < kept_.size(); ++k) {
@@ -347,9 +337,8 @@ class SliceWriter {
     std::map<int, std::vector<std::size_t>> by_tid;  // kept positions
     for (std::size_t k = 0; k < kept_.size(); ++k) by_tid[tids_[overview_.size() + k]].push_back(k);
     for (auto& [tid, list] : by_tid) {
-      std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
-        return command(a).begin_ps < command(b).begin_ps;
-      });
+      std::stable_sort(list.begin(), list.end(),
+                       [&](std::size_t a, std::size_t b) { return command(a).begin_ps < command(b).begin_ps; });
       add_runs(tid, list, &CommandEvent::group, Parent::Group);
       add_runs(tid, list, &CommandEvent::op, Parent::Op);
     }
@@ -360,12 +349,9 @@ class SliceWriter {
       const CommandEvent& first = command(list[i]);
       std::size_t j = i + 1;
       // An op run must also stay inside its group run: both end where the group changes.
-      while (j < list.size() && command(list[j]).*key == first.*key &&
-             command(list[j]).group == first.group)
-        ++j;
+      while (j < list.size() && command(list[j]).*key == first.*key && command(list[j]).group == first.group) ++j;
       if (first.*key >= 0) {
-        runs_.push_back({kind, std::size_t(first.*key), tid, first.begin_ps,
-                         command(list[j - 1]).end_ps});
+        runs_.push_back({kind, std::size_t(first.*key), tid, first.begin_ps, command(list[j - 1]).end_ps});
       }
       i = j;
     }
@@ -390,8 +376,8 @@ class SliceWriter {
         if (it == load_of_id.end()) continue;
         ++id;
         const std::uint32_t load_id = command(it->second).id;
-        append_flow(events.begin_event(), "s", id, tids_[overview_.size() + it->second],
-                    middle(command(it->second)), load_id, c.id);
+        append_flow(events.begin_event(), "s", id, tids_[overview_.size() + it->second], middle(command(it->second)),
+                    load_id, c.id);
         append_flow(events.begin_event(), "f", id, tids_[overview_.size() + k], middle(c), load_id, c.id);
       }
     }
@@ -453,9 +439,9 @@ std::uint64_t counter_window_ps(const Trace& t, const TraceWriteOptions& o) {
       throw InputError("--counter-window", "expected a window giving at most " + std::to_string(kMaxCounterWindows) +
                                                " windows over the run's " + std::to_string(t.end_ps) +
                                                " ps (at least " + std::to_string(t.end_ps / kMaxCounterWindows + 1) +
-                                               " ps), found " + std::to_string(std::llround(o.counter_window_ps)) + " ps");
-    return std::max<std::uint64_t>(1,
-                                   static_cast<std::uint64_t>(std::llround(o.counter_window_ps)));
+                                               " ps), found " + std::to_string(std::llround(o.counter_window_ps)) +
+                                               " ps");
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(o.counter_window_ps)));
   }
   const double cycle_ps = t.roofs.core_clock_hz > 0 ? 1e12 / t.roofs.core_clock_hz : 1.0;
   const double window = std::max(double(t.end_ps) / 200.0, cycle_ps);
@@ -521,8 +507,7 @@ CounterBins bin_counters(const Trace& t, std::uint64_t window_ps) {
     const CommandEvent& c = t.commands[i];
     spread_command(c, bins);
     std::vector<double>& queue = bins.queued[queue_of(c.unit)];
-    bins.spread(ready[i].ps, c.begin_ps,
-                [&](std::size_t w, std::uint64_t overlap) { queue[w] += double(overlap); });
+    bins.spread(ready[i].ps, c.begin_ps, [&](std::size_t w, std::uint64_t overlap) { queue[w] += double(overlap); });
   }
   sram_peaks(t, bins);
   return bins;
@@ -549,10 +534,10 @@ constexpr const char* kQueueUnit = "commands";
 
 std::string counter_event(const char* name, const char* unit, std::uint64_t ps, double value) {
   // Every event has a "cat": DevTools-model trace parsers index events by category.
-  return std::string("{\"name\":\"") + name + "\",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":" +
-         std::to_string(tracks::kPid) + ",\"tid\":" + std::to_string(tracks::kCounterTid) +
-         ",\"ts\":" + tracks::format_us(ps) + ",\"args\":{\"" + unit + "\":" + format_value(value) +
-         "}}";
+  return std::string("{\"name\":\"") + name +
+         "\",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":" + std::to_string(tracks::kPid) +
+         ",\"tid\":" + std::to_string(tracks::kCounterTid) + ",\"ts\":" + tracks::format_us(ps) + ",\"args\":{\"" +
+         unit + "\":" + format_value(value) + "}}";
 }
 
 std::string counter_event(const CounterTrack& track, std::uint64_t ps, double value) {
@@ -600,8 +585,7 @@ std::string metadata_event(const char* name, int tid, const json& args, int pid 
   return e.dump();
 }
 
-json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOptions& o,
-                     std::size_t written) {
+json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOptions& o, std::size_t written) {
   json ops = json::array();
   for (const OpInfo& op : t.ops) {
     json o{{"name", op.name},   {"kind", op.kind}, {"unit", op.unit},
@@ -620,8 +604,8 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   }
   json allocations = json::array();
   for (const SramAllocation& a : t.sram_allocations) {
-    allocations.push_back(json{
-        {"group", a.group}, {"bytes", a.bytes}, {"alloc_ps", a.alloc_ps}, {"free_ps", a.free_ps}});
+    allocations.push_back(
+        json{{"group", a.group}, {"bytes", a.bytes}, {"alloc_ps", a.alloc_ps}, {"free_ps", a.free_ps}});
     if (t.cores > 1) allocations.back()["core"] = a.core;
   }
   const Roofs& r = t.roofs;
@@ -666,8 +650,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
 class DramTrackWriter {
  public:
   DramTrackWriter(const DramActivityTrace& d, const TraceWriteOptions& o)
-      : d_(d), banks_(writes_bank_tracks(d, o)), omitted_(leaves_out_bank_tracks(d, o)),
-        layout_(bases()) {
+      : d_(d), banks_(writes_bank_tracks(d, o)), omitted_(leaves_out_bank_tracks(d, o)), layout_(bases()) {
     lanes_.reserve(d_.bus.size() + d_.refreshes.size());
     for (const DramBusSlice& b : d_.bus) add_lane(layout_.place(bus_slice(b)));
     for (const DramRefreshSlice& r : d_.refreshes) add_lane(layout_.place(rank_refresh_slice(r)));
@@ -692,14 +675,16 @@ class DramTrackWriter {
     std::size_t i = 0;
     for (const DramBusSlice& b : d_.bus) {
       std::string& out = events.begin_event();
-      append_slice_head(out, b.write ? "write" : "read", "dram_bus", tid(bus_slice(b), i++), bus_slice(b), tracks::kDramPid);
+      append_slice_head(out, b.write ? "write" : "read", "dram_bus", tid(bus_slice(b), i++), bus_slice(b),
+                        tracks::kDramPid);
       out += "{\"bursts\":" + std::to_string(b.bursts) + "}}";
     }
     for (const DramRefreshSlice& r : d_.refreshes) write_refresh(events, r, rank_refresh_slice(r), i++, true);
     if (!banks_) return;
     for (const DramRowSlice& r : d_.rows) {
       std::string& out = events.begin_event();
-      append_slice_head(out, "row " + std::to_string(r.row), "dram_row", tid(row_slice(r), i++), row_slice(r), tracks::kDramPid);
+      append_slice_head(out, "row " + std::to_string(r.row), "dram_row", tid(row_slice(r), i++), row_slice(r),
+                        tracks::kDramPid);
       out += "{\"row\":" + std::to_string(r.row) + ",\"bursts\":" + std::to_string(r.bursts) +
              ",\"hits\":" + std::to_string(r.bursts > 0 ? r.bursts - 1 : 0) + "}}";
     }
@@ -845,8 +830,8 @@ void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std:
   }
   if (text.compare(0, sample.size(), sample) == 0) {
     const std::string n = text.substr(sample.size());
-    const bool digits = !n.empty() && n.size() <= 9 &&
-                        std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        !n.empty() && n.size() <= 9 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits && std::stoul(n) >= 1) {
       o.level = TraceLevel::Sample;
       o.sample_every = static_cast<std::uint32_t>(std::stoul(n));
@@ -858,9 +843,12 @@ void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std:
 
 std::string trace_level_name(const TraceWriteOptions& o) {
   switch (o.level) {
-    case TraceLevel::Full: return "full";
-    case TraceLevel::Ops: return "ops";
-    case TraceLevel::Sample: return "sample:" + std::to_string(o.sample_every);
+    case TraceLevel::Full:
+      return "full";
+    case TraceLevel::Ops:
+      return "ops";
+    case TraceLevel::Sample:
+      return "sample:" + std::to_string(o.sample_every);
   }
   return "full";
 }

@@ -140,8 +140,7 @@ std::string op_where(const std::string& source_file, const Op& op) {
 }
 
 std::string tensor_where(const std::string& source_file, const std::string& tensor_name) {
-  return source_file.empty() ? "tensor '" + tensor_name + "'"
-                             : source_file + " (tensor '" + tensor_name + "')";
+  return source_file.empty() ? "tensor '" + tensor_name + "'" : source_file + " (tensor '" + tensor_name + "')";
 }
 
 std::int64_t product(const Shape& s, std::size_t begin, std::size_t end) {
@@ -174,9 +173,15 @@ SliceRange slice_range(std::int64_t start, std::int64_t end, std::int64_t step, 
 
 }  // namespace internal
 
-OpClass op_class(OpKind k) { return info(k).cls; }
-std::string to_string(OpKind k) { return info(k).name; }
-bool is_elementwise(OpKind k) { return info(k).elementwise; }
+OpClass op_class(OpKind k) {
+  return info(k).cls;
+}
+std::string to_string(OpKind k) {
+  return info(k).name;
+}
+bool is_elementwise(OpKind k) {
+  return info(k).elementwise;
+}
 
 std::optional<OpKind> op_kind_from_string(const std::string& s) {
   for (const auto& row : kKinds) {
@@ -199,7 +204,9 @@ std::string format_shape(const Shape& s) {
   return out.str();
 }
 
-std::int64_t Tensor::elements() const { return internal::product(shape, 0, shape.size()); }
+std::int64_t Tensor::elements() const {
+  return internal::product(shape, 0, shape.size());
+}
 
 Graph Graph::empty_copy() const {
   Graph out;
@@ -264,8 +271,7 @@ std::vector<int> Graph::graph_outputs() const {
 }
 
 void Graph::finalize(const std::string& source_file) {
-  const auto fail = [](const std::string& where, const std::string& expected,
-                       const std::string& found) {
+  const auto fail = [](const std::string& where, const std::string& expected, const std::string& found) {
     throw InputError(where, "expected " + expected + ", found " + found);
   };
   const auto tensor_count = static_cast<int>(tensors_.size());
@@ -282,16 +288,14 @@ void Graph::finalize(const std::string& source_file) {
       fail(where, "exactly 1 output tensor", std::to_string(op.outputs.size()));
     }
     for (int ti : op.inputs) {
-      if (ti < 0 || ti >= tensor_count)
-        fail(where, "a valid input tensor index", std::to_string(ti));
+      if (ti < 0 || ti >= tensor_count) fail(where, "a valid input tensor index", std::to_string(ti));
       auto& consumers = tensors_[ti].consumers;
       if (std::find(consumers.begin(), consumers.end(), static_cast<int>(oi)) == consumers.end()) {
         consumers.push_back(static_cast<int>(oi));
       }
     }
     const int out = op.outputs[0];
-    if (out < 0 || out >= tensor_count)
-      fail(where, "a valid output tensor index", std::to_string(out));
+    if (out < 0 || out >= tensor_count) fail(where, "a valid output tensor index", std::to_string(out));
     Tensor& t = tensors_[out];
     if (t.is_constant) fail(where, "a non-constant output tensor", "constant '" + t.name + "'");
     if (t.producer >= 0) {
@@ -339,9 +343,8 @@ void Graph::finalize(const std::string& source_file) {
   }
   if (order_.size() != ops_.size()) {
     // Every op left has a predecessor that is also left: walk back until one repeats.
-    int cur = static_cast<int>(
-        std::find_if(indegree.begin(), indegree.end(), [](int d) { return d > 0; }) -
-        indegree.begin());
+    int cur = static_cast<int>(std::find_if(indegree.begin(), indegree.end(), [](int d) { return d > 0; }) -
+                               indegree.begin());
     std::vector<int> path;
     while (std::find(path.begin(), path.end(), cur) == path.end()) {
       path.push_back(cur);
@@ -377,8 +380,7 @@ void Graph::finalize(const std::string& source_file) {
 
   for (const auto& name : declared_outputs) {
     if (find_tensor(name) < 0) {
-      fail(internal::tensor_where(source_file, name), "a declared output to name a tensor",
-           "no tensor '" + name + "'");
+      fail(internal::tensor_where(source_file, name), "a declared output to name a tensor", "no tensor '" + name + "'");
     }
   }
 }

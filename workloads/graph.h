@@ -15,25 +15,94 @@ using Shape = std::vector<std::int64_t>;
 
 enum class OpKind {
   // GEMM-like (MAC array)
-  Conv2d, MatMul, ConvTranspose,
+  Conv2d,
+  MatMul,
+  ConvTranspose,
   // elementwise binary (vector unit)
-  Add, Sub, Mul, Div, Max, Min, Pow,
-  Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor, PRelu, Mod,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Pow,
+  Equal,
+  Greater,
+  Less,
+  GreaterOrEqual,
+  LessOrEqual,
+  And,
+  Or,
+  Xor,
+  PRelu,
+  Mod,
   Where,  // elementwise select of three broadcast operands (condition, then, else)
   // unary activations and math (vector unit)
-  Relu, Clip, Sigmoid, Tanh, Gelu, HardSwish, HardSigmoid, LeakyRelu,
-  Sqrt, Exp, Log, Erf, Neg, Abs,
-  Not, Elu, Selu, Softplus, Softsign, Mish, Sign, Floor, Ceil, Round, Reciprocal, Sin, Cos,
+  Relu,
+  Clip,
+  Sigmoid,
+  Tanh,
+  Gelu,
+  HardSwish,
+  HardSigmoid,
+  LeakyRelu,
+  Sqrt,
+  Exp,
+  Log,
+  Erf,
+  Neg,
+  Abs,
+  Not,
+  Elu,
+  Selu,
+  Softplus,
+  Softsign,
+  Mish,
+  Sign,
+  Floor,
+  Ceil,
+  Round,
+  Reciprocal,
+  Sin,
+  Cos,
   // pooling, reductions and normalisation (vector unit)
-  MaxPool, AvgPool, GlobalAvgPool, GlobalMaxPool, Softmax, LogSoftmax, LayerNorm, BatchNorm,
-  ReduceMean, ReduceSum, ReduceMax,
-  ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp, ArgMax, ArgMin,
-  InstanceNorm, GroupNorm, Lrn, CumSum,
+  MaxPool,
+  AvgPool,
+  GlobalAvgPool,
+  GlobalMaxPool,
+  Softmax,
+  LogSoftmax,
+  LayerNorm,
+  BatchNorm,
+  ReduceMean,
+  ReduceSum,
+  ReduceMax,
+  ReduceMin,
+  ReduceProd,
+  ReduceL1,
+  ReduceL2,
+  ReduceSumSquare,
+  ReduceLogSumExp,
+  ArgMax,
+  ArgMin,
+  InstanceNorm,
+  GroupNorm,
+  Lrn,
+  CumSum,
   // data movement
-  Reshape, Flatten, Transpose, Concat, Slice, Resize, Pad, Gather, Expand,
+  Reshape,
+  Flatten,
+  Transpose,
+  Concat,
+  Slice,
+  Resize,
+  Pad,
+  Gather,
+  Expand,
   Tile,
   // element type conversions (vector unit): a lone ONNX QuantizeLinear / DequantizeLinear
-  Quantize, Dequantize,
+  Quantize,
+  Dequantize,
   // x * sigmoid(x) (SiLU), also standing for Swish x * sigmoid(beta * x): from the decomposed forms
   Silu,
   // x / sqrt(mean(x^2) + eps) * scale over the last axis: RMSNorm of LLMs, ONNX Runtime's
@@ -139,9 +208,9 @@ struct Op {
 /// Per-op work and the least bytes it must move (each input and output touched once).
 struct OpCost {
   std::uint64_t macs = 0;
-  std::uint64_t vector_ops = 0;          // element operations on the vector unit
-  std::uint64_t input_bytes = 0;         // non-constant inputs
-  std::uint64_t weight_bytes = 0;        // constant inputs
+  std::uint64_t vector_ops = 0;    // element operations on the vector unit
+  std::uint64_t input_bytes = 0;   // non-constant inputs
+  std::uint64_t weight_bytes = 0;  // constant inputs
   std::uint64_t output_bytes = 0;
 };
 

@@ -21,7 +21,9 @@ struct Region {
   std::vector<int> ops;
 };
 
-bool one_element_constant(const Graph& g, int t) { return g.tensor(t).is_constant && g.tensor(t).elements() == 1; }
+bool one_element_constant(const Graph& g, int t) {
+  return g.tensor(t).is_constant && g.tensor(t).elements() == 1;
+}
 
 /// Counts of each op kind in `ops`.
 std::map<OpKind, int> kinds(const Graph& g, const std::vector<int>& ops) {
@@ -53,8 +55,10 @@ bool x_times_chain(const Graph& g, const Region& r, const std::vector<OpKind>& k
     if (op.kind != kinds[i]) return false;
     int chained = 0;
     for (int t : op.inputs) {
-      if (t == prev) ++chained;
-      else if (!one_element_constant(g, t)) return false;
+      if (t == prev)
+        ++chained;
+      else if (!one_element_constant(g, t))
+        return false;
     }
     if (chained != 1) return false;
     prev = op.outputs[0];
@@ -88,7 +92,8 @@ std::optional<OpKind> recognise(const Graph& g, const Region& r) {
     if (a.min == 0 && a.max == 6) return OpKind::HardSwish;
   }
   // SiLU x * Sigmoid(x); Swish x * Sigmoid(beta * x) (the same op: one multiply per element more).
-  if (x_times_chain(g, r, {OpKind::Sigmoid}) || x_times_chain(g, r, {OpKind::Mul, OpKind::Sigmoid})) return OpKind::Silu;
+  if (x_times_chain(g, r, {OpKind::Sigmoid}) || x_times_chain(g, r, {OpKind::Mul, OpKind::Sigmoid}))
+    return OpKind::Silu;
   // Mish x * tanh(softplus(x)), softplus as the op or as log(1 + exp(x)).
   if (x_times_chain(g, r, {OpKind::Softplus, OpKind::Tanh}) ||
       x_times_chain(g, r, {OpKind::Exp, OpKind::Add, OpKind::Log, OpKind::Tanh}))
@@ -123,8 +128,8 @@ std::optional<std::pair<Region, OpKind>> match_at(const Graph& g, int x, const s
     const int c = frontier.begin()->second;
     frontier.erase(frontier.begin());
     if (in_region.count(c)) continue;
-    const bool reads_region = std::any_of(g.op(c).inputs.begin(), g.op(c).inputs.end(),
-                                          [&](int t) { return made.count(t) > 0; });
+    const bool reads_region =
+        std::any_of(g.op(c).inputs.begin(), g.op(c).inputs.end(), [&](int t) { return made.count(t) > 0; });
     if (!joins(g, c, x, made)) {
       if (reads_region) break;  // a region tensor is read outside: no larger region closes
       continue;                 // another reader of x: x is the pattern's input, read freely
@@ -136,7 +141,8 @@ std::optional<std::pair<Region, OpKind>> match_at(const Graph& g, int x, const s
     const bool closed = std::all_of(r.ops.begin(), r.ops.end() - 1, [&](int o) {
       const int t = g.op(o).outputs[0];
       const auto& readers = g.tensor(t).consumers;
-      return !g.is_output(t) && std::all_of(readers.begin(), readers.end(), [&](int rd) { return in_region.count(rd); });
+      return !g.is_output(t) &&
+             std::all_of(readers.begin(), readers.end(), [&](int rd) { return in_region.count(rd); });
     });
     if (closed)
       if (const auto kind = recognise(g, r)) best = std::make_pair(r, *kind);
@@ -176,7 +182,7 @@ Graph rebuild(const Graph& g, const std::vector<std::pair<Region, OpKind>>& foun
     }
     return remap[t];
   };
-  for (int t : g.graph_inputs()) copy(t);  // inputs keep their order
+  for (int t : g.graph_inputs()) copy(t);          // inputs keep their order
   for (int o = 0; o < int(g.ops().size()); ++o) {  // ops keep theirs
     Op op = g.op(o);
     if (replaced_by[o] >= 0) {
@@ -211,15 +217,19 @@ Graph recognize_patterns(const Graph& g, const std::string& source, PatternCount
     auto m = match_at(g, x, position, taken);
     if (!m) continue;
     for (int o : m->first.ops) taken[o] = true;
-    ++(m->second == OpKind::Gelu ? c.gelu : m->second == OpKind::HardSwish ? c.hardswish : m->second == OpKind::Silu ? c.silu : c.mish);
+    ++(m->second == OpKind::Gelu        ? c.gelu
+       : m->second == OpKind::HardSwish ? c.hardswish
+       : m->second == OpKind::Silu      ? c.silu
+                                        : c.mish);
     spdlog::debug("patterns: {} ops ending at '{}' are one {}", m->first.ops.size(), g.op(m->first.ops.back()).name,
                   to_string(m->second));
     found.push_back(std::move(*m));
   }
   if (counts) *counts = c;
   if (found.empty()) return g;
-  spdlog::info("patterns: {}: recognised {} GELU, {} HardSwish, {} SiLU/Swish and {} Mish written out in elementwise ops",
-               source, c.gelu, c.hardswish, c.silu, c.mish);
+  spdlog::info(
+      "patterns: {}: recognised {} GELU, {} HardSwish, {} SiLU/Swish and {} Mish written out in elementwise ops",
+      source, c.gelu, c.hardswish, c.silu, c.mish);
   return rebuild(g, found, source);
 }
 

@@ -14,10 +14,14 @@ namespace {
 /// error rather than a silently ignored flag.
 void refuse_onnx_options(const LoadOptions& options, const std::string& spec, const std::string& what) {
   std::string flag;
-  if (!options.input_shapes.empty()) flag = "--input-shape " + options.input_shapes.begin()->first;
-  else if (!options.dims.empty()) flag = "--dim " + options.dims.begin()->first;
-  else if (!options.branches.empty()) flag = "--branch " + options.branches.begin()->first;
-  else if (options.kv_cache_copy) flag = "--kv-cache copy";
+  if (!options.input_shapes.empty())
+    flag = "--input-shape " + options.input_shapes.begin()->first;
+  else if (!options.dims.empty())
+    flag = "--dim " + options.dims.begin()->first;
+  else if (!options.branches.empty())
+    flag = "--branch " + options.branches.begin()->first;
+  else if (options.kv_cache_copy)
+    flag = "--kv-cache copy";
   if (flag.empty()) return;
   throw InputError(flag, "expected an ONNX workload (.onnx) for this option, found " + what + " '" + spec +
                              "', whose shapes are fixed");
@@ -38,8 +42,9 @@ Graph load_workload(const std::string& spec, const std::string& zoo_dir, const L
       refuse_onnx_options(options, spec, "the SCALE-Sim topology");
       return load_scalesim_topology(spec, options);
     }
-    throw InputError(spec, "expected a workload file ending in .yaml, .yml, .onnx or .csv (SCALE-Sim topology), found '" +
-                               ext + "'");
+    throw InputError(
+        spec,
+        "expected a workload file ending in .yaml, .yml, .onnx or .csv (SCALE-Sim topology), found '" + ext + "'");
   }
   const fs::path zoo_file = fs::path(zoo_dir) / (spec + ".yaml");
   if (fs::is_regular_file(zoo_file, ec)) {

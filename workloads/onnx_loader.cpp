@@ -20,8 +20,7 @@ Graph load_onnx_workload(const std::string& path, const LoadOptions& options) {
   ::onnx::ModelProto model = onnx::read_model(path);
   onnx::validate_and_sort(model, path);  // before ONNX's inference, which crashes on stride 0
   const std::vector<ImportChoice> batch_choices = onnx::fix_input_shapes(model, options, path);
-  for (const auto& c : batch_choices)
-    spdlog::warn("onnx: {}: input '{}': {} ({})", path, c.node, c.choice, c.reason);
+  for (const auto& c : batch_choices) spdlog::warn("onnx: {}: input '{}': {} ({})", path, c.node, c.choice, c.reason);
   onnx::check_window_ranks(model, path);  // ranks ONNX's inference would derive, before it runs
   auto shapes = onnx::onnx_inferred_shapes(model);
   onnx::Staged staged = onnx::Importer(model, std::move(shapes), path, options).run();

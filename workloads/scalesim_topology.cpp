@@ -20,9 +20,8 @@ namespace {
 
 enum class Format { Conv, Gemm };
 
-const std::vector<std::string> kConvFields{"IFMAP Height", "IFMAP Width", "Filter Height",
-                                           "Filter Width", "Channels",    "Num Filter",
-                                           "Strides",      "Stride Width"};
+const std::vector<std::string> kConvFields{"IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width",
+                                           "Channels",     "Num Filter",  "Strides",       "Stride Width"};
 const std::vector<std::string> kGemmFields{"M", "N", "K"};
 constexpr std::int64_t kMaxField = 2147483647;  // 2^31 - 1
 /// SCALE-Sim's marker for a depthwise layer: a case-sensitive substring of the layer name.
@@ -97,14 +96,14 @@ class TopologyReader {
     throw InputError(where(line),
                      "expected a header of 8 conv columns (Layer name, IFMAP Height, IFMAP Width, "
                      "Filter Height, Filter Width, Channels, Num Filter, Strides) or 4 GEMM columns "
-                     "(Layer, M, N, K), found " + std::to_string(header.size()) + " columns");
+                     "(Layer, M, N, K), found " +
+                         std::to_string(header.size()) + " columns");
   }
 
   /// A decimal integer in [1, kMaxField]. SCALE-Sim addresses its operands with 32-bit integers,
   /// so no field of a layer it can run is larger; the bound also keeps H - F + S and the
   /// products of fields from wrapping (docs/scalesim.md section 2).
-  std::int64_t positive(const std::string& text, int line, const std::string& layer,
-                        const std::string& field) const {
+  std::int64_t positive(const std::string& text, int line, const std::string& layer, const std::string& field) const {
     std::int64_t v = 0;
     bool ok = !text.empty() && text.size() <= 10;
     for (char c : text) {
@@ -112,8 +111,8 @@ class TopologyReader {
       if (ok) v = v * 10 + (c - '0');
     }
     if (!ok || v < 1 || v > kMaxField) {
-      throw InputError(where(line, layer, field), "expected an integer from 1 to " + std::to_string(kMaxField) +
-                                                      ", found '" + text + "'");
+      throw InputError(where(line, layer, field),
+                       "expected an integer from 1 to " + std::to_string(kMaxField) + ", found '" + text + "'");
     }
     return v;
   }
@@ -127,9 +126,9 @@ class TopologyReader {
     row.name = fields.empty() ? "" : fields[0];
     if (row.name.empty()) throw InputError(where(line, "", "Layer name"), "expected a layer name, found none");
     if (fields.size() < 1 + required) {
-      throw InputError(where(line, row.name, names[fields.size() - 1]),
-                       "expected " + std::to_string(1 + required) + " comma-separated fields, found " +
-                           std::to_string(fields.size()));
+      throw InputError(where(line, row.name, names[fields.size() - 1]), "expected " + std::to_string(1 + required) +
+                                                                            " comma-separated fields, found " +
+                                                                            std::to_string(fields.size()));
     }
     const std::size_t count = std::min(fields.size() - 1, names.size());  // extra columns ignored
     for (std::size_t i = 0; i < count; ++i) row.values.push_back(positive(fields[i + 1], line, row.name, names[i]));
@@ -160,15 +159,14 @@ class TopologyReader {
     if (format_ == Format::Gemm) {
       const std::int64_t m = v[0], n = v[1], k = v[2];
       op.kind = OpKind::MatMul;
-      op.inputs = {add_tensor(op.name + ".ifmap", {m, k}, false),
-                   add_tensor(op.name + ".filter", {k, n}, true)};
+      op.inputs = {add_tensor(op.name + ".ifmap", {m, k}, false), add_tensor(op.name + ".filter", {k, n}, true)};
     } else {
       const std::int64_t h = v[0], w = v[1], fh = v[2], fw = v[3], c = v[4], f = v[5];
       if (fh > h || fw > w) {
         throw InputError(where(row.line, row.name, fh > h ? "Filter Height" : "Filter Width"),
                          "expected a filter no larger than the ifmap (no padding in SCALE-Sim), found " +
-                             std::to_string(fh) + "x" + std::to_string(fw) + " on " + std::to_string(h) +
-                             "x" + std::to_string(w));
+                             std::to_string(fh) + "x" + std::to_string(fw) + " on " + std::to_string(h) + "x" +
+                             std::to_string(w));
       }
       // SCALE-Sim runs a DP layer as `Channels` layers of one channel and `Num Filter` filters:
       // a depthwise conv with channel multiplier `Num Filter`.

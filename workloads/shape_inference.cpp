@@ -51,8 +51,7 @@ class Inference {
 
   /// "input 0 'image' [1, 3, 224, 224]": names the operand in messages.
   std::string describe(std::size_t i) const {
-    return "input " + std::to_string(i) + " '" + g_.tensor(op_.inputs.at(i)).name + "' " +
-           format_shape(in(i));
+    return "input " + std::to_string(i) + " '" + g_.tensor(op_.inputs.at(i)).name + "' " + format_shape(in(i));
   }
 
   void check_inputs(std::size_t lo, std::size_t hi) const {
@@ -61,8 +60,7 @@ class Inference {
       const std::string want = lo == hi         ? std::to_string(lo)
                                : hi == SIZE_MAX ? "at least " + std::to_string(lo)
                                                 : std::to_string(lo) + " to " + std::to_string(hi);
-      fail(want + " input" + (hi == 1 ? "" : "s") + " for " + to_string(op_.kind),
-           std::to_string(n));
+      fail(want + " input" + (hi == 1 ? "" : "s") + " for " + to_string(op_.kind), std::to_string(n));
     }
     for (std::size_t i = 0; i < n; ++i) {
       const int t = op_.inputs[i];
@@ -74,22 +72,20 @@ class Inference {
   }
 
   void check_rank(std::size_t i, std::size_t want) const {
-    check(rank(i) == want, "a " + std::to_string(want) + "-D input " + std::to_string(i),
-          describe(i));
+    check(rank(i) == want, "a " + std::to_string(want) + "-D input " + std::to_string(i), describe(i));
   }
 
   /// Axis in [-rank, rank) (or [-rank, rank] with `allow_end`) to [0, rank).
   std::size_t axis(std::int64_t a, std::size_t r, bool allow_end = false) const {
     const auto n = static_cast<std::int64_t>(r);
     const std::int64_t hi = allow_end ? n : n - 1;
-    check(a >= -n && a <= hi, "axis in [" + std::to_string(-n) + ", " + std::to_string(hi) + "]",
-          std::to_string(a));
+    check(a >= -n && a <= hi, "axis in [" + std::to_string(-n) + ", " + std::to_string(hi) + "]", std::to_string(a));
     return static_cast<std::size_t>(a < 0 ? a + n : a);
   }
 
   /// One spatial output size of a sliding window (conv, pool).
-  std::int64_t window(const char* dim, std::int64_t in, std::int64_t k, std::int64_t s,
-                      std::int64_t d, std::int64_t pad_before, std::int64_t pad_after) const {
+  std::int64_t window(const char* dim, std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
+                      std::int64_t pad_before, std::int64_t pad_after) const {
     const std::string tag = std::string(" (") + dim + ")";
     check(k >= 1, "kernel >= 1" + tag, std::to_string(k));
     check(s >= 1, "stride >= 1" + tag, std::to_string(s));
@@ -124,16 +120,13 @@ Shape infer_conv(const Inference& c) {
   const Shape& w = c.in(1);
   const auto& a = c.attrs();
   const std::int64_t cin = x[1];
-  c.check(a.groups >= 1 && cin % a.groups == 0,
-          "groups dividing the " + std::to_string(cin) + " input channels",
+  c.check(a.groups >= 1 && cin % a.groups == 0, "groups dividing the " + std::to_string(cin) + " input channels",
           "groups = " + std::to_string(a.groups));
   const std::int64_t cout = a.out_channels > 0 ? a.out_channels : w[0];
   c.check(cout % a.groups == 0, "groups dividing the " + std::to_string(cout) + " output channels",
           "groups = " + std::to_string(a.groups));
   const Shape expected_w{cout, cin / a.groups, a.kernel[0], a.kernel[1]};
-  c.check(w == expected_w,
-          "weight shape " + format_shape(expected_w) + " [Cout, Cin/groups, KH, KW]",
-          format_shape(w));
+  c.check(w == expected_w, "weight shape " + format_shape(expected_w) + " [Cout, Cin/groups, KH, KW]", format_shape(w));
   if (c.arity() == 3) {
     c.check(c.in(2) == Shape{cout}, "bias shape " + format_shape({cout}), format_shape(c.in(2)));
   }
@@ -150,13 +143,11 @@ Shape infer_conv_transpose(const Inference& c) {
   const Shape& x = c.in(0);
   const Shape& w = c.in(1);
   const auto& a = c.attrs();
-  c.check(a.groups >= 1 && x[1] % a.groups == 0,
-          "groups dividing the " + std::to_string(x[1]) + " input channels",
+  c.check(a.groups >= 1 && x[1] % a.groups == 0, "groups dividing the " + std::to_string(x[1]) + " input channels",
           "groups = " + std::to_string(a.groups));
   const std::int64_t cout = w[1] * a.groups;
   const Shape expected_w{x[1], w[1], a.kernel[0], a.kernel[1]};
-  c.check(w == expected_w,
-          "weight shape " + format_shape(expected_w) + " [Cin, Cout/groups, KH, KW]", format_shape(w));
+  c.check(w == expected_w, "weight shape " + format_shape(expected_w) + " [Cin, Cout/groups, KH, KW]", format_shape(w));
   if (c.arity() == 3) {
     c.check(c.in(2) == Shape{cout}, "bias shape " + format_shape({cout}), format_shape(c.in(2)));
   }
@@ -188,13 +179,10 @@ Shape infer_matmul(const Inference& c) {
   const std::int64_t kb = tb ? b.back() : b[b.size() - 2];
   const std::int64_t n = tb ? b[b.size() - 2] : b.back();
   c.check(k == kb,
-          std::string("the inner dimensions to agree (A [..., M, K] x B ") +
-              (tb ? "[..., N, K])" : "[..., K, N])"),
-          "K = " + std::to_string(k) + " in " + c.describe(0) + " but " + std::to_string(kb) +
-              " in " + c.describe(1));
+          std::string("the inner dimensions to agree (A [..., M, K] x B ") + (tb ? "[..., N, K])" : "[..., K, N])"),
+          "K = " + std::to_string(k) + " in " + c.describe(0) + " but " + std::to_string(kb) + " in " + c.describe(1));
   auto batch = broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
-  c.check(batch.has_value(), "batch dimensions that broadcast",
-          c.describe(0) + " and " + c.describe(1));
+  c.check(batch.has_value(), "batch dimensions that broadcast", c.describe(0) + " and " + c.describe(1));
   if (c.arity() == 3) {
     c.check(c.in(2) == Shape{n}, "bias shape " + format_shape({n}), format_shape(c.in(2)));
   }
@@ -206,8 +194,7 @@ Shape infer_matmul(const Inference& c) {
 Shape infer_binary(const Inference& c) {
   c.check_inputs(2, 2);
   auto out = broadcast(c.in(0), c.in(1));
-  c.check(out.has_value(), "shapes that broadcast (numpy rules)",
-          c.describe(0) + " and " + c.describe(1));
+  c.check(out.has_value(), "shapes that broadcast (numpy rules)", c.describe(0) + " and " + c.describe(1));
   return *out;
 }
 
@@ -283,8 +270,7 @@ Shape infer_batch_norm(const Inference& c) {
   const Shape& x = c.in(0);
   c.check(x.size() >= 2, "input of rank >= 2 ([N, C, ...])", c.describe(0));
   for (std::size_t i = 1; i < c.arity(); ++i) {
-    c.check(c.in(i) == Shape{x[1]}, "per-channel parameter shape " + format_shape({x[1]}),
-            c.describe(i));
+    c.check(c.in(i) == Shape{x[1]}, "per-channel parameter shape " + format_shape({x[1]}), c.describe(i));
   }
   return x;
 }
@@ -351,8 +337,7 @@ Shape infer_tile(const Inference& c) {
   c.check_inputs(1, 1);
   Shape out = c.in(0);
   const auto& repeats = c.attrs().shape;
-  c.check(repeats.size() == out.size(), std::to_string(out.size()) + " repeats (one per dim)",
-          format_shape(repeats));
+  c.check(repeats.size() == out.size(), std::to_string(out.size()) + " repeats (one per dim)", format_shape(repeats));
   for (std::size_t d = 0; d < out.size(); ++d) {
     c.check(repeats[d] >= 1 && out[d] <= (std::int64_t{1} << 40) / repeats[d], "repeats >= 1 giving dims below 2^40",
             format_shape(repeats) + " on " + c.describe(0));
@@ -384,8 +369,7 @@ Shape infer_reshape(const Inference& c) {
     out[*wildcard] = 1;
     const std::int64_t known = c.elements(out, "the target shape's element count");
     c.check(total % known == 0,
-            "a target shape whose known sizes divide the input's " + std::to_string(total) +
-                " elements",
+            "a target shape whose known sizes divide the input's " + std::to_string(total) + " elements",
             format_shape(c.attrs().shape));
     out[*wildcard] = total / known;
   }
@@ -417,8 +401,7 @@ Shape infer_transpose(const Inference& c) {
   for (std::size_t i = 0; is_permutation && i < sorted.size(); ++i) {
     is_permutation = sorted[i] == static_cast<std::int64_t>(i);
   }
-  c.check(is_permutation, "perm a permutation of 0.." + std::to_string(x.size() - 1),
-          format_shape(perm));
+  c.check(is_permutation, "perm a permutation of 0.." + std::to_string(x.size() - 1), format_shape(perm));
   Shape out;
   for (auto p : perm) out.push_back(x[static_cast<std::size_t>(p)]);
   return out;
@@ -432,8 +415,7 @@ Shape infer_concat(const Inference& c) {
     const Shape& s = c.in(i);
     bool same = s.size() == out.size();
     for (std::size_t d = 0; same && d < s.size(); ++d) same = d == ax || s[d] == out[d];
-    c.check(same,
-            "inputs equal in every dim but axis " + std::to_string(ax) + " (" + c.describe(0) + ")",
+    c.check(same, "inputs equal in every dim but axis " + std::to_string(ax) + " (" + c.describe(0) + ")",
             c.describe(i));
     out[ax] = c.add(out[ax], s[ax], "a concatenated size");
   }
@@ -448,14 +430,11 @@ Shape infer_slice(const Inference& c) {
   const std::size_t n = a.starts.size();
   c.check(n > 0 && a.ends.size() == n, "starts and ends of equal, non-zero length",
           std::to_string(n) + " starts, " + std::to_string(a.ends.size()) + " ends");
-  c.check(a.axes.empty() || a.axes.size() == n, std::to_string(n) + " axes",
-          std::to_string(a.axes.size()));
-  c.check(a.steps.empty() || a.steps.size() == n, std::to_string(n) + " steps",
-          std::to_string(a.steps.size()));
+  c.check(a.axes.empty() || a.axes.size() == n, std::to_string(n) + " axes", std::to_string(a.axes.size()));
+  c.check(a.steps.empty() || a.steps.size() == n, std::to_string(n) + " steps", std::to_string(a.steps.size()));
   std::vector<bool> seen(out.size(), false);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t ax =
-        c.axis(a.axes.empty() ? static_cast<std::int64_t>(i) : a.axes[i], out.size());
+    const std::size_t ax = c.axis(a.axes.empty() ? static_cast<std::int64_t>(i) : a.axes[i], out.size());
     c.check(!seen[ax], "each axis sliced once", "axis " + std::to_string(ax) + " twice");
     seen[ax] = true;
     const std::int64_t step = a.steps.empty() ? 1 : a.steps[i];
@@ -463,8 +442,8 @@ Shape infer_slice(const Inference& c) {
     const std::int64_t dim = out[ax];
     const std::int64_t size = internal::slice_range(a.starts[i], a.ends[i], step, dim).size;
     c.check(size > 0, "a non-empty slice on axis " + std::to_string(ax),
-            "[" + std::to_string(a.starts[i]) + ":" + std::to_string(a.ends[i]) + ":" +
-                std::to_string(step) + "] of size " + std::to_string(dim));
+            "[" + std::to_string(a.starts[i]) + ":" + std::to_string(a.ends[i]) + ":" + std::to_string(step) +
+                "] of size " + std::to_string(dim));
     out[ax] = size;
   }
   return out;

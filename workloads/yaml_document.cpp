@@ -10,7 +10,9 @@
 namespace npusim::workloads {
 namespace {
 
-int line_of(const YAML::Node& n) { return std::max(n.Mark().line, 0) + 1; }
+int line_of(const YAML::Node& n) {
+  return std::max(n.Mark().line, 0) + 1;
+}
 
 /// Walks the tree with an explicit stack (no recursion, whatever the depth). Without aliases a
 /// document has fewer nodes than bytes; aliases of aliases can expand exponentially ("billion
@@ -36,7 +38,8 @@ void check_tree(const YAML::Node& root, const std::string& source, std::size_t m
     for (const auto& kv : node) {
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
       if (!kv.first.IsScalar())
-        throw InputError(source + ":" + std::to_string(line_of(kv.first)), "expected a plain key, found a list or mapping");
+        throw InputError(source + ":" + std::to_string(line_of(kv.first)),
+                         "expected a plain key, found a list or mapping");
       const auto [it, fresh] = seen.emplace(key, line_of(kv.first));
       if (!fresh)
         throw InputError(source + ":" + std::to_string(line_of(kv.first)),

@@ -25,15 +25,15 @@ const Names kTopKeys{"name", "inputs", "constants", "ops", "outputs"};
 const Names kTensorKeys{"name", "shape", "dtype"};
 const Names kOpKeys{"name", "op", "inputs", "dtype"};
 /// A tensor's optional `dtype:` and its bytes per element (docs/workload-format.md, "Element types").
-const std::vector<std::pair<std::string, std::uint8_t>> kDtypes{
-    {"int8", 1}, {"uint8", 1}, {"int16", 2}, {"int32", 4}, {"fp16", 2}, {"bf16", 2}, {"fp32", 4}};
+const std::vector<std::pair<std::string, std::uint8_t>> kDtypes{{"int8", 1}, {"uint8", 1}, {"int16", 2}, {"int32", 4},
+                                                                {"fp16", 2}, {"bf16", 2},  {"fp32", 4}};
 
 /// The attributes a file may give an op of this kind, beyond name, op and inputs.
 Names attributes_of(OpKind kind) {
   switch (kind) {
     case OpKind::Conv2d:
-      return {"out_channels", "kernel", "stride",    "padding",     "dilation",
-              "groups",       "depthwise", "bias", "weight_dtype", "bias_dtype"};
+      return {"out_channels", "kernel",    "stride", "padding",      "dilation",
+              "groups",       "depthwise", "bias",   "weight_dtype", "bias_dtype"};
     case OpKind::MatMul:
       return {"out_features", "bias", "transpose_b", "weight_dtype", "bias_dtype"};
     case OpKind::Clip:
@@ -110,8 +110,8 @@ class WorkloadReader {
     return std::max(at.Mark().line, 0) + 1;  // yaml-cpp counts lines from 0 (-1: unknown)
   }
 
-  [[noreturn]] void fail(const Entry& e, const std::string& field, const YAML::Node& at,
-                         const std::string& expected, const std::string& found) const {
+  [[noreturn]] void fail(const Entry& e, const std::string& field, const YAML::Node& at, const std::string& expected,
+                         const std::string& found) const {
     std::string where = source_ + ":" + std::to_string(line_of(e, at));
     if (!e.label.empty() || !field.empty()) {
       where += " (" + e.label + (e.label.empty() || field.empty() ? "" : ", ");
@@ -157,8 +157,7 @@ class WorkloadReader {
 
   double real(const Entry& e, const std::string& key, const YAML::Node& n) const {
     double v = 0;
-    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v))
-      fail(e, key, n, "a number", describe(n));
+    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) fail(e, key, n, "a number", describe(n));
     return v;
   }
 
@@ -166,8 +165,7 @@ class WorkloadReader {
     const YAML::Node n = e.node[key];
     if (!n.IsDefined()) return fallback;
     bool v = false;
-    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
-      fail(e, key, n, "true or false", describe(n));
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) fail(e, key, n, "true or false", describe(n));
     return v;
   }
 
@@ -194,16 +192,14 @@ class WorkloadReader {
   }
 
   /// kernel/stride/dilation: `3` or `[3, 5]` (height, width).
-  std::array<std::int64_t, 2> hw(const Entry& e, const std::string& key,
-                                 std::array<std::int64_t, 2> fallback) const {
+  std::array<std::int64_t, 2> hw(const Entry& e, const std::string& key, std::array<std::int64_t, 2> fallback) const {
     const YAML::Node n = e.node[key];
     if (!n.IsDefined()) return fallback;
     if (n.IsScalar()) {
       const std::int64_t v = size(e, key, n);
       return {v, v};
     }
-    if (!n.IsSequence() || n.size() != 2)
-      fail(e, key, n, "an integer or [height, width]", describe(n));
+    if (!n.IsSequence() || n.size() != 2) fail(e, key, n, "an integer or [height, width]", describe(n));
     return {size(e, key, n[0]), size(e, key, n[1])};
   }
 
@@ -257,12 +253,10 @@ class WorkloadReader {
   }
 
   /// Fails if `name` is taken; `at` is where the clash is reported.
-  void check_new(const Entry& e, const std::string& key, const YAML::Node& at,
-                 const std::string& name) const {
+  void check_new(const Entry& e, const std::string& key, const YAML::Node& at, const std::string& name) const {
     const auto it = defined_at_.find(name);
     if (it != defined_at_.end()) {
-      fail(e, key, at, "a unique name",
-           "'" + name + "' already defined at line " + std::to_string(it->second));
+      fail(e, key, at, "a unique name", "'" + name + "' already defined at line " + std::to_string(it->second));
     }
   }
 
@@ -283,8 +277,8 @@ class WorkloadReader {
       t.shape.push_back(size(named, "shape", item));
     }
     if (t.shape.empty()) fail(named, "shape", named.node["shape"], "at least one dimension", "[]");
-    const std::string where = source_ + ":" + std::to_string(line_of(named, named.node["shape"])) + " (" +
-                              named.label + ", field 'shape')";
+    const std::string where =
+        source_ + ":" + std::to_string(line_of(named, named.node["shape"])) + " (" + named.label + ", field 'shape')";
     internal::check_tensor_size(t.shape, where);
     t.elem_bytes = dtype(named);
     define(e, "name", name, std::move(t));
@@ -353,8 +347,7 @@ class WorkloadReader {
     op.name = name;
     op.kind = *kind;
     op.source_line = line_of(e, e.node);
-    for (const auto& item : list(e, "inputs", required(e, "inputs")))
-      op.inputs.push_back(resolve(e, item));
+    for (const auto& item : list(e, "inputs", required(e, "inputs"))) op.inputs.push_back(resolve(e, item));
     if (op.inputs.empty()) fail(e, "inputs", e.node["inputs"], "at least one input", "[]");
     if (relu6) {
       op.attrs.min = 0;
@@ -431,16 +424,14 @@ class WorkloadReader {
     }
   }
 
-  std::int64_t optional_integer(const Entry& e, const std::string& key,
-                                std::int64_t fallback) const {
+  std::int64_t optional_integer(const Entry& e, const std::string& key, std::int64_t fallback) const {
     const YAML::Node n = e.node[key];
     return n.IsDefined() ? integer(e, key, n) : fallback;
   }
 
   void expect_inputs(const Entry& e, const Op& op, std::size_t n, const std::string& why) const {
     if (op.inputs.size() != n) {
-      fail(e, "inputs", e.node["inputs"],
-           std::to_string(n) + " input" + (n == 1 ? "" : "s") + " (" + why + ")",
+      fail(e, "inputs", e.node["inputs"], std::to_string(n) + " input" + (n == 1 ? "" : "s") + " (" + why + ")",
            std::to_string(op.inputs.size()));
     }
   }
@@ -449,8 +440,7 @@ class WorkloadReader {
     OpAttrs& a = op.attrs;
     expect_inputs(e, op, 1, "the weight and bias are created from out_channels and kernel");
     const Shape& x = first_input(op);
-    if (x.size() != 4)
-      fail(e, "inputs", e.node["inputs"], "a 4-D input [N, C, H, W]", format_shape(x));
+    if (x.size() != 4) fail(e, "inputs", e.node["inputs"], "a 4-D input [N, C, H, W]", format_shape(x));
     const std::int64_t cin = x[1];
     required(e, "kernel");
     a.kernel = hw(e, "kernel", {1, 1});
@@ -462,12 +452,12 @@ class WorkloadReader {
       fail(e, "groups", e.node["groups"], "groups or depthwise, not both", "both");
     }
     a.groups = depthwise ? cin : optional_size(e, "groups", 1);
-    a.out_channels = depthwise ? optional_size(e, "out_channels", cin)
-                               : size(e, "out_channels", required(e, "out_channels"));
+    a.out_channels =
+        depthwise ? optional_size(e, "out_channels", cin) : size(e, "out_channels", required(e, "out_channels"));
     a.pads = padding(e, x, a);
     // A groups value that does not divide Cin is reported by shape inference.
-    op.inputs.push_back(add_parameter(e, op.name, "weight",
-                                      {a.out_channels, cin / a.groups, a.kernel[0], a.kernel[1]}));
+    op.inputs.push_back(
+        add_parameter(e, op.name, "weight", {a.out_channels, cin / a.groups, a.kernel[0], a.kernel[1]}));
     if (a.bias) op.inputs.push_back(add_parameter(e, op.name, "bias", {a.out_channels}));
     check_bias_dtype(e, a.bias);
   }
@@ -484,9 +474,7 @@ class WorkloadReader {
     const YAML::Node features = e.node["out_features"];
     if (!features.IsDefined()) {
       expect_inputs(e, op, 2, "A and B, or one input and out_features");
-      if (a.bias)
-        fail(e, "bias", e.node["bias"], "bias only with out_features",
-             "bias on a two-input matmul");
+      if (a.bias) fail(e, "bias", e.node["bias"], "bias only with out_features", "bias on a two-input matmul");
       for (const char* key : {"weight_dtype", "bias_dtype"})
         if (e.node[key].IsDefined())
           fail(e, key, e.node[key], std::string(key) + " only with out_features (the op's own parameters)",
@@ -496,8 +484,7 @@ class WorkloadReader {
     expect_inputs(e, op, 1, "out_features creates the weight");
     const std::int64_t n = size(e, "out_features", features);
     const std::int64_t k = first_input(op).back();
-    op.inputs.push_back(
-        add_parameter(e, op.name, "weight", a.transpose_b ? Shape{n, k} : Shape{k, n}));
+    op.inputs.push_back(add_parameter(e, op.name, "weight", a.transpose_b ? Shape{n, k} : Shape{k, n}));
     if (a.bias) op.inputs.push_back(add_parameter(e, op.name, "bias", {n}));
     check_bias_dtype(e, a.bias);
   }
@@ -511,7 +498,8 @@ class WorkloadReader {
     if (!flag(e, "affine", true) || ax < 0 || ax >= rank) return;
     const Shape normalized(x.begin() + static_cast<std::ptrdiff_t>(ax), x.end());
     op.inputs.push_back(add_parameter(e, op.name, "weight", normalized));
-    if (op.kind != OpKind::RmsNorm) op.inputs.push_back(add_parameter(e, op.name, "bias", normalized));  // RMSNorm: no shift
+    if (op.kind != OpKind::RmsNorm)
+      op.inputs.push_back(add_parameter(e, op.name, "bias", normalized));  // RMSNorm: no shift
   }
 
   /// Inference batch-norm folded to a per-channel scale and shift.
@@ -533,8 +521,7 @@ class WorkloadReader {
     if (!n.IsDefined()) return;
     for (const auto& item : list(top, "outputs", n)) {
       const std::string name = text(top, "outputs", item);
-      if (graph_.find_tensor(name) < 0)
-        fail(top, "outputs", item, "a defined tensor name", "'" + name + "'");
+      if (graph_.find_tensor(name) < 0) fail(top, "outputs", item, "a defined tensor name", "'" + name + "'");
       graph_.declared_outputs.push_back(name);
     }
   }

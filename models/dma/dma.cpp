@@ -58,10 +58,9 @@ sc_core::sc_time Dma::send(tlm_utils::simple_initiator_socket<Dma>& socket, tlm:
 DmaResult Dma::transfer(const DmaTransfer& t) {
   // A TLM payload's data_length is an unsigned int.
   if (t.runs != 0 && t.run_bytes > std::numeric_limits<unsigned int>::max() / t.runs)
-    throw InputError(std::string(name()) + " transfer", "expected at most " +
-                                                            std::to_string(std::numeric_limits<unsigned int>::max()) +
-                                                            " B, found " + std::to_string(t.runs) + " runs of " +
-                                                            std::to_string(t.run_bytes) + " B");
+    throw InputError(std::string(name()) + " transfer",
+                     "expected at most " + std::to_string(std::numeric_limits<unsigned int>::max()) + " B, found " +
+                         std::to_string(t.runs) + " runs of " + std::to_string(t.run_bytes) + " B");
   channels_.wait();
   DmaResult result;
   result.bytes = t.bytes();

@@ -7,7 +7,9 @@
 namespace npusim::models {
 namespace {
 
-std::string where_of(const DramConfig& c, const std::string& key) { return "dram (" + c.preset + ")." + key; }
+std::string where_of(const DramConfig& c, const std::string& key) {
+  return "dram (" + c.preset + ")." + key;
+}
 
 /// log2 of a count that must be a positive power of two; the error names the config key.
 unsigned log2_exact(std::uint64_t value, const DramConfig& c, const std::string& key) {
@@ -43,8 +45,10 @@ AddressMapper::AddressMapper(const DramConfig& c) : xor_hash_(c.xor_bank_hash) {
 
   const std::string& m = c.mapping;
   auto bad = [&](const std::string& why) {
-    return InputError(where_of(c, "mapping"), "expected each of ro ch ra bg ba co exactly once, most significant "
-                                              "first (e.g. 'rochrabacobg'), found '" + m + "': " + why);
+    return InputError(where_of(c, "mapping"),
+                      "expected each of ro ch ra bg ba co exactly once, most significant "
+                      "first (e.g. 'rochrabacobg'), found '" +
+                          m + "': " + why);
   };
   if (m.size() % 2 != 0) throw bad("odd length " + std::to_string(m.size()));
 

@@ -20,8 +20,8 @@ struct DramAddress {
   std::uint32_t column = 0;
 
   bool operator==(const DramAddress& o) const {
-    return channel == o.channel && rank == o.rank && bank_group == o.bank_group && bank == o.bank &&
-           row == o.row && column == o.column;
+    return channel == o.channel && rank == o.rank && bank_group == o.bank_group && bank == o.bank && row == o.row &&
+           column == o.column;
   }
 };
 

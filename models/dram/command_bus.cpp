@@ -10,7 +10,9 @@ CommandLengths command_lengths(const std::string& standard) {
   return {};
 }
 
-std::uint32_t write_data_delay(const std::string& standard) { return standard == "LPDDR4" ? 1 : 0; }
+std::uint32_t write_data_delay(const std::string& standard) {
+  return standard == "LPDDR4" ? 1 : 0;
+}
 
 std::uint64_t CommandBus::first_free(std::uint64_t t, std::uint32_t length) const {
   // The usual case, asked first: [t, t + length) free within one word of the window.

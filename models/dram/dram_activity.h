@@ -113,8 +113,8 @@ class DramActivity {
   std::uint32_t banks_per_rank_ = 0, units_ = 1;
   std::uint64_t join_gap_ = 0;
   bool banks_enabled_ = false;
-  std::vector<DramBusList> bus_;   // per channel
-  std::vector<DramRowList> rows_;  // per flat bank (empty lists if !banks)
+  std::vector<DramBusList> bus_;                             // per channel
+  std::vector<DramRowList> rows_;                            // per flat bank (empty lists if !banks)
   std::vector<std::vector<DramRefreshInterval>> refreshes_;  // per flat rank
 };
 

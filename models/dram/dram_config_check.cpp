@@ -8,7 +8,9 @@
 namespace npusim::models {
 namespace {
 
-std::string cycles(std::uint64_t n) { return std::to_string(n) + " nCK"; }
+std::string cycles(std::uint64_t n) {
+  return std::to_string(n) + " nCK";
+}
 
 }  // namespace
 
@@ -24,8 +26,8 @@ void check_dram_config(const DramConfig& c, const std::string& context) {
   if (!(c.clock.hz > 0)) fail("clock", "expected a positive clock, found " + std::to_string(c.clock.hz) + " Hz");
   if (c.data_rate < c.clock.hz) fail("data_rate", "expected a data rate of at least the clock rate");
   if (c.device_width == 0 || c.bus_width % 8 != 0 || c.bus_width % c.device_width != 0)
-    fail("bus_width", "expected a multiple of 8 and of device_width (" + std::to_string(c.device_width) +
-                          "), found " + std::to_string(c.bus_width));
+    fail("bus_width", "expected a multiple of 8 and of device_width (" + std::to_string(c.device_width) + "), found " +
+                          std::to_string(c.bus_width));
   if (c.burst_cycles() == 0) fail("burst_length", "expected a burst of at least one clock cycle");
   if (t.tRC < t.tRAS + t.tRP)
     fail("timing.tRC", "expected tRC >= tRAS + tRP = " + cycles(t.tRAS + t.tRP) + ", found tRC = " + cycles(t.tRC));
@@ -45,7 +47,8 @@ void check_dram_config(const DramConfig& c, const std::string& context) {
                                  std::to_string(c.write_queue_depth) + "), found low " +
                                  std::to_string(c.write_drain_low) + ", high " + std::to_string(c.write_drain_high));
   for (const DramRail& r : c.rails)
-    if (!(r.voltage > 0)) fail("energy." + r.name + ".voltage", "expected a positive voltage for rail '" + r.name + "'");
+    if (!(r.voltage > 0))
+      fail("energy." + r.name + ".voltage", "expected a positive voltage for rail '" + r.name + "'");
   AddressMapper mapper(c);  // throws for a bad mapping or organisation
 }
 

@@ -76,8 +76,8 @@ void DramController::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_
   // 3. Schedule it from the request's arrival and annotate the end of the last burst's data.
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const sc_core::sc_time start = now + delay;
-  const std::uint64_t done = engine_.access_transfer(addr, shape.run_bytes, shape.stride, shape.runs, is_write,
-                                                     to_cycle(start), outstanding);
+  const std::uint64_t done =
+      engine_.access_transfer(addr, shape.run_bytes, shape.stride, shape.runs, is_write, to_cycle(start), outstanding);
   delay = std::max(to_time(done), start) - now;
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
   if (engine_.activity()) activity_event_.notify(sc_core::SC_ZERO_TIME);

@@ -10,7 +10,9 @@
 namespace npusim::models {
 namespace {
 
-std::string where_of(const DramConfig& c) { return "dram (" + c.preset + ")"; }
+std::string where_of(const DramConfig& c) {
+  return "dram (" + c.preset + ")";
+}
 
 /// `c`, once it has passed the rules (so members built from it can rely on them).
 const DramConfig& checked(const DramConfig& c) {
@@ -43,10 +45,16 @@ class SingleRequest : public DramRequestSource {
 /// The bursts of a strided transfer with at most `max_outstanding` of them incomplete.
 class TransferSource : public DramRequestSource {
  public:
-  TransferSource(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs,
-                 bool is_write, std::uint64_t arrival, std::uint64_t max_outstanding, std::uint64_t burst_bytes)
-      : addr_(addr), run_bytes_(run_bytes), stride_(stride), runs_(runs), is_write_(is_write),
-        arrival_(arrival), burst_bytes_(burst_bytes), last_(arrival) {
+  TransferSource(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs, bool is_write,
+                 std::uint64_t arrival, std::uint64_t max_outstanding, std::uint64_t burst_bytes)
+      : addr_(addr),
+        run_bytes_(run_bytes),
+        stride_(stride),
+        runs_(runs),
+        is_write_(is_write),
+        arrival_(arrival),
+        burst_bytes_(burst_bytes),
+        last_(arrival) {
     // A ring of completions, slot i % k: never larger than the transfer's bursts.
     const std::uint64_t bursts_bound = runs * (run_bytes / burst_bytes + 2);
     done_.assign(static_cast<std::size_t>(std::min(max_outstanding, bursts_bound)), Slot{});
@@ -100,8 +108,7 @@ class TransferSource : public DramRequestSource {
 
 }  // namespace
 
-DramEngine::DramEngine(const DramConfig& config)
-    : config_(checked(config)), device_(config_, stats_) {
+DramEngine::DramEngine(const DramConfig& config) : config_(checked(config)), device_(config_, stats_) {
   capacity_ = config_.capacity_bytes();
   burst_bytes_ = config_.bytes_per_burst();
   units_ = refresh_units(config_);
@@ -155,7 +162,7 @@ std::uint64_t DramEngine::run(DramRequestSource& source) {
       const Channel& ch = channels_[c];
       const bool was_empty = ch.reads.arrivals.empty() && ch.writes.arrivals.empty();
       admit(p, t_admit);
-      const std::uint64_t t = std::max(ch.clock, t_admit);  // its next decision, if it had none
+      const std::uint64_t t = std::max(ch.clock, t_admit);                  // its next decision, if it had none
       if (was_empty && (t < t_decide || (t == t_decide && c < channel))) {  // ties: the lowest channel
         t_decide = t;
         channel = c;
@@ -179,8 +186,8 @@ void DramEngine::pull(DramRequestSource& source, Pending& p) {
   p.status = source.next(p.request);
   if (p.status != DramRequestSource::Status::Ready) return;
   if (p.request.addr >= capacity_)
-    throw InputError(where_of(config_), "expected an address below the capacity " + std::to_string(capacity_) +
-                                            " B (" + hex(capacity_) + "), found " + hex(p.request.addr));
+    throw InputError(where_of(config_), "expected an address below the capacity " + std::to_string(capacity_) + " B (" +
+                                            hex(capacity_) + "), found " + hex(p.request.addr));
   if (p.request.cycle > kMaxCycle)
     throw InputError(where_of(config_), "expected a request cycle of at most 2^62 = " + std::to_string(kMaxCycle) +
                                             ", found " + std::to_string(p.request.cycle));
@@ -196,7 +203,7 @@ std::uint64_t DramEngine::admission_time(const Pending& p) {
   const std::uint64_t t = std::max(p.request.cycle, next_admit_);
   // Slots are held by queued entries and by chosen ones whose column command is after t.
   if (q.waiting + q.leaving.size() < q.depth) return t;  // room even if every one still held
-  std::size_t first_after = 0;  // leaving is ascending and short: t is usually near its front
+  std::size_t first_after = 0;                           // leaving is ascending and short: t is usually near its front
   while (first_after < q.leaving.size() && q.leaving[first_after] <= t) ++first_after;
   const std::size_t holding = q.waiting + (q.leaving.size() - first_after);
   if (holding < q.depth) return t;
@@ -427,8 +434,8 @@ std::size_t DramEngine::scan_window(const RingQueue<Entry>& window, std::uint32_
   return pick;
 }
 
-std::size_t DramEngine::cap_row_hits(const RingQueue<Entry>& window, Serve serve, std::uint32_t bank,
-                                     std::size_t pick, std::uint64_t at) const {
+std::size_t DramEngine::cap_row_hits(const RingQueue<Entry>& window, Serve serve, std::uint32_t bank, std::size_t pick,
+                                     std::uint64_t at) const {
   if (config_.row_hit_cap == 0 || row_columns_[bank] < config_.row_hit_cap) return pick;
   std::size_t oldest = 0;
   while (serve != Serve::Both && window[oldest].is_write != (serve == Serve::Writes)) ++oldest;
@@ -470,7 +477,10 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
     std::size_t lo = 0, hi = arrivals.size();  // ascending and unique: binary search
     while (lo < hi) {
       const std::size_t mid = (lo + hi) / 2;
-      if (arrivals[mid] < e.arrival) lo = mid + 1; else hi = mid;
+      if (arrivals[mid] < e.arrival)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     arrivals.erase(lo);
   }
@@ -521,9 +531,15 @@ void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule& s) {
   if (e.is_write && !ch.last_write) ++stats_.write_drains;  // a write batch begins
   ch.last_write = e.is_write;
   switch (s.row_case) {
-    case RowCase::Hit: ++stats_.row_hits; break;
-    case RowCase::Miss: ++stats_.row_misses; break;
-    case RowCase::Conflict: ++stats_.row_conflicts; break;
+    case RowCase::Hit:
+      ++stats_.row_hits;
+      break;
+    case RowCase::Miss:
+      ++stats_.row_misses;
+      break;
+    case RowCase::Conflict:
+      ++stats_.row_conflicts;
+      break;
   }
   stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, s.data_end);
   run_last_ = std::max(run_last_, s.data_end);

@@ -1,9 +1,9 @@
 #pragma once
 // The DRAM controller engine: per-channel read and write queues over per-bank scheduling
 // windows, FR-FCFS or FCFS scheduling of reads and writes by one rule (or write draining between
-// watermarks), open/closed/adaptive page policy, refresh (all-bank or per-bank, optionally postponed), and back-pressure when a queue is full, over the JEDEC
-// timing of DramDevice. Plain C++ and event-driven: it jumps from one decision, admission or
-// refresh tick to the next, never through idle cycles. `npusim dram` runs it on a trace; the
+// watermarks), open/closed/adaptive page policy, refresh (all-bank or per-bank, optionally postponed), and
+// back-pressure when a queue is full, over the JEDEC timing of DramDevice. Plain C++ and event-driven: it jumps from
+// one decision, admission or refresh tick to the next, never through idle cycles. `npusim dram` runs it on a trace; the
 // SystemC DramController runs it per TLM transfer. See docs/dram.md.
 #include <cstdint>
 #include <limits>
@@ -124,9 +124,8 @@ class DramEngine {
   /// `arrival_cycle`, and burst i not before burst i - max_outstanding has completed. Returns
   /// the last completion (`arrival_cycle` for an empty transfer). Throws InputError for
   /// max_outstanding == 0 or bytes beyond the capacity.
-  std::uint64_t access_transfer(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride,
-                                std::uint64_t runs, bool is_write, std::uint64_t arrival_cycle,
-                                std::uint32_t max_outstanding);
+  std::uint64_t access_transfer(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs,
+                                bool is_write, std::uint64_t arrival_cycle, std::uint32_t max_outstanding);
 
   /// True if every byte of the strided transfer lies below capacity_bytes() (an empty one: true).
   bool in_range(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs) const;
@@ -164,17 +163,17 @@ class DramEngine {
   /// One direction's channel queue: requests wait here until their bank's window has room.
   /// The entries themselves are kept per bank (BankQueue).
   struct Queue {
-    RingQueue<std::uint64_t> arrivals;   // arrival cycles of its queued requests (waiting or in a window), ascending
-    std::uint32_t waiting = 0;           // of those, the ones holding a channel-queue slot
-    RingQueue<std::uint64_t> leaving;    // cycles at which slots of requests moved to a window free, ascending
+    RingQueue<std::uint64_t> arrivals;  // arrival cycles of its queued requests (waiting or in a window), ascending
+    std::uint32_t waiting = 0;          // of those, the ones holding a channel-queue slot
+    RingQueue<std::uint64_t> leaving;   // cycles at which slots of requests moved to a window free, ascending
     std::uint32_t depth = 0;
   };
   /// What a decision of `ch` may serve: the write policy's choice of reads, writes or both.
   enum class Serve { Reads, Writes, Both };
   /// A bank's requests: the window the scheduler sees, and those queued behind it.
   struct BankQueue {
-    RingQueue<Entry> window;    // at most bank_queue_depth (per direction under watermarks), arrival order
-    RingQueue<Entry> waiting;   // in the channel queue, arrival order
+    RingQueue<Entry> window;   // at most bank_queue_depth (per direction under watermarks), arrival order
+    RingQueue<Entry> waiting;  // in the channel queue, arrival order
     // window_candidate's last answer, valid while the window, the direction served and the
     // bank's open row stay as they were (choose looks at a bank many times between changes).
     mutable bool candidate_valid = false;
@@ -268,13 +267,13 @@ class DramEngine {
   DramDevice device_;
   std::uint64_t capacity_ = 0;
   std::uint64_t burst_bytes_ = 0;
-  std::uint32_t units_ = 1;              // refresh commands per tREFI
-  std::uint64_t refresh_interval_ = 0;   // cycles between refresh ticks (0: no refresh)
-  std::uint64_t max_owed_ = 0;           // ticks that may be postponed
+  std::uint32_t units_ = 1;             // refresh commands per tREFI
+  std::uint64_t refresh_interval_ = 0;  // cycles between refresh ticks (0: no refresh)
+  std::uint64_t max_owed_ = 0;          // ticks that may be postponed
   std::vector<Channel> channels_;
   std::vector<RankRefresh> ranks_;
-  std::vector<BankQueue> bank_queues_;  // per flat bank
-  std::vector<std::uint32_t> row_columns_;  // per flat bank: column commands to its row since the ACT
+  std::vector<BankQueue> bank_queues_;       // per flat bank
+  std::vector<std::uint32_t> row_columns_;   // per flat bank: column commands to its row since the ACT
   std::vector<std::uint64_t> window_banks_;  // per channel, bit per bank: its window holds requests
   std::uint32_t banks_per_channel_ = 0;
   std::uint64_t next_refresh_ = kNever;  // earliest tick or catch-up over all ranks
@@ -285,7 +284,7 @@ class DramEngine {
   bool any_arrival_ = false;
   bool plain_choice_ = false;
   mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
-  std::unique_ptr<DramActivity> activity_;  // optional record (record_activity)
+  std::unique_ptr<DramActivity> activity_;     // optional record (record_activity)
 };
 
 }  // namespace npusim::models

@@ -7,12 +7,20 @@
 namespace npusim::models {
 namespace {
 
-std::uint64_t begin_of(const DramRowInterval& r) { return r.act; }
-std::uint64_t end_of(const DramRowInterval& r) { return r.pre; }  // kOpen: not yet known
+std::uint64_t begin_of(const DramRowInterval& r) {
+  return r.act;
+}
+std::uint64_t end_of(const DramRowInterval& r) {
+  return r.pre;
+}  // kOpen: not yet known
 template <typename Interval>
-std::uint64_t begin_of(const Interval& i) { return i.begin; }
+std::uint64_t begin_of(const Interval& i) {
+  return i.begin;
+}
 template <typename Interval>
-std::uint64_t end_of(const Interval& i) { return i.end; }
+std::uint64_t end_of(const Interval& i) {
+  return i.end;
+}
 
 /// Moves `cursor` to the first interval of its list that is `relevant` and has not ended by
 /// cycle `c`; returns it if it has begun (nothing otherwise). Lowers `next` to the list's next

@@ -12,7 +12,9 @@ constexpr std::size_t kLinear = std::size_t{1} << kLinearBits;
 constexpr std::size_t kSub = std::size_t{1} << kSubBits;
 constexpr std::size_t kBuckets = kLinear + (64 - kLinearBits) * kSub;
 
-unsigned log2_floor(std::uint64_t v) { return 63u - static_cast<unsigned>(__builtin_clzll(v)); }
+unsigned log2_floor(std::uint64_t v) {
+  return 63u - static_cast<unsigned>(__builtin_clzll(v));
+}
 
 }  // namespace
 

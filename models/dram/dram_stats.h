@@ -31,33 +31,33 @@ class LatencyHistogram {
 
 /// Counters of one DramEngine. Cycles are DRAM clock cycles; to_json converts to base units.
 struct DramStats {
-  std::uint64_t reads = 0;          ///< read bursts
-  std::uint64_t writes = 0;         ///< write bursts
-  std::uint64_t bytes_read = 0;     ///< bytes the data bus carried for reads (reads x burst bytes)
-  std::uint64_t bytes_written = 0;  ///< bytes the data bus carried for writes
-  std::uint64_t row_hits = 0;       ///< bursts whose row was already open
-  std::uint64_t row_misses = 0;     ///< bursts to a closed (precharged) bank: ACT first
-  std::uint64_t row_conflicts = 0;  ///< bursts to a bank with another row open: PRE, then ACT
-  std::uint64_t activates = 0;      ///< ACT commands
-  std::uint64_t precharges = 0;     ///< PRE, auto-precharges and PREA (a PREA counts once)
-  std::uint64_t refreshes = 0;           ///< all-bank REF commands, summed over ranks
-  std::uint64_t refreshes_per_bank = 0;  ///< per-bank REFpb commands
-  std::uint64_t refreshes_postponed = 0; ///< refresh ticks that found the rank (or bank) busy and waited
-  std::uint64_t read_latency_sum = 0;    ///< sum over read bursts of (data end - arrival)
-  std::uint64_t read_latency_count = 0;  ///< read bursts in that sum
-  std::uint64_t read_latency_max = 0;    ///< largest (data end - arrival) of a read burst
-  LatencyHistogram read_latency;         ///< the same latencies, for percentiles
-  std::uint64_t write_latency_sum = 0;   ///< sum over write bursts of (data end - arrival)
+  std::uint64_t reads = 0;                  ///< read bursts
+  std::uint64_t writes = 0;                 ///< write bursts
+  std::uint64_t bytes_read = 0;             ///< bytes the data bus carried for reads (reads x burst bytes)
+  std::uint64_t bytes_written = 0;          ///< bytes the data bus carried for writes
+  std::uint64_t row_hits = 0;               ///< bursts whose row was already open
+  std::uint64_t row_misses = 0;             ///< bursts to a closed (precharged) bank: ACT first
+  std::uint64_t row_conflicts = 0;          ///< bursts to a bank with another row open: PRE, then ACT
+  std::uint64_t activates = 0;              ///< ACT commands
+  std::uint64_t precharges = 0;             ///< PRE, auto-precharges and PREA (a PREA counts once)
+  std::uint64_t refreshes = 0;              ///< all-bank REF commands, summed over ranks
+  std::uint64_t refreshes_per_bank = 0;     ///< per-bank REFpb commands
+  std::uint64_t refreshes_postponed = 0;    ///< refresh ticks that found the rank (or bank) busy and waited
+  std::uint64_t read_latency_sum = 0;       ///< sum over read bursts of (data end - arrival)
+  std::uint64_t read_latency_count = 0;     ///< read bursts in that sum
+  std::uint64_t read_latency_max = 0;       ///< largest (data end - arrival) of a read burst
+  LatencyHistogram read_latency;            ///< the same latencies, for percentiles
+  std::uint64_t write_latency_sum = 0;      ///< sum over write bursts of (data end - arrival)
   std::uint64_t data_bus_busy_cycles = 0;   ///< burst cycles summed over all channels
   std::uint64_t first_arrival_cycle = 0;    ///< earliest burst arrival (0 before any burst)
   std::uint64_t last_completion_cycle = 0;  ///< latest end of a burst's data transfer
-  std::uint64_t read_queue_cycles = 0;   ///< sum over reads of cycles spent in the read queue
-  std::uint64_t write_queue_cycles = 0;  ///< sum over writes of cycles spent in the write queue
-  std::uint64_t read_queue_max = 0;      ///< most entries one read queue held
-  std::uint64_t write_queue_max = 0;     ///< most entries one write queue held
-  std::uint64_t backpressure_cycles = 0; ///< sum over requests of cycles waiting for a queue slot
-  std::uint64_t write_drains = 0;        ///< write batches: write bursts following a read burst (or first) on a channel
-  std::uint64_t bank_open_cycles = 0;    ///< sum over banks of cycles with a row open
+  std::uint64_t read_queue_cycles = 0;      ///< sum over reads of cycles spent in the read queue
+  std::uint64_t write_queue_cycles = 0;     ///< sum over writes of cycles spent in the write queue
+  std::uint64_t read_queue_max = 0;         ///< most entries one read queue held
+  std::uint64_t write_queue_max = 0;        ///< most entries one write queue held
+  std::uint64_t backpressure_cycles = 0;    ///< sum over requests of cycles waiting for a queue slot
+  std::uint64_t write_drains = 0;      ///< write batches: write bursts following a read burst (or first) on a channel
+  std::uint64_t bank_open_cycles = 0;  ///< sum over banks of cycles with a row open
 
   std::uint64_t bursts() const { return reads + writes; }
   /// row_hits / bursts, 0 before any burst.

@@ -7,8 +7,7 @@
 
 namespace npusim::models {
 
-DramDevice::DramDevice(const DramConfig& config, DramStats& stats)
-    : config_(config), stats_(stats), mapper_(config) {
+DramDevice::DramDevice(const DramConfig& config, DramStats& stats) : config_(config), stats_(stats), mapper_(config) {
   const DramTiming& t = config_.timing;
   burst_cycles_ = config_.burst_cycles();
   read_latency_ = std::uint64_t{t.CL} + t.tDQSCK;

@@ -98,20 +98,20 @@ class DramDevice {
     std::uint64_t col_ready = 0;  // tRCD after ACT
     std::uint64_t pre_ready = 0;  // tRAS after ACT, tRTP after RD, tWR after write data
   };
-  struct Group {  // one bank group of one rank: the "_L" (same group) constraints
+  struct Group {                   // one bank group of one rank: the "_L" (same group) constraints
     std::uint64_t act_ready = 0;   // tRRD_L
     std::uint64_t col_ready = 0;   // tCCD_L
     std::uint64_t read_ready = 0;  // tWTR_L after write data
   };
   struct Rank {
-    std::uint64_t act_ready = 0;          // tRRD_S (also after a REFpb)
-    std::array<std::uint64_t, 4> faw{};   // ACT + tFAW of the last four ACTs, a ring
-    std::size_t faw_oldest = 0;           // ring slot of the oldest of the four
-    std::uint64_t pre_ready = 0;          // tPPD
-    std::uint64_t col_ready = 0;          // tCCD_S
-    std::uint64_t read_ready = 0;         // tWTR_S after write data
-    std::uint64_t write_ready = 0;        // tRTW after a read command
-    std::uint64_t refpb_ready = 0;        // tPBR2PBR after a REFpb
+    std::uint64_t act_ready = 0;         // tRRD_S (also after a REFpb)
+    std::array<std::uint64_t, 4> faw{};  // ACT + tFAW of the last four ACTs, a ring
+    std::size_t faw_oldest = 0;          // ring slot of the oldest of the four
+    std::uint64_t pre_ready = 0;         // tPPD
+    std::uint64_t col_ready = 0;         // tCCD_S
+    std::uint64_t read_ready = 0;        // tWTR_S after write data
+    std::uint64_t write_ready = 0;       // tRTW after a read command
+    std::uint64_t refpb_ready = 0;       // tPBR2PBR after a REFpb
   };
 
   /// plan() with `place(at, length)` giving the cycle a command of `length` cycles takes at or
@@ -136,7 +136,7 @@ class DramDevice {
   std::vector<std::uint64_t> bus_free_;  // per channel: end of the last burst on the data bus
   std::vector<CommandBus> ca_;           // per channel: the command/address bus
   CommandLengths lengths_;
-  DramActivity* activity_ = nullptr;     // optional recorder (see set_activity)
+  DramActivity* activity_ = nullptr;  // optional recorder (see set_activity)
 };
 
 }  // namespace npusim::models

@@ -50,15 +50,16 @@ DramRequestSource::Status TraceReader::next(DramRequest& request) {
     };
     fields >> command >> cycle;
     if (fields >> extra) throw bad("extra field '" + extra + "'");
-    const std::string digits = addr.size() > 2 && (addr[1] == 'x' || addr[1] == 'X') && addr[0] == '0' ? addr.substr(2) : addr;
+    const std::string digits =
+        addr.size() > 2 && (addr[1] == 'x' || addr[1] == 'X') && addr[0] == '0' ? addr.substr(2) : addr;
     if (!parse_number(digits, 16, request.addr)) throw bad("address '" + addr + "' is not a hexadecimal number");
     const std::string cmd = upper(command);
     if (cmd != "READ" && cmd != "WRITE") throw bad(command.empty() ? "no command" : "command '" + command + "'");
     if (!parse_number(cycle, 10, request.cycle))
       throw bad(cycle.empty() ? "no cycle" : "cycle '" + cycle + "' is not a whole number");
     if (request.cycle > DramEngine::kMaxCycle)
-      throw bad("cycle " + cycle + " is beyond the last one a request may arrive at, 2^62 = " +
-                std::to_string(DramEngine::kMaxCycle));
+      throw bad("cycle " + cycle +
+                " is beyond the last one a request may arrive at, 2^62 = " + std::to_string(DramEngine::kMaxCycle));
     if (request.addr >= capacity_)
       throw InputError(where, "expected an address below the device capacity " + std::to_string(capacity_) + " B (" +
                                   hex(capacity_) + "), found " + addr);
@@ -83,17 +84,25 @@ TracePattern parse_trace_pattern(const std::string& text, const std::string& whe
 }
 
 PatternSource::PatternSource(TracePattern pattern, const DramConfig& config, const TraceOptions& options)
-    : pattern_(pattern), options_(options), capacity_(config.capacity_bytes()),
-      burst_bytes_(config.bytes_per_burst()), stride_(options.stride), random_(options.seed), mapper_(config),
-      banks_(config.banks()), bank_groups_(config.bank_groups), rows_(config.rows),
+    : pattern_(pattern),
+      options_(options),
+      capacity_(config.capacity_bytes()),
+      burst_bytes_(config.bytes_per_burst()),
+      stride_(options.stride),
+      random_(options.seed),
+      mapper_(config),
+      banks_(config.banks()),
+      bank_groups_(config.bank_groups),
+      rows_(config.rows),
       bursts_per_row_(config.columns / config.burst_length) {
   if (options_.requests == 0 || options_.requests > TraceOptions::kMaxRequests)
-    throw InputError("--requests", "expected 1 to " + std::to_string(TraceOptions::kMaxRequests) +
-                                       " requests, found " + std::to_string(options_.requests));
+    throw InputError("--requests", "expected 1 to " + std::to_string(TraceOptions::kMaxRequests) + " requests, found " +
+                                       std::to_string(options_.requests));
   if (options_.requests > 1 && options_.interval > DramEngine::kMaxCycle / (options_.requests - 1))
     throw InputError("--interval", "expected the last request's cycle (requests - 1) x interval to be at most 2^62 = " +
                                        std::to_string(DramEngine::kMaxCycle) + ", found " +
-                                       std::to_string(options_.requests - 1) + " x " + std::to_string(options_.interval));
+                                       std::to_string(options_.requests - 1) + " x " +
+                                       std::to_string(options_.interval));
   if (stride_ == 0) {  // one row further in the same bank: the row field's lowest bit
     DramAddress next_row;
     next_row.row = 1;
@@ -121,19 +130,25 @@ DramRequestSource::Status PatternSource::next(DramRequest& r) {
   r.cycle = i * options_.interval;
   r.is_write = false;
   switch (pattern_) {
-    case TracePattern::Sequential: r.addr = i * burst_bytes_ % capacity_; break;
+    case TracePattern::Sequential:
+      r.addr = i * burst_bytes_ % capacity_;
+      break;
     case TracePattern::Interleaved:
     case TracePattern::ReadWrite:
       // Even requests walk the lower half, odd ones the upper half.
       r.addr = (i % 2) * half + (i / 2) * burst_bytes_ % half;
       r.is_write = pattern_ == TracePattern::ReadWrite && i % 2 == 1;
       break;
-    case TracePattern::Random: r.addr = random_() % (capacity_ / burst_bytes_) * burst_bytes_; break;
+    case TracePattern::Random:
+      r.addr = random_() % (capacity_ / burst_bytes_) * burst_bytes_;
+      break;
     case TracePattern::Strided:
       r.addr = strided_;
       strided_ = strided_ >= capacity_ - stride_ ? strided_ - (capacity_ - stride_) : strided_ + stride_;
       break;
-    case TracePattern::BankGroups: r.addr = bank_groups_address(i); break;
+    case TracePattern::BankGroups:
+      r.addr = bank_groups_address(i);
+      break;
   }
   return Status::Ready;
 }

@@ -41,13 +41,11 @@ struct FoldMapping {
 FoldMapping fold_mapping(const GemmShape& s, Dataflow d);
 
 /// Cycles of one fold in SCALE-Sim's reference model: WS/IS 2R + C + T - 2, OS R + C + T - 2.
-std::uint64_t reference_fold_cycles(std::uint32_t rows, std::uint32_t cols, std::uint64_t temporal,
-                                    Dataflow d);
+std::uint64_t reference_fold_cycles(std::uint32_t rows, std::uint32_t cols, std::uint64_t temporal, Dataflow d);
 
 /// Fold count, cycles and mapping efficiency of `s` on a rows x cols array.
 /// Throws InputError for a zero-sized array or a negative dimension; an empty GEMM takes 0 cycles.
-FoldTiming fold_timing(const GemmShape& s, std::uint32_t rows, std::uint32_t cols, Dataflow d,
-                       FoldModel f);
+FoldTiming fold_timing(const GemmShape& s, std::uint32_t rows, std::uint32_t cols, Dataflow d, FoldModel f);
 
 /// Partial sums that leave the array because K is split across row folds (WS and IS map K onto
 /// the rows; OS keeps K temporal and accumulates in place, so it spills none). Every output but
@@ -61,7 +59,6 @@ struct PartialSumWords {
 PartialSumWords partial_sum_words(const GemmShape& s, std::uint32_t rows, Dataflow d);
 
 /// MAC-array utilisation: macs / (cycles * rows * cols); 0 when no cycle elapsed.
-double array_utilisation(std::uint64_t macs, std::uint64_t cycles, std::uint32_t rows,
-                         std::uint32_t cols);
+double array_utilisation(std::uint64_t macs, std::uint64_t cycles, std::uint32_t rows, std::uint32_t cols);
 
 }  // namespace npusim::models

@@ -9,16 +9,14 @@
 
 namespace npusim::models {
 
-MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config,
-                   Frequency core_clock, Sram& sram)
+MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config, Frequency core_clock, Sram& sram)
     : sc_module(name),
       config_(config),
       period_(clock_period(core_clock, "npu.core_clock")),
       sram_(sram),
       layout_(staggered_layout(sram.config(), config)) {
   if (config.rows == 0 || config.cols == 0) {
-    throw InputError("npu.mac_array", "rows and cols must be at least 1, found " +
-                                          std::to_string(config.rows) + " x " +
+    throw InputError("npu.mac_array", "rows and cols must be at least 1, found " + std::to_string(config.rows) + " x " +
                                           std::to_string(config.cols));
   }
 }
@@ -37,8 +35,7 @@ std::uint64_t MacArray::window_stall(const std::vector<OperandStream>& streams, 
 std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s, Dataflow d) const {
   const auto key = std::make_tuple(s.m, s.k, s.n, d);
   if (auto it = fold_conflicts_.find(key); it != fold_conflicts_.end()) return it->second;
-  const std::vector<OperandStream> streams =
-      operand_streams(s, config_.rows, config_.cols, d, layout_);
+  const std::vector<OperandStream> streams = operand_streams(s, config_.rows, config_.cols, d, layout_);
   const auto temporal = std::uint64_t(fold_mapping(s, d).temporal);
   const SramConfig& c = sram_.config();
   // The staging buffers let the banks serve each window of `window` streamed cycles in any
@@ -46,8 +43,7 @@ std::uint64_t MacArray::fold_conflict_cycles(const GemmShape& s, Dataflow d) con
   const std::uint64_t window = std::max<std::uint32_t>(c.stream_buffer, 1);
   // Windows start at multiples of `window`, and the bank pattern repeats every stream period,
   // so the windows' costs repeat every lcm of the two.
-  const std::uint64_t period =
-      std::lcm(stream_period(streams, std::uint64_t(c.banks) * c.bank_width_bytes), window);
+  const std::uint64_t period = std::lcm(stream_period(streams, std::uint64_t(c.banks) * c.bank_width_bytes), window);
   // extra[i] = stall of the first i whole windows, over at most one period.
   const std::uint64_t walked = std::min(period, temporal) / window;
   std::vector<std::uint64_t> extra(walked + 1, 0);
@@ -68,14 +64,12 @@ std::uint64_t MacArray::bank_conflict_cycles(const GemmShape& s, Dataflow d) con
   return fold.folds == 0 ? 0 : fold.folds * fold_conflict_cycles(s, d);
 }
 
-GemmResult MacArray::timing(const GemmTile& t, const StridedAccess& reads,
-                            const StridedAccess& writes) const {
-  return result_of(t, std::max(sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes),
-                               sram_.conflict_cycles(reads, writes)), 0);
+GemmResult MacArray::timing(const GemmTile& t, const StridedAccess& reads, const StridedAccess& writes) const {
+  return result_of(
+      t, std::max(sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes), sram_.conflict_cycles(reads, writes)), 0);
 }
 
-GemmResult MacArray::result_of(const GemmTile& t, std::uint64_t sram_cycles,
-                               std::uint64_t conflict_cycles) const {
+GemmResult MacArray::result_of(const GemmTile& t, std::uint64_t sram_cycles, std::uint64_t conflict_cycles) const {
   const Dataflow dataflow = t.dataflow.value_or(config_.dataflow);
   const FoldTiming fold = fold_timing(t.shape, config_.rows, config_.cols, dataflow, config_.fold_model);
   // Conflicts stretch every streamed cycle they hit; bulk bandwidth bounds the tile as a whole.
@@ -103,10 +97,11 @@ double MacArray::busy_utilisation() const {
   return array_utilisation(macs_, busy_cycles_, config_.rows, config_.cols);
 }
 
-GemmResult MacArray::run(const GemmTile& t) { return execute(t, timing(t)); }
+GemmResult MacArray::run(const GemmTile& t) {
+  return execute(t, timing(t));
+}
 
-GemmResult MacArray::run(const GemmTile& t, const StridedAccess& reads,
-                         const StridedAccess& writes) {
+GemmResult MacArray::run(const GemmTile& t, const StridedAccess& reads, const StridedAccess& writes) {
   return execute(t, timing(t, reads, writes));
 }
 

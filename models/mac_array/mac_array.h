@@ -62,8 +62,7 @@ struct GemmResult {
 class MacArray : public sc_core::sc_module {
  public:
   /// Throws InputError for a zero-sized array or a non-positive clock.
-  MacArray(sc_core::sc_module_name name, const MacArrayConfig& config, Frequency core_clock,
-           Sram& sram);
+  MacArray(sc_core::sc_module_name name, const MacArrayConfig& config, Frequency core_clock, Sram& sram);
 
   /// Timing of `t` with the configured dataflow and fold model; no simulation, no counters.
   /// SRAM: every streamed cycle's operand vectors in the staggered layout may hit one bank
@@ -79,8 +78,7 @@ class MacArray : public sc_core::sc_module {
   std::uint64_t bank_conflict_cycles(const GemmShape& s) const { return bank_conflict_cycles(s, config_.dataflow); }
   /// As above when the tile's operand walk is known: its strided reads and writes may hit the
   /// same banks, so SRAM time is max(bulk access cycles, Sram::conflict_cycles(reads, writes)).
-  GemmResult timing(const GemmTile& t, const StridedAccess& reads,
-                    const StridedAccess& writes) const;
+  GemmResult timing(const GemmTile& t, const StridedAccess& reads, const StridedAccess& writes) const;
   /// Executes `t`: counts its SRAM traffic and MACs, then waits cycles * clock period.
   /// Must be called from an SC_THREAD.
   GemmResult run(const GemmTile& t);

@@ -16,14 +16,14 @@ OperandLayout staggered_layout(const SramConfig& sram, const MacArrayConfig& mac
   return l;
 }
 
-std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t rows, std::uint32_t cols,
-                                           Dataflow d, const OperandLayout& l) {
+std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t rows, std::uint32_t cols, Dataflow d,
+                                           const OperandLayout& l) {
   const FoldMapping map = fold_mapping(s, d);
   if (map.spatial_rows <= 0 || map.spatial_cols <= 0 || map.temporal <= 0 || s.repeats <= 0) return {};
   const std::uint64_t r = std::min<std::uint64_t>(rows, std::uint64_t(map.spatial_rows));
   const std::uint64_t c = std::min<std::uint64_t>(cols, std::uint64_t(map.spatial_cols));
   const std::uint64_t b = l.element_bytes, a = l.accumulator_bytes;
-  const std::uint64_t M = std::uint64_t(s.m), K = std::uint64_t(s.k), N = std::uint64_t(s.n);
+  const std::uint64_t K = std::uint64_t(s.k), N = std::uint64_t(s.n);
   const bool streamed = l.order == TileLayout::Streamed;
   // A contiguous run is one access of its whole length; a column is `count` element accesses.
   auto run = [](std::uint64_t base, std::uint64_t bytes) {

@@ -46,8 +46,8 @@ struct OperandStream {
 /// Streamed: the same vectors, each following the previous one of its stream (step = the
 /// vector's bytes: r*b for the ifmap (WS, OS) and the filter (IS), c*a for the output (WS, IS),
 /// c*b for the filter (OS)). Empty for an empty GEMM.
-std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t rows, std::uint32_t cols,
-                                           Dataflow d, const OperandLayout& l);
+std::vector<OperandStream> operand_streams(const GemmShape& s, std::uint32_t rows, std::uint32_t cols, Dataflow d,
+                                           const OperandLayout& l);
 
 /// The reads and the writes of streamed cycle t.
 struct CycleVectors {

@@ -36,8 +36,7 @@ void Noc::b_transport(int core, tlm::tlm_generic_payload& payload, sc_core::sc_t
   sc_core::sc_time others = sc_core::SC_ZERO_TIME;
   for (std::size_t k = 0; k < committed_until_.size(); ++k)
     if (int(k) != core) others = std::max(others, committed_until_[k]);
-  const sc_core::sc_time contention =
-      others > arrival ? std::min(others, done) - arrival : sc_core::SC_ZERO_TIME;
+  const sc_core::sc_time contention = others > arrival ? std::min(others, done) - arrival : sc_core::SC_ZERO_TIME;
   if (std::size_t(core) < committed_until_.size()) {
     committed_until_[core] = std::max(committed_until_[core], done);
     bytes_[core] += bytes;

@@ -17,8 +17,7 @@ class BankTimeline {
   /// Promises the access starting at `at` its share of `bank_time` (the time it would hold the
   /// whole banks) spread over `spread` and returns when it has been served (>= at). `now`
   /// (<= at) is the current simulated time: everything before it is forgotten.
-  std::uint64_t reserve(std::uint64_t now, std::uint64_t at, std::uint64_t bank_time,
-                        std::uint64_t spread);
+  std::uint64_t reserve(std::uint64_t now, std::uint64_t at, std::uint64_t bank_time, std::uint64_t spread);
 
   /// Number of steps kept (for tests: bounded by the accesses in flight).
   std::size_t steps() const { return used_.size(); }

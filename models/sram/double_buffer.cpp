@@ -29,7 +29,9 @@ int DoubleBuffer::begin_fill() {
   return half;
 }
 
-void DoubleBuffer::end_fill(int half) { set(half, State::Filling, State::Ready); }
+void DoubleBuffer::end_fill(int half) {
+  set(half, State::Filling, State::Ready);
+}
 
 int DoubleBuffer::begin_use() {
   const int half = int(next_use_ % 2);
@@ -39,6 +41,8 @@ int DoubleBuffer::begin_use() {
   return half;
 }
 
-void DoubleBuffer::end_use(int half) { set(half, State::InUse, State::Free); }
+void DoubleBuffer::end_use(int half) {
+  set(half, State::InUse, State::Free);
+}
 
 }  // namespace npusim::models

@@ -6,17 +6,19 @@ namespace npusim::models {
 
 std::string to_string(Operand o) {
   switch (o) {
-    case Operand::Ifmap: return "ifmap";
-    case Operand::Filter: return "filter";
-    case Operand::Ofmap: return "ofmap";
+    case Operand::Ifmap:
+      return "ifmap";
+    case Operand::Filter:
+      return "filter";
+    case Operand::Ofmap:
+      return "ofmap";
   }
   return "?";
 }
 
 OperandBuffers::OperandBuffers(Sram& scratchpad) : scratchpad_(&scratchpad) {}
 
-OperandBuffers::OperandBuffers(std::uint64_t ifmap_bytes, std::uint64_t filter_bytes,
-                               std::uint64_t ofmap_bytes)
+OperandBuffers::OperandBuffers(std::uint64_t ifmap_bytes, std::uint64_t filter_bytes, std::uint64_t ofmap_bytes)
     : separate_{CapacityPool(ifmap_bytes), CapacityPool(filter_bytes), CapacityPool(ofmap_bytes)} {
   for (Operand o : {Operand::Ifmap, Operand::Filter, Operand::Ofmap}) {
     if (separate_[index(o)].capacity() == 0) {
@@ -34,8 +36,8 @@ bool OperandBuffers::try_allocate(Operand o, std::uint64_t bytes) {
 void OperandBuffers::release(Operand o, std::uint64_t bytes) {
   // Checked per operand even when shared, so one operand cannot free another's bytes.
   if (bytes > held_[index(o)]) {
-    throw SimulationError(to_string(o) + " buffer: release of " + std::to_string(bytes) +
-                          " bytes but only " + std::to_string(held_[index(o)]) + " are allocated");
+    throw SimulationError(to_string(o) + " buffer: release of " + std::to_string(bytes) + " bytes but only " +
+                          std::to_string(held_[index(o)]) + " are allocated");
   }
   if (shared()) {
     scratchpad_->release(bytes);

@@ -26,8 +26,7 @@ BankPorts shared_ports(const SramConfig& c) {
 
 /// Adds `weight` to `length` consecutive banks starting at `first`, wrapping past the last bank
 /// (length < banks). `diff` is a difference array of banks + 1 entries.
-void add_circular(std::vector<std::int64_t>& diff, std::uint64_t first, std::uint64_t length,
-                  std::int64_t weight) {
+void add_circular(std::vector<std::int64_t>& diff, std::uint64_t first, std::uint64_t length, std::int64_t weight) {
   const std::uint64_t banks = diff.size() - 1;
   if (length == 0) return;
   const std::uint64_t end = first + length;
@@ -45,8 +44,7 @@ void add_circular(std::vector<std::int64_t>& diff, std::uint64_t first, std::uin
 
 sc_core::sc_time clock_period(Frequency clock, const char* where) {
   if (!(clock.hz > 0)) {
-    throw InputError(where, "clock frequency must be positive, found " + std::to_string(clock.hz) +
-                                " Hz");
+    throw InputError(where, "clock frequency must be positive, found " + std::to_string(clock.hz) + " Hz");
   }
   const sc_core::sc_time period(clock.period_seconds(), sc_core::SC_SEC);
   if (period == sc_core::SC_ZERO_TIME) {
@@ -67,9 +65,8 @@ std::uint64_t port_limited_cycles(std::uint64_t reads, std::uint64_t writes, con
   const std::uint64_t for_reads = std::uint64_t(ports.read + ports.read_write) * scale;
   const std::uint64_t for_writes = std::uint64_t(ports.write + ports.read_write) * scale;
   if ((reads > 0 && for_reads == 0) || (writes > 0 && for_writes == 0)) {
-    throw InputError("npu.sram", "expected a port for every access kind, found " +
-                                     std::to_string(ports.read) + " read, " +
-                                     std::to_string(ports.write) + " write and " +
+    throw InputError("npu.sram", "expected a port for every access kind, found " + std::to_string(ports.read) +
+                                     " read, " + std::to_string(ports.write) + " write and " +
                                      std::to_string(ports.read_write) + " read/write ports");
   }
   std::uint64_t cycles = 0;
@@ -90,8 +87,8 @@ bool CapacityPool::try_allocate(std::uint64_t bytes) {
 
 void CapacityPool::release(std::uint64_t bytes, const std::string& who) {
   if (bytes > used_) {
-    throw SimulationError(who + ": release of " + std::to_string(bytes) + " bytes but only " +
-                          std::to_string(used_) + " are allocated");
+    throw SimulationError(who + ": release of " + std::to_string(bytes) + " bytes but only " + std::to_string(used_) +
+                          " are allocated");
   }
   used_ -= bytes;
 }
@@ -99,8 +96,7 @@ void CapacityPool::release(std::uint64_t bytes, const std::string& who) {
 Sram::Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency core_clock)
     : Sram(name, config, core_clock, shared_ports(config)) {}
 
-Sram::Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency core_clock,
-           const BankPorts& ports)
+Sram::Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency core_clock, const BankPorts& ports)
     : sc_module(name),
       socket("socket"),
       config_(config),
@@ -115,13 +111,16 @@ Sram::Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency cor
   socket.register_b_transport(this, &Sram::b_transport);
 }
 
-bool Sram::try_allocate(std::uint64_t bytes) { return pool_.try_allocate(bytes); }
+bool Sram::try_allocate(std::uint64_t bytes) {
+  return pool_.try_allocate(bytes);
+}
 
-void Sram::release(std::uint64_t bytes) { pool_.release(bytes, name()); }
+void Sram::release(std::uint64_t bytes) {
+  pool_.release(bytes, name());
+}
 
 std::uint64_t Sram::access_cycles(std::uint64_t read_bytes, std::uint64_t write_bytes) const {
-  return port_limited_cycles(read_bytes, write_bytes, ports_,
-                             std::uint64_t(config_.banks) * config_.bank_width_bytes);
+  return port_limited_cycles(read_bytes, write_bytes, ports_, std::uint64_t(config_.banks) * config_.bank_width_bytes);
 }
 
 std::vector<std::uint64_t> Sram::bank_words(const StridedAccess& a) const {
@@ -155,8 +154,8 @@ std::vector<std::uint64_t> Sram::bank_words(const StridedAccess& a) const {
   return words_per_bank;
 }
 
-std::uint64_t Sram::strided_access_cycles(std::uint64_t start, std::uint64_t stride,
-                                          std::uint64_t count, std::uint32_t access_bytes) const {
+std::uint64_t Sram::strided_access_cycles(std::uint64_t start, std::uint64_t stride, std::uint64_t count,
+                                          std::uint32_t access_bytes) const {
   return conflict_cycles({start, stride, count, access_bytes}, {});
 }
 
@@ -182,15 +181,13 @@ std::uint64_t Sram::conflict_cycles(const std::vector<StridedAccess>& reads,
   return busiest;
 }
 
-sc_core::sc_time Sram::serve(const sc_core::sc_time& at, std::uint64_t cycles,
-                             const sc_core::sc_time& spread) {
+sc_core::sc_time Sram::serve(const sc_core::sc_time& at, std::uint64_t cycles, const sc_core::sc_time& spread) {
   const std::uint64_t done = timeline_.reserve(sc_core::sc_time_stamp().value(), at.value(),
                                                (period_ * double(cycles)).value(), spread.value());
   return sc_core::sc_time::from_value(done) - at;
 }
 
-std::uint64_t Sram::record_access(std::uint64_t read_bytes, std::uint64_t write_bytes,
-                                  std::uint64_t spread_cycles) {
+std::uint64_t Sram::record_access(std::uint64_t read_bytes, std::uint64_t write_bytes, std::uint64_t spread_cycles) {
   read_bytes_ += read_bytes;
   write_bytes_ += write_bytes;
   const sc_core::sc_time wait =

@@ -72,8 +72,7 @@ class Sram : public sc_core::sc_module {
   Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency core_clock);
   /// As above with explicit read, write and read/write ports per bank (config.ports_per_bank is
   /// ignored). Throws InputError unless reads and writes each have at least one port.
-  Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency core_clock,
-       const BankPorts& ports);
+  Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency core_clock, const BankPorts& ports);
 
   // --- capacity ---
   /// Reserves `bytes` if they fit in the free space; returns false (and changes nothing) if not.
@@ -114,8 +113,7 @@ class Sram : public sc_core::sc_module {
   /// and the DMA together never move more than the banks' bandwidth.
   /// `spread_cycles` is the unit's own time for the tile (its traffic is spread over it): alone
   /// the result is max(access_cycles, spread_cycles), beside other traffic more.
-  std::uint64_t record_access(std::uint64_t read_bytes, std::uint64_t write_bytes,
-                              std::uint64_t spread_cycles);
+  std::uint64_t record_access(std::uint64_t read_bytes, std::uint64_t write_bytes, std::uint64_t spread_cycles);
 
   // --- counters ---
   std::uint64_t read_bytes() const { return read_bytes_; }

@@ -21,8 +21,7 @@ void check_cost(const std::string& field, double cost) {
 
 }  // namespace
 
-std::uint64_t vector_compute_cycles(const VectorUnitConfig& config, const std::string& kind,
-                                    std::uint64_t ops) {
+std::uint64_t vector_compute_cycles(const VectorUnitConfig& config, const std::string& kind, std::uint64_t ops) {
   check_lanes(config);
   const double cost = config.cost_of(kind);
   check_cost("cost." + kind, cost);
@@ -34,12 +33,8 @@ std::uint64_t vector_compute_cycles(const VectorUnitConfig& config, const std::s
   return std::uint64_t(std::abs(cycles - nearest) <= ulps ? nearest : std::ceil(cycles));
 }
 
-VectorUnit::VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config,
-                       Frequency core_clock, Sram& sram)
-    : sc_module(name),
-      config_(config),
-      period_(clock_period(core_clock, "npu.core_clock")),
-      sram_(sram) {
+VectorUnit::VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config, Frequency core_clock, Sram& sram)
+    : sc_module(name), config_(config), period_(clock_period(core_clock, "npu.core_clock")), sram_(sram) {
   // Validate the whole table now, so a bad entry fails at construction, not mid-simulation.
   check_lanes(config);
   check_cost("default_cost", config.default_cost);
@@ -48,8 +43,7 @@ VectorUnit::VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& con
 
 VectorResult VectorUnit::timing(const VectorTile& t) const {
   const std::uint64_t compute = vector_compute_cycles(config_, t.kind, t.ops);
-  const SramBound bound =
-      bound_by_sram(compute, sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes));
+  const SramBound bound = bound_by_sram(compute, sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes));
   return {bound.cycles, compute, bound.stall_cycles};
 }
 

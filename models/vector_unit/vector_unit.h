@@ -13,9 +13,9 @@
 namespace npusim::models {
 
 struct VectorTile {
-  std::string kind;               ///< op kind, the key of the cost table (e.g. "relu", "softmax")
-  std::uint64_t elements = 0;     ///< output elements, counted for statistics only
-  std::uint64_t ops = 0;          ///< element operations; these set the compute time
+  std::string kind;            ///< op kind, the key of the cost table (e.g. "relu", "softmax")
+  std::uint64_t elements = 0;  ///< output elements, counted for statistics only
+  std::uint64_t ops = 0;       ///< element operations; these set the compute time
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
 };
 
@@ -27,14 +27,12 @@ struct VectorResult {
 
 /// ceil(ops * cost_of(kind) / lanes): the cost table is cycles per element op per lane.
 /// Throws InputError for zero lanes or a negative cost.
-std::uint64_t vector_compute_cycles(const VectorUnitConfig& config, const std::string& kind,
-                                    std::uint64_t ops);
+std::uint64_t vector_compute_cycles(const VectorUnitConfig& config, const std::string& kind, std::uint64_t ops);
 
 class VectorUnit : public sc_core::sc_module {
  public:
   /// Throws InputError for zero lanes, a negative cost or a non-positive clock.
-  VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config, Frequency core_clock,
-             Sram& sram);
+  VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config, Frequency core_clock, Sram& sram);
 
   /// Timing of `t`; no simulation, no counters.
   VectorResult timing(const VectorTile& t) const;

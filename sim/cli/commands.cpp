@@ -75,7 +75,8 @@ void parse_input_shape(const std::string& text, workloads::LoadOptions& load) {
 void parse_dim(const std::string& text, workloads::LoadOptions& load) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError("--dim " + text, "expected NAME=VALUE (a symbolic dimension of the model's inputs), found '" + text + "'");
+    throw InputError("--dim " + text,
+                     "expected NAME=VALUE (a symbolic dimension of the model's inputs), found '" + text + "'");
   const std::string value = text.substr(eq + 1);
   std::size_t pos = 0;
   long long v = -1;
@@ -108,14 +109,15 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "fusion policy: none, epilogue, greedy, search, or file:PATH (a schedule.json)")(
       "objective", po::value(&s.objective),
       "what --fusion search minimises: cycles (default), energy (needs the config's energy model) or dram-bytes")(
-      "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable), "
-                                                   "e.g. --set npu.mac_array.rows=64")(
-      "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
+      "set", po::value(&s.overrides)->composing(),
+      "override a config value, KEY=VALUE (repeatable), "
+      "e.g. --set npu.mac_array.rows=64")("out,o", po::value(&s.out)->default_value(default_out), "output folder")(
       "parallel", po::value(&s.parallel),
       "how the workload spreads over npu.cores: none (core 0 only, the default), data (the batch split over the "
       "cores) or pipeline (the batch's inputs streamed through stages of consecutive groups); compare takes two, "
       "e.g. none,data (docs/multicore.md)")(
-      "input-shape", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
+      "input-shape",
+      po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
         for (const auto& text : v) parse_input_shape(text, s.load);
       }),
       "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
@@ -135,24 +137,24 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "persistent cache, read in place) or copy (the whole cache rewritten each step)")(
       "vcd", po::value(&s.vcd),
       "also write a VCD waveform (GTKWave) of unit busy signals, ready-queue depths, SRAM occupancy and DRAM "
-      "bank states to FILE")(
-      "skip-unsupported", po::bool_switch(&s.load.skip_unsupported),
-      "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping")(
+      "bank states to FILE")("skip-unsupported", po::bool_switch(&s.load.skip_unsupported),
+                             "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping")(
       "trace-level", po::value<std::string>()->default_value("full")->notifier([&s](const std::string& v) {
         traces::parse_trace_level(v, s.trace, "--trace-level");
       }),
       "what trace.json keeps: full (every command; re-analysable), ops (op and group slices and counters), "
       "or sample:N (every Nth command)")(
-      "trace-bank-rows", po::value<std::string>()->default_value(std::to_string(traces::kDefaultMaxRowSlices))
-                             ->notifier([&s](const std::string& v) { s.trace.max_row_slices = parse_count(v, "--trace-bank-rows"); }),
+      "trace-bank-rows",
+      po::value<std::string>()
+          ->default_value(std::to_string(traces::kDefaultMaxRowSlices))
+          ->notifier([&s](const std::string& v) { s.trace.max_row_slices = parse_count(v, "--trace-bank-rows"); }),
       "at --trace-level full, write the DRAM bank tracks only if the run has at most N row slices (one per ACT, "
-      "~130 B each); 0: no limit")(
-      "counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
-        s.trace.counter_window_ps = parse_duration(v, "--counter-window").seconds * 1e12;
-        if (!(s.trace.counter_window_ps >= 1))
-          throw InputError("--counter-window " + v, "expected a window of at least 1 ps, found '" + v + "'");
-      }),
-      "width of the trace's counter windows, e.g. 1us (default: the run's time / 200)");
+      "~130 B each); 0: no limit")("counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
+    s.trace.counter_window_ps = parse_duration(v, "--counter-window").seconds * 1e12;
+    if (!(s.trace.counter_window_ps >= 1))
+      throw InputError("--counter-window " + v, "expected a window of at least 1 ps, found '" + v + "'");
+  }),
+                                   "width of the trace's counter windows, e.g. 1us (default: the run's time / 200)");
 }
 
 /// Parses `args`; returns false when --help was printed.
@@ -212,7 +214,8 @@ int run_command(const std::vector<std::string>& args) {
   po::options_description d("npusim run options");
   add_run_options(d, spec, "greedy", "npusim-out/run");
   add_common(d, c);
-  if (!parse(args, d, c, "usage: npusim run [--config C] [--workload W] [--fusion P [--objective O]] [--set K=V]... [--out DIR]"))
+  if (!parse(args, d, c,
+             "usage: npusim run [--config C] [--workload W] [--fusion P [--objective O]] [--set K=V]... [--out DIR]"))
     return 0;
   check_objective(spec, {spec.fusion});
   const FolderRun run = run_to_folder(spec);
@@ -257,7 +260,8 @@ int compare_command(const std::vector<std::string>& args) {
         s.label.clear();
         std::vector<std::string> parts;
         if (configs.size() > 1) parts.push_back(fs::path(cfg).stem().string());
-        if (policies.size() > 1) parts.push_back(pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol);
+        if (policies.size() > 1)
+          parts.push_back(pol.rfind("file:", 0) == 0 ? fs::path(pol.substr(5)).stem().string() : pol);
         if (parallels.size() > 1) parts.push_back("parallel-" + par);
         for (const auto& part : parts) s.label += (s.label.empty() ? "" : "_") + part;
         s.out = (fs::path(base.out) / s.label).string();
@@ -267,9 +271,9 @@ int compare_command(const std::vector<std::string>& args) {
     for (std::size_t j = 0; j < i; ++j)
       if (specs[i].label == specs[j].label)
         throw InputError("--fusion/--config", "expected runs with different names, found '" + specs[i].label +
-                                                  "' twice (run " + std::to_string(j + 1) + " and run " + std::to_string(i + 1) + ")");
-  if (!base.vcd.empty())
-    throw InputError("--vcd", "expected with npusim run (one simulation), found it with compare");
+                                                  "' twice (run " + std::to_string(j + 1) + " and run " +
+                                                  std::to_string(i + 1) + ")");
+  if (!base.vcd.empty()) throw InputError("--vcd", "expected with npusim run (one simulation), found it with compare");
   if (base.trace.level != traces::TraceLevel::Full)
     throw InputError("--trace-level", "expected full (compare re-reads each run's trace), found " +
                                           traces::trace_level_name(base.trace));
@@ -344,7 +348,8 @@ int compare_command(const std::vector<std::string>& args) {
   }
   // The first two runs per group of the second, as report.html's "what fusion saved" shows
   // them; with more runs, every run aligned by ops.
-  std::cout << "\n" << (n == 2 ? group_table(cmp["groups"], rows[0].first, rows[1].first, 8) : aligned_table(aligned, names, 8))
+  std::cout << "\n"
+            << (n == 2 ? group_table(cmp["groups"], rows[0].first, rows[1].first, 8) : aligned_table(aligned, names, 8))
             << "report: " << fs::path(base.out) / "compare.json"
             << " (report.html, roofline_compare.svg/.png; each run's full output in " << fs::path(base.out) / "<name>/"
             << ")\n";
@@ -357,8 +362,9 @@ int schedule_command(const std::vector<std::string>& args) {
   po::options_description d("npusim schedule options");
   add_run_options(d, spec, "greedy", "");
   add_common(d, c);
-  if (!parse(args, d, c, "usage: npusim schedule [--config C] [--workload W] [--fusion P [--objective O]] [--out FILE.json]\n"
-                         "Prints the plan (groups, tiling, SRAM use, why neighbours were not fused)."))
+  if (!parse(args, d, c,
+             "usage: npusim schedule [--config C] [--workload W] [--fusion P [--objective O]] [--out FILE.json]\n"
+             "Prints the plan (groups, tiling, SRAM use, why neighbours were not fused)."))
     return 0;
   check_objective(spec, {spec.fusion});
   if (!spec.out.empty()) check_output_file(spec.out, "--out");

@@ -19,13 +19,13 @@ int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int roofline_command(const std::vector<std::string>& args);
 int schedule_command(const std::vector<std::string>& args);
-int dram_command(const std::vector<std::string>& args);      // sim/cli/dram_command.cpp
-int scalesim_command(const std::vector<std::string>& args);  // sim/cli/scalesim_command.cpp
-int inspect_command(const std::vector<std::string>& args);   // sim/cli/inspect_command.cpp
+int dram_command(const std::vector<std::string>& args);          // sim/cli/dram_command.cpp
+int scalesim_command(const std::vector<std::string>& args);      // sim/cli/scalesim_command.cpp
+int inspect_command(const std::vector<std::string>& args);       // sim/cli/inspect_command.cpp
 int sweep_command(const std::vector<std::string>& args);         // sim/cli/sweep_command.cpp
 int sweep_merge_command(const std::vector<std::string>& args);   // sim/cli/sweep_command.cpp
 int sweep_report_command(const std::vector<std::string>& args);  // sim/cli/sweep_command.cpp
-int serve_command(const std::vector<std::string>& args);     // sim/cli/serve_command.cpp
-int llm_command(const std::vector<std::string>& args);       // sim/cli/llm_command.cpp
+int serve_command(const std::vector<std::string>& args);         // sim/cli/serve_command.cpp
+int llm_command(const std::vector<std::string>& args);           // sim/cli/llm_command.cpp
 
 }  // namespace npusim::cli

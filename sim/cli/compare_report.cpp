@@ -90,7 +90,8 @@ std::string group_table(const nlohmann::json& groups, const std::string& name_a,
   std::ostringstream os;
   char line[320];
   std::snprintf(line, sizeof line, "%-34s %4s %10s %10s %8s %10s %10s %9s %9s\n", "group (top by time saved)", "ops",
-                (name_a + " us").c_str(), (name_b + " us").c_str(), "speedup", "DRAM KB a", "DRAM KB b", "AI a", "AI b");
+                (name_a + " us").c_str(), (name_b + " us").c_str(), "speedup", "DRAM KB a", "DRAM KB b", "AI a",
+                "AI b");
   os << line;
   for (std::size_t i = 0; i < rows.size() && i < top; ++i) {
     const auto& g = *rows[i];

@@ -161,8 +161,8 @@ void print_summary(const nlohmann::json& s, const fs::path& file) {
             << s["p50_read_latency_ns"].get<double>() << " ns, p99 " << s["p99_read_latency_ns"].get<double>()
             << " ns\n"
             << "  row hit rate   " << s["row_hit_rate"].get<double>() << "\n"
-            << "  time           " << s["sim_time_ns"].get<double>() << " ns, energy "
-            << s["energy_nj"].get<double>() << " nJ\n"
+            << "  time           " << s["sim_time_ns"].get<double>() << " ns, energy " << s["energy_nj"].get<double>()
+            << " nJ\n"
             << "report: " << file << "\n";
 }
 
@@ -182,8 +182,8 @@ int dram_command(const std::vector<std::string>& args) {
       "--generate: DRAM cycles between requests' issue cycles")(
       "stride", po::value(&o.stride)->default_value(o.stride),
       "--generate strided: bytes between requests (0 = one row of one bank)")(
-      "seed", po::value(&o.seed)->default_value(o.seed), "--generate random: seed")(
-      "help,h", po::bool_switch(&o.help), "show this help")(
+      "seed", po::value(&o.seed)->default_value(o.seed), "--generate random: seed")("help,h", po::bool_switch(&o.help),
+                                                                                    "show this help")(
       "log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error or off");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);

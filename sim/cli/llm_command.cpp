@@ -37,7 +37,9 @@ std::string table(const nlohmann::json& s) {
   const auto& pre = l.at("prefill");
   const auto& dec = l.at("decode");
   std::string t;
-  auto row = [&](const std::string& label, const std::string& v) { t += label + std::string(30 - label.size(), ' ') + v + "\n"; };
+  auto row = [&](const std::string& label, const std::string& v) {
+    t += label + std::string(30 - label.size(), ' ') + v + "\n";
+  };
   row("params", fixed(l.at("params").get<double>() / 1e9, "%.3f B"));
   row("weight bytes", fixed(l.at("weight_bytes").get<double>() / 1e6, "%.1f MB"));
   row("KV cache (final context)", fixed(l.at("kv_cache_bytes").get<double>() / 1e6, "%.2f MB"));
@@ -62,8 +64,8 @@ int llm_command(const std::vector<std::string>& args) {
   po::options_description d("npusim llm options");
   d.add_options()("model,m", po::value(&s.model),
                   "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
-                  "Phi-3-mini-4k-instruct, gemma-2-2b")(
-      "config,c", po::value(&s.config)->default_value(s.config), "hardware config: a YAML path or a preset name")(
+                  "Phi-3-mini-4k-instruct, gemma-2-2b")("config,c", po::value(&s.config)->default_value(s.config),
+                                                        "hardware config: a YAML path or a preset name")(
       "prompt", po::value(&s.prompt)->default_value(s.prompt), "prompt tokens per sequence (the prefill)")(
       "generate", po::value(&s.generate)->default_value(s.generate), "decode steps (one new token per sequence each)")(
       "batch", po::value(&s.batch)->default_value(s.batch), "sequences decoded together")(
@@ -78,8 +80,8 @@ int llm_command(const std::vector<std::string>& args) {
       "decode-samples", po::value(&s.decode_samples)->default_value(s.decode_samples),
       "decode steps simulated (first, last, evenly between; the rest interpolated); 0: every step")(
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable)")(
-      "out,o", po::value(&s.out)->default_value(s.out), "output folder")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line");
+      "out,o", po::value(&s.out)->default_value(s.out), "output folder")("quiet,q", po::bool_switch(&quiet),
+                                                                         "no progress line");
   if (!parse_command_line(args, d, kUsage)) return 0;
   s.progress = !quiet;
   if (s.model.empty()) throw InputError("--model", "expected a config.json path or a shipped model name, found none");
@@ -92,9 +94,10 @@ int llm_command(const std::vector<std::string>& args) {
   write_file_atomic((out.path() / "summary.json").string(), summary.dump(2) + "\n");
   out.commit();
   const auto& l = summary.at("llm");
-  std::cout << "npusim llm: " << l.at("model").get<std::string>() << " on " << summary.at("config_name").get<std::string>()
-            << ", weights " << l.at("widths").at("weights").get<std::string>() << ", prompt " << s.prompt << ", generate "
-            << s.generate << ", batch " << s.batch << "\n"
+  std::cout << "npusim llm: " << l.at("model").get<std::string>() << " on "
+            << summary.at("config_name").get<std::string>() << ", weights "
+            << l.at("widths").at("weights").get<std::string>() << ", prompt " << s.prompt << ", generate " << s.generate
+            << ", batch " << s.batch << "\n"
             << table(summary) << "summary: " << fs::path(s.out) / "summary.json"
             << " (prefill/ and decode/ hold each phase's run folder)\n";
   return 0;

@@ -12,7 +12,9 @@
 #include "sim/core/version.h"
 
 // libsystemc references sc_main; npusim starts from main() and runs sc_start itself.
-extern "C" int sc_main(int, char*[]) { return 0; }
+extern "C" int sc_main(int, char*[]) {
+  return 0;
+}
 
 namespace {
 
@@ -70,7 +72,9 @@ int report(int code, const std::string& text) {
 // signal that arrives while they run waits for main()'s handler instead of killing the process
 // with no message. What runs earlier still (the dynamic loader, the shared libraries' own
 // initializers) creates no file, so a signal there leaves nothing behind.
-__attribute__((constructor(101))) static void block_stop_signals_at_start() { npusim::engine::block_stop_signals(); }
+__attribute__((constructor(101))) static void block_stop_signals_at_start() {
+  npusim::engine::block_stop_signals();
+}
 
 int main(int argc, char** argv) {
   npusim::engine::install_interrupt_handling();

@@ -38,8 +38,8 @@ bool parse_options(const std::vector<std::string>& args, Options& o) {
       "topology,t", po::value(&o.topology), "SCALE-Sim topology CSV (conv or GEMM rows)")(
       "gemm", po::bool_switch(&o.gemm), "the topology has GEMM rows (Layer, M, N, K), as SCALE-Sim's -i gemm")(
       "out,o", po::value(&o.out)->default_value("npusim-out/scalesim"), "output folder")(
-      "help,h", po::bool_switch(&o.help), "show this help")(
-      "log-level", po::value(&o.log_level)->default_value("warn"), "trace, debug, info, warn, error or off");
+      "help,h", po::bool_switch(&o.help), "show this help")("log-level", po::value(&o.log_level)->default_value("warn"),
+                                                            "trace, debug, info, warn, error or off");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
@@ -86,8 +86,8 @@ int scalesim_command(const std::vector<std::string>& args) {
   // Each layer's counts fit in 64 bits (simulate_layer checks); their sums over the file must too.
   auto accumulate = [&](std::uint64_t& sum, std::uint64_t v, const char* what) {
     if (__builtin_add_overflow(sum, v, &sum))
-      throw InputError(o.topology, std::string("expected a topology whose total ") + what +
-                                       " fits in 64 bits, found an overflow");
+      throw InputError(o.topology,
+                       std::string("expected a topology whose total ") + what + " fits in 64 bits, found an overflow");
   };
   set_stage("simulating the layers");
   for (const auto& layer : layers) {

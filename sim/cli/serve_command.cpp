@@ -33,7 +33,8 @@ fs::path default_asset_dir() {
 
 fs::path make_work_dir() {
   std::string tmpl = (fs::temp_directory_path() / "npusim-serve-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) throw SimulationError("cannot create a work folder in " + fs::temp_directory_path().string());
+  if (!mkdtemp(tmpl.data()))
+    throw SimulationError("cannot create a work folder in " + fs::temp_directory_path().string());
   return tmpl;
 }
 
@@ -42,17 +43,21 @@ fs::path make_work_dir() {
 int serve_command(const std::vector<std::string>& args) {
   serve::ServeOptions o;
   std::string assets, work, run_memory = "4 GiB", upload_limit = "32 MiB";
-  unsigned run_timeout = 300, idle_timeout = unsigned(o.idle_timeout.count()), request_timeout = unsigned(o.request_timeout.count());
+  unsigned run_timeout = 300, idle_timeout = unsigned(o.idle_timeout.count()),
+           request_timeout = unsigned(o.request_timeout.count());
   std::size_t max_runs = 4;
   po::options_description d("npusim serve options");
-  d.add_options()("help,h", "show this help")(
-      "host", po::value(&o.host)->default_value(o.host), "address to listen on (loopback unless --allow-remote)")(
+  d.add_options()("help,h", "show this help")("host", po::value(&o.host)->default_value(o.host),
+                                              "address to listen on (loopback unless --allow-remote)")(
       "port", po::value(&o.port)->default_value(o.port), "TCP port (0: any free port; the printed URL says which)")(
-      "allow-remote", po::bool_switch(&o.allow_remote), "allow a non-loopback --host (see what it exposes: docs/serve.md)")(
+      "allow-remote", po::bool_switch(&o.allow_remote),
+      "allow a non-loopback --host (see what it exposes: docs/serve.md)")(
       "assets", po::value(&assets), "folder of the built web page (default: <data dir>/web/dist, env NPUSIM_WEB_DIR)")(
-      "work-dir", po::value(&work), "folder for run outputs and uploads (default: a new temporary folder, removed at exit)")(
+      "work-dir", po::value(&work),
+      "folder for run outputs and uploads (default: a new temporary folder, removed at exit)")(
       "max-runs", po::value(&max_runs)->default_value(max_runs), "simulations running at once (1..64)")(
-      "run-timeout", po::value(&run_timeout)->default_value(run_timeout), "wall-clock limit of one run, seconds (1..86400)")(
+      "run-timeout", po::value(&run_timeout)->default_value(run_timeout),
+      "wall-clock limit of one run, seconds (1..86400)")(
       "run-memory", po::value(&run_memory)->default_value(run_memory), "address-space limit of one run (e.g. 4 GiB)")(
       "upload-limit", po::value(&upload_limit)->default_value(upload_limit), "largest workload upload (e.g. 32 MiB)")(
       "idle-timeout", po::value(&idle_timeout)->default_value(idle_timeout),
@@ -69,9 +74,12 @@ int serve_command(const std::vector<std::string>& args) {
               << d;
     return 0;
   }
-  if (max_runs < 1 || max_runs > 64) throw InputError("--max-runs", "expected 1 to 64, found " + std::to_string(max_runs));
-  if (run_timeout < 1 || run_timeout > 86400) throw InputError("--run-timeout", "expected 1 to 86400 seconds, found " + std::to_string(run_timeout));
-  if (idle_timeout < 1 || idle_timeout > 3600) throw InputError("--idle-timeout", "expected 1 to 3600 seconds, found " + std::to_string(idle_timeout));
+  if (max_runs < 1 || max_runs > 64)
+    throw InputError("--max-runs", "expected 1 to 64, found " + std::to_string(max_runs));
+  if (run_timeout < 1 || run_timeout > 86400)
+    throw InputError("--run-timeout", "expected 1 to 86400 seconds, found " + std::to_string(run_timeout));
+  if (idle_timeout < 1 || idle_timeout > 3600)
+    throw InputError("--idle-timeout", "expected 1 to 3600 seconds, found " + std::to_string(idle_timeout));
   if (request_timeout < 1 || request_timeout > 3600)
     throw InputError("--request-timeout", "expected 1 to 3600 seconds, found " + std::to_string(request_timeout));
   o.idle_timeout = std::chrono::seconds(idle_timeout);
@@ -95,15 +103,17 @@ int serve_command(const std::vector<std::string>& args) {
   engine::on_stop_signal([] { g_stop.store(true); });
   std::signal(SIGPIPE, SIG_IGN);
   if (o.allow_remote && o.host != "127.0.0.1" && o.host != "localhost" && o.host != "::1")
-    std::cout << "npusim serve: WARNING: listening on " << o.host << " (--allow-remote). Anyone who can reach this port can,\n"
-              << "  without authentication or encryption: start simulations (up to " << max_runs << " at once, each up to "
-              << run_timeout << " s and " << run_memory << "), upload workload files (up to " << upload_limit
-              << " each), and read and download every run's results.\n";
+    std::cout << "npusim serve: WARNING: listening on " << o.host
+              << " (--allow-remote). Anyone who can reach this port can,\n"
+              << "  without authentication or encryption: start simulations (up to " << max_runs
+              << " at once, each up to " << run_timeout << " s and " << run_memory << "), upload workload files (up to "
+              << upload_limit << " each), and read and download every run's results.\n";
   if (!fs::exists(o.asset_dir / "index.html"))
     std::cout << "npusim serve: the web page is not built (" << (o.asset_dir / "index.html").string()
-              << " is missing): run scripts/build.sh, or npm --prefix web ci && npm --prefix web run build. The API works without it.\n";
-  std::cout << "npusim serve: open " << url << "  (runs: up to " << max_runs << " at once; work folder " << o.work_dir.string()
-            << "; Ctrl-C stops)" << std::endl;
+              << " is missing): run scripts/build.sh, or npm --prefix web ci && npm --prefix web run build. The API "
+                 "works without it.\n";
+  std::cout << "npusim serve: open " << url << "  (runs: up to " << max_runs << " at once; work folder "
+            << o.work_dir.string() << "; Ctrl-C stops)" << std::endl;
   server.serve(g_stop);
   std::cout << "npusim serve: stopping" << std::endl;
   // Kill the runs in flight and wait for them; connection threads end with the process.

@@ -41,7 +41,8 @@ bool parse_sweep_args(const std::vector<std::string>& args, po::options_descript
     throw InputError("--log-level", "expected trace, debug, info, warn, error or off, found '" + log_level + "'");
   spdlog::set_level(level);
   if (!vm.count(positional))
-    throw InputError("", std::string("expected ") + (std::string(positional) == "sweep" ? "a sweep file" : "a sweep folder") +
+    throw InputError("", std::string("expected ") +
+                             (std::string(positional) == "sweep" ? "a sweep file" : "a sweep folder") +
                              ", found none (" + usage.substr(0, usage.find('\n')) + ")");
   return true;
 }
@@ -58,22 +59,26 @@ int sweep_command(const std::vector<std::string>& args) {
       "out,o", po::value(&o.out)->default_value("npusim-out/sweep"), "the sweep folder")(
       "jobs,j", po::value(&o.jobs)->default_value(1), "points simulated at once (child processes)")(
       "resume", po::bool_switch(&o.resume), "continue a sweep folder: skip the points already recorded")(
-      "keep-runs", po::bool_switch(&o.keep_runs), "keep every point's run folder (DIR/runs/<id>/, report.html and all)")(
+      "keep-runs", po::bool_switch(&o.keep_runs),
+      "keep every point's run folder (DIR/runs/<id>/, report.html and all)")(
       "shard", po::value(&shard), "run only shard I of N (I/N, 0-based: the points with index % N == I)")(
       "slurm", po::bool_switch(&slurm), "write and submit a Slurm job array, one task per shard")(
       "array-size", po::value(&array_size), "Slurm array tasks (shards); default: min(points, 100)")(
-      "partition", po::value(&partition), "Slurm partition")(
-      "dry-run", po::bool_switch(&dry_run), "with --slurm: write the sbatch script, do not submit it")(
+      "partition", po::value(&partition), "Slurm partition")("dry-run", po::bool_switch(&dry_run),
+                                                             "with --slurm: write the sbatch script, do not submit it")(
       "no-progress", po::bool_switch(&no_progress), "no progress line on stderr");
-  if (!parse_sweep_args(args, d, "sweep",
-                        "usage: npusim sweep SWEEP.yaml [--out DIR] [-j N] [--resume] [--keep-runs] [--shard I/N]\n"
-                        "       npusim sweep SWEEP.yaml --out DIR --slurm [--array-size N] [--partition P] [--dry-run]"))
+  if (!parse_sweep_args(
+          args, d, "sweep",
+          "usage: npusim sweep SWEEP.yaml [--out DIR] [-j N] [--resume] [--keep-runs] [--shard I/N]\n"
+          "       npusim sweep SWEEP.yaml --out DIR --slurm [--array-size N] [--partition P] [--dry-run]"))
     return 0;
-  if (o.jobs == 0 || o.jobs > 1024) throw InputError("--jobs", "expected 1 to 1024 points at once, found " + std::to_string(o.jobs));
+  if (o.jobs == 0 || o.jobs > 1024)
+    throw InputError("--jobs", "expected 1 to 1024 points at once, found " + std::to_string(o.jobs));
   if (!shard.empty()) std::tie(o.shard, o.shards) = sweep::parse_shard(shard);
   if (!slurm && (dry_run || array_size || !partition.empty()))
     throw InputError("--dry-run/--array-size/--partition", "expected with --slurm");
-  if (slurm && !shard.empty()) throw InputError("--shard", "expected without --slurm (the array tasks pick their shards)");
+  if (slurm && !shard.empty())
+    throw InputError("--shard", "expected without --slurm (the array tasks pick their shards)");
   o.progress = !no_progress;
 
   // Everything is validated and expanded before the sweep folder appears.
@@ -85,13 +90,18 @@ int sweep_command(const std::vector<std::string>& args) {
     if (array_size > points.size())
       throw InputError("--array-size", "expected at most the sweep's " + std::to_string(points.size()) +
                                            " points, found " + std::to_string(array_size));
-    sweep::SlurmOptions so{fs::absolute(file).string(), fs::absolute(o.out).string(), array_size, partition,
-                           o.keep_runs, fs::read_symlink("/proc/self/exe").string()};
+    sweep::SlurmOptions so{fs::absolute(file).string(),
+                           fs::absolute(o.out).string(),
+                           array_size,
+                           partition,
+                           o.keep_runs,
+                           fs::read_symlink("/proc/self/exe").string()};
     sweep::slurm_script(so);  // checks what goes into the script before the folder appears
     fs::create_directories(o.out);
     sweep::write_sweep_json(spec, points, o.out);
     const std::string script = sweep::write_slurm_script(so);
-    std::cout << "npusim sweep: " << points.size() << " points in " << array_size << " array tasks; script " << script << "\n";
+    std::cout << "npusim sweep: " << points.size() << " points in " << array_size << " array tasks; script " << script
+              << "\n";
     if (dry_run) return 0;
     std::cout << "submitted job " << sweep::submit_slurm(script) << "; when it is done: npusim sweep-merge " << o.out
               << " && npusim sweep-report " << o.out << "\n";
@@ -108,8 +118,9 @@ int sweep_merge_command(const std::vector<std::string>& args) {
   std::string dir;
   po::options_description d("npusim sweep-merge options");
   d.add_options()("dir", po::value(&dir), "the sweep folder");
-  if (!parse_sweep_args(args, d, "dir", "usage: npusim sweep-merge DIR\n"
-                                        "Combines DIR/results.jsonl and DIR/shards/*.jsonl into DIR/results.jsonl and .csv."))
+  if (!parse_sweep_args(args, d, "dir",
+                        "usage: npusim sweep-merge DIR\n"
+                        "Combines DIR/results.jsonl and DIR/shards/*.jsonl into DIR/results.jsonl and .csv."))
     return 0;
   const auto m = sweep::merge_results(dir);
   std::cout << "npusim sweep-merge: " << m.records << " points from " << m.files << " files (" << m.ok << " ok, "
@@ -124,14 +135,15 @@ int sweep_report_command(const std::vector<std::string>& args) {
   d.add_options()("dir", po::value(&o.dir), "the sweep folder")(
       "objectives", po::value(&objectives), "two or three of latency, energy, area (default: the sweep file's)")(
       "out,o", po::value(&o.out), "report folder (default DIR/report)");
-  if (!parse_sweep_args(args, d, "dir", "usage: npusim sweep-report DIR [--objectives latency,energy,area] [--out REPORT_DIR]"))
+  if (!parse_sweep_args(args, d, "dir",
+                        "usage: npusim sweep-report DIR [--objectives latency,energy,area] [--out REPORT_DIR]"))
     return 0;
   if (!objectives.empty()) {
     boost::split(o.objectives, objectives, boost::is_any_of(","));
     for (auto& ob : o.objectives) boost::trim(ob);
   }
-  std::cout << sweep::write_sweep_report(o) << "report: "
-            << (o.out.empty() ? fs::path(o.dir) / "report" : fs::path(o.out)) / "report.html"
+  std::cout << sweep::write_sweep_report(o)
+            << "report: " << (o.out.empty() ? fs::path(o.dir) / "report" : fs::path(o.out)) / "report.html"
             << " (pareto.csv, front.txt, pareto_*.svg/.png beside it)\n";
   return 0;
 }

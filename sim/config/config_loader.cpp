@@ -32,11 +32,11 @@ constexpr std::uint64_t kMaxPorts = 16;
 constexpr std::uint64_t kMaxDmaChannels = 64;  // one SystemC thread (and stack) each
 constexpr std::uint64_t kMaxQueue = 4096;
 constexpr std::uint64_t kMaxSramBytes = 1ull << 40;  // 1 TiB
-constexpr std::uint64_t kMaxWordBytes = 4096;       // a bank word or a DMA burst
+constexpr std::uint64_t kMaxWordBytes = 4096;        // a bank word or a DMA burst
 constexpr double kMinCoreClockHz = 1e6, kMinDramClockHz = 1e8, kMaxClockHz = 1e11;
 constexpr double kMaxVectorCost = 1e6;
-constexpr double kMaxDataRate = 2e11;  // transfers per second per pin
-constexpr std::uint64_t kMaxCores = 64;         // each core's lanes are SystemC threads
+constexpr double kMaxDataRate = 2e11;    // transfers per second per pin
+constexpr std::uint64_t kMaxCores = 64;  // each core's lanes are SystemC threads
 constexpr std::uint64_t kMaxNocLatency = 1000000;
 
 /// One scalar of the file layer: its text and where it was written.
@@ -65,7 +65,9 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
   out[prefix] = {node.Scalar(), where_of(file, node)};
 }
 
-YAML::Node load_yaml(const std::string& path) { return workloads::parse_yaml_document(read_file(path), path); }
+YAML::Node load_yaml(const std::string& path) {
+  return workloads::parse_yaml_document(read_file(path), path);
+}
 
 RawConfig flatten_file(const std::string& path, const std::string& prefix) {
   YAML::Node root = load_yaml(path);
@@ -223,8 +225,11 @@ double parse_data_rate(const std::string& text, const std::string& where) {
 
 /// The dtype spellings of the config (npu.mac_array.dtype and npu.energy.mac.<dtype>).
 const std::vector<std::pair<std::string, DType>>& dtype_names() {
-  static const std::vector<std::pair<std::string, DType>> names = {
-      {"int8", DType::Int8}, {"int16", DType::Int16}, {"fp16", DType::Fp16}, {"bf16", DType::Bf16}, {"fp32", DType::Fp32}};
+  static const std::vector<std::pair<std::string, DType>> names = {{"int8", DType::Int8},
+                                                                   {"int16", DType::Int16},
+                                                                   {"fp16", DType::Fp16},
+                                                                   {"bf16", DType::Bf16},
+                                                                   {"fp32", DType::Fp32}};
   return names;
 }
 
@@ -233,15 +238,18 @@ void check_sram_ports(const SramConfig& s, const std::string& source) {
   const std::string found = ", found ports " + std::to_string(s.ports_per_bank) + ", read_ports " +
                             std::to_string(s.read_ports) + ", write_ports " + std::to_string(s.write_ports);
   if (s.ports_per_bank + s.read_ports == 0)
-    throw InputError(source + " (npu.sram.ports, npu.sram.read_ports)", "expected at least one port per bank that can read (ports or read_ports)" + found);
+    throw InputError(source + " (npu.sram.ports, npu.sram.read_ports)",
+                     "expected at least one port per bank that can read (ports or read_ports)" + found);
   if (s.ports_per_bank + s.write_ports == 0)
-    throw InputError(source + " (npu.sram.ports, npu.sram.write_ports)", "expected at least one port per bank that can write (ports or write_ports)" + found);
+    throw InputError(source + " (npu.sram.ports, npu.sram.write_ports)",
+                     "expected at least one port per bank that can write (ports or write_ports)" + found);
 }
 
 /// npu.sram.operand_buffers and the three buffer sizes, which only `separate` takes.
 void read_operand_buffers(Reader& r, SramConfig& s) {
   r.read("npu.sram.operand_buffers", s.operand_buffers, [](const std::string& t, const std::string& w) {
-    return parse_enum<OperandBufferMode>(t, w, {{"shared", OperandBufferMode::Shared}, {"separate", OperandBufferMode::Separate}});
+    return parse_enum<OperandBufferMode>(
+        t, w, {{"shared", OperandBufferMode::Shared}, {"separate", OperandBufferMode::Separate}});
   });
   for (auto [name, field] : {std::pair{"ifmap_bytes", &s.ifmap_bytes}, std::pair{"filter_bytes", &s.filter_bytes},
                              std::pair{"ofmap_bytes", &s.ofmap_bytes}}) {
@@ -254,16 +262,16 @@ void read_operand_buffers(Reader& r, SramConfig& s) {
     }
     const std::string where = Reader::label(*v, key);
     if (!s.separate_buffers())
-      throw InputError(where, "only allowed with npu.sram.operand_buffers: separate (the operands share the scratchpad)");
+      throw InputError(where,
+                       "only allowed with npu.sram.operand_buffers: separate (the operands share the scratchpad)");
     *field = bytes_in(v->text, where, kMaxSramBytes);
   }
 }
 
 void read_core(Reader& r, HardwareConfig& c) {
   r.read("name", c.name, [](const std::string& t, const std::string&) { return t; });
-  r.read("npu.clock", c.core_clock, [](const std::string& t, const std::string& w) {
-    return frequency_in(t, w, kMinCoreClockHz, kMaxClockHz);
-  });
+  r.read("npu.clock", c.core_clock,
+         [](const std::string& t, const std::string& w) { return frequency_in(t, w, kMinCoreClockHz, kMaxClockHz); });
 
   auto& m = c.mac_array;
   r.read_uint("npu.mac_array.rows", m.rows, 1, kMaxArraySide);
@@ -271,9 +279,8 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read("npu.mac_array.dataflow", m.dataflow, [](const std::string& t, const std::string& w) {
     return parse_enum<Dataflow>(t, w, {{"ws", Dataflow::WS}, {"os", Dataflow::OS}, {"is", Dataflow::IS}});
   });
-  r.read("npu.mac_array.dtype", m.dtype, [](const std::string& t, const std::string& w) {
-    return parse_enum<DType>(t, w, dtype_names());
-  });
+  r.read("npu.mac_array.dtype", m.dtype,
+         [](const std::string& t, const std::string& w) { return parse_enum<DType>(t, w, dtype_names()); });
   r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes, 1, 16);
   r.read("npu.mac_array.fold_model", m.fold_model, [](const std::string& t, const std::string& w) {
     return parse_enum<FoldModel>(t, w, {{"reference", FoldModel::Reference}, {"overlapped", FoldModel::Overlapped}});
@@ -320,15 +327,33 @@ void read_core(Reader& r, HardwareConfig& c) {
 /// tRFCab and tRPpb are the LPDDR names of tRFC and tRP.
 const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*>>>& timing_fields() {
   static const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*>>> fields = {
-      {"CL", {&DramTiming::CL}},         {"RL", {&DramTiming::CL}},          {"CWL", {&DramTiming::CWL}},
-      {"WL", {&DramTiming::CWL}},        {"tRCD", {&DramTiming::tRCD}},      {"tRP", {&DramTiming::tRP}},
-      {"tRPpb", {&DramTiming::tRP}},     {"tRPab", {&DramTiming::tRPab}},    {"tRAS", {&DramTiming::tRAS}},
-      {"tRC", {&DramTiming::tRC}},       {"tCCD_S", {&DramTiming::tCCD_S}},  {"tCCD_L", {&DramTiming::tCCD_L}},
-      {"tRRD_S", {&DramTiming::tRRD_S}}, {"tRRD_L", {&DramTiming::tRRD_L}},  {"tFAW", {&DramTiming::tFAW}},
-      {"tWR", {&DramTiming::tWR}},       {"tWTR_S", {&DramTiming::tWTR_S}},  {"tWTR_L", {&DramTiming::tWTR_L}},
-      {"tRTP", {&DramTiming::tRTP}},     {"tRTW", {&DramTiming::tRTW}},      {"tRFC", {&DramTiming::tRFC}},
-      {"tRFCab", {&DramTiming::tRFC}},   {"tRFCpb", {&DramTiming::tRFCpb}},  {"tREFI", {&DramTiming::tREFI}},
-      {"tDQSCK", {&DramTiming::tDQSCK}}, {"tPPD", {&DramTiming::tPPD}},      {"tPBR2PBR", {&DramTiming::tPBR2PBR}},
+      {"CL", {&DramTiming::CL}},
+      {"RL", {&DramTiming::CL}},
+      {"CWL", {&DramTiming::CWL}},
+      {"WL", {&DramTiming::CWL}},
+      {"tRCD", {&DramTiming::tRCD}},
+      {"tRP", {&DramTiming::tRP}},
+      {"tRPpb", {&DramTiming::tRP}},
+      {"tRPab", {&DramTiming::tRPab}},
+      {"tRAS", {&DramTiming::tRAS}},
+      {"tRC", {&DramTiming::tRC}},
+      {"tCCD_S", {&DramTiming::tCCD_S}},
+      {"tCCD_L", {&DramTiming::tCCD_L}},
+      {"tRRD_S", {&DramTiming::tRRD_S}},
+      {"tRRD_L", {&DramTiming::tRRD_L}},
+      {"tFAW", {&DramTiming::tFAW}},
+      {"tWR", {&DramTiming::tWR}},
+      {"tWTR_S", {&DramTiming::tWTR_S}},
+      {"tWTR_L", {&DramTiming::tWTR_L}},
+      {"tRTP", {&DramTiming::tRTP}},
+      {"tRTW", {&DramTiming::tRTW}},
+      {"tRFC", {&DramTiming::tRFC}},
+      {"tRFCab", {&DramTiming::tRFC}},
+      {"tRFCpb", {&DramTiming::tRFCpb}},
+      {"tREFI", {&DramTiming::tREFI}},
+      {"tDQSCK", {&DramTiming::tDQSCK}},
+      {"tPPD", {&DramTiming::tPPD}},
+      {"tPBR2PBR", {&DramTiming::tPBR2PBR}},
       {"tCCD", {&DramTiming::tCCD_S, &DramTiming::tCCD_L}},
       {"tRRD", {&DramTiming::tRRD_S, &DramTiming::tRRD_L}},
       {"tWTR", {&DramTiming::tWTR_S, &DramTiming::tWTR_L}},
@@ -341,9 +366,8 @@ void read_dram(Reader& r, DramConfig& d) {
   r.read("npu.dram.standard", d.standard, [](const std::string& t, const std::string& w) {
     return parse_enum<std::string>(t, w, {{"DDR4", "DDR4"}, {"LPDDR4", "LPDDR4"}, {"LPDDR5", "LPDDR5"}});
   });
-  r.read("npu.dram.clock", d.clock, [](const std::string& t, const std::string& w) {
-    return frequency_in(t, w, kMinDramClockHz, kMaxClockHz);
-  });
+  r.read("npu.dram.clock", d.clock,
+         [](const std::string& t, const std::string& w) { return frequency_in(t, w, kMinDramClockHz, kMaxClockHz); });
   r.read("npu.dram.data_rate", d.data_rate, parse_data_rate);
   r.read_uint("npu.dram.channels", d.channels, 1, 32);
   r.read_uint("npu.dram.ranks", d.ranks, 1, 8);
@@ -359,9 +383,11 @@ void read_dram(Reader& r, DramConfig& d) {
     return parse_enum<bool>(t, w, {{"true", true}, {"false", false}});
   });
   r.read("npu.dram.page_policy", d.page_policy, [](const std::string& t, const std::string& w) {
-    return parse_enum<PagePolicy>(
-        t, w, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}, {"adaptive", PagePolicy::Adaptive},
-                   {"open_adaptive", PagePolicy::OpenAdaptive}});
+    return parse_enum<PagePolicy>(t, w,
+                                  {{"open", PagePolicy::Open},
+                                   {"closed", PagePolicy::Closed},
+                                   {"adaptive", PagePolicy::Adaptive},
+                                   {"open_adaptive", PagePolicy::OpenAdaptive}});
   });
   r.read("npu.dram.scheduler", d.scheduler, [](const std::string& t, const std::string& w) {
     return parse_enum<DramScheduler>(t, w, {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}});
@@ -378,14 +404,16 @@ void read_dram(Reader& r, DramConfig& d) {
   r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth, 1, 1024);
   r.read_uint("npu.dram.row_hit_cap", d.row_hit_cap, 0, 1u << 20);
   r.read("npu.dram.write_policy", d.write_policy, [](const std::string& t, const std::string& w) {
-    return parse_enum<DramWritePolicy>(t, w, {{"shared", DramWritePolicy::Shared}, {"watermarks", DramWritePolicy::Watermarks}});
+    return parse_enum<DramWritePolicy>(
+        t, w, {{"shared", DramWritePolicy::Shared}, {"watermarks", DramWritePolicy::Watermarks}});
   });
 
   // Timings convert with the final clock, so a --set of the clock re-times ns values too.
   const double tck = d.clock.period_seconds();
   for (const auto& [name, raw] : r.take_prefix("npu.dram.timing")) {
     const std::string key = "npu.dram.timing." + name;
-    auto it = std::find_if(timing_fields().begin(), timing_fields().end(), [&name = name](const auto& f) { return f.first == name; });
+    auto it = std::find_if(timing_fields().begin(), timing_fields().end(),
+                           [&name = name](const auto& f) { return f.first == name; });
     if (it == timing_fields().end()) {
       std::string valid;
       for (const auto& f : timing_fields()) valid += (valid.empty() ? "" : ", ") + f.first;
@@ -407,8 +435,10 @@ void read_dram(Reader& r, DramConfig& d) {
     const std::string rail = name.substr(0, dot), field = dot == std::string::npos ? "" : name.substr(dot + 1);
     auto f = std::find_if(rail_fields.begin(), rail_fields.end(), [&](const auto& x) { return x.first == field; });
     if (dot == std::string::npos || f == rail_fields.end())
-      throw InputError(where, "expected RAIL.FIELD with FIELD one of voltage, idd0, idd2n, idd3n, idd4r, idd4w, "
-                              "idd5 (e.g. npu.dram.energy.vdd2.idd0), found '" + name + "'");
+      throw InputError(where,
+                       "expected RAIL.FIELD with FIELD one of voltage, idd0, idd2n, idd3n, idd4r, idd4w, "
+                       "idd5 (e.g. npu.dram.energy.vdd2.idd0), found '" +
+                           name + "'");
     const std::string unit = field == "voltage" ? "V" : "mA";
     std::string number = raw.text;
     if (number.size() > unit.size() && number.compare(number.size() - unit.size(), unit.size(), unit) == 0)
@@ -453,9 +483,11 @@ void read_energy(Reader& r, HardwareConfig& c) {
 void read_area(Reader& r, HardwareConfig& c) {
   r.read("npu.area.technology_node", c.area.technology_node_nm, [](const std::string& t, const std::string& w) {
     std::string n = t;
-    if (n.size() > 2 && n.compare(n.size() - 2, 2, "nm") == 0) n = n.substr(0, n.find_last_not_of(' ', n.size() - 3) + 1);
+    if (n.size() > 2 && n.compare(n.size() - 2, 2, "nm") == 0)
+      n = n.substr(0, n.find_last_not_of(' ', n.size() - 3) + 1);
     const double v = parse_positive_double(n, w);
-    if (v < 5 || v > 45) throw InputError(w, "expected a technology node from 5 nm to 45 nm (docs/area.md), found '" + t + "'");
+    if (v < 5 || v > 45)
+      throw InputError(w, "expected a technology node from 5 nm to 45 nm (docs/area.md), found '" + t + "'");
     return v;
   });
 }
@@ -473,8 +505,8 @@ void validate(const HardwareConfig& c, const std::string& source) {
   const auto& d = c.dram;
   if (c.dma.burst_bytes % d.bytes_per_burst() != 0 && d.bytes_per_burst() % c.dma.burst_bytes != 0)
     throw InputError(source + " (npu.dma.burst_size)", "expected a multiple or divisor of the DRAM burst (" +
-                                                          std::to_string(d.bytes_per_burst()) + " B), found " +
-                                                          std::to_string(c.dma.burst_bytes) + " B");
+                                                           std::to_string(d.bytes_per_burst()) + " B), found " +
+                                                           std::to_string(c.dma.burst_bytes) + " B");
 }
 
 std::string resolve_spec(const std::string& spec) {
@@ -532,7 +564,9 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
     std::string names;
     for (fs::directory_iterator e(preset_dir, ec), end; !ec && e != end; e.increment(ec))
       names += (names.empty() ? "" : ", ") + e->path().stem().string();
-    const auto& origin = sets.count("npu.dram.preset") ? sets.at("npu.dram.preset") : file.count("npu.dram.preset") ? file.at("npu.dram.preset") : RawValue{preset, path};
+    const auto& origin = sets.count("npu.dram.preset")   ? sets.at("npu.dram.preset")
+                         : file.count("npu.dram.preset") ? file.at("npu.dram.preset")
+                                                         : RawValue{preset, path};
     throw InputError(origin.where + " (npu.dram.preset)", "unknown DRAM preset '" + preset + "'; known: " + names);
   }
   RawConfig merged = flatten_file(preset_path.string(), "npu.dram");
@@ -549,8 +583,8 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
   read_dram(r, c.dram);
   read_energy(r, c);
   read_area(r, c);
-  r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*", "npu.cores", "npu.noc.*",
-            "npu.energy.*", "npu.area.*"});
+  r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*",
+            "npu.cores", "npu.noc.*", "npu.energy.*", "npu.area.*"});
   validate(c, path);
   return c;
 }

@@ -16,7 +16,8 @@
 namespace npusim {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  write_file_atomic(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+  write_file_atomic(
+      path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
 }
 
 /// An output buffer over a file descriptor whose every write(2) is checked: a failed write sets
@@ -78,7 +79,8 @@ AtomicFile::~AtomicFile() {
 
 void AtomicFile::write(const std::string& text) {
   stream_->write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!*stream_) throw SimulationError("cannot write " + path_ + ": " + std::strerror(buffer_->error() ? buffer_->error() : EIO));
+  if (!*stream_)
+    throw SimulationError("cannot write " + path_ + ": " + std::strerror(buffer_->error() ? buffer_->error() : EIO));
 }
 
 void AtomicFile::commit() {

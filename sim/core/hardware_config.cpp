@@ -6,20 +6,28 @@ namespace npusim {
 
 std::uint32_t dtype_bytes(DType t) {
   switch (t) {
-    case DType::Int8: return 1;
-    case DType::Int16: return 2;
-    case DType::Fp16: return 2;
-    case DType::Bf16: return 2;
-    case DType::Fp32: return 4;
+    case DType::Int8:
+      return 1;
+    case DType::Int16:
+      return 2;
+    case DType::Fp16:
+      return 2;
+    case DType::Bf16:
+      return 2;
+    case DType::Fp32:
+      return 4;
   }
   return 1;
 }
 
 std::string to_string(Dataflow d) {
   switch (d) {
-    case Dataflow::WS: return "ws";
-    case Dataflow::OS: return "os";
-    case Dataflow::IS: return "is";
+    case Dataflow::WS:
+      return "ws";
+    case Dataflow::OS:
+      return "os";
+    case Dataflow::IS:
+      return "is";
   }
   return "?";
 }
@@ -31,43 +39,63 @@ std::optional<Dataflow> parse_dataflow_name(const std::string& text) {
   return std::nullopt;
 }
 
-std::string dataflow_name(Dataflow d) { return boost::algorithm::to_upper_copy(to_string(d)); }
+std::string dataflow_name(Dataflow d) {
+  return boost::algorithm::to_upper_copy(to_string(d));
+}
 
 std::string to_string(DType t) {
   switch (t) {
-    case DType::Int8: return "int8";
-    case DType::Int16: return "int16";
-    case DType::Fp16: return "fp16";
-    case DType::Bf16: return "bf16";
-    case DType::Fp32: return "fp32";
+    case DType::Int8:
+      return "int8";
+    case DType::Int16:
+      return "int16";
+    case DType::Fp16:
+      return "fp16";
+    case DType::Bf16:
+      return "bf16";
+    case DType::Fp32:
+      return "fp32";
   }
   return "?";
 }
 
-std::string to_string(FoldModel f) { return f == FoldModel::Reference ? "reference" : "overlapped"; }
+std::string to_string(FoldModel f) {
+  return f == FoldModel::Reference ? "reference" : "overlapped";
+}
 std::string to_string(PagePolicy p) {
   switch (p) {
-    case PagePolicy::Open: return "open";
-    case PagePolicy::Closed: return "closed";
-    case PagePolicy::Adaptive: return "adaptive";
-    case PagePolicy::OpenAdaptive: return "open_adaptive";
+    case PagePolicy::Open:
+      return "open";
+    case PagePolicy::Closed:
+      return "closed";
+    case PagePolicy::Adaptive:
+      return "adaptive";
+    case PagePolicy::OpenAdaptive:
+      return "open_adaptive";
   }
   return "?";
 }
-std::string to_string(DramScheduler s) { return s == DramScheduler::FrFcfs ? "fr_fcfs" : "fcfs"; }
-std::string to_string(RefreshMode r) { return r == RefreshMode::AllBank ? "all_bank" : "per_bank"; }
-std::string to_string(OperandBufferMode m) { return m == OperandBufferMode::Shared ? "shared" : "separate"; }
-std::string to_string(TileLayout l) { return l == TileLayout::RowMajor ? "row_major" : "streamed"; }
+std::string to_string(DramScheduler s) {
+  return s == DramScheduler::FrFcfs ? "fr_fcfs" : "fcfs";
+}
+std::string to_string(RefreshMode r) {
+  return r == RefreshMode::AllBank ? "all_bank" : "per_bank";
+}
+std::string to_string(OperandBufferMode m) {
+  return m == OperandBufferMode::Shared ? "shared" : "separate";
+}
+std::string to_string(TileLayout l) {
+  return l == TileLayout::RowMajor ? "row_major" : "streamed";
+}
 
 namespace {
 
 nlohmann::json timing_json(const DramTiming& t) {
-  return {{"unit", "nCK"},      {"CL", t.CL},         {"CWL", t.CWL},       {"tRCD", t.tRCD},
-          {"tRP", t.tRP},       {"tRPab", t.tRPab},   {"tRAS", t.tRAS},     {"tRC", t.tRC},
-          {"tCCD_S", t.tCCD_S}, {"tCCD_L", t.tCCD_L}, {"tRRD_S", t.tRRD_S}, {"tRRD_L", t.tRRD_L},
-          {"tFAW", t.tFAW},     {"tWR", t.tWR},       {"tWTR_S", t.tWTR_S}, {"tWTR_L", t.tWTR_L},
-          {"tRTP", t.tRTP},     {"tRTW", t.tRTW},     {"tRFC", t.tRFC},     {"tRFCpb", t.tRFCpb},
-          {"tREFI", t.tREFI},   {"tDQSCK", t.tDQSCK}, {"tPPD", t.tPPD},     {"tPBR2PBR", t.tPBR2PBR}};
+  return {{"unit", "nCK"},      {"CL", t.CL},         {"CWL", t.CWL},   {"tRCD", t.tRCD},        {"tRP", t.tRP},
+          {"tRPab", t.tRPab},   {"tRAS", t.tRAS},     {"tRC", t.tRC},   {"tCCD_S", t.tCCD_S},    {"tCCD_L", t.tCCD_L},
+          {"tRRD_S", t.tRRD_S}, {"tRRD_L", t.tRRD_L}, {"tFAW", t.tFAW}, {"tWR", t.tWR},          {"tWTR_S", t.tWTR_S},
+          {"tWTR_L", t.tWTR_L}, {"tRTP", t.tRTP},     {"tRTW", t.tRTW}, {"tRFC", t.tRFC},        {"tRFCpb", t.tRFCpb},
+          {"tREFI", t.tREFI},   {"tDQSCK", t.tDQSCK}, {"tPPD", t.tPPD}, {"tPBR2PBR", t.tPBR2PBR}};
 }
 
 nlohmann::json rails_json(const std::vector<DramRail>& rails) {
@@ -103,35 +131,63 @@ nlohmann::json to_json(const HardwareConfig& c) {
       {"source", c.source},
       {"core_clock_hz", c.core_clock.hz},
       {"mac_array",
-       {{"rows", m.rows}, {"cols", m.cols}, {"dataflow", to_string(m.dataflow)}, {"dtype", to_string(m.dtype)},
-        {"dtype_bytes", dtype_bytes(m.dtype)}, {"fold_model", to_string(m.fold_model)},
-        {"accumulator_bytes", m.accumulator_bytes}, {"peak_ops_per_second", c.mac_peak_ops()}}},
+       {{"rows", m.rows},
+        {"cols", m.cols},
+        {"dataflow", to_string(m.dataflow)},
+        {"dtype", to_string(m.dtype)},
+        {"dtype_bytes", dtype_bytes(m.dtype)},
+        {"fold_model", to_string(m.fold_model)},
+        {"accumulator_bytes", m.accumulator_bytes},
+        {"peak_ops_per_second", c.mac_peak_ops()}}},
       {"vector_unit",
-       {{"lanes", c.vector_unit.lanes}, {"cost_cycles_per_element", cost},
-        {"default_cost", c.vector_unit.default_cost}, {"peak_ops_per_second", c.vector_peak_ops()}}},
+       {{"lanes", c.vector_unit.lanes},
+        {"cost_cycles_per_element", cost},
+        {"default_cost", c.vector_unit.default_cost},
+        {"peak_ops_per_second", c.vector_peak_ops()}}},
       {"sram",
-       {{"capacity_bytes", c.sram.capacity_bytes}, {"banks", c.sram.banks},
-        {"bank_width_bytes", c.sram.bank_width_bytes}, {"ports_per_bank", c.sram.ports_per_bank},
-        {"read_ports", c.sram.read_ports}, {"write_ports", c.sram.write_ports},
+       {{"capacity_bytes", c.sram.capacity_bytes},
+        {"banks", c.sram.banks},
+        {"bank_width_bytes", c.sram.bank_width_bytes},
+        {"ports_per_bank", c.sram.ports_per_bank},
+        {"read_ports", c.sram.read_ports},
+        {"write_ports", c.sram.write_ports},
         {"operand_buffers", to_string(c.sram.operand_buffers)},
-        {"ifmap_bytes", c.sram.ifmap_bytes}, {"filter_bytes", c.sram.filter_bytes},
-        {"ofmap_bytes", c.sram.ofmap_bytes}, {"tile_layout", to_string(c.sram.tile_layout)},
+        {"ifmap_bytes", c.sram.ifmap_bytes},
+        {"filter_bytes", c.sram.filter_bytes},
+        {"ofmap_bytes", c.sram.ofmap_bytes},
+        {"tile_layout", to_string(c.sram.tile_layout)},
         {"stream_buffer", c.sram.stream_buffer},
         {"bandwidth_bytes_per_second", c.sram_bandwidth()}}},
       {"dma",
-       {{"channels", c.dma.channels}, {"max_outstanding_bursts", c.dma.max_outstanding_bursts},
+       {{"channels", c.dma.channels},
+        {"max_outstanding_bursts", c.dma.max_outstanding_bursts},
         {"burst_bytes", c.dma.burst_bytes}}},
       {"dram",
-       {{"preset", d.preset}, {"standard", d.standard}, {"clock_hz", d.clock.hz},
-        {"data_rate_transfers_per_second", d.data_rate}, {"channels", d.channels}, {"ranks", d.ranks},
-        {"bank_groups", d.bank_groups}, {"banks_per_group", d.banks_per_group}, {"rows", d.rows},
-        {"columns", d.columns}, {"device_width_bits", d.device_width}, {"bus_width_bits", d.bus_width},
-        {"burst_length", d.burst_length}, {"mapping", d.mapping}, {"page_policy", to_string(d.page_policy)},
-        {"scheduler", to_string(d.scheduler)}, {"read_queue_depth", d.read_queue_depth},
-        {"write_queue_depth", d.write_queue_depth}, {"peak_bandwidth_bytes_per_second", d.peak_bandwidth().bytes_per_second},
-        {"xor_bank_hash", d.xor_bank_hash}, {"write_drain_high", d.write_drain_high},
-        {"write_drain_low", d.write_drain_low}, {"refresh", to_string(d.refresh)},
-        {"refresh_max_postponed", d.refresh_max_postponed}, {"energy", rails_json(d.rails)},
+       {{"preset", d.preset},
+        {"standard", d.standard},
+        {"clock_hz", d.clock.hz},
+        {"data_rate_transfers_per_second", d.data_rate},
+        {"channels", d.channels},
+        {"ranks", d.ranks},
+        {"bank_groups", d.bank_groups},
+        {"banks_per_group", d.banks_per_group},
+        {"rows", d.rows},
+        {"columns", d.columns},
+        {"device_width_bits", d.device_width},
+        {"bus_width_bits", d.bus_width},
+        {"burst_length", d.burst_length},
+        {"mapping", d.mapping},
+        {"page_policy", to_string(d.page_policy)},
+        {"scheduler", to_string(d.scheduler)},
+        {"read_queue_depth", d.read_queue_depth},
+        {"write_queue_depth", d.write_queue_depth},
+        {"peak_bandwidth_bytes_per_second", d.peak_bandwidth().bytes_per_second},
+        {"xor_bank_hash", d.xor_bank_hash},
+        {"write_drain_high", d.write_drain_high},
+        {"write_drain_low", d.write_drain_low},
+        {"refresh", to_string(d.refresh)},
+        {"refresh_max_postponed", d.refresh_max_postponed},
+        {"energy", rails_json(d.rails)},
         {"bank_queue_depth", d.bank_queue_depth},
         {"row_hit_cap", d.row_hit_cap},
         {"write_policy", d.write_policy == DramWritePolicy::Shared ? "shared" : "watermarks"},

@@ -114,26 +114,26 @@ struct DramTiming {
   std::uint32_t tRRD_S = 0, tRRD_L = 0;
   std::uint32_t tFAW = 0;
   std::uint32_t tWR = 0, tWTR_S = 0, tWTR_L = 0, tRTP = 0;
-  std::uint32_t tRTW = 0;   // read-to-write turnaround on the data bus
-  std::uint32_t tRFC = 0;   // all-bank refresh cycle time
-  std::uint32_t tRFCpb = 0; // per-bank refresh (LPDDR4/5), 0 when not used
-  std::uint32_t tREFI = 0;  // average refresh interval
-  std::uint32_t tDQSCK = 0; // LPDDR4 read DQS delay, added to read latency
-  std::uint32_t tPPD = 0;   // precharge-to-precharge (LPDDR4)
+  std::uint32_t tRTW = 0;      // read-to-write turnaround on the data bus
+  std::uint32_t tRFC = 0;      // all-bank refresh cycle time
+  std::uint32_t tRFCpb = 0;    // per-bank refresh (LPDDR4/5), 0 when not used
+  std::uint32_t tREFI = 0;     // average refresh interval
+  std::uint32_t tDQSCK = 0;    // LPDDR4 read DQS delay, added to read latency
+  std::uint32_t tPPD = 0;      // precharge-to-precharge (LPDDR4)
   std::uint32_t tPBR2PBR = 0;  // per-bank refresh to per-bank refresh (LPDDR5); 0 = tRRD_S
 };
 
 /// IDD currents of one supply rail of one device (x`device_width` die or channel), as a
 /// datasheet or JEDEC table gives them; energies follow Micron TN-41-01 (docs/dram.md).
 struct DramRail {
-  std::string name;      // "vdd", "vdd1", "vdd2", ...
-  double voltage = 0;    // V
-  double idd0 = 0;       // mA, one ACT-PRE cycle every tRC
-  double idd2n = 0;      // mA, precharge standby
-  double idd3n = 0;      // mA, active standby
-  double idd4r = 0;      // mA, burst read
-  double idd4w = 0;      // mA, burst write
-  double idd5 = 0;       // mA, during an all-bank refresh (tRFC)
+  std::string name;    // "vdd", "vdd1", "vdd2", ...
+  double voltage = 0;  // V
+  double idd0 = 0;     // mA, one ACT-PRE cycle every tRC
+  double idd2n = 0;    // mA, precharge standby
+  double idd3n = 0;    // mA, active standby
+  double idd4r = 0;    // mA, burst read
+  double idd4w = 0;    // mA, burst write
+  double idd5 = 0;     // mA, during an all-bank refresh (tRFC)
 };
 
 struct DramConfig {
@@ -143,13 +143,13 @@ struct DramConfig {
   double data_rate = 4266e6;        // transfers per second per data pin
   std::uint32_t channels = 1;
   std::uint32_t ranks = 1;
-  std::uint32_t bank_groups = 1;     // 1 = no bank groups
+  std::uint32_t bank_groups = 1;  // 1 = no bank groups
   std::uint32_t banks_per_group = 8;
-  std::uint32_t rows = 65536;        // rows per bank
-  std::uint32_t columns = 1024;      // column addresses per row (per device)
-  std::uint32_t device_width = 16;   // bits per device
-  std::uint32_t bus_width = 32;      // bits per channel
-  std::uint32_t burst_length = 16;   // beats per burst (BL)
+  std::uint32_t rows = 65536;       // rows per bank
+  std::uint32_t columns = 1024;     // column addresses per row (per device)
+  std::uint32_t device_width = 16;  // bits per device
+  std::uint32_t bus_width = 32;     // bits per channel
+  std::uint32_t burst_length = 16;  // beats per burst (BL)
   DramTiming timing;
   /// Address mapping, most to least significant field: ro ra bg ba ch co.
   std::string mapping = "rochrabacobg";
@@ -181,13 +181,9 @@ struct DramConfig {
   std::uint32_t devices() const { return device_width == 0 ? 0 : bus_width / device_width; }
   std::uint32_t bytes_per_burst() const { return bus_width / 8 * burst_length; }
   /// Clock cycles the data bus is busy for one burst (BL / transfers per clock).
-  std::uint32_t burst_cycles() const {
-    return static_cast<std::uint32_t>(burst_length / (data_rate / clock.hz) + 0.5);
-  }
+  std::uint32_t burst_cycles() const { return static_cast<std::uint32_t>(burst_length / (data_rate / clock.hz) + 0.5); }
   std::uint64_t row_bytes() const { return std::uint64_t(columns) * bus_width / 8; }
-  std::uint64_t capacity_bytes() const {
-    return std::uint64_t(channels) * ranks * banks() * rows * row_bytes();
-  }
+  std::uint64_t capacity_bytes() const { return std::uint64_t(channels) * ranks * banks() * rows * row_bytes(); }
   Bandwidth peak_bandwidth() const { return {data_rate * bus_width / 8.0 * channels}; }
 };
 
@@ -196,16 +192,16 @@ struct DramConfig {
 struct EnergyConfig {
   /// Per MAC (multiply + accumulate) by operand dtype; the array's dtype selects one.
   std::map<DType, Energy> mac;
-  Energy vector_op;        // per vector-unit element operation
-  Energy sram_read;        // per byte read from the scratchpad
-  Energy sram_write;       // per byte written to the scratchpad
-  Energy dram;             // per byte read from or written to DRAM (core + I/O)
-  Power dram_background;   // DRAM standby/refresh power, paid for the whole run
-  Power static_power;      // NPU leakage, paid for the whole run
+  Energy vector_op;       // per vector-unit element operation
+  Energy sram_read;       // per byte read from the scratchpad
+  Energy sram_write;      // per byte written to the scratchpad
+  Energy dram;            // per byte read from or written to DRAM (core + I/O)
+  Power dram_background;  // DRAM standby/refresh power, paid for the whole run
+  Power static_power;     // NPU leakage, paid for the whole run
 
   bool specified() const {
-    return !mac.empty() || vector_op.joules > 0 || sram_read.joules > 0 || sram_write.joules > 0 ||
-           dram.joules > 0 || dram_background.watts > 0 || static_power.watts > 0;
+    return !mac.empty() || vector_op.joules > 0 || sram_read.joules > 0 || sram_write.joules > 0 || dram.joules > 0 ||
+           dram_background.watts > 0 || static_power.watts > 0;
   }
 };
 

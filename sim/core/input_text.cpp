@@ -16,15 +16,24 @@ std::size_t utf8_sequence(const std::string& s, std::size_t i) {
   if (c < 0x80) return 1;
   std::size_t n = 0;
   unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if (c >= 0xE1 && c <= 0xEC) n = 3;
-  else if (c == 0xED) n = 3, hi = 0x9F;  // no UTF-16 surrogates
-  else if (c >= 0xEE && c <= 0xEF) n = 3;
-  else if (c == 0xF0) n = 4, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else if (c == 0xF4) n = 4, hi = 0x8F;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c == 0xE0)
+    n = 3, lo = 0xA0;
+  else if (c >= 0xE1 && c <= 0xEC)
+    n = 3;
+  else if (c == 0xED)
+    n = 3, hi = 0x9F;  // no UTF-16 surrogates
+  else if (c >= 0xEE && c <= 0xEF)
+    n = 3;
+  else if (c == 0xF0)
+    n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3)
+    n = 4;
+  else if (c == 0xF4)
+    n = 4, hi = 0x8F;
+  else
+    return 0;
   if (i + n > s.size()) return 0;
   if (b(i + 1) < lo || b(i + 1) > hi) return 0;
   for (std::size_t k = 2; k < n; ++k)
@@ -59,8 +68,8 @@ void check_utf8(const std::string& text, const std::string& source) {
   const std::size_t column = i - (line_start == std::string::npos || i == 0 ? 0 : line_start + 1) + 1;
   char byte[8];
   std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[i]));
-  throw InputError(where_at(source, text, i), std::string("expected UTF-8 text, found byte ") + byte +
-                                                  " at column " + std::to_string(column));
+  throw InputError(where_at(source, text, i),
+                   std::string("expected UTF-8 text, found byte ") + byte + " at column " + std::to_string(column));
 }
 
 void check_json_nesting(const std::string& text, const std::string& source, std::size_t max_depth) {
@@ -69,16 +78,18 @@ void check_json_nesting(const std::string& text, const std::string& source, std:
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;  // an escaped character never closes the string
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;  // an escaped character never closes the string
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth)
-        throw InputError(where_at(source, text, i), "expected nesting at most " + std::to_string(max_depth) +
-                                                        " levels deep, found more");
+        throw InputError(where_at(source, text, i),
+                         "expected nesting at most " + std::to_string(max_depth) + " levels deep, found more");
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
@@ -97,7 +108,10 @@ std::size_t half_edits(const std::string& a, const std::string& b, std::size_t l
     std::size_t row_min = cur[0];
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const char x = a[i - 1], y = b[j - 1];
-      const std::size_t sub = x == y ? 0 : std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)) ? 1 : 2;
+      const std::size_t sub =
+          x == y                                                                                       ? 0
+          : std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)) ? 1
+                                                                                                       : 2;
       cur[j] = std::min({prev[j] + 2, cur[j - 1] + 2, prev[j - 1] + sub});
       row_min = std::min(row_min, cur[j]);
     }

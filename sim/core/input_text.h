@@ -20,8 +20,7 @@ std::size_t find_invalid_utf8(const std::string& text);
 
 /// Throws InputError("source:line", ...) where JSON's `[`/`{` brackets outside strings nest deeper
 /// than `max_depth`. Runs in one pass with no recursion, before the recursive parser.
-void check_json_nesting(const std::string& text, const std::string& source,
-                           std::size_t max_depth = kMaxInputNesting);
+void check_json_nesting(const std::string& text, const std::string& source, std::size_t max_depth = kMaxInputNesting);
 
 /// 1-based line of byte `offset` in `text`.
 std::size_t line_of_offset(const std::string& text, std::size_t offset);

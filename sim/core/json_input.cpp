@@ -52,8 +52,12 @@ class KeyPath {
   std::string on(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     switch (event) {
-      case E::object_start: frames_.push_back({false, 0, "", {}}); break;
-      case E::array_start: frames_.push_back({true, 0, "", {}}); break;
+      case E::object_start:
+        frames_.push_back({false, 0, "", {}});
+        break;
+      case E::array_start:
+        frames_.push_back({true, 0, "", {}});
+        break;
       case E::key: {
         Frame& f = frames_.back();
         f.key = parsed.get<std::string>();
@@ -65,7 +69,9 @@ class KeyPath {
         frames_.pop_back();
         element_done();
         break;
-      case E::value: element_done(); break;
+      case E::value:
+        element_done();
+        break;
     }
     return "";
   }
@@ -96,10 +102,11 @@ nlohmann::json parse_json_input_unique_keys(const std::string& text, const std::
                                             const std::string& expected) {
   KeyPath position;
   std::string duplicate;
-  nlohmann::json doc = parse_json_input(text, source, expected, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (duplicate.empty()) duplicate = position.on(event, parsed);
-    return true;
-  });
+  nlohmann::json doc =
+      parse_json_input(text, source, expected, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (duplicate.empty()) duplicate = position.on(event, parsed);
+        return true;
+      });
   if (!duplicate.empty())
     throw InputError(source, duplicate + " (JSON would keep only the last value; write each key once)");
   return doc;

@@ -106,7 +106,9 @@ class PackedList {
       if (!end_) current_ = reader_.get();
       return *this;
     }
-    bool operator==(const const_iterator& o) const { return end_ == o.end_ && (end_ || reader_.index() == o.reader_.index()); }
+    bool operator==(const const_iterator& o) const {
+      return end_ == o.end_ && (end_ || reader_.index() == o.reader_.index());
+    }
     bool operator!=(const const_iterator& o) const { return !(*this == o); }
 
    private:
@@ -150,7 +152,7 @@ class PackedList {
     std::uint64_t f[kCount];
     Fields::split(tail_, f);
     for (std::size_t k = 0; k < kCount; ++k) {
-      for (std::uint64_t v = zigzag(f[k] - last_[k]); ; v >>= 7) {
+      for (std::uint64_t v = zigzag(f[k] - last_[k]);; v >>= 7) {
         if (v < 0x80) {
           bytes_.push_back(static_cast<std::uint8_t>(v));
           break;

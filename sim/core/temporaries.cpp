@@ -79,10 +79,18 @@ void remove_from(std::vector<std::string>& list, const std::string& path) {
 
 }  // namespace
 
-void register_temporary(const std::string& path) { add_to(registry(), path); }
-void unregister_temporary(const std::string& path) { remove_from(registry(), path); }
-void register_created_folder(const std::string& path) { add_to(created_folders(), path); }
-void unregister_created_folder(const std::string& path) { remove_from(created_folders(), path); }
+void register_temporary(const std::string& path) {
+  add_to(registry(), path);
+}
+void unregister_temporary(const std::string& path) {
+  remove_from(registry(), path);
+}
+void register_created_folder(const std::string& path) {
+  add_to(created_folders(), path);
+}
+void unregister_created_folder(const std::string& path) {
+  remove_from(created_folders(), path);
+}
 
 void exclusive_of_removal(const std::function<void()>& step) {
   std::unique_lock<std::recursive_mutex> lock(registry_mutex());

@@ -46,8 +46,8 @@ double scale_of(const NumberAndUnit& nu, const std::vector<std::pair<const char*
     if (nu.unit == name) return scale;
   std::string names;
   for (const auto& [name, scale] : table) names += std::string(names.empty() ? "" : ", ") + (*name ? name : "(none)");
-  throw InputError(where, std::string("expected ") + expected + " with a unit (" + names + "), found '" +
-                              std::string(text) + "'");
+  throw InputError(
+      where, std::string("expected ") + expected + " with a unit (" + names + "), found '" + std::string(text) + "'");
 }
 
 void require_non_negative(double v, const std::string& where, std::string_view text) {
@@ -89,8 +89,14 @@ Frequency parse_frequency(std::string_view text, const std::string& where) {
 Bandwidth parse_bandwidth(std::string_view text, const std::string& where) {
   auto nu = split(text, where, "a bandwidth such as '25.6 GB/s'");
   double s = scale_of(nu,
-                      {{"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
-                       {"KiB/s", 1024.0}, {"MiB/s", 1024.0 * 1024}, {"GiB/s", 1024.0 * 1024 * 1024}},
+                      {{"B/s", 1},
+                       {"KB/s", 1e3},
+                       {"MB/s", 1e6},
+                       {"GB/s", 1e9},
+                       {"TB/s", 1e12},
+                       {"KiB/s", 1024.0},
+                       {"MiB/s", 1024.0 * 1024},
+                       {"GiB/s", 1024.0 * 1024 * 1024}},
                       where, "a bandwidth", text);
   require_non_negative(nu.number, where, text);
   return {scaled(nu, s, where, text)};
@@ -99,8 +105,14 @@ Bandwidth parse_bandwidth(std::string_view text, const std::string& where) {
 Bytes parse_bytes(std::string_view text, const std::string& where) {
   auto nu = split(text, where, "a size such as '512 KiB'");
   double s = scale_of(nu,
-                      {{"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"KiB", 1024.0},
-                       {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}},
+                      {{"", 1},
+                       {"B", 1},
+                       {"KB", 1e3},
+                       {"MB", 1e6},
+                       {"GB", 1e9},
+                       {"KiB", 1024.0},
+                       {"MiB", 1024.0 * 1024},
+                       {"GiB", 1024.0 * 1024 * 1024}},
                       where, "a size", text);
   require_non_negative(nu.number, where, text);
   const double bytes = scaled(nu, s, where, text);
@@ -123,8 +135,8 @@ namespace {
 
 // Energy spellings, shared by the per-event and the per-byte parser.
 const std::vector<std::pair<std::string, double>>& energy_units() {
-  static const std::vector<std::pair<std::string, double>> units = {
-      {"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3}, {"J", 1}};
+  static const std::vector<std::pair<std::string, double>> units = {{"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9},
+                                                                    {"uJ", 1e-6},  {"mJ", 1e-3},  {"J", 1}};
   return units;
 }
 
@@ -207,7 +219,8 @@ std::uint64_t parse_count(std::string_view text, const std::string& where) {
     v = v * 10 + d;
   }
   if (!digits || overflow)
-    throw InputError(where, "expected a whole number from 0 to 18446744073709551615, found '" + std::string(text) + "'");
+    throw InputError(where,
+                     "expected a whole number from 0 to 18446744073709551615, found '" + std::string(text) + "'");
   return v;
 }
 

@@ -34,7 +34,9 @@ nlohmann::json provenance(const nlohmann::json& resolved_config) {
 
 nlohmann::json provenance_of_hash(const std::string& hash) {
   const VersionInfo& v = version_info();
-  return {{"version", v.version}, {"commit", v.commit}, {"config_hash", hash.empty() ? nlohmann::json() : nlohmann::json(hash)}};
+  return {{"version", v.version},
+          {"commit", v.commit},
+          {"config_hash", hash.empty() ? nlohmann::json() : nlohmann::json(hash)}};
 }
 
 }  // namespace npusim

@@ -212,8 +212,7 @@ ChildResult Child::reap() {
   // Wait without reaping, then mark the child reaped under the kill lock and reap it: cancel()
   // from another thread either kills a zombie (harmless) or sees reaped_ and does nothing.
   siginfo_t info{};
-  while (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
-  }
+  while (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
   {
     std::lock_guard<std::mutex> lock(g_kill_mutex);
     reaped_ = true;
@@ -238,13 +237,14 @@ ChildResult Child::reap() {
   } else if (r.signal != 0 || newline == std::string::npos) {
     r.end = ChildResult::End::Signalled;
     const int sig = r.signal;
-    r.message = sig == 0 ? "the process ended (exit code " + std::to_string(r.exit_code) + ") without a result"
-                         : "the process was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
-                               (sig == SIGKILL ? (options_.memory_bytes > 0
-                                                      ? "; past its memory limit of " +
-                                                            std::to_string(options_.memory_bytes >> 20) + " MiB, perhaps"
-                                                      : "; out of memory, perhaps (the kernel's OOM killer sends SIGKILL)")
-                                               : "");
+    r.message = sig == 0
+                    ? "the process ended (exit code " + std::to_string(r.exit_code) + ") without a result"
+                    : "the process was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
+                          (sig == SIGKILL ? (options_.memory_bytes > 0
+                                                 ? "; past its memory limit of " +
+                                                       std::to_string(options_.memory_bytes >> 20) + " MiB, perhaps"
+                                                 : "; out of memory, perhaps (the kernel's OOM killer sends SIGKILL)")
+                                          : "");
   } else if (kind == kOk) {
     r.end = ChildResult::End::Ok;
     r.reply = body;

@@ -61,7 +61,7 @@ struct ChildResult {
     Cancelled,  // the parent was asked to stop it (Child::cancel or keep_waiting)
   };
   End end = End::Signalled;
-  int exit_code = -1;   // 0 / 2 / 1 as the CLI's codes; 128 + signal when a signal ended it
+  int exit_code = -1;  // 0 / 2 / 1 as the CLI's codes; 128 + signal when a signal ended it
   int signal = 0;
   std::string reply;    // End::Ok: the work's return value
   std::string kind;     // End::Error: "input", "simulation" or "internal" (ErrorReport::kind)

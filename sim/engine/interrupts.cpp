@@ -46,7 +46,7 @@ sigset_t stop_signals() {
   // are exclusive of the removal), and the earlier output it replaced is gone.
   std::string outcome;
   for (const auto& p : published_outputs()) outcome += (outcome.empty() ? "" : ", ") + p;
-  outcome = !outcome.empty() ? "output written before the signal: " + outcome
+  outcome = !outcome.empty()  ? "output written before the signal: " + outcome
             : removed.empty() ? "no output was written"
                               : "partial output removed, no output folder written";
   std::fprintf(stderr, "\nnpusim: interrupted by %s while %s; %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
@@ -68,8 +68,7 @@ void install_interrupt_handling() {
   std::thread([set] {
     for (;;) {
       int sig = 0;
-      while (sigwait(&set, &sig) != 0) {
-      }
+      while (sigwait(&set, &sig) != 0) {}
       std::function<void()> stop;
       {
         std::lock_guard<std::mutex> lock(g_stop_mutex);
@@ -86,7 +85,9 @@ void on_stop_signal(std::function<void()> stop) {
   g_stop = std::move(stop);
 }
 
-void set_stage(const char* stage) { g_stage = stage; }
+void set_stage(const char* stage) {
+  g_stage = stage;
+}
 
 pid_t fork_child() {
   std::unique_lock<std::mutex> lock(g_children_mutex);  // the handler cannot miss a child being born
@@ -111,8 +112,7 @@ pid_t fork_child() {
 
 int wait_child(pid_t pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   {
     std::lock_guard<std::mutex> lock(g_children_mutex);
     g_children.erase(std::remove(g_children.begin(), g_children.end(), pid), g_children.end());
@@ -121,7 +121,9 @@ int wait_child(pid_t pid) {
   return status;
 }
 
-bool interrupted() { return g_interrupted; }
+bool interrupted() {
+  return g_interrupted;
+}
 
 void wait_if_interrupted() {
   while (g_interrupted) ::pause();

@@ -39,7 +39,8 @@ llm::Widths widths_of(const LlmSpec& s) {
 
 void check_count(std::int64_t v, std::int64_t min, const char* flag) {
   if (v < min || v > 1000000)
-    throw InputError(flag, "expected an integer from " + std::to_string(min) + " to 1000000, found " + std::to_string(v));
+    throw InputError(flag,
+                     "expected an integer from " + std::to_string(min) + " to 1000000, found " + std::to_string(v));
 }
 
 /// A phase's figures from its run summary.
@@ -87,8 +88,10 @@ Prepared prepare(const LlmSpec& s) {
   check_count(s.generate, 0, "--generate");
   check_count(s.batch, 1, "--batch");
   if (s.decode_samples < 0 || s.decode_samples == 1)
-    throw InputError("--decode-samples", "expected 0 (every step) or at least 2, found " + std::to_string(s.decode_samples));
-  if (s.group_size > 1u << 20) throw InputError("--group-size", "expected at most 1048576, found " + std::to_string(s.group_size));
+    throw InputError("--decode-samples",
+                     "expected 0 (every step) or at least 2, found " + std::to_string(s.decode_samples));
+  if (s.group_size > 1u << 20)
+    throw InputError("--group-size", "expected at most 1048576, found " + std::to_string(s.group_size));
   Prepared p;
   p.widths = widths_of(s);
   p.model = llm::load_llm_config(s.model, config::data_dir());
@@ -125,7 +128,7 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
         rs.config = s.config;
         rs.fusion = s.fusion;
         rs.out = out;
-        rs.label = what + ": ";  // the pipeline's own progress lines say which phase
+        rs.label = what + ": ";                    // the pipeline's own progress lines say which phase
         rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
         json summary = out.empty() ? simulate_summary(rs, run) : execute_run(rs, run);
         summary.erase("ops");
@@ -154,12 +157,15 @@ std::vector<std::int64_t> decode_sample_steps(std::int64_t steps, int samples) {
     for (std::int64_t i = 0; i < steps; ++i) idx.push_back(i);
     return idx;
   }
-  for (int k = 0; k < samples; ++k) idx.push_back(std::int64_t(std::llround(double(k) * double(steps - 1) / (samples - 1))));
+  for (int k = 0; k < samples; ++k)
+    idx.push_back(std::int64_t(std::llround(double(k) * double(steps - 1) / (samples - 1))));
   idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
   return idx;
 }
 
-void check_llm_spec(const LlmSpec& spec) { prepare(spec); }
+void check_llm_spec(const LlmSpec& spec) {
+  prepare(spec);
+}
 
 json run_llm(const LlmSpec& s) {
   const Prepared p = prepare(s);
@@ -171,7 +177,8 @@ json run_llm(const LlmSpec& s) {
   set_stage("simulating the prefill (child process)");
   progress.show("prefill of " + std::to_string(s.prompt) + " tokens");
   const llm::StepSpec pre_spec = step_spec(s, p, s.prompt, 0);
-  const json pre_summary = simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
+  const json pre_summary =
+      simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
   const PhaseResult pre = phase_of(pre_summary);
 
   // 2. Decode: sampled steps simulated, the others interpolated (linear in the context).
@@ -196,7 +203,8 @@ json run_llm(const LlmSpec& s) {
     if (!simulated) {
       const PhaseResult& a = sampled[std::size_t(k)];
       const PhaseResult& b = sampled[std::size_t(k + 1)];
-      const double f = double(i - samples[std::size_t(k)]) / double(samples[std::size_t(k + 1)] - samples[std::size_t(k)]);
+      const double f =
+          double(i - samples[std::size_t(k)]) / double(samples[std::size_t(k + 1)] - samples[std::size_t(k)]);
       auto lerp = [f](double x, double y) { return x + f * (y - x); };
       r.seconds = lerp(a.seconds, b.seconds);
       r.cycles = lerp(a.cycles, b.cycles);
@@ -205,8 +213,10 @@ json run_llm(const LlmSpec& s) {
       if (a.energy_j && b.energy_j) r.energy_j = lerp(*a.energy_j, *b.energy_j);
     }
     decode_s += r.seconds;
-    if (r.energy_j) decode_j += *r.energy_j;
-    else energy = false;
+    if (r.energy_j)
+      decode_j += *r.energy_j;
+    else
+      energy = false;
     steps.push_back(step_json(s.prompt + i + 1, r, simulated));
   }
   progress.show("");
@@ -219,36 +229,35 @@ json run_llm(const LlmSpec& s) {
                  {"kv_cache", llm::format_name(p.widths.kv)},
                  {"head_and_embedding", p.widths.wide_head ? "fp16" : llm::format_name(p.widths.weights)},
                  {"config_dtype_bytes", eb}};
-  json block = {
-      {"model", p.model.name},
-      {"model_type", p.model.model_type},
-      {"config_file", p.model.source},
-      {"params", llm::parameter_count(p.model)},
-      {"weight_bytes", workloads::graph_totals(pre_graph, eb).weight_bytes},
-      {"widths", widths},
-      {"batch", s.batch},
-      {"prompt", s.prompt},
-      {"generate", s.generate},
-      {"all_logits", s.all_logits},
-      {"prefill",
-       {{"tokens", s.batch * s.prompt},
-        {"seconds", pre.seconds},
-        {"cycles", pre.cycles},
-        {"macs", pre.macs},
-        {"dram_bytes", pre.dram_bytes},
-        {"energy_j", pre.energy_j ? json(*pre.energy_j) : json()}}},
-      {"decode",
-       {{"tokens", gen_tokens},
-        {"seconds", decode_s},
-        {"tokens_per_second", decode_s > 0 ? json(double(gen_tokens) / decode_s) : json()},
-        {"energy_j", energy && s.generate > 0 ? json(decode_j) : json()},
-        {"energy_per_token_j", energy && gen_tokens > 0 ? json(decode_j / double(gen_tokens)) : json()},
-        {"simulated_steps", samples.size()},
-        {"steps", steps}}},
-      {"ttft_seconds", pre.seconds},
-      {"total_seconds", pre.seconds + decode_s},
-      {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb)},
-      {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+  json block = {{"model", p.model.name},
+                {"model_type", p.model.model_type},
+                {"config_file", p.model.source},
+                {"params", llm::parameter_count(p.model)},
+                {"weight_bytes", workloads::graph_totals(pre_graph, eb).weight_bytes},
+                {"widths", widths},
+                {"batch", s.batch},
+                {"prompt", s.prompt},
+                {"generate", s.generate},
+                {"all_logits", s.all_logits},
+                {"prefill",
+                 {{"tokens", s.batch * s.prompt},
+                  {"seconds", pre.seconds},
+                  {"cycles", pre.cycles},
+                  {"macs", pre.macs},
+                  {"dram_bytes", pre.dram_bytes},
+                  {"energy_j", pre.energy_j ? json(*pre.energy_j) : json()}}},
+                {"decode",
+                 {{"tokens", gen_tokens},
+                  {"seconds", decode_s},
+                  {"tokens_per_second", decode_s > 0 ? json(double(gen_tokens) / decode_s) : json()},
+                  {"energy_j", energy && s.generate > 0 ? json(decode_j) : json()},
+                  {"energy_per_token_j", energy && gen_tokens > 0 ? json(decode_j / double(gen_tokens)) : json()},
+                  {"simulated_steps", samples.size()},
+                  {"steps", steps}}},
+                {"ttft_seconds", pre.seconds},
+                {"total_seconds", pre.seconds + decode_s},
+                {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb)},
+                {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
   return {{"workload", p.model.name}, {"config_name", p.hw.name}, {"fusion", s.fusion}, {"llm", block}};
 }
 

@@ -34,8 +34,8 @@ void make_folder(const fs::path& dir, const std::string& flag, const std::string
   if (dir.empty() || fs::is_directory(dir, ec)) return;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    throw InputError(flag + " " + path, "expected a folder that exists or can be created, found that " +
-                                            dir.string() + " cannot be created (" + ec.message() + ")");
+    throw InputError(flag + " " + path, "expected a folder that exists or can be created, found that " + dir.string() +
+                                            " cannot be created (" + ec.message() + ")");
 }
 
 /// An earlier run's folder holds one of these; any other non-empty folder is the user's, never replaced.
@@ -61,7 +61,8 @@ int take_lock(const fs::path& lock) {
       if (fd < 0 && errno == ENOENT) continue;  // released between the two opens: create it again
     }
     if (fd < 0) return errno == ELOOP ? -3 : -2;
-    struct stat held {}, named {};
+    struct stat held {
+    }, named{};
     if (::fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
       ::close(fd);
       return -3;
@@ -192,11 +193,12 @@ FileLock::FileLock(std::string path, const std::string& flag) : path_(std::move(
     if (fd_ >= 0) register_temporary(path_);
   });
   if (fd_ == -2)
-    throw InputError(flag, "expected a writable folder, found that " + path_ + " cannot be created (" +
-                               std::strerror(error) + ")");
+    throw InputError(
+        flag, "expected a writable folder, found that " + path_ + " cannot be created (" + std::strerror(error) + ")");
   if (fd_ == -3)
-    throw InputError(flag, "expected " + path_ + " to be npusim's lock file or absent, found a symbolic link or "
-                                                 "another kind of file there (remove it if it is not yours)");
+    throw InputError(flag, "expected " + path_ +
+                               " to be npusim's lock file or absent, found a symbolic link or "
+                               "another kind of file there (remove it if it is not yours)");
   if (fd_ < 0)
     throw InputError(flag, "expected no other npusim writing these results, found " + path_ +
                                " locked by another one (a second --resume of the same sweep or shard?)");

@@ -59,7 +59,9 @@ std::string workload_name(const std::string& spec) {
   return fs::exists(spec) ? fs::path(spec).stem().string() : spec;
 }
 
-void write_json(const fs::path& p, const nlohmann::json& j) { write_file_atomic(p.string(), j.dump(2) + "\n"); }
+void write_json(const fs::path& p, const nlohmann::json& j) {
+  write_file_atomic(p.string(), j.dump(2) + "\n");
+}
 
 }  // namespace
 
@@ -70,8 +72,8 @@ workloads::Graph load_workload_spec(const std::string& workload, const workloads
 sched::Plan plan_for(const std::string& fusion, const std::string& objective, const workloads::Graph& g,
                      const HardwareConfig& hw) {
   const auto policy = sched::parse_fusion_policy(fusion, "--fusion");
-  const auto goal = objective.empty() ? sched::SearchObjective::Cycles
-                                      : sched::parse_search_objective(objective, "--objective");
+  const auto goal =
+      objective.empty() ? sched::SearchObjective::Cycles : sched::parse_search_objective(objective, "--objective");
   sched::Plan plan = policy == sched::FusionPolicy::File     ? sched::load_schedule_file(fusion.substr(5), g, hw)
                      : policy == sched::FusionPolicy::Search ? search_by_simulation(g, hw, goal)
                                                              : sched::make_plan(g, hw, policy);
@@ -87,8 +89,8 @@ void check_run_arguments(const std::vector<std::string>& policies, const std::st
   if (std::find(policies.begin(), policies.end(), "search") != policies.end()) return;
   std::string given;
   for (const auto& p : policies) given += (given.empty() ? "" : ",") + p;
-  throw InputError(names.objective + " " + objective, "expected with " + names.fusion + " search, found " + names.fusion +
-                                                          " " + given);
+  throw InputError(names.objective + " " + objective,
+                   "expected with " + names.fusion + " search, found " + names.fusion + " " + given);
 }
 
 namespace {
@@ -145,11 +147,11 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   set_stage("simulating");
   {
     Progress progress(spec.label);
-    sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
-                          [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
-                          spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
-                                                                        : DramActivityLevel::Channels,
-                          parallel.mode != sched::ParallelMode::None ? &parallel : nullptr});
+    sim.trace =
+        simulate({run.hw, run.graph, run.plan, program, run.workload_name,
+                  [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
+                  spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks : DramActivityLevel::Channels,
+                  parallel.mode != sched::ParallelMode::None ? &parallel : nullptr});
   }
   set_stage("analysing the trace");
   sim.analysis = traces::analyse_trace(sim.trace);
@@ -162,7 +164,8 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
 namespace {
 
 SimulationError roofline_violations(std::size_t n, const std::string& where) {
-  return SimulationError(std::to_string(n) + " roofline points lie above their roof (a model or counting error); see " + where);
+  return SimulationError(std::to_string(n) + " roofline points lie above their roof (a model or counting error); see " +
+                         where);
 }
 
 }  // namespace
@@ -289,14 +292,15 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
   }
   // The bound in words, as summary.json, report.html and the live page give it.
   for (const auto& [name, s] : runs)
-    if (text_or(s, "bound_text") != "-") os << "bound" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << text_or(s, "bound_text") << '\n';
+    if (text_or(s, "bound_text") != "-")
+      os << "bound" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << text_or(s, "bound_text") << '\n';
   // A run spread over cores (docs/multicore.md): its throughput and the latency of one input.
   for (const auto& [name, s] : runs) {
     const auto p = s.find("parallel");
     if (p == s.end() || !p->is_object()) continue;
-    os << "parallel" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << p->value("mode", std::string("?")) << " on "
-       << p->value("cores", 0) << " cores, " << p->value("replicas", 0) << " copies: "
-       << num(metric(*p, "throughput_inputs_per_s"), "%.1f") << " inputs/s, latency of one input "
+    os << "parallel" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << p->value("mode", std::string("?"))
+       << " on " << p->value("cores", 0) << " cores, " << p->value("replicas", 0)
+       << " copies: " << num(metric(*p, "throughput_inputs_per_s"), "%.1f") << " inputs/s, latency of one input "
        << num(metric(*p, "latency_s") * 1e3, "%.3f") << " ms\n";
   }
   if (runs.size() == 2) {

@@ -25,10 +25,10 @@ struct RunSpec {
   std::vector<std::string> overrides;  // --set KEY=VALUE
   workloads::LoadOptions load;         // --input-shape, --skip-unsupported
   std::string out = "npusim-out/run";
-  std::string label;                   // prefix of progress lines ("" = none)
-  std::string vcd;                     // --vcd FILE ("" = none)
-  traces::TraceWriteOptions trace;     // --trace-level, --counter-window
-  std::string parallel;                // --parallel none|data|pipeline ("" = none; docs/multicore.md)
+  std::string label;                // prefix of progress lines ("" = none)
+  std::string vcd;                  // --vcd FILE ("" = none)
+  traces::TraceWriteOptions trace;  // --trace-level, --counter-window
+  std::string parallel;             // --parallel none|data|pipeline ("" = none; docs/multicore.md)
 };
 
 struct LoadedRun {

@@ -62,9 +62,12 @@ Measured finish_child(Child& c, std::size_t index) {
 std::pair<double, double> rank(const Measured& m, sched::SearchObjective objective) {
   const double seconds = double(m.end_ps);
   switch (objective) {
-    case sched::SearchObjective::DramBytes: return {double(m.dram_bytes), seconds};
-    case sched::SearchObjective::Energy: return {m.energy_j.value_or(0), seconds};
-    case sched::SearchObjective::Cycles: break;
+    case sched::SearchObjective::DramBytes:
+      return {double(m.dram_bytes), seconds};
+    case sched::SearchObjective::Energy:
+      return {m.energy_j.value_or(0), seconds};
+    case sched::SearchObjective::Cycles:
+      break;
   }
   return {seconds, 0};
 }
@@ -73,15 +76,15 @@ bool same_grouping(const sched::Plan& a, const sched::Plan& b) {
   if (a.groups.size() != b.groups.size()) return false;
   for (std::size_t i = 0; i < a.groups.size(); ++i)
     if (a.groups[i].ops() != b.groups[i].ops() || a.groups[i].depth_first.enabled != b.groups[i].depth_first.enabled ||
-        a.groups[i].attention.enabled != b.groups[i].attention.enabled ||
-        a.groups[i].dataflow != b.groups[i].dataflow)
+        a.groups[i].attention.enabled != b.groups[i].attention.enabled || a.groups[i].dataflow != b.groups[i].dataflow)
       return false;
   return true;
 }
 
 }  // namespace
 
-sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig& hw, sched::SearchObjective objective) {
+sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig& hw,
+                                 sched::SearchObjective objective) {
   const auto start = std::chrono::steady_clock::now();
   using sched::FusionPolicy;
   std::vector<std::pair<std::string, sched::Plan>> cands;

@@ -8,7 +8,9 @@ models::OperandBuffers operand_buffers_of(const HardwareConfig& cfg, models::Sra
   return models::OperandBuffers(cfg.sram.ifmap_bytes, cfg.sram.filter_bytes, cfg.sram.ofmap_bytes);
 }
 
-std::string named(const std::string& prefix, const char* unit) { return prefix + unit; }
+std::string named(const std::string& prefix, const char* unit) {
+  return prefix + unit;
+}
 
 }  // namespace
 

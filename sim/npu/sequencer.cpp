@@ -70,9 +70,12 @@ std::uint32_t Sequencer::core_of_group(std::size_t g) const {
 
 Sequencer::Lane Sequencer::lane_of(CommandKind k) {
   switch (k) {
-    case CommandKind::Gemm: return Lane::Mac;
-    case CommandKind::Vector: return Lane::Vector;
-    default: return Lane::Dma;
+    case CommandKind::Gemm:
+      return Lane::Mac;
+    case CommandKind::Vector:
+      return Lane::Vector;
+    default:
+      return Lane::Dma;
   }
 }
 
@@ -117,8 +120,8 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
     case CommandKind::Gemm: {
       ev.kind = traces::CommandKind::Gemm;
       ev.unit = traces::Unit::MacArray;
-      models::GemmTile tile{{c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes,
-                            c.gemm.dataflow};
+      models::GemmTile tile{
+          {c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes, c.gemm.dataflow};
       const auto r = core.mac_array.run(tile);
       ev.stall_cycles = r.stall_cycles;
       ev.compute_cycles = r.compute_cycles;
@@ -156,7 +159,8 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       ev.contention_ps = static_cast<std::uint64_t>(std::llround(r.contention.to_seconds() * 1e12));
       break;
     }
-    case CommandKind::Barrier: break;
+    case CommandKind::Barrier:
+      break;
   }
 }
 

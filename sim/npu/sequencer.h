@@ -67,13 +67,13 @@ class Sequencer : public sc_core::sc_module {
   Npu& npu_;
   const sched::Program& program_;
   std::function<void(std::size_t, std::size_t)> progress_;
-  std::vector<std::uint32_t> pending_;                 // unmet dependencies per command
+  std::vector<std::uint32_t> pending_;  // unmet dependencies per command
   std::vector<std::vector<std::uint32_t>> successors_;
-  std::vector<std::uint32_t> group_remaining_;         // commands not yet done per group
-  std::vector<std::vector<std::uint32_t>> parked_;     // ready but their group is not granted
+  std::vector<std::uint32_t> group_remaining_;      // commands not yet done per group
+  std::vector<std::vector<std::uint32_t>> parked_;  // ready but their group is not granted
   std::vector<bool> granted_;
   std::vector<CoreState> cores_;
-  bool per_buffer_ = false;         // groups allocate per operand buffer (separate buffers)
+  bool per_buffer_ = false;  // groups allocate per operand buffer (separate buffers)
   /// Groups allocated ahead of the oldest running one: the next layer's loads may start early
   /// (a compiler prefetches one layer ahead), further ones wait.
   static constexpr std::size_t kGroupLookahead = 1;

@@ -42,7 +42,9 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
     const auto cost = workloads::op_cost(g, op, eb);
     const auto cls = workloads::op_class(op.kind);
     t.ops.push_back({op.name, workloads::to_string(op.kind),
-                     cls == workloads::OpClass::Gemm ? "MAC array" : cls == workloads::OpClass::Vector ? "vector unit" : "none",
+                     cls == workloads::OpClass::Gemm     ? "MAC array"
+                     : cls == workloads::OpClass::Vector ? "vector unit"
+                                                         : "none",
                      plan.op_group[i], cost.macs, cost.vector_ops});
     if (cls == workloads::OpClass::Gemm) {
       const auto v = workloads::gemm_view(g, op);
@@ -57,8 +59,10 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
       if (s.tiling.passes == 2) fusion += ", two passes (statistics, apply): " + g.op(s.ops[0]).name;
     for (const auto& s : gp.segments)  // a GEMM's input prologue, and what its operand's re-reads do
       if (!s.prologue.empty())
-        fusion += std::string(fusion == "prologue" ? " (" : ", prologue (") + prologue_mode(s.tiling) + "): " + g.op(s.ops[0]).name;
-    t.groups.push_back({gp.name, fusion, gp.ops(), gp.sram_bytes, gp.dataflow ? dataflow_name(*gp.dataflow) : std::string()});
+        fusion += std::string(fusion == "prologue" ? " (" : ", prologue (") + prologue_mode(s.tiling) +
+                  "): " + g.op(s.ops[0]).name;
+    t.groups.push_back(
+        {gp.name, fusion, gp.ops(), gp.sram_bytes, gp.dataflow ? dataflow_name(*gp.dataflow) : std::string()});
   }
   for (const auto& b : plan.boundaries)  // between group i and i + 1: kept with group i
     if (b.from_op >= 0 && plan.op_group[b.from_op] >= 0) t.groups.at(plan.op_group[b.from_op]).not_fused = b.reason;

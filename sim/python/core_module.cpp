@@ -24,7 +24,9 @@
 
 // libsystemc references sc_main; simulations start from simulate() in a child process.
 // Exported: pybind11 builds modules with hidden visibility, and libsystemc must see it.
-extern "C" __attribute__((visibility("default"))) int sc_main(int, char*[]) { return 0; }
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char*[]) {
+  return 0;
+}
 
 namespace py = pybind11;
 
@@ -48,8 +50,8 @@ Config make_config(const std::string& spec, const std::vector<std::string>& over
   return {spec, overrides, config::load_hardware_config(spec, overrides)};
 }
 
-Graph load(const std::string& spec, const std::map<std::string, workloads::Shape>& input_shapes,
-           bool skip_unsupported, const std::map<std::string, std::int64_t>& dims) {
+Graph load(const std::string& spec, const std::map<std::string, workloads::Shape>& input_shapes, bool skip_unsupported,
+           const std::map<std::string, std::int64_t>& dims) {
   workloads::LoadOptions options;
   options.input_shapes = input_shapes;
   options.dims = dims;
@@ -198,34 +200,44 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("name", &Graph::name)
       .def("ops", &graph_ops, py::arg("elem_bytes"))
       .def("tensors", &graph_tensors)
-      .def("totals", [](const Graph& g, std::uint32_t elem_bytes) {
-        const auto t = npusim::workloads::graph_totals(g.graph, elem_bytes);
-        return py::dict(py::arg("macs") = t.macs, py::arg("vector_ops") = t.vector_ops,
-                        py::arg("weight_bytes") = t.weight_bytes, py::arg("params") = t.params);
-      }, py::arg("elem_bytes"));
+      .def(
+          "totals",
+          [](const Graph& g, std::uint32_t elem_bytes) {
+            const auto t = npusim::workloads::graph_totals(g.graph, elem_bytes);
+            return py::dict(py::arg("macs") = t.macs, py::arg("vector_ops") = t.vector_ops,
+                            py::arg("weight_bytes") = t.weight_bytes, py::arg("params") = t.params);
+          },
+          py::arg("elem_bytes"));
 
   m.def("load", &load, py::arg("spec"), py::arg("input_shapes"), py::arg("skip_unsupported"), py::arg("dims"));
-  m.def("zoo_names", [] {
-    return npusim::workloads::zoo_names(npusim::config::data_dir() + "/workloads/zoo");
-  });
+  m.def("zoo_names", [] { return npusim::workloads::zoo_names(npusim::config::data_dir() + "/workloads/zoo"); });
   m.def("parse_yaml", &parse_yaml, py::arg("text"), py::arg("source"));
-  m.def("check_arguments", [](const std::vector<std::string>& policies, const std::string& objective) {
-    npusim::engine::check_run_arguments(policies, objective, {"fusion", "objective"});
-  }, py::arg("policies"), py::arg("objective"));
+  m.def(
+      "check_arguments",
+      [](const std::vector<std::string>& policies, const std::string& objective) {
+        npusim::engine::check_run_arguments(policies, objective, {"fusion", "objective"});
+      },
+      py::arg("policies"), py::arg("objective"));
   // A schedule file as the CLI reads it: the same messages for a missing file, bad UTF-8, bad
   // JSON and duplicate keys (returned as JSON text without them).
-  m.def("read_schedule_text", [](const std::string& path) {
-    return npusim::parse_json_input_unique_keys(npusim::read_file(path), path, "a JSON schedule").dump();
-  }, py::arg("path"));
+  m.def(
+      "read_schedule_text",
+      [](const std::string& path) {
+        return npusim::parse_json_input_unique_keys(npusim::read_file(path), path, "a JSON schedule").dump();
+      },
+      py::arg("path"));
   // compare's per-group diff aligned by ops, as `npusim compare` computes it (compare.json's
   // aligned_groups): `runs` is [[name, summary.json text], ...].
-  m.def("align_groups", [](const std::vector<std::pair<std::string, std::string>>& runs) {
-    std::vector<nlohmann::json> docs;
-    for (const auto& r : runs) docs.push_back(nlohmann::json::parse(r.second));
-    std::vector<std::pair<std::string, const nlohmann::json*>> named;
-    for (std::size_t i = 0; i < runs.size(); ++i) named.emplace_back(runs[i].first, &docs[i]);
-    return npusim::traces::align_groups(named).dump();
-  }, py::arg("runs"));
+  m.def(
+      "align_groups",
+      [](const std::vector<std::pair<std::string, std::string>>& runs) {
+        std::vector<nlohmann::json> docs;
+        for (const auto& r : runs) docs.push_back(nlohmann::json::parse(r.second));
+        std::vector<std::pair<std::string, const nlohmann::json*>> named;
+        for (std::size_t i = 0; i < runs.size(); ++i) named.emplace_back(runs[i].first, &docs[i]);
+        return npusim::traces::align_groups(named).dump();
+      },
+      py::arg("runs"));
   m.def("plan", &plan, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"));
   m.def("check_schedule", &check_schedule, py::arg("graph"), py::arg("config"), py::arg("text"), py::arg("source"));
   m.def("simulate", &simulate, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"),

@@ -254,8 +254,10 @@ class WriteBuffer {
     line_fill_ = filled % bw_;
   }
   void push(i64 count, i64 fill) {
-    if (!lines_.empty() && lines_.back().second == fill) lines_.back().first += count;
-    else lines_.emplace_back(count, fill);
+    if (!lines_.empty() && lines_.back().second == fill)
+      lines_.back().first += count;
+    else
+      lines_.emplace_back(count, fill);
   }
   void close_line() {
     if (line_fill_ > 0) push(1, line_fill_);
@@ -300,9 +302,12 @@ struct ReadPattern {
 ReadPattern ifmap_pattern(const FoldGrid& g, Dataflow d) {
   const i64 R = i64(g.R), C = i64(g.C);
   switch (d) {
-    case Dataflow::WS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, R};
-    case Dataflow::OS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, 0};
-    case Dataflow::IS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false, {}}, false, 0};
+    case Dataflow::WS:
+      return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, R};
+    case Dataflow::OS:
+      return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, 0};
+    case Dataflow::IS:
+      return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false, {}}, false, 0};
   }
   return {};
 }
@@ -310,9 +315,12 @@ ReadPattern ifmap_pattern(const FoldGrid& g, Dataflow d) {
 ReadPattern filter_pattern(const FoldGrid& g, Dataflow d) {
   const i64 R = i64(g.R), C = i64(g.C);
   switch (d) {
-    case Dataflow::WS: return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false, {}}, false, 0};
-    case Dataflow::OS: return {{i64(g.col_folds), i64(g.t), C, i64(g.cols_last), true, {}}, false, 0};
-    case Dataflow::IS: return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, R};
+    case Dataflow::WS:
+      return {{i64(g.col_folds), i64(g.sr), C, i64(g.cols_last), false, {}}, false, 0};
+    case Dataflow::OS:
+      return {{i64(g.col_folds), i64(g.t), C, i64(g.cols_last), true, {}}, false, 0};
+    case Dataflow::IS:
+      return {{i64(g.row_folds), i64(g.t), R, i64(g.rows_last), true, {}}, true, R};
   }
   return {};
 }
@@ -334,7 +342,7 @@ Run demand_run(const ReadPattern& p, const FoldGrid& g, std::uint64_t fc, std::u
     const i64 R = i64(g.R);
     if (r >= R) return {};
     const i64 row = i64(fr) * R + R - 1 - r;  // the stationary block is one row fold of rows
-    if (row >= m.rows) return {};            // padding rows of a partial fold
+    if (row >= m.rows) return {};             // padding rows of a partial fold
     first = m.index(block * m.rows + row, 0), count = width;
   }
   return {m.compact(first), m.compact(first + count) - 1, first, count};
@@ -354,9 +362,12 @@ i64 ofmap_writes(const FoldGrid& g, Dataflow d, std::uint64_t fc, std::uint64_t 
 i64 ifmap_entry(const PrefetchMatrix& m, const FoldGrid& g, Dataflow d, i64 pixel, i64 k) {
   const i64 R = i64(g.R), C = i64(g.C), T = i64(g.t);
   switch (d) {  // OS and IS stack blocks of K = m.rows window-element rows
-    case Dataflow::WS: return m.index(k / R * T + pixel, k % R);
-    case Dataflow::OS: return m.index(pixel / R * m.rows + k, pixel % R);
-    case Dataflow::IS: return m.index(pixel / C * m.rows + k, pixel % C);
+    case Dataflow::WS:
+      return m.index(k / R * T + pixel, k % R);
+    case Dataflow::OS:
+      return m.index(pixel / R * m.rows + k, pixel % R);
+    case Dataflow::IS:
+      return m.index(pixel / C * m.rows + k, pixel % C);
   }
   return 0;
 }
@@ -395,8 +406,10 @@ template <class Pred>
 i64 first_row(i64 lo, i64 hi, Pred pred) {
   while (lo < hi) {
     const i64 mid = lo + (hi - lo) / 2;
-    if (pred(mid)) hi = mid;
-    else lo = mid + 1;
+    if (pred(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -410,11 +423,16 @@ class Replay {
  public:
   Replay(const FoldGrid& g, Dataflow d, const BufferSizes& sizes, const std::int64_t (&stamp_rows)[kStampRows],
          const ConvWindow* conv)
-      : g_(g), d_(d), conv_(conv), in_p_(ifmap_read_pattern(g, d, conv)), w_p_(filter_pattern(g, d)),
+      : g_(g),
+        d_(d),
+        conv_(conv),
+        in_p_(ifmap_read_pattern(g, d, conv)),
+        w_p_(filter_pattern(g, d)),
         reads_(sizes.read_bandwidth > 0),
         in_(in_p_.matrix, sizes.ifmap_words, std::max<std::uint64_t>(1, sizes.read_bandwidth)),
         w_(w_p_.matrix, sizes.filter_words, std::max<std::uint64_t>(1, sizes.read_bandwidth)),
-        out_(sizes.ofmap_words, sizes.write_bandwidth), stamp_rows_(stamp_rows) {}
+        out_(sizes.ofmap_words, sizes.write_bandwidth),
+        stamp_rows_(stamp_rows) {}
 
   BufferReplay run() {
     const i64 per_fold = i64(g_.per_fold);
@@ -425,8 +443,8 @@ class Replay {
         last_[0] = last_[1] = -1;
         if (events_ > kMaxReplayEvents) return incomplete();
         for (i64 r = 0; r < per_fold;) {
-          const i64 next = std::min({next_read(in_p_, in_, 0, r), next_read(w_p_, w_, 1, r), next_write(r),
-                                     next_stamp(r)});
+          const i64 next =
+              std::min({next_read(in_p_, in_, 0, r), next_read(w_p_, w_, 1, r), next_write(r), next_stamp(r)});
           if (next > r) out_.write_quietly(writes_between(r, next));  // rows [r, next): nothing happens
           if (next >= per_fold) break;
           serve_row(next);
@@ -473,7 +491,8 @@ class Replay {
     Cached& c = read_cache_[op];
     if (c.fold == base_ && c.version == buf.moves() && r <= c.row) return c.row;
     const i64 safe = buf.last_hit_from(last_[op]);
-    const i64 last_row = std::min(end(), p.prefix + p.matrix.rows + i64(p.by_row_fold ? g_.rows_in(fr_) : g_.cols_in(fc_)) - 1);
+    const i64 last_row =
+        std::min(end(), p.prefix + p.matrix.rows + i64(p.by_row_fold ? g_.rows_in(fr_) : g_.cols_in(fc_)) - 1);
     c = {base_, buf.moves(), 0, first_row(r, last_row, [&](i64 row) {
            const Run run = demand_run(p, g_, fc_, fr_, row);
            return !run.empty() && run.hi > safe;
@@ -528,8 +547,10 @@ class Replay {
         k = i64(fr_) * R + R - 1 - r, pixel = i64(fc_) * C + i;
       } else {  // skewed: entry c of anti-diagonal s
         const i64 s = r - in_p_.prefix, c = std::max<i64>(0, s - in_p_.matrix.rows + 1) + i;
-        if (d_ == Dataflow::WS) pixel = s - c, k = i64(fr_) * R + c;
-        else k = s - c, pixel = i64(fr_) * R + c;
+        if (d_ == Dataflow::WS)
+          pixel = s - c, k = i64(fr_) * R + c;
+        else
+          k = s - c, pixel = i64(fr_) * R + c;
       }
       conv_->for_each_copy(
           pixel, k, [&](i64 p, i64 kk) { return f(in_p_.matrix.compact(ifmap_entry(in_p_.matrix, g_, d_, p, kk))); },
@@ -547,8 +568,8 @@ class Replay {
       const Run run = demand_run(*patterns[op], g_, fc_, fr_, r);
       if (run.empty()) continue;
       const PrefetchMatrix& m = patterns[op]->matrix;
-      const i64 done = op == 0 && conv_ ? buffers[op]->serve(m, run, ifmap_copies(r))
-                                        : buffers[op]->serve(m, run, no_copies);
+      const i64 done =
+          op == 0 && conv_ ? buffers[op]->serve(m, run, ifmap_copies(r)) : buffers[op]->serve(m, run, no_copies);
       stall[op] = std::max<i64>(0, done - cycle - 1);
       last_[op] = run.hi;
     }
@@ -572,7 +593,7 @@ class Replay {
   std::uint64_t fc_ = 0, fr_ = 0;
   i64 base_ = 0, stalls_ = 0, served_ = 0;
   std::uint64_t events_ = 0;  // rows served one by one, and folds, against kMaxReplayEvents
-  i64 last_[2] = {-1, -1};  // the last valid index each streamed operand read in this fold
+  i64 last_[2] = {-1, -1};    // the last valid index each streamed operand read in this fold
   /// A next-event row, valid for the fold starting at demand row `fold`, while the buffer's
   /// version (and the stalls) are unchanged.
   struct Cached {
@@ -612,15 +633,21 @@ EntryMap entry_map(Dataflow d, int operand, const FoldGrid& g) {
   const i64 R = i64(g.R), C = i64(g.C);
   if (operand == 0) {
     switch (d) {
-      case Dataflow::WS: return {false, R};  // (pixel y, element fr*R + x)
-      case Dataflow::OS: return {true, R};   // (pixel fr*R + x, element y)
-      case Dataflow::IS: return {true, C};   // (pixel fc*C + x, element row)
+      case Dataflow::WS:
+        return {false, R};  // (pixel y, element fr*R + x)
+      case Dataflow::OS:
+        return {true, R};  // (pixel fr*R + x, element y)
+      case Dataflow::IS:
+        return {true, C};  // (pixel fc*C + x, element row)
     }
   }
   switch (d) {
-    case Dataflow::WS: return {false, C};  // (element row, filter fc*C + x)
-    case Dataflow::OS: return {false, C};  // (element y, filter fc*C + x)
-    case Dataflow::IS: return {true, R};   // (element fr*R + x, filter y)
+    case Dataflow::WS:
+      return {false, C};  // (element row, filter fc*C + x)
+    case Dataflow::OS:
+      return {false, C};  // (element y, filter fc*C + x)
+    case Dataflow::IS:
+      return {true, R};  // (element fr*R + x, filter y)
   }
   return {};
 }
@@ -629,12 +656,19 @@ EntryMap entry_map(Dataflow d, int operand, const FoldGrid& g) {
 /// ifmap address splits into a pixel part and a window-element part, precomputed once.
 class WordAddresses {
  public:
-  WordAddresses(const FoldGrid& g, Dataflow d, int operand, const ConvWindow* conv) : conv_(operand == 0 ? conv : nullptr) {
+  WordAddresses(const FoldGrid& g, Dataflow d, int operand, const ConvWindow* conv)
+      : conv_(operand == 0 ? conv : nullptr) {
     i64 M = 0, K = 0, N = 0;
     switch (d) {
-      case Dataflow::WS: K = i64(g.sr), N = i64(g.sc), M = i64(g.t); break;
-      case Dataflow::OS: M = i64(g.sr), N = i64(g.sc), K = i64(g.t); break;
-      case Dataflow::IS: K = i64(g.sr), M = i64(g.sc), N = i64(g.t); break;
+      case Dataflow::WS:
+        K = i64(g.sr), N = i64(g.sc), M = i64(g.t);
+        break;
+      case Dataflow::OS:
+        M = i64(g.sr), N = i64(g.sc), K = i64(g.t);
+        break;
+      case Dataflow::IS:
+        K = i64(g.sr), M = i64(g.sc), N = i64(g.t);
+        break;
     }
     stride_ = operand == 0 ? K : N;
     space_ = u128(operand == 0 ? M : K) * u128(stride_);
@@ -653,7 +687,8 @@ class WordAddresses {
       element_[std::size_t(k)] = {(row * w.ifmap_w + col) * w.channels + k % w.channels, row, col};
     }
     // the last window ends inside the ifmap: no entry is a null request
-    inside_ = (w.ofmap_h - 1) * w.stride_h + w.filter_h <= w.ifmap_h && (w.ofmap_w - 1) * w.stride_w + w.filter_w <= w.ifmap_w;
+    inside_ = (w.ofmap_h - 1) * w.stride_h + w.filter_h <= w.ifmap_h &&
+              (w.ofmap_w - 1) * w.stride_w + w.filter_w <= w.ifmap_w;
   }
 
   /// Blocks of pixels from `first` (a pixel) read the same words shifted by whole ifmap rows if
@@ -736,7 +771,12 @@ class EstimateWalk {
  public:
   EstimateWalk(const FoldGrid& g, Dataflow d, int operand, const ReadPattern& p, const WordAddresses& word,
                std::uint64_t per_move)
-      : g_(g), p_(p), m_(p.matrix), map_(entry_map(d, operand, g)), word_(word), per_move_(per_move),
+      : g_(g),
+        p_(p),
+        m_(p.matrix),
+        map_(entry_map(d, operand, g)),
+        word_(word),
+        per_move_(per_move),
         stamp_of_(word.space(), 0),
         // a window holds each word once: at most per_move entries (all of them when it never moves)
         window_(per_move > 0 ? std::min<std::uint64_t>(per_move, word.space()) : word.space()) {}
@@ -756,7 +796,8 @@ class EstimateWalk {
       if (p_.by_row_fold) {
         periods(0, g_.col_folds);  // a period: the row folds' sweep over every block, once per column fold
       } else {
-        for (std::uint64_t fc = 0; fc < g_.col_folds && e_.complete; ++fc) periods(fc, g_.row_folds);  // block fc, once per row fold
+        for (std::uint64_t fc = 0; fc < g_.col_folds && e_.complete; ++fc)
+          periods(fc, g_.row_folds);  // block fc, once per row fold
       }
     }
     e_.walked = walked_;
@@ -800,13 +841,15 @@ class EstimateWalk {
       if (first_row < 0) first_row = row;
       ++valid;
       std::uint32_t& s = stamps[w];
-      if (in(s)) ++hits;
-      else enter(s, w, row);
+      if (in(s))
+        ++hits;
+      else
+        enter(s, w, row);
     }
   };
   Hot load() {
-    return {stamp_of_.data(), window_.data(), stamp_, last_move_stamp_, gap_floor_, per_move_, valid_, hits_,
-            in_window_, e_.words, e_.moves, min_gap_, e_.first_row, e_.last_move_row};
+    return {stamp_of_.data(), window_.data(), stamp_,   last_move_stamp_, gap_floor_,   per_move_,       valid_, hits_,
+            in_window_,       e_.words,       e_.moves, min_gap_,         e_.first_row, e_.last_move_row};
   }
   void store(const Hot& h) {
     stamp_ = h.stamp, last_move_stamp_ = h.last_move, valid_ = h.valid, hits_ = h.hits, in_window_ = h.in_window;
@@ -847,11 +890,14 @@ class EstimateWalk {
         } else {
           std::uint32_t& st = h.stamps[w];
           if (st <= pass_start)
-            firsts->push_back({std::uint32_t(w), std::uint32_t(s), std::uint32_t(c), std::uint32_t(h.valid - valid_before)});
+            firsts->push_back(
+                {std::uint32_t(w), std::uint32_t(s), std::uint32_t(c), std::uint32_t(h.valid - valid_before)});
           if (h.first_row < 0) h.first_row = row;
           ++h.valid;
-          if (!h.in(st)) h.enter(st, std::uint32_t(w), row);
-          else if (++h.hits, st <= pass_start) st = ++h.stamp;  // marks the word used in this pass
+          if (!h.in(st))
+            h.enter(st, std::uint32_t(w), row);
+          else if (++h.hits, st <= pass_start)
+            st = ++h.stamp;  // marks the word used in this pass
         }
         if (h.valid == probe_at && h.hits == 0 && h.min_gap >= h.per_move) {
           if (kRecord) firsts->clear();
@@ -892,7 +938,8 @@ class EstimateWalk {
 
   /// Each block's twin, the first block of pixels laid out alike (itself if none before it).
   void find_twins() {
-    twin_.resize(std::size_t(m_.blocks)), delta_.assign(std::size_t(m_.blocks), 0), shared_.assign(std::size_t(m_.blocks), false);
+    twin_.resize(std::size_t(m_.blocks)), delta_.assign(std::size_t(m_.blocks), 0),
+        shared_.assign(std::size_t(m_.blocks), false);
     std::unordered_map<i64, i64> first_of;  // (shape, width) -> the first block of it
     for (i64 b = 0; b < m_.blocks; ++b) {
       twin_[std::size_t(b)] = std::size_t(b);
@@ -900,7 +947,8 @@ class EstimateWalk {
       if (shape < 0) continue;
       const auto it = first_of.emplace(shape * (m_.width + 1) + width_of(b), b).first;
       const i64 t = it->second;
-      twin_[std::size_t(b)] = std::size_t(t), delta_[std::size_t(b)] = word_.pixel_offset(first) - word_.pixel_offset(t * map_.block_width);
+      twin_[std::size_t(b)] = std::size_t(t),
+      delta_[std::size_t(b)] = word_.pixel_offset(first) - word_.pixel_offset(t * map_.block_width);
       if (t != b) shared_[std::size_t(t)] = true;
     }
   }
@@ -984,7 +1032,8 @@ class EstimateWalk {
       for (std::uint64_t fr = 0; fr < g_.row_folds; ++fr) {
         const std::uint64_t n = fold_entries(fc, fr);
         if (before < n) {
-          e_.last_move_row = fold_base(fc, fr) + first_r(fr) + i64(before / std::uint64_t(width_of(i64(p_.by_row_fold ? fr : fc))));
+          e_.last_move_row =
+              fold_base(fc, fr) + first_r(fr) + i64(before / std::uint64_t(width_of(i64(p_.by_row_fold ? fr : fc))));
           return;
         }
         before -= n;
@@ -1025,9 +1074,8 @@ class EstimateWalk {
       const std::uint64_t probe_at = probing ? per_move_ : UINT64_MAX;
       // first uses pay only for a block streamed again whose words repeat in a pass (a conv's ifmap)
       const bool record = j + 1 < n;
-      const bool all_walked = period_passes(run, j, false, [&](i64 block, i64 base) {
-        return visit_pass(block, base, probe_at, record, replayed);
-      });
+      const bool all_walked = period_passes(
+          run, j, false, [&](i64 block, i64 base) { return visit_pass(block, base, probe_at, record, replayed); });
       if (!all_walked) {
         skip_misses(run, u128(n - 1 - j) * valid_of(run) + (valid_of(run) - per_move_), n - 1);
         return;

@@ -75,7 +75,7 @@ struct FoldGrid {
   std::uint64_t R = 0, C = 0;           // array rows, columns
   std::uint64_t sr = 0, sc = 0, t = 0;  // spatial rows, spatial columns, temporal
   std::uint64_t row_folds = 0, col_folds = 0, folds = 0;
-  std::uint64_t per_fold = 0;           // demand-matrix rows of one fold
+  std::uint64_t per_fold = 0;                  // demand-matrix rows of one fold
   std::uint64_t rows_last = 0, cols_last = 0;  // PEs used by the last row / column fold
   std::uint64_t rows_in(std::uint64_t fr) const { return fr + 1 < row_folds ? R : rows_last; }
   std::uint64_t cols_in(std::uint64_t fc) const { return fc + 1 < col_folds ? C : cols_last; }
@@ -128,10 +128,10 @@ BufferReplay replay_buffers(const FoldGrid& g, Dataflow d, const BufferSizes& si
 /// word that is not among the words entered since the window last moved on; the window moves
 /// on every 50 x floor(S / 100) entered words (S the buffer's words).
 struct EstimateReads {
-  std::uint64_t words = 0;            ///< DRAM reads: the words entered
-  std::uint64_t moves = 0;            ///< times the window moved on
-  std::int64_t first_row = -1;        ///< demand row of the operand's first valid request
-  std::int64_t last_move_row = -1;    ///< demand row of the request that moved it last
+  std::uint64_t words = 0;          ///< DRAM reads: the words entered
+  std::uint64_t moves = 0;          ///< times the window moved on
+  std::int64_t first_row = -1;      ///< demand row of the operand's first valid request
+  std::int64_t last_move_row = -1;  ///< demand row of the request that moved it last
   /// The walk's work, counted against kMaxEstimateAccesses: requests walked one by one (null
   /// ones included), recorded first uses replayed, window words hashed, copied or compared.
   std::uint64_t walked = 0;

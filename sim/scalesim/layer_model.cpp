@@ -120,8 +120,8 @@ void sram_windows(const Grid& g, Dataflow d, const Layer& l, LayerReport& r) {
   auto& out = r.sram[kOfmap];
   switch (d) {
     case Dataflow::WS:
-      in.start = R + 1, in.stop = base + R + T + ruL - 1;          // R-row preload gap, skewed
-      w.start = R - ru0 + 1, w.stop = base + R;                    // flipped, unskewed
+      in.start = R + 1, in.stop = base + R + T + ruL - 1;  // R-row preload gap, skewed
+      w.start = R - ru0 + 1, w.stop = base + R;            // flipped, unskewed
       out.start = 2 * R - 1, out.stop = base + 2 * R + T + cuL - 3;
       break;
     case Dataflow::OS:
@@ -172,8 +172,7 @@ constexpr std::uint64_t kSequentialFoldLimit = std::uint64_t(1) << 22;
 /// SCALE-Sim's fold order so the doubles match its output digit for digit.
 void fold_averages(const Grid& g, Dataflow d, LayerReport& r) {
   // SCALE-Sim's per-fold cycles: demand rows + array columns - 1 of the matrix it measures.
-  const std::uint64_t fold_cycles =
-      d == Dataflow::OS ? g.R + g.C + g.t - 2 : 2 * g.R + 2 * g.C + g.t - 3;
+  const std::uint64_t fold_cycles = d == Dataflow::OS ? g.R + g.C + g.t - 2 : 2 * g.R + 2 * g.C + g.t - 3;
   const double pes = double(g.R * g.C);
   auto util = [&](std::uint64_t used) { return double(used) * double(g.t) / (pes * double(fold_cycles)); };
   double mapping = 0, compute = 0;
@@ -265,9 +264,9 @@ void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerRepor
   const std::uint64_t read_words[2] = {cfg.ifmap_kb * 1024, cfg.filter_kb * 1024};
   for (int o = kIfmap; o <= kFilter && !user; ++o)
     est[o] = estimate_reads(g, cfg.dataflow, o, read_words[o], l.conv ? &*l.conv : nullptr);
-  const std::int64_t rows[kStampRows] = {r.sram[kIfmap].start - 1,  r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
+  const std::int64_t rows[kStampRows] = {r.sram[kIfmap].start - 1, r.sram[kIfmap].stop - 1, r.sram[kFilter].start - 1,
                                          r.sram[kFilter].stop - 1, r.sram[kOfmap].start,    r.sram[kOfmap].stop,
-                                         est[0].first_row,          est[0].last_move_row,    est[1].first_row,
+                                         est[0].first_row,         est[0].last_move_row,    est[1].first_row,
                                          est[1].last_move_row};
   const BufferSizes sizes{cfg.ifmap_kb * 1024, cfg.filter_kb * 1024, cfg.ofmap_kb * 1024,
                           user ? cfg.bandwidths.front() : 0, user ? cfg.bandwidths.front() : cfg.cols};
@@ -284,8 +283,10 @@ void replay(const Grid& g, const Layer& l, const ScaleSimConfig& cfg, LayerRepor
   r.total_cycles = b.total_cycles;
   for (int o = kIfmap; o <= kOfmap; ++o) {
     r.sram[o].start = b.stamps[2 * o], r.sram[o].stop = b.stamps[2 * o + 1];
-    if (user || o == kOfmap) r.dram[o] = {b.dram_start[o], b.dram_stop[o], b.dram_words[o]};
-    else if (est[o].complete) r.dram[o] = estimate_access(est[o], read_words[o], b.stamps[6 + 2 * o], b.stamps[7 + 2 * o]);
+    if (user || o == kOfmap)
+      r.dram[o] = {b.dram_start[o], b.dram_stop[o], b.dram_words[o]};
+    else if (est[o].complete)
+      r.dram[o] = estimate_access(est[o], read_words[o], b.stamps[6 + 2 * o], b.stamps[7 + 2 * o]);
   }
 }
 
@@ -324,12 +325,13 @@ std::vector<Layer> layers_from_graph(const workloads::Graph& g, const std::strin
   std::vector<Layer> layers;
   for (const workloads::Op& op : g.ops()) {
     if (op.kind != workloads::OpKind::Conv2d && op.kind != workloads::OpKind::MatMul) {
-      throw InputError("op '" + op.name + "'", "expected a conv2d or matmul layer, found " +
-                                                   workloads::to_string(op.kind));
+      throw InputError("op '" + op.name + "'",
+                       "expected a conv2d or matmul layer, found " + workloads::to_string(op.kind));
     }
     const workloads::GemmView v = workloads::gemm_view(g, op);
     Layer base;
-    base.where = (source.empty() ? "" : source + ":" + std::to_string(op.source_line) + " ") + "(layer '" + op.name + "')";
+    base.where =
+        (source.empty() ? "" : source + ":" + std::to_string(op.source_line) + " ") + "(layer '" + op.name + "')";
     base.m = v.m, base.k = v.k, base.n = v.n;
     const char* what = "ifmap";
     if (v.is_conv) {
@@ -341,7 +343,8 @@ std::vector<Layer> layers_from_graph(const workloads::Graph& g, const std::strin
       w.ofmap_h = scalesim_ofmap_size(w.ifmap_h, w.filter_h, w.stride_h);
       w.ofmap_w = scalesim_ofmap_size(w.ifmap_w, w.filter_w, w.stride_w);
       base.conv = w;
-      base.m = std::int64_t(mul(mul(std::uint64_t(w.ofmap_h), std::uint64_t(w.ofmap_w), base, what), v.batch, base, what));
+      base.m =
+          std::int64_t(mul(mul(std::uint64_t(w.ofmap_h), std::uint64_t(w.ofmap_w), base, what), v.batch, base, what));
       base.k = std::int64_t(mul(std::uint64_t(w.filter_h * w.filter_w), std::uint64_t(w.channels), base, what));
       base.ifmap_words = mul(mul(std::uint64_t(covered(w.ifmap_h, w.filter_h, w.stride_h, w.ofmap_h)),
                                  std::uint64_t(covered(w.ifmap_w, w.filter_w, w.stride_w, w.ofmap_w)), base, what),
@@ -370,8 +373,7 @@ LayerReport simulate_layer(const Layer& layer, const ScaleSimConfig& cfg) {
   r.folds = g.folds;
   r.macs = mul(mul(std::uint64_t(layer.m), std::uint64_t(layer.k), layer, "MAC count"), std::uint64_t(layer.n), layer,
                "MAC count");
-  r.overlapped_cycles =
-      models::fold_timing(shape, cfg.rows, cfg.cols, cfg.dataflow, FoldModel::Overlapped).cycles;
+  r.overlapped_cycles = models::fold_timing(shape, cfg.rows, cfg.cols, cfg.dataflow, FoldModel::Overlapped).cycles;
   r.psum_words = models::partial_sum_words(shape, cfg.rows, cfg.dataflow).written;
 
   sram_windows(g, cfg.dataflow, layer, r);
@@ -387,8 +389,7 @@ LayerReport simulate_layer(const Layer& layer, const ScaleSimConfig& cfg) {
   const std::uint64_t pes = g.R * g.C;
   // As Python's exact-integer true division: the products in 128 bits, one rounding each.
   using u128 = unsigned __int128;
-  r.overall_util =
-      r.total_cycles > 0 ? double(u128(r.macs) * 100) / double(u128(r.total_cycles) * pes) : 0.0;
+  r.overall_util = r.total_cycles > 0 ? double(u128(r.macs) * 100) / double(u128(r.total_cycles) * pes) : 0.0;
   for (int o = kIfmap; o <= kOfmap; ++o) {
     r.sram_bw[o] = per_cycle(r.sram[o].words, std::int64_t(r.total_cycles));
     r.dram_bw[o] = per_cycle(r.dram[o].words, r.dram[o].stop - r.dram[o].start + 1);

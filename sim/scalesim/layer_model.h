@@ -25,7 +25,7 @@ std::int64_t scalesim_ofmap_size(std::int64_t in, std::int64_t filter, std::int6
 struct Layer {
   std::string name;
   std::int64_t m = 0, k = 0, n = 0;
-  std::uint64_t ifmap_words = 0;  ///< distinct ifmap words the layer touches (stride gaps excluded)
+  std::uint64_t ifmap_words = 0;   ///< distinct ifmap words the layer touches (stride gaps excluded)
   std::optional<ConvWindow> conv;  ///< conv rows only: every GEMM operand entry is inside
   std::string where;               ///< "file.csv:LINE (layer 'name')" for messages; may be empty
 };
@@ -48,7 +48,7 @@ enum OperandIndex { kIfmap = 0, kFilter = 1, kOfmap = 2 };
 struct LayerReport {
   std::uint64_t total_cycles = 0, stall_cycles = 0;
   double overall_util = 0, mapping_efficiency = 0, compute_util = 0;  // percent
-  std::array<Access, 3> sram{}, dram{};  // ifmap reads, filter reads, ofmap writes
+  std::array<Access, 3> sram{}, dram{};                               // ifmap reads, filter reads, ofmap writes
   std::array<double, 3> sram_bw{}, dram_bw{};
   // npusim's own figures for the same layer, beyond SCALE-Sim's columns
   std::uint64_t folds = 0, macs = 0;

@@ -67,8 +67,13 @@ std::string compute_report(const std::vector<LayerReport>& layers) {
   std::string s = "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n";
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const LayerReport& l = layers[i];
-    s += Row(i).add(l.total_cycles).add(l.stall_cycles).add(l.overall_util).add(l.mapping_efficiency)
-             .add(l.compute_util).str();
+    s += Row(i)
+             .add(l.total_cycles)
+             .add(l.stall_cycles)
+             .add(l.overall_util)
+             .add(l.mapping_efficiency)
+             .add(l.compute_util)
+             .str();
   }
   return s;
 }

@@ -12,8 +12,8 @@ namespace npusim::scalesim {
 /// read the same as SCALE-Sim's.
 std::string python_float(double v);
 
-std::string compute_report(const std::vector<LayerReport>& layers);    ///< COMPUTE_REPORT.csv
-std::string bandwidth_report(const std::vector<LayerReport>& layers);  ///< BANDWIDTH_REPORT.csv
+std::string compute_report(const std::vector<LayerReport>& layers);          ///< COMPUTE_REPORT.csv
+std::string bandwidth_report(const std::vector<LayerReport>& layers);        ///< BANDWIDTH_REPORT.csv
 std::string detailed_access_report(const std::vector<LayerReport>& layers);  ///< DETAILED_ACCESS_REPORT.csv
 
 /// Writes the three reports into the existing folder `dir`, each atomically.

@@ -42,8 +42,8 @@ class IniFile {
         section = trim(line.substr(1, line.size() - 2));
         // Python's configparser (strict, as SCALE-Sim uses it) rejects a repeated section or key.
         if (const auto seen = section_lines_.find(section); seen != section_lines_.end())
-          fail(number, "", "each section once", "a second [" + section + "] (first on line " +
-                                                     std::to_string(seen->second) + ")");
+          fail(number, "", "each section once",
+               "a second [" + section + "] (first on line " + std::to_string(seen->second) + ")");
         section_lines_[section] = number;
         continue;
       }
@@ -154,6 +154,8 @@ ScaleSimConfig parse_scalesim_config(const std::string& text, const std::string&
   return c;
 }
 
-ScaleSimConfig load_scalesim_config(const std::string& path) { return parse_scalesim_config(read_file(path), path); }
+ScaleSimConfig load_scalesim_config(const std::string& path) {
+  return parse_scalesim_config(read_file(path), path);
+}
 
 }  // namespace npusim::scalesim

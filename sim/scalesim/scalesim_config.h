@@ -16,9 +16,9 @@ enum class InterfaceBandwidth {
 };
 
 struct ScaleSimConfig {
-  std::string source;                ///< the .cfg path, for messages
-  std::string run_name = "scale_run";  ///< [general] run_name
-  std::uint32_t rows = 0, cols = 0;  ///< ArrayHeight, ArrayWidth
+  std::string source;                                       ///< the .cfg path, for messages
+  std::string run_name = "scale_run";                       ///< [general] run_name
+  std::uint32_t rows = 0, cols = 0;                         ///< ArrayHeight, ArrayWidth
   std::uint64_t ifmap_kb = 0, filter_kb = 0, ofmap_kb = 0;  ///< *SramSzkB (KiB, 1-byte words)
   Dataflow dataflow = Dataflow::OS;
   InterfaceBandwidth interface = InterfaceBandwidth::Calc;

@@ -23,7 +23,9 @@ std::int64_t leading(const workloads::Shape& s) {
 
 /// Whether `t` is needed beyond its one consumer in the pattern: other readers, or none at
 /// all (a graph output).
-bool read_outside(const Graph& g, int t) { return g.tensor(t).consumers.size() != 1; }
+bool read_outside(const Graph& g, int t) {
+  return g.tensor(t).consumers.size() != 1;
+}
 
 /// Bytes of the operands a segment's epilogue ops hold whole (scale, mask), each tensor once:
 /// the lowering loads each of them once per segment.
@@ -139,9 +141,9 @@ GroupEval make_eval(const Graph& g, const HardwareConfig& hw, const std::vector<
 /// The largest block (or the requested one) that fits SRAM with some chunk, and the largest such
 /// chunk: fewer blocks mean fewer K/V re-reads and per-block overheads.
 std::optional<std::pair<std::int64_t, std::int64_t>> largest_fit(const Graph& g, const HardwareConfig& hw,
-                                                                const std::vector<Segment>& segs,
-                                                                std::int64_t block_rows,
-                                                                const std::vector<std::int64_t>& chunks) {
+                                                                 const std::vector<Segment>& segs,
+                                                                 std::int64_t block_rows,
+                                                                 const std::vector<std::int64_t>& chunks) {
   const std::int64_t top = block_rows > 0 ? block_rows : attention_geometry(g, segs).rows;
   const std::int64_t bottom = block_rows > 0 ? block_rows : 1;
   for (std::int64_t B = top; B >= bottom; --B)
@@ -167,7 +169,8 @@ std::string attention_obstacle(const Graph& g, const std::vector<Segment>& segs)
     if (m->inputs.size() != 2) return "'" + m->name + "' has a bias";
   const int scores = g.op(segs[0].ops.back()).outputs[0], probs = g.op(segs[1].ops.back()).outputs[0];
   if (sm.inputs[0] != scores) return "'" + sm.name + "' does not read the scores of '" + s.name + "'";
-  if (o.inputs[0] != probs) return "'" + o.name + "' does not take the probabilities of '" + sm.name + "' as its first operand";
+  if (o.inputs[0] != probs)
+    return "'" + o.name + "' does not take the probabilities of '" + sm.name + "' as its first operand";
   for (int t : {scores, probs})
     if (read_outside(g, t)) return "'" + g.tensor(t).name + "' is read outside the group";
   const auto& ss = g.tensor(s.outputs[0]).shape;
@@ -184,7 +187,8 @@ std::string attention_obstacle(const Graph& g, const std::vector<Segment>& segs)
   for (const auto& seg : segs)
     for (std::size_t i = 1; i < seg.ops.size(); ++i)
       for (int t : g.op(seg.ops[i]).inputs)
-        if (t != g.op(seg.ops[i - 1]).outputs[0] && is_tiled_input(g, t, g.tensor(g.op(seg.ops[i]).outputs[0]).elements()))
+        if (t != g.op(seg.ops[i - 1]).outputs[0] &&
+            is_tiled_input(g, t, g.tensor(g.op(seg.ops[i]).outputs[0]).elements()))
           return "'" + g.op(seg.ops[i]).name + "' reads a full-size second operand";
   return "";
 }
@@ -207,7 +211,7 @@ AttentionGeometry attention_geometry(const Graph& g, const std::vector<Segment>&
 }
 
 std::string AttentionBuffers::largest() const {
-  const std::pair<const char*, std::uint64_t> all[] = {{"query blocks", q},     {"K/V buffers", kv},
+  const std::pair<const char*, std::uint64_t> all[] = {{"query blocks", q},      {"K/V buffers", kv},
                                                        {"score blocks", scores}, {"probability blocks", probs},
                                                        {"context blocks", out},  {"epilogue constants", constants}};
   const auto* best = std::max_element(std::begin(all), std::end(all),
@@ -248,7 +252,8 @@ GroupEval evaluate_attention(const Graph& g, const HardwareConfig& hw, const std
   std::int64_t smallest_chunk = a.kv_rows;
   for (bool resident : {true, false}) {
     if (kv_resident && *kv_resident != resident) continue;
-    const std::vector<std::int64_t> chunks = resident ? std::vector<std::int64_t>{a.kv_rows} : stream_chunks(hw, a.kv_rows);
+    const std::vector<std::int64_t> chunks =
+        resident ? std::vector<std::int64_t>{a.kv_rows} : stream_chunks(hw, a.kv_rows);
     if (chunks.empty()) continue;
     smallest_chunk = chunks.back();
     if (auto fit = largest_fit(g, hw, segs, block_rows, chunks)) {
@@ -264,11 +269,12 @@ GroupEval evaluate_attention(const Graph& g, const HardwareConfig& hw, const std
   const std::int64_t B = block_rows > 0 ? block_rows : 1;
   const AttentionBuffers buf = attention_buffers(g, hw, segs, B, smallest_chunk);
   none.over_bytes = buf.total() > cap ? buf.total() - cap : 0;
-  none.why = "capacity: attention block of " + std::to_string(B) + " query rows needs " + std::to_string(buf.total()) +
-             " B of " + std::to_string(cap) + " B SRAM (over by " + std::to_string(none.over_bytes) +
-             " B): largest buffer is the " + buf.largest() +
-             (smallest_chunk < a.kv_rows ? ", with K/V streamed in chunks of " + std::to_string(smallest_chunk) + " rows"
-                                         : ", with K/V resident");
+  none.why =
+      "capacity: attention block of " + std::to_string(B) + " query rows needs " + std::to_string(buf.total()) +
+      " B of " + std::to_string(cap) + " B SRAM (over by " + std::to_string(none.over_bytes) +
+      " B): largest buffer is the " + buf.largest() +
+      (smallest_chunk < a.kv_rows ? ", with K/V streamed in chunks of " + std::to_string(smallest_chunk) + " rows"
+                                  : ", with K/V resident");
   return none;
 }
 

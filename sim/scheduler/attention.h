@@ -16,12 +16,12 @@ namespace npusim::sched {
 /// The shapes of an attention group. Q [heads, L, d], K [heads, Lk, d] (or [heads, d, Lk]),
 /// V [heads, Lk, dv], O [heads, L, dv], every head's slice contiguous.
 struct AttentionGeometry {
-  std::int64_t heads = 0;    // batch x heads: independent attention problems
-  std::int64_t rows = 0;     // L: query rows (score rows)
-  std::int64_t kv_rows = 0;  // Lk: key/value rows (score columns)
-  std::int64_t d = 0;        // query/key width: K of the score GEMM
-  std::int64_t dv = 0;       // value width: N of the context GEMM
-  bool k_transposed = true;  // K stored [Lk, d] (the score matmul's transpose_b), else [d, Lk]
+  std::int64_t heads = 0;      // batch x heads: independent attention problems
+  std::int64_t rows = 0;       // L: query rows (score rows)
+  std::int64_t kv_rows = 0;    // Lk: key/value rows (score columns)
+  std::int64_t d = 0;          // query/key width: K of the score GEMM
+  std::int64_t dv = 0;         // value width: N of the context GEMM
+  bool k_transposed = true;    // K stored [Lk, d] (the score matmul's transpose_b), else [d, Lk]
   int q = -1, k = -1, v = -1;  // input tensors as the matmuls name them
 };
 
@@ -42,8 +42,8 @@ struct AttentionBuffers {
   std::string largest() const;
 };
 
-AttentionBuffers attention_buffers(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
-                                   std::int64_t block_rows, std::int64_t kv_chunk);
+AttentionBuffers attention_buffers(const workloads::Graph& g, const HardwareConfig& hw,
+                                   const std::vector<Segment>& segs, std::int64_t block_rows, std::int64_t kv_chunk);
 
 /// Evaluates `segs` fused as attention. block_rows = 0: the largest block that fits; kv_resident
 /// unset: resident or streamed K/V, whichever the estimate says is faster (each at its largest block).

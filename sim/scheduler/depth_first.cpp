@@ -8,7 +8,9 @@
 namespace npusim::sched {
 using workloads::Graph;
 
-std::string to_string(Halo h) { return h == Halo::Recompute ? "recompute" : "cache"; }
+std::string to_string(Halo h) {
+  return h == Halo::Recompute ? "recompute" : "cache";
+}
 
 namespace {
 
@@ -40,7 +42,8 @@ std::string depth_first_obstacle(const Graph& g, const std::vector<Segment>& seg
     if (!segs[i].prologue.empty()) return "'" + head.name + "' has an input prologue";
     for (std::size_t k = 1; k < segs[i].ops.size(); ++k)
       for (int t : g.op(segs[i].ops[k]).inputs)
-        if (t != g.op(segs[i].ops[k - 1]).outputs[0] && is_tiled_input(g, t, g.tensor(g.op(segs[i].ops[k]).outputs[0]).elements()))
+        if (t != g.op(segs[i].ops[k - 1]).outputs[0] &&
+            is_tiled_input(g, t, g.tensor(g.op(segs[i].ops[k]).outputs[0]).elements()))
           return "'" + g.op(segs[i].ops[k]).name + "' reads a full-size second operand";
     if (i == 0) continue;
     const int prev_out = g.op(segs[i - 1].ops.back()).outputs[0];
@@ -103,7 +106,8 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
       const std::uint64_t row_elems = std::uint64_t(geo[l].out_cols_px * geo[l].out_channels);
       window[l] = std::max<std::uint64_t>(window[l], std::uint64_t(t.need_b[l] - t.need_a[l]) * row_elems);
       if (i + 1 < tiles.size() && tiles[i + 1].need_a[l] < t.need_b[l])
-        overlap[l] = std::max<std::uint64_t>(overlap[l], std::uint64_t(t.need_b[l] - tiles[i + 1].need_a[l]) * row_elems);
+        overlap[l] =
+            std::max<std::uint64_t>(overlap[l], std::uint64_t(t.need_b[l] - tiles[i + 1].need_a[l]) * row_elems);
       const std::uint64_t computed = std::uint64_t(t.need_b[l] - t.comp_a[l]) * row_elems;
       acc_max = std::max(acc_max, computed);
       const GemmBlock blk{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo[l].n_total, 0, geo[l].c_total};
@@ -116,8 +120,8 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   auto row_eb = [&](std::size_t l) { return workloads::element_bytes(g, segment_output(g, segs[l]), eb); };
   const std::uint32_t in_eb = workloads::element_bytes(g, g.op(segs[0].ops[0]).inputs[0], eb);
   std::uint64_t ws = 2 * in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb  // input rows, double-buffered
-                     + acc_max * acc                                              // one layer's accumulators
-                     + 2 * window[L - 1] * row_eb(L - 1);                         // output rows, double-buffered
+                     + acc_max * acc                                                   // one layer's accumulators
+                     + 2 * window[L - 1] * row_eb(L - 1);                              // output rows, double-buffered
   for (std::size_t l = 0; l + 1 < L; ++l)
     ws += (window[l] + (halo == Halo::Cache ? overlap[l] : 0)) * row_eb(l);  // intermediate rows (+ line buffer)
   std::uint64_t w_total = 0, w_max = 0, epilogue_constants = 0;
@@ -134,14 +138,16 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   if (sram > cap) return std::nullopt;
   const std::uint64_t out_bytes = workloads::tensor_bytes(g, g.op(segs.back().ops.back()).outputs[0], eb);
   const std::uint64_t traffic = loaded_rows * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb +
-                                (df.weights_resident ? w_total : w_total * tiles.size()) + epilogue_constants + out_bytes;
+                                (df.weights_resident ? w_total : w_total * tiles.size()) + epilogue_constants +
+                                out_bytes;
   ev.fits = true;
   ev.plan.depth_first = df;
   ev.plan.segments = segs;
   ev.plan.sram_bytes = sram;
   ev.plan.dram_bytes = traffic;
-  ev.estimate = estimate_seconds(hw, traffic, array_cycles, in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb,
-                                 tiles.size() * L, hw.core_clock.hz);
+  ev.estimate =
+      estimate_seconds(hw, traffic, array_cycles, in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb,
+                       tiles.size() * L, hw.core_clock.hz);
   return ev;
 }
 
@@ -159,7 +165,8 @@ GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const s
   if (!none.why.empty()) return none;
   const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
   std::vector<std::int64_t> cands;
-  if (rows > 0) cands = {rows};
+  if (rows > 0)
+    cands = {rows};
   else
     for (std::int64_t r = 1; r <= out_rows; r *= 2) cands.push_back(r);
   std::optional<GroupEval> best;
@@ -168,8 +175,8 @@ GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const s
     if (ev && (!best || ev->estimate < best->estimate)) best = std::move(ev);
   }
   if (best) return *best;
-  none.why = "capacity: no tile height of the depth-first group fits " + std::to_string(hw.sram.capacity_bytes) +
-             " B of SRAM";
+  none.why =
+      "capacity: no tile height of the depth-first group fits " + std::to_string(hw.sram.capacity_bytes) + " B of SRAM";
   return none;
 }
 

@@ -28,17 +28,24 @@ FusionPolicy parse_fusion_policy(const std::string& text, const std::string& whe
   if (text == "search") return FusionPolicy::Search;
   if (text == "as-is") return FusionPolicy::AsIs;
   if (text.rfind("file:", 0) == 0) return FusionPolicy::File;
-  throw InputError(where, "expected a fusion policy (none, epilogue, greedy, search, as-is, file:PATH), found '" + text + "'");
+  throw InputError(where,
+                   "expected a fusion policy (none, epilogue, greedy, search, as-is, file:PATH), found '" + text + "'");
 }
 
 std::string to_string(FusionPolicy p) {
   switch (p) {
-    case FusionPolicy::None: return "none";
-    case FusionPolicy::Epilogue: return "epilogue";
-    case FusionPolicy::Greedy: return "greedy";
-    case FusionPolicy::Search: return "search";
-    case FusionPolicy::File: return "file";
-    case FusionPolicy::AsIs: return "as-is";
+    case FusionPolicy::None:
+      return "none";
+    case FusionPolicy::Epilogue:
+      return "epilogue";
+    case FusionPolicy::Greedy:
+      return "greedy";
+    case FusionPolicy::Search:
+      return "search";
+    case FusionPolicy::File:
+      return "file";
+    case FusionPolicy::AsIs:
+      return "as-is";
   }
   return "?";
 }
@@ -52,9 +59,12 @@ SearchObjective parse_search_objective(const std::string& text, const std::strin
 
 std::string to_string(SearchObjective o) {
   switch (o) {
-    case SearchObjective::Cycles: return "cycles";
-    case SearchObjective::DramBytes: return "dram-bytes";
-    case SearchObjective::Energy: return "energy";
+    case SearchObjective::Cycles:
+      return "cycles";
+    case SearchObjective::DramBytes:
+      return "dram-bytes";
+    case SearchObjective::Energy:
+      return "energy";
   }
   return "?";
 }
@@ -91,7 +101,9 @@ std::vector<int> GroupPlan::ops() const {
 
 namespace {
 
-bool is_view(const Graph& g, int op) { return workloads::op_class(g.op(op).kind) == OpClass::View; }
+bool is_view(const Graph& g, int op) {
+  return workloads::op_class(g.op(op).kind) == OpClass::View;
+}
 
 /// Softmax, log-softmax or layer-norm over the last axis of a tensor of rank 3 or less: it needs
 /// whole rows, which is how vector tiles cut such tensors (4-D ones are cut along NHWC rows).
@@ -217,8 +229,8 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
 bool prologue_op_fits(const Graph& g, int o, const workloads::Shape& shape, const std::vector<bool>& in_set,
                       const std::vector<bool>& assigned) {
   const Op& op = g.op(o);
-  if (!in_set[o] || assigned[o] || workloads::op_class(op.kind) != OpClass::Vector || !workloads::is_elementwise(op.kind) ||
-      op.outputs.size() != 1)
+  if (!in_set[o] || assigned[o] || workloads::op_class(op.kind) != OpClass::Vector ||
+      !workloads::is_elementwise(op.kind) || op.outputs.size() != 1)
     return false;
   const auto& out = g.tensor(op.outputs[0]);
   if (out.shape != shape || out.consumers.size() != 1 || g.is_output(op.outputs[0])) return false;
@@ -342,9 +354,9 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
   const std::size_t nt = g.tensors().size();
   // By the tensors the group touches, not by every tensor of the graph: planning stays linear
   // in the graph's size (100k single-op groups).
-  std::map<int, int> producer_seg;                // base tensor made in the group -> its segment
+  std::map<int, int> producer_seg;                   // base tensor made in the group -> its segment
   std::unordered_map<int, int> last_use, first_use;  // tensor read by the group -> segment
-  std::unordered_set<int> outside;                // made here and read outside (or a graph output)
+  std::unordered_set<int> outside;                   // made here and read outside (or a graph output)
   std::unordered_set<int> in_group;
   for (const auto& s : segs)
     for (int o : segment_ops(s)) in_group.insert(o);
@@ -398,13 +410,15 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
       const auto smallest = tile_segment(g, hw, s, where, std::numeric_limits<std::uint64_t>::max() / 4, true);
       const std::uint64_t need = alive + (smallest ? smallest->working_set_bytes : 0);
       ev.over_bytes = need > cap ? need - cap : 0;
-      ev.why = "capacity: '" + g.op(s.ops[0]).name + "' needs " + std::to_string(need) + " B of " + std::to_string(cap) +
-               " B SRAM (over by " + std::to_string(ev.over_bytes) + " B): " +
+      ev.why = "capacity: '" + g.op(s.ops[0]).name + "' needs " + std::to_string(need) + " B of " +
+               std::to_string(cap) + " B SRAM (over by " + std::to_string(ev.over_bytes) + " B): " +
                (largest_tensor >= 0 && largest >= (smallest ? smallest->working_set_bytes : 0)
                     ? "largest buffer is resident tensor '" + g.tensor(largest_tensor).name + "' (" +
                           std::to_string(largest) + " B)"
-                    : std::string(s.request.any() ? "largest buffer is its requested tile's working set ("  // a fixed tile: not "smallest"
-                                                   : "largest buffer is its smallest tile working set (") +
+                    : std::string(
+                          s.request.any()
+                              ? "largest buffer is its requested tile's working set ("  // a fixed tile: not "smallest"
+                              : "largest buffer is its smallest tile working set (") +
                           (smallest ? describe_tile(g, s, *smallest) + ": " : "") +
                           std::to_string(smallest ? smallest->working_set_bytes : 0) + " B)") +
                (alive ? ", " + std::to_string(alive) + " B resident in all" : "") + buffer_shortfall(hw, smallest);
@@ -550,7 +564,8 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
       const auto cost = workloads::op_cost(g, op, eb);
       w.vector_ops += double(cost.vector_ops);
       switch (workloads::op_class(op.kind)) {
-        case OpClass::View: break;
+        case OpClass::View:
+          break;
         case OpClass::Vector:
           for (int t : op.inputs) w.sram_read_bytes += double(workloads::tensor_bytes(g, t, eb));
           w.sram_write_bytes += double(workloads::tensor_bytes(g, op.outputs[0], eb));
@@ -623,9 +638,12 @@ struct Objective {
 
   double of(const Graph& g, const HardwareConfig& hw, const GroupEval& ev) const {
     switch (kind) {
-      case SearchObjective::DramBytes: return double(ev.plan.dram_bytes);
-      case SearchObjective::Energy: return group_energy(g, hw, ev, *energy);
-      case SearchObjective::Cycles: break;
+      case SearchObjective::DramBytes:
+        return double(ev.plan.dram_bytes);
+      case SearchObjective::Energy:
+        return group_energy(g, hw, ev, *energy);
+      case SearchObjective::Cycles:
+        break;
     }
     return estimated_seconds(g, hw, ev);
   }
@@ -636,8 +654,10 @@ Objective make_objective(const HardwareConfig& hw, SearchObjective kind) {
   if (kind != SearchObjective::Energy) return o;
   o.energy = traces::energy_model_of_config(hw);
   if (!o.energy)
-    throw InputError("--objective energy", "expected a config with an energy model (npu.energy, docs/energy.md), "
-                                           "found none in '" + hw.name + "' (" + hw.source + ")");
+    throw InputError("--objective energy",
+                     "expected a config with an energy model (npu.energy, docs/energy.md), "
+                     "found none in '" +
+                         hw.name + "' (" + hw.source + ")");
   return o;
 }
 
@@ -734,8 +754,8 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
   if (policy == FusionPolicy::AsIs) return plan_as_imported(g, hw);
   Plan plan;
   plan.policy = policy;
-  const std::vector<Segment> segs = make_segments(g, g.topological_order(), policy != FusionPolicy::None,
-                                                 policy == FusionPolicy::Epilogue);
+  const std::vector<Segment> segs =
+      make_segments(g, g.topological_order(), policy != FusionPolicy::None, policy == FusionPolicy::Epilogue);
 
   std::vector<GroupEval> groups;
   auto fail = [&](const GroupEval& ev, const Segment& s) {
@@ -750,7 +770,9 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
     for (const auto& gp : make_plan(g, hw, FusionPolicy::Greedy).groups) {
       GroupEval ev;
       ev.plan = gp;
-      ev.estimate = gp.depth_first.enabled ? evaluate_depth_first(g, hw, gp.segments, gp.depth_first.halo, gp.depth_first.rows).estimate : 0;
+      ev.estimate = gp.depth_first.enabled
+                        ? evaluate_depth_first(g, hw, gp.segments, gp.depth_first.halo, gp.depth_first.rows).estimate
+                        : 0;
       plan.search.greedy_estimate_seconds += estimated_seconds(g, hw, ev);
     }
   } else if (policy != FusionPolicy::Greedy) {
@@ -778,8 +800,8 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
       }
       if (att) {  // score, softmax, context: a closed group
         if (!cur.empty()) {
-          plan.boundaries.push_back({cur.back().ops.back(), s.ops[0], "attention: '" + g.op(s.ops[0]).name +
-                                                                           "' starts an attention group"});
+          plan.boundaries.push_back(
+              {cur.back().ops.back(), s.ops[0], "attention: '" + g.op(s.ops[0]).name + "' starts an attention group"});
           groups.push_back(std::move(cur_eval));
           cur.clear();
         }
@@ -889,7 +911,8 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       // "derived": npusim chose the tile for this config; a reader on another config derives it
       // again when it does not fit there (docs/schedule-format.md, "Tiles: derived or fixed").
       if (gemm)
-        tiles[g.op(s.ops[0]).name] = {{"rows", t.rows}, {"cols", t.cols}, {"in_channels", t.in_channels}, {"derived", true}};
+        tiles[g.op(s.ops[0]).name] = {
+            {"rows", t.rows}, {"cols", t.cols}, {"in_channels", t.in_channels}, {"derived", true}};
       else if (!is_view(g, s.ops[0]))
         tiles[g.op(s.ops[0]).name] = {{"tile_count", t.tiles}, {"derived", true}};
       segs.push_back({{"ops", ops},
@@ -910,10 +933,14 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
     for (int t : gp.resident_tensors) resident.push_back(g.tensor(t).name);
     nlohmann::json ops = nlohmann::json::array();
     for (int o : gp.ops()) ops.push_back(g.op(o).name);
-    nlohmann::json entry = {{"name", gp.name},          {"fusion", gp.fusion},
-                            {"ops", ops},               {"tiles", tiles},
-                            {"segments", segs},         {"resident_tensors", resident},
-                            {"sram_bytes", gp.sram_bytes}, {"dram_bytes", gp.dram_bytes}};
+    nlohmann::json entry = {{"name", gp.name},
+                            {"fusion", gp.fusion},
+                            {"ops", ops},
+                            {"tiles", tiles},
+                            {"segments", segs},
+                            {"resident_tensors", resident},
+                            {"sram_bytes", gp.sram_bytes},
+                            {"dram_bytes", gp.dram_bytes}};
     if (gp.dataflow) entry["dataflow"] = dataflow_name(*gp.dataflow);
     if (gp.depth_first.enabled) {
       entry.erase("tiles");  // a depth-first group is tiled as a whole
@@ -940,8 +967,12 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
   nlohmann::json bounds = nlohmann::json::array();
   for (const auto& b : p.boundaries)
     bounds.push_back({{"from", g.op(b.from_op).name}, {"to", g.op(b.to_op).name}, {"reason", b.reason}});
-  nlohmann::json out = {{"format", "npusim-schedule"}, {"version", 1}, {"workload", g.name},
-                        {"policy", to_string(p.policy)}, {"groups", groups}, {"not_fused", bounds},
+  nlohmann::json out = {{"format", "npusim-schedule"},
+                        {"version", 1},
+                        {"workload", g.name},
+                        {"policy", to_string(p.policy)},
+                        {"groups", groups},
+                        {"not_fused", bounds},
                         {"provenance", provenance_of_hash(p.config_hash)}};
   if (p.policy == FusionPolicy::Search)
     out["search"] = {{"objective", p.search.objective},

@@ -30,8 +30,8 @@ DramRegion region(std::uint64_t base, std::uint64_t start, std::uint64_t run, st
 /// One double-buffered operand buffer: which data version it holds and who used each version.
 struct OperandBuffer {
   std::tuple<std::int64_t, std::int64_t, std::int64_t> key{-1, -1, -1};
-  std::uint32_t load = 0;                            // command that filled the current version
-  std::vector<std::vector<std::uint32_t>> users;     // compute commands per version
+  std::uint32_t load = 0;                         // command that filled the current version
+  std::vector<std::vector<std::uint32_t>> users;  // compute commands per version
   bool valid = false;
 };
 
@@ -129,7 +129,8 @@ class Lowering {
       for (int t : g_.op(o).outputs) {
         const int b = base_tensor(g_, t);
         bool outside = g_.is_output(t);
-        for (int c : g_.tensor(t).consumers) outside |= !in_group[c] && workloads::op_class(g_.op(c).kind) != OpClass::View;
+        for (int c : g_.tensor(t).consumers)
+          outside |= !in_group[c] && workloads::op_class(g_.op(c).kind) != OpClass::View;
         // A view's consumers count for its base tensor.
         for (int c : g_.tensor(t).consumers)
           if (workloads::op_class(g_.op(c).kind) == OpClass::View)
@@ -251,9 +252,14 @@ class Lowering {
   void lower_segment(const Segment& seg) {
     const Op& head = g_.op(seg.ops[0]);
     switch (workloads::op_class(head.kind)) {
-      case OpClass::View: return;  // aliases its input: no work, no bytes
-      case OpClass::Gemm: lower_gemm(seg); break;
-      case OpClass::Vector: lower_vector(seg); break;
+      case OpClass::View:
+        return;  // aliases its input: no work, no bytes
+      case OpClass::Gemm:
+        lower_gemm(seg);
+        break;
+      case OpClass::Vector:
+        lower_vector(seg);
+        break;
     }
   }
 
@@ -354,7 +360,8 @@ class Lowering {
 
   /// Where an output tile's results go: the block itself, its pooled rows, or (global pooling)
   /// the channel block's pooled values once its last row block is done (before that: nothing).
-  DramRegion store_region(const PoolEpilogue& pool, const GemmGeometry& geo, const GemmBlock& b, std::uint32_t elem) const {
+  DramRegion store_region(const PoolEpilogue& pool, const GemmGeometry& geo, const GemmBlock& b,
+                          std::uint32_t elem) const {
     if (pool.op < 0) return out_block_region(geo, b, elem);
     const std::uint64_t C = geo.out_channels;
     const std::uint64_t ch0 = geo.grouped ? b.col0 * geo.cout_g : b.col0;
@@ -545,16 +552,20 @@ class Lowering {
     Prologue pro;
     for_each_block(geo, t, [&](const GemmBlock& blk) {
       std::vector<std::uint32_t> deps;
-      if (a_res) add_ready_dep(a_t, true, deps);
+      if (a_res)
+        add_ready_dep(a_t, true, deps);
       else {
         const std::int64_t place = blk.row0 * geo.out_cols_px + blk.px0;  // row, and column block of a split row
-        const auto key = geo.grouped ? std::make_tuple(blk.batch, place, blk.col0) : std::make_tuple(blk.batch, place, blk.chan0);
+        const auto key =
+            geo.grouped ? std::make_tuple(blk.batch, place, blk.col0) : std::make_tuple(blk.batch, place, blk.chan0);
         if (!seg.prologue.empty())
-          deps.push_back(prologue_block(seg, pro, st, a_buf, key, a_block_region(geo, blk, eb(a_t)), geo.a_elements(blk)));
+          deps.push_back(
+              prologue_block(seg, pro, st, a_buf, key, a_block_region(geo, blk, eb(a_t)), geo.a_elements(blk)));
         else
           deps.push_back(ensure_loaded(a_buf, key, ho, a_t, at(a_block_region(geo, blk, eb(a_t)), addr(a_t))));
       }
-      if (b_res) add_ready_dep(b_t, true, deps);
+      if (b_res)
+        add_ready_dep(b_t, true, deps);
       else {
         const auto key = std::make_tuple(geo.b_constant ? 0 : blk.batch, blk.col0, blk.chan0);
         deps.push_back(ensure_loaded(b_buf, key, ho, b_t, at(in_bytes(b_t, b_block_region(geo, blk, 1)), addr(b_t))));
@@ -611,9 +622,11 @@ class Lowering {
       if (t.load_b > t.load_a) {
         const std::uint64_t row = std::uint64_t(geo[0].in_w * geo[0].in_c);
         const std::uint64_t ie = eb(in_t);
-        const DramRegion reg{addr(in_t) + std::uint64_t(t.load_a) * row * ie, std::uint64_t(t.load_b - t.load_a) * row * ie,
+        const DramRegion reg{addr(in_t) + std::uint64_t(t.load_a) * row * ie,
+                             std::uint64_t(t.load_b - t.load_a) * row * ie,
                              std::uint64_t(t.load_b - t.load_a) * row * ie, 1};
-        ensure_loaded(in_buf, std::make_tuple(std::int64_t(ti), std::int64_t(0), std::int64_t(0)), segs[0].ops[0], in_t, reg);
+        ensure_loaded(in_buf, std::make_tuple(std::int64_t(ti), std::int64_t(0), std::int64_t(0)), segs[0].ops[0], in_t,
+                      reg);
       }
       std::uint32_t prev = in_buf.load;
       for (std::size_t l = 0; l < L; ++l) {
@@ -621,7 +634,8 @@ class Lowering {
         if (t.need_b[l] <= t.comp_a[l]) continue;  // cached: this layer has no new rows for the tile
         std::vector<std::uint32_t> deps{prev};
         weight_loads(segs[l], weights[l], grp.depth_first.weights_resident ? 0 : std::int64_t(ti), deps);
-        if (l + 1 == L && streams[l].finals.size() >= 2) deps.push_back(streams[l].finals[streams[l].finals.size() - 2]);
+        if (l + 1 == L && streams[l].finals.size() >= 2)
+          deps.push_back(streams[l].finals[streams[l].finals.size() - 2]);
         const GemmBlock blk{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo[l].n_total, 0, geo[l].c_total};
         Command c;
         c.kind = CommandKind::Gemm;
@@ -643,7 +657,8 @@ class Lowering {
         weights[l].users.back().push_back(id);
         const std::uint64_t row = std::uint64_t(geo[l].out_cols_px * geo[l].out_channels);
         const std::uint64_t oe = eb(segment_output(g_, segs[l]));
-        const DramRegion out_rows{std::uint64_t(t.need_a[l]) * row * oe, std::uint64_t(t.need_b[l] - t.need_a[l]) * row * oe,
+        const DramRegion out_rows{std::uint64_t(t.need_a[l]) * row * oe,
+                                  std::uint64_t(t.need_b[l] - t.need_a[l]) * row * oe,
                                   std::uint64_t(t.need_b[l] - t.need_a[l]) * row * oe, 1};
         prev = epilogue_and_store(segs[l], streams[l], id, elems, out_rows);
       }
@@ -683,21 +698,25 @@ class Lowering {
       for (std::int64_t r0 = 0; r0 < a.rows; r0 += B) {
         const std::int64_t rows = std::min(B, a.rows - r0);
         const std::size_t n = softmaxes.size();  // block index
-        const std::uint32_t q_load = ensure_loaded(q_buf, std::make_tuple(h, r0, std::int64_t(0)), s_op, a.q,
-                                                   region(addr(a.q), std::uint64_t((h * a.rows + r0) * a.d),
-                                                          std::uint64_t(rows * a.d), std::uint64_t(rows * a.d), 1, eb(a.q)));
+        const std::uint32_t q_load =
+            ensure_loaded(q_buf, std::make_tuple(h, r0, std::int64_t(0)), s_op, a.q,
+                          region(addr(a.q), std::uint64_t((h * a.rows + r0) * a.d), std::uint64_t(rows * a.d),
+                                 std::uint64_t(rows * a.d), 1, eb(a.q)));
         const std::int64_t kv_version = grp.attention.kv_resident ? 0 : r0;
         std::uint32_t prev = 0;
         for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
           const std::int64_t cols = std::min(C, a.kv_rows - c0);
-          const DramRegion k_reg =
-              a.k_transposed ? region(addr(a.k), std::uint64_t((h * a.kv_rows + c0) * a.d), std::uint64_t(cols * a.d),
-                                      std::uint64_t(cols * a.d), 1, eb(a.k))
-                             : region(addr(a.k), std::uint64_t(h * a.d * a.kv_rows + c0), std::uint64_t(cols),
-                                      std::uint64_t(a.kv_rows), std::uint64_t(a.d), eb(a.k));
-          std::vector<std::uint32_t> deps{q_load, ensure_loaded(k_buf, std::make_tuple(h, kv_version, c0), s_op, a.k, k_reg)};
-          if (c0 > 0) deps.push_back(prev);                                  // one score block, in order
-          else if (n >= 2) deps.push_back(softmaxes[n - 2]);                 // score slot: read by softmax
+          const DramRegion k_reg = a.k_transposed
+                                       ? region(addr(a.k), std::uint64_t((h * a.kv_rows + c0) * a.d),
+                                                std::uint64_t(cols * a.d), std::uint64_t(cols * a.d), 1, eb(a.k))
+                                       : region(addr(a.k), std::uint64_t(h * a.d * a.kv_rows + c0), std::uint64_t(cols),
+                                                std::uint64_t(a.kv_rows), std::uint64_t(a.d), eb(a.k));
+          std::vector<std::uint32_t> deps{q_load,
+                                          ensure_loaded(k_buf, std::make_tuple(h, kv_version, c0), s_op, a.k, k_reg)};
+          if (c0 > 0)
+            deps.push_back(prev);  // one score block, in order
+          else if (n >= 2)
+            deps.push_back(softmaxes[n - 2]);  // score slot: read by softmax
           prev = attention_gemm(s_op, {rows, a.d, cols, 1}, std::move(deps));
           q_buf.users.back().push_back(prev);
           k_buf.users.back().push_back(prev);
@@ -712,18 +731,22 @@ class Lowering {
         const std::uint32_t probs = epilogue_and_store(segs[1], st_p, softmaxes.back(), score_elems, {});
         for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
           const std::int64_t cols = std::min(C, a.kv_rows - c0);
-          const DramRegion v_reg = region(addr(a.v), std::uint64_t((h * a.kv_rows + c0) * a.dv), std::uint64_t(cols * a.dv),
-                                          std::uint64_t(cols * a.dv), 1, eb(a.v));
-          std::vector<std::uint32_t> deps{probs, ensure_loaded(v_buf, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
-          if (c0 > 0) deps.push_back(prev);                                          // partial sums in order
-          else if (st_o.finals.size() >= 2) deps.push_back(st_o.finals[st_o.finals.size() - 2]);  // output slot
+          const DramRegion v_reg = region(addr(a.v), std::uint64_t((h * a.kv_rows + c0) * a.dv),
+                                          std::uint64_t(cols * a.dv), std::uint64_t(cols * a.dv), 1, eb(a.v));
+          std::vector<std::uint32_t> deps{probs,
+                                          ensure_loaded(v_buf, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
+          if (c0 > 0)
+            deps.push_back(prev);  // partial sums in order
+          else if (st_o.finals.size() >= 2)
+            deps.push_back(st_o.finals[st_o.finals.size() - 2]);  // output slot
           prev = attention_gemm(o_op, {rows, cols, a.dv, 1}, std::move(deps));
           v_buf.users.back().push_back(prev);
         }
         contexts.push_back(prev);
         const std::uint64_t out_elems = std::uint64_t(rows * a.dv);
         epilogue_and_store(segs[2], st_o, prev, out_elems,
-                           region(0, std::uint64_t((h * a.rows + r0) * a.dv), out_elems, out_elems, 1, eb(segment_output(g_, segs[2]))));
+                           region(0, std::uint64_t((h * a.rows + r0) * a.dv), out_elems, out_elems, 1,
+                                  eb(segment_output(g_, segs[2]))));
       }
     finish_segment(segs[0], st_s);
     finish_segment(segs[1], st_p);
@@ -774,7 +797,8 @@ class Lowering {
     std::set<int> reread;  // head inputs (base tensors) an epilogue op reads from the head's tile
     for (std::size_t k = 1; k < seg.ops.size(); ++k)
       for (int t : g_.op(seg.ops[k]).inputs)
-        if (std::find(head.inputs.begin(), head.inputs.end(), t) != head.inputs.end()) reread.insert(base_tensor(g_, t));
+        if (std::find(head.inputs.begin(), head.inputs.end(), t) != head.inputs.end())
+          reread.insert(base_tensor(g_, t));
     std::map<int, std::uint64_t> pass_done;  // driver elements done per pass
     const std::uint64_t N = std::max<std::uint64_t>(geo.elems, 1);
     for_each_vector_tile(geo, seg.tiling.tile_elems, passes, [&](const VectorTile& t) {
@@ -790,7 +814,8 @@ class Lowering {
           continue;
         }
         const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
-        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in, at(in_bytes(in, region(0, lo, hi - lo, t.stride, runs, 1)), addr(in))));
+        deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in,
+                                     at(in_bytes(in, region(0, lo, hi - lo, t.stride, runs, 1)), addr(in))));
       }
       const bool writes = t.pass != 1 && t.out1 > t.out0;
       if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot
@@ -801,14 +826,16 @@ class Lowering {
       const std::uint64_t n = (t.out1 - t.out0) * out_runs;
       const std::uint64_t tile_ops = mul_div(ops, done + t.elements(), N) - mul_div(ops, done, N);
       done += t.elements();
-      const std::uint32_t id = emit(vector_command(ho, n, tile_ops, read_bytes, n * eb(head.outputs[0]), std::move(deps)));
+      const std::uint32_t id =
+          emit(vector_command(ho, n, tile_ops, read_bytes, n * eb(head.outputs[0]), std::move(deps)));
       for (auto& [tensor, buf] : in_bufs)
         if (!buf.users.empty()) buf.users.back().push_back(id);
       if (!writes) {
         st.computes.push_back(id);
         return;
       }
-      epilogue_and_store(seg, st, id, n, region(0, t.out0, t.out1 - t.out0, t.stride, out_runs, eb(segment_output(g_, seg))));
+      epilogue_and_store(seg, st, id, n,
+                         region(0, t.out0, t.out1 - t.out0, t.stride, out_runs, eb(segment_output(g_, seg))));
       // An epilogue op that reads the head's input tile too (SiLU's x) frees its slot last.
       for (auto& [tensor, buf] : in_bufs)
         if (!buf.users.empty() && reread.count(tensor)) buf.users.back().push_back(st.computes.back());
@@ -873,6 +900,8 @@ GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) 
   return {rep * ((in + wt) * eb + spill.read * acc), rep * (M * N + spill.written) * acc};
 }
 
-Program lower_plan(const Graph& g, const HardwareConfig& hw, const Plan& plan) { return Lowering(g, hw, plan).run(); }
+Program lower_plan(const Graph& g, const HardwareConfig& hw, const Plan& plan) {
+  return Lowering(g, hw, plan).run();
+}
 
 }  // namespace npusim::sched

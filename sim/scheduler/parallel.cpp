@@ -7,21 +7,24 @@
 namespace npusim::sched {
 namespace {
 
-std::string where_of(ParallelMode m) { return "--parallel " + to_string(m); }
+std::string where_of(ParallelMode m) {
+  return "--parallel " + to_string(m);
+}
 
 /// The batch of `g`: the leading size shared by every non-constant input.
 std::int64_t batch_of(const workloads::Graph& g, ParallelMode mode, std::string& example) {
   const auto inputs = g.graph_inputs();
   if (inputs.empty())
-    throw InputError(where_of(mode), "expected a workload with an input whose first dimension is the batch, found no inputs");
+    throw InputError(where_of(mode),
+                     "expected a workload with an input whose first dimension is the batch, found no inputs");
   std::int64_t batch = 0;
   for (int t : inputs) {
     const auto& tensor = g.tensor(t);
     const std::int64_t b = tensor.shape.empty() ? 0 : tensor.shape[0];
     const std::string here = "input '" + tensor.name + "', shape " + workloads::format_shape(tensor.shape);
     if (batch != 0 && b != batch)
-      throw InputError(where_of(mode), "expected every input to lead with the same batch, found " + example +
-                                           " and " + here);
+      throw InputError(where_of(mode),
+                       "expected every input to lead with the same batch, found " + example + " and " + here);
     batch = b;
     if (example.empty()) example = here;
   }
@@ -44,9 +47,9 @@ workloads::Graph rebatched(const workloads::Graph& g, std::int64_t batch, Parall
     out.finalize();
   } catch (const InputError& e) {
     // An attribute that spells out the batch (a reshape to [4, 2048]) does not follow the inputs.
-    throw InputError(where_of(mode), "expected the workload to run with batch " + std::to_string(batch) +
-                                         " per copy, found an op whose shape does not follow its inputs' batch: " +
-                                         e.what());
+    throw InputError(where_of(mode),
+                     "expected the workload to run with batch " + std::to_string(batch) +
+                         " per copy, found an op whose shape does not follow its inputs' batch: " + e.what());
   }
   return out;
 }
@@ -55,9 +58,12 @@ workloads::Graph rebatched(const workloads::Graph& g, std::int64_t batch, Parall
 
 std::string to_string(ParallelMode m) {
   switch (m) {
-    case ParallelMode::None: return "none";
-    case ParallelMode::Data: return "data";
-    case ParallelMode::Pipeline: return "pipeline";
+    case ParallelMode::None:
+      return "none";
+    case ParallelMode::Data:
+      return "data";
+    case ParallelMode::Pipeline:
+      return "pipeline";
   }
   return "?";
 }
@@ -79,15 +85,16 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std
   out.batch = batch_of(g, mode, example);
   if (mode == ParallelMode::Data) {
     if (out.batch % out.cores != 0)
-      throw InputError(where_of(mode), "expected a batch that splits evenly over npu.cores = " +
-                                           std::to_string(out.cores) + ", found batch " + std::to_string(out.batch) +
-                                           " (" + example + ")");
+      throw InputError(where_of(mode),
+                       "expected a batch that splits evenly over npu.cores = " + std::to_string(out.cores) +
+                           ", found batch " + std::to_string(out.batch) + " (" + example + ")");
     out.replicas = out.cores;
     out.replica_batch = out.batch / out.cores;
   } else {
     if (out.batch < 2)
-      throw InputError(where_of(mode), "expected a batch of at least 2 inputs to stream through the stages, found batch " +
-                                           std::to_string(out.batch) + " (" + example + ")");
+      throw InputError(where_of(mode),
+                       "expected a batch of at least 2 inputs to stream through the stages, found batch " +
+                           std::to_string(out.batch) + " (" + example + ")");
     out.replicas = static_cast<std::uint32_t>(out.batch);
     out.replica_batch = 1;
   }
@@ -97,9 +104,9 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std
 void assign_stages(ParallelPlan& pp, const Program& one, const HardwareConfig& hw) {
   const std::size_t groups = one.group_sram_bytes.size();
   if (groups < pp.cores)
-    throw InputError(where_of(pp.mode), "expected at least as many fusion groups as npu.cores = " +
-                                            std::to_string(pp.cores) + " (one stage per core), found " +
-                                            std::to_string(groups) + " groups");
+    throw InputError(where_of(pp.mode),
+                     "expected at least as many fusion groups as npu.cores = " + std::to_string(pp.cores) +
+                         " (one stage per core), found " + std::to_string(groups) + " groups");
   // Each group's time at the roofs of one core: the slowest of its MAC, vector and DRAM work.
   std::vector<double> macs(groups, 0), vops(groups, 0), bytes(groups, 0);
   const std::uint64_t burst = hw.dram.bytes_per_burst();
@@ -107,7 +114,8 @@ void assign_stages(ParallelPlan& pp, const Program& one, const HardwareConfig& h
     if (c.group < 0) continue;
     macs[c.group] += double(c.macs);
     vops[c.group] += double(c.vector_ops);
-    if (c.kind == CommandKind::DmaLoad || c.kind == CommandKind::DmaStore) bytes[c.group] += double(c.dram.burst_bytes(burst));
+    if (c.kind == CommandKind::DmaLoad || c.kind == CommandKind::DmaStore)
+      bytes[c.group] += double(c.dram.burst_bytes(burst));
   }
   std::vector<double> cost(groups);
   for (std::size_t g = 0; g < groups; ++g)
@@ -147,10 +155,10 @@ Program replicate_program(const Program& one, ParallelPlan& pp, const HardwareCo
   const std::uint64_t stride = std::max<std::uint64_t>(4096, (one.dram_footprint + 4095) / 4096 * 4096);
   const std::uint64_t total = stride * pp.replicas;
   if (total > hw.dram.capacity_bytes())
-    throw InputError(hw.source + " (npu.dram)", "expected the " + std::to_string(pp.replicas) + " copies of the workload (" +
-                                                    std::to_string(stride) + " B each) to fit in the DRAM's " +
-                                                    std::to_string(hw.dram.capacity_bytes()) + " B, found " +
-                                                    std::to_string(total) + " B");
+    throw InputError(hw.source + " (npu.dram)",
+                     "expected the " + std::to_string(pp.replicas) + " copies of the workload (" +
+                         std::to_string(stride) + " B each) to fit in the DRAM's " +
+                         std::to_string(hw.dram.capacity_bytes()) + " B, found " + std::to_string(total) + " B");
   Program out;
   out.commands.reserve(std::size_t(n) * pp.replicas);
   for (std::uint32_t r = 0; r < pp.replicas; ++r) {
@@ -196,7 +204,8 @@ nlohmann::json to_json(const ParallelPlan& pp) {
     for (std::uint32_t s = 0; s < pp.stage_seconds.size(); ++s) {
       const auto first = std::find(pp.group_core.begin(), pp.group_core.end(), s) - pp.group_core.begin();
       const auto last = pp.group_core.rend() - std::find(pp.group_core.rbegin(), pp.group_core.rend(), s) - 1;
-      stages.push_back({{"core", s}, {"first_group", first}, {"last_group", last}, {"estimated_s", pp.stage_seconds[s]}});
+      stages.push_back(
+          {{"core", s}, {"first_group", first}, {"last_group", last}, {"estimated_s", pp.stage_seconds[s]}});
     }
     j["stages"] = stages;
   }

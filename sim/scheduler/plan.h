@@ -52,8 +52,8 @@ struct Tiling {
   /// (second operand), ofmap (output / partial sums and epilogue operands). What a group holds
   /// in each buffer when npu.sram.operand_buffers is `separate`.
   std::uint64_t ifmap_bytes = 0, filter_bytes = 0, ofmap_bytes = 0;
-  std::uint64_t dram_bytes = 0;         // DRAM traffic the segment will cause
-  std::uint64_t tile_count = 0;         // compute tiles of the head op
+  std::uint64_t dram_bytes = 0;  // DRAM traffic the segment will cause
+  std::uint64_t tile_count = 0;  // compute tiles of the head op
   /// GEMM head with a prologue (Segment::prologue): how many times each first-operand block is
   /// loaded (1: read once), whether the re-reads load a copy the first pass spilled to DRAM
   /// (else every load recomputes the prologue), and the prologue's vector ops in all.
@@ -96,8 +96,8 @@ std::string to_string(Halo h);
 struct DepthFirst {
   bool enabled = false;
   Halo halo = Halo::Cache;
-  std::int64_t rows = 0;          // output rows of the last layer per tile
-  bool weights_resident = true;   // all layers' weights stay in SRAM, else re-fetched per tile
+  std::int64_t rows = 0;         // output rows of the last layer per tile
+  bool weights_resident = true;  // all layers' weights stay in SRAM, else re-fetched per tile
 };
 
 /// Attention fusion (FLAT's row granularity): MatMul(Q, K^T) -> [elementwise] -> softmax ->
@@ -114,14 +114,15 @@ struct GroupPlan {
   std::string name;
   DepthFirst depth_first;
   Attention attention;
-  std::string fusion;  // "none", "epilogue", "chain", "prologue", "layer" (resident intermediates), "depth_first", "attention"
+  std::string
+      fusion;  // "none", "epilogue", "chain", "prologue", "layer" (resident intermediates), "depth_first", "attention"
   std::vector<Segment> segments;
   std::vector<int> resident_tensors;  // base tensors kept whole in SRAM inside the group
   /// Group inputs read by several segments but loaded by each: keeping them resident did not
   /// fit (or saved nothing). Those that fit are in resident_tensors, loaded once.
   std::vector<int> reloaded_inputs;
-  std::uint64_t sram_bytes = 0;       // peak SRAM the group needs
-  std::uint64_t dram_bytes = 0;       // DRAM traffic the plan expects for the group
+  std::uint64_t sram_bytes = 0;  // peak SRAM the group needs
+  std::uint64_t dram_bytes = 0;  // DRAM traffic the plan expects for the group
   /// Dataflow of the group's GEMM segments (set for every group with a GEMM head, from the
   /// schedule file's override or the config); nullopt for groups without GEMM work.
   std::optional<Dataflow> dataflow;
@@ -140,8 +141,8 @@ struct Boundary {
 struct SearchReport {
   std::uint64_t candidates = 0, feasible = 0;
   std::size_t max_group_segments = 0;
-  double seconds = 0;             // host time the search took
-  double estimate_seconds = 0;    // estimated run time of the chosen schedule
+  double seconds = 0;           // host time the search took
+  double estimate_seconds = 0;  // estimated run time of the chosen schedule
   double greedy_estimate_seconds = 0;
   std::string objective;
   /// Groups of the chosen schedule whose GEMM work runs with a dataflow other than the config's.

@@ -36,8 +36,8 @@ struct VectorWork {
 struct Command {
   std::uint32_t id = 0;
   CommandKind kind = CommandKind::Barrier;
-  int op = -1;     // graph op index the command works for (-1 for barriers)
-  int group = -1;  // plan group index
+  int op = -1;      // graph op index the command works for (-1 for barriers)
+  int group = -1;   // plan group index
   DramRegion dram;  // DmaLoad / DmaStore
   GemmWork gemm;    // Gemm
   VectorWork vec;   // Vector

@@ -38,7 +38,9 @@ struct Place {
   }
 };
 
-std::string type_name(const json& j) { return j.type_name(); }
+std::string type_name(const json& j) {
+  return j.type_name();
+}
 
 /// "a string (\"16\")": the found type in words and the value, for a field of the wrong type.
 std::string found_type(const json& v) {
@@ -67,13 +69,13 @@ const json& require(const json& obj, const char* key, json::value_t type, const 
   if (!obj.is_object() || !obj.contains(key))
     throw InputError(where, std::string("expected a field '") + key + "', found none");
   const json& v = obj.at(key);
-  const bool ok = type == json::value_t::number_unsigned ? v.is_number_integer() && v.get<long long>() > 0
-                                                          : v.type() == type;
+  const bool ok =
+      type == json::value_t::number_unsigned ? v.is_number_integer() && v.get<long long>() > 0 : v.type() == type;
   if (!ok)
     throw InputError(where + "." + key, std::string("expected ") +
                                             (type == json::value_t::number_unsigned ? "a positive integer"
-                                             : type == json::value_t::array        ? "an array"
-                                             : type == json::value_t::object       ? "an object"
+                                             : type == json::value_t::array         ? "an array"
+                                             : type == json::value_t::object        ? "an object"
                                                                                     : json(type).type_name()) +
                                             ", found " + found_type(v));
   return v;
@@ -166,14 +168,17 @@ TileRequest read_tile(const json& t, const Graph& g, int head, const std::string
   if (workloads::op_class(op.kind) != workloads::OpClass::Gemm) {
     for (const char* gemm_only : {"cols", "in_channels"})
       if (t.contains(gemm_only))
-        throw InputError(where + "." + gemm_only, std::string("expected tile_count on vector head '") + op.name + "' (" +
-                                                      workloads::to_string(op.kind) + "), found '" + gemm_only + "' (a GEMM head's field)");
+        throw InputError(where + "." + gemm_only, std::string("expected tile_count on vector head '") + op.name +
+                                                      "' (" + workloads::to_string(op.kind) + "), found '" + gemm_only +
+                                                      "' (a GEMM head's field)");
     if (t.contains("rows") && t.contains("tile_count"))
       throw InputError(where + ".rows", "expected tile_count alone, found both tile_count and rows (its old spelling)");
     if (t.contains("rows")) {
       r.rows = require(t, "rows", json::value_t::number_unsigned, where).get<std::int64_t>();
-      spdlog::warn("{}.rows: a vector head's 'rows' is its number of tiles; read as tile_count (write 'tile_count': "
-                   "'rows' is read for vector heads until npusim 0.2)", where);
+      spdlog::warn(
+          "{}.rows: a vector head's 'rows' is its number of tiles; read as tile_count (write 'tile_count': "
+          "'rows' is read for vector heads until npusim 0.2)",
+          where);
     }
     if (t.contains("tile_count"))
       r.rows = require(t, "tile_count", json::value_t::number_unsigned, where).get<std::int64_t>();
@@ -194,8 +199,8 @@ TileRequest read_tile(const json& t, const Graph& g, int head, const std::string
       throw InputError(field, "expected at most " + std::to_string(dims[i].second) + " (the tensor's extent for '" +
                                   op.name + "'), found " + std::to_string(v));
     if (dims[i].second % v != 0)
-      throw InputError(field, "expected a divisor of " + std::to_string(dims[i].second) + " (the tensor's extent for '" +
-                                  op.name + "'), found " + std::to_string(v));
+      throw InputError(field, "expected a divisor of " + std::to_string(dims[i].second) +
+                                  " (the tensor's extent for '" + op.name + "'), found " + std::to_string(v));
     *fields[i] = v;
   }
   return r;
@@ -213,10 +218,13 @@ GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const 
                                               "'; known: block_rows, kv_resident, derived (kv_rows is informational)");
   const bool derived = optional_bool(at, "derived", where).value_or(false);
   if (const std::string why = attention_obstacle(g, segs); !why.empty())
-    throw InputError(where, "expected MatMul(Q, K^T) -> [elementwise] -> softmax (last axis) -> MatMul(P, V), one "
-                            "activation per head, found " + why);
-  const std::int64_t rows =
-      at.contains("block_rows") ? require(at, "block_rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
+    throw InputError(where,
+                     "expected MatMul(Q, K^T) -> [elementwise] -> softmax (last axis) -> MatMul(P, V), one "
+                     "activation per head, found " +
+                         why);
+  const std::int64_t rows = at.contains("block_rows")
+                                ? require(at, "block_rows", json::value_t::number_unsigned, where).get<std::int64_t>()
+                                : 0;
   const AttentionGeometry geo = attention_geometry(g, segs);
   if (rows > geo.rows)
     throw InputError(where + ".block_rows", "expected at most " + std::to_string(geo.rows) + " (query rows of '" +
@@ -267,14 +275,15 @@ void check_document_fields(const json& doc, const std::string& source) {
                                                 "'; known: format, version, groups (workload, policy, not_fused, "
                                                 "search, provenance are informational)");
   check_each(doc, "not_fused", source + ": ", {"from", "to", "reason"});
-  if (doc.contains("provenance")) check_fields(doc.at("provenance"), source + ": provenance", {"version", "commit", "config_hash"});
+  if (doc.contains("provenance"))
+    check_fields(doc.at("provenance"), source + ": provenance", {"version", "commit", "config_hash"});
   if (!doc.contains("search")) return;
   const json& search = doc.at("search");
   const std::string where = source + ": search";
-  check_fields(search, where,
-               {"objective", "candidate_groups_evaluated", "candidate_groups_feasible", "max_group_segments",
-                "search_seconds", "estimated_seconds", "greedy_estimated_seconds", "dataflow_overrides", "chosen",
-                "simulated"});
+  check_fields(
+      search, where,
+      {"objective", "candidate_groups_evaluated", "candidate_groups_feasible", "max_group_segments", "search_seconds",
+       "estimated_seconds", "greedy_estimated_seconds", "dataflow_overrides", "chosen", "simulated"});
   check_each(search, "simulated", where + ".", {"candidate", "simulated_seconds", "dram_bytes", "energy_j"});
 }
 
@@ -282,12 +291,13 @@ void check_document_fields(const json& doc, const std::string& source) {
 void check_group_fields(const json& e, const std::string& where) {
   if (e.contains("tiles") && e["tiles"].is_object())
     for (const auto& [op_name, t] : e["tiles"].items())
-      if (t.is_object()) check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels", "tile_count", "derived"});
+      if (t.is_object())
+        check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels", "tile_count", "derived"});
   if (e.contains("depth_first") && e["depth_first"].is_object())
     check_fields(e["depth_first"], where + ".depth_first", {"rows", "halo", "weights_resident", "derived"});
   check_each(e, "segments", where + ".",
-             {"ops", "loop_order", "tiles", "working_set_bytes", "dram_bytes", "region_end", "width",
-              "tile_elements", "passes", "in_place", "prologue"});
+             {"ops", "loop_order", "tiles", "working_set_bytes", "dram_bytes", "region_end", "width", "tile_elements",
+              "passes", "in_place", "prologue"});
   if (!e.contains("segments")) return;
   const json& segments = e["segments"];
   for (std::size_t i = 0; i < segments.size(); ++i)
@@ -313,10 +323,10 @@ std::string unknown_op(const json& doc, const json& groups, const std::string& o
       for (const json& o : e["ops"])
         if (o.is_string()) ++listed, unknown += g.find_op(o.get<std::string>()) < 0;
   const bool other = doc.contains("workload") && doc["workload"].is_string() && doc["workload"] != g.name;
-  if (other)
-    text += "; the file was written for workload '" + doc["workload"].get<std::string>() + "'";
+  if (other) text += "; the file was written for workload '" + doc["workload"].get<std::string>() + "'";
   if (other || unknown > 1)
-    text += " (" + std::to_string(unknown) + " of its " + std::to_string(listed) + " listed ops are not in '" + g.name + "')";
+    text += " (" + std::to_string(unknown) + " of its " + std::to_string(listed) + " listed ops are not in '" + g.name +
+            "')";
   return text;
 }
 
@@ -326,8 +336,8 @@ void check_document(const json& doc, const std::string& source) {
   if (doc.contains("format") && doc["format"] != "npusim-schedule")
     throw InputError(source + ": format", "expected \"npusim-schedule\", found " + shown(doc["format"]));
   if (doc.contains("version") && !(doc["version"].is_number_integer() && doc["version"].get<long long>() == 1))
-    throw InputError(source + ": version", "expected 1 (the schedule format this npusim reads), found " +
-                                               found_type(doc["version"]));
+    throw InputError(source + ": version",
+                     "expected 1 (the schedule format this npusim reads), found " + found_type(doc["version"]));
   check_document_fields(doc, source);
 }
 
@@ -348,10 +358,12 @@ FileTiles read_tiles(const json& e, const std::vector<Segment>& segs, const Grap
       throw InputError(where_group + ".tiles", "expected an object keyed by op name, found " + found_type(tiles));
     for (const auto& [op_name, t] : tiles.items()) {
       const std::string where = where_group + ".tiles." + op_name;
-      auto seg = std::find_if(segs.begin(), segs.end(), [&, &op_name = op_name](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
+      auto seg = std::find_if(segs.begin(), segs.end(),
+                              [&, &op_name = op_name](const Segment& s) { return g.op(s.ops[0]).name == op_name; });
       if (seg == segs.end())
         throw InputError(where, "expected the name of a segment head in this group, found '" + op_name + "'");
-      if (!t.is_object()) throw InputError(where, "expected {rows, cols, in_channels} or {tile_count}, found " + found_type(t));
+      if (!t.is_object())
+        throw InputError(where, "expected {rows, cols, in_channels} or {tile_count}, found " + found_type(t));
       const std::size_t k = std::size_t(seg - segs.begin());
       out.requests[k] = read_tile(t, g, seg->ops[0], where);
       if (optional_bool(t, "derived", where).value_or(false)) out.derived.insert(k);
@@ -369,13 +381,15 @@ FileTiles read_tiles(const json& e, const std::vector<Segment>& segs, const Grap
 GroupEval read_depth_first(const json& df, const std::vector<Segment>& segs, const Graph& g, const HardwareConfig& hw,
                            const std::string& where, bool keep_derived) {
   if (!df.is_object()) throw InputError(where, "expected {rows, halo}, found " + found_type(df));
-  const std::int64_t rows = df.contains("rows") ? require(df, "rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
+  const std::int64_t rows =
+      df.contains("rows") ? require(df, "rows", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
   const std::string halo = optional_string(df, "halo", where, "cache");
   if (halo != "cache" && halo != "recompute")
     throw InputError(where + ".halo", "expected \"cache\" or \"recompute\", found \"" + halo + "\"");
   optional_bool(df, "weights_resident", where);
   if (const std::string why = depth_first_obstacle(g, segs); !why.empty())
-    throw InputError(where, "expected a chain of conv2d layers (each reading only the previous one's output), found " + why);
+    throw InputError(where,
+                     "expected a chain of conv2d layers (each reading only the previous one's output), found " + why);
   const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
   if (rows > out_rows || (rows > 0 && out_rows % rows != 0))
     throw InputError(where + ".rows", "expected a divisor of " + std::to_string(out_rows) + " (output rows of '" +
@@ -394,7 +408,8 @@ std::string rederived_text(const Graph& g, const FileTiles& tiles, const GroupEv
     const Tiling& t = s.tiling;
     const std::string head = "'" + g.op(s.ops[0]).name + "' ";
     if (workloads::op_class(g.op(s.ops[0]).kind) != workloads::OpClass::Gemm) {
-      if (was.rows != std::int64_t(t.tiles)) add(head + "tile_count " + std::to_string(was.rows) + " -> " + std::to_string(t.tiles));
+      if (was.rows != std::int64_t(t.tiles))
+        add(head + "tile_count " + std::to_string(was.rows) + " -> " + std::to_string(t.tiles));
       continue;
     }
     std::string change;
@@ -402,7 +417,8 @@ std::string rederived_text(const Graph& g, const FileTiles& tiles, const GroupEv
         {"rows", {was.rows, t.rows}}, {"cols", {was.cols, t.cols}}, {"in_channels", {was.in_channels, t.in_channels}}};
     for (const auto& [field, v] : dims)
       if (v.first != v.second)
-        change += std::string(change.empty() ? "" : ", ") + field + " " + std::to_string(v.first) + " -> " + std::to_string(v.second);
+        change += std::string(change.empty() ? "" : ", ") + field + " " + std::to_string(v.first) + " -> " +
+                  std::to_string(v.second);
     if (!change.empty()) add(head + change);
   }
   if (tiles.depth_first_derived) add("depth_first rows -> " + std::to_string(now.plan.depth_first.rows));
@@ -424,23 +440,26 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
   std::map<std::string, std::size_t> named;  // group name -> index: two groups cannot share one
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const json& e = groups[gi];
-    if (!e.is_object()) throw InputError(place.at(gi, ""), "expected a group object {name, ops, ...}, found " + found_type(e));
+    if (!e.is_object())
+      throw InputError(place.at(gi, ""), "expected a group object {name, ops, ...}, found " + found_type(e));
     const std::string name = optional_string(e, "name", place.at(gi, ""), "");
     if (!name.empty()) {
       const auto [it, fresh] = named.emplace(name, gi);
       if (!fresh)
         throw InputError(place.at(gi, name, "name"), "expected a name no other group has, found '" + name +
-                                                         "', the name of groups[" + std::to_string(it->second) + "] too");
+                                                         "', the name of groups[" + std::to_string(it->second) +
+                                                         "] too");
     }
-    static const std::set<std::string> known = {"name", "ops", "fusion", "tiles", "dataflow", "depth_first", "attention",
-                                                 "segments", "resident_tensors", "reloaded_inputs", "sram_bytes",
-                                                 "dram_bytes"};
+    static const std::set<std::string> known = {
+        "name",      "ops",      "fusion",           "tiles",           "dataflow",   "depth_first",
+        "attention", "segments", "resident_tensors", "reloaded_inputs", "sram_bytes", "dram_bytes"};
     for (const auto& [key, value] : e.items())
       if (!known.count(key))
-        throw InputError(place.at(gi, name, key), "unknown field '" + key +
-                                                      "'; known: name, ops, tiles, dataflow, depth_first, attention (fusion, "
-                                                      "segments, resident_tensors, reloaded_inputs, sram_bytes, dram_bytes are "
-                                                      "informational)");
+        throw InputError(place.at(gi, name, key),
+                         "unknown field '" + key +
+                             "'; known: name, ops, tiles, dataflow, depth_first, attention (fusion, "
+                             "segments, resident_tensors, reloaded_inputs, sram_bytes, dram_bytes are "
+                             "informational)");
     optional_string(e, "fusion", place.at(gi, name), "");
     check_group_fields(e, place.at(gi, name));
     const json& ops = require(e, "ops", json::value_t::array, place.at(gi, name));
@@ -459,11 +478,13 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     }
     const std::set<int> set(m.begin(), m.end());
     if (!connected(g, set))
-      throw InputError(place.at(gi, name), "group is not connected: its ops do not form one piece of the graph "
-                                           "(list the ops that join them, views included)");
+      throw InputError(place.at(gi, name),
+                       "group is not connected: its ops do not form one piece of the graph "
+                       "(list the ops that join them, views included)");
     std::string path;
     if (reenters(g, set, path))
-      throw InputError(place.at(gi, name), "group is not convex: a path leaves the group and comes back (" + path + ")");
+      throw InputError(place.at(gi, name),
+                       "group is not convex: a path leaves the group and comes back (" + path + ")");
     members.push_back(std::move(m));
     entries.push_back(e);
   }
@@ -510,7 +531,8 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
         return read_depth_first(e["depth_first"], requested, g, hw, place.at(gi, name, "depth_first"),
                                 keep_derived || !tiles.depth_first_derived);
       if (e.contains("attention") || e.value("fusion", json()) == "attention")
-        return read_attention(e, requested, g, hw, place.at(gi, name, "attention"), keep_derived || !tiles.attention_derived);
+        return read_attention(e, requested, g, hw, place.at(gi, name, "attention"),
+                              keep_derived || !tiles.attention_derived);
       return evaluate_group(g, hw, requested);
     };
     GroupEval ev = evaluate(true);
@@ -524,12 +546,13 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
       ev = std::move(again);  // when it does not fit either, its reason is the one that holds here
     }
     if (!ev.fits)
-      throw InputError(where_group, "working set exceeds SRAM" +
-                                        std::string(tiles.any_fixed() ? " with the file's tiles (fixed by the file: a tile "
-                                                                        "without \"derived\": true is kept as written)"
-                                                    : rederived       ? " even with its tiles derived again for this config"
-                                                                      : "") +
-                                        ": " + ev.why);
+      throw InputError(where_group,
+                       "working set exceeds SRAM" +
+                           std::string(tiles.any_fixed() ? " with the file's tiles (fixed by the file: a tile "
+                                                           "without \"derived\": true is kept as written)"
+                                       : rederived       ? " even with its tiles derived again for this config"
+                                                         : "") +
+                           ": " + ev.why);
     GroupPlan gp = std::move(ev.plan);
     gp.name = name.empty() ? group_name(g, gp) : name;
     gp.fusion = fusion_kind(g, gp);

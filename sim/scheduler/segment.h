@@ -36,14 +36,14 @@ struct GemmBlock {
 /// GEMM head geometry: conv (plain or grouped) or matmul, in block units.
 struct GemmGeometry {
   bool conv = false;
-  bool grouped = false;        // conv with groups > 1: blocks are whole groups, K is not split
-  bool b_constant = true;      // second operand is a weight (else an activation per batch)
+  bool grouped = false;    // conv with groups > 1: blocks are whole groups, K is not split
+  bool b_constant = true;  // second operand is a weight (else an activation per batch)
   bool transpose_b = false;
   std::int64_t batch = 1;
-  std::int64_t out_rows = 0;   // conv OH, matmul M
-  std::int64_t out_cols_px = 1;// conv OW (output pixels per row), matmul 1
-  std::int64_t n_total = 0;    // Cout (plain), groups (grouped), N (matmul)
-  std::int64_t c_total = 0;    // Cin (plain), 1 (grouped), K (matmul)
+  std::int64_t out_rows = 0;     // conv OH, matmul M
+  std::int64_t out_cols_px = 1;  // conv OW (output pixels per row), matmul 1
+  std::int64_t n_total = 0;      // Cout (plain), groups (grouped), N (matmul)
+  std::int64_t c_total = 0;      // Cin (plain), 1 (grouped), K (matmul)
   // conv
   std::int64_t in_h = 0, in_w = 0, in_c = 0, kh = 1, kw = 1, stride_h = 1, dil_h = 1, pad_top = 0;
   std::int64_t stride_w = 1, dil_w = 1, pad_left = 0;
@@ -118,9 +118,9 @@ std::string resident_fusion_obstacle(const HardwareConfig& hw);
 /// A candidate group evaluated: residency, per-segment tilings, peak SRAM and traffic.
 struct GroupEval {
   bool fits = false;
-  std::string why;              // when it does not fit
-  std::uint64_t over_bytes = 0; // by how much it does not fit
-  double estimate = 0;          // estimated seconds (depth-first candidates)
+  std::string why;               // when it does not fit
+  std::uint64_t over_bytes = 0;  // by how much it does not fit
+  double estimate = 0;           // estimated seconds (depth-first candidates)
   GroupPlan plan;
 };
 
@@ -215,16 +215,16 @@ enum class InputCut {
 /// (its output, or its first input for reductions and row ops), and how each input follows.
 struct VectorGeometry {
   VectorClass cls = VectorClass::Elementwise;
-  workloads::Shape shape;          // the driver's shape
-  std::uint64_t elems = 0;         // driver elements
-  std::uint64_t out_elems = 0;     // output elements
-  std::uint64_t block = 0;         // reductions, row ops: driver elements of one reduced block; 0 else
+  workloads::Shape shape;       // the driver's shape
+  std::uint64_t elems = 0;      // driver elements
+  std::uint64_t out_elems = 0;  // output elements
+  std::uint64_t block = 0;      // reductions, row ops: driver elements of one reduced block; 0 else
   /// Driver elements after the last reduced axis (1: the reduced axes are innermost). With
   /// inner > 1 a tile can take every reduced position of a chunk of inner positions: `block /
   /// inner` runs of the chunk, `inner` elements apart (softmax over channels of NCHW).
   std::uint64_t inner = 1;
-  std::uint64_t align = 1;         // tile starts (within a block) are multiples of this (a DRAM burst)
-  std::vector<InputCut> cuts;      // per head input
+  std::uint64_t align = 1;     // tile starts (within a block) are multiples of this (a DRAM burst)
+  std::vector<InputCut> cuts;  // per head input
   std::vector<workloads::Shape> in_shapes;
   std::vector<std::uint64_t> in_elems;
 };
@@ -253,7 +253,8 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
                           const std::function<void(const VectorTile&)>& visit);
 /// The vector ops of a head's pass (`passes` 1: all of them in pass 0; 2: the statistics pass
 /// and the apply pass, the work the apply pass redoes counted again, e.g. softmax's exponent).
-std::uint64_t vector_pass_ops(const workloads::Graph& g, const workloads::Op& op, std::uint32_t eb, int passes, int pass);
+std::uint64_t vector_pass_ops(const workloads::Graph& g, const workloads::Op& op, std::uint32_t eb, int passes,
+                              int pass);
 
 /// Whether `seg` is a concat that costs nothing because its producers store their outputs
 /// straight into its slabs (as inference compilers place them): the concat alone in its

@@ -46,14 +46,15 @@ double estimate_seconds(const HardwareConfig& hw, std::uint64_t traffic, double 
                         std::uint64_t tiles, double peak_ops) {
   const double bw = hw.dram.peak_bandwidth().bytes_per_second;
   const double per_tile_overhead = 64.0 / hw.core_clock.hz;  // command issue, fill: ~64 cycles
-  return std::max(double(traffic) / bw, ops / peak_ops) + double(first_tile_bytes) / bw + double(tiles) * per_tile_overhead;
+  return std::max(double(traffic) / bw, ops / peak_ops) + double(first_tile_bytes) / bw +
+         double(tiles) * per_tile_overhead;
 }
 
 GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
   const auto& mac = hw.mac_array;
   const GemmSramTraffic tr = gemm_sram_traffic(w, mac);
-  const auto fold = models::fold_timing({w.m, w.k, w.n, w.repeats}, mac.rows, mac.cols, w.dataflow.value_or(mac.dataflow),
-                                        mac.fold_model);
+  const auto fold = models::fold_timing({w.m, w.k, w.n, w.repeats}, mac.rows, mac.cols,
+                                        w.dataflow.value_or(mac.dataflow), mac.fold_model);
   const double sram_cycles = double(tr.read_bytes + tr.write_bytes) / double(hw.sram.bytes_per_cycle());
   return {std::max(double(fold.cycles), sram_cycles), tr.read_bytes, tr.write_bytes};
 }
@@ -67,20 +68,20 @@ GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::i
     return s;
   };
   GemmTileCost sum;
-  const auto widths = width > 0 ? sizes(geo.out_cols_px, width)
-                                 : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}};
+  const auto widths =
+      width > 0 ? sizes(geo.out_cols_px, width) : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}};
   for (const auto& [r, nr] : sizes(geo.out_rows, rows))
     for (const auto& [c, nc] : sizes(geo.n_total, cols))
       for (const auto& [k, nk] : sizes(geo.c_total, chans))
         for (const auto& [px, npx] : widths) {
-        GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k, 0, px});
-        w.dataflow = dataflow;
-        const GemmTileCost one = gemm_tile_cost(w, hw);
-        const std::uint64_t n = std::uint64_t(nr * nc * nk * npx * geo.batch);
-        sum.cycles += one.cycles * double(n);
-        sum.sram_read_bytes += one.sram_read_bytes * n;
-        sum.sram_write_bytes += one.sram_write_bytes * n;
-      }
+          GemmWork w = geo.work(GemmBlock{0, 0, r, 0, c, 0, k, 0, px});
+          w.dataflow = dataflow;
+          const GemmTileCost one = gemm_tile_cost(w, hw);
+          const std::uint64_t n = std::uint64_t(nr * nc * nk * npx * geo.batch);
+          sum.cycles += one.cycles * double(n);
+          sum.sram_read_bytes += one.sram_read_bytes * n;
+          sum.sram_write_bytes += one.sram_write_bytes * n;
+        }
   return sum;
 }
 
@@ -137,16 +138,17 @@ double burst_overfetch(std::uint64_t run, std::uint64_t stride, std::uint64_t bu
 }
 
 struct ExtraOperands {
-  std::uint64_t tiled_bytes_per_out_elem = 0;  // bytes per output element of tiled extras (not resident)
+  std::uint64_t tiled_bytes_per_out_elem = 0;    // bytes per output element of tiled extras (not resident)
   std::uint64_t scratch_bytes_per_out_elem = 0;  // intermediate tiles a tile region keeps (epilogue_scratch_tiles)
-  std::uint64_t whole_buffer_bytes = 0;        // small extras held whole (not resident)
-  std::uint64_t dram_bytes = 0;                // DRAM traffic of all non-resident extras
+  std::uint64_t whole_buffer_bytes = 0;          // small extras held whole (not resident)
+  std::uint64_t dram_bytes = 0;                  // DRAM traffic of all non-resident extras
 };
 
 /// The epilogue ops' operands that are not on the tile (TileTensors): loaded per tile or whole.
 ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residency& where, std::uint32_t eb) {
   ExtraOperands x;
-  x.scratch_bytes_per_out_elem = epilogue_scratch_tiles(g, seg) * workloads::element_bytes(g, segment_output(g, seg), eb);
+  x.scratch_bytes_per_out_elem =
+      epilogue_scratch_tiles(g, seg) * workloads::element_bytes(g, segment_output(g, seg), eb);
   const TileTensors on_tile(g, seg);
   std::set<int> loaded;
   for (std::size_t i = 1; i < seg.ops.size(); ++i) {
@@ -169,10 +171,10 @@ ExtraOperands epilogue_extras(const Graph& g, const Segment& seg, const Residenc
 
 /// What a GEMM head's prologue (Segment::prologue) reads and does per block of its first operand.
 struct PrologueOperands {
-  std::uint64_t streamed = 0;      // inputs of the operand's shape loaded with each block (not resident)
-  std::uint64_t scratch_tiles = 0; // blocks a diamond keeps beside the one flowing (epilogue_scratch_tiles)
-  std::uint64_t whole_bytes = 0;   // smaller operands (a scale, a bias row) loaded whole once
-  std::uint64_t operand_elems = 0; // elements of the GEMM operand the prologue makes
+  std::uint64_t streamed = 0;             // inputs of the operand's shape loaded with each block (not resident)
+  std::uint64_t scratch_tiles = 0;        // blocks a diamond keeps beside the one flowing (epilogue_scratch_tiles)
+  std::uint64_t whole_bytes = 0;          // smaller operands (a scale, a bias row) loaded whole once
+  std::uint64_t operand_elems = 0;        // elements of the GEMM operand the prologue makes
   std::vector<std::uint64_t> vector_ops;  // per prologue op, over the whole operand
 };
 
@@ -224,7 +226,8 @@ PrologueTraffic prologue_traffic(const PrologueOperands& p, std::uint64_t distin
 /// vector unit makes the next operand block while the array multiplies this one, so compute is
 /// the larger of the two units' times. Blocks read once (`loaded` = `distinct`) only recompute.
 PrologueTraffic cheaper_prologue(const HardwareConfig& hw, const PrologueOperands& p, std::uint64_t distinct,
-                                 std::uint64_t loaded, std::uint32_t eb, std::uint64_t other_bytes, double array_cycles) {
+                                 std::uint64_t loaded, std::uint32_t eb, std::uint64_t other_bytes,
+                                 double array_cycles) {
   auto seconds = [&](const PrologueTraffic& t) {
     const double busy = std::max(array_cycles, double(t.vector_ops) / hw.vector_peak_ops() * hw.core_clock.hz);
     return estimate_seconds(hw, t.dram_bytes + other_bytes, busy, 0, 1, hw.core_clock.hz);
@@ -357,8 +360,8 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   std::optional<Tiling> best;
   double best_cost = std::numeric_limits<double>::infinity();
   const auto row_cands = requested(dividing(candidates(geo.out_rows, 1), geo.out_rows), seg.request.rows);
-  const auto col_cands = requested(dividing(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), geo.n_total),
-                                   seg.request.cols);
+  const auto col_cands =
+      requested(dividing(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), geo.n_total), seg.request.cols);
   const auto chan_cands = geo.grouped ? std::vector<std::int64_t>{1}
                                       : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
                                                   seg.request.in_channels);
@@ -367,132 +370,140 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   // single rows do (their narrow channel blocks can cost more than column blocks with every
   // channel), or when looking for the smallest tile.
   for (bool split : {false, true})
-  for (std::int64_t rows : row_cands)
-   for (std::int64_t width : split && best && best->rows > 1 && !smallest ? std::vector<std::int64_t>{}
-                                                                           : width_candidates(geo, rows, pool, split)) {
-    if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
-    // First-operand elements over all row (and column) blocks: halo rows and columns are read
-    // again by every block.
-    a_full = 0;
-    std::uint64_t a_tile_max = 0, a_block_max = 0;  // the largest block's input, for every channel
-    if (width == 0) {
-      for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
-        const std::uint64_t a = geo.a_elements(GemmBlock{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total});
-        a_full += a;
-        a_block_max = std::max(a_block_max, a);
-      }
-    } else {  // rows x columns spans multiply: sum (and largest) of each, times every channel
-      std::uint64_t row_sum = 0, row_max = 0, col_sum = 0, col_max = 0;
-      for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
-        const auto [i0, i1] = geo.input_rows(r0, std::min(rows, geo.out_rows - r0));
-        row_sum += std::uint64_t(std::max<std::int64_t>(0, i1 - i0));
-        row_max = std::max(row_max, std::uint64_t(std::max<std::int64_t>(0, i1 - i0)));
-      }
-      for (std::int64_t p0 = 0; p0 < geo.out_cols_px; p0 += width) {
-        const auto [j0, j1] = geo.input_cols(p0, std::min(width, geo.out_cols_px - p0));
-        col_sum += std::uint64_t(std::max<std::int64_t>(0, j1 - j0));
-        col_max = std::max(col_max, std::uint64_t(std::max<std::int64_t>(0, j1 - j0)));
-      }
-      a_full = row_sum * col_sum * std::uint64_t(geo.in_c);
-      a_block_max = row_max * col_max * std::uint64_t(geo.in_c);
-    }
-    a_full *= std::uint64_t(geo.batch);
-    // Row blocks, counting each column block of a split row as one.
-    const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows) * (width ? ceil_div(geo.out_cols_px, width) : 1);
-    const std::int64_t rb = rb_per_batch * geo.batch;
-    for (std::int64_t cols : col_cands) {
-      const std::int64_t nb = ceil_div(geo.n_total, cols);
-      for (std::int64_t chans : chan_cands) {
-        const std::int64_t cb = ceil_div(geo.c_total, chans);
-        if (width && !column_block_is_one_region(geo, cols, chans)) continue;
-        const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans, 0, width};
-        // The buffer holds the largest block's input (an interior block's halo is not clipped
-        // at the padding), for this block's channels of the in_c counted in a_block_max.
-        const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
-        a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
-                               : geo.a_elements(first)) * ea;
-        const std::uint64_t b_tile = wb(geo.b_elements(first));
-        const std::uint64_t out_tile_elems = geo.out_elements(first);
-        // Epilogue operands sit beside the output tile they are applied to.
-        // A prologue's input blocks are double-buffered beside the operand block it makes, so
-        // the DMA loads block i+1 while the vector unit makes block i and the array reads i-1.
-        const std::uint64_t a_part = prologue ? 2 * a_tile_max * (1 + pro.streamed) + a_tile_max * pro.scratch_tiles +
-                                                    pro.whole_bytes
-                                              : a_resident ? 0 : 2 * a_tile_max;
-        const BufferBytes parts{a_part, b_resident ? 0 : 2 * b_tile,
-                                2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
-                                    out_tile_elems * extras.scratch_bytes_per_out_elem +
-                                    extras.whole_buffer_bytes + bias + pool_buffer_bytes(geo, pool, out_tile_elems, eo, acc)};
-        const std::uint64_t ws = parts.total();
-        if (!fits(hw, budget, parts, smallest)) continue;
-        // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
-        const GemmTileCost array =
-            smallest ? GemmTileCost{} : cached_tiling_cost(g, seg.ops[0], geo, rows, cols, chans, seg.dataflow, hw, width);
-        for (bool weights_outer : {true, false}) {
-          if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
-          const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
-          std::uint64_t a_traffic, b_traffic;
-          if (geo.grouped) {
-            a_traffic = a_full;
-            b_traffic = weights_outer || nb == 1 ? b_full : b_full * std::uint64_t(rb);
-          } else if (cb == 1) {
-            // Weights outer re-reads the inputs per output-channel block, unless one input block
-            // (a single row block per weight block) stays in its buffer throughout.
-            const bool a_reloaded = (geo.b_constant ? rb : rb_per_batch) > 1;
-            a_traffic = weights_outer && nb > 1 && a_reloaded ? a_full * std::uint64_t(nb) : a_full;
-            b_traffic = !weights_outer && nb > 1 ? b_full * std::uint64_t(b_reloads) : b_full;
-          } else {
-            a_traffic = a_full * std::uint64_t(nb);
-            b_traffic = b_full * std::uint64_t(b_reloads);
+    for (std::int64_t rows : row_cands)
+      for (std::int64_t width : split&& best && best->rows > 1 && !smallest
+                                    ? std::vector<std::int64_t>{}
+                                    : width_candidates(geo, rows, pool, split)) {
+        if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
+        // First-operand elements over all row (and column) blocks: halo rows and columns are read
+        // again by every block.
+        a_full = 0;
+        std::uint64_t a_tile_max = 0, a_block_max = 0;  // the largest block's input, for every channel
+        if (width == 0) {
+          for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
+            const std::uint64_t a =
+                geo.a_elements(GemmBlock{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total});
+            a_full += a;
+            a_block_max = std::max(a_block_max, a);
           }
-          const PrologueTraffic pt =
-              prologue ? cheaper_prologue(hw, pro, a_full, a_traffic, ea,
-                                          (b_resident ? 0 : wb(b_traffic)) + (out_stored ? out_bytes : 0) +
-                                              extras.dram_bytes + bias,
-                                          smallest ? 0 : array.cycles)
-                       : PrologueTraffic{};
-          const std::uint64_t a_bytes = prologue ? pt.dram_bytes : a_resident ? 0 : a_traffic * ea;
-          const std::uint64_t traffic = a_bytes + (b_resident ? 0 : wb(b_traffic)) +
-                                        (out_stored ? out_bytes : 0) + extras.dram_bytes + bias;
-          // What the DRAM really moves: narrow channel blocks fetch whole bursts.
-          const double moved = double(a_bytes) * a_fetch(chans, cols) +
-                               (b_resident ? 0 : double(wb(b_traffic)) * b_fetch(chans, cols)) +
-                               double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols) + double(bias);
-          const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
-          // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
-          // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
-          const double bank_cycles =
-              double(array.sram_read_bytes + array.sram_write_bytes) + moved;
-          const double compute_cycles =
-              smallest ? 0 : std::max(array.cycles, bank_cycles / double(hw.sram.bytes_per_cycle()));
-          // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
-          // channel the next group's prefetch and the stores need, and carry nothing.
-          const double overfetch = std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
-          const double busy_cycles = std::max(compute_cycles, double(pt.vector_ops) / hw.vector_peak_ops() * hw.core_clock.hz);
-          const double cost = score(smallest,
-                                    estimate_seconds(hw, std::uint64_t(moved), busy_cycles, geo.a_elements(first) * ea + b_tile,
-                                                     tiles, hw.core_clock.hz) + overfetch,
-                                    ws);
-          if (cost < best_cost) {
-            best_cost = cost;
-            Tiling t;
-            t.rows = rows;
-            t.cols = cols;
-            t.in_channels = chans;
-            t.width = width;
-            t.weights_outer = weights_outer;
-            set_buffers(t, parts);
-            t.dram_bytes = traffic;
-            t.tile_count = tiles;
-            t.prologue_reads = a_full ? a_traffic / a_full : 1;
-            t.prologue_spill = pt.spill;
-            t.prologue_vector_ops = pt.vector_ops;
-            best = t;
+        } else {  // rows x columns spans multiply: sum (and largest) of each, times every channel
+          std::uint64_t row_sum = 0, row_max = 0, col_sum = 0, col_max = 0;
+          for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
+            const auto [i0, i1] = geo.input_rows(r0, std::min(rows, geo.out_rows - r0));
+            row_sum += std::uint64_t(std::max<std::int64_t>(0, i1 - i0));
+            row_max = std::max(row_max, std::uint64_t(std::max<std::int64_t>(0, i1 - i0)));
+          }
+          for (std::int64_t p0 = 0; p0 < geo.out_cols_px; p0 += width) {
+            const auto [j0, j1] = geo.input_cols(p0, std::min(width, geo.out_cols_px - p0));
+            col_sum += std::uint64_t(std::max<std::int64_t>(0, j1 - j0));
+            col_max = std::max(col_max, std::uint64_t(std::max<std::int64_t>(0, j1 - j0)));
+          }
+          a_full = row_sum * col_sum * std::uint64_t(geo.in_c);
+          a_block_max = row_max * col_max * std::uint64_t(geo.in_c);
+        }
+        a_full *= std::uint64_t(geo.batch);
+        // Row blocks, counting each column block of a split row as one.
+        const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows) * (width ? ceil_div(geo.out_cols_px, width) : 1);
+        const std::int64_t rb = rb_per_batch * geo.batch;
+        for (std::int64_t cols : col_cands) {
+          const std::int64_t nb = ceil_div(geo.n_total, cols);
+          for (std::int64_t chans : chan_cands) {
+            const std::int64_t cb = ceil_div(geo.c_total, chans);
+            if (width && !column_block_is_one_region(geo, cols, chans)) continue;
+            const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans, 0, width};
+            // The buffer holds the largest block's input (an interior block's halo is not clipped
+            // at the padding), for this block's channels of the in_c counted in a_block_max.
+            const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
+            a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
+                                   : geo.a_elements(first)) *
+                         ea;
+            const std::uint64_t b_tile = wb(geo.b_elements(first));
+            const std::uint64_t out_tile_elems = geo.out_elements(first);
+            // Epilogue operands sit beside the output tile they are applied to.
+            // A prologue's input blocks are double-buffered beside the operand block it makes, so
+            // the DMA loads block i+1 while the vector unit makes block i and the array reads i-1.
+            const std::uint64_t a_part =
+                prologue     ? 2 * a_tile_max * (1 + pro.streamed) + a_tile_max * pro.scratch_tiles + pro.whole_bytes
+                : a_resident ? 0
+                             : 2 * a_tile_max;
+            const BufferBytes parts{a_part, b_resident ? 0 : 2 * b_tile,
+                                    2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
+                                        out_tile_elems * extras.scratch_bytes_per_out_elem + extras.whole_buffer_bytes +
+                                        bias + pool_buffer_bytes(geo, pool, out_tile_elems, eo, acc)};
+            const std::uint64_t ws = parts.total();
+            if (!fits(hw, budget, parts, smallest)) continue;
+            // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
+            const GemmTileCost array =
+                smallest ? GemmTileCost{}
+                         : cached_tiling_cost(g, seg.ops[0], geo, rows, cols, chans, seg.dataflow, hw, width);
+            for (bool weights_outer : {true, false}) {
+              if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
+              const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
+              std::uint64_t a_traffic, b_traffic;
+              if (geo.grouped) {
+                a_traffic = a_full;
+                b_traffic = weights_outer || nb == 1 ? b_full : b_full * std::uint64_t(rb);
+              } else if (cb == 1) {
+                // Weights outer re-reads the inputs per output-channel block, unless one input block
+                // (a single row block per weight block) stays in its buffer throughout.
+                const bool a_reloaded = (geo.b_constant ? rb : rb_per_batch) > 1;
+                a_traffic = weights_outer && nb > 1 && a_reloaded ? a_full * std::uint64_t(nb) : a_full;
+                b_traffic = !weights_outer && nb > 1 ? b_full * std::uint64_t(b_reloads) : b_full;
+              } else {
+                a_traffic = a_full * std::uint64_t(nb);
+                b_traffic = b_full * std::uint64_t(b_reloads);
+              }
+              const PrologueTraffic pt =
+                  prologue ? cheaper_prologue(hw, pro, a_full, a_traffic, ea,
+                                              (b_resident ? 0 : wb(b_traffic)) + (out_stored ? out_bytes : 0) +
+                                                  extras.dram_bytes + bias,
+                                              smallest ? 0 : array.cycles)
+                           : PrologueTraffic{};
+              const std::uint64_t a_bytes = prologue ? pt.dram_bytes : a_resident ? 0 : a_traffic * ea;
+              const std::uint64_t traffic =
+                  a_bytes + (b_resident ? 0 : wb(b_traffic)) + (out_stored ? out_bytes : 0) + extras.dram_bytes + bias;
+              // What the DRAM really moves: narrow channel blocks fetch whole bursts.
+              const double moved = double(a_bytes) * a_fetch(chans, cols) +
+                                   (b_resident ? 0 : double(wb(b_traffic)) * b_fetch(chans, cols)) +
+                                   double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols) +
+                                   double(bias);
+              const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
+              // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
+              // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
+              const double bank_cycles = double(array.sram_read_bytes + array.sram_write_bytes) + moved;
+              const double compute_cycles =
+                  smallest ? 0 : std::max(array.cycles, bank_cycles / double(hw.sram.bytes_per_cycle()));
+              // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
+              // channel the next group's prefetch and the stores need, and carry nothing.
+              const double overfetch =
+                  std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
+              const double busy_cycles =
+                  std::max(compute_cycles, double(pt.vector_ops) / hw.vector_peak_ops() * hw.core_clock.hz);
+              const double cost = score(smallest,
+                                        estimate_seconds(hw, std::uint64_t(moved), busy_cycles,
+                                                         geo.a_elements(first) * ea + b_tile, tiles, hw.core_clock.hz) +
+                                            overfetch,
+                                        ws);
+              if (cost < best_cost) {
+                best_cost = cost;
+                Tiling t;
+                t.rows = rows;
+                t.cols = cols;
+                t.in_channels = chans;
+                t.width = width;
+                t.weights_outer = weights_outer;
+                set_buffers(t, parts);
+                t.dram_bytes = traffic;
+                t.tile_count = tiles;
+                t.prologue_reads = a_full ? a_traffic / a_full : 1;
+                t.prologue_spill = pt.spill;
+                t.prologue_vector_ops = pt.vector_ops;
+                best = t;
+              }
+            }
           }
         }
       }
-    }
-  }
   return best;
 }
 
@@ -542,7 +553,8 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
   if (geo.cls == VectorClass::Reduction && size < geo.block && geo.inner == 1)
     cut.out_tile = std::max(cut.out_tile, geo.out_elems / (geo.elems / geo.block));
   for (std::size_t s = 0; s < tensors.size(); ++s)
-    if (!where.resident[tensors[s]]) cut.in_buffer += (whole[s] ? 1 : 2) * workloads::elements_bytes(g, tensors[s], max_slice[s], eb);
+    if (!where.resident[tensors[s]])
+      cut.in_buffer += (whole[s] ? 1 : 2) * workloads::elements_bytes(g, tensors[s], max_slice[s], eb);
   return cut;
 }
 
@@ -573,7 +585,8 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
   const auto& d = geo.shape;
   const std::int64_t rows = d.size() == 4 ? d[0] * d[2] : d.size() <= 1 ? 1 : product(d, 0, d.size() - 1);
   if (seg.request.rows <= 0 && geo.block == 0)
-    for (std::int64_t c : candidates(std::max<std::int64_t>(rows, 1), 1)) sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
+    for (std::int64_t c : candidates(std::max<std::int64_t>(rows, 1), 1))
+      sizes.push_back(vector_tile_elems(geo, std::uint64_t(c)));
   // Largest tiles first: a tie in the estimate goes to fewer tiles.
   std::sort(sizes.begin(), sizes.end(), std::greater<>());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
@@ -592,17 +605,21 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
     // A vector op has no filter: inputs in the ifmap buffer, outputs (and epilogue operands) in
     // the ofmap buffer.
     const BufferBytes parts{cut.in_buffer, 0,
-                            2 * (cut.out_tile * workloads::element_bytes(g, head.outputs[0], eb) + cut.out_tile * extras.tiled_bytes_per_out_elem) +
+                            2 * (cut.out_tile * workloads::element_bytes(g, head.outputs[0], eb) +
+                                 cut.out_tile * extras.tiled_bytes_per_out_elem) +
                                 cut.out_tile * extras.scratch_bytes_per_out_elem + extras.whole_buffer_bytes};
     const std::uint64_t ws = parts.total();
     if (!fits(hw, budget, parts, smallest)) continue;
-    const std::uint64_t traffic = cut.loaded + extras.dram_bytes + (out_stored ? seg_out_elems * workloads::element_bytes(g, out, eb) : 0);
+    const std::uint64_t traffic =
+        cut.loaded + extras.dram_bytes + (out_stored ? seg_out_elems * workloads::element_bytes(g, out, eb) : 0);
     double ops = double(vector_pass_ops(g, head, eb, passes, passes == 2 ? 1 : 0)) +
                  (passes == 2 ? double(vector_pass_ops(g, head, eb, passes, 2)) : 0.0);
-    for (std::size_t i = 1; i < seg.ops.size(); ++i) ops += double(workloads::op_cost(g, g.op(seg.ops[i]), eb).vector_ops);
-    const double cost = score(smallest, estimate_seconds(hw, traffic, ops, cut.first_tile, cut.tiles * std::uint64_t(passes),
-                                                         hw.vector_peak_ops()),
-                              ws);
+    for (std::size_t i = 1; i < seg.ops.size(); ++i)
+      ops += double(workloads::op_cost(g, g.op(seg.ops[i]), eb).vector_ops);
+    const double cost = score(
+        smallest,
+        estimate_seconds(hw, traffic, ops, cut.first_tile, cut.tiles * std::uint64_t(passes), hw.vector_peak_ops()),
+        ws);
     if (cost < best_cost) {
       best_cost = cost;
       Tiling t;
@@ -664,10 +681,13 @@ bool broadcasts_to(const workloads::Shape& in, const workloads::Shape& out) {
 
 /// The last reduced axis: softmax's one axis, a reduction's last listed axis, else the last.
 std::size_t last_reduced_axis(const Op& op, std::size_t rank) {
-  auto norm = [&](std::int64_t a) { return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank) - 1)); };
+  auto norm = [&](std::int64_t a) {
+    return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank) - 1));
+  };
   switch (op.kind) {
     case workloads::OpKind::Softmax:
-    case workloads::OpKind::LogSoftmax: return norm(op.attrs.axis);
+    case workloads::OpKind::LogSoftmax:
+      return norm(op.attrs.axis);
     case workloads::OpKind::ReduceMean:
     case workloads::OpKind::ReduceSum:
     case workloads::OpKind::ReduceMax: {
@@ -676,21 +696,26 @@ std::size_t last_reduced_axis(const Op& op, std::size_t rank) {
       for (auto a : op.attrs.axes) last = std::max(last, norm(a));
       return last;
     }
-    default: return rank - 1;
+    default:
+      return rank - 1;
   }
 }
 
 /// The first reduced axis of a reduction or row op: every dimension from it on is kept whole
 /// in a block (softmax and layer-norm normalise from `axis` on; a global pool over H and W).
 std::size_t first_reduced_axis(const Op& op, std::size_t rank) {
-  auto norm = [&](std::int64_t a) { return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank))); };
+  auto norm = [&](std::int64_t a) {
+    return std::size_t(std::clamp<std::int64_t>(a < 0 ? a + std::int64_t(rank) : a, 0, std::int64_t(rank)));
+  };
   switch (op.kind) {
     case workloads::OpKind::GlobalAvgPool:
-    case workloads::OpKind::GlobalMaxPool: return std::min<std::size_t>(2, rank);
+    case workloads::OpKind::GlobalMaxPool:
+      return std::min<std::size_t>(2, rank);
     case workloads::OpKind::Softmax:
     case workloads::OpKind::LogSoftmax:
     case workloads::OpKind::LayerNorm:
-    case workloads::OpKind::RmsNorm: return norm(op.attrs.axis);
+    case workloads::OpKind::RmsNorm:
+      return norm(op.attrs.axis);
     default: {
       if (op.attrs.axes.empty()) return 0;
       std::size_t first = rank;
@@ -760,7 +785,9 @@ std::vector<int> segment_ops(const Segment& seg) {
   return ops;
 }
 
-int segment_output(const Graph& g, const Segment& seg) { return base_tensor(g, g.op(seg.ops.back()).outputs[0]); }
+int segment_output(const Graph& g, const Segment& seg) {
+  return base_tensor(g, g.op(seg.ops.back()).outputs[0]);
+}
 
 TilingCacheScope::TilingCacheScope() {
   if (t_tile_costs) return;
@@ -777,7 +804,8 @@ TilingCacheScope::~TilingCacheScope() {
 std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                    std::uint64_t budget, bool smallest) {
   switch (workloads::op_class(g.op(seg.ops[0]).kind)) {
-    case OpClass::Gemm: return tile_gemm(g, hw, seg, where, budget, smallest);
+    case OpClass::Gemm:
+      return tile_gemm(g, hw, seg, where, budget, smallest);
     case OpClass::Vector:
       if (concat_in_place(g, seg, where)) {
         Tiling t;
@@ -786,7 +814,8 @@ std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, con
         return t;
       }
       return tile_vector(g, hw, seg, where, budget, smallest);
-    case OpClass::View: return Tiling{};
+    case OpClass::View:
+      return Tiling{};
   }
   return std::nullopt;
 }
@@ -819,14 +848,18 @@ VectorClass vector_class(workloads::OpKind k) {
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
     case OpKind::LayerNorm:
-    case OpKind::RmsNorm: return VectorClass::RowOp;
+    case OpKind::RmsNorm:
+      return VectorClass::RowOp;
     case OpKind::ReduceMean:
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
     case OpKind::GlobalAvgPool:
-    case OpKind::GlobalMaxPool: return VectorClass::Reduction;
-    case OpKind::Expand: return VectorClass::Elementwise;  // its input is a broadcast operand
-    default: return workloads::is_elementwise(k) ? VectorClass::Elementwise : VectorClass::Movement;
+    case OpKind::GlobalMaxPool:
+      return VectorClass::Reduction;
+    case OpKind::Expand:
+      return VectorClass::Elementwise;  // its input is a broadcast operand
+    default:
+      return workloads::is_elementwise(k) ? VectorClass::Elementwise : VectorClass::Movement;
   }
 }
 
@@ -856,10 +889,14 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
     geo.in_shapes.push_back(t.shape);
     geo.in_elems.push_back(std::uint64_t(t.elements()));
     InputCut cut = InputCut::Whole;
-    if (by_input && k == 0) cut = InputCut::Same;
-    else if (geo.cls == VectorClass::Movement) cut = op.kind == workloads::OpKind::Gather && k == 0 ? InputCut::Gathered : InputCut::Proportional;
-    else if (geo.in_elems.back() == geo.elems) cut = InputCut::Same;
-    else if (broadcasts_to(t.shape, geo.shape)) cut = InputCut::Broadcast;
+    if (by_input && k == 0)
+      cut = InputCut::Same;
+    else if (geo.cls == VectorClass::Movement)
+      cut = op.kind == workloads::OpKind::Gather && k == 0 ? InputCut::Gathered : InputCut::Proportional;
+    else if (geo.in_elems.back() == geo.elems)
+      cut = InputCut::Same;
+    else if (broadcasts_to(t.shape, geo.shape))
+      cut = InputCut::Broadcast;
     geo.cuts.push_back(cut);
   }
   return geo;
@@ -867,7 +904,9 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
 
 std::uint64_t vector_tile_elems(const VectorGeometry& geo, std::uint64_t tiles) {
   tiles = std::max<std::uint64_t>(tiles, 1);
-  auto aligned = [&](std::uint64_t v) { return std::max<std::uint64_t>(geo.align, ceil_div(v, geo.align) * geo.align); };
+  auto aligned = [&](std::uint64_t v) {
+    return std::max<std::uint64_t>(geo.align, ceil_div(v, geo.align) * geo.align);
+  };
   if (geo.block == 0) return std::min(std::max<std::uint64_t>(geo.elems, 1), aligned(ceil_div(geo.elems, tiles)));
   const std::uint64_t blocks = geo.elems / geo.block;
   if (tiles <= blocks) return ceil_div(blocks, tiles) * geo.block;
@@ -940,8 +979,12 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
         for (std::size_t k = 0; k < geo.cuts.size(); ++k) {
           const std::uint64_t n = geo.in_elems[k];
           switch (geo.cuts[k]) {
-            case InputCut::Same: t.in[k] = {t.d0, t.d1}; break;
-            case InputCut::Proportional: t.in[k] = fraction(n); break;
+            case InputCut::Same:
+              t.in[k] = {t.d0, t.d1};
+              break;
+            case InputCut::Proportional:
+              t.in[k] = fraction(n);
+              break;
             case InputCut::Broadcast:
               // No larger than a tile: held whole (one load) rather than re-read in slivers.
               t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
@@ -950,7 +993,9 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
             case InputCut::Gathered:
               t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
               break;
-            case InputCut::Whole: t.in[k] = {0, n}; break;
+            case InputCut::Whole:
+              t.in[k] = {0, n};
+              break;
           }
         }
         visit(t);
@@ -967,11 +1012,20 @@ std::uint64_t vector_pass_ops(const Graph& g, const Op& op, std::uint32_t eb, in
   // computed again; log-softmax 5 -> 4 + 1 (subtract max + log-sum); layer-norm 8 -> 4 + 4.
   std::uint64_t stats = 1, apply = 1, single = 2;
   switch (op.kind) {
-    case workloads::OpKind::Softmax: stats = 4, apply = 3, single = 5; break;
-    case workloads::OpKind::LogSoftmax: stats = 4, apply = 1, single = 5; break;
-    case workloads::OpKind::LayerNorm: stats = 4, apply = 4, single = 8; break;
-    case workloads::OpKind::RmsNorm: stats = 3, apply = 2, single = 5; break;  // square, sum, stats; normalise, scale
-    default: break;
+    case workloads::OpKind::Softmax:
+      stats = 4, apply = 3, single = 5;
+      break;
+    case workloads::OpKind::LogSoftmax:
+      stats = 4, apply = 1, single = 5;
+      break;
+    case workloads::OpKind::LayerNorm:
+      stats = 4, apply = 4, single = 8;
+      break;
+    case workloads::OpKind::RmsNorm:
+      stats = 3, apply = 2, single = 5;
+      break;  // square, sum, stats; normalise, scale
+    default:
+      break;
   }
   return mul_div(ops, pass == 1 ? stats : apply, single);
 }
@@ -990,14 +1044,16 @@ std::string describe_tile(const Graph& g, const Segment& seg, const Tiling& t) {
              (t.width > 0 ? " x " + of(t.width, geo.out_cols_px, "output columns") : "");
     }
     case OpClass::Vector: {
-      const int driver = vector_class(head.kind) == VectorClass::Reduction || vector_class(head.kind) == VectorClass::RowOp
-                             ? head.inputs[0]
-                             : head.outputs[0];
+      const int driver =
+          vector_class(head.kind) == VectorClass::Reduction || vector_class(head.kind) == VectorClass::RowOp
+              ? head.inputs[0]
+              : head.outputs[0];
       const auto& d = g.tensor(driver);
       return of(std::int64_t(t.tile_elems), d.elements(), "elements of " + workloads::format_shape(d.shape)) +
              (t.passes == 2 ? " (two passes)" : "");
     }
-    case OpClass::View: break;
+    case OpClass::View:
+      break;
   }
   return "no tile (a view)";
 }
@@ -1108,7 +1164,8 @@ void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::functio
     const bool split = t.width > 0 && t.width < geo.out_cols_px;
     for (std::int64_t p0 = 0; p0 < (split ? geo.out_cols_px : 1); p0 += split ? t.width : 1)
       visit(GemmBlock{b, r0, std::min(t.rows, geo.out_rows - r0), n0, std::min(t.cols, geo.n_total - n0), c0,
-                      std::min(t.in_channels, geo.c_total - c0), p0, split ? std::min(t.width, geo.out_cols_px - p0) : 0});
+                      std::min(t.in_channels, geo.c_total - c0), p0,
+                      split ? std::min(t.width, geo.out_cols_px - p0) : 0});
   };
   const bool k_split = t.in_channels < geo.c_total;
   if (!k_split && t.weights_outer && geo.b_constant) {

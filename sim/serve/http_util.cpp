@@ -98,7 +98,8 @@ bool copy_file_bytes(std::istream& in, std::uint64_t size, const fs::path& path,
   while (size > 0) {
     const auto want = std::streamsize(std::min<std::uint64_t>(size, sizeof chunk));
     in.read(chunk, want);
-    if (in.gcount() != want) throw SimulationError("cannot read " + path.string() + ": it is shorter than when it was listed");
+    if (in.gcount() != want)
+      throw SimulationError("cannot read " + path.string() + ": it is shorter than when it was listed");
     if (!sink(chunk, std::size_t(want))) return false;
     size -= std::uint64_t(want);
   }
@@ -129,7 +130,8 @@ std::string mime_type(const std::string& name) {
   return "application/octet-stream";
 }
 
-unsigned long long query_uint(const Target& t, const std::string& key, unsigned long long fallback, unsigned long long max) {
+unsigned long long query_uint(const Target& t, const std::string& key, unsigned long long fallback,
+                              unsigned long long max) {
   const auto it = t.query.find(key);
   if (it == t.query.end()) return fallback;
   const std::string& s = it->second;
@@ -137,8 +139,8 @@ unsigned long long query_uint(const Target& t, const std::string& key, unsigned 
   errno = 0;
   const unsigned long long v = s.empty() || s[0] == '-' ? 0 : std::strtoull(s.c_str(), &end, 10);
   if (s.empty() || s[0] == '-' || errno == ERANGE || *end != '\0' || v > max)
-    throw InputError("query parameter '" + key + "'", "expected an integer from 0 to " + std::to_string(max) +
-                                                          ", found '" + s.substr(0, 32) + "'");
+    throw InputError("query parameter '" + key + "'",
+                     "expected an integer from 0 to " + std::to_string(max) + ", found '" + s.substr(0, 32) + "'");
   return v;
 }
 

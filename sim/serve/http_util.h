@@ -42,6 +42,7 @@ std::string mime_type(const std::string& name);
 
 /// A query parameter as an unsigned integer in [0, max], or `fallback` when absent. Throws
 /// InputError naming the parameter otherwise.
-unsigned long long query_uint(const Target& t, const std::string& key, unsigned long long fallback, unsigned long long max);
+unsigned long long query_uint(const Target& t, const std::string& key, unsigned long long fallback,
+                              unsigned long long max);
 
 }  // namespace npusim::serve

@@ -19,19 +19,28 @@ namespace fs = std::filesystem;
 
 std::string to_string(RunStatus s) {
   switch (s) {
-    case RunStatus::Running: return "running";
-    case RunStatus::Done: return "done";
-    case RunStatus::Failed: return "failed";
-    case RunStatus::Cancelled: return "cancelled";
+    case RunStatus::Running:
+      return "running";
+    case RunStatus::Done:
+      return "done";
+    case RunStatus::Failed:
+      return "failed";
+    case RunStatus::Cancelled:
+      return "cancelled";
   }
   return "?";
 }
 
 nlohmann::json to_json(const RunView& v) {
-  nlohmann::json j = {{"id", v.id}, {"session", v.session}, {"status", to_string(v.status)}, {"phase", v.phase},
-                      {"commands_done", v.commands_done}, {"commands_total", v.commands_total},
+  nlohmann::json j = {{"id", v.id},
+                      {"session", v.session},
+                      {"status", to_string(v.status)},
+                      {"phase", v.phase},
+                      {"commands_done", v.commands_done},
+                      {"commands_total", v.commands_total},
                       {"fraction", v.commands_total ? double(v.commands_done) / double(v.commands_total) : 0.0},
-                      {"elapsed_s", v.elapsed_s}, {"request", v.request}};
+                      {"elapsed_s", v.elapsed_s},
+                      {"request", v.request}};
   if (!v.message.empty()) j["message"] = v.message;
   return j;
 }
@@ -43,9 +52,9 @@ std::string describe_failure(const engine::ChildResult& r, const engine::ChildOp
            " s (npusim serve --run-timeout)";
   // Under RLIMIT_AS an allocation fails: std::bad_alloc ("out of memory"), or a library's own
   // report of it (SystemC: "failed to allocate stack memory").
-  const bool out_of_memory = r.end == End::Error && (r.message == "out of memory" ||
-                                                    (r.message.find("alloc") != std::string::npos &&
-                                                     r.message.find("memory") != std::string::npos));
+  const bool out_of_memory =
+      r.end == End::Error && (r.message == "out of memory" || (r.message.find("alloc") != std::string::npos &&
+                                                               r.message.find("memory") != std::string::npos));
   if (out_of_memory || r.signal == SIGSEGV || r.signal == SIGABRT || r.signal == SIGKILL)
     return "the run stopped at its memory limit of " + std::to_string(limits.memory_bytes >> 20) +
            " MiB (npusim serve --run-memory) or crashed";
@@ -58,7 +67,9 @@ RunManager::RunManager(fs::path work_dir, RunLimits limits) : work_dir_(std::mov
   fs::create_directories(work_dir_ / "runs");
 }
 
-RunManager::~RunManager() { stop_all(); }
+RunManager::~RunManager() {
+  stop_all();
+}
 
 void RunManager::stop_all() {
   std::vector<std::thread> threads;
@@ -94,7 +105,8 @@ std::string RunManager::start(const RunRequest& req, const std::string& workload
   runs_[n] = std::move(run);
   raw->watcher = std::thread([this, raw] { watch(raw); });
   prune_locked();
-  spdlog::info("serve: run {} started ({} {} {})", id, req.config, req.upload.empty() ? req.workload : req.upload, req.fusion);
+  spdlog::info("serve: run {} started ({} {} {})", id, req.config, req.upload.empty() ? req.workload : req.upload,
+               req.fusion);
   return id;
 }
 
@@ -103,7 +115,8 @@ void RunManager::check_capacity_locked(const std::string& what) const {
   for (auto& [_, run] : runs_) running += run->view.finished() || run->cancel_requested ? 0 : 1;
   if (running + slots_ >= limits_.max_in_flight)
     throw Busy("cannot start " + what + ": " + std::to_string(running) + " runs and " + std::to_string(slots_) +
-               " other tasks (upload checks, output folders, timelines) are in flight (the limit, npusim serve --max-runs, is " +
+               " other tasks (upload checks, output folders, timelines) are in flight (the limit, npusim serve "
+               "--max-runs, is " +
                std::to_string(limits_.max_in_flight) + "); try again when one finishes");
 }
 
@@ -276,7 +289,8 @@ fs::path RunManager::folder(const std::string& id) {
         return std::string();
       },
       options);
-  if (!r.ok()) throw SimulationError("writing the folder of run '" + id + "' failed: " + describe_failure(r, limits_.child));
+  if (!r.ok())
+    throw SimulationError("writing the folder of run '" + id + "' failed: " + describe_failure(r, limits_.child));
   run->folder_written = true;
   return run->view.out_dir;
 }

@@ -3,8 +3,9 @@
 // plans and simulates as `npusim run` does and sends summary.json and roofline.json back, which
 // is all the page needs to redraw; the full output folder (trace, report, plots) is written only
 // when a client asks for one of its files, the timeline or the download, by a second child that
-// runs the same spec into the folder. Zoo workloads stay loaded in the server between runs. Runs are bounded in number; a new run of a session cancels that session's run in
-// flight (its process group is killed); finished runs are kept up to a bound, oldest deleted.
+// runs the same spec into the folder. Zoo workloads stay loaded in the server between runs. Runs are bounded in number;
+// a new run of a session cancels that session's run in flight (its process group is killed); finished runs are kept up
+// to a bound, oldest deleted.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -28,9 +29,9 @@ enum class RunStatus { Running, Done, Failed, Cancelled };
 std::string to_string(RunStatus s);  // "running", "done", "failed", "cancelled"
 
 struct RunLimits {
-  std::size_t max_in_flight = 4;  // runs (child processes) at once
+  std::size_t max_in_flight = 4;   // runs (child processes) at once
   std::size_t keep_finished = 32;  // finished runs kept on disk; older ones are deleted
-  engine::ChildOptions child;  // wall_time and memory_bytes: --run-timeout, --run-memory
+  engine::ChildOptions child;      // wall_time and memory_bytes: --run-timeout, --run-memory
 };
 
 /// The message of a failed run for a user: its own error, or what ended it (the time limit, the
@@ -84,7 +85,8 @@ class RunManager {
   std::string start(const RunRequest& req, const std::string& workload_path);
   std::optional<RunView> view(const std::string& id) const;
   /// Blocks until the run's version exceeds `seen` or `timeout` passes; nullopt for an unknown id.
-  std::optional<RunView> wait_for_change(const std::string& id, std::uint64_t seen, std::chrono::milliseconds timeout) const;
+  std::optional<RunView> wait_for_change(const std::string& id, std::uint64_t seen,
+                                         std::chrono::milliseconds timeout) const;
   /// summary.json or roofline.json of a done run, from memory (what the page reads first);
   /// nullopt for another name or a run that is not done.
   std::optional<std::string> result_file(const std::string& id, const std::string& name) const;

@@ -24,14 +24,19 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 std::string type_name(const json& v) {
-  return v.is_string() ? "a string" : v.is_number() ? "a number" : v.is_boolean() ? "a boolean"
-         : v.is_null() ? "null" : v.is_array() ? "an array" : "an object";
+  return v.is_string()    ? "a string"
+         : v.is_number()  ? "a number"
+         : v.is_boolean() ? "a boolean"
+         : v.is_null()    ? "null"
+         : v.is_array()   ? "an array"
+                          : "an object";
 }
 
 std::string string_field(const json& body, const char* key, const std::string& fallback) {
   if (!body.contains(key)) return fallback;
   const json& v = body.at(key);
-  if (!v.is_string()) throw InputError(std::string("request field '") + key + "'", "expected a string, found " + type_name(v));
+  if (!v.is_string())
+    throw InputError(std::string("request field '") + key + "'", "expected a string, found " + type_name(v));
   return v.get<std::string>();
 }
 
@@ -46,7 +51,8 @@ std::string override_text(const std::string& key, const json& v) {
   if (v.is_string()) {
     const auto s = v.get<std::string>();
     if (s.empty() || s.size() > 64 || s.find_first_of("\n\r\0", 0, 3) != std::string::npos)
-      throw InputError(field, "expected a value of 1 to 64 characters on one line, found " + std::to_string(s.size()) + " characters");
+      throw InputError(field, "expected a value of 1 to 64 characters on one line, found " + std::to_string(s.size()) +
+                                  " characters");
     return s;
   }
   if (v.is_number_integer()) return v.dump();
@@ -65,12 +71,15 @@ bool is_config_key(const std::string& k) {
 }
 
 std::vector<std::string> parse_overrides(const json& set) {
-  if (!set.is_object()) throw InputError("request field 'set'", "expected an object of config keys, found " + type_name(set));
-  if (set.size() > 64) throw InputError("request field 'set'", "expected at most 64 overrides, found " + std::to_string(set.size()));
+  if (!set.is_object())
+    throw InputError("request field 'set'", "expected an object of config keys, found " + type_name(set));
+  if (set.size() > 64)
+    throw InputError("request field 'set'", "expected at most 64 overrides, found " + std::to_string(set.size()));
   std::vector<std::string> out;
   for (const auto& [key, value] : set.items()) {
     if (!is_config_key(key))
-      throw InputError("request field 'set'", "expected dotted config keys such as npu.mac_array.rows, found '" + key.substr(0, 96) + "'");
+      throw InputError("request field 'set'",
+                       "expected dotted config keys such as npu.mac_array.rows, found '" + key.substr(0, 96) + "'");
     out.push_back(key + "=" + override_text(key, value));
   }
   return out;
@@ -98,10 +107,13 @@ RunRequest parse_run_request(const std::string& body) {
   if (!r.upload.empty() && !r.workload.empty())
     throw InputError("request body", "expected either 'workload' (a zoo name) or 'upload' (an upload id), found both");
   if (r.upload.empty())
-    check_one_of(r.workload, workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string()), "workload");
+    check_one_of(r.workload, workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string()),
+                 "workload");
   check_one_of(r.fusion, {"none", "epilogue", "greedy", "search", "as-is"}, "fusion");
   if (!r.objective.empty()) {
-    if (r.fusion != "search") throw InputError("request field 'objective'", "expected only with fusion 'search', found it with '" + r.fusion + "'");
+    if (r.fusion != "search")
+      throw InputError("request field 'objective'",
+                       "expected only with fusion 'search', found it with '" + r.fusion + "'");
     sched::parse_search_objective(r.objective, "request field 'objective'");
   }
   if (r.session.size() > 64) throw InputError("request field 'session'", "expected at most 64 characters");
@@ -128,7 +140,10 @@ json to_json(const RunRequest& r) {
     set[o.substr(0, eq)] = o.substr(eq + 1);
   }
   json j = {{"config", r.config}, {"fusion", r.fusion}, {"set", set}, {"session", r.session}};
-  if (r.upload.empty()) j["workload"] = r.workload; else j["upload"] = r.upload;
+  if (r.upload.empty())
+    j["workload"] = r.workload;
+  else
+    j["upload"] = r.upload;
   if (!r.objective.empty()) j["objective"] = r.objective;
   return j;
 }

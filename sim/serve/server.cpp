@@ -52,7 +52,9 @@ Response json_response(http::status s, const json& body) {
   r.body() = body.dump() + "\n";
   return r;
 }
-Response error_response(http::status s, const std::string& message) { return json_response(s, {{"error", message}}); }
+Response error_response(http::status s, const std::string& message) {
+  return json_response(s, {{"error", message}});
+}
 
 /// What a handler answers: a response whose body is in `head`, or whose body is streamed from
 /// files (`stream`; head's body is then empty).
@@ -93,26 +95,31 @@ bool send_reply(DeadlineStream& stream, Reply r, bool keep_alive, bool head_only
 }
 
 /// The files of a run folder a client may fetch (what `npusim run` writes).
-const std::vector<std::string> kRunFiles = {"summary.json", "roofline.json", "trace.json", "schedule.json", "report.html",
-                                            "roofline.svg", "roofline.png", "energy_roofline.svg", "energy_roofline.png"};
+const std::vector<std::string> kRunFiles = {"summary.json",  "roofline.json",       "trace.json",
+                                            "schedule.json", "report.html",         "roofline.svg",
+                                            "roofline.png",  "energy_roofline.svg", "energy_roofline.png"};
 
 /// "resnet50.onnx" stays; anything outside [A-Za-z0-9_.-] or without a workload extension is refused.
 std::string upload_name(const Target& t) {
   const auto it = t.query.find("name");
   const std::string name = it == t.query.end() ? "" : it->second;
   const std::string ext = fs::path(name).extension().string();
-  const bool ok_chars = !name.empty() && name.size() <= 80 && name[0] != '.' &&
-                        name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == std::string::npos;
+  const bool ok_chars =
+      !name.empty() && name.size() <= 80 && name[0] != '.' &&
+      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == std::string::npos;
   if (!ok_chars || (ext != ".onnx" && ext != ".yaml" && ext != ".yml" && ext != ".csv"))
-    throw HttpError{http::status::bad_request,
-                    "query parameter 'name': expected a file name of letters, digits, '_', '-' and '.' ending in .onnx, .yaml, "
-                    ".yml or .csv, found '" + name.substr(0, 80) + "'"};
+    throw HttpError{
+        http::status::bad_request,
+        "query parameter 'name': expected a file name of letters, digits, '_', '-' and '.' ending in .onnx, .yaml, "
+        ".yml or .csv, found '" +
+            name.substr(0, 80) + "'"};
   return name;
 }
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   if (from.empty()) return;
-  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size()) s.replace(at, from.size(), to);
+  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+    s.replace(at, from.size(), to);
 }
 
 }  // namespace
@@ -159,16 +166,20 @@ std::string Server::listen() {
   const auto addr = net::ip::make_address(o.host == "localhost" ? "127.0.0.1" : o.host, ec);
   if (ec) throw InputError("--host", "expected an IP address such as 127.0.0.1 or 0.0.0.0, found '" + o.host + "'");
   if (!addr.is_loopback() && !o.allow_remote)
-    throw InputError("--host", "'" + o.host + "' is not a loopback address; add --allow-remote to serve other machines");
+    throw InputError("--host",
+                     "'" + o.host + "' is not a loopback address; add --allow-remote to serve other machines");
   const tcp::endpoint ep(addr, o.port);
   auto& a = impl_->acceptor;
   a.open(ep.protocol(), ec);
   if (!ec) a.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) a.bind(ep, ec);
   if (!ec) a.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) throw InputError("--host/--port", "cannot listen on " + o.host + ":" + std::to_string(o.port) + " (" + ec.message() + ")");
+  if (ec)
+    throw InputError("--host/--port",
+                     "cannot listen on " + o.host + ":" + std::to_string(o.port) + " (" + ec.message() + ")");
   const auto bound = a.local_endpoint();
-  const std::string host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  const std::string host =
+      bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
   return "http://" + host + ":" + std::to_string(bound.port()) + "/";
 }
 
@@ -221,26 +232,29 @@ void Server::Impl::connection(tcp::socket sock) {
       char sink[65536];
       while (!sec) stream.read_some(net::buffer(sink), sec);
     };
-    if (ec == http::error::header_limit) return refuse(http::status::request_header_fields_too_large, "request header larger than 16 KiB");
+    if (ec == http::error::header_limit)
+      return refuse(http::status::request_header_fields_too_large, "request header larger than 16 KiB");
     if (ec == boost::beast::error::timeout)
-      return refuse(http::status::request_timeout, "the request header did not arrive within " +
-                                                      std::to_string(o.idle_timeout.count()) + " s");
+      return refuse(http::status::request_timeout,
+                    "the request header did not arrive within " + std::to_string(o.idle_timeout.count()) + " s");
     if (ec) return refuse(http::status::bad_request, "malformed HTTP request");
     const std::string target(parser.get().target());
     const bool is_upload = target.rfind("/api/uploads", 0) == 0;
     const std::uint64_t limit = is_upload ? o.max_upload_bytes : o.max_body_bytes;
     const auto length = parser.content_length();
     if (length && *length > limit)
-      return refuse(http::status::payload_too_large, (is_upload ? "upload of " : "request body of ") + std::to_string(*length) +
-                                                         " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+      return refuse(http::status::payload_too_large, (is_upload ? "upload of " : "request body of ") +
+                                                         std::to_string(*length) + " bytes exceeds the limit of " +
+                                                         std::to_string(limit) + " bytes");
     parser.body_limit(limit);
     stream.expires_after(o.request_timeout);
     http::read(stream, buf, parser, ec);
     if (ec == http::error::body_limit)
-      return refuse(http::status::payload_too_large, "request body exceeds the limit of " + std::to_string(limit) + " bytes");
+      return refuse(http::status::payload_too_large,
+                    "request body exceeds the limit of " + std::to_string(limit) + " bytes");
     if (ec == boost::beast::error::timeout)
-      return refuse(http::status::request_timeout, "the request body did not arrive within " +
-                                                      std::to_string(o.request_timeout.count()) + " s");
+      return refuse(http::status::request_timeout,
+                    "the request body did not arrive within " + std::to_string(o.request_timeout.count()) + " s");
     if (ec) return refuse(http::status::bad_request, "malformed HTTP request body");
     Request req = parser.release();
     const bool keep = req.keep_alive();
@@ -248,16 +262,22 @@ void Server::Impl::connection(tcp::socket sock) {
     stream.expires_after(o.response_timeout);
     const auto t = parse_target(target);
     if (!t) {
-      if (!send_reply(stream, error_response(http::status::bad_request, "malformed request target (bad %-escape or NUL)"), keep, head_only) || !keep) return;
+      if (!send_reply(stream,
+                      error_response(http::status::bad_request, "malformed request target (bad %-escape or NUL)"), keep,
+                      head_only) ||
+          !keep)
+        return;
       continue;
     }
     // Server-sent events keep the connection: /api/runs/ID/events
     const std::string prefix = "/api/runs/", suffix = "/events";
-    if (req.method() == http::verb::get && t->path.rfind(prefix, 0) == 0 && t->path.size() > prefix.size() + suffix.size() &&
+    if (req.method() == http::verb::get && t->path.rfind(prefix, 0) == 0 &&
+        t->path.size() > prefix.size() + suffix.size() &&
         t->path.compare(t->path.size() - suffix.size(), suffix.size(), suffix) == 0) {
       const std::string id = t->path.substr(prefix.size(), t->path.size() - prefix.size() - suffix.size());
       if (runs->view(id)) return stream_events(stream, id);
-      if (!send_reply(stream, error_response(http::status::not_found, "no run '" + id + "'"), keep, false) || !keep) return;
+      if (!send_reply(stream, error_response(http::status::not_found, "no run '" + id + "'"), keep, false) || !keep)
+        return;
       continue;
     }
     if (!send_reply(stream, answer(req, *t), keep, head_only) || !keep) return;
@@ -275,7 +295,8 @@ Reply Server::Impl::answer(const Request& req, const Target& t) {
     return error_response(http::status::service_unavailable, e.what());
   } catch (const std::exception& e) {
     spdlog::error("serve: {} {}: {}", std::string(req.method_string()), std::string(req.target()), e.what());
-    return error_response(http::status::internal_server_error, "the server could not answer this request; its log says why");
+    return error_response(http::status::internal_server_error,
+                          "the server could not answer this request; its log says why");
   }
 }
 
@@ -288,9 +309,10 @@ Reply Server::Impl::handle_static(const Request& req, const Target& t) {
   if (req.method() != http::verb::get && req.method() != http::verb::head)
     throw HttpError{http::status::method_not_allowed, "expected GET for " + t.path};
   if (!fs::exists(o.asset_dir / "index.html"))
-    throw HttpError{http::status::service_unavailable,
-                    "the web page is not built (" + (o.asset_dir / "index.html").string() +
-                        " is missing); build it with scripts/build.sh or: npm --prefix web ci && npm --prefix web run build"};
+    throw HttpError{
+        http::status::service_unavailable,
+        "the web page is not built (" + (o.asset_dir / "index.html").string() +
+            " is missing); build it with scripts/build.sh or: npm --prefix web ci && npm --prefix web run build"};
   const auto file = static_file(o.asset_dir, t.path);
   if (!file) throw HttpError{http::status::not_found, "no file " + t.path.substr(0, 200) + " in the web assets"};
   Response r{http::status::ok, 11};
@@ -314,35 +336,42 @@ Reply Server::Impl::handle_api(const Request& req, const Target& t) {
     const auto slash = tail.find('/');
     return run_resource(req, t, tail.substr(0, slash), slash == std::string::npos ? "" : tail.substr(slash + 1));
   }
-  throw HttpError{http::status::not_found, "no API endpoint " + std::string(req.method_string()) + " " + p.substr(0, 200) + " (docs/serve.md)"};
+  throw HttpError{http::status::not_found,
+                  "no API endpoint " + std::string(req.method_string()) + " " + p.substr(0, 200) + " (docs/serve.md)"};
 }
 
 Response Server::Impl::options_json() {
   json presets = json::array();
-  for (const auto& name : config::preset_names()) presets.push_back({{"name", name}, {"config", to_json(config::load_hardware_config(name))}});
+  for (const auto& name : config::preset_names())
+    presets.push_back({{"name", name}, {"config", to_json(config::load_hardware_config(name))}});
   json dram = json::array();
   for (const auto& e : fs::directory_iterator(fs::path(config::data_dir()) / "configs" / "dram"))
     if (e.path().extension() == ".yaml") dram.push_back(e.path().stem().string());
   std::sort(dram.begin(), dram.end());
   const auto& l = o.limits;
-  return json_response(http::status::ok, {
-      {"presets", presets},
-      {"zoo", workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string())},
-      {"dram_presets", dram},
-      {"fusion", {"none", "epilogue", "greedy", "search", "as-is"}},
-      {"objectives", {"cycles", "dram-bytes", "energy"}},
-      {"dataflows", {"ws", "os", "is"}},
-      {"dtypes", {"int8", "int16", "fp16", "bf16", "fp32"}},
-      {"operand_buffers", {"shared", "separate"}},
-      {"limits", {{"max_runs", l.max_in_flight}, {"run_timeout_s", l.child.wall_time.count()},
-                  {"run_memory_bytes", l.child.memory_bytes}, {"max_upload_bytes", o.max_upload_bytes},
-                  {"max_body_bytes", o.max_body_bytes}}}});
+  return json_response(http::status::ok,
+                       {{"presets", presets},
+                        {"zoo", workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string())},
+                        {"dram_presets", dram},
+                        {"fusion", {"none", "epilogue", "greedy", "search", "as-is"}},
+                        {"objectives", {"cycles", "dram-bytes", "energy"}},
+                        {"dataflows", {"ws", "os", "is"}},
+                        {"dtypes", {"int8", "int16", "fp16", "bf16", "fp32"}},
+                        {"operand_buffers", {"shared", "separate"}},
+                        {"limits",
+                         {{"max_runs", l.max_in_flight},
+                          {"run_timeout_s", l.child.wall_time.count()},
+                          {"run_memory_bytes", l.child.memory_bytes},
+                          {"max_upload_bytes", o.max_upload_bytes},
+                          {"max_body_bytes", o.max_body_bytes}}}});
 }
 
 fs::path Server::Impl::upload_path(const std::string& id) {
   std::lock_guard<std::mutex> lock(uploads_mu);
   const auto it = uploads.find(id);
-  if (it == uploads.end()) throw HttpError{http::status::bad_request, "request field 'upload': no upload '" + id.substr(0, 64) + "' (upload the file again)"};
+  if (it == uploads.end())
+    throw HttpError{http::status::bad_request,
+                    "request field 'upload': no upload '" + id.substr(0, 64) + "' (upload the file again)"};
   return it->second;
 }
 
@@ -375,8 +404,9 @@ Response Server::Impl::upload(const Request& req, const Target& t) {
   } catch (const SimulationError&) {
     std::error_code ec;
     fs::remove_all(file.parent_path(), ec);
-    throw HttpError{http::status::insufficient_storage,
-                    name + ": the server could not store the upload (its disk is full or not writable); nothing was kept"};
+    throw HttpError{
+        http::status::insufficient_storage,
+        name + ": the server could not store the upload (its disk is full or not writable); nothing was kept"};
   }
   // The loaders a run uses, in a child with the run limits: a hostile file cannot take the server down.
   engine::ChildOptions limits = o.limits.child;
@@ -415,9 +445,11 @@ Reply Server::Impl::run_resource(const Request& req, const Target& t, const std:
     const bool cancelled = runs->cancel(id);
     return json_response(http::status::ok, {{"id", id}, {"cancelled", cancelled}});
   }
-  if (method != http::verb::get) throw HttpError{http::status::method_not_allowed, "expected GET for /api/runs/" + id + "/" + rest};
+  if (method != http::verb::get)
+    throw HttpError{http::status::method_not_allowed, "expected GET for /api/runs/" + id + "/" + rest};
   if (v->status != RunStatus::Done)
-    throw HttpError{http::status::conflict, "run '" + id + "' is " + to_string(v->status) + (v->message.empty() ? "" : ": " + v->message)};
+    throw HttpError{http::status::conflict,
+                    "run '" + id + "' is " + to_string(v->status) + (v->message.empty() ? "" : ": " + v->message)};
   if (rest == "timeline") return timeline(*v, t);
   if (rest == "download") {
     Response r{http::status::ok, 11};
@@ -439,7 +471,8 @@ Reply Server::Impl::run_resource(const Request& req, const Target& t, const std:
       return r;
     }
     const fs::path file = runs->folder(id) / name;
-    if (!fs::exists(file)) throw HttpError{http::status::not_found, "run '" + id + "' has no file '" + name.substr(0, 80) + "'"};
+    if (!fs::exists(file))
+      throw HttpError{http::status::not_found, "run '" + id + "' has no file '" + name.substr(0, 80) + "'"};
     return Reply(std::move(r), file_body(file));
   }
   throw HttpError{http::status::not_found, "no resource '" + rest.substr(0, 80) + "' of run '" + id + "'"};
@@ -451,7 +484,8 @@ Response Server::Impl::timeline(const RunView& v, const Target& t) {
   w.end_ps = query_uint(t, "end_ps", 0, std::numeric_limits<std::int64_t>::max());
   w.bins = std::uint32_t(query_uint(t, "bins", 400, 4000));
   if (w.bins == 0) throw InputError("query parameter 'bins'", "expected 1 to 4000, found 0");
-  if (w.end_ps != 0 && w.end_ps <= w.begin_ps) throw InputError("query parameter 'end_ps'", "expected more than begin_ps");
+  if (w.end_ps != 0 && w.end_ps <= w.begin_ps)
+    throw InputError("query parameter 'end_ps'", "expected more than begin_ps");
   std::shared_ptr<const traces::Trace> trace;
   {
     std::lock_guard<std::mutex> lock(timeline_mu);
@@ -471,8 +505,10 @@ Response Server::Impl::timeline(const RunView& v, const Target& t) {
 void Server::Impl::stream_events(DeadlineStream& stream, const std::string& id) {
   boost::system::error_code ec;
   stream.expires_after(std::chrono::seconds(60));
-  net::write(stream, net::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-                                             "Connection: close\r\n\r\n")), ec);
+  net::write(stream,
+             net::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                                     "Connection: close\r\n\r\n")),
+             ec);
   std::uint64_t seen = 0;
   bool first = true;
   while (!ec) {

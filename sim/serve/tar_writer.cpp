@@ -54,9 +54,11 @@ StreamedBody tar_folder_stream(const fs::path& dir, const std::string& prefix) {
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_regular_file() || e.path().filename().string().size() + prefix.size() >= 98) continue;
     const std::uint64_t size = e.file_size();
-    const auto mtime = std::chrono::duration_cast<std::chrono::seconds>(
-        e.last_write_time().time_since_epoch() - fs::file_time_type::clock::now().time_since_epoch() +
-        std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto mtime =
+        std::chrono::duration_cast<std::chrono::seconds>(e.last_write_time().time_since_epoch() -
+                                                         fs::file_time_type::clock::now().time_since_epoch() +
+                                                         std::chrono::system_clock::now().time_since_epoch())
+            .count();
     entries.push_back({e.path(), size, mtime});
     total += 512 + (size + 511) / 512 * 512;
   }

@@ -13,12 +13,13 @@ namespace npusim::serve {
 namespace {
 
 struct Track {
-  std::vector<double> busy_ps;              // per bin
+  std::vector<double> busy_ps;               // per bin
   std::vector<std::map<int, double>> by_op;  // per bin: op -> ps
 };
 
 /// Adds [b, e) of `op` to the bins it overlaps.
-void add_interval(Track& tr, std::uint64_t b, std::uint64_t e, int op, std::uint64_t w0, double bin_ps, std::size_t bins) {
+void add_interval(Track& tr, std::uint64_t b, std::uint64_t e, int op, std::uint64_t w0, double bin_ps,
+                  std::size_t bins) {
   if (e <= b) return;
   const double lo = double(b) - double(w0), hi = double(e) - double(w0);
   if (hi <= 0 || lo >= bin_ps * double(bins)) return;
@@ -54,8 +55,8 @@ nlohmann::json make_timeline(const traces::Trace& t, const TimelineWindow& w) {
   track(traces::tracks::unit_track_name(traces::Unit::MacArray, 0, 0, multi));
   track(traces::tracks::unit_track_name(traces::Unit::VectorUnit, 0, 0, multi));
   for (const auto& c : t.commands)
-    add_interval(track(traces::tracks::unit_track_name(c.unit, c.lane, c.core, multi)), c.begin_ps, c.end_ps, c.op, begin,
-                 bin_ps, bins);
+    add_interval(track(traces::tracks::unit_track_name(c.unit, c.lane, c.core, multi)), c.begin_ps, c.end_ps, c.op,
+                 begin, bin_ps, bins);
   for (const auto& s : t.dram_activity.bus)
     add_interval(track("DRAM ch" + std::to_string(s.channel) + " bus"), s.begin_ps, s.end_ps, -1, begin, bin_ps, bins);
 
@@ -78,7 +79,8 @@ nlohmann::json make_timeline(const traces::Trace& t, const TimelineWindow& w) {
   }
   nlohmann::json names = nlohmann::json::array();
   for (int op : used_ops) names.push_back(op < int(t.ops.size()) ? t.ops[std::size_t(op)].name : "?");
-  return {{"begin_ps", begin}, {"end_ps", end}, {"bin_ps", bin_ps}, {"bins", bins}, {"ops", names}, {"tracks", out_tracks}};
+  return {{"begin_ps", begin}, {"end_ps", end}, {"bin_ps", bin_ps},
+          {"bins", bins},      {"ops", names},  {"tracks", out_tracks}};
 }
 
 }  // namespace npusim::serve

@@ -21,8 +21,7 @@ bool numeric_value(const std::string& text, double& out) {
   try {
     out = std::stod(text, &pos);
     if (pos == text.size() && std::isfinite(out)) return true;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   // A value with a unit: the parsers of the config (units.h) decide what a unit means.
   const std::vector<std::function<double(const std::string&)>> parsers = {
       [](const std::string& t) { return double(parse_bytes(t).value); },
@@ -34,8 +33,7 @@ bool numeric_value(const std::string& text, double& out) {
     try {
       out = parse(text);
       if (std::isfinite(out)) return true;
-    } catch (const InputError&) {
-    }
+    } catch (const InputError&) {}
   }
   return false;
 }
@@ -98,18 +96,25 @@ class Parser {
   NodePtr parse_sum() {
     NodePtr n = parse_product();
     for (;;) {
-      if (accept("+")) n = binary("+", n, parse_product());
-      else if (accept("-")) n = binary("-", n, parse_product());
-      else return n;
+      if (accept("+"))
+        n = binary("+", n, parse_product());
+      else if (accept("-"))
+        n = binary("-", n, parse_product());
+      else
+        return n;
     }
   }
   NodePtr parse_product() {
     NodePtr n = parse_unary();
     for (;;) {
-      if (accept("*")) n = binary("*", n, parse_unary());
-      else if (accept("/")) n = binary("/", n, parse_unary());
-      else if (accept("%")) n = binary("%", n, parse_unary());
-      else return n;
+      if (accept("*"))
+        n = binary("*", n, parse_unary());
+      else if (accept("/"))
+        n = binary("/", n, parse_unary());
+      else if (accept("%"))
+        n = binary("%", n, parse_unary());
+      else
+        return n;
     }
   }
   /// Nesting is bounded so that a hostile expression cannot exhaust the stack.
@@ -150,10 +155,11 @@ class Parser {
   /// A number, optionally with a unit ("4096", "2 MiB", "1.5GHz").
   NodePtr parse_number() {
     const std::size_t start = i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
-                              ((s_[i_] == 'e' || s_[i_] == 'E') && i_ + 1 < s_.size() &&
-                               (std::isdigit(static_cast<unsigned char>(s_[i_ + 1])) || s_[i_ + 1] == '-' || s_[i_ + 1] == '+')) ||
-                              ((s_[i_] == '-' || s_[i_] == '+') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E'))))
+    while (i_ < s_.size() &&
+           (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
+            ((s_[i_] == 'e' || s_[i_] == 'E') && i_ + 1 < s_.size() &&
+             (std::isdigit(static_cast<unsigned char>(s_[i_ + 1])) || s_[i_ + 1] == '-' || s_[i_ + 1] == '+')) ||
+            ((s_[i_] == '-' || s_[i_] == '+') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E'))))
       ++i_;
     std::string text = s_.substr(start, i_ - start);
     // A unit word right after the number, if the two read as a quantity.
@@ -182,10 +188,14 @@ class Parser {
 
 double eval(const Node& n, const Lookup& value) {
   switch (n.kind) {
-    case Node::Kind::Number: return n.number;
-    case Node::Kind::Name: return value(n.name);
-    case Node::Kind::Negate: return -eval(*n.lhs, value);
-    case Node::Kind::Binary: break;
+    case Node::Kind::Number:
+      return n.number;
+    case Node::Kind::Name:
+      return value(n.name);
+    case Node::Kind::Negate:
+      return -eval(*n.lhs, value);
+    case Node::Kind::Binary:
+      break;
   }
   const double a = eval(*n.lhs, value);
   if (n.name == "and") return a != 0 && eval(*n.rhs, value) != 0;

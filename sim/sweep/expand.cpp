@@ -43,9 +43,12 @@ std::vector<std::string> Point::overrides(const SweepSpec& s) const {
 nlohmann::json Point::to_json(const SweepSpec& s) const {
   nlohmann::json config = nlohmann::json::object();
   for (std::size_t a = 0; a < s.axes.size(); ++a) config[s.axes[a].key] = value(s, a);
-  return {{"index", index},           {"id", id()},
-          {"key", key(s)},            {"workload", std::string(workload)},
-          {"fusion", std::string(fusion)}, {"objective", std::string(objective)},
+  return {{"index", index},
+          {"id", id()},
+          {"key", key(s)},
+          {"workload", std::string(workload)},
+          {"fusion", std::string(fusion)},
+          {"objective", std::string(objective)},
           {"config", config}};
 }
 
@@ -57,7 +60,8 @@ constexpr std::uint64_t kListLimit = 1u << 20;
 std::uint64_t grid_size(const SweepSpec& s) {
   std::uint64_t n = 1;
   for (const auto& a : s.axes) {
-    if (n > std::numeric_limits<std::uint64_t>::max() / a.values.size()) return std::numeric_limits<std::uint64_t>::max();
+    if (n > std::numeric_limits<std::uint64_t>::max() / a.values.size())
+      return std::numeric_limits<std::uint64_t>::max();
     n *= a.values.size();
   }
   return n;
@@ -155,11 +159,16 @@ std::vector<ConfigPoint> config_points(const SweepSpec& s) {
     case Sampling::Grid:
       if (grid_size(s) > kListLimit)
         throw InputError(s.path + " (axes)", "the grid has " + std::to_string(grid_size(s)) + " points, more than " +
-                                                 std::to_string(kListLimit) + "; use sampling: random or latin_hypercube with a count");
+                                                 std::to_string(kListLimit) +
+                                                 "; use sampling: random or latin_hypercube with a count");
       points = feasible_grid(s);
       break;
-    case Sampling::Random: points = random_points(s); break;
-    case Sampling::LatinHypercube: points = latin_hypercube(s); break;
+    case Sampling::Random:
+      points = random_points(s);
+      break;
+    case Sampling::LatinHypercube:
+      points = latin_hypercube(s);
+      break;
   }
   if (s.sampling != Sampling::Grid && !points.empty() && points.size() < s.count)
     spdlog::warn("{}: {} sampling kept {} of count {} points (the others failed a constraint or repeated a point)",
@@ -168,8 +177,8 @@ std::vector<ConfigPoint> config_points(const SweepSpec& s) {
     std::string lines;
     for (std::size_t i = 0; i < s.constraints.size(); ++i)
       lines += (lines.empty() ? "" : "; ") + s.constraint_where[i] + " '" + s.constraints[i].text() + "'";
-    throw InputError(s.path, "the sweep is empty: no " + to_string(s.sampling) + " point satisfies the constraints (" +
-                                 lines + ")");
+    throw InputError(
+        s.path, "the sweep is empty: no " + to_string(s.sampling) + " point satisfies the constraints (" + lines + ")");
   }
   return points;
 }

@@ -49,6 +49,8 @@ std::vector<Point> expand(const SweepSpec& s);
 
 /// A uniform index below n from a 64-bit Mersenne Twister: the same on every platform, unlike
 /// std::uniform_int_distribution (modulo bias is below n / 2^64).
-inline std::size_t draw_below(std::mt19937_64& rng, std::size_t n) { return static_cast<std::size_t>(rng() % n); }
+inline std::size_t draw_below(std::mt19937_64& rng, std::size_t n) {
+  return static_cast<std::size_t>(rng() % n);
+}
 
 }  // namespace npusim::sweep

@@ -28,7 +28,8 @@ namespace {
 
 json read_sweep_json(const std::string& dir) {
   const fs::path p = fs::path(dir) / "sweep.json";
-  if (!fs::exists(p)) throw InputError(dir, "not a sweep folder (no sweep.json); run npusim sweep SWEEP.yaml --out " + dir);
+  if (!fs::exists(p))
+    throw InputError(dir, "not a sweep folder (no sweep.json); run npusim sweep SWEEP.yaml --out " + dir);
   json j = json::parse(read_file(p.string()), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("axes") || !j.contains("point_count") ||
       !j.at("point_count").is_number_unsigned())
@@ -46,7 +47,8 @@ std::set<std::string> point_keys(const std::string& dir) {
   for (std::size_t n = 1; std::getline(in, line); ++n) {
     const json point = json::parse(line, nullptr, false);
     if (point.is_discarded() || !point.is_object() || !point.contains("key") || !point.at("key").is_string())
-      throw InputError(p.string() + ":" + std::to_string(n), "expected a point with a string \"key\" (the lines npusim sweep writes)");
+      throw InputError(p.string() + ":" + std::to_string(n),
+                       "expected a point with a string \"key\" (the lines npusim sweep writes)");
     keys.insert(point.at("key").get<std::string>());
   }
   return keys;
@@ -145,8 +147,12 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
   // (clang refuses; the sanitizer build uses clang).
   const std::pair<double, double> xr = log_range(v, xi), yr = log_range(v, yi);
   const double x0 = xr.first, x1 = xr.second, y0 = yr.first, y1 = yr.second;
-  const auto sx = [&](double x) { return L + (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0)) * (W - L - R); };
-  const auto sy = [&](double y) { return H - B - (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) * (H - T - B); };
+  const auto sx = [&](double x) {
+    return L + (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0)) * (W - L - R);
+  };
+  const auto sy = [&](double y) {
+    return H - B - (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) * (H - T - B);
+  };
   std::vector<std::vector<double>> pair;
   for (const auto& row : v) pair.push_back({row[xi], row[yi]});
   std::vector<bool> on_pair(pts.size(), false);
@@ -163,7 +169,8 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
     s << "<g class='tick y'><line x1='" << L - 4 << "' x2='" << W - R << "' y1='" << sy(t) << "' y2='" << sy(t)
       << "' stroke='#e9ecef'/><text x='" << L - 6 << "' y='" << sy(t) + 4 << "' font-size='11' text-anchor='end'>"
       << objective_text(yo, t) << "</text></g>";
-  s << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>" << html_escape(xl) << " (log)</text>"
+  s << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>" << html_escape(xl)
+    << " (log)</text>"
     << "<text transform='translate(14," << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << html_escape(yl)
     << " (log)</text>";
   // This pair's front as a staircase in x order (both minimised: each step goes right, then down).
@@ -174,8 +181,10 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
   s << "<path class='front' fill='none' stroke='#d62728' stroke-width='1.5' d='";
   for (std::size_t k = 0; k < f.size(); ++k) {
     const double px = sx(v[f[k]][xi]), py = sy(v[f[k]][yi]);
-    if (k == 0) s << "M" << px << "," << py;
-    else s << "H" << px << "V" << py;
+    if (k == 0)
+      s << "M" << px << "," << py;
+    else
+      s << "H" << px << "V" << py;
   }
   s << "'/>";
   for (int pass = 0; pass < 2; ++pass)  // this pair's front drawn last, on top
@@ -184,8 +193,8 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
       const json& r = *pts[i];
       const std::string run_dir = r.value("run_dir", json()).is_string() ? r.at("run_dir").get<std::string>() : "";
       std::string title = r.at("id").get<std::string>() + (on_pair[i] ? " (front of this pair)" : "") +
-                          (on_front[i] ? " (front over all objectives)" : "") + "\n" + describe(r, axes) + "\n" +
-                          xl + ": " + objective_text(xo, v[i][xi]) + "\n" + yl + ": " + objective_text(yo, v[i][yi]);
+                          (on_front[i] ? " (front over all objectives)" : "") + "\n" + describe(r, axes) + "\n" + xl +
+                          ": " + objective_text(xo, v[i][xi]) + "\n" + yl + ": " + objective_text(yo, v[i][yi]);
       if (!run_dir.empty()) title += "\nclick: run report";
       if (!run_dir.empty()) s << "<a href='" << html_escape(link_prefix + run_dir + "/report.html") << "'>";
       s << "<circle class='" << (on_pair[i] ? "pair-front" : "other") << (on_front[i] ? " full-front" : "") << "' cx='"
@@ -221,13 +230,16 @@ MergeOutcome merge_results(const std::string& dir) {
     for (auto& r : read_records(f)) {
       const std::string key = r.at("key").get<std::string>();
       auto it = by_key.find(key);
-      if (it == by_key.end()) by_key.emplace(key, std::move(r));
-      else if (it->second.at("status") != "ok" && r.at("status") == "ok") it->second = std::move(r);
+      if (it == by_key.end())
+        by_key.emplace(key, std::move(r));
+      else if (it->second.at("status") != "ok" && r.at("status") == "ok")
+        it->second = std::move(r);
     }
   std::vector<json> records;
   for (auto& [k, r] : by_key) records.push_back(std::move(r));
-  std::sort(records.begin(), records.end(),
-            [](const json& a, const json& b) { return a.at("index").get<std::size_t>() < b.at("index").get<std::size_t>(); });
+  std::sort(records.begin(), records.end(), [](const json& a, const json& b) {
+    return a.at("index").get<std::size_t>() < b.at("index").get<std::size_t>();
+  });
   write_results(main, axis_keys, records);
   m.records = records.size();
   for (const auto& r : records) (r.at("status") == "ok" ? m.ok : m.failed)++;
@@ -263,9 +275,12 @@ std::string write_sweep_report(const ReportOptions& o) {
   std::size_t skipped = 0;
   for (const auto& r : records) {
     bool usable = r.at("status") == "ok";
-    for (const auto& ob : objectives) usable = usable && r.at("summary").value(objective_field(ob).first, json()).is_number();
-    if (usable) by_workload[r.at("workload").get<std::string>()].push_back(&r);
-    else ++skipped;
+    for (const auto& ob : objectives)
+      usable = usable && r.at("summary").value(objective_field(ob).first, json()).is_number();
+    if (usable)
+      by_workload[r.at("workload").get<std::string>()].push_back(&r);
+    else
+      ++skipped;
   }
   std::ostringstream table, csv, html;
   csv << "workload,index,id,design,on_front";
@@ -313,10 +328,13 @@ std::string write_sweep_report(const ReportOptions& o) {
         sc.front = traces::pareto_front(pair);
         sc.xlabel = xl;
         sc.ylabel = yl;
-        const std::string stem = (out / ("pareto_" + file_stem(workload) + "_" + objectives[a] + "_" + objectives[b])).string();
-        traces::plot_pareto(sc, {stem + ".svg", stem + ".png"}, workload + ": " + objectives[b] + " vs " + objectives[a]);
+        const std::string stem =
+            (out / ("pareto_" + file_stem(workload) + "_" + objectives[a] + "_" + objectives[b])).string();
+        traces::plot_pareto(sc, {stem + ".svg", stem + ".png"},
+                            workload + ": " + objectives[b] + " vs " + objectives[a]);
       }
-    html << "</div><h3>The front over all " << objectives.size() << " objectives</h3><table class='front'><tr><th>id</th><th>design</th>";
+    html << "</div><h3>The front over all " << objectives.size()
+         << " objectives</h3><table class='front'><tr><th>id</th><th>design</th>";
     for (const auto& ob : objectives) html << "<th>" << html_escape(objective_field(ob).second) << "</th>";
     html << "</tr>";
     for (auto i : front) {

@@ -46,10 +46,15 @@ struct Column {
   const char* field;  // summary field ("" = computed below)
 };
 const std::vector<Column>& columns() {
-  static const std::vector<Column> c = {
-      {"cycles", "cycles"}, {"seconds", "seconds"}, {"dram_bytes", ""}, {"energy_j", "energy_j"},
-      {"area_mm2", "area_mm2"}, {"mac_utilization", "mac_utilization"}, {"bound", "bound"},
-      {"ops_per_second_per_mm2", "ops_per_second_per_mm2"}, {"ops_per_joule", "ops_per_joule"}};
+  static const std::vector<Column> c = {{"cycles", "cycles"},
+                                        {"seconds", "seconds"},
+                                        {"dram_bytes", ""},
+                                        {"energy_j", "energy_j"},
+                                        {"area_mm2", "area_mm2"},
+                                        {"mac_utilization", "mac_utilization"},
+                                        {"bound", "bound"},
+                                        {"ops_per_second_per_mm2", "ops_per_second_per_mm2"},
+                                        {"ops_per_joule", "ops_per_joule"}};
   return c;
 }
 
@@ -101,16 +106,19 @@ std::string csv_header(const std::vector<std::string>& axis_keys) {
 }
 
 std::string csv_row(const std::vector<std::string>& axis_keys, const json& r) {
-  std::string row = cell(r.at("index")) + "," + r.at("id").get<std::string>() + "," + csv_field(cell(r.at("workload"))) +
-                    "," + csv_field(cell(r.at("fusion"))) + "," + csv_field(cell(r.at("objective")));
+  std::string row = cell(r.at("index")) + "," + r.at("id").get<std::string>() + "," +
+                    csv_field(cell(r.at("workload"))) + "," + csv_field(cell(r.at("fusion"))) + "," +
+                    csv_field(cell(r.at("objective")));
   for (const auto& k : axis_keys) row += "," + csv_field(cell(r.at("config").value(k, json())));
   row += "," + cell(r.at("status")) + "," + cell(r.at("exit_code"));
   const json& s = r.at("summary");
   for (const auto& c : columns()) {
     json v;
     if (!s.is_null()) {
-      if (*c.field) v = s.value(c.field, json());
-      else v = s.value("dram_read_bytes", 0.0) + s.value("dram_write_bytes", 0.0);
+      if (*c.field)
+        v = s.value(c.field, json());
+      else
+        v = s.value("dram_read_bytes", 0.0) + s.value("dram_write_bytes", 0.0);
     }
     row += "," + csv_field(cell(v));
   }
@@ -123,7 +131,8 @@ namespace {
 /// hand-edited or foreign line is an InputError naming the line and the field, never a JSON
 /// library exception later (csv_row, merge, report).
 void check_record(const json& r, const std::string& where) {
-  if (!r.is_object()) throw InputError(where, "expected a sweep result record (a JSON object), found " + std::string(r.type_name()));
+  if (!r.is_object())
+    throw InputError(where, "expected a sweep result record (a JSON object), found " + std::string(r.type_name()));
   auto field = [&](const char* name, bool (json::*is)() const noexcept, const char* type, bool nullable) {
     const auto it = r.find(name);
     if (it == r.end()) throw InputError(where + " (" + name + ")", std::string("expected ") + type + ", found none");
@@ -146,7 +155,8 @@ void check_record(const json& r, const std::string& where) {
   field("error", &json::is_string, "a string or null", true);
   field("run_dir", &json::is_string, "a string or null", true);
   field("summary", &json::is_object, "an object or null", true);
-  if (status == "ok" && !r["summary"].is_object()) throw InputError(where + " (summary)", "expected the summary of an ok point, found null");
+  if (status == "ok" && !r["summary"].is_object())
+    throw InputError(where + " (summary)", "expected the summary of an ok point, found null");
 }
 
 }  // namespace

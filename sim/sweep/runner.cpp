@@ -54,12 +54,18 @@ void write_sweep_json(const SweepSpec& s, const std::vector<Point>& points, cons
   for (const auto& a : s.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
   json constraints = json::array();
   for (const auto& c : s.constraints) constraints.push_back(c.text());
-  const json head = {{"sweep_file", fs::absolute(s.path).string()}, {"base", s.base},
-                     {"workloads", s.workloads}, {"fusion", s.fusion},
-                     {"sampling", to_string(s.sampling)}, {"count", s.count},
-                     {"seed", s.seed}, {"fixed", s.fixed},
-                     {"axes", axes}, {"constraints", constraints},
-                     {"objectives", s.objectives}, {"point_count", points.size()}};
+  const json head = {{"sweep_file", fs::absolute(s.path).string()},
+                     {"base", s.base},
+                     {"workloads", s.workloads},
+                     {"fusion", s.fusion},
+                     {"sampling", to_string(s.sampling)},
+                     {"count", s.count},
+                     {"seed", s.seed},
+                     {"fixed", s.fixed},
+                     {"axes", axes},
+                     {"constraints", constraints},
+                     {"objectives", s.objectives},
+                     {"point_count", points.size()}};
   write_file_atomic((fs::path(dir) / "sweep.json").string(), head.dump(1) + "\n");
   // The points go one a line into points.jsonl, streamed as they are made: a 2^20-point grid
   // as one JSON document would take gigabytes to build and to read back.
@@ -124,9 +130,12 @@ std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, c
 
 std::string duration_text(double s) {
   char b[32];
-  if (s >= 3600) std::snprintf(b, sizeof b, "%dh%02dm", int(s / 3600), int(s / 60) % 60);
-  else if (s >= 60) std::snprintf(b, sizeof b, "%dm%02ds", int(s / 60), int(s) % 60);
-  else std::snprintf(b, sizeof b, "%ds", int(s));
+  if (s >= 3600)
+    std::snprintf(b, sizeof b, "%dh%02dm", int(s / 3600), int(s / 60) % 60);
+  else if (s >= 60)
+    std::snprintf(b, sizeof b, "%dm%02ds", int(s / 60), int(s) % 60);
+  else
+    std::snprintf(b, sizeof b, "%ds", int(s));
   return b;
 }
 
@@ -134,7 +143,8 @@ std::string duration_text(double s) {
 /// place on a terminal, a line every 10 s (and the last) otherwise.
 class ProgressBar {
  public:
-  ProgressBar(std::size_t total, bool enabled) : total_(total), enabled_(enabled), tty_(::isatty(2)), start_(Clock::now()) {}
+  ProgressBar(std::size_t total, bool enabled)
+      : total_(total), enabled_(enabled), tty_(::isatty(2)), start_(Clock::now()) {}
   void update(std::size_t ok, std::size_t failed, std::size_t running, bool final = false) {
     if (!enabled_) return;
     const auto now = Clock::now();
@@ -148,8 +158,8 @@ class ProgressBar {
     std::string bar(std::size_t(filled), '=');
     if (filled < width) bar += '>' + std::string(std::size_t(width - filled - 1), ' ');
     const std::string eta = done == 0 ? "?" : duration_text(double(total_ - done) / double(done) * elapsed);
-    std::fprintf(stderr, "%s[%s] %zu/%zu  ok %zu  failed %zu  running %zu  %.1f points/min  %s %s%s",
-                 tty_ ? "\r" : "", bar.c_str(), done, total_, ok, failed, running, rate, final ? "took" : "ETA",
+    std::fprintf(stderr, "%s[%s] %zu/%zu  ok %zu  failed %zu  running %zu  %.1f points/min  %s %s%s", tty_ ? "\r" : "",
+                 bar.c_str(), done, total_, ok, failed, running, rate, final ? "took" : "ETA",
                  final ? duration_text(elapsed).c_str() : eta.c_str(), tty_ && !final ? "  " : "\n");
   }
 
@@ -195,8 +205,9 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
     for (const auto& p : points) ours.insert(p.key(s));
     for (const auto& k : done)
       if (!ours.count(k))
-        throw InputError(files.jsonl, "expected results of this sweep (" + s.path + "), found a record of another: key '" +
-                                          k.substr(0, 120) + "'; choose another --out");
+        throw InputError(files.jsonl, "expected results of this sweep (" + s.path +
+                                          "), found a record of another: key '" + k.substr(0, 120) +
+                                          "'; choose another --out");
   }
   if (o.shards > 1)  // a shard also skips what a merge already holds
     for (const auto& k : recorded_keys(ResultFiles::in(o.out, "results"), axis_keys, false)) done.insert(k);
@@ -206,8 +217,10 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   for (const auto& p : points) {
     if (p.index % o.shards != o.shard) continue;
     ++outcome.points;
-    if (done.count(p.key(s))) ++outcome.skipped;
-    else pending.push_back(&p);
+    if (done.count(p.key(s)))
+      ++outcome.skipped;
+    else
+      pending.push_back(&p);
   }
 
   engine::set_stage("loading the sweep's workloads");

@@ -12,12 +12,12 @@
 namespace npusim::sweep {
 
 struct RunOptions {
-  std::string out;           // the sweep folder
-  unsigned jobs = 1;         // points in flight
-  bool resume = false;       // continue a sweep folder that already holds results
-  bool keep_runs = false;    // keep each point's run folder (runs/<id>/, report.html and all)
+  std::string out;                 // the sweep folder
+  unsigned jobs = 1;               // points in flight
+  bool resume = false;             // continue a sweep folder that already holds results
+  bool keep_runs = false;          // keep each point's run folder (runs/<id>/, report.html and all)
   unsigned shard = 0, shards = 1;  // --shard i/N: this process runs the points with index % N == i
-  bool progress = true;      // the progress line on stderr
+  bool progress = true;            // the progress line on stderr
 };
 
 struct SweepOutcome {

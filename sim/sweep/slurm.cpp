@@ -32,7 +32,8 @@ void check_sbatch_value(const std::string& value, const std::string& flag) {
       std::snprintf(shown, sizeof shown, c >= 0x20 && c < 0x7f ? "'%c'" : "byte 0x%02x", c);
       throw InputError(flag + " " + (value.size() > 80 ? value.substr(0, 80) + "..." : value),
                        std::string("expected only letters, digits and _ . - / + , : @ (it is written into the "
-                                   "Slurm script's #SBATCH lines), found ") + shown);
+                                   "Slurm script's #SBATCH lines), found ") +
+                           shown);
     }
 }
 
@@ -42,18 +43,23 @@ std::string slurm_script(const SlurmOptions& o) {
   const std::string logs = (fs::path(o.out) / "slurm").string();
   check_sbatch_value(o.partition, "--partition");
   check_sbatch_value(logs, "--out");
-  std::string s = "#!/bin/bash\n"
-                  "# Written by npusim sweep --slurm: one array task per shard of the sweep.\n"
-                  "#SBATCH --job-name=npusim-sweep\n"
-                  "#SBATCH --array=0-" + std::to_string(o.array_size - 1) + "\n"
-                  "#SBATCH --cpus-per-task=1\n"
-                  "#SBATCH --output=" + logs + "/task-%A_%a.out\n";
+  std::string s =
+      "#!/bin/bash\n"
+      "# Written by npusim sweep --slurm: one array task per shard of the sweep.\n"
+      "#SBATCH --job-name=npusim-sweep\n"
+      "#SBATCH --array=0-" +
+      std::to_string(o.array_size - 1) +
+      "\n"
+      "#SBATCH --cpus-per-task=1\n"
+      "#SBATCH --output=" +
+      logs + "/task-%A_%a.out\n";
   if (!o.partition.empty()) s += "#SBATCH --partition=" + o.partition + "\n";
   s += "set -euo pipefail\n"
        "# --resume: a re-submitted array skips the points its shard already recorded.\n"
-       "exec " + shell_quote(o.npusim) + " sweep " + shell_quote(o.sweep_file) + " --out " + shell_quote(o.out) +
-       " --shard \"${SLURM_ARRAY_TASK_ID}/" + std::to_string(o.array_size) + "\" --resume -j \"${SLURM_CPUS_PER_TASK:-1}\"" +
-       " --no-progress" + (o.keep_runs ? " --keep-runs" : "") + "\n";
+       "exec " +
+       shell_quote(o.npusim) + " sweep " + shell_quote(o.sweep_file) + " --out " + shell_quote(o.out) +
+       " --shard \"${SLURM_ARRAY_TASK_ID}/" + std::to_string(o.array_size) +
+       "\" --resume -j \"${SLURM_CPUS_PER_TASK:-1}\"" + " --no-progress" + (o.keep_runs ? " --keep-runs" : "") + "\n";
   return s;
 }
 
@@ -76,7 +82,8 @@ std::string submit_slurm(const std::string& script_path) {
   const int status = ::pclose(p);
   while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
   if (status != 0 || output.empty())
-    throw SimulationError("sbatch failed (" + (WIFEXITED(status) && WEXITSTATUS(status) == 127 ? std::string("not installed") : output) +
+    throw SimulationError("sbatch failed (" +
+                          (WIFEXITED(status) && WEXITSTATUS(status) == 127 ? std::string("not installed") : output) +
                           "); the script is " + script_path + " (submit it by hand, or use --dry-run)");
   return output.substr(0, output.find(';'));  // "jobid[;cluster]"
 }

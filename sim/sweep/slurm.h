@@ -10,7 +10,7 @@ struct SlurmOptions {
   unsigned array_size = 1;      // shards = array tasks
   std::string partition;        // "" = the cluster's default
   bool keep_runs = false;
-  std::string npusim;           // the binary the tasks run
+  std::string npusim;  // the binary the tasks run
 };
 
 /// The sbatch script's text.

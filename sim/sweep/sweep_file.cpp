@@ -18,9 +18,12 @@ namespace fs = std::filesystem;
 
 std::string to_string(Sampling s) {
   switch (s) {
-    case Sampling::Grid: return "grid";
-    case Sampling::Random: return "random";
-    case Sampling::LatinHypercube: return "latin_hypercube";
+    case Sampling::Grid:
+      return "grid";
+    case Sampling::Random:
+      return "random";
+    case Sampling::LatinHypercube:
+      return "latin_hypercube";
   }
   return "grid";
 }
@@ -88,7 +91,8 @@ class FileReader {
       pos = 0;
     }
     if (pos == 0 || pos != t.size() || t[0] == '-' || v < min)
-      throw InputError(where(n, field), "expected a whole number >= " + std::to_string(min) + " (below 2^64), found '" + t + "'");
+      throw InputError(where(n, field),
+                       "expected a whole number >= " + std::to_string(min) + " (below 2^64), found '" + t + "'");
     return v;
   }
 
@@ -151,7 +155,8 @@ void validate_axes(const SweepSpec& s) {
   config::load_hardware_config(s.base, s.fixed);
   for (const auto& a : s.axes) {
     for (const auto& f : s.fixed)
-      if (f.substr(0, f.find('=')) == a.key) throw InputError(a.where, "key '" + a.key + "' is both an axis and in set:");
+      if (f.substr(0, f.find('=')) == a.key)
+        throw InputError(a.where, "key '" + a.key + "' is both an axis and in set:");
     for (const auto& v : a.values) {
       auto sets = s.fixed;
       sets.push_back(a.key + "=" + v);
@@ -178,7 +183,8 @@ void validate_workloads_and_policies(const FileReader& r, const YAML::Node& root
     if (f.rfind("file:", 0) == 0 && !fs::exists(f.substr(5)))
       throw InputError(r.where(root["fusion"], "fusion"), "schedule file '" + f.substr(5) + "' does not exist");
   }
-  for (const auto& o : s.search_objectives) sched::parse_search_objective(o, r.where(root["search_objective"], "search_objective"));
+  for (const auto& o : s.search_objectives)
+    sched::parse_search_objective(o, r.where(root["search_objective"], "search_objective"));
   if (!s.search_objectives.empty() && std::find(s.fusion.begin(), s.fusion.end(), "search") == s.fusion.end())
     throw InputError(r.where(root["search_objective"], "search_objective"),
                      "only applies to the search policy, which 'fusion:' does not list");
@@ -191,8 +197,9 @@ SweepSpec load_sweep(const std::string& path) {
   YAML::Node root = workloads::parse_yaml_document(read_file(path), path);
   const FileReader r(path);
   if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level (base, workloads, axes, ...)");
-  static const std::vector<std::string> known = {"base", "workloads", "fusion", "search_objective", "set",
-                                                 "axes", "sampling", "count", "seed", "constraints", "objectives"};
+  static const std::vector<std::string> known = {"base", "workloads",   "fusion",    "search_objective",
+                                                 "set",  "axes",        "sampling",  "count",
+                                                 "seed", "constraints", "objectives"};
   std::set<std::string> seen;
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
@@ -213,46 +220,55 @@ SweepSpec load_sweep(const std::string& path) {
   if (root["search_objective"]) s.search_objectives = r.list(root["search_objective"], "search_objective");
   if (root["set"]) {
     if (!root["set"].IsMap()) throw InputError(r.where(root["set"], "set"), "expected a map of config keys to values");
-    r.flatten(root["set"], "", "set", [&](const std::string& key, const YAML::Node& v) {
-      s.fixed.push_back(key + "=" + r.scalar(v, key));
-    });
+    r.flatten(root["set"], "", "set",
+              [&](const std::string& key, const YAML::Node& v) { s.fixed.push_back(key + "=" + r.scalar(v, key)); });
   }
   if (!root["axes"]) throw InputError(path, "expected 'axes:' (config keys to lists of values), found none");
   read_axes(r, root["axes"], s);
   if (root["sampling"]) {
     const std::string m = r.scalar(root["sampling"], "sampling");
-    if (m == "grid") s.sampling = Sampling::Grid;
-    else if (m == "random") s.sampling = Sampling::Random;
-    else if (m == "latin_hypercube" || m == "lhs") s.sampling = Sampling::LatinHypercube;
-    else throw InputError(r.where(root["sampling"], "sampling"), "expected grid, random or latin_hypercube, found '" + m + "'");
+    if (m == "grid")
+      s.sampling = Sampling::Grid;
+    else if (m == "random")
+      s.sampling = Sampling::Random;
+    else if (m == "latin_hypercube" || m == "lhs")
+      s.sampling = Sampling::LatinHypercube;
+    else
+      throw InputError(r.where(root["sampling"], "sampling"),
+                       "expected grid, random or latin_hypercube, found '" + m + "'");
   }
   if (root["count"]) {
     s.count = r.whole(root["count"], "count", 1);
     if (s.count > kMaxCount)
-      throw InputError(r.where(root["count"], "count"), "expected at most " + std::to_string(kMaxCount) +
-                                                            " points, found " + std::to_string(s.count));
+      throw InputError(r.where(root["count"], "count"),
+                       "expected at most " + std::to_string(kMaxCount) + " points, found " + std::to_string(s.count));
   }
   if (root["seed"]) s.seed = r.whole(root["seed"], "seed", 0);
   if (s.sampling != Sampling::Grid && !root["count"])
-    throw InputError(r.where(root["sampling"], "count"), "sampling " + to_string(s.sampling) + " needs 'count:' (points to draw)");
+    throw InputError(r.where(root["sampling"], "count"),
+                     "sampling " + to_string(s.sampling) + " needs 'count:' (points to draw)");
   if (s.sampling == Sampling::Grid && root["count"])
     throw InputError(r.where(root["count"], "count"), "'count:' only applies to random or latin_hypercube sampling");
   if (root["objectives"]) {
     s.objectives = r.list(root["objectives"], "objectives");
     for (const auto& o : s.objectives)
       if (std::find(known_objectives().begin(), known_objectives().end(), o) == known_objectives().end())
-        throw InputError(r.where(root["objectives"], "objectives"), "expected objectives among " + join(known_objectives()) + ", found '" + o + "'");
+        throw InputError(r.where(root["objectives"], "objectives"),
+                         "expected objectives among " + join(known_objectives()) + ", found '" + o + "'");
   }
   if (root["constraints"]) {
     const YAML::Node& cs = root["constraints"];
-    if (!cs.IsSequence() && !cs.IsScalar()) throw InputError(r.where(cs, "constraints"), "expected a list of expressions");
+    if (!cs.IsSequence() && !cs.IsScalar())
+      throw InputError(r.where(cs, "constraints"), "expected a list of expressions");
     std::vector<YAML::Node> items;
-    if (cs.IsScalar()) items.push_back(cs);
-    else for (const auto& c : cs) items.push_back(c);
+    if (cs.IsScalar())
+      items.push_back(cs);
+    else
+      for (const auto& c : cs) items.push_back(c);
     for (const auto& c : items) {
       const std::string where = r.where(c, "constraints");
-      s.constraints.emplace_back(r.scalar(c, "constraints"),
-                                 [&](const std::string& name) { return resolve_name(s, name, where); }, where);
+      s.constraints.emplace_back(
+          r.scalar(c, "constraints"), [&](const std::string& name) { return resolve_name(s, name, where); }, where);
       s.constraint_where.push_back(where);
       for (const auto& key : s.constraints.back().keys()) {
         double v = 0;

@@ -21,15 +21,15 @@ struct Axis {
 };
 
 struct SweepSpec {
-  std::string path;       // the sweep file
-  std::string base;       // config path (resolved against the sweep file's folder) or preset name
+  std::string path;                    // the sweep file
+  std::string base;                    // config path (resolved against the sweep file's folder) or preset name
   std::vector<std::string> workloads;  // zoo names or paths (resolved like `base`)
   std::vector<std::string> fusion = {"greedy"};
   std::vector<std::string> search_objectives;  // for the `search` policy ("" = its default)
   std::vector<std::string> fixed;              // "key=value" applied to every point (`set:`)
   std::vector<Axis> axes;
   std::vector<Constraint> constraints;
-  std::vector<std::string> constraint_where;   // file:line of each constraint
+  std::vector<std::string> constraint_where;  // file:line of each constraint
   Sampling sampling = Sampling::Grid;
   std::uint64_t count = 0;  // points to draw (random, latin_hypercube)
   std::uint64_t seed = 1;

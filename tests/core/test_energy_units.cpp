@@ -11,7 +11,7 @@ TEST(EnergyUnits, EnergiesWithPrefixes) {
   EXPECT_DOUBLE_EQ(parse_energy("3fJ").joules, 3e-15);
   EXPECT_DOUBLE_EQ(parse_energy(" 1.5 nJ ").joules, 1.5e-9);
   EXPECT_DOUBLE_EQ(parse_energy("2 J").joules, 2.0);
-  EXPECT_THROW(parse_energy("0.2"), InputError);      // a bare number is not an energy
+  EXPECT_THROW(parse_energy("0.2"), InputError);  // a bare number is not an energy
   EXPECT_THROW(parse_energy("0.2 pW"), InputError);
   EXPECT_THROW(parse_energy("-1 pJ"), InputError);
   EXPECT_THROW(parse_energy("1 pJ/B"), InputError);  // per byte is its own parser

@@ -31,7 +31,8 @@ constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 TEST(PackedList, ExtremeValuesRoundTrip) {
   // Deltas wrap: 0 -> 2^64-1 is a delta of -1 (one byte), and an end before its begin (an open
   // row's kOpen end, or garbage) still reads back.
-  const std::vector<Span> spans = {{0, 0, 0}, {kMax, kMax, 0xffffffffu}, {5, kMax, 7}, {kMax, 3, 1}, {1ull << 63, 0, 0}};
+  const std::vector<Span> spans = {
+      {0, 0, 0}, {kMax, kMax, 0xffffffffu}, {5, kMax, 7}, {kMax, 3, 1}, {1ull << 63, 0, 0}};
   PackedList<Span> list;
   for (const Span& s : spans) list.push_back(s);
   EXPECT_EQ(list.size(), spans.size());

@@ -40,7 +40,8 @@ TEST(Child, ALargeReplyArrivesWhole) {
 }
 
 TEST(Child, BadInputIsExitTwoAndThrownAgainAsInputError) {
-  const ChildResult r = run_in_child([]() -> std::string { throw InputError("net.yaml:3", "expected a shape, found 'x'"); });
+  const ChildResult r =
+      run_in_child([]() -> std::string { throw InputError("net.yaml:3", "expected a shape, found 'x'"); });
   EXPECT_EQ(r.end, End::Error);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.kind, "input");
@@ -149,8 +150,8 @@ TEST(Child, TheMemoryLimitTurnsAHugeAllocationIntoAnError) {
 }
 
 TEST(Child, TheLogFileGetsStdoutStderrAndTheErrorLine) {
-  const std::filesystem::path log = std::filesystem::temp_directory_path() /
-                                    ("npusim_child_log_" + std::to_string(::getpid()) + ".log");
+  const std::filesystem::path log =
+      std::filesystem::temp_directory_path() / ("npusim_child_log_" + std::to_string(::getpid()) + ".log");
   std::filesystem::remove(log);
   ChildOptions o;
   o.log_path = log.string();

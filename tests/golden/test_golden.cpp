@@ -29,17 +29,22 @@ struct Case {
   std::string workload, preset, fusion;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.workload << " on " << c.preset << ", fusion " << c.fusion; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.workload << " on " << c.preset << ", fusion " << c.fusion;
+}
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (const char* w : {"small_cnn", "mobilenet_v2", "resnet18", "resnet50", "ds_cnn_kws", "bert_base_layer", "vit_s16_block"})
+  for (const char* w :
+       {"small_cnn", "mobilenet_v2", "resnet18", "resnet50", "ds_cnn_kws", "bert_base_layer", "vit_s16_block"})
     for (const char* p : {"edge-s", "edge-m", "edge-l"})
       for (const char* f : {"none", "greedy", "search"}) out.push_back({w, p, f});
   return out;
 }
 
-fs::path golden_dir() { return fs::path(NPUSIM_SOURCE_DIR) / "tests" / "golden"; }
+fs::path golden_dir() {
+  return fs::path(NPUSIM_SOURCE_DIR) / "tests" / "golden";
+}
 
 fs::path golden_file(const Case& c, const char* what) {
   return golden_dir() / c.workload / (c.preset + "." + c.fusion + "." + what + ".json");
@@ -68,8 +73,10 @@ void diff(const json& golden, const json& now, const std::string& path, std::vec
   if (golden.is_object() && now.is_object()) {
     for (auto it = golden.begin(); it != golden.end(); ++it) {
       const std::string p = path + "." + it.key();
-      if (!now.contains(it.key())) out.push_back(p + ": in the golden file, missing now");
-      else diff(*it, now.at(it.key()), p, out);
+      if (!now.contains(it.key()))
+        out.push_back(p + ": in the golden file, missing now");
+      else
+        diff(*it, now.at(it.key()), p, out);
     }
     for (auto it = now.begin(); it != now.end(); ++it)
       if (!golden.contains(it.key())) out.push_back(path + "." + it.key() + ": new, " + show(*it));

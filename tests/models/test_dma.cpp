@@ -18,11 +18,13 @@
 namespace npusim::models {
 namespace {
 
-using sc_core::sc_time;
 using sc_core::SC_PS;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
-sc_time dram_cycles(std::uint64_t n) { return sc_time(double(n) * 625.0, SC_PS); }
+sc_time dram_cycles(std::uint64_t n) {
+  return sc_time(double(n) * 625.0, SC_PS);
+}
 
 /// Stands in for the SRAM: answers every access after a fixed delay and counts them.
 class StubSram : public sc_core::sc_module {

@@ -244,8 +244,7 @@ TEST(DramStateTracer, VcdShowsTwoRowsOfOneBankAtTheirJedecTimes) {
   const auto vcd = parse_vcd(base + ".vcd");
   EXPECT_EQ(vcd.at("dram_ch0_bank0_state"), (Changes{{0, 0}, {100000, 1}, {142500, 0}, {160625, 1}}));
   EXPECT_EQ(vcd.at("dram_ch0_bank0_row"), (Changes{{0, 0}, {160625, 1}}));
-  EXPECT_EQ(vcd.at("dram_ch0_bus_busy"),
-            (Changes{{0, 0}, {139375, 1}, {144375, 0}, {200000, 1}, {205000, 0}}));
+  EXPECT_EQ(vcd.at("dram_ch0_bus_busy"), (Changes{{0, 0}, {139375, 1}, {144375, 0}, {200000, 1}, {205000, 0}}));
   EXPECT_EQ(vcd.at("dram_ch0_bank1_state"), (Changes{{0, 0}}));  // never used
 }
 

@@ -11,13 +11,12 @@
 #include "models/dram/dram_controller.h"
 #include "test_dram_support.h"
 
-
 namespace npusim::models {
 namespace {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
 using sc_core::SC_PS;
+using sc_core::sc_time;
 
 class Initiator : public sc_core::sc_module {
  public:

@@ -68,8 +68,8 @@ TEST(DramEngine, FrFcfsOpensAnotherBankWhileOneBankWaits) {
   // waits for read 1's ACT + tRRD 16 = 113, RD 142, data 184.
   // FR-FCFS takes read 2 first: ACT at tRRD 16, RD at ACT + tRCD = 45 (the bus allows 37),
   // data 45 + 42 = 87; read 1 still ends at 168.
-  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0), 0, false}, {lp4_addr(0, 1), 1, false},
-                                         {lp4_addr(1, 0), 2, false}};
+  const std::vector<DramRequest> reqs = {
+      {lp4_addr(0, 0), 0, false}, {lp4_addr(0, 1), 1, false}, {lp4_addr(1, 0), 2, false}};
   DramConfig fcfs = quiet(lpddr4_3200());
   fcfs.scheduler = DramScheduler::Fcfs;
   DramEngine in_order(fcfs);
@@ -116,8 +116,8 @@ TEST(DramEngine, WritesWaitForTheHighWatermarkWhileReadsQueue) {
   // Three writes (cycles 0..2) then five reads (3..7), one row. The write at 0 is served at
   // once (no read waits yet). After it, three queued writes are below the high watermark (24)
   // and reads wait, so the reads go first; the writes drain when no read is left.
-  std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, true}, {lp4_addr(0, 0, 1), 1, true},
-                                   {lp4_addr(0, 0, 2), 2, true}};
+  std::vector<DramRequest> reqs = {
+      {lp4_addr(0, 0, 0), 0, true}, {lp4_addr(0, 0, 1), 1, true}, {lp4_addr(0, 0, 2), 2, true}};
   for (std::uint32_t i = 0; i < 5; ++i) reqs.push_back({lp4_addr(0, 0, 3 + i), 3 + i, false});
   DramConfig watermarks = quiet(lpddr4_3200());
   watermarks.write_policy = DramWritePolicy::Watermarks;
@@ -145,8 +145,8 @@ TEST(DramEngine, AdaptivePageClosesRowsNobodyWaitsFor) {
   // Open page: hit, then a conflict. Adaptive: at the first read's RD (29) the second is queued,
   // so the row stays; at the second's RD nobody waits, so it precharges (at tRAS 68) and row 1
   // is a miss, not a conflict.
-  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 0, 1), 1, false},
-                                         {lp4_addr(0, 1, 0), 1000, false}};
+  const std::vector<DramRequest> reqs = {
+      {lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 0, 1), 1, false}, {lp4_addr(0, 1, 0), 1000, false}};
   DramEngine open(quiet(lpddr4_3200()));
   VectorSource a(reqs);
   open.run(a);
@@ -178,8 +178,8 @@ TEST(DramEngine, OpenAdaptivePageClosesRowsOnlyForAWaitingConflict) {
   };
   DramConfig c = quiet(lpddr4_3200());
   c.page_policy = PagePolicy::OpenAdaptive;
-  const std::vector<DramRequest> idle = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 0, 1), 1, false},
-                                         {lp4_addr(0, 1, 0), 1000, false}};
+  const std::vector<DramRequest> idle = {
+      {lp4_addr(0, 0, 0), 0, false}, {lp4_addr(0, 0, 1), 1, false}, {lp4_addr(0, 1, 0), 1000, false}};
   const auto kept = run(c, idle);
   EXPECT_EQ(kept.first.row_hits, 1u);
   EXPECT_EQ(kept.first.row_conflicts, 1u);

@@ -33,7 +33,9 @@ constexpr std::uint64_t kNever = DramEngine::kNever;
 class CycleWalk {
  public:
   explicit CycleWalk(const DramConfig& c)
-      : c_(c), device_(c, stats_), units_(refresh_units(c)),
+      : c_(c),
+        device_(c, stats_),
+        units_(refresh_units(c)),
         activity_(c.channels, c.channels * c.ranks, c.banks(), units_, true) {
     device_.set_activity(&activity_);
     interval_ = c.timing.tREFI / units_;
@@ -75,8 +77,7 @@ class CycleWalk {
           r.catch_up = std::min(r.catch_up, repay_from);
         }
       if (!owing) break;
-      while (refresh_due(c)) {
-      }
+      while (refresh_due(c)) {}
     }
     return ends_;
   }
@@ -86,12 +87,12 @@ class CycleWalk {
   std::string counters() const {
     const DramStats& s = stats_;
     const std::uint64_t open = device_.open_cycles(last_end_);
-    return "reads " + std::to_string(reads_) + " writes " + std::to_string(writes_) + " hits " +
-           std::to_string(hits_) + " misses " + std::to_string(misses_) + " conflicts " +
-           std::to_string(conflicts_) + " acts " + std::to_string(s.activates) + " pres " +
-           std::to_string(s.precharges) + " refs " + std::to_string(s.refreshes) + " refpbs " +
-           std::to_string(s.refreshes_per_bank) + " postponed " + std::to_string(postponed_) + " backpressure " +
-           std::to_string(backpressure_) + " drains " + std::to_string(drains_) + " open " + std::to_string(open);
+    return "reads " + std::to_string(reads_) + " writes " + std::to_string(writes_) + " hits " + std::to_string(hits_) +
+           " misses " + std::to_string(misses_) + " conflicts " + std::to_string(conflicts_) + " acts " +
+           std::to_string(s.activates) + " pres " + std::to_string(s.precharges) + " refs " +
+           std::to_string(s.refreshes) + " refpbs " + std::to_string(s.refreshes_per_bank) + " postponed " +
+           std::to_string(postponed_) + " backpressure " + std::to_string(backpressure_) + " drains " +
+           std::to_string(drains_) + " open " + std::to_string(open);
   }
 
  private:
@@ -125,9 +126,8 @@ class CycleWalk {
     return a.target.bank == t.bank && (!watermarks() || a.write == write);
   }
   std::size_t window_size(const BurstTarget& t, bool write) const {
-    return static_cast<std::size_t>(std::count_if(queued_.begin(), queued_.end(), [&](const Request& q) {
-      return q.in_window && same_window(q, t, write);
-    }));
+    return static_cast<std::size_t>(std::count_if(
+        queued_.begin(), queued_.end(), [&](const Request& q) { return q.in_window && same_window(q, t, write); }));
   }
   std::size_t queued_for_rank(std::uint32_t rank) const {
     return static_cast<std::size_t>(
@@ -171,8 +171,8 @@ class CycleWalk {
 
   bool try_decide(std::uint64_t c) {
     for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-      const bool any = std::any_of(queued_.begin(), queued_.end(),
-                                   [&](const Request& q) { return q.target.channel == ch; });
+      const bool any =
+          std::any_of(queued_.begin(), queued_.end(), [&](const Request& q) { return q.target.channel == ch; });
       if (any && channels_[ch].clock <= c) {
         decide(ch, c);
         return true;
@@ -346,8 +346,7 @@ class CycleWalk {
         if ((r.round_left >> u & 1u) != 0 && unit_idle(rank, u)) unit = u;
       if (unit == units_) {
         if (r.owed <= max_owed) break;
-        for (unit = 0; (r.round_left >> unit & 1u) == 0; ++unit) {
-        }
+        for (unit = 0; (r.round_left >> unit & 1u) == 0; ++unit) {}
       }
       device_.refresh_per_bank(rank, unit, at);
       r.round_left &= ~(1u << unit);
@@ -383,14 +382,14 @@ std::pair<std::string, std::string> engine_commands(const DramConfig& c, const s
   VectorSource source(trace);
   engine.run(source);
   const DramStats s = engine.stats();
-  const std::string counters =
-      "reads " + std::to_string(s.reads) + " writes " + std::to_string(s.writes) + " hits " +
-      std::to_string(s.row_hits) + " misses " + std::to_string(s.row_misses) + " conflicts " +
-      std::to_string(s.row_conflicts) + " acts " + std::to_string(s.activates) + " pres " +
-      std::to_string(s.precharges) + " refs " + std::to_string(s.refreshes) + " refpbs " +
-      std::to_string(s.refreshes_per_bank) + " postponed " + std::to_string(s.refreshes_postponed) +
-      " backpressure " + std::to_string(s.backpressure_cycles) + " drains " + std::to_string(s.write_drains) +
-      " open " + std::to_string(s.bank_open_cycles);
+  const std::string counters = "reads " + std::to_string(s.reads) + " writes " + std::to_string(s.writes) + " hits " +
+                               std::to_string(s.row_hits) + " misses " + std::to_string(s.row_misses) + " conflicts " +
+                               std::to_string(s.row_conflicts) + " acts " + std::to_string(s.activates) + " pres " +
+                               std::to_string(s.precharges) + " refs " + std::to_string(s.refreshes) + " refpbs " +
+                               std::to_string(s.refreshes_per_bank) + " postponed " +
+                               std::to_string(s.refreshes_postponed) + " backpressure " +
+                               std::to_string(s.backpressure_cycles) + " drains " + std::to_string(s.write_drains) +
+                               " open " + std::to_string(s.bank_open_cycles);
   return {render_commands(source.ends, *engine.activity()), counters};
 }
 

@@ -222,8 +222,10 @@ TEST(DramScheduler, TiesGoToTheOldestRequest) {
   // reads 2 and 3 hit bank 0. At 29: read 2's RD at 37 beats read 1's 45. At 37: read 3 (a hit,
   // tCCD after 37) and read 1 can both issue at 45: the older, read 1, goes (data 45 + 42 =
   // 87), read 3 at 53 (95). Preferring the hit would have swapped them.
-  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, false}, {lp4_addr(1, 0, 0), 0, false},
-                                         {lp4_addr(0, 0, 1), 0, false}, {lp4_addr(0, 0, 2), 0, false}};
+  const std::vector<DramRequest> reqs = {{lp4_addr(0, 0, 0), 0, false},
+                                         {lp4_addr(1, 0, 0), 0, false},
+                                         {lp4_addr(0, 0, 1), 0, false},
+                                         {lp4_addr(0, 0, 2), 0, false}};
   DramEngine m(quiet(lpddr4_3200()));
   VectorSource s(reqs);
   m.run(s);

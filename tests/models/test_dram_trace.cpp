@@ -19,8 +19,7 @@ std::string error_of(const std::string& text, std::uint64_t capacity = 1u << 20)
   TraceReader r(in, "t.trc", capacity);
   DramRequest q;
   try {
-    while (r.next(q) == Status::Ready) {
-    }
+    while (r.next(q) == Status::Ready) {}
   } catch (const InputError& e) {
     return e.what();
   }

@@ -187,9 +187,7 @@ TEST(FoldModel, MappingEfficiencyAndUtilisationByHand) {
 /// tests drive the compute unit directly, so an idle initiator fills the binding.
 struct IdleInitiator : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<IdleInitiator> socket{"socket"};
-  explicit IdleInitiator(sc_core::sc_module_name n, Sram& sram) : sc_module(n) {
-    socket.bind(sram.socket);
-  }
+  explicit IdleInitiator(sc_core::sc_module_name n, Sram& sram) : sc_module(n) { socket.bind(sram.socket); }
 };
 
 MacArrayConfig array_8x4(FoldModel model) {

@@ -126,7 +126,7 @@ TEST(Sram, TransportCountsBytesAndAnnotatesDelay) {
   Initiator cpu("cpu");
   cpu.socket.bind(sram.socket);
   sc_core::sc_spawn([&] {
-    cpu.send(tlm::TLM_READ_COMMAND, 0, 1024);   // 1024 / 256 = 4 cycles = 4 ns
+    cpu.send(tlm::TLM_READ_COMMAND, 0, 1024);  // 1024 / 256 = 4 cycles = 4 ns
     // ceil(300 / 256) = 2 cycles, but the banks are still busy with the read (both were sent
     // at t = 0 with zero annotated delay), so it is served after it: 4 + 2 = 6 ns.
     cpu.send(tlm::TLM_WRITE_COMMAND, 100, 300);

@@ -169,7 +169,8 @@ inline void expect_error(const HttpReply& r, int status, const std::string& need
   ASSERT_TRUE(j.contains("error")) << r.body;
   EXPECT_NE(j["error"].get<std::string>().find(needle), std::string::npos) << j["error"];
   // Library text stays out of what a client reads.
-  for (const char* lib : {"std::", "what()", "json.exception", "boost"}) EXPECT_EQ(r.body.find(lib), std::string::npos) << r.body;
+  for (const char* lib : {"std::", "what()", "json.exception", "boost"})
+    EXPECT_EQ(r.body.find(lib), std::string::npos) << r.body;
 }
 
 inline std::string start(const ServeProcess& s, const nlohmann::json& body) {

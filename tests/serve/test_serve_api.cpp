@@ -17,18 +17,21 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-
 TEST(ServeApi, ARunReturnsTheSummaryOfNpusimRun) {
   ServeProcess s;
   ASSERT_GT(s.port(), 0);
-  const std::string id = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"fusion", "greedy"},
+  const std::string id = start(s, {{"config", "edge-s"},
+                                   {"workload", "small_cnn"},
+                                   {"fusion", "greedy"},
                                    {"set", {{"npu.mac_array.rows", 8}, {"npu.sram.capacity", "128 KiB"}}}});
   EXPECT_EQ(s.wait_run(id)["status"], "done");
   const json served = s.request("GET", "/api/runs/" + id + "/files/summary.json").json();
 
   const fs::path out = scratch("direct");
   ASSERT_EQ(run_npusim("run --config edge-s --workload small_cnn --fusion greedy --set npu.mac_array.rows=8 "
-                       "--set 'npu.sram.capacity=128 KiB' --out " + out.string()), 0);
+                       "--set 'npu.sram.capacity=128 KiB' --out " +
+                       out.string()),
+            0);
   const json direct = read_json(out / "summary.json");
   EXPECT_EQ(served["cycles"], direct["cycles"]);
   EXPECT_EQ(served["dram_read_bytes"], direct["dram_read_bytes"]);
@@ -90,7 +93,8 @@ TEST(ServeApi, TheTimelineSharesOutEachUnitsBusyTime) {
   // Sum of busy fractions x bin width = the unit's busy time (summary units_busy), to the
   // rounding of each fraction (0.0005 of a bin, 50 bins). Commands of one unit never overlap.
   for (const json& u : summary["units_busy"]) {
-    const auto tr = std::find_if(tl["tracks"].begin(), tl["tracks"].end(), [&](const json& t) { return t["name"] == u["name"]; });
+    const auto tr =
+        std::find_if(tl["tracks"].begin(), tl["tracks"].end(), [&](const json& t) { return t["name"] == u["name"]; });
     ASSERT_NE(tr, tl["tracks"].end()) << u["name"];
     double busy = 0;
     for (const json& b : (*tr)["busy"]) busy += b.get<double>() * tl["bin_ps"].get<double>() * 1e-12;
@@ -98,7 +102,8 @@ TEST(ServeApi, TheTimelineSharesOutEachUnitsBusyTime) {
   }
   // A window: half the run, same bin count, so each bin is half as wide.
   const auto half = tl["end_ps"].get<std::uint64_t>() / 2;
-  const json w = s.request("GET", "/api/runs/" + id + "/timeline?bins=50&begin_ps=0&end_ps=" + std::to_string(half)).json();
+  const json w =
+      s.request("GET", "/api/runs/" + id + "/timeline?bins=50&begin_ps=0&end_ps=" + std::to_string(half)).json();
   EXPECT_NEAR(w["bin_ps"].get<double>(), tl["bin_ps"].get<double>() / 2, 1);
   expect_error(s.request("GET", "/api/runs/" + id + "/timeline?bins=-3"), 400, "bins");
   expect_error(s.request("GET", "/api/runs/" + id + "/timeline?end_ps=99999999999999999999999"), 400, "end_ps");
@@ -107,7 +112,8 @@ TEST(ServeApi, TheTimelineSharesOutEachUnitsBusyTime) {
 TEST(ServeApi, ASecondRunOfTheSessionCancelsTheFirst) {
   ServeProcess s;
   // ResNet-50 under the search policy runs for seconds: still in flight when the second comes.
-  const std::string slow = start(s, {{"config", "edge-m"}, {"workload", "resnet50"}, {"fusion", "search"}, {"session", "tab1"}});
+  const std::string slow =
+      start(s, {{"config", "edge-m"}, {"workload", "resnet50"}, {"fusion", "search"}, {"session", "tab1"}});
   const std::string other = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab2"}});
   const std::string quick = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab1"}});
   const json a = s.wait_run(slow);
@@ -130,7 +136,8 @@ TEST(ServeApi, RunsAreBoundedInNumberAndTime) {
 }
 
 TEST(ServeApi, ARunStopsAtItsMemoryLimit) {
-  if (!engine::kAddressSpaceLimitWorks) GTEST_SKIP() << "an ASan build runs children without RLIMIT_AS (sim/engine/child.h)";
+  if (!engine::kAddressSpaceLimitWorks)
+    GTEST_SKIP() << "an ASan build runs children without RLIMIT_AS (sim/engine/child.h)";
   // ResNet-50 needs more than 32 MiB of address space (it runs in 128 MiB): RLIMIT_AS stops it.
   ServeProcess s({"--run-memory", "32 MiB"});
   const json a = s.wait_run(start(s, {{"config", "edge-m"}, {"workload", "resnet50"}}));
@@ -153,8 +160,10 @@ TEST(ServeApi, BadRequestsGetAJsonErrorAndTheServerKeepsServing) {
   expect_error(s.request("POST", "/api/runs", R"({"set": {"npu.mac_array.rowz": 4}})"), 400, "npu.mac_array.rowz");
   expect_error(s.request("POST", "/api/runs", R"({"set": {"npu.mac_array.rows": "many"}})"), 400, "npu.mac_array.rows");
   expect_error(s.request("POST", "/api/runs", R"({"set": {"npu.mac_array.rows": 1e999}})"), 400, "");
-  expect_error(s.request("POST", "/api/runs", R"({"set": {"npu.mac_array.rows": 18446744073709551615}})"), 400, "npu.mac_array.rows");
-  expect_error(s.request("POST", "/api/runs", R"({"set": {"npu.mac_array.rows": [1]}})"), 400, "expected a string, a number");
+  expect_error(s.request("POST", "/api/runs", R"({"set": {"npu.mac_array.rows": 18446744073709551615}})"), 400,
+               "npu.mac_array.rows");
+  expect_error(s.request("POST", "/api/runs", R"({"set": {"npu.mac_array.rows": [1]}})"), 400,
+               "expected a string, a number");
   expect_error(s.request("POST", "/api/runs", R"({"fusion": "greedy", "objective": "energy"})"), 400, "search");
   expect_alive(s);
   // A body over the 64 KiB request limit.
@@ -165,11 +174,14 @@ TEST(ServeApi, BadRequestsGetAJsonErrorAndTheServerKeepsServing) {
   expect_error(s.request("GET", "/api/nothing"), 404, "/api/nothing");
   expect_error(s.request("PUT", "/api/runs"), 404, "PUT");
   // Paths that try to leave the asset folder: raw, %-encoded, and into a run folder.
-  for (const char* path : {"/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/assets/..%2f..%2f..%2fCMakeLists.txt",
-                           "/..%5c..%5cetc%5cpasswd"}) {
+  for (const char* path : {"/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
+                           "/assets/..%2f..%2f..%2fCMakeLists.txt", "/..%5c..%5cetc%5cpasswd"}) {
     const std::string reply = s.raw(std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     EXPECT_EQ(reply.find("root:"), std::string::npos) << path;
-    EXPECT_TRUE(reply.rfind("HTTP/1.1 404", 0) == 0 || reply.rfind("HTTP/1.1 400", 0) == 0 || reply.rfind("HTTP/1.1 503", 0) == 0) << path << "\n" << reply;
+    EXPECT_TRUE(reply.rfind("HTTP/1.1 404", 0) == 0 || reply.rfind("HTTP/1.1 400", 0) == 0 ||
+                reply.rfind("HTTP/1.1 503", 0) == 0)
+        << path << "\n"
+        << reply;
     expect_alive(s);
   }
   expect_error(s.request("GET", "/api/runs/r1/files/..%2f..%2f..%2fetc%2fpasswd"), 404, "no run");
@@ -182,10 +194,12 @@ TEST(ServeApi, BadRequestsGetAJsonErrorAndTheServerKeepsServing) {
 TEST(ServeApi, UploadsAreBoundedAndCheckedByTheLoaders) {
   ServeProcess s({"--upload-limit", "64 KiB"});
   // Over the limit: refused before the body is read.
-  expect_error(s.request("POST", "/api/uploads?name=big.onnx", std::string(70000, 'x'), "application/octet-stream"), 413, "limit");
+  expect_error(s.request("POST", "/api/uploads?name=big.onnx", std::string(70000, 'x'), "application/octet-stream"),
+               413, "limit");
   expect_alive(s);
   // A broken ONNX file: the ONNX loader's message, naming the file as the client knows it.
-  const HttpReply broken = s.request("POST", "/api/uploads?name=broken.onnx", "this is not protobuf", "application/octet-stream");
+  const HttpReply broken =
+      s.request("POST", "/api/uploads?name=broken.onnx", "this is not protobuf", "application/octet-stream");
   expect_error(broken, 422, "broken.onnx");
   EXPECT_EQ(broken.body.find("/uploads/"), std::string::npos) << "the server's paths stay private: " << broken.body;
   expect_error(s.request("POST", "/api/uploads?name=../../x.onnx", "x", "application/octet-stream"), 400, "name");

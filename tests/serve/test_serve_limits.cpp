@@ -56,7 +56,8 @@ TEST(ServeLimits, AHeaderSentAByteAtATimeIsCutAtTheIdleDeadline) {
 
 TEST(ServeLimits, ABodySentAByteAtATimeIsCutAtTheRequestDeadline) {
   ServeProcess s({"--request-timeout", "1"});
-  const std::string reply = trickle(s.port(), "POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{", " ");
+  const std::string reply =
+      trickle(s.port(), "POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{", " ");
   EXPECT_EQ(reply.rfind("HTTP/1.1 408", 0), 0u) << reply;
   EXPECT_NE(reply.find("request body did not arrive within 1 s"), std::string::npos) << reply;
   expect_alive(s);

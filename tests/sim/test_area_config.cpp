@@ -18,8 +18,8 @@ TEST(AreaConfig, NodeKeyWithOrWithoutUnitAndRangeChecked) {
   EXPECT_DOUBLE_EQ(load_hardware_config("edge-s").area.technology_node_nm, 28);
   EXPECT_DOUBLE_EQ(load_hardware_config("edge-m", {"npu.area.technology_node=7 nm"}).area.technology_node_nm, 7);
   EXPECT_DOUBLE_EQ(load_hardware_config("edge-m", {"npu.area.technology_node=22"}).area.technology_node_nm, 22);
-  for (const char* bad : {"npu.area.technology_node=3 nm", "npu.area.technology_node=1e999", "npu.area.technology_node=nm",
-                          "npu.area.technology_node=16 mm", "npu.area.node=16"}) {
+  for (const char* bad : {"npu.area.technology_node=3 nm", "npu.area.technology_node=1e999",
+                          "npu.area.technology_node=nm", "npu.area.technology_node=16 mm", "npu.area.node=16"}) {
     try {
       load_hardware_config("edge-m", {bad});
       ADD_FAILURE() << bad << " accepted";

@@ -18,10 +18,14 @@ namespace {
 
 // tests/data/attention_head.yaml: one head, L = 128, d = 64. Q, K, V and O are 128 x 64 =
 // 8192 B each; the score and probability matrices are 128 x 128 = 16384 B; scale is 1 B.
-workloads::Graph head() { return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_head.yaml"); }
+workloads::Graph head() {
+  return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_head.yaml");
+}
 
 // edge-s (16x16 int8 array, 4-byte accumulators) with 64 KiB of SRAM.
-HardwareConfig small_sram() { return config::load_hardware_config("edge-s", {"npu.sram.capacity=64KiB"}); }
+HardwareConfig small_sram() {
+  return config::load_hardware_config("edge-s", {"npu.sram.capacity=64KiB"});
+}
 
 std::uint64_t count(const sched::Program& p, sched::CommandKind kind) {
   std::uint64_t n = 0;
@@ -79,7 +83,8 @@ TEST(Attention, UnfusedAlsoWritesAndReadsScoresAndProbabilities) {
 TEST(Attention, StreamedKeysAndValuesAreReadAgainPerBlock) {
   const auto g = head();
   const auto hw = small_sram();
-  const auto plan = sched::parse_schedule(attention_schedule(R"({"block_rows": 16, "kv_resident": false})"), "s.json", g, hw);
+  const auto plan =
+      sched::parse_schedule(attention_schedule(R"({"block_rows": 16, "kv_resident": false})"), "s.json", g, hw);
   const auto& grp = plan.groups[0];
   ASSERT_TRUE(grp.attention.enabled);
   EXPECT_FALSE(grp.attention.kv_resident);
@@ -113,8 +118,8 @@ TEST(Attention, ScheduleFileBlockThatDoesNotFitIsRejectedWithTheBytes) {
 TEST(Attention, ScheduleFileValidatesThePatternAndTheBlock) {
   const auto g = head();
   const auto hw = small_sram();
-  const std::string pattern = schedule_error(
-      R"({"groups": [{"ops": ["scores", "scaled", "probs"], "fusion": "attention"}]})", g, hw);
+  const std::string pattern =
+      schedule_error(R"({"groups": [{"ops": ["scores", "scaled", "probs"], "fusion": "attention"}]})", g, hw);
   EXPECT_NE(pattern.find("expected MatMul(Q, K^T)"), std::string::npos) << pattern;
   EXPECT_NE(pattern.find("found 2 segments"), std::string::npos) << pattern;
   const std::string rows = schedule_error(attention_schedule(R"({"block_rows": 256})"), g, hw);
@@ -141,7 +146,8 @@ TEST(Attention, ZooTransformersFuseTheHeadsOnEdgeS) {
   // bert_base_layer: 12 heads of L = 128, d = 64; vit_s16_block: 6 heads of L = 197, d = 64.
   // edge-s (256 KiB) holds no layer group around the scores: the attention group wins.
   const auto hw = config::load_hardware_config("edge-s");
-  for (const auto& [name, heads, rows] : {std::tuple{"bert_base_layer", 12, 128}, std::tuple{"vit_s16_block", 6, 197}}) {
+  for (const auto& [name, heads, rows] :
+       {std::tuple{"bert_base_layer", 12, 128}, std::tuple{"vit_s16_block", 6, 197}}) {
     const auto g = workloads::load_workload(name, std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
     const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
     int attention = 0;
@@ -151,7 +157,8 @@ TEST(Attention, ZooTransformersFuseTheHeadsOnEdgeS) {
         // Q and O once, K and V once per block when streamed (once per head when resident):
         // heads x L x 64 B each, + the 1-byte scale.
         const std::uint64_t kv_reads =
-            gp.attention.kv_resident ? 1 : std::uint64_t((rows + gp.attention.block_rows - 1) / gp.attention.block_rows);
+            gp.attention.kv_resident ? 1
+                                     : std::uint64_t((rows + gp.attention.block_rows - 1) / gp.attention.block_rows);
         EXPECT_EQ(gp.dram_bytes, (2u + 2 * kv_reads) * heads * rows * 64 + 1) << name;
       }
     EXPECT_EQ(attention, 1) << name;
@@ -191,10 +198,9 @@ TEST(Attention, TransposedKeysAndABroadcastMask) {
   // context 2*8*64*4 + mask and scale 129 = 15489 B leave room for chunks of 64 key rows
   // (2*64*128 = 16384 B; 128 would be the resident case). K [64, 128] is read as 64 runs of
   // 64 B per chunk, 2 chunks per block; K and V 16 times in all.
-  const auto streamed =
-      sched::parse_schedule(R"({"groups": [{"ops": ["scores", "scaled", "masked", "probs", "context"],
+  const auto streamed = sched::parse_schedule(R"({"groups": [{"ops": ["scores", "scaled", "masked", "probs", "context"],
                                             "attention": {"block_rows": 8, "kv_resident": false}}]})",
-                            "s.json", g, hw);
+                                              "s.json", g, hw);
   const auto sp = sched::lower_plan(g, hw, streamed);
   EXPECT_EQ(dram_bytes(sp), 2u * 8192 + 16 * 2 * 8192 + 128 + 1);
   EXPECT_EQ(streamed.groups[0].dram_bytes, dram_bytes(sp));

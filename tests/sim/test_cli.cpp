@@ -14,15 +14,13 @@
 #include "traces/trace_io.h"
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 using npusim::test::read_json;
 using npusim::test::run_npusim;
 using npusim::test::scratch;
 using npusim::test::write_temp;
-using nlohmann::json;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(Cli, RunWritesTheOutputContract) {
   const auto out = scratch("run");
@@ -108,8 +106,9 @@ TEST(Cli, BadInputExitsTwoWithoutAnOutputFolder) {
   EXPECT_EQ(run_npusim("run --set npu.sram.capacity=16B --workload small_cnn" + o), 2);  // no tile fits
   const auto cfg = write_temp("bad.yaml", "npu:\n  mac_array:\n    rows: many\n");
   EXPECT_EQ(run_npusim("run --config " + cfg + o), 2);
-  const auto wl = write_temp("bad_wl.yaml", "name: w\ninputs:\n  - {name: x, shape: [1, 3, 8, 8]}\nops:\n"
-                                            "  - {name: c, op: conv2d, inputs: [y], out_channels: 4, kernel: 3}\n");
+  const auto wl = write_temp("bad_wl.yaml",
+                             "name: w\ninputs:\n  - {name: x, shape: [1, 3, 8, 8]}\nops:\n"
+                             "  - {name: c, op: conv2d, inputs: [y], out_channels: 4, kernel: 3}\n");
   EXPECT_EQ(run_npusim("run --workload " + wl + o), 2);
   EXPECT_EQ(run_npusim("roofline " + cfg + o), 2);  // not a trace
   EXPECT_EQ(run_npusim("frobnicate"), 2);
@@ -178,7 +177,8 @@ TEST(Cli, VcdHoldsTheUnitWaveforms) {
   std::string var, wire, width, id;
   decl >> var >> wire >> width >> id;
   std::size_t rises = 0;
-  for (std::size_t p = text.find("\n1" + id + "\n"); p != std::string::npos; p = text.find("\n1" + id + "\n", p + 1)) ++rises;
+  for (std::size_t p = text.find("\n1" + id + "\n"); p != std::string::npos; p = text.find("\n1" + id + "\n", p + 1))
+    ++rises;
   EXPECT_GE(rises, 2u) << id;
   EXPECT_EQ(run_npusim("compare --vcd " + vcd.string() + " --out " + scratch("vcdcmp").string()), 2);
 }

@@ -38,13 +38,15 @@ TEST(CompareNWay, ThreeWayCompareOfAPolicyAndTwoScheduleFilesAlignsTheirGroupsBy
             0)
       << log;
   const std::string a_name = fs::path(a).stem().string(), b_name = fs::path(b).stem().string();
-  for (const auto& name : {std::string("none"), a_name, b_name}) EXPECT_TRUE(fs::exists(out / name / "summary.json")) << name;
+  for (const auto& name : {std::string("none"), a_name, b_name})
+    EXPECT_TRUE(fs::exists(out / name / "summary.json")) << name;
   const json c = read_json(out / "compare.json");
   ASSERT_EQ(c["runs"].size(), 3u);
   EXPECT_EQ(c["runs"][2]["name"], b_name);
   ASSERT_EQ(c["speedups"].size(), 3u);
   EXPECT_EQ(c["speedups"][0], 1.0);
-  const double s0 = c["runs"][0]["summary"]["seconds"].get<double>(), s2 = c["runs"][2]["summary"]["seconds"].get<double>();
+  const double s0 = c["runs"][0]["summary"]["seconds"].get<double>(),
+               s2 = c["runs"][2]["summary"]["seconds"].get<double>();
   EXPECT_DOUBLE_EQ(c["speedups"][2].get<double>(), s0 / s2);
   const json& blocks = c["aligned_groups"];
   ASSERT_EQ(blocks.size(), 1u) << blocks.dump(1);
@@ -77,7 +79,9 @@ TEST(CompareNWay, UnfusedAgainstAFusedRunHasOneBlockPerFusedGroup) {
   // none groups every op alone, so the blocks are exactly the fused run's groups.
   const auto a = write_temp("pair.json", R"({"groups": [{"name": "c1c2", "ops": ["c1", "c2"]}]})");
   const auto out = scratch("compare_pair");
-  ASSERT_EQ(run_npusim("compare --config edge-m --workload " + kChain + " --fusion none,file:" + a + " --out " + out.string()), 0);
+  ASSERT_EQ(run_npusim("compare --config edge-m --workload " + kChain + " --fusion none,file:" + a + " --out " +
+                       out.string()),
+            0);
   const json blocks = read_json(out / "compare.json")["aligned_groups"];
   ASSERT_EQ(blocks.size(), 2u) << blocks.dump(1);
   EXPECT_EQ(names_of(blocks[0]["runs"][1]["groups"]), (std::vector<std::string>{"c1c2"}));
@@ -87,20 +91,26 @@ TEST(CompareNWay, UnfusedAgainstAFusedRunHasOneBlockPerFusedGroup) {
   const json c = read_json(out / "compare.json");
   for (std::size_t r = 0; r < 2; ++r) {
     const double run = c["runs"][r]["summary"]["seconds"].get<double>();
-    EXPECT_NEAR(blocks[0]["runs"][r]["seconds"].get<double>() + blocks[1]["runs"][r]["seconds"].get<double>(), run, run * 1e-9);
+    EXPECT_NEAR(blocks[0]["runs"][r]["seconds"].get<double>() + blocks[1]["runs"][r]["seconds"].get<double>(), run,
+                run * 1e-9);
   }
 }
 
 TEST(CompareNWay, PoliciesTimesConfigsNameEachRunAndRepeatedNamesAreRefused) {
   const auto out = scratch("compare4");
-  ASSERT_EQ(run_npusim("compare --config edge-s,edge-m --workload " + kChain + " --fusion none,greedy --out " + out.string()), 0);
+  ASSERT_EQ(
+      run_npusim("compare --config edge-s,edge-m --workload " + kChain + " --fusion none,greedy --out " + out.string()),
+      0);
   const json c = read_json(out / "compare.json");
   std::vector<std::string> names;
   for (const auto& r : c["runs"]) names.push_back(r["name"].get<std::string>());
   EXPECT_EQ(names, (std::vector<std::string>{"edge-s_none", "edge-s_greedy", "edge-m_none", "edge-m_greedy"}));
   std::string log;
-  EXPECT_EQ(run_npusim("compare --workload " + kChain + " --fusion none,greedy,none --out " + scratch("dup").string(), &log), 2);
-  EXPECT_NE(log.find("expected runs with different names, found 'none' twice (run 1 and run 3)"), std::string::npos) << log;
+  EXPECT_EQ(
+      run_npusim("compare --workload " + kChain + " --fusion none,greedy,none --out " + scratch("dup").string(), &log),
+      2);
+  EXPECT_NE(log.find("expected runs with different names, found 'none' twice (run 1 and run 3)"), std::string::npos)
+      << log;
   EXPECT_EQ(run_npusim("compare --workload " + kChain + " --fusion greedy --out " + scratch("one").string(), &log), 2);
   EXPECT_NE(log.find("expected at least two runs"), std::string::npos) << log;
 }

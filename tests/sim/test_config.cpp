@@ -49,9 +49,9 @@ TEST(Config, PresetsLoadWithTheirDram) {
 }
 
 TEST(Config, SetOverridesFileAndPreset) {
-  const auto c = config::load_hardware_config(
-      "edge-m", {"npu.mac_array.rows=64", "npu.mac_array.dataflow=os", "npu.dram.timing.tRCD=20 ns",
-                 "npu.dram.preset=DDR4-3200-8Gb-x8"});
+  const auto c =
+      config::load_hardware_config("edge-m", {"npu.mac_array.rows=64", "npu.mac_array.dataflow=os",
+                                              "npu.dram.timing.tRCD=20 ns", "npu.dram.preset=DDR4-3200-8Gb-x8"});
   EXPECT_EQ(c.mac_array.rows, 64u);
   EXPECT_EQ(c.mac_array.dataflow, Dataflow::OS);
   EXPECT_EQ(c.dram.standard, "DDR4");
@@ -99,20 +99,23 @@ TEST(Config, UnknownPresetAndMissingFile) {
 // Declared limits (docs/config.md "Valid ranges"): a value beyond one names the key and the range,
 // and a 64-bit value is never truncated to 32 bits first (4294967297 = 2^32 + 1 would be 1 row).
 TEST(ConfigLimits, CountsAreCheckedOnTheirFullValue) {
-  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=4294967297"}).find("npu.mac_array.rows): expected a whole number in [1, 65536], found 4294967297"),
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=4294967297"})
+                .find("npu.mac_array.rows): expected a whole number in [1, 65536], found 4294967297"),
             std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.cols=4294967296"}).find("[1, 65536]"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.cols=18446744073709551616"}).find("[1, 65536]"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=-1"}).find("[1, 65536], found -1"), std::string::npos);
-  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=12x"}).find("expected a whole number, found '12x'"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rows=12x"}).find("expected a whole number, found '12x'"),
+            std::string::npos);
   // The limit itself is accepted.
   EXPECT_EQ(config::load_hardware_config("edge-m", {"npu.mac_array.rows=65536"}).mac_array.rows, 65536u);
 }
 
 TEST(ConfigLimits, AllocationSizedByAUserNumberIsBoundedUpFront) {
   // 10^9 banks used to allocate 7.8 GB before failing.
-  EXPECT_NE(error_of("edge-m", {"npu.sram.banks=1000000000"}).find("npu.sram.banks): expected a whole number in [1, 4096]"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("edge-m", {"npu.sram.banks=1000000000"}).find("npu.sram.banks): expected a whole number in [1, 4096]"),
+      std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.dma.channels=100000"}).find("npu.dma.channels"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.dram.channels=65536"}).find("[1, 32]"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.vector_unit.lanes=4294967296"}).find("npu.vector_unit.lanes"), std::string::npos);
@@ -131,7 +134,8 @@ TEST(ConfigLimits, ClocksHaveARange) {
 
 TEST(ConfigLimits, DramTimingsDoNotWrap) {
   // 2^32 cycles used to wrap to tRCD 0.
-  EXPECT_NE(error_of("edge-m", {"npu.dram.timing.tRCD=4294967296"}).find("npu.dram.timing.tRCD): expected a timing of at most 16777216"),
+  EXPECT_NE(error_of("edge-m", {"npu.dram.timing.tRCD=4294967296"})
+                .find("npu.dram.timing.tRCD): expected a timing of at most 16777216"),
             std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.dram.timing.tRCD=1e12 ns"}).find("tRCD"), std::string::npos);
 }
@@ -141,7 +145,9 @@ TEST(ConfigLimits, VectorCostKindsAreKnownOpKinds) {
   const std::string e = error_of("edge-m", {"npu.vector_unit.cost.gleu=4"});
   EXPECT_NE(e.find("npu.vector_unit.cost.gleu): unknown vector op kind 'gleu'; known: "), std::string::npos);
   EXPECT_NE(e.find("gelu"), std::string::npos);
-  EXPECT_NE(error_of("edge-m", {"npu.vector_unit.cost.gelu=inf"}).find("expected a positive number"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.vector_unit.cost.gelu=inf"}).find("expected a positive number"),
+            std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.vector_unit.default_cost=1e7"}).find("(0, 1000000]"), std::string::npos);
-  EXPECT_DOUBLE_EQ(config::load_hardware_config("edge-m", {"npu.vector_unit.cost.gelu=8"}).vector_unit.cost_of("gelu"), 8.0);
+  EXPECT_DOUBLE_EQ(config::load_hardware_config("edge-m", {"npu.vector_unit.cost.gelu=8"}).vector_unit.cost_of("gelu"),
+                   8.0);
 }

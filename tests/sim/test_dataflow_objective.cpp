@@ -17,11 +17,11 @@
 
 namespace fs = std::filesystem;
 using namespace npusim;
+using nlohmann::json;
 using npusim::test::read_json;
 using npusim::test::run_npusim;
 using npusim::test::scratch;
 using npusim::test::write_temp;
-using nlohmann::json;
 
 namespace {
 
@@ -47,9 +47,8 @@ GemmFigures run_gemm_small(const std::string& name, const std::string& schedule)
   const std::string path = write_temp(name + ".json", schedule);
   const auto out = scratch(name);
   std::string log;
-  const int code = run_npusim("run " + kSmallArray + " --workload " + kGemmSmall + " --fusion file:" + path +
-                                  " --out " + out.string(),
-                              &log);
+  const int code = run_npusim(
+      "run " + kSmallArray + " --workload " + kGemmSmall + " --fusion file:" + path + " --out " + out.string(), &log);
   EXPECT_EQ(code, 0) << log;
   GemmFigures f;
   if (code != 0) return f;
@@ -146,15 +145,14 @@ TEST(DataflowOverride, ValidationNamesTheGroupAndTheAllowedValues) {
   const std::string not_text = schedule_error(one_tile_schedule(R"("dataflow": 3,)"));
   EXPECT_NE(not_text.find("unknown dataflow 3"), std::string::npos) << not_text;
   // A dataflow on a group that runs only on the vector unit changes nothing: an error.
-  const std::string vector_only =
-      schedule_error(R"({"groups": [{"name": "v", "ops": ["act"], "dataflow": "OS"}]})");
+  const std::string vector_only = schedule_error(R"({"groups": [{"name": "v", "ops": ["act"], "dataflow": "OS"}]})");
   EXPECT_NE(vector_only.find("groups[0] ('v').dataflow"), std::string::npos) << vector_only;
   EXPECT_NE(vector_only.find("expected a group with a GEMM op"), std::string::npos) << vector_only;
   // Through the CLI: exit code 2.
   std::string log;
-  EXPECT_EQ(run_npusim("run " + kSmallArray + " --workload " + kGemmSmall + " --fusion file:" +
-                           write_temp("bad.json", one_tile_schedule(R"("dataflow": "XS",)")) + " --out " +
-                           scratch("bad").string(),
+  EXPECT_EQ(run_npusim("run " + kSmallArray + " --workload " + kGemmSmall +
+                           " --fusion file:" + write_temp("bad.json", one_tile_schedule(R"("dataflow": "XS",)")) +
+                           " --out " + scratch("bad").string(),
                        &log),
             2);
   EXPECT_NE(log.find("unknown dataflow"), std::string::npos) << log;
@@ -249,6 +247,7 @@ TEST(SearchObjective, FlagRejectsUnknownValuesAndMisuse) {
             2);
   // Energy needs an energy model: a config without npu.energy is an input error, not a crash.
   const std::string bare = write_temp("bare.yaml", "name: bare\nnpu:\n  dram:\n    preset: LPDDR4-3200-x32\n");
-  EXPECT_EQ(run_npusim("schedule --config " + bare + " --workload small_cnn --fusion search --objective energy", &log), 2);
+  EXPECT_EQ(run_npusim("schedule --config " + bare + " --workload small_cnn --fusion search --objective energy", &log),
+            2);
   EXPECT_NE(log.find("expected a config with an energy model"), std::string::npos) << log;
 }

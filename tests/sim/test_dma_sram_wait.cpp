@@ -14,17 +14,19 @@ using npusim::test::scratch;
 namespace {
 
 struct Waits {
-  double stall_s = 0;           // summary.json stalls.dma_sram_wait_s
-  std::uint64_t dma_stalls = 0; // DMA commands with stall_cycles > 0 in trace.json
+  double stall_s = 0;            // summary.json stalls.dma_sram_wait_s
+  std::uint64_t dma_stalls = 0;  // DMA commands with stall_cycles > 0 in trace.json
 };
 
 Waits run(const std::string& extra) {
   const auto out = scratch("sram_wait");
-  EXPECT_EQ(run_npusim("run --config edge-s --workload small_cnn --fusion greedy " + extra + " --out " + out.string()), 0);
+  EXPECT_EQ(run_npusim("run --config edge-s --workload small_cnn --fusion greedy " + extra + " --out " + out.string()),
+            0);
   Waits w;
   w.stall_s = read_json(out / "summary.json").at("stalls").at("dma_sram_wait_s").get<double>();
   for (const auto& c : npusim::traces::read_trace_json((out / "trace.json").string()).commands)
-    if ((c.kind == npusim::traces::CommandKind::DmaLoad || c.kind == npusim::traces::CommandKind::DmaStore) && c.stall_cycles > 0)
+    if ((c.kind == npusim::traces::CommandKind::DmaLoad || c.kind == npusim::traces::CommandKind::DmaStore) &&
+        c.stall_cycles > 0)
       ++w.dma_stalls;
   return w;
 }

@@ -15,8 +15,8 @@
 #include "workloads/loader.h"
 
 using namespace npusim;
-using npusim::test::one_group_plan;
 using npusim::test::kOneMatmul;
+using npusim::test::one_group_plan;
 
 namespace {
 
@@ -99,7 +99,8 @@ TEST(DramActivitySim, BusIntervalsSplitOnlyByAGapThatCouldHoldABurst) {
   // 1 cycle = 1000 ps here.
   models::DramBusList list{{false, 0, 8, 1}, {false, 9, 17, 1}, {false, 30, 38, 1}, {true, 38, 46, 1}};
   PackedList<traces::DramBusSlice> out;
-  append_bus_slices(list, 3, 8, [](std::uint64_t c) { return c * 1000; }, out);
+  append_bus_slices(
+      list, 3, 8, [](std::uint64_t c) { return c * 1000; }, out);
   const auto slices = out.to_vector();
   ASSERT_EQ(slices.size(), 3u);
   EXPECT_EQ(slices[0], (traces::DramBusSlice{3, false, 0, 17000, 2}));
@@ -115,9 +116,9 @@ TEST(DramActivitySim, VcdHoldsBankStatesAndLeavesTheResultsAlone) {
   // traffic of the run.
   const auto vcd = test::scratch("dram.vcd");
   const auto with = test::scratch("with_vcd"), without = test::scratch("without_vcd");
-  ASSERT_EQ(test::run_npusim("run --config edge-s --workload small_cnn --vcd " + vcd.string() + " --out " +
-                             with.string()),
-            0);
+  ASSERT_EQ(
+      test::run_npusim("run --config edge-s --workload small_cnn --vcd " + vcd.string() + " --out " + with.string()),
+      0);
   ASSERT_EQ(test::run_npusim("run --config edge-s --workload small_cnn --out " + without.string()), 0);
   const std::string text = read_file(vcd.string());
   for (const char* var : {"dram_ch0_bank0_state", "dram_ch0_bank7_state", "dram_ch0_bank0_row", "dram_ch0_bus_busy"})

@@ -15,15 +15,17 @@
 #include "sim/core/file_util.h"
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 using npusim::test::read_json;
 using npusim::test::run_npusim;
 using npusim::test::scratch;
 using npusim::test::write_temp;
-using nlohmann::json;
 
 namespace {
 
-json summary(const fs::path& out) { return json::parse(npusim::read_file((out / "dram_summary.json").string())); }
+json summary(const fs::path& out) {
+  return json::parse(npusim::read_file((out / "dram_summary.json").string()));
+}
 
 TEST(DramCli, SequentialTraceReachesNearPeak) {
   // 20000 sequential reads on LPDDR4-3200 (12.8 GB/s): bus-bound except refresh, which costs
@@ -56,8 +58,8 @@ TEST(DramCli, StridedTraceIsBoundByTrc) {
   // Every read opens a new row of one bank: one 64 B burst per tRC (74 cycles = 46.25 ns on
   // DDR4-3200) at best: 1.384 GB/s, less the refresh share (tRFC / tREFI = 4.5 %).
   const auto trace = scratch("str.trc"), out = scratch("str");
-  ASSERT_EQ(run_npusim("dram --generate strided --requests 2000 --preset DDR4-3200-8Gb-x8 --trace " +
-                       trace.string() + " --out " + out.string()),
+  ASSERT_EQ(run_npusim("dram --generate strided --requests 2000 --preset DDR4-3200-8Gb-x8 --trace " + trace.string() +
+                       " --out " + out.string()),
             0);
   const json s = summary(out);
   EXPECT_DOUBLE_EQ(s["row_hit_rate"].get<double>(), 0.0);
@@ -73,7 +75,8 @@ TEST(DramCli, SetOverridesPresetValues) {
   const auto out = scratch("set");
   ASSERT_EQ(run_npusim("dram --preset LPDDR4-3200-x32 --set page_policy=closed --set tRCD=20ns --set "
                        "npu.dram.read_queue_depth=4 --set energy.vdd2.idd4r=300mA --set xor_bank_hash=true "
-                       "--trace " + trace + " --out " + out.string()),
+                       "--trace " +
+                       trace + " --out " + out.string()),
             0);
   const json s = summary(out);
   EXPECT_DOUBLE_EQ(s["row_hit_rate"].get<double>(), 0.0);
@@ -121,9 +124,11 @@ TEST(DramCli, HugeCountsAndCyclesAreBadInput) {
                      "--requests: expected a whole number", out);
   expect_bad_input("dram --generate random --requests 100000001 --preset LPDDR4-3200-x32 --trace " + trace.string(),
                    "expected 1 to 100000000 requests", out);
-  expect_bad_input("dram --generate random --requests 3 --interval 4611686018427387904 --preset LPDDR4-3200-x32 "
-                   "--trace " + trace.string(),
-                   "--interval", out);
+  expect_bad_input(
+      "dram --generate random --requests 3 --interval 4611686018427387904 --preset LPDDR4-3200-x32 "
+      "--trace " +
+          trace.string(),
+      "--interval", out);
   EXPECT_FALSE(fs::exists(trace));  // nothing generated
   const auto late = write_temp("late.trc", "0x0 READ 0\n0x40 READ 18446744073709551615\n0x80 READ 5\n");
   expect_bad_input("dram --preset LPDDR4-3200-x32 --trace " + late, "late.trc:2", out);
@@ -140,7 +145,8 @@ TEST(DramCli, BankGroupPatternAlternatesGroups) {
   // the row (128 of them) bits 8..14, the bank bits 15..16. Request i goes to group i mod 4, bank (i / 4)
   // mod 4, burst i / 16 of that bank's row 0.
   const auto trace = scratch("bg.trc");
-  ASSERT_EQ(run_npusim("dram --generate bank_groups --requests 20 --preset DDR4-3200-8Gb-x8 --trace " + trace.string()), 0);
+  ASSERT_EQ(run_npusim("dram --generate bank_groups --requests 20 --preset DDR4-3200-8Gb-x8 --trace " + trace.string()),
+            0);
   std::ifstream in(trace);
   std::string addr, cmd;
   std::uint64_t cycle = 0;

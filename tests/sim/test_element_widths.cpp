@@ -133,21 +133,25 @@ outputs: [fc]
   for (const char* bad : {"  - {name: mm, op: matmul, inputs: [x, x], weight_dtype: int8}\n",
                           "  - {name: mm, op: matmul, inputs: [x], out_features: 8, bias_dtype: int32}\n"}) {
     try {
-      workloads::parse_yaml_workload(std::string("name: t\ninputs:\n  - {name: x, shape: [8, 8]}\nops:\n") + bad, "t.yaml");
+      workloads::parse_yaml_workload(std::string("name: t\ninputs:\n  - {name: x, shape: [8, 8]}\nops:\n") + bad,
+                                     "t.yaml");
       ADD_FAILURE() << "accepted " << bad;
     } catch (const InputError& e) {
       const std::string m = e.what();
       EXPECT_NE(m.find("t.yaml:5"), std::string::npos) << m;
-      EXPECT_TRUE(m.find("only with out_features") != std::string::npos || m.find("bias_dtype with bias: true") != std::string::npos) << m;
+      EXPECT_TRUE(m.find("only with out_features") != std::string::npos ||
+                  m.find("bias_dtype with bias: true") != std::string::npos)
+          << m;
     }
   }
 }
 
 TEST(ElementWidths, YamlBadDtypeNamesFileAndLine) {
   try {
-    workloads::parse_yaml_workload("name: t\ninputs:\n  - {name: x, shape: [4], dtype: int4}\nops:\n"
-                                   "  - {name: r, op: relu, inputs: [x]}\n",
-                                   "t.yaml");
+    workloads::parse_yaml_workload(
+        "name: t\ninputs:\n  - {name: x, shape: [4], dtype: int4}\nops:\n"
+        "  - {name: r, op: relu, inputs: [x]}\n",
+        "t.yaml");
     FAIL() << "accepted dtype int4";
   } catch (const InputError& e) {
     const std::string m = e.what();

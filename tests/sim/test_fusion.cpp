@@ -110,8 +110,8 @@ TEST(Fusion, SharedGroupInputThatDoesNotFitIsLoadedByEachReaderAndSaidSo) {
   // so x is loaded by conv1 and again by the add (tiled), and the schedule says so.
   const auto g = data("residual_block");
   const auto hw = config::load_hardware_config("edge-m", {"npu.sram.capacity=32KiB"});
-  const auto plan = sched::parse_schedule(R"({"groups": [{"ops": ["conv1", "relu1", "conv2", "add", "relu2"]}]})",
-                                          "s.json", g, hw);
+  const auto plan =
+      sched::parse_schedule(R"({"groups": [{"ops": ["conv1", "relu1", "conv2", "add", "relu2"]}]})", "s.json", g, hw);
   ASSERT_EQ(plan.groups[0].reloaded_inputs, std::vector<int>{g.find_tensor("x")});
   EXPECT_EQ(sched::to_json(plan, g)["groups"][0]["reloaded_inputs"], nlohmann::json::array({"x"}));
   // x twice (at least), weights, relu2's output.
@@ -144,7 +144,8 @@ TEST(Fusion, ScheduleValidationNamesTheRule) {
   EXPECT_NE(convex.find("a -> b -> c"), std::string::npos) << convex;
   EXPECT_NE(convex.find("groups[0] ('ac')"), std::string::npos) << convex;
   const auto chain = data("conv_chain3");
-  EXPECT_NE(schedule_error(R"({"groups": [{"ops": ["c1", "c3"]}]})", chain, hw).find("not connected"), std::string::npos);
+  EXPECT_NE(schedule_error(R"({"groups": [{"ops": ["c1", "c3"]}]})", chain, hw).find("not connected"),
+            std::string::npos);
   EXPECT_NE(schedule_error(R"({"groups": [{"ops": ["c1"], "tiles": {"c1": {"rows": 7}}}]})", chain, hw)
                 .find("expected a divisor of 32"),
             std::string::npos);

@@ -11,8 +11,8 @@
 namespace npusim::sched {
 namespace {
 
-using workloads::testing::OnnxBuilder;
 using test::plan_dram_bytes;
+using workloads::testing::OnnxBuilder;
 
 // x [1, 4, 6, 6] -> FusedConv(3x3, pads 1, Relu) 'conv1' -> c [1, 8, 6, 6] -> Sigmoid -> y.
 workloads::Graph fused_conv_then_sigmoid() {
@@ -59,7 +59,8 @@ inputs:
 ops:
   - {name: a, op: relu, inputs: [x]}
   - {name: b, op: sigmoid, inputs: [a]}
-)", "chain.yaml");
+)",
+                                                "chain.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const Plan as_is = make_plan(g, hw, FusionPolicy::AsIs);
   const Plan none = make_plan(g, hw, FusionPolicy::None);

@@ -101,7 +101,8 @@ ops:
   - {name: fc2, op: matmul, inputs: [fc], out_features: 64}
   - {name: out, op: add, inputs: [gate, fc2]}
 outputs: [out]
-)", "open_diamond.yaml");
+)",
+                                                "open_diamond.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const auto segs = sched::make_segments(g, g.topological_order(), true, false);
   ASSERT_GE(segs.size(), 3u);
@@ -121,7 +122,8 @@ ops:
   - {name: s, op: sigmoid, inputs: [x]}
   - {name: y, op: mul, inputs: [x, s]}
 outputs: [y]
-)", "silu.yaml");
+)",
+                                                "silu.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
   ASSERT_EQ(plan.groups.size(), 1u);
@@ -150,7 +152,8 @@ ops:
   - {name: sig, op: sigmoid, inputs: [c2]}
   - {name: gated, op: mul, inputs: [hswish, sig]}
 outputs: [gated]
-)", "hswish_gate.yaml");
+)",
+                                                "hswish_gate.yaml");
   const auto segs = sched::make_segments(g, g.topological_order(), true, true);
   ASSERT_EQ(segs.size(), 2u);
   EXPECT_EQ(segs[0].ops.size(), 5u);  // c1 plus3 relu6 times hswish
@@ -183,7 +186,8 @@ ops:
   - {name: add, op: add, inputs: [x, r]}
   - {name: ln, op: layer_norm, inputs: [add], axis: 1}
 outputs: [ln]
-)", "ln2.yaml");
+)",
+                                                "ln2.yaml");
   const auto segs = sched::make_segments(g, g.topological_order(), true, false);
   EXPECT_EQ(segs.size(), 2u);
 }
@@ -217,9 +221,9 @@ TEST(FusionRegions, GemmEpilogueRunsUnderTheNextTile) {
   for (std::size_t i = 0; i < 4; ++i) {
     const auto* first = vec[5 * i];
     const auto* last = vec[5 * i + 4];
-    EXPECT_EQ(first->begin_ps, gemm[i]->end_ps);           // waits for its tile only
-    EXPECT_EQ(last->end_ps, gemm[i]->end_ps + 1280000u);   // five ops back to back
-    if (i + 1 < 4) {  // the epilogue runs while the array computes the next tile
+    EXPECT_EQ(first->begin_ps, gemm[i]->end_ps);          // waits for its tile only
+    EXPECT_EQ(last->end_ps, gemm[i]->end_ps + 1280000u);  // five ops back to back
+    if (i + 1 < 4) {                                      // the epilogue runs while the array computes the next tile
       EXPECT_GT(last->end_ps, gemm[i + 1]->begin_ps);
       EXPECT_LT(last->end_ps, gemm[i + 1]->end_ps);
     }
@@ -307,7 +311,8 @@ ops:
   - {name: fc2, op: matmul, inputs: [fc], out_features: 64}
   - {name: out, op: add, inputs: [gate, fc2]}
 outputs: [out]
-)", "open_diamond.yaml");
+)",
+                                                "open_diamond.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = sched::make_plan(g, hw, FusionPolicy::Epilogue);
   ASSERT_FALSE(plan.boundaries.empty());
@@ -316,8 +321,7 @@ outputs: [out]
   EXPECT_EQ(why.rfind("policy: epilogue", 0), 0u) << why;
   EXPECT_NE(why.find("'fc2' (matmul) does not run on the tile"), std::string::npos) << why;
   EXPECT_NE(why.find("'fc', read outside the region, ends it at 'fc'"), std::string::npos) << why;
-  EXPECT_NE(sched::to_json(plan, g)["groups"][0]["segments"][0].value("region_end", "").find("fc2"),
-            std::string::npos);
+  EXPECT_NE(sched::to_json(plan, g)["groups"][0]["segments"][0].value("region_end", "").find("fc2"), std::string::npos);
 }
 
 TEST(FusionRegions, MemoryBoundChainFusedMovesTwoPassesAtDramSpeed) {
@@ -336,7 +340,8 @@ ops:
   - {name: e2, op: abs, inputs: [e1]}
   - {name: e3, op: relu, inputs: [e2]}
 outputs: [e3]
-)", "chain4.yaml");
+)",
+                                                "chain4.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
   ASSERT_EQ(plan.groups.size(), 1u);
@@ -358,7 +363,8 @@ TEST(FusionRegions, RegionOverSramInAScheduleFileNamesItsHeadAndTheBytes) {
   const auto hw = config::load_hardware_config("edge-m", {"npu.sram.capacity=512KiB"});
   const std::string why = schedule_error(R"({"groups": [{"name": "gelu",
     "ops": ["fc", "half_z", "z_div", "erf", "erf_1", "gelu"],
-    "tiles": {"fc": {"rows": 256, "cols": 256, "in_channels": 256}}}]})", g, hw);
+    "tiles": {"fc": {"rows": 256, "cols": 256, "in_channels": 256}}}]})",
+                                         g, hw);
   EXPECT_NE(why.find("groups[0] ('gelu')"), std::string::npos) << why;
   EXPECT_NE(why.find("'fc' needs 851971 B of 524288 B SRAM (over by 327683 B)"), std::string::npos) << why;
 }

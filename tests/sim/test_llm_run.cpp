@@ -48,7 +48,8 @@ TEST(LlmRun, DecodeOnAMemoryBoundPresetTakesItsBytesOverPeakBandwidth) {
   // bandwidth and, the DRAM streaming weights in long runs, at most 15 % more (row switches,
   // refresh, the first loads, the small ops between the GEMMs; measured 1.12).
   const std::string model = write_temp("wide.json", kWide);
-  const auto s = run_llm_cli("--model " + model + " --config edge-s --prompt 64 --generate 2 --decode-samples 0", "membound");
+  const auto s =
+      run_llm_cli("--model " + model + " --config edge-s --prompt 64 --generate 2 --decode-samples 0", "membound");
   ASSERT_FALSE(s.is_null());
   const npusim::HardwareConfig hw = npusim::config::load_hardware_config("edge-s", {});
   const double peak = hw.dram.peak_bandwidth().bytes_per_second;
@@ -90,9 +91,10 @@ TEST(LlmRun, InterpolatedDecodeStepsStayNearSimulatedOnes) {
 }
 
 TEST(LlmRun, SummaryHasTheLlmBlock) {
-  const auto s = run_llm_cli("--model SmolLM2-360M --config edge-l --prompt 32 --generate 3 --weight-dtype int4 "
-                             "--kv-dtype int8 --act-dtype fp16",
-                             "block");
+  const auto s = run_llm_cli(
+      "--model SmolLM2-360M --config edge-l --prompt 32 --generate 3 --weight-dtype int4 "
+      "--kv-dtype int8 --act-dtype fp16",
+      "block");
   ASSERT_FALSE(s.is_null());
   const auto& l = s["llm"];
   EXPECT_EQ(l["model"], "SmolLM2-360M");
@@ -139,14 +141,18 @@ TEST(LlmRun, PrefillAttentionKeepsTheScoresOutOfDram) {
   const std::string model = write_temp("small.json", kSmall);
   const fs::path out = scratch("flash");
   std::string log;
-  ASSERT_EQ(run_npusim("llm --quiet --model " + model + " --config edge-m --prompt 512 --generate 0 --out " + out.string(), &log), 0)
+  ASSERT_EQ(
+      run_npusim("llm --quiet --model " + model + " --config edge-m --prompt 512 --generate 0 --out " + out.string(),
+                 &log),
+      0)
       << log;
   const auto prefill = read_json(out / "prefill" / "summary.json");
   int seen = 0;
   for (const auto& op : prefill["ops"]) {
     const std::string name = op["name"];
     const bool scores = name.find("self_attn.scores") != std::string::npos;
-    if (!scores && name.find("self_attn.scale_mask") == std::string::npos && name.find("self_attn.softmax") == std::string::npos)
+    if (!scores && name.find("self_attn.scale_mask") == std::string::npos &&
+        name.find("self_attn.softmax") == std::string::npos)
       continue;
     ++seen;
     EXPECT_EQ(op["dram_write_bytes"], 0) << name;
@@ -165,7 +171,8 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
       {"--model no-such-model", "--model no-such-model: expected a config.json path or a shipped model (Llama-3.2-1B"},
       {"--model " + model + " --prompt 4000 --generate 200",
        "(max_position_embeddings): expected at least 4200 positions for --prompt 4000 + --generate 200, found 4096"},
-      {"--model " + model + " --weight-dtype int3", "--weight-dtype int3: expected int4, int8, fp16, bf16 or fp32, found 'int3'"},
+      {"--model " + model + " --weight-dtype int3",
+       "--weight-dtype int3: expected int4, int8, fp16, bf16 or fp32, found 'int3'"},
       {"--model " + model + " --kv-dtype int4", "--kv-dtype int4: expected int8, fp16 or bf16, found 'int4'"},
       {"--model " + model + " --prompt 0", "--prompt: expected an integer from 1 to 1000000, found 0"},
       {"--prompt 8", "--model: expected a config.json path or a shipped model name, found none"},

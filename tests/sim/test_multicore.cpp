@@ -59,7 +59,9 @@ json run_summary(const std::string& name, const std::string& args) {
   return read_json(out / "summary.json");
 }
 
-std::uint64_t cycles(const json& s) { return s.at("cycles").get<std::uint64_t>(); }
+std::uint64_t cycles(const json& s) {
+  return s.at("cycles").get<std::uint64_t>();
+}
 std::uint64_t dram_bytes(const json& s) {
   return s.at("dram_read_bytes").get<std::uint64_t>() + s.at("dram_write_bytes").get<std::uint64_t>();
 }
@@ -73,7 +75,8 @@ TEST(MulticoreConfig, DefaultsAreOneCoreAndAFreeInterconnect) {
   EXPECT_EQ(hw.cores, 1u);
   EXPECT_EQ(hw.noc.bytes_per_cycle, 0u);
   EXPECT_EQ(hw.noc.latency_cycles, 0u);
-  const auto four = npusim::config::load_hardware_config("edge-m", {"npu.cores=4", "npu.noc.bandwidth=64", "npu.noc.latency=20"});
+  const auto four =
+      npusim::config::load_hardware_config("edge-m", {"npu.cores=4", "npu.noc.bandwidth=64", "npu.noc.latency=20"});
   EXPECT_EQ(four.cores, 4u);
   EXPECT_EQ(four.noc.bytes_per_cycle, 64u);
   EXPECT_EQ(four.noc.latency_cycles, 20u);
@@ -136,8 +139,8 @@ TEST(MulticoreCli, DataParallelBatchFourCnnOnFourCoresIsCloseToFourTimesOneCore)
   const double t1 = double(cycles(one)), t4 = double(cycles(four));
   EXPECT_EQ(four["macs"].get<std::uint64_t>(), 4 * one["macs"].get<std::uint64_t>());
   EXPECT_EQ(dram_bytes(four), 4 * dram_bytes(one));  // every copy moves its batch-1 bytes
-  EXPECT_GE(t4, t1);                                  // no core beats running alone
-  EXPECT_LE(t4, 1.10 * t1);                           // sharing one channel costs a few per cent
+  EXPECT_GE(t4, t1);                                 // no core beats running alone
+  EXPECT_LE(t4, 1.10 * t1);                          // sharing one channel costs a few per cent
   EXPECT_GT(4 * t1 / t4, 3.6);
   // Per core: the same work, and the contention named in the stalls.
   ASSERT_EQ(four["cores"].size(), 4u);
@@ -285,7 +288,8 @@ TEST(MulticoreCli, CompareOfNoneAndDataGivesTheSpeedUpOverOneCore) {
             0)
       << log;
   const json cmp = read_json(out / "compare.json");
-  const double c0 = cmp["runs"][0]["summary"]["cycles"].get<double>(), c1 = cmp["runs"][1]["summary"]["cycles"].get<double>();
+  const double c0 = cmp["runs"][0]["summary"]["cycles"].get<double>(),
+               c1 = cmp["runs"][1]["summary"]["cycles"].get<double>();
   EXPECT_EQ(cmp["runs"][0]["name"], "parallel-none");
   EXPECT_NEAR(cmp["speedup"].get<double>(), c0 / c1, 1e-9);
   EXPECT_NE(log.find("speed-up"), std::string::npos);

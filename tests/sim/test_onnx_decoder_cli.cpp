@@ -24,8 +24,8 @@ std::string gqa_prefill() {
   b.input("pk", {1, 2, std::string("past"), 8}).input("pv", {1, 2, std::string("past"), 8});
   b.weight("W", {32, 64});
   b.node("MatMul", {"x", "W"}, {"qkv"}, "proj");
-  auto& n = b.node("GroupQueryAttention", {"qkv", "", "", "pk", "pv", "seqlens_k", "total"}, {"y", "present_k", "present_v"},
-                   "gqa");
+  auto& n = b.node("GroupQueryAttention", {"qkv", "", "", "pk", "pv", "seqlens_k", "total"},
+                   {"y", "present_k", "present_v"}, "gqa");
   n.set_domain("com.microsoft");
   npusim::workloads::testing::set_int(n, "num_heads", 4);
   npusim::workloads::testing::set_int(n, "kv_num_heads", 2);
@@ -72,7 +72,10 @@ TEST(OnnxDecoderCli, ADecodeStepWritesTheNewRowsNotTheCache) {
   }
   EXPECT_EQ(writes[1] - writes[0], 512u) << "append " << writes[0] << " B, copy " << writes[1] << " B";
   std::string log;
-  EXPECT_EQ(run_npusim("run --workload " + model + " --dim past=13 --kv-cache paste --out " + scratch("kv_bad").string(), &log), 2);
+  EXPECT_EQ(
+      run_npusim("run --workload " + model + " --dim past=13 --kv-cache paste --out " + scratch("kv_bad").string(),
+                 &log),
+      2);
   EXPECT_NE(log.find("--kv-cache: expected append or copy, found 'paste'"), std::string::npos) << log;
 }
 
@@ -83,7 +86,8 @@ TEST(OnnxDecoderCli, OnnxOnlyFlagsAreRefusedWhereTheyWouldBeIgnored) {
   EXPECT_NE(log.find("--dim past_len=4: expected the name of a symbolic dimension"), std::string::npos) << log;
   EXPECT_NE(log.find("('past')"), std::string::npos) << log;
   EXPECT_EQ(run_npusim("run --workload " + model + " --dim past=-1 --out " + scratch("neg_dim").string(), &log), 2);
-  EXPECT_EQ(run_npusim("run --workload small_cnn --input-shape x=1,3,8,8 --out " + scratch("yaml_shape").string(), &log), 2);
+  EXPECT_EQ(
+      run_npusim("run --workload small_cnn --input-shape x=1,3,8,8 --out " + scratch("yaml_shape").string(), &log), 2);
   EXPECT_NE(log.find("expected an ONNX workload (.onnx) for this option, found the zoo workload 'small_cnn'"),
             std::string::npos)
       << log;

@@ -168,8 +168,7 @@ TEST(SeparateBuffers, ResidentFusionIsRefusedWithAReason) {
   const auto separate = sched::make_plan(g, config::load_hardware_config("edge-m", kSeparate), FusionPolicy::Greedy);
   EXPECT_EQ(separate.groups.size(), 3u);
   ASSERT_EQ(separate.boundaries.size(), 2u);
-  for (const auto& b : separate.boundaries)
-    EXPECT_EQ(b.reason.rfind("separate operand buffers", 0), 0u) << b.reason;
+  for (const auto& b : separate.boundaries) EXPECT_EQ(b.reason.rfind("separate operand buffers", 0), 0u) << b.reason;
 }
 
 TEST(SeparateBuffers, GroupsWaitForTheirOwnBufferNotTheScratchpad) {

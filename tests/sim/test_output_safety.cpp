@@ -69,7 +69,9 @@ TEST(OutputSafety, BadOutPathsFailBeforeAnythingIsWritten) {
   std::string out;
   // An existing file, a parent that is a file, a non-empty folder that is not an npusim output.
   EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "a_file").string(), &out), 2);
-  EXPECT_NE(out.find("--out " + (dir / "a_file").string() + ": expected a folder, found an existing file"), std::string::npos) << out;
+  EXPECT_NE(out.find("--out " + (dir / "a_file").string() + ": expected a folder, found an existing file"),
+            std::string::npos)
+      << out;
   EXPECT_EQ(run_npusim("run -w small_cnn -o " + (dir / "a_file" / "sub").string(), &out), 2);
   EXPECT_NE(out.find("cannot be created (Not a directory)"), std::string::npos) << out;
   fs::create_directories(dir / "mine");
@@ -144,7 +146,8 @@ TEST(OutputSafety, ConcurrentRunsOnOneOutNeverMixTheirFiles) {
   fs::create_directories(dir / "tmp");
   const fs::path out = dir / "run";
   const pid_t a = spawn_npusim({"run", "-w", "resnet50", "-f", "none", "-o", out.string()}, dir / "tmp", dir / "a.err");
-  const pid_t b = spawn_npusim({"run", "-w", "resnet50", "-f", "greedy", "-o", out.string()}, dir / "tmp", dir / "b.err");
+  const pid_t b =
+      spawn_npusim({"run", "-w", "resnet50", "-f", "greedy", "-o", out.string()}, dir / "tmp", dir / "b.err");
   const int ca = wait_exit(a), cb = wait_exit(b);
   // Either both ran one after the other, or one was refused with exit 2 (it found the lock).
   EXPECT_TRUE((ca == 0 || ca == 2) && (cb == 0 || cb == 2) && (ca == 0 || cb == 0)) << ca << " " << cb;
@@ -238,7 +241,8 @@ TEST(OutputSafety, AWorkloadWithNoComputeRunsAndSkipsThePlotItCannotDraw) {
   const fs::path dir = scratch("nocompute");
   // One flatten: no MACs, no vector ops, no DRAM bytes; its intensity (ops / bytes) has no value.
   const std::string w = npusim::test::write_temp(
-      "nocompute.yaml", "name: nocompute\ninputs:\n  - {name: x, shape: [1, 8, 4, 4]}\nops:\n  - {name: f, op: flatten, inputs: [x]}\n");
+      "nocompute.yaml",
+      "name: nocompute\ninputs:\n  - {name: x, shape: [1, 8, 4, 4]}\nops:\n  - {name: f, op: flatten, inputs: [x]}\n");
   std::string out;
   EXPECT_EQ(run_npusim("run -w " + w + " -o " + (dir / "run").string(), &out), 0) << out;
   EXPECT_NE(out.find("npusim: warning: plot"), std::string::npos) << out;  // skipped, not a failed run
@@ -254,7 +258,8 @@ TEST(OutputSafety, BadInputLeavesNoFolderNotEvenItsParents) {
   fs::create_directories(dir);
   std::string out;
   EXPECT_EQ(run_npusim("run -w no_such_model -o " + (dir / "a" / "b" / "run").string(), &out), 2);
-  EXPECT_EQ(run_npusim("run -w small_cnn --set npu.sram.banks=1000000000 -o " + (dir / "a" / "b" / "run").string(), &out), 2);
+  EXPECT_EQ(
+      run_npusim("run -w small_cnn --set npu.sram.banks=1000000000 -o " + (dir / "a" / "b" / "run").string(), &out), 2);
   EXPECT_NE(out.find("npu.sram.banks): expected a whole number in [1, 4096]"), std::string::npos) << out;
   EXPECT_EQ(join(entries(dir)), "");
   fs::remove_all(dir);
@@ -269,8 +274,9 @@ const std::string kScaleSim = std::string(NPUSIM_TEST_DATA) + "/scalesim/";
 /// The two commands with `out` as --out; dram reads `trace` (a bad --out must fail before it is
 /// even opened, so a missing trace shows the order).
 std::vector<std::string> dram_and_scalesim(const fs::path& out, const fs::path& trace) {
-  return {"dram --preset LPDDR4-3200-x32 --trace " + trace.string() + " --out " + out.string(),
-          "scalesim --config " + kScaleSim + "calc_ws_8x8.cfg --topology " + kScaleSim + "conv.csv --out " + out.string()};
+  return {
+      "dram --preset LPDDR4-3200-x32 --trace " + trace.string() + " --out " + out.string(),
+      "scalesim --config " + kScaleSim + "calc_ws_8x8.cfg --topology " + kScaleSim + "conv.csv --out " + out.string()};
 }
 
 }  // namespace
@@ -349,7 +355,8 @@ TEST(OutputSafety, SignalsLeaveNoFolderAndNoCreatedParents) {
   const fs::path out = dir / "a" / "b" / "run";
   const std::vector<std::pair<std::vector<std::string>, const char*>> commands = {
       {{"dram", "--preset", "LPDDR4-3200-x32", "--trace", trace.string(), "--out", out.string()}, "dram_summary.json"},
-      {{"scalesim", "--config", kScaleSim + "calc_ws_8x8.cfg", "--topology", kScaleSim + "conv.csv", "--out", out.string()},
+      {{"scalesim", "--config", kScaleSim + "calc_ws_8x8.cfg", "--topology", kScaleSim + "conv.csv", "--out",
+        out.string()},
        "DETAILED_ACCESS_REPORT.csv"},
       {{"run", "-w", "resnet50", "-f", "none", "-o", out.string()}, "summary.json"}};
   int stopped = 0;

@@ -85,7 +85,8 @@ inputs:
   - {name: x, shape: [6, 16, 8, 8]}
 ops:
   - {name: c, op: conv2d, inputs: [x], out_channels: 8, kernel: 1}
-)", "t.yaml");
+)",
+                                                "t.yaml");
   sched::ParallelPlan pp;
   const auto part = sched::replica_graph(g, sched::ParallelMode::Data, 3, pp);
   EXPECT_EQ(pp.replicas, 3u);

@@ -43,7 +43,8 @@ TEST(PoolEpilogue, MaxPoolRunsOnTheConvTilesAndOnlyThePooledOutputIsStored) {
   // Unfused pool: the relu output is written and read back once more.
   const auto apart = sched::parse_schedule(
       R"({"groups": [{"ops": ["conv", "relu"], "tiles": {"conv": {"rows": 16, "cols": 16, "in_channels": 8}}},
-                      {"ops": ["pool"]}]})", "s.json", g, hw);
+                      {"ops": ["pool"]}]})",
+      "s.json", g, hw);
   EXPECT_EQ(dram_bytes(sched::lower_plan(g, hw, apart)), 2048u + 1152 + 4096 + 4096 + 1024);
 }
 

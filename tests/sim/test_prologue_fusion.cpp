@@ -24,7 +24,8 @@ inputs:
   - {name: x, shape: [2048, 1024]}
   - {name: r, shape: [2048, 1024]}
 ops:
-  - )" + prologue + R"(
+  - )" + prologue +
+         R"(
   - {name: fc, op: matmul, inputs: [a], out_features: 1024}
 outputs: [fc]
 )";
@@ -136,7 +137,8 @@ ops:
   - {name: fc, op: matmul, inputs: [scale], out_features: 256}
   - {name: tap, op: relu, inputs: [scale]}
 outputs: [fc, tap]
-)", "scale_out.yaml");
+)",
+                                                "scale_out.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   for (const auto& seg : sched::make_segments(g, g.topological_order(), true, false)) EXPECT_TRUE(seg.prologue.empty());
   // A schedule file that puts scale and fc in groups of their own keeps them apart.
@@ -177,7 +179,8 @@ ops:
   - {name: act, op: relu, inputs: [sum]}
   - {name: conv, op: conv2d, inputs: [act], out_channels: 64, kernel: 3, padding: 1}
 outputs: [conv]
-)", "conv_prologue.yaml");
+)",
+                                                "conv_prologue.yaml");
   const auto hw = config::load_hardware_config("edge-s");
   const auto none = sched::make_plan(g, hw, FusionPolicy::None);
   for (FusionPolicy p : {FusionPolicy::Epilogue, FusionPolicy::Greedy, FusionPolicy::Search}) {

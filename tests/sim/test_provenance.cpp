@@ -61,7 +61,8 @@ TEST(Provenance, EveryRunOutputRecordsVersionCommitAndConfigHash) {
   // Another SRAM size is another resolved config: the two runs are told apart.
   EXPECT_NE(read_json(b / "summary.json").at("provenance").at("config_hash"), hash);
   // A written schedule, provenance included, reads back.
-  EXPECT_EQ(run_npusim("schedule --config edge-s --workload small_cnn --fusion file:" + (a / "schedule.json").string()), 0);
+  EXPECT_EQ(run_npusim("schedule --config edge-s --workload small_cnn --fusion file:" + (a / "schedule.json").string()),
+            0);
   // A re-analysed trace's summary carries the trace's config hash.
   const auto re = scratch("prov_re");
   ASSERT_EQ(run_npusim("roofline " + (a / "trace.json").string() + " --out " + re.string()), 0);
@@ -69,7 +70,8 @@ TEST(Provenance, EveryRunOutputRecordsVersionCommitAndConfigHash) {
 }
 
 TEST(Provenance, SweepRecordsSayWhichNpusimRanThem) {
-  const auto path = write_temp("prov_sweep.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.sram.capacity: [64 B, 1 MiB]\n");
+  const auto path = write_temp("prov_sweep.yaml",
+                               "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.sram.capacity: [64 B, 1 MiB]\n");
   const auto out = scratch("prov_sweep");
   std::string log;
   ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " -j 2", &log), 0) << log;

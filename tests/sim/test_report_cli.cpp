@@ -16,18 +16,20 @@
 #include "sim/core/file_util.h"
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 using npusim::test::read_json;
 using npusim::test::run_npusim;
 using npusim::test::scratch;
 using npusim::test::write_temp;
-using nlohmann::json;
 
 namespace {
 
 const std::string kSmall = " --config edge-s --workload small_cnn";
 
 /// report.html is written only when the web front end is built (web/dist, scripts/build.sh).
-bool page_built() { return fs::exists(fs::path(NPUSIM_SOURCE_DIR) / "web" / "dist" / "report-template.html"); }
+bool page_built() {
+  return fs::exists(fs::path(NPUSIM_SOURCE_DIR) / "web" / "dist" / "report-template.html");
+}
 
 TEST(ReportCli, WithoutTheBuiltPageTheRunSaysHowToBuildIt) {
   const fs::path out = scratch("noweb"), empty = scratch("noweb_dir");
@@ -146,7 +148,8 @@ TEST(ReportCli, BankTracksBeyondTheRowBudgetAreLeftOutWithAWarning) {
   const fs::path out = scratch("rows"), again = scratch("rows_again");
   std::string log;
   ASSERT_EQ(run_npusim("run" + kSmall + " --trace-bank-rows 10 --out " + out.string(), &log), 0);
-  EXPECT_NE(log.find("DRAM bank tracks left out: 28 row slices, more than --trace-bank-rows 10"), std::string::npos) << log;
+  EXPECT_NE(log.find("DRAM bank tracks left out: 28 row slices, more than --trace-bank-rows 10"), std::string::npos)
+      << log;
   const json meta = read_json(out / "trace.json")["otherData"]["npusim"]["dram_activity"];
   EXPECT_EQ(meta["bank_tracks"], false);
   EXPECT_EQ(meta["row_slices_left_out"], 28);
@@ -168,8 +171,7 @@ TEST(ReportCli, RooflineOfASavedTraceWritesTheReport) {
   const fs::path out = scratch("saved"), again = scratch("reanalysed");
   ASSERT_EQ(run_npusim("run" + kSmall + " --fusion none --out " + out.string()), 0);
   ASSERT_EQ(run_npusim("roofline " + (out / "trace.json").string() + " --out " + again.string()), 0);
-  for (const char* f : {"roofline.png", "energy_roofline.svg", "summary.json"})
-    EXPECT_TRUE(fs::exists(again / f)) << f;
+  for (const char* f : {"roofline.png", "energy_roofline.svg", "summary.json"}) EXPECT_TRUE(fs::exists(again / f)) << f;
   EXPECT_EQ(fs::exists(again / "report.html"), page_built());
   EXPECT_EQ(read_json(again / "summary.json")["energy_j"], read_json(out / "summary.json")["energy_j"]);
   fs::remove_all(out);

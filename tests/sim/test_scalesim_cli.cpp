@@ -97,8 +97,8 @@ void expect_rejected(const std::string& cfg, const std::string& csv, const std::
   const fs::path out = scratch("rejected");
   const std::string cfg_path = write_temp("hard.cfg", cfg), csv_path = write_temp("hard.csv", csv);
   std::string message;
-  EXPECT_EQ(run_npusim("scalesim --config " + cfg_path + " --topology " + csv_path + " --out " + out.string(), &message),
-            2)
+  EXPECT_EQ(
+      run_npusim("scalesim --config " + cfg_path + " --topology " + csv_path + " --out " + out.string(), &message), 2)
       << message;
   for (const std::string& e : expected) EXPECT_NE(message.find(e), std::string::npos) << e << " in " << message;
   EXPECT_EQ(message.find("std::"), std::string::npos) << message;
@@ -124,16 +124,15 @@ TEST(ScaleSimCli, HugeConfigValuesAreRangeErrorsNotTruncations) {
 TEST(ScaleSimCli, HugeTopologyFieldsAndOverflowsAreNamedErrors) {
   const std::string cfg = npusim::read_file(kData + "calc_ws_8x8.cfg");
   // 2^63 - 1 in a field used to hang; now it is out of the declared range.
-  expect_rejected(cfg, std::string(kConvHeader) + "c, 4, 9223372036854775807, 1, 1, 1, 1, 1,\n",
-                  {"hard.csv:2 (layer 'c', field 'IFMAP Width')", "from 1 to 2147483647",
-                   "found '9223372036854775807'"});
+  expect_rejected(
+      cfg, std::string(kConvHeader) + "c, 4, 9223372036854775807, 1, 1, 1, 1, 1,\n",
+      {"hard.csv:2 (layer 'c', field 'IFMAP Width')", "from 1 to 2147483647", "found '9223372036854775807'"});
   // Every field in range, but the layer's tensors exceed the graph's declared limit of 2^40
   // elements per tensor (docs/workload-format.md): the ifmap 2147483647^3 is refused by name.
   const std::string max = "2147483647";
-  expect_rejected(cfg,
-                  std::string(kConvHeader) + "big, " + max + ", " + max + ", " + max + ", " + max + ", " + max +
-                      ", 1, 1,\n",
-                  {"hard.csv", "tensor 'big.ifmap'", "expected at most 2^40"});
+  expect_rejected(
+      cfg, std::string(kConvHeader) + "big, " + max + ", " + max + ", " + max + ", " + max + ", " + max + ", 1, 1,\n",
+      {"hard.csv", "tensor 'big.ifmap'", "expected at most 2^40"});
   // A GEMM whose operand M x K = (2^31 - 1)^2 is over the same limit.
   expect_rejected(cfg, "Layer, M, N, K,\ng, " + max + ", 1048576, " + max + ",\n",
                   {"hard.csv", "tensor 'g.ifmap'", "expected at most 2^40"});

@@ -32,7 +32,9 @@ FoldGrid ws_grid(std::uint64_t R, std::uint64_t C, std::uint64_t K, std::uint64_
 
 /// A 30 x 2 by 2 x 2 GEMM on a 2 x 1 WS array: one row fold (K = 2), two column folds (N = 2),
 /// T = M = 30; a fold is 2R + C + T - 2 = 33 demand rows.
-FoldGrid ws_gemm_grid() { return ws_grid(2, 1, 2, 2, 30); }
+FoldGrid ws_gemm_grid() {
+  return ws_grid(2, 1, 2, 2, 30);
+}
 
 TEST(ScaleSimEstimate, ReStreamedIfmapLargerThanTheWindowIsReadEveryPass) {
   // 100 words: sets of 1 word, the window moves on every 50 entered words. The WS ifmap (60
@@ -171,15 +173,21 @@ Layout layout(const FoldGrid& g, Dataflow d, int operand) {
   const I R = I(g.R), C = I(g.C), rf = I(g.row_folds), cf = I(g.col_folds);
   if (operand == 0) {
     switch (d) {
-      case Dataflow::WS: return {rf, I(g.t), R, I(g.rows_last), true, true, R, false, R};
-      case Dataflow::OS: return {rf, I(g.t), R, I(g.rows_last), true, true, 0, true, R};
-      case Dataflow::IS: return {cf, I(g.sr), C, I(g.cols_last), false, false, 0, true, C};
+      case Dataflow::WS:
+        return {rf, I(g.t), R, I(g.rows_last), true, true, R, false, R};
+      case Dataflow::OS:
+        return {rf, I(g.t), R, I(g.rows_last), true, true, 0, true, R};
+      case Dataflow::IS:
+        return {cf, I(g.sr), C, I(g.cols_last), false, false, 0, true, C};
     }
   }
   switch (d) {
-    case Dataflow::WS: return {cf, I(g.sr), C, I(g.cols_last), false, false, 0, false, C};
-    case Dataflow::OS: return {cf, I(g.t), C, I(g.cols_last), true, false, 0, false, C};
-    case Dataflow::IS: return {rf, I(g.t), R, I(g.rows_last), true, true, R, true, R};
+    case Dataflow::WS:
+      return {cf, I(g.sr), C, I(g.cols_last), false, false, 0, false, C};
+    case Dataflow::OS:
+      return {cf, I(g.t), C, I(g.cols_last), true, false, 0, false, C};
+    case Dataflow::IS:
+      return {rf, I(g.t), R, I(g.rows_last), true, true, R, true, R};
   }
   return {};
 }
@@ -224,7 +232,8 @@ EstimateReads plain_walk(const FoldGrid& g, Dataflow d, int operand, std::uint64
       const I width = block + 1 < l.blocks ? l.width : l.last_width;
       if (l.rolled) {
         for (I s = 0; s < l.rows + width - 1; ++s)
-          for (I c = std::max<I>(0, s - l.rows + 1); c <= std::min(width - 1, s); ++c) request(block, c, s - c, base + l.prefix + s);
+          for (I c = std::max<I>(0, s - l.rows + 1); c <= std::min(width - 1, s); ++c)
+            request(block, c, s - c, base + l.prefix + s);
       } else {
         for (I r = 0; r < I(g.R); ++r) {
           const I row = I(fr) * I(g.R) + I(g.R) - 1 - r;
@@ -243,9 +252,15 @@ FoldGrid grid(Dataflow d, std::uint64_t R, std::uint64_t C, std::uint64_t M, std
   FoldGrid g;
   g.R = R, g.C = C;
   switch (d) {
-    case Dataflow::WS: g.sr = K, g.sc = N, g.t = M; break;
-    case Dataflow::OS: g.sr = M, g.sc = N, g.t = K; break;
-    case Dataflow::IS: g.sr = K, g.sc = M, g.t = N; break;
+    case Dataflow::WS:
+      g.sr = K, g.sc = N, g.t = M;
+      break;
+    case Dataflow::OS:
+      g.sr = M, g.sc = N, g.t = K;
+      break;
+    case Dataflow::IS:
+      g.sr = K, g.sc = M, g.t = N;
+      break;
   }
   g.row_folds = (g.sr + R - 1) / R, g.col_folds = (g.sc + C - 1) / C, g.folds = g.row_folds * g.col_folds;
   g.per_fold = 2 * R + C + g.t - 2;
@@ -255,7 +270,9 @@ FoldGrid grid(Dataflow d, std::uint64_t R, std::uint64_t C, std::uint64_t M, std
 
 TEST(ScaleSimEstimate, SkippingWalkEqualsThePlainWalkOnRandomLayers) {
   std::mt19937_64 rng(17);
-  auto pick = [&](std::uint64_t lo, std::uint64_t hi) { return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng); };
+  auto pick = [&](std::uint64_t lo, std::uint64_t hi) {
+    return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng);
+  };
   const std::uint64_t capacities[] = {50, 100, 150, 200, 300, 600, 1000, 2500, 10000};
   const Dataflow flows[] = {Dataflow::WS, Dataflow::OS, Dataflow::IS};
   int skipped = 0;  // operands the fast walk did in fewer steps than the plain one
@@ -264,7 +281,8 @@ TEST(ScaleSimEstimate, SkippingWalkEqualsThePlainWalkOnRandomLayers) {
     ConvWindow w;
     std::uint64_t M = 0, K = 0, N = pick(1, 40);
     if (is_conv) {
-      w.filter_h = std::int64_t(pick(1, 4)), w.filter_w = std::int64_t(pick(1, 4)), w.channels = std::int64_t(pick(1, 5));
+      w.filter_h = std::int64_t(pick(1, 4)), w.filter_w = std::int64_t(pick(1, 4)),
+      w.channels = std::int64_t(pick(1, 5));
       w.ifmap_h = w.filter_h + std::int64_t(pick(0, 10)), w.ifmap_w = w.filter_w + std::int64_t(pick(0, 10));
       w.stride_h = std::int64_t(pick(1, 3)), w.stride_w = std::int64_t(pick(1, 3));
       // SCALE-Sim's rule: ceil((ifmap - filter + stride) / stride), the last window may overhang
@@ -284,7 +302,8 @@ TEST(ScaleSimEstimate, SkippingWalkEqualsThePlainWalkOnRandomLayers) {
       const EstimateReads got = estimate_reads(g, d, operand, capacity, conv);
       const std::string where = "case " + std::to_string(i) + " operand " + std::to_string(operand) + " M " +
                                 std::to_string(M) + " K " + std::to_string(K) + " N " + std::to_string(N) + " array " +
-                                std::to_string(g.R) + "x" + std::to_string(g.C) + " capacity " + std::to_string(capacity);
+                                std::to_string(g.R) + "x" + std::to_string(g.C) + " capacity " +
+                                std::to_string(capacity);
       ASSERT_TRUE(got.complete) << where;
       EXPECT_EQ(got.words, want.words) << where;
       EXPECT_EQ(got.moves, want.moves) << where;

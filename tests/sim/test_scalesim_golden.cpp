@@ -1,8 +1,9 @@
 // `npusim scalesim` against SCALE-Sim v2's own reports, byte for byte: the layers of
 // tests/data/scalesim/scalesim_v2/ (3x3, strided with an overhanging window, 1x1, GEMM-like) on
 // WS/OS/IS, square and non-square arrays, 1 to 64 KiB buffers, USER bandwidths 4 and 10 and
-// CALC (every column, the estimate read buffer's DRAM columns included); and ResNet-18's two first downsampling layers (1x1, stride 2, a window past the edge)
-// on 32x32; a depthwise (DP) row and a 1x1 conv; GEMM rows (SCALE-Sim's -i gemm). Provenance and the SCALE-Sim command: tests/data/scalesim/scalesim_v2/README.md.
+// CALC (every column, the estimate read buffer's DRAM columns included); and ResNet-18's two first downsampling layers
+// (1x1, stride 2, a window past the edge) on 32x32; a depthwise (DP) row and a 1x1 conv; GEMM rows (SCALE-Sim's -i
+// gemm). Provenance and the SCALE-Sim command: tests/data/scalesim/scalesim_v2/README.md.
 #include <filesystem>
 #include <sstream>
 
@@ -70,10 +71,10 @@ TEST_P(ScaleSimGolden, ReportsMatchScaleSimV2) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, ScaleSimGolden,
                          ::testing::Values("a_ws_8_1_USER", "a_os_8_1_USER", "a_is_8_1_USER", "a_is_16_1_USER",
-                                           "a_os_16_64_USER", "a_ws_16_1_CALC", "b_ws_16x8_1_bw4",
-                                           "b_os_16x8_4_bw4", "b_is_16x8_1_bw4", "b_ws_8x8_1_bw10", "c_r18_os_USER",
-                                           "c_r18_ws_USER", "c_r18_os_CALC", "d_os_8x8_1_bw4",
-                                           "e_is_8x8_1_bw10", "a_os_8x8_1_CALC", "b_is_16x8_4_CALC",
-                                           "c_r18_is_1_CALC", "d_ws_8x8_1_CALC", "e_ws_16x8_1_CALC"));
+                                           "a_os_16_64_USER", "a_ws_16_1_CALC", "b_ws_16x8_1_bw4", "b_os_16x8_4_bw4",
+                                           "b_is_16x8_1_bw4", "b_ws_8x8_1_bw10", "c_r18_os_USER", "c_r18_ws_USER",
+                                           "c_r18_os_CALC", "d_os_8x8_1_bw4", "e_is_8x8_1_bw10", "a_os_8x8_1_CALC",
+                                           "b_is_16x8_4_CALC", "c_r18_is_1_CALC", "d_ws_8x8_1_CALC",
+                                           "e_ws_16x8_1_CALC"));
 
 }  // namespace

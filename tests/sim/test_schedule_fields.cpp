@@ -8,9 +8,9 @@
 #include "tests/support/plan_support.h"
 
 using namespace npusim;
+using nlohmann::json;
 using npusim::test::data;
 using npusim::test::schedule_error;
-using nlohmann::json;
 
 namespace {
 
@@ -37,7 +37,8 @@ TEST(ScheduleFields, EveryWrittenScheduleReadsBack) {
   }
   // A depth-first group (rows, halo, weights_resident) reads back too.
   const auto chain = data("conv_chain3");
-  const json df = json::parse(R"({"groups": [{"ops": ["c1", "c2", "c3"], "depth_first": {"rows": 8, "halo": "cache"}}]})");
+  const json df =
+      json::parse(R"({"groups": [{"ops": ["c1", "c2", "c3"], "depth_first": {"rows": 8, "halo": "cache"}}]})");
   const json doc = sched::to_json(sched::parse_schedule(df.dump(), "s.json", chain, hw), chain);
   ASSERT_TRUE(doc["groups"][0].contains("depth_first")) << doc.dump(1);
   EXPECT_EQ(error_of(doc, chain, hw), "") << doc.dump(1);
@@ -83,7 +84,8 @@ TEST(ScheduleFields, AnUnknownFieldAnywhereIsAnErrorNamingItsPath) {
   // An informational list that is not a list of objects is named too.
   json bad = base;
   bad["not_fused"] = json::object();
-  EXPECT_EQ(error_of(bad, g, hw).rfind("s.json: not_fused: expected an array, found {}", 0), 0u) << error_of(bad, g, hw);
+  EXPECT_EQ(error_of(bad, g, hw).rfind("s.json: not_fused: expected an array, found {}", 0), 0u)
+      << error_of(bad, g, hw);
   bad = base;
   bad["groups"][0]["segments"] = json::array({7});
   EXPECT_EQ(error_of(bad, g, hw).rfind(group + ".segments[0]: expected an object, found 7", 0), 0u)
@@ -99,7 +101,9 @@ TEST(ScheduleFields, TheCliExitsTwoOnAnUnknownSegmentField) {
   doc["groups"][0]["segments"][0]["tilez"] = 3;
   std::ofstream(dir / "s.json") << doc.dump();
   std::string out;
-  EXPECT_EQ(test::run_npusim("run -w small_cnn -f file:" + (dir / "s.json").string() + " -o " + (dir / "run").string(), &out), 2);
+  EXPECT_EQ(
+      test::run_npusim("run -w small_cnn -f file:" + (dir / "s.json").string() + " -o " + (dir / "run").string(), &out),
+      2);
   EXPECT_NE(out.find(".segments[0].tilez: unknown field 'tilez'"), std::string::npos) << out;
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
   std::filesystem::remove_all(dir);

@@ -21,7 +21,9 @@ using npusim::test::write_temp;
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 /// c1 of conv_chain3 (8 -> 8 channels, 3x3, 32x32) in one tile: the whole 32 x 32 x 8 output.
 /// int8 operands: input 8 x 32 x 32 = 8192 B (plus a halo), output 8192 B, weights 576 B: more
@@ -70,7 +72,10 @@ TEST(SchedulePortable, CliWarnsNamingTheOpWhoseTileWasDerivedAgain) {
   const auto path = write_temp("c1.json", whole_c1(true).dump());
   const std::string wl = std::string(NPUSIM_TEST_DATA) + "/conv_chain3.yaml";
   std::string log;
-  ASSERT_EQ(run_npusim("schedule --config edge-m --set npu.sram.capacity=16KiB --workload " + wl + " --fusion file:" + path, &log), 0)
+  ASSERT_EQ(
+      run_npusim("schedule --config edge-m --set npu.sram.capacity=16KiB --workload " + wl + " --fusion file:" + path,
+                 &log),
+      0)
       << log;
   EXPECT_TRUE(has(log, "groups[0]")) << log;
   EXPECT_TRUE(has(log, "derived again: 'c1' rows 32 -> ")) << log;
@@ -81,10 +86,13 @@ TEST(SchedulePortable, EdgeMScheduleRunsOnEdgeSAndOn128KiB) {
   // on edge-s (256 KiB): "'features.0' needs 442144 B of 262144 B".
   const auto file = scratch("mbv2_edge_m.json");
   std::string log;
-  ASSERT_EQ(run_npusim("schedule --config edge-m --workload mobilenet_v2 --fusion epilogue --out " + file.string(), &log), 0) << log;
+  ASSERT_EQ(
+      run_npusim("schedule --config edge-m --workload mobilenet_v2 --fusion epilogue --out " + file.string(), &log), 0)
+      << log;
   for (const std::string config : {"--config edge-s", "--config edge-m --set npu.sram.capacity=128KiB"}) {
     ASSERT_EQ(run_npusim("schedule " + config + " --workload mobilenet_v2 --fusion file:" + file.string(), &log), 0)
-        << config << "\n" << log;
+        << config << "\n"
+        << log;
     EXPECT_TRUE(has(log, "derived again")) << log;
   }
 }
@@ -108,16 +116,22 @@ TEST(SchedulePortable, VectorHeadsWriteTileCountAndReadRowsWithAWarning) {
   EXPECT_EQ(plan_of("tile_count").groups.at(1).segments.at(0).tiling.tiles, 16u);
   EXPECT_EQ(plan_of("rows").groups.at(1).segments.at(0).tiling.tiles, 16u);
   std::string log;
-  const auto path = write_temp("ln_rows.json", json{{"groups", {{{"ops", {"ln"}}, {"tiles", {{"ln", {{"rows", 16}}}}}}}}}.dump());
-  ASSERT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(NPUSIM_TEST_DATA) + "/add_layer_norm.yaml --fusion file:" + path, &log), 0) << log;
+  const auto path =
+      write_temp("ln_rows.json", json{{"groups", {{{"ops", {"ln"}}, {"tiles", {{"ln", {{"rows", 16}}}}}}}}}.dump());
+  ASSERT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(NPUSIM_TEST_DATA) +
+                           "/add_layer_norm.yaml --fusion file:" + path,
+                       &log),
+            0)
+      << log;
   EXPECT_TRUE(has(log, "tiles.ln.rows: a vector head's 'rows' is its number of tiles; read as tile_count")) << log;
 }
 
 TEST(SchedulePortable, TileFieldsOfTheOtherHeadKindAreRefused) {
   const auto hw = config::load_hardware_config("edge-m");
   const auto ln = data("add_layer_norm");
-  EXPECT_TRUE(has(schedule_error(R"({"groups": [{"ops": ["ln"], "tiles": {"ln": {"tile_count": 4, "rows": 4}}}]})", ln, hw),
-                  "expected tile_count alone, found both"));
+  EXPECT_TRUE(
+      has(schedule_error(R"({"groups": [{"ops": ["ln"], "tiles": {"ln": {"tile_count": 4, "rows": 4}}}]})", ln, hw),
+          "expected tile_count alone, found both"));
   EXPECT_TRUE(has(schedule_error(R"({"groups": [{"ops": ["ln"], "tiles": {"ln": {"cols": 4}}}]})", ln, hw),
                   "tiles.ln.cols: expected tile_count on vector head 'ln'"));
   const auto chain = data("conv_chain3");
@@ -178,7 +192,8 @@ TEST(SchedulePortable, ScheduleOfAnotherWorkloadSaysWhichAndHowManyOpsAreUnknown
   const auto pool = data("conv_pool");
   const json doc = sched::to_json(sched::make_plan(pool, hw, sched::FusionPolicy::Epilogue), pool);
   const std::string e = schedule_error(doc.dump(), chain, hw);
-  EXPECT_TRUE(has(e, "the file was written for workload 'conv_pool' (3 of its 3 listed ops are not in 'conv_chain3')")) << e;
+  EXPECT_TRUE(has(e, "the file was written for workload 'conv_pool' (3 of its 3 listed ops are not in 'conv_chain3')"))
+      << e;
 }
 
 TEST(SchedulePortable, WrongTypesNameFieldExpectedAndFoundType) {
@@ -190,7 +205,8 @@ TEST(SchedulePortable, WrongTypesNameFieldExpectedAndFoundType) {
   };
   const Case cases[] = {
       {R"({"groups": [{"name": 5, "ops": ["c1"]}]})", "s.json: groups[0].name: expected a string, found a number (5)"},
-      {R"({"groups": [{"ops": ["c1"], "fusion": 1}]})", "s.json: groups[0].fusion: expected a string, found a number (1)"},
+      {R"({"groups": [{"ops": ["c1"], "fusion": 1}]})",
+       "s.json: groups[0].fusion: expected a string, found a number (1)"},
       {R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"halo": 3}}]})",
        "s.json: groups[0].depth_first.halo: expected a string, found a number (3)"},
       {R"({"groups": [{"ops": ["c1"], "tiles": {"c1": {"rows": "8"}}}]})",
@@ -204,7 +220,11 @@ TEST(SchedulePortable, WrongTypesNameFieldExpectedAndFoundType) {
   // Through the CLI: exit 2, and no library text.
   std::string log;
   const auto path = write_temp("halo.json", cases[2].text);
-  EXPECT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(NPUSIM_TEST_DATA) + "/conv_chain3.yaml --fusion file:" + path, &log), 2) << log;
+  EXPECT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(NPUSIM_TEST_DATA) +
+                           "/conv_chain3.yaml --fusion file:" + path,
+                       &log),
+            2)
+      << log;
   EXPECT_TRUE(has(log, "depth_first.halo: expected a string, found a number (3)")) << log;
   EXPECT_FALSE(has(log, "type must be")) << log;
   EXPECT_FALSE(has(log, "internal")) << log;

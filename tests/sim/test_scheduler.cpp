@@ -34,7 +34,9 @@ std::uint64_t program_dram_bytes(const sched::Program& p) {
   return b;
 }
 
-std::string zoo_dir() { return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo"; }
+std::string zoo_dir() {
+  return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo";
+}
 
 }  // namespace
 
@@ -78,8 +80,8 @@ TEST(Scheduler, ProgramMatchesPlanAndGraphOnZoo) {
 TEST(Scheduler, FusionNeverMovesMoreDramBytesThanUnfused) {
   for (const char* cfg : {"edge-s", "edge-m"}) {
     const auto hw = config::load_hardware_config(cfg);
-    for (const char* name : {"small_cnn", "mobilenet_v2", "resnet18", "resnet50", "ds_cnn_kws", "bert_base_layer",
-                             "vit_s16_block"}) {
+    for (const char* name :
+         {"small_cnn", "mobilenet_v2", "resnet18", "resnet50", "ds_cnn_kws", "bert_base_layer", "vit_s16_block"}) {
       const auto g = workloads::load_workload(name, zoo_dir());
       const auto none = test::plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::None));
       const auto epi = test::plan_dram_bytes(sched::make_plan(g, hw, FusionPolicy::Epilogue));

@@ -10,20 +10,22 @@
 #include "workloads/loader.h"
 
 using namespace npusim;
-using npusim::test::one_group_plan;
 using npusim::test::kOneMatmul;
+using npusim::test::one_group_plan;
 
 namespace {
 
-std::string zoo_dir() { return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo"; }
+std::string zoo_dir() {
+  return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo";
+}
 
 }  // namespace
 
 TEST(Simulation, SingleGemmTakesItsFoldCyclesPlusBankConflicts) {
   const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
   // No operand staging: every streamed cycle is served on its own (stream_buffer 1).
-  const auto hw = config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference",
-                                                          "npu.sram.stream_buffer=1"});
+  const auto hw =
+      config::load_hardware_config("edge-m", {"npu.mac_array.fold_model=reference", "npu.sram.stream_buffer=1"});
   const auto prog = test::one_gemm_program({64, 32, 32, 1});
   const auto plan = one_group_plan(g);
   const auto t = simulate({hw, g, plan, prog, "one_matmul", {}});
@@ -129,14 +131,21 @@ void expect_above_analytic_bound(const char* workload, const char* config, const
   EXPECT_GE(seconds, double(dram) / hw.dram.peak_bandwidth().bytes_per_second);
   EXPECT_GT(macs, 0u);
   // Every DMA command's bytes reached the DRAM controller.
-  EXPECT_EQ(t.dram_stats.at("bytes_read").get<std::uint64_t>() + t.dram_stats.at("bytes_written").get<std::uint64_t>(), dram);
+  EXPECT_EQ(t.dram_stats.at("bytes_read").get<std::uint64_t>() + t.dram_stats.at("bytes_written").get<std::uint64_t>(),
+            dram);
 }
 
 }  // namespace
 
-TEST(Simulation, SmallCnnUnfusedNeverBeatsTheRoofs) { expect_above_analytic_bound("small_cnn", "edge-s", "none"); }
-TEST(Simulation, SmallCnnGreedyNeverBeatsTheRoofs) { expect_above_analytic_bound("small_cnn", "edge-s", "greedy"); }
-TEST(Simulation, BertGreedyNeverBeatsTheRoofs) { expect_above_analytic_bound("bert_base_layer", "edge-l", "greedy"); }
+TEST(Simulation, SmallCnnUnfusedNeverBeatsTheRoofs) {
+  expect_above_analytic_bound("small_cnn", "edge-s", "none");
+}
+TEST(Simulation, SmallCnnGreedyNeverBeatsTheRoofs) {
+  expect_above_analytic_bound("small_cnn", "edge-s", "greedy");
+}
+TEST(Simulation, BertGreedyNeverBeatsTheRoofs) {
+  expect_above_analytic_bound("bert_base_layer", "edge-l", "greedy");
+}
 
 TEST(Simulation, AttentionScoresOfTheNextBlockOverlapTheSoftmax) {
   // One head (L = 128, d = 64) on edge-s with 64 KiB: 8 blocks of 17 query rows (test_attention).

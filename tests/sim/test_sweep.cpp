@@ -25,10 +25,10 @@
 
 namespace fs = std::filesystem;
 using namespace npusim::sweep;
+using nlohmann::json;
 using npusim::test::run_npusim;
 using npusim::test::scratch;
 using npusim::test::write_temp;
-using nlohmann::json;
 
 namespace {
 
@@ -64,8 +64,8 @@ std::map<std::string, std::uint64_t> cycles_by_key(const fs::path& jsonl) {
 }  // namespace
 
 TEST(SweepExpand, GridWithConstraintByHand) {
-  const auto path = write_temp("grid.yaml", std::string("base: edge-s\nworkloads: [small_cnn, ds_cnn_kws]\n") + kArrayAxes +
-                                                "constraints:\n  - rows * cols <= 1024\n");
+  const auto path = write_temp("grid.yaml", std::string("base: edge-s\nworkloads: [small_cnn, ds_cnn_kws]\n") +
+                                                kArrayAxes + "constraints:\n  - rows * cols <= 1024\n");
   const SweepSpec s = load_sweep(path);
   const auto points = expand(s);
   // 3 x 3 = 9 shapes; rows * cols <= 1024 keeps 16x16 (256), 16x32, 16x64 (1024), 32x16, 32x32
@@ -83,7 +83,8 @@ TEST(SweepExpand, GridWithConstraintByHand) {
   std::set<std::string> keys;
   for (const auto& p : points) keys.insert(p.key(s));
   EXPECT_EQ(keys.size(), 12u);
-  EXPECT_EQ(points[3].key(s), "base=edge-s;workload=ds_cnn_kws;fusion=greedy;npu.mac_array.rows=16;npu.mac_array.cols=32");
+  EXPECT_EQ(points[3].key(s),
+            "base=edge-s;workload=ds_cnn_kws;fusion=greedy;npu.mac_array.rows=16;npu.mac_array.cols=32");
 }
 
 TEST(SweepExpand, RandomSamplingIsSeededDistinctAndFeasible) {
@@ -137,9 +138,9 @@ TEST(SweepConstraint, ArithmeticComparisonsAndUnits) {
   };
   const std::map<std::string, double> v = {{"rows", 32}, {"cols", 64}, {"capacity", 1048576}};
   const auto at = [&](const std::string& k) { return v.at(k); };
-  EXPECT_TRUE(Constraint("rows * cols <= 2048", resolve, "x").holds(at));   // 2048 <= 2048
+  EXPECT_TRUE(Constraint("rows * cols <= 2048", resolve, "x").holds(at));  // 2048 <= 2048
   EXPECT_FALSE(Constraint("rows * cols < 2048", resolve, "x").holds(at));
-  EXPECT_TRUE(Constraint("2 + 3 * 4 == 14", resolve, "x").holds(at));      // * before +
+  EXPECT_TRUE(Constraint("2 + 3 * 4 == 14", resolve, "x").holds(at));  // * before +
   EXPECT_TRUE(Constraint("(2 + 3) * 4 == 20", resolve, "x").holds(at));
   EXPECT_TRUE(Constraint("capacity >= 1 MiB and cols > rows", resolve, "x").holds(at));
   EXPECT_FALSE(Constraint("capacity > 1MiB or rows == 16", resolve, "x").holds(at));
@@ -155,13 +156,13 @@ TEST(SweepConstraint, ArithmeticComparisonsAndUnits) {
 TEST(SweepBadInput, ExitTwoNamingTheLineAndWriteNothing) {
   const std::string head = "base: edge-s\nworkloads: [small_cnn]\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"axes:\n  npu.mac_array.rowz: [16, 32]\n", ":4 (npu.mac_array.rowz)"},           // unknown config key
-      {"axes:\n  npu.mac_array.rows: []\n", ":4 (npu.mac_array.rows)"},                  // empty axis
-      {std::string(kArrayAxes) + "constraints:\n  - rows * colz <= 1\n", ":7 (constraints)"},  // unknown key
+      {"axes:\n  npu.mac_array.rowz: [16, 32]\n", ":4 (npu.mac_array.rowz)"},                     // unknown config key
+      {"axes:\n  npu.mac_array.rows: []\n", ":4 (npu.mac_array.rows)"},                           // empty axis
+      {std::string(kArrayAxes) + "constraints:\n  - rows * colz <= 1\n", ":7 (constraints)"},     // unknown key
       {std::string(kArrayAxes) + "constraints:\n  - rows * cols > 99999\n", ":7 (constraints)"},  // empty sweep
-      {"axes:\n  npu.sram.capacity: [1 MiB, 1e999 KiB]\n", ":4 (npu.sram.capacity)"},   // huge value
-      {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\n", "count"},              // no count
-      {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\ncount: 9223372036854775807\n", ":6 (count)"},  // 2^63-1
+      {"axes:\n  npu.sram.capacity: [1 MiB, 1e999 KiB]\n", ":4 (npu.sram.capacity)"},             // huge value
+      {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\n", "count"},                         // no count
+      {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\ncount: 9223372036854775807\n", ":6 (count)"},   // 2^63-1
       {"axes:\n  npu.mac_array.rows: [16]\nsampling: random\ncount: 18446744073709551616\n", ":6 (count)"},  // 2^64
   };
   for (const auto& [body, where] : cases) {
@@ -177,7 +178,8 @@ TEST(SweepBadInput, ExitTwoNamingTheLineAndWriteNothing) {
 TEST(SweepRun, FailingPointIsRecordedAndTheSweepGoesOn) {
   // 64 B of SRAM cannot hold a tile of small_cnn: that point fails in planning (exit 2), the
   // 1 MiB point runs.
-  const auto path = write_temp("fail.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.sram.capacity: [64 B, 1 MiB]\n");
+  const auto path =
+      write_temp("fail.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.sram.capacity: [64 B, 1 MiB]\n");
   const auto out = scratch("fail_out");
   std::string log;
   ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " -j 2", &log), 0) << log;
@@ -199,9 +201,10 @@ TEST(SweepRun, FailingPointIsRecordedAndTheSweepGoesOn) {
 }
 
 TEST(SweepRun, ResumeAfterAKillLosesAndDuplicatesNothing) {
-  const auto path = write_temp("kill.yaml",
-                               "base: edge-s\nworkloads: [mobilenet_v2]\naxes:\n"
-                               "  npu.mac_array.rows: [8, 16, 32, 64]\n  npu.sram.capacity: [256 KiB, 512 KiB, 1 MiB]\n");
+  const auto path =
+      write_temp("kill.yaml",
+                 "base: edge-s\nworkloads: [mobilenet_v2]\naxes:\n"
+                 "  npu.mac_array.rows: [8, 16, 32, 64]\n  npu.sram.capacity: [256 KiB, 512 KiB, 1 MiB]\n");
   const auto out = scratch("kill_out");
   const fs::path jsonl = out / "results.jsonl";
   const pid_t pid = ::fork();
@@ -238,13 +241,16 @@ TEST(SweepRun, ResumeAfterAKillLosesAndDuplicatesNothing) {
 }
 
 TEST(SweepRun, ShardsMergedEqualTheLocalRunAndMergeIsIdempotent) {
-  const auto path = write_temp("shard.yaml", std::string("base: edge-s\nworkloads: [small_cnn]\nfusion: [none, greedy]\n") +
-                                                 kArrayAxes + "constraints:\n  - rows <= cols\n");
+  const auto path =
+      write_temp("shard.yaml", std::string("base: edge-s\nworkloads: [small_cnn]\nfusion: [none, greedy]\n") +
+                                   kArrayAxes + "constraints:\n  - rows <= cols\n");
   const auto local = scratch("local_out"), sharded = scratch("sharded_out");
   std::string log;
   ASSERT_EQ(run_npusim("sweep " + path + " --out " + local.string() + " -j 2", &log), 0) << log;
   for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(run_npusim("sweep " + path + " --out " + sharded.string() + " --shard " + std::to_string(i) + "/3", &log), 0) << log;
+    ASSERT_EQ(run_npusim("sweep " + path + " --out " + sharded.string() + " --shard " + std::to_string(i) + "/3", &log),
+              0)
+        << log;
   EXPECT_FALSE(fs::exists(sharded / "results.jsonl"));
   ASSERT_EQ(run_npusim("sweep-merge " + sharded.string(), &log), 0) << log;
   // rows <= cols keeps 6 of 9 shapes, x 2 policies = 12 points.
@@ -268,7 +274,11 @@ TEST(SweepSlurm, DryRunWritesAnArrayOfShards) {
   const auto path = write_temp("slurm.yaml", std::string("base: edge-s\nworkloads: [small_cnn]\n") + kArrayAxes);
   const auto out = scratch("slurm_out");
   std::string log;
-  ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --slurm --array-size 4 --partition debug --dry-run", &log), 0) << log;
+  ASSERT_EQ(
+      run_npusim("sweep " + path + " --out " + out.string() + " --slurm --array-size 4 --partition debug --dry-run",
+                 &log),
+      0)
+      << log;
   const std::string script = npusim::read_file((out / "slurm" / "sweep.sbatch").string());
   EXPECT_NE(script.find("#SBATCH --array=0-3\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --partition=debug\n"), std::string::npos) << script;
@@ -280,7 +290,8 @@ TEST(SweepSlurm, DryRunWritesAnArrayOfShards) {
 }
 
 TEST(SweepRun, ResumeDropsATornLastLineAndRunsItsPointAgain) {
-  const auto path = write_temp("torn.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16, 32]\n");
+  const auto path =
+      write_temp("torn.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16, 32]\n");
   const auto out = scratch("torn_out");
   std::string log;
   ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string(), &log), 0) << log;
@@ -355,13 +366,15 @@ TEST(SweepSlurm, AValueThatWouldAddAScriptLineIsRefusedBeforeAnyFile) {
   const auto path = write_temp("slurm_bad.yaml", std::string("base: edge-s\nworkloads: [small_cnn]\n") + kArrayAxes);
   const auto out = scratch("slurm_bad_out");
   std::string log;
-  EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --slurm --partition 'a;b' --dry-run", &log), 2) << log;
+  EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --slurm --partition 'a;b' --dry-run", &log), 2)
+      << log;
   EXPECT_NE(log.find("found ';'"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(out));
 }
 
 TEST(SweepRun, ASecondWriterOfTheSameResultsIsRefused) {
-  const auto path = write_temp("lock.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
+  const auto path =
+      write_temp("lock.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
   const auto out = scratch("lock_out");
   fs::create_directories(out);
   // Another `npusim sweep --resume` holds the results' lock.
@@ -378,13 +391,15 @@ TEST(SweepRun, ASecondWriterOfTheSameResultsIsRefused) {
 }
 
 TEST(SweepRun, MistypedAndForeignRecordsAreRefusedNamingLineAndField) {
-  const auto path = write_temp("records.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
+  const auto path =
+      write_temp("records.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
   const auto out = scratch("records_out");
   std::string log;
   ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string(), &log), 0) << log;
   const fs::path jsonl = out / "results.jsonl";
   const std::string good = npusim::read_file(jsonl.string());
-  json second = json::parse(good.substr(good.find('\n') + 1, good.find('\n', good.find('\n') + 1) - good.find('\n') - 1));
+  json second =
+      json::parse(good.substr(good.find('\n') + 1, good.find('\n', good.find('\n') + 1) - good.find('\n') - 1));
   // A field of the wrong type: a library exception before, now the file, line and field.
   json bad = second;
   bad["exit_code"] = "zero";

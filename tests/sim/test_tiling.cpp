@@ -344,8 +344,9 @@ outputs: [conv]
   } catch (const InputError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("conv"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("1 of 8 output rows x 8 of 64 output channels x 64 of 64 input channels x 1 of 4096 output columns"),
-              std::string::npos)
+    EXPECT_NE(
+        msg.find("1 of 8 output rows x 8 of 64 output channels x 64 of 64 input channels x 1 of 4096 output columns"),
+        std::string::npos)
         << msg;
     EXPECT_NE(msg.find("needs 10432 B of 1024 B"), std::string::npos) << msg;
   }
@@ -373,8 +374,8 @@ outputs: [sm]
   const auto prog = sched::lower_plan(g, hw, plan);
   for (const auto& c : prog.commands)
     if (c.kind == sched::CommandKind::DmaLoad) {
-      EXPECT_EQ(c.dram.runs, 64u);         // one run per channel
-      EXPECT_EQ(c.dram.stride, 65536u);    // 256 x 256 positions apart
+      EXPECT_EQ(c.dram.runs, 64u);       // one run per channel
+      EXPECT_EQ(c.dram.stride, 65536u);  // 256 x 256 positions apart
     }
   EXPECT_EQ(vector_ops(prog), 5u * (4u << 20));  // one pass: 5 ops per element
 }
@@ -385,8 +386,8 @@ TEST(Tiling, CliRefusesATooSmallSramWithExitTwoAndWritesNothing) {
   const auto workload = test::write_temp("long_chain.yaml", kLongChain);
   const auto out = test::scratch("refused");
   std::string log;
-  EXPECT_EQ(test::run_npusim("run --config edge-m --fusion none --set 'npu.sram.capacity=100 B' --workload " + workload +
-                                 " --out " + out.string(),
+  EXPECT_EQ(test::run_npusim("run --config edge-m --fusion none --set 'npu.sram.capacity=100 B' --workload " +
+                                 workload + " --out " + out.string(),
                              &log),
             2);
   EXPECT_NE(log.find("mul0: cannot be tiled into SRAM"), std::string::npos) << log;

@@ -32,7 +32,9 @@ inline int run_npusim(const std::string& args, std::string* output = nullptr) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-inline nlohmann::json read_json(const std::filesystem::path& p) { return nlohmann::json::parse(read_file(p.string())); }
+inline nlohmann::json read_json(const std::filesystem::path& p) {
+  return nlohmann::json::parse(read_file(p.string()));
+}
 
 /// Writes `text` to a scratch file and returns its path.
 inline std::string write_temp(const std::string& name, const std::string& text) {

@@ -31,8 +31,8 @@
 
 namespace npusim::traces::sample {
 
-inline CommandEvent command(std::uint32_t id, CommandKind kind, Unit unit, std::uint32_t lane,
-                            int op, int group, std::uint64_t begin_ps, std::uint64_t end_ps) {
+inline CommandEvent command(std::uint32_t id, CommandKind kind, Unit unit, std::uint32_t lane, int op, int group,
+                            std::uint64_t begin_ps, std::uint64_t end_ps) {
   CommandEvent c;
   c.id = id;
   c.kind = kind;
@@ -128,14 +128,12 @@ class TempFileCleanup : public ::testing::Environment {
   }
 };
 // One registration per program, whichever test file includes this header first.
-inline ::testing::Environment* const kTempFileCleanup =
-    ::testing::AddGlobalTestEnvironment(new TempFileCleanup);
+inline ::testing::Environment* const kTempFileCleanup = ::testing::AddGlobalTestEnvironment(new TempFileCleanup);
 
 /// A path in the test's temp folder, unique per test.
 inline std::string temp_path(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string path =
-      ::testing::TempDir() + "npusim_" + info->test_suite_name() + "_" + info->name() + "_" + name;
+  const std::string path = ::testing::TempDir() + "npusim_" + info->test_suite_name() + "_" + info->name() + "_" + name;
   temp_files().push_back(path);
   return path;
 }

@@ -13,8 +13,13 @@ json config(double node) {
   return {{"area", {{"technology_node_nm", node}}},
           {"mac_array", {{"rows", 32}, {"cols", 32}, {"dtype", "int8"}, {"accumulator_bytes", 4}}},
           {"vector_unit", {{"lanes", 64}}},
-          {"sram", {{"capacity_bytes", 1048576}, {"banks", 16}, {"bank_width_bytes", 16}, {"ports_per_bank", 1},
-                    {"read_ports", 0}, {"write_ports", 0}}},
+          {"sram",
+           {{"capacity_bytes", 1048576},
+            {"banks", 16},
+            {"bank_width_bytes", 16},
+            {"ports_per_bank", 1},
+            {"read_ports", 0},
+            {"write_ports", 0}}},
           {"dma", {{"channels", 2}, {"max_outstanding_bursts", 16}, {"burst_bytes", 64}}},
           {"dram", {{"channels", 1}, {"bus_width_bits", 32}}}};
 }

@@ -25,7 +25,9 @@ json written(const Trace& t, const TraceWriteOptions& o = {}) {
   return json::parse(s.str());
 }
 
-std::uint64_t ps(const json& us) { return std::llround(us.get<double>() * 1e6); }
+std::uint64_t ps(const json& us) {
+  return std::llround(us.get<double>() * 1e6);
+}
 
 /// One channel, one rank of 2 banks with 2 refresh units (REFpb unit u covers bank u):
 ///   bus:  read [100, 500) 50 bursts, write [600, 700) 12 bursts
@@ -118,8 +120,8 @@ TEST(DramTracks, RowsInAnyBankOrderShareTheirBankTrack) {
   // whole list: rows listed bank 1, bank 0, bank 1 still make one track per bank, with the REFab
   // [1000, 1448) between bank 0's rows [0, 900) and [1500, 1900) on its first lane.
   Trace t = with_dram();
-  t.dram_activity.rows = {{0, 0, 1, 3, 50, 950, 10}, {0, 0, 0, 7, 0, 900, 40}, {0, 0, 1, 4, 1500, 1800, 2},
-                          {0, 0, 0, 9, 1500, 1900, 22}};
+  t.dram_activity.rows = {
+      {0, 0, 1, 3, 50, 950, 10}, {0, 0, 0, 7, 0, 900, 40}, {0, 0, 1, 4, 1500, 1800, 2}, {0, 0, 0, 9, 1500, 1900, 22}};
   const auto tracks = dram_slices(written(t));
   EXPECT_EQ(tracks.size(), 4u);  // no "(2)" sub-lane on either bank
   ASSERT_EQ(tracks.at("ch0 bank 0").size(), 3u);

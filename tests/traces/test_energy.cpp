@@ -12,7 +12,9 @@ namespace {
 
 using sample::sample_trace;
 
-TraceEnergy energy_of(const Trace& t) { return *analyse_trace(t).energy; }
+TraceEnergy energy_of(const Trace& t) {
+  return *analyse_trace(t).energy;
+}
 
 TEST(Energy, ModelPicksTheArraysDtype) {
   const EnergyModel m = *energy_model(sample_trace());
@@ -104,11 +106,11 @@ TEST(Energy, PricingEstimatedEventsFromTheConfigAlone) {
   // 2 pJ/B, DRAM 10 pJ/B, standing 30 mW.
   const EnergyModel m = *energy_model_of_config(sample_trace().config);
   const EnergyBreakdown e = price_energy(m, {1e6, 1e4, 2e5, 1e5, 5e4, 1e-4});
-  EXPECT_DOUBLE_EQ(e.mac_j, 1e-6);                 // 1e6 x 1 pJ
-  EXPECT_DOUBLE_EQ(e.vector_j, 2e-8);              // 1e4 x 2 pJ
+  EXPECT_DOUBLE_EQ(e.mac_j, 1e-6);                         // 1e6 x 1 pJ
+  EXPECT_DOUBLE_EQ(e.vector_j, 2e-8);                      // 1e4 x 2 pJ
   EXPECT_DOUBLE_EQ(e.sram_read_j + e.sram_write_j, 4e-7);  // 2e5 x 1 pJ + 1e5 x 2 pJ
-  EXPECT_DOUBLE_EQ(e.dram_j, 5e-7);                // 5e4 x 10 pJ
-  EXPECT_DOUBLE_EQ(e.standing_j(), 3e-6);          // 30 mW x 100 us
+  EXPECT_DOUBLE_EQ(e.dram_j, 5e-7);                        // 5e4 x 10 pJ
+  EXPECT_DOUBLE_EQ(e.standing_j(), 3e-6);                  // 30 mW x 100 us
   EXPECT_FALSE(m.dram_from_controller);
 }
 

@@ -34,8 +34,8 @@ json embedded_data(const std::string& html) {
 }
 
 /// report.html is the built web front end (web/, `npm run build`); without it there is no page to test.
-#define SKIP_UNLESS_THE_PAGE_IS_BUILT()                                                  \
-  if (!report_page::load_template())                                                   \
+#define SKIP_UNLESS_THE_PAGE_IS_BUILT() \
+  if (!report_page::load_template())    \
   GTEST_SKIP() << report_page::template_path() << " is not built: " << report_page::kBuildCommand
 
 TEST(Report, OneSelfContainedPageWithTheRunsData) {
@@ -47,7 +47,8 @@ TEST(Report, OneSelfContainedPageWithTheRunsData) {
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
   EXPECT_NE(html.find("<title>tiny &lt;on&gt; test-npu</title>"), std::string::npos);
   // Nothing to fetch: no external script, style sheet, image or font.
-  for (const char* fetch : {"<script src", "<script type=\"module\" src", "<link", "<img", "@import", "url(http", "crossorigin"}) {
+  for (const char* fetch :
+       {"<script src", "<script type=\"module\" src", "<link", "<img", "@import", "url(http", "crossorigin"}) {
     EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
   }
   // The app itself is inline: the page's one module script (the live page's code, web/src/).
@@ -88,8 +89,8 @@ TEST(Report, CompareCarriesBothRunsAndTheArrows) {
   b.sram_allocations = {{0, 327680, 0, 1500000}};
   const Roofline ra = make_roofline(a), rb = make_roofline(b);
   const json sa = make_summary(a, ra), sb = make_summary(b, rb);
-  const json data = embedded_data(
-      make_report_html({{"none", &ra, &sa}, {"fused", &rb, &sb}}, compare_arrows(a, b), "cmp"));
+  const json data =
+      embedded_data(make_report_html({{"none", &ra, &sa}, {"fused", &rb, &sb}}, compare_arrows(a, b), "cmp"));
   ASSERT_EQ(data["runs"].size(), 2u);
   EXPECT_EQ(data["runs"][1]["label"], "fused");
   EXPECT_EQ(data["arrows"][0], json({{"from", "gemm0"}, {"to", "gemm0+relu1"}}));
@@ -103,11 +104,12 @@ TEST(Report, WritesEveryFileOfARun) {
   const std::string dir = sample::temp_path("report_dir");
   std::filesystem::create_directories(dir);
   write_run_report({"none", &r, &s}, dir, "tiny");
-  for (const char* f : {"roofline.json", "roofline.svg", "roofline.png", "energy_roofline.svg",
-                        "energy_roofline.png"}) {
+  for (const char* f :
+       {"roofline.json", "roofline.svg", "roofline.png", "energy_roofline.svg", "energy_roofline.png"}) {
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / f)) << f;
   }
-  EXPECT_EQ(std::filesystem::exists(std::filesystem::path(dir) / "report.html"), report_page::load_template().has_value());
+  EXPECT_EQ(std::filesystem::exists(std::filesystem::path(dir) / "report.html"),
+            report_page::load_template().has_value());
   std::filesystem::remove_all(dir);
 }
 

@@ -48,8 +48,7 @@ TEST(Roofline, RoofsComeFromTheTrace) {
   EXPECT_DOUBLE_EQ(r.roofs[3].value, 1.024e12);
   // Ridge points: 8.192e12 / 1.6e11 = 51.2 and 8.192e12 / 1.024e12 = 8 ops/byte for the MAC
   // array; the DRAM roof meets the vector unit at 6.4e10 / 1.6e11 = 0.4.
-  EXPECT_EQ(r.roofs[0].ridge_points,
-            (std::vector<std::pair<std::string, double>>{{"DRAM", 51.2}, {"SRAM", 8.0}}));
+  EXPECT_EQ(r.roofs[0].ridge_points, (std::vector<std::pair<std::string, double>>{{"DRAM", 51.2}, {"SRAM", 8.0}}));
   EXPECT_EQ(r.roofs[2].ridge_points,
             (std::vector<std::pair<std::string, double>>{{"MAC array", 51.2}, {"vector unit", 0.4}}));
 }
@@ -79,10 +78,10 @@ TEST(Roofline, GemmOpIsLatencyBoundBelowItsDramRoof) {
   const RooflinePoint& s = point(r, "op", "gemm0", "sram");
   EXPECT_DOUBLE_EQ(s.bytes, 3.2e5);
   EXPECT_DOUBLE_EQ(s.intensity, 6.25);
-  EXPECT_DOUBLE_EQ(s.ops_per_second, 2e12);  // same height at both levels
+  EXPECT_DOUBLE_EQ(s.ops_per_second, 2e12);      // same height at both levels
   EXPECT_NEAR(s.attainable, 2e6 / 450e-9, 1.0);  // min(derated 4.444e12, 6.4e12)
-  EXPECT_NEAR(s.fraction_of_roof, 0.45, 1e-12);   // 2e12 / 4.444e12
-  EXPECT_EQ(s.bound, "latency");  // the class is the entity's, not the level's
+  EXPECT_NEAR(s.fraction_of_roof, 0.45, 1e-12);  // 2e12 / 4.444e12
+  EXPECT_EQ(s.bound, "latency");                 // the class is the entity's, not the level's
 }
 
 TEST(Roofline, TheLevelNearestItsRoofIsTheBottleneck) {
@@ -225,8 +224,7 @@ TEST(Roofline, OpAboveItsRoofIsAViolation) {
   for (const std::string& v : r.violations) {
     if (v.find("op gemm0 at dram") != std::string::npos) {
       named = true;
-      EXPECT_NE(v.find("2e+12 ops/s exceeds the attainable 1e+12 ops/s by 100%"), std::string::npos)
-          << v;
+      EXPECT_NE(v.find("2e+12 ops/s exceeds the attainable 1e+12 ops/s by 100%"), std::string::npos) << v;
     }
   }
   EXPECT_TRUE(named);
@@ -257,10 +255,9 @@ TEST(Roofline, ToJsonCarriesEveryField) {
   EXPECT_EQ(j["roofs"][0]["dtype"], "int8");
   ASSERT_EQ(j.at("points").size(), 10u);
   const nlohmann::json& p = j["points"][0];
-  for (const char* key :
-       {"name", "scope", "level", "intensity", "ops_per_second", "bound", "fraction_of_roof", "ops",
-        "bytes", "seconds", "attainable", "compute_roof", "peak", "derated_peak", "binding_roof",
-        "bottleneck", "latency_cause", "time_share"}) {
+  for (const char* key : {"name", "scope", "level", "intensity", "ops_per_second", "bound", "fraction_of_roof", "ops",
+                          "bytes", "seconds", "attainable", "compute_roof", "peak", "derated_peak", "binding_roof",
+                          "bottleneck", "latency_cause", "time_share"}) {
     EXPECT_TRUE(p.contains(key)) << key;
   }
   EXPECT_EQ(p["name"], "gemm0");
@@ -346,7 +343,9 @@ TEST(CompareArrows, FusedOpsPointAtTheirGroupAndLoneOpsAtThemselves) {
 
 // ---- plot ---------------------------------------------------------------------------------
 
-bool gnuplot_available() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+bool gnuplot_available() {
+  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -390,8 +389,8 @@ TEST(RooflinePlot, PngAndSvgFromOneRun) {
   EXPECT_EQ(slurp(png).substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   const std::string text = slurp(svg);
   // The legend explains colour (bound class), size (time share) and the derated roof the op gets.
-  for (const char* label : {"compute-bound", "latency-bound", "size: share of run time",
-                            "derated roof (array shape)", "MAC array int8"}) {
+  for (const char* label :
+       {"compute-bound", "latency-bound", "size: share of run time", "derated roof (array shape)", "MAC array int8"}) {
     EXPECT_NE(text.find(label), std::string::npos) << label;
   }
 }
@@ -408,15 +407,13 @@ TEST(RooflinePlot, EnergyRooflineNeedsAModel) {
   Trace t = sample_trace();
   t.config.erase("energy");
   const Roofline none = make_roofline(t);
-  EXPECT_THROW(plot_energy_roofline({{"tiny", &none}}, {sample::temp_path("x.svg"), ""}, "x"),
-               SimulationError);
+  EXPECT_THROW(plot_energy_roofline({{"tiny", &none}}, {sample::temp_path("x.svg"), ""}, "x"), SimulationError);
 }
 
 TEST(RooflinePlot, ArrowsNeedTwoSeries) {
   const Roofline r = make_roofline(sample_trace());
-  EXPECT_THROW(
-      plot_roofline_svg({{"one", &r}}, {{"gemm0", "gemm0"}}, sample::temp_path("x.svg"), "x"),
-      SimulationError);
+  EXPECT_THROW(plot_roofline_svg({{"one", &r}}, {{"gemm0", "gemm0"}}, sample::temp_path("x.svg"), "x"),
+               SimulationError);
 }
 
 }  // namespace
@@ -571,8 +568,8 @@ TEST(RooflineBound, AnSramBoundEntityNamesTheSram) {
 TEST(RooflineBound, JsonCarriesTheWords) {
   const nlohmann::json j = to_json(make_roofline(depthwise_on_32x32()));
   const nlohmann::json& p = j["points"][0];
-  for (const char* key : {"bound_roof", "bound_roof_value", "fraction_of_bound_roof", "fraction_of_peak",
-                          "derate_reason", "bound_text"})
+  for (const char* key :
+       {"bound_roof", "bound_roof_value", "fraction_of_bound_roof", "fraction_of_peak", "derate_reason", "bound_text"})
     EXPECT_TRUE(p.contains(key)) << key;
   EXPECT_EQ(j["units"]["bound_roof_value"], "ops/s");
 }

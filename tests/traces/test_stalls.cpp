@@ -24,8 +24,8 @@ Trace fused() {
   Trace t = sample::sample_trace();
   t.ops = {{"A", "matmul", "MAC array", 0, 819200, 0}, {"B", "relu", "vector unit", 0, 0, 6400}};
   t.groups = {{"A+B", "epilogue", {0, 1}, 4096}};
-  auto cmd = [](std::uint32_t id, CommandKind k, Unit u, std::uint32_t lane, int op, std::uint64_t b,
-                std::uint64_t e, std::vector<std::uint32_t> deps) {
+  auto cmd = [](std::uint32_t id, CommandKind k, Unit u, std::uint32_t lane, int op, std::uint64_t b, std::uint64_t e,
+                std::vector<std::uint32_t> deps) {
     CommandEvent c = command(id, k, u, lane, op, 0, b * kNs, e * kNs);
     c.deps = std::move(deps);
     return c;
@@ -76,9 +76,8 @@ TEST(Stalls, PartsAddUpToTheSpan) {
   EXPECT_NEAR(n.dma_wait_s, 150e-9, 1e-18);
   EXPECT_NEAR(n.dependency_s, 100e-9, 1e-18);
   EXPECT_NEAR(n.queueing_s, 50e-9, 1e-18);
-  EXPECT_NEAR(n.compute_s + n.fill_drain_s + n.sram_stall_s + n.dma_wait_s + n.dependency_s +
-                  n.queueing_s,
-              n.span_s, 1e-18);
+  EXPECT_NEAR(n.compute_s + n.fill_drain_s + n.sram_stall_s + n.dma_wait_s + n.dependency_s + n.queueing_s, n.span_s,
+              1e-18);
   EXPECT_EQ(n.dominant(), StallCause::FillDrain);
   EXPECT_EQ(n.dominant(false), StallCause::DmaWait);  // with fill/drain inside a derated roof
   // The group spans the same commands; op B is one vector command, all of it work at peak.
@@ -99,9 +98,9 @@ TEST(Stalls, ADmaLoadsSramBandwidthWaitIsItsOwnCause) {
   const StallBreakdown n = trace_stalls(t, tally_trace(t)).network;
   EXPECT_NEAR(n.dma_sram_wait_s, 30e-9, 1e-18);
   EXPECT_NEAR(n.dma_wait_s, 70e-9 + 50e-9, 1e-18);
-  EXPECT_NEAR(n.compute_s + n.fill_drain_s + n.sram_stall_s + n.dma_wait_s + n.dma_sram_wait_s + n.dependency_s +
-                  n.queueing_s,
-              n.span_s, 1e-18);
+  EXPECT_NEAR(
+      n.compute_s + n.fill_drain_s + n.sram_stall_s + n.dma_wait_s + n.dma_sram_wait_s + n.dependency_s + n.queueing_s,
+      n.span_s, 1e-18);
   EXPECT_EQ(to_string(StallCause::DmaSramWait), "DMA SRAM wait");
   EXPECT_EQ(to_json(n)["dma_sram_wait_s"].get<double>(), n.dma_sram_wait_s);
   // A SRAM wait longer than the unit's wait counts only up to the wait: L0 waited 150 ns on
@@ -152,8 +151,8 @@ TEST(Stalls, BankConflictsAreTheirOwnCauseApartFromBandwidth) {
   EXPECT_NEAR(n.part(StallCause::SramBankConflict), 15e-9, 1e-18);
   EXPECT_EQ(to_string(StallCause::SramBankConflict), "SRAM bank conflict");
   // Still adds up to the 700 ns span.
-  EXPECT_NEAR(n.compute_s + n.fill_drain_s + n.sram_stall_s + n.sram_bank_conflict_s + n.dma_wait_s +
-                  n.dependency_s + n.queueing_s,
+  EXPECT_NEAR(n.compute_s + n.fill_drain_s + n.sram_stall_s + n.sram_bank_conflict_s + n.dma_wait_s + n.dependency_s +
+                  n.queueing_s,
               n.span_s, 1e-18);
   EXPECT_NEAR(to_json(n)["sram_bank_conflict_s"].get<double>(), 15e-9, 1e-18);
   // Op B alone (the vector command) has none.

@@ -11,7 +11,9 @@ namespace {
 using nlohmann::json;
 using sample::sample_trace;
 
-json summary_of(const Trace& t) { return make_summary(t, make_roofline(t)); }
+json summary_of(const Trace& t) {
+  return make_summary(t, make_roofline(t));
+}
 
 TEST(Summary, TotalsAreTheHandSums) {
   const json s = summary_of(sample_trace());
@@ -94,8 +96,8 @@ TEST(Summary, PerOpFigures) {
 
 TEST(Summary, PerOpPartsSumToTotals) {
   const json s = summary_of(sample_trace());
-  for (const char* field : {"macs", "vector_ops", "dram_read_bytes", "dram_write_bytes",
-                            "sram_read_bytes", "sram_write_bytes"}) {
+  for (const char* field :
+       {"macs", "vector_ops", "dram_read_bytes", "dram_write_bytes", "sram_read_bytes", "sram_write_bytes"}) {
     std::uint64_t by_ops = 0, by_groups = 0;
     for (const json& op : s["ops"]) by_ops += op[field].get<std::uint64_t>();
     for (const json& g : s["groups"]) by_groups += g[field].get<std::uint64_t>();

@@ -25,7 +25,9 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-void spit(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void spit(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 json written(const Trace& t, const TraceWriteOptions& o = {}) {
   const std::string path = temp_path("trace.json");
@@ -39,7 +41,9 @@ std::string written_path(const Trace& t) {
   return path;
 }
 
-std::uint64_t ps(const json& us) { return std::llround(us.get<double>() * 1e6); }
+std::uint64_t ps(const json& us) {
+  return std::llround(us.get<double>() * 1e6);
+}
 
 /// tid -> thread name.
 std::map<int, std::string> threads(const json& doc) {
@@ -148,8 +152,7 @@ TEST(TraceIo, TracksAndCommandArgs) {
   std::vector<std::string> names;
   for (const auto& [tid, name] : threads(doc)) names.push_back(name);
   // Display order: groups > ops > units.
-  EXPECT_EQ(names, (std::vector<std::string>{"groups", "ops", "MAC array", "vector unit", "DMA ch0",
-                                             "DMA ch1"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"groups", "ops", "MAC array", "vector unit", "DMA ch0", "DMA ch1"}));
   const auto commands = events_with(doc, "X", "command");
   ASSERT_EQ(commands.size(), 6u);
   const json& gemm = commands[1];
@@ -295,8 +298,8 @@ TEST(TraceIo, ReadsVersionOneTraces) {
   const auto names = threads(doc);
   json kept = json::array();
   for (const json& e : doc["traceEvents"]) {
-    const bool unit_parent = e["ph"] == "X" && e["cat"] != "command" && names.at(e["tid"]) != "ops" &&
-                             names.at(e["tid"]) != "groups";
+    const bool unit_parent =
+        e["ph"] == "X" && e["cat"] != "command" && names.at(e["tid"]) != "ops" && names.at(e["tid"]) != "groups";
     if (!unit_parent) kept.push_back(e);
   }
   doc["traceEvents"] = kept;
@@ -448,7 +451,8 @@ TEST(TraceIoErrors, DeepNestingIsRejectedBeforeParsing) {
 }
 
 TEST(TraceIoErrors, NonUtf8IsRejectedWithItsLine) {
-  EXPECT_NE(read_error("{\"traceEvents\": [],\n\"x\": \"\xC3\x28\"}").find("bad.json:2: expected UTF-8 text, found byte 0xC3"),
+  EXPECT_NE(read_error("{\"traceEvents\": [],\n\"x\": \"\xC3\x28\"}")
+                .find("bad.json:2: expected UTF-8 text, found byte 0xC3"),
             std::string::npos);
 }
 
@@ -464,16 +468,14 @@ TEST(TraceIoErrors, JsonFromAnotherTool) {
   EXPECT_NE(message.find("expected otherData.npusim"), std::string::npos) << message;
   EXPECT_NE(read_error("[1, 2, 3]").find("traceEvents"), std::string::npos);
   // A browser trace with slices on its own threads: still "not npusim", not a track complaint.
-  const std::string chrome =
-      read_error(R"({"traceEvents": [{"name": "thread_name", "ph": "M", "pid": 7, "tid": 9,)"
-                 R"( "args": {"name": "CrRendererMain"}},)"
-                 R"( {"name": "Layout", "ph": "X", "pid": 7, "tid": 9, "ts": 1, "dur": 2}]})");
+  const std::string chrome = read_error(R"({"traceEvents": [{"name": "thread_name", "ph": "M", "pid": 7, "tid": 9,)"
+                                        R"( "args": {"name": "CrRendererMain"}},)"
+                                        R"( {"name": "Layout", "ph": "X", "pid": 7, "tid": 9, "ts": 1, "dur": 2}]})");
   EXPECT_NE(chrome.find("expected otherData.npusim"), std::string::npos) << chrome;
 }
 
 TEST(TraceIoErrors, FutureFormatVersion) {
-  const std::string message =
-      read_error(R"({"traceEvents": [], "otherData": {"npusim": {"format_version": 99}}})");
+  const std::string message = read_error(R"({"traceEvents": [], "otherData": {"npusim": {"format_version": 99}}})");
   EXPECT_NE(message.find("format_version"), std::string::npos) << message;
   EXPECT_NE(message.find("99"), std::string::npos) << message;
 }

@@ -21,8 +21,7 @@ class Builder {
   void input(const std::string& name, Shape shape) { add(name, std::move(shape), false); }
   void constant(const std::string& name, Shape shape) { add(name, std::move(shape), true); }
 
-  OpAttrs& op(const std::string& name, OpKind kind, std::initializer_list<std::string> inputs,
-              int line = 0) {
+  OpAttrs& op(const std::string& name, OpKind kind, std::initializer_list<std::string> inputs, int line = 0) {
     Op& op = pending_.emplace_back();
     op.name = name;
     op.kind = kind;
@@ -160,8 +159,8 @@ TEST(Reductions, KeepdimsAxesAndCost) {
   b.finish();
   EXPECT_EQ(b.out("keep").shape, (Shape{2, 3, 1, 1}));
   EXPECT_EQ(b.out("drop").shape, (Shape{2, 4, 5}));
-  EXPECT_EQ(b.out("all").shape, (Shape{1}));       // rank 0 is [1] in the IR
-  EXPECT_EQ(b.cost("keep").vector_ops, 120u);      // every input element once: 2*3*4*5
+  EXPECT_EQ(b.out("all").shape, (Shape{1}));   // rank 0 is [1] in the IR
+  EXPECT_EQ(b.cost("keep").vector_ops, 120u);  // every input element once: 2*3*4*5
 }
 
 TEST(DataMovement, PadGatherExpandShapesAndCopies) {
@@ -176,7 +175,7 @@ TEST(DataMovement, PadGatherExpandShapesAndCopies) {
   EXPECT_EQ(b.out("pad").shape, (Shape{1, 3, 8, 5}));  // 4 + 1 + 3, 4 + 2 - 1
   EXPECT_EQ(b.out("gather").shape, (Shape{1, 3, 2, 5, 4}));
   EXPECT_EQ(b.out("expand").shape, (Shape{2, 3, 8}));
-  EXPECT_EQ(b.cost("pad").vector_ops, 120u);     // one copy per output element
+  EXPECT_EQ(b.cost("pad").vector_ops, 120u);  // one copy per output element
   EXPECT_EQ(b.cost("gather").vector_ops, 120u);
   EXPECT_EQ(b.cost("gather").weight_bytes, 10u);  // the constant indices
   EXPECT_EQ(b.cost("expand").vector_ops, 48u);
@@ -416,8 +415,7 @@ TEST(Views, ReshapeElementCountMismatchIsAnError) {
   b.op("bad", OpKind::Reshape, {"x"}, 5).shape = {1, 128, 700};
   const std::string msg = input_error([&] { b.finish(); });
   EXPECT_NE(msg.find("(op 'bad')"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("expected a target shape with the input's 98304 elements"), std::string::npos)
-      << msg;
+  EXPECT_NE(msg.find("expected a target shape with the input's 98304 elements"), std::string::npos) << msg;
   EXPECT_NE(msg.find("found [1, 128, 700] (89600 elements)"), std::string::npos) << msg;
 }
 
@@ -539,8 +537,7 @@ TEST(Finalize, DuplicateNamesAndShapelessInputsAreErrors) {
   t.name = "x";
   t.shape = {1};
   g.add_tensor(t);
-  EXPECT_NE(input_error([&] { g.add_tensor(t); }).find("second tensor named 'x'"),
-            std::string::npos);
+  EXPECT_NE(input_error([&] { g.add_tensor(t); }).find("second tensor named 'x'"), std::string::npos);
 
   Builder b;
   b.input("x", {});

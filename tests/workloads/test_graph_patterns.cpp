@@ -79,7 +79,8 @@ ops:
   - {name: xt, op: mul, inputs: [x, one_th]}
   - {name: y, op: mul, inputs: [xt, half]}
 outputs: [y]
-)", &c);
+)",
+                             &c);
   EXPECT_EQ(c.gelu, 1);
   ASSERT_EQ(g.ops().size(), 1u);
   EXPECT_EQ(g.ops()[0].kind, OpKind::Gelu);
@@ -105,7 +106,8 @@ ops:
   - {name: hsig, op: hardsigmoid, inputs: [hs1]}
   - {name: hs2, op: mul, inputs: [hs1, hsig]}
 outputs: [hs2]
-)", &c);
+)",
+                             &c);
   EXPECT_EQ(c.hardswish, 2);
   EXPECT_EQ(count_kind(g, OpKind::HardSwish), 2);
   EXPECT_EQ(g.ops().size(), 3u);  // a, hs1, hs2
@@ -199,7 +201,8 @@ ops:
   - {name: silu, op: mul, inputs: [mish2, sg]}
   - {name: scaled, op: mul, inputs: [silu, c]}
 outputs: [scaled]
-)", &c);
+)",
+                             &c);
   EXPECT_EQ(c.silu, 2);
   EXPECT_EQ(c.mish, 2);
   EXPECT_EQ(count_kind(g, OpKind::Silu), 2);
@@ -220,7 +223,8 @@ ops:
   - {name: sp, op: softplus, inputs: [t]}
   - {name: y, op: mul, inputs: [x, sp]}
 outputs: [y]
-)", &c);
+)",
+                             &c);
   EXPECT_EQ(c.mish, 0);
   EXPECT_EQ(g.ops().size(), 3u);
 }

@@ -10,7 +10,9 @@
 namespace npusim::workloads::llm {
 namespace {
 
-std::string data_dir() { return NPUSIM_SOURCE_DIR; }
+std::string data_dir() {
+  return NPUSIM_SOURCE_DIR;
+}
 
 /// A small Llama: hidden 64, 4 query heads of 16 over 2 KV heads (GQA group 2), MLP 128.
 const char* kTiny = R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
@@ -51,7 +53,8 @@ TEST(LlmConfig, Gpt2ParameterTotal) {
   // c_proj 768^2 + 768, c_fc 768 x 3072 + 3072, mlp c_proj 3072 x 768 + 768, 2 LayerNorms 4 x 768)
   // + ln_f 1536 = 124,439,808.
   const LlmConfig c = parse_llm_config(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
-    "n_positions": 1024, "n_inner": null, "vocab_size": 50257, "activation_function": "gelu_new"})", "gpt2.json");
+    "n_positions": 1024, "n_inner": null, "vocab_size": 50257, "activation_function": "gelu_new"})",
+                                       "gpt2.json");
   EXPECT_EQ(parameter_count(c), 124439808ull);
   StepSpec s;
   s.tokens = 4;
@@ -71,16 +74,19 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, found 'bloom'"), std::string::npos) << e;
 
   e = error_of(R"({"model_type": "llama", "hidden_size": 64})");
-  EXPECT_NE(e.find("(num_hidden_layers): expected a positive integer, found the field missing"), std::string::npos) << e;
+  EXPECT_NE(e.find("(num_hidden_layers): expected a positive integer, found the field missing"), std::string::npos)
+      << e;
 
   e = error_of(R"({"model_type": "llama", "hidden_size": 66, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256})");
   EXPECT_NE(e.find("(hidden_size): expected a multiple of num_attention_heads 4 (there is no head_dim), found 66"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
 
   e = error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256})");
-  EXPECT_NE(e.find("(num_key_value_heads): expected a divisor of num_attention_heads 4, found 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("(num_key_value_heads): expected a divisor of num_attention_heads 4, found 3"), std::string::npos)
+      << e;
 
   e = error_of(R"({"model_type": "llama", "hidden_size": -64})");
   EXPECT_NE(e.find("(hidden_size): expected a positive integer (at most 1e12), found -64"), std::string::npos) << e;
@@ -90,7 +96,8 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
 
   e = error_of("[1, 2]");
   EXPECT_NE(e.find("model.json (top level): expected a JSON object (a Hugging Face config.json), found array"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
   EXPECT_THROW(parse_llm_config("{\"model_type\": ", "model.json"), InputError);
 }
 

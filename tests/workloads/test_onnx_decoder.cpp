@@ -215,9 +215,9 @@ TEST(OnnxContribDecoder, MultiHeadAttentionWithAPastCache) {
   OnnxBuilder b = with_contrib();
   b.input("q", {1, 3, 8}).input("k", {1, 3, 8}).input("v", {1, 3, 8});
   b.input("pk", {1, 2, 2, 4}).input("pv", {1, 2, 2, 4});
-  testing::set_int(contrib(b, "MultiHeadAttention", {"q", "k", "v", "", "", "", "pk", "pv"}, {"y", "present_k", "present_v"},
-                           "mha"),
-                   "num_heads", 2);
+  testing::set_int(
+      contrib(b, "MultiHeadAttention", {"q", "k", "v", "", "", "", "pk", "pv"}, {"y", "present_k", "present_v"}, "mha"),
+      "num_heads", 2);
   b.output("y").output("present_k").output("present_v");
   const Graph g = b.load();
   EXPECT_EQ(graph_totals(g, 1).macs, 240u);
@@ -301,7 +301,8 @@ namespace {
 
 /// MatMulNBits: A [1, 3, 64] x a 4-bit weight of K 64, N 32 in blocks of 32 (k_blocks 2, blob 16
 /// bytes), fp16 scales, optional packed uint8 zero points and a float bias.
-testing::OnnxBuilder nbits(bool zero_points, bool bias, std::vector<std::int64_t> b_dims = {32, 2, 16}, std::int64_t block = 32) {
+testing::OnnxBuilder nbits(bool zero_points, bool bias, std::vector<std::int64_t> b_dims = {32, 2, 16},
+                           std::int64_t block = 32) {
   testing::OnnxBuilder b = with_contrib();
   b.input("a", {1, 3, 64});
   b.typed_weight("B", b_dims, ::onnx::TensorProto::UINT8).typed_weight("scales", {64}, ::onnx::TensorProto::FLOAT16);
@@ -350,14 +351,20 @@ TEST(OnnxContribDecoder, MatMulNBitsIsOneMatmulOnAPackedWeight) {
 }
 
 TEST(OnnxContribDecoder, MatMulNBitsRefusesAWeightThatDoesNotMatchItsAttributes) {
-  EXPECT_TRUE(contains(input_error([] { nbits(true, false, {32, 2, 32}).load(); }),
-                       "expected input B [N, ceil(K / block_size), block_size * bits / 8] = [32, 2, 16], found [32, 2, 32]"));
-  EXPECT_TRUE(contains(input_error([] { nbits(true, false, {32, 2, 16}, 24).load(); }),
+  EXPECT_TRUE(
+      contains(input_error([] {
+                 nbits(true, false, {32, 2, 32}).load();
+               }),
+               "expected input B [N, ceil(K / block_size), block_size * bits / 8] = [32, 2, 16], found [32, 2, 32]"));
+  EXPECT_TRUE(contains(input_error([] {
+                         nbits(true, false, {32, 2, 16}, 24).load();
+                       }),
                        "expected attribute block_size a power of two from 16 to 65536, found 24"));
   testing::OnnxBuilder wrong_k = nbits(false, false);
   for (auto& attr : *wrong_k.model.mutable_graph()->mutable_node(0)->mutable_attribute())
     if (attr.name() == "K") attr.set_i(48);
-  EXPECT_TRUE(contains(input_error([&] { wrong_k.load(); }), "expected input A [..., 48] (the last dim K), found [1, 3, 64]"));
+  EXPECT_TRUE(
+      contains(input_error([&] { wrong_k.load(); }), "expected input A [..., 48] (the last dim K), found [1, 3, 64]"));
 }
 
 }  // namespace

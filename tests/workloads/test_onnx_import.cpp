@@ -33,7 +33,9 @@ const Shape& shape_of(const Graph& g, const std::string& tensor) {
   return g.tensor(i >= 0 ? i : 0).shape;
 }
 
-std::uint64_t macs_of(const Graph& g, const std::string& op) { return op_cost(g, op_named(g, op), 1).macs; }
+std::uint64_t macs_of(const Graph& g, const std::string& op) {
+  return op_cost(g, op_named(g, op), 1).macs;
+}
 
 TEST(OnnxConv, EveryAttributeByHand) {
   OnnxBuilder b;

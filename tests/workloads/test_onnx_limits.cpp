@@ -132,7 +132,8 @@ TEST(OnnxUnrolling, ARecurrentCellPastTheBudgetIsRefusedWhereItPassesIt) {
   testing::set_int(bi, "hidden_size", 1);
   testing::set_string(bi, "direction", "bidirectional");
   both.output("y");
-  EXPECT_TRUE(contains(input_error([&] { both.load(); }), "found 131072 trips of 4 ops (at least one matmul per gate)"));
+  EXPECT_TRUE(
+      contains(input_error([&] { both.load(); }), "found 131072 trips of 4 ops (at least one matmul per gate)"));
 }
 
 TEST(OnnxRefusals, TwoGraphInputsOfOneNameAreRefused) {
@@ -223,21 +224,22 @@ TEST(OnnxRefusals, BranchNamingNoIfNodeIsRefused) {
   b.output("y");
   LoadOptions o;
   o.branches["choose"] = true;
-  EXPECT_TRUE(contains(input_error([&] { b.load(o); }),
-                       "--branch choose=then: expected the name of an If node in "));
+  EXPECT_TRUE(contains(input_error([&] { b.load(o); }), "--branch choose=then: expected the name of an If node in "));
   EXPECT_TRUE(contains(input_error([&] { b.load(o); }), "(it has none), found 'choose'"));
 }
 
 TEST(OnnxRefusals, OnnxOptionsOnAYamlOrZooWorkloadAreRefused) {
   const std::string yaml = OnnxBuilder::temp_path("chain.yaml");
-  std::ofstream(yaml) << "name: chain\ninputs:\n  - {name: x, shape: [1, 8]}\nops:\n  - {name: a, op: relu, inputs: [x]}\n";
+  std::ofstream(yaml)
+      << "name: chain\ninputs:\n  - {name: x, shape: [1, 8]}\nops:\n  - {name: a, op: relu, inputs: [x]}\n";
   LoadOptions shape;
   shape.input_shapes["x"] = {1, 16};
   EXPECT_TRUE(contains(input_error([&] { load_workload(yaml, "/nonexistent", shape); }),
                        "--input-shape x: expected an ONNX workload (.onnx) for this option, found the YAML workload"));
   LoadOptions dim;
   dim.dims["seq"] = 16;
-  EXPECT_TRUE(contains(input_error([&] { load_workload(yaml, "/nonexistent", dim); }), "--dim seq: expected an ONNX workload"));
+  EXPECT_TRUE(
+      contains(input_error([&] { load_workload(yaml, "/nonexistent", dim); }), "--dim seq: expected an ONNX workload"));
   EXPECT_NO_THROW(load_workload(yaml, "/nonexistent", {}));
 }
 

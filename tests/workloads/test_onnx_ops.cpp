@@ -93,8 +93,8 @@ TEST(OnnxCompare, LogicAndWhereOnActivations) {
   b.node("Where", {"mask", "x", "zero"}, {"y"});
   b.output("y");
   const Graph g = b.load();
-  for (OpKind k : {OpKind::Greater, OpKind::GreaterOrEqual, OpKind::Not, OpKind::And, OpKind::Less,
-                   OpKind::LessOrEqual, OpKind::Xor, OpKind::Or, OpKind::Where}) {
+  for (OpKind k : {OpKind::Greater, OpKind::GreaterOrEqual, OpKind::Not, OpKind::And, OpKind::Less, OpKind::LessOrEqual,
+                   OpKind::Xor, OpKind::Or, OpKind::Where}) {
     EXPECT_EQ(count_ops(g, k), 1) << to_string(k);
   }
   const Op& where = producer_of(g, "y");
@@ -109,8 +109,8 @@ TEST(OnnxActivations, PReluAndTheUnaryFamily) {
   b.input("x", {1, 8, 4, 4}).weight("slope", {8, 1, 1});
   b.node("PRelu", {"x", "slope"}, {"p"});
   std::string prev = "p";
-  for (const char* op : {"Elu", "Selu", "Softplus", "Softsign", "Mish", "Sign", "Floor", "Ceil", "Round",
-                         "Reciprocal", "HardSwish", "Sin", "Cos"}) {
+  for (const char* op : {"Elu", "Selu", "Softplus", "Softsign", "Mish", "Sign", "Floor", "Ceil", "Round", "Reciprocal",
+                         "HardSwish", "Sin", "Cos"}) {
     b.node(op, {prev}, {std::string(op) + "_out"});
     prev = std::string(op) + "_out";
   }
@@ -118,9 +118,9 @@ TEST(OnnxActivations, PReluAndTheUnaryFamily) {
   const Graph g = b.load();
   EXPECT_EQ(producer_of(g, "p").kind, OpKind::PRelu);
   EXPECT_EQ(graph_totals(g, 1).params, 8u);
-  for (OpKind k : {OpKind::Elu, OpKind::Selu, OpKind::Softplus, OpKind::Softsign, OpKind::Mish, OpKind::Sign,
-                   OpKind::Floor, OpKind::Ceil, OpKind::Round, OpKind::Reciprocal, OpKind::HardSwish, OpKind::Sin,
-                   OpKind::Cos}) {
+  for (OpKind k :
+       {OpKind::Elu, OpKind::Selu, OpKind::Softplus, OpKind::Softsign, OpKind::Mish, OpKind::Sign, OpKind::Floor,
+        OpKind::Ceil, OpKind::Round, OpKind::Reciprocal, OpKind::HardSwish, OpKind::Sin, OpKind::Cos}) {
     EXPECT_EQ(count_ops(g, k), 1) << to_string(k);
   }
   EXPECT_EQ(graph_totals(g, 1).vector_ops, 14u * 128);  // 14 ops, 1 per element of 8*4*4
@@ -155,9 +155,9 @@ TEST(OnnxReductions, TheWholeFamily) {
   // On [2, 10] over axis 1: 20 input elements, 2 outputs.
   OnnxBuilder b(13);
   b.input("x", {2, 10});
-  const std::vector<std::pair<std::string, std::uint64_t>> cases = {
-      {"ReduceMin", 20}, {"ReduceProd", 20}, {"ReduceL1", 40}, {"ReduceL2", 42}, {"ReduceSumSquare", 40},
-      {"ReduceLogSumExp", 42}};
+  const std::vector<std::pair<std::string, std::uint64_t>> cases = {{"ReduceMin", 20},       {"ReduceProd", 20},
+                                                                    {"ReduceL1", 40},        {"ReduceL2", 42},
+                                                                    {"ReduceSumSquare", 40}, {"ReduceLogSumExp", 42}};
   for (const auto& [op, ops] : cases) {
     auto& n = b.node(op, {"x"}, {op + "_y"});
     set_ints(n, "axes", {1});
@@ -266,7 +266,7 @@ TEST(OnnxRecurrent, LstmUnrolledOverTheSequence) {
   EXPECT_EQ(shape_of(g, "y"), (Shape{5, 1, 2, 4}));
   EXPECT_EQ(shape_of(g, "y_h"), (Shape{1, 2, 4}));
   EXPECT_EQ(count_ops(g, OpKind::Sigmoid), 5 * 3 - 1);  // i, o, f per step; no f at step 0
-  EXPECT_EQ(count_ops(g, OpKind::Tanh), 5 * 2);     // the cell input and tanh(c) per step
+  EXPECT_EQ(count_ops(g, OpKind::Tanh), 5 * 2);         // the cell input and tanh(c) per step
   // Weights once each, not once a step: W 16*8 + R 16*4 + the x-side bias 4 per gate.
   EXPECT_EQ(graph_totals(g, 1).params, 128u + 64 + 16);
 }

@@ -153,7 +153,7 @@ TEST(OnnxContrib, FusedConvGemmAndMatMulKeepTheirOrigin) {
   EXPECT_EQ(graph_totals(g, 1).macs, 10'368u + 5'120 + 192);
   EXPECT_EQ(producer_of(g, "c").kind, OpKind::Relu);
   EXPECT_EQ(producer_of(g, "c").origin, "com.microsoft.FusedConv 'conv1'");
-  EXPECT_EQ(count_ops(g, OpKind::Add), 1);  // the residual Z
+  EXPECT_EQ(count_ops(g, OpKind::Add), 1);        // the residual Z
   EXPECT_EQ(count_ops(g, OpKind::Transpose), 0);  // transB of a weight is its layout
   EXPECT_EQ(producer_of(g, "gm").kind, OpKind::LeakyRelu);
   for (const auto& op : g.ops()) EXPECT_FALSE(op.origin.empty()) << op.name;

@@ -138,7 +138,7 @@ TEST(OnnxAttributes, Opset18PadAxesSpreadOverEveryDim) {
   };
   const Graph g = padded({1, 2, 3, 4}, {-1, 2}).load();
   EXPECT_EQ(g.tensor(g.find_tensor("y")).shape, (Shape{1, 4, 14, 12}));
-  EXPECT_TRUE(contains(input_error([&] { padded({1, 2, 3}, {-1, 2}).load(); }), "expected 4 pads")) ;
+  EXPECT_TRUE(contains(input_error([&] { padded({1, 2, 3}, {-1, 2}).load(); }), "expected 4 pads"));
   EXPECT_TRUE(contains(input_error([&] { padded({1, 2, 3, 4}, {3, -1}).load(); }), "expected each axis once"));
 }
 

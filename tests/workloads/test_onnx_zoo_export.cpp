@@ -14,7 +14,9 @@ using testing::set_ints;
 
 const std::string kZoo = std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo";
 
-std::vector<std::int64_t> pair(const std::array<std::int64_t, 2>& a) { return {a[0], a[1]}; }
+std::vector<std::int64_t> pair(const std::array<std::int64_t, 2>& a) {
+  return {a[0], a[1]};
+}
 
 void window_attributes(::onnx::NodeProto& n, const OpAttrs& a) {
   set_ints(n, "kernel_shape", pair(a.kernel));
@@ -48,15 +50,32 @@ OnnxBuilder export_onnx(const Graph& g) {
                {out}, op.name + ".bn");
         break;
       }
-      case OpKind::MatMul: b.node("Gemm", {x, name(op.inputs[1]), name(op.inputs[2])}, {out}, op.name); break;
-      case OpKind::Relu: b.node("Relu", {x}, {out}, op.name); break;
-      case OpKind::Clip: b.node("Clip", {x, "relu6.min", "relu6.max"}, {out}, op.name); break;
-      case OpKind::Add: b.node("Add", {x, name(op.inputs[1])}, {out}, op.name); break;
-      case OpKind::MaxPool: window_attributes(b.node("MaxPool", {x}, {out}, op.name), op.attrs); break;
-      case OpKind::AvgPool: window_attributes(b.node("AveragePool", {x}, {out}, op.name), op.attrs); break;
-      case OpKind::GlobalAvgPool: b.node("GlobalAveragePool", {x}, {out}, op.name); break;
-      case OpKind::Flatten: set_int(b.node("Flatten", {x}, {out}, op.name), "axis", op.attrs.axis); break;
-      default: ADD_FAILURE() << "no export for " << to_string(op.kind);
+      case OpKind::MatMul:
+        b.node("Gemm", {x, name(op.inputs[1]), name(op.inputs[2])}, {out}, op.name);
+        break;
+      case OpKind::Relu:
+        b.node("Relu", {x}, {out}, op.name);
+        break;
+      case OpKind::Clip:
+        b.node("Clip", {x, "relu6.min", "relu6.max"}, {out}, op.name);
+        break;
+      case OpKind::Add:
+        b.node("Add", {x, name(op.inputs[1])}, {out}, op.name);
+        break;
+      case OpKind::MaxPool:
+        window_attributes(b.node("MaxPool", {x}, {out}, op.name), op.attrs);
+        break;
+      case OpKind::AvgPool:
+        window_attributes(b.node("AveragePool", {x}, {out}, op.name), op.attrs);
+        break;
+      case OpKind::GlobalAvgPool:
+        b.node("GlobalAveragePool", {x}, {out}, op.name);
+        break;
+      case OpKind::Flatten:
+        set_int(b.node("Flatten", {x}, {out}, op.name), "axis", op.attrs.axis);
+        break;
+      default:
+        ADD_FAILURE() << "no export for " << to_string(op.kind);
     }
   }
   for (int t : g.graph_outputs()) b.output(name(t));
@@ -74,11 +93,17 @@ void expect_same_work(const std::string& zoo_name) {
   EXPECT_EQ(onnx.tensor(onnx.graph_outputs().at(0)).shape, yaml.tensor(yaml.graph_outputs().at(0)).shape);
 }
 
-TEST(OnnxZooExport, ResNet18MatchesItsYaml) { expect_same_work("resnet18"); }
+TEST(OnnxZooExport, ResNet18MatchesItsYaml) {
+  expect_same_work("resnet18");
+}
 
-TEST(OnnxZooExport, DsCnnKwsMatchesItsYaml) { expect_same_work("ds_cnn_kws"); }
+TEST(OnnxZooExport, DsCnnKwsMatchesItsYaml) {
+  expect_same_work("ds_cnn_kws");
+}
 
-TEST(OnnxZooExport, MobileNetV2MatchesItsYaml) { expect_same_work("mobilenet_v2"); }
+TEST(OnnxZooExport, MobileNetV2MatchesItsYaml) {
+  expect_same_work("mobilenet_v2");
+}
 
 }  // namespace
 }  // namespace npusim::workloads

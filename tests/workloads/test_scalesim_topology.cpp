@@ -107,8 +107,7 @@ TEST(ScaleSimTopology, GemmRowsBecomeMatmuls) {
 }
 
 TEST(ScaleSimTopology, RepeatedLayerNamesStayDistinct) {
-  const Graph g = load_scalesim_topology(
-      write_temp("dup.csv", "Layer, M, N, K,\nfc, 2, 2, 2,\nfc, 3, 3, 3,\n"), {});
+  const Graph g = load_scalesim_topology(write_temp("dup.csv", "Layer, M, N, K,\nfc, 2, 2, 2,\nfc, 3, 3, 3,\n"), {});
   ASSERT_EQ(g.ops().size(), 2u);
   EXPECT_EQ(g.op(1).name, "fc_2");
 }
@@ -118,11 +117,10 @@ TEST(ScaleSimTopology, BadRowsNameFileLineAndField) {
   EXPECT_NE(bad.find("bad_field.csv:2"), std::string::npos) << bad;
   EXPECT_NE(bad.find("IFMAP Width"), std::string::npos) << bad;
   EXPECT_NE(bad.find("'nine'"), std::string::npos) << bad;
-  const std::string short_row =
-      error_of(write_temp("short.csv", "Layer, M, N, K,\nfc, 2, 2,\n"));
+  const std::string short_row = error_of(write_temp("short.csv", "Layer, M, N, K,\nfc, 2, 2,\n"));
   EXPECT_NE(short_row.find(":2 (layer 'fc', field 'K')"), std::string::npos) << short_row;
-  const std::string big_filter = error_of(
-      write_temp("filter.csv", "Layer name, H, W, FH, FW, C, F, S,\nc, 2, 2, 3, 3, 1, 1, 1,\n"));
+  const std::string big_filter =
+      error_of(write_temp("filter.csv", "Layer name, H, W, FH, FW, C, F, S,\nc, 2, 2, 3, 3, 1, 1, 1,\n"));
   EXPECT_NE(big_filter.find("Filter Height"), std::string::npos) << big_filter;
   const std::string zero = error_of(write_temp("zero.csv", "Layer, M, N, K,\nfc, 0, 2, 2,\n"));
   EXPECT_NE(zero.find("an integer from 1 to 2147483647, found '0'"), std::string::npos) << zero;

@@ -23,8 +23,7 @@ std::string lines(const std::vector<std::string>& text) {
 
 /// A file with one 1x3x32x32 input on line 3, ops from line 5 on.
 std::string with_ops(const std::vector<std::string>& ops) {
-  std::vector<std::string> text{"name: t", "inputs:", "  - {name: image, shape: [1, 3, 32, 32]}",
-                                "ops:"};
+  std::vector<std::string> text{"name: t", "inputs:", "  - {name: image, shape: [1, 3, 32, 32]}", "ops:"};
   text.insert(text.end(), ops.begin(), ops.end());
   return lines(text);
 }
@@ -64,21 +63,21 @@ const Op& op(const Graph& g, const std::string& name) {
 }
 
 TEST(YamlLoader, LoadsTheDocumentedExample) {
-  const Graph g = parse_yaml_workload(
-      lines({
-          "name: small_cnn",                           // 1
-          "inputs:",                                   // 2
-          "  - {name: image, shape: [1, 3, 32, 32]}",  // 3
-          "ops:",                                      // 4
-          "  - {name: conv1, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, stride: 1, "
-          "padding: 1, bias: true}",                                                   // 5
-          "  - {name: relu1, op: relu, inputs: [conv1]}",                              // 6
-          "  - {name: pool1, op: max_pool, inputs: [relu1], kernel: 2}",               // 7
-          "  - {name: flat, op: flatten, inputs: [pool1]}",                            // 8
-          "  - {name: fc, op: matmul, inputs: [flat], out_features: 10, bias: true}",  // 9
-          "outputs: [fc]",                                                             // 10
-      }),
-      "example.yaml");
+  const Graph g =
+      parse_yaml_workload(lines({
+                              "name: small_cnn",                           // 1
+                              "inputs:",                                   // 2
+                              "  - {name: image, shape: [1, 3, 32, 32]}",  // 3
+                              "ops:",                                      // 4
+                              "  - {name: conv1, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, stride: 1, "
+                              "padding: 1, bias: true}",                                                   // 5
+                              "  - {name: relu1, op: relu, inputs: [conv1]}",                              // 6
+                              "  - {name: pool1, op: max_pool, inputs: [relu1], kernel: 2}",               // 7
+                              "  - {name: flat, op: flatten, inputs: [pool1]}",                            // 8
+                              "  - {name: fc, op: matmul, inputs: [flat], out_features: 10, bias: true}",  // 9
+                              "outputs: [fc]",                                                             // 10
+                          }),
+                          "example.yaml");
   EXPECT_EQ(g.name, "small_cnn");
   ASSERT_EQ(g.ops().size(), 5u);
   EXPECT_EQ(tensor(g, "conv1.weight").shape, (Shape{16, 3, 3, 3}));
@@ -100,30 +99,30 @@ TEST(YamlLoader, LoadsTheDocumentedExample) {
 }
 
 TEST(YamlLoader, AttributeSpellings) {
-  const Graph g = parse_yaml_workload(
-      with_ops({
-          "  - {name: rect, op: conv2d, inputs: [image], out_channels: 8, kernel: [1, 3], "
-          "padding: [0, 1], stride: [1, 2]}",
-          "  - {name: same, op: conv2d, inputs: [image], out_channels: 4, kernel: 3, stride: 2, "
-          "padding: same}",
-          "  - {name: lrtb, op: conv2d, inputs: [image], out_channels: 4, kernel: 3, "
-          "padding: [1, 0, 0, 0], dilation: 2}",
-          "  - {name: dw, op: conv2d, inputs: [image], kernel: 3, padding: 1, depthwise: true}",
-          "  - {name: grouped, op: conv2d, inputs: [dw], out_channels: 6, kernel: 1, groups: 3}",
-          "  - {name: r6, op: relu6, inputs: [dw]}",
-          "  - {name: clip, op: clip, inputs: [dw], min: -1.5, max: 2}",
-          "  - {name: leaky, op: leaky_relu, inputs: [dw], alpha: 0.2}",
-          "  - {name: split, op: reshape, inputs: [image], shape: [1, 3, -1]}",
-          "  - {name: tr, op: transpose, inputs: [split], perm: [0, 2, 1]}",
-          "  - {name: mm, op: matmul, inputs: [split, tr]}",
-          "  - {name: ln, op: layer_norm, inputs: [tr], axis: -1}",
-          "  - {name: bn, op: batch_norm, inputs: [image]}",
-          "  - {name: sl, op: slice, inputs: [image], starts: [1], ends: [3], axes: [1]}",
-          "  - {name: up, op: resize, inputs: [image], scales: [1, 1, 2, 2]}",
-          "  - {name: cat, op: concat, inputs: [image, bn], axis: 1}",
-          "  - {name: scaled, op: mul, inputs: [image, k]}",
-      }) + lines({"constants:", "  - {name: k, shape: [3, 1, 1]}"}),
-      "spell.yaml");
+  const Graph g =
+      parse_yaml_workload(with_ops({
+                              "  - {name: rect, op: conv2d, inputs: [image], out_channels: 8, kernel: [1, 3], "
+                              "padding: [0, 1], stride: [1, 2]}",
+                              "  - {name: same, op: conv2d, inputs: [image], out_channels: 4, kernel: 3, stride: 2, "
+                              "padding: same}",
+                              "  - {name: lrtb, op: conv2d, inputs: [image], out_channels: 4, kernel: 3, "
+                              "padding: [1, 0, 0, 0], dilation: 2}",
+                              "  - {name: dw, op: conv2d, inputs: [image], kernel: 3, padding: 1, depthwise: true}",
+                              "  - {name: grouped, op: conv2d, inputs: [dw], out_channels: 6, kernel: 1, groups: 3}",
+                              "  - {name: r6, op: relu6, inputs: [dw]}",
+                              "  - {name: clip, op: clip, inputs: [dw], min: -1.5, max: 2}",
+                              "  - {name: leaky, op: leaky_relu, inputs: [dw], alpha: 0.2}",
+                              "  - {name: split, op: reshape, inputs: [image], shape: [1, 3, -1]}",
+                              "  - {name: tr, op: transpose, inputs: [split], perm: [0, 2, 1]}",
+                              "  - {name: mm, op: matmul, inputs: [split, tr]}",
+                              "  - {name: ln, op: layer_norm, inputs: [tr], axis: -1}",
+                              "  - {name: bn, op: batch_norm, inputs: [image]}",
+                              "  - {name: sl, op: slice, inputs: [image], starts: [1], ends: [3], axes: [1]}",
+                              "  - {name: up, op: resize, inputs: [image], scales: [1, 1, 2, 2]}",
+                              "  - {name: cat, op: concat, inputs: [image, bn], axis: 1}",
+                              "  - {name: scaled, op: mul, inputs: [image, k]}",
+                          }) + lines({"constants:", "  - {name: k, shape: [3, 1, 1]}"}),
+                          "spell.yaml");
   EXPECT_EQ(tensor(g, "rect.weight").shape, (Shape{8, 3, 1, 3}));
   EXPECT_EQ(tensor(g, "rect").shape, (Shape{1, 8, 32, 16}));  // W: (32 + 2 - 3) / 2 + 1 = 16
   // same: out = ceil(32 / 2) = 16; total pad = (16-1)*2 + 3 - 32 = 1 -> 0 before, 1 after
@@ -160,41 +159,43 @@ TEST(YamlLoaderLimits, HugeShapesAreErrorsNotZeroElements) {
   EXPECT_TRUE(contains(e, "bad.yaml:3 (inputs[0] 'x', field 'shape'): expected at most 2^40"));
   EXPECT_TRUE(contains(e, "[4294967296, 4294967296, 4]"));
   // 2^20 x 2^20 = 2^40 elements is the limit itself, and loads.
-  const Graph g = parse_yaml_workload(
-      lines({"name: t", "inputs:", "  - {name: x, shape: [1048576, 1048576]}", "ops:", "  - {name: r, op: relu, inputs: [x]}"}),
-      "ok.yaml");
+  const Graph g = parse_yaml_workload(lines({"name: t", "inputs:", "  - {name: x, shape: [1048576, 1048576]}",
+                                             "ops:", "  - {name: r, op: relu, inputs: [x]}"}),
+                                      "ok.yaml");
   EXPECT_EQ(tensor(g, "r").elements(), std::int64_t{1} << 40);
 }
 
 TEST(YamlLoaderLimits, HugePaddingIsAnErrorNotAHang) {
   // Padding 10^12: a 2*10^12 + 222 square output of 16 channels, far beyond 2^40 elements.
   EXPECT_TRUE(contains(
-      load_error(with_ops({"  - {name: c, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, padding: 1000000000000}"})),
+      load_error(with_ops(
+          {"  - {name: c, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, padding: 1000000000000}"})),
       "bad.yaml:5 (op 'c'): expected at most 2^40"));
   // Padding 2^63 - 1 overflows the padded size itself.
   EXPECT_TRUE(contains(
-      load_error(with_ops({"  - {name: c, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, padding: 9223372036854775807}"})),
+      load_error(with_ops(
+          {"  - {name: c, op: conv2d, inputs: [image], out_channels: 16, kernel: 3, padding: 9223372036854775807}"})),
       "expected a padded input (height) within 64-bit range"));
   // A 3*10^9-square input: 2.7 * 10^19 elements per channel.
-  EXPECT_TRUE(contains(load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1, 3, 3000000000, 3000000000]}", "ops:",
-                                         "  - {name: r, op: relu, inputs: [x]}"})),
+  EXPECT_TRUE(contains(load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1, 3, 3000000000, 3000000000]}",
+                                         "ops:", "  - {name: r, op: relu, inputs: [x]}"})),
                        "expected at most 2^40"));
 }
 
 TEST(YamlLoaderLimits, MacsPerOpAreBounded) {
   // 2^20-square matmul: 2^20 x 2^20 x 2^20 = 2^60 MACs > 2^50.
-  EXPECT_TRUE(contains(load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1048576, 1048576]}", "ops:",
-                                         "  - {name: mm, op: matmul, inputs: [x], out_features: 1048576}"})),
+  EXPECT_TRUE(contains(load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1048576, 1048576]}",
+                                         "ops:", "  - {name: mm, op: matmul, inputs: [x], out_features: 1048576}"})),
                        "bad.yaml:5 (op 'mm'): expected at most 2^50"));
 }
 
 TEST(YamlLoaderLimits, DuplicateKeysNameBothLines) {
   // yaml-cpp keeps the first `ops:` and drops the second silently.
-  EXPECT_TRUE(contains(load_error(with_ops({"  - {name: a, op: relu, inputs: [image]}", "ops:",
-                                            "  - {name: b, op: relu, inputs: [image]}"})),
+  EXPECT_TRUE(contains(load_error(with_ops({"  - {name: a, op: relu, inputs: [image]}",
+                                            "ops:", "  - {name: b, op: relu, inputs: [image]}"})),
                        "bad.yaml:6: expected each key once in a mapping, found 'ops' again (first at line 4)"));
-  EXPECT_TRUE(contains(load_error(with_ops({"  - {name: a, op: relu, inputs: [image], name: b}"})),
-                       "found 'name' again"));
+  EXPECT_TRUE(
+      contains(load_error(with_ops({"  - {name: a, op: relu, inputs: [image], name: b}"})), "found 'name' again"));
 }
 
 TEST(YamlLoaderLimits, DeepNestingAndBadEncodingAreRejected) {
@@ -237,8 +238,7 @@ TEST(YamlLoaderErrors, UnknownOpKindListsTheValidOnes) {
 }
 
 TEST(YamlLoaderErrors, UnknownAttributeForTheKind) {
-  const std::string msg =
-      load_error(with_ops({"  - {name: a, op: relu, inputs: [image], kernel: 3}"}));
+  const std::string msg = load_error(with_ops({"  - {name: a, op: relu, inputs: [image], kernel: 3}"}));
   EXPECT_TRUE(contains(msg, "bad.yaml:5 (op 'a', field 'kernel')"));
   EXPECT_TRUE(contains(msg, "an attribute of relu"));
 }
@@ -277,12 +277,11 @@ TEST(YamlLoaderErrors, UndefinedInputIsNamed) {
 }
 
 TEST(YamlLoaderErrors, NegativeAndZeroSizes) {
-  const std::string shape =
-      load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1, -3, 8]}"}));
+  const std::string shape = load_error(lines({"name: t", "inputs:", "  - {name: x, shape: [1, -3, 8]}"}));
   EXPECT_TRUE(contains(shape, "bad.yaml:3 (inputs[0] 'x', field 'shape')"));
   EXPECT_TRUE(contains(shape, "expected a positive size, found -3"));
-  const std::string zero = load_error(
-      with_ops({"  - {name: c, op: conv2d, inputs: [image], out_channels: 0, kernel: 3}"}));
+  const std::string zero =
+      load_error(with_ops({"  - {name: c, op: conv2d, inputs: [image], out_channels: 0, kernel: 3}"}));
   EXPECT_TRUE(contains(zero, "bad.yaml:5 (op 'c', field 'out_channels')"));
   EXPECT_TRUE(contains(zero, "found 0"));
 }
@@ -319,25 +318,23 @@ TEST(YamlLoaderErrors, YamlSyntaxErrorNamesTheLine) {
 TEST(YamlLoaderErrors, Relu6TakesNoAttributesAndClipNeedsBounds) {
   EXPECT_TRUE(contains(load_error(with_ops({"  - {name: r, op: relu6, inputs: [image], max: 3}"})),
                        "bad.yaml:5 (op 'r', field 'max')"));
-  EXPECT_TRUE(contains(load_error(with_ops({"  - {name: c, op: clip, inputs: [image], min: 0}"})),
-                       "expected field 'max'"));
+  EXPECT_TRUE(
+      contains(load_error(with_ops({"  - {name: c, op: clip, inputs: [image], min: 0}"})), "expected field 'max'"));
 }
 
 class LoadWorkload : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("npusim_zoo_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("npusim_zoo_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     write("tiny.yaml", with_ops({"  - {name: a, op: relu, inputs: [image]}"}));
     write("other.yaml", with_ops({"  - {name: b, op: tanh, inputs: [image]}"}));
     write("notes.txt", "not a workload");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  void write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-  }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
   std::filesystem::path dir_;
 };
 
@@ -355,8 +352,7 @@ TEST_F(LoadWorkload, UnknownNameListsTheZoo) {
     EXPECT_EQ(e.where(), "resnet9000");
     EXPECT_TRUE(contains(e.what(), "other, tiny"));
   }
-  EXPECT_TRUE(
-      contains(error_of([&] { load_workload((dir_ / "notes.txt").string(), ""); }), "'.txt'"));
+  EXPECT_TRUE(contains(error_of([&] { load_workload((dir_ / "notes.txt").string(), ""); }), "'.txt'"));
 }
 
 TEST_F(LoadWorkload, FileErrorsCarryThePath) {

@@ -23,12 +23,13 @@ Figures load(const std::string& name) {
   return {t.macs, t.params};
 }
 
-double relative(double value, double reference) { return std::abs(value - reference) / reference; }
+double relative(double value, double reference) {
+  return std::abs(value - reference) / reference;
+}
 
 TEST(Zoo, ListsEveryModel) {
-  EXPECT_EQ(zoo_names(kZoo),
-            (std::vector<std::string>{"bert_base_layer", "ds_cnn_kws", "mobilenet_v2", "resnet18", "resnet50",
-                                      "small_cnn", "vit_s16_block"}));
+  EXPECT_EQ(zoo_names(kZoo), (std::vector<std::string>{"bert_base_layer", "ds_cnn_kws", "mobilenet_v2", "resnet18",
+                                                       "resnet50", "small_cnn", "vit_s16_block"}));
 }
 
 TEST(Zoo, SmallCnn) {

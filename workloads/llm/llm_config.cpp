@@ -32,9 +32,12 @@ class Fields {
     if (!has(key)) fail(key, "expected a positive integer, found the field missing");
     const json& v = j_.at(key);
     double d = 0;
-    if (v.is_number_integer() || v.is_number_unsigned()) d = v.get<double>();
-    else if (v.is_number_float()) d = v.get<double>();
-    else fail(key, "expected a positive integer, found " + describe(v));
+    if (v.is_number_integer() || v.is_number_unsigned())
+      d = v.get<double>();
+    else if (v.is_number_float())
+      d = v.get<double>();
+    else
+      fail(key, "expected a positive integer, found " + describe(v));
     if (!(d >= 1 && d <= 1e12) || d != double(std::int64_t(d)))
       fail(key, "expected a positive integer (at most 1e12), found " + v.dump());
     return std::int64_t(d);
@@ -104,7 +107,8 @@ LlmConfig from_json(const json& j, const std::string& source) {
   if (std::find(types.begin(), types.end(), c.model_type) == types.end()) {
     std::string list;
     for (const auto& t : types) list += (list.empty() ? "" : ", ") + t;
-    f.fail("model_type", "expected one of " + list + ", found " + (c.model_type.empty() ? "none" : "'" + c.model_type + "'"));
+    f.fail("model_type",
+           "expected one of " + list + ", found " + (c.model_type.empty() ? "none" : "'" + c.model_type + "'"));
   }
   if (c.model_type == "gpt2") {
     c.hidden = f.count("n_embd");
@@ -115,7 +119,8 @@ LlmConfig from_json(const json& j, const std::string& source) {
     c.max_positions = f.count("n_positions");
     c.intermediate = f.count_or("n_inner", 4 * c.hidden);
     if (c.hidden % c.heads != 0)
-      f.fail("n_embd", "expected a multiple of n_head " + std::to_string(c.heads) + ", found " + std::to_string(c.hidden));
+      f.fail("n_embd",
+             "expected a multiple of n_head " + std::to_string(c.heads) + ", found " + std::to_string(c.hidden));
     c.head_dim = c.hidden / c.heads;
     c.tied_embeddings = f.flag_or("tie_word_embeddings", true);
     c.qkv_bias = c.o_bias = c.mlp_bias = c.fused_qkv = c.learned_positions = true;
@@ -160,7 +165,9 @@ LlmConfig parse_llm_config(const std::string& text, const std::string& source) {
   return from_json(parse_json_input(text, source, "a Hugging Face config.json"), source);
 }
 
-LlmConfig read_llm_config(const std::string& path) { return parse_llm_config(read_file(path), path); }
+LlmConfig read_llm_config(const std::string& path) {
+  return parse_llm_config(read_file(path), path);
+}
 
 std::string shipped_config_dir(const std::string& data_dir) {
   return (fs::path(data_dir) / "workloads" / "llm" / "configs").string();
@@ -180,7 +187,8 @@ LlmConfig load_llm_config(const std::string& spec, const std::string& data_dir) 
   if (fs::is_regular_file(spec, ec)) return read_llm_config(spec);
   const auto names = shipped_config_names(data_dir);
   for (const auto& n : names)
-    if (lower(n) == lower(spec)) return read_llm_config((fs::path(shipped_config_dir(data_dir)) / (n + ".json")).string());
+    if (lower(n) == lower(spec))
+      return read_llm_config((fs::path(shipped_config_dir(data_dir)) / (n + ".json")).string());
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   throw InputError("--model " + spec, "expected a config.json path or a shipped model (" + list + "), found neither");

@@ -22,7 +22,8 @@ class Builder {
       const int pos_ids = input("position_ids", {B, S});
       g_.set_elem_bytes(pos_ids, 4);
       const int wpe = weight("transformer.wpe.weight", {c_.max_positions, c_.hidden}, head_format());
-      x = op(OpKind::Add, "transformer.add_positions", {x, op(OpKind::Gather, "transformer.wpe", {wpe, pos_ids}, gather_attrs())});
+      x = op(OpKind::Add, "transformer.add_positions",
+             {x, op(OpKind::Gather, "transformer.wpe", {wpe, pos_ids}, gather_attrs())});
     } else {
       // RoPE tables for the new tokens' positions, computed by the runtime (not weights).
       cos_ = input("rope.cos", {S, 1, 1, c_.head_dim});
@@ -80,9 +81,7 @@ class Builder {
     t.format = f;
     return g_.add_tensor(t);
   }
-  int small_param(const std::string& name, std::int64_t n) {
-    return weight(name, {n}, s_.widths.activations);
-  }
+  int small_param(const std::string& name, std::int64_t n) { return weight(name, {n}, s_.widths.activations); }
 
   int op(OpKind kind, const std::string& name, std::vector<int> inputs, OpAttrs attrs = {},
          const ElemFormat* out_format = nullptr) {
@@ -152,11 +151,14 @@ class Builder {
     // Q as [B, kv heads, S x group, hd]: the query heads of a GQA group are rows of one score
     // GEMM against their shared K, so each K/V head is read once.
     const int q5 = rope(attn + "q_rope", reshape(attn + "q_heads", q, {B, S, kvh, g, hd}));
-    const int qg = reshape(attn + "q_groups", transpose(attn + "q_by_kv_head", q5, {0, 2, 1, 3, 4}), {B, kvh, S * g, hd});
+    const int qg =
+        reshape(attn + "q_groups", transpose(attn + "q_by_kv_head", q5, {0, 2, 1, 3, 4}), {B, kvh, S * g, hd});
     // The new tokens' K and V, written into the cache (persistent: stored, never copied whole).
     const int k5 = rope(attn + "k_rope", reshape(attn + "k_heads", k, {B, S, kvh, 1, hd}));
-    const int k_new = reshape(attn + "k_cache.append", transpose(attn + "k_by_head", k5, {0, 2, 1, 3, 4}, &s_.widths.kv), {B, kvh, S, hd});
-    const int v_new = transpose(attn + "v_cache.append", reshape(attn + "v_heads", v, {B, S, kvh, hd}), {0, 2, 1, 3}, &s_.widths.kv);
+    const int k_new = reshape(attn + "k_cache.append",
+                              transpose(attn + "k_by_head", k5, {0, 2, 1, 3, 4}, &s_.widths.kv), {B, kvh, S, hd});
+    const int v_new =
+        transpose(attn + "v_cache.append", reshape(attn + "v_heads", v, {B, S, kvh, hd}), {0, 2, 1, 3}, &s_.widths.kv);
     g_.set_persistent(k_new);
     g_.set_persistent(v_new);
     int keys = k_new, values = v_new;
@@ -174,8 +176,10 @@ class Builder {
     sm.axis = -1;
     const int probs = op(OpKind::Softmax, attn + "softmax", {scaled}, sm);
     const int ctx = op(OpKind::MatMul, attn + "context", {probs, values});
-    const int merged = reshape(attn + "merge", transpose(attn + "context_by_token", reshape(attn + "context_rows", ctx, {B, kvh, S, g, hd}), {0, 2, 1, 3, 4}),
-                               {B, S, c_.heads * hd});
+    const int merged = reshape(
+        attn + "merge",
+        transpose(attn + "context_by_token", reshape(attn + "context_rows", ctx, {B, kvh, S, g, hd}), {0, 2, 1, 3, 4}),
+        {B, S, c_.heads * hd});
     int o = linear(attn + "o_proj", merged, c_.heads * hd, H, c_.o_bias);
     if (c_.sandwich_norms) o = norm(p + "post_attention_layernorm", o);
     x = op(OpKind::Add, p + "attention_residual", {x, o});
@@ -241,18 +245,19 @@ std::string format_name(const ElemFormat& f) {
 }
 
 Graph build_llm_step(const LlmConfig& c, const StepSpec& s) {
-  check_context(c, s.past + s.tokens, s.past == 0 ? "a prompt of " + std::to_string(s.tokens) + " tokens"
-                                                  : "a context of " + std::to_string(s.past + s.tokens) + " tokens");
+  check_context(c, s.past + s.tokens,
+                s.past == 0 ? "a prompt of " + std::to_string(s.tokens) + " tokens"
+                            : "a context of " + std::to_string(s.past + s.tokens) + " tokens");
   return Builder(c, s).build();
 }
 
 std::uint64_t parameter_count(const LlmConfig& c) {
   const std::uint64_t H = std::uint64_t(c.hidden), I = std::uint64_t(c.intermediate), hd = std::uint64_t(c.head_dim);
   const std::uint64_t q = std::uint64_t(c.heads) * hd, kv = std::uint64_t(c.kv_heads) * hd;
-  std::uint64_t layer = H * (q + 2 * kv) + q * H;                       // q, k, v, o
+  std::uint64_t layer = H * (q + 2 * kv) + q * H;  // q, k, v, o
   if (c.qkv_bias) layer += q + 2 * kv;
   if (c.o_bias) layer += H;
-  layer += (c.mlp == MlpKind::Gated ? 3 : 2) * H * I;                   // gate, up, down | fc, proj
+  layer += (c.mlp == MlpKind::Gated ? 3 : 2) * H * I;  // gate, up, down | fc, proj
   if (c.mlp_bias) layer += (c.mlp == MlpKind::Gated ? 2 * I : I) + H;
   const std::uint64_t norm = c.norm == NormKind::Layer ? 2 * H : H;
   layer += (c.sandwich_norms ? 4 : 2) * norm;

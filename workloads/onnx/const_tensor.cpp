@@ -57,20 +57,34 @@ double read_raw(const char* p, int type) {
     return v;
   };
   switch (type) {
-    case TP::FLOAT: return load(float{});
-    case TP::UINT8: return load(std::uint8_t{});
-    case TP::INT8: return load(std::int8_t{});
-    case TP::UINT16: return load(std::uint16_t{});
-    case TP::INT16: return load(std::int16_t{});
-    case TP::INT32: return load(std::int32_t{});
-    case TP::INT64: return static_cast<double>(load(std::int64_t{}));
-    case TP::BOOL: return load(std::uint8_t{}) != 0;
-    case TP::FLOAT16: return half_to_float(load(std::uint16_t{}));
-    case TP::DOUBLE: return load(double{});
-    case TP::UINT32: return load(std::uint32_t{});
-    case TP::UINT64: return static_cast<double>(load(std::uint64_t{}));
-    case TP::BFLOAT16: return bfloat16_to_float(load(std::uint16_t{}));
-    default: return 0;
+    case TP::FLOAT:
+      return load(float{});
+    case TP::UINT8:
+      return load(std::uint8_t{});
+    case TP::INT8:
+      return load(std::int8_t{});
+    case TP::UINT16:
+      return load(std::uint16_t{});
+    case TP::INT16:
+      return load(std::int16_t{});
+    case TP::INT32:
+      return load(std::int32_t{});
+    case TP::INT64:
+      return static_cast<double>(load(std::int64_t{}));
+    case TP::BOOL:
+      return load(std::uint8_t{}) != 0;
+    case TP::FLOAT16:
+      return half_to_float(load(std::uint16_t{}));
+    case TP::DOUBLE:
+      return load(double{});
+    case TP::UINT32:
+      return load(std::uint32_t{});
+    case TP::UINT64:
+      return static_cast<double>(load(std::uint64_t{}));
+    case TP::BFLOAT16:
+      return bfloat16_to_float(load(std::uint16_t{}));
+    default:
+      return 0;
   }
 }
 
@@ -78,8 +92,12 @@ double read_raw(const char* p, int type) {
 std::vector<double> typed_values(const TP& t) {
   std::vector<double> v;
   switch (t.data_type()) {
-    case TP::FLOAT: v.assign(t.float_data().begin(), t.float_data().end()); break;
-    case TP::DOUBLE: v.assign(t.double_data().begin(), t.double_data().end()); break;
+    case TP::FLOAT:
+      v.assign(t.float_data().begin(), t.float_data().end());
+      break;
+    case TP::DOUBLE:
+      v.assign(t.double_data().begin(), t.double_data().end());
+      break;
     case TP::INT64:
       for (auto x : t.int64_data()) v.push_back(static_cast<double>(x));
       break;
@@ -101,9 +119,13 @@ std::vector<double> typed_values(const TP& t) {
 
 }  // namespace
 
-std::int64_t ConstTensor::elements() const { return internal::product(shape, 0, shape.size()); }
+std::int64_t ConstTensor::elements() const {
+  return internal::product(shape, 0, shape.size());
+}
 
-bool ConstTensor::is_integer() const { return is_integer_type(elem_type); }
+bool ConstTensor::is_integer() const {
+  return is_integer_type(elem_type);
+}
 
 std::vector<std::int64_t> ConstTensor::integers(const std::string& where, const std::string& what) const {
   if (!values) {
@@ -119,7 +141,7 @@ std::vector<std::int64_t> ConstTensor::integers(const std::string& where, const 
     // Exporters write INT64_MAX / INT64_MIN as "to the end" (Slice ends): as doubles they
     // round to +-2^63, which no int64 holds; saturate, keeping their meaning.
     constexpr double kTwo63 = 9223372036854775808.0;
-    out.push_back(v >= kTwo63 ? std::numeric_limits<std::int64_t>::max()
+    out.push_back(v >= kTwo63   ? std::numeric_limits<std::int64_t>::max()
                   : v < -kTwo63 ? std::numeric_limits<std::int64_t>::min()
                                 : static_cast<std::int64_t>(v));
   }

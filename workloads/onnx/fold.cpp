@@ -66,7 +66,9 @@ class Fold {
   int opset_;
 };
 
-bool small(const Shape& s) { return product(s, 0, s.size()) <= kMaxFoldedValues; }
+bool small(const Shape& s) {
+  return product(s, 0, s.size()) <= kMaxFoldedValues;
+}
 
 ConstTensor make(Shape shape, int type, std::optional<Values> values = std::nullopt) {
   ConstTensor t{std::move(shape), type, std::nullopt};
@@ -171,7 +173,9 @@ Result fold_shape(const Fold& f) {
   return {make({static_cast<std::int64_t>(v.size())}, TP::INT64, v)};
 }
 
-Result fold_size(const Fold& f) { return {make({}, TP::INT64, Values{static_cast<double>(f.in(0).elements())})}; }
+Result fold_size(const Fold& f) {
+  return {make({}, TP::INT64, Values{static_cast<double>(f.in(0).elements())})};
+}
 
 Result fold_identity(const Fold& f) {
   Result r{f.in(0)};
@@ -491,7 +495,8 @@ Result fold_scatter_nd(const Fold& f) {
   const ConstTensor &data = f.in(0), &idx = f.in(1), &upd = f.in(2);
   if (idx.shape.empty()) f.fail("indices of rank 1 or more", "a scalar");
   const auto k = static_cast<std::size_t>(idx.shape.back());
-  if (k > data.shape.size()) f.fail("index tuples of at most " + std::to_string(data.shape.size()) + " values", std::to_string(k));
+  if (k > data.shape.size())
+    f.fail("index tuples of at most " + std::to_string(data.shape.size()) + " values", std::to_string(k));
   Shape want(idx.shape.begin(), idx.shape.end() - 1);
   want.insert(want.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end());
   if (upd.shape != want) f.fail("updates of shape " + format_shape(want), format_shape(upd.shape));
@@ -533,7 +538,8 @@ std::int64_t flat_at(const Ints& c, const Ints& st, std::size_t axis, std::int64
 Result fold_scatter_elements(const Fold& f) {
   const ConstTensor &data = f.in(0), &idx = f.in(1), &upd = f.in(2);
   const std::size_t axis = normalize_axis(f.attrs().integer("axis", 0), data.shape.size(), f.where());
-  if (idx.shape != upd.shape) f.fail("updates of the indices' shape " + format_shape(idx.shape), format_shape(upd.shape));
+  if (idx.shape != upd.shape)
+    f.fail("updates of the indices' shape " + format_shape(idx.shape), format_shape(upd.shape));
   check_element_indices(f, data, idx, axis);
   if (!f.all_values() || !small(data.shape)) return {make(data.shape, data.elem_type)};
   Values r = *data.values;
@@ -556,7 +562,8 @@ Result fold_gather_elements(const Fold& f) {
   Values r(idx.values->size());
   for (std::size_t e = 0; e < r.size(); ++e) {
     const Ints c = unravel(static_cast<std::int64_t>(e), idx.shape);
-    r[e] = (*data.values)[static_cast<std::size_t>(flat_at(c, ds, axis, checked_index(f, (*idx.values)[e], data.shape[axis])))];
+    r[e] = (*data.values)[static_cast<std::size_t>(
+        flat_at(c, ds, axis, checked_index(f, (*idx.values)[e], data.shape[axis])))];
   }
   return {make(idx.shape, data.elem_type, std::move(r))};
 }
@@ -583,7 +590,8 @@ Result fold_gather_nd(const Fold& f) {
   const std::int64_t tuples = product(idx.shape, 0, idx.shape.size() - 1);
   Values r;
   for (std::int64_t t = 0; t < tuples; ++t) {
-    const Ints bc = unravel(t / per_batch, Shape(idx.shape.begin(), idx.shape.begin() + static_cast<std::ptrdiff_t>(b)));
+    const Ints bc =
+        unravel(t / per_batch, Shape(idx.shape.begin(), idx.shape.begin() + static_cast<std::ptrdiff_t>(b)));
     std::int64_t at = 0;
     for (std::size_t d = 0; d < b; ++d) at += bc[d] * ds[d];
     for (std::size_t d = 0; d < k; ++d)
@@ -629,8 +637,8 @@ Result fold_einsum(const Fold& f) {
     for (std::size_t d = 0; d < s.size(); ++d) {
       const auto [it, fresh] = size.emplace(letters[d], s[d]);
       if (!fresh && it->second != s[d] && s[d] != 1 && it->second != 1)
-        f.fail("index '" + std::string(1, letters[d]) + "' of one size", std::to_string(it->second) + " and " +
-                                                                             std::to_string(s[d]));
+        f.fail("index '" + std::string(1, letters[d]) + "' of one size",
+               std::to_string(it->second) + " and " + std::to_string(s[d]));
       it->second = std::max(it->second, s[d]);
     }
   }
@@ -742,9 +750,8 @@ Result fold_nonzero(const Fold& f) {
 /// Elementwise unary math reading a node attribute (Elu's alpha, HardSigmoid's alpha and beta).
 using AttrUnary = double (*)(double x, const NodeAttributes& a);
 Rule unary_with(AttrUnary fn) {
-  return [fn](const Fold& f) {
-    return elementwise(f, [fn, &f](const Values& a, bool) { return fn(a[0], f.attrs()); });
-  };
+  return
+      [fn](const Fold& f) { return elementwise(f, [fn, &f](const Values& a, bool) { return fn(a[0], f.attrs()); }); };
 }
 
 double integer_div(double a, double b, bool integer) {
@@ -840,17 +847,26 @@ const std::unordered_map<std::string, Rule>& rules() {
       {"Mish", unary([](double x) { return x * std::tanh(std::log1p(std::exp(x))); })},
       {"Sin", unary([](double x) { return std::sin(x); })},
       {"Cos", unary([](double x) { return std::cos(x); })},
-      {"IsNaN", [](const Fold& f) { return elementwise(f, [](const Values& a, bool) { return double(std::isnan(a[0])); }, TP::BOOL); }},
-      {"IsInf", [](const Fold& f) { return elementwise(f, [](const Values& a, bool) { return double(std::isinf(a[0])); }, TP::BOOL); }},
-      {"Elu", unary_with([](double x, const NodeAttributes& a) { return x >= 0 ? x : a.real("alpha", 1) * std::expm1(x); })},
-      {"Selu",
-       unary_with([](double x, const NodeAttributes& a) {
-         const double alpha = a.real("alpha", 1.67326319217681884765625), gamma = a.real("gamma", 1.05070102214813232421875);
+      {"IsNaN",
+       [](const Fold& f) {
+         return elementwise(
+             f, [](const Values& a, bool) { return double(std::isnan(a[0])); }, TP::BOOL);
+       }},
+      {"IsInf",
+       [](const Fold& f) {
+         return elementwise(
+             f, [](const Values& a, bool) { return double(std::isinf(a[0])); }, TP::BOOL);
+       }},
+      {"Elu",
+       unary_with([](double x, const NodeAttributes& a) { return x >= 0 ? x : a.real("alpha", 1) * std::expm1(x); })},
+      {"Selu", unary_with([](double x, const NodeAttributes& a) {
+         const double alpha = a.real("alpha", 1.67326319217681884765625),
+                      gamma = a.real("gamma", 1.05070102214813232421875);
          return gamma * (x > 0 ? x : alpha * std::expm1(x));
        })},
-      {"LeakyRelu", unary_with([](double x, const NodeAttributes& a) { return x >= 0 ? x : a.real("alpha", 0.01) * x; })},
-      {"HardSigmoid",
-       unary_with([](double x, const NodeAttributes& a) {
+      {"LeakyRelu",
+       unary_with([](double x, const NodeAttributes& a) { return x >= 0 ? x : a.real("alpha", 0.01) * x; })},
+      {"HardSigmoid", unary_with([](double x, const NodeAttributes& a) {
          return std::clamp(a.real("alpha", 0.2) * x + a.real("beta", 0.5), 0.0, 1.0);
        })},
       {"HardSwish", unary([](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); })},
@@ -900,7 +916,9 @@ const std::unordered_map<std::string, Rule>& rules() {
 
 }  // namespace
 
-bool can_fold(const std::string& op_type) { return rules().count(op_type) > 0; }
+bool can_fold(const std::string& op_type) {
+  return rules().count(op_type) > 0;
+}
 
 std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node, const NodeAttributes& attrs,
                                                   const std::vector<const ConstTensor*>& inputs, int opset) {

@@ -26,7 +26,9 @@ bool is_supported(const ::onnx::NodeProto& p) {
 
 }  // namespace
 
-Shape ir_shape(const Shape& shape) { return shape.empty() ? Shape{1} : shape; }
+Shape ir_shape(const Shape& shape) {
+  return shape.empty() ? Shape{1} : shape;
+}
 
 const Value& Node::in(std::size_t i) const {
   if (!has(i)) fail("input " + std::to_string(i), "none");
@@ -146,7 +148,8 @@ void Importer::read_inputs() {
         throw InputError(path_ + " (input '" + name + "')", "expected a tensor input with a shape, found none");
       if (internal::product(*shape, 0, shape->size()) == 0) {
         // An empty input (a KV cache of past length 0) holds no values: all of it is known.
-        auto c = std::make_shared<ConstTensor>(ConstTensor{*shape, in.type().tensor_type().elem_type(), std::vector<double>{}});
+        auto c = std::make_shared<ConstTensor>(
+            ConstTensor{*shape, in.type().tensor_type().elem_type(), std::vector<double>{}});
         bind(name, Value{name, *shape, -1, std::move(c)});
       } else {
         bind(name, new_input(name, *shape));
@@ -229,7 +232,8 @@ bool Importer::try_fold(const Node& n) {
     if (n.out(i).empty()) continue;
     auto c = std::make_shared<ConstTensor>(std::move((*out)[i]));
     // A dequantized weight re-laid-out at import (DQ(int8 w) -> Transpose) stays integers.
-    static const std::unordered_set<std::string> kLayout{"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+    static const std::unordered_set<std::string> kLayout{"Transpose", "Reshape", "Squeeze",
+                                                         "Unsqueeze", "Flatten", "Identity"};
     if (c->stored_bytes == 0 && !in.empty() && in[0] && kLayout.count(n.proto.op_type()))
       c->stored_bytes = in[0]->stored_bytes;
     bind(n.out(i), Value{n.out(i), c->shape, -1, std::move(c)});
@@ -560,8 +564,7 @@ std::string Importer::unique_op_name(const std::string& base) {
 }
 
 std::string Importer::unique_tensor_name(const std::string& base) {
-  return first_free(base, next_tensor_suffix_,
-                    [&](const std::string& s) { return staged_.graph.find_tensor(s) >= 0; });
+  return first_free(base, next_tensor_suffix_, [&](const std::string& s) { return staged_.graph.find_tensor(s) >= 0; });
 }
 
 void Importer::count_unrolled(const Node& n, std::int64_t count) {
@@ -576,13 +579,15 @@ void Importer::count_unrolled(const Node& n, std::int64_t count) {
          "more while unrolling " + nest);
 }
 
-void Importer::check_unroll_estimate(const Node& n, std::int64_t trips, std::int64_t per_trip, const std::string& what) {
+void Importer::check_unroll_estimate(const Node& n, std::int64_t trips, std::int64_t per_trip,
+                                     const std::string& what) {
   const auto total = checked_mul(trips, per_trip);
   if (total && *total <= kMaxUnrolledOps - unrolled_) return;
   n.fail("at most " + std::to_string(kMaxUnrolledOps) +
              " unrolled ops in all (Loop body nodes per trip, recurrent cells' ops per step; docs/onnx.md, "
              "\"Unrolling budget\")",
-         std::to_string(trips) + " trips of " + (per_trip > kMaxUnrolledOps ? "more than " + std::to_string(kMaxUnrolledOps) : std::to_string(per_trip)) +
+         std::to_string(trips) + " trips of " +
+             (per_trip > kMaxUnrolledOps ? "more than " + std::to_string(kMaxUnrolledOps) : std::to_string(per_trip)) +
              " " + what + (unrolled_ ? " after " + std::to_string(unrolled_) + " already unrolled" : ""));
 }
 

@@ -288,7 +288,9 @@ void Importer::map_layer_norm(const Node& n) {
   bind(n.out(), emit(n, OpKind::LayerNorm, in, a, n.out()));
 }
 
-void Importer::map_binary(const Node& n) { map_binary_kind(n, kind_of(n.proto.op_type())); }
+void Importer::map_binary(const Node& n) {
+  map_binary_kind(n, kind_of(n.proto.op_type()));
+}
 
 void Importer::map_binary_kind(const Node& n, OpKind kind) {
   // Max and Min take any number of inputs: a chain of binary ops.
@@ -297,13 +299,14 @@ void Importer::map_binary_kind(const Node& n, OpKind kind) {
   for (std::size_t i = 1; i < count; ++i) {
     const bool last = i + 1 == count;
     const std::string step = "." + std::to_string(i);
-    acc = emit(n, kind, {operand(acc), operand(n.in(i))}, {}, last ? n.out() : n.out() + step,
-               last ? "" : step);
+    acc = emit(n, kind, {operand(acc), operand(n.in(i))}, {}, last ? n.out() : n.out() + step, last ? "" : step);
   }
   bind(n.out(), acc);
 }
 
-void Importer::map_unary(const Node& n) { map_unary_kind(n, kind_of(n.proto.op_type())); }
+void Importer::map_unary(const Node& n) {
+  map_unary_kind(n, kind_of(n.proto.op_type()));
+}
 
 void Importer::map_unary_kind(const Node& n, OpKind kind) {
   OpAttrs a;
@@ -319,8 +322,8 @@ void Importer::map_clip(const Node& n) {
   // A bound computed from activations (a log-mel's top-dB clamp: ReduceMax(x) - 80) changes
   // values only: a max/min with a broadcast operand. A known bound stays the clip's attribute.
   const auto runtime = [&](std::size_t i) { return n.has(i) && !n.in(i).is_constant(); };
-  const bool known_bound = n.attrs.has("min") || n.attrs.has("max") || (n.has(1) && !runtime(1)) ||
-                           (n.has(2) && !runtime(2));
+  const bool known_bound =
+      n.attrs.has("min") || n.attrs.has("max") || (n.has(1) && !runtime(1)) || (n.has(2) && !runtime(2));
   if (n.has(1) && !runtime(1)) a.min = n.reals(1, "Clip's min").at(0);
   if (n.has(2) && !runtime(2)) a.max = n.reals(2, "Clip's max").at(0);
   Value y = n.in(0);
@@ -350,20 +353,21 @@ void Importer::map_group_norm(const Node& n) {
   OpAttrs a;
   a.groups = n.attrs.integer("num_groups", 0);
   if (a.groups < 1) n.fail("attribute 'num_groups' >= 1", std::to_string(a.groups));
-  bind(n.out(),
-       emit(n, OpKind::GroupNorm, {operand(n.in(0)), operand(n.in(1)), operand(n.in(2))}, a, n.out()));
+  bind(n.out(), emit(n, OpKind::GroupNorm, {operand(n.in(0)), operand(n.in(1)), operand(n.in(2))}, a, n.out()));
 }
 
 void Importer::map_lrn(const Node& n) {
   OpAttrs a;
   a.kernel = {n.attrs.integer("size", 0), 1};
-  if (a.kernel[0] < 1 || a.kernel[0] > kMaxFoldedValues) n.fail("attribute 'size' in [1, 65536]", std::to_string(a.kernel[0]));
+  if (a.kernel[0] < 1 || a.kernel[0] > kMaxFoldedValues)
+    n.fail("attribute 'size' in [1, 65536]", std::to_string(a.kernel[0]));
   bind(n.out(), emit(n, OpKind::Lrn, {operand(n.in(0))}, a, n.out()));
 }
 
 void Importer::map_cum_sum(const Node& n) {
   OpAttrs a;
-  a.axis = static_cast<std::int64_t>(normalize_axis(n.ints(1, "the CumSum axis").at(0), n.in(0).shape.size(), n.where()));
+  a.axis =
+      static_cast<std::int64_t>(normalize_axis(n.ints(1, "the CumSum axis").at(0), n.in(0).shape.size(), n.where()));
   bind(n.out(), emit(n, OpKind::CumSum, {operand(n.in(0))}, a, n.out()));
 }
 
@@ -433,7 +437,9 @@ std::string letters_where(const std::string& of, const std::function<bool(char)>
   return r;
 }
 
-bool has(const std::string& s, char c) { return s.find(c) != std::string::npos; }
+bool has(const std::string& s, char c) {
+  return s.find(c) != std::string::npos;
+}
 
 }  // namespace
 
@@ -479,9 +485,7 @@ void Importer::map_einsum(const Node& n) {
   const std::string rows = letters_where(la, [&](char c) { return has(out, c) && !has(lb, c); });
   const std::string cols = letters_where(lb, [&](char c) { return has(out, c) && !has(la, c); });
   const std::string sum = letters_where(la, [&](char c) { return !has(out, c); });
-  const auto size_of = [&](char c) {
-    return has(la, c) ? n.in(0).shape[la.find(c)] : n.in(1).shape[lb.find(c)];
-  };
+  const auto size_of = [&](char c) { return has(la, c) ? n.in(0).shape[la.find(c)] : n.in(1).shape[lb.find(c)]; };
   const auto extent = [&](const std::string& letters) {
     std::int64_t p = 1;
     for (char c : letters) p *= size_of(c);

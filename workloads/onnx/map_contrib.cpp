@@ -64,7 +64,8 @@ void Importer::check_contrib_inputs(const Node& n) const {
 
 void Importer::apply_activation(const Node& n, const Value& y) {
   const std::string act = n.attrs.text("activation", "");
-  const std::vector<double> p = n.attrs.has("activation_params") ? n.attrs.reals("activation_params") : std::vector<double>{};
+  const std::vector<double> p =
+      n.attrs.has("activation_params") ? n.attrs.reals("activation_params") : std::vector<double>{};
   const auto param = [&](std::size_t i, double fallback) { return i < p.size() ? p[i] : fallback; };
   OpAttrs a;
   OpKind kind = OpKind::Relu;

@@ -104,7 +104,8 @@ void Importer::map_concat(const Node& n) {
       for (const Value* other : n.inputs)
         for (std::size_t d = 0; d < v.shape.size(); ++d)
           if (d != ax && other && other->shape.size() == v.shape.size() && other->shape[d] != v.shape[d])
-            n.fail("inputs of equal dims off axis " + std::to_string(ax), format_shape(other->shape) + " and " + format_shape(v.shape));
+            n.fail("inputs of equal dims off axis " + std::to_string(ax),
+                   format_shape(other->shape) + " and " + format_shape(v.shape));
     }
     return bind(n.out(), std::move(v));
   }
@@ -133,7 +134,9 @@ void Importer::map_split(const Node& n) {
     if (sizes[static_cast<std::size_t>(i)] == 0) {  // an empty part: nothing to copy
       Shape shape = x.shape;
       shape[ax] = 0;
-      bind(out, Value{out, shape, -1, std::make_shared<ConstTensor>(ConstTensor{shape, ::onnx::TensorProto::FLOAT, std::vector<double>{}})});
+      bind(out,
+           Value{out, shape, -1,
+                 std::make_shared<ConstTensor>(ConstTensor{shape, ::onnx::TensorProto::FLOAT, std::vector<double>{}})});
       continue;
     }
     bind(out, emit(n, OpKind::Slice, {operand(x)}, a, out, "." + std::to_string(i)));
@@ -176,7 +179,7 @@ void Importer::map_gather(const Node& n) {
 /// Opset 18's Pad with an axes input: `pads` holds the begins then the ends of those axes only;
 /// the IR's paddings give every dim (begins of all, then ends of all).
 std::vector<std::int64_t> Importer::pads_on_axes(const Node& n, const std::vector<std::int64_t>& pads,
-                                                  const std::vector<std::int64_t>& axes, std::size_t rank) const {
+                                                 const std::vector<std::int64_t>& axes, std::size_t rank) const {
   if (pads.size() != 2 * axes.size())
     n.fail(std::to_string(2 * axes.size()) + " pads (a begin and an end per axis in " + format_shape(axes) + ")",
            std::to_string(pads.size()));

@@ -14,7 +14,9 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
-std::int64_t elements(const Shape& s) { return internal::product(s, 0, s.size()); }
+std::int64_t elements(const Shape& s) {
+  return internal::product(s, 0, s.size());
+}
 
 }  // namespace
 
@@ -39,7 +41,8 @@ Value Importer::constant_part(const Value& of, std::int64_t size, const std::str
 Value Importer::cache_rows(const Node& n, const Value& cache, const Value* positions, std::int64_t batch,
                            std::int64_t seq, const std::string& tag) {
   // cos_cache / sin_cache [max_sequence_length, r/2]: the rows of the positions, [B or 1, S, r/2].
-  if (cache.shape.size() != 2) n.fail("a 2-D " + tag + " cache [max_sequence_length, rotary_dim / 2]", format_shape(cache.shape));
+  if (cache.shape.size() != 2)
+    n.fail("a 2-D " + tag + " cache [max_sequence_length, rotary_dim / 2]", format_shape(cache.shape));
   if (positions && positions->shape == Shape{batch, seq}) {
     OpAttrs g;
     g.axis = 0;
@@ -57,8 +60,8 @@ Value Importer::cache_rows(const Node& n, const Value& cache, const Value* posit
   return reshaped(n, rows, {1, seq, cache.shape[1]}, rows.name + ".b");
 }
 
-Value Importer::rotary(const Node& n, const Value& x, bool bnsh, const Value& cos, const Value& sin, std::int64_t rotary_dim,
-                       bool interleaved, const std::string& tag) {
+Value Importer::rotary(const Node& n, const Value& x, bool bnsh, const Value& cos, const Value& sin,
+                       std::int64_t rotary_dim, bool interleaved, const std::string& tag) {
   // x [B, S, N, h] (or [B, N, S, h]); cos and sin [B or 1, S, r/2]. Each rotated pair (x1, x2)
   // becomes (x1 cos - x2 sin, x2 cos + x1 sin): two products and a sum per element. The partner
   // of each element (the other half, or the other of an interleaved pair) is an addressing
@@ -66,9 +69,11 @@ Value Importer::rotary(const Node& n, const Value& x, bool bnsh, const Value& co
   const std::int64_t B = x.shape[0], h = x.shape[3];
   const std::int64_t S = bnsh ? x.shape[2] : x.shape[1], N = bnsh ? x.shape[1] : x.shape[2];
   const std::int64_t r = rotary_dim > 0 ? rotary_dim : h;
-  if (r % 2 != 0 || r > h) n.fail("an even rotary dimension of at most the head size " + std::to_string(h), std::to_string(r));
+  if (r % 2 != 0 || r > h)
+    n.fail("an even rotary dimension of at most the head size " + std::to_string(h), std::to_string(r));
   if (cos.shape.back() != r / 2 || sin.shape != cos.shape)
-    n.fail("cos and sin caches of " + std::to_string(r / 2) + " values per position (rotary dim " + std::to_string(r) + ")",
+    n.fail("cos and sin caches of " + std::to_string(r / 2) + " values per position (rotary dim " + std::to_string(r) +
+               ")",
            format_shape(cos.shape) + " and " + format_shape(sin.shape));
   Value part = x;
   if (r < h) {
@@ -107,7 +112,8 @@ void Importer::map_rotary_embedding(const Node& n) {
   const Value& cos_cache = n.in(2);
   const std::int64_t heads = n.attrs.integer("num_heads", 0), rotary_dim = n.attrs.integer("rotary_embedding_dim", 0);
   const bool interleaved = n.attrs.integer("interleaved", 0) != 0;
-  if (cos_cache.shape.size() != 2) n.fail("a 2-D cos_cache [max_sequence_length, rotary_dim / 2]", format_shape(cos_cache.shape));
+  if (cos_cache.shape.size() != 2)
+    n.fail("a 2-D cos_cache [max_sequence_length, rotary_dim / 2]", format_shape(cos_cache.shape));
   Value x4 = x;
   const bool bnsh = x.shape.size() == 4;
   if (x.shape.size() == 3) {
@@ -151,8 +157,8 @@ Value Importer::with_past(const Node& n, const Value& now, std::size_t past_inpu
     if (elements(past.shape) > 0) {
       OpAttrs cat;
       cat.axis = 2;
-      all = emit(n, OpKind::Concat, {operand(past), operand(now)}, cat, used ? n.out(present_output) : n.out() + "." + tag,
-                 "." + tag);
+      all = emit(n, OpKind::Concat, {operand(past), operand(now)}, cat,
+                 used ? n.out(present_output) : n.out() + "." + tag, "." + tag);
     }
   }
   if (used) bind(n.out(present_output), all);
@@ -175,7 +181,8 @@ Value Importer::attend(const Node& n, const Value& q, std::int64_t groups, const
                  std::to_string(S) + ", " + std::to_string(T) + "]",
              "'" + bias->name + "' " + format_shape(b));
     const Value s5 = reshaped(n, scores, {B, Nk, groups, S, T}, scores.name + ".groups");
-    const Value b5 = reshaped(n, *bias, {b[0], b[1] == 1 ? 1 : Nk, b[1] == 1 ? 1 : groups, S, T}, bias->name + ".groups");
+    const Value b5 =
+        reshaped(n, *bias, {b[0], b[1] == 1 ? 1 : Nk, b[1] == 1 ? 1 : groups, S, T}, bias->name + ".groups");
     const Value biased = emit(n, OpKind::Add, {s5.tensor, operand(b5)}, {}, n.out() + ".biased", ".bias");
     scores = reshaped(n, biased, scores.shape, biased.name + ".rows");
   }
@@ -276,7 +283,8 @@ void Importer::map_group_query_attention(const Node& n) {
     v = part((N + Nk) * h, Nk * h, "v");
   }
   if (k.shape.size() != 3 || k.shape[2] != Nk * h || v.shape != k.shape)
-    n.fail("key and value [batch, kv_sequence, " + std::to_string(Nk * h) + "]", format_shape(k.shape) + " and " + format_shape(v.shape));
+    n.fail("key and value [batch, kv_sequence, " + std::to_string(Nk * h) + "]",
+           format_shape(k.shape) + " and " + format_shape(v.shape));
   Value q4 = reshaped(n, q, {B, S, N, h}, q.name + ".heads");
   Value k4 = reshaped(n, k, {B, k.shape[1], Nk, h}, k.name + ".heads");
   if (n.attrs.integer("do_rotary", 0) != 0) {
@@ -330,22 +338,27 @@ void Importer::map_matmul_nbits(const Node& n) {
   const std::int64_t k_blocks = (K + block - 1) / block, blob = block * bits / 8;
   const Value& b = n.in(1);
   if (!b.is_constant() || b.constant->elem_type != ::onnx::TensorProto::UINT8)
-    n.fail("input B a uint8 initializer (the packed weight)",
-           b.is_constant() ? dtype_name(b.constant->elem_type) + " '" + b.name + "'" : "an activation '" + b.name + "'");
+    n.fail(
+        "input B a uint8 initializer (the packed weight)",
+        b.is_constant() ? dtype_name(b.constant->elem_type) + " '" + b.name + "'" : "an activation '" + b.name + "'");
   if (b.shape != Shape{N, k_blocks, blob})
-    n.fail("input B [N, ceil(K / block_size), block_size * bits / 8] = " + format_shape({N, k_blocks, blob}), format_shape(b.shape));
+    n.fail("input B [N, ceil(K / block_size), block_size * bits / 8] = " + format_shape({N, k_blocks, blob}),
+           format_shape(b.shape));
   const auto count = [&](std::size_t i, const std::string& what, std::int64_t want) {
     const Value& v = n.in(i);
-    if (!v.is_constant()) n.fail("input " + std::to_string(i) + " (" + what + ") an initializer", "an activation '" + v.name + "'");
+    if (!v.is_constant())
+      n.fail("input " + std::to_string(i) + " (" + what + ") an initializer", "an activation '" + v.name + "'");
     if (v.constant->elements() != want)
-      n.fail("input " + std::to_string(i) + " (" + what + ") of " + std::to_string(want) + " elements", format_shape(v.shape));
+      n.fail("input " + std::to_string(i) + " (" + what + ") of " + std::to_string(want) + " elements",
+             format_shape(v.shape));
   };
   count(2, "scales", N * k_blocks);
   ElemFormat f;
   f.bits = std::uint8_t(bits);
   f.group = std::uint32_t(block);
   f.scale_bits = float_bits(n.in(2).constant->elem_type);
-  if (f.scale_bits == 0) n.fail("scales of a float type (float, float16, bfloat16)", dtype_name(n.in(2).constant->elem_type));
+  if (f.scale_bits == 0)
+    n.fail("scales of a float type (float, float16, bfloat16)", dtype_name(n.in(2).constant->elem_type));
   if (n.has(3)) {
     const int zt = n.in(3).is_constant() ? n.in(3).constant->elem_type : -1;
     const bool packed = zt == ::onnx::TensorProto::UINT8;
@@ -353,7 +366,8 @@ void Importer::map_matmul_nbits(const Node& n) {
     f.zero_bits = packed ? std::uint8_t(bits) : float_bits(zt);
     if (f.zero_bits == 0) n.fail("zero_points of uint8 or the scales' float type", dtype_name(zt));
   }
-  if (n.has(4) && !n.in(4).is_constant()) n.fail("input 4 (g_idx) an initializer", "an activation '" + n.in(4).name + "'");
+  if (n.has(4) && !n.in(4).is_constant())
+    n.fail("input 4 (g_idx) an initializer", "an activation '" + n.in(4).name + "'");
   Tensor w;
   w.name = unique_tensor_name(b.name);
   w.shape = {K, N};

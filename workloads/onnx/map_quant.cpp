@@ -40,8 +40,7 @@ void Importer::check_qdq(const Node& n) const {
   const bool per_tensor = scale.shape.empty() || (scale.shape.size() == 1 && elements == 1 && block == 0);
   if (!per_tensor) {
     if (axis < -rank || axis >= rank)
-      n.fail("axis in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "] for x " +
-                 format_shape(x.shape),
+      n.fail("axis in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "] for x " + format_shape(x.shape),
              std::to_string(axis));
     if (axis < 0) axis += rank;
     Shape expected{x.shape[static_cast<std::size_t>(axis)]};
@@ -51,8 +50,8 @@ void Importer::check_qdq(const Node& n) const {
     }
     if (scale.shape != expected)
       n.fail("scale '" + scale.name + "' of one element or of shape " + format_shape(expected) + " (" +
-                 (block > 0 ? "one per block of " + std::to_string(block) : std::string("one per slice")) +
-                 " of x " + format_shape(x.shape) + " along axis " + std::to_string(axis) + ")",
+                 (block > 0 ? "one per block of " + std::to_string(block) : std::string("one per slice")) + " of x " +
+                 format_shape(x.shape) + " along axis " + std::to_string(axis) + ")",
              format_shape(scale.shape));
   }
   if (scale.is_constant() && !is_float_type(scale.constant->elem_type))
@@ -60,7 +59,8 @@ void Importer::check_qdq(const Node& n) const {
   if (!n.has(2)) return;
   const Value& zero = n.in(2);
   if (zero.shape != scale.shape && !(per_tensor && internal::product(zero.shape, 0, zero.shape.size()) == 1))
-    n.fail("zero point '" + zero.name + "' of the scale's shape " + format_shape(scale.shape), format_shape(zero.shape));
+    n.fail("zero point '" + zero.name + "' of the scale's shape " + format_shape(scale.shape),
+           format_shape(zero.shape));
   if (!zero.is_constant()) return;
   const int zt = zero.constant->elem_type;
   if (is_float_type(zt) && zt != ::onnx::TensorProto::FLOAT16 && zt != ::onnx::TensorProto::BFLOAT16)

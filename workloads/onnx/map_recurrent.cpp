@@ -12,7 +12,9 @@ namespace {
 
 enum class Cell { Lstm, Gru, Rnn };
 
-int gate_count(Cell c) { return c == Cell::Lstm ? 4 : c == Cell::Gru ? 3 : 1; }
+int gate_count(Cell c) {
+  return c == Cell::Lstm ? 4 : c == Cell::Gru ? 3 : 1;
+}
 
 }  // namespace
 
@@ -79,7 +81,8 @@ void Importer::map_recurrent(const Node& n) {
       const auto gate = [&](int g, const std::optional<Value>& state, OpKind act) {
         std::vector<int> a_in{operand(xt), operand(weight(w, d, g, {in, hidden}))};
         if (n.has(3)) a_in.push_back(operand(weight(n.in(3), d, g, {hidden})));
-        Value z = emit(n, OpKind::MatMul, a_in, {}, st + ".g" + std::to_string(g) + ".x", ".g" + std::to_string(g) + ".x");
+        Value z =
+            emit(n, OpKind::MatMul, a_in, {}, st + ".g" + std::to_string(g) + ".x", ".g" + std::to_string(g) + ".x");
         if (state) {
           const Value hr = emit(n, OpKind::MatMul, {operand(*state), operand(weight(r, d, g, {hidden, hidden}))}, {},
                                 st + ".g" + std::to_string(g) + ".h", ".g" + std::to_string(g) + ".h");

@@ -31,7 +31,9 @@ std::string describe_dims(const ::onnx::TensorShapeProto& s) {
 
 /// Whether `d` has no concrete size (a name like "batch", or nothing). 0 is a size: an empty
 /// tensor (a KV cache of past length 0) is legal ONNX.
-bool symbolic(const ::onnx::TensorShapeProto_Dimension& d) { return !d.has_dim_value() || d.dim_value() < 0; }
+bool symbolic(const ::onnx::TensorShapeProto_Dimension& d) {
+  return !d.has_dim_value() || d.dim_value() < 0;
+}
 
 /// The dims as --input-shape wants them: sizes kept, a symbolic first dim (a batch) as 1, any
 /// other symbolic one as <its name> for the user to fill in.
@@ -40,7 +42,7 @@ std::string example_dims(const ::onnx::TensorShapeProto& s) {
   for (int i = 0; i < s.dim_size(); ++i) {
     const auto& d = s.dim(i);
     const bool known = !symbolic(d);
-    out += (i ? "," : "") + (known ? std::to_string(d.dim_value())
+    out += (i ? "," : "") + (known    ? std::to_string(d.dim_value())
                              : i == 0 ? std::string("1")
                                       : "<" + (d.dim_param().empty() ? "D" + std::to_string(i) : d.dim_param()) + ">");
   }
@@ -71,7 +73,9 @@ bool parses_deeper(const std::string& path) {
 
 }  // namespace
 
-bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+bool is_default_domain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
 
 ::onnx::ModelProto read_model(const std::string& path) {
   // Parsed straight from the stream: copying a model of tens of MB into a string first
@@ -88,7 +92,8 @@ bool is_default_domain(const std::string& domain) { return domain.empty() || dom
     if (parses_deeper(path))
       throw InputError(path, "expected an ONNX model nested at most " + std::to_string(kProtobufDepth) +
                                  " messages deep (protobuf's limit; each If/Loop body inside another adds 3), "
-                                 "found a model of " + size + " bytes nested deeper (subgraphs within subgraphs)");
+                                 "found a model of " +
+                                 size + " bytes nested deeper (subgraphs within subgraphs)");
     throw InputError(path, "expected an ONNX model (a serialized protobuf ModelProto), found " + size +
                                " bytes that do not parse as one (not an ONNX file, or a truncated one)");
   }
@@ -148,7 +153,8 @@ void bind_named_dims(::onnx::GraphProto& graph, const std::vector<std::string>& 
   }
   for (const auto& [name, value] : options.dims) {
     if (value < 0 || value > (std::int64_t{1} << 31))  // the CLI checks too; Python passes any int
-      throw InputError("--dim " + name + "=" + std::to_string(value), "expected a size in [0, 2^31], found " + std::to_string(value));
+      throw InputError("--dim " + name + "=" + std::to_string(value),
+                       "expected a size in [0, 2^31], found " + std::to_string(value));
     if (std::find(declared.begin(), declared.end(), name) != declared.end()) continue;
     std::string list;
     for (const auto& d : declared) list += (list.empty() ? "'" : ", '") + d + "'";

@@ -317,8 +317,10 @@ Graph rewrite_and_finalize(const Graph& staged, const std::unordered_map<int, do
                  c.batch_norms_folded);
   }
   if (c.kv_caches_appended)
-    spdlog::info("onnx: {}: read {} Concat(past, new) -> present as an append to a persistent KV cache "
-                 "(--kv-cache copy: as a copy)", source, c.kv_caches_appended);
+    spdlog::info(
+        "onnx: {}: read {} Concat(past, new) -> present as an append to a persistent KV cache "
+        "(--kv-cache copy: as a copy)",
+        source, c.kv_caches_appended);
   if (c.layer_norms_fused)
     spdlog::info("onnx: {}: fused {} decomposed LayerNorm pattern(s) into layer_norm ops", source, c.layer_norms_fused);
   if (counts) *counts = c;

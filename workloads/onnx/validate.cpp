@@ -55,7 +55,9 @@ Names reads(const ::onnx::NodeProto& n) {
 
 std::string name_of(const ::onnx::NodeProto& n);
 
-std::string describe(const ::onnx::NodeProto& n) { return "node '" + name_of(n) + "' (" + n.op_type() + ")"; }
+std::string describe(const ::onnx::NodeProto& n) {
+  return "node '" + name_of(n) + "' (" + n.op_type() + ")";
+}
 
 /// Size-like attributes: `lo` is the least legal value; every value stays within 2^31.
 void check_range(const ::onnx::NodeProto& n, const std::string& path, const std::string& name, std::int64_t lo) {
@@ -83,8 +85,8 @@ void check_subgraphs(const ::onnx::NodeProto& n, const std::string& path) {
     const bool present = std::any_of(n.attribute().begin(), n.attribute().end(),
                                      [&](const ::onnx::AttributeProto& a) { return a.name() == name && a.has_g(); });
     if (!present) {
-      throw InputError(node_where(path, n), "expected a graph attribute '" + name + "' (the " + n.op_type() +
-                                                "'s body), found none");
+      throw InputError(node_where(path, n),
+                       "expected a graph attribute '" + name + "' (the " + n.op_type() + "'s body), found none");
     }
   }
 }
@@ -162,9 +164,9 @@ void check_unique_inputs(const ::onnx::GraphProto& g, const std::string& path) {
       const auto [it, fresh] = seen.emplace(list.Get(i).name(), i);
       if (!fresh)
         throw InputError(path + " (" + what + " '" + list.Get(i).name() + "')",
-                         "expected " + what + "s with distinct names, found two named '" + list.Get(i).name() +
-                             "' (" + what + "s " + std::to_string(it->second) + " and " + std::to_string(i) +
-                             " of graph '" + g.name() + "')");
+                         "expected " + what + "s with distinct names, found two named '" + list.Get(i).name() + "' (" +
+                             what + "s " + std::to_string(it->second) + " and " + std::to_string(i) + " of graph '" +
+                             g.name() + "')");
     }
   };
   check(g.input(), "graph input");
@@ -205,9 +207,10 @@ void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
 /// they exist (a rank-2 input with a 3x3 kernel crashes it).
 const std::unordered_map<std::string, std::pair<int, int>>& windowed_ops() {
   static const std::unordered_map<std::string, std::pair<int, int>> ops = {
-      {"Conv", {0, 1}},         {"ConvTranspose", {0, 1}}, {"ConvInteger", {0, 1}}, {"QLinearConv", {0, 3}},
-      {"MaxPool", {0, -1}},     {"AveragePool", {0, -1}},  {"LpPool", {0, -1}},     {"MaxUnpool", {0, -1}},
-      {"GlobalAveragePool", {0, -1}}, {"GlobalMaxPool", {0, -1}}, {"GlobalLpPool", {0, -1}}};
+      {"Conv", {0, 1}},           {"ConvTranspose", {0, 1}}, {"ConvInteger", {0, 1}},
+      {"QLinearConv", {0, 3}},    {"MaxPool", {0, -1}},      {"AveragePool", {0, -1}},
+      {"LpPool", {0, -1}},        {"MaxUnpool", {0, -1}},    {"GlobalAveragePool", {0, -1}},
+      {"GlobalMaxPool", {0, -1}}, {"GlobalLpPool", {0, -1}}};
   return ops;
 }
 
@@ -275,7 +278,8 @@ int input_rank(const ::onnx::NodeProto& n, int input, const std::unordered_map<s
 /// channels), and ONNX 1.12's inference crashes on some of the contradictions that follow
 /// (Swin-T's window reshapes). Subgraphs (If, Loop, Scan bodies) are probed alike, with the ranks
 /// of the scopes around them (`outer`).
-void make_probe(const ::onnx::GraphProto& src, ::onnx::GraphProto& dst, const std::unordered_map<std::string, int>& outer) {
+void make_probe(const ::onnx::GraphProto& src, ::onnx::GraphProto& dst,
+                const std::unordered_map<std::string, int>& outer) {
   const auto declared = ranks_in(src, outer);
   dst.Clear();
   dst.set_name(src.name());
@@ -335,7 +339,8 @@ void check_window_ranks(const ::onnx::GraphProto& g, const ::onnx::GraphProto* p
     if (!probe || at >= probe->node_size()) continue;
     const bool identity = io && probe->node(at).op_type() == "Identity" && n.op_type() != "Identity";
     if (identity) {  // replaced by one Identity per output
-      at += static_cast<int>(std::count_if(n.output().begin(), n.output().end(), [](const auto& o) { return !o.empty(); }));
+      at += static_cast<int>(
+          std::count_if(n.output().begin(), n.output().end(), [](const auto& o) { return !o.empty(); }));
       continue;
     }
     const auto& p = probe->node(at++);  // n's copy, its subgraphs probed
@@ -405,8 +410,7 @@ void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
       if (inserted) continue;
       const std::string first = it->second < 0 ? "a graph input or initializer" : describe(g.node(it->second));
       throw InputError(node_where(path, g.node(i)), "expected one producer per value, found '" + o +
-                                                        "' produced by both " + first + " and " +
-                                                        describe(g.node(i)));
+                                                        "' produced by both " + first + " and " + describe(g.node(i)));
     }
   }
   std::vector<std::vector<int>> consumers(static_cast<std::size_t>(count)), producers_of(consumers.size());
@@ -415,9 +419,9 @@ void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
     for (const auto& name : reads(g.node(i))) {
       const auto it = producer.find(name);
       if (it == producer.end()) {
-        throw InputError(node_where(path, g.node(i)),
-                         "expected input '" + name +
-                             "' to be a graph input, an initializer or a node's output, found none");
+        throw InputError(
+            node_where(path, g.node(i)),
+            "expected input '" + name + "' to be a graph input, an initializer or a node's output, found none");
       }
       if (it->second < 0) continue;
       consumers[static_cast<std::size_t>(it->second)].push_back(i);
@@ -446,9 +450,9 @@ void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
     const std::vector<int> cycle = find_cycle(stuck, producers_of, indegree);
     std::string text;
     for (int i : cycle) text += "'" + name_of(g.node(i)) + "' <- ";
-    throw InputError(node_where(path, g.node(cycle.front())),
-                     "expected an acyclic graph, found a cycle: " + text + "'" + name_of(g.node(cycle.front())) +
-                         "' (each node reads the output of the one after it)");
+    throw InputError(node_where(path, g.node(cycle.front())), "expected an acyclic graph, found a cycle: " + text +
+                                                                  "'" + name_of(g.node(cycle.front())) +
+                                                                  "' (each node reads the output of the one after it)");
   }
   if (std::is_sorted(order.begin(), order.end())) return;
   google::protobuf::RepeatedPtrField<::onnx::NodeProto> sorted;
