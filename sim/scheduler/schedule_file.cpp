@@ -38,10 +38,6 @@ struct Place {
   }
 };
 
-std::string type_name(const json& j) {
-  return j.type_name();
-}
-
 /// "a string (\"16\")": the found type in words and the value, for a field of the wrong type.
 std::string found_type(const json& v) {
   const std::string t = v.type_name();
