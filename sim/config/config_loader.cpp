@@ -285,6 +285,10 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read("npu.mac_array.fold_model", m.fold_model, [](const std::string& t, const std::string& w) {
     return parse_enum<FoldModel>(t, w, {{"reference", FoldModel::Reference}, {"overlapped", FoldModel::Overlapped}});
   });
+  r.read("npu.mac_array.dequant", m.dequant, [](const std::string& t, const std::string& w) {
+    return parse_enum<DequantPath>(
+        t, w, {{"operand_path", DequantPath::OperandPath}, {"vector_unit", DequantPath::VectorUnit}});
+  });
 
   auto& v = c.vector_unit;
   r.read_uint("npu.vector_unit.lanes", v.lanes, 1, kMaxLanes);

@@ -62,6 +62,9 @@ std::string to_string(DType t) {
 std::string to_string(FoldModel f) {
   return f == FoldModel::Reference ? "reference" : "overlapped";
 }
+std::string to_string(DequantPath d) {
+  return d == DequantPath::OperandPath ? "operand_path" : "vector_unit";
+}
 std::string to_string(PagePolicy p) {
   switch (p) {
     case PagePolicy::Open:
@@ -137,6 +140,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"dtype", to_string(m.dtype)},
         {"dtype_bytes", dtype_bytes(m.dtype)},
         {"fold_model", to_string(m.fold_model)},
+        {"dequant", to_string(m.dequant)},
         {"accumulator_bytes", m.accumulator_bytes},
         {"peak_ops_per_second", c.mac_peak_ops()}}},
       {"vector_unit",

@@ -30,6 +30,11 @@ enum class OperandBufferMode { Shared, Separate };
 /// `row_major`: ifmap M x K, filter K x N, output M x N, all row-major; `streamed`: each operand
 /// in the order the dataflow streams it, so every per-cycle vector is contiguous.
 enum class TileLayout { RowMajor, Streamed };
+/// Where a GEMM's group-quantised weights (int4/int8 with scales, docs/llm.md "Widths") are
+/// expanded to the activations' width: `operand_path`: by the array's weight loader as it feeds
+/// the array, at no extra time; `vector_unit`: a block at a time by the vector unit, into SRAM,
+/// before the array reads it.
+enum class DequantPath { OperandPath, VectorUnit };
 /// `all_bank`: REFab every tREFI; `per_bank`: REFpb (LPDDR4/5) every tREFI / 8, bank by bank.
 enum class RefreshMode { AllBank, PerBank };
 /// How a DRAM channel chooses between reads and writes (docs/dram.md, "Reads and writes").
@@ -48,6 +53,7 @@ std::string to_string(DramScheduler s);
 std::string to_string(RefreshMode r);
 std::string to_string(OperandBufferMode m);
 std::string to_string(TileLayout l);
+std::string to_string(DequantPath d);
 
 struct MacArrayConfig {
   std::uint32_t rows = 32;
@@ -55,6 +61,7 @@ struct MacArrayConfig {
   Dataflow dataflow = Dataflow::WS;
   DType dtype = DType::Int8;
   FoldModel fold_model = FoldModel::Overlapped;
+  DequantPath dequant = DequantPath::OperandPath;
   /// Bytes of one partial sum kept in the accumulator (int32 for int8/int16, fp32 for floats).
   std::uint32_t accumulator_bytes = 4;
 };

@@ -78,10 +78,16 @@ class Lowering {
  private:
   // ---- placement --------------------------------------------------------------------------
 
+  /// DRAM addresses, as a compiler's memory planner gives them (docs/scheduling.md, "DRAM
+  /// placement"): tensors that outlive the run (graph inputs, weights, outputs, KV caches) each
+  /// get their own page-aligned region at the bottom; an intermediate lives from the first group
+  /// that writes it to the last that reads it, and regions whose tensors are dead are reused
+  /// (first fit, in the plan's group order). The inputs of a concat written in place live inside
+  /// its output, one slab after another.
   void allocate_dram() {
-    base_addr_.assign(g_.tensors().size(), 0);
-    // The inputs of a concat written in place live inside its output, one slab after another.
-    std::vector<std::pair<int, std::uint64_t>> inside(g_.tensors().size(), {-1, 0});  // (concat output, offset)
+    const std::size_t n = g_.tensors().size();
+    base_addr_.assign(n, 0);
+    std::vector<std::pair<int, std::uint64_t>> inside(n, {-1, 0});  // (concat output, offset)
     for (const GroupPlan& grp : plan_.groups)
       for (const Segment& seg : grp.segments) {
         if (!seg.tiling.in_place) continue;
@@ -92,18 +98,84 @@ class Lowering {
           offset += workloads::tensor_bytes(g_, t, eb_);
         }
       }
-    for (std::size_t t = 0; t < g_.tensors().size(); ++t) {
+    const std::vector<Lifetime> life = lifetimes(inside);
+    auto region_bytes = [&](int t) { return ceil_div(workloads::tensor_bytes(g_, t, eb_), 4096) * 4096; };
+    std::vector<int> transient;
+    for (std::size_t t = 0; t < n; ++t) {
       if (base_tensor(g_, int(t)) != int(t) || inside[t].first >= 0) continue;
-      base_addr_[t] = dram_top_;
-      const std::uint64_t bytes = workloads::tensor_bytes(g_, int(t), eb_);
-      dram_top_ += ceil_div(bytes, 4096) * 4096;  // page-aligned tensors
+      if (life[t].whole_run) {
+        base_addr_[t] = dram_top_;
+        dram_top_ += region_bytes(int(t));
+      } else if (life[t].first >= 0) {
+        transient.push_back(int(t));
+      }
     }
-    for (std::size_t t = 0; t < g_.tensors().size(); ++t)
+    place_transients(transient, life, region_bytes);
+    for (std::size_t t = 0; t < n; ++t)
       if (inside[t].first >= 0) base_addr_[t] = base_addr_[inside[t].first] + inside[t].second;
     if (dram_top_ > hw_.dram.capacity_bytes())
       throw InputError(hw_.source + " (npu.dram)", "the workload needs " + std::to_string(dram_top_) +
                                                        " bytes of DRAM, the device holds " +
                                                        std::to_string(hw_.dram.capacity_bytes()));
+  }
+
+  /// The groups between which a base tensor's DRAM region must hold it.
+  struct Lifetime {
+    int first = -1, last = -1;  // first group that writes it, last that reads or writes it
+    bool whole_run = false;     // read before the run or after it: its own region throughout
+  };
+
+  std::vector<Lifetime> lifetimes(const std::vector<std::pair<int, std::uint64_t>>& inside) const {
+    const std::size_t n = g_.tensors().size();
+    std::vector<Lifetime> life(n);
+    // A slab of an in-place concat lives as long as the concat's output does.
+    auto owner = [&](int t) {
+      const int b = base_tensor(g_, t);
+      return inside[b].first >= 0 ? base_tensor(g_, inside[b].first) : b;
+    };
+    for (std::size_t gi = 0; gi < plan_.groups.size(); ++gi)
+      for (int o : plan_.groups[gi].ops()) {
+        const Op& op = g_.op(o);
+        for (const auto* list : {&op.inputs, &op.outputs})
+          for (int t : *list) {
+            Lifetime& l = life[owner(t)];
+            if (l.first < 0 || int(gi) < l.first) l.first = int(gi);
+            l.last = std::max(l.last, int(gi));
+          }
+      }
+    for (std::size_t t = 0; t < n; ++t) {
+      const auto& ten = g_.tensor(int(t));
+      if (ten.producer < 0 || ten.persistent || g_.is_output(int(t))) life[owner(int(t))].whole_run = true;
+    }
+    return life;
+  }
+
+  /// First-fit placement of the transient tensors over the space above the whole-run ones, in
+  /// the order their lifetimes start; a region is free again after its tensor's last group.
+  template <typename Bytes>
+  void place_transients(std::vector<int>& transient, const std::vector<Lifetime>& life, const Bytes& region_bytes) {
+    std::stable_sort(transient.begin(), transient.end(), [&](int a, int b) { return life[a].first < life[b].first; });
+    struct Block {
+      std::uint64_t addr, bytes;
+      int last;  // the tensor's last group
+    };
+    std::vector<Block> taken;  // by address
+    const std::uint64_t floor = dram_top_;
+    for (int t : transient) {
+      taken.erase(std::remove_if(taken.begin(), taken.end(), [&](const Block& b) { return b.last < life[t].first; }),
+                  taken.end());
+      const std::uint64_t bytes = region_bytes(t);
+      std::uint64_t at = floor;
+      for (const Block& b : taken) {
+        if (b.addr >= at + bytes) break;
+        at = std::max(at, b.addr + b.bytes);
+      }
+      base_addr_[t] = at;
+      taken.insert(
+          std::upper_bound(taken.begin(), taken.end(), at, [](std::uint64_t a, const Block& b) { return a < b.addr; }),
+          Block{at, bytes, life[t].last});
+      dram_top_ = std::max(dram_top_, at + bytes);
+    }
   }
 
   std::uint64_t addr(int tensor) const { return base_addr_[base_tensor(g_, tensor)]; }
@@ -227,6 +299,22 @@ class Lowering {
     buf.valid = true;
     buf.users.emplace_back();
     return buf.load;
+  }
+
+  /// The vector unit expanding a weight block of `elems` elements just loaded (command `loaded`)
+  /// to `width` bytes an element, into SRAM beside the packed block: one op an element (the
+  /// scale's multiply), two with a zero point (its subtraction too).
+  std::uint32_t dequantize(int op, int weights, std::uint64_t elems, std::uint32_t width, std::uint32_t loaded) {
+    const workloads::ElemFormat& f = g_.tensor(weights).format;
+    Command c;
+    c.kind = CommandKind::Vector;
+    c.op = op;
+    c.vec = {workloads::to_string(workloads::OpKind::Dequantize), elems};
+    c.vector_ops = elems * (f.zero_bits ? 2 : 1);
+    c.sram_read_bytes = workloads::elements_bytes(g_, weights, elems, eb_);
+    c.sram_write_bytes = elems * width;
+    c.deps = {loaded};
+    return emit(std::move(c));
   }
 
   std::uint32_t barrier(std::vector<std::uint32_t> deps) {
@@ -568,7 +656,12 @@ class Lowering {
         add_ready_dep(b_t, true, deps);
       else {
         const auto key = std::make_tuple(geo.b_constant ? 0 : blk.batch, blk.col0, blk.chan0);
-        deps.push_back(ensure_loaded(b_buf, key, ho, b_t, at(in_bytes(b_t, b_block_region(geo, blk, 1)), addr(b_t))));
+        const bool fresh = !(b_buf.valid && b_buf.key == key);
+        std::uint32_t ready =
+            ensure_loaded(b_buf, key, ho, b_t, at(in_bytes(b_t, b_block_region(geo, blk, 1)), addr(b_t)));
+        if (fresh && dequantized_on_vector_unit(g_, hw_, b_t))
+          b_buf.load = ready = dequantize(ho, b_t, geo.b_elements(blk), eb(a_t), ready);
+        deps.push_back(ready);
       }
       const bool first_k = blk.chan0 == 0, last_k = blk.chan0 + blk.chans >= geo.c_total;
       if (last_k && bias_t >= 0) bias_ready(deps);

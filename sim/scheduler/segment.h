@@ -169,6 +169,12 @@ void settle_dataflow(const workloads::Graph& g, const HardwareConfig& hw, GroupP
 /// Whether any of the segments has a GEMM head (work a dataflow applies to).
 bool has_gemm(const workloads::Graph& g, const std::vector<Segment>& segs);
 
+/// Whether the GEMM operand `tensor` is expanded by the vector unit before the array reads it: a
+/// weight in a group-quantised format (scales per group) with npu.mac_array.dequant
+/// `vector_unit`. Its tiles then also hold the expanded block (tile_gemm) and each loaded block
+/// costs a dequantize command (the lowering).
+bool dequantized_on_vector_unit(const workloads::Graph& g, const HardwareConfig& hw, int tensor);
+
 /// Inputs of the segment's ops that come from outside the segment (base tensor indices, in
 /// op order), and the tensor the segment produces (base index of the last op's output).
 std::vector<int> segment_inputs(const workloads::Graph& g, const Segment& seg);

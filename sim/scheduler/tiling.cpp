@@ -332,6 +332,7 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   const std::uint64_t bias = gemm_bias_bytes(g, head, where, eb);
   const PrologueOperands pro = prologue_operands(g, seg, where, eb);
   const bool prologue = !seg.prologue.empty();
+  const bool b_dequantized = dequantized_on_vector_unit(g, hw, head.inputs[1]);
 
   std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
   std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
@@ -417,7 +418,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
             a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
                                    : geo.a_elements(first)) *
                          ea;
-            const std::uint64_t b_tile = wb(geo.b_elements(first));
+            // A weight the vector unit dequantises sits in SRAM twice: packed as loaded, and
+            // expanded to the first operand's width for the array (each double-buffered).
+            const std::uint64_t b_tile = wb(geo.b_elements(first)) + (b_dequantized ? geo.b_elements(first) * ea : 0);
             const std::uint64_t out_tile_elems = geo.out_elements(first);
             // Epilogue operands sit beside the output tile they are applied to.
             // A prologue's input blocks are double-buffered beside the operand block it makes, so
@@ -754,6 +757,11 @@ std::string resident_fusion_obstacle(const HardwareConfig& hw) {
   if (!hw.sram.separate_buffers()) return "";
   return "separate operand buffers: an intermediate cannot stay resident across the ifmap, filter and ofmap "
          "buffers (npu.sram.operand_buffers)";
+}
+
+bool dequantized_on_vector_unit(const Graph& g, const HardwareConfig& hw, int tensor) {
+  const workloads::Tensor& t = g.tensor(tensor);
+  return hw.mac_array.dequant == DequantPath::VectorUnit && t.is_constant && t.format.group > 0;
 }
 
 int base_tensor(const Graph& g, int t) {

@@ -3,6 +3,8 @@
 // GEMM is loaded. Every figure below is counted by hand (no burst rounding: bytes requested).
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/scheduler/lowering.h"
@@ -188,6 +190,70 @@ TEST(ElementWidths, FloatModelKeepsTheConfigDtype) {
   for (const auto& t : g.tensors()) EXPECT_EQ(t.elem_bytes, 0) << t.name;
   // fp16: x 64 x 2 + w 32 x 2 + y 128 x 2 = 448.
   EXPECT_EQ(unfused_bytes(g, edge_m(DType::Fp16)), 448u);
+}
+
+/// x [16, 256] x w [256, 64] -> y; w is int4 with one fp16 scale per 128 weights: 16,384
+/// weights = 8,192 B of codes + 128 scales x 2 B = 8,448 B.
+workloads::Graph int4_matmul() {
+  workloads::Graph g;
+  workloads::Tensor x;
+  x.name = "x";
+  x.shape = {16, 256};
+  const int xi = g.add_tensor(x);
+  workloads::Tensor w;
+  w.name = "w";
+  w.shape = {256, 64};
+  w.is_constant = true;
+  w.format = {4, 128, 16, 0};
+  const int wi = g.add_tensor(w);
+  workloads::Tensor y;
+  y.name = "y";
+  const int yi = g.add_tensor(y);
+  workloads::Op m;
+  m.name = "mm";
+  m.kind = workloads::OpKind::MatMul;
+  m.inputs = {xi, wi};
+  m.outputs = {yi};
+  g.add_op(m);
+  g.finalize("int4.yaml");
+  return g;
+}
+
+/// The dequantize commands of a Program: (elements, vector ops, SRAM bytes read, written).
+std::array<std::uint64_t, 4> dequantize_totals(const Program& p) {
+  std::array<std::uint64_t, 4> t{};
+  for (const auto& c : p.commands)
+    if (c.kind == CommandKind::Vector && c.vec.kind == "dequantize") {
+      t[0] += c.vec.elements;
+      t[1] += c.vector_ops;
+      t[2] += c.sram_read_bytes;
+      t[3] += c.sram_write_bytes;
+    }
+  return t;
+}
+
+TEST(ElementWidths, Int4WeightsAreDequantisedWhereTheConfigSays) {
+  const workloads::Graph g = int4_matmul();
+  HardwareConfig hw = config::load_hardware_config("edge-m");
+  // operand_path (the default): the array's weight loader expands them; no command, no time.
+  const Program in_array = lower_plan(g, hw, make_plan(g, hw, FusionPolicy::None));
+  EXPECT_EQ(dequantize_totals(in_array), (std::array<std::uint64_t, 4>{0, 0, 0, 0}));
+  // vector_unit: every weight is expanded once (the 8,448 B weight fits SRAM whole, so it is
+  // loaded once): 16,384 elements and ops, 8,448 packed bytes read, 16,384 B written at the
+  // activations' width (edge-m computes in int8: 1 B).
+  hw.mac_array.dequant = DequantPath::VectorUnit;
+  const Program on_vector = lower_plan(g, hw, make_plan(g, hw, FusionPolicy::None));
+  EXPECT_EQ(dequantize_totals(on_vector), (std::array<std::uint64_t, 4>{16384, 16384, 8448, 16384}));
+  // The DRAM traffic is the same either way: the packed weight, x (4,096 B) and y (1,024 B).
+  EXPECT_EQ(dram_bytes(in_array), dram_bytes(on_vector));
+  EXPECT_EQ(dram_bytes(on_vector), 8448u + 4096u + 1024u);
+  // Every GEMM waits for the dequantisation of its weight block.
+  for (const auto& c : on_vector.commands)
+    if (c.kind == CommandKind::Gemm) {
+      bool after_dequant = false;
+      for (auto d : c.deps) after_dequant |= on_vector.commands[d].vec.kind == "dequantize";
+      EXPECT_TRUE(after_dequant) << "gemm command " << c.id;
+    }
 }
 
 }  // namespace

@@ -158,3 +158,33 @@ TEST(Scheduler, GemmSramTrafficPerDataflow) {
   EXPECT_EQ(t.read_bytes, 6144u + 3840);
   EXPECT_EQ(t.write_bytes, 2560u * 4);
 }
+
+// DRAM placement by lifetime (docs/scheduling.md, "Layout in DRAM"). Four relus in a chain,
+// unfused: each op is its own group, so a (g0..g1), b (g1..g2) and c (g2..g3) are intermediates
+// and x, d are whole-run tensors. Every tensor is 1 x 8 x 16 x 16 int8 = 2048 B -> one 4 KiB
+// page. Bottom: x at 0, d at 4096 (tensor order); a at 8192; b at 12288 (a still lives in g1);
+// c starts in g2, after a's last group (g1), so it takes a's page: footprint 16384, not 20480.
+TEST(Scheduler, IntermediatesReuseTheDramOfTensorsThatAreDead) {
+  const auto g = workloads::parse_yaml_workload(R"(
+name: relu_chain
+inputs:
+  - {name: x, shape: [1, 8, 16, 16]}
+ops:
+  - {name: a, op: relu, inputs: [x]}
+  - {name: b, op: relu, inputs: [a]}
+  - {name: c, op: relu, inputs: [b]}
+  - {name: d, op: relu, inputs: [c]}
+outputs: [d]
+)",
+                                                "relu_chain.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::None);
+  ASSERT_EQ(plan.groups.size(), 4u);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(prog.dram_footprint, 16384u);
+  // The store of each op's output: a and c at 8192, b at 12288, d at 4096.
+  std::vector<std::uint64_t> stores;
+  for (const auto& c : prog.commands)
+    if (c.kind == sched::CommandKind::DmaStore) stores.push_back(c.dram.addr);
+  EXPECT_EQ(stores, (std::vector<std::uint64_t>{8192, 12288, 8192, 4096}));
+}

@@ -436,8 +436,8 @@ void Importer::map_loop(const Node& n) {
     if (!cond.is_constant() || !cond.constant->values)
       n.fail("a Loop condition known at import time", "'" + cond.name + "' computed from activations");
     if (cond.constant->values->size() != 1)
-      n.fail("a Loop condition of one element", "'" + cond.name + "' of " +
-                                                    std::to_string(cond.constant->values->size()) + " elements");
+      n.fail("a Loop condition of one element",
+             "'" + cond.name + "' of " + std::to_string(cond.constant->values->size()) + " elements");
     for (std::size_t i = 0; i < carried; ++i) state[i] = out(static_cast<int>(i) + 1);
     for (std::size_t s = 0; s < scans.size(); ++s) {
       const Value& v = out(static_cast<int>(carried + 1 + s));
