@@ -26,14 +26,15 @@ json without_wall_time(json s) {
 TEST(ServeLlm, AnLlmRunReturnsTheSummaryOfNpusimLlm) {
   ServeProcess s;
   ASSERT_GT(s.port(), 0);
-  // 8 generated tokens, 5 decode steps simulated (the default sample): with the prefill 6 phases.
+  // 7 generated tokens, 5 decode steps simulated (the default sample: steps 0, 2, 3, 5, 6, rounded
+  // from 0, 1.5, 3, 4.5, 6): with the prefill 6 phases.
   const std::string id = start(
       s,
       {{"config", "edge-s"},
        {"fusion", "greedy"},
        {"set", {{"npu.sram.capacity", "512 KiB"}}},
        {"llm",
-        {{"model", "SmolLM2-360M"}, {"prompt", 16}, {"generate", 8}, {"weight_dtype", "int4"}, {"kv_dtype", "int8"}}}});
+        {{"model", "SmolLM2-360M"}, {"prompt", 8}, {"generate", 7}, {"weight_dtype", "int4"}, {"kv_dtype", "int8"}}}});
   const json state = s.wait_run(id, std::chrono::seconds(280));
   ASSERT_EQ(state["status"], "done") << state.dump();
   EXPECT_EQ(state["commands_total"], 6) << "progress counts the phases: the prefill and 5 decode steps";
@@ -44,13 +45,13 @@ TEST(ServeLlm, AnLlmRunReturnsTheSummaryOfNpusimLlm) {
   const fs::path out = scratch("llm_direct");
   std::string log;
   ASSERT_EQ(run_npusim("llm --config edge-s --fusion greedy --set 'npu.sram.capacity=512 KiB' --model SmolLM2-360M "
-                       "--prompt 16 --generate 8 --weight-dtype int4 --kv-dtype int8 --quiet --out " +
+                       "--prompt 8 --generate 7 --weight-dtype int4 --kv-dtype int8 --quiet --out " +
                            out.string(),
                        &log),
             0)
       << log;
   const json direct = read_json(out / "summary.json");
-  EXPECT_EQ(served["llm"]["decode"]["steps"].size(), 8u);
+  EXPECT_EQ(served["llm"]["decode"]["steps"].size(), 7u);
   EXPECT_EQ(served["llm"]["ttft_seconds"], direct["llm"]["ttft_seconds"]);
   EXPECT_EQ(without_wall_time(served), without_wall_time(direct));  // the same phases, the same figures
 
