@@ -42,6 +42,13 @@ void write_report_page(const std::string& dir, const std::string& html) {
   warned = true;
 }
 
+/// The front end with `data` inlined ("" when it is not built).
+std::string page_html(const json& data, const std::string& title) {
+  const auto tmpl = report_page::load_template();
+  if (!tmpl) return "";
+  return report_page::fill(*tmpl, html_escape(title), script_json(data));
+}
+
 }  // namespace
 
 std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
@@ -55,9 +62,19 @@ std::string make_report_html(const std::vector<ReportRun>& runs, const std::vect
   }
   if (compare_groups.is_array()) data["compare_groups"] = compare_groups;
   for (const PlotArrow& a : arrows) data["arrows"].push_back({{"from", a.from_point}, {"to", a.to_point}});
-  const auto tmpl = report_page::load_template();
-  if (!tmpl) return "";
-  return report_page::fill(*tmpl, html_escape(title), script_json(data));
+  return page_html(data, title);
+}
+
+std::string make_llm_report_html(const json& summary, const json& hardware) {
+  const json& l = summary.at("llm");
+  const std::string title = "npusim llm: " + l.at("model").get<std::string>() + " on " +
+                            summary.at("config_name").get<std::string>() + ", weights " +
+                            l.at("widths").at("weights").get<std::string>();
+  return page_html({{"title", title}, {"llm", {{"summary", summary}, {"hardware", hardware}}}}, title);
+}
+
+void write_llm_report(const json& summary, const json& hardware, const std::string& dir) {
+  write_report_page(dir, make_llm_report_html(summary, hardware));
 }
 
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title) {

@@ -42,4 +42,14 @@ void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<
                           const std::string& dir, const std::string& title,
                           const nlohmann::json& compare_groups = nullptr);
 
+/// report.html of `npusim llm`: `summary` (summary.json's content, with its `llm` block) and
+/// `hardware` (the resolved config, as trace.json's `config`: its MAC array peak and DRAM
+/// bandwidth are the roofs the phases are drawn on) inlined in the same front end. "" when the
+/// front end is not built.
+/// Its title: "npusim llm: MODEL on CONFIG, weights WIDTH".
+std::string make_llm_report_html(const nlohmann::json& summary, const nlohmann::json& hardware);
+/// Writes that page as report.html into the existing folder `dir` (skipped with a warning when
+/// the front end is not built).
+void write_llm_report(const nlohmann::json& summary, const nlohmann::json& hardware, const std::string& dir);
+
 }  // namespace npusim::traces

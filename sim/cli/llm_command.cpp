@@ -6,10 +6,13 @@
 #include <boost/program_options.hpp>
 
 #include "sim/cli/commands.h"
+#include "sim/config/config_loader.h"
 #include "sim/engine/llm_run.h"
 #include "sim/engine/output_dir.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/hardware_config.h"
+#include "traces/report.h"
 
 namespace npusim::cli {
 using namespace npusim::engine;  // the CLI is the top floor: every command stands on the engine
@@ -24,7 +27,7 @@ const char* kUsage =
     "                  [--act-dtype int8|fp16] [--fusion P] [--set K=V]... [--out DIR]\n"
     "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
     "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
-    "tokens/s, per-step decode latency), DIR/prefill/ and DIR/decode/ (run folders).";
+    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders).";
 
 std::string fixed(double v, const char* fmt) {
   char b[64];
@@ -53,6 +56,11 @@ std::string table(const nlohmann::json& s) {
     row("decode energy/token", fixed(dec.at("energy_per_token_j").get<double>() * 1e3, "%.3f mJ"));
   row("total", fixed(l.at("total_seconds").get<double>() * 1e3, "%.3f ms"));
   return t;
+}
+
+/// report.html: TTFT, tokens/s, decode latency against context, both phases on the config's roofs.
+void write_llm_report_page(const nlohmann::json& summary, const LlmSpec& s, const std::string& dir) {
+  traces::write_llm_report(summary, to_json(config::load_hardware_config(s.config, s.overrides)), dir);
 }
 
 }  // namespace
@@ -92,6 +100,7 @@ int llm_command(const std::vector<std::string>& args) {
   in_tmp.out = out.path().string();
   const nlohmann::json summary = run_llm(in_tmp);
   write_file_atomic((out.path() / "summary.json").string(), summary.dump(2) + "\n");
+  write_llm_report_page(summary, s, out.path().string());
   out.commit();
   const auto& l = summary.at("llm");
   std::cout << "npusim llm: " << l.at("model").get<std::string>() << " on "
@@ -99,7 +108,8 @@ int llm_command(const std::vector<std::string>& args) {
             << l.at("widths").at("weights").get<std::string>() << ", prompt " << s.prompt << ", generate " << s.generate
             << ", batch " << s.batch << "\n"
             << table(summary) << "summary: " << fs::path(s.out) / "summary.json"
-            << " (prefill/ and decode/ hold each phase's run folder)\n";
+            << " (prefill/ and decode/ hold each phase's run folder)\nreport: " << fs::path(s.out) / "report.html"
+            << "\n";
   return 0;
 }
 

@@ -176,6 +176,11 @@ json run_llm(const LlmSpec& s) {
   // 1. Prefill: the whole prompt of every sequence at once.
   set_stage("simulating the prefill (child process)");
   progress.show("prefill of " + std::to_string(s.prompt) + " tokens");
+  const auto samples = decode_sample_steps(s.generate, s.decode_samples);
+  auto phase_done = [&](std::size_t done) {
+    if (s.on_phase) s.on_phase(done, 1 + samples.size());
+  };
+  phase_done(0);
   const llm::StepSpec pre_spec = step_spec(s, p, s.prompt, 0);
   const json pre_summary =
       simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
@@ -183,12 +188,12 @@ json run_llm(const LlmSpec& s) {
 
   // 2. Decode: sampled steps simulated, the others interpolated (linear in the context).
   set_stage("simulating decode steps (child processes)");
-  const auto samples = decode_sample_steps(s.generate, s.decode_samples);
   std::vector<PhaseResult> sampled;
   for (std::size_t k = 0; k < samples.size(); ++k) {
     const std::int64_t past = s.prompt + samples[k];
     progress.show("decode step at context " + std::to_string(past + 1) + " (" + std::to_string(k + 1) + "/" +
                   std::to_string(samples.size()) + " simulated)");
+    phase_done(1 + k);
     const bool last = k + 1 == samples.size();
     sampled.push_back(phase_of(simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
                                              "decode step at context " + std::to_string(past + 1))));
@@ -219,6 +224,7 @@ json run_llm(const LlmSpec& s) {
       energy = false;
     steps.push_back(step_json(s.prompt + i + 1, r, simulated));
   }
+  phase_done(1 + samples.size());
   progress.show("");
 
   const std::int64_t gen_tokens = s.batch * s.generate;

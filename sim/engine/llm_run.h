@@ -29,6 +29,9 @@ struct LlmSpec {
   int decode_samples = 5;              // decode steps simulated (first, last, evenly between); 0 = all
   std::string out;                     // where to write the phases' run folders ("" = nowhere)
   bool progress = true;                // the progress line on stderr (TTY only)
+  /// Called before each simulated phase and once at the end: phases done, phases in all (the
+  /// prefill and the sampled decode steps). How `npusim serve` reports an LLM run's progress.
+  std::function<void(std::size_t done, std::size_t total)> on_phase;
 };
 
 /// Checks `spec` (model, config, widths, counts, context against max_position_embeddings) and

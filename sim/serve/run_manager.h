@@ -87,8 +87,8 @@ class RunManager {
   /// Blocks until the run's version exceeds `seen` or `timeout` passes; nullopt for an unknown id.
   std::optional<RunView> wait_for_change(const std::string& id, std::uint64_t seen,
                                          std::chrono::milliseconds timeout) const;
-  /// summary.json or roofline.json of a done run, from memory (what the page reads first);
-  /// nullopt for another name or a run that is not done.
+  /// summary.json or roofline.json of a done run (hardware.json, the resolved config, of an LLM
+  /// run), from memory (what the page reads first); nullopt for another name or a run that is not done.
   std::optional<std::string> result_file(const std::string& id, const std::string& name) const;
   /// The full output folder of a done run, written on first use by a child that runs the same
   /// spec into it (the simulation is deterministic: the same figures). Throws SimulationError
@@ -108,8 +108,9 @@ class RunManager {
   struct Run {
     RunView view;
     engine::RunSpec spec;
+    std::optional<engine::LlmSpec> llm;  // an LLM run (npusim llm) instead of spec's workload
     std::unique_ptr<engine::Child> child;
-    std::string summary, roofline;  // JSON text, once done
+    std::string summary, roofline;  // JSON text, once done (an LLM run: roofline holds hardware.json)
     std::mutex folder_mu;           // one writer of the folder at a time
     bool folder_written = false;
     std::string start_error;
@@ -121,7 +122,13 @@ class RunManager {
   /// The zoo workload `name`, loaded once per server (nullptr for a file: uploads load in the
   /// run's child, under its limits).
   std::shared_ptr<const workloads::Graph> zoo_graph(const std::string& name);
+  /// zoo_graph of the run's workload when it was loaded with the default options; else nullptr.
+  std::shared_ptr<const workloads::Graph> graph_of(const Run& run);
   void on_progress_line(Run* run, const std::string& line);
+  /// The child's work: an LLM run's summary and resolved config, or a workload run's summary and roofline.
+  static engine::Child::Work run_work(const Run& run, std::shared_ptr<const workloads::Graph> graph);
+  /// The child's work that writes the run's output folder (what `npusim run` or `npusim llm` writes).
+  static engine::Child::Work folder_work(const Run& run, std::shared_ptr<const workloads::Graph> graph);
   void finish(Run* run, const engine::ChildResult& result);
   void cancel_locked(Run& run, const std::string& why);
   void prune_locked();

@@ -6,7 +6,9 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
+#include "workloads/llm/llm_config.h"
 #include "workloads/loader.h"
 
 namespace npusim::serve {
@@ -15,7 +17,12 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kKeys = {"config", "workload", "upload", "fusion", "objective", "set", "session"};
+const std::vector<std::string> kKeys = {"config",  "workload", "upload",   "fusion",   "objective", "set",
+                                        "session", "dim",      "kv_cache", "parallel", "llm"};
+const std::vector<std::string> kLlmKeys = {"model",        "prompt",   "generate", "batch",
+                                           "weight_dtype", "kv_dtype", "act_dtype"};
+/// The largest dim `dim` binds, as `npusim run --dim` (ONNX's sizes stay within 2^31).
+constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -32,12 +39,30 @@ std::string type_name(const json& v) {
                           : "an object";
 }
 
-std::string string_field(const json& body, const char* key, const std::string& fallback) {
+/// A string field (`fallback` when absent); named `prefix` + `key` in errors ("llm." for the llm object's).
+std::string string_field(const json& body, const char* key, const std::string& fallback,
+                         const std::string& prefix = "") {
   if (!body.contains(key)) return fallback;
   const json& v = body.at(key);
   if (!v.is_string())
-    throw InputError(std::string("request field '") + key + "'", "expected a string, found " + type_name(v));
+    throw InputError("request field '" + prefix + key + "'", "expected a string, found " + type_name(v));
   return v.get<std::string>();
+}
+
+/// An integer field in [min, max] (`fallback` when absent); `field` names it in errors.
+std::int64_t int_field(const json& body, const char* key, std::int64_t fallback, std::int64_t min, std::int64_t max,
+                       const std::string& field) {
+  if (!body.contains(key)) return fallback;
+  const json& v = body.at(key);
+  const std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!v.is_number_integer())
+    throw InputError("request field '" + field + "'",
+                     "expected " + range + ", found " + (v.is_number() ? v.dump() : type_name(v)));
+  // nlohmann keeps a non-negative integer as unsigned: one beyond int64 must not read as negative.
+  const bool beyond = v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(max);
+  if (beyond || v.get<std::int64_t>() < min || v.get<std::int64_t>() > max)
+    throw InputError("request field '" + field + "'", "expected " + range + ", found " + v.dump());
+  return v.get<std::int64_t>();
 }
 
 void check_one_of(const std::string& value, const std::vector<std::string>& allowed, const std::string& field) {
@@ -85,6 +110,73 @@ std::vector<std::string> parse_overrides(const json& set) {
   return out;
 }
 
+/// `dim`: {"past_len": 1024, ...}, the CLI's --dim NAME=VALUE (checked the same way).
+std::map<std::string, std::int64_t> parse_dims(const json& dim) {
+  if (!dim.is_object())
+    throw InputError("request field 'dim'",
+                     "expected an object of dimension names to integers, found " + type_name(dim));
+  if (dim.size() > 64)
+    throw InputError("request field 'dim'", "expected at most 64 names, found " + std::to_string(dim.size()));
+  std::map<std::string, std::int64_t> out;
+  for (const auto& [name, value] : dim.items()) {
+    if (name.empty() || name.size() > 96 || name.find_first_of("\n\r\0", 0, 3) != std::string::npos)
+      throw InputError("request field 'dim'",
+                       "expected dimension names of 1 to 96 characters on one line, found one of " +
+                           std::to_string(name.size()) + " characters");
+    out[name] = int_field(dim, name.c_str(), 0, 0, kMaxDim, "dim." + name);
+  }
+  return out;
+}
+
+/// `llm`: the model and the phases' sizes and widths of an `npusim llm` run.
+engine::LlmSpec parse_llm(const json& l) {
+  if (!l.is_object()) throw InputError("request field 'llm'", "expected an object, found " + type_name(l));
+  for (const auto& [key, _] : l.items())
+    if (std::find(kLlmKeys.begin(), kLlmKeys.end(), key) == kLlmKeys.end())
+      throw InputError("request field 'llm'",
+                       "unknown key '" + key.substr(0, 64) + "' (expected " + join(kLlmKeys) + ")");
+  engine::LlmSpec s;
+  if (!l.contains("model")) throw InputError("request field 'llm.model'", "expected a shipped model name, found none");
+  s.model = string_field(l, "model", "", "llm.");
+  // Names only: clients do not name files.
+  check_one_of(s.model, workloads::llm::shipped_config_names(config::data_dir()), "llm.model");
+  s.prompt = int_field(l, "prompt", s.prompt, 1, kMaxLlmPrompt, "llm.prompt");
+  s.generate = int_field(l, "generate", s.generate, 0, kMaxLlmGenerate, "llm.generate");
+  s.batch = int_field(l, "batch", s.batch, 1, kMaxLlmBatch, "llm.batch");
+  s.weight_dtype = string_field(l, "weight_dtype", "", "llm.");
+  s.kv_dtype = string_field(l, "kv_dtype", "", "llm.");
+  s.act_dtype = string_field(l, "act_dtype", "", "llm.");
+  if (!s.weight_dtype.empty()) check_one_of(s.weight_dtype, {"int4", "int8", "fp16", "bf16"}, "llm.weight_dtype");
+  if (!s.kv_dtype.empty()) check_one_of(s.kv_dtype, {"int8", "fp16", "bf16"}, "llm.kv_dtype");
+  if (!s.act_dtype.empty()) check_one_of(s.act_dtype, {"int8", "fp16", "bf16"}, "llm.act_dtype");
+  return s;
+}
+
+/// The fields of a workload run an LLM run has no use for: refused, not ignored.
+void check_no_workload_fields(const json& j) {
+  for (const char* key : {"workload", "upload", "objective", "dim", "kv_cache", "parallel"})
+    if (j.contains(key))
+      throw InputError(
+          std::string("request field '") + key + "'",
+          std::string("expected no '") + key + "' with 'llm' (an LLM run builds its model from llm.model)");
+}
+
+/// The rest of a request with `llm` (config, set and session already read into `r`).
+RunRequest parse_llm_request(const json& j, RunRequest r) {
+  check_no_workload_fields(j);
+  r.workload.clear();
+  check_one_of(r.fusion, {"none", "epilogue", "greedy", "search"}, "fusion");
+  engine::LlmSpec s = parse_llm(j.at("llm"));
+  s.config = r.config;
+  s.overrides = r.overrides;
+  s.fusion = r.fusion;
+  // The engine's own checks (the model's fields, widths the preset cannot hold, every override):
+  // a bad request fails here, with `npusim llm`'s message, not in a child.
+  engine::check_llm_spec(s);
+  r.llm = std::move(s);
+  return r;
+}
+
 }  // namespace
 
 RunRequest parse_run_request(const std::string& body) {
@@ -102,10 +194,22 @@ RunRequest parse_run_request(const std::string& body) {
   r.objective = string_field(j, "objective", "");
   r.session = string_field(j, "session", "");
   if (j.contains("set")) r.overrides = parse_overrides(j.at("set"));
-
   check_one_of(r.config, config::preset_names(), "config");
+  if (r.session.size() > 64) throw InputError("request field 'session'", "expected at most 64 characters");
+  if (j.contains("llm")) return parse_llm_request(j, std::move(r));
+  if (j.contains("dim")) r.dims = parse_dims(j.at("dim"));
+  r.kv_cache = string_field(j, "kv_cache", "");
+  if (!r.kv_cache.empty()) check_one_of(r.kv_cache, {"append", "copy"}, "kv_cache");
+  r.parallel = string_field(j, "parallel", "");
+  if (!r.parallel.empty()) sched::parse_parallel_mode(r.parallel, "request field 'parallel'");
+
   if (!r.upload.empty() && !r.workload.empty())
     throw InputError("request body", "expected either 'workload' (a zoo name) or 'upload' (an upload id), found both");
+  // As `npusim run` refuses them for a workload whose shapes are fixed (the zoo is YAML).
+  if (r.upload.empty() && (!r.dims.empty() || r.kv_cache == "copy"))
+    throw InputError(std::string("request field '") + (r.dims.empty() ? "kv_cache" : "dim") + "'",
+                     "expected an uploaded ONNX workload ('upload') for this field, found zoo workload '" + r.workload +
+                         "', whose shapes are fixed");
   if (r.upload.empty())
     check_one_of(r.workload, workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string()),
                  "workload");
@@ -116,7 +220,6 @@ RunRequest parse_run_request(const std::string& body) {
                        "expected only with fusion 'search', found it with '" + r.fusion + "'");
     sched::parse_search_objective(r.objective, "request field 'objective'");
   }
-  if (r.session.size() > 64) throw InputError("request field 'session'", "expected at most 64 characters");
   // The loader that `npusim run` uses: a bad key or value fails here, with its message, not in a child.
   config::load_hardware_config(r.config, r.overrides);
   return r;
@@ -130,7 +233,17 @@ engine::RunSpec run_spec(const RunRequest& r, const std::string& workload_path, 
   spec.objective = r.objective;
   spec.overrides = r.overrides;
   spec.out = out_dir;
+  spec.load.dims = r.dims;
+  spec.load.kv_cache_copy = r.kv_cache == "copy";
+  spec.parallel = r.parallel;
   return spec;
+}
+
+engine::LlmSpec llm_spec(const RunRequest& r, const std::string& out_dir) {
+  engine::LlmSpec s = *r.llm;
+  s.out = out_dir;
+  s.progress = false;  // no TTY: the server follows the phases through on_phase
+  return s;
 }
 
 json to_json(const RunRequest& r) {
@@ -140,6 +253,17 @@ json to_json(const RunRequest& r) {
     set[o.substr(0, eq)] = o.substr(eq + 1);
   }
   json j = {{"config", r.config}, {"fusion", r.fusion}, {"set", set}, {"session", r.session}};
+  if (r.llm) {
+    const engine::LlmSpec& l = *r.llm;
+    j["llm"] = {{"model", l.model}, {"prompt", l.prompt}, {"generate", l.generate}, {"batch", l.batch}};
+    if (!l.weight_dtype.empty()) j["llm"]["weight_dtype"] = l.weight_dtype;
+    if (!l.kv_dtype.empty()) j["llm"]["kv_dtype"] = l.kv_dtype;
+    if (!l.act_dtype.empty()) j["llm"]["act_dtype"] = l.act_dtype;
+    return j;
+  }
+  if (!r.dims.empty()) j["dim"] = r.dims;
+  if (!r.kv_cache.empty()) j["kv_cache"] = r.kv_cache;
+  if (!r.parallel.empty()) j["parallel"] = r.parallel;
   if (r.upload.empty())
     j["workload"] = r.workload;
   else

@@ -26,6 +26,7 @@
 #include "sim/serve/tar_writer.h"
 #include "sim/serve/timeline.h"
 #include "traces/trace_io.h"
+#include "workloads/llm/llm_config.h"
 #include "workloads/loader.h"
 
 namespace npusim::serve {
@@ -95,9 +96,9 @@ bool send_reply(DeadlineStream& stream, Reply r, bool keep_alive, bool head_only
 }
 
 /// The files of a run folder a client may fetch (what `npusim run` writes).
-const std::vector<std::string> kRunFiles = {"summary.json",  "roofline.json",       "trace.json",
-                                            "schedule.json", "report.html",         "roofline.svg",
-                                            "roofline.png",  "energy_roofline.svg", "energy_roofline.png"};
+const std::vector<std::string> kRunFiles = {
+    "summary.json", "roofline.json", "trace.json",          "schedule.json",       "report.html",
+    "roofline.svg", "roofline.png",  "energy_roofline.svg", "energy_roofline.png", "hardware.json"};
 
 /// "resnet50.onnx" stays; anything outside [A-Za-z0-9_.-] or without a workload extension is refused.
 std::string upload_name(const Target& t) {
@@ -114,6 +115,16 @@ std::string upload_name(const Target& t) {
         ".yml or .csv, found '" +
             name.substr(0, 80) + "'"};
   return name;
+}
+
+/// The dims an upload is checked with (`dim.NAME=VALUE` query parameters): a dynamic ONNX export
+/// does not load with its symbolic dims unbound; a run request binds them again (`dim`).
+std::map<std::string, std::int64_t> upload_dims(const Target& t) {
+  std::map<std::string, std::int64_t> dims;
+  for (const auto& [key, _] : t.query)
+    if (key.rfind("dim.", 0) == 0 && key.size() > 4)
+      dims[key.substr(4)] = std::int64_t(query_uint(t, key, 0, std::uint64_t(1) << 31));
+  return dims;
 }
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
@@ -358,6 +369,13 @@ Response Server::Impl::options_json() {
                         {"dataflows", {"ws", "os", "is"}},
                         {"dtypes", {"int8", "int16", "fp16", "bf16", "fp32"}},
                         {"operand_buffers", {"shared", "separate"}},
+                        {"llm",
+                         {{"models", workloads::llm::shipped_config_names(config::data_dir())},
+                          {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},
+                          {"kv_dtypes", {"int8", "fp16", "bf16"}},
+                          {"max_prompt", kMaxLlmPrompt},
+                          {"max_generate", kMaxLlmGenerate},
+                          {"max_batch", kMaxLlmBatch}}},
                         {"limits",
                          {{"max_runs", l.max_in_flight},
                           {"run_timeout_s", l.child.wall_time.count()},
@@ -415,6 +433,7 @@ Response Server::Impl::upload(const Request& req, const Target& t) {
   engine::RunSpec check;
   check.workload = file.string();
   check.fusion = "none";
+  check.load.dims = upload_dims(t);
   const RunManager::Slot slot = runs->reserve("checking upload '" + name + "'");
   const engine::ChildResult res = engine::run_in_child(
       [&check] {
@@ -450,6 +469,8 @@ Reply Server::Impl::run_resource(const Request& req, const Target& t, const std:
   if (v->status != RunStatus::Done)
     throw HttpError{http::status::conflict,
                     "run '" + id + "' is " + to_string(v->status) + (v->message.empty() ? "" : ": " + v->message)};
+  if (rest == "timeline" && v->request.contains("llm"))
+    throw HttpError{http::status::not_found, "run '" + id + "' is an LLM run: it has no unit timeline"};
   if (rest == "timeline") return timeline(*v, t);
   if (rest == "download") {
     Response r{http::status::ok, 11};

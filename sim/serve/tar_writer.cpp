@@ -46,27 +46,30 @@ std::string header(const std::string& name, unsigned long long size, long long m
 StreamedBody tar_folder_stream(const fs::path& dir, const std::string& prefix) {
   struct Entry {
     fs::path path;
+    std::string name;  // relative to `dir`, with '/'
     std::uint64_t size;
     long long mtime;
   };
   std::vector<Entry> entries;
   std::uint64_t total = 1024;  // two zero blocks end the archive
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.path().filename().string().size() + prefix.size() >= 98) continue;
+  // Subfolders too (an LLM run's prefill/ and decode/); symlinks are not followed.
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().lexically_relative(dir).generic_string();
+    if (!e.is_regular_file() || name.size() + prefix.size() >= 98) continue;
     const std::uint64_t size = e.file_size();
     const auto mtime =
         std::chrono::duration_cast<std::chrono::seconds>(e.last_write_time().time_since_epoch() -
                                                          fs::file_time_type::clock::now().time_since_epoch() +
                                                          std::chrono::system_clock::now().time_since_epoch())
             .count();
-    entries.push_back({e.path(), size, mtime});
+    entries.push_back({e.path(), name, size, mtime});
     total += 512 + (size + 511) / 512 * 512;
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   return {total, [entries, prefix](const ByteSink& sink) {
             static const char zeros[1024] = {};
             for (const auto& f : entries) {
-              const std::string h = header(prefix + "/" + f.path.filename().string(), f.size, f.mtime);
+              const std::string h = header(prefix + "/" + f.name, f.size, f.mtime);
               if (!sink(h.data(), h.size())) return;
               std::ifstream in(f.path, std::ios::binary);
               if (!in) throw SimulationError("cannot read " + f.path.string());

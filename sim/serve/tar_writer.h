@@ -9,7 +9,8 @@
 
 namespace npusim::serve {
 
-/// A tar of the regular files directly in `dir`, each as `prefix/<name>`, sorted by name.
+/// A tar of the regular files in `dir` and its subfolders, each as `prefix/<path in dir>`, sorted
+/// by that path (paths of 98 bytes or more with the prefix are left out: ustar's name field).
 /// Its write() throws SimulationError when a file cannot be read or has shrunk.
 StreamedBody tar_folder_stream(const std::filesystem::path& dir, const std::string& prefix);
 

@@ -73,5 +73,23 @@ TEST(TarWriter, TheSystemTarReadsTheArchiveBack) {
   fs::remove_all(out);
 }
 
+TEST(TarWriter, SubfoldersKeepTheirPath) {
+  // An LLM run's folder: summary.json beside prefill/ and decode/, each a run folder.
+  const fs::path dir = test::scratch("tar_sub_in"), out = test::scratch("tar_sub_out");
+  fs::create_directories(dir / "prefill");
+  std::ofstream(dir / "summary.json") << "{}\n";
+  std::ofstream(dir / "prefill" / "summary.json") << "{\"cycles\": 2}\n";
+  const std::string tar = tar_folder(dir, "npusim-r2");
+  // Two headers, two one-block bodies, two zero blocks.
+  EXPECT_EQ(tar.size(), 2u * 512 + 2 * 512 + 1024);
+  EXPECT_EQ(tar.substr(512 * 2, 30).c_str(), std::string("npusim-r2/summary.json"));  // sorted by path
+  fs::create_directories(out);
+  std::ofstream(out / "a.tar", std::ios::binary) << tar;
+  ASSERT_EQ(std::system(("tar -xf " + (out / "a.tar").string() + " -C " + out.string()).c_str()), 0);
+  EXPECT_EQ(read_file((out / "npusim-r2" / "prefill" / "summary.json").string()), "{\"cycles\": 2}\n");
+  fs::remove_all(dir);
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace npusim::serve

@@ -1,6 +1,9 @@
 // The live page of `npusim serve`: controls -> POST /api/runs (debounced; a newer run of this
-// tab's session cancels the one in flight) -> progress by server-sent events -> the views.
+// tab's session cancels the one in flight) -> progress by server-sent events -> the views. Two
+// modes: a workload (the zoo or an upload, as `npusim run`) or a language model (as `npusim llm`:
+// TTFT, tokens/s, decode latency against context), on the same hardware controls.
 import "./style.css";
+import {buildLlmPage, renderLlm} from "./llm.js";
 import {buildPage, renderPage, renderTimeline} from "./page.js";
 import {esc, si} from "./format.js";
 
@@ -9,6 +12,14 @@ const TAB = Math.random().toString(36).slice(2, 10);  // this tab's session: its
 const DEBOUNCE_MS = 300;  // while a number is being typed; a committed change (select, Enter, blur) runs at once
 // What the page opens on without URL parameters (docs/serve.md), where the server offers it.
 const DEFAULTS = {config: "edge-m", workload: "mobilenet_v2", fusion: "greedy"};
+// The LLM mode's controls: URL parameter, label, default (docs/serve.md); "" = the config's dtype.
+const LLM = [
+  {id: "model", label: "model", list: o => o.models, def: "SmolLM2-360M"},
+  {id: "prompt", label: "prompt tokens", min: 1, max: o => o.max_prompt, def: "128"},
+  {id: "generate", label: "generate tokens", min: 0, max: o => o.max_generate, def: "32"},
+  {id: "weight_dtype", label: "weight dtype", list: o => [""].concat(o.weight_dtypes), def: "int4"},
+  {id: "kv_dtype", label: "KV cache dtype", list: o => [""].concat(o.kv_dtypes), def: ""},
+];
 // How far beyond the presets' roofs the fixed axes reach: a doubled clock and a doubled array stay in view.
 const SPACE_HEADROOM = 4;
 
@@ -30,7 +41,7 @@ const HW = [
   {id: "lanes", label: "vector lanes", key: "npu.vector_unit.lanes", get: c => c.vector_unit.lanes, min: 1, max: 65536},
 ];
 
-let options = null, page = null, current = null, baseline = null, timer = null, generation = 0, changedAt = 0;
+let options = null, page = null, llmPage = null, current = null, baseline = null, timer = null, generation = 0, changedAt = 0;
 const cache = new Map();  // request JSON -> finished run (the simulator is deterministic)
 window.npusimTimings = [];  // ms from a control change to updated views (read by the browser tests)
 
@@ -40,14 +51,22 @@ function selectHtml(id, values, labels) {
   return '<select id="' + id + '">' + values.map((v, i) => '<option value="' + esc(v) + '">' + esc(labels ? labels[i] : v) + "</option>").join("") + "</select>";
 }
 
+function llmControlsHtml() {
+  const o = options.llm;
+  return LLM.map(c => "<label>" + esc(c.label) + " " + (c.list ? selectHtml(c.id, c.list(o), c.list(o).map(v => v || "config's")) :
+    '<input type="number" id="' + c.id + '" min="' + c.min + '" max="' + c.max(o) + '" step="1" value="' + c.def + '">') + "</label>").join("");
+}
+
 function buildControls() {
   const c = $("controls");
   c.innerHTML =
+    (options.llm ? '<label>mode ' + selectHtml("mode", ["workload", "llm"], ["workload", "language model"]) + "</label>" : "") +
     '<label>preset ' + selectHtml("config", options.presets.map(p => p.name)) + "</label>" +
-    '<label>workload ' + selectHtml("workload", options.zoo) + "</label>" +
-    '<label class="upload">upload ONNX / YAML / CSV <input type="file" id="upload" accept=".onnx,.yaml,.yml,.csv"></label><div id="upload-error" class="error"></div>' +
+    '<div id="workload-controls"><label>workload ' + selectHtml("workload", options.zoo) + "</label>" +
+    '<label class="upload">upload ONNX / YAML / CSV <input type="file" id="upload" accept=".onnx,.yaml,.yml,.csv"></label><div id="upload-error" class="error"></div></div>' +
+    (options.llm ? '<div id="llm-controls" hidden>' + llmControlsHtml() + "</div>" : "") +
     '<label>fusion ' + selectHtml("fusion", options.fusion) + "</label>" +
-    '<label>objective ' + selectHtml("objective", options.objectives) + "</label>" +
+    '<label id="objective-label">objective ' + selectHtml("objective", options.objectives) + "</label>" +
     HW.map(h => "<label>" + esc(h.label) + " " + (h.list ? selectHtml(h.id, options[h.list]) :
       '<input type="number" id="' + h.id + '" min="' + h.min + '" max="' + h.max + '" step="any">') + "</label>").join("") +
     '<div class="buttons"><button id="pin" type="button">Pin as baseline</button> <a id="download" class="button" href="#">Download run folder</a></div>';
@@ -55,6 +74,11 @@ function buildControls() {
   for (const id of ["workload", "fusion", "objective"].concat(HW.map(h => h.id))) $(id).addEventListener("change", () => changed(0));
   for (const h of HW.filter(h => !h.list)) $(h.id).addEventListener("input", () => changed(DEBOUNCE_MS));
   $("upload").addEventListener("change", upload);
+  if (options.llm) {
+    $("mode").addEventListener("change", () => { showMode(); changed(0); });
+    for (const l of LLM) $(l.id).addEventListener(l.list ? "change" : "input", () => changed(l.list ? 0 : DEBOUNCE_MS));
+    for (const l of LLM.filter(l => l.list)) choose(l.id, l.def);
+  }
   $("pin").addEventListener("click", togglePin);
 }
 
@@ -63,10 +87,30 @@ function resetHardware() {
   for (const h of HW) $(h.id).value = String(h.get(cfg));
 }
 
-/** Every parameter, as the URL carries it. */
+const llmMode = () => options.llm && $("mode").value === "llm";
+
+/** Shows the controls and views of the mode chosen. */
+function showMode() {
+  const llm = llmMode();
+  $("workload-controls").hidden = llm;
+  $("objective-label").hidden = llm;
+  $("pin").hidden = llm;
+  if (options.llm) $("llm-controls").hidden = !llm;
+  // "as-is" runs a workload's own schedule: an LLM run plans its phases itself.
+  for (const o of $("fusion").options) o.disabled = llm && o.value === "as-is";
+  if (llm && $("fusion").value === "as-is") $("fusion").value = DEFAULTS.fusion;
+  $("main").hidden = llm;
+  if (llmPage) llmPage.main.hidden = !llm;
+}
+
+/** Every parameter, as the URL carries it (the LLM's only in that mode: workload URLs stay as they were). */
 function params() {
   const p = {config: $("config").value, workload: $("workload").value, fusion: $("fusion").value, objective: $("objective").value};
   for (const h of HW) p[h.id] = $(h.id).value;
+  if (llmMode()) {
+    p.mode = "llm";
+    for (const l of LLM) p[l.id] = $(l.id).value;
+  }
   return p;
 }
 
@@ -86,6 +130,10 @@ function fromUrl() {
   const w = q.get("workload");
   if (w && w.startsWith("upload:")) addUploadOption(w, q.get("upload_name") || w.slice(7));
   choose("workload", w) || choose("workload", DEFAULTS.workload);
+  if (options.llm) {
+    choose("mode", q.get("mode"));
+    for (const l of LLM) if (q.has(l.id)) l.list ? choose(l.id, q.get(l.id)) : ($(l.id).value = q.get(l.id));
+  }
 }
 
 /**
@@ -111,6 +159,12 @@ function request(p, fusion) {
     set[h.key] = h.list ? v : h.unit ? v + h.unit : Number.isInteger(Number(v)) ? Number(v) : v;
   }
   const body = {config: p.config, fusion, set};
+  if (p.mode === "llm") {
+    body.llm = {model: p.model, prompt: Number(p.prompt), generate: Number(p.generate)};
+    if (p.weight_dtype) body.llm.weight_dtype = p.weight_dtype;
+    if (p.kv_dtype) body.llm.kv_dtype = p.kv_dtype;
+    return body;
+  }
   if (p.workload.startsWith("upload:")) body.upload = p.workload.slice(7); else body.workload = p.workload;
   if (fusion === "search") body.objective = p.objective;
   return body;
@@ -122,6 +176,7 @@ function changed(delay = 0) {
   changedAt = performance.now();
   $("objective").disabled = $("fusion").value !== "search";
   const q = new URLSearchParams(params());
+  if (llmMode()) for (const k of ["workload", "objective"]) q.delete(k);
   const up = $("workload").selectedOptions[0];
   if (up && up.value.startsWith("upload:")) q.set("upload_name", up.dataset.name);
   history.replaceState(null, "", "?" + q.toString());
@@ -138,7 +193,17 @@ function showProgress() {
   $("status").textContent = parts.length ? parts.map(v => v.text).join(" · ") : $("status").textContent;
 }
 
-/** Starts one run and resolves with {id, label, summary, roofline} when it is done. */
+/** What the progress line says of a run's state `s`: commands of a workload run, phases of an LLM run. */
+function progressText(body, s) {
+  if (s.phase !== "simulating") return s.phase;
+  return body.llm ? "phase " + s.commands_done + "/" + s.commands_total + " (the prefill, then the decode steps simulated)"
+    : s.phase + " " + s.commands_done + "/" + s.commands_total + " commands";
+}
+
+/**
+ * Starts one run and resolves with {id, label, summary, roofline} when it is done (an LLM run:
+ * {id, label, summary, hardware}, the resolved config whose roofs its phases are drawn on).
+ */
 async function startRun(body, slot) {
   const key = JSON.stringify(body);
   if (cache.has(key)) return cache.get(key);
@@ -152,7 +217,7 @@ async function startRun(body, slot) {
     es.addEventListener("run", ev => {
       const s = JSON.parse(ev.data);
       progress[slot] = {fraction: s.status === "running" ? s.fraction : 1,
-        text: slot + ": " + s.phase + (s.phase === "simulating" ? " " + s.commands_done + "/" + s.commands_total + " commands" : "")};
+        text: slot + ": " + progressText(body, s)};
       showProgress();
       if (s.status !== "running") { es.close(); resolve(s); }
     });
@@ -162,8 +227,9 @@ async function startRun(body, slot) {
   showProgress();
   if (state.status === "cancelled") { const e = new Error("cancelled"); e.cancelled = true; throw e; }
   if (state.status !== "done") throw new Error(state.message || state.status);
-  const [summary, roofline] = await Promise.all(["summary.json", "roofline.json"].map(f => fetch("/api/runs/" + run.id + "/files/" + f).then(r => r.json())));
-  const done = {id: run.id, label: body.fusion === "none" ? "unfused" : body.fusion, summary, roofline};
+  const files = body.llm ? ["summary.json", "hardware.json"] : ["summary.json", "roofline.json"];
+  const [summary, second] = await Promise.all(files.map(f => fetch("/api/runs/" + run.id + "/files/" + f).then(r => r.json())));
+  const done = {id: run.id, label: body.fusion === "none" ? "unfused" : body.fusion, summary, [body.llm ? "hardware" : "roofline"]: second};
   cache.set(key, done);
   return done;
 }
@@ -175,6 +241,7 @@ async function startRun(body, slot) {
 function setState(state, message = "") {
   document.body.dataset.state = state;
   $("main").classList.toggle("stale", state !== "done");
+  if (llmPage) llmPage.main.classList.toggle("stale", state !== "done");
   const banner = $("banner");
   banner.className = "banner " + state;
   const shown = current ? "the results below are from the previous run (" + describe(current) + ")" : "no results yet";
@@ -192,13 +259,32 @@ function setState(state, message = "") {
     dl.textContent = state === "failed" ? "Download run folder (the run failed)" : "Download run folder (waiting for the run)";
   }
 }
-const describe = r => r.summary.workload + " on " + r.summary.config_name + ", fusion " + r.summary.fusion;
+const describe = r => r.summary.workload + " on " + r.summary.config_name + ", fusion " + r.summary.fusion +
+  (r.summary.llm ? ", prompt " + r.summary.llm.prompt + ", generate " + r.summary.llm.generate : "");
+
+/** An LLM run: one run (no unfused companion, no timeline), drawn by llm.js. */
+async function runLlm(gen, p, started) {
+  const cur = await startRun(request(p, p.fusion), "run");
+  if (gen !== generation) return;
+  current = cur;
+  renderLlm(llmPage, cur.summary, cur.hardware);
+  setState("done");
+  document.body.dataset.runId = cur.id;
+  document.body.dataset.settled = cur.id;
+  const ms = performance.now() - started;
+  window.npusimTimings.push(ms);
+  const l = cur.summary.llm;
+  $("status").textContent = describe(cur) + " · TTFT " + si(l.ttft_seconds, "s") + " · " +
+    (l.decode.tokens_per_second ? Math.round(l.decode.tokens_per_second) + " tokens/s" : "no decode") +
+    " · views updated " + Math.round(ms) + " ms after the change";
+}
 
 async function runAll() {
   const gen = ++generation, p = params(), started = changedAt;
   lastRequested = JSON.stringify(p);
   setState("running");
   try {
+    if (p.mode === "llm") return await runLlm(gen, p, started);
     const main = startRun(request(p, p.fusion), "run");
     const unfused = p.fusion === "none" ? null : startRun(request(p, "none"), "unfused");
     const [cur, unf] = await Promise.all([main, unfused]);
@@ -273,6 +359,13 @@ async function main() {
   buildControls();
   fromUrl();
   page = buildPage($("main"), {onZoom: (b, e) => current && loadTimeline(current.id, b, e), space: configSpace()});
+  if (options.llm) {
+    const m = document.createElement("main");
+    m.id = "llm-main";
+    $("main").after(m);
+    llmPage = {...buildLlmPage(m), main: m};
+  }
+  showMode();
   changed();
 }
 main().catch(e => { $("banner").className = "banner failed"; $("banner").textContent = "cannot reach the npusim server: " + e.message; });

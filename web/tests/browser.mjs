@@ -79,6 +79,41 @@ async function setControl(page, id, v) {
   await page.$eval("#" + id, (e, val) => { e.value = val; e.dispatchEvent(new Event("change", {bubbles: true})); }, String(v));
 }
 
+/**
+ * The LLM views against summary.json's llm block `l`: one marker per generated token, the
+ * simulated ones as the summary marks them, both phases at their intensity and performance
+ * (ops = 2 x MACs over DRAM bytes and seconds) on the plot's log axes, real ticks.
+ */
+async function checkLlmViews(page, l) {
+  const steps = await page.$$eval("svg.llm-latency circle.step", c => c.map(e => ({simulated: e.classList.contains("simulated"),
+    context: Number(e.dataset.context), seconds: Number(e.dataset.seconds)})));
+  assert(steps.length === l.generate, "one marker per generated token (" + steps.length + " of " + l.generate + ")");
+  assert(steps.every((s, i) => s.simulated === l.decode.steps[i].simulated && s.context === l.decode.steps[i].context &&
+    s.seconds === l.decode.steps[i].seconds), "each marker is its step: context, latency, simulated or not");
+  assert(steps.filter(s => s.simulated).length === l.decode.simulated_steps && l.decode.simulated_steps < l.generate,
+    "simulated and interpolated steps told apart (" + l.decode.simulated_steps + " simulated)");
+  const svg = await page.$eval("svg.llm-roofline", e => ({x: e.dataset.xDomain.split(",").map(Number), xr: e.dataset.xRange.split(",").map(Number),
+    y: e.dataset.yDomain.split(",").map(Number), yr: e.dataset.yRange.split(",").map(Number)}));
+  const at = (v, d, r) => r[0] + (r[1] - r[0]) * Math.log10(v / d[0]) / Math.log10(d[1] / d[0]);
+  const dots = await page.$$eval("svg.llm-roofline circle.phase", c => c.map(e => ({phase: e.dataset.phase,
+    cx: Number(e.getAttribute("cx")), cy: Number(e.getAttribute("cy"))})));
+  const bytes = l.decode.steps.reduce((s, x) => s + x.dram_bytes, 0), macs = l.decode.steps.reduce((s, x) => s + x.macs, 0);
+  const expect = {prefill: [2 * l.prefill.macs / l.prefill.dram_bytes, 2 * l.prefill.macs / l.prefill.seconds],
+    decode: [2 * macs / bytes, 2 * macs / l.decode.seconds]};
+  assert(dots.length === 2, "a dot per phase (" + dots.length + ")");
+  for (const d of dots) {
+    const [i, perf] = expect[d.phase];
+    assert(Math.abs(d.cx - at(i, svg.x, svg.xr)) < 0.01 && Math.abs(d.cy - at(perf, svg.y, svg.yr)) < 0.01,
+      d.phase + " at " + i + " ops/B, " + perf + " ops/s: (" + d.cx + ", " + d.cy + ")");
+  }
+  // Each prompt token reuses the weights the prefill reads; a decode step reads them for one token.
+  assert(expect.prefill[0] > 4 * expect.decode[0], "the prefill far right of decode (" + expect.prefill[0] + " vs " + expect.decode[0] + " ops/B)");
+  for (const sel of ["svg.llm-latency", "svg.llm-roofline"]) {
+    const ticks = await page.$$eval(sel + " g.axis text", t => t.map(e => e.textContent));
+    assert(ticks.length >= 6 && !ticks.some(hasExponent), sel + ": real ticks, no exponent: " + ticks.join(" "));
+  }
+}
+
 const tests = {
   // Change the array size: the network point moves and the cycle count is npusim run's.
   async array_size(page, url) {
@@ -380,6 +415,51 @@ const tests = {
     const front = readFileSync(join(dir, "sw", "report", "pareto.csv"), "utf8").trim().split("\n").slice(1).filter(l => l.split(",")[4] === "1").length;
     assert(table >= 1 && table === front, "the front over all three objectives as a table (" + table + " rows, " + front + " in pareto.csv)");
     rmSync(dir, {recursive: true, force: true});
+  },
+  // Issue 23: report.html of npusim llm: TTFT and tokens/s as summary.json says, one marker per
+  // generated token (simulated ones filled, interpolated ones open), both phases where their
+  // figures put them on the roofline.
+  async llm_report(page) {
+    const dir = mkdtempSync(join(tmpdir(), "npusim-browser-llm-"));
+    execFileSync(npusim, ["llm", "--config", "edge-s", "--model", "SmolLM2-360M", "--prompt", "16", "--generate", "12",
+      "--weight-dtype", "int4", "--quiet", "--out", join(dir, "out")], {stdio: "ignore"});
+    const l = JSON.parse(readFileSync(join(dir, "out", "summary.json"), "utf8")).llm;
+    await page.context().setOffline(true);
+    await page.goto("file://" + join(dir, "out", "report.html"));
+    await page.waitForFunction(() => document.body.dataset.ready === "1");
+    await page.screenshot({path: join(outDir, "llm_report.png"), fullPage: true});
+    await page.context().setOffline(false);
+    assert(await value(page, "ttft") === l.ttft_seconds, "TTFT on the page = summary's " + l.ttft_seconds);
+    assert(await value(page, "tokens-per-second") === l.decode.tokens_per_second, "tokens/s = summary's");
+    await checkLlmViews(page, l);
+    rmSync(dir, {recursive: true, force: true});
+  },
+  // Issue 23.6: the live page's LLM mode: switching to it draws the decode-latency plot of the
+  // server's npusim llm run; a hardware control reruns it (half the clock: a slower prefill).
+  async llm_mode(page, url) {
+    await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
+    const first = await waitRun(page, "");
+    // The LLM controls set while hidden (no run: the workload mode ignores them), then the switch.
+    await page.$eval("#prompt", e => { e.value = "16"; });
+    await page.$eval("#generate", e => { e.value = "12"; });
+    await page.$eval("#model", e => { e.value = "SmolLM2-360M"; });
+    await setControl(page, "mode", "llm");
+    const id = await waitRun(page, first);
+    await page.screenshot({path: join(outDir, "llm_mode.png"), fullPage: false});
+    const q = new URL(page.url()).searchParams;
+    assert(q.get("mode") === "llm" && q.get("prompt") === "16" && q.get("model") === "SmolLM2-360M", "the URL carries the LLM parameters: " + q);
+    assert(await page.$eval("#main", e => e.hidden) && !(await page.$eval("#llm-main", e => e.hidden)), "the LLM views replace the workload's");
+    const l = (await runFile(page, "summary.json")).llm;
+    assert(l.prompt === 16 && l.generate === 12, "the run's prompt and generate are the controls'");
+    await checkLlmViews(page, l);
+    const ttft = await value(page, "ttft");
+    await setControl(page, "clock", 400);  // half of edge-s's 800 MHz
+    await waitRun(page, id);
+    const slower = await value(page, "ttft");
+    assert(slower > ttft, "half the clock: a longer time to first token (" + ttft + " -> " + slower + ")");
+    await setControl(page, "mode", "workload");
+    await waitRun(page, await page.evaluate(() => document.body.dataset.runId));
+    assert(!(await page.$eval("#main", e => e.hidden)) && (await networkPoint(page)).ops > 0, "back to the workload's views");
   },
   // report.html from npusim run: the same app, offline, the run's numbers.
   async report(page) {

@@ -1,0 +1,155 @@
+// The views of a language model's run (`npusim llm`'s summary.json, its `llm` block), shared by
+// report.html (report.js) and the live page's LLM mode (app.js): the headline figures (TTFT,
+// tokens/s, J/token), the decode latency of every generated token against its context (simulated
+// steps filled, interpolated ones open), and the two phases on the config's roofline.
+import {axisBottom, axisLeft, line, scaleLinear, scaleLog, select} from "d3";
+import {esc, fixed, int, legend, si} from "./format.js";
+import {decades} from "./roofline.js";
+
+const W = 900, H = 380, M = {l: 92, r: 24, t: 14, b: 50};
+const SIMULATED = "#1c7ed6", INTERPOLATED = "#868e96", PHASE = {prefill: "#1f77b4", decode: "#ff7f0e"};
+
+function section(main, id, title) {
+  const sec = document.createElement("section");
+  sec.id = id;
+  sec.innerHTML = "<h2>" + title + "</h2>";
+  const body = document.createElement("div");
+  body.className = "body";
+  sec.appendChild(body);
+  main.appendChild(sec);
+  return body;
+}
+
+/** The LLM sections in `main`. */
+export function buildLlmPage(main) {
+  return {
+    summary: section(main, "llm-summary", "Language model: prefill and decode"),
+    latency: section(main, "llm-latency", "Decode latency against context"),
+    roofline: section(main, "llm-roofline", "Both phases on the roofline (DRAM intensity)"),
+  };
+}
+
+/**
+ * A phase's point on the roofline (docs/outputs.md "report.html of npusim llm"): ops = 2 x MACs,
+ * intensity = ops per DRAM byte, performance = ops / seconds. The decode point is all decode
+ * steps together (their MACs, DRAM bytes and seconds summed).
+ */
+export function phasePoints(l) {
+  const pts = [];
+  const add = (phase, label, macs, bytes, seconds) => {
+    if (!(macs > 0) || !(bytes > 0) || !(seconds > 0)) return;
+    pts.push({phase, label, ops: 2 * macs, bytes, seconds, intensity: 2 * macs / bytes, ops_per_second: 2 * macs / seconds});
+  };
+  add("prefill", "prefill (" + int(l.prefill.tokens) + " tokens)", l.prefill.macs, l.prefill.dram_bytes, l.prefill.seconds);
+  const steps = l.decode.steps || [];
+  add("decode", "decode (" + int(steps.length) + " steps)", steps.reduce((s, x) => s + x.macs, 0),
+    steps.reduce((s, x) => s + x.dram_bytes, 0), l.decode.seconds);
+  return pts;
+}
+
+/** The roofs the phases are drawn on: the MAC array's peak and DRAM's peak bandwidth of the resolved config. */
+export function llmRoofs(hw) {
+  return {compute: hw.mac_array.peak_ops_per_second, dram: hw.dram.peak_bandwidth_bytes_per_second};
+}
+
+function card(k, v, sub, id, value) {
+  const val = id ? '<span id="' + id + '" data-value="' + value + '">' + v + "</span>" : v;
+  return '<div class="card"><div class="k">' + esc(k) + '</div><div class="v">' + val + '</div><div class="k">' + sub + "</div></div>";
+}
+
+function headline(el, sm) {
+  const l = sm.llm, d = l.decode, w = l.widths;
+  const energy = d.energy_per_token_j !== null && d.energy_per_token_j !== undefined;
+  el.innerHTML = '<div class="cards">' +
+    card("time to first token", si(l.ttft_seconds, "s"), "the prefill of " + int(l.prefill.tokens) + " tokens", "ttft", l.ttft_seconds) +
+    card("decode", d.tokens_per_second === null ? "–" : fixed(d.tokens_per_second) + " tokens/s",
+      int(d.tokens) + " tokens in " + si(d.seconds, "s"), "tokens-per-second", d.tokens_per_second) +
+    card("energy per token", energy ? si(d.energy_per_token_j, "J") : "–", energy ? "decode, per generated token" : "no energy model", "j-per-token", energy ? d.energy_per_token_j : "") +
+    card("total", si(l.total_seconds, "s"), "prefill + decode") +
+    card("weights", si(l.weight_bytes, "B"), si(l.params, "params") + " · " + esc(w.weights) + (w.head_and_embedding !== w.weights ? ", head " + esc(w.head_and_embedding) : "")) +
+    card("KV cache", si(l.kv_cache_bytes, "B"), "at context " + int(l.prompt + l.generate) + " · " + esc(w.kv_cache)) +
+    "</div>" +
+    '<p class="note">' + esc(l.model) + " (" + esc(l.model_type) + ") on " + esc(sm.config_name) + ", fusion " + esc(sm.fusion) +
+    ": batch " + int(l.batch) + ", prompt " + int(l.prompt) + ", generate " + int(l.generate) + "; activations " + esc(w.activations) +
+    ". " + int(d.simulated_steps) + " decode steps simulated, the others interpolated linearly in the context (docs/llm.md).</p>";
+}
+
+/** Decode step latency (s) against context (tokens): one marker per generated token. */
+function latencyPlot(el, l) {
+  const steps = l.decode.steps || [];
+  el.innerHTML = "";
+  if (!steps.length) { el.innerHTML = '<p class="note">No decode steps (generate 0).</p>'; return; }
+  const cx = steps.map(s => s.context), sec = steps.map(s => s.seconds);
+  const lo = Math.min(...cx), hi = Math.max(...cx);
+  const x = scaleLinear().domain(lo === hi ? [lo - 1, hi + 1] : [lo, hi]).range([M.l, W - M.r]).nice();
+  const y = scaleLinear().domain([0, Math.max(...sec) * 1.08]).range([H - M.b, M.t]).nice();
+  const svg = select(el).append("svg").attr("class", "llm-latency").attr("viewBox", "0 0 " + W + " " + H).attr("width", W).attr("height", H);
+  svg.append("g").attr("class", "axis x").attr("transform", "translate(0," + (H - M.b) + ")")
+    .call(axisBottom(x).ticks(8).tickFormat(v => int(v)));
+  svg.append("g").attr("class", "axis y").attr("transform", "translate(" + M.l + ",0)")
+    .call(axisLeft(y).ticks(6).tickFormat(v => si(v, "s")));
+  svg.append("text").attr("x", (M.l + W - M.r) / 2).attr("y", H - 10).attr("text-anchor", "middle").attr("font-size", 12)
+    .text("context (tokens: the prompt and the tokens generated so far)");
+  svg.append("text").attr("transform", "translate(16," + ((M.t + H - M.b) / 2) + ") rotate(-90)").attr("text-anchor", "middle").attr("font-size", 12)
+    .text("decode step latency (s)");
+  svg.append("path").attr("fill", "none").attr("stroke", "#adb5bd").attr("stroke-width", 1)
+    .attr("d", line().x(s => x(s.context)).y(s => y(s.seconds))(steps));
+  svg.append("g").attr("class", "steps").selectAll("circle").data(steps).join("circle")
+    .attr("class", s => "step " + (s.simulated ? "simulated" : "interpolated"))
+    .attr("cx", s => x(s.context)).attr("cy", s => y(s.seconds)).attr("r", s => (s.simulated ? 4.5 : 2.5))
+    .attr("fill", s => (s.simulated ? SIMULATED : "#fff")).attr("stroke", s => (s.simulated ? SIMULATED : INTERPOLATED))
+    .attr("data-context", s => s.context).attr("data-seconds", s => s.seconds)
+    .append("title").text(s => "context " + int(s.context) + ": " + si(s.seconds, "s") + ", " + si(s.dram_bytes, "B") + " DRAM, " +
+      si(s.macs, "MACs") + (s.simulated ? " (simulated)" : " (interpolated)"));
+  el.insertAdjacentHTML("beforeend", legend([["simulated step", SIMULATED], ["interpolated step", INTERPOLATED]]));
+}
+
+/** The prefill and decode points on the MAC array and DRAM roofs (log-log). */
+function rooflinePlot(el, l, hw) {
+  el.innerHTML = "";
+  const roofs = llmRoofs(hw), ridge = roofs.compute / roofs.dram, pts = phasePoints(l);
+  const xr = decades([ridge, ...pts.map(p => p.intensity)], 4);
+  const yr = decades([roofs.compute, ...pts.map(p => p.ops_per_second), xr[0] * roofs.dram], 2);
+  const x = scaleLog().domain(xr).range([M.l, W - M.r]), y = scaleLog().domain(yr).range([H - M.b, M.t]);
+  const svg = select(el).append("svg").attr("class", "llm-roofline").attr("viewBox", "0 0 " + W + " " + H).attr("width", W).attr("height", H)
+    .attr("data-x-domain", xr.join(",")).attr("data-y-domain", yr.join(","))
+    .attr("data-x-range", x.range().join(",")).attr("data-y-range", y.range().join(","));
+  const decadeTicks = r => { const t = []; for (let v = r[0]; v <= r[1] * 1.0001; v *= 10) t.push(v); return t; };
+  svg.append("g").attr("class", "axis x").attr("transform", "translate(0," + (H - M.b) + ")")
+    .call(axisBottom(x).tickValues(decadeTicks(xr)).tickFormat(v => (v < 1 ? fixed(v, 1) : si(v, "", 1).trim())));
+  svg.append("g").attr("class", "axis y").attr("transform", "translate(" + M.l + ",0)")
+    .call(axisLeft(y).tickValues(decadeTicks(yr)).tickFormat(v => si(v, "ops/s", 1)));
+  svg.append("text").attr("x", (M.l + W - M.r) / 2).attr("y", H - 10).attr("text-anchor", "middle").attr("font-size", 12)
+    .text("operational intensity (ops per DRAM byte; ops = 2 × MACs)");
+  svg.append("text").attr("transform", "translate(14," + ((M.t + H - M.b) / 2) + ") rotate(-90)").attr("text-anchor", "middle").attr("font-size", 12)
+    .text("achieved (ops/s)");
+  const x0 = Math.max(xr[0], yr[0] / roofs.dram);
+  const roof = [[x0, x0 * roofs.dram], [ridge, roofs.compute], [xr[1], roofs.compute]];
+  svg.append("path").attr("class", "roof").attr("fill", "none").attr("stroke", "#343a40").attr("stroke-width", 2)
+    .attr("d", line().x(p => x(p[0])).y(p => y(p[1]))(roof));
+  svg.append("text").attr("x", x(xr[1]) - 4).attr("y", y(roofs.compute) - 6).attr("text-anchor", "end").attr("font-size", 11)
+    .text("MAC array " + si(roofs.compute, "ops/s"));
+  svg.append("text").attr("x", x(x0) + 6).attr("y", y(x0 * roofs.dram) - 8).attr("font-size", 11)
+    .text("DRAM " + si(roofs.dram, "B/s") + " (ridge " + fixed(ridge) + " ops/B)");
+  const g = svg.append("g").attr("class", "phases");
+  for (const p of pts) {
+    g.append("circle").attr("class", "phase " + p.phase).attr("cx", x(p.intensity)).attr("cy", y(p.ops_per_second)).attr("r", 7)
+      .attr("fill", PHASE[p.phase]).attr("stroke", "#000").attr("stroke-width", 0.8)
+      .attr("data-phase", p.phase).attr("data-intensity", p.intensity).attr("data-ops-per-second", p.ops_per_second)
+      .append("title").text(p.label + ": " + fixed(p.intensity) + " ops/B, " + si(p.ops_per_second, "ops/s"));
+    g.append("text").attr("x", x(p.intensity) + 10).attr("y", y(p.ops_per_second) + 4).attr("font-size", 12).text(p.label);
+  }
+  const words = pts.map(p => {
+    const roof = Math.min(roofs.compute, p.intensity * roofs.dram);
+    return "<b>" + esc(p.label) + "</b>: " + fixed(p.intensity) + " ops/B, " + si(p.ops_per_second, "ops/s") + " = " +
+      fixed(100 * p.ops_per_second / roof) + " % of its roof (" + (p.intensity < ridge ? "DRAM" : "MAC array") + ")";
+  });
+  el.insertAdjacentHTML("beforeend", '<p class="note">' + words.join("<br>") + "</p>");
+}
+
+/** Draws summary.json `sm` (with its `llm` block) on the roofs of `hw` (the resolved config). */
+export function renderLlm(p, sm, hw) {
+  headline(p.summary, sm);
+  latencyPlot(p.latency, sm.llm);
+  rooflinePlot(p.roofline, sm.llm, hw);
+}
