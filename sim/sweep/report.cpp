@@ -271,16 +271,28 @@ std::string write_sweep_report(const ReportOptions& o) {
   fs::create_directories(out);
   const std::string link_prefix = fs::relative(fs::absolute(o.dir), fs::absolute(out)).string() + "/";
 
-  // Points by workload: a front across workloads would compare different work.
+  // Points by workload: a front across workloads would compare different work. A language
+  // model's work is also its prompt, generate, batch and all_logits; its widths are designs.
   std::map<std::string, std::vector<const json*>> by_workload;
+  std::map<std::string, std::string> stems;  // group -> its plots' file name part
   std::size_t skipped = 0;
   for (const auto& r : records) {
     bool usable = r.at("status") == "ok";
     for (const auto& ob : objectives)
       usable = usable && r.at("summary").value(json::json_pointer(ob.pointer), json()).is_number();
-    if (usable)
-      by_workload[r.at("workload").get<std::string>()].push_back(&r);
-    else
+    if (usable) {
+      std::string group = r.at("workload").get<std::string>(), stem = file_stem(group);
+      if (r.contains("llm") && r.at("llm").is_object())
+        for (const char* k : {"prompt", "generate", "batch", "all_logits"})
+          if (r.at("llm").contains(k)) {
+            const json& value = r.at("llm").at(k);
+            const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
+            group += std::string(" ") + k + "=" + v;
+            stem += std::string("_") + k + file_stem(v);
+          }
+      by_workload[group].push_back(&r);
+      stems[group] = stem;
+    } else
       ++skipped;
   }
   std::ostringstream table, csv, html;
@@ -337,7 +349,7 @@ std::string write_sweep_report(const ReportOptions& o) {
         sc.xlabel = xl;
         sc.ylabel = yl;
         const std::string stem =
-            (out / ("pareto_" + file_stem(workload) + "_" + objectives[a].name + "_" + objectives[b].name)).string();
+            (out / ("pareto_" + stems.at(workload) + "_" + objectives[a].name + "_" + objectives[b].name)).string();
         traces::plot_pareto(sc, {stem + ".svg", stem + ".png"},
                             workload + ": " + objectives[b].name + " vs " + objectives[a].name);
       }

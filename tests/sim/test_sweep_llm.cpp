@@ -103,7 +103,7 @@ TEST(LlmSweep, PointsAreTheModelTimesItsKnobsWithStableKeys) {
 
 TEST(LlmSweep, BadInputNamesTheLine) {
   const std::string model = write_temp("small.json", kSmall);
-  // Line 2 is `llm:`, 3 `  model: ...`, 4 the first knob.
+  // Line 2 is `llm:`, 3 `  model: ...` (where the llm map's node starts), 4 the first knob.
   std::string e = thrown([&] {
     load_sweep(write_temp("bad1.yaml", "base: edge-s\nllm:\n  model: [" + model +
                                            "]\n  temperature: [0.7]\naxes:\n"
@@ -115,7 +115,7 @@ TEST(LlmSweep, BadInputNamesTheLine) {
                                            "]\n  weight_dtype: [int4, int3]\n"
                                            "axes:\n  npu.mac_array.rows: [16]\n"));
   });
-  EXPECT_NE(e.find(":2 (llm): model '" + model + "', weight_dtype int3: --weight-dtype int3: expected int4, int8"),
+  EXPECT_NE(e.find(":3 (llm): model '" + model + "', weight_dtype int3: --weight-dtype int3: expected int4, int8"),
             std::string::npos)
       << e;
   e = thrown([&] {
@@ -135,9 +135,9 @@ TEST(LlmSweep, BadInputNamesTheLine) {
     load_sweep(write_temp("bad5.yaml", "base: edge-s\nworkloads: [small_cnn]\nllm:\n  model: [" + model +
                                            "]\naxes:\n  npu.mac_array.rows: [16]\n"));
   });
-  EXPECT_NE(e.find(":3 (llm): expected 'workloads:' or 'llm:', found both"), std::string::npos) << e;
+  EXPECT_NE(e.find(":4 (llm): expected 'workloads:' or 'llm:', found both"), std::string::npos) << e;
   e = thrown([&] { load_sweep(llm_sweep(model, "objectives: [latency, energy]\n")); });
-  EXPECT_NE(e.find("expected objectives among ttft, tokens_per_second, energy_per_token, area (an LLM sweep), "
+  EXPECT_NE(e.find("expected objectives among area, ttft, tokens_per_second, energy_per_token (an LLM sweep), "
                    "found 'latency'"),
             std::string::npos)
       << e;
@@ -202,7 +202,8 @@ TEST(LlmSweep, TwoByTwoEqualsTheIndividualRunsFigureForFigure) {
     near("weight_bytes", expected["llm"]["weight_bytes"]);
   }
 
-  // The Pareto report: TTFT minimised, tokens/s maximised. A point is on the front when no other
+  // The Pareto report: TTFT minimised, tokens/s maximised, a front per model and prompt (the
+  // work; the array size is the design). A point is on the front when no other of its prompt
   // has a TTFT no longer and tokens/s no lower, one of them strictly.
   ASSERT_EQ(run_npusim("sweep-report " + out.string(), &log), 0) << log;
   std::map<std::string, bool> on_front;
@@ -210,6 +211,7 @@ TEST(LlmSweep, TwoByTwoEqualsTheIndividualRunsFigureForFigure) {
     const double ta = a["summary"]["llm"]["ttft_seconds"], sa = a["summary"]["llm"]["decode"]["tokens_per_second"];
     bool dominated = false;
     for (const auto& b : records) {
+      if (b["llm"]["prompt"] != a["llm"]["prompt"]) continue;
       const double tb = b["summary"]["llm"]["ttft_seconds"], sb = b["summary"]["llm"]["decode"]["tokens_per_second"];
       dominated = dominated || (tb <= ta && sb >= sa && (tb < ta || sb > sa));
     }
@@ -223,6 +225,8 @@ TEST(LlmSweep, TwoByTwoEqualsTheIndividualRunsFigureForFigure) {
   EXPECT_GE(front, 1u);
   const std::string html = npusim::read_file((out / "report" / "report.html").string());
   EXPECT_NE(html.find("decode tokens/s (maximised)"), std::string::npos);
+  EXPECT_NE(html.find(" prompt=16 generate=2</h2>"), std::string::npos);  // one front per prompt
+  EXPECT_NE(html.find(" prompt=32 generate=2</h2>"), std::string::npos);
 
   // Shards (what the Slurm array's tasks run) merge to the local run's figures.
   const fs::path sharded = scratch("llm_sweep_sharded");
@@ -231,11 +235,14 @@ TEST(LlmSweep, TwoByTwoEqualsTheIndividualRunsFigureForFigure) {
               0)
         << log;
   ASSERT_EQ(run_npusim("sweep-merge " + sharded.string(), &log), 0) << log;
+  // (The local run records points as they finish, -j 2; the merge in index order: match by key.)
+  std::map<std::string, json> local;
+  for (const auto& r : records) local[r["key"]] = r;
   const auto merged = read_records((sharded / "results.jsonl").string());
   ASSERT_EQ(merged.size(), 4u);
-  for (std::size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(merged[i]["key"], records[i]["key"]);
-    EXPECT_EQ(without_wall(merged[i]["summary"]["llm"]), without_wall(records[i]["summary"]["llm"])) << i;
+  for (const auto& m : merged) {
+    ASSERT_EQ(local.count(m["key"]), 1u) << m["key"];
+    EXPECT_EQ(without_wall(m["summary"]["llm"]), without_wall(local.at(m["key"])["summary"]["llm"])) << m["key"];
   }
   const auto first_line = [](const fs::path& p) {
     const std::string text = npusim::read_file(p.string());
