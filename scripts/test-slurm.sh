@@ -151,3 +151,27 @@ if local != slurm or len(local) != 6 or any(v[0] != "ok" for v in local.values()
     sys.exit(1)
 print(f"test-slurm: ok: {len(slurm)} points from the job array equal the local run")
 PY
+
+# 5. A language-model sweep (each point an `npusim llm` run forking its phases) the same way.
+SWEEP=$(realpath tests/data/sweep_llm_small.yaml)
+rm -rf "$D/out-slurm" "$D/out-local"
+run_array
+"$NPUSIM" sweep-merge "$D/out-slurm"
+"$NPUSIM" sweep "$SWEEP" --out "$D/out-local" -j 2 --no-progress
+python3 - "$D/out-local/results.jsonl" "$D/out-slurm/results.jsonl" <<'PY'
+import json, sys
+def figures(path):
+    out = {}
+    for line in open(path):
+        r = json.loads(line)
+        llm = (r["summary"] or {}).get("llm") or {}
+        out[r["key"]] = (r["status"], llm.get("ttft_seconds"), llm.get("total_seconds"), llm.get("kv_cache_bytes"))
+    return out
+local, slurm = figures(sys.argv[1]), figures(sys.argv[2])
+if local != slurm or len(local) != 4 or any(v[0] != "ok" for v in local.values()):
+    print("test-slurm: the Slurm run of the LLM sweep differs from the local run", file=sys.stderr)
+    for k in sorted(set(local) | set(slurm)):
+        print(" ", k, local.get(k), slurm.get(k), file=sys.stderr)
+    sys.exit(1)
+print(f"test-slurm: ok: {len(slurm)} LLM points from the job array equal the local run")
+PY

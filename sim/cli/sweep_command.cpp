@@ -133,8 +133,9 @@ int sweep_report_command(const std::vector<std::string>& args) {
   std::string objectives;
   po::options_description d("npusim sweep-report options");
   d.add_options()("dir", po::value(&o.dir), "the sweep folder")(
-      "objectives", po::value(&objectives), "two or three of latency, energy, area (default: the sweep file's)")(
-      "out,o", po::value(&o.out), "report folder (default DIR/report)");
+      "objectives", po::value(&objectives),
+      "two or three of latency, energy, area (an LLM sweep: ttft, tokens_per_second, energy_per_token, area); default: "
+      "the sweep file's")("out,o", po::value(&o.out), "report folder (default DIR/report)");
   if (!parse_sweep_args(args, d, "dir",
                         "usage: npusim sweep-report DIR [--objectives latency,energy,area] [--out REPORT_DIR]"))
     return 0;

@@ -72,7 +72,8 @@ void redirect_output(const std::string& log_path, int err_fd) {
   apply_limits(o);
   redirect_output(o.log_path, err_fd);
   const auto level = spdlog::get_level();
-  // A child of a child (an LLM run's phases in a server's run) inherits its parent's logger.
+  // A child of a child (an LLM run's phases under a server run, a Python call or a sweep
+  // point) inherits its parent's registered logger of that name.
   spdlog::drop("npusim-child");
   spdlog::set_default_logger(spdlog::stderr_color_mt("npusim-child"));
   spdlog::set_level(level);

@@ -2,6 +2,7 @@
 // wraps it; this file only adapts types. Loading and planning run in the calling process (they
 // need no SystemC); every simulation runs in a forked child process, because SystemC elaborates
 // once per process, and sends its summary and roofline back through a pipe as JSON.
+#include <cctype>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,12 +12,14 @@
 #include <pybind11/stl.h>
 
 #include "sim/engine/child.h"
+#include "sim/engine/llm_run.h"
 #include "sim/engine/output_dir.h"
 #include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/json_input.h"
+#include "sim/scheduler/parallel.h"
 #include "sim/scheduler/schedule_file.h"
 #include "traces/aligned_groups.h"
 #include "traces/roofline.h"
@@ -50,12 +53,43 @@ Config make_config(const std::string& spec, const std::vector<std::string>& over
   return {spec, overrides, config::load_hardware_config(spec, overrides)};
 }
 
+/// A message of the engine with the command line's flags spelled as Python's keywords
+/// ("--weight-dtype int3" -> "weight_dtype int3"): the engine checks the arguments once, for
+/// both front ends, and Python's users never typed a flag.
+std::string keyword_text(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const bool flag = text.compare(i, 2, "--") == 0 && i + 2 < text.size() && std::islower(text[i + 2]) &&
+                      (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])));
+    if (!flag) {
+      out += text[i++];
+      continue;
+    }
+    for (i += 2; i < text.size() && (std::islower(text[i]) || std::isdigit(text[i]) || text[i] == '-'); ++i)
+      out += text[i] == '-' ? '_' : text[i];
+  }
+  return out;
+}
+
+/// Runs `work`, rethrowing an InputError with its flags spelled as keywords (keyword_text).
+template <typename Work>
+auto with_keywords(Work work) -> decltype(work()) {
+  try {
+    return work();
+  } catch (const InputError& e) {
+    const std::string where = keyword_text(e.where());
+    const std::string what = std::string(e.what()).substr(e.where().empty() ? 0 : e.where().size() + 2);
+    throw InputError(where, keyword_text(what));
+  }
+}
+
 Graph load(const std::string& spec, const std::map<std::string, workloads::Shape>& input_shapes, bool skip_unsupported,
-           const std::map<std::string, std::int64_t>& dims) {
+           const std::map<std::string, std::int64_t>& dims, bool kv_cache_copy) {
   workloads::LoadOptions options;
   options.input_shapes = input_shapes;
   options.dims = dims;
   options.skip_unsupported = skip_unsupported;
+  options.kv_cache_copy = kv_cache_copy;
   workloads::Graph g = engine::load_workload_spec(spec, options);
   std::string name = g.name.empty() ? spec : g.name;
   return {std::move(name), std::move(g)};
@@ -118,11 +152,55 @@ std::string check_schedule(const Graph& g, const Config& c, const std::string& t
 
 // ---- simulation in a child process ----
 
-/// Simulates `plan` of `g` on `c` in a forked child (sim/engine/child.h); `out` (optional)
-/// receives the run folder as `npusim run --out` writes it. Returns {"summary", "roofline"} as
-/// JSON text, or {"error": "input"|"simulation", "message"} when the simulation failed. A
-/// Python signal (Ctrl-C) cancels the child and raises in the caller.
-std::string simulate_plan(const Graph& g, const Config& c, const sched::Plan& plan, const std::string& out) {
+/// Waits for `child`, the GIL released; a Python signal (Ctrl-C) cancels the child and raises
+/// in the caller.
+engine::ChildResult wait_for(engine::Child& child) {
+  engine::ChildResult r;
+  bool python_signal = false;
+  {
+    py::gil_scoped_release release;
+    r = child.wait([&python_signal] {
+      py::gil_scoped_acquire acquire;
+      python_signal = PyErr_CheckSignals() != 0;
+      return !python_signal;
+    });
+  }
+  if (python_signal) throw py::error_already_set();
+  return r;
+}
+
+/// The reply of a child that ended with an error, as {"error": "input"|"simulation", "message"}
+/// (flags spelled as keywords when `keywords`); none when it succeeded.
+std::optional<std::string> error_reply(const engine::ChildResult& r, bool keywords) {
+  if (r.end != engine::ChildResult::End::Error) return std::nullopt;
+  return nlohmann::json{{"error", r.kind == "input" ? "input" : "simulation"},
+                        {"message", keywords ? keyword_text(r.message) : r.message}}
+      .dump();
+}
+
+/// The graph one copy runs under `parallel` (none, data, pipeline; "" = none) on `c`'s cores,
+/// as `npusim run --parallel` splits it (docs/multicore.md), and how the copies spread.
+struct Replica {
+  workloads::Graph graph;
+  sched::ParallelPlan parallel;
+};
+
+Replica replica_of(const Graph& g, const Config& c, const std::string& parallel) {
+  Replica r{g.graph, {}};
+  if (parallel.empty()) return r;
+  with_keywords([&] {
+    const auto mode = sched::parse_parallel_mode(parallel, "parallel");
+    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(g.graph, mode, c.hw.cores, r.parallel);
+  });
+  return r;
+}
+
+/// Simulates `plan` of `r` (a replica of `g`) on `c` in a forked child (sim/engine/child.h);
+/// `out` (optional) receives the run folder as `npusim run --out` writes it. Returns {"summary",
+/// "roofline"} as JSON text, or {"error": "input"|"simulation", "message"} when the simulation
+/// failed.
+std::string simulate_plan(const Graph& g, const Config& c, const Replica& r, const sched::Plan& plan,
+                          const std::string& out) {
   // The run folder follows the CLI's rules (sim/engine/output_dir.h): checked and locked first,
   // written in a temporary sibling, put in place whole only when the simulation succeeded; a
   // user's own folder is never written into.
@@ -132,38 +210,56 @@ std::string simulate_plan(const Graph& g, const Config& c, const sched::Plan& pl
   spec.config = c.spec;
   spec.workload = g.name;
   spec.out = folder ? folder->path().string() : "";
-  const engine::LoadedRun run{c.hw, g.graph, g.name, plan};
-  engine::ChildResult r;
-  bool python_signal = false;
-  {
-    engine::Child child([&] {
-      const engine::SimulatedRun sim = engine::simulate_run(spec, run);
-      if (!spec.out.empty()) engine::write_run_outputs(spec, run, sim);
-      return nlohmann::json{{"summary", sim.summary}, {"roofline", traces::to_json(sim.roofline)}}.dump();
-    });
-    py::gil_scoped_release release;
-    r = child.wait([&python_signal] {
-      py::gil_scoped_acquire acquire;
-      python_signal = PyErr_CheckSignals() != 0;
-      return !python_signal;
-    });
-  }
-  if (python_signal) throw py::error_already_set();
-  if (r.end == engine::ChildResult::End::Error)
-    return nlohmann::json{{"error", r.kind == "input" ? "input" : "simulation"}, {"message", r.message}}.dump();
-  std::string reply = engine::reply_or_throw(r, "the simulation process");
+  if (r.parallel.mode != sched::ParallelMode::None) spec.parallel = sched::to_string(r.parallel.mode);
+  const engine::LoadedRun run{c.hw, r.graph, g.name, plan, r.parallel};
+  engine::Child child([&] {
+    const engine::SimulatedRun sim = engine::simulate_run(spec, run);
+    if (!spec.out.empty()) engine::write_run_outputs(spec, run, sim);
+    return nlohmann::json{{"summary", sim.summary}, {"roofline", traces::to_json(sim.roofline)}}.dump();
+  });
+  const engine::ChildResult result = wait_for(child);
+  if (auto e = error_reply(result, r.parallel.mode != sched::ParallelMode::None)) return *e;
+  std::string reply = engine::reply_or_throw(result, "the simulation process");
   if (folder) folder->commit();
   return reply;
 }
 
 std::string simulate(const Graph& g, const Config& c, const std::string& fusion, const std::string& objective,
-                     const std::string& out) {
-  return simulate_plan(g, c, engine::plan_for(fusion, objective, g.graph, c.hw), out);
+                     const std::string& out, const std::string& parallel) {
+  const Replica r = replica_of(g, c, parallel);
+  return simulate_plan(g, c, r, engine::plan_for(fusion, objective, r.graph, c.hw), out);
 }
 
 std::string simulate_schedule(const Graph& g, const Config& c, const std::string& text, const std::string& source,
-                              const std::string& out) {
-  return simulate_plan(g, c, schedule_plan(g, c, text, source), out);
+                              const std::string& out, const std::string& parallel) {
+  const Replica r = replica_of(g, c, parallel);
+  return simulate_plan(g, c, r, sched::parse_schedule(text, source, r.graph, c.hw), out);
+}
+
+// ---- language models ----
+
+/// `npusim llm` (sim/engine/llm_run.h): checks `spec` (errors name the keywords), runs the
+/// phases in a child process (each phase in a grandchild: SystemC elaborates once per process)
+/// and, with `spec.out`, writes the folder `npusim llm --out` writes. Returns summary.json's
+/// content, or {"error", "message"} as simulate does.
+std::string llm(engine::LlmSpec spec) {
+  with_keywords([&] { engine::check_llm_spec(spec); });
+  std::optional<engine::OutputDir> folder;
+  if (!spec.out.empty()) {
+    folder.emplace(spec.out, "out=");
+    spec.out = folder->path().string();
+  }
+  engine::ChildOptions options;
+  options.own_process_group = true;  // a cancel also stops the phase being simulated
+  engine::Child child([&] { return engine::run_llm(spec).dump(); }, options);
+  const engine::ChildResult result = wait_for(child);
+  if (auto e = error_reply(result, true)) return *e;
+  std::string reply = engine::reply_or_throw(result, "the language model's process");
+  if (folder) {
+    write_file_atomic((folder->path() / "summary.json").string(), nlohmann::json::parse(reply).dump(2) + "\n");
+    folder->commit();
+  }
+  return reply;
 }
 
 }  // namespace
@@ -209,7 +305,8 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("elem_bytes"));
 
-  m.def("load", &load, py::arg("spec"), py::arg("input_shapes"), py::arg("skip_unsupported"), py::arg("dims"));
+  m.def("load", &load, py::arg("spec"), py::arg("input_shapes"), py::arg("skip_unsupported"), py::arg("dims"),
+        py::arg("kv_cache_copy"));
   m.def("zoo_names", [] { return npusim::workloads::zoo_names(npusim::config::data_dir() + "/workloads/zoo"); });
   m.def("parse_yaml", &parse_yaml, py::arg("text"), py::arg("source"));
   m.def(
@@ -241,7 +338,37 @@ PYBIND11_MODULE(_core, m) {
   m.def("plan", &plan, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"));
   m.def("check_schedule", &check_schedule, py::arg("graph"), py::arg("config"), py::arg("text"), py::arg("source"));
   m.def("simulate", &simulate, py::arg("graph"), py::arg("config"), py::arg("fusion"), py::arg("objective"),
-        py::arg("out"));
+        py::arg("out"), py::arg("parallel"));
   m.def("simulate_schedule", &simulate_schedule, py::arg("graph"), py::arg("config"), py::arg("text"),
-        py::arg("source"), py::arg("out"));
+        py::arg("source"), py::arg("out"), py::arg("parallel"));
+  m.def(
+      "llm",
+      [](const std::string& model, const Config& config, std::int64_t prompt, std::int64_t generate, std::int64_t batch,
+         const std::string& weight_dtype, std::uint32_t group_size, const std::string& kv_dtype,
+         const std::string& act_dtype, bool zero_point, bool wide_head, bool all_logits, const std::string& fusion,
+         int decode_samples, const std::string& out, bool quiet) {
+        npusim::engine::LlmSpec s;
+        s.model = model;
+        s.config = config.spec;
+        s.overrides = config.overrides;
+        s.prompt = prompt;
+        s.generate = generate;
+        s.batch = batch;
+        s.weight_dtype = weight_dtype;
+        s.group_size = group_size;
+        s.kv_dtype = kv_dtype;
+        s.act_dtype = act_dtype;
+        s.zero_point = zero_point;
+        s.wide_head = wide_head;
+        s.all_logits = all_logits;
+        s.fusion = fusion;
+        s.decode_samples = decode_samples;
+        s.out = out;
+        s.progress = !quiet;
+        return llm(std::move(s));
+      },
+      py::arg("model"), py::arg("config"), py::arg("prompt"), py::arg("generate"), py::arg("batch"),
+      py::arg("weight_dtype"), py::arg("group_size"), py::arg("kv_dtype"), py::arg("act_dtype"), py::arg("zero_point"),
+      py::arg("wide_head"), py::arg("all_logits"), py::arg("fusion"), py::arg("decode_samples"), py::arg("out"),
+      py::arg("quiet"));
 }

@@ -24,6 +24,11 @@ std::string Point::key(const SweepSpec& s) const {
     k += ";objective=";
     k += objective;
   }
+  if (!parallel.empty()) {
+    k += ";parallel=";
+    k += parallel;
+  }
+  for (std::size_t i = 0; i < knobs.size(); ++i) k += ";llm." + s.llm_knobs[i].key + "=" + knob(s, i);
   for (std::size_t a = 0; a < s.axes.size(); ++a) k += ";" + s.axes[a].key + "=" + value(s, a);
   return k;
 }
@@ -43,13 +48,21 @@ std::vector<std::string> Point::overrides(const SweepSpec& s) const {
 nlohmann::json Point::to_json(const SweepSpec& s) const {
   nlohmann::json config = nlohmann::json::object();
   for (std::size_t a = 0; a < s.axes.size(); ++a) config[s.axes[a].key] = value(s, a);
-  return {{"index", index},
-          {"id", id()},
-          {"key", key(s)},
-          {"workload", std::string(workload)},
-          {"fusion", std::string(fusion)},
-          {"objective", std::string(objective)},
-          {"config", config}};
+  nlohmann::json j = {{"index", index},
+                      {"id", id()},
+                      {"key", key(s)},
+                      {"workload", std::string(workload)},
+                      {"fusion", std::string(fusion)},
+                      {"objective", std::string(objective)},
+                      {"config", config}};
+  // Only in the sweeps that have them: the records of a sweep file of before stay as they were.
+  if (!s.parallel.empty()) j["parallel"] = std::string(parallel);
+  if (s.llm) {
+    nlohmann::json llm = nlohmann::json::object();
+    for (std::size_t i = 0; i < knobs.size(); ++i) llm[s.llm_knobs[i].key] = knob(s, i);
+    j["llm"] = llm;
+  }
+  return j;
 }
 
 namespace {
@@ -183,17 +196,38 @@ std::vector<ConfigPoint> config_points(const SweepSpec& s) {
   return points;
 }
 
+/// Every combination of the LLM knobs' values (the last knob varying fastest); one empty
+/// combination when the sweep has none.
+std::vector<std::vector<std::uint32_t>> knob_combinations(const SweepSpec& s) {
+  std::vector<std::vector<std::uint32_t>> out = {{}};
+  for (const auto& k : s.llm_knobs) {
+    std::vector<std::vector<std::uint32_t>> next;
+    for (const auto& c : out)
+      for (std::uint32_t v = 0; v < k.values.size(); ++v) {
+        next.push_back(c);
+        next.back().push_back(v);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
 std::vector<Point> expand(const SweepSpec& s) {
-  static const std::string kDefaultObjective;
+  static const std::string kNone;
+  static const std::vector<std::string> no_mode = {kNone};  // points keep views into it
+  const auto& modes = s.parallel.empty() ? no_mode : s.parallel;
+  const auto combos = knob_combinations(s);
   std::vector<Point> out;
   for (auto& cp : config_points(s))
     for (const auto& w : s.workloads)
-      for (const auto& f : s.fusion) {
-        const bool per_objective = f == "search" && !s.search_objectives.empty();
-        const std::size_t n = per_objective ? s.search_objectives.size() : 1;
-        for (std::size_t o = 0; o < n; ++o)
-          out.push_back({out.size(), cp, w, f, per_objective ? s.search_objectives[o] : kDefaultObjective});
-      }
+      for (const auto& knobs : combos)
+        for (const auto& f : s.fusion) {
+          const bool per_objective = f == "search" && !s.search_objectives.empty();
+          const std::size_t n = per_objective ? s.search_objectives.size() : 1;
+          for (std::size_t o = 0; o < n; ++o)
+            for (const auto& m : modes)
+              out.push_back({out.size(), cp, w, f, per_objective ? s.search_objectives[o] : kNone, m, knobs});
+        }
   return out;
 }
 

@@ -18,20 +18,25 @@ namespace npusim::sweep {
 /// the largest grid the docs allow, 2^20 points, stays in tens of MiB).
 using ConfigPoint = std::vector<std::uint32_t>;
 
-/// One point: a config point, a workload, a policy and a search objective. The strings are
-/// views into the SweepSpec, which must outlive its points.
+/// One point: a config point, a workload (or a language model and its knobs), a policy, a
+/// search objective and a parallel mode. The strings are views into the SweepSpec, which must
+/// outlive its points.
 struct Point {
-  std::size_t index = 0;  // position in the expansion
-  ConfigPoint config;     // index of each axis's value
-  std::string_view workload;
+  std::size_t index = 0;      // position in the expansion
+  ConfigPoint config;         // index of each axis's value
+  std::string_view workload;  // the workload, or the language model of an `llm:` sweep
   std::string_view fusion;
-  std::string_view objective;  // search objective ("" = not a search point or default)
+  std::string_view objective;        // search objective ("" = not a search point or default)
+  std::string_view parallel;         // parallel mode ("" = the sweep has no `parallel:`)
+  std::vector<std::uint32_t> knobs;  // `llm:` sweeps: index of each knob's value
 
   /// The value of axis `a` as written in the file.
   const std::string& value(const SweepSpec& s, std::size_t a) const { return s.axes[a].values[config[a]]; }
-  /// Stable identity of the point: base config, fixed overrides, workload, policy and every
-  /// axis value. Resume and merge match points by this, so a reordered file still skips what is
-  /// done.
+  /// The value of LLM knob `k` as written in the file.
+  const std::string& knob(const SweepSpec& s, std::size_t k) const { return s.llm_knobs[k].values[knobs[k]]; }
+  /// Stable identity of the point: base config, fixed overrides, workload, policy, parallel
+  /// mode and LLM knobs (when the sweep has them) and every axis value. Resume and merge match
+  /// points by this, so a reordered file still skips what is done.
   std::string key(const SweepSpec& s) const;
   /// "p000042": the folder and log name of the point.
   std::string id() const;
@@ -44,7 +49,8 @@ struct Point {
 /// point is left, naming the constraints' lines.
 std::vector<ConfigPoint> config_points(const SweepSpec& s);
 
-/// Every point of the sweep (config points x workloads x fusion x search objectives).
+/// Every point of the sweep (config points x workloads x LLM knob combinations x fusion x
+/// search objectives x parallel modes).
 std::vector<Point> expand(const SweepSpec& s);
 
 /// A uniform index below n from a 64-bit Mersenne Twister: the same on every platform, unlike

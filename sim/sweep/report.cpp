@@ -54,19 +54,12 @@ std::set<std::string> point_keys(const std::string& dir) {
   return keys;
 }
 
-/// An objective's summary field and its axis label.
-std::pair<const char*, const char*> objective_field(const std::string& o) {
-  if (o == "latency") return {"seconds", "latency (s)"};
-  if (o == "energy") return {"energy_j", "energy (J)"};
-  return {"area_mm2", "area (mm²)"};
-}
-
-/// An objective's value as text with its unit: "71.9 us", "24.0 uJ", "2.202 mm²" (no exponent).
-std::string objective_text(const std::string& o, double v) {
-  if (o == "latency") return traces::si(v, "s");
-  if (o == "energy") return traces::si(v, "J");
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g mm²", v);
+/// An objective's value as text with its unit: "71.9 us", "24.0 uJ", "2.202 mm²", "41.3
+/// tokens/s" (no exponent).
+std::string objective_text(const Objective& o, double v) {
+  if (o.unit == "s" || o.unit == "J") return traces::si(v, o.unit);
+  char b[48];
+  std::snprintf(b, sizeof b, "%.4g %s", v, o.unit.c_str());
   return b;
 }
 
@@ -76,10 +69,15 @@ std::string fmt(double v) {
   return b;
 }
 
-/// One line describing a point: its policy and axis values in the sweep file's order.
+/// One line describing a point: its policy, parallel mode, LLM knobs and axis values in the
+/// sweep file's order.
 std::string describe(const json& r, const std::vector<std::string>& axis_order) {
   std::string d = r.at("fusion").get<std::string>();
   if (!r.at("objective").get<std::string>().empty()) d += "/" + r.at("objective").get<std::string>();
+  if (r.contains("parallel") && r.at("parallel").is_string()) d += " parallel=" + r.at("parallel").get<std::string>();
+  if (r.contains("llm") && r.at("llm").is_object())
+    for (const auto& [k, v] : r.at("llm").items())
+      d += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   for (const auto& k : axis_order) {
     const std::string shown = k.rfind("npu.", 0) == 0 ? k.substr(4) : k;
     d += " " + shown + "=" + r.at("config").value(k, std::string("?"));
@@ -139,9 +137,10 @@ std::pair<double, double> log_range(const std::vector<std::vector<double>>& v, s
 /// this pair drawn as a staircase (filled red markers), the points on the front over all the
 /// objectives ringed, hover titles and links to kept run folders.
 std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<std::vector<double>>& v,
-                        const std::vector<bool>& on_front, std::size_t xi, std::size_t yi, const std::string& xo,
-                        const std::string& yo, const std::string& link_prefix, const std::vector<std::string>& axes) {
-  const std::string xl = objective_field(xo).second, yl = objective_field(yo).second;
+                        const std::vector<std::vector<double>>& minimised, const std::vector<bool>& on_front,
+                        std::size_t xi, std::size_t yi, const Objective& xo, const Objective& yo,
+                        const std::string& link_prefix, const std::vector<std::string>& axes) {
+  const std::string xl = xo.label, yl = yo.label;
   const double W = 560, H = 380, L = 78, R = 20, T = 20, B = 50;
   // Plain variables, not structured bindings: a lambda may not capture those before C++20
   // (clang refuses; the sanitizer build uses clang).
@@ -154,7 +153,7 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
     return H - B - (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) * (H - T - B);
   };
   std::vector<std::vector<double>> pair;
-  for (const auto& row : v) pair.push_back({row[xi], row[yi]});
+  for (const auto& row : minimised) pair.push_back({row[xi], row[yi]});
   std::vector<bool> on_pair(pts.size(), false);
   for (auto i : traces::pareto_front(pair)) on_pair[i] = true;
   std::ostringstream s;
@@ -173,7 +172,8 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
     << " (log)</text>"
     << "<text transform='translate(14," << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>" << html_escape(yl)
     << " (log)</text>";
-  // This pair's front as a staircase in x order (both minimised: each step goes right, then down).
+  // This pair's front as a staircase in x order (each step goes right, then down, or up when y is
+  // maximised).
   std::vector<std::size_t> f;
   for (std::size_t i = 0; i < pts.size(); ++i)
     if (on_pair[i]) f.push_back(i);
@@ -211,7 +211,7 @@ std::string svg_scatter(const std::vector<const json*>& pts, const std::vector<s
 
 MergeOutcome merge_results(const std::string& dir) {
   const json sweep = read_sweep_json(dir);
-  const auto axis_keys = axis_keys_of(sweep);
+  const CsvLayout layout = csv_layout(sweep);
   std::vector<std::string> files;
   const ResultFiles main = ResultFiles::in(dir, "results");
   if (fs::exists(main.jsonl)) files.push_back(main.jsonl);
@@ -240,7 +240,7 @@ MergeOutcome merge_results(const std::string& dir) {
   std::sort(records.begin(), records.end(), [](const json& a, const json& b) {
     return a.at("index").get<std::size_t>() < b.at("index").get<std::size_t>();
   });
-  write_results(main, axis_keys, records);
+  write_results(main, layout, records);
   m.records = records.size();
   for (const auto& r : records) (r.at("status") == "ok" ? m.ok : m.failed)++;
   const std::set<std::string> keys = point_keys(dir);
@@ -256,13 +256,14 @@ std::string write_sweep_report(const ReportOptions& o) {
   const ResultFiles files = ResultFiles::in(o.dir, "results");
   if (!fs::exists(files.jsonl))
     throw InputError(o.dir, "no results.jsonl; a sweep run in shards needs `npusim sweep-merge " + o.dir + "` first");
-  std::vector<std::string> objectives = o.objectives;
-  if (objectives.empty()) objectives = sweep.at("objectives").get<std::vector<std::string>>();
-  for (const auto& ob : objectives)
-    if (std::find(known_objectives().begin(), known_objectives().end(), ob) == known_objectives().end())
-      throw InputError("--objectives", "expected latency, energy and/or area, found '" + ob + "'");
+  std::vector<std::string> names = o.objectives;
+  if (names.empty()) names = sweep.at("objectives").get<std::vector<std::string>>();
+  const bool llm = sweep.contains("llm");
+  std::vector<Objective> objectives;
+  for (const auto& ob : names) objectives.push_back(objective(ob, llm, "--objectives"));
   if (objectives.size() < 2 || objectives.size() > 3)
-    throw InputError("--objectives", "expected two or three objectives (e.g. latency,energy), found " +
+    throw InputError("--objectives", std::string("expected two or three objectives (e.g. ") +
+                                         (llm ? "ttft,tokens_per_second" : "latency,energy") + "), found " +
                                          std::to_string(objectives.size()));
   const auto records = read_records(files.jsonl);
   const std::vector<std::string> axes = axis_keys_of(sweep);
@@ -270,41 +271,60 @@ std::string write_sweep_report(const ReportOptions& o) {
   fs::create_directories(out);
   const std::string link_prefix = fs::relative(fs::absolute(o.dir), fs::absolute(out)).string() + "/";
 
-  // Points by workload: a front across workloads would compare different work.
+  // Points by workload: a front across workloads would compare different work. A language
+  // model's work is also its prompt, generate, batch and all_logits; its widths are designs.
   std::map<std::string, std::vector<const json*>> by_workload;
+  std::map<std::string, std::string> stems;  // group -> its plots' file name part
   std::size_t skipped = 0;
   for (const auto& r : records) {
     bool usable = r.at("status") == "ok";
     for (const auto& ob : objectives)
-      usable = usable && r.at("summary").value(objective_field(ob).first, json()).is_number();
-    if (usable)
-      by_workload[r.at("workload").get<std::string>()].push_back(&r);
-    else
+      usable = usable && r.at("summary").value(json::json_pointer(ob.pointer), json()).is_number();
+    if (usable) {
+      std::string group = r.at("workload").get<std::string>(), stem = file_stem(group);
+      if (r.contains("llm") && r.at("llm").is_object())
+        for (const char* k : {"prompt", "generate", "batch", "all_logits"})
+          if (r.at("llm").contains(k)) {
+            const json& value = r.at("llm").at(k);
+            const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
+            group += std::string(" ") + k + "=" + v;
+            stem += std::string("_") + k + file_stem(v);
+          }
+      by_workload[group].push_back(&r);
+      stems[group] = stem;
+    } else
       ++skipped;
   }
   std::ostringstream table, csv, html;
   csv << "workload,index,id,design,on_front";
-  for (const auto& ob : objectives) csv << "," << objective_field(ob).first;
+  for (const auto& ob : objectives) csv << "," << ob.pointer.substr(ob.pointer.rfind('/') + 1);
   csv << "\n";
   html << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>npusim sweep report</title><style>"
           "body{font-family:sans-serif;margin:2em;color:#333}table{border-collapse:collapse;margin:1em 0}"
           "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}"
           "td.l{text-align:left}.plots{display:flex;flex-wrap:wrap;gap:1em}</style></head><body>"
        << "<h1>Sweep report</h1><p>" << records.size() << " points recorded, " << skipped
-       << " left out (failed, or without a figure for an objective). Objectives, all minimised: ";
-  for (const auto& ob : objectives) html << html_escape(objective_field(ob).second) << " ";
+       << " left out (failed, or without a figure for an objective). Objectives: ";
+  for (const auto& ob : objectives)
+    html << html_escape(ob.label) << (ob.maximise ? " (maximised)" : " (minimised)") << " ";
   html << ". Hover a point for its design (click it for its run report when the sweep kept run folders, "
           "--keep-runs). Each plot is one pair of objectives: red markers and the red staircase are that "
           "pair's Pareto front; a dark ring marks a point on the front over all the objectives (the "
           "table below), which may look dominated in one pair's plot.</p>";
   for (const auto& [workload, pts] : by_workload) {
-    std::vector<std::vector<double>> v;
+    // v as the summaries have them (plotted, listed); the front over `minimised`, where a
+    // maximised objective (tokens/s) is negated.
+    std::vector<std::vector<double>> v, minimised;
     for (const json* r : pts) {
-      std::vector<double> row;
-      for (const auto& ob : objectives) row.push_back(r->at("summary").at(objective_field(ob).first).get<double>());
+      std::vector<double> row, m;
+      for (const auto& ob : objectives) {
+        row.push_back(r->at("summary").at(json::json_pointer(ob.pointer)).get<double>());
+        m.push_back(ob.maximise ? -row.back() : row.back());
+      }
       v.push_back(row);
+      minimised.push_back(m);
     }
-    const auto front = traces::pareto_front(v);
+    const auto front = traces::pareto_front(minimised);
     std::vector<bool> on(pts.size(), false);
     for (auto i : front) on[i] = true;
     for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -318,31 +338,31 @@ std::string write_sweep_report(const ReportOptions& o) {
          << " points on the front.</p><div class='plots'>";
     for (std::size_t a = 0; a < objectives.size(); ++a)
       for (std::size_t b = a + 1; b < objectives.size(); ++b) {
-        const auto xl = objective_field(objectives[a]).second, yl = objective_field(objectives[b]).second;
-        html << svg_scatter(pts, v, on, a, b, objectives[a], objectives[b], link_prefix, axes);
+        const auto xl = objectives[a].label, yl = objectives[b].label;
+        html << svg_scatter(pts, v, minimised, on, a, b, objectives[a], objectives[b], link_prefix, axes);
         // The gnuplot figure shows the front of this pair alone (2-D), the page the full front.
         traces::ParetoScatter sc;
         for (const auto& row : v) sc.x.push_back(row[a]), sc.y.push_back(row[b]);
         std::vector<std::vector<double>> pair;
-        for (const auto& row : v) pair.push_back({row[a], row[b]});
+        for (const auto& row : minimised) pair.push_back({row[a], row[b]});
         sc.front = traces::pareto_front(pair);
         sc.xlabel = xl;
         sc.ylabel = yl;
         const std::string stem =
-            (out / ("pareto_" + file_stem(workload) + "_" + objectives[a] + "_" + objectives[b])).string();
+            (out / ("pareto_" + stems.at(workload) + "_" + objectives[a].name + "_" + objectives[b].name)).string();
         traces::plot_pareto(sc, {stem + ".svg", stem + ".png"},
-                            workload + ": " + objectives[b] + " vs " + objectives[a]);
+                            workload + ": " + objectives[b].name + " vs " + objectives[a].name);
       }
     html << "</div><h3>The front over all " << objectives.size()
          << " objectives</h3><table class='front'><tr><th>id</th><th>design</th>";
-    for (const auto& ob : objectives) html << "<th>" << html_escape(objective_field(ob).second) << "</th>";
+    for (const auto& ob : objectives) html << "<th>" << html_escape(ob.label) << "</th>";
     html << "</tr>";
     for (auto i : front) {
       table << "  " << pts[i]->at("id").get<std::string>() << "  " << describe(*pts[i], axes);
       html << "<tr><td class='l'>" << pts[i]->at("id").get<std::string>() << "</td><td class='l'>"
            << html_escape(describe(*pts[i], axes)) << "</td>";
       for (std::size_t k = 0; k < objectives.size(); ++k) {
-        table << "  " << objectives[k] << "=" << fmt(v[i][k]);
+        table << "  " << objectives[k].name << "=" << fmt(v[i][k]);
         html << "<td>" << objective_text(objectives[k], v[i][k]) << "</td>";
       }
       table << "\n";

@@ -40,22 +40,34 @@ json make_record(const SweepSpec& s, const Point& p, int exit_code, const std::s
 
 namespace {
 
-/// The headline columns after the axes: name and how to read it from the summary.
+/// The headline columns after the axes: name and where the figure is in the summary.
 struct Column {
   const char* name;
-  const char* field;  // summary field ("" = computed below)
+  const char* pointer;  // JSON pointer into the summary ("" = DRAM bytes read + written)
 };
-const std::vector<Column>& columns() {
-  static const std::vector<Column> c = {{"cycles", "cycles"},
-                                        {"seconds", "seconds"},
-                                        {"dram_bytes", ""},
-                                        {"energy_j", "energy_j"},
-                                        {"area_mm2", "area_mm2"},
-                                        {"mac_utilization", "mac_utilization"},
-                                        {"bound", "bound"},
-                                        {"ops_per_second_per_mm2", "ops_per_second_per_mm2"},
-                                        {"ops_per_joule", "ops_per_joule"}};
-  return c;
+const std::vector<Column>& columns(bool llm) {
+  static const std::vector<Column> run = {{"cycles", "/cycles"},
+                                          {"seconds", "/seconds"},
+                                          {"dram_bytes", ""},
+                                          {"energy_j", "/energy_j"},
+                                          {"area_mm2", "/area_mm2"},
+                                          {"mac_utilization", "/mac_utilization"},
+                                          {"bound", "/bound"},
+                                          {"ops_per_second_per_mm2", "/ops_per_second_per_mm2"},
+                                          {"ops_per_joule", "/ops_per_joule"}};
+  // An LLM point's summary is `npusim llm`'s (the llm block, docs/outputs.md) plus area_mm2.
+  static const std::vector<Column> language_model = {{"ttft_seconds", "/llm/ttft_seconds"},
+                                                     {"tokens_per_second", "/llm/decode/tokens_per_second"},
+                                                     {"total_seconds", "/llm/total_seconds"},
+                                                     {"prefill_seconds", "/llm/prefill/seconds"},
+                                                     {"decode_seconds", "/llm/decode/seconds"},
+                                                     {"prefill_dram_bytes", "/llm/prefill/dram_bytes"},
+                                                     {"kv_cache_bytes", "/llm/kv_cache_bytes"},
+                                                     {"weight_bytes", "/llm/weight_bytes"},
+                                                     {"params", "/llm/params"},
+                                                     {"energy_per_token_j", "/llm/decode/energy_per_token_j"},
+                                                     {"area_mm2", "/area_mm2"}};
+  return llm ? language_model : run;
 }
 
 /// RFC 4180: quote a field holding a comma, quote or newline; double its quotes.
@@ -97,26 +109,32 @@ void append_line(const std::string& path, const std::string& line) {
 
 }  // namespace
 
-std::string csv_header(const std::vector<std::string>& axis_keys) {
-  std::string h = "index,id,workload,fusion,objective";
-  for (const auto& k : axis_keys) h += "," + csv_field(k);
+std::string csv_header(const CsvLayout& layout) {
+  std::string h = std::string("index,id,") + (layout.llm ? "model" : "workload") + ",fusion,objective";
+  if (layout.parallel) h += ",parallel";
+  for (const auto& k : layout.axes) h += "," + csv_field(k);
+  for (const auto& k : layout.llm_knobs) h += ",llm." + csv_field(k);
   h += ",status,exit_code";
-  for (const auto& c : columns()) h += std::string(",") + c.name;
+  for (const auto& c : columns(layout.llm)) h += std::string(",") + c.name;
   return h + ",wall_seconds,error\n";
 }
 
-std::string csv_row(const std::vector<std::string>& axis_keys, const json& r) {
+std::string csv_row(const CsvLayout& layout, const json& r) {
   std::string row = cell(r.at("index")) + "," + r.at("id").get<std::string>() + "," +
                     csv_field(cell(r.at("workload"))) + "," + csv_field(cell(r.at("fusion"))) + "," +
                     csv_field(cell(r.at("objective")));
-  for (const auto& k : axis_keys) row += "," + csv_field(cell(r.at("config").value(k, json())));
+  if (layout.parallel) row += "," + csv_field(cell(r.value("parallel", json())));
+  for (const auto& k : layout.axes) row += "," + csv_field(cell(r.at("config").value(k, json())));
+  const json knobs = r.value("llm", json::object());
+  for (const auto& k : layout.llm_knobs)
+    row += "," + csv_field(cell(knobs.is_object() ? knobs.value(k, json()) : json()));
   row += "," + cell(r.at("status")) + "," + cell(r.at("exit_code"));
   const json& s = r.at("summary");
-  for (const auto& c : columns()) {
+  for (const auto& c : columns(layout.llm)) {
     json v;
     if (!s.is_null()) {
-      if (*c.field)
-        v = s.value(c.field, json());
+      if (*c.pointer)
+        v = s.value(json::json_pointer(c.pointer), json());
       else
         v = s.value("dram_read_bytes", 0.0) + s.value("dram_write_bytes", 0.0);
     }
@@ -186,21 +204,21 @@ std::vector<json> read_records(const std::string& jsonl, bool* torn) {
   return out;
 }
 
-void write_results(const ResultFiles& f, const std::vector<std::string>& axis_keys, const std::vector<json>& records) {
-  std::string jsonl, csv = csv_header(axis_keys);
+void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vector<json>& records) {
+  std::string jsonl, csv = csv_header(layout);
   for (const auto& r : records) {
     jsonl += r.dump() + "\n";
-    csv += csv_row(axis_keys, r);
+    csv += csv_row(layout, r);
   }
   write_file_atomic(f.jsonl, jsonl);
   write_file_atomic(f.csv, csv);
 }
 
-void append_result(const ResultFiles& f, const std::vector<std::string>& axis_keys, const json& record) {
+void append_result(const ResultFiles& f, const CsvLayout& layout, const json& record) {
   // The JSON line is the record; the CSV row follows it (resume rebuilds the CSV from the JSON).
   append_line(f.jsonl, record.dump() + "\n");
-  if (!fs::exists(f.csv)) append_line(f.csv, csv_header(axis_keys));
-  append_line(f.csv, csv_row(axis_keys, record));
+  if (!fs::exists(f.csv)) append_line(f.csv, csv_header(layout));
+  append_line(f.csv, csv_row(layout, record));
 }
 
 std::vector<std::string> axis_keys_of(const json& sweep_json) {
@@ -213,6 +231,27 @@ std::vector<std::string> axis_keys_of(const SweepSpec& s) {
   std::vector<std::string> keys;
   for (const auto& a : s.axes) keys.push_back(a.key);
   return keys;
+}
+
+CsvLayout csv_layout(const json& sweep_json) {
+  CsvLayout l;
+  l.axes = axis_keys_of(sweep_json);
+  // sweep.json has `llm` and `parallel` only when the sweep file had them (write_sweep_json).
+  if (sweep_json.contains("llm")) {
+    l.llm = true;
+    for (const auto& k : sweep_json.at("llm").at("knobs")) l.llm_knobs.push_back(k.at("key").get<std::string>());
+  }
+  l.parallel = sweep_json.contains("parallel");
+  return l;
+}
+
+CsvLayout csv_layout(const SweepSpec& s) {
+  CsvLayout l;
+  l.axes = axis_keys_of(s);
+  l.llm = s.llm;
+  for (const auto& k : s.llm_knobs) l.llm_knobs.push_back(k.key);
+  l.parallel = !s.parallel.empty();
+  return l;
 }
 
 }  // namespace npusim::sweep

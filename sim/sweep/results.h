@@ -24,23 +24,35 @@ struct ResultFiles {
 nlohmann::json make_record(const SweepSpec& s, const Point& p, int exit_code, const std::string& error,
                            double wall_seconds, const std::string& run_dir, nlohmann::json summary);
 
-/// The CSV header for the sweep's axes, and one record's row.
-std::string csv_header(const std::vector<std::string>& axis_keys);
-std::string csv_row(const std::vector<std::string>& axis_keys, const nlohmann::json& record);
+/// What a sweep's CSV has columns for beyond the headline figures: its axes, its LLM knobs and
+/// whether it has `parallel:`. A column appears only in the sweeps that have its key, so the
+/// CSV of a sweep file of before stays as it was. An LLM sweep's figures are its llm block's.
+struct CsvLayout {
+  std::vector<std::string> axes;
+  std::vector<std::string> llm_knobs;
+  bool llm = false;
+  bool parallel = false;
+};
+
+/// The CSV header of a sweep, and one record's row.
+std::string csv_header(const CsvLayout& layout);
+std::string csv_row(const CsvLayout& layout, const nlohmann::json& record);
 
 /// Records of a JSON-lines file in file order (none if it does not exist). A last line without
 /// its newline (the writer was killed mid-line) is not a record; `torn` reports it.
 std::vector<nlohmann::json> read_records(const std::string& jsonl, bool* torn = nullptr);
 
 /// Rewrites both files atomically from `records` (resume drops a torn tail; merge combines).
-void write_results(const ResultFiles& f, const std::vector<std::string>& axis_keys,
-                   const std::vector<nlohmann::json>& records);
+void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vector<nlohmann::json>& records);
 
 /// Appends one record: its JSON line, then its CSV row (each one write() + fsync).
-void append_result(const ResultFiles& f, const std::vector<std::string>& axis_keys, const nlohmann::json& record);
+void append_result(const ResultFiles& f, const CsvLayout& layout, const nlohmann::json& record);
 
 /// The axis keys of a sweep folder's sweep.json, in order.
 std::vector<std::string> axis_keys_of(const nlohmann::json& sweep_json);
 std::vector<std::string> axis_keys_of(const SweepSpec& s);
+/// The CSV layout of a sweep folder's sweep.json, or of a sweep file.
+CsvLayout csv_layout(const nlohmann::json& sweep_json);
+CsvLayout csv_layout(const SweepSpec& s);
 
 }  // namespace npusim::sweep

@@ -12,12 +12,14 @@
 #include <set>
 #include <thread>
 
+#include "sim/config/config_loader.h"
 #include "sim/engine/child.h"
 #include "sim/engine/interrupts.h"
 #include "sim/engine/output_dir.h"
 #include "sim/engine/run_pipeline.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "traces/area.h"
 #include "workloads/graph.h"
 
 namespace npusim::sweep {
@@ -54,18 +56,26 @@ void write_sweep_json(const SweepSpec& s, const std::vector<Point>& points, cons
   for (const auto& a : s.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
   json constraints = json::array();
   for (const auto& c : s.constraints) constraints.push_back(c.text());
-  const json head = {{"sweep_file", fs::absolute(s.path).string()},
-                     {"base", s.base},
-                     {"workloads", s.workloads},
-                     {"fusion", s.fusion},
-                     {"sampling", to_string(s.sampling)},
-                     {"count", s.count},
-                     {"seed", s.seed},
-                     {"fixed", s.fixed},
-                     {"axes", axes},
-                     {"constraints", constraints},
-                     {"objectives", s.objectives},
-                     {"point_count", points.size()}};
+  json head = {{"sweep_file", fs::absolute(s.path).string()},
+               {"base", s.base},
+               {"workloads", s.workloads},
+               {"fusion", s.fusion},
+               {"sampling", to_string(s.sampling)},
+               {"count", s.count},
+               {"seed", s.seed},
+               {"fixed", s.fixed},
+               {"axes", axes},
+               {"constraints", constraints},
+               {"objectives", s.objectives},
+               {"point_count", points.size()}};
+  // Only in the sweeps that have them (csv_layout reads them back): a sweep file of before
+  // writes the sweep.json it wrote.
+  if (!s.parallel.empty()) head["parallel"] = s.parallel;
+  if (s.llm) {
+    json knobs = json::array();
+    for (const auto& k : s.llm_knobs) knobs.push_back({{"key", k.key}, {"values", k.values}});
+    head["llm"] = {{"models", s.workloads}, {"knobs", knobs}};
+  }
   write_file_atomic((fs::path(dir) / "sweep.json").string(), head.dump(1) + "\n");
   // The points go one a line into points.jsonl, streamed as they are made: a 2^20-point grid
   // as one JSON document would take gigabytes to build and to read back.
@@ -92,9 +102,13 @@ PointFiles point_files(const RunOptions& o, const Point& p) {
 /// each.
 using LoadedWorkloads = std::map<std::string, std::shared_ptr<const workloads::Graph>>;
 
-LoadedWorkloads load_workloads(const std::vector<const Point*>& pending) {
+LoadedWorkloads load_workloads(const SweepSpec& s, const std::vector<const Point*>& pending) {
   LoadedWorkloads out;
   for (const Point* p : pending) {
+    if (s.llm) {  // language models are built per point, from their config.json
+      out[std::string(p->workload)] = nullptr;
+      continue;
+    }
     const std::string w(p->workload);
     if (out.count(w)) continue;
     try {
@@ -106,19 +120,37 @@ LoadedWorkloads load_workloads(const std::vector<const Point*>& pending) {
   return out;
 }
 
+/// A language model's point (`npusim llm`): run_llm's summary (its phases each in a child of
+/// this child) with the config's area beside the llm block, the run folder as `npusim llm --out`
+/// writes it when kept.
+json llm_point(const SweepSpec& s, const Point& p, const std::string& run_dir) {
+  engine::LlmSpec spec = llm_spec(s, std::string(p.workload), p.knobs, std::string(p.fusion), p.overrides(s));
+  spec.out = run_dir;
+  if (!run_dir.empty()) fs::create_directories(run_dir);
+  json summary = engine::run_llm(spec);
+  const auto area = traces::area_of_config(npusim::to_json(config::load_hardware_config(spec.config, spec.overrides)));
+  summary["area_mm2"] = area ? json(area->total_mm2()) : json();
+  if (!run_dir.empty()) write_file_atomic((fs::path(run_dir) / "summary.json").string(), summary.dump(2) + "\n");
+  return summary;
+}
+
 /// Starts the point's pipeline in a child process (its output in the point's log); the child's
 /// reply is summary.json's content.
 std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, const PointFiles& f,
                                            const std::shared_ptr<const workloads::Graph>& graph) {
   engine::ChildOptions options;
   options.log_path = f.log;
+  // An LLM point forks a process per phase: a cancelled sweep stops them with it.
+  options.own_process_group = s.llm;
   return std::make_unique<engine::Child>(
       [&s, &p, f, graph] {
+        if (s.llm) return llm_point(s, p, f.run_dir).dump();
         engine::RunSpec spec;
         spec.config = s.base;
         spec.workload = std::string(p.workload);
         spec.fusion = std::string(p.fusion);
         spec.objective = std::string(p.objective);
+        spec.parallel = std::string(p.parallel);
         spec.overrides = p.overrides(s);
         spec.out = f.run_dir;
         const engine::LoadedRun run = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
@@ -170,7 +202,7 @@ class ProgressBar {
 };
 
 /// Keys recorded in `jsonl`, rewriting it (and its CSV) without a torn last line.
-std::set<std::string> recorded_keys(const ResultFiles& f, const std::vector<std::string>& axis_keys, bool repair) {
+std::set<std::string> recorded_keys(const ResultFiles& f, const CsvLayout& layout, bool repair) {
   bool torn = false;
   const auto records = read_records(f.jsonl, &torn);
   std::set<std::string> keys;
@@ -179,7 +211,7 @@ std::set<std::string> recorded_keys(const ResultFiles& f, const std::vector<std:
     if (keys.insert(r.at("key").get<std::string>()).second) unique.push_back(r);
   // The CSV is rebuilt from the JSON record, so a kill between the two appends cannot make
   // them disagree.
-  if (repair && fs::exists(f.jsonl)) write_results(f, axis_keys, unique);
+  if (repair && fs::exists(f.jsonl)) write_results(f, layout, unique);
   return keys;
 }
 
@@ -187,7 +219,7 @@ std::set<std::string> recorded_keys(const ResultFiles& f, const std::vector<std:
 
 SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, const RunOptions& o) {
   const ResultFiles files = result_files(o);
-  const auto axis_keys = axis_keys_of(s);
+  const CsvLayout layout = csv_layout(s);
   fs::create_directories(fs::path(files.jsonl).parent_path());
   // One writer per result files: two `--resume` of one sweep (or shard) at once would run the
   // missing points twice.
@@ -197,7 +229,7 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
                                 "); pass --resume to continue it, or choose another --out");
   fs::create_directories(fs::path(o.out) / "logs");
   write_sweep_json(s, points, o.out);
-  std::set<std::string> done = recorded_keys(files, axis_keys, true);
+  std::set<std::string> done = recorded_keys(files, layout, true);
   {
     // A record of another sweep (another sweep file in this folder, a file copied in) would be
     // taken for one of this sweep's points or counted as missing: refuse it by name.
@@ -210,7 +242,7 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
                                           "'; choose another --out");
   }
   if (o.shards > 1)  // a shard also skips what a merge already holds
-    for (const auto& k : recorded_keys(ResultFiles::in(o.out, "results"), axis_keys, false)) done.insert(k);
+    for (const auto& k : recorded_keys(ResultFiles::in(o.out, "results"), layout, false)) done.insert(k);
 
   SweepOutcome outcome;
   std::vector<const Point*> pending;
@@ -224,7 +256,7 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   }
 
   engine::set_stage("loading the sweep's workloads");
-  const LoadedWorkloads graphs = load_workloads(pending);
+  const LoadedWorkloads graphs = load_workloads(s, pending);
   engine::set_stage("running the sweep's points");
   // Up to `jobs` children at once, all forked and watched from this one thread (forking from
   // several threads is not safe under every allocator); results are appended as they come.
@@ -265,7 +297,7 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
         }
       }
       const std::string run_dir = it->files.run_dir.empty() ? "" : fs::relative(it->files.run_dir, o.out).string();
-      append_result(files, axis_keys, make_record(s, *it->point, code, error, wall, run_dir, std::move(summary)));
+      append_result(files, layout, make_record(s, *it->point, code, error, wall, run_dir, std::move(summary)));
       if (code == 0) fs::remove(it->files.log);  // logs are kept for failed points only
       (code == 0 ? outcome.ok : outcome.failed)++;
       it = running.erase(it);

@@ -10,6 +10,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "workloads/yaml_document.h"
+#include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
 #include "workloads/loader.h"
 
@@ -28,8 +29,38 @@ std::string to_string(Sampling s) {
   return "grid";
 }
 
-const std::vector<std::string>& known_objectives() {
-  static const std::vector<std::string> names = {"latency", "energy", "area"};
+const std::vector<Objective>& objectives() {
+  // area_mm2 is the config's (traces/area.h): LLM points carry it beside their llm block.
+  static const std::vector<Objective> all = {
+      {"latency", "/seconds", "latency (s)", "s", false, true, false},
+      {"energy", "/energy_j", "energy (J)", "J", false, true, false},
+      {"area", "/area_mm2", "area (mm²)", "mm²", false, true, true},
+      {"ttft", "/llm/ttft_seconds", "TTFT (s)", "s", false, false, true},
+      {"tokens_per_second", "/llm/decode/tokens_per_second", "decode tokens/s", "tokens/s", true, false, true},
+      {"energy_per_token", "/llm/decode/energy_per_token_j", "decode energy per token (J)", "J", false, false, true}};
+  return all;
+}
+
+std::vector<std::string> known_objectives(bool llm) {
+  std::vector<std::string> names;
+  for (const auto& o : objectives())
+    if (llm ? o.llm : o.workloads) names.push_back(o.name);
+  return names;
+}
+
+const Objective& objective(const std::string& name, bool llm, const std::string& where) {
+  for (const auto& o : objectives())
+    if (o.name == name && (llm ? o.llm : o.workloads)) return o;
+  std::string known;
+  for (const auto& n : known_objectives(llm)) known += (known.empty() ? "" : ", ") + n;
+  throw InputError(where, std::string("expected objectives among ") + known + (llm ? " (an LLM sweep)" : "") +
+                              ", found '" + name + "'");
+}
+
+const std::vector<std::string>& llm_knob_names() {
+  static const std::vector<std::string> names = {"prompt",     "generate",   "batch",         "weight_dtype",
+                                                 "group_size", "kv_dtype",   "act_dtype",     "zero_point",
+                                                 "wide_head",  "all_logits", "decode_samples"};
   return names;
 }
 
@@ -171,7 +202,7 @@ void validate_axes(const SweepSpec& s) {
 
 void validate_workloads_and_policies(const FileReader& r, const YAML::Node& root, const SweepSpec& s) {
   const std::string zoo = (fs::path(config::data_dir()) / "workloads" / "zoo").string();
-  for (const auto& w : s.workloads) {
+  for (const auto& w : s.llm ? std::vector<std::string>{} : s.workloads) {
     try {
       workloads::load_workload(w, zoo);
     } catch (const InputError& e) {
@@ -185,21 +216,138 @@ void validate_workloads_and_policies(const FileReader& r, const YAML::Node& root
   }
   for (const auto& o : s.search_objectives)
     sched::parse_search_objective(o, r.where(root["search_objective"], "search_objective"));
+  if (s.llm && !s.search_objectives.empty())
+    throw InputError(r.where(root["search_objective"], "search_objective"),
+                     "expected with 'workloads:', found 'llm:' (npusim llm's search uses its default objective)");
   if (!s.search_objectives.empty() && std::find(s.fusion.begin(), s.fusion.end(), "search") == s.fusion.end())
     throw InputError(r.where(root["search_objective"], "search_objective"),
                      "only applies to the search policy, which 'fusion:' does not list");
 }
 
+/// A knob's value as a whole number or a boolean, as written in the sweep file.
+std::int64_t knob_whole(const Axis& k, const std::string& v) {
+  std::size_t pos = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(v, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != v.size())
+    throw InputError(k.where, "expected whole numbers for llm." + k.key + ", found '" + v + "'");
+  return n;
+}
+
+bool knob_bool(const Axis& k, const std::string& v) {
+  if (v == "true") return true;
+  if (v == "false") return false;
+  throw InputError(k.where, "expected true or false for llm." + k.key + ", found '" + v + "'");
+}
+
+void read_llm(const FileReader& r, const YAML::Node& node, SweepSpec& s) {
+  if (!node.IsMap())
+    throw InputError(r.where(node, "llm"), "expected a map of knobs (model, prompt, generate, ...) to values");
+  s.llm = true;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string field = "llm." + key;
+    if (key == "model") {
+      for (const auto& m : r.list(kv.second, field)) s.workloads.push_back(resolve_beside(r.path(), m));
+      continue;
+    }
+    const auto& names = llm_knob_names();
+    if (std::find(names.begin(), names.end(), key) == names.end())
+      throw InputError(r.where(kv.first, field), "unknown knob '" + key + "'; known: model, " + join(names));
+    for (const auto& k : s.llm_knobs)
+      if (k.key == key) throw InputError(r.where(kv.first, field), "knob '" + key + "' is given twice");
+    s.llm_knobs.push_back({key, r.list(kv.second, field), r.where(kv.second, field)});
+  }
+  if (s.workloads.empty())
+    throw InputError(r.where(node, "llm.model"), "expected 'model:' (shipped names or config.json paths), found none");
+}
+
+/// Every model with every combination of knob values checked as `npusim llm` checks its flags
+/// (widths, counts, context against max_position_embeddings) on the base config, so a bad
+/// value fails here naming the sweep file's line instead of in every point.
+void validate_llm(const FileReader& r, const YAML::Node& root, const SweepSpec& s) {
+  std::vector<std::uint32_t> knobs(s.llm_knobs.size(), 0);
+  // Each combination is checked (a config.json and a config read): a bound keeps that in seconds.
+  constexpr std::uint64_t kMaxCombinations = 4096;
+  std::uint64_t combos = 1;
+  for (const auto& k : s.llm_knobs) combos = std::min(combos * k.values.size(), kMaxCombinations + 1);
+  if (combos > kMaxCombinations)
+    throw InputError(r.where(root["llm"], "llm"),
+                     "expected at most 4096 combinations of knob values per model, found more");
+  for (const auto& model : s.workloads)
+    for (std::uint64_t c = 0; c < combos; ++c) {
+      std::uint64_t i = c;
+      for (std::size_t k = s.llm_knobs.size(); k-- > 0;) {
+        knobs[k] = std::uint32_t(i % s.llm_knobs[k].values.size());
+        i /= s.llm_knobs[k].values.size();
+      }
+      const engine::LlmSpec spec = llm_spec(s, model, knobs, s.fusion.front(), s.fixed);
+      try {
+        engine::check_llm_spec(spec);
+      } catch (const InputError& e) {
+        std::string values;
+        for (std::size_t k = 0; k < knobs.size(); ++k)
+          values += ", " + s.llm_knobs[k].key + " " + s.llm_knobs[k].values[knobs[k]];
+        throw InputError(r.where(root["llm"], "llm"), "model '" + model + "'" + values + ": " + e.what());
+      }
+    }
+}
+
 }  // namespace
+
+engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std::vector<std::uint32_t>& knobs,
+                         const std::string& fusion, const std::vector<std::string>& overrides) {
+  engine::LlmSpec spec;
+  spec.model = model;
+  spec.config = s.base;
+  spec.overrides = overrides;
+  spec.fusion = fusion;
+  spec.progress = false;
+  for (std::size_t i = 0; i < s.llm_knobs.size(); ++i) {
+    const Axis& k = s.llm_knobs[i];
+    const std::string& v = k.values[knobs[i]];
+    if (k.key == "prompt")
+      spec.prompt = knob_whole(k, v);
+    else if (k.key == "generate")
+      spec.generate = knob_whole(k, v);
+    else if (k.key == "batch")
+      spec.batch = knob_whole(k, v);
+    else if (k.key == "weight_dtype")
+      spec.weight_dtype = v;
+    else if (k.key == "kv_dtype")
+      spec.kv_dtype = v;
+    else if (k.key == "act_dtype")
+      spec.act_dtype = v;
+    else if (k.key == "zero_point")
+      spec.zero_point = knob_bool(k, v);
+    else if (k.key == "wide_head")
+      spec.wide_head = knob_bool(k, v);
+    else if (k.key == "all_logits")
+      spec.all_logits = knob_bool(k, v);
+    else if (k.key == "group_size" || k.key == "decode_samples") {
+      const std::int64_t n = knob_whole(k, v);
+      if (n < 0 || n > (1 << 20)) throw InputError(k.where, "expected llm." + k.key + " from 0 to 1048576, found " + v);
+      if (k.key == "group_size")
+        spec.group_size = std::uint32_t(n);
+      else
+        spec.decode_samples = int(n);
+    }
+  }
+  return spec;
+}
 
 SweepSpec load_sweep(const std::string& path) {
   // The shared reader: UTF-8, nesting depth and duplicate keys checked like every YAML input.
   YAML::Node root = workloads::parse_yaml_document(read_file(path), path);
   const FileReader r(path);
   if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level (base, workloads, axes, ...)");
-  static const std::vector<std::string> known = {"base", "workloads",   "fusion",    "search_objective",
-                                                 "set",  "axes",        "sampling",  "count",
-                                                 "seed", "constraints", "objectives"};
+  static const std::vector<std::string> known = {
+      "base",  "workloads", "fusion",      "search_objective", "set", "axes",    "sampling",
+      "count", "seed",      "constraints", "objectives",       "llm", "parallel"};
   std::set<std::string> seen;
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
@@ -210,8 +358,24 @@ SweepSpec load_sweep(const std::string& path) {
   SweepSpec s;
   s.path = path;
   s.base = root["base"] ? resolve_beside(path, r.scalar(root["base"], "base")) : "edge-m";
-  if (!root["workloads"]) throw InputError(path, "expected 'workloads:' (zoo names or workload files), found none");
-  for (const auto& w : r.list(root["workloads"], "workloads")) s.workloads.push_back(resolve_beside(path, w));
+  if (root["workloads"] && root["llm"])
+    throw InputError(r.where(root["llm"], "llm"),
+                     "expected 'workloads:' or 'llm:', found both (a sweep runs networks or language models)");
+  if (root["llm"]) {
+    read_llm(r, root["llm"], s);
+  } else {
+    if (!root["workloads"])
+      throw InputError(path,
+                       "expected 'workloads:' (zoo names or workload files) or 'llm:' (language models), found none");
+    for (const auto& w : r.list(root["workloads"], "workloads")) s.workloads.push_back(resolve_beside(path, w));
+  }
+  if (root["parallel"]) {
+    s.parallel = r.list(root["parallel"], "parallel");
+    for (const auto& m : s.parallel) sched::parse_parallel_mode(m, r.where(root["parallel"], "parallel"));
+    if (s.llm)
+      throw InputError(r.where(root["parallel"], "parallel"),
+                       "expected with 'workloads:', found 'llm:' (npusim llm runs on one core)");
+  }
   if (root["fusion"]) {
     s.fusion.clear();
     for (const auto& f : r.list(root["fusion"], "fusion"))
@@ -249,12 +413,10 @@ SweepSpec load_sweep(const std::string& path) {
                      "sampling " + to_string(s.sampling) + " needs 'count:' (points to draw)");
   if (s.sampling == Sampling::Grid && root["count"])
     throw InputError(r.where(root["count"], "count"), "'count:' only applies to random or latin_hypercube sampling");
+  if (s.llm) s.objectives = {"ttft", "tokens_per_second", "area"};
   if (root["objectives"]) {
     s.objectives = r.list(root["objectives"], "objectives");
-    for (const auto& o : s.objectives)
-      if (std::find(known_objectives().begin(), known_objectives().end(), o) == known_objectives().end())
-        throw InputError(r.where(root["objectives"], "objectives"),
-                         "expected objectives among " + join(known_objectives()) + ", found '" + o + "'");
+    for (const auto& o : s.objectives) objective(o, s.llm, r.where(root["objectives"], "objectives"));
   }
   if (root["constraints"]) {
     const YAML::Node& cs = root["constraints"];
@@ -281,6 +443,7 @@ SweepSpec load_sweep(const std::string& path) {
   }
   validate_workloads_and_policies(r, root, s);
   validate_axes(s);
+  if (s.llm) validate_llm(r, root, s);
   return s;
 }
 

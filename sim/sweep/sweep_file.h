@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/llm_run.h"
 #include "sim/sweep/constraint.h"
 
 namespace npusim::sweep {
@@ -34,14 +35,47 @@ struct SweepSpec {
   std::uint64_t count = 0;  // points to draw (random, latin_hypercube)
   std::uint64_t seed = 1;
   std::vector<std::string> objectives = {"latency", "energy", "area"};  // sweep-report's default
+  /// `llm:` given: the points are language models (`npusim llm`, engine::run_llm), `workloads`
+  /// holds the models and `llm_knobs` the other knobs with their values (prompt, generate,
+  /// batch, widths, ...), each a list like an axis.
+  bool llm = false;
+  std::vector<Axis> llm_knobs;
+  /// `parallel:` modes (none, data, pipeline; docs/multicore.md); empty when the file has none.
+  std::vector<std::string> parallel;
 
   const Axis* axis(const std::string& key) const;
 };
 
+/// The knobs `llm:` takes besides `model` (named as `npusim llm`'s flags with '_' for '-').
+const std::vector<std::string>& llm_knob_names();
+
+/// The `npusim llm` spec of a model with knob values `knobs` (an index into each of
+/// `s.llm_knobs`' values), on the sweep's base config with `overrides`, under `fusion`.
+/// Throws InputError naming the knob's file:line when a value is not of its kind.
+engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std::vector<std::uint32_t>& knobs,
+                         const std::string& fusion, const std::vector<std::string>& overrides);
+
 /// Loads and validates a sweep file. Throws InputError naming the file:line and key.
 SweepSpec load_sweep(const std::string& path);
 
-/// "latency", "energy", "area": the objectives a Pareto front can be computed over.
-const std::vector<std::string>& known_objectives();
+/// An objective a Pareto front can be computed over: where its figure is in a point's summary
+/// (a JSON pointer), its axis label, whether it is maximised, and which sweeps have it.
+struct Objective {
+  std::string name;     // "latency", "tokens_per_second", ...
+  std::string pointer;  // "/seconds", "/llm/decode/tokens_per_second"
+  std::string label;    // "latency (s)"
+  std::string unit;     // "s", "J", "mm²", "tokens/s"
+  bool maximise = false;
+  bool workloads = true, llm = false;  // found in workload points, in language-model points
+};
+
+/// latency, energy, area (workload sweeps); ttft, tokens_per_second, energy_per_token and area
+/// (LLM sweeps).
+const std::vector<Objective>& objectives();
+/// The objective of that name; throws InputError(where, ...) listing the names the sweep kind
+/// (`llm`) has otherwise.
+const Objective& objective(const std::string& name, bool llm, const std::string& where);
+/// Names of the objectives of a workload sweep (`llm` false) or an LLM sweep.
+std::vector<std::string> known_objectives(bool llm = false);
 
 }  // namespace npusim::sweep

@@ -11,6 +11,8 @@ with them.
 >>> plan = npusim.plan(g, hw, fusion="greedy")      # groups, tiles, why neighbours were not fused
 >>> r = npusim.simulate(g, hw, fusion="greedy")     # summary.json's figures as attributes
 >>> r.cycles, r.dram_bytes, r.op("conv1").cycles
+>>> m = npusim.llm("Qwen2.5-0.5B", "edge-m", prompt=128, generate=32, weight_dtype="int4")
+>>> m.ttft_seconds, m.tokens_per_second                # summary.json's llm block
 
 Errors are :class:`InputError` (bad input: the message names the file, line, field or node;
 ``.where`` holds the place) and :class:`SimulationError`, with the command line's messages. An
@@ -27,7 +29,7 @@ from . import _core
 
 __all__ = [
     "Config", "Graph", "Op", "Plan", "Group", "Schedule", "Result", "Roofline", "Comparison",
-    "Record", "InputError", "SimulationError", "load", "plan", "simulate", "compare", "zoo",
+    "Record", "InputError", "SimulationError", "load", "plan", "simulate", "compare", "zoo", "llm", "LlmResult",
 ]
 
 InputError = _core.InputError
@@ -248,17 +250,29 @@ class Graph:
 
 
 def load(spec: PathLike, input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-         skip_unsupported: bool = False, dims: Optional[Mapping[str, int]] = None) -> Graph:
+         skip_unsupported: bool = False, dims: Optional[Mapping[str, int]] = None,
+         kv_cache: str = "append") -> Graph:
     """Loads a workload as ``npusim run --workload`` does: an ONNX model (``.onnx``), our YAML
     format (``.yaml``), a SCALE-Sim topology (``.csv``), or a zoo name (see :func:`zoo`).
 
     ``input_shapes`` fixes symbolic ONNX input dimensions (``--input-shape``); ``dims`` binds
     symbolic dimensions by name in every input (``--dim``, e.g. ``{"past_len": 1024}``);
-    ``skip_unsupported`` runs past unsupported ONNX operators (``--skip-unsupported``).
+    ``skip_unsupported`` runs past unsupported ONNX operators (``--skip-unsupported``);
+    ``kv_cache`` reads an ONNX decoder's ``present = Concat(past, new)`` as an append of the new
+    rows in place (``"append"``, the default) or as a copy of the whole cache (``"copy"``,
+    ``--kv-cache copy``; docs/llm.md).
     """
+    _check_type(spec, (str, os.PathLike), "spec", "a zoo name or a workload path")
+    if input_shapes is not None:
+        _check_type(input_shapes, Mapping, "input_shapes", 'a mapping of input names to shapes, e.g. {"x": [1, 3]}')
+    if dims is not None:
+        _check_type(dims, Mapping, "dims", 'a mapping of symbolic dimension names to sizes, e.g. {"past_len": 16}')
+    _check_type(kv_cache, str, "kv_cache", "append or copy")
+    if kv_cache not in ("append", "copy"):
+        raise InputError(f"kv_cache: expected append or copy, found '{kv_cache}'")
     shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
     named = {k: int(v) for k, v in (dims or {}).items()}
-    return Graph._from_core(_core.load(os.fspath(spec), shapes, bool(skip_unsupported), named))
+    return Graph._from_core(_core.load(os.fspath(spec), shapes, bool(skip_unsupported), named, kv_cache == "copy"))
 
 
 def zoo() -> List[str]:
@@ -628,32 +642,49 @@ class Result:
                 f"{self.dram_bytes} DRAM bytes)")
 
 
-def _run(g: Graph, hw: Config, fusion: str, objective: Optional[str], schedule: Optional[Schedule],
-         out: Optional[PathLike], label: Optional[str] = None) -> Result:
-    if out is not None:
-        _check_type(out, (str, os.PathLike), "out", "a folder path")
-    out_dir = os.fspath(out) if out is not None else ""
-    if schedule is not None:
-        text = schedule.to_json()
-        reply = json.loads(_core.simulate_schedule(g._core_graph(), hw._core, text, schedule.name, out_dir))
-    else:
-        reply = json.loads(_core.simulate(g._core_graph(), hw._core, fusion, objective or "", out_dir))
+def _raise_for(reply: Mapping[str, Any]) -> None:
+    """The error a child process reported (its {"error", "message"} reply), raised."""
     if "error" in reply:
         error = InputError if reply["error"] == "input" else SimulationError
         raise error(reply["message"])
+
+
+def _out_dir(out: Optional[PathLike]) -> str:
+    if out is not None:
+        _check_type(out, (str, os.PathLike), "out", "a folder path")
+    return os.fspath(out) if out is not None else ""
+
+
+def _run(g: Graph, hw: Config, fusion: str, objective: Optional[str], schedule: Optional[Schedule],
+         out: Optional[PathLike], label: Optional[str] = None, parallel: Optional[str] = None) -> Result:
+    out_dir = _out_dir(out)
+    if parallel is not None:
+        _check_type(parallel, str, "parallel", "none, data or pipeline")
+    mode = parallel or ""
+    if schedule is not None:
+        text = schedule.to_json()
+        reply = json.loads(_core.simulate_schedule(g._core_graph(), hw._core, text, schedule.name, out_dir, mode))
+    else:
+        reply = json.loads(_core.simulate(g._core_graph(), hw._core, fusion, objective or "", out_dir, mode))
+    _raise_for(reply)
     return Result(reply, label if label is not None else (schedule.name if schedule is not None else fusion))
 
 
 def simulate(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
              fusion: Optional[str] = None, objective: Optional[str] = None,
-             schedule: Optional[ScheduleLike] = None, out: Optional[PathLike] = None) -> Result:
+             schedule: Optional[ScheduleLike] = None, out: Optional[PathLike] = None,
+             parallel: Optional[str] = None) -> Result:
     """Simulates ``graph`` on ``config`` under a fusion policy (as :func:`plan`; ``greedy`` by
     default) or a user ``schedule`` (not both); ``out`` also writes the run folder ``npusim run
-    --out`` writes (summary.json, trace.json, report.html, ...). Runs in a child process: see the
+    --out`` writes (summary.json, trace.json, report.html, ...). ``parallel`` spreads the
+    workload over the config's ``npu.cores`` as ``npusim run --parallel`` does: ``"data"`` splits
+    the batch, ``"pipeline"`` streams the inputs through stages of consecutive groups
+    (docs/multicore.md; summary's ``parallel`` and ``cores``); ``None``/``"none"``: one core.
+    The plan (or schedule) is the one of a copy's graph. Runs in a child process: see the
     module's docstring."""
     policy = _run_arguments(fusion, objective, schedule)
     sched = _schedule(schedule) if schedule is not None else None
-    return _run(_graph(graph), _config(config), policy, objective, sched, out)
+    return _run(_graph(graph), _config(config), policy, objective, sched, out, parallel=parallel)
 
 
 class Comparison:
@@ -743,3 +774,159 @@ def compare(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None]
         else:
             results.append(_run(g, hw, r, objective if r == "search" else None, None, None, label))
     return Comparison(results)
+
+
+# ---------------------------------------------------------------------------------------------
+# Language models
+
+
+class LlmResult:
+    """A language model's prefill and decode on one config (``npusim llm``): summary.json's
+    content, whose ``llm`` block (docs/outputs.md, docs/llm.md) gives the typed figures below.
+    ``summary`` is the whole document, ``block`` its ``llm`` block."""
+
+    def __init__(self, summary: Mapping[str, Any]) -> None:
+        self.summary: Record = _records(dict(summary))
+        self.block: Record = self.summary["llm"]
+
+    def __getattr__(self, key: str) -> Any:
+        """Any other field of the ``llm`` block by name (``widths``, ``model_type``, ...)."""
+        block = self.__dict__.get("block")
+        if block is not None and key in block:
+            return block[key]
+        raise AttributeError(f"npusim.LlmResult has no attribute '{key}' (the llm block has no such field)")
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self.__dict__.get("block", {}).keys()))
+
+    @property
+    def model(self) -> str:
+        """The model's name (the config.json's folder or the shipped name)."""
+        return str(self.block["model"])
+
+    @property
+    def config_name(self) -> str:
+        """The hardware config's name."""
+        return str(self.summary["config_name"])
+
+    @property
+    def params(self) -> int:
+        """Parameters of the model."""
+        return int(self.block["params"])
+
+    @property
+    def weight_bytes(self) -> int:
+        """Bytes of the weights at their widths, group scales and zero points included (bytes)."""
+        return int(self.block["weight_bytes"])
+
+    @property
+    def kv_cache_bytes(self) -> int:
+        """Bytes of the KV cache at the final context, every sequence of the batch (bytes)."""
+        return int(self.block["kv_cache_bytes"])
+
+    @property
+    def ttft_seconds(self) -> float:
+        """Time to first token: the prefill's time (s)."""
+        return float(self.block["ttft_seconds"])
+
+    @property
+    def total_seconds(self) -> float:
+        """Prefill plus every decode step (s)."""
+        return float(self.block["total_seconds"])
+
+    @property
+    def prefill(self) -> Record:
+        """The prefill phase: ``tokens``, ``seconds``, ``cycles``, ``macs``, ``dram_bytes``, ``energy_j``."""
+        return self.block["prefill"]
+
+    @property
+    def decode(self) -> Record:
+        """The decode phase: ``tokens``, ``seconds``, ``tokens_per_second``, ``energy_j``,
+        ``energy_per_token_j``, ``simulated_steps``, ``steps``."""
+        return self.block["decode"]
+
+    @property
+    def tokens_per_second(self) -> Optional[float]:
+        """Generated tokens (batch x generate) per second of decode (tokens/s); None without decode."""
+        v = self.block["decode"].get("tokens_per_second")
+        return None if v is None else float(v)
+
+    @property
+    def energy_per_token_j(self) -> Optional[float]:
+        """Decode energy per generated token (J/token); None without an energy model."""
+        v = self.block["decode"].get("energy_per_token_j")
+        return None if v is None else float(v)
+
+    @property
+    def steps(self) -> List[Record]:
+        """One entry per decode step: ``context``, ``seconds``, ``dram_bytes``, ``macs``,
+        ``energy_j``, ``simulated`` (False: interpolated between simulated neighbours)."""
+        return self.block["decode"]["steps"]
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame of the decode steps (needs pandas: Debian's python3-pandas)."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("LlmResult.to_pandas needs pandas (apt-get install python3-pandas)") from e
+        return pandas.DataFrame([dict(s) for s in self.steps])
+
+    def __repr__(self) -> str:
+        tps = self.tokens_per_second
+        return (f"npusim.LlmResult({self.model!r} on {self.config_name!r}: TTFT {self.ttft_seconds * 1e3:.3f} ms, "
+                f"{'-' if tps is None else f'{tps:.2f}'} tokens/s)")
+
+
+def _whole(value: Any, where: str) -> int:
+    """An integer argument (bool is not one): TypeError naming it otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: expected an integer, found {_type_name(value)} {value!r:.60}")
+    return value
+
+
+def _dtype(value: Optional[str], where: str) -> str:
+    if value is None:
+        return ""
+    _check_type(value, str, where, "a width name such as int4, int8, fp16 or bf16")
+    return value
+
+
+def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: int = 128, generate: int = 32,
+        batch: int = 1, weight_dtype: Optional[str] = None, group_size: int = 128, kv_dtype: Optional[str] = None,
+        act_dtype: Optional[str] = None, zero_point: bool = False, wide_head: bool = False,
+        all_logits: bool = False, fusion: str = "greedy", decode_samples: int = 5,
+        out: Optional[PathLike] = None, quiet: bool = False) -> LlmResult:
+    """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
+    decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
+    ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
+    ``Qwen2.5-0.5B``, ``SmolLM2-360M``, ...). Widths: ``weight_dtype`` int4, int8, fp16, bf16
+    with ``group_size`` weights per fp16 scale (``zero_point``: a zero point per group too);
+    ``kv_dtype`` and ``act_dtype`` int8, fp16, bf16 (None: the config's dtype); ``wide_head``
+    keeps the LM head and embedding at fp16; ``all_logits`` computes the LM head for every
+    prompt token. ``decode_samples`` steps are simulated and the rest interpolated (0: all).
+    ``out`` also writes the folder ``npusim llm --out`` writes. ``quiet`` drops the progress
+    line (drawn on stderr when it is a terminal).
+
+    Runs in a child process (each phase in one of its own); a bad argument raises
+    :class:`InputError` naming it (``weight_dtype int3: expected ...``) before anything runs."""
+    _check_type(model, (str, os.PathLike), "model", "a config.json path or a shipped model name")
+    hw = _config(config)
+    # Python integers are unbounded: one beyond C++'s range is refused here with the engine's words.
+    for name, v, low in (("prompt", prompt, 1), ("generate", generate, 0), ("batch", batch, 1)):
+        if not -2**63 <= _whole(v, name) < 2**63:
+            raise InputError(f"{name}: expected an integer from {low} to 1000000, found {v}")
+    if not 0 <= _whole(group_size, "group_size") < 2**32:
+        raise InputError(f"group_size: expected at most 1048576, found {group_size}")
+    if not -2**31 <= _whole(decode_samples, "decode_samples") < 2**31:
+        raise InputError(f"decode_samples: expected 0 (every step) or at least 2, found {decode_samples}")
+    _check_type(fusion, str, "fusion", "a policy name (none, epilogue, greedy, search, file:PATH)")
+    _core.check_arguments([fusion], "")
+    for name, v in (("zero_point", zero_point), ("wide_head", wide_head), ("all_logits", all_logits),
+                    ("quiet", quiet)):
+        _check_type(v, bool, name, "True or False")
+    reply = json.loads(_core.llm(os.fspath(model), hw._core, prompt, generate, batch,
+                                 _dtype(weight_dtype, "weight_dtype"), group_size, _dtype(kv_dtype, "kv_dtype"),
+                                 _dtype(act_dtype, "act_dtype"), zero_point, wide_head, all_logits, fusion,
+                                 decode_samples, _out_dir(out), quiet))
+    _raise_for(reply)
+    return LlmResult(reply)

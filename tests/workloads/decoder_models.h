@@ -1,0 +1,31 @@
+#pragma once
+// Small ONNX decoder steps shared by the importer's tests (tests/workloads/) and the Python
+// module's (tests/python/write_decoder_onnx.cpp writes one for pytest).
+#include "tests/workloads/onnx_builder.h"
+
+namespace npusim::workloads::testing {
+
+/// Decomposed attention as torch exports a decoder step: x [1, 4, 16] projected to Q, K, V (2 heads
+/// of 8), K and V appended to the caches past_k / past_v [1, 2, past, 8] (Concat), scores, softmax,
+/// context.
+inline OnnxBuilder cached_attention(const Dim& past) {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 16}).input("past_k", {1, 2, past, 8}).input("past_v", {1, 2, past, 8});
+  b.weight("Wq", {16, 16}).weight("Wk", {16, 16}).weight("Wv", {16, 16}).ints("heads", {1, 4, 2, 8});
+  for (const char* p : {"q", "k", "v"}) {
+    const std::string s(p);
+    b.node("MatMul", {"x", "W" + s}, {s + "_proj"}, s + "_proj");
+    b.node("Reshape", {s + "_proj", "heads"}, {s + "_4d"}, s + "_4d");
+    set_ints(b.node("Transpose", {s + "_4d"}, {s + "_h"}, s + "_h"), "perm", {0, 2, 1, 3});
+  }
+  set_int(b.node("Concat", {"past_k", "k_h"}, {"present_k"}, "append_k"), "axis", 2);
+  set_int(b.node("Concat", {"past_v", "v_h"}, {"present_v"}, "append_v"), "axis", 2);
+  set_ints(b.node("Transpose", {"present_k"}, {"kt"}, "kt"), "perm", {0, 1, 3, 2});
+  b.node("MatMul", {"q_h", "kt"}, {"scores"}, "scores");
+  set_int(b.node("Softmax", {"scores"}, {"probs"}, "softmax"), "axis", -1);
+  b.node("MatMul", {"probs", "present_v"}, {"ctx"}, "ctx");
+  b.output("ctx").output("present_k").output("present_v");
+  return b;
+}
+
+}  // namespace npusim::workloads::testing
