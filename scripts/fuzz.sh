@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes every reader with libFuzzer for a bounded time each (docs/fuzzing.md).
 #   scripts/fuzz.sh [SECONDS_PER_HARNESS=60] [READER...]
-# The mutation seed is fixed (NPUSIM_FUZZ_SEED, default 1) so that a CI pass is repeatable; set
-# another one (or 0: random) to explore further. NPUSIM_FUZZ_RUNS=N also stops each harness after
-# N inputs: with the seed fixed, a pass is then a prefix of one fixed sequence of inputs whatever
-# the machine's speed (CI's pass, checked clean before it was committed).
+# The mutation seed is fixed (NPUSIM_FUZZ_SEED, default 1) and NPUSIM_FUZZ_RUNS=N stops each
+# harness after N inputs, which makes a pass repeatable on one machine and build, not across
+# machines (coverage feedback differs, so the corpus diverges: docs/fuzzing.md). Set another seed
+# (or 0: random) to explore further or to chase a crash CI found.
 # NPUSIM_FUZZ_WORK=DIR keeps the seeds, corpora, findings and logs there instead of build-asan/
 # (a second pass beside a running campaign, e.g. CI's pass from a fresh corpus).
 # Builds build-asan/ with clang (ASan + UBSan + libFuzzer; scripts/configure-asan.sh), seeds each
