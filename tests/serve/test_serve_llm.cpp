@@ -7,6 +7,7 @@
 
 #include "tests/serve/serve_support.h"
 #include "tests/support/cli_support.h"
+#include "tests/workloads/decoder_models.h"
 #include "tests/workloads/onnx_builder.h"
 
 namespace npusim::test {
@@ -156,21 +157,7 @@ TEST(ServeRunFields, ParallelDataGivesTheSummaryOfTheCli) {
 /// A projection and GroupQueryAttention (4 query heads on 2 KV heads of 8) over the cache
 /// past_k / past_v [1, 2, past, 8], `past` symbolic (tests/sim/test_onnx_decoder_cli.cpp).
 std::string gqa_decoder() {
-  OnnxBuilder b;
-  auto* o = b.model.add_opset_import();
-  o->set_domain("com.microsoft");
-  o->set_version(1);
-  b.input("x", {1, 3, 32}).input("seqlens_k", {1}).input("total", {1});
-  b.input("pk", {1, 2, std::string("past"), 8}).input("pv", {1, 2, std::string("past"), 8});
-  b.weight("W", {32, 64});
-  b.node("MatMul", {"x", "W"}, {"qkv"}, "proj");
-  auto& n = b.node("GroupQueryAttention", {"qkv", "", "", "pk", "pv", "seqlens_k", "total"},
-                   {"y", "present_k", "present_v"}, "gqa");
-  n.set_domain("com.microsoft");
-  workloads::testing::set_int(n, "num_heads", 4);
-  workloads::testing::set_int(n, "kv_num_heads", 2);
-  b.output("y").output("present_k").output("present_v");
-  return b.write("serve_gqa.onnx");
+  return npusim::workloads::testing::grouped_query_attention().write("serve_gqa.onnx");
 }
 
 TEST(ServeRunFields, DimAndKvCacheBindAnUploadedDecoderAsTheCliDoes) {

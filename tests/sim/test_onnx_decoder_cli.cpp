@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_support.h"
+#include "tests/workloads/decoder_models.h"
 #include "tests/workloads/onnx_builder.h"
 
 namespace {
@@ -16,21 +17,7 @@ using npusim::workloads::testing::OnnxBuilder;
 /// GroupQueryAttention (4 query heads on 2 KV heads of 8) after a projection x [1, 3, 32] x W
 /// [32, 64] (packed QKV), with the cache past_k / past_v [1, 2, past, 8].
 std::string gqa_prefill() {
-  OnnxBuilder b;
-  auto* o = b.model.add_opset_import();
-  o->set_domain("com.microsoft");
-  o->set_version(1);
-  b.input("x", {1, 3, 32}).input("seqlens_k", {1}).input("total", {1});
-  b.input("pk", {1, 2, std::string("past"), 8}).input("pv", {1, 2, std::string("past"), 8});
-  b.weight("W", {32, 64});
-  b.node("MatMul", {"x", "W"}, {"qkv"}, "proj");
-  auto& n = b.node("GroupQueryAttention", {"qkv", "", "", "pk", "pv", "seqlens_k", "total"},
-                   {"y", "present_k", "present_v"}, "gqa");
-  n.set_domain("com.microsoft");
-  npusim::workloads::testing::set_int(n, "num_heads", 4);
-  npusim::workloads::testing::set_int(n, "kv_num_heads", 2);
-  b.output("y").output("present_k").output("present_v");
-  return b.write("gqa_prefill.onnx");
+  return npusim::workloads::testing::grouped_query_attention().write("gqa_prefill.onnx");
 }
 
 TEST(OnnxDecoderCli, AnEmptyCachePrefillRunsWithDim) {

@@ -28,4 +28,25 @@ inline OnnxBuilder cached_attention(const Dim& past) {
   return b;
 }
 
+/// A projection x [1, 3, 32] x W [32, 64] (packed QKV) and com.microsoft GroupQueryAttention
+/// (4 query heads on 2 KV heads of 8) over the caches past_k / past_v [1, 2, past, 8], `past`
+/// symbolic.
+inline OnnxBuilder grouped_query_attention() {
+  OnnxBuilder b;
+  auto* o = b.model.add_opset_import();
+  o->set_domain("com.microsoft");
+  o->set_version(1);
+  b.input("x", {1, 3, 32}).input("seqlens_k", {1}).input("total", {1});
+  b.input("pk", {1, 2, std::string("past"), 8}).input("pv", {1, 2, std::string("past"), 8});
+  b.weight("W", {32, 64});
+  b.node("MatMul", {"x", "W"}, {"qkv"}, "proj");
+  auto& n = b.node("GroupQueryAttention", {"qkv", "", "", "pk", "pv", "seqlens_k", "total"},
+                   {"y", "present_k", "present_v"}, "gqa");
+  n.set_domain("com.microsoft");
+  set_int(n, "num_heads", 4);
+  set_int(n, "kv_num_heads", 2);
+  b.output("y").output("present_k").output("present_v");
+  return b;
+}
+
 }  // namespace npusim::workloads::testing

@@ -5,20 +5,10 @@
 import {axisBottom, axisLeft, line, scaleLinear, scaleLog, select} from "d3";
 import {esc, fixed, int, legend, si} from "./format.js";
 import {decades} from "./roofline.js";
+import {section} from "./page.js";
 
 const W = 900, H = 380, M = {l: 92, r: 24, t: 14, b: 50};
 const SIMULATED = "#1c7ed6", INTERPOLATED = "#868e96", PHASE = {prefill: "#1f77b4", decode: "#ff7f0e"};
-
-function section(main, id, title) {
-  const sec = document.createElement("section");
-  sec.id = id;
-  sec.innerHTML = "<h2>" + title + "</h2>";
-  const body = document.createElement("div");
-  body.className = "body";
-  sec.appendChild(body);
-  main.appendChild(sec);
-  return body;
-}
 
 /** The LLM sections in `main`. */
 export function buildLlmPage(main) {

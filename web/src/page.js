@@ -8,7 +8,8 @@ import {RooflineView} from "./roofline.js";
 import {TimelineView} from "./timeline.js";
 import {deriveArrows, indexRun} from "./model.js";
 
-function section(main, id, title) {
+/** A titled <section> appended to `main`; returns its body element. */
+export function section(main, id, title) {
   const sec = document.createElement("section");
   sec.id = id;
   sec.innerHTML = "<h2>" + title + "</h2>";
