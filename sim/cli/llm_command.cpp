@@ -86,8 +86,12 @@ int llm_command(const std::vector<std::string>& args) {
       "all-logits", po::bool_switch(&s.all_logits), "the prefill computes the LM head for every prompt token")(
       "fusion,f", po::value(&s.fusion)->default_value(s.fusion), "fusion policy: none, epilogue, greedy or search")(
       "decode-samples", po::value(&s.decode_samples)->default_value(s.decode_samples),
-      "decode steps simulated (first, last, evenly between; the rest interpolated); 0: every step")(
-      "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable)")(
+      "at most this many decode steps simulated (first, last, then midpoints while the steps are not on a line; "
+      "the rest interpolated); 0: every step")(
+      "decode-tolerance", po::value(&s.decode_tolerance)->default_value(s.decode_tolerance),
+      "a midpoint whose seconds or DRAM bytes lie this far (a fraction) off the line through its interval's ends "
+      "splits the interval")("set", po::value(&s.overrides)->composing(),
+                             "override a config value, KEY=VALUE (repeatable)")(
       "out,o", po::value(&s.out)->default_value(s.out), "output folder")("quiet,q", po::bool_switch(&quiet),
                                                                          "no progress line");
   if (!parse_command_line(args, d, kUsage)) return 0;

@@ -44,13 +44,8 @@ void check_count(std::int64_t v, std::int64_t min, const char* flag) {
 }
 
 /// A phase's figures from its run summary.
-struct PhaseResult {
-  double seconds = 0, cycles = 0, macs = 0, dram_bytes = 0;
-  std::optional<double> energy_j;
-};
-
-PhaseResult phase_of(const json& s) {
-  PhaseResult r;
+StepFigures phase_of(const json& s) {
+  StepFigures r;
   r.seconds = s.at("seconds").get<double>();
   r.cycles = s.at("cycles").get<double>();
   r.macs = s.at("macs").get<double>();
@@ -90,6 +85,9 @@ Prepared prepare(const LlmSpec& s) {
   if (s.decode_samples < 0 || s.decode_samples == 1)
     throw InputError("--decode-samples",
                      "expected 0 (every step) or at least 2, found " + std::to_string(s.decode_samples));
+  if (!(s.decode_tolerance > 0 && s.decode_tolerance <= 1))
+    throw InputError("--decode-tolerance",
+                     "expected a fraction above 0 and at most 1, found " + std::to_string(s.decode_tolerance));
   if (s.group_size > 1u << 20)
     throw InputError("--group-size", "expected at most 1048576, found " + std::to_string(s.group_size));
   Prepared p;
@@ -139,7 +137,7 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
   return json::parse(reply_or_throw(r, what));
 }
 
-json step_json(std::int64_t context, const PhaseResult& r, bool simulated) {
+json step_json(std::int64_t context, const StepFigures& r, bool simulated) {
   return {{"context", context},
           {"seconds", r.seconds},
           {"dram_bytes", r.dram_bytes},
@@ -150,17 +148,76 @@ json step_json(std::int64_t context, const PhaseResult& r, bool simulated) {
 
 }  // namespace
 
-std::vector<std::int64_t> decode_sample_steps(std::int64_t steps, int samples) {
-  std::vector<std::int64_t> idx;
-  if (steps <= 0) return idx;
-  if (samples == 0 || samples >= steps) {
-    for (std::int64_t i = 0; i < steps; ++i) idx.push_back(i);
-    return idx;
+namespace {
+
+/// How far `mid` lies off the line from `a` to `b` at fraction `f`, relative to `mid`: the larger
+/// of the seconds' and the DRAM bytes' departures (MACs are linear in the context by formula).
+double departure(const StepFigures& a, const StepFigures& b, const StepFigures& mid, double f) {
+  auto off = [f](double x, double y, double m) {
+    const double line = x + f * (y - x);
+    return m != 0 ? std::abs(m - line) / std::abs(m) : std::abs(line);
+  };
+  return std::max(off(a.seconds, b.seconds, mid.seconds), off(a.dram_bytes, b.dram_bytes, mid.dram_bytes));
+}
+
+}  // namespace
+
+DecodeSamples sample_decode_steps(std::int64_t steps, int max_samples, double tolerance,
+                                  const std::function<StepFigures(std::int64_t)>& simulate) {
+  DecodeSamples d;
+  if (steps <= 0) return d;
+  if (max_samples == 0 || max_samples >= steps) {
+    for (std::int64_t i = 0; i < steps; ++i) d.simulated[i] = simulate(i);
+    return d;
   }
-  for (int k = 0; k < samples; ++k)
-    idx.push_back(std::int64_t(std::llround(double(k) * double(steps - 1) / (samples - 1))));
-  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
-  return idx;
+  d.simulated[0] = simulate(0);
+  d.simulated[steps - 1] = simulate(steps - 1);
+  // Intervals whose straightness is unknown, the widest first (the earliest among equals, so
+  // the order of simulations does not depend on the heap's tie-breaking).
+  auto wider = [](const std::pair<std::int64_t, std::int64_t>& x, const std::pair<std::int64_t, std::int64_t>& y) {
+    const auto wx = x.second - x.first, wy = y.second - y.first;
+    return wx != wy ? wx < wy : x.first > y.first;
+  };
+  std::vector<std::pair<std::int64_t, std::int64_t>> open;
+  auto push = [&](std::int64_t a, std::int64_t b) {
+    if (b - a < 2) return;  // no step between: nothing to check
+    open.emplace_back(a, b);
+    std::push_heap(open.begin(), open.end(), wider);
+  };
+  push(0, steps - 1);
+  while (!open.empty() && d.simulated.size() < std::size_t(max_samples)) {
+    std::pop_heap(open.begin(), open.end(), wider);
+    const auto [a, b] = open.back();
+    open.pop_back();
+    const std::int64_t m = a + (b - a) / 2;
+    const StepFigures mid = d.simulated[m] = simulate(m);
+    const double off = departure(d.simulated[a], d.simulated[b], mid, double(m - a) / double(b - a));
+    d.largest_departure = std::max(d.largest_departure, off);
+    ++d.checked;
+    if (off > tolerance) {
+      push(a, m);
+      push(m, b);
+    }
+  }
+  return d;
+}
+
+StepFigures decode_step(const DecodeSamples& d, std::int64_t i) {
+  const auto hi = d.simulated.lower_bound(i);
+  if (hi != d.simulated.end() && hi->first == i) return hi->second;
+  if (hi == d.simulated.begin() || hi == d.simulated.end())
+    throw SimulationError("decode step " + std::to_string(i) + " lies outside the simulated steps");
+  const auto lo = std::prev(hi);
+  const StepFigures &a = lo->second, &b = hi->second;
+  const double f = double(i - lo->first) / double(hi->first - lo->first);
+  auto lerp = [f](double x, double y) { return x + f * (y - x); };
+  StepFigures r;
+  r.seconds = lerp(a.seconds, b.seconds);
+  r.cycles = lerp(a.cycles, b.cycles);
+  r.macs = std::round(lerp(a.macs, b.macs));
+  r.dram_bytes = std::round(lerp(a.dram_bytes, b.dram_bytes));
+  if (a.energy_j && b.energy_j) r.energy_j = lerp(*a.energy_j, *b.energy_j);
+  return r;
 }
 
 void check_llm_spec(const LlmSpec& spec) {
@@ -176,55 +233,46 @@ json run_llm(const LlmSpec& s) {
   // 1. Prefill: the whole prompt of every sequence at once.
   set_stage("simulating the prefill (child process)");
   progress.show("prefill of " + std::to_string(s.prompt) + " tokens");
-  const auto samples = decode_sample_steps(s.generate, s.decode_samples);
+  // Phases in all, at most: the prefill and the decode steps that may be simulated.
+  const std::size_t most =
+      1 + std::size_t(s.decode_samples == 0 || s.decode_samples >= s.generate ? s.generate : s.decode_samples);
   auto phase_done = [&](std::size_t done) {
-    if (s.on_phase) s.on_phase(done, 1 + samples.size());
+    if (s.on_phase) s.on_phase(done, most);
   };
   phase_done(0);
   const llm::StepSpec pre_spec = step_spec(s, p, s.prompt, 0);
   const json pre_summary =
       simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
-  const PhaseResult pre = phase_of(pre_summary);
+  const StepFigures pre = phase_of(pre_summary);
 
-  // 2. Decode: sampled steps simulated, the others interpolated (linear in the context).
+  // 2. Decode: steps sampled by bisection and simulated, the others interpolated (linear in the
+  // context where the samples show it is). The last step's run folder is kept.
   set_stage("simulating decode steps (child processes)");
-  std::vector<PhaseResult> sampled;
-  for (std::size_t k = 0; k < samples.size(); ++k) {
-    const std::int64_t past = s.prompt + samples[k];
-    progress.show("decode step at context " + std::to_string(past + 1) + " (" + std::to_string(k + 1) + "/" +
-                  std::to_string(samples.size()) + " simulated)");
-    phase_done(1 + k);
-    const bool last = k + 1 == samples.size();
-    sampled.push_back(phase_of(simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
-                                             "decode step at context " + std::to_string(past + 1))));
-  }
+  std::size_t simulated_count = 0;
+  const DecodeSamples samples =
+      sample_decode_steps(s.generate, s.decode_samples, s.decode_tolerance, [&](std::int64_t i) {
+        const std::int64_t past = s.prompt + i;
+        ++simulated_count;
+        progress.show("decode step at context " + std::to_string(past + 1) + " (" + std::to_string(simulated_count) +
+                      " of at most " + std::to_string(most - 1) + " simulated)");
+        phase_done(simulated_count);
+        const bool last = i + 1 == s.generate;
+        return phase_of(simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
+                                      "decode step at context " + std::to_string(past + 1)));
+      });
   json steps = json::array();
   double decode_s = 0, decode_j = 0;
   bool energy = pre.energy_j.has_value();
-  for (std::int64_t i = 0, k = 0; i < s.generate; ++i) {
-    while (k + 1 < std::int64_t(samples.size()) && samples[std::size_t(k + 1)] <= i) ++k;
-    PhaseResult r = sampled[std::size_t(k)];
-    const bool simulated = samples[std::size_t(k)] == i;
-    if (!simulated) {
-      const PhaseResult& a = sampled[std::size_t(k)];
-      const PhaseResult& b = sampled[std::size_t(k + 1)];
-      const double f =
-          double(i - samples[std::size_t(k)]) / double(samples[std::size_t(k + 1)] - samples[std::size_t(k)]);
-      auto lerp = [f](double x, double y) { return x + f * (y - x); };
-      r.seconds = lerp(a.seconds, b.seconds);
-      r.cycles = lerp(a.cycles, b.cycles);
-      r.macs = std::round(lerp(a.macs, b.macs));
-      r.dram_bytes = std::round(lerp(a.dram_bytes, b.dram_bytes));
-      if (a.energy_j && b.energy_j) r.energy_j = lerp(*a.energy_j, *b.energy_j);
-    }
+  for (std::int64_t i = 0; i < s.generate; ++i) {
+    const StepFigures r = decode_step(samples, i);
     decode_s += r.seconds;
     if (r.energy_j)
       decode_j += *r.energy_j;
     else
       energy = false;
-    steps.push_back(step_json(s.prompt + i + 1, r, simulated));
+    steps.push_back(step_json(s.prompt + i + 1, r, samples.simulated.count(i) > 0));
   }
-  phase_done(1 + samples.size());
+  phase_done(most);
   progress.show("");
 
   const std::int64_t gen_tokens = s.batch * s.generate;
@@ -258,7 +306,12 @@ json run_llm(const LlmSpec& s) {
                   {"tokens_per_second", decode_s > 0 ? json(double(gen_tokens) / decode_s) : json()},
                   {"energy_j", energy && s.generate > 0 ? json(decode_j) : json()},
                   {"energy_per_token_j", energy && gen_tokens > 0 ? json(decode_j / double(gen_tokens)) : json()},
-                  {"simulated_steps", samples.size()},
+                  {"simulated_steps", samples.simulated.size()},
+                  {"sampling",
+                   {{"max_samples", s.decode_samples},
+                    {"tolerance", s.decode_tolerance},
+                    {"midpoints_checked", samples.checked},
+                    {"largest_departure", samples.checked ? json(samples.largest_departure) : json()}}},
                   {"steps", steps}}},
                 {"ttft_seconds", pre.seconds},
                 {"total_seconds", pre.seconds + decode_s},

@@ -5,6 +5,8 @@
 // sweep points as well (a spec in, summary.json's content out).
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +28,8 @@ struct LlmSpec {
   bool wide_head = false;              // keep the LM head and embedding at 16 bits
   bool all_logits = false;             // prefill computes the LM head for every prompt token
   std::string fusion = "greedy";       // --fusion
-  int decode_samples = 5;              // decode steps simulated (first, last, evenly between); 0 = all
+  int decode_samples = 5;              // at most this many decode steps simulated; 0 = all
+  double decode_tolerance = 0.005;     // a midpoint this far off the line (relative) splits its interval
   std::string out;                     // where to write the phases' run folders ("" = nowhere)
   bool progress = true;                // the progress line on stderr (TTY only)
   /// Called before each simulated phase and once at the end: phases done, phases in all (the
@@ -44,8 +47,26 @@ void check_llm_spec(const LlmSpec& spec);
 /// SimulationError when a phase fails.
 nlohmann::json run_llm(const LlmSpec& spec);
 
-/// The decode steps to simulate out of `steps` (indices, ascending): all of them when
-/// `samples` is 0 or at least `steps`, else the first, the last and evenly spaced ones between.
-std::vector<std::int64_t> decode_sample_steps(std::int64_t steps, int samples);
+/// A decode step's figures, simulated or interpolated.
+struct StepFigures {
+  double seconds = 0, cycles = 0, macs = 0, dram_bytes = 0;
+  std::optional<double> energy_j;
+};
+
+/// The decode steps sampled out of `steps` by bisection (docs/llm.md, "Phases, sampling and
+/// interpolation"): all of them when `max_samples` is 0 or at least `steps`; else the first and
+/// the last, then the midpoint of the widest interval not yet known to be straight, for as long
+/// as samples remain: an interval is straight when its midpoint's seconds and DRAM bytes lie
+/// within `tolerance` (relative) of the line through its ends. `simulate(i)` gives step i.
+struct DecodeSamples {
+  std::map<std::int64_t, StepFigures> simulated;  // by step index
+  double largest_departure = 0;                   // of the midpoints checked, relative
+  std::size_t checked = 0;                        // midpoints checked
+};
+DecodeSamples sample_decode_steps(std::int64_t steps, int max_samples, double tolerance,
+                                  const std::function<StepFigures(std::int64_t)>& simulate);
+
+/// Step i's figures: simulated, or interpolated linearly between the nearest simulated steps.
+StepFigures decode_step(const DecodeSamples& samples, std::int64_t i);
 
 }  // namespace npusim::engine

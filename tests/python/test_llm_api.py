@@ -59,8 +59,8 @@ def test_llm_gives_the_figures_npusim_llm_gives(small_model, tmp_path):
     assert r.tokens_per_second == expected["llm"]["decode"]["tokens_per_second"]
     # tokens/s = batch x generate / decode seconds = 2 x 4 / the steps' sum.
     assert r.tokens_per_second == pytest.approx(8 / sum(s.seconds for s in r.steps))
-    # Samples at steps 0, round(3 / 2) = 2 and 3; step 1 interpolated between 0 and 2.
-    assert [s.simulated for s in r.steps] == [True, False, True, True]
+    # Samples at steps 0 and 3, then the midpoint 0 + 3 // 2 = 1; step 2 interpolated between 1 and 3.
+    assert [s.simulated for s in r.steps] == [True, True, False, True]
     assert [s.context for s in r.steps] == [33, 34, 35, 36]
     assert r.widths.weights == expected["llm"]["widths"]["weights"]
     # out= writes the folder `npusim llm --out` writes.

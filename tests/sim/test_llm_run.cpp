@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/config/config_loader.h"
+#include "sim/engine/llm_run.h"
 #include "sim/scheduler/plan.h"
 #include "tests/support/cli_support.h"
 #include "workloads/llm/llm_graph.h"
@@ -88,6 +89,72 @@ TEST(LlmRun, InterpolatedDecodeStepsStayNearSimulatedOnes) {
   EXPECT_EQ(simulated, 3);
   const double ta = all["llm"]["decode"]["seconds"].get<double>(), tb = some["llm"]["decode"]["seconds"].get<double>();
   EXPECT_NEAR(tb, ta, 0.01 * ta);
+}
+
+namespace {
+
+/// Step figures from a curve of the step index: seconds and bytes both follow it.
+npusim::engine::StepFigures figures(double y) {
+  npusim::engine::StepFigures f;
+  f.seconds = y;
+  f.cycles = y * 1e9;
+  f.dram_bytes = std::round(y * 1e6);
+  f.macs = 1000;
+  return f;
+}
+
+std::vector<std::int64_t> indices(const npusim::engine::DecodeSamples& d) {
+  std::vector<std::int64_t> v;
+  for (const auto& [i, f] : d.simulated) v.push_back(i);
+  return v;
+}
+
+}  // namespace
+
+TEST(LlmRun, DecodeSamplingStopsWhereTheStepsLieOnALine) {
+  // 128 steps costing 10 + 0.01 i: the ends (0, 127) and the midpoint 0 + 127 / 2 = 63, which
+  // lies on their line: no interval is split, 3 of at most 5 simulated, and every interpolated
+  // step equals the curve (10 + 0.01 x 40 = 10.4 at step 40).
+  std::vector<std::int64_t> calls;
+  const auto d = npusim::engine::sample_decode_steps(128, 5, 0.005, [&](std::int64_t i) {
+    calls.push_back(i);
+    return figures(10 + 0.01 * double(i));
+  });
+  EXPECT_EQ(calls, (std::vector<std::int64_t>{0, 127, 63}));
+  EXPECT_EQ(d.checked, 1u);
+  EXPECT_NEAR(d.largest_departure, 0, 1e-12);
+  EXPECT_NEAR(npusim::engine::decode_step(d, 40).seconds, 10.4, 1e-12);
+  EXPECT_NEAR(npusim::engine::decode_step(d, 100).seconds, 11.0, 1e-12);
+}
+
+TEST(LlmRun, DecodeSamplingBisectsTowardsAJump) {
+  // 10 + 0.01 i, plus 1 from step 90 on (a tiling that changes with the context). The line from
+  // 0 (10) to 127 (12.27) gives 11.13 at 63 where the step costs 10.63: 4.7 % off, so [0, 63]
+  // and [63, 127] are checked. [0, 63] first (as wide, earlier): its midpoint 31 is on the line.
+  // [63, 127]: the line from 10.63 to 12.27 gives 11.45 at 95, the step costs 11.95 (4.2 %):
+  // split, and the 5 samples are spent: {0, 31, 63, 95, 127}. The jump lies between 63 and 95.
+  auto curve = [](std::int64_t i) { return 10 + 0.01 * double(i) + (i >= 90 ? 1.0 : 0.0); };
+  const auto d = npusim::engine::sample_decode_steps(128, 5, 0.005, [&](std::int64_t i) { return figures(curve(i)); });
+  EXPECT_EQ(indices(d), (std::vector<std::int64_t>{0, 31, 63, 95, 127}));
+  EXPECT_EQ(d.checked, 3u);
+  EXPECT_NEAR(d.largest_departure, (10 + 2.27 * 63 / 127 - 10.63) / 10.63, 1e-9);
+  // With room for more, bisection closes in on the jump: 89 and 90 are both simulated.
+  const auto fine =
+      npusim::engine::sample_decode_steps(128, 64, 0.005, [&](std::int64_t i) { return figures(curve(i)); });
+  EXPECT_EQ(fine.simulated.count(89), 1u);
+  EXPECT_EQ(fine.simulated.count(90), 1u);
+  for (std::int64_t i = 0; i < 128; ++i)
+    EXPECT_NEAR(npusim::engine::decode_step(fine, i).seconds, curve(i), 0.005 * curve(i)) << "step " << i;
+}
+
+TEST(LlmRun, DecodeSamplingOfZeroOrEnoughSimulatesEveryStep) {
+  for (int most : {0, 6, 100}) {
+    const auto d =
+        npusim::engine::sample_decode_steps(6, most, 0.005, [](std::int64_t i) { return figures(double(i)); });
+    EXPECT_EQ(indices(d), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5})) << most;
+  }
+  EXPECT_TRUE(
+      npusim::engine::sample_decode_steps(0, 5, 0.005, [](std::int64_t) { return figures(1); }).simulated.empty());
 }
 
 TEST(LlmRun, SummaryHasTheLlmBlock) {
@@ -176,6 +243,8 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
       {"--model " + model + " --kv-dtype int4", "--kv-dtype int4: expected int8, fp16 or bf16, found 'int4'"},
       {"--model " + model + " --prompt 0", "--prompt: expected an integer from 1 to 1000000, found 0"},
       {"--prompt 8", "--model: expected a config.json path or a shipped model name, found none"},
+      {"--model " + model + " --decode-tolerance 0", "--decode-tolerance: expected a fraction above 0 and at most 1"},
+      {"--model " + model + " --decode-tolerance nan", "--decode-tolerance: expected a fraction above 0 and at most 1"},
       {"--model " + write_temp("bad.json", R"({"model_type": "mamba"})"), "(model_type): expected one of llama"},
   };
   for (const auto& c : cases) {

@@ -895,7 +895,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         batch: int = 1, weight_dtype: Optional[str] = None, group_size: int = 128, kv_dtype: Optional[str] = None,
         act_dtype: Optional[str] = None, zero_point: bool = False, wide_head: bool = False,
         all_logits: bool = False, fusion: str = "greedy", decode_samples: int = 5,
-        out: Optional[PathLike] = None, quiet: bool = False) -> LlmResult:
+        decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
@@ -903,7 +903,9 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     with ``group_size`` weights per fp16 scale (``zero_point``: a zero point per group too);
     ``kv_dtype`` and ``act_dtype`` int8, fp16, bf16 (None: the config's dtype); ``wide_head``
     keeps the LM head and embedding at fp16; ``all_logits`` computes the LM head for every
-    prompt token. ``decode_samples`` steps are simulated and the rest interpolated (0: all).
+    prompt token. At most ``decode_samples`` steps are simulated (0: all): the first, the last,
+    then midpoints while a midpoint lies more than ``decode_tolerance`` (a fraction) off the line
+    through its interval's ends; the rest are interpolated.
     ``out`` also writes the folder ``npusim llm --out`` writes. ``quiet`` drops the progress
     line (drawn on stderr when it is a terminal).
 
@@ -919,6 +921,11 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         raise InputError(f"group_size: expected at most 1048576, found {group_size}")
     if not -2**31 <= _whole(decode_samples, "decode_samples") < 2**31:
         raise InputError(f"decode_samples: expected 0 (every step) or at least 2, found {decode_samples}")
+    if isinstance(decode_tolerance, bool):  # bool is an int to Python, never a fraction
+        raise TypeError(f"decode_tolerance: expected a fraction above 0 and at most 1, found bool {decode_tolerance}")
+    _check_type(decode_tolerance, (int, float), "decode_tolerance", "a fraction above 0 and at most 1")
+    if not 0 < decode_tolerance <= 1:
+        raise InputError(f"decode_tolerance: expected a fraction above 0 and at most 1, found {decode_tolerance}")
     _check_type(fusion, str, "fusion", "a policy name (none, epilogue, greedy, search, file:PATH)")
     _core.check_arguments([fusion], "")
     for name, v in (("zero_point", zero_point), ("wide_head", wide_head), ("all_logits", all_logits),
@@ -927,6 +934,6 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     reply = json.loads(_core.llm(os.fspath(model), hw._core, prompt, generate, batch,
                                  _dtype(weight_dtype, "weight_dtype"), group_size, _dtype(kv_dtype, "kv_dtype"),
                                  _dtype(act_dtype, "act_dtype"), zero_point, wide_head, all_logits, fusion,
-                                 decode_samples, _out_dir(out), quiet))
+                                 decode_samples, float(decode_tolerance), _out_dir(out), quiet))
     _raise_for(reply)
     return LlmResult(reply)
