@@ -314,6 +314,9 @@ void read_core(Reader& r, HardwareConfig& c) {
     return parse_enum<TileLayout>(t, w, {{"row_major", TileLayout::RowMajor}, {"streamed", TileLayout::Streamed}});
   });
   r.read_uint("npu.sram.stream_buffer", s.stream_buffer, 1, 1024);
+  r.read("npu.sram.kv_cache", s.kv_cache, [](const std::string& t, const std::string& w) {
+    return parse_enum<KvCacheHome>(t, w, {{"dram", KvCacheHome::Dram}, {"sram", KvCacheHome::Sram}});
+  });
 
   r.read_uint("npu.dma.channels", c.dma.channels, 1, kMaxDmaChannels);
   r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts, 1, kMaxQueue);

@@ -65,6 +65,9 @@ std::string to_string(FoldModel f) {
 std::string to_string(DequantPath d) {
   return d == DequantPath::OperandPath ? "operand_path" : "vector_unit";
 }
+std::string to_string(KvCacheHome h) {
+  return h == KvCacheHome::Dram ? "dram" : "sram";
+}
 std::string to_string(PagePolicy p) {
   switch (p) {
     case PagePolicy::Open:
@@ -161,6 +164,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"ofmap_bytes", c.sram.ofmap_bytes},
         {"tile_layout", to_string(c.sram.tile_layout)},
         {"stream_buffer", c.sram.stream_buffer},
+        {"kv_cache", to_string(c.sram.kv_cache)},
         {"bandwidth_bytes_per_second", c.sram_bandwidth()}}},
       {"dma",
        {{"channels", c.dma.channels},

@@ -35,6 +35,10 @@ enum class TileLayout { RowMajor, Streamed };
 /// the array, at no extra time; `vector_unit`: a block at a time by the vector unit, into SRAM,
 /// before the array reads it.
 enum class DequantPath { OperandPath, VectorUnit };
+/// Where a language model's KV cache lives (docs/llm.md, "The KV cache in SRAM"): `dram`: a
+/// persistent DRAM region that decode steps read and append to; `sram`: pinned in the scratchpad
+/// for the whole run (the tiles get what is left), never loaded or stored.
+enum class KvCacheHome { Dram, Sram };
 /// `all_bank`: REFab every tREFI; `per_bank`: REFpb (LPDDR4/5) every tREFI / 8, bank by bank.
 enum class RefreshMode { AllBank, PerBank };
 /// How a DRAM channel chooses between reads and writes (docs/dram.md, "Reads and writes").
@@ -54,6 +58,7 @@ std::string to_string(RefreshMode r);
 std::string to_string(OperandBufferMode m);
 std::string to_string(TileLayout l);
 std::string to_string(DequantPath d);
+std::string to_string(KvCacheHome h);
 
 struct MacArrayConfig {
   std::uint32_t rows = 32;
@@ -97,6 +102,12 @@ struct SramConfig {
   /// Vectors of staging per operand stream between the banks and the array edge: the banks
   /// serve each window of this many streamed cycles in any order (1 = no buffering).
   std::uint32_t stream_buffer = 4;
+  /// Where the KV cache lives (npu.sram.kv_cache).
+  KvCacheHome kv_cache = KvCacheHome::Dram;
+  /// Not a config key: SRAM that a pinned KV cache holds at least, whatever one graph's cache
+  /// needs (`npusim llm` sets it to the cache at the run's final context, so that every phase
+  /// plans around the SRAM the whole run leaves to tiles). 0: the graph's own cache.
+  std::uint64_t kv_reserve_bytes = 0;
   /// Peak bytes per core cycle over all banks and ports.
   std::uint64_t bytes_per_cycle() const {
     return std::uint64_t(banks) * bank_width_bytes * (ports_per_bank + read_ports + write_ports);

@@ -13,6 +13,7 @@
 #include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/sram_pinning.h"
 #include "workloads/llm/llm_graph.h"
 
 namespace npusim::engine {
@@ -96,6 +97,12 @@ Prepared prepare(const LlmSpec& s) {
   llm::check_context(p.model, s.prompt + s.generate,
                      "--prompt " + std::to_string(s.prompt) + " + --generate " + std::to_string(s.generate));
   p.hw = config::load_hardware_config(s.config, s.overrides);
+  if (p.hw.sram.kv_cache == KvCacheHome::Sram) {
+    // Every phase plans around the SRAM the cache holds at the run's final context.
+    p.hw.sram.kv_reserve_bytes =
+        llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, dtype_bytes(p.hw.mac_array.dtype));
+    sched::check_pinned_fits(p.hw.sram.kv_reserve_bytes, p.hw);
+  }
   return p;
 }
 
@@ -316,6 +323,7 @@ json run_llm(const LlmSpec& s) {
                 {"ttft_seconds", pre.seconds},
                 {"total_seconds", pre.seconds + decode_s},
                 {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb)},
+                {"kv_cache_home", to_string(p.hw.sram.kv_cache)},
                 {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
   return {{"workload", p.model.name}, {"config_name", p.hw.name}, {"fusion", s.fusion}, {"llm", block}};
 }

@@ -14,6 +14,7 @@
 #include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
+#include "sim/scheduler/sram_pinning.h"
 #include "traces/energy.h"
 
 namespace npusim::sched {
@@ -749,8 +750,9 @@ void explain_region_ends(const Graph& g, Plan& plan) {
   }
 }
 
-Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, const SearchOptions& search) {
-  const TilingCacheScope cache;  // one graph, one config: tile shape costs are computed once
+Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy, const SearchOptions& search) {
+  const HardwareConfig hw = planning_config(g, config);  // a KV cache pinned in SRAM is not the tiles'
+  const TilingCacheScope cache;                          // one graph, one config: tile shape costs are computed once
   if (policy == FusionPolicy::AsIs) return plan_as_imported(g, hw);
   Plan plan;
   plan.policy = policy;
@@ -760,8 +762,11 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
   std::vector<GroupEval> groups;
   auto fail = [&](const GroupEval& ev, const Segment& s) {
     const Op& op = g.op(s.ops[0]);
-    throw InputError(op.name, "cannot be tiled into SRAM (" + std::to_string(hw.sram.capacity_bytes) +
-                                  " B, npu.sram.capacity): " + ev.why);
+    const bool pinned = hw.sram.capacity_bytes < config.sram.capacity_bytes;
+    throw InputError(op.name,
+                     "cannot be tiled into SRAM (" + std::to_string(hw.sram.capacity_bytes) +
+                         (pinned ? " B left beside the KV cache of npu.sram.kv_cache: sram" : " B, npu.sram.capacity") +
+                         "): " + ev.why);
   };
 
   if (policy == FusionPolicy::Search) {

@@ -11,6 +11,7 @@
 #include "sim/core/math_util.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/segment.h"
+#include "sim/scheduler/sram_pinning.h"
 
 namespace npusim::sched {
 using workloads::Graph;
@@ -40,6 +41,8 @@ class Lowering {
   Lowering(const Graph& g, const HardwareConfig& hw, const Plan& plan)
       : g_(g), hw_(hw), plan_(plan), eb_(dtype_bytes(hw.mac_array.dtype)) {
     allocate_dram();
+    pinned_.assign(g.tensors().size(), false);
+    for (int t : sram_pinning(g, hw).tensors) pinned_[t] = true;
     dram_ready_.assign(g.tensors().size(), -1);
     sram_ready_.assign(g.tensors().size(), -1);
   }
@@ -195,6 +198,7 @@ class Lowering {
     r.resident.assign(g_.tensors().size(), false);
     r.stored.assign(g_.tensors().size(), false);
     for (int t : grp.resident_tensors) r.resident[t] = true;
+    for (std::size_t t = 0; t < pinned_.size(); ++t) r.resident[t] = r.resident[t] || pinned_[t];
     std::vector<bool> in_group(g_.ops().size(), false);
     for (int o : grp.ops()) in_group[o] = true;
     for (int o : grp.ops())
@@ -207,7 +211,7 @@ class Lowering {
         for (int c : g_.tensor(t).consumers)
           if (workloads::op_class(g_.op(c).kind) == OpClass::View)
             for (int vc : g_.tensor(g_.op(c).outputs[0]).consumers) outside |= !in_group[vc];
-        if (outside) r.stored[b] = true;
+        if (outside && !pinned_[b]) r.stored[b] = true;  // a pinned cache is written where it lives
       }
     return r;
   }
@@ -220,6 +224,7 @@ class Lowering {
     const auto ops = grp.ops();
     gate_ = -1;
     for (int t : grp.resident_tensors) {
+      if (pinned_[t]) continue;  // in SRAM throughout
       const int p = g_.tensor(t).producer;
       if (p >= 0 && std::find(ops.begin(), ops.end(), p) != ops.end()) continue;  // produced here
       const auto reader = std::find_if(ops.begin(), ops.end(), [&](int o) {
@@ -274,6 +279,7 @@ class Lowering {
   /// load: a small operand (a scale, a broadcast row) read by every tile.
   std::uint32_t load_whole_once(std::map<int, std::uint32_t>& loads, int op, int t) {
     auto it = loads.find(t);
+    if (it == loads.end() && pinned_[base_tensor(g_, t)]) it = loads.emplace(t, pinned_ready(t)).first;
     if (it == loads.end()) {
       std::vector<std::uint32_t> ld;
       add_ready_dep(t, false, ld);
@@ -288,6 +294,13 @@ class Lowering {
   std::uint32_t ensure_loaded(OperandBuffer& buf, std::tuple<std::int64_t, std::int64_t, std::int64_t> key, int op,
                               int tensor, const DramRegion& reg) {
     if (buf.valid && buf.key == key) return buf.load;
+    if (pinned_[base_tensor(g_, tensor)]) {  // read where it lives: no load, no slot to free
+      buf.load = pinned_ready(tensor);
+      buf.key = key;
+      buf.valid = true;
+      buf.users.emplace_back();
+      return buf.load;
+    }
     std::vector<std::uint32_t> deps;
     add_ready_dep(tensor, false, deps);
     if (buf.users.size() >= 2) {  // the slot being overwritten held version n-2
@@ -315,6 +328,14 @@ class Lowering {
     c.sram_write_bytes = elems * width;
     c.deps = {loaded};
     return emit(std::move(c));
+  }
+
+  /// What a read of a tensor pinned in SRAM waits for: its producer's writes in this run (none
+  /// for the cache's earlier rows, there from the steps before).
+  std::uint32_t pinned_ready(int tensor) {
+    std::vector<std::uint32_t> deps;
+    add_ready_dep(tensor, true, deps);
+    return barrier(std::move(deps));
   }
 
   std::uint32_t barrier(std::vector<std::uint32_t> deps) {
@@ -946,6 +967,7 @@ class Lowering {
   std::vector<std::uint64_t> base_addr_;
   std::uint64_t dram_top_ = 0;
   std::vector<int> dram_ready_, sram_ready_;
+  std::vector<bool> pinned_;                      // by base tensor: lives in SRAM throughout (a pinned KV cache)
   std::vector<std::uint32_t> previous_computes_;  // last computes of the group's previous segment
   int gate_ = -1;                                 // barrier the current segment's loads wait for
 };

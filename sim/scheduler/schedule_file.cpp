@@ -1,4 +1,5 @@
 #include "sim/scheduler/schedule_file.h"
+#include "sim/scheduler/sram_pinning.h"
 
 #include <algorithm>
 #include <map>
@@ -566,7 +567,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
 }
 
 Plan load_schedule_file(const std::string& path, const Graph& g, const HardwareConfig& hw) {
-  return parse_schedule(read_file(path), path, g, hw);
+  return parse_schedule(read_file(path), path, g, planning_config(g, hw));
 }
 
 Plan plan_as_imported(const Graph& g, const HardwareConfig& hw) {

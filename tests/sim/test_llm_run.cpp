@@ -157,6 +157,44 @@ TEST(LlmRun, DecodeSamplingOfZeroOrEnoughSimulatesEveryStep) {
       npusim::engine::sample_decode_steps(0, 5, 0.005, [](std::int64_t) { return figures(1); }).simulated.empty());
 }
 
+TEST(LlmRun, AKvCachePinnedInSramLeavesItsTrafficOutOfDram) {
+  // kSmall at int8 KV, prompt 96, 2 decode steps, on edge-m (1 MiB SRAM; the cache at the final
+  // context 98 is 2 x 4 layers x 4 KV heads x 98 x 32 B = 100,352 B, pinned, and the weight GEMMs
+  // of a one-token step load each weight block once whatever their tiles). The last step (context
+  // 98) in DRAM reads each KV head's rows once, 98 x 32 B = 3,136 B = 49 whole bursts, and writes
+  // the new token's rows (4 heads x 32 B = 128 B per K or V, two bursts); pinned, neither happens:
+  //   reads  2 x 4 x 4 x 98 x 32 = 100,352 B fewer,  writes 2 x 4 x 128 = 1,024 B fewer.
+  // The prefill stores the prompt's K and V, 2 x 4 x 4 x 96 x 32 = 98,304 B, only in DRAM.
+  const std::string model = write_temp("small.json", kSmall);
+  const std::string common = "--model " + model + " --config edge-m --prompt 96 --generate 2 --decode-samples 0 " +
+                             "--kv-dtype int8 --set npu.sram.kv_cache=";
+  const fs::path dram = scratch("kv_dram"), sram = scratch("kv_sram");
+  std::string log;
+  ASSERT_EQ(run_npusim("llm --quiet " + common + "dram --out " + dram.string(), &log), 0) << log;
+  ASSERT_EQ(run_npusim("llm --quiet " + common + "sram --out " + sram.string(), &log), 0) << log;
+  EXPECT_EQ(read_json(dram / "summary.json")["llm"]["kv_cache_home"], "dram");
+  EXPECT_EQ(read_json(sram / "summary.json")["llm"]["kv_cache_home"], "sram");
+  auto bytes = [](const fs::path& run, const char* phase, const char* key) {
+    return read_json(run / phase / "summary.json")[key].get<std::int64_t>();
+  };
+  EXPECT_EQ(bytes(dram, "decode", "dram_read_bytes") - bytes(sram, "decode", "dram_read_bytes"), 2 * 4 * 4 * 98 * 32);
+  EXPECT_EQ(bytes(dram, "decode", "dram_write_bytes") - bytes(sram, "decode", "dram_write_bytes"), 2 * 4 * 128);
+  EXPECT_EQ(bytes(dram, "prefill", "dram_write_bytes") - bytes(sram, "prefill", "dram_write_bytes"),
+            2 * 4 * 4 * 96 * 32);
+  // The same MACs: where the cache lives moves bytes, not work.
+  EXPECT_EQ(bytes(dram, "decode", "macs"), bytes(sram, "decode", "macs"));
+
+  // A cache that does not fit beside any tile: refused before anything runs, with the numbers.
+  const fs::path small = scratch("kv_small");
+  EXPECT_EQ(run_npusim("llm --quiet " + common + "sram --set npu.sram.capacity=64KiB --out " + small.string(), &log),
+            2);
+  EXPECT_NE(log.find("(npu.sram.kv_cache): expected a KV cache smaller than the SRAM to pin it there "
+                     "(npu.sram.capacity 65536 B), found 100352 B of cache"),
+            std::string::npos)
+      << log;
+  EXPECT_FALSE(fs::exists(small));
+}
+
 TEST(LlmRun, SummaryHasTheLlmBlock) {
   const auto s = run_llm_cli(
       "--model SmolLM2-360M --config edge-l --prompt 32 --generate 3 --weight-dtype int4 "
