@@ -61,7 +61,8 @@ function headline(el, sm) {
     "</div>" +
     '<p class="note">' + esc(l.model) + " (" + esc(l.model_type) + ") on " + esc(sm.config_name) + ", fusion " + esc(sm.fusion) +
     ": batch " + int(l.batch) + ", prompt " + int(l.prompt) + ", generate " + int(l.generate) + "; activations " + esc(w.activations) +
-    ". " + int(d.simulated_steps) + " decode steps simulated, the others interpolated linearly in the context (docs/llm.md).</p>";
+    "; KV cache " + esc(w.kv_cache) + " in " + esc(l.kv_cache_home || "dram") + ". " + int(d.simulated_steps) +
+    " decode steps simulated (chosen by bisection), the others interpolated linearly in the context (docs/llm.md).</p>";
 }
 
 /** Decode step latency (s) against context (tokens): one marker per generated token. */
@@ -81,7 +82,7 @@ function latencyPlot(el, l) {
   svg.append("text").attr("x", (M.l + W - M.r) / 2).attr("y", H - 10).attr("text-anchor", "middle").attr("font-size", 12)
     .text("context (tokens: the prompt and the tokens generated so far)");
   svg.append("text").attr("transform", "translate(16," + ((M.t + H - M.b) / 2) + ") rotate(-90)").attr("text-anchor", "middle").attr("font-size", 12)
-    .text("decode step latency (s)");
+    .text("decode step latency");
   svg.append("path").attr("fill", "none").attr("stroke", "#adb5bd").attr("stroke-width", 1)
     .attr("d", line().x(s => x(s.context)).y(s => y(s.seconds))(steps));
   svg.append("g").attr("class", "steps").selectAll("circle").data(steps).join("circle")
