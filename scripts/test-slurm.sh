@@ -132,46 +132,39 @@ records=$(cat "$D"/out-slurm/shards/*.jsonl | wc -l)
 [ "$records" -eq 6 ] || { echo "test-slurm: the re-submitted array left $records shard records, expected 6" >&2; exit 1; }
 "$NPUSIM" sweep-merge "$D/out-slurm"
 
-# 4. The same sweep locally; the two must hold the same points with the same figures.
-"$NPUSIM" sweep "$SWEEP" --out "$D/out-local" -j 2 --no-progress
-python3 - "$D/out-local/results.jsonl" "$D/out-slurm/results.jsonl" <<'PY'
+# The same sweep locally: the two must hold the same points (COUNT of them, all ok) with the same
+# figures (FIELD... of each record's summary; a dotted name reaches into a block: llm.ttft_seconds).
+same_as_local() {  # same_as_local COUNT WHAT FIELD...
+  "$NPUSIM" sweep "$SWEEP" --out "$D/out-local" -j 2 --no-progress
+  python3 - "$D/out-local/results.jsonl" "$D/out-slurm/results.jsonl" "$@" <<'PY'
 import json, sys
+local_path, slurm_path, count, what, *fields = sys.argv[1:]
+def get(summary, dotted):
+    for part in dotted.split("."):
+        summary = (summary or {}).get(part)
+    return summary
 def figures(path):
     out = {}
     for line in open(path):
         r = json.loads(line)
-        s = r["summary"] or {}
-        out[r["key"]] = (r["status"], s.get("cycles"), s.get("energy_j"), s.get("area_mm2"))
+        out[r["key"]] = (r["status"],) + tuple(get(r["summary"], f) for f in fields)
     return out
-local, slurm = figures(sys.argv[1]), figures(sys.argv[2])
-if local != slurm or len(local) != 6 or any(v[0] != "ok" for v in local.values()):
-    print("test-slurm: the Slurm run differs from the local run", file=sys.stderr)
+local, slurm = figures(local_path), figures(slurm_path)
+if local != slurm or len(local) != int(count) or any(v[0] != "ok" for v in local.values()):
+    print(f"test-slurm: the Slurm run of the {what} differs from the local run", file=sys.stderr)
     for k in sorted(set(local) | set(slurm)):
         print(" ", k, local.get(k), slurm.get(k), file=sys.stderr)
     sys.exit(1)
-print(f"test-slurm: ok: {len(slurm)} points from the job array equal the local run")
+print(f"test-slurm: ok: {len(slurm)} {what} from the job array equal the local run")
 PY
+}
+
+# 4. The classic sweep's figures.
+same_as_local 6 "points" cycles energy_j area_mm2
 
 # 5. A language-model sweep (each point an `npusim llm` run forking its phases) the same way.
 SWEEP=$(realpath tests/data/sweep_llm_small.yaml)
 rm -rf "$D/out-slurm" "$D/out-local"
 run_array
 "$NPUSIM" sweep-merge "$D/out-slurm"
-"$NPUSIM" sweep "$SWEEP" --out "$D/out-local" -j 2 --no-progress
-python3 - "$D/out-local/results.jsonl" "$D/out-slurm/results.jsonl" <<'PY'
-import json, sys
-def figures(path):
-    out = {}
-    for line in open(path):
-        r = json.loads(line)
-        llm = (r["summary"] or {}).get("llm") or {}
-        out[r["key"]] = (r["status"], llm.get("ttft_seconds"), llm.get("total_seconds"), llm.get("kv_cache_bytes"))
-    return out
-local, slurm = figures(sys.argv[1]), figures(sys.argv[2])
-if local != slurm or len(local) != 4 or any(v[0] != "ok" for v in local.values()):
-    print("test-slurm: the Slurm run of the LLM sweep differs from the local run", file=sys.stderr)
-    for k in sorted(set(local) | set(slurm)):
-        print(" ", k, local.get(k), slurm.get(k), file=sys.stderr)
-    sys.exit(1)
-print(f"test-slurm: ok: {len(slurm)} LLM points from the job array equal the local run")
-PY
+same_as_local 4 "LLM points" llm.ttft_seconds llm.total_seconds llm.kv_cache_bytes
