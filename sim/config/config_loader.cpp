@@ -157,6 +157,12 @@ E parse_enum(const std::string& text, const std::string& where, const std::vecto
   throw InputError(where, "expected one of " + valid + ", found '" + text + "'");
 }
 
+/// An enum-valued key, read with its type's one name table (enum_names).
+template <typename E>
+void read_enum(Reader& r, const std::string& key, E& field) {
+  r.read(key, field, [](const std::string& t, const std::string& w) { return parse_enum<E>(t, w, enum_names<E>()); });
+}
+
 double parse_positive_double(const std::string& text, const std::string& where) {
   std::size_t pos = 0;
   double v = 0;
@@ -223,16 +229,6 @@ double parse_data_rate(const std::string& text, const std::string& where) {
   throw InputError(where, "expected a data rate such as '4266 MT/s', found '" + text + "'");
 }
 
-/// The dtype spellings of the config (npu.mac_array.dtype and npu.energy.mac.<dtype>).
-const std::vector<std::pair<std::string, DType>>& dtype_names() {
-  static const std::vector<std::pair<std::string, DType>> names = {{"int8", DType::Int8},
-                                                                   {"int16", DType::Int16},
-                                                                   {"fp16", DType::Fp16},
-                                                                   {"bf16", DType::Bf16},
-                                                                   {"fp32", DType::Fp32}};
-  return names;
-}
-
 /// A bank needs a port for reads and one for writes: read/write ports count for both.
 void check_sram_ports(const SramConfig& s, const std::string& source) {
   const std::string found = ", found ports " + std::to_string(s.ports_per_bank) + ", read_ports " +
@@ -247,10 +243,7 @@ void check_sram_ports(const SramConfig& s, const std::string& source) {
 
 /// npu.sram.operand_buffers and the three buffer sizes, which only `separate` takes.
 void read_operand_buffers(Reader& r, SramConfig& s) {
-  r.read("npu.sram.operand_buffers", s.operand_buffers, [](const std::string& t, const std::string& w) {
-    return parse_enum<OperandBufferMode>(
-        t, w, {{"shared", OperandBufferMode::Shared}, {"separate", OperandBufferMode::Separate}});
-  });
+  read_enum(r, "npu.sram.operand_buffers", s.operand_buffers);
   for (auto [name, field] : {std::pair{"ifmap_bytes", &s.ifmap_bytes}, std::pair{"filter_bytes", &s.filter_bytes},
                              std::pair{"ofmap_bytes", &s.ofmap_bytes}}) {
     const std::string key = std::string("npu.sram.") + name;
@@ -276,19 +269,11 @@ void read_core(Reader& r, HardwareConfig& c) {
   auto& m = c.mac_array;
   r.read_uint("npu.mac_array.rows", m.rows, 1, kMaxArraySide);
   r.read_uint("npu.mac_array.cols", m.cols, 1, kMaxArraySide);
-  r.read("npu.mac_array.dataflow", m.dataflow, [](const std::string& t, const std::string& w) {
-    return parse_enum<Dataflow>(t, w, {{"ws", Dataflow::WS}, {"os", Dataflow::OS}, {"is", Dataflow::IS}});
-  });
-  r.read("npu.mac_array.dtype", m.dtype,
-         [](const std::string& t, const std::string& w) { return parse_enum<DType>(t, w, dtype_names()); });
+  read_enum(r, "npu.mac_array.dataflow", m.dataflow);
+  read_enum(r, "npu.mac_array.dtype", m.dtype);
   r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes, 1, 16);
-  r.read("npu.mac_array.fold_model", m.fold_model, [](const std::string& t, const std::string& w) {
-    return parse_enum<FoldModel>(t, w, {{"reference", FoldModel::Reference}, {"overlapped", FoldModel::Overlapped}});
-  });
-  r.read("npu.mac_array.dequant", m.dequant, [](const std::string& t, const std::string& w) {
-    return parse_enum<DequantPath>(
-        t, w, {{"operand_path", DequantPath::OperandPath}, {"vector_unit", DequantPath::VectorUnit}});
-  });
+  read_enum(r, "npu.mac_array.fold_model", m.fold_model);
+  read_enum(r, "npu.mac_array.dequant", m.dequant);
 
   auto& v = c.vector_unit;
   r.read_uint("npu.vector_unit.lanes", v.lanes, 1, kMaxLanes);
@@ -310,13 +295,9 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read_uint("npu.sram.read_ports", s.read_ports, 0, kMaxPorts);
   r.read_uint("npu.sram.write_ports", s.write_ports, 0, kMaxPorts);
   read_operand_buffers(r, s);
-  r.read("npu.sram.tile_layout", s.tile_layout, [](const std::string& t, const std::string& w) {
-    return parse_enum<TileLayout>(t, w, {{"row_major", TileLayout::RowMajor}, {"streamed", TileLayout::Streamed}});
-  });
+  read_enum(r, "npu.sram.tile_layout", s.tile_layout);
   r.read_uint("npu.sram.stream_buffer", s.stream_buffer, 1, 1024);
-  r.read("npu.sram.kv_cache", s.kv_cache, [](const std::string& t, const std::string& w) {
-    return parse_enum<KvCacheHome>(t, w, {{"dram", KvCacheHome::Dram}, {"sram", KvCacheHome::Sram}});
-  });
+  read_enum(r, "npu.sram.kv_cache", s.kv_cache);
 
   r.read_uint("npu.dma.channels", c.dma.channels, 1, kMaxDmaChannels);
   r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts, 1, kMaxQueue);
@@ -389,31 +370,18 @@ void read_dram(Reader& r, DramConfig& d) {
   r.read("npu.dram.xor_bank_hash", d.xor_bank_hash, [](const std::string& t, const std::string& w) {
     return parse_enum<bool>(t, w, {{"true", true}, {"false", false}});
   });
-  r.read("npu.dram.page_policy", d.page_policy, [](const std::string& t, const std::string& w) {
-    return parse_enum<PagePolicy>(t, w,
-                                  {{"open", PagePolicy::Open},
-                                   {"closed", PagePolicy::Closed},
-                                   {"adaptive", PagePolicy::Adaptive},
-                                   {"open_adaptive", PagePolicy::OpenAdaptive}});
-  });
-  r.read("npu.dram.scheduler", d.scheduler, [](const std::string& t, const std::string& w) {
-    return parse_enum<DramScheduler>(t, w, {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}});
-  });
+  read_enum(r, "npu.dram.page_policy", d.page_policy);
+  read_enum(r, "npu.dram.scheduler", d.scheduler);
   r.read_uint("npu.dram.read_queue_depth", d.read_queue_depth, 1, kMaxQueue);
   r.read_uint("npu.dram.write_queue_depth", d.write_queue_depth, 1, kMaxQueue);
   r.read_uint("npu.dram.write_drain_high", d.write_drain_high, 1, kMaxQueue);
   r.read_uint("npu.dram.write_drain_low", d.write_drain_low, 0, kMaxQueue);
-  r.read("npu.dram.refresh", d.refresh, [](const std::string& t, const std::string& w) {
-    return parse_enum<RefreshMode>(t, w, {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}});
-  });
+  read_enum(r, "npu.dram.refresh", d.refresh);
   r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0, 64);
   // A bank's scheduling window: requests held per bank, so bounded like the queues.
   r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth, 1, 1024);
   r.read_uint("npu.dram.row_hit_cap", d.row_hit_cap, 0, 1u << 20);
-  r.read("npu.dram.write_policy", d.write_policy, [](const std::string& t, const std::string& w) {
-    return parse_enum<DramWritePolicy>(
-        t, w, {{"shared", DramWritePolicy::Shared}, {"watermarks", DramWritePolicy::Watermarks}});
-  });
+  read_enum(r, "npu.dram.write_policy", d.write_policy);
 
   // Timings convert with the final clock, so a --set of the clock re-times ns values too.
   const double tck = d.clock.period_seconds();
@@ -469,7 +437,7 @@ void read_energy(Reader& r, HardwareConfig& c) {
   auto& e = c.energy;
   for (const auto& [dtype, raw] : r.take_prefix("npu.energy.mac")) {
     const std::string where = Reader::label(raw, "npu.energy.mac." + dtype);
-    e.mac[parse_enum<DType>(dtype, where, dtype_names())] = parse_energy(raw.text, where);
+    e.mac[parse_enum<DType>(dtype, where, enum_names<DType>())] = parse_energy(raw.text, where);
   }
   const auto energy = [](const std::string& t, const std::string& w) { return parse_energy(t, w); };
   const auto per_byte = [](const std::string& t, const std::string& w) { return parse_energy_per_byte(t, w); };

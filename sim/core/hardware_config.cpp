@@ -20,78 +20,81 @@ std::uint32_t dtype_bytes(DType t) {
   return 1;
 }
 
-std::string to_string(Dataflow d) {
-  switch (d) {
-    case Dataflow::WS:
-      return "ws";
-    case Dataflow::OS:
-      return "os";
-    case Dataflow::IS:
-      return "is";
-  }
-  return "?";
+template <>
+const EnumNames<Dataflow>& enum_names<Dataflow>() {
+  static const EnumNames<Dataflow> n = {{"ws", Dataflow::WS}, {"os", Dataflow::OS}, {"is", Dataflow::IS}};
+  return n;
+}
+template <>
+const EnumNames<DType>& enum_names<DType>() {
+  static const EnumNames<DType> n = {{"int8", DType::Int8},
+                                     {"int16", DType::Int16},
+                                     {"fp16", DType::Fp16},
+                                     {"bf16", DType::Bf16},
+                                     {"fp32", DType::Fp32}};
+  return n;
+}
+template <>
+const EnumNames<FoldModel>& enum_names<FoldModel>() {
+  static const EnumNames<FoldModel> n = {{"reference", FoldModel::Reference}, {"overlapped", FoldModel::Overlapped}};
+  return n;
+}
+template <>
+const EnumNames<PagePolicy>& enum_names<PagePolicy>() {
+  static const EnumNames<PagePolicy> n = {{"open", PagePolicy::Open},
+                                          {"closed", PagePolicy::Closed},
+                                          {"adaptive", PagePolicy::Adaptive},
+                                          {"open_adaptive", PagePolicy::OpenAdaptive}};
+  return n;
+}
+template <>
+const EnumNames<DramScheduler>& enum_names<DramScheduler>() {
+  static const EnumNames<DramScheduler> n = {{"fr_fcfs", DramScheduler::FrFcfs}, {"fcfs", DramScheduler::Fcfs}};
+  return n;
+}
+template <>
+const EnumNames<RefreshMode>& enum_names<RefreshMode>() {
+  static const EnumNames<RefreshMode> n = {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}};
+  return n;
+}
+template <>
+const EnumNames<DramWritePolicy>& enum_names<DramWritePolicy>() {
+  static const EnumNames<DramWritePolicy> n = {{"shared", DramWritePolicy::Shared},
+                                               {"watermarks", DramWritePolicy::Watermarks}};
+  return n;
+}
+template <>
+const EnumNames<OperandBufferMode>& enum_names<OperandBufferMode>() {
+  static const EnumNames<OperandBufferMode> n = {{"shared", OperandBufferMode::Shared},
+                                                 {"separate", OperandBufferMode::Separate}};
+  return n;
+}
+template <>
+const EnumNames<TileLayout>& enum_names<TileLayout>() {
+  static const EnumNames<TileLayout> n = {{"row_major", TileLayout::RowMajor}, {"streamed", TileLayout::Streamed}};
+  return n;
+}
+template <>
+const EnumNames<DequantPath>& enum_names<DequantPath>() {
+  static const EnumNames<DequantPath> n = {{"operand_path", DequantPath::OperandPath},
+                                           {"vector_unit", DequantPath::VectorUnit}};
+  return n;
+}
+template <>
+const EnumNames<KvCacheHome>& enum_names<KvCacheHome>() {
+  static const EnumNames<KvCacheHome> n = {{"dram", KvCacheHome::Dram}, {"sram", KvCacheHome::Sram}};
+  return n;
 }
 
 std::optional<Dataflow> parse_dataflow_name(const std::string& text) {
   const std::string lower = boost::algorithm::to_lower_copy(text);
-  for (Dataflow d : {Dataflow::WS, Dataflow::OS, Dataflow::IS})
-    if (lower == to_string(d)) return d;
+  for (const auto& [name, d] : enum_names<Dataflow>())
+    if (lower == name) return d;
   return std::nullopt;
 }
 
 std::string dataflow_name(Dataflow d) {
   return boost::algorithm::to_upper_copy(to_string(d));
-}
-
-std::string to_string(DType t) {
-  switch (t) {
-    case DType::Int8:
-      return "int8";
-    case DType::Int16:
-      return "int16";
-    case DType::Fp16:
-      return "fp16";
-    case DType::Bf16:
-      return "bf16";
-    case DType::Fp32:
-      return "fp32";
-  }
-  return "?";
-}
-
-std::string to_string(FoldModel f) {
-  return f == FoldModel::Reference ? "reference" : "overlapped";
-}
-std::string to_string(DequantPath d) {
-  return d == DequantPath::OperandPath ? "operand_path" : "vector_unit";
-}
-std::string to_string(KvCacheHome h) {
-  return h == KvCacheHome::Dram ? "dram" : "sram";
-}
-std::string to_string(PagePolicy p) {
-  switch (p) {
-    case PagePolicy::Open:
-      return "open";
-    case PagePolicy::Closed:
-      return "closed";
-    case PagePolicy::Adaptive:
-      return "adaptive";
-    case PagePolicy::OpenAdaptive:
-      return "open_adaptive";
-  }
-  return "?";
-}
-std::string to_string(DramScheduler s) {
-  return s == DramScheduler::FrFcfs ? "fr_fcfs" : "fcfs";
-}
-std::string to_string(RefreshMode r) {
-  return r == RefreshMode::AllBank ? "all_bank" : "per_bank";
-}
-std::string to_string(OperandBufferMode m) {
-  return m == OperandBufferMode::Shared ? "shared" : "separate";
-}
-std::string to_string(TileLayout l) {
-  return l == TileLayout::RowMajor ? "row_major" : "streamed";
 }
 
 namespace {
@@ -198,7 +201,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"energy", rails_json(d.rails)},
         {"bank_queue_depth", d.bank_queue_depth},
         {"row_hit_cap", d.row_hit_cap},
-        {"write_policy", d.write_policy == DramWritePolicy::Shared ? "shared" : "watermarks"},
+        {"write_policy", to_string(d.write_policy)},
         {"timing", timing_json(d.timing)}}},
   };
   if (c.energy.specified()) j["energy"] = energy_json(c.energy);

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,20 +46,81 @@ enum class RefreshMode { AllBank, PerBank };
 enum class DramWritePolicy { Shared, Watermarks };
 
 std::uint32_t dtype_bytes(DType t);
-std::string to_string(Dataflow d);
+
+/// The spellings of an enum of the config, one table per enum for both directions: `to_string`
+/// and the config loader's parser read the same list (docs/config.md gives the same names).
+template <typename E>
+using EnumNames = std::vector<std::pair<std::string, E>>;
+template <typename E>
+const EnumNames<E>& enum_names();
+template <>
+const EnumNames<Dataflow>& enum_names<Dataflow>();
+template <>
+const EnumNames<DType>& enum_names<DType>();
+template <>
+const EnumNames<FoldModel>& enum_names<FoldModel>();
+template <>
+const EnumNames<PagePolicy>& enum_names<PagePolicy>();
+template <>
+const EnumNames<DramScheduler>& enum_names<DramScheduler>();
+template <>
+const EnumNames<RefreshMode>& enum_names<RefreshMode>();
+template <>
+const EnumNames<DramWritePolicy>& enum_names<DramWritePolicy>();
+template <>
+const EnumNames<OperandBufferMode>& enum_names<OperandBufferMode>();
+template <>
+const EnumNames<TileLayout>& enum_names<TileLayout>();
+template <>
+const EnumNames<DequantPath>& enum_names<DequantPath>();
+template <>
+const EnumNames<KvCacheHome>& enum_names<KvCacheHome>();
+
+/// `v`'s name in its table.
+template <typename E>
+std::string enum_name(E v) {
+  for (const auto& [name, value] : enum_names<E>())
+    if (value == v) return name;
+  return "?";
+}
+
+inline std::string to_string(Dataflow d) {
+  return enum_name(d);
+}
 /// "ws", "os" or "is" in any case (config, schedule files, SCALE-Sim .cfg); nullopt otherwise.
 std::optional<Dataflow> parse_dataflow_name(const std::string& text);
 /// The upper-case spelling reports and schedule files use: "WS", "OS", "IS".
 std::string dataflow_name(Dataflow d);
-std::string to_string(DType t);
-std::string to_string(FoldModel f);
-std::string to_string(PagePolicy p);
-std::string to_string(DramScheduler s);
-std::string to_string(RefreshMode r);
-std::string to_string(OperandBufferMode m);
-std::string to_string(TileLayout l);
-std::string to_string(DequantPath d);
-std::string to_string(KvCacheHome h);
+inline std::string to_string(DType t) {
+  return enum_name(t);
+}
+inline std::string to_string(FoldModel f) {
+  return enum_name(f);
+}
+inline std::string to_string(PagePolicy p) {
+  return enum_name(p);
+}
+inline std::string to_string(DramScheduler s) {
+  return enum_name(s);
+}
+inline std::string to_string(RefreshMode r) {
+  return enum_name(r);
+}
+inline std::string to_string(DramWritePolicy w) {
+  return enum_name(w);
+}
+inline std::string to_string(OperandBufferMode m) {
+  return enum_name(m);
+}
+inline std::string to_string(TileLayout l) {
+  return enum_name(l);
+}
+inline std::string to_string(DequantPath d) {
+  return enum_name(d);
+}
+inline std::string to_string(KvCacheHome h) {
+  return enum_name(h);
+}
 
 struct MacArrayConfig {
   std::uint32_t rows = 32;

@@ -351,6 +351,14 @@ Reply Server::Impl::handle_api(const Request& req, const Target& t) {
                   "no API endpoint " + std::string(req.method_string()) + " " + p.substr(0, 200) + " (docs/serve.md)"};
 }
 
+/// The names of an enum of the config, as its one table spells them (`/api/options`).
+template <typename E>
+json names_of() {
+  json out = json::array();
+  for (const auto& [name, value] : enum_names<E>()) out.push_back(name);
+  return out;
+}
+
 Response Server::Impl::options_json() {
   json presets = json::array();
   for (const auto& name : config::preset_names())
@@ -366,9 +374,9 @@ Response Server::Impl::options_json() {
                         {"dram_presets", dram},
                         {"fusion", {"none", "epilogue", "greedy", "search", "as-is"}},
                         {"objectives", {"cycles", "dram-bytes", "energy"}},
-                        {"dataflows", {"ws", "os", "is"}},
-                        {"dtypes", {"int8", "int16", "fp16", "bf16", "fp32"}},
-                        {"operand_buffers", {"shared", "separate"}},
+                        {"dataflows", names_of<Dataflow>()},
+                        {"dtypes", names_of<DType>()},
+                        {"operand_buffers", names_of<OperandBufferMode>()},
                         {"llm",
                          {{"models", workloads::llm::shipped_config_names(config::data_dir())},
                           {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},

@@ -83,6 +83,40 @@ TEST(Config, BadEnumListsValidNames) {
   EXPECT_NE(msg.find("--set npu.mac_array.dataflow=rs"), std::string::npos) << msg;
 }
 
+namespace {
+
+/// Every name of enum `E`'s table loads through `key` and comes back the same in the resolved
+/// config (to_json at `path`, a JSON pointer): the loader and the writer read one table.
+template <typename E>
+void expect_round_trip(const std::string& key, const std::string& path) {
+  ASSERT_FALSE(enum_names<E>().empty()) << key;
+  for (const auto& [name, value] : enum_names<E>()) {
+    std::vector<std::string> sets{key + "=" + name};
+    if (key == "npu.sram.operand_buffers" && name == "separate")  // separate takes the three sizes
+      for (const char* b : {"ifmap_bytes", "filter_bytes", "ofmap_bytes"})
+        sets.push_back(std::string("npu.sram.") + b + "=64KiB");
+    const auto c = config::load_hardware_config("edge-m", sets);
+    EXPECT_EQ(to_json(c).at(nlohmann::json::json_pointer(path)), name) << key;
+    EXPECT_EQ(enum_name(value), name);
+  }
+}
+
+}  // namespace
+
+TEST(Config, EveryEnumNameRoundTripsThroughItsOneTable) {
+  expect_round_trip<Dataflow>("npu.mac_array.dataflow", "/mac_array/dataflow");
+  expect_round_trip<DType>("npu.mac_array.dtype", "/mac_array/dtype");
+  expect_round_trip<FoldModel>("npu.mac_array.fold_model", "/mac_array/fold_model");
+  expect_round_trip<DequantPath>("npu.mac_array.dequant", "/mac_array/dequant");
+  expect_round_trip<OperandBufferMode>("npu.sram.operand_buffers", "/sram/operand_buffers");
+  expect_round_trip<TileLayout>("npu.sram.tile_layout", "/sram/tile_layout");
+  expect_round_trip<KvCacheHome>("npu.sram.kv_cache", "/sram/kv_cache");
+  expect_round_trip<PagePolicy>("npu.dram.page_policy", "/dram/page_policy");
+  expect_round_trip<DramScheduler>("npu.dram.scheduler", "/dram/scheduler");
+  expect_round_trip<RefreshMode>("npu.dram.refresh", "/dram/refresh");
+  expect_round_trip<DramWritePolicy>("npu.dram.write_policy", "/dram/write_policy");
+}
+
 TEST(Config, ContradictoryTimingsRejected) {
   // LPDDR4X-4266 tRAS = 90 nCK and tRP = 39 nCK, so tRC must be at least 129.
   const std::string msg = error_of("edge-m", {"npu.dram.timing.tRC=100"});
