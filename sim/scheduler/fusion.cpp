@@ -477,6 +477,34 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
   return false;
 }
 
+/// Merges neighbouring groups while the merged group fits and moves no more DRAM bytes than
+/// the two apart (attention groups stay whole), dropping the boundary between them. Each try
+/// either merges (a group fewer) or moves on: at most twice as many evaluations as groups.
+void merge_neighbour_groups(const Graph& g, const HardwareConfig& hw, std::vector<GroupEval>& groups,
+                            std::vector<Boundary>& boundaries) {
+  for (std::size_t k = 0; k + 1 < groups.size();) {
+    const GroupPlan &a = groups[k].plan, &b = groups[k + 1].plan;
+    if (a.attention.enabled || b.attention.enabled || !consumes_from(g, b.segments.front(), a.segments)) {
+      ++k;
+      continue;
+    }
+    std::vector<Segment> segs = a.segments;
+    segs.insert(segs.end(), b.segments.begin(), b.segments.end());
+    GroupEval merged = best_fused_eval(g, hw, segs);
+    if (!merged.fits || merged.plan.dram_bytes > a.dram_bytes + b.dram_bytes) {
+      ++k;
+      continue;
+    }
+    const std::vector<int> a_ops = a.ops(), b_ops = b.ops();
+    const std::set<int> in_a(a_ops.begin(), a_ops.end()), in_b(b_ops.begin(), b_ops.end());
+    boundaries.erase(std::remove_if(boundaries.begin(), boundaries.end(),
+                                    [&](const Boundary& x) { return in_a.count(x.from_op) && in_b.count(x.to_op); }),
+                     boundaries.end());
+    groups[k] = std::move(merged);
+    groups.erase(groups.begin() + long(k) + 1);
+  }
+}
+
 /// Splits a segment that cannot fit into single-op segments (each must fit alone).
 GroupEval evaluate_or_split(const Graph& g, const HardwareConfig& hw, const Segment& seg, std::vector<GroupEval>& out) {
   GroupEval ev = evaluate_group(g, hw, {seg});
@@ -875,6 +903,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& hw, FusionPolicy policy, co
       cur_eval = std::move(alone);
     }
     if (!cur.empty()) groups.push_back(std::move(cur_eval));
+    if (search.merge_groups) merge_neighbour_groups(g, hw, groups, plan.boundaries);
     const bool any_attention =
         std::any_of(groups.begin(), groups.end(), [](const GroupEval& ev) { return ev.plan.attention.enabled; });
     if (search.attention_groups && search.attention_by_bytes && any_attention) {

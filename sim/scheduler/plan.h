@@ -183,6 +183,10 @@ struct SearchOptions {
   bool attention_by_bytes = true;
   /// Also try every dataflow for each candidate group with GEMM work and keep the best.
   bool try_dataflows = true;
+  /// greedy: then merge neighbouring groups (the second reading the first's outputs) while the
+  /// merged group fits and moves no more DRAM bytes than the two: greedy's own rule applied to
+  /// whole groups, where growing one segment at a time stopped at a local step (a search finalist).
+  bool merge_groups = false;
 };
 
 /// Splits `ops` (topologically ordered) into segments: each head takes the elementwise ops that
