@@ -2,6 +2,8 @@
 // computing the rows every layer needs; the halo is recomputed or cached in a line buffer.
 #include <algorithm>
 #include <limits>
+#include <string>
+#include <tuple>
 
 #include "sim/scheduler/segment.h"
 
@@ -53,65 +55,92 @@ std::string depth_first_obstacle(const Graph& g, const std::vector<Segment>& seg
   return "";
 }
 
-std::vector<DepthFirstTile> depth_first_tiles(const Graph& g, const std::vector<Segment>& segs, std::int64_t rows,
-                                              Halo halo) {
+GemmBlock depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l) {
+  return GemmBlock{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo.n_total, 0, geo.c_total, t.col_a[l], t.columns(l)};
+}
+
+std::vector<DepthFirstTile> depth_first_tiles(const Graph& g, const std::vector<Segment>& segs, const DepthFirst& df) {
   const auto geo = layer_geometry(g, segs);
   const std::size_t L = geo.size();
-  std::vector<std::int64_t> done(L, 0);
-  std::int64_t loaded = 0;
+  const std::int64_t out_w = geo.back().out_cols_px;
+  const bool strips = df.cols > 0 && df.cols < out_w;
   std::vector<DepthFirstTile> tiles;
-  for (std::int64_t r0 = 0; r0 < geo.back().out_rows; r0 += rows) {
-    DepthFirstTile t;
-    t.need_a.assign(L, 0);
-    t.need_b.assign(L, 0);
-    t.comp_a.assign(L, 0);
-    t.need_a[L - 1] = r0;
-    t.need_b[L - 1] = std::min(r0 + rows, geo.back().out_rows);
-    for (std::size_t l = L - 1; l > 0; --l) {  // rows layer l-1 must supply to layer l
-      auto [a, b] = geo[l].input_rows(t.need_a[l], t.need_b[l] - t.need_a[l]);
-      t.need_a[l - 1] = a;
-      t.need_b[l - 1] = b;
+  for (std::int64_t c0 = 0; c0 < out_w; c0 += strips ? df.cols : out_w) {
+    // The strip's columns in every layer, backwards through the kernels' windows; whole rows
+    // (every layer's full width, the whole input row) when the group is not cut into strips.
+    std::vector<std::int64_t> col_a(L, 0), col_b(L, 0);
+    for (std::size_t l = 0; l < L; ++l) col_b[l] = geo[l].out_cols_px;
+    std::pair<std::int64_t, std::int64_t> load_cols{0, geo[0].in_w};
+    if (strips) {
+      col_a[L - 1] = c0;
+      col_b[L - 1] = std::min(c0 + df.cols, out_w);
+      for (std::size_t l = L - 1; l > 0; --l)
+        std::tie(col_a[l - 1], col_b[l - 1]) = geo[l].input_cols(col_a[l], col_b[l] - col_a[l]);
+      load_cols = geo[0].input_cols(col_a[0], col_b[0] - col_a[0]);
     }
-    auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
-    for (std::size_t l = 0; l < L; ++l) {
-      t.comp_a[l] = halo == Halo::Cache ? std::max(t.need_a[l], done[l]) : t.need_a[l];
-      done[l] = std::max(done[l], t.need_b[l]);
+    // The line buffer (cache) holds the strip's rows: each strip starts with nothing computed.
+    std::vector<std::int64_t> done(L, 0);
+    std::int64_t loaded = 0;
+    for (std::int64_t r0 = 0; r0 < geo.back().out_rows; r0 += df.rows) {
+      DepthFirstTile t;
+      t.need_a.assign(L, 0);
+      t.need_b.assign(L, 0);
+      t.comp_a.assign(L, 0);
+      t.col_a = col_a;
+      t.col_b = col_b;
+      t.need_a[L - 1] = r0;
+      t.need_b[L - 1] = std::min(r0 + df.rows, geo.back().out_rows);
+      for (std::size_t l = L - 1; l > 0; --l) {  // rows layer l-1 must supply to layer l
+        auto [a, b] = geo[l].input_rows(t.need_a[l], t.need_b[l] - t.need_a[l]);
+        t.need_a[l - 1] = a;
+        t.need_b[l - 1] = b;
+      }
+      auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
+      for (std::size_t l = 0; l < L; ++l) {
+        t.comp_a[l] = df.halo == Halo::Cache ? std::max(t.need_a[l], done[l]) : t.need_a[l];
+        done[l] = std::max(done[l], t.need_b[l]);
+      }
+      t.load_a = df.halo == Halo::Cache ? std::max(ia, loaded) : ia;
+      t.load_b = ib;
+      std::tie(t.load_col_a, t.load_col_b) = load_cols;
+      loaded = std::max(loaded, ib);
+      tiles.push_back(std::move(t));
     }
-    t.load_a = halo == Halo::Cache ? std::max(ia, loaded) : ia;
-    t.load_b = ib;
-    loaded = std::max(loaded, ib);
-    tiles.push_back(std::move(t));
   }
   return tiles;
 }
 
 namespace {
 
-/// Sizes a depth-first group for one tile height; nullopt when it cannot fit.
+/// Sizes a depth-first group for one tile shape (`rows`, `cols` of `df`); nullopt when it
+/// cannot fit. Every window is counted at its tile's width, so column strips hold less and
+/// their width halo counts as loaded bytes and MACs again.
 std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
-                                          Halo halo, std::int64_t rows) {
+                                          DepthFirst df) {
   const auto geo = layer_geometry(g, segs);
   const std::size_t L = geo.size();
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype), acc = hw.mac_array.accumulator_bytes;
-  const auto tiles = depth_first_tiles(g, segs, rows, halo);
-  std::uint64_t in_window = 0, loaded_rows = 0, acc_max = 0;
+  const auto tiles = depth_first_tiles(g, segs, df);
+  // Element counts: the input window held (rows a tile needs) and the input loaded in all.
+  std::uint64_t in_window = 0, loaded = 0, acc_max = 0;
   std::vector<std::uint64_t> window(L, 0), overlap(L, 0);
   double array_cycles = 0;  // every layer's tiles as the MAC array times them (group dataflow)
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     const auto& t = tiles[i];
+    const std::uint64_t in_px = std::uint64_t(t.load_col_b - t.load_col_a) * std::uint64_t(geo[0].in_c);
     auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
-    in_window = std::max<std::uint64_t>(in_window, std::uint64_t(ib - ia));
-    loaded_rows += std::uint64_t(t.load_b - t.load_a);
+    in_window = std::max<std::uint64_t>(in_window, std::uint64_t(ib - ia) * in_px);
+    loaded += std::uint64_t(t.load_b - t.load_a) * in_px;
+    const bool same_strip = i + 1 < tiles.size() && tiles[i + 1].col_a.back() == t.col_a.back();
     for (std::size_t l = 0; l < L; ++l) {
-      const std::uint64_t row_elems = std::uint64_t(geo[l].out_cols_px * geo[l].out_channels);
+      const std::uint64_t row_elems = std::uint64_t(t.columns(l) * geo[l].out_channels);
       window[l] = std::max<std::uint64_t>(window[l], std::uint64_t(t.need_b[l] - t.need_a[l]) * row_elems);
-      if (i + 1 < tiles.size() && tiles[i + 1].need_a[l] < t.need_b[l])
+      if (same_strip && tiles[i + 1].need_a[l] < t.need_b[l])
         overlap[l] =
             std::max<std::uint64_t>(overlap[l], std::uint64_t(t.need_b[l] - tiles[i + 1].need_a[l]) * row_elems);
       const std::uint64_t computed = std::uint64_t(t.need_b[l] - t.comp_a[l]) * row_elems;
       acc_max = std::max(acc_max, computed);
-      const GemmBlock blk{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo[l].n_total, 0, geo[l].c_total};
-      GemmWork w = geo[l].work(blk);
+      GemmWork w = geo[l].work(depth_first_block(geo[l], t, l));
       w.dataflow = segs[l].dataflow;
       array_cycles += gemm_tile_cost(w, hw).cycles;
     }
@@ -119,11 +148,11 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   // Each layer's rows at its output's width (int8 activations of a quantized model).
   auto row_eb = [&](std::size_t l) { return workloads::element_bytes(g, segment_output(g, segs[l]), eb); };
   const std::uint32_t in_eb = workloads::element_bytes(g, g.op(segs[0].ops[0]).inputs[0], eb);
-  std::uint64_t ws = 2 * in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb  // input rows, double-buffered
-                     + acc_max * acc                                                   // one layer's accumulators
-                     + 2 * window[L - 1] * row_eb(L - 1);                              // output rows, double-buffered
+  std::uint64_t ws = 2 * in_window * in_eb                 // input window, double-buffered
+                     + acc_max * acc                       // one layer's accumulators
+                     + 2 * window[L - 1] * row_eb(L - 1);  // output rows, double-buffered
   for (std::size_t l = 0; l + 1 < L; ++l)
-    ws += (window[l] + (halo == Halo::Cache ? overlap[l] : 0)) * row_eb(l);  // intermediate rows (+ line buffer)
+    ws += (window[l] + (df.halo == Halo::Cache ? overlap[l] : 0)) * row_eb(l);  // intermediate rows (+ line buffer)
   std::uint64_t w_total = 0, w_max = 0, epilogue_constants = 0;
   for (const auto& s : segs) {
     w_total += constant_bytes(g, s, eb, true);
@@ -133,28 +162,26 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   ws += epilogue_constants;
   const std::uint64_t cap = hw.sram.capacity_bytes;
   GroupEval ev;
-  DepthFirst df{true, halo, rows, ws + w_total <= cap};
+  df.enabled = true;
+  df.weights_resident = ws + w_total <= cap;
   const std::uint64_t sram = ws + (df.weights_resident ? w_total : 2 * w_max);
   if (sram > cap) return std::nullopt;
   const std::uint64_t out_bytes = workloads::tensor_bytes(g, g.op(segs.back().ops.back()).outputs[0], eb);
-  const std::uint64_t traffic = loaded_rows * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb +
-                                (df.weights_resident ? w_total : w_total * tiles.size()) + epilogue_constants +
-                                out_bytes;
+  const std::uint64_t traffic =
+      loaded * in_eb + (df.weights_resident ? w_total : w_total * tiles.size()) + epilogue_constants + out_bytes;
   ev.fits = true;
   ev.plan.depth_first = df;
   ev.plan.segments = segs;
   ev.plan.sram_bytes = sram;
   ev.plan.dram_bytes = traffic;
-  ev.estimate =
-      estimate_seconds(hw, traffic, array_cycles, in_window * std::uint64_t(geo[0].in_w * geo[0].in_c) * in_eb,
-                       tiles.size() * L, hw.core_clock.hz);
+  ev.estimate = estimate_seconds(hw, traffic, array_cycles, in_window * in_eb, tiles.size() * L, hw.core_clock.hz);
   return ev;
 }
 
 }  // namespace
 
 GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs, Halo halo,
-                               std::int64_t rows) {
+                               std::int64_t rows, std::int64_t cols) {
   GroupEval none;
   none.why = depth_first_obstacle(g, segs);
   if (!none.why.empty()) {
@@ -163,20 +190,36 @@ GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const s
   }
   none.why = resident_fusion_obstacle(hw);  // a depth-first group keeps its intermediates resident
   if (!none.why.empty()) return none;
-  const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
-  std::vector<std::int64_t> cands;
-  if (rows > 0)
-    cands = {rows};
-  else
-    for (std::int64_t r = 1; r <= out_rows; r *= 2) cands.push_back(r);
+  const GemmGeometry last = gemm_geometry(g, g.op(segs.back().ops[0]));
+  // Powers of two up to `n` (each at most n), the tile sizes tried on an axis.
+  auto powers = [](std::int64_t n) {
+    std::vector<std::int64_t> v;
+    for (std::int64_t x = 1; x <= n; x *= 2) v.push_back(x);
+    return v;
+  };
   std::optional<GroupEval> best;
-  for (std::int64_t r : cands) {
-    auto ev = size_depth_first(g, hw, segs, halo, std::min(r, out_rows));
+  auto try_shape = [&](std::int64_t r, std::int64_t c) {
+    auto ev = size_depth_first(g, hw, segs, DepthFirst{true, halo, std::min(r, last.out_rows), true, c});
     if (ev && (!best || ev->estimate < best->estimate)) best = std::move(ev);
+  };
+  if (rows > 0) {
+    try_shape(rows, cols);
+  } else {
+    for (std::int64_t r : powers(last.out_rows)) try_shape(r, 0);
+    // Column strips only when no height fits with whole rows: they re-read and recompute the
+    // width halo, which whole rows never do.
+    if (!best)
+      for (std::int64_t c : powers(last.out_cols_px - 1))
+        for (std::int64_t r : powers(last.out_rows)) try_shape(r, c);
   }
   if (best) return *best;
-  none.why =
-      "capacity: no tile height of the depth-first group fits " + std::to_string(hw.sram.capacity_bytes) + " B of SRAM";
+  const std::string cap = std::to_string(hw.sram.capacity_bytes) + " B of SRAM";
+  if (rows > 0)
+    none.why = "capacity: the depth-first group's tile of " + std::to_string(rows) + " rows x " +
+               (cols > 0 ? std::to_string(cols) + " of " : "all ") + std::to_string(last.out_cols_px) +
+               " columns of '" + g.op(segs.back().ops[0]).name + "' does not fit " + cap;
+  else
+    none.why = "capacity: no tile height or width of the depth-first group fits " + cap;
   return none;
 }
 

@@ -466,25 +466,6 @@ std::string fusion_kind(const Graph& g, const GroupPlan& p) {
   return "none";
 }
 
-/// The cheaper (in DRAM bytes) of fusing `segs` with resident intermediates or depth-first
-/// (cache or recompute the halo); a non-fitting result carries the layer-fusion reason.
-GroupEval best_fused_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
-  GroupEval best = evaluate_group(g, hw, segs);
-  // Attention and depth-first groups are tiled as a whole and load their operands themselves.
-  if (std::any_of(segs.begin(), segs.end(), [](const Segment& s) { return !s.prologue.empty(); })) return best;
-  if (attention_obstacle(g, segs).empty()) {
-    // Ties go to attention: the same bytes with a fraction of the SRAM.
-    GroupEval att = evaluate_attention(g, hw, segs);
-    if (att.fits && (!best.fits || att.plan.dram_bytes <= best.plan.dram_bytes)) best = std::move(att);
-  }
-  if (!depth_first_obstacle(g, segs).empty()) return best;
-  for (Halo halo : {Halo::Cache, Halo::Recompute}) {
-    GroupEval df = evaluate_depth_first(g, hw, segs, halo, 0);
-    if (df.fits && (!best.fits || df.plan.dram_bytes < best.plan.dram_bytes)) best = std::move(df);
-  }
-  return best;
-}
-
 namespace {
 
 bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segment>& group) {
@@ -495,6 +476,34 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
   for (int t : segment_inputs(g, next))
     if (produced.count(t)) return true;
   return false;
+}
+
+/// Merges neighbouring groups while the merged group fits and moves no more DRAM bytes than
+/// the two apart (attention groups stay whole), dropping the boundary between them. Each try
+/// either merges (a group fewer) or moves on: at most twice as many evaluations as groups.
+void merge_neighbour_groups(const Graph& g, const HardwareConfig& hw, std::vector<GroupEval>& groups,
+                            std::vector<Boundary>& boundaries) {
+  for (std::size_t k = 0; k + 1 < groups.size();) {
+    const GroupPlan &a = groups[k].plan, &b = groups[k + 1].plan;
+    if (a.attention.enabled || b.attention.enabled || !consumes_from(g, b.segments.front(), a.segments)) {
+      ++k;
+      continue;
+    }
+    std::vector<Segment> segs = a.segments;
+    segs.insert(segs.end(), b.segments.begin(), b.segments.end());
+    GroupEval merged = best_fused_eval(g, hw, segs);
+    if (!merged.fits || merged.plan.dram_bytes > a.dram_bytes + b.dram_bytes) {
+      ++k;
+      continue;
+    }
+    const std::vector<int> a_ops = a.ops(), b_ops = b.ops();
+    const std::set<int> in_a(a_ops.begin(), a_ops.end()), in_b(b_ops.begin(), b_ops.end());
+    boundaries.erase(std::remove_if(boundaries.begin(), boundaries.end(),
+                                    [&](const Boundary& x) { return in_a.count(x.from_op) && in_b.count(x.to_op); }),
+                     boundaries.end());
+    groups[k] = std::move(merged);
+    groups.erase(groups.begin() + long(k) + 1);
+  }
 }
 
 /// Splits a segment that cannot fit into single-op segments (each must fit alone).
@@ -581,10 +590,10 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
     }
   }
   if (gp.depth_first.enabled)
-    for (const auto& t : depth_first_tiles(g, gp.segments, gp.depth_first.rows, gp.depth_first.halo))
+    for (const auto& t : depth_first_tiles(g, gp.segments, gp.depth_first))
       for (std::size_t l = 0; l < gp.segments.size(); ++l) {
         const GemmGeometry geo = gemm_geometry(g, g.op(gp.segments[l].ops[0]));
-        GemmWork work = geo.work(GemmBlock{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo.n_total, 0, geo.c_total});
+        GemmWork work = geo.work(depth_first_block(geo, t, l));
         work.dataflow = gp.segments[l].dataflow;
         w.macs += double(work.m * work.k * work.n * work.repeats);
         add_array(gemm_tile_cost(work, hw));
@@ -609,6 +618,50 @@ double estimated_seconds(const Graph& g, const HardwareConfig& hw, const GroupEv
                          const GroupWork* work = nullptr) {
   return ev.plan.depth_first.enabled ? ev.estimate : group_estimate(g, hw, ev.plan, work);
 }
+
+}  // namespace
+
+namespace {
+
+/// Estimated seconds of `segs` planned one group each (infinite when one does not fit alone).
+double apart_seconds(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+  double seconds = 0;
+  for (const auto& s : segs) {
+    const GroupEval alone = evaluate_group(g, hw, {s});
+    if (!alone.fits) return std::numeric_limits<double>::infinity();
+    seconds += estimated_seconds(g, hw, alone);
+  }
+  return seconds;
+}
+
+}  // namespace
+
+/// The cheaper (in DRAM bytes) of fusing `segs` with resident intermediates or depth-first
+/// (cache or recompute the halo); a non-fitting result carries the layer-fusion reason.
+GroupEval best_fused_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs) {
+  GroupEval best = evaluate_group(g, hw, segs);
+  // Attention and depth-first groups are tiled as a whole and load their operands themselves.
+  if (std::any_of(segs.begin(), segs.end(), [](const Segment& s) { return !s.prologue.empty(); })) return best;
+  if (attention_obstacle(g, segs).empty()) {
+    // Ties go to attention: the same bytes with a fraction of the SRAM.
+    GroupEval att = evaluate_attention(g, hw, segs);
+    if (att.fits && (!best.fits || att.plan.dram_bytes <= best.plan.dram_bytes)) best = std::move(att);
+  }
+  if (!depth_first_obstacle(g, segs).empty()) return best;
+  for (Halo halo : {Halo::Cache, Halo::Recompute}) {
+    GroupEval df = evaluate_depth_first(g, hw, segs, halo, 0);
+    // Column strips (tried when no row tile fits) recompute the width halo and cut the layers
+    // into small GEMMs: the planners take them only when they are not estimated slower than
+    // the other fusion that fits, or (none fits) than the segments planned apart.
+    const bool slower_strips =
+        df.fits && df.plan.depth_first.cols > 0 &&
+        estimated_seconds(g, hw, df) > (best.fits ? estimated_seconds(g, hw, best) : apart_seconds(g, hw, segs));
+    if (df.fits && !slower_strips && (!best.fits || df.plan.dram_bytes < best.plan.dram_bytes)) best = std::move(df);
+  }
+  return best;
+}
+
+namespace {
 
 /// Estimated joules of a group: its work and DRAM traffic at the model's prices (the trace's
 /// pricing, traces::price_energy) plus standing power over its estimated time. Every DRAM byte
@@ -775,9 +828,10 @@ Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy
     for (const auto& gp : make_plan(g, hw, FusionPolicy::Greedy).groups) {
       GroupEval ev;
       ev.plan = gp;
-      ev.estimate = gp.depth_first.enabled
-                        ? evaluate_depth_first(g, hw, gp.segments, gp.depth_first.halo, gp.depth_first.rows).estimate
-                        : 0;
+      ev.estimate = gp.depth_first.enabled ? evaluate_depth_first(g, hw, gp.segments, gp.depth_first.halo,
+                                                                  gp.depth_first.rows, gp.depth_first.cols)
+                                                 .estimate
+                                           : 0;
       plan.search.greedy_estimate_seconds += estimated_seconds(g, hw, ev);
     }
   } else if (policy != FusionPolicy::Greedy) {
@@ -854,6 +908,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy
       cur_eval = std::move(alone);
     }
     if (!cur.empty()) groups.push_back(std::move(cur_eval));
+    if (search.merge_groups) merge_neighbour_groups(g, hw, groups, plan.boundaries);
     const bool any_attention =
         std::any_of(groups.begin(), groups.end(), [](const GroupEval& ev) { return ev.plan.attention.enabled; });
     if (search.attention_groups && search.attention_by_bytes && any_attention) {
@@ -953,6 +1008,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
                               {"halo", to_string(gp.depth_first.halo)},
                               {"weights_resident", gp.depth_first.weights_resident},
                               {"derived", true}};
+      if (gp.depth_first.cols > 0) entry["depth_first"]["cols"] = gp.depth_first.cols;  // column strips
     }
     if (!gp.reloaded_inputs.empty()) {
       nlohmann::json names = nlohmann::json::array();

@@ -718,14 +718,14 @@ class Lowering {
     finish_segment(seg, st);
   }
 
-  /// A depth-first group: per tile, the new input rows, every layer's rows (recomputed or
+  /// A depth-first group: per tile, the new input rows (of its column strip), every layer's rows (recomputed or
   /// cached halo), the epilogues, and the last layer's rows stored.
   void lower_depth_first(const GroupPlan& grp) {
     const auto& segs = grp.segments;
     const std::size_t L = segs.size();
     std::vector<GemmGeometry> geo;
     for (const auto& s : segs) geo.push_back(gemm_geometry(g_, g_.op(s.ops[0])));
-    const auto tiles = depth_first_tiles(g_, segs, grp.depth_first.rows, grp.depth_first.halo);
+    const auto tiles = depth_first_tiles(g_, segs, grp.depth_first);
     const int in_t = g_.op(segs[0].ops[0]).inputs[0];
     std::vector<Stream> streams(L);
     std::vector<OperandBuffer> weights(L);
@@ -733,12 +733,11 @@ class Lowering {
     std::vector<std::uint64_t> bias_done(L, 0);
     for (std::size_t ti = 0; ti < tiles.size(); ++ti) {
       const auto& t = tiles[ti];
-      if (t.load_b > t.load_a) {
-        const std::uint64_t row = std::uint64_t(geo[0].in_w * geo[0].in_c);
-        const std::uint64_t ie = eb(in_t);
-        const DramRegion reg{addr(in_t) + std::uint64_t(t.load_a) * row * ie,
-                             std::uint64_t(t.load_b - t.load_a) * row * ie,
-                             std::uint64_t(t.load_b - t.load_a) * row * ie, 1};
+      if (t.load_b > t.load_a) {  // NHWC: the new rows' columns of the tile (whole rows: one run)
+        const std::uint64_t C = std::uint64_t(geo[0].in_c);
+        const DramRegion reg = region(addr(in_t), std::uint64_t(t.load_a * geo[0].in_w + t.load_col_a) * C,
+                                      std::uint64_t(t.load_col_b - t.load_col_a) * C, std::uint64_t(geo[0].in_w) * C,
+                                      std::uint64_t(t.load_b - t.load_a), eb(in_t));
         ensure_loaded(in_buf, std::make_tuple(std::int64_t(ti), std::int64_t(0), std::int64_t(0)), segs[0].ops[0], in_t,
                       reg);
       }
@@ -750,7 +749,7 @@ class Lowering {
         weight_loads(segs[l], weights[l], grp.depth_first.weights_resident ? 0 : std::int64_t(ti), deps);
         if (l + 1 == L && streams[l].finals.size() >= 2)
           deps.push_back(streams[l].finals[streams[l].finals.size() - 2]);
-        const GemmBlock blk{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo[l].n_total, 0, geo[l].c_total};
+        const GemmBlock blk = depth_first_block(geo[l], t, l);
         Command c;
         c.kind = CommandKind::Gemm;
         c.op = ho;
@@ -769,12 +768,11 @@ class Lowering {
         const std::uint32_t id = emit(std::move(c));
         if (l == 0 && in_buf.valid) in_buf.users.back().push_back(id);
         weights[l].users.back().push_back(id);
-        const std::uint64_t row = std::uint64_t(geo[l].out_cols_px * geo[l].out_channels);
-        const std::uint64_t oe = eb(segment_output(g_, segs[l]));
-        const DramRegion out_rows{std::uint64_t(t.need_a[l]) * row * oe,
-                                  std::uint64_t(t.need_b[l] - t.need_a[l]) * row * oe,
-                                  std::uint64_t(t.need_b[l] - t.need_a[l]) * row * oe, 1};
-        prev = epilogue_and_store(segs[l], streams[l], id, elems, out_rows);
+        const std::uint64_t C = std::uint64_t(geo[l].out_channels);  // NHWC: the block's rows and columns
+        const DramRegion out_block =
+            region(0, std::uint64_t(blk.row0 * geo[l].out_cols_px + blk.px0) * C, std::uint64_t(blk.pxs) * C,
+                   std::uint64_t(geo[l].out_cols_px) * C, std::uint64_t(blk.rows), eb(segment_output(g_, segs[l])));
+        prev = epilogue_and_store(segs[l], streams[l], id, elems, out_block);
       }
     }
     finish_segment(segs.back(), streams.back());

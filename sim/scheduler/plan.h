@@ -88,8 +88,10 @@ struct Segment {
 };
 
 /// Depth-first (layer) fusion of a conv chain: the group is tiled over the last layer's output
-/// rows and every tile computes the rows each layer needs. The halo rows a tile shares with the
-/// next are either computed again (recompute) or kept in a line buffer in SRAM (cache).
+/// rows (and, when whole rows do not fit, columns: strips of columns, each walked down its rows)
+/// and every tile computes the rows and columns each layer needs. The halo rows a tile shares
+/// with the next are either computed again (recompute) or kept in a line buffer in SRAM (cache);
+/// the halo columns a strip shares with the next are always computed (and loaded) again.
 enum class Halo { Recompute, Cache };
 std::string to_string(Halo h);
 
@@ -98,6 +100,7 @@ struct DepthFirst {
   Halo halo = Halo::Cache;
   std::int64_t rows = 0;         // output rows of the last layer per tile
   bool weights_resident = true;  // all layers' weights stay in SRAM, else re-fetched per tile
+  std::int64_t cols = 0;         // output columns of the last layer per tile (0: the whole width)
 };
 
 /// Attention fusion (FLAT's row granularity): MatMul(Q, K^T) -> [elementwise] -> softmax ->
@@ -180,6 +183,10 @@ struct SearchOptions {
   bool attention_by_bytes = true;
   /// Also try every dataflow for each candidate group with GEMM work and keep the best.
   bool try_dataflows = true;
+  /// greedy: then merge neighbouring groups (the second reading the first's outputs) while the
+  /// merged group fits and moves no more DRAM bytes than the two: greedy's own rule applied to
+  /// whole groups, where growing one segment at a time stopped at a local step (a search finalist).
+  bool merge_groups = false;
 };
 
 /// Splits `ops` (topologically ordered) into segments: each head takes the elementwise ops that

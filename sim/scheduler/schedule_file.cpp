@@ -291,7 +291,7 @@ void check_group_fields(const json& e, const std::string& where) {
       if (t.is_object())
         check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels", "tile_count", "derived"});
   if (e.contains("depth_first") && e["depth_first"].is_object())
-    check_fields(e["depth_first"], where + ".depth_first", {"rows", "halo", "weights_resident", "derived"});
+    check_fields(e["depth_first"], where + ".depth_first", {"rows", "cols", "halo", "weights_resident", "derived"});
   check_each(e, "segments", where + ".",
              {"ops", "loop_order", "tiles", "working_set_bytes", "dram_bytes", "region_end", "width", "tile_elements",
               "passes", "in_place", "prologue"});
@@ -387,11 +387,20 @@ GroupEval read_depth_first(const json& df, const std::vector<Segment>& segs, con
   if (const std::string why = depth_first_obstacle(g, segs); !why.empty())
     throw InputError(where,
                      "expected a chain of conv2d layers (each reading only the previous one's output), found " + why);
-  const std::int64_t out_rows = gemm_geometry(g, g.op(segs.back().ops[0])).out_rows;
-  if (rows > out_rows || (rows > 0 && out_rows % rows != 0))
-    throw InputError(where + ".rows", "expected a divisor of " + std::to_string(out_rows) + " (output rows of '" +
+  const GemmGeometry last = gemm_geometry(g, g.op(segs.back().ops[0]));
+  if (rows > last.out_rows || (rows > 0 && last.out_rows % rows != 0))
+    throw InputError(where + ".rows", "expected a divisor of " + std::to_string(last.out_rows) + " (output rows of '" +
                                           g.op(segs.back().ops[0]).name + "'), found " + std::to_string(rows));
-  return evaluate_depth_first(g, hw, segs, halo == "cache" ? Halo::Cache : Halo::Recompute, keep_derived ? rows : 0);
+  // Columns per strip (absent: whole rows); the last strip may be narrower, as npusim writes them.
+  const std::int64_t cols =
+      df.contains("cols") ? require(df, "cols", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
+  if (df.contains("cols") && (cols < 1 || cols > last.out_cols_px))
+    throw InputError(where + ".cols", "expected 1 to " + std::to_string(last.out_cols_px) + " (output columns of '" +
+                                          g.op(segs.back().ops[0]).name + "'), found " + std::to_string(cols));
+  if (cols > 0 && rows == 0)
+    throw InputError(where + ".cols", "expected together with `rows` (a tile shape), found without it");
+  return evaluate_depth_first(g, hw, segs, halo == "cache" ? Halo::Cache : Halo::Recompute, keep_derived ? rows : 0,
+                              keep_derived ? cols : 0);
 }
 
 /// "'conv1' rows 16 -> 8" for each derived tile the second evaluation chose differently.
@@ -418,7 +427,9 @@ std::string rederived_text(const Graph& g, const FileTiles& tiles, const GroupEv
                   std::to_string(v.second);
     if (!change.empty()) add(head + change);
   }
-  if (tiles.depth_first_derived) add("depth_first rows -> " + std::to_string(now.plan.depth_first.rows));
+  if (tiles.depth_first_derived)
+    add("depth_first rows -> " + std::to_string(now.plan.depth_first.rows) +
+        (now.plan.depth_first.cols > 0 ? ", cols -> " + std::to_string(now.plan.depth_first.cols) : ""));
   if (tiles.attention_derived) add("attention block_rows -> " + std::to_string(now.plan.attention.block_rows));
   return text;
 }

@@ -156,5 +156,23 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, Golden, ::testing::ValuesIn(cases()), case_name);
 
+/// Search (objective cycles, the default) is never slower than greedy on any zoo network and
+/// preset. Read from the golden summaries: Golden above pins every live run to them, so a search
+/// that became slower than greedy fails there (its figures moved) or, once the golden files are
+/// regenerated, here. It holds by construction (greedy is one of the search's simulated
+/// finalists, docs/scheduling.md), so a failure means the finalists or their ranking broke.
+TEST(SearchVersusGreedy, NeverSlowerOnTheZooInTheGoldenRuns) {
+  std::size_t checked = 0;
+  for (const Case& c : cases()) {
+    if (c.fusion != "search") continue;
+    const json search = read_json(golden_file(c, "summary"));
+    const json greedy = read_json(golden_file({c.workload, c.preset, "greedy"}, "summary"));
+    EXPECT_LE(search.at("cycles").get<std::uint64_t>(), greedy.at("cycles").get<std::uint64_t>())
+        << c.workload << " on " << c.preset;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 21u);  // 7 networks x 3 presets
+}
+
 }  // namespace
 }  // namespace npusim::engine

@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include "sim/config/config_loader.h"
+#include "sim/npu/simulation.h"
 #include "sim/core/errors.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
+#include "sim/scheduler/segment.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 
@@ -73,6 +75,88 @@ TEST(Fusion, DepthFirstSavesAgainstUnfused) {
   EXPECT_LE(dram_bytes(greedy), 8192u + 1728 + 8192);
 }
 
+namespace {
+
+std::string chain2_schedule(const char* halo) {
+  return std::string(
+             R"({"groups": [{"name": "df", "ops": ["c1", "c2"], "depth_first": {"rows": 8, "cols": 8, "halo": ")") +
+         halo + "\"}}]}";
+}
+
+}  // namespace
+
+TEST(Fusion, DepthFirstTwoByTwoRecomputesBothHalos) {
+  const auto g = data("conv_chain2");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = sched::parse_schedule(chain2_schedule("recompute"), "s.json", g, hw);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].depth_first.rows, 8);
+  EXPECT_EQ(plan.groups[0].depth_first.cols, 8);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  // 2x2 tiles of 8x8 output pixels of c2 (16x16). 3x3, pad 1: one halo row and column per layer.
+  //   rows (and, alike, columns) [0,8):  c1 [0,9)  input [0,10)
+  //                              [8,16): c1 [7,16) input [6,16)
+  // Every tile loads 10 x 10 input pixels x 8 channels = 800 B: 4 x 800 = 3200 B (the image is
+  // 2048 B). Weights 2 x (8*8*3*3) = 1152 B once, output 16*16*8 = 2048 B.
+  EXPECT_EQ(dram_bytes(prog), 3200u + 1152 + 2048);
+  EXPECT_EQ(plan.groups[0].dram_bytes, dram_bytes(prog));
+  // c1 computes 9 x 9 pixels per tile (324, of 256), c2 8 x 8 (256); 8 x 72 MACs a pixel.
+  EXPECT_EQ(macs(prog), (324u + 256) * 8 * 72);
+}
+
+TEST(Fusion, DepthFirstColumnStripsCacheRowHalosOnly) {
+  const auto g = data("conv_chain2");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = sched::parse_schedule(chain2_schedule("cache"), "s.json", g, hw);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  // Two column strips, each walked down its rows with the rows' halo in a line buffer. Strip
+  // [0,8) of c2 needs c1 columns [0,9) and input columns [0,10); strip [8,16): [7,16), [6,16).
+  // Each strip loads its 16 input rows once: 2 x 16 x 10 x 8 = 2560 B; weights 1152, output 2048.
+  EXPECT_EQ(dram_bytes(prog), 2560u + 1152 + 2048);
+  EXPECT_EQ(plan.groups[0].dram_bytes, dram_bytes(prog));
+  // c1 computes each strip's 16 rows x 9 columns once (288 pixels), c2 256; 576 MACs a pixel.
+  EXPECT_EQ(macs(prog), (288u + 256) * 8 * 72);
+}
+
+TEST(Fusion, DepthFirstSplitsColumnsWhenNoRowTileFits) {
+  const auto g = data("conv_chain2");
+  auto hw = config::load_hardware_config("edge-m");
+  hw.sram.capacity_bytes = 3072;
+  std::vector<sched::Segment> segs = sched::make_segments(g, {0, 1}, false, false);
+  // One output row of c2 at full width, cached halo: input window 3 rows x 16 x 8 (x2 buffers,
+  // 768 B), c1's 2 first rows of accumulators, c1's 3-row window and line buffer, the output row
+  // (x2) and 1152 B of weights come to more than 3 KiB; an 8-column strip holds about 10/16 of it.
+  EXPECT_FALSE(sched::evaluate_depth_first(g, hw, segs, sched::Halo::Cache, 1).fits);
+  const auto ev = sched::evaluate_depth_first(g, hw, segs, sched::Halo::Cache, 0);
+  ASSERT_TRUE(ev.fits) << ev.why;
+  EXPECT_GT(ev.plan.depth_first.cols, 0);
+  EXPECT_LT(ev.plan.depth_first.cols, 16);
+  EXPECT_LE(ev.plan.sram_bytes, 3072u);
+  // Written back, the strips are part of the schedule; read back, the plan is the same.
+  const auto plan = sched::parse_schedule(R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {}}]})", "s.json", g, hw);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const auto doc = sched::to_json(plan, g);
+  ASSERT_TRUE(doc["groups"][0]["depth_first"].contains("cols")) << doc.dump(1);
+  EXPECT_EQ(doc["groups"][0]["depth_first"]["cols"], plan.groups[0].depth_first.cols);
+  const auto again = sched::parse_schedule(doc.dump(), "s.json", g, hw);
+  EXPECT_EQ(again.groups[0].depth_first.cols, plan.groups[0].depth_first.cols);
+  EXPECT_EQ(again.groups[0].depth_first.rows, plan.groups[0].depth_first.rows);
+  EXPECT_EQ(again.groups[0].dram_bytes, plan.groups[0].dram_bytes);
+  EXPECT_EQ(dram_bytes(sched::lower_plan(g, hw, plan)), plan.groups[0].dram_bytes);
+}
+
+TEST(Fusion, DepthFirstColumnsOutOfRangeAreRefused) {
+  const auto g = data("conv_chain2");
+  const auto hw = config::load_hardware_config("edge-m");
+  EXPECT_EQ(schedule_error(R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"rows": 8, "cols": 17}}]})", g, hw),
+            "s.json: groups[0].depth_first.cols: expected 1 to 16 (output columns of 'c2'), found 17");
+  EXPECT_EQ(schedule_error(R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"cols": 8}}]})", g, hw),
+            "s.json: groups[0].depth_first.cols: expected together with `rows` (a tile shape), found without it");
+  EXPECT_NE(schedule_error(R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"rows": 8, "cols": "8"}}]})", g, hw)
+                .find("depth_first.cols: expected"),
+            std::string::npos);
+}
+
 TEST(Fusion, ElementwiseChainOfEightTouchesDramOnce) {
   const auto g = data("eltwise_chain8");
   const auto hw = config::load_hardware_config("edge-m");
@@ -130,6 +214,67 @@ TEST(Fusion, ScheduleRoundTripsThroughItsJson) {
     EXPECT_EQ(again.groups[i].ops(), greedy.groups[i].ops());
     EXPECT_EQ(again.groups[i].dram_bytes, greedy.groups[i].dram_bytes) << greedy.groups[i].name;
   }
+}
+
+TEST(Fusion, MobileNetV2StemWrittenOnEdgeMRunsIn128KiBInColumnStrips) {
+  const auto g = workloads::load_workload("mobilenet_v2", std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+  const auto edge_m = sched::make_plan(g, config::load_hardware_config("edge-m"), FusionPolicy::Greedy);
+  // The first greedy group on edge-m is the depth-first stem (features.0 .. features.2): its
+  // 112-pixel-wide rows of 32 channels fit no tile height in 128 KiB.
+  auto doc = sched::to_json(edge_m, g);
+  ASSERT_TRUE(doc["groups"][0].contains("depth_first")) << doc["groups"][0].dump(1);
+  doc["groups"] = nlohmann::json::array({doc["groups"][0]});
+  auto hw = config::load_hardware_config("edge-m");
+  hw.sram.capacity_bytes = 128 * 1024;
+  std::vector<sched::Segment> stem = edge_m.groups[0].segments;
+  EXPECT_FALSE(sched::evaluate_depth_first(g, hw, stem, sched::Halo::Cache, 1).fits);
+  const auto plan = sched::parse_schedule(doc.dump(), "s.json", g, hw);
+  const auto& df = plan.groups[0].depth_first;
+  ASSERT_TRUE(df.enabled);
+  EXPECT_GT(df.cols, 0);
+  EXPECT_LE(plan.groups[0].sram_bytes, hw.sram.capacity_bytes);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  // The stem's commands move the planned bytes and do more MACs than its convs: each strip
+  // computes its width halo again (the rows' halo is cached).
+  std::uint64_t bytes = 0, stem_macs = 0, conv_macs = 0;
+  for (const auto& c : prog.commands) {
+    if (plan.op_group[std::size_t(c.op)] != 0) continue;
+    stem_macs += c.macs;
+    if (c.kind == sched::CommandKind::DmaLoad || c.kind == sched::CommandKind::DmaStore) bytes += c.dram.bytes();
+  }
+  for (int o : plan.groups[0].ops()) conv_macs += workloads::op_cost(g, g.op(o), 1).macs;
+  EXPECT_EQ(bytes, plan.groups[0].dram_bytes);
+  EXPECT_GT(stem_macs, conv_macs);
+  // Simulated: every command of the stem runs, its MACs those the Program planned.
+  const auto t = simulate({hw, g, plan, prog, "mobilenet_v2", {}});
+  std::uint64_t simulated_macs = 0, stem_end_ps = 0;
+  for (const auto& e : t.commands)
+    if (e.group == 0) simulated_macs += e.macs, stem_end_ps = std::max(stem_end_ps, e.end_ps);
+  EXPECT_EQ(simulated_macs, stem_macs);
+  EXPECT_GT(stem_end_ps, 0u);
+}
+
+TEST(Fusion, MergingGreedyGroupsNeverMovesMoreBytes) {
+  // greedy:merged (a search finalist) merges neighbouring greedy groups only where the merged
+  // group fits and moves no more DRAM bytes than the two: never more bytes, never more groups,
+  // and the lowered Program moves what the merged plan says. On edge-l (4 MiB) MobileNetV2's
+  // greedy groups merge (no zoo network's do on edge-m).
+  const auto hw = config::load_hardware_config("edge-l");
+  sched::SearchOptions merge;
+  merge.merge_groups = true;
+  std::size_t merged_somewhere = 0;
+  for (const char* name : {"small_cnn", "mobilenet_v2", "resnet18", "ds_cnn_kws", "bert_base_layer"}) {
+    const auto g = workloads::load_workload(name, std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+    const auto greedy = sched::make_plan(g, hw, FusionPolicy::Greedy);
+    const auto merged = sched::make_plan(g, hw, FusionPolicy::Greedy, merge);
+    EXPECT_LE(test::plan_dram_bytes(merged), test::plan_dram_bytes(greedy)) << name;
+    EXPECT_LE(merged.groups.size(), greedy.groups.size()) << name;
+    EXPECT_EQ(merged.boundaries.size(), merged.groups.size() - 1) << name;
+    for (const auto& gp : merged.groups) EXPECT_LE(gp.sram_bytes, hw.sram.capacity_bytes) << name << " " << gp.name;
+    EXPECT_EQ(dram_bytes(sched::lower_plan(g, hw, merged)), test::plan_dram_bytes(merged)) << name;
+    merged_somewhere += merged.groups.size() < greedy.groups.size();
+  }
+  EXPECT_GT(merged_somewhere, 0u);
 }
 
 TEST(Fusion, ScheduleValidationNamesTheRule) {
