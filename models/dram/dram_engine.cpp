@@ -135,9 +135,10 @@ DramEngine::DramEngine(const DramConfig& config) : config_(checked(config)), dev
 
 // ---------------------------------------------------------------- the event loop
 
-// flatten: every call in the loop (admission, decision, choice, record) is inlined into it. Each
-// burst makes about fifteen such calls; their entries and exits cost ~14 % of a stream's
-// instructions (bench_dram sequential pattern, callgrind; docs/dram.md section 10).
+// flatten: every call in the loop (admission, decision, choice, record) is inlined into it. The
+// library is built with -fPIC, where GCC never inlines an out-of-line member function (it could be
+// interposed), and each burst made about fifteen such calls: 16 % of a stream's instructions
+// (bench_dram sequential pattern), 11 % of ResNet-50's whole run (callgrind; docs/dram.md section 10).
 __attribute__((flatten)) std::uint64_t DramEngine::run(DramRequestSource& source) {
   run_index_ = 0;
   run_last_ = now_;
