@@ -14,12 +14,7 @@ std::uint32_t write_data_delay(const std::string& standard) {
   return standard == "LPDDR4" ? 1 : 0;
 }
 
-std::uint64_t CommandBus::first_free(std::uint64_t t, std::uint32_t length) const {
-  // The usual case, asked first: [t, t + length) free within one word of the window.
-  if (t >= base_ && t - base_ < kWindow && t % 64 + length <= 64 && length < 64) {
-    const std::uint64_t mask = ((std::uint64_t{1} << length) - 1) << (t % 64);
-    if ((bits_[t % kWindow / 64] & mask) == 0) return t;
-  }
+std::uint64_t CommandBus::search_free(std::uint64_t t, std::uint32_t length) const {
   for (std::uint64_t c = t;;) {
     c = next_free(c);
     const std::uint64_t busy = next_busy(c, c + length);
@@ -47,17 +42,6 @@ std::uint64_t CommandBus::next_busy(std::uint64_t c, std::uint64_t end) const {
     c = (c / 64 + 1) * 64;
   }
   return end;
-}
-
-void CommandBus::reserve(std::uint64_t t, std::uint32_t length) {
-  if (t + length > base_ + kWindow) slide(t + length);
-  // A word at a time: the cycles of [max(t, base_), t + length) that fall in each word.
-  for (std::uint64_t c = std::max(t, base_), end = t + length; c < end;) {
-    const std::uint64_t in_word = std::min<std::uint64_t>(end - c, 64 - c % 64);
-    const std::uint64_t ones = in_word == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << in_word) - 1;
-    bits_[c % kWindow / 64] |= ones << (c % 64);
-    c += in_word;
-  }
 }
 
 void CommandBus::slide(std::uint64_t end) {

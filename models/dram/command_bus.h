@@ -3,6 +3,7 @@
 // its length in clock cycles (LPDDR4: ACT, RD, WR 4 tCK, PRE and REF 2; DDR4: 1 each). Commands
 // are placed out of time order (the controller opens rows ahead), so the bus keeps the cycles
 // it carries a command in a ring of bits over the latest kWindow cycles. See docs/dram.md.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,11 +32,20 @@ class CommandBus {
 
   CommandBus() : bits_(kWindow / 64, 0) {}
   /// The first cycle c >= t with cycles [c, c + length) free.
-  std::uint64_t first_free(std::uint64_t t, std::uint32_t length) const;
+  std::uint64_t first_free(std::uint64_t t, std::uint32_t length) const {
+    // The usual case, asked first: [t, t + length) free within one word of the window.
+    if (t >= base_ && t - base_ < kWindow && t % 64 + length <= 64 && length < 64) {
+      const std::uint64_t mask = ((std::uint64_t{1} << length) - 1) << (t % 64);
+      if ((bits_[t % kWindow / 64] & mask) == 0) return t;
+    }
+    return search_free(t, length);
+  }
   /// Marks [t, t + length) as carrying a command.
   void reserve(std::uint64_t t, std::uint32_t length);
 
  private:
+  /// first_free past its one-word check: word by word through the window.
+  std::uint64_t search_free(std::uint64_t t, std::uint32_t length) const;
   /// The first free cycle at or after c.
   std::uint64_t next_free(std::uint64_t c) const;
   /// The first busy cycle in [c, end), or end.
@@ -46,5 +56,17 @@ class CommandBus {
   std::vector<std::uint64_t> bits_;
   std::uint64_t base_ = 0;  // first cycle of the window, a multiple of 64
 };
+
+// Inline (every burst reserves a command or three; see dram_timing.h's per-burst path).
+inline void CommandBus::reserve(std::uint64_t t, std::uint32_t length) {
+  if (t + length > base_ + kWindow) slide(t + length);
+  // A word at a time: the cycles of [max(t, base_), t + length) that fall in each word.
+  for (std::uint64_t c = std::max(t, base_), end = t + length; c < end;) {
+    const std::uint64_t in_word = std::min<std::uint64_t>(end - c, 64 - c % 64);
+    const std::uint64_t ones = in_word == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << in_word) - 1;
+    bits_[c % kWindow / 64] |= ones << (c % 64);
+    c += in_word;
+  }
+}
 
 }  // namespace npusim::models

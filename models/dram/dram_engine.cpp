@@ -129,12 +129,17 @@ DramEngine::DramEngine(const DramConfig& config) : config_(checked(config)), dev
   row_columns_.assign(bank_queues_.size(), 0);
   banks_per_channel_ = config_.ranks * config_.banks();
   window_banks_.assign(std::size_t{config_.channels} * ((banks_per_channel_ + 63) / 64), 0);
+  window_count_.assign(config_.channels, 0);
   update_next_refresh();
 }
 
 // ---------------------------------------------------------------- the event loop
 
-std::uint64_t DramEngine::run(DramRequestSource& source) {
+// flatten: every call in the loop (admission, decision, choice, record) is inlined into it. The
+// library is built with -fPIC, where GCC never inlines an out-of-line member function (it could be
+// interposed), and each burst made about fifteen such calls: 16 % of a stream's instructions
+// (bench_dram sequential pattern), 11 % of ResNet-50's whole run (callgrind; docs/dram.md section 10).
+__attribute__((flatten)) std::uint64_t DramEngine::run(DramRequestSource& source) {
   run_index_ = 0;
   run_last_ = now_;
   Pending p;
@@ -182,7 +187,7 @@ void DramEngine::advance_to(std::uint64_t cycle) {
   while (next_refresh_ <= cycle) refresh_tick(cycle);
 }
 
-void DramEngine::pull(DramRequestSource& source, Pending& p) {
+inline void DramEngine::pull(DramRequestSource& source, Pending& p) {
   p.status = source.next(p.request);
   if (p.status != DramRequestSource::Status::Ready) return;
   if (p.request.addr >= capacity_)
@@ -194,7 +199,7 @@ void DramEngine::pull(DramRequestSource& source, Pending& p) {
   p.target = device_.locate(p.request.addr);
 }
 
-std::uint64_t DramEngine::admission_time(const Pending& p) {
+inline std::uint64_t DramEngine::admission_time(const Pending& p) {
   Channel& ch = channels_[p.target.channel];
   Queue& q = p.request.is_write ? ch.writes : ch.reads;
   while (!q.leaving.empty() && q.leaving.front() <= now_) q.leaving.pop_front();
@@ -210,7 +215,7 @@ std::uint64_t DramEngine::admission_time(const Pending& p) {
   return first_after == q.leaving.size() ? kNever : q.leaving[first_after];  // full: wait for a departure or a decision
 }
 
-void DramEngine::admit(const Pending& p, std::uint64_t at) {
+inline void DramEngine::admit(const Pending& p, std::uint64_t at) {
   const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
   if (at > ready) stats_.backpressure_cycles += at - ready;
   Channel& ch = channels_[p.target.channel];
@@ -218,7 +223,7 @@ void DramEngine::admit(const Pending& p, std::uint64_t at) {
   // The request takes a channel-queue slot, and moves on at once into its bank's window if
   // that has room (the slot is then free again).
   const Entry e{run_index_++, at, p.target, p.request.is_write};
-  q.arrivals.push_back(at);
+  q.arrivals.push_back({at, p.target.bank});
   BankQueue& bank = bank_queues_[p.target.bank];
   const bool behind = config_.write_policy == DramWritePolicy::Shared
                           ? !bank.waiting.empty()
@@ -240,13 +245,13 @@ void DramEngine::admit(const Pending& p, std::uint64_t at) {
   next_admit_ = at + 1;
 }
 
-std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
+inline std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
   std::uint64_t best = kNever;
   for (std::uint32_t c = 0; c < channels_.size(); ++c) {
     const Channel& ch = channels_[c];
     std::uint64_t oldest = kNever;
-    if (!ch.reads.arrivals.empty()) oldest = ch.reads.arrivals.front();
-    if (!ch.writes.arrivals.empty()) oldest = std::min(oldest, ch.writes.arrivals.front());
+    if (!ch.reads.arrivals.empty()) oldest = ch.reads.arrivals.front().arrival;
+    if (!ch.writes.arrivals.empty()) oldest = std::min(oldest, ch.writes.arrivals.front().arrival);
     if (oldest == kNever) continue;
     const std::uint64_t t = std::max(ch.clock, oldest);
     if (t < best) {
@@ -259,7 +264,7 @@ std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
 
 // ---------------------------------------------------------------- one scheduling decision
 
-void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source) {
+inline void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source) {
   now_ = at;
   Channel& ch = channels_[channel];
   settle_adaptive_close(ch);
@@ -296,7 +301,7 @@ void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSour
   }
 }
 
-DramEngine::Serve DramEngine::direction(Channel& ch) {
+inline DramEngine::Serve DramEngine::direction(Channel& ch) {
   if (config_.write_policy == DramWritePolicy::Shared) return Serve::Both;
   // Watermarks: start draining writes at the high watermark (or when no read waits), stop at
   // the low one once reads wait (or when no write is left).
@@ -309,7 +314,7 @@ DramEngine::Serve DramEngine::direction(Channel& ch) {
   return ch.draining ? Serve::Writes : Serve::Reads;
 }
 
-DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::uint64_t at) const {
+inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::uint64_t at) const {
   // Each bank shows the scheduler its window: the oldest bank_queue_depth of its queued
   // requests (of the direction served). FR-FCFS takes per bank the oldest row hit in the
   // window, else the oldest request (a row with hits waiting is not closed for an older
@@ -319,6 +324,25 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
   // first ready command each cycle (oldest first on a tie) behaves. FCFS: the oldest request.
   if (plain_choice_) return choose_plainly(channel, serve, at);
   const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
+  const auto plan = [&](std::uint32_t bank, std::size_t slot) {
+    const Entry& e = bank_queues_[bank].window[slot];
+    return Choice{bank, slot, device_.plan(e.target, e.is_write, e.arrival, at)};
+  };
+  const auto floor = [&] {
+    return serve == Serve::Both ? device_.earliest_column_either(channel, at)
+                                : device_.earliest_column(channel, serve == Serve::Writes, at);
+  };
+  // 0. A stream's next request, usually: the channel's oldest request (of the direction served)
+  //    is its bank's candidate, so the oldest candidate of all. FCFS takes it; FR-FCFS takes it if
+  //    it is the only candidate or issues at the earliest column cycle any request could (step 3),
+  //    without looking at the other banks.
+  std::uint32_t oldest_bank = 0;
+  const bool oldest_known = oldest_is_candidate(channel, serve, oldest_bank);
+  Choice step0;
+  if (oldest_known) {
+    step0 = plan(oldest_bank, 0);
+    if (fcfs || window_count_[channel] == 1 || step0.schedule.col == floor()) return step0;
+  }
   // 1. Each bank's candidate, for the banks whose window holds requests.
   candidates_.clear();
   const std::uint32_t first = channel * banks_per_channel_;
@@ -334,26 +358,23 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
     }
   }
   if (candidates_.empty()) return Choice{};
-  const auto plan = [&](const Candidate& c) {
-    const Entry& e = bank_queues_[c.bank].window[c.slot];
-    return Choice{c.bank, c.slot, device_.plan(e.target, e.is_write, e.arrival, at)};
-  };
   if (fcfs) {  // 2. FCFS: the oldest
-    return plan(*std::min_element(candidates_.begin(), candidates_.end(),
-                                  [](const Candidate& a, const Candidate& b) { return a.arrival < b.arrival; }));
+    const Candidate& c =
+        *std::min_element(candidates_.begin(), candidates_.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.arrival < b.arrival; });
+    return plan(c.bank, c.slot);
   }
-  if (candidates_.size() == 1) return plan(candidates_[0]);
+  if (candidates_.size() == 1) return plan(candidates_[0].bank, candidates_[0].slot);
   // 3. FR-FCFS: the earliest column command, ties to the oldest. The oldest candidate first: if
   //    it issues at the earliest column cycle any request of the channel could have (data bus,
   //    tCCD_S, turnarounds), no younger one can beat it (a stream's next hit, usually).
   std::size_t oldest = 0;
   for (std::size_t i = 1; i < candidates_.size(); ++i)
     if (candidates_[i].arrival < candidates_[oldest].arrival) oldest = i;
-  Choice best = plan(candidates_[oldest]);
+  // (Step 0 planned it already, when it found it, and saw it does not issue at the floor.)
+  Choice best = oldest_known ? step0 : plan(candidates_[oldest].bank, candidates_[oldest].slot);
   std::uint64_t best_arrival = candidates_[oldest].arrival;
-  const std::uint64_t floor = serve == Serve::Both ? device_.earliest_column_either(channel, at)
-                                                   : device_.earliest_column(channel, serve == Serve::Writes, at);
-  if (best.schedule.col == floor) return best;
+  if (!oldest_known && best.schedule.col == floor()) return best;
   // 4. Else the others in the order of a lower bound on their column command (no CA-bus search;
   //    the oldest on equal bounds), until the next one's bound shows it loses: it, and every one
   //    after it, would issue later than the best so far, or at the same cycle and younger.
@@ -371,7 +392,7 @@ DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve, std::u
     if (!next || next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival))
       break;
     next->done = true;
-    const Choice planned = plan(*next);
+    const Choice planned = plan(next->bank, next->slot);
     if (planned.schedule.col < best.schedule.col ||
         (planned.schedule.col == best.schedule.col && next->arrival < best_arrival)) {
       best = planned;
@@ -411,7 +432,28 @@ DramEngine::Choice DramEngine::choose_plainly(std::uint32_t channel, Serve serve
   return best;
 }
 
-std::size_t DramEngine::window_candidate(const BankQueue& queue, std::uint32_t bank, Serve serve) const {
+inline bool DramEngine::oldest_is_candidate(std::uint32_t channel, Serve serve, std::uint32_t& bank) const {
+  const Channel& ch = channels_[channel];
+  const Queue* q = serve == Serve::Writes ? &ch.writes : &ch.reads;
+  if (serve == Serve::Both &&
+      (q->arrivals.empty() ||
+       (!ch.writes.arrivals.empty() && ch.writes.arrivals.front().arrival < q->arrivals.front().arrival)))
+    q = &ch.writes;
+  if (q->arrivals.empty()) return false;
+  // Every candidate is a queued request of the direction served: none is older than this one.
+  // It is its bank's oldest request, so at the front of the bank's window (unless, under
+  // watermarks, the window starts with the other direction). It is the bank's candidate under
+  // FCFS, and under FR-FCFS if it hits the open row (then the row-hit cap keeps it too: no
+  // older request of the bank waits).
+  const Queued& oldest = q->arrivals.front();
+  const RingQueue<Entry>& window = bank_queues_[oldest.bank].window;
+  if (window.empty() || window[0].arrival != oldest.arrival) return false;
+  if (config_.scheduler != DramScheduler::Fcfs && !device_.is_hit(window[0].target)) return false;
+  bank = oldest.bank;
+  return true;
+}
+
+inline std::size_t DramEngine::window_candidate(const BankQueue& queue, std::uint32_t bank, Serve serve) const {
   const std::uint32_t open_row = device_.open_row(bank);  // every entry is of this bank
   if (queue.candidate_valid && queue.candidate_row == open_row && queue.candidate_serve == serve)
     return queue.candidate;
@@ -422,7 +464,7 @@ std::size_t DramEngine::window_candidate(const BankQueue& queue, std::uint32_t b
   return queue.candidate;
 }
 
-std::size_t DramEngine::scan_window(const RingQueue<Entry>& window, std::uint32_t open_row, Serve serve) const {
+inline std::size_t DramEngine::scan_window(const RingQueue<Entry>& window, std::uint32_t open_row, Serve serve) const {
   std::size_t pick = window.size();
   for (std::size_t i = 0; i < window.size(); ++i) {
     const Entry& e = window[i];
@@ -434,8 +476,8 @@ std::size_t DramEngine::scan_window(const RingQueue<Entry>& window, std::uint32_
   return pick;
 }
 
-std::size_t DramEngine::cap_row_hits(const RingQueue<Entry>& window, Serve serve, std::uint32_t bank, std::size_t pick,
-                                     std::uint64_t at) const {
+inline std::size_t DramEngine::cap_row_hits(const RingQueue<Entry>& window, Serve serve, std::uint32_t bank,
+                                            std::size_t pick, std::uint64_t at) const {
   if (config_.row_hit_cap == 0 || row_columns_[bank] < config_.row_hit_cap) return pick;
   std::size_t oldest = 0;
   while (serve != Serve::Both && window[oldest].is_write != (serve == Serve::Writes)) ++oldest;
@@ -448,21 +490,23 @@ std::size_t DramEngine::cap_row_hits(const RingQueue<Entry>& window, Serve serve
   return device_.plan(h.target, h.is_write, h.arrival, at).col < conflict.pre ? pick : oldest;
 }
 
-void DramEngine::mark_window(std::uint32_t bank, bool busy) {
+inline void DramEngine::mark_window(std::uint32_t bank, bool busy) {
   const std::uint32_t channel = bank / banks_per_channel_, i = bank % banks_per_channel_;
   std::uint64_t& word = window_banks_[std::size_t{channel} * ((banks_per_channel_ + 63) / 64) + i / 64];
   const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-  word = busy ? word | bit : word & ~bit;
+  if (((word & bit) != 0) == busy) return;
+  word ^= bit;
+  window_count_[channel] += busy ? 1 : -1;
 }
 
-bool DramEngine::window_has_room(const BankQueue& bank, const Entry& e) const {
+inline bool DramEngine::window_has_room(const BankQueue& bank, const Entry& e) const {
   if (config_.write_policy == DramWritePolicy::Shared) return bank.window.size() < config_.bank_queue_depth;
   // Watermarks: reads and writes have a window each (their queues are served apart).
   const std::size_t same = bank.window.count_if([&](const Entry& w) { return w.is_write == e.is_write; });
   return static_cast<std::uint32_t>(same) < config_.bank_queue_depth;
 }
 
-DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t col) {
+inline DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t col) {
   BankQueue& bank = bank_queues_[c.bank];
   const Entry e = bank.window[c.slot];
   if (c.slot == 0)
@@ -470,14 +514,14 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
   else
     bank.window.erase(c.slot);
   bank.candidate_valid = false;  // (a request moving in below changes the window too)
-  RingQueue<std::uint64_t>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
-  if (arrivals.front() == e.arrival) {  // the usual case: the oldest goes
+  RingQueue<Queued>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
+  if (arrivals.front().arrival == e.arrival) {  // the usual case: the oldest goes
     arrivals.pop_front();
   } else {
     std::size_t lo = 0, hi = arrivals.size();  // ascending and unique: binary search
     while (lo < hi) {
       const std::size_t mid = (lo + hi) / 2;
-      if (arrivals[mid] < e.arrival)
+      if (arrivals[mid].arrival < e.arrival)
         lo = mid + 1;
       else
         hi = mid;
@@ -504,19 +548,19 @@ DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uint64_t c
   return e;
 }
 
-bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
+inline bool DramEngine::queued_hit(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto hit = [&](const Entry& e) { return e.target.row == t.row && e.arrival <= until; };
   return bank.window.any_of(hit) || bank.waiting.any_of(hit);
 }
 
-bool DramEngine::queued_for_bank(const BurstTarget& t, std::uint64_t until) const {
+inline bool DramEngine::queued_for_bank(const BurstTarget& t, std::uint64_t until) const {
   const BankQueue& bank = bank_queues_[t.bank];
   const auto queued = [&](const Entry& e) { return e.arrival <= until; };
   return bank.window.any_of(queued) || bank.waiting.any_of(queued);
 }
 
-void DramEngine::settle_adaptive_close(Channel& ch) {
+inline void DramEngine::settle_adaptive_close(Channel& ch) {
   if (!ch.close_pending) return;
   ch.close_pending = false;
   // A refresh may have closed the row meanwhile; the precharge is timed from the column command.
@@ -527,7 +571,7 @@ void DramEngine::settle_adaptive_close(Channel& ch) {
   device_.auto_precharge(ch.close_target);
 }
 
-void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule& s) {
+inline void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule& s) {
   if (e.is_write && !ch.last_write) ++stats_.write_drains;  // a write batch begins
   ch.last_write = e.is_write;
   switch (s.row_case) {

@@ -162,10 +162,14 @@ class DramEngine {
   };
   /// One direction's channel queue: requests wait here until their bank's window has room.
   /// The entries themselves are kept per bank (BankQueue).
+  struct Queued {
+    std::uint64_t arrival = 0;
+    std::uint32_t bank = 0;  // flat
+  };
   struct Queue {
-    RingQueue<std::uint64_t> arrivals;  // arrival cycles of its queued requests (waiting or in a window), ascending
-    std::uint32_t waiting = 0;          // of those, the ones holding a channel-queue slot
-    RingQueue<std::uint64_t> leaving;   // cycles at which slots of requests moved to a window free, ascending
+    RingQueue<Queued> arrivals;        // its queued requests (waiting or in a window), in arrival order
+    std::uint32_t waiting = 0;         // of those, the ones holding a channel-queue slot
+    RingQueue<std::uint64_t> leaving;  // cycles at which slots of requests moved to a window free, ascending
     std::uint32_t depth = 0;
   };
   /// What a decision of `ch` may serve: the write policy's choice of reads, writes or both.
@@ -228,6 +232,10 @@ class DramEngine {
   Choice choose(std::uint32_t channel, Serve serve, std::uint64_t at) const;
   /// The same choice without shortcuts (set_plain_choice).
   Choice choose_plainly(std::uint32_t channel, Serve serve, std::uint64_t at) const;
+  /// True if the channel's oldest request of the direction served is its bank's candidate (so the
+  /// oldest candidate of all) at the front of its bank's window; sets `bank`. False if it is not,
+  /// or may not be (then choose looks at every bank).
+  bool oldest_is_candidate(std::uint32_t channel, Serve serve, std::uint32_t& bank) const;
   /// Removes the chosen entry from its bank's window and moves waiting requests in behind it;
   /// their channel-queue slots free at `col`, the chosen column command.
   Entry take(Channel& ch, const Choice& c, std::uint64_t col);
@@ -275,6 +283,7 @@ class DramEngine {
   std::vector<BankQueue> bank_queues_;       // per flat bank
   std::vector<std::uint32_t> row_columns_;   // per flat bank: column commands to its row since the ACT
   std::vector<std::uint64_t> window_banks_;  // per channel, bit per bank: its window holds requests
+  std::vector<std::int32_t> window_count_;   // per channel: banks whose window holds requests
   std::uint32_t banks_per_channel_ = 0;
   std::uint64_t next_refresh_ = kNever;  // earliest tick or catch-up over all ranks
   std::uint64_t now_ = 0;                // cycle of the last processed event

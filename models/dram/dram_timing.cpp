@@ -23,64 +23,11 @@ DramDevice::DramDevice(const DramConfig& config, DramStats& stats) : config_(con
   lengths_ = command_lengths(config_.standard);
 }
 
-BurstTarget DramDevice::locate(std::uint64_t addr) const {
-  const DramAddress a = mapper_.decode(addr);
-  BurstTarget t;
-  t.channel = a.channel;
-  t.rank = a.channel * config_.ranks + a.rank;
-  t.group = t.rank * config_.bank_groups + a.bank_group;
-  t.bank = t.group * config_.banks_per_group + a.bank;
-  t.row = a.row;
-  return t;
-}
-
-BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::uint64_t earliest,
-                               std::uint64_t column_floor) const {
-  // Each command also needs the CA bus free for its length.
-  const CommandBus& ca = ca_[t.channel];
-  return plan_with(t, is_write, earliest, column_floor,
-                   [&](std::uint64_t at, std::uint32_t length) { return ca.first_free(at, length); });
-}
-
 std::uint64_t DramDevice::column_bound(const BurstTarget& t, bool is_write, std::uint64_t earliest,
                                        std::uint64_t column_floor) const {
   // first_free(at, length) >= at and every later term grows with the earlier ones, so taking
   // each command at its `at` gives a lower bound on plan()'s column command.
   return plan_with(t, is_write, earliest, column_floor, [](std::uint64_t at, std::uint32_t) { return at; }).col;
-}
-
-template <typename Place>
-BurstSchedule DramDevice::plan_with(const BurstTarget& t, bool is_write, std::uint64_t earliest,
-                                    std::uint64_t column_floor, Place place) const {
-  const DramTiming& tm = config_.timing;
-  const Bank& b = banks_[t.bank];
-  const Group& g = groups_[t.group];
-  const Rank& r = ranks_[t.rank];
-  BurstSchedule s;
-  s.row_case = row_case(t);
-
-  // 1. Row: a hit needs nothing; otherwise PRE (if another row is open), then ACT.
-  std::uint64_t col_ready = b.col_ready;
-  if (s.row_case != RowCase::Hit) {
-    std::uint64_t act_ready = b.act_ready;
-    if (s.row_case == RowCase::Conflict) {
-      s.pre = place(std::max({earliest, b.pre_ready, r.pre_ready}), lengths_.pre);
-      act_ready = std::max(act_ready, s.pre + tm.tRP);
-    }
-    s.act = place(std::max({earliest, act_ready, r.act_ready, g.act_ready, r.faw[r.faw_oldest]}), lengths_.act);
-    col_ready = s.act + tm.tRCD;
-  }
-
-  // 2. Column command: bank ready, tCCD, read/write turnaround, and a free data bus when the
-  //    data arrives (the bus carries bursts one at a time, in commit order).
-  const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
-  const std::uint64_t turnaround = is_write ? r.write_ready : std::max(r.read_ready, g.read_ready);
-  const std::uint64_t bus = bus_free_[t.channel];
-  s.col = place(std::max({earliest, column_floor, col_ready, r.col_ready, g.col_ready, turnaround,
-                          bus > latency ? bus - latency : 0}),
-                lengths_.column);
-  s.data_end = s.col + latency + burst_cycles_;
-  return s;
 }
 
 std::uint64_t DramDevice::earliest_column(std::uint32_t channel, bool is_write, std::uint64_t column_floor) const {
@@ -108,67 +55,6 @@ std::uint64_t DramDevice::earliest_column_either(std::uint32_t channel, std::uin
     return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
   };
   return std::min(floor_of(read_ready, read_latency_), floor_of(write_ready, write_latency_));
-}
-
-void DramDevice::precharge(Bank& bank, std::uint64_t at) {
-  if (at > bank.opened) stats_.bank_open_cycles += at - bank.opened;
-  if (activity_) activity_->close_row(static_cast<std::uint32_t>(&bank - banks_.data()), at);
-  bank.open = false;
-  bank.act_ready = std::max(bank.act_ready, at + config_.timing.tRP);
-}
-
-void DramDevice::activate(const BurstTarget& t, std::uint64_t at) {
-  const DramTiming& tm = config_.timing;
-  Bank& b = banks_[t.bank];
-  Group& g = groups_[t.group];
-  Rank& r = ranks_[t.rank];
-  b.open = true;
-  b.row = t.row;
-  b.opened = at;
-  b.act_ready = at + tm.tRC;
-  b.col_ready = at + tm.tRCD;
-  b.pre_ready = at + tm.tRAS;
-  r.act_ready = at + tm.tRRD_S;
-  g.act_ready = at + tm.tRRD_L;
-  r.faw[r.faw_oldest] = at + tm.tFAW;
-  r.faw_oldest = (r.faw_oldest + 1) % r.faw.size();
-  ++stats_.activates;
-  if (activity_) activity_->open_row(t.bank, t.row, at);
-}
-
-void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
-  const DramTiming& tm = config_.timing;
-  Bank& b = banks_[t.bank];
-  Group& g = groups_[t.group];
-  Rank& r = ranks_[t.rank];
-  CommandBus& ca = ca_[t.channel];
-  if (s.row_case == RowCase::Conflict) {
-    precharge(b, s.pre);
-    r.pre_ready = std::max(r.pre_ready, s.pre + tm.tPPD);
-    ca.reserve(s.pre, lengths_.pre);
-    ++stats_.precharges;
-  }
-  if (s.row_case != RowCase::Hit) {
-    activate(t, s.act);
-    ca.reserve(s.act, lengths_.act);
-  }
-  ca.reserve(s.col, lengths_.column);
-  // LPDDR5's ACT-2: the next free cycle after ACT-1 (the column command keeps its place).
-  if (s.row_case != RowCase::Hit && lengths_.split_act) ca.reserve(ca.first_free(s.act + 1, 1), 1);
-
-  r.col_ready = s.col + tm.tCCD_S;
-  g.col_ready = s.col + tm.tCCD_L;
-  if (is_write) {
-    // tWTR and tWR count from the end of the write data.
-    r.read_ready = std::max(r.read_ready, s.data_end + tm.tWTR_S);
-    g.read_ready = std::max(g.read_ready, s.data_end + tm.tWTR_L);
-    b.pre_ready = std::max(b.pre_ready, s.data_end + tm.tWR);
-  } else {
-    r.write_ready = std::max(r.write_ready, s.col + tm.tRTW);
-    b.pre_ready = std::max(b.pre_ready, s.col + tm.tRTP);
-  }
-  bus_free_[t.channel] = s.data_end;
-  if (activity_) activity_->burst(t.channel, t.bank, is_write, s.data_end - burst_cycles_, s.data_end);
 }
 
 void DramDevice::auto_precharge(const BurstTarget& t) {

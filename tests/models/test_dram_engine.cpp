@@ -21,6 +21,7 @@ using test::ddr4_3200_x8;
 using test::lpddr4_3200;
 using test::random_trace;
 using test::render_commands;
+using test::stream_trace;
 using test::VectorSource;
 
 std::uint64_t lp4_addr(std::uint32_t bank, std::uint32_t row, std::uint32_t column = 0) {
@@ -263,7 +264,8 @@ std::string command_stream(const DramConfig& c, const std::vector<DramRequest>& 
 TEST(DramEngine, FastChoiceIsThePlainRule) {
   // The scheduler's fast path (only banks with requests, candidates younger than one issuing at
   // the earliest possible cycle skipped, that cycle computed only when needed) must choose as
-  // the rule written plainly: identical command streams on random traces, on a device without
+  // the rule written plainly: identical command streams on random traces and on streams
+  // (stream_trace: runs of row hits, where choose's step 0 takes the oldest), on a device without
   // bank groups (LPDDR4) and with (DDR4), refresh on (tREFI 6246 and 12480: several per trace),
   // under each scheduler, write policy, page policy and refresh mode.
   std::vector<std::pair<std::string, DramConfig>> configs = {{"lpddr4", lpddr4_3200()}, {"ddr4", ddr4_3200_x8()}};
@@ -292,10 +294,12 @@ TEST(DramEngine, FastChoiceIsThePlainRule) {
   configs.push_back({"lpddr4 per_bank refresh", per_bank});
   for (const auto& [name, c] : configs)
     for (std::uint32_t seed : {1u, 2u, 3u}) {
-      const std::vector<DramRequest> trace = random_trace(c, seed, 3000);
-      const std::string fast = command_stream(c, trace, false);
-      EXPECT_EQ(fast, command_stream(c, trace, true)) << name << ", seed " << seed;
-      EXPECT_GT(fast.size(), 3000u * 4) << name;  // the record is not empty
+      for (const bool streams : {false, true}) {
+        const std::vector<DramRequest> trace = streams ? stream_trace(c, seed, 3000) : random_trace(c, seed, 3000);
+        const std::string fast = command_stream(c, trace, false);
+        EXPECT_EQ(fast, command_stream(c, trace, true)) << name << ", seed " << seed << (streams ? ", streams" : "");
+        EXPECT_GT(fast.size(), 3000u * 4) << name;  // the record is not empty
+      }
     }
 }
 

@@ -26,6 +26,7 @@ using test::ddr4_3200_x8;
 using test::lpddr4_3200;
 using test::random_trace;
 using test::render_commands;
+using test::stream_trace;
 using test::VectorSource;
 
 constexpr std::uint64_t kNever = DramEngine::kNever;
@@ -397,8 +398,9 @@ TEST(DramEngine, SkipsTimeAsACycleByCycleWalk) {
   // Random traces (hits, misses and conflicts, a third writes, bursts of arrivals and gaps,
   // refresh several times per trace) on LPDDR4 (no bank groups) and DDR4 (bank groups), each
   // scheduler, write policy, page policy, refresh mode, small queues (back-pressure) and two
-  // channels of two ranks: identical data ends, row intervals, bus intervals, refreshes and
-  // counters. Long idle gaps (3 tREFI) only under all-bank refresh with one rank per channel:
+  // channels of two ranks, and streams (stream_trace: runs of row hits with refresh, competing
+  // banks, direction switches and full queues): identical data ends, row intervals, bus
+  // intervals, refreshes and counters. Long idle gaps (3 tREFI) only under all-bank refresh with one rank per channel:
   // there the engine serves an idle rank's ticks in one step. Per bank it records only the last
   // round of a long gap, and the REFs after the first of such a step leave the CA bus free (a
   // second rank's REF may take their cycles), so the walk would differ there by design.
@@ -438,13 +440,17 @@ TEST(DramEngine, SkipsTimeAsACycleByCycleWalk) {
   for (const auto& [name, c] : configs)
     for (std::uint32_t seed : {1u, 2u}) {
       const bool long_gaps = c.refresh == RefreshMode::AllBank && c.ranks == 1;
-      const std::vector<DramRequest> trace = random_trace(c, seed, 2000, long_gaps);
-      CycleWalk walk(c);
-      walk.run(trace);
-      const auto [commands, counters] = engine_commands(c, trace);
-      EXPECT_EQ(commands, walk.commands()) << name << ", seed " << seed;
-      EXPECT_EQ(counters, walk.counters()) << name << ", seed " << seed;
-      EXPECT_GT(commands.size(), 2000u * 4) << name;  // the record is not empty
+      for (const bool streams : {false, true}) {
+        const std::vector<DramRequest> trace =
+            streams ? stream_trace(c, seed, 2000) : random_trace(c, seed, 2000, long_gaps);
+        CycleWalk walk(c);
+        walk.run(trace);
+        const auto [commands, counters] = engine_commands(c, trace);
+        const std::string which = std::string(", seed ") + std::to_string(seed) + (streams ? ", streams" : "");
+        EXPECT_EQ(commands, walk.commands()) << name << which;
+        EXPECT_EQ(counters, walk.counters()) << name << which;
+        EXPECT_GT(commands.size(), 2000u * 4) << name;  // the record is not empty
+      }
     }
 }
 

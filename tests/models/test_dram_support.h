@@ -94,6 +94,44 @@ inline std::vector<DramRequest> random_trace(const DramConfig& c, std::uint32_t 
   return r;
 }
 
+/// Streams as the scheduler's stream shortcut sees them (DramEngine::choose, step 0): runs of 4-64
+/// bursts along one row of one bank (a third of them writes), each run arriving one burst per
+/// cycle so queues fill up, runs of two banks interleaved at times, a request to another bank
+/// now and then, gaps between runs of 0 to 3,000 cycles (refresh falls inside and between runs).
+inline std::vector<DramRequest> stream_trace(const DramConfig& c, std::uint32_t seed, std::uint32_t n) {
+  const AddressMapper mapper(c);
+  std::mt19937 rng(seed);
+  const auto random_address = [&] {
+    DramAddress a;
+    if (c.channels > 1) a.channel = static_cast<std::uint32_t>(rng() % c.channels);
+    if (c.ranks > 1) a.rank = static_cast<std::uint32_t>(rng() % c.ranks);
+    a.bank_group = static_cast<std::uint32_t>(rng() % c.bank_groups);
+    a.bank = static_cast<std::uint32_t>(rng() % c.banks_per_group);
+    a.row = static_cast<std::uint32_t>(rng() % 4);
+    return a;
+  };
+  std::vector<DramRequest> r;
+  std::uint64_t cycle = 0;
+  while (r.size() < n) {
+    DramAddress run[2] = {random_address(), random_address()};
+    const bool two = rng() % 3 == 0;
+    const bool write[2] = {rng() % 3 == 0, rng() % 3 == 0};
+    const std::uint32_t length = 4 + static_cast<std::uint32_t>(rng() % 61);
+    for (std::uint32_t i = 0; i < length && r.size() < n; ++i) {
+      const std::uint32_t k = two ? i % 2 : 0;
+      run[k].column = (run[k].column + 1) % c.columns;
+      if (rng() % 16 == 0) {  // a competing request
+        DramAddress other = random_address();
+        r.push_back({mapper.encode(other), cycle++, rng() % 2 == 0});
+      }
+      r.push_back({mapper.encode(run[k]), cycle++, write[k]});
+    }
+    cycle += rng() % 2 == 0 ? 0 : rng() % 3000;
+  }
+  r.resize(n);
+  return r;
+}
+
 /// What a controller did, as text to compare: each request's data end, every row interval of
 /// every bank (ACT, PRE, bursts), the data-bus intervals and the refreshes.
 inline std::string render_commands(const std::vector<std::uint64_t>& ends, const DramActivity& a) {
