@@ -215,7 +215,7 @@ TEST(StreamBuffer, TransientWsReadWriteCollisionIsAbsorbedByTwoVectors) {
 }
 
 TEST(StreamBuffer, EdgeMWsRowsCollideHalfTheCyclesButTwoVectorsAbsorbThem) {
-  // The edge-m case of tests/sim/test_simulation.cpp: WS, M=64 K=32 N=32 on 32x32, 1 fold of
+  // The edge-m case of tests/npu/test_simulation.cpp: WS, M=64 K=32 N=32 on 32x32, 1 fold of
   // T = 64. Cycle t reads the ifmap row, 32 B at 32 t: banks 2t, 2t+1 (mod 16); and writes
   // the output row, 32 x 4 B at 128 + 128 t: banks 8-15 (t even) or 0-7 (t odd). With no
   // staging they share a bank when t mod 8 is 1, 3, 4 or 6: 32 cycles of 2 -> 32.

@@ -16,7 +16,7 @@ NPUSIM = os.environ.get("NPUSIM_BINARY", "npusim")
 DECODER = os.environ.get("NPUSIM_DECODER_ONNX", "")
 
 # A small Llama (GQA group 2, tied head): hidden 256, 4 layers, 8 heads of 32 over 4 KV heads
-# (tests/sim/test_llm_run.cpp's kSmall).
+# (tests/engine/test_llm_run.cpp's kSmall).
 SMALL = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
          "num_key_value_heads": 4, "intermediate_size": 768, "vocab_size": 2048,
          "max_position_embeddings": 4096, "tie_word_embeddings": True}
@@ -106,7 +106,7 @@ def test_llm_bad_arguments_name_the_argument(small_model, tmp_path):
 
 # -- parallel= -----------------------------------------------------------------------------
 
-# Two 3x3 convs of 16 channels on a batch of 4 (tests/sim/test_multicore.cpp's CNN, smaller).
+# Two 3x3 convs of 16 channels on a batch of 4 (tests/npu/test_multicore.cpp's CNN, smaller).
 CNN = """name: cnn
 inputs:
   - {name: image, shape: [4, 16, 28, 28]}

@@ -155,7 +155,7 @@ TEST(ServeRunFields, ParallelDataGivesTheSummaryOfTheCli) {
 }
 
 /// A projection and GroupQueryAttention (4 query heads on 2 KV heads of 8) over the cache
-/// past_k / past_v [1, 2, past, 8], `past` symbolic (tests/sim/test_onnx_decoder_cli.cpp).
+/// past_k / past_v [1, 2, past, 8], `past` symbolic (tests/cli/test_onnx_decoder_cli.cpp).
 std::string gqa_decoder() {
   return npusim::workloads::testing::grouped_query_attention().write("serve_gqa.onnx");
 }

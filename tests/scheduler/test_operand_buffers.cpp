@@ -173,7 +173,7 @@ TEST(SeparateBuffers, ResidentFusionIsRefusedWithAReason) {
 
 TEST(SeparateBuffers, GroupsWaitForTheirOwnBufferNotTheScratchpad) {
   // Two groups of one GEMM each (M=64 K=32 N=32: 158 fold cycles + 32 bank-conflict cycles =
-  // 190 ns with no operand staging, tests/sim/test_simulation.cpp), each holding 40 KiB of
+  // 190 ns with no operand staging, tests/npu/test_simulation.cpp), each holding 40 KiB of
   // filter. Together they fit the 1 MiB scratchpad, but not the 64 KiB filter buffer: group 1
   // is granted only when group 0 frees its buffers at 190 ns, and ends at 380 ns.
   const auto g = workloads::parse_yaml_workload(kFc, "fc16.yaml");
@@ -209,7 +209,7 @@ TEST(SeparateBuffers, GroupsWaitForTheirOwnBufferNotTheScratchpad) {
 }
 
 TEST(SeparateBuffers, DedicatedWritePortRemovesTheWsReadWriteConflict) {
-  // The GEMM of tests/sim/test_simulation.cpp (M=64 K=32 N=32, WS 32x32) loses 32 cycles to its
+  // The GEMM of tests/npu/test_simulation.cpp (M=64 K=32 N=32, WS 32x32) loses 32 cycles to its
   // row read meeting its output write in one bank; a dedicated write port per bank
   // (npu.sram.write_ports, fed to the NPU's SRAM) serves both in the cycle: 158 cycles. (No
   // operand staging, which would absorb these collisions on its own.)

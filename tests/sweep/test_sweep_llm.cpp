@@ -27,7 +27,7 @@ using npusim::test::write_temp;
 
 namespace {
 
-/// A small Llama (tests/sim/test_llm_run.cpp's kSmall): hidden 256, 4 layers, 8 heads of 32
+/// A small Llama (tests/engine/test_llm_run.cpp's kSmall): hidden 256, 4 layers, 8 heads of 32
 /// over 4 KV heads, tied head.
 const char* kSmall = R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4,
   "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 768, "vocab_size": 2048,
