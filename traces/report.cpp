@@ -52,7 +52,7 @@ std::string page_html(const json& data, const std::string& title) {
 }  // namespace
 
 std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                             const std::string& title, const json& compare_groups) {
+                             const std::string& title, const json& compare_groups, const json& pairs) {
   json data = {{"title", title}, {"runs", json::array()}, {"arrows", json::array()}};
   for (const ReportRun& r : runs) {
     data["runs"].push_back({{"label", r.label},
@@ -61,6 +61,7 @@ std::string make_report_html(const std::vector<ReportRun>& runs, const std::vect
                             {"timeline", r.timeline ? *r.timeline : json()}});
   }
   if (compare_groups.is_array()) data["compare_groups"] = compare_groups;
+  if (pairs.is_array()) data["pairs"] = pairs;
   for (const PlotArrow& a : arrows) data["arrows"].push_back({{"from", a.from_point}, {"to", a.to_point}});
   return page_html(data, title);
 }
@@ -90,11 +91,15 @@ void write_run_report(const ReportRun& run, const std::string& dir, const std::s
 }
 
 void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                          const std::string& dir, const std::string& title, const json& compare_groups) {
-  const std::string html = make_report_html(runs, arrows, title, compare_groups);
+                          const std::string& dir, const std::string& title, const json& compare_groups,
+                          const json& pairs) {
+  const std::string html = make_report_html(runs, arrows, title, compare_groups, pairs);
+  // The plot files set the first two runs side by side (open and filled markers); report.html
+  // holds every run.
   std::vector<PlotSeries> series;
   bool all_energy = true;
-  for (const ReportRun& r : runs) {
+  for (std::size_t i = 0; i < runs.size() && i < 2; ++i) {
+    const ReportRun& r = runs[i];
     series.push_back({r.label, r.roofline});
     all_energy = all_energy && !r.roofline->energy_roofs.empty();
   }

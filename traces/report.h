@@ -27,8 +27,12 @@ struct ReportRun {
 /// data inlined (traces/report_page.h). "" when the front end is not built.
 /// `compare_groups` (npusim compare's per-group table, compare.json "groups") is drawn as "what
 /// fusion saved" when it is an array.
+/// `pairs` (npusim compare of more than two runs): for each run after the first, `{"run": i,
+/// "arrows": [{from, to}], "groups": compare_groups}` against the first; the page lets the reader
+/// pick which run it sets beside the first.
 std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                             const std::string& title, const nlohmann::json& compare_groups = nullptr);
+                             const std::string& title, const nlohmann::json& compare_groups = nullptr,
+                             const nlohmann::json& pairs = nullptr);
 
 /// Writes roofline.json, roofline.svg/.png, energy_roofline.svg/.png (when the run has an
 /// energy model) and report.html (skipped with a warning when the front end is not built) into the
@@ -36,11 +40,12 @@ std::string make_report_html(const std::vector<ReportRun>& runs, const std::vect
 /// file cannot be written or gnuplot fails.
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title);
 
-/// Writes roofline_compare.svg/.png, energy_roofline_compare.svg/.png (when both runs have an
-/// energy model) and report.html for two runs into the existing folder `dir`.
+/// Writes roofline_compare.svg/.png and energy_roofline_compare.svg/.png (the first two runs;
+/// energy when both have an energy model) and report.html (every run) into the existing folder
+/// `dir` (`arrows` and `compare_groups`: the first two runs; `pairs`: as make_report_html).
 void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
                           const std::string& dir, const std::string& title,
-                          const nlohmann::json& compare_groups = nullptr);
+                          const nlohmann::json& compare_groups = nullptr, const nlohmann::json& pairs = nullptr);
 
 /// report.html of `npusim llm`: `summary` (summary.json's content, with its `llm` block) and
 /// `hardware` (the resolved config, as trace.json's `config`: its MAC array peak and DRAM

@@ -302,17 +302,31 @@ int compare_command(const std::vector<std::string>& args) {
     timelines.push_back(serve::make_timeline(t, {0, 0, 600}));
   }
   set_stage("writing the output folder");
-  // The report's "what fusion saved" compares the first two runs; aligned_groups all of them.
-  const nlohmann::json groups = compare_groups(traces_in[0], rows[0].second, traces_in[1], rows[1].second);
+  // The report sets each run beside the first (its "what fusion saved" and arrows per pair);
+  // compare.json's groups are the first two runs', aligned_groups all of them.
+  nlohmann::json pairs = nlohmann::json::array();
+  for (std::size_t i = 1; i < n; ++i) {
+    nlohmann::json arrows = nlohmann::json::array();
+    for (const auto& a : traces::compare_arrows(traces_in[0], traces_in[i]))
+      arrows.push_back({{"from", a.from_point}, {"to", a.to_point}});
+    pairs.push_back({{"run", i},
+                     {"arrows", std::move(arrows)},
+                     {"groups", compare_groups(traces_in[0], rows[0].second, traces_in[i], rows[i].second)}});
+  }
+  const nlohmann::json& groups = pairs[0]["groups"];
   std::vector<std::pair<std::string, const nlohmann::json*>> compared;
   for (const auto& [name, s] : rows) compared.emplace_back(name, &s);
   const nlohmann::json aligned = traces::align_groups(compared);
-  // report.html and the roofline plots draw two runs (the page's baseline and current): the
-  // first two; compare.json and the terminal cover every run.
-  traces::write_compare_report({{rows[0].first, &roofs[0], &rows[0].second, &timelines[0]},
-                                {rows[1].first, &roofs[1], &rows[1].second, &timelines[1]}},
-                               traces::compare_arrows(traces_in[0], traces_in[1]), out.path().string(),
-                               loaded[0].workload_name + ": " + rows[0].first + " vs " + rows[1].first, groups);
+  // report.html holds every run (the reader picks the one set beside the first); the roofline
+  // plot files draw the first two.
+  std::vector<traces::ReportRun> report_runs;
+  std::string title = loaded[0].workload_name + ": ";
+  for (std::size_t i = 0; i < n; ++i) {
+    report_runs.push_back({rows[i].first, &roofs[i], &rows[i].second, &timelines[i]});
+    title += (i ? " vs " : "") + rows[i].first;
+  }
+  traces::write_compare_report(report_runs, traces::compare_arrows(traces_in[0], traces_in[1]), out.path().string(),
+                               title, groups, pairs);
   nlohmann::json cmp = {{"workload", loaded[0].workload_name}, {"runs", nlohmann::json::array()}};
   for (const auto& [name, s] : rows) {
     nlohmann::json r = s;

@@ -397,6 +397,35 @@ const tests = {
     assert(peak > 0, "DRAM bandwidth over time");
     rmSync(dir, {recursive: true, force: true});
   },
+  // Issue 25.4: report.html of a three-way compare holds every run: a table of all three (the
+  // figures of compare.json), each pickable; picking one sets it beside the first (its own
+  // per-group "what fusion saved" rows), and every run brings its timeline.
+  async compare_three(page) {
+    const dir = mkdtempSync(join(tmpdir(), "npusim-browser-compare3-"));
+    execFileSync(npusim, ["compare", "--config", "edge-m", "--workload", "small_cnn", "--fusion", "none,epilogue,greedy", "--out", join(dir, "cmp")], {stdio: "ignore"});
+    const cmp = JSON.parse(readFileSync(join(dir, "cmp", "compare.json"), "utf8"));
+    const data = JSON.parse(await (async () => {
+      await page.goto("file://" + join(dir, "cmp", "report.html"));
+      await page.waitForFunction(() => document.body.dataset.ready === "1");
+      return page.$eval("#npusim-data", e => e.textContent);
+    })());
+    await page.screenshot({path: join(outDir, "compare_three.png"), fullPage: true});
+    const rows = await page.$$eval("table.runs tbody tr", t => t.map(r => ({run: Number(r.dataset.run), cells: [...r.cells].map(c => c.textContent)})));
+    assert(rows.length === 3 && cmp.runs.length === 3, "a row per run (" + rows.length + ")");
+    rows.forEach((r, i) => {
+      assert(r.cells[1] === cmp.runs[i].name, "run names as compare.json's: " + r.cells[1] + " vs " + cmp.runs[i].name);
+      assert(r.cells[2] === Number(cmp.runs[i].summary.cycles).toLocaleString("en-US"), "cycles as compare.json's: " + r.cells[2]);
+    });
+    const savedRows = () => page.$$eval("table.fusion-saved tbody tr", t => t.length);
+    assert(data.pairs.length === 2 && data.pairs[0].run === 1 && data.pairs[1].run === 2, "a pair per run after the first");
+    assert(await savedRows() === data.pairs[0].groups.length, "first the second run beside the first");
+    assert(await page.$eval("table.runs tr.picked", r => r.dataset.run) === "1", "the second run picked");
+    await page.click('table.runs tr[data-run="2"]');
+    assert(await page.$eval("table.runs tr.picked", r => r.dataset.run) === "2", "a click picks the third");
+    assert(await savedRows() === data.pairs[1].groups.length, "its own per-group rows (" + data.pairs[1].groups.length + ")");
+    assert(await page.$$eval("svg.timeline", s => s.length) === 3, "a timeline per run");
+    rmSync(dir, {recursive: true, force: true});
+  },
   // Issue 26.7: the sweep report's plots have real ticks, a front per pair and the 3-D front as a table.
   async sweep_report(page) {
     const dir = mkdtempSync(join(tmpdir(), "npusim-browser-sweep-"));
