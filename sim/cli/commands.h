@@ -26,6 +26,8 @@ int sweep_command(const std::vector<std::string>& args);         // sim/cli/swee
 int sweep_merge_command(const std::vector<std::string>& args);   // sim/cli/sweep_command.cpp
 int sweep_report_command(const std::vector<std::string>& args);  // sim/cli/sweep_command.cpp
 int serve_command(const std::vector<std::string>& args);         // sim/cli/serve_command.cpp
-int llm_command(const std::vector<std::string>& args);           // sim/cli/llm_command.cpp
+/// `npusim serve-job JOB`: a child process of npusim serve (sim/serve/run_job.h); not for users.
+int serve_job_command(const std::vector<std::string>& args);  // sim/cli/serve_command.cpp
+int llm_command(const std::vector<std::string>& args);        // sim/cli/llm_command.cpp
 
 }  // namespace npusim::cli

@@ -52,6 +52,7 @@ int dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "sweep-merge") return npusim::cli::sweep_merge_command(args);
   if (cmd == "sweep-report") return npusim::cli::sweep_report_command(args);
   if (cmd == "serve") return npusim::cli::serve_command(args);
+  if (cmd == "serve-job") return npusim::cli::serve_job_command(args);  // npusim serve's children
   if (cmd == "llm") return npusim::cli::llm_command(args);
   std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;

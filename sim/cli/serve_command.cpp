@@ -16,6 +16,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/units.h"
 #include "sim/engine/interrupts.h"
+#include "sim/serve/run_job.h"
 #include "sim/serve/server.h"
 
 namespace npusim::cli {
@@ -124,6 +125,14 @@ int serve_command(const std::vector<std::string>& args) {
   }
   std::fflush(nullptr);
   _exit(0);
+}
+
+int serve_job_command(const std::vector<std::string>& args) {
+  if (args.size() != 1)
+    throw InputError("npusim serve-job", "expected one argument, the job that npusim serve starts it with; found " +
+                                             std::to_string(args.size()));
+  // Parsed inside: a malformed job is answered to the parent like any other error of the work.
+  engine::answer_parent("npusim serve-job", [&] { return serve::job_work(args[0])(); });
 }
 
 }  // namespace npusim::cli

@@ -63,6 +63,25 @@ void redirect_output(const std::string& log_path, int err_fd) {
   ::close(fd);
 }
 
+/// Runs `work`, sends "ok" and its result (or the error's kind and message) on `fd`, exits with
+/// the CLI's code. `print_error`: the error line on stderr too, for a log file's reader.
+[[noreturn]] void reply_and_exit(const Child::Work& work, int fd, bool print_error) {
+  std::string reply;
+  int code = 0;
+  try {
+    reply = std::string(kOk) + "\n" + work();
+  } catch (...) {
+    const ErrorReport r = report_exception(std::current_exception());
+    reply = r.kind + "\n" + r.message;
+    code = r.exit_code;
+    if (print_error) std::fprintf(stderr, "%s\n", r.line().c_str());
+  }
+  write_all(fd, reply);
+  ::close(fd);
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
 /// The child: limits, output, a logger of its own (another thread of the parent may have held
 /// the old one's mutex at the fork), the work, the reply, and the exit code. Never returns.
 [[noreturn]] void run_child(const Child::Work& work, const ChildOptions& o, int fd, int err_fd, pid_t parent) {
@@ -77,20 +96,26 @@ void redirect_output(const std::string& log_path, int err_fd) {
   spdlog::drop("npusim-child");
   spdlog::set_default_logger(spdlog::stderr_color_mt("npusim-child"));
   spdlog::set_level(level);
-  std::string reply;
-  int code = 0;
-  try {
-    reply = std::string(kOk) + "\n" + work();
-  } catch (...) {
-    const ErrorReport r = report_exception(std::current_exception());
-    reply = r.kind + "\n" + r.message;
-    code = r.exit_code;
-    if (!o.log_path.empty()) std::fprintf(stderr, "%s\n", r.line().c_str());  // for the log's reader
-  }
-  write_all(fd, reply);
-  ::close(fd);
-  std::fflush(nullptr);
-  ::_exit(code);
+  reply_and_exit(work, fd, !o.log_path.empty());
+}
+
+/// A spawned child before exec: async-signal-safe calls only (see Spawn), the reply pipe as
+/// kReplyFd, then npusim again. Never returns.
+[[noreturn]] void exec_child(const char* exe, const std::vector<char*>& argv, const ChildOptions& o, int fd, int err_fd,
+                             pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // kept across exec
+  if (::getppid() != parent) ::_exit(1);
+  if (o.own_process_group) ::setpgid(0, 0);
+  apply_limits(o);
+  redirect_output(o.log_path, err_fd);
+  if (fd == kReplyFd)
+    ::fcntl(fd, F_SETFD, 0);  // open across exec
+  else
+    ::dup2(fd, kReplyFd);  // the copy is open across exec
+  ::execv(exe, argv.data());
+  static const char kFailed[] = "internal\ncannot start npusim again (exec failed) for a child process";
+  [[maybe_unused]] const ssize_t n = ::write(kReplyFd, kFailed, sizeof kFailed - 1);
+  ::_exit(1);
 }
 
 std::mutex g_kill_mutex;  // orders cancel() against reaping, so a reused pid is never killed
@@ -98,6 +123,20 @@ std::mutex g_kill_mutex;  // orders cancel() against reaping, so a reused pid is
 }  // namespace
 
 Child::Child(const Work& work, const ChildOptions& options) : options_(options) {
+  start(&work, nullptr, {});
+}
+
+Child::Child(const Spawn& spawn, const ChildOptions& options) : options_(options) {
+  // Built before the fork: the child may not allocate.
+  std::vector<std::string> args = spawn.args;
+  args.insert(args.begin(), "npusim");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  start(nullptr, spawn.exe.c_str(), argv);
+}
+
+void Child::start(const Work* work, const char* exe, const std::vector<char*>& argv) {
   int fds[2], err[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
@@ -108,7 +147,7 @@ Child::Child(const Work& work, const ChildOptions& options) : options_(options) 
     throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(e));
   }
   const pid_t parent = ::getpid();
-  const pid_t pid = fork_child();
+  const pid_t pid = fork_child(work == nullptr);
   if (pid < 0) {
     const int e = errno;
     for (int f : {fds[0], fds[1], err[0], err[1]})
@@ -118,7 +157,8 @@ Child::Child(const Work& work, const ChildOptions& options) : options_(options) 
   if (pid == 0) {
     ::close(fds[0]);
     if (err[0] >= 0) ::close(err[0]);
-    run_child(work, options_, fds[1], err[1], parent);
+    if (work == nullptr) exec_child(exe, argv, options_, fds[1], err[1], parent);
+    run_child(*work, options_, fds[1], err[1], parent);
   }
   ::close(fds[1]);
   if (err[1] >= 0) ::close(err[1]);
@@ -262,6 +302,19 @@ ChildResult Child::reap() {
 ChildResult run_in_child(const Child::Work& work, const ChildOptions& options) {
   Child child(work, options);
   return child.wait();
+}
+
+ChildResult run_in_child(const Spawn& spawn, const ChildOptions& options) {
+  Child child(spawn, options);
+  return child.wait();
+}
+
+void answer_parent(const std::string& command, const Child::Work& work) {
+  if (::fcntl(kReplyFd, F_GETFD) < 0)
+    throw InputError(command, "expected to be started by npusim itself, with its reply pipe as file descriptor " +
+                                  std::to_string(kReplyFd) + "; found that descriptor closed");
+  ::fcntl(kReplyFd, F_SETFD, FD_CLOEXEC);  // not passed on to the children this one makes
+  reply_and_exit(work, kReplyFd, false);
 }
 
 std::string reply_or_throw(const ChildResult& r, const std::string& context) {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace npusim::engine {
 
@@ -69,12 +70,28 @@ struct ChildResult {
   bool ok() const { return end == End::Ok; }
 };
 
+/// The file descriptor on which a spawned child (Child's Spawn) sends its reply: answer_parent.
+inline constexpr int kReplyFd = 3;
+
+/// A child that runs npusim itself again (/proc/self/exe) with `args` instead of a function: what
+/// a multi-threaded parent (npusim serve) starts. A forked copy of a process whose other threads
+/// may hold a lock (the allocator's: ASan's deadlocks the copy; a logger's) may only call
+/// async-signal-safe functions; this child calls nothing else before exec. The new process does
+/// its work and answers through answer_parent.
+struct Spawn {
+  std::vector<std::string> args;       // after argv[0], e.g. {"serve-job", "{...}"}
+  std::string exe = "/proc/self/exe";  // this binary (tests name the npusim binary)
+};
+
 class Child {
  public:
   using Work = std::function<std::string()>;
   /// Forks a child that runs `work`. Throws SimulationError when no process can be made. Never
   /// forks once a stop signal has arrived (see fork_child).
   explicit Child(const Work& work, const ChildOptions& options = {});
+  /// Forks a child that execs npusim with `spawn.args` (see Spawn); the same limits, pipes and
+  /// reply as a forked one.
+  explicit Child(const Spawn& spawn, const ChildOptions& options = {});
   /// Kills and reaps a child that is still running.
   ~Child();
   Child(const Child&) = delete;
@@ -100,6 +117,8 @@ class Child {
   void pass_lines(bool all);
   /// Reads the stderr pipe, passes its lines on and closes it at end of file.
   void drain_stderr();
+  /// Forks; the child runs `work`, or execs `exe` with `argv` when `work` is null.
+  void start(const Work* work, const char* exe, const std::vector<char*>& argv);
   ChildResult reap();
   void kill_now();
 
@@ -115,6 +134,13 @@ class Child {
 
 /// Forks `work` and waits for it: the common case.
 ChildResult run_in_child(const Child::Work& work, const ChildOptions& options = {});
+/// Spawns npusim with `spawn.args` and waits for it.
+ChildResult run_in_child(const Spawn& spawn, const ChildOptions& options = {});
+
+/// The end of a spawned child (the command its Spawn named): runs `work`, sends its result to the
+/// parent on kReplyFd as a forked child does, and exits with the CLI's codes. Throws InputError,
+/// without running `work`, when kReplyFd is not open (someone ran `command` by hand).
+[[noreturn]] void answer_parent(const std::string& command, const Child::Work& work);
 
 /// The child's reply when it succeeded; otherwise throws what its work threw, as the same class
 /// (InputError for bad input, SimulationError for the rest and for a child that did not finish),

@@ -89,7 +89,7 @@ void set_stage(const char* stage) {
   g_stage = stage;
 }
 
-pid_t fork_child() {
+pid_t fork_child(bool then_exec) {
   std::unique_lock<std::mutex> lock(g_children_mutex);  // the handler cannot miss a child being born
   if (g_interrupted) {
     lock.unlock();
@@ -101,6 +101,7 @@ pid_t fork_child() {
     // The child's copy of the mutex is held by the forking thread's copy: release it (a default
     // mutex does not check its owner), then handle signals like any npusim process.
     lock.unlock();
+    if (then_exec) return 0;  // the new image starts with its own state
     g_children.clear();
     forget_temporaries();
     install_interrupt_handling();

@@ -24,7 +24,10 @@ void set_stage(const char* stage);
 /// fork() for a simulation child. The child gets its own signal handling and an empty list of
 /// temporaries (it removes only what it writes itself); the parent's handler stops it on
 /// SIGINT/SIGTERM. Never forks once a signal has arrived. Returns fork()'s result.
-pid_t fork_child();
+/// `then_exec`: the child will only call async-signal-safe functions and exec (Child's Spawn):
+/// it touches nothing else, since another thread of a multi-threaded parent may have held any
+/// lock (the allocator's, a logger's) at the fork.
+pid_t fork_child(bool then_exec = false);
 /// waitpid() for a child of fork_child(); returns its status. Never returns once a signal has
 /// arrived (the handler is cleaning up and will exit).
 int wait_child(pid_t pid);

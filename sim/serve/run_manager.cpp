@@ -12,10 +12,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
-#include "sim/engine/output_dir.h"
-#include "traces/report.h"
-#include "traces/roofline.h"
-#include "workloads/loader.h"
+#include "sim/serve/run_job.h"
 
 namespace npusim::serve {
 namespace fs = std::filesystem;
@@ -102,8 +99,8 @@ std::string RunManager::start(const RunRequest& req, const std::string& workload
   run->started = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::remove_all(run->view.out_dir, ec);  // a folder left by an earlier server with this work dir
-  run->spec = run_spec(req, workload_path, run->view.out_dir.string());
-  if (req.llm) run->llm = llm_spec(req, run->view.out_dir.string());
+  run->req = req;
+  run->workload_path = workload_path;
   Run* raw = run.get();
   const std::string id = run->view.id;
   runs_[n] = std::move(run);
@@ -150,7 +147,8 @@ void RunManager::watch(Run* run) {
       options.own_process_group = true;
       options.on_stderr_line = [this, run](const std::string& line) { on_progress_line(run, line); };
       try {
-        run->child = std::make_unique<engine::Child>(run_work(*run, graph_of(*run)), options);
+        run->child = std::make_unique<engine::Child>(
+            spawn_job(run_job(JobTask::Run, run->req, run->workload_path, run->view.out_dir.string())), options);
       } catch (const std::exception& e) {
         run->start_error = e.what();
       }
@@ -164,68 +162,10 @@ void RunManager::watch(Run* run) {
 
 namespace {
 
-/// The progress line of an LLM run's child, one per phase (prefill, each simulated decode step).
-constexpr const char* kLlmPhaseLine = "llm phases: %zu/%zu\n";
+/// The progress line of an LLM run's child (sim/serve/run_job.cpp), one per phase.
 constexpr const char* kLlmPhaseScan = "llm phases: %llu/%llu";
 
 }  // namespace
-
-std::shared_ptr<const workloads::Graph> RunManager::graph_of(const Run& run) {
-  // A zoo workload loaded with other options (--dim, --kv-cache) is loaded again in the child.
-  const workloads::LoadOptions defaults;
-  if (run.llm || !run.spec.load.dims.empty() || run.spec.load.kv_cache_copy != defaults.kv_cache_copy) return nullptr;
-  return zoo_graph(run.spec.workload);
-}
-
-engine::Child::Work RunManager::run_work(const Run& run, std::shared_ptr<const workloads::Graph> graph) {
-  if (run.llm) {
-    engine::LlmSpec spec = *run.llm;
-    spec.out.clear();  // the page needs the summary only; the folder is written on demand
-    return [spec]() mutable {
-      spec.on_phase = [](std::size_t done, std::size_t total) {
-        std::fprintf(stderr, kLlmPhaseLine, done, total);
-        std::fflush(stderr);
-      };
-      const nlohmann::json summary = engine::run_llm(spec);
-      const nlohmann::json hw = to_json(config::load_hardware_config(spec.config, spec.overrides));
-      return nlohmann::json{{"summary", summary}, {"roofline", hw}}.dump();
-    };
-  }
-  const engine::RunSpec spec = run.spec;
-  return [spec, graph] {
-    const engine::LoadedRun loaded = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
-    const engine::SimulatedRun sim = engine::simulate_run(spec, loaded);
-    return nlohmann::json{{"summary", sim.summary}, {"roofline", traces::to_json(sim.roofline)}}.dump();
-  };
-}
-
-engine::Child::Work RunManager::folder_work(const Run& run, std::shared_ptr<const workloads::Graph> graph) {
-  if (run.llm) {
-    const engine::LlmSpec spec = *run.llm;
-    return [spec] {
-      engine::OutputDir out(spec.out);
-      engine::LlmSpec in_tmp = spec;
-      in_tmp.out = out.path().string();
-      const nlohmann::json summary = engine::run_llm(in_tmp);
-      write_file_atomic((out.path() / "summary.json").string(), summary.dump(2) + "\n");
-      const nlohmann::json hw = to_json(config::load_hardware_config(spec.config, spec.overrides));
-      write_file_atomic((out.path() / "hardware.json").string(), hw.dump(2) + "\n");
-      traces::write_llm_report(summary, hw, out.path().string());
-      out.commit();
-      return std::string();
-    };
-  }
-  const engine::RunSpec spec = run.spec;
-  return [spec, graph] {
-    const engine::LoadedRun loaded = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
-    engine::OutputDir out(spec.out);
-    engine::RunSpec in_tmp = spec;
-    in_tmp.out = out.path().string();
-    engine::execute_run(in_tmp, loaded);
-    out.commit();
-    return std::string();
-  };
-}
 
 void RunManager::on_progress_line(Run* run, const std::string& line) {
   // The pipeline prints "simulating: 120/4500 commands (3%)" (sim/engine/run_pipeline.cpp); an
@@ -310,21 +250,12 @@ void RunManager::prune_locked() {
   }
 }
 
-std::shared_ptr<const workloads::Graph> RunManager::zoo_graph(const std::string& name) {
-  const auto zoo = workloads::zoo_names(config::data_dir() + "/workloads/zoo");
-  if (std::find(zoo.begin(), zoo.end(), name) == zoo.end()) return nullptr;
-  std::lock_guard<std::mutex> lock(graphs_mu_);
-  auto& g = graphs_[name];
-  if (!g) g = std::make_shared<const workloads::Graph>(engine::load_workload_spec(name, {}));
-  return g;
-}
-
 std::optional<std::string> RunManager::result_file(const std::string& id, const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [_, run] : runs_)
     if (run->view.id == id && run->view.status == RunStatus::Done) {
       if (name == "summary.json") return run->summary;
-      if (name == (run->llm ? "hardware.json" : "roofline.json")) return run->roofline;
+      if (name == (run->req.llm ? "hardware.json" : "roofline.json")) return run->roofline;
     }
   return std::nullopt;
 }
@@ -344,7 +275,8 @@ fs::path RunManager::folder(const std::string& id) {
   fs::remove_all(run->view.out_dir, ec);
   engine::ChildOptions options = limits_.child;
   options.own_process_group = true;
-  const engine::ChildResult r = engine::run_in_child(folder_work(*run, graph_of(*run)), options);
+  const engine::ChildResult r = engine::run_in_child(
+      spawn_job(run_job(JobTask::Folder, run->req, run->workload_path, run->view.out_dir.string())), options);
   if (!r.ok())
     throw SimulationError("writing the folder of run '" + id + "' failed: " + describe_failure(r, limits_.child));
   run->folder_written = true;

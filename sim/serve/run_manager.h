@@ -1,11 +1,11 @@
 #pragma once
-// The runs of `npusim serve`: each is one child process of the server (sim/engine/child.h) that
-// plans and simulates as `npusim run` does and sends summary.json and roofline.json back, which
-// is all the page needs to redraw; the full output folder (trace, report, plots) is written only
-// when a client asks for one of its files, the timeline or the download, by a second child that
-// runs the same spec into the folder. Zoo workloads stay loaded in the server between runs. Runs are bounded in number;
-// a new run of a session cancels that session's run in flight (its process group is killed); finished runs are kept up
-// to a bound, oldest deleted.
+// The runs of `npusim serve`: each is one child process of the server (sim/engine/child.h), npusim
+// spawned again with the run's job (sim/serve/run_job.h), that plans and simulates as `npusim run`
+// does and sends summary.json and roofline.json back, which is all the page needs to redraw; the
+// full output folder (trace, report, plots) is written only when a client asks for one of its
+// files, the timeline or the download, by a second child that runs the same request into the
+// folder. Runs are bounded in number; a new run of a session cancels that session's run in flight
+// (its process group is killed); finished runs are kept up to a bound, oldest deleted.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -107,8 +107,8 @@ class RunManager {
  private:
   struct Run {
     RunView view;
-    engine::RunSpec spec;
-    std::optional<engine::LlmSpec> llm;  // an LLM run (npusim llm) instead of spec's workload
+    RunRequest req;             // as the client sent it, checked
+    std::string workload_path;  // the uploaded workload's file, when `req` names an upload
     std::unique_ptr<engine::Child> child;
     std::string summary, roofline;  // JSON text, once done (an LLM run: roofline holds hardware.json)
     std::mutex folder_mu;           // one writer of the folder at a time
@@ -119,16 +119,7 @@ class RunManager {
     std::thread watcher;
   };
   void watch(Run* run);
-  /// The zoo workload `name`, loaded once per server (nullptr for a file: uploads load in the
-  /// run's child, under its limits).
-  std::shared_ptr<const workloads::Graph> zoo_graph(const std::string& name);
-  /// zoo_graph of the run's workload when it was loaded with the default options; else nullptr.
-  std::shared_ptr<const workloads::Graph> graph_of(const Run& run);
   void on_progress_line(Run* run, const std::string& line);
-  /// The child's work: an LLM run's summary and resolved config, or a workload run's summary and roofline.
-  static engine::Child::Work run_work(const Run& run, std::shared_ptr<const workloads::Graph> graph);
-  /// The child's work that writes the run's output folder (what `npusim run` or `npusim llm` writes).
-  static engine::Child::Work folder_work(const Run& run, std::shared_ptr<const workloads::Graph> graph);
   void finish(Run* run, const engine::ChildResult& result);
   void cancel_locked(Run& run, const std::string& why);
   void prune_locked();
@@ -140,8 +131,6 @@ class RunManager {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::map<std::uint64_t, std::shared_ptr<Run>> runs_;  // by number, oldest first
-  std::mutex graphs_mu_;
-  std::map<std::string, std::shared_ptr<const workloads::Graph>> graphs_;
   std::uint64_t next_ = 1;
   std::size_t slots_ = 0;  // Slots held
 };

@@ -22,6 +22,7 @@
 #include "sim/engine/run_pipeline.h"
 #include "sim/serve/deadline_stream.h"
 #include "sim/serve/http_util.h"
+#include "sim/serve/run_job.h"
 #include "sim/serve/run_request.h"
 #include "sim/serve/tar_writer.h"
 #include "sim/serve/timeline.h"
@@ -438,17 +439,9 @@ Response Server::Impl::upload(const Request& req, const Target& t) {
   engine::ChildOptions limits = o.limits.child;
   limits.wall_time = std::min(limits.wall_time, std::chrono::milliseconds(60000));
   limits.own_process_group = true;
-  engine::RunSpec check;
-  check.workload = file.string();
-  check.fusion = "none";
-  check.load.dims = upload_dims(t);
   const RunManager::Slot slot = runs->reserve("checking upload '" + name + "'");
-  const engine::ChildResult res = engine::run_in_child(
-      [&check] {
-        engine::load_run(check);
-        return std::string();
-      },
-      limits);
+  const engine::ChildResult res =
+      engine::run_in_child(spawn_job(upload_check_job(file.string(), upload_dims(t))), limits);
   if (!res.ok()) {
     std::error_code ec;
     fs::remove_all(file.parent_path(), ec);
