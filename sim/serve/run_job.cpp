@@ -131,8 +131,9 @@ engine::Child::Work job_work(const std::string& job_text) {
     return work_of(job);
   } catch (const json::exception&) {
     // Only npusim serve writes jobs: a field missing or of another type is a mismatch of versions.
-    throw InputError("npusim serve-job", "expected a job with the fields task, request, workload_path and out_dir "
-                                         "(or workload and dims), as npusim serve writes it");
+    throw InputError("npusim serve-job",
+                     "expected a job with the fields task, request, workload_path and out_dir "
+                     "(or workload and dims), as npusim serve writes it");
   }
 }
 

@@ -27,8 +27,7 @@ std::string zoo_file(const std::string& name) {
 }
 
 TEST(ServeJob, AnUploadCheckJobLoadsTheWorkloadInANewProcess) {
-  const engine::ChildResult ok =
-      engine::run_in_child(npusim_job(serve::upload_check_job(zoo_file("small_cnn"), {})));
+  const engine::ChildResult ok = engine::run_in_child(npusim_job(serve::upload_check_job(zoo_file("small_cnn"), {})));
   EXPECT_EQ(ok.end, End::Ok) << ok.message;
   EXPECT_EQ(ok.reply, "");
   // A workload that is not there: the loader's own error, as input (exit 2), through the reply pipe.
