@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/fusion.h"
+#include "sim/scheduler/tiling.h"
 
 namespace npusim::sched {
 

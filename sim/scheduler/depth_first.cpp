@@ -1,11 +1,15 @@
 // Depth-first (layer) fusion of conv chains: tiles over the last layer's output rows, each tile
 // computing the rows every layer needs; the halo is recomputed or cached in a line buffer.
+#include "sim/scheduler/depth_first.h"
+
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <tuple>
 
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/fusion.h"
+#include "sim/scheduler/pool_epilogue.h"
+#include "sim/scheduler/tiling.h"
 
 namespace npusim::sched {
 using workloads::Graph;

@@ -1,5 +1,7 @@
 // Partitions the graph into segments (a head op plus its elementwise epilogue) and groups
 // (contiguous runs of segments whose intermediates stay in SRAM), per fusion policy.
+#include "sim/scheduler/fusion.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,10 +13,12 @@
 
 #include "sim/core/errors.h"
 #include "sim/core/version.h"
-#include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/attention.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/depth_first.h"
+#include "sim/scheduler/pool_epilogue.h"
+#include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/sram_pinning.h"
+#include "sim/scheduler/tiling.h"
 #include "traces/energy.h"
 
 namespace npusim::sched {

@@ -10,8 +10,10 @@
 #include "sim/core/errors.h"
 #include "sim/core/math_util.h"
 #include "sim/scheduler/attention.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/depth_first.h"
+#include "sim/scheduler/pool_epilogue.h"
 #include "sim/scheduler/sram_pinning.h"
+#include "sim/scheduler/tiling.h"
 
 namespace npusim::sched {
 using workloads::Graph;

@@ -40,12 +40,12 @@ struct Tiling {
   // Conv head whose single output row does not fit: output columns per tile (0: whole rows).
   std::int64_t width = 0;
   // Vector head: number of tiles the op is cut into (per pass), the driver elements per tile
-  // (segment.h, VectorGeometry; 0: not chosen yet) and the passes over each reduced block (2: a
+  // (tiling.h, VectorGeometry; 0: not chosen yet) and the passes over each reduced block (2: a
   // row op whose block does not fit reads it once for statistics, once to apply them).
   std::int64_t tiles = 1;
   std::uint64_t tile_elems = 0;
   int passes = 1;
-  // A concat its producers write into place (segment.h, concat_in_place): no work, no bytes.
+  // A concat its producers write into place (tiling.h, concat_in_place): no work, no bytes.
   bool in_place = false;
   std::uint64_t working_set_bytes = 0;  // SRAM for the double-buffered tile buffers
   /// working_set_bytes by operand buffer: ifmap (first operand; a vector op's inputs), filter

@@ -1,6 +1,8 @@
 // Pooling in conv epilogues: which pools can run on a conv's output tiles (windows that never
 // straddle two row tiles, or global pooling accumulated across tiles).
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/pool_epilogue.h"
+
+#include "sim/scheduler/tiling.h"
 
 namespace npusim::sched {
 using workloads::Graph;

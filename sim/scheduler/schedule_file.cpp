@@ -11,11 +11,14 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
 #include "sim/core/input_text.h"
 #include "sim/core/json_input.h"
-#include "sim/core/file_util.h"
 #include "sim/scheduler/attention.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/depth_first.h"
+#include "sim/scheduler/fusion.h"
+#include "sim/scheduler/pool_epilogue.h"
+#include "sim/scheduler/tiling.h"
 
 namespace npusim::sched {
 using nlohmann::json;

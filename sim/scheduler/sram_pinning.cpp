@@ -4,7 +4,7 @@
 #include <string>
 
 #include "sim/core/errors.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/tiling.h"
 
 namespace npusim::sched {
 

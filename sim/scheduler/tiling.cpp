@@ -10,8 +10,10 @@
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
 #include "sim/core/math_util.h"
+#include "sim/scheduler/fusion.h"
 #include "sim/scheduler/lowering.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/pool_epilogue.h"
+#include "sim/scheduler/tiling.h"
 
 namespace npusim::sched {
 using workloads::Graph;

@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "sim/config/config_loader.h"
-#include "sim/npu/simulation.h"
 #include "sim/core/errors.h"
+#include "sim/npu/simulation.h"
+#include "sim/scheduler/depth_first.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/tiling.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
 

@@ -6,9 +6,10 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/npu/simulation.h"
+#include "sim/scheduler/fusion.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/tiling.h"
 #include "tests/support/plan_support.h"
 #include "traces/stalls.h"
 #include "traces/tally.h"

@@ -6,7 +6,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/plan.h"
-#include "sim/scheduler/segment.h"
+#include "sim/scheduler/tiling.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"

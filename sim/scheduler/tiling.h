@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the scheduler: the geometry of a segment (what its tiles read and write) and
-// its tiling. The planner (fusion.cpp) asks for tilings under a budget; the lowering
+// its tiling (tiling.cpp). The planner (fusion.h) asks for tilings under a budget; the lowering
 // (lowering.cpp) walks the same geometry to emit commands, so both count bytes one way.
 #include <array>
 #include <cstdint>
@@ -115,71 +115,10 @@ std::string buffer_shortfall(const HardwareConfig& hw, const std::optional<Tilin
 /// operand buffers an intermediate cannot stay whole across the ifmap, filter and ofmap buffers.
 std::string resident_fusion_obstacle(const HardwareConfig& hw);
 
-/// A candidate group evaluated: residency, per-segment tilings, peak SRAM and traffic.
-struct GroupEval {
-  bool fits = false;
-  std::string why;               // when it does not fit
-  std::uint64_t over_bytes = 0;  // by how much it does not fit
-  double estimate = 0;           // estimated seconds (depth-first candidates)
-  GroupPlan plan;
-};
-
 /// Estimated seconds of a piece of work: max(DRAM time, compute time) plus the first tile's
 /// load that nothing hides plus a per-tile issue overhead (so tiny tiles lose).
 double estimate_seconds(const HardwareConfig& hw, std::uint64_t dram_bytes, double ops, std::uint64_t first_tile_bytes,
                         std::uint64_t tiles, double peak_ops);
-
-/// Windows of one depth-first tile: for every layer, the output rows it needs [need_a, need_b),
-/// the rows it computes [comp_a, need_b) (= need with recompute; only new rows with cache) and
-/// the output columns it computes [col_a, col_b) (its whole width unless the group is cut into
-/// column strips); for the group input, the rows [load_a, load_b) and columns [load_col_a,
-/// load_col_b) loaded.
-struct DepthFirstTile {
-  std::vector<std::int64_t> need_a, need_b, comp_a;
-  std::vector<std::int64_t> col_a, col_b;
-  std::int64_t load_a = 0, load_b = 0;
-  std::int64_t load_col_a = 0, load_col_b = 0;
-  std::int64_t columns(std::size_t l) const { return col_b[l] - col_a[l]; }
-};
-
-/// The block layer `l` of a depth-first tile computes: rows [comp_a, need_b), columns
-/// [col_a, col_b), every output channel (whole groups), all input channels.
-GemmBlock depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l);
-
-/// Why `segs` cannot be fused depth-first ("" when it can).
-std::string depth_first_obstacle(const workloads::Graph& g, const std::vector<Segment>& segs);
-/// The tiles of a depth-first group (`df`'s rows, cols and halo), in order: column strips
-/// outermost, each walked down its rows.
-std::vector<DepthFirstTile> depth_first_tiles(const workloads::Graph& g, const std::vector<Segment>& segs,
-                                              const DepthFirst& df);
-/// Evaluates `segs` fused depth-first. rows = 0: choose the best tile height, and when no
-/// height fits with whole rows, the best height and width; rows > 0: that height, `cols`
-/// output columns per tile (0: the whole width).
-GroupEval evaluate_depth_first(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
-                               Halo halo, std::int64_t rows, std::int64_t cols = 0);
-
-/// The cheaper in DRAM bytes of layer fusion (resident intermediates) and depth-first fusion.
-GroupEval best_fused_eval(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs);
-
-/// Evaluates `segs` (in order) as one group: which tensors stay resident, each segment's tiling
-/// under the SRAM those leave, the group's peak SRAM and DRAM traffic.
-GroupEval evaluate_group(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs);
-
-/// A pool at the end of a conv segment, applied to each output tile before it leaves SRAM, so
-/// the unpooled output never goes to DRAM (docs/scheduling.md, "Pooling in epilogues").
-struct PoolEpilogue {
-  int op = -1;          // the pool op; -1 when the segment does not end in one
-  bool global = false;  // the window is the whole map: accumulated across row tiles, stored per channel block
-  std::int64_t stride_h = 1, stride_w = 1;  // local: a tile of R rows (a multiple of stride_h) pools to R/stride_h
-};
-PoolEpilogue pool_epilogue(const workloads::Graph& g, const Segment& seg);
-/// Why `pool` cannot run on the output tiles of the conv `head` ("" when it can).
-std::string pool_epilogue_obstacle(const workloads::Graph& g, int head, int pool);
-/// Fixes the dataflow of a finished group: its GEMM segments' (all alike; the config's when
-/// none was asked for) becomes the group's, so reports and the lowering see it explicitly.
-void settle_dataflow(const workloads::Graph& g, const HardwareConfig& hw, GroupPlan& gp);
-/// Whether any of the segments has a GEMM head (work a dataflow applies to).
-bool has_gemm(const workloads::Graph& g, const std::vector<Segment>& segs);
 
 /// Whether the GEMM operand `tensor` is expanded by the vector unit before the array reads it: a
 /// weight in a group-quantised format (scales per group) with npu.mac_array.dequant
@@ -205,11 +144,6 @@ class TileTensors {
  private:
   std::unordered_set<int> tensors_;
 };
-
-/// Tiles a segment's epilogue keeps beside the one flowing through it: at the widest point of
-/// a tile region, the intermediates still to be read by a later op, less one (a diamond's
-/// branch waiting for its join: 1 for GELU's erf form; 0 for a chain).
-std::uint64_t epilogue_scratch_tiles(const workloads::Graph& g, const Segment& seg);
 
 /// How a vector head is cut into tiles, by op class (docs/scheduling.md, "Vector heads"), so a
 /// new op kind falls into a rule: elementwise ops (and expand) cut their output into contiguous
