@@ -316,200 +316,274 @@ std::uint64_t gemm_bias_bytes(const Graph& g, const Op& head, const Residency& w
   return workloads::tensor_bytes(g, head.inputs[2], eb);
 }
 
+/// One candidate tile shape of a GEMM head: output rows, output columns per row block (0: the
+/// whole width), output channels (groups of a grouped conv) and input channels.
+struct GemmCandidate {
+  std::int64_t rows = 0, width = 0, cols = 0, chans = 0;
+};
+
+/// What a cut into row (and column) blocks reads of the first operand, halo included: every
+/// block's input summed, the largest block's (for every input channel), and the number of row
+/// blocks per batch item, each column block of a split row counted as one.
+struct InputSpan {
+  std::uint64_t a_full = 0, a_block_max = 0;
+  std::int64_t blocks_per_batch = 0;
+};
+
+/// How often each operand streams from DRAM (elements) for one loop order.
+struct OperandStreams {
+  std::uint64_t a = 0, b = 0;
+};
+
+/// The tiler of one GEMM segment under one residency, in the steps a reader can name: candidate
+/// tiles (rows, widths, output and input channels), each one's SRAM (buffers) and whether it
+/// fits, its DRAM streams and estimated time (cost), and the cheapest (choice; with `smallest`,
+/// the least SRAM instead, for error messages).
+class GemmTiler {
+ public:
+  GemmTiler(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where)
+      : g_(g),
+        hw_(hw),
+        seg_(seg),
+        head_(g.op(seg.ops[0])),
+        geo_(gemm_geometry(g, head_)),
+        eb_(dtype_bytes(hw.mac_array.dtype)),
+        ea_(workloads::element_bytes(g, head_.inputs[0], eb_)),
+        acc_(hw.mac_array.accumulator_bytes),
+        a_resident_(where.resident[base_tensor(g, head_.inputs[0])]),
+        b_resident_(where.resident[base_tensor(g, head_.inputs[1])]),
+        out_(segment_output(g, seg)),
+        out_stored_(where.stored[out_]),
+        extras_(epilogue_extras(g, seg, where, eb_)),
+        eo_(workloads::element_bytes(g, out_, eb_)),
+        bias_(gemm_bias_bytes(g, head_, where, eb_)),
+        pro_(prologue_operands(g, seg, where, eb_)),
+        prologue_(!seg.prologue.empty()),
+        b_dequantized_(dequantized_on_vector_unit(g, hw, head_.inputs[1])),
+        b_full_(std::uint64_t(g.tensor(head_.inputs[1]).elements())),
+        out_bytes_(workloads::tensor_bytes(g, out_, eb_)),
+        pool_(pool_epilogue(g, seg)),
+        burst_(hw.dram.bytes_per_burst()) {}
+
+  std::optional<Tiling> best(std::uint64_t budget, bool smallest) const {
+    std::optional<Tiling> best;
+    double best_cost = std::numeric_limits<double>::infinity();
+    const auto row_cands = requested(dividing(candidates(geo_.out_rows, 1), geo_.out_rows), seg_.request.rows);
+    const auto col_cands = requested(
+        dividing(candidates(geo_.n_total, geo_.grouped ? 1 : hw_.mac_array.cols), geo_.n_total), seg_.request.cols);
+    const auto chan_cands =
+        geo_.grouped
+            ? std::vector<std::int64_t>{1}
+            : requested(dividing(candidates(geo_.c_total, hw_.mac_array.rows), geo_.c_total), seg_.request.in_channels);
+    // Whole rows first; column blocks of a split row only when no whole-row tile fits, or only
+    // single rows do (their narrow channel blocks can cost more than column blocks with every
+    // channel), or when looking for the smallest tile.
+    for (bool split : {false, true})
+      for (std::int64_t rows : row_cands)
+        for (std::int64_t width : split&& best && best->rows > 1 && !smallest
+                                      ? std::vector<std::int64_t>{}
+                                      : width_candidates(geo_, rows, pool_, split)) {
+          if (pool_.op >= 0 && rows % pool_.stride_h != 0) continue;  // a pool window never straddles two tiles
+          const InputSpan span = input_span(rows, width);
+          for (std::int64_t cols : col_cands)
+            for (std::int64_t chans : chan_cands) {
+              const GemmCandidate c{rows, width, cols, chans};
+              if (width && !column_block_is_one_region(geo_, cols, chans)) continue;
+              consider(c, span, budget, smallest, best, best_cost);
+            }
+        }
+    return best;
+  }
+
+ private:
+  InputSpan input_span(std::int64_t rows, std::int64_t width) const {
+    InputSpan s;
+    if (width == 0) {
+      for (std::int64_t r0 = 0; r0 < geo_.out_rows; r0 += rows) {
+        const std::uint64_t a =
+            geo_.a_elements(GemmBlock{0, r0, std::min(rows, geo_.out_rows - r0), 0, geo_.n_total, 0, geo_.c_total});
+        s.a_full += a;
+        s.a_block_max = std::max(s.a_block_max, a);
+      }
+    } else {  // rows x columns spans multiply: sum (and largest) of each, times every channel
+      std::uint64_t row_sum = 0, row_max = 0, col_sum = 0, col_max = 0;
+      for (std::int64_t r0 = 0; r0 < geo_.out_rows; r0 += rows) {
+        const auto [i0, i1] = geo_.input_rows(r0, std::min(rows, geo_.out_rows - r0));
+        row_sum += std::uint64_t(std::max<std::int64_t>(0, i1 - i0));
+        row_max = std::max(row_max, std::uint64_t(std::max<std::int64_t>(0, i1 - i0)));
+      }
+      for (std::int64_t p0 = 0; p0 < geo_.out_cols_px; p0 += width) {
+        const auto [j0, j1] = geo_.input_cols(p0, std::min(width, geo_.out_cols_px - p0));
+        col_sum += std::uint64_t(std::max<std::int64_t>(0, j1 - j0));
+        col_max = std::max(col_max, std::uint64_t(std::max<std::int64_t>(0, j1 - j0)));
+      }
+      s.a_full = row_sum * col_sum * std::uint64_t(geo_.in_c);
+      s.a_block_max = row_max * col_max * std::uint64_t(geo_.in_c);
+    }
+    s.a_full *= std::uint64_t(geo_.batch);
+    s.blocks_per_batch = ceil_div(geo_.out_rows, rows) * (width ? ceil_div(geo_.out_cols_px, width) : 1);
+    return s;
+  }
+
+  /// The first block of a candidate (its shape: every block but the edges).
+  GemmBlock first_block(const GemmCandidate& c) const {
+    return GemmBlock{0, 0, std::min(c.rows, geo_.out_rows), 0, c.cols, 0, c.chans, 0, c.width};
+  }
+
+  /// Bytes of n elements of the second operand (a sub-byte, group-quantised weight counts its scales).
+  std::uint64_t wb(std::uint64_t n) const { return workloads::elements_bytes(g_, head_.inputs[1], n, eb_); }
+
+  /// The first operand's largest block in bytes: the buffer holds it (an interior block's halo
+  /// is not clipped at the padding), for this block's channels of the in_c in a_block_max.
+  std::uint64_t a_tile_bytes(const GemmCandidate& c, const InputSpan& span) const {
+    const std::int64_t channels = geo_.grouped ? c.cols * geo_.cin_g : c.chans;
+    return (geo_.conv ? mul_div(span.a_block_max, std::uint64_t(channels), std::uint64_t(geo_.in_c))
+                      : geo_.a_elements(first_block(c))) *
+           ea_;
+  }
+
+  /// A weight the vector unit dequantises sits in SRAM twice: packed as loaded, and expanded to
+  /// the first operand's width for the array (each double-buffered).
+  std::uint64_t b_tile_bytes(const GemmCandidate& c) const {
+    const std::uint64_t n = geo_.b_elements(first_block(c));
+    return wb(n) + (b_dequantized_ ? n * ea_ : 0);
+  }
+
+  /// The candidate's double-buffered working set by operand buffer. Epilogue operands sit beside
+  /// the output tile they are applied to; a prologue's input blocks are double-buffered beside
+  /// the operand block it makes, so the DMA loads block i+1 while the vector unit makes block i
+  /// and the array reads i-1.
+  BufferBytes buffers(const GemmCandidate& c, const InputSpan& span) const {
+    const std::uint64_t a_tile = a_tile_bytes(c, span);
+    const std::uint64_t out_tile_elems = geo_.out_elements(first_block(c));
+    const std::uint64_t a_part = prologue_
+                                     ? 2 * a_tile * (1 + pro_.streamed) + a_tile * pro_.scratch_tiles + pro_.whole_bytes
+                                 : a_resident_ ? 0
+                                               : 2 * a_tile;
+    return BufferBytes{a_part, b_resident_ ? 0 : 2 * b_tile_bytes(c),
+                       2 * out_tile_elems * acc_ + 2 * out_tile_elems * extras_.tiled_bytes_per_out_elem +
+                           out_tile_elems * extras_.scratch_bytes_per_out_elem + extras_.whole_buffer_bytes + bias_ +
+                           pool_buffer_bytes(geo_, pool_, out_tile_elems, eo_, acc_)};
+  }
+
+  /// Elements each operand streams with the weights' loop outer or inner.
+  OperandStreams streams(const GemmCandidate& c, const InputSpan& span, bool weights_outer) const {
+    const std::int64_t nb = ceil_div(geo_.n_total, c.cols);
+    const std::int64_t cb = ceil_div(geo_.c_total, c.chans);
+    const std::int64_t rb = span.blocks_per_batch * geo_.batch;
+    const std::int64_t b_reloads = geo_.b_constant ? rb : span.blocks_per_batch;
+    if (geo_.grouped) return {span.a_full, weights_outer || nb == 1 ? b_full_ : b_full_ * std::uint64_t(rb)};
+    if (cb == 1) {
+      // Weights outer re-reads the inputs per output-channel block, unless one input block (a
+      // single row block per weight block) stays in its buffer throughout.
+      const bool a_reloaded = (geo_.b_constant ? rb : span.blocks_per_batch) > 1;
+      return {weights_outer && nb > 1 && a_reloaded ? span.a_full * std::uint64_t(nb) : span.a_full,
+              !weights_outer && nb > 1 ? b_full_ * std::uint64_t(b_reloads) : b_full_};
+    }
+    return {span.a_full * std::uint64_t(nb), b_full_ * std::uint64_t(b_reloads)};
+  }
+
+  /// Over-fetch factors of the strided operands for a block of `chans` inputs x `cols` outputs:
+  /// narrow channel blocks fetch whole bursts.
+  double a_fetch(std::int64_t chans, std::int64_t cols) const {
+    const std::int64_t width = geo_.conv ? (geo_.grouped ? cols * geo_.cin_g : chans) : chans;
+    const std::int64_t full = geo_.conv ? geo_.in_c : geo_.k_dim;
+    return burst_overfetch(std::uint64_t(width) * ea_, std::uint64_t(full) * ea_, burst_);
+  }
+  double b_fetch(std::int64_t chans, std::int64_t cols) const {
+    if (geo_.b_constant) return 1.0;  // weights are stored pre-tiled, contiguous
+    return geo_.transpose_b ? burst_overfetch(wb(std::uint64_t(chans)), wb(std::uint64_t(geo_.k_dim)), burst_)
+                            : burst_overfetch(wb(std::uint64_t(cols)), wb(std::uint64_t(geo_.n_total)), burst_);
+  }
+  double out_fetch(std::int64_t cols) const {
+    const std::int64_t width = geo_.grouped ? cols * geo_.cout_g : cols;
+    return burst_overfetch(std::uint64_t(width) * eo_, std::uint64_t(geo_.out_channels) * eo_, burst_);
+  }
+
+  /// Scores a fitting candidate in both loop orders and keeps it in `best` when cheaper.
+  void consider(const GemmCandidate& c, const InputSpan& span, std::uint64_t budget, bool smallest,
+                std::optional<Tiling>& best, double& best_cost) const {
+    const BufferBytes parts = buffers(c, span);
+    if (!fits(hw_, budget, parts, smallest)) return;
+    // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
+    const GemmTileCost array =
+        smallest ? GemmTileCost{}
+                 : cached_tiling_cost(g_, seg_.ops[0], geo_, c.rows, c.cols, c.chans, seg_.dataflow, hw_, c.width);
+    const std::int64_t nb = ceil_div(geo_.n_total, c.cols);
+    const std::int64_t cb = ceil_div(geo_.c_total, c.chans);
+    const std::uint64_t tiles = std::uint64_t(span.blocks_per_batch * geo_.batch * nb * cb);
+    const std::uint64_t first_load = geo_.a_elements(first_block(c)) * ea_ + b_tile_bytes(c);
+    for (bool weights_outer : {true, false}) {
+      if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
+      const OperandStreams s = streams(c, span, weights_outer);
+      const std::uint64_t b_bytes = b_resident_ ? 0 : wb(s.b);
+      const std::uint64_t beside_a = b_bytes + (out_stored_ ? out_bytes_ : 0) + extras_.dram_bytes + bias_;
+      const PrologueTraffic pt =
+          prologue_ ? cheaper_prologue(hw_, pro_, span.a_full, s.a, ea_, beside_a, smallest ? 0 : array.cycles)
+                    : PrologueTraffic{};
+      const std::uint64_t a_bytes = prologue_ ? pt.dram_bytes : a_resident_ ? 0 : s.a * ea_;
+      const std::uint64_t traffic = a_bytes + beside_a;
+      // What the DRAM really moves: narrow channel blocks fetch whole bursts.
+      const double moved = double(a_bytes) * a_fetch(c.chans, c.cols) + double(b_bytes) * b_fetch(c.chans, c.cols) +
+                           double((out_stored_ ? out_bytes_ : 0) + extras_.dram_bytes) * out_fetch(c.cols) +
+                           double(bias_);
+      // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
+      // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
+      const double bank_cycles = double(array.sram_read_bytes + array.sram_write_bytes) + moved;
+      const double compute_cycles =
+          smallest ? 0 : std::max(array.cycles, bank_cycles / double(hw_.sram.bytes_per_cycle()));
+      // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
+      // channel the next group's prefetch and the stores need, and carry nothing.
+      const double overfetch = std::max(0.0, moved - double(traffic)) / hw_.dram.peak_bandwidth().bytes_per_second;
+      const double busy_cycles =
+          std::max(compute_cycles, double(pt.vector_ops) / hw_.vector_peak_ops() * hw_.core_clock.hz);
+      const double cost = score(
+          smallest,
+          estimate_seconds(hw_, std::uint64_t(moved), busy_cycles, first_load, tiles, hw_.core_clock.hz) + overfetch,
+          parts.total());
+      if (!(cost < best_cost)) continue;  // (a NaN never wins)
+      best_cost = cost;
+      Tiling t;
+      t.rows = c.rows;
+      t.cols = c.cols;
+      t.in_channels = c.chans;
+      t.width = c.width;
+      t.weights_outer = weights_outer;
+      set_buffers(t, parts);
+      t.dram_bytes = traffic;
+      t.tile_count = tiles;
+      t.prologue_reads = span.a_full ? s.a / span.a_full : 1;
+      t.prologue_spill = pt.spill;
+      t.prologue_vector_ops = pt.vector_ops;
+      best = t;
+    }
+  }
+
+  const Graph& g_;
+  const HardwareConfig& hw_;
+  const Segment& seg_;
+  const Op& head_;
+  const GemmGeometry geo_;
+  const std::uint32_t eb_;  // tensors without their own width
+  const std::uint32_t ea_;
+  const std::uint32_t acc_;
+  const bool a_resident_, b_resident_;
+  const int out_;
+  const bool out_stored_;
+  const ExtraOperands extras_;
+  const std::uint32_t eo_;
+  const std::uint64_t bias_;
+  const PrologueOperands pro_;
+  const bool prologue_, b_dequantized_;
+  const std::uint64_t b_full_;
+  const std::uint64_t out_bytes_;  // what leaves SRAM: the segment's output (pooled, when it ends in a pool)
+  const PoolEpilogue pool_;
+  const std::uint64_t burst_;
+};
+
 std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                 std::uint64_t budget, bool smallest) {
-  const Op& head = g.op(seg.ops[0]);
-  const GemmGeometry geo = gemm_geometry(g, head);
-  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);  // tensors without their own width
-  const std::uint32_t ea = workloads::element_bytes(g, head.inputs[0], eb);
-  // Bytes of n elements of the second operand (a sub-byte, group-quantised weight counts its scales).
-  auto wb = [&](std::uint64_t n) { return workloads::elements_bytes(g, head.inputs[1], n, eb); };
-  const std::uint32_t acc = hw.mac_array.accumulator_bytes;
-  const bool a_resident = where.resident[base_tensor(g, head.inputs[0])];
-  const bool b_resident = where.resident[base_tensor(g, head.inputs[1])];
-  const int out = segment_output(g, seg);
-  const bool out_stored = where.stored[out];
-  const ExtraOperands extras = epilogue_extras(g, seg, where, eb);
-  const std::uint32_t eo = workloads::element_bytes(g, out, eb);
-  const std::uint64_t bias = gemm_bias_bytes(g, head, where, eb);
-  const PrologueOperands pro = prologue_operands(g, seg, where, eb);
-  const bool prologue = !seg.prologue.empty();
-  const bool b_dequantized = dequantized_on_vector_unit(g, hw, head.inputs[1]);
-
-  std::uint64_t a_full = 0;  // first-operand elements over all row blocks, halo included, per unit rows
-  std::uint64_t b_full = geo.b_constant ? std::uint64_t(g.tensor(head.inputs[1]).elements())
-                                        : std::uint64_t(g.tensor(head.inputs[1]).elements());
-  // What leaves SRAM: the segment's output (pooled, when the segment ends in a pool).
-  const std::uint64_t out_bytes = workloads::tensor_bytes(g, out, eb);
-  const PoolEpilogue pool = pool_epilogue(g, seg);
-
-  // Over-fetch factors of the strided operands for a block of `chans` inputs x `cols` outputs.
-  const std::uint64_t burst = hw.dram.bytes_per_burst();
-  auto a_fetch = [&](std::int64_t chans, std::int64_t cols) {
-    const std::int64_t width = geo.conv ? (geo.grouped ? cols * geo.cin_g : chans) : chans;
-    const std::int64_t full = geo.conv ? geo.in_c : geo.k_dim;
-    return burst_overfetch(std::uint64_t(width) * ea, std::uint64_t(full) * ea, burst);
-  };
-  auto b_fetch = [&](std::int64_t chans, std::int64_t cols) {
-    if (geo.b_constant) return 1.0;  // weights are stored pre-tiled, contiguous
-    return geo.transpose_b ? burst_overfetch(wb(std::uint64_t(chans)), wb(std::uint64_t(geo.k_dim)), burst)
-                           : burst_overfetch(wb(std::uint64_t(cols)), wb(std::uint64_t(geo.n_total)), burst);
-  };
-  auto out_fetch = [&](std::int64_t cols) {
-    const std::int64_t width = geo.grouped ? cols * geo.cout_g : cols;
-    return burst_overfetch(std::uint64_t(width) * eo, std::uint64_t(geo.out_channels) * eo, burst);
-  };
-
-  std::optional<Tiling> best;
-  double best_cost = std::numeric_limits<double>::infinity();
-  const auto row_cands = requested(dividing(candidates(geo.out_rows, 1), geo.out_rows), seg.request.rows);
-  const auto col_cands =
-      requested(dividing(candidates(geo.n_total, geo.grouped ? 1 : hw.mac_array.cols), geo.n_total), seg.request.cols);
-  const auto chan_cands = geo.grouped ? std::vector<std::int64_t>{1}
-                                      : requested(dividing(candidates(geo.c_total, hw.mac_array.rows), geo.c_total),
-                                                  seg.request.in_channels);
-
-  // Whole rows first; column blocks of a split row only when no whole-row tile fits, or only
-  // single rows do (their narrow channel blocks can cost more than column blocks with every
-  // channel), or when looking for the smallest tile.
-  for (bool split : {false, true})
-    for (std::int64_t rows : row_cands)
-      for (std::int64_t width : split&& best && best->rows > 1 && !smallest
-                                    ? std::vector<std::int64_t>{}
-                                    : width_candidates(geo, rows, pool, split)) {
-        if (pool.op >= 0 && rows % pool.stride_h != 0) continue;  // a pool window never straddles two tiles
-        // First-operand elements over all row (and column) blocks: halo rows and columns are read
-        // again by every block.
-        a_full = 0;
-        std::uint64_t a_tile_max = 0, a_block_max = 0;  // the largest block's input, for every channel
-        if (width == 0) {
-          for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
-            const std::uint64_t a =
-                geo.a_elements(GemmBlock{0, r0, std::min(rows, geo.out_rows - r0), 0, geo.n_total, 0, geo.c_total});
-            a_full += a;
-            a_block_max = std::max(a_block_max, a);
-          }
-        } else {  // rows x columns spans multiply: sum (and largest) of each, times every channel
-          std::uint64_t row_sum = 0, row_max = 0, col_sum = 0, col_max = 0;
-          for (std::int64_t r0 = 0; r0 < geo.out_rows; r0 += rows) {
-            const auto [i0, i1] = geo.input_rows(r0, std::min(rows, geo.out_rows - r0));
-            row_sum += std::uint64_t(std::max<std::int64_t>(0, i1 - i0));
-            row_max = std::max(row_max, std::uint64_t(std::max<std::int64_t>(0, i1 - i0)));
-          }
-          for (std::int64_t p0 = 0; p0 < geo.out_cols_px; p0 += width) {
-            const auto [j0, j1] = geo.input_cols(p0, std::min(width, geo.out_cols_px - p0));
-            col_sum += std::uint64_t(std::max<std::int64_t>(0, j1 - j0));
-            col_max = std::max(col_max, std::uint64_t(std::max<std::int64_t>(0, j1 - j0)));
-          }
-          a_full = row_sum * col_sum * std::uint64_t(geo.in_c);
-          a_block_max = row_max * col_max * std::uint64_t(geo.in_c);
-        }
-        a_full *= std::uint64_t(geo.batch);
-        // Row blocks, counting each column block of a split row as one.
-        const std::int64_t rb_per_batch = ceil_div(geo.out_rows, rows) * (width ? ceil_div(geo.out_cols_px, width) : 1);
-        const std::int64_t rb = rb_per_batch * geo.batch;
-        for (std::int64_t cols : col_cands) {
-          const std::int64_t nb = ceil_div(geo.n_total, cols);
-          for (std::int64_t chans : chan_cands) {
-            const std::int64_t cb = ceil_div(geo.c_total, chans);
-            if (width && !column_block_is_one_region(geo, cols, chans)) continue;
-            const GemmBlock first{0, 0, std::min(rows, geo.out_rows), 0, cols, 0, chans, 0, width};
-            // The buffer holds the largest block's input (an interior block's halo is not clipped
-            // at the padding), for this block's channels of the in_c counted in a_block_max.
-            const std::int64_t channels = geo.grouped ? cols * geo.cin_g : chans;
-            a_tile_max = (geo.conv ? mul_div(a_block_max, std::uint64_t(channels), std::uint64_t(geo.in_c))
-                                   : geo.a_elements(first)) *
-                         ea;
-            // A weight the vector unit dequantises sits in SRAM twice: packed as loaded, and
-            // expanded to the first operand's width for the array (each double-buffered).
-            const std::uint64_t b_tile = wb(geo.b_elements(first)) + (b_dequantized ? geo.b_elements(first) * ea : 0);
-            const std::uint64_t out_tile_elems = geo.out_elements(first);
-            // Epilogue operands sit beside the output tile they are applied to.
-            // A prologue's input blocks are double-buffered beside the operand block it makes, so
-            // the DMA loads block i+1 while the vector unit makes block i and the array reads i-1.
-            const std::uint64_t a_part =
-                prologue     ? 2 * a_tile_max * (1 + pro.streamed) + a_tile_max * pro.scratch_tiles + pro.whole_bytes
-                : a_resident ? 0
-                             : 2 * a_tile_max;
-            const BufferBytes parts{a_part, b_resident ? 0 : 2 * b_tile,
-                                    2 * out_tile_elems * acc + 2 * out_tile_elems * extras.tiled_bytes_per_out_elem +
-                                        out_tile_elems * extras.scratch_bytes_per_out_elem + extras.whole_buffer_bytes +
-                                        bias + pool_buffer_bytes(geo, pool, out_tile_elems, eo, acc)};
-            const std::uint64_t ws = parts.total();
-            if (!fits(hw, budget, parts, smallest)) continue;
-            // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
-            const GemmTileCost array =
-                smallest ? GemmTileCost{}
-                         : cached_tiling_cost(g, seg.ops[0], geo, rows, cols, chans, seg.dataflow, hw, width);
-            for (bool weights_outer : {true, false}) {
-              if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
-              const std::int64_t b_reloads = geo.b_constant ? rb : rb_per_batch;
-              std::uint64_t a_traffic, b_traffic;
-              if (geo.grouped) {
-                a_traffic = a_full;
-                b_traffic = weights_outer || nb == 1 ? b_full : b_full * std::uint64_t(rb);
-              } else if (cb == 1) {
-                // Weights outer re-reads the inputs per output-channel block, unless one input block
-                // (a single row block per weight block) stays in its buffer throughout.
-                const bool a_reloaded = (geo.b_constant ? rb : rb_per_batch) > 1;
-                a_traffic = weights_outer && nb > 1 && a_reloaded ? a_full * std::uint64_t(nb) : a_full;
-                b_traffic = !weights_outer && nb > 1 ? b_full * std::uint64_t(b_reloads) : b_full;
-              } else {
-                a_traffic = a_full * std::uint64_t(nb);
-                b_traffic = b_full * std::uint64_t(b_reloads);
-              }
-              const PrologueTraffic pt =
-                  prologue ? cheaper_prologue(hw, pro, a_full, a_traffic, ea,
-                                              (b_resident ? 0 : wb(b_traffic)) + (out_stored ? out_bytes : 0) +
-                                                  extras.dram_bytes + bias,
-                                              smallest ? 0 : array.cycles)
-                           : PrologueTraffic{};
-              const std::uint64_t a_bytes = prologue ? pt.dram_bytes : a_resident ? 0 : a_traffic * ea;
-              const std::uint64_t traffic =
-                  a_bytes + (b_resident ? 0 : wb(b_traffic)) + (out_stored ? out_bytes : 0) + extras.dram_bytes + bias;
-              // What the DRAM really moves: narrow channel blocks fetch whole bursts.
-              const double moved = double(a_bytes) * a_fetch(chans, cols) +
-                                   (b_resident ? 0 : double(wb(b_traffic)) * b_fetch(chans, cols)) +
-                                   double((out_stored ? out_bytes : 0) + extras.dram_bytes) * out_fetch(cols) +
-                                   double(bias);
-              const std::uint64_t tiles = std::uint64_t(rb * nb * cb);
-              // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
-              // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
-              const double bank_cycles = double(array.sram_read_bytes + array.sram_write_bytes) + moved;
-              const double compute_cycles =
-                  smallest ? 0 : std::max(array.cycles, bank_cycles / double(hw.sram.bytes_per_cycle()));
-              // Over-fetched bytes are charged even when compute hides the DRAM time: they occupy the
-              // channel the next group's prefetch and the stores need, and carry nothing.
-              const double overfetch =
-                  std::max(0.0, moved - double(traffic)) / hw.dram.peak_bandwidth().bytes_per_second;
-              const double busy_cycles =
-                  std::max(compute_cycles, double(pt.vector_ops) / hw.vector_peak_ops() * hw.core_clock.hz);
-              const double cost = score(smallest,
-                                        estimate_seconds(hw, std::uint64_t(moved), busy_cycles,
-                                                         geo.a_elements(first) * ea + b_tile, tiles, hw.core_clock.hz) +
-                                            overfetch,
-                                        ws);
-              if (cost < best_cost) {
-                best_cost = cost;
-                Tiling t;
-                t.rows = rows;
-                t.cols = cols;
-                t.in_channels = chans;
-                t.width = width;
-                t.weights_outer = weights_outer;
-                set_buffers(t, parts);
-                t.dram_bytes = traffic;
-                t.tile_count = tiles;
-                t.prologue_reads = a_full ? a_traffic / a_full : 1;
-                t.prologue_spill = pt.spill;
-                t.prologue_vector_ops = pt.vector_ops;
-                best = t;
-              }
-            }
-          }
-        }
-      }
-  return best;
+  return GemmTiler(g, hw, seg, where).best(budget, smallest);
 }
 
 /// What a cut of a vector head into tiles of `size` driver elements loads and holds.
