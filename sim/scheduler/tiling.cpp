@@ -435,17 +435,17 @@ class GemmTiler {
 
   /// The first operand's largest block in bytes: the buffer holds it (an interior block's halo
   /// is not clipped at the padding), for this block's channels of the in_c in a_block_max.
-  std::uint64_t a_tile_bytes(const GemmCandidate& c, const InputSpan& span) const {
+  std::uint64_t a_tile_bytes(const GemmCandidate& c, const GemmBlock& first, const InputSpan& span) const {
     const std::int64_t channels = geo_.grouped ? c.cols * geo_.cin_g : c.chans;
     return (geo_.conv ? mul_div(span.a_block_max, std::uint64_t(channels), std::uint64_t(geo_.in_c))
-                      : geo_.a_elements(first_block(c))) *
+                      : geo_.a_elements(first)) *
            ea_;
   }
 
   /// A weight the vector unit dequantises sits in SRAM twice: packed as loaded, and expanded to
   /// the first operand's width for the array (each double-buffered).
-  std::uint64_t b_tile_bytes(const GemmCandidate& c) const {
-    const std::uint64_t n = geo_.b_elements(first_block(c));
+  std::uint64_t b_tile_bytes(const GemmBlock& first) const {
+    const std::uint64_t n = geo_.b_elements(first);
     return wb(n) + (b_dequantized_ ? n * ea_ : 0);
   }
 
@@ -453,14 +453,15 @@ class GemmTiler {
   /// the output tile they are applied to; a prologue's input blocks are double-buffered beside
   /// the operand block it makes, so the DMA loads block i+1 while the vector unit makes block i
   /// and the array reads i-1.
-  BufferBytes buffers(const GemmCandidate& c, const InputSpan& span) const {
-    const std::uint64_t a_tile = a_tile_bytes(c, span);
-    const std::uint64_t out_tile_elems = geo_.out_elements(first_block(c));
+  BufferBytes buffers(const GemmCandidate& c, const GemmBlock& first, const InputSpan& span,
+                      std::uint64_t b_tile) const {
+    const std::uint64_t a_tile = a_tile_bytes(c, first, span);
+    const std::uint64_t out_tile_elems = geo_.out_elements(first);
     const std::uint64_t a_part = prologue_
                                      ? 2 * a_tile * (1 + pro_.streamed) + a_tile * pro_.scratch_tiles + pro_.whole_bytes
                                  : a_resident_ ? 0
                                                : 2 * a_tile;
-    return BufferBytes{a_part, b_resident_ ? 0 : 2 * b_tile_bytes(c),
+    return BufferBytes{a_part, b_resident_ ? 0 : 2 * b_tile,
                        2 * out_tile_elems * acc_ + 2 * out_tile_elems * extras_.tiled_bytes_per_out_elem +
                            out_tile_elems * extras_.scratch_bytes_per_out_elem + extras_.whole_buffer_bytes + bias_ +
                            pool_buffer_bytes(geo_, pool_, out_tile_elems, eo_, acc_)};
@@ -503,7 +504,9 @@ class GemmTiler {
   /// Scores a fitting candidate in both loop orders and keeps it in `best` when cheaper.
   void consider(const GemmCandidate& c, const InputSpan& span, std::uint64_t budget, bool smallest,
                 std::optional<Tiling>& best, double& best_cost) const {
-    const BufferBytes parts = buffers(c, span);
+    const GemmBlock first = first_block(c);
+    const std::uint64_t b_tile = b_tile_bytes(first);
+    const BufferBytes parts = buffers(c, first, span, b_tile);
     if (!fits(hw_, budget, parts, smallest)) return;
     // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
     const GemmTileCost array =
@@ -512,7 +515,7 @@ class GemmTiler {
     const std::int64_t nb = ceil_div(geo_.n_total, c.cols);
     const std::int64_t cb = ceil_div(geo_.c_total, c.chans);
     const std::uint64_t tiles = std::uint64_t(span.blocks_per_batch * geo_.batch * nb * cb);
-    const std::uint64_t first_load = geo_.a_elements(first_block(c)) * ea_ + b_tile_bytes(c);
+    const std::uint64_t first_load = geo_.a_elements(first) * ea_ + b_tile;
     for (bool weights_outer : {true, false}) {
       if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
       const OperandStreams s = streams(c, span, weights_outer);
@@ -524,9 +527,9 @@ class GemmTiler {
       const std::uint64_t a_bytes = prologue_ ? pt.dram_bytes : a_resident_ ? 0 : s.a * ea_;
       const std::uint64_t traffic = a_bytes + beside_a;
       // What the DRAM really moves: narrow channel blocks fetch whole bursts.
-      const double moved = double(a_bytes) * a_fetch(c.chans, c.cols) + double(b_bytes) * b_fetch(c.chans, c.cols) +
-                           double((out_stored_ ? out_bytes_ : 0) + extras_.dram_bytes) * out_fetch(c.cols) +
-                           double(bias_);
+      const double moved =
+          double(a_bytes) * a_fetch(c.chans, c.cols) + (b_resident_ ? 0 : double(b_bytes) * b_fetch(c.chans, c.cols)) +
+          double((out_stored_ ? out_bytes_ : 0) + extras_.dram_bytes) * out_fetch(c.cols) + double(bias_);
       // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
       // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
       const double bank_cycles = double(array.sram_read_bytes + array.sram_write_bytes) + moved;
