@@ -113,8 +113,13 @@ void redirect_output(const std::string& log_path, int err_fd) {
   else
     ::dup2(fd, kReplyFd);  // the copy is open across exec
   ::execv(exe, argv.data());
+  // The reply a forked child sends for std::bad_alloc when the memory limit is too small for
+  // npusim to start at all; any other failure is ours.
+  static const char kNoMemory[] = "simulation\nout of memory";
   static const char kFailed[] = "internal\ncannot start npusim again (exec failed) for a child process";
-  [[maybe_unused]] const ssize_t n = ::write(kReplyFd, kFailed, sizeof kFailed - 1);
+  const bool no_memory = errno == ENOMEM || errno == E2BIG;
+  [[maybe_unused]] const ssize_t n =
+      no_memory ? ::write(kReplyFd, kNoMemory, sizeof kNoMemory - 1) : ::write(kReplyFd, kFailed, sizeof kFailed - 1);
   ::_exit(1);
 }
 
@@ -133,6 +138,7 @@ Child::Child(const Spawn& spawn, const ChildOptions& options) : options_(options
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  spawned_ = true;
   start(nullptr, spawn.exe.c_str(), argv);
 }
 
@@ -277,6 +283,13 @@ ChildResult Child::reap() {
   } else if (timed_out_) {
     r.end = ChildResult::End::TimedOut;
     r.message = "stopped at the time limit of " + std::to_string(options_.wall_time.count() / 1000) + " s";
+  } else if (spawned_ && r.signal == 0 && r.exit_code == 127 && newline == std::string::npos &&
+             options_.memory_bytes > 0 && kAddressSpaceLimitWorks) {
+    // The dynamic loader could not map npusim's libraries: the same binary starts in the parent,
+    // so the child's address-space limit is too small (it needs about 40 MiB to start).
+    r.end = ChildResult::End::Error;
+    r.kind = "simulation";
+    r.message = "out of memory";
   } else if (r.signal != 0 || newline == std::string::npos) {
     r.end = ChildResult::End::Signalled;
     const int sig = r.signal;

@@ -130,6 +130,7 @@ class Child {
   std::chrono::steady_clock::time_point start_;
   std::string received_;
   std::atomic<bool> cancelled_{false}, timed_out_{false}, reaped_{false};
+  bool spawned_ = false;  // a Spawn: exit code 127 without a reply is the loader failing to start it
 };
 
 /// Forks `work` and waits for it: the common case.

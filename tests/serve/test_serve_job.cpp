@@ -9,6 +9,7 @@
 
 #include "sim/engine/child.h"
 #include "sim/serve/run_job.h"
+#include "sim/serve/run_manager.h"
 #include "tests/support/cli_support.h"
 
 namespace npusim::test {
@@ -51,6 +52,19 @@ TEST(ServeJob, ByHandWithoutTheReplyPipeItSaysWhatItIs) {
   EXPECT_EQ(run_npusim("serve-job '{}' 3>&-", &out), 2);
   EXPECT_NE(out.find("expected to be started by npusim itself"), std::string::npos) << out;
   EXPECT_EQ(out.find("what()"), std::string::npos) << out;
+}
+
+TEST(ServeJob, AMemoryLimitTooSmallForNpusimToStartIsTheMemoryLimit) {
+  if (!engine::kAddressSpaceLimitWorks) GTEST_SKIP() << "an ASan build runs children without RLIMIT_AS";
+  // npusim needs about 40 MiB of address space to start: under 16 MiB the dynamic loader cannot
+  // map its libraries (exit 127, no reply: "out of memory"), or the exec itself fails (ENOMEM),
+  // or start-up aborts; the server names its flag in every case.
+  engine::ChildOptions o;
+  o.memory_bytes = 16ull << 20;
+  const engine::ChildResult r = engine::run_in_child(npusim_job(serve::upload_check_job(zoo_file("small_cnn"), {})), o);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(serve::describe_failure(r, o).find("memory limit of 16 MiB (npusim serve --run-memory)"), std::string::npos)
+      << "exit " << r.exit_code << " signal " << r.signal << ": " << r.message;
 }
 
 TEST(ServeJob, ChildrenStartWhileOtherThreadsAllocate) {
