@@ -1,5 +1,6 @@
 #include "sim/serve/run_job.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <spdlog/spdlog.h>
@@ -14,22 +15,20 @@
 #include "traces/report.h"
 #include "traces/roofline.h"
 
-namespace npusim::serve {
+namespace npusim {
+
+/// The spellings of a job's task, one table for writing and reading.
+template <>
+const EnumNames<serve::JobTask>& enum_names<serve::JobTask>() {
+  static const EnumNames<serve::JobTask> n = {
+      {"run", serve::JobTask::Run}, {"folder", serve::JobTask::Folder}, {"check-upload", serve::JobTask::CheckUpload}};
+  return n;
+}
+
+namespace serve {
 namespace {
 
 using nlohmann::json;
-
-const char* task_name(JobTask t) {
-  switch (t) {
-    case JobTask::Run:
-      return "run";
-    case JobTask::Folder:
-      return "folder";
-    case JobTask::CheckUpload:
-      return "check-upload";
-  }
-  return "?";
-}
 
 /// The progress line of an LLM run's child, one per phase (prefill, each simulated decode step):
 /// what RunManager follows (its kLlmPhaseScan).
@@ -94,26 +93,28 @@ engine::Child::Work upload_check_work(const json& job) {
 }
 
 engine::Child::Work work_of(const json& job) {
-  const std::string task = job.at("task").get<std::string>();
-  if (task == task_name(JobTask::CheckUpload)) return upload_check_work(job);
+  const std::string name = job.at("task").get<std::string>();
+  const auto& names = enum_names<JobTask>();
+  const auto task = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
+  if (task != names.end() && task->second == JobTask::CheckUpload) return upload_check_work(job);
   const RunRequest r = parse_run_request(job.at("request").dump());
   const std::string workload_path = job.at("workload_path").get<std::string>();
   const std::string out_dir = job.at("out_dir").get<std::string>();
-  if (task == task_name(JobTask::Run))
+  if (task == names.end())
+    throw InputError("job field 'task'", "expected run, folder or check-upload, found '" + name + "'");
+  if (task->second == JobTask::Run)
     return r.llm ? llm_summary_work(llm_spec(r, out_dir)) : summary_work(run_spec(r, workload_path, out_dir));
-  if (task == task_name(JobTask::Folder))
-    return r.llm ? llm_folder_work(llm_spec(r, out_dir)) : folder_work(run_spec(r, workload_path, out_dir));
-  throw InputError("job field 'task'", "expected run, folder or check-upload, found '" + task + "'");
+  return r.llm ? llm_folder_work(llm_spec(r, out_dir)) : folder_work(run_spec(r, workload_path, out_dir));
 }
 
 }  // namespace
 
 json run_job(JobTask task, const RunRequest& r, const std::string& workload_path, const std::string& out_dir) {
-  return {{"task", task_name(task)}, {"request", to_json(r)}, {"workload_path", workload_path}, {"out_dir", out_dir}};
+  return {{"task", enum_name(task)}, {"request", to_json(r)}, {"workload_path", workload_path}, {"out_dir", out_dir}};
 }
 
 json upload_check_job(const std::string& workload_path, const std::map<std::string, std::int64_t>& dims) {
-  return {{"task", task_name(JobTask::CheckUpload)}, {"workload", workload_path}, {"dims", dims}};
+  return {{"task", enum_name(JobTask::CheckUpload)}, {"workload", workload_path}, {"dims", dims}};
 }
 
 engine::Spawn spawn_job(json job) {
@@ -137,4 +138,5 @@ engine::Child::Work job_work(const std::string& job_text) {
   }
 }
 
-}  // namespace npusim::serve
+}  // namespace serve
+}  // namespace npusim
