@@ -154,6 +154,16 @@ class ServeProcess {
   std::string work_dir_;
 };
 
+/// A run that stays in flight for seconds (tests of limits and cancellation): a language model's
+/// prefill and decode steps, about 12 s in the release build. (ResNet-50 under search, used
+/// before, now plans fast enough to finish in about 1 s.)
+inline nlohmann::json slow_run_request() {
+  return {{"config", "edge-s"},
+          {"fusion", "greedy"},
+          {"set", {{"npu.sram.capacity", "512 KiB"}}},
+          {"llm", {{"model", "SmolLM2-360M"}, {"prompt", 8}, {"generate", 7}}}};
+}
+
 /// The server answers a health check: it is still serving after whatever came before.
 inline void expect_alive(const ServeProcess& s) {
   const HttpReply r = s.request("GET", "/api/health");

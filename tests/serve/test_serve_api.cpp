@@ -111,9 +111,10 @@ TEST(ServeApi, TheTimelineSharesOutEachUnitsBusyTime) {
 
 TEST(ServeApi, ASecondRunOfTheSessionCancelsTheFirst) {
   ServeProcess s;
-  // ResNet-50 under the search policy runs for seconds: still in flight when the second comes.
-  const std::string slow =
-      start(s, {{"config", "edge-m"}, {"workload", "resnet50"}, {"fusion", "search"}, {"session", "tab1"}});
+  // Still in flight when the second comes.
+  json slow_request = slow_run_request();
+  slow_request["session"] = "tab1";
+  const std::string slow = start(s, slow_request);
   const std::string other = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab2"}});
   const std::string quick = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab1"}});
   const json a = s.wait_run(slow);
@@ -127,7 +128,7 @@ TEST(ServeApi, ASecondRunOfTheSessionCancelsTheFirst) {
 
 TEST(ServeApi, RunsAreBoundedInNumberAndTime) {
   ServeProcess s({"--max-runs", "1", "--run-timeout", "1"});
-  const std::string slow = start(s, {{"config", "edge-m"}, {"workload", "resnet50"}, {"fusion", "search"}});
+  const std::string slow = start(s, slow_run_request());
   expect_error(s.request("POST", "/api/runs", json({{"workload", "small_cnn"}}).dump()), 503, "limit");
   const json a = s.wait_run(slow);
   EXPECT_EQ(a["status"], "failed");

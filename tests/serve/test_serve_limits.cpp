@@ -111,7 +111,7 @@ TEST(ServeLimits, AnUploadCheckCountsAgainstMaxRuns) {
   std::ifstream in(std::string(NPUSIM_TEST_DATA) + "/conv_pair.yaml");
   std::stringstream yaml;
   yaml << in.rdbuf();
-  const std::string slow = start(s, {{"config", "edge-m"}, {"workload", "resnet50"}, {"fusion", "search"}});
+  const std::string slow = start(s, slow_run_request());
   const HttpReply busy = s.request("POST", "/api/uploads?name=conv_pair.yaml", yaml.str(), "application/x-yaml");
   expect_error(busy, 503, "cannot start checking upload 'conv_pair.yaml'");
   expect_error(busy, 503, "--max-runs");
