@@ -1,6 +1,8 @@
 // Golden outputs: what npusim answers, checked in. summary.json and schedule.json of every zoo
 // network on every preset under the none, greedy and search policies are compared figure by
-// figure, exactly, with tests/golden/<network>/<preset>.<policy>.{summary,schedule}.json. A change
+// figure, exactly, with tests/golden/<network>/<preset>.<policy>.{summary,schedule}.json; so are
+// a few real exported models of the ONNX corpus (tests/golden/corpus/<model>/..., the Corpus/
+// cases: CTest corpus_golden, which needs the corpus export, label corpus). A change
 // that moves any cycle count, byte, energy or grouping fails here with a readable diff; when the
 // move is intended, regenerate with scripts/update-golden.sh and say why in the commit message
 // (docs/architecture.md, "Golden outputs").
@@ -25,12 +27,15 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+/// A run whose outputs are checked in. `corpus`: the workload is a model of the ONNX corpus
+/// (scripts/export_corpus.py), read from $NPUSIM_CORPUS_DIR/<workload>.onnx.
 struct Case {
   std::string workload, preset, fusion;
+  bool corpus = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.workload << " on " << c.preset << ", fusion " << c.fusion;
+  *os << c.workload << (c.corpus ? " (corpus)" : "") << " on " << c.preset << ", fusion " << c.fusion;
 }
 
 std::vector<Case> cases() {
@@ -42,12 +47,36 @@ std::vector<Case> cases() {
   return out;
 }
 
+/// Corpus models chosen for what the zoo lacks, each exported by torch as users export: an
+/// SE/hardswish CNN, PyTorch's own int8 QDQ flow, a GPT-style decoder (Gather embeddings, Trilu
+/// mask, attention as exported) and a Concat-heavy net of opset 8. Every preset under none and
+/// greedy; the search on edge-m (each search simulates its finalists: the slow case).
+std::vector<Case> corpus_cases() {
+  std::vector<Case> out;
+  for (const char* w :
+       {"mobilenet_v3_small_op13", "mobilenet_v2_torch_int8_op13", "gpt_mini_op14", "squeezenet1_1_op8"}) {
+    for (const char* p : {"edge-s", "edge-m", "edge-l"})
+      for (const char* f : {"none", "greedy"}) out.push_back({w, p, f, true});
+    out.push_back({w, "edge-m", "search", true});
+  }
+  return out;
+}
+
 fs::path golden_dir() {
   return fs::path(NPUSIM_SOURCE_DIR) / "tests" / "golden";
 }
 
 fs::path golden_file(const Case& c, const char* what) {
-  return golden_dir() / c.workload / (c.preset + "." + c.fusion + "." + what + ".json");
+  return golden_dir() / (c.corpus ? "corpus/" + c.workload : c.workload) /
+         (c.preset + "." + c.fusion + "." + what + ".json");
+}
+
+/// The workload argument of a case: a zoo name, or the corpus model's file.
+std::string workload_of(const Case& c) {
+  if (!c.corpus) return c.workload;
+  const char* dir = std::getenv("NPUSIM_CORPUS_DIR");
+  if (dir == nullptr || *dir == '\0') return "";
+  return (fs::path(dir) / (c.workload + ".onnx")).string();
 }
 
 /// Wall-clock figures: the only parts of the outputs that differ between two identical runs.
@@ -136,7 +165,9 @@ TEST_P(Golden, SummaryAndScheduleAsCheckedIn) {
   const Case& c = GetParam();
   RunSpec spec;
   spec.config = c.preset;
-  spec.workload = c.workload;
+  spec.workload = workload_of(c);
+  ASSERT_FALSE(spec.workload.empty()) << "NPUSIM_CORPUS_DIR is not set: run the CTest corpus_golden, whose "
+                                         "fixture exports the corpus (scripts/export_corpus.py)";
   spec.fusion = c.fusion;
   spec.out.clear();
   const LoadedRun run = load_run(spec);
@@ -155,6 +186,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, Golden, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Corpus, Golden, ::testing::ValuesIn(corpus_cases()), case_name);
 
 /// Search (objective cycles, the default) is never slower than greedy on any zoo network and
 /// preset. Read from the golden summaries: Golden above pins every live run to them, so a search
