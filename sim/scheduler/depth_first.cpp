@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "sim/core/math_util.h"
 #include "sim/scheduler/fusion.h"
 #include "sim/scheduler/pool_epilogue.h"
 #include "sim/scheduler/tiling.h"
@@ -61,6 +62,35 @@ std::string depth_first_obstacle(const Graph& g, const std::vector<Segment>& seg
 
 GemmBlock depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l) {
   return GemmBlock{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo.n_total, 0, geo.c_total, t.col_a[l], t.columns(l)};
+}
+
+namespace {
+
+/// A layer's block in its GemmBlock column units (output channels, or whole groups).
+std::int64_t block_units(const GemmGeometry& geo, std::int64_t channels) {
+  if (channels <= 0) return geo.n_total;
+  const std::int64_t units = geo.grouped ? std::max<std::int64_t>(1, channels / geo.cout_g) : channels;
+  return std::min(units, geo.n_total);
+}
+
+}  // namespace
+
+std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t channels) {
+  return block_units(geo, channels) * (geo.grouped ? geo.cout_g : 1);
+}
+
+std::vector<GemmBlock> depth_first_blocks(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l,
+                                          std::int64_t channels) {
+  const GemmBlock whole = depth_first_block(geo, t, l);
+  const std::int64_t units = block_units(geo, channels);
+  std::vector<GemmBlock> out;
+  for (std::int64_t n0 = 0; n0 < geo.n_total; n0 += units) {
+    GemmBlock b = whole;
+    b.col0 = n0;
+    b.cols = std::min(units, geo.n_total - n0);
+    out.push_back(b);
+  }
+  return out;
 }
 
 std::vector<DepthFirstTile> depth_first_tiles(const Graph& g, const std::vector<Segment>& segs, const DepthFirst& df) {
@@ -127,6 +157,7 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   const auto tiles = depth_first_tiles(g, segs, df);
   // Element counts: the input window held (rows a tile needs) and the input loaded in all.
   std::uint64_t in_window = 0, loaded = 0, acc_max = 0;
+  std::size_t blocks = 0;  // GEMM commands: every layer's channel blocks of every tile
   std::vector<std::uint64_t> window(L, 0), overlap(L, 0);
   double array_cycles = 0;  // every layer's tiles as the MAC array times them (group dataflow)
   for (std::size_t i = 0; i < tiles.size(); ++i) {
@@ -142,26 +173,37 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
       if (same_strip && tiles[i + 1].need_a[l] < t.need_b[l])
         overlap[l] =
             std::max<std::uint64_t>(overlap[l], std::uint64_t(t.need_b[l] - tiles[i + 1].need_a[l]) * row_elems);
-      const std::uint64_t computed = std::uint64_t(t.need_b[l] - t.comp_a[l]) * row_elems;
-      acc_max = std::max(acc_max, computed);
-      GemmWork w = geo[l].work(depth_first_block(geo[l], t, l));
-      w.dataflow = segs[l].dataflow;
-      array_cycles += gemm_tile_cost(w, hw).cycles;
+      // One block's accumulators at a time.
+      const std::uint64_t block_elems = std::uint64_t(t.columns(l) * depth_first_block_channels(geo[l], df.channels));
+      acc_max = std::max(acc_max, std::uint64_t(t.need_b[l] - t.comp_a[l]) * block_elems);
+      for (const GemmBlock& b : depth_first_blocks(geo[l], t, l, df.channels)) {
+        GemmWork w = geo[l].work(b);
+        w.dataflow = segs[l].dataflow;
+        array_cycles += gemm_tile_cost(w, hw).cycles;
+        ++blocks;
+      }
     }
   }
   // Each layer's rows at its output's width (int8 activations of a quantized model).
   auto row_eb = [&](std::size_t l) { return workloads::element_bytes(g, segment_output(g, segs[l]), eb); };
   const std::uint32_t in_eb = workloads::element_bytes(g, g.op(segs[0].ops[0]).inputs[0], eb);
-  std::uint64_t ws = 2 * in_window * in_eb                 // input window, double-buffered
-                     + acc_max * acc                       // one layer's accumulators
-                     + 2 * window[L - 1] * row_eb(L - 1);  // output rows, double-buffered
+  // The last layer's rows leave a channel block at a time; earlier layers' rows stay whole
+  // (the next layer reads every channel of them).
+  const std::uint64_t out_window = window[L - 1] / std::uint64_t(geo[L - 1].out_channels) *
+                                   std::uint64_t(depth_first_block_channels(geo[L - 1], df.channels));
+  std::uint64_t ws = 2 * in_window * in_eb              // input window, double-buffered
+                     + acc_max * acc                    // one block's accumulators
+                     + 2 * out_window * row_eb(L - 1);  // output rows, double-buffered
   for (std::size_t l = 0; l + 1 < L; ++l)
     ws += (window[l] + (df.halo == Halo::Cache ? overlap[l] : 0)) * row_eb(l);  // intermediate rows (+ line buffer)
+  // Weights not resident stream a block at a time, double-buffered: the largest block's slice.
   std::uint64_t w_total = 0, w_max = 0, epilogue_constants = 0;
-  for (const auto& s : segs) {
-    w_total += constant_bytes(g, s, eb, true);
-    w_max = std::max(w_max, constant_bytes(g, s, eb, true));
-    epilogue_constants += constant_bytes(g, s, eb, false);
+  for (std::size_t l = 0; l < L; ++l) {
+    const std::uint64_t w = constant_bytes(g, segs[l], eb, true);
+    w_total += w;
+    w_max = std::max(w_max, ceil_div(w * std::uint64_t(depth_first_block_channels(geo[l], df.channels)),
+                                     std::uint64_t(geo[l].out_channels)));
+    epilogue_constants += constant_bytes(g, segs[l], eb, false);
   }
   ws += epilogue_constants;
   const std::uint64_t cap = hw.sram.capacity_bytes;
@@ -178,14 +220,14 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   ev.plan.segments = segs;
   ev.plan.sram_bytes = sram;
   ev.plan.dram_bytes = traffic;
-  ev.estimate = estimate_seconds(hw, traffic, array_cycles, in_window * in_eb, tiles.size() * L, hw.core_clock.hz);
+  ev.estimate = estimate_seconds(hw, traffic, array_cycles, in_window * in_eb, blocks, hw.core_clock.hz);
   return ev;
 }
 
 }  // namespace
 
 GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs, Halo halo,
-                               std::int64_t rows, std::int64_t cols) {
+                               std::int64_t rows, std::int64_t cols, std::int64_t channels) {
   GroupEval none;
   none.why = depth_first_obstacle(g, segs);
   if (!none.why.empty()) {
@@ -202,28 +244,40 @@ GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const s
     return v;
   };
   std::optional<GroupEval> best;
-  auto try_shape = [&](std::int64_t r, std::int64_t c) {
-    auto ev = size_depth_first(g, hw, segs, DepthFirst{true, halo, std::min(r, last.out_rows), true, c});
+  std::int64_t widest = 0;  // the most output channels of a layer: channel blocks below it
+  for (const auto& sg : segs) widest = std::max(widest, gemm_geometry(g, g.op(sg.ops[0])).out_channels);
+  auto try_shape = [&](std::int64_t r, std::int64_t c, std::int64_t ch) {
+    auto ev = size_depth_first(g, hw, segs, DepthFirst{true, halo, std::min(r, last.out_rows), true, c, ch});
     if (ev && (!best || ev->estimate < best->estimate)) best = std::move(ev);
   };
+  if (rows > 0 && cols > 0 && channels > 0) {
+    none.why = "a depth-first group is cut into column strips (cols) or channel blocks (channels), not both";
+    return none;
+  }
   if (rows > 0) {
-    try_shape(rows, cols);
+    try_shape(rows, cols, channels);
   } else {
-    for (std::int64_t r : powers(last.out_rows)) try_shape(r, 0);
-    // Column strips only when no height fits with whole rows: they re-read and recompute the
-    // width halo, which whole rows never do.
-    if (!best)
+    for (std::int64_t r : powers(last.out_rows)) try_shape(r, 0, 0);
+    // Column strips or channel blocks only when no height fits with whole rows of every
+    // channel: strips re-read and recompute the width halo, blocks cut every layer into
+    // narrower GEMMs; the estimate chooses between them.
+    if (!best) {
       for (std::int64_t c : powers(last.out_cols_px - 1))
-        for (std::int64_t r : powers(last.out_rows)) try_shape(r, c);
+        for (std::int64_t r : powers(last.out_rows)) try_shape(r, c, 0);
+      for (std::int64_t ch : powers(widest - 1))
+        for (std::int64_t r : powers(last.out_rows)) try_shape(r, 0, ch);
+    }
   }
   if (best) return *best;
   const std::string cap = std::to_string(hw.sram.capacity_bytes) + " B of SRAM";
   if (rows > 0)
     none.why = "capacity: the depth-first group's tile of " + std::to_string(rows) + " rows x " +
                (cols > 0 ? std::to_string(cols) + " of " : "all ") + std::to_string(last.out_cols_px) +
-               " columns of '" + g.op(segs.back().ops[0]).name + "' does not fit " + cap;
+               " columns of '" + g.op(segs.back().ops[0]).name + "'" +
+               (channels > 0 ? " in blocks of " + std::to_string(channels) + " output channels" : "") +
+               " does not fit " + cap;
   else
-    none.why = "capacity: no tile height or width of the depth-first group fits " + cap;
+    none.why = "capacity: no tile height, width or channel block of the depth-first group fits " + cap;
   return none;
 }
 

@@ -27,6 +27,14 @@ struct DepthFirstTile {
 /// [col_a, col_b), every output channel (whole groups), all input channels.
 GemmBlock depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l);
 
+/// The blocks layer `l` of a depth-first tile computes one after another: depth_first_block cut
+/// into blocks of `channels` output channels (0, or at least the layer's: one block; a grouped
+/// conv's blocks are whole groups, at least one). Only with whole rows (DepthFirst::channels).
+std::vector<GemmBlock> depth_first_blocks(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l,
+                                          std::int64_t channels);
+/// Output channels of layer `geo`'s largest block when cut into blocks of `channels`.
+std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t channels);
+
 /// Why `segs` cannot be fused depth-first ("" when it can).
 std::string depth_first_obstacle(const workloads::Graph& g, const std::vector<Segment>& segs);
 /// The tiles of a depth-first group (`df`'s rows, cols and halo), in order: column strips
@@ -34,9 +42,10 @@ std::string depth_first_obstacle(const workloads::Graph& g, const std::vector<Se
 std::vector<DepthFirstTile> depth_first_tiles(const workloads::Graph& g, const std::vector<Segment>& segs,
                                               const DepthFirst& df);
 /// Evaluates `segs` fused depth-first. rows = 0: choose the best tile height, and when no
-/// height fits with whole rows, the best height and width; rows > 0: that height, `cols`
-/// output columns per tile (0: the whole width).
+/// height fits with whole rows of every channel, the best of height x width (column strips)
+/// and height x output-channel blocks; rows > 0: that height, `cols` output columns per tile
+/// (0: the whole width) and `channels` output channels per block (0: all).
 GroupEval evaluate_depth_first(const workloads::Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
-                               Halo halo, std::int64_t rows, std::int64_t cols = 0);
+                               Halo halo, std::int64_t rows, std::int64_t cols = 0, std::int64_t channels = 0);
 
 }  // namespace npusim::sched

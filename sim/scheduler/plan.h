@@ -88,8 +88,9 @@ struct Segment {
 };
 
 /// Depth-first (layer) fusion of a conv chain: the group is tiled over the last layer's output
-/// rows (and, when whole rows do not fit, columns: strips of columns, each walked down its rows)
-/// and every tile computes the rows and columns each layer needs. The halo rows a tile shares
+/// rows (and, when whole rows do not fit, columns: strips of columns, each walked down its rows;
+/// or output channels: each layer's rows computed a block of channels at a time) and every tile
+/// computes the rows and columns each layer needs. The halo rows a tile shares
 /// with the next are either computed again (recompute) or kept in a line buffer in SRAM (cache);
 /// the halo columns a strip shares with the next are always computed (and loaded) again.
 enum class Halo { Recompute, Cache };
@@ -101,6 +102,10 @@ struct DepthFirst {
   std::int64_t rows = 0;         // output rows of the last layer per tile
   bool weights_resident = true;  // all layers' weights stay in SRAM, else re-fetched per tile
   std::int64_t cols = 0;         // output columns of the last layer per tile (0: the whole width)
+  /// Output channels per block: every layer computes a tile's rows in blocks of this many
+  /// output channels, each with its slice of the weights (0: all at once). Only with whole
+  /// rows (cols 0): it lets a chain whose weights or accumulators do not fit run depth-first.
+  std::int64_t channels = 0;
 };
 
 /// Attention fusion (FLAT's row granularity): MatMul(Q, K^T) -> [elementwise] -> softmax ->

@@ -294,7 +294,8 @@ void check_group_fields(const json& e, const std::string& where) {
       if (t.is_object())
         check_fields(t, where + ".tiles." + op_name, {"rows", "cols", "in_channels", "tile_count", "derived"});
   if (e.contains("depth_first") && e["depth_first"].is_object())
-    check_fields(e["depth_first"], where + ".depth_first", {"rows", "cols", "halo", "weights_resident", "derived"});
+    check_fields(e["depth_first"], where + ".depth_first",
+                 {"rows", "cols", "channels", "halo", "weights_resident", "derived"});
   check_each(e, "segments", where + ".",
              {"ops", "loop_order", "tiles", "working_set_bytes", "dram_bytes", "region_end", "width", "tile_elements",
               "passes", "in_place", "prologue"});
@@ -402,8 +403,21 @@ GroupEval read_depth_first(const json& df, const std::vector<Segment>& segs, con
                                           g.op(segs.back().ops[0]).name + "'), found " + std::to_string(cols));
   if (cols > 0 && rows == 0)
     throw InputError(where + ".cols", "expected together with `rows` (a tile shape), found without it");
+  // Output channels per block (absent: all); the last block may be narrower.
+  std::int64_t widest = 0;
+  for (const auto& sg : segs) widest = std::max(widest, gemm_geometry(g, g.op(sg.ops[0])).out_channels);
+  const std::int64_t channels =
+      df.contains("channels") ? require(df, "channels", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
+  if (df.contains("channels") && (channels < 1 || channels > widest))
+    throw InputError(where + ".channels", "expected 1 to " + std::to_string(widest) +
+                                              " (the most output channels of a layer), found " +
+                                              std::to_string(channels));
+  if (channels > 0 && rows == 0)
+    throw InputError(where + ".channels", "expected together with `rows` (a tile shape), found without it");
+  if (channels > 0 && cols > 0)
+    throw InputError(where, "expected column strips (cols) or channel blocks (channels), found both");
   return evaluate_depth_first(g, hw, segs, halo == "cache" ? Halo::Cache : Halo::Recompute, keep_derived ? rows : 0,
-                              keep_derived ? cols : 0);
+                              keep_derived ? cols : 0, keep_derived ? channels : 0);
 }
 
 /// "'conv1' rows 16 -> 8" for each derived tile the second evaluation chose differently.
@@ -432,7 +446,8 @@ std::string rederived_text(const Graph& g, const FileTiles& tiles, const GroupEv
   }
   if (tiles.depth_first_derived)
     add("depth_first rows -> " + std::to_string(now.plan.depth_first.rows) +
-        (now.plan.depth_first.cols > 0 ? ", cols -> " + std::to_string(now.plan.depth_first.cols) : ""));
+        (now.plan.depth_first.cols > 0 ? ", cols -> " + std::to_string(now.plan.depth_first.cols) : "") +
+        (now.plan.depth_first.channels > 0 ? ", channels -> " + std::to_string(now.plan.depth_first.channels) : ""));
   if (tiles.attention_derived) add("attention block_rows -> " + std::to_string(now.plan.attention.block_rows));
   return text;
 }

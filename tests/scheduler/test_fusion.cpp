@@ -158,6 +158,72 @@ TEST(Fusion, DepthFirstColumnsOutOfRangeAreRefused) {
             std::string::npos);
 }
 
+TEST(Fusion, DepthFirstCutsWideLayersIntoChannelBlocksWhenTheirWeightsDoNotFit) {
+  const auto g = data("conv_chain_wide");
+  const auto hw = config::load_hardware_config("edge-m");
+  ASSERT_EQ(hw.sram.capacity_bytes, 1048576u);
+  std::vector<sched::Segment> segs = sched::make_segments(g, {0, 1}, false, false);
+  // Each layer's weights are 512 x 512 x 9 = 2,359,296 B: not resident, and not even one
+  // layer's double-buffered, so no tile height fits with every channel at once.
+  EXPECT_FALSE(sched::evaluate_depth_first(g, hw, segs, sched::Halo::Cache, 2).fits);
+  const auto chosen = sched::evaluate_depth_first(g, hw, segs, sched::Halo::Cache, 0);
+  ASSERT_TRUE(chosen.fits) << chosen.why;
+  EXPECT_GT(chosen.plan.depth_first.channels, 0);
+  EXPECT_EQ(chosen.plan.depth_first.cols, 0);  // strips keep the whole weights: they cannot help
+  EXPECT_LE(chosen.plan.sram_bytes, hw.sram.capacity_bytes);
+
+  // 2 rows a tile, 64 channels a block, cached halo. SRAM: input window 6 rows x 14 x 512 (x2)
+  // = 86,016; c1's 4-row window + 2-row line buffer 6 x 14 x 512 = 43,008; one block's
+  // accumulators 3 x 14 x 64 x 4 = 10,752; output rows 2 x 14 x 64 (x2) = 3,584; one block's
+  // weights 9 x 512 x 64 (x2) = 589,824: 733,184 B.
+  const auto plan = sched::parse_schedule(
+      R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"rows": 2, "channels": 64, "halo": "cache"}}]})", "s.json",
+      g, hw);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].depth_first.channels, 64);
+  EXPECT_FALSE(plan.groups[0].depth_first.weights_resident);
+  EXPECT_EQ(plan.groups[0].sram_bytes, 733184u);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  // DRAM: the input once (14 x 14 x 512 = 100,352 B), the output once (100,352 B), and both
+  // layers' weights once per tile, a block's slice at a time: 7 x 2 x 2,359,296 = 33,030,144 B.
+  EXPECT_EQ(dram_bytes(prog), 2u * 100352 + 7u * 2 * 2359296);
+  EXPECT_EQ(plan.groups[0].dram_bytes, dram_bytes(prog));
+  // Every row of each layer computed once: 2 x 196 pixels x 512 x 4608 MACs, as 7 tiles x 2
+  // layers x 8 blocks of 64 channels.
+  EXPECT_EQ(macs(prog), 2u * 196 * 512 * 4608);
+  std::size_t gemms = 0;
+  for (const auto& c : prog.commands)
+    if (c.kind == sched::CommandKind::Gemm) {
+      ++gemms;
+      EXPECT_EQ(c.gemm.n, 64);
+    }
+  EXPECT_EQ(gemms, 7u * 2 * 8);
+  // Written back and read again, the blocks are part of the schedule.
+  const auto doc = sched::to_json(plan, g);
+  ASSERT_EQ(doc["groups"][0]["depth_first"].value("channels", 0), 64) << doc.dump(1);
+  const auto again = sched::parse_schedule(doc.dump(), "s.json", g, hw);
+  EXPECT_EQ(again.groups[0].depth_first.channels, 64);
+  EXPECT_EQ(again.groups[0].dram_bytes, plan.groups[0].dram_bytes);
+  // Simulated: every block runs, with the MACs the Program planned.
+  const auto t = simulate({hw, g, plan, prog, "conv_chain_wide", {}});
+  std::uint64_t simulated_macs = 0;
+  for (const auto& e : t.commands) simulated_macs += e.macs;
+  EXPECT_EQ(simulated_macs, 2u * 196 * 512 * 4608);
+}
+
+TEST(Fusion, DepthFirstChannelBlocksOutOfRangeAreRefused) {
+  const auto g = data("conv_chain_wide");
+  const auto hw = config::load_hardware_config("edge-m");
+  EXPECT_EQ(
+      schedule_error(R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"rows": 2, "channels": 513}}]})", g, hw),
+      "s.json: groups[0].depth_first.channels: expected 1 to 512 (the most output channels of a layer), found 513");
+  EXPECT_EQ(schedule_error(R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"channels": 64}}]})", g, hw),
+            "s.json: groups[0].depth_first.channels: expected together with `rows` (a tile shape), found without it");
+  EXPECT_EQ(schedule_error(
+                R"({"groups": [{"ops": ["c1", "c2"], "depth_first": {"rows": 2, "cols": 7, "channels": 64}}]})", g, hw),
+            "s.json: groups[0].depth_first: expected column strips (cols) or channel blocks (channels), found both");
+}
+
 TEST(Fusion, ElementwiseChainOfEightTouchesDramOnce) {
   const auto g = data("eltwise_chain8");
   const auto hw = config::load_hardware_config("edge-m");
