@@ -14,8 +14,7 @@ namespace {
 
 using npusim::sched::FusionPolicy;
 
-void BM_MakePlan(benchmark::State& state, const std::string& workload, const std::string& preset,
-                 FusionPolicy policy) {
+void BM_MakePlan(benchmark::State& state, const std::string& workload, const std::string& preset, FusionPolicy policy) {
   const auto hw = npusim::config::load_hardware_config(preset);
   const auto g = npusim::workloads::load_workload(workload, npusim::config::data_dir() + "/workloads/zoo");
   for (auto _ : state) benchmark::DoNotOptimize(npusim::sched::make_plan(g, hw, policy));
@@ -23,8 +22,7 @@ void BM_MakePlan(benchmark::State& state, const std::string& workload, const std
 
 void BM_LoadWorkload(benchmark::State& state, const std::string& workload) {
   for (auto _ : state)
-    benchmark::DoNotOptimize(
-        npusim::workloads::load_workload(workload, npusim::config::data_dir() + "/workloads/zoo"));
+    benchmark::DoNotOptimize(npusim::workloads::load_workload(workload, npusim::config::data_dir() + "/workloads/zoo"));
 }
 
 void BM_LoadConfig(benchmark::State& state, const std::string& preset) {

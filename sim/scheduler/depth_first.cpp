@@ -64,33 +64,14 @@ GemmBlock depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, st
   return GemmBlock{0, t.comp_a[l], t.need_b[l] - t.comp_a[l], 0, geo.n_total, 0, geo.c_total, t.col_a[l], t.columns(l)};
 }
 
-namespace {
-
-/// A layer's block in its GemmBlock column units (output channels, or whole groups).
-std::int64_t block_units(const GemmGeometry& geo, std::int64_t channels) {
+std::int64_t depth_first_block_units(const GemmGeometry& geo, std::int64_t channels) {
   if (channels <= 0) return geo.n_total;
   const std::int64_t units = geo.grouped ? std::max<std::int64_t>(1, channels / geo.cout_g) : channels;
   return std::min(units, geo.n_total);
 }
 
-}  // namespace
-
 std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t channels) {
-  return block_units(geo, channels) * (geo.grouped ? geo.cout_g : 1);
-}
-
-std::vector<GemmBlock> depth_first_blocks(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l,
-                                          std::int64_t channels) {
-  const GemmBlock whole = depth_first_block(geo, t, l);
-  const std::int64_t units = block_units(geo, channels);
-  std::vector<GemmBlock> out;
-  for (std::int64_t n0 = 0; n0 < geo.n_total; n0 += units) {
-    GemmBlock b = whole;
-    b.col0 = n0;
-    b.cols = std::min(units, geo.n_total - n0);
-    out.push_back(b);
-  }
-  return out;
+  return depth_first_block_units(geo, channels) * (geo.grouped ? geo.cout_g : 1);
 }
 
 std::vector<DepthFirstTile> depth_first_tiles(const Graph& g, const std::vector<Segment>& segs, const DepthFirst& df) {
@@ -176,12 +157,12 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
       // One block's accumulators at a time.
       const std::uint64_t block_elems = std::uint64_t(t.columns(l) * depth_first_block_channels(geo[l], df.channels));
       acc_max = std::max(acc_max, std::uint64_t(t.need_b[l] - t.comp_a[l]) * block_elems);
-      for (const GemmBlock& b : depth_first_blocks(geo[l], t, l, df.channels)) {
+      for_each_depth_first_block(geo[l], t, l, df.channels, [&](const GemmBlock& b) {
         GemmWork w = geo[l].work(b);
         w.dataflow = segs[l].dataflow;
         array_cycles += gemm_tile_cost(w, hw).cycles;
         ++blocks;
-      }
+      });
     }
   }
   // Each layer's rows at its output's width (int8 activations of a quantized model).

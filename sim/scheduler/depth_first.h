@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the scheduler: depth-first fusion (depth_first.cpp), a chain of segments walked
 // tile by tile down the image (and across it in column strips), intermediates never whole.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,13 +28,25 @@ struct DepthFirstTile {
 /// [col_a, col_b), every output channel (whole groups), all input channels.
 GemmBlock depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l);
 
-/// The blocks layer `l` of a depth-first tile computes one after another: depth_first_block cut
-/// into blocks of `channels` output channels (0, or at least the layer's: one block; a grouped
-/// conv's blocks are whole groups, at least one). Only with whole rows (DepthFirst::channels).
-std::vector<GemmBlock> depth_first_blocks(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l,
-                                          std::int64_t channels);
+/// Output-channel blocks of a depth-first layer (DepthFirst::channels; only with whole rows):
+/// the block size in GemmBlock column units (output channels, or whole groups of a grouped conv,
+/// at least one); every column at once when `channels` is 0 or at least the layer's.
+std::int64_t depth_first_block_units(const GemmGeometry& geo, std::int64_t channels);
 /// Output channels of layer `geo`'s largest block when cut into blocks of `channels`.
 std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t channels);
+/// Calls `visit` for each block layer `l` of a depth-first tile computes, one after another:
+/// depth_first_block cut into blocks of `channels` output channels, the last narrower.
+template <class Visit>
+void for_each_depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, std::size_t l, std::int64_t channels,
+                                Visit&& visit) {
+  GemmBlock b = depth_first_block(geo, t, l);
+  const std::int64_t units = depth_first_block_units(geo, channels);
+  for (std::int64_t n0 = 0; n0 < geo.n_total; n0 += units) {
+    b.col0 = n0;
+    b.cols = std::min(units, geo.n_total - n0);
+    visit(b);
+  }
+}
 
 /// Why `segs` cannot be fused depth-first ("" when it can).
 std::string depth_first_obstacle(const workloads::Graph& g, const std::vector<Segment>& segs);

@@ -597,12 +597,12 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
     for (const auto& t : depth_first_tiles(g, gp.segments, gp.depth_first))
       for (std::size_t l = 0; l < gp.segments.size(); ++l) {
         const GemmGeometry geo = gemm_geometry(g, g.op(gp.segments[l].ops[0]));
-        for (const GemmBlock& b : depth_first_blocks(geo, t, l, gp.depth_first.channels)) {
+        for_each_depth_first_block(geo, t, l, gp.depth_first.channels, [&](const GemmBlock& b) {
           GemmWork work = geo.work(b);
           work.dataflow = gp.segments[l].dataflow;
           w.macs += double(work.m * work.k * work.n * work.repeats);
           add_array(gemm_tile_cost(work, hw));
-        }
+        });
       }
   return w;
 }

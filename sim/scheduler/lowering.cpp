@@ -748,11 +748,11 @@ class Lowering {
       for (std::size_t l = 0; l < L; ++l) {
         const int ho = segs[l].ops[0];
         if (t.need_b[l] <= t.comp_a[l]) continue;  // cached: this layer has no new rows for the tile
-        const auto blocks = depth_first_blocks(geo[l], t, l, grp.depth_first.channels);
         // Resident weights load once; streamed weights once per tile, or per channel block.
-        const bool sliced = blocks.size() > 1 && !grp.depth_first.weights_resident;
+        const bool sliced = depth_first_block_units(geo[l], grp.depth_first.channels) < geo[l].n_total &&
+                            !grp.depth_first.weights_resident;
         std::vector<std::uint32_t> done;
-        for (const GemmBlock& blk : blocks) {
+        for_each_depth_first_block(geo[l], t, l, grp.depth_first.channels, [&](const GemmBlock& blk) {
           std::vector<std::uint32_t> deps = prev;
           if (sliced)
             weight_slice_loads(segs[l], geo[l], blk, weights[l], std::int64_t(ti), deps);
@@ -780,7 +780,7 @@ class Lowering {
           weights[l].users.back().push_back(id);
           done.push_back(epilogue_and_store(segs[l], streams[l], id, elems,
                                             depth_first_out_region(geo[l], blk, eb(segment_output(g_, segs[l])))));
-        }
+        });
         prev = std::move(done);
       }
     }
