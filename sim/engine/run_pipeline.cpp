@@ -145,13 +145,16 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   spdlog::debug("program: {} commands", program.commands.size());
   SimulatedRun sim;
   set_stage("simulating");
+  // Only trace.json reads the DRAM's activity record (its bus and bank tracks): a run that
+  // writes no folder (sweep points, the server's first answer, Python without out=) keeps none.
+  const DramActivityLevel activity = spec.out.empty()                               ? DramActivityLevel::Off
+                                     : spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
+                                                                                    : DramActivityLevel::Channels;
   {
     Progress progress(spec.label);
-    sim.trace =
-        simulate({run.hw, run.graph, run.plan, program, run.workload_name,
-                  [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd,
-                  spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks : DramActivityLevel::Channels,
-                  parallel.mode != sched::ParallelMode::None ? &parallel : nullptr});
+    sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
+                          [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd, activity,
+                          parallel.mode != sched::ParallelMode::None ? &parallel : nullptr});
   }
   set_stage("analysing the trace");
   sim.analysis = traces::analyse_trace(sim.trace);

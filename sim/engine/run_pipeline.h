@@ -72,7 +72,8 @@ struct SimulatedRun {
   nlohmann::json summary;
 };
 
-/// Lowers, simulates and analyses (once per process: SystemC elaborates once).
+/// Lowers, simulates and analyses (once per process: SystemC elaborates once). With `spec.out`
+/// empty the trace keeps no DRAM activity record (nothing will write trace.json).
 SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run);
 /// Writes the output folder of a simulated run (summary, schedule, trace, report, plots).
 void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim);
