@@ -1,5 +1,6 @@
 #include "sim/config/config_keys.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <sstream>
@@ -341,6 +342,12 @@ std::string values_text(const ConfigKey& k) {
   return k.kind == KeyKind::Bool ? "`true`/`false`" : out;
 }
 
+/// A whole number as a JSON integer (a count's range), anything else as a double.
+nlohmann::json number_json(double v) {
+  if (v == std::floor(v) && v >= 0 && v < 9e15) return static_cast<std::uint64_t>(v);
+  return v;
+}
+
 }  // namespace
 
 std::string ConfigKey::prefix() const {
@@ -417,7 +424,7 @@ nlohmann::json config_keys_json() {
                         {"unit", k.unit},          {"default", k.default_text},
                         {"json", k.json},          {"description", k.description},
                         {"range", k.range_text()}, {"doc", "docs/" + k.doc}};
-    if (k.max > 0) j["min"] = k.min, j["max"] = k.max;
+    if (k.max > 0) j["min"] = number_json(k.min), j["max"] = number_json(k.max);
     if (!k.values.empty()) j["values"] = k.values;
     out.push_back(j);
   }
@@ -456,10 +463,15 @@ std::string with_generated_tables(const std::string& doc, const std::string& whe
 
 std::string config_keys_text() {
   std::string out;
+  const auto plain = [](std::string s) {  // no markdown backticks in the terminal
+    s.erase(std::remove(s.begin(), s.end(), '`'), s.end());
+    return s;
+  };
   for (const auto& k : table()) {
-    out += k.name + "  [" + (k.values.empty() ? k.unit : values_text(k)) + "]  default " + k.default_text + "\n";
-    if (const std::string r = k.range_text(); !r.empty()) out += "    range: " + r + "\n";
-    out += "    " + k.description + " (docs/" + k.doc + ")\n";
+    out += k.name + "  [" + plain(k.values.empty() ? k.unit : values_text(k)) + "]  default " + plain(k.default_text) +
+           "\n";
+    if (const std::string r = k.range_text(); !r.empty()) out += "    range: " + plain(r) + "\n";
+    out += "    " + plain(k.description) + " (docs/" + k.doc + ")\n";
   }
   return out;
 }
