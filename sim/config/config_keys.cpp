@@ -209,8 +209,8 @@ std::vector<ConfigKey> build_table() {
       count("npu.dram.refresh_max_postponed", 0, 64, "dram/refresh_max_postponed",
             "refreshes JEDEC lets the controller postpone"),
       Key("npu.dram.energy.<rail>.<field>", KeyKind::Electrical, "V, mA", "dram/energy/<rail>/<field>",
-          "IDD currents and voltage per supply rail (`docs/dram.md`); `<field>` one of `voltage`, `idd0`, "
-          "`idd2n`, `idd3n`, `idd4r`, `idd4w`, `idd5`")
+          "IDD currents and voltage per supply rail (`docs/dram.md`)")
+          .of({"voltage", "idd0", "idd2n", "idd3n", "idd4r", "idd4w", "idd5"})
           .note("finite and positive (currents may be 0)"),
       enum_key<DramScheduler>("npu.dram.scheduler", "dram/scheduler", "the channel's command scheduler"),
       count("npu.dram.read_queue_depth", 1, kMaxQueue, "dram/read_queue_depth", "read requests a channel queues"),
@@ -227,14 +227,17 @@ std::vector<ConfigKey> build_table() {
                                 "`write_drain_low`/`high`")
           .def("preset (`shared`)"),
       Key("npu.dram.timing.<name>", KeyKind::Time, "time or nCK", "dram/timing/<name>",
-          "`CL`/`RL`, `CWL`/`WL`, `tRCD`, `tRP`, `tRPab`, `tRAS`, `tRC`, `tCCD_S`, `tCCD_L`, `tRRD_S`, `tRRD_L`, "
-          "`tFAW`, `tWR`, `tWTR_S`, `tWTR_L`, `tRTP`, `tRTW`, `tRFC`/`tRFCab`, `tRFCpb`, `tPBR2PBR`, `tREFI`, "
-          "`tDQSCK`, `tPPD`; `tCCD`, `tRRD`, `tWTR` set both the _S and _L values")
+          "a JEDEC timing; `RL`, `WL`, `tRPpb` and `tRFCab` are other names of `CL`, `CWL`, `tRP` and `tRFC`, and "
+          "`tCCD`, `tRRD`, `tWTR` set both the _S and _L values")
+          .of({"CL",     "RL",     "CWL",    "WL",     "tRCD",   "tRP",  "tRPpb",    "tRPab",  "tRAS", "tRC",
+               "tCCD_S", "tCCD_L", "tRRD_S", "tRRD_L", "tFAW",   "tWR",  "tWTR_S",   "tWTR_L", "tRTP", "tRTW",
+               "tRFC",   "tRFCab", "tRFCpb", "tREFI",  "tDQSCK", "tPPD", "tPBR2PBR", "tCCD",   "tRRD", "tWTR"})
           .note("0 to 2^24 clock cycles after conversion (5 ms at 3.2 GHz; every JEDEC value, tREFI included, is "
                 "far below)"),
       Key("npu.energy.mac.<dtype>", KeyKind::Energy, "energy", "energy/mac_j/<dtype>",
-          "energy of one MAC at operand type `<dtype>` (a `npu.mac_array.dtype` name); required at the array's "
-          "dtype when any `npu.energy.*` key is given")
+          "energy of one MAC at operand type `<dtype>`; required at the array's dtype (`npu.mac_array.dtype`) when "
+          "any `npu.energy.*` key is given")
+          .of(names<DType>())
           .def("—")
           .note("finite and positive")
           .see(energy_doc),
@@ -342,6 +345,18 @@ std::string values_text(const ConfigKey& k) {
   return k.kind == KeyKind::Bool ? "`true`/`false`" : out;
 }
 
+/// What a key's values are: a pattern's unit (its placeholder's names follow its meaning), else
+/// an enum's names or the unit.
+std::string unit_or_values(const ConfigKey& k) {
+  return k.values.empty() || k.pattern() ? k.unit : values_text(k);
+}
+
+/// The meaning, with a pattern's placeholder names ("`<name>` one of `CL`, `RL`, ...").
+std::string meaning(const ConfigKey& k) {
+  if (!k.pattern() || k.values.empty()) return k.description;
+  return k.description + "; `" + k.name.substr(k.name.rfind('<')) + "` one of " + values_text(k);
+}
+
 /// A whole number as a JSON integer (a count's range), anything else as a double.
 nlohmann::json number_json(double v) {
   if (v == std::floor(v) && v >= 0 && v < 9e15) return static_cast<std::uint64_t>(v);
@@ -434,8 +449,8 @@ nlohmann::json config_keys_json() {
 std::string config_keys_markdown() {
   std::string out = "| key | unit / values | default | meaning |\n|---|---|---|---|\n";
   for (const auto& k : table())
-    out += "| `" + k.name + "` | " + cell(k.values.empty() ? k.unit : values_text(k)) + " | " + cell(k.default_text) +
-           " | " + cell(k.description) + " |\n";
+    out += "| `" + k.name + "` | " + cell(unit_or_values(k)) + " | " + cell(k.default_text) + " | " + cell(meaning(k)) +
+           " |\n";
   return out;
 }
 
@@ -468,10 +483,9 @@ std::string config_keys_text() {
     return s;
   };
   for (const auto& k : table()) {
-    out += k.name + "  [" + plain(k.values.empty() ? k.unit : values_text(k)) + "]  default " + plain(k.default_text) +
-           "\n";
+    out += k.name + "  [" + plain(unit_or_values(k)) + "]  default " + plain(k.default_text) + "\n";
     if (const std::string r = k.range_text(); !r.empty()) out += "    range: " + plain(r) + "\n";
-    out += "    " + plain(k.description) + " (docs/" + k.doc + ")\n";
+    out += "    " + plain(meaning(k)) + " (docs/" + k.doc + ")\n";
   }
   return out;
 }

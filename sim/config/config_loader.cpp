@@ -335,6 +335,22 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read_uint("npu.noc.latency", c.noc.latency_cycles);
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// A pattern's names in the key table (config_keys.cpp) are the ones the loader binds to fields.
+template <typename Field>
+void same_names(const ConfigKey& k, const std::vector<std::pair<std::string, Field>>& fields) {
+  std::vector<std::string> names;
+  for (const auto& f : fields) names.push_back(f.first);
+  if (names != k.values)
+    throw std::logic_error("config key " + k.name + ": the loader reads " + joined(names) + ", the key table lists " +
+                           joined(k.values));
+}
+
 /// Timing names accepted under npu.dram.timing, each bound to the fields it sets.
 /// tCCD, tRRD and tWTR set both the _S and _L values (devices without bank groups);
 /// tRFCab and tRPpb are the LPDDR names of tRFC and tRP.
@@ -406,7 +422,7 @@ void read_dram(Reader& r, DramConfig& d) {
 
   // Timings convert with the final clock, so a --set of the clock re-times ns values too.
   const double tck = d.clock.period_seconds();
-  r.pattern("npu.dram.timing", KeyKind::Time);
+  same_names(r.pattern("npu.dram.timing", KeyKind::Time), timing_fields());
   for (const auto& [name, raw] : r.take_prefix("npu.dram.timing")) {
     const std::string key = "npu.dram.timing." + name;
     auto it = std::find_if(timing_fields().begin(), timing_fields().end(),
@@ -426,17 +442,16 @@ void read_dram(Reader& r, DramConfig& d) {
       {"voltage", &DramRail::voltage}, {"idd0", &DramRail::idd0},   {"idd2n", &DramRail::idd2n},
       {"idd3n", &DramRail::idd3n},     {"idd4r", &DramRail::idd4r}, {"idd4w", &DramRail::idd4w},
       {"idd5", &DramRail::idd5}};
-  r.pattern("npu.dram.energy", KeyKind::Electrical);
+  const ConfigKey& rails = r.pattern("npu.dram.energy", KeyKind::Electrical);
+  same_names(rails, rail_fields);
   for (const auto& [name, raw] : r.take_prefix("npu.dram.energy")) {
     const std::string where = Reader::label(raw, "npu.dram.energy." + name);
     const auto dot = name.find('.');
     const std::string rail = name.substr(0, dot), field = dot == std::string::npos ? "" : name.substr(dot + 1);
     auto f = std::find_if(rail_fields.begin(), rail_fields.end(), [&](const auto& x) { return x.first == field; });
     if (dot == std::string::npos || f == rail_fields.end())
-      throw InputError(where,
-                       "expected RAIL.FIELD with FIELD one of voltage, idd0, idd2n, idd3n, idd4r, idd4w, "
-                       "idd5 (e.g. npu.dram.energy.vdd2.idd0), found '" +
-                           name + "'");
+      throw InputError(where, "expected RAIL.FIELD with FIELD one of " + joined(rails.values) +
+                                  " (e.g. npu.dram.energy.vdd2.idd0), found '" + name + "'");
     const std::string unit = field == "voltage" ? "V" : "mA";
     std::string number = raw.text;
     if (number.size() > unit.size() && number.compare(number.size() - unit.size(), unit.size(), unit) == 0)

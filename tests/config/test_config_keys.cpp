@@ -67,6 +67,28 @@ TEST(ConfigKeys, AnUndeclaredKeyIsAProgrammingError) {
   EXPECT_EQ(config::config_pattern("npu.dram.timing").name, "npu.dram.timing.<name>");
 }
 
+// A pattern's names are the loader's (it refuses to load when they differ): 23 timing fields
+// (DramTiming) + 4 other names (RL, WL, tRPpb, tRFCab) + 3 that set both _S and _L (tCCD, tRRD,
+// tWTR) = 30 names.
+TEST(ConfigKeys, PatternNamesAreTheLoadersNames) {
+  const auto& timing = config::config_pattern("npu.dram.timing").values;
+  EXPECT_EQ(timing.size(), 30u);
+  EXPECT_NE(std::find(timing.begin(), timing.end(), "tRPpb"), timing.end());
+  std::string msg;
+  try {
+    config::load_hardware_config("edge-m", {"npu.dram.timing.tXYZ=3"});
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("known: CL, RL, CWL, WL, tRCD, tRP, tRPpb,"), std::string::npos) << msg;
+  try {
+    config::load_hardware_config("edge-m", {"npu.dram.energy.vdd2.idd9=3 mA"});
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("FIELD one of voltage, idd0, idd2n, idd3n, idd4r, idd4w, idd5 (e.g."), std::string::npos) << msg;
+}
+
 // The loader's ranges are the table's: one past each end of every count is refused with the
 // table's [min, max] (npu.mac_array.rows: [1, 65536], so 65537 is out).
 TEST(ConfigKeys, LoaderRefusesOnePastEveryCountsRange) {
