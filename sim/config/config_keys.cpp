@@ -22,8 +22,9 @@ constexpr double kMaxSramBanks = 4096;
 constexpr double kMaxPorts = 16;
 constexpr double kMaxDmaChannels = 64;  // one SystemC thread (and stack) each
 constexpr double kMaxQueue = 4096;
-constexpr double kMaxSramBytes = 1099511627776.0;  // 1 TiB
-constexpr double kMaxWordBytes = 4096;             // a bank word or a DMA burst
+constexpr double kTiB = 1099511627776.0;  // 2^40 B
+constexpr double kMaxSramBytes = kTiB;
+constexpr double kMaxWordBytes = 4096;  // a bank word or a DMA burst
 constexpr double kMinCoreClockHz = 1e6, kMinDramClockHz = 1e8, kMaxClockHz = 1e11;
 constexpr double kMaxVectorCost = 1e6;
 constexpr double kMaxDataRate = 2e11;  // transfers per second per pin
@@ -134,6 +135,7 @@ std::vector<ConfigKey> build_table() {
                                   "\"Separate operand buffers\")")
           .see("scheduling.md"),
   };
+  // The three operand buffers' sizes, alike but for their names.
   for (const std::string buffer : {"ifmap", "filter", "ofmap"})
     k.push_back(size("npu.sram." + buffer + "_bytes", kMaxSramBytes, "sram/" + buffer + "_bytes",
                      "the " + buffer +
@@ -329,7 +331,7 @@ std::string number_text(double v) {
 }
 
 std::string bytes_text(double v) {
-  if (v >= kMaxSramBytes) return number_text(v / kMaxSramBytes) + " TiB";
+  if (v >= kTiB) return number_text(v / kTiB) + " TiB";
   return format_bytes({static_cast<std::uint64_t>(v)});
 }
 

@@ -7,9 +7,9 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
-#include <optional>
 
 #include <yaml-cpp/yaml.h>
 
@@ -72,10 +72,7 @@ class Reader {
 
   /// `key`'s table entry, of kind `kind`: asked for every key read, present in the config or not,
   /// so that the keys asked for are the keys the loader reads (keys_read).
-  const ConfigKey& spec(const std::string& key, KeyKind kind) {
-    const ConfigKey& k = key.find('<') == std::string::npos ? config_key(key) : config_pattern(key);
-    return checked(k, kind);
-  }
+  const ConfigKey& spec(const std::string& key, KeyKind kind) { return checked(config_key(key), kind); }
   /// The pattern whose prefix is `prefix` ("npu.dram.timing"), of kind `kind`.
   const ConfigKey& pattern(const std::string& prefix, KeyKind kind) { return checked(config_pattern(prefix), kind); }
 
