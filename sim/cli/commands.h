@@ -29,5 +29,6 @@ int serve_command(const std::vector<std::string>& args);         // sim/cli/serv
 /// `npusim serve-job JOB`: a child process of npusim serve (sim/serve/run_job.h); not for users.
 int serve_job_command(const std::vector<std::string>& args);  // sim/cli/serve_command.cpp
 int llm_command(const std::vector<std::string>& args);        // sim/cli/llm_command.cpp
+int keys_command(const std::vector<std::string>& args);       // sim/cli/keys_command.cpp
 
 }  // namespace npusim::cli

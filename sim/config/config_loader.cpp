@@ -8,10 +8,13 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
+#include <stdexcept>
 
 #include <yaml-cpp/yaml.h>
 
 #include "models/dram/dram_config_check.h"
+#include "sim/config/config_keys.h"
 #include "sim/core/units.h"
 #include "sim/core/file_util.h"
 #include "workloads/graph.h"
@@ -22,22 +25,6 @@ namespace npusim::config {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Declared limits (docs/config.md "Valid ranges"). Counts that size an allocation (banks,
-// channels, lanes, queues) are bounded here, before anything is allocated from them.
-constexpr std::uint64_t kMaxArraySide = 65536;
-constexpr std::uint64_t kMaxLanes = 65536;
-constexpr std::uint64_t kMaxSramBanks = 4096;
-constexpr std::uint64_t kMaxPorts = 16;
-constexpr std::uint64_t kMaxDmaChannels = 64;  // one SystemC thread (and stack) each
-constexpr std::uint64_t kMaxQueue = 4096;
-constexpr std::uint64_t kMaxSramBytes = 1ull << 40;  // 1 TiB
-constexpr std::uint64_t kMaxWordBytes = 4096;        // a bank word or a DMA burst
-constexpr double kMinCoreClockHz = 1e6, kMinDramClockHz = 1e8, kMaxClockHz = 1e11;
-constexpr double kMaxVectorCost = 1e6;
-constexpr double kMaxDataRate = 2e11;    // transfers per second per pin
-constexpr std::uint64_t kMaxCores = 64;  // each core's lanes are SystemC threads
-constexpr std::uint64_t kMaxNocLatency = 1000000;
 
 /// One scalar of the file layer: its text and where it was written.
 struct RawValue {
@@ -77,10 +64,17 @@ RawConfig flatten_file(const std::string& path, const std::string& prefix) {
   return raw;
 }
 
-/// Consumes keys of a RawConfig with typed parsers; whatever is left over is unknown.
+/// Consumes keys of a RawConfig with typed parsers, each key's kind and range taken from its
+/// entry in the key table (config_keys.h); whatever is left over is unknown.
 class Reader {
  public:
   explicit Reader(RawConfig raw) : raw_(std::move(raw)) {}
+
+  /// `key`'s table entry, of kind `kind`: asked for every key read, present in the config or not,
+  /// so that the keys asked for are the keys the loader reads (keys_read).
+  const ConfigKey& spec(const std::string& key, KeyKind kind) { return checked(config_key(key), kind); }
+  /// The pattern whose prefix is `prefix` ("npu.dram.timing"), of kind `kind`.
+  const ConfigKey& pattern(const std::string& prefix, KeyKind kind) { return checked(config_pattern(prefix), kind); }
 
   std::optional<RawValue> take(const std::string& key) {
     auto it = raw_.find(key);
@@ -100,18 +94,22 @@ class Reader {
     return out;
   }
 
+  /// `key` of kind `kind`, parsed by `parse(text, where, its table entry)` when present.
   template <typename T, typename Parse>
-  void read(const std::string& key, T& field, Parse parse) {
-    if (auto v = take(key)) field = parse(v->text, label(*v, key));
+  void read(const std::string& key, KeyKind kind, T& field, Parse parse) {
+    const ConfigKey& k = spec(key, kind);
+    if (auto v = take(key)) field = parse(v->text, label(*v, key), k);
   }
 
-  /// A count in [min_value, max_value] (docs/config.md "Valid ranges"): the range is checked on
+  /// A count in the table's [min, max] (docs/config.md "Valid ranges"): the range is checked on
   /// the text's full 64-bit value, so 2^32 + 1 is an error and never a 32-bit 1.
-  void read_uint(const std::string& key, std::uint32_t& field, std::uint64_t min_value, std::uint64_t max_value) {
-    read(key, field, [&](const std::string& text, const std::string& where) {
-      return static_cast<std::uint32_t>(parse_uint(text, where, min_value, max_value));
+  void read_uint(const std::string& key, std::uint32_t& field) {
+    read(key, KeyKind::Count, field, [](const std::string& text, const std::string& where, const ConfigKey& k) {
+      return static_cast<std::uint32_t>(parse_uint(text, where, std::uint64_t(k.min), std::uint64_t(k.max)));
     });
   }
+
+  const std::set<std::string>& asked() const { return asked_; }
 
   static std::string label(const RawValue& v, const std::string& key) { return v.where + " (" + key + ")"; }
 
@@ -145,7 +143,15 @@ class Reader {
   }
 
  private:
+  const ConfigKey& checked(const ConfigKey& k, KeyKind kind) {
+    if (k.kind != kind)
+      throw std::logic_error("config key '" + k.name + "' is read as another kind than its table says");
+    asked_.insert(k.name);
+    return k;
+  }
+
   RawConfig raw_;
+  std::set<std::string> asked_;
 };
 
 template <typename E>
@@ -157,10 +163,20 @@ E parse_enum(const std::string& text, const std::string& where, const std::vecto
   throw InputError(where, "expected one of " + valid + ", found '" + text + "'");
 }
 
-/// An enum-valued key, read with its type's one name table (enum_names).
+/// An enum-valued key, read with its type's one name table (enum_names), which the key table's
+/// entry lists too.
 template <typename E>
 void read_enum(Reader& r, const std::string& key, E& field) {
-  r.read(key, field, [](const std::string& t, const std::string& w) { return parse_enum<E>(t, w, enum_names<E>()); });
+  r.read(key, KeyKind::Enum, field, [](const std::string& t, const std::string& w, const ConfigKey&) {
+    return parse_enum<E>(t, w, enum_names<E>());
+  });
+}
+
+/// A text-valued enum (npu.dram.standard): the names are the key table's.
+std::string parse_listed(const std::string& text, const std::string& where, const ConfigKey& k) {
+  EnumNames<std::string> names;
+  for (const auto& v : k.values) names.emplace_back(v, v);
+  return parse_enum<std::string>(text, where, names);
 }
 
 double parse_positive_double(const std::string& text, const std::string& where) {
@@ -176,30 +192,35 @@ double parse_positive_double(const std::string& text, const std::string& where) 
   return v;
 }
 
-/// A frequency in [min_hz, max_hz]: a 1 Hz clock stretches simulated time (and the refreshes,
-/// counters and events it holds) a billion-fold.
-Frequency frequency_in(const std::string& text, const std::string& where, double min_hz, double max_hz) {
+/// A frequency in the key's [min, max] Hz: a 1 Hz clock stretches simulated time (and the
+/// refreshes, counters and events it holds) a billion-fold.
+Frequency frequency_in(const std::string& text, const std::string& where, const ConfigKey& k) {
   const Frequency f = parse_frequency(text, where);
-  if (f.hz < min_hz || f.hz > max_hz)
-    throw InputError(where, "expected a frequency in [" + format_frequency({min_hz}) + ", " +
-                                format_frequency({max_hz}) + "], found '" + text + "'");
+  if (f.hz < k.min || f.hz > k.max)
+    throw InputError(where, "expected a frequency in [" + format_frequency({k.min}) + ", " + format_frequency({k.max}) +
+                                "], found '" + text + "'");
   return f;
 }
 
-/// A size in [1 B, max_bytes].
-std::uint64_t bytes_in(const std::string& text, const std::string& where, std::uint64_t max_bytes) {
+/// A size in [1 B, the key's max].
+std::uint64_t bytes_in(const std::string& text, const std::string& where, const ConfigKey& k) {
+  const std::uint64_t max_bytes = static_cast<std::uint64_t>(k.max);
   const std::uint64_t b = parse_bytes(text, where).value;
   if (b == 0 || b > max_bytes)
     throw InputError(where, "expected a size in [1 B, " + format_bytes({max_bytes}) + "], found '" + text + "'");
   return b;
 }
 
-/// A vector-unit cost in cycles per element per lane, in (0, kMaxVectorCost].
-double parse_cost(const std::string& text, const std::string& where) {
+std::uint32_t word_bytes_in(const std::string& text, const std::string& where, const ConfigKey& k) {
+  return static_cast<std::uint32_t>(bytes_in(text, where, k));
+}
+
+/// A vector-unit cost in cycles per element per lane, in (0, the key's max].
+double parse_cost(const std::string& text, const std::string& where, const ConfigKey& k) {
   const double v = parse_positive_double(text, where);
-  if (v > kMaxVectorCost)
-    throw InputError(where, "expected a cost in (0, " + std::to_string(int(kMaxVectorCost)) +
-                                "] cycles per element, found '" + text + "'");
+  if (v > k.max)
+    throw InputError(
+        where, "expected a cost in (0, " + std::to_string(int(k.max)) + "] cycles per element, found '" + text + "'");
   return v;
 }
 
@@ -215,14 +236,15 @@ void check_vector_kind(const std::string& kind, const std::string& where) {
   throw InputError(where, "unknown vector op kind '" + kind + "'; known: " + valid);
 }
 
-/// "4266 MT/s" or "4.266 GT/s" -> transfers per second.
-double parse_data_rate(const std::string& text, const std::string& where) {
+/// "4266 MT/s" or "4.266 GT/s" -> transfers per second, at most the key's max.
+double parse_data_rate(const std::string& text, const std::string& where, const ConfigKey& k) {
   for (const auto& [unit, scale] : std::vector<std::pair<std::string, double>>{{"MT/s", 1e6}, {"GT/s", 1e9}}) {
     auto p = text.find(unit);
     if (p != std::string::npos && p + unit.size() == text.size()) {
       const double rate = parse_positive_double(text.substr(0, text.find_last_not_of(' ', p - 1) + 1), where) * scale;
-      if (!(rate <= kMaxDataRate))
-        throw InputError(where, "expected a data rate of at most 200 GT/s, found '" + text + "'");
+      if (!(rate <= k.max))
+        throw InputError(where, "expected a data rate of at most " + std::to_string(int(k.max / 1e9)) +
+                                    " GT/s, found '" + text + "'");
       return rate;
     }
   }
@@ -247,6 +269,7 @@ void read_operand_buffers(Reader& r, SramConfig& s) {
   for (auto [name, field] : {std::pair{"ifmap_bytes", &s.ifmap_bytes}, std::pair{"filter_bytes", &s.filter_bytes},
                              std::pair{"ofmap_bytes", &s.ofmap_bytes}}) {
     const std::string key = std::string("npu.sram.") + name;
+    const ConfigKey& k = r.spec(key, KeyKind::Size);
     const auto v = r.take(key);
     if (!v) {
       if (s.separate_buffers())
@@ -257,57 +280,72 @@ void read_operand_buffers(Reader& r, SramConfig& s) {
     if (!s.separate_buffers())
       throw InputError(where,
                        "only allowed with npu.sram.operand_buffers: separate (the operands share the scratchpad)");
-    *field = bytes_in(v->text, where, kMaxSramBytes);
+    *field = bytes_in(v->text, where, k);
   }
 }
 
+std::string as_text(const std::string& t, const std::string&, const ConfigKey&) {
+  return t;
+}
+
 void read_core(Reader& r, HardwareConfig& c) {
-  r.read("name", c.name, [](const std::string& t, const std::string&) { return t; });
-  r.read("npu.clock", c.core_clock,
-         [](const std::string& t, const std::string& w) { return frequency_in(t, w, kMinCoreClockHz, kMaxClockHz); });
+  r.read("name", KeyKind::Text, c.name, as_text);
+  r.read("npu.clock", KeyKind::Frequency, c.core_clock, frequency_in);
 
   auto& m = c.mac_array;
-  r.read_uint("npu.mac_array.rows", m.rows, 1, kMaxArraySide);
-  r.read_uint("npu.mac_array.cols", m.cols, 1, kMaxArraySide);
+  r.read_uint("npu.mac_array.rows", m.rows);
+  r.read_uint("npu.mac_array.cols", m.cols);
   read_enum(r, "npu.mac_array.dataflow", m.dataflow);
   read_enum(r, "npu.mac_array.dtype", m.dtype);
-  r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes, 1, 16);
+  r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes);
   read_enum(r, "npu.mac_array.fold_model", m.fold_model);
   read_enum(r, "npu.mac_array.dequant", m.dequant);
 
   auto& v = c.vector_unit;
-  r.read_uint("npu.vector_unit.lanes", v.lanes, 1, kMaxLanes);
-  r.read("npu.vector_unit.default_cost", v.default_cost, parse_cost);
+  r.read_uint("npu.vector_unit.lanes", v.lanes);
+  r.read("npu.vector_unit.default_cost", KeyKind::Cost, v.default_cost, parse_cost);
+  const ConfigKey& cost = r.pattern("npu.vector_unit.cost", KeyKind::Cost);
   for (const auto& [kind, raw] : r.take_prefix("npu.vector_unit.cost")) {
     const std::string where = Reader::label(raw, "npu.vector_unit.cost." + kind);
     check_vector_kind(kind, where);
-    v.cost[kind] = parse_cost(raw.text, where);
+    v.cost[kind] = parse_cost(raw.text, where, cost);
   }
 
   auto& s = c.sram;
-  r.read("npu.sram.capacity", s.capacity_bytes,
-         [](const std::string& t, const std::string& w) { return bytes_in(t, w, kMaxSramBytes); });
-  r.read_uint("npu.sram.banks", s.banks, 1, kMaxSramBanks);
-  r.read("npu.sram.bank_width", s.bank_width_bytes, [](const std::string& t, const std::string& w) {
-    return static_cast<std::uint32_t>(bytes_in(t, w, kMaxWordBytes));
-  });
-  r.read_uint("npu.sram.ports", s.ports_per_bank, 0, kMaxPorts);
-  r.read_uint("npu.sram.read_ports", s.read_ports, 0, kMaxPorts);
-  r.read_uint("npu.sram.write_ports", s.write_ports, 0, kMaxPorts);
+  r.read("npu.sram.capacity", KeyKind::Size, s.capacity_bytes, bytes_in);
+  r.read_uint("npu.sram.banks", s.banks);
+  r.read("npu.sram.bank_width", KeyKind::Size, s.bank_width_bytes, word_bytes_in);
+  r.read_uint("npu.sram.ports", s.ports_per_bank);
+  r.read_uint("npu.sram.read_ports", s.read_ports);
+  r.read_uint("npu.sram.write_ports", s.write_ports);
   read_operand_buffers(r, s);
   read_enum(r, "npu.sram.tile_layout", s.tile_layout);
-  r.read_uint("npu.sram.stream_buffer", s.stream_buffer, 1, 1024);
+  r.read_uint("npu.sram.stream_buffer", s.stream_buffer);
   read_enum(r, "npu.sram.kv_cache", s.kv_cache);
 
-  r.read_uint("npu.dma.channels", c.dma.channels, 1, kMaxDmaChannels);
-  r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts, 1, kMaxQueue);
-  r.read("npu.dma.burst_size", c.dma.burst_bytes, [](const std::string& t, const std::string& w) {
-    return static_cast<std::uint32_t>(bytes_in(t, w, kMaxWordBytes));
-  });
+  r.read_uint("npu.dma.channels", c.dma.channels);
+  r.read_uint("npu.dma.max_outstanding_bursts", c.dma.max_outstanding_bursts);
+  r.read("npu.dma.burst_size", KeyKind::Size, c.dma.burst_bytes, word_bytes_in);
 
-  r.read_uint("npu.cores", c.cores, 1, kMaxCores);
-  r.read_uint("npu.noc.bandwidth", c.noc.bytes_per_cycle, 0, kMaxWordBytes);
-  r.read_uint("npu.noc.latency", c.noc.latency_cycles, 0, kMaxNocLatency);
+  r.read_uint("npu.cores", c.cores);
+  r.read_uint("npu.noc.bandwidth", c.noc.bytes_per_cycle);
+  r.read_uint("npu.noc.latency", c.noc.latency_cycles);
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// A pattern's names in the key table (config_keys.cpp) are the ones the loader binds to fields.
+template <typename Field>
+void same_names(const ConfigKey& k, const std::vector<std::pair<std::string, Field>>& fields) {
+  std::vector<std::string> names;
+  for (const auto& f : fields) names.push_back(f.first);
+  if (names != k.values)
+    throw std::logic_error("config key " + k.name + ": the loader reads " + joined(names) + ", the key table lists " +
+                           joined(k.values));
 }
 
 /// Timing names accepted under npu.dram.timing, each bound to the fields it sets.
@@ -350,41 +388,38 @@ const std::vector<std::pair<std::string, std::vector<std::uint32_t DramTiming::*
 }
 
 void read_dram(Reader& r, DramConfig& d) {
-  const auto text = [](const std::string& t, const std::string&) { return t; };
-  r.read("npu.dram.standard", d.standard, [](const std::string& t, const std::string& w) {
-    return parse_enum<std::string>(t, w, {{"DDR4", "DDR4"}, {"LPDDR4", "LPDDR4"}, {"LPDDR5", "LPDDR5"}});
-  });
-  r.read("npu.dram.clock", d.clock,
-         [](const std::string& t, const std::string& w) { return frequency_in(t, w, kMinDramClockHz, kMaxClockHz); });
-  r.read("npu.dram.data_rate", d.data_rate, parse_data_rate);
-  r.read_uint("npu.dram.channels", d.channels, 1, 32);
-  r.read_uint("npu.dram.ranks", d.ranks, 1, 8);
-  r.read_uint("npu.dram.bank_groups", d.bank_groups, 1, 16);
-  r.read_uint("npu.dram.banks_per_group", d.banks_per_group, 1, 64);
-  r.read_uint("npu.dram.rows", d.rows, 1, 1u << 24);
-  r.read_uint("npu.dram.columns", d.columns, 1, 1u << 16);
-  r.read_uint("npu.dram.device_width", d.device_width, 1, 128);
-  r.read_uint("npu.dram.bus_width", d.bus_width, 8, 2048);
-  r.read_uint("npu.dram.burst_length", d.burst_length, 1, 64);
-  r.read("npu.dram.mapping", d.mapping, text);
-  r.read("npu.dram.xor_bank_hash", d.xor_bank_hash, [](const std::string& t, const std::string& w) {
-    return parse_enum<bool>(t, w, {{"true", true}, {"false", false}});
-  });
+  r.read("npu.dram.standard", KeyKind::Enum, d.standard, parse_listed);
+  r.read("npu.dram.clock", KeyKind::Frequency, d.clock, frequency_in);
+  r.read("npu.dram.data_rate", KeyKind::DataRate, d.data_rate, parse_data_rate);
+  r.read_uint("npu.dram.channels", d.channels);
+  r.read_uint("npu.dram.ranks", d.ranks);
+  r.read_uint("npu.dram.bank_groups", d.bank_groups);
+  r.read_uint("npu.dram.banks_per_group", d.banks_per_group);
+  r.read_uint("npu.dram.rows", d.rows);
+  r.read_uint("npu.dram.columns", d.columns);
+  r.read_uint("npu.dram.device_width", d.device_width);
+  r.read_uint("npu.dram.bus_width", d.bus_width);
+  r.read_uint("npu.dram.burst_length", d.burst_length);
+  r.read("npu.dram.mapping", KeyKind::Text, d.mapping, as_text);
+  r.read(
+      "npu.dram.xor_bank_hash", KeyKind::Bool, d.xor_bank_hash,
+      [](const std::string& t, const std::string& w, const ConfigKey& k) { return parse_listed(t, w, k) == "true"; });
   read_enum(r, "npu.dram.page_policy", d.page_policy);
   read_enum(r, "npu.dram.scheduler", d.scheduler);
-  r.read_uint("npu.dram.read_queue_depth", d.read_queue_depth, 1, kMaxQueue);
-  r.read_uint("npu.dram.write_queue_depth", d.write_queue_depth, 1, kMaxQueue);
-  r.read_uint("npu.dram.write_drain_high", d.write_drain_high, 1, kMaxQueue);
-  r.read_uint("npu.dram.write_drain_low", d.write_drain_low, 0, kMaxQueue);
+  r.read_uint("npu.dram.read_queue_depth", d.read_queue_depth);
+  r.read_uint("npu.dram.write_queue_depth", d.write_queue_depth);
+  r.read_uint("npu.dram.write_drain_high", d.write_drain_high);
+  r.read_uint("npu.dram.write_drain_low", d.write_drain_low);
   read_enum(r, "npu.dram.refresh", d.refresh);
-  r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed, 0, 64);
+  r.read_uint("npu.dram.refresh_max_postponed", d.refresh_max_postponed);
   // A bank's scheduling window: requests held per bank, so bounded like the queues.
-  r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth, 1, 1024);
-  r.read_uint("npu.dram.row_hit_cap", d.row_hit_cap, 0, 1u << 20);
+  r.read_uint("npu.dram.bank_queue_depth", d.bank_queue_depth);
+  r.read_uint("npu.dram.row_hit_cap", d.row_hit_cap);
   read_enum(r, "npu.dram.write_policy", d.write_policy);
 
   // Timings convert with the final clock, so a --set of the clock re-times ns values too.
   const double tck = d.clock.period_seconds();
+  same_names(r.pattern("npu.dram.timing", KeyKind::Time), timing_fields());
   for (const auto& [name, raw] : r.take_prefix("npu.dram.timing")) {
     const std::string key = "npu.dram.timing." + name;
     auto it = std::find_if(timing_fields().begin(), timing_fields().end(),
@@ -404,16 +439,16 @@ void read_dram(Reader& r, DramConfig& d) {
       {"voltage", &DramRail::voltage}, {"idd0", &DramRail::idd0},   {"idd2n", &DramRail::idd2n},
       {"idd3n", &DramRail::idd3n},     {"idd4r", &DramRail::idd4r}, {"idd4w", &DramRail::idd4w},
       {"idd5", &DramRail::idd5}};
+  const ConfigKey& rails = r.pattern("npu.dram.energy", KeyKind::Electrical);
+  same_names(rails, rail_fields);
   for (const auto& [name, raw] : r.take_prefix("npu.dram.energy")) {
     const std::string where = Reader::label(raw, "npu.dram.energy." + name);
     const auto dot = name.find('.');
     const std::string rail = name.substr(0, dot), field = dot == std::string::npos ? "" : name.substr(dot + 1);
     auto f = std::find_if(rail_fields.begin(), rail_fields.end(), [&](const auto& x) { return x.first == field; });
     if (dot == std::string::npos || f == rail_fields.end())
-      throw InputError(where,
-                       "expected RAIL.FIELD with FIELD one of voltage, idd0, idd2n, idd3n, idd4r, idd4w, "
-                       "idd5 (e.g. npu.dram.energy.vdd2.idd0), found '" +
-                           name + "'");
+      throw InputError(where, "expected RAIL.FIELD with FIELD one of " + joined(rails.values) +
+                                  " (e.g. npu.dram.energy.vdd2.idd0), found '" + name + "'");
     const std::string unit = field == "voltage" ? "V" : "mA";
     std::string number = raw.text;
     if (number.size() > unit.size() && number.compare(number.size() - unit.size(), unit.size(), unit) == 0)
@@ -435,19 +470,22 @@ void read_dram(Reader& r, DramConfig& d) {
 /// has no energy model, and one with any must price a MAC of the array's dtype.
 void read_energy(Reader& r, HardwareConfig& c) {
   auto& e = c.energy;
+  r.pattern("npu.energy.mac", KeyKind::Energy);
   for (const auto& [dtype, raw] : r.take_prefix("npu.energy.mac")) {
     const std::string where = Reader::label(raw, "npu.energy.mac." + dtype);
     e.mac[parse_enum<DType>(dtype, where, enum_names<DType>())] = parse_energy(raw.text, where);
   }
-  const auto energy = [](const std::string& t, const std::string& w) { return parse_energy(t, w); };
-  const auto per_byte = [](const std::string& t, const std::string& w) { return parse_energy_per_byte(t, w); };
-  const auto power = [](const std::string& t, const std::string& w) { return parse_power(t, w); };
-  r.read("npu.energy.vector_op", e.vector_op, energy);
-  r.read("npu.energy.sram_read", e.sram_read, per_byte);
-  r.read("npu.energy.sram_write", e.sram_write, per_byte);
-  r.read("npu.energy.dram", e.dram, per_byte);
-  r.read("npu.energy.dram_background", e.dram_background, power);
-  r.read("npu.energy.static", e.static_power, power);
+  const auto energy = [](const std::string& t, const std::string& w, const ConfigKey&) { return parse_energy(t, w); };
+  const auto per_byte = [](const std::string& t, const std::string& w, const ConfigKey&) {
+    return parse_energy_per_byte(t, w);
+  };
+  const auto power = [](const std::string& t, const std::string& w, const ConfigKey&) { return parse_power(t, w); };
+  r.read("npu.energy.vector_op", KeyKind::Energy, e.vector_op, energy);
+  r.read("npu.energy.sram_read", KeyKind::EnergyPerByte, e.sram_read, per_byte);
+  r.read("npu.energy.sram_write", KeyKind::EnergyPerByte, e.sram_write, per_byte);
+  r.read("npu.energy.dram", KeyKind::EnergyPerByte, e.dram, per_byte);
+  r.read("npu.energy.dram_background", KeyKind::Power, e.dram_background, power);
+  r.read("npu.energy.static", KeyKind::Power, e.static_power, power);
   if (e.specified() && !e.mac.count(c.mac_array.dtype))
     throw InputError(c.source + " (npu.energy.mac." + to_string(c.mac_array.dtype) + ")",
                      "expected the energy of one MAC at the array's dtype " + to_string(c.mac_array.dtype) +
@@ -456,15 +494,17 @@ void read_energy(Reader& r, HardwareConfig& c) {
 
 /// npu.area.technology_node: "16 nm" or "16", within the range of the area model's node tables.
 void read_area(Reader& r, HardwareConfig& c) {
-  r.read("npu.area.technology_node", c.area.technology_node_nm, [](const std::string& t, const std::string& w) {
-    std::string n = t;
-    if (n.size() > 2 && n.compare(n.size() - 2, 2, "nm") == 0)
-      n = n.substr(0, n.find_last_not_of(' ', n.size() - 3) + 1);
-    const double v = parse_positive_double(n, w);
-    if (v < 5 || v > 45)
-      throw InputError(w, "expected a technology node from 5 nm to 45 nm (docs/area.md), found '" + t + "'");
-    return v;
-  });
+  r.read("npu.area.technology_node", KeyKind::Length, c.area.technology_node_nm,
+         [](const std::string& t, const std::string& w, const ConfigKey& k) {
+           std::string n = t;
+           if (n.size() > 2 && n.compare(n.size() - 2, 2, "nm") == 0)
+             n = n.substr(0, n.find_last_not_of(' ', n.size() - 3) + 1);
+           const double v = parse_positive_double(n, w);
+           if (v < k.min || v > k.max)
+             throw InputError(w, "expected a technology node from " + std::to_string(int(k.min)) + " nm to " +
+                                     std::to_string(int(k.max)) + " nm (docs/area.md), found '" + t + "'");
+           return v;
+         });
 }
 
 /// Contradictions a single key cannot show: checked after every layer is applied.
@@ -521,7 +561,10 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
-HardwareConfig load_hardware_config(const std::string& spec, const std::vector<std::string>& overrides) {
+namespace {
+
+/// load_hardware_config, which also says which table entries the loader asked for.
+HardwareConfig load(const std::string& spec, const std::vector<std::string>& overrides, std::set<std::string>* asked) {
   const std::string path = resolve_spec(spec);
   RawConfig file = flatten_file(path, "");
   RawConfig sets = parse_overrides(overrides);
@@ -554,6 +597,7 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
   c.name = fs::path(path).stem().string();
   c.dram.preset = preset;
   Reader r(std::move(merged));
+  r.spec("npu.dram.preset", KeyKind::Text);  // read above: it picks the layer under the file
   read_core(r, c);
   read_dram(r, c.dram);
   read_energy(r, c);
@@ -561,7 +605,20 @@ HardwareConfig load_hardware_config(const std::string& spec, const std::vector<s
   r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*",
             "npu.cores", "npu.noc.*", "npu.energy.*", "npu.area.*"});
   validate(c, path);
+  if (asked) *asked = r.asked();
   return c;
+}
+
+}  // namespace
+
+HardwareConfig load_hardware_config(const std::string& spec, const std::vector<std::string>& overrides) {
+  return load(spec, overrides, nullptr);
+}
+
+std::set<std::string> keys_read(const std::string& spec) {
+  std::set<std::string> asked;
+  load(spec, {}, &asked);
+  return asked;
 }
 
 }  // namespace npusim::config

@@ -3,6 +3,7 @@
 // --set overrides) is first flattened into dotted keys with the place each came from, then the
 // runtime struct is filled from those keys with typed parsers. Every key must be consumed: an
 // unknown key is an error naming the key and its file:line.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ std::string data_dir();
 /// `spec` is a YAML path or a preset name from configs/ (e.g. "edge-m").
 /// `overrides` are "key=value" strings as given to --set (e.g. "npu.mac_array.rows=32").
 HardwareConfig load_hardware_config(const std::string& spec, const std::vector<std::string>& overrides = {});
+
+/// The key table's entries (config_keys.h: names, patterns by their full name) the loader asks
+/// for while loading `spec`: every key it reads, whether the config sets it or not.
+std::set<std::string> keys_read(const std::string& spec = "edge-m");
 
 /// Names of the presets in configs/ (for messages and --help).
 std::vector<std::string> preset_names();

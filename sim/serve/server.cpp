@@ -14,6 +14,7 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include "sim/config/config_keys.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
@@ -378,6 +379,7 @@ Response Server::Impl::options_json() {
                         {"dataflows", names_of<Dataflow>()},
                         {"dtypes", names_of<DType>()},
                         {"operand_buffers", names_of<OperandBufferMode>()},
+                        {"keys", config::config_keys_json()},
                         {"llm",
                          {{"models", workloads::llm::shipped_config_names(config::data_dir())},
                           {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},

@@ -3,6 +3,7 @@
 // 4xx JSON error and the server keeps serving after each.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -239,6 +240,22 @@ TEST(ServeCli, ANonLoopbackHostNeedsAllowRemote) {
   EXPECT_EQ(run_npusim("serve --run-memory 1e999GiB", &out), 2);
   EXPECT_EQ(run_npusim("serve --run-memory 1MiB", &out), 2);
   EXPECT_NE(out.find("expected 16 MiB"), std::string::npos) << out;
+}
+
+// /api/options serves the config key table (sim/config/config_keys.h) for the live page: the same
+// entries as `npusim keys --json`, each with its range.
+TEST(ServeApi, TheOptionsServeTheConfigKeyTable) {
+  ServeProcess s;
+  const json keys = s.request("GET", "/api/options").json().at("keys");
+  std::string out;
+  ASSERT_EQ(run_npusim("keys --json", &out), 0) << out;
+  EXPECT_EQ(keys, json::parse(out));
+  const auto rows =
+      std::find_if(keys.begin(), keys.end(), [](const json& k) { return k["name"] == "npu.mac_array.rows"; });
+  ASSERT_NE(rows, keys.end());
+  EXPECT_EQ((*rows)["min"], 1);
+  EXPECT_EQ((*rows)["max"], 65536);
+  EXPECT_EQ((*rows)["default"], "32");
 }
 
 }  // namespace

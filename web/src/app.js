@@ -37,7 +37,7 @@ const HW = [
   {id: "dma", label: "DMA channels", key: "npu.dma.channels", get: c => c.dma.channels, min: 1, max: 64},
   {id: "outstanding", label: "outstanding bursts", key: "npu.dma.max_outstanding_bursts", get: c => c.dma.max_outstanding_bursts, min: 1, max: 1024},
   {id: "dram", label: "DRAM preset", key: "npu.dram.preset", get: c => c.dram.preset, list: "dram_presets"},
-  {id: "dram_channels", label: "DRAM channels", key: "npu.dram.channels", get: c => c.dram.channels, min: 1, max: 64},
+  {id: "dram_channels", label: "DRAM channels", key: "npu.dram.channels", get: c => c.dram.channels, min: 1, max: 32},
   {id: "lanes", label: "vector lanes", key: "npu.vector_unit.lanes", get: c => c.vector_unit.lanes, min: 1, max: 65536},
 ];
 
