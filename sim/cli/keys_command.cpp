@@ -1,5 +1,7 @@
 // `npusim keys`: every hardware-config key, its kind, range, unit, default and meaning, from the
-// one key table (sim/config/config_keys.h); `--write-doc` regenerates docs/config.md's tables.
+// one key table (sim/config/config_keys.h); `--doc FILE` prints FILE with its generated tables
+// rewritten (scripts/update-config-doc.sh puts that in place of docs/config.md: npusim itself
+// never writes into a file it did not create).
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -18,16 +20,14 @@ int keys_command(const std::vector<std::string>& args) {
   po::options_description d("npusim keys options");
   d.add_options()("json", po::bool_switch(&json), "the table as JSON (as /api/options serves it)")(
       "markdown", po::bool_switch(&markdown), "docs/config.md's Keys and Valid ranges tables")(
-      "write-doc", po::value(&doc), "rewrite the generated tables of this docs/config.md in place");
+      "doc", po::value(&doc), "print this docs/config.md with its generated tables rewritten");
   if (!parse_command_line(args, d,
-                          "usage: npusim keys [--json | --markdown | --write-doc docs/config.md]\n"
+                          "usage: npusim keys [--json | --markdown | --doc docs/config.md]\n"
                           "Every key a hardware config accepts (--set KEY=VALUE too): kind, range, unit, "
                           "default, meaning."))
     return 0;
   if (!doc.empty()) {
-    const std::string text = config::with_generated_tables(read_file(doc), doc);
-    write_file_atomic(doc, text);
-    std::cout << "npusim keys: wrote the generated tables of " << doc << "\n";
+    std::cout << config::with_generated_tables(read_file(doc), doc);
   } else if (json) {
     std::cout << config::config_keys_json().dump(2) << "\n";
   } else if (markdown) {

@@ -3,7 +3,7 @@
 // its dotted name, kind, valid range, unit, default, where to_json writes it and what it means.
 // The loader takes each key's kind and range from here, `npusim keys` prints the table,
 // docs/config.md's "Keys" and "Valid ranges" tables are generated from it
-// (scripts/update-config-doc.sh), /api/options serves it to the live page, and tests check
+// (scripts/update-config-doc.sh, through `npusim keys --doc`), /api/options serves it to the live page, and tests check
 // that the loader, to_json and web/src/app.js agree with it (tests/config/test_config_keys.cpp).
 #include <string>
 #include <vector>
@@ -72,7 +72,7 @@ std::string config_keys_markdown();
 std::string config_ranges_markdown();
 
 /// The command that rewrites docs/config.md's generated tables.
-inline constexpr const char* kRegenerateDoc = "npusim keys --write-doc docs/config.md";
+inline constexpr const char* kRegenerateDoc = "scripts/update-config-doc.sh";
 
 /// `doc` (docs/config.md's text, read from `where`) with the two tables between their
 /// "<!-- BEGIN generated keys table ... -->" and "<!-- END generated keys table -->" lines (and
