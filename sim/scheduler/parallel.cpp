@@ -216,6 +216,7 @@ nlohmann::json to_json(const ParallelPlan& pp) {
                       {"groups_per_replica", pp.groups_per_replica}};
   if (pp.mode == ParallelMode::Tensor) {
     j["segments"] = pp.segments;
+    j["split_ops"] = pp.split_ops;
     j["serial_ops"] = pp.serial_ops;
     j["gather_bytes"] = pp.gather_bytes;
   }

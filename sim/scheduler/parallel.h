@@ -43,9 +43,10 @@ struct ParallelPlan {
   /// The replica graph's ops (set by the caller before replicate_program): copy r's op i is
   /// r x ops_per_replica + i in the trace's op table.
   std::uint32_t ops_per_replica = 0;
-  /// Tensor: the split segments, the ops run whole on core 0, the gathered tensors and their
-  /// bytes (each stored in slices by the cores and read whole by its consumers).
-  std::uint32_t segments = 0, serial_ops = 0;
+  /// Tensor: the GEMMs split by output channels (segments), the ops split (those GEMMs and the
+  /// per-channel ops on their slices), the ops run whole on core 0, the gathered tensors and
+  /// their bytes (each stored in slices by the cores and read whole by its consumers).
+  std::uint32_t segments = 0, split_ops = 0, serial_ops = 0;
   std::vector<int> gather_tensors;
   std::uint64_t gather_bytes = 0;
 };

@@ -1,6 +1,7 @@
 #include "sim/scheduler/tensor_parallel.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "sim/core/errors.h"
@@ -41,70 +42,76 @@ int channel_axis_of(const Tensor& c, std::size_t out_rank, const ChannelSplit& s
   return at >= 0 ? int(at) : -1;
 }
 
-/// Whether `op` works on each channel of its activation `from` alone: elementwise, same shape
-/// out as in, every other input a constant that broadcasts over the channels or holds one value
-/// per channel.
-bool per_channel(const Graph& g, const Op& op, int from, const ChannelSplit& s) {
-  if (!workloads::is_elementwise(op.kind) || workloads::op_class(op.kind) != workloads::OpClass::Vector ||
-      op.outputs.size() != 1 || g.tensor(op.outputs[0]).shape != g.tensor(from).shape)
-    return false;
-  const std::size_t rank = g.tensor(from).shape.size();
-  for (int t : op.inputs) {
-    if (t == from) continue;
-    const Tensor& c = g.tensor(t);
-    if (!c.is_constant) return false;
-    const int at = channel_axis_of(c, rank, s);
-    if (at >= 0 && c.shape[at] != 1 && c.shape[at] != s.channels) return false;
-  }
-  return true;
-}
-
 class TensorSplitter {
  public:
   TensorSplitter(const Graph& g, std::uint32_t cores, ParallelPlan& pp)
       : g_(g), cores_(cores), pp_(pp), out_(g.empty_copy()), whole_(g.tensors().size(), -1) {}
 
   Graph run() {
-    std::vector<bool> taken(g_.ops().size(), false);
     for (int o : g_.topological_order()) {
-      if (taken[o]) continue;
       const Op& op = g_.op(o);
-      const auto split = split_of(g_, op);
-      if (!split) {
+      if (const auto split = split_of(g_, op)) {
+        if (split->channels < std::int64_t(cores_))
+          throw InputError("--parallel tensor", "expected op '" + op.name + "' (" + workloads::to_string(op.kind) +
+                                                    ") to have at least npu.cores = " + std::to_string(cores_) +
+                                                    " output channels to split over the cores, found " +
+                                                    std::to_string(split->channels) + " output channels");
+        add_split(op, *split, true);
+        ++pp_.segments;
+      } else if (const auto follow = per_channel(op)) {
+        add_split(op, *follow, false);
+      } else {
         add_serial(op);
-        continue;
       }
-      if (split->channels < std::int64_t(cores_))
-        throw InputError("--parallel tensor", "expected op '" + op.name + "' (" + workloads::to_string(op.kind) +
-                                                  ") to have at least npu.cores = " + std::to_string(cores_) +
-                                                  " output channels to split over the cores, found " +
-                                                  std::to_string(split->channels) + " output channels");
-      const std::vector<int> chain = chain_from(o, *split);
-      for (int c : chain) taken[c] = true;
-      add_segment(chain, *split);
     }
+    // What leaves the graph is gathered whole (the new graph's outputs keep their names).
+    for (const auto& [t, split] : split_)
+      if (whole_[t] < 0 && g_.is_output(t)) gather(t);
     out_.finalize();
     return std::move(out_);
   }
 
  private:
-  /// The head `o` and the per-channel ops that follow it, each the only consumer of the last.
-  std::vector<int> chain_from(int o, const ChannelSplit& s) const {
-    std::vector<int> chain{o};
-    int t = g_.op(o).outputs[0];
-    while (!g_.is_output(t) && g_.tensor(t).consumers.size() == 1) {
-      const int next = g_.tensor(t).consumers[0];
-      if (!per_channel(g_, g_.op(next), t, s)) break;
-      chain.push_back(next);
-      t = g_.op(next).outputs[0];
+  /// Tensor `t` split over the cores: each core's slice (a tensor of the new graph) and how.
+  struct Split {
+    ChannelSplit how;
+    std::vector<int> slices;
+  };
+
+  /// The split of `op`'s activations when `op` works on each of their channels alone: an
+  /// elementwise op whose activations are all split alike (the outputs of split ops, as a
+  /// SwiGLU's product reads two), of the output's shape, and whose constants broadcast over the
+  /// channels or hold one value per channel.
+  std::optional<ChannelSplit> per_channel(const Op& op) const {
+    if (!workloads::is_elementwise(op.kind) || workloads::op_class(op.kind) != workloads::OpClass::Vector ||
+        op.outputs.size() != 1)
+      return std::nullopt;
+    const Shape& shape = g_.tensor(op.outputs[0]).shape;
+    std::optional<ChannelSplit> how;
+    for (int t : op.inputs) {
+      const Tensor& in = g_.tensor(t);
+      if (in.is_constant) continue;
+      const auto it = split_.find(t);
+      if (it == split_.end() || in.shape != shape) return std::nullopt;
+      const ChannelSplit& s = it->second.how;
+      if (how && (how->channels != s.channels || how->out_axis != s.out_axis)) return std::nullopt;
+      how = s;
     }
-    return chain;
+    if (!how) return std::nullopt;
+    for (int t : op.inputs) {
+      const Tensor& c = g_.tensor(t);
+      if (!c.is_constant) continue;
+      const int at = channel_axis_of(c, shape.size(), *how);
+      if (at >= 0 && c.shape[at] != 1 && c.shape[at] != how->channels) return std::nullopt;
+    }
+    return how;
   }
 
-  /// The new graph's tensor holding original tensor `t` whole.
+  /// The new graph's tensor holding original tensor `t` whole: a split one is gathered first.
   int whole(int t) {
-    if (whole_[t] < 0) whole_[t] = out_.add_tensor(g_.tensor(t).unlinked());
-    return whole_[t];
+    if (whole_[t] >= 0) return whole_[t];
+    if (split_.count(t)) return gather(t);
+    return whole_[t] = out_.add_tensor(g_.tensor(t).unlinked());
   }
 
   /// A copy of tensor `t` named for core `tag`, `width` wide along `axis`.
@@ -124,70 +131,68 @@ class TensorSplitter {
   void add_serial(const Op& op) {
     Op c = op;
     for (int& t : c.inputs) t = whole(t);
-    for (int& t : c.outputs) t = whole(t);
+    c.outputs = {};  // its outputs whole; a split input is gathered above, before them
+    for (int t : op.outputs) c.outputs.push_back(whole(t));
     add_op(std::move(c), 0);
     ++pp_.serial_ops;
   }
 
-  /// Input `i` of chain op `op` on the core that holds `width` channels: the previous link's
-  /// slice, a constant's slice (per-channel constants, the head's weight and bias) or the whole
-  /// tensor (the head's activations, constants broadcast over the channels).
-  int input_of(const Op& op, std::size_t i, bool head, int prev, int prev_out, const ChannelSplit& s,
-               std::int64_t width, const std::string& tag) {
+  /// Input `i` of `op` on the core that holds `width` channels, `k`-th of the cores: a split
+  /// input's slice, a constant's slice (the GEMM's weight and bias, per-channel constants) or
+  /// the whole tensor (the GEMM's activations, constants broadcast over the channels).
+  int input_of(const Op& op, std::size_t i, bool gemm, const ChannelSplit& s, std::uint32_t k, std::int64_t width,
+               const std::string& tag) {
     const int t = op.inputs[i];
-    if (t == prev_out) return prev;
     const Tensor& ten = g_.tensor(t);
-    if (!ten.is_constant) return whole(t);
-    if (head && i == 1) return sliced(t, s.weight_axis, width, tag);
-    if (head && i == 2 && ten.shape.size() == 1 && ten.shape[0] == s.channels) return sliced(t, 0, width, tag);
-    if (head) return whole(t);
+    if (!ten.is_constant) return gemm ? whole(t) : split_.at(t).slices[k];
+    if (gemm && i == 1) return sliced(t, s.weight_axis, width, tag);
+    if (gemm && i == 2 && ten.shape.size() == 1 && ten.shape[0] == s.channels) return sliced(t, 0, width, tag);
+    if (gemm) return whole(t);
     const int at = channel_axis_of(ten, g_.tensor(op.outputs[0]).shape.size(), s);
     return at >= 0 && ten.shape[at] == s.channels ? sliced(t, std::size_t(at), width, tag) : whole(t);
   }
 
-  void add_segment(const std::vector<int>& chain, const ChannelSplit& s) {
+  /// `op` as one op per core on its channel slice [k C/N, (k+1) C/N) (the first C mod N cores
+  /// one channel more), named "op [core k]".
+  void add_split(const Op& op, const ChannelSplit& s, bool gemm) {
     const std::int64_t C = s.channels, N = cores_;
-    std::vector<int> slices;
+    Split out{s, {}};
     for (std::uint32_t k = 0; k < cores_; ++k) {
       const std::int64_t width = C / N + (std::int64_t(k) < C % N ? 1 : 0);
       const std::string tag = " [core " + std::to_string(k) + "]";
-      int prev = -1, prev_out = -1;
-      for (int o : chain) {
-        const Op& op = g_.op(o);
-        Op c = op;
-        c.name += tag;
-        for (std::size_t i = 0; i < op.inputs.size(); ++i)
-          c.inputs[i] = input_of(op, i, o == chain[0], prev, prev_out, s, width, tag);
-        if (op.kind == OpKind::Conv2d) c.attrs.out_channels = width;
-        prev_out = op.outputs[0];
-        prev = sliced(prev_out, s.out_axis, width, tag);
-        c.outputs = {prev};
-        add_op(std::move(c), int(k));
-      }
-      slices.push_back(prev);
+      Op c = op;
+      c.name += tag;
+      for (std::size_t i = 0; i < op.inputs.size(); ++i) c.inputs[i] = input_of(op, i, gemm, s, k, width, tag);
+      if (op.kind == OpKind::Conv2d) c.attrs.out_channels = width;
+      out.slices.push_back(sliced(op.outputs[0], s.out_axis, width, tag));
+      c.outputs = {out.slices.back()};
+      add_op(std::move(c), int(k));
     }
-    gather(g_.op(chain.back()).outputs[0], slices, s);
-    ++pp_.segments;
+    ++pp_.split_ops;
+    split_.emplace(op.outputs[0], std::move(out));
   }
 
-  /// The slices into one tensor, channel-blocked by core: an in-place concat along the leading
-  /// axis (the slices one after another) viewed in the original shape. Uneven slices differ in
-  /// width and concatenate along the channel axis (in place only when the axes before it are 1).
-  void gather(int t, const std::vector<int>& slices, const ChannelSplit& s) {
+  /// Split tensor `t` gathered into one tensor, channel-blocked by core: an in-place concat
+  /// along the leading axis (the slices one after another) viewed in the original shape.
+  /// Uneven slices differ in width and concatenate along the channel axis (in place only when
+  /// the axes before it are 1). Returns the whole tensor.
+  int gather(int t) {
     const Tensor& orig = g_.tensor(t);
+    const Split& split = split_.at(t);
+    whole_[t] = out_.add_tensor(orig.unlinked());
     Op cat;
     cat.kind = OpKind::Concat;
     cat.name = orig.name + " gather";
-    cat.inputs = slices;
-    if (s.channels % std::int64_t(cores_) != 0) {
-      cat.attrs.axis = std::int64_t(s.out_axis);
-      cat.outputs = {whole(t)};
+    cat.inputs = split.slices;
+    if (split.how.channels % std::int64_t(cores_) != 0) {
+      cat.attrs.axis = std::int64_t(split.how.out_axis);
+      cat.outputs = {whole_[t]};
       add_op(std::move(cat), -1);
     } else {
       cat.attrs.axis = 0;
       Tensor blocked = orig.unlinked();
       blocked.name += " [channel-blocked]";
-      blocked.shape = out_.tensor(slices[0]).shape;
+      blocked.shape = out_.tensor(split.slices[0]).shape;
       blocked.shape[0] *= std::int64_t(cores_);
       cat.outputs = {out_.add_tensor(std::move(blocked))};
       Op view;
@@ -195,25 +200,27 @@ class TensorSplitter {
       view.name = orig.name + " gather view";
       view.attrs.shape = orig.shape;
       view.inputs = cat.outputs;
-      view.outputs = {whole(t)};
+      view.outputs = {whole_[t]};
       add_op(std::move(cat), -1);
       add_op(std::move(view), -1);
     }
-    pp_.gather_tensors.push_back(whole(t));
+    pp_.gather_tensors.push_back(whole_[t]);
+    return whole_[t];
   }
 
   const Graph& g_;
   const std::uint32_t cores_;
   ParallelPlan& pp_;
   Graph out_;
-  std::vector<int> whole_;  // original tensor -> the new graph's tensor holding it whole
+  std::vector<int> whole_;      // original tensor -> the new graph's tensor holding it whole
+  std::map<int, Split> split_;  // original tensor -> its slices, for the tensors split ops made
 };
 
 }  // namespace
 
 Graph tensor_graph(const Graph& g, std::uint32_t cores, ParallelPlan& pp) {
   pp.gather_tensors.clear();
-  pp.segments = pp.serial_ops = 0;
+  pp.segments = pp.split_ops = pp.serial_ops = 0;
   if (cores <= 1) {  // one core: nothing to split, the workload as it is
     pp.serial_ops = std::uint32_t(g.ops().size());
     return g;

@@ -1,14 +1,15 @@
 #pragma once
 // Tensor parallelism (`--parallel tensor`, docs/multicore.md): the cores share each weight-bearing
 // GEMM by its output channels. The workload is rewritten into the graph all cores run together:
-//   - a segment starts at a Conv2d (groups 1) or MatMul whose weight is a constant, and goes on
-//     through the chain of per-channel elementwise ops after it (bias, activation, quantisation)
-//     while each link has one consumer; core k runs the segment on its channel slice
-//     [k C/N, (k+1) C/N) (uneven C: the first C % N cores one more), as ops "name [core k]"
-//     that read the segment's whole input and its own slice of the weights;
-//   - the slices are gathered in DRAM: an in-place concat writes them into one tensor laid out
-//     channel-blocked by core (each slice contiguous), and every op that reads the tensor waits
-//     for every core's stores of it (the concat's barrier);
+//   - a Conv2d (groups 1) or MatMul whose weight is a constant is split: core k computes the
+//     channel slice [k C/N, (k+1) C/N) (uneven C: the first C % N cores one more) as op
+//     "name [core k]", reading the whole input and its own slice of the weights (a segment);
+//   - an elementwise op whose activations are all split alike (bias, activation, quantisation,
+//     a SwiGLU's product) runs on each core's slices too;
+//   - a split tensor that an op needs whole (or that leaves the graph) is gathered in DRAM: an
+//     in-place concat writes the slices into one tensor laid out channel-blocked by core (each
+//     slice contiguous), and every op that reads it waits for every core's stores of it (the
+//     concat's barrier);
 //   - every other op (channel-mixing ops, attention's activation x activation matmuls, grouped
 //     convs) runs whole on core 0.
 // The rewritten graph is planned and lowered as one: the planner never fuses ops of two cores
@@ -24,7 +25,7 @@
 namespace npusim::sched {
 
 /// The graph the cores run together (see above), each op's Op::core set (-1: a gather op);
-/// fills `pp`'s segments, serial_ops and gather_tensors. Throws InputError (exit 2) naming the
+/// fills `pp`'s segments, split_ops, serial_ops and gather_tensors. Throws InputError (exit 2) naming the
 /// op, its output channels and npu.cores when a splittable GEMM has fewer output channels than
 /// cores.
 workloads::Graph tensor_graph(const workloads::Graph& g, std::uint32_t cores, ParallelPlan& pp);

@@ -74,6 +74,7 @@ ops:
   sched::ParallelPlan pp;
   const auto t = sched::replica_graph(g, sched::ParallelMode::Tensor, 4, pp);
   EXPECT_EQ(pp.segments, 1u);
+  EXPECT_EQ(pp.split_ops, 2u);   // fc and relu
   EXPECT_EQ(pp.serial_ops, 1u);  // the softmax
   const std::int64_t widths[4] = {258, 258, 257, 257};
   for (int k = 0; k < 4; ++k) {
@@ -99,16 +100,16 @@ ops:
 
 // (a) The decode step on four cores of edge-m with one DRAM channel. Each core reads its quarter
 // of every weight matrix, so the weights cross the channel once overall (16,777,216 B), as on
-// one core. What tensor parallelism adds is activations: every core reads each segment's whole
-// input (x three times for q, k, v; v; o twice for gate and up; mul for down: 1024 x 5 + 1024 +
-// 4096 = 10,240 B per core, 40,960 B for four), the mul (two activation inputs: core 0 alone)
-// reads the gathered act and up (2 x 4096 B), and the gathered outputs are stored in slices (no
-// more bytes than whole). One core instead keeps its intermediates in SRAM (reads 5,120 B of
-// activations). So the four-core run reads the weights plus 40,960 to 49,152 B (plus at most
-// 4,096 B of small tiles read again: 52,224 B measured). The channel carries at most
-// 4266 MT/s x 4 B = 17.064 GB/s: the step takes at least its bytes / 17.064 GB/s (>= 0.98 ms)
-// on any number of cores (1,085,930 cycles against one core's 1,088,461). Under `data` (see
-// test_multicore.cpp) four cores read the weights four times; here they read them once.
+// one core. What tensor parallelism adds is activations: every core reads each split GEMM's
+// whole input (x three times for q, k, v; v; o twice for gate and up; mul for down: 1024 x 5 +
+// 1024 + 4096 = 10,240 B per core, 40,960 B for four), and its own slices of act and up for the
+// mul (split too: both its inputs are split alike; at most 2 x 1024 B per core); the gathered
+// outputs are stored in slices (no more bytes than whole). One core instead keeps its
+// intermediates in SRAM (reads 5,120 B of activations). So the four-core run reads the weights
+// plus 40,960 to 49,152 B (plus at most 4,096 B of small tiles read again: 52,224 B measured).
+// The channel carries at most 4266 MT/s x 4 B = 17.064 GB/s: the step takes at least its bytes /
+// 17.064 GB/s (>= 0.98 ms) on any number of cores (1,089,660 cycles against one core's
+// 1,088,461). Under `data` (test_multicore.cpp) four cores read the weights four times.
 TEST(TensorParallelCli, MemoryBoundDecodeOnFourCoresReadsTheWeightsOnceAndNoFasterThanTheChannel) {
   const std::string w = write_temp("decode_tp.yaml", kDecode);
   const std::string one_channel = " --set npu.dram.channels=1";
@@ -121,7 +122,7 @@ TEST(TensorParallelCli, MemoryBoundDecodeOnFourCoresReadsTheWeightsOnceAndNoFast
   const double four_bytes = double(u64(four, "dram_read_bytes") + u64(four, "dram_write_bytes"));
   const double activations = double(u64(four, "dram_read_bytes")) - weights;
   EXPECT_GE(activations, 4 * 10240);
-  EXPECT_LE(activations, 4 * 10240 + 2 * 4096 + 4096);  // not 3 x 16 MiB more: each core its slice
+  EXPECT_LE(activations, 4 * (10240 + 2 * 1024) + 4096);  // not 3 x 16 MiB more: each core its slice
   EXPECT_LE(four_bytes, 1.005 * one_bytes);
   const double peak = 4266e6 * 4;  // LPDDR4X-4266 x32, one channel
   EXPECT_GE(four["seconds"].get<double>(), four_bytes / peak);
@@ -129,10 +130,12 @@ TEST(TensorParallelCli, MemoryBoundDecodeOnFourCoresReadsTheWeightsOnceAndNoFast
   EXPECT_EQ(four["bound"], "memory");
   const json& p = four["parallel"];
   EXPECT_EQ(p["mode"], "tensor");
-  EXPECT_EQ(p["segments"], 7);    // q, k, v, o, gate (with its silu), up, down
-  EXPECT_EQ(p["serial_ops"], 1);  // mul: two activation inputs
-  // Gathered: q, k, v, o (1024 B each), gate's silu and up (4096 B each), down (1024 B).
-  EXPECT_EQ(p["gather_bytes"], 5 * 1024 + 2 * 4096);
+  EXPECT_EQ(p["segments"], 7);   // q, k, v, o, gate, up, down
+  EXPECT_EQ(p["split_ops"], 9);  // and act, mul on their slices
+  EXPECT_EQ(p["serial_ops"], 0);
+  // Gathered: q, k, v, o (1024 B each), mul (4096 B: down's input), down (1024 B); act and up
+  // are read only by mul's slices, never whole.
+  EXPECT_EQ(p["gather_bytes"], 5 * 1024 + 4096);
   ASSERT_EQ(four["cores"].size(), 4u);
   for (const auto& c : four["cores"]) EXPECT_GT(c["dram_read_bytes"].get<double>(), weights / 4 * 0.99);
 }
