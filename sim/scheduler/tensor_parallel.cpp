@@ -114,10 +114,12 @@ class TensorSplitter {
     return whole_[t] = out_.add_tensor(g_.tensor(t).unlinked());
   }
 
-  /// A copy of tensor `t` named for core `tag`, `width` wide along `axis`.
+  /// A copy of tensor `t` named for core `tag`, `width` wide along `axis`. A slice of a
+  /// persistent tensor (a KV cache's new rows) is not: its gather is, and stays in place.
   int sliced(int t, std::size_t axis, std::int64_t width, const std::string& tag) {
     Tensor c = g_.tensor(t).unlinked();
     c.name += tag;
+    c.persistent = false;
     c.shape.at(axis) = width;
     return out_.add_tensor(std::move(c));
   }
