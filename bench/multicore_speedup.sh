@@ -1,8 +1,10 @@
 #!/bin/sh
 # The speed-up table of issue 27 (docs/multicore.md): each workload at batch 4 on edge-m with
-# 1, 2 and 4 cores (--parallel data; 1 core: none) and 1 and 2 DRAM channels. Prints one line
-# per run: workload, channels, cores, cycles, speed-up over one core on the same channels.
-# Usage: bench/multicore_speedup.sh NPUSIM WORKDIR WORKLOAD.yaml...
+# 1, 2 and 4 cores (--parallel $PARALLEL, data by default; 1 core: none) and 1 and 2 DRAM
+# channels. Prints one line per run: workload, channels, cores, cycles, speed-up over one core
+# on the same channels.
+# Usage: [PARALLEL=tensor] bench/multicore_speedup.sh NPUSIM WORKDIR WORKLOAD.yaml...
+# (bench/decode_step_b4.yaml: the decoder step of the table)
 set -eu
 npusim=$1 work=$2
 shift 2
@@ -12,9 +14,9 @@ for w in "$@"; do
   for ch in 1 2; do
     base=
     for cores in 1 2 4; do
-      par=data
+      par=${PARALLEL:-data}
       [ "$cores" = 1 ] && par=none
-      out="$work/$name.ch$ch.c$cores"
+      out="$work/$name.$par.ch$ch.c$cores"
       rm -rf "$out"
       "$npusim" run -w "$w" --set npu.cores=$cores --set npu.dram.channels=$ch --parallel $par --out "$out" >/dev/null 2>&1
       cycles=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['cycles'])" "$out/summary.json")

@@ -203,6 +203,9 @@ struct Op {
   /// such as com.microsoft.FusedConv 'conv1'), empty for a primitive one: lets a scheduler
   /// keep a compiler's own grouping.
   std::string origin;
+  /// The core the op runs on when a parallel mode pinned it there (--parallel tensor,
+  /// sim/scheduler/tensor_parallel.h), -1 for any: a fusion group never holds two cores' ops.
+  int core = -1;
 };
 
 /// Per-op work and the least bytes it must move (each input and output touched once).

@@ -20,6 +20,7 @@
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
+#include "sim/scheduler/tensor_parallel.h"
 #include "traces/analysis.h"
 #include "traces/report.h"
 #include "traces/roofline.h"
@@ -137,7 +138,9 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
 SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   sched::ParallelPlan parallel = run.parallel;
-  if (parallel.mode != sched::ParallelMode::None) {
+  if (parallel.mode == sched::ParallelMode::Tensor) {
+    sched::place_tensor_program(program, parallel, run.graph, run.plan, run.hw);
+  } else if (parallel.mode != sched::ParallelMode::None) {
     parallel.ops_per_replica = static_cast<std::uint32_t>(run.graph.ops().size());
     if (parallel.mode == sched::ParallelMode::Pipeline) sched::assign_stages(parallel, program, run.hw);
     program = sched::replicate_program(program, parallel, run.hw);

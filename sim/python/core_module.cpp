@@ -178,7 +178,7 @@ std::optional<std::string> error_reply(const engine::ChildResult& r, bool keywor
       .dump();
 }
 
-/// The graph one copy runs under `parallel` (none, data, pipeline; "" = none) on `c`'s cores,
+/// The graph one copy runs under `parallel` (none, data, pipeline, tensor; "" = none) on `c`'s cores,
 /// as `npusim run --parallel` splits it (docs/multicore.md), and how the copies spread.
 struct Replica {
   workloads::Graph graph;

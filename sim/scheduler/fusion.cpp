@@ -187,6 +187,7 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
   push_consumers(g, head_out, in_set, assigned, position, frontier);
   std::size_t closed = 1;  // ops of the largest closed region so far
   std::string why;         // why the growth stopped
+  int core = g.op(s.ops[0]).core;
   while (!frontier.empty()) {
     const int c = frontier.begin()->second;
     frontier.erase(frontier.begin());
@@ -195,6 +196,11 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
     const bool pool = closed == s.ops.size() && g.tensor(tail_out).consumers.size() == 1 &&
                       g.tensor(tail_out).consumers[0] == c && pool_epilogue_obstacle(g, s.ops[0], c).empty();
     if (!pool && !(why = tile_obstacle(g, c, tile_elems, whole_rows, assigned, produced_here)).empty()) break;
+    if (g.op(c).core >= 0 && core >= 0 && g.op(c).core != core) {  // Op::core: a group runs on one core
+      why = "'" + g.op(c).name + "' runs on another core (--parallel tensor)";
+      break;
+    }
+    if (core < 0) core = g.op(c).core;
     s.ops.push_back(c);
     assigned[c] = true;
     for (int t : std::unordered_set<int>(g.op(c).inputs.begin(), g.op(c).inputs.end()))
@@ -482,6 +488,24 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
   return false;
 }
 
+/// Whether `segs` (and `extra`) hold ops pinned to different cores (Op::core, --parallel
+/// tensor): a fusion group runs on one core.
+bool spans_cores(const Graph& g, const std::vector<Segment>& segs, const Segment* extra = nullptr) {
+  int core = -1;
+  auto differs = [&](const Segment& s) {
+    for (int o : segment_ops(s)) {
+      const int c = g.op(o).core;
+      if (c < 0) continue;
+      if (core >= 0 && c != core) return true;
+      core = c;
+    }
+    return false;
+  };
+  for (const auto& s : segs)
+    if (differs(s)) return true;
+  return extra && differs(*extra);
+}
+
 /// Merges neighbouring groups while the merged group fits and moves no more DRAM bytes than
 /// the two apart (attention groups stay whole), dropping the boundary between them. Each try
 /// either merges (a group fewer) or moves on: at most twice as many evaluations as groups.
@@ -495,6 +519,10 @@ void merge_neighbour_groups(const Graph& g, const HardwareConfig& hw, std::vecto
     }
     std::vector<Segment> segs = a.segments;
     segs.insert(segs.end(), b.segments.begin(), b.segments.end());
+    if (spans_cores(g, segs)) {
+      ++k;
+      continue;
+    }
     GroupEval merged = best_fused_eval(g, hw, segs);
     if (!merged.fits || merged.plan.dram_bytes > a.dram_bytes + b.dram_bytes) {
       ++k;
@@ -765,6 +793,7 @@ std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, c
       const std::size_t j = i - len;
       if (!std::isfinite(best[j])) continue;
       std::vector<Segment> cand(segs.begin() + long(j), segs.begin() + long(i));
+      if (len > 1 && spans_cores(g, cand)) continue;
       GroupEval ev = evaluate_candidate(g, hw, cand, opt, obj);
       ++report.candidates;
       if (!ev.fits) {
@@ -866,7 +895,7 @@ Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy
         // resident) can move fewer bytes than closing it and running attention alone.
         std::vector<Segment> cand = cur;
         cand.insert(cand.end(), segs.begin() + long(i), segs.begin() + long(i) + 3);
-        const GroupEval layer = best_fused_eval(g, hw, cand);
+        const GroupEval layer = spans_cores(g, cand) ? GroupEval{} : best_fused_eval(g, hw, cand);
         if (layer.fits && layer.plan.dram_bytes <= cur_eval.plan.dram_bytes + att->plan.dram_bytes) att.reset();
       }
       if (att) {  // score, softmax, context: a closed group
@@ -899,6 +928,8 @@ Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy
           reason = "branch: does not read the group's outputs";
         } else if (cur.size() >= kMaxSegmentsPerGroup) {
           reason = "policy: group size limit";
+        } else if (spans_cores(g, cur, &s)) {
+          reason = "cores: '" + g.op(s.ops[0]).name + "' runs on another core than the group (--parallel tensor)";
         } else {
           std::vector<Segment> cand = cur;
           cand.push_back(s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/core/errors.h"
+#include "sim/scheduler/tensor_parallel.h"
 
 namespace npusim::sched {
 namespace {
@@ -64,16 +65,19 @@ std::string to_string(ParallelMode m) {
       return "data";
     case ParallelMode::Pipeline:
       return "pipeline";
+    case ParallelMode::Tensor:
+      return "tensor";
   }
   return "?";
 }
 
 ParallelMode parse_parallel_mode(const std::string& text, const std::string& where) {
-  for (ParallelMode m : {ParallelMode::None, ParallelMode::Data, ParallelMode::Pipeline})
+  for (ParallelMode m : {ParallelMode::None, ParallelMode::Data, ParallelMode::Pipeline, ParallelMode::Tensor})
     if (text == to_string(m)) return m;
-  if (text == "tensor" || text == "auto")
-    throw InputError(where, "'" + text + "' is not built yet (docs/multicore.md); expected none, data or pipeline");
-  throw InputError(where, "expected none, data or pipeline, found '" + text + "'");
+  if (text == "auto")
+    throw InputError(where,
+                     "'" + text + "' is not built yet (docs/multicore.md); expected none, data, pipeline or tensor");
+  throw InputError(where, "expected none, data, pipeline or tensor, found '" + text + "'");
 }
 
 workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std::uint32_t cores, ParallelPlan& out) {
@@ -82,6 +86,17 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std
   out.replicas = 1;
   if (mode == ParallelMode::None) return g;
   std::string example;
+  if (mode == ParallelMode::Tensor) {
+    // The batch only scales the inputs per second: inputs that lead with different sizes (a
+    // KV cache next to the tokens) still split by channels.
+    try {
+      out.batch = batch_of(g, mode, example);
+    } catch (const InputError&) {
+      out.batch = 1;
+    }
+    out.replica_batch = out.batch;
+    return tensor_graph(g, out.cores, out);
+  }
   out.batch = batch_of(g, mode, example);
   if (mode == ParallelMode::Data) {
     if (out.batch % out.cores != 0)
@@ -199,6 +214,12 @@ nlohmann::json to_json(const ParallelPlan& pp) {
                       {"replica_batch", pp.replica_batch},
                       {"commands_per_replica", pp.commands_per_replica},
                       {"groups_per_replica", pp.groups_per_replica}};
+  if (pp.mode == ParallelMode::Tensor) {
+    j["segments"] = pp.segments;
+    j["split_ops"] = pp.split_ops;
+    j["serial_ops"] = pp.serial_ops;
+    j["gather_bytes"] = pp.gather_bytes;
+  }
   if (pp.mode == ParallelMode::Pipeline) {
     nlohmann::json stages = nlohmann::json::array();
     for (std::uint32_t s = 0; s < pp.stage_seconds.size(); ++s) {

@@ -3,7 +3,9 @@
 // multi-core NPU (npu.cores). It works on the plan and program of ONE replica and copies them:
 //   data      the batch is split: each core runs batch / cores of it (the same plan), all at once;
 //   pipeline  the batch's inputs stream one at a time through stages of consecutive fusion
-//             groups, one stage per core, activations passed through DRAM.
+//             groups, one stage per core, activations passed through DRAM;
+//   tensor    each weight-bearing GEMM is split by output channels over the cores, the slices
+//             gathered in DRAM (sim/scheduler/tensor_parallel.h: one program, no copies).
 // Each copy gets its own DRAM addresses (weights included) and its own command and group ids;
 // the copies meet only in the shared DRAM, where the timed run makes them contend.
 #include <cstdint>
@@ -19,10 +21,10 @@
 
 namespace npusim::sched {
 
-enum class ParallelMode { None, Data, Pipeline };
+enum class ParallelMode { None, Data, Pipeline, Tensor };
 std::string to_string(ParallelMode m);
-/// "none", "data" or "pipeline"; throws InputError(where, ...) naming the modes otherwise
-/// ("tensor" and "auto" are named as not built).
+/// "none", "data", "pipeline" or "tensor"; throws InputError(where, ...) naming the modes
+/// otherwise ("auto" is named as not built).
 ParallelMode parse_parallel_mode(const std::string& text, const std::string& where);
 
 struct ParallelPlan {
@@ -41,11 +43,18 @@ struct ParallelPlan {
   /// The replica graph's ops (set by the caller before replicate_program): copy r's op i is
   /// r x ops_per_replica + i in the trace's op table.
   std::uint32_t ops_per_replica = 0;
+  /// Tensor: the GEMMs split by output channels (segments), the ops split (those GEMMs and the
+  /// per-channel ops on their slices), the ops run whole on core 0, the gathered tensors and
+  /// their bytes (each stored in slices by the cores and read whole by its consumers).
+  std::uint32_t segments = 0, split_ops = 0, serial_ops = 0;
+  std::vector<int> gather_tensors;
+  std::uint64_t gather_bytes = 0;
 };
 
 /// Checks that `mode` can spread `g` over `cores` and returns the graph one replica runs (the
-/// batch divided); fills `out`'s mode, cores, replicas and batches. Throws InputError (exit 2)
-/// naming the input and its batch when the batch does not split.
+/// batch divided; tensor: the graph every core runs its slices of, tensor_graph); fills `out`'s
+/// mode, cores, replicas and batches. Throws InputError (exit 2) naming the input and its batch
+/// when the batch does not split (tensor: the op whose channels do not).
 workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std::uint32_t cores, ParallelPlan& out);
 
 /// Pipeline: cuts the replica's groups into at most `cores` stages of consecutive groups, each

@@ -114,7 +114,7 @@ TEST(MulticoreCli, ModesThatCannotSplitTheWorkloadExitTwoWithTheNumbers) {
   EXPECT_EQ(run_npusim("run -w " + relu(4) + " --set npu.cores=4 --parallel pipeline --out " + out.string(), &log), 2);
   EXPECT_NE(log.find("npu.cores = 4 (one stage per core), found 1 groups"), std::string::npos) << log;
   // Not built: named as such, exit 2.
-  EXPECT_EQ(run_npusim("run -w " + cnn(4) + " --set npu.cores=4 --parallel tensor --out " + out.string(), &log), 2);
+  EXPECT_EQ(run_npusim("run -w " + cnn(4) + " --set npu.cores=4 --parallel auto --out " + out.string(), &log), 2);
   EXPECT_NE(log.find("not built"), std::string::npos) << log;
   EXPECT_EQ(run_npusim("run -w " + cnn(4) + " --set npu.cores=0 --out " + out.string(), &log), 2);
   EXPECT_NE(log.find("npu.cores"), std::string::npos) << log;
