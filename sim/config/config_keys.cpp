@@ -57,6 +57,13 @@ Key count(std::string n, double lo, double hi, std::string j, std::string d) {
 Key size(std::string n, double hi, std::string j, std::string d) {
   return Key(std::move(n), KeyKind::Size, "size", std::move(j), std::move(d)).range(1, hi);
 }
+/// An optional price of the energy model (docs/energy.md): 0 when left out.
+Key price(std::string n, KeyKind kind, std::string unit, std::string j, std::string d) {
+  return Key(std::move(n), kind, std::move(unit), std::move(j), std::move(d))
+      .def("0")
+      .note("finite and positive")
+      .see("energy.md");
+}
 template <typename E>
 Key enum_key(std::string n, std::string j, std::string d) {
   return Key(std::move(n), KeyKind::Enum, "", std::move(j), std::move(d)).of(names<E>());
@@ -243,36 +250,18 @@ std::vector<ConfigKey> build_table() {
           .def("—")
           .note("finite and positive")
           .see(energy_doc),
-      Key("npu.energy.vector_op", KeyKind::Energy, "energy", "energy/vector_op_j",
-          "energy of one vector-unit element operation")
-          .def("0")
-          .note("finite and positive")
-          .see(energy_doc),
-      Key("npu.energy.sram_read", KeyKind::EnergyPerByte, "energy per byte", "energy/sram_read_j_per_byte",
-          "energy per byte read from the scratchpad")
-          .def("0")
-          .note("finite and positive")
-          .see(energy_doc),
-      Key("npu.energy.sram_write", KeyKind::EnergyPerByte, "energy per byte", "energy/sram_write_j_per_byte",
-          "energy per byte written to the scratchpad")
-          .def("0")
-          .note("finite and positive")
-          .see(energy_doc),
-      Key("npu.energy.dram", KeyKind::EnergyPerByte, "energy per byte", "energy/dram_j_per_byte",
-          "energy per byte read from or written to DRAM (core and interface)")
-          .def("0")
-          .note("finite and positive")
-          .see(energy_doc),
-      Key("npu.energy.dram_background", KeyKind::Power, "power", "energy/dram_background_w",
-          "DRAM standby and refresh power, paid for the whole run")
-          .def("0")
-          .note("finite and positive")
-          .see(energy_doc),
-      Key("npu.energy.static", KeyKind::Power, "power", "energy/static_w",
-          "the NPU's leakage per core, paid for the whole run")
-          .def("0")
-          .note("finite and positive")
-          .see(energy_doc),
+      price("npu.energy.vector_op", KeyKind::Energy, "energy", "energy/vector_op_j",
+            "energy of one vector-unit element operation"),
+      price("npu.energy.sram_read", KeyKind::EnergyPerByte, "energy per byte", "energy/sram_read_j_per_byte",
+            "energy per byte read from the scratchpad"),
+      price("npu.energy.sram_write", KeyKind::EnergyPerByte, "energy per byte", "energy/sram_write_j_per_byte",
+            "energy per byte written to the scratchpad"),
+      price("npu.energy.dram", KeyKind::EnergyPerByte, "energy per byte", "energy/dram_j_per_byte",
+            "energy per byte read from or written to DRAM (core and interface)"),
+      price("npu.energy.dram_background", KeyKind::Power, "power", "energy/dram_background_w",
+            "DRAM standby and refresh power, paid for the whole run"),
+      price("npu.energy.static", KeyKind::Power, "power", "energy/static_w",
+            "the NPU's leakage per core, paid for the whole run"),
   };
   k.insert(k.end(), rest.begin(), rest.end());
   std::vector<ConfigKey> out(k.begin(), k.end());

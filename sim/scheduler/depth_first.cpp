@@ -70,6 +70,12 @@ std::int64_t depth_first_block_units(const GemmGeometry& geo, std::int64_t chann
   return std::min(units, geo.n_total);
 }
 
+std::int64_t depth_first_widest_layer(const Graph& g, const std::vector<Segment>& segs) {
+  std::int64_t widest = 0;
+  for (const auto& s : segs) widest = std::max(widest, gemm_geometry(g, g.op(s.ops[0])).out_channels);
+  return widest;
+}
+
 std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t channels) {
   return depth_first_block_units(geo, channels) * (geo.grouped ? geo.cout_g : 1);
 }
@@ -225,8 +231,7 @@ GroupEval evaluate_depth_first(const Graph& g, const HardwareConfig& hw, const s
     return v;
   };
   std::optional<GroupEval> best;
-  std::int64_t widest = 0;  // the most output channels of a layer: channel blocks below it
-  for (const auto& sg : segs) widest = std::max(widest, gemm_geometry(g, g.op(sg.ops[0])).out_channels);
+  const std::int64_t widest = depth_first_widest_layer(g, segs);  // channel blocks below it
   auto try_shape = [&](std::int64_t r, std::int64_t c, std::int64_t ch) {
     auto ev = size_depth_first(g, hw, segs, DepthFirst{true, halo, std::min(r, last.out_rows), true, c, ch});
     if (ev && (!best || ev->estimate < best->estimate)) best = std::move(ev);

@@ -32,6 +32,8 @@ GemmBlock depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t, st
 /// the block size in GemmBlock column units (output channels, or whole groups of a grouped conv,
 /// at least one); every column at once when `channels` is 0 or at least the layer's.
 std::int64_t depth_first_block_units(const GemmGeometry& geo, std::int64_t channels);
+/// The most output channels of a layer of `segs`: channel blocks are 1 to this many.
+std::int64_t depth_first_widest_layer(const workloads::Graph& g, const std::vector<Segment>& segs);
 /// Output channels of layer `geo`'s largest block when cut into blocks of `channels`.
 std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t channels);
 /// Calls `visit` for each block layer `l` of a depth-first tile computes, one after another:

@@ -404,8 +404,7 @@ GroupEval read_depth_first(const json& df, const std::vector<Segment>& segs, con
   if (cols > 0 && rows == 0)
     throw InputError(where + ".cols", "expected together with `rows` (a tile shape), found without it");
   // Output channels per block (absent: all); the last block may be narrower.
-  std::int64_t widest = 0;
-  for (const auto& sg : segs) widest = std::max(widest, gemm_geometry(g, g.op(sg.ops[0])).out_channels);
+  const std::int64_t widest = depth_first_widest_layer(g, segs);
   const std::int64_t channels =
       df.contains("channels") ? require(df, "channels", json::value_t::number_unsigned, where).get<std::int64_t>() : 0;
   if (df.contains("channels") && (channels < 1 || channels > widest))

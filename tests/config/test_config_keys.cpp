@@ -13,21 +13,14 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
+#include "tests/support/plan_support.h"
 
 using namespace npusim;
 using config::ConfigKey;
 using config::KeyKind;
+using npusim::test::config_error;
 
 namespace {
-
-std::string error_of(const std::vector<std::string>& sets) {
-  try {
-    config::load_hardware_config("edge-m", sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string whole(double v) {
   std::ostringstream s;
@@ -99,32 +92,33 @@ TEST(ConfigKeys, LoaderRefusesOnePastEveryCountsRange) {
     if (k.kind != KeyKind::Count) continue;
     ++counts;
     const std::string range = "[" + whole(k.min) + ", " + whole(k.max) + "]";
-    const std::string above = error_of({k.name + "=" + whole(k.max + 1)});
+    const std::string above = config_error({k.name + "=" + whole(k.max + 1)});
     EXPECT_NE(above.find("(" + k.name + "): expected a whole number in " + range + ", found " + whole(k.max + 1)),
               std::string::npos)
         << above;
     if (k.min > 0) {
-      const std::string below = error_of({k.name + "=" + whole(k.min - 1)});
+      const std::string below = config_error({k.name + "=" + whole(k.min - 1)});
       EXPECT_NE(below.find(range), std::string::npos) << below;
     }
   }
   EXPECT_GE(counts, 30);
-  EXPECT_NE(error_of({"npu.mac_array.rows=65537"}).find("[1, 65536]"), std::string::npos);
+  EXPECT_NE(config_error({"npu.mac_array.rows=65537"}).find("[1, 65536]"), std::string::npos);
 }
 
 TEST(ConfigKeys, SizesFrequenciesAndCostsUseTheTablesLimits) {
   // 1 TiB = 2^40 B is the scratchpad's limit; one byte more is refused.
   EXPECT_EQ(config::config_key("npu.sram.capacity").max, 1099511627776.0);
-  EXPECT_NE(error_of({"npu.sram.capacity=1099511627777"}).find("expected a size in [1 B, 1024 GiB]"),
+  EXPECT_NE(config_error({"npu.sram.capacity=1099511627777"}).find("expected a size in [1 B, 1024 GiB]"),
             std::string::npos);
-  EXPECT_EQ(error_of({"npu.sram.capacity=1099511627776", "npu.sram.banks=16"}).find("npu.sram.capacity"),
+  EXPECT_EQ(config_error({"npu.sram.capacity=1099511627776", "npu.sram.banks=16"}).find("npu.sram.capacity"),
             std::string::npos);
-  EXPECT_NE(error_of({"npu.dram.clock=99 MHz"}).find("expected a frequency in [100 MHz, 100 GHz]"), std::string::npos);
-  EXPECT_NE(error_of({"npu.vector_unit.default_cost=1000001"}).find("expected a cost in (0, 1000000]"),
+  EXPECT_NE(config_error({"npu.dram.clock=99 MHz"}).find("expected a frequency in [100 MHz, 100 GHz]"),
             std::string::npos);
-  EXPECT_NE(error_of({"npu.dram.data_rate=201 GT/s"}).find("at most 200 GT/s"), std::string::npos);
-  EXPECT_NE(error_of({"npu.area.technology_node=4 nm"}).find("from 5 nm to 45 nm"), std::string::npos);
-  EXPECT_NE(error_of({"npu.dram.standard=DDR5"}).find("expected one of DDR4, LPDDR4, LPDDR5, found 'DDR5'"),
+  EXPECT_NE(config_error({"npu.vector_unit.default_cost=1000001"}).find("expected a cost in (0, 1000000]"),
+            std::string::npos);
+  EXPECT_NE(config_error({"npu.dram.data_rate=201 GT/s"}).find("at most 200 GT/s"), std::string::npos);
+  EXPECT_NE(config_error({"npu.area.technology_node=4 nm"}).find("from 5 nm to 45 nm"), std::string::npos);
+  EXPECT_NE(config_error({"npu.dram.standard=DDR5"}).find("expected one of DDR4, LPDDR4, LPDDR5, found 'DDR5'"),
             std::string::npos);
 }
 

@@ -16,8 +16,10 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using npusim::test::decode_step_yaml;
 using npusim::test::read_json;
 using npusim::test::run_npusim;
+using npusim::test::run_summary;
 using npusim::test::scratch;
 using npusim::test::write_temp;
 
@@ -47,16 +49,6 @@ ops:
   - {name: r, op: relu, inputs: [x]}
 outputs: [r]
 )");
-}
-
-/// Runs `npusim run ARGS --out DIR` and returns summary.json (fails the test on a non-zero exit).
-json run_summary(const std::string& name, const std::string& args) {
-  const auto out = scratch(name);
-  std::string log;
-  const int rc = run_npusim("run " + args + " --out " + out.string(), &log);
-  EXPECT_EQ(rc, 0) << log;
-  if (rc != 0) return json::object();
-  return read_json(out / "summary.json");
 }
 
 std::uint64_t cycles(const json& s) {
@@ -164,21 +156,7 @@ TEST(MulticoreCli, DataParallelBatchFourCnnOnFourCoresIsCloseToFourTimesOneCore)
 // 4266 MT/s x 4 B = 17.064 GB/s, so the run takes at least its bytes / 17.064 GB/s
 // (>= 0.98 ms), however many cores wait on it; the one-core batch-4 run reads them once.
 TEST(MulticoreCli, MemoryBoundDecodeOnFourCoresIsNoFasterThanTheChannelAllows) {
-  const std::string w = write_temp("decode.yaml", R"(name: decode
-inputs:
-  - {name: x, shape: [4, 1, 512]}
-ops:
-  - {name: q, op: matmul, inputs: [x], out_features: 512}
-  - {name: k, op: matmul, inputs: [x], out_features: 512}
-  - {name: v, op: matmul, inputs: [x], out_features: 512}
-  - {name: o, op: matmul, inputs: [v], out_features: 512}
-  - {name: gate, op: matmul, inputs: [o], out_features: 2048}
-  - {name: up, op: matmul, inputs: [o], out_features: 2048}
-  - {name: act, op: silu, inputs: [gate]}
-  - {name: mul, op: mul, inputs: [act, up]}
-  - {name: down, op: matmul, inputs: [mul], out_features: 512}
-outputs: [q, k, down]
-)");
+  const std::string w = write_temp("decode.yaml", decode_step_yaml(4, 512));
   const json one = run_summary("dec1", "-w " + w);
   const json four = run_summary("dec4", "-w " + w + " --set npu.cores=4 --parallel data");
   ASSERT_FALSE(one.empty());

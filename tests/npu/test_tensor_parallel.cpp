@@ -13,8 +13,9 @@
 #include "workloads/loader.h"
 
 using nlohmann::json;
-using npusim::test::read_json;
+using npusim::test::decode_step_yaml;
 using npusim::test::run_npusim;
+using npusim::test::run_summary;
 using npusim::test::scratch;
 using npusim::test::write_temp;
 namespace sched = npusim::sched;
@@ -22,36 +23,13 @@ namespace workloads = npusim::workloads;
 
 namespace {
 
-json run_summary(const std::string& name, const std::string& args) {
-  const auto out = scratch(name);
-  std::string log;
-  const int rc = run_npusim("run " + args + " --out " + out.string(), &log);
-  EXPECT_EQ(rc, 0) << log;
-  if (rc != 0) return json::object();
-  return read_json(out / "summary.json");
-}
-
 std::uint64_t u64(const json& s, const char* key) {
   return s.at(key).get<std::uint64_t>();
 }
 
 /// A decoder layer's weight-streaming step for one token (batch 1): q, k, v, o 1024 x 1024 and a
 /// SwiGLU MLP 1024 -> 4096 -> 1024, int8 weights: 4 x 1 MiB + 3 x 4 MiB = 16,777,216 B.
-const char* kDecode = R"(name: decode
-inputs:
-  - {name: x, shape: [1, 1, 1024]}
-ops:
-  - {name: q, op: matmul, inputs: [x], out_features: 1024}
-  - {name: k, op: matmul, inputs: [x], out_features: 1024}
-  - {name: v, op: matmul, inputs: [x], out_features: 1024}
-  - {name: o, op: matmul, inputs: [v], out_features: 1024}
-  - {name: gate, op: matmul, inputs: [o], out_features: 4096}
-  - {name: up, op: matmul, inputs: [o], out_features: 4096}
-  - {name: act, op: silu, inputs: [gate]}
-  - {name: mul, op: mul, inputs: [act, up]}
-  - {name: down, op: matmul, inputs: [mul], out_features: 1024}
-outputs: [q, k, down]
-)";
+const std::string kDecode = decode_step_yaml(1, 1024);
 
 }  // namespace
 

@@ -11,18 +11,10 @@
 #include "workloads/loader.h"
 
 using namespace npusim;
+using npusim::test::config_error;
 using sched::FusionPolicy;
 
 namespace {
-
-std::string error_of(const std::vector<std::string>& sets) {
-  try {
-    config::load_hardware_config("edge-m", sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 const std::vector<std::string> kSeparate = {"npu.sram.operand_buffers=separate", "npu.sram.ifmap_bytes=256 KiB",
                                             "npu.sram.filter_bytes=64 KiB", "npu.sram.ofmap_bytes=512 KiB"};
@@ -68,42 +60,43 @@ TEST(SramConfig, PortsAndSeparateBuffersParse) {
 }
 
 TEST(SramConfig, StreamBufferMustBeAWholeNumberAtLeastOne) {
-  std::string msg = error_of({"npu.sram.stream_buffer=0"});
+  std::string msg = config_error({"npu.sram.stream_buffer=0"});
   EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected a whole number in [1, 1024], found 0"), std::string::npos) << msg;
-  msg = error_of({"npu.sram.stream_buffer=-2"});
+  msg = config_error({"npu.sram.stream_buffer=-2"});
   EXPECT_NE(msg.find("expected a whole number in [1, 1024], found -2"), std::string::npos) << msg;
-  msg = error_of({"npu.sram.stream_buffer=four"});
+  msg = config_error({"npu.sram.stream_buffer=four"});
   EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected a whole number, found 'four'"), std::string::npos) << msg;
 }
 
 TEST(SramConfig, PortAndBufferErrorsNameTheKey) {
-  std::string msg = error_of({"npu.sram.ports=0"});
+  std::string msg = config_error({"npu.sram.ports=0"});
   EXPECT_NE(msg.find("npu.sram.read_ports"), std::string::npos) << msg;
   EXPECT_NE(msg.find("found ports 0, read_ports 0"), std::string::npos) << msg;
-  msg = error_of({"npu.sram.ports=0", "npu.sram.read_ports=2"});
+  msg = config_error({"npu.sram.ports=0", "npu.sram.read_ports=2"});
   EXPECT_NE(msg.find("npu.sram.write_ports"), std::string::npos) << msg;
-  msg = error_of({"npu.sram.operand_buffers=split"});
+  msg = config_error({"npu.sram.operand_buffers=split"});
   EXPECT_NE(msg.find("shared, separate"), std::string::npos) << msg;
-  msg = error_of({"npu.sram.tile_layout=column_major"});
+  msg = config_error({"npu.sram.tile_layout=column_major"});
   EXPECT_NE(msg.find("row_major, streamed"), std::string::npos) << msg;
   // separate needs all three sizes...
-  msg = error_of({"npu.sram.operand_buffers=separate", "npu.sram.ifmap_bytes=1 KiB", "npu.sram.filter_bytes=1 KiB"});
+  msg =
+      config_error({"npu.sram.operand_buffers=separate", "npu.sram.ifmap_bytes=1 KiB", "npu.sram.filter_bytes=1 KiB"});
   EXPECT_NE(msg.find("npu.sram.ofmap_bytes"), std::string::npos) << msg;
   // ...each > 0...
   std::vector<std::string> zero = kSeparate;
   zero[2] = "npu.sram.filter_bytes=0 B";
-  msg = error_of(zero);
+  msg = config_error(zero);
   EXPECT_NE(msg.find("npu.sram.filter_bytes"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected a size in [1 B, "), std::string::npos) << msg;
   // ...fitting the 1 MiB scratchpad together: 512 + 64 + 512 KiB = 1088 KiB = 1114112 B.
   std::vector<std::string> big = kSeparate;
   big[1] = "npu.sram.ifmap_bytes=512 KiB";
-  msg = error_of(big);
+  msg = config_error(big);
   EXPECT_NE(msg.find("found 1114112 B"), std::string::npos) << msg;
   // ...and a shared scratchpad takes none.
-  msg = error_of({"npu.sram.filter_bytes=64 KiB"});
+  msg = config_error({"npu.sram.filter_bytes=64 KiB"});
   EXPECT_NE(msg.find("--set npu.sram.filter_bytes=64 KiB"), std::string::npos) << msg;
   EXPECT_NE(msg.find("only allowed with npu.sram.operand_buffers: separate"), std::string::npos) << msg;
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/core/file_util.h"
@@ -41,6 +42,49 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   const auto p = scratch(name);
   std::ofstream(p) << text;
   return p.string();
+}
+
+/// Runs `npusim run ARGS --out DIR` and returns summary.json (fails the test on a non-zero exit).
+inline nlohmann::json run_summary(const std::string& name, const std::string& args) {
+  const auto out = scratch(name);
+  std::string log;
+  const int rc = run_npusim("run " + args + " --out " + out.string(), &log);
+  EXPECT_EQ(rc, 0) << log;
+  if (rc != 0) return nlohmann::json::object();
+  return read_json(out / "summary.json");
+}
+
+/// A decoder layer's weight-streaming step, one token per sequence: q, k, v, o `width` x
+/// `width` and a SwiGLU MLP width -> 4 width -> width (int8 weights: 16 width^2 bytes), for a
+/// batch of `batch` sequences.
+inline std::string decode_step_yaml(int batch, int width) {
+  const std::string w = std::to_string(width), w4 = std::to_string(4 * width);
+  return "name: decode\ninputs:\n  - {name: x, shape: [" + std::to_string(batch) + ", 1, " + w +
+         "]}\nops:\n"
+         "  - {name: q, op: matmul, inputs: [x], out_features: " +
+         w +
+         "}\n"
+         "  - {name: k, op: matmul, inputs: [x], out_features: " +
+         w +
+         "}\n"
+         "  - {name: v, op: matmul, inputs: [x], out_features: " +
+         w +
+         "}\n"
+         "  - {name: o, op: matmul, inputs: [v], out_features: " +
+         w +
+         "}\n"
+         "  - {name: gate, op: matmul, inputs: [o], out_features: " +
+         w4 +
+         "}\n"
+         "  - {name: up, op: matmul, inputs: [o], out_features: " +
+         w4 +
+         "}\n"
+         "  - {name: act, op: silu, inputs: [gate]}\n"
+         "  - {name: mul, op: mul, inputs: [act, up]}\n"
+         "  - {name: down, op: matmul, inputs: [mul], out_features: " +
+         w +
+         "}\n"
+         "outputs: [q, k, down]\n";
 }
 
 }  // namespace npusim::test

@@ -3,7 +3,9 @@
 // Program moves, schedule-file errors as text, and a one-group plan for hand-made Programs.
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/hardware_config.h"
 #include "sim/scheduler/plan.h"
@@ -35,6 +37,16 @@ inline std::uint64_t dram_bytes(const sched::Program& p) {
 }
 
 /// The message parse_schedule throws for `text`, or "" when the schedule is accepted.
+/// The InputError message of loading edge-m with `sets` ("" when it loads).
+inline std::string config_error(const std::vector<std::string>& sets) {
+  try {
+    config::load_hardware_config("edge-m", sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 inline std::string schedule_error(const std::string& text, const workloads::Graph& g, const HardwareConfig& hw) {
   try {
     sched::parse_schedule(text, "s.json", g, hw);
