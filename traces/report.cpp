@@ -16,14 +16,15 @@ using nlohmann::json;
 
 /// JSON that is safe inside a <script> element: "</" would end it early.
 std::string script_json(const json& j) {
-  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
   std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += '\\';
+  out.reserve(text.size() + text.size() / 64);
+  std::size_t from = 0;
+  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 2)) {
+    out.append(text, from, at + 1 - from).push_back('\\');
+    from = at + 1;
   }
-  return out;
+  return out.append(text, from, std::string::npos);
 }
 
 std::string path_in(const std::string& dir, const std::string& name) {
@@ -57,7 +58,7 @@ std::string make_report_html(const std::vector<ReportRun>& runs, const std::vect
   for (const ReportRun& r : runs) {
     data["runs"].push_back({{"label", r.label},
                             {"summary", *r.summary},
-                            {"roofline", to_json(*r.roofline)},
+                            {"roofline", r.roofline_json ? *r.roofline_json : to_json(*r.roofline)},
                             {"timeline", r.timeline ? *r.timeline : json()}});
   }
   if (compare_groups.is_array()) data["compare_groups"] = compare_groups;
@@ -79,8 +80,12 @@ void write_llm_report(const json& summary, const json& hardware, const std::stri
 }
 
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title) {
-  const std::string html = make_report_html({run}, {}, title);
-  write_file_atomic(path_in(dir, "roofline.json"), to_json(*run.roofline).dump(2) + "\n");
+  // The roofline's JSON (the run's largest) is built once, for roofline.json and the page.
+  ReportRun with_json = run;
+  const json roofline = run.roofline_json ? *run.roofline_json : to_json(*run.roofline);
+  with_json.roofline_json = &roofline;
+  const std::string html = make_report_html({with_json}, {}, title);
+  write_file_atomic(path_in(dir, "roofline.json"), roofline.dump(2) + "\n");
   const std::vector<PlotSeries> series{{run.label, run.roofline}};
   plot_roofline(series, {}, {path_in(dir, "roofline.svg"), path_in(dir, "roofline.png")}, title);
   if (!run.roofline->energy_roofs.empty()) {

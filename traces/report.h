@@ -20,6 +20,8 @@ struct ReportRun {
   const nlohmann::json* summary;  // make_summary's output
   /// The run's compact unit timeline (serve::make_timeline's JSON), drawn when given.
   const nlohmann::json* timeline = nullptr;
+  /// to_json(*roofline) when the caller has it already (else it is built from `roofline`).
+  const nlohmann::json* roofline_json = nullptr;
 };
 
 /// report.html's text for one run (`arrows` empty) or two runs (arrows from the first's ops
