@@ -80,35 +80,38 @@ std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t ch
   return depth_first_block_units(geo, channels) * (geo.grouped ? geo.cout_g : 1);
 }
 
-std::vector<DepthFirstTile> depth_first_tiles(const Graph& g, const std::vector<Segment>& segs, const DepthFirst& df) {
+void for_each_depth_first_tile(const Graph& g, const std::vector<Segment>& segs, const DepthFirst& df,
+                               const std::function<void(const DepthFirstTile&)>& visit) {
   const auto geo = layer_geometry(g, segs);
   const std::size_t L = geo.size();
   const std::int64_t out_w = geo.back().out_cols_px;
   const bool strips = df.cols > 0 && df.cols < out_w;
-  std::vector<DepthFirstTile> tiles;
+  // One tile, rewritten in place: a 1024 x 1024 image cut into 1-row, 1-column tiles has a
+  // million of them, and the planner sizes dozens of such shapes (a vector of tiles, each with
+  // five vectors of its own, cost a large model's plan most of its time in malloc and page faults).
+  DepthFirstTile t;
+  std::vector<std::int64_t> done(L, 0);
   for (std::int64_t c0 = 0; c0 < out_w; c0 += strips ? df.cols : out_w) {
     // The strip's columns in every layer, backwards through the kernels' windows; whole rows
     // (every layer's full width, the whole input row) when the group is not cut into strips.
-    std::vector<std::int64_t> col_a(L, 0), col_b(L, 0);
-    for (std::size_t l = 0; l < L; ++l) col_b[l] = geo[l].out_cols_px;
+    t.col_a.assign(L, 0);
+    t.col_b.assign(L, 0);
+    for (std::size_t l = 0; l < L; ++l) t.col_b[l] = geo[l].out_cols_px;
     std::pair<std::int64_t, std::int64_t> load_cols{0, geo[0].in_w};
     if (strips) {
-      col_a[L - 1] = c0;
-      col_b[L - 1] = std::min(c0 + df.cols, out_w);
+      t.col_a[L - 1] = c0;
+      t.col_b[L - 1] = std::min(c0 + df.cols, out_w);
       for (std::size_t l = L - 1; l > 0; --l)
-        std::tie(col_a[l - 1], col_b[l - 1]) = geo[l].input_cols(col_a[l], col_b[l] - col_a[l]);
-      load_cols = geo[0].input_cols(col_a[0], col_b[0] - col_a[0]);
+        std::tie(t.col_a[l - 1], t.col_b[l - 1]) = geo[l].input_cols(t.col_a[l], t.col_b[l] - t.col_a[l]);
+      load_cols = geo[0].input_cols(t.col_a[0], t.col_b[0] - t.col_a[0]);
     }
     // The line buffer (cache) holds the strip's rows: each strip starts with nothing computed.
-    std::vector<std::int64_t> done(L, 0);
+    done.assign(L, 0);
     std::int64_t loaded = 0;
     for (std::int64_t r0 = 0; r0 < geo.back().out_rows; r0 += df.rows) {
-      DepthFirstTile t;
       t.need_a.assign(L, 0);
       t.need_b.assign(L, 0);
       t.comp_a.assign(L, 0);
-      t.col_a = col_a;
-      t.col_b = col_b;
       t.need_a[L - 1] = r0;
       t.need_b[L - 1] = std::min(r0 + df.rows, geo.back().out_rows);
       for (std::size_t l = L - 1; l > 0; --l) {  // rows layer l-1 must supply to layer l
@@ -125,10 +128,9 @@ std::vector<DepthFirstTile> depth_first_tiles(const Graph& g, const std::vector<
       t.load_b = ib;
       std::tie(t.load_col_a, t.load_col_b) = load_cols;
       loaded = std::max(loaded, ib);
-      tiles.push_back(std::move(t));
+      visit(t);
     }
   }
-  return tiles;
 }
 
 namespace {
@@ -141,36 +143,30 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   const auto geo = layer_geometry(g, segs);
   const std::size_t L = geo.size();
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype), acc = hw.mac_array.accumulator_bytes;
-  const auto tiles = depth_first_tiles(g, segs, df);
-  // Element counts: the input window held (rows a tile needs) and the input loaded in all.
-  std::uint64_t in_window = 0, loaded = 0, acc_max = 0;
-  std::size_t blocks = 0;  // GEMM commands: every layer's channel blocks of every tile
+  // 1. What the tile shape holds and loads, every tile looked at once (nothing costed yet: most
+  //    shapes tried do not fit, and costing a million small tiles is what takes the time).
+  std::uint64_t in_window = 0, loaded = 0, acc_max = 0, tiles = 0;
   std::vector<std::uint64_t> window(L, 0), overlap(L, 0);
-  double array_cycles = 0;  // every layer's tiles as the MAC array times them (group dataflow)
-  for (std::size_t i = 0; i < tiles.size(); ++i) {
-    const auto& t = tiles[i];
+  DepthFirstTile prev;  // the tile before, for the rows it shares with the next of its strip
+  for_each_depth_first_tile(g, segs, df, [&](const DepthFirstTile& t) {
     const std::uint64_t in_px = std::uint64_t(t.load_col_b - t.load_col_a) * std::uint64_t(geo[0].in_c);
     auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
     in_window = std::max<std::uint64_t>(in_window, std::uint64_t(ib - ia) * in_px);
     loaded += std::uint64_t(t.load_b - t.load_a) * in_px;
-    const bool same_strip = i + 1 < tiles.size() && tiles[i + 1].col_a.back() == t.col_a.back();
+    const bool same_strip = tiles > 0 && prev.col_a.back() == t.col_a.back();
     for (std::size_t l = 0; l < L; ++l) {
       const std::uint64_t row_elems = std::uint64_t(t.columns(l) * geo[l].out_channels);
       window[l] = std::max<std::uint64_t>(window[l], std::uint64_t(t.need_b[l] - t.need_a[l]) * row_elems);
-      if (same_strip && tiles[i + 1].need_a[l] < t.need_b[l])
-        overlap[l] =
-            std::max<std::uint64_t>(overlap[l], std::uint64_t(t.need_b[l] - tiles[i + 1].need_a[l]) * row_elems);
+      if (same_strip && t.need_a[l] < prev.need_b[l])
+        overlap[l] = std::max<std::uint64_t>(overlap[l], std::uint64_t(prev.need_b[l] - t.need_a[l]) *
+                                                             std::uint64_t(prev.columns(l) * geo[l].out_channels));
       // One block's accumulators at a time.
       const std::uint64_t block_elems = std::uint64_t(t.columns(l) * depth_first_block_channels(geo[l], df.channels));
       acc_max = std::max(acc_max, std::uint64_t(t.need_b[l] - t.comp_a[l]) * block_elems);
-      for_each_depth_first_block(geo[l], t, l, df.channels, [&](const GemmBlock& b) {
-        GemmWork w = geo[l].work(b);
-        w.dataflow = segs[l].dataflow;
-        array_cycles += gemm_tile_cost(w, hw).cycles;
-        ++blocks;
-      });
     }
-  }
+    prev = t;
+    ++tiles;
+  });
   // Each layer's rows at its output's width (int8 activations of a quantized model).
   auto row_eb = [&](std::size_t l) { return workloads::element_bytes(g, segment_output(g, segs[l]), eb); };
   const std::uint32_t in_eb = workloads::element_bytes(g, g.op(segs[0].ops[0]).inputs[0], eb);
@@ -199,9 +195,23 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   df.weights_resident = ws + w_total <= cap;
   const std::uint64_t sram = ws + (df.weights_resident ? w_total : 2 * w_max);
   if (sram > cap) return std::nullopt;
+  // 2. The MAC array's time: every layer's blocks of every tile (group dataflow), one GEMM
+  //    command each.
+  std::size_t blocks = 0;
+  double array_cycles = 0;
+  GemmTileCosts cost(hw);
+  for_each_depth_first_tile(g, segs, df, [&](const DepthFirstTile& t) {
+    for (std::size_t l = 0; l < L; ++l)
+      for_each_depth_first_block(geo[l], t, l, df.channels, [&](const GemmBlock& b) {
+        GemmWork w = geo[l].work(b);
+        w.dataflow = segs[l].dataflow;
+        array_cycles += cost(w).cycles;
+        ++blocks;
+      });
+  });
   const std::uint64_t out_bytes = workloads::tensor_bytes(g, g.op(segs.back().ops.back()).outputs[0], eb);
   const std::uint64_t traffic =
-      loaded * in_eb + (df.weights_resident ? w_total : w_total * tiles.size()) + epilogue_constants + out_bytes;
+      loaded * in_eb + (df.weights_resident ? w_total : w_total * tiles) + epilogue_constants + out_bytes;
   ev.fits = true;
   ev.plan.depth_first = df;
   ev.plan.segments = segs;

@@ -3,6 +3,7 @@
 // tile by tile down the image (and across it in column strips), intermediates never whole.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,11 @@ void for_each_depth_first_block(const GemmGeometry& geo, const DepthFirstTile& t
 
 /// Why `segs` cannot be fused depth-first ("" when it can).
 std::string depth_first_obstacle(const workloads::Graph& g, const std::vector<Segment>& segs);
-/// The tiles of a depth-first group (`df`'s rows, cols and halo), in order: column strips
-/// outermost, each walked down its rows.
-std::vector<DepthFirstTile> depth_first_tiles(const workloads::Graph& g, const std::vector<Segment>& segs,
-                                              const DepthFirst& df);
+/// Calls `visit` with each tile of a depth-first group (`df`'s rows, cols and halo), in order:
+/// column strips outermost, each walked down its rows. The tile is one object rewritten for
+/// each call: copy what must outlive the call.
+void for_each_depth_first_tile(const workloads::Graph& g, const std::vector<Segment>& segs, const DepthFirst& df,
+                               const std::function<void(const DepthFirstTile&)>& visit);
 /// Evaluates `segs` fused depth-first. rows = 0: choose the best tile height, and when no
 /// height fits with whole rows of every channel, the best of height x width (column strips)
 /// and height x output-channel blocks; rows > 0: that height, `cols` output columns per tile

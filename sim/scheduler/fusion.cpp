@@ -621,17 +621,21 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
       }
     }
   }
-  if (gp.depth_first.enabled)
-    for (const auto& t : depth_first_tiles(g, gp.segments, gp.depth_first))
+  if (gp.depth_first.enabled) {
+    std::vector<GemmGeometry> geo;
+    for (const auto& s : gp.segments) geo.push_back(gemm_geometry(g, g.op(s.ops[0])));
+    GemmTileCosts cost(hw);
+    for_each_depth_first_tile(g, gp.segments, gp.depth_first, [&](const DepthFirstTile& t) {
       for (std::size_t l = 0; l < gp.segments.size(); ++l) {
-        const GemmGeometry geo = gemm_geometry(g, g.op(gp.segments[l].ops[0]));
-        for_each_depth_first_block(geo, t, l, gp.depth_first.channels, [&](const GemmBlock& b) {
-          GemmWork work = geo.work(b);
+        for_each_depth_first_block(geo[l], t, l, gp.depth_first.channels, [&](const GemmBlock& b) {
+          GemmWork work = geo[l].work(b);
           work.dataflow = gp.segments[l].dataflow;
           w.macs += double(work.m * work.k * work.n * work.repeats);
-          add_array(gemm_tile_cost(work, hw));
+          add_array(cost(work));
         });
       }
+    });
+  }
   return w;
 }
 

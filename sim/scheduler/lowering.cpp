@@ -727,14 +727,13 @@ class Lowering {
     const std::size_t L = segs.size();
     std::vector<GemmGeometry> geo;
     for (const auto& s : segs) geo.push_back(gemm_geometry(g_, g_.op(s.ops[0])));
-    const auto tiles = depth_first_tiles(g_, segs, grp.depth_first);
     const int in_t = g_.op(segs[0].ops[0]).inputs[0];
     std::vector<Stream> streams(L);
     std::vector<OperandBuffer> weights(L);
     OperandBuffer in_buf;
     std::vector<std::uint64_t> bias_done(L, 0);
-    for (std::size_t ti = 0; ti < tiles.size(); ++ti) {
-      const auto& t = tiles[ti];
+    std::size_t ti = 0;
+    for_each_depth_first_tile(g_, segs, grp.depth_first, [&](const DepthFirstTile& t) {
       if (t.load_b > t.load_a) {  // NHWC: the new rows' columns of the tile (whole rows: one run)
         const std::uint64_t C = std::uint64_t(geo[0].in_c);
         const DramRegion reg = region(addr(in_t), std::uint64_t(t.load_a * geo[0].in_w + t.load_col_a) * C,
@@ -783,7 +782,8 @@ class Lowering {
         });
         prev = std::move(done);
       }
-    }
+      ++ti;
+    });
     finish_segment(segs.back(), streams.back());
   }
 

@@ -61,6 +61,13 @@ GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
   return {std::max(double(fold.cycles), sram_cycles), tr.read_bytes, tr.write_bytes};
 }
 
+const GemmTileCost& GemmTileCosts::operator()(const GemmWork& w) {
+  const Shape shape{w.m, w.k, w.n, w.repeats, w.dataflow ? static_cast<int>(*w.dataflow) : -1};
+  const auto found = costs_.find(shape);
+  if (found != costs_.end()) return found->second;
+  return costs_.emplace(shape, gemm_tile_cost(w, hw_)).first->second;
+}
+
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
                               std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width) {
   // Every dimension has at most two block sizes, the full one and the remainder at the edge.

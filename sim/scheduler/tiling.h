@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -73,6 +75,19 @@ struct GemmTileCost {
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
 };
 GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw);
+/// gemm_tile_cost remembered per tile shape: a depth-first group's tiles repeat a few shapes
+/// thousands of times (every tile of a strip but the edges is alike), and the fold model is the
+/// planner's most expensive call. Values are gemm_tile_cost's own, so sums come out identical.
+class GemmTileCosts {
+ public:
+  explicit GemmTileCosts(const HardwareConfig& hw) : hw_(hw) {}
+  const GemmTileCost& operator()(const GemmWork& w);
+
+ private:
+  using Shape = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+  const HardwareConfig& hw_;
+  std::map<Shape, GemmTileCost> costs_;
+};
 /// The sum over every block of a GEMM head cut into rows x cols x chans blocks (edge blocks
 /// included), run with `dataflow` (nullopt: the config's).
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
