@@ -90,13 +90,15 @@ void for_each_depth_first_tile(const Graph& g, const std::vector<Segment>& segs,
   // million of them, and the planner sizes dozens of such shapes (a vector of tiles, each with
   // five vectors of its own, cost a large model's plan most of its time in malloc and page faults).
   DepthFirstTile t;
+  for (auto* v : {&t.need_a, &t.need_b, &t.comp_a, &t.col_a, &t.col_b}) v->resize(L);
   std::vector<std::int64_t> done(L, 0);
   for (std::int64_t c0 = 0; c0 < out_w; c0 += strips ? df.cols : out_w) {
     // The strip's columns in every layer, backwards through the kernels' windows; whole rows
     // (every layer's full width, the whole input row) when the group is not cut into strips.
-    t.col_a.assign(L, 0);
-    t.col_b.assign(L, 0);
-    for (std::size_t l = 0; l < L; ++l) t.col_b[l] = geo[l].out_cols_px;
+    for (std::size_t l = 0; l < L; ++l) {
+      t.col_a[l] = 0;
+      t.col_b[l] = geo[l].out_cols_px;
+    }
     std::pair<std::int64_t, std::int64_t> load_cols{0, geo[0].in_w};
     if (strips) {
       t.col_a[L - 1] = c0;
@@ -109,10 +111,7 @@ void for_each_depth_first_tile(const Graph& g, const std::vector<Segment>& segs,
     done.assign(L, 0);
     std::int64_t loaded = 0;
     for (std::int64_t r0 = 0; r0 < geo.back().out_rows; r0 += df.rows) {
-      t.need_a.assign(L, 0);
-      t.need_b.assign(L, 0);
-      t.comp_a.assign(L, 0);
-      t.need_a[L - 1] = r0;
+      t.need_a[L - 1] = r0;  // (every layer's rows are written below)
       t.need_b[L - 1] = std::min(r0 + df.rows, geo.back().out_rows);
       for (std::size_t l = L - 1; l > 0; --l) {  // rows layer l-1 must supply to layer l
         auto [a, b] = geo[l].input_rows(t.need_a[l], t.need_b[l] - t.need_a[l]);
@@ -147,24 +146,26 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   //    shapes tried do not fit, and costing a million small tiles is what takes the time).
   std::uint64_t in_window = 0, loaded = 0, acc_max = 0, tiles = 0;
   std::vector<std::uint64_t> window(L, 0), overlap(L, 0);
-  DepthFirstTile prev;  // the tile before, for the rows it shares with the next of its strip
+  std::vector<std::int64_t> prev_need_b;  // the tile before's rows, for those it shares with the next of its strip
+  std::int64_t prev_strip = -1;
   for_each_depth_first_tile(g, segs, df, [&](const DepthFirstTile& t) {
     const std::uint64_t in_px = std::uint64_t(t.load_col_b - t.load_col_a) * std::uint64_t(geo[0].in_c);
     auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
     in_window = std::max<std::uint64_t>(in_window, std::uint64_t(ib - ia) * in_px);
     loaded += std::uint64_t(t.load_b - t.load_a) * in_px;
-    const bool same_strip = tiles > 0 && prev.col_a.back() == t.col_a.back();
+    const bool same_strip = tiles > 0 && prev_strip == t.col_a.back();
     for (std::size_t l = 0; l < L; ++l) {
       const std::uint64_t row_elems = std::uint64_t(t.columns(l) * geo[l].out_channels);
       window[l] = std::max<std::uint64_t>(window[l], std::uint64_t(t.need_b[l] - t.need_a[l]) * row_elems);
-      if (same_strip && t.need_a[l] < prev.need_b[l])
-        overlap[l] = std::max<std::uint64_t>(overlap[l], std::uint64_t(prev.need_b[l] - t.need_a[l]) *
-                                                             std::uint64_t(prev.columns(l) * geo[l].out_channels));
+      // (a strip's tiles share its columns: the row width is the tile before's too)
+      if (same_strip && t.need_a[l] < prev_need_b[l])
+        overlap[l] = std::max<std::uint64_t>(overlap[l], std::uint64_t(prev_need_b[l] - t.need_a[l]) * row_elems);
       // One block's accumulators at a time.
       const std::uint64_t block_elems = std::uint64_t(t.columns(l) * depth_first_block_channels(geo[l], df.channels));
       acc_max = std::max(acc_max, std::uint64_t(t.need_b[l] - t.comp_a[l]) * block_elems);
     }
-    prev = t;
+    prev_need_b = t.need_b;
+    prev_strip = t.col_a.back();
     ++tiles;
   });
   // Each layer's rows at its output's width (int8 activations of a quantized model).

@@ -62,10 +62,16 @@ GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
 }
 
 const GemmTileCost& GemmTileCosts::operator()(const GemmWork& w) {
-  const Shape shape{w.m, w.k, w.n, w.repeats, w.dataflow ? static_cast<int>(*w.dataflow) : -1};
-  const auto found = costs_.find(shape);
-  if (found != costs_.end()) return found->second;
-  return costs_.emplace(shape, gemm_tile_cost(w, hw_)).first->second;
+  const int dataflow = w.dataflow ? static_cast<int>(*w.dataflow) : -1;
+  const Shape shape{w.m, w.k, w.n, w.repeats, dataflow};
+  const auto mix = std::uint64_t(w.m) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(w.k) * 0xC2B2AE3D27D4EB4Full ^
+                   std::uint64_t(w.n) * 0x165667B19E3779F9ull ^ std::uint64_t(w.repeats + dataflow);
+  Recent& slot = recent_[(mix ^ mix >> 29) % recent_.size()];
+  if (slot.cost && slot.shape == shape) return *slot.cost;
+  auto found = costs_.find(shape);
+  if (found == costs_.end()) found = costs_.emplace(shape, gemm_tile_cost(w, hw_)).first;
+  slot = {shape, &found->second};
+  return found->second;
 }
 
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,

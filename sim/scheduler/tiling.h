@@ -85,8 +85,13 @@ class GemmTileCosts {
 
  private:
   using Shape = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+  struct Recent {
+    Shape shape;
+    const GemmTileCost* cost = nullptr;
+  };
   const HardwareConfig& hw_;
-  std::map<Shape, GemmTileCost> costs_;
+  std::map<Shape, GemmTileCost> costs_;  // (a map's values stay where they are as it grows)
+  std::array<Recent, 64> recent_{};      // the shapes last looked up, by a hash of the shape
 };
 /// The sum over every block of a GEMM head cut into rows x cols x chans blocks (edge blocks
 /// included), run with `dataflow` (nullopt: the config's).
