@@ -35,6 +35,11 @@ BENCHMARK_CAPTURE(BM_MakePlan, resnet50_edge_m_greedy, "resnet50", "edge-m", Fus
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MakePlan, mobilenet_v2_edge_m_greedy, "mobilenet_v2", "edge-m", FusionPolicy::Greedy)
     ->Unit(benchmark::kMillisecond);
+// Depth-first tile shapes at 1024 x 1024 (column strips on edge-s): the planner sizes ~100
+// shapes of up to a million tiles each (bench/conv_chain_1024.yaml).
+BENCHMARK_CAPTURE(BM_MakePlan, conv_chain_1024_edge_s_greedy,
+                  npusim::config::data_dir() + "/bench/conv_chain_1024.yaml", "edge-s", FusionPolicy::Greedy)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MakePlan, resnet50_edge_m_none, "resnet50", "edge-m", FusionPolicy::None)
     ->Unit(benchmark::kMillisecond);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -80,56 +81,102 @@ std::int64_t depth_first_block_channels(const GemmGeometry& geo, std::int64_t ch
   return depth_first_block_units(geo, channels) * (geo.grouped ? geo.cout_g : 1);
 }
 
-void for_each_depth_first_tile(const Graph& g, const std::vector<Segment>& segs, const DepthFirst& df,
-                               const std::function<void(const DepthFirstTile&)>& visit) {
-  const auto geo = layer_geometry(g, segs);
+namespace {
+
+/// One tile's rows: the same in every column strip (each strip starts with nothing computed).
+struct TileRows {
+  std::vector<std::int64_t> need_a, need_b, comp_a;
+  std::int64_t load_a = 0, load_b = 0;  // input rows loaded (the new ones, under Halo::Cache)
+  std::int64_t in_a = 0, in_b = 0;      // input rows the first layer reads
+};
+
+/// One column strip: every layer's columns and the input's.
+struct StripCols {
+  std::vector<std::int64_t> col_a, col_b;
+  std::int64_t load_col_a = 0, load_col_b = 0;
+};
+
+/// A strip's tiles, walked down its rows.
+std::vector<TileRows> tile_rows(const std::vector<GemmGeometry>& geo, const DepthFirst& df) {
+  const std::size_t L = geo.size();
+  std::vector<TileRows> tiles;
+  std::vector<std::int64_t> done(L, 0);  // rows computed so far (the line buffer's, under Halo::Cache)
+  std::int64_t loaded = 0;
+  for (std::int64_t r0 = 0; r0 < geo.back().out_rows; r0 += df.rows) {
+    TileRows t;
+    t.need_a.assign(L, 0);
+    t.need_b.assign(L, 0);
+    t.comp_a.assign(L, 0);
+    t.need_a[L - 1] = r0;
+    t.need_b[L - 1] = std::min(r0 + df.rows, geo.back().out_rows);
+    for (std::size_t l = L - 1; l > 0; --l)  // rows layer l-1 must supply to layer l
+      std::tie(t.need_a[l - 1], t.need_b[l - 1]) = geo[l].input_rows(t.need_a[l], t.need_b[l] - t.need_a[l]);
+    std::tie(t.in_a, t.in_b) = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
+    for (std::size_t l = 0; l < L; ++l) {
+      t.comp_a[l] = df.halo == Halo::Cache ? std::max(t.need_a[l], done[l]) : t.need_a[l];
+      done[l] = std::max(done[l], t.need_b[l]);
+    }
+    t.load_a = df.halo == Halo::Cache ? std::max(t.in_a, loaded) : t.in_a;
+    t.load_b = t.in_b;
+    loaded = std::max(loaded, t.in_b);
+    tiles.push_back(std::move(t));
+  }
+  return tiles;
+}
+
+/// The group's column strips, left to right: one of the whole width when it is not cut
+/// (every layer's full width, the whole input row); else each strip's columns in every layer,
+/// backwards through the kernels' windows.
+std::vector<StripCols> strip_cols(const std::vector<GemmGeometry>& geo, const DepthFirst& df) {
   const std::size_t L = geo.size();
   const std::int64_t out_w = geo.back().out_cols_px;
   const bool strips = df.cols > 0 && df.cols < out_w;
-  // One tile, rewritten in place: a 1024 x 1024 image cut into 1-row, 1-column tiles has a
-  // million of them, and the planner sizes dozens of such shapes (a vector of tiles, each with
-  // five vectors of its own, cost a large model's plan most of its time in malloc and page faults).
-  DepthFirstTile t;
-  for (auto* v : {&t.need_a, &t.need_b, &t.comp_a, &t.col_a, &t.col_b}) v->resize(L);
-  std::vector<std::int64_t> done(L, 0);
+  std::vector<StripCols> out;
   for (std::int64_t c0 = 0; c0 < out_w; c0 += strips ? df.cols : out_w) {
-    // The strip's columns in every layer, backwards through the kernels' windows; whole rows
-    // (every layer's full width, the whole input row) when the group is not cut into strips.
-    for (std::size_t l = 0; l < L; ++l) {
-      t.col_a[l] = 0;
-      t.col_b[l] = geo[l].out_cols_px;
-    }
-    std::pair<std::int64_t, std::int64_t> load_cols{0, geo[0].in_w};
+    StripCols s;
+    s.col_a.assign(L, 0);
+    s.col_b.assign(L, 0);
+    for (std::size_t l = 0; l < L; ++l) s.col_b[l] = geo[l].out_cols_px;
+    std::tie(s.load_col_a, s.load_col_b) = std::pair<std::int64_t, std::int64_t>{0, geo[0].in_w};
     if (strips) {
-      t.col_a[L - 1] = c0;
-      t.col_b[L - 1] = std::min(c0 + df.cols, out_w);
+      s.col_a[L - 1] = c0;
+      s.col_b[L - 1] = std::min(c0 + df.cols, out_w);
       for (std::size_t l = L - 1; l > 0; --l)
-        std::tie(t.col_a[l - 1], t.col_b[l - 1]) = geo[l].input_cols(t.col_a[l], t.col_b[l] - t.col_a[l]);
-      load_cols = geo[0].input_cols(t.col_a[0], t.col_b[0] - t.col_a[0]);
+        std::tie(s.col_a[l - 1], s.col_b[l - 1]) = geo[l].input_cols(s.col_a[l], s.col_b[l] - s.col_a[l]);
+      std::tie(s.load_col_a, s.load_col_b) = geo[0].input_cols(s.col_a[0], s.col_b[0] - s.col_a[0]);
     }
-    // The line buffer (cache) holds the strip's rows: each strip starts with nothing computed.
-    done.assign(L, 0);
-    std::int64_t loaded = 0;
-    for (std::int64_t r0 = 0; r0 < geo.back().out_rows; r0 += df.rows) {
-      t.need_a[L - 1] = r0;  // (every layer's rows are written below)
-      t.need_b[L - 1] = std::min(r0 + df.rows, geo.back().out_rows);
-      for (std::size_t l = L - 1; l > 0; --l) {  // rows layer l-1 must supply to layer l
-        auto [a, b] = geo[l].input_rows(t.need_a[l], t.need_b[l] - t.need_a[l]);
-        t.need_a[l - 1] = a;
-        t.need_b[l - 1] = b;
-      }
-      auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
-      for (std::size_t l = 0; l < L; ++l) {
-        t.comp_a[l] = df.halo == Halo::Cache ? std::max(t.need_a[l], done[l]) : t.need_a[l];
-        done[l] = std::max(done[l], t.need_b[l]);
-      }
-      t.load_a = df.halo == Halo::Cache ? std::max(ia, loaded) : ia;
-      t.load_b = ib;
-      std::tie(t.load_col_a, t.load_col_b) = load_cols;
-      loaded = std::max(loaded, ib);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+/// Calls `visit` with each tile of the strips x rows, strips outermost (one tile object,
+/// rewritten for each call).
+template <class Visit>
+void walk_tiles(const std::vector<StripCols>& strips, const std::vector<TileRows>& rows, Visit&& visit) {
+  DepthFirstTile t;
+  for (const StripCols& s : strips) {
+    t.col_a = s.col_a;
+    t.col_b = s.col_b;
+    t.load_col_a = s.load_col_a;
+    t.load_col_b = s.load_col_b;
+    for (const TileRows& r : rows) {
+      t.need_a = r.need_a;
+      t.need_b = r.need_b;
+      t.comp_a = r.comp_a;
+      t.load_a = r.load_a;
+      t.load_b = r.load_b;
       visit(t);
     }
   }
+}
+
+}  // namespace
+
+void for_each_depth_first_tile(const Graph& g, const std::vector<Segment>& segs, const DepthFirst& df,
+                               const std::function<void(const DepthFirstTile&)>& visit) {
+  const auto geo = layer_geometry(g, segs);
+  walk_tiles(strip_cols(geo, df), tile_rows(geo, df), visit);
 }
 
 namespace {
@@ -142,32 +189,44 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   const auto geo = layer_geometry(g, segs);
   const std::size_t L = geo.size();
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype), acc = hw.mac_array.accumulator_bytes;
-  // 1. What the tile shape holds and loads, every tile looked at once (nothing costed yet: most
-  //    shapes tried do not fit, and costing a million small tiles is what takes the time).
-  std::uint64_t in_window = 0, loaded = 0, acc_max = 0, tiles = 0;
-  std::vector<std::uint64_t> window(L, 0), overlap(L, 0);
-  std::vector<std::int64_t> prev_need_b;  // the tile before's rows, for those it shares with the next of its strip
-  std::int64_t prev_strip = -1;
-  for_each_depth_first_tile(g, segs, df, [&](const DepthFirstTile& t) {
-    const std::uint64_t in_px = std::uint64_t(t.load_col_b - t.load_col_a) * std::uint64_t(geo[0].in_c);
-    auto [ia, ib] = geo[0].input_rows(t.need_a[0], t.need_b[0] - t.need_a[0]);
-    in_window = std::max<std::uint64_t>(in_window, std::uint64_t(ib - ia) * in_px);
-    loaded += std::uint64_t(t.load_b - t.load_a) * in_px;
-    const bool same_strip = tiles > 0 && prev_strip == t.col_a.back();
+  // 1. What the tile shape holds and loads. Every strip walks the same rows and every tile of
+  //    a strip has its columns, so each maximum is the rows' largest times the widest strip's
+  //    and each sum the rows' sum times the strips': a million 1 x 1 tiles of a 1024 x 1024
+  //    image cost 2,048 steps, not a million (rows only grow down a strip, so no factor is
+  //    negative). Nothing is costed yet: most shapes tried do not fit.
+  const std::vector<TileRows> rows = tile_rows(geo, df);
+  const std::vector<StripCols> strips = strip_cols(geo, df);
+  const std::uint64_t tiles = std::uint64_t(rows.size()) * strips.size();
+  std::uint64_t in_px_max = 0, in_px_sum = 0;  // input elements of one row of a strip
+  std::vector<std::uint64_t> widest(L, 0);     // per layer, the widest strip's columns
+  for (const StripCols& s : strips) {
+    const std::uint64_t in_px = std::uint64_t(s.load_col_b - s.load_col_a) * std::uint64_t(geo[0].in_c);
+    in_px_max = std::max(in_px_max, in_px);
+    in_px_sum += in_px;
+    for (std::size_t l = 0; l < L; ++l) widest[l] = std::max(widest[l], std::uint64_t(s.col_b[l] - s.col_a[l]));
+  }
+  std::uint64_t in_rows = 0, loaded_rows = 0, acc_max = 0;
+  std::vector<std::uint64_t> window(L, 0), overlap(L, 0), acc_rows(L, 0);  // in rows until scaled below
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const TileRows& t = rows[k];
+    in_rows = std::max<std::uint64_t>(in_rows, std::uint64_t(t.in_b - t.in_a));
+    loaded_rows += std::uint64_t(t.load_b - t.load_a);
     for (std::size_t l = 0; l < L; ++l) {
-      const std::uint64_t row_elems = std::uint64_t(t.columns(l) * geo[l].out_channels);
-      window[l] = std::max<std::uint64_t>(window[l], std::uint64_t(t.need_b[l] - t.need_a[l]) * row_elems);
-      // (a strip's tiles share its columns: the row width is the tile before's too)
-      if (same_strip && t.need_a[l] < prev_need_b[l])
-        overlap[l] = std::max<std::uint64_t>(overlap[l], std::uint64_t(prev_need_b[l] - t.need_a[l]) * row_elems);
-      // One block's accumulators at a time.
-      const std::uint64_t block_elems = std::uint64_t(t.columns(l) * depth_first_block_channels(geo[l], df.channels));
-      acc_max = std::max(acc_max, std::uint64_t(t.need_b[l] - t.comp_a[l]) * block_elems);
+      window[l] = std::max<std::uint64_t>(window[l], std::uint64_t(t.need_b[l] - t.need_a[l]));
+      if (k > 0 && t.need_a[l] < rows[k - 1].need_b[l])  // rows the tile before computed too
+        overlap[l] = std::max<std::uint64_t>(overlap[l], std::uint64_t(rows[k - 1].need_b[l] - t.need_a[l]));
+      acc_rows[l] = std::max<std::uint64_t>(acc_rows[l], std::uint64_t(t.need_b[l] - t.comp_a[l]));
     }
-    prev_need_b = t.need_b;
-    prev_strip = t.col_a.back();
-    ++tiles;
-  });
+  }
+  const std::uint64_t in_window = in_rows * in_px_max, loaded = loaded_rows * in_px_sum;
+  for (std::size_t l = 0; l < L; ++l) {
+    const std::uint64_t row_elems = widest[l] * std::uint64_t(geo[l].out_channels);
+    window[l] *= row_elems;
+    overlap[l] *= row_elems;
+    // One block's accumulators at a time.
+    acc_max =
+        std::max(acc_max, acc_rows[l] * widest[l] * std::uint64_t(depth_first_block_channels(geo[l], df.channels)));
+  }
   // Each layer's rows at its output's width (int8 activations of a quantized model).
   auto row_eb = [&](std::size_t l) { return workloads::element_bytes(g, segment_output(g, segs[l]), eb); };
   const std::uint32_t in_eb = workloads::element_bytes(g, g.op(segs[0].ops[0]).inputs[0], eb);
@@ -197,19 +256,30 @@ std::optional<GroupEval> size_depth_first(const Graph& g, const HardwareConfig& 
   const std::uint64_t sram = ws + (df.weights_resident ? w_total : 2 * w_max);
   if (sram > cap) return std::nullopt;
   // 2. The MAC array's time: every layer's blocks of every tile (group dataflow), one GEMM
-  //    command each.
+  //    command each. A tile's blocks depend on its rows and its strip's widths only, so each
+  //    strip width's sequence of block cycles is costed once; the sum still adds every block in
+  //    the tiles' order (the same double, bit for bit).
   std::size_t blocks = 0;
   double array_cycles = 0;
   GemmTileCosts cost(hw);
-  for_each_depth_first_tile(g, segs, df, [&](const DepthFirstTile& t) {
-    for (std::size_t l = 0; l < L; ++l)
-      for_each_depth_first_block(geo[l], t, l, df.channels, [&](const GemmBlock& b) {
-        GemmWork w = geo[l].work(b);
-        w.dataflow = segs[l].dataflow;
-        array_cycles += cost(w).cycles;
-        ++blocks;
+  std::map<std::vector<std::int64_t>, std::vector<double>> by_width;
+  std::vector<std::int64_t> width(L);
+  for (const StripCols& s : strips) {
+    for (std::size_t l = 0; l < L; ++l) width[l] = s.col_b[l] - s.col_a[l];
+    auto [it, fresh] = by_width.try_emplace(width);
+    std::vector<double>& cycles = it->second;
+    if (fresh)
+      walk_tiles({s}, rows, [&](const DepthFirstTile& t) {
+        for (std::size_t l = 0; l < L; ++l)
+          for_each_depth_first_block(geo[l], t, l, df.channels, [&](const GemmBlock& b) {
+            GemmWork w = geo[l].work(b);
+            w.dataflow = segs[l].dataflow;
+            cycles.push_back(cost(w).cycles);
+          });
       });
-  });
+    for (double c : cycles) array_cycles += c;
+    blocks += cycles.size();
+  }
   const std::uint64_t out_bytes = workloads::tensor_bytes(g, g.op(segs.back().ops.back()).outputs[0], eb);
   const std::uint64_t traffic =
       loaded * in_eb + (df.weights_resident ? w_total : w_total * tiles) + epilogue_constants + out_bytes;
