@@ -119,6 +119,23 @@ TEST(Fusion, DepthFirstColumnStripsCacheRowHalosOnly) {
   EXPECT_EQ(macs(prog), (288u + 256) * 8 * 72);
 }
 
+TEST(Fusion, DepthFirstStripsHoldTheirWidestStripsRows) {
+  const auto g = data("conv_chain2");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = sched::parse_schedule(chain2_schedule("cache"), "s.json", g, hw);
+  // 8 rows x 8 columns, cached halo: strip [0,8) of c2 needs c1 columns [0,9) and input [0,10),
+  // strip [8,16) needs [7,16) and [6,16); tile rows 0-7 need c1 rows [0,9) and input [0,10),
+  // rows 8-15 need [7,16) and [6,16). The SRAM holds the largest of every tile (int8):
+  //   input window 10 rows x 10 columns x 8 channels = 800 B, double-buffered      1,600
+  //   c1's accumulators: 9 rows (the first tile computes them all) x 9 x 8 x 4 B   2,592
+  //   c2's output rows 8 x 8 x 8 = 512 B, double-buffered                          1,024
+  //   c1's rows 9 x 9 x 8 = 648 B + its line buffer 2 rows (the second tile's
+  //   7-8, computed by the first) x 9 x 8 = 144 B                                    792
+  //   the weights, resident: 2 x 8 x 8 x 3 x 3                                    1,152
+  ASSERT_EQ(hw.mac_array.accumulator_bytes, 4u);
+  EXPECT_EQ(plan.groups[0].sram_bytes, 1600u + 2592 + 1024 + 792 + 1152);
+}
+
 TEST(Fusion, DepthFirstSplitsColumnsWhenNoRowTileFits) {
   const auto g = data("conv_chain2");
   auto hw = config::load_hardware_config("edge-m");
