@@ -216,6 +216,7 @@ void append_command(std::string& out, const CommandEvent& c, const EscapedNames&
   append_u64(out, "psum_write_bytes", c.psum_write_bytes);
   append_u64(out, "psum_read_bytes", c.psum_read_bytes);
   if (c.contention_ps > 0) append_u64(out, "contention_ps", c.contention_ps);  // multi-core only
+  if (c.l2_bytes > 0) append_u64(out, "l2_bytes", c.l2_bytes);                 // npu.l2 only
   out += ",\"deps\":[";
   for (std::size_t i = 0; i < c.deps.size(); ++i) {
     if (i) out += ",";
@@ -634,6 +635,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   m["end_ps"] = t.end_ps;
   if (t.cores > 1) m["cores"] = t.cores;  // docs/multicore.md
   if (!t.parallel.is_null()) m["parallel"] = t.parallel;
+  if (!t.l2.is_null()) m["l2"] = t.l2;
   m["command_count"] = t.commands.size();
   m["written_command_count"] = written;
   m["counter_window_ps"] = window_ps;
