@@ -2,6 +2,8 @@
 // there under --parallel pipeline and tensor, its bandwidth, and that capacity 0 changes
 // nothing. End to end through the npusim binary (each run its own process). The figures in the
 // comments are the paper arithmetic the asserts hold.
+#include <algorithm>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
 #include "tests/support/cli_support.h"
 #include "traces/trace_io.h"
 
@@ -172,6 +175,13 @@ TEST(L2Cli, ATransferOfBBytesTakesAtLeastBOverBanksTimesWidthCycles) {
     EXPECT_GE(c.end_ps - c.begin_ps, c.l2_bytes * 1000) << "command " << c.id;
   }
   EXPECT_GT(seen, 0u);
+  // The L2's counter track (docs/trace-format.md): some window moved bytes.
+  const std::string text = npusim::read_file((out / "trace.json").string());
+  const std::regex l2_counter("\"name\":\"L2\",\"cat\":\"counter\"[^}]*\"GB/s\":([0-9.e+-]+)");
+  double most = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), l2_counter), end; it != end; ++it)
+    most = std::max(most, std::stod((*it)[1]));
+  EXPECT_GT(most, 0.0);
   // 2 x (50,176 + 60,928) B through 1 B per cycle: the L2 alone is busy 222,208 cycles of the run.
   const json s = npusim::test::read_json(out / "summary.json");
   const std::uint64_t moved = 2 * (kHandOff + kRead);
