@@ -137,6 +137,23 @@ TEST(L2Cli, PipelineHandOffsGoThroughTheL2InsteadOfDram) {
   EXPECT_LE(u64(l2, "cycles"), u64(dram, "cycles"));
 }
 
+// 64 KiB holds one image's hand-off region (53,248 B) but not two: image 0's goes to the L2,
+// image 1's stays in DRAM (the copies get whole slices, as many as fit). DRAM bytes drop by one
+// image's 50,176 + 60,928 = 111,104 B.
+TEST(L2Cli, CopiesBeyondTheCapacityKeepTheirHandOffsInDram) {
+  const json dram = run_summary("l2_half_dram", "-w " + chain(2) + kPipeline);
+  const json half = run_summary("l2_half", "-w " + chain(2) + kPipeline + " --set npu.l2.capacity=64KiB");
+  ASSERT_FALSE(dram.empty());
+  ASSERT_FALSE(half.empty());
+  const json& b = half["l2"];
+  EXPECT_EQ(u64(b, "tensors"), 1u);
+  EXPECT_EQ(u64(b, "left_in_dram"), 1u);
+  EXPECT_EQ(u64(b, "peak_occupancy_bytes"), kRegion);
+  EXPECT_EQ(u64(b, "written_bytes"), kHandOff);
+  EXPECT_EQ(u64(b, "read_bytes"), kRead);
+  EXPECT_EQ(dram_bytes(dram) - dram_bytes(half), kHandOff + kRead);
+}
+
 // --parallel tensor on two cores, batch 1: conv1 and its output split by channels, then
 // gathered whole for conv2 (a transient: conv2's output is the graph's and stays in DRAM).
 // The gathered tensor (50,176 B) is written in two 25,088 B slices and read whole, halos
