@@ -205,3 +205,17 @@ TEST(L2Cli, ATransferOfBBytesTakesAtLeastBOverBanksTimesWidthCycles) {
   EXPECT_GE(u64(s, "cycles"), moved);
   EXPECT_NEAR(s["l2"]["busy_share"].get<double>(), double(moved) / double(u64(s, "cycles")), 1e-5);
 }
+
+// Both cores read the gathered tensor from the L2 at about the same time, and share its banks.
+// With one bank of 1 B per cycle, each core alone needs 25,088 (its slice) + 60,928 (its read)
+// = 86,016 cycles of L2 time; the two together cannot move more than 1 B per cycle, so the run
+// takes at least all 172,032 bytes' worth of cycles, not 86,016.
+TEST(L2Cli, TwoCoresContendForTheL2Banks) {
+  const json s = run_summary("l2_contend", "-w " + chain(1) + " --fusion none --set npu.cores=2 --parallel tensor" +
+                                               " --set npu.l2.capacity=1MiB --set npu.l2.banks=1 --set npu.l2.width=1");
+  ASSERT_FALSE(s.empty());
+  const std::uint64_t moved = kHandOff + 2 * kRead;
+  EXPECT_EQ(u64(s["l2"], "read_bytes") + u64(s["l2"], "written_bytes"), moved);
+  EXPECT_GE(u64(s, "cycles"), moved);
+  EXPECT_LE(s["l2"]["busy_share"].get<double>(), 1.0);
+}
