@@ -90,6 +90,10 @@ json cores_summary(const Trace& t) {
                    {"dma_busy_seconds", double(dma_ps) * 1e-12},
                    {"dram_contention_seconds", double(contention_ps) * 1e-12},
                    {"stalls", stalls}});
+    if (!t.l2.is_null()) {  // npu.l2: what the core moved to and from the shared L2
+      out.back()["l2_read_bytes"] = n.l2_read_bytes;
+      out.back()["l2_write_bytes"] = n.l2_write_bytes;
+    }
   }
   return out;
 }

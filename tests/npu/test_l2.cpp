@@ -130,6 +130,12 @@ TEST(L2Cli, PipelineHandOffsGoThroughTheL2InsteadOfDram) {
   EXPECT_EQ(u64(b, "read_bytes"), 2 * kRead);
   EXPECT_EQ(dram_bytes(dram) - dram_bytes(l2), 2 * (kHandOff + kRead));
   EXPECT_EQ(u64(b, "largest_transfer_bytes"), kTile);
+  // Stage 0 (core 0) stores the hand-offs, stage 1 (core 1) loads them.
+  ASSERT_EQ(l2["cores"].size(), 2u);
+  EXPECT_EQ(u64(l2["cores"][0], "l2_write_bytes"), 2 * kHandOff);
+  EXPECT_EQ(u64(l2["cores"][0], "l2_read_bytes"), 0u);
+  EXPECT_EQ(u64(l2["cores"][1], "l2_read_bytes"), 2 * kRead);
+  EXPECT_FALSE(dram["cores"][0].contains("l2_read_bytes"));
   EXPECT_EQ(u64(b, "tensors"), 2u);
   EXPECT_EQ(u64(b, "peak_occupancy_bytes"), 2 * kRegion);
   EXPECT_EQ(u64(b, "left_in_dram"), 0u);
