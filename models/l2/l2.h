@@ -18,7 +18,7 @@
 
 namespace npusim::models {
 
-/// Bytes moved and bank time used, over the run.
+/// Bytes moved and transfers served, over the run.
 struct L2Stats {
   std::uint64_t read_bytes = 0, written_bytes = 0;
   std::uint64_t transfers = 0;
