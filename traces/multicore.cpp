@@ -90,6 +90,10 @@ json cores_summary(const Trace& t) {
                    {"dma_busy_seconds", double(dma_ps) * 1e-12},
                    {"dram_contention_seconds", double(contention_ps) * 1e-12},
                    {"stalls", stalls}});
+    if (!t.l2.is_null()) {  // npu.l2: what the core moved to and from the shared L2
+      out.back()["l2_read_bytes"] = n.l2_read_bytes;
+      out.back()["l2_write_bytes"] = n.l2_write_bytes;
+    }
   }
   return out;
 }
@@ -127,6 +131,26 @@ json parallel_summary(const Trace& t) {
     p["throughput_inputs_per_s"] = run_s > 0 ? batch / run_s : 0.0;
   }
   return p;
+}
+
+json l2_summary(const Trace& t, const Tally& network) {
+  if (t.l2.is_null()) return nullptr;
+  const json& c = t.config.at("l2");
+  const double per_cycle = c.at("banks").get<double>() * c.at("width_bytes").get<double>();
+  const double cycles = double(t.end_ps) * 1e-12 * t.roofs.core_clock_hz;
+  const double moved = double(network.l2_read_bytes + network.l2_write_bytes);
+  return {{"capacity_bytes", c.at("capacity_bytes")},
+          {"banks", c.at("banks")},
+          {"width_bytes", c.at("width_bytes")},
+          {"latency_cycles", c.at("latency_cycles")},
+          {"read_bytes", network.l2_read_bytes},
+          {"written_bytes", network.l2_write_bytes},
+          {"busy_share", cycles > 0 && per_cycle > 0 ? moved / (per_cycle * cycles) : 0.0},
+          {"peak_occupancy_bytes", t.l2.at("peak_occupancy_bytes")},
+          {"tensors", t.l2.at("tensors")},
+          {"bytes_placed", t.l2.at("bytes_placed")},
+          {"left_in_dram", t.l2.at("left_in_dram")},
+          {"largest_transfer_bytes", t.l2.at("largest_transfer_bytes")}};
 }
 
 }  // namespace npusim::traces

@@ -3,6 +3,7 @@
 // the figures of the commands it ran, and how the workload's copies went over the cores.
 #include <nlohmann/json.hpp>
 
+#include "traces/tally.h"
 #include "traces/trace.h"
 
 namespace npusim::traces {
@@ -20,5 +21,11 @@ nlohmann::json cores_summary(const Trace& t);
 /// interval_s (pipeline: the mean time between consecutive copies' ends) and
 /// throughput_inputs_per_s. Null when the run was not spread (trace.parallel null).
 nlohmann::json parallel_summary(const Trace& t);
+
+/// `l2` (npu.l2, docs/outputs.md "Multi-core"): capacity, banks, width, the bytes the DMA
+/// commands read from and wrote to it, busy_share (those bytes over what the banks could move
+/// in the run: banks x width x cycles), peak_occupancy_bytes and the placement's counts. Null
+/// without an L2 (trace.l2 null).
+nlohmann::json l2_summary(const Trace& t, const Tally& network);
 
 }  // namespace npusim::traces

@@ -171,6 +171,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   s["dram"] = t.dram_stats;
   if (t.cores > 1) s["cores"] = cores_summary(t);  // docs/multicore.md
   if (!t.parallel.is_null()) s["parallel"] = parallel_summary(t);
+  if (!t.l2.is_null()) s["l2"] = l2_summary(t, tallies.network);  // npu.l2
 
   json ops = json::array();
   for (std::size_t i = 0; i < t.ops.size(); ++i) {

@@ -19,6 +19,7 @@ void Tally::add(const CommandEvent& c) {
   vector_ops += c.vector_ops;
   dram_read_bytes += c.dram_read_bytes;
   dram_write_bytes += c.dram_write_bytes;
+  (c.kind == CommandKind::DmaStore ? l2_write_bytes : l2_read_bytes) += c.l2_bytes;
   sram_read_bytes += c.sram_read_bytes;
   sram_write_bytes += c.sram_write_bytes;
   stall_cycles += c.stall_cycles;

@@ -15,6 +15,8 @@ struct Tally {
   std::uint64_t macs = 0;
   std::uint64_t vector_ops = 0;
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  /// Bytes DMA commands read from and wrote to the shared L2 (npu.l2) instead of DRAM.
+  std::uint64_t l2_read_bytes = 0, l2_write_bytes = 0;
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
   std::uint64_t stall_cycles = 0;
   /// The part of stall_cycles due to SRAM bank conflicts (CommandEvent::bank_conflict_cycles).

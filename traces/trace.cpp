@@ -52,7 +52,7 @@ bool operator==(const CommandEvent& a, const CommandEvent& b) {
     return std::tie(c.id, c.kind, c.unit, c.lane, c.op, c.group, c.begin_ps, c.end_ps, c.dram_read_bytes,
                     c.dram_write_bytes, c.sram_read_bytes, c.sram_write_bytes, c.macs, c.vector_ops, c.stall_cycles,
                     c.compute_cycles, c.bank_conflict_cycles, c.psum_write_bytes, c.psum_read_bytes, c.deps, c.core,
-                    c.contention_ps);
+                    c.contention_ps, c.l2_bytes);
   };
   return fields(a) == fields(b);
 }
@@ -111,7 +111,7 @@ bool operator==(const DramActivityTrace& a, const DramActivityTrace& b) {
 bool operator==(const Trace& a, const Trace& b) {
   auto fields = [](const Trace& t) {
     return std::tie(t.workload, t.fusion, t.config_name, t.config, t.dram_stats, t.import_choices, t.roofs, t.ops,
-                    t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity, t.cores, t.parallel);
+                    t.groups, t.commands, t.sram_allocations, t.end_ps, t.dram_activity, t.cores, t.parallel, t.l2);
   };
   return fields(a) == fields(b);
 }

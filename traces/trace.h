@@ -49,6 +49,9 @@ struct CommandEvent {
   /// DMA commands of a multi-core NPU: the part of the command's time the shared DRAM path was
   /// still committed to other cores' earlier transfers (models/noc); 0 otherwise.
   std::uint64_t contention_ps = 0;
+  /// DMA commands of a tensor placed in the shared L2 (npu.l2): the bytes moved to or from the L2
+  /// instead of DRAM (a load reads them, a store writes them); dram_*_bytes are then 0.
+  std::uint64_t l2_bytes = 0;
 };
 
 /// An op seen as GEMM: `groups` independent (m x k) * (k x n) products (workloads::GemmView).
@@ -184,6 +187,8 @@ struct Trace {
   std::uint32_t cores = 1;
   /// How the workload was spread over the cores (docs/multicore.md); null on one core.
   nlohmann::json parallel;
+  /// The shared L2's placement (npu.l2; docs/multicore.md): null without an L2.
+  nlohmann::json l2;
   DramActivityTrace dram_activity;  // optional (channels == 0: not recorded)
 };
 

@@ -202,6 +202,7 @@ Trace trace_from_metadata(const Fields& m) {
   t.end_ps = m.u64("end_ps");
   if (m.has("cores")) t.cores = t.roofs.cores = m.u32("cores");  // multi-core traces only (docs/multicore.md)
   if (m.has("parallel")) t.parallel = m.any("parallel");
+  if (m.has("l2")) t.l2 = m.any("l2");
   const std::vector<Fields> groups = m.objects("groups");
   const std::vector<Fields> ops = m.objects("ops");
   for (const Fields& g : groups) {
@@ -281,7 +282,8 @@ RawCommand read_command(const Fields& e, const tracks::UnitLane& track, std::siz
   // Absent from traces written before these fields existed: nothing was counted then.
   for (auto [key, field] :
        {std::pair{"bank_conflict_cycles", &c.bank_conflict_cycles}, std::pair{"psum_write_bytes", &c.psum_write_bytes},
-        std::pair{"psum_read_bytes", &c.psum_read_bytes}, std::pair{"contention_ps", &c.contention_ps}}) {
+        std::pair{"psum_read_bytes", &c.psum_read_bytes}, std::pair{"contention_ps", &c.contention_ps},
+        std::pair{"l2_bytes", &c.l2_bytes}}) {
     *field = a.has(key) ? a.u64(key) : 0;
   }
   c.deps = a.u32_list("deps");

@@ -216,6 +216,7 @@ void append_command(std::string& out, const CommandEvent& c, const EscapedNames&
   append_u64(out, "psum_write_bytes", c.psum_write_bytes);
   append_u64(out, "psum_read_bytes", c.psum_read_bytes);
   if (c.contention_ps > 0) append_u64(out, "contention_ps", c.contention_ps);  // multi-core only
+  if (c.l2_bytes > 0) append_u64(out, "l2_bytes", c.l2_bytes);                 // npu.l2 only
   out += ",\"deps\":[";
   for (std::size_t i = 0; i < c.deps.size(); ++i) {
     if (i) out += ",";
@@ -400,6 +401,8 @@ struct CounterBins {
   std::uint64_t window_ps = 1;
   std::uint64_t horizon_ps = 0;
   std::vector<double> dram_read, dram_write, macs;
+  /// Bytes to and from the shared L2 per window; empty without an L2 (npu.l2).
+  std::vector<double> l2;
   std::vector<std::uint64_t> sram_peak;
   /// Ready-but-not-started command-picoseconds per window, per queue (MAC, vector, DMA).
   std::vector<std::vector<double>> queued;
@@ -454,6 +457,7 @@ void spread_command(const CommandEvent& c, CounterBins& bins) {
     bins.dram_read[w] += double(c.dram_read_bytes);
     bins.dram_write[w] += double(c.dram_write_bytes);
     bins.macs[w] += double(c.macs);
+    if (!bins.l2.empty()) bins.l2[w] += double(c.l2_bytes);
     return;
   }
   const double duration = double(c.end_ps - c.begin_ps);
@@ -462,6 +466,7 @@ void spread_command(const CommandEvent& c, CounterBins& bins) {
     bins.dram_read[w] += share * double(c.dram_read_bytes);
     bins.dram_write[w] += share * double(c.dram_write_bytes);
     bins.macs[w] += share * double(c.macs);
+    if (!bins.l2.empty()) bins.l2[w] += share * double(c.l2_bytes);
   });
 }
 
@@ -499,6 +504,7 @@ CounterBins bin_counters(const Trace& t, std::uint64_t window_ps) {
   bins.dram_read.assign(n, 0.0);
   bins.dram_write.assign(n, 0.0);
   bins.macs.assign(n, 0.0);
+  if (!t.l2.is_null()) bins.l2.assign(n, 0.0);
   bins.sram_peak.assign(n, 0);
   bins.queued.assign(std::size(kQueueNames), std::vector<double>(n, 0.0));
   if (n == 0) return bins;
@@ -530,6 +536,7 @@ constexpr CounterTrack kDramWrite{"DRAM write", "GB/s"};
 constexpr CounterTrack kDramPeak{"DRAM bandwidth", "% of peak"};
 constexpr CounterTrack kSramOccupancy{"SRAM occupancy", "KiB"};
 constexpr CounterTrack kMacUtilisation{"MAC utilisation", "%"};
+constexpr CounterTrack kL2{"L2", "GB/s"};  // read + written, only with npu.l2
 constexpr const char* kQueueUnit = "commands";
 
 std::string counter_event(const char* name, const char* unit, std::uint64_t ps, double value) {
@@ -559,6 +566,7 @@ void append_counters(const Trace& t, const CounterBins& bins, EventList& events)
       events.add(counter_event(kDramPeak, ts, 100.0 * bytes_per_s / t.roofs.dram_bandwidth));
     }
     events.add(counter_event(kSramOccupancy, ts, double(bins.sram_peak[w]) / 1024.0));
+    if (!bins.l2.empty()) events.add(counter_event(kL2, ts, bins.l2[w] / length_ps * 1e3));
     if (has_mac_counter) {
       const double cycles = length_ps * t.roofs.core_clock_hz / 1e12;
       events.add(counter_event(kMacUtilisation, ts, 100.0 * bins.macs[w] / (cycles * mac_lanes)));
@@ -572,6 +580,7 @@ void append_counters(const Trace& t, const CounterBins& bins, EventList& events)
   std::vector<CounterTrack> used{kDramRead, kDramWrite, kSramOccupancy};
   if (has_peak) used.push_back(kDramPeak);
   if (has_mac_counter) used.push_back(kMacUtilisation);
+  if (!bins.l2.empty()) used.push_back(kL2);
   for (const char* queue : kQueueNames) used.push_back({queue, kQueueUnit});
   for (const CounterTrack& track : used) {
     events.add(counter_event(track, bins.horizon_ps, 0.0));
@@ -634,6 +643,7 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   m["end_ps"] = t.end_ps;
   if (t.cores > 1) m["cores"] = t.cores;  // docs/multicore.md
   if (!t.parallel.is_null()) m["parallel"] = t.parallel;
+  if (!t.l2.is_null()) m["l2"] = t.l2;
   m["command_count"] = t.commands.size();
   m["written_command_count"] = written;
   m["counter_window_ps"] = window_ps;

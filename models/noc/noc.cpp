@@ -2,12 +2,15 @@
 
 #include <algorithm>
 
+#include "models/l2/l2.h"
+
 namespace npusim::models {
 
 Noc::Noc(sc_core::sc_module_name name, const NocConfig& config, Frequency core_clock, std::uint32_t core_count)
     : sc_core::sc_module(name),
       cores("cores"),
       dram_socket("dram_socket"),
+      l2_socket("l2_socket"),
       config_(config),
       cycle_(sc_core::sc_time(1.0 / core_clock.hz, sc_core::SC_SEC)),
       committed_until_(core_count, sc_core::SC_ZERO_TIME),
@@ -28,7 +31,7 @@ void Noc::b_transport(int core, tlm::tlm_generic_payload& payload, sc_core::sc_t
     link_free_ = link_end;
   }
   delay += double(config_.latency_cycles) * cycle_;
-  dram_socket->b_transport(payload, delay);
+  (in_l2_window(payload.get_address()) ? l2_socket : dram_socket)->b_transport(payload, delay);
   if (payload.is_response_error()) return;
   const sc_core::sc_time done = std::max(now + delay, link_end);
   delay = done - now;

@@ -5,6 +5,8 @@
 // take the link in arrival order), and the DRAM controller behind it serves all cores in one
 // timing engine, so the cores contend for banks and the data bus as the engine schedules them.
 // With both parameters 0 it forwards each payload unchanged (a one-core NPU times as before).
+// A transfer whose address lies in the L2 window (models/l2/l2.h) goes to the shared L2
+// instead of the DRAM controller, over the same link.
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +35,8 @@ class Noc : public sc_core::sc_module {
   /// One binding per core, in core order (the binding index is the core).
   tlm_utils::multi_passthrough_target_socket<Noc> cores;
   tlm_utils::simple_initiator_socket<Noc> dram_socket;
+  /// To the shared L2 (npu.l2); bound even when there is none (nothing is then sent to it).
+  tlm_utils::simple_initiator_socket<Noc> l2_socket;
 
   Noc(sc_core::sc_module_name name, const NocConfig& config, Frequency core_clock, std::uint32_t core_count);
 

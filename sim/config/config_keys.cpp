@@ -30,6 +30,8 @@ constexpr double kMaxVectorCost = 1e6;
 constexpr double kMaxDataRate = 2e11;  // transfers per second per pin
 constexpr double kMaxCores = 64;       // each core's lanes are SystemC threads
 constexpr double kMaxNocLatency = 1000000;
+constexpr double kMaxL2Bytes = kTiB;
+constexpr double kMaxL2Banks = 1024;
 
 /// A table entry under construction: ConfigKey plus setters for its optional parts.
 struct Key : ConfigKey {
@@ -173,6 +175,27 @@ std::vector<ConfigKey> build_table() {
       Key("npu.noc.latency", KeyKind::Count, "core cycles", "noc/latency_cycles",
           "cycles a transfer's request takes through the interconnect before the DRAM controller sees it")
           .range(0, kMaxNocLatency)
+          .see("multicore.md"),
+      Key("npu.l2.capacity", KeyKind::Size, "size", "l2/capacity_bytes",
+          "0 = no L2; the on-chip buffer all cores share through the interconnect: tensors that more than one "
+          "core touches (pipeline hand-offs, tensor-parallel gathers) live there when they fit "
+          "([multicore.md](multicore.md), \"The shared L2\")")
+          .range(0, kMaxL2Bytes)
+          .def("0")
+          .note("0, or at least `banks` x `width` and at least the largest DMA transfer of a tensor placed there")
+          .see("multicore.md"),
+      count("npu.l2.banks", 1, kMaxL2Banks, "l2/banks",
+            "L2 banks; each has one port shared by every core, and a transfer's bytes spread over all of them")
+          .def("16")
+          .see("multicore.md"),
+      Key("npu.l2.width", KeyKind::Size, "size", "l2/width_bytes", "bytes each L2 bank moves per core cycle")
+          .range(1, kMaxWordBytes)
+          .def("64 B")
+          .see("multicore.md"),
+      Key("npu.l2.latency", KeyKind::Count, "core cycles", "l2/latency_cycles",
+          "cycles from the interconnect to the L2 banks, added to every L2 transfer")
+          .range(0, kMaxNocLatency)
+          .def("0")
           .see("multicore.md"),
       Key("npu.area.technology_node", KeyKind::Length, "nm", "area/technology_node_nm",
           "process node of the area model ([area.md](area.md))")

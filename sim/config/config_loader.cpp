@@ -211,6 +211,15 @@ std::uint64_t bytes_in(const std::string& text, const std::string& where, const 
   return b;
 }
 
+/// A size in [0 B, the key's max]: 0 turns the part off (npu.l2.capacity).
+std::uint64_t bytes_or_zero_in(const std::string& text, const std::string& where, const ConfigKey& k) {
+  const std::uint64_t max_bytes = static_cast<std::uint64_t>(k.max);
+  const std::uint64_t b = parse_bytes(text, where).value;
+  if (b > max_bytes)
+    throw InputError(where, "expected a size in [0 B, " + format_bytes({max_bytes}) + "], found '" + text + "'");
+  return b;
+}
+
 std::uint32_t word_bytes_in(const std::string& text, const std::string& where, const ConfigKey& k) {
   return static_cast<std::uint32_t>(bytes_in(text, where, k));
 }
@@ -288,6 +297,13 @@ std::string as_text(const std::string& t, const std::string&, const ConfigKey&) 
   return t;
 }
 
+void read_l2(Reader& r, L2Config& l2) {
+  r.read("npu.l2.capacity", KeyKind::Size, l2.capacity_bytes, bytes_or_zero_in);
+  r.read_uint("npu.l2.banks", l2.banks);
+  r.read("npu.l2.width", KeyKind::Size, l2.width_bytes, word_bytes_in);
+  r.read_uint("npu.l2.latency", l2.latency_cycles);
+}
+
 void read_core(Reader& r, HardwareConfig& c) {
   r.read("name", KeyKind::Text, c.name, as_text);
   r.read("npu.clock", KeyKind::Frequency, c.core_clock, frequency_in);
@@ -330,6 +346,7 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read_uint("npu.cores", c.cores);
   r.read_uint("npu.noc.bandwidth", c.noc.bytes_per_cycle);
   r.read_uint("npu.noc.latency", c.noc.latency_cycles);
+  read_l2(r, c.l2);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -517,6 +534,12 @@ void validate(const HardwareConfig& c, const std::string& source) {
                      "expected the three operand buffers to fit in npu.sram.capacity (" +
                          std::to_string(s.capacity_bytes) + " B), found " +
                          std::to_string(s.ifmap_bytes + s.filter_bytes + s.ofmap_bytes) + " B");
+  // One row of every bank: the least an L2 holds (the workload's tiles are checked when placed).
+  if (c.l2.enabled() && c.l2.capacity_bytes < c.l2.bytes_per_cycle())
+    throw InputError(
+        source + " (npu.l2.capacity)",
+        "expected 0 (no L2) or at least npu.l2.banks x npu.l2.width = " + std::to_string(c.l2.bytes_per_cycle()) +
+            " B (one row of every bank), found " + std::to_string(c.l2.capacity_bytes) + " B");
   const auto& d = c.dram;
   if (c.dma.burst_bytes % d.bytes_per_burst() != 0 && d.bytes_per_burst() % c.dma.burst_bytes != 0)
     throw InputError(source + " (npu.dma.burst_size)", "expected a multiple or divisor of the DRAM burst (" +
@@ -603,7 +626,7 @@ HardwareConfig load(const std::string& spec, const std::vector<std::string>& ove
   read_energy(r, c);
   read_area(r, c);
   r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*",
-            "npu.cores", "npu.noc.*", "npu.energy.*", "npu.area.*"});
+            "npu.cores", "npu.noc.*", "npu.l2.*", "npu.energy.*", "npu.area.*"});
   validate(c, path);
   if (asked) *asked = r.asked();
   return c;

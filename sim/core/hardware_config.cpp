@@ -208,6 +208,10 @@ nlohmann::json to_json(const HardwareConfig& c) {
   j["area"] = {{"technology_node_nm", c.area.technology_node_nm}};
   j["cores"] = c.cores;
   j["noc"] = {{"bytes_per_cycle", c.noc.bytes_per_cycle}, {"latency_cycles", c.noc.latency_cycles}};
+  j["l2"] = {{"capacity_bytes", c.l2.capacity_bytes},
+             {"banks", c.l2.banks},
+             {"width_bytes", c.l2.width_bytes},
+             {"latency_cycles", c.l2.latency_cycles}};
   return j;
 }
 

@@ -300,6 +300,29 @@ struct NocConfig {
   std::uint32_t latency_cycles = 0;
 };
 
+/// The shared on-chip buffer every core reaches through the interconnect (docs/multicore.md,
+/// "The shared L2"). Capacity 0 (the default): no L2, every tensor in DRAM.
+struct L2Config {
+  std::uint64_t capacity_bytes = 0;
+  std::uint32_t banks = 16;
+  /// Bytes each bank moves per core cycle.
+  std::uint32_t width_bytes = 64;
+  /// Core cycles a transfer's request takes from the interconnect to the banks.
+  std::uint32_t latency_cycles = 0;
+
+  bool enabled() const { return capacity_bytes > 0; }
+  /// Bytes per core cycle of all banks together.
+  std::uint64_t bytes_per_cycle() const { return std::uint64_t(banks) * width_bytes; }
+};
+
+/// The first address of the L2 window: above any DRAM the config keys allow (their capacity is
+/// far below 2^48 B), so an address says by itself whether a transfer goes to DRAM or the L2.
+inline constexpr std::uint64_t kL2WindowBase = std::uint64_t(1) << 48;
+
+inline bool in_l2_window(std::uint64_t addr) {
+  return addr >= kL2WindowBase;
+}
+
 struct HardwareConfig {
   std::string name = "edge-m";
   std::string source;  // file it came from, for messages and the trace metadata
@@ -315,6 +338,7 @@ struct HardwareConfig {
   /// DRAM through `noc` (docs/multicore.md). The per-unit figures below are per core.
   std::uint32_t cores = 1;
   NocConfig noc;
+  L2Config l2;
 
   /// Peak MAC-array throughput in ops/s (1 MAC = 2 ops).
   double mac_peak_ops() const { return 2.0 * mac_array.rows * mac_array.cols * core_clock.hz; }

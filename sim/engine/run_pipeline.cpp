@@ -18,6 +18,7 @@
 #include "sim/core/file_util.h"
 #include "sim/core/version.h"
 #include "sim/npu/simulation.h"
+#include "sim/scheduler/l2_placement.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/tensor_parallel.h"
@@ -138,6 +139,7 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
 SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   sched::ParallelPlan parallel = run.parallel;
+  const std::vector<sched::TensorSpan> transients = program.transients;  // one copy's
   if (parallel.mode == sched::ParallelMode::Tensor) {
     sched::place_tensor_program(program, parallel, run.graph, run.plan, run.hw);
   } else if (parallel.mode != sched::ParallelMode::None) {
@@ -145,6 +147,7 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
     if (parallel.mode == sched::ParallelMode::Pipeline) sched::assign_stages(parallel, program, run.hw);
     program = sched::replicate_program(program, parallel, run.hw);
   }
+  sched::place_in_l2(program, transients, parallel, run.hw);  // npu.l2: what the cores share
   spdlog::debug("program: {} commands", program.commands.size());
   SimulatedRun sim;
   set_stage("simulating");

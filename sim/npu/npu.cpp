@@ -35,9 +35,11 @@ Npu::Npu(sc_core::sc_module_name name, const HardwareConfig& cfg)
         return cores;
       }()),
       noc("noc", cfg.noc, cfg.core_clock, std::max(cfg.cores, 1u)),
-      dram("dram", cfg.dram) {
+      dram("dram", cfg.dram),
+      l2("l2", cfg.l2, cfg.core_clock) {
   for (auto& c : cores_) c->dma.dram_socket.bind(noc.cores);
   noc.dram_socket.bind(dram.socket);
+  noc.l2_socket.bind(l2.socket);
 }
 
 }  // namespace npusim

@@ -5,6 +5,7 @@
 //   per core:  Sequencer lanes: MacArray, VectorUnit -> Sram (operands)
 //                               Dma channels -> Sram (TLM) and the Noc (TLM)
 //   shared:    Noc -> DramController (TLM): every core's DRAM traffic in one timing engine
+//              Noc -> L2 (TLM): transfers to the L2 window (npu.l2), when there is an L2
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "models/dma/dma.h"
 #include "models/dram/dram_controller.h"
 #include "models/mac_array/mac_array.h"
+#include "models/l2/l2.h"
 #include "models/noc/noc.h"
 #include "models/sram/operand_buffers.h"
 #include "models/sram/sram.h"
@@ -51,6 +53,7 @@ class Npu : public sc_core::sc_module {
  public:
   models::Noc noc;
   models::DramController dram;
+  models::L2 l2;
 };
 
 }  // namespace npusim

@@ -145,7 +145,10 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       ev.kind = store ? traces::CommandKind::DmaStore : traces::CommandKind::DmaLoad;
       ev.unit = traces::Unit::Dma;
       // The DRAM moves whole bursts: a run that is not burst-aligned costs its partial bursts.
-      (store ? ev.dram_write_bytes : ev.dram_read_bytes) = c.dram.burst_bytes(npu_.dram.config().bytes_per_burst());
+      if (in_l2_window(c.dram.addr))  // a tensor placed in the shared L2: its bytes, no DRAM bursts
+        ev.l2_bytes = c.dram.bytes();
+      else
+        (store ? ev.dram_write_bytes : ev.dram_read_bytes) = c.dram.burst_bytes(npu_.dram.config().bytes_per_burst());
       models::DmaTransfer t;
       t.dram_addr = c.dram.addr;
       t.run_bytes = c.dram.run_bytes;

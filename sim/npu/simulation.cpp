@@ -68,6 +68,18 @@ void describe(traces::Trace& t, const HardwareConfig& hw, const workloads::Graph
     if (b.from_op >= 0 && plan.op_group[b.from_op] >= 0) t.groups.at(plan.op_group[b.from_op]).not_fused = b.reason;
 }
 
+/// The L2's placement and what its banks moved (summary.json's `l2`, docs/outputs.md).
+nlohmann::json l2_json(const sched::L2Placement& p, const models::L2Stats& s) {
+  return {{"tensors", p.tensors},
+          {"bytes_placed", p.bytes},
+          {"peak_occupancy_bytes", p.peak_bytes},
+          {"left_in_dram", p.left_in_dram},
+          {"largest_transfer_bytes", p.largest_transfer},
+          {"banks_read_bytes", s.read_bytes},
+          {"banks_written_bytes", s.written_bytes},
+          {"transfers", s.transfers}};
+}
+
 void describe_replicas(traces::Trace& t, const sched::ParallelPlan& pp) {
   t.parallel = sched::to_json(pp);
   if (pp.replicas <= 1) return;
@@ -140,6 +152,7 @@ traces::Trace simulate(const SimulationInput& in) {
   t.sram_allocations = seq.allocations();
   for (const auto& c : t.commands) t.end_ps = std::max(t.end_ps, c.end_ps);
   t.dram_stats = npu.dram.stats_json();
+  if (in.hw.l2.enabled()) t.l2 = l2_json(in.program.l2, npu.l2.stats());
   if (in.dram_activity != DramActivityLevel::Off && npu.dram.engine().activity())
     t.dram_activity = dram_activity_trace(npu.dram, npu.dram.take_activity());
   return t;

@@ -116,6 +116,7 @@ class Lowering {
       }
     }
     place_transients(transient, life, region_bytes);
+    for (int t : transient) prog_.transients.push_back({base_addr_[t], region_bytes(t), life[t].first, life[t].last});
     for (std::size_t t = 0; t < n; ++t)
       if (inside[t].first >= 0) base_addr_[t] = base_addr_[inside[t].first] + inside[t].second;
     if (dram_top_ > hw_.dram.capacity_bytes())

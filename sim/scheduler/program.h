@@ -48,6 +48,22 @@ struct Command {
   std::uint32_t core = 0;
 };
 
+/// An intermediate tensor's DRAM region and the groups between which it lives (the lowering's
+/// placement, docs/scheduling.md "DRAM placement"): what the L2 placement may move on chip.
+struct TensorSpan {
+  std::uint64_t addr = 0, bytes = 0;  // its page-aligned region
+  int first_group = -1, last_group = -1;
+};
+
+/// What the L2 placement put on chip (sim/scheduler/l2_placement.h); all 0 without an L2.
+struct L2Placement {
+  std::uint32_t tensors = 0;           // tensor regions placed in L2 (over every copy)
+  std::uint64_t bytes = 0;             // their bytes
+  std::uint64_t peak_bytes = 0;        // the most L2 bytes allocated at once
+  std::uint32_t left_in_dram = 0;      // shared tensors that did not fit
+  std::uint64_t largest_transfer = 0;  // the largest DMA transfer to or from a placed tensor
+};
+
 struct Program {
   std::vector<Command> commands;
   /// SRAM bytes each plan group holds while it runs (allocated before its first command).
@@ -60,6 +76,9 @@ struct Program {
   std::vector<std::uint32_t> group_core;
   /// Bytes of DRAM address space used by tensors.
   std::uint64_t dram_footprint = 0;
+  /// The intermediates' regions, as lowered (one copy: replicate_program does not copy them).
+  std::vector<TensorSpan> transients;
+  L2Placement l2;
 
   std::uint32_t add(Command c) {
     c.id = static_cast<std::uint32_t>(commands.size());

@@ -215,8 +215,6 @@ TEST(ConfigKeys, EveryKeyTheDocsNameIsInTheTable) {
     }
     return false;
   };
-  // Named as what is not built (docs/multicore.md): an unknown key on purpose.
-  const std::set<std::string> not_built = {"npu.l2"};
   const std::regex key_in_code("`(npu\\.[A-Za-z0-9_.<>*]*[A-Za-z0-9_>*])");
   std::vector<std::filesystem::path> pages = {std::filesystem::path(NPUSIM_SOURCE_DIR) / "README.md"};
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(NPUSIM_SOURCE_DIR) / "docs"))
@@ -227,8 +225,8 @@ TEST(ConfigKeys, EveryKeyTheDocsNameIsInTheTable) {
     for (std::sregex_iterator it(text.begin(), text.end(), key_in_code), end; it != end; ++it) {
       const std::string k = (*it)[1];
       ++named;
-      EXPECT_TRUE(known(k) || not_built.count(k))
-          << page.filename().string() << " names `" << k << "`, which is not in sim/config/config_keys.cpp";
+      EXPECT_TRUE(known(k)) << page.filename().string() << " names `" << k
+                            << "`, which is not in sim/config/config_keys.cpp";
     }
   }
   EXPECT_GT(named, 100u);  // the docs name keys in many places; a broken pattern would find none
