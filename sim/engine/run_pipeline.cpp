@@ -103,7 +103,7 @@ LoadedRun plan_loaded(const RunSpec& spec, HardwareConfig hw, workloads::Graph g
   r.workload_name = workload_name(spec.workload);
   if (!spec.parallel.empty()) {
     const auto mode = sched::parse_parallel_mode(spec.parallel, "--parallel");
-    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(r.graph, mode, r.hw.cores, r.parallel);
+    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(r.graph, mode, r.hw, r.parallel);
   }
   r.plan = plan_for(spec.fusion, spec.objective, r.graph, r.hw);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
@@ -138,7 +138,7 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
 SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   sched::ParallelPlan parallel = run.parallel;
-  if (parallel.mode == sched::ParallelMode::Tensor) {
+  if (sched::pins_ops_to_cores(parallel.mode)) {
     sched::place_tensor_program(program, parallel, run.graph, run.plan, run.hw);
   } else if (parallel.mode != sched::ParallelMode::None) {
     parallel.ops_per_replica = static_cast<std::uint32_t>(run.graph.ops().size());

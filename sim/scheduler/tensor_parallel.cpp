@@ -1,6 +1,8 @@
 #include "sim/scheduler/tensor_parallel.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 
@@ -21,6 +23,9 @@ namespace {
 struct ChannelSplit {
   std::int64_t channels = 0;
   std::size_t weight_axis = 0, out_axis = 0;
+  /// Auto's batch split: `channels` counts the batch's rows, out_axis is 0 and the weights
+  /// stay whole (every core reads them all).
+  bool rows = false;
 };
 
 std::optional<ChannelSplit> split_of(const Graph& g, const Op& op) {
@@ -44,13 +49,16 @@ int channel_axis_of(const Tensor& c, std::size_t out_rank, const ChannelSplit& s
 
 class TensorSplitter {
  public:
-  TensorSplitter(const Graph& g, std::uint32_t cores, ParallelPlan& pp)
-      : g_(g), cores_(cores), pp_(pp), out_(g.empty_copy()), whole_(g.tensors().size(), -1) {}
+  /// `hw` set: auto, each weight-bearing GEMM's split chosen by its estimate at hw's roofs.
+  TensorSplitter(const Graph& g, std::uint32_t cores, ParallelPlan& pp, const HardwareConfig* hw = nullptr)
+      : g_(g), cores_(cores), pp_(pp), hw_(hw), out_(g.empty_copy()), whole_(g.tensors().size(), -1) {}
 
   Graph run() {
     for (int o : g_.topological_order()) {
       const Op& op = g_.op(o);
-      if (const auto split = split_of(g_, op)) {
+      if (const auto split = split_of(g_, op); split && hw_) {
+        add_chosen(op, *split);
+      } else if (split) {
         if (split->channels < std::int64_t(cores_))
           throw InputError("--parallel tensor", "expected op '" + op.name + "' (" + workloads::to_string(op.kind) +
                                                     ") to have at least npu.cores = " + std::to_string(cores_) +
@@ -94,7 +102,8 @@ class TensorSplitter {
       const auto it = split_.find(t);
       if (it == split_.end() || in.shape != shape) return std::nullopt;
       const ChannelSplit& s = it->second.how;
-      if (how && (how->channels != s.channels || how->out_axis != s.out_axis)) return std::nullopt;
+      if (how && (how->channels != s.channels || how->out_axis != s.out_axis || how->rows != s.rows))
+        return std::nullopt;
       how = s;
     }
     if (!how) return std::nullopt;
@@ -146,6 +155,7 @@ class TensorSplitter {
                const std::string& tag) {
     const int t = op.inputs[i];
     const Tensor& ten = g_.tensor(t);
+    if (gemm && s.rows) return i == 0 ? rows_of(t, k) : whole(t);  // batch split: whole weights
     if (!ten.is_constant) return gemm ? whole(t) : split_.at(t).slices[k];
     if (gemm && i == 1) return sliced(t, s.weight_axis, width, tag);
     if (gemm && i == 2 && ten.shape.size() == 1 && ten.shape[0] == s.channels) return sliced(t, 0, width, tag);
@@ -165,7 +175,7 @@ class TensorSplitter {
       Op c = op;
       c.name += tag;
       for (std::size_t i = 0; i < op.inputs.size(); ++i) c.inputs[i] = input_of(op, i, gemm, s, k, width, tag);
-      if (op.kind == OpKind::Conv2d) c.attrs.out_channels = width;
+      if (op.kind == OpKind::Conv2d && !s.rows) c.attrs.out_channels = width;
       out.slices.push_back(sliced(op.outputs[0], s.out_axis, width, tag));
       c.outputs = {out.slices.back()};
       add_op(std::move(c), int(k));
@@ -186,7 +196,7 @@ class TensorSplitter {
     cat.kind = OpKind::Concat;
     cat.name = orig.name + " gather";
     cat.inputs = split.slices;
-    if (split.how.channels % std::int64_t(cores_) != 0) {
+    if (split.how.rows || split.how.channels % std::int64_t(cores_) != 0) {  // rows: in place along axis 0
       cat.attrs.axis = std::int64_t(split.how.out_axis);
       cat.outputs = {whole_[t]};
       add_op(std::move(cat), -1);
@@ -210,15 +220,138 @@ class TensorSplitter {
     return whole_[t];
   }
 
+  // ---- auto (docs/multicore.md, "--parallel auto"): the split of each weight-bearing GEMM ----
+
+  /// What one segment does: its GEMM's MACs and bytes (input, weights, output), and the vector
+  /// ops of the elementwise chain that follows it (each the only reader of the one before, of
+  /// the GEMM's output shape: the ops that join its segment when it splits).
+  struct SegmentWork {
+    double macs = 0, vops = 0, in = 0, weights = 0, out = 0;
+  };
+
+  SegmentWork work_of(const Op& op) const {
+    const std::uint32_t eb = dtype_bytes(hw_->mac_array.dtype);
+    const auto cost = workloads::op_cost(g_, op, eb);
+    SegmentWork w{double(cost.macs), double(cost.vector_ops), double(cost.input_bytes), double(cost.weight_bytes),
+                  double(cost.output_bytes)};
+    int t = op.outputs[0];
+    while (g_.tensor(t).consumers.size() == 1) {
+      const Op& next = g_.op(g_.tensor(t).consumers[0]);
+      if (!workloads::is_elementwise(next.kind) || next.outputs.size() != 1 ||
+          g_.tensor(next.outputs[0]).shape != g_.tensor(t).shape)
+        break;
+      w.vops += double(workloads::op_cost(g_, next, eb).vector_ops);
+      t = next.outputs[0];
+    }
+    return w;
+  }
+
+  /// The batch split of GEMM `op`, when open to it: its input leads with a batch of at least
+  /// npu.cores rows, kept by the output, and the input is a graph input (each core reads its
+  /// rows) or already split by rows alike (the previous segment's batch split).
+  std::optional<ChannelSplit> batch_split_of(const Op& op) const {
+    const int in = op.inputs[0];
+    const Shape& x = g_.tensor(in).shape;
+    const Shape& y = g_.tensor(op.outputs[0]).shape;
+    if (g_.tensor(in).is_constant || x.size() < 2 || y.empty() || x[0] != y[0] || x[0] < std::int64_t(cores_))
+      return std::nullopt;
+    const auto it = split_.find(in);
+    const bool row_split = it != split_.end() && it->second.how.rows && it->second.how.channels == x[0];
+    if (!row_split && (g_.tensor(in).producer >= 0 || it != split_.end())) return std::nullopt;
+    ChannelSplit s;
+    s.channels = x[0];
+    s.rows = true;
+    return s;
+  }
+
+  /// One option's estimated seconds at the roofs: the busiest core's MAC and vector time (its
+  /// share of the split dimension, rounded up) and the chip's DRAM bytes over the DRAM peak:
+  /// serial reads the input and the weights once; channels has every core read the whole input,
+  /// and its output gathered (read back whole across the barrier); batch has every core read the
+  /// whole weights, its rows stay where they are.
+  double estimate(const SegmentWork& w, SplitKind kind, std::int64_t dim) const {
+    const double n = kind == SplitKind::Serial ? 1.0 : double(cores_);
+    const double share = kind == SplitKind::Serial ? 1.0 : std::ceil(double(dim) / n) / double(dim);
+    double bytes = w.in + w.weights + w.out;
+    if (kind == SplitKind::Channels) bytes += (n - 1) * w.in + w.out;
+    if (kind == SplitKind::Batch) bytes += (n - 1) * w.weights;
+    return std::max({2.0 * w.macs * share / hw_->mac_peak_ops(), w.vops * share / hw_->vector_peak_ops(),
+                     bytes / hw_->dram.peak_bandwidth().bytes_per_second});
+  }
+
+  /// Auto: estimates the open options of GEMM `op`, records the choice and its reason, and adds
+  /// the op as chosen. Ties go to fewer cores (serial), then to channels (tensor's split).
+  void add_chosen(const Op& op, const ChannelSplit& channels) {
+    const SegmentWork w = work_of(op);
+    const auto rows = batch_split_of(op);
+    SplitChoice c;
+    c.op = op.name;
+    c.serial_s = estimate(w, SplitKind::Serial, 1);
+    if (channels.channels >= std::int64_t(cores_)) c.channels_s = estimate(w, SplitKind::Channels, channels.channels);
+    if (rows) c.batch_s = estimate(w, SplitKind::Batch, rows->channels);
+    double best = c.serial_s;
+    if (c.channels_s >= 0 && c.channels_s < best) best = c.channels_s, c.split = SplitKind::Channels;
+    if (c.batch_s >= 0 && c.batch_s < best) best = c.batch_s, c.split = SplitKind::Batch;
+    c.reason = reason_of(c, op, channels);
+    pp_.choices.push_back(c);
+    if (c.split == SplitKind::Serial) return add_serial(op);
+    add_split(op, c.split == SplitKind::Batch ? *rows : channels, true);
+    ++pp_.segments;
+  }
+
+  /// One line: the chosen split's estimate against the others', or why an option was closed.
+  std::string reason_of(const SplitChoice& c, const Op& op, const ChannelSplit& channels) const {
+    const auto us = [](double s) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.3g us", s * 1e6);
+      return std::string(b);
+    };
+    const std::string n = std::to_string(cores_);
+    std::string r = to_string(c.split) + " is least: serial " + us(c.serial_s);
+    r += c.channels_s >= 0 ? ", channels " + us(c.channels_s)
+                           : ", channels closed (" + std::to_string(channels.channels) + " channels < " + n + " cores)";
+    const Shape& x = g_.tensor(op.inputs[0]).shape;
+    if (c.batch_s >= 0)
+      r += ", batch " + us(c.batch_s);
+    else if (x.empty() || x[0] < std::int64_t(cores_))
+      r += ", batch closed (batch " + std::to_string(x.empty() ? 0 : x[0]) + " < " + n + " cores)";
+    else
+      r += ", batch closed (input whole, not split by rows)";
+    return r;
+  }
+
+  /// Core k's rows [k B/N, (k+1) B/N) of input `t` (the first B mod N cores one row more): the
+  /// previous batch split's slice, or a graph input's rows (each core is handed its rows).
+  int rows_of(int t, std::uint32_t k) {
+    if (const auto it = split_.find(t); it != split_.end()) return it->second.slices[k];
+    auto& slices = input_rows_[t];
+    if (slices.empty()) {
+      const std::int64_t B = g_.tensor(t).shape[0], N = cores_;
+      for (std::uint32_t c = 0; c < cores_; ++c)
+        slices.push_back(sliced(t, 0, B / N + (std::int64_t(c) < B % N ? 1 : 0), " [core " + std::to_string(c) + "]"));
+    }
+    return slices[k];
+  }
+
   const Graph& g_;
   const std::uint32_t cores_;
   ParallelPlan& pp_;
+  const HardwareConfig* hw_;
+  std::map<int, std::vector<int>> input_rows_;  // auto: a graph input -> its rows per core
   Graph out_;
   std::vector<int> whole_;      // original tensor -> the new graph's tensor holding it whole
   std::map<int, Split> split_;  // original tensor -> its slices, for the tensors split ops made
 };
 
 }  // namespace
+
+Graph auto_tensor_graph(const Graph& g, const HardwareConfig& hw, ParallelPlan& pp) {
+  pp.gather_tensors.clear();
+  pp.choices.clear();
+  pp.segments = pp.split_ops = pp.serial_ops = 0;
+  if (hw.cores <= 1) return tensor_graph(g, 1, pp);
+  return TensorSplitter(g, hw.cores, pp, &hw).run();
+}
 
 Graph tensor_graph(const Graph& g, std::uint32_t cores, ParallelPlan& pp) {
   pp.gather_tensors.clear();
