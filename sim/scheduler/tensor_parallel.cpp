@@ -68,6 +68,8 @@ class TensorSplitter {
         ++pp_.segments;
       } else if (const auto follow = per_channel(op)) {
         add_split(op, *follow, false);
+      } else if (const auto rows = per_row(op)) {
+        add_split(op, *rows, false);
       } else {
         add_serial(op);
       }
@@ -159,7 +161,7 @@ class TensorSplitter {
     if (!ten.is_constant) return gemm ? whole(t) : split_.at(t).slices[k];
     if (gemm && i == 1) return sliced(t, s.weight_axis, width, tag);
     if (gemm && i == 2 && ten.shape.size() == 1 && ten.shape[0] == s.channels) return sliced(t, 0, width, tag);
-    if (gemm) return whole(t);
+    if (gemm || (s.rows && !workloads::is_elementwise(op.kind))) return whole(t);  // a per-row op's weights
     const int at = channel_axis_of(ten, g_.tensor(op.outputs[0]).shape.size(), s);
     return at >= 0 && ten.shape[at] == s.channels ? sliced(t, std::size_t(at), width, tag) : whole(t);
   }
@@ -176,6 +178,7 @@ class TensorSplitter {
       c.name += tag;
       for (std::size_t i = 0; i < op.inputs.size(); ++i) c.inputs[i] = input_of(op, i, gemm, s, k, width, tag);
       if (op.kind == OpKind::Conv2d && !s.rows) c.attrs.out_channels = width;
+      if (op.kind == OpKind::Reshape && s.rows) c.attrs.shape[0] = width;  // per_row: shape[0] is the batch
       out.slices.push_back(sliced(op.outputs[0], s.out_axis, width, tag));
       c.outputs = {out.slices.back()};
       add_op(std::move(c), int(k));
@@ -318,6 +321,73 @@ class TensorSplitter {
     else
       r += ", batch closed (input whole, not split by rows)";
     return r;
+  }
+
+  /// The row split of `op`'s activations when `op` works on each row of the batch alone (auto's
+  /// batch split goes on through it): one output leading with the batch, every activation split
+  /// by those rows, and an op that does not mix the leading axis (keeps_rows). Elementwise ops
+  /// are per_channel's. Only auto makes row splits: under tensor this never applies.
+  std::optional<ChannelSplit> per_row(const Op& op) const {
+    if (op.outputs.size() != 1 || !keeps_rows(op)) return std::nullopt;
+    std::optional<ChannelSplit> how;
+    for (int t : op.inputs) {
+      if (g_.tensor(t).is_constant) continue;
+      const auto it = split_.find(t);
+      if (it == split_.end() || !it->second.how.rows || (how && how->channels != it->second.how.channels))
+        return std::nullopt;
+      how = it->second.how;
+    }
+    const Shape& out = g_.tensor(op.outputs[0]).shape;
+    if (!how || out.empty() || out[0] != how->channels) return std::nullopt;
+    return how;
+  }
+
+  /// Whether `op` computes each row of its inputs' leading axis (the batch) from that row alone:
+  /// convs the channel split does not take (grouped, depthwise, transposed), pools and
+  /// normalisations over other axes, views and moves that keep axis 0 in place, and a batched
+  /// matmul of two activations. Anything else (a reduction or concat over axis 0, a
+  /// gather, a slice without axes) is taken to mix the rows.
+  bool keeps_rows(const Op& op) const {
+    const auto rank = std::int64_t(g_.tensor(op.inputs[0]).shape.size());
+    const auto not_axis0 = [rank](std::int64_t axis) { return (axis < 0 ? axis + rank : axis) != 0; };
+    const auto& a = op.attrs;
+    switch (op.kind) {
+      case OpKind::Conv2d:  // a grouped or depthwise conv (split_of takes the others), per image
+      case OpKind::ConvTranspose:
+      case OpKind::MaxPool:
+      case OpKind::AvgPool:
+      case OpKind::GlobalAvgPool:
+      case OpKind::GlobalMaxPool:
+      case OpKind::BatchNorm:
+      case OpKind::InstanceNorm:
+      case OpKind::GroupNorm:
+      case OpKind::Lrn:
+        return true;
+      case OpKind::Softmax:
+      case OpKind::LogSoftmax:
+      case OpKind::LayerNorm:
+      case OpKind::RmsNorm:
+      case OpKind::Concat:
+      case OpKind::ArgMax:
+      case OpKind::ArgMin:
+      case OpKind::CumSum:
+        return not_axis0(a.axis);
+      case OpKind::ReduceMean:
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMax:
+      case OpKind::ReduceMin:
+        return !a.axes.empty() && std::all_of(a.axes.begin(), a.axes.end(), not_axis0);
+      case OpKind::Flatten:
+        return not_axis0(a.axis);
+      case OpKind::Reshape:
+        return !a.shape.empty() && a.shape[0] == g_.tensor(op.inputs[0]).shape[0];
+      case OpKind::Transpose:
+        return !a.perm.empty() && a.perm[0] == 0;
+      case OpKind::MatMul:
+        return rank >= 3 && op.inputs.size() == 2 && g_.tensor(op.inputs[1]).shape.size() == std::size_t(rank);
+      default:
+        return false;
+    }
   }
 
   /// Core k's rows [k B/N, (k+1) B/N) of input `t` (the first B mod N cores one row more): the

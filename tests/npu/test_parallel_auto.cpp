@@ -97,6 +97,40 @@ TEST(ParallelAuto, BatchFourConvChainSplitsByBatch) {
   EXPECT_EQ(pp.serial_ops, 0u);
 }
 
+// The rows go on through ops that work per image: a max pool, a global pool and a flatten keep
+// axis 0, so each core pools its own image and the next conv and the classifier read their rows
+// where they are. conv2 (64 -> 64, 3x3 on 28x28, batch 4: 115,605,504 MACs, 200,704 B in and
+// out, 36,864 B of weights): serial 112.9 us at the MAC roof, batch 28.2 us (MAC; DRAM 548,864 B
+// = 32.2 us: 32.2 us), channels 28.2 us MAC against (4 x 200,704 + 36,864 + 2 x 200,704) B =
+// 1,241,088 B = 72.7 us: batch. The classifier fc (64 -> 10, batch 4: 2,560 MACs, 2.5 ns; 256 B
+// in, 640 B of weights, 40 B out) is bound by its bytes: serial 936 B = 54.9 ns, channels
+// (4 x 256 + 640 + 2 x 40) B = 1,744 B, batch (256 + 4 x 640 + 40) B = 2,856 B: serial.
+// A softmax over the batch (axis 0) mixes the rows: it runs whole on core 0, the rows gathered.
+TEST(ParallelAuto, RowsGoOnThroughPerImageOps) {
+  const auto pp = choose(R"(name: cnn
+inputs:
+  - {name: image, shape: [4, 64, 56, 56]}
+ops:
+  - {name: conv1, op: conv2d, inputs: [image], out_channels: 64, kernel: 3, stride: 1, padding: 1}
+  - {name: pool, op: max_pool, inputs: [conv1], kernel: 2, stride: 2}
+  - {name: conv2, op: conv2d, inputs: [pool], out_channels: 64, kernel: 3, stride: 1, padding: 1}
+  - {name: gap, op: global_avg_pool, inputs: [conv2]}
+  - {name: flat, op: flatten, inputs: [gap], axis: 1}
+  - {name: fc, op: matmul, inputs: [flat], out_features: 10}
+  - {name: mix, op: softmax, inputs: [fc], axis: 0}
+)",
+                         4);
+  ASSERT_EQ(pp.choices.size(), 3u);
+  EXPECT_EQ(pp.choices[0].split, sched::SplitKind::Batch) << pp.choices[0].reason;
+  EXPECT_EQ(pp.choices[1].split, sched::SplitKind::Batch) << pp.choices[1].reason;
+  EXPECT_NEAR(pp.choices[1].batch_s, (200704 + 4 * 36864 + 200704) / kDram, 1e-9);
+  EXPECT_NEAR(pp.choices[1].channels_s, 1241088 / kDram, 1e-9);
+  EXPECT_EQ(pp.choices[2].split, sched::SplitKind::Serial) << pp.choices[2].reason;
+  EXPECT_NEAR(pp.choices[2].serial_s, 936 / kDram, 1e-12);
+  EXPECT_EQ(pp.split_ops, 5u);   // conv1, pool, conv2, gap, flat on each core's image
+  EXPECT_EQ(pp.serial_ops, 2u);  // fc and the softmax over the batch
+}
+
 // Batch 1 (batch closed: 1 < 4 cores), large weights:
 //   serial:   MAC 2 x 536,870,912 / 2.048e12 = 524.288 us; DRAM 4,849,664 B = 284.2 us: 524.288 us;
 //   channels: MAC 131.072 us; DRAM (4 x 131,072 + 4,194,304 + 2 x 524,288) B = 5,767,168 B =

@@ -155,12 +155,12 @@ def test_parallel_bad_mode_and_uneven_batch_name_the_argument(tmp_path):
     path = tmp_path / "cnn.yaml"
     path.write_text(CNN.replace("[4, 16", "[3, 16"))
     g = npusim.load(str(path))
-    with pytest.raises(npusim.InputError, match=r"^parallel: expected none, data, pipeline or tensor, found 'sideways'"):
+    with pytest.raises(npusim.InputError, match=r"^parallel: expected none, data, pipeline, tensor or auto, found 'sideways'"):
         npusim.simulate(g, "edge-m", parallel="sideways")
     with pytest.raises(npusim.InputError) as e:
         npusim.simulate(g, npusim.Config("edge-m", set={"npu.cores": 2}), parallel="data")
     assert "npu.cores = 2, found batch 3" in str(e.value) and "--parallel" not in str(e.value)
-    with pytest.raises(TypeError, match=r"^parallel: expected none, data, pipeline or tensor, found int"):
+    with pytest.raises(TypeError, match=r"^parallel: expected none, data, pipeline, tensor or auto, found int"):
         npusim.simulate(g, "edge-m", parallel=2)
 
 

@@ -659,7 +659,7 @@ def _run(g: Graph, hw: Config, fusion: str, objective: Optional[str], schedule: 
          out: Optional[PathLike], label: Optional[str] = None, parallel: Optional[str] = None) -> Result:
     out_dir = _out_dir(out)
     if parallel is not None:
-        _check_type(parallel, str, "parallel", "none, data, pipeline or tensor")
+        _check_type(parallel, str, "parallel", "none, data, pipeline, tensor or auto")
     mode = parallel or ""
     if schedule is not None:
         text = schedule.to_json()
