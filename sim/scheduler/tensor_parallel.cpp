@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "sim/core/errors.h"
 
@@ -70,7 +71,10 @@ class TensorSplitter {
         add_split(op, *follow, false);
       } else if (const auto rows = per_row(op)) {
         add_split(op, *rows, false);
+      } else if (const auto heads = per_head(op)) {
+        add_split(op, *heads, false);
       } else {
+        if (!hw_) refuse_few_heads(op);
         add_serial(op);
       }
     }
@@ -178,8 +182,8 @@ class TensorSplitter {
       c.name += tag;
       for (std::size_t i = 0; i < op.inputs.size(); ++i) c.inputs[i] = input_of(op, i, gemm, s, k, width, tag);
       if (op.kind == OpKind::Conv2d && !s.rows) c.attrs.out_channels = width;
-      if (op.kind == OpKind::Reshape && s.rows) c.attrs.shape[0] = width;  // per_row: shape[0] is the batch
       out.slices.push_back(sliced(op.outputs[0], s.out_axis, width, tag));
+      if (op.kind == OpKind::Reshape) c.attrs.shape = out_.tensor(out.slices.back()).shape;  // its slice's shape
       c.outputs = {out.slices.back()};
       add_op(std::move(c), int(k));
     }
@@ -390,6 +394,98 @@ class TensorSplitter {
     }
   }
 
+  // ---- attention by heads (tensor and auto): a channel split that lines up with whole heads ----
+
+  /// The split of `op`'s output when `op` works on each core's heads alone, its activations all
+  /// split alike by channels over the cores evenly: a reshape that cuts the split axis into
+  /// (heads, head size) or merges it back, a transpose, a matmul of two activations split along
+  /// one of their batch axes (attention's score and context, per head), a softmax or
+  /// normalisation over another axis, e.g. q [1, 128, 768] split 4 x 192 -> [1, 128, 12, 64]
+  /// split 4 x 3 heads -> transposed [1, 12, 128, 64] split along axis 1.
+  std::optional<ChannelSplit> per_head(const Op& op) const {
+    if (op.outputs.size() != 1 || op.inputs.empty()) return std::nullopt;
+    std::optional<ChannelSplit> in;
+    for (int t : op.inputs) {
+      if (g_.tensor(t).is_constant) continue;
+      const auto it = split_.find(t);
+      if (it == split_.end() || it->second.how.rows) return std::nullopt;
+      const ChannelSplit& s = it->second.how;
+      if (in && (in->channels != s.channels || in->out_axis != s.out_axis)) return std::nullopt;
+      in = s;
+    }
+    if (!in || in->channels % std::int64_t(cores_) != 0) return std::nullopt;
+    const Shape& x = g_.tensor(op.inputs[0]).shape;
+    const Shape& y = g_.tensor(op.outputs[0]).shape;
+    const auto rank = std::int64_t(x.size());
+    const std::int64_t a = std::int64_t(in->out_axis);
+    const auto norm = [rank](std::int64_t axis) { return axis < 0 ? axis + rank : axis; };
+    ChannelSplit s = *in;
+    switch (op.kind) {
+      case OpKind::Transpose: {
+        const auto& perm = op.attrs.perm;
+        const auto at = std::find(perm.begin(), perm.end(), a);
+        if (perm.size() != x.size() || at == perm.end()) return std::nullopt;
+        s.out_axis = std::size_t(at - perm.begin());
+        return s;
+      }
+      case OpKind::Reshape: {
+        const int b = reshaped_axis(x, std::size_t(a), y);
+        if (b < 0) return std::nullopt;
+        s.out_axis = std::size_t(b);
+        s.channels = y[std::size_t(b)];
+        return s;
+      }
+      case OpKind::MatMul:  // both operands activations, split along a batch axis
+        return op.inputs.size() == 2 && !g_.tensor(op.inputs[1]).is_constant && x.size() == y.size() &&
+                       g_.tensor(op.inputs[1]).shape.size() == x.size() && a + 2 < rank
+                   ? std::optional<ChannelSplit>(s)
+                   : std::nullopt;
+      case OpKind::Softmax:
+      case OpKind::LogSoftmax:
+        return norm(op.attrs.axis) != a ? std::optional<ChannelSplit>(s) : std::nullopt;
+      case OpKind::LayerNorm:  // normalises from its axis on
+      case OpKind::RmsNorm:
+        return norm(op.attrs.axis) > a ? std::optional<ChannelSplit>(s) : std::nullopt;
+      default:
+        return std::nullopt;
+    }
+  }
+
+  /// The axis of reshape output `y` that input `x`'s split axis `a` (split evenly over the cores)
+  /// becomes, when each core's slice stays one block of it: the axes before it hold as many
+  /// elements as x's before `a`, and each core's part of it is a whole number of y's rows at
+  /// that axis, the axis itself splitting evenly. -1 when there is none.
+  int reshaped_axis(const Shape& x, std::size_t a, const Shape& y) const {
+    const auto product = [](const Shape& s, std::size_t from, std::size_t to) {
+      std::int64_t p = 1;
+      for (std::size_t i = from; i < to; ++i) p *= s[i];
+      return p;
+    };
+    const std::int64_t before = product(x, 0, a), block = x[a] * product(x, a + 1, x.size());
+    const std::int64_t per_core = block / std::int64_t(cores_);
+    for (std::size_t b = 0; b < y.size(); ++b) {
+      const std::int64_t inner = product(y, b + 1, y.size());
+      if (product(y, 0, b) == before && y[b] * inner == block && y[b] % std::int64_t(cores_) == 0 &&
+          per_core % inner == 0)
+        return int(b);
+    }
+    return -1;
+  }
+
+  /// Tensor: attention (a matmul of two activations [batch, heads, rows, cols]) whose heads are
+  /// fewer than the cores cannot give each core a head: refused, naming the op, its heads and
+  /// npu.cores. With enough heads it runs whole on core 0 when its heads' channels were not
+  /// split alike (docs/multicore.md).
+  void refuse_few_heads(const Op& op) const {
+    if (op.kind != OpKind::MatMul || op.inputs.size() != 2 || g_.tensor(op.inputs[1]).is_constant) return;
+    const Shape& y = g_.tensor(op.outputs[0]).shape;
+    if (y.size() != 4 || y[1] >= std::int64_t(cores_)) return;
+    throw InputError("--parallel tensor",
+                     "expected attention op '" + op.name + "' (matmul, output " + workloads::format_shape(y) +
+                         ") to have at least npu.cores = " + std::to_string(cores_) +
+                         " heads to split over the cores, found " + std::to_string(y[1]) + " heads");
+  }
+
   /// Core k's rows [k B/N, (k+1) B/N) of input `t` (the first B mod N cores one row more): the
   /// previous batch split's slice, or a graph input's rows (each core is handed its rows).
   int rows_of(int t, std::uint32_t k) {
@@ -413,6 +509,40 @@ class TensorSplitter {
   std::map<int, Split> split_;  // original tensor -> its slices, for the tensors split ops made
 };
 
+/// `g` with its ops in an order that keeps each core's chains together: of the ops whose inputs
+/// are made, the first on the core of the op just placed, else the first. The rewrite adds
+/// every op's slices side by side (conv [core 0], conv [core 1], ..., relu [core 0], ...), and the
+/// planner fuses ops that follow one another in the graph's order, so in that order no two ops
+/// of one core are adjacent and no group of one core holds more than one op.
+Graph chained_by_core(const Graph& g) {
+  const std::size_t n = g.ops().size();
+  std::vector<bool> made(g.tensors().size()), queued(n);
+  for (std::size_t t = 0; t < made.size(); ++t) made[t] = g.tensor(int(t)).producer < 0;
+  std::set<int> ready;
+  const auto offer = [&](int o) {
+    const auto& in = g.op(o).inputs;
+    if (!queued[std::size_t(o)] && std::all_of(in.begin(), in.end(), [&](int t) { return made[std::size_t(t)]; }))
+      queued[std::size_t(o)] = true, ready.insert(o);
+  };
+  for (std::size_t o = 0; o < n; ++o) offer(int(o));
+  Graph out = g.empty_copy();
+  for (const auto& t : g.tensors()) out.add_tensor(t.unlinked());
+  int core = 0;
+  while (!ready.empty()) {
+    auto next = std::find_if(ready.begin(), ready.end(), [&](int o) { return g.op(o).core == core; });
+    if (next == ready.end()) next = ready.begin();
+    const int o = *next;
+    ready.erase(next);
+    if (g.op(o).core >= 0) core = g.op(o).core;
+    out.add_op(g.op(o));
+    for (int t : g.op(o).outputs) made[std::size_t(t)] = true;
+    for (int t : g.op(o).outputs)
+      for (int c : g.tensor(t).consumers) offer(c);
+  }
+  out.finalize();
+  return out;
+}
+
 }  // namespace
 
 Graph auto_tensor_graph(const Graph& g, const HardwareConfig& hw, ParallelPlan& pp) {
@@ -420,7 +550,7 @@ Graph auto_tensor_graph(const Graph& g, const HardwareConfig& hw, ParallelPlan& 
   pp.choices.clear();
   pp.segments = pp.split_ops = pp.serial_ops = 0;
   if (hw.cores <= 1) return tensor_graph(g, 1, pp);
-  return TensorSplitter(g, hw.cores, pp, &hw).run();
+  return chained_by_core(TensorSplitter(g, hw.cores, pp, &hw).run());
 }
 
 Graph tensor_graph(const Graph& g, std::uint32_t cores, ParallelPlan& pp) {
