@@ -114,8 +114,9 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "e.g. --set npu.mac_array.rows=64")("out,o", po::value(&s.out)->default_value(default_out), "output folder")(
       "parallel", po::value(&s.parallel),
       "how the workload spreads over npu.cores: none (core 0 only, the default), data (the batch split over the "
-      "cores), pipeline (the batch's inputs streamed through stages of consecutive groups) or tensor (each "
-      "GEMM's output channels split over the cores); compare takes two, "
+      "cores), pipeline (the batch's inputs streamed through stages of consecutive groups), tensor (each "
+      "GEMM's output channels split over the cores) or auto (each GEMM split by channels, by batch or not "
+      "at all, whichever its estimate at the roofs makes fastest); compare takes two, "
       "e.g. none,data (docs/multicore.md)")(
       "input-shape",
       po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {

@@ -104,7 +104,7 @@ LoadedRun plan_loaded(const RunSpec& spec, HardwareConfig hw, workloads::Graph g
   r.workload_name = workload_name(spec.workload);
   if (!spec.parallel.empty()) {
     const auto mode = sched::parse_parallel_mode(spec.parallel, "--parallel");
-    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(r.graph, mode, r.hw.cores, r.parallel);
+    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(r.graph, mode, r.hw, r.parallel);
   }
   r.plan = plan_for(spec.fusion, spec.objective, r.graph, r.hw);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
@@ -140,7 +140,7 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   sched::ParallelPlan parallel = run.parallel;
   const std::vector<sched::TensorSpan> transients = program.transients;  // one copy's
-  if (parallel.mode == sched::ParallelMode::Tensor) {
+  if (sched::pins_ops_to_cores(parallel.mode)) {
     sched::place_tensor_program(program, parallel, run.graph, run.plan, run.hw);
   } else if (parallel.mode != sched::ParallelMode::None) {
     parallel.ops_per_replica = static_cast<std::uint32_t>(run.graph.ops().size());

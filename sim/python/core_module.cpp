@@ -190,7 +190,7 @@ Replica replica_of(const Graph& g, const Config& c, const std::string& parallel)
   if (parallel.empty()) return r;
   with_keywords([&] {
     const auto mode = sched::parse_parallel_mode(parallel, "parallel");
-    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(g.graph, mode, c.hw.cores, r.parallel);
+    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(g.graph, mode, c.hw, r.parallel);
   });
   return r;
 }

@@ -55,6 +55,24 @@ workloads::Graph rebatched(const workloads::Graph& g, std::int64_t batch, Parall
   return out;
 }
 
+/// Auto's per-segment choices and how many segments took each split (docs/outputs.md).
+void add_choices(nlohmann::json& j, const ParallelPlan& pp) {
+  const auto seconds = [](double s) { return s < 0 ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  nlohmann::json list = nlohmann::json::array();
+  nlohmann::json counts = {{"serial", 0}, {"channels", 0}, {"batch", 0}};
+  for (const auto& c : pp.choices) {
+    list.push_back(
+        {{"op", c.op},
+         {"split", to_string(c.split)},
+         {"estimated_s",
+          {{"serial", seconds(c.serial_s)}, {"channels", seconds(c.channels_s)}, {"batch", seconds(c.batch_s)}}},
+         {"reason", c.reason}});
+    counts[to_string(c.split)] = counts[to_string(c.split)].get<int>() + 1;
+  }
+  j["choices"] = list;
+  j["choice_counts"] = counts;
+}
+
 }  // namespace
 
 std::string to_string(ParallelMode m) {
@@ -67,26 +85,51 @@ std::string to_string(ParallelMode m) {
       return "pipeline";
     case ParallelMode::Tensor:
       return "tensor";
+    case ParallelMode::Auto:
+      return "auto";
+  }
+  return "?";
+}
+
+std::string to_string(SplitKind k) {
+  switch (k) {
+    case SplitKind::Serial:
+      return "serial";
+    case SplitKind::Channels:
+      return "channels";
+    case SplitKind::Batch:
+      return "batch";
   }
   return "?";
 }
 
 ParallelMode parse_parallel_mode(const std::string& text, const std::string& where) {
-  for (ParallelMode m : {ParallelMode::None, ParallelMode::Data, ParallelMode::Pipeline, ParallelMode::Tensor})
+  for (ParallelMode m :
+       {ParallelMode::None, ParallelMode::Data, ParallelMode::Pipeline, ParallelMode::Tensor, ParallelMode::Auto})
     if (text == to_string(m)) return m;
-  if (text == "auto")
-    throw InputError(where,
-                     "'" + text + "' is not built yet (docs/multicore.md); expected none, data, pipeline or tensor");
-  throw InputError(where, "expected none, data, pipeline or tensor, found '" + text + "'");
+  throw InputError(where, "expected none, data, pipeline, tensor or auto, found '" + text + "'");
+}
+
+bool pins_ops_to_cores(ParallelMode m) {
+  return m == ParallelMode::Tensor || m == ParallelMode::Auto;
 }
 
 workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std::uint32_t cores, ParallelPlan& out) {
+  if (mode == ParallelMode::Auto)  // a caller's slip, not the user's: auto needs the roofs
+    throw std::logic_error("replica_graph: --parallel auto needs the hardware config");
+  HardwareConfig hw;
+  hw.cores = cores;
+  return replica_graph(g, mode, hw, out);
+}
+
+workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, const HardwareConfig& hw,
+                               ParallelPlan& out) {
   out.mode = mode;
-  out.cores = std::max(cores, 1u);
+  out.cores = std::max(hw.cores, 1u);
   out.replicas = 1;
   if (mode == ParallelMode::None) return g;
   std::string example;
-  if (mode == ParallelMode::Tensor) {
+  if (pins_ops_to_cores(mode)) {
     // The batch only scales the inputs per second: inputs that lead with different sizes (a
     // KV cache next to the tokens) still split by channels.
     try {
@@ -95,7 +138,7 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std
       out.batch = 1;
     }
     out.replica_batch = out.batch;
-    return tensor_graph(g, out.cores, out);
+    return mode == ParallelMode::Auto ? auto_tensor_graph(g, hw, out) : tensor_graph(g, out.cores, out);
   }
   out.batch = batch_of(g, mode, example);
   if (mode == ParallelMode::Data) {
@@ -214,12 +257,13 @@ nlohmann::json to_json(const ParallelPlan& pp) {
                       {"replica_batch", pp.replica_batch},
                       {"commands_per_replica", pp.commands_per_replica},
                       {"groups_per_replica", pp.groups_per_replica}};
-  if (pp.mode == ParallelMode::Tensor) {
+  if (pins_ops_to_cores(pp.mode)) {
     j["segments"] = pp.segments;
     j["split_ops"] = pp.split_ops;
     j["serial_ops"] = pp.serial_ops;
     j["gather_bytes"] = pp.gather_bytes;
   }
+  if (pp.mode == ParallelMode::Auto) add_choices(j, pp);
   if (pp.mode == ParallelMode::Pipeline) {
     nlohmann::json stages = nlohmann::json::array();
     for (std::uint32_t s = 0; s < pp.stage_seconds.size(); ++s) {

@@ -5,7 +5,9 @@
 //   pipeline  the batch's inputs stream one at a time through stages of consecutive fusion
 //             groups, one stage per core, activations passed through DRAM;
 //   tensor    each weight-bearing GEMM is split by output channels over the cores, the slices
-//             gathered in DRAM (sim/scheduler/tensor_parallel.h: one program, no copies).
+//             gathered in DRAM (sim/scheduler/tensor_parallel.h: one program, no copies);
+//   auto      as tensor, but each weight-bearing GEMM's segment picks its split (output
+//             channels, batch rows or none) by its estimated time at the roofs.
 // Each copy gets its own DRAM addresses (weights included) and its own command and group ids;
 // the copies meet only in the shared DRAM, where the timed run makes them contend.
 #include <cstdint>
@@ -21,11 +23,24 @@
 
 namespace npusim::sched {
 
-enum class ParallelMode { None, Data, Pipeline, Tensor };
+enum class ParallelMode { None, Data, Pipeline, Tensor, Auto };
 std::string to_string(ParallelMode m);
-/// "none", "data", "pipeline" or "tensor"; throws InputError(where, ...) naming the modes
-/// otherwise ("auto" is named as not built).
+/// "none", "data", "pipeline", "tensor" or "auto"; throws InputError(where, ...) naming the
+/// modes otherwise.
 ParallelMode parse_parallel_mode(const std::string& text, const std::string& where);
+/// Tensor and auto rewrite the workload into one graph whose ops are pinned to cores (no copies).
+bool pins_ops_to_cores(ParallelMode m);
+
+/// Auto: how one weight-bearing GEMM's segment is spread, and each option's estimated seconds
+/// at the roofs (negative: the option is not open to it).
+enum class SplitKind { Serial, Channels, Batch };
+std::string to_string(SplitKind k);
+struct SplitChoice {
+  std::string op;
+  SplitKind split = SplitKind::Serial;
+  double serial_s = 0, channels_s = -1, batch_s = -1;
+  std::string reason;
+};
 
 struct ParallelPlan {
   ParallelMode mode = ParallelMode::None;
@@ -49,6 +64,8 @@ struct ParallelPlan {
   std::uint32_t segments = 0, split_ops = 0, serial_ops = 0;
   std::vector<int> gather_tensors;
   std::uint64_t gather_bytes = 0;
+  /// Auto: each weight-bearing GEMM's choice, in graph order.
+  std::vector<SplitChoice> choices;
 };
 
 /// Checks that `mode` can spread `g` over `cores` and returns the graph one replica runs (the
@@ -56,6 +73,10 @@ struct ParallelPlan {
 /// mode, cores, replicas and batches. Throws InputError (exit 2) naming the input and its batch
 /// when the batch does not split (tensor: the op whose channels do not).
 workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std::uint32_t cores, ParallelPlan& out);
+/// The same on `hw`'s npu.cores; auto needs `hw`'s roofs for its estimates (the form above
+/// refuses auto).
+workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, const HardwareConfig& hw,
+                               ParallelPlan& out);
 
 /// Pipeline: cuts the replica's groups into at most `cores` stages of consecutive groups, each
 /// group's time estimated from its lowered commands at the roofs (max of MAC, vector and DRAM

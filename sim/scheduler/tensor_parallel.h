@@ -30,6 +30,14 @@ namespace npusim::sched {
 /// cores.
 workloads::Graph tensor_graph(const workloads::Graph& g, std::uint32_t cores, ParallelPlan& pp);
 
+/// `--parallel auto` on hw.cores cores: tensor_graph's rewrite, but each weight-bearing GEMM's
+/// segment takes the split of least estimated time at hw's roofs (docs/multicore.md): its output
+/// channels (as tensor), its batch rows (every core reads the whole weights and its rows of the
+/// input; open when the input is a graph input or already split by rows, batch >= cores) or none
+/// (serial, on core 0 with the other serial ops). Fills pp.choices; never refuses a GEMM (a
+/// split that does not fit the cores is closed, not an error).
+workloads::Graph auto_tensor_graph(const workloads::Graph& g, const HardwareConfig& hw, ParallelPlan& pp);
+
 /// Puts the lowered program of tensor_graph's graph `g` on its cores: each group on the core
 /// of its ops (a gather's on the core of the ops fused with it, else core 0), each command on
 /// its group's core; sets pp's gather_bytes and per-replica counts (one replica). Throws

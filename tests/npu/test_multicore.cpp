@@ -105,9 +105,9 @@ TEST(MulticoreCli, ModesThatCannotSplitTheWorkloadExitTwoWithTheNumbers) {
   // One fusion group (a lone relu) cannot make four stages.
   EXPECT_EQ(run_npusim("run -w " + relu(4) + " --set npu.cores=4 --parallel pipeline --out " + out.string(), &log), 2);
   EXPECT_NE(log.find("npu.cores = 4 (one stage per core), found 1 groups"), std::string::npos) << log;
-  // Not built: named as such, exit 2.
-  EXPECT_EQ(run_npusim("run -w " + cnn(4) + " --set npu.cores=4 --parallel auto --out " + out.string(), &log), 2);
-  EXPECT_NE(log.find("not built"), std::string::npos) << log;
+  // An unknown mode: the modes named, exit 2.
+  EXPECT_EQ(run_npusim("run -w " + cnn(4) + " --set npu.cores=4 --parallel spread --out " + out.string(), &log), 2);
+  EXPECT_NE(log.find("expected none, data, pipeline, tensor or auto, found 'spread'"), std::string::npos) << log;
   EXPECT_EQ(run_npusim("run -w " + cnn(4) + " --set npu.cores=0 --out " + out.string(), &log), 2);
   EXPECT_NE(log.find("npu.cores"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(out)) << "no output folder after bad input";

@@ -119,7 +119,7 @@ outputs: [relu2]
 """
 
 
-@pytest.mark.parametrize("mode", ["data", "pipeline", "tensor"])
+@pytest.mark.parametrize("mode", ["data", "pipeline", "tensor", "auto"])
 def test_simulate_parallel_gives_the_figures_of_npusim_run_parallel(tmp_path, mode):
     path = tmp_path / "cnn.yaml"
     path.write_text(CNN)
@@ -135,9 +135,15 @@ def test_simulate_parallel_gives_the_figures_of_npusim_run_parallel(tmp_path, mo
     # data: 2 copies of batch 2 on 2 cores; pipeline: 4 inputs through 2 stages; tensor: one
     # graph, each conv's 16 output channels split 8 + 8 (two segments, conv and relu each).
     assert r.summary["parallel"]["mode"] == mode
-    assert r.summary["parallel"]["replicas"] == {"data": 2, "pipeline": 4, "tensor": 1}[mode]
+    assert r.summary["parallel"]["replicas"] == {"data": 2, "pipeline": 4, "tensor": 1, "auto": 1}[mode]
     if mode == "tensor":
         assert r.summary["parallel"]["segments"] == 2
+    # auto: each conv is MAC-bound (7,225,344 MACs: 7.1 us at edge-m's 2.048e12 op/s, against
+    # ~0.1 MB of DRAM traffic); split by channels or by batch both halve the MACs, channels also
+    # reads the input twice and the output back, batch only the 2,304 B of weights twice: batch.
+    if mode == "auto":
+        assert r.summary["parallel"]["choice_counts"] == {"serial": 0, "channels": 0, "batch": 2}
+        assert [c["split"] for c in r.summary["parallel"]["choices"]] == ["batch", "batch"]
     # Every MAC of the batch ran: 2 convs x 4 images x 28 x 28 x 16 x 16 x 9 = 14,450,688.
     assert r.macs == 2 * 4 * 28 * 28 * 16 * 16 * 9
     # One core, no parallel: the same MACs, and no parallel block.
@@ -149,12 +155,12 @@ def test_parallel_bad_mode_and_uneven_batch_name_the_argument(tmp_path):
     path = tmp_path / "cnn.yaml"
     path.write_text(CNN.replace("[4, 16", "[3, 16"))
     g = npusim.load(str(path))
-    with pytest.raises(npusim.InputError, match=r"^parallel: expected none, data, pipeline or tensor, found 'sideways'"):
+    with pytest.raises(npusim.InputError, match=r"^parallel: expected none, data, pipeline, tensor or auto, found 'sideways'"):
         npusim.simulate(g, "edge-m", parallel="sideways")
     with pytest.raises(npusim.InputError) as e:
         npusim.simulate(g, npusim.Config("edge-m", set={"npu.cores": 2}), parallel="data")
     assert "npu.cores = 2, found batch 3" in str(e.value) and "--parallel" not in str(e.value)
-    with pytest.raises(TypeError, match=r"^parallel: expected none, data, pipeline or tensor, found int"):
+    with pytest.raises(TypeError, match=r"^parallel: expected none, data, pipeline, tensor or auto, found int"):
         npusim.simulate(g, "edge-m", parallel=2)
 
 

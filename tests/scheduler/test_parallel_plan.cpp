@@ -95,7 +95,8 @@ ops:
   EXPECT_EQ(part.tensor(part.ops()[0].outputs[0]).shape, (workloads::Shape{2, 8, 8, 8}));
   EXPECT_EQ(part.tensor(part.ops()[0].inputs[1]).shape, g.tensor(g.ops()[0].inputs[1]).shape);  // weights kept
   EXPECT_THROW(sched::replica_graph(g, sched::ParallelMode::Data, 4, pp), InputError);
-  EXPECT_THROW(sched::parse_parallel_mode("auto", "--parallel"), InputError);
+  EXPECT_THROW(sched::parse_parallel_mode("spread", "--parallel"), InputError);
+  EXPECT_EQ(sched::parse_parallel_mode("auto", "--parallel"), sched::ParallelMode::Auto);
   EXPECT_EQ(sched::parse_parallel_mode("tensor", "--parallel"), sched::ParallelMode::Tensor);
   EXPECT_EQ(sched::parse_parallel_mode("pipeline", "--parallel"), sched::ParallelMode::Pipeline);
 }

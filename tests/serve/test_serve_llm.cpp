@@ -113,7 +113,7 @@ TEST(ServeLlm, BadLlmFieldsAreRefusedNamingTheField) {
 TEST(ServeRunFields, BadDimKvCacheAndParallelAreRefusedNamingTheField) {
   ServeProcess s;
   auto post = [&](const json& body) { return s.request("POST", "/api/runs", body.dump()); };
-  expect_error(post({{"parallel", "auto"}}), 400, "request field 'parallel'");
+  expect_error(post({{"parallel", "spread"}}), 400, "request field 'parallel'");
   expect_error(post({{"parallel", 2}}), 400, "'parallel': expected a string");
   expect_error(post({{"kv_cache", "paste"}}), 400, "'kv_cache': expected one of append, copy, found 'paste'");
   expect_error(post({{"dim", {{"past", -1}}}}), 400, "'dim.past': expected an integer from 0 to 2147483648, found -1");

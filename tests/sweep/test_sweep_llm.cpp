@@ -156,10 +156,11 @@ TEST(LlmSweep, BadInputNamesTheLine) {
   EXPECT_NE(e.find("expected objectives among latency, energy, area, found 'ttft'"), std::string::npos) << e;
   e = thrown([&] {
     load_sweep(write_temp("bad8.yaml",
-                          "base: edge-s\nworkloads: [small_cnn]\nparallel: [none, auto]\naxes:\n"
+                          "base: edge-s\nworkloads: [small_cnn]\nparallel: [none, spread]\naxes:\n"
                           "  npu.mac_array.rows: [16]\n"));
   });
-  EXPECT_NE(e.find(":3 (parallel): 'auto' is not built yet"), std::string::npos) << e;
+  EXPECT_NE(e.find(":3 (parallel): expected none, data, pipeline, tensor or auto, found 'spread'"), std::string::npos)
+      << e;
 }
 
 TEST(LlmSweep, TwoByTwoEqualsTheIndividualRunsFigureForFigure) {

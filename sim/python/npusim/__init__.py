@@ -659,7 +659,7 @@ def _run(g: Graph, hw: Config, fusion: str, objective: Optional[str], schedule: 
          out: Optional[PathLike], label: Optional[str] = None, parallel: Optional[str] = None) -> Result:
     out_dir = _out_dir(out)
     if parallel is not None:
-        _check_type(parallel, str, "parallel", "none, data, pipeline or tensor")
+        _check_type(parallel, str, "parallel", "none, data, pipeline, tensor or auto")
     mode = parallel or ""
     if schedule is not None:
         text = schedule.to_json()
@@ -679,7 +679,8 @@ def simulate(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None
     --out`` writes (summary.json, trace.json, report.html, ...). ``parallel`` spreads the
     workload over the config's ``npu.cores`` as ``npusim run --parallel`` does: ``"data"`` splits
     the batch, ``"pipeline"`` streams the inputs through stages of consecutive groups,
-    ``"tensor"`` splits each GEMM's output channels over the cores (docs/multicore.md; summary's
+    ``"tensor"`` splits each GEMM's output channels over the cores, ``"auto"`` splits each GEMM
+    by channels, by batch or not at all by its estimate at the roofs (docs/multicore.md; summary's
     ``parallel`` and ``cores``); ``None``/``"none"``: one core.
     The plan (or schedule) is the one of a copy's graph. Runs in a child process: see the
     module's docstring."""
