@@ -29,14 +29,7 @@ namespace {
 /// in four tiles of 7 output rows, each with its 3x3 halo: 8 + 9 + 9 + 8 = 34 input rows,
 /// 60,928 B per image; its largest transfer is 9 rows, 16,128 B (edge-m, --fusion none).
 std::string chain(int batch) {
-  return write_temp("chain_b" + std::to_string(batch) + ".yaml", R"(name: chain
-inputs:
-  - {name: image, shape: [)" + std::to_string(batch) + R"(, 64, 28, 28]}
-ops:
-  - {name: conv1, op: conv2d, inputs: [image], out_channels: 64, kernel: 3, stride: 1, padding: 1}
-  - {name: conv2, op: conv2d, inputs: [conv1], out_channels: 64, kernel: 3, stride: 1, padding: 1}
-outputs: [conv2]
-)");
+  return write_temp("chain_b" + std::to_string(batch) + ".yaml", npusim::test::conv_chain_yaml(batch, 28, false));
 }
 
 constexpr std::uint64_t kHandOff = 64 * 28 * 28;  // bytes per image

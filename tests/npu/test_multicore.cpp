@@ -28,16 +28,7 @@ namespace {
 /// Two 3x3 convs of 64 channels on 56x56 (int8, edge-m's 32x32 array): per image
 /// 2 x 56 x 56 x 64 x 64 x 9 = 231,211,008 MACs, about 0.5 MB of DRAM traffic: compute-bound.
 std::string cnn(int batch) {
-  return write_temp("cnn_b" + std::to_string(batch) + ".yaml", R"(name: cnn
-inputs:
-  - {name: image, shape: [)" + std::to_string(batch) + R"(, 64, 56, 56]}
-ops:
-  - {name: conv1, op: conv2d, inputs: [image], out_channels: 64, kernel: 3, stride: 1, padding: 1}
-  - {name: relu1, op: relu, inputs: [conv1]}
-  - {name: conv2, op: conv2d, inputs: [relu1], out_channels: 64, kernel: 3, stride: 1, padding: 1}
-  - {name: relu2, op: relu, inputs: [conv2]}
-outputs: [relu2]
-)");
+  return write_temp("cnn_b" + std::to_string(batch) + ".yaml", npusim::test::conv_chain_yaml(batch, 56, true));
 }
 
 /// A memory-bound relu over 64 x 128 x 128 int8 elements per image: 1 MiB read, 1 MiB written.

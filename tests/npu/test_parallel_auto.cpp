@@ -27,16 +27,7 @@ constexpr double kDram = 17.064e9;     // B/s, shared by the cores
 /// Two 3x3 convs of 64 channels on 56x56, batch 4, each with its relu: per conv 4 x 56 x 56 x 64
 /// x 64 x 9 = 462,422,016 MACs, input and output 4 x 64 x 56 x 56 = 802,816 B, weights 64 x 64
 /// x 9 = 36,864 B.
-const char* kConvChain = R"(name: chain
-inputs:
-  - {name: image, shape: [4, 64, 56, 56]}
-ops:
-  - {name: conv1, op: conv2d, inputs: [image], out_channels: 64, kernel: 3, stride: 1, padding: 1}
-  - {name: relu1, op: relu, inputs: [conv1]}
-  - {name: conv2, op: conv2d, inputs: [relu1], out_channels: 64, kernel: 3, stride: 1, padding: 1}
-  - {name: relu2, op: relu, inputs: [conv2]}
-outputs: [relu2]
-)";
+const std::string kConvChain = npusim::test::conv_chain_yaml(4, 56, true);
 
 /// A decoder's prefill-style projection, batch 1: 128 tokens x 1024 -> 4096, int8: 536,870,912
 /// MACs, input 131,072 B, weights 4,194,304 B, output 524,288 B.
@@ -57,7 +48,7 @@ ops:
 outputs: [fc]
 )";
 
-sched::ParallelPlan choose(const char* yaml, std::uint32_t cores, workloads::Graph* rewritten = nullptr) {
+sched::ParallelPlan choose(const std::string& yaml, std::uint32_t cores, workloads::Graph* rewritten = nullptr) {
   auto hw = npusim::config::load_hardware_config("edge-m", {});
   hw.cores = cores;
   sched::ParallelPlan pp;

@@ -54,6 +54,20 @@ inline nlohmann::json run_summary(const std::string& name, const std::string& ar
   return read_json(out / "summary.json");
 }
 
+/// Two 3x3 convs (stride 1, padding 1) of 64 channels on `size` x `size` images, `batch` of
+/// them (int8: each conv's input and output 64 x size^2 B per image, weights 36,864 B), each
+/// followed by a relu when `relus`.
+inline std::string conv_chain_yaml(int batch, int size, bool relus) {
+  const std::string conv = ", op: conv2d, out_channels: 64, kernel: 3, stride: 1, padding: 1, inputs: [";
+  std::string y = "name: chain\ninputs:\n  - {name: image, shape: [" + std::to_string(batch) + ", 64, " +
+                  std::to_string(size) + ", " + std::to_string(size) + "]}\nops:\n";
+  y += "  - {name: conv1" + conv + "image]}\n";
+  if (relus) y += "  - {name: relu1, op: relu, inputs: [conv1]}\n";
+  y += "  - {name: conv2" + conv + (relus ? "relu1" : "conv1") + "]}\n";
+  if (relus) y += "  - {name: relu2, op: relu, inputs: [conv2]}\n";
+  return y + "outputs: [" + (relus ? "relu2" : "conv2") + "]\n";
+}
+
 /// A decoder layer's weight-streaming step, one token per sequence: q, k, v, o `width` x
 /// `width` and a SwiGLU MLP width -> 4 width -> width (int8 weights: 16 width^2 bytes), for a
 /// batch of `batch` sequences.
