@@ -159,6 +159,11 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, con
   return out.replica_batch == out.batch ? g : rebatched(g, out.replica_batch, mode);
 }
 
+double roofline_seconds(const HardwareConfig& hw, double macs, double vector_ops, double dram_bytes) {
+  return std::max({2.0 * macs / hw.mac_peak_ops(), vector_ops / hw.vector_peak_ops(),
+                   dram_bytes / hw.dram.peak_bandwidth().bytes_per_second});
+}
+
 void assign_stages(ParallelPlan& pp, const Program& one, const HardwareConfig& hw) {
   const std::size_t groups = one.group_sram_bytes.size();
   if (groups < pp.cores)
@@ -176,9 +181,7 @@ void assign_stages(ParallelPlan& pp, const Program& one, const HardwareConfig& h
       bytes[c.group] += double(c.dram.burst_bytes(burst));
   }
   std::vector<double> cost(groups);
-  for (std::size_t g = 0; g < groups; ++g)
-    cost[g] = std::max({2.0 * macs[g] / hw.mac_peak_ops(), vops[g] / hw.vector_peak_ops(),
-                        bytes[g] / hw.dram.peak_bandwidth().bytes_per_second});
+  for (std::size_t g = 0; g < groups; ++g) cost[g] = roofline_seconds(hw, macs[g], vops[g], bytes[g]);
   // The least "slowest stage" that cuts the groups into at most `cores` runs: bisection on it,
   // each trial packing groups greedily (a stage closes when the next group would exceed it).
   const auto stages_at = [&](double limit, std::vector<std::uint32_t>* assign) {

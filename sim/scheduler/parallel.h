@@ -78,6 +78,11 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, std
 workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, const HardwareConfig& hw,
                                ParallelPlan& out);
 
+/// The roofline estimate the parallel planner ranks work by, in seconds at one core's roofs:
+/// the largest of its MAC time (2 x MACs / the MAC peak), vector time and DRAM time (bytes / the
+/// DRAM peak of all channels). Pipeline stages and auto's splits are both weighed by it.
+double roofline_seconds(const HardwareConfig& hw, double macs, double vector_ops, double dram_bytes);
+
 /// Pipeline: cuts the replica's groups into at most `cores` stages of consecutive groups, each
 /// group's time estimated from its lowered commands at the roofs (max of MAC, vector and DRAM
 /// time), minimising the slowest stage. Throws InputError when there are fewer groups than cores.

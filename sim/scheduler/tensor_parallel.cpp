@@ -282,8 +282,7 @@ class TensorSplitter {
     double bytes = w.in + w.weights + w.out;
     if (kind == SplitKind::Channels) bytes += (n - 1) * w.in + w.out;
     if (kind == SplitKind::Batch) bytes += (n - 1) * w.weights;
-    return std::max({2.0 * w.macs * share / hw_->mac_peak_ops(), w.vops * share / hw_->vector_peak_ops(),
-                     bytes / hw_->dram.peak_bandwidth().bytes_per_second});
+    return roofline_seconds(*hw_, w.macs * share, w.vops * share, bytes);  // (2 x is exact: the same doubles)
   }
 
   /// Auto: estimates the open options of GEMM `op`, records the choice and its reason, and adds
