@@ -27,7 +27,7 @@ std::string hex(std::uint64_t v) {
 }
 
 /// One request at a given cycle.
-class SingleRequest : public DramRequestSource {
+class SingleRequest final : public DramRequestSource {
  public:
   SingleRequest(std::uint64_t addr, bool is_write, std::uint64_t cycle) : request_{addr, cycle, is_write} {}
   Status next(DramRequest& r) override {
@@ -43,7 +43,7 @@ class SingleRequest : public DramRequestSource {
 };
 
 /// The bursts of a strided transfer with at most `max_outstanding` of them incomplete.
-class TransferSource : public DramRequestSource {
+class TransferSource final : public DramRequestSource {
  public:
   TransferSource(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs, bool is_write,
                  std::uint64_t arrival, std::uint64_t max_outstanding, std::uint64_t burst_bytes)
@@ -139,7 +139,12 @@ DramEngine::DramEngine(const DramConfig& config) : config_(checked(config)), dev
 // library is built with -fPIC, where GCC never inlines an out-of-line member function (it could be
 // interposed), and each burst made about fifteen such calls: 16 % of a stream's instructions
 // (bench_dram sequential pattern), 11 % of ResNet-50's whole run (callgrind; docs/dram.md section 10).
-__attribute__((flatten)) std::uint64_t DramEngine::run(DramRequestSource& source) {
+std::uint64_t DramEngine::run(DramRequestSource& source) {
+  return run_source(source);
+}
+
+template <class Source>
+__attribute__((flatten)) std::uint64_t DramEngine::run_source(Source& source) {
   run_index_ = 0;
   run_last_ = now_;
   Pending p;
@@ -175,7 +180,8 @@ __attribute__((flatten)) std::uint64_t DramEngine::run(DramRequestSource& source
       pull(source, p);
       continue;
     }
-    decide(channel, t_decide, source);
+    const Served served = decide(channel, t_decide);
+    source.completed(served.index, served.data_end);
     t_decide = next_decision(channel);
     if (p.status == DramRequestSource::Status::Blocked) pull(source, p);
   }
@@ -187,7 +193,8 @@ void DramEngine::advance_to(std::uint64_t cycle) {
   while (next_refresh_ <= cycle) refresh_tick(cycle);
 }
 
-inline void DramEngine::pull(DramRequestSource& source, Pending& p) {
+template <class Source>
+inline void DramEngine::pull(Source& source, Pending& p) {
   p.status = source.next(p.request);
   if (p.status != DramRequestSource::Status::Ready) return;
   if (p.request.addr >= capacity_)
@@ -264,7 +271,7 @@ inline std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
 
 // ---------------------------------------------------------------- one scheduling decision
 
-inline void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source) {
+inline DramEngine::Served DramEngine::decide(std::uint32_t channel, std::uint64_t at) {
   now_ = at;
   Channel& ch = channels_[channel];
   settle_adaptive_close(ch);
@@ -291,7 +298,6 @@ inline void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequ
   (e.is_write ? ch.writes : ch.reads).leaving.push_back(s.col);
   ch.clock = s.col;
   record(ch, e, s);
-  source.completed(e.index, s.data_end);
 
   // 4. A rank that owes refreshes and just went idle catches up.
   RankRefresh& rr = ranks_[e.target.rank];
@@ -299,6 +305,7 @@ inline void DramEngine::decide(std::uint32_t channel, std::uint64_t at, DramRequ
     rr.catch_up = s.col;
     next_refresh_ = std::min(next_refresh_, s.col);
   }
+  return {e.index, s.data_end};
 }
 
 inline DramEngine::Serve DramEngine::direction(Channel& ch) {
@@ -736,7 +743,7 @@ void DramEngine::skip_units(RankRefresh& r, std::uint64_t n) {
 
 std::uint64_t DramEngine::access(std::uint64_t addr, bool is_write, std::uint64_t arrival_cycle) {
   SingleRequest one(addr, is_write, arrival_cycle);
-  return run(one);
+  return run_source(one);
 }
 
 bool DramEngine::in_range(std::uint64_t addr, std::uint64_t run_bytes, std::uint64_t stride, std::uint64_t runs) const {
@@ -758,7 +765,7 @@ std::uint64_t DramEngine::access_transfer(std::uint64_t addr, std::uint64_t run_
                                             std::to_string(run_bytes) + " B from " + hex(addr) + " every " +
                                             std::to_string(stride) + " B");
   TransferSource transfer(addr, run_bytes, stride, runs, is_write, arrival_cycle, max_outstanding, burst_bytes_);
-  run(transfer);
+  run_source(transfer);
   return transfer.last();
 }
 

@@ -222,11 +222,20 @@ class DramEngine {
     BurstTarget target;
   };
 
-  void pull(DramRequestSource& source, Pending& p);
+  /// What a decision served: the request's index in its run and the end of its data.
+  struct Served {
+    std::uint64_t index = 0, data_end = 0;
+  };
+
+  /// run() for a source of a known type: access_transfer's is called without a virtual call.
+  template <class Source>
+  std::uint64_t run_source(Source& source);
+  template <class Source>
+  void pull(Source& source, Pending& p);
   std::uint64_t admission_time(const Pending& p);
   void admit(const Pending& p, std::uint64_t at);
   std::uint64_t next_decision(std::uint32_t& channel) const;
-  void decide(std::uint32_t channel, std::uint64_t at, DramRequestSource& source);
+  Served decide(std::uint32_t channel, std::uint64_t at);
   Serve direction(Channel& ch);
   /// The request of `channel` to serve at `at` (scheduler policy over the banks' windows).
   Choice choose(std::uint32_t channel, Serve serve, std::uint64_t at) const;
