@@ -172,7 +172,21 @@ void Child::start(const Work* work, const char* exe, const std::vector<char*>& a
   if (options_.own_process_group) ::setpgid(pid, pid);  // also here: no kill can race the child's own call
   pid_ = pid;
   fd_ = fds[0];
+  // Read without blocking from here on (finished() and wait() read what is there and poll).
+  for (int fd : {fd_, err_fd_})
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   start_ = std::chrono::steady_clock::now();
+}
+
+void Child::wait_any(const std::vector<Child*>& children, std::chrono::milliseconds timeout) {
+  std::vector<pollfd> fds;
+  for (const Child* c : children) {
+    const bool reply = c->reply_open_ && c->fd_ >= 0;
+    if (!reply && c->err_fd_ < 0) return;  // finished already: nothing to wait for
+    if (reply) fds.push_back({c->fd_, POLLIN, 0});
+    if (c->err_fd_ >= 0) fds.push_back({c->err_fd_, POLLIN, 0});
+  }
+  ::poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));  // EINTR: the caller looks again
 }
 
 Child::~Child() {
@@ -227,16 +241,12 @@ void Child::drain_stderr() {
 }
 
 bool Child::finished() {
-  for (int fd : {fd_, err_fd_})
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   if (reply_open_ && fd_ >= 0) reply_open_ = read_some(fd_, received_);
   if (err_fd_ >= 0) drain_stderr();
   return !reply_open_ && err_fd_ < 0;
 }
 
 ChildResult Child::wait(const std::function<bool()>& keep_waiting) {
-  for (int fd : {fd_, err_fd_})
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   while (reply_open_ || err_fd_ >= 0) {
     pollfd p[2] = {{reply_open_ ? fd_ : -1, POLLIN, 0}, {err_fd_, POLLIN, 0}};
     const int n = ::poll(p, 2, 50);

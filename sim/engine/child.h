@@ -106,6 +106,9 @@ class Child {
   /// from one thread (a sweep): forking from several threads at once is not safe under every
   /// allocator (ASan's deadlocks the child).
   bool finished();
+  /// Blocks until one of `children` has something to read or has closed a pipe (finished() may
+  /// then be true), or `timeout` passes: how a parent watching several children sleeps.
+  static void wait_any(const std::vector<Child*>& children, std::chrono::milliseconds timeout);
   /// Kills the child (its group, when it has one) at once; wait() then reports End::Cancelled.
   /// Safe from any thread, idempotent.
   void cancel();

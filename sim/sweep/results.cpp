@@ -1,6 +1,8 @@
 #include "sim/sweep/results.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "sim/core/errors.h"
 #include "sim/core/json_input.h"
@@ -90,21 +94,50 @@ std::string cell(const json& v) {
   return v.dump();
 }
 
-void append_line(const std::string& path, const std::string& line) {
+/// Appends `pieces` as one line's bytes (one writev, continued if the kernel takes less) and
+/// fsyncs. Pieces, not one string: a record's summary is most of its bytes and is not copied.
+void append_line(const std::string& path, std::initializer_list<std::string_view> pieces) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw SimulationError("cannot open " + path + " for appending: " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+  std::vector<iovec> left;
+  for (std::string_view p : pieces)
+    if (!p.empty()) left.push_back({const_cast<char*>(p.data()), p.size()});
+  std::size_t first = 0;
+  while (first < left.size()) {
+    const ssize_t n = ::writev(fd, left.data() + first, int(std::min<std::size_t>(left.size() - first, IOV_MAX)));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ::close(fd);
       throw SimulationError("cannot append to " + path + ": " + std::strerror(errno));
     }
-    done += std::size_t(n);
+    for (std::size_t done = std::size_t(n); done > 0;) {  // drop what was written
+      const std::size_t take = std::min(done, left[first].iov_len);
+      left[first].iov_base = static_cast<char*>(left[first].iov_base) + take;
+      left[first].iov_len -= take;
+      done -= take;
+      if (left[first].iov_len == 0) ++first;
+    }
   }
   ::fsync(fd);
   ::close(fd);
+}
+
+/// The record's line (no newline) as json::dump writes it, split around the summary's value:
+/// `before` + the summary's text + `after`.
+std::pair<std::string, std::string> split_at_summary(const json& record) {
+  std::string before = "{", after;
+  std::string* out = &before;
+  for (auto it = record.begin(); it != record.end(); ++it) {
+    if (out->size() > 1 || out == &after) *out += ',';
+    *out += json(it.key()).dump();
+    *out += ':';
+    if (it.key() == "summary") {
+      out = &after;
+      continue;
+    }
+    *out += it.value().dump();
+  }
+  return {std::move(before), std::move(after) + "}"};
 }
 
 }  // namespace
@@ -214,11 +247,38 @@ void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vec
   write_file_atomic(f.csv, csv);
 }
 
-void append_result(const ResultFiles& f, const CsvLayout& layout, const json& record) {
+bool read_point_summary(const std::string& reply, PointSummary& out) {
+  if (reply.find_first_of("\n\r") != std::string::npos) return false;  // a record is one line
+  // Top-level "ops" and "groups" are dropped while parsing (the text is still checked whole).
+  const json::parser_callback_t head_only = [](int depth, json::parse_event_t event, json& parsed) {
+    return !(event == json::parse_event_t::key && depth == 1 && (parsed == "ops" || parsed == "groups"));
+  };
+  try {
+    out.head = json::parse(reply, head_only);
+  } catch (const json::exception&) {
+    return false;
+  }
+  if (!out.head.is_object()) return false;
+  out.text = reply;
+  return true;
+}
+
+std::string record_line(const json& record, const std::string& summary_text) {
+  if (summary_text.empty() || !record.is_object() || !record.contains("summary")) return record.dump();
+  const auto [before, after] = split_at_summary(record);
+  return before + summary_text + after;
+}
+
+void append_result(const ResultFiles& f, const CsvLayout& layout, const json& record, const std::string& summary_text) {
   // The JSON line is the record; the CSV row follows it (resume rebuilds the CSV from the JSON).
-  append_line(f.jsonl, record.dump() + "\n");
-  if (!fs::exists(f.csv)) append_line(f.csv, csv_header(layout));
-  append_line(f.csv, csv_row(layout, record));
+  if (summary_text.empty() || !record.contains("summary")) {
+    append_line(f.jsonl, {record.dump(), "\n"});
+  } else {
+    const auto [before, after] = split_at_summary(record);
+    append_line(f.jsonl, {before, summary_text, after, "\n"});
+  }
+  if (!fs::exists(f.csv)) append_line(f.csv, {csv_header(layout)});
+  append_line(f.csv, {csv_row(layout, record)});
 }
 
 std::vector<std::string> axis_keys_of(const json& sweep_json) {

@@ -45,8 +45,27 @@ std::vector<nlohmann::json> read_records(const std::string& jsonl, bool* torn = 
 /// Rewrites both files atomically from `records` (resume drops a torn tail; merge combines).
 void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vector<nlohmann::json>& records);
 
-/// Appends one record: its JSON line, then its CSV row (each one write() + fsync).
-void append_result(const ResultFiles& f, const CsvLayout& layout, const nlohmann::json& record);
+/// A point's summary as its child sent it: `text`, the whole summary.json in one line, goes into
+/// results.jsonl as it came; `head`, the same without its per-op and per-group arrays ("ops",
+/// "groups": most of its bytes), is what the sweep itself reads (the CSV row). Parsing and
+/// writing again a ResNet-50 summary (170 KB, mostly ops) cost the parent more than its children
+/// gave it time for at -j 2 (docs/sweep.md "Speed").
+struct PointSummary {
+  nlohmann::json head;
+  std::string text;
+};
+
+/// Checks that `reply` is one JSON object on one line and splits it as above; false if not.
+bool read_point_summary(const std::string& reply, PointSummary& out);
+
+/// The record's JSON line (no newline), as record.dump() would write it, but with `summary_text`
+/// (a read_point_summary text) in place of the record's summary when it is not empty.
+std::string record_line(const nlohmann::json& record, const std::string& summary_text = "");
+
+/// Appends one record: its JSON line, then its CSV row (each one write() + fsync). The CSV row
+/// reads the record's summary; the JSON line carries `summary_text` instead when given.
+void append_result(const ResultFiles& f, const CsvLayout& layout, const nlohmann::json& record,
+                   const std::string& summary_text = "");
 
 /// The axis keys of a sweep folder's sweep.json, in order.
 std::vector<std::string> axis_keys_of(const nlohmann::json& sweep_json);

@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "sim/config/config_loader.h"
 #include "sim/engine/child.h"
@@ -269,41 +268,49 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   };
   std::vector<Running> running;
   std::size_t next = 0;
-  while (next < pending.size() || !running.empty()) {
+  const auto fill = [&] {
     while (next < pending.size() && running.size() < std::max(1u, o.jobs)) {
       const Point& p = *pending[next++];
       PointFiles pf = point_files(o, p);
       auto child = start_point(s, p, pf, graphs.at(std::string(p.workload)));
       running.push_back({&p, std::move(pf), Clock::now(), std::move(child)});
     }
-    bool any = false;
+  };
+  fill();
+  while (!running.empty()) {
+    std::vector<engine::Child*> watched;
+    for (const Running& r : running) watched.push_back(r.child.get());
+    engine::Child::wait_any(watched, std::chrono::milliseconds(250));
+    std::vector<std::pair<Running, Clock::time_point>> done;  // with the time it was seen finished
     for (auto it = running.begin(); it != running.end();) {
       if (!it->child->finished()) {
         ++it;
         continue;
       }
-      any = true;
-      const engine::ChildResult r = it->child->wait();
-      const double wall = std::chrono::duration<double>(Clock::now() - it->start).count();
-      int code = r.exit_code;
-      std::string error = r.ok() ? "" : r.message;
-      json summary;
-      if (r.ok()) {
-        try {
-          summary = json::parse(r.reply);
-        } catch (const json::exception&) {
-          code = 1;
-          error = "the point exited 0 but sent no readable summary";
-        }
-      }
-      const std::string run_dir = it->files.run_dir.empty() ? "" : fs::relative(it->files.run_dir, o.out).string();
-      append_result(files, layout, make_record(s, *it->point, code, error, wall, run_dir, std::move(summary)));
-      if (code == 0) fs::remove(it->files.log);  // logs are kept for failed points only
-      (code == 0 ? outcome.ok : outcome.failed)++;
+      done.emplace_back(std::move(*it), Clock::now());
       it = running.erase(it);
     }
+    // The next points start before the finished ones are recorded (parsing and an fsync per
+    // record), so the workers are not idle meanwhile.
+    fill();
+    for (auto& [d, end] : done) {
+      const engine::ChildResult r = d.child->wait();
+      const double wall = std::chrono::duration<double>(end - d.start).count();
+      int code = r.exit_code;
+      std::string error = r.ok() ? "" : r.message;
+      PointSummary summary;
+      if (r.ok() && !read_point_summary(r.reply, summary)) {
+        code = 1;
+        error = "the point exited 0 but sent no readable summary";
+        summary = {};
+      }
+      const std::string run_dir = d.files.run_dir.empty() ? "" : fs::relative(d.files.run_dir, o.out).string();
+      append_result(files, layout, make_record(s, *d.point, code, error, wall, run_dir, std::move(summary.head)),
+                    summary.text);
+      if (code == 0) fs::remove(d.files.log);  // logs are kept for failed points only
+      (code == 0 ? outcome.ok : outcome.failed)++;
+    }
     bar.update(outcome.ok, outcome.failed, running.size());
-    if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   bar.update(outcome.ok, outcome.failed, 0, true);
   // Shards share the logs folder and may still be writing into it; a local run owns it.

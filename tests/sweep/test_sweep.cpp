@@ -153,6 +153,35 @@ TEST(SweepConstraint, ArithmeticComparisonsAndUnits) {
   EXPECT_THROW(Constraint(std::string(100000, '-') + "1", resolve, "x"), npusim::InputError);
 }
 
+TEST(SweepResults, ASplicedSummaryIsWrittenAsTheRecordsOwnDump) {
+  // A point's summary goes into results.jsonl as its child sent it; the parent keeps only its
+  // head (no top-level "ops" or "groups"). The line must be the one json::dump of the whole
+  // record writes: keys in order, escapes and numbers as they were.
+  const json summary = {{"cycles", 5201873},
+                        {"seconds", 0.005201873418},
+                        {"energy_j", 1e-300},
+                        {"bound_text", "memory: \"82.8 %\"\n\u00b5"},
+                        {"ops", json::array({{{"name", "conv1"}, {"cycles", 12}}, {{"name", "fc"}, {"groups", 3}}})},
+                        {"groups", json::array({{{"members", {"conv1"}}}})},
+                        {"dram", {{"groups", 2}, {"reads", 17}}}};
+  const json record = {{"index", 3},         {"id", "p000003"},      {"key", "base=edge-m;workload=w"},
+                       {"status", "ok"},     {"exit_code", 0},       {"error", nullptr},
+                       {"summary", summary}, {"wall_seconds", 0.25}, {"workload", "w"}};
+  PointSummary ps;
+  ASSERT_TRUE(read_point_summary(summary.dump(), ps));
+  EXPECT_FALSE(ps.head.contains("ops"));
+  EXPECT_FALSE(ps.head.contains("groups"));
+  EXPECT_EQ(ps.head.at("dram").at("groups"), 2);  // only the top level's arrays are left out
+  EXPECT_EQ(ps.head.at("cycles"), 5201873);
+  json kept = record;
+  kept["summary"] = ps.head;
+  EXPECT_EQ(record_line(kept, ps.text), record.dump());
+  EXPECT_EQ(record_line(kept), kept.dump());  // no text: the record as it is
+  // Not one JSON object on one line: refused (the point is then recorded as failed).
+  for (const char* bad : {"[1, 2]", "{\"a\": 1", "{\"a\": 1}\n{\"b\": 2}", "{} x", "", "null"})
+    EXPECT_FALSE(read_point_summary(bad, ps)) << bad;
+}
+
 TEST(SweepBadInput, ExitTwoNamingTheLineAndWriteNothing) {
   const std::string head = "base: edge-s\nworkloads: [small_cnn]\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
