@@ -172,6 +172,9 @@ void Child::start(const Work* work, const char* exe, const std::vector<char*>& a
   if (options_.own_process_group) ::setpgid(pid, pid);  // also here: no kill can race the child's own call
   pid_ = pid;
   fd_ = fds[0];
+  // Room for a sweep point's whole summary.json without growing (address space only until
+  // written): a parent that forks again and again pays a fault for each page it writes.
+  received_.reserve(std::size_t{1} << 18);
   // Read without blocking from here on (finished() and wait() read what is there and poll).
   for (int fd : {fd_, err_fd_})
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -286,7 +289,11 @@ ChildResult Child::reap() {
   }
   const auto newline = received_.find('\n');
   const std::string kind = received_.substr(0, newline);
-  const std::string body = newline == std::string::npos ? "" : received_.substr(newline + 1);
+  std::string body;  // moved, not copied: a sweep point's reply is a whole summary.json
+  if (newline != std::string::npos) {
+    received_.erase(0, newline + 1);
+    body = std::move(received_);
+  }
   if (cancelled_) {
     r.end = ChildResult::End::Cancelled;
     r.message = "cancelled";
@@ -313,11 +320,11 @@ ChildResult Child::reap() {
                                           : "");
   } else if (kind == kOk) {
     r.end = ChildResult::End::Ok;
-    r.reply = body;
+    r.reply = std::move(body);
   } else {
     r.end = ChildResult::End::Error;
     r.kind = kind;
-    r.message = body;
+    r.message = std::move(body);
   }
   return r;
 }

@@ -247,7 +247,7 @@ void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vec
   write_file_atomic(f.csv, csv);
 }
 
-bool read_point_summary(const std::string& reply, PointSummary& out) {
+bool read_point_summary(std::string reply, PointSummary& out) {
   if (reply.find_first_of("\n\r") != std::string::npos) return false;  // a record is one line
   // Top-level "ops" and "groups" are dropped while parsing (the text is still checked whole).
   const json::parser_callback_t head_only = [](int depth, json::parse_event_t event, json& parsed) {
@@ -259,7 +259,7 @@ bool read_point_summary(const std::string& reply, PointSummary& out) {
     return false;
   }
   if (!out.head.is_object()) return false;
-  out.text = reply;
+  out.text = std::move(reply);
   return true;
 }
 

@@ -56,7 +56,7 @@ struct PointSummary {
 };
 
 /// Checks that `reply` is one JSON object on one line and splits it as above; false if not.
-bool read_point_summary(const std::string& reply, PointSummary& out);
+bool read_point_summary(std::string reply, PointSummary& out);
 
 /// The record's JSON line (no newline), as record.dump() would write it, but with `summary_text`
 /// (a read_point_summary text) in place of the record's summary when it is not empty.

@@ -294,12 +294,12 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
     // record), so the workers are not idle meanwhile.
     fill();
     for (auto& [d, end] : done) {
-      const engine::ChildResult r = d.child->wait();
+      engine::ChildResult r = d.child->wait();
       const double wall = std::chrono::duration<double>(end - d.start).count();
       int code = r.exit_code;
       std::string error = r.ok() ? "" : r.message;
       PointSummary summary;
-      if (r.ok() && !read_point_summary(r.reply, summary)) {
+      if (r.ok() && !read_point_summary(std::move(r.reply), summary)) {
         code = 1;
         error = "the point exited 0 but sent no readable summary";
         summary = {};
