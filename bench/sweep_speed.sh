@@ -8,7 +8,7 @@ bin=$(realpath build/npusim)
 [ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 2; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-14s %-4s %7s %8s %12s\n' workload jobs points wall_s points_per_min
+printf '%-14s %-4s %7s %8s %12s %14s\n' workload jobs points wall_s points_per_min points_per_hour
 for w in resnet50 mobilenet_v2; do
   cat >"$out/$w.yaml" <<YAML
 base: edge-m
@@ -23,7 +23,8 @@ YAML
     /usr/bin/time -f '%e' -o "$out/time" "$bin" sweep "$out/$w.yaml" --out "$out/$w-j$j" -j "$j" --no-progress >/dev/null
     wall=$(cat "$out/time")
     points=$(wc -l <"$out/$w-j$j/results.jsonl")
-    printf '%-14s %-4s %7s %8s %12.0f\n' "$w" "$j" "$points" "$wall" "$(echo "$points * 60 / $wall" | bc -l)"
+    printf '%-14s %-4s %7s %8s %12.0f %14.0f\n' "$w" "$j" "$points" "$wall" "$(echo "$points * 60 / $wall" | bc -l)" \
+      "$(echo "$points * 3600 / $wall" | bc -l)"
   done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -59,6 +59,22 @@ TEST(Config, SetOverridesFileAndPreset) {
   EXPECT_EQ(c.dram.timing.tRCD, 32u);
 }
 
+TEST(Config, AFileEditedWithinOneProcessIsReadAgain) {
+  // Parsed config files are kept for the process, by content: the same file loads from the
+  // kept copy, an edited one (same path) is parsed again, and an error found once is found again.
+  const auto path = write_temp("edited.yaml", "name: a\nnpu:\n  mac_array:\n    rows: 8\n");
+  EXPECT_EQ(config::load_hardware_config(path).mac_array.rows, 8u);
+  EXPECT_EQ(config::load_hardware_config(path).mac_array.rows, 8u);
+  EXPECT_EQ(config::load_hardware_config(path, {"npu.mac_array.rows=16"}).mac_array.rows, 16u);
+  write_temp("edited.yaml", "name: a\nnpu:\n  mac_array:\n    rows: 24\n");
+  EXPECT_EQ(config::load_hardware_config(path).mac_array.rows, 24u);
+  write_temp("edited.yaml", "name: a\nnpu:\n  mac_array:\n    rowz: 24\n");
+  for (int i = 0; i < 2; ++i) EXPECT_NE(error_of(path).find("edited.yaml:4"), std::string::npos) << error_of(path);
+  write_temp("edited.yaml", "name: a\nnpu:\n  mac_array:\n    rows: 8\n");
+  EXPECT_EQ(config::load_hardware_config(path).mac_array.rows, 8u);
+  fs::remove(path);
+}
+
 TEST(Config, UnknownKeyNamesFileLineAndKey) {
   const auto path = write_temp("unknown.yaml", "name: x\nnpu:\n  clock: 1 GHz\n  sram:\n    capacty: 1 MiB\n");
   const std::string msg = error_of(path);
