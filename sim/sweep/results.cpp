@@ -122,22 +122,30 @@ void append_line(const std::string& path, std::initializer_list<std::string_view
   ::close(fd);
 }
 
-/// The record's line (no newline) as json::dump writes it, split around the summary's value:
-/// `before` + the summary's text + `after`.
-std::pair<std::string, std::string> split_at_summary(const json& record) {
-  std::string before = "{", after;
-  std::string* out = &before;
+/// The record's line (no newline) as json::dump writes it, in three pieces: with a summary text,
+/// the record's other fields around that text (written in place of the record's summary);
+/// without one, the whole dump.
+struct LinePieces {
+  std::string before;
+  std::string_view summary;
+  std::string after;
+};
+LinePieces line_pieces(const json& record, const std::string& summary_text) {
+  if (summary_text.empty() || !record.contains("summary")) return {record.dump(), {}, {}};
+  LinePieces p{"{", summary_text, ""};
+  std::string* out = &p.before;
   for (auto it = record.begin(); it != record.end(); ++it) {
-    if (out->size() > 1 || out == &after) *out += ',';
+    if (out->size() > 1 || out == &p.after) *out += ',';
     *out += json(it.key()).dump();
     *out += ':';
     if (it.key() == "summary") {
-      out = &after;
+      out = &p.after;
       continue;
     }
     *out += it.value().dump();
   }
-  return {std::move(before), std::move(after) + "}"};
+  p.after += '}';
+  return p;
 }
 
 }  // namespace
@@ -264,19 +272,14 @@ bool read_point_summary(std::string reply, PointSummary& out) {
 }
 
 std::string record_line(const json& record, const std::string& summary_text) {
-  if (summary_text.empty() || !record.is_object() || !record.contains("summary")) return record.dump();
-  const auto [before, after] = split_at_summary(record);
-  return before + summary_text + after;
+  const LinePieces p = line_pieces(record, summary_text);
+  return p.before + std::string(p.summary) + p.after;
 }
 
 void append_result(const ResultFiles& f, const CsvLayout& layout, const json& record, const std::string& summary_text) {
   // The JSON line is the record; the CSV row follows it (resume rebuilds the CSV from the JSON).
-  if (summary_text.empty() || !record.contains("summary")) {
-    append_line(f.jsonl, {record.dump(), "\n"});
-  } else {
-    const auto [before, after] = split_at_summary(record);
-    append_line(f.jsonl, {before, summary_text, after, "\n"});
-  }
+  const LinePieces p = line_pieces(record, summary_text);
+  append_line(f.jsonl, {p.before, p.summary, p.after, "\n"});
   if (!fs::exists(f.csv)) append_line(f.csv, {csv_header(layout)});
   append_line(f.csv, {csv_row(layout, record)});
 }

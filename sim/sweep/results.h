@@ -62,7 +62,7 @@ bool read_point_summary(std::string reply, PointSummary& out);
 /// (a read_point_summary text) in place of the record's summary when it is not empty.
 std::string record_line(const nlohmann::json& record, const std::string& summary_text = "");
 
-/// Appends one record: its JSON line, then its CSV row (each one write() + fsync). The CSV row
+/// Appends one record: its JSON line, then its CSV row (each one writev() + fsync). The CSV row
 /// reads the record's summary; the JSON line carries `summary_text` instead when given.
 void append_result(const ResultFiles& f, const CsvLayout& layout, const nlohmann::json& record,
                    const std::string& summary_text = "");
