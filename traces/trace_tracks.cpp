@@ -1,6 +1,7 @@
 #include "traces/trace_tracks.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -125,10 +126,19 @@ std::optional<DramTrack> parse_dram_track_name(const std::string& base) {
   return std::nullopt;
 }
 
+void append_us(std::string& out, std::uint64_t ps) {
+  char text[32];  // 20 digits of 2^64, '.', six decimals
+  char* end = std::to_chars(text, text + 20, ps / 1000000).ptr;
+  *end++ = '.';
+  std::uint64_t frac = ps % 1000000;
+  for (int i = 5; i >= 0; --i, frac /= 10) end[i] = static_cast<char>('0' + frac % 10);
+  out.append(text, end + 6);
+}
+
 std::string format_us(std::uint64_t ps) {
-  char frac[8];
-  std::snprintf(frac, sizeof frac, "%06llu", static_cast<unsigned long long>(ps % 1000000));
-  return std::to_string(ps / 1000000) + "." + frac;
+  std::string out;
+  append_us(out, ps);
+  return out;
 }
 
 std::optional<std::uint64_t> us_to_ps(double us) {

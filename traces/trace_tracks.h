@@ -54,6 +54,8 @@ std::optional<DramTrack> parse_dram_track_name(const std::string& base);
 /// Picoseconds as microseconds with exactly six decimals ("12.000345"): exact in decimal, and
 /// the reader's llround(us * 1e6) recovers the picoseconds for any trace shorter than ~1000 s.
 std::string format_us(std::uint64_t ps);
+/// format_us(ps) appended to `out` (the trace writer's per-slice path: no temporary strings).
+void append_us(std::string& out, std::uint64_t ps);
 /// Inverse of format_us for a parsed number; nullopt for negative or non-finite values.
 std::optional<std::uint64_t> us_to_ps(double us);
 

@@ -191,9 +191,9 @@ void append_slice_head(std::string& out, const std::string& escaped_name, const 
   out += ",\"tid\":";
   out += std::to_string(tid);
   out += ",\"ts\":";
-  out += tracks::format_us(s.begin_ps);
+  tracks::append_us(out, s.begin_ps);
   out += ",\"dur\":";
-  out += tracks::format_us(s.end_ps - s.begin_ps);
+  tracks::append_us(out, s.end_ps - s.begin_ps);
   out += ",\"args\":";
 }
 

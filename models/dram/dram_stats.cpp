@@ -4,28 +4,8 @@
 #include <cmath>
 
 namespace npusim::models {
-namespace {
-
-constexpr unsigned kLinearBits = 10;  // values below 2^10 get a bucket each
-constexpr unsigned kSubBits = 5;      // then 2^5 buckets per power of two
-constexpr std::size_t kLinear = std::size_t{1} << kLinearBits;
-constexpr std::size_t kSub = std::size_t{1} << kSubBits;
-constexpr std::size_t kBuckets = kLinear + (64 - kLinearBits) * kSub;
-
-unsigned log2_floor(std::uint64_t v) {
-  return 63u - static_cast<unsigned>(__builtin_clzll(v));
-}
-
-}  // namespace
 
 LatencyHistogram::LatencyHistogram() : buckets_(kBuckets, 0) {}
-
-std::size_t LatencyHistogram::bucket_of(std::uint64_t cycles) {
-  if (cycles < kLinear) return static_cast<std::size_t>(cycles);
-  const unsigned e = log2_floor(cycles);
-  const std::size_t sub = (cycles >> (e - kSubBits)) & (kSub - 1);
-  return kLinear + (e - kLinearBits) * kSub + sub;
-}
 
 std::uint64_t LatencyHistogram::midpoint_of(std::size_t bucket) {
   if (bucket < kLinear) return bucket;
@@ -33,11 +13,6 @@ std::uint64_t LatencyHistogram::midpoint_of(std::size_t bucket) {
   const std::uint64_t sub = (bucket - kLinear) % kSub;
   const std::uint64_t width = std::uint64_t{1} << (e - kSubBits);
   return ((kSub + sub) << (e - kSubBits)) + width / 2;
-}
-
-void LatencyHistogram::add(std::uint64_t cycles) {
-  ++buckets_[bucket_of(cycles)];
-  ++count_;
 }
 
 std::uint64_t LatencyHistogram::percentile(double fraction) const {

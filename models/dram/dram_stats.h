@@ -16,14 +16,28 @@ namespace npusim::models {
 class LatencyHistogram {
  public:
   LatencyHistogram();
-  void add(std::uint64_t cycles);
+  /// Inline: the DRAM engine adds one sample per read burst.
+  void add(std::uint64_t cycles) {
+    ++buckets_[bucket_of(cycles)];
+    ++count_;
+  }
   std::uint64_t count() const { return count_; }
   /// Nearest-rank percentile (`fraction` in (0, 1]): the smallest bucket holding at least
   /// fraction x count samples, reported as the bucket's midpoint. 0 when empty.
   std::uint64_t percentile(double fraction) const;
 
  private:
-  static std::size_t bucket_of(std::uint64_t cycles);
+  static constexpr unsigned kLinearBits = 10;  // values below 2^10 get a bucket each
+  static constexpr unsigned kSubBits = 5;      // then 2^5 buckets per power of two
+  static constexpr std::size_t kLinear = std::size_t{1} << kLinearBits;
+  static constexpr std::size_t kSub = std::size_t{1} << kSubBits;
+  static constexpr std::size_t kBuckets = kLinear + (64 - kLinearBits) * kSub;
+  static std::size_t bucket_of(std::uint64_t cycles) {
+    if (cycles < kLinear) return static_cast<std::size_t>(cycles);
+    const unsigned e = 63u - static_cast<unsigned>(__builtin_clzll(cycles));  // floor(log2)
+    const std::size_t sub = (cycles >> (e - kSubBits)) & (kSub - 1);
+    return kLinear + (e - kLinearBits) * kSub + sub;
+  }
   static std::uint64_t midpoint_of(std::size_t bucket);
   std::vector<std::uint64_t> buckets_;
   std::uint64_t count_ = 0;

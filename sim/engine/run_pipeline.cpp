@@ -200,12 +200,12 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
 }
 
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
-  const SimulatedRun sim = simulate_run(spec, run);
+  SimulatedRun sim = simulate_run(spec, run);
   // spec.out is the caller's temporary folder (OutputDir): it appears under its name only whole.
   write_run_outputs(spec, run, sim);
   if (!sim.roofline.violations.empty())
     throw roofline_violations(sim.roofline.violations.size(), "roofline.json in the output folder");
-  return sim.summary;
+  return std::move(sim.summary);
 }
 
 FolderRun run_to_folder(const RunSpec& spec) {

@@ -2,6 +2,7 @@
 // ordered on every track, and read back exactly.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -197,6 +198,19 @@ TEST(DramTracks, TrackNamesParseBack) {
   }
   EXPECT_FALSE(tracks::parse_dram_track_name("ch0 bank").has_value());
   EXPECT_FALSE(tracks::parse_dram_track_name("MAC array").has_value());
+}
+
+TEST(DramTracks, TimesAreMicrosecondsWithSixDecimals) {
+  // 12,000,345 ps = 12.000345 us; 5 ps = 0.000005 us; 2^64 - 1 ps = 18,446,744,073,709.551615 us.
+  EXPECT_EQ(tracks::format_us(12000345), "12.000345");
+  EXPECT_EQ(tracks::format_us(5), "0.000005");
+  EXPECT_EQ(tracks::format_us(0), "0.000000");
+  EXPECT_EQ(tracks::format_us(1000000), "1.000000");
+  EXPECT_EQ(tracks::format_us(UINT64_MAX), "18446744073709.551615");
+  std::string out = "ts:";
+  tracks::append_us(out, 999999);
+  EXPECT_EQ(out, "ts:0.999999");
+  EXPECT_EQ(tracks::us_to_ps(std::stod(tracks::format_us(123456789012))), 123456789012u);
 }
 
 TEST(DramTracksErrors, LostDramSliceIsAnError) {

@@ -136,6 +136,44 @@ TEST(Report, WithoutTheBuiltPageReportHtmlIsSkippedAndTheRestWritten) {
   std::filesystem::remove_all(empty);
 }
 
+TEST(Report, PageDataIsTheDumpOfOneDocument) {
+  // make_report_html writes the page's data member by member; the text must be what dump() of
+  // the whole document writes (keys in order, compact, bad UTF-8 replaced, "</" escaped).
+  const std::string dir = sample::temp_path("page_data");
+  std::filesystem::create_directories(dir);
+  setenv("NPUSIM_WEB_DIR", dir.c_str(), 1);  // this test's own process (one per test)
+  std::ofstream(std::filesystem::path(dir) / "report-template.html")
+      << "<title>t</title><script type=\"application/json\" id=\"npusim-data\">__NPUSIM_DATA__</script>";
+  const Trace a = sample_trace();
+  Trace b = sample_trace();
+  b.ops[0].name = "gemm</script>\xff";
+  const Roofline ra = make_roofline(a), rb = make_roofline(b);
+  const json sa = make_summary(a, ra), sb = make_summary(b, rb);
+  const json timeline = {{"units", json::array({"mac", "dma"})}};
+  const json groups = json::array({{{"group", "g0"}, {"saved_bytes", 12}}});
+  const json pairs = json::array({{{"run", 1}, {"arrows", json::array()}}});
+  const std::vector<PlotArrow> arrows = {{"gemm0", "gemm0+relu1"}};
+  ReportRun second{"fused", &rb, &sb, &timeline};
+  const std::string html = make_report_html({{"none", &ra, &sa}, second}, arrows, "cmp", groups, pairs);
+  const json expected = {
+      {"title", "cmp"},
+      {"arrows", json::array({{{"from", "gemm0"}, {"to", "gemm0+relu1"}}})},
+      {"compare_groups", groups},
+      {"pairs", pairs},
+      {"runs",
+       json::array({{{"label", "none"}, {"roofline", to_json(ra)}, {"summary", sa}, {"timeline", nullptr}},
+                    {{"label", "fused"}, {"roofline", to_json(rb)}, {"summary", sb}, {"timeline", timeline}}})}};
+  std::string text = expected.dump(-1, ' ', false, json::error_handler_t::replace);
+  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3))
+    text.insert(at + 1, "\\");
+  const std::string open = R"(<script type="application/json" id="npusim-data">)";
+  const std::size_t begin = html.find(open) + open.size();
+  EXPECT_EQ(html.substr(begin, html.rfind("</script>") - begin), text);
+  EXPECT_NE(text.find("gemm<\\/script>\xef\xbf\xbd"), std::string::npos);  // escaped, U+FFFD
+  unsetenv("NPUSIM_WEB_DIR");
+  std::filesystem::remove_all(dir);
+}
+
 // ---- npusim inspect ----------------------------------------------------------------------
 
 TEST(Inspect, TerminalReportOfTheSampleTrace) {
