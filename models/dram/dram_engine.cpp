@@ -55,18 +55,24 @@ class TransferSource final : public DramRequestSource {
         arrival_(arrival),
         burst_bytes_(burst_bytes),
         last_(arrival) {
-    // A ring of completions, slot i % k: never larger than the transfer's bursts.
+    // A ring of completions, slot i & mask: a power of two at least the window (so a slot is
+    // not reused before burst i + window, which waits for it), never much larger than the
+    // transfer's bursts. (A modulo by the window was a division per burst, twice.)
     const std::uint64_t bursts_bound = runs * (run_bytes / burst_bytes + 2);
-    done_.assign(static_cast<std::size_t>(std::min(max_outstanding, bursts_bound)), Slot{});
+    window_ = std::min(max_outstanding, bursts_bound);
+    std::uint64_t slots = 1;
+    while (slots < window_) slots *= 2;
+    done_.assign(static_cast<std::size_t>(slots), Slot{});
+    mask_ = slots - 1;
     start_run();
   }
 
   Status next(DramRequest& r) override {
     if (run_ >= runs_) return Status::Done;
     std::uint64_t cycle = arrival_;
-    const std::uint64_t k = done_.size();
+    const std::uint64_t k = window_;
     if (issued_ >= k) {
-      const Slot& s = done_[issued_ % k];
+      const Slot& s = done_[(issued_ - k) & mask_];
       if (s.index_plus_one != issued_ - k + 1) return Status::Blocked;  // burst i - k still in flight
       cycle = std::max(cycle, s.cycle);
     }
@@ -81,7 +87,7 @@ class TransferSource final : public DramRequestSource {
   }
 
   void completed(std::uint64_t index, std::uint64_t data_end) override {
-    done_[index % done_.size()] = {index + 1, data_end};
+    done_[index & mask_] = {index + 1, data_end};
     last_ = std::max(last_, data_end);
   }
 
@@ -103,6 +109,7 @@ class TransferSource final : public DramRequestSource {
   bool is_write_;
   std::uint64_t arrival_, burst_bytes_;
   std::uint64_t run_ = 0, burst_ = 0, run_end_ = 0, issued_ = 0, last_;
+  std::uint64_t window_ = 0, mask_ = 0;
   std::vector<Slot> done_;
 };
 

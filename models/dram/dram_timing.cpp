@@ -30,33 +30,6 @@ std::uint64_t DramDevice::column_bound(const BurstTarget& t, bool is_write, std:
   return plan_with(t, is_write, earliest, column_floor, [](std::uint64_t at, std::uint32_t) { return at; }).col;
 }
 
-std::uint64_t DramDevice::earliest_column(std::uint32_t channel, bool is_write, std::uint64_t column_floor) const {
-  // The terms of plan()'s column time that do not depend on the bank: the data bus, and per
-  // rank tCCD_S and the turnaround (the least over the channel's ranks).
-  const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
-  const std::uint64_t bus = bus_free_[channel];
-  std::uint64_t rank_ready = std::numeric_limits<std::uint64_t>::max();
-  for (std::uint32_t i = channel * config_.ranks; i < (channel + 1) * config_.ranks; ++i) {
-    const Rank& r = ranks_[i];
-    rank_ready = std::min(rank_ready, std::max(r.col_ready, is_write ? r.write_ready : r.read_ready));
-  }
-  return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
-}
-
-std::uint64_t DramDevice::earliest_column_either(std::uint32_t channel, std::uint64_t column_floor) const {
-  const std::uint64_t bus = bus_free_[channel];
-  std::uint64_t read_ready = std::numeric_limits<std::uint64_t>::max(), write_ready = read_ready;
-  for (std::uint32_t i = channel * config_.ranks; i < (channel + 1) * config_.ranks; ++i) {
-    const Rank& r = ranks_[i];
-    read_ready = std::min(read_ready, std::max(r.col_ready, r.read_ready));
-    write_ready = std::min(write_ready, std::max(r.col_ready, r.write_ready));
-  }
-  const auto floor_of = [&](std::uint64_t rank_ready, std::uint64_t latency) {
-    return std::max({column_floor, rank_ready, bus > latency ? bus - latency : 0});
-  };
-  return std::min(floor_of(read_ready, read_latency_), floor_of(write_ready, write_latency_));
-}
-
 void DramDevice::auto_precharge(const BurstTarget& t) {
   // Internal to the device, so tPPD on the command bus does not apply.
   Bank& b = banks_[t.bank];
