@@ -23,13 +23,6 @@ DramDevice::DramDevice(const DramConfig& config, DramStats& stats) : config_(con
   lengths_ = command_lengths(config_.standard);
 }
 
-std::uint64_t DramDevice::column_bound(const BurstTarget& t, bool is_write, std::uint64_t earliest,
-                                       std::uint64_t column_floor) const {
-  // first_free(at, length) >= at and every later term grows with the earlier ones, so taking
-  // each command at its `at` gives a lower bound on plan()'s column command.
-  return plan_with(t, is_write, earliest, column_floor, [](std::uint64_t at, std::uint32_t) { return at; }).col;
-}
-
 void DramDevice::auto_precharge(const BurstTarget& t) {
   // Internal to the device, so tPPD on the command bus does not apply.
   Bank& b = banks_[t.bank];

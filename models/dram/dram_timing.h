@@ -226,6 +226,13 @@ inline std::uint64_t DramDevice::earliest_column_either(std::uint32_t channel, s
   return std::min(floor_of(read_ready, read_latency_), floor_of(write_ready, write_latency_));
 }
 
+inline std::uint64_t DramDevice::column_bound(const BurstTarget& t, bool is_write, std::uint64_t earliest,
+                                              std::uint64_t column_floor) const {
+  // first_free(at, length) >= at and every later term grows with the earlier ones, so taking
+  // each command at its `at` gives a lower bound on plan()'s column command.
+  return plan_with(t, is_write, earliest, column_floor, [](std::uint64_t at, std::uint32_t) { return at; }).col;
+}
+
 inline void DramDevice::precharge(Bank& bank, std::uint64_t at) {
   if (at > bank.opened) stats_.bank_open_cycles += at - bank.opened;
   if (activity_) activity_->close_row(static_cast<std::uint32_t>(&bank - banks_.data()), at);
