@@ -86,8 +86,8 @@ void redirect_output(const std::string& log_path, int err_fd) {
 
 /// A forked worker lives for one run: memory it frees is better kept for its next allocations
 /// than returned to the kernel (a large block unmapped, the heap's top trimmed) and faulted in
-/// again, a page at a time (about 12 us each on the development VM; a ResNet-50 sweep point
-/// faulted ~1,450 pages, 1,200 with this: docs/sweep.md "Speed").
+/// again, a page at a time (about 12 us each on the development VM; a 96-point ResNet-50 sweep
+/// made 139,500 page faults, 115,000 with this: docs/sweep.md "Speed").
 void keep_freed_memory() {
   ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: blocks below it come from the heap
   ::mallopt(M_TRIM_THRESHOLD, INT_MAX);

@@ -119,9 +119,10 @@ TEST(DramCli, HugeCountsAndCyclesAreBadInput) {
   // 2^64 - 1 ended the run early; a timing of 2^32 nCK was truncated to 0.
   const auto out = scratch("huge");
   const auto trace = scratch("huge.trc");
-  for (const std::string& args : {"--requests -1", "--requests 1e3", "--requests 18446744073709551616"})
-    expect_bad_input("dram --generate random " + args + " --preset LPDDR4-3200-x32 --trace " + trace.string(),
-                     "--requests: expected a whole number", out);
+  for (const char* args : {"--requests -1", "--requests 1e3", "--requests 18446744073709551616"})
+    expect_bad_input(
+        std::string("dram --generate random ") + args + " --preset LPDDR4-3200-x32 --trace " + trace.string(),
+        "--requests: expected a whole number", out);
   expect_bad_input("dram --generate random --requests 100000001 --preset LPDDR4-3200-x32 --trace " + trace.string(),
                    "expected 1 to 100000000 requests", out);
   expect_bad_input(

@@ -29,8 +29,12 @@ TEST(TraceConsumers, EveryEventHasACategory) {
   for (const json& e : written_events()) {
     phases.insert(e.at("ph").get<std::string>());
     ASSERT_TRUE(e.contains("cat") && e["cat"].is_string() && !e["cat"].get<std::string>().empty()) << e.dump();
-    if (e["ph"] == "M") EXPECT_EQ(e["cat"], "__metadata") << e.dump();
-    if (e["ph"] == "C") EXPECT_EQ(e["cat"], "counter") << e.dump();
+    if (e["ph"] == "M") {
+      EXPECT_EQ(e["cat"], "__metadata") << e.dump();
+    }
+    if (e["ph"] == "C") {
+      EXPECT_EQ(e["cat"], "counter") << e.dump();
+    }
   }
   // The sample has every kind of event: metadata, slices, counters and flow ends.
   EXPECT_EQ(phases, (std::set<std::string>{"M", "X", "C", "s", "f"}));

@@ -160,8 +160,11 @@ TEST(OnnxContribDecoder, SkipSimplifiedLayerNormalizationAddsThenNormalises) {
   EXPECT_EQ(count_ops(g, OpKind::RmsNorm), 1);
   EXPECT_EQ(count_ops(g, OpKind::Add), 2);
   EXPECT_EQ(graph_totals(g, 1).vector_ops, 448u + 64u);  // + the Relu reading the sum
-  for (const Op& op : g.ops())
-    if (op.kind != OpKind::Relu) EXPECT_EQ(op.origin, "com.microsoft.SkipSimplifiedLayerNormalization 'sln'");
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::Relu) {
+      EXPECT_EQ(op.origin, "com.microsoft.SkipSimplifiedLayerNormalization 'sln'");
+    }
+  }
 }
 
 TEST(OnnxContribDecoder, RotaryEmbeddingIsTwoProductsAndASumPerElement) {
