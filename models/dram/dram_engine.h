@@ -48,12 +48,12 @@ class RingQueue {
  public:
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  T& operator[](std::size_t i) { return data_[(head_ + i) & mask_]; }
-  const T& operator[](std::size_t i) const { return data_[(head_ + i) & mask_]; }
+  T& operator[](std::size_t i) { return items_[(head_ + i) & mask_]; }
+  const T& operator[](std::size_t i) const { return items_[(head_ + i) & mask_]; }
   const T& front() const { return (*this)[0]; }
   void push_back(const T& v) {
     if (size_ == capacity_) grow();
-    data_[(head_ + size_) & mask_] = v;
+    items_[(head_ + size_) & mask_] = v;
     ++size_;
   }
   void pop_front() {
@@ -85,18 +85,17 @@ class RingQueue {
 
  private:
   void grow() {
-    std::unique_ptr<T[]> bigger(new T[capacity_ == 0 ? 8 : 2 * capacity_]);
+    const std::size_t capacity = capacity_ == 0 ? 8 : 2 * capacity_;
+    std::unique_ptr<T[]> bigger(new T[capacity]);
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
-    capacity_ = capacity_ == 0 ? 8 : 2 * capacity_;
     items_ = std::move(bigger);
-    data_ = items_.get();
+    capacity_ = capacity;
     head_ = 0;
     mask_ = capacity_ - 1;
   }
   // Capacity kept as a count: with a std::vector, every push computed size() (a subtraction
   // and a shift), and the engine pushes onto a few rings per burst.
   std::unique_ptr<T[]> items_;
-  T* data_ = nullptr;
   std::size_t capacity_ = 0, head_ = 0, size_ = 0, mask_ = 0;
 };
 
