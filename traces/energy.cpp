@@ -136,16 +136,20 @@ TraceEnergy trace_energy(const Trace& t, const EnergyModel& m, const TraceTallie
 }
 
 json to_json(const EnergyBreakdown& e) {
-  return {{"total_j", e.total_j()},
-          {"dynamic_j", e.dynamic_j()},
-          {"standing_j", e.standing_j()},
-          {"mac_j", e.mac_j},
-          {"vector_j", e.vector_j},
-          {"sram_read_j", e.sram_read_j},
-          {"sram_write_j", e.sram_write_j},
-          {"dram_j", e.dram_j},
-          {"dram_background_j", e.dram_background_j},
-          {"static_j", e.static_j}};
+  // Member by member (one per op and group: a braced list of pairs copies a small array per member).
+  json j(json::value_t::object);
+  json::object_t& o = *j.get_ptr<json::object_t*>();
+  o.emplace("total_j", e.total_j());
+  o.emplace("dynamic_j", e.dynamic_j());
+  o.emplace("standing_j", e.standing_j());
+  o.emplace("mac_j", e.mac_j);
+  o.emplace("vector_j", e.vector_j);
+  o.emplace("sram_read_j", e.sram_read_j);
+  o.emplace("sram_write_j", e.sram_write_j);
+  o.emplace("dram_j", e.dram_j);
+  o.emplace("dram_background_j", e.dram_background_j);
+  o.emplace("static_j", e.static_j);
+  return j;
 }
 
 }  // namespace npusim::traces

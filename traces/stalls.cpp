@@ -175,17 +175,21 @@ TraceStalls trace_stalls(const Trace& t, const TraceTallies& tallies) {
 }
 
 nlohmann::json to_json(const StallBreakdown& s) {
-  nlohmann::json j = {{"unit", s.unit.empty() ? nlohmann::json() : nlohmann::json(s.unit)},
-                      {"span_s", s.span_s},
-                      {"compute_s", s.compute_s},
-                      {"fill_drain_s", s.fill_drain_s},
-                      {"sram_stall_s", s.sram_stall_s},
-                      {"sram_bank_conflict_s", s.sram_bank_conflict_s},
-                      {"dma_wait_s", s.dma_wait_s},
-                      {"dma_sram_wait_s", s.dma_sram_wait_s},
-                      {"dependency_s", s.dependency_s},
-                      {"queueing_s", s.queueing_s}};
-  j["dominant_loss"] = s.unit.empty() ? nlohmann::json() : nlohmann::json(to_string(s.dominant()));
+  // Member by member, as roofline points (one per op and group: a braced list of pairs copies
+  // a small array per member).
+  nlohmann::json j(nlohmann::json::value_t::object);
+  nlohmann::json::object_t& o = *j.get_ptr<nlohmann::json::object_t*>();
+  o.emplace("unit", s.unit.empty() ? nlohmann::json() : nlohmann::json(s.unit));
+  o.emplace("span_s", s.span_s);
+  o.emplace("compute_s", s.compute_s);
+  o.emplace("fill_drain_s", s.fill_drain_s);
+  o.emplace("sram_stall_s", s.sram_stall_s);
+  o.emplace("sram_bank_conflict_s", s.sram_bank_conflict_s);
+  o.emplace("dma_wait_s", s.dma_wait_s);
+  o.emplace("dma_sram_wait_s", s.dma_sram_wait_s);
+  o.emplace("dependency_s", s.dependency_s);
+  o.emplace("queueing_s", s.queueing_s);
+  o.emplace("dominant_loss", s.unit.empty() ? nlohmann::json() : nlohmann::json(to_string(s.dominant())));
   return j;
 }
 
