@@ -275,6 +275,27 @@ bool Child::read_some(int fd, std::string& into) {
   }
 }
 
+bool Child::read_reply() {
+  // The first line (how the work ended) is read apart, a few bytes at a time, so the rest lands
+  // at the start of received_ and is handed over as it is: cutting the line off the front moved
+  // the whole reply, after the next point's fork had shared every page of it (a copy-on-write
+  // fault each; docs/sweep.md "Speed").
+  while (!kind_done_) {
+    char head[64];
+    const ssize_t n = ::read(fd_, head, sizeof head);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return true;
+    if (n <= 0) return false;  // end of file (or an error: the child is gone either way)
+    const std::string_view got(head, std::size_t(n));
+    const std::size_t newline = got.find('\n');
+    kind_.append(got.substr(0, newline));
+    if (newline == std::string_view::npos) continue;
+    kind_done_ = true;
+    received_.append(got.substr(newline + 1));
+  }
+  return read_some(fd_, received_);
+}
+
 void Child::pass_lines(bool all) {
   std::size_t start = 0;
   for (std::size_t nl; (nl = err_text_.find('\n', start)) != std::string::npos; start = nl + 1)
@@ -294,7 +315,7 @@ void Child::drain_stderr() {
 }
 
 bool Child::finished() {
-  if (reply_open_ && fd_ >= 0) reply_open_ = read_some(fd_, received_);
+  if (reply_open_ && fd_ >= 0) reply_open_ = read_reply();
   if (err_fd_ >= 0) drain_stderr();
   return !reply_open_ && err_fd_ < 0;
 }
@@ -304,7 +325,7 @@ ChildResult Child::wait(const std::function<bool()>& keep_waiting) {
     pollfd p[2] = {{reply_open_ ? fd_ : -1, POLLIN, 0}, {err_fd_, POLLIN, 0}};
     const int n = ::poll(p, 2, 50);
     if (n < 0 && errno != EINTR) break;
-    if (n > 0 && p[0].revents != 0) reply_open_ = read_some(fd_, received_);
+    if (n > 0 && p[0].revents != 0) reply_open_ = read_reply();
     if (n > 0 && p[1].revents != 0) drain_stderr();
     if (options_.wall_time.count() > 0 && std::chrono::steady_clock::now() - start_ > options_.wall_time) {
       timed_out_ = true;
@@ -337,13 +358,10 @@ ChildResult Child::reap() {
   } else {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   }
-  const auto newline = received_.find('\n');
-  const std::string kind = received_.substr(0, newline);
-  std::string body;  // moved, not copied: a sweep point's reply is a whole summary.json
-  if (newline != std::string::npos) {
-    received_.erase(0, newline + 1);
-    body = std::move(received_);
-  }
+  // kind_ without its newline; the body moved, not copied: a sweep point's is a whole summary.json.
+  const std::size_t newline = kind_done_ ? kind_.size() : std::string::npos;
+  const std::string kind = kind_;
+  std::string body = kind_done_ ? std::move(received_) : std::string();
   if (cancelled_) {
     r.end = ChildResult::End::Cancelled;
     r.message = "cancelled";

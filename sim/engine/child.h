@@ -116,6 +116,8 @@ class Child {
  private:
   /// Reads what `fd` holds now into `into`; false once the child has closed it.
   static bool read_some(int fd, std::string& into);
+  /// read_some for the reply pipe: its first line into kind_, the rest into received_.
+  bool read_reply();
   /// Passes the whole lines of the stderr pipe to on_stderr_line (the rest too when `all`).
   void pass_lines(bool all);
   /// Reads the stderr pipe, passes its lines on and closes it at end of file.
@@ -131,7 +133,9 @@ class Child {
   std::string err_text_;
   bool reply_open_ = true;
   std::chrono::steady_clock::time_point start_;
-  std::string received_;
+  std::string kind_;        // the reply's first line: "ok" or an ErrorReport kind
+  bool kind_done_ = false;  // its newline has come
+  std::string received_;    // the rest of the reply
   std::atomic<bool> cancelled_{false}, timed_out_{false}, reaped_{false};
   bool spawned_ = false;  // a Spawn: exit code 127 without a reply is the loader failing to start it
 };

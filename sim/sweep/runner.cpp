@@ -258,12 +258,8 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   engine::set_stage("loading the sweep's workloads");
   const LoadedWorkloads graphs = load_workloads(s, pending);
   engine::set_stage("running the sweep's points");
-  // The parent's large buffers (each point's reply: ResNet-50's is 170 KB) come from fresh
-  // mappings from here on, not from heap pages freed earlier: those are shared with every child
-  // forked since, and writing them costs a copy-on-write fault and a TLB shoot-down per page.
-  // (Setting the threshold also stops glibc from raising it as large blocks are freed.)
-  ::mallopt(M_MMAP_THRESHOLD, 128 << 10);
-  ::mallopt(M_MXFAST, 0);
+  // Free pages inside the heap go back to the kernel before the forks: a child that reuses one
+  // then faults in a fresh page rather than copying a shared one (docs/sweep.md "Speed").
   ::malloc_trim(0);
   // Up to `jobs` children at once, all forked and watched from this one thread (forking from
   // several threads is not safe under every allocator); results are appended as they come.
