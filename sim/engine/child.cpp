@@ -100,17 +100,18 @@ void keep_freed_memory() {
   ::mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
 
+// Where prefer_huge_pages keeps the heap's head (volatile: an allocation never used may be left out).
+void* volatile g_heap_head = nullptr;
+
 /// The heap a forked worker grows into is advised for transparent huge pages: on the development
 /// VM (shadow page tables) faulting in a fresh 4 KiB page costs about 11 us, a 2 MiB page about
-/// 0.4 ms (0.2 us per 4 KiB), and a ResNet-50 sweep point writes about 2.3 MB of fresh heap
+/// 0.4 ms (0.7 us per 4 KiB), and a ResNet-50 sweep point writes about 2.3 MB of fresh heap
 /// (docs/sweep.md "Speed"). A block at the heap's top is allocated, advised and freed: freed
 /// next to the top it stays there (no trimming), and later allocations are carved from it. Only
 /// whole aligned 2 MiB can be huge: the block's unaligned head is allocated again and kept, so
 /// the heap's next allocations start on the first huge page, not on up to 2 MiB of small ones.
-/// Where THP is off ("never") the advice does nothing.
-// Where prefer_huge_pages keeps the heap's head (volatile: an allocation never used may be left out).
-void* volatile g_heap_head = nullptr;
-
+/// Where THP is off ("never") the advice does nothing. Not under an address-space limit: the
+/// block's 24 MiB would count against it.
 void prefer_huge_pages() {
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20, kReserve = std::uintptr_t{24} << 20;
   void* block = ::malloc(kReserve);
@@ -133,7 +134,7 @@ void prefer_huge_pages() {
   if (o.own_process_group) ::setpgid(0, 0);
   apply_limits(o);
   keep_freed_memory();
-  prefer_huge_pages();
+  if (o.memory_bytes == 0) prefer_huge_pages();
   redirect_output(o.log_path, err_fd);
   const auto level = spdlog::get_level();
   // A child of a child (an LLM run's phases under a server run, a Python call or a sweep
