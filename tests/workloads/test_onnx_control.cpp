@@ -2,6 +2,8 @@
 // shapes) is replaced by its taken branch; one computed from activations needs --branch.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "onnx_builder.h"
 
 namespace npusim::workloads {
@@ -91,6 +93,36 @@ TEST(OnnxIf, ControlFlowWithoutItsBodyIsRefusedBeforeOnnxInference) {
   b.output("y");
   EXPECT_TRUE(contains(input_error([&] { b.load(); }),
                        "(node 'scan' Scan): expected a graph attribute 'body' (the Scan's body), found none"));
+}
+
+TEST(OnnxIf, ARequiredAttributeMissingIsRefusedBeforeOnnxInference) {
+  // A Scan with its body but no num_scan_inputs (a fuzzed Loop renamed Scan): ONNX's inference
+  // reads the required attribute unchecked and crashed. Opset 17 (OnnxBuilder's): the Scan's 1
+  // input is its one scanned input, so num_scan_inputs must be 1.
+  const auto scan = [](std::optional<std::int64_t> scanned) {
+    OnnxBuilder b;
+    b.input("x", {1, 4});
+    auto& n = b.node("Scan", {"x"}, {"y"}, "scan");
+    auto* body = n.add_attribute();
+    body->set_name("body");
+    body->set_type(::onnx::AttributeProto::GRAPH);
+    *body->mutable_g() = branch("Relu", "y_out");
+    if (scanned) {
+      auto* count = n.add_attribute();
+      count->set_name("num_scan_inputs");
+      count->set_type(::onnx::AttributeProto::INT);
+      count->set_i(*scanned);
+    }
+    b.output("y");
+    return input_error([&] { b.load(); });
+  };
+  EXPECT_TRUE(contains(scan(std::nullopt),
+                       "(node 'scan' Scan): expected attribute 'num_scan_inputs' (required by Scan at opset 17), "
+                       "found none"));
+  EXPECT_TRUE(contains(scan(2), "expected attribute 'num_scan_inputs' in [1, 1]"));
+  EXPECT_TRUE(contains(scan(0), "found 0"));
+  // num_scan_inputs = 1 is well formed: what stops it is that npusim does not map Scan.
+  EXPECT_TRUE(contains(scan(1), "found unsupported: Scan (node 'scan')"));
 }
 
 }  // namespace

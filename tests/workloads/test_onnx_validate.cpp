@@ -20,7 +20,7 @@ TEST(OnnxOrder, CastsAppendedAtTheEndAreSorted) {
   b.input("x", {1, 4, 8, 8}).weight("w", {8, 4, 3, 3});
   b.node("Conv", {"x16", "w"}, {"c"});
   b.node("Relu", {"c"}, {"r"});
-  b.node("Cast", {"r"}, {"y"}, "cast_out");
+  set_int(b.node("Cast", {"r"}, {"y"}, "cast_out"), "to", ::onnx::TensorProto::FLOAT);
   set_int(b.node("Cast", {"x"}, {"x16"}, "cast_in"), "to", ::onnx::TensorProto::FLOAT16);
   b.output("y");
   const Graph g = b.load();

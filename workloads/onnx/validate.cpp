@@ -91,6 +91,30 @@ void check_subgraphs(const ::onnx::NodeProto& n, const std::string& path) {
   }
 }
 
+/// The attributes ONNX's operator schema (at the model's opset) marks required: the shape
+/// inference functions read them unchecked (a Scan without `num_scan_inputs` dereferences null),
+/// and every exporter writes them. Scan's count is checked too: inference subtracts it from the
+/// input count in unsigned arithmetic.
+void check_schema_attributes(const ::onnx::NodeProto& n, const std::string& path, int opset) {
+  if (!is_default_domain(n.domain())) return;
+  const auto* schema = ::onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
+  if (schema == nullptr) return;  // an operator ONNX does not know: the importer names it
+  const NodeAttributes attrs(n, node_where(path, n));
+  for (const auto& [name, attribute] : schema->attributes()) {
+    if (attribute.required && !attrs.has(name))
+      throw InputError(attrs.where(), "expected attribute '" + name + "' (required by " + n.op_type() + " at opset " +
+                                          std::to_string(opset) + "), found none");
+  }
+  if (n.op_type() != "Scan") return;
+  // Opset 8's Scan takes sequence_lens first; later ones take the states, then the scanned inputs.
+  const std::int64_t most = n.input_size() - (opset < 9 ? 1 : 0);
+  const std::int64_t scanned = attrs.integer("num_scan_inputs", 0);
+  if (scanned < 1 || scanned > most)
+    throw InputError(attrs.where(), "expected attribute 'num_scan_inputs' in [1, " + std::to_string(most) +
+                                        "] (the Scan's inputs that are not sequence lengths), found " +
+                                        std::to_string(scanned));
+}
+
 /// A stored tensor (an initializer, a Constant's value): dims >= 0 (0: an empty tensor) and at
 /// most kMaxTensorElements elements, the product overflow-checked, before anything multiplies
 /// them (a fuzzed initializer of dims [1679587377584688000, 97] overflowed the element count).
@@ -173,7 +197,7 @@ void check_unique_inputs(const ::onnx::GraphProto& g, const std::string& path) {
   check(g.initializer(), "initializer");
 }
 
-void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
+void check_attributes(const ::onnx::GraphProto& g, const std::string& path, int opset) {
   check_unique_inputs(g, path);
   for (const auto& t : g.initializer()) check_stored_tensor(t, path + " (initializer '" + t.name() + "')");
   for (int i = 0; i < g.node_size(); ++i) {
@@ -188,6 +212,7 @@ void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
                            n.op_type() + ")",
                        "expected a node with at least one output, found none");
     check_subgraphs(n, path);
+    check_schema_attributes(n, path, opset);
     check_range(n, path, "strides", 1);
     check_range(n, path, "dilations", 1);
     check_range(n, path, "kernel_shape", 1);
@@ -196,8 +221,8 @@ void check_attributes(const ::onnx::GraphProto& g, const std::string& path) {
     check_range(n, path, "output_shape", 1);
     check_range(n, path, "pads", n.op_type() == "Pad" ? -1 : 0);
     for (const auto& a : n.attribute()) {
-      if (a.has_g()) check_attributes(a.g(), path);
-      for (const auto& sub : a.graphs()) check_attributes(sub, path);
+      if (a.has_g()) check_attributes(a.g(), path, opset);
+      for (const auto& sub : a.graphs()) check_attributes(sub, path, opset);
     }
   }
 }
@@ -397,7 +422,7 @@ std::vector<int> find_cycle(int start, const std::vector<std::vector<int>>& prod
 void validate_and_sort(::onnx::ModelProto& model, const std::string& path) {
   auto& g = *model.mutable_graph();
   check_names_utf8(g, path);
-  check_attributes(g, path);
+  check_attributes(g, path, default_opset(model));
   // Who defines each value: -1 a graph input or an initializer, else the node's index.
   std::unordered_map<std::string, int> producer;
   for (const auto& i : g.input()) producer.emplace(i.name(), -1);

@@ -16,7 +16,8 @@ constexpr std::int64_t kMaxAttributeSize = std::int64_t{1} << 31;
 /// Validates `model`'s main graph and reorders its nodes topologically (stable: file order among
 /// nodes that are ready together). Throws InputError naming the file and the node: a value with
 /// two producers (both nodes named), an input nothing defines, a cycle (a node on it, and the
-/// cycle's path), a stride/dilation/kernel/group below 1, a negative or absurd pad.
+/// cycle's path), a stride/dilation/kernel/group below 1, a negative or absurd pad, an attribute
+/// ONNX's schema requires missing.
 void validate_and_sort(::onnx::ModelProto& model, const std::string& path);
 
 /// Checks the input ranks of every windowed op (Conv, ConvTranspose, pools) before ONNX's shape
