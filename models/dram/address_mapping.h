@@ -55,6 +55,12 @@ class AddressMapper {
 
   /// Bits of the byte offset inside one burst (log2 of bytes_per_burst).
   unsigned offset_bits() const { return offset_bits_; }
+  /// The address bits that select only the column or the byte: two in-range addresses that
+  /// differ in no other bit decode to the same channel, rank, bank group, bank and row.
+  std::uint64_t column_bits() const {
+    const Slot& c = slots_[static_cast<std::size_t>(Field::Column)];
+    return c.mask << c.shift | ((std::uint64_t{1} << offset_bits_) - 1);
+  }
 
  private:
   enum class Field { Row, Channel, Rank, BankGroup, Bank, Column };

@@ -183,6 +183,10 @@ __attribute__((flatten)) std::uint64_t DramEngine::run_source(Source& source) {
       pull(source, p);
       continue;
     }
+    if (stream(source, p, channel, t_decide)) {
+      t_decide = next_decision(channel);
+      continue;
+    }
     const Served served = decide(channel, t_decide);
     source.completed(served.index, served.data_end);
     t_decide = next_decision(channel);
@@ -205,13 +209,17 @@ template <class Source>
 inline void DramEngine::pull(Source& source, Pending& p) {
   p.status = source.next(p.request);
   if (p.status != DramRequestSource::Status::Ready) return;
+  check_request(p);
+  p.target = device_.locate(p.request.addr);
+}
+
+inline void DramEngine::check_request(const Pending& p) const {
   if (p.request.addr >= capacity_)
     throw InputError(where_of(config_), "expected an address below the capacity " + std::to_string(capacity_) + " B (" +
                                             hex(capacity_) + "), found " + hex(p.request.addr));
   if (p.request.cycle > kMaxCycle)
     throw InputError(where_of(config_), "expected a request cycle of at most 2^62 = " + std::to_string(kMaxCycle) +
                                             ", found " + std::to_string(p.request.cycle));
-  p.target = device_.locate(p.request.addr);
 }
 
 inline std::uint64_t DramEngine::admission_time(const Pending& p) {
@@ -275,6 +283,220 @@ inline std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
     }
   }
   return best;
+}
+
+// ---------------------------------------------------------------- the stream path
+
+inline bool DramEngine::stream_bank(std::uint32_t channel, std::uint32_t& bank) const {
+  if (plain_choice_ || config_.page_policy != PagePolicy::Open || config_.write_policy != DramWritePolicy::Shared)
+    return false;
+  // The channel's oldest request, at the front of its bank's window and a row hit, starts it.
+  if (!oldest_is_candidate(channel, Serve::Both, bank) || !device_.is_hit(bank_queues_[bank].window.front().target))
+    return false;
+  const BankQueue& bq = bank_queues_[bank];
+  const Entry& front = bq.window.front();
+  if (ranks_[front.target.rank].owed != 0) return false;
+  // Not worth starting when the channel's next request is another bank's: requests of two banks
+  // taking turns would end the stream after one burst, its setup costing more than it saves.
+  const Channel& ch = channels_[channel];
+  const RingQueue<Queued>& same = front.is_write ? ch.writes.arrivals : ch.reads.arrivals;
+  const RingQueue<Queued>& opposite = front.is_write ? ch.reads.arrivals : ch.writes.arrivals;
+  if (same.size() >= 2 && (same[1].bank != bank || (!opposite.empty() && opposite.front().arrival < same[1].arrival)))
+    return false;
+  const auto other = [&](const Entry& e) { return e.target.row != front.target.row || e.is_write != front.is_write; };
+  // The youngest first: where two rows or directions share the bank they are usually mixed.
+  if (other(bq.window[bq.window.size() - 1]) || (!bq.waiting.empty() && other(bq.waiting[bq.waiting.size() - 1])))
+    return false;
+  if (bq.window.any_of(other) || bq.waiting.any_of(other)) return false;
+  for (std::uint32_t c = 0; c < channels_.size(); ++c)  // the run loop's next decision is this channel's
+    if (c != channel && !(channels_[c].reads.arrivals.empty() && channels_[c].writes.arrivals.empty())) return false;
+  return true;
+}
+
+inline void DramEngine::lift_stream(Queue& q, std::uint32_t bank) {
+  BankQueue& bq = bank_queues_[bank];
+  stream_.clear();
+  for (std::size_t i = 0; i < bq.window.size(); ++i) stream_.push_back({bq.window[i].index, bq.window[i].arrival});
+  for (std::size_t i = 0; i < bq.waiting.size(); ++i) stream_.push_back({bq.waiting[i].index, bq.waiting[i].arrival});
+  bq.window.clear();
+  bq.waiting.clear();
+  if (q.arrivals.size() == stream_.size()) {  // the channel's queue held the stream alone
+    q.arrivals.clear();
+    return;
+  }
+  scratch_.clear();
+  for (std::size_t i = 0; i < q.arrivals.size(); ++i)
+    if (q.arrivals[i].bank != bank) scratch_.push_back(q.arrivals[i]);
+  std::swap(q.arrivals, scratch_);
+}
+
+inline void DramEngine::land_stream(Queue& q, std::uint32_t bank, const BurstTarget& target, bool is_write) {
+  BankQueue& bq = bank_queues_[bank];
+  const std::size_t depth = config_.bank_queue_depth;
+  for (std::size_t i = 0; i < stream_.size(); ++i)
+    (i < depth ? bq.window : bq.waiting).push_back(Entry{stream_[i].index, stream_[i].arrival, target, is_write});
+  bq.candidate_valid = false;
+  if (stream_.empty()) return;
+  if (q.arrivals.empty()) {
+    for (std::size_t i = 0; i < stream_.size(); ++i) q.arrivals.push_back({stream_[i].arrival, bank});
+    return;
+  }
+  // Both are in arrival order (arrivals are unique): merge.
+  scratch_.clear();
+  std::size_t i = 0, j = 0;
+  while (i < stream_.size() || j < q.arrivals.size()) {
+    if (j == q.arrivals.size() || (i < stream_.size() && stream_[i].arrival < q.arrivals[j].arrival))
+      scratch_.push_back({stream_[i++].arrival, bank});
+    else
+      scratch_.push_back(q.arrivals[j++]);
+  }
+  std::swap(q.arrivals, scratch_);
+}
+
+// The stream's requests are row hits of one bank and one direction: while its oldest is the
+// channel's oldest request and the scheduler takes it (choose's step 0: FCFS, the only bank with
+// requests, or its column command at the earliest any could issue), no row opens or closes in
+// its bank and the bank's window is its oldest bank_queue_depth requests (shared policy). So the
+// stream's queued requests are held here as (index, arrival), and its bank's window and waiting
+// rings and its place in the channel queue are written back only when the stream ends: when its
+// oldest is not the choice, a request of its bank with another row or direction, or of another
+// channel, is about to enter, a refresh falls due, or nothing is left. Requests of other banks
+// enter their queues as in the queued path. Every step is the queued path's (run_source, admit,
+// decide, take) in the same order; DramEngine.StreamPathIsTheQueuedPath compares the two.
+template <class Source>
+inline bool DramEngine::stream(Source& source, Pending& p, std::uint32_t channel, std::uint64_t& t_decide) {
+  // Where streams do not form (requests of several banks or rows taking turns) the look costs
+  // more than it saves: after a second look in a row that finds none the next decision does not
+  // look, after a third the next two, twice as many each time (up to 64), until a stream is served.
+  Channel& ch = channels_[channel];
+  if (ch.stream_skip > 0) {
+    --ch.stream_skip;
+    return false;
+  }
+  std::uint32_t bank = 0;
+  if (stream_bank(channel, bank) && serve_stream(source, p, channel, bank, t_decide)) {
+    ch.stream_backoff = 0;
+    return true;
+  }
+  ch.stream_backoff = std::min<std::uint32_t>(std::max<std::uint32_t>(1, 2 * ch.stream_backoff), 128);
+  ch.stream_skip = ch.stream_backoff / 2;
+  return false;
+}
+
+// Out of run_source's flattened loop (noinline), itself flattened: inlined into the loop, its
+// code cost the queued path about 8 % on a read+write pattern whose streams are rarely served here.
+template <class Source>
+__attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source, Pending& p, std::uint32_t channel,
+                                                                 std::uint32_t bank, std::uint64_t& t_decide) {
+  Channel& ch = channels_[channel];
+  const BurstTarget target = bank_queues_[bank].window.front().target;
+  const bool is_write = bank_queues_[bank].window.front().is_write;
+  const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
+  Queue& q = is_write ? ch.writes : ch.reads;
+  const std::size_t depth = config_.bank_queue_depth;
+  const std::uint64_t same_target = ~device_.mapper().column_bits();
+  // An address of the stream's row (all ones: none known yet; no in-range address matches it).
+  std::uint64_t stream_addr = ~std::uint64_t{0};
+  if (p.status == DramRequestSource::Status::Ready && p.target.bank == target.bank && p.target.row == target.row)
+    stream_addr = p.request.addr;
+  lift_stream(q, bank);
+  std::uint32_t& columns = row_columns_[bank];
+  RankRefresh& rank = ranks_[target.rank];
+  std::uint64_t& queue_max = is_write ? stats_.write_queue_max : stats_.read_queue_max;
+  // The oldest request of the channel outside the stream (kNever: none).
+  const auto oldest_other = [&] {
+    std::uint64_t t = ch.reads.arrivals.empty() ? kNever : ch.reads.arrivals.front().arrival;
+    return ch.writes.arrivals.empty() ? t : std::min(t, ch.writes.arrivals.front().arrival);
+  };
+  bool served = false;
+  for (;;) {
+    // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
+    if (stream_.empty() || oldest_other() < stream_.front().arrival) break;
+    const StreamItem oldest = stream_.front();
+    const BurstSchedule s = device_.plan(target, is_write, oldest.arrival, t_decide);
+    if (!fcfs && window_count_[channel] != 1 && s.col != device_.earliest_column_either(channel, t_decide)) break;
+    served = true;
+    ++stream_bursts_;
+    now_ = t_decide;
+    stream_.pop_front();
+    --rank.queued;
+    if (stream_.size() >= depth) {  // a waiting request moves into the window
+      --q.waiting;
+      q.leaving.push_back(s.col);
+    }
+    if (stream_.empty()) mark_window(bank, false);
+    columns += columns < UINT32_MAX ? 1 : 0;
+    device_.commit(target, is_write, s);
+    q.leaving.push_back(s.col);
+    ch.clock = s.col;
+    record(ch, Entry{oldest.index, oldest.arrival, target, is_write}, s);
+    source.completed(oldest.index, s.data_end);
+    const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, oldest_other());
+    t_decide = first == kNever ? kNever : std::max(ch.clock, first);
+    if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, stream_addr, same_target, target);
+    // Admissions (run_source, admit) until the next decision.
+    bool more = true;
+    for (;;) {
+      const std::uint64_t t_admit = p.status == DramRequestSource::Status::Ready ? admission_time(p) : kNever;
+      const std::uint64_t t_next = std::min(t_admit, t_decide);
+      if (t_next == kNever || next_refresh_ <= t_next) {
+        more = false;
+        break;
+      }
+      if (t_admit > t_decide) break;
+      if (p.target.channel != channel) {
+        more = false;
+        break;
+      }
+      if (p.target.bank != bank) {  // another bank's: queued as the queued path queues it
+        const bool was_empty = stream_.empty() && ch.reads.arrivals.empty() && ch.writes.arrivals.empty();
+        admit(p, t_admit);
+        if (p.request.is_write == is_write)  // admit counted its queue without the stream
+          queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
+        if (was_empty) t_decide = std::max(ch.clock, t_admit);
+        pull_near(source, p, stream_addr, same_target, target);
+        continue;
+      }
+      if (p.target.row != target.row || p.request.is_write != is_write) {
+        more = false;
+        break;
+      }
+      const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
+      if (t_admit > ready) stats_.backpressure_cycles += t_admit - ready;
+      if (stream_.empty()) {
+        if (ch.reads.arrivals.empty() && ch.writes.arrivals.empty()) t_decide = std::max(ch.clock, t_admit);
+        mark_window(bank, true);
+      }
+      if (stream_.size() >= depth) ++q.waiting;  // behind a full window
+      stream_.push_back({run_index_++, t_admit});
+      queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
+      ++rank.queued;
+      if (!any_arrival_) stats_.first_arrival_cycle = t_admit;
+      any_arrival_ = true;
+      now_ = std::max(now_, t_admit);
+      next_admit_ = t_admit + 1;
+      pull_near(source, p, stream_addr, same_target, target);
+    }
+    if (!more) break;
+  }
+  land_stream(q, bank, target, is_write);
+  return served;
+}
+
+template <class Source>
+inline void DramEngine::pull_near(Source& source, Pending& p, std::uint64_t& stream_addr, std::uint64_t same_target,
+                                  const BurstTarget& target) {
+  // pull(), without decoding an address that differs from the stream's last only in its column.
+  p.status = source.next(p.request);
+  if (p.status != DramRequestSource::Status::Ready) return;
+  if (((p.request.addr ^ stream_addr) & same_target) != 0 || p.request.addr >= capacity_ ||
+      p.request.cycle > kMaxCycle) {
+    check_request(p);
+    p.target = device_.locate(p.request.addr);
+    if (p.target.bank == target.bank && p.target.row == target.row) stream_addr = p.request.addr;
+    return;
+  }
+  p.target = target;
 }
 
 // ---------------------------------------------------------------- one scheduling decision

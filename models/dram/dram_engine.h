@@ -60,6 +60,7 @@ class RingQueue {
     head_ = (head_ + 1) & mask_;
     --size_;
   }
+  void clear() { head_ = size_ = 0; }
   /// Removes item `i`; the others keep their order (the shorter side moves, as std::deque).
   void erase(std::size_t i) {
     if (i < size_ / 2) {
@@ -147,9 +148,12 @@ class DramEngine {
   std::uint64_t next_refresh_cycle() const { return next_refresh_; }
 
   /// For tests: choose each request by the scheduling rule written plainly (every request of
-  /// every bank's window looked at, every bank's candidate planned) instead of the fast path.
-  /// Every figure must be the same either way (DramEngine.FastChoiceIsThePlainRule).
+  /// every bank's window looked at, every bank's candidate planned) instead of the fast path,
+  /// and serve every burst through the queues (no stream path, see stream()). Every figure must
+  /// be the same either way (DramEngine.FastChoiceIsThePlainRule, StreamPathIsTheQueuedPath).
   void set_plain_choice(bool plain) { plain_choice_ = plain; }
+  /// For tests and benches: the bursts the stream path served (see stream()), since construction.
+  std::uint64_t stream_bursts() const { return stream_bursts_; }
 
   /// The counters, with the open-row time of rows still open counted up to the last completion.
   DramStats stats() const;
@@ -199,6 +203,8 @@ class DramEngine {
     bool close_pending = false;
     BurstTarget close_target;
     std::uint64_t close_at = 0;
+    // stream(): decisions not to look for a stream at, and the last such pause.
+    std::uint32_t stream_skip = 0, stream_backoff = 0;
   };
   /// The request a decision serves: its bank, its place in the bank's queue, its commands.
   struct Choice {
@@ -230,6 +236,10 @@ class DramEngine {
   struct Served {
     std::uint64_t index = 0, data_end = 0;
   };
+  /// A queued request of a stream while stream() serves it: the rest of its entry is the stream's.
+  struct StreamItem {
+    std::uint64_t index = 0, arrival = 0;
+  };
 
   /// run() for a source of a known type: access_transfer's is called without a virtual call.
   template <class Source>
@@ -239,6 +249,30 @@ class DramEngine {
   std::uint64_t admission_time(const Pending& p);
   void admit(const Pending& p, std::uint64_t at);
   std::uint64_t next_decision(std::uint32_t& channel) const;
+  /// The stream path: while every queued request is a row hit of one bank, of one direction, and
+  /// the next to enter is one too, serves them as decide() and admit() would without the queues'
+  /// bookkeeping (each decision takes the oldest). Called at a decision of `channel` at
+  /// `t_decide`; returns false, having changed nothing, if the queues are not such a stream.
+  template <class Source>
+  bool stream(Source& source, Pending& p, std::uint32_t channel, std::uint64_t& t_decide);
+  /// The bank of `channel`'s oldest request if it can start a stream: it is its bank's candidate,
+  /// a row hit, and every request queued for the bank hits the same row in the same direction.
+  bool stream_bank(std::uint32_t channel, std::uint32_t& bank) const;
+  /// stream() once stream_bank found `bank`: true if it served a request.
+  template <class Source>
+  bool serve_stream(Source& source, Pending& p, std::uint32_t channel, std::uint32_t bank, std::uint64_t& t_decide);
+  /// Moves `bank`'s queued requests into stream_ (and out of `q`, their channel queue).
+  void lift_stream(Queue& q, std::uint32_t bank);
+  /// Writes stream_ back into `bank`'s window and waiting rings and into `q` in arrival order.
+  void land_stream(Queue& q, std::uint32_t bank, const BurstTarget& target, bool is_write);
+  /// pull() for the stream: a request whose address differs from `stream_addr` (the stream's
+  /// last) only in column bits (`same_target` masks the others) is the stream's `target`
+  /// without decoding its address.
+  template <class Source>
+  void pull_near(Source& source, Pending& p, std::uint64_t& stream_addr, std::uint64_t same_target,
+                 const BurstTarget& target);
+  /// Throws InputError for a request beyond the capacity or beyond kMaxCycle.
+  void check_request(const Pending& p) const;
   Served decide(std::uint32_t channel, std::uint64_t at);
   Serve direction(Channel& ch);
   /// The request of `channel` to serve at `at` (scheduler policy over the banks' windows).
@@ -305,7 +339,10 @@ class DramEngine {
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;
   bool plain_choice_ = false;
+  std::uint64_t stream_bursts_ = 0;
   mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
+  RingQueue<StreamItem> stream_;               // stream()'s queue, kept to avoid an allocation per stream
+  RingQueue<Queued> scratch_;                  // lift_stream's and land_stream's copy of a channel queue
   std::unique_ptr<DramActivity> activity_;     // optional record (record_activity)
 };
 
