@@ -408,28 +408,27 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     std::uint64_t t = ch.reads.arrivals.empty() ? kNever : ch.reads.arrivals.front().arrival;
     return ch.writes.arrivals.empty() ? t : std::min(t, ch.writes.arrivals.front().arrival);
   };
-  bool served = false;
+  // Counters that only add up are added once, when the stream ends (record() does the rest).
+  std::uint64_t served = 0, admitted = 0, last_end = 0;
   for (;;) {
     // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
     if (stream_.empty() || oldest_other() < stream_.front().arrival) break;
     const StreamItem oldest = stream_.front();
     const BurstSchedule s = device_.plan(target, is_write, oldest.arrival, t_decide);
     if (!fcfs && window_count_[channel] != 1 && s.col != device_.earliest_column_either(channel, t_decide)) break;
-    served = true;
-    ++stream_bursts_;
+    ++served;
     now_ = t_decide;
     stream_.pop_front();
-    --rank.queued;
     if (stream_.size() >= depth) {  // a waiting request moves into the window
       --q.waiting;
       q.leaving.push_back(s.col);
     }
     if (stream_.empty()) mark_window(bank, false);
-    columns += columns < UINT32_MAX ? 1 : 0;
     device_.commit(target, is_write, s);
     q.leaving.push_back(s.col);
     ch.clock = s.col;
-    record(ch, Entry{oldest.index, oldest.arrival, target, is_write}, s);
+    record_latency(is_write, oldest.arrival, s);
+    last_end = s.data_end;  // column commands, so data ends, only grow
     source.completed(oldest.index, s.data_end);
     const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, oldest_other());
     t_decide = first == kNever ? kNever : std::max(ch.clock, first);
@@ -470,7 +469,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       if (stream_.size() >= depth) ++q.waiting;  // behind a full window
       stream_.push_back({run_index_++, t_admit});
       queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
-      ++rank.queued;
+      ++admitted;
       if (!any_arrival_) stats_.first_arrival_cycle = t_admit;
       any_arrival_ = true;
       now_ = std::max(now_, t_admit);
@@ -480,7 +479,13 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     if (!more) break;
   }
   land_stream(q, bank, target, is_write);
-  return served;
+  if (served == 0) return false;
+  rank.queued = rank.queued + admitted - served;
+  columns = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{columns} + served, UINT32_MAX));
+  stats_.row_hits += served;
+  record_counts(ch, is_write, served, last_end);
+  stream_bursts_ += served;
+  return true;
 }
 
 template <class Source>
@@ -808,9 +813,31 @@ inline void DramEngine::settle_adaptive_close(Channel& ch) {
   device_.auto_precharge(ch.close_target);
 }
 
+inline void DramEngine::record_latency(bool is_write, std::uint64_t arrival, const BurstSchedule& s) {
+  const std::uint64_t latency = s.data_end - arrival;
+  if (is_write) {
+    stats_.write_latency_sum += latency;
+    stats_.write_queue_cycles += s.col - arrival;
+    return;
+  }
+  stats_.read_queue_cycles += s.col - arrival;
+  stats_.read_latency_sum += latency;
+  stats_.read_latency_max = std::max(stats_.read_latency_max, latency);
+  stats_.read_latency.add(latency);
+}
+
+inline void DramEngine::record_counts(Channel& ch, bool is_write, std::uint64_t n, std::uint64_t last_end) {
+  if (is_write && !ch.last_write) ++stats_.write_drains;  // a write batch begins
+  ch.last_write = is_write;
+  stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, last_end);
+  run_last_ = std::max(run_last_, last_end);
+  stats_.data_bus_busy_cycles += n * device_.burst_cycles();
+  (is_write ? stats_.writes : stats_.reads) += n;
+  (is_write ? stats_.bytes_written : stats_.bytes_read) += n * burst_bytes_;
+  if (!is_write) stats_.read_latency_count += n;
+}
+
 inline void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule& s) {
-  if (e.is_write && !ch.last_write) ++stats_.write_drains;  // a write batch begins
-  ch.last_write = e.is_write;
   switch (s.row_case) {
     case RowCase::Hit:
       ++stats_.row_hits;
@@ -822,24 +849,8 @@ inline void DramEngine::record(Channel& ch, const Entry& e, const BurstSchedule&
       ++stats_.row_conflicts;
       break;
   }
-  stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, s.data_end);
-  run_last_ = std::max(run_last_, s.data_end);
-  stats_.data_bus_busy_cycles += device_.burst_cycles();
-  const std::uint64_t latency = s.data_end - e.arrival;
-  if (e.is_write) {
-    ++stats_.writes;
-    stats_.bytes_written += burst_bytes_;
-    stats_.write_latency_sum += latency;
-    stats_.write_queue_cycles += s.col - e.arrival;
-    return;
-  }
-  ++stats_.reads;
-  stats_.bytes_read += burst_bytes_;
-  stats_.read_queue_cycles += s.col - e.arrival;
-  stats_.read_latency_sum += latency;
-  ++stats_.read_latency_count;
-  stats_.read_latency_max = std::max(stats_.read_latency_max, latency);
-  stats_.read_latency.add(latency);
+  record_counts(ch, e.is_write, 1, s.data_end);
+  record_latency(e.is_write, e.arrival, s);
 }
 
 // ---------------------------------------------------------------- refresh

@@ -308,6 +308,12 @@ class DramEngine {
   bool queued_for_bank(const BurstTarget& t, std::uint64_t until) const;
   void settle_adaptive_close(Channel& ch);
   void record(Channel& ch, const Entry& e, const BurstSchedule& s);
+  /// The counters of one burst that are not plain counts (latency and queueing sums, the
+  /// histogram): the stream path's per-burst share of record().
+  void record_latency(bool is_write, std::uint64_t arrival, const BurstSchedule& s);
+  /// The counts of record() but the row case's for `n` bursts of one direction in a row, the
+  /// last ending at `last_end` (the stream path adds a stream's once, when it ends).
+  void record_counts(Channel& ch, bool is_write, std::uint64_t n, std::uint64_t last_end);
   void update_next_refresh();
   void refresh_tick(std::uint64_t horizon);
   void serve_refresh(std::uint32_t rank, std::uint64_t at, bool due_tick, std::uint64_t horizon);
