@@ -225,13 +225,16 @@ inline void DramEngine::check_request(const Pending& p) const {
 inline std::uint64_t DramEngine::admission_time(const Pending& p) {
   Channel& ch = channels_[p.target.channel];
   Queue& q = p.request.is_write ? ch.writes : ch.reads;
-  while (!q.leaving.empty() && q.leaving.front() <= now_) q.leaving.pop_front();
   // In issue order, one per cycle. A new run's requests may enter before the previous run's
   // last decision (overlapping TLM transfers), so this is not clamped to now_.
   const std::uint64_t t = std::max(p.request.cycle, next_admit_);
-  // Slots are held by queued entries and by chosen ones whose column command is after t.
+  // Slots are held by queued entries and by chosen ones whose column command is after t (and
+  // after now_: slots freed by then are dropped before counting, below; dropping them first
+  // would only make this count smaller).
   if (q.waiting + q.leaving.size() < q.depth) return t;  // room even if every one still held
-  std::size_t first_after = 0;                           // leaving is ascending and short: t is usually near its front
+  while (!q.leaving.empty() && q.leaving.front() <= now_) q.leaving.pop_front();
+  if (q.waiting + q.leaving.size() < q.depth) return t;
+  std::size_t first_after = 0;  // leaving is ascending and short: t is usually near its front
   while (first_after < q.leaving.size() && q.leaving[first_after] <= t) ++first_after;
   const std::size_t holding = q.waiting + (q.leaving.size() - first_after);
   if (holding < q.depth) return t;
@@ -403,18 +406,17 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   std::uint32_t& columns = row_columns_[bank];
   RankRefresh& rank = ranks_[target.rank];
   std::uint64_t& queue_max = is_write ? stats_.write_queue_max : stats_.read_queue_max;
-  // The oldest request of the channel outside the stream (kNever: none).
-  const auto oldest_other = [&] {
-    std::uint64_t t = ch.reads.arrivals.empty() ? kNever : ch.reads.arrivals.front().arrival;
-    return ch.writes.arrivals.empty() ? t : std::min(t, ch.writes.arrivals.front().arrival);
-  };
+  // The oldest request of the channel outside the stream (kNever: none). Decisions here take
+  // only the stream's, and requests enter in arrival order, so only the first to enter sets it.
+  std::uint64_t other = ch.reads.arrivals.empty() ? kNever : ch.reads.arrivals.front().arrival;
+  if (!ch.writes.arrivals.empty()) other = std::min(other, ch.writes.arrivals.front().arrival);
   // Counters that only add up are added once, when the stream ends (record() does the rest).
   std::uint64_t served = 0, admitted = 0, last_end = 0;
   for (;;) {
     // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
-    if (stream_.empty() || oldest_other() < stream_.front().arrival) break;
+    if (stream_.empty() || other < stream_.front().arrival) break;
     const StreamItem oldest = stream_.front();
-    const BurstSchedule s = device_.plan(target, is_write, oldest.arrival, t_decide);
+    const BurstSchedule s = device_.plan_hit(target, is_write, oldest.arrival, t_decide);
     if (!fcfs && window_count_[channel] != 1 && s.col != device_.earliest_column_either(channel, t_decide)) break;
     ++served;
     now_ = t_decide;
@@ -424,13 +426,13 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       q.leaving.push_back(s.col);
     }
     if (stream_.empty()) mark_window(bank, false);
-    device_.commit(target, is_write, s);
+    device_.commit_hit(target, is_write, s);
     q.leaving.push_back(s.col);
     ch.clock = s.col;
     record_latency(is_write, oldest.arrival, s);
     last_end = s.data_end;  // column commands, so data ends, only grow
     source.completed(oldest.index, s.data_end);
-    const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, oldest_other());
+    const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
     t_decide = first == kNever ? kNever : std::max(ch.clock, first);
     if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, stream_addr, same_target, target);
     // Admissions (run_source, admit) until the next decision.
@@ -448,8 +450,9 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         break;
       }
       if (p.target.bank != bank) {  // another bank's: queued as the queued path queues it
-        const bool was_empty = stream_.empty() && ch.reads.arrivals.empty() && ch.writes.arrivals.empty();
+        const bool was_empty = stream_.empty() && other == kNever;
         admit(p, t_admit);
+        if (other == kNever) other = t_admit;
         if (p.request.is_write == is_write)  // admit counted its queue without the stream
           queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
         if (was_empty) t_decide = std::max(ch.clock, t_admit);
@@ -463,7 +466,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
       if (t_admit > ready) stats_.backpressure_cycles += t_admit - ready;
       if (stream_.empty()) {
-        if (ch.reads.arrivals.empty() && ch.writes.arrivals.empty()) t_decide = std::max(ch.clock, t_admit);
+        if (other == kNever) t_decide = std::max(ch.clock, t_admit);
         mark_window(bank, true);
       }
       if (stream_.size() >= depth) ++q.waiting;  // behind a full window

@@ -67,6 +67,10 @@ class DramDevice {
                              std::uint64_t column_floor) const;
   /// Applies a plan: issues its PRE/ACT and column command and updates every constraint.
   void commit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
+  /// plan() and commit() of a burst known to hit the open row (a stream's): the same plan and
+  /// the same state, without looking at the row.
+  BurstSchedule plan_hit(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor) const;
+  void commit_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   /// Closes the burst's bank right after its column command (RDA/WRA: as soon as tRAS, tRTP
   /// or tWR allow).
   void auto_precharge(const BurstTarget& t);
@@ -121,6 +125,13 @@ class DramDevice {
   template <typename Place>
   BurstSchedule plan_with(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor,
                           Place place) const;
+  /// Step 2 of plan_with: the column command no earlier than `earliest`, `column_floor`, the
+  /// bank's `col_ready` and the rank's, group's, turnaround's and data bus's terms; its data end.
+  template <typename Place>
+  void place_column(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor,
+                    std::uint64_t col_ready, BurstSchedule& s, Place place) const;
+  /// commit()'s part after the commands are on the CA bus: the column command's constraints.
+  void commit_column(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   void precharge(Bank& bank, std::uint64_t at);
   void activate(const BurstTarget& t, std::uint64_t at);
 
@@ -188,6 +199,16 @@ inline BurstSchedule DramDevice::plan_with(const BurstTarget& t, bool is_write, 
 
   // 2. Column command: bank ready, tCCD, read/write turnaround, and a free data bus when the
   //    data arrives (the bus carries bursts one at a time, in commit order).
+  place_column(t, is_write, earliest, column_floor, col_ready, s, place);
+  return s;
+}
+
+template <typename Place>
+inline void DramDevice::place_column(const BurstTarget& t, bool is_write, std::uint64_t earliest,
+                                     std::uint64_t column_floor, std::uint64_t col_ready, BurstSchedule& s,
+                                     Place place) const {
+  const Group& g = groups_[t.group];
+  const Rank& r = ranks_[t.rank];
   const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
   const std::uint64_t turnaround = is_write ? r.write_ready : std::max(r.read_ready, g.read_ready);
   const std::uint64_t bus = bus_free_[t.channel];
@@ -195,6 +216,14 @@ inline BurstSchedule DramDevice::plan_with(const BurstTarget& t, bool is_write, 
                           bus > latency ? bus - latency : 0}),
                 lengths_.column);
   s.data_end = s.col + latency + burst_cycles_;
+}
+
+inline BurstSchedule DramDevice::plan_hit(const BurstTarget& t, bool is_write, std::uint64_t earliest,
+                                          std::uint64_t column_floor) const {
+  const CommandBus& ca = ca_[t.channel];
+  BurstSchedule s;
+  place_column(t, is_write, earliest, column_floor, banks_[t.bank].col_ready, s,
+               [&](std::uint64_t at, std::uint32_t length) { return ca.first_free(at, length); });
   return s;
 }
 
@@ -262,7 +291,6 @@ inline void DramDevice::activate(const BurstTarget& t, std::uint64_t at) {
 inline void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
   const DramTiming& tm = config_.timing;
   Bank& b = banks_[t.bank];
-  Group& g = groups_[t.group];
   Rank& r = ranks_[t.rank];
   CommandBus& ca = ca_[t.channel];
   if (s.row_case == RowCase::Conflict) {
@@ -278,7 +306,19 @@ inline void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstS
   ca.reserve(s.col, lengths_.column);
   // LPDDR5's ACT-2: the next free cycle after ACT-1 (the column command keeps its place).
   if (s.row_case != RowCase::Hit && lengths_.split_act) ca.reserve(ca.first_free(s.act + 1, 1), 1);
+  commit_column(t, is_write, s);
+}
 
+inline void DramDevice::commit_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
+  ca_[t.channel].reserve(s.col, lengths_.column);
+  commit_column(t, is_write, s);
+}
+
+inline void DramDevice::commit_column(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
+  const DramTiming& tm = config_.timing;
+  Bank& b = banks_[t.bank];
+  Group& g = groups_[t.group];
+  Rank& r = ranks_[t.rank];
   r.col_ready = s.col + tm.tCCD_S;
   g.col_ready = s.col + tm.tCCD_L;
   if (is_write) {
