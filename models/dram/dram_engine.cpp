@@ -412,83 +412,92 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   if (!ch.writes.arrivals.empty()) other = std::min(other, ch.writes.arrivals.front().arrival);
   // Counters that only add up are added once, when the stream ends (record() does the rest).
   std::uint64_t served = 0, admitted = 0, last_end = 0;
-  for (;;) {
-    // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
-    if (stream_.empty() || other < stream_.front().arrival) break;
-    const StreamItem oldest = stream_.front();
-    const BurstSchedule s = device_.plan_hit(target, is_write, oldest.arrival, t_decide);
-    if (!fcfs && window_count_[channel] != 1 && s.col != device_.earliest_column_either(channel, t_decide)) break;
-    ++served;
-    now_ = t_decide;
-    stream_.pop_front();
-    if (stream_.size() >= depth) {  // a waiting request moves into the window
-      --q.waiting;
-      q.leaving.push_back(s.col);
-    }
-    if (stream_.empty()) mark_window(bank, false);
-    device_.commit_hit(target, is_write, s);
-    q.leaving.push_back(s.col);
-    ch.clock = s.col;
-    record_latency(is_write, oldest.arrival, s);
-    last_end = s.data_end;  // column commands, so data ends, only grow
-    source.completed(oldest.index, s.data_end);
-    const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
-    t_decide = first == kNever ? kNever : std::max(ch.clock, first);
-    if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, stream_addr, same_target, target);
-    // Admissions (run_source, admit) until the next decision.
-    bool more = true;
+  // Ends the stream: its requests back into the queues, its counts added (also when a request
+  // is refused, so the engine is left as the queued path would leave it).
+  const auto end = [&] {
+    land_stream(q, bank, target, is_write);
+    rank.queued = rank.queued + admitted - served;
+    columns = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{columns} + served, UINT32_MAX));
+    stats_.row_hits += served;
+    if (served > 0) record_counts(ch, is_write, served, last_end);
+    stream_bursts_ += served;
+    return served > 0;
+  };
+  try {
     for (;;) {
-      const std::uint64_t t_admit = p.status == DramRequestSource::Status::Ready ? admission_time(p) : kNever;
-      const std::uint64_t t_next = std::min(t_admit, t_decide);
-      if (t_next == kNever || next_refresh_ <= t_next) {
-        more = false;
-        break;
+      // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
+      if (stream_.empty() || other < stream_.front().arrival) break;
+      const StreamItem oldest = stream_.front();
+      const BurstSchedule s = device_.plan_hit(target, is_write, oldest.arrival, t_decide);
+      if (!fcfs && window_count_[channel] != 1 && s.col != device_.earliest_column_either(channel, t_decide)) break;
+      ++served;
+      now_ = t_decide;
+      stream_.pop_front();
+      if (stream_.size() >= depth) {  // a waiting request moves into the window
+        --q.waiting;
+        q.leaving.push_back(s.col);
       }
-      if (t_admit > t_decide) break;
-      if (p.target.channel != channel) {
-        more = false;
-        break;
-      }
-      if (p.target.bank != bank) {  // another bank's: queued as the queued path queues it
-        const bool was_empty = stream_.empty() && other == kNever;
-        admit(p, t_admit);
-        if (other == kNever) other = t_admit;
-        if (p.request.is_write == is_write)  // admit counted its queue without the stream
-          queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
-        if (was_empty) t_decide = std::max(ch.clock, t_admit);
+      if (stream_.empty()) mark_window(bank, false);
+      device_.commit_hit(target, is_write, s);
+      q.leaving.push_back(s.col);
+      ch.clock = s.col;
+      record_latency(is_write, oldest.arrival, s);
+      last_end = s.data_end;  // column commands, so data ends, only grow
+      source.completed(oldest.index, s.data_end);
+      const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
+      t_decide = first == kNever ? kNever : std::max(ch.clock, first);
+      if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, stream_addr, same_target, target);
+      // Admissions (run_source, admit) until the next decision.
+      bool more = true;
+      for (;;) {
+        const std::uint64_t t_admit = p.status == DramRequestSource::Status::Ready ? admission_time(p) : kNever;
+        const std::uint64_t t_next = std::min(t_admit, t_decide);
+        if (t_next == kNever || next_refresh_ <= t_next) {
+          more = false;
+          break;
+        }
+        if (t_admit > t_decide) break;
+        if (p.target.channel != channel) {
+          more = false;
+          break;
+        }
+        if (p.target.bank != bank) {  // another bank's: queued as the queued path queues it
+          const bool was_empty = stream_.empty() && other == kNever;
+          admit(p, t_admit);
+          if (other == kNever) other = t_admit;
+          if (p.request.is_write == is_write)  // admit counted its queue without the stream
+            queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
+          if (was_empty) t_decide = std::max(ch.clock, t_admit);
+          pull_near(source, p, stream_addr, same_target, target);
+          continue;
+        }
+        if (p.target.row != target.row || p.request.is_write != is_write) {
+          more = false;
+          break;
+        }
+        const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
+        if (t_admit > ready) stats_.backpressure_cycles += t_admit - ready;
+        if (stream_.empty()) {
+          if (other == kNever) t_decide = std::max(ch.clock, t_admit);
+          mark_window(bank, true);
+        }
+        if (stream_.size() >= depth) ++q.waiting;  // behind a full window
+        stream_.push_back({run_index_++, t_admit});
+        queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
+        ++admitted;
+        if (!any_arrival_) stats_.first_arrival_cycle = t_admit;
+        any_arrival_ = true;
+        now_ = std::max(now_, t_admit);
+        next_admit_ = t_admit + 1;
         pull_near(source, p, stream_addr, same_target, target);
-        continue;
       }
-      if (p.target.row != target.row || p.request.is_write != is_write) {
-        more = false;
-        break;
-      }
-      const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
-      if (t_admit > ready) stats_.backpressure_cycles += t_admit - ready;
-      if (stream_.empty()) {
-        if (other == kNever) t_decide = std::max(ch.clock, t_admit);
-        mark_window(bank, true);
-      }
-      if (stream_.size() >= depth) ++q.waiting;  // behind a full window
-      stream_.push_back({run_index_++, t_admit});
-      queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
-      ++admitted;
-      if (!any_arrival_) stats_.first_arrival_cycle = t_admit;
-      any_arrival_ = true;
-      now_ = std::max(now_, t_admit);
-      next_admit_ = t_admit + 1;
-      pull_near(source, p, stream_addr, same_target, target);
+      if (!more) break;
     }
-    if (!more) break;
+  } catch (...) {
+    end();
+    throw;
   }
-  land_stream(q, bank, target, is_write);
-  if (served == 0) return false;
-  rank.queued = rank.queued + admitted - served;
-  columns = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{columns} + served, UINT32_MAX));
-  stats_.row_hits += served;
-  record_counts(ch, is_write, served, last_end);
-  stream_bursts_ += served;
-  return true;
+  return end();
 }
 
 template <class Source>

@@ -250,15 +250,21 @@ TEST(DramEngine, BadWatermarksAreInputErrors) {
 }
 
 /// Everything the engine did on `trace`: each request's data end, every row interval of every
-/// bank (ACT, PRE, bursts), the data-bus intervals, the refreshes and the counters.
+/// bank (ACT, PRE, bursts), the data-bus intervals, the refreshes and the counters (and the
+/// error, if a request was refused).
 std::string command_stream(const DramConfig& c, const std::vector<DramRequest>& trace, bool plain) {
   DramEngine engine(c);
   engine.set_plain_choice(plain);
   engine.record_activity(true);
   VectorSource source(trace);
-  engine.run(source);
+  std::string refused;
+  try {
+    engine.run(source);
+  } catch (const InputError& e) {
+    refused = std::string("\nrefused: ") + e.what();
+  }
   std::string out = render_commands(source.ends, *engine.activity());
-  return out + '\n' + engine.stats().to_json(c).dump();
+  return out + '\n' + engine.stats().to_json(c).dump() + refused;
 }
 
 TEST(DramEngine, FastChoiceIsThePlainRule) {
@@ -363,8 +369,14 @@ TEST(DramEngine, StreamPathIsTheQueuedPath) {
       // served 97 % of them on LPDDR4, about half on DDR4 x8 (its address mapping moves to the
       // other bank group every few bursts), ~90 % with two channels taking turns.
       EXPECT_GT(streamed, 0.4) << name << ", seed " << seed;
-      const std::vector<DramRequest> trace = stream_trace(c, seed, 3000);
+      std::vector<DramRequest> trace = stream_trace(c, seed, 3000);
       EXPECT_EQ(command_stream(c, trace, false), command_stream(c, trace, true)) << name << ", seed " << seed;
+      // A request beyond the capacity in the middle of a stream is refused, and the engine is
+      // left as the queued path leaves it (the stream's requests back in the queues, its counts in).
+      trace[1500].addr = c.capacity_bytes();
+      const std::string refused = command_stream(c, trace, false);
+      EXPECT_NE(refused.find("refused: "), std::string::npos) << name;
+      EXPECT_EQ(refused, command_stream(c, trace, true)) << name << ", seed " << seed;
     }
 }
 
