@@ -59,6 +59,10 @@ class CommandBus {
 
 // Inline (every burst reserves a command or three; see dram_timing.h's per-burst path).
 inline void CommandBus::reserve(std::uint64_t t, std::uint32_t length) {
+  if (t >= base_ && t + length <= base_ + kWindow && t % 64 + length <= 64 && length < 64) {
+    bits_[t % kWindow / 64] |= ((std::uint64_t{1} << length) - 1) << (t % 64);  // the usual case: one word
+    return;
+  }
   if (t + length > base_ + kWindow) slide(t + length);
   // A word at a time: the cycles of [max(t, base_), t + length) that fall in each word.
   for (std::uint64_t c = std::max(t, base_), end = t + length; c < end;) {
