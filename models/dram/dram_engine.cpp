@@ -241,9 +241,17 @@ inline std::uint64_t DramEngine::admission_time(const Pending& p) {
   return first_after == q.leaving.size() ? kNever : q.leaving[first_after];  // full: wait for a departure or a decision
 }
 
-inline void DramEngine::admit(const Pending& p, std::uint64_t at) {
+inline void DramEngine::count_admission(const Pending& p, std::uint64_t at) {
   const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
   if (at > ready) stats_.backpressure_cycles += at - ready;
+  if (!any_arrival_) stats_.first_arrival_cycle = at;
+  any_arrival_ = true;
+  now_ = std::max(now_, at);
+  next_admit_ = at + 1;
+}
+
+inline void DramEngine::admit(const Pending& p, std::uint64_t at) {
+  count_admission(p, at);
   Channel& ch = channels_[p.target.channel];
   Queue& q = p.request.is_write ? ch.writes : ch.reads;
   // The request takes a channel-queue slot, and moves on at once into its bank's window if
@@ -265,10 +273,6 @@ inline void DramEngine::admit(const Pending& p, std::uint64_t at) {
   std::uint64_t& max = p.request.is_write ? stats_.write_queue_max : stats_.read_queue_max;
   max = std::max<std::uint64_t>(max, q.arrivals.size());
   ++ranks_[p.target.rank].queued;
-  if (!any_arrival_) stats_.first_arrival_cycle = at;
-  any_arrival_ = true;
-  now_ = std::max(now_, at);
-  next_admit_ = at + 1;
 }
 
 inline std::uint64_t DramEngine::next_decision(std::uint32_t& channel) const {
@@ -475,8 +479,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
           more = false;
           break;
         }
-        const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
-        if (t_admit > ready) stats_.backpressure_cycles += t_admit - ready;
+        count_admission(p, t_admit);
         if (stream_.empty()) {
           if (other == kNever) t_decide = std::max(ch.clock, t_admit);
           mark_window(bank, true);
@@ -485,10 +488,6 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         stream_.push_back({run_index_++, t_admit});
         queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
         ++admitted;
-        if (!any_arrival_) stats_.first_arrival_cycle = t_admit;
-        any_arrival_ = true;
-        now_ = std::max(now_, t_admit);
-        next_admit_ = t_admit + 1;
         pull_near(source, p, stream_addr, same_target, target);
       }
       if (!more) break;

@@ -248,6 +248,9 @@ class DramEngine {
   void pull(Source& source, Pending& p);
   std::uint64_t admission_time(const Pending& p);
   void admit(const Pending& p, std::uint64_t at);
+  /// admit()'s bookkeeping that does not depend on the queues: back-pressure, the first
+  /// arrival, the clock, one admission per cycle (the stream path shares it).
+  void count_admission(const Pending& p, std::uint64_t at);
   std::uint64_t next_decision(std::uint32_t& channel) const;
   /// The stream path: while every queued request is a row hit of one bank, of one direction, and
   /// the next to enter is one too, serves them as decide() and admit() would without the queues'
