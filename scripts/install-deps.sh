@@ -7,7 +7,7 @@ packages=(
   libsystemc-dev            # SystemC 2.3 + TLM-2.0
   libboost-dev libboost-program-options-dev
   libspdlog-dev libfmt-dev
-  libyaml-cpp-dev nlohmann-json3-dev
+  libyaml-dev libyaml-cpp-dev nlohmann-json3-dev   # YAML: libyaml parses, yaml-cpp converts scalars
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX import (workloads/onnx/)
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev

@@ -1,8 +1,6 @@
 // Our YAML workload format (docs/workload-format.md). The reader walks the file top to bottom,
 // infers each op's output shape as it goes (a conv's weight needs its input's channel count),
 // and reports every problem with file:line, the field, what was expected and what was found.
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <unordered_map>
@@ -71,7 +69,7 @@ std::string join(const Names& names) {
   return s;
 }
 
-std::string describe(const YAML::Node& n) {
+std::string describe(const YamlNode& n) {
   if (!n.IsDefined() || n.IsNull()) return "nothing";
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a mapping";
@@ -80,7 +78,7 @@ std::string describe(const YAML::Node& n) {
 
 /// A mapping being read and how messages name it: "op 'conv1'", "inputs[0]", or "" at the top.
 struct Entry {
-  YAML::Node node;
+  YamlNode node;
   std::string label;
 };
 
@@ -88,11 +86,11 @@ class WorkloadReader {
  public:
   explicit WorkloadReader(std::string source) : source_(std::move(source)) {}
 
-  Graph read(const YAML::Node& root) {
+  Graph read(const YamlNode& root) {
     const Entry top{root, ""};
     if (!root.IsMap()) fail(top, "", root, "a mapping with keys " + join(kTopKeys), describe(root));
     check_keys(top, kTopKeys, "a top-level key");
-    const YAML::Node name = root["name"];
+    const YamlNode name = root["name"];
     graph_.name = name.IsDefined() ? text(top, "name", name) : fs::path(source_).stem().string();
     for_each_entry(top, "inputs", true, [&](const Entry& e) { read_tensor(e, false); });
     for_each_entry(top, "constants", false, [&](const Entry& e) { read_tensor(e, true); });
@@ -105,12 +103,9 @@ class WorkloadReader {
  private:
   // ---- where a problem is, and typed access to fields ----
 
-  int line_of(const Entry& e, const YAML::Node& n) const {
-    const YAML::Node& at = n.IsDefined() ? n : e.node;
-    return std::max(at.Mark().line, 0) + 1;  // yaml-cpp counts lines from 0 (-1: unknown)
-  }
+  int line_of(const Entry& e, const YamlNode& n) const { return std::max((n.IsDefined() ? n : e.node).line(), 1); }
 
-  [[noreturn]] void fail(const Entry& e, const std::string& field, const YAML::Node& at, const std::string& expected,
+  [[noreturn]] void fail(const Entry& e, const std::string& field, const YamlNode& at, const std::string& expected,
                          const std::string& found) const {
     std::string where = source_ + ":" + std::to_string(line_of(e, at));
     if (!e.label.empty() || !field.empty()) {
@@ -120,8 +115,8 @@ class WorkloadReader {
     throw InputError(where, "expected " + expected + ", found " + found);
   }
 
-  YAML::Node required(const Entry& e, const std::string& key) const {
-    const YAML::Node n = e.node[key];
+  YamlNode required(const Entry& e, const std::string& key) const {
+    const YamlNode n = e.node[key];
     if (!n.IsDefined()) fail(e, key, n, "field '" + key + "'", "none");
     return n;
   }
@@ -135,49 +130,49 @@ class WorkloadReader {
     }
   }
 
-  std::string text(const Entry& e, const std::string& key, const YAML::Node& n) const {
+  std::string text(const Entry& e, const std::string& key, const YamlNode& n) const {
     if (!n.IsScalar()) fail(e, key, n, "a string", describe(n));
     return n.Scalar();
   }
 
-  std::int64_t integer(const Entry& e, const std::string& key, const YAML::Node& n) const {
+  std::int64_t integer(const Entry& e, const std::string& key, const YamlNode& n) const {
     std::int64_t v = 0;
-    if (!n.IsScalar() || !YAML::convert<std::int64_t>::decode(n, v)) {
+    if (!n.IsScalar() || !decode_integer(n, v)) {
       fail(e, key, n, "an integer", describe(n));
     }
     return v;
   }
 
   /// Sizes (channels, kernels, strides, dims) must be >= 1.
-  std::int64_t size(const Entry& e, const std::string& key, const YAML::Node& n) const {
+  std::int64_t size(const Entry& e, const std::string& key, const YamlNode& n) const {
     const std::int64_t v = integer(e, key, n);
     if (v < 1) fail(e, key, n, "a positive size", std::to_string(v));
     return v;
   }
 
-  double real(const Entry& e, const std::string& key, const YAML::Node& n) const {
+  double real(const Entry& e, const std::string& key, const YamlNode& n) const {
     double v = 0;
-    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) fail(e, key, n, "a number", describe(n));
+    if (!n.IsScalar() || !decode_real(n, v)) fail(e, key, n, "a number", describe(n));
     return v;
   }
 
   bool flag(const Entry& e, const std::string& key, bool fallback) const {
-    const YAML::Node n = e.node[key];
+    const YamlNode n = e.node[key];
     if (!n.IsDefined()) return fallback;
     bool v = false;
-    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) fail(e, key, n, "true or false", describe(n));
+    if (!n.IsScalar() || !decode_bool(n, v)) fail(e, key, n, "true or false", describe(n));
     return v;
   }
 
   // Returns the handle by value: a reference to a temporary would dangle in a range-for.
-  YAML::Node list(const Entry& e, const std::string& key, const YAML::Node& n) const {
+  YamlNode list(const Entry& e, const std::string& key, const YamlNode& n) const {
     if (!n.IsSequence()) fail(e, key, n, "a list", describe(n));
     return n;
   }
 
   std::vector<std::int64_t> integers(const Entry& e, const std::string& key, bool positive) const {
     std::vector<std::int64_t> out;
-    const YAML::Node n = e.node[key];
+    const YamlNode n = e.node[key];
     if (!n.IsDefined()) return out;
     for (const auto& item : list(e, key, n)) {
       out.push_back(positive ? size(e, key, item) : integer(e, key, item));
@@ -193,7 +188,7 @@ class WorkloadReader {
 
   /// kernel/stride/dilation: `3` or `[3, 5]` (height, width).
   std::array<std::int64_t, 2> hw(const Entry& e, const std::string& key, std::array<std::int64_t, 2> fallback) const {
-    const YAML::Node n = e.node[key];
+    const YamlNode n = e.node[key];
     if (!n.IsDefined()) return fallback;
     if (n.IsScalar()) {
       const std::int64_t v = size(e, key, n);
@@ -206,7 +201,7 @@ class WorkloadReader {
   /// padding: `1`, `[h, w]`, `[top, left, bottom, right]` or `same` (output = ceil(in / stride)).
   std::array<std::int64_t, 4> padding(const Entry& e, const Shape& x, const OpAttrs& a) const {
     const std::string key = "padding";
-    const YAML::Node n = e.node[key];
+    const YamlNode n = e.node[key];
     if (!n.IsDefined()) return {0, 0, 0, 0};
     if (n.IsScalar() && n.Scalar() == "same") return same_padding(x, a);
     std::vector<std::int64_t> p;
@@ -241,9 +236,9 @@ class WorkloadReader {
 
   template <typename Fn>
   void for_each_entry(const Entry& top, const std::string& key, bool needed, Fn&& fn) const {
-    const YAML::Node n = top.node[key];
+    const YamlNode n = top.node[key];
     if (!n.IsDefined() && !needed) return;
-    const YAML::Node items = list(top, key, needed ? required(top, key) : n);
+    const YamlNode items = list(top, key, needed ? required(top, key) : n);
     if (needed && items.size() == 0) fail(top, key, items, "at least one entry", "an empty list");
     for (std::size_t i = 0; i < items.size(); ++i) {
       const Entry e{items[i], key + "[" + std::to_string(i) + "]"};
@@ -253,14 +248,14 @@ class WorkloadReader {
   }
 
   /// Fails if `name` is taken; `at` is where the clash is reported.
-  void check_new(const Entry& e, const std::string& key, const YAML::Node& at, const std::string& name) const {
+  void check_new(const Entry& e, const std::string& key, const YamlNode& at, const std::string& name) const {
     const auto it = defined_at_.find(name);
     if (it != defined_at_.end()) {
       fail(e, key, at, "a unique name", "'" + name + "' already defined at line " + std::to_string(it->second));
     }
   }
 
-  int define(const Entry& e, const std::string& key, const YAML::Node& at, Tensor t) {
+  int define(const Entry& e, const std::string& key, const YamlNode& at, Tensor t) {
     check_new(e, key, at, t.name);
     defined_at_.emplace(t.name, line_of(e, at));
     return graph_.add_tensor(std::move(t));
@@ -268,7 +263,7 @@ class WorkloadReader {
 
   void read_tensor(const Entry& e, bool constant) {
     check_keys(e, kTensorKeys, "a tensor field");
-    const YAML::Node name = required(e, "name");
+    const YamlNode name = required(e, "name");
     Tensor t;
     t.name = text(e, "name", name);
     t.is_constant = constant;
@@ -287,7 +282,7 @@ class WorkloadReader {
   /// The entry's `dtype:` (or another element-type field, `key`) as bytes per element; 0 (the
   /// config's dtype) when absent.
   std::uint8_t dtype(const Entry& e, const char* key = "dtype") const {
-    const YAML::Node n = e.node[key];
+    const YamlNode n = e.node[key];
     if (!n.IsDefined()) return 0;
     const std::string name = text(e, key, n);
     Names valid;
@@ -298,7 +293,7 @@ class WorkloadReader {
     fail(e, key, n, "an element type (one of " + join(valid) + ")", "'" + name + "'");
   }
 
-  int resolve(const Entry& e, const YAML::Node& item) const {
+  int resolve(const Entry& e, const YamlNode& item) const {
     const std::string name = text(e, "inputs", item);
     const int t = graph_.find_tensor(name);
     if (t < 0) {
@@ -322,11 +317,11 @@ class WorkloadReader {
   // ---- ops ----
 
   void read_op(Entry e) {
-    const YAML::Node name_node = required(e, "name");
+    const YamlNode name_node = required(e, "name");
     const std::string name = text(e, "name", name_node);
     e.label = "op '" + name + "'";
     check_new(e, "name", name_node, name);  // before the op's parameters claim "<name>.weight"
-    const YAML::Node kind_node = required(e, "op");
+    const YamlNode kind_node = required(e, "op");
     const std::string kind_name = text(e, "op", kind_node);
     const bool relu6 = kind_name == kRelu6;
     const auto kind = relu6 ? std::optional<OpKind>(OpKind::Clip) : op_kind_from_string(kind_name);
@@ -425,7 +420,7 @@ class WorkloadReader {
   }
 
   std::int64_t optional_integer(const Entry& e, const std::string& key, std::int64_t fallback) const {
-    const YAML::Node n = e.node[key];
+    const YamlNode n = e.node[key];
     return n.IsDefined() ? integer(e, key, n) : fallback;
   }
 
@@ -471,7 +466,7 @@ class WorkloadReader {
     OpAttrs& a = op.attrs;
     a.transpose_b = flag(e, "transpose_b", false);
     a.bias = flag(e, "bias", false);
-    const YAML::Node features = e.node["out_features"];
+    const YamlNode features = e.node["out_features"];
     if (!features.IsDefined()) {
       expect_inputs(e, op, 2, "A and B, or one input and out_features");
       if (a.bias) fail(e, "bias", e.node["bias"], "bias only with out_features", "bias on a two-input matmul");
@@ -512,12 +507,12 @@ class WorkloadReader {
   }
 
   std::int64_t optional_size(const Entry& e, const std::string& key, std::int64_t fallback) const {
-    const YAML::Node n = e.node[key];
+    const YamlNode n = e.node[key];
     return n.IsDefined() ? size(e, key, n) : fallback;
   }
 
   void read_outputs(const Entry& top) {
-    const YAML::Node n = top.node["outputs"];
+    const YamlNode n = top.node["outputs"];
     if (!n.IsDefined()) return;
     for (const auto& item : list(top, "outputs", n)) {
       const std::string name = text(top, "outputs", item);
@@ -534,14 +529,7 @@ class WorkloadReader {
 }  // namespace
 
 Graph parse_yaml_workload(const std::string& text, const std::string& source_name) {
-  try {
-    const YAML::Node root = parse_yaml_document(text, source_name);
-    return WorkloadReader(source_name).read(root);
-  } catch (const YAML::Exception& e) {
-    // Syntax errors, and anything yaml-cpp rejects while we read, carry yaml-cpp's mark.
-    const std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
-    throw InputError(source_name + line, "expected valid YAML, found a syntax error: " + e.msg);
-  }
+  return WorkloadReader(source_name).read(parse_yaml_document(text, source_name));
 }
 
 Graph load_yaml_workload(const std::string& path) {

@@ -13,8 +13,6 @@
 #include <utility>
 #include <stdexcept>
 
-#include <yaml-cpp/yaml.h>
-
 #include "models/dram/dram_config_check.h"
 #include "sim/config/config_keys.h"
 #include "sim/core/units.h"
@@ -37,14 +35,14 @@ struct RawValue {
 /// The tolerant file layer: dotted key -> raw scalar. Later layers overwrite earlier ones.
 using RawConfig = std::map<std::string, RawValue>;
 
-std::string where_of(const std::string& file, const YAML::Node& n) {
-  return file + ":" + std::to_string(n.Mark().line + 1);
+std::string where_of(const std::string& file, const workloads::YamlNode& n) {
+  return file + ":" + std::to_string(n.line());
 }
 
-void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file, RawConfig& out) {
+void flatten(const workloads::YamlNode& node, const std::string& prefix, const std::string& file, RawConfig& out) {
   if (node.IsMap()) {
     for (const auto& kv : node) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = kv.first.Scalar();
       flatten(kv.second, prefix.empty() ? key : prefix + "." + key, file, out);
     }
     return;
@@ -71,7 +69,7 @@ RawConfig flatten_file(const std::string& path, const std::string& prefix) {
     std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = parsed.find(key); it != parsed.end() && it->second.text == text) return it->second.raw;
   }
-  YAML::Node root = workloads::parse_yaml_document(text, path);
+  workloads::YamlNode root = workloads::parse_yaml_document(text, path);
   if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level");
   RawConfig raw;
   flatten(root, prefix, path, raw);

@@ -4,8 +4,6 @@
 #include <filesystem>
 #include <set>
 
-#include <yaml-cpp/yaml.h>
-
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
@@ -86,17 +84,17 @@ class FileReader {
  public:
   explicit FileReader(std::string path) : path_(std::move(path)) {}
 
-  std::string where(const YAML::Node& n, const std::string& field) const {
-    return path_ + ":" + std::to_string(std::max(n.Mark().line, 0) + 1) + " (" + field + ")";
+  std::string where(const workloads::YamlNode& n, const std::string& field) const {
+    return path_ + ":" + std::to_string(std::max(n.line(), 1)) + " (" + field + ")";
   }
 
-  std::string scalar(const YAML::Node& n, const std::string& field) const {
+  std::string scalar(const workloads::YamlNode& n, const std::string& field) const {
     if (!n.IsScalar()) throw InputError(where(n, field), "expected a value, found a list, a map or nothing");
     return n.Scalar();
   }
 
   /// A scalar or a list of scalars; never empty.
-  std::vector<std::string> list(const YAML::Node& n, const std::string& field) const {
+  std::vector<std::string> list(const workloads::YamlNode& n, const std::string& field) const {
     std::vector<std::string> out;
     if (n.IsScalar()) {
       out.push_back(n.Scalar());
@@ -112,7 +110,7 @@ class FileReader {
     return out;
   }
 
-  std::uint64_t whole(const YAML::Node& n, const std::string& field, std::uint64_t min) const {
+  std::uint64_t whole(const workloads::YamlNode& n, const std::string& field, std::uint64_t min) const {
     const std::string t = scalar(n, field);
     std::size_t pos = 0;
     unsigned long long v = 0;
@@ -129,10 +127,10 @@ class FileReader {
 
   /// Flattens nested maps into dotted keys down to the node `leaf` accepts.
   template <typename Leaf>
-  void flatten(const YAML::Node& n, const std::string& prefix, const std::string& field, Leaf leaf) const {
+  void flatten(const workloads::YamlNode& n, const std::string& prefix, const std::string& field, Leaf leaf) const {
     if (!n.IsMap()) return leaf(prefix, n);
     for (const auto& kv : n) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = kv.first.Scalar();
       flatten(kv.second, prefix.empty() ? key : prefix + "." + key, field, leaf);
     }
   }
@@ -168,11 +166,11 @@ std::string resolve_name(const SweepSpec& s, const std::string& name, const std:
   return matches.front();
 }
 
-void read_axes(const FileReader& r, const YAML::Node& node, SweepSpec& s) {
+void read_axes(const FileReader& r, const workloads::YamlNode& node, SweepSpec& s) {
   if (!node.IsMap() || node.size() == 0)
     throw InputError(r.where(node, "axes"), "expected a map of config keys to lists of values, found " +
                                                 std::string(node.IsMap() ? "an empty map" : "no map"));
-  r.flatten(node, "", "axes", [&](const std::string& key, const YAML::Node& values) {
+  r.flatten(node, "", "axes", [&](const std::string& key, const workloads::YamlNode& values) {
     if (s.axis(key)) throw InputError(r.where(values, key), "axis '" + key + "' is given twice");
     if (values.IsSequence() && values.size() == 0)
       throw InputError(r.where(values, key), "axis '" + key + "' has no values; expected a list such as [16, 32, 64]");
@@ -200,7 +198,7 @@ void validate_axes(const SweepSpec& s) {
   }
 }
 
-void validate_workloads_and_policies(const FileReader& r, const YAML::Node& root, const SweepSpec& s) {
+void validate_workloads_and_policies(const FileReader& r, const workloads::YamlNode& root, const SweepSpec& s) {
   const std::string zoo = (fs::path(config::data_dir()) / "workloads" / "zoo").string();
   for (const auto& w : s.llm ? std::vector<std::string>{} : s.workloads) {
     try {
@@ -244,12 +242,12 @@ bool knob_bool(const Axis& k, const std::string& v) {
   throw InputError(k.where, "expected true or false for llm." + k.key + ", found '" + v + "'");
 }
 
-void read_llm(const FileReader& r, const YAML::Node& node, SweepSpec& s) {
+void read_llm(const FileReader& r, const workloads::YamlNode& node, SweepSpec& s) {
   if (!node.IsMap())
     throw InputError(r.where(node, "llm"), "expected a map of knobs (model, prompt, generate, ...) to values");
   s.llm = true;
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = kv.first.Scalar();
     const std::string field = "llm." + key;
     if (key == "model") {
       for (const auto& m : r.list(kv.second, field)) s.workloads.push_back(resolve_beside(r.path(), m));
@@ -269,7 +267,7 @@ void read_llm(const FileReader& r, const YAML::Node& node, SweepSpec& s) {
 /// Every model with every combination of knob values checked as `npusim llm` checks its flags
 /// (widths, counts, context against max_position_embeddings) on the base config, so a bad
 /// value fails here naming the sweep file's line instead of in every point.
-void validate_llm(const FileReader& r, const YAML::Node& root, const SweepSpec& s) {
+void validate_llm(const FileReader& r, const workloads::YamlNode& root, const SweepSpec& s) {
   std::vector<std::uint32_t> knobs(s.llm_knobs.size(), 0);
   // Each combination is checked (a config.json and a config read): a bound keeps that in seconds.
   constexpr std::uint64_t kMaxCombinations = 4096;
@@ -342,7 +340,7 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
 
 SweepSpec load_sweep(const std::string& path) {
   // The shared reader: UTF-8, nesting depth and duplicate keys checked like every YAML input.
-  YAML::Node root = workloads::parse_yaml_document(read_file(path), path);
+  workloads::YamlNode root = workloads::parse_yaml_document(read_file(path), path);
   const FileReader r(path);
   if (!root.IsMap()) throw InputError(path, "expected a YAML map at the top level (base, workloads, axes, ...)");
   static const std::vector<std::string> known = {
@@ -350,7 +348,7 @@ SweepSpec load_sweep(const std::string& path) {
       "count", "seed",      "constraints", "objectives",       "llm", "parallel"};
   std::set<std::string> seen;
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = kv.first.Scalar();
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(r.where(kv.first, key), "unknown key '" + key + "'; known: " + join(known));
     if (!seen.insert(key).second) throw InputError(r.where(kv.first, key), "key '" + key + "' is given twice");
@@ -384,8 +382,9 @@ SweepSpec load_sweep(const std::string& path) {
   if (root["search_objective"]) s.search_objectives = r.list(root["search_objective"], "search_objective");
   if (root["set"]) {
     if (!root["set"].IsMap()) throw InputError(r.where(root["set"], "set"), "expected a map of config keys to values");
-    r.flatten(root["set"], "", "set",
-              [&](const std::string& key, const YAML::Node& v) { s.fixed.push_back(key + "=" + r.scalar(v, key)); });
+    r.flatten(root["set"], "", "set", [&](const std::string& key, const workloads::YamlNode& v) {
+      s.fixed.push_back(key + "=" + r.scalar(v, key));
+    });
   }
   if (!root["axes"]) throw InputError(path, "expected 'axes:' (config keys to lists of values), found none");
   read_axes(r, root["axes"], s);
@@ -419,10 +418,10 @@ SweepSpec load_sweep(const std::string& path) {
     for (const auto& o : s.objectives) objective(o, s.llm, r.where(root["objectives"], "objectives"));
   }
   if (root["constraints"]) {
-    const YAML::Node& cs = root["constraints"];
+    const workloads::YamlNode& cs = root["constraints"];
     if (!cs.IsSequence() && !cs.IsScalar())
       throw InputError(r.where(cs, "constraints"), "expected a list of expressions");
-    std::vector<YAML::Node> items;
+    std::vector<workloads::YamlNode> items;
     if (cs.IsScalar())
       items.push_back(cs);
     else
