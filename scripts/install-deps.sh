@@ -7,6 +7,7 @@ packages=(
   libsystemc-dev            # SystemC 2.3 + TLM-2.0
   libboost-dev libboost-program-options-dev
   libspdlog-dev libfmt-dev
+  libmimalloc-dev           # the npusim executable's allocator
   libyaml-dev libyaml-cpp-dev nlohmann-json3-dev   # YAML: libyaml parses, yaml-cpp converts scalars
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX import (workloads/onnx/)
   libgtest-dev libgmock-dev googletest

@@ -29,15 +29,15 @@ std::string parse_error(const std::string& text) {
 TEST(YamlDocument, KindsTextAndLines) {
   const YamlNode root = parse(
       "# a comment on line 1\n"
-      "name: t\n"                          // line 2
-      "list:\n"                            // 3
-      "  - 1\n"                            // 4
-      "  - {a: x, b: [2, 3]}\n"            // 5
-      "empty:\n"                           // 6
-      "quoted: \"~\"\n"                    // 7
-      "tilde: ~\n"                         // 8
-      "nested:\n"                          // 9
-      "  deeper: yes\n");                  // 10
+      "name: t\n"                // line 2
+      "list:\n"                  // 3
+      "  - 1\n"                  // 4
+      "  - {a: x, b: [2, 3]}\n"  // 5
+      "empty:\n"                 // 6
+      "quoted: \"~\"\n"          // 7
+      "tilde: ~\n"               // 8
+      "nested:\n"                // 9
+      "  deeper: yes\n");        // 10
   ASSERT_TRUE(root.IsMap());
   EXPECT_EQ(root.size(), 6u);
   EXPECT_EQ(root.line(), 2);  // a block mapping starts at its first key
@@ -88,8 +88,7 @@ TEST(YamlDocument, AliasesAreTheAnchoredNode) {
 }
 
 TEST(YamlDocument, RefusesWhatReadersCannotUse) {
-  EXPECT_EQ(parse_error("a: 1\nb: *nope\n"),
-            "t.yaml:2: expected an anchor defined above for alias *nope, found none");
+  EXPECT_EQ(parse_error("a: 1\nb: *nope\n"), "t.yaml:2: expected an anchor defined above for alias *nope, found none");
   // A node's alias inside itself would be a cycle: its anchor is not defined until it ends.
   EXPECT_EQ(parse_error("a: &x [1, *x]\n"), "t.yaml:1: expected an anchor defined above for alias *x, found none");
   EXPECT_EQ(parse_error("a: 1\n? [x]\n: 2\n"), "t.yaml:2: expected a plain key, found a list or mapping");
@@ -142,8 +141,9 @@ TEST(YamlDocument, OnlyTheFirstDocumentAndEmptyIsNull) {
 }
 
 TEST(YamlDocument, ScalarsConvertAsYamlCpp) {
-  const YamlNode r = parse("dec: 42\nhex: 0x10\noct: 010\nneg: -7\nbad: 4x\nf: 2.5e3\ninf: .inf\n"
-                           "yes: yes\non: On\nno: n\nword: maybe\nlist: [1]\n");
+  const YamlNode r = parse(
+      "dec: 42\nhex: 0x10\noct: 010\nneg: -7\nbad: 4x\nf: 2.5e3\ninf: .inf\n"
+      "yes: yes\non: On\nno: n\nword: maybe\nlist: [1]\n");
   std::int64_t i = 0;
   EXPECT_TRUE(decode_integer(r["dec"], i) && i == 42);
   EXPECT_TRUE(decode_integer(r["hex"], i) && i == 16);
