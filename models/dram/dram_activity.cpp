@@ -22,17 +22,17 @@ void DramActivity::close_row(std::uint32_t bank, std::uint64_t pre) {
   if (open.pre == kOpen) open.pre = pre;
 }
 
-void DramActivity::burst(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin,
-                         std::uint64_t end) {
-  if (banks_enabled_ && !rows_[bank].empty()) ++rows_[bank].back().bursts;
+void DramActivity::bursts(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin, std::uint64_t end,
+                          std::uint64_t count) {
+  if (banks_enabled_ && !rows_[bank].empty()) rows_[bank].back().bursts += count;
   DramBusList& list = bus_[channel];
   // Back-to-back bursts of one direction are one interval: a stream is one entry.
   if (!list.empty() && extends(list.back(), write, begin, join_gap_)) {
     list.back().end = end;
-    ++list.back().bursts;
+    list.back().bursts += count;
     return;
   }
-  list.push_back({write, begin, end, 1});
+  list.push_back({write, begin, end, count});
 }
 
 void DramActivity::refresh(std::uint32_t rank, std::uint32_t unit, std::uint64_t begin, std::uint64_t end) {

@@ -79,13 +79,26 @@ class DramActivity {
   // Called by DramDevice in commit order (per bank and per channel, times never go back).
   void open_row(std::uint32_t bank, std::uint32_t row, std::uint64_t act);
   void close_row(std::uint32_t bank, std::uint64_t pre);
-  void burst(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin, std::uint64_t end);
+  void burst(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin, std::uint64_t end) {
+    bursts(channel, bank, write, begin, end, 1);
+  }
+  /// `count` bursts of one direction from `begin` (the first one's start) to `end` (the last
+  /// one's end), each after the first starting at or after the previous one's end and within
+  /// the join gap of it: what `count` calls of burst() record (the engine's stream path joins
+  /// its bursts so, nothing else being recorded on the channel while it runs).
+  void bursts(std::uint32_t channel, std::uint32_t bank, bool write, std::uint64_t begin, std::uint64_t end,
+              std::uint64_t count);
+  /// Whether a burst starting at `begin` joins one that ended at `last_end` (same direction).
+  bool joins(std::uint64_t last_end, std::uint64_t begin) const { return within_gap(last_end, begin, join_gap_); }
   void refresh(std::uint32_t rank, std::uint32_t unit, std::uint64_t begin, std::uint64_t end);
 
   /// Whether a burst of direction `write` starting at `begin` extends bus interval `last`: same
   /// direction, starting less than max(join_gap, 1) cycles after its end.
   static bool extends(const DramBusInterval& last, bool write, std::uint64_t begin, std::uint64_t join_gap) {
-    return last.write == write && begin >= last.end && begin - last.end < std::max<std::uint64_t>(join_gap, 1);
+    return last.write == write && within_gap(last.end, begin, join_gap);
+  }
+  static bool within_gap(std::uint64_t last_end, std::uint64_t begin, std::uint64_t join_gap) {
+    return begin >= last_end && begin - last_end < std::max<std::uint64_t>(join_gap, 1);
   }
 
   bool records_banks() const { return banks_enabled_; }

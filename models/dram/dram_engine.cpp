@@ -416,9 +416,19 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   if (!ch.writes.arrivals.empty()) other = std::min(other, ch.writes.arrivals.front().arrival);
   // Counters that only add up are added once, when the stream ends (record() does the rest).
   std::uint64_t served = 0, admitted = 0, last_end = 0;
+  // The bursts, joined as DramActivity::burst joins them and recorded once per joined run
+  // (nothing else is recorded on this channel while the stream runs).
+  DramActivity* const activity = device_.activity();
+  const std::uint64_t burst_cycles = device_.burst_cycles();
+  std::uint64_t run_begin = 0, run_end = 0, run_bursts = 0;
+  const auto record_run = [&] {
+    if (run_bursts > 0 && activity) activity->bursts(channel, target.bank, is_write, run_begin, run_end, run_bursts);
+    run_bursts = 0;
+  };
   // Ends the stream: its requests back into the queues, its counts added (also when a request
   // is refused, so the engine is left as the queued path would leave it).
   const auto end = [&] {
+    record_run();
     land_stream(q, bank, target, is_write);
     rank.queued = rank.queued + admitted - served;
     columns = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{columns} + served, UINT32_MAX));
@@ -443,6 +453,13 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       }
       if (stream_.empty()) mark_window(bank, false);
       device_.commit_hit(target, is_write, s);
+      const std::uint64_t data_begin = s.data_end - burst_cycles;
+      if (run_bursts == 0 || !activity || !activity->joins(run_end, data_begin)) {
+        record_run();
+        run_begin = data_begin;
+      }
+      run_end = s.data_end;
+      ++run_bursts;
       q.leaving.push_back(s.col);
       ch.clock = s.col;
       record_latency(is_write, oldest.arrival, s);

@@ -68,7 +68,8 @@ class DramDevice {
   /// Applies a plan: issues its PRE/ACT and column command and updates every constraint.
   void commit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   /// plan() and commit() of a burst known to hit the open row (a stream's): the same plan and
-  /// the same state, without looking at the row.
+  /// the same state, without looking at the row. commit_hit leaves the burst to the caller to
+  /// record (the stream path hands its bursts to DramActivity::bursts joined).
   BurstSchedule plan_hit(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor) const;
   void commit_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   /// Closes the burst's bank right after its column command (RDA/WRA: as soon as tRAS, tRTP
@@ -89,6 +90,7 @@ class DramDevice {
 
   /// Reports every ACT, PRE, burst and refresh to `activity` from now on (nullptr: stop).
   void set_activity(DramActivity* activity) { activity_ = activity; }
+  DramActivity* activity() const { return activity_; }
 
   std::uint64_t burst_cycles() const { return burst_cycles_; }
   std::uint32_t banks_per_rank() const { return banks_per_rank_; }
@@ -132,6 +134,7 @@ class DramDevice {
                     std::uint64_t col_ready, BurstSchedule& s, Place place) const;
   /// commit()'s part after the commands are on the CA bus: the column command's constraints.
   void commit_column(const BurstTarget& t, bool is_write, const BurstSchedule& s);
+  void commit_column_timing(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   void precharge(Bank& bank, std::uint64_t at);
   void activate(const BurstTarget& t, std::uint64_t at);
 
@@ -311,10 +314,15 @@ inline void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstS
 
 inline void DramDevice::commit_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
   ca_[t.channel].reserve(s.col, lengths_.column);
-  commit_column(t, is_write, s);
+  commit_column_timing(t, is_write, s);
 }
 
 inline void DramDevice::commit_column(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
+  commit_column_timing(t, is_write, s);
+  if (activity_) activity_->burst(t.channel, t.bank, is_write, s.data_end - burst_cycles_, s.data_end);
+}
+
+inline void DramDevice::commit_column_timing(const BurstTarget& t, bool is_write, const BurstSchedule& s) {
   const DramTiming& tm = config_.timing;
   Bank& b = banks_[t.bank];
   Group& g = groups_[t.group];
@@ -331,7 +339,6 @@ inline void DramDevice::commit_column(const BurstTarget& t, bool is_write, const
     b.pre_ready = std::max(b.pre_ready, s.col + tm.tRTP);
   }
   bus_free_[t.channel] = s.data_end;
-  if (activity_) activity_->burst(t.channel, t.bank, is_write, s.data_end - burst_cycles_, s.data_end);
 }
 
 }  // namespace npusim::models

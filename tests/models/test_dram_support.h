@@ -143,7 +143,8 @@ inline std::string render_commands(const std::vector<std::uint64_t>& ends, const
              " pre " + std::to_string(r.pre) + " bursts " + std::to_string(r.bursts);
   for (std::uint32_t ch = 0; ch < a.channels(); ++ch)
     for (const DramBusInterval& i : a.bus(ch).to_vector())
-      out += "\nbus " + std::to_string(i.write) + ' ' + std::to_string(i.begin) + ' ' + std::to_string(i.end);
+      out += "\nbus " + std::to_string(i.write) + ' ' + std::to_string(i.begin) + ' ' + std::to_string(i.end) + " x" +
+             std::to_string(i.bursts);
   for (std::uint32_t rank = 0; rank < a.ranks(); ++rank)
     for (const DramRefreshInterval& r : a.refreshes(rank))
       out += "\nref " + std::to_string(rank) + ' ' + std::to_string(r.unit) + ' ' + std::to_string(r.begin);
