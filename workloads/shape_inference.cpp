@@ -17,8 +17,7 @@ using internal::product;
 /// The op being inferred: its input shapes, attributes and where its errors point.
 class Inference {
  public:
-  Inference(const Graph& g, const Op& op, const std::string& source_file)
-      : g_(g), op_(op), where_(internal::op_where(source_file, op)) {}
+  Inference(const Graph& g, const Op& op, const std::string& source_file) : g_(g), op_(op), source_file_(source_file) {}
 
   const OpAttrs& attrs() const { return op_.attrs; }
   std::size_t arity() const { return op_.inputs.size(); }
@@ -26,24 +25,27 @@ class Inference {
   std::size_t rank(std::size_t i) const { return in(i).size(); }
 
   [[noreturn]] void fail(const std::string& expected, const std::string& found) const {
-    throw InputError(where_, "expected " + expected + ", found " + found);
+    throw InputError(internal::op_where(source_file_, op_), "expected " + expected + ", found " + found);
   }
-  void check(bool ok, const std::string& expected, const std::string& found) const {
-    if (!ok) fail(expected, found);
-  }
+  // Checks are written `if (!ok) fail(...)`: the messages are built only for a failure (building
+  // them for every check was most of a ResNet-50 load's shape inference).
 
-  /// a + b and a * b of sizes from the file; an overflow names what was being computed.
-  std::int64_t add(std::int64_t a, std::int64_t b, const std::string& what) const {
+  /// a + b and a * b of sizes from the file; an overflow names what was being computed (and
+  /// in which spatial dimension, if `dim`).
+  std::int64_t add(std::int64_t a, std::int64_t b, const char* what, const char* dim = nullptr) const {
     const auto r = checked_add(a, b);
-    if (!r) fail(what + " within 64-bit range", std::to_string(a) + " + " + std::to_string(b));
+    if (!r) fail(computed(what, dim) + " within 64-bit range", std::to_string(a) + " + " + std::to_string(b));
     return *r;
   }
-  std::int64_t mul(std::int64_t a, std::int64_t b, const std::string& what) const {
+  std::int64_t mul(std::int64_t a, std::int64_t b, const char* what, const char* dim = nullptr) const {
     const auto r = checked_mul(a, b);
-    if (!r) fail(what + " within 64-bit range", std::to_string(a) + " x " + std::to_string(b));
+    if (!r) fail(computed(what, dim) + " within 64-bit range", std::to_string(a) + " x " + std::to_string(b));
     return *r;
   }
-  std::int64_t elements(const Shape& s, const std::string& what) const {
+  static std::string computed(const char* what, const char* dim) {
+    return dim ? std::string(what) + " (" + dim + ")" : std::string(what);
+  }
+  std::int64_t elements(const Shape& s, const char* what) const {
     std::int64_t p = 1;
     for (const auto d : s) p = mul(p, d, what);
     return p;
@@ -64,38 +66,40 @@ class Inference {
     }
     for (std::size_t i = 0; i < n; ++i) {
       const int t = op_.inputs[i];
-      check(t >= 0 && t < static_cast<int>(g_.tensors().size()), "a valid tensor index",
-            std::to_string(t) + " at input " + std::to_string(i));
-      check(!in(i).empty(), "input " + std::to_string(i) + " to have a known shape",
-            "tensor '" + g_.tensor(t).name + "' without one");
+      if (!(t >= 0 && t < static_cast<int>(g_.tensors().size())))
+        fail("a valid tensor index", std::to_string(t) + " at input " + std::to_string(i));
+      if (in(i).empty())
+        fail("input " + std::to_string(i) + " to have a known shape", "tensor '" + g_.tensor(t).name + "' without one");
     }
   }
 
   void check_rank(std::size_t i, std::size_t want) const {
-    check(rank(i) == want, "a " + std::to_string(want) + "-D input " + std::to_string(i), describe(i));
+    if (!(rank(i) == want)) fail("a " + std::to_string(want) + "-D input " + std::to_string(i), describe(i));
   }
 
   /// Axis in [-rank, rank) (or [-rank, rank] with `allow_end`) to [0, rank).
   std::size_t axis(std::int64_t a, std::size_t r, bool allow_end = false) const {
     const auto n = static_cast<std::int64_t>(r);
     const std::int64_t hi = allow_end ? n : n - 1;
-    check(a >= -n && a <= hi, "axis in [" + std::to_string(-n) + ", " + std::to_string(hi) + "]", std::to_string(a));
+    if (!(a >= -n && a <= hi))
+      fail("axis in [" + std::to_string(-n) + ", " + std::to_string(hi) + "]", std::to_string(a));
     return static_cast<std::size_t>(a < 0 ? a + n : a);
   }
 
   /// One spatial output size of a sliding window (conv, pool).
   std::int64_t window(const char* dim, std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
                       std::int64_t pad_before, std::int64_t pad_after) const {
-    const std::string tag = std::string(" (") + dim + ")";
-    check(k >= 1, "kernel >= 1" + tag, std::to_string(k));
-    check(s >= 1, "stride >= 1" + tag, std::to_string(s));
-    check(d >= 1, "dilation >= 1" + tag, std::to_string(d));
-    check(pad_before >= 0 && pad_after >= 0, "non-negative padding" + tag,
-          std::to_string(pad_before) + ", " + std::to_string(pad_after));
-    const std::int64_t extent = add(mul(d, k - 1, "a kernel extent" + tag), 1, "a kernel extent" + tag);
-    const std::int64_t padded = add(add(in, pad_before, "a padded input" + tag), pad_after, "a padded input" + tag);
-    check(extent <= padded, "a kernel extent <= the padded input" + tag,
-          "extent " + std::to_string(extent) + " > " + std::to_string(padded));
+    const auto tag = [dim] { return std::string(" (") + dim + ")"; };
+    if (!(k >= 1)) fail("kernel >= 1" + tag(), std::to_string(k));
+    if (!(s >= 1)) fail("stride >= 1" + tag(), std::to_string(s));
+    if (!(d >= 1)) fail("dilation >= 1" + tag(), std::to_string(d));
+    if (!(pad_before >= 0 && pad_after >= 0))
+      fail("non-negative padding" + tag(), std::to_string(pad_before) + ", " + std::to_string(pad_after));
+    const std::int64_t extent = add(mul(d, k - 1, "a kernel extent", dim), 1, "a kernel extent", dim);
+    const std::int64_t padded = add(add(in, pad_before, "a padded input", dim), pad_after, "a padded input", dim);
+    if (!(extent <= padded))
+      fail("a kernel extent <= the padded input" + tag(),
+           "extent " + std::to_string(extent) + " > " + std::to_string(padded));
     return (padded - extent) / s + 1;
   }
 
@@ -109,7 +113,7 @@ class Inference {
  private:
   const Graph& g_;
   const Op& op_;
-  std::string where_;
+  const std::string& source_file_;
 };
 
 Shape infer_conv(const Inference& c) {
@@ -120,15 +124,16 @@ Shape infer_conv(const Inference& c) {
   const Shape& w = c.in(1);
   const auto& a = c.attrs();
   const std::int64_t cin = x[1];
-  c.check(a.groups >= 1 && cin % a.groups == 0, "groups dividing the " + std::to_string(cin) + " input channels",
-          "groups = " + std::to_string(a.groups));
+  if (!(a.groups >= 1 && cin % a.groups == 0))
+    c.fail("groups dividing the " + std::to_string(cin) + " input channels", "groups = " + std::to_string(a.groups));
   const std::int64_t cout = a.out_channels > 0 ? a.out_channels : w[0];
-  c.check(cout % a.groups == 0, "groups dividing the " + std::to_string(cout) + " output channels",
-          "groups = " + std::to_string(a.groups));
+  if (!(cout % a.groups == 0))
+    c.fail("groups dividing the " + std::to_string(cout) + " output channels", "groups = " + std::to_string(a.groups));
   const Shape expected_w{cout, cin / a.groups, a.kernel[0], a.kernel[1]};
-  c.check(w == expected_w, "weight shape " + format_shape(expected_w) + " [Cout, Cin/groups, KH, KW]", format_shape(w));
+  if (!(w == expected_w))
+    c.fail("weight shape " + format_shape(expected_w) + " [Cout, Cin/groups, KH, KW]", format_shape(w));
   if (c.arity() == 3) {
-    c.check(c.in(2) == Shape{cout}, "bias shape " + format_shape({cout}), format_shape(c.in(2)));
+    if (!(c.in(2) == Shape{cout})) c.fail("bias shape " + format_shape({cout}), format_shape(c.in(2)));
   }
   const auto [oh, ow] = c.spatial(x);
   return {x[0], cout, oh, ow};
@@ -143,27 +148,28 @@ Shape infer_conv_transpose(const Inference& c) {
   const Shape& x = c.in(0);
   const Shape& w = c.in(1);
   const auto& a = c.attrs();
-  c.check(a.groups >= 1 && x[1] % a.groups == 0, "groups dividing the " + std::to_string(x[1]) + " input channels",
-          "groups = " + std::to_string(a.groups));
+  if (!(a.groups >= 1 && x[1] % a.groups == 0))
+    c.fail("groups dividing the " + std::to_string(x[1]) + " input channels", "groups = " + std::to_string(a.groups));
   const std::int64_t cout = w[1] * a.groups;
   const Shape expected_w{x[1], w[1], a.kernel[0], a.kernel[1]};
-  c.check(w == expected_w, "weight shape " + format_shape(expected_w) + " [Cin, Cout/groups, KH, KW]", format_shape(w));
+  if (!(w == expected_w))
+    c.fail("weight shape " + format_shape(expected_w) + " [Cin, Cout/groups, KH, KW]", format_shape(w));
   if (c.arity() == 3) {
-    c.check(c.in(2) == Shape{cout}, "bias shape " + format_shape({cout}), format_shape(c.in(2)));
+    if (!(c.in(2) == Shape{cout})) c.fail("bias shape " + format_shape({cout}), format_shape(c.in(2)));
   }
   Shape out{x[0], cout, 0, 0};
   for (std::size_t d = 0; d < 2; ++d) {
-    c.check(a.stride[d] >= 1 && a.dilation[d] >= 1 && a.output_padding[d] >= 0,
-            "stride, dilation >= 1 and output_padding >= 0",
-            std::to_string(a.stride[d]) + ", " + std::to_string(a.dilation[d]) + ", " +
-                std::to_string(a.output_padding[d]));
-    const std::string what = "an output size";
+    if (!(a.stride[d] >= 1 && a.dilation[d] >= 1 && a.output_padding[d] >= 0))
+      c.fail("stride, dilation >= 1 and output_padding >= 0", std::to_string(a.stride[d]) + ", " +
+                                                                  std::to_string(a.dilation[d]) + ", " +
+                                                                  std::to_string(a.output_padding[d]));
+    const char* what = "an output size";
     const std::int64_t span = c.add(c.mul(x[2 + d] - 1, a.stride[d], what), a.output_padding[d], what);
     const std::int64_t extent = c.add(c.mul(a.dilation[d], a.kernel[d] - 1, what), 1, what);
-    c.check(a.pads[d] >= 0 && a.pads[d + 2] >= 0, "non-negative padding",
-            std::to_string(a.pads[d]) + ", " + std::to_string(a.pads[d + 2]));
+    if (!(a.pads[d] >= 0 && a.pads[d + 2] >= 0))
+      c.fail("non-negative padding", std::to_string(a.pads[d]) + ", " + std::to_string(a.pads[d + 2]));
     out[2 + d] = c.add(span, extent, what) - a.pads[d] - a.pads[d + 2];
-    c.check(out[2 + d] >= 1, "an output size >= 1", format_shape(out));
+    if (!(out[2 + d] >= 1)) c.fail("an output size >= 1", format_shape(out));
   }
   return out;
 }
@@ -172,19 +178,19 @@ Shape infer_matmul(const Inference& c) {
   c.check_inputs(2, 3);
   const Shape& a = c.in(0);
   const Shape& b = c.in(1);
-  c.check(a.size() >= 2, "A of rank >= 2 ([..., M, K])", c.describe(0));
-  c.check(b.size() >= 2, "B of rank >= 2 ([..., K, N])", c.describe(1));
+  if (!(a.size() >= 2)) c.fail("A of rank >= 2 ([..., M, K])", c.describe(0));
+  if (!(b.size() >= 2)) c.fail("B of rank >= 2 ([..., K, N])", c.describe(1));
   const bool tb = c.attrs().transpose_b;
   const std::int64_t m = a[a.size() - 2], k = a.back();
   const std::int64_t kb = tb ? b.back() : b[b.size() - 2];
   const std::int64_t n = tb ? b[b.size() - 2] : b.back();
-  c.check(k == kb,
-          std::string("the inner dimensions to agree (A [..., M, K] x B ") + (tb ? "[..., N, K])" : "[..., K, N])"),
-          "K = " + std::to_string(k) + " in " + c.describe(0) + " but " + std::to_string(kb) + " in " + c.describe(1));
+  if (!(k == kb))
+    c.fail(std::string("the inner dimensions to agree (A [..., M, K] x B ") + (tb ? "[..., N, K])" : "[..., K, N])"),
+           "K = " + std::to_string(k) + " in " + c.describe(0) + " but " + std::to_string(kb) + " in " + c.describe(1));
   auto batch = broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
-  c.check(batch.has_value(), "batch dimensions that broadcast", c.describe(0) + " and " + c.describe(1));
+  if (!(batch.has_value())) c.fail("batch dimensions that broadcast", c.describe(0) + " and " + c.describe(1));
   if (c.arity() == 3) {
-    c.check(c.in(2) == Shape{n}, "bias shape " + format_shape({n}), format_shape(c.in(2)));
+    if (!(c.in(2) == Shape{n})) c.fail("bias shape " + format_shape({n}), format_shape(c.in(2)));
   }
   batch->push_back(m);
   batch->push_back(n);
@@ -194,7 +200,7 @@ Shape infer_matmul(const Inference& c) {
 Shape infer_binary(const Inference& c) {
   c.check_inputs(2, 2);
   auto out = broadcast(c.in(0), c.in(1));
-  c.check(out.has_value(), "shapes that broadcast (numpy rules)", c.describe(0) + " and " + c.describe(1));
+  if (!(out.has_value())) c.fail("shapes that broadcast (numpy rules)", c.describe(0) + " and " + c.describe(1));
   return *out;
 }
 
@@ -207,8 +213,9 @@ Shape infer_where(const Inference& c) {
   c.check_inputs(3, 3);
   auto out = broadcast(c.in(0), c.in(1));
   if (out) out = broadcast(*out, c.in(2));
-  c.check(out.has_value(), "condition, then and else shapes that broadcast (numpy rules)",
-          c.describe(0) + ", " + c.describe(1) + " and " + c.describe(2));
+  if (!(out.has_value()))
+    c.fail("condition, then and else shapes that broadcast (numpy rules)",
+           c.describe(0) + ", " + c.describe(1) + " and " + c.describe(2));
   return *out;
 }
 
@@ -216,19 +223,19 @@ Shape infer_group_norm(const Inference& c) {
   c.check_inputs(1, 3);
   const Shape& x = c.in(0);
   const std::int64_t groups = c.attrs().groups;
-  c.check(x.size() >= 2 && groups >= 1 && x[1] % groups == 0,
-          "input [N, C, ...] with C divisible by the " + std::to_string(groups) + " groups", c.describe(0));
+  if (!(x.size() >= 2 && groups >= 1 && x[1] % groups == 0))
+    c.fail("input [N, C, ...] with C divisible by the " + std::to_string(groups) + " groups", c.describe(0));
   for (std::size_t i = 1; i < c.arity(); ++i) {
     // Opset 18 gives one scale per group, opset 21 one per channel.
-    c.check(c.in(i) == Shape{x[1]} || c.in(i) == Shape{groups},
-            "a scale/bias of " + format_shape({x[1]}) + " or " + format_shape({groups}), c.describe(i));
+    if (!(c.in(i) == Shape{x[1]} || c.in(i) == Shape{groups}))
+      c.fail("a scale/bias of " + format_shape({x[1]}) + " or " + format_shape({groups}), c.describe(i));
   }
   return x;
 }
 
 Shape infer_clip(const Inference& c) {
-  c.check(c.attrs().min <= c.attrs().max, "min <= max",
-          "min " + std::to_string(c.attrs().min) + " > max " + std::to_string(c.attrs().max));
+  if (!(c.attrs().min <= c.attrs().max))
+    c.fail("min <= max", "min " + std::to_string(c.attrs().min) + " > max " + std::to_string(c.attrs().max));
   return infer_unary(c);
 }
 
@@ -259,7 +266,7 @@ Shape infer_layer_norm(const Inference& c) {
   const std::size_t ax = c.axis(c.attrs().axis, x.size());
   const Shape normalized(x.begin() + static_cast<std::ptrdiff_t>(ax), x.end());
   for (std::size_t i = 1; i < c.arity(); ++i) {
-    c.check(c.in(i) == normalized, "scale/shift shape " + format_shape(normalized), c.describe(i));
+    if (!(c.in(i) == normalized)) c.fail("scale/shift shape " + format_shape(normalized), c.describe(i));
   }
   return x;
 }
@@ -268,9 +275,9 @@ Shape infer_layer_norm(const Inference& c) {
 Shape infer_batch_norm(const Inference& c) {
   c.check_inputs(1, 5);
   const Shape& x = c.in(0);
-  c.check(x.size() >= 2, "input of rank >= 2 ([N, C, ...])", c.describe(0));
+  if (!(x.size() >= 2)) c.fail("input of rank >= 2 ([N, C, ...])", c.describe(0));
   for (std::size_t i = 1; i < c.arity(); ++i) {
-    c.check(c.in(i) == Shape{x[1]}, "per-channel parameter shape " + format_shape({x[1]}), c.describe(i));
+    if (!(c.in(i) == Shape{x[1]})) c.fail("per-channel parameter shape " + format_shape({x[1]}), c.describe(i));
   }
   return x;
 }
@@ -283,7 +290,7 @@ Shape infer_reduce(const Inference& c) {
   std::vector<bool> reduced(x.size(), c.attrs().axes.empty());
   for (auto a : c.attrs().axes) {
     const std::size_t ax = c.axis(a, x.size());
-    c.check(!reduced[ax], "each axis reduced once", "axis " + std::to_string(ax) + " twice");
+    if (reduced[ax]) c.fail("each axis reduced once", "axis " + std::to_string(ax) + " twice");
     reduced[ax] = true;
   }
   Shape out;
@@ -303,11 +310,11 @@ Shape infer_pad(const Inference& c) {
   c.check_inputs(1, 1);
   Shape out = c.in(0);
   const auto& p = c.attrs().paddings;
-  c.check(p.size() == 2 * out.size(), std::to_string(2 * out.size()) + " paddings (begin and end of each dim)",
-          std::to_string(p.size()));
+  if (!(p.size() == 2 * out.size()))
+    c.fail(std::to_string(2 * out.size()) + " paddings (begin and end of each dim)", std::to_string(p.size()));
   for (std::size_t d = 0; d < out.size(); ++d) {
     out[d] = c.add(c.add(out[d], p[d], "a padded size"), p[d + out.size()], "a padded size");
-    c.check(out[d] >= 1, "paddings leaving every dim >= 1", format_shape(out));
+    if (!(out[d] >= 1)) c.fail("paddings leaving every dim >= 1", format_shape(out));
   }
   return out;
 }
@@ -327,8 +334,8 @@ Shape infer_gather(const Inference& c) {
 Shape infer_expand(const Inference& c) {
   c.check_inputs(1, 1);
   auto out = broadcast(c.in(0), c.attrs().shape);
-  c.check(out.has_value(), "a target shape the input broadcasts to",
-          format_shape(c.attrs().shape) + " for " + c.describe(0));
+  if (!(out.has_value()))
+    c.fail("a target shape the input broadcasts to", format_shape(c.attrs().shape) + " for " + c.describe(0));
   return *out;
 }
 
@@ -337,10 +344,11 @@ Shape infer_tile(const Inference& c) {
   c.check_inputs(1, 1);
   Shape out = c.in(0);
   const auto& repeats = c.attrs().shape;
-  c.check(repeats.size() == out.size(), std::to_string(out.size()) + " repeats (one per dim)", format_shape(repeats));
+  if (!(repeats.size() == out.size()))
+    c.fail(std::to_string(out.size()) + " repeats (one per dim)", format_shape(repeats));
   for (std::size_t d = 0; d < out.size(); ++d) {
-    c.check(repeats[d] >= 1 && out[d] <= (std::int64_t{1} << 40) / repeats[d], "repeats >= 1 giving dims below 2^40",
-            format_shape(repeats) + " on " + c.describe(0));
+    if (!(repeats[d] >= 1 && out[d] <= (std::int64_t{1} << 40) / repeats[d]))
+      c.fail("repeats >= 1 giving dims below 2^40", format_shape(repeats) + " on " + c.describe(0));
     out[d] *= repeats[d];
   }
   return out;
@@ -350,32 +358,33 @@ Shape infer_reshape(const Inference& c) {
   c.check_inputs(1, 1);
   const Shape& x = c.in(0);
   Shape out = c.attrs().shape;
-  c.check(!out.empty(), "a target shape", "none");
+  if (out.empty()) c.fail("a target shape", "none");
   std::optional<std::size_t> wildcard;
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
-      c.check(!wildcard, "at most one -1 in the target shape", format_shape(out));
+      if (wildcard) c.fail("at most one -1 in the target shape", format_shape(out));
       wildcard = i;
     } else if (out[i] == 0) {
-      c.check(i < x.size(), "0 (copy) only within the input's rank " + std::to_string(x.size()),
-              "0 at index " + std::to_string(i));
+      if (!(i < x.size()))
+        c.fail("0 (copy) only within the input's rank " + std::to_string(x.size()), "0 at index " + std::to_string(i));
       out[i] = x[i];
     } else {
-      c.check(out[i] > 0, "target sizes > 0, 0 or -1", format_shape(c.attrs().shape));
+      if (!(out[i] > 0)) c.fail("target sizes > 0, 0 or -1", format_shape(c.attrs().shape));
     }
   }
   const std::int64_t total = product(x, 0, x.size());
   if (wildcard) {
     out[*wildcard] = 1;
     const std::int64_t known = c.elements(out, "the target shape's element count");
-    c.check(total % known == 0,
-            "a target shape whose known sizes divide the input's " + std::to_string(total) + " elements",
-            format_shape(c.attrs().shape));
+    if (!(total % known == 0))
+      c.fail("a target shape whose known sizes divide the input's " + std::to_string(total) + " elements",
+             format_shape(c.attrs().shape));
     out[*wildcard] = total / known;
   }
   const std::int64_t count = c.elements(out, "the target shape's element count");
-  c.check(count == total, "a target shape with the input's " + std::to_string(total) + " elements",
-          format_shape(out) + " (" + std::to_string(count) + " elements)");
+  if (!(count == total))
+    c.fail("a target shape with the input's " + std::to_string(total) + " elements",
+           format_shape(out) + " (" + std::to_string(count) + " elements)");
   return out;
 }
 
@@ -401,7 +410,7 @@ Shape infer_transpose(const Inference& c) {
   for (std::size_t i = 0; is_permutation && i < sorted.size(); ++i) {
     is_permutation = sorted[i] == static_cast<std::int64_t>(i);
   }
-  c.check(is_permutation, "perm a permutation of 0.." + std::to_string(x.size() - 1), format_shape(perm));
+  if (!(is_permutation)) c.fail("perm a permutation of 0.." + std::to_string(x.size() - 1), format_shape(perm));
   Shape out;
   for (auto p : perm) out.push_back(x[static_cast<std::size_t>(p)]);
   return out;
@@ -415,8 +424,8 @@ Shape infer_concat(const Inference& c) {
     const Shape& s = c.in(i);
     bool same = s.size() == out.size();
     for (std::size_t d = 0; same && d < s.size(); ++d) same = d == ax || s[d] == out[d];
-    c.check(same, "inputs equal in every dim but axis " + std::to_string(ax) + " (" + c.describe(0) + ")",
-            c.describe(i));
+    if (!(same))
+      c.fail("inputs equal in every dim but axis " + std::to_string(ax) + " (" + c.describe(0) + ")", c.describe(i));
     out[ax] = c.add(out[ax], s[ax], "a concatenated size");
   }
   return out;
@@ -428,22 +437,24 @@ Shape infer_slice(const Inference& c) {
   const auto& a = c.attrs();
   Shape out = c.in(0);
   const std::size_t n = a.starts.size();
-  c.check(n > 0 && a.ends.size() == n, "starts and ends of equal, non-zero length",
-          std::to_string(n) + " starts, " + std::to_string(a.ends.size()) + " ends");
-  c.check(a.axes.empty() || a.axes.size() == n, std::to_string(n) + " axes", std::to_string(a.axes.size()));
-  c.check(a.steps.empty() || a.steps.size() == n, std::to_string(n) + " steps", std::to_string(a.steps.size()));
+  if (!(n > 0 && a.ends.size() == n))
+    c.fail("starts and ends of equal, non-zero length",
+           std::to_string(n) + " starts, " + std::to_string(a.ends.size()) + " ends");
+  if (!(a.axes.empty() || a.axes.size() == n)) c.fail(std::to_string(n) + " axes", std::to_string(a.axes.size()));
+  if (!(a.steps.empty() || a.steps.size() == n)) c.fail(std::to_string(n) + " steps", std::to_string(a.steps.size()));
   std::vector<bool> seen(out.size(), false);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t ax = c.axis(a.axes.empty() ? static_cast<std::int64_t>(i) : a.axes[i], out.size());
-    c.check(!seen[ax], "each axis sliced once", "axis " + std::to_string(ax) + " twice");
+    if (seen[ax]) c.fail("each axis sliced once", "axis " + std::to_string(ax) + " twice");
     seen[ax] = true;
     const std::int64_t step = a.steps.empty() ? 1 : a.steps[i];
-    c.check(step != 0, "non-zero steps", "0");
+    if (!(step != 0)) c.fail("non-zero steps", "0");
     const std::int64_t dim = out[ax];
     const std::int64_t size = internal::slice_range(a.starts[i], a.ends[i], step, dim).size;
-    c.check(size > 0, "a non-empty slice on axis " + std::to_string(ax),
-            "[" + std::to_string(a.starts[i]) + ":" + std::to_string(a.ends[i]) + ":" + std::to_string(step) +
-                "] of size " + std::to_string(dim));
+    if (!(size > 0))
+      c.fail("a non-empty slice on axis " + std::to_string(ax),
+             "[" + std::to_string(a.starts[i]) + ":" + std::to_string(a.ends[i]) + ":" + std::to_string(step) +
+                 "] of size " + std::to_string(dim));
     out[ax] = size;
   }
   return out;
@@ -453,15 +464,15 @@ Shape infer_resize(const Inference& c) {
   c.check_inputs(1, 1);
   const auto& scales = c.attrs().scales;
   Shape out = c.in(0);
-  c.check(scales.size() == out.size(), std::to_string(out.size()) + " scales (one per dim)",
-          std::to_string(scales.size()));
+  if (!(scales.size() == out.size()))
+    c.fail(std::to_string(out.size()) + " scales (one per dim)", std::to_string(scales.size()));
   for (std::size_t d = 0; d < out.size(); ++d) {
     // The epsilon keeps 10 * 0.3 at 3, not 2.
     const double scaled = std::floor(static_cast<double>(out[d]) * scales[d] + 1e-9);
     // Checked as a double first: converting one beyond int64 is undefined.
-    c.check(scales[d] > 0 && scaled >= 1 && scaled <= double(internal::kMaxTensorElements),
-            "scales giving sizes in [1, " + std::to_string(internal::kMaxTensorElements) + "]",
-            "scale " + std::to_string(scales[d]) + " on dim " + std::to_string(d));
+    if (!(scales[d] > 0 && scaled >= 1 && scaled <= double(internal::kMaxTensorElements)))
+      c.fail("scales giving sizes in [1, " + std::to_string(internal::kMaxTensorElements) + "]",
+             "scale " + std::to_string(scales[d]) + " on dim " + std::to_string(d));
     const auto size = static_cast<std::int64_t>(scaled);
     out[d] = size;
   }
