@@ -172,9 +172,10 @@ struct PlanningCaches {
 };
 thread_local PlanningCaches* t_caches = nullptr;
 
-/// gemm_tiling_cost, remembered while a TilingCacheScope is open.
-GemmTileCost cached_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
-                                std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width) {
+}  // namespace
+
+GemmTileCost remembered_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
+                                    std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width) {
   if (!t_caches) return gemm_tiling_cost(geo, rows, cols, chans, dataflow, hw, width);
   const TileCostKey key = tile_cost_key(hw, geo, rows, cols, chans, dataflow, width);
   const auto it = t_caches->tile_costs.find(key);
@@ -183,6 +184,8 @@ GemmTileCost cached_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std:
   t_caches->tile_costs.emplace(key, c);
   return c;
 }
+
+namespace {
 
 /// DRAM bytes moved per byte requested for runs of `run` bytes placed `stride` apart: the DRAM
 /// moves whole bursts, so narrow channel blocks of an NHWC tensor cost more than they carry.
@@ -566,7 +569,7 @@ class GemmTiler {
     if (!fits(hw_, budget, parts, smallest)) return;
     // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
     const GemmTileCost array =
-        smallest ? GemmTileCost{} : cached_tiling_cost(geo_, c.rows, c.cols, c.chans, seg_.dataflow, hw_, c.width);
+        smallest ? GemmTileCost{} : remembered_tiling_cost(geo_, c.rows, c.cols, c.chans, seg_.dataflow, hw_, c.width);
     const std::int64_t nb = ceil_div(geo_.n_total, c.cols);
     const std::int64_t cb = ceil_div(geo_.c_total, c.chans);
     const std::uint64_t tiles = std::uint64_t(span.blocks_per_batch * geo_.batch * nb * cb);

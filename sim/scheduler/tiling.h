@@ -118,6 +118,10 @@ class TilingCacheScope {
   bool owner_ = false;
 };
 
+/// gemm_tiling_cost as the planners ask for it: remembered while a TilingCacheScope is open.
+GemmTileCost remembered_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
+                                    std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width = 0);
+
 /// Calls `visit` for every block of a tiling in loop order (see Tiling::weights_outer).
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit);
 
