@@ -74,17 +74,36 @@ const GemmTileCost& GemmTileCosts::operator()(const GemmWork& w) {
   return found->second;
 }
 
+namespace {
+
+/// The (size, count) block sizes of one dimension of a GEMM tiling: at most two.
+class BlockSizes {
+ public:
+  void push(std::pair<std::int64_t, std::int64_t> s) { sizes_[n_++] = s; }
+  const std::pair<std::int64_t, std::int64_t>* begin() const { return sizes_.data(); }
+  const std::pair<std::int64_t, std::int64_t>* end() const { return sizes_.data() + n_; }
+
+ private:
+  std::array<std::pair<std::int64_t, std::int64_t>, 2> sizes_{};
+  std::size_t n_ = 0;
+};
+
+}  // namespace
+
 GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
                               std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width) {
-  // Every dimension has at most two block sizes, the full one and the remainder at the edge.
+  // Every dimension has at most two block sizes, the full one and the remainder at the edge
+  // (held in place: the planners cost thousands of tile shapes).
   auto sizes = [](std::int64_t total, std::int64_t block) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> s{{block, total / block}};  // (size, count)
-    if (total % block) s.push_back({total % block, 1});
+    BlockSizes s;
+    s.push({block, total / block});  // (size, count)
+    if (total % block) s.push({total % block, 1});
     return s;
   };
   GemmTileCost sum;
-  const auto widths =
-      width > 0 ? sizes(geo.out_cols_px, width) : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}};
+  BlockSizes whole_width;
+  whole_width.push({0, 1});
+  const BlockSizes widths = width > 0 ? sizes(geo.out_cols_px, width) : whole_width;
   for (const auto& [r, nr] : sizes(geo.out_rows, rows))
     for (const auto& [c, nc] : sizes(geo.n_total, cols))
       for (const auto& [k, nk] : sizes(geo.c_total, chans))
@@ -102,25 +121,26 @@ GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::i
 
 namespace {
 
-/// What identifies a gemm_tiling_cost within one TilingCacheScope (one graph and config, but
-/// keyed by both all the same, should a scope ever span two).
+/// What identifies a gemm_tiling_cost within one TilingCacheScope: the config (one per scope,
+/// keyed all the same), every geometry field it and GemmGeometry::work read (so heads of the
+/// same shape, ResNet's repeated blocks, share their costs), the tile shape and the dataflow.
 struct TileCostKey {
-  const Graph* graph;
   const HardwareConfig* hw;
-  int op;
-  std::int64_t rows, cols, chans, width;
-  int dataflow;  // -1: the config's
-  bool operator==(const TileCostKey& o) const {
-    return graph == o.graph && hw == o.hw && op == o.op && rows == o.rows && cols == o.cols && chans == o.chans &&
-           width == o.width && dataflow == o.dataflow;
-  }
+  std::array<std::int64_t, 16> words;
+  bool operator==(const TileCostKey& o) const { return hw == o.hw && words == o.words; }
 };
+
+TileCostKey tile_cost_key(const HardwareConfig& hw, const GemmGeometry& geo, std::int64_t rows, std::int64_t cols,
+                          std::int64_t chans, std::optional<Dataflow> dataflow, std::int64_t width) {
+  return {&hw,
+          {geo.conv, geo.grouped, geo.batch, geo.out_rows, geo.out_cols_px, geo.n_total, geo.c_total, geo.kh, geo.kw,
+           geo.cin_g, geo.cout_g, rows, cols, chans, width, dataflow ? int(*dataflow) : -1}};
+}
 
 struct TileCostKeyHash {
   std::size_t operator()(const TileCostKey& k) const {
-    std::size_t h = std::hash<const void*>()(k.graph) ^ (std::hash<const void*>()(k.hw) << 1);
-    for (std::int64_t v : {std::int64_t(k.op), k.rows, k.cols, k.chans, k.width, std::int64_t(k.dataflow)})
-      h = h * 1000003u ^ std::hash<std::int64_t>()(v);
+    std::size_t h = std::hash<const void*>()(k.hw);
+    for (std::int64_t v : k.words) h = h * 1000003u ^ std::hash<std::int64_t>()(v);
     return h;
   }
 };
@@ -152,18 +172,20 @@ struct PlanningCaches {
 };
 thread_local PlanningCaches* t_caches = nullptr;
 
-/// gemm_tiling_cost of head op `op`, remembered while a TilingCacheScope is open.
-GemmTileCost cached_tiling_cost(const Graph& g, int op, const GemmGeometry& geo, std::int64_t rows, std::int64_t cols,
-                                std::int64_t chans, std::optional<Dataflow> dataflow, const HardwareConfig& hw,
-                                std::int64_t width) {
+}  // namespace
+
+GemmTileCost remembered_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
+                                    std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width) {
   if (!t_caches) return gemm_tiling_cost(geo, rows, cols, chans, dataflow, hw, width);
-  const TileCostKey key{&g, &hw, op, rows, cols, chans, width, dataflow ? int(*dataflow) : -1};
+  const TileCostKey key = tile_cost_key(hw, geo, rows, cols, chans, dataflow, width);
   const auto it = t_caches->tile_costs.find(key);
   if (it != t_caches->tile_costs.end()) return it->second;
   const GemmTileCost c = gemm_tiling_cost(geo, rows, cols, chans, dataflow, hw, width);
   t_caches->tile_costs.emplace(key, c);
   return c;
 }
+
+namespace {
 
 /// DRAM bytes moved per byte requested for runs of `run` bytes placed `stride` apart: the DRAM
 /// moves whole bursts, so narrow channel blocks of an NHWC tensor cost more than they carry.
@@ -547,12 +569,13 @@ class GemmTiler {
     if (!fits(hw_, budget, parts, smallest)) return;
     // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
     const GemmTileCost array =
-        smallest ? GemmTileCost{}
-                 : cached_tiling_cost(g_, seg_.ops[0], geo_, c.rows, c.cols, c.chans, seg_.dataflow, hw_, c.width);
+        smallest ? GemmTileCost{} : remembered_tiling_cost(geo_, c.rows, c.cols, c.chans, seg_.dataflow, hw_, c.width);
     const std::int64_t nb = ceil_div(geo_.n_total, c.cols);
     const std::int64_t cb = ceil_div(geo_.c_total, c.chans);
     const std::uint64_t tiles = std::uint64_t(span.blocks_per_batch * geo_.batch * nb * cb);
     const std::uint64_t first_load = geo_.a_elements(first) * ea_ + b_tile;
+    // What the DRAM really moves per byte of each operand: narrow channel blocks fetch whole bursts.
+    const double a_over = a_fetch(c.chans, c.cols), b_over = b_fetch(c.chans, c.cols), out_over = out_fetch(c.cols);
     for (bool weights_outer : {true, false}) {
       if (cb > 1 && !weights_outer) continue;  // with a K split both orders re-stream alike
       const OperandStreams s = streams(c, span, weights_outer);
@@ -563,10 +586,8 @@ class GemmTiler {
                     : PrologueTraffic{};
       const std::uint64_t a_bytes = prologue_ ? pt.dram_bytes : a_resident_ ? 0 : s.a * ea_;
       const std::uint64_t traffic = a_bytes + beside_a;
-      // What the DRAM really moves: narrow channel blocks fetch whole bursts.
-      const double moved =
-          double(a_bytes) * a_fetch(c.chans, c.cols) + (b_resident_ ? 0 : double(b_bytes) * b_fetch(c.chans, c.cols)) +
-          double((out_stored_ ? out_bytes_ : 0) + extras_.dram_bytes) * out_fetch(c.cols) + double(bias_);
+      const double moved = double(a_bytes) * a_over + (b_resident_ ? 0 : double(b_bytes) * b_over) +
+                           double((out_stored_ ? out_bytes_ : 0) + extras_.dram_bytes) * out_over + double(bias_);
       // The banks serve the DMA's bytes too (docs/compute-models.md, "One bandwidth for every
       // unit"): an SRAM-bound array is slowed by every byte loaded or stored beside it.
       const double bank_cycles = double(array.sram_read_bytes + array.sram_write_bytes) + moved;
@@ -922,13 +943,23 @@ bool is_tiled_input(const Graph& g, int tensor, std::uint64_t out_elements) {
 }
 
 std::vector<int> segment_inputs(const Graph& g, const Segment& seg) {
+  const std::vector<int> ops = segment_ops(seg);
+  // Each op's place in the segment, sorted by op: an input is made inside when its producer runs
+  // earlier. Sorted, not hashed: most segments hold one to three ops (the planners ask thousands
+  // of times), yet a 100k-op chain is one segment.
+  std::vector<std::pair<int, std::size_t>> place;
+  place.reserve(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) place.push_back({ops[i], i});
+  std::sort(place.begin(), place.end());
+  auto made_before = [&](int t, std::size_t i) {
+    const int p = g.tensor(t).producer;
+    const auto it = std::lower_bound(place.begin(), place.end(), std::pair<int, std::size_t>{p, 0});
+    return it != place.end() && it->first == p && it->second < i;
+  };
   std::vector<int> in;
-  std::unordered_set<int> produced;  // a set: a 100k-op chain is one segment
-  for (int o : segment_ops(seg)) {
-    for (int t : g.op(o).inputs)
-      if (!produced.count(t)) in.push_back(base_tensor(g, t));
-    for (int t : g.op(o).outputs) produced.insert(t);
-  }
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    for (int t : g.op(ops[i]).inputs)
+      if (!made_before(t, i)) in.push_back(base_tensor(g, t));
   return in;
 }
 

@@ -99,9 +99,10 @@ GemmTileCost gemm_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::i
                               std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width = 0);
 
 /// While one exists (make_plan opens one), the array's cost of a GEMM head cut into a tile shape
-/// (gemm_tiling_cost) is remembered per head op, shape and dataflow: the planners ask tile_gemm
-/// about the same head under many residencies and budgets (ResNet-50 greedy: 72,072 shape costs,
-/// 4.2 k distinct), and the cost depends on neither. A GEMM segment's tiling (tile_segment) is
+/// (gemm_tiling_cost) is remembered per head geometry, shape and dataflow: the planners ask
+/// tile_gemm about the same head under many residencies and budgets (ResNet-50 greedy: 72,072
+/// shape costs, 4.2 k distinct), the cost depends on neither, and heads of one geometry (ResNet's
+/// repeated blocks) share it. A GEMM segment's tiling (tile_segment) is
 /// remembered per segment, the residency bits it reads and budget: a growing group asks again
 /// about segments whose inputs did not change (ResNet-50 greedy: 927 calls, 178 distinct). One
 /// graph and config per scope. Nested scopes share the outermost one's memory; the cache is per
@@ -116,6 +117,10 @@ class TilingCacheScope {
  private:
   bool owner_ = false;
 };
+
+/// gemm_tiling_cost as the planners ask for it: remembered while a TilingCacheScope is open.
+GemmTileCost remembered_tiling_cost(const GemmGeometry& geo, std::int64_t rows, std::int64_t cols, std::int64_t chans,
+                                    std::optional<Dataflow> dataflow, const HardwareConfig& hw, std::int64_t width = 0);
 
 /// Calls `visit` for every block of a tiling in loop order (see Tiling::weights_outer).
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit);

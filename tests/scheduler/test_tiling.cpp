@@ -462,3 +462,64 @@ TEST(Tiling, PadLargerThanSramStreamsItsInput) {
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
   EXPECT_EQ(test::plan_dram_bytes(plan), 3276800u + 3359232u);
 }
+
+// The planners remember a head's tile costs by its geometry (remembered_tiling_cost), so heads of
+// one shape share them: a geometry differing in any field gemm_tiling_cost reads must not be
+// handed another's cost. Each variant below changes one field and, uncached, costs differently.
+TEST(Tiling, RememberedTileCostsAreKeyedByEveryGeometryField) {
+  const auto hw = config::load_hardware_config("edge-m");
+  auto same = [](const sched::GemmTileCost& a, const sched::GemmTileCost& b) {
+    return a.cycles == b.cycles && a.sram_read_bytes == b.sram_read_bytes && a.sram_write_bytes == b.sram_write_bytes;
+  };
+  sched::GemmGeometry plain;
+  plain.conv = true;
+  plain.batch = 1;
+  plain.out_rows = plain.out_cols_px = 8;
+  plain.n_total = plain.out_channels = 64;
+  plain.c_total = plain.in_c = 64;
+  plain.kh = plain.kw = 3;
+  sched::GemmGeometry grouped = plain;
+  grouped.grouped = true;
+  grouped.n_total = grouped.cin_g = grouped.cout_g = 8;
+  grouped.c_total = 1;
+  std::vector<std::pair<sched::GemmGeometry, sched::GemmGeometry>> variants;  // (base, one field changed)
+  auto vary = [&](const sched::GemmGeometry& base, auto change) {
+    sched::GemmGeometry v = base;
+    change(v);
+    variants.push_back({base, v});
+  };
+  vary(plain, [](auto& v) { v.conv = false; });
+  vary(plain, [](auto& v) { v.grouped = true; });
+  vary(plain, [](auto& v) { v.batch = 2; });
+  vary(plain, [](auto& v) { v.out_rows = 16; });
+  vary(plain, [](auto& v) { v.out_cols_px = 16; });
+  vary(plain, [](auto& v) { v.n_total = 128; });
+  vary(plain, [](auto& v) { v.c_total = 128; });
+  vary(plain, [](auto& v) { v.kh = 1; });
+  vary(plain, [](auto& v) { v.kw = 1; });
+  vary(grouped, [](auto& v) { v.cin_g = 16; });
+  vary(grouped, [](auto& v) { v.cout_g = 16; });
+  for (const auto& [base, v] : variants) {
+    const sched::TilingCacheScope scope;  // a fresh memory per pair: only `base` was costed before
+    const sched::GemmTileCost first = sched::remembered_tiling_cost(base, 4, 32, 32, std::nullopt, hw);
+    const sched::GemmTileCost truth = sched::gemm_tiling_cost(v, 4, 32, 32, std::nullopt, hw);
+    ASSERT_FALSE(same(truth, first));  // the changed field matters to the cost
+    EXPECT_TRUE(same(sched::remembered_tiling_cost(v, 4, 32, 32, std::nullopt, hw), truth));
+  }
+  // The tile shape, its width and the dataflow are part of the key too.
+  struct Shape {
+    std::int64_t rows, cols, chans, width;
+    std::optional<Dataflow> dataflow;
+  };
+  const Shape base{4, 32, 32, 0, Dataflow::WS};
+  for (const Shape& s :
+       {Shape{2, 32, 32, 0, Dataflow::WS}, Shape{4, 64, 32, 0, Dataflow::WS}, Shape{4, 32, 16, 0, Dataflow::WS},
+        Shape{1, 32, 32, 4, Dataflow::WS}, Shape{4, 32, 32, 0, Dataflow::OS}}) {
+    const sched::TilingCacheScope scope;
+    const auto first =
+        sched::remembered_tiling_cost(plain, base.rows, base.cols, base.chans, base.dataflow, hw, base.width);
+    const auto truth = sched::gemm_tiling_cost(plain, s.rows, s.cols, s.chans, s.dataflow, hw, s.width);
+    ASSERT_FALSE(same(truth, first)) << s.rows << " x " << s.cols << " x " << s.chans << " x " << s.width;
+    EXPECT_TRUE(same(sched::remembered_tiling_cost(plain, s.rows, s.cols, s.chans, s.dataflow, hw, s.width), truth));
+  }
+}
