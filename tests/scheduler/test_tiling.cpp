@@ -414,9 +414,15 @@ outputs: [cat, sm]
   const auto plan = nlohmann::json::parse(log);
   for (const auto& g : plan["groups"]) {
     const auto& seg = g["segments"][0];
-    if (g["name"] == "cat") EXPECT_TRUE(seg.contains("in_place")) << seg.dump();
-    if (g["name"] == "sm") EXPECT_EQ(seg["passes"], 2) << seg.dump();
-    if (g["name"] == "e1") EXPECT_FALSE(seg.contains("in_place"));
+    if (g["name"] == "cat") {
+      EXPECT_TRUE(seg.contains("in_place")) << seg.dump();
+    }
+    if (g["name"] == "sm") {
+      EXPECT_EQ(seg["passes"], 2) << seg.dump();
+    }
+    if (g["name"] == "e1") {
+      EXPECT_FALSE(seg.contains("in_place"));
+    }
   }
 }
 
