@@ -381,7 +381,8 @@ inline bool DramEngine::stream(Source& source, Pending& p, std::uint32_t channel
     return false;
   }
   std::uint32_t bank = 0;
-  if (stream_bank(channel, bank) && serve_stream(source, p, channel, bank, t_decide)) {
+  if (stream_bank(channel, bank) && (device_.activity() ? serve_stream<true>(source, p, channel, bank, t_decide)
+                                                        : serve_stream<false>(source, p, channel, bank, t_decide))) {
     ch.stream_backoff = 0;
     return true;
   }
@@ -392,7 +393,7 @@ inline bool DramEngine::stream(Source& source, Pending& p, std::uint32_t channel
 
 // Out of run_source's flattened loop (noinline), itself flattened: inlined into the loop, its
 // code cost the queued path about 8 % on a read+write pattern whose streams are rarely served here.
-template <class Source>
+template <bool Record, class Source>
 __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source, Pending& p, std::uint32_t channel,
                                                                  std::uint32_t bank, std::uint64_t& t_decide) {
   Channel& ch = channels_[channel];
@@ -422,7 +423,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   const std::uint64_t burst_cycles = device_.burst_cycles();
   std::uint64_t run_begin = 0, run_end = 0, run_bursts = 0;
   const auto record_run = [&] {
-    if (run_bursts > 0 && activity) activity->bursts(channel, target.bank, is_write, run_begin, run_end, run_bursts);
+    if (Record && run_bursts > 0) activity->bursts(channel, target.bank, is_write, run_begin, run_end, run_bursts);
     run_bursts = 0;
   };
   // Ends the stream: its requests back into the queues, its counts added (also when a request
@@ -453,13 +454,15 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       }
       if (stream_.empty()) mark_window(bank, false);
       device_.commit_hit(target, is_write, s);
-      const std::uint64_t data_begin = s.data_end - burst_cycles;
-      if (run_bursts == 0 || !activity || !activity->joins(run_end, data_begin)) {
-        record_run();
-        run_begin = data_begin;
+      if constexpr (Record) {
+        const std::uint64_t data_begin = s.data_end - burst_cycles;
+        if (run_bursts == 0 || !activity->joins(run_end, data_begin)) {
+          record_run();
+          run_begin = data_begin;
+        }
+        run_end = s.data_end;
+        ++run_bursts;
       }
-      run_end = s.data_end;
-      ++run_bursts;
       q.leaving.push_back(s.col);
       ch.clock = s.col;
       record_latency(is_write, oldest.arrival, s);

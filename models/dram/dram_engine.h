@@ -261,8 +261,10 @@ class DramEngine {
   /// The bank of `channel`'s oldest request if it can start a stream: it is its bank's candidate,
   /// a row hit, and every request queued for the bank hits the same row in the same direction.
   bool stream_bank(std::uint32_t channel, std::uint32_t& bank) const;
-  /// stream() once stream_bank found `bank`: true if it served a request.
-  template <class Source>
+  /// stream() once stream_bank found `bank`: true if it served a request. `Record`: the device
+  /// has an activity record (two loops: its test in the loop cost ~18 instructions a burst
+  /// without one, register pressure, measured on bench_dram's sequential pattern).
+  template <bool Record, class Source>
   bool serve_stream(Source& source, Pending& p, std::uint32_t channel, std::uint32_t bank, std::uint64_t& t_decide);
   /// Moves `bank`'s queued requests into stream_ (and out of `q`, their channel queue).
   void lift_stream(Queue& q, std::uint32_t bank);
