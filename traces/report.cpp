@@ -5,6 +5,7 @@
 
 #include "traces/format.h"
 #include "sim/core/file_util.h"
+#include "sim/core/json_text.h"
 #include "traces/report_page.h"
 
 namespace npusim::traces {
@@ -44,6 +45,8 @@ class ObjectText {
     return out_.append(compact(name)).append(1, ':');
   }
   void member(const char* name, const json& value) { key(name).append(compact(value)); }
+  /// A member whose value is compact JSON text already.
+  void member_text(const char* name, const std::string& value) { key(name).append(value); }
   void close() { out_.push_back('}'); }
 
  private:
@@ -74,23 +77,23 @@ std::string page_html(const std::string& data_json, const std::string& title) {
   return report_page::fill(*tmpl, html_escape(title), script_safe(data_json));
 }
 
-/// One run of the page's "runs": {label, roofline, summary, timeline}.
-void append_run(std::string& out, const ReportRun& r) {
+/// One run of the page's "runs": {label, roofline, summary, timeline}; `roofline`: its compact text.
+void append_run(std::string& out, const ReportRun& r, const std::string& roofline) {
   ObjectText run(out);
   run.member("label", r.label);
-  if (r.roofline_json)
-    run.member("roofline", *r.roofline_json);
+  run.member_text("roofline", roofline);
+  if (r.summary_compact)
+    run.member_text("summary", *r.summary_compact);
   else
-    run.member("roofline", to_json(*r.roofline));
-  run.member("summary", *r.summary);
+    run.member("summary", *r.summary);
   run.member("timeline", r.timeline ? *r.timeline : json());
   run.close();
 }
 
-}  // namespace
-
-std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
-                             const std::string& title, const json& compare_groups, const json& pairs) {
+/// The page's data (compact JSON text); `rooflines[i]`: the compact text of runs[i]'s roofline.
+std::string report_data(const std::vector<ReportRun>& runs, const std::vector<std::string>& rooflines,
+                        const std::vector<PlotArrow>& arrows, const std::string& title, const json& compare_groups,
+                        const json& pairs) {
   // {arrows, compare_groups?, pairs?, runs, title}: the keys in dump()'s (std::map's) order.
   json arrow_list = json::array();
   for (const PlotArrow& a : arrows) arrow_list.push_back({{"from", a.from_point}, {"to", a.to_point}});
@@ -103,12 +106,21 @@ std::string make_report_html(const std::vector<ReportRun>& runs, const std::vect
   run_list.push_back('[');
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (i > 0) run_list.push_back(',');
-    append_run(run_list, runs[i]);
+    append_run(run_list, runs[i], rooflines[i]);
   }
   run_list.push_back(']');
   data.member("title", title);
   data.close();
-  return page_html(text, title);
+  return text;
+}
+
+}  // namespace
+
+std::string make_report_html(const std::vector<ReportRun>& runs, const std::vector<PlotArrow>& arrows,
+                             const std::string& title, const json& compare_groups, const json& pairs) {
+  std::vector<std::string> rooflines;
+  for (const ReportRun& r : runs) rooflines.push_back(compact(to_json(*r.roofline)));
+  return page_html(report_data(runs, rooflines, arrows, title, compare_groups, pairs), title);
 }
 
 std::string make_llm_report_html(const json& summary, const json& hardware) {
@@ -133,12 +145,10 @@ void write_llm_report(const json& summary, const json& hardware, const std::stri
 }
 
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title) {
-  // The roofline's JSON (the run's largest) is built once, for roofline.json and the page.
-  ReportRun with_json = run;
-  const json roofline = run.roofline_json ? *run.roofline_json : to_json(*run.roofline);
-  with_json.roofline_json = &roofline;
-  const std::string html = make_report_html({with_json}, {}, title);
-  write_file_atomic(path_in(dir, "roofline.json"), roofline.dump(2) + "\n");
+  // The roofline (the run's largest document) is written once for roofline.json and the page.
+  const JsonTexts roofline = json_texts(to_json(*run.roofline));
+  const std::string html = page_html(report_data({run}, {roofline.compact}, {}, title, nullptr, nullptr), title);
+  write_file_atomic(path_in(dir, "roofline.json"), roofline.file);
   const std::vector<PlotSeries> series{{run.label, run.roofline}};
   plot_roofline(series, {}, {path_in(dir, "roofline.svg"), path_in(dir, "roofline.png")}, title);
   if (!run.roofline->energy_roofs.empty()) {

@@ -20,8 +20,9 @@ struct ReportRun {
   const nlohmann::json* summary;  // make_summary's output
   /// The run's compact unit timeline (serve::make_timeline's JSON), drawn when given.
   const nlohmann::json* timeline = nullptr;
-  /// to_json(*roofline) when the caller has it already (else it is built from `roofline`).
-  const nlohmann::json* roofline_json = nullptr;
+  /// The summary's compact text (json_texts(*summary).compact, sim/core/json_text.h) when the
+  /// caller has it, made with summary.json's text: the page takes it instead of dumping again.
+  const std::string* summary_compact = nullptr;
 };
 
 /// report.html's text for one run (`arrows` empty) or two runs (arrows from the first's ops

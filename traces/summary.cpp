@@ -193,7 +193,7 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
     for (int op : group.ops) members.push_back(t.ops.at(op).name);
     json o = {{"name", group.name},
               {"fusion", group.fusion},
-              {"members", members},
+              {"members", std::move(members)},
               {"sram_bytes", group.sram_bytes},
               {"dataflow", group.dataflow.empty() ? json(nullptr) : json(group.dataflow)},
               {"not_fused", group.not_fused.empty() ? json(nullptr) : json(group.not_fused)}};

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include "traces/tally.h"
 #include "traces/trace_io.h"
 #include "sim/core/file_util.h"
+#include "sim/core/json_text.h"
 #include "traces/trace_tracks.h"
 
 namespace npusim::traces {
@@ -162,7 +164,7 @@ struct EscapedNames {
     for (const GroupInfo& g : t.groups) groups.push_back(escape(g.name));
   }
   static std::string escape(const std::string& s) {
-    const std::string quoted = json(s).dump();
+    const std::string quoted = dump_json(s);
     return quoted.substr(1, quoted.size() - 2);
   }
   static const std::string& of(int index, const std::vector<std::string>& names) {
@@ -238,21 +240,30 @@ void append_flow(std::string& out, const char* phase, std::uint64_t id, int tid,
          ",\"args\":{\"load\":" + std::to_string(load_id) + ",\"consumer\":" + std::to_string(consumer_id) + "}}";
 }
 
-json group_args(const Trace& t, const GroupInfo& g) {
-  json members = json::array();
-  for (int op : g.ops) members.push_back(t.ops.at(op).name);
-  json args = {{"fusion", g.fusion}, {"members", members}, {"sram_bytes", g.sram_bytes}};
-  if (!g.dataflow.empty()) args["dataflow"] = g.dataflow;
-  if (!g.not_fused.empty()) args["not_fused"] = g.not_fused;
-  return args;
+/// A group slice's args as dump() writes {dataflow?, fusion, members, not_fused?, sram_bytes}
+/// (std::map's key order), written without building a JSON object for each.
+void append_group_args(std::string& out, const GroupInfo& g, const EscapedNames& names) {
+  out += '{';
+  if (!g.dataflow.empty()) out += "\"dataflow\":\"" + EscapedNames::escape(g.dataflow) + "\",";
+  out += "\"fusion\":\"" + EscapedNames::escape(g.fusion) + "\",\"members\":[";
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (i) out += ',';
+    out += '"' + names.ops.at(g.ops[i]) + '"';
+  }
+  out += ']';
+  if (!g.not_fused.empty()) out += ",\"not_fused\":\"" + EscapedNames::escape(g.not_fused) + '"';
+  append_u64(out, "sram_bytes", g.sram_bytes);
+  out += '}';
 }
 
-json op_args(const Trace& t, const OpInfo& op) {
-  return {{"kind", op.kind},
-          {"unit", op.unit},
-          {"group", op.group >= 0 ? t.groups.at(op.group).name : ""},
-          {"macs", op.macs},
-          {"vector_ops", op.vector_ops}};
+/// An op slice's args as dump() writes {group, kind, macs, unit, vector_ops}.
+void append_op_args(std::string& out, const OpInfo& op, const EscapedNames& names) {
+  out += "{\"group\":\"" + EscapedNames::of(op.group, names.groups) + "\",\"kind\":\"" + EscapedNames::escape(op.kind) +
+         '"';
+  append_u64(out, "macs", op.macs);
+  out += ",\"unit\":\"" + EscapedNames::escape(op.unit) + '"';
+  append_u64(out, "vector_ops", op.vector_ops);
+  out += '}';
 }
 
 /// The commands the level keeps, by index in t.commands.
@@ -295,11 +306,12 @@ class SliceWriter {
       std::string& out = events.begin_event();
       if (kind == Parent::Group) {
         append_slice_head(out, names.groups[index], "group", tids_[i], slices_[i]);
-        out += group_args(t_, t_.groups[index]).dump() + "}";
+        append_group_args(out, t_.groups[index], names);
       } else {
         append_slice_head(out, names.ops[index], "op", tids_[i], slices_[i]);
-        out += op_args(t_, t_.ops[index]).dump() + "}";
+        append_op_args(out, t_.ops[index], names);
       }
+      out += '}';
     }
     for (const Run& run : runs_) {
       const bool group = run.kind == Parent::Group;
@@ -519,12 +531,6 @@ CounterBins bin_counters(const Trace& t, std::uint64_t window_ps) {
   return bins;
 }
 
-std::string format_value(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 /// A counter track. Perfetto names the track "<name> <arg key>", so the unit goes in the key:
 /// "DRAM read" + "GB/s" shows as the track "DRAM read GB/s".
 struct CounterTrack {
@@ -539,16 +545,30 @@ constexpr CounterTrack kMacUtilisation{"MAC utilisation", "%"};
 constexpr CounterTrack kL2{"L2", "GB/s"};  // read + written, only with npu.l2
 constexpr const char* kQueueUnit = "commands";
 
-std::string counter_event(const char* name, const char* unit, std::uint64_t ps, double value) {
+/// A counter event, written straight into the event list's text (a run has thousands).
+void add_counter(EventList& events, const char* name, const char* unit, std::uint64_t ps, double value) {
+  std::string& out = events.begin_event();
   // Every event has a "cat": DevTools-model trace parsers index events by category.
-  return std::string("{\"name\":\"") + name +
-         "\",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":" + std::to_string(tracks::kPid) +
-         ",\"tid\":" + std::to_string(tracks::kCounterTid) + ",\"ts\":" + tracks::format_us(ps) + ",\"args\":{\"" +
-         unit + "\":" + format_value(value) + "}}";
+  out += "{\"name\":\"";
+  out += name;
+  out += "\",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":";
+  out += std::to_string(tracks::kPid);
+  out += ",\"tid\":";
+  out += std::to_string(tracks::kCounterTid);
+  out += ",\"ts\":";
+  tracks::append_us(out, ps);
+  out += ",\"args\":{\"";
+  out += unit;
+  out += "\":";
+  // printf's "%.6g" (the standard defines this overload as that conversion), a fraction of the
+  // cost of snprintf.
+  char text[32];
+  out.append(text, std::to_chars(text, text + sizeof text, value, std::chars_format::general, 6).ptr);
+  out += "}}";
 }
 
-std::string counter_event(const CounterTrack& track, std::uint64_t ps, double value) {
-  return counter_event(track.name, track.unit, ps, value);
+void add_counter(EventList& events, const CounterTrack& track, std::uint64_t ps, double value) {
+  add_counter(events, track.name, track.unit, ps, value);
 }
 
 void append_counters(const Trace& t, const CounterBins& bins, EventList& events) {
@@ -559,20 +579,20 @@ void append_counters(const Trace& t, const CounterBins& bins, EventList& events)
     const double length_ps = double(bins.length(w));
     const std::uint64_t ts = bins.start(w);
     // bytes / ps * 1e12 = bytes/s; / 1e9 = GB/s.
-    events.add(counter_event(kDramRead, ts, bins.dram_read[w] / length_ps * 1e3));
-    events.add(counter_event(kDramWrite, ts, bins.dram_write[w] / length_ps * 1e3));
+    add_counter(events, kDramRead, ts, bins.dram_read[w] / length_ps * 1e3);
+    add_counter(events, kDramWrite, ts, bins.dram_write[w] / length_ps * 1e3);
     if (has_peak) {
       const double bytes_per_s = (bins.dram_read[w] + bins.dram_write[w]) / length_ps * 1e12;
-      events.add(counter_event(kDramPeak, ts, 100.0 * bytes_per_s / t.roofs.dram_bandwidth));
+      add_counter(events, kDramPeak, ts, 100.0 * bytes_per_s / t.roofs.dram_bandwidth);
     }
-    events.add(counter_event(kSramOccupancy, ts, double(bins.sram_peak[w]) / 1024.0));
-    if (!bins.l2.empty()) events.add(counter_event(kL2, ts, bins.l2[w] / length_ps * 1e3));
+    add_counter(events, kSramOccupancy, ts, double(bins.sram_peak[w]) / 1024.0);
+    if (!bins.l2.empty()) add_counter(events, kL2, ts, bins.l2[w] / length_ps * 1e3);
     if (has_mac_counter) {
       const double cycles = length_ps * t.roofs.core_clock_hz / 1e12;
-      events.add(counter_event(kMacUtilisation, ts, 100.0 * bins.macs[w] / (cycles * mac_lanes)));
+      add_counter(events, kMacUtilisation, ts, 100.0 * bins.macs[w] / (cycles * mac_lanes));
     }
     for (std::size_t q = 0; q < bins.queued.size(); ++q) {
-      events.add(counter_event(kQueueNames[q], kQueueUnit, ts, bins.queued[q][w] / length_ps));
+      add_counter(events, kQueueNames[q], kQueueUnit, ts, bins.queued[q][w] / length_ps);
     }
   }
   if (bins.size() == 0) return;
@@ -583,7 +603,7 @@ void append_counters(const Trace& t, const CounterBins& bins, EventList& events)
   if (!bins.l2.empty()) used.push_back(kL2);
   for (const char* queue : kQueueNames) used.push_back({queue, kQueueUnit});
   for (const CounterTrack& track : used) {
-    events.add(counter_event(track, bins.horizon_ps, 0.0));
+    add_counter(events, track, bins.horizon_ps, 0.0);
   }
 }
 
@@ -591,7 +611,7 @@ void append_counters(const Trace& t, const CounterBins& bins, EventList& events)
 
 std::string metadata_event(const char* name, int tid, const json& args, int pid = tracks::kPid) {
   json e = {{"name", name}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", args}};
-  return e.dump();
+  return dump_json(e);
 }
 
 json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOptions& o, std::size_t written) {
@@ -636,10 +656,10 @@ json npusim_metadata(const Trace& t, std::uint64_t window_ps, const TraceWriteOp
   m["provenance"] = provenance(t.config);
   if (!t.import_choices.empty()) m["import_choices"] = t.import_choices;
   m["dram_stats"] = t.dram_stats;
-  m["roofs"] = roofs;
-  m["ops"] = ops;
-  m["groups"] = groups;
-  m["sram_allocations"] = allocations;
+  m["roofs"] = std::move(roofs);  // moved, not copied: the op and group lists are large
+  m["ops"] = std::move(ops);
+  m["groups"] = std::move(groups);
+  m["sram_allocations"] = std::move(allocations);
   m["end_ps"] = t.end_ps;
   if (t.cores > 1) m["cores"] = t.cores;  // docs/multicore.md
   if (!t.parallel.is_null()) m["parallel"] = t.parallel;
@@ -885,7 +905,7 @@ void write_trace_json(const Trace& t, const std::string& path, const TraceWriteO
   append_counters(t, bins, events);
   json meta = npusim_metadata(t, window_ps, o, written);
   if (!dram.empty()) meta["dram_activity"] = dram.metadata();
-  events.finish("\n],\n\"otherData\":{\"npusim\":" + meta.dump() + "}}\n");
+  events.finish("\n],\n\"otherData\":{\"npusim\":" + dump_json(meta) + "}}\n");
   file.commit();
 }
 

@@ -19,6 +19,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/json_input.h"
+#include "sim/core/json_text.h"
 #include "sim/core/units.h"
 #include "sim/serve/timeline.h"
 #include "traces/aligned_groups.h"
@@ -224,7 +225,7 @@ int run_command(const std::vector<std::string>& args) {
   const LoadedRun& loaded = run.loaded;
   const nlohmann::json& summary = run.summary;
   std::cout << "npusim: " << loaded.workload_name << " on " << loaded.hw.name << ", fusion " << spec.fusion << "\n"
-            << summary_table({{spec.fusion, summary}}) << "report: " << fs::path(spec.out) / "report.html"
+            << summary_table({{spec.fusion, &summary}}) << "report: " << fs::path(spec.out) / "report.html"
             << " (summary.json, trace.json, roofline.json, roofline.svg/.png, energy_roofline.svg/.png, "
                "schedule.json beside it)\n";
   return 0;
@@ -350,9 +351,9 @@ int compare_command(const std::vector<std::string>& args) {
   cmp["speedups"] = speedups;
   cmp["groups"] = groups;
   cmp["aligned_groups"] = aligned;
-  write_file_atomic((out.path() / "compare.json").string(), cmp.dump(2) + "\n");
+  write_file_atomic((out.path() / "compare.json").string(), json_file_text(cmp));
   out.commit();
-  std::cout << "npusim compare: " << loaded[0].workload_name << "\n" << summary_table(rows);
+  std::cout << "npusim compare: " << loaded[0].workload_name << "\n" << summary_table(compared);
   if (n > 2) {
     std::cout << "speed-up over " << rows[0].first << ":";
     for (std::size_t i = 1; i < n; ++i) {
@@ -385,7 +386,7 @@ int schedule_command(const std::vector<std::string>& args) {
   check_objective(spec, {spec.fusion});
   if (!spec.out.empty()) check_output_file(spec.out, "--out");
   const LoadedRun loaded = load_run(spec);
-  const std::string text = sched::to_json(loaded.plan, loaded.graph).dump(2) + "\n";
+  const std::string text = json_file_text(sched::to_json(loaded.plan, loaded.graph));
   if (spec.out.empty())
     std::cout << text;
   else
@@ -409,9 +410,8 @@ int roofline_command(const std::vector<std::string>& args) {
   OutputDir dir(out);
   set_stage("analysing the trace");
   const nlohmann::json summary = analyse_trace_to(trace, dir.path().string());
-  write_file_atomic((dir.path() / "summary.json").string(), summary.dump(2) + "\n");
   dir.commit();
-  std::cout << summary_table({{summary.value("fusion", std::string("trace")), summary}})
+  std::cout << summary_table({{summary.value("fusion", std::string("trace")), &summary}})
             << "report: " << fs::path(out) / "report.html"
             << " (roofline.json, roofline.svg/.png, energy_roofline.svg/.png, summary.json beside it)\n";
   return 0;

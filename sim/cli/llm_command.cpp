@@ -12,6 +12,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
+#include "sim/core/json_text.h"
 #include "traces/report.h"
 
 namespace npusim::cli {
@@ -103,7 +104,7 @@ int llm_command(const std::vector<std::string>& args) {
   LlmSpec in_tmp = s;
   in_tmp.out = out.path().string();
   const nlohmann::json summary = run_llm(in_tmp);
-  write_file_atomic((out.path() / "summary.json").string(), summary.dump(2) + "\n");
+  write_file_atomic((out.path() / "summary.json").string(), json_file_text(summary));
   write_llm_report_page(summary, s, out.path().string());
   out.commit();
   const auto& l = summary.at("llm");

@@ -16,6 +16,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/json_text.h"
 #include "sim/core/version.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/l2_placement.h"
@@ -62,7 +63,19 @@ std::string workload_name(const std::string& spec) {
 }
 
 void write_json(const fs::path& p, const nlohmann::json& j) {
-  write_file_atomic(p.string(), j.dump(2) + "\n");
+  write_file_atomic(p.string(), json_file_text(j));
+}
+
+/// Writes summary.json into `dir` and returns the summary's compact text, made in the same pass:
+/// report.html's copy (traces::ReportRun::summary_compact).
+std::string write_summary(const nlohmann::json& summary, const fs::path& dir) {
+  JsonTexts texts = json_texts(summary);
+  write_file_atomic((dir / "summary.json").string(), texts.file);
+  return std::move(texts.compact);
+}
+
+std::string report_title(const traces::Trace& t) {
+  return t.workload + " on " + t.config_name + " (fusion " + t.fusion + ")";
 }
 
 }  // namespace
@@ -131,8 +144,8 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
   const traces::Roofline roof = traces::make_roofline(t, analysis);
   nlohmann::json summary = traces::make_summary(t, roof, analysis);
   fs::create_directories(dir);
-  traces::write_run_report({t.fusion, &roof, &summary}, dir,
-                           t.workload + " on " + t.config_name + " (fusion " + t.fusion + ")");
+  const std::string summary_compact = write_summary(summary, dir);
+  traces::write_run_report({t.fusion, &roof, &summary, nullptr, &summary_compact}, dir, report_title(t));
   return summary;
 }
 
@@ -189,14 +202,14 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
   set_stage("writing the output folder");
   const fs::path out(spec.out);
   fs::create_directories(out);
-  write_json(out / "summary.json", sim.summary);
+  const std::string summary_compact = write_summary(sim.summary, out);
   write_json(out / "schedule.json", sched::to_json(run.plan, run.graph));
   if (traces::leaves_out_bank_tracks(sim.trace.dram_activity, spec.trace))
     spdlog::warn("trace.json: DRAM bank tracks left out: {} row slices, more than --trace-bank-rows {} (0: no limit)",
                  sim.trace.dram_activity.rows.size(), spec.trace.max_row_slices);
   traces::write_trace_json(sim.trace, (out / "trace.json").string(), spec.trace);
-  traces::write_run_report({sim.trace.fusion, &sim.roofline, &sim.summary}, out.string(),
-                           sim.trace.workload + " on " + sim.trace.config_name + " (fusion " + sim.trace.fusion + ")");
+  traces::write_run_report({sim.trace.fusion, &sim.roofline, &sim.summary, nullptr, &summary_compact}, out.string(),
+                           report_title(sim.trace));
 }
 
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
@@ -257,7 +270,7 @@ std::string short_roof(std::string roof) {
 
 }  // namespace
 
-std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs) {
+std::string summary_table(const std::vector<std::pair<std::string, const nlohmann::json*>>& runs) {
   struct Row {
     const char* label;
     std::function<std::string(const nlohmann::json&)> cell;
@@ -294,28 +307,28 @@ std::string summary_table(const std::vector<std::pair<std::string, nlohmann::jso
     std::snprintf(line, sizeof line, "%-22s", r.label);
     os << line;
     for (const auto& [name, s] : runs) {
-      std::snprintf(line, sizeof line, "%16s", r.cell(s).c_str());
+      std::snprintf(line, sizeof line, "%16s", r.cell(*s).c_str());
       os << line;
     }
     os << '\n';
   }
   // The bound in words, as summary.json, report.html and the live page give it.
   for (const auto& [name, s] : runs)
-    if (text_or(s, "bound_text") != "-")
-      os << "bound" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << text_or(s, "bound_text") << '\n';
+    if (text_or(*s, "bound_text") != "-")
+      os << "bound" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << text_or(*s, "bound_text") << '\n';
   // A run spread over cores (docs/multicore.md): its throughput and the latency of one input.
   for (const auto& [name, s] : runs) {
-    const auto p = s.find("parallel");
-    if (p == s.end() || !p->is_object()) continue;
+    const auto p = s->find("parallel");
+    if (p == s->end() || !p->is_object()) continue;
     os << "parallel" << (runs.size() > 1 ? " (" + name + ")" : "") << ": " << p->value("mode", std::string("?"))
        << " on " << p->value("cores", 0) << " cores, " << p->value("replicas", 0)
        << " copies: " << num(metric(*p, "throughput_inputs_per_s"), "%.1f") << " inputs/s, latency of one input "
        << num(metric(*p, "latency_s") * 1e3, "%.3f") << " ms\n";
   }
   if (runs.size() == 2) {
-    const double c0 = metric(runs[0].second, "cycles"), c1 = metric(runs[1].second, "cycles");
-    const double d0 = metric(runs[0].second, "dram_read_bytes") + metric(runs[0].second, "dram_write_bytes");
-    const double d1 = metric(runs[1].second, "dram_read_bytes") + metric(runs[1].second, "dram_write_bytes");
+    const double c0 = metric(*runs[0].second, "cycles"), c1 = metric(*runs[1].second, "cycles");
+    const double d0 = metric(*runs[0].second, "dram_read_bytes") + metric(*runs[0].second, "dram_write_bytes");
+    const double d1 = metric(*runs[1].second, "dram_read_bytes") + metric(*runs[1].second, "dram_write_bytes");
     std::snprintf(line, sizeof line, "%-22s%32s\n%-22s%32s\n", "speed-up", num(c1 > 0 ? c0 / c1 : 0, "%.2fx").c_str(),
                   "DRAM traffic", num(d0 > 0 ? 100.0 * (d1 - d0) / d0 : 0, "%+.1f%%").c_str());
     os << line;

@@ -98,11 +98,13 @@ FolderRun run_to_folder(const RunSpec& spec);
 /// returns summary.json's content. Throws SimulationError where execute_run would.
 nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run);
 
-/// Writes the analysis of a trace into `dir` (roofline.json, the roofline and energy plots as
-/// SVG and PNG, report.html) and returns summary.json's content (used by `npusim roofline`).
+/// Writes the analysis of a trace into `dir` (summary.json, roofline.json, the roofline and
+/// energy plots as SVG and PNG, report.html) and returns summary.json's content (used by
+/// `npusim roofline`).
 nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string& dir);
 
-/// A one-screen table of a run's headline figures.
-std::string summary_table(const std::vector<std::pair<std::string, nlohmann::json>>& runs);
+/// A one-screen table of a run's headline figures: (name, summary) pairs, the summaries pointed
+/// to rather than copied (a ResNet-50 summary's copy cost more than the table).
+std::string summary_table(const std::vector<std::pair<std::string, const nlohmann::json*>>& runs);
 
 }  // namespace npusim::engine
