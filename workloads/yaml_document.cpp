@@ -100,7 +100,8 @@ class Builder {
     switch (e.type) {
       case YAML_SCALAR_EVENT: {
         const auto& s = e.data.scalar;
-        const bool null = s.style == YAML_PLAIN_SCALAR_STYLE && !s.tag && is_null_text((const char*)s.value, s.length);
+        const bool null = s.style == YAML_PLAIN_SCALAR_STYLE && !s.tag &&
+                          is_null_text(reinterpret_cast<const char*>(s.value), s.length);
         Record r;
         r.kind = null ? Kind::Null : Kind::Scalar;
         r.line = line;
@@ -257,6 +258,12 @@ const Record* record(const std::shared_ptr<const Document>& doc, std::int32_t in
   return index >= 0 ? &doc->nodes[index] : nullptr;
 }
 
+/// Whether node `index` (-1: undefined) is of kind `kind`.
+bool is_kind(const std::shared_ptr<const Document>& doc, std::int32_t index, Kind kind) {
+  const Record* r = record(doc, index);
+  return r && r->kind == kind;
+}
+
 /// Runs yaml-cpp's conversion of `n`'s text, the rule npusim's YAML inputs always had.
 template <typename T>
 bool decode(const YamlNode& n, T& value) {
@@ -266,20 +273,16 @@ bool decode(const YamlNode& n, T& value) {
 }  // namespace
 
 bool YamlNode::IsNull() const {
-  const Record* r = record(doc_, index_);
-  return r && r->kind == Kind::Null;
+  return is_kind(doc_, index_, Kind::Null);
 }
 bool YamlNode::IsScalar() const {
-  const Record* r = record(doc_, index_);
-  return r && r->kind == Kind::Scalar;
+  return is_kind(doc_, index_, Kind::Scalar);
 }
 bool YamlNode::IsSequence() const {
-  const Record* r = record(doc_, index_);
-  return r && r->kind == Kind::Sequence;
+  return is_kind(doc_, index_, Kind::Sequence);
 }
 bool YamlNode::IsMap() const {
-  const Record* r = record(doc_, index_);
-  return r && r->kind == Kind::Map;
+  return is_kind(doc_, index_, Kind::Map);
 }
 
 const std::string& YamlNode::Scalar() const {
@@ -294,7 +297,7 @@ int YamlNode::line() const {
 
 std::size_t YamlNode::size() const {
   const Record* r = record(doc_, index_);
-  return r && (r->kind == Kind::Sequence || r->kind == Kind::Map) ? r->count : 0;
+  return IsSequence() || IsMap() ? r->count : 0;
 }
 
 YamlNode YamlNode::operator[](std::size_t i) const {
