@@ -2,7 +2,14 @@
 # Configures and builds npusim (Release) into build/. Extra arguments go to cmake's configure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+# ccache, where installed, keys objects by paths relative to the checkout, so another clone or
+# worktree on this machine (CI's fresh clone included) reuses what this one compiled.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" >/dev/null
 cmake --build build -j"$(nproc)"
 # The web front end (web/: npusim serve's live page and report.html's template), rebuilt when
 # web/dist is missing or older than its sources. Without npm the C++ still works: npusim run

@@ -4,6 +4,8 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config
+  ccache                    # scripts/build.sh: a fresh clone on this machine reuses compiled objects
+  libnlopt-dev              # npusim calibrate: bounded least squares (sim/engine/calibration.cpp)
   libsystemc-dev            # SystemC 2.3 + TLM-2.0
   libboost-dev libboost-program-options-dev
   libspdlog-dev libfmt-dev
