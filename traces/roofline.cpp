@@ -101,7 +101,22 @@ std::string mac_shape_reason(const Trace& t, const OpInfo& op, double utilisatio
   std::vector<std::string> parts;
   double spatial = 1.0;
   std::string prefix = "array shape";
-  if (op.gemm.groups > 0 && r.mac_rows > 0 && r.mac_cols > 0) {
+  const bool direct = t.config.is_object() && t.config.contains("mac_array") &&
+                      t.config["mac_array"].value("kind", std::string()) == "direct";
+  if (direct && op.gemm.groups > 1 && op.gemm.n == 1) {
+    // A direct core's channel-wise mode: atomic-C channels a cycle, the atomic-K side idle.
+    spatial = 1.0 / double(std::max(r.mac_cols, 1u));
+    parts.push_back("1 of " + std::to_string(r.mac_cols) + " atomic-K columns (channel-wise)");
+    prefix = "depthwise, direct core";
+  } else if (direct && op.gemm.groups > 0 && r.mac_rows > 0 && r.mac_cols > 0) {
+    // A direct core maps input channels (per kernel tap) on atomic-C and outputs on atomic-K.
+    const double fc = fold_fill(op.gemm.n, r.mac_cols);
+    if (fc < kDerateShown)
+      parts.push_back(num3(fc * r.mac_cols) + " of " + std::to_string(r.mac_cols) + " atomic-K columns (N = " +
+                      std::to_string(op.gemm.n) + ")");
+    spatial = fc;
+    prefix = "direct core";
+  } else if (op.gemm.groups > 0 && r.mac_rows > 0 && r.mac_cols > 0) {
     const std::string flow = dataflow_of(t, op);
     const GemmDims& g = op.gemm;
     const bool rows_m = flow == "OS", cols_m = flow == "IS";

@@ -8,14 +8,16 @@ namespace npusim::traces {
 
 namespace {
 
-constexpr std::array<std::pair<StallCause, const char*>, 7> kCauseNames{
+constexpr std::array<std::pair<StallCause, const char*>, 9> kCauseNames{
     {{StallCause::FillDrain, "fill/drain"},
      {StallCause::SramStall, "SRAM stall"},
      {StallCause::SramBankConflict, "SRAM bank conflict"},
      {StallCause::DmaWait, "DMA wait"},
      {StallCause::DmaSramWait, "DMA SRAM wait"},
      {StallCause::Dependency, "dependency"},
-     {StallCause::Queueing, "queueing"}}};
+     {StallCause::Queueing, "queueing"},
+     {StallCause::Dispatch, "dispatch"},
+     {StallCause::Host, "host"}}};
 
 bool is_compute(const CommandEvent& c) {
   return c.kind == CommandKind::Gemm || c.kind == CommandKind::Vector;
@@ -56,9 +58,18 @@ StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
     if (c->begin_ps > cursor) {
       const CommandReady& r = ready[std::size_t(c - t.commands.data())];
       const std::uint64_t wait = std::clamp(r.ps, cursor, c->begin_ps) - cursor;
+      // A runtime's task order: the previous task's end, then the dispatch, then what the command
+      // itself waited for.
+      const std::uint64_t before = std::clamp(r.dispatch_begin_ps, cursor, cursor + wait) - cursor;
+      const std::uint64_t dispatch = std::clamp(r.dispatched_ps, cursor, cursor + wait) - cursor - before;
+      (r.before_dispatch == StallCause::Host ? s.host_s : s.dma_wait_s) += double(before) * 1e-12;
+      s.dispatch_s += double(dispatch) * 1e-12;
       // A DMA transfer's SRAM wait was its last part: that much of the unit's wait is on SRAM banks.
-      const std::uint64_t on_sram = r.cause == StallCause::DmaWait ? std::min(wait, r.dma_sram_wait_ps) : 0;
-      (r.cause == StallCause::DmaWait ? s.dma_wait_s : s.dependency_s) += double(wait - on_sram) * 1e-12;
+      const std::uint64_t after = wait - before - dispatch;
+      const std::uint64_t on_sram = r.cause == StallCause::DmaWait ? std::min(after, r.dma_sram_wait_ps) : 0;
+      (r.cause == StallCause::DmaWait ? s.dma_wait_s
+       : r.cause == StallCause::Host  ? s.host_s
+                                      : s.dependency_s) += double(after - on_sram) * 1e-12;
       s.dma_sram_wait_s += double(on_sram) * 1e-12;
       s.queueing_s += double(c->begin_ps - cursor - wait) * 1e-12;
     }
@@ -98,16 +109,34 @@ std::vector<CommandReady> ready_times(const Trace& t) {
   for (const SramAllocation& a : t.sram_allocations) {
     if (a.group >= 0 && std::size_t(a.group) < grant_ps.size()) grant_ps[a.group] = a.alloc_ps;
   }
+  // A runtime that dispatches each task opens its group's commands when the dispatch ends; the
+  // dispatch begins when the core's previous task ends (a host op's, when one ended then).
+  std::vector<const CommandEvent*> dispatch_of(t.groups.size(), nullptr);
+  std::unordered_map<std::uint64_t, bool> host_ended;  // end time -> a host command ended then
+  for (const CommandEvent& c : t.commands) {
+    if (c.kind == CommandKind::Dispatch && c.group >= 0 && std::size_t(c.group) < dispatch_of.size())
+      dispatch_of[c.group] = &c;
+    if (c.kind == CommandKind::Host) host_ended[c.end_ps] = true;
+  }
   std::vector<CommandReady> out(t.commands.size());
   for (std::size_t i = 0; i < t.commands.size(); ++i) {
     const CommandEvent& c = t.commands[i];
     CommandReady& r = out[i];
     if (c.group >= 0 && std::size_t(c.group) < grant_ps.size()) r.ps = grant_ps[c.group];
+    if (c.group >= 0 && std::size_t(c.group) < grant_ps.size() && dispatch_of[c.group]) {
+      const CommandEvent& d = *dispatch_of[c.group];
+      r.dispatch_begin_ps = d.begin_ps;
+      r.dispatched_ps = d.end_ps;
+      r.before_dispatch = host_ended.count(d.begin_ps) ? StallCause::Host : StallCause::DmaWait;
+      r.ps = std::max(r.ps, r.dispatched_ps);
+    }
     for (std::uint32_t d : c.deps) {
       auto it = by_id.find(d);
       if (it == by_id.end() || it->second->end_ps <= r.ps) continue;
       r.ps = it->second->end_ps;
-      r.cause = is_compute(*it->second) ? StallCause::Dependency : StallCause::DmaWait;
+      r.cause = it->second->kind == CommandKind::Host ? StallCause::Host
+                : is_compute(*it->second)              ? StallCause::Dependency
+                                                       : StallCause::DmaWait;
       const double clock = t.roofs.core_clock_hz;
       r.dma_sram_wait_ps = r.cause == StallCause::DmaWait && clock > 0
                                ? std::uint64_t(double(it->second->stall_cycles) / clock * 1e12 + 0.5)
@@ -140,6 +169,10 @@ double StallBreakdown::part(StallCause c) const {
       return dependency_s;
     case StallCause::Queueing:
       return queueing_s;
+    case StallCause::Dispatch:
+      return dispatch_s;
+    case StallCause::Host:
+      return host_s;
   }
   return 0;
 }
@@ -189,6 +222,9 @@ nlohmann::json to_json(const StallBreakdown& s) {
   o.emplace("dma_sram_wait_s", s.dma_sram_wait_s);
   o.emplace("dependency_s", s.dependency_s);
   o.emplace("queueing_s", s.queueing_s);
+  // Only a run with runtime costs has this part: ideal-runtime summaries keep their fields.
+  if (s.dispatch_s > 0) o.emplace("dispatch_s", s.dispatch_s);
+  if (s.host_s > 0) o.emplace("host_s", s.host_s);
   o.emplace("dominant_loss", s.unit.empty() ? nlohmann::json() : nlohmann::json(to_string(s.dominant())));
   return j;
 }

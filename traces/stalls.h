@@ -13,9 +13,19 @@
 namespace npusim::traces {
 
 /// The losses, each a reason the unit was not doing useful work at its peak.
-enum class StallCause { FillDrain, SramStall, SramBankConflict, DmaWait, DmaSramWait, Dependency, Queueing };
+enum class StallCause {
+  FillDrain,
+  SramStall,
+  SramBankConflict,
+  DmaWait,
+  DmaSramWait,
+  Dependency,
+  Queueing,
+  Dispatch,
+  Host
+};
 /// "fill/drain", "SRAM stall", "SRAM bank conflict", "DMA wait", "DMA SRAM wait", "dependency",
-/// "queueing".
+/// "queueing", "dispatch", "host".
 std::string to_string(StallCause c);
 
 /// When a command became ready to start, and what it waited for until then.
@@ -28,6 +38,13 @@ struct CommandReady {
   /// SRAM bank bandwidth (its `stall_cycles`, in ps): without it the transfer would have ended
   /// that much earlier.
   std::uint64_t dma_sram_wait_ps = 0;
+  /// When the runtime's dispatch of the command's group ended (npu.runtime; 0 without one): the
+  /// wait before it is the dispatch's, whatever the command waited for after.
+  std::uint64_t dispatched_ps = 0;
+  /// When that dispatch began (the core's previous task had ended), and what the core waited for
+  /// until then: the previous task's last command, a host op (Host) or a DMA store (DmaWait).
+  std::uint64_t dispatch_begin_ps = 0;
+  StallCause before_dispatch = StallCause::DmaWait;
 };
 /// Per command (by index in t.commands): the latest end of its traced dependencies and of its
 /// group's SRAM grant (`sram_allocations`). Barriers are not traced; they only pass those on.
@@ -49,6 +66,8 @@ struct StallBreakdown {
   double dma_sram_wait_s = 0;       // the part of that wait the transfer spent waiting for SRAM bank bandwidth
   double dependency_s = 0;          // unit idle until another unit's result, or the group's SRAM grant
   double queueing_s = 0;            // ready, but the unit was running other entities' commands
+  double dispatch_s = 0;            // unit idle while the runtime dispatched the command's task (npu.runtime)
+  double host_s = 0;                // unit idle until a host op's result (npu.host.ops)
 
   double part(StallCause c) const;
   /// The largest loss (ties go to the earlier cause in the enum's order); without fill/drain

@@ -16,7 +16,7 @@ void Tally::add(const CommandEvent& c) {
   end_ps = commands ? std::max(end_ps, c.end_ps) : c.end_ps;
   ++commands;
   macs += c.macs;
-  vector_ops += c.vector_ops;
+  if (c.kind != CommandKind::Host) vector_ops += c.vector_ops;  // the host's work is not the NPU's
   dram_read_bytes += c.dram_read_bytes;
   dram_write_bytes += c.dram_write_bytes;
   (c.kind == CommandKind::DmaStore ? l2_write_bytes : l2_read_bytes) += c.l2_bytes;

@@ -9,12 +9,18 @@ namespace npusim::traces {
 namespace {
 
 // One table per enum keeps to_string and its inverse from drifting apart.
-constexpr std::array<std::pair<Unit, const char*>, 3> kUnitNames{
-    {{Unit::MacArray, "MAC array"}, {Unit::VectorUnit, "vector unit"}, {Unit::Dma, "DMA"}}};
-constexpr std::array<std::pair<CommandKind, const char*>, 4> kKindNames{{{CommandKind::DmaLoad, "dma_load"},
+constexpr std::array<std::pair<Unit, const char*>, 5> kUnitNames{{{Unit::MacArray, "MAC array"},
+                                                                   {Unit::VectorUnit, "vector unit"},
+                                                                   {Unit::Dma, "DMA"},
+                                                                   {Unit::Runtime, "runtime"},
+                                                                   {Unit::Host, "host CPU"}}};
+constexpr std::array<std::pair<CommandKind, const char*>, 7> kKindNames{{{CommandKind::DmaLoad, "dma_load"},
                                                                          {CommandKind::DmaStore, "dma_store"},
                                                                          {CommandKind::Gemm, "gemm"},
-                                                                         {CommandKind::Vector, "vector"}}};
+                                                                         {CommandKind::Vector, "vector"},
+                                                                         {CommandKind::Dispatch, "dispatch"},
+                                                                         {CommandKind::Sync, "sync"},
+                                                                         {CommandKind::Host, "host"}}};
 
 template <typename E, std::size_t N>
 std::string name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {

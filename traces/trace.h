@@ -13,12 +13,17 @@
 
 namespace npusim::traces {
 
-/// Which hardware unit ran a command. DMA commands carry their channel in `lane`.
-enum class Unit { MacArray, VectorUnit, Dma };
-std::string to_string(Unit u);  // "MAC array", "vector unit", "DMA"
+/// Which unit ran a command. DMA commands carry their channel in `lane`. `Runtime` is the
+/// software between the NPU's tasks (npu.runtime, docs/runtime.md): its events are dispatches
+/// and cross-core synchronisations, not commands of the Program (their ids follow the Program's).
+/// `Host` is the host CPU running the ops the NPU does not (npu.host.ops): its commands are
+/// `host` tiles, whose vector_ops are the host's work, not the NPU's.
+enum class Unit { MacArray, VectorUnit, Dma, Runtime, Host };
+std::string to_string(Unit u);  // "MAC array", "vector unit", "DMA", "runtime", "host CPU"
 
-enum class CommandKind { DmaLoad, DmaStore, Gemm, Vector };
-std::string to_string(CommandKind k);  // "dma_load", "dma_store", "gemm", "vector"
+enum class CommandKind { DmaLoad, DmaStore, Gemm, Vector, Dispatch, Sync, Host };
+/// "dma_load", "dma_store", "gemm", "vector", "dispatch", "sync", "host"
+std::string to_string(CommandKind k);
 
 /// One executed command (a tile of work) with its begin/end and what it moved and computed.
 struct CommandEvent {

@@ -71,7 +71,7 @@ std::optional<UnitLane> parse_core_unit(const std::string& base) {
     if (!lane) return std::nullopt;
     return UnitLane{Unit::Dma, *lane};
   }
-  for (Unit u : {Unit::MacArray, Unit::VectorUnit}) {
+  for (Unit u : {Unit::MacArray, Unit::VectorUnit, Unit::Runtime, Unit::Host}) {
     const std::string name = to_string(u);
     if (base == name) return UnitLane{u, 0};
     const std::string prefix = name + kLaneInfix;

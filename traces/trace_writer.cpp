@@ -524,6 +524,7 @@ CounterBins bin_counters(const Trace& t, std::uint64_t window_ps) {
   for (std::size_t i = 0; i < t.commands.size(); ++i) {
     const CommandEvent& c = t.commands[i];
     spread_command(c, bins);
+    if (c.unit == Unit::Runtime || c.unit == Unit::Host) continue;  // not an NPU unit's queue
     std::vector<double>& queue = bins.queued[queue_of(c.unit)];
     bins.spread(ready[i].ps, c.begin_ps, [&](std::size_t w, std::uint64_t overlap) { queue[w] += double(overlap); });
   }

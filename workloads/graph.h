@@ -206,6 +206,9 @@ struct Op {
   /// The core the op runs on when a parallel mode pinned it there (--parallel tensor,
   /// sim/scheduler/tensor_parallel.h), -1 for any: a fusion group never holds two cores' ops.
   int core = -1;
+  /// Runs on the host CPU, not the NPU (its kind is in npu.host.ops; set by sched::mark_host_ops):
+  /// the planner never groups it with another op (docs/runtime.md, "Host ops").
+  bool host = false;
 };
 
 /// Per-op work and the least bytes it must move (each input and output touched once).
@@ -263,6 +266,8 @@ class Graph {
   /// finalize infers it again and checks).
   void set_shape(int i, Shape s) { tensors_.at(i).shape = std::move(s); }
   const Op& op(int i) const { return ops_.at(i); }
+  /// Marks op `i` as run by the host CPU (Op::host) or not.
+  void set_host(int i, bool host) { ops_.at(i).host = host; }
   int find_tensor(const std::string& name) const;  // -1 if absent
   int find_op(const std::string& name) const;      // -1 if absent
   /// Op indices in a topological order (valid after finalize).

@@ -9,9 +9,12 @@
 namespace npusim::models {
 
 /// A GEMM C[m x n] = A[m x k] * B[k x n], run `repeats` times with the same shape
-/// (e.g. the groups of a grouped or depthwise convolution, one after another).
+/// (e.g. the groups of a grouped or depthwise convolution, one after another). A convolution's
+/// k is `taps` kernel positions of k / taps input channels each (a direct-convolution core maps
+/// the channels, not k, onto its cells; the systolic folds read k alone).
 struct GemmShape {
   std::int64_t m = 0, k = 0, n = 0, repeats = 1;
+  std::int64_t taps = 1;
 };
 
 /// How a GEMM maps onto a rows x cols array and how long it takes.

@@ -22,8 +22,11 @@ MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config, F
 }
 
 GemmResult MacArray::timing(const GemmTile& t) const {
+  // Bank conflicts follow the systolic operand streams; a direct core reads its CBUF banks a
+  // whole atomic operation at a time, so only bulk bandwidth bounds it.
+  const bool systolic = config_.kind == MacArrayKind::Systolic;
   return result_of(t, sram_.access_cycles(t.sram_read_bytes, t.sram_write_bytes),
-                   bank_conflict_cycles(t.shape, t.dataflow.value_or(config_.dataflow)));
+                   systolic ? bank_conflict_cycles(t.shape, t.dataflow.value_or(config_.dataflow)) : 0);
 }
 
 std::uint64_t MacArray::window_stall(const std::vector<OperandStream>& streams, std::uint64_t t,
@@ -71,10 +74,10 @@ GemmResult MacArray::timing(const GemmTile& t, const StridedAccess& reads, const
 
 GemmResult MacArray::result_of(const GemmTile& t, std::uint64_t sram_cycles, std::uint64_t conflict_cycles) const {
   const Dataflow dataflow = t.dataflow.value_or(config_.dataflow);
-  const FoldTiming fold = fold_timing(t.shape, config_.rows, config_.cols, dataflow, config_.fold_model);
+  const FoldTiming fold = compute_timing(t.shape, config_, dataflow, operand_dtype(config_, t.operand_bytes));
   // Conflicts stretch every streamed cycle they hit; bulk bandwidth bounds the tile as a whole.
   const SramBound bound = bound_by_sram(fold.cycles, std::max(fold.cycles + conflict_cycles, sram_cycles));
-  const PartialSumWords psum = partial_sum_words(t.shape, config_.rows, dataflow);
+  const PartialSumWords psum = tile_partial_sums(t.shape, config_, dataflow);
   GemmResult r;
   r.cycles = bound.cycles;
   r.compute_cycles = fold.cycles;

@@ -7,6 +7,7 @@
 
 #include <systemc>
 
+#include "models/mac_array/compute_model.h"
 #include "models/mac_array/fold_model.h"
 #include "models/mac_array/operand_streams.h"
 #include "models/sram/sram.h"
@@ -21,6 +22,8 @@ struct GemmTile {
   std::uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
   /// Runs the tile with this dataflow (a schedule's per-group override); nullopt: the config's.
   std::optional<Dataflow> dataflow{};
+  /// Bytes per element of the activations it multiplies (operand_dtype: 0 = the array's dtype).
+  std::uint32_t operand_bytes = 0;
 };
 
 /// Why the array was not doing useful work, in core cycles (definitions in

@@ -25,7 +25,7 @@ namespace {
 const char* kUsage =
     "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B]\n"
     "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int8|fp16]\n"
-    "                  [--act-dtype int8|fp16] [--fusion P] [--set K=V]... [--out DIR]\n"
+    "                  [--act-dtype int8|fp16] [--fusion P] [--parallel none|tensor|auto] [--set K=V]... [--out DIR]\n"
     "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
     "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
     "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders).";
@@ -56,6 +56,7 @@ std::string table(const nlohmann::json& s) {
   if (dec.at("energy_per_token_j").is_number())
     row("decode energy/token", fixed(dec.at("energy_per_token_j").get<double>() * 1e3, "%.3f mJ"));
   row("total", fixed(l.at("total_seconds").get<double>() * 1e3, "%.3f ms"));
+  if (l.value("cores", 1) > 1) row("cores", std::to_string(l.at("cores").get<int>()) + ", parallel " + l.at("parallel").get<std::string>());
   return t;
 }
 
@@ -86,6 +87,9 @@ int llm_command(const std::vector<std::string>& args) {
       "act-dtype", po::value(&s.act_dtype), "activations: int8, fp16 or bf16 (default: the config's dtype)")(
       "all-logits", po::bool_switch(&s.all_logits), "the prefill computes the LM head for every prompt token")(
       "fusion,f", po::value(&s.fusion)->default_value(s.fusion), "fusion policy: none, epilogue, greedy or search")(
+      "parallel", po::value(&s.parallel),
+      "how each phase spreads over npu.cores: none, tensor (every weight GEMM split by output channels) or auto "
+      "(each GEMM's best split); default auto on a multi-core config")(
       "decode-samples", po::value(&s.decode_samples)->default_value(s.decode_samples),
       "at most this many decode steps simulated (first, last, then midpoints while the steps are not on a line; "
       "the rest interpolated); 0: every step")(

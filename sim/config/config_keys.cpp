@@ -79,8 +79,23 @@ std::vector<ConfigKey> build_table() {
           "NPU core clock (MAC array, vector unit, SRAM)")
           .range(kMinCoreClockHz, kMaxClockHz)
           .note("a slower clock stretches simulated time, and the refreshes and counters it holds, without bound"),
-      count("npu.mac_array.rows", 1, kMaxArraySide, "mac_array/rows", "systolic array rows R"),
-      count("npu.mac_array.cols", 1, kMaxArraySide, "mac_array/cols", "systolic array columns C"),
+      enum_key<MacArrayKind>(
+          "npu.mac_array.kind", "mac_array/kind",
+          "the compute template: a systolic array (WS/OS/IS folds), or a direct-convolution core (NVDLA, RKNPU) "
+          "whose rows x cols cells are atomic-C x atomic-K ([compute-models.md](compute-models.md) section 9)")
+          .see("compute-models.md"),
+      count("npu.mac_array.rows", 1, kMaxArraySide, "mac_array/rows",
+            "systolic array rows R; direct core: atomic-C, the input channels one atomic operation reduces"),
+      count("npu.mac_array.cols", 1, kMaxArraySide, "mac_array/cols",
+            "systolic array columns C; direct core: atomic-K, the output channels one atomic operation produces"),
+      Key("npu.mac_array.rate.<dtype>", KeyKind::Ratio, "MACs/cycle/cell", "mac_array/rate/<dtype>",
+          "MACs each cell completes per cycle when the operands are multiplied in `<dtype>` (the activations' "
+          "type; narrower weights are widened on the way in), e.g. fp16 at 0.5 on an int8 array; a type not "
+          "listed runs at 1 ([compute-models.md](compute-models.md) section 10)")
+          .range(0, 16)
+          .of(names<DType>())
+          .def("1")
+          .see("compute-models.md"),
       enum_key<Dataflow>("npu.mac_array.dataflow", "mac_array/dataflow", "weight-, output- or input-stationary"),
       enum_key<DType>("npu.mac_array.dtype", "mac_array/dtype",
                       "element type; its size is the bytes per element of every tensor"),
@@ -197,6 +212,38 @@ std::vector<ConfigKey> build_table() {
           .range(0, kMaxNocLatency)
           .def("0")
           .see("multicore.md"),
+      Key("npu.runtime.dispatch_latency", KeyKind::Duration, "time", "runtime/dispatch_latency_s",
+          "from the end of one NPU task (a fusion group) to the start of the next on the same core: the driver's "
+          "submission, the task's register setup and its completion interrupt; above 0 a core's tasks run one "
+          "after another ([runtime.md](runtime.md))")
+          .range(0, 1)
+          .see("runtime.md"),
+      Key("npu.runtime.core_sync", KeyKind::Duration, "time", "runtime/core_sync_s",
+          "what a cross-core hand-off (a tensor-parallel gather, a pipeline stage's input) costs the core that "
+          "waits for it: the runtime's barrier between cores ([runtime.md](runtime.md))")
+          .range(0, 1)
+          .see("runtime.md"),
+      Key("npu.host.ops", KeyKind::Text, "op kinds", "host/ops",
+          "comma-separated op kinds the NPU does not run (e.g. `resize,layer_norm`): each such op runs on the "
+          "host CPU, alone in its task, its tensors handed over through DRAM ([runtime.md](runtime.md), \"Host "
+          "ops\")")
+          .def("none")
+          .note("vector-unit op kinds of `docs/workload-format.md`")
+          .see("runtime.md"),
+      Key("npu.host.op_rate", KeyKind::Ratio, "element ops/s", "host/op_rate_ops_per_second",
+          "element operations a second the host CPU completes on a host op")
+          .range(0, 1e13)
+          .see("runtime.md"),
+      Key("npu.host.bandwidth", KeyKind::Bandwidth, "bandwidth", "host/bandwidth_bytes_per_second",
+          "bytes a second the host reads and writes a host op's tensors at, converting them between the NPU's "
+          "layout and its own")
+          .range(0, 1e13)
+          .see("runtime.md"),
+      Key("npu.host.handoff_latency", KeyKind::Duration, "time", "host/handoff_latency_s",
+          "what one host op's hand-off costs beyond its work: the NPU's task ends, the host takes the tensors "
+          "and hands the result back (cache maintenance, synchronisation)")
+          .range(0, 1)
+          .see("runtime.md"),
       Key("npu.area.technology_node", KeyKind::Length, "nm", "area/technology_node_nm",
           "process node of the area model ([area.md](area.md))")
           .range(5, 45)
@@ -307,6 +354,10 @@ std::string default_from_struct(const ConfigKey& key, const nlohmann::json& defa
       return format_frequency({v.get<double>()});
     case KeyKind::Enum:
       return "`" + v.get<std::string>() + "`";
+    case KeyKind::Duration:
+      return v.get<double>() == 0 ? "0" : format_duration({v.get<double>()});
+    case KeyKind::Bandwidth:
+      return format_bandwidth({v.get<double>()});
     case KeyKind::Length: {
       std::ostringstream s;
       s << v.get<double>() << " " << key.unit;
@@ -405,6 +456,15 @@ std::string ConfigKey::range_text() const {
     case KeyKind::DataRate:
       r = "positive, at most " + number_text(max / 1e9) + " GT/s";
       break;
+    case KeyKind::Duration:
+      r = (min == 0 ? "0" : format_duration({min})) + " to " + format_duration({max});
+      break;
+    case KeyKind::Ratio:
+      r = (min == 0 ? "> 0 and <= " : number_text(min) + " to ") + number_text(max) + " " + unit;
+      break;
+    case KeyKind::Bandwidth:
+      r = "> 0 and <= " + format_bandwidth({max});
+      break;
     default:
       return range_note;
   }
@@ -445,8 +505,9 @@ const std::vector<std::pair<std::string, std::string>>& derived_json_fields() {
 nlohmann::json config_keys_json() {
   static const char* kinds[] = {"text",   "count",           "size",  "frequency", "enum",
                                 "bool",   "data rate",       "cost",  "time",      "electrical",
-                                "energy", "energy per byte", "power", "length"};
-  static_assert(std::size(kinds) == static_cast<std::size_t>(KeyKind::Length) + 1, "one name per KeyKind");
+                                "energy", "energy per byte", "power", "length",
+                                "duration", "ratio",  "bandwidth"};
+  static_assert(std::size(kinds) == static_cast<std::size_t>(KeyKind::Bandwidth) + 1, "one name per KeyKind");
   nlohmann::json out = nlohmann::json::array();
   for (const auto& k : table()) {
     nlohmann::json j = {{"name", k.name},          {"kind", kinds[static_cast<int>(k.kind)]},

@@ -28,6 +28,9 @@ enum class KeyKind {
   EnergyPerByte,  // "1.5 pJ/B"
   Power,          // "50 mW"
   Length,         // a technology node in nm, in [min, max]
+  Duration,       // a time with its unit ("20 us"), in [min, max] seconds
+  Ratio,          // a plain number, in (min, max] (min 0) or [min, max]
+  Bandwidth,      // bytes per second with a unit ("8 GB/s"), in (0, max]
 };
 
 /// One key, or one key pattern: a pattern's last segments are placeholders in angle brackets

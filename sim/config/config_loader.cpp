@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -12,6 +13,8 @@
 #include <set>
 #include <utility>
 #include <stdexcept>
+
+#include <spdlog/spdlog.h>
 
 #include "models/dram/dram_config_check.h"
 #include "sim/config/config_keys.h"
@@ -319,11 +322,70 @@ void read_l2(Reader& r, L2Config& l2) {
   r.read_uint("npu.l2.latency", l2.latency_cycles);
 }
 
+/// A time in the key's [min, max] seconds (npu.runtime.*).
+double seconds_in(const std::string& text, const std::string& where, const ConfigKey& k) {
+  const double v = parse_duration(text, where).seconds;
+  if (!(v >= k.min && v <= k.max))
+    throw InputError(where, "expected a time from " + (k.min == 0 ? std::string("0") : format_duration({k.min})) +
+                                " to " + format_duration({k.max}) + ", found '" + text + "'");
+  return v;
+}
+
+/// A plain number in (0, the key's max] (npu.mac_array.rate.*).
+double ratio_in(const std::string& text, const std::string& where, const ConfigKey& k) {
+  const double v = parse_positive_double(text, where);
+  char max_text[32];
+  std::snprintf(max_text, sizeof max_text, "%g", k.max);
+  if (v > k.max)
+    throw InputError(where, "expected a number above 0 and at most " + std::string(max_text) + ", found '" + text + "'");
+  return v;
+}
+
+void read_runtime(Reader& r, RuntimeConfig& rt) {
+  r.read("npu.runtime.dispatch_latency", KeyKind::Duration, rt.dispatch_latency_s, seconds_in);
+  r.read("npu.runtime.core_sync", KeyKind::Duration, rt.core_sync_s, seconds_in);
+}
+
+/// npu.host.ops: vector-unit op kinds, comma-separated; a GEMM kind cannot leave the NPU.
+std::vector<std::string> host_kinds(const std::string& text, const std::string& where, const ConfigKey&) {
+  std::vector<std::string> kinds;
+  std::string::size_type start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    std::string kind = text.substr(start, comma - start);
+    kind.erase(0, kind.find_first_not_of(" \t"));
+    kind.erase(kind.find_last_not_of(" \t") + 1);
+    if (!kind.empty() && kind != "none") {
+      check_vector_kind(kind, where);
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+    }
+    start = comma + 1;
+  }
+  return kinds;
+}
+
+/// A bandwidth in (0, the key's max] bytes per second.
+double bandwidth_in(const std::string& text, const std::string& where, const ConfigKey& k) {
+  const double v = parse_bandwidth(text, where).bytes_per_second;
+  if (!(v > 0 && v <= k.max))
+    throw InputError(where, "expected a bandwidth above 0 and at most " + format_bandwidth({k.max}) + ", found '" +
+                                text + "'");
+  return v;
+}
+
+void read_host(Reader& r, HostConfig& h) {
+  r.read("npu.host.ops", KeyKind::Text, h.ops, host_kinds);
+  r.read("npu.host.op_rate", KeyKind::Ratio, h.op_rate, ratio_in);
+  r.read("npu.host.bandwidth", KeyKind::Bandwidth, h.bandwidth, bandwidth_in);
+  r.read("npu.host.handoff_latency", KeyKind::Duration, h.handoff_latency_s, seconds_in);
+}
+
 void read_core(Reader& r, HardwareConfig& c) {
   r.read("name", KeyKind::Text, c.name, as_text);
   r.read("npu.clock", KeyKind::Frequency, c.core_clock, frequency_in);
 
   auto& m = c.mac_array;
+  read_enum(r, "npu.mac_array.kind", m.kind);
   r.read_uint("npu.mac_array.rows", m.rows);
   r.read_uint("npu.mac_array.cols", m.cols);
   read_enum(r, "npu.mac_array.dataflow", m.dataflow);
@@ -331,6 +393,11 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read_uint("npu.mac_array.accumulator_bytes", m.accumulator_bytes);
   read_enum(r, "npu.mac_array.fold_model", m.fold_model);
   read_enum(r, "npu.mac_array.dequant", m.dequant);
+  const ConfigKey& rate = r.pattern("npu.mac_array.rate", KeyKind::Ratio);
+  for (const auto& [dtype, raw] : r.take_prefix("npu.mac_array.rate")) {
+    const std::string where = Reader::label(raw, "npu.mac_array.rate." + dtype);
+    m.rate[parse_enum<DType>(dtype, where, enum_names<DType>())] = ratio_in(raw.text, where, rate);
+  }
 
   auto& v = c.vector_unit;
   r.read_uint("npu.vector_unit.lanes", v.lanes);
@@ -362,6 +429,8 @@ void read_core(Reader& r, HardwareConfig& c) {
   r.read_uint("npu.noc.bandwidth", c.noc.bytes_per_cycle);
   r.read_uint("npu.noc.latency", c.noc.latency_cycles);
   read_l2(r, c.l2);
+  read_runtime(r, c.runtime);
+  read_host(r, c.host);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -539,8 +608,25 @@ void read_area(Reader& r, HardwareConfig& c) {
          });
 }
 
+/// A multi-channel DRAM whose mapping puts the channel above the column keeps a sequential
+/// stream (a weight read, a KV cache) in one channel for a whole row at a time, so one stream
+/// gets one channel's bandwidth: said once per process and mapping, since the config is valid.
+void warn_single_channel_streams(const DramConfig& d, const std::string& source) {
+  const auto ch = d.mapping.find("ch"), co = d.mapping.find("co");
+  if (d.channels < 2 || ch == std::string::npos || co == std::string::npos || ch % 2 || co % 2 || ch > co) return;
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!said.insert(source + "\n" + d.mapping).second) return;
+  spdlog::warn("{} (npu.dram.mapping): '{}' puts the channel above the column, so a sequential stream stays in one of "
+               "the {} channels for a whole row at a time (one channel's bandwidth); put `ch` below `co` (e.g. "
+               "'{}') to interleave channels (docs/dram.md section 7)",
+               source, d.mapping, d.channels, "rorabgbacoch");
+}
+
 /// Contradictions a single key cannot show: checked after every layer is applied.
 void validate(const HardwareConfig& c, const std::string& source) {
+  warn_single_channel_streams(c.dram, source);
   models::check_dram_config(c.dram, source);
   check_sram_ports(c.sram, source);
   const auto& s = c.sram;
@@ -641,7 +727,7 @@ HardwareConfig load(const std::string& spec, const std::vector<std::string>& ove
   read_energy(r, c);
   read_area(r, c);
   r.finish({"name", "npu.clock", "npu.mac_array.*", "npu.vector_unit.*", "npu.sram.*", "npu.dma.*", "npu.dram.*",
-            "npu.cores", "npu.noc.*", "npu.l2.*", "npu.energy.*", "npu.area.*"});
+            "npu.cores", "npu.noc.*", "npu.l2.*", "npu.runtime.*", "npu.host.*", "npu.energy.*", "npu.area.*"});
   validate(c, path);
   if (asked) *asked = r.asked();
   return c;

@@ -75,6 +75,11 @@ const EnumNames<TileLayout>& enum_names<TileLayout>() {
   return n;
 }
 template <>
+const EnumNames<MacArrayKind>& enum_names<MacArrayKind>() {
+  static const EnumNames<MacArrayKind> n = {{"systolic", MacArrayKind::Systolic}, {"direct", MacArrayKind::Direct}};
+  return n;
+}
+template <>
 const EnumNames<DequantPath>& enum_names<DequantPath>() {
   static const EnumNames<DequantPath> n = {{"operand_path", DequantPath::OperandPath},
                                            {"vector_unit", DequantPath::VectorUnit}};
@@ -135,12 +140,15 @@ nlohmann::json to_json(const HardwareConfig& c) {
   const auto& d = c.dram;
   nlohmann::json cost = nlohmann::json::object();
   for (const auto& [k, v] : c.vector_unit.cost) cost[k] = v;
+  nlohmann::json rate = nlohmann::json::object();
+  for (const auto& [t, r] : m.rate) rate[to_string(t)] = r;
   nlohmann::json j = {
       {"name", c.name},
       {"source", c.source},
       {"core_clock_hz", c.core_clock.hz},
       {"mac_array",
-       {{"rows", m.rows},
+       {{"kind", to_string(m.kind)},
+        {"rows", m.rows},
         {"cols", m.cols},
         {"dataflow", to_string(m.dataflow)},
         {"dtype", to_string(m.dtype)},
@@ -148,6 +156,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"fold_model", to_string(m.fold_model)},
         {"dequant", to_string(m.dequant)},
         {"accumulator_bytes", m.accumulator_bytes},
+        {"rate", rate},
         {"peak_ops_per_second", c.mac_peak_ops()}}},
       {"vector_unit",
        {{"lanes", c.vector_unit.lanes},
@@ -208,6 +217,11 @@ nlohmann::json to_json(const HardwareConfig& c) {
   j["area"] = {{"technology_node_nm", c.area.technology_node_nm}};
   j["cores"] = c.cores;
   j["noc"] = {{"bytes_per_cycle", c.noc.bytes_per_cycle}, {"latency_cycles", c.noc.latency_cycles}};
+  j["runtime"] = {{"dispatch_latency_s", c.runtime.dispatch_latency_s}, {"core_sync_s", c.runtime.core_sync_s}};
+  j["host"] = {{"ops", c.host.ops},
+               {"op_rate_ops_per_second", c.host.op_rate},
+               {"bandwidth_bytes_per_second", c.host.bandwidth},
+               {"handoff_latency_s", c.host.handoff_latency_s}};
   j["l2"] = {{"capacity_bytes", c.l2.capacity_bytes},
              {"banks", c.l2.banks},
              {"width_bytes", c.l2.width_bytes},

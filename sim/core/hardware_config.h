@@ -2,6 +2,7 @@
 // The runtime hardware configuration: every field has a default and every physical quantity is
 // converted once (DRAM timings to DRAM clock cycles). The YAML loader in sim/config fills it;
 // models read it and nothing else of the simulator.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -40,6 +41,11 @@ enum class DequantPath { OperandPath, VectorUnit };
 /// persistent DRAM region that decode steps read and append to; `sram`: pinned in the scratchpad
 /// for the whole run (the tiles get what is left), never loaded or stored.
 enum class KvCacheHome { Dram, Sram };
+/// The compute template of a core (docs/compute-models.md): `systolic`: a rows x cols systolic
+/// array (WS/OS/IS folds); `direct`: a direct-convolution core (NVDLA, RKNPU) whose rows x cols
+/// MAC cells are atomic-C x atomic-K: each cycle one atomic operation multiplies `rows` input
+/// channels of one input pixel by the weights of `cols` output channels.
+enum class MacArrayKind { Systolic, Direct };
 /// `all_bank`: REFab every tREFI; `per_bank`: REFpb (LPDDR4/5) every tREFI / 8, bank by bank.
 enum class RefreshMode { AllBank, PerBank };
 /// How a DRAM channel chooses between reads and writes (docs/dram.md, "Reads and writes").
@@ -75,6 +81,8 @@ template <>
 const EnumNames<DequantPath>& enum_names<DequantPath>();
 template <>
 const EnumNames<KvCacheHome>& enum_names<KvCacheHome>();
+template <>
+const EnumNames<MacArrayKind>& enum_names<MacArrayKind>();
 
 /// `v`'s name in its table.
 template <typename E>
@@ -121,8 +129,14 @@ inline std::string to_string(DequantPath d) {
 inline std::string to_string(KvCacheHome h) {
   return enum_name(h);
 }
+inline std::string to_string(MacArrayKind k) {
+  return enum_name(k);
+}
 
 struct MacArrayConfig {
+  MacArrayKind kind = MacArrayKind::Systolic;
+  /// Systolic: array rows R and columns C. Direct: atomic-C (input channels an atomic operation
+  /// reduces) and atomic-K (output channels it produces).
   std::uint32_t rows = 32;
   std::uint32_t cols = 32;
   Dataflow dataflow = Dataflow::WS;
@@ -131,6 +145,13 @@ struct MacArrayConfig {
   DequantPath dequant = DequantPath::OperandPath;
   /// Bytes of one partial sum kept in the accumulator (int32 for int8/int16, fp32 for floats).
   std::uint32_t accumulator_bytes = 4;
+  /// MACs per cycle per cell by the type the operands are multiplied in (the activations' type:
+  /// narrower weights are widened on the way in), relative to one; a type not listed runs at 1.
+  std::map<DType, double> rate;
+  double rate_of(DType t) const {
+    auto it = rate.find(t);
+    return it == rate.end() ? 1.0 : it->second;
+  }
 };
 
 struct VectorUnitConfig {
@@ -323,6 +344,37 @@ inline bool in_l2_window(std::uint64_t addr) {
   return addr >= kL2WindowBase;
 }
 
+/// What the software stack adds to the hardware's own time (docs/runtime.md). All 0 (the
+/// default): an ideal runtime, as npusim had before these costs existed.
+struct RuntimeConfig {
+  /// Seconds from the end of one NPU task (a plan group) to the start of the next on the same
+  /// core: the driver's submission, the task's register setup and the completion interrupt.
+  /// With a latency > 0 the tasks of a core run one after another, as a runtime submits them.
+  double dispatch_latency_s = 0;
+  /// Seconds every waiting core loses when a cross-core hand-off (a tensor-parallel gather, a
+  /// pipeline stage's input) completes: the runtime's barrier between cores.
+  double core_sync_s = 0;
+
+  bool ideal() const { return dispatch_latency_s == 0 && core_sync_s == 0; }
+};
+
+/// The host CPU that runs the ops an NPU does not (docs/runtime.md, "Host ops"). No kinds listed
+/// (the default): the NPU runs every op.
+struct HostConfig {
+  /// Op kinds the host runs (workload-format names: "resize", "layer_norm", ...).
+  std::vector<std::string> ops;
+  /// Element operations a second the host completes (an op's vector ops).
+  double op_rate = 4e9;
+  /// Bytes a second the host reads and writes an op's tensors at, converting them between the
+  /// NPU's layout and its own.
+  double bandwidth = 8e9;
+  /// Seconds one hand-off costs: the NPU's task ends, the host takes the tensors, runs the op and
+  /// hands its result back (cache maintenance, the runtime's synchronisation).
+  double handoff_latency_s = 0;
+
+  bool runs(const std::string& kind) const { return std::find(ops.begin(), ops.end(), kind) != ops.end(); }
+};
+
 struct HardwareConfig {
   std::string name = "edge-m";
   std::string source;  // file it came from, for messages and the trace metadata
@@ -339,9 +391,16 @@ struct HardwareConfig {
   std::uint32_t cores = 1;
   NocConfig noc;
   L2Config l2;
+  RuntimeConfig runtime;
+  HostConfig host;
 
-  /// Peak MAC-array throughput in ops/s (1 MAC = 2 ops).
-  double mac_peak_ops() const { return 2.0 * mac_array.rows * mac_array.cols * core_clock.hz; }
+  /// Peak MAC-array throughput in ops/s (1 MAC = 2 ops), at the fastest operand type the
+  /// array runs (npu.mac_array.rate; 1 MAC per cell per cycle when none is faster).
+  double mac_peak_ops() const {
+    double fastest = mac_array.rate_of(mac_array.dtype);
+    for (const auto& [t, r] : mac_array.rate) fastest = std::max(fastest, r);
+    return 2.0 * mac_array.rows * mac_array.cols * fastest * core_clock.hz;
+  }
   /// Peak vector-unit throughput in ops/s (1 element op per lane per cycle).
   double vector_peak_ops() const { return double(vector_unit.lanes) * core_clock.hz; }
   double sram_bandwidth() const { return double(sram.bytes_per_cycle()) * core_clock.hz; }

@@ -13,6 +13,8 @@
 #include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/scheduler/host_ops.h"
+#include "sim/scheduler/parallel.h"
 #include "sim/scheduler/sram_pinning.h"
 #include "workloads/llm/llm_graph.h"
 
@@ -77,7 +79,20 @@ struct Prepared {
   HardwareConfig hw;
   llm::LlmConfig model;
   llm::Widths widths;
+  sched::ParallelMode parallel = sched::ParallelMode::None;
 };
+
+/// The split of a step over the cores: --parallel, else auto on a multi-core NPU. A step is one
+/// sequence's tokens at a time, so the modes that split the weights' work (tensor, auto) apply;
+/// data and pipeline replicas would need several independent inputs.
+sched::ParallelMode parallel_of(const LlmSpec& s, const HardwareConfig& hw) {
+  if (s.parallel.empty()) return hw.cores > 1 ? sched::ParallelMode::Auto : sched::ParallelMode::None;
+  const auto mode = sched::parse_parallel_mode(s.parallel, "--parallel");
+  if (mode == sched::ParallelMode::Data || mode == sched::ParallelMode::Pipeline)
+    throw InputError("--parallel " + s.parallel,
+                     "expected none, tensor or auto for a language model's steps, found '" + s.parallel + "'");
+  return mode;
+}
 
 Prepared prepare(const LlmSpec& s) {
   check_count(s.prompt, 1, "--prompt");
@@ -97,6 +112,7 @@ Prepared prepare(const LlmSpec& s) {
   llm::check_context(p.model, s.prompt + s.generate,
                      "--prompt " + std::to_string(s.prompt) + " + --generate " + std::to_string(s.generate));
   p.hw = config::load_hardware_config(s.config, s.overrides);
+  p.parallel = parallel_of(s, p.hw);
   if (p.hw.sram.kv_cache == KvCacheHome::Sram) {
     // Every phase plans around the SRAM the cache holds at the run's final context.
     p.hw.sram.kv_reserve_bytes =
@@ -128,6 +144,9 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
         run.hw = p.hw;
         run.graph = llm::build_llm_step(p.model, st);
         run.workload_name = run.graph.name;
+        if (p.parallel != sched::ParallelMode::None)
+          run.graph = sched::replica_graph(run.graph, p.parallel, run.hw, run.parallel);
+        sched::mark_host_ops(run.graph, run.hw);
         run.plan = plan_for(s.fusion, "", run.graph, run.hw);
         RunSpec rs;
         rs.config = s.config;
@@ -325,6 +344,8 @@ json run_llm(const LlmSpec& s) {
                 {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb)},
                 {"kv_cache_home", to_string(p.hw.sram.kv_cache)},
                 {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+  block["cores"] = p.hw.cores;
+  block["parallel"] = sched::to_string(p.parallel);
   return {{"workload", p.model.name}, {"config_name", p.hw.name}, {"fusion", s.fusion}, {"llm", block}};
 }
 

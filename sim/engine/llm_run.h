@@ -28,6 +28,9 @@ struct LlmSpec {
   bool wide_head = false;              // keep the LM head and embedding at 16 bits
   bool all_logits = false;             // prefill computes the LM head for every prompt token
   std::string fusion = "greedy";       // --fusion
+  /// --parallel: how the phases spread over npu.cores (none, tensor, auto; docs/multicore.md).
+  /// "" = auto on more than one core, none on one.
+  std::string parallel;
   int decode_samples = 5;              // at most this many decode steps simulated; 0 = all
   double decode_tolerance = 0.005;     // a midpoint this far off the line (relative) splits its interval
   std::string out;                     // where to write the phases' run folders ("" = nowhere)

@@ -22,6 +22,7 @@
 #include "sim/scheduler/l2_placement.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
+#include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/tensor_parallel.h"
 #include "traces/analysis.h"
 #include "traces/report.h"
@@ -119,6 +120,7 @@ LoadedRun plan_loaded(const RunSpec& spec, HardwareConfig hw, workloads::Graph g
     const auto mode = sched::parse_parallel_mode(spec.parallel, "--parallel");
     if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(r.graph, mode, r.hw, r.parallel);
   }
+  sched::mark_host_ops(r.graph, r.hw);  // npu.host.ops: every planner keeps them alone
   r.plan = plan_for(spec.fusion, spec.objective, r.graph, r.hw);
   spdlog::debug("planned {} ops into {} groups", r.graph.ops().size(), r.plan.groups.size());
   return r;

@@ -1,5 +1,6 @@
 #include "sim/npu/sequencer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -29,6 +30,8 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
     if (c.group >= 0) ++group_remaining_[c.group];
   }
   per_buffer_ = !npu.core(0).buffers.shared() && program.group_buffer_bytes.size() == groups;
+  dispatch_latency_ = sc_core::sc_time(npu.config.runtime.dispatch_latency_s, sc_core::SC_SEC);
+  core_sync_ = sc_core::sc_time(npu.config.runtime.core_sync_s, sc_core::SC_SEC);
   cores_ = std::vector<CoreState>(npu.core_count());
   for (std::size_t g = 0; g < groups; ++g) {
     if (core_of_group(g) >= cores_.size())
@@ -52,12 +55,17 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
   for (const auto& c : program.commands)
     if (pending_[c.id] == 0 && !done_[c.id]) make_ready(c.id);
 
+  if (std::any_of(program.commands.begin(), program.commands.end(),
+                  [](const sched::Command& c) { return c.kind == CommandKind::Host; }))
+    sc_core::sc_spawn([this] { host_thread(); }, "host_lane");
   for (std::uint32_t k = 0; k < cores_.size(); ++k) {
     // A one-core NPU keeps the lane names it always had.
     const std::string prefix = cores_.size() > 1 ? "core" + std::to_string(k) + "_" : "";
     for (std::uint32_t i = 0; i < 2 + npu.config.dma.channels; ++i) busy_.push_back(std::make_unique<bool>(false));
     sc_core::sc_spawn([this, k] { lane_thread(k, Lane::Mac, 0); }, (prefix + "mac_lane").c_str());
     sc_core::sc_spawn([this, k] { lane_thread(k, Lane::Vector, 0); }, (prefix + "vector_lane").c_str());
+    if (!npu.config.runtime.ideal())
+      sc_core::sc_spawn([this, k] { runtime_thread(k); }, (prefix + "runtime_lane").c_str());
     for (std::uint32_t ch = 0; ch < npu.config.dma.channels; ++ch)
       sc_core::sc_spawn([this, k, ch] { lane_thread(k, Lane::Dma, ch); },
                         (prefix + "dma_lane_" + std::to_string(ch)).c_str());
@@ -74,6 +82,8 @@ Sequencer::Lane Sequencer::lane_of(CommandKind k) {
       return Lane::Mac;
     case CommandKind::Vector:
       return Lane::Vector;
+    case CommandKind::Host:
+      return Lane::Host;
     default:
       return Lane::Dma;
   }
@@ -114,14 +124,77 @@ void Sequencer::lane_thread(std::uint32_t core, Lane lane, std::uint32_t index) 
   }
 }
 
+void Sequencer::runtime_thread(std::uint32_t core) {
+  CoreState& cs = cores_[core];
+  while (true) {
+    while (cs.runtime_jobs.empty()) sc_core::wait(cs.runtime_event);
+    const std::int64_t job = cs.runtime_jobs.front();
+    cs.runtime_jobs.pop();
+    const bool dispatch = job >= 0;
+    traces::CommandEvent ev;
+    ev.unit = traces::Unit::Runtime;
+    ev.kind = dispatch ? traces::CommandKind::Dispatch : traces::CommandKind::Sync;
+    ev.core = core;
+    // Not a command of the Program: ids after the Program's, one per group or synchronisation.
+    ev.id = std::uint32_t(program_.commands.size() + runtime_events_++);
+    if (dispatch) {
+      ev.group = int(job);
+    } else {
+      const auto& waiting = program_.commands[std::size_t(-1 - job)];
+      ev.group = waiting.group;
+      ev.op = waiting.op;
+    }
+    ev.begin_ps = now_ps();
+    sc_core::wait(dispatch ? dispatch_latency_ : core_sync_);
+    ev.end_ps = now_ps();
+    events_.push_back(std::move(ev));
+    if (dispatch)
+      open_group(std::size_t(job));
+    else
+      make_ready(std::uint32_t(-1 - job));
+  }
+}
+
+void Sequencer::host_thread() {
+  const HostConfig& host = npu_.config.host;
+  int last_group = -1;
+  while (true) {
+    while (host_ready_.empty()) sc_core::wait(host_event_);
+    const std::uint32_t id = host_ready_.top();
+    host_ready_.pop();
+    const sched::Command& c = program_.commands[id];
+    traces::CommandEvent ev;
+    ev.id = id;
+    ev.kind = traces::CommandKind::Host;
+    ev.unit = traces::Unit::Host;
+    ev.core = c.core;
+    ev.op = c.op;
+    ev.group = c.group;
+    ev.deps = c.deps;
+    ev.sram_read_bytes = c.sram_read_bytes;
+    ev.sram_write_bytes = c.sram_write_bytes;
+    ev.vector_ops = c.vector_ops;
+    ev.begin_ps = now_ps();
+    // A group's first tile takes the tensors over from the NPU; its later tiles follow on.
+    const double handoff = c.group != last_group ? host.handoff_latency_s : 0.0;
+    last_group = c.group;
+    const double seconds = handoff + double(c.vector_ops) / host.op_rate +
+                           double(c.sram_read_bytes + c.sram_write_bytes) / host.bandwidth;
+    sc_core::wait(sc_core::sc_time(seconds, sc_core::SC_SEC));
+    ev.end_ps = now_ps();
+    events_.push_back(std::move(ev));
+    complete(id);
+  }
+}
+
 void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
   Core& core = npu_.core(c.core);
   switch (c.kind) {
     case CommandKind::Gemm: {
       ev.kind = traces::CommandKind::Gemm;
       ev.unit = traces::Unit::MacArray;
-      models::GemmTile tile{
-          {c.gemm.m, c.gemm.k, c.gemm.n, c.gemm.repeats}, c.sram_read_bytes, c.sram_write_bytes, c.gemm.dataflow};
+      models::GemmTile tile{c.gemm.shape(), c.sram_read_bytes, c.sram_write_bytes, c.gemm.dataflow,
+                            c.gemm.operand_bytes};
       const auto r = core.mac_array.run(tile);
       ev.stall_cycles = r.stall_cycles;
       ev.compute_cycles = r.compute_cycles;
@@ -163,6 +236,7 @@ void Sequencer::execute(const sched::Command& c, traces::CommandEvent& ev) {
       break;
     }
     case CommandKind::Barrier:
+    case CommandKind::Host:  // barriers complete when ready; host tiles run on host_thread
       break;
   }
 }
@@ -186,13 +260,25 @@ void Sequencer::complete(std::uint32_t first) {
     for (auto s : successors_[id]) {
       if (--pending_[s] != 0) continue;
       const auto& sc = program_.commands[s];
-      if (sc.kind == CommandKind::Barrier && (sc.group < 0 || granted_[sc.group]))
+      if (core_sync_ > sc_core::SC_ZERO_TIME && crosses_cores(s)) {
+        // The runtime synchronises the cores before the command may start.
+        cores_[sc.core].runtime_jobs.push(-1 - std::int64_t(s));
+        cores_[sc.core].runtime_event.notify(sc_core::SC_ZERO_TIME);
+      } else if (sc.kind == CommandKind::Barrier && (sc.group < 0 || granted_[sc.group])) {
         work.push_back(s);
-      else
+      } else {
         make_ready(s);
+      }
     }
   }
   if (progress_ && completed_ % 512 == 0) progress_(completed_, program_.commands.size());
+}
+
+bool Sequencer::crosses_cores(std::uint32_t id) const {
+  const auto& c = program_.commands[id];
+  for (auto d : c.deps)
+    if (program_.commands[d].core != c.core) return true;
+  return false;
 }
 
 void Sequencer::make_ready(std::uint32_t id) {
@@ -203,6 +289,11 @@ void Sequencer::make_ready(std::uint32_t id) {
   }
   if (c.kind == CommandKind::Barrier) {
     complete(id);
+    return;
+  }
+  if (c.kind == CommandKind::Host) {
+    host_ready_.push(id);
+    if (sc_core::sc_is_running()) host_event_.notify(sc_core::SC_ZERO_TIME);
     return;
   }
   const int q = static_cast<int>(lane_of(c.kind));
@@ -221,22 +312,35 @@ void Sequencer::try_grant(std::uint32_t core) {
     while (cs.oldest_running < cs.groups.size() && group_remaining_[cs.groups[cs.oldest_running]] == 0 &&
            cs.oldest_running < cs.next_grant)
       ++cs.oldest_running;
-    if (cs.next_grant > cs.oldest_running + kGroupLookahead) return;
+    // A runtime that dispatches tasks one at a time starts a group once the core's earlier ones
+    // are done; the hardware alone prefetches one group ahead.
+    const std::size_t lookahead = dispatch_latency_ > sc_core::SC_ZERO_TIME ? 0 : kGroupLookahead;
+    if (cs.next_grant > cs.oldest_running + lookahead) return;
     if (!allocate_group(g)) return;  // waits for an earlier group to free
-    granted_[g] = true;
     cs.sram_used = allocated_bytes(core);
     allocations_[g].alloc_ps = now_ps();
     allocations_[g].core = core;
     ++cs.next_grant;
     if (group_remaining_[g] == 0) {  // a group without commands (views only)
+      granted_[g] = true;
       release_group(g);
       allocations_[g].free_ps = allocations_[g].alloc_ps;
       continue;
     }
-    auto parked = std::move(parked_[g]);
-    parked_[g].clear();
-    for (auto id : parked) make_ready(id);
+    if (lookahead == 0) {
+      cs.runtime_jobs.push(std::int64_t(g));  // opened when its dispatch is over
+      if (sc_core::sc_is_running()) cs.runtime_event.notify(sc_core::SC_ZERO_TIME);
+      return;
+    }
+    open_group(g);
   }
+}
+
+void Sequencer::open_group(std::size_t g) {
+  granted_[g] = true;
+  auto parked = std::move(parked_[g]);
+  parked_[g].clear();
+  for (auto id : parked) make_ready(id);
 }
 
 namespace {

@@ -36,7 +36,7 @@ class Sequencer : public sc_core::sc_module {
   void trace(sc_core::sc_trace_file* tf);
 
  private:
-  enum class Lane { Mac, Vector, Dma };
+  enum class Lane { Mac, Vector, Dma, Host };
   using ReadyQueue = std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>;
 
   /// What each core schedules on its own: ready queues, its groups in grant order.
@@ -48,9 +48,24 @@ class Sequencer : public sc_core::sc_module {
     std::size_t oldest_running = 0;   // index into groups: lowest with commands left
     int ready_depth[3] = {0, 0, 0};
     std::uint64_t sram_used = 0;
+    /// The runtime's work for this core (npu.runtime): groups to dispatch (>= 0) and commands
+    /// held for a cross-core synchronisation (-1 - id), served in order by runtime_thread.
+    std::queue<std::int64_t> runtime_jobs;
+    sc_core::sc_event runtime_event;
   };
 
   void lane_thread(std::uint32_t core, Lane lane, std::uint32_t index);
+  /// The software between the NPU's tasks on one core (docs/runtime.md): waits out each
+  /// dispatch (then opens its group's commands) and each cross-core synchronisation (then
+  /// readies the command that waited), one after another, recording each as a runtime event.
+  void runtime_thread(std::uint32_t core);
+  /// The host CPU (npu.host.ops): runs the host ops' tiles of every core, one at a time, each
+  /// group's first tile after the hand-off latency.
+  void host_thread();
+  /// Opens a granted group: its parked commands become ready.
+  void open_group(std::size_t g);
+  /// Whether command `id`, now free of dependencies, waited for a command of another core.
+  bool crosses_cores(std::uint32_t id) const;
   void execute(const sched::Command& c, traces::CommandEvent& ev);
   void complete(std::uint32_t id);
   void make_ready(std::uint32_t id);
@@ -71,7 +86,9 @@ class Sequencer : public sc_core::sc_module {
   std::vector<std::vector<std::uint32_t>> successors_;
   std::vector<std::uint32_t> group_remaining_;      // commands not yet done per group
   std::vector<std::vector<std::uint32_t>> parked_;  // ready but their group is not granted
-  std::vector<bool> granted_;
+  std::vector<bool> granted_;  // SRAM allocated (and, with a dispatch latency, dispatched)
+  /// npu.runtime: a dispatch latency serialises each core's groups; 0 = an ideal runtime.
+  sc_core::sc_time dispatch_latency_, core_sync_;
   std::vector<CoreState> cores_;
   bool per_buffer_ = false;  // groups allocate per operand buffer (separate buffers)
   /// Groups allocated ahead of the oldest running one: the next layer's loads may start early
@@ -81,6 +98,9 @@ class Sequencer : public sc_core::sc_module {
   std::vector<traces::SramAllocation> allocations_;
   std::vector<bool> done_;
   std::size_t completed_ = 0;
+  std::size_t runtime_events_ = 0;  // dispatches and synchronisations recorded
+  ReadyQueue host_ready_;            // host tiles ready to run, lowest id first
+  sc_core::sc_event host_event_;
   // Waveforms (VCD): plain values the trace file samples at every time step (several
   // processes change them within one delta cycle, which signals would not allow).
   std::vector<std::unique_ptr<bool>> busy_;  // per core, per lane: mac, vector, dma 0..n-1

@@ -19,6 +19,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/json_input.h"
+#include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/schedule_file.h"
 #include "traces/aligned_groups.h"
@@ -139,7 +140,9 @@ py::list graph_tensors(const Graph& g) {
 
 /// The plan as schedule.json has it (policies, or a schedule file's text validated).
 std::string plan(const Graph& g, const Config& c, const std::string& fusion, const std::string& objective) {
-  return sched::to_json(engine::plan_for(fusion, objective, g.graph, c.hw), g.graph).dump();
+  workloads::Graph marked = g.graph;
+  sched::mark_host_ops(marked, c.hw);
+  return sched::to_json(engine::plan_for(fusion, objective, marked, c.hw), marked).dump();
 }
 
 sched::Plan schedule_plan(const Graph& g, const Config& c, const std::string& text, const std::string& source) {
@@ -187,11 +190,13 @@ struct Replica {
 
 Replica replica_of(const Graph& g, const Config& c, const std::string& parallel) {
   Replica r{g.graph, {}};
-  if (parallel.empty()) return r;
-  with_keywords([&] {
-    const auto mode = sched::parse_parallel_mode(parallel, "parallel");
-    if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(g.graph, mode, c.hw, r.parallel);
-  });
+  if (!parallel.empty()) {
+    with_keywords([&] {
+      const auto mode = sched::parse_parallel_mode(parallel, "parallel");
+      if (mode != sched::ParallelMode::None) r.graph = sched::replica_graph(g.graph, mode, c.hw, r.parallel);
+    });
+  }
+  sched::mark_host_ops(r.graph, c.hw);  // npu.host.ops, as the engine marks them before planning
   return r;
 }
 

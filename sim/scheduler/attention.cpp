@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "models/mac_array/compute_model.h"
 #include "models/mac_array/fold_model.h"
 #include "sim/core/math_util.h"
 
@@ -73,8 +74,9 @@ double estimate(const Graph& g, const HardwareConfig& hw, const std::vector<Segm
                 std::int64_t chunk, std::uint64_t dram_bytes) {
   const AttentionGeometry a = attention_geometry(g, segs);
   const auto& mac = hw.mac_array;
+  const DType operands = models::operand_dtype(mac, g.tensor(a.q).elem_bytes);
   auto fold = [&](std::int64_t m, std::int64_t k, std::int64_t n) {
-    return double(models::fold_timing({m, k, n, 1}, mac.rows, mac.cols, mac.dataflow, mac.fold_model).cycles);
+    return double(models::compute_timing({m, k, n, 1}, mac, mac.dataflow, operands).cycles);
   };
   double cycles = 0;
   std::uint64_t tiles = 0;

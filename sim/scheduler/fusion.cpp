@@ -15,6 +15,7 @@
 #include "sim/core/version.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/depth_first.h"
+#include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/pool_epilogue.h"
 #include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/sram_pinning.h"
@@ -131,6 +132,7 @@ std::string tile_obstacle(const Graph& g, int next, std::uint64_t tile_elems, bo
                           const std::vector<bool>& assigned, const std::unordered_set<int>& produced_here) {
   const Op& n = g.op(next);
   const std::string name = "'" + n.name + "' (" + workloads::to_string(n.kind) + ")";
+  if (n.host) return name + " runs on the host CPU (npu.host.ops)";
   if (workloads::op_class(n.kind) != OpClass::Vector ||
       (!workloads::is_elementwise(n.kind) && !(whole_rows && is_row_wise(g, n))))
     return name + " does not run on the tile (not elementwise" +
@@ -168,6 +170,10 @@ constexpr std::size_t kMaxOpenOps = 64;  // exported diamonds close within a few
 /// candidates only read tensors already produced, so the region is convex. Sets `region_end`.
 void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const std::vector<bool>& in_set,
                  const std::vector<int>& position) {
+  if (g.op(s.ops[0]).host) {  // a host op is a task of its own
+    s.region_end = "'" + g.op(s.ops[0]).name + "' runs on the host CPU (npu.host.ops)";
+    return;
+  }
   const int head_out = g.op(s.ops[0]).outputs[0];
   const std::uint64_t tile_elems = g.tensor(head_out).elements();
   const bool whole_rows = workloads::op_class(g.op(s.ops[0]).kind) == OpClass::Vector;
@@ -240,7 +246,7 @@ void grow_region(const Graph& g, Segment& s, std::vector<bool>& assigned, const 
 bool prologue_op_fits(const Graph& g, int o, const workloads::Shape& shape, const std::vector<bool>& in_set,
                       const std::vector<bool>& assigned) {
   const Op& op = g.op(o);
-  if (!in_set[o] || assigned[o] || workloads::op_class(op.kind) != OpClass::Vector ||
+  if (!in_set[o] || assigned[o] || op.host || workloads::op_class(op.kind) != OpClass::Vector ||
       !workloads::is_elementwise(op.kind) || op.outputs.size() != 1)
     return false;
   const auto& out = g.tensor(op.outputs[0]);
@@ -488,9 +494,22 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
   return false;
 }
 
+/// Whether `segs` (and `extra`) put a host op (Op::host) beside other working ops: a host op runs
+/// alone in its task (host_obstacle).
+bool mixes_host(const Graph& g, const std::vector<Segment>& segs, const Segment* extra = nullptr) {
+  std::vector<int> ops;
+  for (const auto& s : segs)
+    for (int o : segment_ops(s)) ops.push_back(o);
+  if (extra)
+    for (int o : segment_ops(*extra)) ops.push_back(o);
+  return !host_obstacle(g, ops).empty();
+}
+
 /// Whether `segs` (and `extra`) hold ops pinned to different cores (Op::core, --parallel
-/// tensor): a fusion group runs on one core.
+/// tensor), or a host op beside others (mixes_host): a fusion group runs on one core, a host op
+/// alone on the host.
 bool spans_cores(const Graph& g, const std::vector<Segment>& segs, const Segment* extra = nullptr) {
+  if (mixes_host(g, segs, extra)) return true;
   int core = -1;
   auto differs = [&](const Segment& s) {
     for (int o : segment_ops(s)) {
@@ -933,7 +952,9 @@ Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy
         } else if (cur.size() >= kMaxSegmentsPerGroup) {
           reason = "policy: group size limit";
         } else if (spans_cores(g, cur, &s)) {
-          reason = "cores: '" + g.op(s.ops[0]).name + "' runs on another core than the group (--parallel tensor)";
+          reason = mixes_host(g, cur, &s)
+                       ? "host: a host op (npu.host.ops) runs alone in its task"
+                       : "cores: '" + g.op(s.ops[0]).name + "' runs on another core than the group (--parallel tensor)";
         } else {
           std::vector<Segment> cand = cur;
           cand.push_back(s);

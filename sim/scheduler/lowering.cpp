@@ -1,11 +1,14 @@
 #include "sim/scheduler/lowering.h"
 
+#include "models/mac_array/compute_model.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
 
+#include "models/mac_array/compute_model.h"
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
 #include "sim/core/math_util.h"
@@ -245,7 +248,7 @@ class Lowering {
   Command vector_command(int o, std::uint64_t elems, std::uint64_t vector_ops, std::uint64_t read_bytes,
                          std::uint64_t write_bytes, std::vector<std::uint32_t> deps) const {
     Command c;
-    c.kind = CommandKind::Vector;
+    c.kind = g_.op(o).host ? CommandKind::Host : CommandKind::Vector;  // npu.host.ops: the CPU runs it
     c.op = o;
     c.vec = {workloads::to_string(g_.op(o).kind), elems};
     c.vector_ops = vector_ops;
@@ -794,6 +797,7 @@ class Lowering {
     c.kind = CommandKind::Gemm;
     c.op = op;
     c.gemm = w;
+    c.gemm.operand_bytes = g_.tensor(g_.op(op).inputs[0]).elem_bytes;
     c.macs = std::uint64_t(w.m * w.k * w.n * w.repeats);
     const GemmSramTraffic tr = gemm_sram_traffic(w, hw_.mac_array);
     c.sram_read_bytes = tr.read_bytes;
@@ -1042,7 +1046,9 @@ GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) 
   const std::uint64_t eb = dtype_bytes(mac.dtype), acc = mac.accumulator_bytes;
   std::uint64_t in = 0, wt = 0;
   const Dataflow dataflow = w.dataflow.value_or(mac.dataflow);
-  switch (dataflow) {
+  // A direct core reads each input block once per atomic-K block of outputs and each weight once,
+  // as WS does with cols = atomic-K (docs/compute-models.md section 9).
+  switch (mac.kind == MacArrayKind::Direct ? Dataflow::WS : dataflow) {
     case Dataflow::WS:  // weights K x N held; inputs re-streamed per column fold
       in = M * K * ceil_div(N, C);
       wt = K * N;
@@ -1058,7 +1064,7 @@ GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) 
   }
   // Partial sums spilled between row folds (the MAC array model's one formula), then the
   // final result written once.
-  const auto spill = models::partial_sum_words({w.m, w.k, w.n, 1}, mac.rows, dataflow);
+  const auto spill = models::tile_partial_sums({w.m, w.k, w.n, 1, w.taps}, mac, dataflow);
   const std::uint64_t rep = std::uint64_t(w.repeats);
   return {rep * ((in + wt) * eb + spill.read * acc), rep * (M * N + spill.written) * acc};
 }

@@ -28,6 +28,7 @@ std::string pool_epilogue_obstacle(const Graph& g, int head, int pool) {
   const auto& h = g.op(head);
   const auto& p = g.op(pool);
   if (!is_pool(p.kind)) return "'" + p.name + "' is not a pool";
+  if (p.host) return "'" + p.name + "' runs on the host CPU (npu.host.ops)";
   if (h.kind != OpKind::Conv2d) return "'" + h.name + "' is not a conv2d";
   if (whole_map(g, p)) return "";
   const auto& a = p.attrs;

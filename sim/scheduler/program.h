@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "models/mac_array/fold_model.h"
 #include "sim/core/hardware_config.h"
 
 namespace npusim::sched {
 
-enum class CommandKind { DmaLoad, DmaStore, Gemm, Vector, Barrier };
+/// `Host`: a vector op's tile that the host CPU runs (npu.host.ops, docs/runtime.md).
+enum class CommandKind { DmaLoad, DmaStore, Gemm, Vector, Barrier, Host };
 
 /// A strided DRAM region: `runs` runs of `run_bytes`, starting `stride` bytes apart.
 struct DramRegion {
@@ -26,6 +28,11 @@ struct GemmWork {
   std::int64_t m = 0, k = 0, n = 0, repeats = 1;
   /// The dataflow the tile runs with (a schedule group's override); nullopt: the MAC array's.
   std::optional<Dataflow> dataflow{};
+  /// Kernel taps of a convolution (k = taps x input channels); 1 for a matmul.
+  std::int64_t taps = 1;
+  /// Bytes per element of the activations (models::operand_dtype: 0 = the array's dtype).
+  std::uint32_t operand_bytes = 0;
+  models::GemmShape shape() const { return {m, k, n, repeats, taps}; }
 };
 
 struct VectorWork {

@@ -17,6 +17,7 @@
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/depth_first.h"
 #include "sim/scheduler/fusion.h"
+#include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/pool_epilogue.h"
 #include "sim/scheduler/tiling.h"
 
@@ -510,6 +511,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     if (reenters(g, set, path))
       throw InputError(place.at(gi, name),
                        "group is not convex: a path leaves the group and comes back (" + path + ")");
+    if (const std::string why = host_obstacle(g, m); !why.empty()) throw InputError(place.at(gi, name, "ops"), why);
     members.push_back(std::move(m));
     entries.push_back(e);
   }

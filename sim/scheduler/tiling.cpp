@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "models/mac_array/compute_model.h"
 #include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
 #include "sim/core/math_util.h"
@@ -55,17 +56,18 @@ double estimate_seconds(const HardwareConfig& hw, std::uint64_t traffic, double 
 GemmTileCost gemm_tile_cost(const GemmWork& w, const HardwareConfig& hw) {
   const auto& mac = hw.mac_array;
   const GemmSramTraffic tr = gemm_sram_traffic(w, mac);
-  const auto fold = models::fold_timing({w.m, w.k, w.n, w.repeats}, mac.rows, mac.cols,
-                                        w.dataflow.value_or(mac.dataflow), mac.fold_model);
+  const auto fold = models::compute_timing(w.shape(), mac, w.dataflow.value_or(mac.dataflow),
+                                           models::operand_dtype(mac, w.operand_bytes));
   const double sram_cycles = double(tr.read_bytes + tr.write_bytes) / double(hw.sram.bytes_per_cycle());
   return {std::max(double(fold.cycles), sram_cycles), tr.read_bytes, tr.write_bytes};
 }
 
 const GemmTileCost& GemmTileCosts::operator()(const GemmWork& w) {
   const int dataflow = w.dataflow ? static_cast<int>(*w.dataflow) : -1;
-  const Shape shape{w.m, w.k, w.n, w.repeats, dataflow};
+  const Shape shape{w.m, w.k, w.n, w.repeats, dataflow, w.taps, w.operand_bytes};
   const auto mix = std::uint64_t(w.m) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(w.k) * 0xC2B2AE3D27D4EB4Full ^
-                   std::uint64_t(w.n) * 0x165667B19E3779F9ull ^ std::uint64_t(w.repeats + dataflow);
+                   std::uint64_t(w.n) * 0x165667B19E3779F9ull ^ std::uint64_t(w.repeats + dataflow) ^
+                   std::uint64_t(w.taps) << 40 ^ std::uint64_t(w.operand_bytes) << 56;
   Recent& slot = recent_[(mix ^ mix >> 29) % recent_.size()];
   if (slot.cost && slot.shape == shape) return *slot.cost;
   auto found = costs_.find(shape);
@@ -126,7 +128,7 @@ namespace {
 /// same shape, ResNet's repeated blocks, share their costs), the tile shape and the dataflow.
 struct TileCostKey {
   const HardwareConfig* hw;
-  std::array<std::int64_t, 16> words;
+  std::array<std::int64_t, 17> words;
   bool operator==(const TileCostKey& o) const { return hw == o.hw && words == o.words; }
 };
 
@@ -134,7 +136,7 @@ TileCostKey tile_cost_key(const HardwareConfig& hw, const GemmGeometry& geo, std
                           std::int64_t chans, std::optional<Dataflow> dataflow, std::int64_t width) {
   return {&hw,
           {geo.conv, geo.grouped, geo.batch, geo.out_rows, geo.out_cols_px, geo.n_total, geo.c_total, geo.kh, geo.kw,
-           geo.cin_g, geo.cout_g, rows, cols, chans, width, dataflow ? int(*dataflow) : -1}};
+           geo.cin_g, geo.cout_g, rows, cols, chans, width, dataflow ? int(*dataflow) : -1, geo.operand_bytes}};
 }
 
 struct TileCostKeyHash {
@@ -1247,6 +1249,8 @@ std::string describe_tile(const Graph& g, const Segment& seg, const Tiling& t) {
 GemmGeometry gemm_geometry(const Graph& g, const Op& op) {
   GemmGeometry geo;
   const auto& out = g.tensor(op.outputs[0]).shape;
+  // The activations' width sets the type the MACs run in (a sub-byte format is a weight's).
+  geo.operand_bytes = g.tensor(op.inputs[0]).format.bits ? 0 : g.tensor(op.inputs[0]).elem_bytes;
   if (op.kind == workloads::OpKind::Conv2d) {
     const auto& in = g.tensor(op.inputs[0]).shape;  // N, C, H, W
     geo.conv = true;
@@ -1337,9 +1341,16 @@ std::uint64_t GemmGeometry::out_elements(const GemmBlock& b) const {
 }
 
 GemmWork GemmGeometry::work(const GemmBlock& b) const {
-  if (!conv) return {b.rows, b.chans, b.cols, 1};
-  if (grouped) return {b.rows * width(b), kh * kw * cin_g, cout_g, b.cols};
-  return {b.rows * width(b), kh * kw * b.chans, b.cols, 1};
+  GemmWork w;
+  if (!conv)
+    w = {b.rows, b.chans, b.cols, 1};
+  else if (grouped)
+    w = {b.rows * width(b), kh * kw * cin_g, cout_g, b.cols};
+  else
+    w = {b.rows * width(b), kh * kw * b.chans, b.cols, 1};
+  if (conv) w.taps = kh * kw;
+  w.operand_bytes = operand_bytes;
+  return w;
 }
 
 void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::function<void(const GemmBlock&)>& visit) {

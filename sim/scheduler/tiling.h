@@ -52,6 +52,7 @@ struct GemmGeometry {
   std::int64_t cin_g = 1, cout_g = 1;
   std::int64_t out_channels = 0;  // total output channels (conv) or N (matmul)
   std::int64_t k_dim = 0;         // matmul K
+  std::uint32_t operand_bytes = 0;  // the activations' bytes per element (0: the array's dtype)
 
   /// Input rows [first, last) of the input image a block of output rows needs (clipped).
   std::pair<std::int64_t, std::int64_t> input_rows(std::int64_t row0, std::int64_t rows) const;
@@ -84,7 +85,7 @@ class GemmTileCosts {
   const GemmTileCost& operator()(const GemmWork& w);
 
  private:
-  using Shape = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+  using Shape = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t, std::uint32_t>;
   struct Recent {
     Shape shape;
     const GemmTileCost* cost = nullptr;

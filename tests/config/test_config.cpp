@@ -141,7 +141,7 @@ TEST(Config, ContradictoryTimingsRejected) {
 }
 
 TEST(Config, UnknownPresetAndMissingFile) {
-  EXPECT_NE(error_of("edge-xl").find("presets: edge-l, edge-m, edge-s"), std::string::npos);
+  EXPECT_NE(error_of("edge-xl").find("presets: edge-l, edge-m, edge-s, rk3588, rk3588-core"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.dram.preset=HBM9"}).find("unknown DRAM preset 'HBM9'"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.sram.capacity"}).find("KEY=VALUE"), std::string::npos);
 }
@@ -200,4 +200,50 @@ TEST(ConfigLimits, VectorCostKindsAreKnownOpKinds) {
   EXPECT_NE(error_of("edge-m", {"npu.vector_unit.default_cost=1e7"}).find("(0, 1000000]"), std::string::npos);
   EXPECT_DOUBLE_EQ(config::load_hardware_config("edge-m", {"npu.vector_unit.cost.gelu=8"}).vector_unit.cost_of("gelu"),
                    8.0);
+}
+
+TEST(Config, Rk3588PresetIsThreeDirectCoresOnFourChannels) {
+  const auto c = config::load_hardware_config("rk3588");
+  EXPECT_EQ(c.cores, 3u);
+  EXPECT_EQ(c.mac_array.kind, MacArrayKind::Direct);
+  // 32 x 32 cells x 2 ops x 1 GHz = 2.048 T ops/s per core: the public 2 TOPS int8 of a core.
+  EXPECT_DOUBLE_EQ(c.mac_peak_ops(), 2.048e12);
+  EXPECT_DOUBLE_EQ(c.mac_array.rate_of(DType::Fp16), 0.5);
+  EXPECT_DOUBLE_EQ(c.mac_array.rate_of(DType::Int8), 1.0);
+  // 4 channels x 16 bits / 8 x 4224 MT/s = 33.792 GB/s, the public 64-bit LPDDR4X-4224 peak.
+  EXPECT_EQ(c.dram.channels, 4u);
+  EXPECT_DOUBLE_EQ(c.dram.peak_bandwidth().bytes_per_second, 33.792e9);
+  // 12 CBUF banks of 32 KiB = 384 KiB: 7 data banks + 5 weight banks.
+  EXPECT_EQ(c.sram.ifmap_bytes + c.sram.filter_bytes, 384u * 1024);
+  EXPECT_DOUBLE_EQ(c.runtime.dispatch_latency_s, 20e-6);
+  EXPECT_EQ(config::load_hardware_config("rk3588-core").cores, 1u);
+}
+
+TEST(Config, RuntimeCostsAndMacRatesReadWithUnits) {
+  const auto c = config::load_hardware_config(
+      "edge-m", {"npu.runtime.dispatch_latency=35us", "npu.runtime.core_sync=0.5 ms", "npu.mac_array.rate.fp16=0.25",
+                 "npu.mac_array.kind=direct"});
+  EXPECT_DOUBLE_EQ(c.runtime.dispatch_latency_s, 35e-6);
+  EXPECT_DOUBLE_EQ(c.runtime.core_sync_s, 0.5e-3);
+  EXPECT_DOUBLE_EQ(c.mac_array.rate_of(DType::Fp16), 0.25);
+  EXPECT_EQ(c.mac_array.kind, MacArrayKind::Direct);
+  // Defaults: an ideal runtime, every type at one MAC per cell per cycle.
+  const auto d = config::load_hardware_config("edge-m");
+  EXPECT_TRUE(d.runtime.ideal());
+  EXPECT_DOUBLE_EQ(d.mac_array.rate_of(DType::Fp16), 1.0);
+  EXPECT_EQ(d.mac_array.kind, MacArrayKind::Systolic);
+}
+
+TEST(Config, RuntimeCostsAndMacRatesOutOfRangeNameTheKey) {
+  EXPECT_NE(error_of("edge-m", {"npu.runtime.dispatch_latency=2s"}).find("expected a time from 0 to 1 s"),
+            std::string::npos)
+      << error_of("edge-m", {"npu.runtime.dispatch_latency=2s"});
+  EXPECT_NE(error_of("edge-m", {"npu.runtime.dispatch_latency=-1us"}).find("npu.runtime.dispatch_latency"),
+            std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.runtime.core_sync=20"}).find("npu.runtime.core_sync"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.fp16=0"}).find("expected a positive number"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.fp16=17"}).find("at most 16"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.int3=1"}).find("expected one of int8"), std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.kind=tpu"}).find("expected one of systolic, direct"),
+            std::string::npos);
 }
