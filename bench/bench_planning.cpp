@@ -1,7 +1,7 @@
 // Speed of planning: make_plan on a zoo network and preset, the workload and config loaded
 // once (as a sweep, the server or Python plan them again and again), and of loading them.
-// Issue 24 asks for a greedy ResNet-50 on edge-m in under 10 ms.
-// Run: build/bench/bench_planning  (Release build; figures in docs/scheduling.md, "Speed").
+// Run: build/bench/bench_planning  (Release build; figures in docs/scheduling.md, "Speed of
+// planning", and docs/performance.md).
 #include <string>
 
 #include <benchmark/benchmark.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instruction counts of the DRAM engine's speed cases (docs/dram.md, section 10), under
+# Instruction counts of the DRAM engine's speed cases (docs/performance.md), under
 # callgrind: instructions repeat from run to run where CPU time on a shared machine does not.
 #   bench/dram_instructions.sh            one line per case: name, instructions
 # Runs build/npusim and build/bench/bench_dram, or $NPUSIM and $BENCH_DRAM if set (saved copies

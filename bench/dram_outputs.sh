@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The figures the DRAM engine must keep when it is changed for speed (docs/dram.md, section 10):
+# The figures the DRAM engine must keep when it is changed for speed (docs/performance.md):
 # summary.json of every zoo network x preset x fusion policy (npusim run) and dram_summary.json
 # of every `npusim dram --generate` pattern on every DRAM preset, plus the controller's options
 # (write policy, page policies, refresh, scheduler, row-hit cap, bank groups in one stream).

@@ -1,6 +1,7 @@
 #!/bin/bash
-# The issue-23 table: TTFT, tokens/s, J/token, wall time and peak RSS of `npusim llm` for the
-# shipped configs on edge-s/m/l (int4 weights with fp16 scales per 128, prompt 512, generate 128).
+# The table of docs/llm.md, "Speed": TTFT, tokens/s, J/token, wall time and peak RSS of
+# `npusim llm` for the shipped configs on edge-s/m/l (int4 weights with fp16 scales per 128,
+# prompt 512, generate 128).
 #   bench/llm_table.sh [BUILD_DIR] [OUT_DIR] [MODELS...]
 set -euo pipefail
 build=${1:-build}

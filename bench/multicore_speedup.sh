@@ -1,5 +1,5 @@
 #!/bin/sh
-# The speed-up table of issue 27 (docs/multicore.md): each workload at batch 4 on edge-m with
+# The speed-up tables of docs/multicore.md: each workload at batch 4 on edge-m with
 # 1, 2 and 4 cores (--parallel $PARALLEL, data by default; 1 core: none) and 1 and 2 DRAM
 # channels. Prints one line per run: workload, channels, cores, cycles, speed-up over one core
 # on the same channels.

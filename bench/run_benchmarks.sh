@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Whole-run benchmark: wall time and peak memory of npusim runs (one core each), the figures
-# the issues ask for. Usage: bench/run_benchmarks.sh [config] (default edge-m). Needs a build.
+# Whole-run benchmark: wall time and peak memory of npusim runs (one core each; see
+# docs/performance.md). Usage: bench/run_benchmarks.sh [config] (default edge-m). Needs a build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=${1:-edge-m}

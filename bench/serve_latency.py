@@ -3,8 +3,8 @@
 
 Starts `npusim serve --port 0`, then for each workload runs six array sizes one after another
 (the page's slider) and prints each time and the median, beside the time of `gzip -6` on 8 MB of
-random bytes measured in the same run (the yardstick issue 24 states its target in: 150 ms for
-MobileNetV2 on edge-m is about 0.6x of it on the machine it was measured on).
+random bytes measured in the same run, a yardstick of the machine's speed that makes figures
+from different machines comparable (docs/performance.md).
 
 Usage: bench/serve_latency.py [build/npusim]   (needs a build; only the standard library)
 """

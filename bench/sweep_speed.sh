@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sweep throughput: points per minute of `npusim sweep` with -j 1 and -j 2 on ResNet-50 and
 # MobileNetV2 (greedy fusion, edge-m; 24 points: rows 16/32/64 x cols 16/32 x SRAM
-# 512 KiB..4 MiB). The figures of docs/sweep.md "Speed". Usage: bench/sweep_speed.sh. Needs a build;
+# 512 KiB..4 MiB). The figures of docs/performance.md. Usage: bench/sweep_speed.sh. Needs a build;
 # runs build/npusim, or $NPUSIM if set (a saved copy of a binary before a change).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -6,7 +6,7 @@
 // while the tree is built, with their lines. Scalars convert as yaml-cpp converts them.
 //
 // libyaml, not yaml-cpp's Load: yaml-cpp took 33 M instructions for the 12 KB ResNet-50 zoo file
-// (2,700 a byte), a twentieth of a whole ResNet-50 run (docs/sweep.md "Speed").
+// (2,700 a byte), a twentieth of a whole ResNet-50 run (docs/performance.md).
 #include <cstdint>
 #include <memory>
 #include <string>

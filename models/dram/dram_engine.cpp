@@ -145,7 +145,7 @@ DramEngine::DramEngine(const DramConfig& config) : config_(checked(config)), dev
 // flatten: every call in the loop (admission, decision, choice, record) is inlined into it. The
 // library is built with -fPIC, where GCC never inlines an out-of-line member function (it could be
 // interposed), and each burst made about fifteen such calls: 16 % of a stream's instructions
-// (bench_dram sequential pattern), 11 % of ResNet-50's whole run (callgrind; docs/dram.md section 10).
+// (bench_dram sequential pattern), 11 % of ResNet-50's whole run (callgrind; docs/performance.md).
 template <class Source>
 __attribute__((flatten)) std::uint64_t DramEngine::run_source(Source& source) {
   run_index_ = 0;

@@ -223,7 +223,7 @@ class DramEngine {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
     std::uint64_t catch_up = kNever;  // retry owed refreshes here (the rank went idle)
     std::uint64_t owed = 0;           // ticks not yet served by a REF
-    std::uint32_t round_left = 0;     // per-bank: units not yet refreshed in this round (bit mask)
+    std::uint32_t round_left = 0;     // per-bank: units not yet refreshed in the current round (bit mask)
     std::uint32_t queued = 0;         // requests queued for this rank
   };
   struct Pending {

@@ -156,8 +156,8 @@ class DramDevice {
 };
 
 // The per-burst path, defined here so the engine's loop inlines it: the libraries are built with
-// -fPIC and without link-time optimisation, where no call into another file is inlined (docs/dram.md,
-// section 10).
+// -fPIC and without link-time optimisation, where no call into another file is inlined
+// (docs/performance.md).
 
 inline BurstTarget DramDevice::locate(std::uint64_t addr) const {
   const DramAddress a = mapper_.decode(addr);

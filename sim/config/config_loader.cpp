@@ -59,7 +59,7 @@ RawConfig flatten_file(const std::string& path, const std::string& prefix) {
   // Parsed files are kept for the process, by path, prefix and content (the file is read every
   // time, so an edited file is parsed again): yaml-cpp took 21 M instructions for edge-m and
   // its DRAM preset, 3 % of a ResNet-50 sweep point, whose child loads what its parent loaded
-  // when it checked the sweep (docs/sweep.md "Speed"). A few files per process at most.
+  // when it checked the sweep (docs/performance.md). A few files per process at most.
   struct Parsed {
     std::string text;
     RawConfig raw;

@@ -94,7 +94,7 @@ void redirect_output(const std::string& log_path, int err_fd) {
 /// A forked worker lives for one run: memory it frees is better kept for its next allocations
 /// than returned to the kernel (a large block unmapped, the heap's top trimmed) and faulted in
 /// again, a page at a time (about 12 us each on the development VM; a 96-point ResNet-50 sweep
-/// made 139,500 page faults, 115,000 with this: docs/sweep.md "Speed").
+/// made 139,500 page faults, 115,000 with this: docs/performance.md).
 void keep_freed_memory() {
   ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: blocks below it come from the heap
   ::mallopt(M_TRIM_THRESHOLD, INT_MAX);
@@ -106,7 +106,7 @@ void* volatile g_heap_head = nullptr;
 /// The heap a forked worker grows into is advised for transparent huge pages: on the development
 /// VM (shadow page tables) faulting in a fresh 4 KiB page costs about 11 us, a 2 MiB page about
 /// 0.4 ms (0.7 us per 4 KiB), and a ResNet-50 sweep point writes about 2.3 MB of fresh heap
-/// (docs/sweep.md "Speed"). A block at the heap's top is allocated, advised and freed: freed
+/// (docs/performance.md). A block at the heap's top is allocated, advised and freed: freed
 /// next to the top it stays there (no trimming), and later allocations are carved from it. Only
 /// whole aligned 2 MiB can be huge: the block's unaligned head is allocated again and kept, so
 /// the heap's next allocations start on the first huge page, not on up to 2 MiB of small ones.

@@ -1,5 +1,5 @@
-// Issue 25, point 4: `npusim compare` with any number of policies, schedule files and configs,
-// and a per-group diff that aligns differing groupings by ops (docs/outputs.md, "npusim compare").
+// `npusim compare` with any number of policies, schedule files and configs, and a per-group diff
+// that aligns differing groupings by ops (docs/outputs.md, "npusim compare").
 #include <gtest/gtest.h>
 
 #include <filesystem>

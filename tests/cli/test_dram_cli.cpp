@@ -115,8 +115,9 @@ TEST(DramCli, BadInputIsExitCodeTwoWithoutOutput) {
 }
 
 TEST(DramCli, HugeCountsAndCyclesAreBadInput) {
-  // Issue 13: --requests -1 used to wrap to 2^64 - 1 and generate forever; a request at cycle
-  // 2^64 - 1 ended the run early; a timing of 2^32 nCK was truncated to 0.
+  // Each is refused, not taken modulo 2^64 or 2^32: --requests -1 would wrap to 2^64 - 1 and
+  // generate forever; a request at cycle 2^64 - 1 would end the run early; a timing of 2^32 nCK
+  // would be truncated to 0.
   const auto out = scratch("huge");
   const auto trace = scratch("huge.trc");
   for (const char* args : {"--requests -1", "--requests 1e3", "--requests 18446744073709551616"})

@@ -1,6 +1,6 @@
-// ONNX decoder exports through `npusim run` (issue 23 item 5, issue 28): --dim on the command
-// line, an empty-cache prefill simulated end to end (no zero-size tensor reaches the scheduler),
-// and the ONNX-only flags refused with exit 2 where they would be ignored.
+// ONNX decoder exports through `npusim run`: --dim on the command line, an empty-cache prefill
+// simulated end to end (no zero-size tensor reaches the scheduler), and the ONNX-only flags refused
+// with exit 2 where they would be ignored.
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_support.h"

@@ -1,5 +1,5 @@
-// Output paths checked before any work, output folders that appear whole or not at all, one run
-// per --out, and SIGINT/SIGTERM that leave nothing behind (issue 13).
+// Output paths checked before any work, output folders that appear whole or not at all, one run per
+// --out, and SIGINT/SIGTERM that leave nothing behind.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>

@@ -1,5 +1,5 @@
-// Issue 25, point 9: `npusim --version`, and the provenance block (version, git commit, hash of
-// the resolved config) in summary.json, trace.json, schedule.json and every sweep record.
+// `npusim --version`, and the provenance block (version, git commit, hash of the resolved config)
+// in summary.json, trace.json, schedule.json and every sweep record.
 #include <filesystem>
 #include <map>
 #include <regex>

@@ -107,7 +107,7 @@ TEST(Dma, SlowerSramSetsTheEnd) {
   test::ThreadRunner thread("thread", [&] { result = b.dma.transfer(load(0, 8192)); });
   sc_core::sc_start();
   EXPECT_EQ(result.end, sc_time(2, SC_US));
-  // Issue 25, point 7: the SRAM side outlasted the DRAM side by 2000 - 679.375 ns.
+  // The wait for SRAM is reported: the SRAM side outlasted the DRAM side by 2000 - 679.375 ns.
   EXPECT_EQ(result.sram_wait, sc_time(2, SC_US) - dram_cycles(1087));
 }
 

@@ -65,11 +65,11 @@ std::uint64_t least_gap_in_a_group(const std::vector<std::pair<std::uint64_t, st
 }
 
 TEST(DramScheduler, ASequentialStreamOverlapsTwoBankGroupsOnlyAcrossARowEnd) {
-  // Issue 28: DDR4 x8 with mapping rochrababgco gave 72 % of the peak on a sequential stream,
-  // above the 50 % of one bank group (tCCD_L 8 against a 4-cycle burst). The stream is in one
-  // group per 8 KiB row only: bank group sits above the column, so every 128 bursts it moves to
-  // the next group, and while the queue holds the end of one row and the start of the next the
-  // two groups alternate at tCCD_S = 4. No two RDs of one group are ever closer than tCCD_L.
+  // DDR4 x8 with mapping rochrababgco gives 72 % of the peak on a sequential stream, above the 50 %
+  // of one bank group (tCCD_L 8 against a 4-cycle burst). The stream is in one group per 8 KiB row
+  // only: bank group sits above the column, so every 128 bursts it moves to the next group, and
+  // while the queue holds the end of one row and the start of the next the two groups alternate at
+  // tCCD_S = 4. No two RDs of one group are ever closer than tCCD_L.
   DramConfig c = quiet(ddr4_3200_x8());
   c.mapping = "rochrababgco";
   // Two rows (BG0 then BG1), every request visible at once (no queue limit): request i enters

@@ -1,6 +1,6 @@
-// Issue 25, point 7: a DMA command waiting for SRAM bank bandwidth shows it. small_cnn on edge-s
-// (greedy): the MAC array's operand and partial-sum traffic holds the single-ported banks, so
-// loads outlast their DRAM side; with two ports per bank the same loads never wait for SRAM.
+// A DMA command waiting for SRAM bank bandwidth shows it. small_cnn on edge-s (greedy): the MAC
+// array's operand and partial-sum traffic holds the single-ported banks, so loads outlast their
+// DRAM side; with two ports per bank the same loads never wait for SRAM.
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_support.h"

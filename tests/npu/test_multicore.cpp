@@ -104,7 +104,7 @@ TEST(MulticoreCli, ModesThatCannotSplitTheWorkloadExitTwoWithTheNumbers) {
   EXPECT_FALSE(fs::exists(out)) << "no output folder after bad input";
 }
 
-// ---- the four cases of issue 27 ----------------------------------------------------------------
+// ---- data parallel, memory-bound decode, pipeline, contention ----------------------------------
 
 // Four cores, data parallel, batch-4 compute-bound CNN. Each core runs the batch-1 plan
 // unchanged, so alone it would take exactly the one-core batch-1 time T1 (263,164 cycles on

@@ -1,6 +1,6 @@
-"""Issue 25, point 3: one argument checker for the CLI and Python (the same rules and the same
-messages), npusim.InputError or TypeError for every bad argument (never a bare ValueError,
-AttributeError or FileNotFoundError), typed Result attributes visible to dir(), named schedules.
+"""One argument checker for the CLI and Python (the same rules and the same messages),
+npusim.InputError or TypeError for every bad argument (never a bare ValueError, AttributeError or
+FileNotFoundError), typed Result attributes visible to dir(), named schedules.
 
 Run through CTest (PYTHONPATH=build/python, NPUSIM_BINARY=build/npusim).
 """
@@ -123,7 +123,7 @@ def test_schedules_have_names_and_compare_rows_never_collide(tmp_path, chain):
 
 
 def test_python_compare_aligns_groupings_as_the_cli_does(tmp_path, chain):
-    """Issue 25, point 4 in Python: N runs, per-group diff aligned by ops, the CLI's blocks."""
+    """`npusim compare` from Python: N runs, per-group diff aligned by ops, the CLI's blocks."""
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     npusim.Schedule({"groups": [{"name": "c1c2", "ops": ["c1", "c2"]}]}).save(a)
     npusim.Schedule({"groups": [{"name": "c2c3", "ops": ["c2", "c3"]}]}).save(b)

@@ -1,4 +1,4 @@
-"""Issues 23 (point 6) and 27 from Python: npusim.llm(...) against `npusim llm`, simulate(...,
+"""LLM runs and parallel modes from Python: npusim.llm(...) against `npusim llm`, simulate(...,
 parallel=) against `npusim run --parallel`, and load(..., kv_cache=) for ONNX decoders.
 
 Run through CTest (PYTHONPATH=build/python, NPUSIM_BINARY=build/npusim, NPUSIM_DECODER_ONNX=a

@@ -143,8 +143,9 @@ TEST(ScaleSimLayer, WsOn2x2ByHandFromTheDemandMatrices) {
 }
 
 TEST(ScaleSimLayer, OsCountsTheShapeOfEveryFoldIntoOfmapWrites) {
-  // SCALE-Sim issue #125's layer: 4x4 OS, ifmap 1x4 with 4 channels, 4 1x1 filters:
-  // M = 4 pixels, K = 4, N = 4: one fold of R + C + T - 2 = 10 rows -> Total Cycles 9.
+  // The layer of github.com/scalesim-project/SCALE-Sim/issues/125: 4x4 OS, ifmap 1x4 with 4
+  // channels, 4 1x1 filters: M = 4 pixels, K = 4, N = 4: one fold of R + C + T - 2 = 10 rows ->
+  // Total Cycles 9.
   const LayerReport r = simulate_layer(gemm("Conv5", 4, 4, 4, 16), array(4, 4, Dataflow::OS));
   EXPECT_EQ(r.total_cycles, 9u);
   // SCALE-Sim's OS ofmap count adds R + C per fold to the 16 outputs: 24.
@@ -291,7 +292,7 @@ TEST(ScaleSimStrided, OfmapRuleAndOverhangingWindowMatchScaleSimDigitForDigit) {
   }
 }
 
-TEST(ScaleSimStrided, TheIssuesLayerOn8x8Ws) {
+TEST(ScaleSimStrided, Stride2Conv112x112On8x8WsTakesTheCeilOfmap) {
   // 112,112,3,3,32,32,2 on tests/data/scalesim/calc_ws_8x8.cfg, SCALE-Sim v2 as above:
   // ofmap ceil(111 / 2) = 56 -> M = 3136, K = 288 -> 36 x 4 folds of 16 + 8 + 3136 - 2 = 3158 rows:
   // 144 * 3158 - 1 = 454751 (the floor form, 55 x 55, gives 144 * 3047 - 1 = 438767: 3.5 % less).

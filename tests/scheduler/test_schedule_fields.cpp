@@ -1,6 +1,6 @@
 // schedule.json's objects have fixed fields: an unknown one anywhere (a segment, a tiles entry,
 // depth_first, not_fused, search, the top level) is an exit-2 error naming it and its path, and
-// every schedule npusim writes still reads back (docs/schedule-format.md, issue 13).
+// every schedule npusim writes still reads back (docs/schedule-format.md).
 #include <gtest/gtest.h>
 
 #include "sim/config/config_loader.h"

@@ -1,10 +1,9 @@
-// Issue 25, points 1, 2 and 5: schedules as intent. Tiles npusim wrote are marked derived and
-// derived again on a config where they do not fit (a warning names the op); a tile the file
-// fixes is kept and named as the file's when it does not fit; a vector head's tile count is
-// `tile_count` (its old spelling `rows` read with a warning); the reader refuses unknown
-// versions, duplicate group names and duplicate keys, suggests the nearest op name, says which
-// workload a schedule was written for, and names the field, expected and found type of a wrong
-// type (docs/schedule-format.md).
+// Schedules as intent. Tiles npusim wrote are marked derived and derived again on a config where
+// they do not fit (a warning names the op); a tile the file fixes is kept and named as the file's
+// when it does not fit; a vector head's tile count is `tile_count` (its old spelling `rows` read
+// with a warning); the reader refuses unknown versions, duplicate group names and duplicate keys,
+// suggests the nearest op name, says which workload a schedule was written for, and names the
+// field, expected and found type of a wrong type (docs/schedule-format.md).
 #include <gtest/gtest.h>
 
 #include "sim/config/config_loader.h"
@@ -36,7 +35,7 @@ json whole_c1(bool derived) {
 
 }  // namespace
 
-// ---- point 1: derived tiles are derived again; the file's own tiles are named as the file's ----
+// ---- derived tiles are derived again; the file's own tiles are named as the file's ----
 
 TEST(SchedulePortable, WrittenTilesAreMarkedDerived) {
   const auto hw = config::load_hardware_config("edge-m");
@@ -82,8 +81,9 @@ TEST(SchedulePortable, CliWarnsNamingTheOpWhoseTileWasDerivedAgain) {
 }
 
 TEST(SchedulePortable, EdgeMScheduleRunsOnEdgeSAndOn128KiB) {
-  // The issue's case: MobileNetV2's epilogue schedule written on edge-m (1 MiB SRAM) was refused
-  // on edge-s (256 KiB): "'features.0' needs 442144 B of 262144 B".
+  // MobileNetV2's epilogue schedule written on edge-m (1 MiB SRAM) runs on edge-s (256 KiB): its
+  // derived tiles are derived again, where keeping them would refuse it ("'features.0' needs
+  // 442144 B of 262144 B").
   const auto file = scratch("mbv2_edge_m.json");
   std::string log;
   ASSERT_EQ(
@@ -97,7 +97,7 @@ TEST(SchedulePortable, EdgeMScheduleRunsOnEdgeSAndOn128KiB) {
   }
 }
 
-// ---- point 2: one meaning per field ----
+// ---- one meaning per field ----
 
 TEST(SchedulePortable, VectorHeadsWriteTileCountAndReadRowsWithAWarning) {
   const auto hw = config::load_hardware_config("edge-m");
@@ -139,7 +139,7 @@ TEST(SchedulePortable, TileFieldsOfTheOtherHeadKindAreRefused) {
                   "tiles.c1.tile_count: expected rows, cols, in_channels (per tile) on GEMM head 'c1'"));
 }
 
-// ---- point 5: the reader lets no mistake through ----
+// ---- the reader lets no mistake through ----
 
 TEST(SchedulePortable, UnknownVersionIsRefused) {
   const auto hw = config::load_hardware_config("edge-m");

@@ -39,8 +39,8 @@ sched::Plan plan_that_fits(const workloads::Graph& g, const HardwareConfig& hw, 
   return plan;
 }
 
-// Reproduction 1a of issue 11: one row of 4194304 elements. Before: "mul0: cannot be tiled into
-// SRAM ... needs 16777217 B" (vector heads were cut only along rows).
+// One row of 4194304 elements: vector heads are cut along columns too, so it tiles (cut only
+// along rows it would be "mul0: cannot be tiled into SRAM ... needs 16777217 B").
 const char* kLongChain = R"(
 name: long_chain
 inputs:

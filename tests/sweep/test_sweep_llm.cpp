@@ -1,7 +1,6 @@
-// Sweeps of language models (`llm:`, issue 23 point 6) and of parallel modes (`parallel:`,
-// issue 27): each point equals the `npusim llm` / `npusim run --parallel` run of its spec figure
-// for figure, tokens/s is a maximised Pareto objective, shards merge to the local run, and bad
-// input names the sweep file's line.
+// Sweeps of language models (`llm:`) and of parallel modes (`parallel:`): each point equals the
+// `npusim llm` / `npusim run --parallel` run of its spec figure for figure, tokens/s is a maximised
+// Pareto objective, shards merge to the local run, and bad input names the sweep file's line.
 #include <filesystem>
 #include <functional>
 #include <fstream>

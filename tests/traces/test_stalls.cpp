@@ -89,9 +89,9 @@ TEST(Stalls, PartsAddUpToTheSpan) {
 }
 
 TEST(Stalls, ADmaLoadsSramBandwidthWaitIsItsOwnCause) {
-  // Issue 25, point 7. L0 outlasted its DRAM side by 30 ns waiting for SRAM banks (30 stall
-  // cycles at 1 GHz): of the MAC array's 100 ns wait for L0, its last 30 ns are on SRAM
-  // bandwidth, 70 on DMA; the tail store's 50 ns stay DMA wait.
+  // A DMA load's SRAM-bandwidth wait is its own stall cause. L0 outlasted its DRAM side by 30 ns
+  // waiting for SRAM banks (30 stall cycles at 1 GHz): of the MAC array's 100 ns wait for L0, its
+  // last 30 ns are on SRAM bandwidth, 70 on DMA; the tail store's 50 ns stay DMA wait.
   Trace t = fused();
   t.commands[0].stall_cycles = 30;
   EXPECT_EQ(ready_times(t)[1].dma_sram_wait_ps, 30 * kNs);

@@ -1,6 +1,6 @@
-// Issue 25, point 6: what other trace consumers need. DevTools-model parsers
-// (@tracerbench/trace-model, devtools-timeline-model) index every event by its category and fail
-// on one without `cat`; a flow arrow is more use with the commands it joins in its `args`.
+// What other trace consumers need. DevTools-model parsers (@tracerbench/trace-model,
+// devtools-timeline-model) index every event by its category and fail on one without `cat`; a flow
+// arrow is more use with the commands it joins in its `args`.
 #include <gtest/gtest.h>
 
 #include <fstream>

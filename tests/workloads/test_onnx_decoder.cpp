@@ -1,6 +1,6 @@
-// ONNX decoder exports (issue 23 item 5): --dim binds a symbolic dim by name, empty (zero-size)
-// tensors are legal (a prefill with an empty KV cache), and ONNX Runtime's LLM contrib operators
-// read as their primitive ops. MACs and vector ops computed by hand in each test.
+// ONNX decoder exports: --dim binds a symbolic dim by name, empty (zero-size) tensors are legal (a
+// prefill with an empty KV cache), and ONNX Runtime's LLM contrib operators read as their primitive
+// ops. MACs and vector ops computed by hand in each test.
 #include "tests/workloads/decoder_models.h"
 #include "tests/workloads/onnx_builder.h"
 

@@ -1,7 +1,7 @@
-// ONNX import bounds and refusals (issue 28): unrolling is linear and has a total budget; what
-// was accepted silently (duplicate inputs, QDQ scales off their axis, contrib ops short of inputs,
-// --branch naming no node, --input-shape on a YAML workload, names that are not UTF-8) and what
-// was misnamed (a model nested deeper than protobuf's limit) stops with exit 2 naming the thing.
+// ONNX import bounds and refusals: unrolling is linear and has a total budget; what was accepted
+// silently (duplicate inputs, QDQ scales off their axis, contrib ops short of inputs, --branch
+// naming no node, --input-shape on a YAML workload, names that are not UTF-8) and what was misnamed
+// (a model nested deeper than protobuf's limit) stops with exit 2 naming the thing.
 #include <filesystem>
 #include <fstream>
 

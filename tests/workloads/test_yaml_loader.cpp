@@ -150,7 +150,7 @@ TEST(YamlLoader, AttributeSpellings) {
   EXPECT_EQ(g.name, "t");
 }
 
-// ---- Hostile input (issue 13): limits, overflow, duplicate keys, depth, encoding ----
+// ---- Hostile input: limits, overflow, duplicate keys, depth, encoding ----
 
 TEST(YamlLoaderLimits, HugeShapesAreErrorsNotZeroElements) {
   // 2^32 x 2^32 x 4 = 2^66 elements wraps an int64 to 0 unchecked.

@@ -209,8 +209,8 @@ const tests = {
     assert(msg.includes("broken.onnx"), "the message names the file: " + msg);
     assert(/onnx|protobuf|parse/i.test(msg), "the ONNX loader's message: " + msg);
   },
-  // Issue 26.1: doubling the clock moves the network marker up (not the axes down); the axes keep
-  // their ticks, the old position stays as a faded trail, the top ops are labelled, no overlap.
+  // Doubling the clock moves the network marker up (not the axes down); the axes keep their ticks,
+  // the old position stays as a faded trail, the top ops are labelled, no overlap.
   async axes_fixed(page, url) {
     await page.goto(url + "?config=edge-m&workload=mobilenet_v2&fusion=greedy");
     const first = await waitRun(page, "");
@@ -236,8 +236,8 @@ const tests = {
     await page.click("#rescale");
     assert(await page.$$eval("path.pt.role-cur.scope-network.level-dram", p => p.length) === 1, "the network point is still drawn after a rescale");
   },
-  // Issue 26.2: one definition of "bound", the same words in the CLI, summary.json, report.html
-  // and the live page, naming the roof the plot draws; ridge points on every roof.
+  // One definition of "bound", the same words in the CLI, summary.json, report.html and the live
+  // page, naming the roof the plot draws; ridge points on every roof.
   async bound_words(page, url) {
     await page.goto(url + "?config=edge-m&workload=mobilenet_v2&fusion=greedy");
     await waitRun(page, "");
@@ -272,7 +272,7 @@ const tests = {
     assert((await page.textContent("#bound-text")).includes(summary.bound_text), "report.html shows the same words");
     rmSync(dir, {recursive: true, force: true});
   },
-  // Issue 26.3: without parameters the page opens on the documented defaults.
+  // Without parameters the page opens on the documented defaults.
   async defaults(page, url) {
     await page.goto(url);
     await waitRun(page, "");
@@ -281,8 +281,8 @@ const tests = {
     const summary = await runFile(page, "summary.json");
     assert(summary.workload === "mobilenet_v2" && summary.config_name === "edge-m" && summary.fusion === "greedy", "the run is the default one");
   },
-  // Issue 26.4: a run in flight and a failed run dim the old results and say so at the top; the
-  // download link never points to an older run.
+  // A run in flight and a failed run dim the old results and say so at the top; the download link
+  // never points to an older run.
   async stale_results(page, url) {
     await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
     const first = await waitRun(page, "");
@@ -313,8 +313,8 @@ const tests = {
     assert(failed.opacity < 0.6 && failed.href === null, "old results dimmed, no download link: " + JSON.stringify(failed));
     assert(await value(page, "cycles") !== cycles, "the results shown are the last good run's (resnet50), not the first");
   },
-  // Issue 26.5: labels never overlap, no number in exponent form, a baseline of another
-  // workload is marked and compared with nothing.
+  // Labels never overlap, no number in exponent form, a baseline of another workload is marked and
+  // compared with nothing.
   async labels_and_baseline(page, url) {
     await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
     let id = await waitRun(page, "");
@@ -332,8 +332,8 @@ const tests = {
     const text = await page.evaluate(() => document.getElementById("main").innerText);
     assert(!hasExponent(text), "no number in exponent form: " + (text.match(/.{20}\d(\.\d+)?e[+-]?\d.{10}/) || [""])[0]);
   },
-  // Issue 26.6: every op in a table that sorts, filters and links to the plot and the timeline;
-  // no horizontal scroll at 1440 px.
+  // Every op in a table that sorts, filters and links to the plot and the timeline; no horizontal
+  // scroll at 1440 px.
   async layer_table(page, url) {
     await page.setViewportSize({width: 1440, height: 900});
     await page.goto(url + "?config=edge-m&workload=mobilenet_v2&fusion=greedy");
@@ -374,8 +374,8 @@ const tests = {
     await page.dispatchEvent("#roofline path.pt.role-cur.level-dram[data-name=\"" + other + "\"]", "mouseenter");
     await page.waitForFunction(n => { const r = document.querySelector("table.layers tr.hl"); return r && r.dataset.name === n; }, other);
   },
-  // Issue 26.7: the compare report has the per-group "what fusion saved" table with bars and the
-  // timelines with op names and DRAM bandwidth.
+  // The compare report has the per-group "what fusion saved" table with bars and the timelines with
+  // op names and DRAM bandwidth.
   async compare_report(page) {
     const dir = mkdtempSync(join(tmpdir(), "npusim-browser-compare-"));
     const out = execFileSync(npusim, ["compare", "--config", "edge-m", "--workload", "mobilenet_v2", "--fusion", "none,greedy", "--out", join(dir, "cmp")], {encoding: "utf8"});
@@ -397,9 +397,9 @@ const tests = {
     assert(peak > 0, "DRAM bandwidth over time");
     rmSync(dir, {recursive: true, force: true});
   },
-  // Issue 25.4: report.html of a three-way compare holds every run: a table of all three (the
-  // figures of compare.json), each pickable; picking one sets it beside the first (its own
-  // per-group "what fusion saved" rows), and every run brings its timeline.
+  // report.html of a three-way compare holds every run: a table of all three (the figures of
+  // compare.json), each pickable; picking one sets it beside the first (its own per-group "what
+  // fusion saved" rows), and every run brings its timeline.
   async compare_three(page) {
     const dir = mkdtempSync(join(tmpdir(), "npusim-browser-compare3-"));
     execFileSync(npusim, ["compare", "--config", "edge-m", "--workload", "small_cnn", "--fusion", "none,epilogue,greedy", "--out", join(dir, "cmp")], {stdio: "ignore"});
@@ -426,7 +426,7 @@ const tests = {
     assert(await page.$$eval("svg.timeline", s => s.length) === 3, "a timeline per run");
     rmSync(dir, {recursive: true, force: true});
   },
-  // Issue 26.7: the sweep report's plots have real ticks, a front per pair and the 3-D front as a table.
+  // The sweep report's plots have real ticks, a front per pair and the 3-D front as a table.
   async sweep_report(page) {
     const dir = mkdtempSync(join(tmpdir(), "npusim-browser-sweep-"));
     execFileSync(npusim, ["sweep", join(here, "..", "..", "tests", "data", "sweep_small.yaml"), "--out", join(dir, "sw")], {stdio: "ignore"});
@@ -445,9 +445,9 @@ const tests = {
     assert(table >= 1 && table === front, "the front over all three objectives as a table (" + table + " rows, " + front + " in pareto.csv)");
     rmSync(dir, {recursive: true, force: true});
   },
-  // Issue 23: report.html of npusim llm: TTFT and tokens/s as summary.json says, one marker per
-  // generated token (simulated ones filled, interpolated ones open), both phases where their
-  // figures put them on the roofline.
+  // report.html of npusim llm: TTFT and tokens/s as summary.json says, one marker per generated
+  // token (simulated ones filled, interpolated ones open), both phases where their figures put them
+  // on the roofline.
   async llm_report(page) {
     const dir = mkdtempSync(join(tmpdir(), "npusim-browser-llm-"));
     execFileSync(npusim, ["llm", "--config", "edge-s", "--model", "SmolLM2-360M", "--prompt", "16", "--generate", "12",
@@ -463,8 +463,8 @@ const tests = {
     await checkLlmViews(page, l);
     rmSync(dir, {recursive: true, force: true});
   },
-  // Issue 23.6: the live page's LLM mode: switching to it draws the decode-latency plot of the
-  // server's npusim llm run; a hardware control reruns it (half the clock: a slower prefill).
+  // The live page's LLM mode: switching to it draws the decode-latency plot of the server's npusim
+  // llm run; a hardware control reruns it (half the clock: a slower prefill).
   async llm_mode(page, url) {
     await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
     const first = await waitRun(page, "");

@@ -1,7 +1,7 @@
 // Loads an npusim trace.json with a DevTools-model trace parser from npm
 // (@tracerbench/trace-model, web/package-lock.json) and checks what it built: the NPU process
-// with its unit threads, the command slices, the counters and the flow arrows (issue 25,
-// point 6: events without "cat" made such parsers throw).
+// with its unit threads, the command slices, the counters and the flow arrows (every event has a
+// "cat": such parsers throw on an event without one).
 // usage: node web/tests/trace_model.mjs --npusim BUILD/npusim --out DIR
 // Exit 77 (CTest: skipped) when the package is not installed (cd web && npm ci).
 import { createRequire } from "node:module";
