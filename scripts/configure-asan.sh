@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f build-asan/CMakeCache.txt ] && exit 0
+source scripts/ccache-env.sh
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
-  -DNPUSIM_FUZZ=ON -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)" >/dev/null
+  -DNPUSIM_FUZZ=ON "${CCACHE_LAUNCHER[@]}" >/dev/null

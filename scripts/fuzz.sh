@@ -21,6 +21,7 @@ readers=("$@")
 
 B=build-asan
 scripts/configure-asan.sh
+source scripts/ccache-env.sh  # the same object keys as at configure time
 targets=(npusim)
 for r in "${readers[@]}"; do targets+=("fuzz_$r"); done
 cmake --build "$B" -j"$(nproc)" --target "${targets[@]}" >/dev/null

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build-asan
 scripts/configure-asan.sh
+source scripts/ccache-env.sh  # the same object keys as at configure time
 # What CTest runs (bench/ is left out: benchmarks are not tests).
 targets=(npusim test_core test_workloads test_traces test_models test_engine test_sim test_serve)
 for h in fuzz/fuzz_*.cpp; do h=$(basename "$h" .cpp); targets+=("replay_${h#fuzz_}"); done

@@ -606,7 +606,7 @@ Plan plan_as_imported(const Graph& g, const HardwareConfig& hw) {
   std::map<std::string, std::size_t> index;
   for (int o : g.topological_order()) {
     const std::string& origin = g.op(o).origin;
-    if (origin.empty()) continue;
+    if (origin.empty() || g.op(o).host) continue;  // a host op leaves its fused node: the CPU runs it
     const auto [it, fresh] = index.emplace(origin, groups.size());
     if (fresh) groups.push_back({{"name", origin}, {"ops", json::array()}});
     groups[it->second]["ops"].push_back(g.op(o).name);
