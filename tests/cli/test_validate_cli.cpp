@@ -157,7 +157,7 @@ TEST(ValidationCli, BadInputIsExitTwoAndWritesNothing) {
   fs::create_directories(dir);
   file_in(dir, "gpt.json", R"({"model_type": "llama"})");  // hidden_size missing: a broken file, not a skip
   struct Case {
-    std::string csv, fragment, flags;
+    std::string csv, fragment, flags = "";
   };
   const std::string head = "kind,workload,config,latency_ms,ttft_ms,tokens_per_second,prompt,set,source\n";
   const std::string ok = "run,small_cnn,edge-s,0.1,,,,,x\n";
