@@ -126,6 +126,41 @@ TEST(ValidationCli, ThreeRowsStatisticsMaxErrorGuardAndReport) {
   EXPECT_EQ(read_json(out / "validation.json").at("rows_selected"), nlohmann::json::array({2, 3}));
 }
 
+TEST(ValidationCli, AnLlmRowComparesTtftAndTokensPerSecond) {
+  // npusim llm's own figures for a tiny Llama (prompt 32, generate 8, batch 2, int8 weights):
+  // measured TTFT = its ttft x 1.25 and tokens/s = its tokens/s / 2 give errors
+  // (1 - 1.25) / 1.25 = -20 % and (1 - 0.5) / 0.5 = +100 %.
+  const fs::path dir = scratch("val_llm");
+  fs::create_directories(dir);
+  fs::copy_file(std::string(NPUSIM_TEST_DATA) + "/llm_tiny.json", dir / "tiny.json");
+  const fs::path llm_out = dir / "llm";
+  std::string log;
+  ASSERT_EQ(run_npusim("llm --model " + (dir / "tiny.json").string() + " --config edge-s --prompt 32 --generate 8 "
+                       "--batch 2 --weight-dtype int8 --quiet --out " + llm_out.string(),
+                       &log),
+            0)
+      << log;
+  const auto l = read_json(llm_out / "summary.json").at("llm");
+  const double ttft = l.at("ttft_seconds").get<double>() * 1e3, tps = l.at("decode").at("tokens_per_second").get<double>();
+  const std::string csv = file_in(dir, "m.csv",
+                                  "kind,workload,config,ttft_ms,tokens_per_second,prompt,generate,batch,weight_dtype,"
+                                  "source\nllm,tiny.json,edge-s," + exact(ttft * 1.25) + "," + exact(tps / 2) +
+                                  ",32,8,2,int8,npusim llm\n");
+  const fs::path out = dir / "out";
+  ASSERT_EQ(run_npusim("validate " + csv + " --quiet --out " + out.string(), &log), 0) << log;
+  const auto j = read_json(out / "validation.json");
+  const auto& figs = j.at("rows").at(0).at("figures");
+  ASSERT_EQ(figs.size(), 2u);
+  EXPECT_EQ(figs.at(0).at("metric"), "ttft_ms");
+  EXPECT_NEAR(figs.at(0).at("simulated").get<double>(), ttft, ttft * 1e-9);
+  EXPECT_NEAR(figs.at(0).at("error_percent").get<double>(), -20, 1e-6);
+  EXPECT_EQ(figs.at(1).at("metric"), "tokens_per_second");
+  EXPECT_EQ(figs.at(1).at("unit"), "tokens/s");
+  EXPECT_NEAR(figs.at(1).at("ratio").get<double>(), 2, 1e-9);
+  EXPECT_EQ(j.at("rows").at(0).at("llm").at("batch"), 2);
+  EXPECT_EQ(j.at("metrics").size(), 2u);  // one per metric measured
+}
+
 TEST(ValidationCli, AnUnsupportedModelIsListedAsSkipped) {
   const double L = latency_ms("small_cnn");
   const fs::path dir = scratch("val_skip");
