@@ -47,31 +47,6 @@ void add_common(po::options_description& d, Common& c) {
 /// The largest dim --input-shape or --dim takes (ONNX's attribute sizes stay within 2^31 too).
 constexpr long long kMaxDim = 1LL << 31;
 
-/// "--input-shape NAME=1,3,224,224" into the load options.
-void parse_input_shape(const std::string& text, workloads::LoadOptions& load) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw InputError("--input-shape " + text, "expected NAME=D0,D1,..., found '" + text + "'");
-  workloads::Shape shape;
-  std::string dims = text.substr(eq + 1);
-  std::stringstream ss(dims);
-  for (std::string d; std::getline(ss, d, ',');) {
-    std::size_t pos = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(d, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    // 0 is legal: an empty tensor (a KV cache of past length 0).
-    if (pos == 0 || pos != d.size() || v < 0 || v > kMaxDim)
-      throw InputError("--input-shape " + text, "expected integer dimensions in [0, 2^31], found '" + d + "'");
-    shape.push_back(v);
-  }
-  if (shape.empty()) throw InputError("--input-shape " + text, "expected at least one dimension, found none");
-  load.input_shapes[text.substr(0, eq)] = shape;
-}
-
 /// "--dim NAME=VALUE" (a symbolic ONNX dimension bound by name) into the load options.
 void parse_dim(const std::string& text, workloads::LoadOptions& load) {
   const auto eq = text.find('=');
@@ -209,6 +184,15 @@ bool parse_command_line(const std::vector<std::string>& args, po::options_descri
   Common c;
   add_common(d, c);
   return parse(args, d, c, usage);
+}
+
+bool parse_command_line(const std::vector<std::string>& args, po::options_description& d, const char* usage,
+                        const char* positional) {
+  Common c;
+  add_common(d, c);
+  po::positional_options_description pos;
+  pos.add(positional, 1);
+  return parse(args, d, c, usage, &pos);
 }
 
 int run_command(const std::vector<std::string>& args) {

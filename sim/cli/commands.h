@@ -15,6 +15,10 @@ namespace npusim::cli {
 bool parse_command_line(const std::vector<std::string>& args, boost::program_options::options_description& d,
                         const char* usage);
 
+/// The same with one positional argument, stored in the option named `positional`.
+bool parse_command_line(const std::vector<std::string>& args, boost::program_options::options_description& d,
+                        const char* usage, const char* positional);
+
 int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int roofline_command(const std::vector<std::string>& args);
@@ -30,5 +34,7 @@ int serve_command(const std::vector<std::string>& args);         // sim/cli/serv
 int serve_job_command(const std::vector<std::string>& args);  // sim/cli/serve_command.cpp
 int llm_command(const std::vector<std::string>& args);        // sim/cli/llm_command.cpp
 int keys_command(const std::vector<std::string>& args);       // sim/cli/keys_command.cpp
+int validate_command(const std::vector<std::string>& args);   // sim/cli/validate_command.cpp
+int calibrate_command(const std::vector<std::string>& args);  // sim/cli/validate_command.cpp
 
 }  // namespace npusim::cli

@@ -35,6 +35,8 @@ const char* kUsage =
     "  serve      the live page: change the NPU in the browser and watch the roofline move\n"
     "  llm        a language model's prefill and decode (TTFT, tokens/s) from its config.json\n"
     "  keys       every hardware-config key: kind, range, unit, default and meaning\n"
+    "  validate   simulated figures against measured ones from a CSV (ratio, error %, report.html)\n"
+    "  calibrate  fit a few physical config keys to a CSV of measured figures; writes a config\n"
     "\n"
     "Every option has a default: `npusim run` simulates mobilenet_v2 on edge-m with greedy fusion,\n"
     "`npusim compare` compares none with greedy. `npusim <command> --help` lists the options.\n"
@@ -56,6 +58,8 @@ int dispatch(const std::string& cmd, const std::vector<std::string>& args) {
   if (cmd == "serve-job") return npusim::cli::serve_job_command(args);  // npusim serve's children
   if (cmd == "llm") return npusim::cli::llm_command(args);
   if (cmd == "keys") return npusim::cli::keys_command(args);
+  if (cmd == "validate") return npusim::cli::validate_command(args);
+  if (cmd == "calibrate") return npusim::cli::calibrate_command(args);
   std::fprintf(stderr, "npusim: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -657,6 +657,81 @@ std::string resolve_spec(const std::string& spec) {
   throw InputError(spec, "no such config file, and not a preset name (presets: " + names + ")");
 }
 
+/// The deepest chain of `base:` files accepted (the file itself and up to this many bases under it).
+constexpr std::size_t kMaxBaseDepth = 8;
+
+std::string chain_text(const std::vector<std::string>& chain) {
+  std::string t;
+  for (const auto& f : chain) t += (t.empty() ? "" : " -> ") + f;
+  return t;
+}
+
+/// `base:`'s value, written in `from`: a preset name (no '/', no .yaml/.yml ending) from
+/// configs/, else a YAML path relative to `from`'s folder (or absolute).
+std::string resolve_base(const RawValue& v, const std::string& from) {
+  const std::string& name = v.text;
+  const fs::path p(name);
+  const bool a_path = name.find('/') != std::string::npos || p.extension() == ".yaml" || p.extension() == ".yml";
+  if (!name.empty() && !a_path) {
+    const fs::path preset = fs::path(data_dir()) / "configs" / (name + ".yaml");
+    std::error_code ec;
+    if (fs::is_regular_file(preset, ec)) return preset.string();
+    std::string names;
+    for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError(v.where + " (base)", "expected a preset name (" + names + ") or a YAML path such as ./" + name +
+                                              ".yaml, found '" + name + "'");
+  }
+  const fs::path resolved = p.is_absolute() ? p : fs::path(from).parent_path() / p;
+  std::error_code ec;
+  if (name.empty() || !fs::is_regular_file(resolved, ec))
+    throw InputError(v.where + " (base)", "expected a preset name or a YAML file (relative to " + from +
+                                              "'s folder), found '" + name + "' (" + resolved.string() +
+                                              " is not a file)");
+  return resolved.string();
+}
+
+/// The file layer of `path` with its `base:` chain under it: the base's keys first, the file's
+/// over them (maps merge key by key; a value replaces the base's value or whole map at its key,
+/// and a map replaces the base's value at its key). `chain` holds the files naming `path`,
+/// outermost first, as written (cycles are found by their canonical paths in `seen`).
+RawConfig flatten_config_file(const std::string& path, std::vector<std::string>& chain,
+                              std::vector<fs::path>& seen) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  chain.push_back(path);
+  for (const auto& s : seen)
+    if (s == canonical)
+      throw InputError(chain.front() + " (base)",
+                       "expected a chain of base: files without a cycle, found " + chain_text(chain));
+  if (chain.size() > kMaxBaseDepth + 1)
+    throw InputError(chain.front() + " (base)", "expected at most " + std::to_string(kMaxBaseDepth) +
+                                                    " base: files under a config, found " + chain_text(chain));
+  seen.push_back(canonical);
+  RawConfig own = flatten_file(path, "");
+  const auto it = own.find("base");
+  if (it == own.end()) return own;
+  const RawValue base = it->second;
+  own.erase(it);
+  RawConfig merged = flatten_config_file(resolve_base(base, path), chain, seen);
+  merged.erase("name");  // a config is named by its own file (`name:` or the file's stem), never by its base
+  for (auto& [key, value] : own) {
+    // A value at `key` replaces a map under it, and a key under a value replaces the value.
+    const std::string under = key + ".";
+    for (auto m = merged.lower_bound(under); m != merged.end() && m->first.compare(0, under.size(), under) == 0;)
+      m = merged.erase(m);
+    for (std::size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
+      merged.erase(key.substr(0, dot));
+    merged[key] = value;
+  }
+  return merged;
+}
+
+RawConfig flatten_config_file(const std::string& path) {
+  std::vector<std::string> chain;
+  std::vector<fs::path> seen;
+  return flatten_config_file(path, chain, seen);
+}
+
 RawConfig parse_overrides(const std::vector<std::string>& overrides) {
   RawConfig raw;
   for (const auto& o : overrides) {
@@ -690,7 +765,7 @@ namespace {
 /// load_hardware_config, which also says which table entries the loader asked for.
 HardwareConfig load(const std::string& spec, const std::vector<std::string>& overrides, std::set<std::string>* asked) {
   const std::string path = resolve_spec(spec);
-  RawConfig file = flatten_file(path, "");
+  RawConfig file = flatten_config_file(path);  // with its base: files under it
   RawConfig sets = parse_overrides(overrides);
 
   // Layer order: DRAM preset < config file < --set. The preset name itself may come from either.

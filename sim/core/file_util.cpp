@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -99,6 +100,42 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
   AtomicFile file(path);
   fill(file.stream());
   file.commit();
+}
+
+void write_new_file(const std::string& path, const std::string& content, const std::string& flag) {
+  const std::string taken = "expected a file that does not exist yet (npusim never replaces it), found one";
+  // Asked first: a name already taken is never registered, so a stop signal cannot remove it.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) throw InputError(flag + " " + path, taken);
+  register_temporary(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int e = errno;
+    unregister_temporary(path);
+    if (e == EEXIST || e == ELOOP) throw InputError(flag + " " + path, taken);
+    throw InputError(flag + " " + path, std::string("cannot create the file: ") + std::strerror(e));
+  }
+  int error = 0;
+  for (std::size_t done = 0; done < content.size();) {
+    const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      error = w < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += std::size_t(w);
+  }
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    ::unlink(path.c_str());
+    unregister_temporary(path);
+    throw SimulationError("cannot write " + path + ": " + std::strerror(error));
+  }
+  exclusive_of_removal([&] {
+    unregister_temporary(path);
+    note_published(path);
+  });
 }
 
 std::string read_file(const std::string& path) {

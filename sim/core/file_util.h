@@ -39,6 +39,12 @@ class AtomicFile {
 void write_file_atomic(const std::string& path, const std::string& content);
 /// The same, for content too large to hold in memory: `fill` writes it to the temporary file.
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& fill);
+/// Writes `content` to `path`, which must not exist: opened with O_CREAT | O_EXCL | O_NOFOLLOW
+/// (never an existing file replaced, never a symbolic link followed), registered as a temporary
+/// while it is written (a stop signal removes it) and removed again when a write fails. Throws
+/// InputError naming `flag` when the name is taken, SimulationError when a write fails. For an
+/// output that must never overwrite anything (npusim calibrate's fitted config).
+void write_new_file(const std::string& path, const std::string& content, const std::string& flag);
 /// Reads a whole file. Throws InputError(path, "cannot open ...") when it cannot be read.
 std::string read_file(const std::string& path);
 

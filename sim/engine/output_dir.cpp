@@ -42,8 +42,8 @@ void make_folder(const fs::path& dir, const std::string& flag, const std::string
 bool is_npusim_output(const fs::path& dir) {
   std::error_code ec;
   if (fs::is_empty(dir, ec)) return true;
-  // run/roofline, compare, dram, scalesim.
-  for (const char* f : {"summary.json", "compare.json", "dram_summary.json", "COMPUTE_REPORT.csv"})
+  // run/roofline, compare, dram, scalesim, validate.
+  for (const char* f : {"summary.json", "compare.json", "dram_summary.json", "COMPUTE_REPORT.csv", "validation.json"})
     if (fs::exists(dir / f, ec)) return true;
   return false;
 }

@@ -107,8 +107,9 @@ LlmConfig from_json(const json& j, const std::string& source) {
   if (std::find(types.begin(), types.end(), c.model_type) == types.end()) {
     std::string list;
     for (const auto& t : types) list += (list.empty() ? "" : ", ") + t;
-    f.fail("model_type",
-           "expected one of " + list + ", found " + (c.model_type.empty() ? "none" : "'" + c.model_type + "'"));
+    // A file without model_type is broken; one naming another architecture is a model npusim does not read.
+    if (c.model_type.empty()) f.fail("model_type", "expected one of " + list + ", found none");
+    throw UnsupportedModelType(source + " (model_type)", "expected one of " + list + ", found '" + c.model_type + "'");
   }
   if (c.model_type == "gpt2") {
     c.hidden = f.count("n_embd");

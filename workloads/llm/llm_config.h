@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/errors.h"
+
 namespace npusim::workloads::llm {
 
 /// The MLP of a decoder layer: gated (SwiGLU, GeGLU: act(x W_gate) * (x W_up), then W_down) or
@@ -36,6 +38,14 @@ struct LlmConfig {
 
   /// Query heads sharing one K/V head (GQA group size; 1 for MHA, heads for MQA).
   std::int64_t group() const { return heads / kv_heads; }
+};
+
+/// The error of a config.json whose model_type is not one npusim reads (a BLOOM, a T5): an
+/// InputError like the others, of its own type so that a caller can tell "npusim cannot model
+/// this architecture" from a broken file (npusim validate lists such a row as skipped).
+class UnsupportedModelType : public InputError {
+ public:
+  using InputError::InputError;
 };
 
 /// The model types read (for "expected one of ..." messages).
