@@ -128,8 +128,8 @@ int calibrate_command(const std::vector<std::string>& args) {
   bool quiet = false;
   std::string usage = kCalibrateUsage;
   for (const auto& k : fittable_keys())
-    usage += "\n  " + k.key + (k.default_set ? " (default)" : "") + ": " + format_fit_value(k, k.lower) + " .. " +
-             format_fit_value(k, k.upper) + ", " + k.meaning;
+    usage += "\n  " + k.key + (k.default_set ? " (default)" : "") + ": " + fit_value_text(k, k.lower) + " .. " +
+             fit_value_text(k, k.upper) + ", " + k.meaning;
   po::options_description d("npusim calibrate options");
   d.add_options()("csv", po::value(&spec.csv), "the CSV of measured figures (also the first positional argument)")(
       "config,c", po::value(&spec.base), "BASE: the config to start from (a preset or a YAML path); rows whose "

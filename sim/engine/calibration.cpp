@@ -31,7 +31,10 @@ const std::vector<FitKey>& fittable_keys() {
        "time to hand a tensor between the NPU and the host CPU (an op the NPU does not run)"},
       {"npu.host.op_rate", "", 1e8, 1e12, false, "element ops per second of the host CPU running the ops the NPU does not"},
       {"npu.mac_array.rate.fp16", "", 0.0625, 1, true, "fp16 MACs per cycle per cell, relative to int8"},
-      {"npu.mac_array.rate.int4", "", 1, 4, false, "int4 MACs per cycle per cell, relative to int8"},
+      {"npu.host.bandwidth", "GB/s", 0.1e9, 100e9, false,
+       "bytes per second the host CPU reads and writes a host op's tensors at (layout conversion included)"},
+      {"npu.dma.max_outstanding_bursts", "count", 4, 256, false,
+       "DMA bursts a channel keeps in flight: with the DRAM's latency, what one core's DMA can stream"},
       {"npu.clock", "MHz", 100e6, 3e9, false, "NPU core clock"},
   };
   return keys;
@@ -43,6 +46,7 @@ namespace {
 double unit_scale(const std::string& unit) {
   if (unit == "us") return 1e-6;
   if (unit == "MHz") return 1e6;
+  if (unit == "GB/s") return 1e9;
   return 1;
 }
 
@@ -132,13 +136,10 @@ std::string base_as_written(const std::string& base, const std::string& out) {
 
 }  // namespace
 
-std::string format_fit_value(const FitKey& k, double value) {
+std::string fit_value_text(const FitKey& k, double value) {
+  if (k.unit == "count") return std::to_string(std::llround(value));  // a whole number, as counts are read
   const std::string n = plain_number(value / unit_scale(k.unit));
   return k.unit.empty() ? n : n + " " + k.unit;
-}
-
-std::string fit_value_text(const FitKey& k, double value) {
-  return format_fit_value(k, value);
 }
 
 CalibrationPlan plan_calibration(const CalibrationSpec& spec) {
@@ -206,7 +207,7 @@ CalibrationPlan plan_calibration(const CalibrationSpec& spec) {
   }
   std::vector<std::string> start_sets;
   for (std::size_t i = 0; i < p.keys.size(); ++i)
-    start_sets.push_back(p.keys[i]->key + "=" + format_fit_value(*p.keys[i], p.start[i]));
+    start_sets.push_back(p.keys[i]->key + "=" + fit_value_text(*p.keys[i], p.start[i]));
   check_rows(p.set, p.selected, start_sets);
   // Rows npusim cannot model are listed, not fitted.
   std::vector<std::size_t> fitted;
@@ -236,7 +237,7 @@ class Objective {
   std::vector<std::string> overrides(const std::vector<double>& values) const {
     std::vector<std::string> o;
     for (std::size_t i = 0; i < p_.keys.size(); ++i)
-      o.push_back(p_.keys[i]->key + "=" + format_fit_value(*p_.keys[i], values[i]));
+      o.push_back(p_.keys[i]->key + "=" + fit_value_text(*p_.keys[i], values[i]));
     return o;
   }
 
@@ -386,7 +387,7 @@ std::string fitted_yaml(const CalibrationPlan& p, const CalibrationResult& r) {
     for (std::size_t dot; (dot = k.key->key.find('.', start)) != std::string::npos; start = dot + 1)
       parts.push_back(k.key->key.substr(start, dot - start));
     parts.push_back(k.key->key.substr(start));
-    entries.emplace_back(parts, format_fit_value(*k.key, k.fitted));
+    entries.emplace_back(parts, fit_value_text(*k.key, k.fitted));
   }
   std::sort(entries.begin(), entries.end());
   std::vector<std::string> open;  // the maps written so far on the current path

@@ -16,7 +16,7 @@ namespace npusim::engine {
 /// A key calibration may fit: its physical range and how a value is written in YAML.
 struct FitKey {
   std::string key;   // the config key, e.g. "npu.clock"
-  std::string unit;  // as written in YAML: "us", "MHz" or "" (a plain number)
+  std::string unit;  // as written in YAML: "us", "MHz", "GB/s", "count" (a whole number) or "" (a plain number)
   double lower = 0, upper = 0;  // the physical range, in SI (s, Hz, a plain number)
   bool default_set = false;     // fitted when --fit is not given
   std::string meaning;          // one line
@@ -27,9 +27,8 @@ const std::vector<FitKey>& fittable_keys();
 /// The most keys one fit takes.
 inline constexpr std::size_t kMaxFitKeys = 6;
 
-/// `value` (SI) as the YAML and --set write it: "812.345 MHz", "12.5 us", "4e9".
-std::string format_fit_value(const FitKey& k, double value);
-/// `value` (SI) in the key's unit as text for messages and comments ("2000 us").
+/// `value` (SI) in the key's unit, as the YAML, --set, messages and comments write it:
+/// "812.345 MHz", "12.5 us", "4e9".
 std::string fit_value_text(const FitKey& k, double value);
 
 struct CalibrationSpec {

@@ -48,7 +48,7 @@ const std::vector<std::string>& known_columns() {
   static const std::vector<std::string> c = {
       "kind",   "workload", "config",       "input_shape", "weight_dtype",      "act_dtype", "kv_dtype", "group_size",
       "prompt", "generate", "batch",        "latency_ms",  "ttft_ms", "tokens_per_second", "source",   "set",
-      "name"};
+      "name",   "fusion"};
   return c;
 }
 const std::vector<std::string>& required_columns() {
@@ -183,6 +183,14 @@ ValidationRow read_row(const std::string& csv, const fs::path& folder, const std
     config = resolve_against(config, folder, {".yaml", ".yml"});
   }
   const std::vector<std::string> sets = split_semicolons(field("set"));
+  // The fusion policy the row runs with, as --fusion takes it (default greedy); checked here so
+  // that a typo names its row and column.
+  const std::string fusion = field("fusion").empty() ? "greedy" : field("fusion");
+  try {
+    check_run_arguments({fusion}, "");
+  } catch (const InputError& e) {
+    throw InputError(where("fusion"), e.what());
+  }
 
   for (Metric m : all_metrics()) {
     const std::string text = field(metric_name(m));
@@ -194,7 +202,7 @@ ValidationRow read_row(const std::string& csv, const fs::path& folder, const std
     RunSpec& s = r.run;
     s.config = config;
     s.workload = resolve_against(workload, folder, {".yaml", ".yml", ".onnx", ".csv"});
-    s.fusion = "greedy";
+    s.fusion = fusion;
     s.overrides = sets;
     s.out.clear();
     for (const auto& shape : split_semicolons(field("input_shape"))) {
@@ -212,6 +220,7 @@ ValidationRow read_row(const std::string& csv, const fs::path& folder, const std
   LlmSpec& s = r.llm_spec;
   s.model = resolve_against(workload, folder, {".json"});
   s.config = config;
+  s.fusion = fusion;
   s.overrides = sets;
   s.weight_dtype = field("weight_dtype");
   s.act_dtype = field("act_dtype");
@@ -221,7 +230,7 @@ ValidationRow read_row(const std::string& csv, const fs::path& folder, const std
   if (!field("generate").empty()) s.generate = parse_row_count(field("generate"), 0, 1000000, where("generate"));
   if (!field("batch").empty()) s.batch = parse_row_count(field("batch"), 1, 1000000, where("batch"));
   if (!field("group_size").empty())
-    s.group_size = std::uint32_t(parse_row_count(field("group_size"), 1, 1 << 20, where("group_size")));
+    s.group_size = std::uint32_t(parse_row_count(field("group_size"), 0, 1 << 20, where("group_size")));
   if (r.measured.count(Metric::TokensPerSecond) && s.generate == 0)
     throw InputError(where("generate"), "expected at least 1 decode step for a measured tokens_per_second, found 0");
   s.progress = false;

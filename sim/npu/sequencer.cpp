@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include <sysc/kernel/sc_dynamic_processes.h>
 
@@ -31,6 +32,8 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
   }
   per_buffer_ = !npu.core(0).buffers.shared() && program.group_buffer_bytes.size() == groups;
   dispatch_latency_ = sc_core::sc_time(npu.config.runtime.dispatch_latency_s, sc_core::SC_SEC);
+  sync_state_.assign(groups, SyncState::None);
+  sync_waiters_.assign(groups, {});
   core_sync_ = sc_core::sc_time(npu.config.runtime.core_sync_s, sc_core::SC_SEC);
   cores_ = std::vector<CoreState>(npu.core_count());
   for (std::size_t g = 0; g < groups; ++g) {
@@ -148,10 +151,16 @@ void Sequencer::runtime_thread(std::uint32_t core) {
     sc_core::wait(dispatch ? dispatch_latency_ : core_sync_);
     ev.end_ps = now_ps();
     events_.push_back(std::move(ev));
-    if (dispatch)
+    if (dispatch) {
       open_group(std::size_t(job));
-    else
-      make_ready(std::uint32_t(-1 - job));
+      continue;
+    }
+    const std::uint32_t id = std::uint32_t(-1 - job);
+    make_ready(id);
+    if (const int g = program_.commands[id].group; g >= 0) {
+      sync_state_[g] = SyncState::Done;
+      for (auto waiting : std::exchange(sync_waiters_[g], {})) make_ready(waiting);
+    }
   }
 }
 
@@ -260,10 +269,16 @@ void Sequencer::complete(std::uint32_t first) {
     for (auto s : successors_[id]) {
       if (--pending_[s] != 0) continue;
       const auto& sc = program_.commands[s];
-      if (core_sync_ > sc_core::SC_ZERO_TIME && crosses_cores(s)) {
-        // The runtime synchronises the cores before the command may start.
-        cores_[sc.core].runtime_jobs.push(-1 - std::int64_t(s));
-        cores_[sc.core].runtime_event.notify(sc_core::SC_ZERO_TIME);
+      if (core_sync_ > sc_core::SC_ZERO_TIME && crosses_cores(s) && !synced(s)) {
+        // The runtime synchronises the cores once per task, before the task's first command that
+        // needs another core's results; its later such commands wait for that barrier.
+        if (sc.group >= 0 && sync_state_[sc.group] == SyncState::Running) {
+          sync_waiters_[sc.group].push_back(s);
+        } else {
+          if (sc.group >= 0) sync_state_[sc.group] = SyncState::Running;
+          cores_[sc.core].runtime_jobs.push(-1 - std::int64_t(s));
+          cores_[sc.core].runtime_event.notify(sc_core::SC_ZERO_TIME);
+        }
       } else if (sc.kind == CommandKind::Barrier && (sc.group < 0 || granted_[sc.group])) {
         work.push_back(s);
       } else {
@@ -272,6 +287,11 @@ void Sequencer::complete(std::uint32_t first) {
     }
   }
   if (progress_ && completed_ % 512 == 0) progress_(completed_, program_.commands.size());
+}
+
+bool Sequencer::synced(std::uint32_t id) const {
+  const int g = program_.commands[id].group;
+  return g >= 0 && sync_state_[g] == SyncState::Done;
 }
 
 bool Sequencer::crosses_cores(std::uint32_t id) const {

@@ -66,6 +66,8 @@ class Sequencer : public sc_core::sc_module {
   void open_group(std::size_t g);
   /// Whether command `id`, now free of dependencies, waited for a command of another core.
   bool crosses_cores(std::uint32_t id) const;
+  /// Whether the task of command `id` has been through its cross-core synchronisation.
+  bool synced(std::uint32_t id) const;
   void execute(const sched::Command& c, traces::CommandEvent& ev);
   void complete(std::uint32_t id);
   void make_ready(std::uint32_t id);
@@ -89,6 +91,11 @@ class Sequencer : public sc_core::sc_module {
   std::vector<bool> granted_;  // SRAM allocated (and, with a dispatch latency, dispatched)
   /// npu.runtime: a dispatch latency serialises each core's groups; 0 = an ideal runtime.
   sc_core::sc_time dispatch_latency_, core_sync_;
+  /// npu.runtime.core_sync: each task synchronises with the other cores once (None, Running, Done),
+  /// commands that cross cores while its barrier runs waiting for it.
+  enum class SyncState : std::uint8_t { None, Running, Done };
+  std::vector<SyncState> sync_state_;
+  std::vector<std::vector<std::uint32_t>> sync_waiters_;
   std::vector<CoreState> cores_;
   bool per_buffer_ = false;  // groups allocate per operand buffer (separate buffers)
   /// Groups allocated ahead of the oldest running one: the next layer's loads may start early

@@ -138,7 +138,8 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, con
       out.batch = 1;
     }
     out.replica_batch = out.batch;
-    return mode == ParallelMode::Auto ? auto_tensor_graph(g, hw, out) : tensor_graph(g, out.cores, out);
+    return mode == ParallelMode::Auto ? auto_tensor_graph(g, hw, out)
+                                      : tensor_graph(g, out.cores, out, hw.mac_array.cols);
   }
   out.batch = batch_of(g, mode, example);
   if (mode == ParallelMode::Data) {
@@ -162,6 +163,17 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, con
 double roofline_seconds(const HardwareConfig& hw, double macs, double vector_ops, double dram_bytes) {
   return std::max({2.0 * macs / hw.mac_peak_ops(), vector_ops / hw.vector_peak_ops(),
                    dram_bytes / hw.dram.peak_bandwidth().bytes_per_second});
+}
+
+double dma_stream_seconds(const HardwareConfig& hw, double bytes, std::uint32_t cores) {
+  if (bytes <= 0) return 0;
+  const auto& d = hw.dram;
+  const auto& t = d.timing;
+  const double window = double(hw.dma.channels) * hw.dma.max_outstanding_bursts * hw.dma.burst_bytes;
+  const double idle = double(t.tRCD + t.CL + t.tDQSCK + d.burst_cycles()) / d.clock.hz +
+                      double(hw.noc.latency_cycles) / hw.core_clock.hz;
+  const double n = std::max(cores, 1u);
+  return bytes / d.peak_bandwidth().bytes_per_second + idle * std::max(1.0, bytes / (n * window));
 }
 
 void assign_stages(ParallelPlan& pp, const Program& one, const HardwareConfig& hw) {

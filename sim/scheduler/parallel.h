@@ -83,6 +83,17 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, con
 /// DRAM peak of all channels). Pipeline stages and auto's splits are both weighed by it.
 double roofline_seconds(const HardwareConfig& hw, double macs, double vector_ops, double dram_bytes);
 
+/// Seconds `cores` cores take to stream `bytes` from DRAM together, each an equal share through
+/// its own DMA: the DRAM moves the bytes at its peak, and each core's DMA, which keeps at most a
+/// window of npu.dma.channels x max_outstanding_bursts x burst_size bytes in flight (Little's
+/// law), waits the DRAM's idle read latency L (tRCD + RL + tDQSCK + one burst, plus
+/// npu.noc.latency) once per window it moves, at least once:
+/// `bytes / peak + L x max(1, bytes / (cores x window))`. One core's DMA alone may thus not keep
+/// the DRAM busy, which splitting a stream over the cores (auto) recovers. Worked on paper for
+/// the rk3588 preset (a 2 KiB window, L = 91 nCK / 2112 MHz = 43.1 ns, 33.8 GB/s): 1 MB in
+/// 29.6 + 21.0 = 50.6 us on one core, 29.6 + 7.0 = 36.6 us on three.
+double dma_stream_seconds(const HardwareConfig& hw, double bytes, std::uint32_t cores);
+
 /// Pipeline: cuts the replica's groups into at most `cores` stages of consecutive groups, each
 /// group's time estimated from its lowered commands at the roofs (max of MAC, vector and DRAM
 /// time), minimising the slowest stage. Throws InputError when there are fewer groups than cores.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 
 namespace npusim::sched {
 using workloads::Graph;
@@ -48,11 +49,27 @@ int channel_axis_of(const Tensor& c, std::size_t out_rank, const ChannelSplit& s
   return at >= 0 ? int(at) : -1;
 }
 
+}  // namespace
+
+std::int64_t slice_width(std::int64_t channels, std::uint32_t cores, std::uint32_t k, std::int64_t unit) {
+  const std::int64_t N = cores;
+  if (unit <= 1 || channels < N * unit) return channels / N + (std::int64_t(k) < channels % N ? 1 : 0);
+  // Whole blocks of `unit` channels, as evenly as they go (the first cores one block more); the
+  // last core's last block holds what is left of the channels.
+  const std::int64_t blocks = ceil_div(channels, unit);
+  const std::int64_t width = (blocks / N + (std::int64_t(k) < blocks % N ? 1 : 0)) * unit;
+  return k + 1 == cores ? width - (blocks * unit - channels) : width;
+}
+
+namespace {
+
 class TensorSplitter {
  public:
   /// `hw` set: auto, each weight-bearing GEMM's split chosen by its estimate at hw's roofs.
-  TensorSplitter(const Graph& g, std::uint32_t cores, ParallelPlan& pp, const HardwareConfig* hw = nullptr)
-      : g_(g), cores_(cores), pp_(pp), hw_(hw), out_(g.empty_copy()), whole_(g.tensors().size(), -1) {}
+  /// `unit`: the channel granularity of a core's slice (slice_width).
+  TensorSplitter(const Graph& g, std::uint32_t cores, ParallelPlan& pp, std::int64_t unit,
+                 const HardwareConfig* hw = nullptr)
+      : g_(g), cores_(cores), pp_(pp), hw_(hw), unit_(unit), out_(g.empty_copy()), whole_(g.tensors().size(), -1) {}
 
   Graph run() {
     for (int o : g_.topological_order()) {
@@ -170,13 +187,11 @@ class TensorSplitter {
     return at >= 0 && ten.shape[at] == s.channels ? sliced(t, std::size_t(at), width, tag) : whole(t);
   }
 
-  /// `op` as one op per core on its channel slice [k C/N, (k+1) C/N) (the first C mod N cores
-  /// one channel more), named "op [core k]".
+  /// `op` as one op per core on its channel slice (slice_width), named "op [core k]".
   void add_split(const Op& op, const ChannelSplit& s, bool gemm) {
-    const std::int64_t C = s.channels, N = cores_;
     Split out{s, {}};
     for (std::uint32_t k = 0; k < cores_; ++k) {
-      const std::int64_t width = C / N + (std::int64_t(k) < C % N ? 1 : 0);
+      const std::int64_t width = slice_width(s.channels, cores_, k, s.rows ? 1 : unit_);
       const std::string tag = " [core " + std::to_string(k) + "]";
       Op c = op;
       c.name += tag;
@@ -282,7 +297,10 @@ class TensorSplitter {
     double bytes = w.in + w.weights + w.out;
     if (kind == SplitKind::Channels) bytes += (n - 1) * w.in + w.out;
     if (kind == SplitKind::Batch) bytes += (n - 1) * w.weights;
-    return roofline_seconds(*hw_, w.macs * share, w.vops * share, bytes);  // (2 x is exact: the same doubles)
+    // The compute at the roofs; the bytes as the cores' DMAs stream them together (one core's DMA
+    // alone may not keep the DRAM busy).
+    return std::max(roofline_seconds(*hw_, w.macs * share, w.vops * share, 0),
+                    dma_stream_seconds(*hw_, bytes, std::uint32_t(n)));
   }
 
   /// Auto: estimates the open options of GEMM `op`, records the choice and its reason, and adds
@@ -502,6 +520,7 @@ class TensorSplitter {
   const std::uint32_t cores_;
   ParallelPlan& pp_;
   const HardwareConfig* hw_;
+  std::int64_t unit_ = 1;
   std::map<int, std::vector<int>> input_rows_;  // auto: a graph input -> its rows per core
   Graph out_;
   std::vector<int> whole_;      // original tensor -> the new graph's tensor holding it whole
@@ -548,18 +567,18 @@ Graph auto_tensor_graph(const Graph& g, const HardwareConfig& hw, ParallelPlan& 
   pp.gather_tensors.clear();
   pp.choices.clear();
   pp.segments = pp.split_ops = pp.serial_ops = 0;
-  if (hw.cores <= 1) return tensor_graph(g, 1, pp);
-  return chained_by_core(TensorSplitter(g, hw.cores, pp, &hw).run());
+  if (hw.cores <= 1) return tensor_graph(g, 1, pp, 1);
+  return chained_by_core(TensorSplitter(g, hw.cores, pp, hw.mac_array.cols, &hw).run());
 }
 
-Graph tensor_graph(const Graph& g, std::uint32_t cores, ParallelPlan& pp) {
+Graph tensor_graph(const Graph& g, std::uint32_t cores, ParallelPlan& pp, std::int64_t unit) {
   pp.gather_tensors.clear();
   pp.segments = pp.split_ops = pp.serial_ops = 0;
   if (cores <= 1) {  // one core: nothing to split, the workload as it is
     pp.serial_ops = std::uint32_t(g.ops().size());
     return g;
   }
-  return TensorSplitter(g, cores, pp).run();
+  return TensorSplitter(g, cores, pp, unit).run();
 }
 
 void place_tensor_program(Program& program, ParallelPlan& pp, const Graph& g, const Plan& plan,

@@ -28,7 +28,16 @@ namespace npusim::sched {
 /// fills `pp`'s segments, split_ops, serial_ops and gather_tensors. Throws InputError (exit 2) naming the
 /// op, its output channels and npu.cores when a splittable GEMM has fewer output channels than
 /// cores.
-workloads::Graph tensor_graph(const workloads::Graph& g, std::uint32_t cores, ParallelPlan& pp);
+/// `unit`: the channel granularity of the slices (slice_width; the MAC array's columns, or
+/// atomic-K, so that each core's GEMM fills whole folds and its tiles divide its slice).
+workloads::Graph tensor_graph(const workloads::Graph& g, std::uint32_t cores, ParallelPlan& pp, std::int64_t unit = 1);
+
+/// Core k's share of `channels` split over `cores`: whole blocks of `unit` channels as evenly as
+/// they go (the first cores one block more, the last core's last block what is left), or, with
+/// fewer than `unit` channels a core (or unit 1), channels / cores with the first
+/// channels % cores cores one more. Worked: 5632 channels, 3 cores, unit 32: 176 blocks ->
+/// 59, 59, 58 blocks = 1888, 1888, 1856 channels.
+std::int64_t slice_width(std::int64_t channels, std::uint32_t cores, std::uint32_t k, std::int64_t unit);
 
 /// `--parallel auto` on hw.cores cores: tensor_graph's rewrite, but each weight-bearing GEMM's
 /// segment takes the split of least estimated time at hw's roofs (docs/multicore.md): its output

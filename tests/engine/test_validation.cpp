@@ -187,9 +187,9 @@ TEST(CalibrationKeys, TableBoundsAndWrittenValues) {
     return FitKey{};
   };
   // Written in the table's units: Hz as MHz, seconds as us, a rate as a plain number.
-  EXPECT_EQ(format_fit_value(key("npu.clock"), 812.3456e6), "812.346 MHz");
-  EXPECT_EQ(format_fit_value(key("npu.clock"), 3e9), "3000 MHz");
-  EXPECT_EQ(format_fit_value(key("npu.runtime.dispatch_latency"), 12.5e-6), "12.5 us");
-  EXPECT_EQ(format_fit_value(key("npu.host.op_rate"), 4e9), "4e9");
-  EXPECT_EQ(format_fit_value(key("npu.mac_array.rate.fp16"), 0.25), "0.25");
+  EXPECT_EQ(fit_value_text(key("npu.clock"), 812.3456e6), "812.346 MHz");
+  EXPECT_EQ(fit_value_text(key("npu.clock"), 3e9), "3000 MHz");
+  EXPECT_EQ(fit_value_text(key("npu.runtime.dispatch_latency"), 12.5e-6), "12.5 us");
+  EXPECT_EQ(fit_value_text(key("npu.host.op_rate"), 4e9), "4e9");
+  EXPECT_EQ(fit_value_text(key("npu.mac_array.rate.fp16"), 0.25), "0.25");
 }

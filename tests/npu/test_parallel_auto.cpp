@@ -3,6 +3,7 @@
 // choice alone (sched::replica_graph on edge-m's roofs) and end to end through the npusim binary
 // against the forced modes. edge-m: 32x32 int8 array at 1 GHz (2 x 1024 x 1e9 = 2.048e12 op/s per
 // core), 64 vector lanes (64e9 op/s), one LPDDR4X-4266 x32 channel (4266e6 x 4 B = 17.064 GB/s).
+#include <algorithm>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -23,6 +24,16 @@ namespace {
 
 constexpr double kMacPeak = 2.048e12;  // op/s of one core (2 ops per MAC)
 constexpr double kDram = 17.064e9;     // B/s, shared by the cores
+// The DRAM's idle read latency on edge-m: tRCD 39 + RL 36 + tDQSCK 8 + a burst 8 = 91 nCK at
+// 2133 MHz = 42.66 ns; each core's DMA keeps 2 channels x 16 bursts x 64 B = 2048 B in flight.
+constexpr double kIdle = 91 / 2133e6;
+constexpr double kWindow = 2048;
+
+/// sched::dma_stream_seconds on paper: the bytes at the DRAM peak, plus the idle latency once per
+/// window each of the `cores` DMAs moves (at least once).
+double stream(double bytes, double cores) {
+  return bytes / kDram + kIdle * std::max(1.0, bytes / (cores * kWindow));
+}
 
 /// Two 3x3 convs of 64 channels on 56x56, batch 4, each with its relu: per conv 4 x 56 x 56 x 64
 /// x 64 x 9 = 462,422,016 MACs, input and output 4 x 64 x 56 x 56 = 802,816 B, weights 64 x 64
@@ -65,13 +76,14 @@ std::uint64_t cycles(const json& s) {
 
 // ---- the choice ----------------------------------------------------------------------------------
 
-// Batch 4 on 4 cores, small weights, large activations. Per conv:
+// Batch 4 on 4 cores, small weights, large activations. Per conv (DRAM times as stream()):
 //   serial:   MAC 2 x 462,422,016 / 2.048e12 = 451.584 us; DRAM (802,816 + 36,864 + 802,816) B
-//             = 96.3 us: 451.584 us;
+//             = 96.3 + 42.66 ns x 802 windows = 130.5 us: 451.584 us;
 //   channels: MAC a quarter, 112.896 us; DRAM every core reads the whole input, the output is
-//             read back whole: (4 x 802,816 + 36,864 + 2 x 802,816) B = 4,853,760 B = 284.44 us;
+//             read back whole: (4 x 802,816 + 36,864 + 2 x 802,816) B = 4,853,760 B = 284.44 us
+//             + 42.66 ns x 592.5 windows = 309.7 us;
 //   batch:    MAC 112.896 us; DRAM every core reads the whole weights: (802,816 + 4 x 36,864
-//             + 802,816) B = 1,753,088 B = 102.7 us: 112.896 us, the least.
+//             + 802,816) B = 1,753,088 B = 102.7 + 9.1 = 111.9 us: 112.896 us, the least.
 // conv2's input is conv1's rows (relu1 follows each core's rows): batch again, and the relus
 // run on their rows (vector time 802,816 / 4 / 64e9 = 3.1 us, under the MAC time).
 TEST(ParallelAuto, BatchFourConvChainSplitsByBatch) {
@@ -81,7 +93,7 @@ TEST(ParallelAuto, BatchFourConvChainSplitsByBatch) {
   for (const auto& c : pp.choices) {
     EXPECT_EQ(c.split, sched::SplitKind::Batch) << c.op << ": " << c.reason;
     EXPECT_NEAR(c.serial_s, 2.0 * 462422016 / kMacPeak, 1e-9);
-    EXPECT_NEAR(c.channels_s, 4853760 / kDram, 1e-9);
+    EXPECT_NEAR(c.channels_s, stream(4853760, 4), 1e-9);
     EXPECT_NEAR(c.batch_s, 2.0 * 462422016 / 4 / kMacPeak, 1e-9);
     EXPECT_NE(c.reason.find("batch is least"), std::string::npos) << c.reason;
   }
@@ -103,11 +115,13 @@ TEST(ParallelAuto, BatchFourConvChainSplitsByBatch) {
 // The rows go on through ops that work per image: a max pool, a global pool and a flatten keep
 // axis 0, so each core pools its own image and the next conv and the classifier read their rows
 // where they are. conv2 (64 -> 64, 3x3 on 28x28, batch 4: 115,605,504 MACs, 200,704 B in and
-// out, 36,864 B of weights): serial 112.9 us at the MAC roof, batch 28.2 us (MAC; DRAM 548,864 B
-// = 32.2 us: 32.2 us), channels 28.2 us MAC against (4 x 200,704 + 36,864 + 2 x 200,704) B =
-// 1,241,088 B = 72.7 us: batch. The classifier fc (64 -> 10, batch 4: 2,560 MACs, 2.5 ns; 256 B
-// in, 640 B of weights, 40 B out) is bound by its bytes: serial 936 B = 54.9 ns, channels
-// (4 x 256 + 640 + 2 x 40) B = 1,744 B, batch (256 + 4 x 640 + 40) B = 2,856 B: serial.
+// out, 36,864 B of weights): serial 112.9 us at the MAC roof, batch 28.2 us MAC against DRAM
+// 548,864 B = 32.2 + 42.66 ns x 67 windows = 35.0 us: 35.0 us; channels 28.2 us MAC against
+// (4 x 200,704 + 36,864 + 2 x 200,704) B = 1,241,088 B = 72.7 + 6.5 = 79.2 us: batch. The
+// classifier fc (64 -> 10, batch 4: 2,560 MACs, 2.5 ns; 256 B in, 640 B of weights, 40 B out) is
+// bound by its bytes, each within one window: serial 936 B = 54.9 + 42.66 = 97.5 ns, channels
+// (4 x 256 + 640 + 2 x 40) B = 1,744 B = 144.9 ns, batch (256 + 4 x 640 + 40) B = 2,856 B =
+// 210.0 ns: serial.
 // A softmax over the batch (axis 0) mixes the rows: it runs whole on core 0, the rows gathered.
 TEST(ParallelAuto, RowsGoOnThroughPerImageOps) {
   const auto pp = choose(R"(name: cnn
@@ -126,37 +140,38 @@ ops:
   ASSERT_EQ(pp.choices.size(), 3u);
   EXPECT_EQ(pp.choices[0].split, sched::SplitKind::Batch) << pp.choices[0].reason;
   EXPECT_EQ(pp.choices[1].split, sched::SplitKind::Batch) << pp.choices[1].reason;
-  EXPECT_NEAR(pp.choices[1].batch_s, (200704 + 4 * 36864 + 200704) / kDram, 1e-9);
-  EXPECT_NEAR(pp.choices[1].channels_s, 1241088 / kDram, 1e-9);
+  EXPECT_NEAR(pp.choices[1].batch_s, stream(200704 + 4 * 36864 + 200704, 4), 1e-9);
+  EXPECT_NEAR(pp.choices[1].channels_s, stream(1241088, 4), 1e-9);
   EXPECT_EQ(pp.choices[2].split, sched::SplitKind::Serial) << pp.choices[2].reason;
-  EXPECT_NEAR(pp.choices[2].serial_s, 936 / kDram, 1e-12);
+  EXPECT_NEAR(pp.choices[2].serial_s, 936 / kDram + kIdle, 1e-12);
   EXPECT_EQ(pp.split_ops, 5u);   // conv1, pool, conv2, gap, flat on each core's image
   EXPECT_EQ(pp.serial_ops, 2u);  // fc and the softmax over the batch
 }
 
 // Batch 1 (batch closed: 1 < 4 cores), large weights:
-//   serial:   MAC 2 x 536,870,912 / 2.048e12 = 524.288 us; DRAM 4,849,664 B = 284.2 us: 524.288 us;
+//   serial:   MAC 2 x 536,870,912 / 2.048e12 = 524.288 us; DRAM 4,849,664 B = 284.2 + 42.66 ns x
+//             2368 windows = 385.2 us: 524.288 us;
 //   channels: MAC 131.072 us; DRAM (4 x 131,072 + 4,194,304 + 2 x 524,288) B = 5,767,168 B =
-//             337.97 us: 337.97 us, the least (the DRAM now bounds it).
+//             337.97 + 42.66 ns x 704 windows = 368.0 us: 368.0 us, the least (the DRAM bounds it).
 TEST(ParallelAuto, BatchOneProjectionSplitsByChannels) {
   const auto pp = choose(kProjection, 4);
   ASSERT_EQ(pp.choices.size(), 1u);
   const auto& c = pp.choices[0];
   EXPECT_EQ(c.split, sched::SplitKind::Channels) << c.reason;
   EXPECT_NEAR(c.serial_s, 2.0 * 536870912 / kMacPeak, 1e-9);
-  EXPECT_NEAR(c.channels_s, 5767168 / kDram, 1e-9);
+  EXPECT_NEAR(c.channels_s, stream(5767168, 4), 1e-9);
   EXPECT_LT(c.batch_s, 0);
   EXPECT_NE(c.reason.find("batch closed (batch 1 < 4 cores)"), std::string::npos) << c.reason;
 }
 
-// 256 MACs cost nothing; the bytes decide: serial 288 B = 16.9 ns, channels (4 x 16 + 256 + 2 x
-// 16) B = 352 B = 20.6 ns: serial, on core 0.
+// 256 MACs cost nothing; the bytes decide, each within one window: serial 288 B = 16.9 + 42.66 =
+// 59.5 ns, channels (4 x 16 + 256 + 2 x 16) B = 352 B = 20.6 + 42.66 = 63.3 ns: serial, on core 0.
 TEST(ParallelAuto, TinyLayerStaysSerial) {
   const auto pp = choose(kTiny, 4);
   ASSERT_EQ(pp.choices.size(), 1u);
   EXPECT_EQ(pp.choices[0].split, sched::SplitKind::Serial) << pp.choices[0].reason;
-  EXPECT_NEAR(pp.choices[0].serial_s, 288 / kDram, 1e-12);
-  EXPECT_NEAR(pp.choices[0].channels_s, 352 / kDram, 1e-12);
+  EXPECT_NEAR(pp.choices[0].serial_s, 288 / kDram + kIdle, 1e-12);
+  EXPECT_NEAR(pp.choices[0].channels_s, 352 / kDram + kIdle, 1e-12);
   EXPECT_EQ(pp.segments, 0u);
   EXPECT_EQ(pp.serial_ops, 1u);
 }

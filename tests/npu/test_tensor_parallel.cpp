@@ -9,6 +9,7 @@
 
 #include "sim/core/errors.h"
 #include "sim/scheduler/parallel.h"
+#include "sim/scheduler/tensor_parallel.h"
 #include "tests/support/cli_support.h"
 #include "workloads/loader.h"
 
@@ -77,7 +78,9 @@ ops:
   EXPECT_EQ(pp.segments, 1u);
   EXPECT_EQ(pp.split_ops, 2u);   // fc and relu
   EXPECT_EQ(pp.serial_ops, 1u);  // the softmax
-  const std::int64_t widths[4] = {258, 258, 257, 257};
+  // Whole blocks of the array's 32 columns: ceil(1030 / 32) = 33 blocks -> 9, 8, 8, 8 blocks,
+  // the last core's last block holding what is left: 288, 256, 256, 256 - (33 x 32 - 1030) = 230.
+  const std::int64_t widths[4] = {288, 256, 256, 230};
   for (int k = 0; k < 4; ++k) {
     const std::string tag = " [core " + std::to_string(k) + "]";
     const int fc = t.find_op("fc" + tag), r = t.find_op("r" + tag);
@@ -257,4 +260,23 @@ TEST(TensorParallelCli, AttentionWithFewerHeadsThanCoresExitsTwoUnderTensor) {
   const json aut = run_summary("tp_attn2_auto", "-w " + w + " --set npu.cores=4 --parallel auto");
   ASSERT_FALSE(aut.empty());
   EXPECT_EQ(aut["parallel"]["mode"], "auto");
+}
+
+TEST(TensorParallelGraph, SlicesAreWholeBlocksOfTheArrayColumns) {
+  // 5632 channels (TinyLlama's MLP) on 3 cores in blocks of 32: 176 blocks -> 59, 59, 58 =
+  // 1888, 1888, 1856 channels; every slice divides into 32-channel tiles.
+  EXPECT_EQ(sched::slice_width(5632, 3, 0, 32), 1888);
+  EXPECT_EQ(sched::slice_width(5632, 3, 1, 32), 1888);
+  EXPECT_EQ(sched::slice_width(5632, 3, 2, 32), 1856);
+  // 8960 (Qwen2.5-1.5B) on 3: 280 blocks -> 94, 93, 93 = 3008, 2976, 2976.
+  EXPECT_EQ(sched::slice_width(8960, 3, 0, 32) + sched::slice_width(8960, 3, 1, 32) +
+                sched::slice_width(8960, 3, 2, 32),
+            8960);
+  EXPECT_EQ(sched::slice_width(8960, 3, 0, 32), 3008);
+  // Fewer than 32 channels a core: the even split, first cores one more (40 on 3: 14, 13, 13).
+  EXPECT_EQ(sched::slice_width(40, 3, 0, 32), 14);
+  EXPECT_EQ(sched::slice_width(40, 3, 2, 32), 13);
+  // Unit 1: channels / cores, the first channels % cores cores one more.
+  EXPECT_EQ(sched::slice_width(1030, 4, 1, 1), 258);
+  EXPECT_EQ(sched::slice_width(1030, 4, 3, 1), 257);
 }
