@@ -112,8 +112,8 @@ std::string mac_shape_reason(const Trace& t, const OpInfo& op, double utilisatio
     // A direct core maps input channels (per kernel tap) on atomic-C and outputs on atomic-K.
     const double fc = fold_fill(op.gemm.n, r.mac_cols);
     if (fc < kDerateShown)
-      parts.push_back(num3(fc * r.mac_cols) + " of " + std::to_string(r.mac_cols) + " atomic-K columns (N = " +
-                      std::to_string(op.gemm.n) + ")");
+      parts.push_back(num3(fc * r.mac_cols) + " of " + std::to_string(r.mac_cols) +
+                      " atomic-K columns (N = " + std::to_string(op.gemm.n) + ")");
     spatial = fc;
     prefix = "direct core";
   } else if (op.gemm.groups > 0 && r.mac_rows > 0 && r.mac_cols > 0) {

@@ -135,8 +135,8 @@ std::vector<CommandReady> ready_times(const Trace& t) {
       if (it == by_id.end() || it->second->end_ps <= r.ps) continue;
       r.ps = it->second->end_ps;
       r.cause = it->second->kind == CommandKind::Host ? StallCause::Host
-                : is_compute(*it->second)              ? StallCause::Dependency
-                                                       : StallCause::DmaWait;
+                : is_compute(*it->second)             ? StallCause::Dependency
+                                                      : StallCause::DmaWait;
       const double clock = t.roofs.core_clock_hz;
       r.dma_sram_wait_ps = r.cause == StallCause::DmaWait && clock > 0
                                ? std::uint64_t(double(it->second->stall_cycles) / clock * 1e12 + 0.5)

@@ -10,10 +10,10 @@ namespace {
 
 // One table per enum keeps to_string and its inverse from drifting apart.
 constexpr std::array<std::pair<Unit, const char*>, 5> kUnitNames{{{Unit::MacArray, "MAC array"},
-                                                                   {Unit::VectorUnit, "vector unit"},
-                                                                   {Unit::Dma, "DMA"},
-                                                                   {Unit::Runtime, "runtime"},
-                                                                   {Unit::Host, "host CPU"}}};
+                                                                  {Unit::VectorUnit, "vector unit"},
+                                                                  {Unit::Dma, "DMA"},
+                                                                  {Unit::Runtime, "runtime"},
+                                                                  {Unit::Host, "host CPU"}}};
 constexpr std::array<std::pair<CommandKind, const char*>, 7> kKindNames{{{CommandKind::DmaLoad, "dma_load"},
                                                                          {CommandKind::DmaStore, "dma_store"},
                                                                          {CommandKind::Gemm, "gemm"},

@@ -56,7 +56,8 @@ std::string table(const nlohmann::json& s) {
   if (dec.at("energy_per_token_j").is_number())
     row("decode energy/token", fixed(dec.at("energy_per_token_j").get<double>() * 1e3, "%.3f mJ"));
   row("total", fixed(l.at("total_seconds").get<double>() * 1e3, "%.3f ms"));
-  if (l.value("cores", 1) > 1) row("cores", std::to_string(l.at("cores").get<int>()) + ", parallel " + l.at("parallel").get<std::string>());
+  if (l.value("cores", 1) > 1)
+    row("cores", std::to_string(l.at("cores").get<int>()) + ", parallel " + l.at("parallel").get<std::string>());
   return t;
 }
 

@@ -59,7 +59,8 @@ class ProgressLine {
 };
 
 unsigned check_jobs(int jobs) {
-  if (jobs < 1 || jobs > 256) throw InputError("-j", "expected from 1 to 256 rows at once, found " + std::to_string(jobs));
+  if (jobs < 1 || jobs > 256)
+    throw InputError("-j", "expected from 1 to 256 rows at once, found " + std::to_string(jobs));
   return unsigned(jobs);
 }
 
@@ -72,7 +73,8 @@ int validate_command(const std::vector<std::string>& args) {
   std::vector<std::string> max_errors;
   po::options_description d("npusim validate options");
   d.add_options()("csv", po::value(&csv), "the CSV of measured figures (also the first positional argument)")(
-      "config,c", po::value(&config), "hardware config of the rows whose config column is empty: a preset or a YAML path")(
+      "config,c", po::value(&config),
+      "hardware config of the rows whose config column is empty: a preset or a YAML path")(
       "out,o", po::value(&out)->default_value(out), "output folder (validation.json, report.html)")(
       "rows", po::value(&rows), "data rows to run, 1-based, e.g. 1,3,5-7 (default: all)")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "rows simulated at once")(
@@ -107,7 +109,8 @@ int validate_command(const std::vector<std::string>& args) {
 
   std::cout << "npusim validate: " << csv << ", " << selected.size() << " rows\n"
             << validation_table(report) << "validation.json: " << fs::path(out) / "validation.json"
-            << "\nreport: " << fs::path(out) / "report.html" << "\n";
+            << "\nreport: " << fs::path(out) / "report.html"
+            << "\n";
   int code = 0;
   for (const RowResult* f : report.failed()) {
     std::cerr << "npusim: simulation error (" << csv << " row " << f->row->row << ", " << f->row->name
@@ -132,9 +135,9 @@ int calibrate_command(const std::vector<std::string>& args) {
              fit_value_text(k, k.upper) + ", " + k.meaning;
   po::options_description d("npusim calibrate options");
   d.add_options()("csv", po::value(&spec.csv), "the CSV of measured figures (also the first positional argument)")(
-      "config,c", po::value(&spec.base), "BASE: the config to start from (a preset or a YAML path); rows whose "
-                                         "config column is empty run on it")(
-      "out,o", po::value(&spec.out), "the fitted config to write (must not exist)")(
+      "config,c", po::value(&spec.base),
+      "BASE: the config to start from (a preset or a YAML path); rows whose "
+      "config column is empty run on it")("out,o", po::value(&spec.out), "the fitted config to write (must not exist)")(
       "fit", po::value(&fit), "keys to fit, comma-separated (at most 6; default: the table's default set)")(
       "rows", po::value(&spec.rows), "data rows to fit, 1-based, e.g. 1,3,5-7 (default: all)")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "rows simulated at once in each evaluation")(
@@ -157,8 +160,7 @@ int calibrate_command(const std::vector<std::string>& args) {
   const CalibrationPlan plan = plan_calibration(spec);
   const CalibrationResult r = run_calibration(plan);
   progress.show("");
-  std::cout << "npusim calibrate: " << spec.csv << ", " << plan.selected.size() << " rows, from " << spec.base
-            << "\n"
+  std::cout << "npusim calibrate: " << spec.csv << ", " << plan.selected.size() << " rows, from " << spec.base << "\n"
             << calibration_table(r);
   if (!r.failure.empty()) throw SimulationError(r.failure);
   std::cout << "fitted config: " << spec.out << "\n";

@@ -503,10 +503,9 @@ const std::vector<std::pair<std::string, std::string>>& derived_json_fields() {
 }
 
 nlohmann::json config_keys_json() {
-  static const char* kinds[] = {"text",   "count",           "size",  "frequency", "enum",
-                                "bool",   "data rate",       "cost",  "time",      "electrical",
-                                "energy", "energy per byte", "power", "length",
-                                "duration", "ratio",  "bandwidth"};
+  static const char* kinds[] = {"text",      "count",  "size",     "frequency",  "enum",     "bool",
+                                "data rate", "cost",   "time",     "electrical", "energy",   "energy per byte",
+                                "power",     "length", "duration", "ratio",      "bandwidth"};
   static_assert(std::size(kinds) == static_cast<std::size_t>(KeyKind::Bandwidth) + 1, "one name per KeyKind");
   nlohmann::json out = nlohmann::json::array();
   for (const auto& k : table()) {

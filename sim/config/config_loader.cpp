@@ -337,7 +337,8 @@ double ratio_in(const std::string& text, const std::string& where, const ConfigK
   char max_text[32];
   std::snprintf(max_text, sizeof max_text, "%g", k.max);
   if (v > k.max)
-    throw InputError(where, "expected a number above 0 and at most " + std::string(max_text) + ", found '" + text + "'");
+    throw InputError(where,
+                     "expected a number above 0 and at most " + std::string(max_text) + ", found '" + text + "'");
   return v;
 }
 
@@ -368,8 +369,8 @@ std::vector<std::string> host_kinds(const std::string& text, const std::string& 
 double bandwidth_in(const std::string& text, const std::string& where, const ConfigKey& k) {
   const double v = parse_bandwidth(text, where).bytes_per_second;
   if (!(v > 0 && v <= k.max))
-    throw InputError(where, "expected a bandwidth above 0 and at most " + format_bandwidth({k.max}) + ", found '" +
-                                text + "'");
+    throw InputError(
+        where, "expected a bandwidth above 0 and at most " + format_bandwidth({k.max}) + ", found '" + text + "'");
   return v;
 }
 
@@ -618,10 +619,11 @@ void warn_single_channel_streams(const DramConfig& d, const std::string& source)
   static std::set<std::string> said;
   std::lock_guard<std::mutex> lock(mutex);
   if (!said.insert(source + "\n" + d.mapping).second) return;
-  spdlog::warn("{} (npu.dram.mapping): '{}' puts the channel above the column, so a sequential stream stays in one of "
-               "the {} channels for a whole row at a time (one channel's bandwidth); put `ch` below `co` (e.g. "
-               "'{}') to interleave channels (docs/dram.md section 7)",
-               source, d.mapping, d.channels, "rorabgbacoch");
+  spdlog::warn(
+      "{} (npu.dram.mapping): '{}' puts the channel above the column, so a sequential stream stays in one of "
+      "the {} channels for a whole row at a time (one channel's bandwidth); put `ch` below `co` (e.g. "
+      "'{}') to interleave channels (docs/dram.md section 7)",
+      source, d.mapping, d.channels, "rorabgbacoch");
 }
 
 /// Contradictions a single key cannot show: checked after every layer is applied.
@@ -694,8 +696,7 @@ std::string resolve_base(const RawValue& v, const std::string& from) {
 /// over them (maps merge key by key; a value replaces the base's value or whole map at its key,
 /// and a map replaces the base's value at its key). `chain` holds the files naming `path`,
 /// outermost first, as written (cycles are found by their canonical paths in `seen`).
-RawConfig flatten_config_file(const std::string& path, std::vector<std::string>& chain,
-                              std::vector<fs::path>& seen) {
+RawConfig flatten_config_file(const std::string& path, std::vector<std::string>& chain, std::vector<fs::path>& seen) {
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(path, ec);
   chain.push_back(path);

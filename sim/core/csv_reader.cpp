@@ -19,7 +19,9 @@ std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& sou
   const std::size_t n = text.size();
   std::size_t i = 0, line = 1;
   auto where = [&](std::size_t at_line) { return source + ":" + std::to_string(at_line); };
-  auto at_line_end = [&](std::size_t k) { return k >= n || text[k] == '\n' || (text[k] == '\r' && k + 1 < n && text[k + 1] == '\n'); };
+  auto at_line_end = [&](std::size_t k) {
+    return k >= n || text[k] == '\n' || (text[k] == '\r' && k + 1 < n && text[k + 1] == '\n');
+  };
   // Moves past the line end at `k` (if any); returns the next position.
   auto skip_line_end = [&](std::size_t k) {
     if (k < n && text[k] == '\r') ++k;
@@ -49,8 +51,9 @@ std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& sou
         i = q + 1;
         for (;;) {
           if (i >= n)
-            throw InputError(where(opened), "expected a closing double quote for the field opened on this line, "
-                                            "found the end of the file");
+            throw InputError(where(opened),
+                             "expected a closing double quote for the field opened on this line, "
+                             "found the end of the file");
           const char c = text[i];
           if (c == '"') {
             if (i + 1 < n && text[i + 1] == '"') {
@@ -72,9 +75,10 @@ std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& sou
       } else {
         while (i < n && text[i] != ',' && !at_line_end(i)) {
           if (text[i] == '"')
-            throw InputError(where(line), "expected a double quote only around a whole field (write \"a \"\"b\"\"\" "
-                                          "for a \"b\"), found one inside the bare field '" +
-                                              field + "...'");
+            throw InputError(where(line),
+                             "expected a double quote only around a whole field (write \"a \"\"b\"\"\" "
+                             "for a \"b\"), found one inside the bare field '" +
+                                 field + "...'");
           field += text[i++];
         }
       }

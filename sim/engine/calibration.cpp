@@ -29,7 +29,8 @@ const std::vector<FitKey>& fittable_keys() {
       {"npu.runtime.core_sync", "us", 0.1e-6, 500e-6, false, "time the NPU cores take to synchronise between tasks"},
       {"npu.host.handoff_latency", "us", 1e-6, 5000e-6, true,
        "time to hand a tensor between the NPU and the host CPU (an op the NPU does not run)"},
-      {"npu.host.op_rate", "", 1e8, 1e12, false, "element ops per second of the host CPU running the ops the NPU does not"},
+      {"npu.host.op_rate", "", 1e8, 1e12, false,
+       "element ops per second of the host CPU running the ops the NPU does not"},
       {"npu.mac_array.rate.fp16", "", 0.0625, 1, true, "fp16 MACs per cycle per cell, relative to int8"},
       {"npu.host.bandwidth", "GB/s", 0.1e9, 100e9, false,
        "bytes per second the host CPU reads and writes a host op's tensors at (layout conversion included)"},
@@ -149,12 +150,14 @@ CalibrationPlan plan_calibration(const CalibrationSpec& spec) {
   // An existing --out is refused before anything else is done (and never replaced: write_new_file).
   struct stat st {};
   if (::lstat(spec.out.c_str(), &st) == 0)
-    throw InputError("--out " + spec.out, "expected a file that does not exist yet (npusim calibrate never replaces "
-                                          "one), found one");
+    throw InputError("--out " + spec.out,
+                     "expected a file that does not exist yet (npusim calibrate never replaces "
+                     "one), found one");
   const fs::path folder = fs::path(spec.out).parent_path();
   std::error_code ec;
   if (!folder.empty() && !fs::is_directory(folder, ec))
-    throw InputError("--out " + spec.out, "expected a file in a folder that exists, found no folder " + folder.string());
+    throw InputError("--out " + spec.out,
+                     "expected a file in a folder that exists, found no folder " + folder.string());
   if (spec.base.empty()) throw InputError("--config", "expected the config to start from (BASE), found none");
   if (spec.max_evals < 1 || spec.max_evals > 100000)
     throw InputError("--max-evals", "expected from 1 to 100000 evaluations, found " + std::to_string(spec.max_evals));
@@ -185,8 +188,10 @@ CalibrationPlan plan_calibration(const CalibrationSpec& spec) {
     const auto ck = std::find_if(config::config_keys().begin(), config::config_keys().end(),
                                  [&](const config::ConfigKey& c) { return c.name == k->key; });
     if (ck == config::config_keys().end())
-      throw InputError("--fit " + k->key, "expected a key of this build's hardware config (npusim keys lists them), "
-                                          "found none named '" + k->key + "'");
+      throw InputError("--fit " + k->key,
+                       "expected a key of this build's hardware config (npusim keys lists them), "
+                       "found none named '" +
+                           k->key + "'");
     const nlohmann::json::json_pointer ptr("/" + ck->json);
     double v = (k->lower + k->upper) / 2;  // a key to_json does not show starts mid-range
     if (!ck->json.empty() && resolved.contains(ptr) && resolved.at(ptr).is_number())
@@ -306,18 +311,30 @@ double nlopt_objective(unsigned n, const double* u, double*, void* data) {
 
 std::string result_text(nlopt_result r) {
   switch (r) {
-    case NLOPT_SUCCESS: return "converged";
-    case NLOPT_STOPVAL_REACHED: return "the objective reached its stop value";
-    case NLOPT_FTOL_REACHED: return "converged (the objective changed less than its tolerance)";
-    case NLOPT_XTOL_REACHED: return "converged (the values moved less than xtol_rel 1e-3)";
-    case NLOPT_MAXEVAL_REACHED: return "stopped at --max-evals";
-    case NLOPT_MAXTIME_REACHED: return "stopped at its time limit";
-    case NLOPT_FAILURE: return "NLOPT_FAILURE (a generic failure)";
-    case NLOPT_INVALID_ARGS: return "NLOPT_INVALID_ARGS (invalid arguments)";
-    case NLOPT_OUT_OF_MEMORY: return "NLOPT_OUT_OF_MEMORY";
-    case NLOPT_ROUNDOFF_LIMITED: return "NLOPT_ROUNDOFF_LIMITED (roundoff errors limited progress)";
-    case NLOPT_FORCED_STOP: return "NLOPT_FORCED_STOP";
-    default: return "NLopt result " + std::to_string(int(r));
+    case NLOPT_SUCCESS:
+      return "converged";
+    case NLOPT_STOPVAL_REACHED:
+      return "the objective reached its stop value";
+    case NLOPT_FTOL_REACHED:
+      return "converged (the objective changed less than its tolerance)";
+    case NLOPT_XTOL_REACHED:
+      return "converged (the values moved less than xtol_rel 1e-3)";
+    case NLOPT_MAXEVAL_REACHED:
+      return "stopped at --max-evals";
+    case NLOPT_MAXTIME_REACHED:
+      return "stopped at its time limit";
+    case NLOPT_FAILURE:
+      return "NLOPT_FAILURE (a generic failure)";
+    case NLOPT_INVALID_ARGS:
+      return "NLOPT_INVALID_ARGS (invalid arguments)";
+    case NLOPT_OUT_OF_MEMORY:
+      return "NLOPT_OUT_OF_MEMORY";
+    case NLOPT_ROUNDOFF_LIMITED:
+      return "NLOPT_ROUNDOFF_LIMITED (roundoff errors limited progress)";
+    case NLOPT_FORCED_STOP:
+      return "NLOPT_FORCED_STOP";
+    default:
+      return "NLopt result " + std::to_string(int(r));
   }
 }
 
@@ -437,25 +454,25 @@ CalibrationResult run_calibration(const CalibrationPlan& p) {
   // The figures after are those of the values as written (the file's, rounded to 6 digits).
   std::vector<double> written(n);
   for (std::size_t i = 0; i < n; ++i) {
-    written[i] = std::clamp(std::stod(plain_number(fitted[i] / unit_scale(p.keys[i]->unit))) *
-                                unit_scale(p.keys[i]->unit),
-                            p.keys[i]->lower, p.keys[i]->upper);
+    written[i] =
+        std::clamp(std::stod(plain_number(fitted[i] / unit_scale(p.keys[i]->unit))) * unit_scale(p.keys[i]->unit),
+                   p.keys[i]->lower, p.keys[i]->upper);
     r.keys.push_back({p.keys[i], p.start[i], written[i]});
   }
   const Evaluation& after = objective.at(written);
   r.after = make_report(p.set, p.selected, after.figures);
   r.simulated = objective.simulated();
   if (res < 0) {
-    r.failure = "the fit did not converge: NLopt " + r.algorithm + " returned " + result_text(res) +
-                "; nothing written";
+    r.failure =
+        "the fit did not converge: NLopt " + r.algorithm + " returned " + result_text(res) + "; nothing written";
     return r;
   }
   for (std::size_t i = 0; i < n; ++i) {
     const FitKey& k = *p.keys[i];
     const double v = written[i], pos = to_unit(k, v);
     if (!std::isfinite(v) || v < k.lower || v > k.upper) {
-      r.failure = k.key + " ended at " + fit_value_text(k, v) + ", outside its bounds " + bounds_text(k) +
-                  "; nothing written";
+      r.failure =
+          k.key + " ended at " + fit_value_text(k, v) + ", outside its bounds " + bounds_text(k) + "; nothing written";
       return r;
     }
     // Within 0.5 % of the range (on its scale) from a bound: the rows want a value beyond it.
@@ -491,8 +508,7 @@ std::string calibration_table(const CalibrationResult& r) {
       t += pad(std::to_string(b.row->row), 5) + "  " + pad(name, 22, false) +
            pad(metric_name(b.figures[f].metric), 19, false) + pad(num(b.figures[f].measured, "%.5g"), 12) +
            pad(num(b.figures[f].simulated, "%.5g"), 12) + pad(num(b.figures[f].error_percent(), "%+.1f %%"), 10) +
-           pad(num(a.figures[f].simulated, "%.5g"), 12) + pad(num(a.figures[f].error_percent(), "%+.1f %%"), 10) +
-           "\n";
+           pad(num(a.figures[f].simulated, "%.5g"), 12) + pad(num(a.figures[f].error_percent(), "%+.1f %%"), 10) + "\n";
   }
   t += "\nerror before: " + stats_text(r.before) + "\nerror after:  " + stats_text(r.after) + "\n";
   for (const auto& k : r.keys)

@@ -32,13 +32,13 @@ inline constexpr std::size_t kMaxFitKeys = 6;
 std::string fit_value_text(const FitKey& k, double value);
 
 struct CalibrationSpec {
-  std::string csv;                // the validation CSV
-  std::string base;               // --config BASE: a preset name or a YAML path
-  std::string out;                // --out FITTED.yaml (must not exist)
-  std::vector<std::string> fit;   // --fit keys; empty = the table's default set
-  std::string rows;               // --rows ("" = every row)
-  unsigned jobs = 1;              // -j: rows simulated at once in an evaluation
-  int max_evals = 60;             // --max-evals
+  std::string csv;               // the validation CSV
+  std::string base;              // --config BASE: a preset name or a YAML path
+  std::string out;               // --out FITTED.yaml (must not exist)
+  std::vector<std::string> fit;  // --fit keys; empty = the table's default set
+  std::string rows;              // --rows ("" = every row)
+  unsigned jobs = 1;             // -j: rows simulated at once in an evaluation
+  int max_evals = 60;            // --max-evals
   /// Called after each evaluation: its number, the trial values as written, the sum of squared log errors.
   std::function<void(int, const std::string&, double)> on_evaluation;
 };

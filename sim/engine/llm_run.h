@@ -31,10 +31,10 @@ struct LlmSpec {
   /// --parallel: how the phases spread over npu.cores (none, tensor, auto; docs/multicore.md).
   /// "" = auto on more than one core, none on one.
   std::string parallel;
-  int decode_samples = 5;              // at most this many decode steps simulated; 0 = all
-  double decode_tolerance = 0.005;     // a midpoint this far off the line (relative) splits its interval
-  std::string out;                     // where to write the phases' run folders ("" = nowhere)
-  bool progress = true;                // the progress line on stderr (TTY only)
+  int decode_samples = 5;           // at most this many decode steps simulated; 0 = all
+  double decode_tolerance = 0.005;  // a midpoint this far off the line (relative) splits its interval
+  std::string out;                  // where to write the phases' run folders ("" = nowhere)
+  bool progress = true;             // the progress line on stderr (TTY only)
   /// Called before each simulated phase and once at the end: phases done, phases in all (the
   /// prefill and the sampled decode steps). How `npusim serve` reports an LLM run's progress.
   std::function<void(std::size_t done, std::size_t total)> on_phase;

@@ -49,7 +49,8 @@ LoadedRun load_run(const RunSpec& spec, workloads::Graph graph);
 
 /// "NAME=1,3,224,224" as `--input-shape` takes it (an ONNX input's dimensions) into `load`.
 /// Throws InputError naming `flag` and the text.
-void parse_input_shape(const std::string& text, workloads::LoadOptions& load, const std::string& flag = "--input-shape");
+void parse_input_shape(const std::string& text, workloads::LoadOptions& load,
+                       const std::string& flag = "--input-shape");
 
 /// A workload spec as `--workload` takes it: a file path, else a zoo name.
 workloads::Graph load_workload_spec(const std::string& workload, const workloads::LoadOptions& options);

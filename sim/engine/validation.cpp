@@ -27,9 +27,12 @@ const std::vector<Metric>& all_metrics() {
 
 std::string metric_name(Metric m) {
   switch (m) {
-    case Metric::LatencyMs: return "latency_ms";
-    case Metric::TtftMs: return "ttft_ms";
-    case Metric::TokensPerSecond: return "tokens_per_second";
+    case Metric::LatencyMs:
+      return "latency_ms";
+    case Metric::TtftMs:
+      return "ttft_ms";
+    case Metric::TokensPerSecond:
+      return "tokens_per_second";
   }
   return "";
 }
@@ -46,9 +49,9 @@ namespace {
 /// Every column the CSV may have; kind and workload are required, the rest optional.
 const std::vector<std::string>& known_columns() {
   static const std::vector<std::string> c = {
-      "kind",   "workload", "config",       "input_shape", "weight_dtype",      "act_dtype", "kv_dtype", "group_size",
-      "prompt", "generate", "batch",        "latency_ms",  "ttft_ms", "tokens_per_second", "source",   "set",
-      "name",   "fusion"};
+      "kind",     "workload",          "config", "input_shape", "weight_dtype", "act_dtype",
+      "kv_dtype", "group_size",        "prompt", "generate",    "batch",        "latency_ms",
+      "ttft_ms",  "tokens_per_second", "source", "set",         "name",         "fusion"};
   return c;
 }
 const std::vector<std::string>& required_columns() {
@@ -61,7 +64,7 @@ const std::vector<std::string>& run_only_columns() {
   return c;
 }
 const std::vector<std::string>& llm_only_columns() {
-  static const std::vector<std::string> c = {"weight_dtype", "act_dtype", "kv_dtype", "group_size", "prompt",
+  static const std::vector<std::string> c = {"weight_dtype", "act_dtype", "kv_dtype", "group_size",       "prompt",
                                              "generate",     "batch",     "ttft_ms",  "tokens_per_second"};
   return c;
 }
@@ -112,8 +115,8 @@ double parse_measured(const std::string& text, Metric m, const std::string& wher
 
 /// A count in [min, max]: digits, or a whole number in exponent form ("1e3").
 std::int64_t parse_row_count(const std::string& text, std::int64_t min, std::int64_t max, const std::string& where) {
-  const std::string what = "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
-                           ", found '" + text + "'";
+  const std::string what =
+      "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", found '" + text + "'";
   const char* begin = text.c_str();
   char* end = nullptr;
   const double v = std::strtod(begin, &end);
@@ -177,7 +180,8 @@ ValidationRow read_row(const std::string& csv, const fs::path& folder, const std
   std::string config = field("config");
   if (config.empty()) {
     if (default_config.empty())
-      throw InputError(where("config"), "expected a preset name or a YAML path (or --config for every row), found none");
+      throw InputError(where("config"),
+                       "expected a preset name or a YAML path (or --config for every row), found none");
     config = default_config;
   } else {
     config = resolve_against(config, folder, {".yaml", ".yml"});
@@ -246,9 +250,11 @@ std::string config_column(const InputError& e) {
 /// The column of an error of check_llm_spec, from the flag its place names.
 std::string llm_column(const InputError& e, const ValidationRow& r) {
   static const std::vector<std::pair<std::string, std::string>> flags = {
-      {"--prompt", "prompt"},         {"--generate", "generate"},   {"--batch", "batch"},
-      {"--weight-dtype", "weight_dtype"}, {"--kv-dtype", "kv_dtype"}, {"--act-dtype", "act_dtype"},
-      {"--group-size", "group_size"}, {"--set", "set"},             {"--model", "workload"}};
+      {"--prompt", "prompt"},         {"--generate", "generate"},
+      {"--batch", "batch"},           {"--weight-dtype", "weight_dtype"},
+      {"--kv-dtype", "kv_dtype"},     {"--act-dtype", "act_dtype"},
+      {"--group-size", "group_size"}, {"--set", "set"},
+      {"--model", "workload"}};
   for (const auto& [flag, column] : flags)
     if (e.where().rfind(flag, 0) == 0) return column;
   // A model file's own errors name its path; the rest are the hardware config's.
@@ -279,8 +285,8 @@ ValidationSet read_validation_csv(const std::string& path, const std::string& de
   }
   for (const auto& c : required_columns())
     if (std::find(header.begin(), header.end(), c) == header.end())
-      throw InputError(header_where, "expected a column '" + c + "' (required: " + joined(required_columns()) +
-                                         "), found none");
+      throw InputError(header_where,
+                       "expected a column '" + c + "' (required: " + joined(required_columns()) + "), found none");
   const fs::path folder = fs::path(path).parent_path();
   for (std::size_t i = 1; i < records.size(); ++i)
     set.rows.push_back(read_row(path, folder, default_config, i, records[i], header));
@@ -422,10 +428,10 @@ std::vector<RowFigures> simulate_rows(const ValidationSet& set, const std::vecto
       const std::size_t slot = pending[next++];
       const ValidationRow& r = set.rows.at(selected[slot]);
       ChildOptions options;
-      options.log_path = "/dev/null";  // the child's own progress lines; its errors come back through the pipe
+      options.log_path = "/dev/null";     // the child's own progress lines; its errors come back through the pipe
       options.own_process_group = r.llm;  // run_llm forks its phases: the group is stopped as one
-      running.push_back({slot, std::make_unique<Child>([&r, &extra_overrides] { return simulate_row(r, extra_overrides); },
-                                                       options)});
+      running.push_back({slot, std::make_unique<Child>(
+                                   [&r, &extra_overrides] { return simulate_row(r, extra_overrides); }, options)});
     }
   };
   fill();
@@ -605,9 +611,12 @@ json to_json(const ValidationReport& r, const ValidationSet& set) {
               {"config_hash", row.config_hash.empty() ? json() : json(row.config_hash)}};
     if (row.llm) {
       const LlmSpec& s = row.llm_spec;
-      j["llm"] = {{"model", s.model},          {"prompt", s.prompt},
-                  {"generate", s.generate},    {"batch", s.batch},
-                  {"group_size", s.group_size}, {"weight_dtype", s.weight_dtype.empty() ? json() : json(s.weight_dtype)},
+      j["llm"] = {{"model", s.model},
+                  {"prompt", s.prompt},
+                  {"generate", s.generate},
+                  {"batch", s.batch},
+                  {"group_size", s.group_size},
+                  {"weight_dtype", s.weight_dtype.empty() ? json() : json(s.weight_dtype)},
                   {"act_dtype", s.act_dtype.empty() ? json() : json(s.act_dtype)},
                   {"kv_dtype", s.kv_dtype.empty() ? json() : json(s.kv_dtype)}};
     } else {

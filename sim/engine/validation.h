@@ -27,10 +27,10 @@ std::string metric_unit(Metric m);
 
 /// One data row of the CSV.
 struct ValidationRow {
-  std::size_t row = 0;   // 1-based among the data rows (the header and comments not counted)
-  std::size_t line = 0;  // where it starts in the CSV
-  std::string name;      // the `name` column, else the workload's name
-  bool llm = false;      // kind llm (`npusim llm`); else kind run (`npusim run`)
+  std::size_t row = 0;                        // 1-based among the data rows (the header and comments not counted)
+  std::size_t line = 0;                       // where it starts in the CSV
+  std::string name;                           // the `name` column, else the workload's name
+  bool llm = false;                           // kind llm (`npusim llm`); else kind run (`npusim run`)
   std::map<std::string, std::string> fields;  // its non-empty fields by column, as written
   std::map<Metric, double> measured;
   RunSpec run;       // kind run: what `npusim run` would take (paths resolved against the CSV's folder)

@@ -20,12 +20,23 @@ std::string num(double v, const char* fmt) {
 std::string escape(const std::string& s) {
   std::string o;
   for (char c : s) switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += c;
     }
   return o;
 }
@@ -33,9 +44,12 @@ std::string escape(const std::string& s) {
 /// What an axis of `m` says.
 std::string axis_quantity(Metric m) {
   switch (m) {
-    case Metric::LatencyMs: return "latency (ms)";
-    case Metric::TtftMs: return "TTFT (ms)";
-    case Metric::TokensPerSecond: return "decode (tokens/s)";
+    case Metric::LatencyMs:
+      return "latency (ms)";
+    case Metric::TtftMs:
+      return "TTFT (ms)";
+    case Metric::TokensPerSecond:
+      return "decode (tokens/s)";
   }
   return "";
 }
@@ -76,9 +90,9 @@ std::string validation_scatter_svg(const ValidationReport& r, Metric m) {
   const auto py = [&](double v) { return T + h - (std::log10(v) - dlo) / (dhi - dlo) * h; };
   const double vlo = std::pow(10.0, dlo), vhi = std::pow(10.0, dhi);
   const std::string id = metric_name(m);
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"scatter\" data-metric=\"" + id +
-                  "\" width=\"" + num(W, "%.0f") + "\" height=\"" + num(H, "%.0f") + "\" viewBox=\"0 0 " +
-                  num(W, "%.0f") + " " + num(H, "%.0f") + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"scatter\" data-metric=\"" + id + "\" width=\"" +
+                  num(W, "%.0f") + "\" height=\"" + num(H, "%.0f") + "\" viewBox=\"0 0 " + num(W, "%.0f") + " " +
+                  num(H, "%.0f") + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   s += "<title>" + escape(id) + ": simulated against measured, log-log</title>\n";
   s += "<defs><clipPath id=\"plot-" + id + "\"><rect x=\"" + num(L, "%.1f") + "\" y=\"" + num(T, "%.1f") +
        "\" width=\"" + num(w, "%.1f") + "\" height=\"" + num(h, "%.1f") + "\"/></clipPath></defs>\n";
@@ -96,8 +110,8 @@ std::string validation_scatter_svg(const ValidationReport& r, Metric m) {
       const std::string stroke = major ? "#ccc" : "#eee";
       s += "<line class=\"grid\" x1=\"" + num(x, "%.1f") + "\" y1=\"" + num(T, "%.1f") + "\" x2=\"" + num(x, "%.1f") +
            "\" y2=\"" + num(T + h, "%.1f") + "\" stroke=\"" + stroke + "\"/>";
-      s += "<line class=\"grid\" x1=\"" + num(L, "%.1f") + "\" y1=\"" + num(y, "%.1f") + "\" x2=\"" + num(L + w, "%.1f") +
-           "\" y2=\"" + num(y, "%.1f") + "\" stroke=\"" + stroke + "\"/>\n";
+      s += "<line class=\"grid\" x1=\"" + num(L, "%.1f") + "\" y1=\"" + num(y, "%.1f") + "\" x2=\"" +
+           num(L + w, "%.1f") + "\" y2=\"" + num(y, "%.1f") + "\" stroke=\"" + stroke + "\"/>\n";
       if (major || (label_minor && (k == 2 || k == 5))) {
         const std::string t = escape(tick_label(v));
         s += "<text class=\"tick\" x=\"" + num(x, "%.1f") + "\" y=\"" + num(T + h + 16, "%.1f") +
@@ -168,8 +182,9 @@ std::string validation_page(const ValidationReport& r) {
     if (!rr.skipped.empty() || !rr.error.empty()) {
       const bool skipped = !rr.skipped.empty();
       p += std::string("<tr class=\"") + (skipped ? "skipped" : "failed") + "\">" + head +
-           "<td class=\"t\" colspan=\"5\">" + (skipped ? "skipped: " + escape(rr.skipped) : "failed: " + escape(rr.error)) +
-           "</td><td class=\"t\">" + escape(source) + "</td></tr>\n";
+           "<td class=\"t\" colspan=\"5\">" +
+           (skipped ? "skipped: " + escape(rr.skipped) : "failed: " + escape(rr.error)) + "</td><td class=\"t\">" +
+           escape(source) + "</td></tr>\n";
       continue;
     }
     for (const auto& f : rr.figures)

@@ -187,8 +187,8 @@ void Sequencer::host_thread() {
     // A group's first tile takes the tensors over from the NPU; its later tiles follow on.
     const double handoff = c.group != last_group ? host.handoff_latency_s : 0.0;
     last_group = c.group;
-    const double seconds = handoff + double(c.vector_ops) / host.op_rate +
-                           double(c.sram_read_bytes + c.sram_write_bytes) / host.bandwidth;
+    const double seconds =
+        handoff + double(c.vector_ops) / host.op_rate + double(c.sram_read_bytes + c.sram_write_bytes) / host.bandwidth;
     sc_core::wait(sc_core::sc_time(seconds, sc_core::SC_SEC));
     ev.end_ps = now_ps();
     events_.push_back(std::move(ev));

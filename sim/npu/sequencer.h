@@ -88,7 +88,7 @@ class Sequencer : public sc_core::sc_module {
   std::vector<std::vector<std::uint32_t>> successors_;
   std::vector<std::uint32_t> group_remaining_;      // commands not yet done per group
   std::vector<std::vector<std::uint32_t>> parked_;  // ready but their group is not granted
-  std::vector<bool> granted_;  // SRAM allocated (and, with a dispatch latency, dispatched)
+  std::vector<bool> granted_;                       // SRAM allocated (and, with a dispatch latency, dispatched)
   /// npu.runtime: a dispatch latency serialises each core's groups; 0 = an ideal runtime.
   sc_core::sc_time dispatch_latency_, core_sync_;
   /// npu.runtime.core_sync: each task synchronises with the other cores once (None, Running, Done),
@@ -106,7 +106,7 @@ class Sequencer : public sc_core::sc_module {
   std::vector<bool> done_;
   std::size_t completed_ = 0;
   std::size_t runtime_events_ = 0;  // dispatches and synchronisations recorded
-  ReadyQueue host_ready_;            // host tiles ready to run, lowest id first
+  ReadyQueue host_ready_;           // host tiles ready to run, lowest id first
   sc_core::sc_event host_event_;
   // Waveforms (VCD): plain values the trace file samples at every time step (several
   // processes change them within one delta cycle, which signals would not allow).

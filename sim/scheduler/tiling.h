@@ -50,8 +50,8 @@ struct GemmGeometry {
   std::int64_t in_h = 0, in_w = 0, in_c = 0, kh = 1, kw = 1, stride_h = 1, dil_h = 1, pad_top = 0;
   std::int64_t stride_w = 1, dil_w = 1, pad_left = 0;
   std::int64_t cin_g = 1, cout_g = 1;
-  std::int64_t out_channels = 0;  // total output channels (conv) or N (matmul)
-  std::int64_t k_dim = 0;         // matmul K
+  std::int64_t out_channels = 0;    // total output channels (conv) or N (matmul)
+  std::int64_t k_dim = 0;           // matmul K
   std::uint32_t operand_bytes = 0;  // the activations' bytes per element (0: the array's dtype)
 
   /// Input rows [first, last) of the input image a block of output rows needs (clipped).

@@ -20,7 +20,8 @@ namespace {
 
 /// The simulated latency in ms of `workload` on edge-s (greedy), with `sets` (" --set K=V"...).
 double latency_ms(const std::string& workload, const std::string& sets = "") {
-  const auto s = run_summary("lat_" + fs::path(workload).stem().string(), "--config edge-s --workload " + workload + sets + " --trace-level ops");
+  const auto s = run_summary("lat_" + fs::path(workload).stem().string(),
+                             "--config edge-s --workload " + workload + sets + " --trace-level ops");
   return s.at("seconds").get<double>() * 1e3;
 }
 
@@ -80,16 +81,21 @@ TEST(ValidationCli, ThreeRowsStatisticsMaxErrorGuardAndReport) {
   const std::string csv = file_in(dir, "m.csv",
                                   "name,kind,workload,latency_ms,source\n"
                                   "# three measurements of one network\n"
-                                  "fast,run,small_cnn," + exact(L / 2) + ",a\n"
-                                  "slow,run,small_cnn," + exact(L * 1.25) + ",b\n"
-                                  "\"near, by\",run,small_cnn," + exact(L / 1.1) + ",c\n");
+                                  "fast,run,small_cnn," +
+                                      exact(L / 2) +
+                                      ",a\n"
+                                      "slow,run,small_cnn," +
+                                      exact(L * 1.25) +
+                                      ",b\n"
+                                      "\"near, by\",run,small_cnn," +
+                                      exact(L / 1.1) + ",c\n");
   const fs::path out = dir / "out";
   std::string log;
   // The guard: the largest |error| (100 %) exceeds 50 %: exit 1, after writing, naming row 1.
-  EXPECT_EQ(run_npusim("validate " + csv + " --config edge-s -j 2 --quiet --max-error latency_ms=50 --out " +
-                           out.string(),
-                       &log),
-            1)
+  EXPECT_EQ(
+      run_npusim("validate " + csv + " --config edge-s -j 2 --quiet --max-error latency_ms=50 --out " + out.string(),
+                 &log),
+      1)
       << log;
   EXPECT_NE(log.find("--max-error exceeded: latency_ms: max |error| 100.0 % > 50 % (rows 1 fast)"), std::string::npos)
       << log;
@@ -114,9 +120,9 @@ TEST(ValidationCli, ThreeRowsStatisticsMaxErrorGuardAndReport) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
 
   // A limit above the largest error passes; --rows 2,3 leaves row 1 (+100 %) out, so 25 % passes too.
-  EXPECT_EQ(run_npusim("validate " + csv + " --config edge-s --quiet --max-error latency_ms=150 --out " + out.string(),
-                       &log),
-            0)
+  EXPECT_EQ(
+      run_npusim("validate " + csv + " --config edge-s --quiet --max-error latency_ms=150 --out " + out.string(), &log),
+      0)
       << log;
   EXPECT_EQ(run_npusim("validate " + csv + " --config edge-s --quiet --rows 2,3 --max-error latency_ms=25 --out " +
                            out.string(),
@@ -135,17 +141,20 @@ TEST(ValidationCli, AnLlmRowComparesTtftAndTokensPerSecond) {
   fs::copy_file(std::string(NPUSIM_TEST_DATA) + "/llm_tiny.json", dir / "tiny.json");
   const fs::path llm_out = dir / "llm";
   std::string log;
-  ASSERT_EQ(run_npusim("llm --model " + (dir / "tiny.json").string() + " --config edge-s --prompt 32 --generate 8 "
-                       "--batch 2 --weight-dtype int8 --quiet --out " + llm_out.string(),
+  ASSERT_EQ(run_npusim("llm --model " + (dir / "tiny.json").string() +
+                           " --config edge-s --prompt 32 --generate 8 "
+                           "--batch 2 --weight-dtype int8 --quiet --out " +
+                           llm_out.string(),
                        &log),
             0)
       << log;
   const auto l = read_json(llm_out / "summary.json").at("llm");
-  const double ttft = l.at("ttft_seconds").get<double>() * 1e3, tps = l.at("decode").at("tokens_per_second").get<double>();
+  const double ttft = l.at("ttft_seconds").get<double>() * 1e3,
+               tps = l.at("decode").at("tokens_per_second").get<double>();
   const std::string csv = file_in(dir, "m.csv",
                                   "kind,workload,config,ttft_ms,tokens_per_second,prompt,generate,batch,weight_dtype,"
-                                  "source\nllm,tiny.json,edge-s," + exact(ttft * 1.25) + "," + exact(tps / 2) +
-                                  ",32,8,2,int8,npusim llm\n");
+                                  "source\nllm,tiny.json,edge-s," +
+                                      exact(ttft * 1.25) + "," + exact(tps / 2) + ",32,8,2,int8,npusim llm\n");
   const fs::path out = dir / "out";
   ASSERT_EQ(run_npusim("validate " + csv + " --quiet --out " + out.string(), &log), 0) << log;
   const auto j = read_json(out / "validation.json");
@@ -167,8 +176,10 @@ TEST(ValidationCli, AnUnsupportedModelIsListedAsSkipped) {
   file_in(dir, "bloom.json", R"({"model_type": "bloom", "hidden_size": 1024, "n_layer": 24, "vocab_size": 250880})");
   const std::string csv = file_in(dir, "m.csv",
                                   "kind,workload,config,latency_ms,ttft_ms,source\n"
-                                  "run,small_cnn,edge-s," + exact(L) + ",,npusim\n"
-                                  "llm,bloom.json,edge-s,,120,a BLOOM on the board\n");
+                                  "run,small_cnn,edge-s," +
+                                      exact(L) +
+                                      ",,npusim\n"
+                                      "llm,bloom.json,edge-s,,120,a BLOOM on the board\n");
   const fs::path out = dir / "out";
   std::string log;
   ASSERT_EQ(run_npusim("validate " + csv + " --quiet --out " + out.string(), &log), 0) << log;
@@ -200,12 +211,15 @@ TEST(ValidationCli, BadInputIsExitTwoAndWritesNothing) {
       {"", "m.csv: expected a header row (kind,workload,...,source) and measured rows, found an empty file"},
       {"kind,workload,source\n", "expected at least one measured row after the header, found none"},
       {"kind,latency_ms,source\nrun,0.1,x\n", "m.csv:1 (header): expected a column 'workload'"},
-      {"kind,workload,latncy_ms,source\nrun,small_cnn,0.1,x\n", "m.csv:1 (header): unknown column 'latncy_ms'; known: kind"},
+      {"kind,workload,latncy_ms,source\nrun,small_cnn,0.1,x\n",
+       "m.csv:1 (header): unknown column 'latncy_ms'; known: kind"},
       // Row 4: comments are not counted.
       {head + ok + "# a comment\n" + ok + ok + "llm,Llama-3.2-1B,edge-s,,-3,,,,x\n",
        "m.csv row 4 (ttft_ms): expected a positive number of milliseconds, found '-3'"},
-      {head + "run,small_cnn,edge-s,0,,,,,x\n", "m.csv row 1 (latency_ms): expected a positive number of milliseconds, found '0'"},
-      {head + "run,small_cnn,edge-s,nan,,,,,x\n", "row 1 (latency_ms): expected a positive number of milliseconds, found 'nan'"},
+      {head + "run,small_cnn,edge-s,0,,,,,x\n",
+       "m.csv row 1 (latency_ms): expected a positive number of milliseconds, found '0'"},
+      {head + "run,small_cnn,edge-s,nan,,,,,x\n",
+       "row 1 (latency_ms): expected a positive number of milliseconds, found 'nan'"},
       {head + "run,small_cnn,edge-s,inf,,,,,x\n", "found 'inf'"},
       {head + "run,small_cnn,edge-s,1e999,,,,,x\n", "found '1e999'"},
       {head + "run,small_cnn,edge-s,fast,,,,,x\n", "found 'fast'"},
@@ -253,10 +267,15 @@ std::string clock_rows(const fs::path& dir, const std::string& clock, double sca
   const std::string set = " --set npu.clock=" + clock;
   return file_in(dir, "m.csv",
                  "kind,workload,latency_ms,source\n"
-                 "run,small_cnn," + exact(latency_ms("small_cnn", set) * scale) + ",npusim at " + clock + "\n"
-                 "run,ds_cnn_kws," + exact(latency_ms("ds_cnn_kws", set) * scale) + ",npusim at " + clock + "\n"
-                 "run,conv_chain2.yaml," + exact(latency_ms((dir / "conv_chain2.yaml").string(), set) * scale) +
-                 ",npusim at " + clock + "\n");
+                 "run,small_cnn," +
+                     exact(latency_ms("small_cnn", set) * scale) + ",npusim at " + clock +
+                     "\n"
+                     "run,ds_cnn_kws," +
+                     exact(latency_ms("ds_cnn_kws", set) * scale) + ",npusim at " + clock +
+                     "\n"
+                     "run,conv_chain2.yaml," +
+                     exact(latency_ms((dir / "conv_chain2.yaml").string(), set) * scale) + ",npusim at " + clock +
+                     "\n");
 }
 
 /// The value of `key: VALUE` lines' numbers in text (the first match of `pattern`'s group 1).
@@ -286,7 +305,8 @@ TEST(CalibrationCli, FitsTheClockTheRowsWereMeasuredAt) {
   // Before: at 800 MHz the rows ran faster than measured (error below 0); after: max |error| < 2 %.
   EXPECT_LT(number_after(yaml, "# error before: latency_ms median \\|error\\| [0-9.]+ %, max \\|error\\| ([0-9.]+) %"),
             100);
-  EXPECT_LT(number_after(yaml, "# error after:  latency_ms median \\|error\\| [0-9.]+ %, max \\|error\\| ([0-9.]+) %"), 2)
+  EXPECT_LT(number_after(yaml, "# error after:  latency_ms median \\|error\\| [0-9.]+ %, max \\|error\\| ([0-9.]+) %"),
+            2)
       << yaml;
   // The comment block: the CSV, the rows, the key's start and bounds, the evaluations; then the keys.
   EXPECT_NE(yaml.find("# csv: " + csv + "\n"), std::string::npos) << yaml;
@@ -298,7 +318,8 @@ TEST(CalibrationCli, FitsTheClockTheRowsWereMeasuredAt) {
   EXPECT_NE(log.find("npu.clock: "), std::string::npos) << log;
 
   // npusim run reads the fitted file: edge-s with the fitted clock, small_cnn within 2 % of its row.
-  const auto s = run_summary("cal_clock_run", "--config " + fitted.string() + " --workload small_cnn --trace-level ops");
+  const auto s =
+      run_summary("cal_clock_run", "--config " + fitted.string() + " --workload small_cnn --trace-level ops");
   ASSERT_TRUE(s.contains("seconds"));
   const double measured = latency_ms("small_cnn", " --set npu.clock=640MHz");
   EXPECT_NEAR(s.at("seconds").get<double>() * 1e3, measured, measured * 0.02);
@@ -310,7 +331,8 @@ TEST(CalibrationCli, AnExistingOutIsNeverReplaced) {
   const std::string csv = file_in(dir, "m.csv", "kind,workload,latency_ms,source\nrun,small_cnn,0.1,x\n");
   const std::string fitted = file_in(dir, "fitted.yaml", "keep me\n");
   std::string log;
-  EXPECT_EQ(run_npusim("calibrate " + csv + " --config edge-s --fit npu.clock --quiet --out " + fitted, &log), 2) << log;
+  EXPECT_EQ(run_npusim("calibrate " + csv + " --config edge-s --fit npu.clock --quiet --out " + fitted, &log), 2)
+      << log;
   EXPECT_NE(log.find("--out " + fitted + ": expected a file that does not exist yet"), std::string::npos) << log;
   EXPECT_EQ(npusim::read_file(fitted), "keep me\n");
   EXPECT_EQ(log.find("before"), std::string::npos) << log;  // refused before any simulation: no table
@@ -332,9 +354,9 @@ TEST(CalibrationCli, AFitAgainstABoundWritesNothing) {
                                       ",x\nrun,ds_cnn_kws," + exact(16 * K) + ",x\n");
   const fs::path fitted = dir / "fitted.yaml";
   std::string log;
-  EXPECT_EQ(run_npusim("calibrate " + csv + " --config edge-s --fit npu.clock --max-evals 20 --quiet --out " +
-                           fitted.string(),
-                       &log),
+  EXPECT_EQ(run_npusim(
+                "calibrate " + csv + " --config edge-s --fit npu.clock --max-evals 20 --quiet --out " + fitted.string(),
+                &log),
             1)
       << log;
   EXPECT_NE(log.find("npu.clock hit its lower bound 100 MHz"), std::string::npos) << log;
@@ -348,10 +370,10 @@ TEST(CalibrationCli, UnknownOrTooManyKeysAreExitTwo) {
   const std::string csv = file_in(dir, "m.csv", "kind,workload,latency_ms,source\nrun,small_cnn,0.1,x\n");
   const fs::path fitted = dir / "fitted.yaml";
   std::string log;
-  EXPECT_EQ(run_npusim("calibrate " + csv + " --config edge-s --fit npu.clock,npu.mac_array.rows --out " +
-                           fitted.string(),
-                       &log),
-            2);
+  EXPECT_EQ(
+      run_npusim("calibrate " + csv + " --config edge-s --fit npu.clock,npu.mac_array.rows --out " + fitted.string(),
+                 &log),
+      2);
   EXPECT_NE(log.find("--fit npu.mac_array.rows: expected a fittable key (npu.runtime.dispatch_latency, "),
             std::string::npos)
       << log;
@@ -359,7 +381,8 @@ TEST(CalibrationCli, UnknownOrTooManyKeysAreExitTwo) {
   EXPECT_EQ(run_npusim("calibrate " + csv +
                            " --config edge-s --fit npu.clock,npu.runtime.dispatch_latency,npu.runtime.core_sync,"
                            "npu.host.handoff_latency,npu.host.op_rate,npu.mac_array.rate.fp16,npu.mac_array.rate.int4"
-                           " --out " + fitted.string(),
+                           " --out " +
+                           fitted.string(),
                        &log),
             2);
   EXPECT_NE(log.find("expected at most 6 keys in one fit, found 7"), std::string::npos) << log;

@@ -220,9 +220,9 @@ TEST(Config, Rk3588PresetIsThreeDirectCoresOnFourChannels) {
 }
 
 TEST(Config, RuntimeCostsAndMacRatesReadWithUnits) {
-  const auto c = config::load_hardware_config(
-      "edge-m", {"npu.runtime.dispatch_latency=35us", "npu.runtime.core_sync=0.5 ms", "npu.mac_array.rate.fp16=0.25",
-                 "npu.mac_array.kind=direct"});
+  const auto c =
+      config::load_hardware_config("edge-m", {"npu.runtime.dispatch_latency=35us", "npu.runtime.core_sync=0.5 ms",
+                                              "npu.mac_array.rate.fp16=0.25", "npu.mac_array.kind=direct"});
   EXPECT_DOUBLE_EQ(c.runtime.dispatch_latency_s, 35e-6);
   EXPECT_DOUBLE_EQ(c.runtime.core_sync_s, 0.5e-3);
   EXPECT_DOUBLE_EQ(c.mac_array.rate_of(DType::Fp16), 0.25);
@@ -244,6 +244,5 @@ TEST(Config, RuntimeCostsAndMacRatesOutOfRangeNameTheKey) {
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.fp16=0"}).find("expected a positive number"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.fp16=17"}).find("at most 16"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.int3=1"}).find("expected one of int8"), std::string::npos);
-  EXPECT_NE(error_of("edge-m", {"npu.mac_array.kind=tpu"}).find("expected one of systolic, direct"),
-            std::string::npos);
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.kind=tpu"}).find("expected one of systolic, direct"), std::string::npos);
 }

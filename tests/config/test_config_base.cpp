@@ -50,11 +50,11 @@ TEST(ConfigBase, AFileOverridesItsPresetBaseAndMergesItsMaps) {
                               "      gelu: 8\n");
   const auto c = config::load_hardware_config(f);
   const auto s = config::load_hardware_config("edge-s");
-  EXPECT_EQ(c.mac_array.rows, 32u);                 // the file's value
-  EXPECT_EQ(c.mac_array.cols, s.mac_array.cols);    // 16: the rest of the map is the base's
-  EXPECT_EQ(c.sram.capacity_bytes, 256u * 1024);    // a section the file does not name: the base's
+  EXPECT_EQ(c.mac_array.rows, 32u);               // the file's value
+  EXPECT_EQ(c.mac_array.cols, s.mac_array.cols);  // 16: the rest of the map is the base's
+  EXPECT_EQ(c.sram.capacity_bytes, 256u * 1024);  // a section the file does not name: the base's
   EXPECT_DOUBLE_EQ(c.core_clock.hz, 800e6);
-  EXPECT_EQ(c.dram.preset, "LPDDR4-3200-x32");      // the base's DRAM preset
+  EXPECT_EQ(c.dram.preset, "LPDDR4-3200-x32");            // the base's DRAM preset
   EXPECT_DOUBLE_EQ(c.vector_unit.cost.at("gelu"), 8);     // the file's entry of a map
   EXPECT_DOUBLE_EQ(c.vector_unit.cost.at("sigmoid"), 4);  // the base's other entries kept
   EXPECT_TRUE(c.energy.specified());                      // edge-s's energy model came along

@@ -33,9 +33,10 @@ TEST(ValidationCsvReader, QuotedFieldsHoldCommasDoubledQuotesAndLineBreaks) {
 }
 
 TEST(ValidationCsvReader, CommentsBlankLinesAndCrLfAreSkipped) {
-  const auto r = parse_csv("# measured on the board\r\nkind,workload\r\n\r\n   \n# a note, with a comma\nrun,small_cnn\r\n"
-                           "run,\"#not a comment\"",
-                           "m.csv");
+  const auto r = parse_csv(
+      "# measured on the board\r\nkind,workload\r\n\r\n   \n# a note, with a comma\nrun,small_cnn\r\n"
+      "run,\"#not a comment\"",
+      "m.csv");
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].line, 2u);
   EXPECT_EQ(r[1].fields, (std::vector<std::string>{"run", "small_cnn"}));  // no '\r' left on the last field
@@ -53,8 +54,9 @@ TEST(ValidationCsvReader, SpacesAroundQuotesAreDroppedAndBareFieldsKept) {
 TEST(ValidationCsvReader, BrokenQuotingIsAnErrorWithItsLine) {
   EXPECT_NE(error_of("a,b\n\"open,b\nc,d\n").find("m.csv:2: expected a closing double quote"), std::string::npos)
       << error_of("a,b\n\"open,b\nc,d\n");
-  EXPECT_NE(error_of("a,b\n\"x\"y,b\n").find("m.csv:2: expected a comma or the end of the line after a quoted field, "
-                                            "found 'y'"),
+  EXPECT_NE(error_of("a,b\n\"x\"y,b\n")
+                .find("m.csv:2: expected a comma or the end of the line after a quoted field, "
+                      "found 'y'"),
             std::string::npos);
   EXPECT_NE(error_of("a,b\nx\"y,b\n").find("m.csv:2: expected a double quote only around a whole field"),
             std::string::npos);

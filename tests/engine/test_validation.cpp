@@ -52,11 +52,12 @@ TEST(ValidationRows, ListsAndRangesAreOneBasedSortedAndUnique) {
 
 TEST(ValidationRows, RowsBecomeTheSpecsRunAndLlmTake) {
   const std::string csv =
-      csv_in("spec", "name,kind,workload,config,input_shape,latency_ms,ttft_ms,tokens_per_second,prompt,generate,"
-                     "batch,weight_dtype,set,source\n"
-                     "# a comment is not a row\n"
-                     ",run,nets/a.onnx,cfg/x.yaml,input=1,3,8,8;mask=1,8,1.5,,,,,,,npu.cores=2; npu.clock=1GHz,paper\n"
-                     "tiny,llm,Llama-3.2-1B,edge-m,,,12,40,64,8,2,int4,,\"vendor, 2024\"\n");
+      csv_in("spec",
+             "name,kind,workload,config,input_shape,latency_ms,ttft_ms,tokens_per_second,prompt,generate,"
+             "batch,weight_dtype,set,source\n"
+             "# a comment is not a row\n"
+             ",run,nets/a.onnx,cfg/x.yaml,input=1,3,8,8;mask=1,8,1.5,,,,,,,npu.cores=2; npu.clock=1GHz,paper\n"
+             "tiny,llm,Llama-3.2-1B,edge-m,,,12,40,64,8,2,int4,,\"vendor, 2024\"\n");
   // input_shape holds commas: the field above is not quoted, so that row has too many fields.
   try {
     read_validation_csv(csv, "");
@@ -67,11 +68,12 @@ TEST(ValidationRows, RowsBecomeTheSpecsRunAndLlmTake) {
         << e.what();
   }
   const std::string quoted =
-      csv_in("spec2", "name,kind,workload,config,input_shape,latency_ms,ttft_ms,tokens_per_second,prompt,generate,"
-                      "batch,weight_dtype,set,source\n"
-                      "# a comment is not a row\n"
-                      ",run,nets/a.onnx,cfg/x.yaml,\"input=1,3,8,8;mask=1,8\",1.5,,,,,,,npu.cores=2; npu.clock=1GHz,paper\n"
-                      "tiny,llm,Llama-3.2-1B,,,,12,40,64,8,2,int4,,\"vendor, 2024\"\n");
+      csv_in("spec2",
+             "name,kind,workload,config,input_shape,latency_ms,ttft_ms,tokens_per_second,prompt,generate,"
+             "batch,weight_dtype,set,source\n"
+             "# a comment is not a row\n"
+             ",run,nets/a.onnx,cfg/x.yaml,\"input=1,3,8,8;mask=1,8\",1.5,,,,,,,npu.cores=2; npu.clock=1GHz,paper\n"
+             "tiny,llm,Llama-3.2-1B,,,,12,40,64,8,2,int4,,\"vendor, 2024\"\n");
   const ValidationSet set = read_validation_csv(quoted, "edge-s");
   ASSERT_EQ(set.rows.size(), 2u);
   const fs::path folder = fs::path(quoted).parent_path();
@@ -93,7 +95,7 @@ TEST(ValidationRows, RowsBecomeTheSpecsRunAndLlmTake) {
   EXPECT_TRUE(llm.llm);
   EXPECT_EQ(llm.name, "tiny");
   EXPECT_EQ(llm.llm_spec.model, "Llama-3.2-1B");  // a shipped name, not a path
-  EXPECT_EQ(llm.llm_spec.config, "edge-s");        // empty config: the command's
+  EXPECT_EQ(llm.llm_spec.config, "edge-s");       // empty config: the command's
   EXPECT_EQ(llm.llm_spec.prompt, 64);
   EXPECT_EQ(llm.llm_spec.generate, 8);
   EXPECT_EQ(llm.llm_spec.batch, 2);

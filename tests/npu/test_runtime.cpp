@@ -97,8 +97,8 @@ TEST(Runtime, HostOpTakesHandoffWorkAndBytesOnTheHost) {
   w.prog.commands[1].sram_write_bytes = 2048;
   w.prog.commands[1].deps = {0};
   auto sets = kOneGemmTiming;
-  for (const char* s : {"npu.host.ops=relu", "npu.host.op_rate=1e9", "npu.host.bandwidth=1 GB/s",
-                        "npu.host.handoff_latency=10us"})
+  for (const char* s :
+       {"npu.host.ops=relu", "npu.host.op_rate=1e9", "npu.host.bandwidth=1 GB/s", "npu.host.handoff_latency=10us"})
     sets.push_back(s);
   const auto hw = config::load_hardware_config("edge-m", sets);
   const auto t = simulate({hw, w.g, w.plan, w.prog, "two", {}});

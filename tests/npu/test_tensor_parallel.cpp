@@ -269,9 +269,9 @@ TEST(TensorParallelGraph, SlicesAreWholeBlocksOfTheArrayColumns) {
   EXPECT_EQ(sched::slice_width(5632, 3, 1, 32), 1888);
   EXPECT_EQ(sched::slice_width(5632, 3, 2, 32), 1856);
   // 8960 (Qwen2.5-1.5B) on 3: 280 blocks -> 94, 93, 93 = 3008, 2976, 2976.
-  EXPECT_EQ(sched::slice_width(8960, 3, 0, 32) + sched::slice_width(8960, 3, 1, 32) +
-                sched::slice_width(8960, 3, 2, 32),
-            8960);
+  EXPECT_EQ(
+      sched::slice_width(8960, 3, 0, 32) + sched::slice_width(8960, 3, 1, 32) + sched::slice_width(8960, 3, 2, 32),
+      8960);
   EXPECT_EQ(sched::slice_width(8960, 3, 0, 32), 3008);
   // Fewer than 32 channels a core: the even split, first cores one more (40 on 3: 14, 13, 13).
   EXPECT_EQ(sched::slice_width(40, 3, 0, 32), 14);

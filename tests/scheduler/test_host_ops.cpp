@@ -77,9 +77,9 @@ TEST(HostOps, AScheduleFileCannotGroupAHostOpWithOthers) {
 TEST(HostOps, ConfigNamesVectorKindsOnly) {
   EXPECT_NE(test::config_error({"npu.host.ops=relu,conv2d"}).find("unknown vector op kind 'conv2d'"),
             std::string::npos);
-  const auto hw = config::load_hardware_config("edge-m", {"npu.host.ops= resize, layer_norm ,resize",
-                                                          "npu.host.bandwidth=2 GB/s", "npu.host.op_rate=1e9",
-                                                          "npu.host.handoff_latency=50us"});
+  const auto hw =
+      config::load_hardware_config("edge-m", {"npu.host.ops= resize, layer_norm ,resize", "npu.host.bandwidth=2 GB/s",
+                                              "npu.host.op_rate=1e9", "npu.host.handoff_latency=50us"});
   EXPECT_EQ(hw.host.ops, (std::vector<std::string>{"resize", "layer_norm"}));
   EXPECT_DOUBLE_EQ(hw.host.bandwidth, 2e9);
   EXPECT_DOUBLE_EQ(hw.host.op_rate, 1e9);
