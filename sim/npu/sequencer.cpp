@@ -106,18 +106,9 @@ void Sequencer::lane_thread(std::uint32_t core, Lane lane, std::uint32_t index) 
     cs.ready_depth[q] = int(cs.ready[q].size());
     bool& busy = *busy_[lane_index(core, lane, index)];
     const sched::Command& c = program_.commands[id];
-    traces::CommandEvent ev;
-    ev.id = id;
+    traces::CommandEvent ev = begin_event(id);
     ev.lane = index;
     ev.core = core;
-    ev.op = c.op;
-    ev.group = c.group;
-    ev.deps = c.deps;
-    ev.sram_read_bytes = c.sram_read_bytes;
-    ev.sram_write_bytes = c.sram_write_bytes;
-    ev.macs = c.macs;
-    ev.vector_ops = c.vector_ops;
-    ev.begin_ps = now_ps();
     busy = true;
     execute(c, ev);
     busy = false;
@@ -164,6 +155,22 @@ void Sequencer::runtime_thread(std::uint32_t core) {
   }
 }
 
+traces::CommandEvent Sequencer::begin_event(std::uint32_t id) const {
+  const sched::Command& c = program_.commands[id];
+  traces::CommandEvent ev;
+  ev.id = id;
+  ev.core = c.core;
+  ev.op = c.op;
+  ev.group = c.group;
+  ev.deps = c.deps;
+  ev.sram_read_bytes = c.sram_read_bytes;
+  ev.sram_write_bytes = c.sram_write_bytes;
+  ev.macs = c.macs;
+  ev.vector_ops = c.vector_ops;
+  ev.begin_ps = now_ps();
+  return ev;
+}
+
 void Sequencer::host_thread() {
   const HostConfig& host = npu_.config.host;
   int last_group = -1;
@@ -172,18 +179,9 @@ void Sequencer::host_thread() {
     const std::uint32_t id = host_ready_.top();
     host_ready_.pop();
     const sched::Command& c = program_.commands[id];
-    traces::CommandEvent ev;
-    ev.id = id;
+    traces::CommandEvent ev = begin_event(id);
     ev.kind = traces::CommandKind::Host;
     ev.unit = traces::Unit::Host;
-    ev.core = c.core;
-    ev.op = c.op;
-    ev.group = c.group;
-    ev.deps = c.deps;
-    ev.sram_read_bytes = c.sram_read_bytes;
-    ev.sram_write_bytes = c.sram_write_bytes;
-    ev.vector_ops = c.vector_ops;
-    ev.begin_ps = now_ps();
     // A group's first tile takes the tensors over from the NPU; its later tiles follow on.
     const double handoff = c.group != last_group ? host.handoff_latency_s : 0.0;
     last_group = c.group;

@@ -69,6 +69,8 @@ class Sequencer : public sc_core::sc_module {
   /// Whether the task of command `id` has been through its cross-core synchronisation.
   bool synced(std::uint32_t id) const;
   void execute(const sched::Command& c, traces::CommandEvent& ev);
+  /// The event of command `id` as it starts now: what the command says it moves and computes.
+  traces::CommandEvent begin_event(std::uint32_t id) const;
   void complete(std::uint32_t id);
   void make_ready(std::uint32_t id);
   void try_grant(std::uint32_t core);

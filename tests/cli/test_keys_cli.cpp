@@ -45,7 +45,9 @@ TEST(KeysCli, DocNeedsTheMarkersAndRewritesBetweenThemOnStandardOutput) {
   EXPECT_EQ(read_file(doc), before);  // the file itself is never written
   const std::string& text = out;
   EXPECT_EQ(text.find("stale"), std::string::npos);
-  EXPECT_NE(text.find("| `npu.mac_array.rows` | count | 32 | systolic array rows R |\n"), std::string::npos);
+  EXPECT_NE(text.find("| `npu.mac_array.rows` | count | 32 | systolic array rows R; direct core: atomic-C, the input "
+                      "channels one atomic operation reduces |\n"),
+            std::string::npos);
   EXPECT_NE(text.find("| `npu.dram.channels` | 1 to 32 |\n"), std::string::npos);
   EXPECT_EQ(text.rfind("end\n"), text.size() - 4);
 }

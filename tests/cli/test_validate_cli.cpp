@@ -380,7 +380,7 @@ TEST(CalibrationCli, UnknownOrTooManyKeysAreExitTwo) {
   EXPECT_NE(log.find("npu.clock)"), std::string::npos) << log;  // the list names every fittable key
   EXPECT_EQ(run_npusim("calibrate " + csv +
                            " --config edge-s --fit npu.clock,npu.runtime.dispatch_latency,npu.runtime.core_sync,"
-                           "npu.host.handoff_latency,npu.host.op_rate,npu.mac_array.rate.fp16,npu.mac_array.rate.int4"
+                           "npu.host.handoff_latency,npu.host.op_rate,npu.mac_array.rate.fp16,npu.host.bandwidth"
                            " --out " +
                            fitted.string(),
                        &log),

@@ -5,6 +5,7 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "tests/support/plan_support.h"
 
 using namespace npusim;
 namespace fs = std::filesystem;
@@ -18,12 +19,7 @@ std::string write_temp(const std::string& name, const std::string& text) {
 }
 
 std::string error_of(const std::string& spec, const std::vector<std::string>& sets = {}) {
-  try {
-    config::load_hardware_config(spec, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test::config_load_error(spec, sets);
 }
 
 }  // namespace

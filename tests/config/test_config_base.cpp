@@ -7,6 +7,7 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "tests/support/plan_support.h"
 
 using namespace npusim;
 namespace fs = std::filesystem;
@@ -28,12 +29,7 @@ std::string write(const fs::path& p, const std::string& text) {
 }
 
 std::string error_of(const std::string& spec, const std::vector<std::string>& sets = {}) {
-  try {
-    config::load_hardware_config(spec, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test::config_load_error(spec, sets);
 }
 
 }  // namespace
@@ -111,8 +107,9 @@ TEST(ConfigBase, UnknownBasesAndErrorsInABaseNameTheirFile) {
   const fs::path d = folder("bad");
   const std::string preset = write(d / "p.yaml", "base: edge-x\n");
   const std::string e1 = error_of(preset);
-  EXPECT_NE(e1.find("p.yaml:1 (base): expected a preset name (edge-l, edge-m, edge-s) or a YAML path"),
-            std::string::npos)
+  EXPECT_NE(
+      e1.find("p.yaml:1 (base): expected a preset name (edge-l, edge-m, edge-s, rk3588, rk3588-core) or a YAML path"),
+      std::string::npos)
       << e1;
   const std::string missing = write(d / "m.yaml", "base: nowhere/x.yaml\n");
   EXPECT_NE(error_of(missing).find("m.yaml:1 (base): expected a preset name or a YAML file"), std::string::npos);

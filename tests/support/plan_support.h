@@ -37,14 +37,19 @@ inline std::uint64_t dram_bytes(const sched::Program& p) {
 }
 
 /// The message parse_schedule throws for `text`, or "" when the schedule is accepted.
-/// The InputError message of loading edge-m with `sets` ("" when it loads).
-inline std::string config_error(const std::vector<std::string>& sets) {
+/// The InputError message of loading config `spec` with `sets` ("" when it loads).
+inline std::string config_load_error(const std::string& spec, const std::vector<std::string>& sets = {}) {
   try {
-    config::load_hardware_config("edge-m", sets);
+    config::load_hardware_config(spec, sets);
   } catch (const InputError& e) {
     return e.what();
   }
   return "";
+}
+
+/// The InputError message of loading edge-m with `sets` ("" when it loads).
+inline std::string config_error(const std::vector<std::string>& sets) {
+  return config_load_error("edge-m", sets);
 }
 
 inline std::string schedule_error(const std::string& text, const workloads::Graph& g, const HardwareConfig& hw) {
