@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 readers=("$@")
-[ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json sweep_yaml sweep_results run_request)
+[ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json sweep_yaml sweep_results run_request validation_csv)
 
 B=build-asan
 scripts/configure-asan.sh
@@ -31,12 +31,13 @@ export ASAN_OPTIONS=detect_leaks=0
 W="${NPUSIM_FUZZ_WORK:-$B}"
 seeds="$W/fuzz-seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json,sweep_yaml,sweep_results,run_request}
+mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json,sweep_yaml,sweep_results,run_request,validation_csv}
 cp workloads/zoo/*.yaml tests/data/*.yaml "$seeds/workload_yaml/"
 cp configs/*.yaml "$seeds/hardware_yaml/"
 for f in configs/dram/*.yaml; do cp "$f" "$seeds/hardware_yaml/dram-$(basename "$f")"; done
 cp tests/data/scalesim/*.cfg "$seeds/scalesim_cfg/"
 cp tests/data/scalesim/*.csv "$seeds/scalesim_csv/"
+cp validation/*.csv fuzz/regressions/validation_csv/* "$seeds/validation_csv/"
 /usr/bin/python3 fuzz/make_onnx_seeds.py "$seeds/onnx" 2>/dev/null || echo "fuzz: no python3-onnx, ONNX corpus starts empty"
 "$B/npusim" schedule -w small_cnn -o "$seeds/schedule_json/greedy.json"
 "$B/npusim" schedule -w small_cnn -f none -o "$seeds/schedule_json/none.json"
