@@ -112,12 +112,17 @@ std::vector<CommandReady> ready_times(const Trace& t) {
   // A runtime that dispatches each task opens its group's commands when the dispatch ends; the
   // dispatch begins when the core's previous task ends (a host op's, when one ended then).
   std::vector<const CommandEvent*> dispatch_of(t.groups.size(), nullptr);
-  std::unordered_map<std::uint64_t, bool> host_ended;  // end time -> a host command ended then
+  std::vector<bool> host_group(t.groups.size(), false);  // a host op's task
+  std::unordered_map<std::uint64_t, bool> host_ended;    // end time -> a host task's command ended then
   for (const CommandEvent& c : t.commands) {
-    if (c.kind == CommandKind::Dispatch && c.group >= 0 && std::size_t(c.group) < dispatch_of.size())
-      dispatch_of[c.group] = &c;
-    if (c.kind == CommandKind::Host) host_ended[c.end_ps] = true;
+    if (c.group < 0 || std::size_t(c.group) >= dispatch_of.size()) continue;
+    if (c.kind == CommandKind::Dispatch) dispatch_of[c.group] = &c;
+    if (c.kind == CommandKind::Host) host_group[c.group] = true;
   }
+  for (const CommandEvent& c : t.commands)
+    if (c.group >= 0 && std::size_t(c.group) < host_group.size() && host_group[c.group] &&
+        c.kind != CommandKind::Dispatch)
+      host_ended[c.end_ps] = true;
   std::vector<CommandReady> out(t.commands.size());
   for (std::size_t i = 0; i < t.commands.size(); ++i) {
     const CommandEvent& c = t.commands[i];
