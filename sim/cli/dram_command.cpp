@@ -109,7 +109,7 @@ DramConfig load_dram(const Options& o) {
 }
 
 /// --generate's trace is a file of its own: checked before any work, and never inside the output
-/// folder, which npusim replaces as a whole (the trace would be lost with the earlier folder).
+/// folder, which npusim writes anew (the trace would land in the earlier folder, as if the user's).
 void check_generated_trace_path(const std::string& trace, const OutputDir* out) {
   if (out) {
     std::error_code ec;
@@ -117,7 +117,7 @@ void check_generated_trace_path(const std::string& trace, const OutputDir* out) 
     for (fs::path p = t.parent_path(); !p.empty(); p = p.parent_path()) {
       if (p == dir)
         throw InputError("--trace " + trace, "expected a trace file outside --out " + out->final_path().string() +
-                                                 " (npusim replaces that folder as a whole), found it inside");
+                                                 " (npusim writes that folder anew), found it inside");
       if (p == p.parent_path()) break;
     }
   }

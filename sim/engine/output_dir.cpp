@@ -5,17 +5,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
 #include "sim/core/temporaries.h"
+#include "sim/core/version.h"
 
 namespace npusim::engine {
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace {
+
+constexpr const char* kMarkerFormat = "npusim output folder";
+constexpr off_t kMaxMarkerBytes = 64 << 20;
 
 /// The folders of `dir`'s path that do not exist yet, outermost first.
 std::vector<fs::path> missing_folders(const fs::path& dir) {
@@ -38,14 +50,68 @@ void make_folder(const fs::path& dir, const std::string& flag, const std::string
                                             " cannot be created (" + ec.message() + ")");
 }
 
-/// An earlier run's folder holds one of these; any other non-empty folder is the user's, never replaced.
-bool is_npusim_output(const fs::path& dir) {
+/// The top-level names of `dir`, sorted, or a note of the first few for an error.
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
   std::error_code ec;
-  if (fs::is_empty(dir, ec)) return true;
-  // run/roofline, compare, dram, scalesim, validate.
-  for (const char* f : {"summary.json", "compare.json", "dram_summary.json", "COMPUTE_REPORT.csv", "validation.json"})
-    if (fs::exists(dir / f, ec)) return true;
-  return false;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string first_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i) text += (i ? ", " : "") + names[i];
+  if (names.size() > 3) text += " and " + std::to_string(names.size() - 3) + " more";
+  return text;
+}
+
+/// The paths, relative to `root` and in generic form, of everything under `dir`: folders and
+/// what they hold, each folder before its contents. Symbolic links are listed, never followed.
+void list_tree(const fs::path& root, const fs::path& dir, std::vector<std::string>& out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    out.push_back(it->path().lexically_relative(root).generic_string());
+    if (it->is_directory(ec) && !it->is_symlink(ec)) list_tree(root, it->path(), out);
+  }
+}
+
+/// The paths the marker of `dir` lists as npusim's, or nullopt when `dir` holds no readable
+/// marker (a plain file of at most kMaxMarkerBytes whose `files` is a list of relative paths).
+std::optional<std::set<std::string>> marked_files(const fs::path& dir) {
+  const fs::path marker = dir / kOutputMarker;
+  struct stat st {};
+  if (::lstat(marker.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxMarkerBytes) return std::nullopt;
+  std::ifstream in(marker, std::ios::binary);
+  const json j = json::parse(in, nullptr, false);
+  if (!j.is_object() || j.value("format", "") != kMarkerFormat || !j.contains("files") || !j.at("files").is_array())
+    return std::nullopt;
+  std::set<std::string> files;
+  for (const json& f : j.at("files")) {
+    if (!f.is_string()) return std::nullopt;
+    const fs::path rel(f.get<std::string>());
+    if (rel.empty() || rel.is_absolute() || rel.lexically_normal().generic_string() != rel.generic_string() ||
+        rel.generic_string().rfind("..", 0) == 0)
+      return std::nullopt;
+    files.insert(rel.generic_string());
+  }
+  return files;
+}
+
+/// What `dir` (an earlier npusim output) holds that npusim did not write: the user's files and
+/// folders, relative paths, outermost only (a folder of the user's is one entry).
+std::vector<std::string> users_entries(const fs::path& dir, const std::set<std::string>& npusims) {
+  std::vector<std::string> all, users;
+  list_tree(dir, dir, all);
+  for (const std::string& rel : all) {
+    if (rel == kOutputMarker || npusims.count(rel)) continue;
+    const bool inside_users = std::any_of(users.begin(), users.end(), [&](const std::string& u) {
+      return rel.size() > u.size() && rel.compare(0, u.size(), u) == 0 && rel[u.size()] == '/';
+    });
+    if (!inside_users) users.push_back(rel);
+  }
+  return users;
 }
 
 /// Opens and locks `lock` without waiting: -1 when another process holds it, -2 when it cannot
@@ -89,10 +155,8 @@ OutputDir::OutputDir(const std::string& final_path, const std::string& flag) {
   std::error_code ec;
   if (fs::exists(final_, ec) && !fs::is_directory(final_, ec))
     throw InputError(flag + " " + final_path, "expected a folder, found an existing file");
-  if (fs::is_directory(final_, ec) && !is_npusim_output(final_))
-    throw InputError(flag + " " + final_path,
-                     "expected a new folder or an earlier npusim output folder, found a folder with other files "
-                     "(npusim replaces the folder as a whole)");
+  flag_ = flag + " " + final_path;
+  if (fs::is_directory(final_, ec)) check_replaceable();
   const fs::path parent = final_.parent_path();
   created_ = missing_folders(parent);
   // Registered before they exist: a signal from here on removes them too (when still empty).
@@ -158,22 +222,71 @@ void OutputDir::forget_created_folders() {
   created_.clear();
 }
 
+void OutputDir::check_replaceable() const {
+  const std::vector<std::string> names = names_in(final_);
+  if (!names.empty() && !marked_files(final_))
+    throw InputError(flag_, "expected a new folder, an empty one or an earlier npusim output folder (one holding " +
+                                std::string(kOutputMarker) + "), found a folder with other files (" +
+                                first_names(names) + "): npusim never replaces files it did not write");
+}
+
+void OutputDir::write_marker() const {
+  std::vector<std::string> files;
+  list_tree(tmp_, tmp_, files);
+  std::sort(files.begin(), files.end());
+  const json marker = {{"format", kMarkerFormat}, {"npusim", version_info().version}, {"files", files}};
+  write_file_atomic((tmp_ / kOutputMarker).string(), marker.dump(1) + "\n");
+}
+
+namespace {
+
+/// Moves each of `entries` (paths relative to both folders) from `from` to `to`, creating the
+/// folders on the way. Throws InputError before any is moved when `to` already holds one of
+/// them (this run wrote a file under the name of one of the user's).
+void carry(const fs::path& from, const fs::path& to, const std::vector<std::string>& entries, const std::string& flag) {
+  std::error_code ec;
+  for (const std::string& rel : entries)
+    if (fs::exists(fs::symlink_status(to / rel, ec)))
+      throw InputError(flag,
+                       "expected the files of the earlier output folder that npusim did not write to keep "
+                       "their names, found " +
+                           rel + " where this run writes its own " + rel + " (move yours and run again)");
+  for (const std::string& rel : entries) {
+    fs::create_directories((to / rel).parent_path(), ec);
+    fs::rename(from / rel, to / rel, ec);
+    if (ec) throw SimulationError("cannot keep " + (from / rel).string() + " in the new output: " + ec.message());
+  }
+}
+
+}  // namespace
+
 void OutputDir::commit() {
+  write_marker();  // lists this run's files before any of the user's join them
   std::error_code ec;
   const fs::path old = tmp_.parent_path() / ("." + final_.filename().string() + ".old-" + std::to_string(::getpid()));
-  // Both renames under one exclusion: a signal between them would remove the earlier folder
+  // Every rename under one exclusion: a signal between them would remove the earlier folder
   // (then a temporary) with the new one not yet in place.
   exclusive_of_removal([&] {
+    std::vector<std::string> users;
     if (fs::exists(final_, ec)) {
+      check_replaceable();  // again: files may have been put there while this run worked
+      if (const auto npusims = marked_files(final_)) users = users_entries(final_, *npusims);
+      // The user's files join the new output: npusim replaces only what it wrote.
+      carry(final_, tmp_, users, flag_);
       // The earlier folder stays whole until the new one takes its name.
       register_temporary(old.string());
       fs::rename(final_, old, ec);
-      if (ec) throw SimulationError("cannot replace " + final_.string() + ": " + ec.message());
+      if (ec) {
+        const std::string why = ec.message();
+        carry(tmp_, final_, users, flag_);
+        throw SimulationError("cannot replace " + final_.string() + ": " + why);
+      }
     }
     fs::rename(tmp_, final_, ec);
     if (ec) {
       const std::string why = ec.message();
       if (fs::exists(old, ec)) fs::rename(old, final_, ec);  // the earlier folder back
+      carry(tmp_, final_, users, flag_);
       throw SimulationError("cannot move " + tmp_.string() + " to " + final_.string() + ": " + why);
     }
     committed_ = true;
@@ -181,7 +294,7 @@ void OutputDir::commit() {
     unregister_temporary(tmp_.string());
     note_published(final_.string());
   });
-  fs::remove_all(old, ec);
+  fs::remove_all(old, ec);  // npusim's files of the earlier run only: the user's moved on
   unregister_temporary(old.string());
 }
 

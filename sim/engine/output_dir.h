@@ -7,11 +7,17 @@
 
 namespace npusim::engine {
 
+/// The file every output folder holds (docs/outputs.md, "Output folders"): it says the folder is
+/// npusim's and lists, relative to the folder, every file and folder npusim wrote there. A folder
+/// without it is never replaced; with it, only the files it lists are.
+inline constexpr const char* kOutputMarker = ".npusim-output.json";
+
 class OutputDir {
  public:
   /// Checks up front that `final_path` (named by `flag` in errors, e.g. "--out") can be created
-  /// or replaced, takes its lock (another run on the same folder is refused) and creates the
-  /// empty temporary sibling `.<name>.tmp-<pid>`. Throws InputError (exit 2) when it cannot.
+  /// or replaced (it does not exist, is empty or holds npusim's kOutputMarker), takes its lock (another run on the same
+  /// folder is refused) and creates the empty temporary sibling `.<name>.tmp-<pid>`. Throws InputError (exit 2) when it
+  /// cannot.
   explicit OutputDir(const std::string& final_path, const std::string& flag = "--out");
   /// Removes the temporary folder unless committed, and releases the lock.
   ~OutputDir();
@@ -21,14 +27,20 @@ class OutputDir {
   /// Where the files go until commit().
   const std::filesystem::path& path() const { return tmp_; }
   const std::filesystem::path& final_path() const { return final_; }
-  /// Replaces the final folder (an earlier run's, if any) by the temporary one.
+  /// Writes the marker and replaces the final folder (an earlier run's, if any) by the temporary
+  /// one, into which the files of the earlier folder that npusim did not write are moved first.
   void commit();
 
  private:
+  /// Throws InputError when final_ holds files but no npusim marker.
+  void check_replaceable() const;
+  /// Writes kOutputMarker into the temporary folder, listing what it holds.
+  void write_marker() const;
   /// Removes the parent folders made for this run (those still empty) and forgets them.
   void forget_created_folders();
 
   std::filesystem::path final_, tmp_, lock_;
+  std::string flag_;                            // "--out PATH", naming the folder in errors
   std::vector<std::filesystem::path> created_;  // parent folders made for this run, outermost first
   int lock_fd_ = -1;
   bool committed_ = false;

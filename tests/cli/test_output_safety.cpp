@@ -90,15 +90,40 @@ TEST(OutputSafety, BadOutPathsFailBeforeAnythingIsWritten) {
   fs::remove_all(dir);
 }
 
-TEST(OutputSafety, RerunReplacesTheFolderWhole) {
+TEST(OutputSafety, RerunReplacesNpusimsFilesAndKeepsTheUsers) {
   const fs::path dir = scratch("rerun");
   const fs::path out = dir / "deep" / "er" / "run";  // missing parents are created
   ASSERT_EQ(run_npusim("run -w small_cnn -f none -o " + out.string()), 0);
-  std::ofstream(out / "stale.txt") << "from before";
+  std::ofstream(out / "notes.txt") << "mine";
   ASSERT_EQ(run_npusim("run -w small_cnn -f greedy -o " + out.string()), 0);
-  EXPECT_FALSE(fs::exists(out / "stale.txt"));  // the folder is the new run's, not a mix
+  EXPECT_EQ(npusim::read_file((out / "notes.txt").string()), "mine");  // not npusim's: kept
   EXPECT_EQ(read_json(out / "summary.json").at("fusion"), "greedy");
   EXPECT_EQ(join(entries(out.parent_path())), "run ");  // no temporary or lock left
+  fs::remove_all(dir);
+}
+
+TEST(OutputSafety, EveryCommandRefusesAFolderOfTheUsersHoldingASummaryJson) {
+  // The file names npusim writes do not make a folder npusim's; only its marker does.
+  const fs::path dir = scratch("users");
+  for (const std::string args :
+       {"run -w small_cnn -o", "roofline --trace TRACE -o", "compare -w small_cnn -f none,greedy -o",
+        "llm --model SmolLM2-360M --prompt 8 --generate 2 -o"}) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "summary.json") << "{}";
+    std::ofstream(dir / "thesis.tex") << "mine";
+    std::string cmd = args, out;
+    if (const auto at = cmd.find("TRACE"); at != std::string::npos) {
+      const fs::path first = scratch("users_trace");
+      ASSERT_EQ(run_npusim("run -w small_cnn -o " + first.string()), 0);
+      cmd.replace(at, 5, (first / "trace.json").string());
+    }
+    EXPECT_EQ(run_npusim(cmd + " " + dir.string(), &out), 2) << cmd << "\n" << out;
+    EXPECT_NE(out.find("found a folder with other files (summary.json, thesis.tex)"), std::string::npos) << cmd << "\n"
+                                                                                                         << out;
+    EXPECT_EQ(npusim::read_file((dir / "thesis.tex").string()), "mine") << cmd;
+    EXPECT_EQ(join(entries(dir)), "summary.json thesis.tex ") << cmd;
+  }
   fs::remove_all(dir);
 }
 
@@ -318,7 +343,7 @@ TEST(OutputSafety, DramAndScaleSimCheckTheirOutBeforeAnyWork) {
   fs::remove_all(dir);
 }
 
-TEST(OutputSafety, DramAndScaleSimReplaceTheirFolderWholeAndRefuseAnOutInUse) {
+TEST(OutputSafety, DramAndScaleSimReplaceTheirOwnFilesAndRefuseAnOutInUse) {
   const fs::path dir = scratch("dram_scalesim_rerun");
   const fs::path trace = dir / "seq.trace";
   fs::create_directories(dir);
@@ -329,10 +354,10 @@ TEST(OutputSafety, DramAndScaleSimReplaceTheirFolderWholeAndRefuseAnOutInUse) {
     SCOPED_TRACE(cmds[i]);
     ASSERT_EQ(run_npusim(cmds[i]), 0);  // the missing parent x/ is created
     EXPECT_TRUE(fs::exists(dir / "x" / "run" / outputs[i]));
-    std::ofstream(dir / "x" / "run" / "stale.txt") << "from before";
+    std::ofstream(dir / "x" / "run" / "notes.txt") << "mine";
     ASSERT_EQ(run_npusim(cmds[i]), 0);  // an earlier output folder (of either command) is replaced
-    EXPECT_FALSE(fs::exists(dir / "x" / "run" / "stale.txt"));
-    EXPECT_EQ(join(entries(dir / "x")), "run ");  // no temporary, no lock
+    EXPECT_EQ(npusim::read_file((dir / "x" / "run" / "notes.txt").string()), "mine");  // but not the user's file
+    EXPECT_EQ(join(entries(dir / "x")), "run ");                                       // no temporary, no lock
     // Another run holds the lock.
     const int fd = ::open((dir / "x" / ".run.lock").c_str(), O_RDWR | O_CREAT, 0644);
     ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
@@ -395,4 +420,31 @@ TEST(OutputSafety, SignalsLeaveNoFolderAndNoCreatedParents) {
   EXPECT_GT(stopped, 0);
   fs::remove_all(dir);
   fs::remove(trace);
+}
+
+TEST(OutOfMemory, ARunAtItsMemoryLimitSaysSoAndLeavesNothingBehind) {
+  // 20,000 chained relus take about 300 MB of npusim's own memory (the graph, plan and trace),
+  // twice the 150 MB address-space limit: an allocation fails in the main process itself. The
+  // allocator throws (never aborts), so the run unwinds, removes its lock and temporary folder
+  // and reports it: exit 1, "out of memory".
+  const fs::path dir = scratch("oom");
+  fs::create_directories(dir);
+  std::string yaml = "name: long\ninputs:\n  - {name: x, shape: [1, 64, 8, 8]}\nops:\n";
+  std::string prev = "x";
+  for (int i = 0; i < 20000; ++i) {
+    yaml += "  - {name: r" + std::to_string(i) + ", op: relu, inputs: [" + prev + "]}\n";
+    prev = "r" + std::to_string(i);
+  }
+  std::ofstream(dir / "long.yaml") << yaml << "outputs: [" << prev << "]\n";
+  const fs::path log = dir / "log.txt";
+  const std::string cmd = "(ulimit -v 150000 && exec " + std::string(NPUSIM_BINARY) + " run --workload " +
+                          (dir / "long.yaml").string() + " --out " + (dir / "run").string() + ") >" + log.string() +
+                          " 2>&1";
+  const int status = std::system(cmd.c_str());
+  const std::string out = npusim::read_file(log.string());
+  ASSERT_TRUE(WIFEXITED(status)) << out;  // not killed by SIGABRT
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_NE(out.find("out of memory"), std::string::npos) << out;
+  EXPECT_EQ(join(entries(dir)), "log.txt long.yaml ");  // no folder, lock or temporary
+  fs::remove_all(dir);
 }
