@@ -137,7 +137,8 @@ json parse_document(const std::string& path, const json::parser_callback_t& on_e
   if (!std::filesystem::exists(path)) {
     throw InputError(path, "expected an npusim trace file (trace.json), found no such file");
   }
-  const json doc = parse_json_input(read_file(path), path, "a JSON trace (Chrome/Perfetto object format)", on_event);
+  const json doc = parse_json_input(read_file(path, kMaxOutputFileBytes), path,
+                                    "a JSON trace (Chrome/Perfetto object format)", on_event);
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
     throw InputError(path,
                      "expected a JSON object with a \"traceEvents\" array (Chrome/Perfetto "

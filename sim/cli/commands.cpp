@@ -277,7 +277,8 @@ int compare_command(const std::vector<std::string>& args) {
   for (const auto& s : specs) {
     const std::string name = s.label.substr(0, s.label.size() - 2);
     const std::string summary_path = (fs::path(s.out) / "summary.json").string();
-    rows.emplace_back(name, parse_json_input(read_file(summary_path), summary_path, "a summary.json"));
+    rows.emplace_back(name,
+                      parse_json_input(read_file(summary_path, kMaxOutputFileBytes), summary_path, "a summary.json"));
     traces_in.push_back(traces::read_trace_json((fs::path(s.out) / "trace.json").string()));
   }
   const std::size_t n = rows.size();

@@ -31,13 +31,25 @@ void* allocate_aligned(std::size_t size, std::align_val_t align) {
 
 }  // namespace
 
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
-void* operator new(std::size_t size, std::align_val_t align) { return allocate_aligned(size, align); }
-void* operator new[](std::size_t size, std::align_val_t align) { return allocate_aligned(size, align); }
+void* operator new(std::size_t size) {
+  return allocate(size);
+}
+void* operator new[](std::size_t size) {
+  return allocate(size);
+}
+void* operator new(std::size_t size, std::align_val_t align) {
+  return allocate_aligned(size, align);
+}
+void* operator new[](std::size_t size, std::align_val_t align) {
+  return allocate_aligned(size, align);
+}
 
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return mi_malloc(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return mi_malloc(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return mi_malloc(size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return mi_malloc(size);
+}
 void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
   return mi_malloc_aligned(size, static_cast<std::size_t>(align));
 }
@@ -45,15 +57,39 @@ void* operator new[](std::size_t size, std::align_val_t align, const std::nothro
   return mi_malloc_aligned(size, static_cast<std::size_t>(align));
 }
 
-void operator delete(void* p) noexcept { mi_free(p); }
-void operator delete[](void* p) noexcept { mi_free(p); }
-void operator delete(void* p, std::size_t) noexcept { mi_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { mi_free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { mi_free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { mi_free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { mi_free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { mi_free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { mi_free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { mi_free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { mi_free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { mi_free(p); }
+void operator delete(void* p) noexcept {
+  mi_free(p);
+}
+void operator delete[](void* p) noexcept {
+  mi_free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  mi_free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  mi_free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  mi_free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  mi_free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  mi_free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  mi_free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  mi_free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  mi_free(p);
+}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  mi_free(p);
+}
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  mi_free(p);
+}

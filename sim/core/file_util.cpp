@@ -138,12 +138,43 @@ void write_new_file(const std::string& path, const std::string& content, const s
   });
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+namespace {
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes >= (std::uint64_t{1} << 30) && bytes % (std::uint64_t{1} << 30) == 0)
+    return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (std::uint64_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " B";
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path, std::uint64_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, "cannot open file for reading (" + std::string(std::strerror(errno)) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw InputError(path, "cannot open file for reading");
+  if (S_ISDIR(st.st_mode)) throw InputError(path, "expected a file, found a folder");
+  const std::string too_large = "expected a file of at most " + size_text(max_bytes) + ", found ";
+  if (S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > max_bytes)
+    throw InputError(path, too_large + size_text(std::uint64_t(st.st_size)));
+  // Read in chunks up to the bound: a pipe or a device (/dev/zero) has no size to check first.
+  std::string text;
+  if (S_ISREG(st.st_mode)) text.reserve(std::size_t(st.st_size));
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(path, "cannot read the file (" + std::string(std::strerror(errno)) + ")");
+    if (n == 0) break;
+    if (text.size() + std::size_t(n) > max_bytes) throw InputError(path, too_large + "more");
+    text.append(chunk, std::size_t(n));
+  }
+  return text;
 }
 
 }  // namespace npusim

@@ -1,6 +1,7 @@
 #pragma once
 // Output files are written to a temporary name beside the target and renamed, so an
 // interrupted run never leaves a half file that looks whole.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -45,7 +46,15 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
 /// InputError naming `flag` when the name is taken, SimulationError when a write fails. For an
 /// output that must never overwrite anything (npusim calibrate's fitted config).
 void write_new_file(const std::string& path, const std::string& content, const std::string& flag);
-/// Reads a whole file. Throws InputError(path, "cannot open ...") when it cannot be read.
-std::string read_file(const std::string& path);
+/// The largest input file read whole into memory by default: every file a person writes or a
+/// tool exports as text (hardware and workload YAML, config.json, schedule files, CSVs, sweep
+/// files) is far smaller. Readers of npusim's own large outputs pass their own bound.
+constexpr std::uint64_t kMaxInputFileBytes = std::uint64_t{256} << 20;
+/// The bound for npusim's own large outputs read back (trace.json, a sweep's result files).
+constexpr std::uint64_t kMaxOutputFileBytes = std::uint64_t{8} << 30;
+/// Reads a whole file of at most `max_bytes` bytes. Throws InputError(path, ...) when it cannot
+/// be opened or read, is a folder, or holds more (checked before reading when the size is known,
+/// while reading for a pipe or a device).
+std::string read_file(const std::string& path, std::uint64_t max_bytes = kMaxInputFileBytes);
 
 }  // namespace npusim

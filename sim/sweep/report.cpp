@@ -30,7 +30,7 @@ json read_sweep_json(const std::string& dir) {
   const fs::path p = fs::path(dir) / "sweep.json";
   if (!fs::exists(p))
     throw InputError(dir, "not a sweep folder (no sweep.json); run npusim sweep SWEEP.yaml --out " + dir);
-  json j = json::parse(read_file(p.string()), nullptr, false);
+  json j = json::parse(read_file(p.string(), kMaxOutputFileBytes), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("axes") || !j.contains("point_count") ||
       !j.at("point_count").is_number_unsigned())
     throw InputError(p.string(), "expected the sweep.json npusim sweep writes (axes, point_count)");

@@ -224,7 +224,7 @@ std::vector<json> read_records(const std::string& jsonl, bool* torn) {
   if (torn) *torn = false;
   std::vector<json> out;
   if (!fs::exists(jsonl)) return out;
-  const std::string text = read_file(jsonl);
+  const std::string text = read_file(jsonl, kMaxOutputFileBytes);
   std::size_t start = 0, line_no = 1;
   while (start < text.size()) {
     const std::size_t end = text.find('\n', start);

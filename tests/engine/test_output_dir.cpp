@@ -34,7 +34,9 @@ void put(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-std::string text_of(const fs::path& p) { return npusim::read_file(p.string()); }
+std::string text_of(const fs::path& p) {
+  return npusim::read_file(p.string());
+}
 
 /// Every path under `dir`, relative, sorted (the hidden lock and temporaries included).
 std::vector<std::string> tree(const fs::path& dir) {
@@ -78,7 +80,8 @@ TEST(OutputDir, AFolderWithoutTheMarkerIsNeverReplacedEvenWithASummaryJson) {
   }
   EXPECT_EQ(text_of(root / "out" / "thesis.tex"), "\\documentclass{article}");
   EXPECT_EQ(text_of(root / "out" / "summary.json"), "mine");
-  EXPECT_EQ(tree(root), (std::vector<std::string>{"out", "out/summary.json", "out/thesis.tex"}));  // no lock, no temporary
+  EXPECT_EQ(tree(root),
+            (std::vector<std::string>{"out", "out/summary.json", "out/thesis.tex"}));  // no lock, no temporary
   fs::remove_all(root);
 }
 
@@ -140,9 +143,9 @@ TEST(OutputDir, AUsersFileUnderANameTheRunWritesStopsTheRunWithEverythingInPlace
 
 TEST(OutputDir, AMarkerThatIsNotNpusimsDoesNotClaimTheFolder) {
   const fs::path root = fresh("forged");
-  for (const std::string marker :
-       {"not json", R"({"format": "something else", "files": []})", R"({"format": "npusim output folder", "files": ["../x"]})",
-        R"({"format": "npusim output folder", "files": ["/etc/passwd"]})"}) {
+  for (const std::string marker : {"not json", R"({"format": "something else", "files": []})",
+                                   R"({"format": "npusim output folder", "files": ["../x"]})",
+                                   R"({"format": "npusim output folder", "files": ["/etc/passwd"]})"}) {
     fs::remove_all(root / "out");
     put(root / "out" / kOutputMarker, marker);
     put(root / "out" / "thesis.tex", "mine");

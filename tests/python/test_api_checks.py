@@ -84,7 +84,7 @@ def test_a_missing_schedule_file_is_the_same_input_error_everywhere(tmp_path, ch
         npusim.Schedule.from_file(missing)
     with pytest.raises(npusim.InputError) as via_policy:
         npusim.plan(chain, "edge-m", fusion="file:" + missing)
-    assert str(via_file.value) == str(via_policy.value) == f"{missing}: cannot open file for reading"
+    assert str(via_file.value) == str(via_policy.value) == f"{missing}: cannot open file for reading (No such file or directory)"
     dup = tmp_path / "dup.json"
     dup.write_text('{"groups": [{"ops": ["c1"], "ops": ["c2"]}]}')
     with pytest.raises(npusim.InputError, match=r"groups\[0\]: duplicate key 'ops'"):
