@@ -235,6 +235,9 @@ int Graph::add_op(Op op) {
     throw InputError(internal::op_where("", op),
                      "expected a unique op name, found a second op named '" + op.name + "'");
   }
+  if (ops_.size() >= kMaxGraphOps)
+    throw InputError(internal::op_where("", op),
+                     "expected a workload of at most " + std::to_string(kMaxGraphOps) + " ops, found more");
   const int index = static_cast<int>(ops_.size());
   op_index_.emplace(op.name, index);
   ops_.push_back(std::move(op));

@@ -241,6 +241,11 @@ struct ImportChoice {
   std::string reason;
 };
 
+/// The most ops a workload may hold (2^18: two hundred ResNet-50s, a 7,000-layer decoder): every
+/// op is planned, lowered and traced, so a run's memory and time grow with the count (a
+/// 110,000-op step takes a minute and 3 GB). Graph::add_op refuses the next one.
+constexpr std::size_t kMaxGraphOps = std::size_t{1} << 18;
+
 class Graph {
  public:
   std::string name;
@@ -249,7 +254,7 @@ class Graph {
   std::string dtype;
 
   int add_tensor(Tensor t);  // throws InputError on a duplicate name
-  int add_op(Op op);         // throws InputError on a duplicate name
+  int add_op(Op op);         // throws InputError on a duplicate name or past kMaxGraphOps
   /// Links producers/consumers, infers every output shape from its inputs and attributes,
   /// checks shapes agree and the graph is acyclic. Throws InputError naming the op (and its
   /// source line) with expected vs found. Must be called once after the last add_*.

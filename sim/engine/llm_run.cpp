@@ -14,6 +14,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/scheduler/host_ops.h"
+#include "sim/scheduler/lowering.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/sram_pinning.h"
 #include "workloads/llm/llm_graph.h"
@@ -246,12 +247,49 @@ StepFigures decode_step(const DecodeSamples& d, std::int64_t i) {
   return r;
 }
 
+namespace {
+
+/// Checks the graphs a run would build, before any child starts: the op count (from the ops of
+/// a layer, before a whole graph is built), then each tensor of the prefill and of the last
+/// decode step (building them) and the DRAM their weights, caches, inputs and outputs hold.
+void check_step_graphs(const LlmSpec& s, const Prepared& p) {
+  llm::LlmConfig one = p.model, two = p.model;
+  one.layers = 1;
+  two.layers = 2;
+  const llm::StepSpec probe = step_spec(s, p, 1, 0);
+  const std::uint64_t first = llm::build_llm_step(one, probe).ops().size();
+  const std::uint64_t per_layer = llm::build_llm_step(two, probe).ops().size() - first;
+  const std::uint64_t layers = std::uint64_t(p.model.layers);
+  if (per_layer > 0 && layers - 1 > (workloads::kMaxGraphOps - first) / per_layer)
+    throw InputError(p.model.source + " (" + (p.model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
+                     "expected a model whose step graph holds at most " + std::to_string(workloads::kMaxGraphOps) +
+                         " ops (" + std::to_string(per_layer) + " a layer: at most " +
+                         std::to_string((workloads::kMaxGraphOps - first) / per_layer + 1) + " layers), found " +
+                         std::to_string(layers) + " layers");
+  std::vector<std::pair<std::string, llm::StepSpec>> steps{
+      {"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, 0)}};
+  if (s.generate > 0)
+    steps.emplace_back("decode step at context " + std::to_string(s.prompt + s.generate),
+                       step_spec(s, p, 1, s.prompt + s.generate - 1));
+  for (const auto& [what, step] : steps) {
+    try {
+      const workloads::Graph g = llm::build_llm_step(p.model, step);
+      sched::check_dram_capacity(sched::resident_dram_bytes(g, p.hw), p.hw);
+    } catch (const InputError& e) {
+      throw InputError(what, e.what());
+    }
+  }
+}
+
+}  // namespace
+
 void check_llm_spec(const LlmSpec& spec) {
-  prepare(spec);
+  check_step_graphs(spec, prepare(spec));
 }
 
 json run_llm(const LlmSpec& s) {
   const Prepared p = prepare(s);
+  check_step_graphs(s, p);
   const auto start = std::chrono::steady_clock::now();
   LlmProgress progress(s.progress);
   auto folder = [&](const char* name) { return s.out.empty() ? std::string() : (fs::path(s.out) / name).string(); };

@@ -3,6 +3,7 @@
 #include "models/mac_array/compute_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -122,10 +123,7 @@ class Lowering {
     for (int t : transient) prog_.transients.push_back({base_addr_[t], region_bytes(t), life[t].first, life[t].last});
     for (std::size_t t = 0; t < n; ++t)
       if (inside[t].first >= 0) base_addr_[t] = base_addr_[inside[t].first] + inside[t].second;
-    if (dram_top_ > hw_.dram.capacity_bytes())
-      throw InputError(hw_.source + " (npu.dram)", "the workload needs " + std::to_string(dram_top_) +
-                                                       " bytes of DRAM, the device holds " +
-                                                       std::to_string(hw_.dram.capacity_bytes()));
+    check_dram_capacity(dram_top_, hw_);
   }
 
   /// The groups between which a base tensor's DRAM region must hold it.
@@ -1071,6 +1069,30 @@ GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) 
 
 Program lower_plan(const Graph& g, const HardwareConfig& hw, const Plan& plan) {
   return Lowering(g, hw, plan).run();
+}
+
+std::uint64_t resident_dram_bytes(const Graph& g, const HardwareConfig& hw) {
+  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
+  std::vector<bool> concat_input(g.tensors().size(), false);
+  for (const Op& op : g.ops())
+    if (op.kind == workloads::OpKind::Concat)
+      for (int t : op.inputs) concat_input[std::size_t(t)] = true;
+  std::uint64_t bytes = 0;
+  for (std::size_t t = 0; t < g.tensors().size(); ++t) {
+    const auto& ten = g.tensor(int(t));
+    if (base_tensor(g, int(t)) != int(t) || concat_input[t]) continue;
+    if (ten.producer < 0 || ten.persistent || g.is_output(int(t)))
+      bytes = checked_add(bytes, ceil_div(workloads::tensor_bytes(g, int(t), eb), std::uint64_t{4096}) * 4096)
+                  .value_or(std::numeric_limits<std::uint64_t>::max());
+  }
+  return bytes;
+}
+
+void check_dram_capacity(std::uint64_t needed, const HardwareConfig& hw) {
+  if (needed > hw.dram.capacity_bytes())
+    throw InputError(hw.source + " (npu.dram)", "the workload needs " + std::to_string(needed) +
+                                                    " bytes of DRAM, the device holds " +
+                                                    std::to_string(hw.dram.capacity_bytes()));
 }
 
 }  // namespace npusim::sched

@@ -8,6 +8,14 @@ namespace npusim::sched {
 
 Program lower_plan(const workloads::Graph& g, const HardwareConfig& hw, const Plan& plan);
 
+/// The DRAM any run of `g` needs at the least, whatever its plan: the regions (4 KiB-aligned) of
+/// the tensors lower_plan keeps for the whole run (weights, inputs, persistent tensors, outputs),
+/// concat inputs left out (a plan may place them inside their concat's output). lower_plan places
+/// these and the transients between, so its total is never below this. For checks before a run.
+std::uint64_t resident_dram_bytes(const workloads::Graph& g, const HardwareConfig& hw);
+/// Throws InputError naming the config's npu.dram when `needed` bytes exceed the device's DRAM.
+void check_dram_capacity(std::uint64_t needed, const HardwareConfig& hw);
+
 /// SRAM bytes a GEMM tile reads and writes on the array, by dataflow (the work's own, else the
 /// array's; operand re-streaming across folds and partial-sum traffic when K spans several row
 /// folds).

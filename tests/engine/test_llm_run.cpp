@@ -294,3 +294,48 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
     EXPECT_FALSE(fs::exists(out)) << c.args;
   }
 }
+
+TEST(LlmRun, ModelSizeIsBoundedByTheGraphsTheRunWouldBuildBeforeAnyChildStarts) {
+  // Each case is refused by check_llm_spec in the calling process: no phase is simulated.
+  auto refusal = [](const std::string& config, std::int64_t batch = 1) {
+    npusim::engine::LlmSpec s;
+    s.model = write_temp("sized.json", config);
+    s.config = "edge-m";
+    s.prompt = 16;
+    s.generate = 2;
+    s.batch = batch;
+    try {
+      npusim::engine::check_llm_spec(s);
+    } catch (const npusim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  auto with = [](const std::string& field, const std::string& value) {
+    std::string c = kSmall;
+    const auto at = c.find("\"" + field + "\": ");
+    const auto end = c.find_first_of(",}", at);
+    return c.replace(at, end - at, "\"" + field + "\": " + value);
+  };
+  // A Llama layer is 34 ops: norm, q/k/v, 2 x (reshape, RoPE's 2 multiplies and add), q's
+  // transpose and reshape, k's transpose and reshape, v's reshape and transpose, scores, scale,
+  // softmax, context, 3 ops merging the heads, o_proj, residual, norm, a SwiGLU MLP's 5, residual.
+  // 2^18 = 262,144 ops hold at most 7,710 such layers beside the embedding, final norm and head.
+  EXPECT_NE(refusal(with("num_hidden_layers", "1000000"))
+                .find("(num_hidden_layers): expected a model whose step graph holds at most 262144 ops (34 a layer: "
+                      "at most 7710 layers), found 1000000 layers"),
+            std::string::npos);
+  // hidden_size 10^12 x vocab 2048: an embedding of 2^40.9 elements, over the 2^40 bound.
+  EXPECT_NE(
+      refusal(with("hidden_size", "1000000000000")).find("expected at most 2^40 = 1099511627776 elements in a tensor"),
+      std::string::npos);
+  // An MLP of 10^8: 4 layers x 3 x 256 x 10^8 int8 weights = 307 GB, over edge-m's 2 GiB.
+  EXPECT_NE(refusal(with("intermediate_size", "100000000"))
+                .find("prefill of 16 tokens: " + npusim::config::data_dir() +
+                      "/configs/edge-m.yaml (npu.dram): the workload needs "),
+            std::string::npos);
+  // 10^6 sequences: the KV cache the prefill writes, 4 layers x K and V x 10^6 sequences x 16
+  // tokens x 4 heads x 32 B = 16.4 GB, exceeds 2 GiB.
+  EXPECT_NE(refusal(kSmall, 1000000).find("(npu.dram): the workload needs"), std::string::npos);
+  EXPECT_EQ(refusal(kSmall), "accepted");
+}

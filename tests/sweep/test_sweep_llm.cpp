@@ -124,6 +124,14 @@ TEST(LlmSweep, BadInputNamesTheLine) {
   });
   EXPECT_NE(e.find("prompt 4000, generate 200"), std::string::npos) << e;  // 4200 > 4096 positions
   EXPECT_NE(e.find("max_position_embeddings"), std::string::npos) << e;
+  // The check builds the graphs each point would: an embedding of 2048 x 10^12 elements is over
+  // the 2^40 bound, refused before any point runs (not every point failing after).
+  std::string huge = kSmall;
+  huge.replace(huge.find("\"hidden_size\": 256"), 18, "\"hidden_size\": 1000000000000");
+  const std::string huge_model = write_temp("huge.json", huge);
+  e = thrown([&] { load_sweep(llm_sweep(huge_model)); });
+  EXPECT_NE(e.find("(llm): model '" + huge_model + "'"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected at most 2^40 = 1099511627776 elements in a tensor"), std::string::npos) << e;
   e = thrown([&] {
     load_sweep(write_temp("bad4.yaml", "base: edge-s\nllm:\n  model: [" + model +
                                            "]\n  prompt: [sixteen]\n"

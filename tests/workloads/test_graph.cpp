@@ -561,5 +561,29 @@ TEST(Totals, SharedConstantsCountOnce) {
   EXPECT_EQ(t.vector_ops, 0u);
 }
 
+TEST(GraphErrors, AWorkloadHoldsAtMostKMaxGraphOpsOps) {
+  // 2^18 relus (one tensor each, none finalized): the next add_op is refused, naming the op.
+  Graph g;
+  Tensor x;
+  x.name = "x";
+  x.shape = {1, 8};
+  int prev = g.add_tensor(x);
+  auto relu = [&](std::size_t i) {
+    Op op;
+    op.name = "r" + std::to_string(i);
+    op.kind = OpKind::Relu;
+    op.inputs = {prev};
+    Tensor t;
+    t.name = op.name;
+    op.outputs = {prev = g.add_tensor(t)};
+    return op;
+  };
+  for (std::size_t i = 0; i < kMaxGraphOps; ++i) g.add_op(relu(i));
+  EXPECT_EQ(g.ops().size(), std::size_t{262144});
+  const std::string e = input_error([&] { g.add_op(relu(kMaxGraphOps)); });
+  EXPECT_NE(e.find("r262144"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected a workload of at most 262144 ops, found more"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace npusim::workloads
