@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 readers=("$@")
-[ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json sweep_yaml sweep_results run_request validation_csv)
+[ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json sweep_yaml sweep_results run_request validation_csv llm_config)
 
 B=build-asan
 scripts/configure-asan.sh
@@ -31,7 +31,7 @@ export ASAN_OPTIONS=detect_leaks=0
 W="${NPUSIM_FUZZ_WORK:-$B}"
 seeds="$W/fuzz-seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json,sweep_yaml,sweep_results,run_request,validation_csv}
+mkdir -p "$seeds"/{workload_yaml,hardware_yaml,onnx,scalesim_cfg,scalesim_csv,schedule_json,dram_trace,trace_json,sweep_yaml,sweep_results,run_request,validation_csv,llm_config}
 cp workloads/zoo/*.yaml tests/data/*.yaml "$seeds/workload_yaml/"
 cp configs/*.yaml "$seeds/hardware_yaml/"
 for f in configs/dram/*.yaml; do cp "$f" "$seeds/hardware_yaml/dram-$(basename "$f")"; done
@@ -51,6 +51,12 @@ for g in sequential random read_write; do
   "$B/npusim" dram --generate "$g" --requests 64 --trace "$seeds/dram_trace/$g.trace" >/dev/null
 done
 cp tests/data/sweep_small.yaml "$seeds/sweep_yaml/"
+# An LLM sweep naming a shipped model (a config.json path would be read relative to the
+# harness's in-memory file).
+printf '%s\n' 'base: edge-s' 'llm:' '  model: [SmolLM2-360M]' '  prompt: [16, 32]' '  generate: [2]' \
+  '  weight_dtype: [int4, int8]' 'axes:' '  npu.mac_array.rows: [16, 32]' 'objectives: [ttft, tokens_per_second]' \
+  >"$seeds/sweep_yaml/llm.yaml"
+cp workloads/llm/configs/*.json tests/data/llm_tiny.json "$seeds/llm_config/"
 # A small sweep's own results (6 points of small_cnn on edge-s), ok and failed records alike.
 rm -rf "$W/seed-sweep"
 "$B/npusim" sweep tests/data/sweep_small.yaml --out "$W/seed-sweep" -j 2 --no-progress >/dev/null
