@@ -103,6 +103,9 @@ json units() {
           {"sram_psum_bytes", "bytes (partial sums written + read back; included in sram_*_bytes)"},
           {"arithmetic_intensity", "ops/byte (ops = 2 * MACs + vector ops, per DRAM byte)"},
           {"mac_utilization", "fraction of peak MACs (0..1)"},
+          {"model_macs", "MACs (the graph's own, each op once)"},
+          {"recomputed_macs", "MACs (executed macs - model_macs)"},
+          {"model_mac_utilization", "fraction of peak MACs (0..1), on model_macs"},
           {"achieved_ops_per_second", "ops/s"},
           {"bound_roof_value", "ops/s"},
           {"fraction_of_bound_roof", "ratio (ops/s / bound_roof_value)"},
@@ -157,6 +160,13 @@ json make_summary(const Trace& t, const Roofline& r, const TraceAnalysis& a) {
   const double cycles = double(s["cycles"].get<std::uint64_t>());
   const double mac_slots = cycles * t.roofs.mac_rows * t.roofs.mac_cols * std::max(t.cores, 1u);
   s["mac_utilization"] = mac_slots > 0 ? double(tallies.network.macs) / mac_slots : 0.0;
+  // The graph's own MACs (each op's cost once) against what the commands executed: halos and
+  // prologues a fused group recomputes are executed MACs but not the model's work.
+  std::uint64_t model_macs = 0;
+  for (const OpInfo& op : t.ops) model_macs += op.macs;
+  s["model_macs"] = model_macs;
+  s["recomputed_macs"] = std::int64_t(tallies.network.macs) - std::int64_t(model_macs);
+  s["model_mac_utilization"] = mac_slots > 0 ? double(model_macs) / mac_slots : 0.0;
   s["achieved_ops_per_second"] = t.end_ps > 0 ? double(tallies.network.ops()) / (double(t.end_ps) * 1e-12) : 0.0;
   bound_of.put(s, "network", "network");
   put_energy(s, a.energy ? &a.energy->network : nullptr);
