@@ -47,6 +47,34 @@ void check_count(std::int64_t v, std::int64_t min, const char* flag) {
                      "expected an integer from " + std::to_string(min) + " to 1000000, found " + std::to_string(v));
 }
 
+/// The part of a step graph an op belongs to, by its name (workloads/llm/llm_graph.cpp names
+/// every op of layer L "model.layers.L.self_attn.*", "model.layers.L.mlp.*" or a norm or residual
+/// of the layer; the head "lm_head*"): attention, mlp, head or other (norms, residuals, the
+/// embedding).
+const char* part_of(const std::string& op) {
+  if (op.find(".self_attn.") != std::string::npos) return "attention";
+  if (op.find(".mlp.") != std::string::npos) return "mlp";
+  if (op.rfind("lm_head", 0) == 0) return "head";
+  return "other";
+}
+
+/// A phase's time, MACs and DRAM bytes split by part (summary.json `llm` "parts", docs/llm.md):
+/// seconds are the ops' time shares of the phase, so the parts add up to it.
+json parts_of(const json& summary) {
+  json parts = json::object();
+  for (const char* p : {"attention", "mlp", "head", "other"})
+    parts[p] = {{"seconds", 0.0}, {"macs", 0.0}, {"dram_bytes", 0.0}};
+  const double seconds = summary.at("seconds").get<double>();
+  for (const json& o : summary.at("ops")) {
+    json& part = parts[part_of(o.at("name").get<std::string>())];
+    part["seconds"] = part["seconds"].get<double>() + o.at("time_share").get<double>() * seconds;
+    part["macs"] = part["macs"].get<double>() + o.at("macs").get<double>();
+    part["dram_bytes"] = part["dram_bytes"].get<double>() + o.at("dram_read_bytes").get<double>() +
+                         o.at("dram_write_bytes").get<double>();
+  }
+  return parts;
+}
+
 /// A phase's figures from its run summary.
 StepFigures phase_of(const json& s) {
   StepFigures r;
@@ -156,6 +184,7 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
         rs.label = what + ": ";                    // the pipeline's own progress lines say which phase
         rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
         json summary = out.empty() ? simulate_summary(rs, run) : execute_run(rs, run);
+        summary["parts"] = parts_of(summary);
         summary.erase("ops");
         summary.erase("groups");
         return summary.dump();
@@ -308,6 +337,20 @@ json run_llm(const LlmSpec& s) {
   const json pre_summary =
       simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
   const StepFigures pre = phase_of(pre_summary);
+  auto figures = [](const StepFigures& f) {
+    return json{{"seconds", f.seconds},
+                {"cycles", f.cycles},
+                {"macs", f.macs},
+                {"dram_bytes", f.dram_bytes},
+                {"energy_j", f.energy_j ? json(*f.energy_j) : json()}};
+  };
+  if (s.on_figures) {
+    json f = figures(pre);
+    f["phase"] = "prefill";
+    f["tokens"] = s.batch * s.prompt;
+    s.on_figures(f);
+  }
+  json last_parts;  // the last decode step's parts, when it was simulated
 
   // 2. Decode: steps sampled by bisection and simulated, the others interpolated (linear in the
   // context where the samples show it is). The last step's run folder is kept.
@@ -321,8 +364,18 @@ json run_llm(const LlmSpec& s) {
                       " of at most " + std::to_string(most - 1) + " simulated)");
         phase_done(simulated_count);
         const bool last = i + 1 == s.generate;
-        return phase_of(simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
-                                      "decode step at context " + std::to_string(past + 1)));
+        const json step = simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
+                                        "decode step at context " + std::to_string(past + 1));
+        if (last) last_parts = step.at("parts");
+        const StepFigures r = phase_of(step);
+        if (s.on_figures) {
+          json f = figures(r);
+          f["phase"] = "decode";
+          f["step"] = i;
+          f["context"] = past + 1;
+          s.on_figures(f);
+        }
+        return r;
       });
   json steps = json::array();
   double decode_s = 0, decode_j = 0;
@@ -363,7 +416,8 @@ json run_llm(const LlmSpec& s) {
                   {"cycles", pre.cycles},
                   {"macs", pre.macs},
                   {"dram_bytes", pre.dram_bytes},
-                  {"energy_j", pre.energy_j ? json(*pre.energy_j) : json()}}},
+                  {"energy_j", pre.energy_j ? json(*pre.energy_j) : json()},
+                  {"parts", pre_summary.at("parts")}}},
                 {"decode",
                  {{"tokens", gen_tokens},
                   {"seconds", decode_s},
@@ -382,6 +436,20 @@ json run_llm(const LlmSpec& s) {
                 {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb)},
                 {"kv_cache_home", to_string(p.hw.sram.kv_cache)},
                 {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+  if (s.generate > 0) {
+    // What the last step's DRAM bytes were: the KV cache it read (the whole cache at its
+    // context, once, when the cache lives in DRAM; docs/llm.md) and the rest (the weights, the
+    // activations, the new token's K and V).
+    const StepFigures last = decode_step(samples, s.generate - 1);
+    const double kv = p.hw.sram.kv_cache == KvCacheHome::Sram
+                          ? 0.0
+                          : double(llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb));
+    block["decode"]["last_step"] = {{"context", s.prompt + s.generate},
+                                    {"dram_bytes", last.dram_bytes},
+                                    {"kv_cache_read_bytes", kv},
+                                    {"other_bytes", last.dram_bytes - kv},
+                                    {"parts", last_parts}};
+  }
   block["cores"] = p.hw.cores;
   block["parallel"] = sched::to_string(p.parallel);
   return {{"workload", p.model.name}, {"config_name", p.hw.name}, {"fusion", s.fusion}, {"llm", block}};

@@ -38,6 +38,10 @@ struct LlmSpec {
   /// Called before each simulated phase and once at the end: phases done, phases in all (the
   /// prefill and the sampled decode steps). How `npusim serve` reports an LLM run's progress.
   std::function<void(std::size_t done, std::size_t total)> on_phase;
+  /// Called when a phase's figures are known: the prefill's ({"phase": "prefill", "tokens",
+  /// "seconds", "cycles", "macs", "dram_bytes", "energy_j"}), then each simulated decode step's
+  /// ({"phase": "decode", "step", "context", ...}). How `npusim serve` streams an LLM run.
+  std::function<void(const nlohmann::json& figures)> on_figures;
 };
 
 /// Checks `spec` (model, config, widths, counts, context against max_position_embeddings) and

@@ -34,6 +34,11 @@ using nlohmann::json;
 /// what RunManager follows (its kLlmPhaseScan).
 constexpr const char* kLlmPhaseLine = "llm phases: %zu/%zu\n";
 
+/// The figures of each LLM phase as soon as it is simulated, one line of compact JSON (what
+/// RunManager passes on as the run state's `llm_phases`); the prefill's carries the two roofs
+/// the page draws the phases on.
+constexpr const char* kLlmFiguresLine = "llm figures: ";
+
 engine::Child::Work llm_summary_work(engine::LlmSpec spec) {
   spec.out.clear();  // the page needs the summary only; the folder is written on demand
   return [spec]() mutable {
@@ -41,8 +46,17 @@ engine::Child::Work llm_summary_work(engine::LlmSpec spec) {
       std::fprintf(stderr, kLlmPhaseLine, done, total);
       std::fflush(stderr);
     };
-    const json summary = engine::run_llm(spec);
     const json hw = to_json(config::load_hardware_config(spec.config, spec.overrides));
+    spec.on_figures = [&hw](const json& figures) {
+      json f = figures;
+      if (f.value("phase", "") == "prefill")
+        f["roofs"] = {
+            {"mac_array", {{"peak_ops_per_second", hw.at("mac_array").at("peak_ops_per_second")}}},
+            {"dram", {{"peak_bandwidth_bytes_per_second", hw.at("dram").at("peak_bandwidth_bytes_per_second")}}}};
+      std::fprintf(stderr, "%s%s\n", kLlmFiguresLine, f.dump().c_str());
+      std::fflush(stderr);
+    };
+    const json summary = engine::run_llm(spec);
     return json{{"summary", summary}, {"roofline", hw}}.dump();
   };
 }

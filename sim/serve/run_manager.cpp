@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include <algorithm>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -42,6 +43,7 @@ nlohmann::json to_json(const RunView& v) {
                       {"elapsed_s", v.elapsed_s},
                       {"request", v.request}};
   if (!v.message.empty()) j["message"] = v.message;
+  if (!v.llm_phases.empty()) j["llm_phases"] = v.llm_phases;
   return j;
 }
 
@@ -164,12 +166,24 @@ namespace {
 
 /// The progress line of an LLM run's child (sim/serve/run_job.cpp), one per phase.
 constexpr const char* kLlmPhaseScan = "llm phases: %llu/%llu";
+/// The line of an LLM phase's figures (sim/serve/run_job.cpp): compact JSON after the prefix.
+constexpr std::string_view kLlmFiguresPrefix = "llm figures: ";
 
 }  // namespace
 
 void RunManager::on_progress_line(Run* run, const std::string& line) {
   // The pipeline prints "simulating: 120/4500 commands (3%)" (sim/engine/run_pipeline.cpp); an
   // LLM run's child "llm phases: 2/6" (its phases are children of the child, quiet).
+  if (line.rfind(kLlmFiguresPrefix, 0) == 0) {
+    auto figures = nlohmann::json::parse(line.substr(kLlmFiguresPrefix.size()), nullptr, false);
+    if (!figures.is_object()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (run->view.finished()) return;
+    run->view.llm_phases.push_back(std::move(figures));
+    ++run->view.version;
+    changed_.notify_all();
+    return;
+  }
   unsigned long long done = 0, total = 0;
   const auto at = line.find("simulating: ");
   const bool counted =

@@ -48,6 +48,9 @@ struct RunView {
   double elapsed_s = 0;
   std::filesystem::path out_dir;  // the `npusim run --out` folder (written on first use, see folder())
   nlohmann::json request;
+  /// An LLM run's phases as they are simulated (the prefill, then each simulated decode step;
+  /// docs/serve.md "Run state"); empty for a workload run.
+  nlohmann::json llm_phases = nlohmann::json::array();
   std::uint64_t version = 0;  // increases at every change (progress, status)
   bool finished() const { return status != RunStatus::Running; }
 };
