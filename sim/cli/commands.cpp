@@ -290,17 +290,21 @@ int compare_command(const std::vector<std::string>& args) {
     timelines.push_back(serve::make_timeline(t, {0, 0, 600}));
   }
   set_stage("writing the output folder");
-  // The report sets each run beside the first (its "what fusion saved" and arrows per pair);
-  // compare.json's groups are the first two runs', aligned_groups all of them.
+  // The report sets any run beside any other (the reader picks the base): per ordered pair, the
+  // arrows and the per-group table, the first run as the base first. compare.json's groups are
+  // the first two runs', aligned_groups all of them.
   nlohmann::json pairs = nlohmann::json::array();
-  for (std::size_t i = 1; i < n; ++i) {
-    nlohmann::json arrows = nlohmann::json::array();
-    for (const auto& a : traces::compare_arrows(traces_in[0], traces_in[i]))
-      arrows.push_back({{"from", a.from_point}, {"to", a.to_point}});
-    pairs.push_back({{"run", i},
-                     {"arrows", std::move(arrows)},
-                     {"groups", compare_groups(traces_in[0], rows[0].second, traces_in[i], rows[i].second)}});
-  }
+  for (std::size_t base = 0; base < n; ++base)
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == base) continue;
+      nlohmann::json arrows = nlohmann::json::array();
+      for (const auto& a : traces::compare_arrows(traces_in[base], traces_in[i]))
+        arrows.push_back({{"from", a.from_point}, {"to", a.to_point}});
+      pairs.push_back({{"base", base},
+                       {"run", i},
+                       {"arrows", std::move(arrows)},
+                       {"groups", compare_groups(traces_in[base], rows[base].second, traces_in[i], rows[i].second)}});
+    }
   const nlohmann::json& groups = pairs[0]["groups"];
   std::vector<std::pair<std::string, const nlohmann::json*>> compared;
   for (const auto& [name, s] : rows) compared.emplace_back(name, &s);

@@ -3,7 +3,7 @@
 // modes: a workload (the zoo or an upload, as `npusim run`) or a language model (as `npusim llm`:
 // TTFT, tokens/s, decode latency against context), on the same hardware controls.
 import "./style.css";
-import {buildLlmPage, renderLlm} from "./llm.js";
+import {buildLlmPage, renderLlm, renderLlmPartial} from "./llm.js";
 import {buildPage, renderPage, renderTimeline} from "./page.js";
 import {esc, si} from "./format.js";
 
@@ -17,9 +17,13 @@ const LLM = [
   {id: "model", label: "model", list: o => o.models, def: "SmolLM2-360M"},
   {id: "prompt", label: "prompt tokens", min: 1, max: o => o.max_prompt, def: "128"},
   {id: "generate", label: "generate tokens", min: 0, max: o => o.max_generate, def: "32"},
+  {id: "batch", label: "batch (sequences)", min: 1, max: o => o.max_batch || 8, def: "1"},
   {id: "weight_dtype", label: "weight dtype", list: o => [""].concat(o.weight_dtypes), def: "int4"},
+  {id: "act_dtype", label: "activation dtype", list: o => [""].concat(o.kv_dtypes), def: ""},
   {id: "kv_dtype", label: "KV cache dtype", list: o => [""].concat(o.kv_dtypes), def: ""},
 ];
+// How a workload spreads over npu.cores (the request's `parallel`, as npusim run --parallel).
+const PARALLEL = ["none", "data", "pipeline", "tensor", "auto"];
 // How far beyond the presets' roofs the fixed axes reach: a doubled clock and a doubled array stay in view.
 const SPACE_HEADROOM = 4;
 
@@ -39,11 +43,15 @@ const HW = [
   {id: "dram", label: "DRAM preset", key: "npu.dram.preset", get: c => c.dram.preset, list: "dram_presets"},
   {id: "dram_channels", label: "DRAM channels", key: "npu.dram.channels", get: c => c.dram.channels, min: 1, max: 32},
   {id: "lanes", label: "vector lanes", key: "npu.vector_unit.lanes", get: c => c.vector_unit.lanes, min: 1, max: 65536},
+  {id: "cores", label: "cores", key: "npu.cores", get: c => c.cores, min: 1, max: 64},
+  {id: "l2", label: "L2 (KiB, 0 = none)", key: "npu.l2.capacity", get: c => c.l2.capacity_bytes / 1024, unit: " KiB", min: 0, max: 1048576},
 ];
 
+let currentUnf = null;  // the unfused companion of the run shown, once it landed
 let options = null, page = null, llmPage = null, current = null, baseline = null, timer = null, generation = 0, changedAt = 0;
 const cache = new Map();  // request JSON -> finished run (the simulator is deterministic)
-window.npusimTimings = [];  // ms from a control change to updated views (read by the browser tests)
+window.npusimTimings = [];  // ms from a control change to the run drawn (read by the browser tests)
+window.npusimCompanionTimings = [];  // ms from a control change to the unfused companion drawn beside it
 
 function presetConfig(name) { return options.presets.find(p => p.name === name).config; }
 
@@ -54,7 +62,16 @@ function selectHtml(id, values, labels) {
 function llmControlsHtml() {
   const o = options.llm;
   return LLM.map(c => "<label>" + esc(c.label) + " " + (c.list ? selectHtml(c.id, c.list(o), c.list(o).map(v => v || "config's")) :
-    '<input type="number" id="' + c.id + '" min="' + c.min + '" max="' + c.max(o) + '" step="1" value="' + c.def + '">') + "</label>").join("");
+    '<input type="number" id="' + c.id + '" min="' + c.min + '" max="' + c.max(o) + '" step="1" value="' + c.def + '">') + "</label>").join("") +
+    '<div class="context" id="llm-context"></div>';
+}
+
+/** The context the last decode step attends over: prompt + generate tokens (what the KV cache holds at the end). */
+function showContext() {
+  const el = $("llm-context");
+  if (!el) return;
+  const n = Number($("prompt").value) + Number($("generate").value);
+  el.textContent = "context at the last step: " + (isFinite(n) ? n.toLocaleString("en-US") : "–") + " tokens (prompt + generate)";
 }
 
 function buildControls() {
@@ -66,20 +83,26 @@ function buildControls() {
     '<label class="upload">upload ONNX / YAML / CSV <input type="file" id="upload" accept=".onnx,.yaml,.yml,.csv"></label><div id="upload-error" class="error"></div></div>' +
     (options.llm ? '<div id="llm-controls" hidden>' + llmControlsHtml() + "</div>" : "") +
     '<label>fusion ' + selectHtml("fusion", options.fusion) + "</label>" +
+    '<label id="parallel-label">parallel ' + selectHtml("parallel", PARALLEL) + "</label>" +
     '<label id="objective-label">objective ' + selectHtml("objective", options.objectives) + "</label>" +
     HW.map(h => "<label>" + esc(h.label) + " " + (h.list ? selectHtml(h.id, options[h.list]) :
       '<input type="number" id="' + h.id + '" min="' + h.min + '" max="' + h.max + '" step="any">') + "</label>").join("") +
-    '<div class="buttons"><button id="pin" type="button">Pin as baseline</button> <a id="download" class="button" href="#">Download run folder</a></div>';
+    '<div class="buttons"><button id="pin" type="button">Pin as baseline</button>' +
+    '<label id="compare-label" title="The run the roofline, the DRAM bytes and the headline ratios set this run against">compare with <select id="compare-base">' +
+    '<option value="unfused">unfused, same hardware</option><option value="baseline" disabled>pinned baseline</option></select></label>' +
+    ' <a id="download" class="button" href="#">Download run folder</a></div>';
   $("config").addEventListener("change", () => { resetHardware(); changed(0); });
-  for (const id of ["workload", "fusion", "objective"].concat(HW.map(h => h.id))) $(id).addEventListener("change", () => changed(0));
+  for (const id of ["workload", "fusion", "objective", "parallel"].concat(HW.map(h => h.id))) $(id).addEventListener("change", () => changed(0));
   for (const h of HW.filter(h => !h.list)) $(h.id).addEventListener("input", () => changed(DEBOUNCE_MS));
   $("upload").addEventListener("change", upload);
   if (options.llm) {
     $("mode").addEventListener("change", () => { showMode(); changed(0); });
-    for (const l of LLM) $(l.id).addEventListener(l.list ? "change" : "input", () => changed(l.list ? 0 : DEBOUNCE_MS));
+    for (const l of LLM) $(l.id).addEventListener(l.list ? "change" : "input", () => { showContext(); changed(l.list ? 0 : DEBOUNCE_MS); });
+    showContext();
     for (const l of LLM.filter(l => l.list)) choose(l.id, l.def);
   }
   $("pin").addEventListener("click", togglePin);
+  $("compare-base").addEventListener("change", () => { if (current && !current.summary.llm) draw(current, currentUnf); });
 }
 
 function resetHardware() {
@@ -94,7 +117,9 @@ function showMode() {
   const llm = llmMode();
   $("workload-controls").hidden = llm;
   $("objective-label").hidden = llm;
+  $("parallel-label").hidden = llm;  // an LLM run spreads its phases itself (auto on several cores)
   $("pin").hidden = llm;
+  $("compare-label").hidden = llm;
   if (options.llm) $("llm-controls").hidden = !llm;
   // "as-is" runs a workload's own schedule: an LLM run plans its phases itself.
   for (const o of $("fusion").options) o.disabled = llm && o.value === "as-is";
@@ -105,7 +130,7 @@ function showMode() {
 
 /** Every parameter, as the URL carries it (the LLM's only in that mode: workload URLs stay as they were). */
 function params() {
-  const p = {config: $("config").value, workload: $("workload").value, fusion: $("fusion").value, objective: $("objective").value};
+  const p = {config: $("config").value, workload: $("workload").value, fusion: $("fusion").value, objective: $("objective").value, parallel: $("parallel").value};
   for (const h of HW) p[h.id] = $(h.id).value;
   if (llmMode()) {
     p.mode = "llm";
@@ -127,6 +152,7 @@ function fromUrl() {
   resetHardware();
   choose("fusion", q.get("fusion")) || choose("fusion", DEFAULTS.fusion);
   for (const id of ["objective"].concat(HW.map(h => h.id))) if (q.has(id)) $(id).value = q.get(id);
+  choose("parallel", q.get("parallel")) || choose("parallel", "none");
   const w = q.get("workload");
   if (w && w.startsWith("upload:")) addUploadOption(w, q.get("upload_name") || w.slice(7));
   choose("workload", w) || choose("workload", DEFAULTS.workload);
@@ -161,10 +187,11 @@ function request(p, fusion) {
   const body = {config: p.config, fusion, set};
   if (p.mode === "llm") {
     body.llm = {model: p.model, prompt: Number(p.prompt), generate: Number(p.generate)};
-    if (p.weight_dtype) body.llm.weight_dtype = p.weight_dtype;
-    if (p.kv_dtype) body.llm.kv_dtype = p.kv_dtype;
+    if (p.batch && Number(p.batch) !== 1) body.llm.batch = Number(p.batch);
+    for (const k of ["weight_dtype", "act_dtype", "kv_dtype"]) if (p[k]) body.llm[k] = p[k];
     return body;
   }
+  if (p.parallel && p.parallel !== "none") body.parallel = p.parallel;
   if (p.workload.startsWith("upload:")) body.upload = p.workload.slice(7); else body.workload = p.workload;
   if (fusion === "search") body.objective = p.objective;
   return body;
@@ -172,11 +199,12 @@ function request(p, fusion) {
 
 let lastRequested = "";  // the parameters of the latest run started: a change back to them is no change
 function changed(delay = 0) {
+  showContext();
   if (JSON.stringify(params()) === lastRequested) return clearTimeout(timer);
   changedAt = performance.now();
   $("objective").disabled = $("fusion").value !== "search";
   const q = new URLSearchParams(params());
-  if (llmMode()) for (const k of ["workload", "objective"]) q.delete(k);
+  if (llmMode()) for (const k of ["workload", "objective", "parallel"]) q.delete(k);
   const up = $("workload").selectedOptions[0];
   if (up && up.value.startsWith("upload:")) q.set("upload_name", up.dataset.name);
   history.replaceState(null, "", "?" + q.toString());
@@ -204,7 +232,7 @@ function progressText(body, s) {
  * Starts one run and resolves with {id, label, summary, roofline} when it is done (an LLM run:
  * {id, label, summary, hardware}, the resolved config whose roofs its phases are drawn on).
  */
-async function startRun(body, slot) {
+async function startRun(body, slot, onState = null) {
   const key = JSON.stringify(body);
   if (cache.has(key)) return cache.get(key);
   const res = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({...body, session: TAB + "/" + slot})});
@@ -219,6 +247,7 @@ async function startRun(body, slot) {
       progress[slot] = {fraction: s.status === "running" ? s.fraction : 1,
         text: slot + ": " + progressText(body, s)};
       showProgress();
+      if (onState && s.status === "running") onState(s);
       if (s.status !== "running") { es.close(); resolve(s); }
     });
     es.onerror = () => { es.close(); fetch("/api/runs/" + run.id).then(r => r.json()).then(resolve, () => resolve({status: "failed", message: "lost the server"})); };
@@ -262,12 +291,29 @@ function setState(state, message = "") {
 const describe = r => r.summary.workload + " on " + r.summary.config_name + ", fusion " + r.summary.fusion +
   (r.summary.llm ? ", prompt " + r.summary.llm.prompt + ", generate " + r.summary.llm.generate : "");
 
-/** An LLM run: one run (no unfused companion, no timeline), drawn by llm.js. */
+/**
+ * An LLM run: one run (no unfused companion, no timeline), drawn by llm.js. The server streams
+ * each phase's figures as it is simulated (the run state's llm_phases): the prefill's point and
+ * each decode sample are drawn as they land, the whole run when it is done.
+ */
 async function runLlm(gen, p, started) {
-  const cur = await startRun(request(p, p.fusion), "run");
+  const body = request(p, p.fusion);
+  let drawn = 0;
+  window.npusimLlmEvents = [];
+  const cur = await startRun(body, "run", s => {
+    const phases = s.llm_phases || [];
+    if (gen !== generation || phases.length === drawn) return;
+    drawn = phases.length;
+    renderLlmPartial(llmPage, phases, body.llm, s);
+    const what = phases[phases.length - 1].phase;
+    window.npusimLlmEvents.push({what, phases: phases.length, ms: performance.now() - started});
+    $("status").textContent = (what === "prefill" ? "prefill drawn" : phases.length - 1 + " decode step" + (phases.length > 2 ? "s" : "") + " drawn") +
+      " after " + Math.round(performance.now() - started) + " ms · phase " + s.commands_done + "/" + s.commands_total;
+  });
   if (gen !== generation) return;
   current = cur;
   renderLlm(llmPage, cur.summary, cur.hardware);
+  window.npusimLlmEvents.push({what: "done", ms: performance.now() - started});
   setState("done");
   document.body.dataset.runId = cur.id;
   document.body.dataset.settled = cur.id;
@@ -279,27 +325,56 @@ async function runLlm(gen, p, started) {
     " · views updated " + Math.round(ms) + " ms after the change";
 }
 
+/** The run the current one is set against: the unfused companion, or the pinned baseline when chosen. */
+const compareBase = () => ($("compare-base") && $("compare-base").value === "baseline" && baseline ? "baseline" : "unfused");
+
+/** Draws the current run against its base; `unf` may still be on its way (null). */
+function draw(cur, unf) {
+  const fresh = r => r && {...r, entity: undefined};  // re-index: views add lookups to the objects they draw
+  currentUnf = unf;
+  if (compareBase() === "baseline" && baseline.summary.workload === cur.summary.workload) {
+    // Any run against any run: the pinned one is the base, its points open under its own roofs.
+    const b = fresh(baseline);
+    renderPage(page, fresh(cur), b, null, null, b);
+  } else renderPage(page, fresh(cur), fresh(unf), baseline);
+  document.body.dataset.compareBase = compareBase();
+}
+
 async function runAll() {
   const gen = ++generation, p = params(), started = changedAt;
   lastRequested = JSON.stringify(p);
   setState("running");
   try {
     if (p.mode === "llm") return await runLlm(gen, p, started);
+    // The run itself is drawn as soon as it lands; the unfused companion (a larger run: every op
+    // its own group) when it lands after it.
     const main = startRun(request(p, p.fusion), "run");
-    const unfused = p.fusion === "none" ? null : startRun(request(p, "none"), "unfused");
-    const [cur, unf] = await Promise.all([main, unfused]);
+    const unfused = p.fusion === "none" ? Promise.resolve(null) : startRun(request(p, "none"), "unfused");
+    let unf = null, companion = p.fusion === "none";
+    unfused.then(u => { unf = u; companion = true; }, () => {});
+    const cur = await main;
     if (gen !== generation) return;
+    await Promise.resolve();  // a cached companion has landed by now
     current = cur;
-    const fresh = r => r && {...r, entity: undefined};  // re-index: views add lookups to the objects they draw
-    renderPage(page, fresh(cur), fresh(unf), baseline);
+    draw(cur, unf);
     setState("done");
     document.body.dataset.runId = cur.id;
-    page.rooflineView.done.then(() => { if (gen === generation) document.body.dataset.settled = cur.id; });
-    const ms = performance.now() - started;
-    window.npusimTimings.push(ms);
-    $("status").textContent = describe(cur) + " · " +
-      si(cur.summary.seconds, "s") + " simulated · views updated " + Math.round(ms) + " ms after the change";
+    const first = performance.now() - started;
+    window.npusimTimings.push(first);
+    const status = () => describe(cur) + " · " + si(cur.summary.seconds, "s") + " simulated · drawn " + Math.round(first) + " ms after the change" +
+      (p.fusion === "none" ? "" : companion ? " · unfused companion " + Math.round(performance.now() - started) + " ms" : " · unfused companion running…");
+    $("status").textContent = status();
     loadTimeline(cur.id, 0, 0);
+    if (!companion) {
+      document.body.dataset.partial = cur.id;
+      unf = await unfused;
+      if (gen !== generation) return;
+      draw(cur, unf);
+      window.npusimCompanionTimings.push(performance.now() - started);
+      $("status").textContent = status();
+    }
+    delete document.body.dataset.partial;
+    page.rooflineView.done.then(() => { if (gen === generation) document.body.dataset.settled = cur.id; });
   } catch (e) {
     if (gen !== generation || e.cancelled) return;
     setState("failed", e.message);
@@ -346,10 +421,12 @@ function togglePin() {
   if (baseline) {
     baseline = null;
     $("pin").textContent = "Pin as baseline";
+    $("compare-base").value = "unfused";
   } else if (current) {
     baseline = {...current, label: "baseline", entity: undefined};  // kept whatever changes next (another workload is marked as such)
     $("pin").textContent = "Unpin baseline (" + current.summary.workload + ", " + current.summary.config_name + ", " + current.label + ")";
   }
+  $("compare-base").options[1].disabled = !baseline;
   if (current) runAll();
 }
 

@@ -43,14 +43,15 @@ export class LabelPlacer {
 
   /**
    * Places `text` at the first free candidate ({x, y, anchor, rotate}); returns it, or null.
-   * opts: size (font px, 11), weight, ignoreLines (a label that sits on its own line).
+   * opts: size (font px, 11), weight, ignoreLines (a label that sits on its own line),
+   * ignoreBoxes (a label that must be shown: the roof and the point the headline's bound names).
    */
   place(text, candidates, opts = {}) {
     const size = opts.size || 11, b = this.bounds;
     for (const c of candidates) {
       const r = this.rect(text, c, size, opts.weight);
       if (r.x < b.x0 || r.y < b.y0 || r.x + r.w > b.x1 || r.y + r.h > b.y1) continue;
-      if (this.boxes.some(o => overlap(r, o))) continue;
+      if (!opts.ignoreBoxes && this.boxes.some(o => overlap(r, o))) continue;
       if (!opts.ignoreLines && this.lines.some(l => segmentHitsRect(...l, r))) continue;
       this.boxes.push(r);
       return {x: c.x, y: c.y, anchor: c.anchor, rotate: c.rotate || 0};

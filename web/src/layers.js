@@ -5,19 +5,34 @@ import {STALLS, badge, esc, int, num, pct, si, stacked} from "./format.js";
 
 const dramBytes = s => s.dram_read_bytes + s.dram_write_bytes;
 
+/**
+ * The point an entity is judged at: the level of its bound roof (SRAM or DRAM), for a compute
+ * or latency bound the level nearest its roof (roofline.json's `bottleneck`); null without one.
+ */
+export function judgedPoint(r, scope, o) {
+  const e = r && r.entity && r.entity(scope, o.name);
+  if (!e) return null;
+  const p = e.points;
+  const lvl = o.bound_roof === "SRAM" ? "sram" : o.bound_roof === "DRAM" ? "dram" : p.sram && p.sram.bottleneck ? "sram" : "dram";
+  return p[lvl] ? {level: lvl, q: p[lvl]} : p.dram ? {level: "dram", q: p.dram} : p.sram ? {level: "sram", q: p.sram} : null;
+}
+
 /** Columns: key, header, sort value, cell html, class. */
-function columns(scope) {
+function columns(scope, r) {
+  const judged = o => judgedPoint(r, scope, o);
   return [
     ["name", scope === "op" ? "op" : "group", o => o.name, o => esc(o.name), "l name"],
     ["what", scope === "op" ? "kind" : "members", o => (scope === "op" ? o.kind : o.members.length),
       o => (scope === "op" ? esc(o.kind) : o.members.length + " ops"), "l what"],
-    ["time_share", "time share", o => o.time_share, (o, max) => '<span class="share" style="width:' + (40 * o.time_share / max).toFixed(1) + 'px"></span>' + pct(o.time_share), "l share-col"],
+    ["time_share", "time share", o => o.time_share, (o, max) => '<span class="share" style="width:' + (24 * o.time_share / max).toFixed(1) + 'px"></span>' + pct(o.time_share), "l share-col"],
     ["cycles", "cycles", o => o.cycles, o => int(o.cycles), ""],
     ["bound", "bound", o => o.bound, o => badge(o.bound), "l"],
     ["bound_roof", "bound roof", o => o.bound_roof || "", o => '<span title="' + esc(o.bound_text || "") + '">' + esc(o.bound_roof || "–") + "</span>", "l roof-col"],
     ["fraction_of_bound_roof", "% of it", o => o.fraction_of_bound_roof, o => pct(o.fraction_of_bound_roof), ""],
     ["fraction_of_peak", "% of peak", o => o.fraction_of_peak, o => pct(o.fraction_of_peak), ""],
-    ["arithmetic_intensity", "ops/B", o => o.arithmetic_intensity, o => num(o.arithmetic_intensity), ""],
+    ["intensity", "ops/B at level", o => { const j = judged(o); return j ? j.q.intensity : null; },
+      o => { const j = judged(o); return j ? '<span title="ops per ' + (j.level === "sram" ? "SRAM" : "DRAM") + " byte: the level of the roof it is judged by (DRAM " + num(o.arithmetic_intensity) + ' ops/B)">' +
+        num(j.q.intensity) + ' <span class="lvl">' + (j.level === "sram" ? "SRAM" : "DRAM") + "</span></span>" : "–"; }, "int-col"],
     ["dram", "DRAM", o => dramBytes(o), o => si(dramBytes(o), "B"), ""],
     ["energy_j", "energy", o => o.energy_j, o => (o.energy_j === null ? "–" : si(o.energy_j, "J")), ""],
     ["stalls", "where the time went", o => (o.stalls && o.stalls.span_s ? o.stalls.compute_s / o.stalls.span_s : -1),
@@ -69,7 +84,7 @@ export class LayerTable {
     const f = this.filter;
     const shown = !f ? list : list.filter(o => [o.name, o.kind, o.group, o.bound, o.bound_roof, o.latency_cause, ...(o.members || [])]
       .some(v => v && String(v).toLowerCase().includes(f)));
-    const col = columns(this.scope).find(c => c[0] === this.sort.key) || columns(this.scope)[2];
+    const cols = columns(this.scope, this.r), col = cols.find(c => c[0] === this.sort.key) || cols[2];
     const val = o => { const v = col[2](o); return v === null || v === undefined ? -Infinity : v; };
     return {all: list.length, rows: shown.slice().sort((a, b) => {
       const va = val(a), vb = val(b);
@@ -78,7 +93,7 @@ export class LayerTable {
   }
 
   render() {
-    const cols = columns(this.scope), {all, rows} = this.rows();
+    const cols = columns(this.scope, this.r), {all, rows} = this.rows();
     const max = Math.max(1e-9, ...rows.map(o => o.time_share));
     let html = "<thead><tr>" + cols.map(([k, h, , , cls]) => '<th data-key="' + k + '" class="' + cls + (this.sort.key === k ? (this.sort.dir > 0 ? " sorted-asc" : " sorted-desc") : "") +
       '" title="sort by ' + esc(h) + '">' + esc(h) + "</th>").join("") + "</tr></thead><tbody>";
@@ -93,7 +108,8 @@ export class LayerTable {
     this.count.textContent = rows.length === all ? all + " " + (this.scope === "op" ? "ops" : "fused groups") : rows.length + " of " + all;
     this.holder.querySelector(".note").innerHTML = "Every " + (this.scope === "op" ? "op that ran" : "fused group") + ". Click a header to sort, type to filter; hover or click a row to find it on the roofline and the timeline. " +
       "Time share: each instant of the run shared equally among what is in flight (sums to 100 %); cycles: the span, first command begin to last end. " +
-      "Bound roof: the roof that limits it (docs/outputs.md), % of it and % of the compute peak; hover the roof for the sentence with the reason.";
+      "Bound roof: the roof that limits it (docs/outputs.md), % of it and % of the compute peak; hover the roof for the sentence with the reason. " +
+      "ops/B at level: the intensity at the level of the roof it is judged by (SRAM when the SRAM roof binds, else the level nearest its roof), so it reads against that roof.";
     if (this.sticky) this.highlight(...this.sticky, true);
   }
 

@@ -3,7 +3,7 @@
 // tokens/s, J/token), the decode latency of every generated token against its context (simulated
 // steps filled, interpolated ones open), and the two phases on the config's roofline.
 import {axisBottom, axisLeft, line, scaleLinear, scaleLog, select} from "d3";
-import {esc, fixed, int, legend, si} from "./format.js";
+import {esc, fixed, int, legend, pct, si, stacked} from "./format.js";
 import {decades} from "./roofline.js";
 import {section} from "./page.js";
 
@@ -14,6 +14,7 @@ const SIMULATED = "#1c7ed6", INTERPOLATED = "#868e96", PHASE = {prefill: "#1f77b
 export function buildLlmPage(main) {
   return {
     summary: section(main, "llm-summary", "Language model: prefill and decode"),
+    parts: section(main, "llm-parts", "Where the time and the bytes go: attention, MLP, head"),
     latency: section(main, "llm-latency", "Decode latency against context"),
     roofline: section(main, "llm-roofline", "Both phases on the roofline (DRAM intensity)"),
   };
@@ -62,7 +63,7 @@ function headline(el, sm) {
     '<p class="note">' + esc(l.model) + " (" + esc(l.model_type) + ") on " + esc(sm.config_name) + ", fusion " + esc(sm.fusion) +
     ": batch " + int(l.batch) + ", prompt " + int(l.prompt) + ", generate " + int(l.generate) + "; activations " + esc(w.activations) +
     "; KV cache " + esc(w.kv_cache) + " in " + esc(l.kv_cache_home || "dram") + ". " + int(d.simulated_steps) +
-    " decode steps simulated (chosen by bisection), the others interpolated linearly in the context (docs/llm.md).</p>";
+    " of at most " + int(d.sampling ? d.sampling.max_samples : 5) + " decode steps simulated (the first, the last, then midpoints by bisection until the latency is a line), the others interpolated linearly in the context (docs/llm.md).</p>";
 }
 
 /** Decode step latency (s) against context (tokens): one marker per generated token. */
@@ -96,9 +97,9 @@ function latencyPlot(el, l) {
 }
 
 /** The prefill and decode points on the MAC array and DRAM roofs (log-log). */
-function rooflinePlot(el, l, hw) {
+function rooflinePlot(el, l, hw, pts = phasePoints(l)) {
   el.innerHTML = "";
-  const roofs = llmRoofs(hw), ridge = roofs.compute / roofs.dram, pts = phasePoints(l);
+  const roofs = llmRoofs(hw), ridge = roofs.compute / roofs.dram;
   const xr = decades([ridge, ...pts.map(p => p.intensity)], 4);
   const yr = decades([roofs.compute, ...pts.map(p => p.ops_per_second), xr[0] * roofs.dram], 2);
   const x = scaleLog().domain(xr).range([M.l, W - M.r]), y = scaleLog().domain(yr).range([H - M.b, M.t]);
@@ -124,11 +125,11 @@ function rooflinePlot(el, l, hw) {
     .text("DRAM " + si(roofs.dram, "B/s") + " (ridge " + fixed(ridge) + " ops/B)");
   const g = svg.append("g").attr("class", "phases");
   for (const p of pts) {
-    g.append("circle").attr("class", "phase " + p.phase).attr("cx", x(p.intensity)).attr("cy", y(p.ops_per_second)).attr("r", 7)
+    g.append("circle").attr("class", "phase " + p.phase + (p.sample ? " sample" : "")).attr("cx", x(p.intensity)).attr("cy", y(p.ops_per_second)).attr("r", p.sample ? 5 : 7)
       .attr("fill", PHASE[p.phase]).attr("stroke", "#000").attr("stroke-width", 0.8)
       .attr("data-phase", p.phase).attr("data-intensity", p.intensity).attr("data-ops-per-second", p.ops_per_second)
       .append("title").text(p.label + ": " + fixed(p.intensity) + " ops/B, " + si(p.ops_per_second, "ops/s"));
-    g.append("text").attr("x", x(p.intensity) + 10).attr("y", y(p.ops_per_second) + 4).attr("font-size", 12).text(p.label);
+    if (!p.sample || p.last) g.append("text").attr("x", x(p.intensity) + 10).attr("y", y(p.ops_per_second) + 4).attr("font-size", 12).text(p.label);
   }
   const words = pts.map(p => {
     const roof = Math.min(roofs.compute, p.intensity * roofs.dram);
@@ -138,9 +139,68 @@ function rooflinePlot(el, l, hw) {
   el.insertAdjacentHTML("beforeend", '<p class="note">' + words.join("<br>") + "</p>");
 }
 
+const PARTS = [["attention", "attention", "#1c7ed6"], ["mlp", "MLP", "#f08c00"], ["head", "LM head", "#7048e8"], ["other", "norms, residuals, embedding", "#adb5bd"]];
+
+/** A phase's split by part (summary.json llm `parts`, docs/llm.md) as bars of time, MACs and DRAM bytes. */
+function partsTable(title, parts, id) {
+  const row = (k, unit) => {
+    const total = PARTS.reduce((a, [key]) => a + (parts[key] ? parts[key][k] : 0), 0);
+    return '<tr><td class="l">' + esc(unit[0]) + '</td><td class="l">' + stacked(PARTS.map(([key, label, c]) => [parts[key] ? parts[key][k] : 0, label, c]), total) + "</td>" +
+      PARTS.map(([key]) => "<td>" + si(parts[key] ? parts[key][k] : 0, unit[1]) + " (" + pct(total > 0 && parts[key] ? parts[key][k] / total : 0, 0) + ")</td>").join("") + "</tr>";
+  };
+  return "<h3>" + esc(title) + '</h3><table class="llm-parts" id="' + id + '"><tr><th class="l"></th><th class="l">share</th>' + PARTS.map(([, label]) => "<th>" + esc(label) + "</th>").join("") + "</tr>" +
+    row("seconds", ["time", "s"]) + row("macs", ["MACs", "MACs"]) + row("dram_bytes", ["DRAM bytes", "B"]) + "</table>";
+}
+
+function partsPanel(el, l) {
+  const pre = l.prefill.parts, last = l.decode.last_step;
+  if (!pre && !last) { el.innerHTML = '<p class="note">This summary has no split by part (written by an older npusim).</p>'; return; }
+  let html = pre ? partsTable("prefill of " + int(l.prefill.tokens) + " tokens", pre, "parts-prefill") : "";
+  if (last) {
+    html += partsTable("last decode step (context " + int(last.context) + ")", last.parts || {}, "parts-decode");
+    const kvShare = last.dram_bytes > 0 ? last.kv_cache_read_bytes / last.dram_bytes : 0;
+    html += '<h3>its DRAM bytes: KV cache against the rest</h3>' +
+      stacked([[last.kv_cache_read_bytes, "KV cache read", "#e8590c"], [Math.max(0, last.other_bytes), "weights, activations, new K/V", "#4c6ef5"]], last.dram_bytes, "wide") +
+      legend([["KV cache read " + si(last.kv_cache_read_bytes, "B") + " (" + pct(kvShare) + ")", "#e8590c"],
+        ["weights, activations and the new token's K/V " + si(last.other_bytes, "B") + " (" + pct(1 - kvShare) + ")", "#4c6ef5"]]) +
+      '<span id="kv-share" data-value="' + kvShare + '" hidden></span>';
+  }
+  el.innerHTML = html + '<p class="note">Parts by op name: attention (q, k, v, o projections, scores, softmax, context), MLP, the LM head, and the rest (norms, residual adds, the embedding). ' +
+    "Time: the ops' time shares of the phase (they add up to it). The KV cache read is the whole cache at the step's context, read once (docs/llm.md); 0 when the cache lives in SRAM.</p>";
+}
+
 /** Draws summary.json `sm` (with its `llm` block) on the roofs of `hw` (the resolved config). */
 export function renderLlm(p, sm, hw) {
   headline(p.summary, sm);
+  if (p.parts) partsPanel(p.parts, sm.llm);
   latencyPlot(p.latency, sm.llm);
   rooflinePlot(p.roofline, sm.llm, hw);
+}
+
+/**
+ * Draws an LLM run while it runs, from the phases the server streams (docs/serve.md, run state
+ * `llm_phases`): the prefill's point and time to first token as soon as the prefill is simulated,
+ * each decode sample on the latency plot and the roofline as it lands.
+ */
+export function renderLlmPartial(p, phases, req, state) {
+  const pre = phases.find(f => f.phase === "prefill");
+  const dec = phases.filter(f => f.phase === "decode").sort((a, b) => a.context - b.context);
+  if (!pre) return;
+  p.summary.innerHTML = '<div class="cards">' +
+    card("time to first token", si(pre.seconds, "s"), "the prefill of " + int(pre.tokens) + " tokens", "ttft-partial", pre.seconds) +
+    card("decode", dec.length ? dec.length + " simulated" : "simulating…", "phase " + state.commands_done + " of at most " + state.commands_total + " (prefill + decode samples)") +
+    '</div><p class="note" id="llm-partial">Running: the prefill is simulated; ' + dec.length + " decode step" + (dec.length === 1 ? "" : "s") +
+    " so far. Tokens/s, energy and the interpolated steps follow when the run ends.</p>";
+  if (p.parts) p.parts.innerHTML = '<p class="note">The split by part follows when the run ends.</p>';
+  const steps = dec.map(f => ({context: f.context, seconds: f.seconds, dram_bytes: f.dram_bytes, macs: f.macs, simulated: true}));
+  if (steps.length) latencyPlot(p.latency, {decode: {steps}});
+  else p.latency.innerHTML = '<p class="note">Decode steps: simulating the first…</p>';
+  const pts = [];
+  const add = (phase, label, f, extra = {}) => {
+    if (f.macs > 0 && f.dram_bytes > 0 && f.seconds > 0)
+      pts.push({phase, label, intensity: 2 * f.macs / f.dram_bytes, ops_per_second: 2 * f.macs / f.seconds, ...extra});
+  };
+  add("prefill", "prefill (" + int(pre.tokens) + " tokens)", pre);
+  dec.forEach((f, i) => add("decode", "decode step at context " + int(f.context), f, {sample: true, last: i === dec.length - 1}));
+  if (pre.roofs) rooflinePlot(p.roofline, null, pre.roofs, pts);
 }

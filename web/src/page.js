@@ -72,7 +72,7 @@ export function renderPage(p, cur, unfused, baseline, arrows, deltaBase = baseli
   p.current = cur;
   const runs = unfused ? [unfused, cur] : [cur];
   headline(p.summary, cur, deltaBase);
-  if (p.saved && compareGroups) fusionSavedPanel(p.saved, compareGroups, unfused || cur, cur);
+  if (p.saved && unfused) fusionSavedPanel(p.saved, compareGroups, unfused, cur);
   p.rooflineView.update(runs, unfused ? arrows || deriveArrows(unfused, cur) : [], baseline);
   p.layerTable.update(cur);
   p.bytesView.update(cur, unfused);

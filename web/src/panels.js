@@ -2,8 +2,9 @@
 // top ops, stall and energy breakdowns, unit utilisation. Each takes the runs it shows.
 import {axisTop, scaleBand, scaleLinear, select} from "d3";
 import "d3-transition";
-import {ENERGY, STALLS, badge, esc, int, legend, num, pct, si, stacked} from "./format.js";
+import {ENERGY, STALLS, badge, esc, fixed, int, legend, num, pct, si, stacked} from "./format.js";
 import {roundTrips} from "./model.js";
+import {sameHardware} from "./roofline.js";
 
 const dramBytes = s => s.dram_read_bytes + s.dram_write_bytes;
 
@@ -23,14 +24,32 @@ export function headline(el, r, base) {
   if (other) base = null;
   const sm = r.summary, mac = r.roof("MAC array"), b = base && base.summary, bl = base && base.label;
   const ops = 2 * sm.macs + sm.vector_ops;
+  // One utilisation on the card, its denominator named; the others in its tooltip.
+  const hasModel = sm.model_macs !== undefined && sm.model_macs !== null;
+  const util = hasModel ? sm.model_mac_utilization : sm.mac_utilization;
+  const recomputed = hasModel ? sm.recomputed_macs : 0;
+  const utilTip = "MAC utilisation on the model's MACs: " + pct(util) + " = " + int(hasModel ? sm.model_macs : sm.macs) + " MACs / (" + int(sm.cycles) + " cycles × " +
+    (mac ? "the array's MAC slots" : "rows × cols") + ")\n" +
+    "on the executed MACs (recomputed halos and prologues included): " + pct(sm.mac_utilization) + "\n" +
+    "achieved ops / MAC array peak (ops = 2 × MACs + vector ops): " + (mac ? pct(sm.achieved_ops_per_second / mac.value) : "–") + "\n" +
+    "achieved ops / the network's compute roof (fraction_of_peak): " + pct(sm.fraction_of_peak);
+  const net = r.roofline.points.filter(q => q.scope === "network");
+  const at = lvl => net.find(q => q.level === lvl);
+  const level = sm.bound_roof === "SRAM" ? "sram" : "dram";
+  const iText = lvl => { const q = at(lvl); return q ? num(q.intensity) + " ops/B" : "–"; };
   const cards = [
     ["time", si(sm.seconds, "s"), '<span id="cycles" data-value="' + sm.cycles + '">' + int(sm.cycles) + "</span> cycles", b && delta(b.cycles, sm.cycles, bl)],
-    ["achieved", si(sm.achieved_ops_per_second, "ops/s"), pct(sm.achieved_ops_per_second / mac.value) + " of the MAC peak", b && delta(b.achieved_ops_per_second, sm.achieved_ops_per_second, bl, false)],
-    ["MAC utilisation", pct(sm.mac_utilization), si(sm.macs, "MACs"), b && delta(b.mac_utilization, sm.mac_utilization, bl, false)],
+    ["achieved", si(sm.achieved_ops_per_second, "ops/s"), "ops = 2 × MACs + vector ops", b && delta(b.achieved_ops_per_second, sm.achieved_ops_per_second, bl, false)],
+    ["MAC utilisation", '<span id="mac-util" data-value="' + util + '" title="' + esc(utilTip) + '">' + pct(util) + "</span>",
+      '<span title="' + esc(utilTip) + '">of the MAC slots (cycles × rows × cols), on the model\'s ' + si(hasModel ? sm.model_macs : sm.macs, "MACs") + "</span>" +
+      (recomputed > 0 ? '<br><span id="recomputed" data-value="' + recomputed + '">+' + si(recomputed, "MACs") + " recomputed (" + pct(recomputed / sm.model_macs) + ")</span>" : ""),
+      b && delta(b.model_mac_utilization ?? b.mac_utilization, util, bl, false)],
     ["DRAM traffic", '<span id="dram-bytes" data-value="' + dramBytes(sm) + '">' + si(dramBytes(sm), "B") + "</span>",
       "read " + si(sm.dram_read_bytes, "B") + " · write " + si(sm.dram_write_bytes, "B"), b && delta(dramBytes(b), dramBytes(sm), bl)],
-    ["intensity", sm.arithmetic_intensity === null ? "–" : num(sm.arithmetic_intensity) + " ops/B", "per DRAM byte", b && delta(b.arithmetic_intensity, sm.arithmetic_intensity, bl, false)],
-    ["bound", badge(sm.bound), sm.bound_roof ? esc(sm.bound_roof) + " · " + pct(sm.fraction_of_bound_roof) + " of it" : "", ""],
+    ["intensity", '<span id="intensity" data-level="' + level + '">' + iText(level) + "</span>",
+      (level === "sram" ? "per SRAM byte (the bound's level) · DRAM " + iText("dram") : "per DRAM byte · SRAM " + iText("sram")),
+      b && at(level) && (() => { const q = base.roofline.points.find(p => p.scope === "network" && p.level === level); return q && delta(q.intensity, at(level).intensity, bl, false); })()],
+    ["bound", badge(sm.bound), sm.bound_roof ? '<span id="bound-roof">' + esc(sm.bound_roof) + " roof · " + pct(sm.fraction_of_bound_roof) + " of it</span> · at " + (level === "sram" ? "SRAM" : "DRAM") + " intensity" : "", ""],
     ["energy", sm.energy_j === null ? "–" : si(sm.energy_j, "J"), sm.energy_j ? si(ops / sm.energy_j, "ops/J") + " · " + si(sm.energy_j / sm.seconds, "W") : "no energy model", b && delta(b.energy_j, sm.energy_j, bl)],
   ];
   el.innerHTML = '<div class="cards">' + cards.map(([k, v, sub, d]) =>
@@ -56,8 +75,9 @@ export class BytesView {
     const a = unfused || cur, b = unfused ? cur : null;
     const ta = roundTrips(a), tb = b && roundTrips(b);
     this.text.innerHTML = "<p>" + (b
-      ? "Unfused: <b>" + ta.count + "</b> ops write their output to DRAM (" + si(ta.bytes, "B") + "), read back by the next op. " +
-        esc(b.label) + ': <b id="round-trips" data-value="' + tb.count + '">' + tb.count + "</b> (" + si(tb.bytes, "B") + "). Fusion removed " +
+      ? esc(a.label === "unfused" ? "Unfused" : a.label) + ": <b>" + ta.count + "</b> ops write their output to DRAM (" + si(ta.bytes, "B") + "), read back by the next op. " +
+        esc(b.label) + ': <b id="round-trips" data-value="' + tb.count + '">' + tb.count + "</b> (" + si(tb.bytes, "B") + "). " +
+        (sameHardware(a, b) ? "Fusion" : a.summary.fusion === b.summary.fusion ? "The hardware" : "The hardware and fusion together") + " removed " +
         (ta.count - tb.count) + " DRAM round-trips and " + si(dramBytes(a.summary) - dramBytes(b.summary), "B") + " of DRAM traffic (" +
         pct(1 - dramBytes(b.summary) / dramBytes(a.summary)) + ")."
       : '<b id="round-trips" data-value="' + ta.count + '">' + ta.count + "</b> ops write their output to DRAM (" + si(ta.bytes, "B") + ")" +
@@ -106,6 +126,15 @@ export class BytesView {
  * their DRAM bytes; sorted by time saved, as `npusim compare` prints it.
  */
 export function fusionSavedPanel(el, groups, a, b) {
+  // What the pair's difference is: fusion (one hardware config), the hardware (one policy), or
+  // both, which no per-group table can split.
+  const hw = !sameHardware(a, b), fu = a.summary.fusion !== b.summary.fusion;
+  const what = hw && fu ? "both" : hw ? "hardware" : "fusion";
+  const title = what === "fusion" ? "What fusion saved, per group" : what === "hardware" ? "What the hardware changed, per group" : "What changed (hardware and fusion), per group";
+  const h2 = el.parentElement && el.parentElement.querySelector("h2");
+  if (h2) h2.textContent = title + ": " + b.label + " against " + a.label;
+  el.dataset.what = what;
+  if (!groups) { el.innerHTML = '<p class="note">No per-group figures for this pair in the report\'s data.</p>'; return; }
   const saved = g => g.a.seconds - g.b.seconds;
   const rows = groups.slice().sort((x, y) => saved(y) - saved(x));
   const max = Math.max(1e-30, ...rows.map(g => Math.abs(saved(g))));
@@ -120,7 +149,10 @@ export function fusionSavedPanel(el, groups, a, b) {
       "</td><td>" + (g.speedup > 0 ? num(g.speedup) + "×" : "–") + "</td><td>" + si(g.a.dram_bytes, "B") + "</td><td>" + si(g.b.dram_bytes, "B") +
       '</td><td class="l" title="' + esc(g.a_bound + " → " + g.b_bound) + '">' + esc(g.a_bound) + " → " + esc(g.b_bound) + "</td></tr>";
   }
-  el.innerHTML = t + "</tbody></table></div>" +
+  const warn = what === "both" ? '<p class="warn" id="saved-both">' + esc(b.label) + " runs on other hardware (" + esc(b.summary.config_name) + ") and under another policy (" + esc(b.summary.fusion) +
+    ") than " + esc(a.label) + " (" + esc(a.summary.config_name) + ", " + esc(a.summary.fusion) + "): the time saved below is the hardware's and fusion's together, not fusion's. Pick a base of the same config to see what fusion saved.</p>" :
+    what === "hardware" ? '<p class="note">Both runs under ' + esc(b.summary.fusion) + ": the differences are the hardware's (" + esc(a.summary.config_name) + " → " + esc(b.summary.config_name) + ").</p>" : "";
+  el.innerHTML = warn + t + "</tbody></table></div>" +
     '<p class="note">Per group of ' + esc(b.label) + ": the time its ops took in each run (the union of their commands' intervals), what " + esc(b.label) +
     " saved (bar: share of the largest saving; red: slower), the speed-up and DRAM bytes, as <code>npusim compare</code> prints them. In all: " +
     si(Math.abs(total), "s") + (total >= 0 ? " saved" : " lost") + " over " + rows.length + " groups (group times overlap, so this need not equal the run's difference).</p>";
@@ -154,6 +186,23 @@ export function unitPanel(el, r) {
 }
 
 /**
+ * A reason with its byte counts in binary units: "needs 1572864 B of 1048576" -> "needs 1.50 MiB
+ * (1,572,864 B) of 1.00 MiB (1,048,576 B)". A number is a byte count when " B" or "bytes" follows it,
+ * or when it follows "needs", "of", "over by", "SRAM" or "capacity" and is 1024 or more.
+ */
+export function withByteUnits(text) {
+  const bytes = n => { const v = Number(n); return v < 1024 ? v + " B" : mib(v) + " (" + v.toLocaleString("en-US") + " B)"; };
+  return String(text).replace(/\b(\d{4,})( ?(?:B|bytes)\b)/g, (m, n) => bytes(n))
+    .replace(/\b(needs|of|over by|SRAM|capacity|holds|leaves|left) (\d{4,})\b(?! ?(?:B\b|bytes|KiB|MiB|rows|cols|columns|channels|ops|tokens))/g, (m, w, n) => w + " " + bytes(n));
+}
+function mib(v) {
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return fixed(v, 3) + " " + units[i];
+}
+
+/**
  * For each boundary between two groups in run order, why they are two groups (the plan's reason:
  * policy, capacity with the bytes, a branch, where the tile region ended). Summaries written
  * before the reasons existed have none: the panel says so.
@@ -167,7 +216,7 @@ export function notFusedPanel(el, r) {
   }
   const shown = rows.slice(0, 200);
   el.innerHTML = '<table class="not-fused"><tr><th class="l">group</th><th class="l">next group</th><th class="l">why not one group</th></tr>' +
-    shown.map(([a, b]) => '<tr><td class="l">' + esc(a.name) + '</td><td class="l">' + esc(b.name) + '</td><td class="l reason">' + esc(a.not_fused) + "</td></tr>").join("") +
+    shown.map(([a, b]) => '<tr><td class="l">' + esc(a.name) + '</td><td class="l">' + esc(b.name) + '</td><td class="l reason" title="' + esc(a.not_fused) + '" data-raw="' + esc(a.not_fused) + '">' + esc(withByteUnits(a.not_fused)) + "</td></tr>").join("") +
     "</table>" + (rows.length > shown.length ? '<p class="note">The first ' + shown.length + " of " + rows.length + " boundaries.</p>" : "") +
     '<div class="note">The reason of each boundary in schedule.json\'s not_fused: the policy, capacity (bytes needed and over), a branch, no traffic saved, a dataflow conflict, and why the tile region before it ended. Definitions: docs/scheduling.md.</div>';
 }

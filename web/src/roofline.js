@@ -17,6 +17,8 @@ const TRAIL = 4;        // previous positions kept per point
 const TOP_LABELS = 8;   // ops and groups labelled, by time share
 const SHAPES = {op: symbolCircle, group: symbolSquare, network: symbolDiamond};
 const radius = share => 3 + 9 * Math.sqrt(Math.max(0, Math.min(1, share || 0)));
+// The network's diamond keeps a middle size: at its time share of 1 it would cover the groups.
+const markerRadius = q => (q.scope === "network" ? 8 : radius(q.time_share));
 const area = (scope, r) => (scope === "op" ? Math.PI * r * r : scope === "group" ? 4 * r * r : 4.5 * r * r);
 
 /** Whole decades around `values` (padded by the factor `pad`). */
@@ -27,7 +29,7 @@ export function decades(values, pad) {
 }
 
 /** Intensities and performances of a run's roofs and points: what the axes must show. */
-function extent(r) {
+export function extent(r) {
   const xs = [], ys = [];
   const comp = r.roofline.roofs.filter(x => x.kind === "compute"), mem = r.roofline.roofs.filter(x => x.kind === "memory");
   for (const c of comp) { ys.push(c.value); for (const m of mem) xs.push(c.value / m.value); }
@@ -60,6 +62,23 @@ function ridges(r) {
   return out;
 }
 
+/** Did runs `a` and `b` run on one hardware config (the resolved config's hash)? */
+export function sameHardware(a, b) {
+  const ha = a.summary.provenance && a.summary.provenance.config_hash, hb = b.summary.provenance && b.summary.provenance.config_hash;
+  return ha && hb ? ha === hb : a.summary.config_name === b.summary.config_name;
+}
+
+/**
+ * The network point the headline's bound names: at the level of its bound roof (SRAM when the
+ * SRAM roof binds, else DRAM), with the roof's name. null without a network point.
+ */
+export function namedPoint(r) {
+  const pts = r.roofline.points.filter(q => q.scope === "network");
+  const roof = r.summary.bound_roof;
+  const q = pts.find(p => p.level === (roof === "SRAM" ? "sram" : "dram")) || pts[0];
+  return q ? {q, roof, level: q.level} : null;
+}
+
 /** A group or network point that sits exactly on one of its ops' points (a single-op group) adds nothing. */
 function sameAsAnOp(all, q) {
   return q.scope !== "op" && all.some(o => o.scope === "op" && o.level === q.level && o.intensity === q.intensity && o.ops_per_second === q.ops_per_second);
@@ -79,7 +98,7 @@ export class RooflineView {
     const controls = document.createElement("div");
     controls.className = "controls";
     holder.appendChild(controls);
-    for (const [cls, label] of [["op", "ops"], ["group", "groups"], ["network", "network"], ["sram", "SRAM-level points"], ["derated", "derated roofs"], ["trail", "trails"]]) {
+    for (const [cls, label] of [["op", "ops"], ["group", "groups"], ["network", "network"], ["sram", "SRAM-level points (ops, groups)"], ["derated", "derated roofs"], ["trail", "trails"]]) {
       const l = document.createElement("label");
       l.innerHTML = '<input type="checkbox" checked> ' + label;
       l.firstChild.addEventListener("change", e => holder.classList.toggle("hide-" + cls, !e.target.checked));
@@ -142,6 +161,7 @@ export class RooflineView {
    */
   update(runs, arrows, baseline) {
     this.lastArgs = [runs, arrows, baseline];
+    hideTip();  // a tooltip of a point that moved or left would stay behind
     const compare = runs.length > 1, cur = runs[runs.length - 1];
     const all = baseline ? runs.concat([baseline]) : runs;
     const rescaled = this.axes(all);
@@ -164,7 +184,11 @@ export class RooflineView {
     this.svg.attr("data-x-domain", xr.join(",")).attr("data-y-domain", yr.join(","));
 
     this.placer.reset();
-    this.drawRoofs(t, x, y, cur, baseline, xr, yr);
+    // The roofs of every run drawn: the open run's too when it ran on other hardware, so each
+    // run's points stand under their own roofs.
+    const other = compare && !sameHardware(runs[0], cur) ? runs[0] : null;
+    this.named = namedPoint(cur);
+    this.drawRoofs(t, x, y, cur, baseline, xr, yr, other);
     this.drawRidges(t, x, y, cur);
     const opPts = compare ? [] : cur.roofline.points.filter(q => q.scope === "op" && q.level === "dram" && q.derated_peak < 0.95 * q.peak);
     this.drawDerated(t, x, y, opPts, cur);
@@ -177,24 +201,31 @@ export class RooflineView {
     const out = pts.filter(d => !(d.q.intensity >= xr[0] && d.q.intensity <= xr[1] && d.q.ops_per_second >= yr[0] && d.q.ops_per_second <= yr[1])).length;
     this.outside.textContent = out ? " " + out + " point" + (out > 1 ? "s" : "") + " outside the axes: rescale to see " + (out > 1 ? "them" : "it") : "";
     this.holder.dataset.points = String(pts.length);
+    const nm = this.named;
     this.note.innerHTML = legend([["compute-bound", BOUND.compute], ["memory-bound", BOUND.memory], ["latency-bound", BOUND.latency]]) +
-      '<div class="note">circle = op · square = fused group · diamond = network · size: share of run time · ' +
-      (compare ? "open = " + esc(runs[0].label) + ", filled = " + esc(runs[1].label) + "; arrows: each op of " + esc(runs[0].label) + " to where it runs in " + esc(runs[1].label)
+      '<div class="note">circle = op · square = fused group · diamond (black outline) = network, drawn above the groups · size: share of run time · ' +
+      (compare ? "open = " + esc(runs[0].label) + " (DRAM intensity), filled = " + esc(runs[1].label) + " (DRAM intensity), dashed outline = " + esc(runs[1].label) +
+        " at SRAM intensity; arrows: each op of " + esc(runs[0].label) + " to where it runs in " + esc(runs[1].label) +
+        (sameHardware(runs[0], cur) ? "" : "; grey roofs: " + esc(runs[0].label) + "'s hardware, under which its points stand")
         : "filled = DRAM intensity, open = SRAM intensity (same height: the hierarchical roofline); dashed ticks: an op's derated roof (array shape); dashed line: the network's derated roof") +
+      "; dotted line: the network at its two intensities" + (nm && nm.roof ? "; the headline's bound (" + esc(cur.summary.bound) + ", " + esc(nm.roof) + " roof) is judged at the network's " + (nm.level === "sram" ? "SRAM" : "DRAM") + " point, labelled with it, and that roof's label is bold" : "") +
       "; dots on the roofs: ridge points (ops/B where a bandwidth roof meets a compute roof); faded marks: each point's previous positions" +
       (baseline ? "; grey diamond: the pinned baseline's network point, arrow to this run's" : "") + ". The axes stay fixed while the page is open (Rescale axes fits them to this run). Hover a point for its details.</div>";
   }
 
-  drawRoofs(t, x, y, cur, baseline, xr, yr) {
+  drawRoofs(t, x, y, cur, baseline, xr, yr, other) {
     let segs = roofSegments(cur, xr, yr, "cur");
     if (baseline) segs = segs.concat(roofSegments(baseline, xr, yr, "base"));
+    if (other) segs = segs.concat(roofSegments(other, xr, yr, "base-other"));
     const coords = s => (s.kind === "memory" ? [x(s.x1), y(s.x1 * s.bw), x(s.x2), y(s.x2 * s.bw)] : [x(s.x1), y(s.value), x(s.x2), y(s.value)]);
     const colour = s => (s.key.startsWith("base") ? "#adb5bd" : s.kind === "memory" ? "#2ca02c" : "#555");
+    this.layers.roofs.attr("data-other-roofs", other ? segs.filter(s => s.key.startsWith("base-other")).length : 0);
     this.layers.roofs.selectAll("line").data(segs, s => s.key).join(
       enter => enter.append("line").attr("stroke-width", 2).attr("opacity", 0),
       update => update,
       exit => exit.transition(t).attr("opacity", 0).remove())
-      .attr("class", s => "roof " + s.kind + (s.key.startsWith("base") ? " base" : ""))
+      .attr("class", s => "roof " + s.kind + (s.key.startsWith("base-other") ? " other" : s.key.startsWith("base") ? " base" : "") + (this.named && s.name === this.named.roof && !s.key.startsWith("base") ? " named" : ""))
+      .attr("data-name", s => s.name)
       .attr("stroke", colour).attr("stroke-dasharray", s => (s.key.startsWith("base") ? "6 4" : s.name.includes("+") ? "5 4" : null))
       .transition(t).attr("opacity", 1)
       .attr("x1", s => coords(s)[0]).attr("y1", s => coords(s)[1]).attr("x2", s => coords(s)[2]).attr("y2", s => coords(s)[3]);
@@ -202,17 +233,33 @@ export class RooflineView {
     for (const s of segs) this.placer.line(...coords(s));
     const angle = -Math.atan2(y(yr[0]) - y(yr[0] * 10), x(xr[0] * 10) - x(xr[0])) * 180 / Math.PI;
     const labels = [];
-    for (const s of segs.filter(s => !s.key.startsWith("base"))) {
+    // The roof the headline's bound names is labelled first and always (the network's derated
+    // roof has its own label, drawNames).
+    const named = this.named && this.named.roof;
+    const isNamed = s => Boolean(named) && s.name === named;
+    const own = segs.filter(s => !s.key.startsWith("base")).sort((a, b) => Number(isNamed(b)) - Number(isNamed(a)));
+    for (const s of own) {
+      const must = isNamed(s);
+      const text = s.label + (must ? " · bounds the network" : "");
+      let cands;
       if (s.kind === "compute") {
-        const p = this.placer.place(s.label, [{x: x(s.x2) - 6, y: y(s.value) - 6, anchor: "end"}, {x: x(s.x2) - 6, y: y(s.value) + 14, anchor: "end"},
-          {x: x(s.x2) - 160, y: y(s.value) - 6, anchor: "end"}], {ignoreLines: true});
-        if (p) labels.push({...s, ...p, rotate: 0});
+        cands = [{x: x(s.x2) - 6, y: y(s.value) - 6, anchor: "end"}, {x: x(s.x2) - 6, y: y(s.value) + 14, anchor: "end"},
+          {x: x(s.x2) - 160, y: y(s.value) - 6, anchor: "end"}, {x: x(s.x2) - 320, y: y(s.value) - 6, anchor: "end"},
+          {x: x(s.x2) - 160, y: y(s.value) + 14, anchor: "end"}];
       } else {
         // Along the roof, low on its slope; tried at a few places.
-        const cands = [1.6, 4, 10, 25].map(f => { const lx = Math.max(s.x1 * f, xr[0] * f); return {x: x(lx), y: y(lx * s.bw) - 6, anchor: "start", rotate: angle}; });
-        const p = this.placer.place(s.label, cands, {ignoreLines: true});
-        if (p) labels.push({...s, ...p, rotate: angle});
+        cands = [1.6, 4, 10, 25, 0.5, 60].map(f => { const lx = Math.max(s.x1 * f, xr[0] * f); return {x: x(lx), y: y(lx * s.bw) - 6, anchor: "start", rotate: angle}; });
+        cands = cands.concat(cands.map(c => ({...c, y: c.y + 18})));
       }
+      const p = this.placer.place(text, cands, {ignoreLines: true, weight: must ? 600 : 400}) ||
+        (must ? this.placer.place(text, cands, {ignoreLines: true, weight: 600, ignoreBoxes: true}) : null);
+      if (p) labels.push({...s, ...p, label: text, rotate: s.kind === "compute" ? 0 : angle, weight: must ? 600 : 400, named: must});
+    }
+    // Another run's roofs, named once each.
+    for (const s of segs.filter(s => s.key.startsWith("base-other") && s.kind === "compute")) {
+      const text = s.label + " (" + (other ? other.label : "base") + ")";
+      const p = this.placer.place(text, [{x: x(s.x2) - 6, y: y(s.value) - 6, anchor: "end"}, {x: x(s.x2) - 6, y: y(s.value) + 14, anchor: "end"}], {ignoreLines: true});
+      if (p) labels.push({...s, ...p, label: text, rotate: 0, other: true});
     }
     this.roofLabels = labels;
   }
@@ -252,14 +299,19 @@ export class RooflineView {
   pointData(runs, baseline) {
     const compare = runs.length > 1, out = [];
     const cur = runs[runs.length - 1];
+    const named = namedPoint(cur);
     runs.forEach((r, i) => {
       const role = compare && i === 0 ? "unfused" : "cur";
       const all = r.roofline.points;
       for (const q of all) {
-        if (compare && q.level !== "dram") continue;
-        if (sameAsAnOp(all, q)) continue;
-        const filled = compare ? i === 1 : q.level === "dram";
-        out.push({key: role + "|" + q.scope + "|" + q.name + "|" + q.level, q, r, role, filled, withLabel: compare});
+        // Beside another run, the open run is drawn at DRAM intensity only; this run's SRAM-level
+        // points stay (dashed outline), so the checkbox and the bound they name hold in every mode.
+        if (role === "unfused" && q.level !== "dram") continue;
+        const isNamed = role === "cur" && named && q === named.q;
+        if (!isNamed && sameAsAnOp(all, q)) continue;
+        const filled = compare ? i === 1 && q.level === "dram" : q.level === "dram";
+        out.push({key: role + "|" + q.scope + "|" + q.name + "|" + q.level, q, r, role, filled, withLabel: compare, named: isNamed,
+          dashed: compare && role === "cur" && q.level === "sram"});
       }
     });
     if (baseline) {
@@ -267,8 +319,10 @@ export class RooflineView {
       const other = baseline.summary.workload !== cur.summary.workload;
       if (q) out.push({key: "base|network", q, r: baseline, role: "base", filled: true, withLabel: true, other});
     }
-    // Big markers first, so small ones stay on top and reachable.
-    return out.sort((a, b) => (b.q.time_share || 0) - (a.q.time_share || 0));
+    // Big markers first, so small ones stay on top and reachable; the network's points last of
+    // all, above every group's square (their tooltips reachable).
+    const rank = d => (d.q.scope === "network" ? 1 : 0);
+    return out.sort((a, b) => rank(a) - rank(b) || (b.q.time_share || 0) - (a.q.time_share || 0));
   }
 
   /** The previous positions of each current point, oldest faintest. */
@@ -310,54 +364,78 @@ export class RooflineView {
       })
       .on("mousemove", moveTip).on("mouseleave", () => { hideTip(); this.onHover(null, null); })
       .on("click", (ev, d) => { if (d.role !== "base") this.onHover(d.q.scope, d.q.name, true); })
-      .attr("class", d => `pt scope-${d.q.scope} level-${d.q.level} role-${d.role}`)
+      .attr("class", d => `pt scope-${d.q.scope} level-${d.q.level} role-${d.role}` + (d.named ? " bound-point" : ""))
+      .attr("stroke-dasharray", d => (d.dashed ? "3 2" : null))
       .attr("data-name", d => d.q.name).attr("data-intensity", d => d.q.intensity).attr("data-ops-per-second", d => d.q.ops_per_second)
       .attr("data-x", d => x(d.q.intensity)).attr("data-y", d => y(d.q.ops_per_second))
-      .attr("stroke", colour).attr("stroke-width", 1.5).attr("fill", d => (d.filled ? colour(d) : "#fff"))
+      .attr("stroke", d => (d.q.scope === "network" && d.role !== "base" ? "#111" : colour(d))).attr("stroke-width", d => (d.q.scope === "network" ? 2 : 1.5)).attr("fill", d => (d.filled ? colour(d) : "#fff"))
       .attr("fill-opacity", d => (d.filled ? 0.85 : 0.6))
       .raise()
       .transition(t).attr("opacity", 1).attr("transform", at)
-      .attr("d", d => symbol(SHAPES[d.q.scope], area(d.q.scope, radius(d.q.time_share)))());
+      .attr("d", d => symbol(SHAPES[d.q.scope], area(d.q.scope, markerRadius(d.q)))());
     for (const d of pts) {
-      const r = radius(d.q.time_share) + 1;
+      const r = markerRadius(d.q) + 1;
       if (d.q.scope !== "op" || d.q.time_share > 0.02) this.placer.box(x(d.q.intensity) - r, y(d.q.ops_per_second) - r, 2 * r, 2 * r);
     }
   }
 
   /** Every label of the plot, placed so that none overlaps another: roofs, ridges, network, baseline, top ops. */
   drawNames(t, x, y, pts, compare) {
-    const labels = this.roofLabels.map(l => ({...l, fill: l.kind === "memory" ? "#2ca02c" : "#555", cls: "roof-label"})).concat(this.ridgeLabels.map(l => ({...l, cls: "ridge-label"})));
+    const labels = this.roofLabels.map(l => ({...l, fill: l.other ? "#868e96" : l.kind === "memory" ? "#2ca02c" : "#555", cls: "roof-label" + (l.named ? " named-roof" : "")})).concat(this.ridgeLabels.map(l => ({...l, cls: "ridge-label"})));
     // Around the marker, then further out; a label that must be shown (the network's, the
     // baseline's) may at last cross a line, never another label or marker.
     const near = (d, text, weight, must = false) => {
-      const px = x(d.q.intensity), py = y(d.q.ops_per_second), r0 = radius(d.q.time_share) + 3;
+      const px = x(d.q.intensity), py = y(d.q.ops_per_second), r0 = markerRadius(d.q) + 3;
       const cands = [];
-      for (const r of must ? [r0, r0 + 14, r0 + 30] : [r0])
+      for (const r of must ? [r0, r0 + 14, r0 + 30, r0 + 55, r0 + 85, r0 + 120] : [r0])
         cands.push({x: px + r, y: py + 4, anchor: "start"}, {x: px - r, y: py + 4, anchor: "end"},
           {x: px, y: py - r - 3, anchor: "middle"}, {x: px, y: py + r + 11, anchor: "middle"},
           {x: px + r, y: py - r, anchor: "start"}, {x: px - r, y: py + r + 9, anchor: "end"},
           {x: px - r, y: py - r, anchor: "end"}, {x: px + r, y: py + r + 9, anchor: "start"});
       return this.placer.place(text, cands, {weight}) || (must ? this.placer.place(text, cands, {weight, ignoreLines: true}) : null);
     };
-    const net = pts.filter(d => d.q.scope === "network" && d.q.level === "dram");
+    // The point the headline's bound names first, labelled with that bound; then the other
+    // network points.
+    const net = pts.filter(d => d.q.scope === "network" && (d.q.level === "dram" || d.named)).sort((a, b) => Number(Boolean(b.named)) - Number(Boolean(a.named)));
+    const sm = this.lastArgs[0][this.lastArgs[0].length - 1].summary;
     for (const d of net) {
-      const text = d.role === "base" ? "baseline" + (d.other ? " (" + d.r.summary.workload + ": another workload)" : "") : compare ? d.r.label + " network" : "network";
-      const p = near(d, text, 600, true);
-      if (p) labels.push({...p, key: "name|" + d.key, label: text, weight: 600, fill: d.other ? "#c92a2a" : "#111", cls: "point-label" + (d.role === "base" ? " base-label" : "")});
+      const lvl = d.q.level === "sram" ? "SRAM" : "DRAM";
+      let text = d.role === "base" ? "baseline" + (d.other ? " (" + d.r.summary.workload + ": another workload)" : "") : (compare ? d.r.label + " network" : "network");
+      if (d.named && sm.bound_roof) text += " (" + lvl + " intensity): " + sm.bound + ", " + fixed(100 * sm.fraction_of_bound_roof, 3) + " % of the " + sm.bound_roof + " roof";
+      else if (d.role !== "base" && net.some(n => n.named && n.role === d.role && n.q.level !== d.q.level)) text += " (" + lvl + " intensity)";
+      const p = near(d, text, 600, true) || (d.named ? this.placer.place(text, [{x: M.l + 8, y: M.t + 16, anchor: "start"}, {x: W - M.r - 8, y: H - M.b - 8, anchor: "end"}], {weight: 600, ignoreLines: true, ignoreBoxes: true}) : null);
+      if (p) {
+        // A label set further out is tied to its point by a thin leader line.
+        const px = x(d.q.intensity), py = y(d.q.ops_per_second);
+        const far = Math.hypot(p.x - px, p.y - py) > markerRadius(d.q) + 24;
+        labels.push({...p, key: "name|" + d.key, label: text, weight: 600, fill: d.other ? "#c92a2a" : "#111",
+          cls: "point-label" + (d.role === "base" ? " base-label" : "") + (d.named ? " bound-label" : ""), leader: far ? [px, py] : null});
+      }
     }
     if (this.networkDerated) {
-      const q = this.networkDerated, text = "network's derated roof " + si(q.derated_peak, "ops/s");
+      const q = this.networkDerated, named = this.named && this.named.roof && this.named.roof.startsWith("derated");
+      const text = "network's derated roof " + si(q.derated_peak, "ops/s") + (named ? " · bounds the network" : "");
       // Along the line, above or below it, from its right end inwards.
       const cands = [];
       for (const dy of [-5, 13, -18, 26]) for (const f of [100, 30, 12, 5, 1 / 5, 1 / 12, 1 / 30]) cands.push({x: x(q.intensity * f), y: y(q.derated_peak) + dy, anchor: f >= 1 ? "end" : "start"});
-      const p = this.placer.place(text, cands, {}) || this.placer.place(text, cands, {ignoreLines: true});
-      if (p) labels.push({...p, key: "derated|network", label: text, fill: BOUND[q.bound] || "#555", cls: "derated-label scope-network"});
+      const p = this.placer.place(text, cands, {}) || this.placer.place(text, cands, {ignoreLines: true}) ||
+        (named ? this.placer.place(text, cands, {ignoreLines: true, ignoreBoxes: true}) : null);
+      if (p) labels.push({...p, key: "derated|network", label: text, weight: named ? 600 : 400, fill: BOUND[q.bound] || "#555",
+        cls: "derated-label scope-network" + (named ? " named-roof" : "")});
     }
     const top = pts.filter(d => d.role === "cur" && d.q.level === "dram" && d.q.scope !== "network").slice(0, TOP_LABELS);
     for (const d of top) {
       const p = near(d, d.q.name, 400);
       if (p) labels.push({...p, key: "name|" + d.key, label: d.q.name, fill: "#333", cls: "point-label scope-" + d.q.scope});
     }
+    const leaders = labels.filter(l => l.leader).map(l => {
+      const w = this.placer.measure(l.label, l.weight) + 2, left = l.anchor === "end" ? l.x - w : l.anchor === "middle" ? l.x - w / 2 : l.x;
+      const lx = Math.max(left, Math.min(left + w, l.leader[0])), ly = l.leader[1] < l.y - 8 ? l.y - 10 : l.y + 2;
+      return {key: l.key, x1: lx, y1: ly, x2: l.leader[0], y2: l.leader[1]};
+    });
+    this.layers.labels.selectAll("line.leader").data(leaders, l => l.key).join("line").attr("class", "leader").attr("pointer-events", "none")
+      .attr("stroke", "#111").attr("stroke-width", 0.8).attr("stroke-dasharray", "2 2")
+      .attr("x1", l => l.x1).attr("y1", l => l.y1).attr("x2", l => l.x2).attr("y2", l => l.y2);
     const at = l => `translate(${l.x},${l.y})` + (l.rotate ? ` rotate(${l.rotate})` : "");
     this.layers.labels.selectAll("text").data(labels, l => l.key).join(enter => enter.append("text").attr("transform", at))
       .attr("class", l => l.cls).attr("font-size", l => l.size || 11).attr("font-weight", l => l.weight || 400)
@@ -368,6 +446,9 @@ export class RooflineView {
   }
 
   drawArrows(t, x, y, arrows, baseline, cur) {
+    // The network's two levels, joined at their common height: the hierarchical roofline's gap.
+    const nd = findDram(cur, "network", ["network"]), ns = cur.roofline.points.find(q => q.scope === "network" && q.level === "sram");
+    if (nd && ns) arrows = arrows.concat([{key: "levels", from: nd, to: ns, cls: "level-link"}]);
     if (baseline) {
       const from = findDram(baseline, "network", ["network"]), to = findDram(cur, "network", ["network"]);
       if (from && to) arrows = arrows.concat([{key: "baseline", from, to, cls: "arrow-baseline"}]);
@@ -378,13 +459,14 @@ export class RooflineView {
         .attr("x2", a => x(a.from.intensity)).attr("y2", a => y(a.from.ops_per_second)),
       update => update,
       exit => exit.transition(t).attr("opacity", 0).remove())
-      .attr("class", a => a.cls).attr("stroke", a => (a.cls === "arrow" ? "#333" : "#495057"))
-      .attr("stroke-width", a => (a.cls === "arrow" ? 1.1 : 2)).attr("stroke-dasharray", a => (a.cls === "arrow" ? null : "5 3"))
-      .attr("marker-end", "url(#arrowhead)")
+      .attr("class", a => a.cls + (a.cls === "level-link" ? " scope-network" : "")).attr("stroke", a => (a.cls === "arrow" ? "#333" : "#495057"))
+      .attr("stroke-width", a => (a.cls === "arrow" ? 1.1 : a.cls === "level-link" ? 1 : 2))
+      .attr("stroke-dasharray", a => (a.cls === "arrow" ? null : a.cls === "level-link" ? "1 3" : "5 3"))
+      .attr("marker-end", a => (a.cls === "level-link" ? null : "url(#arrowhead)"))
       .transition(t).attr("opacity", a => (a.cls === "arrow" ? 0.45 : 0.9))
       .attr("x1", a => x(a.from.intensity)).attr("y1", a => y(a.from.ops_per_second))
       .attr("x2", a => x(a.to.intensity)).attr("y2", a => y(a.to.ops_per_second));
-    for (const a of arrows.filter(a => a.cls !== "arrow")) this.placer.line(x(a.from.intensity), y(a.from.ops_per_second), x(a.to.intensity), y(a.to.ops_per_second));
+    for (const a of arrows.filter(a => a.cls === "arrow-baseline")) this.placer.line(x(a.from.intensity), y(a.from.ops_per_second), x(a.to.intensity), y(a.to.ops_per_second));
   }
 
   /** Highlights the points of one entity (from the table or the timeline); null clears. */

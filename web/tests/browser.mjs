@@ -414,15 +414,20 @@ const tests = {
     assert(rows.length === 3 && cmp.runs.length === 3, "a row per run (" + rows.length + ")");
     rows.forEach((r, i) => {
       assert(r.cells[1] === cmp.runs[i].name, "run names as compare.json's: " + r.cells[1] + " vs " + cmp.runs[i].name);
-      assert(r.cells[2] === Number(cmp.runs[i].summary.cycles).toLocaleString("en-US"), "cycles as compare.json's: " + r.cells[2]);
+      assert(r.cells[3] === Number(cmp.runs[i].summary.cycles).toLocaleString("en-US"), "cycles as compare.json's: " + r.cells[3]);
     });
     const savedRows = () => page.$$eval("table.fusion-saved tbody tr", t => t.length);
-    assert(data.pairs.length === 2 && data.pairs[0].run === 1 && data.pairs[1].run === 2, "a pair per run after the first");
-    assert(await savedRows() === data.pairs[0].groups.length, "first the second run beside the first");
+    const pair = (b, r) => data.pairs.find(x => x.base === b && x.run === r);
+    assert(data.pairs.length === 6 && pair(0, 1) && pair(2, 1), "a pair per ordered pair of runs (" + data.pairs.length + ")");
+    assert(await savedRows() === pair(0, 1).groups.length, "first the second run beside the first");
     assert(await page.$eval("table.runs tr.picked", r => r.dataset.run) === "1", "the second run picked");
     await page.click('table.runs tr[data-run="2"]');
     assert(await page.$eval("table.runs tr.picked", r => r.dataset.run) === "2", "a click picks the third");
-    assert(await savedRows() === data.pairs[1].groups.length, "its own per-group rows (" + data.pairs[1].groups.length + ")");
+    assert(await savedRows() === pair(0, 2).groups.length, "its own per-group rows (" + pair(0, 2).groups.length + ")");
+    // Any base: the third against the second.
+    await page.check('table.runs input[name=base][value="1"]');
+    assert(await page.evaluate(() => document.body.dataset.base) === "1" && await page.evaluate(() => document.body.dataset.run) === "2", "the base is choosable");
+    assert(await savedRows() === pair(1, 2).groups.length, "the pair's own rows against the chosen base");
     assert(await page.$$eval("svg.timeline", s => s.length) === 3, "a timeline per run");
     rmSync(dir, {recursive: true, force: true});
   },
@@ -490,6 +495,222 @@ const tests = {
     await waitRun(page, await page.evaluate(() => document.body.dataset.runId));
     assert(!(await page.$eval("#main", e => e.hidden)) && (await networkPoint(page)).ops > 0, "back to the workload's views");
   },
+  // The headline's bound and the point it names are drawn together and labelled, in every mode;
+  // the roof it names carries a label; the SRAM checkbox shows and hides the SRAM points; one
+  // utilisation figure; intensities at the level they are judged at; the network point on top.
+  async bound_point(page, url) {
+    const check = async (what) => {
+      const summary = await runFile(page, "summary.json");
+      const level = summary.bound_roof === "SRAM" ? "sram" : "dram";
+      const pt = await page.$eval("#roofline path.pt.bound-point", e => ({cls: e.getAttribute("class"), display: getComputedStyle(e).display,
+        x: Number(e.dataset.x), y: Number(e.dataset.y)}));
+      assert(pt.cls.includes("scope-network") && pt.cls.includes("level-" + level) && pt.display !== "none",
+        what + ": the network's " + level + " point, the one the bound (" + summary.bound_roof + ") names, is drawn: " + pt.cls);
+      const label = await page.$eval("#roofline text.bound-label", e => e.textContent);
+      assert(label.includes(summary.bound_roof + " roof") && label.includes(summary.bound) && label.includes(level.toUpperCase() + " intensity"),
+        what + ": the point is labelled with the bound: " + label);
+      const roof = await page.$$eval("#roofline text.named-roof", t => t.map(e => e.textContent));
+      const roofName = summary.bound_roof.startsWith("derated") ? "network's derated roof" : summary.bound_roof;
+      assert(roof.length === 1 && roof[0].startsWith(roofName) && roof[0].includes("bounds the network"), what + ": the named roof is labelled: " + roof.join(" | "));
+      const card = await page.$eval("#bound-roof", e => e.textContent);
+      assert(card.includes(summary.bound_roof), what + ": the card names the same roof: " + card);
+      return summary;
+    };
+    await page.setViewportSize({width: 1280, height: 800});
+    await page.goto(url);  // the defaults: edge-m, mobilenet_v2, greedy, with its unfused companion
+    let id = await waitRun(page, "");
+    assert(await page.$$eval("line.arrow", l => l.length) > 0, "the compare view (unfused companion) is drawn");
+    const sm = await check("mobilenet_v2 greedy beside unfused");
+    await page.screenshot({path: join(outDir, "bound_point-1280.png"), fullPage: true});
+    await page.locator("#roofline").screenshot({path: join(outDir, "bound_point-roofline-1280.png")});
+    await page.screenshot({path: join(outDir, "bound_point-top-1280.png")});
+    // The SRAM checkbox: this run's SRAM-level points are drawn beside the unfused companion and hidden by the box.
+    const visibleSram = () => page.$$eval("#roofline path.pt.level-sram:not(.bound-point)", p => p.filter(e => getComputedStyle(e).display !== "none").length);
+    const before = await visibleSram();
+    const box = page.locator("#roofline .controls label", {hasText: "SRAM-level"}).locator("input");
+    await box.uncheck();
+    const hidden = await visibleSram();
+    await box.check();
+    assert(before > 5 && hidden === 0 && await visibleSram() === before, "the SRAM checkbox shows and hides the SRAM points (" + before + " -> " + hidden + ")");
+    // One utilisation figure, its denominator named; the others in its tooltip.
+    const util = await page.$eval("#mac-util", e => ({v: Number(e.dataset.value), text: e.textContent, tip: e.title, sub: e.closest(".card").textContent}));
+    assert(util.v === sm.model_mac_utilization && util.tip.includes("executed") && util.tip.includes("peak") && /MAC slots/.test(util.sub),
+      "MAC utilisation on the model's MACs with its denominator, the others in the tooltip: " + JSON.stringify(util));
+    const utilCards = await page.$$eval("#summary .card", c => c.filter(e => /%/.test(e.querySelector(".v").textContent) || /of the MAC peak/.test(e.textContent)).map(e => e.querySelector(".k").textContent));
+    assert(utilCards.length === 1 && utilCards[0] === "MAC utilisation", "one utilisation figure among the cards: " + utilCards.join(", "));
+    // The table's intensity at its level.
+    const head = await page.$eval("table.layers th[data-key=intensity]", e => e.textContent);
+    const lv = await page.$$eval("table.layers td.int-col .lvl", t => t.map(e => e.textContent));
+    assert(head.includes("level") && lv.length > 5 && lv.every(v => v === "SRAM" || v === "DRAM"), "intensity column labelled with the level: " + head + " " + lv.slice(0, 4));
+    // The network point above the group squares: a real mouse reaches its tooltip.
+    const net = page.locator("#roofline path.pt.role-cur.scope-network.level-dram");
+    await net.scrollIntoViewIfNeeded();
+    const b = await net.boundingBox();
+    const top = await page.evaluate(([x, y]) => { const e = document.elementFromPoint(x, y); return e && e.getAttribute("class"); }, [b.x + b.width / 2, b.y + b.height / 2]);
+    assert(top && top.includes("scope-network"), "the network point is on top at its centre: " + top);
+    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+    await page.waitForFunction(() => document.getElementById("tip") && document.getElementById("tip").style.display === "block" && document.getElementById("tip").textContent.includes("network"));
+    // Unfused: the same truths.
+    await setControl(page, "fusion", "none");  // the companion's run, cached: drawn at once
+    id = await waitRun(page, id);
+    await check("mobilenet_v2 unfused");
+    // ResNet-50 greedy on edge-m (SRAM-bound): the SRAM point beside the unfused companion.
+    await setControl(page, "workload", "resnet50");
+    await setControl(page, "fusion", "greedy");
+    id = await waitRun(page, id);
+    await page.waitForFunction(() => !document.body.dataset.partial);
+    const r50 = await check("resnet50 greedy beside unfused");
+    await page.setViewportSize({width: 1920, height: 1080});
+    await page.screenshot({path: join(outDir, "bound_point-resnet50-1920.png"), fullPage: true});
+    await page.screenshot({path: join(outDir, "bound_point-resnet50-top-1920.png")});
+    await page.locator("#roofline").screenshot({path: join(outDir, "bound_point-resnet50-roofline-1920.png")});
+    console.log("resnet50 greedy edge-m: " + r50.bound_text);
+    const overlaps = await labelOverlaps(page);
+    assert(overlaps.length === 0, "no label overlaps another: " + overlaps.join(" | "));
+  },
+  // The compare report: any run against any run; "what fusion saved" only within one config;
+  // each run under its own roofs; axes that hold every run.
+  async compare_base(page) {
+    const dir = mkdtempSync(join(tmpdir(), "npusim-browser-compare-base-"));
+    execFileSync(npusim, ["compare", "--config", "edge-s,edge-l", "--workload", "mobilenet_v2", "--fusion", "none,greedy", "--out", join(dir, "cmp")], {stdio: "ignore"});
+    await page.setViewportSize({width: 1280, height: 800});
+    await page.goto("file://" + join(dir, "cmp", "report.html"));
+    await page.waitForFunction(() => document.body.dataset.ready === "1");
+    const names = await page.$$eval("table.runs tbody tr", t => t.map(r => r.cells[1].textContent));
+    const idx = n => String(names.indexOf(n));
+    const pick = async (base, run) => {
+      await page.check('table.runs input[name=base][value="' + idx(base) + '"]');
+      await page.click('table.runs tr[data-run="' + idx(run) + '"] td:nth-child(2)');
+      await page.waitForFunction(([b, r]) => document.body.dataset.base === b && document.body.dataset.run === r, [idx(base), idx(run)]);
+      return {title: await page.$eval("#fusion-saved h2", e => e.textContent), what: await page.$eval("#fusion-saved .body", e => e.dataset.what),
+        otherRoofs: await page.$eval("#roofline svg g", () => Number(document.querySelector("#roofline svg [data-other-roofs]").dataset.otherRoofs)),
+        outside: await page.$eval("#roofline .outside", e => e.textContent),
+        inPlot: await page.$$eval("#roofline path.pt", (p) => { const s = document.querySelector("#roofline svg"); const [x0, x1] = s.dataset.xDomain.split(",").map(Number);
+          const [y0, y1] = s.dataset.yDomain.split(",").map(Number); return p.every(e => { const i = Number(e.dataset.intensity), o = Number(e.dataset.opsPerSecond); return i >= x0 && i <= x1 && o >= y0 && o <= y1; }); })};
+    };
+    const both = await pick("edge-s_none", "edge-l_greedy");
+    await page.screenshot({path: join(outDir, "compare_base-both.png"), fullPage: true});
+    assert(both.what === "both" && /hardware and fusion/.test(both.title) && !/fusion saved/.test(both.title), "edge-l greedy against edge-s none: not fusion's saving: " + both.title);
+    assert((await page.textContent("#saved-both")).includes("not fusion's"), "the page says the time saved is not fusion's alone");
+    assert(both.otherRoofs > 0, "the base's roofs are drawn (its points stand under them)");
+    assert(both.inPlot && both.outside === "", "every point of both runs inside the axes: " + both.outside);
+    const fusion = await pick("edge-l_none", "edge-l_greedy");
+    assert(fusion.what === "fusion" && fusion.title.startsWith("What fusion saved") && fusion.otherRoofs === 0, "one config: what fusion saved: " + fusion.title);
+    const hw = await pick("edge-s_greedy", "edge-l_greedy");
+    assert(hw.what === "hardware" && hw.title.startsWith("What the hardware changed") && hw.otherRoofs > 0 && hw.inPlot, "one policy: what the hardware changed: " + hw.title);
+    const back = await pick("edge-l_greedy", "edge-s_none");
+    assert(back.what === "both" && back.inPlot, "any run against any run, the other way round");
+    await page.setViewportSize({width: 1920, height: 1080});
+    await page.screenshot({path: join(outDir, "compare_base-1920.png"), fullPage: true});
+    rmSync(dir, {recursive: true, force: true});
+  },
+  // The live page's compare view: the pinned baseline as the base, its points under its own roofs.
+  async compare_live(page, url) {
+    await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
+    let id = await waitRun(page, "");
+    await page.click("#pin");
+    await page.waitForFunction(() => document.getElementById("pin").textContent.startsWith("Unpin"));
+    id = await waitRun(page, "");
+    await setControl(page, "config", "edge-l");
+    id = await waitRun(page, id);
+    await setControl(page, "compare-base", "baseline");
+    await page.waitForFunction(() => document.body.dataset.compareBase === "baseline");
+    const open = await page.$$eval("#roofline path.pt.role-unfused", p => p.length);
+    const roofs = await page.$eval("#roofline [data-other-roofs]", e => Number(e.dataset.otherRoofs));
+    const text = await page.textContent("#dram-bytes-view");
+    await page.screenshot({path: join(outDir, "compare_live.png"), fullPage: false});
+    assert(open > 3 && roofs > 0, "the baseline's ops open under its own roofs (" + open + " points, " + roofs + " roofs)");
+    assert(text.includes("The hardware") && !text.includes("Fusion removed"), "the bytes view credits the hardware, not fusion: " + text.slice(0, 200));
+  },
+  // Controls: cores, parallel mode and L2 in the workload mode; batch, activation dtype and the
+  // context in the LLM mode, each reaching the run.
+  async controls(page, url) {
+    await page.goto(url + "?config=edge-s&workload=small_cnn&fusion=greedy");
+    let id = await waitRun(page, "");
+    for (const c of ["cores", "parallel", "l2"]) assert(await page.$("#" + c), "a control " + c);
+    await page.fill("#cores", "2");
+    await page.$eval("#cores", e => e.dispatchEvent(new Event("change", {bubbles: true})));
+    await setControl(page, "parallel", "tensor");
+    await page.fill("#l2", "256");
+    await page.$eval("#l2", e => e.dispatchEvent(new Event("change", {bubbles: true})));
+    const deadline = Date.now() + 120000;
+    let sm;
+    for (;;) {
+      id = await waitRun(page, id);
+      sm = await runFile(page, "summary.json");
+      if (sm.parallel && sm.l2 || Date.now() > deadline) break;
+    }
+    assert(sm.parallel && sm.parallel.mode === "tensor" && sm.parallel.cores === 2, "cores and parallel mode reach the run: " + JSON.stringify(sm.parallel && {mode: sm.parallel.mode, cores: sm.parallel.cores}));
+    assert(sm.l2 && sm.l2.capacity_bytes === 256 * 1024, "the L2 size reaches the run");
+    const q = new URL(page.url()).searchParams;
+    assert(q.get("cores") === "2" && q.get("parallel") === "tensor" && q.get("l2") === "256", "the URL carries them: " + q);
+    // LLM mode: batch and activation dtype.
+    for (const [k, v] of [["prompt", "16"], ["generate", "4"], ["model", "SmolLM2-360M"], ["batch", "2"], ["act_dtype", "fp16"], ["cores", "1"], ["l2", "0"]]) await page.$eval("#" + k, (e, val) => { e.value = val; }, v);
+    await setControl(page, "mode", "llm");
+    id = await waitRun(page, id);
+    assert(await page.$eval("#parallel-label", e => e.hidden), "no parallel control in the LLM mode");
+    assert((await page.textContent("#llm-context")).includes("20 tokens"), "the context shown: " + await page.textContent("#llm-context"));
+    const l = (await runFile(page, "summary.json")).llm;
+    assert(l.batch === 2 && l.widths.activations === "fp16", "batch and activation dtype reach the run: " + l.batch + " " + l.widths.activations);
+    const parts = await page.$$eval("#llm-parts table.llm-parts", t => t.map(e => e.id));
+    assert(parts.includes("parts-prefill") && parts.includes("parts-decode"), "the split by part: " + parts);
+    const kv = await page.$eval("#kv-share", e => Number(e.dataset.value));
+    assert(kv > 0 && kv < 1 && Math.abs(kv - l.decode.last_step.kv_cache_read_bytes / l.decode.last_step.dram_bytes) < 1e-12, "the KV cache's share of the last step's bytes: " + kv);
+    await page.screenshot({path: join(outDir, "controls-llm.png"), fullPage: true});
+  },
+  // An LLM change draws the prefill as soon as it is known and each decode sample as it lands;
+  // the page and docs/serve.md agree on the decode sample count.
+  async llm_stream(page, url) {
+    await page.goto(url + "?mode=llm&config=edge-s&model=SmolLM2-360M&prompt=64&generate=24&fusion=greedy");
+    await waitRun(page, "");
+    const events = await page.evaluate(() => window.npusimLlmEvents);
+    console.log("llm events (ms after the change): " + events.map(e => e.what + " " + Math.round(e.ms)).join(", "));
+    const done = events.findIndex(e => e.what === "done"), pre = events.findIndex(e => e.what === "prefill");
+    assert(pre >= 0 && pre < done, "the prefill drawn before the run ended: " + JSON.stringify(events));
+    assert(events.filter((e, i) => e.what === "decode" && i < done).length >= 2, "decode samples drawn as they landed");
+    const l = (await runFile(page, "summary.json")).llm;
+    const note = await page.textContent("#llm-summary .note");
+    const max = l.decode.sampling.max_samples;
+    assert(note.includes("of at most " + max + " decode steps"), "the page names the sample bound: " + note);
+    const doc = readFileSync(join(here, "..", "..", "docs", "serve.md"), "utf8");
+    assert(doc.includes("at most " + max + " decode steps"), "docs/serve.md says the same count (" + max + ")");
+  },
+  // The layout uses the width from 1280 to 2560 px without clipping a control or a number.
+  async layout(page, url) {
+    const clipped = () => page.evaluate(() => {
+      const out = [];
+      const ctx = document.createElement("canvas").getContext("2d");
+      for (const s of document.querySelectorAll("aside select")) {
+        if (s.closest("[hidden]")) continue;
+        ctx.font = getComputedStyle(s).font;
+        const w = Math.max(...[...s.options].map(o => ctx.measureText(o.text).width));
+        if (w + 22 > s.clientWidth) out.push("select " + s.id + " " + Math.round(w) + " > " + s.clientWidth);
+      }
+      for (const l of document.querySelectorAll("aside label")) if (!l.closest("[hidden]") && l.scrollWidth > l.clientWidth + 1) out.push("label " + l.textContent.trim().slice(0, 20));
+      for (const td of document.querySelectorAll("table.layers td:not(.name):not(.what)")) if (td.scrollWidth > td.clientWidth + 1) out.push("cell " + td.textContent.slice(0, 20));
+      return out;
+    });
+    for (const [w, h] of [[1280, 800], [1920, 1080], [2560, 1440]]) {
+      await page.setViewportSize({width: w, height: h});
+      await page.goto(url + "?config=edge-s&workload=mobilenet_v2&fusion=greedy");
+      await waitRun(page, "");
+      const c = await clipped();
+      const geo = await page.evaluate(() => {
+        const m = document.getElementById("main").getBoundingClientRect(), secs = [...document.querySelectorAll("#main > section")].map(s => s.getBoundingClientRect());
+        return {mainRight: m.right, right: Math.max(...secs.map(r => r.right)), doc: document.documentElement.scrollWidth, vw: innerWidth,
+          sideBySide: secs.some((a, i) => secs.some((b, j) => i !== j && Math.abs(a.top - b.top) < 2 && a.left !== b.left))};
+      });
+      await page.screenshot({path: join(outDir, "layout-" + w + ".png"), fullPage: true});
+      await page.screenshot({path: join(outDir, "layout-" + w + "-top.png")});
+      await page.locator("#layers").screenshot({path: join(outDir, "layout-" + w + "-layers.png")});
+      assert(c.length === 0, w + " px: nothing clipped: " + c.join(" | "));
+      assert(geo.doc <= w && geo.right > w - 60, w + " px: the sections reach the right edge, no horizontal scroll: " + JSON.stringify(geo));
+      if (w >= 1920) assert(geo.sideBySide, w + " px: sections side by side");
+      // Bytes with units in "why not fused".
+      const raw = await page.$$eval("#not-fused td.reason", t => t.map(e => [e.dataset.raw, e.textContent]));
+      for (const [r, t] of raw) if (/\d{4,} B\b/.test(r)) assert(/\d( KiB| MiB| GiB)/.test(t), "bytes with units: " + t);
+    }
+  },
   // report.html from npusim run: the same app, offline, the run's numbers.
   async report(page) {
     const direct = npusimRun(["--config", "edge-s", "--workload", "small_cnn", "--fusion", "greedy"]);
@@ -516,7 +737,7 @@ const tests = {
     await page.goto("file://" + join(split.dir, "out", "report.html"));
     await page.waitForFunction(() => document.body.dataset.ready === "1");
     const boundary = JSON.parse(readFileSync(join(split.dir, "out", "schedule.json"), "utf8")).not_fused[0];
-    const reasons = await page.$$eval("#not-fused td.reason", t => t.map(e => e.textContent));
+    const reasons = await page.$$eval("#not-fused td.reason", t => t.map(e => e.dataset.raw));
     assert(boundary && boundary.reason.startsWith("policy: epilogue") && reasons.includes(boundary.reason),
       "the reason of " + (boundary && boundary.from) + " -> " + (boundary && boundary.to) + " is on the page: " +
       (boundary && boundary.reason) + " | " + reasons.slice(0, 3).join(" | "));
@@ -524,7 +745,10 @@ const tests = {
   },
 };
 
-/** Median ms from a control change to updated views, over 10 changes of the array rows. */
+/**
+ * Median ms from a control change to the run drawn, and to its unfused companion drawn beside
+ * it, over 10 changes of the array rows (logged, never asserted).
+ */
 async function measureLatency(page, url, workload) {
   await page.goto(url + "?config=edge-m&workload=" + workload + "&fusion=greedy");
   let id = await waitRun(page, "");
@@ -533,8 +757,21 @@ async function measureLatency(page, url, workload) {
     await setControl(page, "rows", rows);
     id = await waitRun(page, id);
   }
-  const t = (await page.evaluate(() => window.npusimTimings)).slice(-values.length).sort((a, b) => a - b);
-  return {workload, median_ms: (t[4] + t[5]) / 2, min_ms: t[0], max_ms: t[t.length - 1]};
+  const median = a => { const t = a.slice(-values.length).sort((x, y) => x - y); return Math.round((t[4] + t[5]) / 2); };
+  const t = await page.evaluate(() => [window.npusimTimings, window.npusimCompanionTimings]);
+  return {workload, drawn_median_ms: median(t[0]), companion_median_ms: median(t[1])};
+}
+
+/** ms from an LLM change to its prefill drawn, each decode sample drawn and the whole run. */
+async function measureLlm(page, url) {
+  const out = [];
+  for (const prompt of [64, 128, 256]) {
+    await page.goto(url + "?mode=llm&config=edge-m&model=SmolLM2-360M&prompt=" + prompt + "&generate=32&fusion=greedy");
+    await waitRun(page, "");
+    const ev = await page.evaluate(() => window.npusimLlmEvents);
+    out.push({prompt, events: ev.map(e => e.what + " " + Math.round(e.ms) + " ms").join(", ")});
+  }
+  return out;
 }
 
 const {url, proc} = await startServer();
@@ -544,6 +781,7 @@ try {
   if (measure) {
     const page = await browser.newPage({viewport: {width: 1280, height: 900}});
     for (const w of ["mobilenet_v2", "resnet50"]) console.log(JSON.stringify(await measureLatency(page, url, w)));
+    for (const r of await measureLlm(page, url)) console.log(JSON.stringify(r));
   } else {
     for (const [name, fn] of Object.entries(tests)) {
       if (only && name !== only) continue;
