@@ -346,14 +346,13 @@ async function runAll() {
   setState("running");
   try {
     if (p.mode === "llm") return await runLlm(gen, p, started);
-    // The run itself is drawn as soon as it lands; the unfused companion (a larger run: every op
-    // its own group) when it lands after it.
-    const main = startRun(request(p, p.fusion), "run");
+    // The run itself first, alone on the server's cores, drawn as soon as it lands; then the
+    // unfused companion (a larger run: every op its own group), drawn beside it when it lands.
+    const cur = await startRun(request(p, p.fusion), "run");
+    if (gen !== generation) return;
     const unfused = p.fusion === "none" ? Promise.resolve(null) : startRun(request(p, "none"), "unfused");
     let unf = null, companion = p.fusion === "none";
     unfused.then(u => { unf = u; companion = true; }, () => {});
-    const cur = await main;
-    if (gen !== generation) return;
     await Promise.resolve();  // a cached companion has landed by now
     current = cur;
     draw(cur, unf);

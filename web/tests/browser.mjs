@@ -590,6 +590,8 @@ const tests = {
     };
     const both = await pick("edge-s_none", "edge-l_greedy");
     await page.screenshot({path: join(outDir, "compare_base-both.png"), fullPage: true});
+    await page.locator("#roofline").screenshot({path: join(outDir, "compare_base-both-roofline.png")});
+    await page.locator("#fusion-saved").screenshot({path: join(outDir, "compare_base-both-table.png")});
     assert(both.what === "both" && /hardware and fusion/.test(both.title) && !/fusion saved/.test(both.title), "edge-l greedy against edge-s none: not fusion's saving: " + both.title);
     assert((await page.textContent("#saved-both")).includes("not fusion's"), "the page says the time saved is not fusion's alone");
     assert(both.otherRoofs > 0, "the base's roofs are drawn (its points stand under them)");
