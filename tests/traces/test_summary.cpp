@@ -43,6 +43,28 @@ TEST(Summary, TotalsAreTheHandSums) {
   EXPECT_EQ(s["dram"]["row_hits"], 17);
 }
 
+TEST(Summary, RecomputedMacsAreTheExecutedBeyondTheModels) {
+  // The sample's gemm0 is 1,000,000 MACs in the graph; a depth-first halo makes its tiles do
+  // 1,250,000 (a second GEMM command of 250,000): 250,000 recomputed.
+  Trace t = sample_trace();
+  CommandEvent halo = t.commands[1];
+  halo.id = 6;
+  halo.macs = 250000;
+  halo.begin_ps = halo.end_ps = 800000;  // within the run, no time of its own
+  t.commands.push_back(halo);
+  const json s = summary_of(t);
+  EXPECT_EQ(s["macs"].get<std::uint64_t>(), 1250000u);
+  EXPECT_EQ(s["model_macs"].get<std::uint64_t>(), 1000000u);
+  EXPECT_EQ(s["recomputed_macs"].get<std::int64_t>(), 250000);
+  // Utilisation on the model's MACs: 1e6 / (1500 cycles x 4096 cells); executed: 1.25e6 / the same.
+  EXPECT_DOUBLE_EQ(s["model_mac_utilization"].get<double>(), 1e6 / (1500.0 * 4096.0));
+  EXPECT_DOUBLE_EQ(s["mac_utilization"].get<double>(), 1.25e6 / (1500.0 * 4096.0));
+  // Without recomputation the two agree.
+  const json plain = summary_of(sample_trace());
+  EXPECT_EQ(plain["recomputed_macs"].get<std::int64_t>(), 0);
+  EXPECT_EQ(plain["model_macs"], plain["macs"]);
+}
+
 TEST(Summary, RecordsTheLoadersChoicesOnlyWhenItMadeSome) {
   EXPECT_FALSE(summary_of(sample_trace()).contains("import_choices"));
   Trace t = sample_trace();
