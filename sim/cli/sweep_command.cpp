@@ -97,7 +97,7 @@ int sweep_command(const std::vector<std::string>& args) {
                            o.keep_runs,
                            fs::read_symlink("/proc/self/exe").string()};
     sweep::slurm_script(so);  // checks what goes into the script before the folder appears
-    fs::create_directories(o.out);
+    sweep::claim_sweep_folder(o.out);
     sweep::write_sweep_json(spec, points, o.out);
     const std::string script = sweep::write_slurm_script(so);
     std::cout << "npusim sweep: " << points.size() << " points in " << array_size << " array tasks; script " << script

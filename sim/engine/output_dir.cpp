@@ -222,20 +222,44 @@ void OutputDir::forget_created_folders() {
   created_.clear();
 }
 
+namespace {
+
+/// Throws InputError naming `flag` when `dir` holds files but no npusim marker.
+void check_npusims(const fs::path& dir, const std::string& flag) {
+  const std::vector<std::string> names = names_in(dir);
+  if (!names.empty() && !marked_files(dir))
+    throw InputError(flag, "expected a new folder, an empty one or an earlier npusim output folder (one holding " +
+                               std::string(kOutputMarker) + "), found a folder with other files (" +
+                               first_names(names) + "): npusim never replaces files it did not write");
+}
+
+void write_marker_listing(const fs::path& dir, std::vector<std::string> files) {
+  std::sort(files.begin(), files.end());
+  const json marker = {{"format", kMarkerFormat}, {"npusim", version_info().version}, {"files", files}};
+  write_file_atomic((dir / kOutputMarker).string(), marker.dump(1) + "\n");
+}
+
+}  // namespace
+
 void OutputDir::check_replaceable() const {
-  const std::vector<std::string> names = names_in(final_);
-  if (!names.empty() && !marked_files(final_))
-    throw InputError(flag_, "expected a new folder, an empty one or an earlier npusim output folder (one holding " +
-                                std::string(kOutputMarker) + "), found a folder with other files (" +
-                                first_names(names) + "): npusim never replaces files it did not write");
+  check_npusims(final_, flag_);
 }
 
 void OutputDir::write_marker() const {
   std::vector<std::string> files;
   list_tree(tmp_, tmp_, files);
-  std::sort(files.begin(), files.end());
-  const json marker = {{"format", kMarkerFormat}, {"npusim", version_info().version}, {"files", files}};
-  write_file_atomic((tmp_ / kOutputMarker).string(), marker.dump(1) + "\n");
+  write_marker_listing(tmp_, files);
+}
+
+void claim_folder(const std::string& dir, const std::string& flag, const std::vector<std::string>& names) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(flag, "expected a folder, found a file");
+  if (fs::is_directory(dir, ec)) {
+    check_npusims(dir, flag);
+    if (marked_files(dir)) return;
+  }
+  make_folder(dir, flag, dir);
+  write_marker_listing(dir, names);
 }
 
 namespace {

@@ -46,6 +46,12 @@ class OutputDir {
   bool committed_ = false;
 };
 
+/// For a folder npusim fills over time instead of replacing whole (a sweep's, whose results grow
+/// point by point): checks that `dir` does not exist, is empty or holds npusim's kOutputMarker
+/// (else InputError naming `flag`: a folder of the user's is never written into), creates it and,
+/// when it has none, writes the marker listing `names`, the files and folders npusim puts there.
+void claim_folder(const std::string& dir, const std::string& flag, const std::vector<std::string>& names);
+
 /// An exclusive lock on `path` (a lock file npusim creates, or an earlier npusim's; never
 /// followed through a symbolic link, never written) held for the object's life and removed
 /// after. Throws InputError naming `flag` when another process holds it or the name is taken by

@@ -14,6 +14,7 @@
 
 #include "traces/format.h"
 #include "sim/core/errors.h"
+#include "sim/engine/output_dir.h"
 #include "sim/core/file_util.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/sweep_file.h"
@@ -267,9 +268,11 @@ std::string write_sweep_report(const ReportOptions& o) {
                                          std::to_string(objectives.size()));
   const auto records = read_records(files.jsonl);
   const std::vector<std::string> axes = axis_keys_of(sweep);
-  const fs::path out = o.out.empty() ? fs::path(o.dir) / "report" : fs::path(o.out);
-  fs::create_directories(out);
-  const std::string link_prefix = fs::relative(fs::absolute(o.dir), fs::absolute(out)).string() + "/";
+  const fs::path final_out = o.out.empty() ? fs::path(o.dir) / "report" : fs::path(o.out);
+  // Written whole into a temporary sibling, so links relative to it hold in the final folder.
+  engine::OutputDir folder(final_out.string(), o.out.empty() ? "the report folder" : "--out");
+  const fs::path out = folder.path();
+  const std::string link_prefix = fs::relative(fs::absolute(o.dir), fs::absolute(final_out)).string() + "/";
 
   // Points by workload: a front across workloads would compare different work. A language
   // model's work is also its prompt, generate, batch and all_logits; its widths are designs.
@@ -379,6 +382,7 @@ std::string write_sweep_report(const ReportOptions& o) {
   write_file_atomic((out / "pareto.csv").string(), csv.str());
   write_file_atomic((out / "front.txt").string(), table.str());
   write_file_atomic((out / "report.html").string(), html.str());
+  folder.commit();
   return table.str();
 }
 

@@ -51,6 +51,12 @@ std::pair<unsigned, unsigned> parse_shard(const std::string& text) {
   return {unsigned(i), unsigned(n)};
 }
 
+void claim_sweep_folder(const std::string& dir) {
+  engine::claim_folder(
+      dir, "--out " + dir,
+      {"sweep.json", "points.jsonl", "results.jsonl", "results.csv", "logs", "runs", "shards", "slurm"});
+}
+
 void write_sweep_json(const SweepSpec& s, const std::vector<Point>& points, const std::string& dir) {
   json axes = json::array();
   for (const auto& a : s.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
@@ -220,6 +226,7 @@ std::set<std::string> recorded_keys(const ResultFiles& f, const CsvLayout& layou
 SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, const RunOptions& o) {
   const ResultFiles files = result_files(o);
   const CsvLayout layout = csv_layout(s);
+  claim_sweep_folder(o.out);
   fs::create_directories(fs::path(files.jsonl).parent_path());
   // One writer per result files: two `--resume` of one sweep (or shard) at once would run the
   // missing points twice.

@@ -29,6 +29,9 @@ struct SweepOutcome {
 /// The result files a run with `o` writes: results.* or shards/shard-I-of-N.*.
 ResultFiles result_files(const RunOptions& o);
 
+/// Takes `dir` as a sweep folder (engine::claim_folder): new, empty or npusim's, never the user's.
+void claim_sweep_folder(const std::string& dir);
+
 /// Writes sweep.json (the spec and every point) into the sweep folder.
 void write_sweep_json(const SweepSpec& s, const std::vector<Point>& points, const std::string& dir);
 

@@ -405,11 +405,11 @@ TEST(SweepRun, ASecondWriterOfTheSameResultsIsRefused) {
   const auto path =
       write_temp("lock.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
   const auto out = scratch("lock_out");
-  fs::create_directories(out);
-  // Another `npusim sweep --resume` holds the results' lock.
+  std::string log;
+  // The sweep folder of a Slurm array (npusim's, no results yet), whose one task holds the lock.
+  ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --slurm --dry-run", &log), 0) << log;
   const int fd = ::open((out / "results.jsonl.lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
-  std::string log;
   EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 2) << log;
   EXPECT_NE(log.find("locked by another one"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(out / "results.jsonl"));  // no point ran
@@ -417,6 +417,33 @@ TEST(SweepRun, ASecondWriterOfTheSameResultsIsRefused) {
   ASSERT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 0) << log;
   EXPECT_EQ(key_counts(out / "results.jsonl").size(), 2u);
   EXPECT_FALSE(fs::exists(out / "results.jsonl.lock"));  // released and removed
+}
+
+TEST(SweepRun, AFolderOfTheUsersIsNeverWrittenInto) {
+  // A sweep folder is npusim's only by its marker: a folder of other files, even ones named like a
+  // sweep's (results.csv, sweep.json), is refused before anything is written.
+  const auto path =
+      write_temp("users.yaml", "base: edge-s\nworkloads: [small_cnn]\naxes:\n  npu.mac_array.rows: [8, 16]\n");
+  const auto out = scratch("users_out");
+  fs::create_directories(out);
+  std::ofstream(out / "results.csv") << "mine";
+  std::ofstream(out / "sweep.json") << "mine";
+  for (const std::string extra : {"", " --resume", " --slurm --dry-run"}) {
+    std::string log;
+    EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + extra, &log), 2) << extra << log;
+    EXPECT_NE(log.find("found a folder with other files (results.csv, sweep.json)"), std::string::npos) << log;
+    EXPECT_EQ(npusim::read_file((out / "results.csv").string()), "mine");
+    EXPECT_EQ(npusim::read_file((out / "sweep.json").string()), "mine");
+    EXPECT_FALSE(fs::exists(out / "results.jsonl")) << extra;
+  }
+  // A report is a folder written whole: the user's folder named by --out is refused too.
+  std::string log;
+  ASSERT_EQ(run_npusim("sweep " + path + " --out " + (out.string() + "_ok"), &log), 0) << log;
+  EXPECT_EQ(run_npusim("sweep-report " + out.string() + "_ok --out " + out.string(), &log), 2) << log;
+  EXPECT_NE(log.find("npusim never replaces files it did not write"), std::string::npos) << log;
+  EXPECT_EQ(run_npusim("sweep-report " + out.string() + "_ok", &log), 0) << log;
+  EXPECT_TRUE(fs::exists(fs::path(out.string() + "_ok") / "report" / ".npusim-output.json"));
+  fs::remove_all(out.string() + "_ok");
 }
 
 TEST(SweepRun, MistypedAndForeignRecordsAreRefusedNamingLineAndField) {
