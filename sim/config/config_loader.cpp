@@ -1,6 +1,5 @@
 #include "sim/config/config_loader.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -123,33 +122,13 @@ class Reader {
   /// the text's full 64-bit value, so 2^32 + 1 is an error and never a 32-bit 1.
   void read_uint(const std::string& key, std::uint32_t& field) {
     read(key, KeyKind::Count, field, [](const std::string& text, const std::string& where, const ConfigKey& k) {
-      return static_cast<std::uint32_t>(parse_uint(text, where, std::uint64_t(k.min), std::uint64_t(k.max)));
+      return static_cast<std::uint32_t>(parse_unsigned(text, where, std::uint64_t(k.min), std::uint64_t(k.max)));
     });
   }
 
   const std::set<std::string>& asked() const { return asked_; }
 
   static std::string label(const RawValue& v, const std::string& key) { return v.where + " (" + key + ")"; }
-
-  static std::uint64_t parse_uint(const std::string& text, const std::string& where, std::uint64_t min_value,
-                                  std::uint64_t max_value) {
-    const std::string range = "[" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]";
-    std::uint64_t v = 0;
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-    const bool digits = !text.empty() && text[0] != '-' && ptr == end;
-    if (ec == std::errc::result_out_of_range && digits)
-      throw InputError(where, "expected a whole number in " + range + ", found " + text);
-    if (ec != std::errc() || !digits) {
-      const bool negative = !text.empty() && text[0] == '-' && text.size() > 1 &&
-                            text.find_first_not_of("0123456789", 1) == std::string::npos;
-      throw InputError(where, negative ? "expected a whole number in " + range + ", found " + text
-                                       : "expected a whole number, found '" + text + "'");
-    }
-    if (v < min_value || v > max_value)
-      throw InputError(where, "expected a whole number in " + range + ", found " + text);
-    return v;
-  }
 
   /// Throws for the first key nobody consumed.
   void finish(const std::vector<std::string>& known_hint) const {

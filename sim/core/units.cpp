@@ -104,23 +104,41 @@ Bandwidth parse_bandwidth(std::string_view text, const std::string& where) {
 
 Bytes parse_bytes(std::string_view text, const std::string& where) {
   auto nu = split(text, where, "a size such as '512 KiB'");
-  double s = scale_of(nu,
-                      {{"", 1},
-                       {"B", 1},
-                       {"KB", 1e3},
-                       {"MB", 1e6},
-                       {"GB", 1e9},
-                       {"KiB", 1024.0},
-                       {"MiB", 1024.0 * 1024},
-                       {"GiB", 1024.0 * 1024 * 1024}},
-                      where, "a size", text);
+  static const std::vector<std::pair<const char*, double>> units = {{"", 1},
+                                                                    {"B", 1},
+                                                                    {"KB", 1e3},
+                                                                    {"MB", 1e6},
+                                                                    {"GB", 1e9},
+                                                                    {"TB", 1e12},
+                                                                    {"PB", 1e15},
+                                                                    {"KiB", 1024.0},
+                                                                    {"MiB", 1048576.0},
+                                                                    {"GiB", 1073741824.0},
+                                                                    {"TiB", 1099511627776.0},
+                                                                    {"PiB", 1125899906842624.0}};
+  const double s = scale_of(nu, units, where, "a size", text);
   require_non_negative(nu.number, where, text);
+  // 2^63 is the first double that no longer fits an int64; sizes this big are never meant.
+  const auto too_big = [&] {
+    return InputError(where, "expected a size below 2^63 bytes, found '" + std::string(text) + "'");
+  };
+  // A number of digits alone is converted exactly: in a double, 2^53 + 1 bytes would become 2^53.
+  std::string number(text);
+  number = number.substr(number.find_first_not_of(" \t"));
+  number = number.substr(0, number.find_last_not_of(" \t") + 1);
+  number = number.substr(0, number.size() - nu.unit.size());
+  number = number.substr(0, number.find_last_not_of(" \t") + 1);
+  if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos) {
+    std::uint64_t v = 0;
+    for (const char c : number)
+      if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, std::uint64_t(c - '0'), &v)) throw too_big();
+    if (__builtin_mul_overflow(v, static_cast<std::uint64_t>(s), &v) || v >= (1ull << 63)) throw too_big();
+    return {v};
+  }
   const double bytes = scaled(nu, s, where, text);
   if (bytes != std::floor(bytes))
     throw InputError(where, "expected a whole number of bytes, found '" + std::string(text) + "'");
-  // 2^63 is the first double that no longer fits an int64; sizes this big are never meant.
-  if (bytes >= 9223372036854775808.0)
-    throw InputError(where, "expected a size below 2^63 bytes, found '" + std::string(text) + "'");
+  if (bytes >= 9223372036854775808.0) throw too_big();
   return {static_cast<std::uint64_t>(bytes)};
 }
 
@@ -195,6 +213,7 @@ std::string format_bandwidth(Bandwidth b) {
 
 std::string format_bytes(Bytes b) {
   const double v = double(b.value);
+  if (b.value >= (1ull << 40)) return fixed(v / (1ull << 40), "TiB");
   if (b.value >= (1ull << 30)) return fixed(v / (1ull << 30), "GiB");
   if (b.value >= (1ull << 20)) return fixed(v / (1ull << 20), "MiB");
   if (b.value >= (1ull << 10)) return fixed(v / (1ull << 10), "KiB");
@@ -208,20 +227,82 @@ std::string format_duration(Duration d) {
   return fixed(d.seconds * 1e9, "ns");
 }
 
-std::uint64_t parse_count(std::string_view text, const std::string& where) {
-  const bool digits = !text.empty() && text.size() <= 20 &&
-                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-  std::uint64_t v = 0;
-  bool overflow = false;
-  for (const char c : digits ? text : std::string_view()) {
+namespace {
+
+/// A whole number as written: an optional '-' and 1 to 20 digits; `ok` false for anything else.
+struct WholeNumber {
+  bool ok = false, negative = false, overflow = false;
+  std::uint64_t magnitude = 0;
+};
+
+WholeNumber read_whole(std::string_view text) {
+  WholeNumber n;
+  n.negative = !text.empty() && text[0] == '-';
+  const std::string_view digits = text.substr(n.negative ? 1 : 0);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return n;
+  n.ok = true;
+  for (const char c : digits) {
     const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    overflow |= v > (UINT64_MAX - d) / 10;
-    v = v * 10 + d;
+    if (n.magnitude > (UINT64_MAX - d) / 10) {
+      n.overflow = true;
+      break;
+    }
+    n.magnitude = n.magnitude * 10 + d;
   }
-  if (!digits || overflow)
-    throw InputError(where,
-                     "expected a whole number from 0 to 18446744073709551615, found '" + std::string(text) + "'");
+  return n;
+}
+
+/// The text as found, cut at 64 characters (a hostile value may be megabytes long).
+std::string shown(std::string_view text) {
+  return text.size() > 64 ? std::string(text.substr(0, 64)) + "..." : std::string(text);
+}
+
+[[noreturn]] void out_of_range(std::string_view text, const std::string& where, const std::string& lo,
+                               const std::string& hi) {
+  throw InputError(where, "expected a whole number from " + lo + " to " + hi + ", found '" + shown(text) + "'");
+}
+
+}  // namespace
+
+std::int64_t parse_integer(std::string_view text, const std::string& where, std::int64_t lo, std::int64_t hi) {
+  const WholeNumber n = read_whole(text);
+  const std::uint64_t limit = n.negative ? std::uint64_t(INT64_MAX) + 1 : std::uint64_t(INT64_MAX);
+  if (!n.ok || n.overflow || n.magnitude > limit) out_of_range(text, where, std::to_string(lo), std::to_string(hi));
+  const std::int64_t v =
+      n.negative ? static_cast<std::int64_t>(0 - n.magnitude) : static_cast<std::int64_t>(n.magnitude);
+  if (v < lo || v > hi) out_of_range(text, where, std::to_string(lo), std::to_string(hi));
   return v;
+}
+
+std::uint64_t parse_unsigned(std::string_view text, const std::string& where, std::uint64_t lo, std::uint64_t hi) {
+  const WholeNumber n = read_whole(text);
+  const bool negative_zero = n.negative && n.magnitude == 0;
+  if (!n.ok || n.overflow || (n.negative && !negative_zero) || n.magnitude < lo || n.magnitude > hi)
+    out_of_range(text, where, std::to_string(lo), std::to_string(hi));
+  return n.magnitude;
+}
+
+std::uint64_t parse_count(std::string_view text, const std::string& where) {
+  return parse_unsigned(text, where);
+}
+
+std::vector<std::string> split_list(std::string_view text, const std::string& option) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::size_t b = item.find_first_not_of(" \t");
+    item = b == std::string_view::npos ? std::string_view() : item.substr(b, item.find_last_not_of(" \t") - b + 1);
+    if (item.empty())
+      throw InputError(option, "expected a comma-separated list without empty items, found an empty item " +
+                                   std::to_string(items.size() + 1) + " in '" + shown(text) + "'");
+    items.emplace_back(item);
+    if (comma == std::string_view::npos) return items;
+    start = comma + 1;
+  }
 }
 
 }  // namespace npusim

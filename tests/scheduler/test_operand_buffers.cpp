@@ -62,12 +62,12 @@ TEST(SramConfig, PortsAndSeparateBuffersParse) {
 TEST(SramConfig, StreamBufferMustBeAWholeNumberAtLeastOne) {
   std::string msg = config_error({"npu.sram.stream_buffer=0"});
   EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("expected a whole number in [1, 1024], found 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a whole number from 1 to 1024, found '0'"), std::string::npos) << msg;
   msg = config_error({"npu.sram.stream_buffer=-2"});
-  EXPECT_NE(msg.find("expected a whole number in [1, 1024], found -2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a whole number from 1 to 1024, found '-2'"), std::string::npos) << msg;
   msg = config_error({"npu.sram.stream_buffer=four"});
   EXPECT_NE(msg.find("npu.sram.stream_buffer"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("expected a whole number, found 'four'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a whole number from 1 to 1024, found 'four'"), std::string::npos) << msg;
 }
 
 TEST(SramConfig, PortAndBufferErrorsNameTheKey) {
