@@ -21,6 +21,7 @@
 
 #include "sim/core/version.h"
 #include "sim/core/errors.h"
+#include "sim/core/units.h"
 #include "traces/stalls.h"
 #include "traces/tally.h"
 #include "traces/trace_io.h"
@@ -860,14 +861,10 @@ void parse_trace_level(const std::string& text, TraceWriteOptions& o, const std:
     return;
   }
   if (text.compare(0, sample.size(), sample) == 0) {
-    const std::string n = text.substr(sample.size());
-    const bool digits =
-        !n.empty() && n.size() <= 9 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (digits && std::stoul(n) >= 1) {
-      o.level = TraceLevel::Sample;
-      o.sample_every = static_cast<std::uint32_t>(std::stoul(n));
-      return;
-    }
+    const auto every = parse_unsigned(text.substr(sample.size()), where + " (N of sample:N)", 1, UINT32_MAX);
+    o.level = TraceLevel::Sample;
+    o.sample_every = static_cast<std::uint32_t>(every);
+    return;
   }
   throw InputError(where, "expected full, ops or sample:N (N a whole number >= 1), found '" + text + "'");
 }

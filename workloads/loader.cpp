@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
 
 namespace npusim::workloads {
 namespace fs = std::filesystem;
@@ -46,6 +47,10 @@ Graph load_workload(const std::string& spec, const std::string& zoo_dir, const L
         spec,
         "expected a workload file ending in .yaml, .yml, .onnx or .csv (SCALE-Sim topology), found '" + ext + "'");
   }
+  // A path that names something other than a file (a folder called net.onnx) is said to be one,
+  // not looked up in the zoo; a bare name stays a zoo name even if a folder of that name exists.
+  if ((fs::path(spec).has_extension() || spec.find('/') != std::string::npos) && fs::exists(spec, ec))
+    open_input_file(spec);  // throws: "expected a regular file, found a folder"
   const fs::path zoo_file = fs::path(zoo_dir) / (spec + ".yaml");
   if (fs::is_regular_file(zoo_file, ec)) {
     refuse_onnx_options(options, spec, "the zoo workload");

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
-#include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
@@ -45,7 +45,7 @@ void add_common(po::options_description& d, Common& c) {
 }
 
 /// The largest dim --input-shape or --dim takes (ONNX's attribute sizes stay within 2^31 too).
-constexpr long long kMaxDim = 1LL << 31;
+constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
 
 /// "--dim NAME=VALUE" (a symbolic ONNX dimension bound by name) into the load options.
 void parse_dim(const std::string& text, workloads::LoadOptions& load) {
@@ -53,16 +53,7 @@ void parse_dim(const std::string& text, workloads::LoadOptions& load) {
   if (eq == std::string::npos || eq == 0)
     throw InputError("--dim " + text,
                      "expected NAME=VALUE (a symbolic dimension of the model's inputs), found '" + text + "'");
-  const std::string value = text.substr(eq + 1);
-  std::size_t pos = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(value, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != value.size() || v < 0 || v > kMaxDim)
-    throw InputError("--dim " + text, "expected an integer in [0, 2^31], found '" + value + "'");
+  const std::int64_t v = parse_integer(text.substr(eq + 1), "--dim " + text, 0, kMaxDim);
   load.dims[text.substr(0, eq)] = v;
 }
 
@@ -122,10 +113,7 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       }),
       "what trace.json keeps: full (every command; re-analysable), ops (op and group slices and counters), "
       "or sample:N (every Nth command)")(
-      "trace-bank-rows",
-      po::value<std::string>()
-          ->default_value(std::to_string(traces::kDefaultMaxRowSlices))
-          ->notifier([&s](const std::string& v) { s.trace.max_row_slices = parse_count(v, "--trace-bank-rows"); }),
+      "trace-bank-rows", integer_value<std::uint64_t>(&s.trace.max_row_slices, 0, UINT64_MAX),
       "at --trace-level full, write the DRAM bank tracks only if the run has at most N row slices (one per ACT, "
       "~130 B each); 0: no limit")("counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
     s.trace.counter_window_ps = parse_duration(v, "--counter-window").seconds * 1e12;
@@ -135,31 +123,59 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
                                    "width of the trace's counter windows, e.g. 1us (default: the run's time / 200)");
 }
 
-/// Parses `args`; returns false when --help was printed.
-bool parse(const std::vector<std::string>& args, po::options_description& d, Common& c, const char* usage,
-           po::positional_options_description* pos = nullptr) {
+/// "npusim keys" from "usage: npusim keys [--json ...]".
+std::string command_of(const std::string& usage_line) {
+  std::string line = usage_line.rfind("usage: ", 0) == 0 ? usage_line.substr(7) : usage_line;
+  return line.substr(0, line.find(' ', line.find(' ') + 1));
+}
+
+/// Whether `v` is boost's own conversion to an integer type, which wraps "-1" into an unsigned
+/// and reports a fraction in the library's words: integer options are declared with integer_value.
+bool library_integer(const po::value_semantic* v) {
+  return dynamic_cast<const po::typed_value<short>*>(v) || dynamic_cast<const po::typed_value<unsigned short>*>(v) ||
+         dynamic_cast<const po::typed_value<int>*>(v) || dynamic_cast<const po::typed_value<unsigned>*>(v) ||
+         dynamic_cast<const po::typed_value<long>*>(v) || dynamic_cast<const po::typed_value<unsigned long>*>(v) ||
+         dynamic_cast<const po::typed_value<long long>*>(v) ||
+         dynamic_cast<const po::typed_value<unsigned long long>*>(v);
+}
+
+/// Parses `args`; returns false when --help was printed. The one parser of every command's
+/// arguments: positional arguments fill `positional` in order and any beyond them is refused;
+/// integer options are parsed by parse_integer once the options are known.
+bool parse(const std::vector<std::string>& args, po::options_description& d, Common& c, const std::string& usage,
+           const std::vector<std::string>& positional = {}) {
+  for (const auto& option : d.options())
+    if (library_integer(option->semantic().get()))
+      throw std::logic_error("option --" + option->long_name() + " is an integer not declared with integer_value");
+  po::parsed_options parsed = po::command_line_parser(args).options(d).run();
+  const std::string usage_line = usage.substr(0, usage.find('\n'));
+  std::size_t next = 0;
+  for (auto& o : parsed.options) {
+    if (!o.string_key.empty()) continue;  // boost names each option; an argument that is none has no name
+    if (next == positional.size()) {
+      const std::string arg = o.original_tokens.empty() ? "" : o.original_tokens.front();
+      throw InputError(command_of(usage_line), "unexpected argument '" + arg + "' (" + usage_line + ")");
+    }
+    o.string_key = positional[next++];
+  }
   po::variables_map vm;
-  auto parser = po::command_line_parser(args).options(d);
-  if (pos) parser.positional(*pos);
-  po::store(parser.run(), vm);
+  po::store(parsed, vm);
   po::notify(vm);
   if (c.help) {
     std::cout << usage << "\n" << d << "\nExit codes: 0 ok, 1 simulation or analysis error, 2 bad input.\n";
     return false;
   }
+  for (const auto& option : d.options())
+    if (const auto* integer = dynamic_cast<const IntegerValue*>(option->semantic().get())) {
+      const std::string& name = option->long_name();
+      if (vm.count(name) && !vm[name].defaulted()) integer->store(vm[name].as<std::string>(), "--" + name);
+    }
   const auto level = spdlog::level::from_str(c.log_level);
   if (level == spdlog::level::off && c.log_level != "off")
     throw InputError("--log-level", "expected trace, debug, info, warn, error or off, found '" + c.log_level + "'");
   spdlog::set_level(level);
   spdlog::set_default_logger(spdlog::default_logger());
   return true;
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> parts;
-  boost::split(parts, s, boost::is_any_of(","));
-  for (auto& p : parts) boost::trim(p);
-  return parts;
 }
 
 /// --objective steers the search policy only: with no search among `policies` it is a mistake
@@ -190,9 +206,7 @@ bool parse_command_line(const std::vector<std::string>& args, po::options_descri
                         const char* positional) {
   Common c;
   add_common(d, c);
-  po::positional_options_description pos;
-  pos.add(positional, 1);
-  return parse(args, d, c, usage, &pos);
+  return parse(args, d, c, usage, {positional});
 }
 
 int run_command(const std::vector<std::string>& args) {
@@ -228,8 +242,8 @@ int compare_command(const std::vector<std::string>& args) {
              "config (at least two runs; the first is the baseline), and writes DIR/<name>/ for each run\n"
              "plus DIR/compare.json and DIR/report.html."))
     return 0;
-  const auto policies = split_list(base.fusion), configs = split_list(base.config);
-  const auto parallels = base.parallel.empty() ? std::vector<std::string>{""} : split_list(base.parallel);
+  const auto policies = split_list(base.fusion, "-f/--fusion"), configs = split_list(base.config, "-c/--config");
+  const auto parallels = base.parallel.empty() ? std::vector<std::string>{""} : split_list(base.parallel, "--parallel");
   check_objective(base, policies);
   if (policies.size() * configs.size() * parallels.size() < 2)
     throw InputError("--fusion/--config/--parallel",
@@ -390,10 +404,8 @@ int roofline_command(const std::vector<std::string>& args) {
   d.add_options()("trace", po::value(&trace), "a trace.json written by npusim run")(
       "out,o", po::value(&out)->default_value(out), "output folder");
   add_common(d, c);
-  po::positional_options_description pos;
-  pos.add("trace", 1);
   if (!parse(args, d, c, "usage: npusim roofline TRACE.json [--out DIR]\nRe-analyses a saved trace; no simulation.",
-             &pos))
+             {"trace"}))
     return 0;
   if (trace.empty()) throw InputError("npusim roofline", "expected a trace file argument, found none");
   OutputDir dir(out);

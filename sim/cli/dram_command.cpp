@@ -45,21 +45,9 @@ const char* kUsage =
 struct Options {
   std::string preset = "LPDDR4X-4266-x32";
   std::vector<std::string> sets;
-  std::string trace, out, generate, log_level = "warn";
-  // --requests, --interval, --stride, --seed as typed (checked by pattern_options)
-  std::string requests = "100000", interval = "1", stride = "0", seed = "1";
-  bool help = false;
+  std::string trace, out, generate;
+  models::TraceOptions pattern;  // --requests, --interval, --stride, --seed
 };
-
-/// A whole number from 0 to 2^64 - 1 given to `option`; "-1", "1e3" or "2^64" are errors.
-models::TraceOptions pattern_options(const Options& o) {
-  models::TraceOptions t;
-  t.requests = parse_count(o.requests, "--requests");
-  t.interval = parse_count(o.interval, "--interval");
-  t.stride = parse_count(o.stride, "--stride");
-  t.seed = parse_count(o.seed, "--seed");
-  return t;
-}
 
 /// "tRCD=20ns" -> "npu.dram.timing.tRCD=20ns"; "mapping=..." -> "npu.dram.mapping=...".
 /// JEDEC timing names are CL, RL, CWL, WL and t followed by a capital letter.
@@ -177,21 +165,13 @@ int dram_command(const std::vector<std::string>& args) {
       "out,o", po::value(&o.out), "output folder for dram_summary.json")(
       "generate,g", po::value(&o.generate),
       "write a synthetic trace: sequential, interleaved, read_write, random, strided, bank_groups")(
-      "requests", po::value(&o.requests)->default_value(o.requests), "--generate: requests (1 to 10^8)")(
-      "interval", po::value(&o.interval)->default_value(o.interval),
-      "--generate: DRAM cycles between requests' issue cycles")(
-      "stride", po::value(&o.stride)->default_value(o.stride),
+      "requests", integer_value<std::uint64_t>(&o.pattern.requests, 1, models::TraceOptions::kMaxRequests),
+      "--generate: requests")("interval", integer_value<std::uint64_t>(&o.pattern.interval, 0, UINT64_MAX),
+                              "--generate: DRAM cycles between requests' issue cycles")(
+      "stride", integer_value<std::uint64_t>(&o.pattern.stride, 0, UINT64_MAX),
       "--generate strided: bytes between requests (0 = one row of one bank)")(
-      "seed", po::value(&o.seed)->default_value(o.seed), "--generate random: seed")("help,h", po::bool_switch(&o.help),
-                                                                                    "show this help")(
-      "log-level", po::value(&o.log_level)->default_value(o.log_level), "trace, debug, info, warn, error or off");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).run(), vm);
-  po::notify(vm);
-  if (o.help) {
-    std::cout << kUsage << "\n\n" << d << "\nExit codes: 0 ok, 1 simulation error, 2 bad input.\n";
-    return 0;
-  }
+      "seed", integer_value<std::uint64_t>(&o.pattern.seed, 0, UINT64_MAX), "--generate random: seed");
+  if (!parse_command_line(args, d, kUsage)) return 0;
   if (o.trace.empty()) throw InputError("npusim dram", "expected --trace FILE, found none");
   if (o.generate.empty() && o.out.empty()) throw InputError("npusim dram", "expected --out DIR, found none");
 
@@ -204,15 +184,14 @@ int dram_command(const std::vector<std::string>& args) {
   const DramConfig config = load_dram(o);
   if (!o.generate.empty()) {
     set_stage("generating the trace");
-    models::PatternSource pattern(models::parse_trace_pattern(o.generate, "--generate"), config, pattern_options(o));
+    models::PatternSource pattern(models::parse_trace_pattern(o.generate, "--generate"), config, o.pattern);
     std::uint64_t n = 0;
     write_file_atomic(o.trace, [&](std::ostream& out) { n = models::write_trace(pattern, out); });
     std::cout << "npusim dram: wrote " << n << " " << o.generate << " requests to " << o.trace << "\n";
     if (o.out.empty()) return 0;
   }
 
-  std::ifstream in(o.trace);
-  if (!in) throw InputError(o.trace, "cannot open the trace file for reading");
+  std::ifstream in = open_input_file(o.trace);
   set_stage("simulating the DRAM trace");
   models::DramEngine engine(config);
   models::TraceReader reader(in, o.trace, engine.capacity_bytes());

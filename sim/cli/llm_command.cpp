@@ -1,4 +1,5 @@
 // npusim llm: a language model's prefill and decode phases from its Hugging Face config.json.
+#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -21,6 +22,9 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace {
+
+/// The largest --prompt, --generate and --batch (the engine's check_llm_spec says the same).
+constexpr std::int64_t kMaxCount = 1000000;
 
 const char* kUsage =
     "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B]\n"
@@ -77,11 +81,12 @@ int llm_command(const std::vector<std::string>& args) {
                   "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
                   "Phi-3-mini-4k-instruct, gemma-2-2b")("config,c", po::value(&s.config)->default_value(s.config),
                                                         "hardware config: a YAML path or a preset name")(
-      "prompt", po::value(&s.prompt)->default_value(s.prompt), "prompt tokens per sequence (the prefill)")(
-      "generate", po::value(&s.generate)->default_value(s.generate), "decode steps (one new token per sequence each)")(
-      "batch", po::value(&s.batch)->default_value(s.batch), "sequences decoded together")(
+      "prompt", integer_value<std::int64_t>(&s.prompt, 1, kMaxCount), "prompt tokens per sequence (the prefill)")(
+      "generate", integer_value<std::int64_t>(&s.generate, 0, kMaxCount),
+      "decode steps (one new token per sequence each)")("batch", integer_value<std::int64_t>(&s.batch, 1, kMaxCount),
+                                                        "sequences decoded together")(
       "weight-dtype", po::value(&s.weight_dtype), "int4, int8, fp16 or bf16 (default: the config's dtype)")(
-      "group-size", po::value(&s.group_size)->default_value(s.group_size), "weights per fp16 scale (int4, int8)")(
+      "group-size", integer_value<std::uint32_t>(&s.group_size, 0, 1u << 20), "weights per fp16 scale (int4, int8)")(
       "zero-point", po::bool_switch(&s.zero_point), "asymmetric weights: an int4/int8 zero point per group too")(
       "wide-head", po::bool_switch(&s.wide_head), "keep the LM head and the embedding table at fp16")(
       "kv-dtype", po::value(&s.kv_dtype), "KV cache: int8, fp16 or bf16 (default: the config's dtype)")(
@@ -91,7 +96,7 @@ int llm_command(const std::vector<std::string>& args) {
       "parallel", po::value(&s.parallel),
       "how each phase spreads over npu.cores: none, tensor (every weight GEMM split by output channels) or auto "
       "(each GEMM's best split); default auto on a multi-core config")(
-      "decode-samples", po::value(&s.decode_samples)->default_value(s.decode_samples),
+      "decode-samples", integer_value(&s.decode_samples, 0, INT_MAX),
       "at most this many decode steps simulated (first, last, then midpoints while the steps are not on a line; "
       "the rest interpolated); 0: every step")(
       "decode-tolerance", po::value(&s.decode_tolerance)->default_value(s.decode_tolerance),

@@ -86,11 +86,18 @@ __attribute__((constructor(101))) static void block_stop_signals_at_start() {
 int main(int argc, char** argv) {
   npusim::engine::install_interrupt_handling();
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help");
+  const bool version = !args.empty() && (args[0] == "--version" || args[0] == "version");
+  if ((help || version) && args.size() > 1) {  // the commands' own rule: no argument they do not take
+    std::fprintf(stderr, "npusim: error: npusim %s: unexpected argument '%s' (usage: npusim %s)\n", args[0].c_str(),
+                 args[1].c_str(), args[0].c_str());
+    return 2;
+  }
+  if (args.empty() || help) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
-  if (args[0] == "--version" || args[0] == "version") {
+  if (version) {
     std::printf("%s\n", npusim::version_line().c_str());
     return 0;
   }

@@ -4,7 +4,6 @@
 #include <iostream>
 
 #include <boost/program_options.hpp>
-#include <spdlog/spdlog.h>
 
 #include "models/mac_array/fold_model.h"
 #include "sim/cli/commands.h"
@@ -27,8 +26,8 @@ const char* kUsage =
     "BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv into DIR.";
 
 struct Options {
-  std::string config, topology, out, log_level;
-  bool gemm = false, help = false;
+  std::string config, topology, out;
+  bool gemm = false;
 };
 
 /// Parses `args`; returns false when --help was printed.
@@ -37,20 +36,8 @@ bool parse_options(const std::vector<std::string>& args, Options& o) {
   d.add_options()("config,c", po::value(&o.config), "SCALE-Sim .cfg file")(
       "topology,t", po::value(&o.topology), "SCALE-Sim topology CSV (conv or GEMM rows)")(
       "gemm", po::bool_switch(&o.gemm), "the topology has GEMM rows (Layer, M, N, K), as SCALE-Sim's -i gemm")(
-      "out,o", po::value(&o.out)->default_value("npusim-out/scalesim"), "output folder")(
-      "help,h", po::bool_switch(&o.help), "show this help")("log-level", po::value(&o.log_level)->default_value("warn"),
-                                                            "trace, debug, info, warn, error or off");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).run(), vm);
-  po::notify(vm);
-  if (o.help) {
-    std::cout << kUsage << "\n\n" << d << "\nExit codes: 0 ok, 1 simulation error, 2 bad input.\n";
-    return false;
-  }
-  const auto level = spdlog::level::from_str(o.log_level);
-  if (level == spdlog::level::off && o.log_level != "off")
-    throw InputError("--log-level", "expected trace, debug, info, warn, error or off, found '" + o.log_level + "'");
-  spdlog::set_level(level);
+      "out,o", po::value(&o.out)->default_value("npusim-out/scalesim"), "output folder");
+  if (!parse_command_line(args, d, kUsage)) return false;
   if (o.config.empty()) throw InputError("--config", "expected a SCALE-Sim .cfg file, found none");
   if (o.topology.empty()) throw InputError("--topology", "expected a SCALE-Sim topology .csv file, found none");
   return true;

@@ -48,41 +48,28 @@ int serve_command(const std::vector<std::string>& args) {
            request_timeout = unsigned(o.request_timeout.count());
   std::size_t max_runs = 4;
   po::options_description d("npusim serve options");
-  d.add_options()("help,h", "show this help")("host", po::value(&o.host)->default_value(o.host),
-                                              "address to listen on (loopback unless --allow-remote)")(
-      "port", po::value(&o.port)->default_value(o.port), "TCP port (0: any free port; the printed URL says which)")(
+  d.add_options()("host", po::value(&o.host)->default_value(o.host),
+                  "address to listen on (loopback unless --allow-remote)")(
+      "port", integer_value<unsigned short>(&o.port, 0, 65535),
+      "TCP port (0: any free port; the printed URL says which)")(
       "allow-remote", po::bool_switch(&o.allow_remote),
       "allow a non-loopback --host (see what it exposes: docs/serve.md)")(
       "assets", po::value(&assets), "folder of the built web page (default: <data dir>/web/dist, env NPUSIM_WEB_DIR)")(
       "work-dir", po::value(&work),
       "folder for run outputs and uploads (default: a new temporary folder, removed at exit)")(
-      "max-runs", po::value(&max_runs)->default_value(max_runs), "simulations running at once (1..64)")(
-      "run-timeout", po::value(&run_timeout)->default_value(run_timeout),
-      "wall-clock limit of one run, seconds (1..86400)")(
+      "max-runs", integer_value<std::size_t>(&max_runs, 1, 64), "simulations running at once")(
+      "run-timeout", integer_value(&run_timeout, 1u, 86400u), "wall-clock limit of one run, seconds")(
       "run-memory", po::value(&run_memory)->default_value(run_memory), "address-space limit of one run (e.g. 4 GiB)")(
       "upload-limit", po::value(&upload_limit)->default_value(upload_limit), "largest workload upload (e.g. 32 MiB)")(
-      "idle-timeout", po::value(&idle_timeout)->default_value(idle_timeout),
-      "seconds a connection may take to send a request's header, or stay idle between requests (1..3600)")(
-      "request-timeout", po::value(&request_timeout)->default_value(request_timeout),
-      "seconds a request's body may take to arrive, and a response to be sent (1..3600)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << "usage: npusim serve [--host 127.0.0.1] [--port 8080] [--allow-remote]\n"
-                 "Serves the live page: change the NPU and the workload in the browser, each change re-runs\n"
-                 "`npusim run` and the rooflines, timeline and tables update. API: docs/serve.md.\n\n"
-              << d;
+      "idle-timeout", integer_value(&idle_timeout, 1u, 3600u),
+      "seconds a connection may take to send a request's header, or stay idle between requests")(
+      "request-timeout", integer_value(&request_timeout, 1u, 3600u),
+      "seconds a request's body may take to arrive, and a response to be sent");
+  if (!parse_command_line(args, d,
+                          "usage: npusim serve [--host 127.0.0.1] [--port 8080] [--allow-remote]\n"
+                          "Serves the live page: change the NPU and the workload in the browser, each change re-runs\n"
+                          "`npusim run` and the rooflines, timeline and tables update. API: docs/serve.md."))
     return 0;
-  }
-  if (max_runs < 1 || max_runs > 64)
-    throw InputError("--max-runs", "expected 1 to 64, found " + std::to_string(max_runs));
-  if (run_timeout < 1 || run_timeout > 86400)
-    throw InputError("--run-timeout", "expected 1 to 86400 seconds, found " + std::to_string(run_timeout));
-  if (idle_timeout < 1 || idle_timeout > 3600)
-    throw InputError("--idle-timeout", "expected 1 to 3600 seconds, found " + std::to_string(idle_timeout));
-  if (request_timeout < 1 || request_timeout > 3600)
-    throw InputError("--request-timeout", "expected 1 to 3600 seconds, found " + std::to_string(request_timeout));
   o.idle_timeout = std::chrono::seconds(idle_timeout);
   o.request_timeout = o.response_timeout = std::chrono::seconds(request_timeout);
   o.limits.max_in_flight = max_runs;

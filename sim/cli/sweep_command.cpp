@@ -2,9 +2,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
-#include <spdlog/spdlog.h>
 
 #include "sim/cli/commands.h"
 #include "sim/core/errors.h"
@@ -20,27 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Parses `args` with one positional argument; false when --help was printed.
+/// Parses `args` with one positional argument, which must be given (into `value`); false when
+/// --help was printed.
 bool parse_sweep_args(const std::vector<std::string>& args, po::options_description& d, const char* positional,
-                      const std::string& usage) {
-  std::string log_level;
-  bool help = false;
-  d.add_options()("help,h", po::bool_switch(&help), "show this help")(
-      "log-level", po::value(&log_level)->default_value("warn"), "trace, debug, info, warn, error or off");
-  po::positional_options_description pos;
-  pos.add(positional, 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
-  po::notify(vm);
-  if (help) {
-    std::cout << usage << "\n" << d << "\nExit codes: 0 ok, 1 simulation or analysis error, 2 bad input.\n";
-    return false;
-  }
-  const auto level = spdlog::level::from_str(log_level);
-  if (level == spdlog::level::off && log_level != "off")
-    throw InputError("--log-level", "expected trace, debug, info, warn, error or off, found '" + log_level + "'");
-  spdlog::set_level(level);
-  if (!vm.count(positional))
+                      const std::string& value, const std::string& usage) {
+  if (!parse_command_line(args, d, usage.c_str(), positional)) return false;
+  if (value.empty())
     throw InputError("", std::string("expected ") +
                              (std::string(positional) == "sweep" ? "a sweep file" : "a sweep folder") +
                              ", found none (" + usage.substr(0, usage.find('\n')) + ")");
@@ -57,23 +40,21 @@ int sweep_command(const std::vector<std::string>& args) {
   po::options_description d("npusim sweep options");
   d.add_options()("sweep", po::value(&file), "the sweep file (YAML, docs/sweep.md)")(
       "out,o", po::value(&o.out)->default_value("npusim-out/sweep"), "the sweep folder")(
-      "jobs,j", po::value(&o.jobs)->default_value(1), "points simulated at once (child processes)")(
+      "jobs,j", integer_value(&o.jobs, 1u, 1024u), "points simulated at once (child processes)")(
       "resume", po::bool_switch(&o.resume), "continue a sweep folder: skip the points already recorded")(
       "keep-runs", po::bool_switch(&o.keep_runs),
       "keep every point's run folder (DIR/runs/<id>/, report.html and all)")(
       "shard", po::value(&shard), "run only shard I of N (I/N, 0-based: the points with index % N == I)")(
       "slurm", po::bool_switch(&slurm), "write and submit a Slurm job array, one task per shard")(
-      "array-size", po::value(&array_size), "Slurm array tasks (shards); default: min(points, 100)")(
-      "partition", po::value(&partition), "Slurm partition")("dry-run", po::bool_switch(&dry_run),
-                                                             "with --slurm: write the sbatch script, do not submit it")(
+      "array-size", integer_value(&array_size, 1u, 1000000u, false),
+      "Slurm array tasks (shards); default: min(points, 100)")("partition", po::value(&partition), "Slurm partition")(
+      "dry-run", po::bool_switch(&dry_run), "with --slurm: write the sbatch script, do not submit it")(
       "no-progress", po::bool_switch(&no_progress), "no progress line on stderr");
   if (!parse_sweep_args(
-          args, d, "sweep",
+          args, d, "sweep", file,
           "usage: npusim sweep SWEEP.yaml [--out DIR] [-j N] [--resume] [--keep-runs] [--shard I/N]\n"
           "       npusim sweep SWEEP.yaml --out DIR --slurm [--array-size N] [--partition P] [--dry-run]"))
     return 0;
-  if (o.jobs == 0 || o.jobs > 1024)
-    throw InputError("--jobs", "expected 1 to 1024 points at once, found " + std::to_string(o.jobs));
   if (!shard.empty()) std::tie(o.shard, o.shards) = sweep::parse_shard(shard);
   if (!slurm && (dry_run || array_size || !partition.empty()))
     throw InputError("--dry-run/--array-size/--partition", "expected with --slurm");
@@ -118,7 +99,7 @@ int sweep_merge_command(const std::vector<std::string>& args) {
   std::string dir;
   po::options_description d("npusim sweep-merge options");
   d.add_options()("dir", po::value(&dir), "the sweep folder");
-  if (!parse_sweep_args(args, d, "dir",
+  if (!parse_sweep_args(args, d, "dir", dir,
                         "usage: npusim sweep-merge DIR\n"
                         "Combines DIR/results.jsonl and DIR/shards/*.jsonl into DIR/results.jsonl and .csv."))
     return 0;
@@ -136,13 +117,10 @@ int sweep_report_command(const std::vector<std::string>& args) {
       "objectives", po::value(&objectives),
       "two or three of latency, energy, area (an LLM sweep: ttft, tokens_per_second, energy_per_token, area); default: "
       "the sweep file's")("out,o", po::value(&o.out), "report folder (default DIR/report)");
-  if (!parse_sweep_args(args, d, "dir",
+  if (!parse_sweep_args(args, d, "dir", o.dir,
                         "usage: npusim sweep-report DIR [--objectives latency,energy,area] [--out REPORT_DIR]"))
     return 0;
-  if (!objectives.empty()) {
-    boost::split(o.objectives, objectives, boost::is_any_of(","));
-    for (auto& ob : o.objectives) boost::trim(ob);
-  }
+  if (!objectives.empty()) o.objectives = split_list(objectives, "--objectives");
   std::cout << sweep::write_sweep_report(o)
             << "report: " << (o.out.empty() ? fs::path(o.dir) / "report" : fs::path(o.out)) / "report.html"
             << " (pareto.csv, front.txt, pareto_*.svg/.png beside it)\n";

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 
-#include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
 
 #include "sim/cli/commands.h"
@@ -58,17 +57,14 @@ class ProgressLine {
   bool on_, shown_ = false;
 };
 
-unsigned check_jobs(int jobs) {
-  if (jobs < 1 || jobs > 256)
-    throw InputError("-j", "expected from 1 to 256 rows at once, found " + std::to_string(jobs));
-  return unsigned(jobs);
-}
+/// Rows simulated at once (-j) at most.
+constexpr unsigned kMaxJobs = 256;
 
 }  // namespace
 
 int validate_command(const std::vector<std::string>& args) {
   std::string csv, config, out = "npusim-out/validate", rows;
-  int jobs = 1;
+  unsigned jobs = 1;
   bool quiet = false;
   std::vector<std::string> max_errors;
   po::options_description d("npusim validate options");
@@ -77,13 +73,12 @@ int validate_command(const std::vector<std::string>& args) {
       "hardware config of the rows whose config column is empty: a preset or a YAML path")(
       "out,o", po::value(&out)->default_value(out), "output folder (validation.json, report.html)")(
       "rows", po::value(&rows), "data rows to run, 1-based, e.g. 1,3,5-7 (default: all)")(
-      "jobs,j", po::value(&jobs)->default_value(jobs), "rows simulated at once")(
+      "jobs,j", integer_value(&jobs, 1u, kMaxJobs), "rows simulated at once")(
       "max-error", po::value(&max_errors)->composing(),
       "METRIC=PCT (repeatable): exit 1 when a metric's largest |error| exceeds PCT %, e.g. tokens_per_second=35")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   if (!parse_command_line(args, d, kValidateUsage, "csv")) return 0;
   if (csv.empty()) throw InputError("FILE.csv", "expected the CSV of measured figures, found none");
-  const unsigned j = check_jobs(jobs);
   std::vector<ErrorLimit> limits;
   for (const auto& m : max_errors) limits.push_back(parse_error_limit(m));
 
@@ -98,7 +93,7 @@ int validate_command(const std::vector<std::string>& args) {
     std::size_t runnable = 0;
     for (std::size_t i : selected) runnable += set.rows[i].skipped.empty();
     progress.show("validate: 0/" + std::to_string(runnable) + " rows simulated");
-    figures = simulate_rows(set, selected, {}, j, [&](std::size_t done, std::size_t total) {
+    figures = simulate_rows(set, selected, {}, jobs, [&](std::size_t done, std::size_t total) {
       progress.show("validate: " + std::to_string(done) + "/" + std::to_string(total) + " rows simulated");
     });
   }
@@ -127,7 +122,6 @@ int validate_command(const std::vector<std::string>& args) {
 int calibrate_command(const std::vector<std::string>& args) {
   CalibrationSpec spec;
   std::string fit;
-  int jobs = 1;
   bool quiet = false;
   std::string usage = kCalibrateUsage;
   for (const auto& k : fittable_keys())
@@ -140,16 +134,12 @@ int calibrate_command(const std::vector<std::string>& args) {
       "config column is empty run on it")("out,o", po::value(&spec.out), "the fitted config to write (must not exist)")(
       "fit", po::value(&fit), "keys to fit, comma-separated (at most 6; default: the table's default set)")(
       "rows", po::value(&spec.rows), "data rows to fit, 1-based, e.g. 1,3,5-7 (default: all)")(
-      "jobs,j", po::value(&jobs)->default_value(jobs), "rows simulated at once in each evaluation")(
-      "max-evals", po::value(&spec.max_evals)->default_value(spec.max_evals), "evaluations at most")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line");
+      "jobs,j", integer_value(&spec.jobs, 1u, kMaxJobs), "rows simulated at once in each evaluation")(
+      "max-evals", integer_value(&spec.max_evals, 1, 100000), "evaluations at most")("quiet,q", po::bool_switch(&quiet),
+                                                                                     "no progress line");
   if (!parse_command_line(args, d, usage.c_str(), "csv")) return 0;
   if (spec.csv.empty()) throw InputError("FILE.csv", "expected the CSV of measured figures, found none");
-  spec.jobs = check_jobs(jobs);
-  if (!fit.empty()) {
-    boost::split(spec.fit, fit, boost::is_any_of(","));
-    for (auto& k : spec.fit) boost::trim(k);
-  }
+  if (!fit.empty()) spec.fit = split_list(fit, "--fit");
   ProgressLine progress(!quiet);
   spec.on_evaluation = [&](int n, const std::string& values, double sse) {
     char b[64];

@@ -147,33 +147,45 @@ std::string size_text(std::uint64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+/// The size of `path`, which must be a regular file (a link to one is followed).
+std::uint64_t regular_file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError(path, "cannot open file for reading (" + std::string(std::strerror(errno)) + ")");
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode)                          ? "a folder"
+                       : S_ISFIFO(st.st_mode)                       ? "a pipe"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                                                    : "no regular file";
+    throw InputError(path, std::string("expected a regular file, found ") + kind);
+  }
+  return std::uint64_t(st.st_size);
+}
+
 }  // namespace
 
+std::ifstream open_input_file(const std::string& path) {
+  regular_file_size(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open file for reading (" + std::string(std::strerror(errno)) + ")");
+  return in;
+}
+
 std::string read_file(const std::string& path, std::uint64_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path, "cannot open file for reading (" + std::string(std::strerror(errno)) + ")");
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw InputError(path, "cannot open file for reading");
-  if (S_ISDIR(st.st_mode)) throw InputError(path, "expected a file, found a folder");
+  const std::uint64_t size = regular_file_size(path);
   const std::string too_large = "expected a file of at most " + size_text(max_bytes) + ", found ";
-  if (S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > max_bytes)
-    throw InputError(path, too_large + size_text(std::uint64_t(st.st_size)));
-  // Read in chunks up to the bound: a pipe or a device (/dev/zero) has no size to check first.
+  if (size > max_bytes) throw InputError(path, too_large + size_text(size));
+  std::ifstream in = open_input_file(path);
   std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(std::size_t(st.st_size));
+  text.reserve(std::size_t(size));
+  // Read up to the bound: a file that grew since its size was taken is cut off there, not read on.
   char chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw InputError(path, "cannot read the file (" + std::string(std::strerror(errno)) + ")");
-    if (n == 0) break;
-    if (text.size() + std::size_t(n) > max_bytes) throw InputError(path, too_large + "more");
-    text.append(chunk, std::size_t(n));
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    if (text.size() + std::size_t(in.gcount()) > max_bytes) throw InputError(path, too_large + "more");
+    text.append(chunk, std::size_t(in.gcount()));
   }
+  if (in.bad()) throw InputError(path, "cannot read the file");
   return text;
 }
 

@@ -2,6 +2,7 @@
 // Output files are written to a temporary name beside the target and renamed, so an
 // interrupted run never leaves a half file that looks whole.
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -52,9 +53,13 @@ void write_new_file(const std::string& path, const std::string& content, const s
 constexpr std::uint64_t kMaxInputFileBytes = std::uint64_t{256} << 20;
 /// The bound for npusim's own large outputs read back (trace.json, a sweep's result files).
 constexpr std::uint64_t kMaxOutputFileBytes = std::uint64_t{8} << 30;
-/// Reads a whole file of at most `max_bytes` bytes. Throws InputError(path, ...) when it cannot
-/// be opened or read, is a folder, or holds more (checked before reading when the size is known,
-/// while reading for a pipe or a device).
+/// Opens an input file for reading (binary): the one check of every "read this file" path.
+/// Throws InputError(path, ...) when it cannot be opened or is not a regular file (a folder, a
+/// pipe, a device: "expected a regular file, found a folder"), which would read as empty or
+/// never end. A symbolic link to a regular file is read.
+std::ifstream open_input_file(const std::string& path);
+/// Reads a whole file of at most `max_bytes` bytes (open_input_file's checks; the size checked
+/// before any byte is read). Throws InputError(path, ...) when it cannot be read or holds more.
 std::string read_file(const std::string& path, std::uint64_t max_bytes = kMaxInputFileBytes);
 
 }  // namespace npusim

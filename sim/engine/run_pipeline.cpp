@@ -17,6 +17,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/json_text.h"
+#include "sim/core/units.h"
 #include "sim/core/version.h"
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/l2_placement.h"
@@ -82,25 +83,14 @@ std::string report_title(const traces::Trace& t) {
 }  // namespace
 
 void parse_input_shape(const std::string& text, workloads::LoadOptions& load, const std::string& flag) {
-  constexpr long long kMaxDim = 1LL << 31;  // the largest dim (ONNX's attribute sizes stay within 2^31 too)
+  constexpr std::int64_t kMaxDim = std::int64_t(1)
+                                   << 31;  // the largest dim (ONNX's attribute sizes stay within 2^31 too)
   const std::string where = flag + " " + text;
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) throw InputError(where, "expected NAME=D0,D1,..., found '" + text + "'");
   workloads::Shape shape;
-  std::stringstream ss(text.substr(eq + 1));
-  for (std::string d; std::getline(ss, d, ',');) {
-    std::size_t pos = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(d, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    // 0 is legal: an empty tensor (a KV cache of past length 0).
-    if (pos == 0 || pos != d.size() || v < 0 || v > kMaxDim)
-      throw InputError(where, "expected integer dimensions in [0, 2^31], found '" + d + "'");
-    shape.push_back(v);
-  }
+  // 0 is legal: an empty tensor (a KV cache of past length 0).
+  for (const auto& d : split_list(text.substr(eq + 1), where)) shape.push_back(parse_integer(d, where, 0, kMaxDim));
   if (shape.empty()) throw InputError(where, "expected at least one dimension, found none");
   load.input_shapes[text.substr(0, eq)] = shape;
 }

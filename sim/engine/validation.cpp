@@ -11,6 +11,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/csv_reader.h"
 #include "sim/core/errors.h"
+#include "sim/core/units.h"
 #include "sim/core/file_util.h"
 #include "sim/core/version.h"
 #include "sim/engine/child.h"
@@ -300,32 +301,20 @@ std::vector<std::size_t> parse_row_list(const std::string& text, std::size_t cou
     for (std::size_t i = 0; i < count; ++i) out.push_back(i);
     return out;
   }
-  const auto number = [&](const std::string& part, const std::string& item) {
-    const std::string t = trimmed(part);
-    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 9)
-      throw InputError(flag + " " + text, "expected row numbers and ranges such as 1,3,5-7, found '" + item + "'");
-    const std::size_t v = std::stoul(t);
-    if (v < 1 || v > count)
-      throw InputError(flag + " " + text, "expected rows from 1 to " + std::to_string(count) +
-                                              " (the CSV's data rows), found " + std::to_string(v));
-    return v;
+  const std::string where = flag + " " + text;
+  const auto number = [&](const std::string& part) {
+    return std::size_t(parse_unsigned(trimmed(part), where + " (the CSV's data rows)", 1, count));
   };
   std::set<std::size_t> rows;
-  std::size_t start = 0;
-  for (;;) {
-    const auto end = text.find(',', start);
-    const std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  for (const std::string& item : split_list(text, flag)) {
     const auto dash = item.find('-');
     if (dash == std::string::npos) {
-      rows.insert(number(item, item));
+      rows.insert(number(item));
     } else {
-      const std::size_t a = number(item.substr(0, dash), item), b = number(item.substr(dash + 1), item);
-      if (a > b)
-        throw InputError(flag + " " + text, "expected a range from a lower to a higher row, found '" + item + "'");
+      const std::size_t a = number(item.substr(0, dash)), b = number(item.substr(dash + 1));
+      if (a > b) throw InputError(where, "expected a range from a lower to a higher row, found '" + item + "'");
       for (std::size_t v = a; v <= b; ++v) rows.insert(v);
     }
-    if (end == std::string::npos) break;
-    start = end + 1;
   }
   for (std::size_t v : rows) out.push_back(v - 1);
   return out;

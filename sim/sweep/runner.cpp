@@ -18,6 +18,7 @@
 #include "sim/engine/output_dir.h"
 #include "sim/engine/run_pipeline.h"
 #include "sim/core/errors.h"
+#include "sim/core/units.h"
 #include "sim/core/file_util.h"
 #include "traces/area.h"
 #include "workloads/graph.h"
@@ -35,19 +36,11 @@ ResultFiles result_files(const RunOptions& o) {
 
 std::pair<unsigned, unsigned> parse_shard(const std::string& text) {
   const auto slash = text.find('/');
-  unsigned long i = 0, n = 0;
-  std::size_t p1 = 0, p2 = 0;
-  try {
-    if (slash != std::string::npos) {
-      i = std::stoul(text.substr(0, slash), &p1);
-      n = std::stoul(text.substr(slash + 1), &p2);
-    }
-  } catch (const std::exception&) {
-    p1 = 0;
-  }
-  if (slash == std::string::npos || p1 != slash || p1 == 0 || p2 != text.size() - slash - 1 || text[0] == '-' ||
-      text[slash + 1] == '-' || n == 0 || i >= n || n > 1000000)
-    throw InputError("--shard " + text, "expected I/N with 0 <= I < N <= 1000000 (e.g. 0/4), found '" + text + "'");
+  const std::string where = "--shard " + text;
+  if (slash == std::string::npos)
+    throw InputError(where, "expected I/N with 0 <= I < N <= 1000000 (e.g. 0/4), found '" + text + "'");
+  const auto n = parse_unsigned(text.substr(slash + 1), where + " (N)", 1, 1000000);
+  const auto i = parse_unsigned(text.substr(0, slash), where + " (I)", 0, n - 1);
   return {unsigned(i), unsigned(n)};
 }
 

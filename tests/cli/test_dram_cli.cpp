@@ -125,7 +125,7 @@ TEST(DramCli, HugeCountsAndCyclesAreBadInput) {
         std::string("dram --generate random ") + args + " --preset LPDDR4-3200-x32 --trace " + trace.string(),
         "--requests: expected a whole number", out);
   expect_bad_input("dram --generate random --requests 100000001 --preset LPDDR4-3200-x32 --trace " + trace.string(),
-                   "expected 1 to 100000000 requests", out);
+                   "--requests: expected a whole number from 1 to 100000000, found '100000001'", out);
   expect_bad_input(
       "dram --generate random --requests 3 --interval 4611686018427387904 --preset LPDDR4-3200-x32 "
       "--trace " +

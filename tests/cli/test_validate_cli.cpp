@@ -239,7 +239,7 @@ TEST(ValidationCli, BadInputIsExitTwoAndWritesNothing) {
       {head + "llm,Llama-3.2-1B,edge-s,,10,,1e12,,x\n",
        "m.csv row 1 (prompt): expected a whole number from 1 to 1000000, found '1e12'"},
       {head + "llm,Llama-3.2-1B,edge-s,,10,,999999999999999999999,,x\n", "m.csv row 1 (prompt)"},
-      {head + ok, "--rows 2: expected rows from 1 to 1", " --rows 2"},
+      {head + ok, "--rows 2 (the CSV's data rows): expected a whole number from 1 to 1, found '2'", " --rows 2"},
       {head + ok, "--max-error latncy=3: expected METRIC=PERCENT", " --max-error latncy=3"},
   };
   for (const auto& c : cases) {

@@ -1,5 +1,5 @@
 // Input files are read whole only up to a bound, checked before reading where the size is known:
-// a 2 GiB config.json is refused at once, a device with no end is refused at the bound.
+// a 2 GiB config.json is refused at once, a device with no end before it is read.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -55,14 +55,14 @@ TEST(ReadFile, ALargeFileIsRefusedBeforeAnyOfItIsRead) {
   fs::remove(p);
 }
 
-TEST(ReadFile, ADeviceWithNoEndIsRefusedAtTheBound) {
-  EXPECT_EQ(error_of("/dev/zero", 1 << 20), "/dev/zero: expected a file of at most 1 MiB, found more");
+TEST(ReadFile, ADeviceWithNoEndIsRefusedBeforeAnyOfItIsRead) {
+  EXPECT_EQ(error_of("/dev/zero", 1 << 20), "/dev/zero: expected a regular file, found a device");
 }
 
 TEST(ReadFile, AFolderOrAMissingFileIsNamed) {
   const fs::path dir = fresh("folder");
   fs::create_directories(dir);
-  EXPECT_EQ(error_of(dir.string(), 100), dir.string() + ": expected a file, found a folder");
+  EXPECT_EQ(error_of(dir.string(), 100), dir.string() + ": expected a regular file, found a folder");
   EXPECT_EQ(error_of((dir / "none").string(), 100),
             (dir / "none").string() + ": cannot open file for reading (No such file or directory)");
   fs::remove_all(dir);

@@ -43,10 +43,13 @@ TEST(ValidationRows, ListsAndRangesAreOneBasedSortedAndUnique) {
   // Out of order and repeated: each row once, in order.
   EXPECT_EQ(parse_row_list("7,5-6,6,1", 8), (std::vector<std::size_t>{0, 4, 5, 6}));
   EXPECT_EQ(parse_row_list("", 3), (std::vector<std::size_t>{0, 1, 2}));
-  EXPECT_NE(rows_error("0", 3).find("expected rows from 1 to 3 (the CSV's data rows), found 0"), std::string::npos);
-  EXPECT_NE(rows_error("2-4", 3).find("found 4"), std::string::npos);
+  EXPECT_NE(rows_error("0", 3).find("--rows 0 (the CSV's data rows): expected a whole number from 1 to 3, found '0'"),
+            std::string::npos);
+  EXPECT_NE(rows_error("2-4", 3).find("found '4'"), std::string::npos);
   EXPECT_NE(rows_error("3-2", 3).find("expected a range from a lower to a higher row, found '3-2'"), std::string::npos);
-  EXPECT_NE(rows_error("1,,2", 3).find("expected row numbers and ranges such as 1,3,5-7, found ''"), std::string::npos);
+  EXPECT_NE(rows_error("1,,2", 3).find("--rows: expected a comma-separated list without empty items, found an empty "
+                                       "item 2 in '1,,2'"),
+            std::string::npos);
   EXPECT_NE(rows_error("x", 3).find("--rows x"), std::string::npos);
 }
 

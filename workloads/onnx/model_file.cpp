@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
 
 namespace npusim::workloads::onnx {
 namespace {
@@ -80,8 +81,7 @@ bool is_default_domain(const std::string& domain) {
 ::onnx::ModelProto read_model(const std::string& path) {
   // Parsed straight from the stream: copying a model of tens of MB into a string first
   // (read_file) takes longer than the parse itself.
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open file for reading");
+  std::ifstream in = open_input_file(path);
   ::onnx::ModelProto model;
   if (!model.ParseFromIstream(&in)) {
     std::error_code ec;
