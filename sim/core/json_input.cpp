@@ -1,6 +1,9 @@
 #include "sim/core/json_input.h"
 
-#include <set>
+#include <algorithm>
+#include <deque>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/core/errors.h"
@@ -24,12 +27,99 @@ std::string json_error_text(const nlohmann::json::exception& e) {
   return s;
 }
 
+namespace {
+
+/// A key written twice in one object: the byte offset of its second spelling, the path of the
+/// object in the document's own terms ("groups[1].tiles") and the key.
+struct DuplicateKey {
+  std::size_t offset = std::string::npos;
+  std::string path, key;
+};
+
+/// The first key written twice in one object of `text`, which is valid JSON: one pass over the
+/// bytes, no recursion (the nesting is already bounded), the keys of each open object compared
+/// as JSON reads them (escapes decoded).
+DuplicateKey find_duplicate_key(const std::string& text) {
+  struct Frame {
+    bool array = false;
+    std::size_t index = 0;
+    std::string_view key;
+    std::vector<std::string_view> keys;
+    std::unordered_set<std::string_view> many;  // the keys of a large object, for a quick look-up
+  };
+  std::vector<Frame> frames;  // frames[0, depth): the open objects and arrays, reused
+  std::size_t depth = 0;
+  std::deque<std::string> decoded;  // keys spelled with escapes, decoded (string_views point here)
+  bool expect_key = false;          // after '{' or ',' in an object
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const char c = text[i];
+    if (c == '"') {
+      std::size_t j = i + 1;
+      bool escapes = false;
+      while (j < n && text[j] != '"') {
+        if (text[j] == '\\') escapes = true, ++j;
+        ++j;
+      }
+      if (depth > 0 && !frames[depth - 1].array && expect_key) {
+        Frame& f = frames[depth - 1];
+        std::string_view key(text.data() + i + 1, j - i - 1);
+        if (escapes) key = decoded.emplace_back(nlohmann::json::parse(text.substr(i, j - i + 1)).get<std::string>());
+        const bool seen =
+            f.many.empty() ? std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end() : f.many.count(key) > 0;
+        if (seen) {
+          DuplicateKey d;
+          d.offset = i;
+          for (std::size_t k = 0; k + 1 < depth; ++k)
+            d.path += frames[k].array ? "[" + std::to_string(frames[k].index) + "]"
+                                      : (d.path.empty() ? "" : ".") + std::string(frames[k].key);
+          d.key = std::string(key);
+          return d;
+        }
+        if (!f.many.empty()) {
+          f.many.insert(key);
+        } else {
+          f.keys.push_back(key);
+          if (f.keys.size() > 32) f.many.insert(f.keys.begin(), f.keys.end());
+        }
+        f.key = key;
+        expect_key = false;
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      if (depth == frames.size()) frames.emplace_back();
+      Frame& f = frames[depth++];
+      f.array = c == '[';
+      f.index = 0;
+      f.key = {};
+      f.keys.clear();
+      f.many.clear();
+      expect_key = c == '{';
+    } else if (c == '}' || c == ']') {
+      if (depth > 0) --depth;
+      expect_key = false;
+    } else if (c == ',' && depth > 0) {
+      if (frames[depth - 1].array)
+        ++frames[depth - 1].index;
+      else
+        expect_key = true;
+    }
+    ++i;
+  }
+  return {};
+}
+
+}  // namespace
+
 nlohmann::json parse_json_input(const std::string& text, const std::string& source, const std::string& expected,
                                 const nlohmann::json::parser_callback_t& on_event) {
   check_utf8(text, source);
   check_json_nesting(text, source);
+  nlohmann::json doc;
   try {
-    return nlohmann::json::parse(text, on_event);
+    doc = nlohmann::json::parse(text, on_event);
   } catch (const nlohmann::json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
     const std::size_t line = line_of_offset(text, e.byte == 0 ? 0 : e.byte - 1);
@@ -41,74 +131,12 @@ nlohmann::json parse_json_input(const std::string& text, const std::string& sour
   } catch (const nlohmann::json::exception& e) {
     throw InputError(source, "expected " + expected + ", found " + json_error_text(e));
   }
-}
-
-namespace {
-
-/// The parser's position as a document path ("groups[1].tiles"), kept from its events.
-class KeyPath {
- public:
-  /// Returns the path of a key seen twice in its object, "" while all keys are unique.
-  std::string on(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    switch (event) {
-      case E::object_start:
-        frames_.push_back({false, 0, "", {}});
-        break;
-      case E::array_start:
-        frames_.push_back({true, 0, "", {}});
-        break;
-      case E::key: {
-        Frame& f = frames_.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second) return path(frames_.size() - 1);
-        break;
-      }
-      case E::object_end:
-      case E::array_end:
-        frames_.pop_back();
-        element_done();
-        break;
-      case E::value:
-        element_done();
-        break;
-    }
-    return "";
-  }
-  /// The path to the object at `depth`, and its duplicated key.
-  std::string path(std::size_t depth) const {
-    std::string p;
-    for (std::size_t i = 0; i < depth; ++i)
-      p += frames_[i].array ? "[" + std::to_string(frames_[i].index) + "]" : (p.empty() ? "" : ".") + frames_[i].key;
-    return (p.empty() ? "" : p + ": ") + "duplicate key '" + frames_[depth].key + "'";
-  }
-
- private:
-  struct Frame {
-    bool array;
-    std::size_t index;
-    std::string key;
-    std::set<std::string> keys;
-  };
-  void element_done() {
-    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
-  }
-  std::vector<Frame> frames_;
-};
-
-}  // namespace
-
-nlohmann::json parse_json_input_unique_keys(const std::string& text, const std::string& source,
-                                            const std::string& expected) {
-  KeyPath position;
-  std::string duplicate;
-  nlohmann::json doc =
-      parse_json_input(text, source, expected, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        if (duplicate.empty()) duplicate = position.on(event, parsed);
-        return true;
-      });
-  if (!duplicate.empty())
-    throw InputError(source, duplicate + " (JSON would keep only the last value; write each key once)");
+  // nlohmann keeps the last of a key written twice silently: a hand-edited file's first value
+  // (a config.json's hidden_size, a schedule's ops) would be lost unseen.
+  if (const DuplicateKey d = find_duplicate_key(text); d.offset != std::string::npos)
+    throw InputError(source + ":" + std::to_string(line_of_offset(text, d.offset)),
+                     (d.path.empty() ? "" : d.path + ": ") + "duplicate key '" + d.key +
+                         "' (JSON would keep only the last value; write each key once)");
   return doc;
 }
 

@@ -11,15 +11,11 @@ namespace npusim {
 /// Parses `text` read from `source`. `expected` says what the file should be ("a JSON schedule"),
 /// used as "expected <expected>, found ...". `on_event` (optional) sees the parser's events, as
 /// nlohmann::json::parse's callback. Throws InputError on bad UTF-8, nesting deeper than
-/// kMaxInputNesting, or invalid JSON.
+/// kMaxInputNesting, invalid JSON, or a key written twice in one object (nlohmann would keep the
+/// last silently): "<source>:<line>: groups[1]: duplicate key 'ops' (...)", the path in the
+/// document's own terms. Every JSON input goes through it: config.json, schedules, request bodies.
 nlohmann::json parse_json_input(const std::string& text, const std::string& source, const std::string& expected,
                                 const nlohmann::json::parser_callback_t& on_event = nullptr);
-
-/// parse_json_input that also refuses a key written twice in one object (nlohmann keeps the last
-/// silently, so a hand-edited file's first value would be lost unseen): InputError
-/// "<source>: groups[1]: duplicate key 'ops' (...)", the path in the document's own terms.
-nlohmann::json parse_json_input_unique_keys(const std::string& text, const std::string& source,
-                                            const std::string& expected);
 
 /// A library exception's message without its "[json.exception.type_error.302] " prefix.
 std::string json_error_text(const nlohmann::json::exception& e);

@@ -325,7 +325,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "read_schedule_text",
       [](const std::string& path) {
-        return npusim::parse_json_input_unique_keys(npusim::read_file(path), path, "a JSON schedule").dump();
+        return npusim::parse_json_input(npusim::read_file(path), path, "a JSON schedule").dump();
       },
       py::arg("path"));
   // compare's per-group diff aligned by ops, as `npusim compare` computes it (compare.json's

@@ -455,7 +455,7 @@ std::string rederived_text(const Graph& g, const FileTiles& tiles, const GroupEv
 }  // namespace
 
 Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
-  const json doc = parse_json_input_unique_keys(text, source, "a JSON schedule");
+  const json doc = parse_json_input(text, source, "a JSON schedule");
   const Place place{source};
   check_document(doc, source);
   const json& groups = require(doc, "groups", json::value_t::array, source);

@@ -161,10 +161,10 @@ TEST(SchedulePortable, DuplicateJsonKeysAreRefusedWithTheirPath) {
   const auto hw = config::load_hardware_config("edge-m");
   const auto g = data("conv_chain3");
   const std::string e = schedule_error(R"({"groups": [{"ops": ["c1"]}, {"ops": ["c2"], "ops": ["c3"]}]})", g, hw);
-  EXPECT_TRUE(has(e, "s.json: groups[1]: duplicate key 'ops'")) << e;
-  EXPECT_TRUE(has(schedule_error(R"({"groups": [], "groups": []})", g, hw), "s.json: duplicate key 'groups'"));
+  EXPECT_TRUE(has(e, "s.json:1: groups[1]: duplicate key 'ops'")) << e;
+  EXPECT_TRUE(has(schedule_error(R"({"groups": [], "groups": []})", g, hw), "s.json:1: duplicate key 'groups'"));
   EXPECT_TRUE(has(schedule_error(R"({"groups": [{"ops": ["c1"], "tiles": {"c1": {"rows": 4, "rows": 8}}}]})", g, hw),
-                  "s.json: groups[0].tiles.c1: duplicate key 'rows'"));
+                  "s.json:1: groups[0].tiles.c1: duplicate key 'rows'"));
 }
 
 TEST(SchedulePortable, UnknownOpSuggestsTheNearestName) {
