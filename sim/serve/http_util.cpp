@@ -1,12 +1,11 @@
 #include "sim/serve/http_util.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <fstream>
 #include <system_error>
 
 #include "sim/core/errors.h"
+#include "sim/core/units.h"
 
 namespace npusim::serve {
 namespace fs = std::filesystem;
@@ -66,7 +65,9 @@ std::optional<Target> parse_target(const std::string& target) {
       auto k = decode(pair.substr(0, eq), true);
       auto v = decode(eq == std::string::npos ? "" : pair.substr(eq + 1), true);
       if (!k || !v) return std::nullopt;
-      t.query[*k] = *v;
+      if (!t.query.emplace(*k, *v).second)
+        throw InputError("query parameter '" + k->substr(0, 64) + "'",
+                         "expected once, found it given twice (each query parameter takes one value)");
     }
     at = amp + 1;
   }
@@ -130,18 +131,11 @@ std::string mime_type(const std::string& name) {
   return "application/octet-stream";
 }
 
-unsigned long long query_uint(const Target& t, const std::string& key, unsigned long long fallback,
-                              unsigned long long max) {
+std::uint64_t query_uint(const Target& t, const std::string& key, std::uint64_t fallback, std::uint64_t min,
+                         std::uint64_t max) {
   const auto it = t.query.find(key);
   if (it == t.query.end()) return fallback;
-  const std::string& s = it->second;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = s.empty() || s[0] == '-' ? 0 : std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || s[0] == '-' || errno == ERANGE || *end != '\0' || v > max)
-    throw InputError("query parameter '" + key + "'",
-                     "expected an integer from 0 to " + std::to_string(max) + ", found '" + s.substr(0, 32) + "'");
-  return v;
+  return parse_unsigned(it->second, "query parameter '" + key + "'", min, max);
 }
 
 }  // namespace npusim::serve

@@ -10,7 +10,8 @@
 namespace npusim::serve {
 
 /// A request target split into its percent-decoded path and query parameters. nullopt when
-/// the target is malformed (bad %-escape, a NUL, not starting with '/').
+/// the target is malformed (bad %-escape, a NUL, not starting with '/'). A query parameter given
+/// twice ("?bins=10&bins=20") throws InputError naming it: no value is silently preferred.
 struct Target {
   std::string path;
   std::map<std::string, std::string> query;
@@ -40,9 +41,9 @@ bool copy_file_bytes(std::istream& in, std::uint64_t size, const std::filesystem
 /// Content-Type for a file name by extension.
 std::string mime_type(const std::string& name);
 
-/// A query parameter as an unsigned integer in [0, max], or `fallback` when absent. Throws
-/// InputError naming the parameter otherwise.
-unsigned long long query_uint(const Target& t, const std::string& key, unsigned long long fallback,
-                              unsigned long long max);
+/// A query parameter as a whole number in [min, max] (parse_unsigned, sim/core/units.h), or
+/// `fallback` when absent. Throws InputError naming the parameter otherwise.
+std::uint64_t query_uint(const Target& t, const std::string& key, std::uint64_t fallback, std::uint64_t min,
+                         std::uint64_t max);
 
 }  // namespace npusim::serve

@@ -6,6 +6,7 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/core/json_input.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
 #include "workloads/llm/llm_config.h"
@@ -180,8 +181,8 @@ RunRequest parse_llm_request(const json& j, RunRequest r) {
 }  // namespace
 
 RunRequest parse_run_request(const std::string& body) {
-  const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw InputError("request body", "expected a JSON object, found text that is not JSON");
+  // The one JSON input parser: UTF-8, nesting, syntax and keys written twice checked.
+  const json j = parse_json_input(body, "request body", "a JSON object");
   if (!j.is_object()) throw InputError("request body", "expected a JSON object, found " + type_name(j));
   for (const auto& [key, _] : j.items())
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())

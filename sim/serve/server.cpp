@@ -125,7 +125,7 @@ std::map<std::string, std::int64_t> upload_dims(const Target& t) {
   std::map<std::string, std::int64_t> dims;
   for (const auto& [key, _] : t.query)
     if (key.rfind("dim.", 0) == 0 && key.size() > 4)
-      dims[key.substr(4)] = std::int64_t(query_uint(t, key, 0, std::uint64_t(1) << 31));
+      dims[key.substr(4)] = std::int64_t(query_uint(t, key, 0, 0, std::uint64_t(1) << 31));
   return dims;
 }
 
@@ -273,7 +273,13 @@ void Server::Impl::connection(tcp::socket sock) {
     const bool keep = req.keep_alive();
     const bool head_only = req.method() == http::verb::head;
     stream.expires_after(o.response_timeout);
-    const auto t = parse_target(target);
+    std::optional<Target> t;
+    try {
+      t = parse_target(target);
+    } catch (const InputError& e) {  // a query parameter given twice
+      if (!send_reply(stream, error_response(http::status::bad_request, e.what()), keep, head_only) || !keep) return;
+      continue;
+    }
     if (!t) {
       if (!send_reply(stream,
                       error_response(http::status::bad_request, "malformed request target (bad %-escape or NUL)"), keep,
@@ -361,6 +367,12 @@ json names_of() {
   return out;
 }
 
+/// A run's time limit in seconds, as `/api/options` reports it: whole seconds as an integer.
+json timeout_seconds(std::chrono::milliseconds wall_time) {
+  if (wall_time.count() % 1000 == 0) return wall_time.count() / 1000;
+  return std::chrono::duration<double>(wall_time).count();
+}
+
 Response Server::Impl::options_json() {
   json presets = json::array();
   for (const auto& name : config::preset_names())
@@ -389,7 +401,7 @@ Response Server::Impl::options_json() {
                           {"max_batch", kMaxLlmBatch}}},
                         {"limits",
                          {{"max_runs", l.max_in_flight},
-                          {"run_timeout_s", l.child.wall_time.count()},
+                          {"run_timeout_s", timeout_seconds(l.child.wall_time)},
                           {"run_memory_bytes", l.child.memory_bytes},
                           {"max_upload_bytes", o.max_upload_bytes},
                           {"max_body_bytes", o.max_body_bytes}}}});
@@ -504,10 +516,9 @@ Reply Server::Impl::run_resource(const Request& req, const Target& t, const std:
 
 Response Server::Impl::timeline(const RunView& v, const Target& t) {
   TimelineWindow w;
-  w.begin_ps = query_uint(t, "begin_ps", 0, std::numeric_limits<std::int64_t>::max());
-  w.end_ps = query_uint(t, "end_ps", 0, std::numeric_limits<std::int64_t>::max());
-  w.bins = std::uint32_t(query_uint(t, "bins", 400, 4000));
-  if (w.bins == 0) throw InputError("query parameter 'bins'", "expected 1 to 4000, found 0");
+  w.begin_ps = query_uint(t, "begin_ps", 0, 0, std::numeric_limits<std::int64_t>::max());
+  w.end_ps = query_uint(t, "end_ps", 0, 0, std::numeric_limits<std::int64_t>::max());
+  w.bins = std::uint32_t(query_uint(t, "bins", w.bins, kMinTimelineBins, kMaxTimelineBins));
   if (w.end_ps != 0 && w.end_ps <= w.begin_ps)
     throw InputError("query parameter 'end_ps'", "expected more than begin_ps");
   std::shared_ptr<const traces::Trace> trace;

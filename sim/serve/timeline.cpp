@@ -38,7 +38,7 @@ void add_interval(Track& tr, std::uint64_t b, std::uint64_t e, int op, std::uint
 nlohmann::json make_timeline(const traces::Trace& t, const TimelineWindow& w) {
   const std::uint64_t end = w.end_ps == 0 ? t.end_ps : std::min(w.end_ps, t.end_ps);
   const std::uint64_t begin = std::min(w.begin_ps, end);
-  const std::size_t bins = std::clamp<std::uint32_t>(w.bins, 1, 4000);
+  const std::size_t bins = std::clamp<std::uint32_t>(w.bins, kMinTimelineBins, kMaxTimelineBins);
   const double bin_ps = std::max(1.0, double(end - begin) / double(bins));
 
   std::map<std::string, Track> tracks;  // by name; `order` keeps MAC array, vector unit, then first seen

@@ -10,10 +10,13 @@
 
 namespace npusim::serve {
 
+/// The bins a timeline may have: the server's `bins` query parameter is checked against these.
+constexpr std::uint32_t kMinTimelineBins = 1, kMaxTimelineBins = 4000;
+
 struct TimelineWindow {
   std::uint64_t begin_ps = 0;
   std::uint64_t end_ps = 0;  // 0: the end of the run
-  std::uint32_t bins = 400;  // 1..4000
+  std::uint32_t bins = 400;  // kMinTimelineBins..kMaxTimelineBins
 };
 
 /// {"begin_ps", "end_ps", "bin_ps", "ops": [names], "tracks": [{"name", "busy": [0..1 per bin],

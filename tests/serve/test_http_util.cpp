@@ -27,6 +27,21 @@ TEST(HttpUtil, TargetsAreDecodedOrRefused) {
   for (const char* bad : {"", "api", "/%", "/%4", "/%zz", "/a%00b", "/?k=%g1"}) EXPECT_FALSE(parse_target(bad)) << bad;
 }
 
+TEST(HttpUtil, AQueryParameterGivenTwiceIsRefusedByName) {
+  // Whichever value a map kept (the last, or the first) would be a silent choice.
+  for (const char* target : {"/x?bins=10&bins=20", "/x?a=1&bins=10&bins=10", "/x?b%69ns=1&bins=2"}) {
+    try {
+      parse_target(target);
+      ADD_FAILURE() << target << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_STREQ(e.what(),
+                   "query parameter 'bins': expected once, found it given twice (each query parameter takes one value)")
+          << target;
+    }
+  }
+  EXPECT_EQ(parse_target("/x?bins=10&begin_ps=20")->query.size(), 2u);
+}
+
 TEST(HttpUtil, StaticPathsStayInsideTheAssetFolder) {
   const fs::path root = test::scratch("assets"), outside = test::scratch("outside");
   fs::create_directories(root / "assets");
@@ -46,11 +61,18 @@ TEST(HttpUtil, StaticPathsStayInsideTheAssetFolder) {
 
 TEST(HttpUtil, QueryNumbersAreCheckedAgainstTheirRange) {
   const auto t = parse_target("/x?bins=400&neg=-1&big=18446744073709551616&word=ten&max=4000");
-  EXPECT_EQ(query_uint(*t, "bins", 1, 4000), 400u);
-  EXPECT_EQ(query_uint(*t, "absent", 7, 10), 7u);
-  EXPECT_EQ(query_uint(*t, "max", 1, 4000), 4000u);
-  for (const char* bad : {"neg", "big", "word"}) EXPECT_THROW(query_uint(*t, bad, 0, ~0ull), InputError) << bad;
-  EXPECT_THROW(query_uint(*parse_target("/x?bins=4001"), "bins", 0, 4000), InputError);
+  EXPECT_EQ(query_uint(*t, "bins", 1, 1, 4000), 400u);
+  EXPECT_EQ(query_uint(*t, "absent", 7, 1, 10), 7u);
+  EXPECT_EQ(query_uint(*t, "max", 1, 1, 4000), 4000u);
+  for (const char* bad : {"neg", "big", "word"}) EXPECT_THROW(query_uint(*t, bad, 0, 0, ~0ull), InputError) << bad;
+  EXPECT_THROW(query_uint(*parse_target("/x?bins=4001"), "bins", 0, 1, 4000), InputError);
+  // The range said is the range checked: 0 is below 1 and named with it.
+  try {
+    query_uint(*parse_target("/x?bins=0"), "bins", 400, 1, 4000);
+    ADD_FAILURE() << "bins=0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "query parameter 'bins': expected a whole number from 1 to 4000, found '0'");
+  }
 }
 
 TEST(TarWriter, TheSystemTarReadsTheArchiveBack) {

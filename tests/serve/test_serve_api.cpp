@@ -107,6 +107,15 @@ TEST(ServeApi, TheTimelineSharesOutEachUnitsBusyTime) {
       s.request("GET", "/api/runs/" + id + "/timeline?bins=50&begin_ps=0&end_ps=" + std::to_string(half)).json();
   EXPECT_NEAR(w["bin_ps"].get<double>(), tl["bin_ps"].get<double>() / 2, 1);
   expect_error(s.request("GET", "/api/runs/" + id + "/timeline?bins=-3"), 400, "bins");
+  // The range the message says is the one checked: 0 is outside it, 1 inside.
+  expect_error(s.request("GET", "/api/runs/" + id + "/timeline?bins=0"), 400,
+               "query parameter 'bins': expected a whole number from 1 to 4000, found '0'");
+  EXPECT_EQ(s.request("GET", "/api/runs/" + id + "/timeline?bins=1").json()["bins"], 1);
+  // A parameter given twice is refused by name, whatever the values.
+  expect_error(s.request("GET", "/api/runs/" + id + "/timeline?bins=50&bins=60"), 400,
+               "query parameter 'bins': expected once, found it given twice");
+  expect_error(s.request("GET", "/api/runs/" + id + "/timeline?begin_ps=0&begin_ps=0"), 400, "'begin_ps'");
+  expect_alive(s);
   expect_error(s.request("GET", "/api/runs/" + id + "/timeline?end_ps=99999999999999999999999"), 400, "end_ps");
 }
 
@@ -150,7 +159,10 @@ TEST(ServeApi, ARunStopsAtItsMemoryLimit) {
 
 TEST(ServeApi, BadRequestsGetAJsonErrorAndTheServerKeepsServing) {
   ServeProcess s;
-  expect_error(s.request("POST", "/api/runs", "{\"config\": "), 400, "not JSON");
+  expect_error(s.request("POST", "/api/runs", "{\"config\": "), 400, "found truncated JSON");
+  // A key written twice: the one JSON input parser names it and its line.
+  expect_error(s.request("POST", "/api/runs", "{\"config\": \"edge-s\",\n \"config\": \"edge-m\"}"), 400,
+               "request body:2: duplicate key 'config'");
   expect_alive(s);
   expect_error(s.request("POST", "/api/runs", "[1,2]"), 400, "expected a JSON object");
   expect_error(s.request("POST", "/api/runs", R"({"confg": "edge-m"})"), 400, "unknown key 'confg'");
@@ -244,6 +256,13 @@ TEST(ServeCli, ANonLoopbackHostNeedsAllowRemote) {
 
 // /api/options serves the config key table (sim/config/config_keys.h) for the live page: the same
 // entries as `npusim keys --json`, each with its range.
+TEST(ServeApi, TheOptionsReportTheRunTimeLimitInSeconds) {
+  ServeProcess s({"--run-timeout", "7"});
+  const json limits = s.request("GET", "/api/options").json().at("limits");
+  EXPECT_EQ(limits.at("run_timeout_s"), 7);  // not 7000 (milliseconds)
+  EXPECT_TRUE(limits.at("run_timeout_s").is_number_integer());
+}
+
 TEST(ServeApi, TheOptionsServeTheConfigKeyTable) {
   ServeProcess s;
   const json keys = s.request("GET", "/api/options").json().at("keys");
