@@ -1,4 +1,5 @@
 #include "sim/scheduler/schedule_file.h"
+#include "sim/scheduler/tensor_parallel.h"
 #include "sim/scheduler/sram_pinning.h"
 
 #include <algorithm>
@@ -315,6 +316,16 @@ namespace {
 /// "unknown op 'x' (not in workload 'w'); did you mean 'y'?", and when the file was written for
 /// another workload (its `workload` field) or names several unknown ops, how many of its ops are.
 std::string unknown_op(const json& doc, const json& groups, const std::string& op, const Graph& g) {
+  // The tensor-parallel rewrite (--parallel tensor or auto) replaced the op by its cores' parts:
+  // the file names the workload's ops before the split, which the plan of the split graph cannot use.
+  std::uint32_t parts = 0;
+  while (g.find_op(core_op_name(op, parts)) >= 0) ++parts;
+  if (parts > 0)
+    return "op '" + op + "' is split over the cores by --parallel tensor/auto (the planned graph holds '" +
+           core_op_name(op, 0) + "' to '" + core_op_name(op, parts - 1) +
+           "' instead): a schedule file names the ops of the graph it plans, so a schedule of the unsplit workload "
+           "cannot be combined with --parallel tensor or auto; use the schedule.json a run with the same --parallel "
+           "and npu.cores wrote, or leave --parallel out";
   std::vector<std::string> names;
   for (const auto& o : g.ops()) names.push_back(o.name);
   std::string text = "unknown op '" + op + "' (not in workload '" + g.name + "')";
@@ -454,7 +465,12 @@ std::string rederived_text(const Graph& g, const FileTiles& tiles, const GroupEv
 
 }  // namespace
 
-Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
+namespace {
+
+/// The schedule in `text` as a plan of `g` on `hw`; with no `hw`, only what the file says of the
+/// graph (its document, groups, ops, tiles and dataflows) is checked and an empty plan returned.
+Plan read_schedule(const std::string& text, const std::string& source, const Graph& g,
+                   const HardwareConfig* hw_or_none) {
   const json doc = parse_json_input(text, source, "a JSON schedule");
   const Place place{source};
   check_document(doc, source);
@@ -542,6 +558,8 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
       const Dataflow d = read_dataflow(e["dataflow"], g, segs, place.at(gi, name, "dataflow"));
       for (auto& s : segs) s.dataflow = d;
     }
+    if (!hw_or_none) continue;  // the file alone: what fits is the config's to say
+    const HardwareConfig& hw = *hw_or_none;
     // keep_derived false: only the tiles the file fixes are requested; npusim derives the rest
     // for the config in use (a schedule written for one config, run on another).
     auto evaluate = [&](bool keep_derived) {
@@ -587,6 +605,7 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
     for (int o : gp.ops()) plan.op_group[o] = int(plan.groups.size());
     plan.groups.push_back(std::move(gp));
   }
+  if (!hw_or_none) return plan;
   for (std::size_t i = 1; i < plan.groups.size(); ++i) {
     const int from = plan.groups[i - 1].ops().back(), to = plan.groups[i].ops().front();
     const bool listed = std::find(unlisted.begin(), unlisted.end(), to) == unlisted.end();
@@ -596,8 +615,18 @@ Plan parse_schedule(const std::string& text, const std::string& source, const Gr
   return plan;
 }
 
+}  // namespace
+
+Plan parse_schedule(const std::string& text, const std::string& source, const Graph& g, const HardwareConfig& hw) {
+  return read_schedule(text, source, g, &hw);
+}
+
 Plan load_schedule_file(const std::string& path, const Graph& g, const HardwareConfig& hw) {
   return parse_schedule(read_file(path), path, g, planning_config(g, hw));
+}
+
+void check_schedule_file(const std::string& path, const Graph& g) {
+  read_schedule(read_file(path), path, g, nullptr);
 }
 
 Plan plan_as_imported(const Graph& g, const HardwareConfig& hw) {

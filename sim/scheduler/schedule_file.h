@@ -16,6 +16,11 @@ namespace npusim::sched {
 /// unknown dataflow or a dataflow on a group without GEMM work, working set over SRAM (by how
 /// many bytes and which buffer dominates).
 Plan load_schedule_file(const std::string& path, const workloads::Graph& g, const HardwareConfig& hw);
+/// What a schedule file says of the graph alone, checked as load_schedule_file checks it: the
+/// document, its groups (ops of `g`, connected, convex), tiles and dataflows; whether the
+/// groups fit a config's SRAM is left to the config's load. Throws InputError naming the file.
+/// For a check before any run (a sweep's `fusion: file:PATH` on each of its workloads).
+void check_schedule_file(const std::string& path, const workloads::Graph& g);
 /// The same from JSON text (`source` names it in messages).
 Plan parse_schedule(const std::string& text, const std::string& source, const workloads::Graph& g,
                     const HardwareConfig& hw);

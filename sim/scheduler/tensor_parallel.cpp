@@ -51,6 +51,10 @@ int channel_axis_of(const Tensor& c, std::size_t out_rank, const ChannelSplit& s
 
 }  // namespace
 
+std::string core_op_name(const std::string& op, std::uint32_t k) {
+  return op + " [core " + std::to_string(k) + "]";
+}
+
 std::int64_t slice_width(std::int64_t channels, std::uint32_t cores, std::uint32_t k, std::int64_t unit) {
   const std::int64_t N = cores;
   if (unit <= 1 || channels < N * unit) return channels / N + (std::int64_t(k) < channels % N ? 1 : 0);
@@ -194,7 +198,7 @@ class TensorSplitter {
       const std::int64_t width = slice_width(s.channels, cores_, k, s.rows ? 1 : unit_);
       const std::string tag = " [core " + std::to_string(k) + "]";
       Op c = op;
-      c.name += tag;
+      c.name = core_op_name(op.name, k);
       for (std::size_t i = 0; i < op.inputs.size(); ++i) c.inputs[i] = input_of(op, i, gemm, s, k, width, tag);
       if (op.kind == OpKind::Conv2d && !s.rows) c.attrs.out_channels = width;
       out.slices.push_back(sliced(op.outputs[0], s.out_axis, width, tag));

@@ -15,6 +15,7 @@
 // The rewritten graph is planned and lowered as one: the planner never fuses ops of two cores
 // (Op::core), and place_tensor_program puts each fusion group on its ops' core.
 #include <cstdint>
+#include <string>
 
 #include "sim/core/hardware_config.h"
 #include "sim/scheduler/parallel.h"
@@ -31,6 +32,9 @@ namespace npusim::sched {
 /// `unit`: the channel granularity of the slices (slice_width; the MAC array's columns, or
 /// atomic-K, so that each core's GEMM fills whole folds and its tiles divide its slice).
 workloads::Graph tensor_graph(const workloads::Graph& g, std::uint32_t cores, ParallelPlan& pp, std::int64_t unit = 1);
+
+/// The name of core k's part of op `op` split by tensor_graph: "op [core k]".
+std::string core_op_name(const std::string& op, std::uint32_t k);
 
 /// Core k's share of `channels` split over `cores`: whole blocks of `unit` channels as evenly as
 /// they go (the first cores one block more, the last core's last block what is left), or, with

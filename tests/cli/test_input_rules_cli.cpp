@@ -127,3 +127,27 @@ TEST(InputRulesCli, ACommaListWithAnEmptyItemNamesTheOptionAndThePosition) {
                  "--fit: expected a comma-separated list without empty items, found an empty item 2");
 }
 
+TEST(InputRulesCli, AScheduleFileOfTheUnsplitWorkloadWithParallelTensorSaysWhy) {
+  // The schedule small_cnn's greedy plan writes names its ops before any split; --parallel
+  // tensor on 2 cores plans the graph whose GEMMs are "op [core 0]" and "op [core 1]".
+  const fs::path schedule = scratch("sched.json");
+  std::string log;
+  ASSERT_EQ(run_npusim("schedule --config edge-s --workload small_cnn --out " + schedule.string(), &log), 0) << log;
+  const fs::path out = scratch("tp");
+  EXPECT_EQ(run_npusim("run --config edge-s --set npu.cores=2 --workload small_cnn --parallel tensor --fusion file:" +
+                           schedule.string() + " --out " + out.string(),
+                       &log),
+            2)
+      << log;
+  EXPECT_NE(log.find("is split over the cores by --parallel tensor/auto (the planned graph holds '"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find(" [core 0]' to '"), std::string::npos) << log;
+  EXPECT_NE(log.find(" [core 1]' instead): a schedule file names the ops of the graph it plans"), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("not in workload"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(out));
+  // Without --parallel the same file plans.
+  EXPECT_EQ(run_npusim("schedule --config edge-s --workload small_cnn --fusion file:" + schedule.string(), &log), 0)
+      << log;
+}
+
