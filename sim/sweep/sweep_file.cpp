@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/core/units.h"
 #include "workloads/yaml_document.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
+#include "sim/scheduler/schedule_file.h"
 #include "workloads/loader.h"
 
 namespace npusim::sweep {
@@ -111,18 +114,7 @@ class FileReader {
   }
 
   std::uint64_t whole(const workloads::YamlNode& n, const std::string& field, std::uint64_t min) const {
-    const std::string t = scalar(n, field);
-    std::size_t pos = 0;
-    unsigned long long v = 0;
-    try {
-      v = std::stoull(t, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    if (pos == 0 || pos != t.size() || t[0] == '-' || v < min)
-      throw InputError(where(n, field),
-                       "expected a whole number >= " + std::to_string(min) + " (below 2^64), found '" + t + "'");
-    return v;
+    return parse_unsigned(scalar(n, field), where(n, field), min);
   }
 
   /// Flattens nested maps into dotted keys down to the node `leaf` accepts.
@@ -198,11 +190,53 @@ void validate_axes(const SweepSpec& s) {
   }
 }
 
+/// Each schedule file of `fusion:` read as the points will read it, on each workload, before any
+/// point runs: a file that is no schedule, or names ops a workload does not have, fails here once,
+/// naming the sweep file's line, instead of in every point. The graph is the one the points plan:
+/// the workload's own ops (parallel none, data, pipeline) and, for tensor and auto, the ops split
+/// over the cores of the base config with `set:`. Whether the groups fit SRAM is each point's.
+void check_schedule_files(const FileReader& r, const workloads::YamlNode& root, const SweepSpec& s,
+                          const std::vector<std::pair<std::string, workloads::Graph>>& graphs) {
+  std::vector<std::string> files;
+  for (const auto& f : s.fusion)
+    if (f.rfind("file:", 0) == 0) files.push_back(f.substr(5));
+  if (files.empty() || graphs.empty()) return;
+  std::vector<sched::ParallelMode> modes;
+  for (const auto& m : s.parallel.empty() ? std::vector<std::string>{"none"} : s.parallel)
+    modes.push_back(sched::parse_parallel_mode(m, r.where(root["parallel"], "parallel")));
+  const bool unsplit = std::any_of(modes.begin(), modes.end(), [](auto m) { return !sched::pins_ops_to_cores(m); });
+  std::optional<HardwareConfig> hw;
+  for (const auto& [name, g] : graphs) {
+    std::vector<std::pair<std::string, workloads::Graph>> planned;
+    if (unsplit) planned.emplace_back("", g);
+    for (const auto m : modes) {
+      if (!sched::pins_ops_to_cores(m)) continue;
+      if (!hw) hw = config::load_hardware_config(s.base, s.fixed);
+      sched::ParallelPlan pp;
+      try {
+        planned.emplace_back(" with parallel " + sched::to_string(m), sched::replica_graph(g, m, *hw, pp));
+      } catch (const InputError&) {
+        // A workload the base config cannot split: its points say why; the file is checked on the others.
+      }
+    }
+    for (const auto& file : files)
+      for (const auto& [how, graph] : planned) {
+        try {
+          sched::check_schedule_file(file, graph);
+        } catch (const InputError& e) {
+          throw InputError(r.where(root["fusion"], "fusion"),
+                           "schedule file '" + file + "' on workload '" + name + "'" + how + ": " + e.what());
+        }
+      }
+  }
+}
+
 void validate_workloads_and_policies(const FileReader& r, const workloads::YamlNode& root, const SweepSpec& s) {
   const std::string zoo = (fs::path(config::data_dir()) / "workloads" / "zoo").string();
+  std::vector<std::pair<std::string, workloads::Graph>> graphs;
   for (const auto& w : s.llm ? std::vector<std::string>{} : s.workloads) {
     try {
-      workloads::load_workload(w, zoo);
+      graphs.emplace_back(w, workloads::load_workload(w, zoo));
     } catch (const InputError& e) {
       throw InputError(r.where(root["workloads"], "workloads"), std::string("workload '") + w + "': " + e.what());
     }
@@ -212,6 +246,7 @@ void validate_workloads_and_policies(const FileReader& r, const workloads::YamlN
     if (f.rfind("file:", 0) == 0 && !fs::exists(f.substr(5)))
       throw InputError(r.where(root["fusion"], "fusion"), "schedule file '" + f.substr(5) + "' does not exist");
   }
+  check_schedule_files(r, root, s, graphs);
   for (const auto& o : s.search_objectives)
     sched::parse_search_objective(o, r.where(root["search_objective"], "search_objective"));
   if (s.llm && !s.search_objectives.empty())
@@ -222,18 +257,12 @@ void validate_workloads_and_policies(const FileReader& r, const workloads::YamlN
                      "only applies to the search policy, which 'fusion:' does not list");
 }
 
-/// A knob's value as a whole number or a boolean, as written in the sweep file.
-std::int64_t knob_whole(const Axis& k, const std::string& v) {
-  std::size_t pos = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(v, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != v.size())
-    throw InputError(k.where, "expected whole numbers for llm." + k.key + ", found '" + v + "'");
-  return n;
+/// The largest llm.prompt, llm.generate and llm.batch (npusim llm's limit).
+constexpr std::int64_t kMaxLlmCount = 1000000;
+
+/// A knob's value as a whole number in [lo, hi], as written in the sweep file.
+std::int64_t knob_whole(const Axis& k, const std::string& v, std::int64_t lo, std::int64_t hi) {
+  return parse_integer(v, k.where, lo, hi);
 }
 
 bool knob_bool(const Axis& k, const std::string& v) {
@@ -309,11 +338,11 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
     const Axis& k = s.llm_knobs[i];
     const std::string& v = k.values[knobs[i]];
     if (k.key == "prompt")
-      spec.prompt = knob_whole(k, v);
+      spec.prompt = knob_whole(k, v, 1, kMaxLlmCount);
     else if (k.key == "generate")
-      spec.generate = knob_whole(k, v);
+      spec.generate = knob_whole(k, v, 0, kMaxLlmCount);
     else if (k.key == "batch")
-      spec.batch = knob_whole(k, v);
+      spec.batch = knob_whole(k, v, 1, kMaxLlmCount);
     else if (k.key == "weight_dtype")
       spec.weight_dtype = v;
     else if (k.key == "kv_dtype")
@@ -327,8 +356,7 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
     else if (k.key == "all_logits")
       spec.all_logits = knob_bool(k, v);
     else if (k.key == "group_size" || k.key == "decode_samples") {
-      const std::int64_t n = knob_whole(k, v);
-      if (n < 0 || n > (1 << 20)) throw InputError(k.where, "expected llm." + k.key + " from 0 to 1048576, found " + v);
+      const std::int64_t n = knob_whole(k, v, 0, 1 << 20);
       if (k.key == "group_size")
         spec.group_size = std::uint32_t(n);
       else

@@ -470,3 +470,40 @@ TEST(SweepRun, MistypedAndForeignRecordsAreRefusedNamingLineAndField) {
   EXPECT_EQ(run_npusim("sweep " + path + " --out " + out.string() + " --resume", &log), 2) << log;
   EXPECT_NE(log.find("found a record of another"), std::string::npos) << log;
 }
+
+TEST(SweepBadInput, EveryScheduleFileIsReadBeforeAnyPointRuns) {
+  // fusion: file:PATH on line 3. Each bad file stops the sweep with exit 2 before its folder
+  // appears, naming the sweep file's line, the schedule file and the workload, then the
+  // schedule file's own error; without the check every point failed and the sweep exited 0.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"groups\": [", "expected a JSON schedule, found truncated JSON"},
+      {"not json at all\n", "expected a JSON schedule, found invalid JSON"},
+      {"{\"groups\": [{\"ops\": [\"conv_x\"]}]}", "unknown op 'conv_x' (not in workload"},
+      {"{\"groups\": [], \"groups\": []}", "duplicate key 'groups'"},
+  };
+  for (const auto& [schedule, error] : cases) {
+    const std::string file = write_temp("sched.json", schedule);
+    const std::string sweep =
+        write_temp("s.yaml", "base: edge-s\nworkloads: [small_cnn]\nfusion: [greedy, file:" + file +
+                                 "]\naxes:\n  npu.mac_array.rows: [16]\n");
+    const auto out = scratch("sched_out");
+    std::string log;
+    EXPECT_EQ(run_npusim("sweep " + sweep + " --out " + out.string(), &log), 2) << schedule << "\n" << log;
+    EXPECT_NE(log.find(sweep + ":3 (fusion): schedule file '" + file + "' on workload 'small_cnn': " + file),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find(error), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(out)) << schedule;
+  }
+  // A schedule npusim wrote for the workload passes the check and its point runs.
+  const auto written = scratch("good_sched.json");
+  std::string log;
+  ASSERT_EQ(run_npusim("schedule --config edge-s --workload small_cnn --out " + written.string(), &log), 0) << log;
+  const std::string sweep =
+      write_temp("s.yaml", "base: edge-s\nworkloads: [small_cnn]\nfusion: [file:" + written.string() +
+                               "]\naxes:\n  npu.mac_array.rows: [16]\n");
+  const auto out = scratch("good_out");
+  EXPECT_EQ(run_npusim("sweep " + sweep + " --out " + out.string() + " --no-progress", &log), 0) << log;
+  EXPECT_NE(log.find("1 points: 1 ok, 0 failed"), std::string::npos) << log;
+  fs::remove_all(out);
+}

@@ -137,7 +137,8 @@ TEST(LlmSweep, BadInputNamesTheLine) {
                                            "]\n  prompt: [sixteen]\n"
                                            "axes:\n  npu.mac_array.rows: [16]\n"));
   });
-  EXPECT_NE(e.find(":4 (llm.prompt): expected whole numbers for llm.prompt, found 'sixteen'"), std::string::npos) << e;
+  EXPECT_NE(e.find(":4 (llm.prompt): expected a whole number from 1 to 1000000, found 'sixteen'"), std::string::npos)
+      << e;
   e = thrown([&] {
     load_sweep(write_temp("bad5.yaml", "base: edge-s\nworkloads: [small_cnn]\nllm:\n  model: [" + model +
                                            "]\naxes:\n  npu.mac_array.rows: [16]\n"));
