@@ -151,3 +151,27 @@ TEST(InputRulesCli, AScheduleFileOfTheUnsplitWorkloadWithParallelTensorSaysWhy) 
       << log;
 }
 
+TEST(InputRulesCli, AConfigJsonWithAKeyTwiceOrExpertsOnADenseModelTypeIsRefused) {
+  const std::string tiny = std::string(NPUSIM_TEST_DATA) + "/llm_tiny.json";
+  const std::string text = npusim::read_file(tiny);
+  const fs::path out = scratch("llm-out");
+  // hidden_size twice (line 4 holds the second): the last would silently win.
+  const std::string twice = write_temp("twice.json", text.substr(0, text.rfind('}')) + ",\n \"hidden_size\": 512}\n");
+  expect_refused("llm --model " + twice + " --config edge-s --prompt 8 --generate 1 --out " + out.string(),
+                 twice + ":4: duplicate key 'hidden_size' (JSON would keep only the last value", out);
+  // A llama config with Mixtral's expert fields: npusim builds llama dense, so it refuses them.
+  const std::string moe =
+      write_temp("moe.json", text.substr(0, text.rfind('}')) + ", \"num_local_experts\": 8, \"num_experts_per_tok\": 2}");
+  expect_refused("llm --model " + moe + " --config edge-s --prompt 8 --generate 1 --out " + out.string(),
+                 moe + " (num_local_experts): mixture-of-experts routing is not modelled for model_type 'llama' "
+                       "(npusim builds it as a dense decoder), found num_local_experts 8",
+                 out);
+  // 0 and null mean no experts (dense configs of some families write them): the model runs.
+  const std::string zero =
+      write_temp("zero.json", text.substr(0, text.rfind('}')) + ", \"num_local_experts\": 0, \"n_routed_experts\": null}");
+  std::string log;
+  EXPECT_EQ(run_npusim("llm --model " + zero + " --config edge-s --prompt 8 --generate 1 --quiet --out " + out.string(),
+                       &log),
+            0)
+      << log;
+}

@@ -95,6 +95,39 @@ void check_heads(const Fields& f, const LlmConfig& c) {
                                       std::to_string(c.kv_heads));
 }
 
+/// The fields a Hugging Face config.json gives a mixture-of-experts model (Mixtral, Qwen2-MoE,
+/// DeepSeek, OLMoE, ...). Every model_type npusim reads is built as a dense decoder, so a config
+/// that sets one of them would run as a model it is not.
+const std::vector<const char*>& moe_fields() {
+  static const std::vector<const char*> fields = {"num_local_experts",
+                                                  "num_experts",
+                                                  "num_experts_per_tok",
+                                                  "n_routed_experts",
+                                                  "n_shared_experts",
+                                                  "moe_intermediate_size",
+                                                  "shared_expert_intermediate_size",
+                                                  "moe_num_experts",
+                                                  "num_selected_experts",
+                                                  "moe_topk",
+                                                  "num_experts_per_token"};
+  return fields;
+}
+
+/// Refuses a mixture-of-experts field set on a model_type built as dense: null, 0 and false
+/// (what dense configs of some families write) mean no experts and pass.
+void check_dense(const json& j, const Fields& f, const std::string& model_type) {
+  for (const char* key : moe_fields()) {
+    if (!f.has(key)) continue;
+    const json& v = j.at(key);
+    if ((v.is_number() && v.get<double>() == 0) || (v.is_boolean() && !v.get<bool>())) continue;
+    const std::string text = v.dump();
+    f.fail(key, "mixture-of-experts routing is not modelled for model_type '" + model_type +
+                    "' (npusim builds it as a dense decoder), found " + key + " " +
+                    (text.size() > 40 ? text.substr(0, 40) + "..." : text) +
+                    "; remove the field to simulate the dense model (docs/llm.md)");
+  }
+}
+
 LlmConfig from_json(const json& j, const std::string& source) {
   const Fields f(j, source);
   if (!j.is_object())
@@ -111,6 +144,7 @@ LlmConfig from_json(const json& j, const std::string& source) {
     if (c.model_type.empty()) f.fail("model_type", "expected one of " + list + ", found none");
     throw UnsupportedModelType(source + " (model_type)", "expected one of " + list + ", found '" + c.model_type + "'");
   }
+  check_dense(j, f, c.model_type);
   if (c.model_type == "gpt2") {
     c.hidden = f.count("n_embd");
     c.layers = f.count("n_layer");
