@@ -195,6 +195,68 @@ TEST(OnnxRefusals, ADequantizedWeightsZeroPointHasTheWeightsType) {
                        "(node 'dq_w' DequantizeLinear): expected zero point 'z' of x's type int8, found uint8"));
 }
 
+TEST(OnnxRefusals, AQdqZeroPointHasTheQuantizedTensorsTypeAndItsScaleIsAFloat) {
+  using T = ::onnx::TensorProto;
+  const auto zero_point = [](OnnxBuilder& b, int type) {
+    auto* z = b.model.mutable_graph()->add_initializer();
+    z->set_name("z");
+    z->set_data_type(type);
+    z->add_int32_data(0);
+  };
+  const auto set_type = [](::onnx::ValueInfoProto* v, int type, std::vector<std::int64_t> dims) {
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    for (auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  // DequantizeLinear of an activation the model states int8 (a graph input, no constant) with a
+  // uint8 zero point: x is read in its zero point's type, which it is not.
+  OnnxBuilder dq(13);
+  dq.input("x8", {1, 4});
+  set_type(dq.model.mutable_graph()->mutable_input(0), T::INT8, {});
+  dq.scalar("s", 0.5f);
+  zero_point(dq, T::UINT8);
+  dq.node("DequantizeLinear", {"x8", "s", "z"}, {"y"}, "dq_x");
+  dq.node("Relu", {"y"}, {"r"}, "relu");
+  dq.output("r");
+  EXPECT_TRUE(contains(input_error([&] { dq.load(); }),
+                       "(node 'dq_x' DequantizeLinear): expected zero point 'z' of x's type int8, found uint8"));
+  // The same graph with an int8 zero point imports.
+  OnnxBuilder dq_ok = dq;
+  dq_ok.model.mutable_graph()->mutable_initializer(1)->set_data_type(T::INT8);
+  EXPECT_NO_THROW(dq_ok.load());
+
+  // QuantizeLinear whose output the model states uint8, with an int8 zero point (y's type is the
+  // zero point's).
+  OnnxBuilder q(13);
+  q.input("x", {1, 4}).scalar("s", 0.5f);
+  zero_point(q, T::INT8);
+  q.node("QuantizeLinear", {"x", "s", "z"}, {"q"}, "quant");
+  q.output("q");
+  set_type(q.model.mutable_graph()->mutable_output(0), T::UINT8, {1, 4});
+  EXPECT_TRUE(contains(input_error([&] { q.load(); }),
+                       "(node 'quant' QuantizeLinear): expected zero point 'z' of y's type uint8, found int8"));
+
+  // Opset 21's output_dtype says y's type too.
+  OnnxBuilder q21(21);
+  q21.input("x", {1, 4}).scalar("s", 0.5f);
+  zero_point(q21, T::UINT8);
+  testing::set_int(q21.node("QuantizeLinear", {"x", "s", "z"}, {"q"}, "quant"), "output_dtype", T::INT8);
+  q21.output("q");
+  EXPECT_TRUE(
+      contains(input_error([&] { q21.load(); }),
+               "(node 'quant' QuantizeLinear): expected zero point 'z' of output_dtype's type int8, found uint8"));
+
+  // A scale the model states int32 (a graph input) is no float.
+  OnnxBuilder s(13);
+  s.input("x", {1, 4}).input("s32", {1});
+  set_type(s.model.mutable_graph()->mutable_input(1), T::INT32, {});
+  zero_point(s, T::UINT8);
+  s.node("QuantizeLinear", {"x", "s32", "z"}, {"q"}, "quant");
+  s.output("q");
+  EXPECT_TRUE(contains(input_error([&] { s.load(); }),
+                       "(node 'quant' QuantizeLinear): expected a float scale 's32', found int32"));
+}
+
 TEST(OnnxRefusals, AContribOpWithoutARequiredInputIsRefused) {
   OnnxBuilder b;
   auto* o = b.model.add_opset_import();

@@ -533,8 +533,20 @@ void Importer::read_stated_widths() {
   const auto& g = model_.graph();
   for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
     for (const auto& v : *list)
-      if (v.type().has_tensor_type())
-        if (const std::uint8_t w = quantized_bytes(v.type().tensor_type().elem_type())) stated_widths_[v.name()] = w;
+      if (v.type().has_tensor_type()) {
+        const int type = v.type().tensor_type().elem_type();
+        if (type != 0) stated_types_[v.name()] = type;
+        if (const std::uint8_t w = quantized_bytes(type)) stated_widths_[v.name()] = w;
+      }
+}
+
+int Importer::elem_type_of(const std::string& name) const {
+  const auto it = stated_types_.find(name);
+  return it == stated_types_.end() ? 0 : it->second;
+}
+
+int Importer::elem_type_of(const Value& v) const {
+  return v.is_constant() ? v.constant->elem_type : elem_type_of(v.name);
 }
 
 std::uint8_t Importer::stated_width(const std::string& name) const {

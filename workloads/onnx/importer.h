@@ -296,8 +296,13 @@ class Importer {
   /// Bytes per element of the values the model types as 8-, 16- or 32-bit integers (declared,
   /// or inferred by ONNX's shape inference: a Relu of uint8 is uint8), by ONNX name.
   std::unordered_map<std::string, std::uint8_t> stated_widths_;
+  /// The element type the model states for each value (graph inputs, value_info, outputs).
+  std::unordered_map<std::string, int> stated_types_;
   void read_stated_widths();
   std::uint8_t stated_width(const std::string& name) const;
+  /// A value's element type: a constant's own, else the one the model states; 0 when unknown.
+  int elem_type_of(const Value& v) const;
+  int elem_type_of(const std::string& name) const;
 };
 
 /// The most ops unrolling may produce in one import: the nodes of Loop bodies imported once per

@@ -54,20 +54,31 @@ void Importer::check_qdq(const Node& n) const {
                  format_shape(x.shape) + " along axis " + std::to_string(axis) + ")",
              format_shape(scale.shape));
   }
-  if (scale.is_constant() && !is_float_type(scale.constant->elem_type))
-    n.fail("a float scale '" + scale.name + "'", dtype_name(scale.constant->elem_type));
+  // The element types, where the model states them (a constant's own, a declared or inferred
+  // value's): the scale is a float; the zero point has the quantized tensor's type, y's for
+  // QuantizeLinear (and its output_dtype's), x's for DequantizeLinear.
+  const bool quantize = n.proto.op_type() == "QuantizeLinear";
+  if (const int st = elem_type_of(scale); st && !is_float_type(st))
+    n.fail("a float scale '" + scale.name + "'", dtype_name(st));
   if (!n.has(2)) return;
   const Value& zero = n.in(2);
   if (zero.shape != scale.shape && !(per_tensor && internal::product(zero.shape, 0, zero.shape.size()) == 1))
     n.fail("zero point '" + zero.name + "' of the scale's shape " + format_shape(scale.shape),
            format_shape(zero.shape));
-  if (!zero.is_constant()) return;
-  const int zt = zero.constant->elem_type;
+  const int zt = elem_type_of(zero);
+  if (!zt) return;
   if (is_float_type(zt) && zt != ::onnx::TensorProto::FLOAT16 && zt != ::onnx::TensorProto::BFLOAT16)
     n.fail("an integer (or float8) zero point '" + zero.name + "'", dtype_name(zt));
-  // DequantizeLinear reads x in its zero point's type.
-  if (n.proto.op_type() == "DequantizeLinear" && x.is_constant() && x.constant->elem_type != zt)
-    n.fail("zero point '" + zero.name + "' of x's type " + dtype_name(x.constant->elem_type), dtype_name(zt));
+  const auto same_type = [&](const char* what, int type) {
+    if (type && type != zt)
+      n.fail("zero point '" + zero.name + "' of " + what + " type " + dtype_name(type), dtype_name(zt));
+  };
+  if (quantize) {
+    same_type("output_dtype's", static_cast<int>(n.attrs.integer("output_dtype", 0)));
+    same_type("y's", elem_type_of(n.out()));
+  } else {
+    same_type("x's", elem_type_of(x));  // DequantizeLinear reads x in its zero point's type
+  }
 }
 
 void Importer::map_quantize(const Node& n) {
