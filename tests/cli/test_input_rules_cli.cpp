@@ -32,8 +32,7 @@ TEST(InputRulesCli, IntegerOptionsOfEveryCommandGoThroughOneCheckedParser) {
   // -1 was 4294967295 through boost's unsigned conversion; a fraction, garbage and 2^64 too.
   for (const char* value : {"-1", "1.5", "128x", "18446744073709551616"})
     expect_refused("llm --model Llama-3.2-1B --group-size " + std::string(value) + " --out " + out.string(),
-                   "--group-size: expected a whole number from 0 to 1048576, found '" + std::string(value) + "'",
-                   out);
+                   "--group-size: expected a whole number from 0 to 1048576, found '" + std::string(value) + "'", out);
   // 2^20 + 1 is one past the range; 2^32 + 1 would be 1 in 32 bits.
   expect_refused("llm --model Llama-3.2-1B --group-size 1048577 --out " + out.string(),
                  "--group-size: expected a whole number from 0 to 1048576, found '1048577'", out);
@@ -41,8 +40,8 @@ TEST(InputRulesCli, IntegerOptionsOfEveryCommandGoThroughOneCheckedParser) {
                  "--prompt: expected a whole number from 1 to 1000000, found '4294967297'", out);
   expect_refused("sweep s.yaml -j -2 --out " + out.string(),
                  "--jobs: expected a whole number from 1 to 1024, found '-2'", out);
-  expect_refused("validate m.csv -j 0 --out " + out.string(), "--jobs: expected a whole number from 1 to 256, found '0'",
-                 out);
+  expect_refused("validate m.csv -j 0 --out " + out.string(),
+                 "--jobs: expected a whole number from 1 to 256, found '0'", out);
   expect_refused("calibrate m.csv --config edge-m --out f.yaml --max-evals 1e3",
                  "--max-evals: expected a whole number from 1 to 100000, found '1e3'");
   expect_refused("serve --port 65536", "--port: expected a whole number from 0 to 65535, found '65536'");
@@ -62,9 +61,9 @@ TEST(InputRulesCli, SizesReachTheDocumentedMaximaAndNoFurther) {
   // npu.l2.capacity's documented maximum is 1 TiB: 2^40 B is written and accepted; one byte
   // more is refused with the range in TiB.
   std::string log;
-  EXPECT_EQ(run_npusim("schedule --config edge-s --workload small_cnn --set npu.cores=2 --set 'npu.l2.capacity=1 TiB'",
-                       &log),
-            0)
+  EXPECT_EQ(
+      run_npusim("schedule --config edge-s --workload small_cnn --set npu.cores=2 --set 'npu.l2.capacity=1 TiB'", &log),
+      0)
       << log;
   expect_refused("schedule --config edge-s --workload small_cnn --set npu.cores=2 --set npu.l2.capacity=1099511627777",
                  "(npu.l2.capacity): expected a size in [0 B, 1 TiB], found '1099511627777'");
@@ -99,7 +98,8 @@ TEST(InputRulesCli, AFileToReadIsARegularFile) {
   fs::create_directories(yaml_dir);
   expect_refused("schedule --config " + yaml_dir.string() + " --workload small_cnn",
                  yaml_dir.string() + ": expected a regular file, found a folder");
-  expect_refused("schedule --workload " + yaml_dir.string(), yaml_dir.string() + ": expected a regular file, found a folder");
+  expect_refused("schedule --workload " + yaml_dir.string(),
+                 yaml_dir.string() + ": expected a regular file, found a folder");
   expect_refused("dram --trace " + dir.string() + " --out " + scratch("d").string(),
                  dir.string() + ": expected a regular file, found a folder");
   fs::remove_all(dir);
@@ -160,15 +160,16 @@ TEST(InputRulesCli, AConfigJsonWithAKeyTwiceOrExpertsOnADenseModelTypeIsRefused)
   expect_refused("llm --model " + twice + " --config edge-s --prompt 8 --generate 1 --out " + out.string(),
                  twice + ":4: duplicate key 'hidden_size' (JSON would keep only the last value", out);
   // A llama config with Mixtral's expert fields: npusim builds llama dense, so it refuses them.
-  const std::string moe =
-      write_temp("moe.json", text.substr(0, text.rfind('}')) + ", \"num_local_experts\": 8, \"num_experts_per_tok\": 2}");
+  const std::string moe = write_temp(
+      "moe.json", text.substr(0, text.rfind('}')) + ", \"num_local_experts\": 8, \"num_experts_per_tok\": 2}");
   expect_refused("llm --model " + moe + " --config edge-s --prompt 8 --generate 1 --out " + out.string(),
-                 moe + " (num_local_experts): mixture-of-experts routing is not modelled for model_type 'llama' "
-                       "(npusim builds it as a dense decoder), found num_local_experts 8",
+                 moe +
+                     " (num_local_experts): mixture-of-experts routing is not modelled for model_type 'llama' "
+                     "(npusim builds it as a dense decoder), found num_local_experts 8",
                  out);
   // 0 and null mean no experts (dense configs of some families write them): the model runs.
-  const std::string zero =
-      write_temp("zero.json", text.substr(0, text.rfind('}')) + ", \"num_local_experts\": 0, \"n_routed_experts\": null}");
+  const std::string zero = write_temp(
+      "zero.json", text.substr(0, text.rfind('}')) + ", \"num_local_experts\": 0, \"n_routed_experts\": null}");
   std::string log;
   EXPECT_EQ(run_npusim("llm --model " + zero + " --config edge-s --prompt 8 --generate 1 --quiet --out " + out.string(),
                        &log),

@@ -279,7 +279,7 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
       {"--model " + model + " --weight-dtype int3",
        "--weight-dtype int3: expected int4, int8, fp16, bf16 or fp32, found 'int3'"},
       {"--model " + model + " --kv-dtype int4", "--kv-dtype int4: expected int8, fp16 or bf16, found 'int4'"},
-      {"--model " + model + " --prompt 0", "--prompt: expected an integer from 1 to 1000000, found 0"},
+      {"--model " + model + " --prompt 0", "--prompt: expected a whole number from 1 to 1000000, found '0'"},
       {"--prompt 8", "--model: expected a config.json path or a shipped model name, found none"},
       {"--model " + model + " --decode-tolerance 0", "--decode-tolerance: expected a fraction above 0 and at most 1"},
       {"--model " + model + " --decode-tolerance nan", "--decode-tolerance: expected a fraction above 0 and at most 1"},
