@@ -1,6 +1,7 @@
 #include "sim/core/json_input.h"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <string_view>
 #include <unordered_set>
@@ -55,13 +56,22 @@ DuplicateKey find_duplicate_key(const std::string& text) {
   for (std::size_t i = 0; i < n;) {
     const char c = text[i];
     if (c == '"') {
+      // The closing quote: the next one not escaped (preceded by an even run of backslashes).
       std::size_t j = i + 1;
-      bool escapes = false;
-      while (j < n && text[j] != '"') {
-        if (text[j] == '\\') escapes = true, ++j;
+      for (;;) {
+        const void* q = std::memchr(text.data() + j, '"', n - j);
+        if (!q) {
+          j = n;
+          break;
+        }
+        j = static_cast<std::size_t>(static_cast<const char*>(q) - text.data());
+        std::size_t slashes = 0;
+        while (text[j - 1 - slashes] == '\\') ++slashes;
+        if (slashes % 2 == 0) break;
         ++j;
       }
       if (depth > 0 && !frames[depth - 1].array && expect_key) {
+        const bool escapes = std::memchr(text.data() + i + 1, '\\', j - i - 1) != nullptr;
         Frame& f = frames[depth - 1];
         std::string_view key(text.data() + i + 1, j - i - 1);
         if (escapes) key = decoded.emplace_back(nlohmann::json::parse(text.substr(i, j - i + 1)).get<std::string>());
@@ -95,7 +105,7 @@ DuplicateKey find_duplicate_key(const std::string& text) {
       f.index = 0;
       f.key = {};
       f.keys.clear();
-      f.many.clear();
+      if (!f.many.empty()) f.many.clear();  // clearing costs its buckets: only after a large object
       expect_key = c == '{';
     } else if (c == '}' || c == ']') {
       if (depth > 0) --depth;
