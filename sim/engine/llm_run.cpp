@@ -13,6 +13,7 @@
 #include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/core/math_util.h"
 #include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/parallel.h"
@@ -278,32 +279,41 @@ StepFigures decode_step(const DecodeSamples& d, std::int64_t i) {
 
 namespace {
 
-/// Checks the graphs a run would build, before any child starts: the op count (from the ops of
-/// a layer, before a whole graph is built), then each tensor of the prefill and of the last
-/// decode step (building them) and the DRAM their weights, caches, inputs and outputs hold.
+/// Checks the graphs a run would build, before any child starts, from copies of the model with
+/// one and with two layers (every layer's ops and tensors are alike, so the two differ by one
+/// layer exactly): the op count, each tensor's size and the DRAM the weights, KV cache, inputs
+/// and outputs hold, for the prefill and the last decode step. Building the whole graphs would
+/// cost time in proportion to the layers (seconds for thousands) for the same answers.
 void check_step_graphs(const LlmSpec& s, const Prepared& p) {
   llm::LlmConfig one = p.model, two = p.model;
   one.layers = 1;
   two.layers = 2;
-  const llm::StepSpec probe = step_spec(s, p, 1, 0);
-  const std::uint64_t first = llm::build_llm_step(one, probe).ops().size();
-  const std::uint64_t per_layer = llm::build_llm_step(two, probe).ops().size() - first;
   const std::uint64_t layers = std::uint64_t(p.model.layers);
-  if (per_layer > 0 && layers - 1 > (workloads::kMaxGraphOps - first) / per_layer)
-    throw InputError(p.model.source + " (" + (p.model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
-                     "expected a model whose step graph holds at most " + std::to_string(workloads::kMaxGraphOps) +
-                         " ops (" + std::to_string(per_layer) + " a layer: at most " +
-                         std::to_string((workloads::kMaxGraphOps - first) / per_layer + 1) + " layers), found " +
-                         std::to_string(layers) + " layers");
   std::vector<std::pair<std::string, llm::StepSpec>> steps{
       {"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, 0)}};
   if (s.generate > 0)
     steps.emplace_back("decode step at context " + std::to_string(s.prompt + s.generate),
                        step_spec(s, p, 1, s.prompt + s.generate - 1));
   for (const auto& [what, step] : steps) {
+    std::uint64_t first = 0, per_layer = 0, resident = 0;
     try {
-      const workloads::Graph g = llm::build_llm_step(p.model, step);
-      sched::check_dram_capacity(sched::resident_dram_bytes(g, p.hw), p.hw);
+      const workloads::Graph g1 = llm::build_llm_step(one, step), g2 = llm::build_llm_step(two, step);
+      first = g1.ops().size();
+      per_layer = g2.ops().size() - first;
+      const std::uint64_t r1 = sched::resident_dram_bytes(g1, p.hw), r2 = sched::resident_dram_bytes(g2, p.hw);
+      const auto more = checked_mul(r2 - r1, layers - 1);
+      resident = more ? checked_add(r1, *more).value_or(UINT64_MAX) : UINT64_MAX;
+    } catch (const InputError& e) {
+      throw InputError(what, e.what());
+    }
+    if (per_layer > 0 && layers - 1 > (workloads::kMaxGraphOps - first) / per_layer)
+      throw InputError(p.model.source + " (" + (p.model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
+                       "expected a model whose step graph holds at most " + std::to_string(workloads::kMaxGraphOps) +
+                           " ops (" + std::to_string(per_layer) + " a layer: at most " +
+                           std::to_string((workloads::kMaxGraphOps - first) / per_layer + 1) + " layers), found " +
+                           std::to_string(layers) + " layers");
+    try {
+      sched::check_dram_capacity(resident, p.hw);
     } catch (const InputError& e) {
       throw InputError(what, e.what());
     }

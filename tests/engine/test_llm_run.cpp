@@ -8,6 +8,7 @@
 
 #include "sim/config/config_loader.h"
 #include "sim/engine/llm_run.h"
+#include "sim/scheduler/lowering.h"
 #include "sim/scheduler/plan.h"
 #include "tests/support/cli_support.h"
 #include "workloads/llm/llm_graph.h"
@@ -338,4 +339,26 @@ TEST(LlmRun, ModelSizeIsBoundedByTheGraphsTheRunWouldBuildBeforeAnyChildStarts) 
   // tokens x 4 heads x 32 B = 16.4 GB, exceeds 2 GiB.
   EXPECT_NE(refusal(kSmall, 1000000).find("(npu.dram): the workload needs"), std::string::npos);
   EXPECT_EQ(refusal(kSmall), "accepted");
+}
+
+TEST(LlmRun, EveryLayerAddsTheSameOpsAndResidentBytesSoTwoLayersGiveTheWhole) {
+  // check_llm_spec judges a model of L layers by copies of one and two layers; that holds only
+  // while every layer adds the same ops and the same resident DRAM (weights, K/V cache). Checked
+  // on the 4-layer model for a prefill and a decode step against the graph built whole.
+  const npusim::HardwareConfig hw = npusim::config::load_hardware_config("edge-m", {});
+  llm::LlmConfig model = llm::parse_llm_config(kSmall, "small.json");
+  for (const auto& [tokens, past] : {std::pair<std::int64_t, std::int64_t>{16, 0}, {1, 40}}) {
+    llm::StepSpec st;
+    st.tokens = tokens;
+    st.past = past;
+    llm::LlmConfig one = model, two = model;
+    one.layers = 1;
+    two.layers = 2;
+    const auto g1 = llm::build_llm_step(one, st), g2 = llm::build_llm_step(two, st),
+               g4 = llm::build_llm_step(model, st);
+    EXPECT_EQ(g4.ops().size(), g1.ops().size() + 3 * (g2.ops().size() - g1.ops().size()));
+    const std::uint64_t r1 = npusim::sched::resident_dram_bytes(g1, hw),
+                        r2 = npusim::sched::resident_dram_bytes(g2, hw);
+    EXPECT_EQ(npusim::sched::resident_dram_bytes(g4, hw), r1 + 3 * (r2 - r1)) << tokens << " " << past;
+  }
 }
