@@ -74,7 +74,11 @@ DuplicateKey find_duplicate_key(const std::string& text) {
         const bool escapes = std::memchr(text.data() + i + 1, '\\', j - i - 1) != nullptr;
         Frame& f = frames[depth - 1];
         std::string_view key(text.data() + i + 1, j - i - 1);
-        if (escapes) key = decoded.emplace_back(nlohmann::json::parse(text.substr(i, j - i + 1)).get<std::string>());
+        if (escapes) {
+          // Valid JSON decodes; a string the parser never read (after a NUL) is kept as written.
+          const nlohmann::json k = nlohmann::json::parse(text.substr(i, j - i + 1), nullptr, false);
+          if (k.is_string()) key = decoded.emplace_back(k.get<std::string>());
+        }
         const bool seen =
             f.many.empty() ? std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end() : f.many.count(key) > 0;
         if (seen) {
@@ -126,6 +130,11 @@ DuplicateKey find_duplicate_key(const std::string& text) {
 nlohmann::json parse_json_input(const std::string& text, const std::string& source, const std::string& expected,
                                 const nlohmann::json::parser_callback_t& on_event) {
   check_utf8(text, source);
+  // JSON has no raw NUL, not even in a string; the parser would stop reading at one and take the
+  // text before it for the whole document.
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(source + ":" + std::to_string(line_of_offset(text, nul)),
+                     "expected " + expected + ", found a NUL byte at byte " + std::to_string(nul));
   check_json_nesting(text, source);
   nlohmann::json doc;
   try {

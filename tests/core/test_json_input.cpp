@@ -60,3 +60,12 @@ TEST(JsonInput, SyntaxErrorsComeBeforeDuplicates) {
   const std::string e = error_of("{\"a\": 1, \"a\": ]}\n");
   EXPECT_NE(e.find("expected a Hugging Face config.json, found invalid JSON"), std::string::npos) << e;
 }
+
+TEST(JsonInput, ANulByteIsRefusedWhereverItIs) {
+  // The parser would stop at the NUL and read "2" as the whole document; the bytes after it
+  // (here a key with a broken escape) must not reach any later scan.
+  const std::string text("2\0{\"at\\ueur", 11);
+  EXPECT_EQ(error_of(text), "config.json:1: expected a Hugging Face config.json, found a NUL byte at byte 1");
+  EXPECT_EQ(error_of(std::string("{\"a\": \"x\0y\"}", 12)),
+            "config.json:1: expected a Hugging Face config.json, found a NUL byte at byte 8");
+}
