@@ -11,22 +11,24 @@
 
 namespace {
 
-void* allocate(std::size_t size) {
+/// Calls `get` until it returns memory, the new-handler between tries; std::bad_alloc when
+/// there is no handler.
+template <typename Get>
+void* allocate_with(Get get) {
   for (;;) {
-    if (void* p = mi_malloc(size)) return p;
+    if (void* p = get()) return p;
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) throw std::bad_alloc();
     handler();
   }
 }
 
+void* allocate(std::size_t size) {
+  return allocate_with([size] { return mi_malloc(size); });
+}
+
 void* allocate_aligned(std::size_t size, std::align_val_t align) {
-  for (;;) {
-    if (void* p = mi_malloc_aligned(size, static_cast<std::size_t>(align))) return p;
-    std::new_handler handler = std::get_new_handler();
-    if (handler == nullptr) throw std::bad_alloc();
-    handler();
-  }
+  return allocate_with([size, align] { return mi_malloc_aligned(size, static_cast<std::size_t>(align)); });
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ void make_folder(const fs::path& dir, const std::string& flag, const std::string
                                             " cannot be created (" + ec.message() + ")");
 }
 
-/// The top-level names of `dir`, sorted, or a note of the first few for an error.
+/// The top-level names of `dir`, sorted.
 std::vector<std::string> names_in(const fs::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
@@ -60,6 +60,7 @@ std::vector<std::string> names_in(const fs::path& dir) {
   return names;
 }
 
+/// The first three of `names` and how many more, for an error.
 std::string first_names(const std::vector<std::string>& names) {
   std::string text;
   for (std::size_t i = 0; i < names.size() && i < 3; ++i) text += (i ? ", " : "") + names[i];
