@@ -70,7 +70,8 @@ DmaResult Dma::transfer(const DmaTransfer& t) {
     tlm::tlm_generic_payload dram;
     prepare(dram, t.to_dram ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, t.dram_addr, result.bytes);
     // Owned by the payload: its destructor frees its extensions.
-    dram.set_extension(new DramStrideExtension(t.run_bytes, t.stride, t.runs, config_.max_outstanding_bursts));
+    dram.set_extension(new DramStrideExtension(t.run_bytes, t.stride, t.runs,
+                                               std::uint64_t{config_.max_outstanding_bursts} * config_.burst_bytes));
     tlm::tlm_generic_payload sram;
     prepare(sram, t.to_dram ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND, t.sram_addr, result.bytes);
 

@@ -1,7 +1,8 @@
 #pragma once
 // The DMA engine: moves a (strided) tile between DRAM and SRAM through two TLM-2.0 initiator
 // sockets. The DRAM side is one payload with a DramStrideExtension (the controller splits it into
-// bursts and keeps max_outstanding_bursts in flight); the SRAM side is one contiguous payload.
+// bursts and keeps max_outstanding_bursts x burst_bytes in flight, in its own bursts); the SRAM side
+// is one contiguous payload.
 #include <cstdint>
 
 #include <systemc>

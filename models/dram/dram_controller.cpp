@@ -10,7 +10,7 @@ namespace {
 /// A payload's transfer as the timing engine takes it.
 struct Shape {
   std::uint64_t run_bytes = 0, stride = 0, runs = 1;
-  std::uint32_t max_outstanding = 0;
+  std::uint64_t max_outstanding_bytes = 0;
 };
 
 /// The extension's shape, or one contiguous run. False if the extension disagrees with the length.
@@ -20,12 +20,19 @@ bool shape_of(const tlm::tlm_generic_payload& p, Shape& shape) {
     shape.run_bytes = shape.stride = p.get_data_length();
     return true;
   }
-  shape = {ext->run_bytes, ext->stride, ext->runs, ext->max_outstanding};
+  shape = {ext->run_bytes, ext->stride, ext->runs, ext->max_outstanding_bytes};
   if (shape.runs != 0 && shape.run_bytes > std::numeric_limits<std::uint64_t>::max() / shape.runs) return false;
   return shape.run_bytes * shape.runs == p.get_data_length();
 }
 
 }  // namespace
+
+std::uint32_t outstanding_bursts(std::uint64_t max_outstanding_bytes, std::uint64_t burst_bytes) {
+  constexpr std::uint32_t kUnlimited = std::numeric_limits<std::uint32_t>::max();
+  if (max_outstanding_bytes == 0) return kUnlimited;
+  const std::uint64_t bursts = std::max<std::uint64_t>(1, max_outstanding_bytes / burst_bytes);
+  return bursts >= kUnlimited ? kUnlimited : static_cast<std::uint32_t>(bursts);
+}
 
 DramController::DramController(sc_core::sc_module_name name, const DramConfig& config)
     : sc_core::sc_module(name), socket("socket"), engine_(config) {
@@ -67,11 +74,10 @@ void DramController::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_
     return;
   }
 
-  // 2. The initiator's limit on bursts in flight; 0 leaves only the controller's queue (which
-  //    pushes back when full).
+  // 2. The initiator's limit on data in flight, in this device's bursts (at least one); 0 leaves
+  //    only the controller's queue (which pushes back when full).
   const bool is_write = command == tlm::TLM_WRITE_COMMAND;
-  const std::uint32_t outstanding =
-      shape.max_outstanding == 0 ? std::numeric_limits<std::uint32_t>::max() : shape.max_outstanding;
+  const std::uint32_t outstanding = outstanding_bursts(shape.max_outstanding_bytes, config().bytes_per_burst());
 
   // 3. Schedule it from the request's arrival and annotate the end of the last burst's data.
   const sc_core::sc_time now = sc_core::sc_time_stamp();

@@ -16,6 +16,10 @@
 
 namespace npusim::models {
 
+/// The bursts of `burst_bytes` a transfer keeps in flight when its initiator keeps
+/// `max_outstanding_bytes` in flight: at least one; 0 bytes = no limit (UINT32_MAX).
+std::uint32_t outstanding_bursts(std::uint64_t max_outstanding_bytes, std::uint64_t burst_bytes);
+
 class DramController : public sc_core::sc_module {
  public:
   /// READ (DRAM -> initiator) or WRITE of data_length bytes from the payload address, optionally

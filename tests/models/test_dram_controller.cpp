@@ -2,6 +2,7 @@
 // process (gtest_discover_tests), as SystemC elaborates once per process.
 // LPDDR4-3200 at 1600 MHz: one cycle = 625 ps.
 #include <cstdint>
+#include <limits>
 
 #include <gtest/gtest.h>
 #include <systemc>
@@ -75,6 +76,33 @@ TEST(DramController, ContiguousReadEndsWhenTheEngineSays) {
   EXPECT_GT(dram.stats_json()["read_latency_p99_ns"].get<double>(), 0.0);
 }
 
+TEST(DramController, InFlightLimitIsBytesCountedInTheDevicesBursts) {
+  // A DMA keeping 16 bursts of 64 B in flight keeps 1 KiB: 32 bursts of a x16 LPDDR4X channel
+  // (16 beats x 2 B = 32 B), 16 of a x32 one (64 B), 8 of a 128 B device; never fewer than one.
+  EXPECT_EQ(outstanding_bursts(16 * 64, 32), 32u);
+  EXPECT_EQ(outstanding_bursts(16 * 64, 64), 16u);
+  EXPECT_EQ(outstanding_bursts(16 * 64, 128), 8u);
+  EXPECT_EQ(outstanding_bursts(16, 64), 1u);
+  EXPECT_EQ(outstanding_bursts(0, 64), std::numeric_limits<std::uint32_t>::max());
+  EXPECT_EQ(outstanding_bursts(std::uint64_t{1} << 50, 32), std::numeric_limits<std::uint32_t>::max());
+}
+
+TEST(DramController, TransferKeepsTheBytesInFlightItsInitiatorSays) {
+  // 4 KiB read with 128 B in flight on LPDDR4-3200 x32 (64 B bursts): a window of 2 bursts, as
+  // the engine times it alone; slower than the 32-burst window of the contiguous read above.
+  DramEngine engine(test::lpddr4_3200());
+  const std::uint64_t two = engine.access_transfer(0, 4096, 4096, 1, false, 0, 2);
+  ASSERT_GT(two, 575u);
+
+  DramController dram("dram", test::lpddr4_3200());
+  tlm::tlm_generic_payload p;
+  prepare(p, tlm::TLM_READ_COMMAND, 0, 4096);
+  p.set_extension(new DramStrideExtension(4096, 4096, 1, 128));
+  const Outcome out = run_one(dram, p, sc_core::SC_ZERO_TIME);
+  EXPECT_EQ(out.status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(out.finished, sc_time(double(two) * 625.0, SC_PS));
+}
+
 TEST(DramController, ArrivalDelayShiftsTheStart) {
   // Annotated 100 ns = 160 cycles: a write ACTs at 160, WR at + tRCD 29, data + CWL 14 +
   // tDQSS 1 + 8: 160 + 52 = 212 cycles = 132.5 ns.
@@ -88,11 +116,12 @@ TEST(DramController, ArrivalDelayShiftsTheStart) {
 }
 
 TEST(DramController, StrideExtensionSplitsRuns) {
-  // 4 runs of 128 B every 4 KiB (banks 0..3), 16 outstanding: 128 cycles (see test_dram_timing).
+  // 4 runs of 128 B every 4 KiB (banks 0..3), 16 outstanding 64 B bursts: 128 cycles (see
+  // test_dram_timing).
   DramController dram("dram", test::lpddr4_3200());
   tlm::tlm_generic_payload p;
   prepare(p, tlm::TLM_READ_COMMAND, 0, 512);
-  p.set_extension(new DramStrideExtension(128, 4096, 4, 16));
+  p.set_extension(new DramStrideExtension(128, 4096, 4, 16 * 64));
   const Outcome out = run_one(dram, p, sc_core::SC_ZERO_TIME);
   EXPECT_EQ(out.status, tlm::TLM_OK_RESPONSE);
   EXPECT_EQ(out.finished, sc_time(128 * 625.0, SC_PS));
@@ -114,7 +143,7 @@ TEST(DramController, ExtensionDisagreeingWithLengthIsABurstError) {
   DramController dram("dram", test::lpddr4_3200());
   tlm::tlm_generic_payload p;
   prepare(p, tlm::TLM_READ_COMMAND, 0, 500);
-  p.set_extension(new DramStrideExtension(128, 4096, 4, 16));  // 512 B, not 500
+  p.set_extension(new DramStrideExtension(128, 4096, 4, 16 * 64));  // 512 B, not 500
   const Outcome out = run_one(dram, p, sc_core::SC_ZERO_TIME);
   EXPECT_EQ(out.status, tlm::TLM_BURST_ERROR_RESPONSE);
   EXPECT_EQ(dram.stats().bursts(), 0u);
