@@ -172,7 +172,8 @@ std::vector<ConfigKey> build_table() {
       count("npu.dma.channels", 1, kMaxDmaChannels, "dma/channels", "concurrent DMA transfers")
           .note("each is a SystemC thread with its own stack"),
       count("npu.dma.max_outstanding_bursts", 1, kMaxQueue, "dma/max_outstanding_bursts",
-            "bursts a transfer keeps in flight"),
+            "DMA bursts a transfer keeps in flight: this many x `npu.dma.burst_size` bytes, whatever the DRAM's "
+            "own burst (a 64 B DMA burst is two bursts of a x16 LPDDR4X channel)"),
       size("npu.dma.burst_size", kMaxWordBytes, "dma/burst_bytes",
            "DMA burst (a multiple or divisor of the DRAM burst)"),
       count("npu.cores", 1, kMaxCores, "cores",

@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <sys/stat.h>
 
@@ -31,6 +32,8 @@ const std::vector<FitKey>& fittable_keys() {
        "time to hand a tensor between the NPU and the host CPU (an op the NPU does not run)"},
       {"npu.host.op_rate", "", 1e8, 1e12, false,
        "element ops per second of the host CPU running the ops the NPU does not"},
+      {"npu.mac_array.rate.int8", "", 0.0625, 1, true,
+       "int8 MACs each cell completes per cycle, sustained (1: the atomic operation every cycle the peak assumes)"},
       {"npu.mac_array.rate.fp16", "", 0.0625, 1, true, "fp16 MACs per cycle per cell, relative to int8"},
       {"npu.host.bandwidth", "GB/s", 0.1e9, 100e9, false,
        "bytes per second the host CPU reads and writes a host op's tensors at (layout conversion included)"},
@@ -73,6 +76,36 @@ double json_scale(const std::string& path) {
   for (const auto& [s, scale] : suffixes)
     if (path.size() > s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0) return scale;
   return 1;
+}
+
+/// The key table's entry of a fittable key and its to_json path: the key itself, or the pattern
+/// it instantiates ("npu.mac_array.rate.int8" of "npu.mac_array.rate.<dtype>", path
+/// "mac_array/rate/int8"). Null when neither is in the table.
+const config::ConfigKey* config_key_of(const std::string& name, std::string& path) {
+  for (const auto& c : config::config_keys()) {
+    if (c.name == name) {
+      path = c.json;
+      return &c;
+    }
+    if (!c.pattern()) continue;
+    const std::string prefix = c.prefix() + ".";
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string last = name.substr(prefix.size());
+    if (last.empty() || last.find('.') != std::string::npos) continue;
+    if (!c.values.empty() && std::find(c.values.begin(), c.values.end(), last) == c.values.end()) continue;
+    path = c.json.substr(0, c.json.find('<')) + last;
+    return &c;
+  }
+  return nullptr;
+}
+
+/// A key's documented default as a number ("1"), when it is one.
+std::optional<double> numeric_default(const config::ConfigKey& c) {
+  const char* text = c.default_text.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 /// "%.6g" without the exponent's '+' and leading zeros: 4e9, 1.5e-7.
@@ -185,17 +218,19 @@ CalibrationPlan plan_calibration(const CalibrationSpec& spec) {
   const HardwareConfig hw = config::load_hardware_config(spec.base);
   const nlohmann::json resolved = to_json(hw);
   for (const FitKey* k : p.keys) {
-    const auto ck = std::find_if(config::config_keys().begin(), config::config_keys().end(),
-                                 [&](const config::ConfigKey& c) { return c.name == k->key; });
-    if (ck == config::config_keys().end())
+    std::string path;
+    const config::ConfigKey* ck = config_key_of(k->key, path);
+    if (!ck)
       throw InputError("--fit " + k->key,
                        "expected a key of this build's hardware config (npusim keys lists them), "
                        "found none named '" +
                            k->key + "'");
-    const nlohmann::json::json_pointer ptr("/" + ck->json);
-    double v = (k->lower + k->upper) / 2;  // a key to_json does not show starts mid-range
-    if (!ck->json.empty() && resolved.contains(ptr) && resolved.at(ptr).is_number())
-      v = resolved.at(ptr).get<double>() * json_scale(ck->json);
+    const nlohmann::json::json_pointer ptr("/" + path);
+    // A key to_json does not show (a rate of a type the config does not list) starts at its
+    // documented default, else mid-range.
+    double v = numeric_default(*ck).value_or((k->lower + k->upper) / 2);
+    if (!path.empty() && resolved.contains(ptr) && resolved.at(ptr).is_number())
+      v = resolved.at(ptr).get<double>() * json_scale(path);
     if (log_scale(*k) && !(v > 0)) v = std::sqrt(k->lower * k->upper);
     p.start.push_back(std::clamp(v, k->lower, k->upper));
   }

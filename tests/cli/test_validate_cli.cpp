@@ -262,20 +262,25 @@ namespace {
 
 /// Rows measured by npusim itself at `clock` on edge-s: small_cnn, ds_cnn_kws and a YAML
 /// workload named by a path relative to the CSV's folder.
-std::string clock_rows(const fs::path& dir, const std::string& clock, double scale = 1) {
+/// Three rows measured as npusim runs them on edge-s with `--set KEY=VALUE` (times `scale`).
+std::string rows_with(const fs::path& dir, const std::string& key_value, double scale = 1) {
   file_in(dir, "conv_chain2.yaml", npusim::read_file(std::string(NPUSIM_TEST_DATA) + "/conv_chain2.yaml"));
-  const std::string set = " --set npu.clock=" + clock;
+  const std::string set = " --set " + key_value;
   return file_in(dir, "m.csv",
                  "kind,workload,latency_ms,source\n"
                  "run,small_cnn," +
-                     exact(latency_ms("small_cnn", set) * scale) + ",npusim at " + clock +
+                     exact(latency_ms("small_cnn", set) * scale) + ",npusim at " + key_value +
                      "\n"
                      "run,ds_cnn_kws," +
-                     exact(latency_ms("ds_cnn_kws", set) * scale) + ",npusim at " + clock +
+                     exact(latency_ms("ds_cnn_kws", set) * scale) + ",npusim at " + key_value +
                      "\n"
                      "run,conv_chain2.yaml," +
-                     exact(latency_ms((dir / "conv_chain2.yaml").string(), set) * scale) + ",npusim at " + clock +
+                     exact(latency_ms((dir / "conv_chain2.yaml").string(), set) * scale) + ",npusim at " + key_value +
                      "\n");
+}
+
+std::string clock_rows(const fs::path& dir, const std::string& clock, double scale = 1) {
+  return rows_with(dir, "npu.clock=" + clock, scale);
 }
 
 /// The value of `key: VALUE` lines' numbers in text (the first match of `pattern`'s group 1).
@@ -324,6 +329,27 @@ TEST(CalibrationCli, FitsTheClockTheRowsWereMeasuredAt) {
   const double measured = latency_ms("small_cnn", " --set npu.clock=640MHz");
   EXPECT_NEAR(s.at("seconds").get<double>() * 1e3, measured, measured * 0.02);
   EXPECT_EQ(s.at("config_name"), "fitted");
+}
+
+TEST(CalibrationCli, FitsAKeyOfAPatternTheConfigDoesNotList) {
+  // npu.mac_array.rate.int8 is an instance of the pattern npu.mac_array.rate.<dtype>; edge-s lists
+  // no rate, so the fit starts at the documented default 1 and must find the rows' 0.5 again.
+  const fs::path dir = scratch("cal_rate");
+  const std::string csv = rows_with(dir, "npu.mac_array.rate.int8=0.5");
+  const fs::path fitted = dir / "fitted.yaml";
+  std::string log;
+  ASSERT_EQ(run_npusim("calibrate " + csv + " --config edge-s --fit npu.mac_array.rate.int8 -j 2 --max-evals 25 " +
+                           "--quiet --out " + fitted.string(),
+                       &log),
+            0)
+      << log;
+  const std::string yaml = npusim::read_file(fitted.string());
+  EXPECT_NE(yaml.find("npu.mac_array.rate.int8: fitted "), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("start 1, bounds 0.0625 .. 1"), std::string::npos) << yaml;
+  EXPECT_NEAR(number_after(yaml, "\n    rate:\n      int8: ([0-9.e+-]+)\n"), 0.5, 0.5 * 0.05) << yaml;
+  EXPECT_LT(number_after(yaml, "# error after:  latency_ms median \\|error\\| [0-9.]+ %, max \\|error\\| ([0-9.]+) %"),
+            2)
+      << yaml;
 }
 
 TEST(CalibrationCli, AnExistingOutIsNeverReplaced) {

@@ -185,7 +185,7 @@ TEST(CalibrationKeys, TableBoundsAndWrittenValues) {
     EXPECT_FALSE(k.meaning.empty()) << k.key;
     defaults += k.default_set;
   }
-  EXPECT_EQ(defaults, 3u);  // dispatch latency, host handoff, fp16 rate
+  EXPECT_EQ(defaults, 4u);  // dispatch latency, host handoff, int8 and fp16 rates
   const auto key = [](const std::string& name) {
     for (const auto& k : fittable_keys())
       if (k.key == name) return k;
@@ -197,4 +197,5 @@ TEST(CalibrationKeys, TableBoundsAndWrittenValues) {
   EXPECT_EQ(fit_value_text(key("npu.runtime.dispatch_latency"), 12.5e-6), "12.5 us");
   EXPECT_EQ(fit_value_text(key("npu.host.op_rate"), 4e9), "4e9");
   EXPECT_EQ(fit_value_text(key("npu.mac_array.rate.fp16"), 0.25), "0.25");
+  EXPECT_EQ(fit_value_text(key("npu.mac_array.rate.int8"), 0.625), "0.625");
 }
