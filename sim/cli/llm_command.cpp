@@ -82,6 +82,9 @@ int llm_command(const std::vector<std::string>& args) {
                   "Phi-3-mini-4k-instruct, gemma-2-2b")("config,c", po::value(&s.config)->default_value(s.config),
                                                         "hardware config: a YAML path or a preset name")(
       "prompt", integer_value<std::int64_t>(&s.prompt, 1, kMaxCount), "prompt tokens per sequence (the prefill)")(
+      "context", integer_value<std::int64_t>(&s.context, 0, kMaxCount),
+      "tokens each sequence's KV cache already holds before the prompt (earlier turns): the prefill attends to "
+      "them, the decode steps run at context + prompt + i; none of them is prefilled")(
       "generate", integer_value<std::int64_t>(&s.generate, 0, kMaxCount),
       "decode steps (one new token per sequence each)")("batch", integer_value<std::int64_t>(&s.batch, 1, kMaxCount),
                                                         "sequences decoded together")(
@@ -120,8 +123,9 @@ int llm_command(const std::vector<std::string>& args) {
   const auto& l = summary.at("llm");
   std::cout << "npusim llm: " << l.at("model").get<std::string>() << " on "
             << summary.at("config_name").get<std::string>() << ", weights "
-            << l.at("widths").at("weights").get<std::string>() << ", prompt " << s.prompt << ", generate " << s.generate
-            << ", batch " << s.batch << "\n"
+            << l.at("widths").at("weights").get<std::string>()
+            << (s.context > 0 ? ", context " + std::to_string(s.context) : std::string()) << ", prompt " << s.prompt
+            << ", generate " << s.generate << ", batch " << s.batch << "\n"
             << table(summary) << "summary: " << fs::path(s.out) / "summary.json"
             << " (prefill/ and decode/ hold each phase's run folder)\nreport: " << fs::path(s.out) / "report.html"
             << "\n";

@@ -124,7 +124,13 @@ sched::ParallelMode parallel_of(const LlmSpec& s, const HardwareConfig& hw) {
   return mode;
 }
 
+/// Tokens in each sequence's KV cache after the last decode step.
+std::int64_t final_context(const LlmSpec& s) {
+  return s.context + s.prompt + s.generate;
+}
+
 Prepared prepare(const LlmSpec& s) {
+  check_count(s.context, 0, "--context");
   check_count(s.prompt, 1, "--prompt");
   check_count(s.generate, 0, "--generate");
   check_count(s.batch, 1, "--batch");
@@ -139,14 +145,15 @@ Prepared prepare(const LlmSpec& s) {
   Prepared p;
   p.widths = widths_of(s);
   p.model = llm::load_llm_config(s.model, config::data_dir());
-  llm::check_context(p.model, s.prompt + s.generate,
-                     "--prompt " + std::to_string(s.prompt) + " + --generate " + std::to_string(s.generate));
+  llm::check_context(p.model, final_context(s),
+                     (s.context > 0 ? "--context " + std::to_string(s.context) + " + " : std::string()) + "--prompt " +
+                         std::to_string(s.prompt) + " + --generate " + std::to_string(s.generate));
   p.hw = config::load_hardware_config(s.config, s.overrides);
   p.parallel = parallel_of(s, p.hw);
   if (p.hw.sram.kv_cache == KvCacheHome::Sram) {
     // Every phase plans around the SRAM the cache holds at the run's final context.
     p.hw.sram.kv_reserve_bytes =
-        llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, dtype_bytes(p.hw.mac_array.dtype));
+        llm::kv_cache_bytes(p.model, p.widths, s.batch, final_context(s), dtype_bytes(p.hw.mac_array.dtype));
     sched::check_pinned_fits(p.hw.sram.kv_reserve_bytes, p.hw);
   }
   return p;
@@ -290,10 +297,10 @@ void check_step_graphs(const LlmSpec& s, const Prepared& p) {
   two.layers = 2;
   const std::uint64_t layers = std::uint64_t(p.model.layers);
   std::vector<std::pair<std::string, llm::StepSpec>> steps{
-      {"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, 0)}};
+      {"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, s.context)}};
   if (s.generate > 0)
-    steps.emplace_back("decode step at context " + std::to_string(s.prompt + s.generate),
-                       step_spec(s, p, 1, s.prompt + s.generate - 1));
+    steps.emplace_back("decode step at context " + std::to_string(final_context(s)),
+                       step_spec(s, p, 1, final_context(s) - 1));
   for (const auto& [what, step] : steps) {
     std::uint64_t first = 0, per_layer = 0, resident = 0;
     try {
@@ -343,7 +350,7 @@ json run_llm(const LlmSpec& s) {
     if (s.on_phase) s.on_phase(done, most);
   };
   phase_done(0);
-  const llm::StepSpec pre_spec = step_spec(s, p, s.prompt, 0);
+  const llm::StepSpec pre_spec = step_spec(s, p, s.prompt, s.context);
   const json pre_summary =
       simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
   const StepFigures pre = phase_of(pre_summary);
@@ -368,7 +375,7 @@ json run_llm(const LlmSpec& s) {
   std::size_t simulated_count = 0;
   const DecodeSamples samples =
       sample_decode_steps(s.generate, s.decode_samples, s.decode_tolerance, [&](std::int64_t i) {
-        const std::int64_t past = s.prompt + i;
+        const std::int64_t past = s.context + s.prompt + i;
         ++simulated_count;
         progress.show("decode step at context " + std::to_string(past + 1) + " (" + std::to_string(simulated_count) +
                       " of at most " + std::to_string(most - 1) + " simulated)");
@@ -397,7 +404,7 @@ json run_llm(const LlmSpec& s) {
       decode_j += *r.energy_j;
     else
       energy = false;
-    steps.push_back(step_json(s.prompt + i + 1, r, samples.simulated.count(i) > 0));
+    steps.push_back(step_json(s.context + s.prompt + i + 1, r, samples.simulated.count(i) > 0));
   }
   phase_done(most);
   progress.show("");
@@ -417,6 +424,7 @@ json run_llm(const LlmSpec& s) {
                 {"weight_bytes", workloads::graph_totals(pre_graph, eb).weight_bytes},
                 {"widths", widths},
                 {"batch", s.batch},
+                {"context", s.context},
                 {"prompt", s.prompt},
                 {"generate", s.generate},
                 {"all_logits", s.all_logits},
@@ -443,7 +451,7 @@ json run_llm(const LlmSpec& s) {
                   {"steps", steps}}},
                 {"ttft_seconds", pre.seconds},
                 {"total_seconds", pre.seconds + decode_s},
-                {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb)},
+                {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, final_context(s), eb)},
                 {"kv_cache_home", to_string(p.hw.sram.kv_cache)},
                 {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
   if (s.generate > 0) {
@@ -453,8 +461,8 @@ json run_llm(const LlmSpec& s) {
     const StepFigures last = decode_step(samples, s.generate - 1);
     const double kv = p.hw.sram.kv_cache == KvCacheHome::Sram
                           ? 0.0
-                          : double(llm::kv_cache_bytes(p.model, p.widths, s.batch, s.prompt + s.generate, eb));
-    block["decode"]["last_step"] = {{"context", s.prompt + s.generate},
+                          : double(llm::kv_cache_bytes(p.model, p.widths, s.batch, final_context(s), eb));
+    block["decode"]["last_step"] = {{"context", final_context(s)},
                                     {"dram_bytes", last.dram_bytes},
                                     {"kv_cache_read_bytes", kv},
                                     {"other_bytes", last.dram_bytes - kv},

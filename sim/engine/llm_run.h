@@ -21,13 +21,17 @@ struct LlmSpec {
   std::int64_t prompt = 128;           // prompt tokens per sequence (--prompt)
   std::int64_t generate = 32;          // decode steps (--generate)
   std::int64_t batch = 1;              // sequences (--batch)
-  std::string weight_dtype;            // int4, int8, fp16, bf16; "" = the config's dtype
-  std::string kv_dtype, act_dtype;     // int8, fp16, bf16; "" = the config's dtype
-  std::uint32_t group_size = 128;      // elements per weight scale (int4, int8)
-  bool zero_point = false;             // asymmetric weights: a zero point per group too
-  bool wide_head = false;              // keep the LM head and embedding at 16 bits
-  bool all_logits = false;             // prefill computes the LM head for every prompt token
-  std::string fusion = "greedy";       // --fusion
+  /// Tokens each sequence's KV cache already holds before the prompt (--context): the earlier
+  /// turns of a conversation. The prefill attends to them and the decode steps run at context
+  /// context + prompt + i, without simulating a prefill of them.
+  std::int64_t context = 0;
+  std::string weight_dtype;         // int4, int8, fp16, bf16; "" = the config's dtype
+  std::string kv_dtype, act_dtype;  // int8, fp16, bf16; "" = the config's dtype
+  std::uint32_t group_size = 128;   // elements per weight scale (int4, int8)
+  bool zero_point = false;          // asymmetric weights: a zero point per group too
+  bool wide_head = false;           // keep the LM head and embedding at 16 bits
+  bool all_logits = false;          // prefill computes the LM head for every prompt token
+  std::string fusion = "greedy";    // --fusion
   /// --parallel: how the phases spread over npu.cores (none, tensor, auto; docs/multicore.md).
   /// "" = auto on more than one core, none on one.
   std::string parallel;

@@ -20,8 +20,8 @@ namespace {
 
 const std::vector<std::string> kKeys = {"config",  "workload", "upload",   "fusion",   "objective", "set",
                                         "session", "dim",      "kv_cache", "parallel", "llm"};
-const std::vector<std::string> kLlmKeys = {"model",        "prompt",   "generate", "batch",
-                                           "weight_dtype", "kv_dtype", "act_dtype"};
+const std::vector<std::string> kLlmKeys = {"model", "context",      "prompt",   "generate",
+                                           "batch", "weight_dtype", "kv_dtype", "act_dtype"};
 /// The largest dim `dim` binds, as `npusim run --dim` (ONNX's sizes stay within 2^31).
 constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
 
@@ -141,6 +141,7 @@ engine::LlmSpec parse_llm(const json& l) {
   s.model = string_field(l, "model", "", "llm.");
   // Names only: clients do not name files.
   check_one_of(s.model, workloads::llm::shipped_config_names(config::data_dir()), "llm.model");
+  s.context = int_field(l, "context", s.context, 0, kMaxLlmContext, "llm.context");
   s.prompt = int_field(l, "prompt", s.prompt, 1, kMaxLlmPrompt, "llm.prompt");
   s.generate = int_field(l, "generate", s.generate, 0, kMaxLlmGenerate, "llm.generate");
   s.batch = int_field(l, "batch", s.batch, 1, kMaxLlmBatch, "llm.batch");
@@ -257,6 +258,7 @@ json to_json(const RunRequest& r) {
   if (r.llm) {
     const engine::LlmSpec& l = *r.llm;
     j["llm"] = {{"model", l.model}, {"prompt", l.prompt}, {"generate", l.generate}, {"batch", l.batch}};
+    if (l.context > 0) j["llm"]["context"] = l.context;
     if (!l.weight_dtype.empty()) j["llm"]["weight_dtype"] = l.weight_dtype;
     if (!l.kv_dtype.empty()) j["llm"]["kv_dtype"] = l.kv_dtype;
     if (!l.act_dtype.empty()) j["llm"]["act_dtype"] = l.act_dtype;

@@ -397,6 +397,7 @@ Response Server::Impl::options_json() {
                           {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},
                           {"kv_dtypes", {"int8", "fp16", "bf16"}},
                           {"max_prompt", kMaxLlmPrompt},
+                          {"max_context", kMaxLlmContext},
                           {"max_generate", kMaxLlmGenerate},
                           {"max_batch", kMaxLlmBatch}}},
                         {"limits",

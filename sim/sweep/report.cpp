@@ -275,7 +275,8 @@ std::string write_sweep_report(const ReportOptions& o) {
   const std::string link_prefix = fs::relative(fs::absolute(o.dir), fs::absolute(final_out)).string() + "/";
 
   // Points by workload: a front across workloads would compare different work. A language
-  // model's work is also its prompt, generate, batch and all_logits; its widths are designs.
+  // model's work is also its cached context, prompt, generate, batch and all_logits; its widths
+  // are designs.
   std::map<std::string, std::vector<const json*>> by_workload;
   std::map<std::string, std::string> stems;  // group -> its plots' file name part
   std::size_t skipped = 0;
@@ -286,8 +287,8 @@ std::string write_sweep_report(const ReportOptions& o) {
     if (usable) {
       std::string group = r.at("workload").get<std::string>(), stem = file_stem(group);
       if (r.contains("llm") && r.at("llm").is_object())
-        for (const char* k : {"prompt", "generate", "batch", "all_logits"})
-          if (r.at("llm").contains(k)) {
+        for (const char* k : {"context", "prompt", "generate", "batch", "all_logits"})
+          if (r.at("llm").contains(k) && !(std::string(k) == "context" && r.at("llm").at(k) == 0)) {
             const json& value = r.at("llm").at(k);
             const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
             group += std::string(" ") + k + "=" + v;

@@ -59,9 +59,9 @@ const Objective& objective(const std::string& name, bool llm, const std::string&
 }
 
 const std::vector<std::string>& llm_knob_names() {
-  static const std::vector<std::string> names = {"prompt",     "generate",   "batch",         "weight_dtype",
-                                                 "group_size", "kv_dtype",   "act_dtype",     "zero_point",
-                                                 "wide_head",  "all_logits", "decode_samples"};
+  static const std::vector<std::string> names = {"prompt",     "generate",   "batch",          "weight_dtype",
+                                                 "group_size", "kv_dtype",   "act_dtype",      "zero_point",
+                                                 "wide_head",  "all_logits", "decode_samples", "context"};
   return names;
 }
 
@@ -343,6 +343,8 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
       spec.generate = knob_whole(k, v, 0, kMaxLlmCount);
     else if (k.key == "batch")
       spec.batch = knob_whole(k, v, 1, kMaxLlmCount);
+    else if (k.key == "context")
+      spec.context = knob_whole(k, v, 0, kMaxLlmCount);
     else if (k.key == "weight_dtype")
       spec.weight_dtype = v;
     else if (k.key == "kv_dtype")

@@ -362,3 +362,53 @@ TEST(LlmRun, EveryLayerAddsTheSameOpsAndResidentBytesSoTwoLayersGiveTheWhole) {
     EXPECT_EQ(npusim::sched::resident_dram_bytes(g4, hw), r1 + 3 * (r2 - r1)) << tokens << " " << past;
   }
 }
+
+TEST(LlmRun, AContextStepEqualsTheSameStepReachedAfterAPrefill) {
+  // --context 96 --prompt 32 and --prompt 128 both decode at contexts 129 and 130: the same step
+  // graphs on a fresh NPU, so the same figures. The prefill of 32 tokens after 96 cached ones
+  // attends to all 128: per layer its scores GEMM is 4 KV heads x (32 tokens x group 2) x 128 keys
+  // x 32 = 1,048,576 MACs, a quarter of the 128-token prefill's 128 x 2 x 128 x 32 x 4 = 4,194,304.
+  const std::string model = write_temp("small_ctx.json", kSmall);
+  const std::string common = "--model " + model + " --config edge-s --generate 2 --decode-samples 0 ";
+  const auto a = run_llm_cli(common + "--context 96 --prompt 32", "ctx_a");
+  const auto b = run_llm_cli(common + "--prompt 128", "ctx_b");
+  ASSERT_FALSE(a.is_null());
+  ASSERT_FALSE(b.is_null());
+  const auto& la = a["llm"];
+  const auto& lb = b["llm"];
+  EXPECT_EQ(la["context"], 96);
+  EXPECT_EQ(lb["context"], 0);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(la["decode"]["steps"][i]["context"], 129 + int(i));
+    EXPECT_EQ(la["decode"]["steps"][i]["context"], lb["decode"]["steps"][i]["context"]);
+    EXPECT_DOUBLE_EQ(la["decode"]["steps"][i]["seconds"].get<double>(),
+                     lb["decode"]["steps"][i]["seconds"].get<double>());
+    EXPECT_DOUBLE_EQ(la["decode"]["steps"][i]["dram_bytes"].get<double>(),
+                     lb["decode"]["steps"][i]["dram_bytes"].get<double>());
+  }
+  // The same final context, so the same cache: 4 layers x (K + V) x 4 heads x 130 x 32 x 1 B.
+  EXPECT_EQ(la["kv_cache_bytes"], 4u * 2 * 4 * 130 * 32);
+  EXPECT_EQ(la["kv_cache_bytes"], lb["kv_cache_bytes"]);
+  EXPECT_EQ(la["prefill"]["tokens"], 32);
+  // The prefill's attention part: scores and context GEMMs of the same size each, 4 layers.
+  const double attention_a = la["prefill"]["parts"]["attention"]["macs"].get<double>();
+  const double attention_b = lb["prefill"]["parts"]["attention"]["macs"].get<double>();
+  // Attention parts also hold the Q/K/V/O projections: 32 tokens x 4 layers x 256 x (256 + 128 +
+  // 128 + 256) against 128 tokens' four times as many.
+  const double projections_a = 32.0 * 4 * 256 * (256 + 128 + 128 + 256);
+  EXPECT_DOUBLE_EQ(attention_a, projections_a + 4 * 2 * 1048576.0);
+  EXPECT_DOUBLE_EQ(attention_b, 4 * projections_a + 4 * 2 * 4194304.0);
+}
+
+TEST(LlmRun, AContextPastTheModelsPositionsIsRefused) {
+  // kSmall holds 4096 positions: 4000 + 64 + 64 = 4128 do not fit.
+  const std::string model = write_temp("small_ctx_over.json", kSmall);
+  std::string log;
+  EXPECT_EQ(run_npusim("llm --quiet --model " + model + " --config edge-s --context 4000 --prompt 64 --generate 64 " +
+                           "--out " + scratch("ctx_over").string(),
+                       &log),
+            2);
+  EXPECT_NE(log.find("--context 4000 + --prompt 64 + --generate 64"), std::string::npos) << log;
+  EXPECT_NE(log.find("max_position_embeddings"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(scratch("ctx_over") / "summary.json"));
+}

@@ -77,6 +77,15 @@ def test_llm_steps_as_a_table(small_model):
     assert "npusim.LlmResult" in repr(r)
 
 
+def test_llm_context_runs_the_decode_after_cached_tokens(small_model):
+    # 40 cached tokens + a 16-token prompt: the two decode steps run at contexts 57 and 58.
+    r = npusim.llm(small_model, "edge-s", prompt=16, generate=2, context=40, quiet=True)
+    assert r.block["context"] == 40
+    assert [s["context"] for s in r.block["decode"]["steps"]] == [57, 58]
+    with pytest.raises(npusim.InputError, match=r"^context: expected an integer from 0 to 1000000, found -1"):
+        npusim.llm(small_model, "edge-s", context=-1)
+
+
 def test_llm_bad_arguments_name_the_argument(small_model, tmp_path):
     with pytest.raises(npusim.InputError) as e:
         npusim.llm(small_model, "edge-s", weight_dtype="int3")

@@ -77,6 +77,7 @@ TEST(ServeLlm, TheOptionsListTheShippedModels) {
   EXPECT_NE(std::find(models.begin(), models.end(), "SmolLM2-360M"), models.end()) << models;
   EXPECT_NE(std::find(models.begin(), models.end(), "Llama-3.2-1B"), models.end()) << models;
   EXPECT_EQ(o["llm"]["max_prompt"], 2048);
+  EXPECT_EQ(o["llm"]["max_context"], 32768);
   EXPECT_EQ(o["llm"]["max_generate"], 1024);
 }
 
@@ -95,6 +96,10 @@ TEST(ServeLlm, BadLlmFieldsAreRefusedNamingTheField) {
   expect_error(post(with("prompt", 1.5)), 400, "'llm.prompt'");
   expect_error(post(with("prompt", json::parse("18446744073709551615"))), 400, "'llm.prompt'");
   expect_error(post(with("generate", 1025)), 400, "'llm.generate': expected an integer from 0 to 1024");
+  expect_error(post(with("context", -1)), 400, "'llm.context': expected an integer from 0 to 32768, found -1");
+  expect_error(post(with("context", 32769)), 400, "'llm.context': expected an integer from 0 to 32768, found 32769");
+  // SmolLM2-360M holds 8192 positions: 8180 cached + 16 + 4 do not fit.
+  expect_error(post(with("context", 8180)), 400, "max_position_embeddings");
   expect_error(post(with("batch", 9)), 400, "'llm.batch': expected an integer from 1 to 8");
   expect_error(post(with("model", "../../etc/passwd")), 400, "'llm.model': expected one of");
   expect_error(post(with("model", 3)), 400, "'llm.model': expected a string");

@@ -100,6 +100,25 @@ TEST(LlmSweep, PointsAreTheModelTimesItsKnobsWithStableKeys) {
   EXPECT_EQ(s.objectives, (std::vector<std::string>{"ttft", "tokens_per_second", "area"}));
 }
 
+TEST(LlmSweep, AContextKnobSetsTheTokensCachedBeforeThePrompt) {
+  const std::string model = write_temp("small_ctx.json", kSmall);
+  const SweepSpec s = load_sweep(write_temp("ctx.yaml", "base: edge-s\nllm:\n  model: [" + model +
+                                                            "]\n  context: [0, 2048]\n  prompt: [16]\n"
+                                                            "  generate: [2]\naxes:\n  npu.mac_array.rows: [16]\n"));
+  const auto points = expand(s);
+  ASSERT_EQ(points.size(), 2u);  // 1 row x 1 model x 2 contexts
+  const auto spec = llm_spec(s, model, points[1].knobs, "greedy", points[1].overrides(s));
+  EXPECT_EQ(spec.context, 2048);
+  EXPECT_EQ(spec.prompt, 16);
+  // 4090 cached + 16 + 2 = 4108 > the model's 4096 positions: refused before any point runs.
+  const std::string e = thrown([&] {
+    load_sweep(write_temp("ctx_bad.yaml", "base: edge-s\nllm:\n  model: [" + model +
+                                              "]\n  context: [4090]\n  prompt: [16]\n  generate: [2]\n"
+                                              "axes:\n  npu.mac_array.rows: [16]\n"));
+  });
+  EXPECT_NE(e.find("--context 4090 + --prompt 16 + --generate 2"), std::string::npos) << e;
+}
+
 TEST(LlmSweep, BadInputNamesTheLine) {
   const std::string model = write_temp("small.json", kSmall);
   // Line 2 is `llm:`, 3 `  model: ...` (where the llm map's node starts), 4 the first knob.

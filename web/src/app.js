@@ -15,6 +15,7 @@ const DEFAULTS = {config: "edge-m", workload: "mobilenet_v2", fusion: "greedy"};
 // The LLM mode's controls: URL parameter, label, default (docs/serve.md); "" = the config's dtype.
 const LLM = [
   {id: "model", label: "model", list: o => o.models, def: "SmolLM2-360M"},
+  {id: "context", label: "cached context tokens", min: 0, max: o => o.max_context || 0, def: "0"},
   {id: "prompt", label: "prompt tokens", min: 1, max: o => o.max_prompt, def: "128"},
   {id: "generate", label: "generate tokens", min: 0, max: o => o.max_generate, def: "32"},
   {id: "batch", label: "batch (sequences)", min: 1, max: o => o.max_batch || 8, def: "1"},
@@ -66,12 +67,12 @@ function llmControlsHtml() {
     '<div class="context" id="llm-context"></div>';
 }
 
-/** The context the last decode step attends over: prompt + generate tokens (what the KV cache holds at the end). */
+/** The context the last decode step attends over: the cached context, the prompt and the generated tokens (what the KV cache holds at the end). */
 function showContext() {
   const el = $("llm-context");
   if (!el) return;
-  const n = Number($("prompt").value) + Number($("generate").value);
-  el.textContent = "context at the last step: " + (isFinite(n) ? n.toLocaleString("en-US") : "–") + " tokens (prompt + generate)";
+  const n = Number($("context").value || 0) + Number($("prompt").value) + Number($("generate").value);
+  el.textContent = "context at the last step: " + (isFinite(n) ? n.toLocaleString("en-US") : "–") + " tokens (cached context + prompt + generate)";
 }
 
 function buildControls() {
@@ -188,6 +189,7 @@ function request(p, fusion) {
   if (p.mode === "llm") {
     body.llm = {model: p.model, prompt: Number(p.prompt), generate: Number(p.generate)};
     if (p.batch && Number(p.batch) !== 1) body.llm.batch = Number(p.batch);
+    if (p.context && Number(p.context) !== 0) body.llm.context = Number(p.context);
     for (const k of ["weight_dtype", "act_dtype", "kv_dtype"]) if (p[k]) body.llm[k] = p[k];
     return body;
   }
@@ -289,7 +291,7 @@ function setState(state, message = "") {
   }
 }
 const describe = r => r.summary.workload + " on " + r.summary.config_name + ", fusion " + r.summary.fusion +
-  (r.summary.llm ? ", prompt " + r.summary.llm.prompt + ", generate " + r.summary.llm.generate : "");
+  (r.summary.llm ? (r.summary.llm.context ? ", context " + r.summary.llm.context : "") + ", prompt " + r.summary.llm.prompt + ", generate " + r.summary.llm.generate : "");
 
 /**
  * An LLM run: one run (no unfused companion, no timeline), drawn by llm.js. The server streams

@@ -58,7 +58,7 @@ function headline(el, sm) {
     card("energy per token", energy ? si(d.energy_per_token_j, "J") : "–", energy ? "decode, per generated token" : "no energy model", "j-per-token", energy ? d.energy_per_token_j : "") +
     card("total", si(l.total_seconds, "s"), "prefill + decode") +
     card("weights", si(l.weight_bytes, "B"), si(l.params, "params") + " · " + esc(w.weights) + (w.head_and_embedding !== w.weights ? ", head " + esc(w.head_and_embedding) : "")) +
-    card("KV cache", si(l.kv_cache_bytes, "B"), "at context " + int(l.prompt + l.generate) + " · " + esc(w.kv_cache)) +
+    card("KV cache", si(l.kv_cache_bytes, "B"), "at context " + int((l.context || 0) + l.prompt + l.generate) + " · " + esc(w.kv_cache)) +
     "</div>" +
     '<p class="note">' + esc(l.model) + " (" + esc(l.model_type) + ") on " + esc(sm.config_name) + ", fusion " + esc(sm.fusion) +
     ": batch " + int(l.batch) + ", prompt " + int(l.prompt) + ", generate " + int(l.generate) + "; activations " + esc(w.activations) +

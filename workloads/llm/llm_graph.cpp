@@ -13,7 +13,7 @@ class Builder {
   Builder(const LlmConfig& c, const StepSpec& s) : c_(c), s_(s) {}
 
   Graph build() {
-    g_.name = c_.name + (s_.past == 0 ? "-prefill" : "-decode");
+    g_.name = c_.name + (s_.past > 0 && s_.tokens == 1 ? "-decode" : "-prefill");
     const std::int64_t B = s_.batch, S = s_.tokens;
     const int ids = input("input_ids", {B, S});
     g_.set_elem_bytes(ids, 4);  // int32 token ids

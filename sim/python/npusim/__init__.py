@@ -897,7 +897,8 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         batch: int = 1, weight_dtype: Optional[str] = None, group_size: int = 128, kv_dtype: Optional[str] = None,
         act_dtype: Optional[str] = None, zero_point: bool = False, wide_head: bool = False,
         all_logits: bool = False, fusion: str = "greedy", decode_samples: int = 5,
-        decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False) -> LlmResult:
+        decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False,
+        context: int = 0) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
@@ -905,7 +906,9 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     with ``group_size`` weights per fp16 scale (``zero_point``: a zero point per group too);
     ``kv_dtype`` and ``act_dtype`` int8, fp16, bf16 (None: the config's dtype); ``wide_head``
     keeps the LM head and embedding at fp16; ``all_logits`` computes the LM head for every
-    prompt token. At most ``decode_samples`` steps are simulated (0: all): the first, the last,
+    prompt token. ``context`` tokens are already in each sequence's KV cache before the prompt
+    (earlier turns, never prefilled): the prefill attends to them and decode step i runs at
+    context ``context + prompt + i + 1``. At most ``decode_samples`` steps are simulated (0: all): the first, the last,
     then midpoints while a midpoint lies more than ``decode_tolerance`` (a fraction) off the line
     through its interval's ends; the rest are interpolated.
     ``out`` also writes the folder ``npusim llm --out`` writes. ``quiet`` drops the progress
@@ -916,7 +919,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     _check_type(model, (str, os.PathLike), "model", "a config.json path or a shipped model name")
     hw = _config(config)
     # Python integers are unbounded: one beyond C++'s range is refused here with the engine's words.
-    for name, v, low in (("prompt", prompt, 1), ("generate", generate, 0), ("batch", batch, 1)):
+    for name, v, low in (("prompt", prompt, 1), ("generate", generate, 0), ("batch", batch, 1), ("context", context, 0)):
         if not -2**63 <= _whole(v, name) < 2**63:
             raise InputError(f"{name}: expected an integer from {low} to 1000000, found {v}")
     if not 0 <= _whole(group_size, "group_size") < 2**32:
@@ -936,6 +939,6 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     reply = json.loads(_core.llm(os.fspath(model), hw._core, prompt, generate, batch,
                                  _dtype(weight_dtype, "weight_dtype"), group_size, _dtype(kv_dtype, "kv_dtype"),
                                  _dtype(act_dtype, "act_dtype"), zero_point, wide_head, all_logits, fusion,
-                                 decode_samples, float(decode_tolerance), _out_dir(out), quiet))
+                                 decode_samples, float(decode_tolerance), _out_dir(out), quiet, context))
     _raise_for(reply)
     return LlmResult(reply)
