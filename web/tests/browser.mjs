@@ -647,13 +647,15 @@ const tests = {
     const q = new URL(page.url()).searchParams;
     assert(q.get("cores") === "2" && q.get("parallel") === "tensor" && q.get("l2") === "256", "the URL carries them: " + q);
     // LLM mode: batch and activation dtype.
-    for (const [k, v] of [["prompt", "16"], ["generate", "4"], ["model", "SmolLM2-360M"], ["batch", "2"], ["act_dtype", "fp16"], ["cores", "1"], ["l2", "0"]]) await page.$eval("#" + k, (e, val) => { e.value = val; }, v);
+    for (const [k, v] of [["context", "100"], ["prompt", "16"], ["generate", "4"], ["model", "SmolLM2-360M"], ["batch", "2"], ["act_dtype", "fp16"], ["cores", "1"], ["l2", "0"]]) await page.$eval("#" + k, (e, val) => { e.value = val; }, v);
     await setControl(page, "mode", "llm");
     id = await waitRun(page, id);
     assert(await page.$eval("#parallel-label", e => e.hidden), "no parallel control in the LLM mode");
-    assert((await page.textContent("#llm-context")).includes("20 tokens"), "the context shown: " + await page.textContent("#llm-context"));
+    // 100 cached + 16 prompt + 4 generated tokens.
+    assert((await page.textContent("#llm-context")).includes("120 tokens"), "the context shown: " + await page.textContent("#llm-context"));
     const l = (await runFile(page, "summary.json")).llm;
     assert(l.batch === 2 && l.widths.activations === "fp16", "batch and activation dtype reach the run: " + l.batch + " " + l.widths.activations);
+    assert(l.context === 100 && l.decode.steps[0].context === 117, "the cached context reaches the run: " + l.context + ", first step at " + l.decode.steps[0].context);
     const parts = await page.$$eval("#llm-parts table.llm-parts", t => t.map(e => e.id));
     assert(parts.includes("parts-prefill") && parts.includes("parts-decode"), "the split by part: " + parts);
     const kv = await page.$eval("#kv-share", e => Number(e.dataset.value));
