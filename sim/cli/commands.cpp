@@ -21,6 +21,7 @@
 #include "sim/core/json_input.h"
 #include "sim/core/json_text.h"
 #include "sim/core/units.h"
+#include "sim/scheduler/policy.h"
 #include "sim/serve/timeline.h"
 #include "traces/aligned_groups.h"
 #include "traces/report.h"
@@ -73,7 +74,7 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       "workload: a .yaml, .onnx or SCALE-Sim .csv path, or a zoo name (small_cnn, mobilenet_v2, resnet18, resnet50, "
       "ds_cnn_kws, bert_base_layer, vit_s16_block)")(
       "fusion,f", po::value(&s.fusion)->default_value(default_fusion),
-      "fusion policy: none, epilogue, greedy, search, or file:PATH (a schedule.json)")(
+      ("fusion policy: " + sched::fusion_policy_list() + ", or file:PATH (a schedule.json)").c_str())(
       "objective", po::value(&s.objective),
       "what --fusion search minimises: cycles (default), energy (needs the config's energy model) or dram-bytes")(
       "set", po::value(&s.overrides)->composing(),

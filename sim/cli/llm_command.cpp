@@ -14,6 +14,7 @@
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
 #include "sim/core/json_text.h"
+#include "sim/scheduler/policy.h"
 #include "traces/report.h"
 
 namespace npusim::cli {
@@ -95,7 +96,8 @@ int llm_command(const std::vector<std::string>& args) {
       "kv-dtype", po::value(&s.kv_dtype), "KV cache: int8, fp16 or bf16 (default: the config's dtype)")(
       "act-dtype", po::value(&s.act_dtype), "activations: int8, fp16 or bf16 (default: the config's dtype)")(
       "all-logits", po::bool_switch(&s.all_logits), "the prefill computes the LM head for every prompt token")(
-      "fusion,f", po::value(&s.fusion)->default_value(s.fusion), "fusion policy: none, epilogue, greedy or search")(
+      "fusion,f", po::value(&s.fusion)->default_value(s.fusion),
+      ("fusion policy: " + sched::fusion_policy_list(true)).c_str())(
       "parallel", po::value(&s.parallel),
       "how each phase spreads over npu.cores: none, tensor (every weight GEMM split by output channels) or auto "
       "(each GEMM's best split); default auto on a multi-core config")(

@@ -22,6 +22,7 @@
 #include "sim/npu/simulation.h"
 #include "sim/scheduler/l2_placement.h"
 #include "sim/scheduler/lowering.h"
+#include "sim/scheduler/policy.h"
 #include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/tensor_parallel.h"
@@ -101,26 +102,31 @@ workloads::Graph load_workload_spec(const std::string& workload, const workloads
 
 sched::Plan plan_for(const std::string& fusion, const std::string& objective, const workloads::Graph& g,
                      const HardwareConfig& hw) {
-  const auto policy = sched::parse_fusion_policy(fusion, "--fusion");
+  const bool file = sched::is_schedule_file(fusion);
+  const sched::FusionPolicyInfo* policy = file ? nullptr : &sched::fusion_policy(fusion, "--fusion");
   const auto goal =
       objective.empty() ? sched::SearchObjective::Cycles : sched::parse_search_objective(objective, "--objective");
-  sched::Plan plan = policy == sched::FusionPolicy::File     ? sched::load_schedule_file(fusion.substr(5), g, hw)
-                     : policy == sched::FusionPolicy::Search ? search_by_simulation(g, hw, goal)
-                                                             : sched::make_plan(g, hw, policy);
+  sched::Plan plan = file ? sched::load_schedule_file(fusion.substr(sched::kScheduleFilePrefix.size()), g, hw)
+                     : policy->simulates_finalists ? search_by_simulation(g, hw, goal)
+                                                   : sched::make_plan(g, hw, policy->policy);
   plan.config_hash = config_hash(to_json(hw));
   return plan;
 }
 
 void check_run_arguments(const std::vector<std::string>& policies, const std::string& objective,
                          const ArgumentNames& names) {
-  for (const auto& p : policies) sched::parse_fusion_policy(p, names.fusion);
+  bool takes_objective = false;  // a policy that simulates finalists ranks them by the objective
+  for (const auto& p : policies)
+    takes_objective |= !sched::is_schedule_file(p) && sched::fusion_policy(p, names.fusion).simulates_finalists;
   if (objective.empty()) return;
   sched::parse_search_objective(objective, names.objective);
-  if (std::find(policies.begin(), policies.end(), "search") != policies.end()) return;
-  std::string given;
+  if (takes_objective) return;
+  std::string given, searching;
   for (const auto& p : policies) given += (given.empty() ? "" : ",") + p;
+  for (const auto& p : sched::fusion_policies())
+    if (p.simulates_finalists) searching += (searching.empty() ? "" : " or ") + std::string(p.name);
   throw InputError(names.objective + " " + objective,
-                   "expected with " + names.fusion + " search, found " + names.fusion + " " + given);
+                   "expected with " + names.fusion + " " + searching + ", found " + names.fusion + " " + given);
 }
 
 namespace {

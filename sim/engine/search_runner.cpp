@@ -106,14 +106,15 @@ sched::Plan search_by_simulation(const workloads::Graph& g, const HardwareConfig
     opt.objective = o;
     add("search:" + sched::to_string(o), sched::make_plan(g, hw, FusionPolicy::Search, opt));
   }
-  add("greedy", sched::make_plan(g, hw, FusionPolicy::Greedy));
+  const std::string greedy = sched::to_string(FusionPolicy::Greedy);
+  add(greedy, sched::make_plan(g, hw, FusionPolicy::Greedy));
   sched::SearchOptions attention;  // greedy keeping every attention group, even at more bytes
   attention.attention_by_bytes = false;
-  add("greedy:attention", sched::make_plan(g, hw, FusionPolicy::Greedy, attention));
+  add(greedy + ":attention", sched::make_plan(g, hw, FusionPolicy::Greedy, attention));
   sched::SearchOptions merged;  // greedy, then neighbouring groups merged where that moves no more bytes
   merged.merge_groups = true;
-  add("greedy:merged", sched::make_plan(g, hw, FusionPolicy::Greedy, merged));
-  add("epilogue", sched::make_plan(g, hw, FusionPolicy::Epilogue));
+  add(greedy + ":merged", sched::make_plan(g, hw, FusionPolicy::Greedy, merged));
+  add(sched::to_string(FusionPolicy::Epilogue), sched::make_plan(g, hw, FusionPolicy::Epilogue));
 
   // Two simulations at a time: the machines this runs on have two cores.
   std::vector<Measured> measured(cands.size());

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -21,6 +22,7 @@
 #include "sim/core/json_input.h"
 #include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/parallel.h"
+#include "sim/scheduler/policy.h"
 #include "sim/scheduler/schedule_file.h"
 #include "traces/aligned_groups.h"
 #include "traces/roofline.h"
@@ -314,6 +316,14 @@ PYBIND11_MODULE(_core, m) {
         py::arg("kv_cache_copy"));
   m.def("zoo_names", [] { return npusim::workloads::zoo_names(npusim::config::data_dir() + "/workloads/zoo"); });
   m.def("parse_yaml", &parse_yaml, py::arg("text"), py::arg("source"));
+  // The fusion policies' table (sim/scheduler/policy.h), in its order:
+  // [(name, description, simulates_finalists, llm), ...].
+  m.def("fusion_policies", [] {
+    std::vector<std::tuple<std::string, std::string, bool, bool>> out;
+    for (const auto& p : npusim::sched::fusion_policies())
+      out.emplace_back(std::string(p.name), std::string(p.description), p.simulates_finalists, !p.model_groups);
+    return out;
+  });
   m.def(
       "check_arguments",
       [](const std::vector<std::string>& policies, const std::string& objective) {

@@ -1,10 +1,10 @@
-// Partitions the graph into segments (a head op plus its elementwise epilogue) and groups
-// (contiguous runs of segments whose intermediates stay in SRAM), per fusion policy.
+// Partitions the graph into segments (a head op plus its elementwise epilogue) and judges
+// candidate groups (contiguous runs of segments whose intermediates stay in SRAM): the pieces
+// every fusion policy's planner (policy/<name>.cpp) groups with; make_plan runs the planner of
+// the policies' table (policy.h).
 #include "sim/scheduler/fusion.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -16,45 +16,15 @@
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/depth_first.h"
 #include "sim/scheduler/host_ops.h"
+#include "sim/scheduler/policy.h"
 #include "sim/scheduler/pool_epilogue.h"
-#include "sim/scheduler/schedule_file.h"
 #include "sim/scheduler/sram_pinning.h"
 #include "sim/scheduler/tiling.h"
-#include "traces/energy.h"
 
 namespace npusim::sched {
 using workloads::Graph;
 using workloads::Op;
 using workloads::OpClass;
-
-FusionPolicy parse_fusion_policy(const std::string& text, const std::string& where) {
-  if (text == "none") return FusionPolicy::None;
-  if (text == "epilogue") return FusionPolicy::Epilogue;
-  if (text == "greedy") return FusionPolicy::Greedy;
-  if (text == "search") return FusionPolicy::Search;
-  if (text == "as-is") return FusionPolicy::AsIs;
-  if (text.rfind("file:", 0) == 0) return FusionPolicy::File;
-  throw InputError(where,
-                   "expected a fusion policy (none, epilogue, greedy, search, as-is, file:PATH), found '" + text + "'");
-}
-
-std::string to_string(FusionPolicy p) {
-  switch (p) {
-    case FusionPolicy::None:
-      return "none";
-    case FusionPolicy::Epilogue:
-      return "epilogue";
-    case FusionPolicy::Greedy:
-      return "greedy";
-    case FusionPolicy::Search:
-      return "search";
-    case FusionPolicy::File:
-      return "file";
-    case FusionPolicy::AsIs:
-      return "as-is";
-  }
-  return "?";
-}
 
 SearchObjective parse_search_objective(const std::string& text, const std::string& where) {
   if (text == "cycles") return SearchObjective::Cycles;
@@ -482,8 +452,6 @@ std::string fusion_kind(const Graph& g, const GroupPlan& p) {
   return "none";
 }
 
-namespace {
-
 bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segment>& group) {
   std::set<int> produced;
   for (const auto& s : group)
@@ -496,7 +464,7 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
 
 /// Whether `segs` (and `extra`) put a host op (Op::host) beside other working ops: a host op runs
 /// alone in its task (host_obstacle).
-bool mixes_host(const Graph& g, const std::vector<Segment>& segs, const Segment* extra = nullptr) {
+bool mixes_host(const Graph& g, const std::vector<Segment>& segs, const Segment* extra) {
   std::vector<int> ops;
   for (const auto& s : segs)
     for (int o : segment_ops(s)) ops.push_back(o);
@@ -508,7 +476,7 @@ bool mixes_host(const Graph& g, const std::vector<Segment>& segs, const Segment*
 /// Whether `segs` (and `extra`) hold ops pinned to different cores (Op::core, --parallel
 /// tensor), or a host op beside others (mixes_host): a fusion group runs on one core, a host op
 /// alone on the host.
-bool spans_cores(const Graph& g, const std::vector<Segment>& segs, const Segment* extra = nullptr) {
+bool spans_cores(const Graph& g, const std::vector<Segment>& segs, const Segment* extra) {
   if (mixes_host(g, segs, extra)) return true;
   int core = -1;
   auto differs = [&](const Segment& s) {
@@ -523,38 +491,6 @@ bool spans_cores(const Graph& g, const std::vector<Segment>& segs, const Segment
   for (const auto& s : segs)
     if (differs(s)) return true;
   return extra && differs(*extra);
-}
-
-/// Merges neighbouring groups while the merged group fits and moves no more DRAM bytes than
-/// the two apart (attention groups stay whole), dropping the boundary between them. Each try
-/// either merges (a group fewer) or moves on: at most twice as many evaluations as groups.
-void merge_neighbour_groups(const Graph& g, const HardwareConfig& hw, std::vector<GroupEval>& groups,
-                            std::vector<Boundary>& boundaries) {
-  for (std::size_t k = 0; k + 1 < groups.size();) {
-    const GroupPlan &a = groups[k].plan, &b = groups[k + 1].plan;
-    if (a.attention.enabled || b.attention.enabled || !consumes_from(g, b.segments.front(), a.segments)) {
-      ++k;
-      continue;
-    }
-    std::vector<Segment> segs = a.segments;
-    segs.insert(segs.end(), b.segments.begin(), b.segments.end());
-    if (spans_cores(g, segs)) {
-      ++k;
-      continue;
-    }
-    GroupEval merged = best_fused_eval(g, hw, segs);
-    if (!merged.fits || merged.plan.dram_bytes > a.dram_bytes + b.dram_bytes) {
-      ++k;
-      continue;
-    }
-    const std::vector<int> a_ops = a.ops(), b_ops = b.ops();
-    const std::set<int> in_a(a_ops.begin(), a_ops.end()), in_b(b_ops.begin(), b_ops.end());
-    boundaries.erase(std::remove_if(boundaries.begin(), boundaries.end(),
-                                    [&](const Boundary& x) { return in_a.count(x.from_op) && in_b.count(x.to_op); }),
-                     boundaries.end());
-    groups[k] = std::move(merged);
-    groups.erase(groups.begin() + long(k) + 1);
-  }
 }
 
 /// Splits a segment that cannot fit into single-op segments (each must fit alone).
@@ -591,18 +527,6 @@ GroupEval evaluate_or_split(const Graph& g, const HardwareConfig& hw, const Segm
   ok.fits = true;
   return ok;
 }
-
-}  // namespace
-
-namespace {
-
-/// The work a group's tiles do: MAC-array cycles (fold model with the segment's dataflow, or
-/// SRAM-bound), MACs, vector ops and SRAM traffic. Vector ops read their inputs and write their
-/// output through SRAM; a depth-first group's MACs include recomputed halo rows.
-struct GroupWork {
-  double array_cycles = 0, macs = 0, vector_ops = 0;
-  double sram_read_bytes = 0, sram_write_bytes = 0;
-};
 
 GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
@@ -658,6 +582,8 @@ GroupWork group_work(const Graph& g, const HardwareConfig& hw, const GroupPlan& 
   return w;
 }
 
+namespace {
+
 /// Estimated seconds of a group: DRAM time and compute time overlap, the first tile's load
 /// does not (the same estimate the tiler uses, over the whole group). `work`: the group's
 /// group_work when the caller has it already.
@@ -671,12 +597,11 @@ double group_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan&
   return estimate_seconds(hw, gp.dram_bytes, compute, 0, tiles, 1.0);
 }
 
-double estimated_seconds(const Graph& g, const HardwareConfig& hw, const GroupEval& ev,
-                         const GroupWork* work = nullptr) {
+}  // namespace
+
+double estimated_seconds(const Graph& g, const HardwareConfig& hw, const GroupEval& ev, const GroupWork* work) {
   return ev.plan.depth_first.enabled ? ev.estimate : group_estimate(g, hw, ev.plan, work);
 }
-
-}  // namespace
 
 namespace {
 
@@ -723,140 +648,6 @@ GroupEval best_fused_eval(const Graph& g, const HardwareConfig& hw, const std::v
   return best;
 }
 
-namespace {
-
-/// Estimated joules of a group: its work and DRAM traffic at the model's prices (the trace's
-/// pricing, traces::price_energy) plus standing power over its estimated time. Every DRAM byte
-/// also crosses SRAM: loads write it, stores (the group's outputs read elsewhere) read it.
-double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& ev, const traces::EnergyModel& m) {
-  const GroupWork w = group_work(g, hw, ev.plan);
-  const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
-  std::set<int> in_group;
-  for (int o : ev.plan.ops()) in_group.insert(o);
-  double stored = 0;
-  for (int o : in_group)
-    for (int t : g.op(o).outputs) {
-      bool outside = g.is_output(t);
-      for (int c : g.tensor(t).consumers) outside |= !in_group.count(c);
-      if (outside && base_tensor(g, t) == t) stored += double(workloads::tensor_bytes(g, t, eb));
-    }
-  const double dram = double(ev.plan.dram_bytes);
-  const double loaded = std::max(0.0, dram - stored);
-  return traces::price_energy(m, {w.macs, w.vector_ops, w.sram_read_bytes + std::min(stored, dram),
-                                  w.sram_write_bytes + loaded, dram, estimated_seconds(g, hw, ev, &w)})
-      .total_j();
-}
-
-/// What the search minimises for one candidate group.
-struct Objective {
-  SearchObjective kind = SearchObjective::Cycles;
-  std::optional<traces::EnergyModel> energy;  // for SearchObjective::Energy
-
-  double of(const Graph& g, const HardwareConfig& hw, const GroupEval& ev) const {
-    switch (kind) {
-      case SearchObjective::DramBytes:
-        return double(ev.plan.dram_bytes);
-      case SearchObjective::Energy:
-        return group_energy(g, hw, ev, *energy);
-      case SearchObjective::Cycles:
-        break;
-    }
-    return estimated_seconds(g, hw, ev);
-  }
-};
-
-Objective make_objective(const HardwareConfig& hw, SearchObjective kind) {
-  Objective o{kind, std::nullopt};
-  if (kind != SearchObjective::Energy) return o;
-  o.energy = traces::energy_model_of_config(hw);
-  if (!o.energy)
-    throw InputError("--objective energy",
-                     "expected a config with an energy model (npu.energy, docs/energy.md), "
-                     "found none in '" +
-                         hw.name + "' (" + hw.source + ")");
-  return o;
-}
-
-/// Evaluates a candidate group like greedy does; with `try_dataflows`, also with every other
-/// dataflow for its GEMM segments, keeping the best by the objective (the working set does not
-/// depend on the dataflow, so a group that does not fit is tried once).
-GroupEval evaluate_candidate(const Graph& g, const HardwareConfig& hw, std::vector<Segment> cand,
-                             const SearchOptions& opt, const Objective& obj) {
-  auto evaluate = [&] { return cand.size() == 1 ? evaluate_group(g, hw, cand) : best_fused_eval(g, hw, cand); };
-  GroupEval best = evaluate();
-  if (!best.fits || !opt.try_dataflows || !has_gemm(g, cand)) return best;
-  double best_cost = obj.of(g, hw, best);
-  for (Dataflow d : {Dataflow::WS, Dataflow::OS, Dataflow::IS}) {
-    if (d == hw.mac_array.dataflow) continue;
-    for (auto& s : cand) s.dataflow = d;
-    GroupEval ev = evaluate();
-    if (!ev.fits) continue;
-    const double cost = obj.of(g, hw, ev);
-    if (cost < best_cost) best_cost = cost, best = std::move(ev);
-  }
-  return best;
-}
-
-/// Optimal contiguous grouping of `segs` under the objective, by dynamic programming over the
-/// end of the last group: best[i] = min over j of best[j] + cost(segs[j..i)).
-std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
-                                     const SearchOptions& opt, SearchReport& report) {
-  const auto start = std::chrono::steady_clock::now();
-  const Objective obj = make_objective(hw, opt.objective);
-  const std::size_t n = segs.size();
-  std::size_t max_len = 24;
-  std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
-  std::vector<std::size_t> from(n + 1, 0);
-  std::vector<GroupEval> chosen(n + 1);
-  best[0] = 0;
-  for (std::size_t i = 1; i <= n; ++i) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (elapsed > opt.time_budget_seconds * double(i) / double(n) && max_len > 2) max_len /= 2;  // stay in budget
-    for (std::size_t len = 1; len <= std::min(max_len, i); ++len) {
-      const std::size_t j = i - len;
-      if (!std::isfinite(best[j])) continue;
-      std::vector<Segment> cand(segs.begin() + long(j), segs.begin() + long(i));
-      if (len > 1 && spans_cores(g, cand)) continue;
-      GroupEval ev = evaluate_candidate(g, hw, cand, opt, obj);
-      ++report.candidates;
-      if (!ev.fits) {
-        if (len == 1) throw InputError(g.op(cand[0].ops[0]).name, "cannot be tiled into SRAM: " + ev.why);
-        continue;  // longer groups through here will not fit either, mostly; keep trying shorter
-      }
-      ++report.feasible;
-      const double cost = best[j] + obj.of(g, hw, ev);
-      if (cost < best[i]) {
-        best[i] = cost;
-        from[i] = j;
-        chosen[i] = std::move(ev);
-      }
-    }
-  }
-  std::vector<GroupEval> groups;
-  for (std::size_t i = n; i > 0; i = from[i]) groups.push_back(std::move(chosen[i]));
-  std::reverse(groups.begin(), groups.end());
-  report.max_group_segments = max_len;
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report.objective = to_string(opt.objective);
-  return groups;
-}
-
-}  // namespace
-
-namespace {
-
-/// " (the groups run WS and OS: one group runs one dataflow)" when groups i-1 and i both have
-/// GEMM work and run different dataflows, "" otherwise.
-std::string dataflow_conflict(const Plan& plan, std::size_t i) {
-  const auto& a = plan.groups[i - 1].dataflow;
-  const auto& b = plan.groups[i].dataflow;
-  if (!a || !b || *a == *b) return "";
-  return " (dataflow conflict: the groups run " + dataflow_name(*a) + " and " + dataflow_name(*b) +
-         ", and one group runs one dataflow)";
-}
-
-}  // namespace
-
 void explain_region_ends(const Graph& g, Plan& plan) {
   for (auto& b : plan.boundaries) {
     if (b.reason.rfind("branch", 0) == 0 || b.from_op < 0 || plan.op_group[b.from_op] < 0) continue;
@@ -866,147 +657,50 @@ void explain_region_ends(const Graph& g, Plan& plan) {
   }
 }
 
-Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy, const SearchOptions& search) {
-  const HardwareConfig hw = planning_config(g, config);  // a KV cache pinned in SRAM is not the tiles'
-  const TilingCacheScope cache;                          // one graph, one config: tile shape costs are computed once
-  if (policy == FusionPolicy::AsIs) return plan_as_imported(g, hw);
-  Plan plan;
-  plan.policy = policy;
-  const std::vector<Segment> segs =
-      make_segments(g, g.topological_order(), policy != FusionPolicy::None, policy == FusionPolicy::Epilogue);
+void fail_to_tile(const PlanInput& in, const GroupEval& ev, const Segment& s) {
+  const Op& op = in.g.op(s.ops[0]);
+  const bool pinned = in.hw.sram.capacity_bytes < in.config.sram.capacity_bytes;
+  throw InputError(op.name,
+                   "cannot be tiled into SRAM (" + std::to_string(in.hw.sram.capacity_bytes) +
+                       (pinned ? " B left beside the KV cache of npu.sram.kv_cache: sram" : " B, npu.sram.capacity") +
+                       "): " + ev.why);
+}
 
-  std::vector<GroupEval> groups;
-  auto fail = [&](const GroupEval& ev, const Segment& s) {
-    const Op& op = g.op(s.ops[0]);
-    const bool pinned = hw.sram.capacity_bytes < config.sram.capacity_bytes;
-    throw InputError(op.name,
-                     "cannot be tiled into SRAM (" + std::to_string(hw.sram.capacity_bytes) +
-                         (pinned ? " B left beside the KV cache of npu.sram.kv_cache: sram" : " B, npu.sram.capacity") +
-                         "): " + ev.why);
-  };
-
-  if (policy == FusionPolicy::Search) {
-    groups = search_groups(g, hw, segs, search, plan.search);
-    for (const auto& ev : groups) plan.search.estimate_seconds += estimated_seconds(g, hw, ev);
-    for (const auto& gp : make_plan(g, hw, FusionPolicy::Greedy).groups) {
-      GroupEval ev;
-      ev.plan = gp;
-      ev.estimate = gp.depth_first.enabled
-                        ? evaluate_depth_first(g, hw, gp.segments, gp.depth_first.halo, gp.depth_first.rows,
-                                               gp.depth_first.cols, gp.depth_first.channels)
-                              .estimate
-                        : 0;
-      plan.search.greedy_estimate_seconds += estimated_seconds(g, hw, ev);
-    }
-  } else if (policy != FusionPolicy::Greedy) {
-    for (const auto& s : segs) {
-      GroupEval ev = evaluate_or_split(g, hw, s, groups);
-      if (!ev.fits) fail(ev, s);
-      if (!ev.plan.segments.empty()) groups.push_back(std::move(ev));
-    }
-  } else {
-    // Grow contiguous runs of segments while the group fits and saves DRAM traffic.
-    constexpr std::size_t kMaxSegmentsPerGroup = 48;  // bounds planning time on long chains
-    std::vector<Segment> cur;
-    GroupEval cur_eval;
-    for (std::size_t i = 0; i < segs.size(); ++i) {
-      const Segment& s = segs[i];
-      auto att = search.attention_groups ? greedy_attention_at(g, hw, segs, i) : std::nullopt;
-      if (att && search.attention_by_bytes && !cur.empty() && consumes_from(g, s, cur) &&
-          cur.size() + 3 <= kMaxSegmentsPerGroup) {
-        // With SRAM to spare, growing the current group over the three (scores and Q, K, V
-        // resident) can move fewer bytes than closing it and running attention alone.
-        std::vector<Segment> cand = cur;
-        cand.insert(cand.end(), segs.begin() + long(i), segs.begin() + long(i) + 3);
-        const GroupEval layer = spans_cores(g, cand) ? GroupEval{} : best_fused_eval(g, hw, cand);
-        if (layer.fits && layer.plan.dram_bytes <= cur_eval.plan.dram_bytes + att->plan.dram_bytes) att.reset();
-      }
-      if (att) {  // score, softmax, context: a closed group
-        if (!cur.empty()) {
-          plan.boundaries.push_back(
-              {cur.back().ops.back(), s.ops[0], "attention: '" + g.op(s.ops[0]).name + "' starts an attention group"});
-          groups.push_back(std::move(cur_eval));
-          cur.clear();
-        }
-        if (i + 3 < segs.size())
-          plan.boundaries.push_back({segs[i + 2].ops.back(), segs[i + 3].ops[0],
-                                     "attention: the attention group runs per head and block of query rows, alone"});
-        groups.push_back(std::move(*att));
-        i += 2;
-        continue;
-      }
-      GroupEval alone = evaluate_group(g, hw, {s});
-      if (!alone.fits) {
-        std::vector<GroupEval> parts;
-        GroupEval ev = evaluate_or_split(g, hw, s, parts);
-        if (!ev.fits) fail(ev, s);
-        if (!cur.empty()) groups.push_back(std::move(cur_eval));
-        cur.clear();
-        for (auto& p : parts) groups.push_back(std::move(p));
-        continue;
-      }
-      std::string reason;
-      if (!cur.empty()) {
-        if (!consumes_from(g, s, cur)) {
-          reason = "branch: does not read the group's outputs";
-        } else if (cur.size() >= kMaxSegmentsPerGroup) {
-          reason = "policy: group size limit";
-        } else if (spans_cores(g, cur, &s)) {
-          reason = mixes_host(g, cur, &s)
-                       ? "host: a host op (npu.host.ops) runs alone in its task"
-                       : "cores: '" + g.op(s.ops[0]).name + "' runs on another core than the group (--parallel tensor)";
-        } else {
-          std::vector<Segment> cand = cur;
-          cand.push_back(s);
-          GroupEval ev = best_fused_eval(g, hw, cand);
-          if (!ev.fits) {
-            reason = ev.why;
-          } else if (ev.plan.dram_bytes > cur_eval.plan.dram_bytes + alone.plan.dram_bytes) {
-            reason = "no traffic saved: smaller tiles would re-read more than residency saves";
-          } else {
-            cur = std::move(cand);
-            cur_eval = std::move(ev);
-            continue;
-          }
-        }
-        plan.boundaries.push_back({cur.back().ops.back(), segment_ops(s).front(), reason});  // its prologue first
-        groups.push_back(std::move(cur_eval));
-      }
-      cur = {s};
-      cur_eval = std::move(alone);
-    }
-    if (!cur.empty()) groups.push_back(std::move(cur_eval));
-    if (search.merge_groups) merge_neighbour_groups(g, hw, groups, plan.boundaries);
-    const bool any_attention =
-        std::any_of(groups.begin(), groups.end(), [](const GroupEval& ev) { return ev.plan.attention.enabled; });
-    if (search.attention_groups && search.attention_by_bytes && any_attention) {
-      SearchOptions without = search;
-      without.attention_groups = false;
-      Plan alt = make_plan(g, hw, FusionPolicy::Greedy, without);
-      std::uint64_t with_bytes = 0, alt_bytes = 0;
-      for (const auto& ev : groups) with_bytes += ev.plan.dram_bytes;
-      for (const auto& gp : alt.groups) alt_bytes += gp.dram_bytes;
-      if (alt_bytes < with_bytes) return alt;
-    }
-  }
-
-  plan.op_group.assign(g.ops().size(), -1);
+Plan finish_plan(const PlanInput& in, Plan plan, std::vector<GroupEval> groups, BoundaryReason between) {
+  plan.op_group.assign(in.g.ops().size(), -1);
   for (auto& ev : groups) {
     GroupPlan gp = std::move(ev.plan);
-    gp.name = group_name(g, gp);
-    gp.fusion = fusion_kind(g, gp);
-    settle_dataflow(g, hw, gp);
+    gp.name = group_name(in.g, gp);
+    gp.fusion = fusion_kind(in.g, gp);
+    settle_dataflow(in.g, in.hw, gp);
     for (int o : gp.ops()) plan.op_group[o] = int(plan.groups.size());
     plan.groups.push_back(std::move(gp));
   }
-  plan.search.dataflow_overrides = count_dataflow_overrides(plan, hw.mac_array.dataflow);
-  if (policy != FusionPolicy::Greedy)
+  plan.search.dataflow_overrides = count_dataflow_overrides(plan, in.hw.mac_array.dataflow);
+  if (between)
     for (std::size_t i = 1; i < plan.groups.size(); ++i)
-      plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(),
-                                 policy == FusionPolicy::Search ? "search: cheaper apart" + dataflow_conflict(plan, i)
-                                                                : "policy: " + to_string(policy)});
-  explain_region_ends(g, plan);
+      plan.boundaries.push_back({plan.groups[i - 1].ops().back(), plan.groups[i].ops().front(), between(plan, i)});
+  explain_region_ends(in.g, plan);
   return plan;
+}
+
+Plan plan_segments_apart(const PlanInput& in, FusionPolicy policy, const std::vector<Segment>& segs) {
+  Plan plan;
+  plan.policy = policy;
+  std::vector<GroupEval> groups;
+  for (const auto& s : segs) {
+    GroupEval ev = evaluate_or_split(in.g, in.hw, s, groups);
+    if (!ev.fits) fail_to_tile(in, ev, s);
+    if (!ev.plan.segments.empty()) groups.push_back(std::move(ev));
+  }
+  return finish_plan(in, std::move(plan), std::move(groups),
+                     [](const Plan& p, std::size_t) { return "policy: " + to_string(p.policy); });
+}
+
+Plan make_plan(const Graph& g, const HardwareConfig& config, FusionPolicy policy, const SearchOptions& search) {
+  const HardwareConfig hw = planning_config(g, config);  // a KV cache pinned in SRAM is not the tiles'
+  const TilingCacheScope cache;                          // one graph, one config: tile shape costs are computed once
+  return fusion_policy(policy).plan({g, hw, config, search});
 }
 
 std::string prologue_mode(const Tiling& t) {

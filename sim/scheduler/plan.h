@@ -21,11 +21,15 @@ namespace npusim::sched {
 /// checked as a schedule file's group; every other op unfused (see schedule_file.h).
 /// search: tries every contiguous grouping of segments (up to a length bound) by dynamic
 /// programming and keeps the one with the least estimated time (or DRAM bytes).
+/// Each but File is a row of the policies' table (policy.h: its name, planner and description).
 enum class FusionPolicy { None, Epilogue, Greedy, Search, File, AsIs };
 
 /// What `search` minimises: run time, DRAM traffic, or energy (needs the config's energy model).
 enum class SearchObjective { Cycles, DramBytes, Energy };
+/// A name of the policies' table, or File for "file:PATH"; InputError naming `where` and listing
+/// the table's names else (policy.cpp).
 FusionPolicy parse_fusion_policy(const std::string& text, const std::string& where);
+/// The table's name ("file" for File).
 std::string to_string(FusionPolicy p);
 /// "cycles", "energy" or "dram-bytes" (the --objective values); InputError naming `where` else.
 SearchObjective parse_search_objective(const std::string& text, const std::string& where);
@@ -207,8 +211,9 @@ std::size_t count_dataflow_overrides(const Plan& p, Dataflow configured);
 std::string group_name(const workloads::Graph& g, const GroupPlan& p);
 std::string fusion_kind(const workloads::Graph& g, const GroupPlan& p);
 
-/// Partitions the graph into groups under `policy` and tiles every segment to fit SRAM.
-/// Throws InputError naming the op when an op cannot be tiled into SRAM at all.
+/// Partitions the graph into groups under `policy` (its planner in the policies' table, policy.h)
+/// and tiles every segment to fit SRAM. Throws InputError naming the op when an op cannot be
+/// tiled into SRAM at all.
 Plan make_plan(const workloads::Graph& g, const HardwareConfig& hw, FusionPolicy policy,
                const SearchOptions& search = {});
 

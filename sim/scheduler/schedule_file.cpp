@@ -629,24 +629,4 @@ void check_schedule_file(const std::string& path, const Graph& g) {
   read_schedule(read_file(path), path, g, nullptr);
 }
 
-Plan plan_as_imported(const Graph& g, const HardwareConfig& hw) {
-  // One group per origin, its ops in topological order, groups in the order they first appear.
-  json groups = json::array();
-  std::map<std::string, std::size_t> index;
-  for (int o : g.topological_order()) {
-    const std::string& origin = g.op(o).origin;
-    if (origin.empty() || g.op(o).host) continue;  // a host op leaves its fused node: the CPU runs it
-    const auto [it, fresh] = index.emplace(origin, groups.size());
-    if (fresh) groups.push_back({{"name", origin}, {"ops", json::array()}});
-    groups[it->second]["ops"].push_back(g.op(o).name);
-  }
-  Plan plan = parse_schedule(json{{"format", "npusim-schedule"}, {"version", 1}, {"groups", groups}}.dump(),
-                             "--fusion as-is", g, hw);
-  plan.policy = FusionPolicy::AsIs;
-  for (auto& b : plan.boundaries)
-    b.reason = b.reason == "not in schedule file" ? "not fused in the model (no fused node joins them)"
-                                                  : "policy: as-is (the model's fused nodes)";
-  return plan;
-}
-
 }  // namespace npusim::sched

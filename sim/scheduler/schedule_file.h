@@ -29,7 +29,8 @@ Plan parse_schedule(const std::string& text, const std::string& source, const wo
 /// FusedConv, FusedGemm, BiasGelu, SkipLayerNormalization, Attention, ...: the ops that share an
 /// Op::origin), each group validated exactly as a schedule file's group (connected, convex,
 /// within SRAM); ops without an origin run unfused. Messages name "--fusion as-is: groups[i]
-/// ('<contrib node>')". A model without fused nodes gives the unfused plan.
+/// ('<contrib node>')". A model without fused nodes gives the unfused plan. The planner of the
+/// `as-is` policy (policy/as_is.cpp).
 Plan plan_as_imported(const workloads::Graph& g, const HardwareConfig& hw);
 
 }  // namespace npusim::sched

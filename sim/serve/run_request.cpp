@@ -9,6 +9,7 @@
 #include "sim/core/json_input.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
+#include "sim/scheduler/policy.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/loader.h"
 
@@ -167,7 +168,7 @@ void check_no_workload_fields(const json& j) {
 RunRequest parse_llm_request(const json& j, RunRequest r) {
   check_no_workload_fields(j);
   r.workload.clear();
-  check_one_of(r.fusion, {"none", "epilogue", "greedy", "search"}, "fusion");
+  check_one_of(r.fusion, sched::fusion_policy_names(true), "fusion");
   engine::LlmSpec s = parse_llm(j.at("llm"));
   s.config = r.config;
   s.overrides = r.overrides;
@@ -215,9 +216,9 @@ RunRequest parse_run_request(const std::string& body) {
   if (r.upload.empty())
     check_one_of(r.workload, workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string()),
                  "workload");
-  check_one_of(r.fusion, {"none", "epilogue", "greedy", "search", "as-is"}, "fusion");
+  check_one_of(r.fusion, sched::fusion_policy_names(), "fusion");
   if (!r.objective.empty()) {
-    if (r.fusion != "search")
+    if (!sched::fusion_policy(r.fusion, "request field 'fusion'").simulates_finalists)
       throw InputError("request field 'objective'",
                        "expected only with fusion 'search', found it with '" + r.fusion + "'");
     sched::parse_search_objective(r.objective, "request field 'objective'");

@@ -18,7 +18,7 @@ struct RunRequest {
   std::string config = "edge-m";             // a preset name (never a path: clients do not name files)
   std::string workload = "mobilenet_v2";     // a zoo name, or empty when `upload` is set
   std::string upload;                        // an upload id from POST /api/uploads
-  std::string fusion = "greedy";             // none, epilogue, greedy or search
+  std::string fusion = "greedy";             // a fusion policy (sim/scheduler/policy.h): a name, not file:
   std::string objective;                     // for search: cycles, dram-bytes or energy ("" = cycles)
   std::vector<std::string> overrides;        // --set KEY=VALUE, sorted by key
   std::string session;                       // a new run of the same session cancels the one in flight

@@ -21,6 +21,7 @@
 #include "sim/core/hardware_config.h"
 #include "sim/engine/child.h"
 #include "sim/engine/run_pipeline.h"
+#include "sim/scheduler/policy.h"
 #include "sim/serve/deadline_stream.h"
 #include "sim/serve/http_util.h"
 #include "sim/serve/run_job.h"
@@ -367,6 +368,19 @@ json names_of() {
   return out;
 }
 
+/// The fusion policies' table (sim/scheduler/policy.h) as `/api/options` gives it: each policy's
+/// name, one-line description, whether it simulates finalists (takes `objective`) and whether an
+/// LLM run takes it.
+json fusion_policies_json() {
+  json out = json::array();
+  for (const auto& p : sched::fusion_policies())
+    out.push_back({{"name", p.name},
+                   {"description", p.description},
+                   {"simulates_finalists", p.simulates_finalists},
+                   {"llm", !p.model_groups}});
+  return out;
+}
+
 /// A run's time limit in seconds, as `/api/options` reports it: whole seconds as an integer.
 json timeout_seconds(std::chrono::milliseconds wall_time) {
   if (wall_time.count() % 1000 == 0) return wall_time.count() / 1000;
@@ -386,7 +400,8 @@ Response Server::Impl::options_json() {
                        {{"presets", presets},
                         {"zoo", workloads::zoo_names((fs::path(config::data_dir()) / "workloads" / "zoo").string())},
                         {"dram_presets", dram},
-                        {"fusion", {"none", "epilogue", "greedy", "search", "as-is"}},
+                        {"fusion", sched::fusion_policy_names()},
+                        {"fusion_policies", fusion_policies_json()},
                         {"objectives", {"cycles", "dram-bytes", "energy"}},
                         {"dataflows", names_of<Dataflow>()},
                         {"dtypes", names_of<DType>()},
@@ -394,6 +409,7 @@ Response Server::Impl::options_json() {
                         {"keys", config::config_keys_json()},
                         {"llm",
                          {{"models", workloads::llm::shipped_config_names(config::data_dir())},
+                          {"fusion", sched::fusion_policy_names(true)},
                           {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},
                           {"kv_dtypes", {"int8", "fp16", "bf16"}},
                           {"max_prompt", kMaxLlmPrompt},

@@ -12,6 +12,7 @@
 #include "workloads/yaml_document.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
+#include "sim/scheduler/policy.h"
 #include "sim/scheduler/schedule_file.h"
 #include "workloads/loader.h"
 
@@ -199,7 +200,7 @@ void check_schedule_files(const FileReader& r, const workloads::YamlNode& root, 
                           const std::vector<std::pair<std::string, workloads::Graph>>& graphs) {
   std::vector<std::string> files;
   for (const auto& f : s.fusion)
-    if (f.rfind("file:", 0) == 0) files.push_back(f.substr(5));
+    if (sched::is_schedule_file(f)) files.push_back(f.substr(sched::kScheduleFilePrefix.size()));
   if (files.empty() || graphs.empty()) return;
   std::vector<sched::ParallelMode> modes;
   for (const auto& m : s.parallel.empty() ? std::vector<std::string>{"none"} : s.parallel)
@@ -243,8 +244,9 @@ void validate_workloads_and_policies(const FileReader& r, const workloads::YamlN
   }
   for (const auto& f : s.fusion) {
     sched::parse_fusion_policy(f, r.where(root["fusion"], "fusion"));
-    if (f.rfind("file:", 0) == 0 && !fs::exists(f.substr(5)))
-      throw InputError(r.where(root["fusion"], "fusion"), "schedule file '" + f.substr(5) + "' does not exist");
+    const std::string file = f.substr(sched::kScheduleFilePrefix.size());
+    if (sched::is_schedule_file(f) && !fs::exists(file))
+      throw InputError(r.where(root["fusion"], "fusion"), "schedule file '" + file + "' does not exist");
   }
   check_schedule_files(r, root, s, graphs);
   for (const auto& o : s.search_objectives)
@@ -407,7 +409,10 @@ SweepSpec load_sweep(const std::string& path) {
   if (root["fusion"]) {
     s.fusion.clear();
     for (const auto& f : r.list(root["fusion"], "fusion"))
-      s.fusion.push_back(f.rfind("file:", 0) == 0 ? "file:" + resolve_beside(path, f.substr(5)) : f);
+      s.fusion.push_back(sched::is_schedule_file(f)
+                             ? std::string(sched::kScheduleFilePrefix) +
+                                   resolve_beside(path, f.substr(sched::kScheduleFilePrefix.size()))
+                             : f);
   }
   if (root["search_objective"]) s.search_objectives = r.list(root["search_objective"], "search_objective");
   if (root["set"]) {

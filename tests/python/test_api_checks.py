@@ -41,6 +41,32 @@ def test_objective_without_search_is_refused_as_the_cli_refuses_it(chain):
         npusim.plan(chain, "edge-m", fusion="greediest")
 
 
+def test_fusion_policies_are_the_table_the_cli_reads(chain):
+    policies = npusim.fusion_policies()
+    names = [p.name for p in policies]
+    assert names == ["none", "epilogue", "greedy", "search", "as-is"]
+    assert all(p.description for p in policies)
+    assert [p.name for p in policies if p.simulates_finalists] == ["search"]
+    assert [p.name for p in policies if not p.llm] == ["as-is"]
+    # --help lists the same names, and every one plans (search simulates its finalists: left out).
+    help_text = subprocess.run([NPUSIM, "schedule", "--help"], capture_output=True, text=True).stdout
+    assert "fusion policy: " + ", ".join(names) + ", or file:PATH" in help_text
+    for p in policies:
+        if not p.simulates_finalists:
+            assert npusim.plan(chain, "edge-m", fusion=p.name).policy == p.name
+    # An unknown name is refused with the table's names, as the CLI refuses it.
+    expected = "expected a fusion policy (" + ", ".join(names) + ", file:PATH), found 'greediest'"
+    with pytest.raises(npusim.InputError) as e:
+        npusim.plan(chain, "edge-m", fusion="greediest")
+    assert expected in str(e.value)
+    assert expected in cli_stderr("schedule", "--workload", CHAIN, "--fusion", "greediest")
+    with pytest.raises(npusim.InputError, match="found 'greediest'"):
+        npusim.llm("SmolLM2-360M", "edge-s", fusion="greediest")
+    with pytest.raises(TypeError) as t:
+        npusim.plan(chain, "edge-m", fusion=3)
+    assert "fusion: expected a policy name (" + ", ".join(names) + ", file:PATH)" in str(t.value)
+
+
 def test_fusion_and_schedule_together_are_refused(chain):
     mine = npusim.Schedule.from_groups(chain, [["c1", "c2"]], name="mine")
     with pytest.raises(npusim.InputError, match="expected fusion or schedule, found both"):

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "sim/engine/child.h"
+#include "sim/scheduler/policy.h"
 #include "tests/serve/serve_support.h"
 #include "tests/support/cli_support.h"
 
@@ -275,6 +276,29 @@ TEST(ServeApi, TheOptionsServeTheConfigKeyTable) {
   EXPECT_EQ((*rows)["min"], 1);
   EXPECT_EQ((*rows)["max"], 65536);
   EXPECT_EQ((*rows)["default"], "32");
+}
+
+// /api/options lists the fusion policies' one table (sim/scheduler/policy.h), which the request
+// check reads too: each name is taken, an unknown one refused with exactly those names.
+TEST(ServeApi, TheOptionsListTheFusionPolicyTable) {
+  ServeProcess s;
+  const json o = s.request("GET", "/api/options").json();
+  json names = json::array(), rows = json::array(), llm = json::array();
+  for (const auto& p : sched::fusion_policies()) {
+    names.push_back(p.name);
+    rows.push_back({{"name", p.name},
+                    {"description", p.description},
+                    {"simulates_finalists", p.simulates_finalists},
+                    {"llm", !p.model_groups}});
+    if (!p.model_groups) llm.push_back(p.name);
+  }
+  EXPECT_EQ(o.at("fusion"), names);
+  EXPECT_EQ(o.at("fusion_policies"), rows);
+  EXPECT_EQ(o.at("llm").at("fusion"), llm);
+  EXPECT_EQ(o.at("fusion"), json({"none", "epilogue", "greedy", "search", "as-is"}));
+  expect_error(s.request("POST", "/api/runs", R"({"workload": "small_cnn", "fusion": "fastest"})"), 400,
+               "request field 'fusion': expected one of " + sched::fusion_policy_list() + ", found 'fastest'");
+  expect_alive(s);
 }
 
 }  // namespace

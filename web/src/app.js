@@ -122,9 +122,11 @@ function showMode() {
   $("pin").hidden = llm;
   $("compare-label").hidden = llm;
   if (options.llm) $("llm-controls").hidden = !llm;
-  // "as-is" runs a workload's own schedule: an LLM run plans its phases itself.
-  for (const o of $("fusion").options) o.disabled = llm && o.value === "as-is";
-  if (llm && $("fusion").value === "as-is") $("fusion").value = DEFAULTS.fusion;
+  // An LLM run takes the policies /api/options lists in llm.fusion (not "as-is", which runs the
+  // groups a model file fused: an LLM run plans its phases itself).
+  const llmFusion = options.llm ? options.llm.fusion : [];
+  for (const o of $("fusion").options) o.disabled = llm && !llmFusion.includes(o.value);
+  if (llm && !llmFusion.includes($("fusion").value)) $("fusion").value = DEFAULTS.fusion;
   $("main").hidden = llm;
   if (llmPage) llmPage.main.hidden = !llm;
 }

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Union
 
 from . import _core
 
 __all__ = [
     "Config", "Graph", "Op", "Plan", "Group", "Schedule", "Result", "Roofline", "Comparison",
     "Record", "InputError", "SimulationError", "load", "plan", "simulate", "compare", "zoo", "llm", "LlmResult",
+    "FusionPolicy", "fusion_policies",
 ]
 
 InputError = _core.InputError
@@ -280,6 +281,26 @@ def zoo() -> List[str]:
     return list(_core.zoo_names())
 
 
+class FusionPolicy(NamedTuple):
+    """A row of npusim's one table of fusion policies (``sim/scheduler/policy.h``, the table the
+    command line, sweep files and the server read): ``name`` (what ``fusion=`` takes), a one-line
+    ``description``, whether it ``simulates_finalists`` (``search``: takes ``objective``) and
+    whether :func:`llm` takes it."""
+    name: str
+    description: str
+    simulates_finalists: bool
+    llm: bool
+
+
+def fusion_policies() -> List[FusionPolicy]:
+    """The fusion policies ``fusion=`` takes, in the table's order (``npusim run --help``'s);
+    besides them, ``file:PATH`` runs a schedule file."""
+    return [FusionPolicy(*row) for row in _core.fusion_policies()]
+
+
+_POLICY_NAMES = "a policy name (" + ", ".join(p.name for p in fusion_policies()) + ", file:PATH)"
+
+
 def _graph(graph: Union[Graph, PathLike]) -> Graph:
     _check_type(graph, (Graph, str, os.PathLike), "graph", "an npusim.Graph, a zoo name or a workload path")
     return graph if isinstance(graph, Graph) else load(graph)
@@ -449,7 +470,7 @@ def _run_arguments(fusion: Optional[str], objective: Optional[str], schedule: An
     same rules and messages), plus: ``fusion`` and ``schedule`` are two ways to say what runs, so
     giving both is an error rather than one silently winning. Returns the policy."""
     if fusion is not None:
-        _check_type(fusion, str, "fusion", "a policy name (none, epilogue, greedy, search, file:PATH)")
+        _check_type(fusion, str, "fusion", _POLICY_NAMES)
     if objective is not None:
         _check_type(objective, str, "objective", "cycles, energy or dram-bytes")
     if schedule is not None:
@@ -467,9 +488,10 @@ def _run_arguments(fusion: Optional[str], objective: Optional[str], schedule: An
 def plan(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None] = None,
          fusion: Optional[str] = None, objective: Optional[str] = None,
          schedule: Optional[ScheduleLike] = None) -> Plan:
-    """The plan of ``graph`` on ``config`` under ``fusion`` (``none``, ``epilogue``, ``greedy``
-    (the default), ``search`` with ``objective`` ``cycles``/``energy``/``dram-bytes``, or
-    ``file:PATH``), or of a user ``schedule`` (not both), without simulating (``npusim schedule``)."""
+    """The plan of ``graph`` on ``config`` under ``fusion`` (a name of :func:`fusion_policies`:
+    ``none``, ``epilogue``, ``greedy`` (the default), ``search`` with ``objective``
+    ``cycles``/``energy``/``dram-bytes``, ``as-is``; or ``file:PATH``), or of a user ``schedule``
+    (not both), without simulating (``npusim schedule``)."""
     policy = _run_arguments(fusion, objective, schedule)
     g, hw = _graph(graph), _config(config)
     if schedule is not None:
@@ -931,7 +953,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     _check_type(decode_tolerance, (int, float), "decode_tolerance", "a fraction above 0 and at most 1")
     if not 0 < decode_tolerance <= 1:
         raise InputError(f"decode_tolerance: expected a fraction above 0 and at most 1, found {decode_tolerance}")
-    _check_type(fusion, str, "fusion", "a policy name (none, epilogue, greedy, search, file:PATH)")
+    _check_type(fusion, str, "fusion", _POLICY_NAMES)
     _core.check_arguments([fusion], "")
     for name, v in (("zero_point", zero_point), ("wide_head", wide_head), ("all_logits", all_logits),
                     ("quiet", quiet)):
