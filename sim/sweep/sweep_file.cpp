@@ -244,8 +244,9 @@ void validate_workloads_and_policies(const FileReader& r, const workloads::YamlN
   }
   for (const auto& f : s.fusion) {
     sched::parse_fusion_policy(f, r.where(root["fusion"], "fusion"));
+    if (!sched::is_schedule_file(f)) continue;
     const std::string file = f.substr(sched::kScheduleFilePrefix.size());
-    if (sched::is_schedule_file(f) && !fs::exists(file))
+    if (!fs::exists(file))
       throw InputError(r.where(root["fusion"], "fusion"), "schedule file '" + file + "' does not exist");
   }
   check_schedule_files(r, root, s, graphs);
