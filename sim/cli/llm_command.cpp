@@ -28,9 +28,10 @@ namespace {
 constexpr std::int64_t kMaxCount = 1000000;
 
 const char* kUsage =
-    "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B]\n"
+    "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]\n"
     "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int8|fp16]\n"
-    "                  [--act-dtype int8|fp16] [--fusion P] [--parallel none|tensor|auto] [--set K=V]... [--out DIR]\n"
+    "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
+    "                  [--parallel none|tensor|auto] [--set K=V]... [--out DIR]\n"
     "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
     "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
     "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders).";
@@ -50,6 +51,9 @@ std::string table(const nlohmann::json& s) {
     t += label + std::string(30 - label.size(), ' ') + v + "\n";
   };
   row("params", fixed(l.at("params").get<double>() / 1e9, "%.3f B"));
+  if (l.contains("active_params"))
+    row("active params (per token)", fixed(l.at("active_params").get<double>() / 1e9, "%.3f B") + ", routing " +
+                                         l.at("expert_routing").get<std::string>());
   row("weight bytes", fixed(l.at("weight_bytes").get<double>() / 1e6, "%.1f MB"));
   row("KV cache (final context)", fixed(l.at("kv_cache_bytes").get<double>() / 1e6, "%.2f MB"));
   row("TTFT (prefill)", fixed(l.at("ttft_seconds").get<double>() * 1e3, "%.3f ms"));
@@ -80,8 +84,8 @@ int llm_command(const std::vector<std::string>& args) {
   po::options_description d("npusim llm options");
   d.add_options()("model,m", po::value(&s.model),
                   "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
-                  "Phi-3-mini-4k-instruct, gemma-2-2b")("config,c", po::value(&s.config)->default_value(s.config),
-                                                        "hardware config: a YAML path or a preset name")(
+                  "Phi-3-mini-4k-instruct, gemma-2-2b, Qwen3-0.6B")(
+      "config,c", po::value(&s.config)->default_value(s.config), "hardware config: a YAML path or a preset name")(
       "prompt", integer_value<std::int64_t>(&s.prompt, 1, kMaxCount), "prompt tokens per sequence (the prefill)")(
       "context", integer_value<std::int64_t>(&s.context, 0, kMaxCount),
       "tokens each sequence's KV cache already holds before the prompt (earlier turns): the prefill attends to "
@@ -96,6 +100,9 @@ int llm_command(const std::vector<std::string>& args) {
       "kv-dtype", po::value(&s.kv_dtype), "KV cache: int8, fp16 or bf16 (default: the config's dtype)")(
       "act-dtype", po::value(&s.act_dtype), "activations: int8, fp16 or bf16 (default: the config's dtype)")(
       "all-logits", po::bool_switch(&s.all_logits), "the prefill computes the LM head for every prompt token")(
+      "expert-routing", po::value(&s.expert_routing),
+      "mixture-of-experts models: uniform (each token picks its experts uniformly; the default) or concentrated "
+      "(every token picks the same ones: the fewest expert weights read)")(
       "fusion,f", po::value(&s.fusion)->default_value(s.fusion),
       ("fusion policy: " + sched::fusion_policy_list(true)).c_str())(
       "parallel", po::value(&s.parallel),

@@ -109,6 +109,7 @@ struct Prepared {
   HardwareConfig hw;
   llm::LlmConfig model;
   llm::Widths widths;
+  llm::ExpertRouting routing = llm::ExpertRouting::Uniform;
   sched::ParallelMode parallel = sched::ParallelMode::None;
 };
 
@@ -144,6 +145,7 @@ Prepared prepare(const LlmSpec& s) {
     throw InputError("--group-size", "expected at most 1048576, found " + std::to_string(s.group_size));
   Prepared p;
   p.widths = widths_of(s);
+  p.routing = llm::parse_expert_routing(s.expert_routing, "--expert-routing");
   p.model = llm::load_llm_config(s.model, config::data_dir());
   llm::check_context(p.model, final_context(s),
                      (s.context > 0 ? "--context " + std::to_string(s.context) + " + " : std::string()) + "--prompt " +
@@ -166,6 +168,7 @@ llm::StepSpec step_spec(const LlmSpec& s, const Prepared& p, std::int64_t tokens
   st.past = past;
   st.all_logits = s.all_logits;
   st.widths = p.widths;
+  st.routing = p.routing;
   return st;
 }
 
@@ -287,14 +290,12 @@ StepFigures decode_step(const DecodeSamples& d, std::int64_t i) {
 namespace {
 
 /// Checks the graphs a run would build, before any child starts, from copies of the model with
-/// one and with two layers (every layer's ops and tensors are alike, so the two differ by one
-/// layer exactly): the op count, each tensor's size and the DRAM the weights, KV cache, inputs
-/// and outputs hold, for the prefill and the last decode step. Building the whole graphs would
-/// cost time in proportion to the layers (seconds for thousands) for the same answers.
+/// one and with two layers of each kind it has (llm::layer_classes: local or global attention,
+/// MoE or dense MLP; the layers of a kind add the same ops and tensors, so the two copies differ
+/// by one layer exactly): the op count, each tensor's size and the DRAM the weights, KV cache,
+/// inputs and outputs hold, for the prefill and the last decode step. Building the whole graphs
+/// would cost time in proportion to the layers (seconds for thousands) for the same answers.
 void check_step_graphs(const LlmSpec& s, const Prepared& p) {
-  llm::LlmConfig one = p.model, two = p.model;
-  one.layers = 1;
-  two.layers = 2;
   const std::uint64_t layers = std::uint64_t(p.model.layers);
   std::vector<std::pair<std::string, llm::StepSpec>> steps{
       {"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, s.context)}};
@@ -302,18 +303,34 @@ void check_step_graphs(const LlmSpec& s, const Prepared& p) {
     steps.emplace_back("decode step at context " + std::to_string(final_context(s)),
                        step_spec(s, p, 1, final_context(s) - 1));
   for (const auto& [what, step] : steps) {
-    std::uint64_t first = 0, per_layer = 0, resident = 0;
+    // first: the graph of one layer (of the first kind); each further layer adds its kind's ops.
+    std::uint64_t first = 0, per_layer = 0, resident = 0, ops = 0;
     try {
-      const workloads::Graph g1 = llm::build_llm_step(one, step), g2 = llm::build_llm_step(two, step);
-      first = g1.ops().size();
-      per_layer = g2.ops().size() - first;
-      const std::uint64_t r1 = sched::resident_dram_bytes(g1, p.hw), r2 = sched::resident_dram_bytes(g2, p.hw);
-      const auto more = checked_mul(r2 - r1, layers - 1);
-      resident = more ? checked_add(r1, *more).value_or(UINT64_MAX) : UINT64_MAX;
+      bool started = false;
+      for (const llm::LayerClass& k : llm::layer_classes(p.model)) {
+        llm::LlmConfig one = p.model, two = p.model;
+        one.layers = 1;
+        two.layers = 2;
+        one.layers_like = two.layers_like = k.example;
+        const workloads::Graph g1 = llm::build_llm_step(one, step), g2 = llm::build_llm_step(two, step);
+        const std::uint64_t ops1 = g1.ops().size(), ops_layer = g2.ops().size() - ops1;
+        const std::uint64_t r1 = sched::resident_dram_bytes(g1, p.hw),
+                            r_layer = sched::resident_dram_bytes(g2, p.hw) - r1;
+        const std::uint64_t more_layers = std::uint64_t(k.count) - (started ? 0 : 1);
+        if (!started) {
+          first = ops = ops1;
+          resident = r1;
+        }
+        started = true;
+        per_layer = std::max(per_layer, ops_layer);
+        ops = checked_add(ops, checked_mul(ops_layer, more_layers).value_or(UINT64_MAX)).value_or(UINT64_MAX);
+        const auto more = checked_mul(r_layer, more_layers);
+        resident = more ? checked_add(resident, *more).value_or(UINT64_MAX) : UINT64_MAX;
+      }
     } catch (const InputError& e) {
       throw InputError(what, e.what());
     }
-    if (per_layer > 0 && layers - 1 > (workloads::kMaxGraphOps - first) / per_layer)
+    if (ops > workloads::kMaxGraphOps)
       throw InputError(p.model.source + " (" + (p.model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
                        "expected a model whose step graph holds at most " + std::to_string(workloads::kMaxGraphOps) +
                            " ops (" + std::to_string(per_layer) + " a layer: at most " +
@@ -467,6 +484,11 @@ json run_llm(const LlmSpec& s) {
                                     {"kv_cache_read_bytes", kv},
                                     {"other_bytes", last.dram_bytes - kv},
                                     {"parts", last_parts}};
+  }
+  if (p.model.moe.experts > 0) {
+    // Mixture of experts: what one token reads, and how the steps' tokens picked their experts.
+    block["active_params"] = llm::active_parameter_count(p.model);
+    block["expert_routing"] = llm::to_string(p.routing);
   }
   block["cores"] = p.hw.cores;
   block["parallel"] = sched::to_string(p.parallel);

@@ -31,6 +31,7 @@ struct LlmSpec {
   bool zero_point = false;          // asymmetric weights: a zero point per group too
   bool wide_head = false;           // keep the LM head and embedding at 16 bits
   bool all_logits = false;          // prefill computes the LM head for every prompt token
+  std::string expert_routing;       // --expert-routing: uniform (also "") or concentrated (MoE models)
   std::string fusion = "greedy";    // --fusion
   /// --parallel: how the phases spread over npu.cores (none, tensor, auto; docs/multicore.md).
   /// "" = auto on more than one core, none on one.

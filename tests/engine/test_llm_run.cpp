@@ -285,6 +285,8 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
       {"--model " + model + " --decode-tolerance 0", "--decode-tolerance: expected a fraction above 0 and at most 1"},
       {"--model " + model + " --decode-tolerance nan", "--decode-tolerance: expected a fraction above 0 and at most 1"},
       {"--model " + write_temp("bad.json", R"({"model_type": "mamba"})"), "(model_type): expected one of llama"},
+      {"--model " + model + " --expert-routing random",
+       "--expert-routing random: expected uniform or concentrated, found 'random'"},
   };
   for (const auto& c : cases) {
     const fs::path out = scratch("bad");
@@ -411,4 +413,71 @@ TEST(LlmRun, AContextPastTheModelsPositionsIsRefused) {
   EXPECT_NE(log.find("--context 4000 + --prompt 64 + --generate 64"), std::string::npos) << log;
   EXPECT_NE(log.find("max_position_embeddings"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(scratch("ctx_over") / "summary.json"));
+}
+
+/// A small Qwen3 MoE whose layers are of two kinds: decoder_sparse_step 2 makes layers 1 and 3
+/// MoE (8 experts of 128, top-2), layers 0 and 2 dense (MLP 768).
+const char* kSmallMoe = R"({"model_type": "qwen3_moe", "hidden_size": 256, "head_dim": 64, "num_hidden_layers": 4,
+  "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 768, "vocab_size": 2048,
+  "max_position_embeddings": 4096, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128,
+  "decoder_sparse_step": 2, "tie_word_embeddings": true})";
+
+TEST(LlmRun, EachKindOfLayerAddsItsOwnOpsAndResidentBytes) {
+  // check_llm_spec judges a model with layers of several kinds by copies of one and two layers
+  // of each kind: the base (embedding, head, one layer of the first kind) plus each further
+  // layer's ops and resident DRAM give the graph built whole.
+  const npusim::HardwareConfig hw = npusim::config::load_hardware_config("edge-m", {});
+  const llm::LlmConfig model = llm::parse_llm_config(kSmallMoe, "moe.json");
+  const auto classes = llm::layer_classes(model);
+  ASSERT_EQ(classes.size(), 2u);
+  for (const auto& [tokens, past] : {std::pair<std::int64_t, std::int64_t>{16, 0}, {1, 40}}) {
+    llm::StepSpec st;
+    st.tokens = tokens;
+    st.past = past;
+    std::uint64_t ops = 0, resident = 0;
+    bool first = true;
+    for (const auto& k : classes) {
+      llm::LlmConfig one = model, two = model;
+      one.layers = 1;
+      two.layers = 2;
+      one.layers_like = two.layers_like = k.example;
+      const auto g1 = llm::build_llm_step(one, st), g2 = llm::build_llm_step(two, st);
+      const std::uint64_t more = std::uint64_t(k.count) - (first ? 1 : 0);
+      if (first) {
+        ops = g1.ops().size();
+        resident = npusim::sched::resident_dram_bytes(g1, hw);
+      }
+      first = false;
+      ops += more * (g2.ops().size() - g1.ops().size());
+      resident += more * (npusim::sched::resident_dram_bytes(g2, hw) - npusim::sched::resident_dram_bytes(g1, hw));
+    }
+    const auto whole = llm::build_llm_step(model, st);
+    EXPECT_EQ(whole.ops().size(), ops) << tokens;
+    EXPECT_EQ(npusim::sched::resident_dram_bytes(whole, hw), resident) << tokens;
+  }
+}
+
+TEST(LlmRun, ConcentratedRoutingReadsFewerExpertWeightsForTheSameMacs) {
+  // A prefill of 32 tokens under uniform routing touches round(8 x (1 - 0.75^32)) = 8 experts a
+  // MoE layer; concentrated, 2. A decode step of batch 1 reads its token's 2 either way.
+  const std::string model = write_temp("moe.json", kSmallMoe);
+  const std::string common = "--model " + model + " --config edge-m --prompt 32 --generate 2 --decode-samples 0";
+  const auto u = run_llm_cli(common, "uniform");
+  const auto c = run_llm_cli(common + " --expert-routing concentrated", "concentrated");
+  ASSERT_FALSE(u.is_null());
+  ASSERT_FALSE(c.is_null());
+  EXPECT_EQ(u["llm"]["expert_routing"], "uniform");
+  EXPECT_EQ(c["llm"]["expert_routing"], "concentrated");
+  // Layers: attention 256 x 512 + 2 x 256 x 256 + 512 x 256 = 393,216, q/k norms 128, 2 norms 512;
+  // dense MLP 3 x 256 x 768 = 589,824; MoE: router 2,048 + 8 (active: 2) x 3 x 256 x 128 = 98,304 each.
+  // Tied table 2048 x 256 = 524,288, final norm 256.
+  const std::uint64_t attn = 393216 + 128 + 512, dense = 589824, expert = 98304, tail = 524288 + 256;
+  EXPECT_EQ(u["llm"]["params"], 4 * attn + 2 * dense + 2 * (2048 + 8 * expert) + tail);
+  EXPECT_EQ(u["llm"]["active_params"], 4 * attn + 2 * dense + 2 * (2048 + 2 * expert) + tail);
+  EXPECT_EQ(u["llm"]["prefill"]["macs"], c["llm"]["prefill"]["macs"]);
+  // The 2 MoE layers x 6 experts fewer x 98,304 weights of 1 B (edge-m's int8) = 1,179,648 B
+  // less DRAM traffic, exactly: each expert's weights are read once, the rest is the same.
+  EXPECT_EQ(u["llm"]["prefill"]["dram_bytes"].get<double>() - c["llm"]["prefill"]["dram_bytes"].get<double>(),
+            2.0 * 6 * 98304);
+  EXPECT_EQ(u["llm"]["decode"]["steps"][1]["dram_bytes"], c["llm"]["decode"]["steps"][1]["dram_bytes"]);
 }

@@ -33,11 +33,9 @@ TEST(LlmConfig, ShippedParameterTotalsMatchThePublishedOnes) {
   // SmolLM2-360M 0.362 B, Phi-3-mini 3.821 B, Gemma-2-2B 2.614 B. Llama-3.2-1B by hand:
   // embed 128256 x 2048 = 262,668,288; a layer: q 2048^2 + k, v 2 x 2048 x 512 + o 2048^2 +
   // MLP 3 x 2048 x 8192 + 2 norms x 2048 = 60,821,504; x 16 + embed + final norm 2048 = 1,235,814,400.
-  const std::pair<const char*, std::uint64_t> known[] = {{"Llama-3.2-1B", 1235814400ull},
-                                                         {"Qwen2.5-0.5B", 494032768ull},
-                                                         {"SmolLM2-360M", 361821120ull},
-                                                         {"Phi-3-mini-4k-instruct", 3821079552ull},
-                                                         {"gemma-2-2b", 2614341888ull}};
+  const std::pair<const char*, std::uint64_t> known[] = {
+      {"Llama-3.2-1B", 1235814400ull},           {"Qwen2.5-0.5B", 494032768ull}, {"SmolLM2-360M", 361821120ull},
+      {"Phi-3-mini-4k-instruct", 3821079552ull}, {"gemma-2-2b", 2614341888ull},  {"Qwen3-0.6B", 596049920ull}};
   for (const auto& [name, params] : known) {
     const LlmConfig c = load_llm_config(name, data_dir());
     EXPECT_EQ(parameter_count(c), params) << name;
@@ -71,7 +69,10 @@ TEST(LlmConfig, ShippedNamesAreCaseInsensitive) {
 TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   std::string e = error_of(R"({"model_type": "bloom"})");
   EXPECT_NE(e.find("model.json (model_type)"), std::string::npos) << e;
-  EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, found 'bloom'"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
+                   "found 'bloom'"),
+            std::string::npos)
+      << e;
 
   e = error_of(R"({"model_type": "llama", "hidden_size": 64})");
   EXPECT_NE(e.find("(num_hidden_layers): expected a positive integer, found the field missing"), std::string::npos)
@@ -99,6 +100,279 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
             std::string::npos)
       << e;
   EXPECT_THROW(parse_llm_config("{\"model_type\": ", "model.json"), InputError);
+}
+
+/// The MACs of every op of a graph, by name prefix.
+std::uint64_t macs_of(const Graph& g, const std::string& prefix) {
+  std::uint64_t m = 0;
+  for (const Op& op : g.ops())
+    if (op.name.rfind(prefix, 0) == 0) m += op_cost(g, op, 2).macs;
+  return m;
+}
+
+TEST(LlmConfig, Qwen3ComesToItsPublishedSizeWithAnExplicitHeadDim) {
+  // Qwen3-0.6B (the published config.json): hidden 1024, 16 query heads x head_dim 128 = 2048
+  // wide (not 1024 / 16 = 64), 8 KV heads, MLP 3072, 28 layers, vocab 151936, tied embeddings.
+  const LlmConfig c = load_llm_config("Qwen3-0.6B", data_dir());
+  EXPECT_EQ(c.model_type, "qwen3");
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_FALSE(c.qkv_bias);
+  // A layer: q 1024 x 2048 + k, v 2 x 1024 x 1024 + o 2048 x 1024 = 6,291,456; q_norm, k_norm
+  // 2 x 128; MLP 3 x 1024 x 3072 = 9,437,184; 2 norms x 1024: 15,730,944. x 28 = 440,466,432;
+  // + final norm 1024 = 440,467,456 without the embedding (0.44 B); + 151936 x 1024 =
+  // 155,582,464: 596,049,920 (0.6 B).
+  const std::uint64_t layer = 1024 * 2048 + 2 * 1024 * 1024 + 2048 * 1024 + 2 * 128 + 3 * 1024 * 3072 + 2 * 1024;
+  EXPECT_EQ(layer, 15730944u);
+  EXPECT_EQ(28 * layer + 1024, 440467456u);
+  EXPECT_EQ(parameter_count(c), 28 * layer + 1024 + 151936ull * 1024);
+  EXPECT_EQ(parameter_count(c), 596049920u);
+  EXPECT_EQ(active_parameter_count(c), parameter_count(c));  // dense
+
+  StepSpec s;
+  s.past = 15;  // a decode step at context 16
+  const Graph g = build_llm_step(c, s);
+  EXPECT_EQ(graph_totals(g, 2).params, 596049920u);
+  // The projections follow head_dim: q [1024, 2048], k and v [1024, 1024], o [2048, 1024].
+  auto shape_of = [&](const std::string& op, int input) { return g.tensor(g.op(g.find_op(op)).inputs[input]).shape; };
+  EXPECT_EQ(shape_of("model.layers.0.self_attn.q_proj", 1), (Shape{1024, 2048}));
+  EXPECT_EQ(shape_of("model.layers.0.self_attn.k_proj", 1), (Shape{1024, 1024}));
+  EXPECT_EQ(shape_of("model.layers.0.self_attn.v_proj", 1), (Shape{1024, 1024}));
+  EXPECT_EQ(shape_of("model.layers.0.self_attn.o_proj", 1), (Shape{2048, 1024}));
+  // q_norm and k_norm: an RMSNorm over every q and k vector of 128, before RoPE.
+  const Op& qn = g.op(g.find_op("model.layers.0.self_attn.q_norm"));
+  EXPECT_EQ(qn.kind, OpKind::RmsNorm);
+  EXPECT_EQ(g.tensor(qn.inputs[0]).shape, (Shape{1, 1, 8, 2, 128}));
+  EXPECT_EQ(g.tensor(qn.inputs[1]).shape, (Shape{128}));
+  EXPECT_EQ(g.tensor(g.op(g.find_op("model.layers.0.self_attn.k_norm")).inputs[0]).shape, (Shape{1, 1, 8, 1, 128}));
+  EXPECT_EQ(g.op(g.find_op("model.layers.0.self_attn.q_rope.cos")).inputs[0], qn.outputs[0]);
+  // Decode MACs at context 16: a layer's linears 15,728,640 + attention 2 x 16 heads x 16 x 128 =
+  // 65,536; x 28 + the head 1024 x 151936 = 155,582,464: 597,819,392.
+  EXPECT_EQ(graph_totals(g, 2).macs, 28ull * (15728640 + 2 * 16 * 16 * 128) + 1024ull * 151936);
+  EXPECT_EQ(graph_totals(g, 2).macs, 597819392u);
+  // The KV cache: 28 layers x K and V x 8 heads x 1000 tokens x 128 x 2 B (fp16) = 114,688,000 B.
+  Widths w;
+  w.kv = parse_format("fp16", 0, false, "--kv-dtype");
+  EXPECT_EQ(kv_cache_bytes(c, w, 1, 1000, 1), 2ull * 28 * 8 * 1000 * 128 * 2);
+  EXPECT_EQ(kv_cache_bytes(c, w, 1, 1000, 1), 114688000u);
+}
+
+TEST(LlmConfig, HeadDimIsHonouredForEveryModelType) {
+  // head_dim 32 with hidden 64 and 4 heads: q is 4 x 32 = 128 wide, not 64, whatever the type.
+  for (const std::string type : {"llama", "mistral", "qwen2", "phi3", "gemma2", "qwen3"}) {
+    const LlmConfig c = parse_llm_config(R"({"model_type": ")" + type + R"(", "hidden_size": 64, "head_dim": 32,
+      "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96,
+      "vocab_size": 100, "max_position_embeddings": 256})",
+                                         type + ".json");
+    EXPECT_EQ(c.head_dim, 32) << type;
+    StepSpec s;
+    s.past = 7;  // context 8
+    const Graph g = build_llm_step(c, s);
+    // q 64 x 128 + k, v 2 x 64 x 64 + o 128 x 64 = 24,576; MLP 3 x 64 x 96 = 18,432; attention
+    // 2 x 4 heads x 8 x 32 = 2,048; head 64 x 100 = 6,400.
+    EXPECT_EQ(graph_totals(g, 2).macs, 24576u + 18432u + 2048u + 6400u) << type;
+    EXPECT_EQ(kv_cache_bytes(c, {}, 1, 8, 2), 2u * 2 * 8 * 32 * 2) << type;
+  }
+}
+
+/// A small Mixtral: hidden 64, 2 layers, 4 heads of 16 over 2 KV heads, 4 experts of MLP 32, top-2.
+const char* kTinyMoe = R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 32, "vocab_size": 100,
+  "max_position_embeddings": 256, "num_local_experts": 4, "num_experts_per_tok": 2, "tie_word_embeddings": false})";
+
+TEST(LlmConfig, MixtralComesToItsPublishedTotalAndActiveSizes) {
+  // Mixtral-8x7B's config.json: hidden 4096, intermediate 14336, 32 layers, 32 heads, 8 KV heads,
+  // vocab 32000, 8 experts, top-2, untied head.
+  const LlmConfig c = parse_llm_config(R"({"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+    "max_position_embeddings": 32768, "num_local_experts": 8, "num_experts_per_tok": 2,
+    "tie_word_embeddings": false, "sliding_window": null})",
+                                       "Mixtral-8x7B.json");
+  // A layer: attention 2 x 4096^2 + 2 x 4096 x 1024 = 41,943,040; router 4096 x 8 = 32,768; an
+  // expert 3 x 4096 x 14336 = 176,160,768; 2 norms 8,192. Embedding and head 2 x 32000 x 4096 =
+  // 262,144,000; final norm 4,096.
+  const std::uint64_t attention = 41943040, expert = 3ull * 4096 * 14336, rest = 32768 + 8192;
+  EXPECT_EQ(expert, 176160768u);
+  EXPECT_EQ(parameter_count(c), 32 * (attention + 8 * expert + rest) + 262144000 + 4096);
+  EXPECT_EQ(parameter_count(c), 46702792704u);  // 46.7 B
+  EXPECT_EQ(active_parameter_count(c), 32 * (attention + 2 * expert + rest) + 262144000 + 4096);
+  EXPECT_EQ(active_parameter_count(c), 12879925248u);  // 12.9 B per token
+}
+
+TEST(LlmConfig, QwenMoeModelsComeToTheirPublishedSizes) {
+  // Qwen1.5-MoE-A2.7B (qwen2_moe): hidden 2048, 24 layers, 16 heads (MHA, q/k/v biases), vocab
+  // 151936, 60 experts of 1408, top-4, a shared expert of 5632 with its sigmoid gate, untied.
+  const LlmConfig q2 = parse_llm_config(R"({"model_type": "qwen2_moe", "hidden_size": 2048,
+    "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "vocab_size": 151936, "max_position_embeddings": 8192, "num_experts": 60, "num_experts_per_tok": 4,
+    "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "decoder_sparse_step": 1,
+    "mlp_only_layers": [], "norm_topk_prob": false, "tie_word_embeddings": false})",
+                                        "Qwen1.5-MoE-A2.7B.json");
+  // A layer: attention 4 x 2048^2 + 3 x 2048 biases = 16,783,360; router 2048 x 60 = 122,880;
+  // an expert 3 x 2048 x 1408 = 8,650,752; the shared expert 3 x 2048 x 5632 = 34,603,008 and its
+  // gate 2,048; 2 norms 4,096. Embedding and head 2 x 151936 x 2048 = 622,329,856; final norm 2,048.
+  const std::uint64_t rest = 16783360 + 122880 + 34603008 + 2048 + 4096, expert = 3ull * 2048 * 1408;
+  EXPECT_EQ(parameter_count(q2), 24 * (rest + 60 * expert) + 622329856 + 2048);
+  EXPECT_EQ(parameter_count(q2), 14315784192u);  // 14.3 B
+  EXPECT_EQ(active_parameter_count(q2), 24 * (rest + 4 * expert) + 622329856 + 2048);
+  EXPECT_EQ(active_parameter_count(q2), 2689173504u);  // 2.7 B
+  // The same layout at a small size: the graph's constants are the closed form's parameters.
+  const LlmConfig small = parse_llm_config(R"({"model_type": "qwen2_moe", "hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+    "max_position_embeddings": 256, "num_experts": 6, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+    "shared_expert_intermediate_size": 48, "tie_word_embeddings": true})",
+                                           "small.json");
+  // A layer: attention 4 x 64^2 + 3 x 64 biases = 16,576; router 384; 6 experts x 6,144;
+  // shared expert 3 x 64 x 48 = 9,216 and its gate 64; 2 norms 128. Tied table 6,400, final norm 64.
+  EXPECT_EQ(parameter_count(small), 2u * (16576 + 384 + 6 * 6144 + 9216 + 64 + 128) + 6400 + 64);
+  for (const std::int64_t tokens : {1, 5}) {
+    StepSpec st;
+    st.tokens = tokens;
+    EXPECT_EQ(graph_totals(build_llm_step(small, st), 2).params, parameter_count(small)) << tokens;
+  }
+
+  // Qwen3-30B-A3B (qwen3_moe): hidden 2048, 48 layers, 32 heads x head_dim 128 over 4 KV heads,
+  // q/k norms, 128 experts of 768, top-8, no shared expert, vocab 151936, untied.
+  const LlmConfig q3 = parse_llm_config(R"({"model_type": "qwen3_moe", "hidden_size": 2048, "head_dim": 128,
+    "intermediate_size": 6144, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+    "vocab_size": 151936, "max_position_embeddings": 40960, "num_experts": 128, "num_experts_per_tok": 8,
+    "moe_intermediate_size": 768, "decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": true,
+    "tie_word_embeddings": false})",
+                                        "Qwen3-30B-A3B.json");
+  // A layer: q 2048 x 4096 + k, v 2 x 2048 x 512 + o 4096 x 2048 = 18,874,368; q/k norms 256;
+  // router 2048 x 128 = 262,144; an expert 3 x 2048 x 768 = 4,718,592; 2 norms 4,096.
+  const std::uint64_t rest3 = 18874368 + 256 + 262144 + 4096, expert3 = 3ull * 2048 * 768;
+  EXPECT_EQ(parameter_count(q3), 48 * (rest3 + 128 * expert3) + 2 * 151936ull * 2048 + 2048);
+  EXPECT_EQ(parameter_count(q3), 30532122624u);        // 30.5 B
+  EXPECT_EQ(active_parameter_count(q3), 3353032704u);  // 3.3 B
+}
+
+TEST(LlmConfig, SparseStepAndMlpOnlyLayersKeepSomeLayersDense) {
+  // qwen2_moe with decoder_sparse_step 2 (layers 1, 3, 5 MoE) and mlp_only_layers [3]: layers 1
+  // and 5 are MoE, 0, 2, 3, 4 dense.
+  const LlmConfig c = parse_llm_config(R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 6,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100,
+    "max_position_embeddings": 256, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+    "decoder_sparse_step": 2, "mlp_only_layers": [3], "tie_word_embeddings": true})",
+                                       "m.json");
+  for (int l = 0; l < 6; ++l) EXPECT_EQ(c.is_moe(l), l == 1 || l == 5) << l;
+  // Attention 64 x 64 + 2 x 64 x 32 + 64 x 64 = 12,288, q/k norms 32, 2 norms 128 a layer; a dense
+  // MLP 3 x 64 x 96 = 18,432; a MoE one: router 256 + 4 x 3 x 64 x 32 = 24,576.
+  EXPECT_EQ(parameter_count(c), 6 * (12288 + 32 + 128) + 4 * 18432 + 2 * (256 + 24576) + 6400 + 64);
+  StepSpec s;
+  s.tokens = 3;
+  EXPECT_EQ(graph_totals(build_llm_step(c, s), 2).params, parameter_count(c));
+  const auto classes = layer_classes(c);
+  ASSERT_EQ(classes.size(), 2u);
+  EXPECT_EQ(classes[0].count + classes[1].count, 6);
+}
+
+TEST(LlmGraph, ExpertsTouchedFollowTheUniformRoutingExpectation) {
+  // k of E without replacement: one token misses an expert with probability C(E-1, k) / C(E, k)
+  // = (E - k) / E, n independent tokens with ((E - k) / E)^n, so n tokens touch
+  // E x (1 - (1 - k/E)^n) experts on average. E = 8, k = 2: 1 token 2, 2 tokens 8 x (1 - 0.75^2)
+  // = 3.5, 4 tokens 8 x (1 - 0.75^4) = 5.46875, 64 tokens 8 x (1 - 0.75^64) = 7.99999...
+  const LlmConfig c = parse_llm_config(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 1,
+    "num_attention_heads": 4, "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256,
+    "num_local_experts": 8, "num_experts_per_tok": 2})",
+                                       "m.json");
+  // C(7, 2) / C(8, 2) = 21 / 28 = 0.75 = 1 - 2/8.
+  EXPECT_DOUBLE_EQ(21.0 / 28.0, 1.0 - 2.0 / 8.0);
+  EXPECT_DOUBLE_EQ(expected_experts_touched(c, 1), 2.0);
+  EXPECT_DOUBLE_EQ(expected_experts_touched(c, 2), 3.5);
+  EXPECT_DOUBLE_EQ(expected_experts_touched(c, 4), 8 * (1 - 0.75 * 0.75 * 0.75 * 0.75));
+  EXPECT_DOUBLE_EQ(expected_experts_touched(c, 4), 5.46875);
+  EXPECT_EQ(experts_touched(c, 1, ExpertRouting::Uniform), 2);
+  EXPECT_EQ(experts_touched(c, 2, ExpertRouting::Uniform), 4);  // 3.5 rounded to nearest, halves up
+  EXPECT_EQ(experts_touched(c, 4, ExpertRouting::Uniform), 5);
+  EXPECT_EQ(experts_touched(c, 64, ExpertRouting::Uniform), 8);
+  EXPECT_EQ(experts_touched(c, 64, ExpertRouting::Concentrated), 2);
+  EXPECT_EQ(parse_expert_routing("concentrated", "--expert-routing"), ExpertRouting::Concentrated);
+  EXPECT_THROW(parse_expert_routing("random", "--expert-routing"), InputError);
+}
+
+TEST(LlmGraph, AMoeDecodeStepReadsOnlyTheExpertsItsTokensPick) {
+  const LlmConfig c = parse_llm_config(kTinyMoe, "moe.json");
+  // The constants: a layer's attention 64 x 64 + 2 x 64 x 32 + 64 x 64 = 12,288, router 64 x 4 =
+  // 256, 4 experts x 3 x 64 x 32 = 24,576, 2 norms 128: 37,248; x 2 + embedding and head 2 x 6,400
+  // + final norm 64 = 87,360, the unread experts included.
+  EXPECT_EQ(parameter_count(c), 87360u);
+  StepSpec s;
+  s.batch = 2;
+  s.past = 15;  // context 16
+  const Graph g = build_llm_step(c, s);
+  EXPECT_EQ(graph_totals(g, 1).params, 87360u);
+  // 2 tokens touch round(4 x (1 - 0.5^2)) = 3 experts: 4 rows (2 tokens x top-2) over 3 experts,
+  // 2 experts of 1 row and 1 of 2.
+  EXPECT_EQ(g.tensor(g.op(g.find_op("model.layers.0.mlp.experts.gate_proj")).inputs[1]).shape, (Shape{2, 64, 32}));
+  EXPECT_EQ(g.tensor(g.op(g.find_op("model.layers.0.mlp.experts_one_more_row.gate_proj")).inputs[1]).shape,
+            (Shape{1, 64, 32}));
+  // Weights read (1 B each): a layer's attention 12,288 + router 256 + 3 experts x 6,144 = 18,432,
+  // x 2 = 61,952; the head 6,400; 5 norms x 64 = 320. The 2 x 6,144 of the unread expert and the
+  // embedding table (one row gathered per token) are not operands of a GEMM.
+  std::uint64_t read = 0, unread = 0;
+  for (int t = 0; t < int(g.tensors().size()); ++t) {
+    const Tensor& ten = g.tensor(t);
+    if (!ten.is_constant || ten.name == "model.embed_tokens.weight") continue;
+    (ten.consumers.empty() ? unread : read) += tensor_bytes(g, t, 1);
+  }
+  EXPECT_EQ(read, 61952u + 6400u + 320u);
+  EXPECT_EQ(unread, 2u * 6144u);
+  // MACs: a layer's linears 12,288 + router 2 x 256 + experts 4 rows x 6,144 + attention 2 x 2
+  // sequences x 4 heads x 16 x 16: 2 x (24,576 + 512 + 24,576 + 4,096) + head 2 x 6,400.
+  EXPECT_EQ(graph_totals(g, 1).macs, 2u * (2 * 12288 + 512 + 24576 + 4096) + 2 * 6400u);
+  // Concentrated routing: both tokens on the same 2 experts, 2 rows each.
+  s.routing = ExpertRouting::Concentrated;
+  const Graph h = build_llm_step(c, s);
+  EXPECT_EQ(h.tensor(h.op(h.find_op("model.layers.0.mlp.experts.gate_proj")).inputs[1]).shape, (Shape{2, 64, 32}));
+  EXPECT_EQ(h.tensor(h.op(h.find_op("model.layers.0.mlp.experts.gate_proj")).inputs[0]).shape, (Shape{2, 2, 64}));
+  EXPECT_EQ(h.find_op("model.layers.0.mlp.experts_one_more_row.gate_proj"), -1);
+  EXPECT_EQ(graph_totals(h, 1).macs, graph_totals(g, 1).macs);  // the same work, fewer weights
+}
+
+TEST(LlmGraph, AMoePrefillRunsEachTokensTopKExperts) {
+  const LlmConfig c = parse_llm_config(kTinyMoe, "moe.json");
+  StepSpec s;
+  s.tokens = 9;
+  const Graph g = build_llm_step(c, s);
+  // 9 tokens touch round(4 x (1 - 0.5^9)) = 4 experts: 18 rows, 2 experts of 4 rows and 2 of 5.
+  EXPECT_EQ(g.tensor(g.op(g.find_op("model.layers.1.mlp.experts.dispatch")).outputs[0]).shape, (Shape{2, 4, 64}));
+  EXPECT_EQ(g.tensor(g.op(g.find_op("model.layers.1.mlp.experts_one_more_row.dispatch")).outputs[0]).shape,
+            (Shape{2, 5, 64}));
+  // Per layer: 9 tokens x top-2 x 3 x 64 x 32 = 110,592 in the experts, the router 9 x 64 x 4 = 2,304.
+  EXPECT_EQ(macs_of(g, "model.layers.1.mlp."), 9u * 2 * 3 * 64 * 32 + 9u * 64 * 4);
+}
+
+TEST(LlmConfig, BadMoeFieldsAreNamed) {
+  std::string e = error_of(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256,
+    "num_local_experts": 4, "num_experts_per_tok": 5})");
+  EXPECT_NE(e.find("model.json (num_experts_per_tok): expected at most num_local_experts 4 experts per token, found 5"),
+            std::string::npos)
+      << e;
+  e = error_of(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_local_experts": 4})");
+  EXPECT_NE(e.find("(num_experts_per_tok): expected a positive integer, found the field missing"), std::string::npos)
+      << e;
+  e = error_of(R"({"model_type": "qwen2_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 0,
+    "num_experts_per_tok": 2})");
+  EXPECT_NE(e.find("(num_experts): expected a positive integer (at most 1e12), found 0"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 4,
+    "num_experts_per_tok": 2, "moe_intermediate_size": -3})");
+  EXPECT_NE(e.find("(moe_intermediate_size): expected a positive integer (at most 1e12), found -3"), std::string::npos)
+      << e;
+  e = error_of(R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 4,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 16, "mlp_only_layers": [0, 2]})");
+  EXPECT_NE(e.find("(mlp_only_layers): expected layer indices from 0 to 1, found number 2"), std::string::npos) << e;
+  // The dense types still refuse a mixture-of-experts field.
+  e = error_of(R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 8})");
+  EXPECT_NE(e.find("(num_experts): mixture-of-experts routing is not modelled for model_type 'qwen3'"),
+            std::string::npos)
+      << e;
 }
 
 TEST(LlmGraph, ContextBeyondMaxPositionsIsRefused) {

@@ -20,10 +20,12 @@ namespace {
 /// Field access with messages naming the file and the field.
 class Fields {
  public:
-  Fields(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
+  /// `prefix` names the object the fields are in ("text_config." for a multimodal config's text part).
+  Fields(const json& j, std::string source, std::string prefix = "")
+      : j_(j), source_(std::move(source)), prefix_(std::move(prefix)) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw InputError(source_ + " (" + field + ")", what);
+    throw InputError(source_ + " (" + prefix_ + field + ")", what);
   }
   bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
 
@@ -54,6 +56,40 @@ class Fields {
     if (!j_.at(key).is_string()) fail(key, "expected a string, found " + describe(j_.at(key)));
     return j_.at(key).get<std::string>();
   }
+  /// A list of whole numbers from 0 to `below` - 1 (layer indices), sorted, without repeats.
+  std::vector<std::int64_t> indices_or_empty(const char* key, std::int64_t below) const {
+    std::vector<std::int64_t> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array()) fail(key, "expected a list of layer indices, found " + describe(v));
+    for (const json& e : v) {
+      if (!(e.is_number_integer() || e.is_number_unsigned()) || e.get<double>() < 0 || e.get<double>() >= double(below))
+        fail(key, "expected layer indices from 0 to " + std::to_string(below - 1) + ", found " + describe(e));
+      out.push_back(e.get<std::int64_t>());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+  /// A list of strings, each one of `allowed`, exactly `n` long.
+  std::vector<std::string> names_or_empty(const char* key, std::int64_t n,
+                                          const std::vector<std::string>& allowed) const {
+    std::vector<std::string> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array() || std::int64_t(v.size()) != n)
+      fail(key, "expected a list of " + std::to_string(n) + " layer types (one per num_hidden_layers), found " +
+                    describe(v));
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : " or ") + a;
+    for (const json& e : v) {
+      if (!e.is_string() || std::find(allowed.begin(), allowed.end(), e.get<std::string>()) == allowed.end())
+        fail(key, "expected " + list + " for every layer, found " + describe(e));
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  const json& at(const char* key) const { return j_.at(key); }
 
  private:
   static std::string describe(const json& v) {
@@ -61,7 +97,7 @@ class Fields {
     return std::string(v.type_name()) + " " + (text.size() > 40 ? text.substr(0, 40) + "..." : text);
   }
   const json& j_;
-  std::string source_;
+  std::string source_, prefix_;
 };
 
 Activation activation(const Fields& f, const char* key, const std::string& name) {
@@ -128,6 +164,57 @@ void check_dense(const json& j, const Fields& f, const std::string& model_type) 
   }
 }
 
+bool is_moe_type(const std::string& t) {
+  return t == "mixtral" || t == "qwen2_moe" || t == "qwen3_moe";
+}
+
+/// The experts of mixtral (num_local_experts, intermediate_size) and of the Qwen MoE models
+/// (num_experts, moe_intermediate_size, decoder_sparse_step, mlp_only_layers, norm_topk_prob;
+/// qwen2_moe's shared expert and its gate).
+void read_moe(const Fields& f, LlmConfig& c) {
+  MoeConfig& m = c.moe;
+  const char* experts = c.model_type == "mixtral" ? "num_local_experts" : "num_experts";
+  m.experts = f.count(experts);
+  m.top_k = f.count("num_experts_per_tok");
+  if (m.top_k > m.experts)
+    f.fail("num_experts_per_tok", "expected at most " + std::string(experts) + " " + std::to_string(m.experts) +
+                                      " experts per token, found " + std::to_string(m.top_k));
+  if (c.model_type == "mixtral") {
+    m.expert_intermediate = c.intermediate;
+    m.norm_topk = true;  // Mixtral softmaxes its top-k logits
+    return;
+  }
+  m.expert_intermediate = f.count("moe_intermediate_size");
+  m.sparse_step = f.count_or("decoder_sparse_step", 1);
+  m.dense_layers = f.indices_or_empty("mlp_only_layers", c.layers);
+  m.norm_topk = f.flag_or("norm_topk_prob", false);
+  if (c.model_type == "qwen2_moe") {
+    m.shared_intermediate = f.count("shared_expert_intermediate_size");
+    m.shared_gate = true;
+  }
+}
+
+/// gemma3's text model (gemma3_text, or the text_config of a multimodal gemma3): the fields it
+/// omits take the defaults of transformers' Gemma3TextConfig.
+void read_gemma3(const Fields& f, LlmConfig& c) {
+  c.hidden = f.count("hidden_size");
+  c.layers = f.count("num_hidden_layers");
+  c.heads = f.count("num_attention_heads");
+  c.kv_heads = f.count_or("num_key_value_heads", 4);
+  c.head_dim = f.count_or("head_dim", 256);
+  c.intermediate = f.count("intermediate_size");
+  c.vocab = f.count_or("vocab_size", 262208);
+  c.max_positions = f.count_or("max_position_embeddings", 131072);
+  c.sliding_window = f.count_or("sliding_window", 4096);
+  c.sliding_pattern = f.count_or("sliding_window_pattern", 6);
+  const auto types = f.names_or_empty("layer_types", c.layers, {"sliding_attention", "full_attention"});
+  for (const auto& t : types) c.local_layers.push_back(t == "sliding_attention");
+  c.tied_embeddings = f.flag_or("tie_word_embeddings", true);
+  c.sandwich_norms = c.qk_norm = true;
+  const char* key = f.has("hidden_activation") ? "hidden_activation" : "hidden_act";
+  c.act = activation(f, key, f.text_or(key, "gelu_pytorch_tanh"));
+}
+
 LlmConfig from_json(const json& j, const std::string& source) {
   const Fields f(j, source);
   if (!j.is_object())
@@ -144,7 +231,20 @@ LlmConfig from_json(const json& j, const std::string& source) {
     if (c.model_type.empty()) f.fail("model_type", "expected one of " + list + ", found none");
     throw UnsupportedModelType(source + " (model_type)", "expected one of " + list + ", found '" + c.model_type + "'");
   }
-  check_dense(j, f, c.model_type);
+  if (c.model_type == "gemma3" || c.model_type == "gemma3_text") {
+    // A multimodal gemma3 keeps its language model's fields under text_config (the vision tower
+    // beside it is not modelled).
+    const bool nested = c.model_type == "gemma3" && f.has("text_config");
+    if (nested && !j.at("text_config").is_object())
+      f.fail("text_config",
+             std::string("expected an object (the language model's fields), found ") + j.at("text_config").type_name());
+    const Fields t(nested ? j.at("text_config") : j, source, nested ? "text_config." : "");
+    check_dense(nested ? j.at("text_config") : j, t, c.model_type);
+    read_gemma3(t, c);
+    check_heads(t, c);
+    return c;
+  }
+  if (!is_moe_type(c.model_type)) check_dense(j, f, c.model_type);
   if (c.model_type == "gpt2") {
     c.hidden = f.count("n_embd");
     c.layers = f.count("n_layer");
@@ -175,7 +275,12 @@ LlmConfig from_json(const json& j, const std::string& source) {
     c.tied_embeddings = f.flag_or("tie_word_embeddings", false);
     c.act = activation(f, "hidden_act", f.text_or("hidden_act", "silu"));
   }
-  if (c.model_type == "qwen2") c.qkv_bias = true;
+  if (c.model_type == "qwen2" || c.model_type == "qwen2_moe") c.qkv_bias = true;
+  if (c.model_type == "qwen3" || c.model_type == "qwen3_moe") {
+    c.qkv_bias = c.o_bias = f.flag_or("attention_bias", false);
+    c.qk_norm = true;
+  }
+  if (is_moe_type(c.model_type)) read_moe(f, c);
   if (c.model_type == "llama") {
     c.qkv_bias = c.o_bias = f.flag_or("attention_bias", false);
     c.mlp_bias = f.flag_or("mlp_bias", false);
@@ -192,8 +297,41 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama", "qwen2", "mistral", "phi3", "gemma2", "gpt2"};
+  static const std::vector<std::string> types = {"llama", "qwen2", "mistral", "phi3",      "gemma2",
+                                                 "gpt2",  "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"};
   return types;
+}
+
+bool LlmConfig::is_local(std::int64_t l) const {
+  if (layers_like >= 0) l = layers_like;
+  if (sliding_window <= 0) return false;
+  if (!local_layers.empty()) return local_layers[std::size_t(l)];
+  return sliding_pattern > 0 && (l + 1) % sliding_pattern != 0;
+}
+
+bool LlmConfig::is_moe(std::int64_t l) const {
+  if (layers_like >= 0) l = layers_like;
+  if (moe.experts == 0 || (l + 1) % moe.sparse_step != 0) return false;
+  return !std::binary_search(moe.dense_layers.begin(), moe.dense_layers.end(), l);
+}
+
+std::vector<LayerClass> layer_classes(const LlmConfig& c) {
+  // Four kinds at most: (local or global) x (MoE or dense). Past 2^20 layers (a model the op
+  // bound refuses anyway) the rest count as layer 0's kind.
+  LayerClass kinds[4];
+  bool seen[4] = {false, false, false, false};
+  const std::int64_t walked = std::min<std::int64_t>(c.layers, std::int64_t{1} << 20);
+  for (std::int64_t l = 0; l < walked; ++l) {
+    const int k = (c.is_local(l) ? 2 : 0) + (c.is_moe(l) ? 1 : 0);
+    if (!seen[k]) kinds[k].example = l;
+    seen[k] = true;
+    ++kinds[k].count;
+  }
+  if (c.layers > walked) kinds[(c.is_local(0) ? 2 : 0) + (c.is_moe(0) ? 1 : 0)].count += c.layers - walked;
+  std::vector<LayerClass> out;
+  for (int k = 0; k < 4; ++k)
+    if (kinds[k].count > 0) out.push_back(kinds[k]);
+  return out;
 }
 
 LlmConfig parse_llm_config(const std::string& text, const std::string& source) {

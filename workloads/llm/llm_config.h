@@ -17,10 +17,30 @@ enum class NormKind { Rms, Layer };
 /// The MLP activation.
 enum class Activation { Silu, Gelu };
 
+/// A mixture-of-experts MLP (mixtral, qwen2_moe, qwen3_moe; docs/llm.md, "Mixture of experts"):
+/// a router GEMM (hidden x experts) picks `top_k` of `experts` gated MLPs of `expert_intermediate`
+/// per token; a shared expert, when the model has one, runs for every token.
+struct MoeConfig {
+  std::int64_t experts = 0;                // routed experts of a MoE layer (0: a dense model)
+  std::int64_t top_k = 0;                  // experts each token runs
+  std::int64_t expert_intermediate = 0;    // one routed expert's MLP width
+  std::int64_t shared_intermediate = 0;    // the shared expert's MLP width (0: none)
+  bool shared_gate = false;                // a sigmoid gate (hidden x 1) on the shared expert's output (qwen2_moe)
+  bool norm_topk = false;                  // the top-k weights renormalised to sum to 1 (a few ops per token)
+  std::int64_t sparse_step = 1;            // layer l is MoE when (l + 1) % sparse_step == 0 ...
+  std::vector<std::int64_t> dense_layers;  // ... and l is not one of these (mlp_only_layers), sorted
+};
+
+/// How the tokens of a step choose their experts (--expert-routing).
+enum class ExpertRouting {
+  Uniform,       // each token picks its k of E experts uniformly and independently (the default)
+  Concentrated,  // every token picks the same k experts: the fewest expert weights streamed
+};
+
 struct LlmConfig {
   std::string source;      // the file it was read from (for messages)
   std::string name;        // file stem: "Llama-3.2-1B"
-  std::string model_type;  // llama, qwen2, mistral, phi3, gemma2, gpt2
+  std::string model_type;  // llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, gemma3
   std::int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
   std::int64_t intermediate = 0;
   std::int64_t max_positions = 0;
@@ -31,14 +51,39 @@ struct LlmConfig {
   bool fused_qkv = false;          // one qkv_proj weight (phi3, gpt2's c_attn): counted as one tensor
   bool fused_gate_up = false;      // one gate_up_proj weight (phi3)
   bool learned_positions = false;  // a position embedding table (gpt2) instead of RoPE
-  bool sandwich_norms = false;     // norms after attention and after the MLP too (gemma2)
+  bool sandwich_norms = false;     // norms after attention and after the MLP too (gemma2, gemma3)
+  bool qk_norm = false;            // RMSNorm over head_dim on every query and key vector (qwen3, gemma3)
+  /// Sliding-window attention (gemma3): a local layer attends to the last `sliding_window`
+  /// tokens; layer l is global when (l + 1) % sliding_pattern == 0, or as `local_layers` says
+  /// when the config lists layer_types. 0: every layer global.
+  std::int64_t sliding_window = 0, sliding_pattern = 0;
+  std::vector<bool> local_layers;
+  MoeConfig moe;
+  /// >= 0: every layer is built like layer `layers_like` (the run's size check builds copies of
+  /// one and two layers of each kind; docs/llm.md, "Python and sweeps").
+  std::int64_t layers_like = -1;
   MlpKind mlp = MlpKind::Gated;
   NormKind norm = NormKind::Rms;
   Activation act = Activation::Silu;
 
   /// Query heads sharing one K/V head (GQA group size; 1 for MHA, heads for MQA).
   std::int64_t group() const { return heads / kv_heads; }
+  /// Whether layer l attends to a sliding window (gemma3's local layers).
+  bool is_local(std::int64_t l) const;
+  /// Whether layer l's MLP is a mixture of experts.
+  bool is_moe(std::int64_t l) const;
+  /// Keys a local layer reads at `context` tokens: min(context, sliding_window).
+  std::int64_t window(std::int64_t context) const {
+    return sliding_window > 0 && context > sliding_window ? sliding_window : context;
+  }
 };
+
+/// The kinds of layer a model has (local or global attention, MoE or dense MLP), each with a
+/// layer of that kind and how many layers are of it; the counts add up to the layers.
+struct LayerClass {
+  std::int64_t example = 0, count = 0;
+};
+std::vector<LayerClass> layer_classes(const LlmConfig& c);
 
 /// The error of a config.json whose model_type is not one npusim reads (a BLOOM, a T5): an
 /// InputError like the others, of its own type so that a caller can tell "npusim cannot model

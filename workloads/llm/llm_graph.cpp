@@ -1,6 +1,9 @@
 // Builds the Graph of a prefill or decode step from an LlmConfig (docs/llm.md, "The graph").
 #include "workloads/llm/llm_graph.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "sim/core/errors.h"
 
 namespace npusim::workloads::llm {
@@ -30,7 +33,7 @@ class Builder {
       sin_ = input("rope.sin", {S, 1, 1, c_.head_dim});
     }
     scale_ = input("attention.scale", {1});
-    for (std::int64_t l = 0; l < c_.layers; ++l) x = layer(x, "model.layers." + std::to_string(l) + ".");
+    for (std::int64_t l = 0; l < c_.layers; ++l) x = layer(x, "model.layers." + std::to_string(l) + ".", l);
     if (!s_.all_logits && S > 1) {
       OpAttrs a;
       a.starts = {S - 1};
@@ -119,8 +122,8 @@ class Builder {
     return op(OpKind::MatMul, name, ins);
   }
 
-  int norm(const std::string& name, int x) {
-    std::vector<int> ins{x, small_param(name + ".weight", c_.hidden)};
+  int norm(const std::string& name, int x, std::int64_t width = 0) {
+    std::vector<int> ins{x, small_param(name + ".weight", width ? width : c_.hidden)};
     if (c_.norm == NormKind::Layer) ins.push_back(small_param(name + ".bias", c_.hidden));
     OpAttrs a;
     a.axis = -1;
@@ -136,9 +139,13 @@ class Builder {
     return op(OpKind::Add, name, {a, b});
   }
 
-  int layer(int x, const std::string& p) {
+  /// A per-head RMSNorm over head_dim (qwen3's and gemma3's q_norm, k_norm), before RoPE.
+  int head_norm(const std::string& name, int x) { return c_.qk_norm ? norm(name, x, c_.head_dim) : x; }
+
+  int layer(int x, const std::string& p, std::int64_t l) {
     const std::int64_t B = s_.batch, S = s_.tokens, T = s_.past + s_.tokens;
     const std::int64_t H = c_.hidden, hd = c_.head_dim, kvh = c_.kv_heads, g = c_.group();
+    const bool local = c_.is_local(l);
     const std::string attn = p + "self_attn.";
     const int h = norm(p + "input_layernorm", x);
     // Q/K/V projections; a fused qkv_proj weight is read as its three row blocks (same bytes).
@@ -150,32 +157,47 @@ class Builder {
     const int v = linear(vn, h, H, kvh * hd, c_.qkv_bias);
     // Q as [B, kv heads, S x group, hd]: the query heads of a GQA group are rows of one score
     // GEMM against their shared K, so each K/V head is read once.
-    const int q5 = rope(attn + "q_rope", reshape(attn + "q_heads", q, {B, S, kvh, g, hd}));
+    const int q5 = rope(attn + "q_rope", head_norm(attn + "q_norm", reshape(attn + "q_heads", q, {B, S, kvh, g, hd})));
     const int qg =
         reshape(attn + "q_groups", transpose(attn + "q_by_kv_head", q5, {0, 2, 1, 3, 4}), {B, kvh, S * g, hd});
     // The new tokens' K and V, written into the cache (persistent: stored, never copied whole).
-    const int k5 = rope(attn + "k_rope", reshape(attn + "k_heads", k, {B, S, kvh, 1, hd}));
+    const int k5 = rope(attn + "k_rope", head_norm(attn + "k_norm", reshape(attn + "k_heads", k, {B, S, kvh, 1, hd})));
     const int k_new = reshape(attn + "k_cache.append",
                               transpose(attn + "k_by_head", k5, {0, 2, 1, 3, 4}, &s_.widths.kv), {B, kvh, S, hd});
     const int v_new =
         transpose(attn + "v_cache.append", reshape(attn + "v_heads", v, {B, S, kvh, hd}), {0, 2, 1, 3}, &s_.widths.kv);
-    g_.set_persistent(k_new);
-    g_.set_persistent(v_new);
-    int keys = k_new, values = v_new;
-    if (s_.past > 0) {
-      // Decode: attention reads the whole cache (past tokens and the one just appended) in place.
-      keys = cache(attn + "k_cache", {B, kvh, T, hd});
-      values = cache(attn + "v_cache", {B, kvh, T, hd});
+    const std::int64_t W = local ? c_.window(S) : S;
+    if (s_.past == 0 && W < S) {
+      // A local layer's cache keeps the last W tokens of the prompt: those rows are stored.
+      g_.set_persistent(slice(attn + "k_cache.append", k_new, 2, S - W, S));
+      g_.set_persistent(slice(attn + "v_cache.append", v_new, 2, S - W, S));
+    } else {
+      g_.set_persistent(k_new);
+      g_.set_persistent(v_new);
     }
-    OpAttrs tb;
-    tb.transpose_b = true;
-    const int scores = op(OpKind::MatMul, attn + "scores", {qg, keys}, tb);
-    // 1/sqrt(hd) and the causal mask (generated, not read): one multiply per score.
-    const int scaled = op(OpKind::Mul, attn + "scale_mask", {scores, scale_});
-    OpAttrs sm;
-    sm.axis = -1;
-    const int probs = op(OpKind::Softmax, attn + "softmax", {scaled}, sm);
-    const int ctx = op(OpKind::MatMul, attn + "context", {probs, values});
+    int ctx = -1;
+    if (s_.past > 0) {
+      // Decode: attention reads the cache (past tokens and the one just appended) in place: all
+      // of it, or a local layer's last sliding_window tokens.
+      const std::int64_t keys = local ? c_.window(T) : T;
+      ctx = attend(attn, qg, cache(attn + "k_cache", {B, kvh, keys, hd}), cache(attn + "v_cache", {B, kvh, keys, hd}));
+    } else if (W == S) {
+      ctx = attend(attn, qg, k_new, v_new);
+    } else {
+      // A prompt longer than a local layer's window: each block of W queries against the keys
+      // its band spans, from W - 1 before the block's first query to its last (at most 2W - 1;
+      // masked, not skipped, as the full attention's causal half).
+      std::vector<int> blocks;
+      for (std::int64_t b0 = 0; b0 < S; b0 += W) {
+        const std::int64_t b1 = std::min(S, b0 + W), k0 = std::max<std::int64_t>(0, b0 - W + 1);
+        const std::string w = attn + "window" + std::to_string(b0 / W) + ".";
+        blocks.push_back(attend(w, slice(w + "q", qg, 2, b0 * g, b1 * g), slice(w + "k", k_new, 2, k0, b1),
+                                slice(w + "v", v_new, 2, k0, b1)));
+      }
+      OpAttrs cat;
+      cat.axis = 2;
+      ctx = op(OpKind::Concat, attn + "window_context", blocks, cat);
+    }
     const int merged = reshape(
         attn + "merge",
         transpose(attn + "context_by_token", reshape(attn + "context_rows", ctx, {B, kvh, S, g, hd}), {0, 2, 1, 3, 4}),
@@ -184,7 +206,7 @@ class Builder {
     if (c_.sandwich_norms) o = norm(p + "post_attention_layernorm", o);
     x = op(OpKind::Add, p + "attention_residual", {x, o});
     const int h2 = norm(p + (c_.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm"), x);
-    int m = mlp(p + "mlp.", h2);
+    int m = c_.is_moe(l) ? moe_mlp(p + "mlp.", h2) : mlp(p + "mlp.", h2, c_.intermediate);
     if (c_.sandwich_norms) m = norm(p + "post_feedforward_layernorm", m);
     return op(OpKind::Add, p + "mlp_residual", {x, m});
   }
@@ -193,8 +215,96 @@ class Builder {
     return op(c_.act == Activation::Silu ? OpKind::Silu : OpKind::Gelu, name, {x});
   }
 
-  int mlp(const std::string& p, int h) {
-    const std::int64_t H = c_.hidden, I = c_.intermediate;
+  /// Scores, the scale and mask, softmax and context of query rows `q` against `keys`, `values`.
+  int attend(const std::string& a, int q, int keys, int values) {
+    OpAttrs tb;
+    tb.transpose_b = true;
+    const int scores = op(OpKind::MatMul, a + "scores", {q, keys}, tb);
+    // 1/sqrt(hd) and the causal mask (generated, not read): one multiply per score.
+    const int scaled = op(OpKind::Mul, a + "scale_mask", {scores, scale_});
+    OpAttrs sm;
+    sm.axis = -1;
+    const int probs = op(OpKind::Softmax, a + "softmax", {scaled}, sm);
+    return op(OpKind::MatMul, a + "context", {probs, values});
+  }
+
+  int slice(const std::string& name, int x, std::int64_t axis, std::int64_t from, std::int64_t to) {
+    OpAttrs a;
+    a.starts = {from};
+    a.ends = {to};
+    a.axes = {axis};
+    return op(OpKind::Slice, name, {x}, a, &g_.tensor(x).format);
+  }
+
+  /// A MoE layer's MLP (docs/llm.md, "Mixture of experts"): the router GEMM and its softmax; the
+  /// top-k weights of each token; each token's rows gathered to the experts it picked, the
+  /// experts' gated MLPs as batched GEMMs over the D experts the step touches (D from the
+  /// routing; D2 of them take one row more than the others so that the rows are exactly
+  /// tokens x k); the rows weighted and summed back per token; the shared expert beside them.
+  /// The experts the step does not touch are in the graph as constants nobody reads (they hold
+  /// DRAM, and count in the parameters and weight bytes).
+  int moe_mlp(const std::string& p, int h) {
+    const MoeConfig& m = c_.moe;
+    const std::int64_t B = s_.batch, S = s_.tokens, H = c_.hidden, I = m.expert_intermediate, k = m.top_k;
+    const std::int64_t n = B * S;
+    if (k > (std::int64_t{1} << 40) / n)
+      throw InputError(c_.source + " (num_experts_per_tok)",
+                       "expected at most 2^40 token-expert rows in a step, found " + std::to_string(n) + " tokens x " +
+                           std::to_string(k) + " experts");
+    const std::int64_t rows = n * k;
+    const std::int64_t D = experts_touched(c_, n, s_.routing);
+    const std::int64_t per = rows / D, D2 = rows - D * per, D1 = D - D2;
+    const int tokens = reshape(p + "tokens", h, {n, H});
+    OpAttrs sm;
+    sm.axis = -1;
+    const int probs = op(OpKind::Softmax, p + "router_softmax", {linear(p + "gate", tokens, H, m.experts, false)}, sm);
+    // The top-k selection (and its renormalisation) as the k weights each token keeps.
+    const int weights = reshape(p + "topk_weights", slice(p + "topk", probs, 1, 0, k), {n, k, 1});
+    std::vector<int> outs;
+    auto experts = [&](const std::string& e, std::int64_t count, std::int64_t r) {
+      if (count == 0) return;
+      const int idx = input(e + "rows", {count, r});  // the tokens each expert runs (the router's choice)
+      g_.set_elem_bytes(idx, 4);
+      OpAttrs ax;
+      ax.axis = 0;
+      const int x = op(OpKind::Gather, e + "dispatch", {tokens, idx}, ax);
+      auto w = [&](const std::string& name, std::int64_t in, std::int64_t out) {
+        return weight(e + name + ".weight", {count, in, out}, s_.widths.weights);
+      };
+      const int gate = activation(e + "act", op(OpKind::MatMul, e + "gate_proj", {x, w("gate_proj", H, I)}));
+      const int up = op(OpKind::MatMul, e + "up_proj", {x, w("up_proj", H, I)});
+      const int down =
+          op(OpKind::MatMul, e + "down_proj", {op(OpKind::Mul, e + "gated", {gate, up}), w("down_proj", I, H)});
+      outs.push_back(reshape(e + "rows_out", down, {count * r, H}));
+    };
+    experts(p + "experts.", D1, per);
+    experts(p + "experts_one_more_row.", D2, per + 1);
+    if (D < m.experts) weight(p + "experts.unread.weight", {m.experts - D, 3 * H * I}, s_.widths.weights);
+    int routed = outs[0];
+    if (outs.size() > 1) {
+      OpAttrs cat;
+      cat.axis = 0;
+      routed = op(OpKind::Concat, p + "experts.rows", outs, cat);
+    }
+    const int weighted =
+        op(OpKind::Mul, p + "experts.weighted", {reshape(p + "experts.by_token", routed, {n, k, H}), weights});
+    OpAttrs sum;
+    sum.axes = {1};
+    sum.keepdims = false;
+    int out = reshape(p + "experts.out", op(OpKind::ReduceSum, p + "experts.combine", {weighted}, sum), {B, S, H});
+    if (m.shared_intermediate > 0) {
+      int shared = mlp(p + "shared_expert.", h, m.shared_intermediate);
+      if (m.shared_gate)
+        shared = op(OpKind::Mul, p + "shared_expert_gate.mul",
+                    {shared, op(OpKind::Sigmoid, p + "shared_expert_gate.act",
+                                {linear(p + "shared_expert_gate", h, H, 1, false)})});
+      out = op(OpKind::Add, p + "shared_expert.add", {out, shared});
+    }
+    return out;
+  }
+
+  int mlp(const std::string& p, int h, std::int64_t I) {
+    const std::int64_t H = c_.hidden;
     if (c_.mlp == MlpKind::Plain) {
       const int a = activation(p + "act", linear(p + "c_fc", h, H, I, c_.mlp_bias));
       return linear(p + "c_proj", a, I, H, c_.mlp_bias);
@@ -251,31 +361,86 @@ Graph build_llm_step(const LlmConfig& c, const StepSpec& s) {
   return Builder(c, s).build();
 }
 
-std::uint64_t parameter_count(const LlmConfig& c) {
+namespace {
+
+/// The parameters of layer l; `active`: a MoE layer's top_k routed experts only.
+std::uint64_t layer_parameters(const LlmConfig& c, std::int64_t l, bool active) {
   const std::uint64_t H = std::uint64_t(c.hidden), I = std::uint64_t(c.intermediate), hd = std::uint64_t(c.head_dim);
   const std::uint64_t q = std::uint64_t(c.heads) * hd, kv = std::uint64_t(c.kv_heads) * hd;
   std::uint64_t layer = H * (q + 2 * kv) + q * H;  // q, k, v, o
   if (c.qkv_bias) layer += q + 2 * kv;
   if (c.o_bias) layer += H;
-  layer += (c.mlp == MlpKind::Gated ? 3 : 2) * H * I;  // gate, up, down | fc, proj
-  if (c.mlp_bias) layer += (c.mlp == MlpKind::Gated ? 2 * I : I) + H;
+  if (c.qk_norm) layer += 2 * hd;  // q_norm, k_norm
+  if (c.is_moe(l)) {
+    const MoeConfig& m = c.moe;
+    const std::uint64_t experts = std::uint64_t(active ? m.top_k : m.experts);
+    layer += H * std::uint64_t(m.experts);                            // router
+    layer += experts * 3 * H * std::uint64_t(m.expert_intermediate);  // routed experts
+    layer += 3 * H * std::uint64_t(m.shared_intermediate);            // shared expert
+    if (m.shared_gate) layer += H;                                    // its gate
+  } else {
+    layer += (c.mlp == MlpKind::Gated ? 3 : 2) * H * I;  // gate, up, down | fc, proj
+    if (c.mlp_bias) layer += (c.mlp == MlpKind::Gated ? 2 * I : I) + H;
+  }
   const std::uint64_t norm = c.norm == NormKind::Layer ? 2 * H : H;
-  layer += (c.sandwich_norms ? 4 : 2) * norm;
-  std::uint64_t total = std::uint64_t(c.layers) * layer + norm + std::uint64_t(c.vocab) * H;
+  return layer + (c.sandwich_norms ? 4 : 2) * norm;
+}
+
+std::uint64_t parameters(const LlmConfig& c, bool active) {
+  const std::uint64_t H = std::uint64_t(c.hidden);
+  std::uint64_t total = (c.norm == NormKind::Layer ? 2 * H : H) + std::uint64_t(c.vocab) * H;
+  for (const LayerClass& k : layer_classes(c)) total += std::uint64_t(k.count) * layer_parameters(c, k.example, active);
   if (!c.tied_embeddings) total += std::uint64_t(c.vocab) * H;
   if (c.learned_positions) total += std::uint64_t(c.max_positions) * H;
   return total;
 }
 
+}  // namespace
+
+std::uint64_t parameter_count(const LlmConfig& c) {
+  return parameters(c, false);
+}
+
+std::uint64_t active_parameter_count(const LlmConfig& c) {
+  return parameters(c, true);
+}
+
+double expected_experts_touched(const LlmConfig& c, std::int64_t tokens) {
+  const double E = double(c.moe.experts), k = double(c.moe.top_k);
+  return E * (1.0 - std::pow(1.0 - k / E, double(tokens)));
+}
+
+std::int64_t experts_touched(const LlmConfig& c, std::int64_t tokens, ExpertRouting routing) {
+  const std::int64_t k = c.moe.top_k;
+  if (routing == ExpertRouting::Concentrated) return k;
+  const std::int64_t most = tokens > c.moe.experts / k ? c.moe.experts : tokens * k;  // min(E, tokens x k)
+  return std::clamp<std::int64_t>(std::llround(expected_experts_touched(c, tokens)), k, most);
+}
+
+ExpertRouting parse_expert_routing(const std::string& name, const std::string& flag) {
+  if (name.empty() || name == "uniform") return ExpertRouting::Uniform;
+  if (name == "concentrated") return ExpertRouting::Concentrated;
+  throw InputError(flag + " " + name, "expected uniform or concentrated, found '" + name + "'");
+}
+
+std::string to_string(ExpertRouting r) {
+  return r == ExpertRouting::Concentrated ? "concentrated" : "uniform";
+}
+
 std::uint64_t kv_cache_bytes(const LlmConfig& c, const Widths& w, std::int64_t batch, std::int64_t context,
                              std::uint32_t default_eb) {
-  Graph g;
-  Tensor t;
-  t.name = "kv";
-  t.shape = {batch, c.kv_heads, context, c.head_dim};
-  t.format = w.kv;
-  const int i = g.add_tensor(t);
-  return 2 * std::uint64_t(c.layers) * tensor_bytes(g, i, default_eb);
+  // A local layer's cache holds at most its sliding window.
+  std::uint64_t total = 0;
+  for (const LayerClass& k : layer_classes(c)) {
+    Graph g;
+    Tensor t;
+    t.name = "kv";
+    t.shape = {batch, c.kv_heads, c.is_local(k.example) ? c.window(context) : context, c.head_dim};
+    t.format = w.kv;
+    const int i = g.add_tensor(t);
+    total += 2 * std::uint64_t(k.count) * tensor_bytes(g, i, default_eb);
+  }
+  return total;
 }
 
 }  // namespace npusim::workloads::llm

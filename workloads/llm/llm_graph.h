@@ -31,6 +31,7 @@ struct StepSpec {
   std::int64_t past = 0;    // tokens already in the KV cache (0 for a prefill)
   bool all_logits = false;  // the LM head for every new token, not the last one only
   Widths widths;
+  ExpertRouting routing = ExpertRouting::Uniform;  // which experts a MoE layer's tokens pick
 };
 
 /// The graph of one step. Tensor names follow Hugging Face's ("model.layers.3.self_attn.q_proj.weight").
@@ -39,6 +40,22 @@ Graph build_llm_step(const LlmConfig& c, const StepSpec& s);
 
 /// Parameters by closed form (the tied head counted once), for checks against graph_totals.
 std::uint64_t parameter_count(const LlmConfig& c);
+/// Parameters one token reads: parameter_count with each MoE layer's top_k routed experts in
+/// place of all of them (equal to parameter_count for a dense model).
+std::uint64_t active_parameter_count(const LlmConfig& c);
+
+/// The expected number of distinct experts `tokens` tokens touch in a MoE layer when each picks
+/// its top_k of the E experts uniformly and independently: an expert is missed by one token with
+/// probability C(E-1, k) / C(E, k) = 1 - k/E, by all of them with (1 - k/E)^tokens, so
+/// E x (1 - (1 - k/E)^tokens) (docs/llm.md, "Mixture of experts").
+double expected_experts_touched(const LlmConfig& c, std::int64_t tokens);
+/// The experts whose weights a step of `tokens` tokens streams per MoE layer: top_k under
+/// concentrated routing; under uniform routing the expectation above rounded to the nearest
+/// whole expert, within [top_k, min(E, tokens x top_k)].
+std::int64_t experts_touched(const LlmConfig& c, std::int64_t tokens, ExpertRouting routing);
+/// "uniform" or "concentrated"; throws InputError naming `flag` otherwise.
+ExpertRouting parse_expert_routing(const std::string& name, const std::string& flag);
+std::string to_string(ExpertRouting r);
 /// Bytes of the KV cache holding `context` tokens per sequence (K and V of every layer).
 std::uint64_t kv_cache_bytes(const LlmConfig& c, const Widths& w, std::int64_t batch, std::int64_t context,
                              std::uint32_t default_eb);
