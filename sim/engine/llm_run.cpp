@@ -331,7 +331,8 @@ void check_step_graphs(const LlmSpec& s, const Prepared& p) {
       throw InputError(what, e.what());
     }
     if (ops > workloads::kMaxGraphOps)
-      throw InputError(p.model.source + " (" + (p.model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
+      throw InputError(p.model.source + " (" + p.model.field_prefix +
+                           (p.model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
                        "expected a model whose step graph holds at most " + std::to_string(workloads::kMaxGraphOps) +
                            " ops (" + std::to_string(per_layer) + " a layer: at most " +
                            std::to_string((workloads::kMaxGraphOps - first) / per_layer + 1) + " layers), found " +

@@ -422,39 +422,56 @@ const char* kSmallMoe = R"({"model_type": "qwen3_moe", "hidden_size": 256, "head
   "max_position_embeddings": 4096, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128,
   "decoder_sparse_step": 2, "tie_word_embeddings": true})";
 
+/// A small gemma3: layers 0 and 2 local with a window of 8, 1 and 3 global (pattern 2).
+const char* kSmallGemma3 = R"({"model_type": "gemma3_text", "hidden_size": 256, "head_dim": 32,
+  "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+  "vocab_size": 2048, "max_position_embeddings": 4096, "sliding_window": 8, "sliding_window_pattern": 2})";
+
 TEST(LlmRun, EachKindOfLayerAddsItsOwnOpsAndResidentBytes) {
   // check_llm_spec judges a model with layers of several kinds by copies of one and two layers
   // of each kind: the base (embedding, head, one layer of the first kind) plus each further
   // layer's ops and resident DRAM give the graph built whole.
   const npusim::HardwareConfig hw = npusim::config::load_hardware_config("edge-m", {});
-  const llm::LlmConfig model = llm::parse_llm_config(kSmallMoe, "moe.json");
-  const auto classes = llm::layer_classes(model);
-  ASSERT_EQ(classes.size(), 2u);
-  for (const auto& [tokens, past] : {std::pair<std::int64_t, std::int64_t>{16, 0}, {1, 40}}) {
-    llm::StepSpec st;
-    st.tokens = tokens;
-    st.past = past;
-    std::uint64_t ops = 0, resident = 0;
-    bool first = true;
-    for (const auto& k : classes) {
-      llm::LlmConfig one = model, two = model;
-      one.layers = 1;
-      two.layers = 2;
-      one.layers_like = two.layers_like = k.example;
-      const auto g1 = llm::build_llm_step(one, st), g2 = llm::build_llm_step(two, st);
-      const std::uint64_t more = std::uint64_t(k.count) - (first ? 1 : 0);
-      if (first) {
-        ops = g1.ops().size();
-        resident = npusim::sched::resident_dram_bytes(g1, hw);
+  for (const char* text : {kSmallMoe, kSmallGemma3}) {
+    const llm::LlmConfig model = llm::parse_llm_config(text, "model.json");
+    const auto classes = llm::layer_classes(model);
+    ASSERT_EQ(classes.size(), 2u);
+    for (const auto& [tokens, past] : {std::pair<std::int64_t, std::int64_t>{16, 0}, {1, 40}}) {
+      llm::StepSpec st;
+      st.tokens = tokens;
+      st.past = past;
+      std::uint64_t ops = 0, resident = 0;
+      bool first = true;
+      for (const auto& k : classes) {
+        llm::LlmConfig one = model, two = model;
+        one.layers = 1;
+        two.layers = 2;
+        one.layers_like = two.layers_like = k.example;
+        const auto g1 = llm::build_llm_step(one, st), g2 = llm::build_llm_step(two, st);
+        const std::uint64_t more = std::uint64_t(k.count) - (first ? 1 : 0);
+        if (first) {
+          ops = g1.ops().size();
+          resident = npusim::sched::resident_dram_bytes(g1, hw);
+        }
+        first = false;
+        ops += more * (g2.ops().size() - g1.ops().size());
+        resident += more * (npusim::sched::resident_dram_bytes(g2, hw) - npusim::sched::resident_dram_bytes(g1, hw));
       }
-      first = false;
-      ops += more * (g2.ops().size() - g1.ops().size());
-      resident += more * (npusim::sched::resident_dram_bytes(g2, hw) - npusim::sched::resident_dram_bytes(g1, hw));
+      const auto whole = llm::build_llm_step(model, st);
+      EXPECT_EQ(whole.ops().size(), ops) << model.model_type << " " << tokens;
+      EXPECT_EQ(npusim::sched::resident_dram_bytes(whole, hw), resident) << model.model_type << " " << tokens;
     }
-    const auto whole = llm::build_llm_step(model, st);
-    EXPECT_EQ(whole.ops().size(), ops) << tokens;
-    EXPECT_EQ(npusim::sched::resident_dram_bytes(whole, hw), resident) << tokens;
   }
+}
+
+TEST(LlmRun, AGemma3DecodeStepReadsEachLocalLayersWindowOnly) {
+  // Context 64 + 1: the 2 local layers read their last 8 tokens' K and V, the 2 global ones 65
+  // (int8 on edge-m): (2 x 8 + 2 x 65) x K and V x 2 heads x 32 x 1 B = 18,688 B in the last step.
+  const std::string model = write_temp("gemma3.json", kSmallGemma3);
+  const auto s = run_llm_cli("--model " + model + " --config edge-m --prompt 64 --generate 1", "gemma3");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s["llm"]["kv_cache_bytes"], (2u * 8 + 2 * 65) * 2 * 2 * 32);
+  EXPECT_EQ(s["llm"]["decode"]["last_step"]["kv_cache_read_bytes"], 18688.0);
 }
 
 TEST(LlmRun, ConcentratedRoutingReadsFewerExpertWeightsForTheSameMacs) {

@@ -70,7 +70,7 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   std::string e = error_of(R"({"model_type": "bloom"})");
   EXPECT_NE(e.find("model.json (model_type)"), std::string::npos) << e;
   EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
-                   "found 'bloom'"),
+                   "gemma3, gemma3_text, found 'bloom'"),
             std::string::npos)
       << e;
 
@@ -159,7 +159,7 @@ TEST(LlmConfig, Qwen3ComesToItsPublishedSizeWithAnExplicitHeadDim) {
 
 TEST(LlmConfig, HeadDimIsHonouredForEveryModelType) {
   // head_dim 32 with hidden 64 and 4 heads: q is 4 x 32 = 128 wide, not 64, whatever the type.
-  for (const std::string type : {"llama", "mistral", "qwen2", "phi3", "gemma2", "qwen3"}) {
+  for (const std::string type : {"llama", "mistral", "qwen2", "phi3", "gemma2", "qwen3", "gemma3_text"}) {
     const LlmConfig c = parse_llm_config(R"({"model_type": ")" + type + R"(", "hidden_size": 64, "head_dim": 32,
       "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96,
       "vocab_size": 100, "max_position_embeddings": 256})",
@@ -371,6 +371,154 @@ TEST(LlmConfig, BadMoeFieldsAreNamed) {
   e = error_of(R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 8})");
   EXPECT_NE(e.find("(num_experts): mixture-of-experts routing is not modelled for model_type 'qwen3'"),
+            std::string::npos)
+      << e;
+}
+
+/// Gemma-3-1B's text model as its config.json gives it: hidden 1152, MLP 6912, 26 layers, 4 heads
+/// over 1 KV head of 256, vocab 262144, a sliding window of 512 on five layers of every six.
+const char* kGemma3 = R"({"model_type": "gemma3_text", "hidden_size": 1152, "intermediate_size": 6912,
+  "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
+  "vocab_size": 262144, "max_position_embeddings": 32768, "sliding_window": 512, "sliding_window_pattern": 6,
+  "query_pre_attn_scalar": 256, "hidden_activation": "gelu_pytorch_tanh"})";
+
+TEST(LlmConfig, Gemma3ComesToItsPublishedSizeWithFiveLocalLayersInSix) {
+  const LlmConfig c = parse_llm_config(kGemma3, "gemma-3-1b.json");
+  // Layers 5, 11, 17, 23 are global ((l + 1) % 6 == 0), the other 22 local.
+  for (int l = 0; l < 26; ++l) EXPECT_EQ(c.is_local(l), (l + 1) % 6 != 0) << l;
+  // A layer: q 1152 x 1024 + k, v 2 x 1152 x 256 + o 1024 x 1152 = 2,949,120; q/k norms 2 x 256;
+  // MLP 3 x 1152 x 6912 = 23,887,872; 4 norms x 1152: 26,842,112. x 26 + the tied table
+  // 262144 x 1152 = 301,989,888 + final norm 1152 = 999,885,952 (1.0 B).
+  const std::uint64_t layer = 1152 * 1024 + 2 * 1152 * 256 + 1024 * 1152 + 2 * 256 + 3ull * 1152 * 6912 + 4 * 1152;
+  EXPECT_EQ(layer, 26842112u);
+  EXPECT_EQ(parameter_count(c), 26 * layer + 262144ull * 1152 + 1152);
+  EXPECT_EQ(parameter_count(c), 999885952u);
+  // The KV cache at context 1024 (fp16): 22 local layers hold the window, 512 tokens, 4 global
+  // ones all 1024: (22 x 512 + 4 x 1024) x K and V x 1 head x 256 x 2 B = 15,728,640 B. At
+  // context 300, within the window, every layer holds 300: 26 x 2 x 300 x 256 x 2 = 7,987,200 B.
+  Widths w;
+  w.kv = parse_format("fp16", 0, false, "--kv-dtype");
+  EXPECT_EQ(kv_cache_bytes(c, w, 1, 1024, 1), (22ull * 512 + 4 * 1024) * 2 * 256 * 2);
+  EXPECT_EQ(kv_cache_bytes(c, w, 1, 1024, 1), 15728640u);
+  EXPECT_EQ(kv_cache_bytes(c, w, 1, 300, 1), 7987200u);
+  // A decode step at context 1024: a local layer's attention reads 512 keys (2 x 4 heads x 512 x
+  // 256 MACs), a global one 1024.
+  StepSpec s;
+  s.past = 1023;
+  s.widths.kv = w.kv;
+  const Graph g = build_llm_step(c, s);
+  EXPECT_EQ(graph_totals(g, 2).params, 999885952u);
+  EXPECT_EQ(macs_of(g, "model.layers.0.self_attn.scores") + macs_of(g, "model.layers.0.self_attn.context"),
+            2u * 4 * 512 * 256);
+  EXPECT_EQ(macs_of(g, "model.layers.5.self_attn.scores") + macs_of(g, "model.layers.5.self_attn.context"),
+            2u * 4 * 1024 * 256);
+  std::uint64_t cache_read = 0;
+  for (int t = 0; t < int(g.tensors().size()); ++t)
+    if (g.tensor(t).persistent && g.tensor(t).producer < 0) cache_read += tensor_bytes(g, t, 2);
+  EXPECT_EQ(cache_read, 15728640u);  // the whole cache, read once, each local layer's window only
+  // q_norm and k_norm over head_dim, as qwen3.
+  EXPECT_EQ(g.tensor(g.op(g.find_op("model.layers.0.self_attn.q_norm")).inputs[1]).shape, (Shape{256}));
+}
+
+TEST(LlmGraph, ALocalLayerAttendsWithinItsWindowInAPrefill) {
+  // Window 4, a prompt of 10: blocks of 4 queries, each against the keys its band spans: [0, 4)
+  // against keys [0, 4), [4, 8) against [1, 8), [8, 10) against [5, 10). Layer 0 is local, layer 1
+  // global (pattern 2). 2 heads of 8 over 1 KV head.
+  const LlmConfig c = parse_llm_config(R"({"model_type": "gemma3_text", "hidden_size": 16, "intermediate_size": 32,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "vocab_size": 50,
+    "max_position_embeddings": 64, "sliding_window": 4, "sliding_window_pattern": 2})",
+                                       "g.json");
+  StepSpec s;
+  s.tokens = 10;
+  const Graph g = build_llm_step(c, s);
+  // Scores and context: 2 x heads 2 x hd 8 x (4 x 4 + 4 x 7 + 2 x 5 = 54 query-key pairs).
+  EXPECT_EQ(macs_of(g, "model.layers.0.self_attn.window"), 2u * 2 * 8 * (4 * 4 + 4 * 7 + 2 * 5));
+  EXPECT_EQ(macs_of(g, "model.layers.1.self_attn.scores") + macs_of(g, "model.layers.1.self_attn.context"),
+            2u * 2 * 8 * 10 * 10);
+  // The local layer stores the last 4 tokens' K and V, the global one all 10.
+  const auto stored = [&](const std::string& name) {
+    const int t = g.op(g.find_op(name)).outputs[0];
+    EXPECT_TRUE(g.tensor(t).persistent) << name;
+    return g.tensor(t).shape;
+  };
+  EXPECT_EQ(stored("model.layers.0.self_attn.k_cache.append_window"), (Shape{1, 1, 4, 8}));
+  EXPECT_EQ(stored("model.layers.0.self_attn.v_cache.append_window"), (Shape{1, 1, 4, 8}));
+  EXPECT_EQ(stored("model.layers.1.self_attn.k_cache.append"), (Shape{1, 1, 10, 8}));
+  // A prompt within the window is the full attention.
+  s.tokens = 4;
+  EXPECT_EQ(build_llm_step(c, s).find_op("model.layers.0.self_attn.window0.scores"), -1);
+}
+
+TEST(LlmConfig, AMultimodalGemma3IsReadFromItsTextConfig) {
+  // gemma-3-4b's config.json: model_type gemma3, the language model under text_config with the
+  // fields it sets; the rest take Gemma3TextConfig's defaults (head_dim 256, vocab 262208,
+  // sliding window 4096 on five layers of six, tied embeddings).
+  const LlmConfig c = parse_llm_config(R"({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+    "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+      "num_attention_heads": 8, "num_hidden_layers": 34, "num_key_value_heads": 4, "sliding_window": 1024,
+      "rope_scaling": {"factor": 8.0, "rope_type": "linear"}},
+    "vision_config": {"hidden_size": 1152, "num_hidden_layers": 27}, "mm_tokens_per_image": 256})",
+                                       "gemma-3-4b.json");
+  EXPECT_EQ(c.hidden, 2560);
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.vocab, 262208);
+  EXPECT_EQ(c.sliding_window, 1024);
+  EXPECT_TRUE(c.tied_embeddings);
+  EXPECT_TRUE(c.is_local(0));
+  EXPECT_FALSE(c.is_local(5));
+  // The language model: a layer q 2560 x 2048 + k, v 2 x 2560 x 1024 + o 2048 x 2560 = 15,728,640,
+  // q/k norms 512, MLP 3 x 2560 x 10240 = 78,643,200, 4 norms 10,240: 94,382,592; x 34 + the
+  // table 262208 x 2560 = 671,252,480 + 2,560 = 3,880,263,168 (the vision tower not counted).
+  EXPECT_EQ(parameter_count(c), 34ull * 94382592 + 262208ull * 2560 + 2560);
+  EXPECT_EQ(parameter_count(c), 3880263168u);
+  // Its context check names the nested field.
+  StepSpec s;
+  s.tokens = 200000;
+  try {
+    build_llm_step(c, s);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gemma-3-4b.json (text_config.max_position_embeddings): expected at least "
+                                         "200000 positions"),
+              std::string::npos)
+        << e.what();
+  }
+  // layer_types, as newer configs write it, decides instead of the pattern.
+  const LlmConfig t = parse_llm_config(R"({"model_type": "gemma3_text", "hidden_size": 16, "intermediate_size": 32,
+    "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 50,
+    "sliding_window": 4, "layer_types": ["full_attention", "sliding_attention", "full_attention"]})",
+                                       "t.json");
+  EXPECT_FALSE(t.is_local(0));
+  EXPECT_TRUE(t.is_local(1));
+  EXPECT_FALSE(t.is_local(2));
+}
+
+TEST(LlmConfig, BadGemma3FieldsAreNamed) {
+  std::string e = error_of(R"({"model_type": "gemma3", "text_config": {"hidden_size": 64}})");
+  EXPECT_NE(e.find("model.json (text_config.num_hidden_layers): expected a positive integer, found the field missing"),
+            std::string::npos)
+      << e;
+  e = error_of(R"({"model_type": "gemma3", "text_config": [1]})");
+  EXPECT_NE(e.find("model.json (text_config): expected an object (the language model's fields), found array"),
+            std::string::npos)
+      << e;
+  const std::string base = R"("model_type": "gemma3_text", "hidden_size": 16, "intermediate_size": 32,
+    "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 50)";
+  e = error_of("{" + base + R"(, "sliding_window": 0})");
+  EXPECT_NE(e.find("(sliding_window): expected a positive integer (at most 1e12), found 0"), std::string::npos) << e;
+  e = error_of("{" + base + R"(, "sliding_window_pattern": -6})");
+  EXPECT_NE(e.find("(sliding_window_pattern): expected a positive integer (at most 1e12), found -6"), std::string::npos)
+      << e;
+  e = error_of("{" + base + R"(, "layer_types": ["full_attention"]})");
+  EXPECT_NE(e.find("(layer_types): expected a list of 3 layer types (one per num_hidden_layers), found array"),
+            std::string::npos)
+      << e;
+  e = error_of("{" + base + R"(, "layer_types": ["full_attention", "local", "full_attention"]})");
+  EXPECT_NE(e.find("(layer_types): expected sliding_attention or full_attention for every layer, found string"),
+            std::string::npos)
+      << e;
+  e = error_of("{" + base + R"(, "num_experts": 4})");
+  EXPECT_NE(e.find("(num_experts): mixture-of-experts routing is not modelled for model_type 'gemma3_text'"),
             std::string::npos)
       << e;
 }

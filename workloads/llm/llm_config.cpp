@@ -238,7 +238,8 @@ LlmConfig from_json(const json& j, const std::string& source) {
     if (nested && !j.at("text_config").is_object())
       f.fail("text_config",
              std::string("expected an object (the language model's fields), found ") + j.at("text_config").type_name());
-    const Fields t(nested ? j.at("text_config") : j, source, nested ? "text_config." : "");
+    c.field_prefix = nested ? "text_config." : "";
+    const Fields t(nested ? j.at("text_config") : j, source, c.field_prefix);
     check_dense(nested ? j.at("text_config") : j, t, c.model_type);
     read_gemma3(t, c);
     check_heads(t, c);
@@ -297,8 +298,8 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama", "qwen2", "mistral", "phi3",      "gemma2",
-                                                 "gpt2",  "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"};
+  static const std::vector<std::string> types = {"llama", "qwen2",   "mistral",   "phi3",      "gemma2", "gpt2",
+                                                 "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma3", "gemma3_text"};
   return types;
 }
 
@@ -369,9 +370,10 @@ LlmConfig load_llm_config(const std::string& spec, const std::string& data_dir) 
 
 void check_context(const LlmConfig& c, std::int64_t context, const std::string& what) {
   if (context > c.max_positions)
-    throw InputError(c.source + " (" + (c.model_type == "gpt2" ? "n_positions" : "max_position_embeddings") + ")",
-                     "expected at least " + std::to_string(context) + " positions for " + what + ", found " +
-                         std::to_string(c.max_positions));
+    throw InputError(
+        c.source + " (" + c.field_prefix + (c.model_type == "gpt2" ? "n_positions" : "max_position_embeddings") + ")",
+        "expected at least " + std::to_string(context) + " positions for " + what + ", found " +
+            std::to_string(c.max_positions));
 }
 
 }  // namespace npusim::workloads::llm

@@ -38,9 +38,10 @@ enum class ExpertRouting {
 };
 
 struct LlmConfig {
-  std::string source;      // the file it was read from (for messages)
-  std::string name;        // file stem: "Llama-3.2-1B"
-  std::string model_type;  // llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, gemma3
+  std::string source;        // the file it was read from (for messages)
+  std::string name;          // file stem: "Llama-3.2-1B"
+  std::string field_prefix;  // where the fields are: "" or "text_config." (a multimodal gemma3)
+  std::string model_type;    // llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, gemma3
   std::int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
   std::int64_t intermediate = 0;
   std::int64_t max_positions = 0;

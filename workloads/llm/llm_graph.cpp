@@ -169,8 +169,8 @@ class Builder {
     const std::int64_t W = local ? c_.window(S) : S;
     if (s_.past == 0 && W < S) {
       // A local layer's cache keeps the last W tokens of the prompt: those rows are stored.
-      g_.set_persistent(slice(attn + "k_cache.append", k_new, 2, S - W, S));
-      g_.set_persistent(slice(attn + "v_cache.append", v_new, 2, S - W, S));
+      g_.set_persistent(slice(attn + "k_cache.append_window", k_new, 2, S - W, S));
+      g_.set_persistent(slice(attn + "v_cache.append_window", v_new, 2, S - W, S));
     } else {
       g_.set_persistent(k_new);
       g_.set_persistent(v_new);
