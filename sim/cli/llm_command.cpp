@@ -48,7 +48,7 @@ std::string table(const nlohmann::json& s) {
   const auto& dec = l.at("decode");
   std::string t;
   auto row = [&](const std::string& label, const std::string& v) {
-    t += label + std::string(30 - label.size(), ' ') + v + "\n";
+    t += label + std::string(label.size() < 30 ? 30 - label.size() : 1, ' ') + v + "\n";
   };
   row("params", fixed(l.at("params").get<double>() / 1e9, "%.3f B"));
   if (l.contains("active_params"))
@@ -56,6 +56,8 @@ std::string table(const nlohmann::json& s) {
                                          l.at("expert_routing").get<std::string>());
   row("weight bytes", fixed(l.at("weight_bytes").get<double>() / 1e6, "%.1f MB"));
   row("KV cache (final context)", fixed(l.at("kv_cache_bytes").get<double>() / 1e6, "%.2f MB"));
+  if (l.contains("memory_bytes"))
+    row("memory footprint", fixed(l.at("memory_bytes").at("total").get<double>() / 1e6, "%.1f MB"));
   row("TTFT (prefill)", fixed(l.at("ttft_seconds").get<double>() * 1e3, "%.3f ms"));
   row("prefill DRAM", fixed(pre.at("dram_bytes").get<double>() / 1e6, "%.2f MB"));
   if (dec.at("tokens_per_second").is_number()) {

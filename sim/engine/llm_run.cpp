@@ -194,8 +194,13 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
         rs.out = out;
         rs.label = what + ": ";                    // the pipeline's own progress lines say which phase
         rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
-        json summary = out.empty() ? simulate_summary(rs, run) : execute_run(rs, run);
+        SimulatedRun sim = simulate_run(rs, run);
+        json summary = finish_run(rs, run, sim);
         summary["parts"] = parts_of(summary);
+        // The DRAM the step holds beyond its resident tensors (weights, KV cache, inputs and
+        // outputs): its intermediate regions alive at once.
+        summary["activation_bytes"] =
+            sim.dram_footprint - std::min(sim.dram_footprint, sched::resident_dram_bytes(run.graph, run.hw));
         summary.erase("ops");
         summary.erase("groups");
         return summary.dump();
@@ -372,6 +377,8 @@ json run_llm(const LlmSpec& s) {
   const json pre_summary =
       simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
   const StepFigures pre = phase_of(pre_summary);
+  // The largest intermediate DRAM of any simulated phase (llm.memory_bytes.activations_peak).
+  std::uint64_t activations_peak = pre_summary.at("activation_bytes").get<std::uint64_t>();
   auto figures = [](const StepFigures& f) {
     return json{{"seconds", f.seconds},
                 {"cycles", f.cycles},
@@ -402,6 +409,7 @@ json run_llm(const LlmSpec& s) {
         const json step = simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
                                         "decode step at context " + std::to_string(past + 1));
         if (last) last_parts = step.at("parts");
+        activations_peak = std::max(activations_peak, step.at("activation_bytes").get<std::uint64_t>());
         const StepFigures r = phase_of(step);
         if (s.on_figures) {
           json f = figures(r);
@@ -491,6 +499,13 @@ json run_llm(const LlmSpec& s) {
     block["active_params"] = llm::active_parameter_count(p.model);
     block["expert_routing"] = llm::to_string(p.routing);
   }
+  const std::uint64_t weights = block.at("weight_bytes").get<std::uint64_t>(),
+                      kv = block.at("kv_cache_bytes").get<std::uint64_t>();
+  block["memory_bytes"] = {{"weights", weights},
+                           {"kv_cache", kv},
+                           {"activations_peak", activations_peak},
+                           {"runtime", nullptr},
+                           {"total", weights + kv + activations_peak}};
   block["cores"] = p.hw.cores;
   block["parallel"] = sched::to_string(p.parallel);
   return {{"workload", p.model.name}, {"config_name", p.hw.name}, {"fusion", s.fusion}, {"llm", block}};

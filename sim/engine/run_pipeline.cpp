@@ -185,6 +185,7 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sched::place_in_l2(program, transients, parallel, run.hw);  // npu.l2: what the cores share
   spdlog::debug("program: {} commands", program.commands.size());
   SimulatedRun sim;
+  sim.dram_footprint = program.dram_footprint;
   set_stage("simulating");
   // Only trace.json reads the DRAM's activity record (its bus and bank tracks): a run that
   // writes no folder (sweep points, the server's first answer, Python without out=) keeps none.
@@ -216,8 +217,9 @@ SimulationError roofline_violations(std::size_t n, const std::string& where) {
 
 nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run) {
   SimulatedRun sim = simulate_run(spec, run);
-  if (!sim.roofline.violations.empty()) throw roofline_violations(sim.roofline.violations.size(), "the log above");
-  return std::move(sim.summary);
+  RunSpec nowhere = spec;  // nothing written
+  nowhere.out.clear();
+  return finish_run(nowhere, run, sim);
 }
 
 void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim) {
@@ -236,10 +238,15 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
 
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run) {
   SimulatedRun sim = simulate_run(spec, run);
+  return finish_run(spec, run, sim);
+}
+
+nlohmann::json finish_run(const RunSpec& spec, const LoadedRun& run, SimulatedRun& sim) {
   // spec.out is the caller's temporary folder (OutputDir): it appears under its name only whole.
-  write_run_outputs(spec, run, sim);
+  if (!spec.out.empty()) write_run_outputs(spec, run, sim);
   if (!sim.roofline.violations.empty())
-    throw roofline_violations(sim.roofline.violations.size(), "roofline.json in the output folder");
+    throw roofline_violations(sim.roofline.violations.size(),
+                              spec.out.empty() ? "the log above" : "roofline.json in the output folder");
   return std::move(sim.summary);
 }
 

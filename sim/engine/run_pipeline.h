@@ -75,6 +75,9 @@ struct SimulatedRun {
   traces::TraceAnalysis analysis;
   traces::Roofline roofline;
   nlohmann::json summary;
+  /// Bytes of DRAM the run's program holds at once (sched::Program::dram_footprint): the resident
+  /// tensors and the largest set of intermediate regions alive together.
+  std::uint64_t dram_footprint = 0;
 };
 
 /// Lowers, simulates and analyses (once per process: SystemC elaborates once). With `spec.out`
@@ -87,6 +90,11 @@ void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const Simulate
 /// renames into place); throws SimulationError when a roofline point lies above its roof.
 /// Returns summary.json's content.
 nlohmann::json execute_run(const RunSpec& spec, const LoadedRun& run);
+
+/// What follows simulate_run in execute_run (with `spec.out`) and simulate_summary (without):
+/// the folder written if `spec.out` names one, then SimulationError when a roofline point lies
+/// above its roof. Returns summary.json's content (moved out of `sim`).
+nlohmann::json finish_run(const RunSpec& spec, const LoadedRun& run, SimulatedRun& sim);
 
 /// A run written to its folder: what was loaded and summary.json's content.
 struct FolderRun {

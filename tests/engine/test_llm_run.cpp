@@ -498,3 +498,25 @@ TEST(LlmRun, ConcentratedRoutingReadsFewerExpertWeightsForTheSameMacs) {
             2.0 * 6 * 98304);
   EXPECT_EQ(u["llm"]["decode"]["steps"][1]["dram_bytes"], c["llm"]["decode"]["steps"][1]["dram_bytes"]);
 }
+
+TEST(LlmRun, MemoryIsTheWeightsTheCacheAndTheLargestIntermediateDram) {
+  // kSmall on edge-s (int8): the weights and the KV cache as the block states them, plus the
+  // intermediate DRAM of the largest phase. The prefill of 64 tokens holds at least its MLP's
+  // 64 x 768 x 1 B = 49,152 B activation (a 4 KiB-aligned region of 49,152 B) while the MLP runs;
+  // every intermediate tensor of the prefill alive at once would be far less than the weights.
+  const std::string model = write_temp("small_memory.json", kSmall);
+  const auto s = run_llm_cli("--model " + model + " --config edge-s --prompt 64 --generate 4", "memory");
+  ASSERT_FALSE(s.is_null());
+  const auto& l = s["llm"];
+  const auto& m = l["memory_bytes"];
+  EXPECT_EQ(m["weights"], l["weight_bytes"]);
+  EXPECT_EQ(m["kv_cache"], l["kv_cache_bytes"]);
+  // 4 layers x (K + V) x 4 heads x 68 tokens x 32 x 1 B.
+  EXPECT_EQ(m["kv_cache"], 4u * 2 * 4 * 68 * 32);
+  const std::uint64_t act = m["activations_peak"].get<std::uint64_t>();
+  EXPECT_GE(act, 64u * 768);
+  EXPECT_LT(act, l["weight_bytes"].get<std::uint64_t>());
+  EXPECT_TRUE(m["runtime"].is_null());  // the runtime's own code and buffers: not modelled
+  EXPECT_EQ(m["total"].get<std::uint64_t>(),
+            l["weight_bytes"].get<std::uint64_t>() + l["kv_cache_bytes"].get<std::uint64_t>() + act);
+}
