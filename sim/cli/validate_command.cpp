@@ -28,7 +28,7 @@ const char* kValidateUsage =
     "usage: npusim validate FILE.csv [--config C] [--out DIR] [--rows LIST] [-j N] [--max-error METRIC=PCT]...\n"
     "                       [--quiet]\n"
     "Simulates each row of FILE.csv (one measured figure per row: a workload's latency_ms, a language model's\n"
-    "ttft_ms and/or tokens_per_second) as npusim run or npusim llm would, and sets each simulated figure\n"
+    "ttft_ms, tokens_per_second and memory_mb) as npusim run or npusim llm would, and sets each simulated figure\n"
     "against its measurement: ratio = simulated / measured, error = (simulated - measured) / measured x 100.\n"
     "Writes DIR/validation.json and DIR/report.html (docs/validation.md).";
 

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<Metric>& all_metrics() {
-  static const std::vector<Metric> m = {Metric::LatencyMs, Metric::TtftMs, Metric::TokensPerSecond};
+  static const std::vector<Metric> m = {Metric::LatencyMs, Metric::TtftMs, Metric::TokensPerSecond, Metric::MemoryMb};
   return m;
 }
 
@@ -34,12 +34,14 @@ std::string metric_name(Metric m) {
       return "ttft_ms";
     case Metric::TokensPerSecond:
       return "tokens_per_second";
+    case Metric::MemoryMb:
+      return "memory_mb";
   }
   return "";
 }
 
 std::string metric_unit(Metric m) {
-  return m == Metric::TokensPerSecond ? "tokens/s" : "ms";
+  return m == Metric::TokensPerSecond ? "tokens/s" : m == Metric::MemoryMb ? "MB" : "ms";
 }
 
 namespace {
@@ -50,9 +52,9 @@ namespace {
 /// Every column the CSV may have; kind and workload are required, the rest optional.
 const std::vector<std::string>& known_columns() {
   static const std::vector<std::string> c = {
-      "kind",     "workload",          "config", "input_shape", "weight_dtype", "act_dtype",
-      "kv_dtype", "group_size",        "prompt", "generate",    "batch",        "latency_ms",
-      "ttft_ms",  "tokens_per_second", "source", "set",         "name",         "fusion"};
+      "kind",       "workload", "config",   "input_shape", "weight_dtype", "act_dtype", "kv_dtype",
+      "group_size", "prompt",   "generate", "batch",       "latency_ms",   "ttft_ms",   "tokens_per_second",
+      "source",     "set",      "name",     "fusion",      "memory_mb"};
   return c;
 }
 const std::vector<std::string>& required_columns() {
@@ -65,8 +67,8 @@ const std::vector<std::string>& run_only_columns() {
   return c;
 }
 const std::vector<std::string>& llm_only_columns() {
-  static const std::vector<std::string> c = {"weight_dtype", "act_dtype", "kv_dtype", "group_size",       "prompt",
-                                             "generate",     "batch",     "ttft_ms",  "tokens_per_second"};
+  static const std::vector<std::string> c = {"weight_dtype", "act_dtype", "kv_dtype", "group_size",        "prompt",
+                                             "generate",     "batch",     "ttft_ms",  "tokens_per_second", "memory_mb"};
   return c;
 }
 
@@ -103,8 +105,9 @@ std::string row_where(const std::string& csv, std::size_t row, const std::string
 
 /// A measured figure: a positive finite number.
 double parse_measured(const std::string& text, Metric m, const std::string& where) {
-  const std::string what =
-      m == Metric::TokensPerSecond ? "a positive number of tokens per second" : "a positive number of milliseconds";
+  const std::string what = m == Metric::TokensPerSecond ? "a positive number of tokens per second"
+                           : m == Metric::MemoryMb      ? "a positive number of megabytes (10^6 B)"
+                                                        : "a positive number of milliseconds";
   const char* begin = text.c_str();
   char* end = nullptr;
   errno = 0;
@@ -220,8 +223,8 @@ ValidationRow read_row(const std::string& csv, const fs::path& folder, const std
     return r;
   }
   if (r.measured.empty())
-    throw InputError(where("ttft_ms, tokens_per_second"),
-                     "expected a measured ttft_ms or tokens_per_second on an llm row, found neither");
+    throw InputError(where("ttft_ms, tokens_per_second, memory_mb"),
+                     "expected a measured ttft_ms, tokens_per_second or memory_mb on an llm row, found none");
   LlmSpec& s = r.llm_spec;
   s.model = resolve_against(workload, folder, {".json"});
   s.config = config;
@@ -377,6 +380,7 @@ std::string simulate_row(const ValidationRow& r, const std::vector<std::string>&
     out[metric_name(Metric::TtftMs)] = l.at("ttft_seconds").get<double>() * 1e3;
     const json& tps = l.at("decode").at("tokens_per_second");
     if (tps.is_number()) out[metric_name(Metric::TokensPerSecond)] = tps.get<double>();
+    out[metric_name(Metric::MemoryMb)] = l.at("memory_bytes").at("total").get<double>() / 1e6;
     return out.dump();
   }
   RunSpec s = r.run;
@@ -639,6 +643,7 @@ json to_json(const ValidationReport& r, const ValidationSet& set) {
            {{"latency_ms", "ms (simulated: summary.json's seconds x 1e3)"},
             {"ttft_ms", "ms (simulated: llm.ttft_seconds x 1e3)"},
             {"tokens_per_second", "tokens/s (simulated: llm.decode.tokens_per_second)"},
+            {"memory_mb", "MB = 10^6 B (simulated: llm.memory_bytes.total / 1e6)"},
             {"ratio", "simulated / measured"},
             {"error_percent", "(simulated - measured) / measured x 100"}}},
           // One config hash when every row ran on one resolved config; rows list their own.

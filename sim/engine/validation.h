@@ -18,11 +18,11 @@
 namespace npusim::engine {
 
 /// A measured figure's kind, in the order tables list them.
-enum class Metric { LatencyMs, TtftMs, TokensPerSecond };
+enum class Metric { LatencyMs, TtftMs, TokensPerSecond, MemoryMb };
 const std::vector<Metric>& all_metrics();
-/// "latency_ms", "ttft_ms", "tokens_per_second": the CSV's column and the JSON's name.
+/// "latency_ms", "ttft_ms", "tokens_per_second", "memory_mb": the CSV's column and the JSON's name.
 std::string metric_name(Metric m);
-/// "ms", "ms", "tokens/s".
+/// "ms", "ms", "tokens/s", "MB".
 std::string metric_unit(Metric m);
 
 /// One data row of the CSV.

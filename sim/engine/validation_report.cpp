@@ -50,6 +50,8 @@ std::string axis_quantity(Metric m) {
       return "TTFT (ms)";
     case Metric::TokensPerSecond:
       return "decode (tokens/s)";
+    case Metric::MemoryMb:
+      return "memory (MB)";
   }
   return "";
 }

@@ -168,6 +168,21 @@ TEST(ValidationCli, AnLlmRowComparesTtftAndTokensPerSecond) {
   EXPECT_NEAR(figs.at(1).at("ratio").get<double>(), 2, 1e-9);
   EXPECT_EQ(j.at("rows").at(0).at("llm").at("batch"), 2);
   EXPECT_EQ(j.at("metrics").size(), 2u);  // one per metric measured
+
+  // The memory footprint as a third figure: measured as 4x npusim's total gives -75 %.
+  const double mb = l.at("memory_bytes").at("total").get<double>() / 1e6;
+  const std::string mem_csv = file_in(dir, "mem.csv",
+                                      "kind,workload,config,memory_mb,prompt,generate,batch,weight_dtype,"
+                                      "source\nllm,tiny.json,edge-s," +
+                                          exact(mb * 4) + ",32,8,2,int8,npusim llm\n");
+  const fs::path mem_out = dir / "mem_out";
+  ASSERT_EQ(run_npusim("validate " + mem_csv + " --quiet --out " + mem_out.string(), &log), 0) << log;
+  const auto m = read_json(mem_out / "validation.json").at("rows").at(0).at("figures");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m.at(0).at("metric"), "memory_mb");
+  EXPECT_EQ(m.at(0).at("unit"), "MB");
+  EXPECT_NEAR(m.at(0).at("simulated").get<double>(), mb, mb * 1e-9);
+  EXPECT_NEAR(m.at(0).at("error_percent").get<double>(), -75, 1e-6);
 }
 
 TEST(ValidationCli, AnUnsupportedModelIsListedAsSkipped) {
@@ -226,7 +241,8 @@ TEST(ValidationCli, BadInputIsExitTwoAndWritesNothing) {
       {head + "llm,Llama-3.2-1B,edge-s,,,-1,,,x\n",
        "row 1 (tokens_per_second): expected a positive number of tokens per second, found '-1'"},
       {head + "train,small_cnn,edge-s,0.1,,,,,x\n", "m.csv row 1 (kind): expected run or llm, found 'train'"},
-      {head + "llm,Llama-3.2-1B,edge-s,,,,,,x\n", "m.csv row 1 (ttft_ms, tokens_per_second): expected a measured"},
+      {head + "llm,Llama-3.2-1B,edge-s,,,,,,x\n",
+       "m.csv row 1 (ttft_ms, tokens_per_second, memory_mb): expected a measured"},
       {head + "run,small_cnn,edge-s,,,,,,x\n", "m.csv row 1 (latency_ms): expected the measured latency"},
       {head + "run,small_cnn,edge-s,0.1,5,,,,x\n", "m.csv row 1 (ttft_ms): expected only on llm rows"},
       {head + "run,no_such_net,edge-s,0.1,,,,,x\n", "m.csv row 1 (workload): "},
