@@ -48,7 +48,23 @@ function card(k, v, sub, id, value) {
   return '<div class="card"><div class="k">' + esc(k) + '</div><div class="v">' + val + '</div><div class="k">' + sub + "</div></div>";
 }
 
-function headline(el, sm) {
+/** Bytes the DRAM device holds, as HardwareConfig's DramConfig::capacity_bytes computes them from the resolved config. */
+export function dramCapacity(hw) {
+  const d = hw && hw.dram;
+  if (!d) return null;
+  return d.channels * d.ranks * d.bank_groups * d.banks_per_group * d.rows * d.columns * d.bus_width_bits / 8;
+}
+
+function memoryCard(l, hw) {
+  const m = l.memory_bytes;
+  if (!m) return "";
+  const cap = dramCapacity(hw);
+  const sub = "weights " + si(m.weights, "B") + " + KV " + si(m.kv_cache, "B") + " + activations " + si(m.activations_peak, "B") +
+    (cap ? " · " + pct(m.total / cap) + " of " + si(cap, "B") + " DRAM" : "");
+  return card("memory footprint", si(m.total, "B"), sub, "memory-footprint", cap ? m.total / cap : "");
+}
+
+function headline(el, sm, hw) {
   const l = sm.llm, d = l.decode, w = l.widths;
   const energy = d.energy_per_token_j !== null && d.energy_per_token_j !== undefined;
   el.innerHTML = '<div class="cards">' +
@@ -59,6 +75,7 @@ function headline(el, sm) {
     card("total", si(l.total_seconds, "s"), "prefill + decode") +
     card("weights", si(l.weight_bytes, "B"), si(l.params, "params") + " · " + esc(w.weights) + (w.head_and_embedding !== w.weights ? ", head " + esc(w.head_and_embedding) : "")) +
     card("KV cache", si(l.kv_cache_bytes, "B"), "at context " + int((l.context || 0) + l.prompt + l.generate) + " · " + esc(w.kv_cache)) +
+    memoryCard(l, hw) +
     "</div>" +
     '<p class="note">' + esc(l.model) + " (" + esc(l.model_type) + ") on " + esc(sm.config_name) + ", fusion " + esc(sm.fusion) +
     ": batch " + int(l.batch) + ", prompt " + int(l.prompt) + ", generate " + int(l.generate) + "; activations " + esc(w.activations) +
@@ -171,7 +188,7 @@ function partsPanel(el, l) {
 
 /** Draws summary.json `sm` (with its `llm` block) on the roofs of `hw` (the resolved config). */
 export function renderLlm(p, sm, hw) {
-  headline(p.summary, sm);
+  headline(p.summary, sm, hw);
   if (p.parts) partsPanel(p.parts, sm.llm);
   latencyPlot(p.latency, sm.llm);
   rooflinePlot(p.roofline, sm.llm, hw);

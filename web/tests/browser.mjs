@@ -656,6 +656,12 @@ const tests = {
     const l = (await runFile(page, "summary.json")).llm;
     assert(l.batch === 2 && l.widths.activations === "fp16", "batch and activation dtype reach the run: " + l.batch + " " + l.widths.activations);
     assert(l.context === 100 && l.decode.steps[0].context === 117, "the cached context reaches the run: " + l.context + ", first step at " + l.decode.steps[0].context);
+    // The memory footprint against the DRAM of the config the run used (edge-s: channels x ranks x
+    // banks x rows x columns x bus width / 8 of its preset).
+    const share = await page.$eval("#memory-footprint", e => Number(e.dataset.value));
+    const d = await page.evaluate(async () => (await (await fetch("/api/options")).json()).presets.find(p => p.name === "edge-s").config.dram);
+    const capacity = d.channels * d.ranks * d.bank_groups * d.banks_per_group * d.rows * d.columns * d.bus_width_bits / 8;
+    assert(Math.abs(share - l.memory_bytes.total / capacity) < 1e-12 && share > 0 && share < 1, "the footprint's share of DRAM: " + share);
     const parts = await page.$$eval("#llm-parts table.llm-parts", t => t.map(e => e.id));
     assert(parts.includes("parts-prefill") && parts.includes("parts-decode"), "the split by part: " + parts);
     const kv = await page.$eval("#kv-share", e => Number(e.dataset.value));
