@@ -21,8 +21,8 @@ namespace {
 
 const std::vector<std::string> kKeys = {"config",  "workload", "upload",   "fusion",   "objective", "set",
                                         "session", "dim",      "kv_cache", "parallel", "llm"};
-const std::vector<std::string> kLlmKeys = {"model", "context",      "prompt",   "generate",
-                                           "batch", "weight_dtype", "kv_dtype", "act_dtype"};
+const std::vector<std::string> kLlmKeys = {"model",        "context",  "prompt",    "generate",      "batch",
+                                           "weight_dtype", "kv_dtype", "act_dtype", "expert_routing"};
 /// The largest dim `dim` binds, as `npusim run --dim` (ONNX's sizes stay within 2^31).
 constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
 
@@ -152,6 +152,8 @@ engine::LlmSpec parse_llm(const json& l) {
   if (!s.weight_dtype.empty()) check_one_of(s.weight_dtype, {"int4", "int8", "fp16", "bf16"}, "llm.weight_dtype");
   if (!s.kv_dtype.empty()) check_one_of(s.kv_dtype, {"int8", "fp16", "bf16"}, "llm.kv_dtype");
   if (!s.act_dtype.empty()) check_one_of(s.act_dtype, {"int8", "fp16", "bf16"}, "llm.act_dtype");
+  s.expert_routing = string_field(l, "expert_routing", "", "llm.");
+  if (!s.expert_routing.empty()) check_one_of(s.expert_routing, {"uniform", "concentrated"}, "llm.expert_routing");
   return s;
 }
 
@@ -263,6 +265,7 @@ json to_json(const RunRequest& r) {
     if (!l.weight_dtype.empty()) j["llm"]["weight_dtype"] = l.weight_dtype;
     if (!l.kv_dtype.empty()) j["llm"]["kv_dtype"] = l.kv_dtype;
     if (!l.act_dtype.empty()) j["llm"]["act_dtype"] = l.act_dtype;
+    if (!l.expert_routing.empty()) j["llm"]["expert_routing"] = l.expert_routing;
     return j;
   }
   if (!r.dims.empty()) j["dim"] = r.dims;

@@ -60,9 +60,9 @@ const Objective& objective(const std::string& name, bool llm, const std::string&
 }
 
 const std::vector<std::string>& llm_knob_names() {
-  static const std::vector<std::string> names = {"prompt",     "generate",   "batch",          "weight_dtype",
-                                                 "group_size", "kv_dtype",   "act_dtype",      "zero_point",
-                                                 "wide_head",  "all_logits", "decode_samples", "context"};
+  static const std::vector<std::string> names = {
+      "prompt",     "generate",  "batch",      "weight_dtype",   "group_size", "kv_dtype",      "act_dtype",
+      "zero_point", "wide_head", "all_logits", "decode_samples", "context",    "expert_routing"};
   return names;
 }
 
@@ -354,6 +354,8 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
       spec.kv_dtype = v;
     else if (k.key == "act_dtype")
       spec.act_dtype = v;
+    else if (k.key == "expert_routing")
+      spec.expert_routing = v;
     else if (k.key == "zero_point")
       spec.zero_point = knob_bool(k, v);
     else if (k.key == "wide_head")

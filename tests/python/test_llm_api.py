@@ -86,6 +86,14 @@ def test_llm_context_runs_the_decode_after_cached_tokens(small_model):
         npusim.llm(small_model, "edge-s", context=-1)
 
 
+def test_llm_expert_routing_is_checked_and_recorded(small_model):
+    # A dense model takes the routing (it has no experts to route); an unknown one is refused.
+    with pytest.raises(npusim.InputError, match=r"^expert_routing random: expected uniform or concentrated"):
+        npusim.llm(small_model, "edge-s", prompt=8, generate=1, expert_routing="random")
+    with pytest.raises(TypeError, match=r"^expert_routing: expected uniform or concentrated"):
+        npusim.llm(small_model, "edge-s", expert_routing=2)
+
+
 def test_llm_bad_arguments_name_the_argument(small_model, tmp_path):
     with pytest.raises(npusim.InputError) as e:
         npusim.llm(small_model, "edge-s", weight_dtype="int3")

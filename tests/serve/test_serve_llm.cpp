@@ -105,6 +105,8 @@ TEST(ServeLlm, BadLlmFieldsAreRefusedNamingTheField) {
   expect_error(post(with("model", 3)), 400, "'llm.model': expected a string");
   expect_error(post(with("weight_dtype", "int3")), 400, "'llm.weight_dtype': expected one of int4, int8, fp16, bf16");
   expect_error(post(with("kv_dtype", "int4")), 400, "'llm.kv_dtype': expected one of int8, fp16, bf16");
+  expect_error(post(with("expert_routing", "random")), 400,
+               "'llm.expert_routing': expected one of uniform, concentrated");
   expect_error(post(with("temperature", 1)), 400, "unknown key 'temperature'");
   expect_error(post({{"llm", "SmolLM2-360M"}}), 400, "'llm': expected an object, found a string");
   expect_error(post({{"llm", {{"prompt", 16}}}}), 400, "'llm.model'");

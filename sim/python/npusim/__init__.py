@@ -920,7 +920,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         act_dtype: Optional[str] = None, zero_point: bool = False, wide_head: bool = False,
         all_logits: bool = False, fusion: str = "greedy", decode_samples: int = 5,
         decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False,
-        context: int = 0) -> LlmResult:
+        context: int = 0, expert_routing: Optional[str] = None) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
@@ -930,9 +930,11 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     keeps the LM head and embedding at fp16; ``all_logits`` computes the LM head for every
     prompt token. ``context`` tokens are already in each sequence's KV cache before the prompt
     (earlier turns, never prefilled): the prefill attends to them and decode step i runs at
-    context ``context + prompt + i + 1``. At most ``decode_samples`` steps are simulated (0: all): the first, the last,
-    then midpoints while a midpoint lies more than ``decode_tolerance`` (a fraction) off the line
-    through its interval's ends; the rest are interpolated.
+    context ``context + prompt + i + 1``. ``expert_routing`` (mixture-of-experts models):
+    ``"uniform"`` (None: the default) or ``"concentrated"``, as ``--expert-routing``. At most
+    ``decode_samples`` steps are simulated (0: all): the first, the last, then midpoints while a
+    midpoint lies more than ``decode_tolerance`` (a fraction) off the line through its
+    interval's ends; the rest are interpolated.
     ``out`` also writes the folder ``npusim llm --out`` writes. ``quiet`` drops the progress
     line (drawn on stderr when it is a terminal).
 
@@ -955,12 +957,15 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         raise InputError(f"decode_tolerance: expected a fraction above 0 and at most 1, found {decode_tolerance}")
     _check_type(fusion, str, "fusion", _POLICY_NAMES)
     _core.check_arguments([fusion], "")
+    if expert_routing is not None:
+        _check_type(expert_routing, str, "expert_routing", "uniform or concentrated")
     for name, v in (("zero_point", zero_point), ("wide_head", wide_head), ("all_logits", all_logits),
                     ("quiet", quiet)):
         _check_type(v, bool, name, "True or False")
     reply = json.loads(_core.llm(os.fspath(model), hw._core, prompt, generate, batch,
                                  _dtype(weight_dtype, "weight_dtype"), group_size, _dtype(kv_dtype, "kv_dtype"),
                                  _dtype(act_dtype, "act_dtype"), zero_point, wide_head, all_logits, fusion,
-                                 decode_samples, float(decode_tolerance), _out_dir(out), quiet, context))
+                                 decode_samples, float(decode_tolerance), _out_dir(out), quiet, context,
+                                 "" if expert_routing is None else expert_routing))
     _raise_for(reply)
     return LlmResult(reply)
