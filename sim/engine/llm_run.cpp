@@ -393,6 +393,7 @@ json run_llm(const LlmSpec& s) {
     s.on_figures(f);
   }
   json last_parts;  // the last decode step's parts, when it was simulated
+  json last_bound;  // and its bound in words (summary.json's bound_text)
 
   // 2. Decode: steps sampled by bisection and simulated, the others interpolated (linear in the
   // context where the samples show it is). The last step's run folder is kept.
@@ -408,7 +409,10 @@ json run_llm(const LlmSpec& s) {
         const bool last = i + 1 == s.generate;
         const json step = simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
                                         "decode step at context " + std::to_string(past + 1));
-        if (last) last_parts = step.at("parts");
+        if (last) {
+          last_parts = step.at("parts");
+          last_bound = step.value("bound_text", json());
+        }
         activations_peak = std::max(activations_peak, step.at("activation_bytes").get<std::uint64_t>());
         const StepFigures r = phase_of(step);
         if (s.on_figures) {
@@ -461,7 +465,8 @@ json run_llm(const LlmSpec& s) {
                   {"macs", pre.macs},
                   {"dram_bytes", pre.dram_bytes},
                   {"energy_j", pre.energy_j ? json(*pre.energy_j) : json()},
-                  {"parts", pre_summary.at("parts")}}},
+                  {"parts", pre_summary.at("parts")},
+                  {"bound", pre_summary.value("bound_text", json())}}},
                 {"decode",
                  {{"tokens", gen_tokens},
                   {"seconds", decode_s},
@@ -488,11 +493,9 @@ json run_llm(const LlmSpec& s) {
     const double kv = p.hw.sram.kv_cache == KvCacheHome::Sram
                           ? 0.0
                           : double(llm::kv_cache_bytes(p.model, p.widths, s.batch, final_context(s), eb));
-    block["decode"]["last_step"] = {{"context", final_context(s)},
-                                    {"dram_bytes", last.dram_bytes},
-                                    {"kv_cache_read_bytes", kv},
-                                    {"other_bytes", last.dram_bytes - kv},
-                                    {"parts", last_parts}};
+    block["decode"]["last_step"] = {{"context", final_context(s)}, {"dram_bytes", last.dram_bytes},
+                                    {"kv_cache_read_bytes", kv},   {"other_bytes", last.dram_bytes - kv},
+                                    {"parts", last_parts},         {"bound", last_bound}};
   }
   if (p.model.moe.experts > 0) {
     // Mixture of experts: what one token reads, and how the steps' tokens picked their experts.

@@ -172,9 +172,11 @@ function partsTable(title, parts, id) {
 function partsPanel(el, l) {
   const pre = l.prefill.parts, last = l.decode.last_step;
   if (!pre && !last) { el.innerHTML = '<p class="note">This summary has no split by part (written by an older npusim).</p>'; return; }
-  let html = pre ? partsTable("prefill of " + int(l.prefill.tokens) + " tokens", pre, "parts-prefill") : "";
+  // Why each phase sits where it does on its roof: summary.json's bound in words, per phase.
+  const why = (b, id) => (b ? '<p class="bound-why" id="' + id + '">' + esc(b) + "</p>" : "");
+  let html = pre ? partsTable("prefill of " + int(l.prefill.tokens) + " tokens", pre, "parts-prefill") + why(l.prefill.bound, "bound-prefill") : "";
   if (last) {
-    html += partsTable("last decode step (context " + int(last.context) + ")", last.parts || {}, "parts-decode");
+    html += partsTable("last decode step (context " + int(last.context) + ")", last.parts || {}, "parts-decode") + why(last.bound, "bound-decode");
     const kvShare = last.dram_bytes > 0 ? last.kv_cache_read_bytes / last.dram_bytes : 0;
     html += '<h3>its DRAM bytes: KV cache against the rest</h3>' +
       stacked([[last.kv_cache_read_bytes, "KV cache read", "#e8590c"], [Math.max(0, last.other_bytes), "weights, activations, new K/V", "#4c6ef5"]], last.dram_bytes, "wide") +

@@ -664,6 +664,9 @@ const tests = {
     assert(Math.abs(share - l.memory_bytes.total / capacity) < 1e-12 && share > 0 && share < 1, "the footprint's share of DRAM: " + share);
     const parts = await page.$$eval("#llm-parts table.llm-parts", t => t.map(e => e.id));
     assert(parts.includes("parts-prefill") && parts.includes("parts-decode"), "the split by part: " + parts);
+    // Each phase's bound in words, as its summary.json says it.
+    assert((await page.textContent("#bound-prefill")) === l.prefill.bound && (await page.textContent("#bound-decode")) === l.decode.last_step.bound,
+      "each phase's bound in words: " + l.prefill.bound + " / " + l.decode.last_step.bound);
     const kv = await page.$eval("#kv-share", e => Number(e.dataset.value));
     assert(kv > 0 && kv < 1 && Math.abs(kv - l.decode.last_step.kv_cache_read_bytes / l.decode.last_step.dram_bytes) < 1e-12, "the KV cache's share of the last step's bytes: " + kv);
     await page.screenshot({path: join(outDir, "controls-llm.png"), fullPage: true});
