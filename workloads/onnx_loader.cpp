@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "workloads/graph_patterns.h"
+#include "workloads/repeat_kv.h"
 #include "workloads/loader.h"
 #include "workloads/onnx/importer.h"
 #include "workloads/onnx/model_file.h"
@@ -26,6 +27,7 @@ Graph load_onnx_workload(const std::string& path, const LoadOptions& options) {
   onnx::Staged staged = onnx::Importer(model, std::move(shapes), path, options).run();
   Graph g = onnx::rewrite_and_finalize(staged.graph, staged.scalars, path, nullptr, !options.kv_cache_copy);
   g = recognize_patterns(g, path);
+  g = share_repeated_kv(g, path);  // GQA's repeat_kv: each KV head read once, not copied per query head
   g.import_choices.insert(g.import_choices.begin(), batch_choices.begin(), batch_choices.end());
   // Exporters name every graph alike ("main_graph", "torch_jit"): the file's stem says more.
   g.name = std::filesystem::path(path).stem().string();

@@ -66,6 +66,47 @@ TEST(OnnxDecoderCli, ADecodeStepWritesTheNewRowsNotTheCache) {
   EXPECT_NE(log.find("--kv-cache: expected append or copy, found 'paste'"), std::string::npos) << log;
 }
 
+/// DRAM bytes op `op`'s commands read, from a run's trace.json.
+std::uint64_t op_dram_reads(const std::filesystem::path& out, const std::string& op) {
+  const auto trace = read_json(out / "trace.json");  // held: the loop reads into it
+  std::uint64_t b = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e.contains("args") && e["args"].value("op", "") == op)
+      b += e["args"].value("dram_read_bytes", std::uint64_t{0});
+  return b;
+}
+
+TEST(OnnxDecoderCli, AGqaDecodeStepWritesOneTokensKvNotTheRepeatedCache) {
+  // Llama-style step (tests/workloads/decoder_models.h): 4 query heads on 2 KV heads of 32, past
+  // 15 + 1 token, the caches repeated by Unsqueeze -> Expand -> Reshape (repeat_kv). Int8 on
+  // edge-s, 64 B bursts. The repeat is read once per KV head, never written: the copy wrote K and
+  // V repeated (2 x 2048 B) and K^T (2048 B) every step, 7104 B with --fusion none.
+  const std::string model = npusim::workloads::testing::repeat_kv_decode_step(15).write("gqa_step.onnx");
+  const auto none = scratch("gqa_step_none");
+  std::string log;
+  ASSERT_EQ(run_npusim("run --config edge-s --workload " + model + " --fusion none --out " + none.string(), &log), 0)
+      << log;
+  const auto summary = read_json(none / "summary.json");
+  // MACs: q 64 x 128 + k, v 2 x 64 x 64 + o 128 x 64 + scores and context 2 x (4 x 16 x 32) = 28672.
+  EXPECT_EQ(summary["macs"].get<std::uint64_t>(), 28672u);
+  // Every op stores its result: q 128 + the token's K and V 2 x (2 x 32) + scores [1, 4, 1, 16] as
+  // 2 KV heads' blocks of 32 B (2 bursts: 128) + scale 64 + softmax 64 + context 2 x 64 + y 64.
+  EXPECT_EQ(summary["dram_write_bytes"].get<std::uint64_t>(), 704u);
+  // Each MatMul reads its KV cache once per KV head (2 x 16 x 32 = 1024 B; the copy 2048 B) and its
+  // query-side operand (q 128 B, probs 2 x 64 B).
+  EXPECT_EQ(op_dram_reads(none, "scores"), 128u + 1024u);
+  EXPECT_EQ(op_dram_reads(none, "context"), 128u + 1024u);
+  // Fused (greedy): attention stays in SRAM; the step writes the token's K and V (128 B), the
+  // output y (64 B) and q (128 B: its projection is a group of its own, attention another): 320
+  // B, was 4416 B.
+  const auto greedy = scratch("gqa_step_greedy");
+  ASSERT_EQ(run_npusim("run --config edge-s --workload " + model + " --fusion greedy --out " + greedy.string(), &log),
+            0)
+      << log;
+  EXPECT_EQ(read_json(greedy / "summary.json")["dram_write_bytes"].get<std::uint64_t>(), 320u);
+  EXPECT_EQ(read_json(greedy / "summary.json")["macs"].get<std::uint64_t>(), 28672u);
+}
+
 TEST(OnnxDecoderCli, OnnxOnlyFlagsAreRefusedWhereTheyWouldBeIgnored) {
   const std::string model = gqa_prefill();
   std::string log;
