@@ -120,5 +120,36 @@ TEST(OnnxRepeatKv, OnlyAProvableRepeatReadByMatMulsIsShared) {
   EXPECT_EQ(counts.repeats, 0);
 }
 
+/// k [1, 1, 8, `cols`] (after a Relu) expanded to [1, 3, 8, 4] and read as K^T by q [1, 3, 5, 4].
+OnnxBuilder multi_query(std::int64_t cols) {
+  OnnxBuilder b;
+  b.input("x", {1, 1, 8, cols}).input("q", {1, 3, 5, 4}).ints("heads", {1, 3, 8, 4});
+  b.node("Relu", {"x"}, {"k"}, "act");
+  b.node("Expand", {"k", "heads"}, {"copies"}, "copies");
+  set_ints(b.node("Transpose", {"copies"}, {"kt"}, "kt"), "perm", {0, 1, 3, 2});
+  b.node("MatMul", {"q", "kt"}, {"y"}, "scores");
+  b.output("y");
+  return b;
+}
+
+TEST(OnnxRepeatKv, OneKvHeadExpandedToEveryQueryHeadIsReadOnce) {
+  // Multi-query attention: the one KV head's axis is the heads axis itself, no Reshape. q [1, 3,
+  // 5, 4] as [1, 1, 15, 4] against k [1, 1, 8, 4]: 3 x 5 x 8 x 4 = 480 MACs, k read once (32 B).
+  const Graph g = multi_query(4).load();
+  EXPECT_EQ(count_ops(g, OpKind::Expand) + count_ops(g, OpKind::Transpose), 0);
+  const Op& scores = g.op(g.find_op("scores"));
+  EXPECT_EQ(g.tensor(scores.inputs[0]).shape, (Shape{1, 1, 15, 4}));
+  EXPECT_EQ(g.tensor(scores.inputs[1]).name, "k");
+  EXPECT_EQ(op_cost(g, scores, 1).input_bytes, 60u + 32u);
+  EXPECT_EQ(graph_totals(g, 1).macs, 480u);
+  EXPECT_EQ(g.tensor(g.find_tensor("y")).shape, (Shape{1, 3, 5, 8}));
+  // Two axes enlarged ([1, 1, 8, 1] -> [1, 3, 8, 4]) is a broadcast, not a repeat of one axis:
+  // the Expand (96 elements) and the transpose (96) stay.
+  const Graph two = multi_query(1).load();
+  EXPECT_EQ(count_ops(two, OpKind::Expand), 1);
+  EXPECT_EQ(graph_totals(two, 1).macs, 480u);
+  EXPECT_EQ(graph_totals(two, 1).vector_ops, 8u + 96u + 96u);
+}
+
 }  // namespace
 }  // namespace npusim::workloads
