@@ -1,5 +1,6 @@
 // npusim llm: a language model's prefill and decode phases from its Hugging Face config.json.
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -31,7 +32,8 @@ const char* kUsage =
     "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]\n"
     "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int8|fp16]\n"
     "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
-    "                  [--parallel none|tensor|auto] [--set K=V]... [--out DIR]\n"
+    "                  [--parallel none|tensor|auto] [--draft MODEL [--draft-tokens K] [--acceptance A]]\n"
+    "                  [--set K=V]... [--out DIR]\n"
     "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
     "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
     "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders).";
@@ -67,6 +69,19 @@ std::string table(const nlohmann::json& s) {
   if (dec.at("energy_per_token_j").is_number())
     row("decode energy/token", fixed(dec.at("energy_per_token_j").get<double>() * 1e3, "%.3f mJ"));
   row("total", fixed(l.at("total_seconds").get<double>() * 1e3, "%.3f ms"));
+  if (l.contains("speculative")) {
+    const auto& sp = l.at("speculative");
+    row("speculative: draft", sp.at("draft_model").get<std::string>() + ", " +
+                                  std::to_string(sp.at("draft_tokens").get<int>()) + " tokens a round, acceptance " +
+                                  fixed(sp.at("acceptance").get<double>(), "%.2f") + " (" +
+                                  fixed(sp.at("tokens_per_round").get<double>(), "%.3f") + " tokens a round)");
+    if (sp.at("tokens_per_second").is_number())
+      row("speculative tokens/s",
+          fixed(sp.at("tokens_per_second").get<double>(), "%.2f") +
+              (sp.at("speedup").is_number() ? " (" + fixed(sp.at("speedup").get<double>(), "%.2f") + "x plain decode)"
+                                            : std::string()));
+    row("speculative total", fixed(sp.at("total_seconds").get<double>() * 1e3, "%.3f ms"));
+  }
   if (l.value("cores", 1) > 1)
     row("cores", std::to_string(l.at("cores").get<int>()) + ", parallel " + l.at("parallel").get<std::string>());
   return t;
@@ -77,12 +92,28 @@ void write_llm_report_page(const nlohmann::json& summary, const LlmSpec& s, cons
   traces::write_llm_report(summary, to_json(config::load_hardware_config(s.config, s.overrides)), dir);
 }
 
+/// --draft-tokens and --acceptance into `s`; either without --draft is refused, never ignored.
+void set_speculation(std::int64_t draft_tokens, const std::string& acceptance, LlmSpec& s) {
+  if (s.draft.empty() && (draft_tokens > 0 || !acceptance.empty()))
+    throw InputError(draft_tokens > 0 ? "--draft-tokens" : "--acceptance",
+                     "expected --draft MODEL beside it (the model that proposes the tokens), found none");
+  if (draft_tokens > 0) s.draft_tokens = draft_tokens;
+  if (acceptance.empty()) return;
+  char* end = nullptr;
+  const double a = std::strtod(acceptance.c_str(), &end);
+  if (end != acceptance.c_str() + acceptance.size() || !(a >= 0 && a <= 1))
+    throw InputError("--acceptance", "expected a probability from 0 to 1, found '" + acceptance + "'");
+  s.acceptance = a;
+}
+
 }  // namespace
 
 int llm_command(const std::vector<std::string>& args) {
   LlmSpec s;
   s.out = "npusim-out/llm";
   bool quiet = false;
+  std::int64_t draft_tokens = 0;  // 0: not given
+  std::string acceptance;         // "": not given
   po::options_description d("npusim llm options");
   d.add_options()("model,m", po::value(&s.model),
                   "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
@@ -110,6 +141,13 @@ int llm_command(const std::vector<std::string>& args) {
       "parallel", po::value(&s.parallel),
       "how each phase spreads over npu.cores: none, tensor (every weight GEMM split by output channels) or auto "
       "(each GEMM's best split); default auto on a multi-core config")(
+      "draft", po::value(&s.draft),
+      "speculative decoding: a draft model (config.json or shipped name, the model's vocabulary) proposes tokens "
+      "the model verifies; the summary gives its tokens/s beside plain decode's")(
+      "draft-tokens", integer_value<std::int64_t>(&draft_tokens, 1, 64, false),
+      "tokens the draft proposes a round (default 4); the model verifies them in one step of K + 1 tokens")(
+      "acceptance", po::value(&acceptance),
+      "the probability that the model accepts a draft token when it accepted the ones before it (default 0.7)")(
       "decode-samples", integer_value(&s.decode_samples, 0, INT_MAX),
       "at most this many decode steps simulated (first, last, then midpoints while the steps are not on a line; "
       "the rest interpolated); 0: every step")(
@@ -121,6 +159,7 @@ int llm_command(const std::vector<std::string>& args) {
                                                                          "no progress line");
   if (!parse_command_line(args, d, kUsage)) return 0;
   s.progress = !quiet;
+  set_speculation(draft_tokens, acceptance, s);
   if (s.model.empty()) throw InputError("--model", "expected a config.json path or a shipped model name, found none");
   // Bad input stops here, before the output folder exists.
   check_llm_spec(s);

@@ -111,6 +111,7 @@ struct Prepared {
   llm::Widths widths;
   llm::ExpertRouting routing = llm::ExpertRouting::Uniform;
   sched::ParallelMode parallel = sched::ParallelMode::None;
+  std::optional<llm::LlmConfig> draft;  // speculative decoding's draft model
 };
 
 /// The split of a step over the cores: --parallel, else auto on a multi-core NPU. A step is one
@@ -130,6 +131,35 @@ std::int64_t final_context(const LlmSpec& s) {
   return s.context + s.prompt + s.generate;
 }
 
+/// The largest --draft-tokens: a round's verify step is a prefill of draft_tokens + 1 tokens.
+constexpr std::int64_t kMaxDraftTokens = 64;
+
+/// Positions either model's cache reaches: speculation's last round may verify up to
+/// draft_tokens tokens past the last one kept.
+std::int64_t reached_context(const LlmSpec& s) {
+  return final_context(s) + (s.draft.empty() ? 0 : s.draft_tokens);
+}
+
+/// Reads and checks the draft model against the model it drafts for: the same vocabulary (its
+/// tokens are the model's proposals) and room for every position a round reaches.
+llm::LlmConfig load_draft(const LlmSpec& s, const llm::LlmConfig& model) {
+  if (s.draft_tokens < 1 || s.draft_tokens > kMaxDraftTokens)
+    throw InputError("--draft-tokens", "expected an integer from 1 to " + std::to_string(kMaxDraftTokens) + ", found " +
+                                           std::to_string(s.draft_tokens));
+  if (!(s.acceptance >= 0 && s.acceptance <= 1))
+    throw InputError("--acceptance", "expected a probability from 0 to 1, found " + std::to_string(s.acceptance));
+  if (s.generate < 1)
+    throw InputError("--draft " + s.draft,
+                     "expected --generate of at least 1 (a draft proposes decode tokens), found 0");
+  llm::LlmConfig draft = llm::load_llm_config(s.draft, config::data_dir());
+  if (draft.vocab != model.vocab)
+    throw InputError("--draft " + s.draft, "expected a draft model with the vocabulary of " + model.name + " (" +
+                                               std::to_string(model.vocab) + " tokens: its proposals are " +
+                                               model.name + "'s tokens), found " + std::to_string(draft.vocab));
+  llm::check_context(draft, reached_context(s), "--draft " + s.draft + " at the run's last round");
+  return draft;
+}
+
 Prepared prepare(const LlmSpec& s) {
   check_count(s.context, 0, "--context");
   check_count(s.prompt, 1, "--prompt");
@@ -147,15 +177,19 @@ Prepared prepare(const LlmSpec& s) {
   p.widths = widths_of(s);
   p.routing = llm::parse_expert_routing(s.expert_routing, "--expert-routing");
   p.model = llm::load_llm_config(s.model, config::data_dir());
-  llm::check_context(p.model, final_context(s),
+  llm::check_context(p.model, reached_context(s),
                      (s.context > 0 ? "--context " + std::to_string(s.context) + " + " : std::string()) + "--prompt " +
-                         std::to_string(s.prompt) + " + --generate " + std::to_string(s.generate));
+                         std::to_string(s.prompt) + " + --generate " + std::to_string(s.generate) +
+                         (s.draft.empty() ? std::string() : " + --draft-tokens " + std::to_string(s.draft_tokens)));
+  if (!s.draft.empty()) p.draft = load_draft(s, p.model);
   p.hw = config::load_hardware_config(s.config, s.overrides);
   p.parallel = parallel_of(s, p.hw);
   if (p.hw.sram.kv_cache == KvCacheHome::Sram) {
-    // Every phase plans around the SRAM the cache holds at the run's final context.
-    p.hw.sram.kv_reserve_bytes =
-        llm::kv_cache_bytes(p.model, p.widths, s.batch, final_context(s), dtype_bytes(p.hw.mac_array.dtype));
+    // Every phase plans around the SRAM the caches hold at the run's final context (the draft's
+    // beside the model's when it speculates).
+    const std::uint32_t eb = dtype_bytes(p.hw.mac_array.dtype);
+    p.hw.sram.kv_reserve_bytes = llm::kv_cache_bytes(p.model, p.widths, s.batch, reached_context(s), eb);
+    if (p.draft) p.hw.sram.kv_reserve_bytes += llm::kv_cache_bytes(*p.draft, p.widths, s.batch, reached_context(s), eb);
     sched::check_pinned_fits(p.hw.sram.kv_reserve_bytes, p.hw);
   }
   return p;
@@ -300,20 +334,19 @@ namespace {
 /// by one layer exactly): the op count, each tensor's size and the DRAM the weights, KV cache,
 /// inputs and outputs hold, for the prefill and the last decode step. Building the whole graphs
 /// would cost time in proportion to the layers (seconds for thousands) for the same answers.
-void check_step_graphs(const LlmSpec& s, const Prepared& p) {
-  const std::uint64_t layers = std::uint64_t(p.model.layers);
-  std::vector<std::pair<std::string, llm::StepSpec>> steps{
-      {"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, s.context)}};
-  if (s.generate > 0)
-    steps.emplace_back("decode step at context " + std::to_string(final_context(s)),
-                       step_spec(s, p, 1, final_context(s) - 1));
+/// Returns the most DRAM any of the steps holds resident.
+using NamedSteps = std::vector<std::pair<std::string, llm::StepSpec>>;
+
+std::uint64_t check_model_graphs(const llm::LlmConfig& model, const Prepared& p, const NamedSteps& steps) {
+  const std::uint64_t layers = std::uint64_t(model.layers);
+  std::uint64_t largest = 0;
   for (const auto& [what, step] : steps) {
     // first: the graph of one layer (of the first kind); each further layer adds its kind's ops.
     std::uint64_t first = 0, per_layer = 0, resident = 0, ops = 0;
     try {
       bool started = false;
-      for (const llm::LayerClass& k : llm::layer_classes(p.model)) {
-        llm::LlmConfig one = p.model, two = p.model;
+      for (const llm::LayerClass& k : llm::layer_classes(model)) {
+        llm::LlmConfig one = model, two = model;
         one.layers = 1;
         two.layers = 2;
         one.layers_like = two.layers_like = k.example;
@@ -336,8 +369,8 @@ void check_step_graphs(const LlmSpec& s, const Prepared& p) {
       throw InputError(what, e.what());
     }
     if (ops > workloads::kMaxGraphOps)
-      throw InputError(p.model.source + " (" + p.model.field_prefix +
-                           (p.model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
+      throw InputError(model.source + " (" + model.field_prefix +
+                           (model.model_type == "gpt2" ? "n_layer" : "num_hidden_layers") + ")",
                        "expected a model whose step graph holds at most " + std::to_string(workloads::kMaxGraphOps) +
                            " ops (" + std::to_string(per_layer) + " a layer: at most " +
                            std::to_string((workloads::kMaxGraphOps - first) / per_layer + 1) + " layers), found " +
@@ -347,7 +380,148 @@ void check_step_graphs(const LlmSpec& s, const Prepared& p) {
     } catch (const InputError& e) {
       throw InputError(what, e.what());
     }
+    largest = std::max(largest, resident);
   }
+  return largest;
+}
+
+/// A speculative round's verify step: the model reads the round's last kept token and the draft
+/// tokens at once and needs the logits of every one of them.
+llm::StepSpec verify_spec(const LlmSpec& s, const Prepared& p, std::int64_t past) {
+  llm::StepSpec v = step_spec(s, p, s.draft_tokens + 1, past);
+  v.all_logits = true;
+  return v;
+}
+
+/// `p` with the draft model in the model's place: the draft runs on the same NPU, with the same
+/// widths and split over the cores.
+Prepared as_draft(const Prepared& p) {
+  Prepared d = p;
+  d.model = *p.draft;
+  d.draft.reset();
+  return d;
+}
+
+void check_step_graphs(const LlmSpec& s, const Prepared& p) {
+  NamedSteps steps{{"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, s.context)}};
+  if (s.generate > 0)
+    steps.emplace_back("decode step at context " + std::to_string(final_context(s)),
+                       step_spec(s, p, 1, final_context(s) - 1));
+  if (p.draft && s.generate > 0)
+    steps.emplace_back("verify step of " + std::to_string(s.draft_tokens + 1) + " tokens at context " +
+                           std::to_string(reached_context(s)),
+                       verify_spec(s, p, final_context(s) - 1));
+  const std::uint64_t resident = check_model_graphs(p.model, p, steps);
+  if (!p.draft) return;
+  const Prepared d = as_draft(p);
+  const std::uint64_t draft_resident = check_model_graphs(
+      *p.draft, d,
+      {{"draft prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, d, s.prompt, s.context)},
+       {"draft step at context " + std::to_string(reached_context(s)), step_spec(s, d, 1, reached_context(s) - 1)}});
+  try {  // both models' weights and caches stay in DRAM for the whole run
+    sched::check_dram_capacity(checked_add(resident, draft_resident).value_or(UINT64_MAX), p.hw);
+  } catch (const InputError& e) {
+    throw InputError("--draft " + s.draft, std::string("the model and its draft together: ") + e.what());
+  }
+}
+
+}  // namespace
+
+double tokens_per_round(std::int64_t draft_tokens, double acceptance) {
+  if (acceptance >= 1) return double(draft_tokens + 1);
+  return (1 - std::pow(acceptance, double(draft_tokens + 1))) / (1 - acceptance);
+}
+
+namespace {
+
+StepFigures plus(const StepFigures& a, const StepFigures& b) {
+  StepFigures r;
+  r.seconds = a.seconds + b.seconds;
+  r.cycles = a.cycles + b.cycles;
+  r.macs = a.macs + b.macs;
+  r.dram_bytes = a.dram_bytes + b.dram_bytes;
+  if (a.energy_j && b.energy_j) r.energy_j = *a.energy_j + *b.energy_j;
+  return r;
+}
+
+StepFigures times(const StepFigures& a, double k) {
+  StepFigures r;
+  r.seconds = a.seconds * k;
+  r.cycles = a.cycles * k;
+  r.macs = a.macs * k;
+  r.dram_bytes = a.dram_bytes * k;
+  if (a.energy_j) r.energy_j = *a.energy_j * k;
+  return r;
+}
+
+/// Speculative decoding of the run's tokens (docs/llm.md, "Speculative decoding"): the draft's
+/// prefill, then rounds of draft_tokens draft steps and one verify step, each round adding
+/// tokens_per_round tokens on average. Rounds are sampled and interpolated as decode steps are.
+/// Returns summary.json's llm.speculative block without the speed-up; raises `activations_peak`
+/// to the most intermediate DRAM a simulated step held.
+json speculate(const LlmSpec& s, const Prepared& p, const std::function<void(const std::string&)>& show,
+               std::uint64_t& activations_peak) {
+  const Prepared d = as_draft(p);
+  const std::int64_t k = s.draft_tokens;
+  const double per_round = tokens_per_round(k, s.acceptance);
+  const double rounds = double(s.generate) / per_round;
+  const auto whole_rounds = std::int64_t(std::ceil(rounds - 1e-9));
+  auto step = [&](const Prepared& who, const llm::StepSpec& st, const std::string& what) {
+    show(what);
+    const json summary = simulate_step(s, who, st, "", what);
+    activations_peak = std::max(activations_peak, summary.at("activation_bytes").get<std::uint64_t>());
+    return phase_of(summary);
+  };
+  const StepFigures draft_prefill =
+      step(d, step_spec(s, d, s.prompt, s.context), "draft prefill of " + std::to_string(s.prompt) + " tokens");
+  // Round r starts with the model's cache at this many tokens (the prompt's and the tokens the
+  // rounds before it kept, on average).
+  auto start_of = [&](std::int64_t r) {
+    return s.context + s.prompt + std::int64_t(std::floor(double(r) * per_round));
+  };
+  DecodeSamples drafts, verifies;  // each simulated round's two parts
+  const DecodeSamples rounds_simulated =
+      sample_decode_steps(whole_rounds, s.decode_samples, s.decode_tolerance, [&](std::int64_t r) {
+        const std::int64_t c = start_of(r);
+        // The draft's k steps grow linearly with their context: k times the mean of the first and last.
+        const StepFigures first = step(d, step_spec(s, d, 1, c), "draft step at context " + std::to_string(c + 1));
+        const StepFigures last =
+            k > 1 ? step(d, step_spec(s, d, 1, c + k - 1), "draft step at context " + std::to_string(c + k)) : first;
+        const StepFigures draft = times(plus(first, last), double(k) / 2);
+        const StepFigures verify =
+            step(p, verify_spec(s, p, c),
+                 "verify step of " + std::to_string(k + 1) + " tokens at context " + std::to_string(c + k + 1));
+        drafts.simulated[r] = draft;
+        verifies.simulated[r] = verify;
+        return plus(draft, verify);
+      });
+  json list = json::array();
+  StepFigures total = draft_prefill;
+  for (std::int64_t r = 0; r < whole_rounds; ++r) {
+    const StepFigures f = decode_step(rounds_simulated, r);
+    const double share = r + 1 < whole_rounds ? 1.0 : rounds - double(whole_rounds - 1);  // the last round's part
+    total = plus(total, times(f, share));
+    list.push_back({{"round", r},
+                    {"context", start_of(r)},
+                    {"seconds", f.seconds},
+                    {"draft_seconds", decode_step(drafts, r).seconds},
+                    {"verify_seconds", decode_step(verifies, r).seconds},
+                    {"dram_bytes", f.dram_bytes},
+                    {"simulated", rounds_simulated.simulated.count(r) > 0}});
+  }
+  const double tokens = double(s.batch * s.generate);
+  return {{"draft_model", p.draft->name},
+          {"draft_params", llm::parameter_count(*p.draft)},
+          {"draft_tokens", k},
+          {"acceptance", s.acceptance},
+          {"tokens_per_round", per_round},
+          {"rounds", rounds},
+          {"draft_prefill_seconds", draft_prefill.seconds},
+          {"seconds", total.seconds},
+          {"dram_bytes", total.dram_bytes},
+          {"tokens_per_second", total.seconds > 0 ? json(tokens / total.seconds) : json()},
+          {"simulated_rounds", rounds_simulated.simulated.size()},
+          {"round_list", list}};
 }
 
 }  // namespace
@@ -366,9 +540,11 @@ json run_llm(const LlmSpec& s) {
   // 1. Prefill: the whole prompt of every sequence at once.
   set_stage("simulating the prefill (child process)");
   progress.show("prefill of " + std::to_string(s.prompt) + " tokens");
-  // Phases in all, at most: the prefill and the decode steps that may be simulated.
-  const std::size_t most =
-      1 + std::size_t(s.decode_samples == 0 || s.decode_samples >= s.generate ? s.generate : s.decode_samples);
+  // Phases in all, at most: the prefill and the decode steps that may be simulated (and with a
+  // draft, its prefill and up to three steps for each round that may be simulated).
+  const std::size_t most_steps =
+      std::size_t(s.decode_samples == 0 || s.decode_samples >= s.generate ? s.generate : s.decode_samples);
+  const std::size_t most = 1 + most_steps + (p.draft ? 1 + 3 * most_steps : 0);
   auto phase_done = [&](std::size_t done) {
     if (s.on_phase) s.on_phase(done, most);
   };
@@ -436,6 +612,18 @@ json run_llm(const LlmSpec& s) {
       energy = false;
     steps.push_back(step_json(s.context + s.prompt + i + 1, r, samples.simulated.count(i) > 0));
   }
+  json speculative;
+  if (p.draft) {
+    set_stage("simulating speculative rounds (child processes)");
+    std::size_t done = 1 + simulated_count;
+    speculative = speculate(
+        s, p,
+        [&](const std::string& what) {
+          progress.show(what + " (speculative decoding)");
+          phase_done(done++);
+        },
+        activations_peak);
+  }
   phase_done(most);
   progress.show("");
 
@@ -497,6 +685,15 @@ json run_llm(const LlmSpec& s) {
                                     {"kv_cache_read_bytes", kv},   {"other_bytes", last.dram_bytes - kv},
                                     {"parts", last_parts},         {"bound", last_bound}};
   }
+  if (p.draft) {
+    const json& plain = block["decode"]["tokens_per_second"];
+    const json& fast = speculative["tokens_per_second"];
+    speculative["speedup"] =
+        plain.is_number() && fast.is_number() ? json(fast.get<double>() / plain.get<double>()) : json();
+    speculative["total_seconds"] = pre.seconds + speculative["seconds"].get<double>();
+    speculative["kv_cache_bytes"] = llm::kv_cache_bytes(*p.draft, p.widths, s.batch, final_context(s), eb);
+    block["speculative"] = speculative;
+  }
   if (p.model.moe.experts > 0) {
     // Mixture of experts: what one token reads, and how the steps' tokens picked their experts.
     block["active_params"] = llm::active_parameter_count(p.model);
@@ -504,11 +701,17 @@ json run_llm(const LlmSpec& s) {
   }
   const std::uint64_t weights = block.at("weight_bytes").get<std::uint64_t>(),
                       kv = block.at("kv_cache_bytes").get<std::uint64_t>();
+  // A draft's weights and cache stay in DRAM beside the model's for the whole run.
+  const std::uint64_t draft = p.draft
+                                  ? workloads::graph_totals(llm::build_llm_step(*p.draft, pre_spec), eb).weight_bytes +
+                                        block["speculative"]["kv_cache_bytes"].get<std::uint64_t>()
+                                  : 0;
   block["memory_bytes"] = {{"weights", weights},
                            {"kv_cache", kv},
+                           {"draft", p.draft ? json(draft) : json()},
                            {"activations_peak", activations_peak},
                            {"runtime", nullptr},
-                           {"total", weights + kv + activations_peak}};
+                           {"total", weights + kv + draft + activations_peak}};
   block["cores"] = p.hw.cores;
   block["parallel"] = sched::to_string(p.parallel);
   return {{"workload", p.model.name}, {"config_name", p.hw.name}, {"fusion", s.fusion}, {"llm", block}};

@@ -32,7 +32,14 @@ struct LlmSpec {
   bool wide_head = false;           // keep the LM head and embedding at 16 bits
   bool all_logits = false;          // prefill computes the LM head for every prompt token
   std::string expert_routing;       // --expert-routing: uniform (also "") or concentrated (MoE models)
-  std::string fusion = "greedy";    // --fusion
+  /// Speculative decoding (docs/llm.md, "Speculative decoding"): a draft model (a config.json
+  /// path or a shipped name; "" = none) proposes `draft_tokens` tokens a round, one step each,
+  /// and the model verifies them in one step of draft_tokens + 1 tokens; each draft token is
+  /// accepted with probability `acceptance` when the ones before it were.
+  std::string draft;
+  std::int64_t draft_tokens = 4;
+  double acceptance = 0.7;
+  std::string fusion = "greedy";  // --fusion
   /// --parallel: how the phases spread over npu.cores (none, tensor, auto; docs/multicore.md).
   /// "" = auto on more than one core, none on one.
   std::string parallel;
@@ -58,6 +65,11 @@ void check_llm_spec(const LlmSpec& spec);
 /// (the run folder of the last simulated decode step). Throws InputError on bad input,
 /// SimulationError when a phase fails.
 nlohmann::json run_llm(const LlmSpec& spec);
+
+/// The tokens a speculative round adds on average: the accepted prefix of `draft_tokens` draft
+/// tokens, each accepted with probability `acceptance` when the ones before it were, plus the
+/// model's own token after it: (1 - a^(k+1)) / (1 - a), k + 1 at a = 1.
+double tokens_per_round(std::int64_t draft_tokens, double acceptance);
 
 /// A decode step's figures, simulated or interpolated.
 struct StepFigures {

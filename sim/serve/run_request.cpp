@@ -21,8 +21,9 @@ namespace {
 
 const std::vector<std::string> kKeys = {"config",  "workload", "upload",   "fusion",   "objective", "set",
                                         "session", "dim",      "kv_cache", "parallel", "llm"};
-const std::vector<std::string> kLlmKeys = {"model",        "context",  "prompt",    "generate",      "batch",
-                                           "weight_dtype", "kv_dtype", "act_dtype", "expert_routing"};
+const std::vector<std::string> kLlmKeys = {"model",          "context",      "prompt",       "generate",
+                                           "batch",          "weight_dtype", "kv_dtype",     "act_dtype",
+                                           "expert_routing", "draft",        "draft_tokens", "acceptance"};
 /// The largest dim `dim` binds, as `npusim run --dim` (ONNX's sizes stay within 2^31).
 constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
 
@@ -130,6 +131,24 @@ std::map<std::string, std::int64_t> parse_dims(const json& dim) {
   return out;
 }
 
+/// `llm.draft`, `llm.draft_tokens` and `llm.acceptance`: speculative decoding, as --draft,
+/// --draft-tokens and --acceptance (either of the last two without a draft is refused).
+void parse_speculation(const json& l, engine::LlmSpec& s) {
+  s.draft = string_field(l, "draft", "", "llm.");
+  if (!s.draft.empty()) check_one_of(s.draft, workloads::llm::shipped_config_names(config::data_dir()), "llm.draft");
+  for (const char* key : {"draft_tokens", "acceptance"})
+    if (s.draft.empty() && l.contains(key))
+      throw InputError(std::string("request field 'llm.") + key + "'",
+                       "expected llm.draft beside it (the model that proposes the tokens), found none");
+  s.draft_tokens = int_field(l, "draft_tokens", s.draft_tokens, 1, 16, "llm.draft_tokens");
+  if (!l.contains("acceptance")) return;
+  const json& a = l.at("acceptance");
+  if (!a.is_number() || !(a.get<double>() >= 0 && a.get<double>() <= 1))
+    throw InputError("request field 'llm.acceptance'",
+                     "expected a probability from 0 to 1, found " + (a.is_number() ? a.dump() : type_name(a)));
+  s.acceptance = a.get<double>();
+}
+
 /// `llm`: the model and the phases' sizes and widths of an `npusim llm` run.
 engine::LlmSpec parse_llm(const json& l) {
   if (!l.is_object()) throw InputError("request field 'llm'", "expected an object, found " + type_name(l));
@@ -154,6 +173,7 @@ engine::LlmSpec parse_llm(const json& l) {
   if (!s.act_dtype.empty()) check_one_of(s.act_dtype, {"int8", "fp16", "bf16"}, "llm.act_dtype");
   s.expert_routing = string_field(l, "expert_routing", "", "llm.");
   if (!s.expert_routing.empty()) check_one_of(s.expert_routing, {"uniform", "concentrated"}, "llm.expert_routing");
+  parse_speculation(l, s);
   return s;
 }
 
@@ -266,6 +286,11 @@ json to_json(const RunRequest& r) {
     if (!l.kv_dtype.empty()) j["llm"]["kv_dtype"] = l.kv_dtype;
     if (!l.act_dtype.empty()) j["llm"]["act_dtype"] = l.act_dtype;
     if (!l.expert_routing.empty()) j["llm"]["expert_routing"] = l.expert_routing;
+    if (!l.draft.empty()) {
+      j["llm"]["draft"] = l.draft;
+      j["llm"]["draft_tokens"] = l.draft_tokens;
+      j["llm"]["acceptance"] = l.acceptance;
+    }
     return j;
   }
   if (!r.dims.empty()) j["dim"] = r.dims;

@@ -60,17 +60,20 @@ const std::vector<Column>& columns(bool llm) {
                                           {"ops_per_second_per_mm2", "/ops_per_second_per_mm2"},
                                           {"ops_per_joule", "/ops_per_joule"}};
   // An LLM point's summary is `npusim llm`'s (the llm block, docs/outputs.md) plus area_mm2.
-  static const std::vector<Column> language_model = {{"ttft_seconds", "/llm/ttft_seconds"},
-                                                     {"tokens_per_second", "/llm/decode/tokens_per_second"},
-                                                     {"total_seconds", "/llm/total_seconds"},
-                                                     {"prefill_seconds", "/llm/prefill/seconds"},
-                                                     {"decode_seconds", "/llm/decode/seconds"},
-                                                     {"prefill_dram_bytes", "/llm/prefill/dram_bytes"},
-                                                     {"kv_cache_bytes", "/llm/kv_cache_bytes"},
-                                                     {"weight_bytes", "/llm/weight_bytes"},
-                                                     {"params", "/llm/params"},
-                                                     {"energy_per_token_j", "/llm/decode/energy_per_token_j"},
-                                                     {"area_mm2", "/area_mm2"}};
+  static const std::vector<Column> language_model = {
+      {"ttft_seconds", "/llm/ttft_seconds"},
+      {"tokens_per_second", "/llm/decode/tokens_per_second"},
+      {"total_seconds", "/llm/total_seconds"},
+      {"prefill_seconds", "/llm/prefill/seconds"},
+      {"decode_seconds", "/llm/decode/seconds"},
+      {"prefill_dram_bytes", "/llm/prefill/dram_bytes"},
+      {"kv_cache_bytes", "/llm/kv_cache_bytes"},
+      {"weight_bytes", "/llm/weight_bytes"},
+      {"params", "/llm/params"},
+      {"energy_per_token_j", "/llm/decode/energy_per_token_j"},
+      {"speculative_tokens_per_second", "/llm/speculative/tokens_per_second"},
+      {"speculative_speedup", "/llm/speculative/speedup"},
+      {"area_mm2", "/area_mm2"}};
   return llm ? language_model : run;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/sweep/sweep_file.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -60,9 +61,10 @@ const Objective& objective(const std::string& name, bool llm, const std::string&
 }
 
 const std::vector<std::string>& llm_knob_names() {
-  static const std::vector<std::string> names = {
-      "prompt",     "generate",  "batch",      "weight_dtype",   "group_size", "kv_dtype",      "act_dtype",
-      "zero_point", "wide_head", "all_logits", "decode_samples", "context",    "expert_routing"};
+  static const std::vector<std::string> names = {"prompt",         "generate",   "batch",          "weight_dtype",
+                                                 "group_size",     "kv_dtype",   "act_dtype",      "zero_point",
+                                                 "wide_head",      "all_logits", "decode_samples", "context",
+                                                 "expert_routing", "draft",      "draft_tokens",   "acceptance"};
   return names;
 }
 
@@ -274,6 +276,15 @@ bool knob_bool(const Axis& k, const std::string& v) {
   throw InputError(k.where, "expected true or false for llm." + k.key + ", found '" + v + "'");
 }
 
+/// A knob's value as a probability in [0, 1], the whole text a number.
+double knob_probability(const Axis& k, const std::string& v) {
+  char* end = nullptr;
+  const double p = std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size() || !(p >= 0 && p <= 1))
+    throw InputError(k.where, "expected a probability from 0 to 1 for llm." + k.key + ", found '" + v + "'");
+  return p;
+}
+
 void read_llm(const FileReader& r, const workloads::YamlNode& node, SweepSpec& s) {
   if (!node.IsMap())
     throw InputError(r.where(node, "llm"), "expected a map of knobs (model, prompt, generate, ...) to values");
@@ -290,10 +301,22 @@ void read_llm(const FileReader& r, const workloads::YamlNode& node, SweepSpec& s
       throw InputError(r.where(kv.first, field), "unknown knob '" + key + "'; known: model, " + join(names));
     for (const auto& k : s.llm_knobs)
       if (k.key == key) throw InputError(r.where(kv.first, field), "knob '" + key + "' is given twice");
-    s.llm_knobs.push_back({key, r.list(kv.second, field), r.where(kv.second, field)});
+    std::vector<std::string> values = r.list(kv.second, field);
+    if (key == "draft")  // draft models, as model: paths beside the sweep file; none: no draft
+      for (auto& v : values)
+        if (v != "none") v = resolve_beside(r.path(), v);
+    s.llm_knobs.push_back({key, std::move(values), r.where(kv.second, field)});
   }
   if (s.workloads.empty())
     throw InputError(r.where(node, "llm.model"), "expected 'model:' (shipped names or config.json paths), found none");
+  // A speculation knob means nothing without a draft: refused, never ignored.
+  auto has = [&](const char* key) {
+    return std::any_of(s.llm_knobs.begin(), s.llm_knobs.end(), [&](const Axis& k) { return k.key == key; });
+  };
+  for (const char* key : {"draft_tokens", "acceptance"})
+    if (has(key) && !has("draft"))
+      throw InputError(r.where(node[key], std::string("llm.") + key),
+                       "expected a 'draft:' knob beside it (the model that proposes the tokens), found none");
 }
 
 /// Every model with every combination of knob values checked as `npusim llm` checks its flags
@@ -356,6 +379,12 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
       spec.act_dtype = v;
     else if (k.key == "expert_routing")
       spec.expert_routing = v;
+    else if (k.key == "draft")
+      spec.draft = v == "none" ? std::string() : v;
+    else if (k.key == "draft_tokens")
+      spec.draft_tokens = knob_whole(k, v, 1, 64);
+    else if (k.key == "acceptance")
+      spec.acceptance = knob_probability(k, v);
     else if (k.key == "zero_point")
       spec.zero_point = knob_bool(k, v);
     else if (k.key == "wide_head")

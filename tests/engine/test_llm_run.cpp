@@ -287,6 +287,26 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
       {"--model " + write_temp("bad.json", R"({"model_type": "mamba"})"), "(model_type): expected one of llama"},
       {"--model " + model + " --expert-routing random",
        "--expert-routing random: expected uniform or concentrated, found 'random'"},
+      {"--model " + model + " --draft " + write_temp("other_vocab.json", R"({"model_type": "llama",
+         "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
+         "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 4096})"),
+       "_small (2048 tokens: its proposals are npusim_test_"},
+      {"--model " + model + " --draft " + write_temp("other_vocab2.json", R"({"model_type": "llama",
+         "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
+         "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 4096})"),
+       "'s tokens), found 1000"},
+      {"--model " + model + " --draft-tokens 3", "--draft-tokens: expected --draft MODEL beside it"},
+      {"--model " + model + " --acceptance 0.5", "--acceptance: expected --draft MODEL beside it"},
+      {"--model " + model + " --draft " + model + " --acceptance 1.5",
+       "--acceptance: expected a probability from 0 to 1, found '1.5'"},
+      {"--model " + model + " --draft " + model + " --acceptance 0.5x",
+       "--acceptance: expected a probability from 0 to 1, found '0.5x'"},
+      {"--model " + model + " --draft " + model + " --draft-tokens 65",
+       "--draft-tokens: expected a whole number from 1 to 64, found '65'"},
+      {"--model " + model + " --draft " + model + " --generate 0",
+       "expected --generate of at least 1 (a draft proposes decode tokens), found 0"},
+      {"--model " + model + " --draft " + model + " --prompt 4000 --generate 95",
+       "expected at least 4099 positions for --prompt 4000 + --generate 95 + --draft-tokens 4, found 4096"},
   };
   for (const auto& c : cases) {
     const fs::path out = scratch("bad");
@@ -519,4 +539,70 @@ TEST(LlmRun, MemoryIsTheWeightsTheCacheAndTheLargestIntermediateDram) {
   EXPECT_TRUE(m["runtime"].is_null());  // the runtime's own code and buffers: not modelled
   EXPECT_EQ(m["total"].get<std::uint64_t>(),
             l["weight_bytes"].get<std::uint64_t>() + l["kv_cache_bytes"].get<std::uint64_t>() + act);
+}
+
+TEST(LlmRun, ARoundAddsTheAcceptedPrefixAndTheModelsOwnToken) {
+  // k draft tokens, each kept with probability a when the ones before it were: the round keeps
+  // i drafts with probability a^i (1 - a) for i < k and a^k for all k, plus the model's token:
+  // E = 1 + a + a^2 + ... + a^k = (1 - a^(k+1)) / (1 - a).
+  EXPECT_DOUBLE_EQ(npusim::engine::tokens_per_round(4, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(npusim::engine::tokens_per_round(4, 1.0), 5.0);
+  EXPECT_DOUBLE_EQ(npusim::engine::tokens_per_round(3, 0.5), 1 + 0.5 + 0.25 + 0.125);
+  EXPECT_NEAR(npusim::engine::tokens_per_round(4, 0.7), 1 + 0.7 + 0.49 + 0.343 + 0.2401, 1e-12);
+}
+
+TEST(LlmRun, SpeculativeTokensPerSecondComeFromTheDraftAndVerifySteps) {
+  // A 1-layer draft of the 4-layer model's vocabulary proposes 3 tokens a round at acceptance
+  // 0.5: 1.875 tokens a round, so 8 tokens take 8 / 1.875 = 4.2667 rounds (five, the last a
+  // 0.2667 share). Round r starts at context 32 + floor(1.875 r): 32, 33, 35, 37, 39.
+  const std::string model = write_temp("spec_model.json", kSmall);
+  const std::string draft = write_temp("spec_draft.json", R"({"model_type": "llama", "hidden_size": 128,
+    "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256,
+    "vocab_size": 2048, "max_position_embeddings": 4096, "tie_word_embeddings": true})");
+  const std::string common = " --config edge-s --decode-samples 0";
+  const auto run = run_llm_cli(
+      "--model " + model + " --draft " + draft + " --draft-tokens 3 --acceptance 0.5 --prompt 32 --generate 8" + common,
+      "spec");
+  ASSERT_FALSE(run.is_null());
+  const auto& sp = run["llm"]["speculative"];
+  EXPECT_DOUBLE_EQ(sp["tokens_per_round"].get<double>(), 1.875);
+  EXPECT_DOUBLE_EQ(sp["rounds"].get<double>(), 8 / 1.875);
+  ASSERT_EQ(sp["round_list"].size(), 5u);
+  const int starts[] = {32, 33, 35, 37, 39};
+  double seconds = sp["draft_prefill_seconds"].get<double>();
+  for (std::size_t r = 0; r < 5; ++r) {
+    const auto& round = sp["round_list"][r];
+    EXPECT_EQ(round["context"], starts[r]);
+    EXPECT_TRUE(round["simulated"].get<bool>());
+    EXPECT_DOUBLE_EQ(round["seconds"].get<double>(),
+                     round["draft_seconds"].get<double>() + round["verify_seconds"].get<double>());
+    seconds += round["seconds"].get<double>() * (r < 4 ? 1.0 : 8 / 1.875 - 4);
+  }
+  EXPECT_NEAR(sp["seconds"].get<double>(), seconds, 1e-15);
+  EXPECT_DOUBLE_EQ(sp["tokens_per_second"].get<double>(), 8 / sp["seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(sp["speedup"].get<double>(),
+                   sp["tokens_per_second"].get<double>() / run["llm"]["decode"]["tokens_per_second"].get<double>());
+  EXPECT_DOUBLE_EQ(sp["total_seconds"].get<double>(),
+                   run["llm"]["ttft_seconds"].get<double>() + sp["seconds"].get<double>());
+  // The first round's verify step is the model's prefill of 4 tokens after 32 cached ones, with
+  // the logits of all four.
+  const auto verify =
+      run_llm_cli("--model " + model + " --context 32 --prompt 4 --all-logits --generate 0" + common, "spec_verify");
+  ASSERT_FALSE(verify.is_null());
+  EXPECT_DOUBLE_EQ(sp["round_list"][0]["verify_seconds"].get<double>(), verify["llm"]["ttft_seconds"].get<double>());
+  // The draft's prefill and its steps at contexts 33, 34, 35 are the draft's own run's:
+  // the first round's three draft steps are 3 x (step at 33 + step at 35) / 2.
+  const auto alone = run_llm_cli("--model " + draft + " --prompt 32 --generate 3" + common, "spec_draft");
+  ASSERT_FALSE(alone.is_null());
+  EXPECT_DOUBLE_EQ(sp["draft_prefill_seconds"].get<double>(), alone["llm"]["ttft_seconds"].get<double>());
+  const auto& steps = alone["llm"]["decode"]["steps"];
+  EXPECT_DOUBLE_EQ(sp["round_list"][0]["draft_seconds"].get<double>(),
+                   3 * (steps[0]["seconds"].get<double>() + steps[2]["seconds"].get<double>()) / 2);
+  // Memory: the draft's weights and cache beside the model's.
+  const auto& mem = run["llm"]["memory_bytes"];
+  EXPECT_EQ(mem["total"].get<std::uint64_t>(),
+            mem["weights"].get<std::uint64_t>() + mem["kv_cache"].get<std::uint64_t>() +
+                mem["draft"].get<std::uint64_t>() + mem["activations_peak"].get<std::uint64_t>());
+  // The draft's cache at the final context 40: 1 layer x (K + V) x 2 heads x 40 x 32 x 1 B.
+  EXPECT_EQ(sp["kv_cache_bytes"], 1u * 2 * 2 * 40 * 32);
 }

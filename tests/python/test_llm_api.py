@@ -223,3 +223,26 @@ def test_kv_cache_and_dims_bad_values_name_the_argument():
         npusim.load(DECODER, dims={"past_len": 3})
     with pytest.raises(TypeError, match=r"^dims: expected a mapping"):
         npusim.load(DECODER, dims=[("past", 5)])
+
+
+def test_llm_speculative_decoding_with_a_draft(small_model):
+    # The model drafting for itself at acceptance 1 keeps every draft: 2 + 1 = 3 tokens a round,
+    # so 6 tokens take 2 rounds of two draft steps and one 3-token verify step each.
+    r = npusim.llm(small_model, "edge-s", prompt=8, generate=6, draft=small_model, draft_tokens=2, acceptance=1.0,
+                   decode_samples=0, quiet=True)
+    sp = r.speculative
+    assert sp["tokens_per_round"] == 3.0
+    assert sp["rounds"] == 2.0
+    assert [x["context"] for x in sp["round_list"]] == [8, 11]
+    assert sp["tokens_per_second"] == 6 / sp["seconds"]
+    assert sp["speedup"] == sp["tokens_per_second"] / r.tokens_per_second
+    assert r.memory_bytes["draft"] == r.weight_bytes + sp["kv_cache_bytes"]
+
+
+def test_llm_speculative_arguments_are_checked(small_model):
+    with pytest.raises(npusim.InputError, match=r"^acceptance: expected a probability from 0 to 1, found 1.5"):
+        npusim.llm(small_model, "edge-s", draft=small_model, acceptance=1.5)
+    with pytest.raises(TypeError, match=r"^acceptance: expected a probability from 0 to 1, found bool"):
+        npusim.llm(small_model, "edge-s", draft=small_model, acceptance=True)
+    with pytest.raises(npusim.InputError, match=r"^draft_tokens: expected an integer from 1 to 64, found 0"):
+        npusim.llm(small_model, "edge-s", draft=small_model, draft_tokens=0)

@@ -107,6 +107,19 @@ TEST(ServeLlm, BadLlmFieldsAreRefusedNamingTheField) {
   expect_error(post(with("kv_dtype", "int4")), 400, "'llm.kv_dtype': expected one of int8, fp16, bf16");
   expect_error(post(with("expert_routing", "random")), 400,
                "'llm.expert_routing': expected one of uniform, concentrated");
+  expect_error(post(with("draft", "../x.json")), 400, "'llm.draft': expected one of");
+  expect_error(post(with("acceptance", 0.5)), 400, "'llm.acceptance': expected llm.draft beside it");
+  // SmolLM2-360M's 49,152 tokens are not Qwen2.5-0.5B's 151,936: no draft for it.
+  expect_error(post(with("draft", "Qwen2.5-0.5B")), 400, "expected a draft model with the vocabulary of SmolLM2-360M");
+  {
+    json l = ok;
+    l["draft"] = "SmolLM2-360M";
+    l["acceptance"] = 2;
+    expect_error(post({{"llm", l}}), 400, "'llm.acceptance': expected a probability from 0 to 1, found 2");
+    l["acceptance"] = 0.5;
+    l["draft_tokens"] = 17;
+    expect_error(post({{"llm", l}}), 400, "'llm.draft_tokens': expected an integer from 1 to 16, found 17");
+  }
   expect_error(post(with("temperature", 1)), 400, "unknown key 'temperature'");
   expect_error(post({{"llm", "SmolLM2-360M"}}), 400, "'llm': expected an object, found a string");
   expect_error(post({{"llm", {{"prompt", 16}}}}), 400, "'llm.model'");

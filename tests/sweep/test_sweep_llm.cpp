@@ -143,6 +143,20 @@ TEST(LlmSweep, BadInputNamesTheLine) {
   });
   EXPECT_NE(e.find("prompt 4000, generate 200"), std::string::npos) << e;  // 4200 > 4096 positions
   EXPECT_NE(e.find("max_position_embeddings"), std::string::npos) << e;
+  // Speculation: an acceptance with no draft knob means nothing (line 4); a draft's probability
+  // out of [0, 1] is refused at its line (5).
+  e = thrown([&] {
+    load_sweep(write_temp("bad4.yaml", "base: edge-s\nllm:\n  model: [" + model +
+                                           "]\n  acceptance: [0.5]\naxes:\n  npu.mac_array.rows: [16]\n"));
+  });
+  EXPECT_NE(e.find(":4 (llm.acceptance): expected a 'draft:' knob beside it"), std::string::npos) << e;
+  e = thrown([&] {
+    load_sweep(write_temp("bad5.yaml", "base: edge-s\nllm:\n  model: [" + model + "]\n  draft: [none, " + model +
+                                           "]\n  acceptance: [0.5, 1.5]\naxes:\n  npu.mac_array.rows: [16]\n"));
+  });
+  EXPECT_NE(e.find(":5 (llm.acceptance): expected a probability from 0 to 1 for llm.acceptance, found '1.5'"),
+            std::string::npos)
+      << e;
   // The check builds the graphs each point would: an embedding of 2048 x 10^12 elements is over
   // the 2^40 bound, refused before any point runs (not every point failing after).
   std::string huge = kSmall;

@@ -59,9 +59,21 @@ function memoryCard(l, hw) {
   const m = l.memory_bytes;
   if (!m) return "";
   const cap = dramCapacity(hw);
-  const sub = "weights " + si(m.weights, "B") + " + KV " + si(m.kv_cache, "B") + " + activations " + si(m.activations_peak, "B") +
+  const sub = "weights " + si(m.weights, "B") + " + KV " + si(m.kv_cache, "B") +
+    (m.draft ? " + draft " + si(m.draft, "B") : "") + " + activations " + si(m.activations_peak, "B") +
     (cap ? " · " + pct(m.total / cap) + " of " + si(cap, "B") + " DRAM" : "");
   return card("memory footprint", si(m.total, "B"), sub, "memory-footprint", cap ? m.total / cap : "");
+}
+
+/** Speculative decoding beside plain decode (llm.speculative, docs/llm.md): tokens/s and the speed-up. */
+function speculativeCard(l) {
+  const sp = l.speculative;
+  if (!sp) return "";
+  const tps = sp.tokens_per_second;
+  const sub = "draft " + esc(sp.draft_model) + ": " + sp.draft_tokens + " tokens a round at acceptance " + fixed(sp.acceptance, 2) +
+    ", " + fixed(sp.tokens_per_round) + " kept" + (typeof sp.speedup === "number" ? " · " + fixed(sp.speedup) + "x plain decode" : "");
+  return card("speculative decode", typeof tps === "number" ? fixed(tps) + " tokens/s" : "–", sub, "speculative-tokens-per-second",
+    typeof tps === "number" ? tps : "");
 }
 
 function headline(el, sm, hw) {
@@ -71,6 +83,7 @@ function headline(el, sm, hw) {
     card("time to first token", si(l.ttft_seconds, "s"), "the prefill of " + int(l.prefill.tokens) + " tokens", "ttft", l.ttft_seconds) +
     card("decode", d.tokens_per_second === null ? "–" : fixed(d.tokens_per_second) + " tokens/s",
       int(d.tokens) + " tokens in " + si(d.seconds, "s"), "tokens-per-second", d.tokens_per_second) +
+    speculativeCard(l) +
     card("energy per token", energy ? si(d.energy_per_token_j, "J") : "–", energy ? "decode, per generated token" : "no energy model", "j-per-token", energy ? d.energy_per_token_j : "") +
     card("total", si(l.total_seconds, "s"), "prefill + decode") +
     card("weights", si(l.weight_bytes, "B"), si(l.params, "params") + " · " + esc(w.weights) + (w.head_and_embedding !== w.weights ? ", head " + esc(w.head_and_embedding) : "")) +

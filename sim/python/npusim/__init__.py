@@ -920,7 +920,8 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         act_dtype: Optional[str] = None, zero_point: bool = False, wide_head: bool = False,
         all_logits: bool = False, fusion: str = "greedy", decode_samples: int = 5,
         decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False,
-        context: int = 0, expert_routing: Optional[str] = None) -> LlmResult:
+        context: int = 0, expert_routing: Optional[str] = None, draft: Optional[PathLike] = None,
+        draft_tokens: int = 4, acceptance: float = 0.7) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
@@ -931,7 +932,10 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     prompt token. ``context`` tokens are already in each sequence's KV cache before the prompt
     (earlier turns, never prefilled): the prefill attends to them and decode step i runs at
     context ``context + prompt + i + 1``. ``expert_routing`` (mixture-of-experts models):
-    ``"uniform"`` (None: the default) or ``"concentrated"``, as ``--expert-routing``. At most
+    ``"uniform"`` (None: the default) or ``"concentrated"``, as ``--expert-routing``. ``draft``
+    (a config.json path or shipped name with the model's vocabulary) adds speculative decoding
+    beside plain decode: ``draft_tokens`` proposals a round, each accepted with probability
+    ``acceptance`` when the ones before it were (the block's ``speculative``). At most
     ``decode_samples`` steps are simulated (0: all): the first, the last, then midpoints while a
     midpoint lies more than ``decode_tolerance`` (a fraction) off the line through its
     interval's ends; the rest are interpolated.
@@ -959,6 +963,15 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     _core.check_arguments([fusion], "")
     if expert_routing is not None:
         _check_type(expert_routing, str, "expert_routing", "uniform or concentrated")
+    if draft is not None:
+        _check_type(draft, (str, os.PathLike), "draft", "a config.json path or a shipped model name")
+    if not 1 <= _whole(draft_tokens, "draft_tokens") <= 64:
+        raise InputError(f"draft_tokens: expected an integer from 1 to 64, found {draft_tokens}")
+    if isinstance(acceptance, bool):  # bool is an int to Python, never a probability
+        raise TypeError(f"acceptance: expected a probability from 0 to 1, found bool {acceptance}")
+    _check_type(acceptance, (int, float), "acceptance", "a probability from 0 to 1")
+    if not 0 <= acceptance <= 1:
+        raise InputError(f"acceptance: expected a probability from 0 to 1, found {acceptance}")
     for name, v in (("zero_point", zero_point), ("wide_head", wide_head), ("all_logits", all_logits),
                     ("quiet", quiet)):
         _check_type(v, bool, name, "True or False")
@@ -966,6 +979,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
                                  _dtype(weight_dtype, "weight_dtype"), group_size, _dtype(kv_dtype, "kv_dtype"),
                                  _dtype(act_dtype, "act_dtype"), zero_point, wide_head, all_logits, fusion,
                                  decode_samples, float(decode_tolerance), _out_dir(out), quiet, context,
-                                 "" if expert_routing is None else expert_routing))
+                                 "" if expert_routing is None else expert_routing,
+                                 "" if draft is None else os.fspath(draft), draft_tokens, float(acceptance)))
     _raise_for(reply)
     return LlmResult(reply)
