@@ -61,13 +61,7 @@ std::string path_in(const std::string& dir, const std::string& name) {
 /// Writes report.html, or says once per process why it cannot (the front end is not built).
 void write_report_page(const std::string& dir, const std::string& html) {
   if (!html.empty()) return write_file_atomic(path_in(dir, "report.html"), html);
-  static bool warned = false;
-  if (!warned)
-    std::fprintf(
-        stderr,
-        "npusim: warning: report.html not written: the web front end is not built (%s is missing); build it with %s\n",
-        report_page::template_path().c_str(), report_page::kBuildCommand);
-  warned = true;
+  warn_front_end_missing("report.html not written");
 }
 
 /// The front end with `data_json` (compact JSON text) inlined ("" when it is not built).
@@ -142,6 +136,19 @@ std::string make_llm_report_html(const json& summary, const json& hardware) {
 
 void write_llm_report(const json& summary, const json& hardware, const std::string& dir) {
   write_report_page(dir, make_llm_report_html(summary, hardware));
+}
+
+std::string make_validation_report_html(const json& validation, const std::string& title) {
+  // {title, validation}: report.js tells the validation view by its `validation` member.
+  return page_html(compact(json{{"title", title}, {"validation", validation}}), title);
+}
+
+void warn_front_end_missing(const std::string& consequence) {
+  static bool warned = false;
+  if (!warned)
+    std::fprintf(stderr, "npusim: warning: %s: the web front end is not built (%s is missing); build it with %s\n",
+                 consequence.c_str(), report_page::template_path().c_str(), report_page::kBuildCommand);
+  warned = true;
 }
 
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title) {

@@ -60,4 +60,13 @@ std::string make_llm_report_html(const nlohmann::json& summary, const nlohmann::
 /// the front end is not built).
 void write_llm_report(const nlohmann::json& summary, const nlohmann::json& hardware, const std::string& dir);
 
+/// report.html of `npusim validate`: `validation` (validation.json's content) inlined in the same
+/// front end, which draws it as the validation view (web/src/validation.js). "" when the front end
+/// is not built.
+std::string make_validation_report_html(const nlohmann::json& validation, const std::string& title);
+
+/// Says once per process, on stderr, that the web front end is not built (which file is missing,
+/// how to build it) and `consequence`, what npusim does instead ("report.html not written").
+void warn_front_end_missing(const std::string& consequence);
+
 }  // namespace npusim::traces

@@ -98,8 +98,9 @@ int validate_command(const std::vector<std::string>& args) {
     });
   }
   const ValidationReport report = make_report(set, selected, figures);
-  write_file_atomic((dir.path() / "validation.json").string(), json_file_text(to_json(report, set)));
-  write_file_atomic((dir.path() / "report.html").string(), validation_page(report));
+  const nlohmann::json validation = to_json(report, set);
+  write_file_atomic((dir.path() / "validation.json").string(), json_file_text(validation));
+  write_file_atomic((dir.path() / "report.html").string(), validation_report_html(report, validation));
   dir.commit();
 
   std::cout << "npusim validate: " << csv << ", " << selected.size() << " rows\n"

@@ -133,7 +133,12 @@ std::vector<std::string> exceeded_limits(const ValidationReport& r, const std::v
 nlohmann::json to_json(const ValidationReport& r, const ValidationSet& set);
 /// The terminal table: a line per figure, then the per-metric statistics.
 std::string validation_table(const ValidationReport& r);
-/// report.html: one self-contained page, a log-log scatter per metric (inline SVG) and the table.
+/// report.html: the web front end's validation view with `validation` (to_json's content)
+/// inlined (traces/report.h); when the front end is not built, validation_page's plain page,
+/// with a warning on stderr.
+std::string validation_report_html(const ValidationReport& r, const nlohmann::json& validation);
+/// The plain page report.html falls back to: one self-contained page without script, a log-log
+/// scatter per metric (inline SVG) and the table.
 std::string validation_page(const ValidationReport& r);
 /// The scatter of one metric's figures (an <svg> element), as the page draws it.
 std::string validation_scatter_svg(const ValidationReport& r, Metric m);

@@ -1,11 +1,14 @@
-// report.html of npusim validate: one self-contained page (no script, no external asset), a
-// log-log scatter of simulated against measured per metric, drawn here as inline SVG, and the table.
+// report.html of npusim validate: the web front end's validation view with validation.json
+// inlined, as every other report. Without the built front end, a plain page drawn here (no script,
+// no external asset): a log-log scatter of simulated against measured per metric as inline SVG,
+// and the table; so that validate needs no node/npm.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "sim/core/version.h"
 #include "sim/engine/validation.h"
+#include "traces/report.h"
 
 namespace npusim::engine {
 
@@ -151,6 +154,13 @@ std::string validation_scatter_svg(const ValidationReport& r, Metric m) {
   }
   s += "</svg>\n";
   return s;
+}
+
+std::string validation_report_html(const ValidationReport& r, const nlohmann::json& validation) {
+  std::string html = traces::make_validation_report_html(validation, "npusim validate: " + r.csv);
+  if (!html.empty()) return html;
+  traces::warn_front_end_missing("report.html is the plain page without the interactive view");
+  return validation_page(r);
 }
 
 std::string validation_page(const ValidationReport& r) {

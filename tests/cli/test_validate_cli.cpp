@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_support.h"
+#include "traces/report_page.h"
 
 namespace fs = std::filesystem;
 using npusim::test::read_json;
@@ -44,6 +45,25 @@ std::size_t count_of(const std::string& text, const std::string& what) {
   for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
   return n;
 }
+
+/// The data report.html inlines for the front end (its <script type="application/json"> element).
+nlohmann::json inlined_data(const std::string& html) {
+  const std::string open = R"(<script type="application/json" id="npusim-data">)";
+  const std::size_t begin = html.find(open);
+  if (begin == std::string::npos) return nullptr;
+  const std::size_t end = html.find("</script>", begin + open.size());
+  return nlohmann::json::parse(html.substr(begin + open.size(), end - begin - open.size()));
+}
+
+/// NPUSIM_WEB_DIR set to an empty folder while it lives: npusim finds no built front end.
+class NoFrontEnd {
+ public:
+  explicit NoFrontEnd(const fs::path& dir) {
+    fs::create_directories(dir);
+    setenv("NPUSIM_WEB_DIR", dir.c_str(), 1);
+  }
+  ~NoFrontEnd() { unsetenv("NPUSIM_WEB_DIR"); }
+};
 
 }  // namespace
 
@@ -110,14 +130,33 @@ TEST(ValidationCli, ThreeRowsStatisticsMaxErrorGuardAndReport) {
   EXPECT_EQ(m.at("max_abs_error_row"), 1);
   EXPECT_EQ(j.at("rows").at(2).at("name"), "near, by");
 
-  // report.html: one page, one scatter (one metric) with a labelled point per row, no external asset.
+  // report.html: the web front end with validation.json inlined, which draws one scatter (one
+  // metric) with a point per figure named by its row (browser.validate_report checks the drawing);
+  // no external asset.
   const std::string html = npusim::read_file((out / "report.html").string());
-  EXPECT_EQ(count_of(html, "<svg"), 1u);
-  EXPECT_EQ(count_of(html, "class=\"point\""), 3u);
-  for (const char* label : {">fast</text>", ">slow</text>", ">near, by</text>"})
-    EXPECT_NE(html.find(label), std::string::npos) << label;
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
-  EXPECT_EQ(html.find("<script"), std::string::npos);
+  if (npusim::traces::report_page::load_template()) {
+    const auto data = inlined_data(html);
+    ASSERT_TRUE(data.is_object()) << html.substr(0, 300);
+    EXPECT_EQ(data.at("validation"), j);
+    EXPECT_EQ(data.at("title"), "npusim validate: " + csv);
+    EXPECT_NE(html.find("<title>npusim validate: "), std::string::npos);
+  }
+  // Without the built front end: the plain page, one scatter with a labelled point per row, no
+  // script, and a warning that names the build command.
+  {
+    NoFrontEnd none(dir / "no_web");
+    ASSERT_EQ(run_npusim("validate " + csv + " --config edge-s --quiet --out " + (dir / "plain").string(), &log), 0)
+        << log;
+  }
+  EXPECT_NE(log.find("warning: report.html is the plain page"), std::string::npos) << log;
+  EXPECT_NE(log.find(npusim::traces::report_page::kBuildCommand), std::string::npos) << log;
+  const std::string plain = npusim::read_file((dir / "plain" / "report.html").string());
+  EXPECT_EQ(count_of(plain, "<svg"), 1u);
+  EXPECT_EQ(count_of(plain, "class=\"point\""), 3u);
+  for (const char* label : {">fast</text>", ">slow</text>", ">near, by</text>"})
+    EXPECT_NE(plain.find(label), std::string::npos) << label;
+  EXPECT_EQ(plain.find("<script"), std::string::npos);
 
   // A limit above the largest error passes; --rows 2,3 leaves row 1 (+100 %) out, so 25 % passes too.
   EXPECT_EQ(
@@ -207,7 +246,14 @@ TEST(ValidationCli, AnUnsupportedModelIsListedAsSkipped) {
   EXPECT_NE(row.at("skipped").get<std::string>().find("found 'bloom'"), std::string::npos);
   EXPECT_TRUE(row.at("figures").empty());
   EXPECT_EQ(j.at("rows_skipped"), 1);
-  // The skipped row is in the table, not in the scatter: one point.
+  // The skipped row is in the table, not in the scatter: one point (the front end draws from
+  // the inlined validation.json; the plain page without it).
+  if (npusim::traces::report_page::load_template())
+    EXPECT_EQ(inlined_data(npusim::read_file((out / "report.html").string())).at("validation"), j);
+  {
+    NoFrontEnd none(dir / "no_web");
+    ASSERT_EQ(run_npusim("validate " + csv + " --quiet --out " + out.string(), &log), 0) << log;
+  }
   const std::string html = npusim::read_file((out / "report.html").string());
   EXPECT_EQ(count_of(html, "class=\"point\""), 1u);
   EXPECT_NE(html.find("skipped: "), std::string::npos);

@@ -1,11 +1,13 @@
 // The live page of `npusim serve`: controls -> POST /api/runs (debounced; a newer run of this
 // tab's session cancels the one in flight) -> progress by server-sent events -> the views. Two
 // modes: a workload (the zoo or an upload, as `npusim run`) or a language model (as `npusim llm`:
-// TTFT, tokens/s, decode latency against context), on the same hardware controls.
+// TTFT, tokens/s, decode latency against context), on the same hardware controls. A
+// validation.json the user opens is read in the browser and drawn in place of the run's views.
 import "./style.css";
 import {buildLlmPage, renderLlm, renderLlmPartial} from "./llm.js";
 import {buildPage, renderPage, renderTimeline} from "./page.js";
 import {esc, si} from "./format.js";
+import {readValidationFile, renderValidation} from "./validation.js";
 
 const $ = id => document.getElementById(id);
 const TAB = Math.random().toString(36).slice(2, 10);  // this tab's session: its runs cancel each other
@@ -48,6 +50,7 @@ const HW = [
   {id: "l2", label: "L2 (KiB, 0 = none)", key: "npu.l2.capacity", get: c => c.l2.capacity_bytes / 1024, unit: " KiB", min: 0, max: 1048576},
 ];
 
+let validationMain = null;  // the validation view, while one is open
 let currentUnf = null;  // the unfused companion of the run shown, once it landed
 let options = null, page = null, llmPage = null, current = null, baseline = null, timer = null, generation = 0, changedAt = 0;
 const cache = new Map();  // request JSON -> finished run (the simulator is deterministic)
@@ -91,7 +94,9 @@ function buildControls() {
     '<div class="buttons"><button id="pin" type="button">Pin as baseline</button>' +
     '<label id="compare-label" title="The run the roofline, the DRAM bytes and the headline ratios set this run against">compare with <select id="compare-base">' +
     '<option value="unfused">unfused, same hardware</option><option value="baseline" disabled>pinned baseline</option></select></label>' +
-    ' <a id="download" class="button" href="#">Download run folder</a></div>';
+    ' <a id="download" class="button" href="#">Download run folder</a></div>' +
+    '<label class="upload open-validation">Open validation.json <input type="file" id="open-validation" accept=".json,application/json"></label>' +
+    '<div id="validation-error" class="error" role="alert"></div>';
   $("config").addEventListener("change", () => { resetHardware(); changed(0); });
   for (const id of ["workload", "fusion", "objective", "parallel"].concat(HW.map(h => h.id))) $(id).addEventListener("change", () => changed(0));
   for (const h of HW.filter(h => !h.list)) $(h.id).addEventListener("input", () => changed(DEBOUNCE_MS));
@@ -103,6 +108,7 @@ function buildControls() {
     for (const l of LLM.filter(l => l.list)) choose(l.id, l.def);
   }
   $("pin").addEventListener("click", togglePin);
+  $("open-validation").addEventListener("change", openValidation);
   $("compare-base").addEventListener("change", () => { if (current && !current.summary.llm) draw(current, currentUnf); });
 }
 
@@ -203,6 +209,7 @@ function request(p, fusion) {
 
 let lastRequested = "";  // the parameters of the latest run started: a change back to them is no change
 function changed(delay = 0) {
+  closeValidation();  // a control changed: the reader is back at the live run
   showContext();
   if (JSON.stringify(params()) === lastRequested) return clearTimeout(timer);
   changedAt = performance.now();
@@ -418,6 +425,49 @@ async function upload() {
   addUploadOption("upload:" + j.upload, j.name);
   $("workload").value = "upload:" + j.upload;
   changed();
+}
+
+/** Opens the validation.json the user picked: read here, in the browser; nothing goes to the server. */
+async function openValidation() {
+  const input = $("open-validation"), file = input.files[0];
+  $("validation-error").textContent = "";
+  if (!file) return;
+  const {data, error} = await readValidationFile(file);
+  input.value = "";  // so that picking the same file again opens it again
+  if (error) $("validation-error").textContent = error;
+  else showValidation(data, file.name);
+}
+
+/** The validation view of `v` (from the file `name`) in place of the run's views, with a way back. */
+function showValidation(v, name) {
+  closeValidation();
+  validationMain = document.createElement("main");
+  validationMain.id = "validation-main";
+  const head = document.createElement("div");
+  head.className = "validation-head";
+  const back = document.createElement("button");
+  back.type = "button";
+  back.id = "close-validation";
+  back.textContent = "Back to the live run";
+  back.addEventListener("click", closeValidation);
+  const what = document.createElement("span");
+  what.className = "note";
+  what.textContent = name + ", opened in this page (read in the browser, not sent to the server)";
+  head.append(back, " ", what);
+  validationMain.appendChild(head);
+  renderValidation(validationMain, v);
+  $("main").parentElement.appendChild(validationMain);
+  $("main").hidden = true;
+  if (llmPage) llmPage.main.hidden = true;
+  document.body.dataset.view = "validation";
+}
+
+function closeValidation() {
+  if (!validationMain) return;
+  validationMain.remove();
+  validationMain = null;
+  delete document.body.dataset.view;
+  showMode();
 }
 
 function togglePin() {

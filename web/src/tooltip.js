@@ -12,6 +12,13 @@ export function showTip(ev, html) {
   t.style.display = "block";
   moveTip(ev);
 }
+/** The hover box with one line of plain text per entry of `lines` (text from a file the user opened: never HTML). */
+export function showTipLines(ev, lines) {
+  const t = box();
+  t.replaceChildren(...lines.map(text => { const d = document.createElement("div"); d.className = "row"; d.textContent = text; return d; }));
+  t.style.display = "block";
+  moveTip(ev);
+}
 export function moveTip(ev) {
   const t = box();
   t.style.left = Math.min(ev.clientX + 14, window.innerWidth - t.offsetWidth - 8) + "px";

@@ -3,7 +3,7 @@
 //   node tests/browser.mjs --npusim PATH --out DIR [--only NAME] [--measure]
 // Exit 0 pass, 1 fail, 77 skipped (no chromium, no playwright-core, or the page is not built).
 import {execFileSync, spawn} from "node:child_process";
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from "node:fs";
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {dirname, join} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -112,6 +112,62 @@ async function checkLlmViews(page, l) {
     const ticks = await page.$$eval(sel + " g.axis text", t => t.map(e => e.textContent));
     assert(ticks.length >= 6 && !ticks.some(hasExponent), sel + ": real ticks, no exponent: " + ticks.join(" "));
   }
+}
+
+/**
+ * `npusim validate` on a CSV of zoo workloads on edge-s whose measured figures are made from
+ * small_cnn's own simulated latency L (npusim run, greedy): "fast" measured L/2 (ratio 2, error
+ * +100 %), "slow" measured 1.25 L (ratio 0.8, error -20 %), "kws" (ds_cnn_kws) a made-up 0.07 ms,
+ * and an LLM row of a model type npusim does not read, which is skipped.
+ * Returns {dir, out (the validate folder), v (its validation.json), L}.
+ */
+function npusimValidate() {
+  const {dir, summary} = npusimRun(["--config", "edge-s", "--workload", "small_cnn", "--fusion", "greedy"]);
+  const L = summary.seconds * 1e3;
+  writeFileSync(join(dir, "bloom.json"), JSON.stringify({model_type: "bloom", hidden_size: 1024, n_layer: 24, vocab_size: 250880}));
+  writeFileSync(join(dir, "m.csv"), "name,kind,workload,config,latency_ms,ttft_ms,source\n" +
+    "fast,run,small_cnn,edge-s," + String(L / 2) + ",,half of npusim's\n" +
+    "slow,run,small_cnn,edge-s," + String(L * 1.25) + ",,1.25 x npusim's\n" +
+    "kws,run,ds_cnn_kws,edge-s,0.07,,made up\n" +
+    "bloom,llm,bloom.json,edge-s,,120,a BLOOM on the board\n");
+  const out = join(dir, "val");
+  execFileSync(npusim, ["validate", join(dir, "m.csv"), "--quiet", "--out", out], {stdio: "ignore"});
+  return {dir, out, v: JSON.parse(readFileSync(join(out, "validation.json"), "utf8")), L};
+}
+
+/** The validation view on `page` as the test compares it: points, lines, the tables' cells. */
+const validationView = page => page.evaluate(() => {
+  const cells = sel => [...document.querySelectorAll(sel + " tbody tr")].map(tr => [...tr.cells].map(td => td.textContent));
+  return {
+    plots: [...document.querySelectorAll("svg.validation-scatter")].map(s => ({metric: s.dataset.metric,
+      points: [...s.querySelectorAll("g.point")].map(g => ({row: Number(g.dataset.row), label: g.querySelector("text.label").textContent})),
+      identity: s.querySelectorAll("line.identity").length, band: s.querySelectorAll("polygon.band").length})),
+    stats: cells("table.validation-stats"), figures: cells("table.validation-figures"), notSimulated: cells("table.validation-not-simulated"),
+  };
+});
+
+/** The view against validation.json `v`: one point per figure, y = x, the statistics and the skipped row. */
+function checkValidationView(view, v) {
+  const figures = v.rows.flatMap(r => r.figures.map(f => ({row: r, f})));
+  assert(view.plots.length === v.metrics.length && view.plots.length === 1, "one scatter per metric: " + view.plots.map(p => p.metric));
+  const plot = view.plots[0];
+  assert(plot.points.length === figures.length && figures.length === 3, "one point per figure (" + plot.points.length + " of " + figures.length + ")");
+  assert(figures.every(({row}) => plot.points.some(p => p.row === row.row && p.label === row.name)), "each point named by its row");
+  assert(plot.identity === 1 && plot.band === 1, "the y = x line and the 25 % band");
+  const signed = x => (x >= 0 ? "+" : "") + x.toFixed(1) + " %";
+  const m = v.metrics[0];
+  const want = [m.metric + " (" + m.unit + ")", String(m.count), signed(m.median_error_percent), m.median_abs_error_percent.toFixed(1) + " %",
+    m.max_abs_error_percent.toFixed(1) + " %"];
+  assert(JSON.stringify(view.stats[0].slice(0, 5)) === JSON.stringify(want), "the statistics are validation.json's: " + view.stats[0] + " vs " + want);
+  assert(view.stats[0][5].startsWith("row " + m.max_abs_error_row + " "), "the row of the largest |error|: " + view.stats[0][5]);
+  for (const {row, f} of figures) {
+    const drawn = view.figures.find(c => c[0] === String(row.row) && c[3] === f.metric);
+    assert(drawn && drawn[6] === (f.simulated / f.measured).toFixed(3), row.name + ": ratio " + (drawn && drawn[6]) + " = simulated / measured");
+    assert(drawn[4].endsWith(" ms") && drawn[5].endsWith(" ms"), row.name + ": figures with their unit: " + drawn);
+  }
+  const skipped = v.rows.find(r => r.status === "skipped");
+  assert(view.notSimulated.length === 1 && view.notSimulated[0][1] === skipped.name && view.notSimulated[0][4] === skipped.skipped,
+    "the skipped row and its reason: " + JSON.stringify(view.notSimulated));
 }
 
 const tests = {
@@ -755,6 +811,71 @@ const tests = {
       "the reason of " + (boundary && boundary.from) + " -> " + (boundary && boundary.to) + " is on the page: " +
       (boundary && boundary.reason) + " | " + reasons.slice(0, 3).join(" | "));
     rmSync(split.dir, {recursive: true, force: true});
+  },
+  // report.html of npusim validate: the front end's validation view with validation.json's figures.
+  async validate_report(page) {
+    const {dir, out, v, L} = npusimValidate();
+    await page.context().setOffline(true);
+    const requests = [];
+    page.on("request", r => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
+    await page.goto("file://" + join(out, "report.html"));
+    await page.waitForFunction(() => document.body.dataset.ready === "1");
+    await page.screenshot({path: join(outDir, "validate_report.png"), fullPage: true});
+    await page.context().setOffline(false);
+    assert(requests.length === 0, "nothing fetched: " + requests.join(", "));
+    const view = await validationView(page);
+    checkValidationView(view, v);
+    // On paper: L against L/2 is a ratio of 2 and an error of +100 %; against 1.25 L, 0.8 and -20 %.
+    const fast = view.figures.find(c => c[1] === "fast"), slow = view.figures.find(c => c[1] === "slow");
+    assert(fast[6] === "2.000" && fast[7] === "+100.0 %" && slow[6] === "0.800" && slow[7] === "-20.0 %",
+      "the made-up figures' ratio and error: " + fast + " | " + slow);
+    assert(Math.abs(v.rows[0].figures[0].simulated - L) < 1e-9 * L, "validate simulates as npusim run does");
+    // The hover box of a point says its figures.
+    await page.hover("svg.validation-scatter g.point[data-row='1'] circle");
+    const tip = await page.textContent("#tip");
+    assert(tip.includes("row 1: fast") && tip.includes("ratio (simulated / measured): 2.000") && tip.includes("error: +100.0 %"), "the tooltip: " + tip);
+    rmSync(dir, {recursive: true, force: true});
+  },
+  // The live page opens a validation.json read in the browser and draws the same view; a broken
+  // file gets a message on the page, and a hostile name stays text.
+  async validation_open(page, url) {
+    const {dir, out, v} = npusimValidate();
+    await page.goto(url);
+    await page.waitForSelector("#open-validation");
+    await page.setInputFiles("#open-validation", join(out, "validation.json"));
+    await page.waitForSelector("#validation-main svg.validation-scatter");
+    await page.screenshot({path: join(outDir, "validation_open.png"), fullPage: true});
+    const view = await validationView(page);
+    checkValidationView(view, v);
+    assert(await page.$eval("#main", e => e.hidden), "the run's views give way to the validation view");
+    const report = await page.context().newPage();
+    await report.goto("file://" + join(out, "report.html"));
+    await report.waitForFunction(() => document.body.dataset.ready === "1");
+    assert(JSON.stringify(await validationView(report)) === JSON.stringify(view), "the same view as report.html");
+    await report.close();
+    await page.click("#close-validation");
+    assert(!(await page.$("#validation-main")) && !(await page.$eval("#main", e => e.hidden)), "back to the live run");
+    const open = async (name, text) => {
+      await page.$eval("#validation-error", e => { e.textContent = ""; });
+      await page.setInputFiles("#open-validation", {name, mimeType: "application/json", buffer: Buffer.from(text)});
+      await page.waitForFunction(() => document.getElementById("validation-error").textContent !== "" || document.getElementById("validation-main"));
+      return page.textContent("#validation-error");
+    };
+    let message = await open("broken.json", "this is not JSON");
+    assert(message === "broken.json is not JSON", "not JSON: " + message);
+    message = await open("shape.json", JSON.stringify({rows: [{row: 1}], metrics: []}));
+    assert(message === "shape.json is not a validation.json of npusim validate: rows[0]: expected `name` to be a string", "wrong shape: " + message);
+    message = await open("big.json", " ".repeat(16 * 1024 * 1024 + 1));
+    assert(message.startsWith("big.json is 16,777,217 bytes"), "too large: " + message);
+    assert(!(await page.$("#validation-main")), "no view from a broken file");
+    // A row name that would be markup is drawn as text.
+    const hostile = structuredClone(v);
+    hostile.rows[0].name = "<img src=x onerror=\"window.pwned=1\">";
+    message = await open("hostile.json", JSON.stringify(hostile));
+    assert(message === "" && (await page.$$eval("#validation-main img", i => i.length)) === 0, "no markup from the file");
+    const labels = await page.$$eval("svg.validation-scatter text.label", t => t.map(e => e.textContent));
+    assert(labels.includes(hostile.rows[0].name) && !(await page.evaluate(() => window.pwned)), "the name shown as text: " + labels);
+    rmSync(dir, {recursive: true, force: true});
   },
 };
 
