@@ -61,7 +61,7 @@ export function validationProblem(v) {
  */
 export function readValidationFile(file) {
   if (file.size > MAX_FILE_BYTES)
-    return Promise.resolve({error: file.name + " is " + int(file.size) + " bytes: a validation.json of at most 16 MiB is read"});
+    return Promise.resolve({error: file.name + " is " + int(file.size) + " bytes: a validation.json of at most " + MAX_FILE_BYTES / 1048576 + " MiB is read"});
   return new Promise(resolve => {
     const reader = new FileReader();
     reader.onerror = () => resolve({error: file.name + " could not be read"});
@@ -75,8 +75,10 @@ export function readValidationFile(file) {
   });
 }
 
-// Numbers as the terminal table writes them, each with its unit.
-const value = (v, unit) => fixed(v, 5) + " " + unit;
+// Numbers as the terminal table writes them (5 significant digits, no trailing zeros; the ratio
+// with 3 decimals, the error in % with 1 and its sign), each with its unit; never an exponent.
+const sig5 = v => { const t = String(Number(v.toPrecision(5))); return t.includes("e") ? fixed(v, 5) : t; };
+const value = (v, unit) => sig5(v) + " " + unit;
 const ratioText = v => v.toFixed(3);
 const signed = v => (v >= 0 ? "+" : "") + v.toFixed(1) + " %";
 const percent = v => v.toFixed(1) + " %";
@@ -148,7 +150,7 @@ function summary(el, v) {
   add(el, "p", "Each row of the CSV simulated as npusim run or npusim llm would run it" +
     (typeof v.config === "string" ? " (--config " + v.config + ")" : "") +
     ", against its measured figure. ratio = simulated / measured; error = (simulated − measured) / measured × 100." +
-    (typeof p.version === "string" ? " " + p.version + (typeof p.commit === "string" ? " (" + p.commit + ")" : "") + "." : ""), "note");
+    (typeof p.version === "string" ? " npusim " + p.version + (typeof p.commit === "string" ? ", commit " + p.commit : "") + "." : ""), "note");
 }
 
 /** The axes' range: whole decades around every point, one at least (as the plain page). */

@@ -848,7 +848,7 @@ const tests = {
     const view = await validationView(page);
     checkValidationView(view, v);
     assert(await page.$eval("#main", e => e.hidden), "the run's views give way to the validation view");
-    const report = await page.context().newPage();
+    const report = await page.context().browser().newPage();
     await report.goto("file://" + join(out, "report.html"));
     await report.waitForFunction(() => document.body.dataset.ready === "1");
     assert(JSON.stringify(await validationView(report)) === JSON.stringify(view), "the same view as report.html");
