@@ -455,8 +455,8 @@ function showValidation(v, name) {
   what.textContent = name + ", opened in this page (read in the browser, not sent to the server)";
   head.append(back, " ", what);
   validationMain.appendChild(head);
+  $("main").parentElement.appendChild(validationMain);  // in the document first: the labels are measured as drawn
   renderValidation(validationMain, v);
-  $("main").parentElement.appendChild(validationMain);
   $("main").hidden = true;
   if (llmPage) llmPage.main.hidden = true;
   document.body.dataset.view = "validation";

@@ -7,6 +7,7 @@
 // only as text (textContent, d3's .text and .attr), never as HTML.
 import {axisBottom, axisLeft, scaleLog, select} from "d3";
 import {fixed, int} from "./format.js";
+import {LabelPlacer} from "./labels.js";
 import {hideTip, moveTip, showTipLines} from "./tooltip.js";
 
 /** The largest validation.json the live page reads (a file of a few thousand rows is well under 1 MiB). */
@@ -198,14 +199,14 @@ function scatter(parent, metric, points, i) {
     .attr("points", [[a, a * (1 - BAND)], [b, b * (1 - BAND)], [b, b * (1 + BAND)], [a, a * (1 + BAND)]].map(([u, w]) => x(u) + "," + y(w)).join(" "));
   g.append("line").attr("class", "identity").attr("x1", x(a)).attr("y1", y(a)).attr("x2", x(b)).attr("y2", y(b))
     .attr("stroke", "#333").attr("stroke-dasharray", "4 3");
-  svg.append("text").attr("x", M.l + 6).attr("y", M.t + 14).attr("fill", "#555").attr("font-size", 11)
+  const legend = svg.append("text").attr("x", M.l + 6).attr("y", M.t + 14).attr("fill", "#555").attr("font-size", 11)
     .text("dashed: simulated = measured; shaded: within 25 %");
   const quantity = (QUANTITY[metric] || metric) + " (" + unit + ")";
   svg.append("text").attr("class", "axis-name").attr("x", (M.l + W - M.r) / 2).attr("y", H - 12).attr("text-anchor", "middle")
     .attr("font-size", 12).text("measured " + quantity);
   svg.append("text").attr("class", "axis-name").attr("transform", "translate(18," + (M.t + H - M.b) / 2 + ") rotate(-90)")
     .attr("text-anchor", "middle").attr("font-size", 12).text("simulated " + quantity);
-  drawPoints(svg, ok, x, y);
+  drawPoints(svg, ok, x, y, labelPlaces(svg, ok, x, y, legend.node()));
   if (ok.length < points.length)
     add(fig, "figcaption", points.length - ok.length + " figure(s) not above zero: in the table, not on the log axes.", "note");
 }
@@ -238,14 +239,34 @@ function tipLines({row, f}) {
   return lines;
 }
 
-function drawPoints(svg, points, x, y) {
+/**
+ * Where each point's name goes: beside it, at the first place that overlaps no other name, point
+ * or the legend; where there is none, at the first place all the same (every point is named).
+ */
+function labelPlaces(svg, points, x, y, legend) {
+  const measurer = svg.append("text").attr("font-size", 11).attr("visibility", "hidden");
+  const placer = new LabelPlacer(text => measurer.text(text).node().getComputedTextLength(),
+    {x0: M.l + 2, y0: M.t + 2, x1: W - M.r - 2, y1: H - M.b - 2});
+  placer.box(M.l + 6, M.t + 2, legend.getComputedTextLength(), 16);
+  for (const p of points) placer.box(x(p.f.measured) - 5, y(p.f.simulated) - 5, 10, 10);
+  const places = points.map(p => {
+    const px = x(p.f.measured), py = y(p.f.simulated);
+    const cands = [{x: px + 7, y: py - 6, anchor: "start"}, {x: px + 7, y: py + 14, anchor: "start"},
+      {x: px - 7, y: py - 6, anchor: "end"}, {x: px - 7, y: py + 14, anchor: "end"}];
+    return placer.place(p.row.name, cands) || cands[0];
+  });
+  measurer.remove();
+  return places;
+}
+
+function drawPoints(svg, points, x, y, places) {
   const g = svg.append("g").attr("class", "points").selectAll("g").data(points).join("g").attr("class", "point")
     .attr("data-row", p => p.row.row).attr("data-ratio", p => p.f.ratio)
     .attr("data-simulated", p => p.f.simulated).attr("data-measured", p => p.f.measured);
   g.append("circle").attr("cx", p => x(p.f.measured)).attr("cy", p => y(p.f.simulated)).attr("r", 4.5)
     .attr("fill", p => (Math.abs(p.f.error_percent) <= BAND * 100 ? INSIDE : OUTSIDE)).attr("stroke", "#fff");
-  g.append("text").attr("class", "label").attr("x", p => x(p.f.measured) + 7).attr("y", p => y(p.f.simulated) - 6)
-    .attr("font-size", 11).text(p => p.row.name);
+  g.append("text").attr("class", "label").attr("x", (p, i) => places[i].x).attr("y", (p, i) => places[i].y)
+    .attr("text-anchor", (p, i) => places[i].anchor).attr("font-size", 11).text(p => p.row.name);
   g.on("mouseenter", (ev, p) => showTipLines(ev, tipLines(p))).on("mousemove", moveTip).on("mouseleave", hideTip);
 }
 
