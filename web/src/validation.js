@@ -232,9 +232,6 @@ function tipLines({row, f}) {
   const lines = ["row " + row.row + ": " + row.name + " (" + row.kind + ")", "metric: " + f.metric,
     "simulated: " + value(f.simulated, f.unit), "measured: " + value(f.measured, f.unit),
     "ratio (simulated / measured): " + ratioText(f.ratio), "error: " + signed(f.error_percent)];
-  // A fit's answer may mark which figures it fitted; validation.json of npusim validate does not.
-  const inFit = typeof f.in_fit === "boolean" ? f.in_fit : row.in_fit;
-  if (typeof inFit === "boolean") lines.push("in the fit: " + (inFit ? "yes" : "no"));
   if (typeof row.source === "string") lines.push("source: " + row.source);
   return lines;
 }
