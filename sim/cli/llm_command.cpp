@@ -30,7 +30,8 @@ constexpr std::int64_t kMaxCount = 1000000;
 
 const char* kUsage =
     "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]\n"
-    "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int8|fp16]\n"
+    "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int4|int8|fp16]\n"
+    "                  [--kv-group-size 32]\n"
     "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
     "                  [--parallel none|tensor|auto] [--draft MODEL [--draft-tokens K] [--acceptance A]]\n"
     "                  [--set K=V]... [--out DIR]\n"
@@ -112,8 +113,9 @@ int llm_command(const std::vector<std::string>& args) {
   LlmSpec s;
   s.out = "npusim-out/llm";
   bool quiet = false;
-  std::int64_t draft_tokens = 0;  // 0: not given
-  std::string acceptance;         // "": not given
+  std::int64_t draft_tokens = 0;    // 0: not given
+  std::uint32_t kv_group_size = 0;  // 0: not given
+  std::string acceptance;           // "": not given
   po::options_description d("npusim llm options");
   d.add_options()("model,m", po::value(&s.model),
                   "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
@@ -130,7 +132,9 @@ int llm_command(const std::vector<std::string>& args) {
       "group-size", integer_value<std::uint32_t>(&s.group_size, 0, 1u << 20), "weights per fp16 scale (int4, int8)")(
       "zero-point", po::bool_switch(&s.zero_point), "asymmetric weights: an int4/int8 zero point per group too")(
       "wide-head", po::bool_switch(&s.wide_head), "keep the LM head and the embedding table at fp16")(
-      "kv-dtype", po::value(&s.kv_dtype), "KV cache: int8, fp16 or bf16 (default: the config's dtype)")(
+      "kv-dtype", po::value(&s.kv_dtype), "KV cache: int4, int8, fp16 or bf16 (default: the config's dtype)")(
+      "kv-group-size", integer_value<std::uint32_t>(&kv_group_size, 1, 4096, false),
+      "KV cache elements per fp16 scale with --kv-dtype int4 (default 32)")(
       "act-dtype", po::value(&s.act_dtype), "activations: int8, fp16 or bf16 (default: the config's dtype)")(
       "all-logits", po::bool_switch(&s.all_logits), "the prefill computes the LM head for every prompt token")(
       "expert-routing", po::value(&s.expert_routing),
@@ -160,6 +164,12 @@ int llm_command(const std::vector<std::string>& args) {
   if (!parse_command_line(args, d, kUsage)) return 0;
   s.progress = !quiet;
   set_speculation(draft_tokens, acceptance, s);
+  if (kv_group_size > 0) {  // scales belong to the int4 cache only: refused beside any other
+    if (s.kv_dtype != "int4")
+      throw InputError("--kv-group-size", "expected --kv-dtype int4 beside it (the KV format with scales), found " +
+                                              (s.kv_dtype.empty() ? std::string("none") : "--kv-dtype " + s.kv_dtype));
+    s.kv_group_size = kv_group_size;
+  }
   if (s.model.empty()) throw InputError("--model", "expected a config.json path or a shipped model name, found none");
   // Bad input stops here, before the output folder exists.
   check_llm_spec(s);

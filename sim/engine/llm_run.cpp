@@ -27,17 +27,26 @@ namespace llm = workloads::llm;
 
 namespace {
 
-/// The widths of `spec` (flags named in errors). Activations and the KV cache take whole-byte
-/// formats only: sub-byte ones are weight formats.
+/// The widths of `spec` (flags named in errors). Activations take whole-byte formats only; the
+/// KV cache also int4, with one fp16 scale per kv_group_size elements (the sub-byte caches of
+/// llama.cpp's Q4_0 and KIVI).
 llm::Widths widths_of(const LlmSpec& s) {
   llm::Widths w;
   w.weights = llm::parse_format(s.weight_dtype, s.group_size, s.zero_point, "--weight-dtype");
-  auto whole = [](const std::string& name, const char* flag) {
-    if (name == "int4") throw InputError(std::string(flag) + " int4", "expected int8, fp16 or bf16, found 'int4'");
+  auto whole = [](const std::string& name, const char* flag, const char* allowed) {
+    if (name == "int4")
+      throw InputError(std::string(flag) + " int4", std::string("expected ") + allowed + ", found 'int4'");
     return llm::parse_format(name, 0, false, flag);
   };
-  w.kv = whole(s.kv_dtype, "--kv-dtype");
-  w.activations = whole(s.act_dtype, "--act-dtype");
+  if (s.kv_dtype == "int4") {
+    if (s.kv_group_size < 1 || s.kv_group_size > 4096)
+      throw InputError("--kv-group-size", "expected a whole number from 1 to 4096 (elements per scale), found " +
+                                              std::to_string(s.kv_group_size));
+    w.kv = llm::parse_format("int4", s.kv_group_size, false, "--kv-dtype");
+  } else {
+    w.kv = whole(s.kv_dtype, "--kv-dtype", "int4, int8, fp16 or bf16");
+  }
+  w.activations = whole(s.act_dtype, "--act-dtype", "int8, fp16 or bf16");
   w.wide_head = s.wide_head;
   return w;
 }

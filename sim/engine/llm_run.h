@@ -28,6 +28,7 @@ struct LlmSpec {
   std::string weight_dtype;         // int4, int8, fp16, bf16; "" = the config's dtype
   std::string kv_dtype, act_dtype;  // int8, fp16, bf16; "" = the config's dtype
   std::uint32_t group_size = 128;   // elements per weight scale (int4, int8)
+  std::uint32_t kv_group_size = 32;  // elements per KV cache scale (--kv-dtype int4)
   bool zero_point = false;          // asymmetric weights: a zero point per group too
   bool wide_head = false;           // keep the LM head and embedding at 16 bits
   bool all_logits = false;          // prefill computes the LM head for every prompt token

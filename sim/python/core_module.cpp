@@ -362,7 +362,8 @@ PYBIND11_MODULE(_core, m) {
          const std::string& weight_dtype, std::uint32_t group_size, const std::string& kv_dtype,
          const std::string& act_dtype, bool zero_point, bool wide_head, bool all_logits, const std::string& fusion,
          int decode_samples, double decode_tolerance, const std::string& out, bool quiet, std::int64_t context,
-         const std::string& expert_routing, const std::string& draft, std::int64_t draft_tokens, double acceptance) {
+         const std::string& expert_routing, const std::string& draft, std::int64_t draft_tokens, double acceptance,
+         std::uint32_t kv_group_size) {
         npusim::engine::LlmSpec s;
         s.model = model;
         s.config = config.spec;
@@ -375,6 +376,7 @@ PYBIND11_MODULE(_core, m) {
         s.draft = draft;
         s.draft_tokens = draft_tokens;
         s.acceptance = acceptance;
+        s.kv_group_size = kv_group_size;
         s.weight_dtype = weight_dtype;
         s.group_size = group_size;
         s.kv_dtype = kv_dtype;
@@ -393,5 +395,5 @@ PYBIND11_MODULE(_core, m) {
       py::arg("weight_dtype"), py::arg("group_size"), py::arg("kv_dtype"), py::arg("act_dtype"), py::arg("zero_point"),
       py::arg("wide_head"), py::arg("all_logits"), py::arg("fusion"), py::arg("decode_samples"),
       py::arg("decode_tolerance"), py::arg("out"), py::arg("quiet"), py::arg("context"), py::arg("expert_routing"),
-      py::arg("draft"), py::arg("draft_tokens"), py::arg("acceptance"));
+      py::arg("draft"), py::arg("draft_tokens"), py::arg("acceptance"), py::arg("kv_group_size"));
 }

@@ -169,7 +169,7 @@ engine::LlmSpec parse_llm(const json& l) {
   s.kv_dtype = string_field(l, "kv_dtype", "", "llm.");
   s.act_dtype = string_field(l, "act_dtype", "", "llm.");
   if (!s.weight_dtype.empty()) check_one_of(s.weight_dtype, {"int4", "int8", "fp16", "bf16"}, "llm.weight_dtype");
-  if (!s.kv_dtype.empty()) check_one_of(s.kv_dtype, {"int8", "fp16", "bf16"}, "llm.kv_dtype");
+  if (!s.kv_dtype.empty()) check_one_of(s.kv_dtype, {"int4", "int8", "fp16", "bf16"}, "llm.kv_dtype");
   if (!s.act_dtype.empty()) check_one_of(s.act_dtype, {"int8", "fp16", "bf16"}, "llm.act_dtype");
   s.expert_routing = string_field(l, "expert_routing", "", "llm.");
   if (!s.expert_routing.empty()) check_one_of(s.expert_routing, {"uniform", "concentrated"}, "llm.expert_routing");

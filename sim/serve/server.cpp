@@ -411,7 +411,7 @@ Response Server::Impl::options_json() {
                          {{"models", workloads::llm::shipped_config_names(config::data_dir())},
                           {"fusion", sched::fusion_policy_names(true)},
                           {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},
-                          {"kv_dtypes", {"int8", "fp16", "bf16"}},
+                          {"kv_dtypes", {"int4", "int8", "fp16", "bf16"}},
                           {"max_prompt", kMaxLlmPrompt},
                           {"max_context", kMaxLlmContext},
                           {"max_generate", kMaxLlmGenerate},

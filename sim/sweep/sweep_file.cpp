@@ -61,10 +61,10 @@ const Objective& objective(const std::string& name, bool llm, const std::string&
 }
 
 const std::vector<std::string>& llm_knob_names() {
-  static const std::vector<std::string> names = {"prompt",         "generate",   "batch",          "weight_dtype",
-                                                 "group_size",     "kv_dtype",   "act_dtype",      "zero_point",
-                                                 "wide_head",      "all_logits", "decode_samples", "context",
-                                                 "expert_routing", "draft",      "draft_tokens",   "acceptance"};
+  static const std::vector<std::string> names = {
+      "prompt",         "generate",   "batch",        "weight_dtype", "group_size",     "kv_dtype",
+      "act_dtype",      "zero_point", "wide_head",    "all_logits",   "decode_samples", "context",
+      "expert_routing", "draft",      "draft_tokens", "acceptance",   "kv_group_size"};
   return names;
 }
 
@@ -317,6 +317,12 @@ void read_llm(const FileReader& r, const workloads::YamlNode& node, SweepSpec& s
     if (has(key) && !has("draft"))
       throw InputError(r.where(node[key], std::string("llm.") + key),
                        "expected a 'draft:' knob beside it (the model that proposes the tokens), found none");
+  const Axis* kv = nullptr;
+  for (const Axis& k : s.llm_knobs)
+    if (k.key == "kv_dtype") kv = &k;
+  if (has("kv_group_size") && (!kv || std::find(kv->values.begin(), kv->values.end(), "int4") == kv->values.end()))
+    throw InputError(r.where(node["kv_group_size"], "llm.kv_group_size"),
+                     "expected a 'kv_dtype:' knob holding int4 beside it (the KV format with scales), found none");
 }
 
 /// Every model with every combination of knob values checked as `npusim llm` checks its flags
@@ -391,6 +397,8 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
       spec.wide_head = knob_bool(k, v);
     else if (k.key == "all_logits")
       spec.all_logits = knob_bool(k, v);
+    else if (k.key == "kv_group_size")
+      spec.kv_group_size = std::uint32_t(knob_whole(k, v, 1, 4096));
     else if (k.key == "group_size" || k.key == "decode_samples") {
       const std::int64_t n = knob_whole(k, v, 0, 1 << 20);
       if (k.key == "group_size")

@@ -279,7 +279,12 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
        "(max_position_embeddings): expected at least 4200 positions for --prompt 4000 + --generate 200, found 4096"},
       {"--model " + model + " --weight-dtype int3",
        "--weight-dtype int3: expected int4, int8, fp16, bf16 or fp32, found 'int3'"},
-      {"--model " + model + " --kv-dtype int4", "--kv-dtype int4: expected int8, fp16 or bf16, found 'int4'"},
+      {"--model " + model + " --act-dtype int4", "--act-dtype int4: expected int8, fp16 or bf16, found 'int4'"},
+      {"--model " + model + " --kv-dtype int4 --kv-group-size 0",
+       "--kv-group-size: expected a whole number from 1 to 4096"},
+      {"--model " + model + " --kv-dtype int2", "--kv-dtype int2: expected int4, int8, fp16, bf16 or fp32"},
+      {"--model " + model + " --kv-dtype int8 --kv-group-size 64",
+       "--kv-group-size: expected --kv-dtype int4 beside it (the KV format with scales), found --kv-dtype int8"},
       {"--model " + model + " --prompt 0", "--prompt: expected a whole number from 1 to 1000000, found '0'"},
       {"--prompt 8", "--model: expected a config.json path or a shipped model name, found none"},
       {"--model " + model + " --decode-tolerance 0", "--decode-tolerance: expected a fraction above 0 and at most 1"},
@@ -605,4 +610,33 @@ TEST(LlmRun, SpeculativeTokensPerSecondComeFromTheDraftAndVerifySteps) {
                 mem["draft"].get<std::uint64_t>() + mem["activations_peak"].get<std::uint64_t>());
   // The draft's cache at the final context 40: 1 layer x (K + V) x 2 heads x 40 x 32 x 1 B.
   EXPECT_EQ(sp["kv_cache_bytes"], 1u * 2 * 2 * 40 * 32);
+}
+
+TEST(LlmRun, AnInt4KvCacheHoldsHalfAByteAndAScalePerGroupOfElements) {
+  // The small model at context 130: each layer's K (and V) is 1 x 4 heads x 130 x 32 = 16,640
+  // elements. int8: 16,640 B. int4 in groups of 32: 16,640 x 4 bits + 520 fp16 scales x 16 bits
+  // = 74,880 bits = 9,360 B. Four layers, K and V: 133,120 B against 74,880 B.
+  const std::string model = write_temp("small_kv4.json", kSmall);
+  const std::string common = "--model " + model + " --config edge-s --prompt 128 --generate 2 --decode-samples 0 ";
+  const auto int8 = run_llm_cli(common + "--kv-dtype int8", "kv8");
+  const auto int4 = run_llm_cli(common + "--kv-dtype int4 --kv-group-size 32", "kv4");
+  ASSERT_FALSE(int8.is_null());
+  ASSERT_FALSE(int4.is_null());
+  EXPECT_EQ(int8["llm"]["kv_cache_bytes"], 4u * 2 * 16640);
+  EXPECT_EQ(int4["llm"]["kv_cache_bytes"], 4u * 2 * 9360);
+  EXPECT_EQ(int4["llm"]["widths"]["kv_cache"], "int4-g32");
+  EXPECT_EQ(int4["llm"]["memory_bytes"]["kv_cache"], 4u * 2 * 9360);
+  // The last decode step reads the cache once and writes the token's K and V, in whole 64 B
+  // bursts. Read: each of the 32 head rows (4 layers x K, V x 4 heads) of 130 x 32 elements is
+  // 4,160 B at int8 (65 bursts) and 2,340 B at int4 (36.6: 37 or 38 bursts by alignment), so
+  // 32 x 27 to 32 x 28 bursts less. Written: each layer's K and V of 4 x 32 elements, 128 B
+  // (2 bursts) against 72 B (1 or 2), 0 to 8 bursts less.
+  const double saved = int8["llm"]["decode"]["last_step"]["dram_bytes"].get<double>() -
+                       int4["llm"]["decode"]["last_step"]["dram_bytes"].get<double>();
+  EXPECT_GE(saved, 32 * 27 * 64.0);
+  EXPECT_LE(saved, (32 * 28 + 8) * 64.0);
+  // The weights and the work do not change.
+  EXPECT_EQ(int8["llm"]["weight_bytes"], int4["llm"]["weight_bytes"]);
+  EXPECT_DOUBLE_EQ(int8["llm"]["decode"]["steps"][1]["macs"].get<double>(),
+                   int4["llm"]["decode"]["steps"][1]["macs"].get<double>());
 }

@@ -99,8 +99,8 @@ def test_llm_bad_arguments_name_the_argument(small_model, tmp_path):
         npusim.llm(small_model, "edge-s", weight_dtype="int3")
     assert str(e.value).startswith("weight_dtype int3: expected int4, int8, fp16, bf16 or fp32, found 'int3'")
     assert "--" not in str(e.value)
-    with pytest.raises(npusim.InputError, match=r"^kv_dtype int4: expected int8, fp16 or bf16"):
-        npusim.llm(small_model, "edge-s", kv_dtype="int4")
+    with pytest.raises(npusim.InputError, match=r"^act_dtype int4: expected int8, fp16 or bf16"):
+        npusim.llm(small_model, "edge-s", act_dtype="int4")
     with pytest.raises(npusim.InputError, match=r"^prompt: expected an integer from 1 to 1000000, found 0"):
         npusim.llm(small_model, "edge-s", prompt=0)
     with pytest.raises(npusim.InputError, match=r"^prompt: expected an integer from 1 to 1000000, found 1180591620717411303424"):
@@ -246,3 +246,10 @@ def test_llm_speculative_arguments_are_checked(small_model):
         npusim.llm(small_model, "edge-s", draft=small_model, acceptance=True)
     with pytest.raises(npusim.InputError, match=r"^draft_tokens: expected an integer from 1 to 64, found 0"):
         npusim.llm(small_model, "edge-s", draft=small_model, draft_tokens=0)
+
+
+def test_llm_int4_kv_cache_takes_a_group_size_only_beside_it(small_model):
+    r = npusim.llm(small_model, "edge-s", prompt=8, generate=1, kv_dtype="int4", kv_group_size=64, quiet=True)
+    assert r.widths["kv_cache"] == "int4-g64"
+    with pytest.raises(npusim.InputError, match=r"^kv_group_size: expected kv_dtype 'int4' beside it"):
+        npusim.llm(small_model, "edge-s", kv_dtype="int8", kv_group_size=64)

@@ -104,7 +104,8 @@ TEST(ServeLlm, BadLlmFieldsAreRefusedNamingTheField) {
   expect_error(post(with("model", "../../etc/passwd")), 400, "'llm.model': expected one of");
   expect_error(post(with("model", 3)), 400, "'llm.model': expected a string");
   expect_error(post(with("weight_dtype", "int3")), 400, "'llm.weight_dtype': expected one of int4, int8, fp16, bf16");
-  expect_error(post(with("kv_dtype", "int4")), 400, "'llm.kv_dtype': expected one of int8, fp16, bf16");
+  expect_error(post(with("kv_dtype", "int2")), 400, "'llm.kv_dtype': expected one of int4, int8, fp16, bf16");
+  expect_error(post(with("act_dtype", "int4")), 400, "'llm.act_dtype': expected one of int8, fp16, bf16");
   expect_error(post(with("expert_routing", "random")), 400,
                "'llm.expert_routing': expected one of uniform, concentrated");
   expect_error(post(with("draft", "../x.json")), 400, "'llm.draft': expected one of");

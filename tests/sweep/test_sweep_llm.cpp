@@ -157,6 +157,13 @@ TEST(LlmSweep, BadInputNamesTheLine) {
   EXPECT_NE(e.find(":5 (llm.acceptance): expected a probability from 0 to 1 for llm.acceptance, found '1.5'"),
             std::string::npos)
       << e;
+  e = thrown([&] {
+    load_sweep(write_temp("bad6.yaml", "base: edge-s\nllm:\n  model: [" + model +
+                                           "]\n  kv_dtype: [int8, fp16]\n  kv_group_size: [64]\naxes:\n"
+                                           "  npu.mac_array.rows: [16]\n"));
+  });
+  EXPECT_NE(e.find(":5 (llm.kv_group_size): expected a 'kv_dtype:' knob holding int4 beside it"), std::string::npos)
+      << e;
   // The check builds the graphs each point would: an embedding of 2048 x 10^12 elements is over
   // the 2^40 bound, refused before any point runs (not every point failing after).
   std::string huge = kSmall;

@@ -921,13 +921,14 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         all_logits: bool = False, fusion: str = "greedy", decode_samples: int = 5,
         decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False,
         context: int = 0, expert_routing: Optional[str] = None, draft: Optional[PathLike] = None,
-        draft_tokens: int = 4, acceptance: float = 0.7) -> LlmResult:
+        draft_tokens: int = 4, acceptance: float = 0.7, kv_group_size: Optional[int] = None) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
     ``Qwen2.5-0.5B``, ``SmolLM2-360M``, ...). Widths: ``weight_dtype`` int4, int8, fp16, bf16
     with ``group_size`` weights per fp16 scale (``zero_point``: a zero point per group too);
-    ``kv_dtype`` and ``act_dtype`` int8, fp16, bf16 (None: the config's dtype); ``wide_head``
+    ``kv_dtype`` int4 (one fp16 scale per ``kv_group_size`` elements, None: 32), int8, fp16, bf16 and
+    ``act_dtype`` int8, fp16, bf16 (None: the config's dtype); ``wide_head``
     keeps the LM head and embedding at fp16; ``all_logits`` computes the LM head for every
     prompt token. ``context`` tokens are already in each sequence's KV cache before the prompt
     (earlier turns, never prefilled): the prefill attends to them and decode step i runs at
@@ -950,6 +951,12 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     for name, v, low in (("prompt", prompt, 1), ("generate", generate, 0), ("batch", batch, 1), ("context", context, 0)):
         if not -2**63 <= _whole(v, name) < 2**63:
             raise InputError(f"{name}: expected an integer from {low} to 1000000, found {v}")
+    if kv_group_size is not None:  # scales belong to the int4 cache only: refused beside any other
+        if kv_dtype != "int4":
+            raise InputError(f"kv_group_size: expected kv_dtype 'int4' beside it (the KV format with scales), "
+                             f"found {kv_dtype!r}")
+        if not 1 <= _whole(kv_group_size, "kv_group_size") <= 4096:
+            raise InputError(f"kv_group_size: expected a whole number from 1 to 4096, found {kv_group_size}")
     if not 0 <= _whole(group_size, "group_size") < 2**32:
         raise InputError(f"group_size: expected at most 1048576, found {group_size}")
     if not -2**31 <= _whole(decode_samples, "decode_samples") < 2**31:
@@ -980,6 +987,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
                                  _dtype(act_dtype, "act_dtype"), zero_point, wide_head, all_logits, fusion,
                                  decode_samples, float(decode_tolerance), _out_dir(out), quiet, context,
                                  "" if expert_routing is None else expert_routing,
-                                 "" if draft is None else os.fspath(draft), draft_tokens, float(acceptance)))
+                                 "" if draft is None else os.fspath(draft), draft_tokens, float(acceptance),
+                                 32 if kv_group_size is None else kv_group_size))
     _raise_for(reply)
     return LlmResult(reply)
