@@ -612,5 +612,32 @@ TEST(LlmGraph, WidthsFollowOneByteRule) {
   EXPECT_THROW(parse_format("int3", 128, false, "--weight-dtype"), InputError);
 }
 
+TEST(LlmGraph, ALongPromptsAttentionRunsInQueryBlocksOfBoundedScores) {
+  // 4 KV heads x group 2 over 4096 keys: a query token adds 4 x 2 x 4096 = 32,768 score
+  // elements, so a block holds 2^26 / 32,768 = 2048 tokens and a 4096-token prompt takes two;
+  // 2048 tokens (4 x 2 x 2048^2 = 2^25 elements) stay one block.
+  const LlmConfig c = parse_llm_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
+    "max_position_embeddings": 4096})",
+                                       "model.json");
+  StepSpec st;
+  st.tokens = 4096;
+  const Graph g = build_llm_step(c, st);
+  for (const char* block : {"block0", "block1"}) {
+    const int scores = g.find_op("model.layers.1.self_attn." + std::string(block) + ".scores");
+    ASSERT_GE(scores, 0) << block;
+    EXPECT_EQ(g.tensor(g.op(scores).outputs[0]).shape, (Shape{1, 4, 2048 * 2, 4096})) << block;
+  }
+  EXPECT_LT(g.find_op("model.layers.1.self_attn.block2.scores"), 0);
+  for (const Tensor& t : g.tensors()) EXPECT_LE(t.elements(), kAttentionBlockElements) << t.name;
+  // The MACs of one block: per layer, scores and context each 4 heads x 8192 rows x 4096 x 32.
+  const std::uint64_t per_gemm = 4ull * 8192 * 4096 * 32;
+  EXPECT_EQ(macs_of(g, "model.layers.0.self_attn.block"), 2 * per_gemm);
+  st.tokens = 2048;
+  const Graph short_prompt = build_llm_step(c, st);
+  EXPECT_GE(short_prompt.find_op("model.layers.0.self_attn.scores"), 0);
+  EXPECT_LT(short_prompt.find_op("model.layers.0.self_attn.block0.scores"), 0);
+}
+
 }  // namespace
 }  // namespace npusim::workloads::llm

@@ -180,9 +180,10 @@ class Builder {
       // Decode: attention reads the cache (past tokens and the one just appended) in place: all
       // of it, or a local layer's last sliding_window tokens.
       const std::int64_t keys = local ? c_.window(T) : T;
-      ctx = attend(attn, qg, cache(attn + "k_cache", {B, kvh, keys, hd}), cache(attn + "v_cache", {B, kvh, keys, hd}));
+      ctx = attend_in_blocks(attn, qg, cache(attn + "k_cache", {B, kvh, keys, hd}),
+                             cache(attn + "v_cache", {B, kvh, keys, hd}));
     } else if (W == S) {
-      ctx = attend(attn, qg, k_new, v_new);
+      ctx = attend_in_blocks(attn, qg, k_new, v_new);
     } else {
       // A prompt longer than a local layer's window: each block of W queries against the keys
       // its band spans, from W - 1 before the block's first query to its last (at most 2W - 1;
@@ -213,6 +214,28 @@ class Builder {
 
   int activation(const std::string& name, int x) {
     return op(c_.act == Activation::Silu ? OpKind::Silu : OpKind::Gelu, name, {x});
+  }
+
+  /// attend() of query rows `q` ([B, kv heads, rows, hd]) in blocks of whole tokens whose scores
+  /// hold at most kAttentionBlockElements each, as a long prefill's attention is tiled by its
+  /// runtime (FlashAttention's query blocks): each block reads every key and value, no tensor of
+  /// the step holds the prompt's whole rows x keys scores, and the blocks' contexts are
+  /// concatenated in place. The same MACs and vector work as one block; a short step is one block.
+  int attend_in_blocks(const std::string& a, int q, int keys, int values) {
+    const Shape& qs = g_.tensor(q).shape;
+    const std::int64_t B = qs[0], kvh = qs[1], rows = qs[2], g = c_.group(), tokens = rows / g;
+    const std::int64_t per_token = B * kvh * g * g_.tensor(keys).shape[2];  // score elements a token adds
+    const std::int64_t block = std::max<std::int64_t>(1, kAttentionBlockElements / per_token);
+    if (block >= tokens) return attend(a, q, keys, values);
+    std::vector<int> blocks;
+    for (std::int64_t t0 = 0; t0 < tokens; t0 += block) {
+      const std::string b = a + "block" + std::to_string(t0 / block) + ".";
+      const std::int64_t t1 = std::min(tokens, t0 + block);
+      blocks.push_back(attend(b, slice(b + "q", q, 2, t0 * g, t1 * g), keys, values));
+    }
+    OpAttrs cat;
+    cat.axis = 2;
+    return op(OpKind::Concat, a + "block_context", blocks, cat);
   }
 
   /// Scores, the scale and mask, softmax and context of query rows `q` against `keys`, `values`.

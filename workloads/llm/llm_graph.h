@@ -25,6 +25,11 @@ ElemFormat parse_format(const std::string& name, std::uint32_t group, bool zero_
 /// "int4-g128", "int8", "fp16" or "config" (the config's dtype), as summaries show a format.
 std::string format_name(const ElemFormat& f);
 
+/// The most score elements one block of a step's attention holds (2^26: 64 MiB at int8): a
+/// longer prefill's attention runs in blocks of query tokens, each against every key, so its
+/// DRAM and host memory stay bounded by blocks, not by prompt x keys (docs/llm.md, "Long prompts").
+constexpr std::int64_t kAttentionBlockElements = std::int64_t{1} << 26;
+
 struct StepSpec {
   std::int64_t batch = 1;
   std::int64_t tokens = 1;  // new tokens per sequence: the prompt (prefill) or 1 (decode)
