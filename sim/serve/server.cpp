@@ -412,6 +412,8 @@ Response Server::Impl::options_json() {
                           {"fusion", sched::fusion_policy_names(true)},
                           {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},
                           {"kv_dtypes", {"int4", "int8", "fp16", "bf16"}},
+                          {"act_dtypes", {"int8", "fp16", "bf16"}},
+                          {"max_draft_tokens", 16},
                           {"max_prompt", kMaxLlmPrompt},
                           {"max_context", kMaxLlmContext},
                           {"max_generate", kMaxLlmGenerate},

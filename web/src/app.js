@@ -22,8 +22,12 @@ const LLM = [
   {id: "generate", label: "generate tokens", min: 0, max: o => o.max_generate, def: "32"},
   {id: "batch", label: "batch (sequences)", min: 1, max: o => o.max_batch || 8, def: "1"},
   {id: "weight_dtype", label: "weight dtype", list: o => [""].concat(o.weight_dtypes), def: "int4"},
-  {id: "act_dtype", label: "activation dtype", list: o => [""].concat(o.kv_dtypes), def: ""},
+  {id: "act_dtype", label: "activation dtype", list: o => [""].concat(o.act_dtypes), def: ""},
   {id: "kv_dtype", label: "KV cache dtype", list: o => [""].concat(o.kv_dtypes), def: ""},
+  // Speculative decoding: "" = none; the draft must have the model's vocabulary (the server says so).
+  {id: "draft", label: "draft model", list: o => [""].concat(o.models), def: "", none: "none"},
+  {id: "draft_tokens", label: "draft tokens a round", min: 1, max: o => o.max_draft_tokens || 16, def: "4"},
+  {id: "acceptance", label: "acceptance", min: 0, max: () => 1, step: 0.05, def: "0.7"},
 ];
 // How a workload spreads over npu.cores (the request's `parallel`, as npusim run --parallel).
 const PARALLEL = ["none", "data", "pipeline", "tensor", "auto"];
@@ -65,8 +69,8 @@ function selectHtml(id, values, labels) {
 
 function llmControlsHtml() {
   const o = options.llm;
-  return LLM.map(c => "<label>" + esc(c.label) + " " + (c.list ? selectHtml(c.id, c.list(o), c.list(o).map(v => v || "config's")) :
-    '<input type="number" id="' + c.id + '" min="' + c.min + '" max="' + c.max(o) + '" step="1" value="' + c.def + '">') + "</label>").join("") +
+  return LLM.map(c => "<label>" + esc(c.label) + " " + (c.list ? selectHtml(c.id, c.list(o), c.list(o).map(v => v || c.none || "config's")) :
+    '<input type="number" id="' + c.id + '" min="' + c.min + '" max="' + c.max(o) + '" step="' + (c.step || 1) + '" value="' + c.def + '">') + "</label>").join("") +
     '<div class="context" id="llm-context"></div>';
 }
 
@@ -199,6 +203,7 @@ function request(p, fusion) {
     if (p.batch && Number(p.batch) !== 1) body.llm.batch = Number(p.batch);
     if (p.context && Number(p.context) !== 0) body.llm.context = Number(p.context);
     for (const k of ["weight_dtype", "act_dtype", "kv_dtype"]) if (p[k]) body.llm[k] = p[k];
+    if (p.draft) Object.assign(body.llm, {draft: p.draft, draft_tokens: Number(p.draft_tokens), acceptance: Number(p.acceptance)});
     return body;
   }
   if (p.parallel && p.parallel !== "none") body.parallel = p.parallel;

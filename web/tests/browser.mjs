@@ -725,6 +725,19 @@ const tests = {
       "each phase's bound in words: " + l.prefill.bound + " / " + l.decode.last_step.bound);
     const kv = await page.$eval("#kv-share", e => Number(e.dataset.value));
     assert(kv > 0 && kv < 1 && Math.abs(kv - l.decode.last_step.kv_cache_read_bytes / l.decode.last_step.dram_bytes) < 1e-12, "the KV cache's share of the last step's bytes: " + kv);
+    // The KV cache takes int4 (with scales); activations do not.
+    const kvOptions = await page.$$eval("#kv_dtype option", o => o.map(e => e.value));
+    const actOptions = await page.$$eval("#act_dtype option", o => o.map(e => e.value));
+    assert(kvOptions.includes("int4") && !actOptions.includes("int4"), "int4 for the KV cache only: " + kvOptions + " / " + actOptions);
+    // Speculative decoding: the model drafting for itself, 2 tokens a round at acceptance 0.5,
+    // keeps 1 + 0.5 + 0.25 = 1.75 tokens a round; the card shows the run's tokens/s.
+    for (const [k, v] of [["draft_tokens", "2"], ["acceptance", "0.5"]]) await page.$eval("#" + k, (e, val) => { e.value = val; }, v);
+    await setControl(page, "draft", "SmolLM2-360M");
+    id = await waitRun(page, id);
+    const sp = (await runFile(page, "summary.json")).llm.speculative;
+    assert(sp && sp.draft_model === "SmolLM2-360M" && sp.draft_tokens === 2 && sp.tokens_per_round === 1.75, "the draft reaches the run: " + JSON.stringify(sp && {d: sp.draft_model, k: sp.draft_tokens, e: sp.tokens_per_round}));
+    assert(await page.$eval("#speculative-tokens-per-second", e => Number(e.dataset.value)) === sp.tokens_per_second, "the card shows speculative tokens/s");
+    assert(new URL(page.url()).searchParams.get("draft") === "SmolLM2-360M", "the URL carries the draft");
     await page.screenshot({path: join(outDir, "controls-llm.png"), fullPage: true});
   },
   // An LLM change draws the prefill as soon as it is known and each decode sample as it lands;
