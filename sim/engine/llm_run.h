@@ -25,14 +25,14 @@ struct LlmSpec {
   /// turns of a conversation. The prefill attends to them and the decode steps run at context
   /// context + prompt + i, without simulating a prefill of them.
   std::int64_t context = 0;
-  std::string weight_dtype;         // int4, int8, fp16, bf16; "" = the config's dtype
-  std::string kv_dtype, act_dtype;  // int8, fp16, bf16; "" = the config's dtype
-  std::uint32_t group_size = 128;   // elements per weight scale (int4, int8)
+  std::string weight_dtype;          // int4, int8, fp16, bf16; "" = the config's dtype
+  std::string kv_dtype, act_dtype;   // int8, fp16, bf16; "" = the config's dtype
+  std::uint32_t group_size = 128;    // elements per weight scale (int4, int8)
   std::uint32_t kv_group_size = 32;  // elements per KV cache scale (--kv-dtype int4)
-  bool zero_point = false;          // asymmetric weights: a zero point per group too
-  bool wide_head = false;           // keep the LM head and embedding at 16 bits
-  bool all_logits = false;          // prefill computes the LM head for every prompt token
-  std::string expert_routing;       // --expert-routing: uniform (also "") or concentrated (MoE models)
+  bool zero_point = false;           // asymmetric weights: a zero point per group too
+  bool wide_head = false;            // keep the LM head and embedding at 16 bits
+  bool all_logits = false;           // prefill computes the LM head for every prompt token
+  std::string expert_routing;        // --expert-routing: uniform (also "") or concentrated (MoE models)
   /// Speculative decoding (docs/llm.md, "Speculative decoding"): a draft model (a config.json
   /// path or a shipped name; "" = none) proposes `draft_tokens` tokens a round, one step each,
   /// and the model verifies them in one step of draft_tokens + 1 tokens; each draft token is
