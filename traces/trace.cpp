@@ -109,7 +109,8 @@ bool operator==(const DramRowSlice& a, const DramRowSlice& b) {
 
 bool operator==(const DramActivityTrace& a, const DramActivityTrace& b) {
   auto fields = [](const DramActivityTrace& d) {
-    return std::tie(d.channels, d.ranks, d.banks, d.refresh_units, d.has_rows, d.bus, d.refreshes, d.rows);
+    return std::tie(d.channels, d.ranks, d.banks, d.refresh_units, d.has_rows, d.bus_join_ps, d.bus, d.refreshes,
+                    d.rows);
   };
   return fields(a) == fields(b);
 }

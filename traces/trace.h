@@ -170,6 +170,7 @@ struct DramActivityTrace {
   std::uint32_t banks = 0;                  // per rank
   std::uint32_t refresh_units = 1;          // REFpb unit u covers the banks b with b % refresh_units == u
   bool has_rows = false;                    // rows were recorded (bank tracks)
+  std::uint64_t bus_join_ps = 0;            // bus slices join bursts closer than this (0: unknown)
   PackedList<DramBusSlice> bus;             // by channel, then time
   std::vector<DramRefreshSlice> refreshes;  // by channel and rank, then time
   PackedList<DramRowSlice> rows;            // by channel, rank and bank, then time

@@ -344,6 +344,7 @@ class DramEventReader {
     const json& tracks_flag = m.any("bank_tracks");
     if (!tracks_flag.is_boolean()) m.fail("bank_tracks", "true or false", &tracks_flag);
     d_.has_rows = tracks_flag.get<bool>();
+    if (m.has("bus_join_ps")) d_.bus_join_ps = m.u64("bus_join_ps");  // traces before it was recorded lack it
     check_count(m, "bus_slices", d_.bus.size());
     check_count(m, "refresh_slices", d_.refreshes.size());
     check_count(m, "row_slices", d_.rows.size());

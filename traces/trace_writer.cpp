@@ -734,6 +734,7 @@ class DramTrackWriter {
             {"banks", d_.banks},
             {"refresh_units", d_.refresh_units},
             {"bank_tracks", banks_},
+            {"bus_join_ps", d_.bus_join_ps},
             {"bus_slices", d_.bus.size()},
             {"refresh_slices", d_.refreshes.size()},
             {"row_slices", banks_ ? d_.rows.size() : 0},

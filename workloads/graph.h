@@ -306,6 +306,11 @@ class Graph {
 /// "<source_file>:<op.source_line> (op '<name>')", message "expected ..., found ...".
 Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file = "");
 
+/// Where a Slice's selected elements start in its input, flattened, when they are one
+/// contiguous run of it (the axes before the first one cut have one element, those after it
+/// are whole, steps 1: an LLM prefill's last token of [B = 1, S, H]); nullopt otherwise.
+std::optional<std::uint64_t> contiguous_slice_offset(const Graph& g, const Op& slice);
+
 /// Bytes per element of tensor `t`: its own width, else `default_eb` (the config's dtype). A
 /// sub-byte format counts as 1 (alignment only; sizes use elements_bytes).
 std::uint32_t element_bytes(const Graph& g, int t, std::uint32_t default_eb);

@@ -597,6 +597,32 @@ Shape infer_kind(const Inference& c, const Op& op) {
 
 }  // namespace
 
+std::optional<std::uint64_t> contiguous_slice_offset(const Graph& g, const Op& slice) {
+  if (slice.kind != OpKind::Slice || slice.inputs.empty()) return std::nullopt;
+  const Shape& in = g.tensor(slice.inputs[0]).shape;
+  const OpAttrs& a = slice.attrs;
+  std::vector<std::int64_t> begin(in.size(), 0), size(in);
+  for (std::size_t i = 0; i < a.starts.size() && i < a.ends.size(); ++i) {
+    const std::int64_t ax = a.axes.empty() ? std::int64_t(i) : a.axes[i];
+    const std::size_t d = std::size_t(ax < 0 ? ax + std::int64_t(in.size()) : ax);
+    const std::int64_t step = a.steps.empty() ? 1 : a.steps[i];
+    if (d >= in.size() || step != 1) return std::nullopt;
+    const internal::SliceRange r = internal::slice_range(a.starts[i], a.ends[i], step, in[d]);
+    begin[d] = r.begin;
+    size[d] = r.size;
+  }
+  std::size_t cut = 0;  // the first axis not taken whole
+  while (cut < in.size() && size[cut] == in[cut]) ++cut;
+  if (cut == in.size()) return 0;
+  for (std::size_t d = 0; d < cut; ++d)
+    if (in[d] != 1) return std::nullopt;
+  for (std::size_t d = cut + 1; d < in.size(); ++d)
+    if (size[d] != in[d]) return std::nullopt;
+  std::uint64_t inner = 1;
+  for (std::size_t d = cut + 1; d < in.size(); ++d) inner *= std::uint64_t(in[d]);
+  return std::uint64_t(begin[cut]) * inner;
+}
+
 namespace internal {
 
 void check_tensor_size(const Shape& s, const std::string& where) {

@@ -102,6 +102,8 @@ class DramActivity {
   }
 
   bool records_banks() const { return banks_enabled_; }
+  /// Bursts less than this many cycles apart share a bus interval (at least 1).
+  std::uint64_t join_gap() const { return std::max<std::uint64_t>(join_gap_, 1); }
   std::uint32_t channels() const { return static_cast<std::uint32_t>(bus_.size()); }
   std::uint32_t ranks() const { return static_cast<std::uint32_t>(refreshes_.size()); }
   std::uint32_t banks_per_rank() const { return banks_per_rank_; }

@@ -34,10 +34,11 @@ const char* kUsage =
     "                  [--kv-group-size 32]\n"
     "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
     "                  [--parallel none|tensor|auto] [--draft MODEL [--draft-tokens K] [--acceptance A]]\n"
-    "                  [--set K=V]... [--out DIR]\n"
+    "                  [--every-layer] [--set K=V]... [--out DIR]\n"
     "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
     "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
-    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders).";
+    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders of\n"
+    "the layers simulated: layers of one kind share the timing of the last one simulated).";
 
 std::string fixed(double v, const char* fmt) {
   char b[64];
@@ -70,6 +71,11 @@ std::string table(const nlohmann::json& s) {
   if (dec.at("energy_per_token_j").is_number())
     row("decode energy/token", fixed(dec.at("energy_per_token_j").get<double>() * 1e3, "%.3f mJ"));
   row("total", fixed(l.at("total_seconds").get<double>() * 1e3, "%.3f ms"));
+  const auto& layers = pre.at("layers");
+  if (layers.at("simulated") != layers.at("total"))
+    row("layers simulated", std::to_string(layers.at("simulated").get<std::int64_t>()) + " of " +
+                                std::to_string(layers.at("total").get<std::int64_t>()) +
+                                " a phase (the rest share their kind's timing; --every-layer: all)");
   if (l.contains("speculative")) {
     const auto& sp = l.at("speculative");
     row("speculative: draft", sp.at("draft_model").get<std::string>() + ", " +
@@ -157,8 +163,11 @@ int llm_command(const std::vector<std::string>& args) {
       "the rest interpolated); 0: every step")(
       "decode-tolerance", po::value(&s.decode_tolerance)->default_value(s.decode_tolerance),
       "a midpoint whose seconds or DRAM bytes lie this far (a fraction) off the line through its interval's ends "
-      "splits the interval")("set", po::value(&s.overrides)->composing(),
-                             "override a config value, KEY=VALUE (repeatable)")(
+      "splits the interval")(
+      "every-layer", po::bool_switch(&s.every_layer),
+      "simulate every layer of each phase (by default a phase simulates the first layers until each kind of "
+      "layer has occurred twice after layer 0; the layers after them take the last simulated one's figures)")(
+      "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable)")(
       "out,o", po::value(&s.out)->default_value(s.out), "output folder")("quiet,q", po::bool_switch(&quiet),
                                                                          "no progress line");
   if (!parse_command_line(args, d, kUsage)) return 0;

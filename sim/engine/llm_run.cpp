@@ -1,11 +1,15 @@
 #include "sim/engine/llm_run.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <memory>
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "sim/engine/child.h"
@@ -68,20 +72,71 @@ const char* part_of(const std::string& op) {
   return "other";
 }
 
+/// Each op's seconds and energy in a phase: its time share of the phase, plus its part of what
+/// its group holds beyond its ops (the runtime's dispatches and synchronisations belong to a
+/// group, not to an op: the groups' shares add up to the phase, the ops' alone need not), split
+/// in proportion to the group's ops' shares (equally when they have none). In summary.json's op
+/// order.
+struct OpShare {
+  double seconds = 0, energy = 0;
+};
+std::vector<OpShare> op_shares(const json& summary) {
+  const double seconds = summary.at("seconds").get<double>();
+  auto energy_of = [](const json& x) { return x.at("energy_j").is_number() ? x.at("energy_j").get<double>() : 0.0; };
+  struct Held {
+    double share = 0, energy = 0;
+    std::size_t ops = 0;
+  };
+  std::map<std::string, Held> held;  // by group name: what its ops hold
+  const json& ops = summary.at("ops");
+  for (const json& o : ops) {
+    Held& h = held[o.at("group").get<std::string>()];
+    h.share += o.at("time_share").get<double>();
+    h.energy += energy_of(o);
+    ++h.ops;
+  }
+  std::map<std::string, std::pair<double, double>> extra;  // by group name: share and energy no op holds
+  for (const json& g : summary.at("groups")) {
+    const auto it = held.find(g.at("name").get<std::string>());
+    if (it == held.end()) continue;
+    // Signed: where ops of several groups are in flight together, an op's share of that time
+    // can exceed its group's (the shares are split among what is in flight at each level); op
+    // seconds stay >= 0 (an op's share times its group's over its ops').
+    extra[it->first] = {g.at("time_share").get<double>() - it->second.share, energy_of(g) - it->second.energy};
+  }
+  std::vector<OpShare> out;
+  out.reserve(ops.size());
+  for (const json& o : ops) {
+    const std::string group = o.at("group").get<std::string>();
+    const Held& h = held.at(group);
+    const double share = o.at("time_share").get<double>();
+    const double w = h.share > 0 ? share / h.share : 1.0 / double(h.ops);
+    const auto [more_share, more_energy] = extra.count(group) ? extra.at(group) : std::pair<double, double>{0, 0};
+    out.push_back({(share + w * more_share) * seconds, energy_of(o) + w * more_energy});
+  }
+  return out;
+}
+
+/// Adds op `o`'s seconds, MACs and DRAM bytes to its part's (part_of) in `parts`.
+void add_to_part(json& parts, const json& o, double seconds) {
+  json& part = parts[part_of(o.at("name").get<std::string>())];
+  if (part.is_null()) part = {{"seconds", 0.0}, {"macs", 0.0}, {"dram_bytes", 0.0}};
+  part["seconds"] = part["seconds"].get<double>() + seconds;
+  part["macs"] = part["macs"].get<double>() + o.at("macs").get<double>();
+  part["dram_bytes"] =
+      part["dram_bytes"].get<double>() + o.at("dram_read_bytes").get<double>() + o.at("dram_write_bytes").get<double>();
+}
+
 /// A phase's time, MACs and DRAM bytes split by part (summary.json `llm` "parts", docs/llm.md):
-/// seconds are the ops' time shares of the phase, so the parts add up to it.
+/// seconds are the ops' shares of the phase with their groups' runtime time (op_shares), so the
+/// parts add up to it.
 json parts_of(const json& summary) {
   json parts = json::object();
   for (const char* p : {"attention", "mlp", "head", "other"})
     parts[p] = {{"seconds", 0.0}, {"macs", 0.0}, {"dram_bytes", 0.0}};
-  const double seconds = summary.at("seconds").get<double>();
-  for (const json& o : summary.at("ops")) {
-    json& part = parts[part_of(o.at("name").get<std::string>())];
-    part["seconds"] = part["seconds"].get<double>() + o.at("time_share").get<double>() * seconds;
-    part["macs"] = part["macs"].get<double>() + o.at("macs").get<double>();
-    part["dram_bytes"] = part["dram_bytes"].get<double>() + o.at("dram_read_bytes").get<double>() +
-                         o.at("dram_write_bytes").get<double>();
-  }
+  const std::vector<OpShare> shares = op_shares(summary);
+  const json& ops = summary.at("ops");
+  for (std::size_t i = 0; i < ops.size(); ++i) add_to_part(parts, ops[i], shares[i].seconds);
   return parts;
 }
 
@@ -215,41 +270,198 @@ llm::StepSpec step_spec(const LlmSpec& s, const Prepared& p, std::int64_t tokens
   return st;
 }
 
-/// Simulates one step in a child process; with `out`, writes its run folder there.
+/// The layer an op belongs to: L of its "model.layers.L." name (llm_graph.cpp), or -1.
+std::int64_t layer_of(const std::string& op) {
+  static const std::string kPrefix = "model.layers.";
+  const std::size_t at = op.find(kPrefix);
+  if (at == std::string::npos) return -1;
+  std::int64_t l = 0;
+  std::size_t i = at + kPrefix.size();
+  if (i >= op.size() || !std::isdigit(static_cast<unsigned char>(op[i]))) return -1;
+  for (; i < op.size() && std::isdigit(static_cast<unsigned char>(op[i])); ++i) l = l * 10 + (op[i] - '0');
+  return l;
+}
+
+/// One layer's share of a simulated phase: its ops' time shares of the phase's seconds, their
+/// MACs, DRAM bytes and energy, and the same by part (parts_of).
+struct LayerShare {
+  double seconds = 0, macs = 0, read = 0, write = 0, energy = 0;
+  json parts = json::object();
+};
+
+std::vector<LayerShare> layer_shares(const json& summary, std::int64_t layers) {
+  std::vector<LayerShare> out(static_cast<std::size_t>(layers));
+  const std::vector<OpShare> shares = op_shares(summary);
+  const json& ops = summary.at("ops");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const json& o = ops[i];
+    const std::string name = o.at("name").get<std::string>();
+    const std::int64_t l = layer_of(name);
+    if (l < 0 || l >= layers) continue;
+    LayerShare& x = out[std::size_t(l)];
+    const double t = shares[i].seconds, macs = o.at("macs").get<double>(), read = o.at("dram_read_bytes").get<double>(),
+                 write = o.at("dram_write_bytes").get<double>();
+    x.seconds += t;
+    x.macs += macs;
+    x.read += read;
+    x.write += write;
+    x.energy += shares[i].energy;
+    add_to_part(x.parts, o, t);
+  }
+  return out;
+}
+
+double relative(double a, double b) {
+  return a == b ? 0.0 : std::abs(a - b) / std::max(std::abs(a), std::abs(b));
+}
+
+/// The phase of the first `simulated` layers of `model` grown to all of them: each layer not
+/// simulated adds the share of the last simulated layer of its kind (simulated_layers). Returns
+/// the largest relative difference between the last two simulated layers of a kind that stands
+/// for others; `summary` is grown only when that is within kLayerTolerance.
+double grow_to_every_layer(json& summary, const llm::LlmConfig& model, std::int64_t simulated) {
+  const std::vector<LayerShare> shares = layer_shares(summary, simulated);
+  constexpr int K = llm::LlmConfig::kLayerKinds;
+  std::int64_t last[K] = {-1, -1, -1, -1}, before_last[K] = {-1, -1, -1, -1};
+  for (std::int64_t l = 1; l < simulated; ++l) {
+    const int k = model.kind(l);
+    before_last[k] = last[k];
+    last[k] = l;
+  }
+  std::int64_t missing[K] = {0, 0, 0, 0};
+  for (std::int64_t l = simulated; l < model.layers; ++l) ++missing[model.kind(l)];
+  double departure = 0;
+  for (int k = 0; k < K; ++k) {
+    if (missing[k] == 0) continue;
+    const LayerShare &a = shares[std::size_t(before_last[k])], &b = shares[std::size_t(last[k])];
+    departure = std::max({departure, relative(a.seconds, b.seconds), relative(a.read + a.write, b.read + b.write),
+                          relative(a.energy, b.energy)});
+  }
+  if (departure > kLayerTolerance) return departure;
+  const double seconds = summary.at("seconds").get<double>();
+  double more_seconds = 0;
+  for (int k = 0; k < K; ++k) {
+    if (missing[k] == 0) continue;
+    const LayerShare& b = shares[std::size_t(last[k])];
+    const double n = double(missing[k]);
+    more_seconds += n * b.seconds;
+    summary["macs"] = summary.at("macs").get<double>() + n * b.macs;
+    summary["dram_read_bytes"] = summary.at("dram_read_bytes").get<double>() + n * b.read;
+    summary["dram_write_bytes"] = summary.at("dram_write_bytes").get<double>() + n * b.write;
+    if (summary.contains("energy_j") && summary.at("energy_j").is_number())
+      summary["energy_j"] = summary.at("energy_j").get<double>() + n * b.energy;
+    for (const auto& [part, f] : b.parts.items())
+      for (const char* key : {"seconds", "macs", "dram_bytes"})
+        summary["parts"][part][key] = summary["parts"][part][key].get<double>() + n * f.at(key).get<double>();
+  }
+  if (seconds > 0) summary["cycles"] = summary.at("cycles").get<double>() * (seconds + more_seconds) / seconds;
+  summary["seconds"] = seconds + more_seconds;
+  return departure;
+}
+
+/// The graph and plan of one step of the model's first `layers` layers (the first layers keep
+/// their kinds: is_local and is_moe go by the layer's index).
+LoadedRun planned_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, std::int64_t layers) {
+  llm::LlmConfig model = p.model;
+  model.layers = layers;
+  LoadedRun run;
+  run.hw = p.hw;
+  run.graph = llm::build_llm_step(model, st);
+  run.workload_name = run.graph.name;
+  if (p.parallel != sched::ParallelMode::None)
+    run.graph = sched::replica_graph(run.graph, p.parallel, run.hw, run.parallel);
+  sched::mark_host_ops(run.graph, run.hw);
+  run.plan = plan_for(s.fusion, "", run.graph, run.hw);
+  return run;
+}
+
+/// Simulates one step of the model's first `layers` layers in a child process started at
+/// construction; with `out`, writes its run folder there. With fewer layers than the model's,
+/// the reply is the step grown to every layer (grow_to_every_layer), or {"layers_departure": d}
+/// when the layers that would stand for the rest differ by more than kLayerTolerance (then no
+/// folder is written).
+class LayersJob {
+ public:
+  LayersJob(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
+            const std::string& what, std::int64_t layers)
+      : what_(what), child_([&] { return work(s, p, st, out, what, layers); }, options(s)) {}
+  json result() { return json::parse(reply_or_throw(child_.wait(), what_)); }
+
+ private:
+  // --quiet: the child's own progress lines go nowhere (its errors come back through the pipe).
+  static ChildOptions options(const LlmSpec& s) {
+    ChildOptions o;
+    if (!s.progress) o.log_path = "/dev/null";
+    return o;
+  }
+
+  static std::string work(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
+                          const std::string& what, std::int64_t layers) {
+    const bool sampled = layers < p.model.layers;
+    LoadedRun run = planned_step(s, p, st, layers);
+    RunSpec rs;
+    rs.config = s.config;
+    rs.fusion = s.fusion;
+    rs.out = out;
+    rs.label = what + ": ";                    // the pipeline's own progress lines say which phase
+    rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
+    SimulatedRun sim = simulate_run(rs, run);
+    json grown = sim.summary;
+    grown["parts"] = parts_of(grown);
+    const double departure = sampled ? grow_to_every_layer(grown, p.model, layers) : 0.0;
+    if (departure > kLayerTolerance) rs.out.clear();
+    finish_run(rs, run, sim);
+    if (departure > kLayerTolerance) return json{{"layers_departure", departure}}.dump();
+    grown["layers"] = {
+        {"total", p.model.layers}, {"simulated", layers}, {"largest_departure", sampled ? json(departure) : json()}};
+    // The DRAM the step holds beyond its resident tensors (weights, KV cache, inputs and
+    // outputs): its intermediate regions alive at once. A layer's intermediates are dead before
+    // the next layer's: the first layers' layout holds as many as the whole model's.
+    const std::uint64_t footprint = sim.dram_footprint;
+    grown["activation_bytes"] = footprint - std::min(footprint, sched::resident_dram_bytes(run.graph, run.hw));
+    grown.erase("ops");
+    grown.erase("groups");
+    return grown.dump();
+  }
+
+  std::string what_;
+  Child child_;
+};
+
+/// One step, its layers of one kind sharing their timing unless --every-layer (or the layers
+/// standing for the others disagree: then simulated again with every layer), in a child process
+/// started at construction; with `out`, writes the simulated layers' run folder.
+class StepJob {
+ public:
+  StepJob(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, std::string out, std::string what)
+      : s_(s),
+        p_(p),
+        st_(st),
+        out_(std::move(out)),
+        what_(std::move(what)),
+        job_(s, p, st_, out_, what_, s.every_layer ? p.model.layers : simulated_layers(p.model)) {}
+  json result() {
+    json r = job_.result();
+    if (!r.contains("layers_departure")) return r;
+    const double departure = r.at("layers_departure").get<double>();
+    spdlog::debug("{}: simulated layers of one kind differ by {:.3g} %, more than {:.3g} %: every layer simulated",
+                  what_, 100 * departure, 100 * kLayerTolerance);
+    r = LayersJob(s_, p_, st_, out_, what_, p_.model.layers).result();
+    r["layers"]["largest_departure"] = departure;
+    return r;
+  }
+
+ private:
+  const LlmSpec& s_;
+  const Prepared& p_;
+  llm::StepSpec st_;
+  std::string out_, what_;
+  LayersJob job_;
+};
+
 json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
                    const std::string& what) {
-  // --quiet: the child's own progress lines go nowhere (its errors come back through the pipe).
-  ChildOptions quiet;
-  if (!s.progress) quiet.log_path = "/dev/null";
-  const ChildResult r = run_in_child(
-      [&] {
-        LoadedRun run;
-        run.hw = p.hw;
-        run.graph = llm::build_llm_step(p.model, st);
-        run.workload_name = run.graph.name;
-        if (p.parallel != sched::ParallelMode::None)
-          run.graph = sched::replica_graph(run.graph, p.parallel, run.hw, run.parallel);
-        sched::mark_host_ops(run.graph, run.hw);
-        run.plan = plan_for(s.fusion, "", run.graph, run.hw);
-        RunSpec rs;
-        rs.config = s.config;
-        rs.fusion = s.fusion;
-        rs.out = out;
-        rs.label = what + ": ";                    // the pipeline's own progress lines say which phase
-        rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
-        SimulatedRun sim = simulate_run(rs, run);
-        json summary = finish_run(rs, run, sim);
-        summary["parts"] = parts_of(summary);
-        // The DRAM the step holds beyond its resident tensors (weights, KV cache, inputs and
-        // outputs): its intermediate regions alive at once.
-        summary["activation_bytes"] =
-            sim.dram_footprint - std::min(sim.dram_footprint, sched::resident_dram_bytes(run.graph, run.hw));
-        summary.erase("ops");
-        summary.erase("groups");
-        return summary.dump();
-      },
-      quiet);
-  return json::parse(reply_or_throw(r, what));
+  return StepJob(s, p, st, out, what).result();
 }
 
 json step_json(std::int64_t context, const StepFigures& r, bool simulated) {
@@ -333,6 +545,21 @@ StepFigures decode_step(const DecodeSamples& d, std::int64_t i) {
   r.dram_bytes = std::round(lerp(a.dram_bytes, b.dram_bytes));
   if (a.energy_j && b.energy_j) r.energy_j = lerp(*a.energy_j, *b.energy_j);
   return r;
+}
+
+std::int64_t simulated_layers(const llm::LlmConfig& model) {
+  const std::int64_t layers = model.layers;
+  constexpr int K = llm::LlmConfig::kLayerKinds;
+  std::int64_t last[K] = {-1, -1, -1, -1};  // the last layer of each kind
+  for (std::int64_t l = 0; l < layers; ++l) last[model.kind(l)] = l;
+  int seen[K] = {0, 0, 0, 0};  // layers of each kind among 1 .. n - 1
+  for (std::int64_t n = 1; n < layers; ++n) {
+    bool enough = true;
+    for (int k = 0; k < K; ++k) enough = enough && (last[k] < n || seen[k] >= 2);
+    if (enough) return n;
+    ++seen[model.kind(n)];
+  }
+  return layers;
 }
 
 namespace {
@@ -559,8 +786,18 @@ json run_llm(const LlmSpec& s) {
   };
   phase_done(0);
   const llm::StepSpec pre_spec = step_spec(s, p, s.prompt, s.context);
-  const json pre_summary =
-      simulate_step(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
+  auto decode_job = [&](std::int64_t i) {
+    const std::int64_t past = s.context + s.prompt + i;
+    return std::make_unique<StepJob>(s, p, step_spec(s, p, 1, past), i + 1 == s.generate ? folder("decode") : "",
+                                     "decode step at context " + std::to_string(past + 1));
+  };
+  StepJob prefill(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
+  // Bisection samples the first and the last decode step before any other, and neither depends on
+  // the prefill: they run beside it.
+  std::map<std::int64_t, std::unique_ptr<StepJob>> started;
+  for (const std::int64_t i : {std::int64_t(0), s.generate - 1})
+    if (i >= 0 && !started.count(i)) started[i] = decode_job(i);
+  const json pre_summary = prefill.result();
   const StepFigures pre = phase_of(pre_summary);
   // The largest intermediate DRAM of any simulated phase (llm.memory_bytes.activations_peak).
   std::uint64_t activations_peak = pre_summary.at("activation_bytes").get<std::uint64_t>();
@@ -577,8 +814,9 @@ json run_llm(const LlmSpec& s) {
     f["tokens"] = s.batch * s.prompt;
     s.on_figures(f);
   }
-  json last_parts;  // the last decode step's parts, when it was simulated
-  json last_bound;  // and its bound in words (summary.json's bound_text)
+  json last_parts;   // the last decode step's parts, when it was simulated
+  json last_bound;   // and its bound in words (summary.json's bound_text)
+  json last_layers;  // and the layers it simulated
 
   // 2. Decode: steps sampled by bisection and simulated, the others interpolated (linear in the
   // context where the samples show it is). The last step's run folder is kept.
@@ -592,10 +830,11 @@ json run_llm(const LlmSpec& s) {
                       " of at most " + std::to_string(most - 1) + " simulated)");
         phase_done(simulated_count);
         const bool last = i + 1 == s.generate;
-        const json step = simulate_step(s, p, step_spec(s, p, 1, past), last ? folder("decode") : "",
-                                        "decode step at context " + std::to_string(past + 1));
+        const auto it = started.find(i);
+        const json step = (it != started.end() ? std::move(it->second) : decode_job(i))->result();
         if (last) {
           last_parts = step.at("parts");
+          last_layers = step.at("layers");
           last_bound = step.value("bound_text", json());
         }
         activations_peak = std::max(activations_peak, step.at("activation_bytes").get<std::uint64_t>());
@@ -663,7 +902,8 @@ json run_llm(const LlmSpec& s) {
                   {"dram_bytes", pre.dram_bytes},
                   {"energy_j", pre.energy_j ? json(*pre.energy_j) : json()},
                   {"parts", pre_summary.at("parts")},
-                  {"bound", pre_summary.value("bound_text", json())}}},
+                  {"bound", pre_summary.value("bound_text", json())},
+                  {"layers", pre_summary.at("layers")}}},
                 {"decode",
                  {{"tokens", gen_tokens},
                   {"seconds", decode_s},
@@ -692,7 +932,8 @@ json run_llm(const LlmSpec& s) {
                           : double(llm::kv_cache_bytes(p.model, p.widths, s.batch, final_context(s), eb));
     block["decode"]["last_step"] = {{"context", final_context(s)}, {"dram_bytes", last.dram_bytes},
                                     {"kv_cache_read_bytes", kv},   {"other_bytes", last.dram_bytes - kv},
-                                    {"parts", last_parts},         {"bound", last_bound}};
+                                    {"parts", last_parts},         {"bound", last_bound},
+                                    {"layers", last_layers}};
   }
   if (p.draft) {
     const json& plain = block["decode"]["tokens_per_second"];

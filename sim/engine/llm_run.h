@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "workloads/llm/llm_config.h"
+
 namespace npusim::engine {
 
 struct LlmSpec {
@@ -46,8 +48,11 @@ struct LlmSpec {
   std::string parallel;
   int decode_samples = 5;           // at most this many decode steps simulated; 0 = all
   double decode_tolerance = 0.005;  // a midpoint this far off the line (relative) splits its interval
-  std::string out;                  // where to write the phases' run folders ("" = nowhere)
-  bool progress = true;             // the progress line on stderr (TTY only)
+  /// Simulate every layer of each phase (--every-layer). By default the layers of one kind share
+  /// the timing of the last simulated layer of that kind (simulated_layers).
+  bool every_layer = false;
+  std::string out;       // where to write the phases' run folders ("" = nowhere)
+  bool progress = true;  // the progress line on stderr (TTY only)
   /// Called before each simulated phase and once at the end: phases done, phases in all (the
   /// prefill and the sampled decode steps). How `npusim serve` reports an LLM run's progress.
   std::function<void(std::size_t done, std::size_t total)> on_phase;
@@ -93,5 +98,16 @@ DecodeSamples sample_decode_steps(std::int64_t steps, int max_samples, double to
 
 /// Step i's figures: simulated, or interpolated linearly between the nearest simulated steps.
 StepFigures decode_step(const DecodeSamples& samples, std::int64_t i);
+
+/// The layers a phase simulates when layers of one kind share their timing (docs/llm.md,
+/// "Layers of one kind share their timing"): the fewest first layers n such that each kind of
+/// layer (local or global attention, MoE or dense MLP: llm::layer_classes) among layers n .. L - 1
+/// occurs at least twice among layers 1 .. n - 1, or all L when no n below L has that. Layer 0
+/// stands for no other layer (the embedding, not a layer, comes before it); the last two layers
+/// of a kind check each other, and the last one stands for the kind's layers not simulated.
+std::int64_t simulated_layers(const workloads::llm::LlmConfig& model);
+/// The largest relative difference in seconds, DRAM bytes or energy between those two layers for
+/// which the last one stands for the rest; past it the phase simulates every layer.
+constexpr double kLayerTolerance = 0.005;
 
 }  // namespace npusim::engine

@@ -38,6 +38,7 @@ traces::DramActivityTrace dram_activity_trace(const models::DramController& dram
   d.banks = a.banks_per_rank();
   d.refresh_units = models::refresh_units(dram.config());
   d.has_rows = a.records_banks();
+  d.bus_join_ps = ps(a.join_gap());
   for (std::uint32_t ch = 0; ch < a.channels(); ++ch) {
     append_bus_slices(a.bus(ch), ch, dram.config().burst_cycles(), ps, d.bus);
     a.release_bus(ch);

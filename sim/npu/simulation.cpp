@@ -1,5 +1,7 @@
 #include "sim/npu/simulation.h"
 
+#include <cmath>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -120,8 +122,12 @@ traces::Trace simulate(const SimulationInput& in) {
     dram_tracer = std::make_unique<models::DramStateTracer>("dram_states", npu.dram, tf);
   } else if (in.dram_activity != DramActivityLevel::Off) {
     // Bus gaps under one burst are joined as the trace's slices join them: a long run's record
-    // stays a few bytes per gap that matters (the VCD branch above keeps it exact).
-    npu.dram.record_activity(in.dram_activity == DramActivityLevel::Banks, npu.dram.config().burst_cycles());
+    // stays a few bytes per gap that matters (the VCD branch above keeps it exact); an overview
+    // joins gaps under kOverviewBusJoinPs.
+    const bool banks = in.dram_activity == DramActivityLevel::Banks;
+    const double overview_cycles = std::ceil(double(kOverviewBusJoinPs) * 1e-12 * npu.dram.config().clock.hz);
+    npu.dram.record_activity(
+        banks, std::max<std::uint64_t>(npu.dram.config().burst_cycles(), banks ? 0 : std::uint64_t(overview_cycles)));
   }
   sc_core::sc_start();
   // The VCD writer records a time step's values when the next one starts: one more step writes

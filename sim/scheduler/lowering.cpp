@@ -1077,13 +1077,19 @@ std::uint64_t resident_dram_bytes(const Graph& g, const HardwareConfig& hw) {
   for (const Op& op : g.ops())
     if (op.kind == workloads::OpKind::Concat)
       for (int t : op.inputs) concat_input[std::size_t(t)] = true;
-  std::uint64_t bytes = 0;
+  // A view (a reshape's output) that is persistent or an output keeps its base whole-run, as
+  // the layout's lifetimes have it (an LLM step's new K: a reshape of its transpose).
+  std::vector<bool> whole_run(g.tensors().size(), false);
   for (std::size_t t = 0; t < g.tensors().size(); ++t) {
     const auto& ten = g.tensor(int(t));
-    if (base_tensor(g, int(t)) != int(t) || concat_input[t]) continue;
     if (ten.producer < 0 || ten.persistent || g.is_output(int(t)))
-      bytes = checked_add(bytes, ceil_div(workloads::tensor_bytes(g, int(t), eb), std::uint64_t{4096}) * 4096)
-                  .value_or(std::numeric_limits<std::uint64_t>::max());
+      whole_run[std::size_t(base_tensor(g, int(t)))] = true;
+  }
+  std::uint64_t bytes = 0;
+  for (std::size_t t = 0; t < g.tensors().size(); ++t) {
+    if (base_tensor(g, int(t)) != int(t) || concat_input[t] || !whole_run[t]) continue;
+    bytes = checked_add(bytes, ceil_div(workloads::tensor_bytes(g, int(t), eb), std::uint64_t{4096}) * 4096)
+                .value_or(std::numeric_limits<std::uint64_t>::max());
   }
   return bytes;
 }

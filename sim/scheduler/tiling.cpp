@@ -1075,8 +1075,12 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
     geo.in_shapes.push_back(t.shape);
     geo.in_elems.push_back(std::uint64_t(t.elements()));
     InputCut cut = InputCut::Whole;
+    const std::optional<std::uint64_t> offset = k == 0 ? workloads::contiguous_slice_offset(g, op) : std::nullopt;
+    geo.in_offset.push_back(offset.value_or(0));
     if (by_input && k == 0)
       cut = InputCut::Same;
+    else if (offset)  // a slice reads what it keeps, not its input's share
+      cut = InputCut::Offset;
     else if (geo.cls == VectorClass::Movement)
       cut = op.kind == workloads::OpKind::Gather && k == 0 ? InputCut::Gathered : InputCut::Proportional;
     else if (geo.in_elems.back() == geo.elems)
@@ -1170,6 +1174,9 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
               break;
             case InputCut::Proportional:
               t.in[k] = fraction(n);
+              break;
+            case InputCut::Offset:
+              t.in[k] = {geo.in_offset[k] + t.d0, geo.in_offset[k] + t.d1};
               break;
             case InputCut::Broadcast:
               // No larger than a tile: held whole (one load) rather than re-read in slivers.

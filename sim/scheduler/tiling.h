@@ -189,6 +189,7 @@ enum class InputCut {
   Proportional,  // the same fraction of it as the tile is of the driver (streamed moves)
   Broadcast,     // numpy-broadcast against the driver: the range the tile's elements map to
   Gathered,      // gather's table: the rows the tile picks (as many elements as the tile writes)
+  Offset,        // a contiguous slice of it: the tile's own range, from where the slice starts
   Whole,         // not broadcast-compatible (per-channel parameters): loaded whole once
 };
 
@@ -208,6 +209,7 @@ struct VectorGeometry {
   std::vector<InputCut> cuts;  // per head input
   std::vector<workloads::Shape> in_shapes;
   std::vector<std::uint64_t> in_elems;
+  std::vector<std::uint64_t> in_offset;  // per head input: where an Offset cut starts (0 for the others)
 };
 VectorGeometry vector_geometry(const workloads::Graph& g, const HardwareConfig& hw, const workloads::Op& op);
 

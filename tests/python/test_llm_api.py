@@ -253,3 +253,20 @@ def test_llm_int4_kv_cache_takes_a_group_size_only_beside_it(small_model):
     assert r.widths["kv_cache"] == "int4-g64"
     with pytest.raises(npusim.InputError, match=r"^kv_group_size: expected kv_dtype 'int4' beside it"):
         npusim.llm(small_model, "edge-s", kv_dtype="int8", kv_group_size=64)
+
+
+def test_llm_every_layer_simulates_all_layers_as_the_cli_flag_does(small_model):
+    # By default the decode step of the 4-layer model simulates layers 0 .. 2 and gives layer 3
+    # layer 2's share; its prefill's layers 1 and 2 differ by more than 0.5 % (fusion groups span
+    # the small layers), so the prefill simulates all four. every_layer=True simulates all four
+    # in both, as `npusim llm --every-layer`.
+    shared = npusim.llm(small_model, "edge-m", prompt=16, generate=1, quiet=True)
+    every = npusim.llm(small_model, "edge-m", prompt=16, generate=1, every_layer=True, quiet=True)
+    assert shared.block["decode"]["last_step"]["layers"]["simulated"] == 3
+    assert shared.block["prefill"]["layers"]["simulated"] == 4
+    assert shared.block["prefill"]["layers"]["largest_departure"] > 0.005
+    for phase in (every.block["prefill"], every.block["decode"]["last_step"]):
+        assert phase["layers"] == {"total": 4, "simulated": 4, "largest_departure": None}
+    assert shared.block["prefill"]["macs"] == every.block["prefill"]["macs"]
+    with pytest.raises(TypeError, match=r"^every_layer: expected True or False"):
+        npusim.llm(small_model, "edge-m", every_layer=1)

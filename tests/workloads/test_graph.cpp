@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "sim/core/errors.h"
@@ -179,6 +180,40 @@ TEST(DataMovement, PadGatherExpandShapesAndCopies) {
   EXPECT_EQ(b.cost("gather").vector_ops, 120u);
   EXPECT_EQ(b.cost("gather").weight_bytes, 10u);  // the constant indices
   EXPECT_EQ(b.cost("expand").vector_ops, 48u);
+}
+
+TEST(DataMovement, ASliceIsContiguousWhenOnlyOneAxisIsCutAndTheOnesBeforeItHoldOneElement) {
+  Builder b;
+  b.input("h", {1, 512, 2048});
+  b.input("h2", {2, 512, 2048});
+  OpAttrs& last = b.op("last", OpKind::Slice, {"h"});  // an LLM prefill's last token
+  last.starts = {-1};
+  last.ends = {512};
+  last.axes = {1};
+  OpAttrs& rows = b.op("rows", OpKind::Slice, {"h"});  // tokens 8 .. 15, every channel
+  rows.starts = {8};
+  rows.ends = {16};
+  rows.axes = {-2};
+  OpAttrs& half = b.op("half", OpKind::Slice, {"h"});  // half the channels of every token
+  half.starts = {0};
+  half.ends = {1024};
+  half.axes = {2};
+  OpAttrs& batch2 = b.op("batch2", OpKind::Slice, {"h2"});  // a token of each of 2 sequences
+  batch2.starts = {511};
+  batch2.ends = {512};
+  batch2.axes = {1};
+  OpAttrs& strided = b.op("strided", OpKind::Slice, {"h"});
+  strided.starts = {0};
+  strided.ends = {512};
+  strided.axes = {1};
+  strided.steps = {2};
+  b.finish();
+  auto offset = [&b](const char* op) { return contiguous_slice_offset(b.g, b.g.op(b.g.find_op(op))); };
+  EXPECT_EQ(offset("last"), std::optional<std::uint64_t>(511u * 2048));  // token 511's row: 1,046,528
+  EXPECT_EQ(offset("rows"), std::optional<std::uint64_t>(8u * 2048));
+  EXPECT_EQ(offset("half"), std::nullopt);     // 512 runs of 1024 elements
+  EXPECT_EQ(offset("batch2"), std::nullopt);   // two runs, 512 x 2048 apart
+  EXPECT_EQ(offset("strided"), std::nullopt);  // every other row
 }
 
 TEST(Conv2d, DilationWidensTheWindow) {

@@ -319,18 +319,18 @@ bool LlmConfig::is_moe(std::int64_t l) const {
 std::vector<LayerClass> layer_classes(const LlmConfig& c) {
   // Four kinds at most: (local or global) x (MoE or dense). Past 2^20 layers (a model the op
   // bound refuses anyway) the rest count as layer 0's kind.
-  LayerClass kinds[4];
-  bool seen[4] = {false, false, false, false};
+  LayerClass kinds[LlmConfig::kLayerKinds];
+  bool seen[LlmConfig::kLayerKinds] = {false, false, false, false};
   const std::int64_t walked = std::min<std::int64_t>(c.layers, std::int64_t{1} << 20);
   for (std::int64_t l = 0; l < walked; ++l) {
-    const int k = (c.is_local(l) ? 2 : 0) + (c.is_moe(l) ? 1 : 0);
+    const int k = c.kind(l);
     if (!seen[k]) kinds[k].example = l;
     seen[k] = true;
     ++kinds[k].count;
   }
-  if (c.layers > walked) kinds[(c.is_local(0) ? 2 : 0) + (c.is_moe(0) ? 1 : 0)].count += c.layers - walked;
+  if (c.layers > walked) kinds[c.kind(0)].count += c.layers - walked;
   std::vector<LayerClass> out;
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < LlmConfig::kLayerKinds; ++k)
     if (kinds[k].count > 0) out.push_back(kinds[k]);
   return out;
 }

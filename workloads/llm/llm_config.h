@@ -73,6 +73,9 @@ struct LlmConfig {
   bool is_local(std::int64_t l) const;
   /// Whether layer l's MLP is a mixture of experts.
   bool is_moe(std::int64_t l) const;
+  /// Layer l's kind, 0 .. kLayerKinds - 1: (local or global attention) x (MoE or dense MLP).
+  static constexpr int kLayerKinds = 4;
+  int kind(std::int64_t l) const { return (is_local(l) ? 2 : 0) + (is_moe(l) ? 1 : 0); }
   /// Keys a local layer reads at `context` tokens: min(context, sliding_window).
   std::int64_t window(std::int64_t context) const {
     return sliding_window > 0 && context > sliding_window ? sliding_window : context;

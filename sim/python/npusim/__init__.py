@@ -921,7 +921,8 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         all_logits: bool = False, fusion: str = "greedy", decode_samples: int = 5,
         decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False,
         context: int = 0, expert_routing: Optional[str] = None, draft: Optional[PathLike] = None,
-        draft_tokens: int = 4, acceptance: float = 0.7, kv_group_size: Optional[int] = None) -> LlmResult:
+        draft_tokens: int = 4, acceptance: float = 0.7, kv_group_size: Optional[int] = None,
+        every_layer: bool = False) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
@@ -939,7 +940,9 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     ``acceptance`` when the ones before it were (the block's ``speculative``). At most
     ``decode_samples`` steps are simulated (0: all): the first, the last, then midpoints while a
     midpoint lies more than ``decode_tolerance`` (a fraction) off the line through its
-    interval's ends; the rest are interpolated.
+    interval's ends; the rest are interpolated. Layers of one kind share their timing: a phase
+    simulates the first layers until each kind has occurred twice after layer 0, and each later
+    layer takes the last simulated layer of its kind's figures (``every_layer``: simulate all).
     ``out`` also writes the folder ``npusim llm --out`` writes. ``quiet`` drops the progress
     line (drawn on stderr when it is a terminal).
 
@@ -980,7 +983,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     if not 0 <= acceptance <= 1:
         raise InputError(f"acceptance: expected a probability from 0 to 1, found {acceptance}")
     for name, v in (("zero_point", zero_point), ("wide_head", wide_head), ("all_logits", all_logits),
-                    ("quiet", quiet)):
+                    ("quiet", quiet), ("every_layer", every_layer)):
         _check_type(v, bool, name, "True or False")
     reply = json.loads(_core.llm(os.fspath(model), hw._core, prompt, generate, batch,
                                  _dtype(weight_dtype, "weight_dtype"), group_size, _dtype(kv_dtype, "kv_dtype"),
@@ -988,6 +991,6 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
                                  decode_samples, float(decode_tolerance), _out_dir(out), quiet, context,
                                  "" if expert_routing is None else expert_routing,
                                  "" if draft is None else os.fspath(draft), draft_tokens, float(acceptance),
-                                 32 if kv_group_size is None else kv_group_size))
+                                 32 if kv_group_size is None else kv_group_size, every_layer))
     _raise_for(reply)
     return LlmResult(reply)
