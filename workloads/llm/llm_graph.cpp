@@ -222,11 +222,12 @@ class Builder {
   /// runtimes (vLLM, SGLang, DeepSeek's own) deploy it. A token's cache row is its latent c_kv
   /// (kv_lora_rank) and its RoPE key k_pe (rope, one for every head), side by side in one
   /// tensor. A prefill decompresses the prompt's c_kv into per-head K and V (kv_b_proj) and
-  /// attends as multi-head attention; a step with a cache (decode, a speculative verify) absorbs
-  /// kv_b_proj into the query and the output instead, so that every head attends to the cache
-  /// rows themselves: they are read once for all heads, never expanded per head. The weights
-  /// split into row blocks (q's nope and pe columns, kv_a_proj_with_mqa's c_kv and k_pe, kv_b_proj's
-  /// K and V parts) hold the same bytes and MACs as the fused ones.
+  /// attends as multi-head attention; a step with a cache (decode, a speculative verify, a
+  /// prompt after --context) absorbs kv_b_proj into the query and the output instead, so that
+  /// every head attends to the cache rows themselves: they are read once for all heads, never
+  /// expanded per head. The weights split into row blocks (q's nope and pe columns,
+  /// kv_a_proj_with_mqa's c_kv and k_pe, kv_b_proj's K and V parts) hold the same bytes and MACs
+  /// as the fused ones.
   int latent_attention(const std::string& attn, int h) {
     const MlaConfig& a = c_.mla;
     const std::int64_t B = s_.batch, S = s_.tokens, T = s_.past + s_.tokens, H = c_.hidden, n = c_.heads;
