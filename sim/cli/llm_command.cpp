@@ -125,7 +125,7 @@ int llm_command(const std::vector<std::string>& args) {
   po::options_description d("npusim llm options");
   d.add_options()("model,m", po::value(&s.model),
                   "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
-                  "Phi-3-mini-4k-instruct, gemma-2-2b, Qwen3-0.6B")(
+                  "Phi-3-mini-4k-instruct, gemma-2-2b, Qwen3-0.6B, DeepSeek-V2-Lite")(
       "config,c", po::value(&s.config)->default_value(s.config), "hardware config: a YAML path or a preset name")(
       "prompt", integer_value<std::int64_t>(&s.prompt, 1, kMaxCount), "prompt tokens per sequence (the prefill)")(
       "context", integer_value<std::int64_t>(&s.context, 0, kMaxCount),

@@ -63,7 +63,10 @@ std::vector<std::uint64_t> segment_dram(const Graph& g, const HardwareConfig& hw
   const std::uint64_t q = H * std::uint64_t(a.rows * a.d) * width(a.q);
   const std::uint64_t o = H * std::uint64_t(a.rows * a.dv) * width(segment_output(g, segs[2]));
   const std::uint64_t k = kv_reads * H * std::uint64_t(a.kv_rows * a.d) * width(a.k);
-  const std::uint64_t v = kv_reads * H * std::uint64_t(a.kv_rows * a.dv) * width(a.v);
+  // One tensor as key and value (multi-head latent attention's cache rows): a resident head's
+  // rows serve both GEMMs from one load; streamed, the context GEMMs load the chunks again.
+  const bool shared = shares_kv(a);
+  const std::uint64_t v = shared && kv_resident ? 0 : kv_reads * H * std::uint64_t(a.kv_rows * a.dv) * width(a.v);
   return {q + k + epilogue_constants(g, segs[0], std::uint32_t(eb)), epilogue_constants(g, segs[1], std::uint32_t(eb)),
           v + o + epilogue_constants(g, segs[2], std::uint32_t(eb))};
 }
@@ -96,7 +99,7 @@ double estimate(const Graph& g, const HardwareConfig& hw, const std::vector<Segm
   const double compute = double(a.heads) * cycles / hw.core_clock.hz + vector_ops / hw.vector_peak_ops();
   const std::uint64_t first = std::uint64_t(std::min(block_rows, a.rows) * a.d) * workloads::element_bytes(g, a.q, eb) +
                               std::uint64_t(chunk * a.d) * workloads::element_bytes(g, a.k, eb) +
-                              std::uint64_t(chunk * a.dv) * workloads::element_bytes(g, a.v, eb);
+                              (shares_kv(a) ? 0 : std::uint64_t(chunk * a.dv) * workloads::element_bytes(g, a.v, eb));
   return estimate_seconds(hw, dram_bytes, compute * hw.mac_peak_ops(), first, tiles * std::uint64_t(a.heads),
                           hw.mac_peak_ops());
 }
@@ -229,7 +232,8 @@ AttentionBuffers attention_buffers(const Graph& g, const HardwareConfig& hw, con
   AttentionBuffers b;
   auto width = [&](int t) { return std::uint64_t(workloads::element_bytes(g, t, std::uint32_t(eb))); };
   b.q = 2 * B * std::uint64_t(a.d) * width(a.q);
-  b.kv = 2 * std::uint64_t(kv_chunk * a.d) * width(a.k) + 2 * std::uint64_t(kv_chunk * a.dv) * width(a.v);
+  b.kv = 2 * std::uint64_t(kv_chunk * a.d) * width(a.k) +
+         (shares_kv(a) ? 0 : 2 * std::uint64_t(kv_chunk * a.dv) * width(a.v));  // shared rows: one buffer
   b.scores = 2 * B * std::uint64_t(a.kv_rows) * acc;
   b.probs = 2 * B * std::uint64_t(a.kv_rows) * width(segment_output(g, segs[1]));
   b.out = 2 * B * std::uint64_t(a.dv) * acc;

@@ -26,6 +26,12 @@ struct AttentionGeometry {
   int q = -1, k = -1, v = -1;  // input tensors as the matmuls name them
 };
 
+/// Whether key and value are one tensor (multi-head latent attention's cache rows, docs/llm.md,
+/// "DeepSeek"): one buffer holds them and a resident head's rows are loaded once for both GEMMs.
+inline bool shares_kv(const AttentionGeometry& a) {
+  return a.k == a.v && a.k_transposed;
+}
+
 /// Why `segs` are not an attention pattern ("" when they are).
 std::string attention_obstacle(const workloads::Graph& g, const std::vector<Segment>& segs);
 AttentionGeometry attention_geometry(const workloads::Graph& g, const std::vector<Segment>& segs);

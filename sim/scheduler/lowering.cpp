@@ -857,14 +857,16 @@ class Lowering {
           const std::int64_t cols = std::min(C, a.kv_rows - c0);
           const DramRegion v_reg = region(addr(a.v), std::uint64_t((h * a.kv_rows + c0) * a.dv),
                                           std::uint64_t(cols * a.dv), std::uint64_t(cols * a.dv), 1, eb(a.v));
+          // Key and value one tensor (MLA's cache rows): the K buffer's load serves, when it holds the chunk.
+          OperandBuffer& values = shares_kv(a) ? k_buf : v_buf;
           std::vector<std::uint32_t> deps{probs,
-                                          ensure_loaded(v_buf, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
+                                          ensure_loaded(values, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
           if (c0 > 0)
             deps.push_back(prev);  // partial sums in order
           else if (st_o.finals.size() >= 2)
             deps.push_back(st_o.finals[st_o.finals.size() - 2]);  // output slot
           prev = attention_gemm(o_op, {rows, cols, a.dv, 1}, std::move(deps));
-          v_buf.users.back().push_back(prev);
+          values.users.back().push_back(prev);
         }
         contexts.push_back(prev);
         const std::uint64_t out_elems = std::uint64_t(rows * a.dv);

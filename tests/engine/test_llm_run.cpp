@@ -298,7 +298,8 @@ TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {
     std::string args, message;
   };
   const Case cases[] = {
-      {"--model no-such-model", "--model no-such-model: expected a config.json path or a shipped model (Llama-3.2-1B"},
+      {"--model no-such-model",
+       "--model no-such-model: expected a config.json path or a shipped model (DeepSeek-V2-Lite, Llama-3.2-1B"},
       {"--model " + model + " --prompt 4000 --generate 200",
        "(max_position_embeddings): expected at least 4200 positions for --prompt 4000 + --generate 200, found 4096"},
       {"--model " + model + " --weight-dtype int3",
@@ -471,6 +472,15 @@ const char* kSmallMoe = R"({"model_type": "qwen3_moe", "hidden_size": 256, "head
   "max_position_embeddings": 4096, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128,
   "decoder_sparse_step": 2, "tie_word_embeddings": true})";
 
+/// A tiny DeepSeek-V2 (tests/workloads/test_llm_deepseek.cpp's): hidden 64, 3 layers, 4 heads;
+/// MLA with a query latent of 48, a KV latent of 32, q/k heads of 16 + 8 (rope), v heads of 16;
+/// layer 0 dense (MLP 96), layers 1 and 2 MoE (8 experts of 16, top-2, 2 shared experts of 16).
+const char* kSmallDeepSeek = R"({"model_type": "deepseek_v2", "hidden_size": 64, "num_hidden_layers": 3,
+  "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 96, "vocab_size": 100,
+  "max_position_embeddings": 256, "kv_lora_rank": 32, "q_lora_rank": 48, "qk_nope_head_dim": 16,
+  "qk_rope_head_dim": 8, "v_head_dim": 16, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 2,
+  "moe_intermediate_size": 16, "first_k_dense_replace": 1, "tie_word_embeddings": false})";
+
 /// A small gemma3: layers 0 and 2 local with a window of 8, 1 and 3 global (pattern 2).
 const char* kSmallGemma3 = R"({"model_type": "gemma3_text", "hidden_size": 256, "head_dim": 32,
   "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
@@ -481,7 +491,7 @@ TEST(LlmRun, EachKindOfLayerAddsItsOwnOpsAndResidentBytes) {
   // of each kind: the base (embedding, head, one layer of the first kind) plus each further
   // layer's ops and resident DRAM give the graph built whole.
   const npusim::HardwareConfig hw = npusim::config::load_hardware_config("edge-m", {});
-  for (const char* text : {kSmallMoe, kSmallGemma3}) {
+  for (const char* text : {kSmallMoe, kSmallGemma3, kSmallDeepSeek}) {
     const llm::LlmConfig model = llm::parse_llm_config(text, "model.json");
     const auto classes = llm::layer_classes(model);
     ASSERT_EQ(classes.size(), 2u);
@@ -521,6 +531,49 @@ TEST(LlmRun, AGemma3DecodeStepReadsEachLocalLayersWindowOnly) {
   ASSERT_FALSE(s.is_null());
   EXPECT_EQ(s["llm"]["kv_cache_bytes"], (2u * 8 + 2 * 65) * 2 * 2 * 32);
   EXPECT_EQ(s["llm"]["decode"]["last_step"]["kv_cache_read_bytes"], 18688.0);
+}
+
+TEST(LlmRun, ADeepSeekRunCachesLatentRowsAndCountsItsMacsByHand) {
+  // edge-s keeps the cache at int8: 3 layers x 20 tokens (16 + 4) x (kv_lora_rank 32 + rope 8)
+  // x 1 B = 2,400 B, the rows every head shares.
+  const std::string model = write_temp("deepseek.json", kSmallDeepSeek);
+  const auto s = run_llm_cli("--model " + model + " --config edge-s --prompt 16 --generate 4", "deepseek");
+  ASSERT_FALSE(s.is_null());
+  const auto& l = s["llm"];
+  EXPECT_EQ(l["model_type"], "deepseek_v2");
+  EXPECT_EQ(l["kv_cache_bytes"], 2400u);
+  EXPECT_EQ(l["memory_bytes"]["kv_cache"], 2400u);
+  EXPECT_EQ(l["decode"]["last_step"]["kv_cache_read_bytes"], 2400.0);
+  // The prefill of 16 tokens, decompressed: per token q_a 3,072 + q_b 4,608 + kv_a 2,560 + kv_b
+  // 4,096 + o 4,096 = 18,432, x 16 = 294,912; attention 4 heads x 16 x 16 x (24 + 16) = 40,960:
+  // 335,872 a layer, x 3. MLPs: layer 0 16 x 3 x 64 x 96 = 294,912; a MoE layer 16 x (router 512
+  // + 2 experts x 3,072 + shared 6,144) = 204,800, x 2. The last token's head 6,400.
+  EXPECT_EQ(l["prefill"]["macs"].get<double>(), 3.0 * 335872 + 294912 + 2 * 204800 + 6400);
+  EXPECT_EQ(l["prefill"]["macs"].get<double>(), 1718528.0);
+  // A decode step at context T, absorbed: per layer 3,072 + 4,608 + 2,560 + W_UK 2,048 + W_UV
+  // 2,048 + o 4,096 = 18,432 and the scores and context over the cache rows 2 x 4 x T x 40 =
+  // 320 T; MLPs 18,432 + 2 x 12,800; head 6,400: 105,728 + 960 T.
+  ASSERT_EQ(l["decode"]["steps"].size(), 4u);
+  for (const auto& step : l["decode"]["steps"])
+    EXPECT_EQ(step["macs"].get<double>(), 105728.0 + 960 * step["context"].get<double>()) << step.dump();
+}
+
+TEST(LlmRun, ADeepSeekDecodeStepReadsTheCacheRowsOnceForEveryHead) {
+  // The attention reads the cache rows as keys and as values: held in SRAM for both GEMMs, each
+  // step reads them once, so a step's DRAM bytes grow by 3 layers x 40 x 1 B = 120 B a token of
+  // context (twice that if the values were read again, 4 heads x that if expanded per head).
+  const std::string model = write_temp("deepseek_read.json", kSmallDeepSeek);
+  const auto s =
+      run_llm_cli("--model " + model + " --config edge-s --prompt 16 --generate 129 --decode-samples 2", "dsread");
+  ASSERT_FALSE(s.is_null());
+  const auto& steps = s["llm"]["decode"]["steps"];
+  const auto& first = steps.front();
+  const auto& last = steps.back();
+  ASSERT_TRUE(first["simulated"].get<bool>() && last["simulated"].get<bool>());
+  const double tokens = last["context"].get<double>() - first["context"].get<double>();
+  EXPECT_EQ(tokens, 128.0);
+  const double per_token = (last["dram_bytes"].get<double>() - first["dram_bytes"].get<double>()) / tokens;
+  EXPECT_NEAR(per_token, 120.0, 12.0);  // whole DRAM bursts round each step's bytes
 }
 
 TEST(LlmRun, ConcentratedRoutingReadsFewerExpertWeightsForTheSameMacs) {

@@ -211,3 +211,43 @@ TEST(Attention, TransposedKeysAndABroadcastMask) {
       ++k_loads;
   EXPECT_EQ(k_loads, 16u * 2);
 }
+
+TEST(Attention, OneTensorAsKeyAndValueIsLoadedOnceWhenResident) {
+  // Multi-head latent attention's cache rows are the key and the value (docs/llm.md, "DeepSeek"):
+  // the head of attention_head.yaml with the context reading k. One buffer holds the rows:
+  // SRAM per query row as above, 1920 B; fixed: the rows double-buffered once, 2*128*64 =
+  // 16384 B, + scale 1 B. Largest B with 16385 + 1920*B <= 65536 is 25 (26 needs 66305 B).
+  const auto g = workloads::parse_yaml_workload(R"(name: shared_kv
+inputs:
+  - {name: q, shape: [1, 1, 128, 64]}
+  - {name: kv, shape: [1, 1, 128, 64]}
+constants:
+  - {name: scale, shape: [1]}
+ops:
+  - {name: scores, op: matmul, inputs: [q, kv], transpose_b: true}
+  - {name: scaled, op: mul, inputs: [scores, scale]}
+  - {name: probs, op: softmax, inputs: [scaled], axis: -1}
+  - {name: context, op: matmul, inputs: [probs, kv]}
+outputs: [context]
+)",
+                                                "shared_kv.yaml");
+  const auto hw = small_sram();
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u) << sched::to_json(plan, g).dump(1);
+  const auto& grp = plan.groups[0];
+  EXPECT_EQ(grp.fusion, "attention");
+  EXPECT_TRUE(grp.attention.kv_resident);
+  EXPECT_EQ(grp.attention.block_rows, 25);
+  EXPECT_EQ(grp.sram_bytes, 16385u + 1920 * 25);
+  // Q + the rows + O once, + scale: the rows are not loaded again for the context GEMMs.
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), 3u * 8192 + 1);
+  EXPECT_EQ(grp.dram_bytes, dram_bytes(prog));
+  // Streamed (blocks of 16, chunks of 64 rows): each block loads its chunks for the scores and
+  // again for the context: Q 8192 + O 8192 + 8 blocks x 2 x 8192 + scale 1, as distinct K and V.
+  const auto streamed =
+      sched::parse_schedule(attention_schedule(R"({"block_rows": 16, "kv_resident": false})"), "s.json", g, hw);
+  const auto sp = sched::lower_plan(g, hw, streamed);
+  EXPECT_EQ(dram_bytes(sp), 2u * 8192 + 8 * 16384 + 1);
+  EXPECT_EQ(streamed.groups[0].dram_bytes, dram_bytes(sp));
+}

@@ -35,7 +35,8 @@ TEST(LlmConfig, ShippedParameterTotalsMatchThePublishedOnes) {
   // MLP 3 x 2048 x 8192 + 2 norms x 2048 = 60,821,504; x 16 + embed + final norm 2048 = 1,235,814,400.
   const std::pair<const char*, std::uint64_t> known[] = {
       {"Llama-3.2-1B", 1235814400ull},           {"Qwen2.5-0.5B", 494032768ull}, {"SmolLM2-360M", 361821120ull},
-      {"Phi-3-mini-4k-instruct", 3821079552ull}, {"gemma-2-2b", 2614341888ull},  {"Qwen3-0.6B", 596049920ull}};
+      {"Phi-3-mini-4k-instruct", 3821079552ull}, {"gemma-2-2b", 2614341888ull},  {"Qwen3-0.6B", 596049920ull},
+      {"DeepSeek-V2-Lite", 15706484224ull}};  // by hand in test_llm_deepseek.cpp
   for (const auto& [name, params] : known) {
     const LlmConfig c = load_llm_config(name, data_dir());
     EXPECT_EQ(parameter_count(c), params) << name;
@@ -70,7 +71,7 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   std::string e = error_of(R"({"model_type": "bloom"})");
   EXPECT_NE(e.find("model.json (model_type)"), std::string::npos) << e;
   EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
-                   "gemma3, gemma3_text, found 'bloom'"),
+                   "gemma3, gemma3_text, deepseek_v2, deepseek_v3, found 'bloom'"),
             std::string::npos)
       << e;
 

@@ -45,6 +45,39 @@ class Fields {
     return std::int64_t(d);
   }
   std::int64_t count_or(const char* key, std::int64_t fallback) const { return has(key) ? count(key) : fallback; }
+  /// A whole number >= 0 (first_k_dense_replace, num_nextn_predict_layers: 0 is meaningful).
+  std::int64_t whole_or(const char* key, std::int64_t fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1e12) ||
+        v.get<double>() != double(std::int64_t(v.get<double>())))
+      fail(key, "expected a whole number >= 0, found " + describe(v));
+    return std::int64_t(v.get<double>());
+  }
+  /// A positive integer that must be present, or null for `null_means` (q_lora_rank: null is a plain q_proj).
+  std::int64_t count_or_null(const char* key, const std::string& null_means) const {
+    if (!j_.contains(key))
+      fail(key, "expected a positive integer or null (" + null_means + "), found the field missing");
+    if (j_.at(key).is_null()) return 0;
+    if (!j_.at(key).is_number())
+      fail(key, "expected a positive integer or null (" + null_means + "), found " + describe(j_.at(key)));
+    return count(key);
+  }
+  /// A positive number (routed_scaling_factor).
+  double positive_or(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number() || !(v.get<double>() > 0)) fail(key, "expected a positive number, found " + describe(v));
+    return v.get<double>();
+  }
+  /// One of `allowed` (scoring_func, topk_method).
+  std::string choice_or(const char* key, const std::string& fallback, const std::vector<std::string>& allowed) const {
+    const std::string v = text_or(key, fallback);
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    fail(key, "expected one of " + list + ", found '" + v + "'");
+  }
 
   bool flag_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
@@ -164,8 +197,12 @@ void check_dense(const json& j, const Fields& f, const std::string& model_type) 
   }
 }
 
+bool is_deepseek_type(const std::string& t) {
+  return t == "deepseek_v2" || t == "deepseek_v3";
+}
+
 bool is_moe_type(const std::string& t) {
-  return t == "mixtral" || t == "qwen2_moe" || t == "qwen3_moe";
+  return t == "mixtral" || t == "qwen2_moe" || t == "qwen3_moe" || is_deepseek_type(t);
 }
 
 /// The experts of mixtral (num_local_experts, intermediate_size) and of the Qwen MoE models
@@ -192,6 +229,65 @@ void read_moe(const Fields& f, LlmConfig& c) {
     m.shared_intermediate = f.count("shared_expert_intermediate_size");
     m.shared_gate = true;
   }
+}
+
+/// DeepSeek-V2/V3 (deepseek_v2, deepseek_v3): multi-head latent attention and DeepSeekMoE, the
+/// fields and defaults of DeepSeek's DeepseekV2Config/DeepseekV3Config (docs/llm.md, "DeepSeek").
+/// The MLA widths are required although the Python class has defaults: every published DeepSeek
+/// config states them, and a file without them is more likely some other model than DeepSeek-V2.
+void read_deepseek(const Fields& f, LlmConfig& c) {
+  c.hidden = f.count("hidden_size");
+  c.layers = f.count("num_hidden_layers");
+  c.heads = f.count("num_attention_heads");
+  // MLA has no K/V heads to share: every query head reads the one latent cache row of a token,
+  // and each head's K and V are decompressed from it. The field is checked for its type, not used.
+  f.count_or("num_key_value_heads", c.heads);
+  c.kv_heads = c.heads;
+  c.intermediate = f.count("intermediate_size");
+  c.vocab = f.count("vocab_size");
+  c.max_positions = f.count("max_position_embeddings");
+  c.tied_embeddings = f.flag_or("tie_word_embeddings", false);
+  c.act = activation(f, "hidden_act", f.text_or("hidden_act", "silu"));
+  MlaConfig& a = c.mla;
+  a.kv_lora_rank = f.count("kv_lora_rank");
+  a.q_lora_rank = f.count_or_null("q_lora_rank", "null: a plain q_proj");
+  a.nope = f.count("qk_nope_head_dim");
+  a.rope = f.count("qk_rope_head_dim");
+  a.v_head = f.count("v_head_dim");
+  a.bias = f.flag_or("attention_bias", false);
+  c.head_dim = a.nope + a.rope;
+  c.mtp_layers = f.whole_or("num_nextn_predict_layers", 0);
+  // n_routed_experts null: a dense DeepSeek (every layer's MLP of intermediate_size).
+  if (!f.has("n_routed_experts")) return;
+  MoeConfig& m = c.moe;
+  m.experts = f.count("n_routed_experts");
+  m.top_k = f.count("num_experts_per_tok");
+  if (m.top_k > m.experts)
+    f.fail("num_experts_per_tok", "expected at most n_routed_experts " + std::to_string(m.experts) +
+                                      " experts per token, found " + std::to_string(m.top_k));
+  m.expert_intermediate = f.count("moe_intermediate_size");
+  m.shared_experts = f.whole_or("n_shared_experts", 0);
+  m.shared_intermediate = m.shared_experts * m.expert_intermediate;
+  m.first_dense = f.whole_or("first_k_dense_replace", 0);
+  m.layer_freq = f.count_or("moe_layer_freq", 1);
+  m.norm_topk = f.flag_or("norm_topk_prob", false);
+  // The routing's details (the scores' function, the group-limited top-k, the correction bias,
+  // the scaling of the routed output) cost a few operations a token: read and checked, folded
+  // into the router as the other MoE models' top-k is.
+  m.sigmoid_scores = f.choice_or("scoring_func", "softmax", {"softmax", "sigmoid"}) == "sigmoid";
+  // "gready" is DeepseekV2Config's own default spelling.
+  const std::string method =
+      f.choice_or("topk_method", "greedy", {"greedy", "gready", "group_limited_greedy", "noaux_tc"});
+  m.router_bias = method == "noaux_tc";
+  f.positive_or("routed_scaling_factor", 1.0);
+  const std::int64_t groups = f.count_or("n_group", 1);
+  if (m.experts % groups != 0)
+    f.fail("n_group",
+           "expected a divisor of n_routed_experts " + std::to_string(m.experts) + ", found " + std::to_string(groups));
+  const std::int64_t picked = f.count_or("topk_group", groups);
+  if (picked > groups)
+    f.fail("topk_group",
+           "expected at most n_group " + std::to_string(groups) + " groups, found " + std::to_string(picked));
 }
 
 /// gemma3's text model (gemma3_text, or the text_config of a multimodal gemma3): the fields it
@@ -246,6 +342,11 @@ LlmConfig from_json(const json& j, const std::string& source) {
     return c;
   }
   if (!is_moe_type(c.model_type)) check_dense(j, f, c.model_type);
+  if (is_deepseek_type(c.model_type)) {
+    read_deepseek(f, c);
+    check_heads(f, c);
+    return c;
+  }
   if (c.model_type == "gpt2") {
     c.hidden = f.count("n_embd");
     c.layers = f.count("n_layer");
@@ -298,8 +399,9 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama", "qwen2",   "mistral",   "phi3",      "gemma2", "gpt2",
-                                                 "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma3", "gemma3_text"};
+  static const std::vector<std::string> types = {"llama",  "qwen2",       "mistral",     "phi3",       "gemma2",
+                                                 "gpt2",   "qwen3",       "mixtral",     "qwen2_moe",  "qwen3_moe",
+                                                 "gemma3", "gemma3_text", "deepseek_v2", "deepseek_v3"};
   return types;
 }
 
@@ -312,7 +414,9 @@ bool LlmConfig::is_local(std::int64_t l) const {
 
 bool LlmConfig::is_moe(std::int64_t l) const {
   if (layers_like >= 0) l = layers_like;
-  if (moe.experts == 0 || (l + 1) % moe.sparse_step != 0) return false;
+  if (moe.experts == 0 || l < moe.first_dense) return false;
+  if (moe.layer_freq > 0) return l % moe.layer_freq == 0;
+  if ((l + 1) % moe.sparse_step != 0) return false;
   return !std::binary_search(moe.dense_layers.begin(), moe.dense_layers.end(), l);
 }
 

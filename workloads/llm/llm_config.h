@@ -29,6 +29,26 @@ struct MoeConfig {
   bool norm_topk = false;                  // the top-k weights renormalised to sum to 1 (a few ops per token)
   std::int64_t sparse_step = 1;            // layer l is MoE when (l + 1) % sparse_step == 0 ...
   std::vector<std::int64_t> dense_layers;  // ... and l is not one of these (mlp_only_layers), sorted
+  /// DeepSeek's placement instead (first_k_dense_replace, moe_layer_freq): layer l is MoE when
+  /// l >= first_dense and l % layer_freq == 0. layer_freq 0: the Qwen rule above.
+  std::int64_t first_dense = 0, layer_freq = 0;
+  /// DeepSeek's n_shared_experts experts of expert_intermediate, run as one MLP of
+  /// shared_intermediate = shared_experts x expert_intermediate (mlp.shared_experts, no gate).
+  std::int64_t shared_experts = 0;
+  bool sigmoid_scores = false;  // scoring_func sigmoid (DeepSeek-V3): a sigmoid, not a softmax, over the router logits
+  bool router_bias = false;     // topk_method noaux_tc: e_score_correction_bias (experts) added before the top-k
+};
+
+/// Multi-head latent attention (deepseek_v2, deepseek_v3; docs/llm.md, "DeepSeek"): K and V
+/// are decompressed from a latent c_kv of kv_lora_rank per token, which the cache holds with
+/// one RoPE key k_pe of rope per token shared by every head. kv_lora_rank 0: not MLA.
+struct MlaConfig {
+  std::int64_t kv_lora_rank = 0;  // the latent c_kv's width
+  std::int64_t q_lora_rank = 0;   // the query's latent width (q_a_proj, q_b_proj); 0: a plain q_proj
+  std::int64_t nope = 0;          // qk_nope_head_dim: a q/k head's part without RoPE
+  std::int64_t rope = 0;          // qk_rope_head_dim: its part with RoPE (k_pe, one for all heads)
+  std::int64_t v_head = 0;        // v_head_dim
+  bool bias = false;              // attention_bias: q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj
 };
 
 /// How the tokens of a step choose their experts (--expert-routing).
@@ -41,7 +61,10 @@ struct LlmConfig {
   std::string source;        // the file it was read from (for messages)
   std::string name;          // file stem: "Llama-3.2-1B"
   std::string field_prefix;  // where the fields are: "" or "text_config." (a multimodal gemma3)
-  std::string model_type;    // llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, gemma3
+  std::string model_type;    // llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, gemma3,
+                             // deepseek_v2, deepseek_v3
+  /// head_dim: the width of a query and key head (MLA: nope + rope; its value head is
+  /// mla.v_head, and its cache is not heads x head_dim: see kv_cache_bytes).
   std::int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
   std::int64_t intermediate = 0;
   std::int64_t max_positions = 0;
@@ -60,6 +83,10 @@ struct LlmConfig {
   std::int64_t sliding_window = 0, sliding_pattern = 0;
   std::vector<bool> local_layers;
   MoeConfig moe;
+  MlaConfig mla;
+  /// DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers): read, not built,
+  /// not counted in the parameters (plain decoding does not run them).
+  std::int64_t mtp_layers = 0;
   /// >= 0: every layer is built like layer `layers_like` (the run's size check builds copies of
   /// one and two layers of each kind; docs/llm.md, "Python and sweeps").
   std::int64_t layers_like = -1;
@@ -67,6 +94,7 @@ struct LlmConfig {
   NormKind norm = NormKind::Rms;
   Activation act = Activation::Silu;
 
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
   /// Query heads sharing one K/V head (GQA group size; 1 for MHA, heads for MQA).
   std::int64_t group() const { return heads / kv_heads; }
   /// Whether layer l attends to a sliding window (gemma3's local layers).

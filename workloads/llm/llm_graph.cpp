@@ -29,8 +29,10 @@ class Builder {
              {x, op(OpKind::Gather, "transformer.wpe", {wpe, pos_ids}, gather_attrs())});
     } else {
       // RoPE tables for the new tokens' positions, computed by the runtime (not weights).
-      cos_ = input("rope.cos", {S, 1, 1, c_.head_dim});
-      sin_ = input("rope.sin", {S, 1, 1, c_.head_dim});
+      // MLA rotates only the rope columns of a head (q_pe, k_pe).
+      const std::int64_t rotated = c_.is_mla() ? c_.mla.rope : c_.head_dim;
+      cos_ = input("rope.cos", {S, 1, 1, rotated});
+      sin_ = input("rope.sin", {S, 1, 1, rotated});
     }
     scale_ = input("attention.scale", {1});
     for (std::int64_t l = 0; l < c_.layers; ++l) x = layer(x, "model.layers." + std::to_string(l) + ".", l);
@@ -143,11 +145,21 @@ class Builder {
   int head_norm(const std::string& name, int x) { return c_.qk_norm ? norm(name, x, c_.head_dim) : x; }
 
   int layer(int x, const std::string& p, std::int64_t l) {
-    const std::int64_t B = s_.batch, S = s_.tokens, T = s_.past + s_.tokens;
-    const std::int64_t H = c_.hidden, hd = c_.head_dim, kvh = c_.kv_heads, g = c_.group();
-    const bool local = c_.is_local(l);
     const std::string attn = p + "self_attn.";
     const int h = norm(p + "input_layernorm", x);
+    int o = c_.is_mla() ? latent_attention(attn, h) : attention(attn, h, c_.is_local(l));
+    if (c_.sandwich_norms) o = norm(p + "post_attention_layernorm", o);
+    x = op(OpKind::Add, p + "attention_residual", {x, o});
+    const int h2 = norm(p + (c_.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm"), x);
+    int m = c_.is_moe(l) ? moe_mlp(p + "mlp.", h2) : mlp(p + "mlp.", h2, c_.intermediate);
+    if (c_.sandwich_norms) m = norm(p + "post_feedforward_layernorm", m);
+    return op(OpKind::Add, p + "mlp_residual", {x, m});
+  }
+
+  /// Multi-head attention with grouped K/V heads: the normed input `h` to o_proj's output.
+  int attention(const std::string& attn, int h, bool local) {
+    const std::int64_t B = s_.batch, S = s_.tokens, T = s_.past + s_.tokens;
+    const std::int64_t H = c_.hidden, hd = c_.head_dim, kvh = c_.kv_heads, g = c_.group();
     // Q/K/V projections; a fused qkv_proj weight is read as its three row blocks (same bytes).
     const std::string qn = c_.fused_qkv ? attn + "qkv_proj.q" : attn + "q_proj";
     const std::string kn = c_.fused_qkv ? attn + "qkv_proj.k" : attn + "k_proj";
@@ -203,13 +215,87 @@ class Builder {
         attn + "merge",
         transpose(attn + "context_by_token", reshape(attn + "context_rows", ctx, {B, kvh, S, g, hd}), {0, 2, 1, 3, 4}),
         {B, S, c_.heads * hd});
-    int o = linear(attn + "o_proj", merged, c_.heads * hd, H, c_.o_bias);
-    if (c_.sandwich_norms) o = norm(p + "post_attention_layernorm", o);
-    x = op(OpKind::Add, p + "attention_residual", {x, o});
-    const int h2 = norm(p + (c_.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm"), x);
-    int m = c_.is_moe(l) ? moe_mlp(p + "mlp.", h2) : mlp(p + "mlp.", h2, c_.intermediate);
-    if (c_.sandwich_norms) m = norm(p + "post_feedforward_layernorm", m);
-    return op(OpKind::Add, p + "mlp_residual", {x, m});
+    return linear(attn + "o_proj", merged, c_.heads * hd, H, c_.o_bias);
+  }
+
+  /// Multi-head latent attention (DeepSeek-V2/V3; docs/llm.md, "DeepSeek"), as inference
+  /// runtimes (vLLM, SGLang, DeepSeek's own) deploy it. A token's cache row is its latent c_kv
+  /// (kv_lora_rank) and its RoPE key k_pe (rope, one for every head), side by side in one
+  /// tensor. A prefill decompresses the prompt's c_kv into per-head K and V (kv_b_proj) and
+  /// attends as multi-head attention; a step with a cache (decode, a speculative verify, a
+  /// prompt after --context) absorbs kv_b_proj into the query and the output instead, so that
+  /// every head attends to the cache rows themselves: they are read once for all heads, never
+  /// expanded per head. The weights split into row blocks (q's nope and pe columns,
+  /// kv_a_proj_with_mqa's c_kv and k_pe, kv_b_proj's K and V parts) hold the same bytes and MACs
+  /// as the fused ones.
+  int latent_attention(const std::string& attn, int h) {
+    const MlaConfig& a = c_.mla;
+    const std::int64_t B = s_.batch, S = s_.tokens, T = s_.past + s_.tokens, H = c_.hidden, n = c_.heads;
+    const std::int64_t r = a.kv_lora_rank, dn = a.nope, dr = a.rope, dv = a.v_head;
+    int q_in = h;
+    std::int64_t q_width = H;
+    std::string qn = attn + "q_proj";
+    if (a.q_lora_rank > 0) {
+      q_in = norm(attn + "q_a_layernorm", linear(attn + "q_a_proj", h, H, a.q_lora_rank, a.bias), a.q_lora_rank);
+      q_width = a.q_lora_rank;
+      qn = attn + "q_b_proj";
+    }
+    const int q_nope =
+        reshape(attn + "q_nope_heads", linear(qn + ".nope", q_in, q_width, n * dn, false), {B, S, n, dn});
+    const int q_pe = rope(attn + "q_rope", reshape(attn + "q_pe_heads",
+                                                   linear(qn + ".pe", q_in, q_width, n * dr, false), {B, S, n, 1, dr}));
+    const int c_kv = norm(attn + "kv_a_layernorm", linear(attn + "kv_a_proj_with_mqa.kv", h, H, r, a.bias), r);
+    const int k_pe =
+        rope(attn + "k_rope",
+             reshape(attn + "k_pe_heads", linear(attn + "kv_a_proj_with_mqa.pe", h, H, dr, a.bias), {B, S, 1, 1, dr}));
+    OpAttrs last;  // the last axis of the rank-4 tensors concatenated below
+    last.axis = 3;
+    // The new tokens' cache rows, written into the cache (persistent: stored, never copied whole).
+    g_.set_persistent(
+        op(OpKind::Concat, attn + "kv_cache.append",
+           {reshape(attn + "c_kv_rows", c_kv, {B, 1, S, r}), reshape(attn + "k_pe_rows", k_pe, {B, 1, S, dr})}, last,
+           &s_.widths.kv));
+    int merged = -1;
+    if (s_.past > 0) {
+      // Absorbed: q_nope of each head times its W_UK slice ([dn, r]) is a query of the latent's
+      // width; with q_pe beside it, the S x heads query rows score the cache rows in one GEMM.
+      const int q_by_head =
+          transpose(attn + "q_nope_by_head", reshape(attn + "q_nope_rows", q_nope, {B * S, n, dn}), {1, 0, 2});
+      const int q_abs = op(OpKind::MatMul, attn + "kv_b_proj.k_absorbed",
+                           {q_by_head, weight(attn + "kv_b_proj.k.weight", {n, dn, r}, s_.widths.weights)});
+      const int q_lat =
+          reshape(attn + "q_latent", transpose(attn + "q_latent_by_token", q_abs, {1, 0, 2}), {B, 1, S * n, r});
+      const int q =
+          op(OpKind::Concat, attn + "q_cat", {q_lat, reshape(attn + "q_pe_rows", q_pe, {B, 1, S * n, dr})}, last);
+      // The cache row serves as key and as value: the context GEMM runs over its r + rope
+      // columns (the rope columns' products are dropped), and the attention reads the row once.
+      const int kv = cache(attn + "kv_cache", {B, 1, T, r + dr});
+      const int ctx = slice(attn + "context_latent", attend_in_blocks(attn, q, kv, kv), 3, 0, r);
+      // Each head's latent context through its W_UV slice ([r, dv]).
+      const int c_by_head =
+          transpose(attn + "context_by_head", reshape(attn + "context_rows", ctx, {B * S, n, r}), {1, 0, 2});
+      const int o = op(OpKind::MatMul, attn + "kv_b_proj.v_absorbed",
+                       {c_by_head, weight(attn + "kv_b_proj.v.weight", {n, r, dv}, s_.widths.weights)});
+      merged = reshape(attn + "merge", transpose(attn + "context_by_token", o, {1, 0, 2}), {B, S, n * dv});
+    } else {
+      // Decompressed: K_nope and V of every head from c_kv; K's rope part is k_pe, the same for
+      // every head (expanded, as the runtimes' prefill kernels take K whole).
+      const int k_nope =
+          reshape(attn + "k_nope_heads", linear(attn + "kv_b_proj.k", c_kv, r, n * dn, false), {B, S, n, dn});
+      const int v = reshape(attn + "v_heads", linear(attn + "kv_b_proj.v", c_kv, r, n * dv, false), {B, S, n, dv});
+      OpAttrs heads;
+      heads.shape = {B, S, n, dr};
+      const int k_pe_heads =
+          op(OpKind::Expand, attn + "k_pe_expand", {reshape(attn + "k_pe_by_token", k_pe, {B, S, 1, dr})}, heads);
+      const int q =
+          op(OpKind::Concat, attn + "q_cat", {q_nope, reshape(attn + "q_pe_by_token", q_pe, {B, S, n, dr})}, last);
+      const int k = op(OpKind::Concat, attn + "k_cat", {k_nope, k_pe_heads}, last);
+      const int ctx = attend_in_blocks(attn, transpose(attn + "q_by_head", q, {0, 2, 1, 3}),
+                                       transpose(attn + "k_by_head", k, {0, 2, 1, 3}),
+                                       transpose(attn + "v_by_head", v, {0, 2, 1, 3}));
+      merged = reshape(attn + "merge", transpose(attn + "context_by_token", ctx, {0, 2, 1, 3}), {B, S, n * dv});
+    }
+    return linear(attn + "o_proj", merged, n * dv, H, a.bias);
   }
 
   int activation(const std::string& name, int x) {
@@ -280,8 +366,15 @@ class Builder {
     const int tokens = reshape(p + "tokens", h, {n, H});
     OpAttrs sm;
     sm.axis = -1;
-    const int probs = op(OpKind::Softmax, p + "router_softmax", {linear(p + "gate", tokens, H, m.experts, false)}, sm);
-    // The top-k selection (and its renormalisation) as the k weights each token keeps.
+    const int logits = linear(p + "gate", tokens, H, m.experts, false);
+    int probs = m.sigmoid_scores ? op(OpKind::Sigmoid, p + "router_sigmoid", {logits})
+                                 : op(OpKind::Softmax, p + "router_softmax", {logits}, sm);
+    // DeepSeek-V3's correction bias steers the choice (not the weights): an add per score.
+    if (m.router_bias)
+      probs = op(OpKind::Add, p + "gate.e_score_correction",
+                 {probs, small_param(p + "gate.e_score_correction_bias", m.experts)});
+    // The top-k selection (and its renormalisation, DeepSeek's group limit and scaling) as the
+    // k weights each token keeps.
     const int weights = reshape(p + "topk_weights", slice(p + "topk", probs, 1, 0, k), {n, k, 1});
     std::vector<int> outs;
     auto experts = [&](const std::string& e, std::int64_t count, std::int64_t r) {
@@ -316,7 +409,8 @@ class Builder {
     sum.keepdims = false;
     int out = reshape(p + "experts.out", op(OpKind::ReduceSum, p + "experts.combine", {weighted}, sum), {B, S, H});
     if (m.shared_intermediate > 0) {
-      int shared = mlp(p + "shared_expert.", h, m.shared_intermediate);
+      // DeepSeek's n_shared_experts run as one MLP n times as wide (HF's DeepseekV2MoE), ungated.
+      int shared = mlp(p + (m.shared_experts > 0 ? "shared_experts." : "shared_expert."), h, m.shared_intermediate);
       if (m.shared_gate)
         shared = op(OpKind::Mul, p + "shared_expert_gate.mul",
                     {shared, op(OpKind::Sigmoid, p + "shared_expert_gate.act",
@@ -390,14 +484,27 @@ namespace {
 std::uint64_t layer_parameters(const LlmConfig& c, std::int64_t l, bool active) {
   const std::uint64_t H = std::uint64_t(c.hidden), I = std::uint64_t(c.intermediate), hd = std::uint64_t(c.head_dim);
   const std::uint64_t q = std::uint64_t(c.heads) * hd, kv = std::uint64_t(c.kv_heads) * hd;
-  std::uint64_t layer = H * (q + 2 * kv) + q * H;  // q, k, v, o
-  if (c.qkv_bias) layer += q + 2 * kv;
-  if (c.o_bias) layer += H;
-  if (c.qk_norm) layer += 2 * hd;  // q_norm, k_norm
+  std::uint64_t layer = 0;
+  if (c.is_mla()) {
+    const MlaConfig& a = c.mla;
+    const std::uint64_t n = std::uint64_t(c.heads), r = std::uint64_t(a.kv_lora_rank),
+                        rq = std::uint64_t(a.q_lora_rank);
+    const std::uint64_t dr = std::uint64_t(a.rope), dv = std::uint64_t(a.v_head), dq = std::uint64_t(a.nope) + dr;
+    layer += rq ? H * rq + rq + rq * n * dq : H * n * dq;        // q_a_proj, q_a_layernorm, q_b_proj | q_proj
+    layer += H * (r + dr) + r;                                   // kv_a_proj_with_mqa, kv_a_layernorm
+    layer += r * n * (std::uint64_t(a.nope) + dv) + n * dv * H;  // kv_b_proj, o_proj
+    if (a.bias) layer += rq + r + dr + H;                        // q_a_proj's (none on q_proj), kv_a's, o's
+  } else {
+    layer += H * (q + 2 * kv) + q * H;  // q, k, v, o
+    if (c.qkv_bias) layer += q + 2 * kv;
+    if (c.o_bias) layer += H;
+    if (c.qk_norm) layer += 2 * hd;  // q_norm, k_norm
+  }
   if (c.is_moe(l)) {
     const MoeConfig& m = c.moe;
     const std::uint64_t experts = std::uint64_t(active ? m.top_k : m.experts);
     layer += H * std::uint64_t(m.experts);                            // router
+    if (m.router_bias) layer += std::uint64_t(m.experts);             // its correction bias
     layer += experts * 3 * H * std::uint64_t(m.expert_intermediate);  // routed experts
     layer += 3 * H * std::uint64_t(m.shared_intermediate);            // shared expert
     if (m.shared_gate) layer += H;                                    // its gate
@@ -452,16 +559,19 @@ std::string to_string(ExpertRouting r) {
 
 std::uint64_t kv_cache_bytes(const LlmConfig& c, const Widths& w, std::int64_t batch, std::int64_t context,
                              std::uint32_t default_eb) {
-  // A local layer's cache holds at most its sliding window.
+  // A local layer's cache holds at most its sliding window. MLA's holds one row a token,
+  // c_kv and k_pe (kv_lora_rank + rope), for all heads: no separate K and V.
   std::uint64_t total = 0;
   for (const LayerClass& k : layer_classes(c)) {
     Graph g;
     Tensor t;
     t.name = "kv";
-    t.shape = {batch, c.kv_heads, c.is_local(k.example) ? c.window(context) : context, c.head_dim};
+    const std::int64_t tokens = c.is_local(k.example) ? c.window(context) : context;
+    t.shape = c.is_mla() ? Shape{batch, 1, tokens, c.mla.kv_lora_rank + c.mla.rope}
+                         : Shape{batch, c.kv_heads, tokens, c.head_dim};
     t.format = w.kv;
     const int i = g.add_tensor(t);
-    total += 2 * std::uint64_t(k.count) * tensor_bytes(g, i, default_eb);
+    total += (c.is_mla() ? 1 : 2) * std::uint64_t(k.count) * tensor_bytes(g, i, default_eb);
   }
   return total;
 }
