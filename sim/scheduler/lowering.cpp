@@ -26,6 +26,10 @@ using workloads::OpClass;
 
 namespace {
 
+/// The most commands a lowering reserves room for before it starts (2^21): an estimate that
+/// large is a program that large, and past it the vector grows as it goes.
+constexpr std::uint64_t kMaxReservedCommands = std::uint64_t{1} << 21;
+
 /// A region of `runs` runs of `run` elements `stride` elements apart, merged into one run
 /// when the runs touch.
 DramRegion region(std::uint64_t base, std::uint64_t start, std::uint64_t run, std::uint64_t stride, std::uint64_t runs,
@@ -54,6 +58,7 @@ class Lowering {
   }
 
   Program run() {
+    prog_.commands.reserve(expected_commands());
     for (std::size_t gi = 0; gi < plan_.groups.size(); ++gi) {
       group_ = static_cast<int>(gi);
       const GroupPlan& grp = plan_.groups[gi];
@@ -82,6 +87,20 @@ class Lowering {
     }
     prog_.dram_footprint = dram_top_;
     return std::move(prog_);
+  }
+
+  /// About how many commands the plan lowers to: two per tile of each op a segment runs (its
+  /// compute and, on average, a load or a store), a few per group. Reserved up front: a prefill
+  /// lowers to some 300 k commands, and growing the vector by doubling moved each one about
+  /// twice and touched twice the pages. Attention groups' tiles are not counted; their commands
+  /// grow the vector as before.
+  std::size_t expected_commands() const {
+    std::uint64_t n = 0;
+    for (const GroupPlan& grp : plan_.groups) {
+      n += 16;
+      for (const Segment& seg : grp.segments) n += 2 * seg.tiling.tile_count * (seg.ops.size() + seg.prologue.size());
+    }
+    return std::size_t(std::min<std::uint64_t>(n, kMaxReservedCommands));
   }
 
  private:
