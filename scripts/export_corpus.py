@@ -149,10 +149,12 @@ def count_macs(model):
 
 
 def export_torch(module, shape, path, opset, autograd=False, token_ids=False):
-    """Exports `module` and returns its MACs counted in PyTorch, the reference where ONNX's shape
-    inference leaves gaps: every convolution, linear and matrix product the forward pass calls,
-    seen through a TorchFunctionMode (functional calls included: Swin's attention calls F.linear
-    and matmul directly, which module hooks miss).
+    """Exports `module` and returns a function that counts its MACs in PyTorch, the reference
+    where ONNX's shape inference leaves gaps: every convolution, linear and matrix product the
+    forward pass calls, seen through a TorchFunctionMode (functional calls included: Swin's
+    attention calls F.linear and matmul directly, which module hooks miss). The count runs a
+    forward pass of its own, so it is run only when asked: most models are counted from ONNX,
+    and a forward pass of the U-Net at 1024 px took as long as its export.
     `autograd` exports with gradients enabled: torch 1.13's nn.MultiheadAttention takes its
     fused fast path (aten::_native_multi_head_attention, which has no ONNX export) under
     no_grad, and the exported graph is the same either way. `token_ids`: the input is int64 token
@@ -161,12 +163,16 @@ def export_torch(module, shape, path, opset, autograd=False, token_ids=False):
 
     module.eval()
     x = torch.randint(0, 100, shape) if token_ids else torch.randn(*shape)
-    counter = torch_macs_counter()
-    with torch.no_grad(), counter:
-        module(x)
     with torch.set_grad_enabled(autograd):
         torch.onnx.export(module, x, path, opset_version=opset, input_names=["input"], do_constant_folding=True)
-    return counter.macs
+
+    def count():
+        counter = torch_macs_counter()
+        with torch.no_grad(), counter:
+            module(x)
+        return counter.macs
+
+    return count
 
 
 def torch_macs_counter():
@@ -610,7 +616,7 @@ def main():
         except ShapesUnknown as e:
             if torch_macs is None:
                 raise
-            macs, source = torch_macs, f"PyTorch (ONNX inference left {e} unshaped)"
+            macs, source = torch_macs(), f"PyTorch (ONNX inference left {e} unshaped)"
         manifest.append({"name": name, "file": path, "exporter": exporter, "opset": opset, "input": shape,
                          "macs": macs, "macs_from": source})
         print(f"export_corpus: {name}: {macs} MACs ({source})", flush=True)
