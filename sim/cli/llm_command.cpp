@@ -37,8 +37,9 @@ const char* kUsage =
     "                  [--image WxH] [--every-layer] [--set K=V]... [--out DIR]\n"
     "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
     "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
-    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders of\n"
-    "the layers simulated: layers of one kind share the timing of the last one simulated).";
+    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/, DIR/decode/ (run folders of\n"
+    "the layers simulated: layers of one kind share the timing of the last one simulated) and, with\n"
+    "--image, DIR/vision/ (the vision encoder, simulated before the prefill of text and image tokens).";
 
 std::string fixed(double v, const char* fmt) {
   char b[64];
@@ -216,7 +217,9 @@ int llm_command(const std::vector<std::string>& args) {
             << (s.image.empty() ? std::string() : ", image " + s.image) << ", prompt " << s.prompt << ", generate "
             << s.generate << ", batch " << s.batch << "\n"
             << table(summary) << "summary: " << fs::path(s.out) / "summary.json"
-            << " (prefill/ and decode/ hold each phase's run folder)\nreport: " << fs::path(s.out) / "report.html"
+            << (s.image.empty() ? " (prefill/ and decode/ hold each phase's run folder)"
+                                : " (vision/, prefill/ and decode/ hold each phase's run folder)")
+            << "\nreport: " << fs::path(s.out) / "report.html"
             << "\n";
   return 0;
 }
