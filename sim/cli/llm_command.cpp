@@ -34,11 +34,12 @@ const char* kUsage =
     "                  [--kv-group-size 32]\n"
     "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
     "                  [--parallel none|tensor|auto] [--draft MODEL [--draft-tokens K] [--acceptance A]]\n"
-    "                  [--every-layer] [--set K=V]... [--out DIR]\n"
+    "                  [--image WxH] [--every-layer] [--set K=V]... [--out DIR]\n"
     "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
     "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
-    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/ and DIR/decode/ (run folders of\n"
-    "the layers simulated: layers of one kind share the timing of the last one simulated).";
+    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/, DIR/decode/ (run folders of\n"
+    "the layers simulated: layers of one kind share the timing of the last one simulated) and, with\n"
+    "--image, DIR/vision/ (the vision encoder, simulated before the prefill of text and image tokens).";
 
 std::string fixed(double v, const char* fmt) {
   char b[64];
@@ -62,7 +63,22 @@ std::string table(const nlohmann::json& s) {
   row("KV cache (final context)", fixed(l.at("kv_cache_bytes").get<double>() / 1e6, "%.2f MB"));
   if (l.contains("memory_bytes"))
     row("memory footprint", fixed(l.at("memory_bytes").at("total").get<double>() / 1e6, "%.1f MB"));
-  row("TTFT (prefill)", fixed(l.at("ttft_seconds").get<double>() * 1e3, "%.3f ms"));
+  if (l.contains("vision")) {
+    const auto& v = l.at("vision");
+    row("image (resized)", std::to_string(v.at("image")[0].get<std::int64_t>()) + "x" +
+                               std::to_string(v.at("image")[1].get<std::int64_t>()) + ": " +
+                               std::to_string(v.at("patches").get<std::int64_t>()) + " patches, " +
+                               std::to_string(v.at("tokens").get<std::int64_t>()) + " tokens");
+    row("vision params", fixed(v.at("parameters").get<double>() / 1e9, "%.3f B"));
+    row("vision encoder", fixed(v.at("seconds").get<double>() * 1e3, "%.3f ms") + ", " +
+                              fixed(v.at("macs").get<double>() / 1e9, "%.2f GMAC") + ", DRAM " +
+                              fixed(v.at("dram_bytes").get<double>() / 1e6, "%.2f MB"));
+    row("prefill", fixed(pre.at("seconds").get<double>() * 1e3, "%.3f ms") + " (" +
+                       std::to_string(pre.at("tokens").get<std::int64_t>()) + " tokens: text and image)");
+    row("TTFT (vision + prefill)", fixed(l.at("ttft_seconds").get<double>() * 1e3, "%.3f ms"));
+  } else {
+    row("TTFT (prefill)", fixed(l.at("ttft_seconds").get<double>() * 1e3, "%.3f ms"));
+  }
   row("prefill DRAM", fixed(pre.at("dram_bytes").get<double>() / 1e6, "%.2f MB"));
   if (dec.at("tokens_per_second").is_number()) {
     row("decode tokens/s", fixed(dec.at("tokens_per_second").get<double>(), "%.2f"));
@@ -123,9 +139,10 @@ int llm_command(const std::vector<std::string>& args) {
   std::uint32_t kv_group_size = 0;  // 0: not given
   std::string acceptance;           // "": not given
   po::options_description d("npusim llm options");
-  d.add_options()("model,m", po::value(&s.model),
-                  "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
-                  "Phi-3-mini-4k-instruct, gemma-2-2b, Qwen3-0.6B, DeepSeek-V2-Lite")(
+  d.add_options()(
+      "model,m", po::value(&s.model),
+      "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
+      "Phi-3-mini-4k-instruct, gemma-2-2b, Qwen3-0.6B, DeepSeek-V2-Lite, Qwen2-VL-2B-Instruct (with --image)")(
       "config,c", po::value(&s.config)->default_value(s.config), "hardware config: a YAML path or a preset name")(
       "prompt", integer_value<std::int64_t>(&s.prompt, 1, kMaxCount), "prompt tokens per sequence (the prefill)")(
       "context", integer_value<std::int64_t>(&s.context, 0, kMaxCount),
@@ -167,6 +184,9 @@ int llm_command(const std::vector<std::string>& args) {
       "every-layer", po::bool_switch(&s.every_layer),
       "simulate every layer of each phase (by default a phase simulates the first layers until each kind of "
       "layer has occurred twice after layer 0; the layers after them take the last simulated one's figures)")(
+      "image", po::value(&s.image),
+      "vision-language models (qwen2_vl): an image of WIDTHxHEIGHT pixels, resized as Qwen2-VL's processor does; "
+      "its vision encoder runs before the prefill, whose prompt gains the image's tokens; TTFT counts both")(
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable)")(
       "out,o", po::value(&s.out)->default_value(s.out), "output folder")("quiet,q", po::bool_switch(&quiet),
                                                                          "no progress line");
@@ -193,10 +213,13 @@ int llm_command(const std::vector<std::string>& args) {
   std::cout << "npusim llm: " << l.at("model").get<std::string>() << " on "
             << summary.at("config_name").get<std::string>() << ", weights "
             << l.at("widths").at("weights").get<std::string>()
-            << (s.context > 0 ? ", context " + std::to_string(s.context) : std::string()) << ", prompt " << s.prompt
-            << ", generate " << s.generate << ", batch " << s.batch << "\n"
+            << (s.context > 0 ? ", context " + std::to_string(s.context) : std::string())
+            << (s.image.empty() ? std::string() : ", image " + s.image) << ", prompt " << s.prompt << ", generate "
+            << s.generate << ", batch " << s.batch << "\n"
             << table(summary) << "summary: " << fs::path(s.out) / "summary.json"
-            << " (prefill/ and decode/ hold each phase's run folder)\nreport: " << fs::path(s.out) / "report.html"
+            << (s.image.empty() ? " (prefill/ and decode/ hold each phase's run folder)"
+                                : " (vision/, prefill/ and decode/ hold each phase's run folder)")
+            << "\nreport: " << fs::path(s.out) / "report.html"
             << "\n";
   return 0;
 }

@@ -380,21 +380,58 @@ LoadedRun planned_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec&
 /// the reply is the step grown to every layer (grow_to_every_layer), or {"layers_departure": d}
 /// when the layers that would stand for the rest differ by more than kLayerTolerance (then no
 /// folder is written).
+/// A phase's child process: with --quiet its own progress lines go nowhere (its errors come back
+/// through the pipe).
+ChildOptions child_options(const LlmSpec& s) {
+  ChildOptions o;
+  if (!s.progress) o.log_path = "/dev/null";
+  return o;
+}
+
+/// The vision tower on the run's image, simulated in a child process started at construction
+/// (beside the prefill: neither depends on the other's timing); with `out`, writes its run folder.
+class EncoderJob {
+ public:
+  EncoderJob(const LlmSpec& s, const Prepared& p, const llm::VisionInput& image, const std::string& out)
+      : child_([&] { return work(s, p, image, out); }, child_options(s)) {}
+  json result() { return json::parse(reply_or_throw(child_.wait(), "vision encoder")); }
+
+ private:
+  static std::string work(const LlmSpec& s, const Prepared& p, const llm::VisionInput& image, const std::string& out) {
+    LoadedRun run;
+    run.hw = p.hw;
+    run.graph = llm::build_vision_encoder(p.model, image, p.widths);
+    run.workload_name = run.graph.name;
+    if (p.parallel != sched::ParallelMode::None)
+      run.graph = sched::replica_graph(run.graph, p.parallel, run.hw, run.parallel);
+    sched::mark_host_ops(run.graph, run.hw);
+    run.plan = plan_for(s.fusion, "", run.graph, run.hw);
+    RunSpec rs;
+    rs.config = s.config;
+    rs.fusion = s.fusion;
+    rs.out = out;
+    rs.label = "vision encoder of " + std::to_string(image.patches) + " patches: ";
+    rs.trace.level = traces::TraceLevel::Ops;
+    SimulatedRun sim = simulate_run(rs, run);
+    json r = sim.summary;
+    finish_run(rs, run, sim);
+    const std::uint64_t footprint = sim.dram_footprint;
+    r["activation_bytes"] = footprint - std::min(footprint, sched::resident_dram_bytes(run.graph, run.hw));
+    r.erase("ops");
+    r.erase("groups");
+    return r.dump();
+  }
+  Child child_;
+};
+
 class LayersJob {
  public:
   LayersJob(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
             const std::string& what, std::int64_t layers)
-      : what_(what), child_([&] { return work(s, p, st, out, what, layers); }, options(s)) {}
+      : what_(what), child_([&] { return work(s, p, st, out, what, layers); }, child_options(s)) {}
   json result() { return json::parse(reply_or_throw(child_.wait(), what_)); }
 
  private:
-  // --quiet: the child's own progress lines go nowhere (its errors come back through the pipe).
-  static ChildOptions options(const LlmSpec& s) {
-    ChildOptions o;
-    if (!s.progress) o.log_path = "/dev/null";
-    return o;
-  }
-
   static std::string work(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
                           const std::string& what, std::int64_t layers) {
     const bool sampled = layers < p.model.layers;
@@ -762,13 +799,60 @@ json speculate(const LlmSpec& s, const Prepared& p, const std::function<void(con
 
 }  // namespace
 
-void check_llm_spec(const LlmSpec& spec) {
-  check_step_graphs(spec, prepare(spec));
+namespace {
+
+/// `s` with the image's tokens in the prompt (--image: the prefill's prompt is the text and the
+/// image tokens; the decode steps follow both), and the image as the vision tower sees it.
+LlmSpec with_image(const LlmSpec& s, std::optional<llm::VisionInput>& image) {
+  if (s.image.empty()) return s;
+  if (s.batch != 1)
+    throw InputError("--image", "expected --batch 1 beside it (one sequence with its image), found --batch " +
+                                    std::to_string(s.batch));
+  if (!s.draft.empty())
+    throw InputError("--image",
+                     "expected no --draft beside it (speculative decoding of a vision-language model is "
+                     "not modelled), found --draft " +
+                         s.draft);
+  check_count(s.prompt, 1, "--prompt");
+  check_count(s.generate, 0, "--generate");
+  check_count(s.context, 0, "--context");
+  const llm::LlmConfig model = llm::load_llm_config(s.model, config::data_dir());
+  image = llm::vision_input(model, s.image, "--image");
+  LlmSpec t = s;
+  t.prompt += image->tokens;
+  llm::check_context(model, final_context(t),
+                     (s.context > 0 ? "--context " + std::to_string(s.context) + " + " : std::string()) + "--prompt " +
+                         std::to_string(s.prompt) + " + " + std::to_string(image->tokens) + " image tokens (--image " +
+                         s.image + ") + --generate " + std::to_string(s.generate));
+  return t;
 }
 
-json run_llm(const LlmSpec& s) {
+/// The vision encoder's graph must fit DRAM beside the language model's weights and cache.
+void check_encoder_graph(const Prepared& p, const llm::VisionInput& image) {
+  const workloads::Graph g = llm::build_vision_encoder(p.model, image, p.widths);
+  try {
+    sched::check_dram_capacity(sched::resident_dram_bytes(g, p.hw), p.hw);
+  } catch (const InputError& e) {
+    throw InputError("vision encoder of " + std::to_string(image.patches) + " patches", e.what());
+  }
+}
+
+}  // namespace
+
+void check_llm_spec(const LlmSpec& spec) {
+  std::optional<llm::VisionInput> image;
+  const LlmSpec s = with_image(spec, image);
   const Prepared p = prepare(s);
   check_step_graphs(s, p);
+  if (image) check_encoder_graph(p, *image);
+}
+
+json run_llm(const LlmSpec& in) {
+  std::optional<llm::VisionInput> image;
+  const LlmSpec s = with_image(in, image);
+  const Prepared p = prepare(s);
+  check_step_graphs(s, p);
+  if (image) check_encoder_graph(p, *image);
   const auto start = std::chrono::steady_clock::now();
   LlmProgress progress(s.progress);
   auto folder = [&](const char* name) { return s.out.empty() ? std::string() : (fs::path(s.out) / name).string(); };
@@ -791,6 +875,10 @@ json run_llm(const LlmSpec& s) {
     return std::make_unique<StepJob>(s, p, step_spec(s, p, 1, past), i + 1 == s.generate ? folder("decode") : "",
                                      "decode step at context " + std::to_string(past + 1));
   };
+  // The vision encoder runs beside the prefill: the prefill's timing does not depend on the image
+  // embeddings' values, only on their count.
+  std::unique_ptr<EncoderJob> encoder;
+  if (image) encoder = std::make_unique<EncoderJob>(s, p, *image, folder("vision"));
   StepJob prefill(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
   // Bisection samples the first and the last decode step before any other, and neither depends on
   // the prefill: they run beside it.
@@ -801,6 +889,13 @@ json run_llm(const LlmSpec& s) {
   const StepFigures pre = phase_of(pre_summary);
   // The largest intermediate DRAM of any simulated phase (llm.memory_bytes.activations_peak).
   std::uint64_t activations_peak = pre_summary.at("activation_bytes").get<std::uint64_t>();
+  StepFigures vision;  // the encoder's figures (zero without an image)
+  if (encoder) {
+    const json enc_summary = encoder->result();
+    vision = phase_of(enc_summary);
+    activations_peak = std::max(activations_peak, enc_summary.at("activation_bytes").get<std::uint64_t>());
+  }
+  const double ttft = vision.seconds + pre.seconds;
   auto figures = [](const StepFigures& f) {
     return json{{"seconds", f.seconds},
                 {"cycles", f.cycles},
@@ -891,7 +986,7 @@ json run_llm(const LlmSpec& s) {
                 {"widths", widths},
                 {"batch", s.batch},
                 {"context", s.context},
-                {"prompt", s.prompt},
+                {"prompt", in.prompt},
                 {"generate", s.generate},
                 {"all_logits", s.all_logits},
                 {"prefill",
@@ -917,8 +1012,8 @@ json run_llm(const LlmSpec& s) {
                     {"midpoints_checked", samples.checked},
                     {"largest_departure", samples.checked ? json(samples.largest_departure) : json()}}},
                   {"steps", steps}}},
-                {"ttft_seconds", pre.seconds},
-                {"total_seconds", pre.seconds + decode_s},
+                {"ttft_seconds", ttft},
+                {"total_seconds", ttft + decode_s},
                 {"kv_cache_bytes", llm::kv_cache_bytes(p.model, p.widths, s.batch, final_context(s), eb)},
                 {"kv_cache_home", to_string(p.hw.sram.kv_cache)},
                 {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
@@ -949,7 +1044,23 @@ json run_llm(const LlmSpec& s) {
     block["active_params"] = llm::active_parameter_count(p.model);
     block["expert_routing"] = llm::to_string(p.routing);
   }
-  const std::uint64_t weights = block.at("weight_bytes").get<std::uint64_t>(),
+  std::uint64_t vision_weights = 0;
+  if (image) {
+    // The image's figures; the vision tower's weights stay in DRAM beside the language model's.
+    vision_weights = workloads::graph_totals(llm::build_vision_encoder(p.model, *image, p.widths), eb).weight_bytes;
+    block["vision"] = {{"image", {image->resized_width, image->resized_height}},
+                       {"image_given", {image->width, image->height}},
+                       {"patches", image->patches},
+                       {"tokens", image->tokens},
+                       {"seconds", vision.seconds},
+                       {"cycles", vision.cycles},
+                       {"macs", vision.macs},
+                       {"dram_bytes", vision.dram_bytes},
+                       {"energy_j", vision.energy_j ? json(*vision.energy_j) : json()},
+                       {"parameters", llm::vision_parameter_count(p.model)},
+                       {"weight_bytes", vision_weights}};
+  }
+  const std::uint64_t weights = block.at("weight_bytes").get<std::uint64_t>() + vision_weights,
                       kv = block.at("kv_cache_bytes").get<std::uint64_t>();
   // A draft's weights and cache stay in DRAM beside the model's for the whole run.
   const std::uint64_t draft = p.draft

@@ -42,6 +42,10 @@ struct LlmSpec {
   std::string draft;
   std::int64_t draft_tokens = 4;
   double acceptance = 0.7;
+  /// An image for a vision-language model (--image WxH; "" = none; docs/llm.md, "Vision-language
+  /// models"): its vision tower is simulated as a phase before the prefill, whose prompt is the
+  /// `prompt` text tokens and the image's tokens; TTFT is the two together.
+  std::string image;
   std::string fusion = "greedy";  // --fusion
   /// --parallel: how the phases spread over npu.cores (none, tensor, auto; docs/multicore.md).
   /// "" = auto on more than one core, none on one.

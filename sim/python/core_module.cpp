@@ -363,7 +363,7 @@ PYBIND11_MODULE(_core, m) {
          const std::string& act_dtype, bool zero_point, bool wide_head, bool all_logits, const std::string& fusion,
          int decode_samples, double decode_tolerance, const std::string& out, bool quiet, std::int64_t context,
          const std::string& expert_routing, const std::string& draft, std::int64_t draft_tokens, double acceptance,
-         std::uint32_t kv_group_size, bool every_layer) {
+         std::uint32_t kv_group_size, bool every_layer, const std::string& image) {
         npusim::engine::LlmSpec s;
         s.model = model;
         s.config = config.spec;
@@ -388,6 +388,7 @@ PYBIND11_MODULE(_core, m) {
         s.decode_samples = decode_samples;
         s.decode_tolerance = decode_tolerance;
         s.every_layer = every_layer;
+        s.image = image;
         s.out = out;
         s.progress = !quiet;
         return llm(std::move(s));
@@ -397,5 +398,5 @@ PYBIND11_MODULE(_core, m) {
       py::arg("wide_head"), py::arg("all_logits"), py::arg("fusion"), py::arg("decode_samples"),
       py::arg("decode_tolerance"), py::arg("out"), py::arg("quiet"), py::arg("context"), py::arg("expert_routing"),
       py::arg("draft"), py::arg("draft_tokens"), py::arg("acceptance"), py::arg("kv_group_size"),
-      py::arg("every_layer"));
+      py::arg("every_layer"), py::arg("image"));
 }

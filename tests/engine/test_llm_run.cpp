@@ -810,3 +810,73 @@ TEST(LlmRun, LayersThatDifferAreAllSimulated) {
   EXPECT_DOUBLE_EQ(a["llm"]["prefill"]["seconds"].get<double>(), b["llm"]["prefill"]["seconds"].get<double>());
   EXPECT_DOUBLE_EQ(a["llm"]["prefill"]["dram_bytes"].get<double>(), b["llm"]["prefill"]["dram_bytes"].get<double>());
 }
+
+namespace {
+
+/// A qwen2 decoder of hidden 128 and 2 layers with a vision tower of 2 blocks of embed_dim 64
+/// (tests/data/qwen2_vl_tiny.json): a 56x56 image is 4 x 4 = 16 patches, 4 tokens.
+std::string tiny_vlm() {
+  return std::string(NPUSIM_TEST_DATA) + "/qwen2_vl_tiny.json";
+}
+
+}  // namespace
+
+TEST(LlmRun, AnImagesEncoderRunsBeforeThePrefillOfTheTextAndImageTokens) {
+  const auto s = run_llm_cli("--model " + tiny_vlm() + " --config edge-s --prompt 8 --generate 2 --image 56x56", "vlm");
+  ASSERT_FALSE(s.is_null());
+  const auto& l = s["llm"];
+  const auto& v = l["vision"];
+  EXPECT_EQ(v["image"], nlohmann::json({56, 56}));
+  EXPECT_EQ(v["patches"], 16);
+  EXPECT_EQ(v["tokens"], 4);
+  EXPECT_EQ(v["parameters"], 274048);  // by hand in tests/workloads/test_llm_vision.cpp
+  EXPECT_EQ(v["macs"].get<double>(), 3235840.0);
+  EXPECT_GT(v["seconds"].get<double>(), 0);
+  EXPECT_GT(v["dram_bytes"].get<double>(), 0);
+  EXPECT_EQ(l["prompt"], 8);
+  EXPECT_EQ(l["prefill"]["tokens"], 12);  // 8 text + 4 image tokens
+  EXPECT_DOUBLE_EQ(l["ttft_seconds"].get<double>(), v["seconds"].get<double>() + l["prefill"]["seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(l["total_seconds"].get<double>(),
+                   l["ttft_seconds"].get<double>() + l["decode"]["seconds"].get<double>());
+  // The vision tower's weights stay in DRAM beside the language model's.
+  EXPECT_EQ(l["memory_bytes"]["weights"].get<std::uint64_t>(),
+            l["weight_bytes"].get<std::uint64_t>() + v["weight_bytes"].get<std::uint64_t>());
+  // The prefill is the text-only prefill of 8 + 4 tokens, and the decode steps follow both.
+  const auto t = run_llm_cli("--model " + tiny_vlm() + " --config edge-s --prompt 12 --generate 2", "vlm_text");
+  ASSERT_FALSE(t.is_null());
+  EXPECT_EQ(l["prefill"]["macs"], t["llm"]["prefill"]["macs"]);
+  EXPECT_EQ(l["prefill"]["seconds"], t["llm"]["prefill"]["seconds"]);
+  EXPECT_EQ(l["decode"]["seconds"], t["llm"]["decode"]["seconds"]);
+  EXPECT_FALSE(t["llm"].contains("vision"));
+  EXPECT_DOUBLE_EQ(t["llm"]["ttft_seconds"].get<double>(), t["llm"]["prefill"]["seconds"].get<double>());
+}
+
+TEST(LlmRun, BadImagesExitTwoNamingTheOption) {
+  const std::string text = write_temp("text_only.json", kSmall);
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--model " + tiny_vlm() + " --image abc",
+       "--image: expected WIDTHxHEIGHT in pixels (such as 448x448), found 'abc'"},
+      {"--model " + tiny_vlm() + " --image 0x10", "--image: expected each side from 28 px"},
+      {"--model " + tiny_vlm() + " --image 16385x448", "to 16384 px, found 16385x448"},
+      {"--model " + text + " --image 448x448", "--image 448x448: expected a model with a vision tower"},
+      {"--model " + tiny_vlm() + " --image 56x56 --batch 2",
+       "--image: expected --batch 1 beside it (one sequence with its image), found --batch 2"},
+      {"--model " + tiny_vlm() + " --image 56x56 --draft " + tiny_vlm(), "--image: expected no --draft beside it"},
+      // 4 image tokens: 4090 + 4 + 4 > 4096.
+      {"--model " + tiny_vlm() + " --image 56x56 --prompt 4090 --generate 4",
+       "expected at least 4098 positions for --prompt 4090 + 4 image tokens (--image 56x56) + --generate 4, found "
+       "4096"},
+  };
+  for (const auto& c : cases) {
+    const fs::path out = scratch("bad_image");
+    std::string log;
+    EXPECT_EQ(run_npusim("llm --quiet --config edge-s " + c.args + " --out " + out.string(), &log), 2) << c.args << "\n"
+                                                                                                       << log;
+    EXPECT_NE(log.find(c.message), std::string::npos) << c.args << "\n" << log;
+    EXPECT_EQ(log.find("what()"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(out)) << c.args;
+  }
+}

@@ -270,3 +270,17 @@ def test_llm_every_layer_simulates_all_layers_as_the_cli_flag_does(small_model):
     assert shared.block["prefill"]["macs"] == every.block["prefill"]["macs"]
     with pytest.raises(TypeError, match=r"^every_layer: expected True or False"):
         npusim.llm(small_model, "edge-m", every_layer=1)
+
+
+def test_llm_image_encodes_before_the_prefill_as_the_cli_flag_does():
+    # tests/data/qwen2_vl_tiny.json: a 56x56 image is 16 patches, 4 tokens (docs/llm.md).
+    model = os.path.join(os.path.dirname(__file__), "..", "data", "qwen2_vl_tiny.json")
+    r = npusim.llm(model, "edge-s", prompt=8, generate=1, image="56x56", quiet=True)
+    vision = r.block["vision"]
+    assert (vision["image"], vision["patches"], vision["tokens"]) == ([56, 56], 16, 4)
+    assert r.block["prefill"]["tokens"] == 12
+    assert r.block["ttft_seconds"] == pytest.approx(vision["seconds"] + r.block["prefill"]["seconds"])
+    with pytest.raises(npusim.InputError, match=r"^image: expected WIDTHxHEIGHT in pixels"):
+        npusim.llm(model, "edge-s", image="abc")
+    with pytest.raises(TypeError, match=r"^image: expected WIDTHxHEIGHT"):
+        npusim.llm(model, "edge-s", image=448)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -311,6 +312,63 @@ void read_gemma3(const Fields& f, LlmConfig& c) {
   c.act = activation(f, key, f.text_or(key, "gelu_pytorch_tanh"));
 }
 
+/// Qwen2-VL's vision tower (vision_config), with the defaults of transformers'
+/// Qwen2VLVisionConfig for the fields a config omits (Qwen2-VL-2B-Instruct's states only
+/// hidden_size, in_chans and spatial_patch_size). in_channels is read, else in_chans (the name
+/// the published configs use). hidden_size is the merger's output: it must equal the language
+/// model's, whose embeddings the image tokens stand beside.
+void read_qwen2_vl_vision(const Fields& f, LlmConfig& c) {
+  VisionConfig& v = c.vision;
+  v.depth = f.count_or("depth", 32);
+  if (v.depth > 1024) f.fail("depth", "expected at most 1024 vision blocks, found " + std::to_string(v.depth));
+  v.embed_dim = f.count_or("embed_dim", 1280);
+  v.heads = f.count_or("num_heads", 16);
+  v.mlp_ratio = f.count_or("mlp_ratio", 4);
+  v.in_channels = f.has("in_channels") ? f.count("in_channels") : f.count_or("in_chans", 3);
+  v.patch = f.count_or("patch_size", 14);
+  v.temporal_patch = f.count_or("temporal_patch_size", 2);
+  v.merge = f.count_or("spatial_merge_size", 2);
+  v.out_hidden = f.count_or("hidden_size", 3584);
+  if (v.embed_dim % v.heads != 0)
+    f.fail("embed_dim",
+           "expected a multiple of num_heads " + std::to_string(v.heads) + ", found " + std::to_string(v.embed_dim));
+  if (v.out_hidden != c.hidden)
+    f.fail("hidden_size", "expected the language model's hidden_size " + std::to_string(c.hidden) +
+                              " (the merger's output is an image token's embedding), found " +
+                              std::to_string(v.out_hidden));
+  if (v.patch > 1024 || v.merge > 64 || v.temporal_patch > 64 || v.in_channels > 64)
+    f.fail("patch_size",
+           "expected patch_size <= 1024 and spatial_merge_size, temporal_patch_size, in_channels <= 64, "
+           "found " +
+               std::to_string(v.patch) + ", " + std::to_string(v.merge) + ", " + std::to_string(v.temporal_patch) +
+               ", " + std::to_string(v.in_channels));
+  const std::string act = f.text_or("hidden_act", "quick_gelu");
+  if (act != "quick_gelu") f.fail("hidden_act", "expected quick_gelu (Qwen2-VL's vision MLP), found '" + act + "'");
+}
+
+/// Qwen2-VL (qwen2_vl): a qwen2 decoder, its fields at the top level or, in newer exports, under
+/// text_config, and the vision tower of vision_config.
+void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
+  const bool nested = f.has("text_config");
+  if (nested && !j.at("text_config").is_object())
+    f.fail("text_config",
+           std::string("expected an object (the language model's fields), found ") + j.at("text_config").type_name());
+  c.field_prefix = nested ? "text_config." : "";
+  const json& text = nested ? j.at("text_config") : j;
+  const Fields t(text, c.source, c.field_prefix);
+  check_dense(text, t, c.model_type);
+  read_rope_decoder(t, c);
+  check_heads(t, c);
+  c.tied_embeddings = t.flag_or("tie_word_embeddings", false);
+  c.act = activation(t, "hidden_act", t.text_or("hidden_act", "silu"));
+  c.qkv_bias = true;
+  if (f.has("vision_config") && !j.at("vision_config").is_object())
+    f.fail("vision_config",
+           std::string("expected an object (the vision tower's fields), found ") + j.at("vision_config").type_name());
+  static const json kNone = json::object();
+  read_qwen2_vl_vision(Fields(f.has("vision_config") ? j.at("vision_config") : kNone, c.source, "vision_config."), c);
+}
+
 LlmConfig from_json(const json& j, const std::string& source) {
   const Fields f(j, source);
   if (!j.is_object())
@@ -339,6 +397,10 @@ LlmConfig from_json(const json& j, const std::string& source) {
     check_dense(nested ? j.at("text_config") : j, t, c.model_type);
     read_gemma3(t, c);
     check_heads(t, c);
+    return c;
+  }
+  if (c.model_type == "qwen2_vl") {
+    read_qwen2_vl(j, f, c);
     return c;
   }
   if (!is_moe_type(c.model_type)) check_dense(j, f, c.model_type);
@@ -399,9 +461,9 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama",  "qwen2",       "mistral",     "phi3",       "gemma2",
-                                                 "gpt2",   "qwen3",       "mixtral",     "qwen2_moe",  "qwen3_moe",
-                                                 "gemma3", "gemma3_text", "deepseek_v2", "deepseek_v3"};
+  static const std::vector<std::string> types = {"llama",  "qwen2",       "mistral",     "phi3",        "gemma2",
+                                                 "gpt2",   "qwen3",       "mixtral",     "qwen2_moe",   "qwen3_moe",
+                                                 "gemma3", "gemma3_text", "deepseek_v2", "deepseek_v3", "qwen2_vl"};
   return types;
 }
 
@@ -470,6 +532,68 @@ LlmConfig load_llm_config(const std::string& spec, const std::string& data_dir) 
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   throw InputError("--model " + spec, "expected a config.json path or a shipped model (" + list + "), found neither");
+}
+
+namespace {
+
+/// Python's round(): to the nearest integer, halves to the even one (42 / 28 = 1.5 -> 2, 70 / 28 = 2.5 -> 2).
+std::int64_t round_half_even(double x) {
+  const double f = std::floor(x), d = x - f;
+  if (d > 0.5) return std::int64_t(f) + 1;
+  if (d < 0.5) return std::int64_t(f);
+  return std::int64_t(f) % 2 == 0 ? std::int64_t(f) : std::int64_t(f) + 1;
+}
+
+}  // namespace
+
+VisionInput vision_input(const LlmConfig& c, const std::string& image, const std::string& flag) {
+  if (!c.has_vision())
+    throw InputError(flag + " " + image,
+                     "expected a model with a vision tower (a config with vision_config, "
+                     "model_type qwen2_vl), found model_type '" +
+                         c.model_type + "' (" + c.source + ")");
+  // "WxH": digits, an x, digits; each side from 28 px (smart_resize refuses smaller) to 16384.
+  const std::size_t x = image.find('x');
+  auto side = [&](const std::string& text) -> std::int64_t {
+    if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoll(text);
+  };
+  const std::int64_t w = x == std::string::npos ? -1 : side(image.substr(0, x));
+  const std::int64_t h = x == std::string::npos ? -1 : side(image.substr(x + 1));
+  if (w < 0 || h < 0)
+    throw InputError(flag, "expected WIDTHxHEIGHT in pixels (such as 448x448), found '" + image + "'");
+  const std::int64_t factor = c.vision.patch * c.vision.merge;
+  if (w < factor || h < factor || w > 16384 || h > 16384)
+    throw InputError(flag,
+                     "expected each side from " + std::to_string(factor) +
+                         " px (patch_size x "
+                         "spatial_merge_size: smaller images are refused by Qwen2-VL's smart_resize) to 16384 px, "
+                         "found " +
+                         std::to_string(w) + "x" + std::to_string(h));
+  if (std::max(w, h) > 200 * std::min(w, h))
+    throw InputError(flag, "expected an aspect ratio of at most 200 (smart_resize's limit), found " +
+                               std::to_string(w) + "x" + std::to_string(h));
+  // transformers' smart_resize(height, width, factor=28, min_pixels=56*56, max_pixels=28*28*1280).
+  const double min_pixels = 56.0 * 56.0, max_pixels = 28.0 * 28.0 * 1280.0, f = double(factor);
+  std::int64_t hb = round_half_even(double(h) / f) * factor, wb = round_half_even(double(w) / f) * factor;
+  if (double(hb) * double(wb) > max_pixels) {
+    const double beta = std::sqrt(double(h) * double(w) / max_pixels);
+    hb = std::int64_t(std::floor(double(h) / beta / f)) * factor;
+    wb = std::int64_t(std::floor(double(w) / beta / f)) * factor;
+  } else if (double(hb) * double(wb) < min_pixels) {
+    const double beta = std::sqrt(min_pixels / (double(h) * double(w)));
+    hb = std::int64_t(std::ceil(double(h) * beta / f)) * factor;
+    wb = std::int64_t(std::ceil(double(w) * beta / f)) * factor;
+  }
+  VisionInput v;
+  v.width = w;
+  v.height = h;
+  v.resized_width = wb;
+  v.resized_height = hb;
+  // One image is one temporal patch: the processor repeats the frame temporal_patch_size times.
+  v.patches = (hb / c.vision.patch) * (wb / c.vision.patch);
+  v.tokens = v.patches / (c.vision.merge * c.vision.merge);
+  return v;
 }
 
 void check_context(const LlmConfig& c, std::int64_t context, const std::string& what) {

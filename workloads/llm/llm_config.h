@@ -51,6 +51,29 @@ struct MlaConfig {
   bool bias = false;              // attention_bias: q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj
 };
 
+/// A vision tower (qwen2_vl's vision_config; docs/llm.md, "Vision-language models"): a ViT of
+/// `depth` pre-norm blocks (LayerNorm, full self-attention of `heads` heads over every patch,
+/// a QuickGELU MLP of mlp_ratio x embed_dim) after a patch embedding of in_channels x
+/// temporal_patch x patch^2 pixels a patch, and a PatchMerger that concatenates merge^2
+/// neighbouring patches into one token of the language model's width. depth 0: no vision tower.
+struct VisionConfig {
+  std::int64_t depth = 0, embed_dim = 0, heads = 0, mlp_ratio = 0;
+  std::int64_t in_channels = 0, patch = 0, temporal_patch = 0, merge = 0;
+  std::int64_t out_hidden = 0;  // the merger's output: the language model's hidden_size
+  std::int64_t head_dim() const { return embed_dim / heads; }
+  std::int64_t mlp_width() const { return embed_dim * mlp_ratio; }
+  /// Pixels a patch holds: in_channels x temporal_patch x patch x patch (the patch GEMM's depth).
+  std::int64_t patch_pixels() const { return in_channels * temporal_patch * patch * patch; }
+};
+
+/// An image as the vision tower sees it: resized by smart_resize, cut into patches, merged into tokens.
+struct VisionInput {
+  std::int64_t width = 0, height = 0;  // as given (--image WxH)
+  std::int64_t resized_width = 0, resized_height = 0;
+  std::int64_t patches = 0;  // (resized_height / patch) x (resized_width / patch)
+  std::int64_t tokens = 0;   // patches / merge^2: what the language model's prompt gains
+};
+
 /// How the tokens of a step choose their experts (--expert-routing).
 enum class ExpertRouting {
   Uniform,       // each token picks its k of E experts uniformly and independently (the default)
@@ -84,6 +107,7 @@ struct LlmConfig {
   std::vector<bool> local_layers;
   MoeConfig moe;
   MlaConfig mla;
+  VisionConfig vision;
   /// DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers): read, not built,
   /// not counted in the parameters (plain decoding does not run them).
   std::int64_t mtp_layers = 0;
@@ -95,6 +119,7 @@ struct LlmConfig {
   Activation act = Activation::Silu;
 
   bool is_mla() const { return mla.kv_lora_rank > 0; }
+  bool has_vision() const { return vision.depth > 0; }
   /// Query heads sharing one K/V head (GQA group size; 1 for MHA, heads for MQA).
   std::int64_t group() const { return heads / kv_heads; }
   /// Whether layer l attends to a sliding window (gemma3's local layers).
@@ -142,6 +167,15 @@ std::vector<std::string> shipped_config_names(const std::string& data_dir);
 /// `spec` as --model takes it: an existing .json path, else a shipped config name (case
 /// insensitive). Throws InputError listing the shipped names when neither exists.
 LlmConfig load_llm_config(const std::string& spec, const std::string& data_dir);
+
+/// Qwen2-VL's image preprocessing (transformers' image_processing_qwen2_vl.py, smart_resize):
+/// each side rounded to the nearest multiple of patch x merge (28; halves to even, as Python's
+/// round), then, when the pixels exceed max_pixels (28 x 28 x 1280) or fall below min_pixels
+/// (56 x 56), both sides scaled by sqrt of the ratio and floored (ceiled) to multiples of 28.
+/// The image's patches and tokens follow. `image` is "WxH"; throws InputError naming `flag`
+/// when it is malformed, a side is outside 28 .. 16384 px, the aspect ratio exceeds 200
+/// (smart_resize refuses those), or the model has no vision tower.
+VisionInput vision_input(const LlmConfig& c, const std::string& image, const std::string& flag);
 
 /// Throws InputError unless `context` tokens fit max_position_embeddings (the field named).
 void check_context(const LlmConfig& c, std::int64_t context, const std::string& what);

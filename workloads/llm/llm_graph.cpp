@@ -56,6 +56,51 @@ class Builder {
     return std::move(g_);
   }
 
+  /// The vision tower on one image (build_vision_encoder): x is [patches, E] throughout.
+  Graph build_vision(const VisionInput& image) {
+    const VisionConfig& v = c_.vision;
+    const std::int64_t P = image.patches, E = v.embed_dim, M = v.mlp_width(), n = v.heads, hd = v.head_dim();
+    g_.name = c_.name + "-vision";
+    // The processor's patches: each one in_channels x temporal_patch x patch x patch pixels.
+    const int pixels = input("pixel_values", {P, v.patch_pixels()});
+    int x = linear("visual.patch_embed.proj", pixels, v.patch_pixels(), E, false);
+    // 2-D RoPE tables (row and column halves of each head) for every patch, from the runtime.
+    cos_ = input("visual.rope.cos", {P, 1, hd});
+    sin_ = input("visual.rope.sin", {P, 1, hd});
+    scale_ = input("attention.scale", {1});
+    for (std::int64_t d = 0; d < v.depth; ++d) {
+      const std::string p = "visual.blocks." + std::to_string(d) + ".";
+      const std::string attn = p + "attn.";
+      const int h = norm_of(NormKind::Layer, p + "norm1", x, E, E);
+      // qkv is one weight [E, 3E] read as its three column blocks (the same bytes and MACs).
+      auto heads = [&](const std::string& name, const char* part) {
+        const int y =
+            reshape(attn + "qkv." + part + "_heads", linear(attn + "qkv." + part, h, E, E, true), {1, P, n, hd});
+        return name.empty() ? y : rope(attn + name, y);
+      };
+      const int q = transpose(attn + "q_by_head", heads("q_rope", "q"), {0, 2, 1, 3});
+      const int k = transpose(attn + "k_by_head", heads("k_rope", "k"), {0, 2, 1, 3});
+      const int val = transpose(attn + "v_by_head", heads("", "v"), {0, 2, 1, 3});
+      const int ctx = attend_in_blocks(attn, q, k, val, 1);  // every patch attends to every patch: no mask
+      const int merged = reshape(attn + "merge", transpose(attn + "context_by_patch", ctx, {0, 2, 1, 3}), {P, E});
+      x = op(OpKind::Add, p + "attention_residual", {x, linear(attn + "proj", merged, E, E, true)});
+      const int h2 = norm_of(NormKind::Layer, p + "norm2", x, E, E);
+      // QuickGELU (x sigmoid(1.702 x)): one elementwise activation, costed as a GELU.
+      const int a = op(OpKind::Gelu, p + "mlp.act", {linear(p + "mlp.fc1", h2, E, M, true)});
+      x = op(OpKind::Add, p + "mlp_residual", {x, linear(p + "mlp.fc2", a, M, E, true)});
+    }
+    // PatchMerger: LayerNorm, merge^2 neighbouring patches (consecutive rows: the processor
+    // orders the patches so) as one row of merge^2 x E, then Linear, GELU, Linear to the LM's width.
+    const std::int64_t m2 = v.merge * v.merge;
+    const int ln = norm_of(NormKind::Layer, "visual.merger.ln_q", x, E, E);
+    const int rows = reshape("visual.merger.concat", ln, {image.tokens, m2 * E});
+    const int a =
+        op(OpKind::Gelu, "visual.merger.mlp.act", {linear("visual.merger.mlp.0", rows, m2 * E, m2 * E, true)});
+    linear("visual.merger.mlp.2", a, m2 * E, v.out_hidden, true);
+    g_.finalize(c_.source);
+    return std::move(g_);
+  }
+
  private:
   const ElemFormat& head_format() const { return s_.widths.wide_head ? wide_ : s_.widths.weights; }
 
@@ -125,11 +170,15 @@ class Builder {
   }
 
   int norm(const std::string& name, int x, std::int64_t width = 0) {
-    std::vector<int> ins{x, small_param(name + ".weight", width ? width : c_.hidden)};
-    if (c_.norm == NormKind::Layer) ins.push_back(small_param(name + ".bias", c_.hidden));
+    // A LayerNorm's shift is hidden wide (gpt2, the only decoder with LayerNorm, has no per-head norm).
+    return norm_of(c_.norm, name, x, width ? width : c_.hidden, c_.hidden);
+  }
+  int norm_of(NormKind kind, const std::string& name, int x, std::int64_t width, std::int64_t bias_width) {
+    std::vector<int> ins{x, small_param(name + ".weight", width)};
+    if (kind == NormKind::Layer) ins.push_back(small_param(name + ".bias", bias_width));
     OpAttrs a;
     a.axis = -1;
-    return op(c_.norm == NormKind::Rms ? OpKind::RmsNorm : OpKind::LayerNorm, name, ins, a);
+    return op(kind == NormKind::Rms ? OpKind::RmsNorm : OpKind::LayerNorm, name, ins, a);
   }
 
   /// x cos + rotate_half(x) sin, over the last axis of a [B, S, heads, n, hd] tensor: two
@@ -307,9 +356,10 @@ class Builder {
   /// runtime (FlashAttention's query blocks): each block reads every key and value, no tensor of
   /// the step holds the prompt's whole rows x keys scores, and the blocks' contexts are
   /// concatenated in place. The same MACs and vector work as one block; a short step is one block.
-  int attend_in_blocks(const std::string& a, int q, int keys, int values) {
+  /// `group`: query rows a token has per K/V head (0: the decoder's GQA group; 1 for the vision tower).
+  int attend_in_blocks(const std::string& a, int q, int keys, int values, std::int64_t group = 0) {
     const Shape& qs = g_.tensor(q).shape;
-    const std::int64_t B = qs[0], kvh = qs[1], rows = qs[2], g = c_.group(), tokens = rows / g;
+    const std::int64_t B = qs[0], kvh = qs[1], rows = qs[2], g = group ? group : c_.group(), tokens = rows / g;
     const std::int64_t per_token = B * kvh * g * g_.tensor(keys).shape[2];  // score elements a token adds
     const std::int64_t block = std::max<std::int64_t>(1, kAttentionBlockElements / per_token);
     if (block >= tokens) return attend(a, q, keys, values);
@@ -526,6 +576,26 @@ std::uint64_t parameters(const LlmConfig& c, bool active) {
 }
 
 }  // namespace
+
+Graph build_vision_encoder(const LlmConfig& c, const VisionInput& image, const Widths& widths) {
+  StepSpec s;
+  s.widths = widths;
+  return Builder(c, s).build_vision(image);
+}
+
+std::uint64_t vision_parameter_count(const LlmConfig& c) {
+  if (!c.has_vision()) return 0;
+  const VisionConfig& v = c.vision;
+  const std::uint64_t E = std::uint64_t(v.embed_dim), M = std::uint64_t(v.mlp_width()),
+                      K = std::uint64_t(v.patch_pixels()), H = std::uint64_t(v.out_hidden),
+                      m2 = std::uint64_t(v.merge * v.merge);
+  const std::uint64_t block = 4 * E                 // norm1, norm2: weight and bias
+                              + 3 * E * E + 3 * E   // qkv
+                              + E * E + E           // proj
+                              + 2 * E * M + M + E;  // fc1, fc2
+  const std::uint64_t merger = 2 * E + (m2 * E) * (m2 * E) + m2 * E + m2 * E * H + H;
+  return K * E + std::uint64_t(v.depth) * block + merger;
+}
 
 std::uint64_t parameter_count(const LlmConfig& c) {
   return parameters(c, false);

@@ -922,7 +922,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False,
         context: int = 0, expert_routing: Optional[str] = None, draft: Optional[PathLike] = None,
         draft_tokens: int = 4, acceptance: float = 0.7, kv_group_size: Optional[int] = None,
-        every_layer: bool = False) -> LlmResult:
+        every_layer: bool = False, image: Optional[str] = None) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
@@ -943,6 +943,9 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     interval's ends; the rest are interpolated. Layers of one kind share their timing: a phase
     simulates the first layers until each kind has occurred twice after layer 0, and each later
     layer takes the last simulated layer of its kind's figures (``every_layer``: simulate all).
+    ``image`` (``"448x448"``, a vision-language model such as ``Qwen2-VL-2B-Instruct``) encodes
+    an image of that many pixels before the prefill, whose prompt gains the image's tokens, as
+    ``--image``: the block's ``vision`` and a TTFT of both phases.
     ``out`` also writes the folder ``npusim llm --out`` writes. ``quiet`` drops the progress
     line (drawn on stderr when it is a terminal).
 
@@ -975,6 +978,8 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         _check_type(expert_routing, str, "expert_routing", "uniform or concentrated")
     if draft is not None:
         _check_type(draft, (str, os.PathLike), "draft", "a config.json path or a shipped model name")
+    if image is not None:
+        _check_type(image, str, "image", "WIDTHxHEIGHT in pixels, such as '448x448'")
     if not 1 <= _whole(draft_tokens, "draft_tokens") <= 64:
         raise InputError(f"draft_tokens: expected an integer from 1 to 64, found {draft_tokens}")
     if isinstance(acceptance, bool):  # bool is an int to Python, never a probability
@@ -991,6 +996,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
                                  decode_samples, float(decode_tolerance), _out_dir(out), quiet, context,
                                  "" if expert_routing is None else expert_routing,
                                  "" if draft is None else os.fspath(draft), draft_tokens, float(acceptance),
-                                 32 if kv_group_size is None else kv_group_size, every_layer))
+                                 32 if kv_group_size is None else kv_group_size, every_layer,
+                                 "" if image is None else image))
     _raise_for(reply)
     return LlmResult(reply)

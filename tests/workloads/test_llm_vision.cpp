@@ -1,0 +1,192 @@
+// Qwen2-VL's vision tower: its config read with transformers' defaults, the image's resize,
+// patches and tokens, the tower's parameters and the encoder graph's MACs, all by hand.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/core/errors.h"
+#include "workloads/llm/llm_config.h"
+#include "workloads/llm/llm_graph.h"
+
+namespace npusim::workloads::llm {
+namespace {
+
+/// A qwen2 decoder of hidden 128 with a vision tower of 2 blocks, embed_dim 64 (4 heads of 16),
+/// MLP 4 x 64 = 256, patches of 3 x 2 x 14 x 14 = 1176 pixels, 2 x 2 patches a token.
+const char* kTiny = R"({"model_type": "qwen2_vl", "hidden_size": 128, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 1024,
+  "max_position_embeddings": 4096, "tie_word_embeddings": true,
+  "vision_config": {"depth": 2, "embed_dim": 64, "num_heads": 4, "mlp_ratio": 4, "in_chans": 3,
+                    "hidden_size": 128, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}})";
+
+std::string error_of(const std::string& json) {
+  try {
+    parse_llm_config(json, "vlm.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string image_error(const LlmConfig& c, const std::string& image) {
+  try {
+    vision_input(c, image, "--image");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LlmVision, Qwen2VlReadsItsDecoderAndItsVisionTower) {
+  const LlmConfig c = parse_llm_config(kTiny, "vlm.json");
+  EXPECT_EQ(c.hidden, 128);
+  EXPECT_TRUE(c.qkv_bias);  // a qwen2 decoder
+  EXPECT_TRUE(c.has_vision());
+  EXPECT_EQ(c.vision.depth, 2);
+  EXPECT_EQ(c.vision.head_dim(), 16);
+  EXPECT_EQ(c.vision.mlp_width(), 256);
+  EXPECT_EQ(c.vision.patch_pixels(), 1176);
+  EXPECT_EQ(c.vision.out_hidden, 128);
+}
+
+TEST(LlmVision, ATextConfigHoldsTheDecoderOfANewerExport) {
+  const LlmConfig c = parse_llm_config(R"({"model_type": "qwen2_vl", "text_config": {"hidden_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256,
+    "vocab_size": 1024, "max_position_embeddings": 4096}, "vision_config": {"depth": 1, "embed_dim": 64,
+    "num_heads": 4, "hidden_size": 128}})",
+                                       "vlm.json");
+  EXPECT_EQ(c.field_prefix, "text_config.");
+  EXPECT_EQ(c.layers, 2);
+  EXPECT_EQ(c.vision.depth, 1);
+}
+
+TEST(LlmVision, TheShippedQwen2Vl2BTakesTransformersDefaultsForWhatItsVisionConfigOmits) {
+  // Qwen2-VL-2B-Instruct's published config.json states the vision tower as depth 32, embed_dim
+  // 1280, 16 heads, mlp_ratio 4 (Qwen2VLVisionConfig's defaults too) and hidden_size 1536.
+  const LlmConfig c = load_llm_config("Qwen2-VL-2B-Instruct", NPUSIM_SOURCE_DIR);
+  EXPECT_EQ(c.vision.depth, 32);
+  EXPECT_EQ(c.vision.embed_dim, 1280);
+  EXPECT_EQ(c.vision.heads, 16);
+  EXPECT_EQ(c.vision.out_hidden, 1536);
+  // Omitted fields: the defaults (patch 14, temporal 2, merge 2, 3 channels).
+  const LlmConfig d = parse_llm_config(R"({"model_type": "qwen2_vl", "hidden_size": 3584, "num_hidden_layers": 1,
+    "num_attention_heads": 28, "num_key_value_heads": 4, "intermediate_size": 64, "vocab_size": 100,
+    "max_position_embeddings": 256})",
+                                       "vlm.json");
+  EXPECT_EQ(d.vision.depth, 32);
+  EXPECT_EQ(d.vision.patch_pixels(), 1176);
+  EXPECT_EQ(d.vision.merge, 2);
+  EXPECT_EQ(d.vision.out_hidden, 3584);
+}
+
+TEST(LlmVision, BadVisionFieldsAreNamedWithExpectedAndFound) {
+  std::string e = error_of(R"({"model_type": "qwen2_vl", "hidden_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 1024,
+    "max_position_embeddings": 4096, "vision_config": {"embed_dim": 64, "num_heads": 4, "hidden_size": 96}})");
+  EXPECT_NE(e.find("vlm.json (vision_config.hidden_size): expected the language model's hidden_size 128"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("found 96"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "qwen2_vl", "hidden_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 1024,
+    "max_position_embeddings": 4096, "vision_config": {"embed_dim": 66, "num_heads": 4, "hidden_size": 128}})");
+  EXPECT_NE(e.find("(vision_config.embed_dim): expected a multiple of num_heads 4, found 66"), std::string::npos) << e;
+  e = error_of(R"({"model_type": "qwen2_vl", "hidden_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 1024,
+    "max_position_embeddings": 4096, "vision_config": [1]})");
+  EXPECT_NE(e.find("(vision_config): expected an object (the vision tower's fields), found array"), std::string::npos)
+      << e;
+}
+
+TEST(LlmVision, SmartResizeRoundsEachSideToTwentyEightAndKeepsThePixelsInBounds) {
+  const LlmConfig c = parse_llm_config(kTiny, "vlm.json");
+  struct Case {
+    const char* image;
+    std::int64_t w, h, patches, tokens;
+  };
+  const Case cases[] = {
+      // 448 = 16 x 28: kept; (448 / 14)^2 = 32 x 32 = 1024 patches, / 2^2 = 256 tokens.
+      {"448x448", 448, 448, 1024, 256},
+      // 500 / 28 = 17.86 -> 18 x 28 = 504; 300 / 28 = 10.71 -> 11 x 28 = 308; 36 x 22 = 792 patches, 198 tokens.
+      {"500x300", 504, 308, 792, 198},
+      // 4004 x 2996 = 12.0 M pixels > 28 x 28 x 1280 = 1,003,520: beta = sqrt(4000 x 3000 / 1,003,520)
+      // = 3.458; 4000 / 3.458 / 28 = 41.3 -> 41 x 28 = 1148, 3000 / 3.458 / 28 = 30.98 -> 30 x 28 = 840
+      // (964,320 pixels); 82 x 60 = 4920 patches, 1230 tokens.
+      {"4000x3000", 1148, 840, 4920, 1230},
+      // 28 x 28 = 784 < 56 x 56 = 3136: beta = 2, each side ceil(28 x 2 / 28) x 28 = 56; 16 patches, 4 tokens.
+      {"28x28", 56, 56, 16, 4},
+      // Halves round to even as Python's round: 70 / 28 = 2.5 -> 2, 42 / 28 = 1.5 -> 2: 56 x 56.
+      {"70x42", 56, 56, 16, 4},
+  };
+  for (const auto& k : cases) {
+    const VisionInput v = vision_input(c, k.image, "--image");
+    EXPECT_EQ(v.resized_width, k.w) << k.image;
+    EXPECT_EQ(v.resized_height, k.h) << k.image;
+    EXPECT_EQ(v.patches, k.patches) << k.image;
+    EXPECT_EQ(v.tokens, k.tokens) << k.image;
+  }
+}
+
+TEST(LlmVision, BadImagesAreNamedWithExpectedAndFound) {
+  const LlmConfig c = parse_llm_config(kTiny, "vlm.json");
+  EXPECT_NE(image_error(c, "abc").find("--image: expected WIDTHxHEIGHT in pixels (such as 448x448), found 'abc'"),
+            std::string::npos);
+  EXPECT_NE(image_error(c, "448x").find("found '448x'"), std::string::npos);
+  EXPECT_NE(image_error(c, "0x10").find("--image: expected each side from 28 px"), std::string::npos);
+  EXPECT_NE(image_error(c, "0x10").find("found 0x10"), std::string::npos);
+  EXPECT_NE(image_error(c, "16385x448").find("to 16384 px, found 16385x448"), std::string::npos);
+  EXPECT_NE(image_error(c, "28x6000").find("expected an aspect ratio of at most 200"), std::string::npos);
+  const LlmConfig text = parse_llm_config(R"({"model_type": "qwen2", "hidden_size": 64, "num_hidden_layers": 1,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100,
+    "max_position_embeddings": 256})",
+                                          "text.json");
+  EXPECT_NE(image_error(text, "448x448").find("--image 448x448: expected a model with a vision tower"),
+            std::string::npos);
+}
+
+TEST(LlmVision, TheVisionTowersParametersByHandAndInTheGraph) {
+  // Tiny: patch embedding 1176 x 64 = 75,264; a block: norms 4 x 64 = 256, qkv 3 x 64^2 + 192 =
+  // 12,480, proj 64^2 + 64 = 4,160, fc1 + fc2 2 x 64 x 256 + 256 + 64 = 33,088: 49,984, x 2 =
+  // 99,968; merger: ln_q 128, 256 x 256 + 256 = 65,792, 256 x 128 + 128 = 32,896: 98,816.
+  // 75,264 + 99,968 + 98,816 = 274,048.
+  const LlmConfig c = parse_llm_config(kTiny, "vlm.json");
+  EXPECT_EQ(vision_parameter_count(c), 274048ull);
+  const Graph g = build_vision_encoder(c, vision_input(c, "56x56", "--image"), Widths{});
+  EXPECT_EQ(graph_totals(g, 2).params, 274048ull);
+  // Qwen2-VL-2B: patch embedding 1176 x 1280 = 1,505,280; a block: norms 5,120, qkv 3 x 1280^2 +
+  // 3,840 = 4,919,040, proj 1,639,680, fc1 1280 x 5120 + 5120 = 6,558,720, fc2 5120 x 1280 + 1280 =
+  // 6,554,880: 19,677,440, x 32 = 629,678,080; merger: 2,560 + 5120^2 + 5120 = 26,219,520 +
+  // 5120 x 1536 + 1536 = 7,865,856: 34,087,936. In all 665,271,296. The Qwen2-VL paper's "675M"
+  // is the tower of its 7B, whose merger ends at 3584: 5120 x 3584 + 3584 = 18,353,664, 10,487,808
+  // more: 675,759,104. With the 1,543,714,304 of the language model, 2,208,985,600 (the model
+  // card's 2.21 B).
+  const LlmConfig q = load_llm_config("Qwen2-VL-2B-Instruct", NPUSIM_SOURCE_DIR);
+  EXPECT_EQ(vision_parameter_count(q), 665271296ull);
+  EXPECT_EQ(parameter_count(q), 1543714304ull);
+  LlmConfig q7 = q;
+  q7.vision.out_hidden = 3584;
+  EXPECT_EQ(vision_parameter_count(q7), 675759104ull);
+  EXPECT_EQ(graph_totals(build_vision_encoder(q, vision_input(q, "56x56", "--image"), Widths{}), 2).params,
+            665271296ull);
+}
+
+TEST(LlmVision, TheEncodersMacsByHand) {
+  // P patches, E embed_dim, M the MLP width, K pixels a patch, H the LM's hidden, D blocks:
+  // P K E (patch embedding) + D (P (4E^2 + 2EM) + 2 P^2 E) (qkv, proj, fc1, fc2; scores and
+  // context over every patch) + 4 P E^2 + P E H (the merger's P/4 rows of 4E).
+  // Tiny at 56x56: P 16, E 64, M 256, K 1176, H 128, D 2: 1,204,224 + 2 x (16 x 49,152 + 32,768)
+  // = 1,638,400 + 262,144 + 131,072 = 3,235,840.
+  const LlmConfig c = parse_llm_config(kTiny, "vlm.json");
+  const Graph g = build_vision_encoder(c, vision_input(c, "56x56", "--image"), Widths{});
+  EXPECT_EQ(graph_totals(g, 2).macs, 3235840ull);
+  // Qwen2-VL-2B at 448x448: P 1024, E 1280, M 5120, K 1176, H 1536, D 32: 1,541,406,720 + 32 x
+  // (1024 x 19,660,800 + 2 x 1024^2 x 1280 = 22,817,013,760) + 6,710,886,400 + 2,013,265,920
+  // = 740,409,999,360. (Its 16 x 1024^2 = 2^24 scores are one block; an image past 2^26 scores
+  // attends in query blocks, as a long prefill does.)
+  const LlmConfig q = load_llm_config("Qwen2-VL-2B-Instruct", NPUSIM_SOURCE_DIR);
+  EXPECT_EQ(graph_totals(build_vision_encoder(q, vision_input(q, "448x448", "--image"), Widths{}), 2).macs,
+            740409999360ull);
+}
+
+}  // namespace
+}  // namespace npusim::workloads::llm
