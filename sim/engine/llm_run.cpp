@@ -359,14 +359,12 @@ double grow_to_every_layer(json& summary, const llm::LlmConfig& model, std::int6
   return departure;
 }
 
-/// The graph and plan of one step of the model's first `layers` layers (the first layers keep
-/// their kinds: is_local and is_moe go by the layer's index).
-LoadedRun planned_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, std::int64_t layers) {
-  llm::LlmConfig model = p.model;
-  model.layers = layers;
+/// `graph` (a step or the vision encoder) on the run's NPU: split across its cores as the run
+/// says, host ops marked, planned with the run's fusion policy.
+LoadedRun planned_graph(const LlmSpec& s, const Prepared& p, workloads::Graph graph) {
   LoadedRun run;
   run.hw = p.hw;
-  run.graph = llm::build_llm_step(model, st);
+  run.graph = std::move(graph);
   run.workload_name = run.graph.name;
   if (p.parallel != sched::ParallelMode::None)
     run.graph = sched::replica_graph(run.graph, p.parallel, run.hw, run.parallel);
@@ -375,11 +373,14 @@ LoadedRun planned_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec&
   return run;
 }
 
-/// Simulates one step of the model's first `layers` layers in a child process started at
-/// construction; with `out`, writes its run folder there. With fewer layers than the model's,
-/// the reply is the step grown to every layer (grow_to_every_layer), or {"layers_departure": d}
-/// when the layers that would stand for the rest differ by more than kLayerTolerance (then no
-/// folder is written).
+/// The graph and plan of one step of the model's first `layers` layers (the first layers keep
+/// their kinds: is_local and is_moe go by the layer's index).
+LoadedRun planned_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, std::int64_t layers) {
+  llm::LlmConfig model = p.model;
+  model.layers = layers;
+  return planned_graph(s, p, llm::build_llm_step(model, st));
+}
+
 /// A phase's child process: with --quiet its own progress lines go nowhere (its errors come back
 /// through the pipe).
 ChildOptions child_options(const LlmSpec& s) {
@@ -398,14 +399,7 @@ class EncoderJob {
 
  private:
   static std::string work(const LlmSpec& s, const Prepared& p, const llm::VisionInput& image, const std::string& out) {
-    LoadedRun run;
-    run.hw = p.hw;
-    run.graph = llm::build_vision_encoder(p.model, image, p.widths);
-    run.workload_name = run.graph.name;
-    if (p.parallel != sched::ParallelMode::None)
-      run.graph = sched::replica_graph(run.graph, p.parallel, run.hw, run.parallel);
-    sched::mark_host_ops(run.graph, run.hw);
-    run.plan = plan_for(s.fusion, "", run.graph, run.hw);
+    LoadedRun run = planned_graph(s, p, llm::build_vision_encoder(p.model, image, p.widths));
     RunSpec rs;
     rs.config = s.config;
     rs.fusion = s.fusion;
@@ -424,6 +418,11 @@ class EncoderJob {
   Child child_;
 };
 
+/// Simulates one step of the model's first `layers` layers in a child process started at
+/// construction; with `out`, writes its run folder there. With fewer layers than the model's,
+/// the reply is the step grown to every layer (grow_to_every_layer), or {"layers_departure": d}
+/// when the layers that would stand for the rest differ by more than kLayerTolerance (then no
+/// folder is written).
 class LayersJob {
  public:
   LayersJob(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
