@@ -101,6 +101,10 @@ void exclusive_of_removal(const std::function<void()>& step) {
   step();
 }
 
+void create_folders_exclusive_of_removal(const std::string& path) {
+  exclusive_of_removal([&] { std::filesystem::create_directories(path); });
+}
+
 void note_published(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   auto& paths = published();

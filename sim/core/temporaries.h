@@ -28,6 +28,11 @@ void unregister_created_folder(const std::string& path);
 /// was published) or after it, never in between. Like registering, never returns once removal
 /// has begun. `step` may register, unregister and call note_published(); its exceptions pass.
 void exclusive_of_removal(const std::function<void()>& step);
+/// Creates folder `path` and its missing parents (std::filesystem::create_directories, whose
+/// errors pass) within exclusive_of_removal: a writer that reaches its output folder only after
+/// the stop signal's removal took it away does not make it again behind the removal (it waits
+/// for the process to exit instead), so no emptied temporary folder is left behind.
+void create_folders_exclusive_of_removal(const std::string& path);
 /// Records that `path` is finished output in place (published_outputs()); call within `step`.
 void note_published(const std::string& path);
 

@@ -17,6 +17,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/json_text.h"
+#include "sim/core/temporaries.h"
 #include "sim/core/units.h"
 #include "sim/core/version.h"
 #include "sim/npu/simulation.h"
@@ -165,7 +166,7 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
   const traces::TraceAnalysis analysis = traces::analyse_trace(t);
   const traces::Roofline roof = traces::make_roofline(t, analysis);
   nlohmann::json summary = traces::make_summary(t, roof, analysis);
-  fs::create_directories(dir);
+  create_folders_exclusive_of_removal(dir);
   const std::string summary_compact = write_summary(summary, dir);
   traces::write_run_report({t.fusion, &roof, &summary, nullptr, &summary_compact}, dir, report_title(t));
   return summary;
@@ -225,7 +226,9 @@ nlohmann::json simulate_summary(const RunSpec& spec, const LoadedRun& run) {
 void write_run_outputs(const RunSpec& spec, const LoadedRun& run, const SimulatedRun& sim) {
   set_stage("writing the output folder");
   const fs::path out(spec.out);
-  fs::create_directories(out);
+  // Usually an OutputDir's temporary folder, made already; a stop signal's removal may have taken
+  // it away since, and it must not come back behind the removal.
+  create_folders_exclusive_of_removal(out.string());
   const std::string summary_compact = write_summary(sim.summary, out);
   write_json(out / "schedule.json", sched::to_json(run.plan, run.graph));
   if (traces::leaves_out_bank_tracks(sim.trace.dram_activity, spec.trace))
