@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/errors.h"
+#include "tests/workloads/llm_config_errors.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/llm/llm_graph.h"
 
@@ -31,15 +32,6 @@ std::string tiny(const nlohmann::json& more = nlohmann::json::object()) {
 /// The tiny model with a plain q_proj (q_lora_rank null, as DeepSeek-V2-Lite).
 std::string tiny_plain() {
   return tiny({{"q_lora_rank", nullptr}});
-}
-
-std::string error_of(const std::string& json) {
-  try {
-    parse_llm_config(json, "model.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::uint64_t macs_of(const Graph& g, const std::string& prefix) {
@@ -210,43 +202,43 @@ TEST(DeepSeekGraph, V3RoutingAddsItsSigmoidAndCorrectionBias) {
 }
 
 TEST(DeepSeekConfig, BadFieldsAreNamed) {
-  std::string e = error_of(R"({"model_type": "deepseek_v2", "hidden_size": 64, "num_hidden_layers": 2,
+  std::string e = config_error(R"({"model_type": "deepseek_v2", "hidden_size": 64, "num_hidden_layers": 2,
     "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "max_position_embeddings": 256,
     "q_lora_rank": null, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16})");
   EXPECT_NE(e.find("model.json (kv_lora_rank): expected a positive integer, found the field missing"),
             std::string::npos)
       << e;
-  e = error_of(R"({"model_type": "deepseek_v2", "hidden_size": 64, "num_hidden_layers": 2,
+  e = config_error(R"({"model_type": "deepseek_v2", "hidden_size": 64, "num_hidden_layers": 2,
     "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "max_position_embeddings": 256,
     "kv_lora_rank": 32, "q_lora_rank": null})");
   EXPECT_NE(e.find("(qk_nope_head_dim): expected a positive integer, found the field missing"), std::string::npos) << e;
-  e = error_of(tiny({{"kv_lora_rank", -32}}));
+  e = config_error(tiny({{"kv_lora_rank", -32}}));
   EXPECT_NE(e.find("(kv_lora_rank): expected a positive integer (at most 1e12), found -32"), std::string::npos) << e;
-  e = error_of(tiny({{"q_lora_rank", "1536"}}));
+  e = config_error(tiny({{"q_lora_rank", "1536"}}));
   EXPECT_NE(e.find("(q_lora_rank): expected a positive integer or null (null: a plain q_proj), found string \"1536\""),
             std::string::npos)
       << e;
-  e = error_of(R"({"model_type": "deepseek_v2", "hidden_size": 64, "num_hidden_layers": 2,
+  e = config_error(R"({"model_type": "deepseek_v2", "hidden_size": 64, "num_hidden_layers": 2,
     "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "max_position_embeddings": 256,
     "kv_lora_rank": 32, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16})");
   EXPECT_NE(
       e.find("(q_lora_rank): expected a positive integer or null (null: a plain q_proj), found the field missing"),
       std::string::npos)
       << e;
-  e = error_of(tiny({{"num_experts_per_tok", 9}}));
+  e = config_error(tiny({{"num_experts_per_tok", 9}}));
   EXPECT_NE(e.find("(num_experts_per_tok): expected at most n_routed_experts 8 experts per token, found 9"),
             std::string::npos)
       << e;
-  e = error_of(tiny({{"first_k_dense_replace", -1}}));
+  e = config_error(tiny({{"first_k_dense_replace", -1}}));
   EXPECT_NE(e.find("(first_k_dense_replace): expected a whole number >= 0, found number -1"), std::string::npos) << e;
-  e = error_of(tiny({{"scoring_func", "tanh"}}));
+  e = config_error(tiny({{"scoring_func", "tanh"}}));
   EXPECT_NE(e.find("(scoring_func): expected one of softmax, sigmoid, found 'tanh'"), std::string::npos) << e;
-  e = error_of(tiny({{"n_group", 3}}));
+  e = config_error(tiny({{"n_group", 3}}));
   EXPECT_NE(e.find("(n_group): expected a divisor of n_routed_experts 8, found 3"), std::string::npos) << e;
-  e = error_of(tiny({{"routed_scaling_factor", 0}}));
+  e = config_error(tiny({{"routed_scaling_factor", 0}}));
   EXPECT_NE(e.find("(routed_scaling_factor): expected a positive number, found number 0"), std::string::npos) << e;
   // A dense type still refuses DeepSeek's expert fields.
-  e = error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "n_routed_experts": 64})");
   EXPECT_NE(e.find("(n_routed_experts): mixture-of-experts routing is not modelled for model_type 'llama'"),
             std::string::npos)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/core/errors.h"
+#include "tests/workloads/llm_config_errors.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/llm/llm_graph.h"
 
@@ -18,15 +19,6 @@ std::string data_dir() {
 const char* kTiny = R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
   "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100,
   "max_position_embeddings": 256, "tie_word_embeddings": true})";
-
-std::string error_of(const std::string& json) {
-  try {
-    parse_llm_config(json, "model.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(LlmConfig, ShippedParameterTotalsMatchThePublishedOnes) {
   // Published totals (tied heads counted once): Llama-3.2-1B 1.236 B, Qwen2.5-0.5B 0.494 B,
@@ -69,35 +61,35 @@ TEST(LlmConfig, ShippedNamesAreCaseInsensitive) {
 }
 
 TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
-  std::string e = error_of(R"({"model_type": "bloom"})");
+  std::string e = config_error(R"({"model_type": "bloom"})");
   EXPECT_NE(e.find("model.json (model_type)"), std::string::npos) << e;
   EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
                    "gemma3, gemma3_text, deepseek_v2, deepseek_v3, qwen2_vl, found 'bloom'"),
             std::string::npos)
       << e;
 
-  e = error_of(R"({"model_type": "llama", "hidden_size": 64})");
+  e = config_error(R"({"model_type": "llama", "hidden_size": 64})");
   EXPECT_NE(e.find("(num_hidden_layers): expected a positive integer, found the field missing"), std::string::npos)
       << e;
 
-  e = error_of(R"({"model_type": "llama", "hidden_size": 66, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "llama", "hidden_size": 66, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256})");
   EXPECT_NE(e.find("(hidden_size): expected a multiple of num_attention_heads 4 (there is no head_dim), found 66"),
             std::string::npos)
       << e;
 
-  e = error_of(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256})");
   EXPECT_NE(e.find("(num_key_value_heads): expected a divisor of num_attention_heads 4, found 3"), std::string::npos)
       << e;
 
-  e = error_of(R"({"model_type": "llama", "hidden_size": -64})");
+  e = config_error(R"({"model_type": "llama", "hidden_size": -64})");
   EXPECT_NE(e.find("(hidden_size): expected a positive integer (at most 1e12), found -64"), std::string::npos) << e;
 
-  e = error_of(R"({"model_type": "llama", "hidden_size": "big"})");
+  e = config_error(R"({"model_type": "llama", "hidden_size": "big"})");
   EXPECT_NE(e.find("(hidden_size): expected a positive integer, found string \"big\""), std::string::npos) << e;
 
-  e = error_of("[1, 2]");
+  e = config_error("[1, 2]");
   EXPECT_NE(e.find("model.json (top level): expected a JSON object (a Hugging Face config.json), found array"),
             std::string::npos)
       << e;
@@ -346,31 +338,31 @@ TEST(LlmGraph, AMoePrefillRunsEachTokensTopKExperts) {
 }
 
 TEST(LlmConfig, BadMoeFieldsAreNamed) {
-  std::string e = error_of(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
+  std::string e = config_error(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
     "num_attention_heads": 4, "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256,
     "num_local_experts": 4, "num_experts_per_tok": 5})");
   EXPECT_NE(e.find("model.json (num_experts_per_tok): expected at most num_local_experts 4 experts per token, found 5"),
             std::string::npos)
       << e;
-  e = error_of(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_local_experts": 4})");
   EXPECT_NE(e.find("(num_experts_per_tok): expected a positive integer, found the field missing"), std::string::npos)
       << e;
-  e = error_of(R"({"model_type": "qwen2_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "qwen2_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 0,
     "num_experts_per_tok": 2})");
   EXPECT_NE(e.find("(num_experts): expected a positive integer (at most 1e12), found 0"), std::string::npos) << e;
-  e = error_of(R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 4,
     "num_experts_per_tok": 2, "moe_intermediate_size": -3})");
   EXPECT_NE(e.find("(moe_intermediate_size): expected a positive integer (at most 1e12), found -3"), std::string::npos)
       << e;
-  e = error_of(R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 4,
     "num_experts_per_tok": 2, "moe_intermediate_size": 16, "mlp_only_layers": [0, 2]})");
   EXPECT_NE(e.find("(mlp_only_layers): expected layer indices from 0 to 1, found number 2"), std::string::npos) << e;
   // The dense types still refuse a mixture-of-experts field.
-  e = error_of(R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  e = config_error(R"({"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "intermediate_size": 32, "vocab_size": 100, "max_position_embeddings": 256, "num_experts": 8})");
   EXPECT_NE(e.find("(num_experts): mixture-of-experts routing is not modelled for model_type 'qwen3'"),
             std::string::npos)
@@ -496,30 +488,30 @@ TEST(LlmConfig, AMultimodalGemma3IsReadFromItsTextConfig) {
 }
 
 TEST(LlmConfig, BadGemma3FieldsAreNamed) {
-  std::string e = error_of(R"({"model_type": "gemma3", "text_config": {"hidden_size": 64}})");
+  std::string e = config_error(R"({"model_type": "gemma3", "text_config": {"hidden_size": 64}})");
   EXPECT_NE(e.find("model.json (text_config.num_hidden_layers): expected a positive integer, found the field missing"),
             std::string::npos)
       << e;
-  e = error_of(R"({"model_type": "gemma3", "text_config": [1]})");
+  e = config_error(R"({"model_type": "gemma3", "text_config": [1]})");
   EXPECT_NE(e.find("model.json (text_config): expected an object (the language model's fields), found array"),
             std::string::npos)
       << e;
   const std::string base = R"("model_type": "gemma3_text", "hidden_size": 16, "intermediate_size": 32,
     "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 50)";
-  e = error_of("{" + base + R"(, "sliding_window": 0})");
+  e = config_error("{" + base + R"(, "sliding_window": 0})");
   EXPECT_NE(e.find("(sliding_window): expected a positive integer (at most 1e12), found 0"), std::string::npos) << e;
-  e = error_of("{" + base + R"(, "sliding_window_pattern": -6})");
+  e = config_error("{" + base + R"(, "sliding_window_pattern": -6})");
   EXPECT_NE(e.find("(sliding_window_pattern): expected a positive integer (at most 1e12), found -6"), std::string::npos)
       << e;
-  e = error_of("{" + base + R"(, "layer_types": ["full_attention"]})");
+  e = config_error("{" + base + R"(, "layer_types": ["full_attention"]})");
   EXPECT_NE(e.find("(layer_types): expected a list of 3 layer types (one per num_hidden_layers), found array"),
             std::string::npos)
       << e;
-  e = error_of("{" + base + R"(, "layer_types": ["full_attention", "local", "full_attention"]})");
+  e = config_error("{" + base + R"(, "layer_types": ["full_attention", "local", "full_attention"]})");
   EXPECT_NE(e.find("(layer_types): expected sliding_attention or full_attention for every layer, found string"),
             std::string::npos)
       << e;
-  e = error_of("{" + base + R"(, "num_experts": 4})");
+  e = config_error("{" + base + R"(, "num_experts": 4})");
   EXPECT_NE(e.find("(num_experts): mixture-of-experts routing is not modelled for model_type 'gemma3_text'"),
             std::string::npos)
       << e;

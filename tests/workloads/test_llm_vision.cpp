@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/core/errors.h"
+#include "tests/workloads/llm_config_errors.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/llm/llm_graph.h"
 
@@ -20,12 +21,7 @@ const char* kTiny = R"({"model_type": "qwen2_vl", "hidden_size": 128, "num_hidde
                     "hidden_size": 128, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}})";
 
 std::string error_of(const std::string& json) {
-  try {
-    parse_llm_config(json, "vlm.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return config_error(json, "vlm.json");
 }
 
 std::string image_error(const LlmConfig& c, const std::string& image) {
