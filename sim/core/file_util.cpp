@@ -1,10 +1,12 @@
 #include "sim/core/file_util.h"
 
 #include <cstdio>
+#include <new>
 #include <fstream>
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -187,6 +189,33 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes) {
   }
   if (in.bad()) throw InputError(path, "cannot read the file");
   return text;
+}
+
+MappedFile::MappedFile(const std::string& path) {
+  regular_file_size(path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, "cannot open file for reading (" + std::string(std::strerror(errno)) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError(path, "expected a regular file, found one that changed while it was opened");
+  }
+  size_ = std::uint64_t(st.st_size);
+  if (size_ > 0) {
+    data_ = ::mmap(nullptr, std::size_t(size_), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (data_ == MAP_FAILED) {
+      const int err = errno;
+      data_ = nullptr;
+      ::close(fd);
+      if (err == ENOMEM) throw std::bad_alloc();  // a memory limit, as a failed allocation is
+      throw InputError(path, "cannot read the file (" + std::string(std::strerror(err)) + ")");
+    }
+  }
+  ::close(fd);  // the mapping keeps the file's pages
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(data_, std::size_t(size_));
 }
 
 }  // namespace npusim

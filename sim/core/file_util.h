@@ -62,4 +62,25 @@ std::ifstream open_input_file(const std::string& path);
 /// before any byte is read). Throws InputError(path, ...) when it cannot be read or holds more.
 std::string read_file(const std::string& path, std::uint64_t max_bytes = kMaxInputFileBytes);
 
+/// A regular file mapped read-only into memory (open_input_file's checks), for a binary input
+/// of hundreds of MB that a parser reads once (an ONNX model's weights): its bytes are copied
+/// once, by the parser, where a stream hands them over in small chunks that each grow the
+/// parser's strings again. Its pages are read in when it is mapped (MAP_POPULATE): touched one
+/// by one, their faults cost as much as the copy. Throws InputError(path, ...) when it cannot be
+/// opened or mapped, std::bad_alloc when the address space is exhausted (a memory limit).
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const char* data() const { return static_cast<const char*>(data_); }
+  std::uint64_t size() const { return size_; }
+
+ private:
+  void* data_ = nullptr;
+  std::uint64_t size_ = 0;
+};
+
 }  // namespace npusim
