@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -270,16 +271,47 @@ llm::StepSpec step_spec(const LlmSpec& s, const Prepared& p, std::int64_t tokens
   return st;
 }
 
-/// The layer an op belongs to: L of its "model.layers.L." name (llm_graph.cpp), or -1.
-std::int64_t layer_of(const std::string& op) {
-  static const std::string kPrefix = "model.layers.";
-  const std::size_t at = op.find(kPrefix);
+/// The repeated layers of a phase's graph: the language model's decoder layers or the vision
+/// tower's blocks. Their ops' names start with `prefix` and the layer's index; each layer has
+/// one of LlmConfig::kLayerKinds kinds, and layers of one kind add the same ops.
+struct LayerStack {
+  std::string prefix;
+  std::int64_t total = 0;
+  std::function<int(std::int64_t)> kind;
+};
+
+LayerStack decoder_layers(const llm::LlmConfig& model) {
+  return {"model.layers.", model.layers, [&model](std::int64_t l) { return model.kind(l); }};
+}
+
+/// The vision tower's blocks: all of one kind (full attention over the image's patches).
+LayerStack vision_blocks(const llm::LlmConfig& model) {
+  return {"visual.blocks.", model.vision.depth, [](std::int64_t) { return 0; }};
+}
+
+/// The layer an op of `stack` belongs to: L of its "<prefix>L." name (llm_graph.cpp), or -1.
+std::int64_t layer_of(const std::string& op, const std::string& prefix) {
+  const std::size_t at = op.find(prefix);
   if (at == std::string::npos) return -1;
   std::int64_t l = 0;
-  std::size_t i = at + kPrefix.size();
+  std::size_t i = at + prefix.size();
   if (i >= op.size() || !std::isdigit(static_cast<unsigned char>(op[i]))) return -1;
   for (; i < op.size() && std::isdigit(static_cast<unsigned char>(op[i])); ++i) l = l * 10 + (op[i] - '0');
   return l;
+}
+
+std::int64_t simulated_layers(const LayerStack& stack) {
+  constexpr int K = llm::LlmConfig::kLayerKinds;
+  std::int64_t last[K] = {-1, -1, -1, -1};  // the last layer of each kind
+  for (std::int64_t l = 0; l < stack.total; ++l) last[stack.kind(l)] = l;
+  int seen[K] = {0, 0, 0, 0};  // layers of each kind among 1 .. n - 1
+  for (std::int64_t n = 1; n < stack.total; ++n) {
+    bool enough = true;
+    for (int k = 0; k < K; ++k) enough = enough && (last[k] < n || seen[k] >= 2);
+    if (enough) return n;
+    ++seen[stack.kind(n)];
+  }
+  return stack.total;
 }
 
 /// One layer's share of a simulated phase: its ops' time shares of the phase's seconds, their
@@ -289,14 +321,14 @@ struct LayerShare {
   json parts = json::object();
 };
 
-std::vector<LayerShare> layer_shares(const json& summary, std::int64_t layers) {
+std::vector<LayerShare> layer_shares(const json& summary, const std::string& prefix, std::int64_t layers) {
   std::vector<LayerShare> out(static_cast<std::size_t>(layers));
   const std::vector<OpShare> shares = op_shares(summary);
   const json& ops = summary.at("ops");
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const json& o = ops[i];
     const std::string name = o.at("name").get<std::string>();
-    const std::int64_t l = layer_of(name);
+    const std::int64_t l = layer_of(name, prefix);
     if (l < 0 || l >= layers) continue;
     LayerShare& x = out[std::size_t(l)];
     const double t = shares[i].seconds, macs = o.at("macs").get<double>(), read = o.at("dram_read_bytes").get<double>(),
@@ -315,21 +347,21 @@ double relative(double a, double b) {
   return a == b ? 0.0 : std::abs(a - b) / std::max(std::abs(a), std::abs(b));
 }
 
-/// The phase of the first `simulated` layers of `model` grown to all of them: each layer not
+/// The phase of the first `simulated` layers of `stack` grown to all of them: each layer not
 /// simulated adds the share of the last simulated layer of its kind (simulated_layers). Returns
 /// the largest relative difference between the last two simulated layers of a kind that stands
 /// for others; `summary` is grown only when that is within kLayerTolerance.
-double grow_to_every_layer(json& summary, const llm::LlmConfig& model, std::int64_t simulated) {
-  const std::vector<LayerShare> shares = layer_shares(summary, simulated);
+double grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t simulated) {
+  const std::vector<LayerShare> shares = layer_shares(summary, stack.prefix, simulated);
   constexpr int K = llm::LlmConfig::kLayerKinds;
   std::int64_t last[K] = {-1, -1, -1, -1}, before_last[K] = {-1, -1, -1, -1};
   for (std::int64_t l = 1; l < simulated; ++l) {
-    const int k = model.kind(l);
+    const int k = stack.kind(l);
     before_last[k] = last[k];
     last[k] = l;
   }
   std::int64_t missing[K] = {0, 0, 0, 0};
-  for (std::int64_t l = simulated; l < model.layers; ++l) ++missing[model.kind(l)];
+  for (std::int64_t l = simulated; l < stack.total; ++l) ++missing[stack.kind(l)];
   double departure = 0;
   for (int k = 0; k < K; ++k) {
     if (missing[k] == 0) continue;
@@ -373,12 +405,30 @@ LoadedRun planned_graph(const LlmSpec& s, const Prepared& p, workloads::Graph gr
   return run;
 }
 
-/// The graph and plan of one step of the model's first `layers` layers (the first layers keep
-/// their kinds: is_local and is_moe go by the layer's index).
-LoadedRun planned_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, std::int64_t layers) {
-  llm::LlmConfig model = p.model;
-  model.layers = layers;
-  return planned_graph(s, p, llm::build_llm_step(model, st));
+/// A phase a child process simulates: a step of the language model or the vision encoder, as
+/// the graph of its first `layers` layers (the first layers keep their kinds: is_local and is_moe
+/// go by the layer's index).
+struct Phase {
+  std::string what;  // "prefill of 128 tokens", for progress lines and errors
+  LayerStack stack;
+  std::function<workloads::Graph(std::int64_t layers)> graph;
+};
+
+Phase step_phase(const Prepared& p, const llm::StepSpec& st, std::string what) {
+  return {std::move(what), decoder_layers(p.model), [&p, st](std::int64_t layers) {
+            llm::LlmConfig model = p.model;
+            model.layers = layers;
+            return llm::build_llm_step(model, st);
+          }};
+}
+
+Phase encoder_phase(const Prepared& p, const llm::VisionInput& image) {
+  return {"vision encoder of " + std::to_string(image.patches) + " patches", vision_blocks(p.model),
+          [&p, image](std::int64_t blocks) {
+            llm::LlmConfig model = p.model;
+            model.vision.depth = blocks;
+            return llm::build_vision_encoder(model, image, p.widths);
+          }};
 }
 
 /// A phase's child process: with --quiet its own progress lines go nowhere (its errors come back
@@ -389,68 +439,38 @@ ChildOptions child_options(const LlmSpec& s) {
   return o;
 }
 
-/// The vision tower on the run's image, simulated in a child process started at construction
-/// (beside the prefill: neither depends on the other's timing); with `out`, writes its run folder.
-class EncoderJob {
- public:
-  EncoderJob(const LlmSpec& s, const Prepared& p, const llm::VisionInput& image, const std::string& out)
-      : child_([&] { return work(s, p, image, out); }, child_options(s)) {}
-  json result() { return json::parse(reply_or_throw(child_.wait(), "vision encoder")); }
-
- private:
-  static std::string work(const LlmSpec& s, const Prepared& p, const llm::VisionInput& image, const std::string& out) {
-    LoadedRun run = planned_graph(s, p, llm::build_vision_encoder(p.model, image, p.widths));
-    RunSpec rs;
-    rs.config = s.config;
-    rs.fusion = s.fusion;
-    rs.out = out;
-    rs.label = "vision encoder of " + std::to_string(image.patches) + " patches: ";
-    rs.trace.level = traces::TraceLevel::Ops;
-    SimulatedRun sim = simulate_run(rs, run);
-    json r = sim.summary;
-    finish_run(rs, run, sim);
-    const std::uint64_t footprint = sim.dram_footprint;
-    r["activation_bytes"] = footprint - std::min(footprint, sched::resident_dram_bytes(run.graph, run.hw));
-    r.erase("ops");
-    r.erase("groups");
-    return r.dump();
-  }
-  Child child_;
-};
-
-/// Simulates one step of the model's first `layers` layers in a child process started at
-/// construction; with `out`, writes its run folder there. With fewer layers than the model's,
-/// the reply is the step grown to every layer (grow_to_every_layer), or {"layers_departure": d}
-/// when the layers that would stand for the rest differ by more than kLayerTolerance (then no
-/// folder is written).
+/// Simulates a phase with its first `layers` layers in a child process started at construction;
+/// with `out`, writes its run folder there. With fewer layers than the phase's, the reply is
+/// the phase grown to every layer (grow_to_every_layer), or {"layers_departure": d} when the
+/// layers that would stand for the rest differ by more than kLayerTolerance (then no folder is
+/// written).
 class LayersJob {
  public:
-  LayersJob(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
-            const std::string& what, std::int64_t layers)
-      : what_(what), child_([&] { return work(s, p, st, out, what, layers); }, child_options(s)) {}
+  LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, std::int64_t layers)
+      : what_(phase.what), child_([&] { return work(s, p, phase, out, layers); }, child_options(s)) {}
   json result() { return json::parse(reply_or_throw(child_.wait(), what_)); }
 
  private:
-  static std::string work(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
-                          const std::string& what, std::int64_t layers) {
-    const bool sampled = layers < p.model.layers;
-    LoadedRun run = planned_step(s, p, st, layers);
+  static std::string work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
+                          std::int64_t layers) {
+    const bool sampled = layers < phase.stack.total;
+    LoadedRun run = planned_graph(s, p, phase.graph(layers));
     RunSpec rs;
     rs.config = s.config;
     rs.fusion = s.fusion;
     rs.out = out;
-    rs.label = what + ": ";                    // the pipeline's own progress lines say which phase
+    rs.label = phase.what + ": ";              // the pipeline's own progress lines say which phase
     rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
     SimulatedRun sim = simulate_run(rs, run);
     json grown = sim.summary;
     grown["parts"] = parts_of(grown);
-    const double departure = sampled ? grow_to_every_layer(grown, p.model, layers) : 0.0;
+    const double departure = sampled ? grow_to_every_layer(grown, phase.stack, layers) : 0.0;
     if (departure > kLayerTolerance) rs.out.clear();
     finish_run(rs, run, sim);
     if (departure > kLayerTolerance) return json{{"layers_departure", departure}}.dump();
     grown["layers"] = {
-        {"total", p.model.layers}, {"simulated", layers}, {"largest_departure", sampled ? json(departure) : json()}};
-    // The DRAM the step holds beyond its resident tensors (weights, KV cache, inputs and
+        {"total", phase.stack.total}, {"simulated", layers}, {"largest_departure", sampled ? json(departure) : json()}};
+    // The DRAM the phase holds beyond its resident tensors (weights, KV cache, inputs and
     // outputs): its intermediate regions alive at once. A layer's intermediates are dead before
     // the next layer's: the first layers' layout holds as many as the whole model's.
     const std::uint64_t footprint = sim.dram_footprint;
@@ -464,25 +484,24 @@ class LayersJob {
   Child child_;
 };
 
-/// One step, its layers of one kind sharing their timing unless --every-layer (or the layers
+/// One phase, its layers of one kind sharing their timing unless --every-layer (or the layers
 /// standing for the others disagree: then simulated again with every layer), in a child process
 /// started at construction; with `out`, writes the simulated layers' run folder.
 class StepJob {
  public:
-  StepJob(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, std::string out, std::string what)
+  StepJob(const LlmSpec& s, const Prepared& p, Phase phase, std::string out)
       : s_(s),
         p_(p),
-        st_(st),
+        phase_(std::move(phase)),
         out_(std::move(out)),
-        what_(std::move(what)),
-        job_(s, p, st_, out_, what_, s.every_layer ? p.model.layers : simulated_layers(p.model)) {}
+        job_(s, p, phase_, out_, s.every_layer ? phase_.stack.total : simulated_layers(phase_.stack)) {}
   json result() {
     json r = job_.result();
     if (!r.contains("layers_departure")) return r;
     const double departure = r.at("layers_departure").get<double>();
     spdlog::debug("{}: simulated layers of one kind differ by {:.3g} %, more than {:.3g} %: every layer simulated",
-                  what_, 100 * departure, 100 * kLayerTolerance);
-    r = LayersJob(s_, p_, st_, out_, what_, p_.model.layers).result();
+                  phase_.what, 100 * departure, 100 * kLayerTolerance);
+    r = LayersJob(s_, p_, phase_, out_, phase_.stack.total).result();
     r["layers"]["largest_departure"] = departure;
     return r;
   }
@@ -490,14 +509,14 @@ class StepJob {
  private:
   const LlmSpec& s_;
   const Prepared& p_;
-  llm::StepSpec st_;
-  std::string out_, what_;
+  Phase phase_;
+  std::string out_;
   LayersJob job_;
 };
 
 json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
                    const std::string& what) {
-  return StepJob(s, p, st, out, what).result();
+  return StepJob(s, p, step_phase(p, st, what), out).result();
 }
 
 json step_json(std::int64_t context, const StepFigures& r, bool simulated) {
@@ -584,18 +603,7 @@ StepFigures decode_step(const DecodeSamples& d, std::int64_t i) {
 }
 
 std::int64_t simulated_layers(const llm::LlmConfig& model) {
-  const std::int64_t layers = model.layers;
-  constexpr int K = llm::LlmConfig::kLayerKinds;
-  std::int64_t last[K] = {-1, -1, -1, -1};  // the last layer of each kind
-  for (std::int64_t l = 0; l < layers; ++l) last[model.kind(l)] = l;
-  int seen[K] = {0, 0, 0, 0};  // layers of each kind among 1 .. n - 1
-  for (std::int64_t n = 1; n < layers; ++n) {
-    bool enough = true;
-    for (int k = 0; k < K; ++k) enough = enough && (last[k] < n || seen[k] >= 2);
-    if (enough) return n;
-    ++seen[model.kind(n)];
-  }
-  return layers;
+  return simulated_layers(decoder_layers(model));
 }
 
 namespace {
@@ -871,14 +879,16 @@ json run_llm(const LlmSpec& in) {
   const llm::StepSpec pre_spec = step_spec(s, p, s.prompt, s.context);
   auto decode_job = [&](std::int64_t i) {
     const std::int64_t past = s.context + s.prompt + i;
-    return std::make_unique<StepJob>(s, p, step_spec(s, p, 1, past), i + 1 == s.generate ? folder("decode") : "",
-                                     "decode step at context " + std::to_string(past + 1));
+    return std::make_unique<StepJob>(
+        s, p, step_phase(p, step_spec(s, p, 1, past), "decode step at context " + std::to_string(past + 1)),
+        i + 1 == s.generate ? folder("decode") : "");
   };
   // The vision encoder runs beside the prefill: the prefill's timing does not depend on the image
   // embeddings' values, only on their count.
-  std::unique_ptr<EncoderJob> encoder;
-  if (image) encoder = std::make_unique<EncoderJob>(s, p, *image, folder("vision"));
-  StepJob prefill(s, p, pre_spec, folder("prefill"), "prefill of " + std::to_string(s.prompt) + " tokens");
+  std::unique_ptr<StepJob> encoder;
+  if (image) encoder = std::make_unique<StepJob>(s, p, encoder_phase(p, *image), folder("vision"));
+  StepJob prefill(s, p, step_phase(p, pre_spec, "prefill of " + std::to_string(s.prompt) + " tokens"),
+                  folder("prefill"));
   // Bisection samples the first and the last decode step before any other, and neither depends on
   // the prefill: they run beside it.
   std::map<std::int64_t, std::unique_ptr<StepJob>> started;
@@ -889,9 +899,11 @@ json run_llm(const LlmSpec& in) {
   // The largest intermediate DRAM of any simulated phase (llm.memory_bytes.activations_peak).
   std::uint64_t activations_peak = pre_summary.at("activation_bytes").get<std::uint64_t>();
   StepFigures vision;  // the encoder's figures (zero without an image)
+  json vision_layers;
   if (encoder) {
     const json enc_summary = encoder->result();
     vision = phase_of(enc_summary);
+    vision_layers = enc_summary.at("layers");
     activations_peak = std::max(activations_peak, enc_summary.at("activation_bytes").get<std::uint64_t>());
   }
   const double ttft = vision.seconds + pre.seconds;
@@ -1057,7 +1069,8 @@ json run_llm(const LlmSpec& in) {
                        {"dram_bytes", vision.dram_bytes},
                        {"energy_j", vision.energy_j ? json(*vision.energy_j) : json()},
                        {"parameters", llm::vision_parameter_count(p.model)},
-                       {"weight_bytes", vision_weights}};
+                       {"weight_bytes", vision_weights},
+                       {"layers", vision_layers}};
   }
   const std::uint64_t weights = block.at("weight_bytes").get<std::uint64_t>() + vision_weights,
                       kv = block.at("kv_cache_bytes").get<std::uint64_t>();
