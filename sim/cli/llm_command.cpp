@@ -31,7 +31,7 @@ constexpr std::int64_t kMaxCount = 1000000;
 const char* kUsage =
     "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]\n"
     "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int4|int8|fp16]\n"
-    "                  [--kv-group-size 32]\n"
+    "                  [--kv-group-size 32] [--prefill-chunk N]\n"
     "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
     "                  [--parallel none|tensor|auto] [--draft MODEL [--draft-tokens K] [--acceptance A]]\n"
     "                  [--image WxH] [--every-layer] [--set K=V]... [--out DIR]\n"
@@ -80,6 +80,12 @@ std::string table(const nlohmann::json& s) {
     row("TTFT (prefill)", fixed(l.at("ttft_seconds").get<double>() * 1e3, "%.3f ms"));
   }
   row("prefill DRAM", fixed(pre.at("dram_bytes").get<double>() / 1e6, "%.2f MB"));
+  if (pre.contains("chunks")) {
+    const auto& c = pre.at("chunks");
+    row("prefill chunks", std::to_string(c.at("count").get<std::int64_t>()) + " of " +
+                              std::to_string(c.at("size").get<std::int64_t>()) + " tokens (" +
+                              std::to_string(c.at("simulated").size()) + " simulated, the others on the line between)");
+  }
   if (dec.at("tokens_per_second").is_number()) {
     row("decode tokens/s", fixed(dec.at("tokens_per_second").get<double>(), "%.2f"));
     row("decode time", fixed(dec.at("seconds").get<double>() * 1e3, "%.3f ms"));
@@ -148,6 +154,10 @@ int llm_command(const std::vector<std::string>& args) {
       "context", integer_value<std::int64_t>(&s.context, 0, kMaxCount),
       "tokens each sequence's KV cache already holds before the prompt (earlier turns): the prefill attends to "
       "them, the decode steps run at context + prompt + i; none of them is prefilled")(
+      "prefill-chunk", integer_value<std::int64_t>(&s.prefill_chunk, 0, kMaxCount),
+      "prompt tokens per prefill step (0: the whole prompt in one step): the prompt runs as chunks of this many "
+      "tokens, each attending to the cache the earlier ones wrote, as runtimes with graphs of a fixed token count "
+      "run long prompts; chunks are sampled as decode steps are")(
       "generate", integer_value<std::int64_t>(&s.generate, 0, kMaxCount),
       "decode steps (one new token per sequence each)")("batch", integer_value<std::int64_t>(&s.batch, 1, kMaxCount),
                                                         "sequences decoded together")(

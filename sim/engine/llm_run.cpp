@@ -205,6 +205,25 @@ std::int64_t reached_context(const LlmSpec& s) {
   return final_context(s) + (s.draft.empty() ? 0 : s.draft_tokens);
 }
 
+/// The prompt's prefill steps (--prefill-chunk): `count` chunks of `size` tokens, the last one
+/// holding the rest; one chunk of the whole prompt without chunking.
+struct Chunks {
+  std::int64_t prompt = 0, context = 0, size = 0, count = 1;
+  std::int64_t tokens(std::int64_t i) const { return i + 1 < count ? size : prompt - (count - 1) * size; }
+  std::int64_t last_tokens() const { return tokens(count - 1); }
+  /// The tokens the cache holds when chunk i starts.
+  std::int64_t past(std::int64_t i) const { return context + i * size; }
+};
+
+Chunks chunks_of(const LlmSpec& s) {
+  Chunks c;
+  c.prompt = s.prompt;
+  c.context = s.context;
+  c.size = s.prefill_chunk > 0 && s.prefill_chunk < s.prompt ? s.prefill_chunk : s.prompt;
+  c.count = (s.prompt + c.size - 1) / c.size;
+  return c;
+}
+
 /// Reads and checks the draft model against the model it drafts for: the same vocabulary (its
 /// tokens are the model's proposals) and room for every position a round reaches.
 llm::LlmConfig load_draft(const LlmSpec& s, const llm::LlmConfig& model) {
@@ -230,6 +249,7 @@ Prepared prepare(const LlmSpec& s) {
   check_count(s.prompt, 1, "--prompt");
   check_count(s.generate, 0, "--generate");
   check_count(s.batch, 1, "--batch");
+  check_count(s.prefill_chunk, 0, "--prefill-chunk");
   if (s.decode_samples < 0 || s.decode_samples == 1)
     throw InputError("--decode-samples",
                      "expected 0 (every step) or at least 2, found " + std::to_string(s.decode_samples));
@@ -545,7 +565,7 @@ double departure(const StepFigures& a, const StepFigures& b, const StepFigures& 
 }  // namespace
 
 DecodeSamples sample_decode_steps(std::int64_t steps, int max_samples, double tolerance,
-                                  const std::function<StepFigures(std::int64_t)>& simulate) {
+                                  const std::function<StepFigures(std::int64_t)>& simulate, Bisect order) {
   DecodeSamples d;
   if (steps <= 0) return d;
   if (max_samples == 0 || max_samples >= steps) {
@@ -554,22 +574,28 @@ DecodeSamples sample_decode_steps(std::int64_t steps, int max_samples, double to
   }
   d.simulated[0] = simulate(0);
   d.simulated[steps - 1] = simulate(steps - 1);
-  // Intervals whose straightness is unknown, the widest first (the earliest among equals, so
-  // the order of simulations does not depend on the heap's tie-breaking).
-  auto wider = [](const std::pair<std::int64_t, std::int64_t>& x, const std::pair<std::int64_t, std::int64_t>& y) {
-    const auto wx = x.second - x.first, wy = y.second - y.first;
-    return wx != wy ? wx < wy : x.first > y.first;
+  // Intervals whose straightness is unknown, with their parent's departure: the first to split
+  // on top (the earliest among equals, so the order of simulations does not depend on the
+  // heap's tie-breaking).
+  struct Open {
+    std::int64_t a, b;
+    double parent_off;
   };
-  std::vector<std::pair<std::int64_t, std::int64_t>> open;
-  auto push = [&](std::int64_t a, std::int64_t b) {
+  auto later = [order](const Open& x, const Open& y) {
+    if (order == Bisect::FarthestFirst && x.parent_off != y.parent_off) return x.parent_off < y.parent_off;
+    const auto wx = x.b - x.a, wy = y.b - y.a;
+    return wx != wy ? wx < wy : x.a > y.a;
+  };
+  std::vector<Open> open;
+  auto push = [&](std::int64_t a, std::int64_t b, double parent_off) {
     if (b - a < 2) return;  // no step between: nothing to check
-    open.emplace_back(a, b);
-    std::push_heap(open.begin(), open.end(), wider);
+    open.push_back({a, b, parent_off});
+    std::push_heap(open.begin(), open.end(), later);
   };
-  push(0, steps - 1);
+  push(0, steps - 1, 0);
   while (!open.empty() && d.simulated.size() < std::size_t(max_samples)) {
-    std::pop_heap(open.begin(), open.end(), wider);
-    const auto [a, b] = open.back();
+    std::pop_heap(open.begin(), open.end(), later);
+    const auto [a, b, parent_off] = open.back();
     open.pop_back();
     const std::int64_t m = a + (b - a) / 2;
     const StepFigures mid = d.simulated[m] = simulate(m);
@@ -577,8 +603,8 @@ DecodeSamples sample_decode_steps(std::int64_t steps, int max_samples, double to
     d.largest_departure = std::max(d.largest_departure, off);
     ++d.checked;
     if (off > tolerance) {
-      push(a, m);
-      push(m, b);
+      push(a, m, off);
+      push(m, b, off);
     }
   }
   return d;
@@ -683,7 +709,11 @@ Prepared as_draft(const Prepared& p) {
 }
 
 void check_step_graphs(const LlmSpec& s, const Prepared& p) {
-  NamedSteps steps{{"prefill of " + std::to_string(s.prompt) + " tokens", step_spec(s, p, s.prompt, s.context)}};
+  const Chunks c = chunks_of(s);
+  NamedSteps steps{{c.count > 1 ? "prefill chunk of " + std::to_string(c.last_tokens()) + " tokens at context " +
+                                      std::to_string(c.past(c.count - 1))
+                                : "prefill of " + std::to_string(s.prompt) + " tokens",
+                    step_spec(s, p, c.tokens(c.count - 1), c.past(c.count - 1))}};
   if (s.generate > 0)
     steps.emplace_back("decode step at context " + std::to_string(final_context(s)),
                        step_spec(s, p, 1, final_context(s) - 1));
@@ -854,6 +884,129 @@ void check_llm_spec(const LlmSpec& spec) {
   if (image) check_encoder_graph(p, *image);
 }
 
+namespace {
+
+/// How much each sample weighs in the sum of the figures of all `steps` steps, each simulated or
+/// on the line between its nearest samples (decode_step): a step at fraction f of the way from
+/// sample a to sample b adds 1 - f to a's weight and f to b's.
+std::map<std::int64_t, double> sample_weights(const DecodeSamples& d, std::int64_t steps) {
+  std::map<std::int64_t, double> w;
+  for (std::int64_t i = 0; i < steps; ++i) {
+    const auto hi = d.simulated.lower_bound(i);
+    if (hi->first == i) {
+      w[i] += 1;
+      continue;
+    }
+    const auto lo = std::prev(hi);
+    const double f = double(i - lo->first) / double(hi->first - lo->first);
+    w[lo->first] += 1 - f;
+    w[hi->first] += f;
+  }
+  return w;
+}
+
+/// At most how many of `chunks` prefill chunks are simulated: the decode steps' budget (0: all)
+/// and log2(chunks) more, enough for bisection to find the chunk where the plan changes (the
+/// cache stops fitting the SRAM: the chunks' figures jump there, 4x in DRAM bytes for
+/// SmolLM2-360M's 256-token chunks at context 3584 on edge-m) between two straight lines.
+int chunk_samples(int decode_samples, std::int64_t chunks) {
+  if (decode_samples == 0) return 0;
+  int log2 = 0;
+  while ((std::int64_t{1} << log2) < chunks) ++log2;
+  return decode_samples + log2;
+}
+
+/// Adds `weight` times a phase's figures (seconds, cycles, MACs, DRAM bytes, energy) and parts
+/// to `sum`; energy is null in the sum once one phase has none.
+void add_weighted(json& sum, const json& phase, double weight) {
+  auto add = [weight](json& to, const json& from) {
+    to = (to.is_null() ? 0.0 : to.get<double>()) + weight * from.get<double>();
+  };
+  for (const char* key : {"seconds", "cycles", "macs", "dram_read_bytes", "dram_write_bytes"})
+    add(sum[key], phase.at(key));
+  const bool energy = phase.contains("energy_j") && phase.at("energy_j").is_number() &&
+                      (!sum.contains("energy_j") || sum.at("energy_j").is_number());
+  if (energy)
+    add(sum["energy_j"], phase.at("energy_j"));
+  else
+    sum["energy_j"] = nullptr;
+  for (const auto& [part, f] : phase.at("parts").items())
+    for (const char* key : {"seconds", "macs", "dram_bytes"}) add(sum["parts"][part][key], f.at(key));
+}
+
+/// The prefill: one step of the whole prompt, or its chunks (--prefill-chunk), each a step of
+/// `size` tokens at the context the earlier ones left, the last one alone computing logits (it
+/// may be shorter). The chunks before the last are sampled by bisection as decode steps are
+/// (their attention grows linearly with the context, the rest is the same each time) and summed
+/// with the ones on the line between. The first, the last before the last and the last chunk
+/// start at construction; the last one's run folder is written. result() is a phase summary as
+/// a StepJob's, for the whole prompt, with `chunks`.
+class PrefillJob {
+ public:
+  PrefillJob(const LlmSpec& s, const Prepared& p, std::string out)
+      : s_(s), p_(p), c_(chunks_of(s)), out_(std::move(out)) {
+    for (const std::int64_t i : {c_.count - 1, std::int64_t(0), c_.count - 2})
+      if (i >= 0 && !jobs_.count(i)) jobs_[i] = start(i);
+  }
+
+  json result() {
+    const std::int64_t last = c_.count - 1;
+    if (last == 0) return take(0);
+    std::map<std::int64_t, json> phases;
+    const DecodeSamples samples = sample_decode_steps(
+        last, chunk_samples(s_.decode_samples, last), s_.decode_tolerance,
+        [&](std::int64_t i) {
+          phases[i] = take(i);
+          return phase_of(phases[i]);
+        },
+        Bisect::FarthestFirst);
+    phases[last] = take(last);
+    std::map<std::int64_t, double> weights = sample_weights(samples, last);
+    weights[last] = 1;
+    json sum = json::object();
+    std::uint64_t activation_bytes = 0;
+    json simulated = json::array();
+    for (const auto& [i, w] : weights) {
+      add_weighted(sum, phases.at(i), w);
+      activation_bytes = std::max(activation_bytes, phases.at(i).at("activation_bytes").get<std::uint64_t>());
+      simulated.push_back(i);
+    }
+    sum["macs"] = std::round(sum.at("macs").get<double>());
+    sum["activation_bytes"] = activation_bytes;
+    sum["layers"] = phases.at(last).at("layers");
+    sum["bound_text"] = phases.at(last).value("bound_text", json());
+    sum["chunks"] = {{"size", c_.size},
+                     {"count", c_.count},
+                     {"simulated", simulated},
+                     {"largest_departure", samples.checked ? json(samples.largest_departure) : json()}};
+    return sum;
+  }
+
+ private:
+  std::unique_ptr<StepJob> start(std::int64_t i) {
+    const bool last = i + 1 == c_.count;
+    llm::StepSpec st = step_spec(s_, p_, c_.tokens(i), c_.past(i));
+    st.logits = last || s_.all_logits;
+    const std::string what = c_.count == 1 ? "prefill of " + std::to_string(s_.prompt) + " tokens"
+                                           : "prefill chunk " + std::to_string(i + 1) + " of " +
+                                                 std::to_string(c_.count) + " (" + std::to_string(c_.tokens(i)) +
+                                                 " tokens at context " + std::to_string(c_.past(i)) + ")";
+    return std::make_unique<StepJob>(s_, p_, step_phase(p_, st, what), last ? out_ : std::string());
+  }
+  json take(std::int64_t i) {
+    auto it = jobs_.find(i);
+    return (it != jobs_.end() ? std::move(it->second) : start(i))->result();
+  }
+
+  const LlmSpec& s_;
+  const Prepared& p_;
+  Chunks c_;
+  std::string out_;
+  std::map<std::int64_t, std::unique_ptr<StepJob>> jobs_;
+};
+
+}  // namespace
+
 json run_llm(const LlmSpec& in) {
   std::optional<llm::VisionInput> image;
   const LlmSpec s = with_image(in, image);
@@ -887,8 +1040,7 @@ json run_llm(const LlmSpec& in) {
   // embeddings' values, only on their count.
   std::unique_ptr<StepJob> encoder;
   if (image) encoder = std::make_unique<StepJob>(s, p, encoder_phase(p, *image), folder("vision"));
-  StepJob prefill(s, p, step_phase(p, pre_spec, "prefill of " + std::to_string(s.prompt) + " tokens"),
-                  folder("prefill"));
+  PrefillJob prefill(s, p, folder("prefill"));
   // Bisection samples the first and the last decode step before any other, and neither depends on
   // the prefill: they run beside it.
   std::map<std::int64_t, std::unique_ptr<StepJob>> started;
@@ -1050,6 +1202,7 @@ json run_llm(const LlmSpec& in) {
     speculative["kv_cache_bytes"] = llm::kv_cache_bytes(*p.draft, p.widths, s.batch, final_context(s), eb);
     block["speculative"] = speculative;
   }
+  if (pre_summary.contains("chunks")) block["prefill"]["chunks"] = pre_summary.at("chunks");
   if (p.model.moe.experts > 0) {
     // Mixture of experts: what one token reads, and how the steps' tokens picked their experts.
     block["active_params"] = llm::active_parameter_count(p.model);

@@ -27,6 +27,11 @@ struct LlmSpec {
   /// turns of a conversation. The prefill attends to them and the decode steps run at context
   /// context + prompt + i, without simulating a prefill of them.
   std::int64_t context = 0;
+  /// Tokens of the prompt per prefill step (--prefill-chunk; 0 = the whole prompt in one step):
+  /// the prompt runs as chunks of this many tokens, each attending to the cache the earlier ones
+  /// wrote, as a runtime whose graphs have a fixed token count runs a long prompt (docs/llm.md,
+  /// "Chunked prefill"). Chunks are sampled by bisection as decode steps are.
+  std::int64_t prefill_chunk = 0;
   std::string weight_dtype;          // int4, int8, fp16, bf16; "" = the config's dtype
   std::string kv_dtype, act_dtype;   // int8, fp16, bf16; "" = the config's dtype
   std::uint32_t group_size = 128;    // elements per weight scale (int4, int8)
@@ -92,13 +97,18 @@ struct StepFigures {
 /// the last, then the midpoint of the widest interval not yet known to be straight, for as long
 /// as samples remain: an interval is straight when its midpoint's seconds and DRAM bytes lie
 /// within `tolerance` (relative) of the line through its ends. `simulate(i)` gives step i.
+/// `Bisect::FarthestFirst` splits first the interval whose parent's midpoint lay farthest off
+/// its line (the widest among equals): it spends the samples on a jump (a plan that changes
+/// with the context) before a gentle curve.
+enum class Bisect { WidestFirst, FarthestFirst };
 struct DecodeSamples {
   std::map<std::int64_t, StepFigures> simulated;  // by step index
   double largest_departure = 0;                   // of the midpoints checked, relative
   std::size_t checked = 0;                        // midpoints checked
 };
 DecodeSamples sample_decode_steps(std::int64_t steps, int max_samples, double tolerance,
-                                  const std::function<StepFigures(std::int64_t)>& simulate);
+                                  const std::function<StepFigures(std::int64_t)>& simulate,
+                                  Bisect order = Bisect::WidestFirst);
 
 /// Step i's figures: simulated, or interpolated linearly between the nearest simulated steps.
 StepFigures decode_step(const DecodeSamples& samples, std::int64_t i);

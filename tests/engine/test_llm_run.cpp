@@ -149,6 +149,31 @@ TEST(LlmRun, DecodeSamplingBisectsTowardsAJump) {
     EXPECT_NEAR(npusim::engine::decode_step(fine, i).seconds, curve(i), 0.005 * curve(i)) << "step " << i;
 }
 
+TEST(LlmRun, FarthestFirstBisectionSpendsItsSamplesOnTheJump) {
+  // The curve above with 13 samples. Widest first: 0, 127, 63, 95, 31, 79, 111, 71, 87, 83, 91,
+  // 89, 93 (after 89 the 4-step interval [91, 95] is wider than [89, 91]): step 90 is not
+  // simulated and lies on the line from 89 (10.89) to 91 (11.91), 11.40 where it costs 11.90.
+  // Farthest first splits the halves of the last midpoint that was off the line before the
+  // straight post-jump half [95, 127] (off 4.18 % at 95, where 91 was off 4.20 %): 0, 127, 63,
+  // 95, 31, 79, 71, 87, 83, 91, 89, 88, 90, and every step is its curve.
+  auto curve = [](std::int64_t i) { return 10 + 0.01 * double(i) + (i >= 90 ? 1.0 : 0.0); };
+  std::vector<std::int64_t> calls;
+  const auto farthest = npusim::engine::sample_decode_steps(
+      128, 13, 0.005,
+      [&](std::int64_t i) {
+        calls.push_back(i);
+        return figures(curve(i));
+      },
+      npusim::engine::Bisect::FarthestFirst);
+  EXPECT_EQ(calls, (std::vector<std::int64_t>{0, 127, 63, 95, 31, 79, 71, 87, 83, 91, 89, 88, 90}));
+  for (std::int64_t i = 0; i < 128; ++i)
+    EXPECT_NEAR(npusim::engine::decode_step(farthest, i).seconds, curve(i), 1e-9) << "step " << i;
+  const auto widest =
+      npusim::engine::sample_decode_steps(128, 13, 0.005, [&](std::int64_t i) { return figures(curve(i)); });
+  EXPECT_EQ(indices(widest), (std::vector<std::int64_t>{0, 31, 63, 71, 79, 83, 87, 89, 91, 93, 95, 111, 127}));
+  EXPECT_NEAR(npusim::engine::decode_step(widest, 90).seconds, (10.89 + 11.91) / 2, 1e-9);
+}
+
 TEST(LlmRun, DecodeSamplingOfZeroOrEnoughSimulatesEveryStep) {
   for (int most : {0, 6, 100}) {
     const auto d =
@@ -791,6 +816,58 @@ TEST(LlmRun, LayersOfOneKindShareTheTimingOfTheLastSimulatedOne) {
   const double per_layer = 64.0 * 1024 * 3072 + 3.0 * 64 * 1024 * 4096 + 4.0 * 128 * 64 * 128 * 2;
   EXPECT_DOUBLE_EQ(per_layer, 1015021568.0);
   EXPECT_DOUBLE_EQ(la["prefill"]["macs"].get<double>() - folder["macs"].get<double>(), 5 * per_layer);
+}
+
+TEST(LlmRun, AChunkedPrefillRunsThePromptInStepsThatAttendToTheEarlierChunks) {
+  // kSmall (hidden 256, 4 layers, 8 heads and 4 KV heads of 32, MLP 768, vocabulary 2048, tied),
+  // prompt 64 in chunks of 16: 4 steps of 16 tokens at context 0, 16, 32 and 48. Per token and
+  // layer the projections are 256 x (256 + 128 + 128 + 256) + 3 x 256 x 768 = 786,432 MACs;
+  // chunk c's 16 queries score and weigh 16 (c + 1) keys in 8 heads of 32: 2 x 8 x 16 x 32 x
+  // 16 (c + 1) = 131,072 (c + 1) a layer; only the last chunk computes the head (one token,
+  // 256 x 2048).
+  const std::string model = write_temp("small.json", kSmall);
+  const auto a = run_llm_cli("--model " + model +
+                                 " --config edge-s --prompt 64 --prefill-chunk 16 --generate 1 "
+                                 "--decode-samples 0",
+                             "chunked");
+  ASSERT_FALSE(a.is_null());
+  const auto& pre = a["llm"]["prefill"];
+  EXPECT_EQ(pre["chunks"]["size"], 16);
+  EXPECT_EQ(pre["chunks"]["count"], 4);
+  EXPECT_EQ(pre["chunks"]["simulated"], nlohmann::json({0, 1, 2, 3}));
+  const double macs = 786432.0 * 64 * 4 + 131072.0 * (1 + 2 + 3 + 4) * 4 + 256.0 * 2048;
+  EXPECT_DOUBLE_EQ(macs, 207093760.0);
+  EXPECT_DOUBLE_EQ(pre["macs"].get<double>(), macs);
+  double parts = 0;
+  for (const auto& [name, part] : pre["parts"].items()) parts += part["seconds"].get<double>();
+  EXPECT_NEAR(parts, pre["seconds"].get<double>(), 1e-9 * parts);
+  EXPECT_DOUBLE_EQ(a["llm"]["ttft_seconds"].get<double>(), pre["seconds"].get<double>());
+  // The decode step after it runs at context 65, as after a prefill of the whole prompt.
+  const auto whole = run_llm_cli("--model " + model + " --config edge-s --prompt 64 --generate 1", "unchunked");
+  ASSERT_FALSE(whole.is_null());
+  EXPECT_FALSE(whole["llm"]["prefill"].contains("chunks"));
+  EXPECT_EQ(a["llm"]["decode"]["steps"][0]["context"], 65);
+  EXPECT_DOUBLE_EQ(a["llm"]["decode"]["seconds"].get<double>(), whole["llm"]["decode"]["seconds"].get<double>());
+  // 256 tokens in 16 chunks: the 15 before the last sampled (MACs linear in the context: the
+  // interpolated ones exact), 131,072 x (1 + ... + 16) = 131,072 x 136 attention MACs a layer.
+  const auto sampled = run_llm_cli("--model " + model + " --config edge-s --prompt 256 --prefill-chunk 16 --generate 1",
+                                   "chunked_sampled");
+  ASSERT_FALSE(sampled.is_null());
+  const auto& sp = sampled["llm"]["prefill"];
+  EXPECT_LT(sp["chunks"]["simulated"].size(), 16u);
+  EXPECT_DOUBLE_EQ(sp["macs"].get<double>(), 786432.0 * 256 * 4 + 131072.0 * 136 * 4 + 256.0 * 2048);
+  // A chunk of the whole prompt or more is the whole prompt.
+  const auto one =
+      run_llm_cli("--model " + model + " --config edge-s --prompt 64 --prefill-chunk 64 --generate 1", "one_chunk");
+  ASSERT_FALSE(one.is_null());
+  EXPECT_FALSE(one["llm"]["prefill"].contains("chunks"));
+  EXPECT_EQ(one["llm"]["prefill"]["seconds"], whole["llm"]["prefill"]["seconds"]);
+  std::string log;
+  EXPECT_EQ(run_npusim("llm --quiet --model " + model + " --prompt 64 --prefill-chunk -1 --out " +
+                           scratch("chunk_bad").string(),
+                       &log),
+            2);
+  EXPECT_NE(log.find("--prefill-chunk"), std::string::npos) << log;
 }
 
 TEST(LlmRun, LayersThatDifferAreAllSimulated) {

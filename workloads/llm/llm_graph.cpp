@@ -36,6 +36,10 @@ class Builder {
     }
     scale_ = input("attention.scale", {1});
     for (std::int64_t l = 0; l < c_.layers; ++l) x = layer(x, "model.layers." + std::to_string(l) + ".", l);
+    if (!s_.logits) {  // the last layer's hidden states are the step's output
+      g_.finalize(c_.source);
+      return std::move(g_);
+    }
     if (!s_.all_logits && S > 1) {
       OpAttrs a;
       a.starts = {S - 1};

@@ -35,6 +35,7 @@ struct StepSpec {
   std::int64_t tokens = 1;  // new tokens per sequence: the prompt (prefill) or 1 (decode)
   std::int64_t past = 0;    // tokens already in the KV cache (0 for a prefill)
   bool all_logits = false;  // the LM head for every new token, not the last one only
+  bool logits = true;       // the LM head at all (false: a prefill chunk before the last, which only fills the cache)
   Widths widths;
   ExpertRouting routing = ExpertRouting::Uniform;  // which experts a MoE layer's tokens pick
 };
