@@ -15,6 +15,7 @@
 #include "sim/engine/child.h"
 #include "sim/engine/llm_run.h"
 #include "sim/engine/output_dir.h"
+#include "sim/engine/run_options.h"
 #include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
@@ -318,6 +319,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("parse_yaml", &parse_yaml, py::arg("text"), py::arg("source"));
   // The fusion policies' table (sim/scheduler/policy.h), in its order:
   // [(name, description, simulates_finalists, llm), ...].
+  // The run options' one table (sim/engine/run_options.h) as JSON text: npusim.run_options() and
+  // the package's checks read their names, values and ranges from it.
+  m.def("run_options", [] { return npusim::engine::run_options_json().dump(); });
   m.def("fusion_policies", [] {
     std::vector<std::tuple<std::string, std::string, bool, bool>> out;
     for (const auto& p : npusim::sched::fusion_policies())
