@@ -4,7 +4,6 @@
 // /api/options' shape, and a sweep file's `llm:` knobs are the table's `sweep` options.
 // (Python: tests/python/test_run_options.py; the docs: tests/engine/test_run_options.cpp.)
 #include <algorithm>
-#include <cctype>
 
 #include <gtest/gtest.h>
 
@@ -13,23 +12,13 @@
 #include "sim/serve/run_request.h"
 #include "sim/sweep/sweep_file.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/text_support.h"
 
 namespace npusim::test {
 namespace {
 
 using engine::RunCommand;
 using nlohmann::json;
-
-/// `text` with every run of white space one space: help texts wrap their descriptions.
-std::string spaced(const std::string& text) {
-  std::string out;
-  for (char c : text)
-    if (!std::isspace(static_cast<unsigned char>(c)))
-      out += c;
-    else if (!out.empty() && out.back() != ' ')
-      out += ' ';
-  return out;
-}
 
 std::string refusal(const json& llm) {
   try {
@@ -44,11 +33,11 @@ TEST(RunOptionsTable, EveryCommandsHelpDeclaresItsOptionsWithTheTablesWords) {
   for (const auto& [command, name] : {std::pair{RunCommand::Run, "run"}, std::pair{RunCommand::Llm, "llm"}}) {
     std::string out;
     ASSERT_EQ(run_npusim(std::string(name) + " --help", &out), 0) << out;
-    const std::string help = spaced(out);
+    const std::string help = one_line(out);
     for (const auto& o : engine::run_options()) {
       if (o.command != command) continue;
       EXPECT_NE(help.find(o.flag), std::string::npos) << name << " " << o.flag;
-      EXPECT_NE(help.find(spaced(o.help())), std::string::npos) << name << " " << o.flag << "\n" << help;
+      EXPECT_NE(help.find(one_line(o.help())), std::string::npos) << name << " " << o.flag << "\n" << help;
     }
   }
 }

@@ -13,7 +13,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
-#include "tests/support/doc_support.h"
+#include "tests/support/text_support.h"
 #include "tests/support/plan_support.h"
 
 using namespace npusim;

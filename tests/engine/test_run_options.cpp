@@ -9,7 +9,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/engine/run_options.h"
-#include "tests/support/doc_support.h"
+#include "tests/support/text_support.h"
 
 namespace npusim::test {
 namespace {

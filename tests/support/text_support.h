@@ -1,11 +1,23 @@
 #pragma once
-// Docs whose tables are generated from a table in the code (config keys, run options): what a
-// test prints when a doc and its regenerated text differ.
+// Text the tests compare: help texts wrapped by the terminal's width, and docs whose tables are
+// generated from a table in the code (config keys, run options).
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <string>
 
 namespace npusim::test {
+
+/// `text` with every run of white space one space: help texts wrap their descriptions.
+inline std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      out += c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  return out;
+}
 
 /// The lines of `a` that `b` lacks, each prefixed with `mark` (a diff of the tables' rows).
 inline std::string lines_missing(const std::string& a, const std::string& b, const std::string& mark) {
