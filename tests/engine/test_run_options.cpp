@@ -33,7 +33,9 @@ TEST(RunOptions, EachOptionHasOneKeyItsFlagAndADescription) {
     EXPECT_FALSE(o.default_text.empty());
     EXPECT_EQ(o.help().find("{values}"), std::string::npos);
     EXPECT_EQ(&engine::run_option(o.command, o.key), &o);
-    if (o.kind == OptionKind::Choice) EXPECT_FALSE(o.choices().empty());
+    if (o.kind == OptionKind::Choice) {
+      EXPECT_FALSE(o.choices().empty());
+    }
     if (o.kind == OptionKind::Integer || o.kind == OptionKind::Number) {
       EXPECT_LT(o.min, o.max);
       EXPECT_FALSE(o.unit.empty());
@@ -73,8 +75,12 @@ TEST(RunOptions, JsonGivesEveryOptionWithItsRangeOrValues) {
   const auto j = engine::run_options_json();
   ASSERT_EQ(j.size(), engine::run_options().size());
   for (const auto& o : j) {
-    if (o.at("kind") == "integer") EXPECT_TRUE(o.at("max").is_number_integer()) << o.dump();
-    if (o.at("kind") == "choice") EXPECT_FALSE(o.at("values").empty()) << o.dump();
+    if (o.at("kind") == "integer") {
+      EXPECT_TRUE(o.at("max").is_number_integer()) << o.dump();
+    }
+    if (o.at("kind") == "choice") {
+      EXPECT_FALSE(o.at("values").empty()) << o.dump();
+    }
   }
 }
 
