@@ -496,7 +496,7 @@ def _run_arguments(fusion: Optional[str], objective: Optional[str], schedule: An
     if fusion is not None:
         _check_type(fusion, str, "fusion", _POLICY_NAMES)
     if objective is not None:
-        _check_type(objective, str, "objective", "cycles, energy or dram-bytes")
+        _check_type(objective, str, "objective", _option("objective", "run")["values_text"])
     if schedule is not None:
         if fusion is not None:
             raise InputError(f"fusion {fusion}: expected fusion or schedule, found both "
@@ -807,7 +807,7 @@ def compare(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None]
     if not items:
         raise InputError("runs: expected at least one policy or schedule, found none")
     if objective is not None:
-        _check_type(objective, str, "objective", "cycles, energy or dram-bytes")
+        _check_type(objective, str, "objective", _option("objective", "run")["values_text"])
     _core.check_arguments([r for r in items if isinstance(r, str)] or ["file"], objective or "")
     for r in items:
         if isinstance(r, Schedule):
