@@ -30,18 +30,29 @@ const RunOption& llm_opt(const char* key) {
   return run_option(RunCommand::Llm, key);
 }
 
-const char* kUsage =
-    "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]\n"
-    "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int4|int8|fp16]\n"
-    "                  [--kv-group-size 32]\n"
-    "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
-    "                  [--parallel none|tensor|auto] [--draft MODEL [--draft-tokens K] [--acceptance A]]\n"
-    "                  [--image WxH] [--every-layer] [--set K=V]... [--out DIR]\n"
-    "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
-    "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
-    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/, DIR/decode/ (run folders of\n"
-    "the layers simulated: layers of one kind share the timing of the last one simulated) and, with\n"
-    "--image, DIR/vision/ (the vision encoder, simulated before the prefill of text and image tokens).";
+/// "[--kv-dtype int4|int8|fp16|bf16]": a choice of the table with its values, as the usage shows it.
+std::string usage_choice(const char* key) {
+  const RunOption& o = llm_opt(key);
+  std::string values;
+  for (const auto& v : o.choices()) values += (values.empty() ? "" : "|") + v;
+  return "[" + o.flag + " " + values + "]";
+}
+
+/// The usage text; the values of its choices come from the run options' table.
+std::string usage() {
+  const std::string indent = "\n                  ";
+  return "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]" +
+         indent + usage_choice("weight_dtype") + " [--group-size 128] " + usage_choice("kv_dtype") + indent +
+         "[--kv-group-size 32]" + indent + usage_choice("act_dtype") + " " + usage_choice("expert_routing") +
+         " [--fusion P]" + indent + usage_choice("parallel") + " [--draft MODEL [--draft-tokens K] [--acceptance A]]" +
+         indent +
+         "[--image WxH] [--every-layer] [--set K=V]... [--out DIR]\n"
+         "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
+         "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
+         "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/, DIR/decode/ (run folders of\n"
+         "the layers simulated: layers of one kind share the timing of the last one simulated) and, with\n"
+         "--image, DIR/vision/ (the vision encoder, simulated before the prefill of text and image tokens).";
+}
 
 std::string fixed(double v, const char* fmt) {
   char b[64];
@@ -170,7 +181,7 @@ int llm_command(const std::vector<std::string>& args) {
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable)")(
       "out,o", po::value(&s.out)->default_value(s.out), "output folder")("quiet,q", po::bool_switch(&quiet),
                                                                          "no progress line");
-  if (!parse_command_line(args, d, kUsage)) return 0;
+  if (!parse_command_line(args, d, usage().c_str())) return 0;
   s.progress = !quiet;
   set_speculation(draft_tokens, acceptance, s);
   if (kv_group_size > 0) {  // scales belong to the int4 cache only: refused beside any other

@@ -42,6 +42,17 @@ TEST(RunOptionsTable, EveryCommandsHelpDeclaresItsOptionsWithTheTablesWords) {
   }
 }
 
+TEST(RunOptionsTable, LlmsUsageListsTheTablesValues) {
+  std::string out;
+  ASSERT_EQ(run_npusim("llm --help", &out), 0) << out;
+  for (const char* key : {"weight_dtype", "kv_dtype", "act_dtype", "expert_routing", "parallel"}) {
+    const auto& o = engine::run_option(RunCommand::Llm, key);
+    std::string values;
+    for (const auto& v : o.choices()) values += (values.empty() ? "" : "|") + v;
+    EXPECT_NE(out.find("[" + o.flag + " " + values + "]"), std::string::npos) << key << "\n" << out;
+  }
+}
+
 TEST(RunOptionsTable, TheServerTakesTheTablesServeKeysWithinTheirBounds) {
   const std::string keys = [] {
     std::string s;
