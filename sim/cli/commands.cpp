@@ -67,53 +67,51 @@ void parse_branch(const std::string& text, workloads::LoadOptions& load) {
   load.branches[text.substr(0, eq)] = side == "then";
 }
 
+/// An option of `npusim run`'s table: its name (with `letter`) and help as the table gives them.
+const RunOption& run_opt(const char* key) {
+  return run_option(RunCommand::Run, key);
+}
+
 void add_run_options(po::options_description& d, RunSpec& s, const char* default_fusion, const char* default_out) {
+  const auto name = [](const char* key, const char* letter = nullptr) { return option_name(run_opt(key), letter); };
+  const auto help = [](const char* key) { return run_opt(key).help(); };
   d.add_options()("config,c", po::value(&s.config)->default_value("edge-m"),
                   "hardware config: a YAML path or a preset name from configs/ (edge-s, edge-m, edge-l)")(
       "workload,w", po::value(&s.workload)->default_value("mobilenet_v2"),
       "workload: a .yaml, .onnx or SCALE-Sim .csv path, or a zoo name (small_cnn, mobilenet_v2, resnet18, resnet50, "
       "ds_cnn_kws, bert_base_layer, vit_s16_block)")(
-      "fusion,f", po::value(&s.fusion)->default_value(default_fusion),
-      ("fusion policy: " + sched::fusion_policy_list() + ", or file:PATH (a schedule.json)").c_str())(
-      "objective", po::value(&s.objective),
-      "what --fusion search minimises: cycles (default), energy (needs the config's energy model) or dram-bytes")(
-      "set", po::value(&s.overrides)->composing(),
-      "override a config value, KEY=VALUE (repeatable), "
-      "e.g. --set npu.mac_array.rows=64")("out,o", po::value(&s.out)->default_value(default_out), "output folder")(
-      "parallel", po::value(&s.parallel),
-      "how the workload spreads over npu.cores: none (core 0 only, the default), data (the batch split over the "
-      "cores), pipeline (the batch's inputs streamed through stages of consecutive groups), tensor (each "
-      "GEMM's output channels split over the cores) or auto (each GEMM split by channels, by batch or not "
-      "at all, whichever its estimate at the roofs makes fastest); compare takes two, "
-      "e.g. none,data (docs/multicore.md)")(
-      "input-shape",
+      name("fusion", "f").c_str(), po::value(&s.fusion)->default_value(default_fusion), help("fusion").c_str())(
+      name("objective").c_str(), po::value(&s.objective), help("objective").c_str())(
+      name("set").c_str(), po::value(&s.overrides)->composing(), help("set").c_str())(
+      "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
+      name("parallel").c_str(), po::value(&s.parallel), help("parallel").c_str())(
+      name("input_shape").c_str(),
       po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
         for (const auto& text : v) parse_input_shape(text, s.load);
       }),
-      "fix an ONNX input's dimensions, NAME=1,3,224,224 (repeatable)")(
-      "dim", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
+      help("input_shape").c_str())(
+      name("dim").c_str(),
+      po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
         for (const auto& text : v) parse_dim(text, s.load);
       }),
-      "bind a symbolic ONNX dimension by name in every input, NAME=VALUE, e.g. past_len=1024 (repeatable)")(
+      help("dim").c_str())(
       "branch", po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {
         for (const auto& text : v) parse_branch(text, s.load);
       }),
       "the branch an ONNX If takes when its condition is computed from activations, NODE=then|else (repeatable)")(
-      "kv-cache", po::value<std::string>()->notifier([&s](const std::string& v) {
-        if (v != "append" && v != "copy") throw InputError("--kv-cache", "expected append or copy, found '" + v + "'");
+      name("kv_cache").c_str(), po::value<std::string>()->notifier([&s](const std::string& v) {
+        run_opt("kv_cache").check(v, "--kv-cache");
         s.load.kv_cache_copy = v == "copy";
       }),
-      "how an ONNX decoder's present = Concat(past, new) is read: append (default: the new rows stored into a "
-      "persistent cache, read in place) or copy (the whole cache rewritten each step)")(
+      help("kv_cache").c_str())(
       "vcd", po::value(&s.vcd),
       "also write a VCD waveform (GTKWave) of unit busy signals, ready-queue depths, SRAM occupancy and DRAM "
       "bank states to FILE")("skip-unsupported", po::bool_switch(&s.load.skip_unsupported),
                              "treat unsupported ONNX operators as zero-cost (with a warning) instead of stopping")(
-      "trace-level", po::value<std::string>()->default_value("full")->notifier([&s](const std::string& v) {
-        traces::parse_trace_level(v, s.trace, "--trace-level");
-      }),
-      "what trace.json keeps: full (every command; re-analysable), ops (op and group slices and counters), "
-      "or sample:N (every Nth command)")(
+      name("trace_level").c_str(),
+      po::value<std::string>()->default_value("full")->notifier(
+          [&s](const std::string& v) { traces::parse_trace_level(v, s.trace, "--trace-level"); }),
+      help("trace_level").c_str())(
       "trace-bank-rows", integer_value<std::uint64_t>(&s.trace.max_row_slices, 0, UINT64_MAX),
       "at --trace-level full, write the DRAM bank tracks only if the run has at most N row slices (one per ACT, "
       "~130 B each); 0: no limit")("counter-window", po::value<std::string>()->notifier([&s](const std::string& v) {
@@ -208,6 +206,10 @@ bool parse_command_line(const std::vector<std::string>& args, po::options_descri
   Common c;
   add_common(d, c);
   return parse(args, d, c, usage, {positional});
+}
+
+std::string option_name(const RunOption& o, const char* letter) {
+  return o.flag.substr(2) + (letter ? std::string(",") + letter : std::string());
 }
 
 int run_command(const std::vector<std::string>& args) {

@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/core/units.h"
+#include "sim/engine/run_options.h"
 
 namespace npusim::cli {
 
@@ -54,6 +55,16 @@ IntegerValue* integer_value(T* target, T lo, T hi, bool show_default = true) {
   if (show_default) v->default_value(std::to_string(*target));
   return v;
 }
+
+/// An integer option of the run options' table (sim/engine/run_options.h): its range is the table's.
+template <typename T>
+IntegerValue* integer_value(T* target, const engine::RunOption& o, bool show_default = true) {
+  return integer_value<T>(target, static_cast<T>(o.min), static_cast<T>(o.max), show_default);
+}
+
+/// An option of the run options' table as boost declares it: its flag without "--", and `letter`
+/// as its short form ("fusion,f").
+std::string option_name(const engine::RunOption& o, const char* letter = nullptr);
 
 int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);

@@ -10,6 +10,7 @@
 #include "sim/config/config_keys.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "sim/engine/run_options.h"
 
 namespace npusim::cli {
 namespace po = boost::program_options;
@@ -20,14 +21,19 @@ int keys_command(const std::vector<std::string>& args) {
   po::options_description d("npusim keys options");
   d.add_options()("json", po::bool_switch(&json), "the table as JSON (as /api/options serves it)")(
       "markdown", po::bool_switch(&markdown), "docs/config.md's Keys and Valid ranges tables")(
-      "doc", po::value(&doc), "print this docs/config.md with its generated tables rewritten");
+      "doc", po::value(&doc),
+      "print this docs/config.md (or docs/run-options.md, docs/serve.md) with its generated tables rewritten");
   if (!parse_command_line(args, d,
                           "usage: npusim keys [--json | --markdown | --doc docs/config.md]\n"
                           "Every key a hardware config accepts (--set KEY=VALUE too): kind, range, unit, "
                           "default, meaning."))
     return 0;
   if (!doc.empty()) {
-    std::cout << config::with_generated_tables(read_file(doc), doc);
+    // A doc of run options (docs/run-options.md, docs/serve.md) holds no config tables: those of
+    // the run options' table (sim/engine/run_options.h) are rewritten instead.
+    const std::string text = read_file(doc);
+    std::cout << (engine::has_generated_option_tables(text) ? engine::with_generated_option_tables(text, doc)
+                                                            : config::with_generated_tables(text, doc));
   } else if (json) {
     std::cout << config::config_keys_json().dump(2) << "\n";
   } else if (markdown) {

@@ -25,21 +25,34 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The largest --prompt, --generate and --batch (the engine's check_llm_spec says the same).
-constexpr std::int64_t kMaxCount = 1000000;
+/// An option of `npusim llm`'s table (sim/engine/run_options.h).
+const RunOption& llm_opt(const char* key) {
+  return run_option(RunCommand::Llm, key);
+}
 
-const char* kUsage =
-    "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]\n"
-    "                  [--weight-dtype int4|int8|fp16|bf16] [--group-size 128] [--kv-dtype int4|int8|fp16]\n"
-    "                  [--kv-group-size 32] [--prefill-chunk N]\n"
-    "                  [--act-dtype int8|fp16] [--expert-routing uniform|concentrated] [--fusion P]\n"
-    "                  [--parallel none|tensor|auto] [--draft MODEL [--draft-tokens K] [--acceptance A]]\n"
-    "                  [--image WxH] [--every-layer] [--set K=V]... [--out DIR]\n"
-    "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
-    "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
-    "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/, DIR/decode/ (run folders of\n"
-    "the layers simulated: layers of one kind share the timing of the last one simulated) and, with\n"
-    "--image, DIR/vision/ (the vision encoder, simulated before the prefill of text and image tokens).";
+/// "[--kv-dtype int4|int8|fp16|bf16]": a choice of the table with its values, as the usage shows it.
+std::string usage_choice(const char* key) {
+  const RunOption& o = llm_opt(key);
+  std::string values;
+  for (const auto& v : o.choices()) values += (values.empty() ? "" : "|") + v;
+  return "[" + o.flag + " " + values + "]";
+}
+
+/// The usage text; the values of its choices come from the run options' table.
+std::string usage() {
+  const std::string indent = "\n                  ";
+  return "usage: npusim llm --model CONFIG.json|NAME [--config C] --prompt N --generate G [--batch B] [--context N]" +
+         indent + usage_choice("weight_dtype") + " [--group-size 128] " + usage_choice("kv_dtype") + indent +
+         "[--kv-group-size 32] [--prefill-chunk N]" + indent + usage_choice("act_dtype") + " " +
+         usage_choice("expert_routing") + " [--fusion P]" + indent + usage_choice("parallel") +
+         " [--draft MODEL [--draft-tokens K] [--acceptance A]]" + indent +
+         "[--image WxH] [--every-layer] [--set K=V]... [--out DIR]\n"
+         "Simulates the prefill of the prompt and the decode steps of a decoder-only language model built\n"
+         "from its Hugging Face config.json (docs/llm.md); writes DIR/summary.json (the llm block: TTFT,\n"
+         "tokens/s, per-step decode latency), DIR/report.html, DIR/prefill/, DIR/decode/ (run folders of\n"
+         "the layers simulated: layers of one kind share the timing of the last one simulated) and, with\n"
+         "--image, DIR/vision/ (the vision encoder, simulated before the prefill of text and image tokens).";
+}
 
 std::string fixed(double v, const char* fmt) {
   char b[64];
@@ -128,10 +141,7 @@ void set_speculation(std::int64_t draft_tokens, const std::string& acceptance, L
                      "expected --draft MODEL beside it (the model that proposes the tokens), found none");
   if (draft_tokens > 0) s.draft_tokens = draft_tokens;
   if (acceptance.empty()) return;
-  char* end = nullptr;
-  const double a = std::strtod(acceptance.c_str(), &end);
-  if (end != acceptance.c_str() + acceptance.size() || !(a >= 0 && a <= 1))
-    throw InputError("--acceptance", "expected a probability from 0 to 1, found '" + acceptance + "'");
+  const double a = llm_opt("acceptance").parse_number(acceptance, "--acceptance");
   s.acceptance = a;
 }
 
@@ -145,62 +155,40 @@ int llm_command(const std::vector<std::string>& args) {
   std::uint32_t kv_group_size = 0;  // 0: not given
   std::string acceptance;           // "": not given
   po::options_description d("npusim llm options");
-  d.add_options()(
-      "model,m", po::value(&s.model),
-      "a Hugging Face config.json, or a shipped model: Llama-3.2-1B, Qwen2.5-0.5B, SmolLM2-360M, "
-      "Phi-3-mini-4k-instruct, gemma-2-2b, Qwen3-0.6B, DeepSeek-V2-Lite, Qwen2-VL-2B-Instruct (with --image)")(
+  const auto name = [](const char* key, const char* letter = nullptr) { return option_name(llm_opt(key), letter); };
+  const auto help = [](const char* key) { return llm_opt(key).help(); };
+  const auto count = [](std::int64_t* target, const char* key) { return integer_value(target, llm_opt(key)); };
+  d.add_options()(name("model", "m").c_str(), po::value(&s.model), help("model").c_str())(
       "config,c", po::value(&s.config)->default_value(s.config), "hardware config: a YAML path or a preset name")(
-      "prompt", integer_value<std::int64_t>(&s.prompt, 1, kMaxCount), "prompt tokens per sequence (the prefill)")(
-      "context", integer_value<std::int64_t>(&s.context, 0, kMaxCount),
-      "tokens each sequence's KV cache already holds before the prompt (earlier turns): the prefill attends to "
-      "them, the decode steps run at context + prompt + i; none of them is prefilled")(
-      "prefill-chunk", integer_value<std::int64_t>(&s.prefill_chunk, 0, kMaxCount),
-      "prompt tokens per prefill step (0: the whole prompt in one step): the prompt runs as chunks of this many "
-      "tokens, each attending to the cache the earlier ones wrote, as runtimes with graphs of a fixed token count "
-      "run long prompts; chunks are sampled as decode steps are")(
-      "generate", integer_value<std::int64_t>(&s.generate, 0, kMaxCount),
-      "decode steps (one new token per sequence each)")("batch", integer_value<std::int64_t>(&s.batch, 1, kMaxCount),
-                                                        "sequences decoded together")(
-      "weight-dtype", po::value(&s.weight_dtype), "int4, int8, fp16 or bf16 (default: the config's dtype)")(
-      "group-size", integer_value<std::uint32_t>(&s.group_size, 0, 1u << 20), "weights per fp16 scale (int4, int8)")(
-      "zero-point", po::bool_switch(&s.zero_point), "asymmetric weights: an int4/int8 zero point per group too")(
-      "wide-head", po::bool_switch(&s.wide_head), "keep the LM head and the embedding table at fp16")(
-      "kv-dtype", po::value(&s.kv_dtype), "KV cache: int4, int8, fp16 or bf16 (default: the config's dtype)")(
-      "kv-group-size", integer_value<std::uint32_t>(&kv_group_size, 1, 4096, false),
-      "KV cache elements per fp16 scale with --kv-dtype int4 (default 32)")(
-      "act-dtype", po::value(&s.act_dtype), "activations: int8, fp16 or bf16 (default: the config's dtype)")(
-      "all-logits", po::bool_switch(&s.all_logits), "the prefill computes the LM head for every prompt token")(
-      "expert-routing", po::value(&s.expert_routing),
-      "mixture-of-experts models: uniform (each token picks its experts uniformly; the default) or concentrated "
-      "(every token picks the same ones: the fewest expert weights read)")(
-      "fusion,f", po::value(&s.fusion)->default_value(s.fusion),
-      ("fusion policy: " + sched::fusion_policy_list(true)).c_str())(
-      "parallel", po::value(&s.parallel),
-      "how each phase spreads over npu.cores: none, tensor (every weight GEMM split by output channels) or auto "
-      "(each GEMM's best split); default auto on a multi-core config")(
-      "draft", po::value(&s.draft),
-      "speculative decoding: a draft model (config.json or shipped name, the model's vocabulary) proposes tokens "
-      "the model verifies; the summary gives its tokens/s beside plain decode's")(
-      "draft-tokens", integer_value<std::int64_t>(&draft_tokens, 1, 64, false),
-      "tokens the draft proposes a round (default 4); the model verifies them in one step of K + 1 tokens")(
-      "acceptance", po::value(&acceptance),
-      "the probability that the model accepts a draft token when it accepted the ones before it (default 0.7)")(
-      "decode-samples", integer_value(&s.decode_samples, 0, INT_MAX),
-      "at most this many decode steps simulated (first, last, then midpoints while the steps are not on a line; "
-      "the rest interpolated); 0: every step")(
-      "decode-tolerance", po::value(&s.decode_tolerance)->default_value(s.decode_tolerance),
-      "a midpoint whose seconds or DRAM bytes lie this far (a fraction) off the line through its interval's ends "
-      "splits the interval")(
-      "every-layer", po::bool_switch(&s.every_layer),
-      "simulate every layer of each phase (by default a phase simulates the first layers until each kind of "
-      "layer has occurred twice after layer 0; the layers after them take the last simulated one's figures)")(
-      "image", po::value(&s.image),
-      "vision-language models (qwen2_vl): an image of WIDTHxHEIGHT pixels, resized as Qwen2-VL's processor does; "
-      "its vision encoder runs before the prefill, whose prompt gains the image's tokens; TTFT counts both")(
+      name("prompt").c_str(), count(&s.prompt, "prompt"), help("prompt").c_str())(
+      name("context").c_str(), count(&s.context, "context"), help("context").c_str())(
+      name("prefill_chunk").c_str(), count(&s.prefill_chunk, "prefill_chunk"), help("prefill_chunk").c_str())(
+      name("generate").c_str(), count(&s.generate, "generate"), help("generate").c_str())(
+      name("batch").c_str(), count(&s.batch, "batch"), help("batch").c_str())(
+      name("weight_dtype").c_str(), po::value(&s.weight_dtype), help("weight_dtype").c_str())(
+      name("group_size").c_str(), integer_value(&s.group_size, llm_opt("group_size")), help("group_size").c_str())(
+      name("zero_point").c_str(), po::bool_switch(&s.zero_point), help("zero_point").c_str())(
+      name("wide_head").c_str(), po::bool_switch(&s.wide_head), help("wide_head").c_str())(
+      name("kv_dtype").c_str(), po::value(&s.kv_dtype), help("kv_dtype").c_str())(
+      name("kv_group_size").c_str(), integer_value(&kv_group_size, llm_opt("kv_group_size"), false),
+      help("kv_group_size").c_str())(name("act_dtype").c_str(), po::value(&s.act_dtype), help("act_dtype").c_str())(
+      name("all_logits").c_str(), po::bool_switch(&s.all_logits), help("all_logits").c_str())(
+      name("expert_routing").c_str(), po::value(&s.expert_routing), help("expert_routing").c_str())(
+      name("fusion", "f").c_str(), po::value(&s.fusion)->default_value(s.fusion), help("fusion").c_str())(
+      name("parallel").c_str(), po::value(&s.parallel), help("parallel").c_str())(
+      name("draft").c_str(), po::value(&s.draft), help("draft").c_str())(
+      name("draft_tokens").c_str(), integer_value(&draft_tokens, llm_opt("draft_tokens"), false),
+      help("draft_tokens").c_str())(name("acceptance").c_str(), po::value(&acceptance), help("acceptance").c_str())(
+      name("decode_samples").c_str(), integer_value(&s.decode_samples, llm_opt("decode_samples")),
+      help("decode_samples").c_str())(name("decode_tolerance").c_str(),
+                                      po::value(&s.decode_tolerance)->default_value(s.decode_tolerance),
+                                      help("decode_tolerance").c_str())(
+      name("every_layer").c_str(), po::bool_switch(&s.every_layer), help("every_layer").c_str())(
+      name("image").c_str(), po::value(&s.image), help("image").c_str())(
       "set", po::value(&s.overrides)->composing(), "override a config value, KEY=VALUE (repeatable)")(
       "out,o", po::value(&s.out)->default_value(s.out), "output folder")("quiet,q", po::bool_switch(&quiet),
                                                                          "no progress line");
-  if (!parse_command_line(args, d, kUsage)) return 0;
+  if (!parse_command_line(args, d, usage().c_str())) return 0;
   s.progress = !quiet;
   set_speculation(draft_tokens, acceptance, s);
   if (kv_group_size > 0) {  // scales belong to the int4 cache only: refused beside any other

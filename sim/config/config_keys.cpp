@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/core/errors.h"
+#include "sim/core/generated_text.h"
 #include "sim/core/hardware_config.h"
 #include "sim/core/units.h"
 
@@ -537,18 +538,8 @@ std::string config_ranges_markdown() {
 }
 
 std::string with_generated_tables(const std::string& doc, const std::string& where) {
-  std::string out = doc;
-  for (const auto& [name, text] : {std::pair{std::string("keys"), config_keys_markdown()},
-                                   std::pair{std::string("ranges"), config_ranges_markdown()}}) {
-    const std::string begin = "<!-- BEGIN generated " + name + " table: " + kRegenerateDoc + " -->\n";
-    const std::string end = "<!-- END generated " + name + " table -->";
-    const auto b = out.find(begin), e = out.find(end);
-    if (b == std::string::npos || e == std::string::npos || e < b)
-      throw InputError(where, "expected the lines '" + begin.substr(0, begin.size() - 1) + "' and '" + end +
-                                  "' around the generated table, found none");
-    out.replace(b + begin.size(), e - b - begin.size(), text);
-  }
-  return out;
+  const std::string keys = with_generated_block(doc, where, "keys", config_keys_markdown(), kRegenerateDoc);
+  return with_generated_block(keys, where, "ranges", config_ranges_markdown(), kRegenerateDoc);
 }
 
 std::string config_keys_text() {

@@ -15,6 +15,7 @@
 #include "sim/engine/child.h"
 #include "sim/engine/llm_run.h"
 #include "sim/engine/output_dir.h"
+#include "sim/engine/run_options.h"
 #include "sim/engine/run_pipeline.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
@@ -318,6 +319,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("parse_yaml", &parse_yaml, py::arg("text"), py::arg("source"));
   // The fusion policies' table (sim/scheduler/policy.h), in its order:
   // [(name, description, simulates_finalists, llm), ...].
+  // The run options' one table (sim/engine/run_options.h) as JSON text: npusim.run_options() and
+  // the package's checks read their names, values and ranges from it.
+  m.def("run_options", [] { return npusim::engine::run_options_json().dump(); });
   m.def("fusion_policies", [] {
     std::vector<std::tuple<std::string, std::string, bool, bool>> out;
     for (const auto& p : npusim::sched::fusion_policies())
@@ -363,7 +367,7 @@ PYBIND11_MODULE(_core, m) {
          const std::string& act_dtype, bool zero_point, bool wide_head, bool all_logits, const std::string& fusion,
          int decode_samples, double decode_tolerance, const std::string& out, bool quiet, std::int64_t context,
          const std::string& expert_routing, const std::string& draft, std::int64_t draft_tokens, double acceptance,
-         std::uint32_t kv_group_size, bool every_layer, const std::string& image) {
+         std::uint32_t kv_group_size, bool every_layer, const std::string& image, std::int64_t prefill_chunk) {
         npusim::engine::LlmSpec s;
         s.model = model;
         s.config = config.spec;
@@ -372,6 +376,7 @@ PYBIND11_MODULE(_core, m) {
         s.generate = generate;
         s.batch = batch;
         s.context = context;
+        s.prefill_chunk = prefill_chunk;
         s.expert_routing = expert_routing;
         s.draft = draft;
         s.draft_tokens = draft_tokens;
@@ -398,5 +403,5 @@ PYBIND11_MODULE(_core, m) {
       py::arg("wide_head"), py::arg("all_logits"), py::arg("fusion"), py::arg("decode_samples"),
       py::arg("decode_tolerance"), py::arg("out"), py::arg("quiet"), py::arg("context"), py::arg("expert_routing"),
       py::arg("draft"), py::arg("draft_tokens"), py::arg("acceptance"), py::arg("kv_group_size"),
-      py::arg("every_layer"), py::arg("image"));
+      py::arg("every_layer"), py::arg("image"), py::arg("prefill_chunk"));
 }

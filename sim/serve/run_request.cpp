@@ -7,6 +7,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/json_input.h"
+#include "sim/engine/run_options.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
 #include "sim/scheduler/policy.h"
@@ -21,9 +22,6 @@ namespace {
 
 const std::vector<std::string> kKeys = {"config",  "workload", "upload",   "fusion",   "objective", "set",
                                         "session", "dim",      "kv_cache", "parallel", "llm"};
-const std::vector<std::string> kLlmKeys = {"model",          "context",      "prompt",       "generate",
-                                           "batch",          "weight_dtype", "kv_dtype",     "act_dtype",
-                                           "expert_routing", "draft",        "draft_tokens", "acceptance"};
 /// The largest dim `dim` binds, as `npusim run --dim` (ONNX's sizes stay within 2^31).
 constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
 
@@ -131,48 +129,62 @@ std::map<std::string, std::int64_t> parse_dims(const json& dim) {
   return out;
 }
 
+const engine::RunOption& llm_option(const char* key) {
+  return engine::run_option(engine::RunCommand::Llm, key);
+}
+
+/// An integer of the `llm` object, within the run options' range as the server bounds it.
+std::int64_t llm_int(const json& l, const char* key, std::int64_t fallback) {
+  const engine::RunOption& o = llm_option(key);
+  return int_field(l, key, fallback, std::int64_t(o.min), o.serve_limit(), std::string("llm.") + key);
+}
+
+/// A choice of the `llm` object ("" when absent), one of the run options' values.
+std::string llm_choice(const json& l, const char* key) {
+  const std::string v = string_field(l, key, "", "llm.");
+  if (!v.empty()) check_one_of(v, llm_option(key).choices(), std::string("llm.") + key);
+  return v;
+}
+
 /// `llm.draft`, `llm.draft_tokens` and `llm.acceptance`: speculative decoding, as --draft,
 /// --draft-tokens and --acceptance (either of the last two without a draft is refused).
 void parse_speculation(const json& l, engine::LlmSpec& s) {
   s.draft = string_field(l, "draft", "", "llm.");
-  if (!s.draft.empty()) check_one_of(s.draft, workloads::llm::shipped_config_names(config::data_dir()), "llm.draft");
+  if (!s.draft.empty()) check_one_of(s.draft, llm_option("draft").choices(), "llm.draft");
   for (const char* key : {"draft_tokens", "acceptance"})
     if (s.draft.empty() && l.contains(key))
       throw InputError(std::string("request field 'llm.") + key + "'",
                        "expected llm.draft beside it (the model that proposes the tokens), found none");
-  s.draft_tokens = int_field(l, "draft_tokens", s.draft_tokens, 1, 16, "llm.draft_tokens");
+  s.draft_tokens = llm_int(l, "draft_tokens", s.draft_tokens);
   if (!l.contains("acceptance")) return;
   const json& a = l.at("acceptance");
-  if (!a.is_number() || !(a.get<double>() >= 0 && a.get<double>() <= 1))
-    throw InputError("request field 'llm.acceptance'",
-                     "expected a probability from 0 to 1, found " + (a.is_number() ? a.dump() : type_name(a)));
+  const engine::RunOption& o = llm_option("acceptance");
+  if (!a.is_number() || !(a.get<double>() >= o.min && a.get<double>() <= o.max))
+    throw InputError("request field 'llm.acceptance'", "expected a " + o.unit + " from " + o.range_text() + ", found " +
+                                                           (a.is_number() ? a.dump() : type_name(a)));
   s.acceptance = a.get<double>();
 }
 
 /// `llm`: the model and the phases' sizes and widths of an `npusim llm` run.
 engine::LlmSpec parse_llm(const json& l) {
   if (!l.is_object()) throw InputError("request field 'llm'", "expected an object, found " + type_name(l));
+  const std::vector<std::string> keys = engine::run_option_keys(engine::RunCommand::Llm, engine::kServe);
   for (const auto& [key, _] : l.items())
-    if (std::find(kLlmKeys.begin(), kLlmKeys.end(), key) == kLlmKeys.end())
-      throw InputError("request field 'llm'",
-                       "unknown key '" + key.substr(0, 64) + "' (expected " + join(kLlmKeys) + ")");
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw InputError("request field 'llm'", "unknown key '" + key.substr(0, 64) + "' (expected " + join(keys) + ")");
   engine::LlmSpec s;
   if (!l.contains("model")) throw InputError("request field 'llm.model'", "expected a shipped model name, found none");
   s.model = string_field(l, "model", "", "llm.");
   // Names only: clients do not name files.
-  check_one_of(s.model, workloads::llm::shipped_config_names(config::data_dir()), "llm.model");
-  s.context = int_field(l, "context", s.context, 0, kMaxLlmContext, "llm.context");
-  s.prompt = int_field(l, "prompt", s.prompt, 1, kMaxLlmPrompt, "llm.prompt");
-  s.generate = int_field(l, "generate", s.generate, 0, kMaxLlmGenerate, "llm.generate");
-  s.batch = int_field(l, "batch", s.batch, 1, kMaxLlmBatch, "llm.batch");
-  s.weight_dtype = string_field(l, "weight_dtype", "", "llm.");
-  s.kv_dtype = string_field(l, "kv_dtype", "", "llm.");
-  s.act_dtype = string_field(l, "act_dtype", "", "llm.");
-  if (!s.weight_dtype.empty()) check_one_of(s.weight_dtype, {"int4", "int8", "fp16", "bf16"}, "llm.weight_dtype");
-  if (!s.kv_dtype.empty()) check_one_of(s.kv_dtype, {"int4", "int8", "fp16", "bf16"}, "llm.kv_dtype");
-  if (!s.act_dtype.empty()) check_one_of(s.act_dtype, {"int8", "fp16", "bf16"}, "llm.act_dtype");
-  s.expert_routing = string_field(l, "expert_routing", "", "llm.");
-  if (!s.expert_routing.empty()) check_one_of(s.expert_routing, {"uniform", "concentrated"}, "llm.expert_routing");
+  check_one_of(s.model, llm_option("model").choices(), "llm.model");
+  s.context = llm_int(l, "context", s.context);
+  s.prompt = llm_int(l, "prompt", s.prompt);
+  s.generate = llm_int(l, "generate", s.generate);
+  s.batch = llm_int(l, "batch", s.batch);
+  s.weight_dtype = llm_choice(l, "weight_dtype");
+  s.kv_dtype = llm_choice(l, "kv_dtype");
+  s.act_dtype = llm_choice(l, "act_dtype");
+  s.expert_routing = llm_choice(l, "expert_routing");
   parse_speculation(l, s);
   return s;
 }
@@ -190,7 +202,7 @@ void check_no_workload_fields(const json& j) {
 RunRequest parse_llm_request(const json& j, RunRequest r) {
   check_no_workload_fields(j);
   r.workload.clear();
-  check_one_of(r.fusion, sched::fusion_policy_names(true), "fusion");
+  check_one_of(r.fusion, llm_option("fusion").choices(), "fusion");
   engine::LlmSpec s = parse_llm(j.at("llm"));
   s.config = r.config;
   s.overrides = r.overrides;
@@ -224,7 +236,8 @@ RunRequest parse_run_request(const std::string& body) {
   if (j.contains("llm")) return parse_llm_request(j, std::move(r));
   if (j.contains("dim")) r.dims = parse_dims(j.at("dim"));
   r.kv_cache = string_field(j, "kv_cache", "");
-  if (!r.kv_cache.empty()) check_one_of(r.kv_cache, {"append", "copy"}, "kv_cache");
+  if (!r.kv_cache.empty())
+    check_one_of(r.kv_cache, engine::run_option(engine::RunCommand::Run, "kv_cache").choices(), "kv_cache");
   r.parallel = string_field(j, "parallel", "");
   if (!r.parallel.empty()) sched::parse_parallel_mode(r.parallel, "request field 'parallel'");
 

@@ -29,13 +29,6 @@ struct RunRequest {
   std::optional<engine::LlmSpec> llm;
 };
 
-/// The largest prompt, generate and batch an LLM request takes (docs/serve.md): the prefill's cost
-/// grows with the prompt, and the decode steps simulated are a fixed sample of the generated ones.
-inline constexpr std::int64_t kMaxLlmPrompt = 2048, kMaxLlmGenerate = 1024, kMaxLlmBatch = 8;
-/// Tokens a request's KV cache may hold before its prompt (llm.context): decode steps at 32k read
-/// a 32k cache, never a 32k prefill.
-inline constexpr std::int64_t kMaxLlmContext = 32768;
-
 /// Parses and validates a request body. Throws InputError naming the field (e.g. `set.npu.sram.banks`)
 /// with what was expected and what was found: bad JSON, an unknown key, a wrong type, an unknown
 /// preset, zoo name or policy, and every override the config loader rejects.

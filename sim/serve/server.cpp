@@ -20,6 +20,7 @@
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
 #include "sim/engine/child.h"
+#include "sim/engine/run_options.h"
 #include "sim/engine/run_pipeline.h"
 #include "sim/scheduler/policy.h"
 #include "sim/serve/deadline_stream.h"
@@ -40,6 +41,8 @@ using tcp = net::ip::tcp;
 using nlohmann::json;
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
+using engine::run_option;
+using engine::RunCommand;
 
 namespace {
 
@@ -381,6 +384,25 @@ json fusion_policies_json() {
   return out;
 }
 
+const engine::RunOption& llm_option(const char* key) {
+  return run_option(RunCommand::Llm, key);
+}
+
+/// `/api/options`' `llm`: the values and the server's bounds of an LLM request's options, from the
+/// run options' table (sim/engine/run_options.h).
+json llm_options_json() {
+  return {{"models", llm_option("model").choices()},
+          {"fusion", llm_option("fusion").choices()},
+          {"weight_dtypes", llm_option("weight_dtype").choices()},
+          {"kv_dtypes", llm_option("kv_dtype").choices()},
+          {"act_dtypes", llm_option("act_dtype").choices()},
+          {"max_draft_tokens", llm_option("draft_tokens").serve_limit()},
+          {"max_prompt", llm_option("prompt").serve_limit()},
+          {"max_context", llm_option("context").serve_limit()},
+          {"max_generate", llm_option("generate").serve_limit()},
+          {"max_batch", llm_option("batch").serve_limit()}};
+}
+
 /// A run's time limit in seconds, as `/api/options` reports it: whole seconds as an integer.
 json timeout_seconds(std::chrono::milliseconds wall_time) {
   if (wall_time.count() % 1000 == 0) return wall_time.count() / 1000;
@@ -402,22 +424,12 @@ Response Server::Impl::options_json() {
                         {"dram_presets", dram},
                         {"fusion", sched::fusion_policy_names()},
                         {"fusion_policies", fusion_policies_json()},
-                        {"objectives", {"cycles", "dram-bytes", "energy"}},
+                        {"objectives", run_option(RunCommand::Run, "objective").choices()},
                         {"dataflows", names_of<Dataflow>()},
                         {"dtypes", names_of<DType>()},
                         {"operand_buffers", names_of<OperandBufferMode>()},
                         {"keys", config::config_keys_json()},
-                        {"llm",
-                         {{"models", workloads::llm::shipped_config_names(config::data_dir())},
-                          {"fusion", sched::fusion_policy_names(true)},
-                          {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},
-                          {"kv_dtypes", {"int4", "int8", "fp16", "bf16"}},
-                          {"act_dtypes", {"int8", "fp16", "bf16"}},
-                          {"max_draft_tokens", 16},
-                          {"max_prompt", kMaxLlmPrompt},
-                          {"max_context", kMaxLlmContext},
-                          {"max_generate", kMaxLlmGenerate},
-                          {"max_batch", kMaxLlmBatch}}},
+                        {"llm", llm_options_json()},
                         {"limits",
                          {{"max_runs", l.max_in_flight},
                           {"run_timeout_s", timeout_seconds(l.child.wall_time)},

@@ -10,6 +10,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/units.h"
+#include "sim/engine/run_options.h"
 #include "workloads/yaml_document.h"
 #include "sim/scheduler/parallel.h"
 #include "sim/scheduler/plan.h"
@@ -61,10 +62,12 @@ const Objective& objective(const std::string& name, bool llm, const std::string&
 }
 
 const std::vector<std::string>& llm_knob_names() {
-  static const std::vector<std::string> names = {
-      "prompt",         "generate",   "batch",        "weight_dtype", "group_size",     "kv_dtype",
-      "act_dtype",      "zero_point", "wide_head",    "all_logits",   "decode_samples", "context",
-      "expert_routing", "draft",      "draft_tokens", "acceptance",   "kv_group_size"};
+  // The run options' table says which of npusim llm's options a sweep takes; `model` is read apart.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> keys = engine::run_option_keys(engine::RunCommand::Llm, engine::kSweep);
+    keys.erase(std::remove(keys.begin(), keys.end(), "model"), keys.end());
+    return keys;
+  }();
   return names;
 }
 
@@ -262,27 +265,16 @@ void validate_workloads_and_policies(const FileReader& r, const workloads::YamlN
                      "only applies to the search policy, which 'fusion:' does not list");
 }
 
-/// The largest llm.prompt, llm.generate and llm.batch (npusim llm's limit).
-constexpr std::int64_t kMaxLlmCount = 1000000;
-
-/// A knob's value as a whole number in [lo, hi], as written in the sweep file.
-std::int64_t knob_whole(const Axis& k, const std::string& v, std::int64_t lo, std::int64_t hi) {
-  return parse_integer(v, k.where, lo, hi);
+/// A knob's value as a whole number in its run option's range, as written in the sweep file.
+std::int64_t knob_whole(const Axis& k, const std::string& v) {
+  const engine::RunOption& o = engine::run_option(engine::RunCommand::Llm, k.key);
+  return parse_integer(v, k.where, std::int64_t(o.min), std::int64_t(o.max));
 }
 
 bool knob_bool(const Axis& k, const std::string& v) {
   if (v == "true") return true;
   if (v == "false") return false;
   throw InputError(k.where, "expected true or false for llm." + k.key + ", found '" + v + "'");
-}
-
-/// A knob's value as a probability in [0, 1], the whole text a number.
-double knob_probability(const Axis& k, const std::string& v) {
-  char* end = nullptr;
-  const double p = std::strtod(v.c_str(), &end);
-  if (v.empty() || end != v.c_str() + v.size() || !(p >= 0 && p <= 1))
-    throw InputError(k.where, "expected a probability from 0 to 1 for llm." + k.key + ", found '" + v + "'");
-  return p;
 }
 
 void read_llm(const FileReader& r, const workloads::YamlNode& node, SweepSpec& s) {
@@ -370,13 +362,13 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
     const Axis& k = s.llm_knobs[i];
     const std::string& v = k.values[knobs[i]];
     if (k.key == "prompt")
-      spec.prompt = knob_whole(k, v, 1, kMaxLlmCount);
+      spec.prompt = knob_whole(k, v);
     else if (k.key == "generate")
-      spec.generate = knob_whole(k, v, 0, kMaxLlmCount);
+      spec.generate = knob_whole(k, v);
     else if (k.key == "batch")
-      spec.batch = knob_whole(k, v, 1, kMaxLlmCount);
+      spec.batch = knob_whole(k, v);
     else if (k.key == "context")
-      spec.context = knob_whole(k, v, 0, kMaxLlmCount);
+      spec.context = knob_whole(k, v);
     else if (k.key == "weight_dtype")
       spec.weight_dtype = v;
     else if (k.key == "kv_dtype")
@@ -388,9 +380,10 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
     else if (k.key == "draft")
       spec.draft = v == "none" ? std::string() : v;
     else if (k.key == "draft_tokens")
-      spec.draft_tokens = knob_whole(k, v, 1, 64);
+      spec.draft_tokens = knob_whole(k, v);
     else if (k.key == "acceptance")
-      spec.acceptance = knob_probability(k, v);
+      spec.acceptance =
+          engine::run_option(engine::RunCommand::Llm, k.key).parse_number(v, k.where, " for llm." + k.key);
     else if (k.key == "zero_point")
       spec.zero_point = knob_bool(k, v);
     else if (k.key == "wide_head")
@@ -398,14 +391,11 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
     else if (k.key == "all_logits")
       spec.all_logits = knob_bool(k, v);
     else if (k.key == "kv_group_size")
-      spec.kv_group_size = std::uint32_t(knob_whole(k, v, 1, 4096));
-    else if (k.key == "group_size" || k.key == "decode_samples") {
-      const std::int64_t n = knob_whole(k, v, 0, 1 << 20);
-      if (k.key == "group_size")
-        spec.group_size = std::uint32_t(n);
-      else
-        spec.decode_samples = int(n);
-    }
+      spec.kv_group_size = std::uint32_t(knob_whole(k, v));
+    else if (k.key == "group_size")
+      spec.group_size = std::uint32_t(knob_whole(k, v));
+    else if (k.key == "decode_samples")
+      spec.decode_samples = int(knob_whole(k, v));
   }
   return spec;
 }

@@ -16,6 +16,7 @@
 #include "sim/serve/run_request.h"
 #include "sim/sweep/sweep_file.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/text_support.h"
 #include "workloads/llm/llm_config.h"
 
 namespace npusim::test {
@@ -36,17 +37,6 @@ sweep::SweepSpec sweep_of(const std::string& fusion) {
   return sweep::load_sweep(write_temp(
       "policy_" + fusion + ".yaml",
       "base: edge-s\nworkloads: [small_cnn]\nfusion: [" + fusion + "]\naxes:\n  npu.mac_array.rows: [16]\n"));
-}
-
-/// `text` with every run of white space one space: help texts wrap their descriptions.
-std::string one_line(const std::string& text) {
-  std::string out;
-  for (char c : text)
-    if (!std::isspace(static_cast<unsigned char>(c)))
-      out += c;
-    else if (!out.empty() && out.back() != ' ')
-      out += ' ';
-  return out;
 }
 
 serve::RunRequest request_of(const std::string& fusion) {

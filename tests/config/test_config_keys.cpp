@@ -13,6 +13,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
+#include "tests/support/text_support.h"
 #include "tests/support/plan_support.h"
 
 using namespace npusim;
@@ -161,33 +162,12 @@ TEST(ConfigKeys, ToJsonWritesEveryKeyAndOnlyKeysOrDerivedFields) {
   EXPECT_EQ(j.at("vector_unit").at("cost_cycles_per_element").at("relu"), 2.0);
 }
 
-namespace {
-
-/// The lines of `a` that `b` lacks, each prefixed with `mark` (a diff of the tables' rows).
-std::string lines_missing(const std::string& a, const std::string& b, const std::string& mark) {
-  std::istringstream in_b(b);
-  std::multiset<std::string> rest;
-  for (std::string line; std::getline(in_b, line);) rest.insert(line);
-  std::istringstream in_a(a);
-  std::string out;
-  for (std::string line; std::getline(in_a, line);) {
-    const auto it = rest.find(line);
-    if (it == rest.end())
-      out += mark + line + "\n";
-    else
-      rest.erase(it);
-  }
-  return out;
-}
-
-}  // namespace
-
 TEST(ConfigKeys, DocTablesAreGenerated) {
   const std::string path = std::string(NPUSIM_SOURCE_DIR) + "/docs/config.md";
   const std::string doc = read_file(path);
   const std::string generated = config::with_generated_tables(doc, path);
   EXPECT_TRUE(doc == generated) << "docs/config.md's key tables differ from sim/config/config_keys.cpp:\n"
-                                << lines_missing(doc, generated, "- ") << lines_missing(generated, doc, "+ ")
+                                << npusim::test::doc_diff(doc, generated)
                                 << "regenerate with: " << config::kRegenerateDoc
                                 << " (from the source folder, with the built npusim)";
 }

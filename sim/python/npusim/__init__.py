@@ -30,7 +30,7 @@ from . import _core
 __all__ = [
     "Config", "Graph", "Op", "Plan", "Group", "Schedule", "Result", "Roofline", "Comparison",
     "Record", "InputError", "SimulationError", "load", "plan", "simulate", "compare", "zoo", "llm", "LlmResult",
-    "FusionPolicy", "fusion_policies",
+    "FusionPolicy", "fusion_policies", "run_options",
 ]
 
 InputError = _core.InputError
@@ -268,9 +268,10 @@ def load(spec: PathLike, input_shapes: Optional[Mapping[str, Sequence[int]]] = N
         _check_type(input_shapes, Mapping, "input_shapes", 'a mapping of input names to shapes, e.g. {"x": [1, 3]}')
     if dims is not None:
         _check_type(dims, Mapping, "dims", 'a mapping of symbolic dimension names to sizes, e.g. {"past_len": 16}')
-    _check_type(kv_cache, str, "kv_cache", "append or copy")
-    if kv_cache not in ("append", "copy"):
-        raise InputError(f"kv_cache: expected append or copy, found '{kv_cache}'")
+    kv_options = _option("kv_cache", "run")
+    _check_type(kv_cache, str, "kv_cache", kv_options["values_text"])
+    if kv_cache not in kv_options["values"]:
+        raise InputError(f"kv_cache: expected {kv_options['values_text']}, found '{kv_cache}'")
     shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
     named = {k: int(v) for k, v in (dims or {}).items()}
     return Graph._from_core(_core.load(os.fspath(spec), shapes, bool(skip_unsupported), named, kv_cache == "copy"))
@@ -457,6 +458,29 @@ class Schedule:
 ScheduleLike = Union[Schedule, Mapping[str, Any]]
 
 
+def run_options() -> List[Record]:
+    """npusim's one table of run options (``sim/engine/run_options.h``, the table the command line,
+    sweep files and the server read), one record per option: ``command`` (``run`` or ``llm``),
+    ``key`` (the keyword this module takes), ``flag``, ``kind``, ``default``, ``unit``,
+    ``description``, the front ends that take it (``serve``, ``sweep``, ``python``), and ``min``/``max``
+    or ``values`` where it has them."""
+    return [_records(o) for o in json.loads(_core.run_options())]
+
+
+_OPTIONS = {(o["command"], o["key"]): o for o in json.loads(_core.run_options())}
+
+
+def _option(key: str, command: str = "llm") -> Dict[str, Any]:
+    """The row of the run options' table this module checks ``key`` against."""
+    return _OPTIONS[(command, key)]
+
+
+def _range_text(key: str) -> str:
+    """An integer option's range as the engine's messages give it: "from 1 to 64"."""
+    o = _option(key)
+    return f"from {o['min']} to {o['max']}"
+
+
 def _schedule(schedule: Any, where: str = "schedule") -> Schedule:
     """A Schedule, or a schedule.json document as a mapping (named "schedule")."""
     if isinstance(schedule, Schedule):
@@ -472,7 +496,7 @@ def _run_arguments(fusion: Optional[str], objective: Optional[str], schedule: An
     if fusion is not None:
         _check_type(fusion, str, "fusion", _POLICY_NAMES)
     if objective is not None:
-        _check_type(objective, str, "objective", "cycles, energy or dram-bytes")
+        _check_type(objective, str, "objective", _option("objective", "run")["values_text"])
     if schedule is not None:
         if fusion is not None:
             raise InputError(f"fusion {fusion}: expected fusion or schedule, found both "
@@ -681,7 +705,7 @@ def _run(g: Graph, hw: Config, fusion: str, objective: Optional[str], schedule: 
          out: Optional[PathLike], label: Optional[str] = None, parallel: Optional[str] = None) -> Result:
     out_dir = _out_dir(out)
     if parallel is not None:
-        _check_type(parallel, str, "parallel", "none, data, pipeline, tensor or auto")
+        _check_type(parallel, str, "parallel", _option("parallel", "run")["values_text"])
     mode = parallel or ""
     if schedule is not None:
         text = schedule.to_json()
@@ -783,7 +807,7 @@ def compare(graph: Union[Graph, PathLike], config: Union[Config, PathLike, None]
     if not items:
         raise InputError("runs: expected at least one policy or schedule, found none")
     if objective is not None:
-        _check_type(objective, str, "objective", "cycles, energy or dram-bytes")
+        _check_type(objective, str, "objective", _option("objective", "run")["values_text"])
     _core.check_arguments([r for r in items if isinstance(r, str)] or ["file"], objective or "")
     for r in items:
         if isinstance(r, Schedule):
@@ -922,7 +946,7 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
         decode_tolerance: float = 0.005, out: Optional[PathLike] = None, quiet: bool = False,
         context: int = 0, expert_routing: Optional[str] = None, draft: Optional[PathLike] = None,
         draft_tokens: int = 4, acceptance: float = 0.7, kv_group_size: Optional[int] = None,
-        every_layer: bool = False, image: Optional[str] = None) -> LlmResult:
+        every_layer: bool = False, image: Optional[str] = None, prefill_chunk: int = 0) -> LlmResult:
     """Simulates a decoder-only language model's prefill of ``prompt`` tokens and ``generate``
     decode steps for ``batch`` sequences on ``config``, as ``npusim llm`` does (docs/llm.md):
     ``model`` is a Hugging Face config.json path or a shipped name (``Llama-3.2-1B``,
@@ -933,7 +957,10 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     keeps the LM head and embedding at fp16; ``all_logits`` computes the LM head for every
     prompt token. ``context`` tokens are already in each sequence's KV cache before the prompt
     (earlier turns, never prefilled): the prefill attends to them and decode step i runs at
-    context ``context + prompt + i + 1``. ``expert_routing`` (mixture-of-experts models):
+    context ``context + prompt + i + 1``. ``prefill_chunk`` (0: the whole prompt in one step) runs
+    the prompt as chunks of that many tokens, each attending to the cache the earlier ones wrote,
+    sampled as decode steps are, as ``--prefill-chunk`` (the block's ``prefill.chunks``).
+    ``expert_routing`` (mixture-of-experts models):
     ``"uniform"`` (None: the default) or ``"concentrated"``, as ``--expert-routing``. ``draft``
     (a config.json path or shipped name with the model's vocabulary) adds speculative decoding
     beside plain decode: ``draft_tokens`` proposals a round, each accepted with probability
@@ -954,15 +981,18 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     _check_type(model, (str, os.PathLike), "model", "a config.json path or a shipped model name")
     hw = _config(config)
     # Python integers are unbounded: one beyond C++'s range is refused here with the engine's words.
-    for name, v, low in (("prompt", prompt, 1), ("generate", generate, 0), ("batch", batch, 1), ("context", context, 0)):
+    for name, v in (("prompt", prompt), ("generate", generate), ("batch", batch), ("context", context),
+                    ("prefill_chunk", prefill_chunk)):
         if not -2**63 <= _whole(v, name) < 2**63:
-            raise InputError(f"{name}: expected an integer from {low} to 1000000, found {v}")
+            raise InputError(f"{name}: expected an integer {_range_text(name)}, found {v}")
     if kv_group_size is not None:  # scales belong to the int4 cache only: refused beside any other
         if kv_dtype != "int4":
             raise InputError(f"kv_group_size: expected kv_dtype 'int4' beside it (the KV format with scales), "
                              f"found {kv_dtype!r}")
-        if not 1 <= _whole(kv_group_size, "kv_group_size") <= 4096:
-            raise InputError(f"kv_group_size: expected a whole number from 1 to 4096, found {kv_group_size}")
+        kv_group = _option("kv_group_size")
+        if not kv_group["min"] <= _whole(kv_group_size, "kv_group_size") <= kv_group["max"]:
+            raise InputError(f"kv_group_size: expected a whole number {_range_text('kv_group_size')}, "
+                             f"found {kv_group_size}")
     if not 0 <= _whole(group_size, "group_size") < 2**32:
         raise InputError(f"group_size: expected at most 1048576, found {group_size}")
     if not -2**31 <= _whole(decode_samples, "decode_samples") < 2**31:
@@ -975,13 +1005,14 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
     _check_type(fusion, str, "fusion", _POLICY_NAMES)
     _core.check_arguments([fusion], "")
     if expert_routing is not None:
-        _check_type(expert_routing, str, "expert_routing", "uniform or concentrated")
+        _check_type(expert_routing, str, "expert_routing", _option("expert_routing")["values_text"])
     if draft is not None:
         _check_type(draft, (str, os.PathLike), "draft", "a config.json path or a shipped model name")
     if image is not None:
         _check_type(image, str, "image", "WIDTHxHEIGHT in pixels, such as '448x448'")
-    if not 1 <= _whole(draft_tokens, "draft_tokens") <= 64:
-        raise InputError(f"draft_tokens: expected an integer from 1 to 64, found {draft_tokens}")
+    tokens = _option("draft_tokens")
+    if not tokens["min"] <= _whole(draft_tokens, "draft_tokens") <= tokens["max"]:
+        raise InputError(f"draft_tokens: expected an integer {_range_text('draft_tokens')}, found {draft_tokens}")
     if isinstance(acceptance, bool):  # bool is an int to Python, never a probability
         raise TypeError(f"acceptance: expected a probability from 0 to 1, found bool {acceptance}")
     _check_type(acceptance, (int, float), "acceptance", "a probability from 0 to 1")
@@ -997,6 +1028,6 @@ def llm(model: PathLike, config: Union[Config, PathLike, None] = None, prompt: i
                                  "" if expert_routing is None else expert_routing,
                                  "" if draft is None else os.fspath(draft), draft_tokens, float(acceptance),
                                  32 if kv_group_size is None else kv_group_size, every_layer,
-                                 "" if image is None else image))
+                                 "" if image is None else image, prefill_chunk))
     _raise_for(reply)
     return LlmResult(reply)
