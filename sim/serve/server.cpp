@@ -381,6 +381,14 @@ json fusion_policies_json() {
   return out;
 }
 
+/// The shipped models that take an image (`llm.image`): those whose config has a vision tower.
+json vision_models() {
+  json out = json::array();
+  for (const auto& name : workloads::llm::shipped_config_names(config::data_dir()))
+    if (workloads::llm::load_llm_config(name, config::data_dir()).has_vision()) out.push_back(name);
+  return out;
+}
+
 /// A run's time limit in seconds, as `/api/options` reports it: whole seconds as an integer.
 json timeout_seconds(std::chrono::milliseconds wall_time) {
   if (wall_time.count() % 1000 == 0) return wall_time.count() / 1000;
@@ -409,6 +417,7 @@ Response Server::Impl::options_json() {
                         {"keys", config::config_keys_json()},
                         {"llm",
                          {{"models", workloads::llm::shipped_config_names(config::data_dir())},
+                          {"vision_models", vision_models()},
                           {"fusion", sched::fusion_policy_names(true)},
                           {"weight_dtypes", {"int4", "int8", "fp16", "bf16"}},
                           {"kv_dtypes", {"int4", "int8", "fp16", "bf16"}},
