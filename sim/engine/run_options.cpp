@@ -203,7 +203,7 @@ std::vector<RunOption> llm_table() {
             "vision-language models (qwen2_vl): an image of WIDTHxHEIGHT pixels, resized as Qwen2-VL's processor "
             "does; its vision encoder runs before the prefill, whose prompt gains the image's tokens; TTFT counts "
             "both",
-            kPython),
+            kServe | kPython),
   };
 }
 

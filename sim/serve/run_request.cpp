@@ -165,6 +165,27 @@ void parse_speculation(const json& l, engine::LlmSpec& s) {
   s.acceptance = a.get<double>();
 }
 
+/// `llm.image`: an image for a vision-language model, "WIDTHxHEIGHT" in pixels as `npusim llm
+/// --image`, read by the CLI's own parser (llm::vision_input: the format, each side's range, the
+/// aspect ratio, a model without a vision tower) with the request field named in its messages.
+/// One sequence and no draft beside it, as --image.
+void parse_image(const json& l, engine::LlmSpec& s) {
+  if (!l.contains("image")) return;
+  s.image = string_field(l, "image", "", "llm.");
+  const std::string field = "request field 'llm.image'";
+  workloads::llm::LlmConfig model = workloads::llm::load_llm_config(s.model, config::data_dir());
+  model.source = s.model;  // the shipped model's name, not where this server keeps its file
+  workloads::llm::vision_input(model, s.image, field);
+  if (s.batch != 1)
+    throw InputError(field, "expected llm.batch 1 beside it (one sequence with its image), found llm.batch " +
+                                std::to_string(s.batch));
+  if (!s.draft.empty())
+    throw InputError(field,
+                     "expected no llm.draft beside it (speculative decoding of a vision-language model is not "
+                     "modelled), found llm.draft '" +
+                         s.draft + "'");
+}
+
 /// `llm`: the model and the phases' sizes and widths of an `npusim llm` run.
 engine::LlmSpec parse_llm(const json& l) {
   if (!l.is_object()) throw InputError("request field 'llm'", "expected an object, found " + type_name(l));
@@ -186,6 +207,7 @@ engine::LlmSpec parse_llm(const json& l) {
   s.act_dtype = llm_choice(l, "act_dtype");
   s.expert_routing = llm_choice(l, "expert_routing");
   parse_speculation(l, s);
+  parse_image(l, s);
   return s;
 }
 
@@ -299,6 +321,7 @@ json to_json(const RunRequest& r) {
     if (!l.kv_dtype.empty()) j["llm"]["kv_dtype"] = l.kv_dtype;
     if (!l.act_dtype.empty()) j["llm"]["act_dtype"] = l.act_dtype;
     if (!l.expert_routing.empty()) j["llm"]["expert_routing"] = l.expert_routing;
+    if (!l.image.empty()) j["llm"]["image"] = l.image;
     if (!l.draft.empty()) {
       j["llm"]["draft"] = l.draft;
       j["llm"]["draft_tokens"] = l.draft_tokens;

@@ -384,6 +384,14 @@ json fusion_policies_json() {
   return out;
 }
 
+/// The shipped models that take an image (`llm.image`): those whose config has a vision tower.
+json vision_models() {
+  json out = json::array();
+  for (const auto& name : workloads::llm::shipped_config_names(config::data_dir()))
+    if (workloads::llm::load_llm_config(name, config::data_dir()).has_vision()) out.push_back(name);
+  return out;
+}
+
 const engine::RunOption& llm_option(const char* key) {
   return run_option(RunCommand::Llm, key);
 }
@@ -392,6 +400,7 @@ const engine::RunOption& llm_option(const char* key) {
 /// run options' table (sim/engine/run_options.h).
 json llm_options_json() {
   return {{"models", llm_option("model").choices()},
+          {"vision_models", vision_models()},
           {"fusion", llm_option("fusion").choices()},
           {"weight_dtypes", llm_option("weight_dtype").choices()},
           {"kv_dtypes", llm_option("kv_dtype").choices()},

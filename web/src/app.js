@@ -28,7 +28,13 @@ const LLM = [
   {id: "draft", label: "draft model", list: o => [""].concat(o.models), def: "", none: "none"},
   {id: "draft_tokens", label: "draft tokens a round", min: 1, max: o => o.max_draft_tokens || 16, def: "4"},
   {id: "acceptance", label: "acceptance", min: 0, max: () => 1, step: 0.05, def: "0.7"},
+  // An image for a vision-language model (the request's llm.image, npusim llm --image WxH): shown
+  // only for the models /api/options lists in llm.vision_models; empty = the language model alone.
+  {id: "image", label: "image (W x H px)", text: true, def: "448x448", vision: true},
 ];
+// The image control's format, as the server's parser reads it: digits, an x, digits (its range
+// and the model's limits are the server's to check; its message names them).
+const IMAGE_FORMAT = /^\d{1,6}x\d{1,6}$/;
 // How a workload spreads over npu.cores (the request's `parallel`, as npusim run --parallel).
 const PARALLEL = ["none", "data", "pipeline", "tensor", "auto"];
 // How far beyond the presets' roofs the fixed axes reach: a doubled clock and a doubled array stay in view.
@@ -69,9 +75,27 @@ function selectHtml(id, values, labels) {
 
 function llmControlsHtml() {
   const o = options.llm;
-  return LLM.map(c => "<label>" + esc(c.label) + " " + (c.list ? selectHtml(c.id, c.list(o), c.list(o).map(v => v || c.none || "config's")) :
-    '<input type="number" id="' + c.id + '" min="' + c.min + '" max="' + c.max(o) + '" step="' + (c.step || 1) + '" value="' + c.def + '">') + "</label>").join("") +
+  const input = c => c.text ? '<input type="text" id="' + c.id + '" value="' + esc(c.def) + '" placeholder="none" spellcheck="false" autocomplete="off">' :
+    '<input type="number" id="' + c.id + '" min="' + c.min + '" max="' + c.max(o) + '" step="' + (c.step || 1) + '" value="' + c.def + '">';
+  return LLM.map(c => "<label" + (c.vision ? ' id="' + c.id + '-label"' : "") + ">" + esc(c.label) + " " +
+    (c.list ? selectHtml(c.id, c.list(o), c.list(o).map(v => v || c.none || "config's")) : input(c)) + "</label>" +
+    (c.vision ? '<div id="' + c.id + '-error" class="error" role="alert"></div>' : "")).join("") +
     '<div class="context" id="llm-context"></div>';
+}
+
+/** Whether the chosen model takes an image (its config has a vision tower: /api/options llm.vision_models). */
+const takesImage = () => (options.llm.vision_models || []).includes($("model").value);
+
+/** Shows the image control for a vision-language model only; says what is wrong with a malformed value. */
+function showImage() {
+  const shown = takesImage(), v = $("image").value.trim();
+  $("image-label").hidden = !shown;
+  $("image").disabled = !shown;
+  const bad = shown && v !== "" && !IMAGE_FORMAT.test(v);
+  $("image").setCustomValidity(bad ? "expected WIDTHxHEIGHT in pixels" : "");
+  $("image-error").textContent = bad ? "image: expected WIDTHxHEIGHT in pixels (such as 448x448), or empty for none; found '" + v + "'" : "";
+  $("image-error").hidden = !bad;
+  return !bad;
 }
 
 /** The context the last decode step attends over: the cached context, the prompt and the generated tokens (what the KV cache holds at the end). */
@@ -79,7 +103,9 @@ function showContext() {
   const el = $("llm-context");
   if (!el) return;
   const n = Number($("context").value || 0) + Number($("prompt").value) + Number($("generate").value);
-  el.textContent = "context at the last step: " + (isFinite(n) ? n.toLocaleString("en-US") : "–") + " tokens (cached context + prompt + generate)";
+  const image = takesImage() && $("image").value.trim() !== "";
+  el.textContent = "context at the last step: " + (isFinite(n) ? n.toLocaleString("en-US") : "–") + " tokens (cached context + prompt + generate)" +
+    (image ? ", and the image's tokens" : "");
 }
 
 function buildControls() {
@@ -108,6 +134,7 @@ function buildControls() {
   if (options.llm) {
     $("mode").addEventListener("change", () => { showMode(); changed(0); });
     for (const l of LLM) $(l.id).addEventListener(l.list ? "change" : "input", () => { showContext(); changed(l.list ? 0 : DEBOUNCE_MS); });
+    $("image").addEventListener("change", () => changed(0));  // Enter or leaving the field: at once
     showContext();
     for (const l of LLM.filter(l => l.list)) choose(l.id, l.def);
   }
@@ -131,7 +158,7 @@ function showMode() {
   $("parallel-label").hidden = llm;  // an LLM run spreads its phases itself (auto on several cores)
   $("pin").hidden = llm;
   $("compare-label").hidden = llm;
-  if (options.llm) $("llm-controls").hidden = !llm;
+  if (options.llm) { $("llm-controls").hidden = !llm; showImage(); }
   // An LLM run takes the policies /api/options lists in llm.fusion (not "as-is", which runs the
   // groups a model file fused: an LLM run plans its phases itself).
   const llmFusion = options.llm ? options.llm.fusion : [];
@@ -147,7 +174,7 @@ function params() {
   for (const h of HW) p[h.id] = $(h.id).value;
   if (llmMode()) {
     p.mode = "llm";
-    for (const l of LLM) p[l.id] = $(l.id).value;
+    for (const l of LLM) if (!l.vision || takesImage()) p[l.id] = l.text ? $(l.id).value.trim() : $(l.id).value;
   }
   return p;
 }
@@ -204,6 +231,7 @@ function request(p, fusion) {
     if (p.context && Number(p.context) !== 0) body.llm.context = Number(p.context);
     for (const k of ["weight_dtype", "act_dtype", "kv_dtype"]) if (p[k]) body.llm[k] = p[k];
     if (p.draft) Object.assign(body.llm, {draft: p.draft, draft_tokens: Number(p.draft_tokens), acceptance: Number(p.acceptance)});
+    if (p.image) body.llm.image = p.image;
     return body;
   }
   if (p.parallel && p.parallel !== "none") body.parallel = p.parallel;
@@ -216,6 +244,8 @@ let lastRequested = "";  // the parameters of the latest run started: a change b
 function changed(delay = 0) {
   closeValidation();  // a control changed: the reader is back at the live run
   showContext();
+  // A malformed image is said under its control, and nothing runs until it is WIDTHxHEIGHT.
+  if (llmMode() && !showImage()) return clearTimeout(timer);
   if (JSON.stringify(params()) === lastRequested) return clearTimeout(timer);
   changedAt = performance.now();
   $("objective").disabled = $("fusion").value !== "search";
@@ -305,7 +335,8 @@ function setState(state, message = "") {
   }
 }
 const describe = r => r.summary.workload + " on " + r.summary.config_name + ", fusion " + r.summary.fusion +
-  (r.summary.llm ? (r.summary.llm.context ? ", context " + r.summary.llm.context : "") + ", prompt " + r.summary.llm.prompt + ", generate " + r.summary.llm.generate : "");
+  (r.summary.llm ? (r.summary.llm.context ? ", context " + r.summary.llm.context : "") + ", prompt " + r.summary.llm.prompt + ", generate " + r.summary.llm.generate +
+    (r.summary.llm.vision ? ", image " + r.summary.llm.vision.image_given.join("x") : "") : "");
 
 /**
  * An LLM run: one run (no unfused companion, no timeline), drawn by llm.js. The server streams

@@ -8,7 +8,7 @@ import {decades} from "./roofline.js";
 import {section} from "./page.js";
 
 const W = 900, H = 380, M = {l: 92, r: 24, t: 14, b: 50};
-const SIMULATED = "#1c7ed6", INTERPOLATED = "#868e96", PHASE = {prefill: "#1f77b4", decode: "#ff7f0e"};
+const SIMULATED = "#1c7ed6", INTERPOLATED = "#868e96", PHASE = {vision: "#2f9e44", prefill: "#1f77b4", decode: "#ff7f0e"};
 
 /** The LLM sections in `main`. */
 export function buildLlmPage(main) {
@@ -31,6 +31,7 @@ export function phasePoints(l) {
     if (!(macs > 0) || !(bytes > 0) || !(seconds > 0)) return;
     pts.push({phase, label, ops: 2 * macs, bytes, seconds, intensity: 2 * macs / bytes, ops_per_second: 2 * macs / seconds});
   };
+  if (l.vision) add("vision", "vision encoder (" + int(l.vision.patches) + " patches)", l.vision.macs, l.vision.dram_bytes, l.vision.seconds);
   add("prefill", "prefill (" + int(l.prefill.tokens) + " tokens)", l.prefill.macs, l.prefill.dram_bytes, l.prefill.seconds);
   const steps = l.decode.steps || [];
   add("decode", "decode (" + int(steps.length) + " steps)", steps.reduce((s, x) => s + x.macs, 0),
@@ -76,22 +77,49 @@ function speculativeCard(l) {
     typeof tps === "number" ? tps : "");
 }
 
+/**
+ * The vision encoder of a vision-language model's run (llm.vision, docs/llm.md "Vision-language
+ * models"): its time, the image's tokens and patches, its MACs and DRAM bytes.
+ */
+function visionCard(l) {
+  const v = l.vision;
+  if (!v) return "";
+  const size = a => int(a[0]) + " × " + int(a[1]) + " px";
+  const resized = v.image[0] !== v.image_given[0] || v.image[1] !== v.image_given[1];
+  const sub = "image " + size(v.image_given) + (resized ? " (resized to " + size(v.image) + ")" : "") + ": " +
+    '<span id="vision-tokens" data-value="' + v.tokens + '">' + int(v.tokens) + " image tokens</span> (" + int(v.patches) + " patches) · " +
+    '<span id="vision-macs" data-value="' + v.macs + '">' + si(v.macs, "MACs") + "</span> · " + si(v.dram_bytes, "B") + " DRAM";
+  return card("vision encoder", si(v.seconds, "s"), sub, "vision-seconds", v.seconds);
+}
+
+/** What the time to first token is made of: the prefill's tokens, and with an image the encoder before it. */
+function ttftSub(l) {
+  const pre = "the prefill of " + int(l.prefill.tokens) + " tokens";
+  const v = l.vision;
+  if (!v) return pre;
+  return '<span id="ttft-split" data-encoder="' + v.seconds + '" data-prefill="' + l.prefill.seconds + '">encoder ' + si(v.seconds, "s") +
+    " + prefill " + si(l.prefill.seconds, "s") + "</span> (" + int(l.prompt) + " text + " + int(v.tokens) + " image tokens)";
+}
+
 function headline(el, sm, hw) {
   const l = sm.llm, d = l.decode, w = l.widths;
   const energy = d.energy_per_token_j !== null && d.energy_per_token_j !== undefined;
   el.innerHTML = '<div class="cards">' +
-    card("time to first token", si(l.ttft_seconds, "s"), "the prefill of " + int(l.prefill.tokens) + " tokens", "ttft", l.ttft_seconds) +
+    card("time to first token", si(l.ttft_seconds, "s"), ttftSub(l), "ttft", l.ttft_seconds) +
+    visionCard(l) +
     card("decode", d.tokens_per_second === null ? "–" : fixed(d.tokens_per_second) + " tokens/s",
       int(d.tokens) + " tokens in " + si(d.seconds, "s"), "tokens-per-second", d.tokens_per_second) +
     speculativeCard(l) +
     card("energy per token", energy ? si(d.energy_per_token_j, "J") : "–", energy ? "decode, per generated token" : "no energy model", "j-per-token", energy ? d.energy_per_token_j : "") +
-    card("total", si(l.total_seconds, "s"), "prefill + decode") +
+    card("total", si(l.total_seconds, "s"), l.vision ? "encoder + prefill + decode" : "prefill + decode") +
     card("weights", si(l.weight_bytes, "B"), si(l.params, "params") + " · " + esc(w.weights) + (w.head_and_embedding !== w.weights ? ", head " + esc(w.head_and_embedding) : "")) +
-    card("KV cache", si(l.kv_cache_bytes, "B"), "at context " + int((l.context || 0) + l.prompt + l.generate) + " · " + esc(w.kv_cache)) +
+    card("KV cache", si(l.kv_cache_bytes, "B"), "at context " + int((l.context || 0) + l.prompt + (l.vision ? l.vision.tokens : 0) + l.generate) +
+      (l.vision ? " (" + int(l.vision.tokens) + " of them the image's)" : "") + " · " + esc(w.kv_cache)) +
     memoryCard(l, hw) +
     "</div>" +
     '<p class="note">' + esc(l.model) + " (" + esc(l.model_type) + ") on " + esc(sm.config_name) + ", fusion " + esc(sm.fusion) +
-    ": batch " + int(l.batch) + ", prompt " + int(l.prompt) + ", generate " + int(l.generate) + "; activations " + esc(w.activations) +
+    ": batch " + int(l.batch) + ", prompt " + int(l.prompt) + (l.vision ? " text tokens and an image of " + int(l.vision.image_given[0]) + " × " + int(l.vision.image_given[1]) + " px" : "") +
+    ", generate " + int(l.generate) + "; activations " + esc(w.activations) +
     "; KV cache " + esc(w.kv_cache) + " in " + esc(l.kv_cache_home || "dram") + ". " + int(d.simulated_steps) +
     " of at most " + int(d.sampling ? d.sampling.max_samples : 5) + " decode steps simulated (the first, the last, then midpoints by bisection until the latency is a line), the others interpolated linearly in the context (docs/llm.md).</p>";
 }
@@ -219,7 +247,9 @@ export function renderLlmPartial(p, phases, req, state) {
   const dec = phases.filter(f => f.phase === "decode").sort((a, b) => a.context - b.context);
   if (!pre) return;
   p.summary.innerHTML = '<div class="cards">' +
-    card("time to first token", si(pre.seconds, "s"), "the prefill of " + int(pre.tokens) + " tokens", "ttft-partial", pre.seconds) +
+    // With an image the time to first token is the encoder's and the prefill's: it follows with the run.
+    (req && req.image ? card("prefill", si(pre.seconds, "s"), "of " + int(pre.tokens) + " text and image tokens; the vision encoder's time and the time to first token follow", "ttft-partial", pre.seconds)
+      : card("time to first token", si(pre.seconds, "s"), "the prefill of " + int(pre.tokens) + " tokens", "ttft-partial", pre.seconds)) +
     card("decode", dec.length ? dec.length + " simulated" : "simulating…", "phase " + state.commands_done + " of at most " + state.commands_total + " (prefill + decode samples)") +
     '</div><p class="note" id="llm-partial">Running: the prefill is simulated; ' + dec.length + " decode step" + (dec.length === 1 ? "" : "s") +
     " so far. Tokens/s, energy and the interpolated steps follow when the run ends.</p>";

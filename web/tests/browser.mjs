@@ -757,6 +757,64 @@ const tests = {
     const doc = readFileSync(join(here, "..", "..", "docs", "serve.md"), "utf8");
     assert(doc.includes("at most " + max + " decode steps"), "docs/serve.md says the same count (" + max + ")");
   },
+  // A vision-language model's image: the control is there for Qwen2-VL only (448x448 when it
+  // appears), its value reaches the run and the URL, the encoder's figures are shown with their
+  // units, a malformed value is said under the control and runs nothing, and a text-only model
+  // hides the control and runs without an image.
+  async llm_image(page, url) {
+    const started = Date.now();
+    await page.goto(url + "?mode=llm&config=edge-s&fusion=greedy&model=SmolLM2-360M&prompt=8&generate=2");
+    let id = await waitRun(page, "");
+    const hidden = () => page.$eval("#image-label", e => e.hidden || !!e.closest("[hidden]"));
+    assert(await hidden() && await page.$eval("#image", e => e.disabled), "no image control for a text-only model");
+    assert(!new URL(page.url()).searchParams.has("image"), "no image in the URL of a text-only model: " + page.url());
+    assert(await page.$eval("#image", e => e.value) === "448x448", "the image's default is 448x448");
+    // 56 x 56 px, the smallest image smart_resize keeps: 16 patches, 4 image tokens (a test of seconds).
+    await page.$eval("#image", e => { e.value = "56x56"; });
+    await setControl(page, "model", "Qwen2-VL-2B-Instruct");
+    assert(!(await hidden()), "the image control is shown for Qwen2-VL-2B-Instruct");
+    id = await waitRun(page, id);
+    const l = (await runFile(page, "summary.json")).llm;
+    assert(l.vision && l.vision.tokens === 4 && l.vision.patches === 16 && l.prefill.tokens === 8 + 4,
+      "the image reaches the run: " + JSON.stringify(l.vision && {tokens: l.vision.tokens, patches: l.vision.patches}));
+    assert(new URL(page.url()).searchParams.get("image") === "56x56", "the URL carries the image: " + page.url());
+    // The encoder's figures with their units.
+    assert(await value(page, "vision-seconds") === l.vision.seconds, "the encoder's time is the summary's");
+    const secs = await page.textContent("#vision-seconds");
+    assert(/^\d+(\.\d+)? [mµ]?s$/.test(secs), "the encoder's time with its unit: " + secs);
+    assert(await page.textContent("#vision-tokens") === "4 image tokens", "the image tokens: " + await page.textContent("#vision-tokens"));
+    assert(await value(page, "vision-macs") === l.vision.macs && /^\d+(\.\d+)? [kMGT]?MACs$/.test(await page.textContent("#vision-macs")),
+      "the encoder's MACs with their unit: " + await page.textContent("#vision-macs"));
+    // TTFT = encoder + prefill, both shown with units.
+    const split = await page.$eval("#ttft-split", e => ({text: e.textContent, enc: Number(e.dataset.encoder), pre: Number(e.dataset.prefill)}));
+    assert(split.enc === l.vision.seconds && split.pre === l.prefill.seconds && Math.abs(split.enc + split.pre - l.ttft_seconds) <= 1e-12 * l.ttft_seconds &&
+      /^encoder \d+(\.\d+)? [mµ]?s \+ prefill \d+(\.\d+)? [mµ]?s$/.test(split.text), "TTFT split into encoder and prefill: " + split.text);
+    assert(await value(page, "ttft") === l.ttft_seconds, "TTFT is the summary's");
+    assert((await page.$$eval("svg.llm-roofline circle.phase", c => c.map(e => e.dataset.phase))).join() === "vision,prefill,decode",
+      "the encoder on the roofline beside the prefill and decode");
+    await page.screenshot({path: join(outDir, "llm_image.png"), fullPage: true});
+    // A malformed image: said under the control, nothing runs.
+    await page.fill("#image", "56by56");
+    await page.waitForFunction(() => document.getElementById("image-error").textContent !== "");
+    const error = await page.textContent("#image-error");
+    assert(error.includes("expected WIDTHxHEIGHT in pixels") && error.includes("56by56"), "the malformed image named: " + error);
+    await page.waitForTimeout(600);  // past the 300 ms debounce: a run would have started by now
+    assert(await page.evaluate(() => document.body.dataset.state) === "done" && await page.evaluate(() => document.body.dataset.runId) === id,
+      "no run for a malformed image");
+    // Back to a text-only model: the control hidden, the run without an image.
+    await setControl(page, "model", "SmolLM2-360M");
+    id = await waitRun(page, id);
+    assert(await hidden(), "the image control hidden again for a text-only model");
+    const text = (await runFile(page, "summary.json")).llm;
+    assert(text.model === "SmolLM2-360M" && !text.vision && !(await page.$("#vision-seconds")) && !(await page.$("#ttft-split")), "no image, no encoder card");
+    assert(!new URL(page.url()).searchParams.has("image"), "no image in the URL: " + page.url());
+    // The shared URL of the image run opens with its image.
+    await page.goto(url + "?mode=llm&config=edge-s&fusion=greedy&model=Qwen2-VL-2B-Instruct&prompt=8&generate=2&image=56x56");
+    await waitRun(page, "");
+    assert(await page.$eval("#image", e => e.value) === "56x56" && !(await hidden()), "the URL's image in the control");
+    assert((await runFile(page, "summary.json")).llm.vision.tokens === 4, "the URL's image reaches the run");
+    console.log("llm_image took " + ((Date.now() - started) / 1000).toFixed(1) + " s");
+  },
   // The layout uses the width from 1280 to 2560 px without clipping a control or a number.
   async layout(page, url) {
     const clipped = () => page.evaluate(() => {
