@@ -210,9 +210,14 @@ std::int64_t reached_context(const LlmSpec& s) {
 struct Chunks {
   std::int64_t prompt = 0, context = 0, size = 0, count = 1;
   std::int64_t tokens(std::int64_t i) const { return i + 1 < count ? size : prompt - (count - 1) * size; }
-  std::int64_t last_tokens() const { return tokens(count - 1); }
   /// The tokens the cache holds when chunk i starts.
   std::int64_t past(std::int64_t i) const { return context + i * size; }
+  /// Chunk i in progress lines and error messages.
+  std::string what(std::int64_t i) const {
+    if (count == 1) return "prefill of " + std::to_string(prompt) + " tokens";
+    return "prefill chunk " + std::to_string(i + 1) + " of " + std::to_string(count) + " (" +
+           std::to_string(tokens(i)) + " tokens at context " + std::to_string(past(i)) + ")";
+  }
 };
 
 Chunks chunks_of(const LlmSpec& s) {
@@ -710,10 +715,7 @@ Prepared as_draft(const Prepared& p) {
 
 void check_step_graphs(const LlmSpec& s, const Prepared& p) {
   const Chunks c = chunks_of(s);
-  NamedSteps steps{{c.count > 1 ? "prefill chunk of " + std::to_string(c.last_tokens()) + " tokens at context " +
-                                      std::to_string(c.past(c.count - 1))
-                                : "prefill of " + std::to_string(s.prompt) + " tokens",
-                    step_spec(s, p, c.tokens(c.count - 1), c.past(c.count - 1))}};
+  NamedSteps steps{{c.what(c.count - 1), step_spec(s, p, c.tokens(c.count - 1), c.past(c.count - 1))}};
   if (s.generate > 0)
     steps.emplace_back("decode step at context " + std::to_string(final_context(s)),
                        step_spec(s, p, 1, final_context(s) - 1));
@@ -987,11 +989,7 @@ class PrefillJob {
     const bool last = i + 1 == c_.count;
     llm::StepSpec st = step_spec(s_, p_, c_.tokens(i), c_.past(i));
     st.logits = last || s_.all_logits;
-    const std::string what = c_.count == 1 ? "prefill of " + std::to_string(s_.prompt) + " tokens"
-                                           : "prefill chunk " + std::to_string(i + 1) + " of " +
-                                                 std::to_string(c_.count) + " (" + std::to_string(c_.tokens(i)) +
-                                                 " tokens at context " + std::to_string(c_.past(i)) + ")";
-    return std::make_unique<StepJob>(s_, p_, step_phase(p_, st, what), last ? out_ : std::string());
+    return std::make_unique<StepJob>(s_, p_, step_phase(p_, st, c_.what(i)), last ? out_ : std::string());
   }
   json take(std::int64_t i) {
     auto it = jobs_.find(i);
