@@ -182,8 +182,9 @@ void Sequencer::host_thread() {
     traces::CommandEvent ev = begin_event(id);
     ev.kind = traces::CommandKind::Host;
     ev.unit = traces::Unit::Host;
-    // A group's first tile takes the tensors over from the NPU; its later tiles follow on.
-    const double handoff = c.group != last_group ? host.handoff_latency_s : 0.0;
+    // A task's first tile takes the tensors over from the NPU; its later tiles follow on, and a
+    // task fed by host ops alone continues on the host without a hand-off.
+    const double handoff = c.handoff && c.group != last_group ? host.handoff_latency_s : 0.0;
     last_group = c.group;
     const double seconds =
         handoff + double(c.vector_ops) / host.op_rate + double(c.sram_read_bytes + c.sram_write_bytes) / host.bandwidth;

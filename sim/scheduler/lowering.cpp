@@ -15,6 +15,7 @@
 #include "sim/core/math_util.h"
 #include "sim/scheduler/attention.h"
 #include "sim/scheduler/depth_first.h"
+#include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/pool_epilogue.h"
 #include "sim/scheduler/sram_pinning.h"
 #include "sim/scheduler/tiling.h"
@@ -49,7 +50,7 @@ struct OperandBuffer {
 class Lowering {
  public:
   Lowering(const Graph& g, const HardwareConfig& hw, const Plan& plan)
-      : g_(g), hw_(hw), plan_(plan), eb_(dtype_bytes(hw.mac_array.dtype)) {
+      : g_(g), hw_(hw), plan_(plan), eb_(dtype_bytes(hw.mac_array.dtype)), handoff_(host_handoffs(g, plan)) {
     allocate_dram();
     pinned_.assign(g.tensors().size(), false);
     for (int t : sram_pinning(g, hw).tensors) pinned_[t] = true;
@@ -266,6 +267,7 @@ class Lowering {
                          std::uint64_t write_bytes, std::vector<std::uint32_t> deps) const {
     Command c;
     c.kind = g_.op(o).host ? CommandKind::Host : CommandKind::Vector;  // npu.host.ops: the CPU runs it
+    c.handoff = handoff_[o];
     c.op = o;
     c.vec = {workloads::to_string(g_.op(o).kind), elems};
     c.vector_ops = vector_ops;
@@ -1032,6 +1034,7 @@ class Lowering {
   const HardwareConfig& hw_;
   const Plan& plan_;
   const std::uint32_t eb_;
+  const std::vector<bool> handoff_;  // by op: a host op's tiles start with a hand-off (host_handoffs)
   Program prog_;
   int group_ = -1;
   Residency where_;

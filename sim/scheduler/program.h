@@ -53,6 +53,10 @@ struct Command {
   std::vector<std::uint32_t> deps;
   /// The core whose units run it (npu.cores > 1; docs/multicore.md). Its group's core.
   std::uint32_t core = 0;
+  /// A host tile whose op takes an input from an op the NPU ran: its task starts with the hand-off
+  /// (npu.host.handoff_latency). Host ops fed only by host ops or by the graph's inputs continue on
+  /// the host without one.
+  bool handoff = false;
 };
 
 /// An intermediate tensor's DRAM region and the groups between which it lives (the lowering's

@@ -96,6 +96,7 @@ TEST(Runtime, HostOpTakesHandoffWorkAndBytesOnTheHost) {
   w.prog.commands[1].sram_read_bytes = 2048;
   w.prog.commands[1].sram_write_bytes = 2048;
   w.prog.commands[1].deps = {0};
+  w.prog.commands[1].handoff = true;  // b takes a's output over from the NPU
   auto sets = kOneGemmTiming;
   for (const char* s :
        {"npu.host.ops=relu", "npu.host.op_rate=1e9", "npu.host.bandwidth=1 GB/s", "npu.host.handoff_latency=10us"})
@@ -109,4 +110,61 @@ TEST(Runtime, HostOpTakesHandoffWorkAndBytesOnTheHost) {
   EXPECT_EQ(host->unit, traces::Unit::Host);
   EXPECT_EQ(host->begin_ps, 190000u);
   EXPECT_EQ(host->end_ps - host->begin_ps, 16144000u);
+}
+
+TEST(Runtime, OnlyAHostTaskFedByTheNpuPaysTheHandoff) {
+  // a (GEMM, NPU) -> b (host) -> c (host): b takes a's output over from the NPU and pays the
+  // 10 us hand-off; c reads b's result, already on the host, and pays none. Each host tile:
+  // 2048 element ops at 1 G ops/s + (2048 + 2048) B at 1 GB/s = 2048 + 4096 = 6144 ns.
+  // End: 190 + (10,000 + 6144) + 6144 = 22,478 ns.
+  const char* const kChain = R"(
+name: chain
+inputs:
+  - {name: x, shape: [64, 32]}
+ops:
+  - {name: a, op: matmul, inputs: [x], out_features: 32}
+  - {name: b, op: relu, inputs: [a]}
+  - {name: c, op: sigmoid, inputs: [b]}
+outputs: [c]
+)";
+  const workloads::Graph g = workloads::parse_yaml_workload(kChain, "chain.yaml");
+  sched::Plan plan;
+  sched::Program prog;
+  for (int op = 0; op < 3; ++op) {
+    sched::GroupPlan gp;
+    gp.name = g.op(op).name;
+    gp.fusion = "none";
+    gp.segments.resize(1);
+    gp.segments[0].ops = {op};
+    plan.groups.push_back(gp);
+    sched::Command c;
+    c.op = op;
+    c.group = op;
+    if (op == 0) {
+      c.kind = sched::CommandKind::Gemm;
+      c.gemm = {64, 32, 32, 1};
+      c.macs = 64 * 32 * 32;
+    } else {
+      c.kind = sched::CommandKind::Host;
+      c.vector_ops = 2048;
+      c.sram_read_bytes = 2048;
+      c.sram_write_bytes = 2048;
+      c.deps = {std::uint32_t(op - 1)};
+      c.handoff = op == 1;  // as the lowering marks them (HostOps.OnlyAHostOpFedByTheNpuIsHandedOver)
+    }
+    prog.add(c);
+  }
+  plan.op_group = {0, 1, 2};
+  prog.group_sram_bytes = {0, 0, 0};
+  auto sets = kOneGemmTiming;
+  for (const char* s : {"npu.host.ops=relu,sigmoid", "npu.host.op_rate=1e9", "npu.host.bandwidth=1 GB/s",
+                        "npu.host.handoff_latency=10us"})
+    sets.push_back(s);
+  const auto hw = config::load_hardware_config("edge-m", sets);
+  const auto t = simulate({hw, g, plan, prog, "chain", {}});
+  EXPECT_EQ(t.end_ps, 22478000u);
+  for (const auto& c : t.commands) {
+    if (c.kind != traces::CommandKind::Host) continue;
+    EXPECT_EQ(c.end_ps - c.begin_ps, c.op == 1 ? 16144000u : 6144000u) << g.op(c.op).name;
+  }
 }

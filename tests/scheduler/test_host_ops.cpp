@@ -1,6 +1,8 @@
 // Ops the NPU does not run (npu.host.ops, docs/runtime.md "Host ops"): every planner keeps each
 // alone in its task, and the lowering hands its tiles to the host CPU.
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +13,7 @@
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/schedule_file.h"
 #include "tests/support/plan_support.h"
+#include "workloads/loader.h"
 
 using namespace npusim;
 using npusim::test::data;
@@ -64,6 +67,55 @@ TEST(HostOps, LoweringSendsAHostOpsTilesToTheHost) {
   for (const auto& c : prog.commands)
     if (c.kind == sched::CommandKind::Host) ops += c.vector_ops;
   EXPECT_EQ(ops, 2u * 16384u);
+}
+
+TEST(HostOps, OnlyAHostOpFedByTheNpuIsHandedOver) {
+  // conv1 -> relu1 -> conv2 -> add(x) -> relu2 with relu and add on the host: relu1 reads conv1's
+  // output and add reads conv2's (the NPU's): each is handed over. relu2 reads add's result, which
+  // is already on the host: no hand-off.
+  auto g = data("residual_block");
+  const auto hw = config::load_hardware_config("edge-m", {"npu.host.ops=relu,add"});
+  EXPECT_EQ(sched::mark_host_ops(g, hw), 3u);
+  const sched::Program prog = sched::lower_plan(g, hw, sched::make_plan(g, hw, FusionPolicy::Greedy));
+  std::map<std::string, std::size_t> tiles, handed;
+  for (const auto& c : prog.commands) {
+    if (c.kind != sched::CommandKind::Host) {
+      EXPECT_FALSE(c.handoff);
+      continue;
+    }
+    ++tiles[g.op(c.op).name];
+    handed[g.op(c.op).name] += c.handoff ? 1 : 0;
+  }
+  ASSERT_EQ(tiles.size(), 3u);
+  EXPECT_EQ(handed["relu1"], tiles["relu1"]);
+  EXPECT_EQ(handed["add"], tiles["add"]);
+  EXPECT_EQ(handed["relu2"], 0u);
+}
+
+TEST(HostOps, TheHostTakesEachNpuTensorOverOnce) {
+  // a (matmul, NPU) feeds b (relu) and c (sigmoid); d adds them; all three on the host. b takes
+  // a's output over (a hand-off); c reads the same tensor, already on the host, and d reads host
+  // results: neither pays one.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: fan_out
+inputs:
+  - {name: x, shape: [64, 32]}
+ops:
+  - {name: a, op: matmul, inputs: [x], out_features: 32}
+  - {name: b, op: relu, inputs: [a]}
+  - {name: c, op: sigmoid, inputs: [a]}
+  - {name: d, op: add, inputs: [b, c]}
+outputs: [d]
+)",
+                                                "fan_out.yaml");
+  auto marked = g;
+  const auto hw = config::load_hardware_config("edge-m", {"npu.host.ops=relu,sigmoid,add"});
+  EXPECT_EQ(sched::mark_host_ops(marked, hw), 3u);
+  const auto handoff = sched::host_handoffs(marked, sched::make_plan(marked, hw, FusionPolicy::Greedy));
+  EXPECT_FALSE(handoff[std::size_t(marked.find_op("a"))]);  // the NPU's op
+  EXPECT_TRUE(handoff[std::size_t(marked.find_op("b"))]);
+  EXPECT_FALSE(handoff[std::size_t(marked.find_op("c"))]);
+  EXPECT_FALSE(handoff[std::size_t(marked.find_op("d"))]);
 }
 
 TEST(HostOps, AScheduleFileCannotGroupAHostOpWithOthers) {
