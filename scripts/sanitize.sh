@@ -13,7 +13,9 @@ source scripts/ccache-env.sh  # the same object keys as at configure time
 # What CTest runs (bench/ is left out: benchmarks are not tests).
 targets=(npusim test_core test_workloads test_traces test_models test_engine test_sim test_serve)
 for h in fuzz/fuzz_*.cpp; do h=$(basename "$h" .cpp); targets+=("replay_${h#fuzz_}"); done
+start=$SECONDS
 cmake --build "$B" -j"$(nproc)" --target "${targets[@]}"
+echo "sanitize: the build took $((SECONDS - start)) s" >&2
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1

@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 # of every reader (docs/fuzzing.md). Both use build-asan/.
 if [ "${1:-}" = "--sanitize" ]; then exec scripts/sanitize.sh; fi
 if [ "${1:-}" = "--fuzz" ]; then exec scripts/fuzz.sh "${2:-10}"; fi
+start=$SECONDS
 scripts/build.sh
+echo "test.sh: the build took $((SECONDS - start)) s" >&2
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"

@@ -136,11 +136,13 @@ std::vector<RunOption> llm_table() {
                            "prefilled",
                            all),
                    32768),
-      integer(C::Llm, "prefill_chunk", "--prefill-chunk", 0, kMaxTokens, "0", "tokens",
-              "prompt tokens per prefill step (0: the whole prompt in one step): the prompt runs as chunks of this "
-              "many tokens, each attending to the cache the earlier ones wrote, as runtimes with graphs of a fixed "
-              "token count run long prompts; chunks are sampled as decode steps are",
-              kPython),
+      served_up_to(
+          integer(C::Llm, "prefill_chunk", "--prefill-chunk", 0, kMaxTokens, "0", "tokens",
+                  "prompt tokens per prefill step (0: the whole prompt in one step): the prompt runs as chunks of this "
+                  "many tokens, each attending to the cache the earlier ones wrote, as runtimes with graphs of a fixed "
+                  "token count run long prompts; chunks are sampled as decode steps are",
+                  all),
+          2048),
       served_up_to(integer(C::Llm, "generate", "--generate", 0, kMaxTokens, "32", "tokens",
                            "decode steps (one new token per sequence each)", all),
                    1024),

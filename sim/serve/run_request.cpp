@@ -200,6 +200,7 @@ engine::LlmSpec parse_llm(const json& l) {
   check_one_of(s.model, llm_option("model").choices(), "llm.model");
   s.context = llm_int(l, "context", s.context);
   s.prompt = llm_int(l, "prompt", s.prompt);
+  s.prefill_chunk = llm_int(l, "prefill_chunk", s.prefill_chunk);
   s.generate = llm_int(l, "generate", s.generate);
   s.batch = llm_int(l, "batch", s.batch);
   s.weight_dtype = llm_choice(l, "weight_dtype");
@@ -317,6 +318,7 @@ json to_json(const RunRequest& r) {
     const engine::LlmSpec& l = *r.llm;
     j["llm"] = {{"model", l.model}, {"prompt", l.prompt}, {"generate", l.generate}, {"batch", l.batch}};
     if (l.context > 0) j["llm"]["context"] = l.context;
+    if (l.prefill_chunk > 0) j["llm"]["prefill_chunk"] = l.prefill_chunk;
     if (!l.weight_dtype.empty()) j["llm"]["weight_dtype"] = l.weight_dtype;
     if (!l.kv_dtype.empty()) j["llm"]["kv_dtype"] = l.kv_dtype;
     if (!l.act_dtype.empty()) j["llm"]["act_dtype"] = l.act_dtype;

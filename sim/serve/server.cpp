@@ -408,6 +408,7 @@ json llm_options_json() {
           {"max_draft_tokens", llm_option("draft_tokens").serve_limit()},
           {"max_prompt", llm_option("prompt").serve_limit()},
           {"max_context", llm_option("context").serve_limit()},
+          {"max_prefill_chunk", llm_option("prefill_chunk").serve_limit()},
           {"max_generate", llm_option("generate").serve_limit()},
           {"max_batch", llm_option("batch").serve_limit()}};
 }

@@ -369,6 +369,8 @@ engine::LlmSpec llm_spec(const SweepSpec& s, const std::string& model, const std
       spec.batch = knob_whole(k, v);
     else if (k.key == "context")
       spec.context = knob_whole(k, v);
+    else if (k.key == "prefill_chunk")
+      spec.prefill_chunk = knob_whole(k, v);
     else if (k.key == "weight_dtype")
       spec.weight_dtype = v;
     else if (k.key == "kv_dtype")

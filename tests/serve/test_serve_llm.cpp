@@ -70,6 +70,31 @@ TEST(ServeLlm, AnLlmRunReturnsTheSummaryOfNpusimLlm) {
   fs::remove_all(out);
 }
 
+TEST(ServeLlm, AnLlmRunInChunksIsTheChunkedRunOfNpusimLlm) {
+  // llm.prefill_chunk 4 on a prompt of 10: chunks of 4, 4 and 2 tokens (npusim llm --prefill-chunk).
+  ServeProcess s;
+  const std::string id =
+      start(s, {{"config", "edge-s"},
+                {"llm", {{"model", "SmolLM2-360M"}, {"prompt", 10}, {"prefill_chunk", 4}, {"generate", 1}}}});
+  const json state = s.wait_run(id, std::chrono::seconds(280));
+  ASSERT_EQ(state["status"], "done") << state.dump();
+  EXPECT_EQ(state["request"]["llm"]["prefill_chunk"], 4);
+  const json served = s.request("GET", "/api/runs/" + id + "/files/summary.json").json();
+  EXPECT_EQ(served["llm"]["prefill"]["chunks"]["size"], 4);
+  EXPECT_EQ(served["llm"]["prefill"]["chunks"]["count"], 3);
+
+  const fs::path out = scratch("llm_chunks_direct");
+  std::string log;
+  ASSERT_EQ(run_npusim("llm --config edge-s --model SmolLM2-360M --prompt 10 --prefill-chunk 4 --generate 1 --quiet "
+                       "--out " +
+                           out.string(),
+                       &log),
+            0)
+      << log;
+  EXPECT_EQ(without_wall_time(served), without_wall_time(read_json(out / "summary.json")));
+  fs::remove_all(out);
+}
+
 TEST(ServeLlm, TheOptionsListTheShippedModels) {
   ServeProcess s;
   const json o = s.request("GET", "/api/options").json();
@@ -78,6 +103,7 @@ TEST(ServeLlm, TheOptionsListTheShippedModels) {
   EXPECT_NE(std::find(models.begin(), models.end(), "Llama-3.2-1B"), models.end()) << models;
   EXPECT_EQ(o["llm"]["max_prompt"], 2048);
   EXPECT_EQ(o["llm"]["max_context"], 32768);
+  EXPECT_EQ(o["llm"]["max_prefill_chunk"], 2048);
   EXPECT_EQ(o["llm"]["max_generate"], 1024);
 }
 
@@ -98,6 +124,9 @@ TEST(ServeLlm, BadLlmFieldsAreRefusedNamingTheField) {
   expect_error(post(with("generate", 1025)), 400, "'llm.generate': expected an integer from 0 to 1024");
   expect_error(post(with("context", -1)), 400, "'llm.context': expected an integer from 0 to 32768, found -1");
   expect_error(post(with("context", 32769)), 400, "'llm.context': expected an integer from 0 to 32768, found 32769");
+  expect_error(post(with("prefill_chunk", -1)), 400,
+               "'llm.prefill_chunk': expected an integer from 0 to 2048, found -1");
+  expect_error(post(with("prefill_chunk", 2049)), 400, "'llm.prefill_chunk': expected an integer from 0 to 2048");
   // SmolLM2-360M holds 8192 positions: 8180 cached + 16 + 4 do not fit.
   expect_error(post(with("context", 8180)), 400, "max_position_embeddings");
   expect_error(post(with("batch", 9)), 400, "'llm.batch': expected an integer from 1 to 8");

@@ -119,6 +119,23 @@ TEST(LlmSweep, AContextKnobSetsTheTokensCachedBeforeThePrompt) {
   EXPECT_NE(e.find("--context 4090 + --prompt 16 + --generate 2"), std::string::npos) << e;
 }
 
+TEST(LlmSweep, APrefillChunkKnobRunsThePromptInChunks) {
+  const std::string model = write_temp("small_chunk.json", kSmall);
+  const SweepSpec s = load_sweep(write_temp("chunk.yaml", "base: edge-s\nllm:\n  model: [" + model +
+                                                              "]\n  prompt: [64]\n  prefill_chunk: [0, 16]\n"
+                                                              "  generate: [2]\naxes:\n  npu.mac_array.rows: [16]\n"));
+  const auto points = expand(s);
+  ASSERT_EQ(points.size(), 2u);  // 1 row x 1 model x 2 chunk sizes
+  EXPECT_EQ(llm_spec(s, model, points[0].knobs, "greedy", points[0].overrides(s)).prefill_chunk, 0);
+  EXPECT_EQ(llm_spec(s, model, points[1].knobs, "greedy", points[1].overrides(s)).prefill_chunk, 16);
+  // Checked at load as --prefill-chunk is.
+  const std::string e = thrown([&] {
+    load_sweep(write_temp("chunk_bad.yaml", "base: edge-s\nllm:\n  model: [" + model +
+                                                "]\n  prefill_chunk: [-4]\naxes:\n  npu.mac_array.rows: [16]\n"));
+  });
+  EXPECT_NE(e.find("prefill_chunk"), std::string::npos) << e;
+}
+
 TEST(LlmSweep, BadInputNamesTheLine) {
   const std::string model = write_temp("small.json", kSmall);
   // Line 2 is `llm:`, 3 `  model: ...` (where the llm map's node starts), 4 the first knob.

@@ -19,6 +19,8 @@ const LLM = [
   {id: "model", label: "model", list: o => o.models, def: "SmolLM2-360M"},
   {id: "context", label: "cached context tokens", min: 0, max: o => o.max_context || 0, def: "0"},
   {id: "prompt", label: "prompt tokens", min: 1, max: o => o.max_prompt, def: "128"},
+  // Chunked prefill (npusim llm --prefill-chunk): 0 = the whole prompt in one step.
+  {id: "prefill_chunk", label: "prefill chunk (tokens, 0: whole)", min: 0, max: o => o.max_prefill_chunk || 0, def: "0"},
   {id: "generate", label: "generate tokens", min: 0, max: o => o.max_generate, def: "32"},
   {id: "batch", label: "batch (sequences)", min: 1, max: o => o.max_batch || 8, def: "1"},
   {id: "weight_dtype", label: "weight dtype", list: o => [""].concat(o.weight_dtypes), def: "int4"},
@@ -229,6 +231,7 @@ function request(p, fusion) {
     body.llm = {model: p.model, prompt: Number(p.prompt), generate: Number(p.generate)};
     if (p.batch && Number(p.batch) !== 1) body.llm.batch = Number(p.batch);
     if (p.context && Number(p.context) !== 0) body.llm.context = Number(p.context);
+    if (p.prefill_chunk && Number(p.prefill_chunk) !== 0) body.llm.prefill_chunk = Number(p.prefill_chunk);
     for (const k of ["weight_dtype", "act_dtype", "kv_dtype"]) if (p[k]) body.llm[k] = p[k];
     if (p.draft) Object.assign(body.llm, {draft: p.draft, draft_tokens: Number(p.draft_tokens), acceptance: Number(p.acceptance)});
     if (p.image) body.llm.image = p.image;
@@ -350,10 +353,13 @@ async function runLlm(gen, p, started) {
   const cur = await startRun(body, "run", s => {
     const phases = s.llm_phases || [];
     if (gen !== generation || phases.length === drawn) return;
-    drawn = phases.length;
     renderLlmPartial(llmPage, phases, body.llm, s);
+    // One state may bring several phases (the server sends the latest state, and a busy page reads
+    // it late): each is logged as drawn now.
+    const ms = performance.now() - started;
+    for (let i = drawn; i < phases.length; ++i) window.npusimLlmEvents.push({what: phases[i].phase, phases: i + 1, ms});
+    drawn = phases.length;
     const what = phases[phases.length - 1].phase;
-    window.npusimLlmEvents.push({what, phases: phases.length, ms: performance.now() - started});
     $("status").textContent = (what === "prefill" ? "prefill drawn" : phases.length - 1 + " decode step" + (phases.length > 2 ? "s" : "") + " drawn") +
       " after " + Math.round(performance.now() - started) + " ms · phase " + s.commands_done + "/" + s.commands_total;
   });
