@@ -16,7 +16,7 @@ export function buildLlmPage(main) {
     summary: section(main, "llm-summary", "Language model: prefill and decode"),
     parts: section(main, "llm-parts", "Where the time and the bytes go: attention, MLP, head"),
     latency: section(main, "llm-latency", "Decode latency against context"),
-    roofline: section(main, "llm-roofline", "Both phases on the roofline (DRAM intensity)"),
+    roofline: section(main, "llm-roofline", "Each phase on the roofline (DRAM intensity)"),
   };
 }
 
@@ -92,6 +92,20 @@ function visionCard(l) {
   return card("vision encoder", si(v.seconds, "s"), sub, "vision-seconds", v.seconds);
 }
 
+/**
+ * The weights in DRAM (memory_bytes.weights): the language model's, and with an image the vision
+ * tower's beside them, so that the card and the footprint's "weights" are one figure.
+ */
+function weightsCard(l) {
+  const w = l.widths, v = l.vision;
+  const widths = esc(w.weights) + (w.head_and_embedding !== w.weights ? ", head " + esc(w.head_and_embedding) : "");
+  if (!v) return card("weights", si(l.weight_bytes, "B"), si(l.params, "params") + " · " + widths, "weight-bytes", l.weight_bytes);
+  const total = l.weight_bytes + v.weight_bytes;
+  const sub = "language model " + si(l.weight_bytes, "B") + " (" + si(l.params, "params") + ") + vision tower " +
+    si(v.weight_bytes, "B") + " (" + si(v.parameters, "params") + ") · " + widths;
+  return card("weights", si(total, "B"), sub, "weight-bytes", total);
+}
+
 /** What the time to first token is made of: the prefill's tokens, and with an image the encoder before it. */
 function ttftSub(l) {
   const pre = "the prefill of " + int(l.prefill.tokens) + " tokens";
@@ -112,7 +126,7 @@ function headline(el, sm, hw) {
     speculativeCard(l) +
     card("energy per token", energy ? si(d.energy_per_token_j, "J") : "–", energy ? "decode, per generated token" : "no energy model", "j-per-token", energy ? d.energy_per_token_j : "") +
     card("total", si(l.total_seconds, "s"), l.vision ? "encoder + prefill + decode" : "prefill + decode") +
-    card("weights", si(l.weight_bytes, "B"), si(l.params, "params") + " · " + esc(w.weights) + (w.head_and_embedding !== w.weights ? ", head " + esc(w.head_and_embedding) : "")) +
+    weightsCard(l) +
     card("KV cache", si(l.kv_cache_bytes, "B"), "at context " + int((l.context || 0) + l.prompt + (l.vision ? l.vision.tokens : 0) + l.generate) +
       (l.vision ? " (" + int(l.vision.tokens) + " of them the image's)" : "") + " · " + esc(w.kv_cache)) +
     memoryCard(l, hw) +

@@ -789,6 +789,10 @@ const tests = {
     const split = await page.$eval("#ttft-split", e => ({text: e.textContent, enc: Number(e.dataset.encoder), pre: Number(e.dataset.prefill)}));
     assert(split.enc === l.vision.seconds && split.pre === l.prefill.seconds && Math.abs(split.enc + split.pre - l.ttft_seconds) <= 1e-12 * l.ttft_seconds &&
       /^encoder \d+(\.\d+)? [mµ]?s \+ prefill \d+(\.\d+)? [mµ]?s$/.test(split.text), "TTFT split into encoder and prefill: " + split.text);
+    // One weights figure: the card's is the footprint's, the language model's and the tower's together.
+    assert(await value(page, "weight-bytes") === l.memory_bytes.weights && l.memory_bytes.weights === l.weight_bytes + l.vision.weight_bytes,
+      "the weights card holds the vision tower's weights too: " + await value(page, "weight-bytes") + " vs " + l.memory_bytes.weights);
+    assert((await page.textContent("#llm-summary")).includes("vision tower"), "the weights card names the vision tower's share");
     assert(await value(page, "ttft") === l.ttft_seconds, "TTFT is the summary's");
     assert((await page.$$eval("svg.llm-roofline circle.phase", c => c.map(e => e.dataset.phase))).join() === "vision,prefill,decode",
       "the encoder on the roofline beside the prefill and decode");
