@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/core/errors.h"
+#include "sim/scheduler/host_ops.h"
 #include "sim/scheduler/tensor_parallel.h"
 
 namespace npusim::sched {
@@ -138,8 +139,11 @@ workloads::Graph replica_graph(const workloads::Graph& g, ParallelMode mode, con
       out.batch = 1;
     }
     out.replica_batch = out.batch;
-    return mode == ParallelMode::Auto ? auto_tensor_graph(g, hw, out)
-                                      : tensor_graph(g, out.cores, out, hw.mac_array.cols);
+    // Host ops (npu.host.ops) are not split: the one host CPU takes each whole, gathered.
+    workloads::Graph marked = g;
+    mark_host_ops(marked, hw);
+    return mode == ParallelMode::Auto ? auto_tensor_graph(marked, hw, out)
+                                      : tensor_graph(marked, out.cores, out, hw.mac_array.cols);
   }
   out.batch = batch_of(g, mode, example);
   if (mode == ParallelMode::Data) {

@@ -119,7 +119,7 @@ class TensorSplitter {
   /// channels or hold one value per channel.
   std::optional<ChannelSplit> per_channel(const Op& op) const {
     if (!workloads::is_elementwise(op.kind) || workloads::op_class(op.kind) != workloads::OpClass::Vector ||
-        op.outputs.size() != 1)
+        op.outputs.size() != 1 || op.host)  // the one host CPU runs a host op whole, its inputs gathered
       return std::nullopt;
     const Shape& shape = g_.tensor(op.outputs[0]).shape;
     std::optional<ChannelSplit> how;

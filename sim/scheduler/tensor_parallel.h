@@ -5,7 +5,8 @@
 //     channel slice [k C/N, (k+1) C/N) (uneven C: the first C % N cores one more) as op
 //     "name [core k]", reading the whole input and its own slice of the weights (a segment);
 //   - an elementwise op whose activations are all split alike (bias, activation, quantisation,
-//     a SwiGLU's product) runs on each core's slices too;
+//     a SwiGLU's product) runs on each core's slices too, unless the host CPU runs it (Op::host,
+//     npu.host.ops: one CPU takes the whole tensor);
 //   - a split tensor that an op needs whole (or that leaves the graph) is gathered in DRAM: an
 //     in-place concat writes the slices into one tensor laid out channel-blocked by core (each
 //     slice contiguous), and every op that reads it waits for every core's stores of it (the

@@ -100,6 +100,32 @@ ops:
   EXPECT_EQ(t.tensor(pp.gather_tensors[0]).name, "r");
 }
 
+// The same matmul with its relu on the host CPU (npu.host.ops): the one CPU takes the relu whole,
+// so fc's slices are gathered before it and the relu runs on core 0's side as a single op.
+TEST(TensorParallelGraph, AHostOpIsNotSplitButTakesItsInputGathered) {
+  const auto g = workloads::parse_yaml_workload(R"(name: t
+inputs:
+  - {name: x, shape: [1, 64]}
+ops:
+  - {name: fc, op: matmul, inputs: [x], out_features: 1030}
+  - {name: r, op: relu, inputs: [fc]}
+)",
+                                                "t.yaml");
+  npusim::HardwareConfig hw;
+  hw.cores = 4;
+  hw.host.ops = {"relu"};
+  sched::ParallelPlan pp;
+  const auto t = sched::replica_graph(g, sched::ParallelMode::Tensor, hw, pp);
+  EXPECT_EQ(pp.split_ops, 1u);   // fc alone
+  EXPECT_EQ(pp.serial_ops, 1u);  // the relu, whole
+  for (int k = 0; k < 4; ++k) EXPECT_LT(t.find_op("r [core " + std::to_string(k) + "]"), 0) << k;
+  const int r = t.find_op("r");
+  ASSERT_GE(r, 0);
+  EXPECT_EQ(t.tensor(t.op(r).inputs[0]).shape, (workloads::Shape{1, 1030}));  // fc gathered whole
+  ASSERT_EQ(pp.gather_tensors.size(), 1u);
+  EXPECT_EQ(t.tensor(pp.gather_tensors[0]).name, "fc");
+}
+
 // ---- end to end --------------------------------------------------------------------------------
 
 // (a) The decode step on four cores of edge-m with one DRAM channel. Each core reads its quarter
