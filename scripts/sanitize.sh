@@ -25,12 +25,13 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 # figures as the normal build, 63 whole simulations, slow under ASan; the whole runs below cover
 # the code). The server's tests run here (a build with assertions on: Beast's own checks hold);
 # children of an ASan build run without RLIMIT_AS (sim/engine/child.h), so the two memory-limit
-# tests skip themselves. ServeLlm.AnLlmRun* simulates a shipped language model (the server takes
-# only those): half a minute in the release build, many under ASan; the whole runs below run
-# `npusim llm` on a tiny model instead. OutOfMemory.* runs npusim under `ulimit -v`, which ASan's
+# tests skip themselves. ServeLlm.AnLlmRun* and ServeImage.AnImageRuns* simulate a shipped language
+# model (the server takes only those; the second with Qwen2-VL's vision encoder): seconds in the
+# release build, a minute and more under ASan; the whole runs below run `npusim llm` on a tiny
+# model instead. OutOfMemory.* runs npusim under `ulimit -v`, which ASan's
 # shadow memory cannot start under.
 ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 \
-  -E '^(OutOfMemory\.|browser\.|python\.|corpus_|validation_|test_golden|(Zoo|Corpus)/Golden\.|ServeLlm\.AnLlmRun)'
+  -E '^(OutOfMemory\.|browser\.|python\.|corpus_|validation_|test_golden|(Zoo|Corpus)/Golden\.|ServeLlm\.AnLlmRun|ServeImage\.AnImageRuns)'
 
 for suite in test_core test_workloads test_traces; do
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$B/tests/$suite" --gtest_brief=1 >/dev/null
