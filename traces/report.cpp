@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
 
 #include "traces/format.h"
 #include "sim/core/file_util.h"
@@ -151,17 +152,40 @@ void warn_front_end_missing(const std::string& consequence) {
   warned = true;
 }
 
+namespace {
+
+/// Runs two plot jobs at once: each waits on its own gnuplot (a few hundred milliseconds), so a
+/// run's report is drawn in the time of its slower plot. The second job's error is thrown after
+/// the first has finished, so no plot is left half-drawn behind an exception.
+template <class First, class Second>
+void draw_side_by_side(First first, Second second) {
+  std::future<void> other = std::async(std::launch::async, second);
+  try {
+    first();
+  } catch (...) {
+    other.wait();
+    throw;
+  }
+  other.get();
+}
+
+}  // namespace
+
 void write_run_report(const ReportRun& run, const std::string& dir, const std::string& title) {
   // The roofline (the run's largest document) is written once for roofline.json and the page.
   const JsonTexts roofline = json_texts(to_json(*run.roofline));
   const std::string html = page_html(report_data({run}, {roofline.compact}, {}, title, nullptr, nullptr), title);
   write_file_atomic(path_in(dir, "roofline.json"), roofline.file);
   const std::vector<PlotSeries> series{{run.label, run.roofline}};
-  plot_roofline(series, {}, {path_in(dir, "roofline.svg"), path_in(dir, "roofline.png")}, title);
-  if (!run.roofline->energy_roofs.empty()) {
-    plot_energy_roofline(series, {path_in(dir, "energy_roofline.svg"), path_in(dir, "energy_roofline.png")},
-                         title + ": energy");
-  }
+  draw_side_by_side(
+      [&] {
+        plot_roofline(series, {}, {path_in(dir, "roofline.svg"), path_in(dir, "roofline.png")}, title);
+      },
+      [&] {
+        if (run.roofline->energy_roofs.empty()) return;
+        plot_energy_roofline(series, {path_in(dir, "energy_roofline.svg"), path_in(dir, "energy_roofline.png")},
+                             title + ": energy");
+      });
   write_report_page(dir, html);
 }
 
@@ -178,12 +202,17 @@ void write_compare_report(const std::vector<ReportRun>& runs, const std::vector<
     series.push_back({r.label, r.roofline});
     all_energy = all_energy && !r.roofline->energy_roofs.empty();
   }
-  plot_roofline(series, arrows, {path_in(dir, "roofline_compare.svg"), path_in(dir, "roofline_compare.png")}, title);
-  if (all_energy) {
-    plot_energy_roofline(series,
-                         {path_in(dir, "energy_roofline_compare.svg"), path_in(dir, "energy_roofline_compare.png")},
-                         title + ": energy");
-  }
+  draw_side_by_side(
+      [&] {
+        plot_roofline(series, arrows, {path_in(dir, "roofline_compare.svg"), path_in(dir, "roofline_compare.png")},
+                      title);
+      },
+      [&] {
+        if (!all_energy) return;
+        plot_energy_roofline(series,
+                             {path_in(dir, "energy_roofline_compare.svg"), path_in(dir, "energy_roofline_compare.png")},
+                             title + ": energy");
+      });
   write_report_page(dir, html);
 }
 
