@@ -308,6 +308,21 @@ std::vector<std::int64_t> dividing(std::vector<std::int64_t> cands, std::int64_t
   return cands;
 }
 
+/// Every divisor of `total` from `unit` up (a block narrower than the array's width wastes it;
+/// the usual candidates go below it only by small divisors of `total`), and `total`, ascending.
+/// Trial division: `total` is a tensor edge.
+std::vector<std::int64_t> divisors(std::int64_t total, std::int64_t unit) {
+  std::vector<std::int64_t> low, high;
+  for (std::int64_t d = 1; d * d <= total; ++d) {
+    if (total % d != 0) continue;
+    if (d >= unit) low.push_back(d);
+    if (d != total / d && total / d >= unit) high.push_back(total / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  if (low.empty()) low.push_back(total);
+  return low;
+}
+
 /// Keeps the candidates a schedule file asked for (0 = any).
 std::vector<std::int64_t> requested(std::vector<std::int64_t> cands, std::int64_t want) {
   if (want <= 0) return cands;
@@ -426,16 +441,36 @@ class GemmTiler {
         pool_(pool_epilogue(g, seg)),
         burst_(hw.dram.bytes_per_burst()) {}
 
+  /// The best tile within `budget` (with `smallest`: the smallest working set). Block sizes are
+  /// first the usual candidates that divide their dimension; only when none of those fits, every
+  /// divisor (a dimension with few small divisors, such as a 32769-token context's 3^2 x 11 x 331,
+  /// otherwise leaves no block between 10923 and 1 of its edge).
   std::optional<Tiling> best(std::uint64_t budget, bool smallest) const {
+    if (smallest) return search(budget, true, true);
+    std::optional<Tiling> usual = search(budget, false, false);
+    return usual ? usual : search(budget, false, true);
+  }
+
+ private:
+  std::vector<std::int64_t> blocks(std::int64_t total, std::int64_t unit, bool every_divisor) const {
+    std::vector<std::int64_t> b = dividing(candidates(total, unit), total);
+    if (!every_divisor) return b;
+    const std::vector<std::int64_t> more = divisors(total, unit);
+    b.insert(b.end(), more.begin(), more.end());
+    std::sort(b.begin(), b.end());
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    return b;
+  }
+
+  std::optional<Tiling> search(std::uint64_t budget, bool smallest, bool every_divisor) const {
     std::optional<Tiling> best;
     double best_cost = std::numeric_limits<double>::infinity();
-    const auto row_cands = requested(dividing(candidates(geo_.out_rows, 1), geo_.out_rows), seg_.request.rows);
-    const auto col_cands = requested(
-        dividing(candidates(geo_.n_total, geo_.grouped ? 1 : hw_.mac_array.cols), geo_.n_total), seg_.request.cols);
+    const auto row_cands = requested(blocks(geo_.out_rows, 1, every_divisor), seg_.request.rows);
+    const auto col_cands =
+        requested(blocks(geo_.n_total, geo_.grouped ? 1 : hw_.mac_array.cols, every_divisor), seg_.request.cols);
     const auto chan_cands =
-        geo_.grouped
-            ? std::vector<std::int64_t>{1}
-            : requested(dividing(candidates(geo_.c_total, hw_.mac_array.rows), geo_.c_total), seg_.request.in_channels);
+        geo_.grouped ? std::vector<std::int64_t>{1}
+                     : requested(blocks(geo_.c_total, hw_.mac_array.rows, every_divisor), seg_.request.in_channels);
     // Whole rows first; column blocks of a split row only when no whole-row tile fits, or only
     // single rows do (their narrow channel blocks can cost more than column blocks with every
     // channel), or when looking for the smallest tile.
@@ -456,7 +491,6 @@ class GemmTiler {
     return best;
   }
 
- private:
   InputSpan input_span(std::int64_t rows, std::int64_t width) const {
     InputSpan s;
     if (width == 0) {

@@ -352,6 +352,35 @@ outputs: [conv]
   }
 }
 
+TEST(Tiling, AnEdgeWithOnlyLargeSmallDivisorsIsCutByItsOtherDivisors) {
+  // A decode step's scores at a 32768-token context: one query row x 64 channels against 32769
+  // keys. 32769 = 3^2 x 11 x 331, so the usual blocks that divide it (powers of two, 32769 / d
+  // for d <= 8) are 32769 and 10923 keys. On edge-s with 128 KiB of SRAM the narrowest of those
+  // needs 2 x (10923 x 8 B of keys (8 of 64 channels) + 10923 x 4 B of accumulators) = 262152 B,
+  // so the tiler takes a smaller divisor (before: "cannot be tiled into SRAM").
+  const auto g = workloads::parse_yaml_workload(R"(
+name: long_context_scores
+inputs:
+  - {name: q, shape: [1, 64]}
+  - {name: k, shape: [32769, 64]}
+ops:
+  - {name: scores, op: matmul, inputs: [q, k], transpose_b: true}
+outputs: [scores]
+)",
+                                                "long_context_scores.yaml");
+  auto hw = config::load_hardware_config("edge-s");
+  hw.sram.capacity_bytes = 128 * 1024;
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "scores").tiling;
+  EXPECT_EQ(32769 % t.cols, 0) << t.cols;
+  EXPECT_LT(t.cols, 10923);
+  EXPECT_GE(t.cols, 16);  // not narrower than edge-s's 16 array columns
+  // Every MAC once: 32769 keys x 64 channels.
+  std::uint64_t macs = 0;
+  for (const auto& c : sched::lower_plan(g, hw, plan).commands) macs += c.macs;
+  EXPECT_EQ(macs, 32769u * 64);
+}
+
 TEST(Tiling, SoftmaxOverChannelsSplitsTheOtherAxes) {
   // Softmax over the 64 channels of [1, 64, 256, 256] (4 MiB int8) on edge-s: a channel's
   // positions are 65536 apart, so a tile takes all 64 channels of a chunk of positions (64
