@@ -2,7 +2,10 @@
 
 #include "models/mac_array/compute_model.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <optional>
@@ -30,6 +33,8 @@ namespace {
 /// The most commands a lowering reserves room for before it starts (2^21): an estimate that
 /// large is a program that large, and past it the vector grows as it goes.
 constexpr std::uint64_t kMaxReservedCommands = std::uint64_t{1} << 21;
+constexpr std::uint64_t kNoLimit = std::numeric_limits<std::uint64_t>::max();
+thread_local std::uint64_t t_command_limit = 0;  // CommandLimitScope's (0: none)
 
 /// A region of `runs` runs of `run` elements `stride` elements apart, merged into one run
 /// when the runs touch.
@@ -59,6 +64,7 @@ class Lowering {
   }
 
   Program run() {
+    if (expected_commands_unbounded() > limit_) refuse(expected_commands_unbounded(), "about ");
     prog_.commands.reserve(expected_commands());
     for (std::size_t gi = 0; gi < plan_.groups.size(); ++gi) {
       group_ = static_cast<int>(gi);
@@ -96,12 +102,32 @@ class Lowering {
   /// twice and touched twice the pages. Attention groups' tiles are not counted; their commands
   /// grow the vector as before.
   std::size_t expected_commands() const {
+    return std::size_t(std::min<std::uint64_t>(expected_commands_unbounded(), kMaxReservedCommands));
+  }
+
+  std::uint64_t expected_commands_unbounded() const {
     std::uint64_t n = 0;
     for (const GroupPlan& grp : plan_.groups) {
-      n += 16;
-      for (const Segment& seg : grp.segments) n += 2 * seg.tiling.tile_count * (seg.ops.size() + seg.prologue.size());
+      n = checked_add<std::uint64_t>(n, 16).value_or(kNoLimit);
+      for (const Segment& seg : grp.segments) {
+        const auto tiles = checked_mul<std::uint64_t>(2 * seg.tiling.tile_count, seg.ops.size() + seg.prologue.size());
+        n = checked_add<std::uint64_t>(n, tiles.value_or(kNoLimit)).value_or(kNoLimit);
+      }
     }
-    return std::size_t(std::min<std::uint64_t>(n, kMaxReservedCommands));
+    return n;
+  }
+
+  [[noreturn]] void refuse(std::uint64_t commands, const char* about) const {
+    const auto gb = [](std::uint64_t commands) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f GB", double(commands) * double(kHostBytesPerCommand) / 1e9);
+      return std::string(text);
+    };
+    throw InputError(g_.name, "its program needs " + std::string(about) + std::to_string(commands) + " commands (" +
+                                  gb(commands) + " of host memory with their trace), more than " +
+                                  std::to_string(limit_) + " (" + gb(limit_) +
+                                  ", half this machine's memory): simulate fewer tokens at once (npusim llm "
+                                  "--prefill-chunk) or a smaller input");
   }
 
  private:
@@ -278,6 +304,7 @@ class Lowering {
   }
 
   std::uint32_t emit(Command c) {
+    if (prog_.commands.size() >= limit_) refuse(prog_.commands.size() + 1, "at least ");
     c.group = group_;
     return prog_.add(std::move(c));
   }
@@ -1033,6 +1060,7 @@ class Lowering {
   const Graph& g_;
   const HardwareConfig& hw_;
   const Plan& plan_;
+  const std::uint64_t limit_ = command_limit();
   const std::uint32_t eb_;
   const std::vector<bool> handoff_;  // by op: a host op's tiles start with a hand-off (host_handoffs)
   Program prog_;
@@ -1089,6 +1117,20 @@ GemmSramTraffic gemm_sram_traffic(const GemmWork& w, const MacArrayConfig& mac) 
   const auto spill = models::tile_partial_sums({w.m, w.k, w.n, 1, w.taps}, mac, dataflow);
   const std::uint64_t rep = std::uint64_t(w.repeats);
   return {rep * ((in + wt) * eb + spill.read * acc), rep * (M * N + spill.written) * acc};
+}
+
+std::uint64_t command_limit() {
+  if (t_command_limit != 0) return t_command_limit;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return kNoLimit;
+  return std::uint64_t(pages) / 2 * std::uint64_t(page) / kHostBytesPerCommand;
+}
+
+CommandLimitScope::CommandLimitScope(std::uint64_t limit) : previous_(t_command_limit) {
+  t_command_limit = limit;
+}
+CommandLimitScope::~CommandLimitScope() {
+  t_command_limit = previous_;
 }
 
 Program lower_plan(const Graph& g, const HardwareConfig& hw, const Plan& plan) {

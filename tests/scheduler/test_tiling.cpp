@@ -1,6 +1,7 @@
 // Tiling of vector heads by op class (docs/scheduling.md, "Vector heads"): elementwise work at any
 // rank, streamed data movement, reductions whose rows do not fit. Every case ran into "cannot be
 // tiled into SRAM" before these rules; the arithmetic of each expected figure is written beside it.
+// Also GEMM edges with few small divisors, and the bound on the commands a tiling lowers to.
 #include <gtest/gtest.h>
 
 #include "sim/config/config_loader.h"
@@ -379,6 +380,63 @@ outputs: [scores]
   std::uint64_t macs = 0;
   for (const auto& c : sched::lower_plan(g, hw, plan).commands) macs += c.macs;
   EXPECT_EQ(macs, 32769u * 64);
+}
+
+TEST(Lowering, AProgramPastTheCommandLimitIsRefusedBeforeItIsBuilt) {
+  // kLongChain greedy on edge-m: one group of 3 ops in 64 tiles, which lower_plan estimates at
+  // 16 + 2 x 64 x 3 = 400 commands; under a limit of 100 it is refused before any is built, with
+  // the host memory they would take (400 x 530 B = 0.2 MB).
+  const auto g = workloads::parse_yaml_workload(kLongChain, "long_chain.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const sched::Plan plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  ASSERT_EQ(plan.groups[0].segments.size(), 1u);
+  ASSERT_EQ(plan.groups[0].segments[0].tiling.tile_count, 64u);
+  const sched::CommandLimitScope limit(100);
+  try {
+    sched::lower_plan(g, hw, plan);
+    FAIL() << "400 commands are past a limit of 100";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("long_chain: its program needs about 400 commands (0.0 GB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("more than 100"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--prefill-chunk"), std::string::npos) << msg;
+  }
+}
+
+TEST(Lowering, AProgramThatOutgrowsItsEstimateIsRefusedAtTheCommandPastTheLimit) {
+  // The wide 3x3 conv on edge-s: every tile loads its input and weights, computes and stores, so
+  // more commands are built than the estimate's 2 per tile and op (+ 16 a group). With the limit
+  // between the two, the lowering starts and stops at the first command past it.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)",
+                                                "wide.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const sched::Plan plan = sched::make_plan(g, hw, FusionPolicy::None);
+  std::uint64_t estimate = 0;
+  for (const auto& grp : plan.groups) {
+    estimate += 16;
+    for (const auto& seg : grp.segments) estimate += 2 * seg.tiling.tile_count * (seg.ops.size() + seg.prologue.size());
+  }
+  const std::uint64_t built = sched::lower_plan(g, hw, plan).commands.size();
+  ASSERT_GT(built, estimate);
+  const sched::CommandLimitScope limit(built - 1);
+  try {
+    sched::lower_plan(g, hw, plan);
+    FAIL() << built << " commands are past a limit of " << built - 1;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("wide: its program needs at least " + std::to_string(built) + " commands"),
+              std::string::npos)
+        << e.what();
+  }
+  const sched::CommandLimitScope enough(built);
+  EXPECT_EQ(sched::lower_plan(g, hw, plan).commands.size(), built);
 }
 
 TEST(Tiling, SoftmaxOverChannelsSplitsTheOtherAxes) {
