@@ -171,6 +171,10 @@ struct TilingKeyHash {
 struct PlanningCaches {
   TileCostCache tile_costs;
   std::unordered_map<TilingKey, std::optional<Tiling>, TilingKeyHash> gemm_tilings;
+  /// walk_vector_cut's answers (a VectorCut's fields in order), by head, cut and residency of
+  /// its inputs: the planners tile one vector head under many budgets and groupings, and a long
+  /// prompt's softmax walks millions of tiles a cut.
+  std::unordered_map<TilingKey, std::array<std::uint64_t, 5>, TilingKeyHash> vector_cuts;
 };
 thread_local PlanningCaches* t_caches = nullptr;
 
@@ -712,6 +716,9 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   return t;
 }
 
+template <class Visit>
+void visit_vector_tiles(const VectorGeometry& geo, std::uint64_t tile_elems, int passes, Visit&& visit);
+
 /// What a cut of a vector head into tiles of `size` driver elements loads and holds.
 struct VectorCut {
   std::uint64_t loaded = 0;      // DRAM bytes the head's inputs load (a range when it changes)
@@ -737,7 +744,7 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
   std::vector<std::uint64_t> max_slice(tensors.size(), 0);
   std::vector<bool> whole(tensors.size(), true);
   VectorCut cut;
-  for_each_vector_tile(geo, size, passes, [&](const VectorTile& t) {
+  visit_vector_tiles(geo, size, passes, [&](const VectorTile& t) {
     std::uint64_t tile_loads = 0;
     for (std::size_t k = 0; k < head.inputs.size(); ++k) {
       const std::size_t s = std::size_t(slot[k]);
@@ -765,6 +772,51 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
 
 /// The most tiles a vector head is cut into (2^22: 256 MiB in 64-byte tiles).
 constexpr std::uint64_t kMaxVectorTiles = std::uint64_t(1) << 22;
+
+/// walk_vector_cut, remembered while a TilingCacheScope is open.
+VectorCut remembered_vector_cut(const Graph& g, const HardwareConfig& hw, int head_index, const VectorGeometry& geo,
+                                const Residency& where, std::uint64_t size, int passes, std::uint32_t eb) {
+  const Op& head = g.op(head_index);
+  if (!t_caches) return walk_vector_cut(g, head, geo, where, size, passes, eb);
+  // Keyed by what the walk reads, not by the op: a long prompt's attention blocks are ops of one
+  // shape each. The geometry; per input its cut, shape, place among the distinct base tensors,
+  // residency and element format (elements_bytes).
+  TilingKey key{&g, &hw, {std::int64_t(size), passes, std::int64_t(eb), std::int64_t(geo.cls)}};
+  std::vector<std::int64_t>& w = key.words;
+  const auto add_shape = [&](const workloads::Shape& shape) {
+    w.push_back(std::int64_t(shape.size()));
+    w.insert(w.end(), shape.begin(), shape.end());
+  };
+  add_shape(geo.shape);
+  for (const std::uint64_t v : {geo.elems, geo.out_elems, geo.block, geo.inner, geo.align})
+    w.push_back(std::int64_t(v));
+  std::vector<int> bases;
+  for (std::size_t k = 0; k < head.inputs.size(); ++k) {
+    const int b = base_tensor(g, head.inputs[k]);
+    const auto slot = std::find(bases.begin(), bases.end(), b) - bases.begin();
+    if (std::size_t(slot) == bases.size()) bases.push_back(b);
+    for (const std::int64_t v : {std::int64_t(geo.cuts[k]), std::int64_t(geo.in_elems[k]),
+                                 std::int64_t(geo.in_offset[k]), std::int64_t(slot), std::int64_t(where.resident[b])})
+      w.push_back(v);
+    for (const int t : {head.inputs[k], b}) {  // the input's format for its loads, the base's for its buffer
+      const workloads::Tensor& ten = g.tensor(t);
+      for (const std::int64_t v :
+           {std::int64_t(ten.format.bits), std::int64_t(ten.format.group), std::int64_t(ten.format.scale_bits),
+            std::int64_t(ten.format.zero_bits), std::int64_t(ten.elem_bytes)})
+        w.push_back(v);
+    }
+    add_shape(geo.in_shapes[k]);
+  }
+  const auto it = t_caches->vector_cuts.find(key);
+  if (it != t_caches->vector_cuts.end()) {
+    const auto& f = it->second;
+    return VectorCut{f[0], f[1], f[2], f[3], f[4]};
+  }
+  const VectorCut cut = walk_vector_cut(g, head, geo, where, size, passes, eb);
+  t_caches->vector_cuts.emplace(
+      std::move(key), std::array<std::uint64_t, 5>{cut.loaded, cut.first_tile, cut.in_buffer, cut.out_tile, cut.tiles});
+  return cut;
+}
 
 std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
                                   std::uint64_t budget, bool smallest) {
@@ -806,7 +858,7 @@ std::optional<Tiling> tile_vector(const Graph& g, const HardwareConfig& hw, cons
     // cannot win. And a cut into more than kMaxVectorTiles is not walked (nor would its Program
     // be small): a tensor that needs one is refused, naming the finest cut tried.
     if (count > kMaxVectorTiles || (!smallest && double(count) * per_tile > best_cost)) continue;
-    const VectorCut cut = walk_vector_cut(g, head, geo, where, size, passes, eb);
+    const VectorCut cut = remembered_vector_cut(g, hw, seg.ops[0], geo, where, size, passes, eb);
     // A vector op has no filter: inputs in the ifmap buffer, outputs (and epilogue operands) in
     // the ofmap buffer.
     const BufferBytes parts{cut.in_buffer, 0,
@@ -927,6 +979,86 @@ std::size_t first_reduced_axis(const Op& op, std::size_t rank) {
       for (auto a : op.attrs.axes) first = std::min(first, norm(a));
       return first;
     }
+  }
+}
+
+/// for_each_vector_tile with the visitor known at compile time (the planner walks every tile of
+/// every candidate cut: through std::function, the call and the lost inlining were most of a long
+/// prompt's planning).
+template <class Visit>
+void visit_vector_tiles(const VectorGeometry& geo, std::uint64_t tile_elems, int passes, Visit&& visit) {
+  const std::uint64_t N = geo.elems;
+  const std::uint64_t size = std::max<std::uint64_t>(1, tile_elems ? tile_elems : N);
+  // Tiles never straddle a reduced block they do not hold whole.
+  const std::uint64_t span = geo.block && size < geo.block ? geo.block : std::max<std::uint64_t>(N, 1);
+  const std::uint64_t blocks = geo.block ? N / geo.block : 1;
+  // A reduction's outputs complete with the last element of their block.
+  auto done = [&](std::uint64_t x) {
+    if (geo.cls != VectorClass::Reduction) return x;
+    return x >= N ? geo.out_elems : mul_div(x / geo.block, geo.out_elems, std::max<std::uint64_t>(blocks, 1));
+  };
+  VectorTile t;
+  t.in.resize(geo.cuts.size());
+  // The same fraction of an input of n elements as the tile is of the driver.
+  auto fraction = [&](std::uint64_t n) {
+    return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
+  };
+  if (geo.inner > 1 && size < geo.block) {
+    // Chunks of inner positions: every reduced position of c inner positions per tile.
+    const std::uint64_t reduced = geo.block / geo.inner, c = std::max<std::uint64_t>(1, size / reduced);
+    t.runs = reduced;
+    t.stride = geo.inner;
+    for (std::uint64_t b = 0; b < blocks; ++b)
+      for (std::uint64_t i0 = 0; i0 < geo.inner; i0 += c) {
+        t.d0 = b * geo.block + i0;
+        t.d1 = t.d0 + std::min(c, geo.inner - i0);
+        // A reduction's outputs of these positions: one run ([outer, 1, inner] flattened).
+        t.out0 = geo.cls == VectorClass::Reduction ? b * geo.inner + i0 : t.d0;
+        t.out1 = t.out0 + (t.d1 - t.d0);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k)
+          t.in[k] = geo.cuts[k] == InputCut::Same ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1}
+                                                  : std::pair<std::uint64_t, std::uint64_t>{0, geo.in_elems[k]};
+        visit(t);
+      }
+    return;
+  }
+  for (std::uint64_t s0 = 0; s0 < std::max<std::uint64_t>(N, 1); s0 += span) {
+    const std::uint64_t s1 = std::min(N, s0 + span);
+    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
+      for (std::uint64_t a = s0; a < s1 || (N == 0 && a == 0); a += size) {
+        t.d0 = a;
+        t.d1 = std::min(s1, a + size);
+        t.pass = pass;
+        t.out0 = pass == 1 ? 0 : done(t.d0);
+        t.out1 = pass == 1 ? 0 : done(t.d1);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k) {
+          const std::uint64_t n = geo.in_elems[k];
+          switch (geo.cuts[k]) {
+            case InputCut::Same:
+              t.in[k] = {t.d0, t.d1};
+              break;
+            case InputCut::Proportional:
+              t.in[k] = fraction(n);
+              break;
+            case InputCut::Offset:
+              t.in[k] = {geo.in_offset[k] + t.d0, geo.in_offset[k] + t.d1};
+              break;
+            case InputCut::Broadcast:
+              // No larger than a tile: held whole (one load) rather than re-read in slivers.
+              t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
+                                  : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
+              break;
+            case InputCut::Gathered:
+              t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
+              break;
+            case InputCut::Whole:
+              t.in[k] = {0, n};
+              break;
+          }
+        }
+        visit(t);
+        if (N == 0) break;
+      }
   }
 }
 
@@ -1156,79 +1288,7 @@ std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_el
 
 void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, int passes,
                           const std::function<void(const VectorTile&)>& visit) {
-  const std::uint64_t N = geo.elems;
-  const std::uint64_t size = std::max<std::uint64_t>(1, tile_elems ? tile_elems : N);
-  // Tiles never straddle a reduced block they do not hold whole.
-  const std::uint64_t span = geo.block && size < geo.block ? geo.block : std::max<std::uint64_t>(N, 1);
-  const std::uint64_t blocks = geo.block ? N / geo.block : 1;
-  // A reduction's outputs complete with the last element of their block.
-  auto done = [&](std::uint64_t x) {
-    if (geo.cls != VectorClass::Reduction) return x;
-    return x >= N ? geo.out_elems : mul_div(x / geo.block, geo.out_elems, std::max<std::uint64_t>(blocks, 1));
-  };
-  VectorTile t;
-  t.in.resize(geo.cuts.size());
-  // The same fraction of an input of n elements as the tile is of the driver.
-  auto fraction = [&](std::uint64_t n) {
-    return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
-  };
-  if (geo.inner > 1 && size < geo.block) {
-    // Chunks of inner positions: every reduced position of c inner positions per tile.
-    const std::uint64_t reduced = geo.block / geo.inner, c = std::max<std::uint64_t>(1, size / reduced);
-    t.runs = reduced;
-    t.stride = geo.inner;
-    for (std::uint64_t b = 0; b < blocks; ++b)
-      for (std::uint64_t i0 = 0; i0 < geo.inner; i0 += c) {
-        t.d0 = b * geo.block + i0;
-        t.d1 = t.d0 + std::min(c, geo.inner - i0);
-        // A reduction's outputs of these positions: one run ([outer, 1, inner] flattened).
-        t.out0 = geo.cls == VectorClass::Reduction ? b * geo.inner + i0 : t.d0;
-        t.out1 = t.out0 + (t.d1 - t.d0);
-        for (std::size_t k = 0; k < geo.cuts.size(); ++k)
-          t.in[k] = geo.cuts[k] == InputCut::Same ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1}
-                                                  : std::pair<std::uint64_t, std::uint64_t>{0, geo.in_elems[k]};
-        visit(t);
-      }
-    return;
-  }
-  for (std::uint64_t s0 = 0; s0 < std::max<std::uint64_t>(N, 1); s0 += span) {
-    const std::uint64_t s1 = std::min(N, s0 + span);
-    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
-      for (std::uint64_t a = s0; a < s1 || (N == 0 && a == 0); a += size) {
-        t.d0 = a;
-        t.d1 = std::min(s1, a + size);
-        t.pass = pass;
-        t.out0 = pass == 1 ? 0 : done(t.d0);
-        t.out1 = pass == 1 ? 0 : done(t.d1);
-        for (std::size_t k = 0; k < geo.cuts.size(); ++k) {
-          const std::uint64_t n = geo.in_elems[k];
-          switch (geo.cuts[k]) {
-            case InputCut::Same:
-              t.in[k] = {t.d0, t.d1};
-              break;
-            case InputCut::Proportional:
-              t.in[k] = fraction(n);
-              break;
-            case InputCut::Offset:
-              t.in[k] = {geo.in_offset[k] + t.d0, geo.in_offset[k] + t.d1};
-              break;
-            case InputCut::Broadcast:
-              // No larger than a tile: held whole (one load) rather than re-read in slivers.
-              t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
-                                  : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
-              break;
-            case InputCut::Gathered:
-              t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
-              break;
-            case InputCut::Whole:
-              t.in[k] = {0, n};
-              break;
-          }
-        }
-        visit(t);
-        if (N == 0) break;
-      }
-  }
+  visit_vector_tiles(geo, tile_elems, passes, visit);
 }
 
 std::uint64_t vector_pass_ops(const Graph& g, const Op& op, std::uint32_t eb, int passes, int pass) {

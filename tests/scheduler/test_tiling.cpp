@@ -439,6 +439,32 @@ outputs: [conv]
   EXPECT_EQ(sched::lower_plan(g, hw, plan).commands.size(), built);
 }
 
+TEST(Tiling, SoftmaxesOfOneShapeAtTwoWidthsAreCutForTheirOwnBytes) {
+  // The planner remembers a vector head's cut by its shape, cuts, residency and element widths
+  // (a long prompt's attention blocks are many ops of one shape). Two softmaxes of one shape but
+  // of other widths must still be cut apart: each reads and writes its own row of 1048576
+  // elements, 1 B wide (int8: 1 MiB in, 1 MiB out) or 2 B (fp16: 2 MiB, 2 MiB), in tiles that
+  // fit edge-s's 256 KiB.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: two_widths
+inputs:
+  - {name: a, shape: [1, 1048576], dtype: int8}
+  - {name: b, shape: [1, 1048576], dtype: fp16}
+ops:
+  - {name: sa, op: softmax, inputs: [a], axis: -1, dtype: int8}
+  - {name: sb, op: softmax, inputs: [b], axis: -1, dtype: fp16}
+outputs: [sa, sb]
+)",
+                                                "two_widths.yaml");
+  const auto hw = config::load_hardware_config("edge-s");  // int8
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& ta = segment_of(g, plan, "sa").tiling;
+  const auto& tb = segment_of(g, plan, "sb").tiling;
+  // Two passes (statistics, then apply) read the row twice: 2 x 1 MiB + 1 MiB written, and twice that at fp16.
+  EXPECT_EQ(ta.dram_bytes, 3u * 1048576);
+  EXPECT_EQ(tb.dram_bytes, 6u * 1048576);
+}
+
 TEST(Tiling, SoftmaxOverChannelsSplitsTheOtherAxes) {
   // Softmax over the 64 channels of [1, 64, 256, 256] (4 MiB int8) on edge-s: a channel's
   // positions are 65536 apart, so a tile takes all 64 channels of a chunk of positions (64
