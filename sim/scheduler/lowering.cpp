@@ -64,8 +64,9 @@ class Lowering {
   }
 
   Program run() {
-    if (expected_commands_unbounded() > limit_) refuse(expected_commands_unbounded(), "about ");
-    prog_.commands.reserve(expected_commands());
+    const std::uint64_t expected = expected_commands();
+    if (expected > limit_) refuse(expected, "about ");
+    prog_.commands.reserve(std::size_t(std::min(expected, kMaxReservedCommands)));
     for (std::size_t gi = 0; gi < plan_.groups.size(); ++gi) {
       group_ = static_cast<int>(gi);
       const GroupPlan& grp = plan_.groups[gi];
@@ -97,15 +98,12 @@ class Lowering {
   }
 
   /// About how many commands the plan lowers to: two per tile of each op a segment runs (its
-  /// compute and, on average, a load or a store), a few per group. Reserved up front: a prefill
+  /// compute and, on average, a load or a store), a few per group (saturating: it is checked
+  /// against command_limit() before anything is built). Reserved up front: a prefill
   /// lowers to some 300 k commands, and growing the vector by doubling moved each one about
   /// twice and touched twice the pages. Attention groups' tiles are not counted; their commands
   /// grow the vector as before.
-  std::size_t expected_commands() const {
-    return std::size_t(std::min<std::uint64_t>(expected_commands_unbounded(), kMaxReservedCommands));
-  }
-
-  std::uint64_t expected_commands_unbounded() const {
+  std::uint64_t expected_commands() const {
     std::uint64_t n = 0;
     for (const GroupPlan& grp : plan_.groups) {
       n = checked_add<std::uint64_t>(n, 16).value_or(kNoLimit);

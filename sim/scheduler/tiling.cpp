@@ -167,14 +167,23 @@ struct TilingKeyHash {
   }
 };
 
+/// What a cut of a vector head into tiles of `size` driver elements loads and holds.
+struct VectorCut {
+  std::uint64_t loaded = 0;      // DRAM bytes the head's inputs load (a range when it changes)
+  std::uint64_t first_tile = 0;  // bytes the first tile loads (nothing hides them)
+  std::uint64_t in_buffer = 0;   // SRAM of the input buffers: slices double-buffered, whole inputs once
+  std::uint64_t out_tile = 0;    // output elements of the largest tile (a reduction's accumulators)
+  std::uint64_t tiles = 0;       // per pass
+};
+
 /// The memory of one TilingCacheScope.
 struct PlanningCaches {
   TileCostCache tile_costs;
   std::unordered_map<TilingKey, std::optional<Tiling>, TilingKeyHash> gemm_tilings;
-  /// walk_vector_cut's answers (a VectorCut's fields in order), by head, cut and residency of
-  /// its inputs: the planners tile one vector head under many budgets and groupings, and a long
-  /// prompt's softmax walks millions of tiles a cut.
-  std::unordered_map<TilingKey, std::array<std::uint64_t, 5>, TilingKeyHash> vector_cuts;
+  /// walk_vector_cut's answers, by what the walk reads (remembered_vector_cut): the planners tile
+  /// one vector head under many budgets and groupings, a long prompt's attention blocks are ops
+  /// of one shape, and its softmax walks millions of tiles a cut.
+  std::unordered_map<TilingKey, VectorCut, TilingKeyHash> vector_cuts;
 };
 thread_local PlanningCaches* t_caches = nullptr;
 
@@ -716,18 +725,6 @@ std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const 
   return t;
 }
 
-template <class Visit>
-void visit_vector_tiles(const VectorGeometry& geo, std::uint64_t tile_elems, int passes, Visit&& visit);
-
-/// What a cut of a vector head into tiles of `size` driver elements loads and holds.
-struct VectorCut {
-  std::uint64_t loaded = 0;      // DRAM bytes the head's inputs load (a range when it changes)
-  std::uint64_t first_tile = 0;  // bytes the first tile loads (nothing hides them)
-  std::uint64_t in_buffer = 0;   // SRAM of the input buffers: slices double-buffered, whole inputs once
-  std::uint64_t out_tile = 0;    // output elements of the largest tile (a reduction's accumulators)
-  std::uint64_t tiles = 0;       // per pass
-};
-
 /// Walks the tiles as the lowering will (for_each_vector_tile): a distinct input is loaded when
 /// its range changes.
 VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& geo, const Residency& where,
@@ -744,7 +741,7 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
   std::vector<std::uint64_t> max_slice(tensors.size(), 0);
   std::vector<bool> whole(tensors.size(), true);
   VectorCut cut;
-  visit_vector_tiles(geo, size, passes, [&](const VectorTile& t) {
+  for_each_vector_tile(geo, size, passes, [&](const VectorTile& t) {
     std::uint64_t tile_loads = 0;
     for (std::size_t k = 0; k < head.inputs.size(); ++k) {
       const std::size_t s = std::size_t(slot[k]);
@@ -808,13 +805,9 @@ VectorCut remembered_vector_cut(const Graph& g, const HardwareConfig& hw, int he
     add_shape(geo.in_shapes[k]);
   }
   const auto it = t_caches->vector_cuts.find(key);
-  if (it != t_caches->vector_cuts.end()) {
-    const auto& f = it->second;
-    return VectorCut{f[0], f[1], f[2], f[3], f[4]};
-  }
+  if (it != t_caches->vector_cuts.end()) return it->second;
   const VectorCut cut = walk_vector_cut(g, head, geo, where, size, passes, eb);
-  t_caches->vector_cuts.emplace(
-      std::move(key), std::array<std::uint64_t, 5>{cut.loaded, cut.first_tile, cut.in_buffer, cut.out_tile, cut.tiles});
+  t_caches->vector_cuts.emplace(std::move(key), cut);
   return cut;
 }
 
@@ -979,86 +972,6 @@ std::size_t first_reduced_axis(const Op& op, std::size_t rank) {
       for (auto a : op.attrs.axes) first = std::min(first, norm(a));
       return first;
     }
-  }
-}
-
-/// for_each_vector_tile with the visitor known at compile time (the planner walks every tile of
-/// every candidate cut: through std::function, the call and the lost inlining were most of a long
-/// prompt's planning).
-template <class Visit>
-void visit_vector_tiles(const VectorGeometry& geo, std::uint64_t tile_elems, int passes, Visit&& visit) {
-  const std::uint64_t N = geo.elems;
-  const std::uint64_t size = std::max<std::uint64_t>(1, tile_elems ? tile_elems : N);
-  // Tiles never straddle a reduced block they do not hold whole.
-  const std::uint64_t span = geo.block && size < geo.block ? geo.block : std::max<std::uint64_t>(N, 1);
-  const std::uint64_t blocks = geo.block ? N / geo.block : 1;
-  // A reduction's outputs complete with the last element of their block.
-  auto done = [&](std::uint64_t x) {
-    if (geo.cls != VectorClass::Reduction) return x;
-    return x >= N ? geo.out_elems : mul_div(x / geo.block, geo.out_elems, std::max<std::uint64_t>(blocks, 1));
-  };
-  VectorTile t;
-  t.in.resize(geo.cuts.size());
-  // The same fraction of an input of n elements as the tile is of the driver.
-  auto fraction = [&](std::uint64_t n) {
-    return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
-  };
-  if (geo.inner > 1 && size < geo.block) {
-    // Chunks of inner positions: every reduced position of c inner positions per tile.
-    const std::uint64_t reduced = geo.block / geo.inner, c = std::max<std::uint64_t>(1, size / reduced);
-    t.runs = reduced;
-    t.stride = geo.inner;
-    for (std::uint64_t b = 0; b < blocks; ++b)
-      for (std::uint64_t i0 = 0; i0 < geo.inner; i0 += c) {
-        t.d0 = b * geo.block + i0;
-        t.d1 = t.d0 + std::min(c, geo.inner - i0);
-        // A reduction's outputs of these positions: one run ([outer, 1, inner] flattened).
-        t.out0 = geo.cls == VectorClass::Reduction ? b * geo.inner + i0 : t.d0;
-        t.out1 = t.out0 + (t.d1 - t.d0);
-        for (std::size_t k = 0; k < geo.cuts.size(); ++k)
-          t.in[k] = geo.cuts[k] == InputCut::Same ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1}
-                                                  : std::pair<std::uint64_t, std::uint64_t>{0, geo.in_elems[k]};
-        visit(t);
-      }
-    return;
-  }
-  for (std::uint64_t s0 = 0; s0 < std::max<std::uint64_t>(N, 1); s0 += span) {
-    const std::uint64_t s1 = std::min(N, s0 + span);
-    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
-      for (std::uint64_t a = s0; a < s1 || (N == 0 && a == 0); a += size) {
-        t.d0 = a;
-        t.d1 = std::min(s1, a + size);
-        t.pass = pass;
-        t.out0 = pass == 1 ? 0 : done(t.d0);
-        t.out1 = pass == 1 ? 0 : done(t.d1);
-        for (std::size_t k = 0; k < geo.cuts.size(); ++k) {
-          const std::uint64_t n = geo.in_elems[k];
-          switch (geo.cuts[k]) {
-            case InputCut::Same:
-              t.in[k] = {t.d0, t.d1};
-              break;
-            case InputCut::Proportional:
-              t.in[k] = fraction(n);
-              break;
-            case InputCut::Offset:
-              t.in[k] = {geo.in_offset[k] + t.d0, geo.in_offset[k] + t.d1};
-              break;
-            case InputCut::Broadcast:
-              // No larger than a tile: held whole (one load) rather than re-read in slivers.
-              t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
-                                  : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
-              break;
-            case InputCut::Gathered:
-              t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
-              break;
-            case InputCut::Whole:
-              t.in[k] = {0, n};
-              break;
-          }
-        }
-        visit(t);
-        if (N == 0) break;
-      }
   }
 }
 
@@ -1288,7 +1201,79 @@ std::uint64_t vector_tile_count(const VectorGeometry& geo, std::uint64_t tile_el
 
 void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, int passes,
                           const std::function<void(const VectorTile&)>& visit) {
-  visit_vector_tiles(geo, tile_elems, passes, visit);
+  const std::uint64_t N = geo.elems;
+  const std::uint64_t size = std::max<std::uint64_t>(1, tile_elems ? tile_elems : N);
+  // Tiles never straddle a reduced block they do not hold whole.
+  const std::uint64_t span = geo.block && size < geo.block ? geo.block : std::max<std::uint64_t>(N, 1);
+  const std::uint64_t blocks = geo.block ? N / geo.block : 1;
+  // A reduction's outputs complete with the last element of their block.
+  auto done = [&](std::uint64_t x) {
+    if (geo.cls != VectorClass::Reduction) return x;
+    return x >= N ? geo.out_elems : mul_div(x / geo.block, geo.out_elems, std::max<std::uint64_t>(blocks, 1));
+  };
+  VectorTile t;
+  t.in.resize(geo.cuts.size());
+  // The same fraction of an input of n elements as the tile is of the driver.
+  auto fraction = [&](std::uint64_t n) {
+    return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
+  };
+  if (geo.inner > 1 && size < geo.block) {
+    // Chunks of inner positions: every reduced position of c inner positions per tile.
+    const std::uint64_t reduced = geo.block / geo.inner, c = std::max<std::uint64_t>(1, size / reduced);
+    t.runs = reduced;
+    t.stride = geo.inner;
+    for (std::uint64_t b = 0; b < blocks; ++b)
+      for (std::uint64_t i0 = 0; i0 < geo.inner; i0 += c) {
+        t.d0 = b * geo.block + i0;
+        t.d1 = t.d0 + std::min(c, geo.inner - i0);
+        // A reduction's outputs of these positions: one run ([outer, 1, inner] flattened).
+        t.out0 = geo.cls == VectorClass::Reduction ? b * geo.inner + i0 : t.d0;
+        t.out1 = t.out0 + (t.d1 - t.d0);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k)
+          t.in[k] = geo.cuts[k] == InputCut::Same ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1}
+                                                  : std::pair<std::uint64_t, std::uint64_t>{0, geo.in_elems[k]};
+        visit(t);
+      }
+    return;
+  }
+  for (std::uint64_t s0 = 0; s0 < std::max<std::uint64_t>(N, 1); s0 += span) {
+    const std::uint64_t s1 = std::min(N, s0 + span);
+    for (int pass = passes == 2 ? 1 : 0; pass <= (passes == 2 ? 2 : 0); ++pass)
+      for (std::uint64_t a = s0; a < s1 || (N == 0 && a == 0); a += size) {
+        t.d0 = a;
+        t.d1 = std::min(s1, a + size);
+        t.pass = pass;
+        t.out0 = pass == 1 ? 0 : done(t.d0);
+        t.out1 = pass == 1 ? 0 : done(t.d1);
+        for (std::size_t k = 0; k < geo.cuts.size(); ++k) {
+          const std::uint64_t n = geo.in_elems[k];
+          switch (geo.cuts[k]) {
+            case InputCut::Same:
+              t.in[k] = {t.d0, t.d1};
+              break;
+            case InputCut::Proportional:
+              t.in[k] = fraction(n);
+              break;
+            case InputCut::Offset:
+              t.in[k] = {geo.in_offset[k] + t.d0, geo.in_offset[k] + t.d1};
+              break;
+            case InputCut::Broadcast:
+              // No larger than a tile: held whole (one load) rather than re-read in slivers.
+              t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
+                                  : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
+              break;
+            case InputCut::Gathered:
+              t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
+              break;
+            case InputCut::Whole:
+              t.in[k] = {0, n};
+              break;
+          }
+        }
+        visit(t);
+        if (N == 0) break;
+      }
+  }
 }
 
 std::uint64_t vector_pass_ops(const Graph& g, const Op& op, std::uint32_t eb, int passes, int pass) {

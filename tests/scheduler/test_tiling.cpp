@@ -53,6 +53,16 @@ ops:
 outputs: [relu0]
 )";
 
+// A 3x3 conv, 64 -> 64 channels, on an 8 x 4096 map: one output row is too wide for a small SRAM.
+const char* kWideConv = R"(
+name: wide
+inputs:
+  - {name: x, shape: [1, 64, 8, 4096]}
+ops:
+  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
+outputs: [conv]
+)";
+
 }  // namespace
 
 TEST(Tiling, OneRowElementwiseChainTilesOverFlatElements) {
@@ -272,15 +282,7 @@ TEST(Tiling, ConvWhoseOneOutputRowDoesNotFitSplitsTheWidth) {
   // at the 4-byte accumulator width is 4096 x 64 x 4 = 1 MiB; with the fewest output channels
   // a block may take (8 of 64) it is still 2 x 4096 x 8 x 4 = 256 KiB, so whole rows cannot fit
   // and the row is cut into column blocks (before: "conv needs 394368 B").
-  const auto g = workloads::parse_yaml_workload(R"(
-name: wide
-inputs:
-  - {name: x, shape: [1, 64, 8, 4096]}
-ops:
-  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
-outputs: [conv]
-)",
-                                                "wide.yaml");
+  const auto g = workloads::parse_yaml_workload(kWideConv, "wide.yaml");
   const auto hw = config::load_hardware_config("edge-s");
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
   const auto& t = segment_of(g, plan, "conv").tiling;
@@ -306,15 +308,7 @@ TEST(Tiling, SingleRowTilesWithNarrowChannelBlocksLoseToColumnBlocks) {
   // of 64 input channels: 16 B runs 64 B apart in NHWC, each fetching a whole 64 B burst), which
   // re-read the input per output-channel block. Column blocks with every channel read the
   // input about once (the halo aside), so the tiler takes them: the same bytes as on edge-s.
-  const auto g = workloads::parse_yaml_workload(R"(
-name: wide
-inputs:
-  - {name: x, shape: [1, 64, 8, 4096]}
-ops:
-  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
-outputs: [conv]
-)",
-                                                "wide.yaml");
+  const auto g = workloads::parse_yaml_workload(kWideConv, "wide.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
   const auto& t = segment_of(g, plan, "conv").tiling;
@@ -328,15 +322,7 @@ TEST(Tiling, RefusalNamesTheSmallestTileAndTheSramItNeeds) {
   // every input channel (a column block of a 3x3 conv reads whole-channel row spans): input 3 x 3
   // x 64 = 576 B (an interior block), weights 3 x 3 x 64 x 8 = 4608 B, accumulators 8 x 4 B,
   // each double-buffered: 2 x (576 + 4608 + 32) = 10432 B. A 1 KiB SRAM cannot run it.
-  const auto g = workloads::parse_yaml_workload(R"(
-name: wide
-inputs:
-  - {name: x, shape: [1, 64, 8, 4096]}
-ops:
-  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
-outputs: [conv]
-)",
-                                                "wide.yaml");
+  const auto g = workloads::parse_yaml_workload(kWideConv, "wide.yaml");
   auto hw = config::load_hardware_config("edge-s");
   hw.sram.capacity_bytes = 1024;
   try {
@@ -408,15 +394,7 @@ TEST(Lowering, AProgramThatOutgrowsItsEstimateIsRefusedAtTheCommandPastTheLimit)
   // The wide 3x3 conv on edge-s: every tile loads its input and weights, computes and stores, so
   // more commands are built than the estimate's 2 per tile and op (+ 16 a group). With the limit
   // between the two, the lowering starts and stops at the first command past it.
-  const auto g = workloads::parse_yaml_workload(R"(
-name: wide
-inputs:
-  - {name: x, shape: [1, 64, 8, 4096]}
-ops:
-  - {name: conv, op: conv2d, inputs: [x], out_channels: 64, kernel: 3, padding: 1}
-outputs: [conv]
-)",
-                                                "wide.yaml");
+  const auto g = workloads::parse_yaml_workload(kWideConv, "wide.yaml");
   const auto hw = config::load_hardware_config("edge-s");
   const sched::Plan plan = sched::make_plan(g, hw, FusionPolicy::None);
   std::uint64_t estimate = 0;
