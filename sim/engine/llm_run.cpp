@@ -309,9 +309,9 @@ LayerStack decoder_layers(const llm::LlmConfig& model) {
   return {"model.layers.", model.layers, [&model](std::int64_t l) { return model.kind(l); }};
 }
 
-/// The vision tower's blocks: all of one kind (full attention over the image's patches).
+/// The vision tower's blocks: of two kinds, attention inside windows (Qwen2.5-VL) and over every patch.
 LayerStack vision_blocks(const llm::LlmConfig& model) {
-  return {"visual.blocks.", model.vision.depth, [](std::int64_t) { return 0; }};
+  return {"visual.blocks.", model.vision.depth, [&model](std::int64_t d) { return model.vision.windowed(d) ? 0 : 1; }};
 }
 
 /// The layer an op of `stack` belongs to: L of its "<prefix>L." name (llm_graph.cpp), or -1.

@@ -125,7 +125,9 @@ std::vector<RunOption> llm_table() {
   const unsigned all = kServe | kSweep | kPython;
   return {
       from(other(C::Llm, K::Text, "model", "--model", "(required)",
-                 "a Hugging Face config.json, or a shipped model: {values} (Qwen2-VL-2B-Instruct with --image)", all),
+                 "a Hugging Face config.json, or a shipped model: {values} (Qwen2-VL-2B-Instruct and "
+                 "Qwen2.5-VL-3B-Instruct with --image)",
+                 all),
            shipped_models),
       served_up_to(integer(C::Llm, "prompt", "--prompt", 1, kMaxTokens, "128", "tokens",
                            "prompt tokens per sequence (the prefill)", all),
@@ -202,7 +204,8 @@ std::vector<RunOption> llm_table() {
             "layer has occurred twice after layer 0; the layers after them take the last simulated one's figures)",
             kPython),
       other(C::Llm, K::Text, "image", "--image", "none",
-            "vision-language models (qwen2_vl): an image of WIDTHxHEIGHT pixels, resized as Qwen2-VL's processor "
+            "vision-language models (qwen2_vl, qwen2_5_vl): an image of WIDTHxHEIGHT pixels, resized as Qwen2-VL's "
+            "processor "
             "does; its vision encoder runs before the prefill, whose prompt gains the image's tokens; TTFT counts "
             "both",
             kServe | kPython),

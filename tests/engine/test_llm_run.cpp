@@ -972,6 +972,40 @@ TEST(LlmRun, TheVisionTowersBlocksShareTheTimingOfTheLastSimulatedOne) {
   EXPECT_DOUBLE_EQ(folder["macs"].get<double>(), rest + 3 * block);
 }
 
+TEST(LlmRun, AWindowedTowersBlocksShareTheTimingOfTheirKind) {
+  // A Qwen2.5-VL tower of 8 blocks of width 640 (10 heads of 64, SwiGLU MLP 1280), full attention
+  // in blocks 1 and 3, windows of 56 / 2 / 14 = 2 x 2 merged tokens (16 patches), on a 224x224
+  // image (256 patches, 64 tokens, 16 windows). Blocks 0, 2 and 4 attend in windows, 1 and 3 over
+  // every patch, so blocks 0 .. 4 are simulated (two of each kind after block 0) and 5 .. 7 take
+  // block 4's share. A block's GEMMs 256 (4 x 640^2 + 3 x 640 x 1280) = 1,048,576,000 MACs; its
+  // attention 2 x 10 x 256^2 x 64 = 83,886,080 over every patch, 2 x 640 x 16 x 16^2 = 5,242,880
+  // in windows; the patch embedding and the merger 633,077,760 (as the test above).
+  const std::string model = write_temp("vlm25_wide8.json", R"({"model_type": "qwen2_5_vl", "hidden_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256,
+    "vocab_size": 1024, "max_position_embeddings": 4096, "tie_word_embeddings": true,
+    "vision_config": {"depth": 8, "hidden_size": 640, "num_heads": 10, "intermediate_size": 1280,
+      "out_hidden_size": 128, "window_size": 56, "fullatt_block_indexes": [1, 3]}})");
+  const std::string common = "--model " + model + " --config edge-s --prompt 8 --generate 2 --image 224x224";
+  const auto a = run_llm_cli(common, "vision25_shared");
+  const auto b = run_llm_cli(common + " --every-layer", "vision25_every");
+  ASSERT_FALSE(a.is_null());
+  ASSERT_FALSE(b.is_null());
+  const auto &va = a["llm"]["vision"], &vb = b["llm"]["vision"];
+  const double block = 256.0 * (4 * 640 * 640 + 3 * 640 * 1280), full = 2.0 * 10 * 256 * 256 * 64,
+               window = 2.0 * 640 * 16 * 16 * 16;
+  EXPECT_DOUBLE_EQ(block, 1048576000.0);
+  EXPECT_DOUBLE_EQ(full, 83886080.0);
+  EXPECT_DOUBLE_EQ(window, 5242880.0);
+  EXPECT_DOUBLE_EQ(va["macs"].get<double>(), 633077760.0 + 8 * block + 2 * full + 6 * window);
+  EXPECT_EQ(va["layers"]["total"], 8);
+  EXPECT_EQ(va["layers"]["simulated"], 5);
+  EXPECT_LE(va["layers"]["largest_departure"].get<double>(), npusim::engine::kLayerTolerance);
+  EXPECT_EQ(vb["layers"]["simulated"], 8);
+  EXPECT_DOUBLE_EQ(vb["macs"].get<double>(), va["macs"].get<double>());
+  EXPECT_NEAR(va["seconds"].get<double>(), vb["seconds"].get<double>(),
+              npusim::engine::kLayerTolerance * vb["seconds"].get<double>());
+}
+
 TEST(LlmRun, BadImagesExitTwoNamingTheOption) {
   const std::string text = write_temp("text_only.json", kSmall);
   struct Case {

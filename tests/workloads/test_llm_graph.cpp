@@ -28,8 +28,9 @@ TEST(LlmConfig, ShippedParameterTotalsMatchThePublishedOnes) {
   const std::pair<const char*, std::uint64_t> known[] = {
       {"Llama-3.2-1B", 1235814400ull},           {"Qwen2.5-0.5B", 494032768ull}, {"SmolLM2-360M", 361821120ull},
       {"Phi-3-mini-4k-instruct", 3821079552ull}, {"gemma-2-2b", 2614341888ull},  {"Qwen3-0.6B", 596049920ull},
-      {"DeepSeek-V2-Lite", 15706484224ull},      // by hand in test_llm_deepseek.cpp
-      {"Qwen2-VL-2B-Instruct", 1543714304ull}};  // the language model (its vision tower: test_llm_vision.cpp)
+      {"DeepSeek-V2-Lite", 15706484224ull},     // by hand in test_llm_deepseek.cpp
+      {"Qwen2-VL-2B-Instruct", 1543714304ull},  // the language model (its vision tower: test_llm_vision.cpp)
+      {"Qwen2.5-VL-3B-Instruct", 3085938688ull}};
   for (const auto& [name, params] : known) {
     const LlmConfig c = load_llm_config(name, data_dir());
     EXPECT_EQ(parameter_count(c), params) << name;
@@ -64,7 +65,7 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   std::string e = config_error(R"({"model_type": "bloom"})");
   EXPECT_NE(e.find("model.json (model_type)"), std::string::npos) << e;
   EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
-                   "gemma3, gemma3_text, deepseek_v2, deepseek_v3, qwen2_vl, found 'bloom'"),
+                   "gemma3, gemma3_text, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, found 'bloom'"),
             std::string::npos)
       << e;
 

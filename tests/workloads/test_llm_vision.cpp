@@ -1,5 +1,6 @@
-// Qwen2-VL's vision tower: its config read with transformers' defaults, the image's resize,
-// patches and tokens, the tower's parameters and the encoder graph's MACs, all by hand.
+// Qwen2-VL's and Qwen2.5-VL's vision towers: their configs read with transformers' defaults, the
+// image's resize, patches, tokens and attention windows, the towers' parameters and the encoder
+// graphs' MACs, all by hand.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -182,6 +183,119 @@ TEST(LlmVision, TheEncodersMacsByHand) {
   const LlmConfig q = load_llm_config("Qwen2-VL-2B-Instruct", NPUSIM_SOURCE_DIR);
   EXPECT_EQ(graph_totals(build_vision_encoder(q, vision_input(q, "448x448", "--image"), Widths{}), 2).macs,
             740409999360ull);
+}
+
+/// A qwen2 decoder of hidden 128 with a Qwen2.5-VL tower of 2 blocks, hidden_size 64 (4 heads of
+/// 16), a SwiGLU MLP of 96, windows of 56 px = 56 / 2 / 14 = 2 x 2 merged tokens (4 x 4 patches),
+/// block 1 attending over every patch.
+const char* kTiny25 = R"({"model_type": "qwen2_5_vl", "hidden_size": 128, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 1024,
+  "max_position_embeddings": 4096, "tie_word_embeddings": true,
+  "vision_config": {"depth": 2, "hidden_size": 64, "num_heads": 4, "intermediate_size": 96, "in_chans": 3,
+                    "out_hidden_size": 128, "window_size": 56, "fullatt_block_indexes": [1]}})";
+
+TEST(LlmVision, Qwen25VlReadsItsWindowsAndItsGatedMlp) {
+  const LlmConfig c = parse_llm_config(kTiny25, "vlm.json");
+  EXPECT_TRUE(c.qkv_bias);            // a qwen2 decoder
+  EXPECT_EQ(c.vision.embed_dim, 64);  // vision_config.hidden_size is the tower's width here
+  EXPECT_EQ(c.vision.mlp_width(), 96);
+  EXPECT_TRUE(c.vision.gated_mlp);
+  EXPECT_EQ(c.vision.norm, NormKind::Rms);
+  EXPECT_EQ(c.vision.window, 2);
+  EXPECT_TRUE(c.vision.windowed(0));
+  EXPECT_FALSE(c.vision.windowed(1));
+  // The shipped 3B states hidden_size 1280 and out_hidden_size 2048; the rest are
+  // Qwen2_5_VLVisionConfig's defaults: depth 32, 16 heads, MLP 3420, windows of 112 / 2 / 14 = 4
+  // merged tokens, full attention in blocks 7, 15, 23 and 31.
+  const LlmConfig q = load_llm_config("Qwen2.5-VL-3B-Instruct", NPUSIM_SOURCE_DIR);
+  EXPECT_EQ(q.vision.depth, 32);
+  EXPECT_EQ(q.vision.embed_dim, 1280);
+  EXPECT_EQ(q.vision.mlp_width(), 3420);
+  EXPECT_EQ(q.vision.out_hidden, 2048);
+  EXPECT_EQ(q.vision.window, 4);
+  int full = 0;
+  for (std::int64_t d = 0; d < 32; ++d) full += q.vision.windowed(d) ? 0 : 1;
+  EXPECT_EQ(full, 4);
+  EXPECT_FALSE(q.vision.windowed(7));
+  EXPECT_FALSE(q.vision.windowed(31));
+}
+
+TEST(LlmVision, Qwen25VlWindowsCoverTheImageWithNarrowerOnesAtTheEdges) {
+  const LlmConfig c = parse_llm_config(kTiny25, "vlm.json");
+  // 140x84 stays (5 x 28 by 3 x 28): 10 x 6 = 60 patches, a grid of 5 x 3 merged tokens. Windows
+  // of 2 x 2 tokens: 2 full ones (16 patches), the right column's 1 of 2 x 1 tokens (8), the
+  // bottom row's 2 of 1 x 2 (8 each), the corner's 1 of 1 x 1 (4): 32 + 8 + 16 + 4 = 60.
+  const VisionInput image = vision_input(c, "140x84", "--image");
+  ASSERT_EQ(image.patches, 60);
+  const auto w = vision_windows(c.vision, image);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(w[0].count, 2);
+  EXPECT_EQ(w[0].patches, 16);
+  EXPECT_EQ(w[1].count, 1);
+  EXPECT_EQ(w[1].patches, 8);
+  EXPECT_EQ(w[2].count, 2);
+  EXPECT_EQ(w[2].patches, 8);
+  EXPECT_EQ(w[3].count, 1);
+  EXPECT_EQ(w[3].patches, 4);
+  // A grid of whole windows has no edge windows: 112x112 is 4 x 4 tokens, 4 windows of 16 patches.
+  const auto whole = vision_windows(c.vision, vision_input(c, "112x112", "--image"));
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].count, 4);
+  EXPECT_EQ(whole[0].patches, 16);
+}
+
+TEST(LlmVision, Qwen25VlParametersAndMacsByHand) {
+  // Tiny: patch embedding 1176 x 64 = 75,264; a block: 2 RMSNorms 128, qkv 3 x 64^2 + 192 =
+  // 12,480, proj 4,160, gate, up, down 3 x 64 x 96 + 2 x 96 + 64 = 18,688: 35,456, x 2 = 70,912;
+  // merger: ln_q 64, 256 x 256 + 256, 256 x 128 + 128: 98,752. In all 244,928.
+  const LlmConfig c = parse_llm_config(kTiny25, "vlm.json");
+  EXPECT_EQ(vision_parameter_count(c), 244928ull);
+  const VisionInput image = vision_input(c, "140x84", "--image");
+  const Graph g = build_vision_encoder(c, image, Widths{});
+  EXPECT_EQ(graph_totals(g, 2).params, 244928ull);
+  // MACs at 140x84, P 60, E 64, M 96, K 1176, H 128: patch embedding P K E = 4,515,840; each
+  // block's GEMMs P (4E^2 + 3EM) = 2,088,960; block 0's windows 2E (2 x 16^2 + 8^2 + 2 x 8^2 +
+  // 4^2) = 128 x 720 = 92,160; block 1 over every patch 2 P^2 E = 460,800; the merger 4 P E^2 +
+  // P E H = 983,040 + 491,520. In all 10,721,280.
+  EXPECT_EQ(graph_totals(g, 2).macs, 10721280ull);
+  // Qwen2.5-VL-3B: patch 1,505,280; a block 2,560 + 4,919,040 + 1,639,680 + 3 x 1280 x 3420 +
+  // 6,840 + 1,280 = 19,702,200, x 32 = 630,470,400; merger 1,280 + 26,219,520 + 5120 x 2048 +
+  // 2048 = 36,708,608. In all 668,684,288 (with its language model's 3,085,938,688: 3.75 B, the
+  // model card's figure).
+  const LlmConfig q = load_llm_config("Qwen2.5-VL-3B-Instruct", NPUSIM_SOURCE_DIR);
+  EXPECT_EQ(vision_parameter_count(q), 668684288ull);
+  EXPECT_EQ(parameter_count(q), 3085938688ull);
+  // At 448x448 (P 1024, 16 windows of 64 patches): 32 x 1024 (4 x 1280^2 + 3 x 1280 x 3420) =
+  // 32 x 20,158,873,600; 28 windowed blocks 2 x 1280 x 16 x 64^2 = 167,772,160 each, 4 full ones
+  // 2 x 1024^2 x 1280 = 2,684,354,560 each; patch 1,541,406,720; merger 6,710,886,400 +
+  // 2,684,354,560. In all 671,455,641,600.
+  EXPECT_EQ(graph_totals(build_vision_encoder(q, vision_input(q, "448x448", "--image"), Widths{}), 2).macs,
+            671455641600ull);
+}
+
+TEST(LlmVision, BadQwen25VlFieldsAreNamed) {
+  auto with_vision = [](const std::string& vision) {
+    return error_of(R"({"model_type": "qwen2_5_vl", "hidden_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 1024,
+      "max_position_embeddings": 4096, "vision_config": )" +
+                    vision + "}");
+  };
+  std::string e = with_vision(R"({"depth": 4, "hidden_size": 64, "num_heads": 4, "out_hidden_size": 128,
+    "fullatt_block_indexes": [1, 4]})");
+  EXPECT_NE(e.find("(vision_config.fullatt_block_indexes): expected layer indices from 0 to 3, found"),
+            std::string::npos)
+      << e;
+  e = with_vision(R"({"hidden_size": 64, "num_heads": 4, "out_hidden_size": 128, "window_size": 20})");
+  EXPECT_NE(e.find("(vision_config.window_size): expected at least spatial_merge_size x patch_size = 28 px"),
+            std::string::npos)
+      << e;
+  e = with_vision(R"({"hidden_size": 64, "num_heads": 4, "out_hidden_size": 96})");
+  EXPECT_NE(e.find("(vision_config.out_hidden_size): expected the language model's hidden_size 128"), std::string::npos)
+      << e;
+  e = with_vision(R"({"hidden_size": 64, "num_heads": 4, "out_hidden_size": 128, "hidden_act": "gelu"})");
+  EXPECT_NE(e.find("(vision_config.hidden_act): expected silu (Qwen2.5-VL's vision MLP), found 'gelu'"),
+            std::string::npos)
+      << e;
 }
 
 }  // namespace

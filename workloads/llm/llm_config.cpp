@@ -312,6 +312,24 @@ void read_gemma3(const Fields& f, LlmConfig& c) {
   c.act = activation(f, key, f.text_or(key, "gelu_pytorch_tanh"));
 }
 
+/// The checks every vision tower shares: heads divide the width, the merger ends at the language
+/// model's width, the patch sizes in range. `width` and `out` name the two widths' fields.
+void check_vision_sizes(const Fields& f, const LlmConfig& c, const char* width, const char* out) {
+  const VisionConfig& v = c.vision;
+  if (v.embed_dim % v.heads != 0)
+    f.fail(width,
+           "expected a multiple of num_heads " + std::to_string(v.heads) + ", found " + std::to_string(v.embed_dim));
+  if (v.out_hidden != c.hidden)
+    f.fail(out, "expected the language model's hidden_size " + std::to_string(c.hidden) +
+                    " (the merger's output is an image token's embedding), found " + std::to_string(v.out_hidden));
+  if (v.patch > 1024 || v.merge > 64 || v.temporal_patch > 64 || v.in_channels > 64)
+    f.fail("patch_size",
+           "expected patch_size <= 1024 and spatial_merge_size, temporal_patch_size, in_channels <= 64, "
+           "found " +
+               std::to_string(v.patch) + ", " + std::to_string(v.merge) + ", " + std::to_string(v.temporal_patch) +
+               ", " + std::to_string(v.in_channels));
+}
+
 /// Qwen2-VL's vision tower (vision_config), with the defaults of transformers'
 /// Qwen2VLVisionConfig for the fields a config omits (Qwen2-VL-2B-Instruct's states only
 /// hidden_size, in_chans and spatial_patch_size). in_channels is read, else in_chans (the name
@@ -329,25 +347,48 @@ void read_qwen2_vl_vision(const Fields& f, LlmConfig& c) {
   v.temporal_patch = f.count_or("temporal_patch_size", 2);
   v.merge = f.count_or("spatial_merge_size", 2);
   v.out_hidden = f.count_or("hidden_size", 3584);
-  if (v.embed_dim % v.heads != 0)
-    f.fail("embed_dim",
-           "expected a multiple of num_heads " + std::to_string(v.heads) + ", found " + std::to_string(v.embed_dim));
-  if (v.out_hidden != c.hidden)
-    f.fail("hidden_size", "expected the language model's hidden_size " + std::to_string(c.hidden) +
-                              " (the merger's output is an image token's embedding), found " +
-                              std::to_string(v.out_hidden));
-  if (v.patch > 1024 || v.merge > 64 || v.temporal_patch > 64 || v.in_channels > 64)
-    f.fail("patch_size",
-           "expected patch_size <= 1024 and spatial_merge_size, temporal_patch_size, in_channels <= 64, "
-           "found " +
-               std::to_string(v.patch) + ", " + std::to_string(v.merge) + ", " + std::to_string(v.temporal_patch) +
-               ", " + std::to_string(v.in_channels));
+  check_vision_sizes(f, c, "embed_dim", "hidden_size");
   const std::string act = f.text_or("hidden_act", "quick_gelu");
   if (act != "quick_gelu") f.fail("hidden_act", "expected quick_gelu (Qwen2-VL's vision MLP), found '" + act + "'");
 }
 
-/// Qwen2-VL (qwen2_vl): a qwen2 decoder, its fields at the top level or, in newer exports, under
-/// text_config, and the vision tower of vision_config.
+/// Qwen2.5-VL's vision tower (vision_config), with the defaults of transformers'
+/// Qwen2_5_VLVisionConfig for the fields a config omits (Qwen2.5-VL-3B-Instruct's states
+/// hidden_size 1280, in_chans, out_hidden_size and spatial_patch_size). Here hidden_size is the
+/// tower's own width and out_hidden_size the merger's output.
+void read_qwen2_5_vl_vision(const Fields& f, LlmConfig& c) {
+  VisionConfig& v = c.vision;
+  v.depth = f.count_or("depth", 32);
+  if (v.depth > 1024) f.fail("depth", "expected at most 1024 vision blocks, found " + std::to_string(v.depth));
+  v.embed_dim = f.count_or("hidden_size", 1280);
+  v.heads = f.count_or("num_heads", 16);
+  v.intermediate = f.count_or("intermediate_size", 3420);
+  v.in_channels = f.has("in_channels") ? f.count("in_channels") : f.count_or("in_chans", 3);
+  v.patch = f.count_or("patch_size", 14);
+  v.temporal_patch = f.count_or("temporal_patch_size", 2);
+  v.merge = f.count_or("spatial_merge_size", 2);
+  v.out_hidden = f.count_or("out_hidden_size", 3584);
+  v.gated_mlp = true;
+  v.norm = NormKind::Rms;
+  check_vision_sizes(f, c, "hidden_size", "out_hidden_size");
+  const std::int64_t window_size = f.count_or("window_size", 112);
+  // transformers' get_window_index: window_size // spatial_merge_size // patch_size merged tokens a side.
+  v.window = window_size / v.merge / v.patch;
+  if (v.window < 1)
+    f.fail("window_size", "expected at least spatial_merge_size x patch_size = " + std::to_string(v.merge * v.patch) +
+                              " px (one merged token), found " + std::to_string(window_size));
+  v.full_blocks.assign(std::size_t(v.depth), false);
+  const std::vector<std::int64_t> full = f.has("fullatt_block_indexes")
+                                             ? f.indices_or_empty("fullatt_block_indexes", v.depth)
+                                             : std::vector<std::int64_t>{7, 15, 23, 31};
+  for (const std::int64_t d : full)
+    if (d < v.depth) v.full_blocks[std::size_t(d)] = true;  // the defaults past a shorter tower's depth name no block
+  const std::string act = f.text_or("hidden_act", "silu");
+  if (act != "silu") f.fail("hidden_act", "expected silu (Qwen2.5-VL's vision MLP), found '" + act + "'");
+}
+
+/// Qwen2-VL (qwen2_vl) and Qwen2.5-VL (qwen2_5_vl): a qwen2 decoder, its fields at the top level
+/// or, in newer exports, under text_config, and the vision tower of vision_config.
 void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
   const bool nested = f.has("text_config");
   if (nested && !j.at("text_config").is_object())
@@ -366,7 +407,11 @@ void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
     f.fail("vision_config",
            std::string("expected an object (the vision tower's fields), found ") + j.at("vision_config").type_name());
   static const json kNone = json::object();
-  read_qwen2_vl_vision(Fields(f.has("vision_config") ? j.at("vision_config") : kNone, c.source, "vision_config."), c);
+  const Fields v(f.has("vision_config") ? j.at("vision_config") : kNone, c.source, "vision_config.");
+  if (c.model_type == "qwen2_5_vl")
+    read_qwen2_5_vl_vision(v, c);
+  else
+    read_qwen2_vl_vision(v, c);
 }
 
 LlmConfig from_json(const json& j, const std::string& source) {
@@ -399,7 +444,7 @@ LlmConfig from_json(const json& j, const std::string& source) {
     check_heads(t, c);
     return c;
   }
-  if (c.model_type == "qwen2_vl") {
+  if (c.model_type == "qwen2_vl" || c.model_type == "qwen2_5_vl") {
     read_qwen2_vl(j, f, c);
     return c;
   }
@@ -461,9 +506,9 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama",  "qwen2",       "mistral",     "phi3",        "gemma2",
-                                                 "gpt2",   "qwen3",       "mixtral",     "qwen2_moe",   "qwen3_moe",
-                                                 "gemma3", "gemma3_text", "deepseek_v2", "deepseek_v3", "qwen2_vl"};
+  static const std::vector<std::string> types = {
+      "llama",     "qwen2",     "mistral", "phi3",        "gemma2",      "gpt2",        "qwen3",    "mixtral",
+      "qwen2_moe", "qwen3_moe", "gemma3",  "gemma3_text", "deepseek_v2", "deepseek_v3", "qwen2_vl", "qwen2_5_vl"};
   return types;
 }
 
@@ -550,7 +595,7 @@ VisionInput vision_input(const LlmConfig& c, const std::string& image, const std
   if (!c.has_vision())
     throw InputError(flag + " " + image,
                      "expected a model with a vision tower (a config with vision_config, "
-                     "model_type qwen2_vl), found model_type '" +
+                     "model_type qwen2_vl or qwen2_5_vl), found model_type '" +
                          c.model_type + "' (" + c.source + ")");
   // "WxH": digits, an x, digits; each side from 28 px (smart_resize refuses smaller) to 16384.
   const std::size_t x = image.find('x');

@@ -51,19 +51,30 @@ struct MlaConfig {
   bool bias = false;              // attention_bias: q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj
 };
 
-/// A vision tower (qwen2_vl's vision_config; docs/llm.md, "Vision-language models"): a ViT of
-/// `depth` pre-norm blocks (LayerNorm, full self-attention of `heads` heads over every patch,
-/// a QuickGELU MLP of mlp_ratio x embed_dim) after a patch embedding of in_channels x
-/// temporal_patch x patch^2 pixels a patch, and a PatchMerger that concatenates merge^2
-/// neighbouring patches into one token of the language model's width. depth 0: no vision tower.
+/// A vision tower (vision_config; docs/llm.md, "Vision-language models"): a ViT of `depth`
+/// pre-norm blocks after a patch embedding of in_channels x temporal_patch x patch^2 pixels a
+/// patch, and a PatchMerger that concatenates merge^2 neighbouring patches into one token of the
+/// language model's width. Qwen2-VL's blocks: LayerNorm, full self-attention of `heads` heads
+/// over every patch, a QuickGELU MLP of mlp_ratio x embed_dim. Qwen2.5-VL's: RMSNorm, a SwiGLU
+/// MLP of `intermediate`, and attention inside windows of `window` x `window` merged tokens
+/// except in the blocks `full_blocks` marks. depth 0: no vision tower.
 struct VisionConfig {
   std::int64_t depth = 0, embed_dim = 0, heads = 0, mlp_ratio = 0;
   std::int64_t in_channels = 0, patch = 0, temporal_patch = 0, merge = 0;
-  std::int64_t out_hidden = 0;  // the merger's output: the language model's hidden_size
+  std::int64_t out_hidden = 0;    // the merger's output: the language model's hidden_size
+  std::int64_t intermediate = 0;  // the MLP's width as the config states it (qwen2_5_vl); 0: mlp_ratio x embed_dim
+  bool gated_mlp = false;         // SwiGLU (gate, up, down) instead of fc1, QuickGELU, fc2
+  NormKind norm = NormKind::Layer;
+  /// Window attention (qwen2_5_vl): a window's side in merged tokens, window_size / merge /
+  /// patch (112 / 2 / 14 = 4: 8 x 8 patches); 0: every block attends over every patch.
+  std::int64_t window = 0;
+  std::vector<bool> full_blocks;  // with windows: the blocks that attend over every patch (fullatt_block_indexes)
   std::int64_t head_dim() const { return embed_dim / heads; }
-  std::int64_t mlp_width() const { return embed_dim * mlp_ratio; }
+  std::int64_t mlp_width() const { return intermediate > 0 ? intermediate : embed_dim * mlp_ratio; }
   /// Pixels a patch holds: in_channels x temporal_patch x patch x patch (the patch GEMM's depth).
   std::int64_t patch_pixels() const { return in_channels * temporal_patch * patch * patch; }
+  /// Whether block d attends inside windows (else over every patch).
+  bool windowed(std::int64_t d) const { return window > 0 && !full_blocks[std::size_t(d)]; }
 };
 
 /// An image as the vision tower sees it: resized by smart_resize, cut into patches, merged into tokens.
@@ -168,7 +179,7 @@ std::vector<std::string> shipped_config_names(const std::string& data_dir);
 /// insensitive). Throws InputError listing the shipped names when neither exists.
 LlmConfig load_llm_config(const std::string& spec, const std::string& data_dir);
 
-/// Qwen2-VL's image preprocessing (transformers' image_processing_qwen2_vl.py, smart_resize):
+/// Qwen2-VL's image preprocessing (transformers' image_processing_qwen2_vl.py, smart_resize; Qwen2.5-VL's too):
 /// each side rounded to the nearest multiple of patch x merge (28; halves to even, as Python's
 /// round), then, when the pixels exceed max_pixels (28 x 28 x 1280) or fall below min_pixels
 /// (56 x 56), both sides scaled by sqrt of the ratio and floored (ceiled) to multiples of 28.

@@ -63,7 +63,7 @@ class Builder {
   /// The vision tower on one image (build_vision_encoder): x is [patches, E] throughout.
   Graph build_vision(const VisionInput& image) {
     const VisionConfig& v = c_.vision;
-    const std::int64_t P = image.patches, E = v.embed_dim, M = v.mlp_width(), n = v.heads, hd = v.head_dim();
+    const std::int64_t P = image.patches, E = v.embed_dim, hd = v.head_dim();
     g_.name = c_.name + "-vision";
     // The processor's patches: each one in_channels x temporal_patch x patch x patch pixels.
     const int pixels = input("pixel_values", {P, v.patch_pixels()});
@@ -72,37 +72,98 @@ class Builder {
     cos_ = input("visual.rope.cos", {P, 1, hd});
     sin_ = input("visual.rope.sin", {P, 1, hd});
     scale_ = input("attention.scale", {1});
-    for (std::int64_t d = 0; d < v.depth; ++d) {
-      const std::string p = "visual.blocks." + std::to_string(d) + ".";
-      const std::string attn = p + "attn.";
-      const int h = norm_of(NormKind::Layer, p + "norm1", x, E, E);
-      // qkv is one weight [E, 3E] read as its three column blocks (the same bytes and MACs).
-      auto heads = [&](const std::string& name, const char* part) {
-        const int y =
-            reshape(attn + "qkv." + part + "_heads", linear(attn + "qkv." + part, h, E, E, true), {1, P, n, hd});
-        return name.empty() ? y : rope(attn + name, y);
-      };
-      const int q = transpose(attn + "q_by_head", heads("q_rope", "q"), {0, 2, 1, 3});
-      const int k = transpose(attn + "k_by_head", heads("k_rope", "k"), {0, 2, 1, 3});
-      const int val = transpose(attn + "v_by_head", heads("", "v"), {0, 2, 1, 3});
-      const int ctx = attend_in_blocks(attn, q, k, val, 1);  // every patch attends to every patch: no mask
-      const int merged = reshape(attn + "merge", transpose(attn + "context_by_patch", ctx, {0, 2, 1, 3}), {P, E});
-      x = op(OpKind::Add, p + "attention_residual", {x, linear(attn + "proj", merged, E, E, true)});
-      const int h2 = norm_of(NormKind::Layer, p + "norm2", x, E, E);
-      // QuickGELU (x sigmoid(1.702 x)): one elementwise activation, costed as a GELU.
-      const int a = op(OpKind::Gelu, p + "mlp.act", {linear(p + "mlp.fc1", h2, E, M, true)});
-      x = op(OpKind::Add, p + "mlp_residual", {x, linear(p + "mlp.fc2", a, M, E, true)});
+    if (v.window > 0) {
+      // Qwen2.5-VL orders the patches window by window before the blocks (and back after the
+      // merger): a gather of every patch's row. Windows of one shape are taken together, so
+      // their attention is one batched product.
+      const int order = input("visual.window_index", {P});
+      g_.set_elem_bytes(order, 4);
+      x = op(OpKind::Gather, "visual.window_order", {x, order}, gather_attrs());
     }
-    // PatchMerger: LayerNorm, merge^2 neighbouring patches (consecutive rows: the processor
+    for (std::int64_t d = 0; d < v.depth; ++d) x = vision_block(x, image, d);
+    // PatchMerger: the norm, merge^2 neighbouring patches (consecutive rows: the processor
     // orders the patches so) as one row of merge^2 x E, then Linear, GELU, Linear to the LM's width.
     const std::int64_t m2 = v.merge * v.merge;
-    const int ln = norm_of(NormKind::Layer, "visual.merger.ln_q", x, E, E);
+    const int ln = norm_of(v.norm, "visual.merger.ln_q", x, E, E);
     const int rows = reshape("visual.merger.concat", ln, {image.tokens, m2 * E});
     const int a =
         op(OpKind::Gelu, "visual.merger.mlp.act", {linear("visual.merger.mlp.0", rows, m2 * E, m2 * E, true)});
-    linear("visual.merger.mlp.2", a, m2 * E, v.out_hidden, true);
+    int out = linear("visual.merger.mlp.2", a, m2 * E, v.out_hidden, true);
+    if (v.window > 0) {
+      const int back = input("visual.window_reverse_index", {image.tokens});
+      g_.set_elem_bytes(back, 4);
+      out = op(OpKind::Gather, "visual.window_restore", {out, back}, gather_attrs());
+    }
+    (void)out;
     g_.finalize(c_.source);
     return std::move(g_);
+  }
+
+  /// Vision block d: norm, attention (over every patch, or inside windows), residual; norm, MLP, residual.
+  int vision_block(int x, const VisionInput& image, std::int64_t d) {
+    const VisionConfig& v = c_.vision;
+    const std::int64_t P = image.patches, E = v.embed_dim, M = v.mlp_width(), n = v.heads, hd = v.head_dim();
+    const std::string p = "visual.blocks." + std::to_string(d) + ".";
+    const std::string attn = p + "attn.";
+    const int h = norm_of(v.norm, p + "norm1", x, E, E);
+    // qkv is one weight [E, 3E] read as its three column blocks (the same bytes and MACs).
+    auto heads = [&](const std::string& name, const char* part) {
+      const int y =
+          reshape(attn + "qkv." + part + "_heads", linear(attn + "qkv." + part, h, E, E, true), {1, P, n, hd});
+      return name.empty() ? y : rope(attn + name, y);
+    };
+    // Over every patch: each of q, k, v as [1, heads, P, hd]; in windows they are cut first.
+    const bool windows = v.windowed(d);
+    auto by_head = [&](const char* name, int t) { return windows ? t : transpose(attn + name, t, {0, 2, 1, 3}); };
+    const int q = by_head("q_by_head", heads("q_rope", "q"));
+    const int k = by_head("k_by_head", heads("k_rope", "k"));
+    const int val = by_head("v_by_head", heads("", "v"));
+    const int merged = windows ? attend_in_windows(attn, image, q, k, val) : attend_everywhere(attn, P, q, k, val);
+    x = op(OpKind::Add, p + "attention_residual", {x, linear(attn + "proj", merged, E, E, true)});
+    const int h2 = norm_of(v.norm, p + "norm2", x, E, E);
+    int y = 0;
+    if (v.gated_mlp) {
+      // SwiGLU: silu(x W_gate) * (x W_up), then W_down, each with a bias.
+      const int gate = op(OpKind::Silu, p + "mlp.act", {linear(p + "mlp.gate_proj", h2, E, M, true)});
+      const int up = linear(p + "mlp.up_proj", h2, E, M, true);
+      y = linear(p + "mlp.down_proj", op(OpKind::Mul, p + "mlp.gated", {gate, up}), M, E, true);
+    } else {
+      // QuickGELU (x sigmoid(1.702 x)): one elementwise activation, costed as a GELU.
+      const int a = op(OpKind::Gelu, p + "mlp.act", {linear(p + "mlp.fc1", h2, E, M, true)});
+      y = linear(p + "mlp.fc2", a, M, E, true);
+    }
+    return op(OpKind::Add, p + "mlp_residual", {x, y});
+  }
+
+  /// Every patch attends to every patch (no mask); q, k, v are [1, heads, P, hd]; returns [P, E].
+  int attend_everywhere(const std::string& attn, std::int64_t P, int q, int k, int val) {
+    const int ctx = attend_in_blocks(attn, q, k, val, 1);
+    return reshape(attn + "merge", transpose(attn + "context_by_patch", ctx, {0, 2, 1, 3}), {P, c_.vision.embed_dim});
+  }
+
+  /// Each patch attends to the patches of its window (vision_windows): per window shape, the
+  /// windows' q, k, v as [windows, heads, patches, hd] and one batched attention; returns [P, E].
+  int attend_in_windows(const std::string& attn, const VisionInput& image, int q, int k, int val) {
+    const VisionConfig& v = c_.vision;
+    const std::int64_t E = v.embed_dim, n = v.heads, hd = v.head_dim();
+    std::vector<int> parts;
+    std::int64_t from = 0;
+    for (const WindowClass& w : vision_windows(v, image)) {
+      const std::string b = attn + "windows" + std::to_string(parts.size()) + ".";
+      const std::int64_t to = from + w.count * w.patches;
+      auto by_window = [&](const char* name, int t) {
+        const int cut = reshape(b + name + "_windows", slice(b + name, t, 1, from, to), {w.count, w.patches, n, hd});
+        return transpose(b + name + "_by_head", cut, {0, 2, 1, 3});
+      };
+      const int ctx = attend(b, by_window("q", q), by_window("k", k), by_window("v", val));
+      parts.push_back(
+          reshape(b + "merge", transpose(b + "context_by_patch", ctx, {0, 2, 1, 3}), {w.count * w.patches, E}));
+      from = to;
+    }
+    if (parts.size() == 1) return parts.front();
+    OpAttrs cat;
+    cat.axis = 0;
+    return op(OpKind::Concat, attn + "window_context", parts, cat);
   }
 
  private:
@@ -593,12 +654,34 @@ std::uint64_t vision_parameter_count(const LlmConfig& c) {
   const std::uint64_t E = std::uint64_t(v.embed_dim), M = std::uint64_t(v.mlp_width()),
                       K = std::uint64_t(v.patch_pixels()), H = std::uint64_t(v.out_hidden),
                       m2 = std::uint64_t(v.merge * v.merge);
-  const std::uint64_t block = 4 * E                 // norm1, norm2: weight and bias
-                              + 3 * E * E + 3 * E   // qkv
-                              + E * E + E           // proj
-                              + 2 * E * M + M + E;  // fc1, fc2
-  const std::uint64_t merger = 2 * E + (m2 * E) * (m2 * E) + m2 * E + m2 * E * H + H;
+  const std::uint64_t norm = v.norm == NormKind::Layer ? 2 * E : E;  // weight (and bias)
+  const std::uint64_t mlp = v.gated_mlp ? 3 * E * M + 2 * M + E      // gate, up, down
+                                        : 2 * E * M + M + E;         // fc1, fc2
+  const std::uint64_t block = 2 * norm                               // norm1, norm2
+                              + 3 * E * E + 3 * E                    // qkv
+                              + E * E + E                            // proj
+                              + mlp;
+  const std::uint64_t merger = norm + (m2 * E) * (m2 * E) + m2 * E + m2 * E * H + H;
   return K * E + std::uint64_t(v.depth) * block + merger;
+}
+
+std::vector<WindowClass> vision_windows(const VisionConfig& v, const VisionInput& image) {
+  if (v.window == 0) return {{1, image.patches}};
+  // transformers' get_window_index: the grid of merged tokens padded at the bottom and the right
+  // to whole windows, the padding dropped: full windows, then the right column's, the bottom
+  // row's and the corner's, narrower by what the grid leaves.
+  const std::int64_t rows = image.resized_height / v.patch / v.merge, cols = image.resized_width / v.patch / v.merge;
+  const std::int64_t w = v.window, m2 = v.merge * v.merge;
+  const std::int64_t full_rows = rows / w, left_rows = rows % w, full_cols = cols / w, left_cols = cols % w;
+  std::vector<WindowClass> out;
+  auto add = [&](std::int64_t count, std::int64_t h, std::int64_t wd) {
+    if (count > 0 && h > 0 && wd > 0) out.push_back({count, h * wd * m2});
+  };
+  add(full_rows * full_cols, w, w);
+  add(full_rows, w, left_cols);
+  add(full_cols, left_rows, w);
+  add(1, left_rows, left_cols);
+  return out;
 }
 
 std::uint64_t parameter_count(const LlmConfig& c) {

@@ -46,15 +46,26 @@ Graph build_llm_step(const LlmConfig& c, const StepSpec& s);
 
 /// The graph of the vision tower encoding one image (docs/llm.md, "Vision-language models"):
 /// the patch embedding as a GEMM [patches, patch_pixels] x [patch_pixels, embed_dim] (a Conv3d
-/// whose stride is its kernel), `depth` ViT blocks of full attention over every patch (in query
-/// blocks, as a long prefill's), and the PatchMerger to image tokens of the LM's width. Tensor
+/// whose stride is its kernel), `depth` ViT blocks of attention over every patch (in query
+/// blocks, as a long prefill's) or, for Qwen2.5-VL's windowed blocks, inside each window (the
+/// patches gathered window by window first and the tokens back in image order after the
+/// merger), and the PatchMerger to image tokens of the LM's width. Tensor
 /// names follow Hugging Face's ("visual.blocks.3.attn.qkv.weight"). Weights and activations
 /// take `widths`' formats.
 Graph build_vision_encoder(const LlmConfig& c, const VisionInput& image, const Widths& widths);
 
+/// Windows of one shape in Qwen2.5-VL's window attention over an image: how many, and the
+/// patches each holds (docs/llm.md, "Vision-language models"). A tower without windows: one
+/// window of every patch.
+struct WindowClass {
+  std::int64_t count = 0, patches = 0;
+};
+std::vector<WindowClass> vision_windows(const VisionConfig& v, const VisionInput& image);
+
 /// The vision tower's parameters by closed form (0 without one): the patch embedding
-/// (patch_pixels x E), per block 2 LayerNorms (4E), qkv (3E^2 + 3E), proj (E^2 + E), fc1 and fc2
-/// (2 E M + M + E), and the merger: ln_q (2E), 4E x 4E + 4E, 4E x H + H.
+/// (patch_pixels x E), per block 2 norms (LayerNorm 2E each, RMSNorm E), qkv (3E^2 + 3E), proj
+/// (E^2 + E), the MLP (fc1 and fc2: 2 E M + M + E; gate, up and down: 3 E M + 2M + E), and the
+/// merger: ln_q, 4E x 4E + 4E, 4E x H + H.
 std::uint64_t vision_parameter_count(const LlmConfig& c);
 
 /// Parameters by closed form (the tied head counted once), for checks against graph_totals.
