@@ -311,7 +311,8 @@ LayerStack decoder_layers(const llm::LlmConfig& model) {
 
 /// The vision tower's blocks: of two kinds, attention inside windows (Qwen2.5-VL) and over every patch.
 LayerStack vision_blocks(const llm::LlmConfig& model) {
-  return {"visual.blocks.", model.vision.depth, [&model](std::int64_t d) { return model.vision.windowed(d) ? 0 : 1; }};
+  return {model.vision.block_prefix(), model.vision.depth,
+          [&model](std::int64_t d) { return model.vision.windowed(d) ? 0 : 1; }};
 }
 
 /// The layer an op of `stack` belongs to: L of its "<prefix>L." name (llm_graph.cpp), or -1.

@@ -204,10 +204,9 @@ std::vector<RunOption> llm_table() {
             "layer has occurred twice after layer 0; the layers after them take the last simulated one's figures)",
             kPython),
       other(C::Llm, K::Text, "image", "--image", "none",
-            "vision-language models (qwen2_vl, qwen2_5_vl): an image of WIDTHxHEIGHT pixels, resized as Qwen2-VL's "
-            "processor "
-            "does; its vision encoder runs before the prefill, whose prompt gains the image's tokens; TTFT counts "
-            "both",
+            "vision-language models (qwen2_vl, qwen2_5_vl, gemma3): an image of WIDTHxHEIGHT pixels, resized as the "
+            "model's processor does; its vision encoder runs before the prefill, whose prompt gains the image's "
+            "tokens; TTFT counts both",
             kServe | kPython),
   };
 }

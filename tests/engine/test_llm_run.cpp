@@ -1006,6 +1006,27 @@ TEST(LlmRun, AWindowedTowersBlocksShareTheTimingOfTheirKind) {
               npusim::engine::kLayerTolerance * vb["seconds"].get<double>());
 }
 
+TEST(LlmRun, AGemma3ImageIsPooledToItsTokensBeforeThePrefill) {
+  // A gemma3 with a SigLIP tower of 2 layers (tests/workloads/test_llm_vision.cpp's tiny one):
+  // any image becomes 56 x 56, 16 patches pooled to 4 tokens; the encoder's MACs 1,617,920 by
+  // hand there; the prefill is the 8 text tokens and the 4 image tokens.
+  const std::string model = write_temp("gemma3_tiny_vlm.json", R"({"model_type": "gemma3", "mm_tokens_per_image": 4,
+    "text_config": {"hidden_size": 128, "num_hidden_layers": 2, "intermediate_size": 256, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1024, "max_position_embeddings": 4096},
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 64, "image_size": 56,
+      "intermediate_size": 96, "num_attention_heads": 4, "num_hidden_layers": 2, "patch_size": 14}})");
+  const auto s = run_llm_cli("--model " + model + " --config edge-s --prompt 8 --generate 2 --image 640x480", "g3vlm");
+  ASSERT_FALSE(s.is_null());
+  const auto& l = s["llm"];
+  EXPECT_EQ(l["vision"]["image"], nlohmann::json({56, 56}));
+  EXPECT_EQ(l["vision"]["patches"], 16);
+  EXPECT_EQ(l["vision"]["tokens"], 4);
+  EXPECT_EQ(l["vision"]["macs"].get<double>(), 1617920.0);
+  EXPECT_EQ(l["prefill"]["tokens"], 12);
+  EXPECT_DOUBLE_EQ(l["ttft_seconds"].get<double>(),
+                   l["vision"]["seconds"].get<double>() + l["prefill"]["seconds"].get<double>());
+}
+
 TEST(LlmRun, BadImagesExitTwoNamingTheOption) {
   const std::string text = write_temp("text_only.json", kSmall);
   struct Case {

@@ -26,11 +26,11 @@ TEST(LlmConfig, ShippedParameterTotalsMatchThePublishedOnes) {
   // embed 128256 x 2048 = 262,668,288; a layer: q 2048^2 + k, v 2 x 2048 x 512 + o 2048^2 +
   // MLP 3 x 2048 x 8192 + 2 norms x 2048 = 60,821,504; x 16 + embed + final norm 2048 = 1,235,814,400.
   const std::pair<const char*, std::uint64_t> known[] = {
-      {"Llama-3.2-1B", 1235814400ull},           {"Qwen2.5-0.5B", 494032768ull}, {"SmolLM2-360M", 361821120ull},
-      {"Phi-3-mini-4k-instruct", 3821079552ull}, {"gemma-2-2b", 2614341888ull},  {"Qwen3-0.6B", 596049920ull},
+      {"Llama-3.2-1B", 1235814400ull},           {"Qwen2.5-0.5B", 494032768ull},  {"SmolLM2-360M", 361821120ull},
+      {"Phi-3-mini-4k-instruct", 3821079552ull}, {"gemma-2-2b", 2614341888ull},   {"Qwen3-0.6B", 596049920ull},
       {"DeepSeek-V2-Lite", 15706484224ull},     // by hand in test_llm_deepseek.cpp
       {"Qwen2-VL-2B-Instruct", 1543714304ull},  // the language model (its vision tower: test_llm_vision.cpp)
-      {"Qwen2.5-VL-3B-Instruct", 3085938688ull}};
+      {"Qwen2.5-VL-3B-Instruct", 3085938688ull}, {"gemma-3-4b-it", 3880263168ull}};
   for (const auto& [name, params] : known) {
     const LlmConfig c = load_llm_config(name, data_dir());
     EXPECT_EQ(parameter_count(c), params) << name;
@@ -452,7 +452,9 @@ TEST(LlmConfig, AMultimodalGemma3IsReadFromItsTextConfig) {
     "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
       "num_attention_heads": 8, "num_hidden_layers": 34, "num_key_value_heads": 4, "sliding_window": 1024,
       "rope_scaling": {"factor": 8.0, "rope_type": "linear"}},
-    "vision_config": {"hidden_size": 1152, "num_hidden_layers": 27}, "mm_tokens_per_image": 256})",
+    "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+      "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14,
+      "vision_use_head": false}, "mm_tokens_per_image": 256})",
                                        "gemma-3-4b.json");
   EXPECT_EQ(c.hidden, 2560);
   EXPECT_EQ(c.head_dim, 256);

@@ -298,5 +298,93 @@ TEST(LlmVision, BadQwen25VlFieldsAreNamed) {
       << e;
 }
 
+/// A gemma3 of text hidden 128 with a SigLIP tower of 2 layers, hidden 64 (4 heads of 16), MLP
+/// 96, images resized to 56 x 56 (4 x 4 = 16 patches of 3 x 14 x 14 = 588 pixels), pooled 2 x 2
+/// to 4 tokens.
+const char* kTinyGemma3 = R"({"model_type": "gemma3", "mm_tokens_per_image": 4,
+  "text_config": {"hidden_size": 128, "num_hidden_layers": 2, "intermediate_size": 256, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1024, "max_position_embeddings": 4096},
+  "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 64, "image_size": 56, "intermediate_size": 96,
+    "num_attention_heads": 4, "num_hidden_layers": 2, "patch_size": 14, "vision_use_head": false}})";
+
+TEST(LlmVision, Gemma3ResizesEveryImageToItsSquareAndPoolsItsPatches) {
+  const LlmConfig c = parse_llm_config(kTinyGemma3, "g3.json");
+  ASSERT_TRUE(c.has_vision());
+  EXPECT_EQ(c.vision.kind, VisionKind::Siglip);
+  EXPECT_EQ(c.vision.out_hidden, 128);  // the projector ends at the text model's width
+  for (const char* image : {"56x56", "640x480", "1x16384"}) {
+    const VisionInput v = vision_input(c, image, "--image");
+    EXPECT_EQ(v.resized_width, 56) << image;
+    EXPECT_EQ(v.resized_height, 56) << image;
+    EXPECT_EQ(v.patches, 16) << image;
+    EXPECT_EQ(v.tokens, 4) << image;
+  }
+  EXPECT_NE(image_error(c, "0x10").find("--image: expected each side from 1 to 16384 px, found 0x10"),
+            std::string::npos);
+  // The shipped gemma-3-4b-it: 896 / 14 = 64 x 64 = 4096 patches, pooled 4 x 4 to 256 tokens.
+  const LlmConfig g = load_llm_config("gemma-3-4b-it", NPUSIM_SOURCE_DIR);
+  const VisionInput v = vision_input(g, "640x480", "--image");
+  EXPECT_EQ(v.patches, 4096);
+  EXPECT_EQ(v.tokens, 256);
+  EXPECT_EQ(g.heads, 8);  // Gemma3TextConfig's default: the 4B's config states none
+}
+
+TEST(LlmVision, Gemma3ParametersAndMacsByHand) {
+  // Tiny: patch embedding 588 x 64 + 64 = 37,696; positions 16 x 64 = 1,024; a layer: 2
+  // LayerNorms 256, q, k, v, o 4 x (64^2 + 64) = 16,640, fc1 64 x 96 + 96, fc2 96 x 64 + 64:
+  // 29,344, x 2 = 58,688; post_layernorm 128; the projector's RMSNorm 64 and 64 x 128 = 8,192.
+  // In all 105,792.
+  const LlmConfig c = parse_llm_config(kTinyGemma3, "g3.json");
+  EXPECT_EQ(vision_parameter_count(c), 105792ull);
+  const Graph g = build_vision_encoder(c, vision_input(c, "56x56", "--image"), Widths{});
+  EXPECT_EQ(graph_totals(g, 2).params, 105792ull);
+  // MACs, P 16, E 64, M 96, K 588, H 128, 4 tokens: P K E = 602,112; a layer 4 P E^2 + 2 P E M +
+  // 2 P^2 E = 262,144 + 196,608 + 32,768 = 491,520, x 2; the projection 4 x 64 x 128 = 32,768
+  // (the pool adds, it does not multiply). In all 1,617,920.
+  EXPECT_EQ(graph_totals(g, 2).macs, 1617920ull);
+  // gemma-3-4b-it: patch 588 x 1152 + 1152 = 678,528; positions 4096 x 1152 = 4,718,592; a layer
+  // 4,608 + 4 x (1152^2 + 1152) + 1152 x 4304 + 4304 + 4304 x 1152 + 1152 = 15,239,504, x 27 =
+  // 411,466,608; post_layernorm 2,304; projector 1,152 + 1152 x 2560 = 2,950,272. In all
+  // 419,816,304; with the language model's 3,880,263,168, 4,300,079,472 (the model card's 4.3 B).
+  const LlmConfig q = load_llm_config("gemma-3-4b-it", NPUSIM_SOURCE_DIR);
+  EXPECT_EQ(vision_parameter_count(q), 419816304ull);
+  EXPECT_EQ(parameter_count(q) + vision_parameter_count(q), 4300079472ull);
+  // MACs: 4096 x 588 x 1152 = 2,774,532,096; a layer 4 x 4096 x 1152^2 + 2 x 4096 x 1152 x 4304
+  // + 2 x 4096^2 x 1152 = 101,015,617,536, x 27; 256 x 1152 x 2560 = 754,974,720. In all
+  // 2,730,951,180,288.
+  EXPECT_EQ(graph_totals(build_vision_encoder(q, vision_input(q, "896x896", "--image"), Widths{}), 2).macs,
+            2730951180288ull);
+}
+
+TEST(LlmVision, BadGemma3VisionFieldsAreNamed) {
+  auto with = [](const std::string& top, const std::string& vision) {
+    return error_of(R"({"model_type": "gemma3", )" + top + R"("text_config": {"hidden_size": 128,
+      "num_hidden_layers": 2, "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 32}, "vision_config": )" +
+                    vision + "}");
+  };
+  const std::string ok = R"({"hidden_size": 64, "image_size": 56, "num_attention_heads": 4, "patch_size": 14)";
+  std::string e = with(R"("mm_tokens_per_image": 3, )", ok + "}");
+  EXPECT_NE(e.find("vlm.json (mm_tokens_per_image): expected a square whose side divides the patch grid's side 4 "
+                   "(image_size / patch_size), found 3"),
+            std::string::npos)
+      << e;
+  e = with(R"("mm_tokens_per_image": 9, )", ok + "}");
+  EXPECT_NE(e.find("found 9"), std::string::npos) << e;
+  e = with("", R"({"hidden_size": 64, "image_size": 50, "num_attention_heads": 4, "patch_size": 14})");
+  EXPECT_NE(e.find("(vision_config.image_size): expected a multiple of patch_size 14 up to 16384 px, found 50"),
+            std::string::npos)
+      << e;
+  e = with(R"("mm_tokens_per_image": 4, )", ok + R"(, "vision_use_head": true})");
+  EXPECT_NE(e.find("(vision_config.vision_use_head): expected false"), std::string::npos) << e;
+  e = with(R"("mm_tokens_per_image": 4, )", ok + R"(, "hidden_act": "relu"})");
+  EXPECT_NE(e.find("(vision_config.hidden_act): expected a gelu variant (SigLIP's MLP), found 'relu'"),
+            std::string::npos)
+      << e;
+  e = with("", "[2]");
+  EXPECT_NE(e.find("(vision_config): expected an object (the vision tower's fields), found array"), std::string::npos)
+      << e;
+}
+
 }  // namespace
 }  // namespace npusim::workloads::llm

@@ -296,7 +296,7 @@ void read_deepseek(const Fields& f, LlmConfig& c) {
 void read_gemma3(const Fields& f, LlmConfig& c) {
   c.hidden = f.count("hidden_size");
   c.layers = f.count("num_hidden_layers");
-  c.heads = f.count("num_attention_heads");
+  c.heads = f.count_or("num_attention_heads", 8);  // gemma-3-4b-it's config leaves it out
   c.kv_heads = f.count_or("num_key_value_heads", 4);
   c.head_dim = f.count_or("head_dim", 256);
   c.intermediate = f.count("intermediate_size");
@@ -387,6 +387,41 @@ void read_qwen2_5_vl_vision(const Fields& f, LlmConfig& c) {
   if (act != "silu") f.fail("hidden_act", "expected silu (Qwen2.5-VL's vision MLP), found '" + act + "'");
 }
 
+/// Gemma 3's vision tower (vision_config, a siglip_vision_model), with the defaults of
+/// transformers' SiglipVisionConfig for the fields a config omits, and its projector's
+/// mm_tokens_per_image (Gemma3Config's 256) from the top level.
+void read_siglip_vision(const Fields& f, const Fields& top, LlmConfig& c) {
+  VisionConfig& v = c.vision;
+  v.kind = VisionKind::Siglip;
+  v.depth = f.count_or("num_hidden_layers", 12);
+  if (v.depth > 1024)
+    f.fail("num_hidden_layers", "expected at most 1024 vision layers, found " + std::to_string(v.depth));
+  v.embed_dim = f.count_or("hidden_size", 768);
+  v.heads = f.count_or("num_attention_heads", 12);
+  v.intermediate = f.count_or("intermediate_size", 3072);
+  v.in_channels = f.count_or("num_channels", 3);
+  v.patch = f.count_or("patch_size", 16);
+  v.temporal_patch = 1;
+  v.merge = 1;
+  v.out_hidden = c.hidden;  // the projector's weight is vision hidden x text hidden
+  v.image_size = f.count_or("image_size", 224);
+  v.tokens = top.count_or("mm_tokens_per_image", 256);
+  check_vision_sizes(f, c, "hidden_size", "hidden_size");
+  if (v.image_size > 16384 || v.image_size % v.patch != 0)
+    f.fail("image_size", "expected a multiple of patch_size " + std::to_string(v.patch) + " up to 16384 px, found " +
+                             std::to_string(v.image_size));
+  // Gemma3MultiModalProjector: the patch grid's side over tokens_per_side = sqrt(tokens) is the pool's kernel.
+  const std::int64_t side = v.image_size / v.patch, per_side = std::int64_t(std::llround(std::sqrt(double(v.tokens))));
+  if (per_side * per_side != v.tokens || side % per_side != 0)
+    top.fail("mm_tokens_per_image", "expected a square whose side divides the patch grid's side " +
+                                        std::to_string(side) + " (image_size / patch_size), found " +
+                                        std::to_string(v.tokens));
+  const std::string act = f.text_or("hidden_act", "gelu_pytorch_tanh");
+  if (act.rfind("gelu", 0) != 0) f.fail("hidden_act", "expected a gelu variant (SigLIP's MLP), found '" + act + "'");
+  if (f.flag_or("vision_use_head", false))
+    f.fail("vision_use_head", "expected false (Gemma 3 reads the patches, not the pooled head), found true");
+}
+
 /// Qwen2-VL (qwen2_vl) and Qwen2.5-VL (qwen2_5_vl): a qwen2 decoder, its fields at the top level
 /// or, in newer exports, under text_config, and the vision tower of vision_config.
 void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
@@ -431,8 +466,8 @@ LlmConfig from_json(const json& j, const std::string& source) {
     throw UnsupportedModelType(source + " (model_type)", "expected one of " + list + ", found '" + c.model_type + "'");
   }
   if (c.model_type == "gemma3" || c.model_type == "gemma3_text") {
-    // A multimodal gemma3 keeps its language model's fields under text_config (the vision tower
-    // beside it is not modelled).
+    // A multimodal gemma3 keeps its language model's fields under text_config and its SigLIP
+    // vision tower under vision_config.
     const bool nested = c.model_type == "gemma3" && f.has("text_config");
     if (nested && !j.at("text_config").is_object())
       f.fail("text_config",
@@ -442,6 +477,12 @@ LlmConfig from_json(const json& j, const std::string& source) {
     check_dense(nested ? j.at("text_config") : j, t, c.model_type);
     read_gemma3(t, c);
     check_heads(t, c);
+    if (c.model_type == "gemma3" && f.has("vision_config")) {
+      if (!j.at("vision_config").is_object())
+        f.fail("vision_config", std::string("expected an object (the vision tower's fields), found ") +
+                                    j.at("vision_config").type_name());
+      read_siglip_vision(Fields(j.at("vision_config"), source, "vision_config."), f, c);
+    }
     return c;
   }
   if (c.model_type == "qwen2_vl" || c.model_type == "qwen2_5_vl") {
@@ -589,13 +630,29 @@ std::int64_t round_half_even(double x) {
   return std::int64_t(f) % 2 == 0 ? std::int64_t(f) : std::int64_t(f) + 1;
 }
 
+/// Gemma 3's processor resizes every image to image_size x image_size (its aspect ratio not kept;
+/// pan-and-scan, off by default, not modelled): image_size / patch squared patches, pooled to
+/// the projector's tokens.
+VisionInput fixed_size_image(const VisionConfig& v, std::int64_t w, std::int64_t h, const std::string& flag) {
+  if (w < 1 || h < 1 || w > 16384 || h > 16384)
+    throw InputError(flag,
+                     "expected each side from 1 to 16384 px, found " + std::to_string(w) + "x" + std::to_string(h));
+  VisionInput out;
+  out.width = w;
+  out.height = h;
+  out.resized_width = out.resized_height = v.image_size;
+  out.patches = (v.image_size / v.patch) * (v.image_size / v.patch);
+  out.tokens = v.tokens;
+  return out;
+}
+
 }  // namespace
 
 VisionInput vision_input(const LlmConfig& c, const std::string& image, const std::string& flag) {
   if (!c.has_vision())
     throw InputError(flag + " " + image,
                      "expected a model with a vision tower (a config with vision_config, "
-                     "model_type qwen2_vl or qwen2_5_vl), found model_type '" +
+                     "model_type qwen2_vl, qwen2_5_vl or gemma3), found model_type '" +
                          c.model_type + "' (" + c.source + ")");
   // "WxH": digits, an x, digits; each side from 28 px (smart_resize refuses smaller) to 16384.
   const std::size_t x = image.find('x');
@@ -607,6 +664,7 @@ VisionInput vision_input(const LlmConfig& c, const std::string& image, const std
   const std::int64_t h = x == std::string::npos ? -1 : side(image.substr(x + 1));
   if (w < 0 || h < 0)
     throw InputError(flag, "expected WIDTHxHEIGHT in pixels (such as 448x448), found '" + image + "'");
+  if (c.vision.image_size > 0) return fixed_size_image(c.vision, w, h, flag);
   const std::int64_t factor = c.vision.patch * c.vision.merge;
   if (w < factor || h < factor || w > 16384 || h > 16384)
     throw InputError(flag,

@@ -57,8 +57,14 @@ struct MlaConfig {
 /// language model's width. Qwen2-VL's blocks: LayerNorm, full self-attention of `heads` heads
 /// over every patch, a QuickGELU MLP of mlp_ratio x embed_dim. Qwen2.5-VL's: RMSNorm, a SwiGLU
 /// MLP of `intermediate`, and attention inside windows of `window` x `window` merged tokens
-/// except in the blocks `full_blocks` marks. depth 0: no vision tower.
+/// except in the blocks `full_blocks` marks. Gemma 3's SigLIP: every image resized to
+/// image_size x image_size, a learned position embedding, LayerNorm blocks of full attention and
+/// a GELU MLP, a final LayerNorm, and a projector that average-pools the patch grid to `tokens`
+/// tokens, RMS-normalises them and projects them to the language model's width. depth 0: no
+/// vision tower.
+enum class VisionKind { Qwen2Vl, Qwen25Vl, Siglip };
 struct VisionConfig {
+  VisionKind kind = VisionKind::Qwen2Vl;
   std::int64_t depth = 0, embed_dim = 0, heads = 0, mlp_ratio = 0;
   std::int64_t in_channels = 0, patch = 0, temporal_patch = 0, merge = 0;
   std::int64_t out_hidden = 0;    // the merger's output: the language model's hidden_size
@@ -69,12 +75,19 @@ struct VisionConfig {
   /// patch (112 / 2 / 14 = 4: 8 x 8 patches); 0: every block attends over every patch.
   std::int64_t window = 0;
   std::vector<bool> full_blocks;  // with windows: the blocks that attend over every patch (fullatt_block_indexes)
+  /// SigLIP: the side every image is resized to (0: the image's own size, by smart_resize) and
+  /// the tokens the projector pools the patches to (mm_tokens_per_image, a square).
+  std::int64_t image_size = 0, tokens = 0;
   std::int64_t head_dim() const { return embed_dim / heads; }
   std::int64_t mlp_width() const { return intermediate > 0 ? intermediate : embed_dim * mlp_ratio; }
   /// Pixels a patch holds: in_channels x temporal_patch x patch x patch (the patch GEMM's depth).
   std::int64_t patch_pixels() const { return in_channels * temporal_patch * patch * patch; }
   /// Whether block d attends inside windows (else over every patch).
   bool windowed(std::int64_t d) const { return window > 0 && !full_blocks[std::size_t(d)]; }
+  /// The blocks' names: "visual.blocks." (Qwen) or "vision_tower.vision_model.encoder.layers." (SigLIP).
+  const char* block_prefix() const {
+    return kind == VisionKind::Siglip ? "vision_tower.vision_model.encoder.layers." : "visual.blocks.";
+  }
 };
 
 /// An image as the vision tower sees it: resized by smart_resize, cut into patches, merged into tokens.
@@ -185,7 +198,8 @@ LlmConfig load_llm_config(const std::string& spec, const std::string& data_dir);
 /// (56 x 56), both sides scaled by sqrt of the ratio and floored (ceiled) to multiples of 28.
 /// The image's patches and tokens follow. `image` is "WxH"; throws InputError naming `flag`
 /// when it is malformed, a side is outside 28 .. 16384 px, the aspect ratio exceeds 200
-/// (smart_resize refuses those), or the model has no vision tower.
+/// (smart_resize refuses those), or the model has no vision tower. A tower of a fixed image_size
+/// (Gemma 3's SigLIP) takes any image from 1 to 16384 px a side, resized to that square.
 VisionInput vision_input(const LlmConfig& c, const std::string& image, const std::string& flag);
 
 /// Throws InputError unless `context` tokens fit max_position_embeddings (the field named).

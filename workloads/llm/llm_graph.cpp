@@ -63,14 +63,22 @@ class Builder {
   /// The vision tower on one image (build_vision_encoder): x is [patches, E] throughout.
   Graph build_vision(const VisionInput& image) {
     const VisionConfig& v = c_.vision;
+    const bool siglip = v.kind == VisionKind::Siglip;
     const std::int64_t P = image.patches, E = v.embed_dim, hd = v.head_dim();
     g_.name = c_.name + "-vision";
     // The processor's patches: each one in_channels x temporal_patch x patch x patch pixels.
     const int pixels = input("pixel_values", {P, v.patch_pixels()});
-    int x = linear("visual.patch_embed.proj", pixels, v.patch_pixels(), E, false);
-    // 2-D RoPE tables (row and column halves of each head) for every patch, from the runtime.
-    cos_ = input("visual.rope.cos", {P, 1, hd});
-    sin_ = input("visual.rope.sin", {P, 1, hd});
+    const std::string embed = siglip ? "vision_tower.vision_model.embeddings." : "visual.patch_embed.";
+    int x = linear(embed + (siglip ? "patch_embedding" : "proj"), pixels, v.patch_pixels(), E, siglip);
+    if (siglip) {
+      // A learned position for every patch, added (an image is always image_size square).
+      x = op(OpKind::Add, embed + "add_positions",
+             {x, weight(embed + "position_embedding.weight", {P, E}, s_.widths.activations)});
+    } else {
+      // 2-D RoPE tables (row and column halves of each head) for every patch, from the runtime.
+      cos_ = input("visual.rope.cos", {P, 1, hd});
+      sin_ = input("visual.rope.sin", {P, 1, hd});
+    }
     scale_ = input("attention.scale", {1});
     if (v.window > 0) {
       // Qwen2.5-VL orders the patches window by window before the blocks (and back after the
@@ -81,36 +89,62 @@ class Builder {
       x = op(OpKind::Gather, "visual.window_order", {x, order}, gather_attrs());
     }
     for (std::int64_t d = 0; d < v.depth; ++d) x = vision_block(x, image, d);
-    // PatchMerger: the norm, merge^2 neighbouring patches (consecutive rows: the processor
-    // orders the patches so) as one row of merge^2 x E, then Linear, GELU, Linear to the LM's width.
-    const std::int64_t m2 = v.merge * v.merge;
-    const int ln = norm_of(v.norm, "visual.merger.ln_q", x, E, E);
-    const int rows = reshape("visual.merger.concat", ln, {image.tokens, m2 * E});
-    const int a =
-        op(OpKind::Gelu, "visual.merger.mlp.act", {linear("visual.merger.mlp.0", rows, m2 * E, m2 * E, true)});
-    int out = linear("visual.merger.mlp.2", a, m2 * E, v.out_hidden, true);
-    if (v.window > 0) {
-      const int back = input("visual.window_reverse_index", {image.tokens});
-      g_.set_elem_bytes(back, 4);
-      out = op(OpKind::Gather, "visual.window_restore", {out, back}, gather_attrs());
-    }
-    (void)out;
+    if (siglip)
+      gemma3_projector(norm_of(NormKind::Layer, "vision_tower.vision_model.post_layernorm", x, E, E), image);
+    else
+      patch_merger(x, image);
     g_.finalize(c_.source);
     return std::move(g_);
   }
 
-  /// Vision block d: norm, attention (over every patch, or inside windows), residual; norm, MLP, residual.
+  /// Qwen's PatchMerger: the norm, merge^2 neighbouring patches (consecutive rows: the processor
+  /// orders the patches so) as one row of merge^2 x E, then Linear, GELU, Linear to the LM's width.
+  void patch_merger(int x, const VisionInput& image) {
+    const VisionConfig& v = c_.vision;
+    const std::int64_t E = v.embed_dim, m2 = v.merge * v.merge;
+    const int ln = norm_of(v.norm, "visual.merger.ln_q", x, E, E);
+    const int rows = reshape("visual.merger.concat", ln, {image.tokens, m2 * E});
+    const int a =
+        op(OpKind::Gelu, "visual.merger.mlp.act", {linear("visual.merger.mlp.0", rows, m2 * E, m2 * E, true)});
+    const int out = linear("visual.merger.mlp.2", a, m2 * E, v.out_hidden, true);
+    if (v.window > 0) {
+      const int back = input("visual.window_reverse_index", {image.tokens});
+      g_.set_elem_bytes(back, 4);
+      op(OpKind::Gather, "visual.window_restore", {out, back}, gather_attrs());
+    }
+  }
+
+  /// Gemma3MultiModalProjector: the patch grid [E, side, side] average-pooled to tokens_per_side
+  /// squared tokens, each RMS-normalised and projected (no bias) to the language model's width.
+  void gemma3_projector(int x, const VisionInput& image) {
+    const VisionConfig& v = c_.vision;
+    const std::int64_t E = v.embed_dim, side = v.image_size / v.patch, T = image.tokens;
+    const std::int64_t k = side / std::int64_t(std::llround(std::sqrt(double(T))));
+    const std::string p = "multi_modal_projector.";
+    const int grid = reshape(p + "grid", transpose(p + "by_channel", x, {1, 0}), {1, E, side, side});
+    OpAttrs pool;
+    pool.kernel = {k, k};
+    pool.stride = {k, k};
+    const int pooled = reshape(p + "pooled_rows", op(OpKind::AvgPool, p + "avg_pool", {grid}, pool), {E, T});
+    const int normed = norm_of(NormKind::Rms, p + "mm_soft_emb_norm", transpose(p + "by_token", pooled, {1, 0}), E, E);
+    linear(p + "mm_input_projection", normed, E, v.out_hidden, false);
+  }
+
+  /// Vision block d: norm, attention (over every patch, or inside windows), residual; norm, MLP,
+  /// residual. Names as Hugging Face's: Qwen's norm1, attn.qkv, attn.proj; SigLIP's layer_norm1,
+  /// self_attn.q_proj ..., self_attn.out_proj (no RoPE: its positions were added to the patches).
   int vision_block(int x, const VisionInput& image, std::int64_t d) {
     const VisionConfig& v = c_.vision;
+    const bool siglip = v.kind == VisionKind::Siglip;
     const std::int64_t P = image.patches, E = v.embed_dim, M = v.mlp_width(), n = v.heads, hd = v.head_dim();
-    const std::string p = "visual.blocks." + std::to_string(d) + ".";
-    const std::string attn = p + "attn.";
-    const int h = norm_of(v.norm, p + "norm1", x, E, E);
-    // qkv is one weight [E, 3E] read as its three column blocks (the same bytes and MACs).
+    const std::string p = v.block_prefix() + std::to_string(d) + ".";
+    const std::string attn = p + (siglip ? "self_attn." : "attn.");
+    const int h = norm_of(v.norm, p + (siglip ? "layer_norm1" : "norm1"), x, E, E);
+    // Qwen's qkv is one weight [E, 3E] read as its three column blocks (the same bytes and MACs).
     auto heads = [&](const std::string& name, const char* part) {
-      const int y =
-          reshape(attn + "qkv." + part + "_heads", linear(attn + "qkv." + part, h, E, E, true), {1, P, n, hd});
-      return name.empty() ? y : rope(attn + name, y);
+      const std::string w = siglip ? attn + part + "_proj" : attn + "qkv." + part;
+      const int y = reshape(w + "_heads", linear(w, h, E, E, true), {1, P, n, hd});
+      return name.empty() || siglip ? y : rope(attn + name, y);
     };
     // Over every patch: each of q, k, v as [1, heads, P, hd]; in windows they are cut first.
     const bool windows = v.windowed(d);
@@ -119,8 +153,9 @@ class Builder {
     const int k = by_head("k_by_head", heads("k_rope", "k"));
     const int val = by_head("v_by_head", heads("", "v"));
     const int merged = windows ? attend_in_windows(attn, image, q, k, val) : attend_everywhere(attn, P, q, k, val);
-    x = op(OpKind::Add, p + "attention_residual", {x, linear(attn + "proj", merged, E, E, true)});
-    const int h2 = norm_of(v.norm, p + "norm2", x, E, E);
+    x = op(OpKind::Add, p + "attention_residual",
+           {x, linear(attn + (siglip ? "out_proj" : "proj"), merged, E, E, true)});
+    const int h2 = norm_of(v.norm, p + (siglip ? "layer_norm2" : "norm2"), x, E, E);
     int y = 0;
     if (v.gated_mlp) {
       // SwiGLU: silu(x W_gate) * (x W_up), then W_down, each with a bias.
@@ -128,7 +163,8 @@ class Builder {
       const int up = linear(p + "mlp.up_proj", h2, E, M, true);
       y = linear(p + "mlp.down_proj", op(OpKind::Mul, p + "mlp.gated", {gate, up}), M, E, true);
     } else {
-      // QuickGELU (x sigmoid(1.702 x)): one elementwise activation, costed as a GELU.
+      // Qwen2-VL's QuickGELU (x sigmoid(1.702 x)) and SigLIP's tanh GELU: one elementwise
+      // activation, costed as a GELU.
       const int a = op(OpKind::Gelu, p + "mlp.act", {linear(p + "mlp.fc1", h2, E, M, true)});
       y = linear(p + "mlp.fc2", a, M, E, true);
     }
@@ -661,6 +697,12 @@ std::uint64_t vision_parameter_count(const LlmConfig& c) {
                               + 3 * E * E + 3 * E                    // qkv
                               + E * E + E                            // proj
                               + mlp;
+  if (v.kind == VisionKind::Siglip) {
+    // Patch embedding with its bias, a position per patch, the blocks, post_layernorm, and the
+    // projector's RMSNorm and E x H weight.
+    const std::uint64_t P = std::uint64_t((v.image_size / v.patch) * (v.image_size / v.patch));
+    return K * E + E + P * E + std::uint64_t(v.depth) * block + 2 * E + E + E * H;
+  }
   const std::uint64_t merger = norm + (m2 * E) * (m2 * E) + m2 * E + m2 * E * H + H;
   return K * E + std::uint64_t(v.depth) * block + merger;
 }
