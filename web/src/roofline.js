@@ -130,10 +130,17 @@ export class RooflineView {
     // Labels above the points (with a white halo), so a big marker near a roof cannot hide its name.
     this.layers = {roofs: body.append("g"), derated: body.append("g"), ridges: body.append("g"), trails: body.append("g").attr("class", "trail"),
       arrows: body.append("g"), points: body.append("g"), labels: body.append("g").attr("class", "labels")};
-    this.measurer = svg.append("text").attr("font-size", 11).attr("visibility", "hidden").attr("x", -999);
+    // Label widths from a canvas in the labels' font: measuring an SVG text would lay the page out
+    // again at every label, once the plot's points have moved (tens of ms a redraw).
+    const family = getComputedStyle(holder).fontFamily, widths = new Map();
+    const ctx = document.createElement("canvas").getContext("2d");
     this.placer = new LabelPlacer((text, weight) => {
-      this.measurer.attr("font-weight", weight || 400).text(text);
-      return this.measurer.node().getComputedTextLength();
+      const key = (weight || 400) + " " + text;
+      if (!widths.has(key)) {
+        ctx.font = `${weight || 400} 11px ${family}`;
+        widths.set(key, ctx.measureText(text).width);
+      }
+      return widths.get(key);
     }, {x0: M.l + 2, y0: M.t + 2, x1: W - M.r - 2, y1: H - M.b - 2});
     this.note = document.createElement("div");
     holder.appendChild(this.note);
