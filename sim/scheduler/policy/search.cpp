@@ -11,7 +11,7 @@
 #include "sim/core/errors.h"
 #include "sim/scheduler/depth_first.h"
 #include "sim/scheduler/fusion.h"
-#include "traces/energy.h"
+#include "sim/core/energy_model.h"
 
 namespace npusim::sched {
 using workloads::Graph;
@@ -19,9 +19,9 @@ using workloads::Graph;
 namespace {
 
 /// Estimated joules of a group: its work and DRAM traffic at the model's prices (the trace's
-/// pricing, traces::price_energy) plus standing power over its estimated time. Every DRAM byte
+/// pricing, price_energy) plus standing power over its estimated time. Every DRAM byte
 /// also crosses SRAM: loads write it, stores (the group's outputs read elsewhere) read it.
-double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& ev, const traces::EnergyModel& m) {
+double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& ev, const EnergyModel& m) {
   const GroupWork w = group_work(g, hw, ev.plan);
   const std::uint32_t eb = dtype_bytes(hw.mac_array.dtype);
   std::set<int> in_group;
@@ -35,15 +35,15 @@ double group_energy(const Graph& g, const HardwareConfig& hw, const GroupEval& e
     }
   const double dram = double(ev.plan.dram_bytes);
   const double loaded = std::max(0.0, dram - stored);
-  return traces::price_energy(m, {w.macs, w.vector_ops, w.sram_read_bytes + std::min(stored, dram),
-                                  w.sram_write_bytes + loaded, dram, estimated_seconds(g, hw, ev, &w)})
+  return price_energy(m, {w.macs, w.vector_ops, w.sram_read_bytes + std::min(stored, dram), w.sram_write_bytes + loaded,
+                          dram, estimated_seconds(g, hw, ev, &w)})
       .total_j();
 }
 
 /// What the search minimises for one candidate group.
 struct Objective {
   SearchObjective kind = SearchObjective::Cycles;
-  std::optional<traces::EnergyModel> energy;  // for SearchObjective::Energy
+  std::optional<EnergyModel> energy;  // for SearchObjective::Energy
 
   double of(const Graph& g, const HardwareConfig& hw, const GroupEval& ev) const {
     switch (kind) {
@@ -61,7 +61,7 @@ struct Objective {
 Objective make_objective(const HardwareConfig& hw, SearchObjective kind) {
   Objective o{kind, std::nullopt};
   if (kind != SearchObjective::Energy) return o;
-  o.energy = traces::energy_model_of_config(hw);
+  o.energy = energy_model_of_config(hw);
   if (!o.energy)
     throw InputError("--objective energy",
                      "expected a config with an energy model (npu.energy, docs/energy.md), "
