@@ -10,6 +10,12 @@
 #include "workloads/graph_internal.h"
 
 namespace npusim::workloads {
+
+std::int64_t dims_product(const Shape& s, std::size_t from, std::size_t to) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+  return p;
+}
 namespace {
 
 struct KindInfo {

@@ -12,6 +12,8 @@
 namespace npusim::workloads {
 
 using Shape = std::vector<std::int64_t>;
+/// The product of dims [from, to) of `s` (to clipped to its rank; 1 when the range is empty).
+std::int64_t dims_product(const Shape& s, std::size_t from, std::size_t to);
 
 enum class OpKind {
   // GEMM-like (MAC array)
