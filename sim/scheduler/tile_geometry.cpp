@@ -146,7 +146,8 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
     // Inner positions are independent: only a reduction's (or a single-axis softmax's) lone
     // input can be read as strided runs.
     if (op.inputs.size() == 1 && op.kind != workloads::OpKind::LayerNorm && op.kind != workloads::OpKind::RmsNorm)
-      geo.inner = std::uint64_t(std::max<std::int64_t>(1, workloads::dims_product(geo.shape, last_reduced_axis(op, rank) + 1, rank)));
+      geo.inner = std::uint64_t(
+          std::max<std::int64_t>(1, workloads::dims_product(geo.shape, last_reduced_axis(op, rank) + 1, rank)));
     if (geo.elems == 0 || geo.elems % geo.block != 0 || geo.block % geo.inner != 0) {
       geo.block = std::max<std::uint64_t>(geo.elems, 1);
       geo.inner = 1;
