@@ -4,14 +4,15 @@
 # runs the whole CTest suite and a set of whole runs, and fails on any sanitizer report.
 # LeakSanitizer: SystemC's coroutine stacks look like leaks, so leak checks are off
 # (ASAN_OPTIONS=detect_leaks=0) for everything that elaborates SystemC (test_models, test_sim,
-# the npusim binary) and on for the plain libraries' suites (test_core, test_workloads, test_traces).
+# the npusim binary) and on for the plain libraries' suites (test_core, test_workloads, test_traces,
+# test_planner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build-asan
 scripts/configure-asan.sh
 source scripts/ccache-env.sh  # the same object keys as at configure time
 # What CTest runs (bench/ is left out: benchmarks are not tests).
-targets=(npusim test_core test_workloads test_traces test_models test_engine test_sim test_serve)
+targets=(npusim test_core test_workloads test_traces test_planner test_models test_engine test_sim test_serve)
 for h in fuzz/fuzz_*.cpp; do h=$(basename "$h" .cpp); targets+=("replay_${h#fuzz_}"); done
 start=$SECONDS
 cmake --build "$B" -j"$(nproc)" --target "${targets[@]}"
@@ -33,7 +34,7 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 \
   -E '^(OutOfMemory\.|browser\.|python\.|corpus_|validation_|test_golden|(Zoo|Corpus)/Golden\.|ServeLlm\.AnLlmRun|ServeImage\.AnImageRuns)'
 
-for suite in test_core test_workloads test_traces; do
+for suite in test_core test_workloads test_traces test_planner; do
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$B/tests/$suite" --gtest_brief=1 >/dev/null
 done
 
