@@ -7,8 +7,6 @@
 #include <string>
 #include <tuple>
 
-#include "models/mac_array/compute_model.h"
-#include "models/mac_array/fold_model.h"
 #include "sim/core/errors.h"
 #include "sim/core/math_util.h"
 #include "sim/scheduler/fusion.h"

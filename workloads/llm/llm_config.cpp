@@ -416,6 +416,7 @@ void read_siglip_vision(const Fields& f, const Fields& top, LlmConfig& c) {
     top.fail("mm_tokens_per_image", "expected a square whose side divides the patch grid's side " +
                                         std::to_string(side) + " (image_size / patch_size), found " +
                                         std::to_string(v.tokens));
+  v.pool = side / per_side;
   const std::string act = f.text_or("hidden_act", "gelu_pytorch_tanh");
   if (act.rfind("gelu", 0) != 0) f.fail("hidden_act", "expected a gelu variant (SigLIP's MLP), found '" + act + "'");
   if (f.flag_or("vision_use_head", false))

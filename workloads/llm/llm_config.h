@@ -78,6 +78,7 @@ struct VisionConfig {
   /// SigLIP: the side every image is resized to (0: the image's own size, by smart_resize) and
   /// the tokens the projector pools the patches to (mm_tokens_per_image, a square).
   std::int64_t image_size = 0, tokens = 0;
+  std::int64_t pool = 0;  // SigLIP: the projector's pooling kernel, (image_size / patch) / sqrt(tokens)
   std::int64_t head_dim() const { return embed_dim / heads; }
   std::int64_t mlp_width() const { return intermediate > 0 ? intermediate : embed_dim * mlp_ratio; }
   /// Pixels a patch holds: in_channels x temporal_patch x patch x patch (the patch GEMM's depth).

@@ -119,12 +119,11 @@ class Builder {
   void gemma3_projector(int x, const VisionInput& image) {
     const VisionConfig& v = c_.vision;
     const std::int64_t E = v.embed_dim, side = v.image_size / v.patch, T = image.tokens;
-    const std::int64_t k = side / std::int64_t(std::llround(std::sqrt(double(T))));
     const std::string p = "multi_modal_projector.";
     const int grid = reshape(p + "grid", transpose(p + "by_channel", x, {1, 0}), {1, E, side, side});
     OpAttrs pool;
-    pool.kernel = {k, k};
-    pool.stride = {k, k};
+    pool.kernel = {v.pool, v.pool};
+    pool.stride = {v.pool, v.pool};
     const int pooled = reshape(p + "pooled_rows", op(OpKind::AvgPool, p + "avg_pool", {grid}, pool), {E, T});
     const int normed = norm_of(NormKind::Rms, p + "mm_soft_emb_norm", transpose(p + "by_token", pooled, {1, 0}), E, E);
     linear(p + "mm_input_projection", normed, E, v.out_hidden, false);
