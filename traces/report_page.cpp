@@ -1,4 +1,5 @@
 #include "traces/report_page.h"
+#include "sim/core/source_tree.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,7 +28,7 @@ std::string template_path() {
   if (const std::string d = env("NPUSIM_WEB_DIR"); !d.empty()) return (fs::path(d) / "report-template.html").string();
   if (const std::string d = env("NPUSIM_DATA_DIR"); !d.empty())
     return (fs::path(d) / "web" / "dist" / "report-template.html").string();
-  return (fs::path(NPUSIM_SOURCE_DIR) / "web" / "dist" / "report-template.html").string();
+  return (fs::path(built_source_dir()) / "web" / "dist" / "report-template.html").string();
 }
 
 std::optional<std::string> load_template() {

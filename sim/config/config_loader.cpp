@@ -22,6 +22,7 @@
 #include "workloads/graph.h"
 #include "workloads/yaml_document.h"
 #include "sim/core/errors.h"
+#include "sim/core/source_tree.h"
 
 namespace npusim::config {
 namespace fs = std::filesystem;
@@ -727,7 +728,7 @@ RawConfig parse_overrides(const std::vector<std::string>& overrides) {
 
 std::string data_dir() {
   if (const char* env = std::getenv("NPUSIM_DATA_DIR"); env && *env) return env;
-  return NPUSIM_DATA_DIR;
+  return built_source_dir();
 }
 
 std::vector<std::string> preset_names() {

@@ -12,6 +12,7 @@
 
 #include "sim/core/file_util.h"
 #include "traces/trace_io.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -122,7 +123,7 @@ TEST(Cli, MemoryBoundChainSpeedsUpByCloseToTheDramRatio) {
   // cycles), so the time should fall by close to 8: within 15 %, either way (each unfused op
   // also pays its own first-load latency and last-store drain, which fusion removes).
   const auto out = scratch("chain8");
-  const std::string wl = std::string(NPUSIM_TEST_DATA) + "/eltwise_chain8.yaml";
+  const std::string wl = std::string(test_paths::data_dir()) + "/eltwise_chain8.yaml";
   ASSERT_EQ(run_npusim("compare --workload " + wl + " --set npu.vector_unit.lanes=1024 --fusion none,greedy --out " +
                        out.string()),
             0);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -15,7 +16,7 @@ using npusim::test::write_temp;
 
 namespace {
 
-const std::string kChain = std::string(NPUSIM_TEST_DATA) + "/conv_chain3.yaml";
+const std::string kChain = std::string(test_paths::data_dir()) + "/conv_chain3.yaml";
 
 std::vector<std::string> names_of(const json& list) {
   std::vector<std::string> out;

@@ -18,6 +18,7 @@
 #include "tests/support/cli_support.h"
 #include "tests/support/text_support.h"
 #include "workloads/llm/llm_config.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 namespace {
@@ -132,7 +133,7 @@ TEST(FusionPolicyTable, AnUnknownNameIsRefusedEverywhereWithTheTablesNames) {
 
 // docs/scheduling.md's "Policies" table has a row for each policy of the table and no other.
 TEST(FusionPolicyTable, TheSchedulingDocListsEveryPolicy) {
-  std::ifstream in(std::string(NPUSIM_DATA_DIR) + "/docs/scheduling.md");
+  std::ifstream in(std::string(test_paths::source_dir()) + "/docs/scheduling.md");
   ASSERT_TRUE(in) << "docs/scheduling.md";
   std::vector<std::string> rows;
   bool in_table = false;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using npusim::test::run_npusim;
@@ -152,7 +153,7 @@ TEST(InputRulesCli, AScheduleFileOfTheUnsplitWorkloadWithParallelTensorSaysWhy) 
 }
 
 TEST(InputRulesCli, AConfigJsonWithAKeyTwiceOrExpertsOnADenseModelTypeIsRefused) {
-  const std::string tiny = std::string(NPUSIM_TEST_DATA) + "/llm_tiny.json";
+  const std::string tiny = std::string(test_paths::data_dir()) + "/llm_tiny.json";
   const std::string text = npusim::read_file(tiny);
   const fs::path out = scratch("llm-out");
   // hidden_size twice (line 4 holds the second): the last would silently win.

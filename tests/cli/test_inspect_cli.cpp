@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sim/core/file_util.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using npusim::test::read_json;
@@ -27,7 +28,7 @@ struct Result {
 };
 
 Result run_cli(const std::string& args) {
-  const std::string cmd = std::string(NPUSIM_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = std::string(test_paths::npusim_binary()) + " " + args + " 2>&1";
   Result r;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   char buf[4096];

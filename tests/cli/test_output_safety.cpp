@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using npusim::test::read_json;
@@ -32,10 +33,10 @@ pid_t spawn_npusim(const std::vector<std::string>& args, const fs::path& tmpdir,
     ::dup2(fd, 2);
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);
-    std::vector<char*> argv{const_cast<char*>(NPUSIM_BINARY)};
+    std::vector<char*> argv{const_cast<char*>(test_paths::npusim_binary())};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(NPUSIM_BINARY, argv.data());
+    ::execv(test_paths::npusim_binary(), argv.data());
     ::_exit(127);
   }
   return pid;
@@ -294,7 +295,7 @@ TEST(OutputSafety, BadInputLeavesNoFolderNotEvenItsParents) {
 // locked before any work, written in a temporary sibling, renamed into place when whole.
 namespace {
 
-const std::string kScaleSim = std::string(NPUSIM_TEST_DATA) + "/scalesim/";
+const std::string kScaleSim = std::string(test_paths::data_dir()) + "/scalesim/";
 
 /// The two commands with `out` as --out; dram reads `trace` (a bad --out must fail before it is
 /// even opened, so a missing trace shows the order).
@@ -437,7 +438,7 @@ TEST(OutOfMemory, ARunAtItsMemoryLimitSaysSoAndLeavesNothingBehind) {
   }
   std::ofstream(dir / "long.yaml") << yaml << "outputs: [" << prev << "]\n";
   const fs::path log = dir / "log.txt";
-  const std::string cmd = "(ulimit -v 150000 && exec " + std::string(NPUSIM_BINARY) + " run --workload " +
+  const std::string cmd = "(ulimit -v 150000 && exec " + std::string(test_paths::npusim_binary()) + " run --workload " +
                           (dir / "long.yaml").string() + " --out " + (dir / "run").string() + ") >" + log.string() +
                           " 2>&1";
   const int status = std::system(cmd.c_str());

@@ -14,6 +14,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -28,7 +29,7 @@ const std::string kSmall = " --config edge-s --workload small_cnn";
 
 /// report.html is written only when the web front end is built (web/dist, scripts/build.sh).
 bool page_built() {
-  return fs::exists(fs::path(NPUSIM_SOURCE_DIR) / "web" / "dist" / "report-template.html");
+  return fs::exists(fs::path(test_paths::source_dir()) / "web" / "dist" / "report-template.html");
 }
 
 TEST(ReportCli, WithoutTheBuiltPageTheRunSaysHowToBuildIt) {

@@ -10,6 +10,7 @@
 
 #include "tests/support/cli_support.h"
 #include "traces/report_page.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using npusim::test::read_json;
@@ -177,7 +178,7 @@ TEST(ValidationCli, AnLlmRowComparesTtftAndTokensPerSecond) {
   // (1 - 1.25) / 1.25 = -20 % and (1 - 0.5) / 0.5 = +100 %.
   const fs::path dir = scratch("val_llm");
   fs::create_directories(dir);
-  fs::copy_file(std::string(NPUSIM_TEST_DATA) + "/llm_tiny.json", dir / "tiny.json");
+  fs::copy_file(std::string(test_paths::data_dir()) + "/llm_tiny.json", dir / "tiny.json");
   const fs::path llm_out = dir / "llm";
   std::string log;
   ASSERT_EQ(run_npusim("llm --model " + (dir / "tiny.json").string() +
@@ -326,7 +327,7 @@ namespace {
 /// workload named by a path relative to the CSV's folder.
 /// Three rows measured as npusim runs them on edge-s with `--set KEY=VALUE` (times `scale`).
 std::string rows_with(const fs::path& dir, const std::string& key_value, double scale = 1) {
-  file_in(dir, "conv_chain2.yaml", npusim::read_file(std::string(NPUSIM_TEST_DATA) + "/conv_chain2.yaml"));
+  file_in(dir, "conv_chain2.yaml", npusim::read_file(std::string(test_paths::data_dir()) + "/conv_chain2.yaml"));
   const std::string set = " --set " + key_value;
   return file_in(dir, "m.csv",
                  "kind,workload,latency_ms,source\n"

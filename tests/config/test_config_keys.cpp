@@ -15,6 +15,7 @@
 #include "sim/core/hardware_config.h"
 #include "tests/support/text_support.h"
 #include "tests/support/plan_support.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using config::ConfigKey;
@@ -163,7 +164,7 @@ TEST(ConfigKeys, ToJsonWritesEveryKeyAndOnlyKeysOrDerivedFields) {
 }
 
 TEST(ConfigKeys, DocTablesAreGenerated) {
-  const std::string path = std::string(NPUSIM_SOURCE_DIR) + "/docs/config.md";
+  const std::string path = std::string(test_paths::source_dir()) + "/docs/config.md";
   const std::string doc = read_file(path);
   const std::string generated = config::with_generated_tables(doc, path);
   EXPECT_TRUE(doc == generated) << "docs/config.md's key tables differ from sim/config/config_keys.cpp:\n"
@@ -196,8 +197,8 @@ TEST(ConfigKeys, EveryKeyTheDocsNameIsInTheTable) {
     return false;
   };
   const std::regex key_in_code("`(npu\\.[A-Za-z0-9_.<>*]*[A-Za-z0-9_>*])");
-  std::vector<std::filesystem::path> pages = {std::filesystem::path(NPUSIM_SOURCE_DIR) / "README.md"};
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(NPUSIM_SOURCE_DIR) / "docs"))
+  std::vector<std::filesystem::path> pages = {std::filesystem::path(test_paths::source_dir()) / "README.md"};
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(test_paths::source_dir()) / "docs"))
     if (e.path().extension() == ".md") pages.push_back(e.path());
   std::size_t named = 0;
   for (const auto& page : pages) {

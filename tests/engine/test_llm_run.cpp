@@ -13,6 +13,7 @@
 #include "sim/scheduler/plan.h"
 #include "tests/support/cli_support.h"
 #include "workloads/llm/llm_graph.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using npusim::test::read_json;
@@ -894,7 +895,7 @@ namespace {
 /// A qwen2 decoder of hidden 128 and 2 layers with a vision tower of 2 blocks of embed_dim 64
 /// (tests/data/qwen2_vl_tiny.json): a 56x56 image is 4 x 4 = 16 patches, 4 tokens.
 std::string tiny_vlm() {
-  return std::string(NPUSIM_TEST_DATA) + "/qwen2_vl_tiny.json";
+  return std::string(test_paths::data_dir()) + "/qwen2_vl_tiny.json";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "sim/core/file_util.h"
 #include "sim/engine/run_options.h"
 #include "tests/support/text_support.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 namespace {
@@ -87,7 +88,7 @@ TEST(RunOptions, JsonGivesEveryOptionWithItsRangeOrValues) {
 // The docs that list run options hold the tables the code generates, between their markers.
 TEST(RunOptions, DocTablesAreGenerated) {
   for (const char* name : {"docs/run-options.md", "docs/serve.md"}) {
-    const std::string path = std::string(NPUSIM_SOURCE_DIR) + "/" + name;
+    const std::string path = std::string(test_paths::source_dir()) + "/" + name;
     const std::string doc = read_file(path);
     EXPECT_TRUE(engine::has_generated_option_tables(doc)) << name;
     const std::string generated = engine::with_generated_option_tables(doc, path);

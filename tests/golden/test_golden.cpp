@@ -21,6 +21,7 @@
 
 #include "sim/engine/run_pipeline.h"
 #include "sim/scheduler/schedule_file.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::engine {
 namespace {
@@ -63,7 +64,7 @@ std::vector<Case> corpus_cases() {
 }
 
 fs::path golden_dir() {
-  return fs::path(NPUSIM_SOURCE_DIR) / "tests" / "golden";
+  return fs::path(test_paths::source_dir()) / "tests" / "golden";
 }
 
 fs::path golden_file(const Case& c, const char* what) {

@@ -8,6 +8,7 @@
 #include "sim/scheduler/lowering.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using npusim::test::kOneMatmul;
@@ -16,7 +17,7 @@ using npusim::test::one_group_plan;
 namespace {
 
 std::string zoo_dir() {
-  return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo";
+  return std::string(test_paths::source_dir()) + "/workloads/zoo";
 }
 
 }  // namespace
@@ -151,7 +152,7 @@ TEST(Simulation, AttentionScoresOfTheNextBlockOverlapTheSoftmax) {
   // One head (L = 128, d = 64) on edge-s with 64 KiB: 8 blocks of 17 query rows (test_attention).
   // The score buffer is double-buffered, so the MAC array computes block n+1's scores while the
   // vector unit runs block n's scale and softmax; the context GEMM of block n waits for that softmax.
-  const auto g = workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_head.yaml");
+  const auto g = workloads::load_yaml_workload(std::string(test_paths::data_dir()) + "/attention_head.yaml");
   const auto hw = config::load_hardware_config("edge-s", {"npu.sram.capacity=64KiB"});
   const auto plan = sched::make_plan(g, hw, sched::FusionPolicy::Greedy);
   const auto prog = sched::lower_plan(g, hw, plan);

@@ -12,12 +12,13 @@
 #include "sim/scheduler/plan.h"
 #include "sim/scheduler/policy.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::sched {
 namespace {
 
 workloads::Graph small_cnn() {
-  return workloads::load_workload("small_cnn", std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+  return workloads::load_workload("small_cnn", std::string(test_paths::source_dir()) + "/workloads/zoo");
 }
 
 /// small_cnn's MACs by hand: conv1 64 x 64 x 16 x (3 x 3 x 3) = 1,769,472; conv2 32 x 32 x 32 x

@@ -7,11 +7,12 @@
 #include "sim/scalesim/reports.h"
 #include "sim/scalesim/scalesim_config.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::scalesim {
 namespace {
 
-const std::string kData = std::string(NPUSIM_TEST_DATA) + "/scalesim/";
+const std::string kData = std::string(test_paths::data_dir()) + "/scalesim/";
 
 ScaleSimConfig array(std::uint32_t rows, std::uint32_t cols, Dataflow d) {
   ScaleSimConfig c;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/core/file_util.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using npusim::test::read_json;
@@ -20,7 +21,7 @@ using npusim::test::write_temp;
 
 namespace {
 
-const std::string kData = std::string(NPUSIM_TEST_DATA) + "/scalesim/";
+const std::string kData = std::string(test_paths::data_dir()) + "/scalesim/";
 
 std::vector<std::string> lines_of(const fs::path& p) {
   std::istringstream in(npusim::read_file(p.string()));

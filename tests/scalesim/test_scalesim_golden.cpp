@@ -11,6 +11,7 @@
 
 #include "sim/core/file_util.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using npusim::test::run_npusim;
@@ -18,7 +19,7 @@ using npusim::test::scratch;
 
 namespace {
 
-const fs::path kGolden = fs::path(NPUSIM_TEST_DATA) / "scalesim" / "scalesim_v2";
+const fs::path kGolden = fs::path(test_paths::data_dir()) / "scalesim" / "scalesim_v2";
 
 /// The fields of a report row, split at commas (SCALE-Sim ends rows with one).
 std::vector<std::string> fields(const std::string& line) {

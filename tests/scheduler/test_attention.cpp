@@ -8,6 +8,7 @@
 #include "sim/scheduler/schedule_file.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using npusim::test::dram_bytes;
@@ -19,7 +20,7 @@ namespace {
 // tests/data/attention_head.yaml: one head, L = 128, d = 64. Q, K, V and O are 128 x 64 =
 // 8192 B each; the score and probability matrices are 128 x 128 = 16384 B; scale is 1 B.
 workloads::Graph head() {
-  return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_head.yaml");
+  return workloads::load_yaml_workload(std::string(test_paths::data_dir()) + "/attention_head.yaml");
 }
 
 // edge-s (16x16 int8 array, 4-byte accumulators) with 64 KiB of SRAM.
@@ -148,7 +149,7 @@ TEST(Attention, ZooTransformersFuseTheHeadsOnEdgeS) {
   const auto hw = config::load_hardware_config("edge-s");
   for (const auto& [name, heads, rows] :
        {std::tuple{"bert_base_layer", 12, 128}, std::tuple{"vit_s16_block", 6, 197}}) {
-    const auto g = workloads::load_workload(name, std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+    const auto g = workloads::load_workload(name, std::string(test_paths::source_dir()) + "/workloads/zoo");
     const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
     int attention = 0;
     for (const auto& gp : plan.groups)
@@ -169,7 +170,7 @@ TEST(Attention, GreedyKeepsALayerGroupWhenItMovesFewerBytes) {
   // edge-m (1 MiB) holds vit_s16_block's whole block as one layer group: Q, K, V and the
   // context stay resident, which moves fewer bytes than closing the group around attention.
   const auto hw = config::load_hardware_config("edge-m");
-  const auto g = workloads::load_workload("vit_s16_block", std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+  const auto g = workloads::load_workload("vit_s16_block", std::string(test_paths::source_dir()) + "/workloads/zoo");
   const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
   const auto& grp = plan.groups[plan.op_group[g.find_op("attn.scores")]];
   EXPECT_FALSE(grp.attention.enabled);
@@ -186,7 +187,7 @@ TEST(Attention, GreedyKeepsALayerGroupWhenItMovesFewerBytes) {
 TEST(Attention, TransposedKeysAndABroadcastMask) {
   // K stored [d, L] is read in strided runs (chunks of key columns); the mask (128 B) and the
   // scale (1 B) are held whole and loaded once: Q + K + V + O + 129 B, whatever the block.
-  const auto g = workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/attention_masked.yaml");
+  const auto g = workloads::load_yaml_workload(std::string(test_paths::data_dir()) + "/attention_masked.yaml");
   const auto hw = small_sram();
   const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
   ASSERT_EQ(plan.groups.size(), 1u) << sched::to_json(plan, g).dump(1);

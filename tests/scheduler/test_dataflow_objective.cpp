@@ -14,6 +14,7 @@
 #include "tests/support/cli_support.h"
 #include "traces/trace_io.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace npusim;
@@ -25,7 +26,7 @@ using npusim::test::write_temp;
 
 namespace {
 
-const std::string kGemmSmall = std::string(NPUSIM_TEST_DATA) + "/gemm_small.yaml";
+const std::string kGemmSmall = std::string(test_paths::data_dir()) + "/gemm_small.yaml";
 // An 8x8 array with SCALE-Sim's reference folds (every fold pays its fill and drain), so the
 // fold counts below are the whole story.
 const std::string kSmallArray =
@@ -164,7 +165,7 @@ namespace {
 json search_schedule(const std::string& objective) {
   const auto out = scratch("search_" + objective + ".json");
   std::string log;
-  EXPECT_EQ(run_npusim("schedule --config edge-s --workload " + std::string(NPUSIM_TEST_DATA) +
+  EXPECT_EQ(run_npusim("schedule --config edge-s --workload " + std::string(test_paths::data_dir()) +
                            "/conv_pair.yaml --fusion search --objective " + objective + " --out " + out.string(),
                        &log),
             0)

@@ -10,6 +10,7 @@
 #include "sim/scheduler/tiling.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using npusim::test::data;
@@ -290,7 +291,7 @@ TEST(Fusion, SharedGroupInputThatDoesNotFitIsLoadedByEachReaderAndSaidSo) {
 
 TEST(Fusion, ScheduleRoundTripsThroughItsJson) {
   const auto hw = config::load_hardware_config("edge-s");
-  const auto g = workloads::load_workload("mobilenet_v2", std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+  const auto g = workloads::load_workload("mobilenet_v2", std::string(test_paths::source_dir()) + "/workloads/zoo");
   const auto greedy = sched::make_plan(g, hw, FusionPolicy::Greedy);
   const auto again = sched::parse_schedule(sched::to_json(greedy, g).dump(), "greedy.json", g, hw);
   ASSERT_EQ(again.groups.size(), greedy.groups.size());
@@ -301,7 +302,7 @@ TEST(Fusion, ScheduleRoundTripsThroughItsJson) {
 }
 
 TEST(Fusion, MobileNetV2StemWrittenOnEdgeMRunsIn128KiBInColumnStrips) {
-  const auto g = workloads::load_workload("mobilenet_v2", std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+  const auto g = workloads::load_workload("mobilenet_v2", std::string(test_paths::source_dir()) + "/workloads/zoo");
   const auto edge_m = sched::make_plan(g, config::load_hardware_config("edge-m"), FusionPolicy::Greedy);
   // The first greedy group on edge-m is the depth-first stem (features.0 .. features.2): its
   // 112-pixel-wide rows of 32 channels fit no tile height in 128 KiB.
@@ -348,7 +349,7 @@ TEST(Fusion, MergingGreedyGroupsNeverMovesMoreBytes) {
   merge.merge_groups = true;
   std::size_t merged_somewhere = 0;
   for (const char* name : {"small_cnn", "mobilenet_v2", "resnet18", "ds_cnn_kws", "bert_base_layer"}) {
-    const auto g = workloads::load_workload(name, std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+    const auto g = workloads::load_workload(name, std::string(test_paths::source_dir()) + "/workloads/zoo");
     const auto greedy = sched::make_plan(g, hw, FusionPolicy::Greedy);
     const auto merged = sched::make_plan(g, hw, FusionPolicy::Greedy, merge);
     EXPECT_LE(test::plan_dram_bytes(merged), test::plan_dram_bytes(greedy)) << name;

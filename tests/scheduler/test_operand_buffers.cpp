@@ -9,6 +9,7 @@
 #include "sim/scheduler/lowering.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using npusim::test::config_error;
@@ -153,7 +154,7 @@ TEST(SeparateBuffers, AnOpThatFitsNoBufferSaysWhichOne) {
 }
 
 TEST(SeparateBuffers, ResidentFusionIsRefusedWithAReason) {
-  const auto g = workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/conv_chain3.yaml");
+  const auto g = workloads::load_yaml_workload(std::string(test_paths::data_dir()) + "/conv_chain3.yaml");
   // Shared: the greedy policy fuses the chain into one group (resident or depth-first).
   const auto shared = sched::make_plan(g, config::load_hardware_config("edge-m"), FusionPolicy::Greedy);
   EXPECT_EQ(shared.groups.size(), 1u);

@@ -9,6 +9,7 @@
 #include "sim/scheduler/schedule_file.h"
 #include "tests/support/plan_support.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using npusim::test::data;
@@ -68,7 +69,7 @@ TEST(PoolEpilogue, GlobalPoolAccumulatesAcrossRowTiles) {
 
 TEST(PoolEpilogue, OverlappingWindowsStayOutOfTheSegment) {
   // ResNet's stem pool (3x3, stride 2, pad 1) would need the neighbouring tile's rows.
-  const auto g = workloads::load_workload("resnet18", std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo");
+  const auto g = workloads::load_workload("resnet18", std::string(test_paths::source_dir()) + "/workloads/zoo");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = sched::make_plan(g, hw, FusionPolicy::Epilogue);
   const int maxpool = g.find_op("maxpool"), gap = g.find_op("avgpool");

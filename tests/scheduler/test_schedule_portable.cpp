@@ -9,6 +9,7 @@
 #include "sim/config/config_loader.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/plan_support.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using nlohmann::json;
@@ -69,7 +70,7 @@ TEST(SchedulePortable, FixedTileThatDoesNotFitIsNamedAsTheFiles) {
 
 TEST(SchedulePortable, CliWarnsNamingTheOpWhoseTileWasDerivedAgain) {
   const auto path = write_temp("c1.json", whole_c1(true).dump());
-  const std::string wl = std::string(NPUSIM_TEST_DATA) + "/conv_chain3.yaml";
+  const std::string wl = std::string(test_paths::data_dir()) + "/conv_chain3.yaml";
   std::string log;
   ASSERT_EQ(
       run_npusim("schedule --config edge-m --set npu.sram.capacity=16KiB --workload " + wl + " --fusion file:" + path,
@@ -118,7 +119,7 @@ TEST(SchedulePortable, VectorHeadsWriteTileCountAndReadRowsWithAWarning) {
   std::string log;
   const auto path =
       write_temp("ln_rows.json", json{{"groups", {{{"ops", {"ln"}}, {"tiles", {{"ln", {{"rows", 16}}}}}}}}}.dump());
-  ASSERT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(NPUSIM_TEST_DATA) +
+  ASSERT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(test_paths::data_dir()) +
                            "/add_layer_norm.yaml --fusion file:" + path,
                        &log),
             0)
@@ -220,7 +221,7 @@ TEST(SchedulePortable, WrongTypesNameFieldExpectedAndFoundType) {
   // Through the CLI: exit 2, and no library text.
   std::string log;
   const auto path = write_temp("halo.json", cases[2].text);
-  EXPECT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(NPUSIM_TEST_DATA) +
+  EXPECT_EQ(run_npusim("schedule --config edge-m --workload " + std::string(test_paths::data_dir()) +
                            "/conv_chain3.yaml --fusion file:" + path,
                        &log),
             2)

@@ -11,6 +11,7 @@
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/plan.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 using namespace npusim;
 using sched::FusionPolicy;
@@ -35,7 +36,7 @@ std::uint64_t program_dram_bytes(const sched::Program& p) {
 }
 
 std::string zoo_dir() {
-  return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo";
+  return std::string(test_paths::source_dir()) + "/workloads/zoo";
 }
 
 }  // namespace

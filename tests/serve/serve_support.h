@@ -19,6 +19,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/test_paths.h"
+
 namespace npusim::test {
 
 struct HttpReply {
@@ -39,7 +41,7 @@ class ServeProcess {
     if (pid_ == 0) {
       dup2(fds[1], 1);
       close(fds[0]);
-      std::vector<std::string> args = {NPUSIM_BINARY, "serve", "--port", "0"};
+      std::vector<std::string> args = {test_paths::npusim_binary(), "serve", "--port", "0"};
       args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());

@@ -12,6 +12,7 @@
 #include "sim/scheduler/policy.h"
 #include "tests/serve/serve_support.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 namespace {
@@ -221,7 +222,7 @@ TEST(ServeApi, UploadsAreBoundedAndCheckedByTheLoaders) {
   expect_error(s.request("POST", "/api/uploads?name=model.exe", "x", "application/octet-stream"), 400, ".onnx");
   expect_alive(s);
   // A good YAML workload runs.
-  const std::string yaml = read_file(std::string(NPUSIM_TEST_DATA) + "/conv_pair.yaml");
+  const std::string yaml = read_file(std::string(test_paths::data_dir()) + "/conv_pair.yaml");
   const HttpReply ok = s.request("POST", "/api/uploads?name=conv_pair.yaml", yaml, "application/x-yaml");
   ASSERT_EQ(ok.status, 201) << ok.body;
   const std::string id = start(s, {{"config", "edge-s"}, {"upload", ok.json()["upload"]}, {"fusion", "greedy"}});

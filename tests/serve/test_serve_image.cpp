@@ -9,6 +9,7 @@
 
 #include "tests/serve/serve_support.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 namespace {
@@ -69,11 +70,11 @@ TEST(ServeImage, TheOptionsListTheModelsThatTakeAnImage) {
   // vision tower (vision_config).
   json expected = json::array();
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(fs::path(NPUSIM_SOURCE_DIR) / "workloads" / "llm" / "configs"))
+  for (const auto& e : fs::directory_iterator(fs::path(test_paths::source_dir()) / "workloads" / "llm" / "configs"))
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   for (const auto& n : names)
-    if (read_json(fs::path(NPUSIM_SOURCE_DIR) / "workloads" / "llm" / "configs" / (n + ".json"))
+    if (read_json(fs::path(test_paths::source_dir()) / "workloads" / "llm" / "configs" / (n + ".json"))
             .contains("vision_config"))
       expected.push_back(n);
   EXPECT_EQ(o["llm"]["vision_models"], expected);

@@ -11,6 +11,7 @@
 #include "sim/serve/run_job.h"
 #include "sim/serve/run_manager.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 namespace {
@@ -19,12 +20,12 @@ using End = engine::ChildResult::End;
 
 engine::Spawn npusim_job(const nlohmann::json& job) {
   engine::Spawn s = serve::spawn_job(job);
-  s.exe = NPUSIM_BINARY;  // this test binary is not npusim
+  s.exe = test_paths::npusim_binary();  // this test binary is not npusim
   return s;
 }
 
 std::string zoo_file(const std::string& name) {
-  return std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo/" + name + ".yaml";
+  return std::string(test_paths::source_dir()) + "/workloads/zoo/" + name + ".yaml";
 }
 
 TEST(ServeJob, AnUploadCheckJobLoadsTheWorkloadInANewProcess) {

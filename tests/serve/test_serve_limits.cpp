@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/serve/serve_support.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 namespace {
@@ -108,7 +109,7 @@ TEST(ServeLimits, AnUploadCheckCountsAgainstMaxRuns) {
   // --max-runs 1 and one run in flight: the upload's check (a child process running the loaders)
   // is refused like a second run would be; after the run ends, the same upload is taken.
   ServeProcess s({"--max-runs", "1"});
-  std::ifstream in(std::string(NPUSIM_TEST_DATA) + "/conv_pair.yaml");
+  std::ifstream in(std::string(test_paths::data_dir()) + "/conv_pair.yaml");
   std::stringstream yaml;
   yaml << in.rdbuf();
   const std::string slow = start(s, slow_run_request());

@@ -9,6 +9,7 @@
 #include "tests/support/cli_support.h"
 #include "tests/workloads/decoder_models.h"
 #include "tests/workloads/onnx_builder.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 namespace {
@@ -178,7 +179,7 @@ TEST(ServeRunFields, BadDimKvCacheAndParallelAreRefusedNamingTheField) {
 
 TEST(ServeRunFields, ParallelDataGivesTheSummaryOfTheCli) {
   // small_cnn with a batch of 2 on two cores: each core runs one image (docs/multicore.md).
-  std::string yaml = read_file((fs::path(NPUSIM_SOURCE_DIR) / "workloads" / "zoo" / "small_cnn.yaml").string());
+  std::string yaml = read_file((fs::path(test_paths::source_dir()) / "workloads" / "zoo" / "small_cnn.yaml").string());
   const auto at = yaml.find("shape: [1, 3, 64, 64]");
   ASSERT_NE(at, std::string::npos);
   yaml.replace(at, std::string("shape: [1, 3, 64, 64]").size(), "shape: [2, 3, 64, 64]");

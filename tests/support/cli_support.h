@@ -1,5 +1,5 @@
 #pragma once
-// Helpers for tests that run the npusim binary (NPUSIM_BINARY) and read what it wrote.
+// Helpers for tests that run the npusim binary (test_paths::npusim_binary()) and read what it wrote.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/file_util.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 
@@ -26,7 +27,7 @@ inline std::filesystem::path scratch(const std::string& name) {
 /// stdout and stderr are captured there.
 inline int run_npusim(const std::string& args, std::string* output = nullptr) {
   const auto log = scratch("output.txt");
-  const std::string cmd = std::string(NPUSIM_BINARY) + " " + args + " >" + log.string() + " 2>&1";
+  const std::string cmd = std::string(test_paths::npusim_binary()) + " " + args + " >" + log.string() + " 2>&1";
   const int status = std::system(cmd.c_str());
   if (output) *output = read_file(log.string());
   std::filesystem::remove(log);

@@ -13,12 +13,13 @@
 #include "sim/scheduler/schedule_file.h"
 #include "workloads/graph.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::test {
 
 /// tests/data/<name>.yaml.
 inline workloads::Graph data(const std::string& name) {
-  return workloads::load_yaml_workload(std::string(NPUSIM_TEST_DATA) + "/" + name + ".yaml");
+  return workloads::load_yaml_workload(std::string(test_paths::data_dir()) + "/" + name + ".yaml");
 }
 
 /// Bytes the Program's DMA commands move (as planned, not rounded to bursts).

@@ -22,6 +22,7 @@
 #include "sim/sweep/slurm.h"
 #include "sim/sweep/sweep_file.h"
 #include "tests/support/cli_support.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace npusim::sweep;
@@ -242,7 +243,8 @@ TEST(SweepRun, ResumeAfterAKillLosesAndDuplicatesNothing) {
     const int devnull = ::open("/dev/null", O_WRONLY);
     ::dup2(devnull, 1);
     ::dup2(devnull, 2);
-    ::execl(NPUSIM_BINARY, NPUSIM_BINARY, "sweep", path.c_str(), "--out", out.c_str(), "-j", "1", nullptr);
+    ::execl(test_paths::npusim_binary(), test_paths::npusim_binary(), "sweep", path.c_str(), "--out", out.c_str(), "-j",
+            "1", nullptr);
     ::_exit(127);
   }
   // Kill the sweep (SIGKILL: no clean-up) once some but not all of its 12 points are recorded.
@@ -344,7 +346,7 @@ TEST(SweepRun, ResumeDropsATornLastLineAndRunsItsPointAgain) {
 TEST(SweepReport, PageHasEveryPointWithHoverAndLinksToKeptRuns) {
   const auto out = scratch("report_out");
   std::string log;
-  const std::string sweep = std::string(NPUSIM_TEST_DATA) + "/sweep_small.yaml";
+  const std::string sweep = std::string(test_paths::data_dir()) + "/sweep_small.yaml";
   ASSERT_EQ(run_npusim("sweep " + sweep + " --out " + out.string() + " -j 2 --keep-runs", &log), 0) << log;
   ASSERT_EQ(run_npusim("sweep-report " + out.string() + " --objectives latency,energy", &log), 0) << log;
   const std::string html = npusim::read_file((out / "report" / "report.html").string());

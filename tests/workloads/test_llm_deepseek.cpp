@@ -10,6 +10,7 @@
 #include "tests/workloads/llm_config_errors.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/llm/llm_graph.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::workloads::llm {
 namespace {
@@ -109,7 +110,7 @@ TEST(DeepSeekConfig, V2LiteComesToItsPublishedSize) {
   // 2048 x 1408 = 553,648,128, shared 3 x 2048 x 2816 = 17,301,504: 571,080,704. Embedding and
   // head 2 x 102400 x 2048 = 419,430,400, final norm 2,048.
   // 81,007,104 + 26 x 584,847,872 + 419,432,448 = 15,706,484,224 (published: 15.7 B).
-  const LlmConfig c = load_llm_config("DeepSeek-V2-Lite", NPUSIM_SOURCE_DIR);
+  const LlmConfig c = load_llm_config("DeepSeek-V2-Lite", test_paths::source_dir());
   EXPECT_EQ(c.model_type, "deepseek_v2");
   EXPECT_EQ(parameter_count(c), 81007104ull + 26 * 584847872ull + 419432448ull);
   EXPECT_EQ(parameter_count(c), 15706484224ull);

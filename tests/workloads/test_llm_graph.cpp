@@ -7,12 +7,13 @@
 #include "tests/workloads/llm_config_errors.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/llm/llm_graph.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::workloads::llm {
 namespace {
 
 std::string data_dir() {
-  return NPUSIM_SOURCE_DIR;
+  return test_paths::source_dir();
 }
 
 /// A small Llama: hidden 64, 4 query heads of 16 over 2 KV heads (GQA group 2), MLP 128.

@@ -9,6 +9,7 @@
 #include "tests/workloads/llm_config_errors.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/llm/llm_graph.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::workloads::llm {
 namespace {
@@ -60,7 +61,7 @@ TEST(LlmVision, ATextConfigHoldsTheDecoderOfANewerExport) {
 TEST(LlmVision, TheShippedQwen2Vl2BTakesTransformersDefaultsForWhatItsVisionConfigOmits) {
   // Qwen2-VL-2B-Instruct's published config.json states the vision tower as depth 32, embed_dim
   // 1280, 16 heads, mlp_ratio 4 (Qwen2VLVisionConfig's defaults too) and hidden_size 1536.
-  const LlmConfig c = load_llm_config("Qwen2-VL-2B-Instruct", NPUSIM_SOURCE_DIR);
+  const LlmConfig c = load_llm_config("Qwen2-VL-2B-Instruct", test_paths::source_dir());
   EXPECT_EQ(c.vision.depth, 32);
   EXPECT_EQ(c.vision.embed_dim, 1280);
   EXPECT_EQ(c.vision.heads, 16);
@@ -157,7 +158,7 @@ TEST(LlmVision, TheVisionTowersParametersByHandAndInTheGraph) {
   // is the tower of its 7B, whose merger ends at 3584: 5120 x 3584 + 3584 = 18,353,664, 10,487,808
   // more: 675,759,104. With the 1,543,714,304 of the language model, 2,208,985,600 (the model
   // card's 2.21 B).
-  const LlmConfig q = load_llm_config("Qwen2-VL-2B-Instruct", NPUSIM_SOURCE_DIR);
+  const LlmConfig q = load_llm_config("Qwen2-VL-2B-Instruct", test_paths::source_dir());
   EXPECT_EQ(vision_parameter_count(q), 665271296ull);
   EXPECT_EQ(parameter_count(q), 1543714304ull);
   LlmConfig q7 = q;
@@ -180,7 +181,7 @@ TEST(LlmVision, TheEncodersMacsByHand) {
   // (1024 x 19,660,800 + 2 x 1024^2 x 1280 = 22,817,013,760) + 6,710,886,400 + 2,013,265,920
   // = 740,409,999,360. (Its 16 x 1024^2 = 2^24 scores are one block; an image past 2^26 scores
   // attends in query blocks, as a long prefill does.)
-  const LlmConfig q = load_llm_config("Qwen2-VL-2B-Instruct", NPUSIM_SOURCE_DIR);
+  const LlmConfig q = load_llm_config("Qwen2-VL-2B-Instruct", test_paths::source_dir());
   EXPECT_EQ(graph_totals(build_vision_encoder(q, vision_input(q, "448x448", "--image"), Widths{}), 2).macs,
             740409999360ull);
 }
@@ -207,7 +208,7 @@ TEST(LlmVision, Qwen25VlReadsItsWindowsAndItsGatedMlp) {
   // The shipped 3B states hidden_size 1280 and out_hidden_size 2048; the rest are
   // Qwen2_5_VLVisionConfig's defaults: depth 32, 16 heads, MLP 3420, windows of 112 / 2 / 14 = 4
   // merged tokens, full attention in blocks 7, 15, 23 and 31.
-  const LlmConfig q = load_llm_config("Qwen2.5-VL-3B-Instruct", NPUSIM_SOURCE_DIR);
+  const LlmConfig q = load_llm_config("Qwen2.5-VL-3B-Instruct", test_paths::source_dir());
   EXPECT_EQ(q.vision.depth, 32);
   EXPECT_EQ(q.vision.embed_dim, 1280);
   EXPECT_EQ(q.vision.mlp_width(), 3420);
@@ -262,7 +263,7 @@ TEST(LlmVision, Qwen25VlParametersAndMacsByHand) {
   // 6,840 + 1,280 = 19,702,200, x 32 = 630,470,400; merger 1,280 + 26,219,520 + 5120 x 2048 +
   // 2048 = 36,708,608. In all 668,684,288 (with its language model's 3,085,938,688: 3.75 B, the
   // model card's figure).
-  const LlmConfig q = load_llm_config("Qwen2.5-VL-3B-Instruct", NPUSIM_SOURCE_DIR);
+  const LlmConfig q = load_llm_config("Qwen2.5-VL-3B-Instruct", test_paths::source_dir());
   EXPECT_EQ(vision_parameter_count(q), 668684288ull);
   EXPECT_EQ(parameter_count(q), 3085938688ull);
   // At 448x448 (P 1024, 16 windows of 64 patches): 32 x 1024 (4 x 1280^2 + 3 x 1280 x 3420) =
@@ -322,7 +323,7 @@ TEST(LlmVision, Gemma3ResizesEveryImageToItsSquareAndPoolsItsPatches) {
   EXPECT_NE(image_error(c, "0x10").find("--image: expected each side from 1 to 16384 px, found 0x10"),
             std::string::npos);
   // The shipped gemma-3-4b-it: 896 / 14 = 64 x 64 = 4096 patches, pooled 4 x 4 to 256 tokens.
-  const LlmConfig g = load_llm_config("gemma-3-4b-it", NPUSIM_SOURCE_DIR);
+  const LlmConfig g = load_llm_config("gemma-3-4b-it", test_paths::source_dir());
   const VisionInput v = vision_input(g, "640x480", "--image");
   EXPECT_EQ(v.patches, 4096);
   EXPECT_EQ(v.tokens, 256);
@@ -346,7 +347,7 @@ TEST(LlmVision, Gemma3ParametersAndMacsByHand) {
   // 4,608 + 4 x (1152^2 + 1152) + 1152 x 4304 + 4304 + 4304 x 1152 + 1152 = 15,239,504, x 27 =
   // 411,466,608; post_layernorm 2,304; projector 1,152 + 1152 x 2560 = 2,950,272. In all
   // 419,816,304; with the language model's 3,880,263,168, 4,300,079,472 (the model card's 4.3 B).
-  const LlmConfig q = load_llm_config("gemma-3-4b-it", NPUSIM_SOURCE_DIR);
+  const LlmConfig q = load_llm_config("gemma-3-4b-it", test_paths::source_dir());
   EXPECT_EQ(vision_parameter_count(q), 419816304ull);
   EXPECT_EQ(parameter_count(q) + vision_parameter_count(q), 4300079472ull);
   // MACs: 4096 x 588 x 1152 = 2,774,532,096; a layer 4 x 4096 x 1152^2 + 2 x 4096 x 1152 x 4304

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "onnx_builder.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::workloads {
 namespace {
@@ -381,7 +382,7 @@ TEST(OnnxFiles, TruncatedAndNonOnnxFilesAreInputErrors) {
 }
 
 TEST(OnnxFiles, CliExitsWithTwoAndWritesNothing) {
-  const std::string binary = NPUSIM_BINARY;
+  const std::string binary = test_paths::npusim_binary();
   if (!std::filesystem::exists(binary)) GTEST_SKIP() << "npusim not built";
   const std::string bad = OnnxBuilder::temp_path("bad.onnx");
   std::ofstream(bad) << "definitely not protobuf";

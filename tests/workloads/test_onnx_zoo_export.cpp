@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "onnx_builder.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::workloads {
 namespace {
@@ -12,7 +13,7 @@ using testing::OnnxBuilder;
 using testing::set_int;
 using testing::set_ints;
 
-const std::string kZoo = std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo";
+const std::string kZoo = std::string(test_paths::source_dir()) + "/workloads/zoo";
 
 std::vector<std::int64_t> pair(const std::array<std::int64_t, 2>& a) {
   return {a[0], a[1]};

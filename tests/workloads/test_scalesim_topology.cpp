@@ -10,11 +10,12 @@
 
 #include "sim/core/errors.h"
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::workloads {
 namespace {
 
-const std::string kData = std::string(NPUSIM_TEST_DATA) + "/scalesim/";
+const std::string kData = std::string(test_paths::data_dir()) + "/scalesim/";
 
 const Op& op_named(const Graph& g, const std::string& name) {
   const int i = g.find_op(name);

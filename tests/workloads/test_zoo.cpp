@@ -8,11 +8,12 @@
 #include <string>
 
 #include "workloads/loader.h"
+#include "tests/support/test_paths.h"
 
 namespace npusim::workloads {
 namespace {
 
-const std::string kZoo = std::string(NPUSIM_SOURCE_DIR) + "/workloads/zoo";
+const std::string kZoo = std::string(test_paths::source_dir()) + "/workloads/zoo";
 
 struct Figures {
   std::uint64_t macs, params;
