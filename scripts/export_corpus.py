@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Exports npusim's real-model ONNX corpus into a build folder (never into git).
 
-    /usr/bin/python3 scripts/export_corpus.py OUT_DIR [--only NAME,NAME]
+    /usr/bin/python3 scripts/export_corpus.py OUT_DIR [--only NAME,NAME] [--cache DIR | --no-cache]
 
 Writes OUT_DIR/<name>.onnx for each model and OUT_DIR/manifest.json: per model its exporter,
 opset, input shape and an independent MAC count made from ONNX's own shape inference
@@ -12,11 +12,20 @@ The corpus stresses what exporters really write (docs/onnx.md, "Real-model corpu
 torchvision classifiers, segmentation and detection networks at 512-1024 px, opsets 7 to 17,
 an fp16 conversion with its Casts appended out of order, QDQ and QOperator int8 variants and
 tf2onnx-style NHWC graphs, the last three written with the onnx helper.
+
+An export takes about two minutes, so a finished one is kept in a cache folder
+(${XDG_CACHE_HOME:-~/.cache}/npusim/corpus/KEY) and copied from there the next time: KEY hashes
+this script, the model selection and the versions of Python, torch, torchvision, onnx and numpy,
+so any change to what would be exported exports again. A cache entry appears whole or not at all
+(written beside it, then renamed into place).
 """
 import argparse
+import hashlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 import onnx
@@ -600,17 +609,12 @@ def tf2onnx_style(path, size, opset=13, batch=1):
 # ---- main -----------------------------------------------------------------------------------
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out")
-    ap.add_argument("--only", default="", help="comma-separated model names")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    only = set(filter(None, args.only.split(",")))
+def export_all(out, only):
+    """Exports the selected models (all when `only` is empty) into `out`; returns the manifest."""
     manifest = []
 
     def record(name, exporter, opset, shape, torch_macs=None):
-        path = os.path.join(args.out, name + ".onnx")
+        path = os.path.join(out, name + ".onnx")
         try:
             macs, source = count_macs(onnx.load(path)), "onnx shape inference"
         except ShapesUnknown as e:
@@ -630,7 +634,7 @@ def main():
     for name, make, shape, opset, *options in torchvision_models():
         if not wanted(name):
             continue
-        torch_macs = export_torch(make(), shape, os.path.join(args.out, name + ".onnx"), opset, *options)
+        torch_macs = export_torch(make(), shape, os.path.join(out, name + ".onnx"), opset, *options)
         record(name, "torch.onnx " + torch.__version__, opset, shape, torch_macs)
     derived = [
         ("mobilenet_v2_fp16", append_fp16_casts, "mobilenet_v2_op11", "fp16 conversion, Casts appended"),
@@ -640,17 +644,17 @@ def main():
     if any(wanted(d[0]) for d in derived[1:]):
         export_torch(
             __import__("torchvision").models.resnet18(), [1, 3, 224, 224],
-            os.path.join(args.out, "resnet18_op13_src.onnx"), 13,
+            os.path.join(out, "resnet18_op13_src.onnx"), 13,
         )
     for name, fn, src, exporter in derived:
         if not wanted(name):
             continue
-        src_path = os.path.join(args.out, src + ".onnx")
+        src_path = os.path.join(out, src + ".onnx")
         if not os.path.exists(src_path):
             export_torch(__import__("torchvision").models.mobilenet_v2(), [1, 3, 224, 224], src_path, 11)
-        fn(src_path, os.path.join(args.out, name + ".onnx"))
+        fn(src_path, os.path.join(out, name + ".onnx"))
         # The integer forms compute what their float source does: its count is the reference.
-        path = os.path.join(args.out, name + ".onnx")
+        path = os.path.join(out, name + ".onnx")
         macs = count_macs(onnx.load(src_path))
         opset = [o.version for o in onnx.load(path).opset_import if o.domain in ("", "ai.onnx")][0]
         manifest.append({"name": name, "file": path, "exporter": exporter, "opset": opset,
@@ -659,8 +663,69 @@ def main():
     for name, size, opset, batch in (("tf2onnx_mobilenet_224_op13", 224, 13, 1),
                                      ("tf2onnx_mobilenet_640_op11", 640, 11, "unk__0")):
         if wanted(name):
-            tf2onnx_style(os.path.join(args.out, name + ".onnx"), size, opset, batch)
+            tf2onnx_style(os.path.join(out, name + ".onnx"), size, opset, batch)
             record(name, "tf2onnx style (onnx helper)", opset, [1, size, size, 3])
+    return manifest
+
+
+def cache_key(only):
+    """What decides the export's bytes: this script, the selection and the exporters' versions."""
+    import torch
+    import torchvision
+
+    h = hashlib.sha256()
+    with open(__file__, "rb") as f:
+        h.update(f.read())
+    for part in (",".join(sorted(only)), sys.version, torch.__version__, torchvision.__version__, onnx.__version__,
+                 np.__version__):
+        h.update(b"\0" + part.encode())
+    return h.hexdigest()[:32]
+
+
+def copy_models(manifest, src, dst):
+    """Copies the manifest's models from folder `src` to `dst`; returns the manifest naming `dst`'s files."""
+    copied = []
+    for entry in manifest:
+        name = os.path.basename(entry["file"])
+        shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
+        copied.append(dict(entry, file=os.path.join(dst, name)))
+    return copied
+
+
+def store_in_cache(manifest, out, entry):
+    """Adds the export to the cache as `entry`, whole or not at all."""
+    os.makedirs(os.path.dirname(entry), exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".staging-", dir=os.path.dirname(entry))
+    try:
+        kept = copy_models(manifest, out, staging)
+        with open(os.path.join(staging, "manifest.json"), "w") as f:
+            json.dump(kept, f, indent=1)
+        os.rename(staging, entry)  # fails when another export stored the same key first: theirs stays
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--only", default="", help="comma-separated model names")
+    default_cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "npusim", "corpus")
+    ap.add_argument("--cache", default=default_cache, help=f"the cache folder (default {default_cache})")
+    ap.add_argument("--no-cache", action="store_true", help="export without reading or filling the cache")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    only = set(filter(None, args.only.split(",")))
+    entry = None if args.no_cache else os.path.join(args.cache, cache_key(only))
+    if entry and os.path.isfile(os.path.join(entry, "manifest.json")):
+        with open(os.path.join(entry, "manifest.json")) as f:
+            manifest = copy_models(json.load(f), entry, args.out)
+        for m in manifest:
+            print(f"export_corpus: {m['name']}: {m['macs']} MACs ({m['macs_from']})", flush=True)
+        print(f"export_corpus: copied from the cache {entry}")
+    else:
+        manifest = export_all(args.out, only)
+        if entry:
+            store_in_cache(manifest, args.out, entry)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(f"export_corpus: {len(manifest)} models in {args.out}")
