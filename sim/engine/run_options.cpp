@@ -125,8 +125,8 @@ std::vector<RunOption> llm_table() {
   const unsigned all = kServe | kSweep | kPython;
   return {
       from(other(C::Llm, K::Text, "model", "--model", "(required)",
-                 "a Hugging Face config.json, or a shipped model: {values} (Qwen2-VL-2B-Instruct and "
-                 "Qwen2.5-VL-3B-Instruct with --image)",
+                 "a Hugging Face config.json, or a shipped model: {values} (Qwen2-VL-2B-Instruct, "
+                 "Qwen2.5-VL-3B-Instruct, gemma-3-4b-it and llava-1.5-7b-hf with --image)",
                  all),
            shipped_models),
       served_up_to(integer(C::Llm, "prompt", "--prompt", 1, kMaxTokens, "128", "tokens",
@@ -204,7 +204,8 @@ std::vector<RunOption> llm_table() {
             "layer has occurred twice after layer 0; the layers after them take the last simulated one's figures)",
             kPython),
       other(C::Llm, K::Text, "image", "--image", "none",
-            "vision-language models (qwen2_vl, qwen2_5_vl, gemma3): an image of WIDTHxHEIGHT pixels, resized as the "
+            "vision-language models (qwen2_vl, qwen2_5_vl, gemma3, llava): an image of WIDTHxHEIGHT pixels, resized as "
+            "the "
             "model's processor does; its vision encoder runs before the prefill, whose prompt gains the image's "
             "tokens; TTFT counts both",
             kServe | kPython),

@@ -79,7 +79,7 @@ TEST(ServeImage, TheOptionsListTheModelsThatTakeAnImage) {
       expected.push_back(n);
   EXPECT_EQ(o["llm"]["vision_models"], expected);
   EXPECT_EQ(o["llm"]["vision_models"],
-            json::array({"Qwen2-VL-2B-Instruct", "Qwen2.5-VL-3B-Instruct", "gemma-3-4b-it"}));
+            json::array({"Qwen2-VL-2B-Instruct", "Qwen2.5-VL-3B-Instruct", "gemma-3-4b-it", "llava-1.5-7b-hf"}));
 }
 
 TEST(ServeImage, BadImagesAreRefusedWithTheCliMessageNamingTheField) {
@@ -102,7 +102,7 @@ TEST(ServeImage, BadImagesAreRefusedWithTheCliMessageNamingTheField) {
   // A text-only model has no vision tower.
   same_as_cli("SmolLM2-360M", "56x56",
               "56x56: expected a model with a vision tower (a config with vision_config, model_type qwen2_vl, "
-              "qwen2_5_vl or gemma3), found "
+              "qwen2_5_vl, gemma3 or llava), found "
               "model_type 'llama'");
   // The server names the model, not where it keeps the model's file.
   {

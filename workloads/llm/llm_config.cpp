@@ -124,6 +124,7 @@ class Fields {
     return out;
   }
   const json& at(const char* key) const { return j_.at(key); }
+  const std::string& source() const { return source_; }
 
  private:
   static std::string describe(const json& v) {
@@ -393,6 +394,7 @@ void read_qwen2_5_vl_vision(const Fields& f, LlmConfig& c) {
 void read_siglip_vision(const Fields& f, const Fields& top, LlmConfig& c) {
   VisionConfig& v = c.vision;
   v.kind = VisionKind::Siglip;
+  v.projector = VisionProjector::Gemma3Pool;
   v.depth = f.count_or("num_hidden_layers", 12);
   if (v.depth > 1024)
     f.fail("num_hidden_layers", "expected at most 1024 vision layers, found " + std::to_string(v.depth));
@@ -450,8 +452,123 @@ void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
     read_qwen2_vl_vision(v, c);
 }
 
-LlmConfig from_json(const json& j, const std::string& source) {
-  const Fields f(j, source);
+LlmConfig from_json(const json& j, const std::string& source, const std::string& prefix = "");
+
+/// The fields of a vision_config or text_config object, or of an empty one when the config omits it.
+Fields sub_object(const json& j, const Fields& f, const char* key, const char* what) {
+  static const json kNone = json::object();
+  if (!f.has(key)) return Fields(kNone, f.source(), std::string(key) + ".");
+  if (!j.at(key).is_object())
+    f.fail(key, std::string("expected an object (") + what + "), found " + j.at(key).type_name());
+  return Fields(j.at(key), f.source(), std::string(key) + ".");
+}
+
+/// LLaVA's vision tower (vision_config: clip_vision_model, LlavaConfig's default, or
+/// siglip_vision_model) and projector (the top level's vision_feature_layer,
+/// vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias). A stated
+/// vision_config takes its class's defaults (CLIPVisionConfig's, SiglipVisionConfig's) for what
+/// it omits; an absent one is LlavaConfig's CLIP ViT-L/14 at 336 px. The tower runs up to the
+/// feature layer (LLaVA-1.5's -2 leaves the last block's output unread, so a runtime does not
+/// run it); its parameters count every block of the checkpoint.
+void read_llava_vision(const json& j, const Fields& top, LlmConfig& c) {
+  const bool stated = top.has("vision_config");
+  const Fields f = sub_object(j, top, "vision_config", "the vision tower's fields");
+  const std::string type = f.choice_or("model_type", "clip_vision_model", {"clip_vision_model", "siglip_vision_model"});
+  const bool clip = type == "clip_vision_model";
+  VisionConfig& v = c.vision;
+  v.kind = clip ? VisionKind::Clip : VisionKind::Siglip;
+  v.projector = VisionProjector::LlavaMlp;
+  v.class_token = clip;
+  // CLIPVisionConfig's defaults, or LlavaConfig's CLIP when vision_config is absent; SiglipVisionConfig's.
+  const bool llava_default = clip && !stated;
+  v.stored_depth = f.count_or("num_hidden_layers", llava_default ? 24 : 12);
+  if (v.stored_depth > 1024)
+    f.fail("num_hidden_layers", "expected at most 1024 vision layers, found " + std::to_string(v.stored_depth));
+  v.embed_dim = f.count_or("hidden_size", llava_default ? 1024 : 768);
+  v.heads = f.count_or("num_attention_heads", llava_default ? 16 : 12);
+  v.intermediate = f.count_or("intermediate_size", llava_default ? 4096 : 3072);
+  v.in_channels = f.count_or("num_channels", 3);
+  v.patch = f.count_or("patch_size", llava_default ? 14 : clip ? 32 : 16);
+  v.temporal_patch = v.merge = 1;
+  v.out_hidden = c.hidden;  // linear_2 ends at the language model's width
+  v.image_size = f.count_or("image_size", llava_default ? 336 : 224);
+  check_vision_sizes(f, c, "hidden_size", "hidden_size");
+  if (v.image_size > 16384 || v.image_size % v.patch != 0)
+    f.fail("image_size", "expected a multiple of patch_size " + std::to_string(v.patch) + " up to 16384 px, found " +
+                             std::to_string(v.image_size));
+  const std::string act = f.text_or("hidden_act", clip ? "quick_gelu" : "gelu_pytorch_tanh");
+  if (act.find("gelu") == std::string::npos)
+    f.fail("hidden_act", "expected quick_gelu or a gelu variant (the tower's MLP), found '" + act + "'");
+  // hidden_states[k]: the embeddings (k = 0) and the output of each block; negative k counts from the last.
+  if (top.has("vision_feature_layer") && top.at("vision_feature_layer").is_array())
+    top.fail("vision_feature_layer",
+             "expected one layer index (features concatenated from several layers are not modelled), found a list");
+  const std::int64_t L = v.stored_depth;
+  std::int64_t layer = -2;
+  if (top.has("vision_feature_layer")) {
+    const json& k = top.at("vision_feature_layer");
+    if (!k.is_number_integer() || k.get<std::int64_t>() < -L || k.get<std::int64_t>() > L || k.get<std::int64_t>() == 0)
+      top.fail("vision_feature_layer", "expected a block's output, 1 to " + std::to_string(L) + " or -" +
+                                           std::to_string(L) + " to -1, found " + k.dump());
+    layer = k.get<std::int64_t>();
+  }
+  v.depth = layer < 0 ? L + 1 + layer : layer;
+  if (v.depth < 1)
+    top.fail("vision_feature_layer", "expected a block's output (the tower has " + std::to_string(L) +
+                                         " blocks), found " + std::to_string(layer));
+  v.drop_first_row = top.choice_or("vision_feature_select_strategy", "default", {"default", "full"}) == "default";
+  const std::int64_t P = (v.image_size / v.patch) * (v.image_size / v.patch);
+  v.tokens = v.rows(P) - (v.drop_first_row ? 1 : 0);
+  const std::string proj_act = top.text_or("projector_hidden_act", "gelu");
+  if (proj_act.find("gelu") == std::string::npos)
+    top.fail("projector_hidden_act", "expected a gelu variant (LLaVA's projector), found '" + proj_act + "'");
+  v.projector_bias = top.flag_or("multimodal_projector_bias", true);
+}
+
+/// The language models LLaVA's text_config may name, with the defaults of their transformers
+/// classes (LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config) for the fields it omits: llava-1.5's states
+/// only max_position_embeddings, rms_norm_eps and vocab_size beside its model_type.
+const json& llava_text_defaults(const std::string& type) {
+  static const json llama = {{"hidden_size", 4096},     {"intermediate_size", 11008},
+                             {"num_hidden_layers", 32}, {"num_attention_heads", 32},
+                             {"vocab_size", 32000},     {"max_position_embeddings", 2048}};
+  static const json mistral = {{"hidden_size", 4096},
+                               {"intermediate_size", 14336},
+                               {"num_hidden_layers", 32},
+                               {"num_attention_heads", 32},
+                               {"num_key_value_heads", 8},
+                               {"vocab_size", 32000},
+                               {"max_position_embeddings", 131072}};
+  static const json qwen2 = {{"hidden_size", 4096},
+                             {"intermediate_size", 22016},
+                             {"num_hidden_layers", 32},
+                             {"num_attention_heads", 32},
+                             {"num_key_value_heads", 32},
+                             {"vocab_size", 151936},
+                             {"max_position_embeddings", 32768}};
+  static const json qwen3 = {{"hidden_size", 4096},       {"intermediate_size", 22016},      {"num_hidden_layers", 32},
+                             {"num_attention_heads", 32}, {"num_key_value_heads", 32},       {"head_dim", 128},
+                             {"vocab_size", 151936},      {"max_position_embeddings", 32768}};
+  return type == "mistral" ? mistral : type == "qwen2" ? qwen2 : type == "qwen3" ? qwen3 : llama;
+}
+
+/// LLaVA (llava): the language model of text_config (llama when it names none, as LlavaConfig's
+/// default), read as that model_type's own config, and the vision tower in front of it.
+LlmConfig read_llava(const json& j, const Fields& f) {
+  const Fields t = sub_object(j, f, "text_config", "the language model's fields");
+  const std::string type = t.choice_or("model_type", "llama", {"llama", "mistral", "qwen2", "qwen3"});
+  json text = llava_text_defaults(type);
+  if (f.has("text_config")) text.update(j.at("text_config"));
+  text["model_type"] = type;
+  LlmConfig c = from_json(text, f.source(), "text_config.");
+  c.model_type = "llava";
+  c.field_prefix = "text_config.";
+  read_llava_vision(j, f, c);
+  return c;
+}
+
+LlmConfig from_json(const json& j, const std::string& source, const std::string& prefix) {
+  const Fields f(j, source, prefix);
   if (!j.is_object())
     f.fail("top level", std::string("expected a JSON object (a Hugging Face config.json), found ") + j.type_name());
   LlmConfig c;
@@ -490,6 +607,7 @@ LlmConfig from_json(const json& j, const std::string& source) {
     read_qwen2_vl(j, f, c);
     return c;
   }
+  if (c.model_type == "llava") return read_llava(j, f);
   if (!is_moe_type(c.model_type)) check_dense(j, f, c.model_type);
   if (is_deepseek_type(c.model_type)) {
     read_deepseek(f, c);
@@ -548,9 +666,10 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {
-      "llama",     "qwen2",     "mistral", "phi3",        "gemma2",      "gpt2",        "qwen3",    "mixtral",
-      "qwen2_moe", "qwen3_moe", "gemma3",  "gemma3_text", "deepseek_v2", "deepseek_v3", "qwen2_vl", "qwen2_5_vl"};
+  static const std::vector<std::string> types = {"llama",      "qwen2",       "mistral",     "phi3",        "gemma2",
+                                                 "gpt2",       "qwen3",       "mixtral",     "qwen2_moe",   "qwen3_moe",
+                                                 "gemma3",     "gemma3_text", "deepseek_v2", "deepseek_v3", "qwen2_vl",
+                                                 "qwen2_5_vl", "llava"};
   return types;
 }
 
@@ -653,7 +772,7 @@ VisionInput vision_input(const LlmConfig& c, const std::string& image, const std
   if (!c.has_vision())
     throw InputError(flag + " " + image,
                      "expected a model with a vision tower (a config with vision_config, "
-                     "model_type qwen2_vl, qwen2_5_vl or gemma3), found model_type '" +
+                     "model_type qwen2_vl, qwen2_5_vl, gemma3 or llava), found model_type '" +
                          c.model_type + "' (" + c.source + ")");
   // "WxH": digits, an x, digits; each side from 28 px (smart_resize refuses smaller) to 16384.
   const std::size_t x = image.find('x');

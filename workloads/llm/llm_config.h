@@ -60,11 +60,17 @@ struct MlaConfig {
 /// except in the blocks `full_blocks` marks. Gemma 3's SigLIP: every image resized to
 /// image_size x image_size, a learned position embedding, LayerNorm blocks of full attention and
 /// a GELU MLP, a final LayerNorm, and a projector that average-pools the patch grid to `tokens`
-/// tokens, RMS-normalises them and projects them to the language model's width. depth 0: no
-/// vision tower.
-enum class VisionKind { Qwen2Vl, Qwen25Vl, Siglip };
+/// tokens, RMS-normalises them and projects them to the language model's width. LLaVA's (llava):
+/// a CLIP tower (a class row before the patches, a LayerNorm before the blocks, QuickGELU MLPs)
+/// or a SigLIP one, run up to vision_feature_layer, and a projector of two linear layers with a
+/// GELU between. depth 0: no vision tower.
+enum class VisionKind { Qwen2Vl, Qwen25Vl, Siglip, Clip };
+/// What turns the tower's rows into image tokens: Qwen's PatchMerger, Gemma 3's pooling
+/// projector, or LLaVA's two-layer MLP (one token per row it keeps).
+enum class VisionProjector { Merger, Gemma3Pool, LlavaMlp };
 struct VisionConfig {
   VisionKind kind = VisionKind::Qwen2Vl;
+  VisionProjector projector = VisionProjector::Merger;
   std::int64_t depth = 0, embed_dim = 0, heads = 0, mlp_ratio = 0;
   std::int64_t in_channels = 0, patch = 0, temporal_patch = 0, merge = 0;
   std::int64_t out_hidden = 0;    // the merger's output: the language model's hidden_size
@@ -79,16 +85,24 @@ struct VisionConfig {
   /// the tokens the projector pools the patches to (mm_tokens_per_image, a square).
   std::int64_t image_size = 0, tokens = 0;
   std::int64_t pool = 0;  // SigLIP: the projector's pooling kernel, (image_size / patch) / sqrt(tokens)
+  /// CLIP: a learned class row ahead of the patches (every block's sequence is patches + 1).
+  bool class_token = false;
+  /// LLaVA's "default" feature selection: the first row (CLIP's class row) dropped before the projector.
+  bool drop_first_row = false;
+  bool projector_bias = true;     // LLaVA: multimodal_projector_bias
+  std::int64_t stored_depth = 0;  // blocks in the checkpoint when fewer run (LLaVA's vision_feature_layer); 0: depth
   std::int64_t head_dim() const { return embed_dim / heads; }
+  /// The sequence every block attends over: the patches, and CLIP's class row.
+  std::int64_t rows(std::int64_t patches) const { return patches + (class_token ? 1 : 0); }
+  /// Whether the tower is laid out as transformers' CLIP and SigLIP vision models are (names, embeddings).
+  bool hf_vit() const { return kind == VisionKind::Siglip || kind == VisionKind::Clip; }
   std::int64_t mlp_width() const { return intermediate > 0 ? intermediate : embed_dim * mlp_ratio; }
   /// Pixels a patch holds: in_channels x temporal_patch x patch x patch (the patch GEMM's depth).
   std::int64_t patch_pixels() const { return in_channels * temporal_patch * patch * patch; }
   /// Whether block d attends inside windows (else over every patch).
   bool windowed(std::int64_t d) const { return window > 0 && !full_blocks[std::size_t(d)]; }
-  /// The blocks' names: "visual.blocks." (Qwen) or "vision_tower.vision_model.encoder.layers." (SigLIP).
-  const char* block_prefix() const {
-    return kind == VisionKind::Siglip ? "vision_tower.vision_model.encoder.layers." : "visual.blocks.";
-  }
+  /// The blocks' names: "visual.blocks." (Qwen) or "vision_tower.vision_model.encoder.layers." (SigLIP, CLIP).
+  const char* block_prefix() const { return hf_vit() ? "vision_tower.vision_model.encoder.layers." : "visual.blocks."; }
 };
 
 /// An image as the vision tower sees it: resized by smart_resize, cut into patches, merged into tokens.
@@ -108,9 +122,9 @@ enum class ExpertRouting {
 struct LlmConfig {
   std::string source;        // the file it was read from (for messages)
   std::string name;          // file stem: "Llama-3.2-1B"
-  std::string field_prefix;  // where the fields are: "" or "text_config." (a multimodal gemma3)
+  std::string field_prefix;  // where the fields are: "" or "text_config." (a multimodal gemma3, qwen2_vl or llava)
   std::string model_type;    // llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, gemma3,
-                             // deepseek_v2, deepseek_v3
+                             // llava, deepseek_v2, deepseek_v3
   /// head_dim: the width of a query and key head (MLA: nope + rope; its value head is
   /// mla.v_head, and its cache is not heads x head_dim: see kv_cache_bytes).
   std::int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;

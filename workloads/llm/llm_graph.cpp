@@ -63,17 +63,27 @@ class Builder {
   /// The vision tower on one image (build_vision_encoder): x is [patches, E] throughout.
   Graph build_vision(const VisionInput& image) {
     const VisionConfig& v = c_.vision;
-    const bool siglip = v.kind == VisionKind::Siglip;
-    const std::int64_t P = image.patches, E = v.embed_dim, hd = v.head_dim();
+    const bool hf_vit = v.hf_vit();
+    const std::int64_t P = image.patches, R = v.rows(P), E = v.embed_dim, hd = v.head_dim();
     g_.name = c_.name + "-vision";
     // The processor's patches: each one in_channels x temporal_patch x patch x patch pixels.
     const int pixels = input("pixel_values", {P, v.patch_pixels()});
-    const std::string embed = siglip ? "vision_tower.vision_model.embeddings." : "visual.patch_embed.";
-    int x = linear(embed + (siglip ? "patch_embedding" : "proj"), pixels, v.patch_pixels(), E, siglip);
-    if (siglip) {
-      // A learned position for every patch, added (an image is always image_size square).
+    const std::string embed = hf_vit ? "vision_tower.vision_model.embeddings." : "visual.patch_embed.";
+    // CLIP's patch convolution has no bias; SigLIP's has.
+    int x = linear(embed + (hf_vit ? "patch_embedding" : "proj"), pixels, v.patch_pixels(), E,
+                   v.kind == VisionKind::Siglip);
+    if (hf_vit) {
+      if (v.class_token) {
+        // CLIP: the learned class row ahead of the patches.
+        OpAttrs cat;
+        cat.axis = 0;
+        x = op(OpKind::Concat, embed + "with_class",
+               {weight(embed + "class_embedding", {1, E}, s_.widths.activations), x}, cat);
+      }
+      // A learned position for every row, added (an image is always image_size square).
       x = op(OpKind::Add, embed + "add_positions",
-             {x, weight(embed + "position_embedding.weight", {P, E}, s_.widths.activations)});
+             {x, weight(embed + "position_embedding.weight", {R, E}, s_.widths.activations)});
+      if (v.class_token) x = norm_of(NormKind::Layer, "vision_tower.vision_model.pre_layrnorm", x, E, E);
     } else {
       // 2-D RoPE tables (row and column halves of each head) for every patch, from the runtime.
       cos_ = input("visual.rope.cos", {P, 1, hd});
@@ -89,12 +99,30 @@ class Builder {
       x = op(OpKind::Gather, "visual.window_order", {x, order}, gather_attrs());
     }
     for (std::int64_t d = 0; d < v.depth; ++d) x = vision_block(x, image, d);
-    if (siglip)
-      gemma3_projector(norm_of(NormKind::Layer, "vision_tower.vision_model.post_layernorm", x, E, E), image);
-    else
-      patch_merger(x, image);
+    switch (v.projector) {
+      case VisionProjector::Gemma3Pool:
+        gemma3_projector(norm_of(NormKind::Layer, "vision_tower.vision_model.post_layernorm", x, E, E), image);
+        break;
+      case VisionProjector::LlavaMlp:
+        llava_projector(x, R);
+        break;
+      case VisionProjector::Merger:
+        patch_merger(x, image);
+        break;
+    }
     g_.finalize(c_.source);
     return std::move(g_);
+  }
+
+  /// LlavaMultiModalProjector on the feature layer's rows (hidden_states, before any final norm):
+  /// the class row dropped under the "default" selection, then Linear, GELU, Linear to the
+  /// language model's width, one image token a row.
+  void llava_projector(int x, std::int64_t rows) {
+    const VisionConfig& v = c_.vision;
+    const std::string p = "multi_modal_projector.";
+    if (v.drop_first_row) x = slice(p + "drop_class_row", x, 0, 1, rows);
+    const int a = op(OpKind::Gelu, p + "act", {linear(p + "linear_1", x, v.embed_dim, v.out_hidden, v.projector_bias)});
+    linear(p + "linear_2", a, v.out_hidden, v.out_hidden, v.projector_bias);
   }
 
   /// Qwen's PatchMerger: the norm, merge^2 neighbouring patches (consecutive rows: the processor
@@ -134,8 +162,8 @@ class Builder {
   /// self_attn.q_proj ..., self_attn.out_proj (no RoPE: its positions were added to the patches).
   int vision_block(int x, const VisionInput& image, std::int64_t d) {
     const VisionConfig& v = c_.vision;
-    const bool siglip = v.kind == VisionKind::Siglip;
-    const std::int64_t P = image.patches, E = v.embed_dim, M = v.mlp_width(), n = v.heads, hd = v.head_dim();
+    const bool siglip = v.hf_vit();  // SigLIP's and CLIP's blocks are laid out alike
+    const std::int64_t P = v.rows(image.patches), E = v.embed_dim, M = v.mlp_width(), n = v.heads, hd = v.head_dim();
     const std::string p = v.block_prefix() + std::to_string(d) + ".";
     const std::string attn = p + (siglip ? "self_attn." : "attn.");
     const int h = norm_of(v.norm, p + (siglip ? "layer_norm1" : "norm1"), x, E, E);
@@ -696,11 +724,18 @@ std::uint64_t vision_parameter_count(const LlmConfig& c) {
                               + 3 * E * E + 3 * E                    // qkv
                               + E * E + E                            // proj
                               + mlp;
-  if (v.kind == VisionKind::Siglip) {
-    // Patch embedding with its bias, a position per patch, the blocks, post_layernorm, and the
-    // projector's RMSNorm and E x H weight.
-    const std::uint64_t P = std::uint64_t((v.image_size / v.patch) * (v.image_size / v.patch));
-    return K * E + E + P * E + std::uint64_t(v.depth) * block + 2 * E + E + E * H;
+  if (v.hf_vit()) {
+    // The patch embedding (SigLIP's with a bias), CLIP's class row, a position per row, CLIP's
+    // pre_layrnorm, every block of the checkpoint, post_layernorm, and the projector: Gemma 3's
+    // RMSNorm and E x H weight, or LLaVA's E x H and H x H layers.
+    const std::uint64_t R = std::uint64_t(v.rows((v.image_size / v.patch) * (v.image_size / v.patch)));
+    const bool clip = v.kind == VisionKind::Clip;
+    const std::uint64_t embeddings = K * E + (clip ? E + 2 * E : E) + R * E;
+    const std::uint64_t blocks = std::uint64_t(v.stored_depth > 0 ? v.stored_depth : v.depth);
+    const std::uint64_t bias = v.projector_bias ? 1 : 0;
+    const std::uint64_t projector =
+        v.projector == VisionProjector::LlavaMlp ? E * H + bias * H + H * H + bias * H : E + E * H;
+    return embeddings + blocks * block + 2 * E + projector;
   }
   const std::uint64_t merger = norm + (m2 * E) * (m2 * E) + m2 * E + m2 * E * H + H;
   return K * E + std::uint64_t(v.depth) * block + merger;
