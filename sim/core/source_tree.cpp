@@ -2,6 +2,8 @@
 
 namespace npusim {
 
-const char* built_source_dir() { return NPUSIM_SOURCE_DIR; }
+const char* built_source_dir() {
+  return NPUSIM_SOURCE_DIR;
+}
 
 }  // namespace npusim
