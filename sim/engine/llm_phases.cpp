@@ -1,0 +1,329 @@
+// One phase of a language-model run in a child process: its graph planned on the run's NPU and
+// simulated with its first layers, the layers not simulated taking the timing of the last
+// simulated layer of their kind, and its figures split by part (attention, MLP, head, other).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "sim/engine/child.h"
+#include "sim/engine/llm_run.h"
+#include "sim/engine/llm_run_internal.h"
+#include "sim/engine/run_pipeline.h"
+#include "sim/scheduler/host_ops.h"
+#include "sim/scheduler/lowering.h"
+#include "sim/scheduler/parallel.h"
+#include "workloads/llm/llm_graph.h"
+
+namespace npusim::engine {
+using nlohmann::json;
+namespace llm = workloads::llm;
+using detail::LayerStack;
+using detail::Prepared;
+
+namespace {
+
+/// The part of a step graph an op belongs to, by its name (workloads/llm/llm_graph.cpp names
+/// every op of layer L "model.layers.L.self_attn.*", "model.layers.L.mlp.*" or a norm or residual
+/// of the layer; the head "lm_head*"): attention, mlp, head or other (norms, residuals, the
+/// embedding).
+const char* part_of(const std::string& op) {
+  if (op.find(".self_attn.") != std::string::npos) return "attention";
+  if (op.find(".mlp.") != std::string::npos) return "mlp";
+  if (op.rfind("lm_head", 0) == 0) return "head";
+  return "other";
+}
+
+/// Each op's seconds and energy in a phase: its time share of the phase, plus its part of what
+/// its group holds beyond its ops (the runtime's dispatches and synchronisations belong to a
+/// group, not to an op: the groups' shares add up to the phase, the ops' alone need not), split
+/// in proportion to the group's ops' shares (equally when they have none). In summary.json's op
+/// order.
+struct OpShare {
+  double seconds = 0, energy = 0;
+};
+std::vector<OpShare> op_shares(const json& summary) {
+  const double seconds = summary.at("seconds").get<double>();
+  auto energy_of = [](const json& x) { return x.at("energy_j").is_number() ? x.at("energy_j").get<double>() : 0.0; };
+  struct Held {
+    double share = 0, energy = 0;
+    std::size_t ops = 0;
+  };
+  std::map<std::string, Held> held;  // by group name: what its ops hold
+  const json& ops = summary.at("ops");
+  for (const json& o : ops) {
+    Held& h = held[o.at("group").get<std::string>()];
+    h.share += o.at("time_share").get<double>();
+    h.energy += energy_of(o);
+    ++h.ops;
+  }
+  std::map<std::string, std::pair<double, double>> extra;  // by group name: share and energy no op holds
+  for (const json& g : summary.at("groups")) {
+    const auto it = held.find(g.at("name").get<std::string>());
+    if (it == held.end()) continue;
+    // Signed: where ops of several groups are in flight together, an op's share of that time
+    // can exceed its group's (the shares are split among what is in flight at each level); op
+    // seconds stay >= 0 (an op's share times its group's over its ops').
+    extra[it->first] = {g.at("time_share").get<double>() - it->second.share, energy_of(g) - it->second.energy};
+  }
+  std::vector<OpShare> out;
+  out.reserve(ops.size());
+  for (const json& o : ops) {
+    const std::string group = o.at("group").get<std::string>();
+    const Held& h = held.at(group);
+    const double share = o.at("time_share").get<double>();
+    const double w = h.share > 0 ? share / h.share : 1.0 / double(h.ops);
+    const auto [more_share, more_energy] = extra.count(group) ? extra.at(group) : std::pair<double, double>{0, 0};
+    out.push_back({(share + w * more_share) * seconds, energy_of(o) + w * more_energy});
+  }
+  return out;
+}
+
+/// Adds op `o`'s seconds, MACs and DRAM bytes to its part's (part_of) in `parts`.
+void add_to_part(json& parts, const json& o, double seconds) {
+  json& part = parts[part_of(o.at("name").get<std::string>())];
+  if (part.is_null()) part = {{"seconds", 0.0}, {"macs", 0.0}, {"dram_bytes", 0.0}};
+  part["seconds"] = part["seconds"].get<double>() + seconds;
+  part["macs"] = part["macs"].get<double>() + o.at("macs").get<double>();
+  part["dram_bytes"] =
+      part["dram_bytes"].get<double>() + o.at("dram_read_bytes").get<double>() + o.at("dram_write_bytes").get<double>();
+}
+
+/// A phase's time, MACs and DRAM bytes split by part (summary.json `llm` "parts", docs/llm.md):
+/// seconds are the ops' shares of the phase with their groups' runtime time (op_shares), so the
+/// parts add up to it.
+json parts_of(const json& summary) {
+  json parts = json::object();
+  for (const char* p : {"attention", "mlp", "head", "other"})
+    parts[p] = {{"seconds", 0.0}, {"macs", 0.0}, {"dram_bytes", 0.0}};
+  const std::vector<OpShare> shares = op_shares(summary);
+  const json& ops = summary.at("ops");
+  for (std::size_t i = 0; i < ops.size(); ++i) add_to_part(parts, ops[i], shares[i].seconds);
+  return parts;
+}
+
+LayerStack decoder_layers(const llm::LlmConfig& model) {
+  return {"model.layers.", model.layers, [&model](std::int64_t l) { return model.kind(l); }};
+}
+
+/// The layer an op of `stack` belongs to: L of its "<prefix>L." name (llm_graph.cpp), or -1.
+std::int64_t layer_of(const std::string& op, const std::string& prefix) {
+  const std::size_t at = op.find(prefix);
+  if (at == std::string::npos) return -1;
+  std::int64_t l = 0;
+  std::size_t i = at + prefix.size();
+  if (i >= op.size() || !std::isdigit(static_cast<unsigned char>(op[i]))) return -1;
+  for (; i < op.size() && std::isdigit(static_cast<unsigned char>(op[i])); ++i) l = l * 10 + (op[i] - '0');
+  return l;
+}
+
+std::int64_t simulated_layers(const LayerStack& stack) {
+  constexpr int K = llm::LlmConfig::kLayerKinds;
+  std::int64_t last[K] = {-1, -1, -1, -1};  // the last layer of each kind
+  for (std::int64_t l = 0; l < stack.total; ++l) last[stack.kind(l)] = l;
+  int seen[K] = {0, 0, 0, 0};  // layers of each kind among 1 .. n - 1
+  for (std::int64_t n = 1; n < stack.total; ++n) {
+    bool enough = true;
+    for (int k = 0; k < K; ++k) enough = enough && (last[k] < n || seen[k] >= 2);
+    if (enough) return n;
+    ++seen[stack.kind(n)];
+  }
+  return stack.total;
+}
+
+/// One layer's share of a simulated phase: its ops' time shares of the phase's seconds, their
+/// MACs, DRAM bytes and energy, and the same by part (parts_of).
+struct LayerShare {
+  double seconds = 0, macs = 0, read = 0, write = 0, energy = 0;
+  json parts = json::object();
+};
+
+std::vector<LayerShare> layer_shares(const json& summary, const std::string& prefix, std::int64_t layers) {
+  std::vector<LayerShare> out(static_cast<std::size_t>(layers));
+  const std::vector<OpShare> shares = op_shares(summary);
+  const json& ops = summary.at("ops");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const json& o = ops[i];
+    const std::string name = o.at("name").get<std::string>();
+    const std::int64_t l = layer_of(name, prefix);
+    if (l < 0 || l >= layers) continue;
+    LayerShare& x = out[std::size_t(l)];
+    const double t = shares[i].seconds, macs = o.at("macs").get<double>(), read = o.at("dram_read_bytes").get<double>(),
+                 write = o.at("dram_write_bytes").get<double>();
+    x.seconds += t;
+    x.macs += macs;
+    x.read += read;
+    x.write += write;
+    x.energy += shares[i].energy;
+    add_to_part(x.parts, o, t);
+  }
+  return out;
+}
+
+double relative(double a, double b) {
+  return a == b ? 0.0 : std::abs(a - b) / std::max(std::abs(a), std::abs(b));
+}
+
+/// The phase of the first `simulated` layers of `stack` grown to all of them: each layer not
+/// simulated adds the share of the last simulated layer of its kind (simulated_layers). Returns
+/// the largest relative difference between the last two simulated layers of a kind that stands
+/// for others; `summary` is grown only when that is within kLayerTolerance.
+double grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t simulated) {
+  const std::vector<LayerShare> shares = layer_shares(summary, stack.prefix, simulated);
+  constexpr int K = llm::LlmConfig::kLayerKinds;
+  std::int64_t last[K] = {-1, -1, -1, -1}, before_last[K] = {-1, -1, -1, -1};
+  for (std::int64_t l = 1; l < simulated; ++l) {
+    const int k = stack.kind(l);
+    before_last[k] = last[k];
+    last[k] = l;
+  }
+  std::int64_t missing[K] = {0, 0, 0, 0};
+  for (std::int64_t l = simulated; l < stack.total; ++l) ++missing[stack.kind(l)];
+  double departure = 0;
+  for (int k = 0; k < K; ++k) {
+    if (missing[k] == 0) continue;
+    const LayerShare &a = shares[std::size_t(before_last[k])], &b = shares[std::size_t(last[k])];
+    departure = std::max({departure, relative(a.seconds, b.seconds), relative(a.read + a.write, b.read + b.write),
+                          relative(a.energy, b.energy)});
+  }
+  if (departure > kLayerTolerance) return departure;
+  const double seconds = summary.at("seconds").get<double>();
+  double more_seconds = 0;
+  for (int k = 0; k < K; ++k) {
+    if (missing[k] == 0) continue;
+    const LayerShare& b = shares[std::size_t(last[k])];
+    const double n = double(missing[k]);
+    more_seconds += n * b.seconds;
+    summary["macs"] = summary.at("macs").get<double>() + n * b.macs;
+    summary["dram_read_bytes"] = summary.at("dram_read_bytes").get<double>() + n * b.read;
+    summary["dram_write_bytes"] = summary.at("dram_write_bytes").get<double>() + n * b.write;
+    if (summary.contains("energy_j") && summary.at("energy_j").is_number())
+      summary["energy_j"] = summary.at("energy_j").get<double>() + n * b.energy;
+    for (const auto& [part, f] : b.parts.items())
+      for (const char* key : {"seconds", "macs", "dram_bytes"})
+        summary["parts"][part][key] = summary["parts"][part][key].get<double>() + n * f.at(key).get<double>();
+  }
+  if (seconds > 0) summary["cycles"] = summary.at("cycles").get<double>() * (seconds + more_seconds) / seconds;
+  summary["seconds"] = seconds + more_seconds;
+  return departure;
+}
+
+/// `graph` (a step or the vision encoder) on the run's NPU: split across its cores as the run
+/// says, host ops marked, planned with the run's fusion policy.
+LoadedRun planned_graph(const LlmSpec& s, const Prepared& p, workloads::Graph graph) {
+  LoadedRun run;
+  run.hw = p.hw;
+  run.graph = std::move(graph);
+  run.workload_name = run.graph.name;
+  if (p.parallel != sched::ParallelMode::None)
+    run.graph = sched::replica_graph(run.graph, p.parallel, run.hw, run.parallel);
+  sched::mark_host_ops(run.graph, run.hw);
+  run.plan = plan_for(s.fusion, "", run.graph, run.hw);
+  return run;
+}
+
+/// A phase's child process: with --quiet its own progress lines go nowhere (its errors come back
+/// through the pipe).
+ChildOptions child_options(const LlmSpec& s) {
+  ChildOptions o;
+  if (!s.progress) o.log_path = "/dev/null";
+  return o;
+}
+
+}  // namespace
+
+namespace detail {
+
+/// A phase's figures from its run summary.
+StepFigures phase_of(const json& s) {
+  StepFigures r;
+  r.seconds = s.at("seconds").get<double>();
+  r.cycles = s.at("cycles").get<double>();
+  r.macs = s.at("macs").get<double>();
+  r.dram_bytes = s.at("dram_read_bytes").get<double>() + s.at("dram_write_bytes").get<double>();
+  if (s.contains("energy_j") && s.at("energy_j").is_number()) r.energy_j = s.at("energy_j").get<double>();
+  return r;
+}
+
+Phase step_phase(const Prepared& p, const llm::StepSpec& st, std::string what) {
+  return {std::move(what), decoder_layers(p.model), [&p, st](std::int64_t layers) {
+            llm::LlmConfig model = p.model;
+            model.layers = layers;
+            return llm::build_llm_step(model, st);
+          }};
+}
+
+LayersJob::LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
+                     std::int64_t layers)
+    : what_(phase.what), child_([&] { return work(s, p, phase, out, layers); }, child_options(s)) {}
+
+json LayersJob::result() {
+  return json::parse(reply_or_throw(child_.wait(), what_));
+}
+
+std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
+                            std::int64_t layers) {
+  const bool sampled = layers < phase.stack.total;
+  LoadedRun run = planned_graph(s, p, phase.graph(layers));
+  RunSpec rs;
+  rs.config = s.config;
+  rs.fusion = s.fusion;
+  rs.out = out;
+  rs.label = phase.what + ": ";              // the pipeline's own progress lines say which phase
+  rs.trace.level = traces::TraceLevel::Ops;  // op and group slices: a light trace per phase
+  SimulatedRun sim = simulate_run(rs, run);
+  json grown = sim.summary;
+  grown["parts"] = parts_of(grown);
+  const double departure = sampled ? grow_to_every_layer(grown, phase.stack, layers) : 0.0;
+  if (departure > kLayerTolerance) rs.out.clear();
+  finish_run(rs, run, sim);
+  if (departure > kLayerTolerance) return json{{"layers_departure", departure}}.dump();
+  grown["layers"] = {
+      {"total", phase.stack.total}, {"simulated", layers}, {"largest_departure", sampled ? json(departure) : json()}};
+  // The DRAM the phase holds beyond its resident tensors (weights, KV cache, inputs and
+  // outputs): its intermediate regions alive at once. A layer's intermediates are dead before
+  // the next layer's: the first layers' layout holds as many as the whole model's.
+  const std::uint64_t footprint = sim.dram_footprint;
+  grown["activation_bytes"] = footprint - std::min(footprint, sched::resident_dram_bytes(run.graph, run.hw));
+  grown.erase("ops");
+  grown.erase("groups");
+  return grown.dump();
+}
+
+StepJob::StepJob(const LlmSpec& s, const Prepared& p, Phase phase, std::string out)
+    : s_(s),
+      p_(p),
+      phase_(std::move(phase)),
+      out_(std::move(out)),
+      job_(s, p, phase_, out_, s.every_layer ? phase_.stack.total : simulated_layers(phase_.stack)) {}
+
+json StepJob::result() {
+  json r = job_.result();
+  if (!r.contains("layers_departure")) return r;
+  const double departure = r.at("layers_departure").get<double>();
+  spdlog::debug("{}: simulated layers of one kind differ by {:.3g} %, more than {:.3g} %: every layer simulated",
+                phase_.what, 100 * departure, 100 * kLayerTolerance);
+  r = LayersJob(s_, p_, phase_, out_, phase_.stack.total).result();
+  r["layers"]["largest_departure"] = departure;
+  return r;
+}
+
+json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st, const std::string& out,
+                   const std::string& what) {
+  return StepJob(s, p, step_phase(p, st, what), out).result();
+}
+
+}  // namespace detail
+
+std::int64_t simulated_layers(const llm::LlmConfig& model) {
+  return simulated_layers(decoder_layers(model));
+}
+
+}  // namespace npusim::engine

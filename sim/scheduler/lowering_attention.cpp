@@ -1,0 +1,105 @@
+// Lowering of an attention group: per head and block of query rows, the score GEMMs, softmax and
+// the context GEMMs, with Q, K and V loaded into double-buffered operands.
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/scheduler/attention.h"
+#include "sim/scheduler/lowering_internal.h"
+#include "sim/scheduler/tiling.h"
+
+namespace npusim::sched::detail {
+
+/// One GEMM tile of an attention group reading operand loads `deps`.
+std::uint32_t Lowering::attention_gemm(int op, GemmWork w, std::vector<std::uint32_t> deps) {
+  Command c;
+  c.kind = CommandKind::Gemm;
+  c.op = op;
+  c.gemm = w;
+  c.gemm.operand_bytes = g_.tensor(g_.op(op).inputs[0]).elem_bytes;
+  c.macs = std::uint64_t(w.m * w.k * w.n * w.repeats);
+  const GemmSramTraffic tr = gemm_sram_traffic(w, hw_.mac_array);
+  c.sram_read_bytes = tr.read_bytes;
+  c.sram_write_bytes = tr.write_bytes;
+  c.deps = std::move(deps);
+  return emit(std::move(c));
+}
+
+/// An attention group: per head and block of query rows, the score GEMMs (one per K chunk),
+/// the score epilogue, softmax over whole rows, the context GEMMs (one per V chunk, partial
+/// sums in order) and the context block's store. K and V load once per head when resident,
+/// per block when streamed; scores and probabilities never leave SRAM.
+void Lowering::lower_attention(const GroupPlan& grp) {
+  const auto& segs = grp.segments;
+  const AttentionGeometry a = attention_geometry(g_, segs);
+  const std::int64_t B = grp.attention.block_rows, C = grp.attention.kv_rows;
+  const int s_op = segs[0].ops[0], p_op = segs[1].ops[0], o_op = segs[2].ops[0];
+  const std::uint64_t p_total = g_.tensor(g_.op(p_op).outputs[0]).elements();
+  gate_ = -1;
+  Stream st_s, st_p, st_o;
+  OperandBuffer q_buf, k_buf, v_buf;
+  std::vector<std::uint32_t> softmaxes, contexts;  // per block, for slot reuse two blocks later
+  for (std::int64_t h = 0; h < a.heads; ++h)
+    for (std::int64_t r0 = 0; r0 < a.rows; r0 += B) {
+      const std::int64_t rows = std::min(B, a.rows - r0);
+      const std::size_t n = softmaxes.size();  // block index
+      const std::uint32_t q_load =
+          ensure_loaded(q_buf, std::make_tuple(h, r0, std::int64_t(0)), s_op, a.q,
+                        region(addr(a.q), std::uint64_t((h * a.rows + r0) * a.d), std::uint64_t(rows * a.d),
+                               std::uint64_t(rows * a.d), 1, eb(a.q)));
+      const std::int64_t kv_version = grp.attention.kv_resident ? 0 : r0;
+      std::uint32_t prev = 0;
+      for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
+        const std::int64_t cols = std::min(C, a.kv_rows - c0);
+        const DramRegion k_reg = a.k_transposed
+                                     ? region(addr(a.k), std::uint64_t((h * a.kv_rows + c0) * a.d),
+                                              std::uint64_t(cols * a.d), std::uint64_t(cols * a.d), 1, eb(a.k))
+                                     : region(addr(a.k), std::uint64_t(h * a.d * a.kv_rows + c0), std::uint64_t(cols),
+                                              std::uint64_t(a.kv_rows), std::uint64_t(a.d), eb(a.k));
+        std::vector<std::uint32_t> deps{q_load,
+                                        ensure_loaded(k_buf, std::make_tuple(h, kv_version, c0), s_op, a.k, k_reg)};
+        if (c0 > 0)
+          deps.push_back(prev);  // one score block, in order
+        else if (n >= 2)
+          deps.push_back(softmaxes[n - 2]);  // score slot: read by softmax
+        prev = attention_gemm(s_op, {rows, a.d, cols, 1}, std::move(deps));
+        q_buf.users.back().push_back(prev);
+        k_buf.users.back().push_back(prev);
+      }
+      const std::uint64_t score_elems = std::uint64_t(rows * a.kv_rows);
+      const std::uint32_t scored = epilogue_and_store(segs[0], st_s, prev, score_elems, {});
+      std::vector<std::uint32_t> sm_deps{scored};
+      if (n >= 2) sm_deps.push_back(contexts[n - 2]);  // probability slot: read by the context GEMMs
+      softmaxes.push_back(emit(vector_command(p_op, score_elems, share(p_op, st_p, score_elems, p_total),
+                                              score_elems * eb(g_.op(p_op).inputs[0]),
+                                              score_elems * eb(g_.op(p_op).outputs[0]), std::move(sm_deps))));
+      const std::uint32_t probs = epilogue_and_store(segs[1], st_p, softmaxes.back(), score_elems, {});
+      for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
+        const std::int64_t cols = std::min(C, a.kv_rows - c0);
+        const DramRegion v_reg = region(addr(a.v), std::uint64_t((h * a.kv_rows + c0) * a.dv),
+                                        std::uint64_t(cols * a.dv), std::uint64_t(cols * a.dv), 1, eb(a.v));
+        // Key and value one tensor (MLA's cache rows): the K buffer's load serves, when it holds the chunk.
+        OperandBuffer& values = shares_kv(a) ? k_buf : v_buf;
+        std::vector<std::uint32_t> deps{probs,
+                                        ensure_loaded(values, std::make_tuple(h, kv_version, c0), o_op, a.v, v_reg)};
+        if (c0 > 0)
+          deps.push_back(prev);  // partial sums in order
+        else if (st_o.finals.size() >= 2)
+          deps.push_back(st_o.finals[st_o.finals.size() - 2]);  // output slot
+        prev = attention_gemm(o_op, {rows, cols, a.dv, 1}, std::move(deps));
+        values.users.back().push_back(prev);
+      }
+      contexts.push_back(prev);
+      const std::uint64_t out_elems = std::uint64_t(rows * a.dv);
+      epilogue_and_store(
+          segs[2], st_o, prev, out_elems,
+          region(0, std::uint64_t((h * a.rows + r0) * a.dv), out_elems, out_elems, 1, eb(segment_output(g_, segs[2]))));
+    }
+  finish_segment(segs[0], st_s);
+  finish_segment(segs[1], st_p);
+  finish_segment(segs[2], st_o);
+}
+
+}  // namespace npusim::sched::detail
