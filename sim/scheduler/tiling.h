@@ -1,7 +1,7 @@
 #pragma once
 // Internal to the scheduler: the geometry of a segment (what its tiles read and write) and
 // its tiling (tiling.cpp). The planner (fusion.h) asks for tilings under a budget; the lowering
-// (lowering.cpp) walks the same geometry to emit commands, so both count bytes one way.
+// (lowering_gemm.cpp, lowering_depth_first.cpp) walks the same geometry to emit commands, so both count bytes one way.
 #include <array>
 #include <cstdint>
 #include <functional>
