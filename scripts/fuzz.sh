@@ -5,12 +5,12 @@
 # harness after N inputs, which makes a pass repeatable on one machine and build, not across
 # machines (coverage feedback differs, so the corpus diverges: docs/fuzzing.md). Set another seed
 # (or 0: random) to explore further or to chase a crash CI found.
-# NPUSIM_FUZZ_WORK=DIR keeps the seeds, corpora, findings and logs there instead of build-asan/
+# NPUSIM_FUZZ_WORK=DIR keeps the seeds, corpora, findings and logs there instead of build-fuzz/
 # (a second pass beside a running campaign, e.g. CI's pass from a fresh corpus).
-# Builds build-asan/ with clang (ASan + UBSan + libFuzzer; scripts/configure-asan.sh), seeds each
+# Builds build-fuzz/ with clang (ASan + UBSan + libFuzzer; scripts/configure-asan.sh --fuzz), seeds each
 # corpus from the repo's own files, runs each harness, and prints the executions per harness.
 # Exit 1 if anything crashed, hung or blew its memory limit: the input is in
-# build-asan/fuzz-artifacts/<reader>/; once fixed, keep it as a regression input in
+# build-fuzz/fuzz-artifacts/<reader>/; once fixed, keep it as a regression input in
 # fuzz/regressions/<reader>/ (replayed by CTest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +19,8 @@ shift || true
 readers=("$@")
 [ ${#readers[@]} -gt 0 ] || readers=(workload_yaml hardware_yaml onnx scalesim_cfg scalesim_csv schedule_json dram_trace trace_json sweep_yaml sweep_results run_request validation_csv llm_config)
 
-B=build-asan
-scripts/configure-asan.sh
+B=build-fuzz
+scripts/configure-asan.sh --fuzz
 source scripts/ccache-env.sh  # the same object keys as at configure time
 targets=(npusim)
 for r in "${readers[@]}"; do targets+=("fuzz_$r"); done

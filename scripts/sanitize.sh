@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer pass (docs/fuzzing.md): builds build-asan/ with clang, AddressSanitizer +
-# UndefinedBehaviorSanitizer (and libFuzzer coverage, so scripts/fuzz.sh reuses the same build),
-# runs the whole CTest suite and a set of whole runs, and fails on any sanitizer report.
+# UndefinedBehaviorSanitizer (scripts/configure-asan.sh), runs the whole CTest suite and a set of
+# whole runs, and fails on any sanitizer report.
 # LeakSanitizer: SystemC's coroutine stacks look like leaks, so leak checks are off
 # (ASAN_OPTIONS=detect_leaks=0) for everything that elaborates SystemC (test_models, test_sim,
 # the npusim binary) and on for the plain libraries' suites (test_core, test_workloads, test_traces,

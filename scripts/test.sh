@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # --sanitize: the ASan + UBSan suite and whole runs; --fuzz [SECONDS]: a short bounded fuzz pass
-# of every reader (docs/fuzzing.md). Both use build-asan/.
+# of every reader (docs/fuzzing.md), in build-asan/ and build-fuzz/.
 if [ "${1:-}" = "--sanitize" ]; then exec scripts/sanitize.sh; fi
 if [ "${1:-}" = "--fuzz" ]; then exec scripts/fuzz.sh "${2:-10}"; fi
 start=$SECONDS
