@@ -128,6 +128,8 @@ TEST(LlmLlava, BadLlavaFieldsAreNamedWithExpectedAndFound) {
   e = error(tiny_with("vision_feature_layer", "4"));
   EXPECT_NE(e.find("(vision_feature_layer): expected a block's output, 1 to 3 or -3 to -1, found 4"), std::string::npos)
       << e;
+  e = error(tiny_with("vision_feature_layer", "18446744073709551615"));  // 2^64 - 1: not -1
+  EXPECT_NE(e.find("found 18446744073709551615"), std::string::npos) << e;
   e = error(tiny_with("vision_feature_layer", "0"));
   EXPECT_NE(e.find("found 0"), std::string::npos) << e;
   e = error(tiny_with("vision_feature_select_strategy", "\"cls\""));

@@ -507,7 +507,9 @@ void read_llava_vision(const json& j, const Fields& top, LlmConfig& c) {
   std::int64_t layer = -2;
   if (top.has("vision_feature_layer")) {
     const json& k = top.at("vision_feature_layer");
-    if (!k.is_number_integer() || k.get<std::int64_t>() < -L || k.get<std::int64_t>() > L || k.get<std::int64_t>() == 0)
+    // Compared as a double: 2^64 - 1 read as an int64_t would wrap to -1, an accepted layer.
+    const double d = k.is_number() ? k.get<double>() : 0;
+    if (!k.is_number_integer() || d < -double(L) || d > double(L) || d == 0)
       top.fail("vision_feature_layer", "expected a block's output, 1 to " + std::to_string(L) + " or -" +
                                            std::to_string(L) + " to -1, found " + k.dump());
     layer = k.get<std::int64_t>();
