@@ -73,29 +73,36 @@ std::vector<std::uint64_t> segment_dram(const Graph& g, const HardwareConfig& hw
 
 /// Estimated seconds, as the tiler estimates: DRAM time overlapped with the fold model's cycles of
 /// every block's GEMMs plus the vector ops at peak, the first block's loads, 64 cycles per tile.
+/// Blocks and chunks come in at most two sizes (full, and a shorter last one), so the sums over
+/// them are counts times the two sizes' cycles.
 double estimate(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs, std::int64_t block_rows,
-                std::int64_t chunk, std::uint64_t dram_bytes) {
+                std::int64_t chunk, bool online, std::uint64_t dram_bytes) {
   const AttentionGeometry a = attention_geometry(g, segs);
   const auto& mac = hw.mac_array;
   const DType operands = models::operand_dtype(mac, g.tensor(a.q).elem_bytes);
   auto fold = [&](std::int64_t m, std::int64_t k, std::int64_t n) {
     return double(models::compute_timing({m, k, n, 1}, mac, mac.dataflow, operands).cycles);
   };
-  double cycles = 0;
-  std::uint64_t tiles = 0;
-  for (std::int64_t r0 = 0; r0 < a.rows; r0 += block_rows) {
-    const std::int64_t rows = std::min(block_rows, a.rows - r0);
-    for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += chunk) {
-      const std::int64_t cols = std::min(chunk, a.kv_rows - c0);
-      cycles += fold(rows, a.d, cols) + fold(rows, cols, a.dv);
-      tiles += 2;
-    }
-    tiles += 1;  // softmax
-  }
+  const std::int64_t chunks = ceil_div(a.kv_rows, chunk), last_cols = a.kv_rows - (chunks - 1) * chunk;
+  auto block_cycles = [&](std::int64_t rows) {
+    return double(chunks - 1) * (fold(rows, a.d, chunk) + fold(rows, chunk, a.dv)) + fold(rows, a.d, last_cols) +
+           fold(rows, last_cols, a.dv);
+  };
+  const std::int64_t blocks = ceil_div(a.rows, block_rows), last_rows = a.rows - (blocks - 1) * block_rows;
+  const double cycles = double(blocks - 1) * block_cycles(block_rows) + block_cycles(last_rows);
+  // Per block: a score and a context GEMM per chunk, and one softmax (online: one per chunk and
+  // the final normalisation).
+  const std::uint64_t tiles =
+      std::uint64_t(blocks) * (2 * std::uint64_t(chunks) + (online ? std::uint64_t(chunks) + 1 : 1));
   const std::uint32_t eb = dtype_bytes(mac.dtype);
   double vector_ops = 0;
   for (const auto& s : segs)
-    for (int o : s.ops) vector_ops += double(workloads::op_cost(g, g.op(o), eb).vector_ops);
+    for (int o : s.ops)
+      if (!online || o != segs[1].ops[0]) vector_ops += double(workloads::op_cost(g, g.op(o), eb).vector_ops);
+  if (online)  // the softmax: kOnlineScoreOps per score and the rescales
+    vector_ops += double(a.heads) * double(kOnlineScoreOps * std::uint64_t(a.rows * a.kv_rows) +
+                                           std::uint64_t(blocks - 1) * online_rescale_ops(block_rows, chunks, a.dv) +
+                                           online_rescale_ops(last_rows, chunks, a.dv));
   const double compute = double(a.heads) * cycles / hw.core_clock.hz + vector_ops / hw.vector_peak_ops();
   const std::uint64_t first = std::uint64_t(std::min(block_rows, a.rows) * a.d) * workloads::element_bytes(g, a.q, eb) +
                               std::uint64_t(chunk * a.d) * workloads::element_bytes(g, a.k, eb) +
@@ -105,19 +112,20 @@ double estimate(const Graph& g, const HardwareConfig& hw, const std::vector<Segm
 }
 
 GroupEval make_eval(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs, std::int64_t block_rows,
-                    std::int64_t chunk) {
+                    std::int64_t chunk, bool online) {
   const AttentionGeometry a = attention_geometry(g, segs);
-  const bool resident = chunk >= a.kv_rows;
-  const AttentionBuffers buf = attention_buffers(g, hw, segs, block_rows, chunk);
+  const bool resident = !online && chunk >= a.kv_rows;
+  const AttentionBuffers buf = attention_buffers(g, hw, segs, block_rows, chunk, online);
   const auto dram = segment_dram(g, hw, segs, block_rows, resident);
   const std::uint64_t blocks = std::uint64_t(a.heads * ceil_div(a.rows, block_rows));
   const std::uint64_t chunks = std::uint64_t(ceil_div(a.kv_rows, chunk));
   GroupEval ev;
   ev.fits = true;
-  ev.plan.attention = {true, block_rows, resident, chunk};
+  ev.plan.attention = {true, block_rows, resident, chunk, online};
   ev.plan.segments = segs;
   // Per segment, as reports show them: the score GEMM (B x chunk of Lk, K = d), softmax (one
-  // tile per block), the context GEMM (B x dv, K = chunk); working sets are the buffers each touches.
+  // tile per block, online one per chunk), the context GEMM (B x dv, K = chunk); working sets
+  // are the buffers each touches.
   Tiling& s = ev.plan.segments[0].tiling;
   s.rows = block_rows;
   s.cols = chunk;
@@ -125,9 +133,9 @@ GroupEval make_eval(const Graph& g, const HardwareConfig& hw, const std::vector<
   s.tile_count = blocks * chunks;
   s.working_set_bytes = buf.q + buf.kv + buf.scores;
   Tiling& p = ev.plan.segments[1].tiling;
-  p.tiles = std::int64_t(blocks);
-  p.tile_count = blocks;
-  p.working_set_bytes = buf.scores + buf.probs;
+  p.tiles = std::int64_t(online ? blocks * chunks : blocks);
+  p.tile_count = std::uint64_t(p.tiles);
+  p.working_set_bytes = buf.scores + buf.probs + buf.stats;
   Tiling& o = ev.plan.segments[2].tiling;
   o.rows = block_rows;
   o.cols = a.dv;
@@ -139,7 +147,7 @@ GroupEval make_eval(const Graph& g, const HardwareConfig& hw, const std::vector<
     ev.plan.dram_bytes += dram[i];
   }
   ev.plan.sram_bytes = buf.total();
-  ev.estimate = estimate(g, hw, segs, block_rows, chunk, ev.plan.dram_bytes);
+  ev.estimate = estimate(g, hw, segs, block_rows, chunk, online, ev.plan.dram_bytes);
   return ev;
 }
 
@@ -155,6 +163,35 @@ std::optional<std::pair<std::int64_t, std::int64_t>> largest_fit(const Graph& g,
     for (std::int64_t c : chunks)
       if (attention_buffers(g, hw, segs, B, c).total() <= hw.sram.capacity_bytes) return std::make_pair(B, c);
   return std::nullopt;
+}
+
+/// Online: the largest block (or the requested one) that fits SRAM with some chunk, and the
+/// largest such chunk, as largest_fit chooses; a chunk's largest block is bisected (buffers grow
+/// with B), so rows of thousands of queries cost a few dozen tries per chunk.
+std::optional<std::pair<std::int64_t, std::int64_t>> largest_online_fit(const Graph& g, const HardwareConfig& hw,
+                                                                        const std::vector<Segment>& segs,
+                                                                        std::int64_t block_rows,
+                                                                        const std::vector<std::int64_t>& chunks) {
+  auto fits = [&](std::int64_t B, std::int64_t c) {
+    return attention_buffers(g, hw, segs, B, c, true).total() <= hw.sram.capacity_bytes;
+  };
+  std::optional<std::pair<std::int64_t, std::int64_t>> best;
+  for (std::int64_t c : chunks) {  // widest first: a tie in B keeps the wider chunk
+    std::int64_t B = block_rows;
+    if (B == 0 && fits(1, c)) {
+      std::int64_t lo = 1, hi = attention_geometry(g, segs).rows;  // fits(lo); the answer is in [lo, hi]
+      while (lo < hi) {
+        const std::int64_t mid = lo + (hi - lo + 1) / 2;
+        if (fits(mid, c))
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      B = lo;
+    }
+    if (B > 0 && fits(B, c) && (!best || B > best->first)) best = std::make_pair(B, c);
+  }
+  return best;
 }
 
 }  // namespace
@@ -216,33 +253,39 @@ AttentionGeometry attention_geometry(const Graph& g, const std::vector<Segment>&
 }
 
 std::string AttentionBuffers::largest() const {
-  const std::pair<const char*, std::uint64_t> all[] = {{"query blocks", q},      {"K/V buffers", kv},
-                                                       {"score blocks", scores}, {"probability blocks", probs},
-                                                       {"context blocks", out},  {"epilogue constants", constants}};
+  const std::pair<const char*, std::uint64_t> all[] = {{"query blocks", q},
+                                                       {"K/V buffers", kv},
+                                                       {"score blocks", scores},
+                                                       {"probability blocks", probs},
+                                                       {"context blocks", out},
+                                                       {"row statistics", stats},
+                                                       {"epilogue constants", constants}};
   const auto* best = std::max_element(std::begin(all), std::end(all),
                                       [](const auto& x, const auto& y) { return x.second < y.second; });
   return std::string(best->first) + " (" + std::to_string(best->second) + " B)";
 }
 
 AttentionBuffers attention_buffers(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
-                                   std::int64_t block_rows, std::int64_t kv_chunk) {
+                                   std::int64_t block_rows, std::int64_t kv_chunk, bool online) {
   const AttentionGeometry a = attention_geometry(g, segs);
   const std::uint64_t eb = dtype_bytes(hw.mac_array.dtype), acc = hw.mac_array.accumulator_bytes;
   const std::uint64_t B = std::uint64_t(block_rows);
+  const std::uint64_t score_cols = std::uint64_t(online ? kv_chunk : a.kv_rows);
   AttentionBuffers b;
   auto width = [&](int t) { return std::uint64_t(workloads::element_bytes(g, t, std::uint32_t(eb))); };
   b.q = 2 * B * std::uint64_t(a.d) * width(a.q);
   b.kv = 2 * std::uint64_t(kv_chunk * a.d) * width(a.k) +
          (shares_kv(a) ? 0 : 2 * std::uint64_t(kv_chunk * a.dv) * width(a.v));  // shared rows: one buffer
-  b.scores = 2 * B * std::uint64_t(a.kv_rows) * acc;
-  b.probs = 2 * B * std::uint64_t(a.kv_rows) * width(segment_output(g, segs[1]));
+  b.scores = 2 * B * score_cols * acc;
+  b.probs = 2 * B * score_cols * width(segment_output(g, segs[1]));
   b.out = 2 * B * std::uint64_t(a.dv) * acc;
+  b.stats = online ? 2 * B * 2 * acc : 0;
   for (const auto& s : segs) b.constants += epilogue_constants(g, s, std::uint32_t(eb));
   return b;
 }
 
 GroupEval evaluate_attention(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
-                             std::int64_t block_rows, std::optional<bool> kv_resident) {
+                             const AttentionChoice& choice) {
   GroupEval none;
   none.why = attention_obstacle(g, segs);
   if (!none.why.empty()) {
@@ -254,38 +297,51 @@ GroupEval evaluate_attention(const Graph& g, const HardwareConfig& hw, const std
   if (!(none.why = resident_fusion_obstacle(hw)).empty()) return none;
   const AttentionGeometry a = attention_geometry(g, segs);
   const std::uint64_t cap = hw.sram.capacity_bytes;
+  const std::int64_t block_rows = choice.block_rows;
+  const std::vector<std::int64_t> streamed = stream_chunks(hw, a.kv_rows);
   std::optional<GroupEval> best;
-  std::int64_t smallest_chunk = a.kv_rows;
-  for (bool resident : {true, false}) {
-    if (kv_resident && *kv_resident != resident) continue;
-    const std::vector<std::int64_t> chunks =
-        resident ? std::vector<std::int64_t>{a.kv_rows} : stream_chunks(hw, a.kv_rows);
-    if (chunks.empty()) continue;
-    smallest_chunk = chunks.back();
-    if (auto fit = largest_fit(g, hw, segs, block_rows, chunks)) {
-      GroupEval ev = make_eval(g, hw, segs, fit->first, fit->second);
-      if (!best || ev.estimate < best->estimate) best = std::move(ev);
+  auto consider = [&](std::optional<GroupEval> ev) {
+    if (ev && (!best || ev->estimate < best->estimate)) best = std::move(ev);
+  };
+  if (choice.online != true)
+    for (bool resident : {true, false}) {
+      if (choice.kv_resident && *choice.kv_resident != resident) continue;
+      const std::vector<std::int64_t> chunks = resident ? std::vector<std::int64_t>{a.kv_rows} : streamed;
+      if (auto fit = largest_fit(g, hw, segs, block_rows, chunks))
+        consider(make_eval(g, hw, segs, fit->first, fit->second, false));
     }
-  }
+  // Online softmax adds vector work and waits each chunk's softmax on the previous context GEMM:
+  // it is taken when exact attention does not fit or re-reads more K/V (a long row leaves room
+  // for few query rows per block), as runtimes switch to FlashAttention for long sequences.
+  if (choice.online != false && choice.kv_resident != true)
+    if (auto fit = largest_online_fit(g, hw, segs, block_rows, streamed))
+      if (GroupEval online = make_eval(g, hw, segs, fit->first, fit->second, true);
+          !best || online.plan.dram_bytes < best->plan.dram_bytes)
+        best = std::move(online);
   if (best) return *best;
-  if (kv_resident == false && stream_chunks(hw, a.kv_rows).empty()) {
+  if (choice.kv_resident == false && streamed.empty()) {
     none.why = "K/V cannot be streamed: " + std::to_string(a.kv_rows) + " key rows are within one array width";
     return none;
   }
+  // The smallest footprint the allowed modes have: online with the narrowest chunk, else
+  // streamed, else resident.
+  const bool online = choice.online != false && choice.kv_resident != true && !streamed.empty();
+  const std::int64_t chunk = choice.kv_resident == true || streamed.empty() ? a.kv_rows : streamed.back();
   const std::int64_t B = block_rows > 0 ? block_rows : 1;
-  const AttentionBuffers buf = attention_buffers(g, hw, segs, B, smallest_chunk);
+  const AttentionBuffers buf = attention_buffers(g, hw, segs, B, chunk, online);
   none.over_bytes = buf.total() > cap ? buf.total() - cap : 0;
-  none.why =
-      "capacity: attention block of " + std::to_string(B) + " query rows needs " + std::to_string(buf.total()) +
-      " B of " + std::to_string(cap) + " B SRAM (over by " + std::to_string(none.over_bytes) +
-      " B): largest buffer is the " + buf.largest() +
-      (smallest_chunk < a.kv_rows ? ", with K/V streamed in chunks of " + std::to_string(smallest_chunk) + " rows"
-                                  : ", with K/V resident");
+  none.why = "capacity: attention block of " + std::to_string(B) + " query rows needs " + std::to_string(buf.total()) +
+             " B of " + std::to_string(cap) + " B SRAM (over by " + std::to_string(none.over_bytes) +
+             " B): largest buffer is the " + buf.largest() +
+             (chunk < a.kv_rows ? ", with K/V streamed in chunks of " + std::to_string(chunk) + " rows" +
+                                      (online ? " and online softmax" : "")
+                                : ", with K/V resident");
   return none;
 }
 
 double attention_estimate(const Graph& g, const HardwareConfig& hw, const GroupPlan& gp) {
-  return estimate(g, hw, gp.segments, gp.attention.block_rows, gp.attention.kv_rows, gp.dram_bytes);
+  return estimate(g, hw, gp.segments, gp.attention.block_rows, gp.attention.kv_rows, gp.attention.online,
+                  gp.dram_bytes);
 }
 
 std::optional<GroupEval> greedy_attention_at(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,

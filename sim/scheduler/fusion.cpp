@@ -784,6 +784,7 @@ nlohmann::json to_json(const Plan& p, const Graph& g) {
       entry["attention"] = {{"block_rows", gp.attention.block_rows},
                             {"kv_resident", gp.attention.kv_resident},
                             {"kv_rows", gp.attention.kv_rows},
+                            {"online", gp.attention.online},
                             {"derived", true}};
     }
     groups.push_back(std::move(entry));

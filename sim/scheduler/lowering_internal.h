@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/scheduler/attention.h"
 #include "sim/scheduler/lowering.h"
 #include "sim/scheduler/pool_epilogue.h"
 #include "sim/scheduler/tiling.h"
@@ -146,6 +147,8 @@ class Lowering {
   // ---- attention groups (lowering_attention.cpp) ------------------------------------------
 
   std::uint32_t attention_gemm(int op, GemmWork w, std::vector<std::uint32_t> deps);
+  DramRegion attention_kv_region(const AttentionGeometry& a, bool key, std::int64_t h, std::int64_t c0,
+                                 std::int64_t cols) const;
   void lower_attention(const GroupPlan& grp);
 
   // ---- vector segments (lowering_vector.cpp) ----------------------------------------------

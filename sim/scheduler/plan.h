@@ -113,13 +113,17 @@ struct DepthFirst {
 };
 
 /// Attention fusion (FLAT's row granularity): MatMul(Q, K^T) -> [elementwise] -> softmax ->
-/// MatMul(P, V), one head at a time, in blocks of query rows. A block's whole score rows stay in
-/// SRAM (exact softmax, no online rescaling), so the score matrix never goes to DRAM.
+/// MatMul(P, V), one head at a time, in blocks of query rows; the score matrix never goes to DRAM.
+/// Exact: a block's whole score rows stay in SRAM and softmax runs over them. Online
+/// (FlashAttention): a block's scores are computed one K/V chunk at a time, softmax keeps a
+/// running row maximum and sum, and the context accumulators are rescaled per chunk, so SRAM
+/// holds B x chunk scores however long the rows are.
 struct Attention {
   bool enabled = false;
   std::int64_t block_rows = 0;  // query rows per block
   bool kv_resident = true;      // K and V of a head stay in SRAM for all its blocks, else re-read per block
   std::int64_t kv_rows = 0;     // K/V rows per load: the whole head when resident, a chunk when streamed
+  bool online = false;          // online softmax per chunk (K/V streamed), else exact over whole rows
 };
 
 struct GroupPlan {

@@ -208,16 +208,17 @@ TileRequest read_tile(const json& t, const Graph& g, int head, const std::string
   return r;
 }
 
-/// An attention group: `"fusion": "attention"` and/or `"attention": {block_rows, kv_resident}`.
+/// An attention group: `"fusion": "attention"` and/or `"attention": {block_rows, kv_resident, online}`.
 /// `keep_derived` false: a block height npusim derived (`"derived": true`) is chosen again.
 GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const Graph& g, const HardwareConfig& hw,
                          const std::string& where, bool keep_derived) {
   const json at = e.contains("attention") ? e.at("attention") : json::object();
-  if (!at.is_object()) throw InputError(where, "expected {block_rows, kv_resident}, found " + found_type(at));
+  if (!at.is_object()) throw InputError(where, "expected {block_rows, kv_resident, online}, found " + found_type(at));
   for (const auto& [key, value] : at.items())
-    if (key != "block_rows" && key != "kv_resident" && key != "kv_rows" && key != "derived")
-      throw InputError(where + "." + key, "unknown field '" + key +
-                                              "'; known: block_rows, kv_resident, derived (kv_rows is informational)");
+    if (key != "block_rows" && key != "kv_resident" && key != "online" && key != "kv_rows" && key != "derived")
+      throw InputError(
+          where + "." + key,
+          "unknown field '" + key + "'; known: block_rows, kv_resident, online, derived (kv_rows is informational)");
   const bool derived = optional_bool(at, "derived", where).value_or(false);
   if (const std::string why = attention_obstacle(g, segs); !why.empty())
     throw InputError(where,
@@ -231,7 +232,15 @@ GroupEval read_attention(const json& e, const std::vector<Segment>& segs, const 
   if (rows > geo.rows)
     throw InputError(where + ".block_rows", "expected at most " + std::to_string(geo.rows) + " (query rows of '" +
                                                 g.op(segs[0].ops[0]).name + "'), found " + std::to_string(rows));
-  return evaluate_attention(g, hw, segs, derived && !keep_derived ? 0 : rows, optional_bool(at, "kv_resident", where));
+  AttentionChoice choice;
+  choice.block_rows = derived && !keep_derived ? 0 : rows;
+  choice.kv_resident = optional_bool(at, "kv_resident", where);
+  choice.online = optional_bool(at, "online", where);
+  if (choice.online == true && choice.kv_resident == true)
+    throw InputError(where + ".online",
+                     "online softmax streams K/V per block: expected kv_resident false or unset, "
+                     "found kv_resident true");
+  return evaluate_attention(g, hw, segs, choice);
 }
 
 /// A group's dataflow override: WS, OS or IS, on a group that has GEMM work to run with it (an

@@ -148,6 +148,39 @@ TEST(Simulation, BertGreedyNeverBeatsTheRoofs) {
   expect_above_analytic_bound("bert_base_layer", "edge-l", "greedy");
 }
 
+TEST(Simulation, OnlineAttentionRescalesAfterThePreviousContextAndOverlapsTheNextScores) {
+  // 64 query rows against 2048 keys on edge-s with 64 KiB: online softmax, one block of 128
+  // chunks of 16 keys (test_attention). Chunk n's softmax rescales the accumulators chunk n-1's
+  // context GEMM left, so it starts after it; the score slots are double-buffered, so the MAC
+  // array computes chunk n+1's scores while the vector unit runs chunk n's softmax.
+  const auto g = workloads::load_yaml_workload(std::string(test_paths::data_dir()) + "/attention_long_keys.yaml");
+  const auto hw = config::load_hardware_config("edge-s", {"npu.sram.capacity=64KiB"});
+  const auto plan = sched::make_plan(g, hw, sched::FusionPolicy::Greedy);
+  ASSERT_TRUE(plan.groups.at(0).attention.online);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  const auto t = simulate({hw, g, plan, prog, "attention_long_keys", {}});
+  std::vector<const traces::CommandEvent*> scores, softmax, context;
+  for (const auto& e : t.commands) {
+    if (e.op == g.find_op("scores") && e.kind == traces::CommandKind::Gemm) scores.push_back(&e);
+    if (e.op == g.find_op("probs")) softmax.push_back(&e);
+    if (e.op == g.find_op("context") && e.kind == traces::CommandKind::Gemm) context.push_back(&e);
+  }
+  ASSERT_EQ(scores.size(), 128u);
+  ASSERT_EQ(context.size(), 128u);
+  ASSERT_EQ(softmax.size(), 129u);  // 128 chunks and the block's normalisation
+  int overlapped = 0;
+  for (std::size_t n = 0; n < 128; ++n) {
+    EXPECT_GE(softmax[n]->begin_ps, scores[n]->end_ps);
+    EXPECT_GE(context[n]->begin_ps, softmax[n]->end_ps);
+    if (n > 0) {
+      EXPECT_GE(softmax[n]->begin_ps, context[n - 1]->end_ps);
+    }
+    if (n + 1 < 128 && scores[n + 1]->begin_ps < softmax[n]->end_ps) ++overlapped;
+  }
+  EXPECT_GE(softmax[128]->begin_ps, context[127]->end_ps);
+  EXPECT_GT(overlapped, 0);
+}
+
 TEST(Simulation, AttentionScoresOfTheNextBlockOverlapTheSoftmax) {
   // One head (L = 128, d = 64) on edge-s with 64 KiB: 8 blocks of 17 query rows (test_attention).
   // The score buffer is double-buffered, so the MAC array computes block n+1's scores while the

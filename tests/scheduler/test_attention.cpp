@@ -105,15 +105,70 @@ TEST(Attention, StreamedKeysAndValuesAreReadAgainPerBlock) {
 TEST(Attention, ScheduleFileBlockThatDoesNotFitIsRejectedWithTheBytes) {
   const auto g = head();
   const auto hw = small_sram();
-  // B = 64 with the smallest streamed K/V chunk (16 rows, 2*16*128 = 4096 B):
+  // Exact softmax, B = 64 with the smallest streamed K/V chunk (16 rows, 2*16*128 = 4096 B):
   // Q 8192 + scores 65536 + probs 16384 + context 32768 + K/V 4096 + scale 1 = 126977 B.
-  const std::string msg = schedule_error(attention_schedule(R"({"block_rows": 64})"), g, hw);
+  const std::string msg = schedule_error(attention_schedule(R"({"block_rows": 64, "online": false})"), g, hw);
   EXPECT_NE(msg.find("groups[0] ('att')"), std::string::npos) << msg;
   EXPECT_NE(msg.find("needs 126977 B of 65536 B SRAM (over by 61441 B)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("score blocks (65536 B)"), std::string::npos) << msg;
   // Resident K/V asked for: 32768 B instead of 4096 B.
   const std::string resident = schedule_error(attention_schedule(R"({"block_rows": 64, "kv_resident": true})"), g, hw);
   EXPECT_NE(resident.find("needs 155649 B"), std::string::npos) << resident;
+  // Online softmax, B = 128, chunk 16: Q 2*128*64 = 16384 + K/V 4096 + scores 2*128*16*4 = 16384
+  // + probs 2*128*16 = 4096 + context 2*128*64*4 = 65536 + row maxima and sums 2*128*2*4 = 2048
+  // + scale 1 = 108545 B.
+  const std::string online = schedule_error(attention_schedule(R"({"block_rows": 128})"), g, hw);
+  EXPECT_NE(online.find("needs 108545 B of 65536 B SRAM (over by 43009 B)"), std::string::npos) << online;
+  EXPECT_NE(online.find("context blocks (65536 B)"), std::string::npos) << online;
+  EXPECT_NE(online.find("chunks of 16 rows and online softmax"), std::string::npos) << online;
+  const std::string both = schedule_error(attention_schedule(R"({"online": true, "kv_resident": true})"), g, hw);
+  EXPECT_NE(both.find("attention.online: online softmax streams K/V per block"), std::string::npos) << both;
+}
+
+TEST(Attention, OnlineSoftmaxRunsWhenWholeScoreRowsLeaveRoomForFewQueryRows) {
+  // tests/data/attention_long_keys.yaml: 64 query rows against 2048 keys, d = 64, on edge-s with
+  // 64 KiB. Q and O are 4096 B, K and V 131072 B each.
+  const auto g = workloads::load_yaml_workload(std::string(test_paths::data_dir()) + "/attention_long_keys.yaml");
+  const auto hw = small_sram();
+  // Exact: resident K/V alone is 524288 B. Streamed, a query row holds Q 2*64 + scores
+  // 2*2048*4 + probs 2*2048 + context 2*64*4 = 21120 B: B = 2 (chunks of 64: 2*64*128 + 1 =
+  // 16385 B fixed, 58625 in all), 32 blocks each re-reading K and V: 4096 + 4096 + 32 * 262144 + 1
+  // = 8396801 B.
+  // Online, chunk C: a row holds Q 128 + scores 2*C*4 + probs 2*C + context 512 + row maxima and
+  // sums 2*2*4 = 656 + 10 C, beside K/V 256 C + scale 1. C = 16: 816 B a row, all 64 rows in one
+  // block (56321 B); C = 32 leaves room for 58 rows. One block reads K and V once: 270337 B.
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u) << sched::to_json(plan, g).dump(1);
+  const auto& grp = plan.groups[0];
+  ASSERT_EQ(grp.fusion, "attention");
+  EXPECT_TRUE(grp.attention.online);
+  EXPECT_FALSE(grp.attention.kv_resident);
+  EXPECT_EQ(grp.attention.block_rows, 64);
+  EXPECT_EQ(grp.attention.kv_rows, 16);
+  EXPECT_EQ(grp.sram_bytes, 4097u + 64 * 816);
+  EXPECT_EQ(grp.dram_bytes, 4096u + 4096 + 2 * 131072 + 1);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  EXPECT_EQ(dram_bytes(prog), grp.dram_bytes);
+  // 2048 / 16 = 128 chunks: a score and a context GEMM each; the scale and softmax per chunk
+  // and the block's normalisation on the vector unit.
+  EXPECT_EQ(count(prog, sched::CommandKind::Gemm), 128u * 2);
+  EXPECT_EQ(count(prog, sched::CommandKind::Vector), 128u * 2 + 1);
+  std::uint64_t macs = 0, softmax_ops = 0;
+  for (const auto& c : prog.commands) {
+    macs += c.macs;
+    if (c.op == g.find_op("probs")) softmax_ops += c.vector_ops;
+  }
+  EXPECT_EQ(macs, 2u * 64 * 2048 * 64);
+  // 4 ops per score (max, subtract, exp, sum) over 64 x 2048 scores; per query row 127
+  // rescales of its 64 accumulators, its sum and correction factor (127 * 66) and the final
+  // divide of the 64.
+  EXPECT_EQ(softmax_ops, 4u * 64 * 2048 + 64u * (127 * 66 + 64));
+  // Exact softmax asked for: the streamed plan above.
+  const auto exact = sched::parse_schedule(attention_schedule(R"({"online": false})"), "s.json", g, hw);
+  EXPECT_FALSE(exact.groups.at(0).attention.online);
+  EXPECT_EQ(exact.groups[0].attention.block_rows, 2);
+  EXPECT_EQ(exact.groups[0].attention.kv_rows, 64);
+  EXPECT_EQ(exact.groups[0].dram_bytes, 8396801u);
 }
 
 TEST(Attention, ScheduleFileValidatesThePatternAndTheBlock) {
