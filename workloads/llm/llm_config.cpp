@@ -425,35 +425,6 @@ void read_siglip_vision(const Fields& f, const Fields& top, LlmConfig& c) {
     f.fail("vision_use_head", "expected false (Gemma 3 reads the patches, not the pooled head), found true");
 }
 
-/// Qwen2-VL (qwen2_vl) and Qwen2.5-VL (qwen2_5_vl): a qwen2 decoder, its fields at the top level
-/// or, in newer exports, under text_config, and the vision tower of vision_config.
-void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
-  const bool nested = f.has("text_config");
-  if (nested && !j.at("text_config").is_object())
-    f.fail("text_config",
-           std::string("expected an object (the language model's fields), found ") + j.at("text_config").type_name());
-  c.field_prefix = nested ? "text_config." : "";
-  const json& text = nested ? j.at("text_config") : j;
-  const Fields t(text, c.source, c.field_prefix);
-  check_dense(text, t, c.model_type);
-  read_rope_decoder(t, c);
-  check_heads(t, c);
-  c.tied_embeddings = t.flag_or("tie_word_embeddings", false);
-  c.act = activation(t, "hidden_act", t.text_or("hidden_act", "silu"));
-  c.qkv_bias = true;
-  if (f.has("vision_config") && !j.at("vision_config").is_object())
-    f.fail("vision_config",
-           std::string("expected an object (the vision tower's fields), found ") + j.at("vision_config").type_name());
-  static const json kNone = json::object();
-  const Fields v(f.has("vision_config") ? j.at("vision_config") : kNone, c.source, "vision_config.");
-  if (c.model_type == "qwen2_5_vl")
-    read_qwen2_5_vl_vision(v, c);
-  else
-    read_qwen2_vl_vision(v, c);
-}
-
-LlmConfig from_json(const json& j, const std::string& source, const std::string& prefix = "");
-
 /// The fields of a vision_config or text_config object, or of an empty one when the config omits it.
 Fields sub_object(const json& j, const Fields& f, const char* key, const char* what) {
   static const json kNone = json::object();
@@ -462,6 +433,27 @@ Fields sub_object(const json& j, const Fields& f, const char* key, const char* w
     f.fail(key, std::string("expected an object (") + what + "), found " + j.at(key).type_name());
   return Fields(j.at(key), f.source(), std::string(key) + ".");
 }
+
+/// Qwen2-VL (qwen2_vl) and Qwen2.5-VL (qwen2_5_vl): a qwen2 decoder, its fields at the top level
+/// or, in newer exports, under text_config, and the vision tower of vision_config.
+void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
+  const bool nested = f.has("text_config");
+  const Fields t = nested ? sub_object(j, f, "text_config", "the language model's fields") : f;
+  c.field_prefix = nested ? "text_config." : "";
+  check_dense(nested ? j.at("text_config") : j, t, c.model_type);
+  read_rope_decoder(t, c);
+  check_heads(t, c);
+  c.tied_embeddings = t.flag_or("tie_word_embeddings", false);
+  c.act = activation(t, "hidden_act", t.text_or("hidden_act", "silu"));
+  c.qkv_bias = true;
+  const Fields v = sub_object(j, f, "vision_config", "the vision tower's fields");
+  if (c.model_type == "qwen2_5_vl")
+    read_qwen2_5_vl_vision(v, c);
+  else
+    read_qwen2_vl_vision(v, c);
+}
+
+LlmConfig from_json(const json& j, const std::string& source, const std::string& prefix = "");
 
 /// LLaVA's vision tower (vision_config: clip_vision_model, LlavaConfig's default, or
 /// siglip_vision_model) and projector (the top level's vision_feature_layer,
@@ -589,20 +581,13 @@ LlmConfig from_json(const json& j, const std::string& source, const std::string&
     // A multimodal gemma3 keeps its language model's fields under text_config and its SigLIP
     // vision tower under vision_config.
     const bool nested = c.model_type == "gemma3" && f.has("text_config");
-    if (nested && !j.at("text_config").is_object())
-      f.fail("text_config",
-             std::string("expected an object (the language model's fields), found ") + j.at("text_config").type_name());
+    const Fields t = nested ? sub_object(j, f, "text_config", "the language model's fields") : f;
     c.field_prefix = nested ? "text_config." : "";
-    const Fields t(nested ? j.at("text_config") : j, source, c.field_prefix);
     check_dense(nested ? j.at("text_config") : j, t, c.model_type);
     read_gemma3(t, c);
     check_heads(t, c);
-    if (c.model_type == "gemma3" && f.has("vision_config")) {
-      if (!j.at("vision_config").is_object())
-        f.fail("vision_config", std::string("expected an object (the vision tower's fields), found ") +
-                                    j.at("vision_config").type_name());
-      read_siglip_vision(Fields(j.at("vision_config"), source, "vision_config."), f, c);
-    }
+    if (c.model_type == "gemma3" && f.has("vision_config"))
+      read_siglip_vision(sub_object(j, f, "vision_config", "the vision tower's fields"), f, c);
     return c;
   }
   if (c.model_type == "qwen2_vl" || c.model_type == "qwen2_5_vl") {
