@@ -138,11 +138,32 @@ std::int64_t simulated_layers(const LayerStack& stack) {
   return stack.total;
 }
 
-/// One layer's share of a simulated phase: its ops' time shares of the phase's seconds, their
-/// MACs, DRAM bytes and energy, and the same by part (parts_of).
+/// A share of a simulated phase (a layer's, a query block's): its ops' time shares of the
+/// phase's seconds, their MACs, DRAM bytes and energy, and the same by part (parts_of).
 struct LayerShare {
   double seconds = 0, macs = 0, read = 0, write = 0, energy = 0;
   json parts = json::object();
+
+  void add_op(const json& o, const OpShare& share) {
+    seconds += share.seconds;
+    macs += o.at("macs").get<double>();
+    read += o.at("dram_read_bytes").get<double>();
+    write += o.at("dram_write_bytes").get<double>();
+    energy += share.energy;
+    add_to_part(parts, o, share.seconds);
+  }
+
+  /// Adds n times `x`.
+  void add(const LayerShare& x, double n) {
+    seconds += n * x.seconds;
+    macs += n * x.macs;
+    read += n * x.read;
+    write += n * x.write;
+    energy += n * x.energy;
+    for (const auto& [part, f] : x.parts.items())
+      for (const char* key : {"seconds", "macs", "dram_bytes"})
+        parts[part][key] = parts[part].value(key, 0.0) + n * f.at(key).get<double>();
+  }
 };
 
 std::vector<LayerShare> layer_shares(const json& summary, const std::string& prefix, std::int64_t layers) {
@@ -150,33 +171,105 @@ std::vector<LayerShare> layer_shares(const json& summary, const std::string& pre
   const std::vector<OpShare> shares = op_shares(summary);
   const json& ops = summary.at("ops");
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const json& o = ops[i];
-    const std::string name = o.at("name").get<std::string>();
-    const std::int64_t l = layer_of(name, prefix);
-    if (l < 0 || l >= layers) continue;
-    LayerShare& x = out[std::size_t(l)];
-    const double t = shares[i].seconds, macs = o.at("macs").get<double>(), read = o.at("dram_read_bytes").get<double>(),
-                 write = o.at("dram_write_bytes").get<double>();
-    x.seconds += t;
-    x.macs += macs;
-    x.read += read;
-    x.write += write;
-    x.energy += shares[i].energy;
-    add_to_part(x.parts, o, t);
+    const std::int64_t l = layer_of(ops[i].at("name").get<std::string>(), prefix);
+    if (l >= 0 && l < layers) out[std::size_t(l)].add_op(ops[i], shares[i]);
   }
   return out;
+}
+
+/// The share of the ops whose names start with `start`.
+LayerShare share_of(const json& summary, const std::vector<OpShare>& shares, const std::string& start) {
+  LayerShare x;
+  const json& ops = summary.at("ops");
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].at("name").get<std::string>().rfind(start, 0) == 0) x.add_op(ops[i], shares[i]);
+  return x;
 }
 
 double relative(double a, double b) {
   return a == b ? 0.0 : std::abs(a - b) / std::max(std::abs(a), std::abs(b));
 }
 
+/// How far apart two shares are: the largest relative difference of seconds, DRAM bytes, energy.
+double departure_of(const LayerShare& a, const LayerShare& b) {
+  return std::max({relative(a.seconds, b.seconds), relative(a.read + a.write, b.read + b.write),
+                   relative(a.energy, b.energy)});
+}
+
+/// Adds n times `b` to the summary's MACs, DRAM bytes, energy and parts; returns the seconds.
+double add_to_summary(json& summary, const LayerShare& b, double n) {
+  summary["macs"] = summary.at("macs").get<double>() + n * b.macs;
+  summary["dram_read_bytes"] = summary.at("dram_read_bytes").get<double>() + n * b.read;
+  summary["dram_write_bytes"] = summary.at("dram_write_bytes").get<double>() + n * b.write;
+  if (summary.contains("energy_j") && summary.at("energy_j").is_number())
+    summary["energy_j"] = summary.at("energy_j").get<double>() + n * b.energy;
+  for (const auto& [part, f] : b.parts.items())
+    for (const char* key : {"seconds", "macs", "dram_bytes"})
+      summary["parts"][part][key] = summary["parts"][part].value(key, 0.0) + n * f.at(key).get<double>();
+  return n * b.seconds;
+}
+
+/// Lengthens the summary's seconds (and cycles, in proportion) by `more`.
+void add_seconds(json& summary, double more) {
+  const double seconds = summary.at("seconds").get<double>();
+  if (seconds > 0) summary["cycles"] = summary.at("cycles").get<double>() * (seconds + more) / seconds;
+  summary["seconds"] = seconds + more;
+}
+
+/// Whether tensor `t` stands in for a query block's context (StepSpec::sample_query_blocks).
+bool is_stand_in(const workloads::Graph& g, int t) {
+  const std::string& name = g.tensor(t).name;
+  const std::string suffix = llm::kStandInSuffix;
+  return g.tensor(t).producer < 0 && name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The query blocks a step's graph stood in for: how many, per attention (the ops' prefix,
+/// "model.layers.3.self_attn.").
+std::map<std::string, std::int64_t> stood_in_blocks(const workloads::Graph& g) {
+  std::map<std::string, std::int64_t> out;
+  for (int t = 0; t < int(g.tensors().size()); ++t)
+    if (is_stand_in(g, t)) ++out[g.tensor(t).name.substr(0, g.tensor(t).name.rfind("block"))];
+  return out;
+}
+
+/// The phase grown to every query block: each block stood in adds the share of the last full
+/// block simulated (block kSampledQueryBlocks - 2), to the summary and to its layer's share in
+/// `layers`. Returns the largest departure between the last two full blocks simulated of an
+/// attention; nothing is grown when that is past kLayerTolerance.
+double grow_query_blocks(json& summary, const workloads::Graph& g, const std::string& layer_prefix,
+                         std::vector<LayerShare>& layers) {
+  const std::map<std::string, std::int64_t> stood = stood_in_blocks(g);
+  if (stood.empty()) return 0.0;
+  const std::vector<OpShare> shares = op_shares(summary);
+  const std::string last = "block" + std::to_string(llm::kSampledQueryBlocks - 2) + ".",
+                    before_last = "block" + std::to_string(llm::kSampledQueryBlocks - 3) + ".";
+  std::map<std::string, LayerShare> representative;
+  double departure = 0;
+  for (const auto& [attention, n] : stood) {
+    representative[attention] = share_of(summary, shares, attention + last);
+    const double d = departure_of(share_of(summary, shares, attention + before_last), representative[attention]);
+    spdlog::debug("{}: query blocks {} and {} differ by {:.3g} %", attention, before_last, last, 100 * d);
+    departure = std::max(departure, d);
+  }
+  if (departure > kLayerTolerance) return departure;
+  double more = 0;
+  for (const auto& [attention, n] : stood) {
+    more += add_to_summary(summary, representative[attention], double(n));
+    const std::int64_t l = layer_of(attention, layer_prefix);
+    if (l >= 0 && l < std::int64_t(layers.size())) layers[std::size_t(l)].add(representative[attention], double(n));
+  }
+  add_seconds(summary, more);
+  return departure;
+}
+
 /// The phase of the first `simulated` layers of `stack` grown to all of them: each layer not
-/// simulated adds the share of the last simulated layer of its kind (simulated_layers). Returns
-/// the largest relative difference between the last two simulated layers of a kind that stands
-/// for others; `summary` is grown only when that is within kLayerTolerance.
-double grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t simulated) {
-  const std::vector<LayerShare> shares = layer_shares(summary, stack.prefix, simulated);
+/// simulated adds the share of the last simulated layer of its kind (simulated_layers; `shares`,
+/// grown to every query block). Returns the largest relative difference between the last two
+/// simulated layers of a kind that stands for others; `summary` is grown only when that is
+/// within kLayerTolerance.
+double grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t simulated,
+                           const std::vector<LayerShare>& shares) {
   constexpr int K = llm::LlmConfig::kLayerKinds;
   std::int64_t last[K] = {-1, -1, -1, -1}, before_last[K] = {-1, -1, -1, -1};
   for (std::int64_t l = 1; l < simulated; ++l) {
@@ -187,31 +280,19 @@ double grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t 
   std::int64_t missing[K] = {0, 0, 0, 0};
   for (std::int64_t l = simulated; l < stack.total; ++l) ++missing[stack.kind(l)];
   double departure = 0;
-  for (int k = 0; k < K; ++k) {
-    if (missing[k] == 0) continue;
-    const LayerShare &a = shares[std::size_t(before_last[k])], &b = shares[std::size_t(last[k])];
-    departure = std::max({departure, relative(a.seconds, b.seconds), relative(a.read + a.write, b.read + b.write),
-                          relative(a.energy, b.energy)});
-  }
+  for (int k = 0; k < K; ++k)
+    if (missing[k] > 0) {
+      const double d = departure_of(shares[std::size_t(before_last[k])], shares[std::size_t(last[k])]);
+      const LayerShare &a = shares[std::size_t(before_last[k])], &b = shares[std::size_t(last[k])];
+      spdlog::debug("layers {} and {} differ by {:.3g} % ({} / {} s, {} / {} B, {} / {} J)", before_last[k], last[k],
+                    100 * d, a.seconds, b.seconds, a.read + a.write, b.read + b.write, a.energy, b.energy);
+      departure = std::max(departure, d);
+    }
   if (departure > kLayerTolerance) return departure;
-  const double seconds = summary.at("seconds").get<double>();
-  double more_seconds = 0;
-  for (int k = 0; k < K; ++k) {
-    if (missing[k] == 0) continue;
-    const LayerShare& b = shares[std::size_t(last[k])];
-    const double n = double(missing[k]);
-    more_seconds += n * b.seconds;
-    summary["macs"] = summary.at("macs").get<double>() + n * b.macs;
-    summary["dram_read_bytes"] = summary.at("dram_read_bytes").get<double>() + n * b.read;
-    summary["dram_write_bytes"] = summary.at("dram_write_bytes").get<double>() + n * b.write;
-    if (summary.contains("energy_j") && summary.at("energy_j").is_number())
-      summary["energy_j"] = summary.at("energy_j").get<double>() + n * b.energy;
-    for (const auto& [part, f] : b.parts.items())
-      for (const char* key : {"seconds", "macs", "dram_bytes"})
-        summary["parts"][part][key] = summary["parts"][part][key].get<double>() + n * f.at(key).get<double>();
-  }
-  if (seconds > 0) summary["cycles"] = summary.at("cycles").get<double>() * (seconds + more_seconds) / seconds;
-  summary["seconds"] = seconds + more_seconds;
+  double more = 0;
+  for (int k = 0; k < K; ++k)
+    if (missing[k] > 0) more += add_to_summary(summary, shares[std::size_t(last[k])], double(missing[k]));
+  add_seconds(summary, more);
   return departure;
 }
 
@@ -253,25 +334,26 @@ StepFigures phase_of(const json& s) {
 }
 
 Phase step_phase(const Prepared& p, const llm::StepSpec& st, std::string what) {
-  return {std::move(what), decoder_layers(p.model), [&p, st](std::int64_t layers) {
+  return {std::move(what), decoder_layers(p.model), [&p, st](std::int64_t layers, bool sample_blocks) {
             llm::LlmConfig model = p.model;
             model.layers = layers;
-            return llm::build_llm_step(model, st);
+            llm::StepSpec step = st;
+            step.sample_query_blocks = sample_blocks;
+            return llm::build_llm_step(model, step);
           }};
 }
 
 LayersJob::LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                     std::int64_t layers)
-    : what_(phase.what), child_([&] { return work(s, p, phase, out, layers); }, child_options(s)) {}
+                     std::int64_t layers, bool sampled)
+    : what_(phase.what), child_([&] { return work(s, p, phase, out, layers, sampled); }, child_options(s)) {}
 
 json LayersJob::result() {
   return json::parse(reply_or_throw(child_.wait(), what_));
 }
 
 std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                            std::int64_t layers) {
-  const bool sampled = layers < phase.stack.total;
-  LoadedRun run = planned_graph(s, p, phase.graph(layers));
+                            std::int64_t layers, bool sampled) {
+  LoadedRun run = planned_graph(s, p, phase.graph(layers, sampled));
   RunSpec rs;
   rs.config = s.config;
   rs.fusion = s.fusion;
@@ -281,15 +363,25 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   SimulatedRun sim = simulate_run(rs, run);
   json grown = sim.summary;
   grown["parts"] = parts_of(grown);
-  const double departure = sampled ? grow_to_every_layer(grown, phase.stack, layers) : 0.0;
+  std::vector<LayerShare> shares = layer_shares(grown, phase.stack.prefix, layers);
+  double departure = grow_query_blocks(grown, run.graph, phase.stack.prefix, shares);
+  if (departure <= kLayerTolerance && layers < phase.stack.total)
+    departure = std::max(departure, grow_to_every_layer(grown, phase.stack, layers, shares));
   if (departure > kLayerTolerance) rs.out.clear();
   finish_run(rs, run, sim);
   if (departure > kLayerTolerance) return json{{"layers_departure", departure}}.dump();
-  grown["layers"] = {
-      {"total", phase.stack.total}, {"simulated", layers}, {"largest_departure", sampled ? json(departure) : json()}};
+  std::int64_t blocks_stood_in = 0;
+  for (int t = 0; t < int(run.graph.tensors().size()); ++t) blocks_stood_in += is_stand_in(run.graph, t) ? 1 : 0;
+  const bool grown_any = layers < phase.stack.total || blocks_stood_in > 0;
+  grown["layers"] = {{"total", phase.stack.total},
+                     {"simulated", layers},
+                     {"query_blocks_stood_in", blocks_stood_in},
+                     {"largest_departure", grown_any ? json(departure) : json()}};
   // The DRAM the phase holds beyond its resident tensors (weights, KV cache, inputs and
   // outputs): its intermediate regions alive at once. A layer's intermediates are dead before
-  // the next layer's: the first layers' layout holds as many as the whole model's.
+  // the next layer's: the first layers' layout holds as many as the whole model's. Query blocks'
+  // stand-ins are inputs (resident, left out); they move the intermediates' layout, so with
+  // blocks stood in the peak is near the whole graph's, not equal (docs/llm.md).
   const std::uint64_t footprint = sim.dram_footprint;
   grown["activation_bytes"] = footprint - std::min(footprint, sched::resident_dram_bytes(run.graph, run.hw));
   grown.erase("ops");
@@ -302,15 +394,17 @@ StepJob::StepJob(const LlmSpec& s, const Prepared& p, Phase phase, std::string o
       p_(p),
       phase_(std::move(phase)),
       out_(std::move(out)),
-      job_(s, p, phase_, out_, s.every_layer ? phase_.stack.total : simulated_layers(phase_.stack)) {}
+      job_(s, p, phase_, out_, s.every_layer ? phase_.stack.total : simulated_layers(phase_.stack), !s.every_layer) {}
 
 json StepJob::result() {
   json r = job_.result();
   if (!r.contains("layers_departure")) return r;
   const double departure = r.at("layers_departure").get<double>();
-  spdlog::debug("{}: simulated layers of one kind differ by {:.3g} %, more than {:.3g} %: every layer simulated",
-                phase_.what, 100 * departure, 100 * kLayerTolerance);
-  r = LayersJob(s_, p_, phase_, out_, phase_.stack.total).result();
+  spdlog::debug(
+      "{}: simulated layers or query blocks that stand for others differ by {:.3g} %, more than {:.3g} %: every "
+      "layer and block simulated",
+      phase_.what, 100 * departure, 100 * kLayerTolerance);
+  r = LayersJob(s_, p_, phase_, out_, phase_.stack.total, false).result();
   r["layers"]["largest_departure"] = departure;
   return r;
 }

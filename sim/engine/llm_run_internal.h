@@ -81,24 +81,28 @@ struct LayerStack {
 struct Phase {
   std::string what;  // "prefill of 128 tokens", for progress lines and errors
   LayerStack stack;
-  std::function<workloads::Graph(std::int64_t layers)> graph;
+  /// The graph of the first `layers` layers; `sample_blocks`: long attention in sampled query
+  /// blocks (StepSpec::sample_query_blocks), where the phase builds it so.
+  std::function<workloads::Graph(std::int64_t layers, bool sample_blocks)> graph;
 };
 
 Phase step_phase(const Prepared& p, const workloads::llm::StepSpec& st, std::string what);
 
-/// Simulates a phase with its first `layers` layers in a child process started at construction;
-/// with `out`, writes its run folder there. With fewer layers than the phase's, the reply is
-/// the phase grown to every layer (grow_to_every_layer), or {"layers_departure": d} when the
-/// layers that would stand for the rest differ by more than kLayerTolerance (then no folder is
-/// written).
+/// Simulates a phase with its first `layers` layers (`sampled`: and its long attention in
+/// sampled query blocks) in a child process started at construction; with `out`, writes its run
+/// folder there. With fewer layers than the phase's, or blocks stood in, the reply is the phase
+/// grown to every layer and block (grow_query_blocks, grow_to_every_layer), or
+/// {"layers_departure": d} when the layers or blocks that would stand for the rest differ by
+/// more than kLayerTolerance (then no folder is written).
 class LayersJob {
  public:
-  LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, std::int64_t layers);
+  LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, std::int64_t layers,
+            bool sampled);
   nlohmann::json result();
 
  private:
   static std::string work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                          std::int64_t layers);
+                          std::int64_t layers, bool sampled);
 
   std::string what_;
   Child child_;

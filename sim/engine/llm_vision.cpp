@@ -29,7 +29,7 @@ namespace detail {
 
 Phase encoder_phase(const Prepared& p, const llm::VisionInput& image) {
   return {"vision encoder of " + std::to_string(image.patches) + " patches", vision_blocks(p.model),
-          [&p, image](std::int64_t blocks) {
+          [&p, image](std::int64_t blocks, bool) {
             llm::LlmConfig model = p.model;
             model.vision.depth = blocks;
             return llm::build_vision_encoder(model, image, p.widths);

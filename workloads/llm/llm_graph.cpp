@@ -492,9 +492,16 @@ class Builder {
     const std::int64_t block = std::max<std::int64_t>(1, kAttentionBlockElements / per_token);
     if (block >= tokens) return attend(a, q, keys, values);
     std::vector<int> blocks;
+    const std::int64_t count = (tokens + block - 1) / block;
     for (std::int64_t t0 = 0; t0 < tokens; t0 += block) {
-      const std::string b = a + "block" + std::to_string(t0 / block) + ".";
-      const std::int64_t t1 = std::min(tokens, t0 + block);
+      const std::int64_t n = t0 / block, t1 = std::min(tokens, t0 + block);
+      const std::string b = a + "block" + std::to_string(n) + ".";
+      if (s_.sample_query_blocks && count > kSampledQueryBlocks && n >= kSampledQueryBlocks - 1 && n < count - 1) {
+        // A full block like the last simulated one: its context stands in as an input.
+        blocks.push_back(input(a + "block" + std::to_string(n) + kStandInSuffix,
+                               {qs[0], kvh, (t1 - t0) * g, g_.tensor(values).shape.back()}));
+        continue;
+      }
       blocks.push_back(attend(b, slice(b + "q", q, 2, t0 * g, t1 * g), keys, values));
     }
     OpAttrs cat;

@@ -38,7 +38,15 @@ struct StepSpec {
   bool logits = true;       // the LM head at all (false: a prefill chunk before the last, which only fills the cache)
   Widths widths;
   ExpertRouting routing = ExpertRouting::Uniform;  // which experts a MoE layer's tokens pick
+  /// Attention in more than kSampledQueryBlocks query blocks builds the first
+  /// kSampledQueryBlocks - 1 and the last; each block between stands in as an input named
+  /// "<attention>block<N>" + kStandInSuffix, its context's shape (docs/llm.md, "Query blocks
+  /// share their timing"): the engine adds the last full block's share for each.
+  bool sample_query_blocks = false;
 };
+
+constexpr std::int64_t kSampledQueryBlocks = 4;
+constexpr const char* kStandInSuffix = ".context_stand_in";
 
 /// The graph of one step. Tensor names follow Hugging Face's ("model.layers.3.self_attn.q_proj.weight").
 /// Throws InputError when the context (past + tokens) exceeds max_position_embeddings.
