@@ -192,8 +192,8 @@ double relative(double a, double b) {
 
 /// How far apart two shares are: the largest relative difference of seconds, DRAM bytes, energy.
 double departure_of(const LayerShare& a, const LayerShare& b) {
-  return std::max({relative(a.seconds, b.seconds), relative(a.read + a.write, b.read + b.write),
-                   relative(a.energy, b.energy)});
+  return std::max(
+      {relative(a.seconds, b.seconds), relative(a.read + a.write, b.read + b.write), relative(a.energy, b.energy)});
 }
 
 /// Adds n times `b` to the summary's MACs, DRAM bytes, energy and parts; returns the seconds.
