@@ -74,6 +74,27 @@ TEST(LlmLlava, ParametersCountTheCheckpointAndTheGraphWhatRuns) {
   EXPECT_EQ(graph_totals(g, 2).macs, 2044160ull);
 }
 
+TEST(LlmLlava, ListedFeatureLayersAreConcatenatedBeforeTheProjector) {
+  // vision_feature_layer [-2, 1]: the outputs of blocks 2 and 1, concatenated to rows of 2 x 64
+  // = 128; the tower runs to block 2, as with -2. linear_1 reads 128 wide: 128 x 128 + 128 where
+  // one layer had 64 x 128 + 128, 8,192 parameters more: 151,904 + 8,192 = 160,096 in the
+  // checkpoint, 122,432 + 8,192 = 130,624 in the graph; MACs 16 x 64 x 128 = 131,072 more:
+  // 2,044,160 + 131,072 = 2,175,232.
+  const LlmConfig c = parse_llm_config(tiny_with("vision_feature_layer", "[-2, 1]"), "llava.json");
+  EXPECT_EQ(c.vision.depth, 2);
+  EXPECT_EQ(c.vision.feature_layers, (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(c.vision.feature_width(), 128);
+  EXPECT_EQ(vision_parameter_count(c), 160096ull);
+  const Graph g = build_vision_encoder(c, vision_input(c, "56x56", "--image"), Widths{});
+  EXPECT_EQ(graph_totals(g, 2).params, 130624ull);
+  EXPECT_EQ(graph_totals(g, 2).macs, 2175232ull);
+  const int cat = g.find_op("multi_modal_projector.feature_layers");
+  ASSERT_GE(cat, 0);
+  EXPECT_EQ(g.tensor(g.op(cat).outputs[0]).shape, (Shape{17, 128}));
+  // The deepest listed layer sets how far the tower runs: [-1, -3] runs all 3 blocks.
+  EXPECT_EQ(parse_llm_config(tiny_with("vision_feature_layer", "[-1, -3]"), "llava.json").vision.depth, 3);
+}
+
 TEST(LlmLlava, TheShippedLlava15TakesLlamaDefaultsForWhatItsTextConfigOmits) {
   const LlmConfig c = load_llm_config("llava-1.5-7b-hf", test_paths::source_dir());
   // LlamaConfig's defaults beside the stated vocab_size 32064 and max_position_embeddings 4096.
@@ -121,12 +142,18 @@ TEST(LlmLlava, ASiglipTowerBeforeAQwen2KeepsEveryPatchUnderFull) {
 TEST(LlmLlava, BadLlavaFieldsAreNamedWithExpectedAndFound) {
   auto error = [](const std::string& json) { return config_error(json, "llava.json"); };
   std::string e = error(tiny_with("vision_feature_layer", "[-2, -5]"));
-  EXPECT_NE(e.find("llava.json (vision_feature_layer): expected one layer index (features concatenated from several "
-                   "layers are not modelled), found a list"),
+  EXPECT_NE(e.find("llava.json (vision_feature_layer): expected a block's output, 1 to 3 or -3 to -1 (or a list of "
+                   "them), found -5"),
             std::string::npos)
       << e;
+  e = error(tiny_with("vision_feature_layer", "[]"));
+  EXPECT_NE(e.find("(vision_feature_layer): expected 1 to 64 layers in the list, found 0"), std::string::npos) << e;
+  e = error(tiny_with("vision_feature_layer", "[1, \"2\"]"));
+  EXPECT_NE(e.find("found \"2\""), std::string::npos) << e;
   e = error(tiny_with("vision_feature_layer", "4"));
-  EXPECT_NE(e.find("(vision_feature_layer): expected a block's output, 1 to 3 or -3 to -1, found 4"), std::string::npos)
+  EXPECT_NE(
+      e.find("(vision_feature_layer): expected a block's output, 1 to 3 or -3 to -1 (or a list of them), found 4"),
+      std::string::npos)
       << e;
   e = error(tiny_with("vision_feature_layer", "18446744073709551615"));  // 2^64 - 1: not -1
   EXPECT_NE(e.find("found 18446744073709551615"), std::string::npos) << e;

@@ -491,25 +491,27 @@ void read_llava_vision(const json& j, const Fields& top, LlmConfig& c) {
   const std::string act = f.text_or("hidden_act", clip ? "quick_gelu" : "gelu_pytorch_tanh");
   if (act.find("gelu") == std::string::npos)
     f.fail("hidden_act", "expected quick_gelu or a gelu variant (the tower's MLP), found '" + act + "'");
-  // hidden_states[k]: the embeddings (k = 0) and the output of each block; negative k counts from the last.
-  if (top.has("vision_feature_layer") && top.at("vision_feature_layer").is_array())
-    top.fail("vision_feature_layer",
-             "expected one layer index (features concatenated from several layers are not modelled), found a list");
+  // hidden_states[k]: the embeddings (k = 0) and the output of each block; negative k counts
+  // from the last. A list: those blocks' outputs concatenated along the width.
   const std::int64_t L = v.stored_depth;
-  std::int64_t layer = -2;
-  if (top.has("vision_feature_layer")) {
-    const json& k = top.at("vision_feature_layer");
+  auto block_of = [&](const json& k) {
     // Compared as a double: 2^64 - 1 read as an int64_t would wrap to -1, an accepted layer.
     const double d = k.is_number() ? k.get<double>() : 0;
     if (!k.is_number_integer() || d < -double(L) || d > double(L) || d == 0)
       top.fail("vision_feature_layer", "expected a block's output, 1 to " + std::to_string(L) + " or -" +
-                                           std::to_string(L) + " to -1, found " + k.dump());
-    layer = k.get<std::int64_t>();
+                                           std::to_string(L) + " to -1 (or a list of them), found " + k.dump());
+    const std::int64_t layer = k.get<std::int64_t>();
+    return layer < 0 ? L + 1 + layer : layer;
+  };
+  const json feature = top.has("vision_feature_layer") ? top.at("vision_feature_layer") : json(-2);
+  if (feature.is_array()) {
+    if (feature.empty() || feature.size() > 64)
+      top.fail("vision_feature_layer", "expected 1 to 64 layers in the list, found " + std::to_string(feature.size()));
+    for (const json& k : feature) v.feature_layers.push_back(block_of(k));
+    v.depth = *std::max_element(v.feature_layers.begin(), v.feature_layers.end());
+  } else {
+    v.depth = block_of(feature);
   }
-  v.depth = layer < 0 ? L + 1 + layer : layer;
-  if (v.depth < 1)
-    top.fail("vision_feature_layer", "expected a block's output (the tower has " + std::to_string(L) +
-                                         " blocks), found " + std::to_string(layer));
   v.drop_first_row = top.choice_or("vision_feature_select_strategy", "default", {"default", "full"}) == "default";
   const std::int64_t P = (v.image_size / v.patch) * (v.image_size / v.patch);
   v.tokens = v.rows(P) - (v.drop_first_row ? 1 : 0);

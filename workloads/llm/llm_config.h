@@ -91,6 +91,13 @@ struct VisionConfig {
   bool drop_first_row = false;
   bool projector_bias = true;     // LLaVA: multimodal_projector_bias
   std::int64_t stored_depth = 0;  // blocks in the checkpoint when fewer run (LLaVA's vision_feature_layer); 0: depth
+  /// LLaVA: the blocks (1 to stored_depth) whose outputs the projector reads, concatenated along
+  /// the width in this order (vision_feature_layer as a list); empty: the last block run alone.
+  std::vector<std::int64_t> feature_layers;
+  /// The width of the rows the projector reads: E times the feature layers concatenated.
+  std::int64_t feature_width() const {
+    return embed_dim * std::int64_t(feature_layers.empty() ? 1 : feature_layers.size());
+  }
   std::int64_t head_dim() const { return embed_dim / heads; }
   /// The sequence every block attends over: the patches, and CLIP's class row.
   std::int64_t rows(std::int64_t patches) const { return patches + (class_token ? 1 : 0); }

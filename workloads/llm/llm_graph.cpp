@@ -98,13 +98,14 @@ class Builder {
       g_.set_elem_bytes(order, 4);
       x = op(OpKind::Gather, "visual.window_order", {x, order}, gather_attrs());
     }
-    for (std::int64_t d = 0; d < v.depth; ++d) x = vision_block(x, image, d);
+    std::vector<int> outputs;  // hidden_states[1 ..]: each block's output
+    for (std::int64_t d = 0; d < v.depth; ++d) outputs.push_back(x = vision_block(x, image, d));
     switch (v.projector) {
       case VisionProjector::Gemma3Pool:
         gemma3_projector(norm_of(NormKind::Layer, "vision_tower.vision_model.post_layernorm", x, E, E), image);
         break;
       case VisionProjector::LlavaMlp:
-        llava_projector(x, R);
+        llava_projector(llava_features(outputs), R);
         break;
       case VisionProjector::Merger:
         patch_merger(x, image);
@@ -114,14 +115,28 @@ class Builder {
     return std::move(g_);
   }
 
-  /// LlavaMultiModalProjector on the feature layer's rows (hidden_states, before any final norm):
-  /// the class row dropped under the "default" selection, then Linear, GELU, Linear to the
-  /// language model's width, one image token a row.
+  /// The rows LLaVA's projector reads: the feature layer's output, or the listed layers' outputs
+  /// concatenated along the width ([R, n x E]).
+  int llava_features(const std::vector<int>& outputs) {
+    const VisionConfig& v = c_.vision;
+    if (v.feature_layers.empty()) return outputs.back();
+    std::vector<int> picked;
+    for (std::int64_t layer : v.feature_layers) picked.push_back(outputs[std::size_t(layer - 1)]);
+    if (picked.size() == 1) return picked[0];
+    OpAttrs cat;
+    cat.axis = 1;
+    return op(OpKind::Concat, "multi_modal_projector.feature_layers", picked, cat);
+  }
+
+  /// LlavaMultiModalProjector on the feature rows (hidden_states, before any final norm): the
+  /// class row dropped under the "default" selection, then Linear, GELU, Linear to the language
+  /// model's width, one image token a row.
   void llava_projector(int x, std::int64_t rows) {
     const VisionConfig& v = c_.vision;
     const std::string p = "multi_modal_projector.";
     if (v.drop_first_row) x = slice(p + "drop_class_row", x, 0, 1, rows);
-    const int a = op(OpKind::Gelu, p + "act", {linear(p + "linear_1", x, v.embed_dim, v.out_hidden, v.projector_bias)});
+    const int a =
+        op(OpKind::Gelu, p + "act", {linear(p + "linear_1", x, v.feature_width(), v.out_hidden, v.projector_bias)});
     linear(p + "linear_2", a, v.out_hidden, v.out_hidden, v.projector_bias);
   }
 
@@ -740,8 +755,9 @@ std::uint64_t vision_parameter_count(const LlmConfig& c) {
     const std::uint64_t embeddings = K * E + (clip ? E + 2 * E : E) + R * E;
     const std::uint64_t blocks = std::uint64_t(v.stored_depth > 0 ? v.stored_depth : v.depth);
     const std::uint64_t bias = v.projector_bias ? 1 : 0;
-    const std::uint64_t projector =
-        v.projector == VisionProjector::LlavaMlp ? E * H + bias * H + H * H + bias * H : E + E * H;
+    const std::uint64_t projector = v.projector == VisionProjector::LlavaMlp
+                                        ? std::uint64_t(v.feature_width()) * H + bias * H + H * H + bias * H
+                                        : E + E * H;
     return embeddings + blocks * block + 2 * E + projector;
   }
   const std::uint64_t merger = norm + (m2 * E) * (m2 * E) + m2 * E + m2 * E * H + H;
