@@ -651,20 +651,18 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
   // 4. Else the others in the order of a lower bound on their column command (no CA-bus search;
   //    the oldest on equal bounds), until the next one's bound shows it loses: it, and every one
   //    after it, would issue later than the best so far, or at the same cycle and younger.
-  candidates_[oldest].done = true;
+  //    (Sorted once: the candidates are few, and arrivals unique, so the order is total.)
+  std::swap(candidates_[oldest], candidates_.back());
+  candidates_.pop_back();
   for (Candidate& c : candidates_) {
-    if (c.done) continue;
     const Entry& e = bank_queues_[c.bank].window[c.slot];
     c.bound = device_.column_bound(e.target, e.is_write, e.arrival, at);
   }
-  for (;;) {
-    Candidate* next = nullptr;
-    for (Candidate& c : candidates_)
-      if (!c.done && (!next || c.bound < next->bound || (c.bound == next->bound && c.arrival < next->arrival)))
-        next = &c;
-    if (!next || next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival))
-      break;
-    next->done = true;
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    return a.bound < b.bound || (a.bound == b.bound && a.arrival < b.arrival);
+  });
+  for (const Candidate* next = candidates_.data(); next != candidates_.data() + candidates_.size(); ++next) {
+    if (next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival)) break;
     const Choice planned = plan(next->bank, next->slot);
     if (planned.schedule.col < best.schedule.col ||
         (planned.schedule.col == best.schedule.col && next->arrival < best_arrival)) {

@@ -217,7 +217,6 @@ class DramEngine {
     std::uint64_t bound = 0, arrival = 0;
     std::uint32_t bank = 0;
     std::size_t slot = 0;
-    bool done = false;  // planned (or ruled out) in this decision
   };
   struct RankRefresh {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
