@@ -44,6 +44,8 @@ class CommandBus {
   }
   /// Marks [t, t + length) as carrying a command.
   void reserve(std::uint64_t t, std::uint32_t length);
+  /// The end of the latest reservation: every cycle from here on is free.
+  std::uint64_t end() const { return end_; }
 
  private:
   /// first_free past its one-word check: word by word through the window.

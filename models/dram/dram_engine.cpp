@@ -399,7 +399,6 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   Channel& ch = channels_[channel];
   const BurstTarget target = bank_queues_[bank].window.front().target;
   const bool is_write = bank_queues_[bank].window.front().is_write;
-  const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
   Queue& q = is_write ? ch.writes : ch.reads;
   const std::size_t depth = config_.bank_queue_depth;
   const std::uint64_t same_target = ~device_.mapper().column_bits();
@@ -426,9 +425,12 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     if (Record && run_bursts > 0) activity->bursts(channel, target.bank, is_write, run_begin, run_end, run_bursts);
     run_bursts = 0;
   };
+  PacedRun run;
+  run.first = config_.scheduler == DramScheduler::Fcfs || device_.paced_hit_is_first(is_write);
   // Ends the stream: its requests back into the queues, its counts added (also when a request
   // is refused, so the engine is left as the queued path would leave it).
   const auto end = [&] {
+    settle(run, target, is_write);
     record_run();
     land_stream(q, bank, target, is_write);
     rank.queued = rank.queued + admitted - served;
@@ -436,6 +438,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     stats_.row_hits += served;
     if (served > 0) record_counts(ch, is_write, served, last_end);
     stream_bursts_ += served;
+    paced_bursts_ += run.count;
     return served > 0;
   };
   try {
@@ -443,8 +446,8 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
       if (stream_.empty() || other < stream_.front().arrival) break;
       const StreamItem oldest = stream_.front();
-      const BurstSchedule s = device_.plan_hit(target, is_write, oldest.arrival, t_decide);
-      if (!fcfs && window_count_[channel] != 1 && s.col != device_.earliest_column_either(channel, t_decide)) break;
+      if (!stream_hit(run, target, is_write, oldest.arrival, t_decide)) break;
+      const BurstSchedule& s = run.last;
       ++served;
       now_ = t_decide;
       stream_.pop_front();
@@ -453,7 +456,6 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         q.leaving.push_back(s.col);
       }
       if (stream_.empty()) mark_window(bank, false);
-      device_.commit_hit(target, is_write, s);
       if constexpr (Record) {
         const std::uint64_t data_begin = s.data_end - burst_cycles;
         if (run_bursts == 0 || !activity->joins(run_end, data_begin)) {
@@ -517,6 +519,35 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     throw;
   }
   return end();
+}
+
+inline bool DramEngine::stream_hit(PacedRun& run, const BurstTarget& target, bool is_write, std::uint64_t arrival,
+                                   std::uint64_t t_decide) {
+  // The decision is at max(the last column command, the arrival): within a pace of the last,
+  // the hit issues a pace after it and is the choice (run.first, or no other bank has requests).
+  if (run.pace != 0 && t_decide <= run.last.col + run.pace && (run.first || window_count_[target.channel] == 1)) {
+    const std::uint64_t latency = run.last.data_end - run.last.col;
+    run.last.col += run.pace;
+    run.last.data_end = run.last.col + latency;
+    device_.issue_hit(target, run.last);
+    run.unsettled = true;
+    ++run.count;
+    return true;
+  }
+  settle(run, target, is_write);
+  const BurstSchedule s = device_.plan_hit(target, is_write, arrival, t_decide);
+  const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
+  if (!fcfs && window_count_[target.channel] != 1 && s.col != device_.earliest_column_either(target.channel, t_decide))
+    return false;
+  device_.commit_hit(target, is_write, s);
+  run.last = s;
+  run.pace = paced_hits_ ? device_.hit_pace(target, s) : 0;
+  return true;
+}
+
+inline void DramEngine::settle(PacedRun& run, const BurstTarget& target, bool is_write) {
+  if (run.unsettled) device_.settle_hit(target, is_write, run.last);
+  run.unsettled = false;
 }
 
 template <class Source>

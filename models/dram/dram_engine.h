@@ -154,6 +154,12 @@ class DramEngine {
   void set_plain_choice(bool plain) { plain_choice_ = plain; }
   /// For tests and benches: the bursts the stream path served (see stream()), since construction.
   std::uint64_t stream_bursts() const { return stream_bursts_; }
+  /// For tests: place the stream path's bus-bound hits in closed form (DramDevice::hit_pace, the
+  /// default) or plan and commit each one. Every figure must be the same either way
+  /// (DramEngine.PacedHitsAreThePlannedHits).
+  void set_paced_hits(bool paced) { paced_hits_ = paced; }
+  /// For tests and benches: of stream_bursts(), those placed in closed form.
+  std::uint64_t paced_bursts() const { return paced_bursts_; }
 
   /// The counters, with the open-row time of rows still open counted up to the last completion.
   DramStats stats() const;
@@ -265,6 +271,23 @@ class DramEngine {
   /// without one, register pressure, measured on bench_dram's sequential pattern).
   template <bool Record, class Source>
   bool serve_stream(Source& source, Pending& p, std::uint32_t channel, std::uint32_t bank, std::uint64_t& t_decide);
+  /// The stream path's closed form of a bus-bound run (DramDevice::hit_pace): while it holds,
+  /// each hit is placed a pace after the last instead of planned, and the run's timing is
+  /// applied once (settle) before anything else is planned or the stream ends.
+  struct PacedRun {
+    std::uint64_t pace = 0;   // 0: the closed form does not hold after `last`
+    std::uint64_t count = 0;  // hits placed in closed form
+    BurstSchedule last;       // the stream's latest hit
+    bool unsettled = false;   // `last` is on the CA bus, its timing not yet applied
+    bool first = false;       // a paced hit is the choice whatever else waits (FCFS, paced_hit_is_first)
+  };
+  /// A decision of the stream path at `t_decide` on its oldest request (arriving at `arrival`):
+  /// if the scheduler takes it, commits it (in closed form when `run` allows) into run.last and
+  /// returns true; else returns false having committed nothing.
+  bool stream_hit(PacedRun& run, const BurstTarget& target, bool is_write, std::uint64_t arrival,
+                  std::uint64_t t_decide);
+  /// Applies the timing of the run's last hit placed in closed form, if not done yet.
+  void settle(PacedRun& run, const BurstTarget& target, bool is_write);
   /// Moves `bank`'s queued requests into stream_ (and out of `q`, their channel queue).
   void lift_stream(Queue& q, std::uint32_t bank);
   /// Writes stream_ back into `bank`'s window and waiting rings and into `q` in arrival order.
@@ -349,7 +372,8 @@ class DramEngine {
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;
   bool plain_choice_ = false;
-  std::uint64_t stream_bursts_ = 0;
+  bool paced_hits_ = true;
+  std::uint64_t stream_bursts_ = 0, paced_bursts_ = 0;
   mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
   RingQueue<StreamItem> stream_;               // stream()'s queue, kept to avoid an allocation per stream
   RingQueue<Queued> scratch_;                  // lift_stream's and land_stream's copy of a channel queue
