@@ -401,11 +401,9 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   const bool is_write = bank_queues_[bank].window.front().is_write;
   Queue& q = is_write ? ch.writes : ch.reads;
   const std::size_t depth = config_.bank_queue_depth;
-  const std::uint64_t same_target = ~device_.mapper().column_bits();
-  // An address of the stream's row (all ones: none known yet; no in-range address matches it).
-  std::uint64_t stream_addr = ~std::uint64_t{0};
+  NearTargets near{~device_.mapper().column_bits(), ~std::uint64_t{0}, target, ~std::uint64_t{0}, {}};
   if (p.status == DramRequestSource::Status::Ready && p.target.bank == target.bank && p.target.row == target.row)
-    stream_addr = p.request.addr;
+    near.stream_addr = p.request.addr;
   lift_stream(q, bank);
   std::uint32_t& columns = row_columns_[bank];
   RankRefresh& rank = ranks_[target.rank];
@@ -472,7 +470,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       source.completed(oldest.index, s.data_end);
       const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
       t_decide = first == kNever ? kNever : std::max(ch.clock, first);
-      if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, stream_addr, same_target, target);
+      if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, near);
       // Admissions (run_source, admit) until the next decision.
       bool more = true;
       for (;;) {
@@ -494,7 +492,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
           if (p.request.is_write == is_write)  // admit counted its queue without the stream
             queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
           if (was_empty) t_decide = std::max(ch.clock, t_admit);
-          pull_near(source, p, stream_addr, same_target, target);
+          pull_near(source, p, near);
           continue;
         }
         if (p.target.row != target.row || p.request.is_write != is_write) {
@@ -510,7 +508,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         stream_.push_back({run_index_++, t_admit});
         queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
         ++admitted;
-        pull_near(source, p, stream_addr, same_target, target);
+        pull_near(source, p, near);
       }
       if (!more) break;
     }
@@ -551,19 +549,30 @@ inline void DramEngine::settle(PacedRun& run, const BurstTarget& target, bool is
 }
 
 template <class Source>
-inline void DramEngine::pull_near(Source& source, Pending& p, std::uint64_t& stream_addr, std::uint64_t same_target,
-                                  const BurstTarget& target) {
-  // pull(), without decoding an address that differs from the stream's last only in its column.
+inline void DramEngine::pull_near(Source& source, Pending& p, NearTargets& near) {
+  // pull(), without decoding an address that differs from the stream's last, or from the last
+  // other one decoded (the next bank's, on a sequential walk), only in its column.
   p.status = source.next(p.request);
   if (p.status != DramRequestSource::Status::Ready) return;
-  if (((p.request.addr ^ stream_addr) & same_target) != 0 || p.request.addr >= capacity_ ||
-      p.request.cycle > kMaxCycle) {
-    check_request(p);
-    p.target = device_.locate(p.request.addr);
-    if (p.target.bank == target.bank && p.target.row == target.row) stream_addr = p.request.addr;
-    return;
+  const std::uint64_t addr = p.request.addr;
+  if (addr < capacity_ && p.request.cycle <= kMaxCycle) {
+    if (((addr ^ near.stream_addr) & near.same_target) == 0) {
+      p.target = near.stream;
+      return;
+    }
+    if (((addr ^ near.other_addr) & near.same_target) == 0) {
+      p.target = near.other;
+      return;
+    }
   }
-  p.target = target;
+  check_request(p);
+  p.target = device_.locate(addr);
+  if (p.target.bank == near.stream.bank && p.target.row == near.stream.row) {
+    near.stream_addr = addr;
+  } else {
+    near.other_addr = addr;
+    near.other = p.target;
+  }
 }
 
 // ---------------------------------------------------------------- one scheduling decision

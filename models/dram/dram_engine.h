@@ -292,12 +292,19 @@ class DramEngine {
   void lift_stream(Queue& q, std::uint32_t bank);
   /// Writes stream_ back into `bank`'s window and waiting rings and into `q` in arrival order.
   void land_stream(Queue& q, std::uint32_t bank, const BurstTarget& target, bool is_write);
-  /// pull() for the stream: a request whose address differs from `stream_addr` (the stream's
-  /// last) only in column bits (`same_target` masks the others) is the stream's `target`
-  /// without decoding its address.
+  /// Targets the stream path knows with an address of each (all ones: none yet; no in-range
+  /// address matches it): an address differing from one only in column bits (`same_target`
+  /// masks the others) has its target.
+  struct NearTargets {
+    std::uint64_t same_target = 0;
+    std::uint64_t stream_addr = 0;
+    BurstTarget stream;  // the stream's
+    std::uint64_t other_addr = 0;
+    BurstTarget other;  // the last other one decoded
+  };
+  /// pull() for the stream, without decoding an address `near` knows the target of.
   template <class Source>
-  void pull_near(Source& source, Pending& p, std::uint64_t& stream_addr, std::uint64_t same_target,
-                 const BurstTarget& target);
+  void pull_near(Source& source, Pending& p, NearTargets& near);
   /// Throws InputError for a request beyond the capacity or beyond kMaxCycle.
   void check_request(const Pending& p) const;
   Served decide(std::uint32_t channel, std::uint64_t at);
