@@ -286,6 +286,18 @@ class DramEngine {
   /// returns true; else returns false having committed nothing.
   bool stream_hit(PacedRun& run, const BurstTarget& target, bool is_write, std::uint64_t arrival,
                   std::uint64_t t_decide);
+  /// The stream path's requests of one other bank, row and direction (the stream's) that
+  /// entered while nothing else of the channel was queued, held in sequel_ as (index, arrival)
+  /// with the counts admit() keeps (the bank's window mark, the channel-queue slots of those behind
+  /// a full window, the rank's queued requests): true if `p`, entering at `at`, is one (then
+  /// `sequel` is its target). The stream's next bank, on a sequential walk.
+  bool hold_sequel(const Pending& p, std::uint64_t at, Queue& q, BurstTarget& sequel, bool is_write,
+                   std::uint64_t other);
+  /// decide() at `at` on sequel_'s oldest request (target `t`) when the channel has no other.
+  Served decide_sequel(Channel& ch, Queue& q, const BurstTarget& t, bool is_write, std::uint64_t at);
+  /// Writes sequel_ into its bank's window and waiting rings and into `q`, as admit() would
+  /// have (before anything else enters, and when the stream ends).
+  void land_sequel(Queue& q, const BurstTarget& sequel, bool is_write);
   /// Applies the timing of the run's last hit placed in closed form, if not done yet.
   void settle(PacedRun& run, const BurstTarget& target, bool is_write);
   /// Moves `bank`'s queued requests into stream_ (and out of `q`, their channel queue).
@@ -383,6 +395,7 @@ class DramEngine {
   std::uint64_t stream_bursts_ = 0, paced_bursts_ = 0;
   mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
   RingQueue<StreamItem> stream_;               // stream()'s queue, kept to avoid an allocation per stream
+  RingQueue<StreamItem> sequel_;               // stream()'s requests held for another bank (hold_sequel)
   RingQueue<Queued> scratch_;                  // lift_stream's and land_stream's copy of a channel queue
   std::unique_ptr<DramActivity> activity_;     // optional record (record_activity)
 };

@@ -452,6 +452,9 @@ TEST(DramEngine, PacedHitsAreThePlannedHits) {
         const std::string paced = command_stream(c, trace, false, true, &share, record);
         EXPECT_EQ(paced, command_stream(c, trace, false, false, nullptr, record))
             << name << (is_write ? ", writes" : ", reads") << (record ? ", recorded" : "");
+        // And the queued path: the stream goes on into the next bank (its sequel) row after row.
+        EXPECT_EQ(paced, command_stream(c, trace, true, false, nullptr, record))
+            << name << (is_write ? ", writes" : ", reads") << (record ? ", recorded" : "");
         EXPECT_GE(share, least) << name << (is_write ? ", writes" : ", reads");
         if (least == 0.0) {
           EXPECT_LT(share, 0.01) << name << (is_write ? ", writes" : ", reads");
