@@ -33,7 +33,9 @@ class CommandBus {
   CommandBus() : bits_(kWindow / 64, 0) {}
   /// The first cycle c >= t with cycles [c, c + length) free.
   std::uint64_t first_free(std::uint64_t t, std::uint32_t length) const {
-    // The usual case, asked first: [t, t + length) free within one word of the window.
+    // A stream's next column command, asked first: at or past the end of every reservation.
+    if (t >= end_) return t;
+    // Then [t, t + length) free within one word of the window.
     if (t >= base_ && t - base_ < kWindow && t % 64 + length <= 64 && length < 64) {
       const std::uint64_t mask = ((std::uint64_t{1} << length) - 1) << (t % 64);
       if ((bits_[t % kWindow / 64] & mask) == 0) return t;
@@ -42,6 +44,8 @@ class CommandBus {
   }
   /// Marks [t, t + length) as carrying a command.
   void reserve(std::uint64_t t, std::uint32_t length);
+  /// The end of the latest reservation: every cycle from here on is free.
+  std::uint64_t end() const { return end_; }
 
  private:
   /// first_free past its one-word check: word by word through the window.
@@ -55,10 +59,12 @@ class CommandBus {
 
   std::vector<std::uint64_t> bits_;
   std::uint64_t base_ = 0;  // first cycle of the window, a multiple of 64
+  std::uint64_t end_ = 0;   // no reservation reaches this cycle or any later one
 };
 
 // Inline (every burst reserves a command or three; see dram_timing.h's per-burst path).
 inline void CommandBus::reserve(std::uint64_t t, std::uint32_t length) {
+  end_ = std::max(end_, t + length);
   if (t >= base_ && t + length <= base_ + kWindow && t % 64 + length <= 64 && length < 64) {
     bits_[t % kWindow / 64] |= ((std::uint64_t{1} << length) - 1) << (t % 64);  // the usual case: one word
     return;

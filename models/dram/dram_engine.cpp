@@ -397,19 +397,16 @@ template <bool Record, class Source>
 __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source, Pending& p, std::uint32_t channel,
                                                                  std::uint32_t bank, std::uint64_t& t_decide) {
   Channel& ch = channels_[channel];
-  const BurstTarget target = bank_queues_[bank].window.front().target;
+  BurstTarget target = bank_queues_[bank].window.front().target;
   const bool is_write = bank_queues_[bank].window.front().is_write;
-  const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
   Queue& q = is_write ? ch.writes : ch.reads;
   const std::size_t depth = config_.bank_queue_depth;
-  const std::uint64_t same_target = ~device_.mapper().column_bits();
-  // An address of the stream's row (all ones: none known yet; no in-range address matches it).
-  std::uint64_t stream_addr = ~std::uint64_t{0};
+  NearTargets near{~device_.mapper().column_bits(), ~std::uint64_t{0}, target, ~std::uint64_t{0}, {}};
   if (p.status == DramRequestSource::Status::Ready && p.target.bank == target.bank && p.target.row == target.row)
-    stream_addr = p.request.addr;
+    near.stream_addr = p.request.addr;
   lift_stream(q, bank);
-  std::uint32_t& columns = row_columns_[bank];
-  RankRefresh& rank = ranks_[target.rank];
+  std::uint32_t* columns = &row_columns_[bank];
+  RankRefresh* rank = &ranks_[target.rank];
   std::uint64_t& queue_max = is_write ? stats_.write_queue_max : stats_.read_queue_max;
   // The oldest request of the channel outside the stream (kNever: none). Decisions here take
   // only the stream's, and requests enter in arrival order, so only the first to enter sets it.
@@ -426,51 +423,85 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     if (Record && run_bursts > 0) activity->bursts(channel, target.bank, is_write, run_begin, run_end, run_bursts);
     run_bursts = 0;
   };
+  BurstTarget sequel;  // the target of the requests in sequel_
+  PacedRun run;
+  run.first = config_.scheduler == DramScheduler::Fcfs || device_.paced_hit_is_first(is_write);
   // Ends the stream: its requests back into the queues, its counts added (also when a request
   // is refused, so the engine is left as the queued path would leave it).
-  const auto end = [&] {
+  bool rolled = false;  // the stream went on into a sequel (see below)
+  const auto close = [&] {
+    settle(run, target, is_write);
     record_run();
     land_stream(q, bank, target, is_write);
-    rank.queued = rank.queued + admitted - served;
-    columns = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{columns} + served, UINT32_MAX));
+    rank->queued = rank->queued + admitted - served;
+    *columns = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{*columns} + served, UINT32_MAX));
     stats_.row_hits += served;
     if (served > 0) record_counts(ch, is_write, served, last_end);
     stream_bursts_ += served;
-    return served > 0;
+    paced_bursts_ += run.count;
+    return served > 0 || rolled;
+  };
+  const auto end = [&] {
+    land_sequel(q, sequel, is_write);  // before the stream's, which merges into the channel queue
+    return close();
   };
   try {
     for (;;) {
-      // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
-      if (stream_.empty() || other < stream_.front().arrival) break;
-      const StreamItem oldest = stream_.front();
-      const BurstSchedule s = device_.plan_hit(target, is_write, oldest.arrival, t_decide);
-      if (!fcfs && window_count_[channel] != 1 && s.col != device_.earliest_column_either(channel, t_decide)) break;
-      ++served;
-      now_ = t_decide;
-      stream_.pop_front();
-      if (stream_.size() >= depth) {  // a waiting request moves into the window
-        --q.waiting;
-        q.leaving.push_back(s.col);
-      }
-      if (stream_.empty()) mark_window(bank, false);
-      device_.commit_hit(target, is_write, s);
-      if constexpr (Record) {
-        const std::uint64_t data_begin = s.data_end - burst_cycles;
-        if (run_bursts == 0 || !activity->joins(run_end, data_begin)) {
-          record_run();
-          run_begin = data_begin;
+      // The stream is done and the channel's only requests are the sequel's: the queued path
+      // would decide its oldest (the only bank with requests: FR-FCFS's one candidate, FCFS's
+      // oldest), opening its row, and serve the rest as a stream. So here, without their
+      // queues; the rank owes no refresh (else the decision would catch up).
+      if (stream_.empty() && !sequel_.empty() && other == sequel_.front().arrival && ranks_[sequel.rank].owed == 0) {
+        close();
+        const Served head = decide_sequel(ch, q, sequel, is_write, t_decide);
+        rolled = true;
+        ++stream_bursts_;
+        served = admitted = last_end = 0;
+        run = PacedRun{0, 0, {}, false, run.first};
+        bank = sequel.bank;
+        target = sequel;
+        columns = &row_columns_[bank];
+        rank = &ranks_[target.rank];
+        const bool known = near.other.bank == target.bank && near.other.row == target.row;
+        near.stream_addr = known ? near.other_addr : ~std::uint64_t{0};
+        near.stream = target;
+        std::swap(stream_, sequel_);
+        other = kNever;
+        source.completed(head.index, head.data_end);
+        t_decide = stream_.empty() ? kNever : std::max(ch.clock, stream_.front().arrival);
+        if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, near);
+      } else {
+        // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
+        if (stream_.empty() || other < stream_.front().arrival) break;
+        const StreamItem oldest = stream_.front();
+        if (!stream_hit(run, target, is_write, oldest.arrival, t_decide)) break;
+        const BurstSchedule& s = run.last;
+        ++served;
+        now_ = t_decide;
+        stream_.pop_front();
+        if (stream_.size() >= depth) {  // a waiting request moves into the window
+          --q.waiting;
+          q.leaving.push_back(s.col);
         }
-        run_end = s.data_end;
-        ++run_bursts;
+        if (stream_.empty()) mark_window(bank, false);
+        if constexpr (Record) {
+          const std::uint64_t data_begin = s.data_end - burst_cycles;
+          if (run_bursts == 0 || !activity->joins(run_end, data_begin)) {
+            record_run();
+            run_begin = data_begin;
+          }
+          run_end = s.data_end;
+          ++run_bursts;
+        }
+        q.leaving.push_back(s.col);
+        ch.clock = s.col;
+        record_latency(is_write, oldest.arrival, s);
+        last_end = s.data_end;  // column commands, so data ends, only grow
+        source.completed(oldest.index, s.data_end);
+        const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
+        t_decide = first == kNever ? kNever : std::max(ch.clock, first);
+        if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, near);
       }
-      q.leaving.push_back(s.col);
-      ch.clock = s.col;
-      record_latency(is_write, oldest.arrival, s);
-      last_end = s.data_end;  // column commands, so data ends, only grow
-      source.completed(oldest.index, s.data_end);
-      const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
-      t_decide = first == kNever ? kNever : std::max(ch.clock, first);
-      if (p.status == DramRequestSource::Status::Blocked) pull_near(source, p, stream_addr, same_target, target);
       // Admissions (run_source, admit) until the next decision.
       bool more = true;
       for (;;) {
@@ -487,12 +518,15 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         }
         if (p.target.bank != bank) {  // another bank's: queued as the queued path queues it
           const bool was_empty = stream_.empty() && other == kNever;
-          admit(p, t_admit);
+          if (!hold_sequel(p, t_admit, q, sequel, is_write, other)) {
+            land_sequel(q, sequel, is_write);
+            admit(p, t_admit);
+          }
           if (other == kNever) other = t_admit;
           if (p.request.is_write == is_write)  // admit counted its queue without the stream
-            queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
+            queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + sequel_.size() + stream_.size());
           if (was_empty) t_decide = std::max(ch.clock, t_admit);
-          pull_near(source, p, stream_addr, same_target, target);
+          pull_near(source, p, near);
           continue;
         }
         if (p.target.row != target.row || p.request.is_write != is_write) {
@@ -506,9 +540,9 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         }
         if (stream_.size() >= depth) ++q.waiting;  // behind a full window
         stream_.push_back({run_index_++, t_admit});
-        queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + stream_.size());
+        queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + sequel_.size() + stream_.size());
         ++admitted;
-        pull_near(source, p, stream_addr, same_target, target);
+        pull_near(source, p, near);
       }
       if (!more) break;
     }
@@ -519,20 +553,115 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   return end();
 }
 
+inline bool DramEngine::hold_sequel(const Pending& p, std::uint64_t at, Queue& q, BurstTarget& sequel, bool is_write,
+                                    std::uint64_t other) {
+  // As admit() would queue it: nothing else of the channel is queued (the first) or it shares the
+  // others' bank and row, so it joins its bank's window while that has room, and takes a slot
+  // of the channel queue behind it (every entry's target and direction are the sequel's).
+  if (p.request.is_write != is_write) return false;
+  if (sequel_.empty() ? other != kNever : p.target.bank != sequel.bank || p.target.row != sequel.row) return false;
+  count_admission(p, at);
+  if (sequel_.empty()) {
+    sequel = p.target;
+    mark_window(sequel.bank, true);
+  }
+  if (sequel_.size() >= config_.bank_queue_depth) ++q.waiting;
+  sequel_.push_back({run_index_++, at});
+  ++ranks_[sequel.rank].queued;
+  return true;
+}
+
+inline DramEngine::Served DramEngine::decide_sequel(Channel& ch, Queue& q, const BurstTarget& t, bool is_write,
+                                                    std::uint64_t at) {
+  // decide() with the sequel's bank the channel's only one with requests: choose() plans the
+  // oldest (FR-FCFS's only candidate, with no hit before it; FCFS's oldest), take() moves the
+  // next one waiting into the window, no row closes (open page), the rank owes no refresh.
+  now_ = at;
+  const StreamItem head = sequel_.front();
+  const BurstSchedule s = device_.plan(t, is_write, head.arrival, at);
+  sequel_.pop_front();
+  --ranks_[t.rank].queued;
+  if (sequel_.size() >= config_.bank_queue_depth) {
+    --q.waiting;
+    q.leaving.push_back(s.col);
+  }
+  if (sequel_.empty()) mark_window(t.bank, false);
+  std::uint32_t& columns = row_columns_[t.bank];
+  columns = s.row_case != RowCase::Hit ? 1 : columns + (columns < UINT32_MAX ? 1 : 0);
+  device_.commit(t, is_write, s);
+  q.leaving.push_back(s.col);
+  ch.clock = s.col;
+  record(ch, Entry{head.index, head.arrival, t, is_write}, s);
+  return {head.index, s.data_end};
+}
+
+inline void DramEngine::land_sequel(Queue& q, const BurstTarget& sequel, bool is_write) {
+  // The channel queue held nothing else of the stream's direction since the first (hold_sequel).
+  if (sequel_.empty()) return;
+  BankQueue& bq = bank_queues_[sequel.bank];
+  const std::size_t depth = config_.bank_queue_depth;
+  for (std::size_t i = 0; i < sequel_.size(); ++i) {
+    (i < depth ? bq.window : bq.waiting).push_back(Entry{sequel_[i].index, sequel_[i].arrival, sequel, is_write});
+    q.arrivals.push_back({sequel_[i].arrival, sequel.bank});
+  }
+  bq.candidate_valid = false;
+  sequel_.clear();
+}
+
+inline bool DramEngine::stream_hit(PacedRun& run, const BurstTarget& target, bool is_write, std::uint64_t arrival,
+                                   std::uint64_t t_decide) {
+  // The decision is at max(the last column command, the arrival): within a pace of the last,
+  // the hit issues a pace after it and is the choice (run.first, or no other bank has requests).
+  if (run.pace != 0 && t_decide <= run.last.col + run.pace && (run.first || window_count_[target.channel] == 1)) {
+    const std::uint64_t latency = run.last.data_end - run.last.col;
+    run.last.col += run.pace;
+    run.last.data_end = run.last.col + latency;
+    device_.issue_hit(target, run.last);
+    run.unsettled = true;
+    ++run.count;
+    return true;
+  }
+  settle(run, target, is_write);
+  const BurstSchedule s = device_.plan_hit(target, is_write, arrival, t_decide);
+  const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
+  if (!fcfs && window_count_[target.channel] != 1 && s.col != device_.earliest_column_either(target.channel, t_decide))
+    return false;
+  device_.commit_hit(target, is_write, s);
+  run.last = s;
+  run.pace = paced_hits_ ? device_.hit_pace(target, s) : 0;
+  return true;
+}
+
+inline void DramEngine::settle(PacedRun& run, const BurstTarget& target, bool is_write) {
+  if (run.unsettled) device_.settle_hit(target, is_write, run.last);
+  run.unsettled = false;
+}
+
 template <class Source>
-inline void DramEngine::pull_near(Source& source, Pending& p, std::uint64_t& stream_addr, std::uint64_t same_target,
-                                  const BurstTarget& target) {
-  // pull(), without decoding an address that differs from the stream's last only in its column.
+inline void DramEngine::pull_near(Source& source, Pending& p, NearTargets& near) {
+  // pull(), without decoding an address that differs from the stream's last, or from the last
+  // other one decoded (the next bank's, on a sequential walk), only in its column.
   p.status = source.next(p.request);
   if (p.status != DramRequestSource::Status::Ready) return;
-  if (((p.request.addr ^ stream_addr) & same_target) != 0 || p.request.addr >= capacity_ ||
-      p.request.cycle > kMaxCycle) {
-    check_request(p);
-    p.target = device_.locate(p.request.addr);
-    if (p.target.bank == target.bank && p.target.row == target.row) stream_addr = p.request.addr;
-    return;
+  const std::uint64_t addr = p.request.addr;
+  if (addr < capacity_ && p.request.cycle <= kMaxCycle) {
+    if (((addr ^ near.stream_addr) & near.same_target) == 0) {
+      p.target = near.stream;
+      return;
+    }
+    if (((addr ^ near.other_addr) & near.same_target) == 0) {
+      p.target = near.other;
+      return;
+    }
   }
-  p.target = target;
+  check_request(p);
+  p.target = device_.locate(addr);
+  if (p.target.bank == near.stream.bank && p.target.row == near.stream.row) {
+    near.stream_addr = addr;
+  } else {
+    near.other_addr = addr;
+    near.other = p.target;
+  }
 }
 
 // ---------------------------------------------------------------- one scheduling decision
@@ -651,20 +780,18 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
   // 4. Else the others in the order of a lower bound on their column command (no CA-bus search;
   //    the oldest on equal bounds), until the next one's bound shows it loses: it, and every one
   //    after it, would issue later than the best so far, or at the same cycle and younger.
-  candidates_[oldest].done = true;
+  //    (Sorted once: the candidates are few, and arrivals unique, so the order is total.)
+  std::swap(candidates_[oldest], candidates_.back());
+  candidates_.pop_back();
   for (Candidate& c : candidates_) {
-    if (c.done) continue;
     const Entry& e = bank_queues_[c.bank].window[c.slot];
     c.bound = device_.column_bound(e.target, e.is_write, e.arrival, at);
   }
-  for (;;) {
-    Candidate* next = nullptr;
-    for (Candidate& c : candidates_)
-      if (!c.done && (!next || c.bound < next->bound || (c.bound == next->bound && c.arrival < next->arrival)))
-        next = &c;
-    if (!next || next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival))
-      break;
-    next->done = true;
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    return a.bound < b.bound || (a.bound == b.bound && a.arrival < b.arrival);
+  });
+  for (const Candidate* next = candidates_.data(); next != candidates_.data() + candidates_.size(); ++next) {
+    if (next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival)) break;
     const Choice planned = plan(next->bank, next->slot);
     if (planned.schedule.col < best.schedule.col ||
         (planned.schedule.col == best.schedule.col && next->arrival < best_arrival)) {

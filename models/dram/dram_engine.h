@@ -154,6 +154,12 @@ class DramEngine {
   void set_plain_choice(bool plain) { plain_choice_ = plain; }
   /// For tests and benches: the bursts the stream path served (see stream()), since construction.
   std::uint64_t stream_bursts() const { return stream_bursts_; }
+  /// For tests: place the stream path's bus-bound hits in closed form (DramDevice::hit_pace, the
+  /// default) or plan and commit each one. Every figure must be the same either way
+  /// (DramEngine.PacedHitsAreThePlannedHits).
+  void set_paced_hits(bool paced) { paced_hits_ = paced; }
+  /// For tests and benches: of stream_bursts(), those placed in closed form.
+  std::uint64_t paced_bursts() const { return paced_bursts_; }
 
   /// The counters, with the open-row time of rows still open counted up to the last completion.
   DramStats stats() const;
@@ -217,7 +223,6 @@ class DramEngine {
     std::uint64_t bound = 0, arrival = 0;
     std::uint32_t bank = 0;
     std::size_t slot = 0;
-    bool done = false;  // planned (or ruled out) in this decision
   };
   struct RankRefresh {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
@@ -266,16 +271,52 @@ class DramEngine {
   /// without one, register pressure, measured on bench_dram's sequential pattern).
   template <bool Record, class Source>
   bool serve_stream(Source& source, Pending& p, std::uint32_t channel, std::uint32_t bank, std::uint64_t& t_decide);
+  /// The stream path's closed form of a bus-bound run (DramDevice::hit_pace): while it holds,
+  /// each hit is placed a pace after the last instead of planned, and the run's timing is
+  /// applied once (settle) before anything else is planned or the stream ends.
+  struct PacedRun {
+    std::uint64_t pace = 0;   // 0: the closed form does not hold after `last`
+    std::uint64_t count = 0;  // hits placed in closed form
+    BurstSchedule last;       // the stream's latest hit
+    bool unsettled = false;   // `last` is on the CA bus, its timing not yet applied
+    bool first = false;       // a paced hit is the choice whatever else waits (FCFS, paced_hit_is_first)
+  };
+  /// A decision of the stream path at `t_decide` on its oldest request (arriving at `arrival`):
+  /// if the scheduler takes it, commits it (in closed form when `run` allows) into run.last and
+  /// returns true; else returns false having committed nothing.
+  bool stream_hit(PacedRun& run, const BurstTarget& target, bool is_write, std::uint64_t arrival,
+                  std::uint64_t t_decide);
+  /// The stream path's requests of one other bank, row and direction (the stream's) that
+  /// entered while nothing else of the channel was queued, held in sequel_ as (index, arrival)
+  /// with the counts admit() keeps (the bank's window mark, the channel-queue slots of those behind
+  /// a full window, the rank's queued requests): true if `p`, entering at `at`, is one (then
+  /// `sequel` is its target). The stream's next bank, on a sequential walk.
+  bool hold_sequel(const Pending& p, std::uint64_t at, Queue& q, BurstTarget& sequel, bool is_write,
+                   std::uint64_t other);
+  /// decide() at `at` on sequel_'s oldest request (target `t`) when the channel has no other.
+  Served decide_sequel(Channel& ch, Queue& q, const BurstTarget& t, bool is_write, std::uint64_t at);
+  /// Writes sequel_ into its bank's window and waiting rings and into `q`, as admit() would
+  /// have (before anything else enters, and when the stream ends).
+  void land_sequel(Queue& q, const BurstTarget& sequel, bool is_write);
+  /// Applies the timing of the run's last hit placed in closed form, if not done yet.
+  void settle(PacedRun& run, const BurstTarget& target, bool is_write);
   /// Moves `bank`'s queued requests into stream_ (and out of `q`, their channel queue).
   void lift_stream(Queue& q, std::uint32_t bank);
   /// Writes stream_ back into `bank`'s window and waiting rings and into `q` in arrival order.
   void land_stream(Queue& q, std::uint32_t bank, const BurstTarget& target, bool is_write);
-  /// pull() for the stream: a request whose address differs from `stream_addr` (the stream's
-  /// last) only in column bits (`same_target` masks the others) is the stream's `target`
-  /// without decoding its address.
+  /// Targets the stream path knows with an address of each (all ones: none yet; no in-range
+  /// address matches it): an address differing from one only in column bits (`same_target`
+  /// masks the others) has its target.
+  struct NearTargets {
+    std::uint64_t same_target = 0;
+    std::uint64_t stream_addr = 0;
+    BurstTarget stream;  // the stream's
+    std::uint64_t other_addr = 0;
+    BurstTarget other;  // the last other one decoded
+  };
+  /// pull() for the stream, without decoding an address `near` knows the target of.
   template <class Source>
-  void pull_near(Source& source, Pending& p, std::uint64_t& stream_addr, std::uint64_t same_target,
-                 const BurstTarget& target);
+  void pull_near(Source& source, Pending& p, NearTargets& near);
   /// Throws InputError for a request beyond the capacity or beyond kMaxCycle.
   void check_request(const Pending& p) const;
   Served decide(std::uint32_t channel, std::uint64_t at);
@@ -350,9 +391,11 @@ class DramEngine {
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;
   bool plain_choice_ = false;
-  std::uint64_t stream_bursts_ = 0;
+  bool paced_hits_ = true;
+  std::uint64_t stream_bursts_ = 0, paced_bursts_ = 0;
   mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
   RingQueue<StreamItem> stream_;               // stream()'s queue, kept to avoid an allocation per stream
+  RingQueue<StreamItem> sequel_;               // stream()'s requests held for another bank (hold_sequel)
   RingQueue<Queued> scratch_;                  // lift_stream's and land_stream's copy of a channel queue
   std::unique_ptr<DramActivity> activity_;     // optional record (record_activity)
 };

@@ -21,6 +21,13 @@ DramDevice::DramDevice(const DramConfig& config, DramStats& stats) : config_(con
   bus_free_.assign(config_.channels, 0);
   ca_.resize(config_.channels);
   lengths_ = command_lengths(config_.standard);
+  pace_ = std::max({std::uint64_t{t.tCCD_S}, std::uint64_t{t.tCCD_L}, burst_cycles_});
+  // earliest_column_either after a hit at c (one rank): for its own direction max(decision,
+  // c + tCCD_S, c + burst), pace on when tCCD_L does not exceed both; for the other direction
+  // at least the turnaround the hit set: a read's c + tRTW, a write's data end + tWTR_S.
+  const bool own = std::max(std::uint64_t{t.tCCD_S}, burst_cycles_) >= pace_;
+  paced_first_[false] = own && t.tRTW >= pace_;
+  paced_first_[true] = own && write_latency_ + burst_cycles_ + t.tWTR_S >= pace_;
 }
 
 void DramDevice::auto_precharge(const BurstTarget& t) {

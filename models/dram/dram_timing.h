@@ -72,6 +72,20 @@ class DramDevice {
   /// record (the stream path hands its bursts to DramActivity::bursts joined).
   BurstSchedule plan_hit(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor) const;
   void commit_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
+  /// commit_hit in two parts, for a run of hits of one bank and direction: issue_hit puts each
+  /// column command on the CA bus, settle_hit then applies the run's last one's timing (every
+  /// constraint a hit sets is its last one's: tCCD and the data bus are set, the turnarounds and
+  /// the bank's precharge only grow with the column command). Nothing may be planned between.
+  void issue_hit(const BurstTarget& t, const BurstSchedule& s) { ca_[t.channel].reserve(s.col, lengths_.column); }
+  void settle_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s) { commit_column_timing(t, is_write, s); }
+  /// The closed form of a bus-bound stream: after a hit committed at `s`, the next hit of the
+  /// same bank and direction, planned with its arrival and the decision at most `pace` later,
+  /// issues exactly `pace` = max(tCCD_S, tCCD_L, burst) later, and so on while only such hits
+  /// commit; 0 if that does not hold here (see hit_pace's definition).
+  std::uint64_t hit_pace(const BurstTarget& t, const BurstSchedule& s) const;
+  /// True if, in such a run, each hit's column command is also the earliest any request of the
+  /// channel could have (earliest_column_either), so FR-FCFS's step 0 takes it whatever else waits.
+  bool paced_hit_is_first(bool is_write) const { return paced_first_[is_write]; }
   /// Closes the burst's bank right after its column command (RDA/WRA: as soon as tRAS, tRTP
   /// or tWR allow).
   void auto_precharge(const BurstTarget& t);
@@ -152,7 +166,9 @@ class DramDevice {
   std::vector<std::uint64_t> bus_free_;  // per channel: end of the last burst on the data bus
   std::vector<CommandBus> ca_;           // per channel: the command/address bus
   CommandLengths lengths_;
-  DramActivity* activity_ = nullptr;  // optional recorder (see set_activity)
+  std::uint64_t pace_ = 0;             // max(tCCD_S, tCCD_L, burst): hit_pace's period
+  std::array<bool, 2> paced_first_{};  // paced_hit_is_first, for reads and writes
+  DramActivity* activity_ = nullptr;   // optional recorder (see set_activity)
 };
 
 // The per-burst path, defined here so the engine's loop inlines it: the libraries are built with
@@ -310,6 +326,18 @@ inline void DramDevice::commit(const BurstTarget& t, bool is_write, const BurstS
   // LPDDR5's ACT-2: the next free cycle after ACT-1 (the column command keeps its place).
   if (s.row_case != RowCase::Hit && lengths_.split_act) ca.reserve(ca.first_free(s.act + 1, 1), 1);
   commit_column(t, is_write, s);
+}
+
+inline std::uint64_t DramDevice::hit_pace(const BurstTarget& t, const BurstSchedule& s) const {
+  // After the hit at col c, the next hit's plan is first_free(max(arrival, decision, the bank's
+  // col_ready, c + tCCD_S, c + tCCD_L, the turnaround, c + burst (the data bus less the latency
+  // of the same direction))). The bank's col_ready (set by its ACT) and the turnaround (set by
+  // the other direction) do not change over the run and c is already past them; with the
+  // arrival and the decision at most c + pace, that is first_free(c + pace). The CA bus holds
+  // nothing from c + column length on (only the run commits, one column command each pace)
+  // when it holds nothing past c + pace now. One rank: the others' terms are not tracked.
+  const bool one_rank = config_.ranks == 1;
+  return one_rank && lengths_.column <= pace_ && ca_[t.channel].end() <= s.col + pace_ ? pace_ : 0;
 }
 
 inline void DramDevice::commit_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s) {

@@ -88,6 +88,7 @@ PatternSource::PatternSource(TracePattern pattern, const DramConfig& config, con
       options_(options),
       capacity_(config.capacity_bytes()),
       burst_bytes_(config.bytes_per_burst()),
+      bursts_(capacity_ / burst_bytes_),
       stride_(options.stride),
       random_(options.seed),
       mapper_(config),
@@ -123,6 +124,14 @@ std::uint64_t PatternSource::bank_groups_address(std::uint64_t i) const {
   return mapper_.encode(a);
 }
 
+namespace {
+/// v mod n, by a mask when n is a power of two: a 64-bit division per request was a tenth of
+/// the engine's time on a stream.
+std::uint64_t wrap(std::uint64_t v, std::uint64_t n) {
+  return (n & (n - 1)) == 0 ? v & (n - 1) : v % n;
+}
+}  // namespace
+
 DramRequestSource::Status PatternSource::next(DramRequest& r) {
   if (index_ >= options_.requests) return Status::Done;
   const std::uint64_t i = index_++;
@@ -131,16 +140,16 @@ DramRequestSource::Status PatternSource::next(DramRequest& r) {
   r.is_write = false;
   switch (pattern_) {
     case TracePattern::Sequential:
-      r.addr = i * burst_bytes_ % capacity_;
+      r.addr = wrap(i * burst_bytes_, capacity_);
       break;
     case TracePattern::Interleaved:
     case TracePattern::ReadWrite:
       // Even requests walk the lower half, odd ones the upper half.
-      r.addr = (i % 2) * half + (i / 2) * burst_bytes_ % half;
+      r.addr = (i % 2) * half + wrap((i / 2) * burst_bytes_, half);
       r.is_write = pattern_ == TracePattern::ReadWrite && i % 2 == 1;
       break;
     case TracePattern::Random:
-      r.addr = random_() % (capacity_ / burst_bytes_) * burst_bytes_;
+      r.addr = wrap(random_(), bursts_) * burst_bytes_;
       break;
     case TracePattern::Strided:
       r.addr = strided_;

@@ -66,7 +66,7 @@ class PatternSource : public DramRequestSource {
 
   TracePattern pattern_;
   TraceOptions options_;
-  std::uint64_t capacity_, burst_bytes_, stride_;
+  std::uint64_t capacity_, burst_bytes_, bursts_, stride_;  // bursts_: the bursts the capacity holds
   std::uint64_t index_ = 0;
   std::uint64_t strided_ = 0;  // the strided pattern's next address
   std::mt19937_64 random_;
