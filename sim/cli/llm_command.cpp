@@ -111,6 +111,9 @@ std::string table(const nlohmann::json& s) {
     row("layers simulated", std::to_string(layers.at("simulated").get<std::int64_t>()) + " of " +
                                 std::to_string(layers.at("total").get<std::int64_t>()) +
                                 " a phase (the rest share their kind's timing; --every-layer: all)");
+  if (const std::int64_t stood = layers.value("query_blocks_stood_in", std::int64_t{0}); stood > 0)
+    row("query blocks stood in",
+        std::to_string(stood) + " in the prefill's simulated layers (each takes the last full block's timing)");
   if (l.contains("speculative")) {
     const auto& sp = l.at("speculative");
     row("speculative: draft", sp.at("draft_model").get<std::string>() + ", " +
