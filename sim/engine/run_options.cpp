@@ -200,8 +200,10 @@ std::vector<RunOption> llm_table() {
                    kPython),
              0, 1, true, "fraction"),
       other(C::Llm, K::Flag, "every_layer", "--every-layer", "false",
-            "simulate every layer of each phase (by default a phase simulates the first layers until each kind of "
-            "layer has occurred twice after layer 0; the layers after them take the last simulated one's figures)",
+            "simulate every layer and every query block of each phase (by default a phase simulates the first "
+            "layers until each kind of layer has occurred twice after layer 0, the layers after them taking the last "
+            "simulated one's figures, and a long prompt's attention its first three query blocks and its last, the "
+            "blocks between taking the third's)",
             kPython),
       other(C::Llm, K::Text, "image", "--image", "none",
             "vision-language models (qwen2_vl, qwen2_5_vl, gemma3, llava): an image of WIDTHxHEIGHT pixels, resized as "
