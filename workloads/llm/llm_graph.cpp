@@ -501,8 +501,9 @@ class Builder {
   /// concatenated in place. The same MACs and vector work as one block; a short step is one block.
   /// `group`: query rows a token has per K/V head (0: the decoder's GQA group; 1 for the vision tower).
   int attend_in_blocks(const std::string& a, int q, int keys, int values, std::int64_t group = 0) {
-    const Shape& qs = g_.tensor(q).shape;
+    const Shape qs = g_.tensor(q).shape;  // a copy: the blocks below add tensors
     const std::int64_t B = qs[0], kvh = qs[1], rows = qs[2], g = group ? group : c_.group(), tokens = rows / g;
+    const std::int64_t dv = g_.tensor(values).shape.back();
     const std::int64_t per_token = B * kvh * g * g_.tensor(keys).shape[2];  // score elements a token adds
     const std::int64_t block = std::max<std::int64_t>(1, kAttentionBlockElements / per_token);
     if (block >= tokens) return attend(a, q, keys, values);
@@ -513,8 +514,7 @@ class Builder {
       const std::string b = a + "block" + std::to_string(n) + ".";
       if (s_.sample_query_blocks && count > kSampledQueryBlocks && n >= kSampledQueryBlocks - 1 && n < count - 1) {
         // A full block like the last simulated one: its context stands in as an input.
-        blocks.push_back(input(a + "block" + std::to_string(n) + kStandInSuffix,
-                               {qs[0], kvh, (t1 - t0) * g, g_.tensor(values).shape.back()}));
+        blocks.push_back(input(a + "block" + std::to_string(n) + kStandInSuffix, {B, kvh, (t1 - t0) * g, dv}));
         continue;
       }
       blocks.push_back(attend(b, slice(b + "q", q, 2, t0 * g, t1 * g), keys, values));
