@@ -160,9 +160,14 @@ struct LayerShare {
     read += n * x.read;
     write += n * x.write;
     energy += n * x.energy;
-    for (const auto& [part, f] : x.parts.items())
+    add_parts(parts, x.parts, n);
+  }
+
+  /// Adds n times the figures of `from`'s parts to `to`'s (parts_of's keys).
+  static void add_parts(json& to, const json& from, double n) {
+    for (const auto& [part, f] : from.items())
       for (const char* key : {"seconds", "macs", "dram_bytes"})
-        parts[part][key] = parts[part].value(key, 0.0) + n * f.at(key).get<double>();
+        to[part][key] = to[part].value(key, 0.0) + n * f.at(key).get<double>();
   }
 };
 
@@ -203,9 +208,7 @@ double add_to_summary(json& summary, const LayerShare& b, double n) {
   summary["dram_write_bytes"] = summary.at("dram_write_bytes").get<double>() + n * b.write;
   if (summary.contains("energy_j") && summary.at("energy_j").is_number())
     summary["energy_j"] = summary.at("energy_j").get<double>() + n * b.energy;
-  for (const auto& [part, f] : b.parts.items())
-    for (const char* key : {"seconds", "macs", "dram_bytes"})
-      summary["parts"][part][key] = summary["parts"][part].value(key, 0.0) + n * f.at(key).get<double>();
+  LayerShare::add_parts(summary["parts"], b.parts, n);
   return n * b.seconds;
 }
 
@@ -282,8 +285,8 @@ double grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t 
   double departure = 0;
   for (int k = 0; k < K; ++k)
     if (missing[k] > 0) {
-      const double d = departure_of(shares[std::size_t(before_last[k])], shares[std::size_t(last[k])]);
       const LayerShare &a = shares[std::size_t(before_last[k])], &b = shares[std::size_t(last[k])];
+      const double d = departure_of(a, b);
       spdlog::debug("layers {} and {} differ by {:.3g} % ({} / {} s, {} / {} B, {} / {} J)", before_last[k], last[k],
                     100 * d, a.seconds, b.seconds, a.read + a.write, b.read + b.write, a.energy, b.energy);
       departure = std::max(departure, d);

@@ -148,6 +148,26 @@ TEST(Simulation, BertGreedyNeverBeatsTheRoofs) {
   expect_above_analytic_bound("bert_base_layer", "edge-l", "greedy");
 }
 
+namespace {
+
+/// An attention head's command events in order: score GEMMs, softmax steps, context GEMMs.
+struct AttentionEvents {
+  std::vector<const traces::CommandEvent*> scores, softmax, context;
+};
+
+template <typename Trace>
+AttentionEvents attention_events(const workloads::Graph& g, const Trace& t) {
+  AttentionEvents a;
+  for (const auto& e : t.commands) {
+    if (e.op == g.find_op("scores") && e.kind == traces::CommandKind::Gemm) a.scores.push_back(&e);
+    if (e.op == g.find_op("probs")) a.softmax.push_back(&e);
+    if (e.op == g.find_op("context") && e.kind == traces::CommandKind::Gemm) a.context.push_back(&e);
+  }
+  return a;
+}
+
+}  // namespace
+
 TEST(Simulation, OnlineAttentionRescalesAfterThePreviousContextAndOverlapsTheNextScores) {
   // 64 query rows against 2048 keys on edge-s with 64 KiB: online softmax, one block of 128
   // chunks of 16 keys (test_attention). Chunk n's softmax rescales the accumulators chunk n-1's
@@ -159,12 +179,7 @@ TEST(Simulation, OnlineAttentionRescalesAfterThePreviousContextAndOverlapsTheNex
   ASSERT_TRUE(plan.groups.at(0).attention.online);
   const auto prog = sched::lower_plan(g, hw, plan);
   const auto t = simulate({hw, g, plan, prog, "attention_long_keys", {}});
-  std::vector<const traces::CommandEvent*> scores, softmax, context;
-  for (const auto& e : t.commands) {
-    if (e.op == g.find_op("scores") && e.kind == traces::CommandKind::Gemm) scores.push_back(&e);
-    if (e.op == g.find_op("probs")) softmax.push_back(&e);
-    if (e.op == g.find_op("context") && e.kind == traces::CommandKind::Gemm) context.push_back(&e);
-  }
+  const auto [scores, softmax, context] = attention_events(g, t);
   ASSERT_EQ(scores.size(), 128u);
   ASSERT_EQ(context.size(), 128u);
   ASSERT_EQ(softmax.size(), 129u);  // 128 chunks and the block's normalisation
@@ -190,12 +205,7 @@ TEST(Simulation, AttentionScoresOfTheNextBlockOverlapTheSoftmax) {
   const auto plan = sched::make_plan(g, hw, sched::FusionPolicy::Greedy);
   const auto prog = sched::lower_plan(g, hw, plan);
   const auto t = simulate({hw, g, plan, prog, "attention_head", {}});
-  std::vector<const traces::CommandEvent*> scores, softmax, context;
-  for (const auto& e : t.commands) {
-    if (e.op == g.find_op("scores") && e.kind == traces::CommandKind::Gemm) scores.push_back(&e);
-    if (e.op == g.find_op("probs")) softmax.push_back(&e);
-    if (e.op == g.find_op("context") && e.kind == traces::CommandKind::Gemm) context.push_back(&e);
-  }
+  const auto [scores, softmax, context] = attention_events(g, t);
   ASSERT_EQ(scores.size(), 8u);
   ASSERT_EQ(softmax.size(), 8u);
   ASSERT_EQ(context.size(), 8u);
