@@ -266,6 +266,40 @@ double grow_query_blocks(json& summary, const workloads::Graph& g, const std::st
   return departure;
 }
 
+/// The phase grown to every row iteration of the GEMM segments its lowering lowered in part
+/// (summary `sampled_rows`, Plan::sample_rows): each iteration not lowered adds iteration
+/// kSampledRowIterations - 2's period, MACs, DRAM bytes and energy to the summary and to its
+/// layer's share in `layers`. Returns the largest relative difference between the periods of the
+/// last two full iterations lowered; nothing is grown when that is past kLayerTolerance.
+double grow_sampled_rows(json& summary, const std::string& layer_prefix, std::vector<LayerShare>& layers) {
+  if (!summary.contains("sampled_rows")) return 0.0;
+  const json& rows = summary.at("sampled_rows");
+  double departure = 0;
+  for (const json& r : rows) {
+    const double d = relative(r.at("check_period_s").get<double>(), r.at("period_s").get<double>());
+    spdlog::debug("{}: row iterations' periods differ by {:.3g} %", r.at("ops").at(0).get<std::string>(), 100 * d);
+    departure = std::max(departure, d);
+  }
+  if (departure > kLayerTolerance) return departure;
+  double more = 0;
+  for (const json& r : rows) {
+    const std::string head = r.at("ops").at(0).get<std::string>();
+    const json op = {{"name", head},
+                     {"macs", r.at("macs")},
+                     {"dram_read_bytes", r.at("dram_read_bytes")},
+                     {"dram_write_bytes", r.at("dram_write_bytes")}};
+    LayerShare iteration;
+    iteration.add_op(
+        op, {r.at("period_s").get<double>(), r.at("energy_j").is_number() ? r.at("energy_j").get<double>() : 0.0});
+    const double n = r.at("skipped").get<double>();
+    more += add_to_summary(summary, iteration, n);
+    const std::int64_t l = layer_of(head, layer_prefix);
+    if (l >= 0 && l < std::int64_t(layers.size())) layers[std::size_t(l)].add(iteration, n);
+  }
+  add_seconds(summary, more);
+  return departure;
+}
+
 /// The phase of the first `simulated` layers of `stack` grown to all of them: each layer not
 /// simulated adds the share of the last simulated layer of its kind (simulated_layers; `shares`,
 /// grown to every query block). Returns the largest relative difference between the last two
@@ -347,16 +381,18 @@ Phase step_phase(const Prepared& p, const llm::StepSpec& st, std::string what) {
 }
 
 LayersJob::LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                     std::int64_t layers, bool sampled)
-    : what_(phase.what), child_([&] { return work(s, p, phase, out, layers, sampled); }, child_options(s)) {}
+                     std::int64_t layers, bool sampled, bool sample_rows)
+    : what_(phase.what),
+      child_([&] { return work(s, p, phase, out, layers, sampled, sample_rows); }, child_options(s)) {}
 
 json LayersJob::result() {
   return json::parse(reply_or_throw(child_.wait(), what_));
 }
 
 std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                            std::int64_t layers, bool sampled) {
+                            std::int64_t layers, bool sampled, bool sample_rows) {
   LoadedRun run = planned_graph(s, p, phase.graph(layers, sampled));
+  run.plan.sample_rows = sample_rows && p.parallel == sched::ParallelMode::None;
   RunSpec rs;
   rs.config = s.config;
   rs.fusion = s.fusion;
@@ -367,7 +403,17 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   json grown = sim.summary;
   grown["parts"] = parts_of(grown);
   std::vector<LayerShare> shares = layer_shares(grown, phase.stack.prefix, layers);
+  // Query blocks first: their shares are fractions of the simulated seconds, which growing rows lengthens.
   double departure = grow_query_blocks(grown, run.graph, phase.stack.prefix, shares);
+  if (departure <= kLayerTolerance) {
+    const double rows = grow_sampled_rows(grown, phase.stack.prefix, shares);
+    if (rows > kLayerTolerance) {  // run again with every row iteration; the layers may still share
+      rs.out.clear();
+      finish_run(rs, run, sim);
+      return json{{"rows_departure", rows}}.dump();
+    }
+    departure = std::max(departure, rows);
+  }
   if (departure <= kLayerTolerance && layers < phase.stack.total)
     departure = std::max(departure, grow_to_every_layer(grown, phase.stack, layers, shares));
   if (departure > kLayerTolerance) rs.out.clear();
@@ -375,10 +421,13 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   if (departure > kLayerTolerance) return json{{"layers_departure", departure}}.dump();
   std::int64_t blocks_stood_in = 0;
   for (int t = 0; t < int(run.graph.tensors().size()); ++t) blocks_stood_in += is_stand_in(run.graph, t) ? 1 : 0;
-  const bool grown_any = layers < phase.stack.total || blocks_stood_in > 0;
+  std::int64_t rows_stood_in = 0;
+  for (const json& r : grown.value("sampled_rows", json::array())) rows_stood_in += r.at("skipped").get<std::int64_t>();
+  const bool grown_any = layers < phase.stack.total || blocks_stood_in > 0 || rows_stood_in > 0;
   grown["layers"] = {{"total", phase.stack.total},
                      {"simulated", layers},
                      {"query_blocks_stood_in", blocks_stood_in},
+                     {"row_iterations_stood_in", rows_stood_in},
                      {"largest_departure", grown_any ? json(departure) : json()}};
   // The DRAM the phase holds beyond its resident tensors (weights, KV cache, inputs and
   // outputs): its intermediate regions alive at once. A layer's intermediates are dead before
@@ -389,6 +438,7 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   grown["activation_bytes"] = footprint - std::min(footprint, sched::resident_dram_bytes(run.graph, run.hw));
   grown.erase("ops");
   grown.erase("groups");
+  grown.erase("sampled_rows");
   return grown.dump();
 }
 
@@ -397,17 +447,25 @@ StepJob::StepJob(const LlmSpec& s, const Prepared& p, Phase phase, std::string o
       p_(p),
       phase_(std::move(phase)),
       out_(std::move(out)),
-      job_(s, p, phase_, out_, s.every_layer ? phase_.stack.total : simulated_layers(phase_.stack), !s.every_layer) {}
+      job_(s, p, phase_, out_, s.every_layer ? phase_.stack.total : simulated_layers(phase_.stack), !s.every_layer,
+           !s.every_layer) {}
 
 json StepJob::result() {
   json r = job_.result();
+  if (r.contains("rows_departure")) {
+    spdlog::debug(
+        "{}: GEMM row iterations that stand for others differ by {:.3g} %, more than {:.3g} %: every row "
+        "iteration simulated",
+        phase_.what, 100 * r.at("rows_departure").get<double>(), 100 * kLayerTolerance);
+    r = LayersJob(s_, p_, phase_, out_, simulated_layers(phase_.stack), true, false).result();
+  }
   if (!r.contains("layers_departure")) return r;
   const double departure = r.at("layers_departure").get<double>();
   spdlog::debug(
       "{}: simulated layers or query blocks that stand for others differ by {:.3g} %, more than {:.3g} %: every "
       "layer and block simulated",
       phase_.what, 100 * departure, 100 * kLayerTolerance);
-  r = LayersJob(s_, p_, phase_, out_, phase_.stack.total, false).result();
+  r = LayersJob(s_, p_, phase_, out_, phase_.stack.total, false, false).result();
   r["layers"]["largest_departure"] = departure;
   return r;
 }

@@ -96,13 +96,16 @@ Phase step_phase(const Prepared& p, const workloads::llm::StepSpec& st, std::str
 /// more than kLayerTolerance (then no folder is written).
 class LayersJob {
  public:
+  /// `sampled`: query blocks stand in (StepSpec::sample_query_blocks); `sample_rows`: GEMM row
+  /// iterations too (Plan::sample_rows). A result holding `rows_departure` (row iterations that
+  /// disagreed) or `layers_departure` (layers or blocks) is to be run again with less sampled.
   LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, std::int64_t layers,
-            bool sampled);
+            bool sampled, bool sample_rows);
   nlohmann::json result();
 
  private:
   static std::string work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                          std::int64_t layers, bool sampled);
+                          std::int64_t layers, bool sampled, bool sample_rows);
 
   std::string what_;
   Child child_;

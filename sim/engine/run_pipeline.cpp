@@ -31,6 +31,8 @@
 #include "traces/report.h"
 #include "traces/roofline.h"
 #include "traces/summary.h"
+#include "traces/tally.h"
+#include "traces/energy.h"
 #include "traces/trace_io.h"
 #include "workloads/loader.h"
 
@@ -172,9 +174,110 @@ nlohmann::json analyse_trace_to(const std::string& trace_path, const std::string
   return summary;
 }
 
+namespace {
+
+/// ACTs the DRAM began in each window [from, to) of `windows` (bank tracks; one pass over them).
+std::vector<std::uint64_t> acts_in(const traces::DramActivityTrace& activity,
+                                   const std::vector<std::pair<std::uint64_t, std::uint64_t>>& windows) {
+  std::vector<std::size_t> order(windows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return windows[a] < windows[b]; });
+  std::vector<std::uint64_t> acts(windows.size(), 0);
+  for (const traces::DramRowSlice& r : activity.rows) {
+    // The windows that begin at or before the ACT, latest first; they rarely overlap.
+    auto it = std::upper_bound(order.begin(), order.end(), r.begin_ps,
+                               [&](std::uint64_t t, std::size_t w) { return t < windows[w].first; });
+    while (it != order.begin()) {
+      --it;
+      if (r.begin_ps < windows[*it].second) ++acts[*it];
+      if (it == order.begin() || windows[*std::prev(it)].second <= r.begin_ps) break;
+    }
+  }
+  return acts;
+}
+
+/// The energy of a row iteration whose commands tally `t` over its period of `seconds`, in which
+/// the DRAM began `acts` ACTs. With the DRAM controller's energy (IDD currents), its DRAM part is
+/// what the DRAM did in that window: the ACTs, the iteration's bytes read and written and the
+/// refresh, each at the run's own price per ACT, per byte and per second; a price per byte
+/// averaged over the whole run would carry the other ops' mix of row hits and misses.
+double iteration_energy(const traces::Trace& trace, const EnergyModel& m, const traces::Tally& t, double seconds,
+                        std::uint64_t acts) {
+  const nlohmann::json& d = trace.dram_stats;
+  auto number = [&](const char* key) { return d.is_object() && d.contains(key) ? d.at(key).get<double>() : 0.0; };
+  if (!m.dram_from_controller || !trace.dram_activity.has_rows || trace.end_ps == 0)
+    return price_energy(m, {double(t.macs), double(t.vector_ops), double(t.sram_read_bytes), double(t.sram_write_bytes),
+                            double(t.dram_bytes()), seconds})
+        .total_j();
+  auto per = [](double nj, double count) { return count > 0 ? nj / count : 0.0; };
+  const double dram_nj = double(acts) * per(number("energy_activate_nj"), number("activates")) +
+                         double(t.dram_read_bytes) * per(number("energy_read_nj"), number("bytes_read")) +
+                         double(t.dram_write_bytes) * per(number("energy_write_nj"), number("bytes_written")) +
+                         number("energy_refresh_nj") * seconds / (double(trace.end_ps) * 1e-12);
+  // The rest as the summary prices it (MACs, vector ops, SRAM, static and DRAM background power).
+  const EnergyBreakdown rest = price_energy(
+      m, {double(t.macs), double(t.vector_ops), double(t.sram_read_bytes), double(t.sram_write_bytes), 0.0, seconds});
+  return rest.total_j() + dram_nj * 1e-9;
+}
+
+/// What each GEMM segment lowered in part (Program::sampled_rows) did in its row iterations 1 to
+/// 3: the period of iterations 2 and 3 (the end of an iteration's last command after the end of
+/// the previous one's) and iteration 3's work, traffic and energy over its period. The phase that
+/// asked for it grows its figures by `skipped` times iteration 3's (docs/llm.md, "Row iterations
+/// share their timing"); iteration 2's period checks that the loop had settled.
+nlohmann::json sampled_rows_json(const sched::Program& program, const traces::Trace& trace,
+                                 const traces::TraceAnalysis& analysis) {
+  constexpr int kIterations = int(sched::kSampledRowIterations) - 1;
+  std::vector<std::int32_t> slot(program.commands.size(), -1);  // command id -> entry x kIterations + iteration
+  for (std::size_t e = 0; e < program.sampled_rows.size(); ++e)
+    for (int i = 0; i < kIterations; ++i) {
+      const auto [first, end] = program.sampled_rows[e].iterations[std::size_t(i)];
+      for (std::uint32_t id = first; id < end; ++id) slot[id] = std::int32_t(e) * kIterations + i;
+    }
+  std::vector<std::uint64_t> ends(program.sampled_rows.size() * kIterations, 0);
+  std::vector<traces::Tally> last(program.sampled_rows.size());
+  for (const traces::CommandEvent& c : trace.commands) {
+    if (c.id >= slot.size() || slot[c.id] < 0) continue;
+    const std::size_t k = std::size_t(slot[c.id]);
+    ends[k] = std::max(ends[k], c.end_ps);
+    if (k % kIterations == kIterations - 1) last[k / kIterations].add(c);
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // iteration 3's, per entry
+  for (std::size_t e = 0; e < program.sampled_rows.size(); ++e)
+    windows.emplace_back(ends[e * kIterations + kIterations - 2], ends[e * kIterations + kIterations - 1]);
+  const std::vector<std::uint64_t> acts = acts_in(trace.dram_activity, windows);
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t e = 0; e < program.sampled_rows.size(); ++e) {
+    const sched::SampledRows& r = program.sampled_rows[e];
+    const std::uint64_t* end = &ends[e * kIterations];
+    const double period_ps = double(end[kIterations - 1]) - double(end[kIterations - 2]);
+    const double check_ps = double(end[kIterations - 2]) - double(end[kIterations - 3]);
+    nlohmann::json names = nlohmann::json::array();
+    for (int op : r.ops) names.push_back(trace.ops.at(std::size_t(op)).name);
+    const traces::Tally& t = last[e];
+    nlohmann::json energy;
+    if (analysis.energy_model)
+      energy = iteration_energy(trace, *analysis.energy_model, t, std::max(period_ps, 0.0) * 1e-12, acts[e]);
+    out.push_back({{"ops", std::move(names)},
+                   {"skipped", r.skipped},
+                   {"period_s", period_ps * 1e-12},
+                   {"check_period_s", check_ps * 1e-12},
+                   {"macs", t.macs},
+                   {"dram_read_bytes", t.dram_read_bytes},
+                   {"dram_write_bytes", t.dram_write_bytes},
+                   {"energy_j", energy}});
+  }
+  return out;
+}
+
+}  // namespace
+
 SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   sched::ParallelPlan parallel = run.parallel;
+  // A replicated or split Program does not keep the sampled iterations' command ids.
+  if (!program.sampled_rows.empty() && parallel.mode != sched::ParallelMode::None)
+    throw SimulationError("row iterations are lowered in part only for a run on one core");
   const std::vector<sched::TensorSpan> transients = program.transients;  // one copy's
   if (sched::pins_ops_to_cores(parallel.mode)) {
     sched::place_tensor_program(program, parallel, run.graph, run.plan, run.hw);
@@ -190,9 +293,13 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   set_stage("simulating");
   // Only trace.json reads the DRAM's activity record (its bus and bank tracks): a run that
   // writes no folder (sweep points, the server's first answer, Python without out=) keeps none.
-  const DramActivityLevel activity = spec.out.empty()                               ? DramActivityLevel::Off
-                                     : spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
-                                                                                    : DramActivityLevel::Channels;
+  const DramActivityLevel wanted = spec.out.empty()                               ? DramActivityLevel::Off
+                                   : spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
+                                                                                  : DramActivityLevel::Channels;
+  // Row iterations lowered in part price their DRAM energy from the ACTs in their window (the
+  // bank tracks), whether or not a folder is written.
+  const bool rows_sampled = !program.sampled_rows.empty();
+  const DramActivityLevel activity = rows_sampled ? DramActivityLevel::Banks : wanted;
   {
     Progress progress(spec.label);
     sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
@@ -204,6 +311,15 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sim.roofline = traces::make_roofline(sim.trace, sim.analysis);
   for (const auto& v : sim.roofline.violations) spdlog::error("roofline: {}", v);
   sim.summary = traces::make_summary(sim.trace, sim.roofline, sim.analysis);
+  if (rows_sampled) {
+    sim.summary["sampled_rows"] = sampled_rows_json(program, sim.trace, sim.analysis);
+    // trace.json as the run asked for it: no bank tracks below --trace-level full.
+    if (wanted != DramActivityLevel::Banks) {
+      sim.trace.dram_activity.rows = {};
+      sim.trace.dram_activity.has_rows = false;
+    }
+    if (wanted == DramActivityLevel::Off) sim.trace.dram_activity = {};
+  }
   return sim;
 }
 

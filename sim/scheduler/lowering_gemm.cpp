@@ -223,8 +223,26 @@ void Lowering::lower_gemm(const Segment& seg) {
     deps.push_back(*bias_load);
   };
 
+  // Plan::sample_rows: with rows the outermost loop, iterations 0 to kSampledRowIterations - 2
+  // and the last are lowered, each a contiguous run of commands (SampledRows).
+  const std::int64_t row_iterations = (geo.out_rows + t.rows - 1) / t.rows;
+  const bool rows_outermost = !geo.conv && geo.batch == 1 && (t.in_channels < geo.c_total || !t.weights_outer);
+  const bool sample = plan_.sample_rows && rows_outermost && row_iterations > kSampledRowIterations;
+  SampledRows sampled;
+  std::int64_t iteration = -1;
+  auto next_id = [&] { return static_cast<std::uint32_t>(prog_.commands.size()); };
+
   Prologue pro;
   for_each_block(geo, t, [&](const GemmBlock& blk) {
+    if (sample) {
+      const std::int64_t ri = blk.row0 / t.rows;
+      if (ri >= kSampledRowIterations - 1 && ri < row_iterations - 1) return;
+      if (ri != iteration) {
+        if (iteration >= 0 && iteration < kSampledRowIterations - 1) sampled.iterations[iteration].second = next_id();
+        if (ri < kSampledRowIterations - 1) sampled.iterations[ri].first = next_id();
+        iteration = ri;
+      }
+    }
     std::vector<std::uint32_t> deps;
     if (a_res)
       add_ready_dep(a_t, true, deps);
@@ -280,6 +298,12 @@ void Lowering::lower_gemm(const Segment& seg) {
       epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk, out_eb), &store);
     }
   });
+  if (sample) {
+    sampled.ops = seg.ops;
+    sampled.ops.insert(sampled.ops.end(), seg.prologue.begin(), seg.prologue.end());
+    sampled.skipped = row_iterations - kSampledRowIterations;
+    prog_.sampled_rows.push_back(std::move(sampled));
+  }
   finish_segment(seg, st);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/mac_array/fold_model.h"
@@ -75,8 +76,21 @@ struct L2Placement {
   std::uint64_t largest_transfer = 0;  // the largest DMA transfer to or from a placed tensor
 };
 
+/// Row iterations a GEMM segment's lowering lowered (Plan::sample_rows): the first
+/// kSampledRowIterations - 1 and the last; the ones between are not in the Program and take the
+/// timing of iteration kSampledRowIterations - 2 (docs/llm.md, "Row iterations share their timing").
+constexpr std::int64_t kSampledRowIterations = 5;
+struct SampledRows {
+  std::vector<int> ops;      // the segment's ops, its head first
+  std::int64_t skipped = 0;  // row iterations not lowered
+  /// Command ids [first, end) of row iterations 0 to kSampledRowIterations - 2, each contiguous.
+  std::array<std::pair<std::uint32_t, std::uint32_t>, kSampledRowIterations - 1> iterations{};
+};
+
 struct Program {
   std::vector<Command> commands;
+  /// The GEMM segments whose row loop was lowered in part (Plan::sample_rows).
+  std::vector<SampledRows> sampled_rows;
   /// SRAM bytes each plan group holds while it runs (allocated before its first command).
   std::vector<std::uint64_t> group_sram_bytes;
   /// Per group, the bytes it holds in each operand buffer (ifmap, filter, ofmap). With

@@ -864,6 +864,58 @@ TEST(LlmRun, QueryBlocksOfALongPromptShareTheTimingOfTheLastFullOneSimulated) {
   EXPECT_NEAR(parts, pa["seconds"].get<double>(), 1e-9 * parts);
 }
 
+TEST(LlmRun, GemmRowIterationsOfALongPromptShareTheTimingOfTheLastFullOneLowered) {
+  // Hidden 1024, MLP 2048, 16 heads of 64, prompt 2048: one query block (a token adds 16 x 2048
+  // scores, 2^26 / 32,768 = 2048 tokens a block). On edge-m every projection and MLP GEMM is
+  // tiled in row blocks of 256 with K split (rows outermost): ceil(2048 / 256) = 8 row
+  // iterations, of which 0 to 3 and 7 are lowered and 3 take iteration 3's period: 7 GEMM
+  // segments x 3 simulated layers x 3 = 63. Against every layer and iteration simulated: MACs and
+  // DRAM bytes exact (every full iteration moves the same bytes), seconds and energy within
+  // kLayerTolerance.
+  const std::string model = write_temp("rows.json", R"({"model_type": "llama", "hidden_size": 1024,
+    "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 2048,
+    "vocab_size": 256, "max_position_embeddings": 8192, "tie_word_embeddings": true})");
+  const std::string common = "--model " + model + " --config edge-m --prompt 2048 --generate 1 --decode-samples 0";
+  const auto a = run_llm_cli(common, "rows_shared");
+  const auto b = run_llm_cli(common + " --every-layer", "rows_every");
+  ASSERT_FALSE(a.is_null());
+  ASSERT_FALSE(b.is_null());
+  const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
+  EXPECT_EQ(pa["layers"]["simulated"], 3);
+  EXPECT_EQ(pa["layers"]["query_blocks_stood_in"], 0);
+  EXPECT_EQ(pa["layers"]["row_iterations_stood_in"], 63);
+  EXPECT_EQ(pb["layers"]["row_iterations_stood_in"], 0);
+  EXPECT_LE(pa["layers"]["largest_departure"].get<double>(), npusim::engine::kLayerTolerance);
+  // Per layer: Q, K, V, O 2048 x 1024 x 1024 each, the MLP 3 x 2048 x 1024 x 2048, the attention
+  // 16 heads x 2048 x 2048 x 64 x 2; the head of the last token 1024 x 256.
+  const double per_layer = 4.0 * 2048 * 1024 * 1024 + 3.0 * 2048 * 1024 * 2048 + 16.0 * 2048 * 2048 * 64 * 2;
+  EXPECT_DOUBLE_EQ(pa["macs"].get<double>(), 4 * per_layer + 1024.0 * 256);
+  EXPECT_DOUBLE_EQ(pb["macs"].get<double>(), 4 * per_layer + 1024.0 * 256);
+  EXPECT_DOUBLE_EQ(pa["dram_bytes"].get<double>(), pb["dram_bytes"].get<double>());
+  auto near = [](const nlohmann::json& x, const nlohmann::json& y, const char* what) {
+    EXPECT_NEAR(x.get<double>(), y.get<double>(), npusim::engine::kLayerTolerance * y.get<double>()) << what;
+  };
+  near(pa["seconds"], pb["seconds"], "prefill seconds");
+  near(pa["energy_j"], pb["energy_j"], "prefill energy");
+  double parts = 0;
+  for (const auto& [name, part] : pa["parts"].items()) parts += part["seconds"].get<double>();
+  EXPECT_NEAR(parts, pa["seconds"].get<double>(), 1e-9 * parts);
+  // The prefill's run folder lists each segment lowered in part: iteration 3 of a projection is
+  // 256 x 1024 x 1024 MACs, of an MLP GEMM 256 x 1024 x 2048 (down_proj 256 x 2048 x 1024, as
+  // many), each with 3 iterations skipped.
+  const fs::path run = fs::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid()) + "_rows_shared");
+  const auto folder = read_json(run / "prefill" / "summary.json");  // (scratch() would remove it)
+  ASSERT_TRUE(folder.contains("sampled_rows"));
+  EXPECT_EQ(folder["sampled_rows"].size(), 21u);
+  for (const auto& r : folder["sampled_rows"]) {
+    const std::string head = r["ops"][0];
+    EXPECT_EQ(r["skipped"], 3) << head;
+    const bool mlp = head.find(".mlp.") != std::string::npos;
+    EXPECT_EQ(r["macs"].get<double>(), 256.0 * 1024 * (mlp ? 2048 : 1024)) << head;
+    EXPECT_GT(r["period_s"].get<double>(), 0) << head;
+  }
+}
+
 TEST(LlmRun, AChunkedPrefillRunsThePromptInStepsThatAttendToTheEarlierChunks) {
   // kSmall (hidden 256, 4 layers, 8 heads and 4 KV heads of 32, MLP 768, vocabulary 2048, tied),
   // prompt 64 in chunks of 16: 4 steps of 16 tokens at context 0, 16, 32 and 48. Per token and
