@@ -159,8 +159,8 @@ class Builder {
   /// side) (a transpose: each crop's rows interleave with its neighbours'), unpad_image's slice
   /// of the rows or columns the resize padded, OneVision's bilinear downscale (a Resize) when the
   /// grid is over anyres_max, the learned image_newline after each row, and the base image's
-  /// tokens ahead of all ([tokens, H]: the prompt's image tokens). The names are transformers'
-  /// (model.image_newline); the rest are data movement, no MACs.
+  /// tokens ahead of all ([tokens, H]: the prompt's image tokens). image_newline is named as
+  /// transformers' parameter (model.image_newline); the packing is data movement, no MACs.
   void pack_image_features(int x, const VisionInput& image) {
     const VisionConfig& v = c_.vision;
     const std::string p = "model.pack_image_features.";
@@ -248,7 +248,7 @@ class Builder {
       const int y = reshape(w + "_heads", linear(w, h, E, E, true), {N, P, n, hd});
       return name.empty() || siglip ? y : rope(attn + name, y);
     };
-    // Over every patch: each of q, k, v as [1, heads, P, hd]; in windows they are cut first.
+    // Over every patch of an image: each of q, k, v as [N, heads, P, hd]; in windows they are cut first.
     const bool windows = v.windowed(d);
     auto by_head = [&](const char* name, int t) { return windows ? t : transpose(attn + name, t, {0, 2, 1, 3}); };
     const int q = by_head("q_by_head", heads("q_rope", "q"));
