@@ -78,9 +78,16 @@ std::string table(const nlohmann::json& s) {
     row("memory footprint", fixed(l.at("memory_bytes").at("total").get<double>() / 1e6, "%.1f MB"));
   if (l.contains("vision")) {
     const auto& v = l.at("vision");
+    // With anyres tiling: the tower's images, the base image and the crops of the pinpoint.
+    const nlohmann::json tiling = v.value("tiling", nlohmann::json());
+    const std::string images = tiling.is_null()
+                                   ? ""
+                                   : " in " + std::to_string(v.at("images").get<std::int64_t>()) + " images (base + " +
+                                         std::to_string(tiling.at("crop_grid")[0].get<std::int64_t>()) + "x" +
+                                         std::to_string(tiling.at("crop_grid")[1].get<std::int64_t>()) + " crops)";
     row("image (resized)", std::to_string(v.at("image")[0].get<std::int64_t>()) + "x" +
                                std::to_string(v.at("image")[1].get<std::int64_t>()) + ": " +
-                               std::to_string(v.at("patches").get<std::int64_t>()) + " patches, " +
+                               std::to_string(v.at("patches").get<std::int64_t>()) + " patches" + images + ", " +
                                std::to_string(v.at("tokens").get<std::int64_t>()) + " tokens");
     row("vision params", fixed(v.at("parameters").get<double>() / 1e9, "%.3f B"));
     row("vision encoder", fixed(v.at("seconds").get<double>() * 1e3, "%.3f ms") + ", " +

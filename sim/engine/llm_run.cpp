@@ -278,10 +278,20 @@ json run_llm(const LlmSpec& in) {
   if (image) {
     // The image's figures; the vision tower's weights stay in DRAM beside the language model's.
     vision_weights = workloads::graph_totals(llm::build_vision_encoder(p.model, *image, p.widths), eb).weight_bytes;
+    // Anyres tiling: the crops and the grid their tokens are packed into (docs/llm.md, "LLaVA-NeXT").
+    const json tiling = image->images > 1 ? json{{"crops", image->crops()},
+                                                 {"crop_grid", {image->crop_cols, image->crop_rows}},
+                                                 {"unpadded", {image->unpadded_cols, image->unpadded_rows}},
+                                                 {"packed", {image->packed_cols, image->packed_rows}},
+                                                 {"base_tokens", image->base_tokens},
+                                                 {"newline_tokens", image->packed_rows}}
+                                          : json();
     block["vision"] = {{"image", {image->resized_width, image->resized_height}},
                        {"image_given", {image->width, image->height}},
-                       {"patches", image->patches},
+                       {"images", image->images},
+                       {"patches", image->images * image->patches},
                        {"tokens", image->tokens},
+                       {"tiling", tiling},
                        {"seconds", vision.seconds},
                        {"cycles", vision.cycles},
                        {"macs", vision.macs},

@@ -23,13 +23,19 @@ LayerStack vision_blocks(const llm::LlmConfig& model) {
           [&model](std::int64_t d) { return model.vision.windowed(d) ? 0 : 1; }};
 }
 
+/// The encoder as the phase list and messages name it: its patches, and with anyres tiling the
+/// images (the base image and the crops) they are cut from.
+std::string encoder_name(const llm::VisionInput& image) {
+  const std::string patches = std::to_string(image.patches) + " patches";
+  return "vision encoder of " + (image.images > 1 ? std::to_string(image.images) + " images of " : "") + patches;
+}
+
 }  // namespace
 
 namespace detail {
 
 Phase encoder_phase(const Prepared& p, const llm::VisionInput& image) {
-  return {"vision encoder of " + std::to_string(image.patches) + " patches", vision_blocks(p.model),
-          [&p, image](std::int64_t blocks, bool) {
+  return {encoder_name(image), vision_blocks(p.model), [&p, image](std::int64_t blocks, bool) {
             llm::LlmConfig model = p.model;
             model.vision.depth = blocks;
             return llm::build_vision_encoder(model, image, p.widths);
@@ -68,7 +74,7 @@ void check_encoder_graph(const Prepared& p, const llm::VisionInput& image) {
   try {
     sched::check_dram_capacity(sched::resident_dram_bytes(g, p.hw), p.hw);
   } catch (const InputError& e) {
-    throw InputError("vision encoder of " + std::to_string(image.patches) + " patches", e.what());
+    throw InputError(encoder_name(image), e.what());
   }
 }
 

@@ -126,7 +126,8 @@ std::vector<RunOption> llm_table() {
   return {
       from(other(C::Llm, K::Text, "model", "--model", "(required)",
                  "a Hugging Face config.json, or a shipped model: {values} (Qwen2-VL-2B-Instruct, "
-                 "Qwen2.5-VL-3B-Instruct, gemma-3-4b-it and llava-1.5-7b-hf with --image)",
+                 "Qwen2.5-VL-3B-Instruct, gemma-3-4b-it, llava-1.5-7b-hf, llava-v1.6-mistral-7b-hf and "
+                 "llava-onevision-qwen2-0.5b-ov-hf with --image)",
                  all),
            shipped_models),
       served_up_to(integer(C::Llm, "prompt", "--prompt", 1, kMaxTokens, "128", "tokens",
@@ -206,10 +207,10 @@ std::vector<RunOption> llm_table() {
             "blocks between taking the third's)",
             kPython),
       other(C::Llm, K::Text, "image", "--image", "none",
-            "vision-language models (qwen2_vl, qwen2_5_vl, gemma3, llava): an image of WIDTHxHEIGHT pixels, resized as "
-            "the "
-            "model's processor does; its vision encoder runs before the prefill, whose prompt gains the image's "
-            "tokens; TTFT counts both",
+            "vision-language models (qwen2_vl, qwen2_5_vl, gemma3, llava, llava_next, llava_onevision): an image of "
+            "WIDTHxHEIGHT pixels, resized (and for llava_next and llava_onevision cut into crops) as the model's "
+            "processor does; its vision encoder runs before the prefill, whose prompt gains the image's tokens; TTFT "
+            "counts both",
             kServe | kPython),
   };
 }

@@ -1003,6 +1003,8 @@ TEST(LlmRun, AnImagesEncoderRunsBeforeThePrefillOfTheTextAndImageTokens) {
   const auto& l = s["llm"];
   const auto& v = l["vision"];
   EXPECT_EQ(v["image"], nlohmann::json({56, 56}));
+  EXPECT_EQ(v["images"], 1);
+  EXPECT_TRUE(v["tiling"].is_null());  // no anyres tiling
   EXPECT_EQ(v["patches"], 16);
   EXPECT_EQ(v["tokens"], 4);
   EXPECT_EQ(v["parameters"], 274048);  // by hand in tests/workloads/test_llm_vision.cpp
@@ -1025,6 +1027,38 @@ TEST(LlmRun, AnImagesEncoderRunsBeforeThePrefillOfTheTextAndImageTokens) {
   EXPECT_EQ(l["decode"]["seconds"], t["llm"]["decode"]["seconds"]);
   EXPECT_FALSE(t["llm"].contains("vision"));
   EXPECT_DOUBLE_EQ(t["llm"]["ttft_seconds"].get<double>(), t["llm"]["prefill"]["seconds"].get<double>());
+}
+
+TEST(LlmRun, AnAnyresImagesCropsRunThroughTheEncoderAndTheSummaryCountsThem) {
+  // tests/workloads/test_llm_llava_next.cpp's tiny LLaVA-NeXT (crops of 56 px, 16 tokens an image):
+  // a 160x120 image goes to the 112x112 pinpoint, 2 x 2 crops beside the base image (5 images of 16
+  // patches), their 8 x 8 token grid unpadded to 6 rows: 16 + 6 x (8 + 1) = 70 image tokens, and 5
+  // x 2,044,160 = 10,220,800 encoder MACs.
+  const std::string model = write_temp("llava_next_tiny.json", R"({"model_type": "llava_next",
+    "image_grid_pinpoints": [[56, 112], [112, 56], [112, 112], [168, 56], [56, 168]],
+    "text_config": {"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 2, "intermediate_size": 256,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024, "max_position_embeddings": 4096},
+    "vision_config": {"model_type": "clip_vision_model", "hidden_size": 64, "image_size": 56,
+      "intermediate_size": 96, "num_attention_heads": 4, "num_hidden_layers": 3, "patch_size": 14}})");
+  const auto s = run_llm_cli("--model " + model + " --config edge-s --prompt 8 --generate 2 --image 160x120", "anyres");
+  ASSERT_FALSE(s.is_null());
+  const auto& l = s["llm"];
+  const auto& v = l["vision"];
+  EXPECT_EQ(v["image"], nlohmann::json({112, 112}));  // the pinpoint, as [W, H]
+  EXPECT_EQ(v["image_given"], nlohmann::json({160, 120}));
+  EXPECT_EQ(v["images"], 5);
+  EXPECT_EQ(v["patches"], 80);
+  EXPECT_EQ(v["tokens"], 70);
+  const auto& t = v["tiling"];
+  EXPECT_EQ(t["crops"], 4);
+  EXPECT_EQ(t["crop_grid"], nlohmann::json({2, 2}));
+  EXPECT_EQ(t["unpadded"], nlohmann::json({8, 6}));
+  EXPECT_EQ(t["packed"], nlohmann::json({8, 6}));
+  EXPECT_EQ(t["base_tokens"], 16);
+  EXPECT_EQ(t["newline_tokens"], 6);
+  EXPECT_EQ(v["macs"].get<double>(), 10220800.0);
+  EXPECT_EQ(l["prefill"]["tokens"], 78);  // 8 text + 70 image tokens
+  EXPECT_DOUBLE_EQ(l["ttft_seconds"].get<double>(), v["seconds"].get<double>() + l["prefill"]["seconds"].get<double>());
 }
 
 TEST(LlmRun, TheVisionTowersBlocksShareTheTimingOfTheLastSimulatedOne) {

@@ -79,7 +79,8 @@ TEST(ServeImage, TheOptionsListTheModelsThatTakeAnImage) {
       expected.push_back(n);
   EXPECT_EQ(o["llm"]["vision_models"], expected);
   EXPECT_EQ(o["llm"]["vision_models"],
-            json::array({"Qwen2-VL-2B-Instruct", "Qwen2.5-VL-3B-Instruct", "gemma-3-4b-it", "llava-1.5-7b-hf"}));
+            json::array({"Qwen2-VL-2B-Instruct", "Qwen2.5-VL-3B-Instruct", "gemma-3-4b-it", "llava-1.5-7b-hf",
+                         "llava-onevision-qwen2-0.5b-ov-hf", "llava-v1.6-mistral-7b-hf"}));
 }
 
 TEST(ServeImage, BadImagesAreRefusedWithTheCliMessageNamingTheField) {
@@ -102,7 +103,7 @@ TEST(ServeImage, BadImagesAreRefusedWithTheCliMessageNamingTheField) {
   // A text-only model has no vision tower.
   same_as_cli("SmolLM2-360M", "56x56",
               "56x56: expected a model with a vision tower (a config with vision_config, model_type qwen2_vl, "
-              "qwen2_5_vl, gemma3 or llava), found "
+              "qwen2_5_vl, gemma3, llava, llava_next or llava_onevision), found "
               "model_type 'llama'");
   // The server names the model, not where it keeps the model's file.
   {

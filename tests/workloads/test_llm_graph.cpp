@@ -65,9 +65,11 @@ TEST(LlmConfig, ShippedNamesAreCaseInsensitive) {
 TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   std::string e = config_error(R"({"model_type": "bloom"})");
   EXPECT_NE(e.find("model.json (model_type)"), std::string::npos) << e;
-  EXPECT_NE(e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
-                   "gemma3, gemma3_text, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, llava, found 'bloom'"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
+             "gemma3, gemma3_text, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, llava, llava_next, llava_onevision, "
+             "found 'bloom'"),
+      std::string::npos)
       << e;
 
   e = config_error(R"({"model_type": "llama", "hidden_size": 64})");

@@ -139,6 +139,18 @@ TEST(LlmLlava, ASiglipTowerBeforeAQwen2KeepsEveryPatchUnderFull) {
   EXPECT_EQ(vision_parameter_count(c), 37696ull + 1024 + 58688 + 128 + 24832);
 }
 
+TEST(LlmLlava, AnImageSizeNotAMultipleOfThePatchLeavesTheLastPixelsUnread) {
+  // llava-interleave's SigLIP: 384 px in patches of 14 is 27 x 27 = 729 patches (the convolution's
+  // stride is its kernel: 6 px a side unread), every row kept, 729 tokens.
+  const char* j = R"({"model_type": "llava", "vision_feature_layer": -1, "vision_feature_select_strategy": "full",
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 64, "image_size": 384,
+      "intermediate_size": 96, "num_attention_heads": 4, "num_hidden_layers": 2, "patch_size": 14}})";
+  const LlmConfig c = parse_llm_config(j, "llava.json");
+  const VisionInput v = vision_input(c, "640x480", "--image");
+  EXPECT_EQ(v.patches, 729);
+  EXPECT_EQ(v.tokens, 729);
+}
+
 TEST(LlmLlava, BadLlavaFieldsAreNamedWithExpectedAndFound) {
   auto error = [](const std::string& json) { return config_error(json, "llava.json"); };
   std::string e = error(tiny_with("vision_feature_layer", "[-2, -5]"));
@@ -176,8 +188,8 @@ TEST(LlmLlava, BadLlavaFieldsAreNamedWithExpectedAndFound) {
   EXPECT_NE(e.find("(vision_config.model_type): expected one of clip_vision_model, siglip_vision_model, found 'vit'"),
             std::string::npos)
       << e;
-  e = error(R"({"model_type": "llava", "vision_config": {"image_size": 300}})");
-  EXPECT_NE(e.find("(vision_config.image_size): expected a multiple of patch_size 32 up to 16384 px, found 300"),
+  e = error(R"({"model_type": "llava", "vision_config": {"image_size": 16}})");
+  EXPECT_NE(e.find("(vision_config.image_size): expected at least patch_size 32 and at most 16384 px, found 16"),
             std::string::npos)
       << e;
   e = error(R"({"model_type": "llava", "text_config": 7})");

@@ -79,7 +79,8 @@ function speculativeCard(l) {
 
 /**
  * The vision encoder of a vision-language model's run (llm.vision, docs/llm.md "Vision-language
- * models"): its time, the image's tokens and patches, its MACs and DRAM bytes.
+ * models"): its time, the image's tokens and patches (with anyres tiling, the images they are cut
+ * into: the base image and the crops), its MACs and DRAM bytes.
  */
 function visionCard(l) {
   const v = l.vision;
@@ -87,7 +88,8 @@ function visionCard(l) {
   const size = a => int(a[0]) + " × " + int(a[1]) + " px";
   const resized = v.image[0] !== v.image_given[0] || v.image[1] !== v.image_given[1];
   const sub = "image " + size(v.image_given) + (resized ? " (resized to " + size(v.image) + ")" : "") + ": " +
-    '<span id="vision-tokens" data-value="' + v.tokens + '">' + int(v.tokens) + " image tokens</span> (" + int(v.patches) + " patches) · " +
+    '<span id="vision-tokens" data-value="' + v.tokens + '">' + int(v.tokens) + " image tokens</span> (" + int(v.patches) + " patches" +
+    (v.tiling ? " of " + int(v.images) + " images: the base image and " + int(v.tiling.crop_grid[0]) + " × " + int(v.tiling.crop_grid[1]) + " crops" : "") + ") · " +
     '<span id="vision-macs" data-value="' + v.macs + '">' + si(v.macs, "MACs") + "</span> · " + si(v.dram_bytes, "B") + " DRAM";
   return card("vision encoder", si(v.seconds, "s"), sub, "vision-seconds", v.seconds);
 }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -125,12 +126,13 @@ class Fields {
   }
   const json& at(const char* key) const { return j_.at(key); }
   const std::string& source() const { return source_; }
-
- private:
+  /// A value as messages quote it: its JSON type and its text, cut at 40 characters.
   static std::string describe(const json& v) {
     const std::string text = v.dump();
     return std::string(v.type_name()) + " " + (text.size() > 40 ? text.substr(0, 40) + "..." : text);
   }
+
+ private:
   const json& j_;
   std::string source_, prefix_;
 };
@@ -455,24 +457,43 @@ void read_qwen2_vl(const json& j, const Fields& f, LlmConfig& c) {
 
 LlmConfig from_json(const json& j, const std::string& source, const std::string& prefix = "");
 
-/// LLaVA's vision tower (vision_config: clip_vision_model, LlavaConfig's default, or
-/// siglip_vision_model) and projector (the top level's vision_feature_layer,
-/// vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias). A stated
-/// vision_config takes its class's defaults (CLIPVisionConfig's, SiglipVisionConfig's) for what
-/// it omits; an absent one is LlavaConfig's CLIP ViT-L/14 at 336 px. The tower runs up to the
-/// feature layer (LLaVA-1.5's -2 leaves the last block's output unread, so a runtime does not
-/// run it); its parameters count every block of the checkpoint.
-void read_llava_vision(const json& j, const Fields& top, LlmConfig& c) {
+/// What a LLaVA config class gives the fields its file omits: LlavaConfig's and LlavaNextConfig's
+/// (a llama, a CLIP tower read at its second-to-last block, the class row dropped), and
+/// LlavaOnevisionConfig's (a qwen2, a SigLIP tower read at its last block, every row kept).
+struct LlavaDefaults {
+  const char* text_type;
+  const char* vision_type;
+  std::int64_t feature_layer;
+  const char* select_strategy;
+};
+
+const LlavaDefaults& llava_defaults(const std::string& model_type) {
+  static const LlavaDefaults llava{"llama", "clip_vision_model", -2, "default"};
+  static const LlavaDefaults onevision{"qwen2", "siglip_vision_model", -1, "full"};
+  return model_type == "llava_onevision" ? onevision : llava;
+}
+
+/// LLaVA's vision tower (vision_config: clip_vision_model or siglip_vision_model, the model
+/// class's default type when it names none) and projector (the top level's
+/// vision_feature_layer, vision_feature_select_strategy, projector_hidden_act,
+/// multimodal_projector_bias). A stated vision_config takes its class's defaults
+/// (CLIPVisionConfig's, SiglipVisionConfig's) for what it omits; an absent one is the model
+/// class's tower of ViT-L/14's sizes at 336 px (CLIP for llava and llava_next, SigLIP for
+/// llava_onevision). The tower runs up to the feature layer (LLaVA-1.5's -2 leaves the last
+/// block's output unread, so a runtime does not run it); its parameters count every block of
+/// the checkpoint.
+void read_llava_vision(const json& j, const Fields& top, LlmConfig& c, const LlavaDefaults& d) {
   const bool stated = top.has("vision_config");
   const Fields f = sub_object(j, top, "vision_config", "the vision tower's fields");
-  const std::string type = f.choice_or("model_type", "clip_vision_model", {"clip_vision_model", "siglip_vision_model"});
+  const std::string type = f.choice_or("model_type", d.vision_type, {"clip_vision_model", "siglip_vision_model"});
   const bool clip = type == "clip_vision_model";
   VisionConfig& v = c.vision;
   v.kind = clip ? VisionKind::Clip : VisionKind::Siglip;
   v.projector = VisionProjector::LlavaMlp;
   v.class_token = clip;
-  // CLIPVisionConfig's defaults, or LlavaConfig's CLIP when vision_config is absent; SiglipVisionConfig's.
-  const bool llava_default = clip && !stated;
+  // CLIPVisionConfig's or SiglipVisionConfig's defaults, or the model class's ViT-L/14 sizes when
+  // vision_config is absent.
+  const bool llava_default = !stated;
   v.stored_depth = f.count_or("num_hidden_layers", llava_default ? 24 : 12);
   if (v.stored_depth > 1024)
     f.fail("num_hidden_layers", "expected at most 1024 vision layers, found " + std::to_string(v.stored_depth));
@@ -485,8 +506,10 @@ void read_llava_vision(const json& j, const Fields& top, LlmConfig& c) {
   v.out_hidden = c.hidden;  // linear_2 ends at the language model's width
   v.image_size = f.count_or("image_size", llava_default ? 336 : 224);
   check_vision_sizes(f, c, "hidden_size", "hidden_size");
-  if (v.image_size > 16384 || v.image_size % v.patch != 0)
-    f.fail("image_size", "expected a multiple of patch_size " + std::to_string(v.patch) + " up to 16384 px, found " +
+  // The patch convolution's stride is its kernel: (image_size // patch_size)^2 patches, the
+  // pixels past the last whole patch unread (SigLIP at 384 px in patches of 14: 27 x 27).
+  if (v.image_size < v.patch || v.image_size > 16384)
+    f.fail("image_size", "expected at least patch_size " + std::to_string(v.patch) + " and at most 16384 px, found " +
                              std::to_string(v.image_size));
   const std::string act = f.text_or("hidden_act", clip ? "quick_gelu" : "gelu_pytorch_tanh");
   if (act.find("gelu") == std::string::npos)
@@ -503,7 +526,7 @@ void read_llava_vision(const json& j, const Fields& top, LlmConfig& c) {
     const std::int64_t layer = k.get<std::int64_t>();
     return layer < 0 ? L + 1 + layer : layer;
   };
-  const json feature = top.has("vision_feature_layer") ? top.at("vision_feature_layer") : json(-2);
+  const json feature = top.has("vision_feature_layer") ? top.at("vision_feature_layer") : json(d.feature_layer);
   if (feature.is_array()) {
     if (feature.empty() || feature.size() > 64)
       top.fail("vision_feature_layer", "expected 1 to 64 layers in the list, found " + std::to_string(feature.size()));
@@ -512,7 +535,8 @@ void read_llava_vision(const json& j, const Fields& top, LlmConfig& c) {
   } else {
     v.depth = block_of(feature);
   }
-  v.drop_first_row = top.choice_or("vision_feature_select_strategy", "default", {"default", "full"}) == "default";
+  v.drop_first_row =
+      top.choice_or("vision_feature_select_strategy", d.select_strategy, {"default", "full"}) == "default";
   const std::int64_t P = (v.image_size / v.patch) * (v.image_size / v.patch);
   v.tokens = v.rows(P) - (v.drop_first_row ? 1 : 0);
   const std::string proj_act = top.text_or("projector_hidden_act", "gelu");
@@ -548,18 +572,91 @@ const json& llava_text_defaults(const std::string& type) {
   return type == "mistral" ? mistral : type == "qwen2" ? qwen2 : type == "qwen3" ? qwen3 : llama;
 }
 
-/// LLaVA (llava): the language model of text_config (llama when it names none, as LlavaConfig's
-/// default), read as that model_type's own config, and the vision tower in front of it.
-LlmConfig read_llava(const json& j, const Fields& f) {
+/// The most crops one pinpoint may hold (OneVision's largest, 2304 px square at 384, holds 36),
+/// and the most pinpoints a list may name (OneVision's has 36).
+constexpr std::int64_t kMaxCrops = 64, kMaxPinpoints = 256;
+
+/// image_grid_pinpoints when a config states none: LlavaNextConfig's five, LlavaOnevisionConfig's 36
+/// (every [height, width] of 384 to 2304 px in steps of 384).
+json default_pinpoints(const std::string& model_type) {
+  if (model_type != "llava_onevision")
+    return json::parse("[[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]]");
+  json list = json::array();
+  for (std::int64_t h = 384; h <= 2304; h += 384)
+    for (std::int64_t w = 384; w <= 2304; w += 384) list.push_back({h, w});
+  return list;
+}
+
+/// LLaVA-NeXT's and LLaVA-OneVision's anyres tiling: image_grid_pinpoints, each [height, width] a
+/// grid of whole image_size crops (transformers' get_anyres_image_grid_shape divides by
+/// image_size), and OneVision's vision_aspect_ratio anyres_max_N. pack_image_features lays each
+/// crop's tokens out as its patch grid, so the feature selection must leave image_size / patch
+/// squared tokens an image: CLIP's class row dropped (default), SigLIP's rows all kept (full).
+void read_anyres(const json& j, const Fields& top, LlmConfig& c) {
+  VisionConfig& v = c.vision;
+  const std::int64_t S = v.image_size, side = S / v.patch;
+  if (v.tokens != side * side)
+    top.fail("vision_feature_select_strategy",
+             std::string("expected ") +
+                 (v.class_token ? "default (CLIP's class row dropped)" : "full (SigLIP has no class row to drop)") +
+                 ": anyres tiling lays each crop's tokens out as its " + std::to_string(side) + " x " +
+                 std::to_string(side) + " patches, found '" + (v.drop_first_row ? "default" : "full") + "' (" +
+                 std::to_string(v.tokens) + " tokens an image)");
+  const bool stated = top.has("image_grid_pinpoints");
+  const json list = stated ? j.at("image_grid_pinpoints") : default_pinpoints(c.model_type);
+  const std::string origin =
+      stated ? ""
+             : std::string(" (") + (c.model_type == "llava_onevision" ? "LlavaOnevisionConfig" : "LlavaNextConfig") +
+                   "'s default list: the file states none)";
+  const char* key = "image_grid_pinpoints";
+  if (!list.is_array() || list.empty() || std::int64_t(list.size()) > kMaxPinpoints)
+    top.fail(key, "expected a list of 1 to " + std::to_string(kMaxPinpoints) + " [height, width] pairs in px, found " +
+                      (list.is_array() ? std::to_string(list.size()) + " pairs" : Fields::describe(list)));
+  for (const json& e : list) {
+    // Compared as doubles: 2^64 - 1 read as an int64_t would wrap to -1.
+    auto whole = [](const json& n) { return n.is_number_integer() && n.get<double>() >= 1 && n.get<double>() <= 1e12; };
+    if (!e.is_array() || e.size() != 2 || !whole(e[0]) || !whole(e[1]))
+      top.fail(key, "expected [height, width] pairs of positive whole numbers of px, found " + Fields::describe(e));
+    const Pinpoint p{e[0].get<std::int64_t>(), e[1].get<std::int64_t>()};
+    if (p.height % S != 0 || p.width % S != 0)
+      top.fail(key, "expected each side a multiple of vision_config.image_size " + std::to_string(S) +
+                        " px (a pinpoint is a grid of whole crops), found " + e.dump() + origin);
+    const std::int64_t crops = (p.height / S) * (p.width / S);
+    if (p.height > 16384 || p.width > 16384 || crops > kMaxCrops)
+      top.fail(key, "expected sides up to 16384 px and at most " + std::to_string(kMaxCrops) + " crops of " +
+                        std::to_string(S) + " px a pinpoint, found " + e.dump() + " (" + std::to_string(p.height / S) +
+                        " x " + std::to_string(p.width / S) + " crops)" + origin);
+    v.pinpoints.push_back(p);
+  }
+  if (c.model_type != "llava_onevision") return;
+  // transformers reads N as int(vision_aspect_ratio.strip("anyres_max_")).
+  const std::string ratio = top.text_or("vision_aspect_ratio", "anyres_max_9");
+  const std::string prefix = "anyres_max_", n = ratio.rfind(prefix, 0) == 0 ? ratio.substr(prefix.size()) : "";
+  if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos || std::stoll(n) < 1 ||
+      std::stoll(n) > 1024)
+    top.fail("vision_aspect_ratio",
+             "expected anyres_max_N, N from 1 to 1024 base images' worth of tokens the crops keep (such as "
+             "anyres_max_9), found '" +
+                 ratio + "'");
+  v.max_tiles = std::stoll(n);
+}
+
+/// LLaVA (llava), LLaVA-NeXT (llava_next) and LLaVA-OneVision (llava_onevision): the language
+/// model of text_config (the model class's default type when it names none: llama, or qwen2 for
+/// OneVision), read as that model_type's own config, and the vision tower in front of it; the
+/// latter two tile an image (anyres).
+LlmConfig read_llava(const json& j, const Fields& f, const std::string& model_type) {
+  const LlavaDefaults& d = llava_defaults(model_type);
   const Fields t = sub_object(j, f, "text_config", "the language model's fields");
-  const std::string type = t.choice_or("model_type", "llama", {"llama", "mistral", "qwen2", "qwen3"});
+  const std::string type = t.choice_or("model_type", d.text_type, {"llama", "mistral", "qwen2", "qwen3"});
   json text = llava_text_defaults(type);
   if (f.has("text_config")) text.update(j.at("text_config"));
   text["model_type"] = type;
   LlmConfig c = from_json(text, f.source(), "text_config.");
-  c.model_type = "llava";
+  c.model_type = model_type;
   c.field_prefix = "text_config.";
-  read_llava_vision(j, f, c);
+  read_llava_vision(j, f, c, d);
+  if (model_type != "llava") read_anyres(j, f, c);
   return c;
 }
 
@@ -596,7 +693,8 @@ LlmConfig from_json(const json& j, const std::string& source, const std::string&
     read_qwen2_vl(j, f, c);
     return c;
   }
-  if (c.model_type == "llava") return read_llava(j, f);
+  if (c.model_type == "llava" || c.model_type == "llava_next" || c.model_type == "llava_onevision")
+    return read_llava(j, f, c.model_type);
   if (!is_moe_type(c.model_type)) check_dense(j, f, c.model_type);
   if (is_deepseek_type(c.model_type)) {
     read_deepseek(f, c);
@@ -655,10 +753,10 @@ std::string lower(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama",      "qwen2",       "mistral",     "phi3",        "gemma2",
-                                                 "gpt2",       "qwen3",       "mixtral",     "qwen2_moe",   "qwen3_moe",
-                                                 "gemma3",     "gemma3_text", "deepseek_v2", "deepseek_v3", "qwen2_vl",
-                                                 "qwen2_5_vl", "llava"};
+  static const std::vector<std::string> types = {
+      "llama",    "qwen2",      "mistral",   "phi3",       "gemma2",         "gpt2",        "qwen3",
+      "mixtral",  "qwen2_moe",  "qwen3_moe", "gemma3",     "gemma3_text",    "deepseek_v2", "deepseek_v3",
+      "qwen2_vl", "qwen2_5_vl", "llava",     "llava_next", "llava_onevision"};
   return types;
 }
 
@@ -755,13 +853,83 @@ VisionInput fixed_size_image(const VisionConfig& v, std::int64_t w, std::int64_t
   return out;
 }
 
+/// Python's float floor division a // b for positive a and b (CPython's float_floor_div: the
+/// quotient of a - fmod(a, b), snapped to the nearest whole number), which OneVision's downscale
+/// applies to a side and a ratio.
+double python_floordiv(double a, double b) {
+  const double mod = std::fmod(a, b), div = (a - mod) / b;
+  double out = std::floor(div);
+  if (div - out > 0.5) out += 1.0;
+  return out;
+}
+
+/// transformers' select_best_resolution: the pinpoint where the image, scaled to fit it with its
+/// aspect ratio kept, keeps the most of its pixels (the effective resolution, at most the
+/// image's own), then the one that wastes the least area; the first listed on a tie. The
+/// arithmetic is Python's: the scale a double, each scaled side truncated.
+Pinpoint best_resolution(const std::vector<Pinpoint>& pinpoints, std::int64_t w, std::int64_t h) {
+  Pinpoint best;
+  std::int64_t most = 0, least_wasted = std::numeric_limits<std::int64_t>::max();
+  for (const Pinpoint& p : pinpoints) {
+    const double scale = std::min(double(p.width) / double(w), double(p.height) / double(h));
+    const auto scaled_w = std::int64_t(double(w) * scale), scaled_h = std::int64_t(double(h) * scale);
+    const std::int64_t effective = std::min(scaled_w * scaled_h, w * h), wasted = p.width * p.height - effective;
+    if (effective > most || (effective == most && wasted < least_wasted)) {
+      most = effective;
+      least_wasted = wasted;
+      best = p;
+    }
+  }
+  return best;
+}
+
+/// LLaVA-NeXT's anyres tiling (transformers' LlavaNextProcessor and pack_image_features): the
+/// image is resized into the best pinpoint and cut into its crops of image_size, beside a base
+/// image resized to image_size; the crops' tokens form a grid of (crop rows x side) by (crop
+/// columns x side), side = image_size / patch, from which unpad_image drops the rows (or
+/// columns) that the resize padded; OneVision scales a grid of more than max_tiles base images'
+/// tokens (by a factor over 1.1 in side) down to about that many; one image_newline ends each row.
+VisionInput anyres_image(const VisionConfig& v, std::int64_t w, std::int64_t h, const std::string& flag) {
+  VisionInput out = fixed_size_image(v, w, h, flag);
+  const Pinpoint best = best_resolution(v.pinpoints, w, h);
+  out.resized_width = best.width;
+  out.resized_height = best.height;
+  out.crop_rows = best.height / v.image_size;
+  out.crop_cols = best.width / v.image_size;
+  out.images = 1 + out.crops();
+  const std::int64_t side = v.image_size / v.patch;
+  std::int64_t rows = out.crop_rows * side, cols = out.crop_cols * side;
+  // unpad_image, in integers: the image's aspect ratio w / h against the grid's cols / rows, and
+  // the side the image fills, int(round(h * cols / w, 7)). A fraction p / q with q <= 16384 is
+  // either whole or at least 1 / q from one, so rounding to 7 decimals and truncating is floor.
+  if (w * rows > cols * h) {
+    rows -= 2 * ((rows - h * cols / w) / 2);
+  } else {
+    cols -= 2 * ((cols - w * rows / h) / 2);
+  }
+  out.unpadded_rows = out.packed_rows = rows;
+  out.unpadded_cols = out.packed_cols = cols;
+  if (v.max_tiles > 0) {
+    // OneVision's anyres_max_N: math.sqrt(rows * cols / (N * side ** 2)), then each side // ratio.
+    const double ratio = std::sqrt(double(rows * cols) / double(v.max_tiles * side * side));
+    if (ratio > 1.1) {
+      out.packed_rows = std::int64_t(python_floordiv(double(rows), ratio));
+      out.packed_cols = std::int64_t(python_floordiv(double(cols), ratio));
+    }
+  }
+  out.base_tokens = v.tokens;
+  out.tokens = out.base_tokens + out.packed_rows * (out.packed_cols + 1);
+  return out;
+}
+
 }  // namespace
 
 VisionInput vision_input(const LlmConfig& c, const std::string& image, const std::string& flag) {
   if (!c.has_vision())
     throw InputError(flag + " " + image,
                      "expected a model with a vision tower (a config with vision_config, "
-                     "model_type qwen2_vl, qwen2_5_vl, gemma3 or llava), found model_type '" +
+                     "model_type qwen2_vl, qwen2_5_vl, gemma3, llava, llava_next or llava_onevision), found "
+                     "model_type '" +
                          c.model_type + "' (" + c.source + ")");
   // "WxH": digits, an x, digits; each side from 28 px (smart_resize refuses smaller) to 16384.
   const std::size_t x = image.find('x');
@@ -773,6 +941,7 @@ VisionInput vision_input(const LlmConfig& c, const std::string& image, const std
   const std::int64_t h = x == std::string::npos ? -1 : side(image.substr(x + 1));
   if (w < 0 || h < 0)
     throw InputError(flag, "expected WIDTHxHEIGHT in pixels (such as 448x448), found '" + image + "'");
+  if (c.vision.tiled()) return anyres_image(c.vision, w, h, flag);
   if (c.vision.image_size > 0) return fixed_size_image(c.vision, w, h, flag);
   const std::int64_t factor = c.vision.patch * c.vision.merge;
   if (w < factor || h < factor || w > 16384 || h > 16384)

@@ -63,8 +63,14 @@ struct MlaConfig {
 /// tokens, RMS-normalises them and projects them to the language model's width. LLaVA's (llava):
 /// a CLIP tower (a class row before the patches, a LayerNorm before the blocks, QuickGELU MLPs)
 /// or a SigLIP one, run up to vision_feature_layer, and a projector of two linear layers with a
-/// GELU between. depth 0: no vision tower.
+/// GELU between. LLaVA-NeXT's (llava_next) and LLaVA-OneVision's (llava_onevision): LLaVA's
+/// tower and projector run on the image cut into crops (anyres tiling, `pinpoints`), their
+/// features packed into a grid with a newline token ending each row. depth 0: no vision tower.
 enum class VisionKind { Qwen2Vl, Qwen25Vl, Siglip, Clip };
+/// A resolution an anyres image may be tiled at (image_grid_pinpoints: [height, width], px).
+struct Pinpoint {
+  std::int64_t height = 0, width = 0;
+};
 /// What turns the tower's rows into image tokens: Qwen's PatchMerger, Gemma 3's pooling
 /// projector, or LLaVA's two-layer MLP (one token per row it keeps).
 enum class VisionProjector { Merger, Gemma3Pool, LlavaMlp };
@@ -94,6 +100,13 @@ struct VisionConfig {
   /// LLaVA: the blocks (1 to stored_depth) whose outputs the projector reads, concatenated along
   /// the width in this order (vision_feature_layer as a list); empty: the last block run alone.
   std::vector<std::int64_t> feature_layers;
+  /// LLaVA-NeXT's anyres tiling (image_grid_pinpoints): the resolutions an image may be cut at,
+  /// each a grid of image_size crops; empty: every image is one image_size square.
+  std::vector<Pinpoint> pinpoints;
+  /// LLaVA-OneVision's vision_aspect_ratio anyres_max_N: N, the base images' worth of tokens past
+  /// which (by a factor over 1.1 in side) the crops' token grid is scaled down; 0: never (llava_next).
+  std::int64_t max_tiles = 0;
+  bool tiled() const { return !pinpoints.empty(); }
   /// The width of the rows the projector reads: E times the feature layers concatenated.
   std::int64_t feature_width() const {
     return embed_dim * std::int64_t(feature_layers.empty() ? 1 : feature_layers.size());
@@ -112,12 +125,25 @@ struct VisionConfig {
   const char* block_prefix() const { return hf_vit() ? "vision_tower.vision_model.encoder.layers." : "visual.blocks."; }
 };
 
-/// An image as the vision tower sees it: resized by smart_resize, cut into patches, merged into tokens.
+/// An image as the vision tower sees it: resized (smart_resize, a fixed square, or an anyres
+/// pinpoint), cut into patches, turned into tokens.
 struct VisionInput {
   std::int64_t width = 0, height = 0;  // as given (--image WxH)
   std::int64_t resized_width = 0, resized_height = 0;
-  std::int64_t patches = 0;  // (resized_height / patch) x (resized_width / patch)
-  std::int64_t tokens = 0;   // patches / merge^2: what the language model's prompt gains
+  std::int64_t patches = 0;  // of one image the tower encodes: (resized_height / patch) x (resized_width / patch)
+  std::int64_t tokens = 0;   // what the language model's prompt gains
+  /// The images the tower encodes as one batch, each of `patches` patches: 1, or with anyres
+  /// tiling the base image (image_size square) and the crops of the best pinpoint.
+  std::int64_t images = 1;
+  /// Anyres tiling (all 0 without): the crops, rows x columns; the crops' token grid after
+  /// unpad_image (the rows or columns of the pinpoint's padding dropped) and after OneVision's
+  /// anyres_max downscale (packed; the unpadded grid when there is none). The prompt gains the
+  /// base image's `base_tokens`, the packed grid's tokens and one image_newline a packed row.
+  std::int64_t crop_rows = 0, crop_cols = 0;
+  std::int64_t unpadded_rows = 0, unpadded_cols = 0;
+  std::int64_t packed_rows = 0, packed_cols = 0;
+  std::int64_t base_tokens = 0;
+  std::int64_t crops() const { return crop_rows * crop_cols; }
 };
 
 /// How the tokens of a step choose their experts (--expert-routing).
@@ -131,7 +157,7 @@ struct LlmConfig {
   std::string name;          // file stem: "Llama-3.2-1B"
   std::string field_prefix;  // where the fields are: "" or "text_config." (a multimodal gemma3, qwen2_vl or llava)
   std::string model_type;    // llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, gemma3,
-                             // llava, deepseek_v2, deepseek_v3
+                             // llava, llava_next, llava_onevision, deepseek_v2, deepseek_v3
   /// head_dim: the width of a query and key head (MLA: nope + rope; its value head is
   /// mla.v_head, and its cache is not heads x head_dim: see kv_cache_bytes).
   std::int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
@@ -221,7 +247,10 @@ LlmConfig load_llm_config(const std::string& spec, const std::string& data_dir);
 /// The image's patches and tokens follow. `image` is "WxH"; throws InputError naming `flag`
 /// when it is malformed, a side is outside 28 .. 16384 px, the aspect ratio exceeds 200
 /// (smart_resize refuses those), or the model has no vision tower. A tower of a fixed image_size
-/// (Gemma 3's SigLIP) takes any image from 1 to 16384 px a side, resized to that square.
+/// (Gemma 3's SigLIP, LLaVA's) takes any image from 1 to 16384 px a side, resized to that square;
+/// with anyres tiling (llava_next, llava_onevision) also cut at the best pinpoint
+/// (select_best_resolution) into crops, whose token grid is unpadded, downscaled (OneVision's
+/// anyres_max) and ended by a newline token a row, as transformers' pack_image_features does.
 VisionInput vision_input(const LlmConfig& c, const std::string& image, const std::string& flag);
 
 /// Throws InputError unless `context` tokens fit max_position_embeddings (the field named).

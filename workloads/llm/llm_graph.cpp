@@ -60,30 +60,39 @@ class Builder {
     return std::move(g_);
   }
 
-  /// The vision tower on one image (build_vision_encoder): x is [patches, E] throughout.
+  /// The vision tower on its images (build_vision_encoder): x is [images x rows, E] throughout,
+  /// the images (anyres tiling's base image and crops) one batch through every block.
   Graph build_vision(const VisionInput& image) {
     const VisionConfig& v = c_.vision;
     const bool hf_vit = v.hf_vit();
-    const std::int64_t P = image.patches, R = v.rows(P), E = v.embed_dim, hd = v.head_dim();
+    const std::int64_t N = image.images, P = image.patches, R = v.rows(P), E = v.embed_dim, hd = v.head_dim();
     g_.name = c_.name + "-vision";
     // The processor's patches: each one in_channels x temporal_patch x patch x patch pixels.
-    const int pixels = input("pixel_values", {P, v.patch_pixels()});
+    const int pixels = input("pixel_values", {N * P, v.patch_pixels()});
     const std::string embed = hf_vit ? "vision_tower.vision_model.embeddings." : "visual.patch_embed.";
     // CLIP's patch convolution has no bias; SigLIP's has.
     int x = linear(embed + (hf_vit ? "patch_embedding" : "proj"), pixels, v.patch_pixels(), E,
                    v.kind == VisionKind::Siglip);
     if (hf_vit) {
+      // Several images: the rows as [images, rows, E] while each image gains its class row and positions.
+      if (N > 1) x = reshape(embed + "by_image", x, {N, P, E});
       if (v.class_token) {
-        // CLIP: the learned class row ahead of the patches.
+        // CLIP: the learned class row ahead of each image's patches.
         OpAttrs cat;
-        cat.axis = 0;
-        x = op(OpKind::Concat, embed + "with_class",
-               {weight(embed + "class_embedding", {1, E}, s_.widths.activations), x}, cat);
+        cat.axis = N > 1 ? 1 : 0;
+        int cls = weight(embed + "class_embedding", N > 1 ? Shape{1, 1, E} : Shape{1, E}, s_.widths.activations);
+        if (N > 1) {
+          OpAttrs each;
+          each.shape = {N, 1, E};
+          cls = op(OpKind::Expand, embed + "class_rows", {cls}, each);
+        }
+        x = op(OpKind::Concat, embed + "with_class", {cls, x}, cat);
       }
       // A learned position for every row, added (an image is always image_size square).
       x = op(OpKind::Add, embed + "add_positions",
              {x, weight(embed + "position_embedding.weight", {R, E}, s_.widths.activations)});
       if (v.class_token) x = norm_of(NormKind::Layer, "vision_tower.vision_model.pre_layrnorm", x, E, E);
+      if (N > 1) x = reshape(embed + "rows", x, {N * R, E});
     } else {
       // 2-D RoPE tables (row and column halves of each head) for every patch, from the runtime.
       cos_ = input("visual.rope.cos", {P, 1, hd});
@@ -104,9 +113,11 @@ class Builder {
       case VisionProjector::Gemma3Pool:
         gemma3_projector(norm_of(NormKind::Layer, "vision_tower.vision_model.post_layernorm", x, E, E), image);
         break;
-      case VisionProjector::LlavaMlp:
-        llava_projector(llava_features(outputs), R);
+      case VisionProjector::LlavaMlp: {
+        const int tokens = llava_projector(llava_features(outputs), image);
+        if (v.tiled()) pack_image_features(tokens, image);
         break;
+      }
       case VisionProjector::Merger:
         patch_merger(x, image);
         break;
@@ -128,16 +139,62 @@ class Builder {
     return op(OpKind::Concat, "multi_modal_projector.feature_layers", picked, cat);
   }
 
-  /// LlavaMultiModalProjector on the feature rows (hidden_states, before any final norm): the
-  /// class row dropped under the "default" selection, then Linear, GELU, Linear to the language
-  /// model's width, one image token a row.
-  void llava_projector(int x, std::int64_t rows) {
+  /// LlavaMultiModalProjector on the feature rows of every image (hidden_states, before any
+  /// final norm): each image's class row dropped under the "default" selection, then Linear,
+  /// GELU, Linear to the language model's width, one image token a row ([images x tokens, H]).
+  int llava_projector(int x, const VisionInput& image) {
     const VisionConfig& v = c_.vision;
     const std::string p = "multi_modal_projector.";
-    if (v.drop_first_row) x = slice(p + "drop_class_row", x, 0, 1, rows);
-    const int a =
-        op(OpKind::Gelu, p + "act", {linear(p + "linear_1", x, v.feature_width(), v.out_hidden, v.projector_bias)});
-    linear(p + "linear_2", a, v.out_hidden, v.out_hidden, v.projector_bias);
+    const std::int64_t N = image.images, R = v.rows(image.patches), F = v.feature_width();
+    if (v.drop_first_row && N == 1) x = slice(p + "drop_class_row", x, 0, 1, R);
+    if (v.drop_first_row && N > 1)
+      x = reshape(p + "rows", slice(p + "drop_class_row", reshape(p + "by_image", x, {N, R, F}), 1, 1, R),
+                  {N * (R - 1), F});
+    const int a = op(OpKind::Gelu, p + "act", {linear(p + "linear_1", x, F, v.out_hidden, v.projector_bias)});
+    return linear(p + "linear_2", a, v.out_hidden, v.out_hidden, v.projector_bias);
+  }
+
+  /// LLaVA-NeXT's pack_image_features on the projector's tokens ([images x T, H], the base image's
+  /// T first): the crops' tokens laid out as one grid of (crop rows x side) by (crop columns x
+  /// side) (a transpose: each crop's rows interleave with its neighbours'), unpad_image's slice
+  /// of the rows or columns the resize padded, OneVision's bilinear downscale (a Resize) when the
+  /// grid is over anyres_max, the learned image_newline after each row, and the base image's
+  /// tokens ahead of all ([tokens, H]: the prompt's image tokens). image_newline is named as
+  /// transformers' parameter (model.image_newline); the packing is data movement, no MACs.
+  void pack_image_features(int x, const VisionInput& image) {
+    const VisionConfig& v = c_.vision;
+    const std::string p = "model.pack_image_features.";
+    const std::int64_t T = image.base_tokens, H = v.out_hidden, side = v.image_size / v.patch;
+    const std::int64_t rows = image.crop_rows * side, cols = image.crop_cols * side;
+    const std::int64_t uh = image.unpadded_rows, uw = image.unpadded_cols, ph = image.packed_rows,
+                       pw = image.packed_cols;
+    const int newline = weight("model.image_newline", {1, 1, H}, s_.widths.activations);
+    const int base = slice(p + "base", x, 0, 0, T);
+    // No rows left after unpadding (an image far wider than high): the base image's tokens alone.
+    if (ph == 0) return;
+    std::vector<int> row_parts;
+    if (pw > 0) {
+      const int crops = reshape(p + "crops", slice(p + "crop_tokens", x, 0, T, image.images * T),
+                                {image.crop_rows, image.crop_cols, side, side, H});
+      int grid = reshape(p + "grid", transpose(p + "grid_order", crops, {0, 2, 1, 3, 4}), {rows, cols, H});
+      if (uh < rows) grid = slice(p + "unpad_rows", grid, 0, (rows - uh) / 2, (rows - uh) / 2 + uh);
+      if (uw < cols) grid = slice(p + "unpad_cols", grid, 1, (cols - uw) / 2, (cols - uw) / 2 + uw);
+      if (ph != uh || pw != uw) {
+        OpAttrs to;
+        to.scales = {double(ph) / double(uh), double(pw) / double(uw), 1.0};
+        grid = op(OpKind::Resize, p + "anyres_max_downscale", {grid}, to);
+      }
+      row_parts.push_back(grid);
+    }
+    OpAttrs each;
+    each.shape = {ph, 1, H};
+    row_parts.push_back(op(OpKind::Expand, p + "newlines", {newline}, each));
+    OpAttrs across, down;
+    across.axis = 1;
+    down.axis = 0;
+    const int with_newlines =
+        row_parts.size() > 1 ? op(OpKind::Concat, p + "with_newlines", row_parts, across) : row_parts.front();
+    op(OpKind::Concat, p + "image_tokens", {base, reshape(p + "grid_tokens", with_newlines, {ph * (pw + 1), H})}, down);
   }
 
   /// Qwen's PatchMerger: the norm, merge^2 neighbouring patches (consecutive rows: the processor
@@ -178,23 +235,26 @@ class Builder {
   int vision_block(int x, const VisionInput& image, std::int64_t d) {
     const VisionConfig& v = c_.vision;
     const bool siglip = v.hf_vit();  // SigLIP's and CLIP's blocks are laid out alike
-    const std::int64_t P = v.rows(image.patches), E = v.embed_dim, M = v.mlp_width(), n = v.heads, hd = v.head_dim();
+    // N images of P rows each (anyres tiling's batch): every row-wise op runs on N x P rows, each
+    // image attends within itself.
+    const std::int64_t N = image.images, P = v.rows(image.patches), E = v.embed_dim, M = v.mlp_width(), n = v.heads,
+                       hd = v.head_dim();
     const std::string p = v.block_prefix() + std::to_string(d) + ".";
     const std::string attn = p + (siglip ? "self_attn." : "attn.");
     const int h = norm_of(v.norm, p + (siglip ? "layer_norm1" : "norm1"), x, E, E);
     // Qwen's qkv is one weight [E, 3E] read as its three column blocks (the same bytes and MACs).
     auto heads = [&](const std::string& name, const char* part) {
       const std::string w = siglip ? attn + part + "_proj" : attn + "qkv." + part;
-      const int y = reshape(w + "_heads", linear(w, h, E, E, true), {1, P, n, hd});
+      const int y = reshape(w + "_heads", linear(w, h, E, E, true), {N, P, n, hd});
       return name.empty() || siglip ? y : rope(attn + name, y);
     };
-    // Over every patch: each of q, k, v as [1, heads, P, hd]; in windows they are cut first.
+    // Over every patch of an image: each of q, k, v as [N, heads, P, hd]; in windows they are cut first.
     const bool windows = v.windowed(d);
     auto by_head = [&](const char* name, int t) { return windows ? t : transpose(attn + name, t, {0, 2, 1, 3}); };
     const int q = by_head("q_by_head", heads("q_rope", "q"));
     const int k = by_head("k_by_head", heads("k_rope", "k"));
     const int val = by_head("v_by_head", heads("", "v"));
-    const int merged = windows ? attend_in_windows(attn, image, q, k, val) : attend_everywhere(attn, P, q, k, val);
+    const int merged = windows ? attend_in_windows(attn, image, q, k, val) : attend_everywhere(attn, N * P, q, k, val);
     x = op(OpKind::Add, p + "attention_residual",
            {x, linear(attn + (siglip ? "out_proj" : "proj"), merged, E, E, true)});
     const int h2 = norm_of(v.norm, p + (siglip ? "layer_norm2" : "norm2"), x, E, E);
@@ -213,10 +273,12 @@ class Builder {
     return op(OpKind::Add, p + "mlp_residual", {x, y});
   }
 
-  /// Every patch attends to every patch (no mask); q, k, v are [1, heads, P, hd]; returns [P, E].
-  int attend_everywhere(const std::string& attn, std::int64_t P, int q, int k, int val) {
+  /// Every patch attends to every patch of its image (no mask); q, k, v are [images, heads, P,
+  /// hd]; returns [rows, E], rows = images x P.
+  int attend_everywhere(const std::string& attn, std::int64_t rows, int q, int k, int val) {
     const int ctx = attend_in_blocks(attn, q, k, val, 1);
-    return reshape(attn + "merge", transpose(attn + "context_by_patch", ctx, {0, 2, 1, 3}), {P, c_.vision.embed_dim});
+    return reshape(attn + "merge", transpose(attn + "context_by_patch", ctx, {0, 2, 1, 3}),
+                   {rows, c_.vision.embed_dim});
   }
 
   /// Each patch attends to the patches of its window (vision_windows): per window shape, the
@@ -758,7 +820,8 @@ std::uint64_t vision_parameter_count(const LlmConfig& c) {
     const std::uint64_t projector = v.projector == VisionProjector::LlavaMlp
                                         ? std::uint64_t(v.feature_width()) * H + bias * H + H * H + bias * H
                                         : E + E * H;
-    return embeddings + blocks * block + 2 * E + projector;
+    const std::uint64_t newline = v.tiled() ? H : 0;  // LLaVA-NeXT's image_newline
+    return embeddings + blocks * block + 2 * E + projector + newline;
   }
   const std::uint64_t merger = norm + (m2 * E) * (m2 * E) + m2 * E + m2 * E * H + H;
   return K * E + std::uint64_t(v.depth) * block + merger;
