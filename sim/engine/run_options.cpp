@@ -125,9 +125,8 @@ std::vector<RunOption> llm_table() {
   const unsigned all = kServe | kSweep | kPython;
   return {
       from(other(C::Llm, K::Text, "model", "--model", "(required)",
-                 "a Hugging Face config.json, or a shipped model: {values} (Qwen2-VL-2B-Instruct, "
-                 "Qwen2.5-VL-3B-Instruct, gemma-3-4b-it, llava-1.5-7b-hf, llava-v1.6-mistral-7b-hf and "
-                 "llava-onevision-qwen2-0.5b-ov-hf with --image)",
+                 "a Hugging Face config.json, or a shipped model: {values}; the vision-language ones (Qwen2-VL, "
+                 "Qwen2.5-VL, Gemma 3, the LLaVA family) take --image",
                  all),
            shipped_models),
       served_up_to(integer(C::Llm, "prompt", "--prompt", 1, kMaxTokens, "128", "tokens",
