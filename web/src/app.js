@@ -72,8 +72,9 @@ window.npusimPaintTimings = [];  // ms from a control change to the end of the f
 // Where each change's time goes, as performance marks, each one's detail.ms from the change:
 // "npusim:posted" (the run's first state came back), "npusim:run-done" (its final state),
 // "npusim:files" (its results in hand), "npusim:drawn" (the headline and roofline drawn: the
-// script's part), "npusim:painted" (the frame that shows them done). The browser tests log them
-// with --measure; a Chromium trace shows them on its timeline.
+// script's part), "npusim:painted" (the frame that shows them done). The browser tests log them,
+// and the run's own time on the server (`server`), with --measure; a Chromium trace shows them on
+// its timeline.
 window.npusimPhases = [];
 const mark = (name, started, into = null) => {
   const ms = performance.now() - started;
@@ -359,6 +360,7 @@ async function startRun(body, slot, onState = null, started = null, phases = nul
   if (state.status === "cancelled") { const e = new Error("cancelled"); e.cancelled = true; throw e; }
   if (state.status !== "done") throw new Error(state.message || state.status);
   if (started !== null) mark("run-done", started, phases);
+  if (phases) phases.server = 1000 * state.elapsed_s;  // the run on the server, from its start to its end
   // The results came with the events; a broken stream leaves them to the run's files.
   const files = body.llm ? ["summary.json", "hardware.json"] : ["summary.json", "roofline.json"];
   const [summary, second] = result ? [result.summary, result.roofline] :
@@ -460,18 +462,19 @@ async function runAll() {
   setState("running");
   try {
     if (p.mode === "llm") return await runLlm(gen, p, started);
-    // The run itself first, alone on the server's cores, drawn as soon as it lands; then the
-    // unfused companion (a larger run: every op its own group), drawn beside it when it lands.
+    // The run itself first, alone on the server's cores, drawn as soon as it lands; then, once
+    // the frame that shows it is painted, the unfused companion (a larger run: every op its own
+    // group), drawn beside it when it lands, and then the timeline (its trace is a run of its
+    // own on the server): neither takes the machine's cores from that frame.
     const phases = {};
     const cur = await startRun(request(p, p.fusion), "run", null, started, phases);
     if (gen !== generation) return;
-    const unfused = p.fusion === "none" ? Promise.resolve(null) : startRun(request(p, "none"), "unfused");
-    let unf = null, companion = p.fusion === "none";
-    unfused.then(u => { unf = u; companion = true; }, () => {});
-    await Promise.resolve();  // a cached companion has landed by now
+    const unfusedBody = p.fusion === "none" ? null : request(p, "none");
+    let unf = unfusedBody && cache.get(JSON.stringify(unfusedBody)) || null;
+    const companion = !unfusedBody || unf !== null;  // none wanted, or already at hand
     current = cur;
     // Asked for before the draw, so that it is told before the views a frame later are drawn.
-    afterFrame().then(() => {
+    const painted = afterFrame().then(() => {
       window.npusimPaintTimings.push(mark("painted", started, phases));
       window.npusimPhases.push(phases);
     });
@@ -481,17 +484,19 @@ async function runAll() {
     const first = mark("drawn", started, phases);
     window.npusimTimings.push(first);
     const status = () => describe(cur) + " · " + si(cur.summary.seconds, "s") + " simulated · drawn " + Math.round(first) + " ms after the change" +
-      (p.fusion === "none" ? "" : companion ? " · unfused companion " + Math.round(performance.now() - started) + " ms" : " · unfused companion running…");
+      (p.fusion === "none" ? "" : unf ? " · unfused companion " + Math.round(performance.now() - started) + " ms" : " · unfused companion running…");
     $("status").textContent = status();
-    loadTimeline(cur.id, 0, 0);
     if (!companion) {
       document.body.dataset.partial = cur.id;
-      unf = await unfused;
+      await painted;
+      if (gen !== generation) return;
+      unf = await startRun(unfusedBody, "unfused");
       if (gen !== generation) return;
       drawn = draw(cur, unf);
       window.npusimCompanionTimings.push(performance.now() - started);
       $("status").textContent = status();
     }
+    loadTimeline(cur.id, 0, 0);
     delete document.body.dataset.partial;
     Promise.all([page.rooflineView.done, drawn]).then(() => { if (gen === generation) document.body.dataset.settled = cur.id; });
   } catch (e) {

@@ -80,9 +80,14 @@ export function namedPoint(r) {
   return q ? {q, roof, level: q.level} : null;
 }
 
+const pointAt = q => q.level + "|" + q.intensity + "|" + q.ops_per_second;
+
+/** The places of a run's op points (`all`: its roofline points), for sameAsAnOp. */
+const opPlaces = all => new Set(all.filter(o => o.scope === "op").map(pointAt));
+
 /** A group or network point that sits exactly on one of its ops' points (a single-op group) adds nothing. */
-function sameAsAnOp(all, q) {
-  return q.scope !== "op" && all.some(o => o.scope === "op" && o.level === q.level && o.intensity === q.intensity && o.ops_per_second === q.ops_per_second);
+function sameAsAnOp(places, q) {
+  return q.scope !== "op" && places.has(pointAt(q));
 }
 
 export class RooflineView {
@@ -312,13 +317,13 @@ export class RooflineView {
     const named = namedPoint(cur);
     runs.forEach((r, i) => {
       const role = compare && i === 0 ? "unfused" : "cur";
-      const all = r.roofline.points;
+      const all = r.roofline.points, places = opPlaces(all);
       for (const q of all) {
         // Beside another run, the open run is drawn at DRAM intensity only; this run's SRAM-level
         // points stay (dashed outline), so the checkbox and the bound they name hold in every mode.
         if (role === "unfused" && q.level !== "dram") continue;
         const isNamed = role === "cur" && named && q === named.q;
-        if (!isNamed && sameAsAnOp(all, q)) continue;
+        if (!isNamed && sameAsAnOp(places, q)) continue;
         const filled = compare ? i === 1 && q.level === "dram" : q.level === "dram";
         out.push({key: role + "|" + q.scope + "|" + q.name + "|" + q.level, q, r, role, filled, withLabel: compare, named: isNamed,
           dashed: compare && role === "cur" && q.level === "sram"});

@@ -974,7 +974,7 @@ async function measureLatency(page, url, workload) {
   await page.waitForFunction(n => window.npusimPaintTimings.length >= n, values.length + 1);
   const t = await page.evaluate(() => [window.npusimTimings, window.npusimCompanionTimings, window.npusimPaintTimings, window.npusimPhases]);
   const phases = {};
-  for (const k of ["posted", "run-done", "files", "drawn", "painted"]) phases[k] = median(t[3].map(p => p[k]));
+  for (const k of ["posted", "server", "run-done", "files", "drawn", "painted"]) phases[k] = median(t[3].map(p => p[k]));
   return {workload, drawn_median_ms: median(t[0]), painted_median_ms: median(t[2]), companion_median_ms: median(t[1]),
     phase_medians_ms: phases, painted_ms: t[2].slice(-values.length).map(Math.round)};
 }
