@@ -206,8 +206,8 @@ Child::Child(const Work& work, const ChildOptions& options) : options_(options) 
 
 Child::Child(const Spawn& spawn, const ChildOptions& options) : options_(options) {
   // npusim serve forks its children from its zygote (sim/engine/zygote.h): npusim is loaded in it
-  // already, so a child costs a fork, not a start of npusim (about 30 ms of CPU on the
-  // development VM, half of a MobileNetV2 run's).
+  // already, so a child costs a fork, not a start of npusim (a MobileNetV2 run's process: 36 ms
+  // of CPU on the development VM, 60 ms started again).
   if (spawn.exe == Spawn{}.exe && zygote_running() && start_in_zygote(spawn.args)) return;
   // Built before the fork: the child may not allocate.
   std::vector<std::string> args = spawn.args;

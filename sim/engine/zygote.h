@@ -1,10 +1,11 @@
 #pragma once
 // The zygote: a copy of npusim forked before a multi-threaded parent (npusim serve) starts its
 // threads, which forks each of the parent's Spawn children for it. A Spawn child is otherwise
-// npusim started again (exec, dynamic linking, relocations: about 30 ms of CPU on the development
-// VM, as much as a MobileNetV2 run itself), because a fork of a multi-threaded process may run
-// nothing but async-signal-safe code. The zygote has one thread, so its forks may run anything:
-// each runs the Spawn's command at once (what main() would dispatch after the exec).
+// npusim started again (exec, dynamic linking, relocations: `npusim --version` takes 30 ms of CPU
+// on the development VM), because a fork of a multi-threaded process may run nothing but
+// async-signal-safe code; a MobileNetV2 run's process took 60 ms of CPU so, 36 ms from the zygote. The zygote has one
+// thread, so its forks may run anything: each runs the Spawn's command at once (what main() would dispatch after the
+// exec).
 //
 // The child is what an exec'd Spawn child is: its own process group, RLIMIT_AS and RLIMIT_CPU,
 // stdout and stderr as ChildOptions say, the reply pipe on kReplyFd, the signal handling of main(),
