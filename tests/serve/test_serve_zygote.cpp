@@ -149,7 +149,9 @@ TEST(ServeZygote, WithoutItsZygoteTheServerStartsRunsAgain) {
 
 TEST(ServeZygote, NoProcessOfTheServerOutlivesIt) {
   for (int sig : {SIGTERM, SIGKILL}) {
-    ServeProcess s;
+    // A work folder of the test's own: a server killed by SIGKILL cannot remove its temporary one.
+    const fs::path work = scratch("zygote-outlives");
+    ServeProcess s({"--work-dir", work.string()});
     ASSERT_GT(s.port(), 0);
     const Proc z = zygote_of(s);
     ASSERT_GT(z.pid, 0);
@@ -158,6 +160,7 @@ TEST(ServeZygote, NoProcessOfTheServerOutlivesIt) {
     s.stop(sig);
     EXPECT_TRUE(eventually([&] { return gone(z.pid); })) << "the zygote after signal " << sig;
     EXPECT_TRUE(eventually([&] { return gone(run.pid); })) << "the run after signal " << sig;
+    fs::remove_all(work);
   }
 }
 
