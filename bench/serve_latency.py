@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live-page latency: POST /api/runs to status `done`, as the page sees it (docs/serve.md).
+"""Live-page latency: POST /api/runs to the run's results in hand, as the page does it (docs/serve.md).
 
 Starts `npusim serve --port 0`, then for each workload runs six array sizes one after another
 (the page's slider) and prints each time and the median, beside the time of `gzip -6` on 8 MB of
@@ -28,26 +28,22 @@ def gzip_seconds() -> float:
     return time.perf_counter() - start
 
 
-def request(port: int, method: str, path: str, body: dict = None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    conn.request(method, path, json.dumps(body) if body is not None else None,
-                 {"Content-Type": "application/json"})
-    r = conn.getresponse()
-    data = r.read()
-    conn.close()
-    return r.status, json.loads(data) if data else None
-
-
 def run_until_done(port: int, body: dict) -> float:
+    """One run as the page asks for it: the POST's answer is the run's events, the last but one
+    its results (summary.json and roofline.json), the last its final state."""
     start = time.perf_counter()
-    status, run = request(port, "POST", "/api/runs", body)
-    assert status == 202, (status, run)
-    while run["status"] == "running":
-        time.sleep(0.002)
-        _, run = request(port, "GET", "/api/runs/" + run["id"])
-    assert run["status"] == "done", run
-    request(port, "GET", "/api/runs/" + run["id"] + "/files/summary.json")
-    request(port, "GET", "/api/runs/" + run["id"] + "/files/roofline.json")
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request("POST", "/api/runs", json.dumps(body),
+                 {"Content-Type": "application/json", "Accept": "text/event-stream"})
+    r = conn.getresponse()
+    stream = r.read().decode()  # the server closes the stream after the final state
+    conn.close()
+    assert r.status == 200, (r.status, stream)
+    events = [block for block in stream.split("\n\n") if block.startswith("event: ")]
+    final = json.loads(events[-1].split("data: ", 1)[1])
+    assert final["status"] == "done", final
+    result = json.loads(events[-2].split("data: ", 1)[1])
+    assert events[-2].startswith("event: result") and "summary" in result and "roofline" in result
     return time.perf_counter() - start
 
 

@@ -22,23 +22,13 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/core/errors.h"
+#include "sim/engine/child_setup.h"
 #include "sim/engine/interrupts.h"
+#include "sim/engine/zygote.h"
 
 namespace npusim::engine {
-namespace {
 
-// The reply's first line says how the work ended ("ok" or an ErrorReport kind); the rest is the
-// work's return value or the error's message.
-constexpr const char* kOk = "ok";
-
-void write_all(int fd, std::string_view text) {
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the parent is gone or stopped reading: nothing left to tell
-    done += std::size_t(n);
-  }
-}
+namespace detail {
 
 void apply_limits(const ChildOptions& o) {
   if (o.memory_bytes > 0 && kAddressSpaceLimitWorks) {
@@ -52,7 +42,6 @@ void apply_limits(const ChildOptions& o) {
   }
 }
 
-/// stdout and stderr into the log file, or stderr into the parent's pipe (`err_fd`).
 void redirect_output(const std::string& log_path, int err_fd) {
   if (err_fd >= 0) {
     const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -66,6 +55,26 @@ void redirect_output(const std::string& log_path, int err_fd) {
   ::dup2(fd, 1);
   ::dup2(fd, 2);
   ::close(fd);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::apply_limits;
+using detail::redirect_output;
+
+// The reply's first line says how the work ended ("ok" or an ErrorReport kind); the rest is the
+// work's return value or the error's message.
+constexpr const char* kOk = "ok";
+
+void write_all(int fd, std::string_view text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the parent is gone or stopped reading: nothing left to tell
+    done += std::size_t(n);
+  }
 }
 
 /// Runs `work`, sends "ok" and its result (or the error's kind and message) on `fd`, exits with
@@ -171,6 +180,24 @@ void prefer_huge_pages() {
 
 std::mutex g_kill_mutex;  // orders cancel() against reaping, so a reused pid is never killed
 
+void close_pipes(const int fds[2], const int err[2]) {
+  for (int f : {fds[0], fds[1], err[0], err[1]})
+    if (f >= 0) ::close(f);
+}
+
+/// A child's reply pipe `fds` and, when `with_stderr`, its stderr pipe `err` ({-1, -1} otherwise).
+void make_pipes(int fds[2], int err[2], bool with_stderr) {
+  err[0] = err[1] = -1;
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
+  if (with_stderr && ::pipe2(err, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(e));
+  }
+}
+
 }  // namespace
 
 Child::Child(const Work& work, const ChildOptions& options) : options_(options) {
@@ -178,6 +205,10 @@ Child::Child(const Work& work, const ChildOptions& options) : options_(options) 
 }
 
 Child::Child(const Spawn& spawn, const ChildOptions& options) : options_(options) {
+  // npusim serve forks its children from its zygote (sim/engine/zygote.h): npusim is loaded in it
+  // already, so a child costs a fork, not a start of npusim (a MobileNetV2 run's process: 36 ms
+  // of CPU on the development VM, 60 ms started again).
+  if (spawn.exe == Spawn{}.exe && zygote_running() && start_in_zygote(spawn.args)) return;
   // Built before the fork: the child may not allocate.
   std::vector<std::string> args = spawn.args;
   args.insert(args.begin(), "npusim");
@@ -189,21 +220,13 @@ Child::Child(const Spawn& spawn, const ChildOptions& options) : options_(options
 }
 
 void Child::start(const Work* work, const char* exe, const std::vector<char*>& argv) {
-  int fds[2], err[2] = {-1, -1};
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(errno));
-  if (options_.on_stderr_line && ::pipe2(err, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw SimulationError(std::string("cannot create a pipe for a child process: ") + std::strerror(e));
-  }
+  int fds[2], err[2];
+  make_pipes(fds, err, bool(options_.on_stderr_line));
   const pid_t parent = ::getpid();
   const pid_t pid = fork_child(work == nullptr);
   if (pid < 0) {
     const int e = errno;
-    for (int f : {fds[0], fds[1], err[0], err[1]})
-      if (f >= 0) ::close(f);
+    close_pipes(fds, err);
     throw SimulationError(std::string("cannot fork a child process: ") + std::strerror(e));
   }
   if (pid == 0) {
@@ -214,10 +237,36 @@ void Child::start(const Work* work, const char* exe, const std::vector<char*>& a
   }
   ::close(fds[1]);
   if (err[1] >= 0) ::close(err[1]);
-  err_fd_ = err[0];
   if (options_.own_process_group) ::setpgid(pid, pid);  // also here: no kill can race the child's own call
+  adopt(pid, fds[0], err[0]);
+}
+
+bool Child::start_in_zygote(const std::vector<std::string>& args) {
+  int fds[2], err[2];
+  make_pipes(fds, err, bool(options_.on_stderr_line));
+  pid_t pid = 0;
+  try {
+    pid = zygote_spawn(args, options_, fds[1], err[1]);  // the zygote sets the process group
+  } catch (...) {
+    close_pipes(fds, err);
+    throw;
+  }
+  ::close(fds[1]);
+  if (err[1] >= 0) ::close(err[1]);
+  if (pid == 0) {  // the zygote has ended: npusim is started again instead
+    ::close(fds[0]);
+    if (err[0] >= 0) ::close(err[0]);
+    return false;
+  }
+  via_zygote_ = true;
+  adopt(pid, fds[0], err[0]);
+  return true;
+}
+
+void Child::adopt(pid_t pid, int reply_fd, int err_fd) {
+  err_fd_ = err_fd;
   pid_ = pid;
-  fd_ = fds[0];
+  fd_ = reply_fd;
   // Room for a sweep point's whole summary.json without growing (address space only until
   // written): a parent that forks again and again pays a fault for each page it writes.
   received_.reserve(std::size_t{1} << 18);
@@ -344,14 +393,22 @@ ChildResult Child::reap() {
       *fd = -1;
     }
   // Wait without reaping, then mark the child reaped under the kill lock and reap it: cancel()
-  // from another thread either kills a zombie (harmless) or sees reaped_ and does nothing.
+  // from another thread either kills a zombie (harmless) or sees reaped_ and does nothing. The
+  // zygote keeps its child a zombie likewise until released.
+  int status = 0;
   siginfo_t info{};
-  while (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+  if (via_zygote_)
+    status = zygote_wait(pid_);
+  else
+    while (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
   {
     std::lock_guard<std::mutex> lock(g_kill_mutex);
     reaped_ = true;
   }
-  const int status = wait_child(pid_);
+  if (via_zygote_)
+    zygote_release(pid_);
+  else
+    status = wait_child(pid_);
   ChildResult r;
   if (WIFSIGNALED(status)) {
     r.signal = WTERMSIG(status);

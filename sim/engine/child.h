@@ -124,6 +124,10 @@ class Child {
   void drain_stderr();
   /// Forks; the child runs `work`, or execs `exe` with `argv` when `work` is null.
   void start(const Work* work, const char* exe, const std::vector<char*>& argv);
+  /// Has the zygote fork a child that runs the command `args`; false when there is no zygote left.
+  bool start_in_zygote(const std::vector<std::string>& args);
+  /// Takes the started child `pid` with the read ends of its pipes.
+  void adopt(pid_t pid, int reply_fd, int err_fd);
   ChildResult reap();
   void kill_now();
 
@@ -137,7 +141,8 @@ class Child {
   bool kind_done_ = false;  // its newline has come
   std::string received_;    // the rest of the reply
   std::atomic<bool> cancelled_{false}, timed_out_{false}, reaped_{false};
-  bool spawned_ = false;  // a Spawn: exit code 127 without a reply is the loader failing to start it
+  bool spawned_ = false;     // a Spawn: exit code 127 without a reply is the loader failing to start it
+  bool via_zygote_ = false;  // forked by the zygote, which reaps it (sim/engine/zygote.h)
 };
 
 /// Forks `work` and waits for it: the common case.

@@ -91,8 +91,13 @@ class RunManager {
   std::optional<RunView> wait_for_change(const std::string& id, std::uint64_t seen,
                                          std::chrono::milliseconds timeout) const;
   /// summary.json or roofline.json of a done run (hardware.json, the resolved config, of an LLM
-  /// run), from memory (what the page reads first); nullopt for another name or a run that is not done.
+  /// run), from memory; nullopt for another name or a run that is not done. Indented when first
+  /// asked for: the page takes them from the run's reply (result()) instead.
   std::optional<std::string> result_file(const std::string& id, const std::string& name) const;
+  /// The reply of a done run's process as it sent it, one line of compact JSON:
+  /// {"roofline": roofline.json (an LLM run: hardware.json), "summary": summary.json}; nullopt
+  /// for a run that is not done.
+  std::optional<std::string> result(const std::string& id) const;
   /// The full output folder of a done run, written on first use by a child that runs the same
   /// spec into it (the simulation is deterministic: the same figures). Throws SimulationError
   /// when that child fails, InputError for an unknown id.
@@ -113,8 +118,11 @@ class RunManager {
     RunRequest req;             // as the client sent it, checked
     std::string workload_path;  // the uploaded workload's file, when `req` names an upload
     std::unique_ptr<engine::Child> child;
-    std::string summary, roofline;  // JSON text, once done (an LLM run: roofline holds hardware.json)
-    std::mutex folder_mu;           // one writer of the folder at a time
+    std::string reply;  // the process's reply, once done: {"roofline": ..., "summary": ...}
+    // summary.json and roofline.json (hardware.json) indented, made from `reply` when first asked for
+    mutable std::mutex files_mu;
+    mutable std::string summary, roofline;
+    std::mutex folder_mu;  // one writer of the folder at a time
     bool folder_written = false;
     std::string start_error;
     std::chrono::steady_clock::time_point started;

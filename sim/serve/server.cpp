@@ -155,6 +155,9 @@ struct Server::Impl {
   RunManager* runs = nullptr;
 
   void connection(tcp::socket sock);
+  /// What `f` answers, or the JSON error its failure maps to (never throws).
+  template <typename F>
+  Reply guarded(const Request& req, F&& f);
   /// The handler's reply, or the JSON error a failure maps to (never throws).
   Reply answer(const Request& req, const Target& t);
   Reply handle(const Request& req, const Target& t);
@@ -162,10 +165,14 @@ struct Server::Impl {
   Reply handle_static(const Request& req, const Target& t);
   Response options_json();
   Response start_run(const Request& req);
+  /// Starts the run of a POST /api/runs; returns its id.
+  std::string start_run_id(const Request& req);
   Response upload(const Request& req, const Target& t);
   Reply run_resource(const Request& req, const Target& t, const std::string& id, const std::string& rest);
   Response timeline(const RunView& v, const Target& t);
-  void stream_events(DeadlineStream& stream, const std::string& id);
+  /// The run's state at every change as server-sent events, until its final state; `with_result`:
+  /// a done run's reply (RunManager::result) as an event `result` just before it.
+  void stream_events(DeadlineStream& stream, const std::string& id, bool with_result);
   fs::path upload_path(const std::string& id);
 };
 
@@ -215,6 +222,10 @@ void Server::serve(const std::atomic<bool>& stop_flag) {
       http::write(sock, r, ec);
       continue;
     }
+    // Each answer and each event goes out as it is written: with Nagle's algorithm a small write
+    // after another waits for the client's delayed acknowledgement (40 ms on Linux), and an
+    // event stream is small writes one after another.
+    sock.set_option(tcp::no_delay(true), ec);
     ++impl_->connections;
     std::thread([impl = impl_.get(), s = std::move(sock)]() mutable {
       impl->connection(std::move(s));
@@ -298,9 +309,22 @@ void Server::Impl::connection(tcp::socket sock) {
         t->path.size() > prefix.size() + suffix.size() &&
         t->path.compare(t->path.size() - suffix.size(), suffix.size(), suffix) == 0) {
       const std::string id = t->path.substr(prefix.size(), t->path.size() - prefix.size() - suffix.size());
-      if (runs->view(id)) return stream_events(stream, id);
+      if (runs->view(id)) return stream_events(stream, id, false);
       if (!send_reply(stream, error_response(http::status::not_found, "no run '" + id + "'"), keep, false) || !keep)
         return;
+      continue;
+    }
+    // A POST /api/runs that takes server-sent events is answered with the run's events and its
+    // results on this connection: the page waits for no second request, nor a third for the files.
+    if (req.method() == http::verb::post && t->path == "/api/runs" &&
+        req[http::field::accept].find("text/event-stream") != boost::beast::string_view::npos) {
+      std::string id;
+      Reply refused = guarded(req, [&]() -> Reply {
+        id = start_run_id(req);
+        return Response{};
+      });
+      if (!id.empty()) return stream_events(stream, id, true);
+      if (!send_reply(stream, std::move(refused), keep, false) || !keep) return;
       continue;
     }
     if (!send_reply(stream, answer(req, *t), keep, head_only) || !keep) return;
@@ -308,8 +332,13 @@ void Server::Impl::connection(tcp::socket sock) {
 }
 
 Reply Server::Impl::answer(const Request& req, const Target& t) {
+  return guarded(req, [&] { return handle(req, t); });
+}
+
+template <typename F>
+Reply Server::Impl::guarded(const Request& req, F&& f) {
   try {
-    return handle(req, t);
+    return f();
   } catch (const HttpError& e) {
     return error_response(e.status, e.message);
   } catch (const InputError& e) {
@@ -457,11 +486,14 @@ fs::path Server::Impl::upload_path(const std::string& id) {
   return it->second;
 }
 
-Response Server::Impl::start_run(const Request& req) {
+std::string Server::Impl::start_run_id(const Request& req) {
   const RunRequest r = parse_run_request(req.body());
   const std::string path = r.upload.empty() ? "" : upload_path(r.upload).string();
-  const std::string id = runs->start(r, path);
-  return json_response(http::status::accepted, to_json(*runs->view(id)));
+  return runs->start(r, path);
+}
+
+Response Server::Impl::start_run(const Request& req) {
+  return json_response(http::status::accepted, to_json(*runs->view(start_run_id(req))));
 }
 
 Response Server::Impl::upload(const Request& req, const Target& t) {
@@ -578,7 +610,7 @@ Response Server::Impl::timeline(const RunView& v, const Target& t) {
   return json_response(http::status::ok, make_timeline(*trace, w));
 }
 
-void Server::Impl::stream_events(DeadlineStream& stream, const std::string& id) {
+void Server::Impl::stream_events(DeadlineStream& stream, const std::string& id, bool with_result) {
   boost::system::error_code ec;
   stream.expires_after(std::chrono::seconds(60));
   net::write(stream,
@@ -595,6 +627,9 @@ void Server::Impl::stream_events(DeadlineStream& stream, const std::string& id) 
       msg = "event: run\ndata: " + to_json(*v).dump() + "\n\n";
     else
       msg = ": still running\n\n";  // a comment: keeps proxies from closing an idle stream
+    // The reply is one line of compact JSON, so it is one data line as it is.
+    if (with_result && v->status == RunStatus::Done)
+      if (const auto reply = runs->result(id)) msg = "event: result\ndata: " + *reply + "\n\n" + msg;
     first = false;
     seen = v->version;
     stream.expires_after(std::chrono::seconds(60));  // a client that stops reading is dropped

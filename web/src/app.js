@@ -5,7 +5,7 @@
 // validation.json the user opens is read in the browser and drawn in place of the run's views.
 import "./style.css";
 import {buildLlmPage, renderLlm, renderLlmPartial} from "./llm.js";
-import {buildPage, renderPage, renderTimeline} from "./page.js";
+import {afterFrame, buildPage, renderPage, renderTimeline} from "./page.js";
 import {esc, si} from "./format.js";
 import {readValidationFile, renderValidation} from "./validation.js";
 
@@ -68,6 +68,20 @@ let options = null, page = null, llmPage = null, current = null, baseline = null
 const cache = new Map();  // request JSON -> finished run (the simulator is deterministic)
 window.npusimTimings = [];  // ms from a control change to the run drawn (read by the browser tests)
 window.npusimCompanionTimings = [];  // ms from a control change to the unfused companion drawn beside it
+window.npusimPaintTimings = [];  // ms from a control change to the end of the first frame that shows the run
+// Where each change's time goes, as performance marks, each one's detail.ms from the change:
+// "npusim:posted" (the run's first state came back), "npusim:run-done" (its final state),
+// "npusim:files" (its results in hand), "npusim:drawn" (the headline and roofline drawn: the
+// script's part), "npusim:painted" (the frame that shows them done). The browser tests log them,
+// and the run's own time on the server (`server`), with --measure; a Chromium trace shows them on
+// its timeline.
+window.npusimPhases = [];
+const mark = (name, started, into = null) => {
+  const ms = performance.now() - started;
+  performance.mark("npusim:" + name, {detail: {ms}});
+  if (into) into[name] = ms;
+  return ms;
+};
 
 function presetConfig(name) { return options.presets.find(p => p.name === name).config; }
 
@@ -258,7 +272,10 @@ function changed(delay = 0) {
   if (up && up.value.startsWith("upload:")) q.set("upload_name", up.dataset.name);
   history.replaceState(null, "", "?" + q.toString());
   clearTimeout(timer);
-  timer = setTimeout(runAll, delay);
+  // A committed change is posted from its own event, before the browser renders a frame (a
+  // timer would wait for it: 15 to 30 ms on the development VM).
+  if (delay === 0) runAll();
+  else timer = setTimeout(runAll, delay);
 }
 
 const progress = {};
@@ -278,36 +295,78 @@ function progressText(body, s) {
 }
 
 /**
- * Starts one run and resolves with {id, label, summary, roofline} when it is done (an LLM run:
- * {id, label, summary, hardware}, the resolved config whose roofs its phases are drawn on).
+ * The server-sent events of a streamed answer (`body`, a fetch's ReadableStream), as {event,
+ * data} objects in order, until the stream ends.
  */
-async function startRun(body, slot, onState = null) {
+async function* serverEvents(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  for (;;) {
+    const {value, done} = await reader.read();
+    if (done) return;
+    text += value;
+    let end;
+    while ((end = text.indexOf("\n\n")) >= 0) {
+      const block = text.slice(0, end);
+      text = text.slice(end + 2);
+      let event = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      if (data.length) yield {event, data: data.join("\n")};
+    }
+  }
+}
+
+/**
+ * Starts one run and resolves with {id, label, summary, roofline} when it is done (an LLM run:
+ * {id, label, summary, hardware}, the resolved config whose roofs its phases are drawn on). The
+ * POST's answer is the run's events: its state at every change, and when it is done its results
+ * (an event `result`, just before the final state), so a run costs the page one request.
+ */
+async function startRun(body, slot, onState = null, started = null, phases = null) {
   const key = JSON.stringify(body);
   if (cache.has(key)) return cache.get(key);
-  const res = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({...body, session: TAB + "/" + slot})});
-  const run = await res.json();
-  if (!res.ok) throw new Error(run.error || res.statusText);
+  const res = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json", "Accept": "text/event-stream"},
+    body: JSON.stringify({...body, session: TAB + "/" + slot})});
+  if (!res.ok) {
+    const j = await res.json().catch(() => ({}));
+    throw new Error(j.error || res.statusText);
+  }
   progress[slot] = {fraction: 0, text: slot + ": planning"};
   showProgress();
-  const state = await new Promise((resolve) => {
-    const es = new EventSource("/api/runs/" + run.id + "/events");
-    es.addEventListener("run", ev => {
+  let id = null, state = null, result = null;
+  try {
+    for await (const ev of serverEvents(res.body)) {
+      if (ev.event === "result") { result = JSON.parse(ev.data); continue; }
+      if (ev.event !== "run") continue;
       const s = JSON.parse(ev.data);
-      progress[slot] = {fraction: s.status === "running" ? s.fraction : 1,
-        text: slot + ": " + progressText(body, s)};
+      if (id === null && started !== null) mark("posted", started, phases);
+      id = s.id;
+      progress[slot] = {fraction: s.status === "running" ? s.fraction : 1, text: slot + ": " + progressText(body, s)};
       showProgress();
       if (onState && s.status === "running") onState(s);
-      if (s.status !== "running") { es.close(); resolve(s); }
-    });
-    es.onerror = () => { es.close(); fetch("/api/runs/" + run.id).then(r => r.json()).then(resolve, () => resolve({status: "failed", message: "lost the server"})); };
-  });
+      if (s.status !== "running") { state = s; break; }
+    }
+  } catch (e) {
+    // The stream broke: the run's state says how it ended (if the server is still there).
+  }
+  if (!state) state = id === null ? {status: "failed", message: "lost the server"} :
+    await fetch("/api/runs/" + id).then(r => r.json()).catch(() => ({status: "failed", message: "lost the server"}));
   delete progress[slot];
   showProgress();
   if (state.status === "cancelled") { const e = new Error("cancelled"); e.cancelled = true; throw e; }
   if (state.status !== "done") throw new Error(state.message || state.status);
+  if (started !== null) mark("run-done", started, phases);
+  if (phases) phases.server = 1000 * state.elapsed_s;  // the run on the server, from its start to its end
+  // The results came with the events; a broken stream leaves them to the run's files.
   const files = body.llm ? ["summary.json", "hardware.json"] : ["summary.json", "roofline.json"];
-  const [summary, second] = await Promise.all(files.map(f => fetch("/api/runs/" + run.id + "/files/" + f).then(r => r.json())));
-  const done = {id: run.id, label: body.fusion === "none" ? "unfused" : body.fusion, summary, [body.llm ? "hardware" : "roofline"]: second};
+  const [summary, second] = result ? [result.summary, result.roofline] :
+    await Promise.all(files.map(f => fetch("/api/runs/" + id + "/files/" + f).then(r => r.json())));
+  if (started !== null) mark("files", started, phases);
+  const done = {id, label: body.fusion === "none" ? "unfused" : body.fusion, summary, [body.llm ? "hardware" : "roofline"]: second};
   cache.set(key, done);
   return done;
 }
@@ -381,16 +440,20 @@ async function runLlm(gen, p, started) {
 /** The run the current one is set against: the unfused companion, or the pinned baseline when chosen. */
 const compareBase = () => ($("compare-base") && $("compare-base").value === "baseline" && baseline ? "baseline" : "unfused");
 
-/** Draws the current run against its base; `unf` may still be on its way (null). */
+/**
+ * Draws the current run against its base; `unf` may still be on its way (null). Resolves when
+ * the views below the roofline are drawn too (a frame after it).
+ */
 function draw(cur, unf) {
   const fresh = r => r && {...r, entity: undefined};  // re-index: views add lookups to the objects they draw
   currentUnf = unf;
+  document.body.dataset.compareBase = compareBase();
   if (compareBase() === "baseline" && baseline.summary.workload === cur.summary.workload) {
     // Any run against any run: the pinned one is the base, its points open under its own roofs.
     const b = fresh(baseline);
-    renderPage(page, fresh(cur), b, null, null, b);
-  } else renderPage(page, fresh(cur), fresh(unf), baseline);
-  document.body.dataset.compareBase = compareBase();
+    return renderPage(page, fresh(cur), b, null, null, b);
+  }
+  return renderPage(page, fresh(cur), fresh(unf), baseline);
 }
 
 async function runAll() {
@@ -399,34 +462,43 @@ async function runAll() {
   setState("running");
   try {
     if (p.mode === "llm") return await runLlm(gen, p, started);
-    // The run itself first, alone on the server's cores, drawn as soon as it lands; then the
-    // unfused companion (a larger run: every op its own group), drawn beside it when it lands.
-    const cur = await startRun(request(p, p.fusion), "run");
+    // The run itself first, alone on the server's cores, drawn as soon as it lands; then, once
+    // the frame that shows it is painted, the unfused companion (a larger run: every op its own
+    // group), drawn beside it when it lands, and then the timeline (its trace is a run of its
+    // own on the server): neither takes the machine's cores from that frame.
+    const phases = {};
+    const cur = await startRun(request(p, p.fusion), "run", null, started, phases);
     if (gen !== generation) return;
-    const unfused = p.fusion === "none" ? Promise.resolve(null) : startRun(request(p, "none"), "unfused");
-    let unf = null, companion = p.fusion === "none";
-    unfused.then(u => { unf = u; companion = true; }, () => {});
-    await Promise.resolve();  // a cached companion has landed by now
+    const unfusedBody = p.fusion === "none" ? null : request(p, "none");
+    let unf = unfusedBody && cache.get(JSON.stringify(unfusedBody)) || null;
+    const companion = !unfusedBody || unf !== null;  // none wanted, or already at hand
     current = cur;
-    draw(cur, unf);
+    // Asked for before the draw, so that it is told before the views a frame later are drawn.
+    const painted = afterFrame().then(() => {
+      window.npusimPaintTimings.push(mark("painted", started, phases));
+      window.npusimPhases.push(phases);
+    });
+    let drawn = draw(cur, unf);
     setState("done");
     document.body.dataset.runId = cur.id;
-    const first = performance.now() - started;
+    const first = mark("drawn", started, phases);
     window.npusimTimings.push(first);
     const status = () => describe(cur) + " · " + si(cur.summary.seconds, "s") + " simulated · drawn " + Math.round(first) + " ms after the change" +
-      (p.fusion === "none" ? "" : companion ? " · unfused companion " + Math.round(performance.now() - started) + " ms" : " · unfused companion running…");
+      (p.fusion === "none" ? "" : unf ? " · unfused companion " + Math.round(performance.now() - started) + " ms" : " · unfused companion running…");
     $("status").textContent = status();
-    loadTimeline(cur.id, 0, 0);
     if (!companion) {
       document.body.dataset.partial = cur.id;
-      unf = await unfused;
+      await painted;
       if (gen !== generation) return;
-      draw(cur, unf);
+      unf = await startRun(unfusedBody, "unfused");
+      if (gen !== generation) return;
+      drawn = draw(cur, unf);
       window.npusimCompanionTimings.push(performance.now() - started);
       $("status").textContent = status();
     }
+    loadTimeline(cur.id, 0, 0);
     delete document.body.dataset.partial;
-    page.rooflineView.done.then(() => { if (gen === generation) document.body.dataset.settled = cur.id; });
+    Promise.all([page.rooflineView.done, drawn]).then(() => { if (gen === generation) document.body.dataset.settled = cur.id; });
   } catch (e) {
     if (gen !== generation || e.cancelled) return;
     setState("failed", e.message);
@@ -530,7 +602,7 @@ async function main() {
   options = await res.json();
   buildControls();
   fromUrl();
-  page = buildPage($("main"), {onZoom: (b, e) => current && loadTimeline(current.id, b, e), space: configSpace()});
+  page = buildPage($("main"), {onZoom: (b, e) => current && loadTimeline(current.id, b, e), space: configSpace(), defer: true});
   if (options.llm) {
     const m = document.createElement("main");
     m.id = "llm-main";

@@ -1,11 +1,11 @@
 // The energy roofline: ops per joule against DRAM intensity; the roof at intensity I is
 // 1 / (J per op + J per DRAM byte / I) (docs/energy.md).
-import {axisBottom, axisLeft, format, scaleLog, select, symbol, symbolCircle, symbolDiamond, symbolSquare} from "d3";
+import {axisBottom, axisLeft, format, scaleLog, select} from "d3";
 import {BOUND, legend, si} from "./format.js";
+import {flatAxis, markerPath} from "./marks.js";
 import {details, hideTip, moveTip, showTip} from "./tooltip.js";
 
 const W = 900, H = 480, M = {l: 74, r: 24, t: 14, b: 50};
-const SHAPES = {op: symbolCircle, group: symbolSquare, network: symbolDiamond};
 
 export function energyRoofline(holder, r) {
   holder.innerHTML = "";
@@ -20,8 +20,8 @@ export function energyRoofline(holder, r) {
   const x = scaleLog().domain(xr).range([M.l, W - M.r]), y = scaleLog().domain(yr).range([H - M.b, M.t]).clamp(true);
   const svg = select(holder).append("svg").attr("viewBox", `0 0 ${W} ${H}`).attr("width", W).attr("height", H).attr("class", "plot energy-roofline");
   const tick = format("~s");
-  svg.append("g").attr("transform", `translate(0,${H - M.b})`).call(axisBottom(x).ticks(8, v => (Math.log10(v) % 1 === 0 ? tick(v) : "")));
-  svg.append("g").attr("transform", `translate(${M.l},0)`).call(axisLeft(y).ticks(8, v => (Math.log10(v) % 1 === 0 ? tick(v) : "")));
+  flatAxis(svg.append("g").attr("transform", `translate(0,${H - M.b})`), axisBottom(x).ticks(8, v => (Math.log10(v) % 1 === 0 ? tick(v) : "")));
+  flatAxis(svg.append("g").attr("transform", `translate(${M.l},0)`), axisLeft(y).ticks(8, v => (Math.log10(v) % 1 === 0 ? tick(v) : "")));
   svg.append("rect").attr("x", M.l).attr("y", M.t).attr("width", W - M.l - M.r).attr("height", H - M.t - M.b).attr("fill", "none").attr("stroke", "#888");
   svg.append("text").attr("x", (M.l + W - M.r) / 2).attr("y", H - 10).attr("text-anchor", "middle").attr("font-size", 13).text("arithmetic intensity (ops per DRAM byte)");
   svg.append("text").attr("transform", `translate(16,${(M.t + H - M.b) / 2}) rotate(-90)`).attr("text-anchor", "middle").attr("font-size", 13).text("energy efficiency (ops/J)");
@@ -38,8 +38,7 @@ export function energyRoofline(holder, r) {
   const pts = e.points.slice().sort((a, b) => b.energy_share - a.energy_share);
   const radius = s => 3 + 9 * Math.sqrt(Math.max(0, Math.min(1, s || 0)));
   svg.append("g").selectAll("path").data(pts).join("path").attr("class", q => "pt scope-" + q.scope)
-    .attr("transform", q => `translate(${x(q.intensity)},${y(q.ops_per_joule)})`)
-    .attr("d", q => symbol(SHAPES[q.scope], 3.5 * radius(q.energy_share) ** 2)())
+    .attr("d", q => markerPath(q.scope, 3.5 * radius(q.energy_share) ** 2, x(q.intensity), y(q.ops_per_joule)))
     .attr("fill", q => BOUND[q.bound] || BOUND.none).attr("fill-opacity", 0.85).attr("stroke", q => BOUND[q.bound] || BOUND.none)
     .on("mouseenter", (ev, q) => showTip(ev, details(r, r.entity(q.scope, q.name), false) + '<div class="row">energy roof here ' + si(q.attainable_ops_per_joule, "ops/J") + "</div>"))
     .on("mousemove", moveTip).on("mouseleave", hideTip);

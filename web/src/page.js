@@ -20,13 +20,23 @@ export function section(main, id, title) {
   return body;
 }
 
+/** Resolves once the next frame's main-thread work (style, layout, paint) is done: what the reader first sees. */
+export function afterFrame() {
+  return new Promise(resolve => requestAnimationFrame(() => {
+    const c = new MessageChannel();
+    c.port1.onmessage = () => resolve();
+    c.port2.postMessage(0);
+  }));
+}
+
 /**
  * Builds the sections in `main`. opts: onZoom (live page: asks for a timeline window), space
  * (the config space the roofline's axes must show), timelines (report: how many runs bring a
- * timeline), compare (report: a compare report with the per-group table).
+ * timeline), compare (report: a compare report with the per-group table), defer (live page: the
+ * views below the roofline are drawn a frame after it, see renderPage).
  */
 export function buildPage(main, opts = {}) {
-  const p = {summary: section(main, "summary", "Summary")};
+  const p = {summary: section(main, "summary", "Summary"), defer: Boolean(opts.defer)};
   if (opts.compare) p.saved = section(main, "fusion-saved", "What fusion saved, per group");
   p.roofline = section(main, "roofline", "Roofline (hierarchical: DRAM and SRAM intensity)");
   p.layers = section(main, "layers", "Every layer: ops and fused groups");
@@ -74,13 +84,24 @@ export function renderPage(p, cur, unfused, baseline, arrows, deltaBase = baseli
   headline(p.summary, cur, deltaBase);
   if (p.saved && unfused) fusionSavedPanel(p.saved, compareGroups, unfused, cur);
   p.rooflineView.update(runs, unfused ? arrows || deriveArrows(unfused, cur) : [], baseline);
-  p.layerTable.update(cur);
-  p.bytesView.update(cur, unfused);
-  energyRoofline(p.energyRoof, cur);
-  energyPanel(p.energy, cur);
-  stallPanel(p.stalls, cur);
-  notFusedPanel(p.notFused, cur);
-  unitPanel(p.units, cur);
+  const rest = () => {
+    p.layerTable.update(cur);
+    p.bytesView.update(cur, unfused);
+    energyRoofline(p.energyRoof, cur);
+    energyPanel(p.energy, cur);
+    stallPanel(p.stalls, cur);
+    notFusedPanel(p.notFused, cur);
+    unitPanel(p.units, cur);
+  };
+  if (!p.defer) {
+    rest();
+    return Promise.resolve();
+  }
+  // The live page: the headline and the roofline (what a change is watched on) are painted
+  // first, the views below them a frame later (about half of the redraw's script). A newer
+  // render before then draws its own.
+  const token = (p.rendering = {});
+  return afterFrame().then(() => { if (p.rendering === token) rest(); });
 }
 
 /** Draws a timeline (the compact JSON of docs/serve.md) of run `r` into view `i`. */

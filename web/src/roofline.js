@@ -3,11 +3,13 @@
 // with an unfused companion run, its ops open with arrows to where they run fused). The axes stay
 // fixed while the page is open (chosen once from the config space, changed only by "Rescale
 // axes"), so a change moves the points, not the axes; each point leaves a fading trail of its
-// previous positions. Labels are placed so that none overlaps another (labels.js).
-import {axisBottom, axisLeft, format, scaleLog, select, symbol, symbolCircle, symbolDiamond, symbolSquare} from "d3";
+// previous positions. Labels are placed so that none overlaps another (labels.js). Marks stand
+// where they are drawn, without a transform or an opacity of their own (marks.js says why).
+import {axisBottom, axisLeft, format, scaleLog, select} from "d3";
 import "d3-transition";
 import {BOUND, esc, fixed, legend, si} from "./format.js";
 import {LabelPlacer} from "./labels.js";
+import {flatAxis, markerPath} from "./marks.js";
 import {findDram} from "./model.js";
 import {details, hideTip, moveTip, showTip} from "./tooltip.js";
 
@@ -15,7 +17,6 @@ const W = 900, H = 560, M = {l: 74, r: 24, t: 14, b: 50};
 const DURATION = 750;
 const TRAIL = 4;        // previous positions kept per point
 const TOP_LABELS = 8;   // ops and groups labelled, by time share
-const SHAPES = {op: symbolCircle, group: symbolSquare, network: symbolDiamond};
 const radius = share => 3 + 9 * Math.sqrt(Math.max(0, Math.min(1, share || 0)));
 // The network's diamond keeps a middle size: at its time share of 1 it would cover the groups.
 const markerRadius = q => (q.scope === "network" ? 8 : radius(q.time_share));
@@ -79,9 +80,14 @@ export function namedPoint(r) {
   return q ? {q, roof, level: q.level} : null;
 }
 
+const pointAt = q => q.level + "|" + q.intensity + "|" + q.ops_per_second;
+
+/** The places of a run's op points (`all`: its roofline points), for sameAsAnOp. */
+const opPlaces = all => new Set(all.filter(o => o.scope === "op").map(pointAt));
+
 /** A group or network point that sits exactly on one of its ops' points (a single-op group) adds nothing. */
-function sameAsAnOp(all, q) {
-  return q.scope !== "op" && all.some(o => o.scope === "op" && o.level === q.level && o.intensity === q.intensity && o.ops_per_second === q.ops_per_second);
+function sameAsAnOp(places, q) {
+  return q.scope !== "op" && places.has(pointAt(q));
 }
 
 export class RooflineView {
@@ -118,9 +124,11 @@ export class RooflineView {
     this.svg = svg;
     const defs = svg.append("defs");
     defs.append("clipPath").attr("id", "roof-clip").append("rect").attr("x", M.l).attr("y", M.t).attr("width", W - M.l - M.r).attr("height", H - M.t - M.b);
-    defs.append("marker").attr("id", "arrowhead").attr("viewBox", "0 0 10 10").attr("refX", 9).attr("refY", 5)
-      .attr("markerWidth", 7).attr("markerHeight", 7).attr("orient", "auto-start-reverse")
-      .append("path").attr("d", "M 0 0 L 10 5 L 0 10 z").attr("fill", "#333");
+    // An arrow's line fades with stroke-opacity, which its head does not take: a head for each strength.
+    for (const [id, o] of [["arrowhead", 0.9], ["arrowhead-faint", 0.45]])
+      defs.append("marker").attr("id", id).attr("viewBox", "0 0 10 10").attr("refX", 9).attr("refY", 5)
+        .attr("markerWidth", 7).attr("markerHeight", 7).attr("orient", "auto-start-reverse")
+        .append("path").attr("d", "M 0 0 L 10 5 L 0 10 z").attr("fill", "#333").attr("fill-opacity", o);
     this.gx = svg.append("g").attr("class", "axis x").attr("transform", `translate(0,${H - M.b})`);
     this.gy = svg.append("g").attr("class", "axis y").attr("transform", `translate(${M.l},0)`);
     svg.append("rect").attr("x", M.l).attr("y", M.t).attr("width", W - M.l - M.r).attr("height", H - M.t - M.b).attr("fill", "none").attr("stroke", "#888");
@@ -183,8 +191,8 @@ export class RooflineView {
     if (rescaled) {
       const tick = format("~s");
       const label = v => (Math.abs(Math.log10(v) % 1) < 1e-9 ? tick(v) : "");
-      this.gx.transition(t).call(axisBottom(x).ticks(8, label));
-      this.gy.transition(t).call(axisLeft(y).ticks(8, label));
+      flatAxis(this.gx, axisBottom(x).ticks(8, label));
+      flatAxis(this.gy, axisLeft(y).ticks(8, label));
       this.trails.clear();  // old positions mean nothing on new axes
       this.last.clear();
     }
@@ -228,13 +236,13 @@ export class RooflineView {
     const colour = s => (s.key.startsWith("base") ? "#adb5bd" : s.kind === "memory" ? "#2ca02c" : "#555");
     this.layers.roofs.attr("data-other-roofs", other ? segs.filter(s => s.key.startsWith("base-other")).length : 0);
     this.layers.roofs.selectAll("line").data(segs, s => s.key).join(
-      enter => enter.append("line").attr("stroke-width", 2).attr("opacity", 0),
+      enter => enter.append("line").attr("stroke-width", 2).attr("stroke-opacity", 0),
       update => update,
-      exit => exit.transition(t).attr("opacity", 0).remove())
+      exit => exit.transition(t).attr("stroke-opacity", 0).remove())
       .attr("class", s => "roof " + s.kind + (s.key.startsWith("base-other") ? " other" : s.key.startsWith("base") ? " base" : "") + (this.named && s.name === this.named.roof && !s.key.startsWith("base") ? " named" : ""))
       .attr("data-name", s => s.name)
       .attr("stroke", colour).attr("stroke-dasharray", s => (s.key.startsWith("base") ? "6 4" : s.name.includes("+") ? "5 4" : null))
-      .transition(t).attr("opacity", 1)
+      .transition(t).attr("stroke-opacity", 1)
       .attr("x1", s => coords(s)[0]).attr("y1", s => coords(s)[1]).attr("x2", s => coords(s)[2]).attr("y2", s => coords(s)[3]);
     // Their obstacles first: a baseline's line must not run through a label either.
     for (const s of segs) this.placer.line(...coords(s));
@@ -309,13 +317,13 @@ export class RooflineView {
     const named = namedPoint(cur);
     runs.forEach((r, i) => {
       const role = compare && i === 0 ? "unfused" : "cur";
-      const all = r.roofline.points;
+      const all = r.roofline.points, places = opPlaces(all);
       for (const q of all) {
         // Beside another run, the open run is drawn at DRAM intensity only; this run's SRAM-level
         // points stay (dashed outline), so the checkbox and the bound they name hold in every mode.
         if (role === "unfused" && q.level !== "dram") continue;
         const isNamed = role === "cur" && named && q === named.q;
-        if (!isNamed && sameAsAnOp(all, q)) continue;
+        if (!isNamed && sameAsAnOp(places, q)) continue;
         const filled = compare ? i === 1 && q.level === "dram" : q.level === "dram";
         out.push({key: role + "|" + q.scope + "|" + q.name + "|" + q.level, q, r, role, filled, withLabel: compare, named: isNamed,
           dashed: compare && role === "cur" && q.level === "sram"});
@@ -350,20 +358,25 @@ export class RooflineView {
     for (const [key, trail] of this.trails) trail.forEach((p, i) => marks.push({key: key + "|" + i, p, age: trail.length - i, scope: key.split("|")[1]}));
     this.layers.trails.selectAll("circle").data(marks, m => m.key).join("circle")
       .attr("class", m => "trail-mark scope-" + m.scope).attr("r", m => (m.scope === "network" ? 5 : 3))
-      .attr("cx", m => x(m.p[0])).attr("cy", m => y(m.p[1])).attr("fill", "#495057").attr("opacity", m => 0.45 / m.age);
+      .attr("cx", m => x(m.p[0])).attr("cy", m => y(m.p[1])).attr("fill", "#495057").attr("fill-opacity", m => 0.45 / m.age);
     const paths = [...this.trails].map(([key, trail]) => ({key, pts: trail.concat([now.get(key)]), scope: key.split("|")[1]}));
     this.layers.trails.selectAll("path").data(paths, p => p.key).join("path").attr("class", p => "trail-line scope-" + p.scope)
-      .attr("fill", "none").attr("stroke", "#868e96").attr("stroke-width", 1).attr("stroke-dasharray", "2 2").attr("opacity", 0.6)
+      .attr("fill", "none").attr("stroke", "#868e96").attr("stroke-width", 1).attr("stroke-dasharray", "2 2").attr("stroke-opacity", 0.6)
       .attr("d", p => "M" + p.pts.map(q => x(q[0]).toFixed(1) + "," + y(q[1]).toFixed(1)).join("L"));
   }
 
   drawPoints(t, x, y, pts) {
     const colour = d => (d.role === "base" ? "#868e96" : BOUND[d.q.bound] || BOUND.none);
-    const at = d => `translate(${x(d.q.intensity)},${y(d.q.ops_per_second)})`;
+    // Where a marker stands and its size: in its path data (marks.js); each node keeps the shape
+    // it shows now (__at), from which a newer update moves it on, even mid-way.
+    const target = d => ({x: x(d.q.intensity), y: y(d.q.ops_per_second), a: area(d.q.scope, markerRadius(d.q))});
+    const fillOpacity = d => (d.filled ? 0.85 : 0.6);
     this.layers.points.selectAll("path.pt").data(pts, d => d.key).join(
-      enter => enter.append("path").attr("transform", at).attr("opacity", 0),
+      enter => enter.append("path").each(function (d) { this.__at = target(d); })
+        .attr("d", function (d) { return markerPath(d.q.scope, this.__at.a, this.__at.x, this.__at.y); })
+        .attr("fill-opacity", 0).attr("stroke-opacity", 0),
       update => update,
-      exit => exit.transition(t).attr("opacity", 0).remove())
+      exit => exit.transition(t).attr("fill-opacity", 0).attr("stroke-opacity", 0).remove())
       .on("mouseenter", (ev, d) => {
         showTip(ev, (d.role === "base" ? '<div class="dim">pinned baseline' + (d.other ? " (another workload: " + esc(d.r.summary.workload) + ")" : "") + "</div>" : "") +
           details(d.r, d.r.entity(d.q.scope, d.q.name), d.withLabel));
@@ -376,10 +389,16 @@ export class RooflineView {
       .attr("data-name", d => d.q.name).attr("data-intensity", d => d.q.intensity).attr("data-ops-per-second", d => d.q.ops_per_second)
       .attr("data-x", d => x(d.q.intensity)).attr("data-y", d => y(d.q.ops_per_second))
       .attr("stroke", d => (d.q.scope === "network" && d.role !== "base" ? "#111" : colour(d))).attr("stroke-width", d => (d.q.scope === "network" ? 2 : 1.5)).attr("fill", d => (d.filled ? colour(d) : "#fff"))
-      .attr("fill-opacity", d => (d.filled ? 0.85 : 0.6))
       .raise()
-      .transition(t).attr("opacity", 1).attr("transform", at)
-      .attr("d", d => symbol(SHAPES[d.q.scope], area(d.q.scope, markerRadius(d.q)))());
+      .transition(t).attr("fill-opacity", fillOpacity).attr("stroke-opacity", 1)
+      .attrTween("d", function (d) {
+        const from = this.__at, to = target(d), scope = d.q.scope;
+        return k => {
+          const at = {x: from.x + (to.x - from.x) * k, y: from.y + (to.y - from.y) * k, a: from.a + (to.a - from.a) * k};
+          this.__at = at;
+          return markerPath(scope, at.a, at.x, at.y);
+        };
+      });
     for (const d of pts) {
       const r = markerRadius(d.q) + 1;
       if (d.q.scope !== "op" || d.q.time_share > 0.02) this.placer.box(x(d.q.intensity) - r, y(d.q.ops_per_second) - r, 2 * r, 2 * r);
@@ -443,13 +462,16 @@ export class RooflineView {
     this.layers.labels.selectAll("line.leader").data(leaders, l => l.key).join("line").attr("class", "leader").attr("pointer-events", "none")
       .attr("stroke", "#111").attr("stroke-width", 0.8).attr("stroke-dasharray", "2 2")
       .attr("x1", l => l.x1).attr("y1", l => l.y1).attr("x2", l => l.x2).attr("y2", l => l.y2);
-    const at = l => `translate(${l.x},${l.y})` + (l.rotate ? ` rotate(${l.rotate})` : "");
-    this.layers.labels.selectAll("text").data(labels, l => l.key).join(enter => enter.append("text").attr("transform", at))
+    // A label stands at its x and y; only a label along a sloped roof keeps a transform (its rotation).
+    const at = l => `translate(${l.x},${l.y}) rotate(${l.rotate})`;
+    const texts = this.layers.labels.selectAll("text").data(labels, l => l.key)
+      .join(enter => enter.append("text").attr("x", l => (l.rotate ? null : l.x)).attr("y", l => (l.rotate ? null : l.y)).attr("transform", l => (l.rotate ? at(l) : null)))
       .attr("class", l => l.cls).attr("font-size", l => l.size || 11).attr("font-weight", l => l.weight || 400)
       .attr("stroke", "#fff").attr("stroke-width", 3).attr("paint-order", "stroke").attr("fill", l => l.fill)
       .attr("text-anchor", l => l.anchor)
-      .each(function (l) { const e = select(this); e.text(l.label); if (l.def) e.append("title").text(l.def); })
-      .transition(t).attr("transform", at);
+      .each(function (l) { const e = select(this); e.text(l.label); if (l.def) e.append("title").text(l.def); });
+    texts.filter(l => l.rotate).attr("x", null).attr("y", null).transition(t).attr("transform", at);
+    texts.filter(l => !l.rotate).attr("transform", null).transition(t).attr("x", l => l.x).attr("y", l => l.y);
   }
 
   drawArrows(t, x, y, arrows, baseline, cur) {
@@ -460,19 +482,26 @@ export class RooflineView {
       const from = findDram(baseline, "network", ["network"]), to = findDram(cur, "network", ["network"]);
       if (from && to) arrows = arrows.concat([{key: "baseline", from, to, cls: "arrow-baseline"}]);
     }
+    // A new arrow grows from its start, its head put on when it has arrived (a head on a line of
+    // no length would point nowhere).
+    const head = a => (a.cls === "level-link" ? null : a.cls === "arrow" ? "url(#arrowhead-faint)" : "url(#arrowhead)");
     this.layers.arrows.selectAll("line").data(arrows, a => a.key).join(
-      enter => enter.append("line").attr("opacity", 0)
+      enter => enter.append("line").attr("stroke-opacity", 0)
         .attr("x1", a => x(a.from.intensity)).attr("y1", a => y(a.from.ops_per_second))
         .attr("x2", a => x(a.from.intensity)).attr("y2", a => y(a.from.ops_per_second)),
       update => update,
-      exit => exit.transition(t).attr("opacity", 0).remove())
+      exit => exit.transition(t).attr("stroke-opacity", 0).remove())
       .attr("class", a => a.cls + (a.cls === "level-link" ? " scope-network" : "")).attr("stroke", a => (a.cls === "arrow" ? "#333" : "#495057"))
       .attr("stroke-width", a => (a.cls === "arrow" ? 1.1 : a.cls === "level-link" ? 1 : 2))
       .attr("stroke-dasharray", a => (a.cls === "arrow" ? null : a.cls === "level-link" ? "1 3" : "5 3"))
-      .attr("marker-end", a => (a.cls === "level-link" ? null : "url(#arrowhead)"))
-      .transition(t).attr("opacity", a => (a.cls === "arrow" ? 0.45 : 0.9))
+      .attr("marker-end", function (a) { return this.__grown ? head(a) : null; })
+      .transition(t).attr("stroke-opacity", a => (a.cls === "arrow" ? 0.45 : 0.9))
       .attr("x1", a => x(a.from.intensity)).attr("y1", a => y(a.from.ops_per_second))
-      .attr("x2", a => x(a.to.intensity)).attr("y2", a => y(a.to.ops_per_second));
+      .attr("x2", a => x(a.to.intensity)).attr("y2", a => y(a.to.ops_per_second))
+      .on("end", function (a) {
+        this.__grown = true;
+        if (head(a)) this.setAttribute("marker-end", head(a));
+      });
     for (const a of arrows.filter(a => a.cls === "arrow-baseline")) this.placer.line(x(a.from.intensity), y(a.from.ops_per_second), x(a.to.intensity), y(a.to.ops_per_second));
   }
 

@@ -55,7 +55,7 @@ async function waitRun(page, previous) {
   return page.evaluate(() => document.body.dataset.runId);
 }
 const networkPoint = page => page.$eval("path.pt.role-cur.scope-network.level-dram", e => ({
-  intensity: Number(e.dataset.intensity), ops: Number(e.dataset.opsPerSecond), transform: e.getAttribute("transform")}));
+  intensity: Number(e.dataset.intensity), ops: Number(e.dataset.opsPerSecond), at: e.dataset.x + "," + e.dataset.y}));
 const value = (page, id) => page.$eval("#" + id, e => Number(e.dataset.value));
 
 /** Text boxes of the roofline's labels that overlap another by more than a pixel each way. */
@@ -181,7 +181,7 @@ const tests = {
     const after = await networkPoint(page), cycles = await value(page, "cycles");
     const direct = npusimRun(["--config", "edge-m", "--workload", "mobilenet_v2", "--fusion", "greedy", "--set", "npu.mac_array.rows=16"]);
     await page.screenshot({path: join(outDir, "array_size.png"), fullPage: false});
-    assert(after.transform !== before.transform, "the network point moved (" + before.transform + " -> " + after.transform + ")");
+    assert(after.at !== before.at, "the network point moved (" + before.at + " -> " + after.at + ")");
     assert(after.ops < before.ops, "half the rows: lower achieved ops/s (" + before.ops + " -> " + after.ops + ")");
     assert(cycles === direct.summary.cycles, "cycles on the page " + cycles + " = npusim run's " + direct.summary.cycles);
     assert(cycles !== cyclesBefore, "the cycle count changed");
@@ -970,8 +970,13 @@ async function measureLatency(page, url, workload) {
     id = await waitRun(page, id);
   }
   const median = a => { const t = a.slice(-values.length).sort((x, y) => x - y); return Math.round((t[4] + t[5]) / 2); };
-  const t = await page.evaluate(() => [window.npusimTimings, window.npusimCompanionTimings]);
-  return {workload, drawn_median_ms: median(t[0]), companion_median_ms: median(t[1])};
+  // The painted time lands a frame after the draw: wait for the last change's.
+  await page.waitForFunction(n => window.npusimPaintTimings.length >= n, values.length + 1);
+  const t = await page.evaluate(() => [window.npusimTimings, window.npusimCompanionTimings, window.npusimPaintTimings, window.npusimPhases]);
+  const phases = {};
+  for (const k of ["posted", "server", "run-done", "files", "drawn", "painted"]) phases[k] = median(t[3].map(p => p[k]));
+  return {workload, drawn_median_ms: median(t[0]), painted_median_ms: median(t[2]), companion_median_ms: median(t[1]),
+    phase_medians_ms: phases, painted_ms: t[2].slice(-values.length).map(Math.round)};
 }
 
 /** ms from an LLM change to its prefill drawn, each decode sample drawn and the whole run. */
