@@ -25,8 +25,10 @@
 namespace npusim::engine {
 using nlohmann::json;
 namespace llm = workloads::llm;
+using detail::Attempt;
 using detail::LayerStack;
 using detail::Prepared;
+using detail::StandIns;
 
 namespace {
 
@@ -124,18 +126,40 @@ std::int64_t layer_of(const std::string& op, const std::string& prefix) {
   return l;
 }
 
-std::int64_t simulated_layers(const LayerStack& stack) {
-  constexpr int K = llm::LlmConfig::kLayerKinds;
-  std::int64_t last[K] = {-1, -1, -1, -1};  // the last layer of each kind
-  for (std::int64_t l = 0; l < stack.total; ++l) last[stack.kind(l)] = l;
-  int seen[K] = {0, 0, 0, 0};  // layers of each kind among 1 .. n - 1
+/// The classes of layers (StandIns): a kind and an index mod the period.
+constexpr int kMaxPeriod = 2;
+constexpr int kLayerClasses = llm::LlmConfig::kLayerKinds * kMaxPeriod;
+int class_of(const LayerStack& stack, std::int64_t l, StandIns si) {
+  return stack.kind(l) * si.period + int(l % si.period);
+}
+
+/// The layers among the first n that may stand for others: 1 .. n - 1, or 1 .. n - 2 with the
+/// graph's last layer apart.
+std::int64_t standing_end(std::int64_t n, StandIns si) {
+  return si.last_apart ? n - 1 : n;
+}
+
+/// The fewest first layers n such that each class among layers n .. L - 1 has at least two
+/// layers that may stand for others among the first n, or L when no n below L has that.
+std::int64_t simulated_layers(const LayerStack& stack, StandIns si) {
+  std::int64_t last[kLayerClasses];  // the last layer of each class
+  std::fill(std::begin(last), std::end(last), -1);
+  for (std::int64_t l = 0; l < stack.total; ++l) last[class_of(stack, l, si)] = l;
   for (std::int64_t n = 1; n < stack.total; ++n) {
+    int seen[kLayerClasses] = {};
+    for (std::int64_t l = 1; l < standing_end(n, si); ++l) ++seen[class_of(stack, l, si)];
     bool enough = true;
-    for (int k = 0; k < K; ++k) enough = enough && (last[k] < n || seen[k] >= 2);
+    for (int c = 0; c < kLayerClasses; ++c) enough = enough && (last[c] < n || seen[c] >= 2);
     if (enough) return n;
-    ++seen[stack.kind(n)];
   }
   return stack.total;
+}
+
+/// The layers a settled attempt simulates (Attempt::settled): three times the first attempt's,
+/// a third for the plan to settle into its period and the rest to show two periods of each
+/// class, and at least what StandIns{kMaxPeriod, true} needs.
+std::int64_t settled_layers(const LayerStack& stack) {
+  return std::min(stack.total, std::max(3 * simulated_layers(stack, {}), simulated_layers(stack, {kMaxPeriod, true})));
 }
 
 /// A share of a simulated phase (a layer's, a query block's): its ops' time shares of the
@@ -300,37 +324,66 @@ double grow_sampled_rows(json& summary, const std::string& layer_prefix, std::ve
   return departure;
 }
 
-/// The phase of the first `simulated` layers of `stack` grown to all of them: each layer not
-/// simulated adds the share of the last simulated layer of its kind (simulated_layers; `shares`,
-/// grown to every query block). Returns the largest relative difference between the last two
-/// simulated layers of a kind that stands for others; `summary` is grown only when that is
-/// within kLayerTolerance.
-double grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t simulated,
-                           const std::vector<LayerShare>& shares) {
-  constexpr int K = llm::LlmConfig::kLayerKinds;
-  std::int64_t last[K] = {-1, -1, -1, -1}, before_last[K] = {-1, -1, -1, -1};
-  for (std::int64_t l = 1; l < simulated; ++l) {
-    const int k = stack.kind(l);
-    before_last[k] = last[k];
-    last[k] = l;
+/// The layer of each class that stands for the class's layers not simulated (the last that may
+/// stand among the first `simulated`), the one before it that checks it, and how many it stands
+/// for; -1 and 0 where none.
+struct Standing {
+  std::int64_t last[kLayerClasses], before_last[kLayerClasses], missing[kLayerClasses] = {};
+};
+Standing standing(const LayerStack& stack, std::int64_t simulated, StandIns si) {
+  Standing st;
+  std::fill(std::begin(st.last), std::end(st.last), -1);
+  std::fill(std::begin(st.before_last), std::end(st.before_last), -1);
+  for (std::int64_t l = 1; l < standing_end(simulated, si); ++l) {
+    const int c = class_of(stack, l, si);
+    st.before_last[c] = st.last[c];
+    st.last[c] = l;
   }
-  std::int64_t missing[K] = {0, 0, 0, 0};
-  for (std::int64_t l = simulated; l < stack.total; ++l) ++missing[stack.kind(l)];
+  for (std::int64_t l = simulated; l < stack.total; ++l) ++st.missing[class_of(stack, l, si)];
+  return st;
+}
+
+/// The largest relative difference between the last two simulated layers of a class that stands
+/// for others (infinite when a class lacks them).
+double layer_departure(const LayerStack& stack, const Standing& st, const std::vector<LayerShare>& shares) {
   double departure = 0;
-  for (int k = 0; k < K; ++k)
-    if (missing[k] > 0) {
-      const LayerShare &a = shares[std::size_t(before_last[k])], &b = shares[std::size_t(last[k])];
-      const double d = departure_of(a, b);
-      spdlog::debug("layers {} and {} differ by {:.3g} % ({} / {} s, {} / {} B, {} / {} J)", before_last[k], last[k],
-                    100 * d, a.seconds, b.seconds, a.read + a.write, b.read + b.write, a.energy, b.energy);
-      departure = std::max(departure, d);
-    }
-  if (departure > kLayerTolerance) return departure;
-  double more = 0;
-  for (int k = 0; k < K; ++k)
-    if (missing[k] > 0) more += add_to_summary(summary, shares[std::size_t(last[k])], double(missing[k]));
-  add_seconds(summary, more);
+  for (int c = 0; c < kLayerClasses; ++c) {
+    if (st.missing[c] == 0) continue;
+    if (st.before_last[c] < 0) return HUGE_VAL;
+    const LayerShare &a = shares[std::size_t(st.before_last[c])], &b = shares[std::size_t(st.last[c])];
+    const double d = departure_of(a, b);
+    spdlog::debug("{}{} and {} differ by {:.3g} % ({} / {} s, {} / {} B, {} / {} J)", stack.prefix, st.before_last[c],
+                  st.last[c], 100 * d, a.seconds, b.seconds, a.read + a.write, b.read + b.write, a.energy, b.energy);
+    departure = std::max(departure, d);
+  }
   return departure;
+}
+
+/// The phase of the first `simulated` layers of `stack` grown to all of them: each layer not
+/// simulated adds the share of the layer that stands for its class (`shares`, grown to every
+/// query block and row iteration). The stand-ins are StandIns{} or, `settled`, StandIns{1, true}
+/// or else StandIns{2, true}. Returns the largest relative difference between the last two
+/// simulated layers of a class that stands for others, and the period taken; `summary` is grown
+/// only when that is within kLayerTolerance.
+std::pair<double, int> grow_to_every_layer(json& summary, const LayerStack& stack, std::int64_t simulated,
+                                           const std::vector<LayerShare>& shares, bool settled) {
+  std::vector<StandIns> tried = {StandIns{}};
+  if (settled) tried = {StandIns{1, true}, StandIns{kMaxPeriod, true}};
+  double departure = HUGE_VAL;
+  for (const StandIns si : tried) {
+    const Standing st = standing(stack, simulated, si);
+    const double d = layer_departure(stack, st, shares);
+    if (d > kLayerTolerance) {
+      departure = std::min(departure, d);
+      continue;
+    }
+    double more = 0;
+    for (int c = 0; c < kLayerClasses; ++c)
+      if (st.missing[c] > 0) more += add_to_summary(summary, shares[std::size_t(st.last[c])], double(st.missing[c]));
+    add_seconds(summary, more);
+    return {d, si.period};
+  }
+  return {departure, 0};
 }
 
 /// `graph` (a step or the vision encoder) on the run's NPU: split across its cores as the run
@@ -380,19 +433,17 @@ Phase step_phase(const Prepared& p, const llm::StepSpec& st, std::string what) {
           }};
 }
 
-LayersJob::LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                     std::int64_t layers, bool sampled, bool sample_rows)
-    : what_(phase.what),
-      child_([&] { return work(s, p, phase, out, layers, sampled, sample_rows); }, child_options(s)) {}
+LayersJob::LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, Attempt a)
+    : what_(phase.what), child_([&] { return work(s, p, phase, out, a); }, child_options(s)) {}
 
 json LayersJob::result() {
   return json::parse(reply_or_throw(child_.wait(), what_));
 }
 
 std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                            std::int64_t layers, bool sampled, bool sample_rows) {
-  LoadedRun run = planned_graph(s, p, phase.graph(layers, sampled));
-  run.plan.sample_rows = sample_rows && p.parallel == sched::ParallelMode::None;
+                            Attempt a) {
+  LoadedRun run = planned_graph(s, p, phase.graph(a.layers, a.sample_blocks));
+  run.plan.sample_rows = a.sample_rows && p.parallel == sched::ParallelMode::None;
   RunSpec rs;
   rs.config = s.config;
   rs.fusion = s.fusion;
@@ -402,30 +453,37 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   SimulatedRun sim = simulate_run(rs, run);
   json grown = sim.summary;
   grown["parts"] = parts_of(grown);
-  std::vector<LayerShare> shares = layer_shares(grown, phase.stack.prefix, layers);
-  // Query blocks first: their shares are fractions of the simulated seconds, which growing rows lengthens.
+  std::vector<LayerShare> shares = layer_shares(grown, phase.stack.prefix, a.layers);
+  // What stands in for others, in the order it grows: query blocks first (their shares are
+  // fractions of the simulated seconds, which growing rows lengthens), then row iterations, then
+  // layers. The first that disagrees is the reply.
+  json refused;
   double departure = grow_query_blocks(grown, run.graph, phase.stack.prefix, shares);
-  if (departure <= kLayerTolerance) {
+  if (departure > kLayerTolerance) refused = {{"blocks_departure", departure}};
+  if (refused.is_null()) {
     const double rows = grow_sampled_rows(grown, phase.stack.prefix, shares);
-    if (rows > kLayerTolerance) {  // run again with every row iteration; the layers may still share
-      rs.out.clear();
-      finish_run(rs, run, sim);
-      return json{{"rows_departure", rows}}.dump();
-    }
+    if (rows > kLayerTolerance) refused = {{"rows_departure", rows}};
     departure = std::max(departure, rows);
   }
-  if (departure <= kLayerTolerance && layers < phase.stack.total)
-    departure = std::max(departure, grow_to_every_layer(grown, phase.stack, layers, shares));
-  if (departure > kLayerTolerance) rs.out.clear();
+  int period = 1;
+  if (refused.is_null() && a.layers < phase.stack.total) {
+    const auto [d, p] = grow_to_every_layer(grown, phase.stack, a.layers, shares, a.settled);
+    if (d > kLayerTolerance) refused = {{"layers_departure", d}};
+    departure = std::max(departure, d);
+    period = p;
+  }
+  if (!refused.is_null()) rs.out.clear();
   finish_run(rs, run, sim);
-  if (departure > kLayerTolerance) return json{{"layers_departure", departure}}.dump();
+  if (!refused.is_null()) return refused.dump();
   std::int64_t blocks_stood_in = 0;
   for (int t = 0; t < int(run.graph.tensors().size()); ++t) blocks_stood_in += is_stand_in(run.graph, t) ? 1 : 0;
   std::int64_t rows_stood_in = 0;
   for (const json& r : grown.value("sampled_rows", json::array())) rows_stood_in += r.at("skipped").get<std::int64_t>();
-  const bool grown_any = layers < phase.stack.total || blocks_stood_in > 0 || rows_stood_in > 0;
+  const bool grown_any = a.layers < phase.stack.total || blocks_stood_in > 0 || rows_stood_in > 0;
   grown["layers"] = {{"total", phase.stack.total},
-                     {"simulated", layers},
+                     {"simulated", a.layers},
+                     {"period", period},
+                     {"last_apart", a.settled && a.layers < phase.stack.total},
                      {"query_blocks_stood_in", blocks_stood_in},
                      {"row_iterations_stood_in", rows_stood_in},
                      {"largest_departure", grown_any ? json(departure) : json()}};
@@ -442,31 +500,45 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   return grown.dump();
 }
 
+namespace {
+Attempt first_attempt(const LlmSpec& s, const LayerStack& stack) {
+  if (s.every_layer) return {stack.total, false, false, false};
+  return {simulated_layers(stack, {}), true, true, false};
+}
+}  // namespace
+
 StepJob::StepJob(const LlmSpec& s, const Prepared& p, Phase phase, std::string out)
     : s_(s),
       p_(p),
       phase_(std::move(phase)),
       out_(std::move(out)),
-      job_(s, p, phase_, out_, s.every_layer ? phase_.stack.total : simulated_layers(phase_.stack), !s.every_layer,
-           !s.every_layer) {}
+      job_(s, p, phase_, out_, first_attempt(s, phase_.stack)) {}
 
 json StepJob::result() {
+  Attempt a = first_attempt(s_, phase_.stack);
   json r = job_.result();
+  auto again = [&](const char* why, const char* what, double departure) {
+    spdlog::debug("{}: {} that stand for others differ by {:.3g} %, more than {:.3g} %: {}", phase_.what, why,
+                  100 * departure, 100 * kLayerTolerance, what);
+    r = LayersJob(s_, p_, phase_, out_, a).result();
+  };
   if (r.contains("rows_departure")) {
-    spdlog::debug(
-        "{}: GEMM row iterations that stand for others differ by {:.3g} %, more than {:.3g} %: every row "
-        "iteration simulated",
-        phase_.what, 100 * r.at("rows_departure").get<double>(), 100 * kLayerTolerance);
-    r = LayersJob(s_, p_, phase_, out_, simulated_layers(phase_.stack), true, false).result();
+    a.sample_rows = false;
+    again("GEMM row iterations", "every row iteration simulated", r.at("rows_departure").get<double>());
   }
-  if (!r.contains("layers_departure")) return r;
-  const double departure = r.at("layers_departure").get<double>();
-  spdlog::debug(
-      "{}: simulated layers or query blocks that stand for others differ by {:.3g} %, more than {:.3g} %: every "
-      "layer and block simulated",
-      phase_.what, 100 * departure, 100 * kLayerTolerance);
-  r = LayersJob(s_, p_, phase_, out_, phase_.stack.total, false, false).result();
-  r["layers"]["largest_departure"] = departure;
+  if (r.contains("layers_departure") && settled_layers(phase_.stack) < phase_.stack.total) {
+    a.layers = settled_layers(phase_.stack);
+    a.settled = true;
+    again("simulated layers", "more layers simulated, settled", r.at("layers_departure").get<double>());
+  }
+  for (const char* key : {"layers_departure", "blocks_departure"})
+    if (r.contains(key)) {
+      const double departure = r.at(key).get<double>();
+      a = {phase_.stack.total, false, false, false};
+      again(key == std::string("layers_departure") ? "simulated layers" : "query blocks",
+            "every layer and block simulated", departure);
+      r["layers"]["largest_departure"] = departure;
+    }
   return r;
 }
 
@@ -478,7 +550,7 @@ json simulate_step(const LlmSpec& s, const Prepared& p, const llm::StepSpec& st,
 }  // namespace detail
 
 std::int64_t simulated_layers(const llm::LlmConfig& model) {
-  return simulated_layers(decoder_layers(model));
+  return simulated_layers(decoder_layers(model), {});
 }
 
 }  // namespace npusim::engine

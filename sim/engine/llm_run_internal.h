@@ -88,32 +88,48 @@ struct Phase {
 
 Phase step_phase(const Prepared& p, const workloads::llm::StepSpec& st, std::string what);
 
-/// Simulates a phase with its first `layers` layers (`sampled`: and its long attention in
-/// sampled query blocks) in a child process started at construction; with `out`, writes its run
-/// folder there. With fewer layers than the phase's, or blocks stood in, the reply is the phase
-/// grown to every layer and block (grow_query_blocks, grow_to_every_layer), or
-/// {"layers_departure": d} when the layers or blocks that would stand for the rest differ by
-/// more than kLayerTolerance (then no folder is written).
+/// How a phase's first layers stand for the rest (docs/llm.md, "Layers of one kind share their
+/// timing"). A layer's class is its kind and, where the plan repeats every `period` layers, its
+/// index mod period; the last two simulated layers of a class check each other and the last one
+/// stands for the class's layers not simulated. Layer 0 stands for none; with `last_apart` neither
+/// does the graph's last layer (the final norm follows it): it is the model's last layer alone.
+struct StandIns {
+  int period = 1;
+  bool last_apart = false;
+};
+
+/// What a LayersJob simulates: the phase's first `layers` layers, with its long attention's
+/// query blocks (StepSpec::sample_query_blocks) and its GEMMs' row iterations (Plan::sample_rows)
+/// sampled or not; `settled`: the layers stand in as StandIns{1 or 2, true}, the first period
+/// that agrees, instead of StandIns{1, false}.
+struct Attempt {
+  std::int64_t layers = 0;
+  bool sample_blocks = false, sample_rows = false, settled = false;
+};
+
+/// Simulates an Attempt of a phase in a child process started at construction; with `out`,
+/// writes its run folder there. With fewer layers than the phase's, or blocks or row iterations
+/// stood in, the reply is the phase grown to every layer, block and iteration (grow_query_blocks,
+/// grow_sampled_rows, grow_to_every_layer), or, when those that would stand for the rest differ
+/// by more than kLayerTolerance (then no folder is written), {"rows_departure": d},
+/// {"blocks_departure": d} or {"layers_departure": d}: to be run again with less sampled.
 class LayersJob {
  public:
-  /// `sampled`: query blocks stand in (StepSpec::sample_query_blocks); `sample_rows`: GEMM row
-  /// iterations too (Plan::sample_rows). A result holding `rows_departure` (row iterations that
-  /// disagreed) or `layers_departure` (layers or blocks) is to be run again with less sampled.
-  LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, std::int64_t layers,
-            bool sampled, bool sample_rows);
+  LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, Attempt a);
   nlohmann::json result();
 
  private:
-  static std::string work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
-                          std::int64_t layers, bool sampled, bool sample_rows);
+  static std::string work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, Attempt a);
 
   std::string what_;
   Child child_;
 };
 
-/// One phase, its layers of one kind sharing their timing unless --every-layer (or the layers
-/// standing for the others disagree: then simulated again with every layer), in a child process
-/// started at construction; with `out`, writes the simulated layers' run folder.
+/// One phase, its layers of one kind sharing their timing unless --every-layer, in a child
+/// process started at construction; with `out`, writes the simulated layers' run folder. When
+/// what stands for the rest disagrees it is simulated again with less sampled: every row
+/// iteration; for layers, three times as many settled (Attempt::settled); then every layer and
+/// block.
 class StepJob {
  public:
   StepJob(const LlmSpec& s, const Prepared& p, Phase phase, std::string out);
