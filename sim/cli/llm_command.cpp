@@ -121,10 +121,10 @@ std::string table(const nlohmann::json& s) {
   if (const std::int64_t stood = layers.value("query_blocks_stood_in", std::int64_t{0}); stood > 0)
     row("query blocks stood in",
         std::to_string(stood) + " in the prefill's simulated layers (each takes the last full block's timing)");
-  if (const std::int64_t stood = layers.value("row_iterations_stood_in", std::int64_t{0}); stood > 0)
-    row("GEMM rows stood in", std::to_string(stood) +
-                                  " row iterations in the prefill's simulated layers (each takes the last "
-                                  "full iteration's timing)");
+  if (const std::int64_t stood = layers.value("gemm_iterations_stood_in", std::int64_t{0}); stood > 0)
+    row("GEMM iterations stood in", std::to_string(stood) +
+                                        " GEMM loop iterations in the prefill's simulated layers (each takes the last "
+                                        "full iteration's timing)");
   if (l.contains("speculative")) {
     const auto& sp = l.at("speculative");
     row("speculative: draft", sp.at("draft_model").get<std::string>() + ", " +

@@ -290,18 +290,18 @@ double grow_query_blocks(json& summary, const workloads::Graph& g, const std::st
   return departure;
 }
 
-/// The phase grown to every row iteration of the GEMM segments its lowering lowered in part
-/// (summary `sampled_rows`, Plan::sample_rows): each iteration not lowered adds iteration
-/// kSampledRowIterations - 2's period, MACs, DRAM bytes and energy to the summary and to its
-/// layer's share in `layers`. Returns the largest relative difference between the periods of the
-/// last two full iterations lowered; nothing is grown when that is past kLayerTolerance.
-double grow_sampled_rows(json& summary, const std::string& layer_prefix, std::vector<LayerShare>& layers) {
-  if (!summary.contains("sampled_rows")) return 0.0;
-  const json& rows = summary.at("sampled_rows");
+/// The phase grown to every iteration of the GEMM loops its lowering lowered in part
+/// (summary `sampled_iterations`, Plan::sample_iterations): each iteration not lowered adds one
+/// iteration's share of the period of iterations 3 and 4, MACs, DRAM bytes and energy to the
+/// summary and to its layer's share in `layers`. Returns the largest relative difference between
+/// that period and the one an iteration before; nothing is grown when that is past kLayerTolerance.
+double grow_sampled_iterations(json& summary, const std::string& layer_prefix, std::vector<LayerShare>& layers) {
+  if (!summary.contains("sampled_iterations")) return 0.0;
+  const json& rows = summary.at("sampled_iterations");
   double departure = 0;
   for (const json& r : rows) {
     const double d = relative(r.at("check_period_s").get<double>(), r.at("period_s").get<double>());
-    spdlog::debug("{}: row iterations' periods differ by {:.3g} %", r.at("ops").at(0).get<std::string>(), 100 * d);
+    spdlog::debug("{}: GEMM iterations' periods differ by {:.3g} %", r.at("ops").at(0).get<std::string>(), 100 * d);
     departure = std::max(departure, d);
   }
   if (departure > kLayerTolerance) return departure;
@@ -361,7 +361,7 @@ double layer_departure(const LayerStack& stack, const Standing& st, const std::v
 
 /// The phase of the first `simulated` layers of `stack` grown to all of them: each layer not
 /// simulated adds the share of the layer that stands for its class (`shares`, grown to every
-/// query block and row iteration). The stand-ins are StandIns{} or, `settled`, StandIns{1, true}
+/// query block and GEMM iteration). The stand-ins are StandIns{} or, `settled`, StandIns{1, true}
 /// or else StandIns{2, true}. Returns the largest relative difference between the last two
 /// simulated layers of a class that stands for others, and the period taken; `summary` is grown
 /// only when that is within kLayerTolerance.
@@ -443,7 +443,7 @@ json LayersJob::result() {
 std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out,
                             Attempt a) {
   LoadedRun run = planned_graph(s, p, phase.graph(a.layers, a.sample_blocks));
-  run.plan.sample_rows = a.sample_rows && p.parallel == sched::ParallelMode::None;
+  run.plan.sample_iterations = a.sample_iterations && p.parallel == sched::ParallelMode::None;
   RunSpec rs;
   rs.config = s.config;
   rs.fusion = s.fusion;
@@ -455,14 +455,14 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   grown["parts"] = parts_of(grown);
   std::vector<LayerShare> shares = layer_shares(grown, phase.stack.prefix, a.layers);
   // What stands in for others, in the order it grows: query blocks first (their shares are
-  // fractions of the simulated seconds, which growing rows lengthens), then row iterations, then
+  // fractions of the simulated seconds, which growing iterations lengthens), then GEMM iterations, then
   // layers. The first that disagrees is the reply.
   json refused;
   double departure = grow_query_blocks(grown, run.graph, phase.stack.prefix, shares);
   if (departure > kLayerTolerance) refused = {{"blocks_departure", departure}};
   if (refused.is_null()) {
-    const double rows = grow_sampled_rows(grown, phase.stack.prefix, shares);
-    if (rows > kLayerTolerance) refused = {{"rows_departure", rows}};
+    const double rows = grow_sampled_iterations(grown, phase.stack.prefix, shares);
+    if (rows > kLayerTolerance) refused = {{"iterations_departure", rows}};
     departure = std::max(departure, rows);
   }
   int period = 1;
@@ -478,14 +478,15 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   std::int64_t blocks_stood_in = 0;
   for (int t = 0; t < int(run.graph.tensors().size()); ++t) blocks_stood_in += is_stand_in(run.graph, t) ? 1 : 0;
   std::int64_t rows_stood_in = 0;
-  for (const json& r : grown.value("sampled_rows", json::array())) rows_stood_in += r.at("skipped").get<std::int64_t>();
+  for (const json& r : grown.value("sampled_iterations", json::array()))
+    rows_stood_in += r.at("skipped").get<std::int64_t>();
   const bool grown_any = a.layers < phase.stack.total || blocks_stood_in > 0 || rows_stood_in > 0;
   grown["layers"] = {{"total", phase.stack.total},
                      {"simulated", a.layers},
                      {"period", period},
                      {"last_apart", a.settled && a.layers < phase.stack.total},
                      {"query_blocks_stood_in", blocks_stood_in},
-                     {"row_iterations_stood_in", rows_stood_in},
+                     {"gemm_iterations_stood_in", rows_stood_in},
                      {"largest_departure", grown_any ? json(departure) : json()}};
   // The DRAM the phase holds beyond its resident tensors (weights, KV cache, inputs and
   // outputs): its intermediate regions alive at once. A layer's intermediates are dead before
@@ -496,7 +497,7 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
   grown["activation_bytes"] = footprint - std::min(footprint, sched::resident_dram_bytes(run.graph, run.hw));
   grown.erase("ops");
   grown.erase("groups");
-  grown.erase("sampled_rows");
+  grown.erase("sampled_iterations");
   return grown.dump();
 }
 
@@ -522,9 +523,9 @@ json StepJob::result() {
                   100 * departure, 100 * kLayerTolerance, what);
     r = LayersJob(s_, p_, phase_, out_, a).result();
   };
-  if (r.contains("rows_departure")) {
-    a.sample_rows = false;
-    again("GEMM row iterations", "every row iteration simulated", r.at("rows_departure").get<double>());
+  if (r.contains("iterations_departure")) {
+    a.sample_iterations = false;
+    again("GEMM iterations", "every GEMM iteration simulated", r.at("iterations_departure").get<double>());
   }
   if (r.contains("layers_departure") && settled_layers(phase_.stack) < phase_.stack.total) {
     a.layers = settled_layers(phase_.stack);

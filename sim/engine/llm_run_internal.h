@@ -99,19 +99,19 @@ struct StandIns {
 };
 
 /// What a LayersJob simulates: the phase's first `layers` layers, with its long attention's
-/// query blocks (StepSpec::sample_query_blocks) and its GEMMs' row iterations (Plan::sample_rows)
+/// query blocks (StepSpec::sample_query_blocks) and its GEMMs' loop iterations (Plan::sample_iterations)
 /// sampled or not; `settled`: the layers stand in as StandIns{1 or 2, true}, the first period
 /// that agrees, instead of StandIns{1, false}.
 struct Attempt {
   std::int64_t layers = 0;
-  bool sample_blocks = false, sample_rows = false, settled = false;
+  bool sample_blocks = false, sample_iterations = false, settled = false;
 };
 
 /// Simulates an Attempt of a phase in a child process started at construction; with `out`,
-/// writes its run folder there. With fewer layers than the phase's, or blocks or row iterations
+/// writes its run folder there. With fewer layers than the phase's, or blocks or GEMM iterations
 /// stood in, the reply is the phase grown to every layer, block and iteration (grow_query_blocks,
-/// grow_sampled_rows, grow_to_every_layer), or, when those that would stand for the rest differ
-/// by more than kLayerTolerance (then no folder is written), {"rows_departure": d},
+/// grow_sampled_iterations, grow_to_every_layer), or, when those that would stand for the rest differ
+/// by more than kLayerTolerance (then no folder is written), {"iterations_departure": d},
 /// {"blocks_departure": d} or {"layers_departure": d}: to be run again with less sampled.
 class LayersJob {
  public:

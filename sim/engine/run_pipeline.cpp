@@ -196,7 +196,7 @@ std::vector<std::uint64_t> acts_in(const traces::DramActivityTrace& activity,
   return acts;
 }
 
-/// The energy of a row iteration whose commands tally `t` over its period of `seconds`, in which
+/// The energy of GEMM iterations whose commands tally `t` over its period of `seconds`, in which
 /// the DRAM began `acts` ACTs. With the DRAM controller's energy (IDD currents), its DRAM part is
 /// what the DRAM did in that window: the ACTs, the iteration's bytes read and written and the
 /// refresh, each at the run's own price per ACT, per byte and per second; a price per byte
@@ -220,51 +220,55 @@ double iteration_energy(const traces::Trace& trace, const EnergyModel& m, const 
   return rest.total_j() + dram_nj * 1e-9;
 }
 
-/// What each GEMM segment lowered in part (Program::sampled_rows) did in its row iterations 1 to
-/// 3: the period of iterations 2 and 3 (the end of an iteration's last command after the end of
-/// the previous one's) and iteration 3's work, traffic and energy over its period. The phase that
-/// asked for it grows its figures by `skipped` times iteration 3's (docs/llm.md, "Row iterations
-/// share their timing"); iteration 2's period checks that the loop had settled.
-nlohmann::json sampled_rows_json(const sched::Program& program, const traces::Trace& trace,
-                                 const traces::TraceAnalysis& analysis) {
-  constexpr int kIterations = int(sched::kSampledRowIterations) - 1;
-  std::vector<std::int32_t> slot(program.commands.size(), -1);  // command id -> entry x kIterations + iteration
-  for (std::size_t e = 0; e < program.sampled_rows.size(); ++e)
+/// What each GEMM loop lowered in part (Program::sampled_iterations) did in iterations 3 and 4: their
+/// period (the end of iteration 4's last command after the end of iteration 2's) and their work,
+/// traffic and energy over it, each halved: one iteration's share; the same period one iteration
+/// earlier (iterations 2 and 3) checks that the loop had settled. Iteration 5 is lowered so that iteration 4 is
+/// followed as in the loop: the next iteration's loads, which begin in the window, are those of its neighbour, not of
+/// the last iteration (other DRAM rows). The phase that asked for it grows its figures by `skipped` times one
+/// iteration's (docs/llm.md, "GEMM iterations share their timing").
+nlohmann::json sampled_iterations_json(const sched::Program& program, const traces::Trace& trace,
+                                       const traces::TraceAnalysis& analysis) {
+  constexpr int kIterations = int(sched::kSampledIterations) - 1;  // lowered before the last
+  constexpr int kPeriod = 2;                                       // iterations a period spans
+  constexpr int kEnd = kIterations - 2;                            // the iteration whose end closes the period measured
+  std::vector<std::int32_t> slot(program.commands.size(), -1);     // command id -> entry x kIterations + iteration
+  for (std::size_t e = 0; e < program.sampled_iterations.size(); ++e)
     for (int i = 0; i < kIterations; ++i) {
-      const auto [first, end] = program.sampled_rows[e].iterations[std::size_t(i)];
+      const auto [first, end] = program.sampled_iterations[e].iterations[std::size_t(i)];
       for (std::uint32_t id = first; id < end; ++id) slot[id] = std::int32_t(e) * kIterations + i;
     }
-  std::vector<std::uint64_t> ends(program.sampled_rows.size() * kIterations, 0);
-  std::vector<traces::Tally> last(program.sampled_rows.size());
+  std::vector<std::uint64_t> ends(program.sampled_iterations.size() * kIterations, 0);
+  std::vector<traces::Tally> last(program.sampled_iterations.size());  // the last period's
   for (const traces::CommandEvent& c : trace.commands) {
     if (c.id >= slot.size() || slot[c.id] < 0) continue;
     const std::size_t k = std::size_t(slot[c.id]);
     ends[k] = std::max(ends[k], c.end_ps);
-    if (k % kIterations == kIterations - 1) last[k / kIterations].add(c);
+    if (const int i = int(k % kIterations); i > kEnd - kPeriod && i <= kEnd) last[k / kIterations].add(c);
   }
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // iteration 3's, per entry
-  for (std::size_t e = 0; e < program.sampled_rows.size(); ++e)
-    windows.emplace_back(ends[e * kIterations + kIterations - 2], ends[e * kIterations + kIterations - 1]);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // the last period's, per entry
+  for (std::size_t e = 0; e < program.sampled_iterations.size(); ++e)
+    windows.emplace_back(ends[e * kIterations + kEnd - kPeriod], ends[e * kIterations + kEnd]);
   const std::vector<std::uint64_t> acts = acts_in(trace.dram_activity, windows);
   nlohmann::json out = nlohmann::json::array();
-  for (std::size_t e = 0; e < program.sampled_rows.size(); ++e) {
-    const sched::SampledRows& r = program.sampled_rows[e];
+  for (std::size_t e = 0; e < program.sampled_iterations.size(); ++e) {
+    const sched::SampledIterations& r = program.sampled_iterations[e];
     const std::uint64_t* end = &ends[e * kIterations];
-    const double period_ps = double(end[kIterations - 1]) - double(end[kIterations - 2]);
-    const double check_ps = double(end[kIterations - 2]) - double(end[kIterations - 3]);
+    const double period_ps = double(end[kEnd]) - double(end[kEnd - kPeriod]);
+    const double check_ps = double(end[kEnd - 1]) - double(end[kEnd - 1 - kPeriod]);
     nlohmann::json names = nlohmann::json::array();
     for (int op : r.ops) names.push_back(trace.ops.at(std::size_t(op)).name);
     const traces::Tally& t = last[e];
     nlohmann::json energy;
     if (analysis.energy_model)
-      energy = iteration_energy(trace, *analysis.energy_model, t, std::max(period_ps, 0.0) * 1e-12, acts[e]);
+      energy = iteration_energy(trace, *analysis.energy_model, t, std::max(period_ps, 0.0) * 1e-12, acts[e]) / kPeriod;
     out.push_back({{"ops", std::move(names)},
                    {"skipped", r.skipped},
-                   {"period_s", period_ps * 1e-12},
-                   {"check_period_s", check_ps * 1e-12},
-                   {"macs", t.macs},
-                   {"dram_read_bytes", t.dram_read_bytes},
-                   {"dram_write_bytes", t.dram_write_bytes},
+                   {"period_s", period_ps * 1e-12 / kPeriod},
+                   {"check_period_s", check_ps * 1e-12 / kPeriod},
+                   {"macs", double(t.macs) / kPeriod},
+                   {"dram_read_bytes", double(t.dram_read_bytes) / kPeriod},
+                   {"dram_write_bytes", double(t.dram_write_bytes) / kPeriod},
                    {"energy_j", energy}});
   }
   return out;
@@ -276,8 +280,8 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sched::Program program = sched::lower_plan(run.graph, run.hw, run.plan);
   sched::ParallelPlan parallel = run.parallel;
   // A replicated or split Program does not keep the sampled iterations' command ids.
-  if (!program.sampled_rows.empty() && parallel.mode != sched::ParallelMode::None)
-    throw SimulationError("row iterations are lowered in part only for a run on one core");
+  if (!program.sampled_iterations.empty() && parallel.mode != sched::ParallelMode::None)
+    throw SimulationError("GEMM iterations are lowered in part only for a run on one core");
   const std::vector<sched::TensorSpan> transients = program.transients;  // one copy's
   if (sched::pins_ops_to_cores(parallel.mode)) {
     sched::place_tensor_program(program, parallel, run.graph, run.plan, run.hw);
@@ -296,10 +300,10 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   const DramActivityLevel wanted = spec.out.empty()                               ? DramActivityLevel::Off
                                    : spec.trace.level == traces::TraceLevel::Full ? DramActivityLevel::Banks
                                                                                   : DramActivityLevel::Channels;
-  // Row iterations lowered in part price their DRAM energy from the ACTs in their window (the
+  // GEMM iterations lowered in part price their DRAM energy from the ACTs in their window (the
   // bank tracks), whether or not a folder is written.
-  const bool rows_sampled = !program.sampled_rows.empty();
-  const DramActivityLevel activity = rows_sampled ? DramActivityLevel::Banks : wanted;
+  const bool iterations_sampled = !program.sampled_iterations.empty();
+  const DramActivityLevel activity = iterations_sampled ? DramActivityLevel::Banks : wanted;
   {
     Progress progress(spec.label);
     sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
@@ -311,8 +315,8 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   sim.roofline = traces::make_roofline(sim.trace, sim.analysis);
   for (const auto& v : sim.roofline.violations) spdlog::error("roofline: {}", v);
   sim.summary = traces::make_summary(sim.trace, sim.roofline, sim.analysis);
-  if (rows_sampled) {
-    sim.summary["sampled_rows"] = sampled_rows_json(program, sim.trace, sim.analysis);
+  if (iterations_sampled) {
+    sim.summary["sampled_iterations"] = sampled_iterations_json(program, sim.trace, sim.analysis);
     // trace.json as the run asked for it: no bank tracks below --trace-level full.
     if (wanted != DramActivityLevel::Banks) {
       sim.trace.dram_activity.rows = {};

@@ -223,23 +223,49 @@ void Lowering::lower_gemm(const Segment& seg) {
     deps.push_back(*bias_load);
   };
 
-  // Plan::sample_rows: with rows the outermost loop, iterations 0 to kSampledRowIterations - 2
-  // and the last are lowered, each a contiguous run of commands (SampledRows).
-  const std::int64_t row_iterations = (geo.out_rows + t.rows - 1) / t.rows;
-  const bool rows_outermost = !geo.conv && geo.batch == 1 && (t.in_channels < geo.c_total || !t.weights_outer);
-  const bool sample = plan_.sample_rows && rows_outermost && row_iterations > kSampledRowIterations;
-  SampledRows sampled;
-  std::int64_t iteration = -1;
+  // Plan::sample_iterations: the outermost loop of more than kSampledIterations iterations, or else
+  // the next loop inside each of its iterations, has iterations 0 to kSampledIterations - 2
+  // and its last lowered, each a contiguous run of commands (an entry of SampledIterations). The loops
+  // (for_each_block): rows then the weights' column blocks when K is split or rows run outer,
+  // else column blocks (each loaded once) then rows.
+  const bool rows_outer = t.in_channels < geo.c_total || !t.weights_outer;
+  const std::int64_t rows_n = (geo.out_rows + t.rows - 1) / t.rows, cols_n = (geo.n_total + t.cols - 1) / t.cols;
+  const std::int64_t outer_n = rows_outer ? rows_n : cols_n, inner_n = rows_outer ? cols_n : rows_n;
+  const bool eligible = plan_.sample_iterations && !geo.conv && geo.batch == 1;
+  const bool sample_outer = eligible && outer_n > kSampledIterations;
+  const bool sample = sample_outer || (eligible && inner_n > kSampledIterations);
+  const std::int64_t loop_n = sample_outer ? outer_n : inner_n;
+  // A block's entry (0, or its outer iteration when the inner loop is sampled) and iteration.
+  auto place = [&](const GemmBlock& blk) {
+    const std::int64_t r = blk.row0 / t.rows, c = blk.col0 / t.cols;
+    const std::int64_t outer = rows_outer ? r : c, inner = rows_outer ? c : r;
+    return sample_outer ? std::make_pair(std::int64_t{0}, outer) : std::make_pair(outer, inner);
+  };
+  SampledIterations sampled;
+  std::int64_t entry = -1, iteration = -1;
   auto next_id = [&] { return static_cast<std::uint32_t>(prog_.commands.size()); };
+  auto close_entry = [&] {
+    if (entry < 0) return;
+    sampled.ops = seg.ops;
+    sampled.ops.insert(sampled.ops.end(), seg.prologue.begin(), seg.prologue.end());
+    sampled.skipped = loop_n - kSampledIterations;
+    prog_.sampled_iterations.push_back(std::move(sampled));
+    sampled = {};
+  };
 
   Prologue pro;
   for_each_block(geo, t, [&](const GemmBlock& blk) {
     if (sample) {
-      const std::int64_t ri = blk.row0 / t.rows;
-      if (ri >= kSampledRowIterations - 1 && ri < row_iterations - 1) return;
+      const auto [e, ri] = place(blk);
+      if (e != entry) {
+        close_entry();
+        entry = e;
+        iteration = -1;
+      }
+      if (ri >= kSampledIterations - 1 && ri < loop_n - 1) return;
       if (ri != iteration) {
-        if (iteration >= 0 && iteration < kSampledRowIterations - 1) sampled.iterations[iteration].second = next_id();
-        if (ri < kSampledRowIterations - 1) sampled.iterations[ri].first = next_id();
+        if (iteration >= 0 && iteration < kSampledIterations - 1) sampled.iterations[iteration].second = next_id();
+        if (ri < kSampledIterations - 1) sampled.iterations[ri].first = next_id();
         iteration = ri;
       }
     }
@@ -298,12 +324,7 @@ void Lowering::lower_gemm(const Segment& seg) {
       epilogue_and_store(seg, st, id, out_elems, out_block_region(geo, blk, out_eb), &store);
     }
   });
-  if (sample) {
-    sampled.ops = seg.ops;
-    sampled.ops.insert(sampled.ops.end(), seg.prologue.begin(), seg.prologue.end());
-    sampled.skipped = row_iterations - kSampledRowIterations;
-    prog_.sampled_rows.push_back(std::move(sampled));
-  }
+  close_entry();
   finish_segment(seg, st);
 }
 

@@ -183,10 +183,11 @@ struct Plan {
   /// `config_hash` of the resolved config the plan was made for (sim/core/version.h), written
   /// into schedule.json's `provenance`; "" when the caller did not say (tests' plans).
   std::string config_hash;
-  /// The lowering lowers only some row iterations of a GEMM segment whose rows are its outermost
-  /// loop and that has more than kSampledRowIterations of them (SampledRows): set for a long LLM
-  /// phase's layers (docs/llm.md, "Row iterations share their timing"), never for `npusim run`.
-  bool sample_rows = false;
+  /// The lowering lowers only some iterations of a GEMM segment's outermost loop (row or column
+  /// blocks) when it has more than kSampledIterations of them, else of the loop inside it, in each
+  /// outer iteration (SampledIterations): set for an LLM phase's layers (docs/llm.md, "GEMM
+  /// iterations share their timing"), never for `npusim run`.
+  bool sample_iterations = false;
 };
 
 struct SearchOptions {

@@ -76,21 +76,23 @@ struct L2Placement {
   std::uint64_t largest_transfer = 0;  // the largest DMA transfer to or from a placed tensor
 };
 
-/// Row iterations a GEMM segment's lowering lowered (Plan::sample_rows): the first
-/// kSampledRowIterations - 1 and the last; the ones between are not in the Program and take the
-/// timing of iteration kSampledRowIterations - 2 (docs/llm.md, "Row iterations share their timing").
-constexpr std::int64_t kSampledRowIterations = 5;
-struct SampledRows {
+/// Iterations of a GEMM segment's loop that its lowering lowered (Plan::sample_iterations): the first
+/// kSampledIterations - 1 and the last; the ones between are not in the Program and take the
+/// timing of iterations 3 and 4 together, a period of two iterations, because a loop over a
+/// weight matrix's column blocks alternates between two DRAM layouts (docs/llm.md, "GEMM
+/// iterations share their timing").
+constexpr std::int64_t kSampledIterations = 7;
+struct SampledIterations {
   std::vector<int> ops;      // the segment's ops, its head first
-  std::int64_t skipped = 0;  // row iterations not lowered
-  /// Command ids [first, end) of row iterations 0 to kSampledRowIterations - 2, each contiguous.
-  std::array<std::pair<std::uint32_t, std::uint32_t>, kSampledRowIterations - 1> iterations{};
+  std::int64_t skipped = 0;  // iterations not lowered
+  /// Command ids [first, end) of iterations 0 to kSampledIterations - 2, each contiguous.
+  std::array<std::pair<std::uint32_t, std::uint32_t>, kSampledIterations - 1> iterations{};
 };
 
 struct Program {
   std::vector<Command> commands;
-  /// The GEMM segments whose row loop was lowered in part (Plan::sample_rows).
-  std::vector<SampledRows> sampled_rows;
+  /// The GEMM loops lowered in part (Plan::sample_iterations), one entry a sampled loop.
+  std::vector<SampledIterations> sampled_iterations;
   /// SRAM bytes each plan group holds while it runs (allocated before its first command).
   std::vector<std::uint64_t> group_sram_bytes;
   /// Per group, the bytes it holds in each operand buffer (ifmap, filter, ofmap). With

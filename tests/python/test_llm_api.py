@@ -267,7 +267,7 @@ def test_llm_every_layer_simulates_all_layers_as_the_cli_flag_does(small_model):
     assert shared.block["prefill"]["layers"]["largest_departure"] > 0.005
     for phase in (every.block["prefill"], every.block["decode"]["last_step"]):
         assert phase["layers"] == {"total": 4, "simulated": 4, "period": 1, "last_apart": False,
-                                   "query_blocks_stood_in": 0, "row_iterations_stood_in": 0,
+                                   "query_blocks_stood_in": 0, "gemm_iterations_stood_in": 0,
                                    "largest_departure": None}
     assert shared.block["prefill"]["macs"] == every.block["prefill"]["macs"]
     with pytest.raises(TypeError, match=r"^every_layer: expected True or False"):
