@@ -223,7 +223,7 @@ void Lowering::lower_gemm(const Segment& seg) {
     deps.push_back(*bias_load);
   };
 
-  // Plan::sample_iterations: the outermost loop of more than kSampledIterations iterations, or else
+  // Plan::sample_iterations: the outermost loop of more than kSampledIterations iterations, or
   // the next loop inside each of its iterations, has iterations 0 to kSampledIterations - 2
   // and its last lowered, each a contiguous run of commands (an entry of SampledIterations). The loops
   // (for_each_block): rows then the weights' column blocks when K is split or rows run outer,
@@ -232,8 +232,11 @@ void Lowering::lower_gemm(const Segment& seg) {
   const std::int64_t rows_n = (geo.out_rows + t.rows - 1) / t.rows, cols_n = (geo.n_total + t.cols - 1) / t.cols;
   const std::int64_t outer_n = rows_outer ? rows_n : cols_n, inner_n = rows_outer ? cols_n : rows_n;
   const bool eligible = plan_.sample_iterations && !geo.conv && geo.batch == 1;
-  const bool sample_outer = eligible && outer_n > kSampledIterations;
-  const bool sample = sample_outer || (eligible && inner_n > kSampledIterations);
+  // Of the two loops, the one whose sampling lowers fewer blocks: kSampledIterations x inner_n
+  // for the outer, outer_n x kSampledIterations for the inner.
+  const bool outer_long = outer_n > kSampledIterations, inner_long = inner_n > kSampledIterations;
+  const bool sample_outer = eligible && outer_long && (!inner_long || outer_n >= inner_n);
+  const bool sample = sample_outer || (eligible && inner_long);
   const std::int64_t loop_n = sample_outer ? outer_n : inner_n;
   // A block's entry (0, or its outer iteration when the inner loop is sampled) and iteration.
   auto place = [&](const GemmBlock& blk) {
