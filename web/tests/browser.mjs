@@ -857,6 +857,18 @@ const tests = {
       const raw = await page.$$eval("#not-fused td.reason", t => t.map(e => [e.dataset.raw, e.textContent]));
       for (const [r, t] of raw) if (/\d{4,} B\b/.test(r)) assert(/\d( KiB| MiB| GiB)/.test(t), "bytes with units: " + t);
     }
+    // The language model's split by part fits its section at the narrowest width.
+    await page.setViewportSize({width: 1280, height: 800});
+    await page.goto(url + "?mode=llm&config=edge-s&model=SmolLM2-360M&prompt=16&generate=4&fusion=greedy");
+    await waitRun(page, "");
+    const parts = await page.$$eval("table.llm-parts", ts => ts.map(t => {
+      const s = t.closest("section").getBoundingClientRect(), r = t.getBoundingClientRect();
+      const cells = [...t.querySelectorAll("th, td")].filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 20));
+      return {id: t.id, right: r.right, sectionRight: s.right, cells};
+    }));
+    assert(parts.length === 2, "the prefill's and the last decode step's split: " + parts.length);
+    for (const p of parts) assert(p.right <= p.sectionRight && p.cells.length === 0, "1280 px: " + p.id + " inside its section, nothing clipped: " + JSON.stringify(p));
+    await page.screenshot({path: join(outDir, "layout-1280-llm.png"), fullPage: true});
   },
   // report.html from npusim run: the same app, offline, the run's numbers.
   async report(page) {
