@@ -23,19 +23,37 @@ EnergyBreakdown tally_energy(const Tally& tally, const EnergyModel& m, double ps
 /// refreshes, background), that is the DRAM energy of this run: the config's flat pJ/byte and
 /// background power give way to the controller's figures, spread over the bytes and the time,
 /// so the summary and the DRAM statistics never disagree.
-void use_controller_dram_energy(const Trace& t, EnergyModel& m) {
+std::optional<ControllerDramPrices> controller_dram_prices(const Trace& t) {
   const json& s = t.dram_stats;
   const char* parts[] = {"energy_activate_nj",   "energy_read_nj", "energy_write_nj", "energy_refresh_nj",
                          "energy_background_nj", "bytes_read",     "bytes_written"};
-  if (!s.is_object()) return;
+  if (!s.is_object()) return std::nullopt;
   for (const char* k : parts)
-    if (!s.contains(k) || !s[k].is_number()) return;
-  const double bytes = s["bytes_read"].get<double>() + s["bytes_written"].get<double>();
-  if (bytes <= 0 || t.end_ps == 0) return;
-  const double dynamic_nj = s["energy_activate_nj"].get<double>() + s["energy_read_nj"].get<double>() +
-                            s["energy_write_nj"].get<double>() + s["energy_refresh_nj"].get<double>();
-  m.dram_j_per_byte = dynamic_nj * 1e-9 / bytes;
-  m.dram_background_w = s["energy_background_nj"].get<double>() * 1e-9 / (double(t.end_ps) * 1e-12);
+    if (!s.contains(k) || !s[k].is_number()) return std::nullopt;
+  auto number = [&](const char* k) { return s[k].get<double>(); };
+  const double bytes = number("bytes_read") + number("bytes_written");
+  if (bytes <= 0 || t.end_ps == 0) return std::nullopt;
+  auto per = [](double nj, double count) { return count > 0 ? nj / count : 0.0; };
+  const double seconds = double(t.end_ps) * 1e-12;
+  ControllerDramPrices p;
+  p.activate_nj = s.contains("activates") && s["activates"].is_number()
+                      ? per(number("energy_activate_nj"), number("activates"))
+                      : 0.0;
+  p.read_nj_per_byte = per(number("energy_read_nj"), number("bytes_read"));
+  p.write_nj_per_byte = per(number("energy_write_nj"), number("bytes_written"));
+  p.refresh_w = number("energy_refresh_nj") * 1e-9 / seconds;
+  p.background_w = number("energy_background_nj") * 1e-9 / seconds;
+  p.dynamic_j_per_byte = (number("energy_activate_nj") + number("energy_read_nj") + number("energy_write_nj") +
+                          number("energy_refresh_nj")) *
+                         1e-9 / bytes;
+  return p;
+}
+
+void use_controller_dram_energy(const Trace& t, EnergyModel& m) {
+  const std::optional<ControllerDramPrices> p = controller_dram_prices(t);
+  if (!p) return;
+  m.dram_j_per_byte = p->dynamic_j_per_byte;
+  m.dram_background_w = p->background_w;
   m.dram_from_controller = true;
 }
 

@@ -25,6 +25,17 @@ using npusim::price_energy;
 /// The model of a trace; nullopt when its config has no "energy" block (no energy figures).
 /// Throws InputError naming the field when the block is there but malformed.
 std::optional<EnergyModel> energy_model(const Trace& t);
+
+/// The DRAM controller's own energy of a run (dram_stats: IDD currents per command) as prices:
+/// nJ per ACT, per byte read and written, the refresh's and the background's power over the run,
+/// and the dynamic energy (ACTs, reads, writes, refresh) over every byte moved. nullopt when the
+/// trace has no such statistics (a DRAM priced by the config's flat pJ/byte).
+struct ControllerDramPrices {
+  double activate_nj = 0, read_nj_per_byte = 0, write_nj_per_byte = 0;
+  double refresh_w = 0, background_w = 0;
+  double dynamic_j_per_byte = 0;
+};
+std::optional<ControllerDramPrices> controller_dram_prices(const Trace& t);
 struct TraceEnergy {
   EnergyBreakdown network;
   std::vector<EnergyBreakdown> ops, groups;

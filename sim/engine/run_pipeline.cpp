@@ -203,21 +203,19 @@ std::vector<std::uint64_t> acts_in(const traces::DramActivityTrace& activity,
 /// averaged over the whole run would carry the other ops' mix of row hits and misses.
 double iteration_energy(const traces::Trace& trace, const EnergyModel& m, const traces::Tally& t, double seconds,
                         std::uint64_t acts) {
-  const nlohmann::json& d = trace.dram_stats;
-  auto number = [&](const char* key) { return d.is_object() && d.contains(key) ? d.at(key).get<double>() : 0.0; };
-  if (!m.dram_from_controller || !trace.dram_activity.has_rows || trace.end_ps == 0)
+  const std::optional<traces::ControllerDramPrices> p = traces::controller_dram_prices(trace);
+  if (!m.dram_from_controller || !p || !trace.dram_activity.has_rows)
     return price_energy(m, {double(t.macs), double(t.vector_ops), double(t.sram_read_bytes), double(t.sram_write_bytes),
                             double(t.dram_bytes()), seconds})
         .total_j();
-  auto per = [](double nj, double count) { return count > 0 ? nj / count : 0.0; };
-  const double dram_nj = double(acts) * per(number("energy_activate_nj"), number("activates")) +
-                         double(t.dram_read_bytes) * per(number("energy_read_nj"), number("bytes_read")) +
-                         double(t.dram_write_bytes) * per(number("energy_write_nj"), number("bytes_written")) +
-                         number("energy_refresh_nj") * seconds / (double(trace.end_ps) * 1e-12);
+  const double dram_j = (double(acts) * p->activate_nj + double(t.dram_read_bytes) * p->read_nj_per_byte +
+                         double(t.dram_write_bytes) * p->write_nj_per_byte) *
+                            1e-9 +
+                        p->refresh_w * seconds;
   // The rest as the summary prices it (MACs, vector ops, SRAM, static and DRAM background power).
   const EnergyBreakdown rest = price_energy(
       m, {double(t.macs), double(t.vector_ops), double(t.sram_read_bytes), double(t.sram_write_bytes), 0.0, seconds});
-  return rest.total_j() + dram_nj * 1e-9;
+  return rest.total_j() + dram_j;
 }
 
 /// What each GEMM loop lowered in part (Program::sampled_iterations) did in iterations 3 and 4: their
