@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <cerrno>
 #include <atomic>
 #include <cstdio>
@@ -65,7 +66,14 @@ void block_stop_signals() {
 void install_interrupt_handling() {
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set] {
+  // Returns once the thread runs its own code: a fork taken while a new thread is still being set
+  // up (the C library's or a sanitizer's bookkeeping, under their locks) would copy those locks
+  // held, and the copy (npusim serve's zygote, forked just after this) would hang at its first
+  // allocation or thread that needs them.
+  std::promise<void> started;
+  std::future<void> running = started.get_future();
+  std::thread([set, started = std::move(started)]() mutable {
+    started.set_value();
     for (;;) {
       int sig = 0;
       while (sigwait(&set, &sig) != 0) {}
@@ -78,6 +86,7 @@ void install_interrupt_handling() {
       stop();  // the command shuts itself down; a second signal finds no callback and exits
     }
   }).detach();
+  running.wait();
 }
 
 void on_stop_signal(std::function<void()> stop) {
