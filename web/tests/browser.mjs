@@ -547,11 +547,11 @@ const tests = {
     await checkLlmViews(page, l);
     const ttft = await value(page, "ttft");
     await setControl(page, "clock", 400);  // half of edge-s's 800 MHz
-    await waitRun(page, id);
+    const slowerId = await waitRun(page, id);
     const slower = await value(page, "ttft");
     assert(slower > ttft, "half the clock: a longer time to first token (" + ttft + " -> " + slower + ")");
     await setControl(page, "mode", "workload");
-    await waitRun(page, await page.evaluate(() => document.body.dataset.runId));
+    await waitRun(page, slowerId);  // the id read before the switch: the workload's run may be drawn already
     assert(!(await page.$eval("#main", e => e.hidden)) && (await networkPoint(page)).ops > 0, "back to the workload's views");
   },
   // The headline's bound and the point it names are drawn together and labelled, in every mode;
