@@ -620,3 +620,31 @@ TEST(Tiling, RememberedTileCostsAreKeyedByEveryGeometryField) {
     EXPECT_TRUE(same(sched::remembered_tiling_cost(plain, s.rows, s.cols, s.chans, s.dataflow, hw, s.width), truth));
   }
 }
+
+TEST(Tiling, AnEdgeNoPowerOfTwoDividesKeepsEveryInputChannelInOneBlock) {
+  // PP-OCRv4 rec's classifier: 40 rows x 120 input channels x 6625 classes, int8, on one rk3588
+  // core (32 x 32 direct core; weight buffer 160 KiB, output staging 64 KiB, both double-buffered).
+  // 6625 = 5^3 x 53: no power of two times 32 divides it, so the usual column blocks are 1325 and
+  // 6625 alone, and 1325 x 120 weights (159,000 B, twice) do not fit: the tiler used to split the
+  // 120 input channels, re-reading the weights once per row block. Its divisors from 32 up
+  // (53, 125, 265) keep all 120 channels in one block, so every weight is read once.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: classifier
+inputs:
+  - {name: x, shape: [40, 120]}
+ops:
+  - {name: fc, op: matmul, inputs: [x], out_features: 6625}
+outputs: [fc]
+)",
+                                                "classifier.yaml");
+  const auto hw = config::load_hardware_config("rk3588-core");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  const auto& t = segment_of(g, plan, "fc").tiling;
+  // 40 x 125 outputs at 4 B, twice, fill 40,000 of the 65,536 B of staging (265: 84,800 B do not).
+  EXPECT_EQ(t.in_channels, 120);
+  EXPECT_EQ(t.cols, 125);
+  EXPECT_EQ(t.rows, 40);
+  // Weights 120 x 6625 = 795,000 B once, the output 40 x 6625 = 265,000 B once and the input
+  // 40 x 120 = 4,800 B once (one row block, held while the weights stream).
+  EXPECT_EQ(test::plan_dram_bytes(plan), 795000u + 265000 + 4800);
+}
