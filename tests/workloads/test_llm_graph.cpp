@@ -68,7 +68,7 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   EXPECT_NE(
       e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
              "gemma3, gemma3_text, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, llava, llava_next, llava_onevision, "
-             "found 'bloom'"),
+             "internlm2, chatglm, found 'bloom'"),
       std::string::npos)
       << e;
 
@@ -153,6 +153,74 @@ TEST(LlmConfig, Qwen3ComesToItsPublishedSizeWithAnExplicitHeadDim) {
   w.kv = parse_format("fp16", 0, false, "--kv-dtype");
   EXPECT_EQ(kv_cache_bytes(c, w, 1, 1000, 1), 2ull * 28 * 8 * 1000 * 128 * 2);
   EXPECT_EQ(kv_cache_bytes(c, w, 1, 1000, 1), 114688000u);
+}
+
+TEST(LlmConfig, InternLm2ComesToItsPublishedSize) {
+  // internlm2-chat-1_8b's config.json (validation/models/InternLM2-1.8B.json): hidden 2048, 24
+  // layers, 16 heads of 128 over 8 KV heads, MLP 8192, vocab 92544, untied head, bias false.
+  // A layer: wqkv 2048 x (16 + 2 x 8) x 128 = 8,388,608 (one fused weight), wo 2048^2 =
+  // 4,194,304, MLP 3 x 2048 x 8192 = 50,331,648, 2 norms 4,096: 62,918,656. x 24 = 1,510,047,744;
+  // + embedding and head 2 x 92544 x 2048 = 379,060,224 + final norm 2048: 1,889,110,016 (1.89 B).
+  const LlmConfig c = load_llm_config(data_dir() + "/validation/models/InternLM2-1.8B.json", data_dir());
+  EXPECT_EQ(c.model_type, "internlm2");
+  EXPECT_TRUE(c.fused_qkv);
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.kv_heads, 8);
+  EXPECT_EQ(parameter_count(c), 24ull * 62918656 + 2ull * 92544 * 2048 + 2048);
+  EXPECT_EQ(parameter_count(c), 1889110016u);
+  StepSpec s;
+  s.past = 15;
+  EXPECT_EQ(graph_totals(build_llm_step(c, s), 2).params, 1889110016u);
+  // `bias: true` puts biases on wqkv and wo, none on the MLP: + 24 x (4096 + 2048).
+  const LlmConfig b = parse_llm_config(R"({"model_type": "internlm2", "hidden_size": 2048, "num_hidden_layers": 24,
+    "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 92544,
+    "max_position_embeddings": 32768, "bias": true})",
+                                       "internlm2.json");
+  EXPECT_EQ(parameter_count(b), 1889110016ull + 24 * (4096 + 2048));
+}
+
+TEST(LlmConfig, ChatGlmReadsItsOwnFieldNamesAndComesToItsPublishedSize) {
+  // THUDM/chatglm3-6b's config.json (validation/models/ChatGLM3-6B.json): num_layers 28,
+  // hidden 4096, 32 heads of kv_channels 128, multi-query with 2 groups, ffn_hidden_size 13696,
+  // padded_vocab_size 65024, add_qkv_bias. A layer: query_key_value 4096 x (32 + 2 x 2) x 128 =
+  // 18,874,368 + its bias 4,608; dense 4096^2 = 16,777,216; dense_h_to_4h 4096 x 2 x 13696 =
+  // 112,197,632 (gate and up fused); dense_4h_to_h 13696 x 4096 = 56,098,816; 2 norms 8,192:
+  // 203,960,832. x 28 = 5,710,903,296; + embedding and output layer 2 x 65024 x 4096 =
+  // 532,676,608 + final norm 4096: 6,243,584,000 (6.24 B).
+  const LlmConfig c = load_llm_config(data_dir() + "/validation/models/ChatGLM3-6B.json", data_dir());
+  EXPECT_EQ(c.model_type, "chatglm");
+  EXPECT_EQ(c.layers, 28);
+  EXPECT_EQ(c.kv_heads, 2);
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.intermediate, 13696);
+  EXPECT_EQ(c.vocab, 65024);
+  EXPECT_EQ(c.max_positions, 8192);
+  EXPECT_TRUE(c.qkv_bias && c.fused_qkv && c.fused_gate_up);
+  EXPECT_FALSE(c.o_bias || c.mlp_bias || c.tied_embeddings);
+  const std::uint64_t layer = 4096ull * 4608 + 4608 + 4096ull * 4096 + 4096ull * 2 * 13696 + 13696ull * 4096 + 8192;
+  EXPECT_EQ(layer, 203960832u);
+  EXPECT_EQ(parameter_count(c), 28 * layer + 2ull * 65024 * 4096 + 4096);
+  EXPECT_EQ(parameter_count(c), 6243584000u);
+  StepSpec s;
+  s.past = 15;
+  EXPECT_EQ(graph_totals(build_llm_step(c, s), 2).params, 6243584000u);
+  // The KV cache holds the 2 groups: 28 layers x K and V x 2 x 1000 tokens x 128 x 2 B = 28,672,000 B.
+  Widths w;
+  w.kv = parse_format("fp16", 0, false, "--kv-dtype");
+  EXPECT_EQ(kv_cache_bytes(c, w, 1, 1000, 1), 28672000u);
+
+  // Without multi_query_attention every head has its own K and V; its fields are named as ChatGLM names them.
+  std::string e = config_error(R"({"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32})");
+  EXPECT_NE(e.find("(num_layers): expected a positive integer, found the field missing"), std::string::npos) << e;
+  e = config_error(R"({"model_type": "chatglm", "hidden_size": 64, "num_layers": 2, "num_attention_heads": 4,
+    "kv_channels": 16, "ffn_hidden_size": 128, "padded_vocab_size": 100, "seq_length": 256,
+    "multi_query_attention": true, "multi_query_group_num": 3})");
+  EXPECT_NE(e.find("(multi_query_group_num): expected a divisor of num_attention_heads 4, found 3"), std::string::npos)
+      << e;
+  const LlmConfig mha = parse_llm_config(R"({"model_type": "chatglm", "hidden_size": 64, "num_layers": 2,
+    "num_attention_heads": 4, "kv_channels": 16, "ffn_hidden_size": 128, "padded_vocab_size": 100, "seq_length": 256})",
+                                         "glm.json");
+  EXPECT_EQ(mha.kv_heads, 4);
 }
 
 TEST(LlmConfig, HeadDimIsHonouredForEveryModelType) {

@@ -162,10 +162,28 @@ void read_rope_decoder(const Fields& f, LlmConfig& c) {
   }
 }
 
-void check_heads(const Fields& f, const LlmConfig& c) {
+/// ChatGLM2/3 (THUDM's config.json): a llama-like decoder under its own field names, with a fused
+/// query_key_value (biased when add_qkv_bias) and a fused dense_h_to_4h (SwiGLU's gate and up).
+void read_chatglm(const Fields& f, LlmConfig& c) {
+  c.hidden = f.count("hidden_size");
+  c.layers = f.count("num_layers");
+  c.heads = f.count("num_attention_heads");
+  c.kv_heads = f.flag_or("multi_query_attention", false) ? f.count("multi_query_group_num") : c.heads;
+  c.head_dim = f.count("kv_channels");
+  c.intermediate = f.count("ffn_hidden_size");
+  c.vocab = f.count("padded_vocab_size");
+  c.max_positions = f.count("seq_length");
+  c.tied_embeddings = f.flag_or("tie_word_embeddings", false);
+  c.qkv_bias = f.flag_or("add_qkv_bias", false);
+  c.o_bias = c.mlp_bias = f.flag_or("add_bias_linear", false);
+  c.fused_qkv = c.fused_gate_up = true;
+  c.norm = f.flag_or("rmsnorm", true) ? NormKind::Rms : NormKind::Layer;
+}
+
+void check_heads(const Fields& f, const LlmConfig& c, const char* key = "num_key_value_heads") {
   if (c.kv_heads > c.heads || c.heads % c.kv_heads != 0)
-    f.fail("num_key_value_heads", "expected a divisor of num_attention_heads " + std::to_string(c.heads) + ", found " +
-                                      std::to_string(c.kv_heads));
+    f.fail(key, "expected a divisor of num_attention_heads " + std::to_string(c.heads) + ", found " +
+                    std::to_string(c.kv_heads));
 }
 
 /// The fields a Hugging Face config.json gives a mixture-of-experts model (Mixtral, Qwen2-MoE,
@@ -701,6 +719,11 @@ LlmConfig from_json(const json& j, const std::string& source, const std::string&
     check_heads(f, c);
     return c;
   }
+  if (c.model_type == "chatglm") {
+    read_chatglm(f, c);
+    check_heads(f, c, "multi_query_group_num");
+    return c;
+  }
   if (c.model_type == "gpt2") {
     c.hidden = f.count("n_embd");
     c.layers = f.count("n_layer");
@@ -742,6 +765,10 @@ LlmConfig from_json(const json& j, const std::string& source, const std::string&
     c.mlp_bias = f.flag_or("mlp_bias", false);
   }
   if (c.model_type == "phi3") c.fused_qkv = c.fused_gate_up = true;
+  if (c.model_type == "internlm2") {  // one wqkv weight; `bias` on wqkv and wo, none on the MLP
+    c.fused_qkv = true;
+    c.qkv_bias = c.o_bias = f.flag_or("bias", false);
+  }
   return c;
 }
 
@@ -754,9 +781,9 @@ std::string lower(std::string s) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {
-      "llama",    "qwen2",      "mistral",   "phi3",       "gemma2",         "gpt2",        "qwen3",
-      "mixtral",  "qwen2_moe",  "qwen3_moe", "gemma3",     "gemma3_text",    "deepseek_v2", "deepseek_v3",
-      "qwen2_vl", "qwen2_5_vl", "llava",     "llava_next", "llava_onevision"};
+      "llama",    "qwen2",      "mistral",   "phi3",       "gemma2",          "gpt2",        "qwen3",
+      "mixtral",  "qwen2_moe",  "qwen3_moe", "gemma3",     "gemma3_text",     "deepseek_v2", "deepseek_v3",
+      "qwen2_vl", "qwen2_5_vl", "llava",     "llava_next", "llava_onevision", "internlm2",   "chatglm"};
   return types;
 }
 
