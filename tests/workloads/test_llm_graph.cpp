@@ -68,7 +68,7 @@ TEST(LlmConfig, BadFieldsAreNamedWithExpectedAndFound) {
   EXPECT_NE(
       e.find("expected one of llama, qwen2, mistral, phi3, gemma2, gpt2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
              "gemma3, gemma3_text, deepseek_v2, deepseek_v3, qwen2_vl, qwen2_5_vl, llava, llava_next, llava_onevision, "
-             "internlm2, chatglm, found 'bloom'"),
+             "internlm2, chatglm, minicpm3, found 'bloom'"),
       std::string::npos)
       << e;
 
@@ -221,6 +221,43 @@ TEST(LlmConfig, ChatGlmReadsItsOwnFieldNamesAndComesToItsPublishedSize) {
     "num_attention_heads": 4, "kv_channels": 16, "ffn_hidden_size": 128, "padded_vocab_size": 100, "seq_length": 256})",
                                          "glm.json");
   EXPECT_EQ(mha.kv_heads, 4);
+}
+
+TEST(LlmConfig, MiniCpm3IsLatentAttentionWithItsConfigClassDefaults) {
+  // MiniCPM3-4B's config.json (validation/models/MiniCPM3-4B.json) states no v_head_dim and no
+  // tie_word_embeddings: MiniCPM3Config defaults them to qk_nope_head_dim (64) and true. A layer,
+  // hidden 2560, 40 heads: q_a 2560 x 768 = 1,966,080 + its norm 768; q_b 768 x 40 x (64 + 32) =
+  // 2,949,120; kv_a 2560 x (256 + 32) = 737,280 + its norm 256; kv_b 256 x 40 x (64 + 64) =
+  // 1,310,720; o 40 x 64 x 2560 = 6,553,600; MLP 3 x 2560 x 6400 = 49,152,000; 2 norms 5,120:
+  // 62,674,944. x 62 = 3,885,846,528; + the tied embedding 73448 x 2560 = 188,026,880 + final
+  // norm 2560: 4,073,875,968 (4.07 B).
+  const LlmConfig c = load_llm_config(data_dir() + "/validation/models/MiniCPM3-4B.json", data_dir());
+  EXPECT_EQ(c.model_type, "minicpm3");
+  EXPECT_TRUE(c.is_mla());
+  EXPECT_EQ(c.mla.v_head, 64);
+  EXPECT_EQ(c.mla.q_lora_rank, 768);
+  EXPECT_TRUE(c.tied_embeddings);
+  EXPECT_FALSE(c.is_moe(0));
+  const std::uint64_t layer = 2560ull * 768 + 768 + 768ull * 40 * 96 + 2560ull * 288 + 256 + 256ull * 40 * 128 +
+                              40ull * 64 * 2560 + 3ull * 2560 * 6400 + 5120;
+  EXPECT_EQ(layer, 62674944u);
+  EXPECT_EQ(parameter_count(c), 62 * layer + 73448ull * 2560 + 2560);
+  EXPECT_EQ(parameter_count(c), 4073875968u);
+  StepSpec s;
+  s.past = 15;
+  EXPECT_EQ(graph_totals(build_llm_step(c, s), 2).params, 4073875968u);
+  // Stated widths win over the defaults; a stated one is checked like DeepSeek's.
+  const LlmConfig v = parse_llm_config(R"({"model_type": "minicpm3", "hidden_size": 2560, "num_hidden_layers": 62,
+    "num_attention_heads": 40, "intermediate_size": 6400, "vocab_size": 73448, "max_position_embeddings": 32768,
+    "v_head_dim": 32, "tie_word_embeddings": false})",
+                                       "m3.json");
+  EXPECT_EQ(v.mla.v_head, 32);
+  EXPECT_EQ(v.mla.nope, 64);
+  EXPECT_FALSE(v.tied_embeddings);
+  const std::string e = config_error(R"({"model_type": "minicpm3", "hidden_size": 2560, "num_hidden_layers": 62,
+    "num_attention_heads": 40, "intermediate_size": 6400, "vocab_size": 73448, "max_position_embeddings": 32768,
+    "kv_lora_rank": 0})");
+  EXPECT_NE(e.find("(kv_lora_rank): expected a positive integer"), std::string::npos) << e;
 }
 
 TEST(LlmConfig, HeadDimIsHonouredForEveryModelType) {

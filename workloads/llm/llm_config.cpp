@@ -257,7 +257,18 @@ void read_moe(const Fields& f, LlmConfig& c) {
 /// fields and defaults of DeepSeek's DeepseekV2Config/DeepseekV3Config (docs/llm.md, "DeepSeek").
 /// The MLA widths are required although the Python class has defaults: every published DeepSeek
 /// config states them, and a file without them is more likely some other model than DeepSeek-V2.
-void read_deepseek(const Fields& f, LlmConfig& c) {
+/// Widths of multi-head latent attention a config may leave out, as a model's Python config
+/// class defaults them (v_head_dim: qk_nope_head_dim), and whether its head is tied by default.
+struct MlaDefaults {
+  std::int64_t nope, rope, q_lora, kv_lora;
+  bool tied;
+};
+/// MiniCPM3Config's defaults: MiniCPM3-4B's config.json states every width but v_head_dim.
+constexpr MlaDefaults kMiniCpm3{64, 32, 768, 256, true};
+
+/// A decoder with multi-head latent attention (DeepSeek-V2's MLA): its shared fields and the MLA
+/// widths, every one required without `d` (DeepSeek's published configs state them all).
+void read_mla_decoder(const Fields& f, LlmConfig& c, const MlaDefaults* d) {
   c.hidden = f.count("hidden_size");
   c.layers = f.count("num_hidden_layers");
   c.heads = f.count("num_attention_heads");
@@ -268,16 +279,23 @@ void read_deepseek(const Fields& f, LlmConfig& c) {
   c.intermediate = f.count("intermediate_size");
   c.vocab = f.count("vocab_size");
   c.max_positions = f.count("max_position_embeddings");
-  c.tied_embeddings = f.flag_or("tie_word_embeddings", false);
+  c.tied_embeddings = f.flag_or("tie_word_embeddings", d && d->tied);
   c.act = activation(f, "hidden_act", f.text_or("hidden_act", "silu"));
+  const auto width = [&](const char* key, std::int64_t fallback) {
+    return d ? f.count_or(key, fallback) : f.count(key);
+  };
   MlaConfig& a = c.mla;
-  a.kv_lora_rank = f.count("kv_lora_rank");
-  a.q_lora_rank = f.count_or_null("q_lora_rank", "null: a plain q_proj");
-  a.nope = f.count("qk_nope_head_dim");
-  a.rope = f.count("qk_rope_head_dim");
-  a.v_head = f.count("v_head_dim");
+  a.kv_lora_rank = width("kv_lora_rank", d ? d->kv_lora : 0);
+  a.q_lora_rank = d && !f.has("q_lora_rank") ? d->q_lora : f.count_or_null("q_lora_rank", "null: a plain q_proj");
+  a.nope = width("qk_nope_head_dim", d ? d->nope : 0);
+  a.rope = width("qk_rope_head_dim", d ? d->rope : 0);
+  a.v_head = width("v_head_dim", a.nope);
   a.bias = f.flag_or("attention_bias", false);
   c.head_dim = a.nope + a.rope;
+}
+
+void read_deepseek(const Fields& f, LlmConfig& c) {
+  read_mla_decoder(f, c, nullptr);
   c.mtp_layers = f.whole_or("num_nextn_predict_layers", 0);
   // n_routed_experts null: a dense DeepSeek (every layer's MLP of intermediate_size).
   if (!f.has("n_routed_experts")) return;
@@ -714,6 +732,10 @@ LlmConfig from_json(const json& j, const std::string& source, const std::string&
   if (c.model_type == "llava" || c.model_type == "llava_next" || c.model_type == "llava_onevision")
     return read_llava(j, f, c.model_type);
   if (!is_moe_type(c.model_type)) check_dense(j, f, c.model_type);
+  if (c.model_type == "minicpm3") {  // MLA with a dense SwiGLU MLP
+    read_mla_decoder(f, c, &kMiniCpm3);
+    return c;
+  }
   if (is_deepseek_type(c.model_type)) {
     read_deepseek(f, c);
     check_heads(f, c);
@@ -781,9 +803,10 @@ std::string lower(std::string s) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {
-      "llama",    "qwen2",      "mistral",   "phi3",       "gemma2",          "gpt2",        "qwen3",
-      "mixtral",  "qwen2_moe",  "qwen3_moe", "gemma3",     "gemma3_text",     "deepseek_v2", "deepseek_v3",
-      "qwen2_vl", "qwen2_5_vl", "llava",     "llava_next", "llava_onevision", "internlm2",   "chatglm"};
+      "llama",           "qwen2",       "mistral",   "phi3",       "gemma2", "gpt2",
+      "qwen3",           "mixtral",     "qwen2_moe", "qwen3_moe",  "gemma3", "gemma3_text",
+      "deepseek_v2",     "deepseek_v3", "qwen2_vl",  "qwen2_5_vl", "llava",  "llava_next",
+      "llava_onevision", "internlm2",   "chatglm",   "minicpm3"};
   return types;
 }
 
