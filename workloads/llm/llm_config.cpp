@@ -253,10 +253,6 @@ void read_moe(const Fields& f, LlmConfig& c) {
   }
 }
 
-/// DeepSeek-V2/V3 (deepseek_v2, deepseek_v3): multi-head latent attention and DeepSeekMoE, the
-/// fields and defaults of DeepSeek's DeepseekV2Config/DeepseekV3Config (docs/llm.md, "DeepSeek").
-/// The MLA widths are required although the Python class has defaults: every published DeepSeek
-/// config states them, and a file without them is more likely some other model than DeepSeek-V2.
 /// Widths of multi-head latent attention a config may leave out, as a model's Python config
 /// class defaults them (v_head_dim: qk_nope_head_dim), and whether its head is tied by default.
 struct MlaDefaults {
@@ -294,6 +290,10 @@ void read_mla_decoder(const Fields& f, LlmConfig& c, const MlaDefaults* d) {
   c.head_dim = a.nope + a.rope;
 }
 
+/// DeepSeek-V2/V3 (deepseek_v2, deepseek_v3): multi-head latent attention and DeepSeekMoE, the
+/// fields and defaults of DeepSeek's DeepseekV2Config/DeepseekV3Config (docs/llm.md, "DeepSeek").
+/// The MLA widths are required although the Python class has defaults: every published DeepSeek
+/// config states them, and a file without them is more likely some other model than DeepSeek-V2.
 void read_deepseek(const Fields& f, LlmConfig& c) {
   read_mla_decoder(f, c, nullptr);
   c.mtp_layers = f.whole_or("num_nextn_predict_layers", 0);
