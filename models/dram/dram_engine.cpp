@@ -1,6 +1,7 @@
 #include "models/dram/dram_engine.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <sstream>
 #include <string>
 
@@ -92,6 +93,28 @@ class TransferSource final : public DramRequestSource {
   }
 
   std::uint64_t last() const { return last_; }
+
+  /// Bursts the source issues from its current run after the one it issued last, before the run
+  /// ends (0 when the run or the transfer ends with that one).
+  std::uint64_t left_in_run() const {
+    return run_ < runs_ && burst_ < run_end_ ? (run_end_ - burst_ - 1) / burst_bytes_ : 0;
+  }
+  std::uint64_t window() const { return window_; }
+  std::uint64_t issued() const { return issued_; }
+  /// The address next() issues next (the transfer is not done).
+  std::uint64_t next_addr() const { return burst_; }
+  bool done() const { return run_ >= runs_; }
+  /// As `n` more next() calls within the current run (left_in_run() >= n), after completions of
+  /// requests `last_done - n + 1 .. last_done` whose data ends are `data_end` - (last_done - i) x
+  /// `pace`, reported in that order (the stream path's batch, DramEngine::serve_stream).
+  void skip(std::uint64_t n, std::uint64_t last_done, std::uint64_t data_end, std::uint64_t pace) {
+    issued_ += n;
+    burst_ += n * burst_bytes_;
+    const std::uint64_t kept = std::min(n, window_);
+    for (std::uint64_t i = last_done + 1 - kept; i <= last_done; ++i)
+      done_[i & mask_] = {i + 1, data_end - (last_done - i) * pace};
+    last_ = std::max(last_, data_end);
+  }
 
  private:
   struct Slot {
@@ -423,7 +446,10 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     if (Record && run_bursts > 0) activity->bursts(channel, target.bank, is_write, run_begin, run_end, run_bursts);
     run_bursts = 0;
   };
-  BurstTarget sequel;  // the target of the requests in sequel_
+  BurstTarget sequel;             // the target of the requests in sequel_
+  StreamShape shape, last_shape;  // this decision's step and the one before (batch_stream)
+  std::uint64_t same_steps = 0;   // decisions in a row whose step had last_shape
+  std::uint64_t paced_steps = 0;  // decisions in a row placed a pace after the one before
   PacedRun run;
   run.first = config_.scheduler == DramScheduler::Fcfs || device_.paced_hit_is_first(is_write);
   // Ends the stream: its requests back into the queues, its counts added (also when a request
@@ -458,6 +484,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         ++stream_bursts_;
         served = admitted = last_end = 0;
         run = PacedRun{0, 0, {}, false, run.first};
+        same_steps = paced_steps = 0;
         bank = sequel.bank;
         target = sequel;
         columns = &row_columns_[bank];
@@ -474,7 +501,9 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
         if (stream_.empty() || other < stream_.front().arrival) break;
         const StreamItem oldest = stream_.front();
+        const std::uint64_t paced_before = run.count;
         if (!stream_hit(run, target, is_write, oldest.arrival, t_decide)) break;
+        paced_steps = run.count > paced_before ? paced_steps + 1 : 0;
         const BurstSchedule& s = run.last;
         ++served;
         now_ = t_decide;
@@ -496,6 +525,10 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         q.leaving.push_back(s.col);
         ch.clock = s.col;
         record_latency(is_write, oldest.arrival, s);
+        shape = StreamShape{};
+        shape.latency = s.data_end - oldest.arrival;
+        shape.queueing = s.col - oldest.arrival;
+        shape.backpressure = stats_.backpressure_cycles;
         last_end = s.data_end;  // column commands, so data ends, only grow
         source.completed(oldest.index, s.data_end);
         const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
@@ -542,9 +575,42 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         stream_.push_back({run_index_++, t_admit});
         queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + sequel_.size() + stream_.size());
         ++admitted;
+        ++shape.admitted;
         pull_near(source, p, near);
       }
       if (!more) break;
+      if constexpr (std::is_same_v<Source, TransferSource>) {
+        if (batched_ && !stream_.empty() && sequel_.empty() && other == kNever &&
+            p.status == DramRequestSource::Status::Ready) {
+          shape.backpressure = stats_.backpressure_cycles - shape.backpressure;
+          shape.settle(run.last.col, stream_, q, p, next_admit_, now_, t_decide);
+          same_steps = shape == last_shape ? same_steps + 1 : 0;
+          last_shape = shape;
+          // Two steps alike, and the completions the source reads from next (request issued - window
+          // onwards; the last one done is the stream's oldest's predecessor) all a pace apart.
+          const std::uint64_t last_done = stream_.front().index - 1, read_from = source.issued() - source.window();
+          if (same_steps >= 1 && source.issued() >= source.window() && read_from + paced_steps > last_done) {
+            const bool joins =
+                !Record || activity->joins(run.last.data_end, run.last.data_end + run.pace - burst_cycles);
+            const std::uint64_t n = batch_steps(source, p, near.same_target, run, target, is_write, shape, joins);
+            if (n > 0) {
+              apply_batch(source, p, q, run, target, is_write, shape, n);
+              served += n;
+              admitted += n;
+              last_end = run.last.data_end;
+              ch.clock = run.last.col;
+              t_decide += n * run.pace;
+              near.stream_addr = p.request.addr;
+              if constexpr (Record) {
+                run_end = run.last.data_end;
+                run_bursts += n;
+              }
+            }
+          }
+        } else {
+          same_steps = 0;
+        }
+      }
     }
   } catch (...) {
     end();
@@ -635,6 +701,99 @@ inline bool DramEngine::stream_hit(PacedRun& run, const BurstTarget& target, boo
 inline void DramEngine::settle(PacedRun& run, const BurstTarget& target, bool is_write) {
   if (run.unsettled) device_.settle_hit(target, is_write, run.last);
   run.unsettled = false;
+}
+
+void DramEngine::StreamShape::settle(std::uint64_t col, const RingQueue<StreamItem>& stream, const Queue& q,
+                                     const Pending& p, std::uint64_t next_admit_cycle, std::uint64_t now_cycle,
+                                     std::uint64_t decide_cycle) {
+  const auto rel = [col](std::uint64_t t) { return static_cast<std::int64_t>(t - col); };
+  this->stream = stream.size();
+  waiting = q.waiting;
+  pending = rel(p.request.cycle);
+  next_admit = rel(next_admit_cycle);
+  now = rel(now_cycle);
+  decide = rel(decide_cycle);
+  front = rel(stream.front().arrival);
+  back = rel(stream[stream.size() - 1].arrival);
+  // The slots still held (column commands after now): what admission_time reads.
+  live = 0;
+  while (live < q.leaving.size() && q.leaving[q.leaving.size() - 1 - live] > now_cycle) ++live;
+  leaving = live > 0 ? rel(q.leaving[q.leaving.size() - 1]) : 0;
+}
+
+bool DramEngine::StreamShape::operator==(const StreamShape& o) const {
+  return latency == o.latency && queueing == o.queueing && backpressure == o.backpressure && admitted == o.admitted &&
+         stream == o.stream && waiting == o.waiting && live == o.live && pending == o.pending &&
+         next_admit == o.next_admit && now == o.now && decide == o.decide && front == o.front && back == o.back &&
+         leaving == o.leaving;
+}
+
+// The steps of a paced stream fed by a transfer repeat once the transfer's outstanding window is
+// full of the stream's completions: each decision serves the oldest a pace after the last, and
+// the request it completes releases the next of the transfer, admitted a pace after the last
+// one. Alike for more steps than the window holds (every completion the source reads from one of
+// them), the next steps are those shifted by the pace while the requests stay in the row and the
+// source's run and no refresh tick falls due: taken at once here, as their sums.
+template <class Source>
+std::uint64_t DramEngine::batch_steps(const Source& source, const Pending& p, std::uint64_t same_target,
+                                      const PacedRun& run, const BurstTarget& target, bool is_write,
+                                      const StreamShape& shape, bool joins) const {
+  const std::uint64_t pace = run.pace;
+  if (pace == 0 || !run.unsettled || !joins || shape.admitted != 1) return 0;
+  if (p.target.bank != target.bank || p.target.row != target.row || p.request.is_write != is_write) return 0;
+  if (source.done() || p.request.addr + burst_bytes_ != source.next_addr()) return 0;
+  for (std::size_t i = 1; i < stream_.size(); ++i)
+    if (stream_[i].arrival != stream_[i - 1].arrival + pace || stream_[i].index != stream_[i - 1].index + 1) return 0;
+  // Steps k = 1..n admit p and the n - 1 after it and leave the n-th pending: all in the source's
+  // run and the row.
+  std::uint64_t n = source.left_in_run();
+  std::uint64_t in_row = 0;
+  while (in_row < n && (((p.request.addr + (in_row + 1) * burst_bytes_) ^ p.request.addr) & same_target) == 0) ++in_row;
+  n = std::min(n, in_row);
+  // Every cycle the steps reach stays before the next refresh tick (with a step to spare).
+  const std::uint64_t latest = std::max({run.last.col, p.request.cycle, next_admit_, now_}) + 2 * pace;
+  if (next_refresh_ <= latest) return 0;
+  n = std::min(n, (next_refresh_ - latest) / pace);
+  return n >= 2 ? n - 1 : 0;
+}
+
+template <class Source>
+void DramEngine::apply_batch(Source& source, Pending& p, Queue& q, PacedRun& run, const BurstTarget& target,
+                             bool is_write, const StreamShape& shape, std::uint64_t n) {
+  const std::uint64_t shift = n * run.pace;
+  BurstSchedule hit = run.last;
+  for (std::uint64_t k = 1; k <= n; ++k) {
+    hit.col += run.pace;
+    device_.issue_hit(target, hit);
+  }
+  run.last.col += shift;
+  run.last.data_end += shift;
+  run.count += n;
+  if (is_write) {
+    stats_.write_latency_sum += n * shape.latency;
+    stats_.write_queue_cycles += n * shape.queueing;
+  } else {
+    stats_.read_queue_cycles += n * shape.queueing;
+    stats_.read_latency_sum += n * shape.latency;
+    stats_.read_latency_max = std::max(stats_.read_latency_max, shape.latency);
+    stats_.read_latency.add(shape.latency, n);
+  }
+  stats_.backpressure_cycles += n * shape.backpressure;
+  const std::uint64_t last_done = stream_.front().index - 1 + n;
+  for (std::size_t i = 0; i < stream_.size(); ++i) {
+    stream_[i].index += n;
+    stream_[i].arrival += shift;
+  }
+  run_index_ += n;
+  // Only the slots still held matter to an admission (admission_time drops the others first).
+  while (!q.leaving.empty() && q.leaving.front() <= now_) q.leaving.pop_front();
+  for (std::size_t i = 0; i < q.leaving.size(); ++i) q.leaving[i] += shift;
+  now_ += shift;
+  next_admit_ += shift;
+  source.skip(n, last_done, run.last.data_end, run.pace);
+  p.request.addr += n * burst_bytes_;
+  p.request.cycle += shift;
+  batched_bursts_ += n;
 }
 
 template <class Source>

@@ -160,6 +160,11 @@ class DramEngine {
   void set_paced_hits(bool paced) { paced_hits_ = paced; }
   /// For tests and benches: of stream_bursts(), those placed in closed form.
   std::uint64_t paced_bursts() const { return paced_bursts_; }
+  /// For tests: take a paced stream's steps alike at once (the default) or one by one. Every
+  /// figure must be the same either way (DramEngine.BatchedStepsAreTheSteppedSteps).
+  void set_batched(bool batched) { batched_ = batched; }
+  /// For tests and benches: of paced_bursts(), those taken in batches.
+  std::uint64_t batched_bursts() const { return batched_bursts_; }
 
   /// The counters, with the open-row time of rows still open counted up to the last completion.
   DramStats stats() const;
@@ -300,6 +305,31 @@ class DramEngine {
   void land_sequel(Queue& q, const BurstTarget& sequel, bool is_write);
   /// Applies the timing of the run's last hit placed in closed form, if not done yet.
   void settle(PacedRun& run, const BurstTarget& target, bool is_write);
+  /// One decision of the stream path and the admissions after it, relative to its column
+  /// command: two in a row alike, with a request source of a known pattern, mean every later one
+  /// is alike too, shifted by the pace, until a refresh, the row's or the source run's end (see
+  /// batch_steps).
+  struct StreamShape {
+    std::uint64_t latency = 0, queueing = 0, backpressure = 0, admitted = 0;
+    std::uint64_t stream = 0, waiting = 0, live = 0;
+    std::int64_t pending = 0, next_admit = 0, now = 0, decide = 0, front = 0, back = 0, leaving = 0;
+    /// Fills the relative fields from the state after the step's admissions (column command `col`).
+    void settle(std::uint64_t col, const RingQueue<StreamItem>& stream, const Queue& q, const Pending& p,
+                std::uint64_t next_admit_cycle, std::uint64_t now_cycle, std::uint64_t decide_cycle);
+    bool operator==(const StreamShape& o) const;
+  };
+  /// How many more steps of the paced stream can be taken at once (0: none): steps alike and
+  /// within the row, the source's run and the time before the next refresh tick (`joins`: the
+  /// activity record joins the stream's bursts into one interval, or there is none).
+  template <class Source>
+  std::uint64_t batch_steps(const Source& source, const Pending& p, std::uint64_t same_target, const PacedRun& run,
+                            const BurstTarget& target, bool is_write, const StreamShape& shape, bool joins) const;
+  /// Takes `n` steps of shape `shape` at once: the CA bus's column commands, the counters, the
+  /// stream's queue, the channel queue's slots, the clocks and the source, as n decisions and
+  /// admissions would have left them.
+  template <class Source>
+  void apply_batch(Source& source, Pending& p, Queue& q, PacedRun& run, const BurstTarget& target, bool is_write,
+                   const StreamShape& shape, std::uint64_t n);
   /// Moves `bank`'s queued requests into stream_ (and out of `q`, their channel queue).
   void lift_stream(Queue& q, std::uint32_t bank);
   /// Writes stream_ back into `bank`'s window and waiting rings and into `q` in arrival order.
@@ -392,7 +422,8 @@ class DramEngine {
   bool any_arrival_ = false;
   bool plain_choice_ = false;
   bool paced_hits_ = true;
-  std::uint64_t stream_bursts_ = 0, paced_bursts_ = 0;
+  bool batched_ = true;
+  std::uint64_t stream_bursts_ = 0, paced_bursts_ = 0, batched_bursts_ = 0;
   mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
   RingQueue<StreamItem> stream_;               // stream()'s queue, kept to avoid an allocation per stream
   RingQueue<StreamItem> sequel_;               // stream()'s requests held for another bank (hold_sequel)

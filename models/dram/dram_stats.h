@@ -21,6 +21,11 @@ class LatencyHistogram {
     ++buckets_[bucket_of(cycles)];
     ++count_;
   }
+  /// `n` samples of `cycles` (a batch of a stream's bursts of one latency).
+  void add(std::uint64_t cycles, std::uint64_t n) {
+    buckets_[bucket_of(cycles)] += n;
+    count_ += n;
+  }
   std::uint64_t count() const { return count_; }
   /// Nearest-rank percentile (`fraction` in (0, 1]): the smallest bucket holding at least
   /// fraction x count samples, reported as the bucket's midpoint. 0 when empty.
