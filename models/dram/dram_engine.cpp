@@ -503,7 +503,8 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         const StreamItem oldest = stream_.front();
         const std::uint64_t paced_before = run.count;
         if (!stream_hit(run, target, is_write, oldest.arrival, t_decide)) break;
-        paced_steps = run.count > paced_before ? paced_steps + 1 : 0;
+        if constexpr (std::is_same_v<Source, TransferSource>)
+          paced_steps = run.count > paced_before ? paced_steps + 1 : 0;
         const BurstSchedule& s = run.last;
         ++served;
         now_ = t_decide;
@@ -525,10 +526,12 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         q.leaving.push_back(s.col);
         ch.clock = s.col;
         record_latency(is_write, oldest.arrival, s);
-        shape = StreamShape{};
-        shape.latency = s.data_end - oldest.arrival;
-        shape.queueing = s.col - oldest.arrival;
-        shape.backpressure = stats_.backpressure_cycles;
+        if constexpr (std::is_same_v<Source, TransferSource>) {
+          shape = StreamShape{};
+          shape.latency = s.data_end - oldest.arrival;
+          shape.queueing = s.col - oldest.arrival;
+          shape.backpressure = stats_.backpressure_cycles;
+        }
         last_end = s.data_end;  // column commands, so data ends, only grow
         source.completed(oldest.index, s.data_end);
         const std::uint64_t first = std::min(stream_.empty() ? kNever : stream_.front().arrival, other);
@@ -575,7 +578,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         stream_.push_back({run_index_++, t_admit});
         queue_max = std::max<std::uint64_t>(queue_max, q.arrivals.size() + sequel_.size() + stream_.size());
         ++admitted;
-        ++shape.admitted;
+        if constexpr (std::is_same_v<Source, TransferSource>) ++shape.admitted;
         pull_near(source, p, near);
       }
       if (!more) break;
