@@ -757,6 +757,8 @@ std::uint64_t DramEngine::batch_steps(const Source& source, const Pending& p, st
   const std::uint64_t latest = std::max({run.last.col, p.request.cycle, next_admit_, now_}) + 2 * pace;
   if (next_refresh_ <= latest) return 0;
   n = std::min(n, (next_refresh_ - latest) / pace);
+  // And every request it admits within kMaxCycle, which the stepped path checks as each is pulled.
+  n = std::min(n, (kMaxCycle - p.request.cycle) / pace);
   return n >= 2 ? n - 1 : 0;
 }
 
