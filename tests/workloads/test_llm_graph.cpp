@@ -155,6 +155,14 @@ TEST(LlmConfig, Qwen3ComesToItsPublishedSizeWithAnExplicitHeadDim) {
   EXPECT_EQ(kv_cache_bytes(c, w, 1, 1000, 1), 114688000u);
 }
 
+/// The constants of a decode step's graph at context 16, each counted once: the parameters the
+/// graph builder actually creates, to set beside parameter_count's formula.
+std::uint64_t decode_graph_params(const LlmConfig& c) {
+  StepSpec s;
+  s.past = 15;
+  return graph_totals(build_llm_step(c, s), 2).params;
+}
+
 TEST(LlmConfig, InternLm2ComesToItsPublishedSize) {
   // internlm2-chat-1_8b's config.json (validation/models/InternLM2-1.8B.json): hidden 2048, 24
   // layers, 16 heads of 128 over 8 KV heads, MLP 8192, vocab 92544, untied head, bias false.
@@ -168,9 +176,7 @@ TEST(LlmConfig, InternLm2ComesToItsPublishedSize) {
   EXPECT_EQ(c.kv_heads, 8);
   EXPECT_EQ(parameter_count(c), 24ull * 62918656 + 2ull * 92544 * 2048 + 2048);
   EXPECT_EQ(parameter_count(c), 1889110016u);
-  StepSpec s;
-  s.past = 15;
-  EXPECT_EQ(graph_totals(build_llm_step(c, s), 2).params, 1889110016u);
+  EXPECT_EQ(decode_graph_params(c), 1889110016u);
   // `bias: true` puts biases on wqkv and wo, none on the MLP: + 24 x (4096 + 2048).
   const LlmConfig b = parse_llm_config(R"({"model_type": "internlm2", "hidden_size": 2048, "num_hidden_layers": 24,
     "num_attention_heads": 16, "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 92544,
@@ -201,9 +207,7 @@ TEST(LlmConfig, ChatGlmReadsItsOwnFieldNamesAndComesToItsPublishedSize) {
   EXPECT_EQ(layer, 203960832u);
   EXPECT_EQ(parameter_count(c), 28 * layer + 2ull * 65024 * 4096 + 4096);
   EXPECT_EQ(parameter_count(c), 6243584000u);
-  StepSpec s;
-  s.past = 15;
-  EXPECT_EQ(graph_totals(build_llm_step(c, s), 2).params, 6243584000u);
+  EXPECT_EQ(decode_graph_params(c), 6243584000u);
   // The KV cache holds the 2 groups: 28 layers x K and V x 2 x 1000 tokens x 128 x 2 B = 28,672,000 B.
   Widths w;
   w.kv = parse_format("fp16", 0, false, "--kv-dtype");
@@ -243,9 +247,7 @@ TEST(LlmConfig, MiniCpm3IsLatentAttentionWithItsConfigClassDefaults) {
   EXPECT_EQ(layer, 62674944u);
   EXPECT_EQ(parameter_count(c), 62 * layer + 73448ull * 2560 + 2560);
   EXPECT_EQ(parameter_count(c), 4073875968u);
-  StepSpec s;
-  s.past = 15;
-  EXPECT_EQ(graph_totals(build_llm_step(c, s), 2).params, 4073875968u);
+  EXPECT_EQ(decode_graph_params(c), 4073875968u);
   // Stated widths win over the defaults; a stated one is checked like DeepSeek's.
   const LlmConfig v = parse_llm_config(R"({"model_type": "minicpm3", "hidden_size": 2560, "num_hidden_layers": 62,
     "num_attention_heads": 40, "intermediate_size": 6400, "vocab_size": 73448, "max_position_embeddings": 32768,
