@@ -51,7 +51,7 @@ DType operand_dtype(const MacArrayConfig& c, std::uint32_t operand_bytes) {
 FoldTiming compute_timing(const GemmShape& s, const MacArrayConfig& c, Dataflow d, DType operands) {
   FoldTiming t = c.kind == MacArrayKind::Direct ? direct_timing(s, c.rows, c.cols)
                                                 : fold_timing(s, c.rows, c.cols, d, c.fold_model);
-  const double rate = c.rate_of(operands);
+  const double rate = c.sustained_rate(operands);
   if (rate == 1.0 || t.cycles == 0) return t;
   // Every cycle of the template, fill included, takes 1 / rate cycles: a half-rate type streams
   // each slice in two.

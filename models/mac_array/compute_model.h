@@ -30,7 +30,8 @@ FoldTiming direct_timing(const GemmShape& s, std::uint32_t atomic_c, std::uint32
 DType operand_dtype(const MacArrayConfig& c, std::uint32_t operand_bytes);
 
 /// `s` on the configured template and dataflow `d`, at the rate of `operands`
-/// (npu.mac_array.rate): the template's cycles (and fill) divided by the rate, rounded up.
+/// (npu.mac_array.rate x npu.mac_array.efficiency): the template's cycles (and fill) divided by
+/// that sustained rate, rounded up.
 FoldTiming compute_timing(const GemmShape& s, const MacArrayConfig& c, Dataflow d, DType operands);
 
 /// Partial sums a tile spills to SRAM: the systolic array's (partial_sum_words); none on a

@@ -97,6 +97,14 @@ std::vector<ConfigKey> build_table() {
           .of(names<DType>())
           .def("1")
           .see("compute-models.md"),
+      Key("npu.mac_array.efficiency", KeyKind::Ratio, "share of cycles", "mac_array/efficiency",
+          "the share of cycles in which the cells complete the template's operation, sustained, whatever the "
+          "operand type: the operand-delivery and pipeline stalls the timing template does not model (1: none; "
+          "it multiplies `rate.<dtype>`, which stays the hardware's ratio between types) "
+          "([compute-models.md](compute-models.md) section 10)")
+          .range(0, 1)
+          .def("1")
+          .see("compute-models.md"),
       enum_key<Dataflow>("npu.mac_array.dataflow", "mac_array/dataflow", "weight-, output- or input-stationary"),
       enum_key<DType>("npu.mac_array.dtype", "mac_array/dtype",
                       "element type; its size is the bytes per element of every tensor"),

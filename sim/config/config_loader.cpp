@@ -379,6 +379,7 @@ void read_core(Reader& r, HardwareConfig& c) {
     const std::string where = Reader::label(raw, "npu.mac_array.rate." + dtype);
     m.rate[parse_enum<DType>(dtype, where, enum_names<DType>())] = ratio_in(raw.text, where, rate);
   }
+  r.read("npu.mac_array.efficiency", KeyKind::Ratio, m.efficiency, ratio_in);
 
   auto& v = c.vector_unit;
   r.read_uint("npu.vector_unit.lanes", v.lanes);

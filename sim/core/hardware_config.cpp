@@ -157,6 +157,7 @@ nlohmann::json to_json(const HardwareConfig& c) {
         {"dequant", to_string(m.dequant)},
         {"accumulator_bytes", m.accumulator_bytes},
         {"rate", rate},
+        {"efficiency", m.efficiency},
         {"peak_ops_per_second", c.mac_peak_ops()}}},
       {"vector_unit",
        {{"lanes", c.vector_unit.lanes},

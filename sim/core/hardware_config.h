@@ -152,6 +152,11 @@ struct MacArrayConfig {
     auto it = rate.find(t);
     return it == rate.end() ? 1.0 : it->second;
   }
+  /// The share of cycles the cells complete the template's operation, sustained, for every
+  /// operand type (stalls the template does not model); 1: none.
+  double efficiency = 1.0;
+  /// MACs per cycle per cell a GEMM in type `t` sustains: the type's rate times the efficiency.
+  double sustained_rate(DType t) const { return rate_of(t) * efficiency; }
 };
 
 struct VectorUnitConfig {

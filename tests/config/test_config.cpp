@@ -216,17 +216,21 @@ TEST(Config, Rk3588PresetIsThreeDirectCoresOnFourChannels) {
 }
 
 TEST(Config, RuntimeCostsAndMacRatesReadWithUnits) {
-  const auto c =
-      config::load_hardware_config("edge-m", {"npu.runtime.dispatch_latency=35us", "npu.runtime.core_sync=0.5 ms",
-                                              "npu.mac_array.rate.fp16=0.25", "npu.mac_array.kind=direct"});
+  const auto c = config::load_hardware_config(
+      "edge-m", {"npu.runtime.dispatch_latency=35us", "npu.runtime.core_sync=0.5 ms", "npu.mac_array.rate.fp16=0.25",
+                 "npu.mac_array.kind=direct", "npu.mac_array.efficiency=0.5"});
   EXPECT_DOUBLE_EQ(c.runtime.dispatch_latency_s, 35e-6);
   EXPECT_DOUBLE_EQ(c.runtime.core_sync_s, 0.5e-3);
   EXPECT_DOUBLE_EQ(c.mac_array.rate_of(DType::Fp16), 0.25);
+  // fp16 sustains 0.25 x 0.5 = 0.125 MACs a cell a cycle; int8 (not listed, 1) 0.5.
+  EXPECT_DOUBLE_EQ(c.mac_array.sustained_rate(DType::Fp16), 0.125);
+  EXPECT_DOUBLE_EQ(c.mac_array.sustained_rate(DType::Int8), 0.5);
   EXPECT_EQ(c.mac_array.kind, MacArrayKind::Direct);
   // Defaults: an ideal runtime, every type at one MAC per cell per cycle.
   const auto d = config::load_hardware_config("edge-m");
   EXPECT_TRUE(d.runtime.ideal());
   EXPECT_DOUBLE_EQ(d.mac_array.rate_of(DType::Fp16), 1.0);
+  EXPECT_DOUBLE_EQ(d.mac_array.efficiency, 1.0);
   EXPECT_EQ(d.mac_array.kind, MacArrayKind::Systolic);
 }
 
@@ -240,5 +244,9 @@ TEST(Config, RuntimeCostsAndMacRatesOutOfRangeNameTheKey) {
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.fp16=0"}).find("expected a positive number"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.fp16=17"}).find("at most 16"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.rate.int3=1"}).find("expected one of int8"), std::string::npos);
+  // The efficiency is a share of cycles: above 0 and at most 1.
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.efficiency=1.5"}).find("at most 1,"), std::string::npos)
+      << error_of("edge-m", {"npu.mac_array.efficiency=1.5"});
+  EXPECT_NE(error_of("edge-m", {"npu.mac_array.efficiency=0"}).find("npu.mac_array.efficiency"), std::string::npos);
   EXPECT_NE(error_of("edge-m", {"npu.mac_array.kind=tpu"}).find("expected one of systolic, direct"), std::string::npos);
 }

@@ -80,6 +80,18 @@ TEST(MacRate, HalfRateTypeDoublesEveryCycle) {
   EXPECT_EQ(compute_timing({64, 64, 64, 1, 1}, c, Dataflow::WS, DType::Fp16).cycles, 512u);
 }
 
+TEST(MacRate, EfficiencySlowsEveryTypeAndKeepsTheirRatio) {
+  // The same 64 x 64 x 64 tile (256 cycles at int8) with the cells busy 0.4 of the cycles:
+  // int8 256 / 0.4 = 640 cycles; fp16 at rate 0.5 runs at 0.5 x 0.4 = 0.2 MACs a cycle a cell:
+  // 256 / 0.2 = 1280, twice int8's, as at efficiency 1.
+  MacArrayConfig c = direct_core();
+  c.rate[DType::Fp16] = 0.5;
+  c.efficiency = 0.4;
+  EXPECT_EQ(compute_timing({64, 64, 64, 1, 1}, c, Dataflow::WS, DType::Int8).cycles, 640u);
+  EXPECT_EQ(compute_timing({64, 64, 64, 1, 1}, c, Dataflow::WS, DType::Fp16).cycles, 1280u);
+  EXPECT_DOUBLE_EQ(c.sustained_rate(DType::Fp16), 0.2);
+}
+
 TEST(MacRate, SystolicFoldsScaleFillIncluded) {
   // WS reference folds on 32 x 32: one fold, 2R + C + T - 2 = 64 + 32 + 64 - 2 = 158 cycles,
   // streaming T = 64, fill/drain 94. At rate 0.5: 316 cycles, streaming 128, fill/drain 188.
