@@ -449,7 +449,17 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
   BurstTarget sequel;             // the target of the requests in sequel_
   StreamShape shape, last_shape;  // this decision's step and the one before (batch_stream)
   std::uint64_t same_steps = 0;   // decisions in a row whose step had last_shape
-  std::uint64_t paced_steps = 0;  // decisions in a row placed a pace after the one before
+  // Requests completed in a row, each the next index after the one before and a pace after its
+  // data end (across a roll into a sequel too: all the source reads of them is their data
+  // ends), and the latest one's index and data end.
+  std::uint64_t paced_steps = 0, last_index = kNever, last_completion = 0;
+  const std::uint64_t pace = device_.stream_pace();
+  const auto note_completion = [&](std::uint64_t index, std::uint64_t data_end) {
+    const bool paced = last_index != kNever && index == last_index + 1 && data_end == last_completion + pace;
+    paced_steps = paced ? paced_steps + 1 : 0;
+    last_index = index;
+    last_completion = data_end;
+  };
   PacedRun run;
   run.first = config_.scheduler == DramScheduler::Fcfs || device_.paced_hit_is_first(is_write);
   // Ends the stream: its requests back into the queues, its counts added (also when a request
@@ -484,7 +494,8 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         ++stream_bursts_;
         served = admitted = last_end = 0;
         run = PacedRun{0, 0, {}, false, run.first};
-        same_steps = paced_steps = 0;
+        same_steps = 0;
+        if constexpr (std::is_same_v<Source, TransferSource>) note_completion(head.index, head.data_end);
         bank = sequel.bank;
         target = sequel;
         columns = &row_columns_[bank];
@@ -501,10 +512,8 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         // A decision (decide, choose's step 0, take): the stream's oldest, if it is the choice.
         if (stream_.empty() || other < stream_.front().arrival) break;
         const StreamItem oldest = stream_.front();
-        const std::uint64_t paced_before = run.count;
         if (!stream_hit(run, target, is_write, oldest.arrival, t_decide)) break;
-        if constexpr (std::is_same_v<Source, TransferSource>)
-          paced_steps = run.count > paced_before ? paced_steps + 1 : 0;
+        if constexpr (std::is_same_v<Source, TransferSource>) note_completion(oldest.index, run.last.data_end);
         const BurstSchedule& s = run.last;
         ++served;
         now_ = t_decide;
@@ -598,6 +607,9 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
             const std::uint64_t n = batch_steps(source, p, near.same_target, run, target, is_write, shape, joins);
             if (n > 0) {
               apply_batch(source, p, q, run, target, is_write, shape, n);
+              paced_steps += n;
+              last_index += n;
+              last_completion = run.last.data_end;
               served += n;
               admitted += n;
               last_end = run.last.data_end;

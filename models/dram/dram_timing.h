@@ -107,6 +107,8 @@ class DramDevice {
   DramActivity* activity() const { return activity_; }
 
   std::uint64_t burst_cycles() const { return burst_cycles_; }
+  /// hit_pace's period when the closed form holds: max(tCCD_S, tCCD_L, burst).
+  std::uint64_t stream_pace() const { return pace_; }
   std::uint32_t banks_per_rank() const { return banks_per_rank_; }
   const AddressMapper& mapper() const { return mapper_; }
 
