@@ -306,6 +306,7 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
     Progress progress(spec.label);
     sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
                           [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd, activity,
+                          wanted != DramActivityLevel::Banks,
                           parallel.mode != sched::ParallelMode::None ? &parallel : nullptr});
   }
   set_stage("analysing the trace");

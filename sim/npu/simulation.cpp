@@ -125,9 +125,10 @@ traces::Trace simulate(const SimulationInput& in) {
     // stays a few bytes per gap that matters (the VCD branch above keeps it exact); an overview
     // joins gaps under kOverviewBusJoinPs.
     const bool banks = in.dram_activity == DramActivityLevel::Banks;
+    const bool overview = !banks || in.bus_overview;
     const double overview_cycles = std::ceil(double(kOverviewBusJoinPs) * 1e-12 * npu.dram.config().clock.hz);
-    npu.dram.record_activity(
-        banks, std::max<std::uint64_t>(npu.dram.config().burst_cycles(), banks ? 0 : std::uint64_t(overview_cycles)));
+    npu.dram.record_activity(banks, std::max<std::uint64_t>(npu.dram.config().burst_cycles(),
+                                                            overview ? std::uint64_t(overview_cycles) : 0));
   }
   sc_core::sc_start();
   // The VCD writer records a time step's values when the next one starts: one more step writes

@@ -39,6 +39,9 @@ struct SimulationInput {
   std::string vcd_path = {};
   /// What of the DRAM's activity goes into Trace::dram_activity.
   DramActivityLevel dram_activity = DramActivityLevel::Off;
+  /// At Banks, join the bus intervals as Channels does (an overview): the rows are wanted (a
+  /// sampled GEMM loop prices its DRAM energy from their ACTs) but the trace draws no exact bus.
+  bool bus_overview = false;
   /// How `program` spreads copies of `plan` over the cores (sched::replicate_program); null: one copy.
   const sched::ParallelPlan* parallel = nullptr;
 };
