@@ -193,6 +193,22 @@ std::uint32_t Lowering::run_prologue(const Segment& seg, Prologue& pro, Stream& 
   return *prev;
 }
 
+LoopSampling loop_sampling(const GemmGeometry& geo, const Tiling& t, bool sample_iterations) {
+  LoopSampling s;
+  s.rows_outer = t.in_channels < geo.c_total || !t.weights_outer;
+  const std::int64_t rows_n = (geo.out_rows + t.rows - 1) / t.rows, cols_n = (geo.n_total + t.cols - 1) / t.cols;
+  s.outer_n = s.rows_outer ? rows_n : cols_n;
+  s.inner_n = s.rows_outer ? cols_n : rows_n;
+  const bool eligible = sample_iterations && !geo.conv && geo.batch == 1;
+  // Of the two loops, the one whose sampling lowers fewer blocks: kSampledIterations x inner_n
+  // for the outer, outer_n x kSampledIterations for the inner.
+  const bool outer_long = s.outer_n > kSampledIterations, inner_long = s.inner_n > kSampledIterations;
+  s.sample_outer = eligible && outer_long && (!inner_long || s.outer_n >= s.inner_n);
+  s.sample = s.sample_outer || (eligible && inner_long);
+  s.loop_n = s.sample_outer ? s.outer_n : s.inner_n;
+  return s;
+}
+
 void Lowering::lower_gemm(const Segment& seg) {
   const int ho = seg.ops[0];
   const Op& head = g_.op(ho);
@@ -223,21 +239,11 @@ void Lowering::lower_gemm(const Segment& seg) {
     deps.push_back(*bias_load);
   };
 
-  // Plan::sample_iterations: the outermost loop of more than kSampledIterations iterations, or
-  // the next loop inside each of its iterations, has iterations 0 to kSampledIterations - 2
-  // and its last lowered, each a contiguous run of commands (an entry of SampledIterations). The loops
-  // (for_each_block): rows then the weights' column blocks when K is split or rows run outer,
-  // else column blocks (each loaded once) then rows.
-  const bool rows_outer = t.in_channels < geo.c_total || !t.weights_outer;
-  const std::int64_t rows_n = (geo.out_rows + t.rows - 1) / t.rows, cols_n = (geo.n_total + t.cols - 1) / t.cols;
-  const std::int64_t outer_n = rows_outer ? rows_n : cols_n, inner_n = rows_outer ? cols_n : rows_n;
-  const bool eligible = plan_.sample_iterations && !geo.conv && geo.batch == 1;
-  // Of the two loops, the one whose sampling lowers fewer blocks: kSampledIterations x inner_n
-  // for the outer, outer_n x kSampledIterations for the inner.
-  const bool outer_long = outer_n > kSampledIterations, inner_long = inner_n > kSampledIterations;
-  const bool sample_outer = eligible && outer_long && (!inner_long || outer_n >= inner_n);
-  const bool sample = sample_outer || (eligible && inner_long);
-  const std::int64_t loop_n = sample_outer ? outer_n : inner_n;
+  // Plan::sample_iterations: the sampled loop has iterations 0 to kSampledIterations - 2 and
+  // its last lowered, each a contiguous run of commands (an entry of SampledIterations).
+  const LoopSampling ls = loop_sampling(geo, t, plan_.sample_iterations);
+  const bool rows_outer = ls.rows_outer, sample_outer = ls.sample_outer, sample = ls.sample;
+  const std::int64_t loop_n = ls.loop_n;
   // A block's entry (0, or its outer iteration when the inner loop is sampled) and iteration.
   auto place = [&](const GemmBlock& blk) {
     const std::int64_t r = blk.row0 / t.rows, c = blk.col0 / t.cols;

@@ -19,6 +19,18 @@
 
 namespace npusim::sched::detail {
 
+/// Plan::sample_iterations's choice for one GEMM segment: its block loops (for_each_block: rows
+/// then the weights' column blocks when K is split or rows run outer, else column blocks then
+/// rows) and which of them is lowered in part, the outermost when it has more than
+/// kSampledIterations iterations and at least as many as the inner one, else the inner one.
+struct LoopSampling {
+  bool rows_outer = false;
+  std::int64_t outer_n = 0, inner_n = 0;
+  bool sample = false, sample_outer = false;
+  std::int64_t loop_n = 0;  // iterations of the sampled loop
+};
+LoopSampling loop_sampling(const GemmGeometry& geo, const Tiling& t, bool sample_iterations);
+
 /// A region of `runs` runs of `run` elements `stride` elements apart, merged into one run
 /// when the runs touch.
 inline DramRegion region(std::uint64_t base, std::uint64_t start, std::uint64_t run, std::uint64_t stride,

@@ -417,6 +417,37 @@ TEST(Lowering, AProgramThatOutgrowsItsEstimateIsRefusedAtTheCommandPastTheLimit)
   EXPECT_EQ(sched::lower_plan(g, hw, plan).commands.size(), built);
 }
 
+TEST(Lowering, ASampledLoopIsMeasuredAgainstTheLimitByTheIterationsItLowers) {
+  // A 4096 x 1024 x 1024 matmul on edge-s tiles into a long loop of blocks. Lowered in part
+  // (Plan::sample_iterations) only kSampledIterations = 7 of the sampled loop's loop_n
+  // iterations are built, so the estimate is 16 + 2 x (tile_count / loop_n x 7 + 7) commands:
+  // a limit at the commands built lowers it, where the estimate of every tile (16 + 2 x
+  // tile_count) would refuse it.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: long_gemm
+inputs:
+  - {name: x, shape: [4096, 1024]}
+ops:
+  - {name: fc, op: matmul, inputs: [x], out_features: 1024}
+outputs: [fc]
+)",
+                                                "long_gemm.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  sched::Plan plan = sched::make_plan(g, hw, FusionPolicy::None);
+  plan.sample_iterations = true;
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const std::uint64_t tiles = plan.groups[0].segments[0].tiling.tile_count;
+  const std::uint64_t built = sched::lower_plan(g, hw, plan).commands.size();
+  ASSERT_EQ(sched::lower_plan(g, hw, plan).sampled_iterations.size(), 1u);
+  const std::uint64_t every_tile = 16 + 2 * tiles;
+  ASSERT_GT(every_tile, built) << tiles << " tiles";
+  const sched::CommandLimitScope limit(built);
+  EXPECT_EQ(sched::lower_plan(g, hw, plan).commands.size(), built);
+  // Every iteration lowered, the same limit refuses it by its estimate.
+  plan.sample_iterations = false;
+  EXPECT_THROW(sched::lower_plan(g, hw, plan), InputError);
+}
+
 TEST(Tiling, SoftmaxesOfOneShapeAtTwoWidthsAreCutForTheirOwnBytes) {
   // The planner remembers a vector head's cut by its shape, cuts, residency and element widths
   // (a long prompt's attention blocks are many ops of one shape). Two softmaxes of one shape but
