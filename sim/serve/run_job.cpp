@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/config/config_loader.h"
+#include "sim/core/json_text.h"
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/core/hardware_config.h"
@@ -57,7 +58,7 @@ engine::Child::Work llm_summary_work(engine::LlmSpec spec) {
       std::fflush(stderr);
     };
     const json summary = engine::run_llm(spec);
-    return json{{"summary", summary}, {"roofline", hw}}.dump();
+    return dump_json(json{{"summary", summary}, {"roofline", hw}});
   };
 }
 
@@ -79,7 +80,7 @@ engine::Child::Work llm_folder_work(const engine::LlmSpec& spec) {
 engine::Child::Work summary_work(const engine::RunSpec& spec) {
   return [spec] {
     const engine::SimulatedRun sim = engine::simulate_run(spec, engine::load_run(spec));
-    return json{{"summary", sim.summary}, {"roofline", traces::to_json(sim.roofline)}}.dump();
+    return dump_json(json{{"summary", sim.summary}, {"roofline", traces::to_json(sim.roofline)}});
   };
 }
 

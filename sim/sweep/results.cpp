@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sim/core/json_text.h"
 #include "sim/core/errors.h"
 #include "sim/core/json_input.h"
 #include "sim/core/file_util.h"
@@ -134,7 +135,7 @@ struct LinePieces {
   std::string after;
 };
 LinePieces line_pieces(const json& record, const std::string& summary_text) {
-  if (summary_text.empty() || !record.contains("summary")) return {record.dump(), {}, {}};
+  if (summary_text.empty() || !record.contains("summary")) return {dump_json(record), {}, {}};
   LinePieces p{"{", summary_text, ""};
   std::string* out = &p.before;
   for (auto it = record.begin(); it != record.end(); ++it) {
@@ -145,7 +146,7 @@ LinePieces line_pieces(const json& record, const std::string& summary_text) {
       out = &p.after;
       continue;
     }
-    *out += it.value().dump();
+    *out += dump_json(it.value());
   }
   p.after += '}';
   return p;
@@ -251,7 +252,7 @@ std::vector<json> read_records(const std::string& jsonl, bool* torn) {
 void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vector<json>& records) {
   std::string jsonl, csv = csv_header(layout);
   for (const auto& r : records) {
-    jsonl += r.dump() + "\n";
+    jsonl += dump_json(r) + "\n";
     csv += csv_row(layout, r);
   }
   write_file_atomic(f.jsonl, jsonl);
