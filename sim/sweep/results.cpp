@@ -259,19 +259,30 @@ void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vec
   write_file_atomic(f.csv, csv);
 }
 
+std::string point_reply(json summary) {
+  std::string reply = dump_json(summary);
+  if (summary.is_object()) {
+    summary.erase("ops");
+    summary.erase("groups");
+  }
+  return dump_json(summary) + "\n" + reply;
+}
+
 bool read_point_summary(std::string reply, PointSummary& out) {
-  if (reply.find_first_of("\n\r") != std::string::npos) return false;  // a record is one line
-  // Top-level "ops" and "groups" are dropped while parsing (the text is still checked whole).
-  const json::parser_callback_t head_only = [](int depth, json::parse_event_t event, json& parsed) {
-    return !(event == json::parse_event_t::key && depth == 1 && (parsed == "ops" || parsed == "groups"));
-  };
+  const std::size_t split = reply.find('\n');
+  if (split == std::string::npos) return false;
+  std::string text = reply.substr(split + 1);
+  // The summary is the child's own dump_json of an object (it exited 0 only once the whole reply
+  // was written), so its text is checked for its shape, not parsed again.
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}' || text.find_first_of("\n\r") != std::string::npos)
+    return false;
   try {
-    out.head = json::parse(reply, head_only);
+    out.head = json::parse(reply.substr(0, split));
   } catch (const json::exception&) {
     return false;
   }
-  if (!out.head.is_object()) return false;
-  out.text = std::move(reply);
+  if (!out.head.is_object() || out.head.contains("ops") || out.head.contains("groups")) return false;
+  out.text = std::move(text);
   return true;
 }
 

@@ -144,7 +144,7 @@ std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, c
   options.own_process_group = s.llm;
   return std::make_unique<engine::Child>(
       [&s, &p, f, graph] {
-        if (s.llm) return dump_json(llm_point(s, p, f.run_dir));
+        if (s.llm) return point_reply(llm_point(s, p, f.run_dir));
         engine::RunSpec spec;
         spec.config = s.base;
         spec.workload = std::string(p.workload);
@@ -154,8 +154,8 @@ std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, c
         spec.overrides = p.overrides(s);
         spec.out = f.run_dir;
         const engine::LoadedRun run = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
-        const json summary = f.run_dir.empty() ? engine::simulate_summary(spec, run) : engine::execute_run(spec, run);
-        return dump_json(summary);  // dump()'s text in a fraction of its instructions
+        json summary = f.run_dir.empty() ? engine::simulate_summary(spec, run) : engine::execute_run(spec, run);
+        return point_reply(std::move(summary));
       },
       options);
 }

@@ -155,9 +155,10 @@ TEST(SweepConstraint, ArithmeticComparisonsAndUnits) {
 }
 
 TEST(SweepResults, ASplicedSummaryIsWrittenAsTheRecordsOwnDump) {
-  // A point's summary goes into results.jsonl as its child sent it; the parent keeps only its
-  // head (no top-level "ops" or "groups"). The line must be the one json::dump of the whole
-  // record writes: keys in order, escapes and numbers as they were.
+  // A point's summary goes into results.jsonl as its child sent it; the parent reads only its
+  // head (no top-level "ops" or "groups"), which the child sends on a line of its own. The line
+  // must be the one json::dump of the whole record writes: keys in order, escapes and numbers
+  // as they were.
   const json summary = {{"cycles", 5201873},
                         {"seconds", 0.005201873418},
                         {"energy_j", 1e-300},
@@ -169,7 +170,16 @@ TEST(SweepResults, ASplicedSummaryIsWrittenAsTheRecordsOwnDump) {
                        {"status", "ok"},     {"exit_code", 0},       {"error", nullptr},
                        {"summary", summary}, {"wall_seconds", 0.25}, {"workload", "w"}};
   PointSummary ps;
-  ASSERT_TRUE(read_point_summary(summary.dump(), ps));
+  const std::string reply = point_reply(summary);
+  // The head's line, then the whole summary's: {"bound_text":...,"cycles":...,"dram":...,...}.
+  EXPECT_EQ(reply.substr(0, reply.find('\n')), json({{"cycles", 5201873},
+                                                     {"seconds", 0.005201873418},
+                                                     {"energy_j", 1e-300},
+                                                     {"bound_text", "memory: \"82.8 %\"\n\u00b5"},
+                                                     {"dram", {{"groups", 2}, {"reads", 17}}}})
+                                                   .dump());
+  EXPECT_EQ(reply.substr(reply.find('\n') + 1), summary.dump());
+  ASSERT_TRUE(read_point_summary(reply, ps));
   EXPECT_FALSE(ps.head.contains("ops"));
   EXPECT_FALSE(ps.head.contains("groups"));
   EXPECT_EQ(ps.head.at("dram").at("groups"), 2);  // only the top level's arrays are left out
@@ -178,8 +188,10 @@ TEST(SweepResults, ASplicedSummaryIsWrittenAsTheRecordsOwnDump) {
   kept["summary"] = ps.head;
   EXPECT_EQ(record_line(kept, ps.text), record.dump());
   EXPECT_EQ(record_line(kept), kept.dump());  // no text: the record as it is
-  // Not one JSON object on one line: refused (the point is then recorded as failed).
-  for (const char* bad : {"[1, 2]", "{\"a\": 1", "{\"a\": 1}\n{\"b\": 2}", "{} x", "", "null"})
+  // Not a head object's line and a summary object's line: refused (the point is then recorded
+  // as failed).
+  for (const char* bad : {"{\"a\": 1}", "[1, 2]\n{}", "{\"a\": 1\n{}", "{}\n{\"b\": 2}\n{}", "{}\n", "{}\nnull",
+                          "{}\n{\"b\": 2", "", "{\"ops\": []}\n{\"ops\": []}", "{} x\n{}"})
     EXPECT_FALSE(read_point_summary(bad, ps)) << bad;
 }
 
