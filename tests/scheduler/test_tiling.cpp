@@ -423,15 +423,7 @@ TEST(Lowering, ASampledLoopIsMeasuredAgainstTheLimitByTheIterationsItLowers) {
   // iterations are built, so the estimate is 16 + 2 x (tile_count / loop_n x 7 + 7) commands:
   // a limit at the commands built lowers it, where the estimate of every tile (16 + 2 x
   // tile_count) would refuse it.
-  const auto g = workloads::parse_yaml_workload(R"(
-name: long_gemm
-inputs:
-  - {name: x, shape: [4096, 1024]}
-ops:
-  - {name: fc, op: matmul, inputs: [x], out_features: 1024}
-outputs: [fc]
-)",
-                                                "long_gemm.yaml");
+  const auto g = test::one_matmul("long_gemm", 4096, 1024, 1024);
   const auto hw = config::load_hardware_config("edge-s");
   sched::Plan plan = sched::make_plan(g, hw, FusionPolicy::None);
   plan.sample_iterations = true;
@@ -659,15 +651,7 @@ TEST(Tiling, AnEdgeNoPowerOfTwoDividesKeepsEveryInputChannelInOneBlock) {
   // 6625 alone, and 1325 x 120 weights (159,000 B, twice) do not fit: the tiler used to split the
   // 120 input channels, re-reading the weights once per row block. Its divisors from 32 up
   // (53, 125, 265) keep all 120 channels in one block, so every weight is read once.
-  const auto g = workloads::parse_yaml_workload(R"(
-name: classifier
-inputs:
-  - {name: x, shape: [40, 120]}
-ops:
-  - {name: fc, op: matmul, inputs: [x], out_features: 6625}
-outputs: [fc]
-)",
-                                                "classifier.yaml");
+  const auto g = test::one_matmul("classifier", 40, 120, 6625);
   const auto hw = config::load_hardware_config("rk3588-core");
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
   const auto& t = segment_of(g, plan, "fc").tiling;

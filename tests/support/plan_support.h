@@ -13,6 +13,7 @@
 #include "sim/scheduler/schedule_file.h"
 #include "workloads/graph.h"
 #include "workloads/loader.h"
+#include "workloads/loader.h"
 #include "tests/support/test_paths.h"
 
 namespace npusim::test {
@@ -71,6 +72,14 @@ ops:
   - {name: fc, op: matmul, inputs: [x], out_features: 32}
 outputs: [fc]
 )";
+
+/// `name`: x [rows, in] -> matmul `fc` -> [rows, out] (M = rows, K = in, N = out).
+inline workloads::Graph one_matmul(const std::string& name, long rows, long in, long out) {
+  const std::string yaml =
+      "name: " + name + "\ninputs:\n  - {name: x, shape: [" + std::to_string(rows) + ", " + std::to_string(in) +
+      "]}\nops:\n  - {name: fc, op: matmul, inputs: [x], out_features: " + std::to_string(out) + "}\noutputs: [fc]\n";
+  return workloads::parse_yaml_workload(yaml, name + ".yaml");
+}
 
 /// A plan of one group around op 0, for hand-made programs.
 inline sched::Plan one_group_plan(const workloads::Graph& g) {
