@@ -939,8 +939,10 @@ bool concat_in_place(const Graph& g, const Segment& seg, const Residency& where)
   for (std::size_t i = 0; i < op.inputs.size(); ++i) {
     const int t = op.inputs[i];
     const auto& ten = g.tensor(t);
-    if (ten.producer < 0 || ten.is_constant || base_tensor(g, t) != t || where.resident[t]) return false;
-    if (g.op(ten.producer).kind == workloads::OpKind::Concat) return false;  // no chains of placements
+    if (ten.is_constant || base_tensor(g, t) != t || where.resident[t]) return false;
+    // A graph input is written into its slab before the run (the context of a query block an
+    // LLM phase stands in for, docs/llm.md); no chains of placements.
+    if (ten.producer >= 0 && g.op(ten.producer).kind == workloads::OpKind::Concat) return false;
     if (ten.consumers.size() != 1 || g.is_output(t)) return false;
     if (std::find(op.inputs.begin(), op.inputs.begin() + std::ptrdiff_t(i), t) != op.inputs.begin() + std::ptrdiff_t(i))
       return false;  // the same tensor twice cannot sit in two places

@@ -242,9 +242,9 @@ std::uint64_t vector_pass_ops(const workloads::Graph& g, const workloads::Op& op
 /// Whether `seg` is a concat that costs nothing because its producers store their outputs
 /// straight into its slabs (as inference compilers place them): the concat alone in its
 /// segment, nothing before its axis (each input a contiguous slab of the output), and every
-/// input produced by an op (not a view or another concat) whose only reader it is, stored to
-/// DRAM (not resident), the output not resident either. The lowering then places each input
-/// inside the output's DRAM region.
+/// input produced by an op (not a view or another concat) or a graph input (not a constant),
+/// read by the concat only, stored to DRAM (not resident), the output not resident either. The
+/// lowering then places each input inside the output's DRAM region.
 bool concat_in_place(const workloads::Graph& g, const Segment& seg, const Residency& where);
 
 /// A tiling's tile in words, for messages: "1 of 56 output rows x 8 of 64 output channels x 16

@@ -10,6 +10,8 @@
 #include "sim/scheduler/tiling.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/plan_support.h"
+#include "workloads/llm/llm_config.h"
+#include "workloads/llm/llm_graph.h"
 #include "workloads/loader.h"
 
 using namespace npusim;
@@ -131,7 +133,8 @@ outputs: [apply]
 TEST(Tiling, ConcatLargerThanSramStreamsEveryInput) {
   // Reproduction 1b: a 2.4 MB concat on a 1 MiB SRAM. Before: each input, smaller than the
   // output, was held whole ("cat needs 2519040 B"). Now every input streams in the output's
-  // fraction: read 128*6400 + 256*6400 = 2457600 B once, written 2457600 B.
+  // fraction: read 128*6400 + 256*6400 = 2457600 B once, written 2457600 B. (ra is also read by
+  // `side`, so the concat cannot be written in place.)
   const auto g = workloads::parse_yaml_workload(R"(
 name: big_concat
 inputs:
@@ -140,14 +143,58 @@ inputs:
 ops:
   - {name: ra, op: relu, inputs: [a]}
   - {name: cat, op: concat, inputs: [ra, b], axis: 1}
-outputs: [cat]
+  - {name: side, op: sigmoid, inputs: [ra]}
+outputs: [cat, side]
 )",
                                                 "big_concat.yaml");
   const auto hw = config::load_hardware_config("edge-m");
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_FALSE(segment_of(g, plan, "cat").tiling.in_place);
   EXPECT_GT(segment_of(g, plan, "cat").tiling.tiles, 1);
-  // ra: 819200 in + 819200 out; cat: 2457600 in + 2457600 out.
-  EXPECT_EQ(test::plan_dram_bytes(plan), 2u * 819200 + 2u * 2457600);
+  // ra and side: 819200 in + 819200 out each; cat: 2457600 in + 2457600 out.
+  EXPECT_EQ(test::plan_dram_bytes(plan), 4u * 819200 + 2u * 2457600);
+}
+
+TEST(Tiling, ALongPromptsQueryBlocksAreWrittenIntoTheirContextInPlace) {
+  // A sampled 8192-token prefill (4 KV heads x group 2: 8 query blocks of 1024 tokens, blocks
+  // 3 to 6 standing in as inputs): every block's context, computed or stood in, is a slab of
+  // the by-token context, so its concatenation is written in place and moves no byte; before,
+  // it copied the whole context (8192 x 256 values) through the vector unit once a layer.
+  const auto c = workloads::llm::parse_llm_config(R"({"model_type": "llama", "hidden_size": 256,
+    "num_hidden_layers": 1, "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512,
+    "vocab_size": 1000, "max_position_embeddings": 8192})",
+                                                  "model.json");
+  workloads::llm::StepSpec st;
+  st.tokens = 8192;
+  st.sample_query_blocks = true;
+  const auto g = workloads::llm::build_llm_step(c, st);
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::Greedy);
+  const auto& cat = segment_of(g, plan, "model.layers.0.self_attn.block_context");
+  EXPECT_TRUE(cat.tiling.in_place);
+  const sched::Program program = sched::lower_plan(g, hw, plan);
+  for (const auto& cmd : program.commands) EXPECT_NE(cmd.op, cat.ops[0]) << "the in-place concat lowers to no command";
+}
+
+TEST(Tiling, AGraphInputIsWrittenIntoItsConcatSlab) {
+  // The concat's inputs are ra (produced, read by the concat only) and the graph input b: ra's
+  // store and the input's placement both land in the concat's region, so the concat moves no
+  // byte and only ra's 819200 B in and 819200 B out remain (streamed, 2457600 + 2457600 more).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: input_slab
+inputs:
+  - {name: a, shape: [1, 128, 80, 80]}
+  - {name: b, shape: [1, 256, 80, 80]}
+ops:
+  - {name: ra, op: relu, inputs: [a]}
+  - {name: cat, op: concat, inputs: [ra, b], axis: 1}
+outputs: [cat]
+)",
+                                                "input_slab.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
+  EXPECT_TRUE(segment_of(g, plan, "cat").tiling.in_place);
+  EXPECT_EQ(test::plan_dram_bytes(plan), 2u * 819200);
 }
 
 TEST(Tiling, ClassifierConcatRunsUnfusedOnEdgeS) {

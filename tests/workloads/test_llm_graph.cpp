@@ -744,6 +744,39 @@ TEST(LlmGraph, ALongPromptsAttentionRunsInQueryBlocksOfBoundedScores) {
   const Graph short_prompt = build_llm_step(c, st);
   EXPECT_GE(short_prompt.find_op("model.layers.0.self_attn.scores"), 0);
   EXPECT_LT(short_prompt.find_op("model.layers.0.self_attn.block0.scores"), 0);
+  EXPECT_GE(short_prompt.find_op("model.layers.0.self_attn.context_by_token"), 0);
+}
+
+TEST(LlmGraph, QueryBlocksAreConcatenatedByTokenSoEachIsASlabOfTheContext) {
+  // 4 KV heads x group 2 over 8192 keys: 2^26 / (4 x 2 x 8192) = 1024 tokens a block, 8 blocks.
+  // Each block's context goes by token ([1, 1024, 4, 2, 32]) before the concatenation along the
+  // tokens, so with one sequence every block is one contiguous slab of [1, 8192, 4, 2, 32]
+  // (blocks of [1, 4, 2048, 32] along the rows would interleave by KV head). Sampled, blocks
+  // 3 to 6 stand in as inputs of a block's by-token shape.
+  const LlmConfig c = parse_llm_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
+    "max_position_embeddings": 8192})",
+                                       "model.json");
+  StepSpec st;
+  st.tokens = 8192;
+  st.sample_query_blocks = true;
+  const Graph g = build_llm_step(c, st);
+  const int cat = g.find_op("model.layers.0.self_attn.block_context");
+  ASSERT_GE(cat, 0);
+  EXPECT_EQ(g.op(cat).attrs.axis, 1);
+  EXPECT_EQ(g.tensor(g.op(cat).outputs[0]).shape, (Shape{1, 8192, 4, 2, 32}));
+  ASSERT_EQ(g.op(cat).inputs.size(), 8u);
+  for (std::size_t n = 0; n < 8; ++n) {
+    const auto& in = g.tensor(g.op(cat).inputs[n]);
+    EXPECT_EQ(in.shape, (Shape{1, 1024, 4, 2, 32})) << n;
+    if (n >= 3 && n <= 6) {
+      EXPECT_LT(in.producer, 0) << n;
+      EXPECT_EQ(in.name, "model.layers.0.self_attn.block" + std::to_string(n) + kStandInSuffix);
+    } else {
+      ASSERT_GE(in.producer, 0) << n;
+      EXPECT_EQ(g.op(in.producer).name, "model.layers.0.self_attn.block" + std::to_string(n) + ".context_by_token");
+    }
+  }
 }
 
 }  // namespace

@@ -441,15 +441,15 @@ class Builder {
       g_.set_persistent(k_new);
       g_.set_persistent(v_new);
     }
-    int ctx = -1;
+    int by_token = -1;  // the context, [B, S, kv heads, group, hd]
     if (s_.past > 0) {
       // Decode: attention reads the cache (past tokens and the one just appended) in place: all
       // of it, or a local layer's last sliding_window tokens.
       const std::int64_t keys = local ? c_.window(T) : T;
-      ctx = attend_in_blocks(attn, qg, cache(attn + "k_cache", {B, kvh, keys, hd}),
-                             cache(attn + "v_cache", {B, kvh, keys, hd}));
+      by_token = attend_in_blocks(attn, qg, cache(attn + "k_cache", {B, kvh, keys, hd}),
+                                  cache(attn + "v_cache", {B, kvh, keys, hd}), 0, true);
     } else if (W == S) {
-      ctx = attend_in_blocks(attn, qg, k_new, v_new);
+      by_token = attend_in_blocks(attn, qg, k_new, v_new, 0, true);
     } else {
       // A prompt longer than a local layer's window: each block of W queries against the keys
       // its band spans, from W - 1 before the block's first query to its last (at most 2W - 1;
@@ -463,12 +463,9 @@ class Builder {
       }
       OpAttrs cat;
       cat.axis = 2;
-      ctx = op(OpKind::Concat, attn + "window_context", blocks, cat);
+      by_token = context_by_token(attn, op(OpKind::Concat, attn + "window_context", blocks, cat), g);
     }
-    const int merged = reshape(
-        attn + "merge",
-        transpose(attn + "context_by_token", reshape(attn + "context_rows", ctx, {B, kvh, S, g, hd}), {0, 2, 1, 3, 4}),
-        {B, S, c_.heads * hd});
+    const int merged = reshape(attn + "merge", by_token, {B, S, c_.heads * hd});
     return linear(attn + "o_proj", merged, c_.heads * hd, H, c_.o_bias);
   }
 
@@ -562,13 +559,21 @@ class Builder {
   /// the step holds the prompt's whole rows x keys scores, and the blocks' contexts are
   /// concatenated in place. The same MACs and vector work as one block; a short step is one block.
   /// `group`: query rows a token has per K/V head (0: the decoder's GQA group; 1 for the vision tower).
-  int attend_in_blocks(const std::string& a, int q, int keys, int values, std::int64_t group = 0) {
+  /// `by_token`: each block's context by token (context_by_token) and the blocks concatenated
+  /// along the tokens, as a runtime writes each query block's output rows in place: with one
+  /// sequence the blocks are contiguous slabs of the context, so the concatenation moves no byte
+  /// (sched::concat_in_place), where blocks of [B, kv heads, rows, dv] interleave by head.
+  int attend_in_blocks(const std::string& a, int q, int keys, int values, std::int64_t group = 0,
+                       bool by_token = false) {
     const Shape qs = g_.tensor(q).shape;  // a copy: the blocks below add tensors
     const std::int64_t B = qs[0], kvh = qs[1], rows = qs[2], g = group ? group : c_.group(), tokens = rows / g;
     const std::int64_t dv = g_.tensor(values).shape.back();
     const std::int64_t per_token = B * kvh * g * g_.tensor(keys).shape[2];  // score elements a token adds
     const std::int64_t block = std::max<std::int64_t>(1, kAttentionBlockElements / per_token);
-    if (block >= tokens) return attend(a, q, keys, values);
+    if (block >= tokens) {
+      const int ctx = attend(a, q, keys, values);
+      return by_token ? context_by_token(a, ctx, g) : ctx;
+    }
     std::vector<int> blocks;
     const std::int64_t count = (tokens + block - 1) / block;
     for (std::int64_t t0 = 0; t0 < tokens; t0 += block) {
@@ -576,14 +581,23 @@ class Builder {
       const std::string b = a + "block" + std::to_string(n) + ".";
       if (s_.sample_query_blocks && count > kSampledQueryBlocks && n >= kSampledQueryBlocks - 1 && n < count - 1) {
         // A full block like the last simulated one: its context stands in as an input.
-        blocks.push_back(input(a + "block" + std::to_string(n) + kStandInSuffix, {B, kvh, (t1 - t0) * g, dv}));
+        const Shape shape = by_token ? Shape{B, t1 - t0, kvh, g, dv} : Shape{B, kvh, (t1 - t0) * g, dv};
+        blocks.push_back(input(a + "block" + std::to_string(n) + kStandInSuffix, shape));
         continue;
       }
-      blocks.push_back(attend(b, slice(b + "q", q, 2, t0 * g, t1 * g), keys, values));
+      const int ctx = attend(b, slice(b + "q", q, 2, t0 * g, t1 * g), keys, values);
+      blocks.push_back(by_token ? context_by_token(b, ctx, g) : ctx);
     }
     OpAttrs cat;
-    cat.axis = 2;
+    cat.axis = by_token ? 1 : 2;
     return op(OpKind::Concat, a + "block_context", blocks, cat);
+  }
+
+  /// Context rows [B, kv heads, tokens x group, dv] by token: [B, tokens, kv heads, group, dv].
+  int context_by_token(const std::string& a, int ctx, std::int64_t group) {
+    const Shape s = g_.tensor(ctx).shape;  // a copy: the ops below add tensors
+    return transpose(a + "context_by_token", reshape(a + "context_rows", ctx, {s[0], s[1], s[2] / group, group, s[3]}),
+                     {0, 2, 1, 3, 4});
   }
 
   /// Scores, the scale and mask, softmax and context of query rows `q` against `keys`, `values`.
