@@ -260,10 +260,34 @@ std::map<std::string, std::int64_t> stood_in_blocks(const workloads::Graph& g) {
   return out;
 }
 
+/// One iteration of a loop lowered in part (a row of summary.json's `sampled_iterations`): its
+/// share of the period, MACs, DRAM bytes and energy, as its head op's.
+LayerShare iteration_share(const json& r) {
+  const json op = {{"name", r.at("ops").at(0)},
+                   {"macs", r.at("macs")},
+                   {"dram_read_bytes", r.at("dram_read_bytes")},
+                   {"dram_write_bytes", r.at("dram_write_bytes")}};
+  LayerShare iteration;
+  iteration.add_op(
+      op, {r.at("period_s").get<double>(), r.at("energy_j").is_number() ? r.at("energy_j").get<double>() : 0.0});
+  return iteration;
+}
+
+/// The share of the ops whose names start with `start`, with the iterations their loops lowered
+/// in part did not lower (each its loop's iteration share): a query block's whole share when
+/// its chunks of keys share their timing.
+LayerShare grown_share_of(const json& summary, const std::vector<OpShare>& shares, const std::string& start) {
+  LayerShare x = share_of(summary, shares, start);
+  for (const json& r : summary.value("sampled_iterations", json::array()))
+    if (r.at("ops").at(0).get<std::string>().rfind(start, 0) == 0)
+      x.add(iteration_share(r), r.at("skipped").get<double>());
+  return x;
+}
+
 /// The phase grown to every query block: each block stood in adds the share of the last full
-/// block simulated (block kSampledQueryBlocks - 2), to the summary and to its layer's share in
-/// `layers`. Returns the largest departure between the last two full blocks simulated of an
-/// attention; nothing is grown when that is past kLayerTolerance.
+/// block simulated (block kSampledQueryBlocks - 2, with its chunks of keys not lowered), to the
+/// summary and to its layer's share in `layers`. Returns the largest departure between the last
+/// two full blocks simulated of an attention; nothing is grown when that is past kLayerTolerance.
 double grow_query_blocks(json& summary, const workloads::Graph& g, const std::string& layer_prefix,
                          std::vector<LayerShare>& layers) {
   const std::map<std::string, std::int64_t> stood = stood_in_blocks(g);
@@ -274,8 +298,8 @@ double grow_query_blocks(json& summary, const workloads::Graph& g, const std::st
   std::map<std::string, LayerShare> representative;
   double departure = 0;
   for (const auto& [attention, n] : stood) {
-    representative[attention] = share_of(summary, shares, attention + last);
-    const double d = departure_of(share_of(summary, shares, attention + before_last), representative[attention]);
+    representative[attention] = grown_share_of(summary, shares, attention + last);
+    const double d = departure_of(grown_share_of(summary, shares, attention + before_last), representative[attention]);
     spdlog::debug("{}: query blocks {} and {} differ by {:.3g} %", attention, before_last, last, 100 * d);
     departure = std::max(departure, d);
   }
@@ -308,13 +332,7 @@ double grow_sampled_iterations(json& summary, const std::string& layer_prefix, s
   double more = 0;
   for (const json& r : rows) {
     const std::string head = r.at("ops").at(0).get<std::string>();
-    const json op = {{"name", head},
-                     {"macs", r.at("macs")},
-                     {"dram_read_bytes", r.at("dram_read_bytes")},
-                     {"dram_write_bytes", r.at("dram_write_bytes")}};
-    LayerShare iteration;
-    iteration.add_op(
-        op, {r.at("period_s").get<double>(), r.at("energy_j").is_number() ? r.at("energy_j").get<double>() : 0.0});
+    const LayerShare iteration = iteration_share(r);
     const double n = r.at("skipped").get<double>();
     more += add_to_summary(summary, iteration, n);
     const std::int64_t l = layer_of(head, layer_prefix);

@@ -218,7 +218,8 @@ double iteration_energy(const traces::Trace& trace, const EnergyModel& m, const 
   return rest.total_j() + dram_j;
 }
 
-/// What each GEMM loop lowered in part (Program::sampled_iterations) did in iterations 3 and 4: their
+/// What each loop lowered in part (Program::sampled_iterations: a GEMM's, an online attention's
+/// chunks of keys) did in iterations 3 and 4: their
 /// period (the end of iteration 4's last command after the end of iteration 2's) and their work,
 /// traffic and energy over it, each halved: one iteration's share; the same period one iteration
 /// earlier (iterations 2 and 3) checks that the loop had settled. Iteration 5 is lowered so that iteration 4 is

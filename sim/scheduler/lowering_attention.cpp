@@ -101,7 +101,18 @@ void Lowering::lower_attention(const GroupPlan& grp) {
       const std::int64_t version = grp.attention.kv_resident ? 0 : r0;
       std::uint32_t prev = 0;
       if (online) {
+        // Plan::sample_iterations: the chunks of a long context are alike but for their K and V
+        // rows. The first kWarmChunks are lowered for the pipeline to settle (the loads of the
+        // next chunks and heads run ahead), then kSampledIterations - 1 whose timing the ones
+        // after take (SampledIterations), then the last.
+        const std::int64_t chunks = (a.kv_rows + C - 1) / C;
+        const std::int64_t warm = kWarmChunks;
+        const bool sample = plan_.sample_iterations && chunks > warm + kSampledIterations;
+        SampledIterations sampled;
         for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
+          const std::int64_t chunk = c0 / C, it = chunk - warm;
+          if (sample && it >= kSampledIterations - 1 && chunk < chunks - 1) continue;
+          if (sample && it >= 0 && it < kSampledIterations - 1) sampled.iterations[std::size_t(it)].first = next_id();
           const std::uint64_t elems = std::uint64_t(rows * std::min(C, a.kv_rows - c0));
           const std::uint32_t scored =
               epilogue_and_store(segs[0], st_s, scores(h, rows, version, c0, q_load, 0), elems, {});
@@ -116,6 +127,12 @@ void Lowering::lower_attention(const GroupPlan& grp) {
               elems * p_out + (rescale ? rows * a.dv * acc : 0), std::move(sm_deps))));
           prev = context(h, version, c0, rows, epilogue_and_store(segs[1], st_p, softmaxes.back(), elems, {}), prev);
           contexts.push_back(prev);
+          if (sample && it >= 0 && it < kSampledIterations - 1) sampled.iterations[std::size_t(it)].second = next_id();
+        }
+        if (sample) {
+          for (const Segment& seg : segs) sampled.ops.insert(sampled.ops.end(), seg.ops.begin(), seg.ops.end());
+          sampled.skipped = chunks - warm - kSampledIterations;
+          prog_.sampled_iterations.push_back(std::move(sampled));
         }
         // O divided by the row sums: one element op per context value.
         const std::uint64_t out = std::uint64_t(rows * a.dv);

@@ -252,7 +252,6 @@ void Lowering::lower_gemm(const Segment& seg) {
   };
   SampledIterations sampled;
   std::int64_t entry = -1, iteration = -1;
-  auto next_id = [&] { return static_cast<std::uint32_t>(prog_.commands.size()); };
   auto close_entry = [&] {
     if (entry < 0) return;
     sampled.ops = seg.ops;

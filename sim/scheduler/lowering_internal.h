@@ -90,6 +90,8 @@ class Lowering {
   Command vector_command(int o, std::uint64_t elems, std::uint64_t vector_ops, std::uint64_t read_bytes,
                          std::uint64_t write_bytes, std::vector<std::uint32_t> deps) const;
   std::uint32_t emit(Command c);
+  /// The id the next command emitted takes.
+  std::uint32_t next_id() const { return static_cast<std::uint32_t>(prog_.commands.size()); }
   std::uint32_t load(int op, const DramRegion& reg, std::vector<std::uint32_t> deps);
   void add_ready_dep(int t, bool resident, std::vector<std::uint32_t>& deps) const;
   std::uint32_t load_whole_once(std::map<int, std::uint32_t>& loads, int op, int t);

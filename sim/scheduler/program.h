@@ -76,14 +76,20 @@ struct L2Placement {
   std::uint64_t largest_transfer = 0;  // the largest DMA transfer to or from a placed tensor
 };
 
-/// Iterations of a GEMM segment's loop that its lowering lowered (Plan::sample_iterations): the first
+/// Iterations of a GEMM segment's loop that its lowering lowered (Plan::sample_iterations), or of
+/// an online attention's chunks of keys after its first kWarmChunks: the first
 /// kSampledIterations - 1 and the last; the ones between are not in the Program and take the
 /// timing of iterations 3 and 4 together, a period of two iterations, because a loop over a
 /// weight matrix's column blocks alternates between two DRAM layouts (docs/llm.md, "GEMM
 /// iterations share their timing").
 constexpr std::int64_t kSampledIterations = 7;
+/// An online attention's chunks of keys lowered before the iterations sampled (docs/llm.md,
+/// "Chunks of keys share their timing"): its loop settles slower than a GEMM's (a decode step
+/// of Llama-3.2-1B at context 8193 on edge-s: periods 22.6 % apart after 8 chunks, within
+/// 0.5 % after 24).
+constexpr std::int64_t kWarmChunks = 24;
 struct SampledIterations {
-  std::vector<int> ops;      // the segment's ops, its head first
+  std::vector<int> ops;      // the segment's ops (an attention group's), its head first
   std::int64_t skipped = 0;  // iterations not lowered
   /// Command ids [first, end) of iterations 0 to kSampledIterations - 2, each contiguous.
   std::array<std::pair<std::uint32_t, std::uint32_t>, kSampledIterations - 1> iterations{};

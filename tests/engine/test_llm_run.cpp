@@ -864,6 +864,24 @@ TEST(LlmRun, QueryBlocksOfALongPromptShareTheTimingOfTheLastFullOneSimulated) {
   EXPECT_NEAR(parts, pa["seconds"].get<double>(), 1e-9 * parts);
 }
 
+/// A sampled prefill `pa` against the same prefill with every layer and iteration simulated
+/// `pb`: the sampled one settled, MACs and DRAM bytes exact, seconds and energy within
+/// kLayerTolerance.
+void expect_as_every_layer(const nlohmann::json& pa, const nlohmann::json& pb) {
+  EXPECT_EQ(pb["layers"]["gemm_iterations_stood_in"], 0);
+  EXPECT_LE(pa["layers"]["largest_departure"].get<double>(), npusim::engine::kLayerTolerance);
+  EXPECT_DOUBLE_EQ(pa["macs"].get<double>(), pb["macs"].get<double>());
+  EXPECT_DOUBLE_EQ(pa["dram_bytes"].get<double>(), pb["dram_bytes"].get<double>());
+  for (const char* key : {"seconds", "energy_j"})
+    EXPECT_NEAR(pa[key].get<double>() / pb[key].get<double>(), 1.0, npusim::engine::kLayerTolerance) << key;
+}
+
+/// The prefill's own summary.json of run_llm_cli's run `name` (scratch() would remove it).
+nlohmann::json prefill_folder(const std::string& name) {
+  return read_json(fs::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid()) + "_" + name) / "prefill" /
+                   "summary.json");
+}
+
 TEST(LlmRun, GemmRowIterationsOfALongPromptShareTheTimingOfIterationsLowered) {
   // Hidden 1024, MLP 2048, 16 heads of 64, prompt 2048: one query block (a token adds 16 x 2048
   // scores, 2^26 / 32,768 = 2048 tokens a block). On edge-m every projection and MLP GEMM is
@@ -903,8 +921,7 @@ TEST(LlmRun, GemmRowIterationsOfALongPromptShareTheTimingOfIterationsLowered) {
   // The prefill's run folder lists each segment lowered in part: an iteration of a projection is
   // 256 x 1024 x 1024 MACs, of an MLP GEMM 256 x 1024 x 2048 (down_proj 256 x 2048 x 1024, as
   // many), each with 1 iteration skipped.
-  const fs::path run = fs::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid()) + "_rows_shared");
-  const auto folder = read_json(run / "prefill" / "summary.json");  // (scratch() would remove it)
+  const auto folder = prefill_folder("rows_shared");
   ASSERT_TRUE(folder.contains("sampled_iterations"));
   EXPECT_EQ(folder["sampled_iterations"].size(), 21u);
   for (const auto& r : folder["sampled_iterations"]) {
@@ -937,14 +954,8 @@ TEST(LlmRun, GemmColumnBlocksInsideEachRowIterationShareTheirTiming) {
   ASSERT_FALSE(b.is_null());
   const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
   EXPECT_EQ(pa["layers"]["gemm_iterations_stood_in"], 846);
-  EXPECT_EQ(pb["layers"]["gemm_iterations_stood_in"], 0);
-  EXPECT_LE(pa["layers"]["largest_departure"].get<double>(), npusim::engine::kLayerTolerance);
-  EXPECT_DOUBLE_EQ(pa["macs"].get<double>(), pb["macs"].get<double>());
-  EXPECT_DOUBLE_EQ(pa["dram_bytes"].get<double>(), pb["dram_bytes"].get<double>());
-  for (const char* key : {"seconds", "energy_j"})
-    EXPECT_NEAR(pa[key].get<double>() / pb[key].get<double>(), 1.0, npusim::engine::kLayerTolerance) << key;
-  const fs::path run = fs::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid()) + "_columns_shared");
-  const auto folder = read_json(run / "prefill" / "summary.json");  // (scratch() would remove it)
+  expect_as_every_layer(pa, pb);
+  const auto folder = prefill_folder("columns_shared");
   ASSERT_TRUE(folder.contains("sampled_iterations"));
   EXPECT_EQ(folder["sampled_iterations"].size(), 30u);  // 5 GEMMs x 2 row blocks x 3 layers
   for (const auto& r : folder["sampled_iterations"]) {
@@ -954,6 +965,40 @@ TEST(LlmRun, GemmColumnBlocksInsideEachRowIterationShareTheirTiming) {
     const double k = head.find("down_proj") != std::string::npos ? 8192 : 2048;
     EXPECT_EQ(r["macs"].get<double>(), 128.0 * k * 128) << head;
   }
+}
+
+TEST(LlmRun, ChunksOfKeysOfALongPromptShareTheTimingOfTheChunksLowered) {
+  // Hidden 1024, 16 heads of 64 (no GQA), prompt 2048 on edge-s: one query block, its online
+  // attention in blocks of 316 query rows (7 a head) against chunks of 16 keys, 2048 / 16 = 128
+  // chunks a block of rows. Chunks 0 to 23 settle the pipeline (kWarmChunks), 24 to 29 are
+  // sampled and 127 is lowered; 128 - 24 - 7 = 97 take the timing of chunks 27 and 28: 16 x 7 x
+  // 97 = 10,864 a layer. Each projection and MLP GEMM runs 16 row blocks of 128, 9 stood in: 7 x 9
+  // = 63 a layer. With 3 layers simulated, 3 x (10,864 + 63) = 32,781. Against every layer and
+  // iteration simulated: MACs and DRAM bytes exact (the chunks stood in are full ones), seconds
+  // and energy within kLayerTolerance (measured: seconds +0.007 %, energy -0.001 %).
+  const std::string model = write_temp("chunks.json", R"({"model_type": "llama", "hidden_size": 1024,
+    "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 1024,
+    "vocab_size": 256, "max_position_embeddings": 8192, "tie_word_embeddings": true})");
+  const std::string common = "--model " + model + " --config edge-s --prompt 2048 --generate 1 --decode-samples 0";
+  const auto a = run_llm_cli(common, "chunks_shared");
+  const auto b = run_llm_cli(common + " --every-layer", "chunks_every");
+  ASSERT_FALSE(a.is_null());
+  ASSERT_FALSE(b.is_null());
+  const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
+  EXPECT_EQ(pa["layers"]["gemm_iterations_stood_in"], 3 * (16 * 7 * 97 + 7 * 9));
+  expect_as_every_layer(pa, pb);
+  const auto folder = prefill_folder("chunks_shared");
+  std::size_t chunk_loops = 0;
+  for (const auto& r : folder["sampled_iterations"]) {
+    const std::string head = r["ops"][0];
+    if (head.find("self_attn.scores") == std::string::npos) continue;
+    ++chunk_loops;
+    EXPECT_EQ(r["skipped"], 97) << head;
+    // A chunk: scores and context, each 316 rows (or the last block's 152) x 64 x 16.
+    const double rows = r["macs"].get<double>() / (2.0 * 64 * 16);
+    EXPECT_TRUE(rows == 316 || rows == 152) << head << ": " << rows;
+  }
+  EXPECT_EQ(chunk_loops, 3u * 16 * 7);
 }
 
 TEST(LlmRun, AChunkedPrefillRunsThePromptInStepsThatAttendToTheEarlierChunks) {
