@@ -442,13 +442,15 @@ StepFigures phase_of(const json& s) {
 }
 
 Phase step_phase(const Prepared& p, const llm::StepSpec& st, std::string what) {
-  return {std::move(what), decoder_layers(p.model), [&p, st](std::int64_t layers, bool sample_blocks) {
+  return {std::move(what), decoder_layers(p.model),
+          [&p, st](std::int64_t layers, bool sample_blocks) {
             llm::LlmConfig model = p.model;
             model.layers = layers;
             llm::StepSpec step = st;
             step.sample_query_blocks = sample_blocks;
             return llm::build_llm_step(model, step);
-          }};
+          },
+          st.tokens > 1};
 }
 
 LayersJob::LayersJob(const LlmSpec& s, const Prepared& p, const Phase& phase, const std::string& out, Attempt a)
@@ -462,6 +464,7 @@ std::string LayersJob::work(const LlmSpec& s, const Prepared& p, const Phase& ph
                             Attempt a) {
   LoadedRun run = planned_graph(s, p, phase.graph(a.layers, a.sample_blocks));
   run.plan.sample_iterations = a.sample_iterations && p.parallel == sched::ParallelMode::None;
+  run.plan.sample_chunks = run.plan.sample_iterations && phase.sample_chunks;
   RunSpec rs;
   rs.config = s.config;
   rs.fusion = s.fusion;

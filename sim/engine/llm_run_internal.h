@@ -84,6 +84,9 @@ struct Phase {
   /// The graph of the first `layers` layers; `sample_blocks`: long attention in sampled query
   /// blocks (StepSpec::sample_query_blocks), where the phase builds it so.
   std::function<workloads::Graph(std::int64_t layers, bool sample_blocks)> graph;
+  /// Whether its online attention's chunks of keys may share their timing (Plan::sample_chunks):
+  /// not in a step of one token a sequence, whose heads' short chunk loops do not settle.
+  bool sample_chunks = true;
 };
 
 Phase step_phase(const Prepared& p, const workloads::llm::StepSpec& st, std::string what);

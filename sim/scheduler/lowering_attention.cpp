@@ -101,13 +101,13 @@ void Lowering::lower_attention(const GroupPlan& grp) {
       const std::int64_t version = grp.attention.kv_resident ? 0 : r0;
       std::uint32_t prev = 0;
       if (online) {
-        // Plan::sample_iterations: the chunks of a long context are alike but for their K and V
+        // Plan::sample_chunks: the chunks of a long context are alike but for their K and V
         // rows. The first kWarmChunks are lowered for the pipeline to settle (the loads of the
         // next chunks and heads run ahead), then kSampledIterations - 1 whose timing the ones
         // after take (SampledIterations), then the last.
         const std::int64_t chunks = (a.kv_rows + C - 1) / C;
         const std::int64_t warm = kWarmChunks;
-        const bool sample = plan_.sample_iterations && chunks > warm + kSampledIterations;
+        const bool sample = plan_.sample_chunks && chunks > warm + kSampledIterations;
         SampledIterations sampled;
         for (std::int64_t c0 = 0; c0 < a.kv_rows; c0 += C) {
           const std::int64_t chunk = c0 / C, it = chunk - warm;

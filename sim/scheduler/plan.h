@@ -188,6 +188,10 @@ struct Plan {
   /// outer iteration (SampledIterations): set for an LLM phase's layers (docs/llm.md, "GEMM
   /// iterations share their timing"), never for `npusim run`.
   bool sample_iterations = false;
+  /// With sample_iterations, an online attention's chunks of keys are lowered in part too
+  /// (kWarmChunks, then as a GEMM loop's iterations): set for an LLM phase of more than one token
+  /// a sequence (docs/llm.md, "Chunks of keys share their timing").
+  bool sample_chunks = false;
 };
 
 struct SearchOptions {

@@ -84,9 +84,9 @@ struct L2Placement {
 /// iterations share their timing").
 constexpr std::int64_t kSampledIterations = 7;
 /// An online attention's chunks of keys lowered before the iterations sampled (docs/llm.md,
-/// "Chunks of keys share their timing"): its loop settles slower than a GEMM's (a decode step
-/// of Llama-3.2-1B at context 8193 on edge-s: periods 22.6 % apart after 8 chunks, within
-/// 0.5 % after 24).
+/// "Chunks of keys share their timing"): its loop settles slower than a GEMM's (Llama-3.2-1B's
+/// 8192-token prefill on edge-s: periods 10.6 % apart with none, within 0.5 % after 8; a decode
+/// step's, not sampled since, after 24 at context 8193 but not at 32769).
 constexpr std::int64_t kWarmChunks = 24;
 struct SampledIterations {
   std::vector<int> ops;      // the segment's ops (an attention group's), its head first

@@ -487,6 +487,49 @@ TEST(Lowering, ASampledLoopIsMeasuredAgainstTheLimitByTheIterationsItLowers) {
   EXPECT_THROW(sched::lower_plan(g, hw, plan), InputError);
 }
 
+TEST(Lowering, AnOnlineAttentionsChunksOfKeysAreLoweredInPartWhenThePlanSamplesThem) {
+  // One layer, 4 KV heads x group 2 of 32, prompt 2048 on edge-s: its online attention runs
+  // blocks of query rows against chunks of keys, each head and block of rows one chunk loop of
+  // ceil(2048 / kv_rows) chunks. With Plan::sample_chunks a loop longer than kWarmChunks +
+  // kSampledIterations lowers kWarmChunks + kSampledIterations of them and records the others
+  // as skipped; without it (a one-token step's plan) every chunk is lowered.
+  const auto c = workloads::llm::parse_llm_config(R"({"model_type": "llama", "hidden_size": 256,
+    "num_hidden_layers": 1, "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512,
+    "vocab_size": 1000, "max_position_embeddings": 4096})",
+                                                  "model.json");
+  workloads::llm::StepSpec st;
+  st.tokens = 2048;
+  const auto g = workloads::llm::build_llm_step(c, st);
+  const auto hw = config::load_hardware_config("edge-s");
+  sched::Plan plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  const sched::GroupPlan* attention = nullptr;
+  for (const auto& gp : plan.groups)
+    if (gp.attention.online) attention = &gp;
+  ASSERT_NE(attention, nullptr);
+  const std::int64_t C = attention->attention.kv_rows, B = attention->attention.block_rows;
+  const std::int64_t chunks = (2048 + C - 1) / C, loops = 4 * ((2048 * 2 + B - 1) / B);
+  ASSERT_GT(chunks, sched::kWarmChunks + sched::kSampledIterations) << "kv_rows " << C;
+  plan.sample_iterations = true;
+  plan.sample_chunks = true;
+  const sched::Program sampled = sched::lower_plan(g, hw, plan);
+  std::int64_t chunk_loops = 0;
+  for (const auto& r : sampled.sampled_iterations)
+    if (g.op(r.ops[0]).name == "model.layers.0.self_attn.scores") {
+      ++chunk_loops;
+      EXPECT_EQ(r.skipped, chunks - sched::kWarmChunks - sched::kSampledIterations);
+      for (const auto& [first, end] : r.iterations) EXPECT_LT(first, end);
+    }
+  EXPECT_EQ(chunk_loops, loops);
+  plan.sample_chunks = false;
+  const sched::Program every_chunk = sched::lower_plan(g, hw, plan);
+  for (const auto& r : every_chunk.sampled_iterations)
+    EXPECT_NE(g.op(r.ops[0]).name, "model.layers.0.self_attn.scores");
+  // Each chunk not lowered is at least its score and context GEMMs.
+  EXPECT_GE(
+      every_chunk.commands.size(),
+      sampled.commands.size() + 2 * std::uint64_t(loops * (chunks - sched::kWarmChunks - sched::kSampledIterations)));
+}
+
 TEST(Tiling, SoftmaxesOfOneShapeAtTwoWidthsAreCutForTheirOwnBytes) {
   // The planner remembers a vector head's cut by its shape, cuts, residency and element widths
   // (a long prompt's attention blocks are many ops of one shape). Two softmaxes of one shape but
