@@ -44,6 +44,9 @@ class CommandBus {
   }
   /// Marks [t, t + length) as carrying a command.
   void reserve(std::uint64_t t, std::uint32_t length);
+  /// reserve(t + k * step, length) for k = 0..count-1 (a paced stream's column commands), with
+  /// the window moved once.
+  void reserve_every(std::uint64_t t, std::uint64_t step, std::uint64_t count, std::uint32_t length);
   /// The end of the latest reservation: every cycle from here on is free.
   std::uint64_t end() const { return end_; }
 
@@ -77,6 +80,22 @@ inline void CommandBus::reserve(std::uint64_t t, std::uint32_t length) {
     bits_[c % kWindow / 64] |= ones << (c % 64);
     c += in_word;
   }
+}
+
+inline void CommandBus::reserve_every(std::uint64_t t, std::uint64_t step, std::uint64_t count, std::uint32_t length) {
+  if (count == 0) return;
+  // Moving the window to the last one's end first leaves what reserving them in turn would: the
+  // cycles it forgets are forgotten either way.
+  const std::uint64_t last_end = t + (count - 1) * step + length;
+  if (last_end > base_ + kWindow) slide(last_end);
+  const std::uint64_t ones = length < 64 ? (std::uint64_t{1} << length) - 1 : 0;
+  for (std::uint64_t k = 0, c = t; k < count; ++k, c += step) {
+    if (c >= base_ && c % 64 + length <= 64 && length < 64)
+      bits_[c % kWindow / 64] |= ones << (c % 64);
+    else
+      reserve(c, length);
+  }
+  end_ = std::max(end_, last_end);
 }
 
 }  // namespace npusim::models

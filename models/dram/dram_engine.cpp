@@ -604,18 +604,28 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
           if (same_steps >= 1 && source.issued() >= source.window() && read_from + paced_steps > last_done) {
             const bool joins =
                 !Record || activity->joins(run.last.data_end, run.last.data_end + run.pace - burst_cycles);
-            const std::uint64_t n = batch_steps(source, p, near.same_target, run, target, is_write, shape, joins);
+            const Batch batch = batch_steps(source, p, near.same_target, run, target, is_write, shape, joins);
+            const std::uint64_t n = batch.steps;
             if (n > 0) {
-              apply_batch(source, p, q, run, target, is_write, shape, n);
+              apply_batch(source, p, q, run, target, is_write, shape, batch);
               paced_steps += n;
               last_index += n;
               last_completion = run.last.data_end;
               served += n;
-              admitted += n;
+              admitted += n - batch.tail;
               last_end = run.last.data_end;
               ch.clock = run.last.col;
               t_decide += n * run.pace;
-              near.stream_addr = p.request.addr;
+              if (batch.tail > 0) {
+                sequel = batch.next;
+                other = sequel_.front().arrival;
+              }
+              if (batch.next_pending) {
+                near.other = batch.next;
+                near.other_addr = p.request.addr;
+              } else {
+                near.stream_addr = p.request.addr;
+              }
               if constexpr (Record) {
                 run_end = run.last.data_end;
                 run_bursts += n;
@@ -747,42 +757,87 @@ bool DramEngine::StreamShape::operator==(const StreamShape& o) const {
 // full of the stream's completions: each decision serves the oldest a pace after the last, and
 // the request it completes releases the next of the transfer, admitted a pace after the last
 // one. Alike for more steps than the window holds (every completion the source reads from one of
-// them), the next steps are those shifted by the pace while the requests stay in the row and the
-// source's run and no refresh tick falls due: taken at once here, as their sums.
+// them), the next steps are those shifted by the pace while the requests stay in the source's run
+// and no refresh tick falls due: taken at once here, as their sums. Past the stream's row the
+// source walks into another bank's row (its sequel, hold_sequel): those requests are held, not
+// served, while the stream serves its own on; the steps keep their timing if a paced hit is the
+// choice whatever else waits (run.first: the sequel's bank now has a window too) and no admission
+// waited for a slot (the stream and its sequel together hold no more of the channel queue than the
+// stream did: each step frees a slot and takes one). The batch leaves the stream a request, so
+// the stream's end and the roll into the sequel are stepped.
 template <class Source>
-std::uint64_t DramEngine::batch_steps(const Source& source, const Pending& p, std::uint64_t same_target,
-                                      const PacedRun& run, const BurstTarget& target, bool is_write,
-                                      const StreamShape& shape, bool joins) const {
+DramEngine::Batch DramEngine::batch_steps(const Source& source, const Pending& p, std::uint64_t same_target,
+                                          const PacedRun& run, const BurstTarget& target, bool is_write,
+                                          const StreamShape& shape, bool joins) const {
+  Batch b;
   const std::uint64_t pace = run.pace;
-  if (pace == 0 || !run.unsettled || !joins || shape.admitted != 1) return 0;
-  if (p.target.bank != target.bank || p.target.row != target.row || p.request.is_write != is_write) return 0;
-  if (source.done() || p.request.addr + burst_bytes_ != source.next_addr()) return 0;
+  if (pace == 0 || !run.unsettled || !joins || shape.admitted != 1) return b;
+  if (p.request.is_write != is_write) return b;
+  if (source.done() || p.request.addr + burst_bytes_ != source.next_addr()) return b;
+  // The requests the steps serve arrived a pace apart (each waits as long): those held up to the
+  // first that did not (past a gap: requests admitted after the stream's row opened, behind those
+  // that waited for it), or all of them and those the steps admit.
+  std::size_t alike = 1;
+  while (alike < stream_.size() && stream_[alike].arrival == stream_[alike - 1].arrival + pace) ++alike;
   for (std::size_t i = 1; i < stream_.size(); ++i)
-    if (stream_[i].arrival != stream_[i - 1].arrival + pace || stream_[i].index != stream_[i - 1].index + 1) return 0;
-  // Steps k = 1..n admit p and the n - 1 after it and leave the n-th pending: all in the source's
-  // run and the row.
-  std::uint64_t n = source.left_in_run();
+    if (stream_[i].index != stream_[i - 1].index + 1) return b;
+  // Steps k = 1..n - 1 admit p and the n - 2 after it and leave the next pending: all in the
+  // source's run (p and the `left` after it), in the stream's row (the `in_row` first from p on)
+  // and then (the tail) the next bank's row.
+  const std::uint64_t requests = source.left_in_run() + 1;
+  const auto addr = [&](std::uint64_t i) { return p.request.addr + i * burst_bytes_; };
   std::uint64_t in_row = 0;
-  while (in_row < n && (((p.request.addr + (in_row + 1) * burst_bytes_) ^ p.request.addr) & same_target) == 0) ++in_row;
-  n = std::min(n, in_row);
+  if (p.target.bank == target.bank && p.target.row == target.row)
+    in_row = same_target_run(p.request.addr, same_target, requests);
+  std::uint64_t n = in_row;
+  if (in_row < requests && run.first && shape.backpressure == 0) {
+    // requests from addr(in_row) in its row
+    const std::uint64_t in_next = same_target_run(addr(in_row), same_target, requests - in_row);
+    if (addr(in_row + in_next - 1) < capacity_) {
+      b.next = device_.locate(addr(in_row));
+      // The request left pending and the next in the two rows; tail admissions (steps - in_row)
+      // at most the stream's requests but one.
+      if (b.next.channel == target.channel && b.next.bank != target.bank &&
+          (in_row > 0 || (p.target.bank == b.next.bank && p.target.row == b.next.row)))
+        n = std::min(in_row + in_next - 1, in_row + stream_.size()) + 1;
+    }
+  }
+  n = n > 0 ? n - 1 : 0;
   // Every cycle the steps reach stays before the next refresh tick (with a step to spare).
   const std::uint64_t latest = std::max({run.last.col, p.request.cycle, next_admit_, now_}) + 2 * pace;
-  if (next_refresh_ <= latest) return 0;
+  if (next_refresh_ <= latest) return b;
   n = std::min(n, (next_refresh_ - latest) / pace);
   // And every request it admits within kMaxCycle, which the stepped path checks as each is pulled.
   n = std::min(n, (kMaxCycle - p.request.cycle) / pace);
-  return n >= 2 ? n - 1 : 0;
+  if (alike < stream_.size()) n = std::min<std::uint64_t>(n, alike + 1);
+  if (n < 2) return b;
+  b.steps = n - 1;
+  b.next_pending = b.steps >= in_row;
+  b.tail = b.next_pending ? b.steps - in_row : 0;
+  return b;
+}
+
+std::uint64_t DramEngine::same_target_run(std::uint64_t addr, std::uint64_t same_target, std::uint64_t most) const {
+  // A walk by bursts (a power of two, from an aligned address) keeps every bit of `same_target`
+  // until it carries into the lowest one above the burst's offset bits: 2^low - (addr mod 2^low)
+  // bytes on. (Other burst sizes: address by address.)
+  const std::uint64_t moving = same_target & ~(burst_bytes_ - 1);
+  if ((burst_bytes_ & (burst_bytes_ - 1)) == 0 && addr % burst_bytes_ == 0 && moving != 0) {
+    const std::uint64_t span = std::uint64_t{1} << __builtin_ctzll(moving);
+    return std::min(most, (span - (addr & (span - 1))) / burst_bytes_);
+  }
+  std::uint64_t n = 1;
+  while (n < most && (((addr + n * burst_bytes_) ^ addr) & same_target) == 0) ++n;
+  return std::min(n, most);
 }
 
 template <class Source>
 void DramEngine::apply_batch(Source& source, Pending& p, Queue& q, PacedRun& run, const BurstTarget& target,
-                             bool is_write, const StreamShape& shape, std::uint64_t n) {
+                             bool is_write, const StreamShape& shape, const Batch& batch) {
+  const std::uint64_t n = batch.steps;
   const std::uint64_t shift = n * run.pace;
-  BurstSchedule hit = run.last;
-  for (std::uint64_t k = 1; k <= n; ++k) {
-    hit.col += run.pace;
-    device_.issue_hit(target, hit);
-  }
+  const std::uint64_t first_col = run.last.col;
+  device_.issue_hits(target, run.last.col + run.pace, run.pace, n);
   run.last.col += shift;
   run.last.data_end += shift;
   run.count += n;
@@ -797,20 +852,67 @@ void DramEngine::apply_batch(Source& source, Pending& p, Queue& q, PacedRun& run
   }
   stats_.backpressure_cycles += n * shape.backpressure;
   const std::uint64_t last_done = stream_.front().index - 1 + n;
-  for (std::size_t i = 0; i < stream_.size(); ++i) {
-    stream_[i].index += n;
-    stream_[i].arrival += shift;
-  }
   run_index_ += n;
-  // Only the slots still held matter to an admission (admission_time drops the others first).
-  while (!q.leaving.empty() && q.leaving.front() <= now_) q.leaving.pop_front();
-  for (std::size_t i = 0; i < q.leaving.size(); ++i) q.leaving[i] += shift;
   now_ += shift;
   next_admit_ += shift;
+  advance_stream(batch, run.pace);
+  if (batch.tail == 0) {
+    // Only the slots still held matter to an admission (admission_time drops the others first).
+    while (!q.leaving.empty() && q.leaving.front() <= now_ - shift) q.leaving.pop_front();
+    for (std::size_t i = 0; i < q.leaving.size(); ++i) q.leaving[i] += shift;
+  } else {
+    apply_tail(q, batch, first_col, run.pace);
+  }
   source.skip(n, last_done, run.last.data_end, run.pace);
   p.request.addr += n * burst_bytes_;
   p.request.cycle += shift;
+  if (batch.next_pending) p.target = batch.next;
   batched_bursts_ += n;
+}
+
+inline void DramEngine::advance_stream(const Batch& batch, std::uint64_t pace) {
+  // The requests in admission order: the stream's, then those the steps admit, each an index and
+  // a pace after the one before. After `steps` decisions the stream holds the oldest not served
+  // that are of its row, the sequel the tail's.
+  const std::uint64_t n = batch.steps, held = stream_.size();
+  const StreamItem newest = stream_[held - 1];
+  const auto admitted = [&](std::uint64_t i) {  // the i-th request (i >= held)
+    return StreamItem{newest.index + (i - held + 1), newest.arrival + (i - held + 1) * pace};
+  };
+  const std::uint64_t in_stream = held + n - batch.tail;  // requests before the sequel's
+  for (std::uint64_t i = 0; i < std::min(n, held); ++i) stream_.pop_front();
+  for (std::uint64_t i = std::max(n, held); i < in_stream; ++i) stream_.push_back(admitted(i));
+  for (std::uint64_t i = in_stream; i < held + n; ++i) sequel_.push_back(admitted(i));
+}
+
+inline void DramEngine::apply_tail(Queue& q, const Batch& batch, std::uint64_t first_col, std::uint64_t pace) {
+  const std::uint64_t n = batch.steps, depth = config_.bank_queue_depth;
+  const std::uint64_t held = stream_.size() + batch.tail;  // the stream's requests before the batch
+  mark_window(batch.next.bank, true);
+  ranks_[batch.next.rank].queued += static_cast<std::uint32_t>(batch.tail);
+  // The channel queue's slots, as each step's decision and admission leave them: a decision
+  // frees the stream's window slot and moves a waiting request in (its slot leaves at the
+  // column command), an admission takes a waiting slot behind a full window. Only the slots
+  // still held after the batch are kept (admission_time drops the others first).
+  while (!q.leaving.empty()) q.leaving.pop_front();
+  std::uint64_t stream_size = held, sequel_size = 0;
+  for (std::uint64_t k = 1; k <= n; ++k) {
+    const std::uint64_t col = first_col + k * pace;
+    const bool tail = k > n - batch.tail;
+    --stream_size;
+    if (stream_size >= depth) {
+      --q.waiting;
+      if (col > now_) q.leaving.push_back(col);
+    }
+    if (col > now_) q.leaving.push_back(col);
+    if (tail) {
+      if (sequel_size >= depth) ++q.waiting;
+      ++sequel_size;
+    } else {
+      if (stream_size >= depth) ++q.waiting;
+      ++stream_size;
+    }
+  }
 }
 
 template <class Source>

@@ -318,18 +318,36 @@ class DramEngine {
                 std::uint64_t next_admit_cycle, std::uint64_t now_cycle, std::uint64_t decide_cycle);
     bool operator==(const StreamShape& o) const;
   };
-  /// How many more steps of the paced stream can be taken at once (0: none): steps alike and
-  /// within the row, the source's run and the time before the next refresh tick (`joins`: the
-  /// activity record joins the stream's bursts into one interval, or there is none).
+  /// Steps of the paced stream taken at once (batch_steps): `steps` decisions, each with one
+  /// admission; the last `tail` admissions are requests of the row the source walks into after
+  /// the stream's (`next`, another bank's), held as the stream's sequel (hold_sequel).
+  struct Batch {
+    std::uint64_t steps = 0, tail = 0;
+    BurstTarget next;
+    bool next_pending = false;  // the request left pending is of `next`'s row
+  };
+  /// How many more steps of the paced stream can be taken at once (none: steps 0): steps alike
+  /// and within the source's run and the time before the next refresh tick, admitting requests
+  /// of the stream's row and then, where the stream's hits stay the choice and the queue has
+  /// room, of the next bank's row while the stream keeps a request (`joins`: the activity
+  /// record joins the stream's bursts into one interval, or there is none).
   template <class Source>
-  std::uint64_t batch_steps(const Source& source, const Pending& p, std::uint64_t same_target, const PacedRun& run,
-                            const BurstTarget& target, bool is_write, const StreamShape& shape, bool joins) const;
-  /// Takes `n` steps of shape `shape` at once: the CA bus's column commands, the counters, the
-  /// stream's queue, the channel queue's slots, the clocks and the source, as n decisions and
-  /// admissions would have left them.
+  Batch batch_steps(const Source& source, const Pending& p, std::uint64_t same_target, const PacedRun& run,
+                    const BurstTarget& target, bool is_write, const StreamShape& shape, bool joins) const;
+  /// Of the `most` bursts from `addr` on (burst-aligned, a burst apart), how many lead ones share
+  /// `addr`'s bits under `same_target` (its channel, rank, bank and row): at least one.
+  std::uint64_t same_target_run(std::uint64_t addr, std::uint64_t same_target, std::uint64_t most) const;
+  /// Takes the batch's steps of shape `shape` at once: the CA bus's column commands, the
+  /// counters, the stream's queue and its sequel's, the channel queue's slots, the clocks and
+  /// the source, as its decisions and admissions would have left them.
   template <class Source>
   void apply_batch(Source& source, Pending& p, Queue& q, PacedRun& run, const BurstTarget& target, bool is_write,
-                   const StreamShape& shape, std::uint64_t n);
+                   const StreamShape& shape, const Batch& batch);
+  /// apply_batch's stream and sequel: the batch's requests served, those it admits queued.
+  void advance_stream(const Batch& batch, std::uint64_t pace);
+  /// apply_batch's sequel mark and channel-queue slots for a batch with a tail (`first_col`:
+  /// the column command before the batch's first).
+  void apply_tail(Queue& q, const Batch& batch, std::uint64_t first_col, std::uint64_t pace);
   /// Moves `bank`'s queued requests into stream_ (and out of `q`, their channel queue).
   void lift_stream(Queue& q, std::uint32_t bank);
   /// Writes stream_ back into `bank`'s window and waiting rings and into `q` in arrival order.

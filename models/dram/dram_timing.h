@@ -77,6 +77,10 @@ class DramDevice {
   /// constraint a hit sets is its last one's: tCCD and the data bus are set, the turnarounds and
   /// the bank's precharge only grow with the column command). Nothing may be planned between.
   void issue_hit(const BurstTarget& t, const BurstSchedule& s) { ca_[t.channel].reserve(s.col, lengths_.column); }
+  /// issue_hit for `count` hits, the first's column command at `col` and each `pace` after.
+  void issue_hits(const BurstTarget& t, std::uint64_t col, std::uint64_t pace, std::uint64_t count) {
+    ca_[t.channel].reserve_every(col, pace, count, lengths_.column);
+  }
   void settle_hit(const BurstTarget& t, bool is_write, const BurstSchedule& s) { commit_column_timing(t, is_write, s); }
   /// The closed form of a bus-bound stream: after a hit committed at `s`, the next hit of the
   /// same bank and direction, planned with its arrival and the decision at most `pace` later,

@@ -519,5 +519,24 @@ TEST(DramEngine, BatchedStepsAreTheSteppedSteps) {
   }
 }
 
+TEST(DramEngine, ARowsEndIsBatchedWithTheNextBanksRequestsHeld) {
+  // One sequential read of 16 rows on a fresh LPDDR4 engine (64 B bursts, 4 KiB rows: 64 bursts
+  // a row, each next row in the next bank), 16 bursts outstanding. Past a row's end the next
+  // bank's requests are held (the sequel) while the stream serves its last 16 at the same pace,
+  // so a batch runs on to the row's last burst. Stepped in each row after the first: the roll's
+  // head (its row opened), 2 steps that show the shape of the requests that waited for it, 2
+  // more once they are served (the later ones wait less), the row's last: 6, so at least
+  // 15 x (64 - 6) = 870 bursts batched. Batches that stopped at the row's end stepped its last
+  // 16: at most 16 x (64 - 16) = 768. The head and the last of each row are always stepped:
+  // at most 16 x 62 = 992.
+  const DramConfig c = lpddr4_3200();
+  ASSERT_EQ(c.bytes_per_burst(), 64u);
+  DramEngine engine(c);
+  engine.access_transfer(0, 16 * 4096, 16 * 4096, 1, false, 0, 16);
+  EXPECT_EQ(engine.stats().bursts(), 16u * 64);
+  EXPECT_GE(engine.batched_bursts(), 15u * 58);
+  EXPECT_LE(engine.batched_bursts(), 16u * 62);
+}
+
 }  // namespace
 }  // namespace npusim::models
