@@ -744,9 +744,11 @@ const tests = {
     await page.screenshot({path: join(outDir, "controls-llm.png"), fullPage: true});
   },
   // An LLM change draws the prefill as soon as it is known and each decode sample as it lands;
-  // the page and docs/serve.md agree on the decode sample count.
+  // the page and docs/serve.md agree on the decode sample count. A prompt of 512 and 64 new tokens
+  // (about 1 s of simulation, half of it decode): a run of a fraction of that could end before a
+  // page on a loaded machine reads its first state.
   async llm_stream(page, url) {
-    await page.goto(url + "?mode=llm&config=edge-s&model=SmolLM2-360M&prompt=64&generate=24&fusion=greedy");
+    await page.goto(url + "?mode=llm&config=edge-s&model=SmolLM2-360M&prompt=512&generate=64&fusion=greedy");
     await waitRun(page, "");
     const events = await page.evaluate(() => window.npusimLlmEvents);
     console.log("llm events (ms after the change): " + events.map(e => e.what + " " + Math.round(e.ms)).join(", "));
