@@ -890,28 +890,24 @@ inline void DramEngine::apply_tail(Queue& q, const Batch& batch, std::uint64_t f
   const std::uint64_t held = stream_.size() + batch.tail;  // the stream's requests before the batch
   mark_window(batch.next.bank, true);
   ranks_[batch.next.rank].queued += static_cast<std::uint32_t>(batch.tail);
-  // The channel queue's slots, as each step's decision and admission leave them: a decision
+  // The channel queue's slots, as each tail step's decision and admission leave them: a decision
   // frees the stream's window slot and moves a waiting request in (its slot leaves at the
-  // column command), an admission takes a waiting slot behind a full window. Only the slots
-  // still held after the batch are kept (admission_time drops the others first).
+  // column command), an admission takes a waiting slot behind a full sequel window. The steps
+  // before the tail leave the stream as long and the waiting count as it was. Only the slots
+  // still held after the batch are kept (admission_time drops the others first): the column
+  // commands after the clock, which none before the tail's last two is (each step's decision
+  // comes at the column command before it).
   while (!q.leaving.empty()) q.leaving.pop_front();
   std::uint64_t stream_size = held, sequel_size = 0;
-  for (std::uint64_t k = 1; k <= n; ++k) {
+  for (std::uint64_t k = n - batch.tail + 1; k <= n; ++k) {
     const std::uint64_t col = first_col + k * pace;
-    const bool tail = k > n - batch.tail;
-    --stream_size;
-    if (stream_size >= depth) {
-      --q.waiting;
-      if (col > now_) q.leaving.push_back(col);
+    const bool moves = --stream_size >= depth;
+    if (moves) --q.waiting;
+    if (col > now_) {
+      q.leaving.push_back(col);
+      if (moves) q.leaving.push_back(col);
     }
-    if (col > now_) q.leaving.push_back(col);
-    if (tail) {
-      if (sequel_size >= depth) ++q.waiting;
-      ++sequel_size;
-    } else {
-      if (stream_size >= depth) ++q.waiting;
-      ++stream_size;
-    }
+    if (sequel_size++ >= depth) ++q.waiting;
   }
 }
 
