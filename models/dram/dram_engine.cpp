@@ -537,8 +537,6 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         record_latency(is_write, oldest.arrival, s);
         if constexpr (std::is_same_v<Source, TransferSource>) {
           shape = StreamShape{};
-          shape.latency = s.data_end - oldest.arrival;
-          shape.queueing = s.col - oldest.arrival;
           shape.backpressure = stats_.backpressure_cycles;
         }
         last_end = s.data_end;  // column commands, so data ends, only grow
@@ -738,7 +736,6 @@ void DramEngine::StreamShape::settle(std::uint64_t col, const RingQueue<StreamIt
   next_admit = rel(next_admit_cycle);
   now = rel(now_cycle);
   decide = rel(decide_cycle);
-  front = rel(stream.front().arrival);
   back = rel(stream[stream.size() - 1].arrival);
   // The slots still held (column commands after now): what admission_time reads.
   live = 0;
@@ -747,10 +744,9 @@ void DramEngine::StreamShape::settle(std::uint64_t col, const RingQueue<StreamIt
 }
 
 bool DramEngine::StreamShape::operator==(const StreamShape& o) const {
-  return latency == o.latency && queueing == o.queueing && backpressure == o.backpressure && admitted == o.admitted &&
-         stream == o.stream && waiting == o.waiting && live == o.live && pending == o.pending &&
-         next_admit == o.next_admit && now == o.now && decide == o.decide && front == o.front && back == o.back &&
-         leaving == o.leaving;
+  return backpressure == o.backpressure && admitted == o.admitted && stream == o.stream && waiting == o.waiting &&
+         live == o.live && pending == o.pending && next_admit == o.next_admit && now == o.now && decide == o.decide &&
+         back == o.back && leaving == o.leaving;
 }
 
 // The steps of a paced stream fed by a transfer repeat once the transfer's outstanding window is
@@ -774,13 +770,15 @@ DramEngine::Batch DramEngine::batch_steps(const Source& source, const Pending& p
   if (pace == 0 || !run.unsettled || !joins || shape.admitted != 1) return b;
   if (p.request.is_write != is_write) return b;
   if (source.done() || p.request.addr + burst_bytes_ != source.next_addr()) return b;
-  // The requests the steps serve arrived a pace apart (each waits as long): those held up to the
-  // first that did not (past a gap: requests admitted after the stream's row opened, behind those
-  // that waited for it), or all of them and those the steps admit.
-  std::size_t alike = 1;
-  while (alike < stream_.size() && stream_[alike].arrival == stream_[alike - 1].arrival + pace) ++alike;
   for (std::size_t i = 1; i < stream_.size(); ++i)
     if (stream_[i].index != stream_[i - 1].index + 1) return b;
+  // Each step decides at the column command before its own (the clock), so its request arrived
+  // by then: the steps up to the first held request that did not, or all of them if the newest
+  // did by the step before its turn (those the steps admit arrive a pace apart after it). How long
+  // each request waited is its own (apply_batch).
+  std::uint64_t arrived = 0;
+  while (arrived < stream_.size() && stream_[arrived].arrival <= run.last.col + arrived * pace) ++arrived;
+  const bool all_arrived = arrived == stream_.size();
   // Steps k = 1..n - 1 admit p and the n - 2 after it and leave the next pending: all in the
   // source's run (p and the `left` after it), in the stream's row (the `in_row` first from p on)
   // and then (the tail) the next bank's row.
@@ -809,7 +807,7 @@ DramEngine::Batch DramEngine::batch_steps(const Source& source, const Pending& p
   n = std::min(n, (next_refresh_ - latest) / pace);
   // And every request it admits within kMaxCycle, which the stepped path checks as each is pulled.
   n = std::min(n, (kMaxCycle - p.request.cycle) / pace);
-  if (alike < stream_.size()) n = std::min<std::uint64_t>(n, alike + 1);
+  if (!all_arrived) n = std::min<std::uint64_t>(n, arrived + 1);
   if (n < 2) return b;
   b.steps = n - 1;
   b.next_pending = b.steps >= in_row;
@@ -841,15 +839,15 @@ void DramEngine::apply_batch(Source& source, Pending& p, Queue& q, PacedRun& run
   run.last.col += shift;
   run.last.data_end += shift;
   run.count += n;
-  if (is_write) {
-    stats_.write_latency_sum += n * shape.latency;
-    stats_.write_queue_cycles += n * shape.queueing;
-  } else {
-    stats_.read_queue_cycles += n * shape.queueing;
-    stats_.read_latency_sum += n * shape.latency;
-    stats_.read_latency_max = std::max(stats_.read_latency_max, shape.latency);
-    stats_.read_latency.add(shape.latency, n);
-  }
+  // Each served request's wait: the held ones' each their own, those the steps admit all alike
+  // (each arrives a pace after the one before and is served a pace after it).
+  const std::uint64_t held = stream_.size(), latency = run.last.data_end - run.last.col;
+  const auto served = [&](std::uint64_t arrival, std::uint64_t step, std::uint64_t count) {
+    const std::uint64_t col = first_col + step * run.pace;
+    record_latencies(is_write, col - arrival, col + latency - arrival, count);
+  };
+  for (std::uint64_t k = 1; k <= std::min(n, held); ++k) served(stream_[k - 1].arrival, k, 1);
+  if (n > held) served(stream_[held - 1].arrival + run.pace, held + 1, n - held);
   stats_.backpressure_cycles += n * shape.backpressure;
   const std::uint64_t last_done = stream_.front().index - 1 + n;
   run_index_ += n;
@@ -1246,16 +1244,20 @@ inline void DramEngine::settle_adaptive_close(Channel& ch) {
 }
 
 inline void DramEngine::record_latency(bool is_write, std::uint64_t arrival, const BurstSchedule& s) {
-  const std::uint64_t latency = s.data_end - arrival;
+  record_latencies(is_write, s.col - arrival, s.data_end - arrival, 1);
+}
+
+inline void DramEngine::record_latencies(bool is_write, std::uint64_t queueing, std::uint64_t latency,
+                                         std::uint64_t count) {
   if (is_write) {
-    stats_.write_latency_sum += latency;
-    stats_.write_queue_cycles += s.col - arrival;
+    stats_.write_latency_sum += count * latency;
+    stats_.write_queue_cycles += count * queueing;
     return;
   }
-  stats_.read_queue_cycles += s.col - arrival;
-  stats_.read_latency_sum += latency;
+  stats_.read_queue_cycles += count * queueing;
+  stats_.read_latency_sum += count * latency;
   stats_.read_latency_max = std::max(stats_.read_latency_max, latency);
-  stats_.read_latency.add(latency);
+  stats_.read_latency.add(latency, count);
 }
 
 inline void DramEngine::record_counts(Channel& ch, bool is_write, std::uint64_t n, std::uint64_t last_end) {

@@ -308,11 +308,12 @@ class DramEngine {
   /// One decision of the stream path and the admissions after it, relative to its column
   /// command: two in a row alike, with a request source of a known pattern, mean every later one
   /// is alike too, shifted by the pace, until a refresh, the row's or the source run's end (see
-  /// batch_steps).
+  /// batch_steps). How long the served request waited is not part of it: it changes nothing
+  /// after, and apply_batch counts each request's own.
   struct StreamShape {
-    std::uint64_t latency = 0, queueing = 0, backpressure = 0, admitted = 0;
+    std::uint64_t backpressure = 0, admitted = 0;
     std::uint64_t stream = 0, waiting = 0, live = 0;
-    std::int64_t pending = 0, next_admit = 0, now = 0, decide = 0, front = 0, back = 0, leaving = 0;
+    std::int64_t pending = 0, next_admit = 0, now = 0, decide = 0, back = 0, leaving = 0;
     /// Fills the relative fields from the state after the step's admissions (column command `col`).
     void settle(std::uint64_t col, const RingQueue<StreamItem>& stream, const Queue& q, const Pending& p,
                 std::uint64_t next_admit_cycle, std::uint64_t now_cycle, std::uint64_t decide_cycle);
@@ -405,6 +406,8 @@ class DramEngine {
   /// The counters of one burst that are not plain counts (latency and queueing sums, the
   /// histogram): the stream path's per-burst share of record().
   void record_latency(bool is_write, std::uint64_t arrival, const BurstSchedule& s);
+  /// `count` requests served alike: each `queueing` cycles to its column command, `latency` to its data end.
+  void record_latencies(bool is_write, std::uint64_t queueing, std::uint64_t latency, std::uint64_t count);
   /// The counts of record() but the row case's for `n` bursts of one direction in a row, the
   /// last ending at `last_end` (the stream path adds a stream's once, when it ends).
   void record_counts(Channel& ch, bool is_write, std::uint64_t n, std::uint64_t last_end);
