@@ -291,5 +291,44 @@ TEST(DramScheduler, CommandBusFindsTheFirstFreeCyclesAsAWalkWould) {
     for (std::uint32_t length = 1; length <= 4; ++length) ASSERT_EQ(bus.first_free(t, length), walk(t, length)) << t;
 }
 
+TEST(DramScheduler, CommandBusReservesAPacedRunAsOneByOne) {
+  // reserve_every(t, step, count, length) marks the cycles count reserve() calls would: with a
+  // step dividing 64 it sets whole 64-cycle words at once (LPDDR4's 4-cycle column command every
+  // 8 cycles: mask 0x0f0f...0f shifted by the run's phase), the commands at either end one by
+  // one. Runs of every phase, a command longer than its share of a word's end (the spill into
+  // the next word: length 5 at phase 6 of step 8), steps that do not divide 64, over earlier
+  // commands, and far enough ahead that the window slides, against reserve() one by one; every
+  // cycle's first_free must agree.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    CommandBus one, all;
+    const std::uint64_t base = trial % 3 == 0 ? 40000 + rng() % 64 : rng() % 64;
+    for (int i = 0; i < 20; ++i) {  // earlier commands, some inside the run's span
+      const std::uint64_t at = base + rng() % 3000;
+      one.reserve(at, 2);
+      all.reserve(at, 2);
+    }
+    const std::uint64_t step = std::vector<std::uint64_t>{1, 2, 4, 8, 16, 32, 64, 3, 12, 40}[rng() % 10];
+    const std::uint32_t length = 1 + rng() % std::min<std::uint64_t>(step, 8);
+    const std::uint64_t t = base + rng() % 200, count = 1 + rng() % 300;
+    for (std::uint64_t k = 0; k < count; ++k) one.reserve(t + k * step, length);
+    all.reserve_every(t, step, count, length);
+    ASSERT_EQ(all.end(), one.end()) << trial;
+    for (std::uint64_t c = base; c < t + count * step + 70; ++c)
+      ASSERT_EQ(all.first_free(c, 1), one.first_free(c, 1))
+          << "trial " << trial << " cycle " << c << " step " << step << " length " << length;
+  }
+  // LPDDR4 on paper: 16 commands of 4 cycles every 8 from cycle 6 (phase 6: each word's last one
+  // spills 2 cycles into the next): busy 6..9, 14..17, ..., 126..129; free 10..13 and 130.
+  CommandBus bus;
+  bus.reserve_every(6, 8, 16, 4);
+  EXPECT_EQ(bus.first_free(0, 1), 0u);
+  EXPECT_EQ(bus.first_free(6, 1), 10u);
+  EXPECT_EQ(bus.first_free(10, 4), 10u);
+  EXPECT_EQ(bus.first_free(11, 4), 18u);
+  EXPECT_EQ(bus.first_free(126, 1), 130u);
+  EXPECT_EQ(bus.end(), 130u);
+}
+
 }  // namespace
 }  // namespace npusim::models
