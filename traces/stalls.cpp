@@ -102,9 +102,24 @@ StallBreakdown breakdown(const Trace& t, const std::vector<CommandReady>& ready,
 }  // namespace
 
 std::vector<CommandReady> ready_times(const Trace& t) {
-  std::unordered_map<std::uint32_t, const CommandEvent*> by_id;
-  by_id.reserve(t.commands.size());
-  for (const CommandEvent& c : t.commands) by_id.emplace(c.id, &c);
+  // Commands by id: a table where the ids are dense (npusim's own traces: 0..n-1), else a map (a
+  // trace file's ids may be anything). The first command of an id answers for it.
+  std::uint32_t max_id = 0;
+  for (const CommandEvent& c : t.commands) max_id = std::max(max_id, c.id);
+  const bool dense = std::uint64_t{max_id} < 2 * std::uint64_t{t.commands.size()} + 1024;
+  std::vector<const CommandEvent*> table(dense ? std::size_t{max_id} + 1 : 0, nullptr);
+  std::unordered_map<std::uint32_t, const CommandEvent*> map;
+  for (const CommandEvent& c : t.commands) {
+    if (!dense)
+      map.emplace(c.id, &c);
+    else if (!table[c.id])
+      table[c.id] = &c;
+  }
+  const auto by_id = [&](std::uint32_t id) -> const CommandEvent* {
+    if (dense) return id < table.size() ? table[id] : nullptr;
+    const auto it = map.find(id);
+    return it == map.end() ? nullptr : it->second;
+  };
   std::vector<std::uint64_t> grant_ps(t.groups.size(), 0);
   for (const SramAllocation& a : t.sram_allocations) {
     if (a.group >= 0 && std::size_t(a.group) < grant_ps.size()) grant_ps[a.group] = a.alloc_ps;
@@ -136,15 +151,15 @@ std::vector<CommandReady> ready_times(const Trace& t) {
       r.ps = std::max(r.ps, r.dispatched_ps);
     }
     for (std::uint32_t d : c.deps) {
-      auto it = by_id.find(d);
-      if (it == by_id.end() || it->second->end_ps <= r.ps) continue;
-      r.ps = it->second->end_ps;
-      r.cause = it->second->kind == CommandKind::Host ? StallCause::Host
-                : is_compute(*it->second)             ? StallCause::Dependency
-                                                      : StallCause::DmaWait;
+      const CommandEvent* dep = by_id(d);
+      if (!dep || dep->end_ps <= r.ps) continue;
+      r.ps = dep->end_ps;
+      r.cause = dep->kind == CommandKind::Host ? StallCause::Host
+                : is_compute(*dep)             ? StallCause::Dependency
+                                               : StallCause::DmaWait;
       const double clock = t.roofs.core_clock_hz;
       r.dma_sram_wait_ps = r.cause == StallCause::DmaWait && clock > 0
-                               ? std::uint64_t(double(it->second->stall_cycles) / clock * 1e12 + 0.5)
+                               ? std::uint64_t(double(dep->stall_cycles) / clock * 1e12 + 0.5)
                                : 0;
     }
   }

@@ -65,22 +65,33 @@ TraceTallies tally_trace(const Trace& t) {
 
 namespace {
 
-/// share_time for one key (op or group): index `n` collects commands that name none.
-std::vector<double> share_by(const Trace& t, int CommandEvent::*key, std::size_t n) {
-  struct Edge {
-    std::uint64_t ps;
-    int delta;
-    std::size_t who;
-  };
+/// A command's start (+1) or end (-1), in time order (share_by).
+struct Edge {
+  std::uint64_t ps;
+  int delta;
+  std::size_t command;
+};
+
+/// Every command's start and end, by time (the order of edges at one time does not matter:
+/// share_by takes them together).
+std::vector<Edge> time_edges(const Trace& t) {
   std::vector<Edge> edges;
   edges.reserve(2 * t.commands.size());
-  for (const CommandEvent& c : t.commands) {
-    const int k = c.*key;
-    const std::size_t who = k >= 0 && std::size_t(k) < n ? std::size_t(k) : n;
-    edges.push_back({c.begin_ps, +1, who});
-    edges.push_back({std::max(c.begin_ps, c.end_ps), -1, who});
+  for (std::size_t i = 0; i < t.commands.size(); ++i) {
+    const CommandEvent& c = t.commands[i];
+    edges.push_back({c.begin_ps, +1, i});
+    edges.push_back({std::max(c.begin_ps, c.end_ps), -1, i});
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.ps < b.ps; });
+  return edges;
+}
+
+/// share_time for one key (op or group): index `n` collects commands that name none.
+std::vector<double> share_by(const Trace& t, const std::vector<Edge>& edges, int CommandEvent::*key, std::size_t n) {
+  const auto who_of = [&](const Edge& e) {
+    const int k = t.commands[e.command].*key;
+    return k >= 0 && std::size_t(k) < n ? std::size_t(k) : n;
+  };
 
   std::vector<double> out(n + 1, 0.0);
   std::vector<int> in_flight(n + 1, 0);
@@ -101,8 +112,9 @@ std::vector<double> share_by(const Trace& t, int CommandEvent::*key, std::size_t
     starters.clear();
     enders.clear();
     for (; i < edges.size() && edges[i].ps == now; ++i) {
-      in_flight[edges[i].who] += edges[i].delta;
-      (edges[i].delta > 0 ? starters : enders).push_back(edges[i].who);
+      const std::size_t who = who_of(edges[i]);
+      in_flight[who] += edges[i].delta;
+      (edges[i].delta > 0 ? starters : enders).push_back(who);
     }
     for (const auto* list : {&starters, &enders}) {
       for (std::size_t who : *list) {
@@ -132,10 +144,11 @@ std::vector<double> share_by(const Trace& t, int CommandEvent::*key, std::size_t
 
 TimeShares share_time(const Trace& t) {
   TimeShares s;
-  s.ops_ps = share_by(t, &CommandEvent::op, t.ops.size());
+  const std::vector<Edge> edges = time_edges(t);
+  s.ops_ps = share_by(t, edges, &CommandEvent::op, t.ops.size());
   s.unattributed_ps_ops = s.ops_ps.back();
   s.ops_ps.pop_back();
-  s.groups_ps = share_by(t, &CommandEvent::group, t.groups.size());
+  s.groups_ps = share_by(t, edges, &CommandEvent::group, t.groups.size());
   s.unattributed_ps_groups = s.groups_ps.back();
   s.groups_ps.pop_back();
   return s;

@@ -45,7 +45,7 @@ class CommandBus {
   /// Marks [t, t + length) as carrying a command.
   void reserve(std::uint64_t t, std::uint32_t length);
   /// reserve(t + k * step, length) for k = 0..count-1 (a paced stream's column commands), with
-  /// the window moved once.
+  /// the window moved once and, where `step` divides 64, a 64-cycle word at a time.
   void reserve_every(std::uint64_t t, std::uint64_t step, std::uint64_t count, std::uint32_t length);
   /// The end of the latest reservation: every cycle from here on is free.
   std::uint64_t end() const { return end_; }
@@ -88,29 +88,21 @@ inline void CommandBus::reserve_every(std::uint64_t t, std::uint64_t step, std::
   // cycles it forgets are forgotten either way.
   const std::uint64_t last_end = t + (count - 1) * step + length;
   if (last_end > base_ + kWindow) slide(last_end);
-  const std::uint64_t last = t + (count - 1) * step;
-  // A step that divides 64 puts the commands at the same offsets in every word: the words whose
-  // commands are all in the run (from the one after the first's, up to the one before the
-  // last's) take one mask each, the commands at either end one by one.
-  std::uint64_t from = 0, to = 0;  // those words: [from, to)
-  if (step > 0 && 64 % step == 0 && length >= 1 && length <= step) {
+  // A step that divides 64 puts the commands at the same offsets in every 64-cycle word: each
+  // word takes that mask, cut to the run's cycles [t, last_end) at either end.
+  if (step > 0 && 64 % step == 0 && length >= 1 && length <= step && length < 64) {
     const std::uint64_t phase = t % step;
-    from = (t + step - phase + 63) / 64;
-    to = (last + step - phase) / 64;
-    if (from < to) {
-      std::uint64_t mask = 0;
-      for (std::uint64_t off = phase; off < 64; off += step) mask |= ((std::uint64_t{1} << length) - 1) << off;
-      if (phase + length > step) mask |= (std::uint64_t{1} << (phase + length - step)) - 1;  // the last one's spill
-      for (std::uint64_t w = std::max(from, base_ / 64); w < to; ++w) bits_[w % (kWindow / 64)] |= mask;
+    std::uint64_t mask = 0;
+    for (std::uint64_t off = phase; off < 64; off += step) mask |= ((std::uint64_t{1} << length) - 1) << off;
+    if (phase + length > step) mask |= (std::uint64_t{1} << (phase + length - step)) - 1;  // the word before's last
+    for (std::uint64_t w = std::max(t / 64, base_ / 64); w <= (last_end - 1) / 64; ++w) {
+      std::uint64_t m = mask;
+      if (64 * w < t) m &= ~std::uint64_t{0} << (t - 64 * w);
+      if (64 * w + 64 > last_end) m &= (std::uint64_t{1} << (last_end - 64 * w)) - 1;
+      bits_[w % (kWindow / 64)] |= m;
     }
-  }
-  if (from >= to) {
-    for (std::uint64_t c = t; c <= last; c += step) reserve(c, length);
   } else {
-    for (std::uint64_t c = t; c < 64 * from; c += step) reserve(c, length);
-    const std::uint64_t past = 64 * to - length + 1;  // a command from here on reaches past the words
-    for (std::uint64_t c = past <= t ? t : t + (past - t + step - 1) / step * step; c <= last; c += step)
-      reserve(c, length);
+    for (std::uint64_t k = 0, c = t; k < count; ++k, c += step) reserve(c, length);
   }
   end_ = std::max(end_, last_end);
 }

@@ -17,7 +17,6 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
     : sc_core::sc_module(name), npu_(npu), program_(program), progress_(std::move(progress)) {
   const std::size_t n = program.commands.size();
   pending_.assign(n, 0);
-  successors_.assign(n, {});
   done_.assign(n, false);
   events_.reserve(n);  // one event per command: grown by doubling it would peak at 1.5x
   const std::size_t groups = program.group_sram_bytes.size();
@@ -25,11 +24,17 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
   parked_.assign(groups, {});
   granted_.assign(groups, false);
   allocations_.resize(groups);
+  successor_begin_.assign(n + 1, 0);
   for (const auto& c : program.commands) {
     pending_[c.id] = static_cast<std::uint32_t>(c.deps.size());
-    for (auto d : c.deps) successors_[d].push_back(c.id);
+    for (auto d : c.deps) ++successor_begin_[d + 1];
     if (c.group >= 0) ++group_remaining_[c.group];
   }
+  for (std::size_t i = 0; i < n; ++i) successor_begin_[i + 1] += successor_begin_[i];
+  successors_.resize(successor_begin_[n]);
+  std::vector<std::uint32_t> filled(successor_begin_.begin(), successor_begin_.end() - 1);
+  for (const auto& c : program.commands)
+    for (auto d : c.deps) successors_[filled[d]++] = c.id;
   per_buffer_ = !npu.core(0).buffers.shared() && program.group_buffer_bytes.size() == groups;
   dispatch_latency_ = sc_core::sc_time(npu.config.runtime.dispatch_latency_s, sc_core::SC_SEC);
   sync_state_.assign(groups, SyncState::None);
@@ -265,7 +270,8 @@ void Sequencer::complete(std::uint32_t first) {
       try_grant(core);
       cores_[core].sram_used = allocated_bytes(core);
     }
-    for (auto s : successors_[id]) {
+    for (std::uint32_t k = successor_begin_[id]; k < successor_begin_[id + 1]; ++k) {
+      const std::uint32_t s = successors_[k];
       if (--pending_[s] != 0) continue;
       const auto& sc = program_.commands[s];
       if (core_sync_ > sc_core::SC_ZERO_TIME && crosses_cores(s) && !synced(s)) {

@@ -87,7 +87,9 @@ class Sequencer : public sc_core::sc_module {
   const sched::Program& program_;
   std::function<void(std::size_t, std::size_t)> progress_;
   std::vector<std::uint32_t> pending_;  // unmet dependencies per command
-  std::vector<std::vector<std::uint32_t>> successors_;
+  // Each command's successors, in program order: successors_[successor_begin_[id] ..
+  // successor_begin_[id + 1]) (one array: a vector per command was an allocation per command).
+  std::vector<std::uint32_t> successor_begin_, successors_;
   std::vector<std::uint32_t> group_remaining_;      // commands not yet done per group
   std::vector<std::vector<std::uint32_t>> parked_;  // ready but their group is not granted
   std::vector<bool> granted_;                       // SRAM allocated (and, with a dispatch latency, dispatched)

@@ -278,6 +278,7 @@ void Lowering::lower_gemm(const Segment& seg) {
       }
     }
     std::vector<std::uint32_t> deps;
+    deps.reserve(6);  // its operands' loads, the output slot, the partial sum before: one allocation
     if (a_res)
       add_ready_dep(a_t, true, deps);
     else {

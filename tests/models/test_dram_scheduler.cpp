@@ -293,12 +293,11 @@ TEST(DramScheduler, CommandBusFindsTheFirstFreeCyclesAsAWalkWould) {
 
 TEST(DramScheduler, CommandBusReservesAPacedRunAsOneByOne) {
   // reserve_every(t, step, count, length) marks the cycles count reserve() calls would: with a
-  // step dividing 64 it sets whole 64-cycle words at once (LPDDR4's 4-cycle column command every
-  // 8 cycles: mask 0x0f0f...0f shifted by the run's phase), the commands at either end one by
-  // one. Runs of every phase, a command longer than its share of a word's end (the spill into
-  // the next word: length 5 at phase 6 of step 8), steps that do not divide 64, over earlier
-  // commands, and far enough ahead that the window slides, against reserve() one by one; every
-  // cycle's first_free must agree.
+  // step dividing 64 it sets a 64-cycle word at a time (LPDDR4's 4-cycle column command every
+  // 8 cycles: mask 0x0f0f...0f shifted by the run's phase), cut to the run at either end. Runs of every phase, a
+  // command longer than its share of a word's end (the spill into the next word: length 5 at phase 6 of step 8), steps
+  // that do not divide 64, over earlier commands, and far enough ahead that the window slides, against reserve() one by
+  // one; every cycle's first_free must agree.
   std::mt19937 rng(11);
   for (int trial = 0; trial < 300; ++trial) {
     CommandBus one, all;

@@ -58,6 +58,27 @@ TEST(Stalls, ReadyTimesFollowTheLastDependency) {
   EXPECT_EQ(r[0].ps, 0u);  // no dependency: ready at its group's SRAM grant
 }
 
+TEST(Stalls, ReadyTimesFollowDependenciesWhateverTheIds) {
+  // A trace file's command ids need not be 0..n-1: the same trace with every id (and dependency)
+  // moved to 4,000,000,000 + 1000 x id readies each command at the same time and for the same
+  // cause; a dependency on an id no command has is no wait.
+  const Trace dense = fused();
+  Trace sparse = dense;
+  const auto far = [](std::uint32_t id) { return 4'000'000'000u + 1000u * id; };
+  for (CommandEvent& c : sparse.commands) {
+    c.id = far(c.id);
+    for (std::uint32_t& d : c.deps) d = far(d);
+  }
+  sparse.commands[0].deps = {7};  // no such command
+  const std::vector<CommandReady> a = ready_times(dense), b = ready_times(sparse);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].ps, b[i].ps) << i;
+    EXPECT_EQ(a[i].cause, b[i].cause) << i;
+  }
+  EXPECT_EQ(b[4].ps, 400 * kNs);  // G4 after V2, as above
+}
+
 TEST(Stalls, PartsAddUpToTheSpan) {
   // The MAC array (400 ns busy against the vector unit's 100) over [0, 700) ns:
   //   [0, 100)    waits for L0                 -> DMA wait 100
