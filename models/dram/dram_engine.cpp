@@ -489,12 +489,23 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
       // queues; the rank owes no refresh (else the decision would catch up).
       if (stream_.empty() && !sequel_.empty() && other == sequel_.front().arrival && ranks_[sequel.rank].owed == 0) {
         close();
-        const Served head = decide_sequel(ch, q, sequel, is_write, t_decide);
+        BurstSchedule head_schedule;
+        const Served head = decide_sequel(ch, q, sequel, is_write, t_decide, head_schedule);
         rolled = true;
         ++stream_bursts_;
         served = admitted = last_end = 0;
         run = PacedRun{0, 0, {}, false, run.first};
+        // The head is the new row's first hit: the closed form holds from it as from a planned
+        // hit (its row's ACT is behind it), and the step's shape is taken as a decision's.
+        if (paced_hits_) {
+          run.last = head_schedule;
+          run.pace = device_.hit_pace(sequel, head_schedule);
+        }
         same_steps = 0;
+        if constexpr (std::is_same_v<Source, TransferSource>) {
+          shape = StreamShape{};
+          shape.backpressure = stats_.backpressure_cycles;
+        }
         if constexpr (std::is_same_v<Source, TransferSource>) note_completion(head.index, head.data_end);
         bank = sequel.bank;
         target = sequel;
@@ -661,7 +672,7 @@ inline bool DramEngine::hold_sequel(const Pending& p, std::uint64_t at, Queue& q
 }
 
 inline DramEngine::Served DramEngine::decide_sequel(Channel& ch, Queue& q, const BurstTarget& t, bool is_write,
-                                                    std::uint64_t at) {
+                                                    std::uint64_t at, BurstSchedule& schedule) {
   // decide() with the sequel's bank the channel's only one with requests: choose() plans the
   // oldest (FR-FCFS's only candidate, with no hit before it; FCFS's oldest), take() moves the
   // next one waiting into the window, no row closes (open page), the rank owes no refresh.
@@ -681,6 +692,7 @@ inline DramEngine::Served DramEngine::decide_sequel(Channel& ch, Queue& q, const
   q.leaving.push_back(s.col);
   ch.clock = s.col;
   record(ch, Entry{head.index, head.arrival, t, is_write}, s);
+  schedule = s;
   return {head.index, s.data_end};
 }
 

@@ -298,8 +298,10 @@ class DramEngine {
   /// `sequel` is its target). The stream's next bank, on a sequential walk.
   bool hold_sequel(const Pending& p, std::uint64_t at, Queue& q, BurstTarget& sequel, bool is_write,
                    std::uint64_t other);
-  /// decide() at `at` on sequel_'s oldest request (target `t`) when the channel has no other.
-  Served decide_sequel(Channel& ch, Queue& q, const BurstTarget& t, bool is_write, std::uint64_t at);
+  /// decide() at `at` on sequel_'s oldest request (target `t`) when the channel has no other;
+  /// `schedule` gets its commands' plan.
+  Served decide_sequel(Channel& ch, Queue& q, const BurstTarget& t, bool is_write, std::uint64_t at,
+                       BurstSchedule& schedule);
   /// Writes sequel_ into its bank's window and waiting rings and into `q`, as admit() would
   /// have (before anything else enters, and when the stream ends).
   void land_sequel(Queue& q, const BurstTarget& sequel, bool is_write);
