@@ -907,7 +907,7 @@ inline void DramEngine::apply_tail(Queue& q, const Batch& batch, std::uint64_t f
   // still held after the batch are kept (admission_time drops the others first): the column
   // commands after the clock, which none before the tail's last two is (each step's decision
   // comes at the column command before it).
-  while (!q.leaving.empty()) q.leaving.pop_front();
+  q.leaving.clear();
   std::uint64_t stream_size = held, sequel_size = 0;
   for (std::uint64_t k = n - batch.tail + 1; k <= n; ++k) {
     const std::uint64_t col = first_col + k * pace;

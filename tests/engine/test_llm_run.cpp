@@ -38,6 +38,18 @@ nlohmann::json run_llm_cli(const std::string& args, const std::string& name) {
   return read_json(out / "summary.json");
 }
 
+/// The run of `args` twice: its layers sharing their timing (folder `name`_shared) and with
+/// --every-layer (`name`_every); a null summary for a run that failed.
+std::pair<nlohmann::json, nlohmann::json> shared_and_every_layer(const std::string& args, const std::string& name) {
+  return {run_llm_cli(args, name + "_shared"), run_llm_cli(args + " --every-layer", name + "_every")};
+}
+
+/// Hidden 1024 in 16 heads of 64 (no GQA), MLP 1024, 4 layers: a long prompt's attention
+/// outweighs its GEMMs.
+const char* kSixteenHeads = R"({"model_type": "llama", "hidden_size": 1024,
+    "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 1024,
+    "vocab_size": 256, "max_position_embeddings": 8192, "tie_word_embeddings": true})";
+
 }  // namespace
 
 /// A model whose decode step is nearly all weight reads: hidden 1024, MLP 4096, 2 layers,
@@ -826,12 +838,9 @@ TEST(LlmRun, QueryBlocksOfALongPromptShareTheTimingOfTheLastFullOneSimulated) {
   // 2's share, in each of the 3 layers simulated (of 4): 9 blocks stood in. Against every layer
   // and block simulated: MACs exact (the blocks stood in are full ones), the rest within
   // kLayerTolerance.
-  const std::string model = write_temp("blocks.json", R"({"model_type": "llama", "hidden_size": 1024,
-    "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 1024,
-    "vocab_size": 256, "max_position_embeddings": 8192, "tie_word_embeddings": true})");
+  const std::string model = write_temp("blocks.json", kSixteenHeads);
   const std::string common = "--model " + model + " --config edge-l --prompt 5120 --generate 1";
-  const auto a = run_llm_cli(common, "blocks_shared");
-  const auto b = run_llm_cli(common + " --every-layer", "blocks_every");
+  const auto [a, b] = shared_and_every_layer(common, "blocks");
   ASSERT_FALSE(a.is_null());
   ASSERT_FALSE(b.is_null());
   const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
@@ -894,8 +903,7 @@ TEST(LlmRun, GemmRowIterationsOfALongPromptShareTheTimingOfIterationsLowered) {
     "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 2048,
     "vocab_size": 256, "max_position_embeddings": 8192, "tie_word_embeddings": true})");
   const std::string common = "--model " + model + " --config edge-m --prompt 2048 --generate 1 --decode-samples 0";
-  const auto a = run_llm_cli(common, "rows_shared");
-  const auto b = run_llm_cli(common + " --every-layer", "rows_every");
+  const auto [a, b] = shared_and_every_layer(common, "rows");
   ASSERT_FALSE(a.is_null());
   ASSERT_FALSE(b.is_null());
   const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
@@ -948,8 +956,7 @@ TEST(LlmRun, GemmColumnBlocksInsideEachRowIterationShareTheirTiming) {
     "vocab_size": 2048, "max_position_embeddings": 4096, "tie_word_embeddings": true})");
   const std::string common =
       "--model " + model + " --config edge-s --prompt 256 --generate 1 --decode-samples 0 --weight-dtype int4";
-  const auto a = run_llm_cli(common, "columns_shared");
-  const auto b = run_llm_cli(common + " --every-layer", "columns_every");
+  const auto [a, b] = shared_and_every_layer(common, "columns");
   ASSERT_FALSE(a.is_null());
   ASSERT_FALSE(b.is_null());
   const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
@@ -976,12 +983,9 @@ TEST(LlmRun, ChunksOfKeysOfALongPromptShareTheTimingOfTheChunksLowered) {
   // = 63 a layer. With 3 layers simulated, 3 x (10,864 + 63) = 32,781. Against every layer and
   // iteration simulated: MACs and DRAM bytes exact (the chunks stood in are full ones), seconds
   // and energy within kLayerTolerance (measured: seconds +0.007 %, energy -0.001 %).
-  const std::string model = write_temp("chunks.json", R"({"model_type": "llama", "hidden_size": 1024,
-    "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 1024,
-    "vocab_size": 256, "max_position_embeddings": 8192, "tie_word_embeddings": true})");
+  const std::string model = write_temp("chunks.json", kSixteenHeads);
   const std::string common = "--model " + model + " --config edge-s --prompt 2048 --generate 1 --decode-samples 0";
-  const auto a = run_llm_cli(common, "chunks_shared");
-  const auto b = run_llm_cli(common + " --every-layer", "chunks_every");
+  const auto [a, b] = shared_and_every_layer(common, "chunks");
   ASSERT_FALSE(a.is_null());
   ASSERT_FALSE(b.is_null());
   const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
@@ -1062,8 +1066,7 @@ TEST(LlmRun, LayersThatDifferAreAllSimulated) {
   eight.replace(eight.find("\"num_hidden_layers\": 4"), 22, "\"num_hidden_layers\": 8");
   const std::string model = write_temp("small8.json", eight);
   const std::string common = "--model " + model + " --config edge-s --prompt 64 --generate 1";
-  const auto a = run_llm_cli(common, "layers_differ");
-  const auto b = run_llm_cli(common + " --every-layer", "layers_differ_every");
+  const auto [a, b] = shared_and_every_layer(common, "layers_differ");
   ASSERT_FALSE(a.is_null());
   ASSERT_FALSE(b.is_null());
   EXPECT_EQ(a["llm"]["prefill"]["layers"]["simulated"], 8);
@@ -1085,8 +1088,7 @@ TEST(LlmRun, LayersThatAlternateStandInByParityOnceThePlanSettles) {
   many.replace(many.find("\"num_hidden_layers\": 4"), 22, "\"num_hidden_layers\": 24");
   const std::string model = write_temp("small24.json", many);
   const std::string common = "--model " + model + " --config edge-s --prompt 64 --generate 1";
-  const auto a = run_llm_cli(common, "layers_settled");
-  const auto b = run_llm_cli(common + " --every-layer", "layers_settled_every");
+  const auto [a, b] = shared_and_every_layer(common, "layers_settled");
   ASSERT_FALSE(a.is_null());
   ASSERT_FALSE(b.is_null());
   const auto &pa = a["llm"]["prefill"], &pb = b["llm"]["prefill"];
@@ -1233,8 +1235,7 @@ TEST(LlmRun, AWindowedTowersBlocksShareTheTimingOfTheirKind) {
     "vision_config": {"depth": 8, "hidden_size": 640, "num_heads": 10, "intermediate_size": 1280,
       "out_hidden_size": 128, "window_size": 56, "fullatt_block_indexes": [1, 3]}})");
   const std::string common = "--model " + model + " --config edge-s --prompt 8 --generate 2 --image 224x224";
-  const auto a = run_llm_cli(common, "vision25_shared");
-  const auto b = run_llm_cli(common + " --every-layer", "vision25_every");
+  const auto [a, b] = shared_and_every_layer(common, "vision25");
   ASSERT_FALSE(a.is_null());
   ASSERT_FALSE(b.is_null());
   const auto &va = a["llm"]["vision"], &vb = b["llm"]["vision"];

@@ -719,14 +719,20 @@ TEST(LlmGraph, WidthsFollowOneByteRule) {
   EXPECT_THROW(parse_format("int3", 128, false, "--weight-dtype"), InputError);
 }
 
+/// Hidden 256 in 8 heads of 32 sharing 4 KV heads (group 2), 2 layers, up to `positions` tokens.
+LlmConfig grouped_heads(int positions) {
+  return parse_llm_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
+    "max_position_embeddings": )" +
+                              std::to_string(positions) + "}",
+                          "model.json");
+}
+
 TEST(LlmGraph, ALongPromptsAttentionRunsInQueryBlocksOfBoundedScores) {
   // 4 KV heads x group 2 over 4096 keys: a query token adds 4 x 2 x 4096 = 32,768 score
   // elements, so a block holds 2^26 / 32,768 = 2048 tokens and a 4096-token prompt takes two;
   // 2048 tokens (4 x 2 x 2048^2 = 2^25 elements) stay one block.
-  const LlmConfig c = parse_llm_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
-    "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
-    "max_position_embeddings": 4096})",
-                                       "model.json");
+  const LlmConfig c = grouped_heads(4096);
   StepSpec st;
   st.tokens = 4096;
   const Graph g = build_llm_step(c, st);
@@ -753,10 +759,7 @@ TEST(LlmGraph, QueryBlocksAreConcatenatedByTokenSoEachIsASlabOfTheContext) {
   // tokens, so with one sequence every block is one contiguous slab of [1, 8192, 4, 2, 32]
   // (blocks of [1, 4, 2048, 32] along the rows would interleave by KV head). Sampled, blocks
   // 3 to 6 stand in as inputs of a block's by-token shape.
-  const LlmConfig c = parse_llm_config(R"({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
-    "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
-    "max_position_embeddings": 8192})",
-                                       "model.json");
+  const LlmConfig c = grouped_heads(8192);
   StepSpec st;
   st.tokens = 8192;
   st.sample_query_blocks = true;
