@@ -156,13 +156,14 @@ class ServeProcess {
   std::string work_dir_;
 };
 
-/// A run that stays in flight for seconds (tests of limits and cancellation): a language model's
-/// prefill of 512 tokens on the smallest preset and its decode steps, about 5 s in the release
-/// build (layers of one kind sharing their timing; smaller LLM runs now finish within 1 s).
+/// A run that stays in flight for seconds (tests of limits and cancellation): eight sequences of
+/// a language model's 2048-token prefill and 1024 decode steps on edge-m, about 7 s in the
+/// release build. Tests that need it in flight longer than that hold it (start_held_run in
+/// serve_processes.h): runs get faster, and a fast machine must not end a test's run too soon.
 inline nlohmann::json slow_run_request() {
-  return {{"config", "edge-s"},
+  return {{"config", "edge-m"},
           {"fusion", "greedy"},
-          {"llm", {{"model", "Llama-3.2-1B"}, {"prompt", 512}, {"generate", 7}}}};
+          {"llm", {{"model", "Llama-3.2-1B"}, {"prompt", 2048}, {"generate", 1024}, {"batch", 8}}}};
 }
 
 /// The server answers a health check: it is still serving after whatever came before.

@@ -10,6 +10,7 @@
 
 #include "sim/engine/child.h"
 #include "sim/scheduler/policy.h"
+#include "tests/serve/serve_processes.h"
 #include "tests/serve/serve_support.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/test_paths.h"
@@ -126,7 +127,7 @@ TEST(ServeApi, ASecondRunOfTheSessionCancelsTheFirst) {
   // Still in flight when the second comes.
   json slow_request = slow_run_request();
   slow_request["session"] = "tab1";
-  const std::string slow = start(s, slow_request);
+  const std::string slow = start_held_run(s, slow_request);
   const std::string other = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab2"}});
   const std::string quick = start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab1"}});
   const json a = s.wait_run(slow);
@@ -140,7 +141,7 @@ TEST(ServeApi, ASecondRunOfTheSessionCancelsTheFirst) {
 
 TEST(ServeApi, RunsAreBoundedInNumberAndTime) {
   ServeProcess s({"--max-runs", "1", "--run-timeout", "1"});
-  const std::string slow = start(s, slow_run_request());
+  const std::string slow = start_held_run(s);
   expect_error(s.request("POST", "/api/runs", json({{"workload", "small_cnn"}}).dump()), 503, "limit");
   const json a = s.wait_run(slow);
   EXPECT_EQ(a["status"], "failed");

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/serve/serve_processes.h"
 #include "tests/serve/serve_support.h"
 #include "tests/support/test_paths.h"
 
@@ -112,7 +113,7 @@ TEST(ServeLimits, AnUploadCheckCountsAgainstMaxRuns) {
   std::ifstream in(std::string(test_paths::data_dir()) + "/conv_pair.yaml");
   std::stringstream yaml;
   yaml << in.rdbuf();
-  const std::string slow = start(s, slow_run_request());
+  const std::string slow = start_held_run(s);
   const HttpReply busy = s.request("POST", "/api/uploads?name=conv_pair.yaml", yaml.str(), "application/x-yaml");
   expect_error(busy, 503, "cannot start checking upload 'conv_pair.yaml'");
   expect_error(busy, 503, "--max-runs");

@@ -4,17 +4,13 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "tests/serve/serve_processes.h"
 #include "tests/serve/serve_support.h"
 #include "tests/support/cli_support.h"
 
@@ -23,68 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-/// A process as /proc/PID/stat has it.
-struct Proc {
-  pid_t pid = 0, ppid = 0, pgid = 0;
-  char state = '?';
-};
-
-std::optional<Proc> proc(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(f, text)) return std::nullopt;
-  const auto close = text.rfind(')');  // the command's name may hold spaces and parentheses
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(text.substr(close + 2));
-  Proc p;
-  p.pid = pid;
-  rest >> p.state >> p.ppid >> p.pgid;
-  return p;
-}
-
-/// The living (not zombie) children of `parent`.
-std::vector<Proc> children(pid_t parent) {
-  std::vector<Proc> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const auto p = proc(pid_t(std::stoi(name)));
-    if (p && p->ppid == parent && p->state != 'Z') out.push_back(*p);
-  }
-  return out;
-}
-
-/// Waits (at most `limit`) until `done()` holds; returns whether it did.
-template <typename F>
-bool eventually(F done, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-bool gone(pid_t pid) {
-  const auto p = proc(pid);
-  return !p || p->state == 'Z';
-}
-
-/// The server's only child: its zygote.
-Proc zygote_of(const ServeProcess& s) {
-  const auto kids = children(s.pid());
-  EXPECT_EQ(kids.size(), 1u) << "the server's children: its zygote alone";
-  return kids.empty() ? Proc{} : kids.front();
-}
-
-/// The zygote's child that runs `id` (the only one: no other run is in flight).
-Proc run_process(const Proc& zygote, const std::string& id) {
-  std::vector<Proc> runs;
-  EXPECT_TRUE(eventually([&] { return !(runs = children(zygote.pid)).empty(); })) << "the process of run " << id;
-  EXPECT_EQ(runs.size(), 1u);
-  return runs.empty() ? Proc{} : runs.front();
-}
 
 TEST(ServeZygote, RunsAreChildrenOfTheZygoteInTheirOwnProcessGroups) {
   ServeProcess s;
@@ -98,6 +32,7 @@ TEST(ServeZygote, RunsAreChildrenOfTheZygoteInTheirOwnProcessGroups) {
   // The zygote sets it before the server learns of the run; the run sets it itself too.
   EXPECT_TRUE(eventually([&] { return proc(run.pid) && proc(run.pid)->pgid == run.pid; }))
       << "a run leads its own process group";
+  ASSERT_EQ(kill(run.pid, SIGSTOP), 0);  // in flight until cancelled below, however fast the machine
   // Runs of several sessions at once: each its own process, each done with its own parameters.
   std::vector<std::string> ids;
   for (int rows : {8, 16, 24})
