@@ -308,10 +308,15 @@ class Graph {
 /// "<source_file>:<op.source_line> (op '<name>')", message "expected ..., found ...".
 Shape infer_output_shape(const Graph& g, const Op& op, const std::string& source_file = "");
 
-/// Where a Slice's selected elements start in its input, flattened, when they are one
-/// contiguous run of it (the axes before the first one cut have one element, those after it
-/// are whole, steps 1: an LLM prefill's last token of [B = 1, S, H]); nullopt otherwise.
-std::optional<std::uint64_t> contiguous_slice_offset(const Graph& g, const Op& slice);
+/// Where a Slice's kept elements lie in its input, flattened: `runs` runs of `run` elements,
+/// `stride` elements apart, the first at `offset`. One run is a contiguous slice.
+struct SliceRuns {
+  std::uint64_t offset = 0, run = 0, stride = 0, runs = 1;
+};
+/// The runs of a Slice that cuts one axis with step 1 (the axes after it whole; those before
+/// it whole too, by being before the first cut): an LLM prefill's last token of [B, S, H] is B
+/// runs of H elements, S x H apart. nullopt for steps and for several cut axes.
+std::optional<SliceRuns> slice_runs(const Graph& g, const Op& slice);
 
 /// Bytes per element of tensor `t`: its own width, else `default_eb` (the config's dtype). A
 /// sub-byte format counts as 1 (alignment only; sizes use elements_bytes).

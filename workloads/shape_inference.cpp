@@ -597,7 +597,7 @@ Shape infer_kind(const Inference& c, const Op& op) {
 
 }  // namespace
 
-std::optional<std::uint64_t> contiguous_slice_offset(const Graph& g, const Op& slice) {
+std::optional<SliceRuns> slice_runs(const Graph& g, const Op& slice) {
   if (slice.kind != OpKind::Slice || slice.inputs.empty()) return std::nullopt;
   const Shape& in = g.tensor(slice.inputs[0]).shape;
   const OpAttrs& a = slice.attrs;
@@ -611,16 +611,20 @@ std::optional<std::uint64_t> contiguous_slice_offset(const Graph& g, const Op& s
     begin[d] = r.begin;
     size[d] = r.size;
   }
+  const std::uint64_t elements = std::uint64_t(std::max<std::int64_t>(dims_product(in, 0, in.size()), 0));
   std::size_t cut = 0;  // the first axis not taken whole
   while (cut < in.size() && size[cut] == in[cut]) ++cut;
-  if (cut == in.size()) return 0;
-  for (std::size_t d = 0; d < cut; ++d)
-    if (in[d] != 1) return std::nullopt;
+  if (cut == in.size()) return SliceRuns{0, elements, elements, 1};
   for (std::size_t d = cut + 1; d < in.size(); ++d)
     if (size[d] != in[d]) return std::nullopt;
-  std::uint64_t inner = 1;
-  for (std::size_t d = cut + 1; d < in.size(); ++d) inner *= std::uint64_t(in[d]);
-  return std::uint64_t(begin[cut]) * inner;
+  const std::uint64_t inner = std::uint64_t(dims_product(in, cut + 1, in.size()));
+  SliceRuns r;
+  r.offset = std::uint64_t(begin[cut]) * inner;
+  r.run = std::uint64_t(size[cut]) * inner;
+  r.stride = std::uint64_t(in[cut]) * inner;
+  r.runs = std::uint64_t(dims_product(in, 0, cut));
+  if (r.runs == 1) r.stride = r.run;
+  return r;
 }
 
 namespace internal {

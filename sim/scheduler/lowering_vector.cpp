@@ -44,16 +44,15 @@ void Lowering::lower_vector(const Segment& seg) {
     std::uint64_t read_bytes = 0;
     for (std::size_t k = 0; k < head.inputs.size(); ++k) {
       const int in = head.inputs[k];
-      const auto [lo, hi] = t.in[k];
-      const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
-      read_bytes += workloads::elements_bytes(g_, in, (hi - lo) * runs, eb_);
+      const InputRange& r = t.in[k];
+      read_bytes += workloads::elements_bytes(g_, in, r.elements(), eb_);
       if (where_.resident[base_tensor(g_, in)]) {
         add_ready_dep(in, true, deps);
         continue;
       }
-      const auto key = std::make_tuple(std::int64_t(lo), std::int64_t(hi), std::int64_t(0));
+      const auto key = std::make_tuple(std::int64_t(r.lo), std::int64_t(r.hi), std::int64_t(r.runs));
       deps.push_back(ensure_loaded(in_bufs[base_tensor(g_, in)], key, ho, in,
-                                   at(in_bytes(in, region(0, lo, hi - lo, t.stride, runs, 1)), addr(in))));
+                                   at(in_bytes(in, region(0, r.lo, r.hi - r.lo, r.stride, r.runs, 1)), addr(in))));
     }
     const bool writes = t.pass != 1 && t.out1 > t.out0;
     if (writes && st.finals.size() >= 2) deps.push_back(st.finals[st.finals.size() - 2]);  // output slot

@@ -20,8 +20,7 @@ namespace {
 /// read: exact up to the first dimension where the tile's first and last elements differ,
 /// the whole extent of the dimensions inside it (a tile crossing a row reads the operand's
 /// rows it spans).
-std::pair<std::uint64_t, std::uint64_t> broadcast_range(const workloads::Shape& in, const workloads::Shape& out,
-                                                        std::uint64_t a, std::uint64_t b) {
+InputRange broadcast_range(const workloads::Shape& in, const workloads::Shape& out, std::uint64_t a, std::uint64_t b) {
   if (b <= a) return {0, 0};
   const std::size_t r = out.size(), off = r - in.size();
   std::vector<std::uint64_t> os(r), is(r);
@@ -48,6 +47,16 @@ std::pair<std::uint64_t, std::uint64_t> broadcast_range(const workloads::Shape& 
     split = ia != ib;
   }
   return {lo, hi + 1};
+}
+
+/// The elements of a slice's input that its output elements [a, b) come from: one run of it
+/// when [a, b) lies inside one of the slice's runs, else the whole runs [a, b) touches.
+InputRange sliced_range(const workloads::SliceRuns& s, std::uint64_t a, std::uint64_t b) {
+  if (s.runs <= 1 || s.run == 0) return {s.offset + a, s.offset + b};
+  const std::uint64_t r0 = a / s.run, r1 = ceil_div(b, s.run);
+  const std::uint64_t first = s.offset + r0 * s.stride;
+  if (r1 <= r0 + 1) return {first + (a - r0 * s.run), first + (b - r0 * s.run)};
+  return {first, first + s.run, r1 - r0, s.stride};
 }
 
 /// Whether `in` broadcasts against `out` (right-aligned, every dimension equal or 1).
@@ -153,17 +162,20 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
       geo.inner = 1;
     }
   }
+  // A slice reads what it keeps, not its input's share. Its tiles stay inside one of its runs
+  // or take whole runs, so each reads one run or whole runs of its input.
+  const std::optional<workloads::SliceRuns> slice = workloads::slice_runs(g, op);
+  if (slice && slice->runs > 1 && !by_input) geo.block = slice->run;
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     const auto& t = g.tensor(op.inputs[k]);
     geo.in_shapes.push_back(t.shape);
     geo.in_elems.push_back(std::uint64_t(t.elements()));
     InputCut cut = InputCut::Whole;
-    const std::optional<std::uint64_t> offset = k == 0 ? workloads::contiguous_slice_offset(g, op) : std::nullopt;
-    geo.in_offset.push_back(offset.value_or(0));
+    geo.in_slice.push_back(k == 0 && slice ? *slice : workloads::SliceRuns{});
     if (by_input && k == 0)
       cut = InputCut::Same;
-    else if (offset)  // a slice reads what it keeps, not its input's share
-      cut = InputCut::Offset;
+    else if (k == 0 && slice)
+      cut = InputCut::Sliced;
     else if (geo.cls == VectorClass::Movement)
       cut = op.kind == workloads::OpKind::Gather && k == 0 ? InputCut::Gathered : InputCut::Proportional;
     else if (geo.in_elems.back() == geo.elems)
@@ -219,7 +231,7 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
   t.in.resize(geo.cuts.size());
   // The same fraction of an input of n elements as the tile is of the driver.
   auto fraction = [&](std::uint64_t n) {
-    return std::pair<std::uint64_t, std::uint64_t>{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
+    return InputRange{N ? mul_div(t.d0, n, N) : 0, t.d1 >= N ? n : mul_div(t.d1, n, N)};
   };
   if (geo.inner > 1 && size < geo.block) {
     // Chunks of inner positions: every reduced position of c inner positions per tile.
@@ -234,8 +246,8 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
         t.out0 = geo.cls == VectorClass::Reduction ? b * geo.inner + i0 : t.d0;
         t.out1 = t.out0 + (t.d1 - t.d0);
         for (std::size_t k = 0; k < geo.cuts.size(); ++k)
-          t.in[k] = geo.cuts[k] == InputCut::Same ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1}
-                                                  : std::pair<std::uint64_t, std::uint64_t>{0, geo.in_elems[k]};
+          t.in[k] =
+              geo.cuts[k] == InputCut::Same ? InputRange{t.d0, t.d1, t.runs, t.stride} : InputRange{0, geo.in_elems[k]};
         visit(t);
       }
     return;
@@ -258,16 +270,15 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
             case InputCut::Proportional:
               t.in[k] = fraction(n);
               break;
-            case InputCut::Offset:
-              t.in[k] = {geo.in_offset[k] + t.d0, geo.in_offset[k] + t.d1};
+            case InputCut::Sliced:
+              t.in[k] = sliced_range(geo.in_slice[k], t.d0, t.d1);
               break;
             case InputCut::Broadcast:
               // No larger than a tile: held whole (one load) rather than re-read in slivers.
-              t.in[k] = n <= size ? std::pair<std::uint64_t, std::uint64_t>{0, n}
-                                  : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
+              t.in[k] = n <= size ? InputRange{0, n} : broadcast_range(geo.in_shapes[k], geo.shape, t.d0, t.d1);
               break;
             case InputCut::Gathered:
-              t.in[k] = n >= N ? std::pair<std::uint64_t, std::uint64_t>{t.d0, t.d1} : fraction(n);
+              t.in[k] = n >= N ? InputRange{t.d0, t.d1} : fraction(n);
               break;
             case InputCut::Whole:
               t.in[k] = {0, n};

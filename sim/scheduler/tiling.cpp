@@ -667,7 +667,7 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
     slot[k] = int(it - tensors.begin());
     if (it == tensors.end()) tensors.push_back(b);
   }
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> last(tensors.size(), {~0ull, ~0ull});
+  std::vector<InputRange> last(tensors.size(), InputRange{~0ull, ~0ull});
   std::vector<std::uint64_t> max_slice(tensors.size(), 0);
   std::vector<bool> whole(tensors.size(), true);
   VectorCut cut;
@@ -675,13 +675,12 @@ VectorCut walk_vector_cut(const Graph& g, const Op& head, const VectorGeometry& 
     std::uint64_t tile_loads = 0;
     for (std::size_t k = 0; k < head.inputs.size(); ++k) {
       const std::size_t s = std::size_t(slot[k]);
-      const auto range = t.in[k];
-      const std::uint64_t runs = geo.cuts[k] == InputCut::Same ? t.runs : 1;
-      max_slice[s] = std::max(max_slice[s], (range.second - range.first) * runs);
-      if (range.first != 0 || range.second != geo.in_elems[k]) whole[s] = false;
+      const InputRange& range = t.in[k];
+      max_slice[s] = std::max(max_slice[s], range.elements());
+      if (range.lo != 0 || range.hi != geo.in_elems[k] || range.runs != 1) whole[s] = false;
       if (where.resident[tensors[s]] || range == last[s]) continue;
       last[s] = range;
-      tile_loads += workloads::elements_bytes(g, head.inputs[k], (range.second - range.first) * runs, eb);
+      tile_loads += workloads::elements_bytes(g, head.inputs[k], range.elements(), eb);
     }
     cut.loaded += tile_loads;
     if (cut.tiles == 0) cut.first_tile = tile_loads;
@@ -722,8 +721,10 @@ VectorCut remembered_vector_cut(const Graph& g, const HardwareConfig& hw, int he
     const int b = base_tensor(g, head.inputs[k]);
     const auto slot = std::find(bases.begin(), bases.end(), b) - bases.begin();
     if (std::size_t(slot) == bases.size()) bases.push_back(b);
-    for (const std::int64_t v : {std::int64_t(geo.cuts[k]), std::int64_t(geo.in_elems[k]),
-                                 std::int64_t(geo.in_offset[k]), std::int64_t(slot), std::int64_t(where.resident[b])})
+    const workloads::SliceRuns& sl = geo.in_slice[k];
+    for (const std::int64_t v :
+         {std::int64_t(geo.cuts[k]), std::int64_t(geo.in_elems[k]), std::int64_t(sl.offset), std::int64_t(sl.run),
+          std::int64_t(sl.stride), std::int64_t(sl.runs), std::int64_t(slot), std::int64_t(where.resident[b])})
       w.push_back(v);
     for (const int t : {head.inputs[k], b}) {  // the input's format for its loads, the base's for its buffer
       const workloads::Tensor& ten = g.tensor(t);

@@ -189,7 +189,7 @@ enum class InputCut {
   Proportional,  // the same fraction of it as the tile is of the driver (streamed moves)
   Broadcast,     // numpy-broadcast against the driver: the range the tile's elements map to
   Gathered,      // gather's table: the rows the tile picks (as many elements as the tile writes)
-  Offset,        // a contiguous slice of it: the tile's own range, from where the slice starts
+  Sliced,        // a slice's input: the runs of it the tile's elements come from
   Whole,         // not broadcast-compatible (per-channel parameters): loaded whole once
 };
 
@@ -200,7 +200,9 @@ struct VectorGeometry {
   workloads::Shape shape;       // the driver's shape
   std::uint64_t elems = 0;      // driver elements
   std::uint64_t out_elems = 0;  // output elements
-  std::uint64_t block = 0;      // reductions, row ops: driver elements of one reduced block; 0 else
+  /// Reductions, row ops: driver elements of one reduced block; a slice of several runs: output
+  /// elements of one run; 0 else.
+  std::uint64_t block = 0;
   /// Driver elements after the last reduced axis (1: the reduced axes are innermost). With
   /// inner > 1 a tile can take every reduced position of a chunk of inner positions: `block /
   /// inner` runs of the chunk, `inner` elements apart (softmax over channels of NCHW).
@@ -209,17 +211,29 @@ struct VectorGeometry {
   std::vector<InputCut> cuts;  // per head input
   std::vector<workloads::Shape> in_shapes;
   std::vector<std::uint64_t> in_elems;
-  std::vector<std::uint64_t> in_offset;  // per head input: where an Offset cut starts (0 for the others)
+  std::vector<workloads::SliceRuns> in_slice;  // per head input: a Sliced cut's runs (default for the others)
 };
 VectorGeometry vector_geometry(const workloads::Graph& g, const HardwareConfig& hw, const workloads::Op& op);
 
 /// One tile of a vector head: the driver elements it covers, the element range it reads of
 /// each head input, the output elements it completes (a reduction's accumulators complete with
 /// their block's last chunk; a statistics pass completes none), and its pass.
+/// The elements a tile reads of one input: `runs` runs of [lo, hi), each `stride` elements after
+/// the one before.
+struct InputRange {
+  std::uint64_t lo = 0, hi = 0;
+  std::uint64_t runs = 1, stride = 0;
+  std::uint64_t elements() const { return (hi - lo) * runs; }
+  bool operator==(const InputRange& o) const {
+    return lo == o.lo && hi == o.hi && runs == o.runs && (runs == 1 || stride == o.stride);
+  }
+  bool operator!=(const InputRange& o) const { return !(*this == o); }
+};
+
 struct VectorTile {
   std::uint64_t d0 = 0, d1 = 0;
   std::uint64_t out0 = 0, out1 = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> in;
+  std::vector<InputRange> in;
   int pass = 0;  // 0: single pass; 1: statistics pass; 2: apply pass (a row op two-pass)
   /// A chunk of inner positions: the driver (and inputs cut Same; a row op's output) is `runs`
   /// runs of [d0, d1) shifted by `stride` elements each; a reduction's outputs stay one run.

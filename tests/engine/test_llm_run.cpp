@@ -308,27 +308,31 @@ TEST(LlmRun, PrefillAttentionKeepsTheScoresOutOfDram) {
   EXPECT_EQ(seen, 12);
 }
 
-TEST(LlmRun, ThePrefillsLastTokenSliceReadsOneRow) {
+TEST(LlmRun, ThePrefillsLastTokenSliceReadsOneRowPerSequence) {
   // Unfused, the slice that keeps the last of 512 tokens for the head reads that token's hidden
-  // state only: 256 int8 bytes (4 bursts of 64 B) at offset 511 x 256, not the whole 512 x 256
-  // = 131,072 B of its input.
+  // state only: 256 int8 bytes (4 bursts of 64 B) at offset 511 x 256 of each sequence, not the
+  // whole 512 x 256 = 131,072 B of a sequence. A batch of 4 reads 4 such runs, 512 x 256 apart:
+  // 4 x 256 = 1,024 B.
   const std::string model = write_temp("small_last.json", kSmall);
-  const fs::path out = scratch("last_token");
-  std::string log;
-  ASSERT_EQ(run_npusim("llm --quiet --model " + model + " --config edge-m --prompt 512 --generate 0 --fusion none " +
-                           "--every-layer --out " + out.string(),
-                       &log),
-            0)
-      << log;
-  const auto prefill = read_json(out / "prefill" / "summary.json");
-  int seen = 0;
-  for (const auto& op : prefill["ops"])
-    if (op["name"] == "model.last_token") {
-      ++seen;
-      EXPECT_EQ(op["dram_read_bytes"], 256);
-      EXPECT_EQ(op["dram_write_bytes"], 256);
-    }
-  EXPECT_EQ(seen, 1);
+  for (const int batch : {1, 4}) {
+    const fs::path out = scratch("last_token");
+    std::string log;
+    ASSERT_EQ(run_npusim("llm --quiet --model " + model + " --config edge-m --prompt 512 --generate 0 --fusion none " +
+                             "--every-layer --batch " + std::to_string(batch) + " --out " + out.string(),
+                         &log),
+              0)
+        << log;
+    const auto prefill = read_json(out / "prefill" / "summary.json");
+    int seen = 0;
+    for (const auto& op : prefill["ops"])
+      if (op["name"] == "model.last_token") {
+        ++seen;
+        EXPECT_EQ(op["dram_read_bytes"], 256 * batch) << "batch " << batch;
+        EXPECT_EQ(op["dram_write_bytes"], 256 * batch) << "batch " << batch;
+      }
+    EXPECT_EQ(seen, 1);
+    fs::remove_all(out);
+  }
 }
 
 TEST(LlmRun, BadInputExitsTwoWithoutAFolder) {

@@ -99,16 +99,47 @@ TEST(Tiling, BroadcastOperandIsReadAsTheSliceEachTileMapsTo) {
   geo.cuts = {sched::InputCut::Broadcast};
   geo.in_shapes = {{3, 4}};
   geo.in_elems = {12};
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> got;
+  std::vector<sched::InputRange> got;
   sched::for_each_vector_tile(geo, 4, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
   ASSERT_EQ(got.size(), 6u);
-  EXPECT_EQ(got[1], (std::pair<std::uint64_t, std::uint64_t>{4, 8}));
-  EXPECT_EQ(got[3], (std::pair<std::uint64_t, std::uint64_t>{0, 4}));
+  EXPECT_EQ(got[1], (sched::InputRange{4, 8}));
+  EXPECT_EQ(got[3], (sched::InputRange{0, 4}));
   // Tiles of 6: [6, 12) is (0, 1, 2) .. (0, 2, 3), differing first in the row, so it reads the
   // operand's rows 1..2 whole -> [4, 12).
   got.clear();
   sched::for_each_vector_tile(geo, 6, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
-  EXPECT_EQ(got[1], (std::pair<std::uint64_t, std::uint64_t>{4, 12}));
+  EXPECT_EQ(got[1], (sched::InputRange{4, 12}));
+}
+
+TEST(Tiling, ASliceOfSeveralRunsReadsTheRunsItKeeps) {
+  // x [2, 4, 3] sliced to row 3 of each batch: output [2, 1, 3], the runs [9, 12) and [21, 24)
+  // of x (row 3 starts at 3 x 3 = 9; a batch is 4 x 3 = 12 elements).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: last_rows
+inputs:
+  - {name: x, shape: [2, 4, 3]}
+ops:
+  - {name: last, op: slice, inputs: [x], starts: [3], ends: [4], axes: [1]}
+outputs: [last]
+)",
+                                                "last_rows.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  const sched::VectorGeometry geo = sched::vector_geometry(g, hw, g.op(g.find_op("last")));
+  ASSERT_EQ(geo.cuts, std::vector<sched::InputCut>{sched::InputCut::Sliced});
+  EXPECT_EQ(geo.block, 3u);  // a tile stays inside one run or takes whole runs
+  std::vector<sched::InputRange> got;
+  auto walk = [&](std::uint64_t size) {
+    got.clear();
+    sched::for_each_vector_tile(geo, size, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
+  };
+  walk(3);  // one run per tile
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], (sched::InputRange{9, 12}));
+  EXPECT_EQ(got[1], (sched::InputRange{21, 24}));
+  walk(6);  // one tile of both runs: a strided load of 2 runs of 3, 12 apart
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], (sched::InputRange{9, 12, 2, 12}));
+  EXPECT_EQ(got[0].elements(), 6u);  // what it keeps, not the 24 elements of x
 }
 
 TEST(Tiling, LargeBroadcastOperandIsSlicedNotHeldWhole) {

@@ -182,7 +182,7 @@ TEST(DataMovement, PadGatherExpandShapesAndCopies) {
   EXPECT_EQ(b.cost("expand").vector_ops, 48u);
 }
 
-TEST(DataMovement, ASliceIsContiguousWhenOnlyOneAxisIsCutAndTheOnesBeforeItHoldOneElement) {
+TEST(DataMovement, ASliceThatCutsOneAxisIsRunsOfItsInput) {
   Builder b;
   b.input("h", {1, 512, 2048});
   b.input("h2", {2, 512, 2048});
@@ -208,12 +208,21 @@ TEST(DataMovement, ASliceIsContiguousWhenOnlyOneAxisIsCutAndTheOnesBeforeItHoldO
   strided.axes = {1};
   strided.steps = {2};
   b.finish();
-  auto offset = [&b](const char* op) { return contiguous_slice_offset(b.g, b.g.op(b.g.find_op(op))); };
-  EXPECT_EQ(offset("last"), std::optional<std::uint64_t>(511u * 2048));  // token 511's row: 1,046,528
-  EXPECT_EQ(offset("rows"), std::optional<std::uint64_t>(8u * 2048));
-  EXPECT_EQ(offset("half"), std::nullopt);     // 512 runs of 1024 elements
-  EXPECT_EQ(offset("batch2"), std::nullopt);   // two runs, 512 x 2048 apart
-  EXPECT_EQ(offset("strided"), std::nullopt);  // every other row
+  auto runs = [&b](const char* op) { return slice_runs(b.g, b.g.op(b.g.find_op(op))); };
+  auto expect_runs = [&](const char* op, std::uint64_t offset, std::uint64_t run, std::uint64_t stride,
+                         std::uint64_t count) {
+    const auto r = runs(op);
+    ASSERT_TRUE(r) << op;
+    EXPECT_EQ(r->offset, offset) << op;
+    EXPECT_EQ(r->run, run) << op;
+    EXPECT_EQ(r->stride, stride) << op;
+    EXPECT_EQ(r->runs, count) << op;
+  };
+  expect_runs("last", 511u * 2048, 2048, 2048, 1);  // token 511's row: one run at 1,046,528
+  expect_runs("rows", 8u * 2048, 8 * 2048, 8 * 2048, 1);
+  expect_runs("half", 0, 1024, 2048, 512);                  // 512 runs of 1024 elements, a token apart
+  expect_runs("batch2", 511u * 2048, 2048, 512 * 2048, 2);  // token 511 of each of 2 sequences
+  EXPECT_EQ(runs("strided"), std::nullopt);                 // every other row: a step of 2
 }
 
 TEST(Conv2d, DilationWidensTheWindow) {
