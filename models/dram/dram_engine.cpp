@@ -1051,36 +1051,58 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
     return plan(c.bank, c.slot);
   }
   if (candidates_.size() == 1) return plan(candidates_[0].bank, candidates_[0].slot);
-  // 3. FR-FCFS: the earliest column command, ties to the oldest. The oldest candidate first: if
-  //    it issues at the earliest column cycle any request of the channel could have (data bus,
-  //    tCCD_S, turnarounds), no younger one can beat it (a stream's next hit, usually).
+  // 3. FR-FCFS: the earliest column command, ties to the oldest. The oldest candidate first when
+  //    it hits its open row: if it issues at the earliest column cycle any request of the channel
+  //    could have (data bus, tCCD_S, turnarounds), no younger one can beat it (a stream's next
+  //    hit, usually). (Step 0 planned it already, when it found it, and saw it does not.)
   std::size_t oldest = 0;
   for (std::size_t i = 1; i < candidates_.size(); ++i)
     if (candidates_[i].arrival < candidates_[oldest].arrival) oldest = i;
-  // (Step 0 planned it already, when it found it, and saw it does not issue at the floor.)
-  Choice best = oldest_known ? step0 : plan(candidates_[oldest].bank, candidates_[oldest].slot);
-  std::uint64_t best_arrival = candidates_[oldest].arrival;
-  if (!oldest_known && best.schedule.col == floor()) return best;
-  // 4. Else the others in the order of a lower bound on their column command (no CA-bus search;
-  //    the oldest on equal bounds), until the next one's bound shows it loses: it, and every one
-  //    after it, would issue later than the best so far, or at the same cycle and younger.
-  //    (Sorted once: the candidates are few, and arrivals unique, so the order is total.)
-  std::swap(candidates_[oldest], candidates_.back());
-  candidates_.pop_back();
+  Choice best;
+  std::uint64_t best_arrival = kNever;
+  const Candidate& o = candidates_[oldest];
+  if (oldest_known || device_.is_hit(bank_queues_[o.bank].window[o.slot].target)) {
+    best = oldest_known ? step0 : plan(o.bank, o.slot);
+    best_arrival = o.arrival;
+    if (!oldest_known && best.schedule.col == floor()) return best;
+    std::swap(candidates_[oldest], candidates_.back());
+    candidates_.pop_back();
+  }
+  // 4. Else a lower bound on each one's column command (no CA-bus search), and the least bound
+  //    (the oldest on equal bounds) planned: if the CA bus does not move it, every other
+  //    candidate issues no earlier, and on the same cycle is younger (random requests' next
+  //    ready bank, usually).
   for (Candidate& c : candidates_) {
     const Entry& e = bank_queues_[c.bank].window[c.slot];
     c.bound = device_.column_bound(e.target, e.is_write, e.arrival, at);
   }
-  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+  const auto earlier = [](const Candidate& a, const Candidate& b) {
     return a.bound < b.bound || (a.bound == b.bound && a.arrival < b.arrival);
-  });
-  for (const Candidate* next = candidates_.data(); next != candidates_.data() + candidates_.size(); ++next) {
-    if (next->bound > best.schedule.col || (next->bound == best.schedule.col && next->arrival > best_arrival)) break;
-    const Choice planned = plan(next->bank, next->slot);
-    if (planned.schedule.col < best.schedule.col ||
-        (planned.schedule.col == best.schedule.col && next->arrival < best_arrival)) {
+  };
+  const auto beats = [&](std::uint64_t col, std::uint64_t arrival) {
+    return best_arrival == kNever || col < best.schedule.col || (col == best.schedule.col && arrival < best_arrival);
+  };
+  const auto least = std::min_element(candidates_.begin(), candidates_.end(), earlier);
+  if (!beats(least->bound, least->arrival)) return best;
+  const Choice leader = plan(least->bank, least->slot);
+  if (beats(leader.schedule.col, least->arrival)) {
+    best = leader;
+    best_arrival = least->arrival;
+  }
+  if (leader.schedule.col == least->bound) return best;
+  // 5. Else the others in the order of their bounds, until the next one's bound shows it loses:
+  //    it, and every one after it, would issue later than the best so far, or at the same cycle
+  //    and younger. (Sorted once: the candidates are few, and arrivals unique, so the order is
+  //    total.)
+  std::swap(*least, candidates_.back());
+  candidates_.pop_back();
+  std::sort(candidates_.begin(), candidates_.end(), earlier);
+  for (const Candidate& next : candidates_) {
+    if (!beats(next.bound, next.arrival)) break;
+    const Choice planned = plan(next.bank, next.slot);
+    if (beats(planned.schedule.col, next.arrival)) {
       best = planned;
-      best_arrival = next->arrival;
+      best_arrival = next.arrival;
     }
   }
   return best;
