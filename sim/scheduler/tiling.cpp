@@ -383,10 +383,12 @@ class GemmTiler {
   /// divisor (a dimension with few small divisors, such as a 32769-token context's 3^2 x 11 x 331,
   /// otherwise leaves no block between 10923 and 1 of its edge). A dimension that no power of two
   /// times its unit divides has its divisors among the usual ones (see blocks()).
-  std::optional<Tiling> best(std::uint64_t budget, bool smallest) const {
-    if (smallest) return search(budget, true, true);
-    std::optional<Tiling> usual = search(budget, false, false);
-    return usual ? usual : search(budget, false, true);
+  /// With `below_array`, blocks narrower than the MAC array last (see tile_segment).
+  std::optional<Tiling> best(std::uint64_t budget, bool smallest, bool below_array) const {
+    if (smallest) return search(budget, true, true, false);
+    std::optional<Tiling> usual = search(budget, false, false, false);
+    if (!usual) usual = search(budget, false, true, false);
+    return usual || !below_array ? usual : search(budget, false, true, true);
   }
 
  private:
@@ -405,15 +407,16 @@ class GemmTiler {
     return b;
   }
 
-  std::optional<Tiling> search(std::uint64_t budget, bool smallest, bool every_divisor) const {
+  std::optional<Tiling> search(std::uint64_t budget, bool smallest, bool every_divisor, bool below_array) const {
     std::optional<Tiling> best;
     double best_cost = std::numeric_limits<double>::infinity();
+    const std::int64_t col_unit = geo_.grouped || below_array ? 1 : hw_.mac_array.cols;
+    const std::int64_t chan_unit = below_array ? 1 : hw_.mac_array.rows;
     const auto row_cands = requested(blocks(geo_.out_rows, 1, every_divisor), seg_.request.rows);
-    const auto col_cands =
-        requested(blocks(geo_.n_total, geo_.grouped ? 1 : hw_.mac_array.cols, every_divisor), seg_.request.cols);
-    const auto chan_cands =
-        geo_.grouped ? std::vector<std::int64_t>{1}
-                     : requested(blocks(geo_.c_total, hw_.mac_array.rows, every_divisor), seg_.request.in_channels);
+    const auto col_cands = requested(blocks(geo_.n_total, col_unit, every_divisor), seg_.request.cols);
+    const auto chan_cands = geo_.grouped
+                                ? std::vector<std::int64_t>{1}
+                                : requested(blocks(geo_.c_total, chan_unit, every_divisor), seg_.request.in_channels);
     // Whole rows first; column blocks of a split row only when no whole-row tile fits, or only
     // single rows do (their narrow channel blocks can cost more than column blocks with every
     // channel), or when looking for the smallest tile.
@@ -428,6 +431,10 @@ class GemmTiler {
             for (std::int64_t chans : chan_cands) {
               const GemmCandidate c{rows, width, cols, chans};
               if (width && !column_block_is_one_region(geo_, cols, chans)) continue;
+              if (below_array &&
+                  span.blocks_per_batch * geo_.batch * ceil_div(geo_.n_total, cols) * ceil_div(geo_.c_total, chans) >
+                      std::int64_t(kMaxNarrowedBlocks))
+                continue;
               consider(c, span, budget, smallest, best, best_cost);
             }
         }
@@ -622,11 +629,11 @@ class GemmTiler {
 };
 
 TilingKey tiling_key(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
-                     std::uint64_t budget, bool smallest) {
+                     std::uint64_t budget, bool smallest, bool below_array) {
   TilingKey k{&g,
               &hw,
-              {std::int64_t(budget), smallest ? 1 : 0, seg.dataflow ? int(*seg.dataflow) : -1, seg.request.rows,
-               seg.request.cols, seg.request.in_channels, std::int64_t(seg.prologue.size())}};
+              {std::int64_t(budget), (smallest ? 1 : 0) + (below_array ? 2 : 0), seg.dataflow ? int(*seg.dataflow) : -1,
+               seg.request.rows, seg.request.cols, seg.request.in_channels, std::int64_t(seg.prologue.size())}};
   for (const int op : segment_ops(seg)) {  // the prologue's ops, then the head and its tile region
     k.words.push_back(op);
     for (const int t : g.op(op).inputs) {
@@ -645,12 +652,12 @@ TilingKey tiling_key(const Graph& g, const HardwareConfig& hw, const Segment& se
 /// the planners ask about the same segment under the same residency and budget again and again
 /// as a group grows (ResNet-50 greedy: 927 calls, 178 distinct).
 std::optional<Tiling> tile_gemm(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
-                                std::uint64_t budget, bool smallest) {
-  if (!t_caches) return GemmTiler(g, hw, seg, where).best(budget, smallest);
-  TilingKey key = tiling_key(g, hw, seg, where, budget, smallest);
+                                std::uint64_t budget, bool smallest, bool below_array) {
+  if (!t_caches) return GemmTiler(g, hw, seg, where).best(budget, smallest, below_array);
+  TilingKey key = tiling_key(g, hw, seg, where, budget, smallest, below_array);
   const auto it = t_caches->gemm_tilings.find(key);
   if (it != t_caches->gemm_tilings.end()) return it->second;
-  std::optional<Tiling> t = GemmTiler(g, hw, seg, where).best(budget, smallest);
+  std::optional<Tiling> t = GemmTiler(g, hw, seg, where).best(budget, smallest, below_array);
   t_caches->gemm_tilings.emplace(std::move(key), t);
   return t;
 }
@@ -910,10 +917,10 @@ TilingCacheScope::~TilingCacheScope() {
 }
 
 std::optional<Tiling> tile_segment(const Graph& g, const HardwareConfig& hw, const Segment& seg, const Residency& where,
-                                   std::uint64_t budget, bool smallest) {
+                                   std::uint64_t budget, bool smallest, bool below_array) {
   switch (workloads::op_class(g.op(seg.ops[0]).kind)) {
     case OpClass::Gemm:
-      return tile_gemm(g, hw, seg, where, budget, smallest);
+      return tile_gemm(g, hw, seg, where, budget, smallest, below_array);
     case OpClass::Vector:
       if (concat_in_place(g, seg, where)) {
         Tiling t;

@@ -129,8 +129,17 @@ void for_each_block(const GemmGeometry& geo, const Tiling& t, const std::functio
 /// The best tiling of `seg` whose working set fits `budget` bytes of SRAM, or nullopt.
 /// With `smallest`, the tiling with the least working set instead (for error messages).
 /// A segment's `request` (user tile shape) restricts the candidates to that shape.
+/// With `below_array`, a GEMM none of whose tiles of whole MAC-array widths (channel blocks of
+/// the array's rows, column blocks of its columns) fits takes narrower blocks, leaving part of
+/// the array idle, in at most kMaxNarrowedBlocks blocks: an op planned alone then runs on a
+/// scratchpad too small for the array's tiles. (`smallest` stays with the array's widths: a
+/// refusal names the smallest tile that uses the whole array.)
 std::optional<Tiling> tile_segment(const workloads::Graph& g, const HardwareConfig& hw, const Segment& seg,
-                                   const Residency& where, std::uint64_t budget, bool smallest = false);
+                                   const Residency& where, std::uint64_t budget, bool smallest = false,
+                                   bool below_array = false);
+/// The most blocks a GEMM narrowed below the MAC array is cut into (2^16): narrower blocks fit
+/// almost any scratchpad, and a 1 KiB one would otherwise cut a conv into millions of tiles.
+inline constexpr std::uint64_t kMaxNarrowedBlocks = std::uint64_t{1} << 16;
 
 /// Per operand buffer (ifmap, filter, ofmap), the most any of the group's segments holds.
 std::array<std::uint64_t, 3> group_buffer_bytes(const GroupPlan& p);

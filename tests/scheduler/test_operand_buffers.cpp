@@ -136,11 +136,18 @@ TEST(SeparateBuffers, FilterTileIsSplitToFitTheFilterBuffer) {
 }
 
 TEST(SeparateBuffers, AnOpThatFitsNoBufferSaysWhichOne) {
-  // The smallest fc tile: 1 row x 32 columns x 32 channels: ifmap 2 x 32 = 64 B, filter
-  // 2 x 32 x 32 = 2048 B, ofmap 2 x 32 x 4 = 256 B, more than a 128 B ofmap buffer.
+  // The smallest fc tile of whole array widths: 1 row x 32 columns x 32 channels: ifmap 2 x 32 =
+  // 64 B, filter 2 x 32 x 32 = 2048 B, ofmap 2 x 32 x 4 = 256 B, more than a 128 B ofmap buffer.
+  // Alone, the fc then takes narrower column blocks (part of the array idle): 16 columns need
+  // 2 x 16 x 4 = 128 B of ofmap. A 4 B buffer holds not even one column's 2 x 4 B: refused,
+  // naming the array-wide tile.
   const auto g = workloads::parse_yaml_workload(kFc, "fc16.yaml");
   std::vector<std::string> sets = kSeparate;
   sets[3] = "npu.sram.ofmap_bytes=128 B";
+  const auto narrowed = sched::make_plan(g, config::load_hardware_config("edge-m", sets), FusionPolicy::None);
+  ASSERT_EQ(narrowed.groups.size(), 1u);
+  EXPECT_LE(narrowed.groups[0].segments[0].tiling.cols, 16);
+  sets[3] = "npu.sram.ofmap_bytes=4 B";
   const auto hw = config::load_hardware_config("edge-m", sets);
   try {
     sched::make_plan(g, hw, FusionPolicy::None);
@@ -148,7 +155,7 @@ TEST(SeparateBuffers, AnOpThatFitsNoBufferSaysWhichOne) {
   } catch (const InputError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("fc"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("ofmap tile 256 B > ofmap buffer 128 B (npu.sram.ofmap_bytes)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ofmap tile 256 B > ofmap buffer 4 B (npu.sram.ofmap_bytes)"), std::string::npos) << msg;
     EXPECT_EQ(msg.find("filter tile"), std::string::npos) << msg;
   }
 }
