@@ -452,19 +452,11 @@ TEST(Tiling, AnOpAloneTakesBlocksNarrowerThanTheArrayWhenNoWholeArrayTileFits) {
   // 2 x (64 B of A + 64 x 64 B of B + 64 x 4 B of accumulators) = 8832 B. Narrower blocks
   // fit: 32 x 32 needs 2 x (32 + 1024 + 128) = 2368 B, 16 channels x 64 columns 2 x (16 + 1024 +
   // 256) = 2592 B. The op runs, on part of the array, every MAC once.
-  const auto g = workloads::parse_yaml_workload(R"(
-name: narrow
-inputs:
-  - {name: a, shape: [1, 64]}
-ops:
-  - {name: mm, op: matmul, inputs: [a], out_features: 128}
-outputs: [mm]
-)",
-                                                "narrow.yaml");
+  const auto g = test::one_matmul("narrow", 1, 64, 128);
   auto hw = config::load_hardware_config("edge-l");
   hw.sram.capacity_bytes = 4096;
   const auto plan = plan_that_fits(g, hw, FusionPolicy::None);
-  const auto& t = segment_of(g, plan, "mm").tiling;
+  const auto& t = segment_of(g, plan, "fc").tiling;
   EXPECT_TRUE(t.cols < 64 || t.in_channels < 64) << t.cols << " x " << t.in_channels;
   EXPECT_LE(t.working_set_bytes, 4096u);
   std::uint64_t macs = 0;
@@ -473,8 +465,8 @@ outputs: [mm]
   // With the array's 8832 B the tiler keeps whole array widths.
   hw.sram.capacity_bytes = 8832;
   const auto wide = plan_that_fits(g, hw, FusionPolicy::None);
-  EXPECT_EQ(segment_of(g, wide, "mm").tiling.in_channels, 64);
-  EXPECT_EQ(segment_of(g, wide, "mm").tiling.cols, 64);
+  EXPECT_EQ(segment_of(g, wide, "fc").tiling.in_channels, 64);
+  EXPECT_EQ(segment_of(g, wide, "fc").tiling.cols, 64);
 }
 
 TEST(Lowering, AProgramPastTheCommandLimitIsRefusedBeforeItIsBuilt) {
