@@ -611,10 +611,12 @@ std::optional<SliceRuns> slice_runs(const Graph& g, const Op& slice) {
     begin[d] = r.begin;
     size[d] = r.size;
   }
-  const std::uint64_t elements = std::uint64_t(std::max<std::int64_t>(dims_product(in, 0, in.size()), 0));
   std::size_t cut = 0;  // the first axis not taken whole
   while (cut < in.size() && size[cut] == in[cut]) ++cut;
-  if (cut == in.size()) return SliceRuns{0, elements, elements, 1};
+  if (cut == in.size()) {
+    const auto all = std::uint64_t(dims_product(in, 0, in.size()));
+    return SliceRuns{0, all, all, 1};
+  }
   for (std::size_t d = cut + 1; d < in.size(); ++d)
     if (size[d] != in[d]) return std::nullopt;
   const std::uint64_t inner = std::uint64_t(dims_product(in, cut + 1, in.size()));

@@ -431,10 +431,7 @@ class GemmTiler {
             for (std::int64_t chans : chan_cands) {
               const GemmCandidate c{rows, width, cols, chans};
               if (width && !column_block_is_one_region(geo_, cols, chans)) continue;
-              if (below_array &&
-                  span.blocks_per_batch * geo_.batch * ceil_div(geo_.n_total, cols) * ceil_div(geo_.c_total, chans) >
-                      std::int64_t(kMaxNarrowedBlocks))
-                continue;
+              if (below_array && block_count(c, span) > kMaxNarrowedBlocks) continue;
               consider(c, span, budget, smallest, best, best_cost);
             }
         }
@@ -546,6 +543,13 @@ class GemmTiler {
     return burst_overfetch(std::uint64_t(width) * eo_, std::uint64_t(geo_.out_channels) * eo_, burst_);
   }
 
+  /// The blocks a candidate cuts the GEMM into: row (and column) blocks x batch x output-channel
+  /// blocks x input-channel blocks.
+  std::uint64_t block_count(const GemmCandidate& c, const InputSpan& span) const {
+    return std::uint64_t(span.blocks_per_batch * geo_.batch * ceil_div(geo_.n_total, c.cols) *
+                         ceil_div(geo_.c_total, c.chans));
+  }
+
   /// Scores a fitting candidate in both loop orders and keeps it in `best` when cheaper.
   void consider(const GemmCandidate& c, const InputSpan& span, std::uint64_t budget, bool smallest,
                 std::optional<Tiling>& best, double& best_cost) const {
@@ -556,9 +560,8 @@ class GemmTiler {
     // The array's time with the segment's dataflow (fold timing, SRAM incl. partial sums).
     const GemmTileCost array =
         smallest ? GemmTileCost{} : remembered_tiling_cost(geo_, c.rows, c.cols, c.chans, seg_.dataflow, hw_, c.width);
-    const std::int64_t nb = ceil_div(geo_.n_total, c.cols);
     const std::int64_t cb = ceil_div(geo_.c_total, c.chans);
-    const std::uint64_t tiles = std::uint64_t(span.blocks_per_batch * geo_.batch * nb * cb);
+    const std::uint64_t tiles = block_count(c, span);
     const std::uint64_t first_load = geo_.a_elements(first) * ea_ + b_tile;
     // What the DRAM really moves per byte of each operand: narrow channel blocks fetch whole bursts.
     const double a_over = a_fetch(c.chans, c.cols), b_over = b_fetch(c.chans, c.cols), out_over = out_fetch(c.cols);

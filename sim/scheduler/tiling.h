@@ -224,9 +224,6 @@ struct VectorGeometry {
 };
 VectorGeometry vector_geometry(const workloads::Graph& g, const HardwareConfig& hw, const workloads::Op& op);
 
-/// One tile of a vector head: the driver elements it covers, the element range it reads of
-/// each head input, the output elements it completes (a reduction's accumulators complete with
-/// their block's last chunk; a statistics pass completes none), and its pass.
 /// The elements a tile reads of one input: `runs` runs of [lo, hi), each `stride` elements after
 /// the one before.
 struct InputRange {
@@ -239,6 +236,9 @@ struct InputRange {
   bool operator!=(const InputRange& o) const { return !(*this == o); }
 };
 
+/// One tile of a vector head: the driver elements it covers, the elements it reads of each
+/// head input, the output elements it completes (a reduction's accumulators complete with
+/// their block's last chunk; a statistics pass completes none), and its pass.
 struct VectorTile {
   std::uint64_t d0 = 0, d1 = 0;
   std::uint64_t out0 = 0, out1 = 0;
