@@ -392,9 +392,10 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
         if (bytes > largest) largest = bytes, largest_tensor = t;
       }
     Segment s = segs[i];
-    // An op planned alone may leave part of the MAC array idle to fit; a fused group may not
-    // (it is then not fused).
-    auto tiling = alive < cap ? tile_segment(g, hw, s, where, cap - alive, false, segs.size() == 1) : std::nullopt;
+    // An op planned alone (no group, no epilogue or prologue) may leave part of the MAC array
+    // idle to fit; fused ops may not (they are then not fused).
+    const bool alone = segs.size() == 1 && segment_ops(s).size() == 1;
+    auto tiling = alive < cap ? tile_segment(g, hw, s, where, cap - alive, false, alone) : std::nullopt;
     if (!tiling) {
       const auto smallest = tile_segment(g, hw, s, where, std::numeric_limits<std::uint64_t>::max() / 4, true);
       const std::uint64_t need = alive + (smallest ? smallest->working_set_bytes : 0);
