@@ -60,8 +60,11 @@ Sequencer::Sequencer(sc_core::sc_module_name name, Npu& npu, const sched::Progra
       throw SimulationError("program command " + std::to_string(c.id) + " runs on core " + std::to_string(c.core) +
                             ", but the NPU has " + std::to_string(cores_.size()) + " cores");
   for (std::uint32_t k = 0; k < cores_.size(); ++k) try_grant(k);
+  // The commands without dependencies start. Not "pending 0": a barrier without dependencies
+  // completes here at once (a group of views of the graph's inputs) and readies its successors
+  // itself, which would then be made ready twice and run twice.
   for (const auto& c : program.commands)
-    if (pending_[c.id] == 0 && !done_[c.id]) make_ready(c.id);
+    if (c.deps.empty() && !done_[c.id]) make_ready(c.id);
 
   if (std::any_of(program.commands.begin(), program.commands.end(),
                   [](const sched::Command& c) { return c.kind == CommandKind::Host; }))

@@ -217,3 +217,33 @@ TEST(Simulation, AttentionScoresOfTheNextBlockOverlapTheSoftmax) {
   }
   EXPECT_GT(overlapped, 0);
 }
+
+TEST(Simulation, AGroupOfViewsOfTheInputsReadiesItsSuccessorsOnce) {
+  // c = concat(a, b) of two graph inputs is a view of them: unfused, its group is one barrier,
+  // which completes as the simulation starts and readies the add's load of c. That load must
+  // not be readied a second time as a command with nothing pending: it ran twice (7 completions
+  // of 6 commands, reported as a deadlock). Once: c [1, 8, 8] and p [1, 8, 8] read, 64 B each at
+  // int8; e [1, 8, 8] written, 64 B.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: concat_of_inputs
+inputs:
+  - {name: a, shape: [1, 4, 8]}
+  - {name: b, shape: [1, 4, 8]}
+  - {name: p, shape: [1, 8, 8]}
+ops:
+  - {name: c, op: concat, inputs: [a, b], axis: 1}
+  - {name: e, op: add, inputs: [c, p]}
+outputs: [e]
+)",
+                                                "concat_of_inputs.yaml");
+  const auto hw = config::load_hardware_config("edge-s");
+  const auto plan = sched::make_plan(g, hw, sched::FusionPolicy::None);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  const auto t = simulate({hw, g, plan, prog, "concat_of_inputs", {}});
+  std::uint64_t read = 0, written = 0;
+  for (const auto& c : t.commands) read += c.dram_read_bytes, written += c.dram_write_bytes;
+  EXPECT_EQ(read, 128u);
+  EXPECT_EQ(written, 64u);
+  EXPECT_EQ(t.dram_stats.at("bytes_read").get<std::uint64_t>(), 128u);
+}
