@@ -131,6 +131,40 @@ TEST(Scheduler, TileThatCannotFitIsAnInputErrorNamingTheOp) {
   }
 }
 
+TEST(Scheduler, SearchSplitsASegmentThatFitsOnlyOpByOpAsTheOtherPoliciesDo) {
+  // A ViT's token embedding: joined = concat(cls, tokens) and the position add on its tiles make
+  // one segment. Tiled together they need 38,082 B (the concat's tile reads its inputs' range
+  // whole), more than 32 KiB; each alone fits (joined 18,944 B, embedded 28,416 B). Greedy and
+  // none plan them apart; search refused the run ("joined: cannot be tiled into SRAM") and now
+  // plans them apart too.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: vit_embed
+inputs:
+  - {name: x, shape: [1, 192, 14, 14]}
+constants:
+  - {name: cls, shape: [1, 1, 192]}
+  - {name: pos, shape: [1, 197, 192]}
+ops:
+  - {name: flat, op: reshape, inputs: [x], shape: [1, 192, 196]}
+  - {name: tokens, op: transpose, inputs: [flat], perm: [0, 2, 1]}
+  - {name: joined, op: concat, inputs: [cls, tokens], axis: 1}
+  - {name: embedded, op: add, inputs: [joined, pos]}
+outputs: [embedded]
+)",
+                                                "vit_embed.yaml");
+  const auto hw = config::load_hardware_config("edge-s", {"npu.sram.capacity=32 KiB"});
+  const auto greedy = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  const auto search = sched::make_plan(g, hw, FusionPolicy::Search);
+  for (const auto* plan : {&greedy, &search}) {
+    const int joined = plan->op_group[g.find_op("joined")], embedded = plan->op_group[g.find_op("embedded")];
+    EXPECT_NE(joined, embedded);
+    EXPECT_EQ(plan->groups[joined].ops(), std::vector<int>{g.find_op("joined")});
+    EXPECT_EQ(plan->groups[embedded].ops(), std::vector<int>{g.find_op("embedded")});
+    for (const auto& gp : plan->groups) EXPECT_LE(gp.sram_bytes, hw.sram.capacity_bytes);
+  }
+  EXPECT_EQ(test::plan_dram_bytes(search), test::plan_dram_bytes(greedy));
+}
+
 TEST(Scheduler, UnknownPolicyListsValidOnes) {
   try {
     sched::parse_fusion_policy("maximal", "--fusion");

@@ -149,6 +149,30 @@ std::string search_boundary(const Plan& plan, std::size_t i) {
   return "search: cheaper apart" + dataflow_conflict(plan, i);
 }
 
+/// The segments the search groups: each as made, or, when it does not fit SRAM whole, split as
+/// every policy splits it (evaluate_or_split: its prologue apart, else op by op), so the search
+/// runs whatever the other policies run and refuses only an op that fits nowhere alone.
+std::vector<Segment> fitting_segments(const PlanInput& in, const std::vector<Segment>& segs) {
+  std::vector<Segment> out;
+  for (const Segment& s : segs) {
+    std::vector<GroupEval> parts;
+    const GroupEval ev = evaluate_or_split(in.g, in.hw, s, parts);
+    if (!ev.fits) fail_to_tile(in, ev, s);
+    if (parts.empty()) {
+      out.push_back(s);
+      continue;
+    }
+    for (const GroupEval& part : parts)
+      for (const Segment& p : part.plan.segments) {
+        Segment fresh;  // as make_segments makes one: the ops and prologue, no tiling yet
+        fresh.ops = p.ops;
+        fresh.prologue = p.prologue;
+        out.push_back(std::move(fresh));
+      }
+  }
+  return out;
+}
+
 }  // namespace
 
 Plan plan_search(const PlanInput& in) {
@@ -156,7 +180,7 @@ Plan plan_search(const PlanInput& in) {
   const HardwareConfig& hw = in.hw;
   Plan plan;
   plan.policy = FusionPolicy::Search;
-  const std::vector<Segment> segs = make_segments(g, g.topological_order(), true, false);
+  const std::vector<Segment> segs = fitting_segments(in, make_segments(g, g.topological_order(), true, false));
   std::vector<GroupEval> groups = search_groups(g, hw, segs, in.search, plan.search);
   for (const auto& ev : groups) plan.search.estimate_seconds += estimated_seconds(g, hw, ev);
   for (const auto& gp : make_plan(g, hw, FusionPolicy::Greedy).groups) {
