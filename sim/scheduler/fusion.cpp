@@ -400,6 +400,14 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
       const auto smallest = tile_segment(g, hw, s, where, std::numeric_limits<std::uint64_t>::max() / 4, true);
       const std::uint64_t need = alive + (smallest ? smallest->working_set_bytes : 0);
       ev.over_bytes = need > cap ? need - cap : 0;
+      if (ev.over_bytes == 0 && !alive && smallest && hw.sram.separate_buffers() && buffer_excess(hw, *smallest) > 0) {
+        // The SRAM holds the tile, its operand buffers do not: say which, without "over by 0 B".
+        ev.over_bytes = buffer_excess(hw, *smallest);
+        ev.why = "capacity: '" + g.op(s.ops[0]).name + "' fits " + std::to_string(cap) +
+                 " B of SRAM but not its operand buffers (smallest tile " + describe_tile(g, s, *smallest) + ")" +
+                 buffer_shortfall(hw, smallest);
+        return ev;
+      }
       ev.why = "capacity: '" + g.op(s.ops[0]).name + "' needs " + std::to_string(need) + " B of " +
                std::to_string(cap) + " B SRAM (over by " + std::to_string(ev.over_bytes) + " B): " +
                (largest_tensor >= 0 && largest >= (smallest ? smallest->working_set_bytes : 0)

@@ -840,12 +840,26 @@ std::array<std::uint64_t, 3> group_buffer_bytes(const GroupPlan& p) {
   return out;
 }
 
+namespace {
+/// A tile's need and the configured size of each operand buffer, by name.
+std::array<std::tuple<const char*, std::uint64_t, std::uint64_t>, 3> operand_buffers(const HardwareConfig& hw,
+                                                                                     const Tiling& t) {
+  return {std::tuple{"ifmap", t.ifmap_bytes, hw.sram.ifmap_bytes},
+          std::tuple{"filter", t.filter_bytes, hw.sram.filter_bytes},
+          std::tuple{"ofmap", t.ofmap_bytes, hw.sram.ofmap_bytes}};
+}
+}  // namespace
+
+std::uint64_t buffer_excess(const HardwareConfig& hw, const Tiling& t) {
+  std::uint64_t most = 0;
+  for (auto [name, need, have] : operand_buffers(hw, t)) most = std::max(most, need > have ? need - have : 0);
+  return most;
+}
+
 std::string buffer_shortfall(const HardwareConfig& hw, const std::optional<Tiling>& t) {
   if (!t || !hw.sram.separate_buffers()) return "";
   std::string out;
-  for (auto [name, need, have] : {std::tuple{"ifmap", t->ifmap_bytes, hw.sram.ifmap_bytes},
-                                  std::tuple{"filter", t->filter_bytes, hw.sram.filter_bytes},
-                                  std::tuple{"ofmap", t->ofmap_bytes, hw.sram.ofmap_bytes}}) {
+  for (auto [name, need, have] : operand_buffers(hw, *t)) {
     if (need <= have) continue;
     out += std::string(out.empty() ? "; separate operand buffers: " : ", ") + name + " tile " + std::to_string(need) +
            " B > " + name + " buffer " + std::to_string(have) + " B (npu.sram." + name + "_bytes)";

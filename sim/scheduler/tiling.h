@@ -148,6 +148,8 @@ std::array<std::uint64_t, 3> group_buffer_bytes(const GroupPlan& p);
 /// the operands share the scratchpad), e.g. "; separate operand buffers: ofmap tile 9216 B >
 /// ofmap buffer 1024 B (npu.sram.ofmap_bytes)".
 std::string buffer_shortfall(const HardwareConfig& hw, const std::optional<Tiling>& t);
+/// By how many bytes the tile overflows its fullest operand buffer (0 when all hold it).
+std::uint64_t buffer_excess(const HardwareConfig& hw, const Tiling& t);
 
 /// Why a group that keeps intermediates resident cannot run ("" when it can): with separate
 /// operand buffers an intermediate cannot stay whole across the ifmap, filter and ofmap buffers.

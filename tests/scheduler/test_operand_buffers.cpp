@@ -155,6 +155,11 @@ TEST(SeparateBuffers, AnOpThatFitsNoBufferSaysWhichOne) {
   } catch (const InputError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("fc"), std::string::npos) << msg;
+    // The tile's 64 + 2048 + 256 = 2368 B fit the scratchpad: the message says the buffers do
+    // not, not that the SRAM is "over by 0 B".
+    EXPECT_NE(msg.find("'fc' fits"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("B of SRAM but not its operand buffers"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("over by 0 B"), std::string::npos) << msg;
     EXPECT_NE(msg.find("ofmap tile 256 B > ofmap buffer 4 B (npu.sram.ofmap_bytes)"), std::string::npos) << msg;
     EXPECT_EQ(msg.find("filter tile"), std::string::npos) << msg;
   }
