@@ -887,7 +887,7 @@ int base_tensor(const Graph& g, int t) {
 }
 
 bool is_tiled_input(const Graph& g, int tensor, std::uint64_t out_elements) {
-  return !g.tensor(tensor).is_constant && std::uint64_t(g.tensor(tensor).elements()) >= out_elements;
+  return std::uint64_t(g.tensor(tensor).elements()) >= out_elements;
 }
 
 std::vector<int> segment_inputs(const Graph& g, const Segment& seg) {

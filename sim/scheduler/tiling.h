@@ -277,7 +277,8 @@ bool concat_in_place(const workloads::Graph& g, const Segment& seg, const Reside
 std::string describe_tile(const workloads::Graph& g, const Segment& seg, const Tiling& t);
 
 /// True when the input tensor is cut into tiles with the output (same or more elements than
-/// the output tile's tensor); false for small operands (bias, scale, gamma) loaded whole.
+/// the output tile's tensor, a constant too: a position-embedding table is streamed with the
+/// tiles, not held whole); false for small operands (bias, scale, gamma) loaded whole.
 bool is_tiled_input(const workloads::Graph& g, int tensor, std::uint64_t out_elements);
 
 }  // namespace npusim::sched

@@ -369,3 +369,29 @@ TEST(FusionRegions, RegionOverSramInAScheduleFileNamesItsHeadAndTheBytes) {
   EXPECT_NE(why.find("groups[0] ('gelu')"), std::string::npos) << why;
   EXPECT_NE(why.find("'fc' needs 851971 B of 524288 B SRAM (over by 327683 B)"), std::string::npos) << why;
 }
+
+TEST(FusionRegions, AConstantAsLargeAsTheOutputIsCutIntoTilesWithIt) {
+  // y = relu(x) + c with c a constant of y's shape (a position-embedding table): c is read in
+  // the same tiles as x, not held whole. With 32 KiB of SRAM the region fits in 16 tiles of 4096
+  // elements (x, c and y double-buffered: 6 x 4096 = 24,576 B) and moves x, c and y once:
+  // 3 x 65,536 = 196,608 B. Held whole, c alone (65,536 B) would not fit: relu and the add ran
+  // apart and moved r out and back in (327,680 B).
+  const auto g = workloads::parse_yaml_workload(R"(
+name: relu_add_const
+inputs:
+  - {name: x, shape: [64, 1024]}
+constants:
+  - {name: c, shape: [64, 1024]}
+ops:
+  - {name: r, op: relu, inputs: [x]}
+  - {name: y, op: add, inputs: [r, c]}
+outputs: [y]
+)",
+                                                "relu_add_const.yaml");
+  const auto hw = config::load_hardware_config("edge-m", {"npu.sram.capacity=32 KiB"});
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::Greedy);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].segments[0].tiling.working_set_bytes, 24576u);
+  EXPECT_EQ(plan.groups[0].dram_bytes, 3u * 65536);
+  EXPECT_EQ(dram_bytes(sched::lower_plan(g, hw, plan)), 3u * 65536);
+}

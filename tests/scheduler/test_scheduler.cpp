@@ -132,20 +132,21 @@ TEST(Scheduler, TileThatCannotFitIsAnInputErrorNamingTheOp) {
 }
 
 TEST(Scheduler, SearchSplitsASegmentThatFitsOnlyOpByOpAsTheOtherPoliciesDo) {
-  // A ViT's token embedding: joined = concat(cls, tokens) and the position add on its tiles make
-  // one segment. Tiled together they need 38,082 B (the concat's tile reads its inputs' range
-  // whole), more than 32 KiB; each alone fits (joined 18,944 B, embedded 28,416 B). Greedy and
-  // none plan them apart; search refused the run ("joined: cannot be tiled into SRAM") and now
-  // plans them apart too.
+  // A ViT's token embedding at batch 4: joined = concat(cls, tokens) and the position add on its
+  // tiles make one segment. In the add's tile region the position table [1, 197, 192] (smaller
+  // than the output, so held whole) takes 37,824 B beside the tiles: 38,082 B at the smallest
+  // tile, more than 32 KiB. Alone, each fits (the add then reads the table's rows its tile maps
+  // to). Greedy and none plan them apart; search refused the run ("joined: cannot be tiled into
+  // SRAM") and now plans them apart too.
   const auto g = workloads::parse_yaml_workload(R"(
 name: vit_embed
 inputs:
-  - {name: x, shape: [1, 192, 14, 14]}
+  - {name: x, shape: [4, 192, 14, 14]}
+  - {name: cls, shape: [4, 1, 192]}
 constants:
-  - {name: cls, shape: [1, 1, 192]}
   - {name: pos, shape: [1, 197, 192]}
 ops:
-  - {name: flat, op: reshape, inputs: [x], shape: [1, 192, 196]}
+  - {name: flat, op: reshape, inputs: [x], shape: [4, 192, 196]}
   - {name: tokens, op: transpose, inputs: [flat], perm: [0, 2, 1]}
   - {name: joined, op: concat, inputs: [cls, tokens], axis: 1}
   - {name: embedded, op: add, inputs: [joined, pos]}
