@@ -45,7 +45,9 @@ void Lowering::lower_vector(const Segment& seg) {
     for (std::size_t k = 0; k < head.inputs.size(); ++k) {
       const int in = head.inputs[k];
       const InputRange& r = t.in[k];
-      read_bytes += workloads::elements_bytes(g_, in, r.elements(), eb_);
+      // A slice's covering span is loaded whole; the vector unit reads the elements it keeps.
+      const bool covered = geo.cuts[k] == InputCut::Sliced && geo.in_cover[k];
+      read_bytes += workloads::elements_bytes(g_, in, covered ? t.d1 - t.d0 : r.elements(), eb_);
       if (where_.resident[base_tensor(g_, in)]) {
         add_ready_dep(in, true, deps);
         continue;

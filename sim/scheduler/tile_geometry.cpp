@@ -50,14 +50,26 @@ InputRange broadcast_range(const workloads::Shape& in, const workloads::Shape& o
 }
 
 /// The elements of a slice's input that its output elements [a, b) come from: one run of it
-/// when [a, b) lies inside one of the slice's runs, else the whole runs [a, b) touches.
-InputRange sliced_range(const workloads::SliceRuns& s, std::uint64_t a, std::uint64_t b) {
+/// when [a, b) lies inside one of the slice's runs, else the whole runs [a, b) touches, as
+/// strided runs or (`cover`) as the one span from the first run's start to the last one's end.
+InputRange sliced_range(const workloads::SliceRuns& s, std::uint64_t a, std::uint64_t b, bool cover) {
   if (s.runs <= 1 || s.run == 0) return {s.offset + a, s.offset + b};
   const std::uint64_t r0 = a / s.run, r1 = ceil_div(b, s.run);
   const std::uint64_t first = s.offset + r0 * s.stride;
   if (r1 <= r0 + 1) return {first + (a - r0 * s.run), first + (b - r0 * s.run)};
+  if (cover) return {first, first + (r1 - r0 - 1) * s.stride + s.run};
   return {first, first + s.run, r1 - r0, s.stride};
 }
+
+}  // namespace
+
+bool slice_covers(const workloads::SliceRuns& s, std::uint64_t element_bytes, std::uint64_t burst_bytes) {
+  if (s.runs <= 1 || s.run == 0 || s.stride <= s.run || burst_bytes == 0) return false;
+  const std::uint64_t run = s.run * element_bytes, stride = s.stride * element_bytes;
+  return stride < ceil_div(run, burst_bytes) * burst_bytes;
+}
+
+namespace {
 
 /// Whether `in` broadcasts against `out` (right-aligned, every dimension equal or 1).
 bool broadcasts_to(const workloads::Shape& in, const workloads::Shape& out) {
@@ -172,6 +184,10 @@ VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const O
     geo.in_elems.push_back(std::uint64_t(t.elements()));
     InputCut cut = InputCut::Whole;
     geo.in_slice.push_back(k == 0 && slice ? *slice : workloads::SliceRuns{});
+    geo.in_cover.push_back(k == 0 && slice &&
+                           slice_covers(*slice,
+                                        workloads::element_bytes(g, op.inputs[k], dtype_bytes(hw.mac_array.dtype)),
+                                        hw.dram.bytes_per_burst()));
     if (by_input && k == 0)
       cut = InputCut::Same;
     else if (k == 0 && slice)
@@ -271,7 +287,7 @@ void for_each_vector_tile(const VectorGeometry& geo, std::uint64_t tile_elems, i
               t.in[k] = fraction(n);
               break;
             case InputCut::Sliced:
-              t.in[k] = sliced_range(geo.in_slice[k], t.d0, t.d1);
+              t.in[k] = sliced_range(geo.in_slice[k], t.d0, t.d1, geo.in_cover[k]);
               break;
             case InputCut::Broadcast:
               // No larger than a tile: held whole (one load) rather than re-read in slivers.

@@ -732,9 +732,9 @@ VectorCut remembered_vector_cut(const Graph& g, const HardwareConfig& hw, int he
     const auto slot = std::find(bases.begin(), bases.end(), b) - bases.begin();
     if (std::size_t(slot) == bases.size()) bases.push_back(b);
     const workloads::SliceRuns& sl = geo.in_slice[k];
-    for (const std::int64_t v :
-         {std::int64_t(geo.cuts[k]), std::int64_t(geo.in_elems[k]), std::int64_t(sl.offset), std::int64_t(sl.run),
-          std::int64_t(sl.stride), std::int64_t(sl.runs), std::int64_t(slot), std::int64_t(where.resident[b])})
+    for (const std::int64_t v : {std::int64_t(geo.cuts[k]), std::int64_t(geo.in_elems[k]), std::int64_t(sl.offset),
+                                 std::int64_t(sl.run), std::int64_t(sl.stride), std::int64_t(sl.runs),
+                                 std::int64_t(geo.in_cover[k]), std::int64_t(slot), std::int64_t(where.resident[b])})
       w.push_back(v);
     for (const int t : {head.inputs[k], b}) {  // the input's format for its loads, the base's for its buffer
       const workloads::Tensor& ten = g.tensor(t);

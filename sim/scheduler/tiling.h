@@ -223,7 +223,14 @@ struct VectorGeometry {
   std::vector<workloads::Shape> in_shapes;
   std::vector<std::uint64_t> in_elems;
   std::vector<workloads::SliceRuns> in_slice;  // per head input: a Sliced cut's runs (default for the others)
+  /// Per head input: a Sliced cut whose runs are read as the one span that covers them, gaps
+  /// and all (slice_covers), rather than run by run.
+  std::vector<bool> in_cover;
 };
+/// Whether a DMA reads a slice's runs more cheaply as the span that covers them: when the gap
+/// between two runs is smaller than the bursts a run costs anyway (a run of 2 B every 9 B takes
+/// a 64 B burst each, where the span takes 9 B of burst a run).
+bool slice_covers(const workloads::SliceRuns& s, std::uint64_t element_bytes, std::uint64_t burst_bytes);
 VectorGeometry vector_geometry(const workloads::Graph& g, const HardwareConfig& hw, const workloads::Op& op);
 
 /// The elements a tile reads of one input: `runs` runs of [lo, hi), each `stride` elements after

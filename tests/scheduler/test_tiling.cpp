@@ -112,12 +112,13 @@ TEST(Tiling, BroadcastOperandIsReadAsTheSliceEachTileMapsTo) {
 }
 
 TEST(Tiling, ASliceOfSeveralRunsReadsTheRunsItKeeps) {
-  // x [2, 4, 3] sliced to row 3 of each batch: output [2, 1, 3], the runs [9, 12) and [21, 24)
-  // of x (row 3 starts at 3 x 3 = 9; a batch is 4 x 3 = 12 elements).
+  // x [2, 4, 64] (int8) sliced to row 3 of each batch: output [2, 1, 64], the runs [192, 256)
+  // and [448, 512) of x (row 3 starts at 3 x 64 = 192; a batch is 4 x 64 = 256 elements). A run
+  // is one 64 B burst and the gap to the next is 192 B: read run by run.
   const auto g = workloads::parse_yaml_workload(R"(
 name: last_rows
 inputs:
-  - {name: x, shape: [2, 4, 3]}
+  - {name: x, shape: [2, 4, 64]}
 ops:
   - {name: last, op: slice, inputs: [x], starts: [3], ends: [4], axes: [1]}
 outputs: [last]
@@ -126,20 +127,56 @@ outputs: [last]
   const auto hw = config::load_hardware_config("edge-m");
   const sched::VectorGeometry geo = sched::vector_geometry(g, hw, g.op(g.find_op("last")));
   ASSERT_EQ(geo.cuts, std::vector<sched::InputCut>{sched::InputCut::Sliced});
-  EXPECT_EQ(geo.block, 3u);  // a tile stays inside one run or takes whole runs
+  EXPECT_EQ(geo.block, 64u);  // a tile stays inside one run or takes whole runs
+  EXPECT_FALSE(geo.in_cover[0]);
   std::vector<sched::InputRange> got;
   auto walk = [&](std::uint64_t size) {
     got.clear();
     sched::for_each_vector_tile(geo, size, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
   };
-  walk(3);  // one run per tile
+  walk(64);  // one run per tile
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], (sched::InputRange{9, 12}));
-  EXPECT_EQ(got[1], (sched::InputRange{21, 24}));
-  walk(6);  // one tile of both runs: a strided load of 2 runs of 3, 12 apart
+  EXPECT_EQ(got[0], (sched::InputRange{192, 256}));
+  EXPECT_EQ(got[1], (sched::InputRange{448, 512}));
+  walk(128);  // one tile of both runs: a strided load of 2 runs of 64, 256 apart
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0], (sched::InputRange{9, 12, 2, 12}));
-  EXPECT_EQ(got[0].elements(), 6u);  // what it keeps, not the 24 elements of x
+  EXPECT_EQ(got[0], (sched::InputRange{192, 256, 2, 256}));
+  EXPECT_EQ(got[0].elements(), 128u);  // what it keeps, not the 512 elements of x
+}
+
+TEST(Tiling, ASliceOfShortRunsCloseTogetherReadsTheSpanThatCoversThem) {
+  // A detection head's split: box [4096, 2] of pred [4096, 9] (int8) is 4096 runs of 2 B,
+  // 9 B apart. Run by run each would cost a whole 64 B burst of edge-m's DRAM (262,144 B in
+  // all); the span that covers them, from byte 0 to byte 4095 x 9 + 2 = 36,857, costs 576
+  // bursts (36,864 B). The DMA reads the span, the vector unit keeps the 8192 B it needs.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: box_split
+inputs:
+  - {name: pred, shape: [4096, 9]}
+ops:
+  - {name: box, op: slice, inputs: [pred], starts: [0], ends: [2], axes: [1]}
+outputs: [box]
+)",
+                                                "box_split.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  ASSERT_EQ(hw.dram.bytes_per_burst(), 64u);
+  const sched::VectorGeometry geo = sched::vector_geometry(g, hw, g.op(g.find_op("box")));
+  ASSERT_EQ(geo.cuts, std::vector<sched::InputCut>{sched::InputCut::Sliced});
+  EXPECT_TRUE(geo.in_cover[0]);
+  std::vector<sched::InputRange> got;
+  sched::for_each_vector_tile(geo, 8192, 1, [&](const sched::VectorTile& t) { got.push_back(t.in[0]); });
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], (sched::InputRange{0, 36857}));
+  // The program moves the span's 576 bursts in and the 8192 B out.
+  const auto plan = sched::make_plan(g, hw, FusionPolicy::None);
+  const auto prog = sched::lower_plan(g, hw, plan);
+  std::uint64_t read = 0, written = 0;
+  for (const auto& c : prog.commands) {
+    if (c.kind == sched::CommandKind::DmaLoad) read += c.dram.burst_bytes(64);
+    if (c.kind == sched::CommandKind::DmaStore) written += c.dram.burst_bytes(64);
+  }
+  EXPECT_EQ(read, 576u * 64);
+  EXPECT_EQ(written, 8192u);
 }
 
 TEST(Tiling, LargeBroadcastOperandIsSlicedNotHeldWhole) {
