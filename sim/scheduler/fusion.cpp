@@ -475,6 +475,26 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
 
 /// Whether `segs` (and `extra`) put a host op (Op::host) beside other working ops: a host op runs
 /// alone in its task (host_obstacle).
+bool ops_connected(const Graph& g, const std::set<int>& ops) {
+  if (ops.empty()) return true;
+  std::set<int> seen{*ops.begin()};
+  std::vector<int> stack{*ops.begin()};
+  while (!stack.empty()) {
+    const int o = stack.back();
+    stack.pop_back();
+    std::vector<int> next;
+    for (int t : g.op(o).inputs) {
+      if (g.tensor(t).producer >= 0) next.push_back(g.tensor(t).producer);
+      for (int c : g.tensor(t).consumers) next.push_back(c);  // a shared input
+    }
+    for (int t : g.op(o).outputs)
+      for (int c : g.tensor(t).consumers) next.push_back(c);
+    for (int n : next)
+      if (ops.count(n) && seen.insert(n).second) stack.push_back(n);
+  }
+  return seen.size() == ops.size();
+}
+
 bool mixes_host(const Graph& g, const std::vector<Segment>& segs, const Segment* extra) {
   std::vector<int> ops;
   for (const auto& s : segs)

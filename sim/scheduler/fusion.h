@@ -3,6 +3,7 @@
 // judge a candidate group (fusion.cpp): which tensors stay resident, each segment's tiling under
 // the SRAM those leave, and its cost; and how they turn their groups into a plan.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ void settle_dataflow(const workloads::Graph& g, const HardwareConfig& hw, GroupP
 /// Whether any of the segments has a GEMM head (work a dataflow applies to).
 bool has_gemm(const workloads::Graph& g, const std::vector<Segment>& segs);
 
+/// Whether `ops` form one piece of the graph: joined by the tensors one of them makes and another
+/// reads, or by an input two of them read (Q, K and V of one hidden state; a split's parts).
+/// A group of ops that share nothing is two tasks, not one fusion.
+bool ops_connected(const workloads::Graph& g, const std::set<int>& ops);
 /// Whether `next` reads a tensor the segments of `group` produce.
 bool consumes_from(const workloads::Graph& g, const Segment& next, const std::vector<Segment>& group);
 /// Whether `segs` (and `extra`) put a host op (Op::host) beside other working ops: a host op runs

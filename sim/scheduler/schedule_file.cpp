@@ -110,23 +110,6 @@ bool reenters(const Graph& g, const std::set<int>& group, std::string& path) {
   return false;
 }
 
-bool connected(const Graph& g, const std::set<int>& group) {
-  std::set<int> seen{*group.begin()};
-  std::vector<int> stack{*group.begin()};
-  while (!stack.empty()) {
-    const int o = stack.back();
-    stack.pop_back();
-    std::vector<int> nbrs;
-    for (int t : g.op(o).inputs)
-      if (g.tensor(t).producer >= 0) nbrs.push_back(g.tensor(t).producer);
-    for (int t : g.op(o).outputs)
-      for (int c : g.tensor(t).consumers) nbrs.push_back(c);
-    for (int n : nbrs)
-      if (group.count(n) && seen.insert(n).second) stack.push_back(n);
-  }
-  return seen.size() == group.size();
-}
-
 /// Groups in an order that respects every edge between them (Kahn; ties by first op).
 std::vector<std::size_t> order_groups(const Graph& g, const std::vector<std::vector<int>>& groups,
                                       const std::vector<int>& group_of) {
@@ -528,10 +511,11 @@ Plan read_schedule(const std::string& text, const std::string& source, const Gra
       m.push_back(o);
     }
     const std::set<int> set(m.begin(), m.end());
-    if (!connected(g, set))
+    if (!ops_connected(g, set))
       throw InputError(place.at(gi, name),
-                       "group is not connected: its ops do not form one piece of the graph "
-                       "(list the ops that join them, views included)");
+                       "group is not connected: its ops do not form one piece of the graph, joined by the "
+                       "tensors they make and read or by an input they share (list the ops that join them, "
+                       "views included)");
     std::string path;
     if (reenters(g, set, path))
       throw InputError(place.at(gi, name),

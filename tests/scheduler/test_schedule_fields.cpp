@@ -3,9 +3,14 @@
 // every schedule npusim writes still reads back (docs/schedule-format.md).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sim/config/config_loader.h"
+#include "sim/scheduler/fusion.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/plan_support.h"
+#include "tests/support/test_paths.h"
+#include "workloads/loader.h"
 
 using namespace npusim;
 using nlohmann::json;
@@ -126,4 +131,45 @@ TEST(ScheduleFields, APrologueReadsBackAndItsFieldsAreChecked) {
   const std::string err = error_of(doc, g, hw);
   EXPECT_EQ(err.rfind(group + ".segments: expected an array, found \"xxx", 0), 0u) << err.substr(0, 200);
   EXPECT_LT(err.size(), 300u);  // 80 characters of the value at most
+}
+
+TEST(ScheduleFields, SiblingsThatShareAnInputAreOneGroupAndUnrelatedOpsAreNot) {
+  // q, k and v read x and nothing of each other: one piece of the graph through their shared
+  // input (the group loads x once). u reads y, which none of them reads: {q, u} is two tasks.
+  const auto g = workloads::parse_yaml_workload(R"(
+name: siblings
+inputs:
+  - {name: x, shape: [16, 64]}
+  - {name: y, shape: [16, 64]}
+ops:
+  - {name: q, op: matmul, inputs: [x], out_features: 64}
+  - {name: k, op: matmul, inputs: [x], out_features: 64}
+  - {name: v, op: matmul, inputs: [x], out_features: 64}
+  - {name: u, op: relu, inputs: [y]}
+outputs: [q, k, v, u]
+)",
+                                                "siblings.yaml");
+  const auto hw = config::load_hardware_config("edge-m");
+  EXPECT_EQ(schedule_error(R"({"groups": [{"ops": ["q", "k", "v"]}, {"ops": ["u"]}]})", g, hw), "");
+  EXPECT_NE(schedule_error(R"({"groups": [{"ops": ["q", "u"]}, {"ops": ["k"]}, {"ops": ["v"]}]})", g, hw)
+                .find("group is not connected"),
+            std::string::npos);
+  // The search groups no unrelated neighbours, so what it writes reads back.
+  const auto search = sched::make_plan(g, hw, sched::FusionPolicy::Search);
+  for (const auto& gp : search.groups) {
+    const auto ops = gp.ops();
+    EXPECT_TRUE(sched::ops_connected(g, std::set<int>(ops.begin(), ops.end()))) << gp.name;
+  }
+  EXPECT_EQ(error_of(written(g, hw, sched::FusionPolicy::Search), g, hw), "");
+}
+
+TEST(ScheduleFields, WhatTheSearchWritesForZooTransformersReadsBack) {
+  // BERT's and ViT's Q, K and V projections read one hidden state: the search groups them, and
+  // its schedule.json named the group "not connected" when read back.
+  for (const char* name : {"bert_base_layer", "vit_s16_block"})
+    for (const char* config : {"edge-s", "edge-m"}) {
+      const auto hw = config::load_hardware_config(config);
+      const auto g = workloads::load_workload(name, std::string(test_paths::source_dir()) + "/workloads/zoo");
+      EXPECT_EQ(error_of(written(g, hw, sched::FusionPolicy::Search), g, hw), "") << name << " on " << config;
+    }
 }

@@ -90,6 +90,16 @@ GroupEval evaluate_candidate(const Graph& g, const HardwareConfig& hw, std::vect
   return best;
 }
 
+/// Whether a candidate group is one piece of the graph (ops_connected): neighbours in the
+/// topological order need not share anything, and a group of unrelated ops is not a fusion (a
+/// schedule file could not say it either).
+bool connected_segments(const Graph& g, const std::vector<Segment>& cand) {
+  std::set<int> ops;
+  for (const Segment& s : cand)
+    for (int o : segment_ops(s)) ops.insert(o);
+  return ops_connected(g, ops);
+}
+
 /// Optimal contiguous grouping of `segs` under the objective, by dynamic programming over the
 /// end of the last group: best[i] = min over j of best[j] + cost(segs[j..i)).
 std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, const std::vector<Segment>& segs,
@@ -109,7 +119,7 @@ std::vector<GroupEval> search_groups(const Graph& g, const HardwareConfig& hw, c
       const std::size_t j = i - len;
       if (!std::isfinite(best[j])) continue;
       std::vector<Segment> cand(segs.begin() + long(j), segs.begin() + long(i));
-      if (len > 1 && spans_cores(g, cand)) continue;
+      if (len > 1 && (spans_cores(g, cand) || !connected_segments(g, cand))) continue;
       GroupEval ev = evaluate_candidate(g, hw, cand, opt, obj);
       ++report.candidates;
       if (!ev.fits) {
