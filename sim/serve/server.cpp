@@ -627,9 +627,12 @@ void Server::Impl::stream_events(DeadlineStream& stream, const std::string& id, 
       msg = "event: run\ndata: " + to_json(*v).dump() + "\n\n";
     else
       msg = ": still running\n\n";  // a comment: keeps proxies from closing an idle stream
-    // The reply is one line of compact JSON, so it is one data line as it is.
+    // The reply is one line of compact JSON, so it is one data line as it is. A run already done
+    // at the first look still opens with its state (the page reads its id there), then the
+    // result, then the final state.
     if (with_result && v->status == RunStatus::Done)
-      if (const auto reply = runs->result(id)) msg = "event: result\ndata: " + *reply + "\n\n" + msg;
+      if (const auto reply = runs->result(id))
+        msg = (first ? msg : std::string()) + "event: result\ndata: " + *reply + "\n\n" + msg;
     first = false;
     seen = v->version;
     stream.expires_after(std::chrono::seconds(60));  // a client that stops reading is dropped
