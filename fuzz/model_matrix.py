@@ -12,7 +12,7 @@ then runs `npusim run` over presets x fusion policies x overrides and checks, pe
   - no group moves more than 2.5x the DRAM bytes its plan counted (reported, not failed: the
     planner counts elements, the DMA whole bursts).
 
-Takes about 15 minutes on 2 cores (`--quick`: 2 minutes). Needs Debian's python3-torch and
+Takes about 10 minutes on 2 cores (`--quick`: 2 minutes). Needs Debian's python3-torch and
 python3-onnx. Usage: fuzz/model_matrix.py [--npusim build/npusim] [--quick] [--keep DIR]
 Exit 0 when every property held, 1 otherwise (each failure printed with its command).
 """
