@@ -400,9 +400,10 @@ GroupEval evaluate_group_as(const Graph& g, const HardwareConfig& hw, const std:
       const auto smallest = tile_segment(g, hw, s, where, std::numeric_limits<std::uint64_t>::max() / 4, true);
       const std::uint64_t need = alive + (smallest ? smallest->working_set_bytes : 0);
       ev.over_bytes = need > cap ? need - cap : 0;
-      if (ev.over_bytes == 0 && !alive && smallest && hw.sram.separate_buffers() && buffer_excess(hw, *smallest) > 0) {
+      const std::uint64_t buffer_over = smallest && hw.sram.separate_buffers() ? buffer_excess(hw, *smallest) : 0;
+      if (ev.over_bytes == 0 && !alive && buffer_over > 0) {
         // The SRAM holds the tile, its operand buffers do not: say which, without "over by 0 B".
-        ev.over_bytes = buffer_excess(hw, *smallest);
+        ev.over_bytes = buffer_over;
         ev.why = "capacity: '" + g.op(s.ops[0]).name + "' fits " + std::to_string(cap) +
                  " B of SRAM but not its operand buffers (smallest tile " + describe_tile(g, s, *smallest) + ")" +
                  buffer_shortfall(hw, smallest);
@@ -473,8 +474,6 @@ bool consumes_from(const Graph& g, const Segment& next, const std::vector<Segmen
   return false;
 }
 
-/// Whether `segs` (and `extra`) put a host op (Op::host) beside other working ops: a host op runs
-/// alone in its task (host_obstacle).
 bool ops_connected(const Graph& g, const std::set<int>& ops) {
   if (ops.empty()) return true;
   std::set<int> seen{*ops.begin()};
@@ -495,6 +494,8 @@ bool ops_connected(const Graph& g, const std::set<int>& ops) {
   return seen.size() == ops.size();
 }
 
+/// Whether `segs` (and `extra`) put a host op (Op::host) beside other working ops: a host op runs
+/// alone in its task (host_obstacle).
 bool mixes_host(const Graph& g, const std::vector<Segment>& segs, const Segment* extra) {
   std::vector<int> ops;
   for (const auto& s : segs)

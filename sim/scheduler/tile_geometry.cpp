@@ -61,16 +61,6 @@ InputRange sliced_range(const workloads::SliceRuns& s, std::uint64_t a, std::uin
   return {first, first + s.run, r1 - r0, s.stride};
 }
 
-}  // namespace
-
-bool slice_covers(const workloads::SliceRuns& s, std::uint64_t element_bytes, std::uint64_t burst_bytes) {
-  if (s.runs <= 1 || s.run == 0 || s.stride <= s.run || burst_bytes == 0) return false;
-  const std::uint64_t run = s.run * element_bytes, stride = s.stride * element_bytes;
-  return stride < ceil_div(run, burst_bytes) * burst_bytes;
-}
-
-namespace {
-
 /// Whether `in` broadcasts against `out` (right-aligned, every dimension equal or 1).
 bool broadcasts_to(const workloads::Shape& in, const workloads::Shape& out) {
   if (in.size() > out.size()) return false;
@@ -150,6 +140,12 @@ VectorClass vector_class(workloads::OpKind k) {
     default:
       return workloads::is_elementwise(k) ? VectorClass::Elementwise : VectorClass::Movement;
   }
+}
+
+bool slice_covers(const workloads::SliceRuns& s, std::uint64_t element_bytes, std::uint64_t burst_bytes) {
+  if (s.runs <= 1 || s.run == 0 || s.stride <= s.run || burst_bytes == 0) return false;
+  const std::uint64_t run = s.run * element_bytes, stride = s.stride * element_bytes;
+  return stride < ceil_div(run, burst_bytes) * burst_bytes;
 }
 
 VectorGeometry vector_geometry(const Graph& g, const HardwareConfig& hw, const Op& op) {
