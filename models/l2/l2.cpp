@@ -6,7 +6,7 @@ L2::L2(sc_core::sc_module_name name, const L2Config& config, Frequency core_cloc
     : sc_core::sc_module(name),
       socket("socket"),
       config_(config),
-      cycle_(sc_core::sc_time(1.0 / core_clock.hz, sc_core::SC_SEC)) {
+      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)) {
   socket.register_b_transport(this, &L2::b_transport);
 }
 
@@ -23,8 +23,8 @@ void L2::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay)
     return;
   }
   const sc_core::sc_time now = sc_core::sc_time_stamp();
-  const sc_core::sc_time at = now + delay + double(config_.latency_cycles) * cycle_;
-  const sc_core::sc_time bank_time = double(bank_cycles(config_, bytes)) * cycle_;
+  const sc_core::sc_time at = now + delay + cycles_time(clock_, config_.latency_cycles);
+  const sc_core::sc_time bank_time = cycles_time(clock_, bank_cycles(config_, bytes));
   // Alone the transfer holds the banks' whole bandwidth; beside others it gets what is left.
   const std::uint64_t done = banks_.reserve(now.value(), at.value(), bank_time.value(), 0);
   delay = sc_core::sc_time::from_value(done) - now;

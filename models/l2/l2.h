@@ -13,6 +13,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "models/clock.h"
 #include "models/sram/bank_timeline.h"
 #include "sim/core/hardware_config.h"
 
@@ -38,7 +39,7 @@ class L2 : public sc_core::sc_module {
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   L2Config config_;
-  sc_core::sc_time cycle_;
+  Frequency clock_;
   BankTimeline banks_;
   L2Stats stats_;
 };

@@ -12,7 +12,7 @@ namespace npusim::models {
 MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config, Frequency core_clock, Sram& sram)
     : sc_module(name),
       config_(config),
-      period_(clock_period(core_clock, "npu.core_clock")),
+      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)),
       sram_(sram),
       layout_(staggered_layout(sram.config(), config)) {
   if (config.rows == 0 || config.cols == 0) {
@@ -127,7 +127,7 @@ GemmResult MacArray::execute(const GemmTile& t, GemmResult r) {
   psum_write_bytes_ += r.psum_write_bytes;
   psum_read_bytes_ += r.psum_read_bytes;
   ++tiles_;
-  if (r.cycles > 0) sc_core::wait(period_ * double(r.cycles));
+  if (r.cycles > 0) sc_core::wait(cycles_time(clock_, r.cycles));
   return r;
 }
 

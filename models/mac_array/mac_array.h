@@ -107,7 +107,6 @@ class MacArray : public sc_core::sc_module {
   /// macs / (busy cycles * rows * cols): utilisation over the cycles the array was occupied.
   double busy_utilisation() const;
   const MacArrayConfig& config() const { return config_; }
-  const sc_core::sc_time& period() const { return period_; }
 
  private:
   GemmResult result_of(const GemmTile& t, std::uint64_t sram_cycles, std::uint64_t conflict_cycles) const;
@@ -118,7 +117,7 @@ class MacArray : public sc_core::sc_module {
   GemmResult execute(const GemmTile& t, GemmResult r);
 
   MacArrayConfig config_;
-  sc_core::sc_time period_;
+  Frequency clock_;
   Sram& sram_;
   std::uint64_t busy_cycles_ = 0, compute_cycles_ = 0, stall_cycles_ = 0;
   std::uint64_t macs_ = 0, folds_ = 0, tiles_ = 0;

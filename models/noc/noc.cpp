@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/clock.h"
 #include "models/l2/l2.h"
 
 namespace npusim::models {
@@ -12,7 +13,7 @@ Noc::Noc(sc_core::sc_module_name name, const NocConfig& config, Frequency core_c
       dram_socket("dram_socket"),
       l2_socket("l2_socket"),
       config_(config),
-      cycle_(sc_core::sc_time(1.0 / core_clock.hz, sc_core::SC_SEC)),
+      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)),
       committed_until_(core_count, sc_core::SC_ZERO_TIME),
       bytes_(core_count, 0) {
   cores.register_b_transport(this, &Noc::b_transport);
@@ -27,10 +28,10 @@ void Noc::b_transport(int core, tlm::tlm_generic_payload& payload, sc_core::sc_t
   sc_core::sc_time link_end = arrival;
   if (config_.bytes_per_cycle > 0 && bytes > 0) {
     const std::uint64_t cycles = (bytes + config_.bytes_per_cycle - 1) / config_.bytes_per_cycle;
-    link_end = std::max(arrival, link_free_) + double(cycles) * cycle_;
+    link_end = std::max(arrival, link_free_) + cycles_time(clock_, cycles);
     link_free_ = link_end;
   }
-  delay += double(config_.latency_cycles) * cycle_;
+  delay += cycles_time(clock_, config_.latency_cycles);
   (in_l2_window(payload.get_address()) ? l2_socket : dram_socket)->b_transport(payload, delay);
   if (payload.is_response_error()) return;
   const sc_core::sc_time done = std::max(now + delay, link_end);

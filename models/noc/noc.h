@@ -47,7 +47,7 @@ class Noc : public sc_core::sc_module {
   void b_transport(int core, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   NocConfig config_;
-  sc_core::sc_time cycle_;
+  Frequency clock_;
   sc_core::sc_time link_free_ = sc_core::SC_ZERO_TIME;
   /// Per core: when the last transfer it sent completes (what that core has committed the
   /// shared path to).

@@ -42,19 +42,6 @@ void add_circular(std::vector<std::int64_t>& diff, std::uint64_t first, std::uin
 
 }  // namespace
 
-sc_core::sc_time clock_period(Frequency clock, const char* where) {
-  if (!(clock.hz > 0)) {
-    throw InputError(where, "clock frequency must be positive, found " + std::to_string(clock.hz) + " Hz");
-  }
-  const sc_core::sc_time period(clock.period_seconds(), sc_core::SC_SEC);
-  if (period == sc_core::SC_ZERO_TIME) {
-    throw InputError(where, "clock period " + std::to_string(clock.period_seconds()) +
-                                " s is below the SystemC time resolution " +
-                                sc_core::sc_get_time_resolution().to_string());
-  }
-  return period;
-}
-
 SramBound bound_by_sram(std::uint64_t compute_cycles, std::uint64_t sram_cycles) {
   const std::uint64_t cycles = std::max(compute_cycles, sram_cycles);
   return {cycles, cycles - compute_cycles};
@@ -101,7 +88,7 @@ Sram::Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency cor
       socket("socket"),
       config_(config),
       ports_(ports),
-      period_(clock_period(core_clock, "npu.core_clock")),
+      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)),
       pool_(config.capacity_bytes) {
   require_positive(config.capacity_bytes, "capacity");
   require_positive(config.banks, "banks");
@@ -183,7 +170,7 @@ std::uint64_t Sram::conflict_cycles(const std::vector<StridedAccess>& reads,
 
 sc_core::sc_time Sram::serve(const sc_core::sc_time& at, std::uint64_t cycles, const sc_core::sc_time& spread) {
   const std::uint64_t done = timeline_.reserve(sc_core::sc_time_stamp().value(), at.value(),
-                                               (period_ * double(cycles)).value(), spread.value());
+                                               cycles_time(clock_, cycles).value(), spread.value());
   return sc_core::sc_time::from_value(done) - at;
 }
 
@@ -191,8 +178,8 @@ std::uint64_t Sram::record_access(std::uint64_t read_bytes, std::uint64_t write_
   read_bytes_ += read_bytes;
   write_bytes_ += write_bytes;
   const sc_core::sc_time wait =
-      serve(sc_core::sc_time_stamp(), access_cycles(read_bytes, write_bytes), period_ * double(spread_cycles));
-  return static_cast<std::uint64_t>(std::ceil(wait / period_ - 1e-9));
+      serve(sc_core::sc_time_stamp(), access_cycles(read_bytes, write_bytes), cycles_time(clock_, spread_cycles));
+  return cycles_covering(wait, clock_);
 }
 
 void Sram::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {

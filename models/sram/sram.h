@@ -9,15 +9,12 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "models/clock.h"
 #include "models/sram/bank_timeline.h"
 #include "sim/core/hardware_config.h"
 #include "sim/core/units.h"
 
 namespace npusim::models {
-
-/// One period of `clock` as an sc_time; throws InputError unless the frequency is positive.
-/// Every compute model converts cycles to time through this, so all agree on rounding.
-sc_core::sc_time clock_period(Frequency clock, const char* where);
 
 /// A compute unit overlaps its arithmetic with its SRAM traffic; the longer one sets the time.
 struct SramBound {
@@ -119,7 +116,6 @@ class Sram : public sc_core::sc_module {
   std::uint64_t read_bytes() const { return read_bytes_; }
   std::uint64_t write_bytes() const { return write_bytes_; }
   const SramConfig& config() const { return config_; }
-  const sc_core::sc_time& period() const { return period_; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
@@ -129,7 +125,7 @@ class Sram : public sc_core::sc_module {
 
   SramConfig config_;
   BankPorts ports_;
-  sc_core::sc_time period_;
+  Frequency clock_;
   BankTimeline timeline_;  // the banks' bandwidth promised to accesses in flight
   CapacityPool pool_;
   std::uint64_t read_bytes_ = 0;

@@ -34,7 +34,7 @@ std::uint64_t vector_compute_cycles(const VectorUnitConfig& config, const std::s
 }
 
 VectorUnit::VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config, Frequency core_clock, Sram& sram)
-    : sc_module(name), config_(config), period_(clock_period(core_clock, "npu.core_clock")), sram_(sram) {
+    : sc_module(name), config_(config), clock_((clock_period(core_clock, "npu.core_clock"), core_clock)), sram_(sram) {
   // Validate the whole table now, so a bad entry fails at construction, not mid-simulation.
   check_lanes(config);
   check_cost("default_cost", config.default_cost);
@@ -61,7 +61,7 @@ VectorResult VectorUnit::run(const VectorTile& t) {
   ops_ += t.ops;
   elements_ += t.elements;
   ++tiles_;
-  if (r.cycles > 0) sc_core::wait(period_ * double(r.cycles));
+  if (r.cycles > 0) sc_core::wait(cycles_time(clock_, r.cycles));
   return r;
 }
 

@@ -48,11 +48,10 @@ class VectorUnit : public sc_core::sc_module {
   std::uint64_t elements() const { return elements_; }
   std::uint64_t tiles() const { return tiles_; }
   const VectorUnitConfig& config() const { return config_; }
-  const sc_core::sc_time& period() const { return period_; }
 
  private:
   VectorUnitConfig config_;
-  sc_core::sc_time period_;
+  Frequency clock_;
   Sram& sram_;
   std::uint64_t busy_cycles_ = 0, compute_cycles_ = 0, stall_cycles_ = 0;
   std::uint64_t ops_ = 0, elements_ = 0, tiles_ = 0;

@@ -44,6 +44,21 @@ TEST(Simulation, SingleGemmTakesItsFoldCyclesPlusBankConflicts) {
   EXPECT_EQ(t.commands[0].macs, 65536u);
 }
 
+TEST(Simulation, AClockOfNoWholePicosecondPeriodRunsItsCyclesInTheirExactTime) {
+  // The GEMM above at 2.7 GHz: the same 158 + 32 = 190 cycles, 190 / 2.7 GHz = 70,370.37 ps ->
+  // 70,370 ps. Cycles times the period rounded to SystemC's picosecond (370 ps) would end at
+  // 70,300 ps, 0.1 % faster than the clock allows (the run's roofline points above their roof).
+  const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
+  const auto hw = config::load_hardware_config(
+      "edge-m", {"npu.mac_array.fold_model=reference", "npu.sram.stream_buffer=1", "npu.clock=2.7GHz"});
+  const auto prog = test::one_gemm_program({64, 32, 32, 1});
+  const auto t = simulate({hw, g, one_group_plan(g), prog, "one_matmul", {}});
+  ASSERT_EQ(t.commands.size(), 1u);
+  EXPECT_EQ(t.commands[0].compute_cycles, 158u);
+  EXPECT_EQ(t.commands[0].stall_cycles, 32u);
+  EXPECT_EQ(t.end_ps, 70370u);
+}
+
 TEST(Simulation, WsGemmWithKThreeTimesTheRowsSpillsTwoFoldsOfPartialSums) {
   const auto g = workloads::parse_yaml_workload(kOneMatmul, "one_matmul.yaml");
   const auto hw = config::load_hardware_config("edge-m", {});
