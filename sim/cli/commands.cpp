@@ -84,6 +84,10 @@ void add_run_options(po::options_description& d, RunSpec& s, const char* default
       name("objective").c_str(), po::value(&s.objective), help("objective").c_str())(
       name("set").c_str(), po::value(&s.overrides)->composing(), help("set").c_str())(
       "out,o", po::value(&s.out)->default_value(default_out), "output folder")(
+      "quiet,q", po::bool_switch()->notifier([&s](bool quiet) {
+        if (quiet) s.progress = ProgressMode::Off;
+      }),
+      "no progress line (it is drawn on stderr when that is a terminal)")(
       name("parallel").c_str(), po::value(&s.parallel), help("parallel").c_str())(
       name("input_shape").c_str(),
       po::value<std::vector<std::string>>()->composing()->notifier([&s](const std::vector<std::string>& v) {

@@ -41,27 +41,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Prints "simulating: N/M commands" to stderr once a run has taken more than a second.
+/// Prints "simulating: N/M commands" to stderr once a run has taken more than a second, as
+/// `mode` says (ProgressMode).
 class Progress {
  public:
-  explicit Progress(std::string label) : label_(std::move(label)), start_(Clock::now()), last_(start_) {}
+  Progress(std::string label, ProgressMode mode)
+      : label_(std::move(label)), style_(progress_style(mode, isatty(2))), start_(Clock::now()), last_(start_) {}
   void operator()(std::size_t done, std::size_t total) {
+    if (!style_.shown) return;
     const auto now = Clock::now();
     if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
     last_ = now;
-    shown_ = true;
+    drawn_ = true;
     std::fprintf(stderr, "%ssimulating: %zu/%zu commands (%.0f%%)%s", label_.c_str(), done, total,
-                 100.0 * double(done) / double(total), isatty(2) ? "\r" : "\n");
+                 100.0 * double(done) / double(total), style_.redrawn ? "\r" : "\n");
   }
   ~Progress() {
-    if (shown_ && isatty(2)) std::fputc('\n', stderr);
+    if (drawn_ && style_.redrawn) std::fputc('\n', stderr);
   }
 
  private:
   using Clock = std::chrono::steady_clock;
   std::string label_;
+  ProgressStyle style_;
   Clock::time_point start_, last_;
-  bool shown_ = false;
+  bool drawn_ = false;
 };
 
 std::string workload_name(const std::string& spec) {
@@ -85,6 +89,18 @@ std::string report_title(const traces::Trace& t) {
 }
 
 }  // namespace
+
+ProgressStyle progress_style(ProgressMode mode, bool stderr_is_terminal) {
+  switch (mode) {
+    case ProgressMode::Terminal:
+      return {stderr_is_terminal, true};
+    case ProgressMode::Lines:
+      return {true, false};
+    case ProgressMode::Off:
+      break;
+  }
+  return {};
+}
 
 void parse_input_shape(const std::string& text, workloads::LoadOptions& load, const std::string& flag) {
   constexpr std::int64_t kMaxDim = std::int64_t(1)
@@ -304,7 +320,7 @@ SimulatedRun simulate_run(const RunSpec& spec, const LoadedRun& run) {
   const bool iterations_sampled = !program.sampled_iterations.empty();
   const DramActivityLevel activity = iterations_sampled ? DramActivityLevel::Banks : wanted;
   {
-    Progress progress(spec.label);
+    Progress progress(spec.label, spec.progress);
     sim.trace = simulate({run.hw, run.graph, run.plan, program, run.workload_name,
                           [&progress](std::size_t d, std::size_t t) { progress(d, t); }, spec.vcd, activity,
                           wanted != DramActivityLevel::Banks,

@@ -17,6 +17,17 @@
 
 namespace npusim::engine {
 
+/// Where a run's "simulating: N/M commands" progress goes once it has taken a second: a line
+/// redrawn on stderr when stderr is a terminal (nothing otherwise), a line per update for a
+/// parent reading stderr through a pipe (npusim serve's jobs), or nowhere (--quiet, sweep points,
+/// validation rows: their commands draw their own).
+enum class ProgressMode { Terminal, Lines, Off };
+/// How `mode` draws progress: at all, and redrawn in place ("\r") rather than a line each.
+struct ProgressStyle {
+  bool shown = false, redrawn = false;
+};
+ProgressStyle progress_style(ProgressMode mode, bool stderr_is_terminal);
+
 struct RunSpec {
   std::string config = "edge-m";
   std::string workload = "mobilenet_v2";
@@ -25,7 +36,8 @@ struct RunSpec {
   std::vector<std::string> overrides;  // --set KEY=VALUE
   workloads::LoadOptions load;         // --input-shape, --skip-unsupported
   std::string out = "npusim-out/run";
-  std::string label;                // prefix of progress lines ("" = none)
+  std::string label;  // prefix of progress lines ("" = none)
+  ProgressMode progress = ProgressMode::Terminal;
   std::string vcd;                  // --vcd FILE ("" = none)
   traces::TraceWriteOptions trace;  // --trace-level, --counter-window
   std::string parallel;             // --parallel none|data|pipeline ("" = none; docs/multicore.md)

@@ -386,6 +386,7 @@ std::string simulate_row(const ValidationRow& r, const std::vector<std::string>&
   RunSpec s = r.run;
   s.out.clear();
   s.label.clear();
+  s.progress = ProgressMode::Off;  // validate and calibrate draw their own
   json summary;
   if (extra_overrides.empty() && r.loaded) {
     summary = simulate_summary(s, *r.loaded);

@@ -297,6 +297,7 @@ engine::RunSpec run_spec(const RunRequest& r, const std::string& workload_path, 
   spec.load.dims = r.dims;
   spec.load.kv_cache_copy = r.kv_cache == "copy";
   spec.parallel = r.parallel;
+  spec.progress = engine::ProgressMode::Lines;  // the server reads the job's stderr for its progress
   return spec;
 }
 

@@ -153,6 +153,7 @@ std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, c
         spec.parallel = std::string(p.parallel);
         spec.overrides = p.overrides(s);
         spec.out = f.run_dir;
+        spec.progress = engine::ProgressMode::Off;  // the sweep draws its own
         const engine::LoadedRun run = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
         json summary = f.run_dir.empty() ? engine::simulate_summary(spec, run) : engine::execute_run(spec, run);
         return point_reply(std::move(summary));

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "sim/core/file_util.h"
+#include "sim/engine/run_pipeline.h"
 #include "traces/trace_io.h"
 #include "tests/support/test_paths.h"
 
@@ -22,6 +23,21 @@ using npusim::test::scratch;
 using npusim::test::write_temp;
 
 namespace {}  // namespace
+
+TEST(Cli, ProgressIsDrawnOnATerminalOrForAParentThatReadsLines) {
+  using npusim::engine::progress_style;
+  using npusim::engine::ProgressMode;
+  // A terminal: one line redrawn in place. A log file or a pipe nobody reads: nothing.
+  EXPECT_TRUE(progress_style(ProgressMode::Terminal, true).shown);
+  EXPECT_TRUE(progress_style(ProgressMode::Terminal, true).redrawn);
+  EXPECT_FALSE(progress_style(ProgressMode::Terminal, false).shown);
+  // npusim serve's jobs: a line per update on the pipe the server reads.
+  EXPECT_TRUE(progress_style(ProgressMode::Lines, false).shown);
+  EXPECT_FALSE(progress_style(ProgressMode::Lines, false).redrawn);
+  // --quiet, sweep points and validation rows.
+  EXPECT_FALSE(progress_style(ProgressMode::Off, true).shown);
+  EXPECT_FALSE(progress_style(ProgressMode::Off, false).shown);
+}
 
 TEST(Cli, RunWritesTheOutputContract) {
   const auto out = scratch("run");
