@@ -35,7 +35,7 @@ bool parse_sweep_args(const std::vector<std::string>& args, po::options_descript
 int sweep_command(const std::vector<std::string>& args) {
   std::string file, shard, partition;
   sweep::RunOptions o;
-  bool slurm = false, dry_run = false, no_progress = false;
+  bool slurm = false, dry_run = false, no_progress = false, quiet = false;
   unsigned array_size = 0;
   po::options_description d("npusim sweep options");
   d.add_options()("sweep", po::value(&file), "the sweep file (YAML, docs/sweep.md)")(
@@ -49,7 +49,8 @@ int sweep_command(const std::vector<std::string>& args) {
       "array-size", integer_value(&array_size, 1u, 1000000u, false),
       "Slurm array tasks (shards); default: min(points, 100)")("partition", po::value(&partition), "Slurm partition")(
       "dry-run", po::bool_switch(&dry_run), "with --slurm: write the sbatch script, do not submit it")(
-      "no-progress", po::bool_switch(&no_progress), "no progress line on stderr");
+      "no-progress", po::bool_switch(&no_progress), "no progress line on stderr")(
+      "quiet,q", po::bool_switch(&quiet), "the same as --no-progress, as other commands spell it");
   if (!parse_sweep_args(
           args, d, "sweep", file,
           "usage: npusim sweep SWEEP.yaml [--out DIR] [-j N] [--resume] [--keep-runs] [--shard I/N]\n"
@@ -60,7 +61,7 @@ int sweep_command(const std::vector<std::string>& args) {
     throw InputError("--dry-run/--array-size/--partition", "expected with --slurm");
   if (slurm && !shard.empty())
     throw InputError("--shard", "expected without --slurm (the array tasks pick their shards)");
-  o.progress = !no_progress;
+  o.progress = !no_progress && !quiet;
 
   // Everything is validated and expanded before the sweep folder appears.
   const sweep::SweepSpec spec = sweep::load_sweep(file);

@@ -521,3 +521,16 @@ TEST(SweepBadInput, EveryScheduleFileIsReadBeforeAnyPointRuns) {
   EXPECT_NE(log.find("1 points: 1 ok, 0 failed"), std::string::npos) << log;
   fs::remove_all(out);
 }
+
+TEST(SweepCli, QuietDropsTheProgressLineAsNoProgressDoes) {
+  // Off a terminal the sweep prints its progress line at the end ("... points/min  took ...").
+  const std::string sweep = write_temp(
+      "quiet.yaml", "base: edge-s\nworkloads: [small_cnn]\nfusion: [none]\naxes:\n  npu.mac_array.rows: [16]\n");
+  for (const std::string flag : {"", " -q", " --quiet", " --no-progress"}) {
+    const auto out = scratch("quiet_out");
+    std::string log;
+    ASSERT_EQ(run_npusim("sweep " + sweep + " --out " + out.string() + flag, &log), 0) << flag << "\n" << log;
+    EXPECT_EQ(log.find("points/min") != std::string::npos, flag.empty()) << flag << "\n" << log;
+    fs::remove_all(out);
+  }
+}
