@@ -9,6 +9,7 @@
 
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "sim/cli/compare_report.h"
 #include "sim/engine/child.h"
@@ -210,6 +211,19 @@ bool parse_command_line(const std::vector<std::string>& args, po::options_descri
   Common c;
   add_common(d, c);
   return parse(args, d, c, usage, {positional});
+}
+
+ProgressLine::ProgressLine(bool enabled) : on_(enabled && ::isatty(2)) {}
+
+void ProgressLine::show(const std::string& text) {
+  if (!on_) return;
+  std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+ProgressLine::~ProgressLine() {
+  if (shown_) std::fprintf(stderr, "\r\033[K");
 }
 
 std::string option_name(const RunOption& o, const char* letter) {

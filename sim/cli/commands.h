@@ -66,6 +66,20 @@ IntegerValue* integer_value(T* target, const engine::RunOption& o, bool show_def
 /// as its short form ("fusion,f").
 std::string option_name(const engine::RunOption& o, const char* letter = nullptr);
 
+/// A command's progress line: on a terminal only (never into a log file or a pipe), redrawn in
+/// place, cleared at the end; `enabled` false (--quiet) draws nothing.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled);
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  void show(const std::string& text);
+  ~ProgressLine();
+
+ private:
+  bool on_, shown_ = false;
+};
+
 int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int roofline_command(const std::vector<std::string>& args);

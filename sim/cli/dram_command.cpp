@@ -1,6 +1,8 @@
 // `npusim dram`: the DRAM controller alone on a DRAMsim3-format request trace, and a generator
 // of synthetic traces to check it against what the device allows (docs/dram.md).
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -47,6 +49,38 @@ struct Options {
   std::vector<std::string> sets;
   std::string trace, out, generate;
   models::TraceOptions pattern;  // --requests, --interval, --stride, --seed
+  bool quiet = false;
+};
+
+/// The trace reader, drawing how far through the file the run is on the progress line (after a
+/// second; looked at every 64 Ki requests, a few milliseconds of simulation).
+class TraceProgress : public models::DramRequestSource {
+ public:
+  TraceProgress(models::TraceReader& reader, std::istream& in, std::uint64_t file_bytes, bool enabled)
+      : reader_(reader), in_(in), file_bytes_(file_bytes), line_(enabled), start_(Clock::now()) {}
+  Status next(models::DramRequest& request) override {
+    const Status s = reader_.next(request);
+    if ((reader_.requests() & 0xFFFF) == 0 && s == Status::Ready) show();
+    return s;
+  }
+  void completed(std::uint64_t index, std::uint64_t data_end) override { reader_.completed(index, data_end); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void show() {
+    if (Clock::now() - start_ < std::chrono::seconds(1) || file_bytes_ == 0) return;
+    const std::streamoff at = in_.tellg();
+    if (at < 0) return;
+    char text[96];
+    std::snprintf(text, sizeof text, "simulating: %llu requests, %.0f%% of the trace",
+                  static_cast<unsigned long long>(reader_.requests()), 100.0 * double(at) / double(file_bytes_));
+    line_.show(text);
+  }
+  models::TraceReader& reader_;
+  std::istream& in_;
+  std::uint64_t file_bytes_;
+  ProgressLine line_;
+  Clock::time_point start_;
 };
 
 /// "tRCD=20ns" -> "npu.dram.timing.tRCD=20ns"; "mapping=..." -> "npu.dram.mapping=...".
@@ -170,7 +204,8 @@ int dram_command(const std::vector<std::string>& args) {
                               "--generate: DRAM cycles between requests' issue cycles")(
       "stride", integer_value<std::uint64_t>(&o.pattern.stride, 0, UINT64_MAX),
       "--generate strided: bytes between requests (0 = one row of one bank)")(
-      "seed", integer_value<std::uint64_t>(&o.pattern.seed, 0, UINT64_MAX), "--generate random: seed");
+      "seed", integer_value<std::uint64_t>(&o.pattern.seed, 0, UINT64_MAX), "--generate random: seed")(
+      "quiet,q", po::bool_switch(&o.quiet), "no progress line (it is drawn on stderr when that is a terminal)");
   if (!parse_command_line(args, d, kUsage)) return 0;
   if (o.trace.empty()) throw InputError("npusim dram", "expected --trace FILE, found none");
   if (o.generate.empty() && o.out.empty()) throw InputError("npusim dram", "expected --out DIR, found none");
@@ -195,7 +230,12 @@ int dram_command(const std::vector<std::string>& args) {
   set_stage("simulating the DRAM trace");
   models::DramEngine engine(config);
   models::TraceReader reader(in, o.trace, engine.capacity_bytes());
-  engine.run(reader);
+  {
+    std::error_code ec;
+    const std::uintmax_t bytes = fs::file_size(o.trace, ec);
+    TraceProgress progress(reader, in, ec ? 0 : std::uint64_t(bytes), !o.quiet);
+    engine.run(progress);
+  }
   const models::DramStats stats = engine.stats();
   engine.advance_to(stats.last_completion_cycle);  // refreshes due while the last data moved
   const nlohmann::json summary = summary_of(engine, engine.stats().to_json(config), o, reader.requests());

@@ -1,7 +1,5 @@
 // npusim validate and npusim calibrate: simulated figures against measured ones from a CSV
 // (docs/validation.md); the work is the engine's (sim/engine/validation.h, calibration.h).
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -38,24 +36,6 @@ const char* kCalibrateUsage =
     "Fits at most six physical config keys (bounded least squares on ln(simulated / measured), NLopt BOBYQA)\n"
     "so that the rows of FILE.csv come out as measured, and writes BASE plus the fitted keys to FITTED.yaml\n"
     "(never over an existing file). Fittable keys:";
-
-/// The progress line: on a terminal only, redrawn in place, cleared at the end.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : on_(enabled && ::isatty(2)) {}
-  void show(const std::string& text) {
-    if (!on_) return;
-    std::fprintf(stderr, "\r\033[K%s", text.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  ~ProgressLine() {
-    if (shown_) std::fprintf(stderr, "\r\033[K");
-  }
-
- private:
-  bool on_, shown_ = false;
-};
 
 /// Rows simulated at once (-j) at most.
 constexpr unsigned kMaxJobs = 256;

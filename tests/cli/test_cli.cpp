@@ -9,7 +9,9 @@
 #include "tests/support/cli_support.h"
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "sim/cli/commands.h"
 #include "sim/core/file_util.h"
 #include "sim/engine/run_pipeline.h"
 #include "traces/trace_io.h"
@@ -23,6 +25,36 @@ using npusim::test::scratch;
 using npusim::test::write_temp;
 
 namespace {}  // namespace
+
+TEST(Cli, ACommandsProgressLineIsNotWrittenWhereStderrIsNoTerminal) {
+  // CTest runs this with stderr on a pipe: the line a terminal would show goes nowhere.
+  ASSERT_FALSE(::isatty(2));
+  testing::internal::CaptureStderr();
+  {
+    npusim::cli::ProgressLine line(true);
+    line.show("simulating: 65536 requests, 2% of the trace");
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(Cli, DramTakesQuietAndWritesTheSameSummary) {
+  const auto trace = scratch("quiet.trace");
+  std::string log;
+  ASSERT_EQ(
+      run_npusim("dram --generate random --requests 2000 --preset LPDDR4-3200-x32 --trace " + trace.string(), &log), 0)
+      << log;
+  const auto loud = scratch("dram_loud"), quiet = scratch("dram_quiet");
+  ASSERT_EQ(run_npusim("dram --preset LPDDR4-3200-x32 --trace " + trace.string() + " --out " + loud.string(), &log), 0)
+      << log;
+  ASSERT_EQ(run_npusim("dram -q --preset LPDDR4-3200-x32 --trace " + trace.string() + " --out " + quiet.string(), &log),
+            0)
+      << log;
+  json a = read_json(loud / "dram_summary.json"), b = read_json(quiet / "dram_summary.json");
+  a.erase("provenance");
+  b.erase("provenance");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.at("requests"), 2000);
+}
 
 TEST(Cli, ProgressIsDrawnOnATerminalOrForAParentThatReadsLines) {
   using npusim::engine::progress_style;
