@@ -210,6 +210,15 @@ class TensorSplitter {
     split_.emplace(op.outputs[0], std::move(out));
   }
 
+  /// True if split `s` gives every core as many channels. Not the same as channels % cores == 0:
+  /// in blocks of 32, 960 channels on 4 cores are 8, 8, 7 and 7 blocks (256, 256, 224, 224).
+  bool even(const ChannelSplit& s) const {
+    const std::int64_t unit = s.rows ? 1 : unit_, first = slice_width(s.channels, cores_, 0, unit);
+    for (std::uint32_t k = 1; k < cores_; ++k)
+      if (slice_width(s.channels, cores_, k, unit) != first) return false;
+    return true;
+  }
+
   /// Split tensor `t` gathered into one tensor, channel-blocked by core: an in-place concat
   /// along the leading axis (the slices one after another) viewed in the original shape.
   /// Uneven slices differ in width and concatenate along the channel axis (in place only when
@@ -222,7 +231,7 @@ class TensorSplitter {
     cat.kind = OpKind::Concat;
     cat.name = orig.name + " gather";
     cat.inputs = split.slices;
-    if (split.how.rows || split.how.channels % std::int64_t(cores_) != 0) {  // rows: in place along axis 0
+    if (split.how.rows || !even(split.how)) {  // rows: in place along axis 0
       cat.attrs.axis = std::int64_t(split.how.out_axis);
       cat.outputs = {whole_[t]};
       add_op(std::move(cat), -1);
@@ -434,7 +443,7 @@ class TensorSplitter {
       if (in && (in->channels != s.channels || in->out_axis != s.out_axis)) return std::nullopt;
       in = s;
     }
-    if (!in || in->channels % std::int64_t(cores_) != 0) return std::nullopt;
+    if (!in || !even(*in)) return std::nullopt;
     const Shape& x = g_.tensor(op.inputs[0]).shape;
     const Shape& y = g_.tensor(op.outputs[0]).shape;
     const auto rank = std::int64_t(x.size());

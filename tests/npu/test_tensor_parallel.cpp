@@ -306,3 +306,44 @@ TEST(TensorParallelGraph, SlicesAreWholeBlocksOfTheArrayColumns) {
   EXPECT_EQ(sched::slice_width(1030, 4, 1, 1), 258);
   EXPECT_EQ(sched::slice_width(1030, 4, 3, 1), 257);
 }
+
+// 960 output channels (SmolLM2-360M's projections) on 4 cores in blocks of 32: 960 divides by 4,
+// but 30 blocks do not: 8, 8, 7, 7 blocks = 256, 256, 224, 224 channels. Uneven slices are
+// gathered by one concat along the channel axis into the whole [1, 16, 960] (a concat along the
+// leading axis, for slices of one width, refused them: "expected inputs equal in every dim but
+// axis 0"), and the heads' reshape after it runs whole.
+TEST(TensorParallelGraph, ChannelsThatDivideByTheCoresButNotIntoEqualBlocksAreGatheredAlongTheirAxis) {
+  const auto g = workloads::parse_yaml_workload(R"(name: t
+inputs:
+  - {name: x, shape: [1, 16, 960]}
+ops:
+  - {name: q, op: matmul, inputs: [x], out_features: 960}
+  - {name: q.split, op: reshape, inputs: [q], shape: [1, 16, 15, 64]}
+)",
+                                                "t.yaml");
+  sched::ParallelPlan pp;
+  const auto t = sched::tensor_graph(g, 4, pp, 32);
+  const std::int64_t widths[4] = {256, 256, 224, 224};
+  for (int k = 0; k < 4; ++k) {
+    const int q = t.find_op("q [core " + std::to_string(k) + "]");
+    ASSERT_GE(q, 0) << k;
+    EXPECT_EQ(t.tensor(t.op(q).outputs[0]).shape, (workloads::Shape{1, 16, widths[k]}));
+  }
+  const int gather = t.find_op("q gather");
+  ASSERT_GE(gather, 0);
+  EXPECT_EQ(t.op(gather).attrs.axis, 2);
+  EXPECT_EQ(t.tensor(t.op(gather).outputs[0]).shape, (workloads::Shape{1, 16, 960}));
+  const int split = t.find_op("q.split");
+  ASSERT_GE(split, 0);
+  EXPECT_EQ(t.tensor(t.op(split).inputs[0]).shape, (workloads::Shape{1, 16, 960}));
+}
+
+TEST(TensorParallelCli, SmolLm2OnFourCoresRunsItsUnevenSlices) {
+  std::string log;
+  const auto out = scratch("smollm2_4cores");
+  EXPECT_EQ(run_npusim("llm -q --model SmolLM2-360M --prompt 16 --generate 2 --config edge-m --set npu.cores=4 --out " +
+                           out.string(),
+                       &log),
+            0)
+      << log;
+}
