@@ -21,6 +21,11 @@ sc_core::sc_time clock_period(Frequency clock, const char* where) {
   return period;
 }
 
+Frequency checked_clock(Frequency clock, const char* where) {
+  clock_period(clock, where);
+  return clock;
+}
+
 sc_core::sc_time cycles_time(Frequency clock, std::uint64_t cycles) {
   return sc_core::sc_time(double(cycles) / clock.hz, sc_core::SC_SEC);
 }

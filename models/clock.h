@@ -12,6 +12,9 @@ namespace npusim::models {
 /// the period at least SystemC's time resolution (1 ps). Every clocked model checks its clock here.
 sc_core::sc_time clock_period(Frequency clock, const char* where);
 
+/// `clock` once clock_period has checked it: what a clocked model keeps.
+Frequency checked_clock(Frequency clock, const char* where);
+
 /// `cycles` of `clock` as an sc_time: cycles / f rounded once to the time resolution. Every
 /// clocked model converts cycles to time through this, never as cycles times a rounded period:
 /// at 2.7 GHz the period rounds from 370.37 to 370 ps, and a unit timed by it would run 0.1 %

@@ -3,10 +3,7 @@
 namespace npusim::models {
 
 L2::L2(sc_core::sc_module_name name, const L2Config& config, Frequency core_clock)
-    : sc_core::sc_module(name),
-      socket("socket"),
-      config_(config),
-      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)) {
+    : sc_core::sc_module(name), socket("socket"), config_(config), clock_(checked_clock(core_clock, "npu.core_clock")) {
   socket.register_b_transport(this, &L2::b_transport);
 }
 

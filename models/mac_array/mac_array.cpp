@@ -12,7 +12,7 @@ namespace npusim::models {
 MacArray::MacArray(sc_core::sc_module_name name, const MacArrayConfig& config, Frequency core_clock, Sram& sram)
     : sc_module(name),
       config_(config),
-      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)),
+      clock_(checked_clock(core_clock, "npu.core_clock")),
       sram_(sram),
       layout_(staggered_layout(sram.config(), config)) {
   if (config.rows == 0 || config.cols == 0) {

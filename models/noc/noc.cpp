@@ -13,7 +13,7 @@ Noc::Noc(sc_core::sc_module_name name, const NocConfig& config, Frequency core_c
       dram_socket("dram_socket"),
       l2_socket("l2_socket"),
       config_(config),
-      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)),
+      clock_(checked_clock(core_clock, "npu.core_clock")),
       committed_until_(core_count, sc_core::SC_ZERO_TIME),
       bytes_(core_count, 0) {
   cores.register_b_transport(this, &Noc::b_transport);

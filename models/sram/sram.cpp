@@ -88,7 +88,7 @@ Sram::Sram(sc_core::sc_module_name name, const SramConfig& config, Frequency cor
       socket("socket"),
       config_(config),
       ports_(ports),
-      clock_((clock_period(core_clock, "npu.core_clock"), core_clock)),
+      clock_(checked_clock(core_clock, "npu.core_clock")),
       pool_(config.capacity_bytes) {
   require_positive(config.capacity_bytes, "capacity");
   require_positive(config.banks, "banks");

@@ -34,7 +34,7 @@ std::uint64_t vector_compute_cycles(const VectorUnitConfig& config, const std::s
 }
 
 VectorUnit::VectorUnit(sc_core::sc_module_name name, const VectorUnitConfig& config, Frequency core_clock, Sram& sram)
-    : sc_module(name), config_(config), clock_((clock_period(core_clock, "npu.core_clock"), core_clock)), sram_(sram) {
+    : sc_module(name), config_(config), clock_(checked_clock(core_clock, "npu.core_clock")), sram_(sram) {
   // Validate the whole table now, so a bad entry fails at construction, not mid-simulation.
   check_lanes(config);
   check_cost("default_cost", config.default_cost);
