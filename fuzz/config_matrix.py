@@ -31,7 +31,8 @@ PRESETS = ["edge-s", "edge-m", "edge-l", "rk3588", "rk3588-core"]
 WORKLOADS = ["small_cnn", "ds_cnn_kws", "mobilenet_v2", "resnet18", "bert_base_layer", "vit_s16_block"]
 POLICIES = ["none", "epilogue", "greedy", "search"]
 LLMS = ["SmolLM2-360M", "Qwen2.5-0.5B", "Qwen3-0.6B"]
-DRAM_PRESETS = ["LPDDR4-3200-x32", "LPDDR4X-4266-x32", "LPDDR5-6400-x32", "DDR4-3200-8Gb-x16", "LPDDR4X-4224-x64"]
+DRAM_PRESETS = ["LPDDR4-3200-x32", "LPDDR4X-4266-x32", "LPDDR5-6400-x32", "DDR4-3200-8Gb-x16", "LPDDR4X-4224-x64",
+                "LPDDR5-6400-x64"]
 
 
 def keys(r):

@@ -248,9 +248,9 @@ inline void DramEngine::check_request(const Pending& p) const {
 inline std::uint64_t DramEngine::admission_time(const Pending& p) {
   Channel& ch = channels_[p.target.channel];
   Queue& q = p.request.is_write ? ch.writes : ch.reads;
-  // In issue order, one per cycle. A new run's requests may enter before the previous run's
+  // In issue order, one a cycle into each channel. A new run's requests may enter before the previous run's
   // last decision (overlapping TLM transfers), so this is not clamped to now_.
-  const std::uint64_t t = std::max(p.request.cycle, next_admit_);
+  const std::uint64_t t = std::max(p.request.cycle, admit_floor(p.target.channel));
   // Slots are held by queued entries and by chosen ones whose column command is after t (and
   // after now_: slots freed by then are dropped before counting, below; dropping them first
   // would only make this count smaller).
@@ -265,12 +265,13 @@ inline std::uint64_t DramEngine::admission_time(const Pending& p) {
 }
 
 inline void DramEngine::count_admission(const Pending& p, std::uint64_t at) {
-  const std::uint64_t ready = std::max(p.request.cycle, next_admit_);
+  const std::uint64_t ready = std::max(p.request.cycle, admit_floor(p.target.channel));
   if (at > ready) stats_.backpressure_cycles += at - ready;
   if (!any_arrival_) stats_.first_arrival_cycle = at;
   any_arrival_ = true;
   now_ = std::max(now_, at);
-  next_admit_ = at + 1;
+  last_admit_ = at;
+  channels_[p.target.channel].next_admit = at + 1;
 }
 
 inline void DramEngine::admit(const Pending& p, std::uint64_t at) {
@@ -604,7 +605,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         if (batched_ && !stream_.empty() && sequel_.empty() && other == kNever &&
             p.status == DramRequestSource::Status::Ready) {
           shape.backpressure = stats_.backpressure_cycles - shape.backpressure;
-          shape.settle(run.last.col, stream_, q, p, next_admit_, now_, t_decide);
+          shape.settle(run.last.col, stream_, q, p, admit_floor(channel), now_, t_decide);
           same_steps = shape == last_shape ? same_steps + 1 : 0;
           last_shape = shape;
           // Two steps alike, and the completions the source reads from next (request issued - window
@@ -814,7 +815,7 @@ DramEngine::Batch DramEngine::batch_steps(const Source& source, const Pending& p
   }
   n = n > 0 ? n - 1 : 0;
   // Every cycle the steps reach stays before the next refresh tick (with a step to spare).
-  const std::uint64_t latest = std::max({run.last.col, p.request.cycle, next_admit_, now_}) + 2 * pace;
+  const std::uint64_t latest = std::max({run.last.col, p.request.cycle, admit_floor(target.channel), now_}) + 2 * pace;
   if (next_refresh_ <= latest) return b;
   n = std::min(n, (next_refresh_ - latest) / pace);
   // And every request it admits within kMaxCycle, which the stepped path checks as each is pulled.
@@ -864,7 +865,8 @@ void DramEngine::apply_batch(Source& source, Pending& p, Queue& q, PacedRun& run
   const std::uint64_t last_done = stream_.front().index - 1 + n;
   run_index_ += n;
   now_ += shift;
-  next_admit_ += shift;
+  last_admit_ += shift;  // the batch's admissions were all of the stream's channel
+  channels_[target.channel].next_admit += shift;
   advance_stream(batch, run.pace);
   if (batch.tail == 0) {
     // Only the slots still held matter to an admission (admission_time drops the others first).

@@ -110,9 +110,9 @@ class DramEngine {
   /// Throws InputError (see check_dram_config) for a config that breaks a rule.
   explicit DramEngine(const DramConfig& config);
 
-  /// Admits `source`'s requests, each no earlier than its cycle, at most one per DRAM cycle and
-  /// only while its queue has room, and schedules them until every one has completed. State
-  /// (open rows, refresh, queues' clocks) carries over between runs; a run's requests queue
+  /// Admits `source`'s requests in order, each no earlier than its cycle, at most one per DRAM
+  /// cycle into each channel and only while its queue has room, and schedules them until every
+  /// one has completed. State (open rows, refresh, queues' clocks) carries over between runs; a run's requests queue
   /// behind the previous run's. Returns the last data end of this run (the engine's current
   /// cycle if it had no request). Throws InputError for an address beyond the capacity or a
   /// request cycle beyond kMaxCycle.
@@ -175,7 +175,7 @@ class DramEngine {
  private:
   struct Entry {
     std::uint64_t index = 0;    // request index in its run
-    std::uint64_t arrival = 0;  // cycle it entered the queue (unique: one admission per cycle)
+    std::uint64_t arrival = 0;  // cycle it entered the queue (unique in its channel: one admission a cycle)
     BurstTarget target;
     bool is_write = false;
   };
@@ -216,6 +216,8 @@ class DramEngine {
     std::uint64_t close_at = 0;
     // stream(): decisions not to look for a stream at, and the last such pause.
     std::uint32_t stream_skip = 0, stream_backoff = 0;
+    // Each channel's controller takes one request a cycle (admit_floor).
+    std::uint64_t next_admit = 0;
   };
   /// The request a decision serves: its bank, its place in the bank's queue, its commands.
   struct Choice {
@@ -257,9 +259,15 @@ class DramEngine {
   template <class Source>
   void pull(Source& source, Pending& p);
   std::uint64_t admission_time(const Pending& p);
+  /// The earliest cycle a request of `channel` may enter: not before the request issued before it
+  /// (issue order), and one a cycle into each channel's controller (the channels' controllers
+  /// take requests side by side: four x16 LPDDR5 channels at an 800 MHz CK need four a cycle).
+  std::uint64_t admit_floor(std::uint32_t channel) const {
+    return std::max(last_admit_, channels_[channel].next_admit);
+  }
   void admit(const Pending& p, std::uint64_t at);
   /// admit()'s bookkeeping that does not depend on the queues: back-pressure, the first
-  /// arrival, the clock, one admission per cycle (the stream path shares it).
+  /// arrival, the clock, one admission a cycle into each channel (the stream path shares it).
   void count_admission(const Pending& p, std::uint64_t at);
   std::uint64_t next_decision(std::uint32_t& channel) const;
   /// The stream path: while every queued request is a row hit of one bank, of one direction, and
@@ -439,7 +447,7 @@ class DramEngine {
   std::uint32_t banks_per_channel_ = 0;
   std::uint64_t next_refresh_ = kNever;  // earliest tick or catch-up over all ranks
   std::uint64_t now_ = 0;                // cycle of the last processed event
-  std::uint64_t next_admit_ = 0;         // one admission per DRAM cycle
+  std::uint64_t last_admit_ = 0;         // cycle of the latest admission: requests enter in issue order
   std::uint64_t run_index_ = 0;          // requests admitted in the current run
   std::uint64_t run_last_ = 0;           // last data end of the current run
   bool any_arrival_ = false;

@@ -54,6 +54,24 @@ TEST(DramCli, SequentialTraceReachesNearPeak) {
   fs::remove(trace);
 }
 
+TEST(DramCli, FourLpddr5ChannelsStreamBeyondOneRequestACycle) {
+  // LPDDR5-6400-x64: four x16 channels at CK 800 MHz, a 32 B burst each: 4 x 2 B x 6400 MT/s =
+  // 51.2 GB/s. One request a CK cycle for the whole device would cap a stream at 32 B x 800 MHz =
+  // 25.6 GB/s, half the bus; each channel's controller takes its own request a cycle, so 20000
+  // sequential reads all ready at cycle 0 (--interval 0) run close to the bus: above 40 GB/s.
+  const auto trace = scratch("lp5x64.trc"), out = scratch("lp5x64");
+  ASSERT_EQ(run_npusim("dram --generate sequential --interval 0 --requests 20000 --preset LPDDR5-6400-x64 --trace " +
+                       trace.string() + " --out " + out.string()),
+            0);
+  const json s = summary(out);
+  EXPECT_DOUBLE_EQ(s["peak_bandwidth_gbps"].get<double>(), 51.2);
+  EXPECT_GT(s["bandwidth_gbps"].get<double>(), 40.0);
+  EXPECT_LE(s["bandwidth_gbps"].get<double>(), 51.2);
+  EXPECT_EQ(s["config"]["channels"].get<int>(), 4);
+  fs::remove_all(out);
+  fs::remove(trace);
+}
+
 TEST(DramCli, StridedTraceIsBoundByTrc) {
   // Every read opens a new row of one bank: one 64 B burst per tRC (74 cycles = 46.25 ns on
   // DDR4-3200) at best: 1.384 GB/s, less the refresh share (tRFC / tREFI = 4.5 %).

@@ -84,6 +84,31 @@ TEST(DramEngine, FrFcfsOpensAnotherBankWhileOneBankWaits) {
   EXPECT_EQ(b.ends[1], 168u);  // read 1 is no later for it
 }
 
+TEST(DramEngine, EachChannelsControllerTakesARequestEveryCycle) {
+  // Four LPDDR4-3200 channels, `ch` the lowest field above the 64 B offset (bits 6..7), then
+  // the 64 columns of a row (bits 8..13). Reads 0..3 are ready at cycle 0, one in each channel:
+  // each channel's controller takes its own at cycle 0, a miss on an idle bank each: ACT at 0,
+  // RD at tRCD 29, data at 29 + 34 + 8 = 71, all four. (One admission a cycle for the whole
+  // device would let read k in at cycle k: data at 71 + k.) Reads 4..7, the next column of each
+  // channel's row, are ready at 0 as well but enter at cycle 1, the next cycle their channel
+  // takes one (a wait for the channel's turn, not back-pressure: that counts full queues). Each
+  // is a row hit at tCCD 8 after its channel's first RD: RD 37, data 79.
+  DramConfig c = quiet(lpddr4_3200());
+  c.channels = 4;
+  c.mapping = "rorabgbacoch";
+  DramEngine engine(c);
+  std::vector<DramRequest> reqs;
+  for (std::uint64_t column = 0; column < 2; ++column)
+    for (std::uint64_t channel = 0; channel < 4; ++channel) reqs.push_back({(column << 8) | (channel << 6), 0, false});
+  for (std::size_t i = 0; i < reqs.size(); ++i) ASSERT_EQ(engine.mapper().decode(reqs[i].addr).channel, i % 4);
+  VectorSource s(reqs);
+  EXPECT_EQ(engine.run(s), 79u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(s.ends[i], 71u) << i;
+  for (std::size_t i = 4; i < 8; ++i) EXPECT_EQ(s.ends[i], 79u) << i;
+  EXPECT_EQ(engine.stats().backpressure_cycles, 0u);
+  EXPECT_EQ(engine.stats().row_hits, 4u);
+}
+
 TEST(DramEngine, FullQueuePushesBack) {
   // Read queue of 4 over a bank window of 8; 20 reads of one row all ready at cycle 0. Reads
   // 0..7 enter at 0..7 straight into the window; reads 8..11 at 8..11 take the four

@@ -55,13 +55,9 @@ class CycleWalk {
     ends_.assign(trace.size(), 0);
     std::uint64_t c = 0;
     for (;; ++c) {
-      bool admitted = false;
       for (;;) {  // everything that happens at cycle c, in the engine's order of precedence
         if (refresh_due(c)) continue;
-        if (!admitted && try_admit(c)) {
-          admitted = true;
-          continue;
-        }
+        if (try_admit(c)) continue;  // in issue order, at most one a cycle into each channel
         if (try_decide(c)) continue;
         break;
       }
@@ -114,6 +110,7 @@ class CycleWalk {
     bool close_pending = false;
     BurstTarget close_target;
     std::uint64_t close_at = 0;
+    std::uint64_t next_admit = 0;  // its controller takes one request a cycle
   };
   struct Rank {
     std::uint64_t next_due = kNever, catch_up = kNever, owed = 0;
@@ -140,9 +137,9 @@ class CycleWalk {
   bool try_admit(std::uint64_t c) {
     if (next_ == trace_->size()) return false;
     const DramRequest& r = (*trace_)[next_];
-    const std::uint64_t ready = std::max(r.cycle, next_admit_);
-    if (c < ready) return false;
     const BurstTarget t = device_.locate(r.addr);
+    const std::uint64_t ready = std::max({r.cycle, last_admit_, channels_[t.channel].next_admit});
+    if (c < ready) return false;
     // Slots held at c: requests waiting outside a window, and releases not yet come. A request
     // that finds its queue full enters at the next release after that, even when the queue is
     // still full then (chosen requests hold a slot too, so more than depth may be held).
@@ -163,7 +160,8 @@ class CycleWalk {
     q.in_window = !older_waits && window_size(t, r.is_write) < c_.bank_queue_depth;
     queued_.push_back(q);
     ++next_;
-    next_admit_ = c + 1;
+    last_admit_ = c;
+    channels_[t.channel].next_admit = c + 1;
     last_event_ = c;
     return true;
   }
@@ -370,7 +368,7 @@ class CycleWalk {
   std::vector<Release> releases_;
   const std::vector<DramRequest>* trace_ = nullptr;
   std::size_t next_ = 0;  // the next request of the trace to enter
-  std::uint64_t next_admit_ = 0, last_event_ = 0, last_end_ = 0;
+  std::uint64_t last_admit_ = 0, last_event_ = 0, last_end_ = 0;
   std::vector<std::uint64_t> ends_;
   std::uint64_t reads_ = 0, writes_ = 0, hits_ = 0, misses_ = 0, conflicts_ = 0;
   std::uint64_t postponed_ = 0, backpressure_ = 0, drains_ = 0;
