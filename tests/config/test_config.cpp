@@ -55,6 +55,24 @@ TEST(Config, SetOverridesFileAndPreset) {
   EXPECT_EQ(c.dram.timing.tRCD, 32u);
 }
 
+TEST(Config, Lpddr5PresetsRescaleTheirNsTimingsWithTheClock) {
+  // edge-l's LPDDR5-6400-x32 at its 800 MHz CK (tCK 1.25 ns): tRCD 18 ns -> 14.4 -> 15 nCK,
+  // tREFI 3906 ns -> 3124.8 -> 3125 nCK; RL 17 nCK as written.
+  const auto bin6400 = config::load_hardware_config("edge-l");
+  EXPECT_EQ(bin6400.dram.timing.tRCD, 15u);
+  EXPECT_EQ(bin6400.dram.timing.tREFI, 3125u);
+  EXPECT_EQ(bin6400.dram.timing.CL, 17u);
+  // The 5500 bin's CK, 687.5 MHz (tCK 1.4545 ns): 18 / 1.4545 = 12.4 -> 13 nCK and
+  // 3906 / 1.4545 = 2685.4 -> 2686 nCK; RL, a cycle count of the 6400 bin, stays 17.
+  const auto bin5500 = config::load_hardware_config(
+      "edge-l", {"npu.dram.preset=LPDDR5-6400-x64", "npu.dram.clock=687.5 MHz", "npu.dram.data_rate=5500 MT/s"});
+  EXPECT_EQ(bin5500.dram.timing.tRCD, 13u);
+  EXPECT_EQ(bin5500.dram.timing.tREFI, 2686u);
+  EXPECT_EQ(bin5500.dram.timing.CL, 17u);
+  // Four x16 channels at 5500 MT/s: 4 x 2 B x 5.5 G = 44 GB/s.
+  EXPECT_DOUBLE_EQ(bin5500.dram.peak_bandwidth().bytes_per_second, 44e9);
+}
+
 TEST(Config, AFileEditedWithinOneProcessIsReadAgain) {
   // Parsed config files are kept for the process, by content: the same file loads from the
   // kept copy, an edited one (same path) is parsed again, and an error found once is found again.
