@@ -248,8 +248,8 @@ inline void DramEngine::check_request(const Pending& p) const {
 inline std::uint64_t DramEngine::admission_time(const Pending& p) {
   Channel& ch = channels_[p.target.channel];
   Queue& q = p.request.is_write ? ch.writes : ch.reads;
-  // In issue order, one a cycle into each channel. A new run's requests may enter before the previous run's
-  // last decision (overlapping TLM transfers), so this is not clamped to now_.
+  // In issue order, one a cycle into each channel. A new run's requests may enter before the
+  // previous run's last decision (overlapping TLM transfers), so this is not clamped to now_.
   const std::uint64_t t = std::max(p.request.cycle, admit_floor(p.target.channel));
   // Slots are held by queued entries and by chosen ones whose column command is after t (and
   // after now_: slots freed by then are dropped before counting, below; dropping them first

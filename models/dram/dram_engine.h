@@ -112,8 +112,8 @@ class DramEngine {
 
   /// Admits `source`'s requests in order, each no earlier than its cycle, at most one per DRAM
   /// cycle into each channel and only while its queue has room, and schedules them until every
-  /// one has completed. State (open rows, refresh, queues' clocks) carries over between runs; a run's requests queue
-  /// behind the previous run's. Returns the last data end of this run (the engine's current
+  /// one has completed. State (open rows, refresh, queues' clocks) carries over between runs; a
+  /// run's requests queue behind the previous run's. Returns the last data end of this run (the engine's current
   /// cycle if it had no request). Throws InputError for an address beyond the capacity or a
   /// request cycle beyond kMaxCycle.
   std::uint64_t run(DramRequestSource& source);

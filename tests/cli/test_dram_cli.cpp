@@ -27,14 +27,23 @@ json summary(const fs::path& out) {
   return json::parse(npusim::read_file((out / "dram_summary.json").string()));
 }
 
+/// `npusim dram --generate ARGS` with its trace and output folder on scratch paths named `name`:
+/// the summary (empty, with a failure, if it did not exit 0); both paths are removed.
+json generated_summary(const std::string& name, const std::string& args) {
+  const auto trace = scratch(name + ".trc"), out = scratch(name);
+  const int code = run_npusim("dram --generate " + args + " --trace " + trace.string() + " --out " + out.string());
+  EXPECT_EQ(code, 0) << args;
+  const json s = code == 0 ? summary(out) : json::object();
+  fs::remove_all(out);
+  fs::remove(trace);
+  return s;
+}
+
 TEST(DramCli, SequentialTraceReachesNearPeak) {
   // 20000 sequential reads on LPDDR4-3200 (12.8 GB/s): bus-bound except refresh, which costs
   // 515 of every 6246 cycles (docs/dram.md): above 90 % of peak.
-  const auto trace = scratch("seq.trc"), out = scratch("seq");
-  ASSERT_EQ(run_npusim("dram --generate sequential --requests 20000 --preset LPDDR4-3200-x32 --trace " +
-                       trace.string() + " --out " + out.string()),
-            0);
-  const json s = summary(out);
+  const json s = generated_summary("seq", "sequential --requests 20000 --preset LPDDR4-3200-x32");
+  ASSERT_FALSE(s.empty());
   for (const char* k : {"bandwidth_gbps", "peak_bandwidth_gbps", "avg_read_latency_ns", "p99_read_latency_ns",
                         "row_hit_rate", "activates", "refreshes", "reads", "writes", "sim_time_ns"})
     EXPECT_TRUE(s.contains(k)) << k;
@@ -50,8 +59,6 @@ TEST(DramCli, SequentialTraceReachesNearPeak) {
   EXPECT_LE(s["refreshes"].get<double>(), ticks);
   EXPECT_GE(s["refreshes"].get<double>(), ticks - 1);
   EXPECT_GT(s["energy_nj"].get<double>(), 0.0);
-  fs::remove_all(out);
-  fs::remove(trace);
 }
 
 TEST(DramCli, FourLpddr5ChannelsStreamBeyondOneRequestACycle) {
@@ -59,32 +66,22 @@ TEST(DramCli, FourLpddr5ChannelsStreamBeyondOneRequestACycle) {
   // 51.2 GB/s. One request a CK cycle for the whole device would cap a stream at 32 B x 800 MHz =
   // 25.6 GB/s, half the bus; each channel's controller takes its own request a cycle, so 20000
   // sequential reads all ready at cycle 0 (--interval 0) run close to the bus: above 40 GB/s.
-  const auto trace = scratch("lp5x64.trc"), out = scratch("lp5x64");
-  ASSERT_EQ(run_npusim("dram --generate sequential --interval 0 --requests 20000 --preset LPDDR5-6400-x64 --trace " +
-                       trace.string() + " --out " + out.string()),
-            0);
-  const json s = summary(out);
+  const json s = generated_summary("lp5x64", "sequential --interval 0 --requests 20000 --preset LPDDR5-6400-x64");
+  ASSERT_FALSE(s.empty());
   EXPECT_DOUBLE_EQ(s["peak_bandwidth_gbps"].get<double>(), 51.2);
   EXPECT_GT(s["bandwidth_gbps"].get<double>(), 40.0);
   EXPECT_LE(s["bandwidth_gbps"].get<double>(), 51.2);
   EXPECT_EQ(s["config"]["channels"].get<int>(), 4);
-  fs::remove_all(out);
-  fs::remove(trace);
 }
 
 TEST(DramCli, StridedTraceIsBoundByTrc) {
   // Every read opens a new row of one bank: one 64 B burst per tRC (74 cycles = 46.25 ns on
   // DDR4-3200) at best: 1.384 GB/s, less the refresh share (tRFC / tREFI = 4.5 %).
-  const auto trace = scratch("str.trc"), out = scratch("str");
-  ASSERT_EQ(run_npusim("dram --generate strided --requests 2000 --preset DDR4-3200-8Gb-x8 --trace " + trace.string() +
-                       " --out " + out.string()),
-            0);
-  const json s = summary(out);
+  const json s = generated_summary("str", "strided --requests 2000 --preset DDR4-3200-8Gb-x8");
+  ASSERT_FALSE(s.empty());
   EXPECT_DOUBLE_EQ(s["row_hit_rate"].get<double>(), 0.0);
   EXPECT_LE(s["bandwidth_gbps"].get<double>(), 64.0 / 46.25);
   EXPECT_GT(s["bandwidth_gbps"].get<double>(), 0.93 * 64.0 / 46.25);
-  fs::remove_all(out);
-  fs::remove(trace);
 }
 
 TEST(DramCli, SetOverridesPresetValues) {
