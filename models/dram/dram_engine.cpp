@@ -160,6 +160,7 @@ DramEngine::DramEngine(const DramConfig& config) : config_(checked(config)), dev
   banks_per_channel_ = config_.ranks * config_.banks();
   window_banks_.assign(std::size_t{config_.channels} * ((banks_per_channel_ + 63) / 64), 0);
   window_count_.assign(config_.channels, 0);
+  shared_bounds_.assign(2 * ranks_.size() * config_.bank_groups, SharedBoundSlot{});
   update_next_refresh();
 }
 
@@ -1012,27 +1013,32 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
   // first ready command each cycle (oldest first on a tie) behaves. FCFS: the oldest request.
   if (plain_choice_) return choose_plainly(channel, serve, at);
   const bool fcfs = config_.scheduler == DramScheduler::Fcfs;
-  const auto plan = [&](std::uint32_t bank, std::size_t slot) {
-    const Entry& e = bank_queues_[bank].window[slot];
-    return Choice{bank, slot, device_.plan(e.target, e.is_write, e.arrival, at)};
-  };
-  const auto floor = [&] {
-    return serve == Serve::Both ? device_.earliest_column_either(channel, at)
-                                : device_.earliest_column(channel, serve == Serve::Writes, at);
-  };
-  // 0. A stream's next request, usually: the channel's oldest request (of the direction served)
-  //    is its bank's candidate, so the oldest candidate of all. FCFS takes it; FR-FCFS takes it if
-  //    it is the only candidate or issues at the earliest column cycle any request could (step 3),
-  //    without looking at the other banks.
   std::uint32_t oldest_bank = 0;
   const bool oldest_known = oldest_is_candidate(channel, serve, oldest_bank);
   Choice step0;
+  const auto plan = [&](std::uint32_t bank, std::size_t slot) {
+    if (oldest_known && bank == oldest_bank && slot == 0) return step0;  // planned already
+    const Entry& e = bank_queues_[bank].window[slot];
+    return Choice{bank, slot, device_.plan(e.target, e.is_write, e.arrival, at)};
+  };
+  // 0. A stream's next request, usually: the channel's oldest request (of the direction served)
+  //    is its bank's candidate, so the oldest candidate of all. FCFS takes it; FR-FCFS takes it if
+  //    it is the only candidate or issues at the earliest column cycle any request of the channel
+  //    could have (data bus, tCCD_S, turnarounds): no younger one can beat it.
   if (oldest_known) {
-    step0 = plan(oldest_bank, 0);
-    if (fcfs || window_count_[channel] == 1 || step0.schedule.col == floor()) return step0;
+    const Entry& e = bank_queues_[oldest_bank].window[0];
+    step0 = Choice{oldest_bank, 0, device_.plan(e.target, e.is_write, e.arrival, at)};
+    if (fcfs || window_count_[channel] == 1) return step0;
+    const std::uint64_t floor = serve == Serve::Both ? device_.earliest_column_either(channel, at)
+                                                     : device_.earliest_column(channel, serve == Serve::Writes, at);
+    if (step0.schedule.col == floor) return step0;
   }
-  // 1. Each bank's candidate, for the banks whose window holds requests.
+  // 1. Each bank's candidate, for the banks whose window holds requests, with (FR-FCFS) a lower
+  //    bound on its column command: its bank's part, and its group's and direction's part,
+  //    computed once a decision (DramDevice::shared_bound).
   candidates_.clear();
+  ++bound_stamp_;
+  std::size_t least = 0;
   const std::uint32_t first = channel * banks_per_channel_;
   const std::uint32_t words = (banks_per_channel_ + 63) / 64;
   for (std::uint32_t w = 0; w < words; ++w) {
@@ -1042,67 +1048,48 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
       std::size_t pick = window_candidate(bank_queues_[bank], bank, serve);
       if (pick == q.size()) continue;
       if (config_.row_hit_cap != 0) pick = cap_row_hits(q, serve, bank, pick, at);
-      candidates_.push_back({0, q[pick].arrival, bank, pick});
+      const Entry& e = q[pick];
+      std::uint64_t bound = 0;
+      if (!fcfs) {
+        SharedBoundSlot& shared = shared_bounds_[2 * std::size_t{e.target.group} + (e.is_write ? 1 : 0)];
+        if (shared.stamp != bound_stamp_) {
+          shared.stamp = bound_stamp_;
+          shared.bound = device_.shared_bound(e.target, e.is_write, at);
+        }
+        bound = std::max(device_.bank_bound(e.target, e.arrival),
+                         shared.bound[static_cast<std::size_t>(device_.row_case(e.target))]);
+      }
+      candidates_.push_back({bound, e.arrival, bank, pick});
+      const Candidate& l = candidates_[least];  // (the first one: itself, not earlier)
+      if (bound < l.bound || (bound == l.bound && e.arrival < l.arrival)) least = candidates_.size() - 1;
     }
   }
   if (candidates_.empty()) return Choice{};
-  if (fcfs) {  // 2. FCFS: the oldest
-    const Candidate& c =
-        *std::min_element(candidates_.begin(), candidates_.end(),
-                          [](const Candidate& a, const Candidate& b) { return a.arrival < b.arrival; });
-    return plan(c.bank, c.slot);
+  if (fcfs) {  // 2. FCFS: the oldest (every bound is 0: `least` is the oldest)
+    return plan(candidates_[least].bank, candidates_[least].slot);
   }
-  if (candidates_.size() == 1) return plan(candidates_[0].bank, candidates_[0].slot);
-  // 3. FR-FCFS: the earliest column command, ties to the oldest. The oldest candidate first when
-  //    it hits its open row: if it issues at the earliest column cycle any request of the channel
-  //    could have (data bus, tCCD_S, turnarounds), no younger one can beat it (a stream's next
-  //    hit, usually). (Step 0 planned it already, when it found it, and saw it does not.)
-  std::size_t oldest = 0;
-  for (std::size_t i = 1; i < candidates_.size(); ++i)
-    if (candidates_[i].arrival < candidates_[oldest].arrival) oldest = i;
-  Choice best;
-  std::uint64_t best_arrival = kNever;
-  const Candidate& o = candidates_[oldest];
-  if (oldest_known || device_.is_hit(bank_queues_[o.bank].window[o.slot].target)) {
-    best = oldest_known ? step0 : plan(o.bank, o.slot);
-    best_arrival = o.arrival;
-    if (!oldest_known && best.schedule.col == floor()) return best;
-    std::swap(candidates_[oldest], candidates_.back());
-    candidates_.pop_back();
-  }
-  // 4. Else a lower bound on each one's column command (no CA-bus search), and the least bound
-  //    (the oldest on equal bounds) planned: if the CA bus does not move it, every other
-  //    candidate issues no earlier, and on the same cycle is younger (random requests' next
-  //    ready bank, usually).
-  for (Candidate& c : candidates_) {
-    const Entry& e = bank_queues_[c.bank].window[c.slot];
-    c.bound = device_.column_bound(e.target, e.is_write, e.arrival, at);
-  }
-  const auto earlier = [](const Candidate& a, const Candidate& b) {
-    return a.bound < b.bound || (a.bound == b.bound && a.arrival < b.arrival);
-  };
-  const auto beats = [&](std::uint64_t col, std::uint64_t arrival) {
-    return best_arrival == kNever || col < best.schedule.col || (col == best.schedule.col && arrival < best_arrival);
-  };
-  const auto least = std::min_element(candidates_.begin(), candidates_.end(), earlier);
-  if (!beats(least->bound, least->arrival)) return best;
-  const Choice leader = plan(least->bank, least->slot);
-  if (beats(leader.schedule.col, least->arrival)) {
-    best = leader;
-    best_arrival = least->arrival;
-  }
-  if (leader.schedule.col == least->bound) return best;
-  // 5. Else the others in the order of their bounds, until the next one's bound shows it loses:
+  // 3. FR-FCFS: the earliest column command, ties to the oldest. The least bound (the oldest on
+  //    equal bounds) planned first: if the CA bus does not move it, every other candidate issues
+  //    no earlier, and on the same cycle is younger (random requests' next ready bank, a stream's
+  //    next hit, usually).
+  Choice best = plan(candidates_[least].bank, candidates_[least].slot);
+  if (best.schedule.col == candidates_[least].bound) return best;
+  // 4. Else the others in the order of their bounds, until the next one's bound shows it loses:
   //    it, and every one after it, would issue later than the best so far, or at the same cycle
   //    and younger. (Sorted once: the candidates are few, and arrivals unique, so the order is
-  //    total.)
-  std::swap(*least, candidates_.back());
+  //    total. A pass for each next one instead costs more: on random requests the CA bus moves
+  //    the least, and the ones tied with its bound are planned too.)
+  std::uint64_t best_arrival = candidates_[least].arrival;
+  std::swap(candidates_[least], candidates_.back());
   candidates_.pop_back();
-  std::sort(candidates_.begin(), candidates_.end(), earlier);
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+    return a.bound < b.bound || (a.bound == b.bound && a.arrival < b.arrival);
+  });
   for (const Candidate& next : candidates_) {
-    if (!beats(next.bound, next.arrival)) break;
+    if (next.bound > best.schedule.col || (next.bound == best.schedule.col && next.arrival > best_arrival)) break;
     const Choice planned = plan(next.bank, next.slot);
-    if (beats(planned.schedule.col, next.arrival)) {
+    if (planned.schedule.col < best.schedule.col ||
+        (planned.schedule.col == best.schedule.col && next.arrival < best_arrival)) {
       best = planned;
       best_arrival = next.arrival;
     }

@@ -231,6 +231,12 @@ class DramEngine {
     std::uint32_t bank = 0;
     std::size_t slot = 0;
   };
+  /// choose()'s shared part of the column bound of one group and direction, computed at its
+  /// decision `stamp` (the bound_stamp_ of the decision that first needed it).
+  struct SharedBoundSlot {
+    std::uint64_t stamp = 0;
+    DramDevice::SharedBound bound{};
+  };
   struct RankRefresh {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick
     std::uint64_t catch_up = kNever;  // retry owed refreshes here (the rank went idle)
@@ -455,11 +461,13 @@ class DramEngine {
   bool paced_hits_ = true;
   bool batched_ = true;
   std::uint64_t stream_bursts_ = 0, paced_bursts_ = 0, batched_bursts_ = 0;
-  mutable std::vector<Candidate> candidates_;  // choose()'s scratch, kept to avoid an allocation per decision
-  RingQueue<StreamItem> stream_;               // stream()'s queue, kept to avoid an allocation per stream
-  RingQueue<StreamItem> sequel_;               // stream()'s requests held for another bank (hold_sequel)
-  RingQueue<Queued> scratch_;                  // lift_stream's and land_stream's copy of a channel queue
-  std::unique_ptr<DramActivity> activity_;     // optional record (record_activity)
+  mutable std::vector<Candidate> candidates_;           // choose()'s scratch, kept to avoid an allocation per decision
+  mutable std::vector<SharedBoundSlot> shared_bounds_;  // per flat group: reads, writes
+  mutable std::uint64_t bound_stamp_ = 0;               // choose()'s decisions that weighed bounds
+  RingQueue<StreamItem> stream_;                        // stream()'s queue, kept to avoid an allocation per stream
+  RingQueue<StreamItem> sequel_;                        // stream()'s requests held for another bank (hold_sequel)
+  RingQueue<Queued> scratch_;                           // lift_stream's and land_stream's copy of a channel queue
+  std::unique_ptr<DramActivity> activity_;              // optional record (record_activity)
 };
 
 }  // namespace npusim::models

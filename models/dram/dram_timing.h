@@ -65,6 +65,15 @@ class DramDevice {
   /// first cycle its timings allow): a scheduler can rule a candidate out before planning it.
   std::uint64_t column_bound(const BurstTarget& t, bool is_write, std::uint64_t earliest,
                              std::uint64_t column_floor) const;
+  /// column_bound in two parts, max(bank_bound(t, earliest), shared_bound(t, ...)[row case]):
+  /// every term of the bound is one state's cycle plus a constant (max-plus), so it splits into
+  /// the terms of t's bank and arrival and the terms of its group, rank and channel. The shared
+  /// part is the same for every burst of one group and direction with the same row case, so a
+  /// scheduler weighing many banks computes it once per group and decision.
+  using SharedBound = std::array<std::uint64_t, 3>;  // by RowCase: Hit, Miss, Conflict
+  SharedBound shared_bound(const BurstTarget& t, bool is_write, std::uint64_t column_floor) const;
+  /// The bank's and arrival's part of column_bound (see shared_bound); the direction adds no bank term.
+  std::uint64_t bank_bound(const BurstTarget& t, std::uint64_t earliest) const;
   /// Applies a plan: issues its PRE/ACT and column command and updates every constraint.
   void commit(const BurstTarget& t, bool is_write, const BurstSchedule& s);
   /// plan() and commit() of a burst known to hit the open row (a stream's): the same plan and
@@ -285,6 +294,31 @@ inline std::uint64_t DramDevice::column_bound(const BurstTarget& t, bool is_writ
   // first_free(at, length) >= at and every later term grows with the earlier ones, so taking
   // each command at its `at` gives a lower bound on plan()'s column command.
   return plan_with(t, is_write, earliest, column_floor, [](std::uint64_t at, std::uint32_t) { return at; }).col;
+}
+
+inline DramDevice::SharedBound DramDevice::shared_bound(const BurstTarget& t, bool is_write,
+                                                        std::uint64_t column_floor) const {
+  // plan_with's terms that are not the bank's: column (tCCD, turnaround, data bus), ACT (tRRD,
+  // tFAW) + tRCD for a row to open, PRE (tPPD) + tRP + tRCD for a row to close first.
+  const DramTiming& tm = config_.timing;
+  const Group& g = groups_[t.group];
+  const Rank& r = ranks_[t.rank];
+  const std::uint64_t latency = is_write ? write_latency_ : read_latency_;
+  const std::uint64_t turnaround = is_write ? r.write_ready : std::max(r.read_ready, g.read_ready);
+  const std::uint64_t bus = bus_free_[t.channel];
+  SharedBound b;
+  b[0] = std::max({column_floor, r.col_ready, g.col_ready, turnaround, bus > latency ? bus - latency : 0});
+  b[1] = std::max({b[0], r.act_ready + tm.tRCD, g.act_ready + tm.tRCD, r.faw[r.faw_oldest] + tm.tRCD});
+  b[2] = std::max(b[1], r.pre_ready + tm.tRP + tm.tRCD);
+  return b;
+}
+
+inline std::uint64_t DramDevice::bank_bound(const BurstTarget& t, std::uint64_t earliest) const {
+  const DramTiming& tm = config_.timing;
+  const Bank& b = banks_[t.bank];
+  if (!b.open) return std::max(earliest, b.act_ready) + tm.tRCD;
+  if (b.row == t.row) return std::max(earliest, b.col_ready);
+  return std::max({earliest + tm.tRP, b.pre_ready + tm.tRP, b.act_ready}) + tm.tRCD;
 }
 
 inline void DramDevice::precharge(Bank& bank, std::uint64_t at) {

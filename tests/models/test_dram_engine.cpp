@@ -304,12 +304,14 @@ std::string command_stream(const DramConfig& c, const std::vector<DramRequest>& 
 }
 
 TEST(DramEngine, FastChoiceIsThePlainRule) {
-  // The scheduler's fast path (only banks with requests, candidates younger than one issuing at
-  // the earliest possible cycle skipped, that cycle computed only when needed) must choose as
-  // the rule written plainly: identical command streams on random traces and on streams
+  // The scheduler's fast path (only banks with requests, candidates planned in the order of a
+  // lower bound on their column command until the next one's bound loses, that bound split into
+  // a bank's part and a part shared by its group, that cycle computed only when needed) must
+  // choose as the rule written plainly: identical command streams on random traces and on streams
   // (stream_trace: runs of row hits, where choose's step 0 takes the oldest), on a device without
-  // bank groups (LPDDR4) and with (DDR4), refresh on (tREFI 6246 and 12480: several per trace),
-  // under each scheduler, write policy, page policy and refresh mode.
+  // bank groups (LPDDR4), with (DDR4) and with two ranks on each of two channels, refresh on
+  // (tREFI 6246 and 12480: several per trace), under each scheduler, write policy, page policy
+  // and refresh mode.
   std::vector<std::pair<std::string, DramConfig>> configs = {{"lpddr4", lpddr4_3200()}, {"ddr4", ddr4_3200_x8()}};
   const auto variant = [&](const std::string& name, auto change) {
     for (std::size_t i = 0, n = configs.size(); i < 2 && i < n; ++i) {
@@ -334,6 +336,10 @@ TEST(DramEngine, FastChoiceIsThePlainRule) {
   DramConfig per_bank = lpddr4_3200();
   per_bank.refresh = RefreshMode::PerBank;
   configs.push_back({"lpddr4 per_bank refresh", per_bank});
+  DramConfig two_ranks = ddr4_3200_x8();  // choose's bound parts are kept per group and direction
+  two_ranks.ranks = 2;
+  two_ranks.channels = 2;
+  configs.push_back({"ddr4 2 channels x 2 ranks", two_ranks});
   for (const auto& [name, c] : configs)
     for (std::uint32_t seed : {1u, 2u, 3u}) {
       for (const bool streams : {false, true}) {
@@ -407,6 +413,10 @@ TEST(DramEngine, StreamPathIsTheQueuedPath) {
   DramConfig per_bank = lpddr4_3200();
   per_bank.refresh = RefreshMode::PerBank;
   configs.push_back({"lpddr4 per_bank refresh", per_bank});
+  DramConfig two_ranks = ddr4_3200_x8();  // choose's bound parts are kept per group and direction
+  two_ranks.ranks = 2;
+  two_ranks.channels = 2;
+  configs.push_back({"ddr4 2 channels x 2 ranks", two_ranks});
   for (const auto& [name, c] : configs)
     for (std::uint32_t seed : {1u, 2u}) {
       double streamed = 0, plain_streamed = 0;
