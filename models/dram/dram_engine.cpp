@@ -290,7 +290,7 @@ inline void DramEngine::admit(const Pending& p, std::uint64_t at) {
   if (!behind && window_has_room(bank, e)) {
     if (bank.window.empty()) mark_window(p.target.bank, true);
     bank.window.push_back(e);
-    bank.candidate_valid = false;
+    bank.view_valid = false;
   } else {
     bank.waiting.push_back(e);
     ++q.waiting;
@@ -367,7 +367,7 @@ inline void DramEngine::land_stream(Queue& q, std::uint32_t bank, const BurstTar
   const std::size_t depth = config_.bank_queue_depth;
   for (std::size_t i = 0; i < stream_.size(); ++i)
     (i < depth ? bq.window : bq.waiting).push_back(Entry{stream_[i].index, stream_[i].arrival, target, is_write});
-  bq.candidate_valid = false;
+  bq.view_valid = false;
   if (stream_.empty()) return;
   if (q.arrivals.empty()) {
     for (std::size_t i = 0; i < stream_.size(); ++i) q.arrivals.push_back({stream_[i].arrival, bank});
@@ -707,7 +707,7 @@ inline void DramEngine::land_sequel(Queue& q, const BurstTarget& sequel, bool is
     (i < depth ? bq.window : bq.waiting).push_back(Entry{sequel_[i].index, sequel_[i].arrival, sequel, is_write});
     q.arrivals.push_back({sequel_[i].arrival, sequel.bank});
   }
-  bq.candidate_valid = false;
+  bq.view_valid = false;
   sequel_.clear();
 }
 
@@ -1044,24 +1044,23 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
   for (std::uint32_t w = 0; w < words; ++w) {
     for (std::uint64_t m = window_banks_[std::size_t{channel} * words + w]; m != 0; m &= m - 1) {
       const std::uint32_t bank = first + w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(m));
-      const RingQueue<Entry>& q = bank_queues_[bank].window;
-      std::size_t pick = window_candidate(bank_queues_[bank], bank, serve);
-      if (pick == q.size()) continue;
-      if (config_.row_hit_cap != 0) pick = cap_row_hits(q, serve, bank, pick, at);
-      const Entry& e = q[pick];
+      const BankQueue& bq = bank_queues_[bank];
+      CandidateView v = candidate_view(bq, bank, serve);
+      if (v.slot == bq.window.size()) continue;
+      if (config_.row_hit_cap != 0) v = capped_view(bq, bank, serve, v, at);
       std::uint64_t bound = 0;
       if (!fcfs) {
-        SharedBoundSlot& shared = shared_bounds_[2 * std::size_t{e.target.group} + (e.is_write ? 1 : 0)];
+        SharedBoundSlot& shared = shared_bounds_[v.shared];
         if (shared.stamp != bound_stamp_) {
+          const Entry& e = bq.window[v.slot];
           shared.stamp = bound_stamp_;
           shared.bound = device_.shared_bound(e.target, e.is_write, at);
         }
-        bound = std::max(device_.bank_bound(e.target, e.arrival),
-                         shared.bound[static_cast<std::size_t>(device_.row_case(e.target))]);
+        bound = std::max(v.bank_part, shared.bound[static_cast<std::size_t>(v.row_case)]);
       }
-      candidates_.push_back({bound, e.arrival, bank, pick});
+      candidates_.push_back({bound, v.arrival, bank, v.slot});
       const Candidate& l = candidates_[least];  // (the first one: itself, not earlier)
-      if (bound < l.bound || (bound == l.bound && e.arrival < l.arrival)) least = candidates_.size() - 1;
+      if (bound < l.bound || (bound == l.bound && v.arrival < l.arrival)) least = candidates_.size() - 1;
     }
   }
   if (candidates_.empty()) return Choice{};
@@ -1148,15 +1147,31 @@ inline bool DramEngine::oldest_is_candidate(std::uint32_t channel, Serve serve, 
   return true;
 }
 
-inline std::size_t DramEngine::window_candidate(const BankQueue& queue, std::uint32_t bank, Serve serve) const {
-  const std::uint32_t open_row = device_.open_row(bank);  // every entry is of this bank
-  if (queue.candidate_valid && queue.candidate_row == open_row && queue.candidate_serve == serve)
-    return queue.candidate;
-  queue.candidate_valid = true;
-  queue.candidate_row = open_row;
-  queue.candidate_serve = serve;
-  queue.candidate = scan_window(queue.window, open_row, serve);
-  return queue.candidate;
+inline const DramEngine::CandidateView& DramEngine::candidate_view(const BankQueue& queue, std::uint32_t bank,
+                                                                   Serve serve) const {
+  const std::uint64_t version = device_.bank_version(bank);  // its open row among the rest
+  CandidateView& v = queue.view;
+  if (queue.view_valid && queue.view_version == version && queue.view_serve == serve) return v;
+  queue.view_valid = true;
+  queue.view_version = version;
+  queue.view_serve = serve;
+  v.slot = scan_window(queue.window, device_.open_row(bank), serve);
+  if (v.slot == queue.window.size()) return v;
+  const Entry& e = queue.window[v.slot];
+  v.arrival = e.arrival;
+  v.bank_part = device_.bank_bound(e.target, e.arrival);
+  v.shared = 2 * e.target.group + (e.is_write ? 1 : 0);
+  v.row_case = device_.row_case(e.target);
+  return v;
+}
+
+inline DramEngine::CandidateView DramEngine::capped_view(const BankQueue& queue, std::uint32_t bank, Serve serve,
+                                                         const CandidateView& view, std::uint64_t at) const {
+  const std::size_t pick = cap_row_hits(queue.window, serve, bank, view.slot, at);
+  if (pick == view.slot) return view;
+  const Entry& e = queue.window[pick];
+  return CandidateView{pick, e.arrival, device_.bank_bound(e.target, e.arrival),
+                       2 * e.target.group + (e.is_write ? 1u : 0u), device_.row_case(e.target)};
 }
 
 inline std::size_t DramEngine::scan_window(const RingQueue<Entry>& window, std::uint32_t open_row, Serve serve) const {
@@ -1208,7 +1223,7 @@ inline DramEngine::Entry DramEngine::take(Channel& ch, const Choice& c, std::uin
     bank.window.pop_front();  // the usual case: the oldest
   else
     bank.window.erase(c.slot);
-  bank.candidate_valid = false;  // (a request moving in below changes the window too)
+  bank.view_valid = false;  // (a request moving in below changes the window too)
   RingQueue<Queued>& arrivals = (e.is_write ? ch.writes : ch.reads).arrivals;
   if (arrivals.front().arrival == e.arrival) {  // the usual case: the oldest goes
     arrivals.pop_front();

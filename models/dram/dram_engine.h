@@ -193,16 +193,26 @@ class DramEngine {
   };
   /// What a decision of `ch` may serve: the write policy's choice of reads, writes or both.
   enum class Serve { Reads, Writes, Both };
+  /// A bank's candidate as choose() weighs it: its place in the window (window.size(): none),
+  /// its arrival, its row case, the bank's part of its column bound (DramDevice::bank_bound)
+  /// and its slot in shared_bounds_ (its group's and direction's part).
+  struct CandidateView {
+    std::size_t slot = 0;
+    std::uint64_t arrival = 0, bank_part = 0;
+    std::uint32_t shared = 0;
+    RowCase row_case = RowCase::Hit;
+  };
   /// A bank's requests: the window the scheduler sees, and those queued behind it.
   struct BankQueue {
     RingQueue<Entry> window;   // at most bank_queue_depth (per direction under watermarks), arrival order
     RingQueue<Entry> waiting;  // in the channel queue, arrival order
-    // window_candidate's last answer, valid while the window, the direction served and the
-    // bank's open row stay as they were (choose looks at a bank many times between changes).
-    mutable bool candidate_valid = false;
-    mutable Serve candidate_serve = Serve::Both;
-    mutable std::uint32_t candidate_row = 0;
-    mutable std::size_t candidate = 0;
+    // candidate_view's last answer, valid while the window, the direction served and the
+    // device's bank (DramDevice::bank_version) stay as they were: choose looks at a bank many
+    // times between changes.
+    mutable bool view_valid = false;
+    mutable Serve view_serve = Serve::Both;
+    mutable std::uint64_t view_version = 0;
+    mutable CandidateView view;
   };
   struct Channel {
     Queue reads, writes;
@@ -397,10 +407,14 @@ class DramEngine {
   /// Removes the chosen entry from its bank's window and moves waiting requests in behind it;
   /// their channel-queue slots free at `col`, the chosen column command.
   Entry take(Channel& ch, const Choice& c, std::uint64_t col);
-  /// The bank's candidate in `queue`'s window (of the direction served): FR-FCFS the oldest row hit,
-  /// else the oldest; FCFS the oldest. window.size() if none.
-  std::size_t window_candidate(const BankQueue& queue, std::uint32_t bank, Serve serve) const;
-  /// The scan behind window_candidate, with `open_row` the bank's (DramDevice::kNoRow: closed).
+  /// The bank's candidate in `queue`'s window (of the direction served): FR-FCFS the oldest row
+  /// hit, else the oldest; FCFS the oldest (slot window.size() if none), as choose() weighs it.
+  const CandidateView& candidate_view(const BankQueue& queue, std::uint32_t bank, Serve serve) const;
+  /// `view` with the row-hit cap applied (cap_row_hits at `at`): the bank's oldest
+  /// request instead when the cap sends it.
+  CandidateView capped_view(const BankQueue& queue, std::uint32_t bank, Serve serve, const CandidateView& view,
+                            std::uint64_t at) const;
+  /// The scan behind candidate_view, with `open_row` the bank's (DramDevice::kNoRow: closed).
   std::size_t scan_window(const RingQueue<Entry>& window, std::uint32_t open_row, Serve serve) const;
   /// DRAMsim3's row-hit cap on `bank`'s candidate `pick` (a row hit): once the open row has had
   /// row_hit_cap column commands, the bank's oldest request (a conflict) goes instead unless

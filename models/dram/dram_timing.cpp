@@ -76,7 +76,10 @@ std::uint64_t DramDevice::refresh_all_bank(std::uint32_t rank_index, std::uint64
   const std::uint64_t last_ref = ref_at(count - 1);
 
   // 3. The last REF keeps every bank of the rank closed and busy for tRFC.
-  for (Bank* b = first; b != last; ++b) b->act_ready = std::max(b->act_ready, last_ref + tm.tRFC);
+  for (Bank* b = first; b != last; ++b) {
+    b->act_ready = std::max(b->act_ready, last_ref + tm.tRFC);
+    ++b->version;
+  }
   stats_.refreshes += count;
   for (std::uint64_t k = 0; activity_ && k < count; ++k)
     activity_->refresh(rank_index, DramActivity::kAllBanks, ref_at(k), ref_at(k) + tm.tRFC);
@@ -104,8 +107,10 @@ std::uint64_t DramDevice::refresh_per_bank(std::uint32_t rank_index, std::uint32
   }
   ref = ca.first_free(ref, lengths_.refresh);
   ca.reserve(ref, lengths_.refresh);
-  for (std::uint32_t i = base; i < end; i += refresh_units_)
+  for (std::uint32_t i = base; i < end; i += refresh_units_) {
     banks_[i].act_ready = std::max(banks_[i].act_ready, ref + tm.tRFCpb);
+    ++banks_[i].version;
+  }
   r.refpb_ready = ref + (tm.tPBR2PBR != 0 ? tm.tPBR2PBR : tm.tRRD_S);
   r.act_ready = std::max(r.act_ready, ref + tm.tRRD_S);
   ++stats_.refreshes_per_bank;

@@ -48,6 +48,9 @@ class DramDevice {
   /// The row open in flat bank `bank`, or kNoRow when it is closed.
   static constexpr std::uint32_t kNoRow = UINT32_MAX;
   std::uint32_t open_row(std::uint32_t bank) const { return banks_[bank].open ? banks_[bank].row : kNoRow; }
+  /// Changes whenever flat bank `bank`'s state does (its row, or a cycle its commands wait for):
+  /// a caller may keep what it derived from the bank while this stays the same.
+  std::uint64_t bank_version(std::uint32_t bank) const { return banks_[bank].version; }
   bool is_hit(const BurstTarget& t) const {
     const Bank& b = banks_[t.bank];
     return b.open && b.row == t.row;
@@ -134,6 +137,7 @@ class DramDevice {
     std::uint64_t act_ready = 0;  // tRP after PRE, tRC after ACT, tRFC after REF
     std::uint64_t col_ready = 0;  // tRCD after ACT
     std::uint64_t pre_ready = 0;  // tRAS after ACT, tRTP after RD, tWR after write data
+    std::uint64_t version = 1;    // bank_version: counts the changes
   };
   struct Group {                   // one bank group of one rank: the "_L" (same group) constraints
     std::uint64_t act_ready = 0;   // tRRD_L
@@ -326,6 +330,7 @@ inline void DramDevice::precharge(Bank& bank, std::uint64_t at) {
   if (activity_) activity_->close_row(static_cast<std::uint32_t>(&bank - banks_.data()), at);
   bank.open = false;
   bank.act_ready = std::max(bank.act_ready, at + config_.timing.tRP);
+  ++bank.version;
 }
 
 inline void DramDevice::activate(const BurstTarget& t, std::uint64_t at) {
@@ -339,6 +344,7 @@ inline void DramDevice::activate(const BurstTarget& t, std::uint64_t at) {
   b.act_ready = at + tm.tRC;
   b.col_ready = at + tm.tRCD;
   b.pre_ready = at + tm.tRAS;
+  ++b.version;
   r.act_ready = at + tm.tRRD_S;
   g.act_ready = at + tm.tRRD_L;
   r.faw[r.faw_oldest] = at + tm.tFAW;
@@ -406,6 +412,7 @@ inline void DramDevice::commit_column_timing(const BurstTarget& t, bool is_write
     r.write_ready = std::max(r.write_ready, s.col + tm.tRTW);
     b.pre_ready = std::max(b.pre_ready, s.col + tm.tRTP);
   }
+  ++b.version;
   bus_free_[t.channel] = s.data_end;
 }
 
