@@ -124,10 +124,16 @@ void RunManager::stop_all() {
 
 std::string RunManager::start(const RunRequest& req, const std::string& workload_path) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!req.session.empty())
+  if (!req.session.empty()) {
+    for (auto& [_, run] : runs_)
+      if (run->view.session == req.session && run->req.sequence > req.sequence)
+        throw Superseded("run " + run->view.id + " of session '" + req.session + "' (sequence " +
+                         std::to_string(run->req.sequence) + ") replaced this run (sequence " +
+                         std::to_string(req.sequence) + ") before it reached the server");
     for (auto& [_, run] : runs_)
       if (run->view.session == req.session && !run->view.finished())
         cancel_locked(*run, "a newer run of the same session replaced it");
+  }
   check_capacity_locked("a run");
   const std::uint64_t n = next_++;
   auto run = std::make_shared<Run>();

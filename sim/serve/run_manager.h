@@ -62,6 +62,13 @@ class Busy : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A run request its session has already replaced: a run of a higher sequence started before
+/// this one reached the server (the client sent them in the other order).
+class Superseded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class RunManager {
  public:
   /// Held while the server does heavy work beside runs (an upload's check in a child, writing a
@@ -84,7 +91,9 @@ class RunManager {
   RunManager(std::filesystem::path work_dir, RunLimits limits);
   ~RunManager();  // kills every run in flight and waits for its thread
 
-  /// Starts a run (after cancelling the session's run in flight); returns its id.
+  /// Starts a run (after cancelling the session's run in flight); returns its id. Throws
+  /// Superseded when a run of the same session with a higher sequence has started: requests
+  /// that reach the server out of their client's order do not cancel the newer run.
   std::string start(const RunRequest& req, const std::string& workload_path);
   std::optional<RunView> view(const std::string& id) const;
   /// Blocks until the run's version exceeds `seen` or `timeout` passes; nullopt for an unknown id.

@@ -20,8 +20,10 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kKeys = {"config",  "workload", "upload",   "fusion",   "objective", "set",
-                                        "session", "dim",      "kv_cache", "parallel", "llm"};
+const std::vector<std::string> kKeys = {"config",  "workload", "upload", "fusion",   "objective", "set",
+                                        "session", "sequence", "dim",    "kv_cache", "parallel",  "llm"};
+/// The largest `sequence`: 2^53, the largest integer a browser's numbers hold exactly.
+constexpr std::int64_t kMaxSequence = std::int64_t(1) << 53;
 /// The largest dim `dim` binds, as `npusim run --dim` (ONNX's sizes stay within 2^31).
 constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
 
@@ -253,6 +255,7 @@ RunRequest parse_run_request(const std::string& body) {
   r.fusion = string_field(j, "fusion", r.fusion);
   r.objective = string_field(j, "objective", "");
   r.session = string_field(j, "session", "");
+  r.sequence = static_cast<std::uint64_t>(int_field(j, "sequence", 0, 0, kMaxSequence, "sequence"));
   if (j.contains("set")) r.overrides = parse_overrides(j.at("set"));
   check_one_of(r.config, config::preset_names(), "config");
   if (r.session.size() > 64) throw InputError("request field 'session'", "expected at most 64 characters");
@@ -314,7 +317,7 @@ json to_json(const RunRequest& r) {
     const auto eq = o.find('=');
     set[o.substr(0, eq)] = o.substr(eq + 1);
   }
-  json j = {{"config", r.config}, {"fusion", r.fusion}, {"set", set}, {"session", r.session}};
+  json j = {{"config", r.config}, {"fusion", r.fusion}, {"set", set}, {"session", r.session}, {"sequence", r.sequence}};
   if (r.llm) {
     const engine::LlmSpec& l = *r.llm;
     j["llm"] = {{"model", l.model}, {"prompt", l.prompt}, {"generate", l.generate}, {"batch", l.batch}};

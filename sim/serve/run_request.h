@@ -22,6 +22,7 @@ struct RunRequest {
   std::string objective;                     // for search: cycles, dram-bytes or energy ("" = cycles)
   std::vector<std::string> overrides;        // --set KEY=VALUE, sorted by key
   std::string session;                       // a new run of the same session cancels the one in flight
+  std::uint64_t sequence = 0;                // the client's count of the session's runs (see RunManager::start)
   std::map<std::string, std::int64_t> dims;  // --dim NAME=VALUE
   std::string kv_cache;                      // --kv-cache append|copy ("" = append)
   std::string parallel;                      // --parallel none|data|pipeline ("" = none)

@@ -345,6 +345,8 @@ Reply Server::Impl::guarded(const Request& req, F&& f) {
     return error_response(http::status::bad_request, e.what());
   } catch (const Busy& e) {
     return error_response(http::status::service_unavailable, e.what());
+  } catch (const Superseded& e) {
+    return error_response(http::status::conflict, e.what());
   } catch (const std::exception& e) {
     spdlog::error("serve: {} {}: {}", std::string(req.method_string()), std::string(req.target()), e.what());
     return error_response(http::status::internal_server_error,

@@ -139,6 +139,34 @@ TEST(ServeApi, ASecondRunOfTheSessionCancelsTheFirst) {
   EXPECT_EQ(s.request("GET", "/api/health").json()["runs_in_flight"], 0);  // its process is gone
 }
 
+TEST(ServeApi, AnOlderRunOfTheSessionArrivingLateDoesNotCancelTheNewer) {
+  // A page numbers its session's runs; two changes in quick succession travel on two
+  // connections, so run 2 may reach the server before run 1. Run 1 is then refused (409) and run
+  // 2 goes on; a run of sequence 3 cancels run 2 as any newer run does.
+  ServeProcess s;
+  json second = slow_run_request();
+  second["session"] = "tab1";
+  second["sequence"] = 2;
+  const std::string newer = start_held_run(s, second);
+  expect_error(
+      s.request("POST", "/api/runs",
+                json({{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab1"}, {"sequence", 1}}).dump()),
+      409, "sequence 2) replaced this run (sequence 1)");
+  EXPECT_EQ(s.request("GET", "/api/runs/" + newer).json()["status"], "running");
+  EXPECT_EQ(s.request("GET", "/api/runs/" + newer).json()["request"]["sequence"], 2);
+  // Another session, and a request without a sequence in another session, are not compared.
+  EXPECT_EQ(s.wait_run(start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab2"}}))["status"],
+            "done");
+  const std::string third =
+      start(s, {{"config", "edge-s"}, {"workload", "small_cnn"}, {"session", "tab1"}, {"sequence", 3}});
+  EXPECT_EQ(s.wait_run(newer)["status"], "cancelled");
+  EXPECT_EQ(s.wait_run(third)["status"], "done");
+  expect_error(s.request("POST", "/api/runs", R"({"session": "tab1", "sequence": -1})"), 400,
+               "request field 'sequence': expected an integer from 0 to 9007199254740992, found -1");
+  expect_error(s.request("POST", "/api/runs", R"({"session": "tab1", "sequence": 1.5})"), 400, "'sequence'");
+  expect_alive(s);
+}
+
 TEST(ServeApi, RunsAreBoundedInNumberAndTime) {
   ServeProcess s({"--max-runs", "1", "--run-timeout", "1"});
   const std::string slow = start_held_run(s);

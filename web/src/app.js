@@ -11,6 +11,10 @@ import {readValidationFile, renderValidation} from "./validation.js";
 
 const $ = id => document.getElementById(id);
 const TAB = Math.random().toString(36).slice(2, 10);  // this tab's session: its runs cancel each other
+// Each slot's runs are numbered: a request that reaches the server after a newer one of its slot
+// is refused (409) rather than cancelling the newer run (two changes in quick succession travel
+// on two connections, in either order).
+const sequence = {};
 const DEBOUNCE_MS = 300;  // while a number is being typed; a committed change (select, Enter, blur) runs at once
 // What the page opens on without URL parameters (docs/serve.md), where the server offers it.
 const DEFAULTS = {config: "edge-m", workload: "mobilenet_v2", fusion: "greedy"};
@@ -330,10 +334,12 @@ async function startRun(body, slot, onState = null, started = null, phases = nul
   const key = JSON.stringify(body);
   if (cache.has(key)) return cache.get(key);
   const res = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json", "Accept": "text/event-stream"},
-    body: JSON.stringify({...body, session: TAB + "/" + slot})});
+    body: JSON.stringify({...body, session: TAB + "/" + slot, sequence: (sequence[slot] = (sequence[slot] || 0) + 1)})});
   if (!res.ok) {
     const j = await res.json().catch(() => ({}));
-    throw new Error(j.error || res.statusText);
+    const e = new Error(j.error || res.statusText);
+    e.cancelled = res.status === 409;  // a newer run of this slot started: this one is not wanted
+    throw e;
   }
   progress[slot] = {fraction: 0, text: slot + ": planning"};
   showProgress();
