@@ -1084,8 +1084,20 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
     return a.bound < b.bound || (a.bound == b.bound && a.arrival < b.arrival);
   });
+  const auto loses = [&](std::uint64_t bound, std::uint64_t arrival) {
+    return bound > best.schedule.col || (bound == best.schedule.col && arrival > best_arrival);
+  };
   for (const Candidate& next : candidates_) {
-    if (next.bound > best.schedule.col || (next.bound == best.schedule.col && next.arrival > best_arrival)) break;
+    if (loses(next.bound, next.arrival)) break;
+    const Entry& e = bank_queues_[next.bank].window[next.slot];
+    const RowCase rc = device_.row_case(e.target);
+    SharedBoundSlot& shared = shared_bounds_[2 * std::size_t{e.target.group} + (e.is_write ? 1 : 0)];
+    std::uint64_t& column = shared.column[static_cast<std::size_t>(rc)];
+    if (shared.column_stamp[static_cast<std::size_t>(rc)] != bound_stamp_) {
+      shared.column_stamp[static_cast<std::size_t>(rc)] = bound_stamp_;
+      column = device_.shared_column(e.target, e.is_write, rc, at);
+    }
+    if (loses(column, next.arrival)) continue;
     const Choice planned = plan(next.bank, next.slot);
     if (planned.schedule.col < best.schedule.col ||
         (planned.schedule.col == best.schedule.col && next.arrival < best_arrival)) {

@@ -5,6 +5,7 @@
 // back-pressure when a queue is full, over the JEDEC timing of DramDevice. Plain C++ and event-driven: it jumps from
 // one decision, admission or refresh tick to the next, never through idle cycles. `npusim dram` runs it on a trace; the
 // SystemC DramController runs it per TLM transfer. See docs/dram.md.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -246,6 +247,7 @@ class DramEngine {
   struct SharedBoundSlot {
     std::uint64_t stamp = 0;
     DramDevice::SharedBound bound{};
+    std::array<std::uint64_t, 3> column_stamp{}, column{};
   };
   struct RankRefresh {
     std::uint64_t next_due = kNever;  // next tREFI (or tREFI / units) tick

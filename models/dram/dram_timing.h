@@ -74,6 +74,15 @@ class DramDevice {
   /// part is the same for every burst of one group and direction with the same row case, so a
   /// scheduler weighing many banks computes it once per group and decision.
   using SharedBound = std::array<std::uint64_t, 3>;  // by RowCase: Hit, Miss, Conflict
+  /// A lower bound on plan(t, ...).col of any burst of t's group and direction with row case
+  /// `rc`: plan() with the bank's terms and the arrival at 0, the CA bus searched (plan grows
+  /// with each of its terms).
+  std::uint64_t shared_column(const BurstTarget& t, bool is_write, RowCase rc, std::uint64_t column_floor) const {
+    const CommandBus& ca = ca_[t.channel];
+    return plan_bank(t, Bank{}, rc, is_write, 0, column_floor,
+                     [&](std::uint64_t at, std::uint32_t length) { return ca.first_free(at, length); })
+        .col;
+  }
   SharedBound shared_bound(const BurstTarget& t, bool is_write, std::uint64_t column_floor) const;
   /// The bank's and arrival's part of column_bound (see shared_bound); the direction adds no bank term.
   std::uint64_t bank_bound(const BurstTarget& t, std::uint64_t earliest) const;
@@ -159,7 +168,13 @@ class DramDevice {
   /// after `at` (the CA bus search, or `at` itself for column_bound).
   template <typename Place>
   BurstSchedule plan_with(const BurstTarget& t, bool is_write, std::uint64_t earliest, std::uint64_t column_floor,
-                          Place place) const;
+                          Place place) const {
+    return plan_bank(t, banks_[t.bank], row_case(t), is_write, earliest, column_floor, place);
+  }
+  /// plan_with for bank state `b` and row case `rc` in place of t's bank's.
+  template <typename Place>
+  BurstSchedule plan_bank(const BurstTarget& t, const Bank& b, RowCase rc, bool is_write, std::uint64_t earliest,
+                          std::uint64_t column_floor, Place place) const;
   /// Step 2 of plan_with: the column command no earlier than `earliest`, `column_floor`, the
   /// bank's `col_ready` and the rank's, group's, turnaround's and data bus's terms; its data end.
   template <typename Place>
@@ -214,14 +229,13 @@ inline BurstSchedule DramDevice::plan(const BurstTarget& t, bool is_write, std::
 }
 
 template <typename Place>
-inline BurstSchedule DramDevice::plan_with(const BurstTarget& t, bool is_write, std::uint64_t earliest,
-                                           std::uint64_t column_floor, Place place) const {
+inline BurstSchedule DramDevice::plan_bank(const BurstTarget& t, const Bank& b, RowCase rc, bool is_write,
+                                           std::uint64_t earliest, std::uint64_t column_floor, Place place) const {
   const DramTiming& tm = config_.timing;
-  const Bank& b = banks_[t.bank];
   const Group& g = groups_[t.group];
   const Rank& r = ranks_[t.rank];
   BurstSchedule s;
-  s.row_case = row_case(t);
+  s.row_case = rc;
 
   // 1. Row: a hit needs nothing; otherwise PRE (if another row is open), then ACT.
   std::uint64_t col_ready = b.col_ready;

@@ -478,7 +478,8 @@ TEST(DramTiming, OneBankGroupIsLimitedByTccdL) {
 
 TEST(DramTiming, SplitColumnBoundIsTheColumnBound) {
   // column_bound = max(bank_bound, shared_bound[row case]) in every state: the terms of the
-  // bound are each one state's cycle plus a constant, so the split is exact. Checked on every
+  // bound are each one state's cycle plus a constant, so the split is exact; and shared_column
+  // (the plan with the bank's terms at 0, the CA bus searched) is at most the plan. Checked on every
   // bank, both directions and arrivals around the state's cycles, after each of 2,000 random
   // commands (hits, misses, conflicts, refreshes) on LPDDR4 (one group) and on DDR4 with two
   // ranks and two channels (groups, ranks and channels apart).
@@ -516,6 +517,9 @@ TEST(DramTiming, SplitColumnBoundIsTheColumnBound) {
             const std::uint64_t split = std::max(device.bank_bound(u, arrival),
                                                  device.shared_bound(u, w, floor)[std::size_t(device.row_case(u))]);
             ASSERT_EQ(split, device.column_bound(u, w, arrival, floor)) << c.preset << " step " << step;
+            // The CA-bus-aware bound of the group's bursts of that row case is below the plan.
+            ASSERT_LE(device.shared_column(u, w, device.row_case(u), floor), device.plan(u, w, arrival, floor).col)
+                << c.preset << " step " << step;
             ++checked;
           }
         }
