@@ -412,6 +412,10 @@ class DramEngine {
   /// The bank's candidate in `queue`'s window (of the direction served): FR-FCFS the oldest row
   /// hit, else the oldest; FCFS the oldest (slot window.size() if none), as choose() weighs it.
   const CandidateView& candidate_view(const BankQueue& queue, std::uint32_t bank, Serve serve) const;
+  /// `e`'s slot in shared_bounds_: its group's and direction's.
+  static std::uint32_t shared_slot(const Entry& e) { return 2 * e.target.group + (e.is_write ? 1 : 0); }
+  /// The view of `window`'s request at `slot` (its bank's part of the bound as the device is now).
+  CandidateView view_of(const RingQueue<Entry>& window, std::size_t slot) const;
   /// `view` with the row-hit cap applied (cap_row_hits at `at`): the bank's oldest
   /// request instead when the cap sends it.
   CandidateView capped_view(const BankQueue& queue, std::uint32_t bank, Serve serve, const CandidateView& view,

@@ -65,7 +65,8 @@ class DramDevice {
   /// The lesser of earliest_column for reads and for writes, in one pass over the ranks.
   std::uint64_t earliest_column_either(std::uint32_t channel, std::uint64_t column_floor) const;
   /// A lower bound on plan(t, ...).col without searching the CA bus (each command taken at the
-  /// first cycle its timings allow): a scheduler can rule a candidate out before planning it.
+  /// first cycle its timings allow): the definition bank_bound and shared_bound split, which
+  /// DramTiming.SplitColumnBoundIsTheColumnBound checks them against.
   std::uint64_t column_bound(const BurstTarget& t, bool is_write, std::uint64_t earliest,
                              std::uint64_t column_floor) const;
   /// column_bound in two parts, max(bank_bound(t, earliest), shared_bound(t, ...)[row case]):
