@@ -68,6 +68,9 @@ using detail::redirect_output;
 // work's return value or the error's message.
 constexpr const char* kOk = "ok";
 
+// How a forked worker sets up its heap, when the executable brings its own allocator.
+void (*g_prepare_worker_heap)() = nullptr;
+
 void write_all(int fd, std::string_view text) {
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -100,6 +103,7 @@ void write_all(int fd, std::string_view text) {
   ::_exit(code);
 }
 
+/// Without an allocator of the executable's own (engine::set_worker_heap): glibc's malloc.
 /// A forked worker lives for one run: memory it frees is better kept for its next allocations
 /// than returned to the kernel (a large block unmapped, the heap's top trimmed) and faulted in
 /// again, a page at a time (about 12 us each on the development VM; a 96-point ResNet-50 sweep
@@ -142,8 +146,13 @@ void prefer_huge_pages() {
   if (::getppid() != parent) ::_exit(1);
   if (o.own_process_group) ::setpgid(0, 0);
   apply_limits(o);
-  keep_freed_memory();
-  if (o.memory_bytes == 0) prefer_huge_pages();
+  // Not under an address-space limit: a reserved region counts against it.
+  if (g_prepare_worker_heap != nullptr) {
+    if (o.memory_bytes == 0) g_prepare_worker_heap();
+  } else {
+    keep_freed_memory();
+    if (o.memory_bytes == 0) prefer_huge_pages();
+  }
   redirect_output(o.log_path, err_fd);
   const auto level = spdlog::get_level();
   // A child of a child (an LLM run's phases under a server run, a Python call or a sweep
@@ -199,6 +208,10 @@ void make_pipes(int fds[2], int err[2], bool with_stderr) {
 }
 
 }  // namespace
+
+void set_worker_heap(void (*prepare)()) {
+  g_prepare_worker_heap = prepare;
+}
 
 Child::Child(const Work& work, const ChildOptions& options) : options_(options) {
   start(&work, nullptr, {});

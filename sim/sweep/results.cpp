@@ -134,7 +134,7 @@ struct LinePieces {
   std::string_view summary;
   std::string after;
 };
-LinePieces line_pieces(const json& record, const std::string& summary_text) {
+LinePieces line_pieces(const json& record, std::string_view summary_text) {
   if (summary_text.empty() || !record.contains("summary")) return {dump_json(record), {}, {}};
   LinePieces p{"{", summary_text, ""};
   std::string* out = &p.before;
@@ -271,27 +271,28 @@ std::string point_reply(json summary) {
 bool read_point_summary(std::string reply, PointSummary& out) {
   const std::size_t split = reply.find('\n');
   if (split == std::string::npos) return false;
-  std::string text = reply.substr(split + 1);
+  const std::string_view text = std::string_view(reply).substr(split + 1);
   // The summary is the child's own dump_json of an object (it exited 0 only once the whole reply
   // was written), so its text is checked for its shape, not parsed again.
   if (text.size() < 2 || text.front() != '{' || text.back() != '}' || text.find_first_of("\n\r") != std::string::npos)
     return false;
   try {
-    out.head = json::parse(reply.substr(0, split));
+    out.head = json::parse(reply.begin(), reply.begin() + std::ptrdiff_t(split));
   } catch (const json::exception&) {
     return false;
   }
   if (!out.head.is_object() || out.head.contains("ops") || out.head.contains("groups")) return false;
-  out.text = std::move(text);
+  out.reply = std::move(reply);
+  out.text_at = split + 1;
   return true;
 }
 
-std::string record_line(const json& record, const std::string& summary_text) {
+std::string record_line(const json& record, std::string_view summary_text) {
   const LinePieces p = line_pieces(record, summary_text);
   return p.before + std::string(p.summary) + p.after;
 }
 
-void append_result(const ResultFiles& f, const CsvLayout& layout, const json& record, const std::string& summary_text) {
+void append_result(const ResultFiles& f, const CsvLayout& layout, const json& record, std::string_view summary_text) {
   // The JSON line is the record; the CSV row follows it (resume rebuilds the CSV from the JSON).
   const LinePieces p = line_pieces(record, summary_text);
   append_line(f.jsonl, {p.before, p.summary, p.after, "\n"});

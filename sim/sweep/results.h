@@ -5,6 +5,7 @@
 // lines (a torn last line is dropped on resume) and never a point twice.
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,14 +46,18 @@ std::vector<nlohmann::json> read_records(const std::string& jsonl, bool* torn = 
 /// Rewrites both files atomically from `records` (resume drops a torn tail; merge combines).
 void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vector<nlohmann::json>& records);
 
-/// A point's summary as its child sent it: `text`, the whole summary.json in one line, goes into
+/// A point's summary as its child sent it: `text()`, the whole summary.json in one line, goes into
 /// results.jsonl as it came; `head`, the same without its per-op and per-group arrays ("ops",
 /// "groups": most of its bytes), is what the sweep itself reads (the CSV row). Parsing and
 /// writing again a ResNet-50 summary (170 KB, mostly ops) cost the parent more than its children
-/// gave it time for at -j 2 (docs/sweep.md "Speed").
+/// gave it time for at -j 2 (docs/sweep.md "Speed"). The text stays where the reply was read
+/// into: a copy of it wrote 235 KB of pages a forked child had come to share since, a
+/// copy-on-write fault each.
 struct PointSummary {
   nlohmann::json head;
-  std::string text;
+  std::string reply;        // the child's whole reply
+  std::size_t text_at = 0;  // where the summary's text starts in it
+  std::string_view text() const { return std::string_view(reply).substr(text_at); }
 };
 
 /// What a point's child sends: the head's line, then the whole summary's (both compact JSON
@@ -67,12 +72,12 @@ bool read_point_summary(std::string reply, PointSummary& out);
 
 /// The record's JSON line (no newline), as record.dump() would write it, but with `summary_text`
 /// (a read_point_summary text) in place of the record's summary when it is not empty.
-std::string record_line(const nlohmann::json& record, const std::string& summary_text = "");
+std::string record_line(const nlohmann::json& record, std::string_view summary_text = {});
 
 /// Appends one record: its JSON line, then its CSV row (each one writev() + fsync). The CSV row
 /// reads the record's summary; the JSON line carries `summary_text` instead when given.
 void append_result(const ResultFiles& f, const CsvLayout& layout, const nlohmann::json& record,
-                   const std::string& summary_text = "");
+                   std::string_view summary_text = {});
 
 /// The axis keys of a sweep folder's sweep.json, in order.
 std::vector<std::string> axis_keys_of(const nlohmann::json& sweep_json);

@@ -312,7 +312,7 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
       }
       const std::string run_dir = d.files.run_dir.empty() ? "" : fs::relative(d.files.run_dir, o.out).string();
       append_result(files, layout, make_record(s, *d.point, code, error, wall, run_dir, std::move(summary.head)),
-                    summary.text);
+                    summary.text());
       if (code == 0) fs::remove(d.files.log);  // logs are kept for failed points only
       (code == 0 ? outcome.ok : outcome.failed)++;
     }

@@ -186,7 +186,8 @@ TEST(SweepResults, ASplicedSummaryIsWrittenAsTheRecordsOwnDump) {
   EXPECT_EQ(ps.head.at("cycles"), 5201873);
   json kept = record;
   kept["summary"] = ps.head;
-  EXPECT_EQ(record_line(kept, ps.text), record.dump());
+  EXPECT_EQ(ps.text(), summary.dump());
+  EXPECT_EQ(record_line(kept, ps.text()), record.dump());
   EXPECT_EQ(record_line(kept), kept.dump());  // no text: the record as it is
   // Not a head object's line and a summary object's line: refused (the point is then recorded
   // as failed).

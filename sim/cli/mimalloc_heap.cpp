@@ -1,0 +1,83 @@
+#include "sim/cli/mimalloc_heap.h"
+
+#include <mimalloc.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+
+#include <cstdint>
+
+#include "sim/engine/child.h"
+
+namespace npusim::cli {
+
+namespace {
+
+// mimalloc's segment (32 MiB in 2.0): an arena's unit and the alignment its start needs.
+constexpr std::uintptr_t kSegment = std::uintptr_t{32} << 20;
+// A bound on the region however large the machine: address space, not memory, but a bound.
+constexpr std::uintptr_t kLargest = std::uintptr_t{1} << 40;
+
+std::uintptr_t g_begin = 0, g_end = 0;
+
+/// The machine's memory and swap in bytes, rounded up to whole segments and at most kLargest; 0
+/// when unknown.
+std::uintptr_t machine_memory() {
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return 0;
+  std::uintptr_t total = 0;
+  if (__builtin_add_overflow(info.totalram, info.totalswap, &total) ||
+      __builtin_mul_overflow(total, std::uintptr_t{info.mem_unit}, &total) || total > kLargest)
+    return kLargest;
+  return (total + kSegment - 1) & ~(kSegment - 1);
+}
+
+}  // namespace
+
+// A worker's allocations would otherwise land in the free room of the heap it shares with its
+// parent: each page it writes there is a fault, a copy-on-write one where the parent had used the
+// page, one 4 KiB page at a time. On a paravirtualised VM a fault costs about 15 us, and a
+// ResNet-50 sweep point made about 1,000 of them; a fresh 2 MiB huge page costs about 0.4 ms
+// (docs/performance.md, "A sweep point"). So the worker's heap is bound to a region of its own,
+// advised for huge pages. The region is address space only until written (MAP_NORESERVE, as
+// mimalloc maps its own memory) and as large as the machine's memory and swap: a heap bound to it
+// allocates nowhere else, so a worker that outgrows it has outgrown the machine. It is handed to
+// mimalloc as not yet committed, so that mimalloc gives back what the worker frees, as it does
+// with its own memory: a region taken as committed is never given back, and an LLM phase whose
+// large arrays grow by doubling then held every size it had passed through (a 32k prompt's
+// prefill: 838 MB of memory against 632 MB).
+void prepare_worker_heap() {
+  const std::uintptr_t size = machine_memory();
+  if (size == 0) return;
+  void* mapped = ::mmap(nullptr, size + kSegment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                        -1, 0);
+  if (mapped == MAP_FAILED) return;  // strict overcommit, say: allocate as before
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(mapped) + kSegment - 1) & ~(kSegment - 1);
+  ::madvise(reinterpret_cast<void*>(begin), size, MADV_HUGEPAGE);  // no THP in the kernel: small pages
+  mi_arena_id_t arena{};
+  if (!mi_manage_os_memory_ex(reinterpret_cast<void*>(begin), size, /*is_committed=*/false, /*is_large=*/false,
+                              /*is_zero=*/true, /*numa_node=*/-1, /*exclusive=*/true, &arena)) {
+    ::munmap(mapped, size + kSegment);
+    return;
+  }
+  mi_heap_t* heap = mi_heap_new_in_arena(arena);
+  if (heap == nullptr) return;  // the arena stays registered, unused
+  mi_heap_set_default(heap);
+  g_begin = begin;
+  g_end = begin + size;
+}
+
+bool in_worker_heap(const void* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  return at >= g_begin && at < g_end;
+}
+
+std::size_t worker_heap_size() {
+  return g_end - g_begin;
+}
+
+namespace {
+// Registered before main runs (a forked worker exists only after that).
+const bool g_registered = (engine::set_worker_heap(prepare_worker_heap), true);
+}  // namespace
+
+}  // namespace npusim::cli

@@ -1,0 +1,149 @@
+// The npusim executable's forked workers allocate from a mimalloc region of their own
+// (sim/cli/mimalloc_heap.h), linked here as the executable links it: every size of allocation
+// lands there, memory the parent allocated can still be freed and grown, the parent's own heap is
+// untouched, and a worker under a memory limit keeps the ordinary heap.
+#include <gtest/gtest.h>
+
+#include <sys/sysinfo.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/mimalloc_heap.h"
+#include "sim/engine/child.h"
+
+namespace npusim::cli {
+namespace {
+
+/// "1" or "0" for each pointer: in the worker's region or not.
+std::string where(const std::vector<const void*>& pointers) {
+  std::string out;
+  for (const void* p : pointers) out += in_worker_heap(p) ? '1' : '0';
+  return out;
+}
+
+TEST(WorkerHeap, EverySizeOfAllocationComesFromTheWorkersRegion) {
+  const engine::ChildResult r = engine::run_in_child([] {
+    // mimalloc's classes: small (up to 1 KiB), medium (up to 128 KiB), large (up to 16 MiB) and
+    // huge (a segment of its own), through malloc, operator new and a container.
+    auto small = std::make_unique<int>(7);
+    void* medium = std::malloc(100 << 10);
+    void* large = std::malloc(4 << 20);
+    void* huge = std::malloc(40 << 20);
+    std::vector<std::uint64_t> grown;
+    for (std::uint64_t i = 0; i < 100000; ++i) grown.push_back(i);  // 800 KB after its reallocations
+    const std::string out = where({small.get(), medium, large, huge, grown.data()});
+    std::free(medium);
+    std::free(large);
+    std::free(huge);
+    return out;
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.reply, "11111");
+}
+
+TEST(WorkerHeap, TheParentsMemoryIsFreedAndGrownInTheWorker) {
+  // Allocated by the parent, before the fork: outside the region (nothing reserved it here).
+  auto text = std::make_unique<std::string>(5000, 'a');
+  std::vector<int> numbers(1000, 3);
+  ASSERT_FALSE(in_worker_heap(text->data()));
+  const engine::ChildResult r = engine::run_in_child([&] {
+    text->append(100000, 'b');  // grown: moved into the region
+    const bool moved = in_worker_heap(text->data());
+    const std::size_t size = text->size();
+    text.reset();  // the parent's block freed by the worker
+    numbers.resize(200000, 4);
+    long sum = 0;
+    for (int n : numbers) sum += n;
+    // 1000 threes and 199,000 fours.
+    return std::to_string(moved) + " " + std::to_string(size) + " " + std::to_string(sum);
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.reply, "1 105000 799000");
+  // The parent's copy is untouched, and its heap is its own.
+  ASSERT_NE(text, nullptr);
+  EXPECT_EQ(text->size(), 5000u);
+  EXPECT_EQ(numbers.size(), 1000u);
+  auto after = std::make_unique<int>(1);
+  EXPECT_FALSE(in_worker_heap(after.get()));
+  EXPECT_EQ(worker_heap_size(), 0u);
+}
+
+TEST(WorkerHeap, TheRegionIsTheMachinesMemoryAdvisedForHugePages) {
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) GTEST_SKIP() << "a kernel without THP";
+  const engine::ChildResult r = engine::run_in_child([] {
+    void* p = std::malloc(64);
+    std::ostringstream out;
+    out << worker_heap_size() << " ";
+    // The region's mapping: its VmFlags carry "hg" (MADV_HUGEPAGE).
+    std::ifstream smaps("/proc/self/smaps");
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    std::string line;
+    bool inside = false;
+    while (std::getline(smaps, line)) {
+      std::uintptr_t from = 0, to = 0;
+      char dash = 0;
+      std::istringstream head(line);
+      if (head >> std::hex >> from >> dash >> to && dash == '-') inside = at >= from && at < to;
+      if (inside && line.rfind("VmFlags:", 0) == 0) out << (line.find(" hg") != std::string::npos ? "hg" : "no hg");
+    }
+    std::free(p);
+    return out.str();
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  struct sysinfo info {};
+  ASSERT_EQ(::sysinfo(&info), 0);
+  const std::uint64_t memory = (std::uint64_t(info.totalram) + info.totalswap) * info.mem_unit;
+  const std::uint64_t segment = 32u << 20;
+  const std::uint64_t expected = (memory + segment - 1) / segment * segment;  // whole segments
+  EXPECT_EQ(r.reply, std::to_string(expected) + " hg");
+}
+
+/// The calling process's resident memory in KiB (VmRSS of /proc/self/status).
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+TEST(WorkerHeap, MemoryTheWorkerFreesIsGivenBack) {
+  const engine::ChildResult r = engine::run_in_child([] {
+    const long before = resident_kib();
+    constexpr std::size_t kBlock = std::size_t{256} << 20;
+    auto* block = static_cast<char*>(std::malloc(kBlock));
+    std::memset(block, 1, kBlock);  // 256 MiB written: resident
+    asm volatile("" : : "r"(block) : "memory");  // the writes happen (not folded with the free)
+    const long written = resident_kib();
+    std::free(block);
+    const long freed = resident_kib();
+    // Resident growth in MiB, rounded down: at least 256 while written, under 32 once freed.
+    return std::to_string((written - before) >= 256 * 1024) + " " + std::to_string((freed - before) < 32 * 1024);
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.reply, "1 1");
+}
+
+TEST(WorkerHeap, AWorkerUnderAMemoryLimitKeepsTheOrdinaryHeap) {
+  if (!engine::kAddressSpaceLimitWorks) GTEST_SKIP() << "no RLIMIT_AS in this build";
+  engine::ChildOptions limited;
+  limited.memory_bytes = std::uint64_t{2} << 30;  // the region would count against it
+  const engine::ChildResult r = engine::run_in_child(
+      [] {
+        auto p = std::make_unique<char[]>(1 << 20);
+        return std::to_string(in_worker_heap(p.get())) + " " + std::to_string(worker_heap_size());
+      },
+      limited);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.reply, "0 0");
+}
+
+}  // namespace
+}  // namespace npusim::cli
