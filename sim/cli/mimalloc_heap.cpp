@@ -48,8 +48,8 @@ std::uintptr_t machine_memory() {
 void prepare_worker_heap() {
   const std::uintptr_t size = machine_memory();
   if (size == 0) return;
-  void* mapped = ::mmap(nullptr, size + kSegment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                        -1, 0);
+  void* mapped =
+      ::mmap(nullptr, size + kSegment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapped == MAP_FAILED) return;  // strict overcommit, say: allocate as before
   const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(mapped) + kSegment - 1) & ~(kSegment - 1);
   ::madvise(reinterpret_cast<void*>(begin), size, MADV_HUGEPAGE);  // no THP in the kernel: small pages

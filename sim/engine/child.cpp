@@ -318,7 +318,8 @@ void Child::cancel() {
   kill_now();
 }
 
-bool Child::read_some(int fd, std::string& into) {
+template <typename Text>
+bool Child::read_some(int fd, Text& into) {
   // Straight into the string, not through a buffer on the stack: a parent that forks again and
   // again (a sweep) pays a copy-on-write fault for each page it writes that a child shares, and
   // the stack's pages are shared anew with every child (docs/sweep.md "Speed").
@@ -432,7 +433,7 @@ ChildResult Child::reap() {
   // kind_ without its newline; the body moved, not copied: a sweep point's is a whole summary.json.
   const std::size_t newline = kind_done_ ? kind_.size() : std::string::npos;
   const std::string kind = kind_;
-  std::string body = kind_done_ ? std::move(received_) : std::string();
+  ReplyText body = kind_done_ ? std::move(received_) : ReplyText();
   if (cancelled_) {
     r.end = ChildResult::End::Cancelled;
     r.message = "cancelled";
@@ -463,7 +464,7 @@ ChildResult Child::reap() {
   } else {
     r.end = ChildResult::End::Error;
     r.kind = kind;
-    r.message = std::move(body);
+    r.message = std::string(body);
   }
   return r;
 }
@@ -487,7 +488,7 @@ void answer_parent(const std::string& command, const Child::Work& work) {
 }
 
 std::string reply_or_throw(const ChildResult& r, const std::string& context) {
-  if (r.ok()) return r.reply;
+  if (r.ok()) return std::string(r.reply);
   if (r.end == ChildResult::End::Error && r.kind == "input") throw InputError(context, r.message);
   throw SimulationError((context.empty() ? "" : context + ": ") + r.message);
 }

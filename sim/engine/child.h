@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/fork_private.h"
+
 namespace npusim::engine {
 
 /// False in an AddressSanitizer build: ASan reserves terabytes of address space for its shadow
@@ -70,7 +72,7 @@ struct ChildResult {
   End end = End::Signalled;
   int exit_code = -1;  // 0 / 2 / 1 as the CLI's codes; 128 + signal when a signal ended it
   int signal = 0;
-  std::string reply;    // End::Ok: the work's return value
+  ReplyText reply;      // End::Ok: the work's return value (memory a later child does not share)
   std::string kind;     // End::Error: "input", "simulation" or "internal" (ErrorReport::kind)
   std::string message;  // End::Error: the error's text; otherwise what ended the child, in words
   bool ok() const { return end == End::Ok; }
@@ -121,7 +123,8 @@ class Child {
 
  private:
   /// Reads what `fd` holds now into `into`; false once the child has closed it.
-  static bool read_some(int fd, std::string& into);
+  template <typename Text>
+  static bool read_some(int fd, Text& into);
   /// read_some for the reply pipe: its first line into kind_, the rest into received_.
   bool read_reply();
   /// Passes the whole lines of the stderr pipe to on_stderr_line (the rest too when `all`).
@@ -145,7 +148,7 @@ class Child {
   std::chrono::steady_clock::time_point start_;
   std::string kind_;        // the reply's first line: "ok" or an ErrorReport kind
   bool kind_done_ = false;  // its newline has come
-  std::string received_;    // the rest of the reply
+  ReplyText received_;      // the rest of the reply
   std::atomic<bool> cancelled_{false}, timed_out_{false}, reaped_{false};
   bool spawned_ = false;     // a Spawn: exit code 127 without a reply is the loader failing to start it
   bool via_zygote_ = false;  // forked by the zygote, which reaps it (sim/engine/zygote.h)

@@ -70,7 +70,7 @@ namespace {
 
 /// Whether `text` is one JSON object with the top-level keys `keys` (and maybe others), read
 /// without building it (SAX).
-bool object_with_keys(const std::string& text, std::set<std::string> keys) {
+bool object_with_keys(std::string_view text, std::set<std::string> keys) {
   struct TopLevelKeys : nlohmann::json_sax<nlohmann::json> {
     std::set<std::string>* wanted;
     int depth = 0;
@@ -255,7 +255,7 @@ void RunManager::finish(Run* run, const engine::ChildResult& result) {
     // Checked, not built: the reply is passed on as it is (a ResNet-50 run's is 356 KB, which
     // nlohmann::json parses and indents in about 10 ms on the development VM).
     if (object_with_keys(result.reply, {"roofline", "summary"})) {
-      run->reply = result.reply;
+      run->reply = std::string(result.reply);
       v.status = RunStatus::Done;
       v.commands_done = v.commands_total;
     } else {

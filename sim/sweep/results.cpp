@@ -268,7 +268,7 @@ std::string point_reply(json summary) {
   return dump_json(summary) + "\n" + reply;
 }
 
-bool read_point_summary(std::string reply, PointSummary& out) {
+bool read_point_summary(engine::ReplyText reply, PointSummary& out) {
   const std::size_t split = reply.find('\n');
   if (split == std::string::npos) return false;
   const std::string_view text = std::string_view(reply).substr(split + 1);

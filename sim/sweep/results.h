@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/engine/fork_private.h"
 #include "sim/sweep/expand.h"
 
 namespace npusim::sweep {
@@ -55,7 +56,7 @@ void write_results(const ResultFiles& f, const CsvLayout& layout, const std::vec
 /// copy-on-write fault each.
 struct PointSummary {
   nlohmann::json head;
-  std::string reply;        // the child's whole reply
+  engine::ReplyText reply;  // the child's whole reply
   std::size_t text_at = 0;  // where the summary's text starts in it
   std::string_view text() const { return std::string_view(reply).substr(text_at); }
 };
@@ -68,7 +69,7 @@ std::string point_reply(nlohmann::json summary);
 
 /// Splits a point_reply into `out`: false if the head is not one JSON object on its line or the
 /// summary not one object's text on one line.
-bool read_point_summary(std::string reply, PointSummary& out);
+bool read_point_summary(engine::ReplyText reply, PointSummary& out);
 
 /// The record's JSON line (no newline), as record.dump() would write it, but with `summary_text`
 /// (a read_point_summary text) in place of the record's summary when it is not empty.

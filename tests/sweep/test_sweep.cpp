@@ -179,7 +179,7 @@ TEST(SweepResults, ASplicedSummaryIsWrittenAsTheRecordsOwnDump) {
                                                      {"dram", {{"groups", 2}, {"reads", 17}}}})
                                                    .dump());
   EXPECT_EQ(reply.substr(reply.find('\n') + 1), summary.dump());
-  ASSERT_TRUE(read_point_summary(reply, ps));
+  ASSERT_TRUE(read_point_summary(npusim::engine::ReplyText(reply), ps));
   EXPECT_FALSE(ps.head.contains("ops"));
   EXPECT_FALSE(ps.head.contains("groups"));
   EXPECT_EQ(ps.head.at("dram").at("groups"), 2);  // only the top level's arrays are left out

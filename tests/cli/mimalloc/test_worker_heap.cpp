@@ -17,6 +17,7 @@
 
 #include "sim/cli/mimalloc_heap.h"
 #include "sim/engine/child.h"
+#include "tests/support/vm_flags.h"
 
 namespace npusim::cli {
 namespace {
@@ -82,17 +83,7 @@ TEST(WorkerHeap, TheRegionIsTheMachinesMemoryAdvisedForHugePages) {
     std::ostringstream out;
     out << worker_heap_size() << " ";
     // The region's mapping: its VmFlags carry "hg" (MADV_HUGEPAGE).
-    std::ifstream smaps("/proc/self/smaps");
-    const auto at = reinterpret_cast<std::uintptr_t>(p);
-    std::string line;
-    bool inside = false;
-    while (std::getline(smaps, line)) {
-      std::uintptr_t from = 0, to = 0;
-      char dash = 0;
-      std::istringstream head(line);
-      if (head >> std::hex >> from >> dash >> to && dash == '-') inside = at >= from && at < to;
-      if (inside && line.rfind("VmFlags:", 0) == 0) out << (line.find(" hg") != std::string::npos ? "hg" : "no hg");
-    }
+    out << (npusim::testing::has_vm_flag(p, "hg") ? "hg" : "no hg");
     std::free(p);
     return out.str();
   });
@@ -102,7 +93,7 @@ TEST(WorkerHeap, TheRegionIsTheMachinesMemoryAdvisedForHugePages) {
   const std::uint64_t memory = (std::uint64_t(info.totalram) + info.totalswap) * info.mem_unit;
   const std::uint64_t segment = 32u << 20;
   const std::uint64_t expected = (memory + segment - 1) / segment * segment;  // whole segments
-  EXPECT_EQ(r.reply, std::to_string(expected) + " hg");
+  EXPECT_EQ(std::string(r.reply), std::to_string(expected) + " hg");
 }
 
 /// The calling process's resident memory in KiB (VmRSS of /proc/self/status).
@@ -119,7 +110,7 @@ TEST(WorkerHeap, MemoryTheWorkerFreesIsGivenBack) {
     const long before = resident_kib();
     constexpr std::size_t kBlock = std::size_t{256} << 20;
     auto* block = static_cast<char*>(std::malloc(kBlock));
-    std::memset(block, 1, kBlock);  // 256 MiB written: resident
+    std::memset(block, 1, kBlock);               // 256 MiB written: resident
     asm volatile("" : : "r"(block) : "memory");  // the writes happen (not folded with the free)
     const long written = resident_kib();
     std::free(block);
