@@ -53,7 +53,7 @@ TEST(ForkPrivate, AChildStartsWithoutItsParentsFreedBlocks) {
     return std::to_string(kept) + " " + std::to_string(mine.size());
   });
   ASSERT_TRUE(r.ok()) << r.message;
-  EXPECT_EQ(std::string(r.reply), "0 307200");  // 300 x 1024
+  EXPECT_EQ(std::string(r.reply), "0 307200");        // 300 x 1024
   EXPECT_GE(detail::fork_private_kept_blocks(), 1u);  // the parent's list is its own
 }
 
