@@ -45,7 +45,12 @@ std::uintptr_t machine_memory() {
 // with its own memory: a region taken as committed is never given back, and an LLM phase whose
 // large arrays grow by doubling then held every size it had passed through (a 32k prompt's
 // prefill: 838 MB of memory against 632 MB).
-void prepare_worker_heap() {
+void prepare_worker_heap(bool limited) {
+  if (limited) {
+    mi_heap_set_default(mi_heap_get_backing());
+    g_begin = g_end = 0;
+    return;
+  }
   const std::uintptr_t size = machine_memory();
   if (size == 0) return;
   void* mapped =

@@ -69,7 +69,7 @@ using detail::redirect_output;
 constexpr const char* kOk = "ok";
 
 // How a forked worker sets up its heap, when the executable brings its own allocator.
-void (*g_prepare_worker_heap)() = nullptr;
+void (*g_prepare_worker_heap)(bool limited) = nullptr;
 
 void write_all(int fd, std::string_view text) {
   for (std::size_t done = 0; done < text.size();) {
@@ -146,10 +146,9 @@ void prefer_huge_pages() {
   if (::getppid() != parent) ::_exit(1);
   if (o.own_process_group) ::setpgid(0, 0);
   apply_limits(o);
-  // Not under an address-space limit: a reserved region counts against it.
   if (g_prepare_worker_heap != nullptr) {
-    if (o.memory_bytes == 0) g_prepare_worker_heap();
-  } else {
+    g_prepare_worker_heap(o.memory_bytes > 0);
+  } else {  // not under an address-space limit: the block counts against it
     keep_freed_memory();
     if (o.memory_bytes == 0) prefer_huge_pages();
   }
@@ -209,7 +208,7 @@ void make_pipes(int fds[2], int err[2], bool with_stderr) {
 
 }  // namespace
 
-void set_worker_heap(void (*prepare)()) {
+void set_worker_heap(void (*prepare)(bool limited)) {
   g_prepare_worker_heap = prepare;
 }
 

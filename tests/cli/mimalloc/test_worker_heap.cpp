@@ -136,5 +136,25 @@ TEST(WorkerHeap, AWorkerUnderAMemoryLimitKeepsTheOrdinaryHeap) {
   EXPECT_EQ(r.reply, "0 0");
 }
 
+TEST(WorkerHeap, ALimitedChildOfAWorkerLeavesItsParentsRegion) {
+  if (!engine::kAddressSpaceLimitWorks) GTEST_SKIP() << "no RLIMIT_AS in this build";
+  // The worker's region is mapped already: a grandchild allocating there would not be held by
+  // its own limit. It allocates from its thread's own heap instead.
+  const engine::ChildResult r = engine::run_in_child([] {
+    auto mine = std::make_unique<char[]>(1 << 20);
+    engine::ChildOptions limited;
+    limited.memory_bytes = std::uint64_t{2} << 30;
+    const engine::ChildResult inner = engine::run_in_child(
+        [&] {
+          auto p = std::make_unique<char[]>(1 << 20);
+          return std::to_string(in_worker_heap(p.get())) + " " + std::to_string(worker_heap_size());
+        },
+        limited);
+    return std::to_string(in_worker_heap(mine.get())) + " / " + std::string(inner.reply);
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(std::string(r.reply), "1 / 0 0");
+}
+
 }  // namespace
 }  // namespace npusim::cli
