@@ -260,8 +260,9 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   engine::set_stage("loading the sweep's workloads");
   const LoadedWorkloads graphs = load_workloads(s, pending);
   engine::set_stage("running the sweep's points");
-  // Free pages inside the heap go back to the kernel before the forks: a child that reuses one
-  // then faults in a fresh page rather than copying a shared one (docs/sweep.md "Speed").
+  // Free pages inside glibc's heap go back to the kernel before the forks: a child that reuses one
+  // then faults in a fresh page rather than copying a shared one (docs/sweep.md "Speed"). Under
+  // the executable's mimalloc the children allocate from regions of their own instead.
   ::malloc_trim(0);
   // Up to `jobs` children at once, all forked and watched from this one thread (forking from
   // several threads is not safe under every allocator); results are appended as they come.
