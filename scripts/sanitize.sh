@@ -31,6 +31,8 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 # release build, a minute and more under ASan; the whole runs below run `npusim llm` on a tiny
 # model instead. OutOfMemory.* runs npusim under `ulimit -v`, which ASan's
 # shadow memory cannot start under.
+export TMPDIR="$PWD/$B/test-tmp"  # as scripts/test.sh: the tests' files in the build, not /tmp
+rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
 ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 900 \
   -E '^(OutOfMemory\.|browser\.|python\.|corpus_|validation_|test_golden|(Zoo|Corpus)/Golden\.|ServeLlm\.AnLlmRun|ServeImage\.AnImageRuns)'
 
