@@ -2,9 +2,12 @@
 
 #include <mimalloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <fstream>
 
 #include "sim/engine/child.h"
 
@@ -31,6 +34,40 @@ std::uintptr_t machine_memory() {
   return (total + kSegment - 1) & ~(kSegment - 1);
 }
 
+// Under an address-space limit, what the region leaves below it for mappings outside the heap:
+// thread stacks, other threads' heaps, the segment alignment's slack.
+constexpr std::uintptr_t kMargin = std::uintptr_t{256} << 20;
+// The smallest region worth making: two segments.
+constexpr std::uintptr_t kSmallest = 2 * kSegment;
+
+/// The calling process's address space now (VmSize) in bytes; 0 when unknown.
+std::uintptr_t mapped_now() {
+  std::ifstream statm("/proc/self/statm");
+  std::uintptr_t pages = 0;
+  if (!(statm >> pages)) return 0;
+  return pages * std::uintptr_t(::sysconf(_SC_PAGESIZE));
+}
+
+/// The region's size: the machine's memory, or under an address-space limit the room below it
+/// (less kMargin and a segment for the alignment), in whole segments; 0 when there is no room.
+std::uintptr_t region_size(rlim_t limit) {
+  const std::uintptr_t machine = machine_memory();
+  if (limit == RLIM_INFINITY) return machine;
+  const std::uintptr_t used = mapped_now();
+  if (used == 0 || limit < used + kMargin + kSegment + kSmallest) return 0;
+  const std::uintptr_t room = (std::uintptr_t(limit) - used - kMargin - kSegment) & ~(kSegment - 1);
+  return room < machine ? room : machine;
+}
+
+/// With no region of its own under the address-space limit `limit`: a region the parent had is
+/// mapped already, so the limit would not hold there unless it fits below it; otherwise the
+/// thread's own heap, whose new memory the limit bounds.
+void keep_within(rlim_t limit) {
+  if (limit == RLIM_INFINITY || g_end - g_begin <= limit) return;
+  mi_heap_set_default(mi_heap_get_backing());
+  g_begin = g_end = 0;
+}
+
 }  // namespace
 
 // A worker's allocations would otherwise land in the free room of the heap it shares with its
@@ -44,28 +81,27 @@ std::uintptr_t machine_memory() {
 // mimalloc as not yet committed, so that mimalloc gives back what the worker frees, as it does
 // with its own memory: a region taken as committed is never given back, and an LLM phase whose
 // large arrays grow by doubling then held every size it had passed through (a 32k prompt's
-// prefill: 838 MB of memory against 632 MB).
-void prepare_worker_heap(bool limited) {
-  if (limited) {
-    mi_heap_set_default(mi_heap_get_backing());
-    g_begin = g_end = 0;
-    return;
-  }
-  const std::uintptr_t size = machine_memory();
-  if (size == 0) return;
+// prefill: 838 MB of memory against 632 MB). Under an address-space limit (a served run's) the
+// region takes the room below the limit but for a margin for what is mapped outside the heap,
+// so the limit still holds: the heap's allocations fail where the region ends.
+void prepare_worker_heap() {
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) != 0) return;
+  const std::uintptr_t size = region_size(as.rlim_cur);
+  if (size == 0) return keep_within(as.rlim_cur);
   void* mapped =
       ::mmap(nullptr, size + kSegment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (mapped == MAP_FAILED) return;  // strict overcommit, say: allocate as before
+  if (mapped == MAP_FAILED) return keep_within(as.rlim_cur);  // strict overcommit, say
   const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(mapped) + kSegment - 1) & ~(kSegment - 1);
   ::madvise(reinterpret_cast<void*>(begin), size, MADV_HUGEPAGE);  // no THP in the kernel: small pages
   mi_arena_id_t arena{};
   if (!mi_manage_os_memory_ex(reinterpret_cast<void*>(begin), size, /*is_committed=*/false, /*is_large=*/false,
                               /*is_zero=*/true, /*numa_node=*/-1, /*exclusive=*/true, &arena)) {
     ::munmap(mapped, size + kSegment);
-    return;
+    return keep_within(as.rlim_cur);
   }
   mi_heap_t* heap = mi_heap_new_in_arena(arena);
-  if (heap == nullptr) return;  // the arena stays registered, unused
+  if (heap == nullptr) return keep_within(as.rlim_cur);  // the arena stays registered, unused
   mi_heap_set_default(heap);
   g_begin = begin;
   g_end = begin + size;

@@ -6,20 +6,21 @@
 
 namespace npusim::cli {
 
-/// Gives the calling process (a forked worker, at its start) a mimalloc heap bound to a region
-/// reserved for it alone and advised for transparent huge pages, and makes it the default heap:
-/// every later allocation of the calling thread comes from it. Does nothing when the region
-/// cannot be reserved (the process then allocates as before). `limited` (the worker runs under an
-/// address-space limit): no region, which would count against the limit, and the thread's own
-/// heap is made the default again, since a region its parent had is mapped already and the limit
-/// would not hold there. Registered with engine::set_worker_heap when the executable starts.
-void prepare_worker_heap(bool limited);
+/// Gives the calling process (a forked child, at its start, once its limits apply) a mimalloc heap
+/// bound to a region reserved for it alone and advised for transparent huge pages, and makes it
+/// the default heap: every later allocation of the calling thread comes from it. The region is
+/// the machine's memory and swap of address space, or under an address-space limit the room
+/// below it less 256 MiB (for stacks and other threads' heaps). Where there is no such room, or
+/// the region cannot be reserved, the process allocates as before, but for a region its parent
+/// had that the limit does not cover: then its thread's own heap. Registered with
+/// engine::set_worker_heap when the executable starts.
+void prepare_worker_heap();
 
 /// True when `p` lies in the region prepare_worker_heap reserved in this process.
 bool in_worker_heap(const void* p);
 
-/// The size of that region: the machine's memory and swap, in whole mimalloc segments (0 before
-/// prepare_worker_heap or when it could not reserve the region).
+/// The size of that region, in whole mimalloc segments (0 before prepare_worker_heap or when it
+/// made none).
 std::size_t worker_heap_size();
 
 }  // namespace npusim::cli

@@ -57,6 +57,15 @@ void redirect_output(const std::string& log_path, int err_fd) {
   ::close(fd);
 }
 
+// How a child sets up its heap, when the executable brings its own allocator.
+void (*g_prepare_worker_heap)() = nullptr;
+
+bool prepare_own_heap() {
+  if (g_prepare_worker_heap == nullptr) return false;
+  g_prepare_worker_heap();
+  return true;
+}
+
 }  // namespace detail
 
 namespace {
@@ -67,9 +76,6 @@ using detail::redirect_output;
 // The reply's first line says how the work ended ("ok" or an ErrorReport kind); the rest is the
 // work's return value or the error's message.
 constexpr const char* kOk = "ok";
-
-// How a forked worker sets up its heap, when the executable brings its own allocator.
-void (*g_prepare_worker_heap)(bool limited) = nullptr;
 
 void write_all(int fd, std::string_view text) {
   for (std::size_t done = 0; done < text.size();) {
@@ -146,11 +152,9 @@ void prefer_huge_pages() {
   if (::getppid() != parent) ::_exit(1);
   if (o.own_process_group) ::setpgid(0, 0);
   apply_limits(o);
-  if (g_prepare_worker_heap != nullptr) {
-    g_prepare_worker_heap(o.memory_bytes > 0);
-  } else {  // not under an address-space limit: the block counts against it
+  if (!detail::prepare_own_heap()) {
     keep_freed_memory();
-    if (o.memory_bytes == 0) prefer_huge_pages();
+    if (o.memory_bytes == 0) prefer_huge_pages();  // not under an address-space limit: it counts
   }
   redirect_output(o.log_path, err_fd);
   const auto level = spdlog::get_level();
@@ -208,8 +212,8 @@ void make_pipes(int fds[2], int err[2], bool with_stderr) {
 
 }  // namespace
 
-void set_worker_heap(void (*prepare)(bool limited)) {
-  g_prepare_worker_heap = prepare;
+void set_worker_heap(void (*prepare)()) {
+  detail::g_prepare_worker_heap = prepare;
 }
 
 Child::Child(const Work& work, const ChildOptions& options) : options_(options) {

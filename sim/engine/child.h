@@ -37,12 +37,12 @@ constexpr bool kAddressSpaceLimitWorks =
     true;
 #endif
 
-/// How a forked worker (a child that runs a function: a sweep point, a Python call, an LLM phase)
-/// sets up the heap it allocates from, for an executable that brings its own allocator (the npusim
-/// executable's mimalloc: sim/cli/mimalloc_heap.h); called at the worker's start with whether it
-/// runs under a memory limit (then it must allocate where that limit holds). Unset, the worker
-/// tunes glibc's malloc instead. Set before the first fork.
-void set_worker_heap(void (*prepare)(bool limited));
+/// How a forked child sets up the heap it allocates from (a worker: a sweep point, a Python call,
+/// an LLM phase; and a served run the zygote forks), for an executable that brings its own
+/// allocator (the npusim executable's mimalloc: sim/cli/mimalloc_heap.h); called at the child's
+/// start, once its limits apply. Unset, a worker tunes glibc's malloc instead. Set before the
+/// first fork.
+void set_worker_heap(void (*prepare)());
 
 struct ChildOptions {
   /// The child's stdout and stderr go to this file (created, or replaced if the parent made it

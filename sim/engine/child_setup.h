@@ -12,5 +12,8 @@ void apply_limits(const ChildOptions& o);
 /// stdout and stderr into the log file `log_path`, or stdout to /dev/null and stderr into the
 /// parent's pipe `err_fd` (>= 0); neither keeps the process's own.
 void redirect_output(const std::string& log_path, int err_fd);
+/// The heap of the executable's own allocator set up in the calling child, once its limits apply
+/// (engine::set_worker_heap); false when the executable registered none.
+bool prepare_own_heap();
 
 }  // namespace npusim::engine::detail

@@ -135,6 +135,7 @@ bool receive_message(int sock, std::string& body, std::vector<int>& fds) {
   const sigset_t chld = signals({SIGCHLD});
   ::pthread_sigmask(SIG_UNBLOCK, &chld, nullptr);
   detail::apply_limits(o);
+  detail::prepare_own_heap();  // the zygote's heap is shared: a region of its own, as a worker's
   // Moved above 0-3 first, whatever numbers they came with; then stderr (or the log) and the
   // reply pipe take their places.
   const int reply = ::fcntl(reply_fd, F_DUPFD_CLOEXEC, 10);

@@ -1,7 +1,7 @@
 // The npusim executable's forked workers allocate from a mimalloc region of their own
 // (sim/cli/mimalloc_heap.h), linked here as the executable links it: every size of allocation
 // lands there, memory the parent allocated can still be freed and grown, the parent's own heap is
-// untouched, and a worker under a memory limit keeps the ordinary heap.
+// untouched, and under a memory limit the region stays below it.
 #include <gtest/gtest.h>
 
 #include <sys/sysinfo.h>
@@ -122,18 +122,44 @@ TEST(WorkerHeap, MemoryTheWorkerFreesIsGivenBack) {
   EXPECT_EQ(r.reply, "1 1");
 }
 
-TEST(WorkerHeap, AWorkerUnderAMemoryLimitKeepsTheOrdinaryHeap) {
+TEST(WorkerHeap, AWorkerUnderAMemoryLimitGetsARegionBelowIt) {
   if (!engine::kAddressSpaceLimitWorks) GTEST_SKIP() << "no RLIMIT_AS in this build";
   engine::ChildOptions limited;
-  limited.memory_bytes = std::uint64_t{2} << 30;  // the region would count against it
+  limited.memory_bytes = std::uint64_t{2} << 30;
   const engine::ChildResult r = engine::run_in_child(
       [] {
+        constexpr std::uint64_t kMiB = 1 << 20, kSegment = 32 * kMiB;
+        const std::uint64_t size = worker_heap_size();
         auto p = std::make_unique<char[]>(1 << 20);
+        // The room below 2 GiB less the 256 MiB margin and a segment of alignment, in whole
+        // segments; this test's process maps well under 512 MiB, so at least 1 GiB of it.
+        const bool sized = size % kSegment == 0 && size + 256 * kMiB + kSegment <= 2048 * kMiB && size >= 1024 * kMiB;
+        // The limit holds in the region: a block larger than it fails, half of it does not.
+        void* past = std::malloc(size + 64 * kMiB);
+        void* half = std::malloc(size / 2);
+        const std::string out = std::to_string(in_worker_heap(p.get())) + " " + std::to_string(sized) + " " +
+                                std::to_string(past == nullptr) + " " + std::to_string(in_worker_heap(half));
+        std::free(past);
+        std::free(half);
+        return out;
+      },
+      limited);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(std::string(r.reply), "1 1 1 1");
+}
+
+TEST(WorkerHeap, AWorkerWithNoRoomBelowItsLimitKeepsTheOrdinaryHeap) {
+  if (!engine::kAddressSpaceLimitWorks) GTEST_SKIP() << "no RLIMIT_AS in this build";
+  engine::ChildOptions limited;
+  limited.memory_bytes = std::uint64_t{300} << 20;  // below what is mapped plus the 256 MiB margin
+  const engine::ChildResult r = engine::run_in_child(
+      [] {
+        auto p = std::make_unique<char[]>(1 << 16);
         return std::to_string(in_worker_heap(p.get())) + " " + std::to_string(worker_heap_size());
       },
       limited);
   ASSERT_TRUE(r.ok()) << r.message;
-  EXPECT_EQ(r.reply, "0 0");
+  EXPECT_EQ(std::string(r.reply), "0 0");
 }
 
 TEST(WorkerHeap, ALimitedChildOfAWorkerLeavesItsParentsRegion) {
