@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/commands.h"
+#include "sim/engine/child.h"
 #include "sim/engine/interrupts.h"
 #include "sim/core/errors.h"
 #include "sim/core/version.h"
@@ -103,6 +104,9 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = args[0];
   args.erase(args.begin());
+  // The run's allocations on huge pages (sim/cli/mimalloc_heap.h); not the server's, whose runs
+  // reserve their own below their memory limits.
+  if (cmd != "serve") npusim::engine::prepare_process_heap();
   int code = 2;
   try {
     code = dispatch(cmd, args);

@@ -216,6 +216,10 @@ void set_worker_heap(void (*prepare)()) {
   detail::g_prepare_worker_heap = prepare;
 }
 
+void prepare_process_heap() {
+  detail::prepare_own_heap();
+}
+
 Child::Child(const Work& work, const ChildOptions& options) : options_(options) {
   start(&work, nullptr, {});
 }

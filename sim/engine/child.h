@@ -44,6 +44,12 @@ constexpr bool kAddressSpaceLimitWorks =
 /// first fork.
 void set_worker_heap(void (*prepare)());
 
+/// Gives the calling process the heap a forked child gets from set_worker_heap's function, when
+/// the executable registered one: for npusim's own process, which allocates its run before it
+/// exits or forks. Not for a process whose forks must size their own heaps below their limits
+/// (npusim serve, whose zygote forks the runs): its region would count in theirs.
+void prepare_process_heap();
+
 struct ChildOptions {
   /// The child's stdout and stderr go to this file (created, or replaced if the parent made it
   /// before); "" keeps the parent's.
