@@ -158,6 +158,7 @@ DramEngine::DramEngine(const DramConfig& config) : config_(checked(config)), dev
   bank_queues_.resize(ranks_.size() * config_.banks());
   row_columns_.assign(bank_queues_.size(), 0);
   banks_per_channel_ = config_.ranks * config_.banks();
+  candidates_.resize(banks_per_channel_);
   window_banks_.assign(std::size_t{config_.channels} * ((banks_per_channel_ + 63) / 64), 0);
   window_count_.assign(config_.channels, 0);
   shared_bounds_.assign(2 * ranks_.size() * config_.bank_groups, SharedBoundSlot{});
@@ -1036,9 +1037,9 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
   // 1. Each bank's candidate, for the banks whose window holds requests, with (FR-FCFS) a lower
   //    bound on its column command: its bank's part, and its group's and direction's part,
   //    computed once a decision (DramDevice::shared_bound).
-  candidates_.clear();
   ++bound_stamp_;
-  std::size_t least = 0;
+  Candidate* const candidates = candidates_.data();  // room for every bank of a channel
+  std::size_t count = 0, least = 0;
   const std::uint32_t first = channel * banks_per_channel_;
   const std::uint32_t words = (banks_per_channel_ + 63) / 64;
   for (std::uint32_t w = 0; w < words; ++w) {
@@ -1058,37 +1059,34 @@ inline DramEngine::Choice DramEngine::choose(std::uint32_t channel, Serve serve,
         }
         bound = std::max(v.bank_part, shared.bound[static_cast<std::size_t>(v.row_case)]);
       }
-      candidates_.push_back({bound, v.arrival, bank, v.slot});
-      const Candidate& l = candidates_[least];  // (the first one: itself, not earlier)
-      if (bound < l.bound || (bound == l.bound && v.arrival < l.arrival)) least = candidates_.size() - 1;
+      candidates[count] = {bound, v.arrival, bank, v.slot};
+      const Candidate& l = candidates[least];  // (the first one: itself, not earlier)
+      if (bound < l.bound || (bound == l.bound && v.arrival < l.arrival)) least = count;
+      ++count;
     }
   }
-  if (candidates_.empty()) return Choice{};
+  if (count == 0) return Choice{};
   if (fcfs) {  // 2. FCFS: the oldest (every bound is 0: `least` is the oldest)
-    return plan(candidates_[least].bank, candidates_[least].slot);
+    return plan(candidates[least].bank, candidates[least].slot);
   }
   // 3. FR-FCFS: the earliest column command, ties to the oldest. The least bound (the oldest on
   //    equal bounds) planned first: if the CA bus does not move it, every other candidate issues
   //    no earlier, and on the same cycle is younger (random requests' next ready bank, a stream's
   //    next hit, usually).
-  Choice best = plan(candidates_[least].bank, candidates_[least].slot);
-  if (best.schedule.col == candidates_[least].bound) return best;
-  // 4. Else the others in the order of their bounds, until the next one's bound shows it loses:
-  //    it, and every one after it, would issue later than the best so far, or at the same cycle
-  //    and younger. (Sorted once: the candidates are few, and arrivals unique, so the order is
-  //    total. A pass for each next one instead costs more: on random requests the CA bus moves
-  //    the least, and the ones tied with its bound are planned too.)
-  std::uint64_t best_arrival = candidates_[least].arrival;
-  std::swap(candidates_[least], candidates_.back());
-  candidates_.pop_back();
-  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
-    return a.bound < b.bound || (a.bound == b.bound && a.arrival < b.arrival);
-  });
+  Choice best = plan(candidates[least].bank, candidates[least].slot);
+  if (best.schedule.col == candidates[least].bound) return best;
+  // 4. Else each other one unless a lower bound on its column command shows it loses: it would
+  //    issue later than the best so far, or at the same cycle and younger. The best only
+  //    improves, so any order finds the same choice; the least's plan is nearly always it (on
+  //    random requests, where the CA bus moves the least in almost every decision, a second plan
+  //    is needed once in 5,000 decisions), so the bounds are not sorted.
+  std::uint64_t best_arrival = candidates[least].arrival;
   const auto loses = [&](std::uint64_t bound, std::uint64_t arrival) {
     return bound > best.schedule.col || (bound == best.schedule.col && arrival > best_arrival);
   };
-  for (const Candidate& next : candidates_) {
-    if (loses(next.bound, next.arrival)) break;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Candidate& next = candidates[i];
+    if (i == least || loses(next.bound, next.arrival)) continue;
     const Entry& e = bank_queues_[next.bank].window[next.slot];
     const RowCase rc = device_.row_case(e.target);
     SharedBoundSlot& shared = shared_bounds_[shared_slot(e)];

@@ -481,7 +481,7 @@ class DramEngine {
   bool paced_hits_ = true;
   bool batched_ = true;
   std::uint64_t stream_bursts_ = 0, paced_bursts_ = 0, batched_bursts_ = 0;
-  mutable std::vector<Candidate> candidates_;           // choose()'s scratch, kept to avoid an allocation per decision
+  mutable std::vector<Candidate> candidates_;           // choose()'s scratch, one per bank of a channel
   mutable std::vector<SharedBoundSlot> shared_bounds_;  // per flat group: reads, writes
   mutable std::uint64_t bound_stamp_ = 0;               // choose()'s decisions that weighed bounds
   RingQueue<StreamItem> stream_;                        // stream()'s queue, kept to avoid an allocation per stream
