@@ -84,6 +84,15 @@ int serve_command(const std::vector<std::string>& args) {
   o.asset_dir = assets.empty() ? default_asset_dir() : fs::path(assets);
   const bool temp_work = work.empty();
   o.work_dir = temp_work ? make_work_dir() : fs::path(work);
+  // A temporary work folder goes with the server, also when the server does not start (a
+  // --host it refuses): the stop below removes it itself and ends with _exit.
+  struct RemoveOnThrow {
+    fs::path dir;
+    ~RemoveOnThrow() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+  } remove_on_throw{temp_work ? o.work_dir : fs::path{}};
 
   // Runs and the server's other children are forked by a zygote started now, while the server
   // has no threads (sim/engine/zygote.h): a fork, where npusim started again would cost a

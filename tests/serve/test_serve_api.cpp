@@ -285,6 +285,25 @@ TEST(ServeCli, ANonLoopbackHostNeedsAllowRemote) {
   EXPECT_NE(out.find("expected 16 MiB"), std::string::npos) << out;
 }
 
+TEST(ServeCli, AServerThatDoesNotStartLeavesNoWorkFolder) {
+  // The temporary work folder is made before the address is checked: refused, it goes too.
+  const auto tmp = scratch("serve_tmp");
+  std::filesystem::create_directories(tmp);
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  std::string out;
+  const int rc = run_npusim("serve --host 0.0.0.0 --port 0", &out);
+  if (before)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  EXPECT_EQ(rc, 2) << out;
+  std::string left;
+  for (const auto& e : std::filesystem::directory_iterator(tmp)) left += e.path().filename().string() + " ";
+  EXPECT_EQ(left, "");
+}
+
 // /api/options serves the config key table (sim/config/config_keys.h) for the live page: the same
 // entries as `npusim keys --json`, each with its range.
 TEST(ServeApi, TheOptionsReportTheRunTimeLimitInSeconds) {
