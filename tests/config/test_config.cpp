@@ -6,6 +6,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "tests/support/plan_support.h"
+#include "tests/support/scratch.h"
 
 using namespace npusim;
 namespace fs = std::filesystem;
@@ -13,7 +14,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_cfg_" + std::to_string(::getpid()) + "_" + name);
+  const fs::path p = test::scratch_path("npusim_cfg", name);
   std::ofstream(p) << text;
   return p.string();
 }

@@ -8,6 +8,7 @@
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
 #include "tests/support/plan_support.h"
+#include "tests/support/scratch.h"
 
 using namespace npusim;
 namespace fs = std::filesystem;
@@ -16,8 +17,7 @@ namespace {
 
 /// A fresh folder for this test's files.
 fs::path folder(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_base_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
+  const fs::path p = test::scratch_path("npusim_base", name);
   fs::create_directories(p);
   return p;
 }

@@ -11,6 +11,7 @@
 
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
+#include "tests/support/scratch.h"
 
 namespace fs = std::filesystem;
 using npusim::InputError;
@@ -28,9 +29,7 @@ std::string error_of(const std::string& path, std::uint64_t bound) {
 }
 
 fs::path fresh(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_read_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
+  return npusim::test::scratch_path("npusim_read", name);
 }
 
 }  // namespace

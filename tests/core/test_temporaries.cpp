@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sim/core/temporaries.h"
+#include "tests/support/scratch.h"
 
 namespace npusim {
 namespace {
@@ -19,8 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_temporaries_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
+  const fs::path p = test::scratch_path("npusim_temporaries", name);
   fs::create_directories(p);
   return p;
 }

@@ -17,6 +17,7 @@
 
 #include "sim/core/errors.h"
 #include "sim/engine/child.h"
+#include "tests/support/scratch.h"
 
 namespace npusim::engine {
 namespace {
@@ -150,9 +151,7 @@ TEST(Child, TheMemoryLimitTurnsAHugeAllocationIntoAnError) {
 }
 
 TEST(Child, TheLogFileGetsStdoutStderrAndTheErrorLine) {
-  const std::filesystem::path log =
-      std::filesystem::temp_directory_path() / ("npusim_child_log_" + std::to_string(::getpid()) + ".log");
-  std::filesystem::remove(log);
+  const std::filesystem::path log = npusim::test::scratch_path("npusim_child_log", "out.log");
   ChildOptions o;
   o.log_path = log.string();
   const ChildResult r = run_in_child(

@@ -14,6 +14,7 @@
 #include "sim/core/errors.h"
 #include "sim/core/file_util.h"
 #include "sim/engine/output_dir.h"
+#include "tests/support/scratch.h"
 
 namespace fs = std::filesystem;
 using npusim::InputError;
@@ -23,8 +24,7 @@ using npusim::engine::OutputDir;
 namespace {
 
 fs::path fresh(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("npusim_outdir_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
+  const fs::path p = npusim::test::scratch_path("npusim_outdir", name);
   fs::create_directories(p);
   return p;
 }

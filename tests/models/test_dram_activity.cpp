@@ -20,6 +20,7 @@
 #include "models/dram/dram_engine.h"
 #include "models/dram/dram_state_tracer.h"
 #include "test_dram_support.h"
+#include "tests/support/scratch.h"
 
 namespace npusim::models {
 namespace {
@@ -229,6 +230,7 @@ TEST(DramStateTracer, VcdShowsTwoRowsOfOneBankAtTheirJedecTimes) {
   Initiator init("init");
   init.socket.bind(dram.socket);
   const std::string base = ::testing::TempDir() + "npusim_dram_rows";
+  npusim::test::remove_at_exit(base + ".vcd");
   sc_core::sc_trace_file* tf = sc_core::sc_create_vcd_trace_file(base.c_str());
   tf->set_time_unit(1, sc_core::SC_PS);
   DramStateTracer tracer("tracer", dram, tf);
@@ -258,6 +260,7 @@ TEST(DramStateTracer, RefreshInAnIdleGapIsShownAtItsTime) {
   Initiator init("init");
   init.socket.bind(dram.socket);
   const std::string base = ::testing::TempDir() + "npusim_dram_refresh";
+  npusim::test::remove_at_exit(base + ".vcd");
   sc_core::sc_trace_file* tf = sc_core::sc_create_vcd_trace_file(base.c_str());
   tf->set_time_unit(1, sc_core::SC_PS);
   DramStateTracer tracer("tracer", dram, tf);

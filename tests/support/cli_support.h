@@ -13,14 +13,14 @@
 
 #include "sim/core/file_util.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/scratch.h"
 
 namespace npusim::test {
 
-/// A fresh path in the temp folder, unique to this test process (removed if it exists).
+/// A fresh path in the temp folder, unique to this test process (removed if it exists, and
+/// when the process exits).
 inline std::filesystem::path scratch(const std::string& name) {
-  const auto p = std::filesystem::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid()) + "_" + name);
-  std::filesystem::remove_all(p);
-  return p;
+  return scratch_path("npusim_test", name);
 }
 
 /// Runs `npusim ARGS`; returns its exit code (-1 if it did not exit). With `output`, its

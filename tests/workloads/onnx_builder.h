@@ -14,6 +14,7 @@
 
 #include "sim/core/errors.h"
 #include "workloads/loader.h"
+#include "tests/support/scratch.h"
 
 namespace npusim::workloads::testing {
 
@@ -118,6 +119,7 @@ class OnnxBuilder {
     const auto dir = std::filesystem::path(::testing::TempDir()) /
                      ("npusim_onnx_" + std::string(info->test_suite_name()) + "_" + info->name());
     std::filesystem::create_directories(dir);
+    npusim::test::remove_at_exit(dir);
     return (dir / file).string();
   }
 

@@ -11,6 +11,7 @@
 #include "sim/core/errors.h"
 #include "workloads/loader.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/scratch.h"
 
 namespace npusim::workloads {
 namespace {
@@ -24,7 +25,7 @@ const Op& op_named(const Graph& g, const std::string& name) {
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / ("npusim_topo_" + std::to_string(::getpid()) + name);
+  const auto p = test::scratch_path("npusim_topo", name);
   std::ofstream(p) << text;
   return p.string();
 }
