@@ -44,6 +44,23 @@ TEST(Scratch, APathIsGoneWhenItsProcessExits) {
   EXPECT_FALSE(left);
 }
 
+TEST(Scratch, AChildForkedAfterItsParentAskedRemovesItsOwn) {
+  // The child inherits a registry that holds its parent's path: it removes its own, not that one.
+  const fs::path kept = scratch_path("npusim_scratch_parent", "before_fork");
+  fs::create_directories(kept);
+  const fs::path childs = fs::temp_directory_path() / "npusim_scratch_child_probe";
+  fs::remove_all(childs);
+  ASSERT_EQ(in_child([&] {
+              const fs::path p = scratch_path("npusim_scratch_child", "made");
+              fs::create_directories(p);
+              fs::create_directory_symlink(p, childs);  // where the parent can find it
+            }),
+            0);
+  EXPECT_TRUE(fs::exists(kept));
+  EXPECT_FALSE(fs::exists(fs::read_symlink(childs)));
+  fs::remove(childs);
+}
+
 TEST(Scratch, AForkedChildsExitLeavesItsParentsPaths) {
   const fs::path p = scratch_path("npusim_scratch_parent", "kept");
   fs::create_directories(p);

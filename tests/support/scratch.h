@@ -7,30 +7,31 @@
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace npusim::test {
 namespace detail {
 
-/// The paths to remove at exit. A forked child that exits runs this destructor too: only the
-/// process that made the registry removes anything (a child's exit must not take away files its
-/// parent is still checking).
+/// The paths to remove at exit, each with the process that asked for it. A forked child inherits
+/// the registry and runs its destructor when it exits: each process removes only its own paths
+/// (a child's exit must not take away files its parent is still checking).
 class ScratchRegistry {
  public:
   ~ScratchRegistry() {
-    if (::getpid() != owner_) return;
+    const pid_t self = ::getpid();
     std::error_code ignored;  // a path a test removed itself, or never created
-    for (const auto& p : paths_) std::filesystem::remove_all(p, ignored);
+    for (const auto& [owner, p] : paths_)
+      if (owner == self) std::filesystem::remove_all(p, ignored);
   }
   void add(const std::filesystem::path& p) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    paths_.push_back(p);
+    paths_.emplace_back(::getpid(), p);
   }
 
  private:
-  const pid_t owner_ = ::getpid();
   std::mutex mutex_;
-  std::vector<std::filesystem::path> paths_;
+  std::vector<std::pair<pid_t, std::filesystem::path>> paths_;
 };
 
 inline ScratchRegistry& scratch_registry() {
