@@ -85,12 +85,14 @@ int serve_command(const std::vector<std::string>& args) {
   const bool temp_work = work.empty();
   o.work_dir = temp_work ? make_work_dir() : fs::path(work);
   // A temporary work folder goes with the server, also when the server does not start (a
-  // --host it refuses): the stop below removes it itself and ends with _exit.
+  // --host it refuses): the stop below removes it itself and ends with _exit. Only this process
+  // removes it (an exception unwinding the zygote, a fork of this frame, must not).
   struct RemoveOnThrow {
     fs::path dir;
+    pid_t owner = ::getpid();
     ~RemoveOnThrow() {
       std::error_code ec;
-      if (!dir.empty()) fs::remove_all(dir, ec);
+      if (!dir.empty() && ::getpid() == owner) fs::remove_all(dir, ec);
     }
   } remove_on_throw{temp_work ? o.work_dir : fs::path{}};
 
