@@ -2,6 +2,8 @@
 // Where a forked worker of the npusim executable allocates, when the executable links mimalloc
 // (CMakeLists.txt, NPUSIM_MIMALLOC): a region of its own, not its parent's heap. Built only into
 // the executable and its test; the rest of npusim reaches it through engine::set_worker_heap.
+// Also how the executable starts: what the shared libraries allocate before main comes from
+// memory advised for huge pages (mimalloc_heap.cpp, "A process's start on huge pages").
 #include <cstddef>
 
 namespace npusim::cli {

@@ -1,7 +1,8 @@
 // The npusim executable's forked workers allocate from a mimalloc region of their own
 // (sim/cli/mimalloc_heap.h), linked here as the executable links it: every size of allocation
 // lands there, memory the parent allocated can still be freed and grown, the parent's own heap is
-// untouched, and under a memory limit the region stays below it.
+// untouched, and under a memory limit the region stays below it. What a process allocates before
+// main is on huge pages.
 #include <gtest/gtest.h>
 
 #include <sys/sysinfo.h>
@@ -180,6 +181,25 @@ TEST(WorkerHeap, ALimitedChildOfAWorkerLeavesItsParentsRegion) {
   });
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_EQ(std::string(r.reply), "1 / 0 0");
+}
+
+// ---------------------------------------------------------------- the process's start
+
+TEST(ProcessStart, MemoryAllocatedBeforeMainIsAdvisedForHugePages) {
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) GTEST_SKIP() << "a kernel without THP";
+  // This test's record was allocated by GoogleTest's registration, a static initializer: it lies in
+  // the segment mimalloc was given before the libraries started, advised for huge pages ("hg").
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  ASSERT_NE(info, nullptr);
+  EXPECT_TRUE(npusim::testing::has_vm_flag(info, "hg")) << npusim::testing::vm_flags_of(info);
+}
+
+TEST(ProcessStart, WhatDoesNotFitTheStartsSegmentComesFromTheSystemAsBefore) {
+  // 40 MiB does not fit the 32 MiB segment: a mapping of its own, not advised.
+  void* block = std::malloc(40 << 20);
+  ASSERT_NE(block, nullptr);
+  EXPECT_FALSE(npusim::testing::has_vm_flag(block, "hg")) << npusim::testing::vm_flags_of(block);
+  std::free(block);
 }
 
 }  // namespace
