@@ -59,6 +59,23 @@ std::uintptr_t region_size(rlim_t limit) {
   return room < machine ? room : machine;
 }
 
+/// `size` bytes (whole segments) of address space, aligned to a segment as mimalloc needs a region
+/// it is given and advised for transparent huge pages (without THP in the kernel: small pages);
+/// memory only once written (MAP_NORESERVE, as mimalloc maps its own). Its start, or 0 when none
+/// can be mapped (strict overcommit, say).
+std::uintptr_t map_huge_region(std::uintptr_t size) {
+  void* mapped =
+      ::mmap(nullptr, size + kSegment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mapped == MAP_FAILED) return 0;
+  // The address space around the aligned part is given back.
+  const auto at = reinterpret_cast<std::uintptr_t>(mapped);
+  const std::uintptr_t begin = (at + kSegment - 1) & ~(kSegment - 1), end = begin + size;
+  if (begin > at) ::munmap(mapped, begin - at);
+  if (at + size + kSegment > end) ::munmap(reinterpret_cast<void*>(end), at + size + kSegment - end);
+  ::madvise(reinterpret_cast<void*>(begin), size, MADV_HUGEPAGE);
+  return begin;
+}
+
 /// With no region of its own under the address-space limit `limit`: a region the parent had is
 /// mapped already, so the limit would not hold there unless it fits below it; otherwise the
 /// thread's own heap, whose new memory the limit bounds.
@@ -89,15 +106,12 @@ void prepare_worker_heap() {
   if (::getrlimit(RLIMIT_AS, &as) != 0) return;
   const std::uintptr_t size = region_size(as.rlim_cur);
   if (size == 0) return keep_within(as.rlim_cur);
-  void* mapped =
-      ::mmap(nullptr, size + kSegment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (mapped == MAP_FAILED) return keep_within(as.rlim_cur);  // strict overcommit, say
-  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(mapped) + kSegment - 1) & ~(kSegment - 1);
-  ::madvise(reinterpret_cast<void*>(begin), size, MADV_HUGEPAGE);  // no THP in the kernel: small pages
+  const std::uintptr_t begin = map_huge_region(size);
+  if (begin == 0) return keep_within(as.rlim_cur);
   mi_arena_id_t arena{};
   if (!mi_manage_os_memory_ex(reinterpret_cast<void*>(begin), size, /*is_committed=*/false, /*is_large=*/false,
                               /*is_zero=*/true, /*numa_node=*/-1, /*exclusive=*/true, &arena)) {
-    ::munmap(mapped, size + kSegment);
+    ::munmap(reinterpret_cast<void*>(begin), size);
     return keep_within(as.rlim_cur);
   }
   mi_heap_t* heap = mi_heap_new_in_arena(arena);
@@ -129,15 +143,8 @@ namespace {
 
 /// Runs before the shared libraries' initializers (an executable's .preinit_array).
 void start_on_huge_pages() {
-  void* mapped =
-      ::mmap(nullptr, 2 * kSegment, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (mapped == MAP_FAILED) return;  // mimalloc maps its own, in small pages
-  // The segment aligned as mimalloc needs it; the address space around it is given back.
-  const auto at = reinterpret_cast<std::uintptr_t>(mapped);
-  const std::uintptr_t begin = (at + kSegment - 1) & ~(kSegment - 1), end = begin + kSegment;
-  if (begin > at) ::munmap(mapped, begin - at);
-  if (at + 2 * kSegment > end) ::munmap(reinterpret_cast<void*>(end), at + 2 * kSegment - end);
-  ::madvise(reinterpret_cast<void*>(begin), kSegment, MADV_HUGEPAGE);
+  const std::uintptr_t begin = map_huge_region(kSegment);
+  if (begin == 0) return;  // mimalloc maps its own, in small pages
   if (!mi_manage_os_memory(reinterpret_cast<void*>(begin), kSegment, /*is_committed=*/false, /*is_large=*/false,
                            /*is_zero=*/true, /*numa_node=*/-1))
     ::munmap(reinterpret_cast<void*>(begin), kSegment);
