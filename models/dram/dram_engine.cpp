@@ -99,6 +99,20 @@ class TransferSource final : public DramRequestSource {
   std::uint64_t left_in_run() const {
     return run_ < runs_ && burst_ < run_end_ ? (run_end_ - burst_ - 1) / burst_bytes_ : 0;
   }
+  /// The last index b <= `last` such that requests `first`..b have completed, each `pace` after
+  /// the one before (`first` itself when the next has not; kNever when `first` has not).
+  std::uint64_t paced_through(std::uint64_t first, std::uint64_t last, std::uint64_t pace) const {
+    const Slot& s = done_[first & mask_];
+    if (s.index_plus_one != first + 1) return ~std::uint64_t{0};
+    std::uint64_t b = first, cycle = s.cycle;
+    while (b < last) {
+      const Slot& next = done_[(b + 1) & mask_];
+      if (next.index_plus_one != b + 2 || next.cycle != cycle + pace) break;
+      ++b;
+      cycle = next.cycle;
+    }
+    return b;
+  }
   std::uint64_t window() const { return window_; }
   std::uint64_t issued() const { return issued_; }
   /// The address next() issues next (the transfer is not done).
@@ -612,11 +626,12 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
           last_shape = shape;
           // Two steps alike, and the completions the source reads from next (request issued - window
           // onwards; the last one done is the stream's oldest's predecessor) all a pace apart.
-          const std::uint64_t last_done = stream_.front().index - 1, read_from = source.issued() - source.window();
-          if (same_steps >= 1 && source.issued() >= source.window() && read_from + paced_steps > last_done) {
+          const std::uint64_t last_done = stream_.front().index - 1;
+          const std::uint64_t most = same_steps >= 1 ? batch_limit(source, last_done, paced_steps, pace) : 0;
+          if (most > 0) {
             const bool joins =
                 !Record || activity->joins(run.last.data_end, run.last.data_end + run.pace - burst_cycles);
-            const Batch batch = batch_steps(source, p, near.same_target, run, target, is_write, shape, joins);
+            const Batch batch = batch_steps(source, p, near.same_target, run, target, is_write, shape, joins, most);
             const std::uint64_t n = batch.steps;
             if (n > 0) {
               apply_batch(source, p, q, run, target, is_write, shape, batch);
@@ -776,10 +791,27 @@ bool DramEngine::StreamShape::operator==(const StreamShape& o) const {
 // waited for a slot (the stream and its sequel together hold no more of the channel queue than the
 // stream did: each step frees a slot and takes one). The batch leaves the stream a request, so
 // the stream's end and the roll into the sequel are stepped.
+// The completions the batch's admissions read must go on a pace apart. Those past the stream's
+// oldest (last_done) are the batch's own, so when every one from the pending request's on is
+// paced there is no limit. After a step that came late (a row opened after the stream's last
+// hit) the requests issued from the completions before it still come a pace apart, and arrive
+// as the steps before them did: a batch may take those steps, up to the last paced completion.
+template <class Source>
+std::uint64_t DramEngine::batch_limit(const Source& source, std::uint64_t last_done, std::uint64_t paced_steps,
+                                      std::uint64_t pace) const {
+  const std::uint64_t issued = source.issued(), window = source.window();
+  if (issued < window) return 0;
+  const std::uint64_t read_from = issued - window;  // the completion the next request waits for
+  if (read_from + paced_steps > last_done) return kNever;
+  if (read_from == 0) return 0;  // the pending request waited for none
+  const std::uint64_t b = source.paced_through(read_from - 1, last_done, pace);
+  return b == kNever ? 0 : b - (read_from - 1);
+}
+
 template <class Source>
 DramEngine::Batch DramEngine::batch_steps(const Source& source, const Pending& p, std::uint64_t same_target,
                                           const PacedRun& run, const BurstTarget& target, bool is_write,
-                                          const StreamShape& shape, bool joins) const {
+                                          const StreamShape& shape, bool joins, std::uint64_t most) const {
   Batch b;
   const std::uint64_t pace = run.pace;
   if (pace == 0 || !run.unsettled || !joins || shape.admitted != 1) return b;
@@ -823,6 +855,7 @@ DramEngine::Batch DramEngine::batch_steps(const Source& source, const Pending& p
   // And every request it admits within kMaxCycle, which the stepped path checks as each is pulled.
   n = std::min(n, (kMaxCycle - p.request.cycle) / pace);
   if (!all_arrived) n = std::min<std::uint64_t>(n, arrived + 1);
+  n = std::min(n, most == kNever ? most : most + 1);
   if (n < 2) return b;
   b.steps = n - 1;
   b.next_pending = b.steps >= in_row;

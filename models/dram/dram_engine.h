@@ -359,10 +359,17 @@ class DramEngine {
   /// and within the source's run and the time before the next refresh tick, admitting requests
   /// of the stream's row and then, where the stream's hits stay the choice and the queue has
   /// room, of the next bank's row while the stream keeps a request (`joins`: the activity
-  /// record joins the stream's bursts into one interval, or there is none).
+  /// record joins the stream's bursts into one interval, or there is none), and at most `most`.
   template <class Source>
   Batch batch_steps(const Source& source, const Pending& p, std::uint64_t same_target, const PacedRun& run,
-                    const BurstTarget& target, bool is_write, const StreamShape& shape, bool joins) const;
+                    const BurstTarget& target, bool is_write, const StreamShape& shape, bool joins,
+                    std::uint64_t most) const;
+  /// The most steps a batch may take (kNever: any; 0: none) for the completions the source reads
+  /// next: each a pace after the one before, from the one the pending request waited for
+  /// (`paced_steps`: the completions up to the stream's oldest's predecessor `last_done` that are).
+  template <class Source>
+  std::uint64_t batch_limit(const Source& source, std::uint64_t last_done, std::uint64_t paced_steps,
+                            std::uint64_t pace) const;
   /// Of the `most` bursts from `addr` on (burst-aligned, a burst apart), how many lead ones share
   /// `addr`'s bits under `same_target` (its channel, rank, bank and row): at least one.
   std::uint64_t same_target_run(std::uint64_t addr, std::uint64_t same_target, std::uint64_t most) const;

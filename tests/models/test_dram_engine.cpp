@@ -579,5 +579,34 @@ TEST(DramEngine, ARowsEndIsBatchedWithTheNextBanksRequestsHeld) {
   EXPECT_LE(engine.batched_bursts(), 16u * 62);
 }
 
+TEST(DramEngine, AfterARowOpenedLateTheRequestsIssuedBeforeItAreBatched) {
+  // LPDDR4X-4266 (configs/dram/LPDDR4X-4266-x32.yaml, in cycles of tCK = 0.46875 ns), no refresh:
+  // one sequential read of 16 rows, 16 bursts outstanding. Rows 1-8 open fresh banks; rows 9-16
+  // each close the bank's earlier row first: PRE (2 CA cycles), tRP 39, ACT (4), tRCD 39 = 84
+  // cycles, more than the 9 requests x 8-cycle pace = 72 by which the row's first request leads.
+  // So each such row's head completes late, the completions before it are a pace apart among
+  // themselves, and the requests the transfer issued from them still come a pace apart.
+  DramConfig c = quiet(lpddr4_3200());
+  DramTiming& t = c.timing;
+  t.CL = 36, t.CWL = 18, t.tRCD = 39, t.tRP = 39, t.tRPab = 45, t.tRAS = 90, t.tRC = 129;
+  t.tRRD_S = t.tRRD_L = 22, t.tFAW = 86, t.tWR = 39, t.tWTR_S = t.tWTR_L = 22, t.tRTP = 16, t.tRTW = 36;
+  t.tRFC = 598, t.tRFCpb = 299, t.tDQSCK = 8;
+  const auto run = [&](bool batched) {
+    DramEngine engine(c);
+    engine.set_batched(batched);
+    const std::uint64_t end = engine.access_transfer(0, 16 * 4096, 16 * 4096, 1, false, 0, 16);
+    return std::make_pair(engine.stats().to_json(c).dump() + ' ' + std::to_string(end), engine.batched_bursts());
+  };
+  const auto [batched, batched_bursts] = run(true);
+  EXPECT_EQ(batched, run(false).first);  // every figure as stepping gives it
+  // Batched: row 1 after its first 10 steps (the window filling, two steps alike) 54; rows 2-8
+  // 61 each (stepped: the row's head and two steps alike); rows 9-15 58 each: stepped the head,
+  // two steps alike, then 4 batched (the requests issued from the completions before the head),
+  // a step whose request waited for the head, two alike again, 54 batched; row 16: 4 + 43 (the
+  // transfer's last 16 requests stepped as it drains). Without the 4 after the late head each of
+  // rows 9-16 steps them too: 902.
+  EXPECT_EQ(batched_bursts, 54u + 7 * 61 + 7 * 58 + 47);
+}
+
 }  // namespace
 }  // namespace npusim::models
