@@ -463,6 +463,25 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
     if (Record && run_bursts > 0) activity->bursts(channel, target.bank, is_write, run_begin, run_end, run_bursts);
     run_bursts = 0;
   };
+  // A decision's bookkeeping once the stream's oldest `item` is served at `s` and taken off
+  // stream_: its window slot and any waiting request's moving in, the bus record, its latency.
+  const auto served_hit = [&](const StreamItem& item, const BurstSchedule& s) {
+    if (stream_.size() >= depth) {  // a waiting request moves into the window
+      --q.waiting;
+      q.leaving.push_back(s.col);
+    }
+    if constexpr (Record) {
+      const std::uint64_t data_begin = s.data_end - burst_cycles;
+      if (run_bursts == 0 || !activity->joins(run_end, data_begin)) {
+        record_run();
+        run_begin = data_begin;
+      }
+      run_end = s.data_end;
+      ++run_bursts;
+    }
+    q.leaving.push_back(s.col);
+    record_latency(is_write, item.arrival, s);
+  };
   BurstTarget sequel;             // the target of the requests in sequel_
   StreamShape shape, last_shape;  // this decision's step and the one before (batch_stream)
   std::uint64_t same_steps = 0;   // decisions in a row whose step had last_shape
@@ -546,23 +565,9 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         ++served;
         now_ = t_decide;
         stream_.pop_front();
-        if (stream_.size() >= depth) {  // a waiting request moves into the window
-          --q.waiting;
-          q.leaving.push_back(s.col);
-        }
         if (stream_.empty()) mark_window(bank, false);
-        if constexpr (Record) {
-          const std::uint64_t data_begin = s.data_end - burst_cycles;
-          if (run_bursts == 0 || !activity->joins(run_end, data_begin)) {
-            record_run();
-            run_begin = data_begin;
-          }
-          run_end = s.data_end;
-          ++run_bursts;
-        }
-        q.leaving.push_back(s.col);
+        served_hit(oldest, s);
         ch.clock = s.col;
-        record_latency(is_write, oldest.arrival, s);
         if constexpr (std::is_same_v<Source, TransferSource>) {
           shape = StreamShape{};
           shape.backpressure = stats_.backpressure_cycles;
@@ -617,6 +622,37 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
         pull_near(source, p, near);
       }
       if (!more) break;
+      // The source is done and the stream holds the channel's last requests (no sequel, no other
+      // bank's): each decision takes the oldest, a paced hit a pace after the one before, until
+      // none is left, unless a refresh tick falls due first. Served here at once, as those steps.
+      if (batched_ && p.status == DramRequestSource::Status::Done && sequel_.empty() && other == kNever &&
+          drain(run, t_decide, channel)) {
+        const std::uint64_t m = stream_.size(), first_col = run.last.col;
+        const std::uint64_t latency = run.last.data_end - run.last.col;
+        device_.issue_hits(target, first_col + run.pace, run.pace, m);
+        BurstSchedule s = run.last;
+        now_ = t_decide;
+        for (std::uint64_t k = 1; k <= m; ++k) {
+          const StreamItem item = stream_.front();
+          stream_.pop_front();
+          // Each decision after the first comes at the column command before its own, or its
+          // request's arrival if later.
+          if (k > 1) now_ = std::max(s.col, item.arrival);
+          s.col += run.pace;
+          s.data_end = s.col + latency;
+          served_hit(item, s);
+          source.completed(item.index, s.data_end);
+        }
+        run.last = s;
+        run.unsettled = true;
+        run.count += m;
+        served += m;
+        batched_bursts_ += m;
+        mark_window(bank, false);
+        ch.clock = s.col;
+        last_end = s.data_end;
+        break;
+      }
       if constexpr (std::is_same_v<Source, TransferSource>) {
         if (batched_ && !stream_.empty() && sequel_.empty() && other == kNever &&
             p.status == DramRequestSource::Status::Ready) {
@@ -749,6 +785,16 @@ inline bool DramEngine::stream_hit(PacedRun& run, const BurstTarget& target, boo
   run.last = s;
   run.pace = paced_hits_ ? device_.hit_pace(target, s) : 0;
   return true;
+}
+
+inline bool DramEngine::drain(const PacedRun& run, std::uint64_t t_decide, std::uint32_t channel) const {
+  // stream_hit's paced case for every decision left: the next within a pace of the last column
+  // command (the later ones come at the column command before theirs, their requests having
+  // arrived by the first), and no refresh tick due by the last decision, at the column command
+  // before the last.
+  if (stream_.empty() || run.pace == 0 || t_decide > run.last.col + run.pace) return false;
+  if (!run.first && window_count_[channel] != 1) return false;
+  return next_refresh_ > run.last.col + (stream_.size() - 1) * run.pace;
 }
 
 inline void DramEngine::settle(PacedRun& run, const BurstTarget& target, bool is_write) {

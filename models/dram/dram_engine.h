@@ -331,6 +331,10 @@ class DramEngine {
   /// Writes sequel_ into its bank's window and waiting rings and into `q`, as admit() would
   /// have (before anything else enters, and when the stream ends).
   void land_sequel(Queue& q, const BurstTarget& sequel, bool is_write);
+  /// True if every request left in the stream is served as a paced hit by the decisions from
+  /// `t_decide` on (stream_hit's closed form) before a refresh tick, when nothing else enters
+  /// `channel`: the stream's end served at once.
+  bool drain(const PacedRun& run, std::uint64_t t_decide, std::uint32_t channel) const;
   /// Applies the timing of the run's last hit placed in closed form, if not done yet.
   void settle(PacedRun& run, const BurstTarget& target, bool is_write);
   /// One decision of the stream path and the admissions after it, relative to its column
