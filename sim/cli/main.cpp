@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/commands.h"
+#include "sim/engine/bind_at_start.h"
 #include "sim/engine/child.h"
 #include "sim/engine/interrupts.h"
 #include "sim/core/errors.h"
@@ -85,6 +86,7 @@ __attribute__((constructor(101))) static void block_stop_signals_at_start() {
 }
 
 int main(int argc, char** argv) {
+  npusim::engine::forget_bind_at_start();  // a sweep's start again with its libraries bound
   npusim::engine::install_interrupt_handling();
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help");
