@@ -86,7 +86,9 @@ __attribute__((constructor(101))) static void block_stop_signals_at_start() {
 }
 
 int main(int argc, char** argv) {
-  npusim::engine::forget_bind_at_start();  // a sweep's start again with its libraries bound
+  // A sweep's or a server's start again with its libraries bound (sim/engine/bind_at_start.h).
+  npusim::engine::forget_bind_at_start();
+  npusim::engine::note_command_line(argc, argv);
   npusim::engine::install_interrupt_handling();
   std::vector<std::string> args(argv + 1, argv + argc);
   const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help");

@@ -14,6 +14,7 @@
 #include "sim/cli/commands.h"
 #include "sim/config/config_loader.h"
 #include "sim/core/errors.h"
+#include "sim/engine/bind_at_start.h"
 #include "sim/core/units.h"
 #include "sim/engine/interrupts.h"
 #include "sim/engine/zygote.h"
@@ -71,6 +72,9 @@ int serve_command(const std::vector<std::string>& args) {
                           "Serves the live page: change the NPU and the workload in the browser, each change re-runs\n"
                           "`npusim run` and the rooflines, timeline and tables update. API: docs/serve.md."))
     return 0;
+  // The page's runs are forks of the server's zygote: the libraries are bound once, here, rather
+  // than in every run (docs/performance.md, "Libraries bound at start").
+  engine::restart_bound_at_start();
   o.idle_timeout = std::chrono::seconds(idle_timeout);
   o.request_timeout = o.response_timeout = std::chrono::seconds(request_timeout);
   o.limits.max_in_flight = max_runs;

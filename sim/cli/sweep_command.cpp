@@ -96,11 +96,7 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   // A sweep of many points binds the libraries once, before its points are forked (one more
   // start of npusim, ~20 ms, against ~2 ms of binding in each point on the development VM).
-  if (points.size() / o.shards >= kBoundAtStartFrom) {
-    std::vector<std::string> argv = {"npusim", "sweep"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    engine::restart_bound_at_start("/proc/self/exe", argv);
-  }
+  if (points.size() / o.shards >= kBoundAtStartFrom) engine::restart_bound_at_start();
   const auto r = sweep::run_sweep(spec, points, o);
   std::cout << "npusim sweep: " << r.points << " points" << (o.shards > 1 ? " in shard " + shard : "") << ": " << r.ok
             << " ok, " << r.failed << " failed, " << r.skipped << " already recorded; results in "

@@ -13,6 +13,7 @@ constexpr const char* kBindNow = "LD_BIND_NOW";
 constexpr const char* kMark = "NPUSIM_BOUND_AT_START";
 // Set by forget_bind_at_start: this process is the restart, its variables already taken out.
 bool g_bound_at_start = false;
+std::vector<std::string> g_command_line;  // main()'s argv (note_command_line)
 
 }  // namespace
 
@@ -28,6 +29,14 @@ void restart_bound_at_start(const std::string& exe, const std::vector<std::strin
   // Not started again: this process goes on binding lazily, its environment as it was.
   ::unsetenv(kBindNow);
   ::unsetenv(kMark);
+}
+
+void restart_bound_at_start() {
+  if (!g_command_line.empty()) restart_bound_at_start("/proc/self/exe", g_command_line);
+}
+
+void note_command_line(int argc, char** argv) {
+  g_command_line.assign(argv, argv + argc);
 }
 
 bool forget_bind_at_start() {

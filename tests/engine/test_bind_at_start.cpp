@@ -30,8 +30,8 @@ std::string restarted_environment(const char* user_bind_now) {
       ::setenv("LD_BIND_NOW", user_bind_now, 1);
     else
       ::unsetenv("LD_BIND_NOW");
-    restart_bound_at_start("/bin/sh", {"sh", "-c", "printf '%s|%s' \"$LD_BIND_NOW\" \"$NPUSIM_BOUND_AT_START\" > " +
-                                                       out.string()});
+    restart_bound_at_start(
+        "/bin/sh", {"sh", "-c", "printf '%s|%s' \"$LD_BIND_NOW\" \"$NPUSIM_BOUND_AT_START\" > " + out.string()});
     ::_exit(3);  // not started again
   }
   int status = 0;
