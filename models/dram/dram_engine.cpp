@@ -538,6 +538,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
           run.pace = device_.hit_pace(sequel, head_schedule);
         }
         same_steps = 0;
+        last_shape = StreamShape{};  // "alike" compares two steps in a row, never across a gap
         if constexpr (std::is_same_v<Source, TransferSource>) {
           shape = StreamShape{};
           shape.backpressure = stats_.backpressure_cycles;
@@ -697,6 +698,7 @@ __attribute__((noinline, flatten)) bool DramEngine::serve_stream(Source& source,
           }
         } else {
           same_steps = 0;
+          last_shape = StreamShape{};  // the next step checked is compared with none before it
         }
       }
     }
