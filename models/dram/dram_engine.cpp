@@ -827,18 +827,6 @@ bool DramEngine::StreamShape::operator==(const StreamShape& o) const {
          back == o.back && leaving == o.leaving;
 }
 
-// The steps of a paced stream fed by a transfer repeat once the transfer's outstanding window is
-// full of the stream's completions: each decision serves the oldest a pace after the last, and
-// the request it completes releases the next of the transfer, admitted a pace after the last
-// one. Alike for more steps than the window holds (every completion the source reads from one of
-// them), the next steps are those shifted by the pace while the requests stay in the source's run
-// and no refresh tick falls due: taken at once here, as their sums. Past the stream's row the
-// source walks into another bank's row (its sequel, hold_sequel): those requests are held, not
-// served, while the stream serves its own on; the steps keep their timing if a paced hit is the
-// choice whatever else waits (run.first: the sequel's bank now has a window too) and no admission
-// waited for a slot (the stream and its sequel together hold no more of the channel queue than the
-// stream did: each step frees a slot and takes one). The batch leaves the stream a request, so
-// the stream's end and the roll into the sequel are stepped.
 // The completions the batch's admissions read must go on a pace apart. Those past the stream's
 // oldest (last_done) are the batch's own, so when every one from the pending request's on is
 // paced there is no limit. After a step that came late (a row opened after the stream's last
@@ -856,6 +844,18 @@ std::uint64_t DramEngine::batch_limit(const Source& source, std::uint64_t last_d
   return b == kNever ? 0 : b - (read_from - 1);
 }
 
+// The steps of a paced stream fed by a transfer repeat once the transfer's outstanding window is
+// full of the stream's completions: each decision serves the oldest a pace after the last, and
+// the request it completes releases the next of the transfer, admitted a pace after the last
+// one. Alike for more steps than the window holds (every completion the source reads from one of
+// them), the next steps are those shifted by the pace while the requests stay in the source's run
+// and no refresh tick falls due: taken at once here, as their sums. Past the stream's row the
+// source walks into another bank's row (its sequel, hold_sequel): those requests are held, not
+// served, while the stream serves its own on; the steps keep their timing if a paced hit is the
+// choice whatever else waits (run.first: the sequel's bank now has a window too) and no admission
+// waited for a slot (the stream and its sequel together hold no more of the channel queue than the
+// stream did: each step frees a slot and takes one). The batch leaves the stream a request, so
+// the stream's end and the roll into the sequel are stepped.
 template <class Source>
 DramEngine::Batch DramEngine::batch_steps(const Source& source, const Pending& p, std::uint64_t same_target,
                                           const PacedRun& run, const BurstTarget& target, bool is_write,

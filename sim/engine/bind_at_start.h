@@ -1,13 +1,12 @@
 #pragma once
 // A process that forks many short-lived workers (npusim sweep's points, the live page's runs
-// from npusim serve's zygote) binds its shared libraries' symbols once, at its start, instead
-// of in every worker. Each library calls the
-// others through entries the dynamic loader fills on a call's first use (lazy binding); a fork
-// copies the entries filled so far, so every point looked up again each symbol its simulation
-// uses and the parent never did (SystemC's, the C++ library's): about 200 symbol lookups and a
-// page fault on each library's table it writes, in every point. Started again with LD_BIND_NOW,
-// the loader fills every entry before main, and the points find them filled
-// (docs/performance.md, "Libraries bound at start").
+// from npusim serve's zygote) binds its shared libraries' symbols once, at its start, instead of
+// in every worker. Each library calls the others through entries the dynamic loader fills on a
+// call's first use (lazy binding); a fork copies the entries filled so far, so every point looked
+// up again each symbol its simulation uses and the parent never did (SystemC's, the C++
+// library's): about 200 symbol lookups and a page fault on each library's table it writes, in
+// every point. Started again with LD_BIND_NOW, the loader fills every entry before main, and the
+// points find them filled (docs/performance.md, "Libraries bound at start").
 #include <string>
 #include <vector>
 
