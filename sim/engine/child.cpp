@@ -307,6 +307,13 @@ void Child::wait_any(const std::vector<Child*>& children, std::chrono::milliseco
   ::poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));  // EINTR: the caller looks again
 }
 
+std::unique_ptr<Child> Child::in_zygote(const std::vector<std::string>& args, const ChildOptions& options) {
+  std::unique_ptr<Child> child(new Child(options));
+  if (zygote_running() && child->start_in_zygote(args)) return child;
+  child->reaped_ = true;  // nothing to kill or reap
+  return nullptr;
+}
+
 Child::~Child() {
   if (!reaped_) {
     kill_now();
@@ -486,12 +493,12 @@ ChildResult run_in_child(const Spawn& spawn, const ChildOptions& options) {
   return child.wait();
 }
 
-void answer_parent(const std::string& command, const Child::Work& work) {
+void answer_parent(const std::string& command, const Child::Work& work, bool print_error) {
   if (::fcntl(kReplyFd, F_GETFD) < 0)
     throw InputError(command, "expected to be started by npusim itself, with its reply pipe as file descriptor " +
                                   std::to_string(kReplyFd) + "; found that descriptor closed");
   ::fcntl(kReplyFd, F_SETFD, FD_CLOEXEC);  // not passed on to the children this one makes
-  reply_and_exit(work, kReplyFd, false);
+  reply_and_exit(work, kReplyFd, print_error);
 }
 
 std::string reply_or_throw(const ChildResult& r, const std::string& context) {

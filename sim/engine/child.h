@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +108,10 @@ class Child {
   /// Forks a child that execs npusim with `spawn.args` (see Spawn); the same limits, pipes and
   /// reply as a forked one.
   explicit Child(const Spawn& spawn, const ChildOptions& options = {});
+  /// A child the zygote (sim/engine/zygote.h) forks to run the command `args` with its entry, or
+  /// nullptr when no zygote runs: unlike a Spawn's, never npusim started again. The same limits,
+  /// pipes and reply as a forked one.
+  static std::unique_ptr<Child> in_zygote(const std::vector<std::string>& args, const ChildOptions& options = {});
   /// Kills and reaps a child that is still running.
   ~Child();
   Child(const Child&) = delete;
@@ -138,6 +143,8 @@ class Child {
   void pass_lines(bool all);
   /// Reads the stderr pipe, passes its lines on and closes it at end of file.
   void drain_stderr();
+  /// Not started yet (in_zygote).
+  explicit Child(const ChildOptions& options) : options_(options) {}
   /// Forks; the child runs `work`, or execs `exe` with `argv` when `work` is null.
   void start(const Work* work, const char* exe, const std::vector<char*>& argv);
   /// Has the zygote fork a child that runs the command `args`; false when there is no zygote left.
@@ -168,8 +175,9 @@ ChildResult run_in_child(const Spawn& spawn, const ChildOptions& options = {});
 
 /// The end of a spawned child (the command its Spawn named): runs `work`, sends its result to the
 /// parent on kReplyFd as a forked child does, and exits with the CLI's codes. Throws InputError,
-/// without running `work`, when kReplyFd is not open (someone ran `command` by hand).
-[[noreturn]] void answer_parent(const std::string& command, const Child::Work& work);
+/// without running `work`, when kReplyFd is not open (someone ran `command` by hand). With
+/// `print_error`, an error is also printed on stderr (a child whose stderr is its log).
+[[noreturn]] void answer_parent(const std::string& command, const Child::Work& work, bool print_error = false);
 
 /// The child's reply when it succeeded; otherwise throws what its work threw, as the same class
 /// (InputError for bad input, SimulationError for the rest and for a child that did not finish),

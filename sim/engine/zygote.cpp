@@ -133,7 +133,7 @@ bool receive_message(int sock, std::string& body, std::vector<int>& fds) {
   if (::getppid() != zygote) ::_exit(1);
   if (o.own_process_group) ::setpgid(0, 0);
   const sigset_t chld = signals({SIGCHLD});
-  ::pthread_sigmask(SIG_UNBLOCK, &chld, nullptr);
+  ::pthread_sigmask(SIG_UNBLOCK, &chld, nullptr);  // the stop signals stay blocked: its signal thread takes them
   detail::apply_limits(o);
   detail::prepare_own_heap();  // the zygote's heap is shared: a region of its own, as a worker's
   // Moved above 0-3 first, whatever numbers they came with; then stderr (or the log) and the
@@ -204,21 +204,34 @@ void spawn(int sock, int sigfd, const ZygoteEntry& entry, const Request& r, cons
   tell(sock, {Tell::Started, pid > 0 ? std::int32_t(pid) : -error, r.seq, 0});
 }
 
+/// The zygote's answer to SIGINT or SIGTERM (`sig`), which the parent's signal handling sends it
+/// as one of its children: its own children are stopped as the parent's would be, with SIGTERM,
+/// so each removes what it was writing (a sweep point's run folder), and are waited for; then the
+/// zygote ends as a signalled npusim does. Never returns.
+[[noreturn]] void stop_children(int sig, const std::vector<pid_t>& running) {
+  for (const pid_t pid : running) ::kill(pid, SIGTERM);
+  for (const pid_t pid : running)
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+  ::_exit(128 + sig);
+}
+
 /// The zygote's loop: requests from the parent, and the ends of its children. Never returns; ends
-/// when the parent closes its socket (or dies: the parent-death signal).
+/// when the parent closes its socket (or dies: the parent-death signal), or at a stop signal.
 [[noreturn]] void zygote_main(int sock, const ZygoteEntry& entry, pid_t parent) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(0);
-  // Out of the terminal's foreground process group: a Ctrl-C is the server's to handle (it stops
-  // its runs, then exits, and the zygote dies with it).
+  // Out of the terminal's foreground process group: a Ctrl-C is the parent's to handle (npusim
+  // serve stops its runs, then exits, and the zygote dies with it; npusim sweep's signal handling
+  // sends the zygote SIGTERM, as any child).
   ::setpgid(0, 0);
   forget_temporaries();  // the parent's to remove, not its copy's
-  // SIGTERM ends the zygote (the signal registry sends it at a second signal to the parent); its
-  // children's ends come through a signalfd.
-  const sigset_t stop = signals({SIGINT, SIGTERM}), chld = signals({SIGCHLD});
-  ::pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
-  ::pthread_sigmask(SIG_BLOCK, &chld, nullptr);
-  const int sigfd = ::signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  // Its children's ends and the stop signals come through a signalfd (they stay blocked, as the
+  // parent's signal thread left them); without one, a stop signal ends the zygote at once and its
+  // children die with it.
+  const sigset_t stop = signals({SIGINT, SIGTERM}), watched = signals({SIGCHLD, SIGINT, SIGTERM});
+  ::pthread_sigmask(SIG_BLOCK, &watched, nullptr);
+  const int sigfd = ::signalfd(-1, &watched, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sigfd < 0) ::pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
   std::vector<pid_t> running;
   std::string body;
   std::vector<int> fds;
@@ -230,7 +243,8 @@ void spawn(int sock, int sigfd, const ZygoteEntry& entry, const Request& r, cons
     //    parent releases it, so the parent's kill of it can reach no other process.
     if (sigfd >= 0 && (p[1].revents & POLLIN) != 0) {
       signalfd_siginfo si;
-      while (::read(sigfd, &si, sizeof si) > 0) {}
+      while (::read(sigfd, &si, sizeof si) == ssize_t(sizeof si))
+        if (si.ssi_signo != SIGCHLD) stop_children(int(si.ssi_signo), running);
     }
     for (auto it = running.begin(); it != running.end();) {
       siginfo_t info{};
@@ -262,15 +276,17 @@ void spawn(int sock, int sigfd, const ZygoteEntry& entry, const Request& r, cons
 /// The parent's side: what the zygote told, read by one thread, waited on by the others.
 struct Zygote {
   int sock = -1;
-  std::mutex send_mu;  // one request at a time on the socket
-  std::mutex mu;       // the rest
+  pid_t pid = 0;
+  std::thread listener;  // listen_to
+  std::mutex send_mu;    // one request at a time on the socket
+  std::mutex mu;         // the rest
   std::condition_variable told;
   std::map<std::uint64_t, std::int32_t> started;  // seq -> pid or -errno
   std::map<pid_t, int> ended;                     // pid -> wait status
   std::uint64_t next_seq = 1;
   bool gone = false;
 };
-Zygote* g_zygote = nullptr;  // set once, before any thread that spawns; lives with the process
+Zygote* g_zygote = nullptr;  // set before any thread that spawns; until stop_zygote, lives with the process
 
 void listen_to(Zygote* z) {
   for (;;) {
@@ -294,6 +310,7 @@ void listen_to(Zygote* z) {
 }  // namespace
 
 bool start_zygote(ZygoteEntry entry) {
+  if (g_zygote != nullptr) return false;
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return false;
   const pid_t parent = ::getpid();
@@ -315,9 +332,23 @@ bool start_zygote(ZygoteEntry entry) {
   ::setpgid(pid, pid);  // also here, so that it leads its group before this process goes on
   auto* z = new Zygote;
   z->sock = sv[0];
+  z->pid = pid;
+  z->listener = std::thread([z] { listen_to(z); });
   g_zygote = z;
-  std::thread([z] { listen_to(z); }).detach();
   return true;
+}
+
+void stop_zygote() {
+  Zygote* z = g_zygote;
+  if (z == nullptr) return;
+  // Both ends see the socket close: the zygote exits (its children with it), and the listener
+  // reads the end of the stream and returns.
+  ::shutdown(z->sock, SHUT_RDWR);
+  z->listener.join();
+  wait_child(z->pid);
+  ::close(z->sock);
+  g_zygote = nullptr;
+  delete z;
 }
 
 bool zygote_running() {
@@ -362,6 +393,7 @@ pid_t zygote_spawn(const std::vector<std::string>& args, const ChildOptions& o, 
 
 int zygote_wait(pid_t pid) {
   Zygote* z = g_zygote;
+  if (z == nullptr) return SIGKILL;  // stopped: its children died with it
   std::unique_lock<std::mutex> lock(z->mu);
   z->told.wait(lock, [&] { return z->gone || z->ended.count(pid) > 0; });
   const auto it = z->ended.find(pid);
@@ -373,6 +405,7 @@ int zygote_wait(pid_t pid) {
 
 void zygote_release(pid_t pid) {
   Zygote* z = g_zygote;
+  if (z == nullptr) return;
   Request r;
   r.ask = Ask::Release;
   r.pid = std::int32_t(pid);

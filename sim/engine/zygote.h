@@ -28,9 +28,14 @@ using ZygoteEntry = std::function<int(const std::vector<std::string>& args)>;
 
 /// Forks the zygote; from then on this process's Spawn children of /proc/self/exe are forked by
 /// it. Call while this process has no thread but the signal thread (sim/engine/interrupts.h).
-/// Returns false, having started nothing, when no socket or process can be made: Spawn children
-/// are then npusim started again.
+/// Returns false, having started nothing, when a zygote runs already or no socket or process can
+/// be made: Spawn children are then npusim started again.
 bool start_zygote(ZygoteEntry entry);
+/// Ends the zygote start_zygote started (the children it still runs die with it) and waits for
+/// it; then zygote_running() is false and start_zygote may start another. Call from the thread
+/// that started it, with no zygote_spawn, zygote_wait or zygote_release in flight. Nothing when
+/// none was started.
+void stop_zygote();
 
 /// Whether this process has a zygote that has not ended.
 bool zygote_running();

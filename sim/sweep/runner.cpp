@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <mutex>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "sim/engine/interrupts.h"
 #include "sim/engine/output_dir.h"
 #include "sim/engine/run_pipeline.h"
+#include "sim/engine/zygote.h"
 #include "sim/core/json_text.h"
 #include "sim/core/errors.h"
 #include "sim/core/units.h"
@@ -134,31 +136,83 @@ json llm_point(const SweepSpec& s, const Point& p, const std::string& run_dir) {
   return summary;
 }
 
-/// Starts the point's pipeline in a child process (its output in the point's log); the child's
-/// reply is summary.json's content.
+/// The point's pipeline as a child runs it: its reply is summary.json's content.
+engine::Child::Work point_work(const SweepSpec& s, const Point& p, const PointFiles& f,
+                               const std::shared_ptr<const workloads::Graph>& graph) {
+  return [&s, &p, f, graph] {
+    if (s.llm) return point_reply(llm_point(s, p, f.run_dir));
+    engine::RunSpec spec;
+    spec.config = s.base;
+    spec.workload = std::string(p.workload);
+    spec.fusion = std::string(p.fusion);
+    spec.objective = std::string(p.objective);
+    spec.parallel = std::string(p.parallel);
+    spec.overrides = p.overrides(s);
+    spec.out = f.run_dir;
+    spec.progress = engine::ProgressMode::Off;  // the sweep draws its own
+    const engine::LoadedRun run = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
+    json summary = f.run_dir.empty() ? engine::simulate_summary(spec, run) : engine::execute_run(spec, run);
+    return point_reply(std::move(summary));
+  };
+}
+
+/// The command the sweep's zygote runs for a pending point (its slot follows).
+constexpr const char* kPointCommand = "sweep-point";
+/// A shard with this many points to run forks them from a zygote (see PointZygote).
+constexpr std::size_t kZygoteFrom = 8;
+
+/// The sweep's zygote (sim/engine/zygote.h), a copy of this process made once the workloads are
+/// loaded, forks the points. A point forked from this process shares its pages while it runs,
+/// so each page this process writes meanwhile (reading a reply, appending a record) is copied
+/// first: about 60 copies a ResNet-50 point, each a fault and a TLB shoot-down on the development
+/// VM. The zygote writes nearly nothing, and this process copies each page once. Without a
+/// zygote (it could not start, or ended), points are forked from this process as before.
+class PointZygote {
+ public:
+  PointZygote(const SweepSpec& s, const RunOptions& o, const std::vector<const Point*>& pending,
+              const LoadedWorkloads& graphs) {
+    if (pending.size() < kZygoteFrom) return;
+    running_ = engine::start_zygote([&s, &o, &pending, &graphs](const std::vector<std::string>& args) -> int {
+      std::size_t slot = pending.size();
+      if (args.size() == 2 && args[0] == kPointCommand)
+        std::from_chars(args[1].data(), args[1].data() + args[1].size(), slot);
+      if (slot >= pending.size())
+        throw SimulationError("npusim sweep's zygote: expected " + std::string(kPointCommand) + " and a pending point");
+      const Point& p = *pending[slot];
+      engine::answer_parent(kPointCommand, point_work(s, p, point_files(o, p), graphs.at(std::string(p.workload))),
+                            /*print_error=*/true);
+    });
+  }
+  ~PointZygote() { stop(); }
+  PointZygote(const PointZygote&) = delete;
+  PointZygote& operator=(const PointZygote&) = delete;
+  /// Whether points may be started in the zygote.
+  bool running() const { return running_; }
+  /// Ends the zygote (it takes the points it still runs with it).
+  void stop() {
+    if (running_) engine::stop_zygote();
+    running_ = false;
+  }
+
+ private:
+  bool running_ = false;
+};
+
+/// Starts the point's pipeline in a child process (its output in the point's log), forked by
+/// `zygote` when it runs (the point is its pending point `slot`); the child's reply is
+/// summary.json's content.
 std::unique_ptr<engine::Child> start_point(const SweepSpec& s, const Point& p, const PointFiles& f,
-                                           const std::shared_ptr<const workloads::Graph>& graph) {
+                                           const std::shared_ptr<const workloads::Graph>& graph, PointZygote& zygote,
+                                           std::size_t slot) {
   engine::ChildOptions options;
   options.log_path = f.log;
   // An LLM point forks a process per phase: a cancelled sweep stops them with it.
   options.own_process_group = s.llm;
-  return std::make_unique<engine::Child>(
-      [&s, &p, f, graph] {
-        if (s.llm) return point_reply(llm_point(s, p, f.run_dir));
-        engine::RunSpec spec;
-        spec.config = s.base;
-        spec.workload = std::string(p.workload);
-        spec.fusion = std::string(p.fusion);
-        spec.objective = std::string(p.objective);
-        spec.parallel = std::string(p.parallel);
-        spec.overrides = p.overrides(s);
-        spec.out = f.run_dir;
-        spec.progress = engine::ProgressMode::Off;  // the sweep draws its own
-        const engine::LoadedRun run = graph ? engine::load_run(spec, *graph) : engine::load_run(spec);
-        json summary = f.run_dir.empty() ? engine::simulate_summary(spec, run) : engine::execute_run(spec, run);
-        return point_reply(std::move(summary));
-      },
-      options);
+  if (zygote.running()) {
+    if (auto child = engine::Child::in_zygote({kPointCommand, std::to_string(slot)}, options)) return child;
+    zygote.stop();  // it ended: its listener thread is joined before this process forks
+  }
+  return std::make_unique<engine::Child>(point_work(s, p, f, graph), options);
 }
 
 std::string duration_text(double s) {
@@ -264,6 +318,7 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   // then faults in a fresh page rather than copying a shared one (docs/sweep.md "Speed"). Under
   // the executable's mimalloc the children allocate from regions of their own instead.
   ::malloc_trim(0);
+  PointZygote zygote(s, o, pending, graphs);
   // Up to `jobs` children at once, all forked and watched from this one thread (forking from
   // several threads is not safe under every allocator); results are appended as they come.
   ProgressBar bar(pending.size(), o.progress);
@@ -277,9 +332,10 @@ SweepOutcome run_sweep(const SweepSpec& s, const std::vector<Point>& points, con
   std::size_t next = 0;
   const auto fill = [&] {
     while (next < pending.size() && running.size() < std::max(1u, o.jobs)) {
+      const std::size_t slot = next;
       const Point& p = *pending[next++];
       PointFiles pf = point_files(o, p);
-      auto child = start_point(s, p, pf, graphs.at(std::string(p.workload)));
+      auto child = start_point(s, p, pf, graphs.at(std::string(p.workload)), zygote, slot);
       running.push_back({&p, std::move(pf), Clock::now(), std::move(child)});
     }
   };

@@ -13,40 +13,18 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_support.h"
+#include "tests/support/processes.h"
 #include "tests/support/test_paths.h"
 
 using namespace npusim;
 using npusim::test::read_json;
 using npusim::test::run_npusim;
 using npusim::test::scratch;
+using npusim::test::spawn_npusim;
+using npusim::test::wait_exit;
 namespace fs = std::filesystem;
 
 namespace {
-
-/// `npusim ARGS...` started in the background with TMPDIR=`tmpdir`, stderr to `err`.
-pid_t spawn_npusim(const std::vector<std::string>& args, const fs::path& tmpdir, const fs::path& err) {
-  std::ofstream{err};  // exists even if the child is killed before it opens it
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setenv("TMPDIR", tmpdir.c_str(), 1);
-    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 2);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    std::vector<char*> argv{const_cast<char*>(test_paths::npusim_binary())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(test_paths::npusim_binary(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 std::vector<std::string> entries(const fs::path& dir) {
   std::vector<std::string> names;
