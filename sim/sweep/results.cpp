@@ -274,7 +274,10 @@ bool read_point_summary(engine::ReplyText reply, PointSummary& out) {
   const std::string_view text = std::string_view(reply).substr(split + 1);
   // The summary is the child's own dump_json of an object (it exited 0 only once the whole reply
   // was written), so its text is checked for its shape, not parsed again.
-  if (text.size() < 2 || text.front() != '{' || text.back() != '}' || text.find_first_of("\n\r") != std::string::npos)
+  // Two searches for one character each (memchr): find_first_of tested every character of the
+  // summary (about 180 kB for ResNet-50) against the set, 5 M instructions a point.
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}' || text.find('\n') != std::string::npos ||
+      text.find('\r') != std::string::npos)
     return false;
   try {
     out.head = json::parse(reply.begin(), reply.begin() + std::ptrdiff_t(split));
