@@ -36,7 +36,13 @@ std::vector<std::string>& created_folders() {
   return paths;
 }
 
-bool g_closed = false;  // under registry_mutex(): removal has begun, the process is exiting
+bool g_closed = false;       // under registry_mutex(): removal has begun, the process is exiting
+void (*g_hook)() = nullptr;  // set_registration_hook
+
+/// Runs the registration hook, outside the registry's lock (the thread it starts takes it).
+void before_registering() {
+  if (g_hook != nullptr) g_hook();
+}
 
 void remove_all_registered() {
   for (const auto& p : registry()) {
@@ -62,6 +68,7 @@ std::vector<std::string> remove_empty_created_folders() {
 
 void add_to(std::vector<std::string>& list, const std::string& path) {
   if (path.empty()) return;
+  before_registering();
   std::unique_lock<std::recursive_mutex> lock(registry_mutex());
   if (g_closed) {  // the signal handler is removing everything and will exit: create nothing
     lock.unlock();
@@ -93,6 +100,7 @@ void unregister_created_folder(const std::string& path) {
 }
 
 void exclusive_of_removal(const std::function<void()>& step) {
+  before_registering();
   std::unique_lock<std::recursive_mutex> lock(registry_mutex());
   if (g_closed) {  // the handler is removing the temporaries and will exit
     lock.unlock();
@@ -106,6 +114,7 @@ void create_folders_exclusive_of_removal(const std::string& path) {
 }
 
 void note_published(const std::string& path) {
+  before_registering();
   std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   auto& paths = published();
   if (std::find(paths.rbegin(), paths.rend(), path) == paths.rend()) paths.push_back(path);  // a file rewritten
@@ -132,6 +141,10 @@ std::vector<std::string> published_outputs() {
     if (std::filesystem::exists(p, ec)) out.push_back(p);
   }
   return out;
+}
+
+void set_registration_hook(void (*hook)()) {
+  g_hook = hook;
 }
 
 void forget_temporaries() {

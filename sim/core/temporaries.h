@@ -45,6 +45,10 @@ std::vector<std::string> published_outputs();
 
 /// Empties the list without removing anything (a forked child: the paths are its parent's).
 void forget_temporaries();
+/// `hook` runs before anything is registered, created exclusive of removal or published: a
+/// forked child's signal handling starts its signal thread then (sim/engine/interrupts.h), since
+/// from then on a stop has something to remove or report. nullptr: none.
+void set_registration_hook(void (*hook)());
 
 /// Registers `path` for its lifetime.
 class TemporaryGuard {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <cerrno>
@@ -56,14 +57,32 @@ sigset_t stop_signals() {
   ::_exit(128 + sig);
 }
 
-}  // namespace
+/// Whether this process has its signal thread (install_interrupt_handling).
+std::atomic<bool> g_thread{false};
+std::mutex g_thread_mutex;
 
-void block_stop_signals() {
-  const sigset_t set = stop_signals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+/// Writes `text` to stderr with write(2) (async-signal-safe).
+void write_stderr(const char* text) {
+  for (std::size_t left = std::strlen(text); left > 0;) {
+    const ssize_t n = ::write(2, text, left);
+    if (n <= 0) return;
+    text += n;
+    left -= std::size_t(n);
+  }
 }
 
-void install_interrupt_handling() {
+/// A forked child's stop signal before it has a signal thread: it has no child and nothing
+/// registered to remove, so it says where it was, as handle() would, and ends.
+extern "C" void stop_at_once(int sig) {
+  g_interrupted = true;
+  write_stderr(sig == SIGINT ? "\nnpusim: interrupted by SIGINT while " : "\nnpusim: interrupted by SIGTERM while ");
+  write_stderr(g_stage.load());
+  write_stderr("; no output was written\n");
+  ::_exit(128 + sig);
+}
+
+/// The signal thread: takes the stop signals (blocked in every other thread) and handles them.
+void start_signal_thread() {
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   // Returns once the thread runs its own code: a fork taken while a new thread is still being set
@@ -87,6 +106,37 @@ void install_interrupt_handling() {
     }
   }).detach();
   running.wait();
+  g_thread = true;
+}
+
+}  // namespace
+
+void ensure_signal_thread() {
+  if (g_thread) return;
+  std::lock_guard<std::mutex> lock(g_thread_mutex);
+  if (!g_thread) start_signal_thread();
+}
+
+void handle_stop_signals_in_child() {
+  g_thread = false;  // the parent's is not copied
+  struct sigaction a {};
+  a.sa_handler = stop_at_once;
+  sigemptyset(&a.sa_mask);
+  ::sigaction(SIGINT, &a, nullptr);
+  ::sigaction(SIGTERM, &a, nullptr);
+  set_registration_hook(ensure_signal_thread);
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);  // one that came since the fork lands now
+}
+
+void block_stop_signals() {
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void install_interrupt_handling() {
+  std::lock_guard<std::mutex> lock(g_thread_mutex);
+  start_signal_thread();
 }
 
 void on_stop_signal(std::function<void()> stop) {
@@ -99,6 +149,7 @@ void set_stage(const char* stage) {
 }
 
 pid_t fork_child(bool then_exec) {
+  ensure_signal_thread();  // a stop must reach the child: stop_at_once would leave it running
   std::unique_lock<std::mutex> lock(g_children_mutex);  // the handler cannot miss a child being born
   if (g_interrupted) {
     lock.unlock();
@@ -113,7 +164,7 @@ pid_t fork_child(bool then_exec) {
     if (then_exec) return 0;  // the new image starts with its own state
     g_children.clear();
     forget_temporaries();
-    install_interrupt_handling();
+    handle_stop_signals_in_child();
     return 0;
   }
   if (pid > 0) g_children.push_back(pid);

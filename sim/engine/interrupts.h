@@ -15,6 +15,15 @@ void install_interrupt_handling();
 /// calls it from a constructor that runs before the other static constructors of its own
 /// translation units (sim/cli/main.cpp), so a signal during start-up is reported like any other.
 void block_stop_signals();
+/// A forked child's handling (fork_child's children, the zygote's): a stop signal ends it at once,
+/// saying where it was as the signal thread would, until it needs that thread, which
+/// ensure_signal_thread starts: before it registers something to remove (sim/core/temporaries.h
+/// calls it) or forks a child of its own. A thread costs a child its stack's page faults and, while
+/// it exists, a TLB shoot-down with every copy-on-write fault; most children (a sweep point, an
+/// LLM phase, a Python call) never need one.
+void handle_stop_signals_in_child();
+/// Starts the signal thread of install_interrupt_handling if this process has none yet.
+void ensure_signal_thread();
 /// For a command that shuts itself down (npusim serve): the first SIGINT/SIGTERM calls `stop`
 /// (on the signal thread; keep it short, e.g. set a flag) instead of cleaning up and exiting; a
 /// second signal exits as usual.

@@ -146,7 +146,7 @@ bool receive_message(int sock, std::string& body, std::vector<int>& fds) {
   if (err >= 0) ::close(err);
   ::dup2(reply, kReplyFd);  // open: answer_parent finds it there
   ::close(reply);
-  install_interrupt_handling();  // as main() does: SIGINT and SIGTERM stop this child's own children
+  handle_stop_signals_in_child();  // as a forked child's: SIGINT and SIGTERM stop it and what it forks
   int code = 1;
   try {
     code = entry(args);

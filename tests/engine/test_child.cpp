@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "sim/core/errors.h"
+#include "sim/core/temporaries.h"
 #include "sim/engine/child.h"
+#include "sim/engine/interrupts.h"
 #include "tests/support/scratch.h"
 
 namespace npusim::engine {
@@ -167,6 +169,74 @@ TEST(Child, TheLogFileGetsStdoutStderrAndTheErrorLine) {
   ss << in.rdbuf();
   EXPECT_EQ(ss.str(), "to stdout\nnpusim: error: w.yaml:1: expected ops, found none\n");
   std::filesystem::remove(log);
+}
+
+/// The threads of the calling process (/proc/self/status).
+std::string thread_count() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 8));
+  return "?";
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Child, AForkedChildStartsItsSignalThreadOnlyOnceItRegistersSomethingToRemove) {
+  const std::filesystem::path file = npusim::test::scratch_path("npusim_child_threads", "partial.tmp");
+  const ChildResult r = run_in_child([&] {
+    const std::string before = thread_count();
+    register_temporary(file.string());
+    const std::string after = thread_count();
+    unregister_temporary(file.string());
+    return before + " " + after;
+  });
+  ASSERT_EQ(r.end, End::Ok) << r.message;
+  EXPECT_EQ(r.reply, "1 2");  // the work's own thread; then the signal thread beside it
+}
+
+TEST(Child, AStopSignalEndsAChildWithNothingToRemoveSayingWhereItWas) {
+  const std::filesystem::path log = npusim::test::scratch_path("npusim_child_stop", "out.log");
+  ChildOptions o;
+  o.log_path = log.string();
+  Child child(
+      [] {
+        set_stage("waiting for the stop");
+        std::printf("started\n");
+        std::fflush(stdout);
+        std::this_thread::sleep_for(std::chrono::seconds(30));
+        return std::string("never");
+      },
+      o);
+  for (int i = 0; i < 3000 && read_text(log).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(::kill(child.pid(), SIGTERM), 0);
+  const ChildResult r = child.wait();
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM);
+  EXPECT_EQ(read_text(log),
+            "started\n\nnpusim: interrupted by SIGTERM while waiting for the stop; no output was written\n");
+  std::filesystem::remove(log);
+}
+
+TEST(Child, AStopSignalRemovesWhatTheChildRegistered) {
+  const std::filesystem::path file = npusim::test::scratch_path("npusim_child_stop_tmp", "partial.tmp");
+  Child child([&] {
+    set_stage("writing");
+    register_temporary(file.string());
+    std::ofstream(file) << "half";
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    return std::string("never");
+  });
+  for (int i = 0; i < 3000 && !std::filesystem::exists(file); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(std::filesystem::exists(file));
+  ASSERT_EQ(::kill(child.pid(), SIGTERM), 0);
+  const ChildResult r = child.wait();
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM);
+  EXPECT_FALSE(std::filesystem::exists(file)) << "the child's signal thread removed it";
 }
 
 }  // namespace

@@ -88,49 +88,56 @@ TEST(SweepProcesses, FewerPointsAreForkedByTheSweepItself) {
 }
 
 TEST(SweepProcesses, AStopSignalStopsEachRunningPointThroughItsOwnHandling) {
-  for (const int sig : {SIGINT, SIGTERM}) {
-    const fs::path dir = scratch("sweep_stop");
-    fs::remove_all(dir);
-    fs::create_directories(dir / "tmp");
-    const fs::path out = dir / "out";
-    const pid_t sweep = spawn_npusim({"sweep", resnet_sweep(dir, 8), "--out", out.string(), "-j", "2", "--keep-runs"},
-                                     dir / "tmp", dir / "err");
-    // Both first points in flight (each has opened its log), then the signal.
-    Proc zygote;
-    std::set<pid_t> points;
-    ASSERT_TRUE(eventually([&] {
-      const auto kids = children(sweep);
-      if (kids.size() != 1) return false;
-      zygote = kids.front();
-      points = pids_of(children(zygote.pid));
-      return points.size() == 2 && fs::exists(out / "logs") &&
-             std::distance(fs::directory_iterator(out / "logs"), fs::directory_iterator{}) == 2;
-    })) << "two points in flight";
-    ASSERT_EQ(::kill(sweep, sig), 0);
-    const int code = wait_exit(sweep);
-    const std::string err = read_file((dir / "err").string());
-    SCOPED_TRACE("signal " + std::to_string(sig) + ": exit " + std::to_string(code) + ", stderr: " + err);
-    EXPECT_EQ(code, 128 + sig);
-    EXPECT_NE(err.find(std::string("npusim: interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")),
-              std::string::npos);
-    // The sweep sent its zygote SIGTERM, which sent it on to each point and waited for it: each
-    // point stopped through its own signal handling, as a forked point does (a point killed
-    // with its zygote would say nothing).
-    EXPECT_TRUE(gone(zygote.pid)) << "the sweep waited for its zygote";
-    for (const pid_t p : points) EXPECT_TRUE(gone(p)) << "point " << p;
-    std::size_t stopped = 0;
-    for (const auto& log : fs::directory_iterator(out / "logs")) {
-      const std::string text = read_file(log.path().string());
-      EXPECT_NE(text.find("npusim: interrupted by SIGTERM"), std::string::npos) << log.path() << ": " << text;
-      ++stopped;
+  // Without --keep-runs a point has nothing to remove and ends at once (it has no signal thread);
+  // with it, its signal thread removes what it was writing. Either says where it was.
+  for (const bool keep : {false, true}) {
+    for (const int sig : {SIGINT, SIGTERM}) {
+      const fs::path dir = scratch("sweep_stop");
+      fs::remove_all(dir);
+      fs::create_directories(dir / "tmp");
+      const fs::path out = dir / "out";
+      std::vector<std::string> args = {"sweep", resnet_sweep(dir, 8), "--out", out.string(), "-j", "2"};
+      if (keep) args.push_back("--keep-runs");
+      const pid_t sweep = spawn_npusim(args, dir / "tmp", dir / "err");
+      // Both first points in flight (each has opened its log), then the signal.
+      Proc zygote;
+      std::set<pid_t> points;
+      ASSERT_TRUE(eventually([&] {
+        const auto kids = children(sweep);
+        if (kids.size() != 1) return false;
+        zygote = kids.front();
+        points = pids_of(children(zygote.pid));
+        return points.size() == 2 && fs::exists(out / "logs") &&
+               std::distance(fs::directory_iterator(out / "logs"), fs::directory_iterator{}) == 2;
+      })) << "two points in flight";
+      ASSERT_EQ(::kill(sweep, sig), 0);
+      const int code = wait_exit(sweep);
+      const std::string err = read_file((dir / "err").string());
+      SCOPED_TRACE(std::string(keep ? "--keep-runs, " : "") + "signal " + std::to_string(sig) + ": exit " +
+                   std::to_string(code) + ", stderr: " + err);
+      EXPECT_EQ(code, 128 + sig);
+      EXPECT_NE(err.find(std::string("npusim: interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")),
+                std::string::npos);
+      // The sweep sent its zygote SIGTERM, which sent it on to each point and waited for it: each
+      // point stopped through its own signal handling, as a forked point does (a point killed
+      // with its zygote would say nothing).
+      EXPECT_TRUE(gone(zygote.pid)) << "the sweep waited for its zygote";
+      for (const pid_t p : points) EXPECT_TRUE(gone(p)) << "point " << p;
+      std::size_t stopped = 0;
+      for (const auto& log : fs::directory_iterator(out / "logs")) {
+        const std::string text = read_file(log.path().string());
+        EXPECT_NE(text.find("npusim: interrupted by SIGTERM while "), std::string::npos) << log.path() << ": " << text;
+        if (!keep) EXPECT_NE(text.find("; no output was written\n"), std::string::npos) << log.path() << ": " << text;
+        ++stopped;
+      }
+      EXPECT_EQ(stopped, 2u) << "the two points in flight";
+      // Whole records only, and no temporary left in the kept runs' folder.
+      EXPECT_LT(sweep::read_records((out / "results.jsonl").string()).size(), 8u);
+      if (fs::exists(out / "runs"))
+        for (const auto& run : fs::directory_iterator(out / "runs"))
+          EXPECT_NE(run.path().filename().string().front(), '.') << run.path();
+      fs::remove_all(dir);
     }
-    EXPECT_EQ(stopped, 2u) << "the two points in flight";
-    // Whole records only, and no temporary left in the kept runs' folder.
-    EXPECT_LT(sweep::read_records((out / "results.jsonl").string()).size(), 8u);
-    if (fs::exists(out / "runs"))
-      for (const auto& run : fs::directory_iterator(out / "runs"))
-        EXPECT_NE(run.path().filename().string().front(), '.') << run.path();
-    fs::remove_all(dir);
   }
 }
 
