@@ -57,8 +57,9 @@ sigset_t stop_signals() {
   ::_exit(128 + sig);
 }
 
-/// Whether this process has its signal thread (install_interrupt_handling).
-std::atomic<bool> g_thread{false};
+/// Whether this process has its signal thread (install_interrupt_handling), and whether it is a
+/// forked child that starts one only when it needs it (handle_stop_signals_in_child).
+std::atomic<bool> g_thread{false}, g_lazy{false};
 std::mutex g_thread_mutex;
 
 /// Writes `text` to stderr with write(2) (async-signal-safe).
@@ -112,13 +113,14 @@ void start_signal_thread() {
 }  // namespace
 
 void ensure_signal_thread() {
-  if (g_thread) return;
+  if (g_thread || !g_lazy) return;
   std::lock_guard<std::mutex> lock(g_thread_mutex);
   if (!g_thread) start_signal_thread();
 }
 
 void handle_stop_signals_in_child() {
   g_thread = false;  // the parent's is not copied
+  g_lazy = true;
   struct sigaction a {};
   a.sa_handler = stop_at_once;
   sigemptyset(&a.sa_mask);
@@ -149,7 +151,7 @@ void set_stage(const char* stage) {
 }
 
 pid_t fork_child(bool then_exec) {
-  ensure_signal_thread();  // a stop must reach the child: stop_at_once would leave it running
+  ensure_signal_thread();  // in a lazy child: a stop must reach its child, which stop_at_once would leave running
   std::unique_lock<std::mutex> lock(g_children_mutex);  // the handler cannot miss a child being born
   if (g_interrupted) {
     lock.unlock();

@@ -22,7 +22,9 @@ void block_stop_signals();
 /// it exists, a TLB shoot-down with every copy-on-write fault; most children (a sweep point, an
 /// LLM phase, a Python call) never need one.
 void handle_stop_signals_in_child();
-/// Starts the signal thread of install_interrupt_handling if this process has none yet.
+/// In a child handled so (handle_stop_signals_in_child), starts its signal thread if it has none
+/// yet. Elsewhere nothing: npusim's own process has its thread from main(), and a process that
+/// hosts npusim (Python) keeps its own handling of SIGINT.
 void ensure_signal_thread();
 /// For a command that shuts itself down (npusim serve): the first SIGINT/SIGTERM calls `stop`
 /// (on the signal thread; keep it short, e.g. set a flag) instead of cleaning up and exiting; a

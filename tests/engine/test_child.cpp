@@ -199,6 +199,25 @@ TEST(Child, AForkedChildStartsItsSignalThreadOnlyOnceItRegistersSomethingToRemov
   EXPECT_EQ(r.reply, "1 2");  // the work's own thread; then the signal thread beside it
 }
 
+TEST(Child, AForkedChildStartsItsSignalThreadBeforeItForksOne) {
+  // A stop must reach the grandchild too (an LLM phase of a sweep point): the handler that ends
+  // the child at once would leave it running.
+  const ChildResult r = run_in_child([] {
+    const std::string before = thread_count();
+    const ChildResult inner = run_in_child([] { return std::string("inner"); });
+    return before + " " + thread_count() + " " + std::string(inner.reply);
+  });
+  ASSERT_EQ(r.end, End::Ok) << r.message;
+  EXPECT_EQ(r.reply, "1 2 inner");
+}
+
+TEST(Child, ForkingAChildStartsNoSignalThreadInTheProcessThatHostsNpusim) {
+  // This test's process is such a host, as Python is: its SIGINT stays its own (KeyboardInterrupt).
+  const std::string before = thread_count();
+  ASSERT_EQ(run_in_child([] { return std::string("ok"); }).reply, "ok");
+  EXPECT_EQ(thread_count(), before);
+}
+
 TEST(Child, AStopSignalEndsAChildWithNothingToRemoveSayingWhereItWas) {
   const std::filesystem::path log = npusim::test::scratch_path("npusim_child_stop", "out.log");
   ChildOptions o;
