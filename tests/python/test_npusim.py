@@ -5,7 +5,10 @@ the CLI); by hand: PYTHONPATH=build/python NPUSIM_BINARY=build/npusim /usr/bin/p
 """
 import json
 import os
+import signal
 import subprocess
+import sys
+import time
 
 import pytest
 
@@ -197,3 +200,28 @@ def test_a_hundred_simulations_in_one_process_stay_correct_and_bounded():
         assert r.dram_bytes == first.dram_bytes
     # Each simulation runs in its own child process: this process keeps only the results.
     assert rss_bytes() - warm < 16 * 1024 * 1024
+
+
+def test_ctrl_c_raises_keyboard_interrupt_and_the_process_keeps_its_own_signal_handling(tmp_path):
+    # SIGINT to a Python process simulating in a loop: a simulation in flight has its child
+    # cancelled, and KeyboardInterrupt reaches the caller either way. npusim starts no signal
+    # thread of its own in a process that hosts it (it would take SIGINT and end the process).
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(
+        "import os\n"
+        "import npusim\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    while True:\n"
+        "        npusim.simulate('resnet50', 'edge-s', fusion='none')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "print('threads', len(os.listdir('/proc/self/task')), flush=True)\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    time.sleep(0.5)  # a simulation or two under way
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out == "interrupted\nthreads 1\n", err
