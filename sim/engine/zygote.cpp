@@ -209,7 +209,10 @@ void spawn(int sock, int sigfd, const ZygoteEntry& entry, const Request& r, cons
 /// so each removes what it was writing (a sweep point's run folder), and are waited for; then the
 /// zygote ends as a signalled npusim does. Never returns.
 [[noreturn]] void stop_children(int sig, const std::vector<pid_t>& running) {
-  for (const pid_t pid : running) ::kill(pid, SIGTERM);
+  for (const pid_t pid : running) {
+    ::kill(pid, SIGTERM);
+    ::kill(pid, SIGCONT);  // a stopped child (SIGSTOP, a debugger's) takes the SIGTERM only once resumed
+  }
   for (const pid_t pid : running)
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
   ::_exit(128 + sig);

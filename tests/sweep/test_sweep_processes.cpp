@@ -2,6 +2,7 @@
 // which ends with the sweep; a stop signal reaches each running point, which stops as a signalled
 // npusim does. Fewer points are forked by the sweep itself.
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
@@ -139,6 +140,40 @@ TEST(SweepProcesses, AStopSignalStopsEachRunningPointThroughItsOwnHandling) {
       fs::remove_all(dir);
     }
   }
+}
+
+TEST(SweepProcesses, APointHeldStoppedStillTakesTheStopSignal) {
+  // A point stopped (SIGSTOP, as a debugger holds it) takes the zygote's SIGTERM only once
+  // resumed: the zygote sends SIGCONT after it, so the sweep does not wait for it for ever.
+  const fs::path dir = scratch("sweep_stop_held");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tmp");
+  const fs::path out = dir / "out";
+  const pid_t sweep =
+      spawn_npusim({"sweep", resnet_sweep(dir, 8), "--out", out.string(), "-j", "1"}, dir / "tmp", dir / "err");
+  pid_t held = 0;
+  ASSERT_TRUE(eventually([&] {
+    const auto kids = children(sweep);
+    if (kids.size() != 1) return false;
+    const auto points = children(kids.front().pid);
+    if (points.empty()) return false;
+    held = points.front().pid;
+    return true;
+  })) << "a point in flight";
+  ASSERT_EQ(::kill(held, SIGSTOP), 0);
+  ASSERT_TRUE(eventually([&] { return proc(held) && proc(held)->state == 'T'; })) << "the point stopped";
+  ASSERT_EQ(::kill(sweep, SIGTERM), 0);
+  int status = 0;
+  const bool ended = eventually([&] { return ::waitpid(sweep, &status, WNOHANG) == sweep; }, std::chrono::seconds(60));
+  if (!ended) {
+    ::kill(held, SIGKILL);
+    ::kill(sweep, SIGKILL);
+    ::waitpid(sweep, &status, 0);
+  }
+  ASSERT_TRUE(ended) << "the sweep waits for a stopped point for ever";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << read_file((dir / "err").string());
+  EXPECT_TRUE(gone(held));
+  fs::remove_all(dir);
 }
 
 }  // namespace
