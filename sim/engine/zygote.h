@@ -15,7 +15,8 @@
 // deadlines and cancellation (engine::Child kills the group). The zygote reaps its children only
 // when the parent says so (zygote_release), so that the parent's kill can never reach a recycled
 // pid. A stop signal to the zygote (its parent's signal handling sends SIGTERM to each child) is
-// sent on to its children as SIGTERM; the zygote waits for them and ends as a signalled npusim.
+// sent on to its children as SIGTERM (and SIGCONT, for one held stopped); the zygote waits for
+// them and ends as a signalled npusim.
 #include <sys/types.h>
 
 #include <functional>
