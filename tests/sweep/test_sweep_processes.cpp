@@ -35,11 +35,15 @@ std::string resnet_sweep(const fs::path& dir, int points) {
   return file.string();
 }
 
-/// The point processes in flight: the children of `parent` (the sweep, or its zygote).
-std::set<pid_t> pids_of(const std::vector<Proc>& procs) {
-  std::set<pid_t> out;
-  for (const Proc& p : procs) out.insert(p.pid);
-  return out;
+/// The sweep's processes now: its one child, the zygote, and the zygote's children, the points in
+/// flight; false unless the sweep has exactly one child.
+bool sweep_processes(pid_t sweep, Proc& zygote, std::set<pid_t>& points) {
+  const auto kids = children(sweep);
+  if (kids.size() != 1) return false;
+  zygote = kids.front();
+  points.clear();
+  for (const Proc& p : children(zygote.pid)) points.insert(p.pid);
+  return true;
 }
 
 TEST(SweepProcesses, EightPointsAreForkedByAZygoteThatEndsWithTheSweep) {
@@ -51,13 +55,8 @@ TEST(SweepProcesses, EightPointsAreForkedByAZygoteThatEndsWithTheSweep) {
   // terminal is the sweep's to handle); the points are the zygote's children.
   Proc zygote;
   std::set<pid_t> points;
-  ASSERT_TRUE(eventually([&] {
-    const auto kids = children(sweep);
-    if (kids.size() != 1) return false;
-    zygote = kids.front();
-    points = pids_of(children(zygote.pid));
-    return !points.empty();
-  })) << "a point in flight, forked by the sweep's only child";
+  ASSERT_TRUE(eventually([&] { return sweep_processes(sweep, zygote, points) && !points.empty(); }))
+      << "a point in flight, forked by the sweep's only child";
   EXPECT_EQ(zygote.pgid, zygote.pid);
   EXPECT_EQ(wait_exit(sweep), 0) << read_file((dir / "err").string());
   EXPECT_TRUE(eventually([&] { return gone(zygote.pid); })) << "the zygote ends with the sweep";
@@ -104,11 +103,7 @@ TEST(SweepProcesses, AStopSignalStopsEachRunningPointThroughItsOwnHandling) {
       Proc zygote;
       std::set<pid_t> points;
       ASSERT_TRUE(eventually([&] {
-        const auto kids = children(sweep);
-        if (kids.size() != 1) return false;
-        zygote = kids.front();
-        points = pids_of(children(zygote.pid));
-        return points.size() == 2 && fs::exists(out / "logs") &&
+        return sweep_processes(sweep, zygote, points) && points.size() == 2 && fs::exists(out / "logs") &&
                std::distance(fs::directory_iterator(out / "logs"), fs::directory_iterator{}) == 2;
       })) << "two points in flight";
       ASSERT_EQ(::kill(sweep, sig), 0);
@@ -151,15 +146,11 @@ TEST(SweepProcesses, APointHeldStoppedStillTakesTheStopSignal) {
   const fs::path out = dir / "out";
   const pid_t sweep =
       spawn_npusim({"sweep", resnet_sweep(dir, 8), "--out", out.string(), "-j", "1"}, dir / "tmp", dir / "err");
-  pid_t held = 0;
-  ASSERT_TRUE(eventually([&] {
-    const auto kids = children(sweep);
-    if (kids.size() != 1) return false;
-    const auto points = children(kids.front().pid);
-    if (points.empty()) return false;
-    held = points.front().pid;
-    return true;
-  })) << "a point in flight";
+  Proc zygote;
+  std::set<pid_t> points;
+  ASSERT_TRUE(eventually([&] { return sweep_processes(sweep, zygote, points) && !points.empty(); }))
+      << "a point in flight";
+  const pid_t held = *points.begin();
   ASSERT_EQ(::kill(held, SIGSTOP), 0);
   ASSERT_TRUE(eventually([&] { return proc(held) && proc(held)->state == 'T'; })) << "the point stopped";
   ASSERT_EQ(::kill(sweep, SIGTERM), 0);
