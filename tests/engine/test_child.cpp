@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "sim/core/errors.h"
+#include "sim/core/file_util.h"
 #include "sim/core/temporaries.h"
 #include "sim/engine/child.h"
 #include "sim/engine/interrupts.h"
+#include "tests/support/processes.h"
 #include "tests/support/scratch.h"
 
 namespace npusim::engine {
@@ -179,13 +181,6 @@ std::string thread_count() {
   return "?";
 }
 
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(Child, AForkedChildStartsItsSignalThreadOnlyOnceItRegistersSomethingToRemove) {
   const std::filesystem::path file = npusim::test::scratch_path("npusim_child_threads", "partial.tmp");
   const ChildResult r = run_in_child([&] {
@@ -231,11 +226,13 @@ TEST(Child, AStopSignalEndsAChildWithNothingToRemoveSayingWhereItWas) {
         return std::string("never");
       },
       o);
-  for (int i = 0; i < 3000 && read_text(log).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(npusim::test::eventually([&] {
+    return std::filesystem::exists(log) && !read_file(log.string()).empty();
+  })) << "the child's first line";
   ASSERT_EQ(::kill(child.pid(), SIGTERM), 0);
   const ChildResult r = child.wait();
   EXPECT_EQ(r.exit_code, 128 + SIGTERM);
-  EXPECT_EQ(read_text(log),
+  EXPECT_EQ(read_file(log.string()),
             "started\n\nnpusim: interrupted by SIGTERM while waiting for the stop; no output was written\n");
   std::filesystem::remove(log);
 }
@@ -249,9 +246,7 @@ TEST(Child, AStopSignalRemovesWhatTheChildRegistered) {
     std::this_thread::sleep_for(std::chrono::seconds(30));
     return std::string("never");
   });
-  for (int i = 0; i < 3000 && !std::filesystem::exists(file); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(std::filesystem::exists(file));
+  ASSERT_TRUE(npusim::test::eventually([&] { return std::filesystem::exists(file); })) << "the child's temporary";
   ASSERT_EQ(::kill(child.pid(), SIGTERM), 0);
   const ChildResult r = child.wait();
   EXPECT_EQ(r.exit_code, 128 + SIGTERM);
