@@ -411,6 +411,12 @@ class DramEngine {
   Serve direction(Channel& ch);
   /// The request of `channel` to serve at `at` (scheduler policy over the banks' windows).
   Choice choose(std::uint32_t channel, Serve serve, std::uint64_t at) const;
+  /// choose()'s step 1: each bank's candidate of `channel` into candidates_ with a lower bound on
+  /// its column command (0 under FCFS), `least` the least bound's (ties to the oldest); returns
+  /// how many. Instantiated per scheduler and row-hit cap (`Capped`): their tests out of a loop
+  /// that visits every bank with requests at every decision.
+  template <bool Fcfs, bool Capped>
+  std::size_t gather(std::uint32_t channel, Serve serve, std::uint64_t at, std::size_t& least) const;
   /// The same choice without shortcuts (set_plain_choice).
   Choice choose_plainly(std::uint32_t channel, Serve serve, std::uint64_t at) const;
   /// True if the channel's oldest request of the direction served is its bank's candidate (so the
