@@ -309,7 +309,8 @@ TEST(DramEngine, FastChoiceIsThePlainRule) {
   // a bank's part and a part shared by its group, that cycle computed only when needed) must
   // choose as the rule written plainly: identical command streams on random traces and on streams
   // (stream_trace: runs of row hits, where choose's step 0 takes the oldest), on a device without
-  // bank groups (LPDDR4), with (DDR4) and with two ranks on each of two channels, refresh on
+  // bank groups (LPDDR4), with (DDR4), with two ranks on each of two channels and with 128 banks
+  // a channel (more than 64 with requests at once), refresh on
   // (tREFI 6246 and 12480: several per trace), under each scheduler, write policy, page policy
   // and refresh mode.
   std::vector<std::pair<std::string, DramConfig>> configs = {{"lpddr4", lpddr4_3200()}, {"ddr4", ddr4_3200_x8()}};
@@ -340,6 +341,13 @@ TEST(DramEngine, FastChoiceIsThePlainRule) {
   two_ranks.ranks = 2;
   two_ranks.channels = 2;
   configs.push_back({"ddr4 2 channels x 2 ranks", two_ranks});
+  // 8 ranks x 16 banks: 128 banks a channel, and queues deep enough for more than 64 of them to
+  // hold requests at once (the candidates' pass goes through them 64 at a time).
+  DramConfig many_banks = ddr4_3200_x8();
+  many_banks.ranks = 8;
+  many_banks.read_queue_depth = 160;
+  many_banks.write_queue_depth = 160;
+  configs.push_back({"ddr4 8 ranks, 128 banks a channel", many_banks});
   for (const auto& [name, c] : configs)
     for (std::uint32_t seed : {1u, 2u, 3u}) {
       for (const bool streams : {false, true}) {
@@ -417,6 +425,13 @@ TEST(DramEngine, StreamPathIsTheQueuedPath) {
   two_ranks.ranks = 2;
   two_ranks.channels = 2;
   configs.push_back({"ddr4 2 channels x 2 ranks", two_ranks});
+  // 8 ranks x 16 banks: 128 banks a channel, and queues deep enough for more than 64 of them to
+  // hold requests at once (the candidates' pass goes through them 64 at a time).
+  DramConfig many_banks = ddr4_3200_x8();
+  many_banks.ranks = 8;
+  many_banks.read_queue_depth = 160;
+  many_banks.write_queue_depth = 160;
+  configs.push_back({"ddr4 8 ranks, 128 banks a channel", many_banks});
   for (const auto& [name, c] : configs)
     for (std::uint32_t seed : {1u, 2u}) {
       double streamed = 0, plain_streamed = 0;
