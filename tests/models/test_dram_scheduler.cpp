@@ -291,6 +291,44 @@ TEST(DramScheduler, CommandBusFindsTheFirstFreeCyclesAsAWalkWould) {
     for (std::uint32_t length = 1; length <= 4; ++length) ASSERT_EQ(bus.first_free(t, length), walk(t, length)) << t;
 }
 
+TEST(DramScheduler, CommandBusFindsTheFirstFreeCyclesAcrossTheWindowsEdges) {
+  // The bus remembers the latest 16 384 cycles (a ring of 256 words): a cycle before its window
+  // is free, and so is one after the last reservation, though the ring's word there holds
+  // another part of the window. Commands of 1 to 70 cycles (longer than the 64-cycle words the
+  // search goes through) reserved from cycle 30 000 on, so the window has slid past
+  // cycle 0 (its first cycle 30 000 + 3 000 + 70 - 16 384, rounded up to a word, at most); every
+  // first_free from below the window to past the last reservation must be the walk's over a
+  // record of the cycles still in the window.
+  std::mt19937 rng(13);
+  CommandBus bus;
+  const std::uint64_t from = 30000;
+  std::vector<bool> busy(from + 3200, false);
+  std::uint64_t last_end = 0;
+  for (int i = 0; i < 900; ++i) {
+    const std::uint32_t length = 1 + rng() % (i % 10 == 0 ? 70 : 4);
+    const std::uint64_t at = bus.first_free(from + rng() % 3000, length);
+    if (at + length > busy.size()) continue;
+    bus.reserve(at, length);
+    for (std::uint64_t c = at; c < at + length; ++c) busy[c] = true;
+    last_end = std::max(last_end, at + length);
+  }
+  const std::uint64_t window_start = (last_end - CommandBus::kWindow + 63) / 64 * 64;
+  ASSERT_GT(window_start, 0u);
+  const auto walk = [&](std::uint64_t t, std::uint32_t length) {
+    for (std::uint64_t c = t;; ++c) {
+      bool fits = true;
+      for (std::uint64_t k = 0; k < length && fits; ++k)
+        fits = c + k < window_start || c + k >= busy.size() || !busy[c + k];
+      if (fits) return c;
+    }
+  };
+  for (const std::uint64_t t : {std::uint64_t{0}, window_start - 70, window_start - 3, window_start})
+    for (std::uint32_t length = 1; length <= 70; ++length) ASSERT_EQ(bus.first_free(t, length), walk(t, length)) << t;
+  for (std::uint64_t t = from - 100; t < last_end + 100; t += 1 + rng() % 7)
+    for (std::uint32_t length : {1u, 2u, 4u, 5u, 33u, 63u, 64u, 70u})
+      ASSERT_EQ(bus.first_free(t, length), walk(t, length)) << t << " " << length;
+}
+
 TEST(DramScheduler, CommandBusReservesAPacedRunAsOneByOne) {
   // reserve_every(t, step, count, length) marks the cycles count reserve() calls would: with a
   // step dividing 64 it sets a 64-cycle word at a time (LPDDR4's 4-cycle column command every
